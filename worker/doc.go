@@ -1,0 +1,13 @@
+// Package worker starts MCP servers as child processes and talks to them over stdio.
+//
+// A worker speaks newline-delimited JSON-RPC on stdin and stdout. This package owns the
+// framing (one message per line, lines up to 16 MiB), the remapping of request ids (every
+// request the gateway sends gets the worker-side id from its own counter, and the answer is
+// handed back with the caller's raw id restored byte for byte), the routing of what the
+// worker sends on its own (notifications and requests) to a callback, the logging of its
+// stderr, and its staged stop (close stdin, SIGTERM to its process group, SIGKILL).
+//
+// It must never import the gateway, auth or policy packages, never put a secret on a
+// worker's command line, and never let a worker's failure panic or block its caller: a
+// worker that exits fails every pending call with a JSON-RPC error carrying the caller's id.
+package worker

@@ -1,0 +1,143 @@
+package worker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Message is one JSON-RPC 2.0 message as it travels through the gateway.
+//
+// The id is kept as its raw JSON bytes so that it can be handed back to the client exactly as
+// the client wrote it: string ids, ids beyond 2^53 and fractional numbers survive, where a
+// float64 round trip would not. Params, Result and Error are left raw; the gateway looks into
+// them only where it must (tool names, progress tokens, the initialize result).
+type Message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+// Kinds of message, as told by which fields are present.
+func (m *Message) IsRequest() bool      { return m.Method != "" && m.ID != nil }
+func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
+func (m *Message) IsResponse() bool     { return m.Method == "" && m.ID != nil }
+
+// ErrParse reports bytes that are not one JSON object; ErrInvalid reports a JSON object that
+// is not a JSON-RPC 2.0 message. The gateway answers the first with -32700 and the second
+// with -32600.
+var (
+	ErrParse   = errors.New("not a JSON object")
+	ErrInvalid = errors.New("not a JSON-RPC 2.0 message")
+)
+
+type wireMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+// Parse decodes one JSON-RPC 2.0 message. Batches are refused: no revision the gateway
+// speaks allows them.
+func Parse(b []byte) (*Message, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		if len(b) > 0 && b[0] == '[' && json.Valid(b) {
+			return nil, fmt.Errorf("%w: batches are not supported", ErrInvalid)
+		}
+		return nil, ErrParse
+	}
+	var w wireMessage
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+	}
+	if w.JSONRPC != "2.0" {
+		return nil, fmt.Errorf("%w: jsonrpc must be \"2.0\"", ErrInvalid)
+	}
+	m := &Message{ID: w.ID, Method: w.Method, Params: w.Params, Result: w.Result, Error: w.Error}
+	if m.ID != nil && !validID(m.ID) {
+		return nil, fmt.Errorf("%w: id must be a string, a number or null", ErrInvalid)
+	}
+	switch {
+	case m.Method != "":
+		if m.Result != nil || m.Error != nil {
+			return nil, fmt.Errorf("%w: a request carries no result or error", ErrInvalid)
+		}
+		if m.ID != nil && string(m.ID) == "null" {
+			return nil, fmt.Errorf("%w: a request id must not be null", ErrInvalid)
+		}
+	case m.ID != nil:
+		if (m.Result == nil) == (m.Error == nil) {
+			return nil, fmt.Errorf("%w: a response carries exactly one of result and error", ErrInvalid)
+		}
+	default:
+		return nil, fmt.Errorf("%w: neither a method nor an id", ErrInvalid)
+	}
+	return m, nil
+}
+
+func validID(id json.RawMessage) bool {
+	switch id[0] {
+	case '"':
+		return true // json.Unmarshal has already checked it is a well-formed string
+	case 'n':
+		return string(id) == "null"
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// Encode renders the message as one line of JSON without the trailing newline.
+func (m *Message) Encode() []byte {
+	b, err := json.Marshal(wireMessage{JSONRPC: "2.0", ID: m.ID, Method: m.Method, Params: m.Params, Result: m.Result, Error: m.Error})
+	if err != nil {
+		// Every field is either a string or raw JSON that Parse or the gateway produced.
+		panic(fmt.Sprintf("worker: encoding a JSON-RPC message: %v", err))
+	}
+	return b
+}
+
+// Error codes the gateway uses in the answers it makes itself.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+	CodeRequestTimeout = -32001
+)
+
+// RPCError is the error object of a JSON-RPC response.
+type RPCError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// ErrorResponse builds a response to the request with the given raw id carrying an error.
+func ErrorResponse(id json.RawMessage, code int64, message string, data any) *Message {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(RPCError{Code: code, Message: message, Data: data})
+	if err != nil {
+		panic(fmt.Sprintf("worker: encoding a JSON-RPC error: %v", err))
+	}
+	return &Message{ID: id, Error: b}
+}
+
+// Notification builds a notification with params marshalled from v.
+func Notification(method string, v any) *Message {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("worker: encoding notification params: %v", err))
+	}
+	return &Message{Method: method, Params: b}
+}

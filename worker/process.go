@@ -1,0 +1,350 @@
+package worker
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultMaxLineBytes is the longest line a worker may write on stdout.
+const DefaultMaxLineBytes = 16 << 20
+
+// Spec says how to start one worker process.
+type Spec struct {
+	Path string   // the executable, resolved
+	Args []string // arguments after the program name; never secrets
+	Env  []string // the whole environment of the process
+	Dir  string
+
+	// OnMessage receives every message the worker sends that is not the answer to a call:
+	// notifications and the worker's own requests, with the worker's ids untouched. It runs on
+	// the reading goroutine, so it must not block.
+	OnMessage func(*Message)
+	// OnTrace, if set, sees every line written to or read from the worker ("to_worker",
+	// "from_worker").
+	OnTrace func(direction string, line []byte)
+
+	Logger       *slog.Logger  // nil discards; carries the session and user fields
+	StopGrace    time.Duration // how long each stage of Stop waits; default 2s
+	MaxLineBytes int           // default DefaultMaxLineBytes
+}
+
+// ErrExited is returned by Send once the worker has exited or is being stopped.
+var ErrExited = errors.New("worker has exited")
+
+// Process is one running worker.
+type Process struct {
+	spec  Spec
+	log   *slog.Logger
+	cmd   *exec.Cmd
+	stdin *os.File
+
+	wmu sync.Mutex // serialises whole lines on stdin
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]*Call
+	closed  bool
+	exitErr error
+
+	exited   chan struct{} // the process itself has been reaped
+	done     chan struct{} // exited, stdout drained, pending calls failed
+	stopOnce sync.Once
+}
+
+// Call is one request in flight at the worker.
+type Call struct {
+	p        *Process
+	workerID int64
+	clientID json.RawMessage
+	result   chan *Message
+}
+
+// Result delivers the answer, with the caller's id restored. A worker that exits first
+// delivers a JSON-RPC error instead, so a receive on it always ends once the worker is done.
+func (c *Call) Result() <-chan *Message { return c.result }
+
+// WorkerID is the id the request carries at the worker.
+func (c *Call) WorkerID() int64 { return c.workerID }
+
+// Cancel tells the worker that the caller no longer wants the answer
+// (notifications/cancelled with the worker's id) and drops the answer should it still come.
+func (c *Call) Cancel(reason string) {
+	if !c.p.forget(c.workerID) {
+		return // already answered or failed
+	}
+	params := map[string]any{"requestId": c.workerID}
+	if reason != "" {
+		params["reason"] = reason
+	}
+	_ = c.p.Notify(Notification("notifications/cancelled", params))
+}
+
+// Abandon drops the call without telling the worker.
+func (c *Call) Abandon() { c.p.forget(c.workerID) }
+
+// Start starts the worker. The process gets its own process group so that Stop reaches
+// whatever it starts in turn.
+func Start(spec Spec) (*Process, error) {
+	if spec.StopGrace <= 0 {
+		spec.StopGrace = 2 * time.Second
+	}
+	if spec.MaxLineBytes <= 0 {
+		spec.MaxLineBytes = DefaultMaxLineBytes
+	}
+	log := spec.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// The gateway keeps its ends of the pipes itself rather than through exec's helpers, so
+	// that the process can be reaped even while something it started still holds stdout.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Env = spec.Env
+	cmd.Dir = spec.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("starting worker %s: %w", spec.Path, err)
+	}
+	closeAll(inR, outW, errW)
+
+	p := &Process{
+		spec:    spec,
+		log:     log,
+		cmd:     cmd,
+		stdin:   inW,
+		pending: make(map[int64]*Call),
+		exited:  make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	stdoutDone := make(chan struct{})
+	go func() { defer close(stdoutDone); p.readStdout(outR) }()
+	go p.readStderr(errR)
+	go p.wait(stdoutDone)
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// Pid is the worker's process id (and its process group id).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed once the worker has exited and every pending call has been answered.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err says why the worker exited; nil while it runs.
+func (p *Process) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exitErr
+}
+
+// Send writes a request to the worker under a fresh worker-side id. req.ID is the caller's
+// raw id, restored on the answer.
+func (p *Process) Send(req *Message) (*Call, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrExited
+	}
+	p.nextID++
+	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, result: make(chan *Message, 1)}
+	p.pending[c.workerID] = c
+	p.mu.Unlock()
+
+	out := *req
+	out.ID = strconv.AppendInt(nil, c.workerID, 10)
+	if err := p.write(out.Encode()); err != nil {
+		p.forget(c.workerID)
+		return nil, err
+	}
+	return c, nil
+}
+
+// Notify writes a notification to the worker as it is.
+func (p *Process) Notify(m *Message) error { return p.write(m.Encode()) }
+
+// Reply writes a response to a request the worker sent; m.ID is the worker's own id.
+func (p *Process) Reply(m *Message) error { return p.write(m.Encode()) }
+
+func (p *Process) write(line []byte) error {
+	if p.spec.OnTrace != nil {
+		p.spec.OnTrace("to_worker", line)
+	}
+	buf := make([]byte, 0, len(line)+1)
+	buf = append(append(buf, line...), '\n')
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if _, err := p.stdin.Write(buf); err != nil {
+		if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
+			return ErrExited
+		}
+		return fmt.Errorf("writing to worker: %w", err)
+	}
+	return nil
+}
+
+// forget removes a pending call; it reports whether the call was still pending.
+func (p *Process) forget(id int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.pending[id]; !ok {
+		return false
+	}
+	delete(p.pending, id)
+	return true
+}
+
+func (p *Process) readStdout(r *os.File) {
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), p.spec.MaxLineBytes+1)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if p.spec.OnTrace != nil {
+			p.spec.OnTrace("from_worker", line)
+		}
+		m, err := Parse(line)
+		if err != nil {
+			// Chatter (a banner, a login message) is not an error; it is just not for the client.
+			p.log.Warn("worker stdout line is not JSON-RPC; skipped", "line", snippet(line), "error", err)
+			continue
+		}
+		p.route(m)
+	}
+	if err := sc.Err(); err != nil {
+		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
+		p.kill(syscall.SIGKILL)
+	}
+}
+
+func (p *Process) route(m *Message) {
+	if !m.IsResponse() {
+		if p.spec.OnMessage != nil {
+			p.spec.OnMessage(m)
+		}
+		return
+	}
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	if err != nil {
+		p.log.Warn("worker answered an id the gateway never sent; dropped", "id", snippet(m.ID))
+		return
+	}
+	p.mu.Lock()
+	c, ok := p.pending[id]
+	delete(p.pending, id)
+	p.mu.Unlock()
+	if !ok {
+		p.log.Debug("late or unknown answer from worker; dropped", "id", id)
+		return
+	}
+	m.ID = c.clientID
+	c.result <- m
+}
+
+func (p *Process) readStderr(r *os.File) {
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		p.log.Info("worker stderr", "line", snippet(sc.Bytes()))
+	}
+	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
+	_, _ = io.Copy(io.Discard, r)
+}
+
+func (p *Process) wait(stdoutDone <-chan struct{}) {
+	err := p.cmd.Wait()
+	// Whatever the worker left behind in its group goes with it: no orphans.
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	close(p.exited)
+	if err == nil {
+		err = errors.New("worker exited")
+	}
+	<-stdoutDone
+
+	p.mu.Lock()
+	p.closed = true
+	p.exitErr = err
+	pending := p.pending
+	p.pending = map[int64]*Call{}
+	p.mu.Unlock()
+	p.stdin.Close()
+	for _, c := range pending {
+		c.result <- ErrorResponse(c.clientID, CodeInternalError, "worker exited before answering", map[string]any{"kind": "workerExit"})
+	}
+	p.log.Info("worker exited", "pid", p.cmd.Process.Pid, "status", err.Error())
+	close(p.done)
+}
+
+// Interrupt sends SIGINT to the worker's process group: the soft break before a stop.
+func (p *Process) Interrupt() { p.kill(syscall.SIGINT) }
+
+func (p *Process) kill(sig syscall.Signal) {
+	select {
+	case <-p.exited:
+	default:
+		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	}
+}
+
+// Stop ends the worker in stages: close its stdin and wait, SIGTERM its process group and
+// wait, then SIGKILL. It returns once the worker is gone and its pending calls are failed.
+func (p *Process) Stop() {
+	p.stopOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+		// Closing unblocks a write stuck on a worker that stopped reading stdin.
+		p.stdin.Close()
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+			select {
+			case <-p.exited:
+				return
+			case <-time.After(p.spec.StopGrace):
+				p.kill(sig)
+			}
+		}
+	})
+	<-p.done
+}
+
+func snippet(b []byte) string {
+	const max = 512
+	if len(b) <= max {
+		return string(b)
+	}
+	return string(b[:max]) + fmt.Sprintf("...(+%d more)", len(b)-max)
+}

@@ -1,0 +1,304 @@
+package worker
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the worker: with GEMGATE_TEST_WORKER set, TestMain runs a small
+// stdio JSON-RPC server in that mode instead of the tests.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
+		fakeWorker(mode)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func fakeWorker(mode string) {
+	if mode == "stubborn" || mode == "forking" {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if mode == "forking" {
+		child := exec.Command("sleep", "300")
+		child.Start()
+		fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"child\",\"params\":{\"pid\":%d}}\n", child.Process.Pid)
+	}
+	fmt.Fprintln(os.Stderr, "fake worker starting in mode", mode)
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 32<<20)
+	out := bufio.NewWriter(os.Stdout)
+	for in.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil || req.ID == nil {
+			continue
+		}
+		switch {
+		case req.Method == "crash":
+			os.Exit(3)
+		case req.Method == "hang":
+			continue
+		case req.Method == "notify":
+			fmt.Fprintf(out, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"seen\":%s}}\n", req.ID)
+			fmt.Fprintf(out, "{\"jsonrpc\":\"2.0\",\"id\":\"w1\",\"method\":\"roots/list\"}\n")
+		}
+		if mode == "chatter" {
+			fmt.Fprintln(out, "chatter: this line is not JSON")
+			fmt.Fprintln(out, "{not json either")
+		}
+		// The answer carries the id the worker saw, so tests can check the remapping.
+		fmt.Fprintf(out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"seenID\":%q,\"params\":%s}}\n", req.ID, req.ID, orNull(req.Params))
+		out.Flush()
+	}
+	out.Flush()
+	if mode == "stubborn" {
+		time.Sleep(time.Hour) // ignores the end of stdin and SIGTERM alike
+	}
+}
+
+func orNull(b json.RawMessage) string {
+	if b == nil {
+		return "null"
+	}
+	return string(b)
+}
+
+type recorder struct {
+	mu   sync.Mutex
+	msgs []*Message
+}
+
+func (r *recorder) add(m *Message) { r.mu.Lock(); r.msgs = append(r.msgs, m); r.mu.Unlock() }
+func (r *recorder) all() []*Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*Message(nil), r.msgs...)
+}
+
+func startFake(t *testing.T, mode string, rec *recorder) *Process {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Path: exe, Env: append(os.Environ(), "GEMGATE_TEST_WORKER="+mode), StopGrace: 200 * time.Millisecond}
+	if rec != nil {
+		spec.OnMessage = rec.add
+	}
+	p, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+func call(t *testing.T, p *Process, id, method, params string) *Message {
+	t.Helper()
+	req := &Message{ID: json.RawMessage(id), Method: method}
+	if params != "" {
+		req.Params = json.RawMessage(params)
+	}
+	c, err := p.Send(req)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	select {
+	case m := <-c.Result():
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no answer to %s", method)
+		return nil
+	}
+}
+
+func TestIDsAreRemappedAndRestored(t *testing.T) {
+	p := startFake(t, "echo", nil)
+	for i, id := range []string{`"abc"`, `12345678901234567890`, `1.5`, `0`, `"🙂"`, `-7`} {
+		m := call(t, p, id, "tools/call", `{"n":`+strconv.Itoa(i)+`}`)
+		if string(m.ID) != id {
+			t.Errorf("answer id = %s, want %s", m.ID, id)
+		}
+		var res struct {
+			SeenID string          `json:"seenID"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(m.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.SeenID != strconv.Itoa(i+1) {
+			t.Errorf("worker saw id %s, want the gateway's counter %d", res.SeenID, i+1)
+		}
+		if string(res.Params) != `{"n":`+strconv.Itoa(i)+`}` {
+			t.Errorf("params = %s", res.Params)
+		}
+	}
+}
+
+func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
+	p := startFake(t, "echo", nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := p.Send(&Message{ID: json.RawMessage(`"c` + strconv.Itoa(i) + `"`), Method: "echo", Params: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)})
+			if err != nil {
+				errs <- err
+				return
+			}
+			m := <-c.Result()
+			if string(m.ID) != `"c`+strconv.Itoa(i)+`"` || !strings.Contains(string(m.Result), `{"i":`+strconv.Itoa(i)+`}`) {
+				errs <- fmt.Errorf("call %d got %s", i, m.Encode())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestChatterIsSkipped(t *testing.T) {
+	p := startFake(t, "chatter", nil)
+	for i := 0; i < 3; i++ {
+		if m := call(t, p, strconv.Itoa(i+100), "ping", ""); m.Result == nil {
+			t.Fatalf("no result: %s", m.Encode())
+		}
+	}
+}
+
+func TestWorkerMessagesGoToOnMessage(t *testing.T) {
+	rec := &recorder{}
+	p := startFake(t, "echo", rec)
+	call(t, p, `"n1"`, "notify", "")
+	msgs := rec.all()
+	if len(msgs) != 2 {
+		t.Fatalf("got %d worker messages, want 2", len(msgs))
+	}
+	if msgs[0].Method != "notifications/progress" || !msgs[0].IsNotification() {
+		t.Errorf("first = %s", msgs[0].Encode())
+	}
+	if msgs[1].Method != "roots/list" || string(msgs[1].ID) != `"w1"` {
+		t.Errorf("second = %s, want the worker's own id untouched", msgs[1].Encode())
+	}
+}
+
+func TestExitFailsPendingCallsWithTheirIDs(t *testing.T) {
+	p := startFake(t, "echo", nil)
+	hung, err := p.Send(&Message{ID: json.RawMessage(`"hung"`), Method: "hang"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := call(t, p, `"boom"`, "crash", "")
+	for _, got := range []*Message{m, <-hung.Result()} {
+		var e RPCError
+		if err := json.Unmarshal(got.Error, &e); err != nil || e.Code != CodeInternalError {
+			t.Errorf("want a -32603 error, got %s", got.Encode())
+		}
+	}
+	if string(m.ID) != `"boom"` {
+		t.Errorf("id = %s", m.ID)
+	}
+	<-p.Done()
+	if p.Err() == nil || !strings.Contains(p.Err().Error(), "exit status 3") {
+		t.Errorf("Err = %v", p.Err())
+	}
+	if _, err := p.Send(&Message{ID: json.RawMessage(`1`), Method: "ping"}); err != ErrExited {
+		t.Errorf("Send after exit = %v, want ErrExited", err)
+	}
+}
+
+func TestCancelDropsTheLateAnswer(t *testing.T) {
+	rec := &recorder{}
+	p := startFake(t, "echo", rec)
+	c, err := p.Send(&Message{ID: json.RawMessage(`7`), Method: "hang"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Cancel("client went away")
+	select {
+	case m := <-c.Result():
+		t.Fatalf("cancelled call got %s", m.Encode())
+	case <-time.After(100 * time.Millisecond):
+	}
+	// The worker keeps serving.
+	call(t, p, `8`, "ping", "")
+}
+
+func TestStopEscalatesAndLeavesNoChildren(t *testing.T) {
+	rec := &recorder{}
+	p := startFake(t, "forking", rec)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(rec.all()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	msgs := rec.all()
+	if len(msgs) == 0 {
+		t.Fatal("the worker never reported its child")
+	}
+	var params struct{ Pid int }
+	json.Unmarshal(msgs[0].Params, &params)
+	if !alive(params.Pid) {
+		t.Fatalf("child %d not running before Stop", params.Pid)
+	}
+	start := time.Now()
+	p.Stop() // stdin closed: ignored; SIGTERM: ignored; SIGKILL ends it
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Stop took %v", d)
+	}
+	if alive(p.Pid()) {
+		t.Errorf("worker %d still alive", p.Pid())
+	}
+	waitGone(t, params.Pid)
+}
+
+func TestWorkerExitTakesItsChildren(t *testing.T) {
+	rec := &recorder{}
+	p := startFake(t, "forking", rec)
+	for i := 0; len(rec.all()) == 0 && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	var params struct{ Pid int }
+	json.Unmarshal(rec.all()[0].Params, &params)
+	call(t, p, `1`, "crash", "")
+	<-p.Done()
+	waitGone(t, params.Pid)
+}
+
+// alive reports whether pid is a live process (zombies count as gone).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for i := 0; i < 300; i++ {
+		if !alive(pid) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("process %d outlived its worker", pid)
+}
