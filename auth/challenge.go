@@ -1,0 +1,91 @@
+package auth
+
+import (
+	"slices"
+	"strings"
+)
+
+// Challenge is an RFC 6750 Bearer challenge, the value of WWW-Authenticate.
+type Challenge struct {
+	Error            string   // "", "invalid_request", "invalid_token" or "insufficient_scope"
+	Scopes           []string // the scopes the client should ask for
+	ResourceMetadata string   // RFC 9728 metadata URL
+	Description      string   // error_description: short, fixed text, never token content
+}
+
+// String renders the challenge, omitting empty parameters:
+//
+//	Bearer error="...", scope="...", resource_metadata="...", error_description="..."
+//
+// Values are quoted-strings with '"' and '\' escaped; control characters are
+// dropped, as are scope tokens and description characters outside the
+// RFC 6750 §3 character sets.
+func (c Challenge) String() string {
+	var b strings.Builder
+	b.WriteString("Bearer")
+	sep := " "
+	param := func(name, value string) {
+		if value == "" {
+			return
+		}
+		b.WriteString(sep)
+		b.WriteString(name)
+		b.WriteString(`="`)
+		writeQuoted(&b, value)
+		b.WriteByte('"')
+		sep = ", "
+	}
+	param("error", errorCode(c.Error))
+	param("scope", scopeParam(c.Scopes))
+	param("resource_metadata", c.ResourceMetadata)
+	param("error_description", descriptionParam(c.Description))
+	return b.String()
+}
+
+func writeQuoted(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '"' || ch == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(ch)
+		case ch < 0x20 || ch == 0x7f:
+			// Dropped: a CR or LF must never reach a header.
+		default:
+			b.WriteByte(ch)
+		}
+	}
+}
+
+// errorCode keeps error to the RFC 6750 token characters (%x20-21 / %x23-5B / %x5D-7E).
+func errorCode(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == 0x20 || r == 0x21 || (r >= 0x23 && r <= 0x5b) || (r >= 0x5d && r <= 0x7e) {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+func descriptionParam(s string) string { return errorCode(s) }
+
+// scopeParam joins the scope tokens that are valid NQCHAR sequences.
+func scopeParam(scopes []string) string {
+	var out []string
+	for _, s := range scopes {
+		if s != "" && validScopeToken(s) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func validScopeToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if !(ch == 0x21 || (ch >= 0x23 && ch <= 0x5b) || (ch >= 0x5d && ch <= 0x7e)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,85 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Defaults for zero [Config] fields.
+const (
+	DefaultUserClaim          = "sub"
+	DefaultClockSkew          = 30 * time.Second
+	DefaultKeyRefreshInterval = time.Minute
+	DefaultCacheSize          = 10000
+)
+
+// Config describes the issuer whose tokens a [Verifier] accepts.
+// Zero fields take the documented defaults; NewVerifier copies it.
+type Config struct {
+	Issuer             string        // required; must equal `iss` exactly
+	JWKSURL            string        // optional; otherwise jwks_uri from OIDC discovery
+	Audiences          []string      // required; accepted `aud` values, Audiences[0] is the resource
+	UserClaim          string        // default "sub"
+	ClockSkew          time.Duration // default 30s
+	KeyRefreshInterval time.Duration // min gap between JWKS fetches; default 1m
+	CacheSize          int           // verified-token cache entries; default 10000; <0 disables
+	HTTPClient         *http.Client  // nil = http.DefaultClient
+	Logger             *slog.Logger  // nil = discard
+	OnKeyRefresh       func(err error)
+
+	// Keys, when set, replaces discovery and JWKS fetching (static keys, tests).
+	Keys KeySet
+}
+
+func (c Config) withDefaults() Config {
+	if c.UserClaim == "" {
+		c.UserClaim = DefaultUserClaim
+	}
+	if c.ClockSkew == 0 {
+		c.ClockSkew = DefaultClockSkew
+	}
+	if c.KeyRefreshInterval == 0 {
+		c.KeyRefreshInterval = DefaultKeyRefreshInterval
+	}
+	if c.CacheSize == 0 {
+		c.CacheSize = DefaultCacheSize
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = http.DefaultClient
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	c.Audiences = append([]string(nil), c.Audiences...)
+	return c
+}
+
+// validate reports every problem at once.
+func (c Config) validate() error {
+	var errs []error
+	if c.Issuer == "" {
+		errs = append(errs, errors.New("issuer is required"))
+	}
+	if len(c.Audiences) == 0 {
+		errs = append(errs, errors.New("at least one audience is required"))
+	}
+	for i, a := range c.Audiences {
+		if a == "" {
+			errs = append(errs, fmt.Errorf("audience %d is empty", i))
+		}
+	}
+	if c.ClockSkew < 0 {
+		errs = append(errs, errors.New("clock skew must not be negative"))
+	}
+	if c.KeyRefreshInterval < 0 {
+		errs = append(errs, errors.New("key refresh interval must not be negative"))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("auth: invalid config: %w", errors.Join(errs...))
+}

@@ -1,0 +1,240 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ErrInvalidToken is wrapped by every token verification failure.
+var ErrInvalidToken = errors.New("auth: invalid token")
+
+// ErrNoToken means the request carried no bearer token (including requests
+// that used another authentication scheme, which RFC 6750 §3.1 treats alike).
+var ErrNoToken = errors.New("auth: no bearer token")
+
+// ErrInvalidRequest is wrapped by [BearerToken] failures where the request
+// carried a token in a way gemgate refuses (query string, two headers, empty).
+var ErrInvalidRequest = errors.New("auth: invalid authorization request")
+
+// Failure reasons returned by [FailureReason]. The set is closed so the
+// values can label metrics.
+const (
+	ReasonMissing     = "missing"
+	ReasonRequest     = "request"
+	ReasonMalformed   = "malformed"
+	ReasonAlgorithm   = "algorithm"
+	ReasonHeader      = "header"
+	ReasonUnknownKey  = "unknown_key"
+	ReasonSignature   = "signature"
+	ReasonIssuer      = "issuer"
+	ReasonAudience    = "audience"
+	ReasonExpired     = "expired"
+	ReasonNotYetValid = "not_yet_valid"
+	ReasonClaims      = "claims"
+	ReasonScope       = "scope"
+	ReasonInternal    = "internal"
+)
+
+// MalformedTokenError: the token is not a well-formed compact JWS with a JSON
+// claims object, or is too large to parse.
+type MalformedTokenError struct{ Reason string }
+
+func (e *MalformedTokenError) Error() string { return "auth: malformed token: " + e.Reason }
+func (e *MalformedTokenError) Unwrap() error { return ErrInvalidToken }
+
+// AlgorithmError: the token's alg is not an accepted asymmetric algorithm, or
+// does not fit the key it names.
+type AlgorithmError struct{ Algorithm string }
+
+func (e *AlgorithmError) Error() string {
+	return fmt.Sprintf("auth: token algorithm %q not accepted", clip(e.Algorithm))
+}
+func (e *AlgorithmError) Unwrap() error { return ErrInvalidToken }
+
+// ForbiddenHeaderError: the token's JOSE header carries a parameter gemgate
+// refuses (jwk, jku, x5u, x5c, crit, b64).
+type ForbiddenHeaderError struct{ Header string }
+
+func (e *ForbiddenHeaderError) Error() string {
+	return fmt.Sprintf("auth: token header %q not accepted", e.Header)
+}
+func (e *ForbiddenHeaderError) Unwrap() error { return ErrInvalidToken }
+
+// UnknownKeyError: no signing key of the issuer has the token's kid, even
+// after the key set was refreshed (or a refresh was not yet due).
+type UnknownKeyError struct {
+	KeyID string
+	Err   error
+}
+
+func (e *UnknownKeyError) Error() string {
+	s := fmt.Sprintf("auth: unknown signing key %q", clip(e.KeyID))
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+func (e *UnknownKeyError) Unwrap() []error { return []error{ErrInvalidToken, e.Err} }
+
+// SignatureError: the signature does not verify with the issuer's key.
+type SignatureError struct{ Err error }
+
+func (e *SignatureError) Error() string   { return "auth: token signature invalid" }
+func (e *SignatureError) Unwrap() []error { return []error{ErrInvalidToken, e.Err} }
+
+// InvalidIssuerError: iss is not the configured issuer.
+type InvalidIssuerError struct{ Issuer string }
+
+func (e *InvalidIssuerError) Error() string {
+	return fmt.Sprintf("auth: token issuer %q not accepted", clip(e.Issuer))
+}
+func (e *InvalidIssuerError) Unwrap() error { return ErrInvalidToken }
+
+// InvalidAudienceError: aud names none of the configured audiences.
+type InvalidAudienceError struct{ Audience []string }
+
+func (e *InvalidAudienceError) Error() string {
+	return fmt.Sprintf("auth: token audience %q not accepted", clip(strings.Join(e.Audience, " ")))
+}
+func (e *InvalidAudienceError) Unwrap() error { return ErrInvalidToken }
+
+// TokenExpiredError: exp has passed (beyond the clock skew).
+type TokenExpiredError struct{ Expiry time.Time }
+
+func (e *TokenExpiredError) Error() string {
+	return "auth: token expired at " + e.Expiry.UTC().Format(time.RFC3339)
+}
+func (e *TokenExpiredError) Unwrap() error { return ErrInvalidToken }
+
+// NotYetValidError: nbf is in the future, or iat is (both beyond the clock skew).
+type NotYetValidError struct {
+	Claim string // "nbf" or "iat"
+	At    time.Time
+}
+
+func (e *NotYetValidError) Error() string {
+	return fmt.Sprintf("auth: token %s %s is in the future", e.Claim, e.At.UTC().Format(time.RFC3339))
+}
+func (e *NotYetValidError) Unwrap() error { return ErrInvalidToken }
+
+// ClaimError: a required claim is missing, empty or of the wrong type.
+type ClaimError struct {
+	Claim  string
+	Reason string
+}
+
+func (e *ClaimError) Error() string {
+	return fmt.Sprintf("auth: token claim %q %s", clip(e.Claim), e.Reason)
+}
+func (e *ClaimError) Unwrap() error { return ErrInvalidToken }
+
+// InsufficientScopeError: the token is valid but lacks required scopes.
+// It does not wrap [ErrInvalidToken]: the answer is 403, not 401.
+type InsufficientScopeError struct{ Missing []string }
+
+func (e *InsufficientScopeError) Error() string {
+	return "auth: missing scopes " + strings.Join(e.Missing, " ")
+}
+
+// FailureReason returns a bounded label for err, for metrics and logs.
+// It returns "" for nil.
+func FailureReason(err error) string {
+	if err == nil {
+		return ""
+	}
+	var (
+		malformed *MalformedTokenError
+		alg       *AlgorithmError
+		hdr       *ForbiddenHeaderError
+		kid       *UnknownKeyError
+		sig       *SignatureError
+		iss       *InvalidIssuerError
+		aud       *InvalidAudienceError
+		exp       *TokenExpiredError
+		nbf       *NotYetValidError
+		claim     *ClaimError
+		scope     *InsufficientScopeError
+	)
+	switch {
+	case errors.Is(err, ErrNoToken):
+		return ReasonMissing
+	case errors.Is(err, ErrInvalidRequest):
+		return ReasonRequest
+	case errors.As(err, &malformed):
+		return ReasonMalformed
+	case errors.As(err, &alg):
+		return ReasonAlgorithm
+	case errors.As(err, &hdr):
+		return ReasonHeader
+	case errors.As(err, &kid):
+		return ReasonUnknownKey
+	case errors.As(err, &sig):
+		return ReasonSignature
+	case errors.As(err, &iss):
+		return ReasonIssuer
+	case errors.As(err, &aud):
+		return ReasonAudience
+	case errors.As(err, &exp):
+		return ReasonExpired
+	case errors.As(err, &nbf):
+		return ReasonNotYetValid
+	case errors.As(err, &claim):
+		return ReasonClaims
+	case errors.As(err, &scope):
+		return ReasonScope
+	case errors.Is(err, ErrInvalidToken):
+		return ReasonMalformed
+	}
+	return ReasonInternal
+}
+
+// describe returns the error_description for a failure: a fixed phrase per
+// reason, so attacker-chosen token content never reaches a response.
+func describe(err error) string {
+	var claim *ClaimError
+	if errors.As(err, &claim) {
+		return fmt.Sprintf("token claim %s %s", claim.Claim, claim.Reason)
+	}
+	switch FailureReason(err) {
+	case ReasonMissing:
+		return "bearer token required"
+	case ReasonRequest:
+		var re *requestError
+		if errors.As(err, &re) {
+			return re.msg
+		}
+		return "malformed authorization request"
+	case ReasonAlgorithm:
+		return "token algorithm not accepted"
+	case ReasonHeader:
+		return "token header not accepted"
+	case ReasonUnknownKey:
+		return "token signing key not known"
+	case ReasonSignature:
+		return "token signature invalid"
+	case ReasonIssuer:
+		return "token issuer not accepted"
+	case ReasonAudience:
+		return "token audience not accepted"
+	case ReasonExpired:
+		return "token expired"
+	case ReasonNotYetValid:
+		return "token not yet valid"
+	case ReasonScope:
+		return "required scope missing"
+	case ReasonInternal:
+		return "token could not be verified"
+	}
+	return "malformed token"
+}
+
+// clip bounds attacker-chosen values quoted in error messages.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}

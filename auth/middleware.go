@@ -1,0 +1,172 @@
+package auth
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+)
+
+// AuthenticatorOptions configures an [Authenticator]; zero values are defaults.
+type AuthenticatorOptions struct {
+	Verifier            TokenVerifier
+	ResourceMetadataURL string
+	RequiredScopes      []string
+	OnFailure           func(r *http.Request, reason string) // metrics/log hook; reason from FailureReason
+	Logger              *slog.Logger                         // nil = discard
+}
+
+// Authenticator turns token verification into RFC 6750 answers.
+type Authenticator struct {
+	verifier TokenVerifier
+	rm       string
+	required []string
+	onFail   func(*http.Request, string)
+	logger   *slog.Logger
+}
+
+// NewAuthenticator copies o. A nil Verifier refuses every token.
+func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
+	a := &Authenticator{
+		verifier: o.Verifier,
+		rm:       o.ResourceMetadataURL,
+		required: slices.Clone(o.RequiredScopes),
+		onFail:   o.OnFailure,
+		logger:   o.Logger,
+	}
+	if a.logger == nil {
+		a.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return a
+}
+
+// Middleware authenticates every request:
+//   - no token (or another scheme): 401, challenge without an error code;
+//   - a token presented badly (query string, two headers, empty): 401
+//     error="invalid_request". 401 rather than RFC 6750's 400, because MCP
+//     clients (re)start authorization only on 401;
+//   - a token that fails verification: 401 error="invalid_token";
+//   - a valid token missing RequiredScopes: 403 error="insufficient_scope"
+//     with scope = granted ∪ required.
+//
+// On success the [Principal] is in the request context.
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.authenticate(r)
+		if err != nil {
+			a.refuse(w, r, p, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+// authenticate is the decision; Middleware only renders it.
+func (a *Authenticator) authenticate(r *http.Request) (Principal, error) {
+	raw, err := BearerToken(r)
+	if err != nil {
+		return Principal{}, err
+	}
+	if a.verifier == nil {
+		return Principal{}, &UnknownKeyError{Err: errors.New("no verifier configured")}
+	}
+	p, err := a.verifier.Verify(r.Context(), raw)
+	if err != nil {
+		return Principal{}, err
+	}
+	if missing := missingScopes(p.Scopes, a.required); len(missing) > 0 {
+		return p, &InsufficientScopeError{Missing: missing}
+	}
+	return p, nil
+}
+
+func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Principal, err error) {
+	reason := FailureReason(err)
+	if a.onFail != nil {
+		a.onFail(r, reason)
+	}
+	c := Challenge{Scopes: a.required, ResourceMetadata: a.rm}
+	status, code := http.StatusUnauthorized, "unauthorized"
+	switch {
+	case errors.Is(err, ErrNoToken):
+		// RFC 6750 §3.1: no error code when no credentials were sent.
+	case errors.Is(err, ErrInvalidRequest):
+		code = "invalid_request"
+	case reason == ReasonScope:
+		status, code = http.StatusForbidden, "insufficient_scope"
+		c.Scopes = union(p.Scopes, a.required)
+	case errors.Is(err, ErrInvalidToken):
+		code = "invalid_token"
+	default:
+		// A verifier fault, not a verdict on the token. The error text of a
+		// foreign verifier might quote the token, so only its reason is logged.
+		a.logger.Error("auth: token verification failed", slog.String("reason", reason))
+		writeJSONError(w, http.StatusInternalServerError, "server_error", "token could not be verified")
+		return
+	}
+	desc := describe(err)
+	if code != "unauthorized" {
+		c.Error = code
+		c.Description = desc
+	}
+	a.logger.Debug("auth: request refused", slog.Int("status", status), slog.String("reason", reason))
+	w.Header().Set("WWW-Authenticate", c.String())
+	writeJSONError(w, status, code, desc)
+}
+
+// InsufficientScope sets WWW-Authenticate for a 403 step-up; the caller
+// writes the status and body. scope = granted ∪ needed, so clients that
+// replace rather than merge their scopes keep what they had.
+func (a *Authenticator) InsufficientScope(h http.Header, granted, needed []string, description string) {
+	h.Set("WWW-Authenticate", Challenge{
+		Error:            "insufficient_scope",
+		Scopes:           union(granted, needed),
+		ResourceMetadata: a.rm,
+		Description:      description,
+	}.String())
+}
+
+// Anonymous is the `--auth none` middleware: every request gets p.
+func Anonymous(p Principal) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p.clone())))
+		})
+	}
+}
+
+func missingScopes(granted, required []string) []string {
+	var missing []string
+	for _, s := range required {
+		if !slices.Contains(granted, s) {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+func union(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	for _, s := range slices.Concat(a, b) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// writeJSONError writes {"error":...,"error_description":...}.
+func writeJSONError(w http.ResponseWriter, status int, code, description string) {
+	body, _ := json.Marshal(struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description,omitempty"`
+	}{code, description})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

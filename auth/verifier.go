@@ -1,0 +1,130 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// maxTokenBytes bounds the tokens gemgate parses at all.
+const maxTokenBytes = 16 << 10
+
+// TokenVerifier checks a raw bearer token and returns its principal.
+type TokenVerifier interface {
+	Verify(ctx context.Context, raw string) (Principal, error)
+}
+
+// Verifier checks JWT access tokens of one issuer. Build it once with
+// [NewVerifier]; it is safe for concurrent use.
+type Verifier struct {
+	cfg    Config
+	keys   KeySet
+	cache  *tokenCache
+	now    func() time.Time
+	logger *slog.Logger
+}
+
+var _ TokenVerifier = (*Verifier)(nil)
+
+// NewVerifier validates cfg, discovers the issuer's JWKS (unless cfg.JWKSURL
+// or cfg.Keys is set) and loads its keys. It fails when the issuer or its
+// keys cannot be reached, so a misconfigured gateway stops at startup.
+func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
+	return newVerifier(ctx, cfg, time.Now)
+}
+
+// newVerifier takes the clock as a test seam.
+func newVerifier(ctx context.Context, cfg Config, now func() time.Time) (*Verifier, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	v := &Verifier{cfg: cfg, keys: cfg.Keys, cache: newTokenCache(cfg.CacheSize), now: now, logger: cfg.Logger}
+	if v.keys != nil {
+		return v, nil
+	}
+	jwksURL := cfg.JWKSURL
+	if jwksURL == "" {
+		u, err := discoverJWKSURL(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		jwksURL = u
+	}
+	ks := &remoteKeySet{
+		url:       jwksURL,
+		client:    cfg.HTTPClient,
+		interval:  cfg.KeyRefreshInterval,
+		logger:    cfg.Logger,
+		onRefresh: cfg.OnKeyRefresh,
+		now:       now,
+	}
+	ks.mu.Lock()
+	err := ks.refreshLocked(ctx)
+	ks.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("auth: loading signing keys of issuer %q: %w", cfg.Issuer, err)
+	}
+	v.keys = ks
+	return v, nil
+}
+
+// Ready returns nil when signing keys are loaded (for /readyz).
+func (v *Verifier) Ready(ctx context.Context) error {
+	if r, ok := v.keys.(interface{ Ready(context.Context) error }); ok {
+		return r.Ready(ctx)
+	}
+	return nil
+}
+
+// Verify checks raw and returns its principal. Every failure wraps
+// [ErrInvalidToken]; see [FailureReason] for labels.
+func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
+	if raw == "" {
+		return Principal{}, &MalformedTokenError{Reason: "empty"}
+	}
+	if len(raw) > maxTokenBytes {
+		return Principal{}, &MalformedTokenError{Reason: "larger than 16 KiB"}
+	}
+	now := v.now()
+	var key [sha256.Size]byte
+	if v.cache != nil {
+		key = sha256.Sum256([]byte(raw))
+		if p, live, found := v.cache.get(key, now); found {
+			if !live {
+				return Principal{}, &TokenExpiredError{Expiry: p.Expiry}
+			}
+			return p.clone(), nil
+		}
+	}
+	p, err := v.verify(ctx, raw, now)
+	if err != nil {
+		return Principal{}, err
+	}
+	if v.cache != nil {
+		v.cache.put(key, p, p.Expiry.Add(v.cfg.ClockSkew), now)
+	}
+	return p.clone(), nil
+}
+
+// verify is the full check, without the cache.
+func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (Principal, error) {
+	tok, err := parseJWS(raw)
+	if err != nil {
+		return Principal{}, err
+	}
+	pk, err := v.keys.Key(ctx, tok.kid)
+	if err != nil {
+		if errors.Is(err, ErrInvalidToken) {
+			return Principal{}, err
+		}
+		return Principal{}, &UnknownKeyError{KeyID: tok.kid, Err: err}
+	}
+	if err := tok.verifySignature(pk); err != nil {
+		return Principal{}, err
+	}
+	return v.checkClaims(ctx, tok.payload, now)
+}

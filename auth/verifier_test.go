@@ -1,0 +1,355 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestVerifyGoodTokens(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1, kr.rsa2, kr.ps, kr.ec256, kr.ed)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, func(c *Config) { c.UserClaim = "preferred_username" })
+	now := clock.Now()
+	exp := now.Add(time.Hour)
+
+	tests := []struct {
+		name   string
+		key    signingKey
+		over   map[string]any
+		scopes []string
+	}{
+		{"string aud, scope string", kr.rsa1, nil, []string{"mcp:use", "mcp:write"}},
+		{"array aud", kr.rsa1, map[string]any{"aud": []string{"account", testResource}}, []string{"mcp:use", "mcp:write"}},
+		{"extra audience", kr.rsa1, map[string]any{"aud": "gemgate-extra"}, []string{"mcp:use", "mcp:write"}},
+		{"scp array", kr.rsa2, map[string]any{"scope": nil, "scp": []string{"mcp:use", "files:read"}}, []string{"mcp:use", "files:read"}},
+		{"scp string", kr.rsa1, map[string]any{"scope": nil, "scp": "mcp:use  files:read"}, []string{"mcp:use", "files:read"}},
+		{"scope and scp union", kr.rsa1, map[string]any{"scope": "a b", "scp": []string{"b", "c"}}, []string{"a", "b", "c"}},
+		{"no scopes", kr.rsa1, map[string]any{"scope": nil}, nil},
+		{"PS256", kr.ps, nil, []string{"mcp:use", "mcp:write"}},
+		{"ES256", kr.ec256, nil, []string{"mcp:use", "mcp:write"}},
+		{"EdDSA", kr.ed, nil, []string{"mcp:use", "mcp:write"}},
+		{"expired within skew", kr.rsa1, map[string]any{"exp": now.Add(-10 * time.Second).Unix()}, []string{"mcp:use", "mcp:write"}},
+		{"nbf and iat within skew", kr.rsa1, map[string]any{"nbf": now.Add(20 * time.Second).Unix(), "iat": now.Add(20 * time.Second).Unix()}, []string{"mcp:use", "mcp:write"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			claims := iss.claims(now, tt.over)
+			p, err := v.Verify(context.Background(), token(t, tt.key, claims, nil))
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			wantExp := exp
+			if e, ok := tt.over["exp"].(int64); ok {
+				wantExp = time.Unix(e, 0)
+			}
+			want := Principal{Issuer: iss.URL(), Subject: "user-123", User: "alice", Scopes: tt.scopes, Expiry: wantExp}
+			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(Principal{}, "Claims"), cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
+				t.Errorf("principal (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]any{"admin", "dev"}, p.Claims["roles"]); diff != "" {
+				t.Errorf("roles claim (-want +got):\n%s", diff)
+			}
+			if p.Claims["sub"] != "user-123" {
+				t.Errorf("sub claim = %v", p.Claims["sub"])
+			}
+		})
+	}
+}
+
+func TestVerifyNoKidSingleKey(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, nil)
+	if _, err := v.Verify(context.Background(), token(t, kr.rsa1, iss.claims(clock.Now(), nil), map[string]any{"kid": nil})); err != nil {
+		t.Fatalf("a token without kid against a one-key set: %v", err)
+	}
+}
+
+func TestVerifyErrorsAreTyped(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, nil)
+	now := clock.Now()
+	tests := []struct {
+		tok    string
+		target any
+	}{
+		{token(t, kr.rsa1, iss.claims(now, map[string]any{"exp": now.Add(-time.Hour).Unix()}), nil), new(*TokenExpiredError)},
+		{token(t, kr.rsa1, iss.claims(now, map[string]any{"aud": "x"}), nil), new(*InvalidAudienceError)},
+		{token(t, kr.rsa1, iss.claims(now, map[string]any{"iss": "x"}), nil), new(*InvalidIssuerError)},
+		{token(t, kr.rsa3, iss.claims(now, nil), nil), new(*UnknownKeyError)},
+		{"x", new(*MalformedTokenError)},
+	}
+	for _, tt := range tests {
+		_, err := v.Verify(context.Background(), tt.tok)
+		if !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("error %v does not wrap ErrInvalidToken", err)
+		}
+		if !errors.As(err, tt.target) {
+			t.Errorf("error %v is not %T", err, tt.target)
+		}
+	}
+	if got := FailureReason(nil); got != "" {
+		t.Errorf("FailureReason(nil) = %q", got)
+	}
+	if got := FailureReason(errors.New("boom")); got != ReasonInternal {
+		t.Errorf("FailureReason(other) = %q", got)
+	}
+}
+
+func TestVerifyCache(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t)
+	clock := newFakeClock()
+	keys := &countingKeySet{keys: map[string]PublicKey{"k1": {Key: kr.rsa1.public()}}}
+	v := newTestVerifier(t, iss, clock, func(c *Config) { c.Keys = keys })
+	now := clock.Now()
+	tok := token(t, kr.rsa1, iss.claims(now, map[string]any{"exp": now.Add(2 * time.Minute).Unix()}), nil)
+	ctx := context.Background()
+
+	first, err := v.Verify(ctx, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Scopes[0] = "changed by caller" // must not reach the cache
+	second, err := v.Verify(ctx, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keys.lookups.Load(); got != 1 {
+		t.Errorf("key lookups = %d, want 1 (second Verify is a cache hit)", got)
+	}
+	third, _ := v.Verify(ctx, tok)
+	if diff := cmp.Diff(second, third); diff != "" {
+		t.Errorf("cache hits differ (-want +got):\n%s", diff)
+	}
+	if second.Scopes[0] != "mcp:use" {
+		t.Errorf("cached principal was changed through a returned copy: %v", second.Scopes)
+	}
+
+	clock.advance(2*time.Minute + DefaultClockSkew - time.Second)
+	if _, err := v.Verify(ctx, tok); err != nil {
+		t.Fatalf("within skew after exp: %v", err)
+	}
+	clock.advance(time.Second)
+	_, err = v.Verify(ctx, tok)
+	var expired *TokenExpiredError
+	if !errors.As(err, &expired) {
+		t.Fatalf("after exp+skew: err = %v, want TokenExpiredError", err)
+	}
+	if got := keys.lookups.Load(); got != 1 {
+		t.Errorf("key lookups = %d, want 1 (expiry decided by the cache)", got)
+	}
+	// Dropped from the cache, the full check refuses it too.
+	if _, err := v.Verify(ctx, tok); !errors.As(err, &expired) {
+		t.Fatalf("second try after expiry: %v", err)
+	}
+	if got := keys.lookups.Load(); got != 2 {
+		t.Errorf("key lookups = %d, want 2", got)
+	}
+}
+
+func TestVerifyCacheDisabledAndBounded(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t)
+	clock := newFakeClock()
+	ctx := context.Background()
+	toks := make([]string, 3)
+	for i := range toks {
+		toks[i] = token(t, kr.rsa1, iss.claims(clock.Now(), map[string]any{"jti": fmt.Sprint(i)}), nil)
+	}
+
+	keys := &countingKeySet{keys: map[string]PublicKey{"k1": {Key: kr.rsa1.public()}}}
+	off := newTestVerifier(t, iss, clock, func(c *Config) { c.Keys = keys; c.CacheSize = -1 })
+	for range 3 {
+		if _, err := off.Verify(ctx, toks[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := keys.lookups.Load(); got != 3 {
+		t.Errorf("cache disabled: lookups = %d, want 3", got)
+	}
+
+	keys = &countingKeySet{keys: map[string]PublicKey{"k1": {Key: kr.rsa1.public()}}}
+	small := newTestVerifier(t, iss, clock, func(c *Config) { c.Keys = keys; c.CacheSize = 2 })
+	for _, tok := range toks {
+		if _, err := small.Verify(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := small.cache.len(); n != 2 {
+		t.Errorf("cache holds %d entries, want 2", n)
+	}
+	_, _ = small.Verify(ctx, toks[2]) // newest: hit
+	_, _ = small.Verify(ctx, toks[0]) // oldest: evicted
+	if got := keys.lookups.Load(); got != 4 {
+		t.Errorf("lookups = %d, want 4 (oldest evicted, newest kept)", got)
+	}
+}
+
+func TestKeyRotation(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1)
+	clock := newFakeClock()
+	var refreshes []error
+	var mu sync.Mutex
+	v := newTestVerifier(t, iss, clock, func(c *Config) {
+		c.OnKeyRefresh = func(err error) { mu.Lock(); refreshes = append(refreshes, err); mu.Unlock() }
+	})
+	ctx := context.Background()
+	if got := iss.fetches.Load(); got != 1 {
+		t.Fatalf("fetches after start = %d, want 1", got)
+	}
+
+	// The issuer rotates to k2; within the interval the new kid is unknown
+	// and no fetch happens.
+	iss.publish(t, kr.rsa1, kr.rsa2)
+	tok2 := token(t, kr.rsa2, iss.claims(clock.Now(), nil), nil)
+	var unknown *UnknownKeyError
+	if _, err := v.Verify(ctx, tok2); !errors.As(err, &unknown) {
+		t.Fatalf("within interval: err = %v, want UnknownKeyError", err)
+	}
+	if got := iss.fetches.Load(); got != 1 {
+		t.Fatalf("fetches within interval = %d, want 1", got)
+	}
+
+	clock.advance(DefaultKeyRefreshInterval)
+	if _, err := v.Verify(ctx, tok2); err != nil {
+		t.Fatalf("after interval: %v", err)
+	}
+	if got := iss.fetches.Load(); got != 2 {
+		t.Fatalf("fetches = %d, want 2", got)
+	}
+
+	burst := func(kid signingKey, wantOK bool) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make([]error, 50)
+		for i := range errs {
+			tok := token(t, kid, iss.claims(clock.Now(), map[string]any{"jti": fmt.Sprint(i)}), nil)
+			wg.Go(func() { _, errs[i] = v.Verify(ctx, tok) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if (err == nil) != wantOK {
+				t.Fatalf("token %d: err = %v, want ok=%v", i, err, wantOK)
+			}
+		}
+	}
+
+	// 50 concurrent tokens naming a new kid: one fetch serves them all.
+	iss.publish(t, kr.rsa2, kr.rsa3)
+	clock.advance(DefaultKeyRefreshInterval)
+	burst(kr.rsa3, true)
+	if got := iss.fetches.Load(); got != 3 {
+		t.Fatalf("fetches after burst = %d, want 3", got)
+	}
+	// k1 was withdrawn; 50 concurrent tokens with a kid nobody has: one fetch per interval.
+	clock.advance(DefaultKeyRefreshInterval)
+	burst(kr.rsa1, false)
+	if got := iss.fetches.Load(); got != 4 {
+		t.Fatalf("fetches after unknown-kid burst = %d, want 4", got)
+	}
+	burst(kr.rsa1, false)
+	if got := iss.fetches.Load(); got != 4 {
+		t.Fatalf("fetches after second burst in the same interval = %d, want 4", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refreshes) != 4 {
+		t.Errorf("OnKeyRefresh called %d times, want 4", len(refreshes))
+	}
+}
+
+func TestStaleKeysAreRefreshed(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
+	ctx := context.Background()
+	iss.publish(t, kr.rsa2) // the issuer withdraws k1
+	clock.advance(keyMaxAge + time.Second)
+	_, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil))
+	if !errors.Is(err, ErrInvalidToken) || FailureReason(err) != ReasonUnknownKey {
+		t.Fatalf("withdrawn key after max age: err = %v", err)
+	}
+	if got := iss.fetches.Load(); got != 2 {
+		t.Errorf("fetches = %d, want 2", got)
+	}
+}
+
+func TestNewVerifier(t *testing.T) {
+	ctx := context.Background()
+	t.Run("discovery", func(t *testing.T) {
+		iss := newTestIssuer(t)
+		v, err := NewVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Ready(ctx); err != nil {
+			t.Errorf("Ready: %v", err)
+		}
+		if iss.discoveries.Load() != 1 || iss.fetches.Load() != 1 {
+			t.Errorf("discoveries %d fetches %d, want 1 1", iss.discoveries.Load(), iss.fetches.Load())
+		}
+	})
+	t.Run("JWKSURL skips discovery", func(t *testing.T) {
+		iss := newTestIssuer(t)
+		_, err := NewVerifier(ctx, Config{Issuer: "https://issuer.example", JWKSURL: iss.URL() + "/jwks", Audiences: []string{testResource}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if iss.discoveries.Load() != 0 {
+			t.Errorf("discovery happened")
+		}
+	})
+	t.Run("issuer unreachable", func(t *testing.T) {
+		iss := newTestIssuer(t)
+		url := iss.URL()
+		iss.srv.Close()
+		if _, err := NewVerifier(ctx, Config{Issuer: url, Audiences: []string{testResource}}); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	t.Run("issuer mismatch", func(t *testing.T) {
+		iss := newTestIssuer(t)
+		if _, err := NewVerifier(ctx, Config{Issuer: iss.URL() + "/", Audiences: []string{testResource}}); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	t.Run("jwks unusable", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"keys":[{"kty":"oct","kid":"h","k":"c2VjcmV0"}]}`))
+		}))
+		t.Cleanup(srv.Close)
+		_, err := NewVerifier(ctx, Config{Issuer: "https://issuer.example", JWKSURL: srv.URL, Audiences: []string{testResource}})
+		if err == nil {
+			t.Fatal("a JWKS with only a symmetric key was accepted")
+		}
+	})
+	t.Run("invalid config lists every problem", func(t *testing.T) {
+		_, err := NewVerifier(ctx, Config{ClockSkew: -1})
+		if err == nil {
+			t.Fatal("no error")
+		}
+		for _, want := range []string{"issuer is required", "audience is required", "clock skew"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q lacks %q", err, want)
+			}
+		}
+	})
+}
