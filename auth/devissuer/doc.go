@@ -1,0 +1,26 @@
+// Package devissuer is a small OAuth 2.0 authorization server that runs inside the
+// gemgate process for `gemgate dev` and for tests. It exists so that the gateway's
+// resource-server code can be exercised end to end without Keycloak.
+//
+// It serves:
+//   - OIDC discovery and RFC 8414 metadata at /.well-known/openid-configuration and
+//     /.well-known/oauth-authorization-server (the same document; Content-Type
+//     application/json; issuer equal to [Issuer.URL]);
+//   - its public signing key at /jwks;
+//   - a token endpoint at /token with the client_credentials grant (RFC 6749 §4.4,
+//     RFC 8707 resource indicator) and the token-exchange grant (RFC 8693).
+//
+// The authorization endpoint is NOT implemented: /authorize only answers with an
+// explanation. It is still listed in the metadata because OIDC Discovery requires the
+// field and the TypeScript MCP SDK refuses metadata without it; likewise
+// code_challenge_methods_supported lists S256 because MCP clients (the Go SDK's
+// oauthex.GetAuthServerMeta among them) refuse an authorization server that does not
+// advertise PKCE, even when they only use client_credentials.
+//
+// Access tokens are RS256 JWTs signed with an RSA-2048 key made fresh, with a random
+// key id, on every [Start]; nothing is persisted, so tokens die with the process.
+//
+// What it must never do: listen on anything but a loopback address; be used as a real
+// identity provider (secrets live in memory and are printed by `gemgate dev`); log a
+// token, a client secret or an Authorization header.
+package devissuer

@@ -1,0 +1,217 @@
+package devissuer
+
+import (
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Client is a registered OAuth client. Tokens it obtains with client_credentials are
+// issued for User (claims sub and preferred_username) and carry at most Scopes.
+type Client struct {
+	ID, Secret, User string
+	Scopes           []string
+}
+
+// Options configures [Start]. The zero value of every field but Audience means the
+// documented default.
+type Options struct {
+	// Addr is the listen address, default "127.0.0.1:0". Only loopback addresses are
+	// accepted; a host name must resolve to loopback addresses only ("localhost" does).
+	Addr string
+	// Audience is the `aud` of minted access tokens: the gateway's public MCP URL.
+	// Required. An RFC 8707 `resource` parameter is accepted only if it equals it.
+	Audience string
+	// Clients are the registered clients, default [DefaultClients].
+	Clients []Client
+	// TokenTTL is the lifetime of issued access tokens, default 1h.
+	TokenTTL time.Duration
+	// ExchangeAudiences are the audiences the token-exchange grant may issue tokens
+	// for (e.g. "gemstone"). Empty means every exchange is refused.
+	ExchangeAudiences []string
+	// TLS, when set, makes the issuer serve HTTPS with this configuration.
+	TLS *tls.Config
+	// Logger receives one line per issued or refused token; nil discards.
+	Logger *slog.Logger
+}
+
+const (
+	defaultAddr     = "127.0.0.1:0"
+	defaultTokenTTL = time.Hour
+)
+
+// DefaultClients returns the development clients: "alice" (user alice, scopes mcp:use
+// mcp:write: a read-write user) and "bob" (user bob, scope mcp:use: a read-only user).
+// The secrets are random on every call.
+func DefaultClients() []Client {
+	return []Client{
+		{ID: "alice", Secret: randomHex(16), User: "alice", Scopes: []string{"mcp:use", "mcp:write"}},
+		{ID: "bob", Secret: randomHex(16), User: "bob", Scopes: []string{"mcp:use"}},
+	}
+}
+
+// Issuer is a running development authorization server. It is safe for concurrent use.
+type Issuer struct {
+	url      string
+	opts     Options
+	clients  map[string]Client
+	key      *signingKey
+	srv      *http.Server
+	listener net.Listener
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// Start validates o, listens on its loopback address and serves until [Issuer.Close].
+func Start(o Options) (*Issuer, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	clients := make(map[string]Client, len(o.Clients))
+	for _, c := range o.Clients {
+		clients[c.ID] = c
+	}
+	key, err := newSigningKey()
+	if err != nil {
+		return nil, fmt.Errorf("devissuer: %w", err)
+	}
+	host, err := loopbackHost(o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("devissuer: %w", err)
+	}
+	_, port, _ := net.SplitHostPort(o.Addr) // already checked by loopbackHost
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return nil, fmt.Errorf("devissuer: listen: %w", err)
+	}
+	scheme := "http"
+	if o.TLS != nil {
+		scheme = "https"
+		ln = tls.NewListener(ln, o.TLS)
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	i := &Issuer{
+		url:      scheme + "://" + net.JoinHostPort(addr.IP.String(), fmt.Sprint(addr.Port)),
+		opts:     o,
+		clients:  clients,
+		key:      key,
+		listener: ln,
+		log:      log,
+		now:      time.Now,
+	}
+	i.srv = &http.Server{
+		Handler:           i.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		if err := i.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("devissuer: serve", "err", err)
+		}
+	}()
+	return i, nil
+}
+
+// withDefaults returns a copy of o with defaults filled in and every problem reported
+// at once. The caller's slices are copied, never shared.
+func (o Options) withDefaults() (Options, error) {
+	var errs []error
+	if o.Addr == "" {
+		o.Addr = defaultAddr
+	}
+	if o.Audience == "" {
+		errs = append(errs, errors.New("Audience is required (the gateway's public MCP URL)"))
+	}
+	if o.TokenTTL == 0 {
+		o.TokenTTL = defaultTokenTTL
+	}
+	if o.TokenTTL < 0 {
+		errs = append(errs, fmt.Errorf("TokenTTL %v is negative", o.TokenTTL))
+	}
+	if o.Clients == nil {
+		o.Clients = DefaultClients()
+	}
+	seen := make(map[string]bool)
+	clients := make([]Client, 0, len(o.Clients))
+	for n, c := range o.Clients {
+		switch {
+		case c.ID == "":
+			errs = append(errs, fmt.Errorf("client #%d has no ID", n))
+		case c.Secret == "":
+			errs = append(errs, fmt.Errorf("client %q has no Secret", c.ID))
+		case c.User == "":
+			errs = append(errs, fmt.Errorf("client %q has no User", c.ID))
+		case seen[c.ID]:
+			errs = append(errs, fmt.Errorf("client %q is listed twice", c.ID))
+		}
+		seen[c.ID] = true
+		c.Scopes = slices.Clone(c.Scopes)
+		clients = append(clients, c)
+	}
+	o.Clients = clients
+	o.ExchangeAudiences = slices.Clone(o.ExchangeAudiences)
+	if err := errors.Join(errs...); err != nil {
+		return o, fmt.Errorf("devissuer: invalid options:\n%w", err)
+	}
+	return o, nil
+}
+
+// URL returns the issuer identifier, e.g. "http://127.0.0.1:41234", without a
+// trailing slash. It is the `iss` of every token and the base of every endpoint.
+func (i *Issuer) URL() string { return i.url }
+
+// Clients returns a copy of the registered clients, secrets included, so that
+// `gemgate dev` can print them.
+func (i *Issuer) Clients() []Client {
+	out := slices.Clone(i.opts.Clients)
+	for n := range out {
+		out[n].Scopes = slices.Clone(out[n].Scopes)
+	}
+	return out
+}
+
+// Mint issues an access token for user with the given scopes, as the token endpoint
+// would, without a client: for tests and for `gemgate dev` to print ready tokens.
+// ttl 0 means Options.TokenTTL; a negative ttl mints a token that has already
+// expired, for tests of expiry handling.
+func (i *Issuer) Mint(user string, scopes []string, ttl time.Duration) (string, error) {
+	if user == "" {
+		return "", errors.New("devissuer: Mint: empty user")
+	}
+	if ttl == 0 {
+		ttl = i.opts.TokenTTL
+	}
+	return i.sign(accessClaims{
+		Subject:           user,
+		PreferredUsername: user,
+		Audience:          i.opts.Audience,
+		Scope:             joinScopes(scopes),
+	}, ttl)
+}
+
+// Close stops the server and closes its listener. Tokens already minted stay
+// verifiable only as long as a verifier caches the key.
+func (i *Issuer) Close() error {
+	return i.srv.Close()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("devissuer: crypto/rand failed: " + err.Error()) // rand.Read does not fail on supported platforms
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,118 @@
+package devissuer
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
+)
+
+// signingKey is the issuer's RS256 key, made fresh on every Start.
+type signingKey struct {
+	kid     string
+	private *rsa.PrivateKey
+	jwks    []byte // the public JWK Set served at /jwks
+}
+
+func newSigningKey() (*signingKey, error) {
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("generate RSA key: %w", err)
+	}
+	kid := randomHex(8)
+	pub, err := jwk.FromRaw(&priv.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("public JWK: %w", err)
+	}
+	for k, v := range map[string]any{jwk.KeyIDKey: kid, jwk.AlgorithmKey: jwa.RS256, jwk.KeyUsageKey: "sig"} {
+		if err := pub.Set(k, v); err != nil {
+			return nil, fmt.Errorf("public JWK %s: %w", k, err)
+		}
+	}
+	set := jwk.NewSet()
+	if err := set.AddKey(pub); err != nil {
+		return nil, fmt.Errorf("JWK set: %w", err)
+	}
+	doc, err := json.Marshal(set)
+	if err != nil {
+		return nil, fmt.Errorf("JWK set: %w", err)
+	}
+	return &signingKey{kid: kid, private: priv, jwks: doc}, nil
+}
+
+// accessClaims are the claims of every access token this issuer mints. aud is a single
+// string, as Keycloak does for a token with one audience.
+type accessClaims struct {
+	Issuer            string `json:"iss"`
+	Subject           string `json:"sub"`
+	PreferredUsername string `json:"preferred_username,omitempty"`
+	Audience          string `json:"aud"`
+	Scope             string `json:"scope,omitempty"`
+	IssuedAt          int64  `json:"iat"`
+	NotBefore         int64  `json:"nbf"`
+	Expiry            int64  `json:"exp"`
+	ID                string `json:"jti"`
+	AuthorizedParty   string `json:"azp,omitempty"`
+	ClientID          string `json:"client_id,omitempty"` // RFC 9068 §2.2
+	Actor             *actor `json:"act,omitempty"`       // RFC 8693 §4.1, set by token exchange
+}
+
+// actor is the RFC 8693 `act` claim: who acts on behalf of the subject.
+type actor struct {
+	Subject string `json:"sub"`
+	Actor   *actor `json:"act,omitempty"`
+}
+
+// sign completes c with iss, iat, nbf, exp and jti and signs it.
+func (i *Issuer) sign(c accessClaims, ttl time.Duration) (string, error) {
+	now := i.now()
+	c.Issuer = i.url
+	c.IssuedAt = now.Unix()
+	c.NotBefore = now.Unix()
+	c.Expiry = now.Add(ttl).Unix()
+	c.ID = randomHex(16)
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("devissuer: claims: %w", err)
+	}
+	hdr := jws.NewHeaders()
+	for k, v := range map[string]any{jws.KeyIDKey: i.key.kid, jws.TypeKey: "at+jwt"} {
+		if err := hdr.Set(k, v); err != nil {
+			return "", fmt.Errorf("devissuer: header %s: %w", k, err)
+		}
+	}
+	tok, err := jws.Sign(payload, jws.WithKey(jwa.RS256, i.key.private, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		return "", fmt.Errorf("devissuer: sign: %w", err)
+	}
+	return string(tok), nil
+}
+
+// errForeignToken is returned by verifyOwn for every token this issuer did not mint or
+// that is no longer valid. It says nothing about the token itself.
+var errForeignToken = errors.New("not a valid token of this issuer")
+
+// verifyOwn checks that raw was signed by this issuer's current key, names this issuer,
+// and is within its validity window, and returns its claims.
+func (i *Issuer) verifyOwn(raw string) (accessClaims, error) {
+	var c accessClaims
+	payload, err := jws.Verify([]byte(strings.TrimSpace(raw)), jws.WithKey(jwa.RS256, &i.key.private.PublicKey))
+	if err != nil {
+		return c, errForeignToken
+	}
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return c, errForeignToken
+	}
+	now := i.now().Unix()
+	if c.Issuer != i.url || c.Subject == "" || now >= c.Expiry || now < c.NotBefore {
+		return c, errForeignToken
+	}
+	return c, nil
+}

@@ -1,0 +1,50 @@
+package devissuer
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+)
+
+// loopbackHost checks that addr ("host:port") names only loopback addresses and returns
+// the IP literal to listen on. Host names are resolved here, once, and the listener is
+// bound to the resolved address, so a name cannot resolve differently between the check
+// and the bind. An empty host (":8080") means every interface and is refused.
+func loopbackHost(addr string) (string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host == "" {
+		return "", fmt.Errorf("listen address %q binds every interface; the development issuer listens on loopback only (use 127.0.0.1 or localhost)", addr)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if !ip.Unmap().IsLoopback() {
+			return "", fmt.Errorf("listen address %q is not a loopback address; the development issuer listens on loopback only (use 127.0.0.1 or localhost)", addr)
+		}
+		return ip.Unmap().String(), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return "", fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if len(ips) == 0 {
+		return "", fmt.Errorf("listen address %q: host resolves to no address", addr)
+	}
+	for _, ip := range ips {
+		if !ip.Unmap().IsLoopback() {
+			return "", fmt.Errorf("listen address %q resolves to %s, which is not loopback; the development issuer listens on loopback only", addr, ip)
+		}
+	}
+	// Prefer IPv4 so that "localhost" gives the familiar http://127.0.0.1:PORT issuer.
+	for _, ip := range ips {
+		if ip.Unmap().Is4() {
+			return ip.Unmap().String(), nil
+		}
+	}
+	return ips[0].String(), nil
+}

@@ -1,0 +1,81 @@
+package devissuer
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// tokenExchange implements the RFC 8693 token-exchange grant for an authenticated
+// client: a token this issuer minted (subject_token) is exchanged for one with the same
+// subject, aimed at one of Options.ExchangeAudiences, naming the client as actor
+// (act.sub) and authorized party (azp). The new token never outlives the subject token.
+func (i *Issuer) tokenExchange(c Client, form url.Values) (tokenResponse, *tokenError) {
+	raw := form.Get("subject_token")
+	if raw == "" {
+		return tokenResponse{}, errInvalidRequest("subject_token is required")
+	}
+	switch form.Get("subject_token_type") {
+	case tokenTypeAccessToken, tokenTypeJWT:
+	case "":
+		return tokenResponse{}, errInvalidRequest("subject_token_type is required")
+	default:
+		return tokenResponse{}, errInvalidRequest("subject_token_type must be " + tokenTypeAccessToken)
+	}
+	if rt := form.Get("requested_token_type"); rt != "" && rt != tokenTypeAccessToken {
+		return tokenResponse{}, errInvalidRequest("requested_token_type must be " + tokenTypeAccessToken)
+	}
+	if form.Has("actor_token") {
+		return tokenResponse{}, errInvalidRequest("actor_token is not supported; the authenticated client is the actor")
+	}
+	target := form.Get("audience")
+	if res := form.Get("resource"); res != "" {
+		if target != "" && res != target {
+			return tokenResponse{}, errInvalidTarget("audience and resource disagree")
+		}
+		target = res
+	}
+	if target == "" {
+		return tokenResponse{}, errInvalidRequest("audience is required")
+	}
+	if !slices.Contains(i.opts.ExchangeAudiences, target) {
+		return tokenResponse{}, errInvalidTarget("tokens for this audience are not issued by exchange")
+	}
+	sub, err := i.verifyOwn(raw)
+	if err != nil {
+		return tokenResponse{}, errInvalidGrant("subject_token is invalid or expired")
+	}
+	scopes, terr := grantScopes(form.Get("scope"), strings.Fields(sub.Scope))
+	if terr != nil {
+		return tokenResponse{}, terr
+	}
+	ttl := i.opts.TokenTTL
+	if left := time.Unix(sub.Expiry, 0).Sub(i.now()); left < ttl {
+		ttl = left.Truncate(time.Second)
+	}
+	if ttl <= 0 {
+		return tokenResponse{}, errInvalidGrant("subject_token is invalid or expired")
+	}
+	scope := joinScopes(scopes)
+	tok, signErr := i.sign(accessClaims{
+		Subject:           sub.Subject,
+		PreferredUsername: sub.PreferredUsername,
+		Audience:          target,
+		Scope:             scope,
+		AuthorizedParty:   c.ID,
+		ClientID:          c.ID,
+		Actor:             &actor{Subject: c.ID, Actor: sub.Actor},
+	}, ttl)
+	if signErr != nil {
+		i.log.Error("devissuer: sign", "err", signErr)
+		return tokenResponse{}, &tokenError{Status: 500, Code: "server_error"}
+	}
+	return tokenResponse{
+		AccessToken:     tok,
+		IssuedTokenType: tokenTypeAccessToken,
+		TokenType:       "Bearer",
+		ExpiresIn:       seconds(ttl),
+		Scope:           scope,
+	}, nil
+}

@@ -1,0 +1,173 @@
+package devissuer
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// gateway is the client the gateway uses for token exchange in these tests.
+var gateway = Client{ID: "gemgate", Secret: "gateway-secret", User: "gemgate"}
+
+func exchangeIssuer(t *testing.T) *Issuer {
+	t.Helper()
+	return startIssuer(t, Options{
+		Clients:           append(DefaultClients(), gateway),
+		ExchangeAudiences: []string{"gemstone"},
+	})
+}
+
+func exchangeForm(subject string, kv ...string) url.Values {
+	v := url.Values{
+		"grant_type":         {"urn:ietf:params:oauth:grant-type:token-exchange"},
+		"subject_token":      {subject},
+		"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"},
+		"audience":           {"gemstone"},
+	}
+	for n := 0; n+1 < len(kv); n += 2 {
+		if kv[n+1] == "" {
+			v.Del(kv[n])
+		} else {
+			v.Set(kv[n], kv[n+1])
+		}
+	}
+	return v
+}
+
+func TestTokenExchange(t *testing.T) {
+	i := exchangeIssuer(t)
+	alice := client(t, i, "alice")
+	cc := post(t, i, url.Values{"grant_type": {"client_credentials"}}, &alice)
+	subject, _ := cc.body["access_token"].(string)
+	if subject == "" {
+		t.Fatalf("no alice token: %v", cc.body)
+	}
+
+	tests := []struct {
+		name      string
+		form      url.Values
+		wantScope string
+	}{
+		{"keeps the subject's scopes", exchangeForm(subject), "mcp:use mcp:write"},
+		{"narrows scope", exchangeForm(subject, "scope", "mcp:use"), "mcp:use"},
+		{"with requested_token_type", exchangeForm(subject, "requested_token_type", "urn:ietf:params:oauth:token-type:access_token"), "mcp:use mcp:write"},
+		{"resource instead of audience", exchangeForm(subject, "audience", "", "resource", "gemstone"), "mcp:use mcp:write"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := post(t, i, tt.form, &gateway)
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d: %v", r.status, r.body)
+			}
+			tok, _ := r.body["access_token"].(string)
+			if diff := cmp.Diff(map[string]any{
+				"access_token":      tok,
+				"issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+				"token_type":        "Bearer",
+				"expires_in":        r.body["expires_in"],
+				"scope":             tt.wantScope,
+			}, r.body); diff != "" {
+				t.Errorf("response (-want +got):\n%s", diff)
+			}
+			if e, _ := r.body["expires_in"].(float64); e <= 0 || e > 3600 {
+				t.Errorf("expires_in = %v", r.body["expires_in"])
+			}
+			claims := verifyWithJWKS(t, i, tok, "gemstone")
+			raw := payload(t, tok)
+			if diff := cmp.Diff(map[string]any{
+				"aud": "gemstone", "sub": "alice", "preferred_username": "alice",
+				"azp": "gemgate", "act": map[string]any{"sub": "gemgate"}, "scope": tt.wantScope,
+			}, map[string]any{
+				"aud": raw["aud"], "sub": claims["sub"], "preferred_username": claims["preferred_username"],
+				"azp": claims["azp"], "act": raw["act"], "scope": claims["scope"],
+			}); diff != "" {
+				t.Errorf("claims (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTokenExchangeNeverOutlivesSubject(t *testing.T) {
+	i := exchangeIssuer(t)
+	subject, err := i.Mint("alice", []string{"mcp:use"}, 90*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := post(t, i, exchangeForm(subject), &gateway)
+	if r.status != 200 {
+		t.Fatalf("status %d %v", r.status, r.body)
+	}
+	if e := r.body["expires_in"].(float64); e > 90 {
+		t.Errorf("expires_in = %v, beyond the subject token's 90 s", e)
+	}
+	if got, want := payload(t, r.body["access_token"].(string))["exp"], payload(t, subject)["exp"]; got.(float64) > want.(float64) {
+		t.Errorf("exp %v after the subject's %v", got, want)
+	}
+}
+
+func TestTokenExchangeRefusals(t *testing.T) {
+	i := exchangeIssuer(t)
+	good, err := i.Mint("alice", []string{"mcp:use"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, err := i.Mint("alice", []string{"mcp:use"}, -time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := startIssuer(t, Options{})
+	foreign, err := other.Mint("alice", []string{"mcp:use"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongSecret := gateway
+	wrongSecret.Secret = "wrong"
+
+	tests := []struct {
+		name       string
+		basic      *Client
+		form       url.Values
+		wantStatus int
+		wantError  string
+	}{
+		{"garbage subject token", &gateway, exchangeForm("not-a-jwt"), 400, "invalid_grant"},
+		{"tampered subject token", &gateway, exchangeForm(good[:len(good)-4] + "AAAA"), 400, "invalid_grant"},
+		{"expired subject token", &gateway, exchangeForm(expired), 400, "invalid_grant"},
+		{"another issuer's token", &gateway, exchangeForm(foreign), 400, "invalid_grant"},
+		{"audience not allowed", &gateway, exchangeForm(good, "audience", "https://elsewhere.example"), 400, "invalid_target"},
+		{"audience and resource disagree", &gateway, exchangeForm(good, "resource", "other"), 400, "invalid_target"},
+		{"no audience", &gateway, exchangeForm(good, "audience", ""), 400, "invalid_request"},
+		{"no subject token", &gateway, exchangeForm("", "subject_token", ""), 400, "invalid_request"},
+		{"no subject_token_type", &gateway, exchangeForm(good, "subject_token_type", ""), 400, "invalid_request"},
+		{"refresh token type", &gateway, exchangeForm(good, "subject_token_type", "urn:ietf:params:oauth:token-type:refresh_token"), 400, "invalid_request"},
+		{"id token requested", &gateway, exchangeForm(good, "requested_token_type", "urn:ietf:params:oauth:token-type:id_token"), 400, "invalid_request"},
+		{"scope beyond the subject's", &gateway, exchangeForm(good, "scope", "mcp:write"), 400, "invalid_scope"},
+		{"unauthenticated client", nil, exchangeForm(good), 401, "invalid_client"},
+		{"wrong client secret", &wrongSecret, exchangeForm(good), 401, "invalid_client"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := post(t, i, tt.form, tt.basic)
+			if r.status != tt.wantStatus || r.body["error"] != tt.wantError {
+				t.Fatalf("got %d %v, want %d %s", r.status, r.body, tt.wantStatus, tt.wantError)
+			}
+			if _, ok := r.body["access_token"]; ok {
+				t.Error("refusal carries an access_token")
+			}
+		})
+	}
+}
+
+func TestTokenExchangeDisabledWithoutAudiences(t *testing.T) {
+	i := startIssuer(t, Options{Clients: []Client{gateway}})
+	subject, err := i.Mint("alice", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := post(t, i, exchangeForm(subject), &gateway); r.status != 400 || r.body["error"] != "invalid_target" {
+		t.Errorf("got %d %v, want invalid_target", r.status, r.body)
+	}
+}
