@@ -1,0 +1,74 @@
+package policy
+
+import "slices"
+
+// Access is what one token (or a session and the token now presented on it) may do. Get
+// it from [Policy.Decide]. The zero Access is undecided: it grants nothing, and CheckTool
+// refuses every tool for it, so a forgotten Decide fails closed.
+//
+// ReadOnly may be set to true to force a decided Access read-only; setting it to false
+// does not add the write scope to its grants but does lift the read-only gate.
+type Access struct {
+	// ReadOnly is true when the write scope was not granted.
+	ReadOnly bool
+
+	decided bool
+	granted []string // sorted, no duplicates
+	missing []string // required scopes not granted, in configured order
+}
+
+// Decide makes the Access for a token carrying scopes.
+func (p *Policy) Decide(scopes []string) Access {
+	granted := make([]string, 0, len(scopes))
+	for _, s := range scopes {
+		if s != "" {
+			granted = append(granted, s)
+		}
+	}
+	slices.Sort(granted)
+	granted = slices.Compact(granted)
+
+	a := Access{decided: true, granted: granted}
+	for _, s := range p.required {
+		if !a.HasScope(s) {
+			a.missing = append(a.missing, s)
+		}
+	}
+	a.ReadOnly = !a.HasScope(p.write)
+	return a
+}
+
+// Missing returns the required scopes the token lacks; non-empty means 403
+// insufficient_scope. For an undecided Access it returns nil, but CheckTool still refuses.
+func (a Access) Missing() []string { return slices.Clone(a.missing) }
+
+// Granted returns the granted scopes, sorted and without duplicates.
+func (a Access) Granted() []string { return slices.Clone(a.granted) }
+
+// HasScope reports whether s was granted.
+func (a Access) HasScope(s string) bool {
+	_, ok := slices.BinarySearch(a.granted, s)
+	return ok
+}
+
+// Narrow returns the stricter of a and b: read-only if either is, a scope granted only if
+// both grant it, missing what either misses. A session opened read-only stays read-only
+// whatever later tokens carry, and a later token with fewer scopes loses what it lacks.
+func (a Access) Narrow(b Access) Access {
+	n := Access{
+		ReadOnly: a.ReadOnly || b.ReadOnly,
+		decided:  a.decided && b.decided,
+	}
+	for _, s := range a.granted {
+		if b.HasScope(s) {
+			n.granted = append(n.granted, s)
+		}
+	}
+	n.missing = slices.Clone(a.missing)
+	for _, s := range b.missing {
+		if !slices.Contains(n.missing, s) {
+			n.missing = append(n.missing, s)
+		}
+	}
+	return n
+}

@@ -1,0 +1,226 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func filterPolicy(t testing.TB, trust bool) *Policy {
+	return mustNew(t, Config{
+		ReadOnlyTools:      []string{"list_*", "status"},
+		TrustReadOnlyHints: trust,
+		Rules:              []Rule{{Scope: "admin", Tools: []string{"drop_*"}}},
+	})
+}
+
+// A result laid out the way a worker might send it: odd spacing, field order that is not
+// alphabetical, escapes, unicode and numbers that re-encoding would change.
+const untidyResult = `{ "nextCursor" :"c\u00e9-2" ,
+  "tools": [
+    {"name":"list_classes","description":"Lists \u0041ll classes","inputSchema":{"type":"object","properties":{}}, "n": 1.50},
+    { "name" : "execute_code", "inputSchema": {"type":"object"}, "annotations": {"readOnlyHint": false, "title":"Run"} },
+    {"annotations":{"readOnlyHint":true},"name":"peek","inputSchema":{"type":"object","additionalProperties":false}},
+    {"name":"drop_class","annotations":{"destructiveHint":true}},
+    {"name":"status","annotations":{"readOnlyHint":null},"_meta":{"x":[1,2,{"name":"nested"}]}}
+  ],
+  "_meta": {"tools":"not this one", "z": 1e3}  }`
+
+func TestFilterToolsList(t *testing.T) {
+	tool := func(i int) string {
+		var raw struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal([]byte(untidyResult), &raw); err != nil {
+			t.Fatal(err)
+		}
+		return string(raw.Tools[i])
+	}
+	const prefix = `{ "nextCursor" :"c\u00e9-2" ,
+  "tools": `
+	const suffix = `,
+  "_meta": {"tools":"not this one", "z": 1e3}  }`
+	wantHints := map[string]bool{"execute_code": false, "peek": true}
+
+	tests := []struct {
+		name   string
+		trust  bool
+		scopes []string
+		want   string
+	}{
+		{"read-write keeps all but rule-gated", false, []string{"mcp:use", "mcp:write"},
+			prefix + "[" + tool(0) + "," + tool(1) + "," + tool(2) + "," + tool(4) + "]" + suffix},
+		{"read-only keeps safe list", false, []string{"mcp:use"},
+			prefix + "[" + tool(0) + "," + tool(4) + "]" + suffix},
+		{"read-only trusted hints", true, []string{"mcp:use"},
+			prefix + "[" + tool(0) + "," + tool(2) + "," + tool(4) + "]" + suffix},
+		{"read-only admin", false, []string{"mcp:use", "admin"},
+			prefix + "[" + tool(0) + "," + tool(4) + "]" + suffix},
+		{"missing required scope drops everything", false, []string{"mcp:write"},
+			prefix + "[]" + suffix},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filterPolicy(t, tt.trust)
+			got, hints, err := p.FilterToolsList(p.Decide(tt.scopes), json.RawMessage(untidyResult))
+			if err != nil {
+				t.Fatalf("FilterToolsList: %v", err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("result:\n got %s\nwant %s", got, tt.want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("result is not valid JSON: %s", got)
+			}
+			if diff := cmp.Diff(wantHints, hints); diff != "" {
+				t.Errorf("hints (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFilterToolsListKeepsAllUnchanged(t *testing.T) {
+	p := filterPolicy(t, false)
+	a := p.Decide([]string{"mcp:use", "mcp:write", "admin"})
+	got, _, err := p.FilterToolsList(a, json.RawMessage(untidyResult))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != untidyResult {
+		t.Errorf("nothing removed but bytes changed:\n%s", got)
+	}
+}
+
+func TestFilterToolsListNextCursor(t *testing.T) {
+	p := filterPolicy(t, false)
+	in := `{"tools":[{"name":"list_a"},{"name":"write_b"}],"nextCursor":"abc=="}`
+	got, _, err := p.FilterToolsList(p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"tools":[{"name":"list_a"}],"nextCursor":"abc=="}`; string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestFilterToolsListEscapes(t *testing.T) {
+	p := filterPolicy(t, false)
+	in := `{"t\u006fols":[{"n\u0061me":"list_\u0061"},{"name":"exec\"ute"},{"name":"list_b","d":"\\\"\\"}]}`
+	got, _, err := p.FilterToolsList(p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"t\u006fols":[{"n\u0061me":"list_\u0061"},{"name":"list_b","d":"\\\"\\"}]}`
+	if string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestFilterToolsListEmpty(t *testing.T) {
+	p := filterPolicy(t, false)
+	for _, in := range []string{`{"tools":[]}`, `{"tools": [ ] , "nextCursor": null}`, " {\"tools\":[]}\n"} {
+		got, hints, err := p.FilterToolsList(p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if string(got) != in || len(hints) != 0 {
+			t.Errorf("%s: got %s, %v", in, got, hints)
+		}
+	}
+}
+
+func TestFilterToolsListDuplicateNames(t *testing.T) {
+	p := filterPolicy(t, true)
+	ro := p.Decide([]string{"mcp:use"})
+	tests := []struct {
+		name      string
+		in        string
+		want      string
+		wantHints map[string]bool
+	}{
+		{
+			"all hint true",
+			`{"tools":[{"name":"x","annotations":{"readOnlyHint":true}},{"name":"x","annotations":{"readOnlyHint":true},"v":2}]}`,
+			`{"tools":[{"name":"x","annotations":{"readOnlyHint":true}},{"name":"x","annotations":{"readOnlyHint":true},"v":2}]}`,
+			map[string]bool{"x": true},
+		},
+		{
+			"one hint false hides both",
+			`{"tools":[{"name":"x","annotations":{"readOnlyHint":true}},{"name":"x","annotations":{"readOnlyHint":false}},{"name":"list_y"}]}`,
+			`{"tools":[{"name":"list_y"}]}`,
+			map[string]bool{"x": false},
+		},
+		{
+			"one without hint hides both",
+			`{"tools":[{"name":"x"},{"name":"x","annotations":{"readOnlyHint":true}}]}`,
+			`{"tools":[]}`,
+			map[string]bool{"x": false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, hints, err := p.FilterToolsList(ro, json.RawMessage(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if diff := cmp.Diff(tt.wantHints, hints); diff != "" {
+				t.Errorf("hints (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFilterToolsListMalformed(t *testing.T) {
+	p := filterPolicy(t, true)
+	a := p.Decide([]string{"mcp:use", "mcp:write"})
+	for name, in := range map[string]string{
+		"empty":                   ``,
+		"not json":                `tools`,
+		"array":                   `[{"name":"x"}]`,
+		"null":                    `null`,
+		"no tools":                `{"nextCursor":"x"}`,
+		"tools null":              `{"tools":null}`,
+		"tools object":            `{"tools":{"name":"x"}}`,
+		"tool not object":         `{"tools":["x"]}`,
+		"tool null":               `{"tools":[null]}`,
+		"tool without name":       `{"tools":[{"description":"x"}]}`,
+		"empty name":              `{"tools":[{"name":""}]}`,
+		"name not string":         `{"tools":[{"name":3}]}`,
+		"name twice":              `{"tools":[{"name":"list_a","name":"execute_code"}]}`,
+		"name other case":         `{"tools":[{"name":"list_a","Name":"execute_code"}]}`,
+		"tools twice":             `{"tools":[],"tools":[{"name":"x"}]}`,
+		"tools other case":        `{"tools":[],"TOOLS":[{"name":"x"}]}`,
+		"annotations not object":  `{"tools":[{"name":"x","annotations":[]}]}`,
+		"annotations twice":       `{"tools":[{"name":"x","annotations":{},"annotations":{}}]}`,
+		"annotations other case":  `{"tools":[{"name":"x","Annotations":{"readOnlyHint":true}}]}`,
+		"hint not bool":           `{"tools":[{"name":"x","annotations":{"readOnlyHint":"true"}}]}`,
+		"hint twice":              `{"tools":[{"name":"x","annotations":{"readOnlyHint":false,"readOnlyHint":true}}]}`,
+		"hint other case":         `{"tools":[{"name":"x","annotations":{"readOnlyHint":false,"readonlyhint":true}}]}`,
+		"truncated":               `{"tools":[{"name":"x"}`,
+		"truncated in skipped":    `{"tools":[{"name":"x","inputSchema":{"a":`,
+		"bad skipped value":       `{"tools":[{"name":"x","inputSchema":{"a":tru}}]}`,
+		"bad other field":         `{"nextCursor":[1,],"tools":[]}`,
+		"trailing data":           `{"tools":[]} x`,
+		"trailing object":         `{"tools":[]}{"tools":[]}`,
+		"trailing comma in tools": `{"tools":[{"name":"x"},]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, hints, err := p.FilterToolsList(a, json.RawMessage(in))
+			if err == nil {
+				t.Fatalf("FilterToolsList(%s) = %s, %v; want error", in, got, hints)
+			}
+			if !errors.Is(err, ErrMalformedToolsList) {
+				t.Errorf("error %v does not wrap ErrMalformedToolsList", err)
+			}
+			if got != nil || hints != nil {
+				t.Errorf("error with result %s, %v", got, hints)
+			}
+		})
+	}
+}

@@ -1,0 +1,191 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Defaults for the zero values of [Config].
+const (
+	DefaultRequiredScope = "mcp:use"
+	DefaultWriteScope    = "mcp:write"
+)
+
+// offlineAccess is the refresh-token scope. A resource must not ask for it (refresh tokens
+// are the client's business), so gemgate advertises it only when the operator lists it in
+// ExtraScopes, which some authorization servers need before a dynamically registered
+// client may hold it.
+const offlineAccess = "offline_access"
+
+// Rule lets the holder of Scope see and call the tools matching Tools. Once any rule
+// mentions a tool, only the holders of a matching rule's scope may use it.
+type Rule struct {
+	Scope string
+	Tools []string // tool names or path.Match globs
+}
+
+// Config is what the operator configures. Zero values mean the documented defaults; New
+// copies it and never changes the caller's slices.
+type Config struct {
+	// RequiredScopes must all be granted to use gemgate at all. Empty means ["mcp:use"].
+	RequiredScopes []string
+	// WriteScope makes a session read-write; without it the session is read-only.
+	// Empty means "mcp:write".
+	WriteScope string
+	// ExtraScopes are advertised to clients but not checked, for scopes the
+	// authorization server needs (such as "profile").
+	ExtraScopes []string
+	// ReadOnlyTools are the tool names and path.Match globs vouched safe for read-only
+	// sessions. A glob's * does not match "/".
+	ReadOnlyTools []string
+	// TrustReadOnlyHints lets a worker's readOnlyHint: true annotation vouch for a tool in
+	// read-only sessions. Off by default: the annotation is the worker's claim, not the
+	// operator's.
+	TrustReadOnlyHints bool
+	// Rules restrict tools to the holders of a scope.
+	Rules []Rule
+}
+
+// Policy is a validated Config. It is immutable and safe for concurrent use.
+type Policy struct {
+	required      []string
+	write         string
+	supported     []string
+	readOnlyTools matcher
+	trustHints    bool
+	rules         []rule
+}
+
+type rule struct {
+	scope string
+	tools matcher
+}
+
+// New validates c and fills in defaults. It reports every problem at once, joined with
+// errors.Join.
+func New(c Config) (*Policy, error) {
+	required := c.RequiredScopes
+	if len(required) == 0 {
+		required = []string{DefaultRequiredScope}
+	}
+	write := c.WriteScope
+	if write == "" {
+		write = DefaultWriteScope
+	}
+
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("policy: "+format, args...))
+	}
+
+	for i, s := range required {
+		if err := checkScope(s); err != nil {
+			bad("required_scopes[%d] %q: %v", i, s, err)
+		} else if s == offlineAccess {
+			bad("required_scopes[%d]: %s is not a resource scope; list it in extra_scopes if clients must request it", i, s)
+		}
+	}
+	if err := checkScope(write); err != nil {
+		bad("write_scope %q: %v", write, err)
+	} else if write == offlineAccess {
+		bad("write_scope: %s is not a resource scope", write)
+	}
+	if slices.Contains(required, write) {
+		bad("write_scope %q is also a required scope, so no session could be read-only", write)
+	}
+	for i, s := range c.ExtraScopes {
+		if err := checkScope(s); err != nil {
+			bad("extra_scopes[%d] %q: %v", i, s, err)
+		}
+	}
+	for i, pat := range c.ReadOnlyTools {
+		if err := checkPattern(pat); err != nil {
+			bad("read_only_tools[%d] %q: %v", i, pat, err)
+		}
+	}
+	for i, r := range c.Rules {
+		if r.Scope == "" {
+			bad("rules[%d]: no scope", i)
+		} else if err := checkScope(r.Scope); err != nil {
+			bad("rules[%d].scope %q: %v", i, r.Scope, err)
+		} else if r.Scope == offlineAccess {
+			bad("rules[%d].scope: %s is not a resource scope", i, r.Scope)
+		}
+		if len(r.Tools) == 0 {
+			bad("rules[%d]: no tools", i)
+		}
+		for j, pat := range r.Tools {
+			if err := checkPattern(pat); err != nil {
+				bad("rules[%d].tools[%d] %q: %v", i, j, pat, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	p := &Policy{
+		required:      dedup(required),
+		write:         write,
+		readOnlyTools: newMatcher(c.ReadOnlyTools),
+		trustHints:    c.TrustReadOnlyHints,
+	}
+	supported := slices.Concat(required, []string{write}, c.ExtraScopes)
+	for _, r := range c.Rules {
+		p.rules = append(p.rules, rule{scope: r.Scope, tools: newMatcher(r.Tools)})
+		supported = append(supported, r.Scope)
+	}
+	slices.Sort(supported)
+	p.supported = slices.Compact(supported)
+	return p, nil
+}
+
+// RequiredScopes returns the scopes every token must carry, in configured order.
+func (p *Policy) RequiredScopes() []string { return slices.Clone(p.required) }
+
+// WriteScope returns the scope that makes a session read-write.
+func (p *Policy) WriteScope() string { return p.write }
+
+// ScopesSupported returns what gemgate advertises in its metadata and challenges: the
+// required, write, extra and rule scopes, sorted and without duplicates. It is derived,
+// so a required scope is always advertised and the write scope always requestable.
+func (p *Policy) ScopesSupported() []string { return slices.Clone(p.supported) }
+
+// checkScope accepts a scope token as RFC 6749 §3.3 defines it: one or more printable
+// ASCII characters other than space, '"' and '\'.
+func checkScope(s string) error {
+	if s == "" {
+		return errors.New("empty scope")
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return fmt.Errorf("invalid character %q in scope", c)
+		}
+	}
+	return nil
+}
+
+func checkPattern(pat string) error {
+	if strings.TrimSpace(pat) == "" {
+		return errors.New("empty tool pattern")
+	}
+	if _, err := path.Match(pat, ""); err != nil {
+		return errors.New("bad glob pattern")
+	}
+	return nil
+}
+
+// dedup returns s without repeats, keeping the first of each in order.
+func dedup(s []string) []string {
+	out := make([]string, 0, len(s))
+	for _, v := range s {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
