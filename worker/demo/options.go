@@ -1,0 +1,80 @@
+package demo
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Options configure the demo server. The zero value is usable: no notes
+// store (the notes tools answer with an error), a read-write session, logs
+// discarded.
+type Options struct {
+	// DataDir holds one directory per user for the notes store.
+	// Empty means no store.
+	DataDir string
+	// User and Session are the identity the gateway assigned to this worker.
+	User, Session string
+	// ReadOnly makes the mutating tools refuse, even when called.
+	ReadOnly bool
+	// Chatter is a test aid: Run writes a non-JSON line before every
+	// message it writes to stdout, to prove the gateway skips such lines.
+	// Never set it outside tests.
+	Chatter bool
+	// Logger receives the worker's own logs. Nil means discard.
+	Logger *slog.Logger
+	// Stderr receives plain marker lines tests look for (such as
+	// "slow: cancelled"). Nil means os.Stderr.
+	Stderr io.Writer
+
+	// tick is the length of one "second" of the slow tool; zero means
+	// one second. Tests shorten it.
+	tick time.Duration
+}
+
+// Environment variables read by OptionsFromEnv.
+const (
+	EnvUser     = "GEMGATE_USER"
+	EnvSession  = "GEMGATE_SESSION"
+	EnvReadOnly = "GEMGATE_READ_ONLY"
+	EnvDataDir  = "GEMGATE_DATA_DIR"
+	EnvChatter  = "GEMGATE_DEMO_CHATTER"
+)
+
+// OptionsFromEnv reads the options the gateway passes in the worker's
+// environment. Logs go to stderr as slog text; stdout carries only protocol
+// messages. The session is read-only unless GEMGATE_READ_ONLY is exactly
+// "0": an unset or mistyped value fails closed.
+func OptionsFromEnv() Options {
+	return Options{
+		DataDir:  os.Getenv(EnvDataDir),
+		User:     os.Getenv(EnvUser),
+		Session:  os.Getenv(EnvSession),
+		ReadOnly: os.Getenv(EnvReadOnly) != "0",
+		Chatter:  os.Getenv(EnvChatter) == "1",
+		Logger:   slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Stderr:   os.Stderr,
+	}
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+func (o Options) stderr() io.Writer {
+	if o.Stderr == nil {
+		return os.Stderr
+	}
+	return o.Stderr
+}
+
+func (o Options) slowTick() time.Duration {
+	if o.tick <= 0 {
+		return time.Second
+	}
+	return o.tick
+}

@@ -1,0 +1,64 @@
+package demo
+
+import (
+	"context"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Run serves one MCP session over newline-delimited JSON: requests from in,
+// messages to out. It returns nil when in ends (EOF), and ctx.Err() when ctx
+// ends; either way every tool call still running is cancelled first. Run
+// closes neither in nor out.
+//
+// The session starts at log level "info", so slow's log messages reach a
+// client that never sent logging/setLevel; the client may change the level.
+func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
+	srv, err := NewServer(o)
+	if err != nil {
+		return err
+	}
+	// The SDK does not cancel running handlers when the connection's context
+	// ends, and closing the session waits for them: tie them to ctx.
+	srv.AddReceivingMiddleware(cancelWith(ctx))
+
+	var w io.Writer = out
+	if o.Chatter {
+		w = &chatterWriter{w: out}
+	}
+	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{w}}
+	ss, err := srv.Connect(ctx, t, &mcp.ServerSessionOptions{State: &mcp.ServerSessionState{LogLevel: "info"}})
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return ctx.Err()
+	}
+}
+
+// cancelWith returns middleware that cancels each handler's context when
+// ctx ends.
+func cancelWith(ctx context.Context) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(hctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			hctx, cancel := context.WithCancel(hctx)
+			defer cancel()
+			stop := context.AfterFunc(ctx, cancel)
+			defer stop()
+			return next(hctx, method, req)
+		}
+	}
+}
+
+// nopWriteCloser keeps the SDK from closing the caller's writer.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
