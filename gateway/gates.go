@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/gemgate/gemgate/worker"
+)
+
+// originGate refuses browser requests from origins nobody allowed (DNS rebinding). A request
+// without Origin is a non-browser client and passes.
+func (g *Gateway) originGate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && !g.originAllowed(origin) {
+			g.trace.refused(r, http.StatusForbidden)
+			(&httpError{Status: http.StatusForbidden, Code: worker.CodeInvalidRequest, Message: "origin not allowed"}).write(w)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (g *Gateway) originAllowed(origin string) bool {
+	if slices.Contains(g.opts.AllowedOrigins, origin) || slices.Contains(g.opts.AllowedOrigins, "*") {
+		return true
+	}
+	if !g.opts.AllowLoopbackOrigins {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// IsLoopbackAddr reports whether a listen address binds only loopback interfaces.
+func IsLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	return isLoopbackHost(host)
+}
+
+type clientIPKey struct{}
+
+// clientIP records the client's address for logs: the peer, or the nearest untrusted address
+// of X-Forwarded-For when the peer is a trusted proxy. It is never used for a security decision.
+func (g *Gateway) clientIP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ip := peerAddr(r.RemoteAddr)
+		if ip.IsValid() && g.trusted(ip) {
+			hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+			for i := len(hops) - 1; i >= 0; i-- {
+				hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+				if err != nil {
+					break
+				}
+				ip = hop
+				if !g.trusted(hop) {
+					break
+				}
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientIPKey{}, ip)))
+	})
+}
+
+func (g *Gateway) trusted(ip netip.Addr) bool {
+	for _, p := range g.opts.TrustedProxies {
+		if p.Contains(ip.Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+func peerAddr(remote string) netip.Addr {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+// ClientIP is the client address recorded for the request.
+func ClientIP(ctx context.Context) netip.Addr {
+	ip, _ := ctx.Value(clientIPKey{}).(netip.Addr)
+	return ip
+}

@@ -1,0 +1,204 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/gemgate/gemgate/policy"
+)
+
+// Options configures a Gateway. Zero values mean the documented defaults.
+type Options struct {
+	MCPPath   string // default "/mcp"
+	PublicURL string // the resource identifier; only used for metadata paths and logs
+
+	// Authenticate wraps the MCP endpoint: auth.Authenticator.Middleware, or auth.Anonymous
+	// for `--auth none`. Required.
+	Authenticate func(http.Handler) http.Handler
+	// Metadata serves RFC 9728 metadata at the well-known paths; nil when there is no issuer.
+	Metadata http.Handler
+	// InsufficientScope sets the WWW-Authenticate header of a 403 step-up challenge.
+	InsufficientScope func(h http.Header, granted, needed []string, description string)
+
+	Policy  *policy.Policy // required
+	Workers Launcher       // required
+
+	AllowedOrigins       []string // exact origins (scheme://host[:port]) allowed besides none
+	AllowLoopbackOrigins bool     // allow http(s)://localhost, 127.0.0.1, [::1] origins
+	TrustedProxies       []netip.Prefix
+
+	MaxBodyBytes  int64         // default 4 MiB
+	InitTimeout   time.Duration // how long a worker may take to answer initialize; default 60s
+	ShutdownGrace time.Duration // default 10s
+	// KeepCallsOnDisconnect leaves a call running at the worker when its client hangs up.
+	// By default the call is cancelled there, since its answer could not be delivered.
+	KeepCallsOnDisconnect bool
+
+	Lifetime Lifetime
+
+	Ready   func(context.Context) error // extra readiness check for /readyz (keys loaded, ...)
+	Logger  *slog.Logger                // nil discards
+	Metrics *Metrics                    // nil: no metrics
+	Trace   *Tracer                     // nil: no message trace
+}
+
+// Gateway is the HTTP front end. Build it with New, serve Handler, end it with Shutdown.
+type Gateway struct {
+	opts     Options
+	log      *slog.Logger
+	metrics  *Metrics
+	trace    *Tracer
+	sessions *table
+	router   http.Handler
+
+	closing  atomic.Bool
+	stopping chan struct{} // closed when shutdown begins: streams end
+	stopOnce sync.Once
+	reaper   *reaper
+	wg       sync.WaitGroup // session watchers
+}
+
+// New checks the options and builds the gateway. It starts the session reaper.
+func New(o Options) (*Gateway, error) {
+	var errs []error
+	if o.Authenticate == nil {
+		errs = append(errs, errors.New("gateway: Authenticate is required"))
+	}
+	if o.Policy == nil {
+		errs = append(errs, errors.New("gateway: Policy is required"))
+	}
+	if o.Workers == nil {
+		errs = append(errs, errors.New("gateway: Workers is required"))
+	}
+	if err := o.Lifetime.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if o.MCPPath == "" {
+		o.MCPPath = "/mcp"
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 4 << 20
+	}
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = 60 * time.Second
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = 10 * time.Second
+	}
+	o.Lifetime = o.Lifetime.withDefaults()
+	g := &Gateway{
+		opts:     o,
+		log:      o.Logger,
+		metrics:  o.Metrics,
+		trace:    o.Trace,
+		sessions: newTable(o.Lifetime.MaxSessions, o.Lifetime.MaxSessionsPerUser),
+		stopping: make(chan struct{}),
+	}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	g.router = g.routes()
+	g.reaper = startReaper(g)
+	return g, nil
+}
+
+// Handler is the gateway's HTTP handler.
+func (g *Gateway) Handler() http.Handler { return g.router }
+
+func (g *Gateway) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, g.clientIP, g.recoverer)
+	r.Get("/healthz", g.healthz)
+	r.Get("/readyz", g.readyz)
+	if g.opts.Metadata != nil {
+		r.Handle("/.well-known/oauth-protected-resource", g.opts.Metadata)
+		r.Handle("/.well-known/oauth-protected-resource"+g.opts.MCPPath, g.opts.Metadata)
+	}
+	r.Route(g.opts.MCPPath, func(r chi.Router) {
+		r.Use(g.traceRefused, g.opts.Authenticate, g.originGate)
+		r.Post("/", g.handlePost)
+		r.Get("/", g.handleGet)
+		r.Delete("/", g.handleDelete)
+		r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Allow", "GET, POST, DELETE")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		})
+	})
+	return r
+}
+
+func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if g.closing.Load() {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if g.opts.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := g.opts.Ready(ctx); err != nil {
+			g.log.Warn("not ready", "error", err)
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}
+
+// recoverer turns a panic in a handler into a 500 without taking the gateway down.
+func (g *Gateway) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				g.log.Error("handler panicked", "panic", v, "request_id", middleware.GetReqID(r.Context()))
+				http.Error(w, "internal error", http.StatusInternalServerError)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// BeginShutdown refuses new sessions and ends every GET stream, so that an http.Server's
+// Shutdown does not wait on streams that would never end by themselves.
+func (g *Gateway) BeginShutdown() {
+	g.stopOnce.Do(func() {
+		g.closing.Store(true)
+		close(g.stopping)
+	})
+}
+
+// Close ends every session and stops its worker. Call it after the HTTP server has shut down.
+func (g *Gateway) Close() {
+	g.BeginShutdown()
+	g.reaper.stop()
+	var wg sync.WaitGroup
+	for _, s := range g.sessions.all() {
+		wg.Add(1)
+		go func() { defer wg.Done(); g.endSession(s, ReasonShutdown) }()
+	}
+	wg.Wait()
+	g.wg.Wait()
+}
+
+// Sessions is the number of open sessions.
+func (g *Gateway) Sessions() int { return g.sessions.len() }

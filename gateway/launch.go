@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/worker"
+)
+
+// Identity is who a worker is started for.
+type Identity struct {
+	Principal auth.Principal
+	ReadOnly  bool
+	Session   string
+	// Token is the raw bearer token of the opening request, for a credential exchange only.
+	// It never goes into a worker's environment unless the operator chose passthrough.
+	Token string
+}
+
+// Launcher says how to start a session's worker.
+type Launcher interface {
+	Spec(ctx context.Context, id Identity) (worker.Spec, error)
+}
+
+// CredentialSource obtains the backend credential a worker logs in with.
+type CredentialSource interface {
+	Credential(ctx context.Context, id Identity) (string, error)
+}
+
+// CommandLauncher starts a stdio MCP server from a command template. The worker learns who it
+// serves from its environment (GEMGATE_USER, GEMGATE_SUBJECT, GEMGATE_READ_ONLY,
+// GEMGATE_SCOPES, GEMGATE_SESSION and, with a credential source, GEMGATE_CREDENTIAL); the
+// gateway's own GEMGATE_* settings, secrets among them, are never passed on.
+type CommandLauncher struct {
+	Command    []string // argv; "{user}" in an argument becomes the user's name
+	DataDir    string   // GEMGATE_DATA_DIR for workers that keep files
+	Env        []string // extra KEY=VALUE pairs
+	Credential CredentialSource
+	StopGrace  time.Duration
+}
+
+func (l *CommandLauncher) Spec(ctx context.Context, id Identity) (worker.Spec, error) {
+	if len(l.Command) == 0 {
+		return worker.Spec{}, errors.New("no worker command configured")
+	}
+	path, err := exec.LookPath(l.Command[0])
+	if err != nil {
+		return worker.Spec{}, fmt.Errorf("worker command: %w", err)
+	}
+	user := id.Principal.User
+	args := make([]string, 0, len(l.Command)-1)
+	for _, a := range l.Command[1:] {
+		if strings.Contains(a, "{user}") {
+			// A user name must never be read as an option by the worker.
+			if user == "" || strings.HasPrefix(user, "-") {
+				return worker.Spec{}, fmt.Errorf("user name %q cannot be put on a command line", user)
+			}
+			a = strings.ReplaceAll(a, "{user}", user)
+		}
+		args = append(args, a)
+	}
+	readOnly := "0"
+	if id.ReadOnly {
+		readOnly = "1"
+	}
+	env := append(inheritedEnv(),
+		"GEMGATE_USER="+user,
+		"GEMGATE_SUBJECT="+id.Principal.Subject,
+		"GEMGATE_READ_ONLY="+readOnly,
+		"GEMGATE_SCOPES="+strings.Join(id.Principal.Scopes, " "),
+		"GEMGATE_SESSION="+id.Session,
+	)
+	if l.DataDir != "" {
+		env = append(env, "GEMGATE_DATA_DIR="+l.DataDir)
+	}
+	env = append(env, l.Env...)
+	if l.Credential != nil {
+		cred, err := l.Credential.Credential(ctx, id)
+		if err != nil {
+			return worker.Spec{}, fmt.Errorf("worker credential: %w", err)
+		}
+		env = append(env, "GEMGATE_CREDENTIAL="+cred)
+	}
+	return worker.Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace}, nil
+}
+
+// inheritedEnv is the gateway's environment without its own settings.
+func inheritedEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GEMGATE_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// PassthroughCredential hands the client's own token to the worker. The MCP specification
+// forbids this for tokens issued to the gateway; it exists for backends that accept the
+// gateway's audience and is opt-in only.
+type PassthroughCredential struct{}
+
+func (PassthroughCredential) Credential(_ context.Context, id Identity) (string, error) {
+	if id.Token == "" {
+		return "", errors.New("no token to pass through (auth is off)")
+	}
+	return id.Token, nil
+}
+
+// Exchanger trades the client's token for one minted for the backend (RFC 8693).
+type Exchanger interface {
+	Exchange(ctx context.Context, subjectToken string) (token string, expiry time.Time, err error)
+}
+
+// ExchangeCredential obtains the worker's credential by token exchange at the issuer.
+type ExchangeCredential struct{ Exchanger Exchanger }
+
+func (e ExchangeCredential) Credential(ctx context.Context, id Identity) (string, error) {
+	if id.Token == "" {
+		return "", errors.New("no token to exchange (auth is off)")
+	}
+	tok, _, err := e.Exchanger.Exchange(ctx, id.Token)
+	return tok, err
+}

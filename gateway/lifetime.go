@@ -1,0 +1,264 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gemgate/gemgate/worker"
+)
+
+// Why a session ended. Every end has exactly one reason, logged and counted.
+const (
+	ReasonDeleted        = "deleted"
+	ReasonIdle           = "idle"
+	ReasonStreamlessIdle = "streamless_idle"
+	ReasonStreamLost     = "stream_lost"
+	ReasonProbeFailed    = "probe_failed"
+	ReasonExpired        = "expired"
+	ReasonWorkerExit     = "worker_exit"
+	ReasonUnresponsive   = "unresponsive"
+	ReasonShutdown       = "shutdown"
+	ReasonTokenExpired   = "token_expired"
+)
+
+// Lifetime is session lifetime policy. The mechanism (keepalive interval, outbox size, write
+// timeout) is not configurable; these are.
+type Lifetime struct {
+	IdleTimeout           time.Duration // no client traffic for this long ends a session; 0 = never
+	StreamlessIdleTimeout time.Duration // the same for a session that never opened a GET stream; 0 = use IdleTimeout
+	StreamLossGrace       time.Duration // a session whose GET stream closed ends after this, unless the client comes back
+	MaxSessionLifetime    time.Duration // 0 = no cap
+	RequestTimeout        time.Duration // 0 = calls may run as long as they like
+	ProbeLead             time.Duration // a liveness ping goes out this long before the idle deadline
+	ProbeTimeout          time.Duration // an unanswered ping on the current stream ends the session after this
+	MaxSessions           int           // 0 = no limit
+	MaxSessionsPerUser    int           // 0 = no limit
+	Tick                  time.Duration // how often the reaper looks; default 500ms
+}
+
+// DefaultLifetime is the policy measured against real clients for the GemStone-native server.
+func DefaultLifetime() Lifetime {
+	return Lifetime{
+		IdleTimeout:           30 * time.Minute,
+		StreamlessIdleTimeout: time.Minute,
+		StreamLossGrace:       10 * time.Second,
+		ProbeLead:             5 * time.Minute,
+		ProbeTimeout:          30 * time.Second,
+	}
+}
+
+func (l Lifetime) withDefaults() Lifetime {
+	if l == (Lifetime{}) {
+		l = DefaultLifetime()
+	}
+	if l.Tick <= 0 {
+		l.Tick = 500 * time.Millisecond
+	}
+	if l.ProbeTimeout <= 0 {
+		l.ProbeTimeout = 30 * time.Second
+	}
+	return l
+}
+
+// Validate reports every unworkable combination of settings at once.
+func (l Lifetime) Validate() error {
+	var errs []error
+	for name, d := range map[string]time.Duration{
+		"idle_timeout": l.IdleTimeout, "streamless_idle_timeout": l.StreamlessIdleTimeout,
+		"stream_loss_grace": l.StreamLossGrace, "max_session_lifetime": l.MaxSessionLifetime,
+		"request_timeout": l.RequestTimeout, "probe_lead": l.ProbeLead, "probe_timeout": l.ProbeTimeout,
+	} {
+		if d < 0 {
+			errs = append(errs, errors.New(name+" must not be negative"))
+		}
+	}
+	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
+		errs = append(errs, errors.New("probe_lead must be shorter than idle_timeout"))
+	}
+	if l.IdleTimeout > 0 && l.StreamlessIdleTimeout > l.IdleTimeout {
+		errs = append(errs, errors.New("streamless_idle_timeout must not exceed idle_timeout"))
+	}
+	if l.MaxSessions < 0 || l.MaxSessionsPerUser < 0 {
+		errs = append(errs, errors.New("max_sessions and max_sessions_per_user must not be negative"))
+	}
+	if l.MaxSessions > 0 && l.MaxSessionsPerUser > l.MaxSessions {
+		errs = append(errs, errors.New("max_sessions_per_user must not exceed max_sessions"))
+	}
+	return errors.Join(errs...)
+}
+
+// probe is one liveness ping sent down a session's GET stream.
+type probe struct {
+	gen  uint64 // the stream generation it was written to
+	sent time.Time
+
+	mu       sync.Mutex
+	answered bool
+}
+
+func (p *probe) answer(time.Time) { p.mu.Lock(); p.answered = true; p.mu.Unlock() }
+func (p *probe) isAnswered() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.answered }
+
+// sessionState is what the reaper reads of a session, taken at one instant.
+type sessionState struct {
+	now, opened, lastActive, streamLost time.Time
+	busy, everStream, streamOpen        bool
+	probe                               *probe
+	currentGen                          uint64
+}
+
+// verdict decides a session's fate: a reason to end it, or "" to keep it, and whether a
+// liveness probe should go out now. It is a pure function of the state and the policy.
+func (l Lifetime) verdict(st sessionState) (reason string, sendProbe bool) {
+	if st.busy {
+		return "", false // a call in flight is never reaped
+	}
+	if l.MaxSessionLifetime > 0 && st.now.Sub(st.opened) >= l.MaxSessionLifetime {
+		return ReasonExpired, false
+	}
+	idle := st.now.Sub(st.lastActive)
+	if !st.everStream {
+		limit := l.StreamlessIdleTimeout
+		if limit <= 0 {
+			limit = l.IdleTimeout
+		}
+		if limit > 0 && idle >= limit {
+			return ReasonStreamlessIdle, false
+		}
+		return "", false
+	}
+	if !st.streamOpen && !st.streamLost.IsZero() && st.now.Sub(st.streamLost) >= l.StreamLossGrace {
+		return ReasonStreamLost, false
+	}
+	if l.IdleTimeout > 0 && idle >= l.IdleTimeout {
+		return ReasonIdle, false
+	}
+	if p := st.probe; p != nil && p.gen == st.currentGen && !p.isAnswered() && st.now.Sub(p.sent) >= l.ProbeTimeout {
+		return ReasonProbeFailed, false
+	}
+	probeDue := l.IdleTimeout > 0 && idle >= l.IdleTimeout-l.ProbeLead
+	// A probe written to a superseded stream decides nothing: it is sent again on the current one.
+	needProbe := st.probe == nil || (st.probe.gen != st.currentGen && !st.probe.isAnswered())
+	return "", probeDue && st.streamOpen && needProbe
+}
+
+// Probe state lives on the session; activity clears it.
+func (s *Session) state(now time.Time) sessionState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sessionState{
+		now: now, opened: s.opened, lastActive: s.lastActive, streamLost: s.streamLost,
+		busy: len(s.calls) > 0, everStream: s.everStream, streamOpen: s.outbox.HasStream(),
+		probe: s.currentProbe, currentGen: s.outbox.Current(),
+	}
+}
+
+func (s *Session) streamOpened() {
+	s.mu.Lock()
+	s.everStream = true
+	s.streamLost = time.Time{}
+	s.mu.Unlock()
+}
+
+func (s *Session) streamClosed(gen uint64, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.outbox.HasStream() && !s.closed {
+		s.streamLost = now
+	}
+}
+
+// sendProbe writes a ping to the session's stream, recording the stream generation.
+func (s *Session) sendProbe(now time.Time) {
+	gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
+	p := &probe{gen: s.outbox.Current(), sent: now}
+	s.mu.Lock()
+	if s.currentProbe != nil {
+		for id, old := range s.probes {
+			if old == s.currentProbe {
+				delete(s.probes, id)
+			}
+		}
+	}
+	s.currentProbe = p
+	s.probes[gid] = p
+	s.mu.Unlock()
+	s.outbox.Push((&worker.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}).Encode())
+}
+
+// reaper ends sessions as the lifetime policy says.
+type reaper struct {
+	g    *Gateway
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+func startReaper(g *Gateway) *reaper {
+	r := &reaper{g: g, quit: make(chan struct{}), done: make(chan struct{})}
+	go r.run()
+	return r
+}
+
+func (r *reaper) run() {
+	defer close(r.done)
+	t := time.NewTicker(r.g.opts.Lifetime.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.quit:
+			return
+		case now := <-t.C:
+			r.pass(now)
+		}
+	}
+}
+
+// pass looks at every session once.
+func (r *reaper) pass(now time.Time) {
+	l := r.g.opts.Lifetime
+	for _, s := range r.g.sessions.all() {
+		reason, probe := l.verdict(s.state(now))
+		switch {
+		case reason != "":
+			go r.g.endSession(s, reason)
+		case probe:
+			s.sendProbe(now)
+		}
+	}
+}
+
+func (r *reaper) stop() {
+	r.once.Do(func() { close(r.quit) })
+	<-r.done
+}
+
+// checkResponsive runs after a request timed out: the worker must still answer a ping, first
+// as it is, then after an interrupt; a worker that does neither is stopped with its session.
+func (r *reaper) checkResponsive(s *Session) {
+	grace := 5 * time.Second
+	for i, act := range []func(){nil, s.proc.Interrupt} {
+		if act != nil {
+			s.log.Warn("worker did not answer a ping after a request timeout; interrupting it")
+			act()
+		}
+		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
+		c, err := s.proc.Send(&worker.Message{ID: id, Method: "ping"})
+		if err != nil {
+			return // the worker is gone; watch ends the session
+		}
+		select {
+		case <-c.Result():
+			return
+		case <-time.After(grace):
+			c.Abandon()
+		case <-s.done:
+			return
+		}
+	}
+	s.log.Warn("worker unresponsive after a request timeout; stopping it")
+	r.g.endSession(s, ReasonUnresponsive)
+}

@@ -1,0 +1,171 @@
+package gateway
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Metrics are the gateway's Prometheus instruments. Labels come from fixed sets only: never a
+// user, a session id, a token or a name a client chose.
+type Metrics struct {
+	sessionsOpen    prometheus.Gauge
+	sessionsOpened  *prometheus.CounterVec
+	sessionsClosed  *prometheus.CounterVec
+	workersRunning  prometheus.Gauge
+	workerStartTime prometheus.Histogram
+	workerExits     *prometheus.CounterVec
+	requests        *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
+	toolCalls       *prometheus.CounterVec
+	AuthFailures    *prometheus.CounterVec
+	sseStreams      prometheus.Gauge
+	outboxDrops     prometheus.Counter
+	JWKSRefresh     *prometheus.CounterVec
+}
+
+// NewMetrics registers the gateway's metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	f := promauto.With(reg)
+	return &Metrics{
+		sessionsOpen: f.NewGauge(prometheus.GaugeOpts{Name: "gemgate_sessions_open", Help: "Sessions open now."}),
+		sessionsOpened: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_sessions_opened_total",
+			Help: "Attempts to open a session, by result."}, []string{"result"}),
+		sessionsClosed: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_sessions_closed_total",
+			Help: "Sessions ended, by reason."}, []string{"reason"}),
+		workersRunning: f.NewGauge(prometheus.GaugeOpts{Name: "gemgate_workers_running", Help: "Worker processes running now."}),
+		workerStartTime: f.NewHistogram(prometheus.HistogramOpts{Name: "gemgate_worker_start_seconds",
+			Help: "Time from starting a worker to its answer to initialize.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		workerExits: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_worker_exits_total",
+			Help: "Worker processes ended, by result."}, []string{"result"}),
+		requests: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_requests_total",
+			Help: "MCP POST requests, by JSON-RPC method and HTTP status."}, []string{"method", "code"}),
+		requestDuration: f.NewHistogramVec(prometheus.HistogramOpts{Name: "gemgate_request_duration_seconds",
+			Help: "Time to answer an MCP POST, by JSON-RPC method.", Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14)}, []string{"method"}),
+		toolCalls: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_tool_calls_total",
+			Help: "tools/call requests, by outcome."}, []string{"outcome"}),
+		AuthFailures: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_auth_failures_total",
+			Help: "Requests refused by authentication, by reason."}, []string{"reason"}),
+		sseStreams:  f.NewGauge(prometheus.GaugeOpts{Name: "gemgate_sse_streams_open", Help: "Session GET streams open now."}),
+		outboxDrops: f.NewCounter(prometheus.CounterOpts{Name: "gemgate_outbox_dropped_total", Help: "Messages dropped from full session outboxes."}),
+		JWKSRefresh: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_jwks_refresh_total",
+			Help: "Fetches of the issuer's signing keys, by result."}, []string{"result"}),
+	}
+}
+
+// methods is the fixed set of JSON-RPC methods that get their own label value.
+var methods = map[string]bool{
+	"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
+	"resources/list": true, "resources/read": true, "resources/templates/list": true,
+	"resources/subscribe": true, "resources/unsubscribe": true, "prompts/list": true, "prompts/get": true,
+	"completion/complete": true, "logging/setLevel": true, "notifications/initialized": true,
+	"notifications/cancelled": true, "notifications/progress": true, "notifications/roots/list_changed": true,
+	"server/discover": true,
+}
+
+func methodLabel(m string) string {
+	if methods[m] {
+		return m
+	}
+	if m == "" {
+		return "response"
+	}
+	return "other"
+}
+
+func (m *Metrics) request(method string, code int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(method, strconv.Itoa(code)).Inc()
+	m.requestDuration.WithLabelValues(method).Observe(d.Seconds())
+}
+
+func (m *Metrics) sessionOpened(result string) {
+	if m == nil {
+		return
+	}
+	m.sessionsOpened.WithLabelValues(result).Inc()
+	if result == "ok" {
+		m.sessionsOpen.Inc()
+	}
+}
+
+func (m *Metrics) sessionClosed(reason string) {
+	if m == nil {
+		return
+	}
+	m.sessionsClosed.WithLabelValues(reason).Inc()
+	m.sessionsOpen.Dec()
+}
+
+func (m *Metrics) workerStarted() {
+	if m != nil {
+		m.workersRunning.Inc()
+	}
+}
+
+func (m *Metrics) workerStart(d time.Duration) {
+	if m != nil {
+		m.workerStartTime.Observe(d.Seconds())
+	}
+}
+
+// workerExited counts a worker's end: "stopped" when the gateway ended it, "exited" when it
+// ended on its own.
+func (m *Metrics) workerExited(err error) {
+	if m == nil {
+		return
+	}
+	m.workersRunning.Dec()
+	result := "stopped"
+	if err != nil {
+		result = "exited"
+	}
+	m.workerExits.WithLabelValues(result).Inc()
+}
+
+func (m *Metrics) toolCall(outcome string) {
+	if m != nil {
+		m.toolCalls.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) streamOpened() {
+	if m != nil {
+		m.sseStreams.Inc()
+	}
+}
+
+func (m *Metrics) streamClosed() {
+	if m != nil {
+		m.sseStreams.Dec()
+	}
+}
+
+func (m *Metrics) outboxDropped() {
+	if m != nil {
+		m.outboxDrops.Inc()
+	}
+}
+
+// AuthFailed counts a request refused by authentication; reason comes from a fixed set.
+func (m *Metrics) AuthFailed(reason string) {
+	if m != nil {
+		m.AuthFailures.WithLabelValues(reason).Inc()
+	}
+}
+
+// KeysFetched counts a fetch of the issuer's keys.
+func (m *Metrics) KeysFetched(err error) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.JWKSRefresh.WithLabelValues(result).Inc()
+}

@@ -1,0 +1,116 @@
+package gateway
+
+import "sync"
+
+// outboxSize bounds what a session holds for a client that is not reading: the oldest
+// message goes when a new one arrives at a full outbox.
+const outboxSize = 256
+
+// Outbox is one session's queue of server-to-client messages waiting for its GET stream. It
+// also hands out stream generations: the newest GET stream wins, and a superseded stream
+// learns it on its next wake-up.
+type Outbox struct {
+	mu      sync.Mutex
+	queue   [][]byte
+	head    int // index of the oldest message in queue (a ring)
+	n       int
+	dropped uint64
+	gen     uint64        // generation of the current stream; 0 = none ever attached
+	streams int           // streams attached and not yet detached (0 or 1 once settled)
+	wake    chan struct{} // closed and replaced whenever there is news for the stream
+	onDrop  func()
+}
+
+func newOutbox(onDrop func()) *Outbox {
+	return &Outbox{queue: make([][]byte, outboxSize), wake: make(chan struct{}), onDrop: onDrop}
+}
+
+// Push queues a message; it reports how many messages were dropped to make room (0 or 1).
+func (o *Outbox) Push(msg []byte) (dropped int) {
+	o.mu.Lock()
+	if o.n == len(o.queue) {
+		o.queue[o.head] = nil
+		o.head = (o.head + 1) % len(o.queue)
+		o.n--
+		o.dropped++
+		dropped = 1
+	}
+	o.queue[(o.head+o.n)%len(o.queue)] = msg
+	o.n++
+	o.signalLocked()
+	o.mu.Unlock()
+	if dropped > 0 && o.onDrop != nil {
+		o.onDrop()
+	}
+	return dropped
+}
+
+// Attach registers a new stream, superseding any other, and returns its generation.
+func (o *Outbox) Attach() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.gen++
+	o.streams++
+	o.signalLocked() // wakes the superseded stream so it can end
+	return o.gen
+}
+
+// Detach records that the stream of generation gen has ended.
+func (o *Outbox) Detach(gen uint64) {
+	o.mu.Lock()
+	o.streams--
+	o.mu.Unlock()
+}
+
+// Current is the generation of the newest stream; HasStream reports whether one is open.
+func (o *Outbox) Current() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.gen
+}
+
+func (o *Outbox) HasStream() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.streams > 0
+}
+
+// Take removes and returns the queued messages if gen is still the current stream, and the
+// channel that will be closed at the next news. ok is false for a superseded stream.
+func (o *Outbox) Take(gen uint64) (msgs [][]byte, wake <-chan struct{}, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if gen != o.gen {
+		return nil, nil, false
+	}
+	if o.n > 0 {
+		msgs = make([][]byte, 0, o.n)
+		for i := 0; i < o.n; i++ {
+			j := (o.head + i) % len(o.queue)
+			msgs = append(msgs, o.queue[j])
+			o.queue[j] = nil
+		}
+		o.head, o.n = 0, 0
+	}
+	return msgs, o.wake, true
+}
+
+// Close wakes every stream for the last time.
+func (o *Outbox) Close() {
+	o.mu.Lock()
+	o.gen++
+	o.signalLocked()
+	o.mu.Unlock()
+}
+
+func (o *Outbox) signalLocked() {
+	close(o.wake)
+	o.wake = make(chan struct{})
+}
+
+// Dropped counts the messages lost to a full outbox.
+func (o *Outbox) Dropped() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dropped
+}

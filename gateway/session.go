@@ -1,0 +1,263 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/worker"
+)
+
+// owner is who a session belongs to: a request on it with anyone else's token meets 404.
+type owner struct{ issuer, subject string }
+
+func ownerOf(p auth.Principal) owner { return owner{p.Issuer, p.Subject} }
+
+// Session is one client session and its worker.
+type Session struct {
+	id      string
+	owner   owner
+	user    string
+	access  policy.Access // decided at initialize; a request can narrow it, never widen it
+	version string        // the protocol version the worker negotiated
+	proc    *worker.Process
+	outbox  *Outbox
+	log     *slog.Logger
+	opened  time.Time
+
+	mu           sync.Mutex
+	calls        map[string]*inflight // by the client's raw request id
+	progress     map[string]*inflight // by normalised progress token
+	toWorker     map[string]json.RawMessage
+	probes       map[string]*probe // liveness pings by the id they were sent with
+	currentProbe *probe
+	hints        map[string]bool // readOnlyHint per tool, learned from tools/list
+	lastActive   time.Time       // monotonic: a host suspend does not count as idleness
+	streamLost   time.Time       // when the last GET stream ended; zero while one is open or never
+	everStream   bool
+	closed       bool
+	reason       string
+
+	nextOut atomic.Uint64
+	done    chan struct{}
+}
+
+// inflight is one client request waiting for the worker.
+type inflight struct {
+	call      *worker.Call
+	clientID  json.RawMessage
+	events    chan []byte   // messages related to this request, for its SSE response
+	cancelled chan struct{} // closed when the client cancels the request
+	canStream bool
+	cancel    sync.Once
+}
+
+const inflightEvents = 256
+
+func newSessionID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("gateway: no randomness for a session id: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Session) ID() string { return s.id }
+
+// touch records client activity.
+func (s *Session) touch(now time.Time) {
+	s.mu.Lock()
+	s.lastActive = now
+	s.streamLost = time.Time{}
+	s.currentProbe = nil
+	s.mu.Unlock()
+}
+
+// startCall registers a client request; a second request with an id still in flight is refused.
+func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStream bool) (*inflight, bool) {
+	inf := &inflight{clientID: id, events: make(chan []byte, inflightEvents), cancelled: make(chan struct{}), canStream: canStream}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := string(id)
+	if _, dup := s.calls[key]; dup {
+		return nil, false
+	}
+	s.calls[key] = inf
+	if tok, ok := progressToken(params); ok {
+		s.progress[tok] = inf
+	}
+	return inf, true
+}
+
+func (s *Session) endCall(inf *inflight, params json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls[string(inf.clientID)] == inf {
+		delete(s.calls, string(inf.clientID))
+	}
+	if tok, ok := progressToken(params); ok && s.progress[tok] == inf {
+		delete(s.progress, tok)
+	}
+	s.lastActive = time.Now()
+}
+
+func (s *Session) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls) > 0
+}
+
+// cancelCall handles notifications/cancelled from the client: the worker is told with its own
+// id, and the request's POST ends with 202 and no answer.
+func (s *Session) cancelCall(requestID json.RawMessage, reason string) bool {
+	s.mu.Lock()
+	inf := s.calls[string(requestID)]
+	s.mu.Unlock()
+	if inf == nil {
+		return false
+	}
+	inf.cancel.Do(func() {
+		inf.call.Cancel(reason)
+		close(inf.cancelled)
+	})
+	return true
+}
+
+// onWorkerMessage routes what the worker sends on its own. Progress goes to the request that
+// asked for it; a log line goes to the one request in flight, if there is exactly one; the
+// worker's requests get an id of the gateway's toward the client; everything else waits in
+// the outbox for the session's GET stream.
+func (s *Session) onWorkerMessage(m *worker.Message) {
+	if m.IsRequest() {
+		out := *m
+		gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
+		out.ID = json.RawMessage(strconv.Quote(gid))
+		s.mu.Lock()
+		s.toWorker[gid] = m.ID
+		target := s.soleStreamableCallLocked(!s.outbox.HasStream())
+		s.mu.Unlock()
+		s.deliver(target, out.Encode())
+		return
+	}
+	var target *inflight
+	s.mu.Lock()
+	switch m.Method {
+	case "notifications/progress":
+		if tok, ok := progressTokenOf(m.Params); ok {
+			target = s.progress[tok]
+		}
+	case "notifications/message":
+		target = s.soleStreamableCallLocked(true)
+	}
+	s.mu.Unlock()
+	s.deliver(target, m.Encode())
+}
+
+// soleStreamableCallLocked is the one request in flight that can take an SSE answer, if want
+// and there is exactly one.
+func (s *Session) soleStreamableCallLocked(want bool) *inflight {
+	if !want || len(s.calls) != 1 {
+		return nil
+	}
+	for _, inf := range s.calls {
+		if inf.canStream {
+			return inf
+		}
+	}
+	return nil
+}
+
+func (s *Session) deliver(inf *inflight, msg []byte) {
+	if inf != nil {
+		select {
+		case inf.events <- msg:
+			return
+		default:
+			s.log.Warn("request stream full; message moved to the session stream")
+		}
+	}
+	if s.outbox.Push(msg) > 0 {
+		s.log.Warn("session outbox full; dropped the oldest message", "dropped_total", s.outbox.Dropped())
+	}
+}
+
+// clientResponse routes a response the client POSTed: to the worker request it answers, with
+// the worker's id restored, or to a liveness probe of the gateway's.
+func (s *Session) clientResponse(m *worker.Message) {
+	var gid string
+	if err := json.Unmarshal(m.ID, &gid); err != nil {
+		s.log.Debug("client answered an id the gateway never sent", "id", string(m.ID))
+		return
+	}
+	s.mu.Lock()
+	workerID, toWorker := s.toWorker[gid]
+	delete(s.toWorker, gid)
+	pr := s.probes[gid]
+	delete(s.probes, gid)
+	s.mu.Unlock()
+	switch {
+	case toWorker:
+		out := *m
+		out.ID = workerID
+		if err := s.proc.Reply(&out); err != nil {
+			s.log.Warn("could not pass the client's answer to the worker", "error", err)
+		}
+	case pr != nil:
+		pr.answer(time.Now())
+	default:
+		s.log.Debug("client answered an unknown or expired request", "id", gid)
+	}
+}
+
+// progressToken reads params._meta.progressToken from a request.
+func progressToken(params json.RawMessage) (string, bool) {
+	if len(params) == 0 {
+		return "", false
+	}
+	var p struct {
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", false
+	}
+	return normaliseToken(p.Meta.ProgressToken)
+}
+
+// progressTokenOf reads params.progressToken from a progress notification.
+func progressTokenOf(params json.RawMessage) (string, bool) {
+	var p struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", false
+	}
+	return normaliseToken(p.ProgressToken)
+}
+
+// normaliseToken gives a token one spelling, since a worker may re-encode a number (1.0 as 1).
+func normaliseToken(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return "s:" + s, true
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return "", false
+	}
+	return "n:" + strconv.FormatFloat(f, 'g', -1, 64), true
+}
