@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+)
+
+// checkCommand validates the configuration, then checks live what serving would need, and
+// prints one line per check. It exits 0 only when everything is in order.
+func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, err := load("check", args, false)
+	if err != nil {
+		fmt.Fprintf(stderr, "gemgate check: %v\n", err)
+		return 2
+	}
+	problems := 0
+	ok := func(what string) { fmt.Fprintf(stdout, "OK       %s\n", what) }
+	bad := func(what, fix string) {
+		problems++
+		fmt.Fprintf(stdout, "PROBLEM  %s\n         fix: %s\n", what, fix)
+	}
+	if errs := c.validate(); len(errs) > 0 {
+		for _, e := range errs {
+			bad(e.Error(), "correct the setting (file key, --flag or GEMGATE_ environment variable of the same name)")
+		}
+	} else {
+		ok("configuration is valid")
+	}
+
+	if c.Auth == "oidc" && c.Issuer != "" {
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		v, err := auth.NewVerifier(cctx, auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: []string{"check"}})
+		if err == nil {
+			err = v.Ready(cctx)
+		}
+		cancel()
+		if err != nil {
+			bad(fmt.Sprintf("issuer %s: %v", c.Issuer, err), "make sure the issuer URL is right and reachable from here, and that it serves /.well-known/openid-configuration and its JWKS")
+		} else {
+			ok("issuer " + c.Issuer + " reachable; signing keys loaded")
+		}
+	}
+
+	switch c.Worker {
+	case "demo":
+		ok("worker: built-in demo")
+	case "command":
+		if len(c.WorkerCommand) > 0 {
+			if p, err := exec.LookPath(c.WorkerCommand[0]); err != nil {
+				bad(fmt.Sprintf("worker command %q: %v", c.WorkerCommand[0], err), "install it or give its full path in worker_command")
+			} else {
+				ok("worker command found: " + p)
+			}
+		}
+	}
+
+	if c.TLSCert != "" && c.TLSKey != "" {
+		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
+			bad("TLS files: "+err.Error(), "point tls_cert and tls_key at a readable PEM certificate and its matching key")
+		} else {
+			ok("TLS certificate and key load and match")
+		}
+	}
+
+	for _, addr := range []string{c.Listen, c.MetricsListen} {
+		if addr == "off" || addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			bad(fmt.Sprintf("cannot listen on %s: %v", addr, err), "stop what uses the address or choose another")
+			continue
+		}
+		ln.Close()
+		ok("address " + addr + " is free")
+	}
+	if problems > 0 {
+		fmt.Fprintf(stdout, "\n%d problem(s) found.\n", problems)
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nAll checks passed.")
+	return 0
+}

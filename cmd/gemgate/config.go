@@ -1,0 +1,295 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is every setting of gemgate. Each has one name in three spellings: the config key
+// (`stream_loss_grace`), the flag (`--stream-loss-grace`) and the environment variable
+// (`GEMGATE_STREAM_LOSS_GRACE`). Later sources win: defaults, the YAML file, the environment,
+// then flags.
+type Config struct {
+	Listen    string `key:"listen" help:"address the MCP endpoint listens on"`
+	PublicURL string `key:"public_url" help:"the public URL of the MCP endpoint; the OAuth resource identifier (default: derived from listen, loopback only)"`
+	MCPPath   string `key:"mcp_path" help:"path of the MCP endpoint"`
+
+	Auth           string   `key:"auth" help:"oidc (validate bearer tokens from issuer) or none (loopback only)"`
+	Issuer         string   `key:"issuer" help:"OAuth issuer URL (e.g. a Keycloak realm URL)"`
+	JWKSURL        string   `key:"jwks_url" help:"signing keys URL, instead of OIDC discovery"`
+	Audiences      []string `key:"audiences" help:"extra accepted token audiences besides public_url"`
+	UserClaim      string   `key:"user_claim" help:"token claim naming the user (preferred_username on Keycloak)"`
+	RequiredScopes []string `key:"required_scopes" help:"scopes every request needs"`
+	WriteScope     string   `key:"write_scope" help:"scope that makes a session read-write"`
+	ExtraScopes    []string `key:"extra_scopes" help:"further scopes to advertise in metadata"`
+	ReadOnlyTools  []string `key:"read_only_tools" help:"tools (names or globs) allowed in read-only sessions"`
+	TrustHints     bool     `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
+
+	Worker           string   `key:"worker" help:"demo (built in) or command"`
+	WorkerCommand    []string `key:"worker_command" help:"stdio MCP server command for worker=command; {user} expands to the user"`
+	DataDir          string   `key:"data_dir" help:"data directory for workers that keep files (the demo's notes)"`
+	WorkerCredential string   `key:"worker_credential" help:"none, exchange (RFC 8693) or passthrough (discouraged)"`
+	ExchangeClientID string   `key:"exchange_client_id" help:"gemgate's client id at the issuer, for token exchange"`
+	ExchangeSecret   string   `key:"exchange_client_secret" secret:"true" help:"gemgate's client secret, for token exchange (prefer the environment)"`
+	ExchangeAudience string   `key:"exchange_audience" help:"audience of exchanged worker credentials"`
+
+	MetricsListen string   `key:"metrics_listen" help:"address of the Prometheus /metrics listener, or off"`
+	LogFormat     string   `key:"log_format" help:"json or text"`
+	LogLevel      string   `key:"log_level" help:"debug, info, warn or error"`
+	TraceMessages bool     `key:"trace_messages" help:"log every JSON-RPC message body"`
+	TraceLimit    string   `key:"trace_limit" help:"cap on traced bodies in bytes, or none"`
+	TLSCert       string   `key:"tls_cert" help:"TLS certificate file (PEM)"`
+	TLSKey        string   `key:"tls_key" help:"TLS key file (PEM)"`
+	TrustedProxy  []string `key:"trusted_proxies" help:"CIDRs of proxies whose X-Forwarded-For is believed (for logs)"`
+	AllowInsecure bool     `key:"allow_insecure_http" help:"serve plain HTTP on a non-loopback address (a proxy terminates TLS)"`
+	Origins       []string `key:"allowed_origins" help:"browser origins allowed to call the endpoint"`
+
+	IdleTimeout        time.Duration `key:"idle_timeout" help:"end a session after this long without client traffic"`
+	StreamlessIdle     time.Duration `key:"streamless_idle_timeout" help:"the same, for a client that never opened a GET stream"`
+	StreamLossGrace    time.Duration `key:"stream_loss_grace" help:"end a session this long after its GET stream closed"`
+	MaxSessionLifetime time.Duration `key:"max_session_lifetime" help:"end every session after this long (0 = no cap)"`
+	RequestTimeout     time.Duration `key:"request_timeout" help:"cancel a call that runs longer (0 = no limit)"`
+	MaxSessions        int           `key:"max_sessions" help:"most sessions at once (0 = no limit)"`
+	MaxSessionsPerUser int           `key:"max_sessions_per_user" help:"most sessions per user (0 = no limit)"`
+	MaxBodyBytes       int64         `key:"max_body_bytes" help:"largest request body"`
+	ShutdownGrace      time.Duration `key:"shutdown_grace" help:"how long in-flight calls may finish at shutdown"`
+
+	// gemgate dev only.
+	DevIssuerListen string `key:"dev_issuer_listen" dev:"true" help:"address of the development issuer"`
+	DevTLS          bool   `key:"tls" dev:"true" help:"serve HTTPS with a self-signed loopback certificate under certs/"`
+	DevJSON         bool   `key:"json" dev:"true" help:"print one JSON object with the URL and tokens once ready"`
+
+	configFile string
+}
+
+func defaults() Config {
+	return Config{
+		Listen:           "127.0.0.1:8080",
+		MCPPath:          "/mcp",
+		Auth:             "oidc",
+		UserClaim:        "sub",
+		RequiredScopes:   []string{"mcp:use"},
+		WriteScope:       "mcp:write",
+		Worker:           "demo",
+		WorkerCredential: "none",
+		MetricsListen:    "127.0.0.1:9464",
+		LogFormat:        "json",
+		LogLevel:         "info",
+		TraceLimit:       "4096",
+		IdleTimeout:      30 * time.Minute,
+		StreamlessIdle:   time.Minute,
+		StreamLossGrace:  10 * time.Second,
+		MaxBodyBytes:     4 << 20,
+		ShutdownGrace:    10 * time.Second,
+		DevIssuerListen:  "127.0.0.1:0",
+	}
+}
+
+// field is one setting, reached by reflection so that the three spellings cannot drift apart.
+type field struct {
+	key, help string
+	secret    bool
+	dev       bool
+	v         reflect.Value
+}
+
+func (c *Config) fields() []field {
+	var out []field
+	rv := reflect.ValueOf(c).Elem()
+	rt := rv.Type()
+	for i := 0; i < rt.NumField(); i++ {
+		f := rt.Field(i)
+		key := f.Tag.Get("key")
+		if key == "" {
+			continue
+		}
+		out = append(out, field{key: key, help: f.Tag.Get("help"), secret: f.Tag.Get("secret") == "true", dev: f.Tag.Get("dev") == "true", v: rv.Field(i)})
+	}
+	return out
+}
+
+func flagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
+func envName(key string) string  { return "GEMGATE_" + strings.ToUpper(key) }
+
+// set parses s into the field.
+func (f field) set(s string) error {
+	switch p := f.v.Addr().Interface().(type) {
+	case *string:
+		*p = s
+	case *bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not true or false", f.key, s)
+		}
+		*p = b
+	case *int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a whole number", f.key, s)
+		}
+		*p = n
+	case *int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a whole number", f.key, s)
+		}
+		*p = n
+	case *time.Duration:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a duration like 90s or 30m", f.key, s)
+		}
+		*p = d
+	case *[]string:
+		*p = splitList(s)
+	default:
+		return fmt.Errorf("%s: unsupported type", f.key)
+	}
+	return nil
+}
+
+func (f field) String() string {
+	switch v := f.v.Interface().(type) {
+	case []string:
+		return strings.Join(v, ",")
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// splitList reads a list given as one string: separated by commas or spaces.
+func splitList(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
+}
+
+// flagValue adapts a field to the flag package.
+type flagValue struct {
+	f     field
+	isSet *bool
+}
+
+func (v flagValue) String() string {
+	if !v.f.v.IsValid() {
+		return ""
+	}
+	return v.f.String()
+}
+func (v flagValue) Set(s string) error { *v.isSet = true; return v.f.set(s) }
+func (v flagValue) IsBoolFlag() bool   { return v.f.v.Kind() == reflect.Bool }
+
+// load fills a Config from defaults, the config file, the environment and the flags in args.
+// Every problem found is returned together.
+func load(name string, args []string, dev bool) (*Config, error) {
+	c := defaults()
+	if dev {
+		c.MetricsListen = "off"
+		c.LogFormat = "text"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.StringVar(&c.configFile, "config", "", "YAML config file")
+	flagged := map[string]*bool{}
+	for _, f := range c.fields() {
+		if f.dev && !dev {
+			continue
+		}
+		set := new(bool)
+		flagged[f.key] = set
+		fs.Var(flagValue{f: f, isSet: set}, flagName(f.key), f.help)
+	}
+	// Flags first, to learn the config file; the file and the environment are then applied
+	// beneath them by re-applying the flags last.
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	var errs []error
+	if c.configFile != "" {
+		errs = append(errs, c.applyFile(c.configFile, dev)...)
+	}
+	for _, f := range c.fields() {
+		if f.dev && !dev {
+			continue
+		}
+		if v, ok := os.LookupEnv(envName(f.key)); ok && !*flagged[f.key] {
+			if err := f.set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(f.key), err))
+			}
+		}
+	}
+	// Re-apply the flags so they win over file and environment.
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "config" {
+			return
+		}
+		if err := fl.Value.Set(fl.Value.String()); err != nil {
+			errs = append(errs, err)
+		}
+	})
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &c, nil
+}
+
+func (c *Config) applyFile(path string, dev bool) []error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return []error{fmt.Errorf("config file: %w", err)}
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return []error{fmt.Errorf("config file %s: %w", path, err)}
+	}
+	byKey := map[string]field{}
+	for _, f := range c.fields() {
+		if !f.dev || dev {
+			byKey[f.key] = f
+		}
+	}
+	var errs []error
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		f, ok := byKey[k]
+		if !ok {
+			errs = append(errs, fmt.Errorf("config file %s: unknown setting %q", path, k))
+			continue
+		}
+		var s string
+		switch v := raw[k].(type) {
+		case []any:
+			parts := make([]string, len(v))
+			for i, p := range v {
+				parts[i] = fmt.Sprint(p)
+			}
+			if f.v.Kind() != reflect.Slice {
+				errs = append(errs, fmt.Errorf("config file %s: %s takes one value, not a list", path, k))
+				continue
+			}
+			f.v.Set(reflect.ValueOf(parts))
+			continue
+		case nil:
+			s = ""
+		default:
+			s = fmt.Sprint(v)
+		}
+		if err := f.set(s); err != nil {
+			errs = append(errs, fmt.Errorf("config file %s: %w", path, err))
+		}
+	}
+	return errs
+}

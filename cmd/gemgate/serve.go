@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/auth/exchange"
+	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/policy"
+)
+
+func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := load("serve", args, false)
+	if err != nil {
+		return err
+	}
+	if errs := c.validate(); len(errs) > 0 {
+		return configErrors(errs)
+	}
+	log, _ := newLogger(c, stderr)
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return err
+	}
+	srv, err := build(ctx, c, ln, log, nil)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return srv.run(ctx, nil)
+}
+
+func configErrors(errs []error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the configuration has %d problem(s):", len(errs))
+	for _, e := range errs {
+		for _, line := range strings.Split(e.Error(), "\n") {
+			fmt.Fprintf(&b, "\n  - %s", line)
+		}
+	}
+	return errors.New(b.String())
+}
+
+// server is a built gateway with its listeners.
+type server struct {
+	cfg       *Config
+	log       *slog.Logger
+	ln        net.Listener
+	publicURL string
+	gw        *gateway.Gateway
+	http      *http.Server
+	metrics   *http.Server
+	metricsLn net.Listener
+	reg       *prometheus.Registry
+}
+
+// publicURLFor is public_url, or on loopback the URL the listener really has.
+func publicURLFor(c *Config, ln net.Listener) string {
+	if c.PublicURL != "" {
+		return strings.TrimSuffix(c.PublicURL, "/")
+	}
+	scheme := "http"
+	if c.TLSCert != "" {
+		scheme = "https"
+	}
+	return scheme + "://" + ln.Addr().String() + c.MCPPath
+}
+
+// build makes the gateway: verifier, policy, workers, metrics. Problems that need the outside
+// world (an unreachable issuer) surface here.
+func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, anonymous *auth.Principal) (*server, error) {
+	s := &server{cfg: c, log: log, ln: ln, publicURL: publicURLFor(c, ln), reg: prometheus.NewRegistry()}
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := gateway.NewMetrics(s.reg)
+
+	pol, err := policy.New(c.policyConfig())
+	if err != nil {
+		return nil, err
+	}
+	opts := gateway.Options{
+		MCPPath:              c.MCPPath,
+		PublicURL:            s.publicURL,
+		Policy:               pol,
+		AllowedOrigins:       c.Origins,
+		AllowLoopbackOrigins: gateway.IsLoopbackAddr(c.Listen),
+		TrustedProxies:       trustedPrefixes(c.TrustedProxy),
+		MaxBodyBytes:         c.MaxBodyBytes,
+		ShutdownGrace:        c.ShutdownGrace,
+		Lifetime:             c.lifetime(),
+		Logger:               log,
+		Metrics:              metrics,
+	}
+	if c.TraceMessages {
+		limit, _ := c.traceLimit()
+		opts.Trace = &gateway.Tracer{Logger: log, Limit: limit}
+		log.Info("message trace is on", "limit", c.TraceLimit)
+	}
+
+	var verifier *auth.Verifier
+	switch c.Auth {
+	case "none":
+		p := auth.Principal{Issuer: "local", Subject: osUser(), User: osUser(), Scopes: pol.ScopesSupported()}
+		if anonymous != nil {
+			p = *anonymous
+		}
+		opts.Authenticate = auth.Anonymous(p)
+		log.Warn("authentication is off (auth=none): every request acts as the local user", "user", p.User)
+	case "oidc":
+		verifier, err = auth.NewVerifier(ctx, auth.Config{
+			Issuer:       c.Issuer,
+			JWKSURL:      c.JWKSURL,
+			Audiences:    append([]string{s.publicURL}, c.Audiences...),
+			UserClaim:    c.UserClaim,
+			Logger:       log,
+			OnKeyRefresh: metrics.KeysFetched,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
+		}
+		metaURL := auth.MetadataURL(s.publicURL)
+		authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
+			Verifier:            verifier,
+			ResourceMetadataURL: metaURL,
+			RequiredScopes:      pol.RequiredScopes(),
+			Logger:              log,
+			OnFailure: func(r *http.Request, reason string) {
+				metrics.AuthFailed(reason)
+				log.Info("request refused by authentication", "reason", reason, "client", gateway.ClientIP(r.Context()).String())
+			},
+		})
+		opts.Authenticate = authn.Middleware
+		opts.InsufficientScope = authn.InsufficientScope
+		opts.Metadata = auth.MetadataHandler(auth.Metadata{
+			Resource:             s.publicURL,
+			AuthorizationServers: []string{c.Issuer},
+			ScopesSupported:      pol.ScopesSupported(),
+			ResourceName:         "gemgate",
+		})
+	}
+
+	launcher, err := s.launcher(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts.Workers = launcher
+	opts.Ready = func(ctx context.Context) error {
+		if verifier != nil {
+			if err := verifier.Ready(ctx); err != nil {
+				return err
+			}
+		}
+		if _, err := exec.LookPath(launcher.Command[0]); err != nil {
+			return fmt.Errorf("worker command: %w", err)
+		}
+		return nil
+	}
+	if s.gw, err = gateway.New(opts); err != nil {
+		return nil, err
+	}
+	s.http = &http.Server{
+		Handler:           s.gw.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if c.MetricsListen != "off" {
+		if s.metricsLn, err = net.Listen("tcp", c.MetricsListen); err != nil {
+			s.gw.Close()
+			return nil, fmt.Errorf("metrics_listen: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
+		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	}
+	return s, nil
+}
+
+func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error) {
+	c := s.cfg
+	l := &gateway.CommandLauncher{DataDir: c.DataDir}
+	switch c.Worker {
+	case "demo":
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding the gemgate binary for the demo worker: %w", err)
+		}
+		l.Command = []string{self, "worker", "demo"}
+		if l.DataDir == "" {
+			l.DataDir = defaultDataDir()
+		}
+	case "command":
+		l.Command = c.WorkerCommand
+	}
+	switch c.WorkerCredential {
+	case "passthrough":
+		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
+		l.Credential = gateway.PassthroughCredential{}
+	case "exchange":
+		tokenURL, err := tokenEndpoint(ctx, c.Issuer)
+		if err != nil {
+			return nil, err
+		}
+		ex, err := exchange.New(exchange.Config{TokenURL: tokenURL, ClientID: c.ExchangeClientID, ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience})
+		if err != nil {
+			return nil, err
+		}
+		l.Credential = gateway.ExchangeCredential{Exchanger: exchangeAdapter{ex}}
+	}
+	return l, nil
+}
+
+type exchangeAdapter struct{ ex *exchange.Exchanger }
+
+func (a exchangeAdapter) Exchange(ctx context.Context, subject string) (string, time.Time, error) {
+	cred, err := a.ex.Exchange(ctx, subject)
+	return cred.Token, cred.Expiry, err
+}
+
+// tokenEndpoint reads the issuer's token endpoint from its discovery document.
+func tokenEndpoint(ctx context.Context, issuer string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(issuer, "/")+"/.well-known/openid-configuration", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("issuer discovery: %w", err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		TokenEndpoint string `json:"token_endpoint"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("issuer discovery: %s", resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc); err != nil || doc.TokenEndpoint == "" {
+		return "", errors.New("issuer discovery: no token_endpoint")
+	}
+	return doc.TokenEndpoint, nil
+}
+
+func defaultDataDir() string {
+	if d, err := os.UserHomeDir(); err == nil && d != "" && d != "/" {
+		return filepath.Join(d, ".local", "share", "gemgate", "demo")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("gemgate-demo-%d", os.Getuid()))
+}
+
+func osUser() string {
+	for _, k := range []string{"USER", "LOGNAME"} {
+		if u := os.Getenv(k); u != "" {
+			return u
+		}
+	}
+	return fmt.Sprintf("uid%d", os.Getuid())
+}
+
+// run serves until ctx ends, then shuts down gracefully: no new sessions, streams ended,
+// in-flight calls given shutdown_grace to finish, every worker stopped.
+func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
+	errc := make(chan error, 2)
+	go func() {
+		var err error
+		switch {
+		case tlsConfig != nil:
+			s.http.TLSConfig = tlsConfig
+			err = s.http.ServeTLS(s.ln, "", "")
+		case s.cfg.TLSCert != "":
+			err = s.http.ServeTLS(s.ln, s.cfg.TLSCert, s.cfg.TLSKey)
+		default:
+			err = s.http.Serve(s.ln)
+		}
+		errc <- err
+	}()
+	if s.metrics != nil {
+		go func() { errc <- s.metrics.Serve(s.metricsLn) }()
+		s.log.Info("metrics listening", "addr", s.metricsLn.Addr().String())
+	}
+	s.log.Info("gemgate serving", "version", version, "mcp", s.publicURL, "listen", s.ln.Addr().String(), "auth", s.cfg.Auth)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	s.log.Info("shutting down", "sessions", s.gw.Sessions())
+	s.gw.BeginShutdown()
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	if err := s.http.Shutdown(sctx); err != nil {
+		s.log.Warn("in-flight requests did not finish in time", "error", err)
+		s.http.Close()
+	}
+	if s.metrics != nil {
+		s.metrics.Close()
+	}
+	s.gw.Close()
+	s.log.Info("stopped")
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/policy"
+)
+
+// validate lists every problem of the configuration at once.
+func (c *Config) validate() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		add("listen: %q is not host:port", c.Listen)
+	}
+	loopback := gateway.IsLoopbackAddr(c.Listen)
+	if !strings.HasPrefix(c.MCPPath, "/") || c.MCPPath == "/" || strings.HasSuffix(c.MCPPath, "/") {
+		add("mcp_path: %q must start with / and name a path, like /mcp", c.MCPPath)
+	}
+	var public *url.URL
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			add("public_url: %q must be an absolute http(s) URL without query or fragment", c.PublicURL)
+		} else {
+			public = u
+		}
+	} else if !loopback {
+		add("public_url: required when listening on %s (it is the token audience and is never guessed from requests)", c.Listen)
+	}
+	tls := c.TLSCert != "" || c.TLSKey != ""
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		add("tls_cert and tls_key: give both or neither")
+	}
+	if !loopback && !tls && !c.AllowInsecure && (public == nil || public.Scheme != "https") {
+		add("listen: plain HTTP on %s needs public_url with https behind a TLS proxy, tls_cert/tls_key, or allow_insecure_http", c.Listen)
+	}
+
+	switch c.Auth {
+	case "oidc":
+		if c.Issuer == "" {
+			add("issuer: required with auth=oidc (e.g. https://keycloak.example.com/realms/team)")
+		} else if u, err := url.Parse(c.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && (isLoopbackURL(u) || c.AllowInsecure))) {
+			add("issuer: %q must be an https URL (http only on loopback or with allow_insecure_http)", c.Issuer)
+		}
+	case "none":
+		if !loopback {
+			add("auth: none is only allowed on a loopback listen address, not %s", c.Listen)
+		}
+	default:
+		add("auth: %q is not oidc or none", c.Auth)
+	}
+	if c.UserClaim == "" {
+		add("user_claim: must not be empty")
+	}
+
+	switch c.Worker {
+	case "demo":
+	case "command":
+		if len(c.WorkerCommand) == 0 {
+			add("worker_command: required with worker=command")
+		}
+	default:
+		add("worker: %q is not demo or command", c.Worker)
+	}
+	switch c.WorkerCredential {
+	case "none", "passthrough":
+	case "exchange":
+		if c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == "" {
+			add("worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
+		}
+	default:
+		add("worker_credential: %q is not none, exchange or passthrough", c.WorkerCredential)
+	}
+	if c.WorkerCredential != "none" && c.Auth != "oidc" {
+		add("worker_credential: %s needs auth=oidc", c.WorkerCredential)
+	}
+
+	for _, p := range c.TrustedProxy {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				add("trusted_proxies: %q is not a CIDR or an address", p)
+			}
+		}
+	}
+	for _, o := range c.Origins {
+		if u, err := url.Parse(o); o != "*" && (err != nil || u.Host == "" || u.Path != "") {
+			add("allowed_origins: %q is not an origin like https://app.example.com", o)
+		}
+	}
+	if _, err := c.traceLimit(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := newLogger(c, nil); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MaxBodyBytes <= 0 {
+		add("max_body_bytes: must be positive")
+	}
+	if c.ShutdownGrace < 0 {
+		add("shutdown_grace: must not be negative")
+	}
+	if err := c.lifetime().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := policy.New(c.policyConfig()); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MetricsListen != "off" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			add("metrics_listen: %q is not host:port or off", c.MetricsListen)
+		}
+	}
+	return errs
+}
+
+func isLoopbackURL(u *url.URL) bool {
+	return gateway.IsLoopbackAddr(net.JoinHostPort(u.Hostname(), "0"))
+}
+
+func (c *Config) traceLimit() (int, error) {
+	if strings.EqualFold(c.TraceLimit, "none") {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(c.TraceLimit)
+	if err != nil || n <= 0 {
+		return 0, errors.New("trace_limit: must be a positive number of bytes or none")
+	}
+	return n, nil
+}
+
+func (c *Config) lifetime() gateway.Lifetime {
+	l := gateway.DefaultLifetime()
+	l.IdleTimeout = c.IdleTimeout
+	l.StreamlessIdleTimeout = c.StreamlessIdle
+	l.StreamLossGrace = c.StreamLossGrace
+	l.MaxSessionLifetime = c.MaxSessionLifetime
+	l.RequestTimeout = c.RequestTimeout
+	l.MaxSessions = c.MaxSessions
+	l.MaxSessionsPerUser = c.MaxSessionsPerUser
+	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
+		l.ProbeLead = l.IdleTimeout / 6 // short idle timeouts (tests, demos) probe proportionally
+	}
+	return l
+}
+
+func (c *Config) policyConfig() policy.Config {
+	return policy.Config{
+		RequiredScopes:     c.RequiredScopes,
+		WriteScope:         c.WriteScope,
+		ExtraScopes:        c.ExtraScopes,
+		ReadOnlyTools:      c.ReadOnlyTools,
+		TrustReadOnlyHints: c.TrustHints,
+	}
+}
+
+func trustedPrefixes(list []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range list {
+		if pr, err := netip.ParsePrefix(p); err == nil {
+			out = append(out, pr)
+		} else if a, err := netip.ParseAddr(p); err == nil {
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	return out
+}
