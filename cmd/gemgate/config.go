@@ -117,6 +117,8 @@ func (c *Config) fields() []field {
 	return out
 }
 
+var flagAliases = map[string]string{"data": "data_dir"}
+
 func flagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
 func envName(key string) string  { return "GEMGATE_" + strings.ToUpper(key) }
 
@@ -175,6 +177,12 @@ func splitList(s string) []string {
 type flagValue struct {
 	f     field
 	isSet *bool
+	raw   *[]flagSetting // every flag as given, re-applied after the file and environment
+}
+
+type flagSetting struct {
+	f     field
+	value string
 }
 
 func (v flagValue) String() string {
@@ -183,7 +191,11 @@ func (v flagValue) String() string {
 	}
 	return v.f.String()
 }
-func (v flagValue) Set(s string) error { *v.isSet = true; return v.f.set(s) }
+func (v flagValue) Set(s string) error {
+	*v.isSet = true
+	*v.raw = append(*v.raw, flagSetting{v.f, s})
+	return v.f.set(s)
+}
 func (v flagValue) IsBoolFlag() bool   { return v.f.v.Kind() == reflect.Bool }
 
 // load fills a Config from defaults, the config file, the environment and the flags in args.
@@ -197,13 +209,24 @@ func load(name string, args []string, dev bool) (*Config, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.StringVar(&c.configFile, "config", "", "YAML config file")
 	flagged := map[string]*bool{}
+	var given []flagSetting
 	for _, f := range c.fields() {
 		if f.dev && !dev {
 			continue
 		}
 		set := new(bool)
 		flagged[f.key] = set
-		fs.Var(flagValue{f: f, isSet: set}, flagName(f.key), f.help)
+		fs.Var(flagValue{f: f, isSet: set, raw: &given}, flagName(f.key), f.help)
+	}
+	// Short spellings kept for convenience: --data for --data-dir.
+	for alias, key := range flagAliases {
+		if set, ok := flagged[key]; ok {
+			for _, f := range c.fields() {
+				if f.key == key {
+					fs.Var(flagValue{f: f, isSet: set, raw: &given}, alias, "same as --"+flagName(key))
+				}
+			}
+		}
 	}
 	// Flags first, to learn the config file; the file and the environment are then applied
 	// beneath them by re-applying the flags last.
@@ -228,14 +251,11 @@ func load(name string, args []string, dev bool) (*Config, error) {
 		}
 	}
 	// Re-apply the flags so they win over file and environment.
-	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "config" {
-			return
-		}
-		if err := fl.Value.Set(fl.Value.String()); err != nil {
+	for _, g := range given {
+		if err := g.f.set(g.value); err != nil {
 			errs = append(errs, err)
 		}
-	})
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,17 @@ import (
 	"github.com/gemgate/gemgate/auth/devissuer"
 	"github.com/gemgate/gemgate/gateway"
 )
+
+// devGatewayClient is the development issuer's client for gemgate itself.
+const devGatewayClient = "gemgate"
+
+func randomSecret() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
+}
 
 // devTokenTTL is how long the printed tokens last: a working day.
 const devTokenTTL = 8 * time.Hour
@@ -82,11 +95,22 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if ln != nil {
 		info.URL = publicURLFor(c, ln)
 		if c.Auth == "oidc" {
-			issuer, err = devissuer.Start(devissuer.Options{Addr: c.DevIssuerListen, Audience: info.URL, ExchangeAudiences: []string{"gemstone"}})
+			// The gateway's own client, for exchanging a caller's token for a worker credential.
+			self := devissuer.Client{ID: devGatewayClient, Secret: randomSecret(), User: devGatewayClient}
+			issuer, err = devissuer.Start(devissuer.Options{
+				Addr: c.DevIssuerListen, Audience: info.URL, ExchangeAudiences: []string{"gemstone"},
+				Clients: append(devissuer.DefaultClients(), self),
+			})
 			if err != nil {
 				errs = append(errs, fmt.Errorf("development issuer: %w", err))
 			} else {
 				c.Issuer = issuer.URL()
+				if c.WorkerCredential == "exchange" && c.ExchangeClientID == "" {
+					c.ExchangeClientID, c.ExchangeSecret = self.ID, self.Secret
+					if c.ExchangeAudience == "" {
+						c.ExchangeAudience = "gemstone"
+					}
+				}
 			}
 		}
 	}
@@ -119,6 +143,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		info.Metadata = auth.MetadataURL(info.URL)
 		info.Tokens = map[string]string{}
 		for _, cl := range issuer.Clients() {
+			if cl.ID == devGatewayClient {
+				continue
+			}
 			tok, err := issuer.Mint(cl.User, cl.Scopes, devTokenTTL)
 			if err != nil {
 				return err

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestConfigLayers(t *testing.T) {
+	file := writeFile(t, "gemgate.yaml", `
+issuer: https://file.example/realms/a
+idle_timeout: 20m
+stream_loss_grace: 5s
+required_scopes: [mcp:use, team]
+trace_limit: none
+`)
+	t.Setenv("GEMGATE_IDLE_TIMEOUT", "15m")
+	t.Setenv("GEMGATE_STREAM_LOSS_GRACE", "7s")
+	t.Setenv("GEMGATE_EXCHANGE_CLIENT_SECRET", "from-env")
+	c, err := load("serve", []string{"--config", file, "--stream-loss-grace", "9s", "--audiences", "a,b c"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := struct {
+		Issuer        string
+		Idle, Grace   time.Duration
+		Scopes, Auds  []string
+		Secret, Limit string
+		Listen        string
+	}{c.Issuer, c.IdleTimeout, c.StreamLossGrace, c.RequiredScopes, c.Audiences, c.ExchangeSecret, c.TraceLimit, c.Listen}
+	want := struct {
+		Issuer        string
+		Idle, Grace   time.Duration
+		Scopes, Auds  []string
+		Secret, Limit string
+		Listen        string
+	}{
+		Issuer: "https://file.example/realms/a", // file over default
+		Idle:   15 * time.Minute,                // environment over file
+		Grace:  9 * time.Second,                 // flag over environment
+		Scopes: []string{"mcp:use", "team"}, Auds: []string{"a", "b", "c"},
+		Secret: "from-env", Limit: "none", Listen: "127.0.0.1:8080",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+}
+
+func TestConfigFileProblemsAreListedTogether(t *testing.T) {
+	file := writeFile(t, "bad.yaml", "idle_timeout: soon\nno_such_setting: 1\nmax_sessions: many\n")
+	_, err := load("serve", []string{"--config", file}, false)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, want := range []string{"idle_timeout", "no_such_setting", "max_sessions"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestValidateListsEveryProblem(t *testing.T) {
+	c, err := load("serve", []string{
+		"--listen", "0.0.0.0:8080", "--auth", "none", "--worker", "command",
+		"--worker-credential", "exchange", "--trace-limit", "-3", "--tls-cert", "x.pem",
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := c.validate()
+	text := configErrors(errs).Error()
+	for _, want := range []string{
+		"public_url: required",            // non-loopback without public URL
+		"tls_cert and tls_key",            // half a TLS pair
+		"auth: none is only allowed",      // auth none off loopback
+		"worker_command: required",        // command worker without a command
+		"exchange needs exchange_client",  // exchange without its settings
+		"worker_credential: exchange needs auth=oidc",
+		"trace_limit",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("problems lack %q:\n%s", want, text)
+		}
+	}
+	if len(errs) < 7 {
+		t.Errorf("got %d problems, want at least 7", len(errs))
+	}
+}
+
+func TestServeRefusesPlainHTTPOffLoopback(t *testing.T) {
+	c, _ := load("serve", []string{"--listen", "0.0.0.0:8080", "--public-url", "http://gw.example/mcp", "--issuer", "https://id.example"}, false)
+	if errs := c.validate(); !strings.Contains(configErrors(errs).Error(), "plain HTTP") {
+		t.Errorf("want the plain-HTTP refusal, got %v", errs)
+	}
+	c, _ = load("serve", []string{"--listen", "0.0.0.0:8080", "--public-url", "https://gw.example/mcp", "--issuer", "https://id.example"}, false)
+	if errs := c.validate(); len(errs) != 0 {
+		t.Errorf("https public URL behind a proxy should validate: %v", errs)
+	}
+	c, _ = load("serve", []string{"--listen", "0.0.0.0:8080", "--public-url", "http://gw.example/mcp", "--issuer", "https://id.example", "--allow-insecure-http"}, false)
+	if errs := c.validate(); len(errs) != 0 {
+		t.Errorf("allow_insecure_http should validate: %v", errs)
+	}
+}
+
+func TestDevRefusesNonLoopback(t *testing.T) {
+	for _, args := range [][]string{
+		{"dev", "--listen", "0.0.0.0:0"},
+		{"dev", "--dev-issuer-listen", "0.0.0.0:0", "--listen", "127.0.0.1:0"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code == 0 || !strings.Contains(errb.String(), "loopback") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
+
+func TestUnknownCommandAndVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"frobnicate"}, &out, &errb); code != 2 {
+		t.Errorf("unknown command exit = %d", code)
+	}
+	out.Reset()
+	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "gemgate ") {
+		t.Errorf("version: %d %q", code, out.String())
+	}
+}
+
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	t.Run("good", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := checkCommand(ctx, []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, &out, &errb)
+		if code != 0 || !strings.Contains(out.String(), "All checks passed") {
+			t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
+		}
+	})
+	t.Run("three problems", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := checkCommand(ctx, []string{"--auth", "magic", "--worker", "command", "--log-format", "xml", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, &out, &errb)
+		if code == 0 {
+			t.Fatal("want a failing exit status")
+		}
+		for _, want := range []string{`auth: "magic"`, "worker_command: required", "log_format"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("report lacks %q:\n%s", want, out.String())
+			}
+		}
+		if strings.Count(out.String(), "fix:") < 3 {
+			t.Errorf("every problem needs a fix line:\n%s", out.String())
+		}
+	})
+	t.Run("unreachable issuer", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := checkCommand(ctx, []string{"--issuer", "http://127.0.0.1:1/realms/x", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, &out, &errb)
+		if code == 0 || !strings.Contains(out.String(), "PROBLEM  issuer http://127.0.0.1:1/realms/x") {
+			t.Errorf("exit %d:\n%s", code, out.String())
+		}
+	})
+	t.Run("missing worker command", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := checkCommand(ctx, []string{"--auth", "none", "--worker", "command", "--worker-command", "no-such-gemgate-worker --flag", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, &out, &errb)
+		if code == 0 || !strings.Contains(out.String(), `worker command "no-such-gemgate-worker"`) {
+			t.Errorf("exit %d:\n%s", code, out.String())
+		}
+	})
+}
