@@ -196,7 +196,7 @@ func (v flagValue) Set(s string) error {
 	*v.raw = append(*v.raw, flagSetting{v.f, s})
 	return v.f.set(s)
 }
-func (v flagValue) IsBoolFlag() bool   { return v.f.v.Kind() == reflect.Bool }
+func (v flagValue) IsBoolFlag() bool { return v.f.v.Kind() == reflect.Bool }
 
 // load fills a Config from defaults, the config file, the environment and the flags in args.
 // Every problem found is returned together.

@@ -85,11 +85,11 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	errs := c.validate()
 	text := configErrors(errs).Error()
 	for _, want := range []string{
-		"public_url: required",            // non-loopback without public URL
-		"tls_cert and tls_key",            // half a TLS pair
-		"auth: none is only allowed",      // auth none off loopback
-		"worker_command: required",        // command worker without a command
-		"exchange needs exchange_client",  // exchange without its settings
+		"public_url: required",           // non-loopback without public URL
+		"tls_cert and tls_key",           // half a TLS pair
+		"auth: none is only allowed",     // auth none off loopback
+		"worker_command: required",       // command worker without a command
+		"exchange needs exchange_client", // exchange without its settings
 		"worker_credential: exchange needs auth=oidc",
 		"trace_limit",
 	} {
