@@ -1,0 +1,206 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// requireTool finds a program the test needs. CI installs it and sets the variable named
+// require, so there a missing tool fails the test; elsewhere the test says what is missing
+// and skips.
+func requireTool(t *testing.T, name, require string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv(require) == "1" {
+		t.Fatalf("%s is required (%s=1) but not installed", name, require)
+	}
+	t.Skipf("%s is not installed; .ci/run installs it (set %s=1 to make this a failure)", name, require)
+	return ""
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestPrometheusScrapesGemgate runs a real Prometheus with the scrape configuration shipped in
+// deploy/, pointed at a running gemgate, and queries it for gemgate_sessions_open.
+func TestPrometheusScrapesGemgate(t *testing.T) {
+	prom := requireTool(t, "prometheus", "GEMGATE_REQUIRE_PROMETHEUS")
+	g := startDev(t, "--metrics-listen", "127.0.0.1:0")
+	if g.Metrics == "" {
+		t.Fatal("gemgate dev printed no metrics URL")
+	}
+	connect(t, g.URL, g.Tokens["alice"], nil) // one open session to see
+
+	// The deploy configuration, with its target moved to this gemgate and a faster interval.
+	raw, err := os.ReadFile("../deploy/prometheus/prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatalf("deploy/prometheus/prometheus.yml: %v", err)
+	}
+	cfg["global"].(map[string]any)["scrape_interval"] = "1s"
+	job := cfg["scrape_configs"].([]any)[0].(map[string]any)
+	if job["job_name"] != "gemgate" {
+		t.Fatalf("first scrape job is %v, want gemgate", job["job_name"])
+	}
+	target := strings.TrimSuffix(strings.TrimPrefix(g.Metrics, "http://"), "/metrics")
+	job["static_configs"].([]any)[0].(map[string]any)["targets"] = []string{target}
+	dir := t.TempDir()
+	out, _ := yaml.Marshal(cfg)
+	cfgFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgFile, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	addr := freeAddr(t)
+	cmd := exec.Command(prom, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn")
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+
+	deadline := time.Now().Add(60 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		v, err := promQuery(addr, "gemgate_sessions_open")
+		if err == nil && v == "1" {
+			return
+		}
+		last = fmt.Sprintf("value %q, error %v", v, err)
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("Prometheus never reported gemgate_sessions_open = 1 (last: %s)\nprometheus logs:\n%s", last, logs.String())
+}
+
+// promQuery runs an instant query and returns the value of its only sample.
+func promQuery(addr, query string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/query?query="+query, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return "", err
+	}
+	if body.Status != "success" || len(body.Data.Result) != 1 {
+		return "", fmt.Errorf("status %s, %d results", body.Status, len(body.Data.Result))
+	}
+	v, _ := body.Data.Result[0].Value[1].(string)
+	return v, nil
+}
+
+// TestNoTokenInAnyLog drives every log path (trace on, audit lines, worker stderr, auth
+// failures of several kinds, a token in the query string) with known tokens, then searches
+// everything gemgate wrote for them.
+func TestNoTokenInAnyLog(t *testing.T) {
+	g := startDev(t, "--trace-messages", "--trace-limit", "none", "--metrics-listen", "127.0.0.1:0")
+	alice, bob := g.Tokens["alice"], g.Tokens["bob"]
+
+	cs := connect(t, g.URL, alice, nil)
+	callTool(t, cs, "whoami", nil)
+	callTool(t, cs, "slow", map[string]any{"seconds": 1, "log": true})
+	callTool(t, cs, "write_note", map[string]any{"name": "n", "text": "a note"})
+	bs := connect(t, g.URL, bob, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	bs.ListTools(ctx, nil)
+
+	tampered := alice[:len(alice)-4] + "AAAA"
+	mangled := strings.Replace(alice, ".", ".x", 1)
+	send := func(method, url string, header map[string][]string, body string) {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		for k, vs := range header {
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode < 400 {
+			t.Errorf("%s %s with a bad credential got %d", method, url, resp.StatusCode)
+		}
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	send("POST", g.URL, map[string][]string{"Authorization": {"Bearer " + tampered}}, init)
+	send("POST", g.URL, map[string][]string{"Authorization": {"Bearer " + mangled}}, init)
+	send("POST", g.URL+"?access_token="+alice, nil, init)
+	send("POST", g.URL, map[string][]string{"Authorization": {"Bearer " + alice, "Bearer " + bob}}, init)
+	send("POST", g.URL, map[string][]string{"Authorization": {"Basic " + alice}}, init)
+	// A body that carries a secret-looking field is traced, but the bearer header never is.
+	send("POST", g.URL, map[string][]string{"Authorization": {"Bearer " + tampered}, "Origin": {"https://evil.example"}}, init)
+
+	g.stop(t)
+	logs := g.logs.String()
+	if !strings.Contains(logs, `"msg":"trace"`) || !strings.Contains(logs, `"msg":"audit tools/call"`) || !strings.Contains(logs, `"msg":"worker stderr"`) {
+		t.Fatalf("the test did not reach every log path:\n%s", logs)
+	}
+	if !strings.Contains(logs, "request refused by authentication") {
+		t.Fatalf("no auth failure was logged:\n%s", logs)
+	}
+	for name, secret := range map[string]string{"alice's token": alice, "bob's token": bob, "tampered token": tampered} {
+		for _, part := range tokenParts(secret) {
+			if strings.Contains(logs, part) {
+				t.Errorf("%s (part %q...) appears in gemgate's log", name, part[:12])
+			}
+		}
+	}
+	for _, c := range g.Clients {
+		if strings.Contains(logs, c.Secret) {
+			t.Errorf("client secret of %s appears in the log", c.ID)
+		}
+	}
+}
+
+// tokenParts are the pieces of a JWT that identify it: its signature and its payload.
+func tokenParts(tok string) []string {
+	parts := strings.Split(tok, ".")
+	var out []string
+	for _, p := range parts[1:] {
+		if len(p) >= 16 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
