@@ -34,6 +34,18 @@ type Spec struct {
 	// "from_worker").
 	OnTrace func(direction string, line []byte)
 
+	// Greeting, if set, sees every stdout line before the worker is ready: login chatter,
+	// then a line that says ready (done true) or names why the worker cannot serve (err).
+	// Until it says done, no line is routed; an error fails every pending call with that
+	// error's text and stops the worker.
+	Greeting func(line []byte) (done bool, err error)
+	// Strict is for workers that answer one request at a time and write nothing but
+	// JSON-RPC after their greeting: a line that is not a well-formed answer to the oldest
+	// pending call fails that call with StrictError instead of being skipped, so garbage never
+	// reaches a client and no call waits forever.
+	Strict      bool
+	StrictError string
+
 	Logger       *slog.Logger  // nil discards; carries the session and user fields
 	StopGrace    time.Duration // how long each stage of Stop waits; default 2s
 	MaxLineBytes int           // default DefaultMaxLineBytes
@@ -51,11 +63,13 @@ type Process struct {
 
 	wmu sync.Mutex // serialises whole lines on stdin
 
-	mu      sync.Mutex
-	nextID  int64
-	pending map[int64]*Call
-	closed  bool
-	exitErr error
+	mu       sync.Mutex
+	nextID   int64
+	pending  map[int64]*Call
+	order    []int64 // pending worker ids in the order sent (Strict workers answer in order)
+	closed   bool
+	exitErr  error
+	greetErr error // why the worker refused to serve, from its greeting
 
 	exited   chan struct{} // the process itself has been reaped
 	done     chan struct{} // exited, stdout drained, pending calls failed
@@ -179,6 +193,9 @@ func (p *Process) Send(req *Message) (*Call, error) {
 	p.nextID++
 	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, result: make(chan *Message, 1)}
 	p.pending[c.workerID] = c
+	if p.spec.Strict {
+		p.order = append(p.order, c.workerID)
+	}
 	p.mu.Unlock()
 
 	out := *req
@@ -228,6 +245,7 @@ func (p *Process) readStdout(r *os.File) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), p.spec.MaxLineBytes+1)
+	greeted := p.spec.Greeting == nil
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -236,8 +254,24 @@ func (p *Process) readStdout(r *os.File) {
 		if p.spec.OnTrace != nil {
 			p.spec.OnTrace("from_worker", line)
 		}
+		if !greeted {
+			done, err := p.spec.Greeting(line)
+			if err != nil {
+				p.refuse(err)
+				break
+			}
+			greeted = done
+			continue
+		}
 		m, err := Parse(line)
+		if err == nil && p.spec.Strict && !m.IsResponse() && m.Method == "" {
+			err = ErrInvalid
+		}
 		if err != nil {
+			if p.spec.Strict {
+				p.failOldest(line)
+				continue
+			}
 			// Chatter (a banner, a login message) is not an error; it is just not for the client.
 			p.log.Warn("worker stdout line is not JSON-RPC; skipped", "line", snippet(line), "error", err)
 			continue
@@ -259,19 +293,77 @@ func (p *Process) route(m *Message) {
 	}
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	if err != nil {
+		if p.spec.Strict {
+			p.failOldest(m.Encode())
+			return
+		}
 		p.log.Warn("worker answered an id the gateway never sent; dropped", "id", snippet(m.ID))
 		return
 	}
 	p.mu.Lock()
 	c, ok := p.pending[id]
 	delete(p.pending, id)
+	p.dropOrder(id)
 	p.mu.Unlock()
 	if !ok {
+		if p.spec.Strict {
+			p.failOldest(m.Encode())
+			return
+		}
 		p.log.Debug("late or unknown answer from worker; dropped", "id", id)
 		return
 	}
 	m.ID = c.clientID
 	c.result <- m
+}
+
+// dropOrder removes id from the answer order; p.mu is held.
+func (p *Process) dropOrder(id int64) {
+	for i, o := range p.order {
+		if o == id {
+			p.order = append(p.order[:i], p.order[i+1:]...)
+			return
+		}
+	}
+}
+
+// failOldest fails the oldest pending call of a Strict worker with the worker's StrictError:
+// the line was its answer, and it is not a valid one.
+func (p *Process) failOldest(line []byte) {
+	p.mu.Lock()
+	var c *Call
+	for len(p.order) > 0 && c == nil {
+		id := p.order[0]
+		p.order = p.order[1:]
+		c = p.pending[id]
+		delete(p.pending, id)
+	}
+	p.mu.Unlock()
+	msg := p.spec.StrictError
+	if msg == "" {
+		msg = "the worker's answer is not valid JSON-RPC"
+	}
+	p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", snippet(line))
+	if c == nil {
+		return
+	}
+	c.result <- ErrorResponse(c.clientID, CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"})
+}
+
+// refuse records why the worker cannot serve and stops it; pending calls get that reason.
+func (p *Process) refuse(err error) {
+	p.mu.Lock()
+	p.greetErr = err
+	p.mu.Unlock()
+	p.log.Warn("worker refused to serve", "error", err)
+	p.kill(syscall.SIGKILL)
+}
+
+// Refusal is the reason the worker gave, in its greeting, for not serving; nil otherwise.
+func (p *Process) Refusal() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.greetErr
 }
 
 func (p *Process) readStderr(r *os.File) {
@@ -300,10 +392,16 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 	p.exitErr = err
 	pending := p.pending
 	p.pending = map[int64]*Call{}
+	p.order = nil
+	refusal := p.greetErr
 	p.mu.Unlock()
 	p.stdin.Close()
+	msg, data := "worker exited before answering", map[string]any{"kind": "workerExit"}
+	if refusal != nil {
+		msg, data = refusal.Error(), map[string]any{"kind": "workerRefused"}
+	}
 	for _, c := range pending {
-		c.result <- ErrorResponse(c.clientID, CodeInternalError, "worker exited before answering", map[string]any{"kind": "workerExit"})
+		c.result <- ErrorResponse(c.clientID, CodeInternalError, msg, data)
 	}
 	p.log.Info("worker exited", "pid", p.cmd.Process.Pid, "status", err.Error())
 	close(p.done)

@@ -35,6 +35,16 @@ func fakeWorker(mode string) {
 		fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"child\",\"params\":{\"pid\":%d}}\n", child.Process.Pid)
 	}
 	fmt.Fprintln(os.Stderr, "fake worker starting in mode", mode)
+	switch mode {
+	case "greet-ok", "strict":
+		fmt.Println("login chatter: connecting to the stone")
+		fmt.Println(`{"not":"a message"}`) // JSON, but still greeting-time chatter
+		fmt.Println("READY")
+	case "greet-fail":
+		fmt.Println("login chatter: connecting to the stone")
+		fmt.Println("ERROR bad token")
+		time.Sleep(time.Hour) // the gateway stops it
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
 	out := bufio.NewWriter(os.Stdout)
@@ -51,6 +61,14 @@ func fakeWorker(mode string) {
 		case req.Method == "crash":
 			os.Exit(3)
 		case req.Method == "hang":
+			continue
+		case req.Method == "corrupt":
+			fmt.Fprintln(out, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"te\x00xt`)
+			out.Flush()
+			continue
+		case req.Method == "wrongid":
+			fmt.Fprintln(out, `{"jsonrpc":"2.0","id":99999,"result":{}}`)
+			out.Flush()
 			continue
 		case req.Method == "notify":
 			fmt.Fprintf(out, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"seen\":%s}}\n", req.ID)
@@ -301,4 +319,63 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("process %d outlived its worker", pid)
+}
+
+func greeting(line []byte) (bool, error) {
+	switch {
+	case string(line) == "READY":
+		return true, nil
+	case strings.HasPrefix(string(line), "ERROR "):
+		return false, fmt.Errorf("cannot log in: %s", strings.TrimPrefix(string(line), "ERROR "))
+	}
+	return false, nil
+}
+
+func startSpec(t *testing.T, mode string, spec Spec) *Process {
+	t.Helper()
+	exe, _ := os.Executable()
+	spec.Path, spec.Env, spec.StopGrace = exe, append(os.Environ(), "GEMGATE_TEST_WORKER="+mode), 200*time.Millisecond
+	p, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+func TestGreetingPrecedesTraffic(t *testing.T) {
+	p := startSpec(t, "greet-ok", Spec{Greeting: greeting})
+	if m := call(t, p, `1`, "ping", ""); m.Result == nil {
+		t.Fatalf("no result after greeting: %s", m.Encode())
+	}
+}
+
+func TestGreetingRefusalFailsCallsWithItsReason(t *testing.T) {
+	p := startSpec(t, "greet-fail", Spec{Greeting: greeting})
+	m := call(t, p, `"init"`, "initialize", "{}")
+	var e RPCError
+	json.Unmarshal(m.Error, &e)
+	if string(m.ID) != `"init"` || !strings.Contains(e.Message, "cannot log in: bad token") {
+		t.Fatalf("got %s", m.Encode())
+	}
+	if p.Refusal() == nil {
+		t.Error("Refusal() = nil")
+	}
+	<-p.Done()
+}
+
+func TestStrictWorkerCorruptAnswerFailsItsCall(t *testing.T) {
+	p := startSpec(t, "strict", Spec{Greeting: greeting, Strict: true, StrictError: "answer corrupted (defect 12345)"})
+	for _, method := range []string{"corrupt", "wrongid"} {
+		m := call(t, p, `"`+method+`"`, method, "")
+		var e RPCError
+		json.Unmarshal(m.Error, &e)
+		if string(m.ID) != `"`+method+`"` || e.Message != "answer corrupted (defect 12345)" {
+			t.Errorf("%s: got %s", method, m.Encode())
+		}
+	}
+	// The worker is still usable, and a good answer still reaches its own call.
+	if m := call(t, p, `"ok"`, "ping", ""); m.Result == nil {
+		t.Errorf("after corruption: %s", m.Encode())
+	}
 }
