@@ -14,8 +14,12 @@ type AuthenticatorOptions struct {
 	Verifier            TokenVerifier
 	ResourceMetadataURL string
 	RequiredScopes      []string
-	OnFailure           func(r *http.Request, reason string) // metrics/log hook; reason from FailureReason
-	Logger              *slog.Logger                         // nil = discard
+	// ChallengeScopes are the scopes a 401 challenge asks for; default RequiredScopes.
+	// Clients request exactly these, so naming the write scope here lets an entitled user
+	// come back read-write at the first attempt; the issuer decides who really gets it.
+	ChallengeScopes []string
+	OnFailure       func(r *http.Request, reason string) // metrics/log hook; reason from FailureReason
+	Logger          *slog.Logger                         // nil = discard
 }
 
 // Authenticator turns token verification into RFC 6750 answers.
@@ -23,6 +27,7 @@ type Authenticator struct {
 	verifier TokenVerifier
 	rm       string
 	required []string
+	ask      []string
 	onFail   func(*http.Request, string)
 	logger   *slog.Logger
 }
@@ -33,8 +38,12 @@ func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
 		verifier: o.Verifier,
 		rm:       o.ResourceMetadataURL,
 		required: slices.Clone(o.RequiredScopes),
+		ask:      slices.Clone(o.ChallengeScopes),
 		onFail:   o.OnFailure,
 		logger:   o.Logger,
+	}
+	if len(a.ask) == 0 {
+		a.ask = a.required
 	}
 	if a.logger == nil {
 		a.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -87,7 +96,7 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 	if a.onFail != nil {
 		a.onFail(r, reason)
 	}
-	c := Challenge{Scopes: a.required, ResourceMetadata: a.rm}
+	c := Challenge{Scopes: a.ask, ResourceMetadata: a.rm}
 	status, code := http.StatusUnauthorized, "unauthorized"
 	switch {
 	case errors.Is(err, ErrNoToken):

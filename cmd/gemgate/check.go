@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 // checkCommand validates the configuration, then checks live what serving would need, and
 // prints one line per check. It exits 0 only when everything is in order.
 func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 2 && (args[0] == "--health" || args[0] == "-health") {
+		return healthCheck(ctx, args[1], stdout)
+	}
 	c, err := load("check", args, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "gemgate check: %v\n", err)
@@ -86,5 +90,29 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 1
 	}
 	fmt.Fprintln(stdout, "\nAll checks passed.")
+	return 0
+}
+
+// healthCheck is `gemgate check --health URL`: a container health check for images without a
+// shell or curl. It exits 0 only when the URL answers 200.
+func healthCheck(ctx context.Context, url string, stdout io.Writer) int {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		fmt.Fprintf(stdout, "PROBLEM  %v\n", err)
+		return 2
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintf(stdout, "PROBLEM  %v\n", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stdout, "PROBLEM  %s answered %s\n", url, resp.Status)
+		return 1
+	}
+	fmt.Fprintf(stdout, "OK       %s\n", url)
 	return 0
 }

@@ -41,6 +41,7 @@ type Config struct {
 	ExchangeClientID string   `key:"exchange_client_id" help:"gemgate's client id at the issuer, for token exchange"`
 	ExchangeSecret   string   `key:"exchange_client_secret" secret:"true" help:"gemgate's client secret, for token exchange (prefer the environment)"`
 	ExchangeAudience string   `key:"exchange_audience" help:"audience of exchanged worker credentials"`
+	ExchangeTokenURL string   `key:"exchange_token_url" help:"token endpoint for token exchange (default: from the issuer's discovery document)"`
 
 	MetricsListen string   `key:"metrics_listen" help:"address of the Prometheus /metrics listener, or off"`
 	LogFormat     string   `key:"log_format" help:"json or text"`

@@ -139,6 +139,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 			Verifier:            verifier,
 			ResourceMetadataURL: metaURL,
 			RequiredScopes:      pol.RequiredScopes(),
+			ChallengeScopes:     pol.ScopesSupported(),
 			Logger:              log,
 			OnFailure: func(r *http.Request, reason string) {
 				metrics.AuthFailed(reason)
@@ -213,9 +214,12 @@ func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error)
 		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
 		l.Credential = gateway.PassthroughCredential{}
 	case "exchange":
-		tokenURL, err := tokenEndpoint(ctx, c.Issuer)
-		if err != nil {
-			return nil, err
+		tokenURL := c.ExchangeTokenURL
+		if tokenURL == "" {
+			var err error
+			if tokenURL, err = tokenEndpoint(ctx, c.Issuer); err != nil {
+				return nil, err
+			}
 		}
 		ex, err := exchange.New(exchange.Config{TokenURL: tokenURL, ClientID: c.ExchangeClientID, ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience})
 		if err != nil {
