@@ -38,3 +38,5 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+tool github.com/modelcontextprotocol/go-sdk/conformance/everything-server
