@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemgate/gemgate/worker/demo"
 )
 
 // gemgateBin is the gemgate binary built once for the whole run, with the race detector;
@@ -90,7 +92,8 @@ func (b *logBuffer) String() string {
 func startDev(t *testing.T, flags ...string) *gemgate {
 	t.Helper()
 	args := append([]string{"dev", "--json", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-format", "json", "--log-level", "debug",
-		"--worker", "command", "--worker-command", workerBin + " worker demo"}, flags...)
+		"--worker", "command", "--worker-command", workerBin + " worker demo",
+		"--read-only-tools", strings.Join(demo.ReadOnlyTools, ",")}, flags...)
 	cmd := exec.Command(gemgateBin, args...)
 	cmd.Env = os.Environ()
 	stdout, err := cmd.StdoutPipe()

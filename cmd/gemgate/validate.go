@@ -11,6 +11,7 @@ import (
 
 	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/worker/demo"
 )
 
 // validate lists every problem of the configuration at once.
@@ -153,11 +154,17 @@ func (c *Config) lifetime() gateway.Lifetime {
 }
 
 func (c *Config) policyConfig() policy.Config {
+	readOnly := c.ReadOnlyTools
+	if c.Worker == "demo" && len(readOnly) == 0 && !c.TrustHints {
+		// The built-in demo vouches for its own browsing tools; any other worker's tools stay
+		// hidden from read-only sessions until the operator lists them.
+		readOnly = demo.ReadOnlyTools
+	}
 	return policy.Config{
 		RequiredScopes:     c.RequiredScopes,
 		WriteScope:         c.WriteScope,
 		ExtraScopes:        c.ExtraScopes,
-		ReadOnlyTools:      c.ReadOnlyTools,
+		ReadOnlyTools:      readOnly,
 		TrustReadOnlyHints: c.TrustHints,
 	}
 }
