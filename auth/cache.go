@@ -92,3 +92,15 @@ func (c *tokenCache) len() int {
 	defer c.mu.Unlock()
 	return c.order.Len()
 }
+
+// clear forgets every verified token: a key was withdrawn, and tokens it signed must be
+// checked again.
+func (c *tokenCache) clear() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = make(map[[sha256.Size]byte]*list.Element)
+	c.order.Init()
+}

@@ -78,6 +78,11 @@ type remoteKeySet struct {
 
 	mu          sync.Mutex
 	lastAttempt time.Time // guarded by mu; zero before the first fetch
+	lastErr     error     // guarded by mu; the error of the last fetch, nil when it worked
+
+	// onWithdraw is called after a refresh that dropped a key the previous set had, so
+	// that tokens verified with it stop being accepted from the cache.
+	onWithdraw func()
 }
 
 func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
@@ -132,6 +137,21 @@ func (s *remoteKeySet) Ready(ctx context.Context) error {
 	return s.refreshLocked(ctx)
 }
 
+// Health reports whether the issuer's keys can be fetched now: nil when the last fetch
+// worked. When that fetch is older than the refresh interval it fetches again first (so a
+// readiness probe notices an issuer that went away, at most once per interval), unless
+// another fetch is under way. Cached keys stay in use either way.
+func (s *remoteKeySet) Health(ctx context.Context) error {
+	if !s.mu.TryLock() {
+		return nil // a fetch is under way; its outcome is the next answer
+	}
+	defer s.mu.Unlock()
+	if s.now().Sub(s.lastAttempt) >= s.interval {
+		_ = s.refreshLocked(ctx)
+	}
+	return s.lastErr
+}
+
 // refreshLocked fetches the JWKS; on failure the previous keys stay in use.
 // The caller holds s.mu.
 func (s *remoteKeySet) refreshLocked(ctx context.Context) error {
@@ -144,12 +164,21 @@ func (s *remoteKeySet) refreshLocked(ctx context.Context) error {
 	if s.onRefresh != nil {
 		s.onRefresh(err)
 	}
+	s.lastErr = err
 	if err != nil {
 		s.logger.Warn("auth: fetching signing keys failed", slog.String("jwks_url", s.url), slog.Any("error", err))
 		return err
 	}
 	table.fetched = s.now()
-	s.keys.Store(table)
+	old := s.keys.Swap(table)
+	if old != nil && s.onWithdraw != nil {
+		for kid := range old.byID {
+			if _, kept := table.byID[kid]; !kept {
+				s.onWithdraw()
+				break
+			}
+		}
+	}
 	s.logger.Debug("auth: signing keys loaded", slog.String("jwks_url", s.url), slog.Int("keys", len(table.byID)))
 	return nil
 }

@@ -62,6 +62,7 @@ func newVerifier(ctx context.Context, cfg Config, now func() time.Time) (*Verifi
 		onRefresh: cfg.OnKeyRefresh,
 		now:       now,
 	}
+	ks.onWithdraw = v.cache.clear
 	ks.mu.Lock()
 	err := ks.refreshLocked(ctx)
 	ks.mu.Unlock()
@@ -76,6 +77,18 @@ func newVerifier(ctx context.Context, cfg Config, now func() time.Time) (*Verifi
 func (v *Verifier) Ready(ctx context.Context) error {
 	if r, ok := v.keys.(interface{ Ready(context.Context) error }); ok {
 		return r.Ready(ctx)
+	}
+	return nil
+}
+
+// Health returns nil when the issuer's keys could be fetched at the last attempt, and the
+// fetch error otherwise (retried at most once per refresh interval). Tokens keep being
+// verified with the keys already loaded either way; Health only says whether they are fresh.
+func (v *Verifier) Health(ctx context.Context) error {
+	if h, ok := v.keys.(interface{ Health(context.Context) error }); ok {
+		if err := h.Health(ctx); err != nil {
+			return fmt.Errorf("issuer keys unreachable (cached keys in use): %w", err)
+		}
 	}
 	return nil
 }
