@@ -1,0 +1,184 @@
+package test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// kcKeyRefreshInterval is gemgate's minimum gap between JWKS fetches triggered by an unknown key
+// id (auth.DefaultKeyRefreshInterval; gemgate has no setting for it).
+const kcKeyRefreshInterval = time.Minute
+
+// kcRealmKeys is the admin API's view of the realm's keys (GET /keys).
+type kcRealmKeys struct {
+	Active map[string]string `json:"active"`
+	Keys   []kcRealmKey      `json:"keys"`
+}
+
+type kcRealmKey struct {
+	Kid              string `json:"kid"`
+	ProviderID       string `json:"providerId"`
+	ProviderPriority int    `json:"providerPriority"`
+}
+
+// activeRS256 is the realm's active RS256 key: its kid, its provider component and priority.
+func (k kcRealmKeys) activeRS256(t *testing.T) (kid, provider string, priority int) {
+	t.Helper()
+	kid = k.Active["RS256"]
+	for _, key := range k.Keys {
+		if key.Kid == kid {
+			return kid, key.ProviderID, key.ProviderPriority
+		}
+	}
+	t.Fatalf("the realm has no active RS256 key: %+v", k)
+	return
+}
+
+func (k kcRealmKeys) has(kid string) bool {
+	return slices.ContainsFunc(k.Keys, func(key kcRealmKey) bool { return key.Kid == kid })
+}
+
+// kcTry opens a session with token and returns the status and the WWW-Authenticate challenge.
+func kcTry(t *testing.T, g *gemgate, token string) (int, string) {
+	t.Helper()
+	s := &kcRaw{url: g.URL}
+	status, h, _ := s.post(t, token, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "gemgate-keycloak-test", "version": "1"}}})
+	return status, h.Get("WWW-Authenticate")
+}
+
+// kcFetches counts gemgate's successful JWKS fetches, from its debug log.
+func kcFetches(g *gemgate) int { return len(kcLogLines(g, "signing keys loaded")) }
+
+// A new realm key becomes active while two gemgates run: g1 knew only the old key, g2 starts
+// with both. Old-key tokens keep working; a new-kid token is refused until g1 may refetch (once
+// a minute), then accepted. After the old key's provider is removed, gemgate keeps accepting
+// old-key tokens until an unknown kid makes it refetch; then they fail. One interval of waiting
+// covers both gemgates. The realm is left with the new key only, which later tests do not mind:
+// each starts its own gemgate.
+func TestKeycloakKeyRotation(t *testing.T) {
+	e := needKeycloak(t)
+	admin := newKCAdmin(t, e)
+	var keys kcRealmKeys
+	admin.do(t, http.MethodGet, "/keys", nil, &keys)
+	oldKid, oldProvider, oldPriority := keys.activeRS256(t)
+
+	g1Started := time.Now()
+	g1 := kcServe(t, e, kcServeAddr, nil)
+	ci := func() string { return kcCIToken(t, e, "mcp:use").AccessToken }
+	old := make([]string, 5)
+	for i := range old {
+		old[i] = ci()
+		if kid := kcKid(t, old[i]); kid != oldKid {
+			t.Fatalf("token %d has kid %s, want the active %s", i, kid, oldKid)
+		}
+	}
+	if status, ch := kcTry(t, g1, old[0]); status != http.StatusOK {
+		t.Fatalf("old-key token before the rotation: %d %s", status, ch)
+	}
+
+	// Rotate: a generated RSA key with a higher priority becomes the one Keycloak signs with.
+	var realm struct {
+		ID string `json:"id"`
+	}
+	admin.do(t, http.MethodGet, "", nil, &realm)
+	resp := admin.do(t, http.MethodPost, "/components", map[string]any{
+		"name": "gemgate-test-rotated-" + strconv.FormatInt(time.Now().Unix(), 10), "providerId": "rsa-generated",
+		"providerType": "org.keycloak.keys.KeyProvider", "parentId": realm.ID,
+		"config": map[string][]string{"priority": {strconv.Itoa(oldPriority + 100)}, "enabled": {"true"}, "active": {"true"},
+			"algorithm": {"RS256"}, "keySize": {"2048"}},
+	}, nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("adding a key provider answered %s", resp.Status)
+	}
+	t.Logf("added key provider %s", path.Base(resp.Header.Get("Location")))
+	admin.do(t, http.MethodGet, "/keys", nil, &keys)
+	newKid, _, _ := keys.activeRS256(t)
+	if newKid == oldKid || !keys.has(oldKid) {
+		t.Fatalf("after adding a provider the active RS256 key is %s (old %s, still listed: %v)", newKid, oldKid, keys.has(oldKid))
+	}
+	fresh := ci()
+	if kid := kcKid(t, fresh); kid != newKid {
+		t.Fatalf("a token after the rotation has kid %s, want %s", kid, newKid)
+	}
+
+	// g1 fetched at start, less than an interval ago: the unknown kid does not refetch yet.
+	if since := time.Since(g1Started); since < kcKeyRefreshInterval-10*time.Second {
+		if status, ch := kcTry(t, g1, fresh); status != http.StatusUnauthorized || !strings.Contains(ch, `error="invalid_token"`) {
+			t.Errorf("new-kid token %v after g1's only fetch: %d %s, want 401 invalid_token (refetch at most once a minute)", since, status, ch)
+		}
+	} else {
+		t.Logf("the rotation took %v; not checking the rate-limited refusal", since)
+	}
+	if status, ch := kcTry(t, g1, old[1]); status != http.StatusOK {
+		t.Errorf("old-key token on g1 after the rotation: %d %s", status, ch)
+	}
+
+	// g2 starts now and loads both keys.
+	g2 := kcServe(t, e, kcFreeAddr(t), nil)
+	g2Ready := time.Now()
+	if status, ch := kcTry(t, g2, old[2]); status != http.StatusOK {
+		t.Errorf("old-key token on g2 (both keys loaded): %d %s", status, ch)
+	}
+	if status, ch := kcTry(t, g2, ci()); status != http.StatusOK {
+		t.Errorf("new-key token on g2 (both keys loaded): %d %s", status, ch)
+	}
+
+	// Remove the old key.
+	admin.do(t, http.MethodDelete, "/components/"+oldProvider, nil, nil)
+	admin.do(t, http.MethodGet, "/keys", nil, &keys)
+	if keys.has(oldKid) {
+		t.Fatalf("the old key %s is still in the realm after deleting its provider", oldKid)
+	}
+	// Until g2 refetches, the old key it holds still verifies.
+	if status, ch := kcTry(t, g2, old[3]); status != http.StatusOK {
+		t.Errorf("old-key token on g2 after the removal, before any refetch: %d %s", status, ch)
+	}
+
+	if wait := time.Until(g2Ready.Add(kcKeyRefreshInterval + time.Second)); wait > 0 {
+		t.Logf("waiting %v for gemgate's key refresh interval", wait.Round(time.Second))
+		time.Sleep(wait)
+	}
+
+	// g1: the new kid now triggers a fetch, which no longer holds the old key.
+	if status, ch := kcTry(t, g1, fresh); status != http.StatusOK {
+		t.Errorf("new-kid token on g1 after the interval: %d %s\nlogs:\n%s", status, ch, g1.logs)
+	}
+	if n := kcFetches(g1); n != 2 {
+		t.Errorf("g1 fetched the JWKS %d times, want 2 (start, new kid)", n)
+	}
+	if status, _ := kcTry(t, g1, old[4]); status != http.StatusUnauthorized {
+		t.Errorf("unseen old-key token on g1 after its refetch: %d, want 401", status)
+	}
+
+	// g2: any unknown kid makes it refetch; then the old key is gone.
+	if status, _ := kcTry(t, g2, kcUnknownKidToken(e)); status != http.StatusUnauthorized {
+		t.Errorf("a token with an unknown kid: %d, want 401", status)
+	}
+	if n := kcFetches(g2); n != 2 {
+		t.Errorf("g2 fetched the JWKS %d times, want 2 (start, unknown kid)", n)
+	}
+	if status, _ := kcTry(t, g2, old[4]); status != http.StatusUnauthorized {
+		t.Errorf("unseen old-key token on g2 after its refetch: %d, want 401", status)
+	}
+	if len(kcLogLines(g2, `"reason":"unknown_key"`)) == 0 {
+		t.Errorf("g2 logged no refusal with reason unknown_key")
+	}
+	// Tokens verified before the removal sit in gemgate's verified-token cache until they expire.
+	status, _ := kcTry(t, g2, old[3])
+	t.Logf("an old-key token g2 verified before the removal, presented after its refetch: %d", status)
+}
+
+// kcUnknownKidToken is a well-formed JWS naming a key id no issuer has; its signature is junk.
+func kcUnknownKidToken(e kcEnv) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"RS256","typ":"JWT","kid":"gemgate-test-unknown-kid"}`)) + "." +
+		enc([]byte(`{"iss":"`+e.Issuer+`","sub":"nobody","aud":"`+e.DemoAudience+`","exp":4102444800}`)) + "." +
+		enc([]byte("not a signature"))
+}
