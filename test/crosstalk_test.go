@@ -1,0 +1,185 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	crossSessions = 50
+	crossCalls    = 100
+	crossInFlight = 4 // concurrent calls per session, so ids are correlated, not just ordered
+)
+
+// payloadAlphabet gives each session its own one-byte payload.
+const payloadAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// crossSize spreads the sizes of one session's calls from 1 byte to 1 MiB: a 1-byte call in
+// every session, a 1 MiB call in every fifth, four calls of 32-128 KiB, the rest log-spread
+// from 16 bytes to 16 KiB, so that the run stays near a minute under the race detector
+// (every process here is race-instrumented, which makes large JSON costly).
+func crossSize(s, c int) int {
+	switch {
+	case c == 0:
+		return 1
+	case c == 1 && s%5 == 0:
+		return 1 << 20
+	case c%25 == 2:
+		return 32<<10 + (s*7919+c*104729)%(96<<10)
+	default:
+		exp := 4 + (s*31+c*17)%10 // 2^4 .. 2^13
+		return 1<<exp + (s*c)%(1<<exp)
+	}
+}
+
+// crossPayload is distinct for every (session, call): a tag, then filler that depends on
+// both, cut to size. One-byte payloads differ between sessions.
+func crossPayload(s, c, size int) string {
+	if size == 1 {
+		return string(payloadAlphabet[s%len(payloadAlphabet)])
+	}
+	tag := fmt.Sprintf("s%02d.c%03d|", s, c)
+	var b strings.Builder
+	b.Grow(size + 64)
+	b.WriteString(tag)
+	for i := 0; b.Len() < size; i++ {
+		b.WriteByte(payloadAlphabet[(s*13+c*7+i)%len(payloadAlphabet)])
+	}
+	return b.String()[:size]
+}
+
+func TestCrossTalk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-talk moves about 40 MiB through 50 workers")
+	}
+	// The sizes really span 1 byte to 1 MiB and every payload is distinct.
+	seen := map[string]bool{}
+	var total int64
+	minSize, maxSize := 1<<30, 0
+	for s := range crossSessions {
+		for c := range crossCalls {
+			n := crossSize(s, c)
+			total += int64(n)
+			minSize, maxSize = min(minSize, n), max(maxSize, n)
+			p := crossPayload(s, c, n)
+			if len(p) != n || seen[p] {
+				t.Fatalf("payload (%d,%d) is not distinct or has size %d, want %d", s, c, len(p), n)
+			}
+			seen[p] = true
+		}
+	}
+	if minSize != 1 || maxSize != 1<<20 {
+		t.Fatalf("sizes span %d..%d, want 1..1MiB", minSize, maxSize)
+	}
+	seen = nil
+	t.Logf("%d sessions x %d calls, %.1f MiB of payload each way", crossSessions, crossCalls, float64(total)/(1<<20))
+
+	g := startDev(t, "--max-sessions", "200", "--max-sessions-per-user", "200")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	var (
+		answered atomic.Int64
+		wrong    atomic.Int64
+		failed   atomic.Int64
+		wg       sync.WaitGroup
+	)
+	sessions := make([]*mcp.ClientSession, crossSessions)
+	for s := range crossSessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("crosstalk-%d", s), Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: httpClientWithToken(g.Tokens["alice"])}, nil)
+			if err != nil {
+				t.Errorf("session %d: connect: %v", s, err)
+				failed.Add(crossCalls)
+				return
+			}
+			sessions[s] = cs
+			calls := make(chan int)
+			var cw sync.WaitGroup
+			for range crossInFlight {
+				cw.Add(1)
+				go func() {
+					defer cw.Done()
+					for c := range calls {
+						want := crossPayload(s, c, crossSize(s, c))
+						res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": want}})
+						switch {
+						case err != nil:
+							failed.Add(1)
+							t.Errorf("session %d call %d: %v", s, c, err)
+						case res.IsError || text(res) != want:
+							wrong.Add(1)
+							got := text(res)
+							t.Errorf("session %d call %d (%d bytes): got %d bytes starting %.24q", s, c, len(want), len(got), got)
+						default:
+							answered.Add(1)
+						}
+					}
+				}()
+			}
+			for c := range crossCalls {
+				calls <- c
+			}
+			close(calls)
+			cw.Wait()
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d calls answered in %v", answered.Load(), time.Since(start).Round(time.Millisecond))
+	if want := int64(crossSessions * crossCalls); answered.Load() != want {
+		t.Errorf("%d of %d answers matched their request (%d wrong, %d failed)", answered.Load(), want, wrong.Load(), failed.Load())
+	}
+	if n := g.workers(); n != crossSessions {
+		t.Errorf("gemgate has %d workers with %d sessions open, want %d", n, crossSessions, crossSessions)
+	}
+
+	// Every session ends with DELETE (the SDK's Close), and then no worker is left.
+	pids := childPIDs(g.cmd.Process.Pid)
+	for _, cs := range sessions {
+		if cs != nil {
+			if err := cs.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		}
+	}
+	g.waitWorkers(t, 0, 20*time.Second)
+	for _, pid := range pids {
+		waitGone(t, pid)
+	}
+	if evs := g.logEvents("session ended"); len(evs) != crossSessions {
+		t.Errorf("%d \"session ended\" log lines, want %d", len(evs), crossSessions)
+	}
+}
+
+func TestShutdownLeavesNoWorker(t *testing.T) {
+	g := startDev(t)
+	for range 3 {
+		cs := connect(t, g.URL, g.Tokens["alice"], nil)
+		callTool(t, cs, "echo", map[string]any{"text": "x"})
+	}
+	// One call still running when the shutdown begins.
+	busy := connect(t, g.URL, g.Tokens["alice"], nil)
+	go busy.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 60}})
+	g.waitWorkers(t, 4, 10*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	pids := childPIDs(g.cmd.Process.Pid)
+	g.stop(t) // SIGTERM; checks exit 0
+	if g.cmd.ProcessState == nil || !g.cmd.ProcessState.Exited() || g.cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("gemgate state after SIGTERM: %v", g.cmd.ProcessState)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("worker %d outlived gemgate's shutdown", pid)
+		}
+	}
+}
