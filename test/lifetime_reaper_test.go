@@ -1,0 +1,261 @@
+package test
+
+// The reaper end to end: a lost stream, a streamless one-shot client, the liveness probe,
+// and the session limits.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestLifetimeStreamLossReleasesWorker: a client that closes its GET stream and does
+// nothing else loses its worker within stream_loss_grace + 1 s.
+func TestLifetimeStreamLossReleasesWorker(t *testing.T) {
+	const grace = time.Second
+	g := startDev(t, "--stream-loss-grace", grace.String())
+	s := ltOpen(t, g, g.Tokens["alice"], nil)
+	pid := ltWorkerPID(t, g, s.id)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, events := s.stream(ctx)
+	time.Sleep(300 * time.Millisecond) // the stream is attached
+	cancel()
+	closed := time.Now()
+	for range events { // the reader has seen the hang-up
+	}
+	ltWaitGone(t, pid, grace+5*time.Second)
+	took := time.Since(closed)
+	if took > grace+time.Second {
+		t.Errorf("worker gone %v after the stream closed, want within %v", took, grace+time.Second)
+	}
+	if took < grace-100*time.Millisecond {
+		t.Errorf("worker gone %v after the stream closed, before the %v grace", took, grace)
+	}
+	ltWaitReason(t, g, s.id, "stream_lost")
+}
+
+// TestLifetimeStreamLossRetractedByNewStream: a new stream within the grace keeps the session.
+func TestLifetimeStreamLossRetractedByNewStream(t *testing.T) {
+	g := startDev(t, "--stream-loss-grace", "1s")
+	s := ltOpen(t, g, g.Tokens["alice"], nil)
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	s.stream(ctx1)
+	time.Sleep(200 * time.Millisecond)
+	cancel1()
+	time.Sleep(400 * time.Millisecond)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	s.stream(ctx2)
+	time.Sleep(2 * time.Second)
+	if r := ltEndReason(g, s.id); r != "" {
+		t.Fatalf("session ended (%s) although the client reopened its stream within the grace", r)
+	}
+	if got := string(s.tool("echo", map[string]any{"text": "kept"})); !strings.Contains(got, "kept") {
+		t.Errorf("echo = %s", got)
+	}
+}
+
+// TestLifetimeStreamlessOneShotReaped: initialize and one call, never a GET stream: the
+// worker is released streamless_idle_timeout after the call, not before.
+func TestLifetimeStreamlessOneShotReaped(t *testing.T) {
+	const limit = 2 * time.Second
+	g := startDev(t, "--streamless-idle-timeout", limit.String(), "--idle-timeout", "1m")
+	s := ltOpen(t, g, g.Tokens["alice"], nil)
+	pid := ltWorkerPID(t, g, s.id)
+	s.tool("echo", map[string]any{"text": "one shot"})
+	last := time.Now()
+	time.Sleep(limit - 300*time.Millisecond)
+	if !alive(pid) {
+		t.Fatalf("worker released %v after the last request, before streamless_idle_timeout %v", time.Since(last), limit)
+	}
+	ltWaitGone(t, pid, 3*time.Second)
+	if took := time.Since(last); took > limit+time.Second {
+		t.Errorf("worker released %v after the last request, want within %v", took, limit+time.Second)
+	}
+	ltWaitReason(t, g, s.id, "streamless_idle")
+	if code := s.notify("notifications/initialized", nil); code != http.StatusNotFound {
+		t.Errorf("a POST to the reaped session got %d, want 404", code)
+	}
+}
+
+// TestLifetimeSlowWorkerStartIsNotIdleness: a worker slower to start than
+// streamless_idle_timeout must not cost the client its new session before the client could
+// send a single request: idleness counts from the answer to initialize, not from the start.
+func TestLifetimeSlowWorkerStartIsNotIdleness(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "slow-worker.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsleep 1.5\nexec "+gemgateBin+" worker demo\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := startDev(t, "--worker", "command", "--worker-command", script,
+		"--streamless-idle-timeout", "1s", "--idle-timeout", "1m")
+	s, resp, err := ltInitialize(g.URL, g.Tokens["alice"], nil, http.DefaultClient)
+	if err != nil || resp.StatusCode != http.StatusOK || s.id == "" {
+		t.Fatalf("initialize: %v %v", err, resp)
+	}
+	s.t = t
+	// A client may take a moment before its next request; well within the 1s limit, and
+	// longer than a reaper pass.
+	time.Sleep(600 * time.Millisecond)
+	if code := s.notify("notifications/initialized", nil); code != http.StatusAccepted {
+		t.Fatalf("the client's first request, 600ms after initialize was answered, got %d (session ended: %q); the worker's start time was counted as idleness",
+			code, ltReasonWithin(g, s.id, 3*time.Second))
+	}
+	if got := string(s.tool("echo", map[string]any{"text": "made it"})); !strings.Contains(got, "made it") {
+		t.Errorf("echo = %s", got)
+	}
+}
+
+// TestProbeLiveness: two clients hold their GET streams open and stay quiet. The one that
+// never answers the liveness ping is released early as probe_failed; the one that answers is
+// kept until idle_timeout, counted from its last real request, and not past it: an answered
+// ping does not refresh the idle clock.
+func TestProbeLiveness(t *testing.T) {
+	const idle = 12 * time.Second
+	g := startDev(t, "--idle-timeout", idle.String(), "--streamless-idle-timeout", "10s")
+	type outcome struct {
+		name      string
+		last      time.Time // the client's last real request
+		pinged    time.Time
+		pingID    string
+		gone      time.Time
+		reason    string
+		failFatal string
+	}
+	run := func(name string, answer bool) *outcome {
+		o := &outcome{name: name}
+		s := ltOpen(t, g, g.Tokens["alice"], nil)
+		o.last = time.Now()
+		pid := ltWorkerPID(t, g, s.id)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		_, events := s.stream(ctx)
+		deadline := time.After(idle + 3*time.Second)
+		for o.gone.IsZero() {
+			select {
+			case m, ok := <-events:
+				if !ok {
+					events = nil // the stream ended with the session
+					continue
+				}
+				if m.Method != "ping" {
+					continue
+				}
+				if o.pinged.IsZero() {
+					o.pinged = time.Now()
+					json.Unmarshal(m.ID, &o.pingID)
+				}
+				if answer {
+					if code := s.respond(m.ID, map[string]any{}); code != http.StatusAccepted {
+						o.failFatal = "answering the ping got status " + http.StatusText(code)
+					}
+				}
+			case <-time.After(20 * time.Millisecond):
+				if !alive(pid) {
+					o.gone = time.Now()
+				}
+			case <-deadline:
+				o.failFatal = "the worker was still running " + time.Since(o.last).String() + " after the last request"
+				return o
+			}
+		}
+		o.reason = ltReasonWithin(g, s.id, 2*time.Second)
+		return o
+	}
+	var wg sync.WaitGroup
+	var silent, answering *outcome
+	wg.Add(2)
+	go func() { defer wg.Done(); silent = run("silent", false) }()
+	go func() { defer wg.Done(); answering = run("answering", true) }()
+	wg.Wait()
+
+	for _, o := range []*outcome{silent, answering} {
+		t.Logf("%s: pinged +%v gone +%v reason %s id %s", o.name, o.pinged.Sub(o.last), o.gone.Sub(o.last), o.reason, o.pingID)
+		if o.pinged.IsZero() {
+			t.Errorf("%s client: no ping came down its GET stream", o.name)
+		} else {
+			if !strings.HasPrefix(o.pingID, "gemgate-") {
+				t.Errorf("%s client: ping id %q, want the gateway's gemgate- namespace", o.name, o.pingID)
+			}
+			if d := o.pinged.Sub(o.last); d < idle/2 {
+				t.Errorf("%s client: pinged %v after its last request, long before idle_timeout %v", o.name, d, idle)
+			}
+		}
+		if o.failFatal != "" {
+			t.Errorf("%s client: %s", o.name, o.failFatal)
+		}
+	}
+	if silent.reason != "probe_failed" {
+		t.Errorf("silent client: session ended with reason %q, want probe_failed", silent.reason)
+	}
+	if !silent.gone.IsZero() && silent.gone.Sub(silent.last) >= idle {
+		t.Errorf("silent client: released %v after its last request, not before idle_timeout %v", silent.gone.Sub(silent.last), idle)
+	}
+	if !answering.gone.IsZero() {
+		if d := answering.gone.Sub(answering.last); d < idle-200*time.Millisecond || d > idle+1500*time.Millisecond {
+			t.Errorf("answering client: released %v after its last request, want at idle_timeout %v", d, idle)
+		}
+	}
+	if answering.reason != "idle" {
+		t.Errorf("answering client: session ended with reason %q, want idle", answering.reason)
+	}
+}
+
+// TestLimitSessions: the third session of one user and the session beyond the gateway's
+// limit are refused with 503 and Retry-After, and nothing is started for them.
+func TestLimitSessions(t *testing.T) {
+	g := startDev(t, "--max-sessions", "3", "--max-sessions-per-user", "2")
+	alice1 := ltOpen(t, g, g.Tokens["alice"], nil)
+	ltOpen(t, g, g.Tokens["alice"], nil)
+	refused := func(who string) {
+		t.Helper()
+		before := g.workers()
+		s, resp, err := ltInitialize(g.URL, g.Tokens[who], nil, http.DefaultClient)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("%s's initialize over the limit: status %d, want 503", who, resp.StatusCode)
+		}
+		if resp.Header.Get("Retry-After") == "" {
+			t.Errorf("%s's 503 has no Retry-After", who)
+		}
+		if s.id != "" {
+			t.Errorf("%s's refused initialize minted session %s", who, s.id)
+		}
+		if after := g.workers(); after != before {
+			t.Errorf("a refused initialize changed the worker count from %d to %d", before, after)
+		}
+	}
+	refused("alice") // per user
+	ltOpen(t, g, g.Tokens["bob"], nil)
+	refused("bob") // gateway-wide: 3 open
+	if code := alice1.delete(); code != http.StatusOK {
+		t.Fatalf("DELETE: %d", code)
+	}
+	g.waitWorkers(t, 2, 5*time.Second)
+	ltOpen(t, g, g.Tokens["bob"], nil) // a freed slot is usable again
+	refused("alice")                   // alice 1 + bob 2 = 3: the gateway is full again
+}
+
+func ltWaitReason(t *testing.T, g *gemgate, id, want string) {
+	t.Helper()
+	if got := ltReasonWithin(g, id, 3*time.Second); got != want {
+		t.Errorf("session ended with reason %q, want %q", got, want)
+	}
+}
+
+func ltReasonWithin(g *gemgate, id string, within time.Duration) string {
+	deadline := time.Now().Add(within)
+	for {
+		if r := ltEndReason(g, id); r != "" || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
