@@ -63,6 +63,8 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				ok("worker command found: " + p)
 			}
 		}
+	case "gemstone":
+		checkGemStone(ctx, c, ok, bad)
 	}
 
 	if c.TLSCert != "" && c.TLSKey != "" {

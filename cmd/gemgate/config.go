@@ -34,14 +34,20 @@ type Config struct {
 	ReadOnlyTools  []string `key:"read_only_tools" help:"tools (names or globs) allowed in read-only sessions"`
 	TrustHints     bool     `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
 
-	Worker           string   `key:"worker" help:"demo (built in) or command"`
+	Worker           string   `key:"worker" help:"demo (built in), command or gemstone"`
 	WorkerCommand    []string `key:"worker_command" help:"stdio MCP server command for worker=command; {user} expands to the user"`
 	DataDir          string   `key:"data_dir" help:"data directory for workers that keep files (the demo's notes)"`
-	WorkerCredential string   `key:"worker_credential" help:"none, exchange (RFC 8693) or passthrough (discouraged)"`
+	WorkerCredential string   `key:"worker_credential" help:"none, exchange (RFC 8693) or passthrough (discouraged); default exchange for worker=gemstone, otherwise none"`
 	ExchangeClientID string   `key:"exchange_client_id" help:"gemgate's client id at the issuer, for token exchange"`
 	ExchangeSecret   string   `key:"exchange_client_secret" secret:"true" help:"gemgate's client secret, for token exchange (prefer the environment)"`
 	ExchangeAudience string   `key:"exchange_audience" help:"audience of exchanged worker credentials"`
 	ExchangeTokenURL string   `key:"exchange_token_url" help:"token endpoint for token exchange (default: from the issuer's discovery document)"`
+
+	// worker=gemstone (see docs/gemstone.md); flat keys like every other setting.
+	GemStoneHome      string `key:"gemstone_home" help:"GemStone product directory for worker=gemstone (default: $GEMSTONE)"`
+	GemStoneGlobalDir string `key:"gemstone_global_dir" help:"GEMSTONE_GLOBAL_DIR the stone runs with (default: found by asking gslist)"`
+	GemStoneStone     string `key:"gemstone_stone" help:"the stone's name (default: the service ini's set gemstone)"`
+	GemStoneINI       string `key:"gemstone_service_ini" help:"topaz ini file (mode 0600) of the GemStone service account the relay logs in with"`
 
 	MetricsListen string   `key:"metrics_listen" help:"address of the Prometheus /metrics listener, or off"`
 	LogFormat     string   `key:"log_format" help:"json or text"`
@@ -81,7 +87,7 @@ func defaults() Config {
 		RequiredScopes:   []string{"mcp:use"},
 		WriteScope:       "mcp:write",
 		Worker:           "demo",
-		WorkerCredential: "none",
+		WorkerCredential: "", // chosen by worker after loading: defaultCredential
 		MetricsListen:    "127.0.0.1:9464",
 		LogFormat:        "json",
 		LogLevel:         "info",
@@ -259,6 +265,9 @@ func load(name string, args []string, dev bool) (*Config, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if c.WorkerCredential == "" {
+		c.WorkerCredential = defaultCredential(c.Worker)
 	}
 	return &c, nil
 }

@@ -161,6 +161,9 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		return nil, err
 	}
 	opts.Workers = launcher
+	if c.Worker == "gemstone" {
+		opts.Workers = gemstoneLauncher{launcher}
+	}
 	opts.Ready = func(ctx context.Context) error {
 		if verifier != nil {
 			if err := verifier.Ready(ctx); err != nil {
@@ -208,6 +211,10 @@ func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error)
 		}
 	case "command":
 		l.Command = c.WorkerCommand
+	case "gemstone":
+		if err := s.gemstoneCommand(ctx, l); err != nil {
+			return nil, err
+		}
 	}
 	switch c.WorkerCredential {
 	case "passthrough":

@@ -69,8 +69,10 @@ func (c *Config) validate() []error {
 		if len(c.WorkerCommand) == 0 {
 			add("worker_command: required with worker=command")
 		}
+	case "gemstone":
+		errs = append(errs, c.validateGemStone()...)
 	default:
-		add("worker: %q is not demo or command", c.Worker)
+		add("worker: %q is not demo, command or gemstone", c.Worker)
 	}
 	switch c.WorkerCredential {
 	case "none", "passthrough":

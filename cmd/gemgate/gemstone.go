@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/worker/gemstone"
+)
+
+// defaultCredential is worker_credential when none is given: the GemStone relay logs in with
+// a token minted for GemStone by exchange; other workers get no credential.
+func defaultCredential(worker string) string {
+	if worker == "gemstone" {
+		return "exchange"
+	}
+	return "none"
+}
+
+func (c *Config) gemstoneConfig() gemstone.Config {
+	return gemstone.Config{Home: c.GemStoneHome, GlobalDir: c.GemStoneGlobalDir, Stone: c.GemStoneStone, ServiceINI: c.GemStoneINI}
+}
+
+// validateGemStone checks the settings of worker=gemstone without touching the stone.
+func (c *Config) validateGemStone() []error {
+	var errs []error
+	if c.gemstoneConfig().HomeOrEnv() == "" {
+		errs = append(errs, errors.New("gemstone_home: required with worker=gemstone (or set GEMSTONE)"))
+	}
+	if c.GemStoneINI == "" {
+		errs = append(errs, errors.New("gemstone_service_ini: required with worker=gemstone (the 0600 topaz ini of the service account)"))
+	}
+	if c.WorkerCredential != "exchange" && c.WorkerCredential != "passthrough" {
+		errs = append(errs, fmt.Errorf("worker_credential: worker=gemstone logs each user in with a token, so it needs exchange (recommended) or passthrough, not %s", c.WorkerCredential))
+	}
+	return errs
+}
+
+// gemstoneCommand points l at the topaz relay: checks the product and the service ini,
+// resolves GEMSTONE_GLOBAL_DIR with gslist and installs the relay script.
+func (s *server) gemstoneCommand(ctx context.Context, l *gateway.CommandLauncher) error {
+	r, err := gemstone.Prepare(ctx, s.cfg.gemstoneConfig())
+	if err != nil {
+		return fmt.Errorf("gemstone: %w", err)
+	}
+	if r.GlobalDir.Found {
+		s.log.Info("gemstone worker ready", "stone", r.Stone, "global_dir", r.GlobalDir.Dir, "note", r.GlobalDir.Note)
+	} else {
+		s.log.Warn("gemstone: the stone is not running yet; sessions will fail until it is", "stone", r.Stone, "global_dir", r.GlobalDir.Dir, "note", r.GlobalDir.Note)
+	}
+	l.Command = r.Command()
+	l.Env = append(l.Env, r.Env()...)
+	return nil
+}
+
+// gemstoneLauncher starts the relay as the command launcher does, and reads its greeting and
+// its answers the GemStone way: a refusal becomes the client's initialize error, and a
+// corrupted answer (#51438) fails its call.
+type gemstoneLauncher struct{ *gateway.CommandLauncher }
+
+func (l gemstoneLauncher) Spec(ctx context.Context, id gateway.Identity) (worker.Spec, error) {
+	spec, err := l.CommandLauncher.Spec(ctx, id)
+	if err != nil {
+		return spec, err
+	}
+	gemstone.Apply(&spec)
+	return spec, nil
+}
+
+// checkGemStone adds the GemStone environment to `gemgate check`.
+func checkGemStone(ctx context.Context, c *Config, ok func(string), bad func(what, fix string)) {
+	for _, f := range gemstone.Check(ctx, c.gemstoneConfig()) {
+		if f.OK {
+			ok("gemstone: " + f.What)
+		} else {
+			bad("gemstone: "+f.What, f.Fix)
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"gopkg.in/yaml.v3"
+)
+
+// The GemStone worker's suite runs against a fake stone (worker/gemstone/internal/fakestone,
+// built here as $GEMSTONE/bin/topaz and gslist) unless GEMGATE_TEST_GEMSTONE names a real
+// stone; docs/gemstone.md lists what that stone must hold and the variables:
+//
+//	GEMGATE_TEST_GEMSTONE             the stone's name (switches the suite to the real stone)
+//	GEMGATE_TEST_GEMSTONE_HOME        $GEMSTONE, the product directory (default: $GEMSTONE)
+//	GEMGATE_TEST_GEMSTONE_INI         the service account's 0600 topaz ini
+//	GEMGATE_TEST_GEMSTONE_GLOBAL_DIR  GEMSTONE_GLOBAL_DIR (default: found with gslist)
+//	GEMGATE_TEST_GEMSTONE_KEYS        a command run with an issuer's JWKS URL that registers its
+//	                                  keys with the stone (worker/gemstone/scripts/gemstone-jwt-keys)
+//
+// Fault modes (a crash, a stall, #51438 corruption) exist only in the fake and are skipped on a
+// real stone.
+func realStone() bool { return os.Getenv("GEMGATE_TEST_GEMSTONE") != "" }
+
+// fakeStone lays out a fake GemStone for one test and answers gemgate's flags for it. cfg
+// changes the stone (see the fake's Config); alice is a JWT user accepting audience gemstone.
+func fakeStone(t *testing.T, cfg map[string]any) []string {
+	t.Helper()
+	if realStone() {
+		return realStoneFlags(t)
+	}
+	root := t.TempDir()
+	home, global, ini := filepath.Join(root, "gemstone"), filepath.Join(root, "global"), filepath.Join(root, "service.ini")
+	bin := filepath.Join(home, "bin")
+	for _, d := range []string{bin, filepath.Join(global, "locks")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "topaz"), "../worker/gemstone/internal/fakestone")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the fake stone: %v\n%s", err, out)
+	}
+	if err := os.Link(filepath.Join(bin, "topaz"), filepath.Join(bin, "gslist")); err != nil {
+		t.Fatal(err)
+	}
+	c := map[string]any{"version": "3.7.5", "service_user": "gemgate_svc", "service_password": "pw", "server": "0.8.0",
+		"users": map[string]any{
+			"alice": map[string]any{"audiences": []string{"gemstone"}, "issuers": []string{"*"}},
+			"bob":   map[string]any{"audiences": []string{"gemstone"}, "issuers": []string{"*"}},
+		}}
+	for k, v := range cfg {
+		c[k] = v
+	}
+	writeJSONFile(t, filepath.Join(home, "fakestone.json"), c)
+	for name, typ := range map[string]string{"gs64stone": "Stone", "gs64ldi": "Netldi"} {
+		writeJSONFile(t, filepath.Join(global, "locks", name+"..LCK"), map[string]any{"type": typ, "version": c["version"], "pid": 4242, "port": 50377})
+	}
+	if err := os.WriteFile(ini, []byte("set gemstone gs64stone\nset user gemgate_svc\nset password pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--worker", "gemstone", "--gemstone-home", home, "--gemstone-global-dir", global, "--gemstone-service-ini", ini}
+}
+
+func realStoneFlags(t *testing.T) []string {
+	home := os.Getenv("GEMGATE_TEST_GEMSTONE_HOME")
+	if home == "" {
+		home = os.Getenv("GEMSTONE")
+	}
+	f := []string{"--worker", "gemstone", "--gemstone-home", home, "--gemstone-stone", os.Getenv("GEMGATE_TEST_GEMSTONE"),
+		"--gemstone-service-ini", os.Getenv("GEMGATE_TEST_GEMSTONE_INI")}
+	if d := os.Getenv("GEMGATE_TEST_GEMSTONE_GLOBAL_DIR"); d != "" {
+		f = append(f, "--gemstone-global-dir", d)
+	}
+	return f
+}
+
+// trustIssuer registers an issuer's keys with a real stone; the fake trusts every key.
+func trustIssuer(t *testing.T, issuer string) {
+	t.Helper()
+	cmd := os.Getenv("GEMGATE_TEST_GEMSTONE_KEYS")
+	if !realStone() || cmd == "" {
+		return
+	}
+	if out, err := exec.Command(cmd, strings.TrimSuffix(issuer, "/")+"/jwks").CombinedOutput(); err != nil {
+		t.Fatalf("registering the issuer's keys with the stone: %v\n%s", err, out)
+	}
+}
+
+func needFake(t *testing.T, what string) {
+	if realStone() {
+		t.Skipf("%s is a fault of the fake stone; not run against the real stone %s", what, os.Getenv("GEMGATE_TEST_GEMSTONE"))
+	}
+}
+
+func writeJSONFile(t *testing.T, path string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startGemStoneDev(t *testing.T, cfg map[string]any, flags ...string) *gemgate {
+	t.Helper()
+	g := startDev(t, append(append(fakeStone(t, cfg), "--worker-credential", "exchange"), flags...)...)
+	trustIssuer(t, g.Issuer)
+	return g
+}
+
+// presetTools is policy/presets/gemstone.yaml's read_only_tools.
+func presetTools(t *testing.T) []string {
+	b, err := os.ReadFile("../policy/presets/gemstone.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Tools []string `yaml:"read_only_tools"`
+	}
+	if err := yaml.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(p.Tools)
+	return p.Tools
+}
+
+func TestGemStoneRealStone(t *testing.T) {
+	if !realStone() {
+		t.Skip("GEMGATE_TEST_GEMSTONE is not set, so the GemStone suite ran against the fake stone only; set it (and the GEMGATE_TEST_GEMSTONE_* variables in docs/gemstone.md) to run it against a real stone")
+	}
+	t.Logf("the GemStone suite runs against the real stone %s", os.Getenv("GEMGATE_TEST_GEMSTONE"))
+}
+
+func TestGemStoneSessionIsTheUsers(t *testing.T) {
+	g := startGemStoneDev(t, nil)
+	cs := connect(t, g.URL, g.Tokens["alice"], nil)
+	if names := toolNames(t, cs); len(names) != 31 || !slices.Contains(names, "commit") {
+		t.Errorf("read-write tools/list has %d tools: %v", len(names), names)
+	}
+	if got := text(callTool(t, cs, "status", nil)); !strings.Contains(got, "alice") {
+		t.Errorf("status = %q", got)
+	}
+	long := text(callTool(t, cs, "execute_code", map[string]any{"code": "String new: 40000 withAll: $g"}))
+	if want := "'" + strings.Repeat("g", 40000) + "'"; long != want {
+		t.Errorf("a 40,000-character answer came back as %d characters", len(long))
+	}
+	utf := "'héllo ✓ 日本語 😀 ''quoted'''"
+	if got := text(callTool(t, cs, "execute_code", map[string]any{"code": utf})); got != utf {
+		t.Errorf("multi-byte UTF-8: got %q, want %q", got, utf)
+	}
+}
+
+func TestGemStoneReadOnlyListsThePreset(t *testing.T) {
+	want := presetTools(t)
+	if !realStone() && len(want) != 22 {
+		t.Fatalf("the preset lists %d tools, want the 22 read-only-safe core tools", len(want))
+	}
+	// "0.8.0" hides the gated tools itself; "unreleased" has no read-only mode, so only the
+	// preset stands between a read-only session and them. gemgate serve, so that nothing but
+	// the preset file sets read_only_tools.
+	if realStone() { // a real stone accepts the exchanged token (audience gemstone)
+		g := startGemStoneDev(t, nil, "--read-only-tools", strings.Join(want, ","))
+		if got := toolNames(t, connect(t, g.URL, g.Tokens["bob"], nil)); !slices.Equal(got, want) {
+			t.Errorf("read-only tools/list = %v, want %v", got, want)
+		}
+		return
+	}
+	iss := newTestIssuer(t)
+	users := map[string]any{"bob": map[string]any{"audiences": []string{"*"}, "issuers": []string{"*"}}}
+	for _, server := range []string{"0.8.0", "unreleased"} {
+		t.Run(server, func(t *testing.T) {
+			g := startServe(t, append(fakeStone(t, map[string]any{"server": server, "users": users}),
+				"--issuer", iss.URL(), "--worker-credential", "passthrough", "--config", "../policy/presets/gemstone.yaml")...)
+			trustIssuer(t, iss.URL())
+			cs := connect(t, g.URL, iss.mint(iss.claims(g.URL, "bob", "mcp:use")), nil) // no mcp:write: read-only
+			if got := toolNames(t, cs); !slices.Equal(got, want) {
+				t.Errorf("read-only tools/list = %v, want %v", got, want)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "commit"}); err == nil && !res.IsError {
+				t.Error("a read-only session could call commit")
+			}
+		})
+	}
+}
+
+// connectErr opens a session and answers the error the client got, "" when it connected.
+func connectErr(t *testing.T, url, token string) string {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "gemgate-e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClientWithToken(token)}, nil)
+	if err != nil {
+		return err.Error()
+	}
+	cs.Close()
+	return ""
+}
+
+func TestGemStoneLoginRefusalsReachTheClient(t *testing.T) {
+	iss := newTestIssuer(t)
+	users := map[string]any{"alice": map[string]any{"audiences": []string{"*"}, "issuers": []string{"*"}}}
+	for _, tc := range []struct {
+		name   string
+		users  map[string]any
+		claims func(url string) map[string]any
+		want   []string // on the fake stone; a real one must only refuse
+	}{
+		{"expired when the stone checks", users, func(url string) map[string]any {
+			c := iss.claims(url, "alice", "mcp:use mcp:write")
+			c["exp"] = time.Now().Add(-5 * time.Second).Unix() // within the gateway's clock skew, not the stone's
+			return c
+		}, []string{"expired", "token expired"}},
+		{"array audience", users, func(url string) map[string]any {
+			c := iss.claims(url, "alice", "mcp:use mcp:write")
+			c["aud"] = []string{url, "account"}
+			return c
+		}, []string{"single string", "Invalid or missing aud"}},
+		{"gateway audience", nil, func(url string) map[string]any {
+			return iss.claims(url, "alice", "mcp:use mcp:write")
+		}, []string{"exchange", "Invalid or missing aud"}},
+		{"unknown user", users, func(url string) map[string]any {
+			return iss.claims(url, "carol", "mcp:use mcp:write")
+		}, []string{"no JWT-enabled user", "'carol' not found"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := map[string]any{}
+			if tc.users != nil {
+				cfg["users"] = tc.users
+			}
+			g := startServe(t, append(fakeStone(t, cfg), "--issuer", iss.URL(), "--worker-credential", "passthrough")...)
+			trustIssuer(t, iss.URL())
+			tok := iss.mint(tc.claims(g.URL))
+			msg := connectErr(t, g.URL, tok)
+			if !strings.Contains(msg, "GemStone refused the login") {
+				t.Fatalf("initialize error = %q", msg)
+			}
+			for _, w := range tc.want {
+				if !realStone() && !strings.Contains(msg, w) {
+					t.Errorf("initialize error %q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, tok) || strings.Contains(g.logs.String(), tok) {
+				t.Error("the token appears in the error or the log")
+			}
+		})
+	}
+}
+
+func TestGemStoneCrashMidCall(t *testing.T) {
+	needFake(t, "a crash mid-call")
+	g := startGemStoneDev(t, map[string]any{"fault": "crash"})
+	cs := connect(t, g.URL, g.Tokens["alice"], nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "status"}); err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Errorf("a call whose gem crashed answered err=%v", err)
+	}
+	connect(t, g.URL, g.Tokens["alice"], nil) // gemgate carries on: a new session opens
+}
+
+func TestGemStoneStallEndsAtTheRequestTimeout(t *testing.T) {
+	needFake(t, "a stalled call")
+	g := startGemStoneDev(t, map[string]any{"fault": "stall"}, "--request-timeout", "1s")
+	cs := connect(t, g.URL, g.Tokens["alice"], nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "status"}); err == nil {
+		t.Error("a stalled call answered")
+	}
+}
+
+func TestGemStoneCorruptedAnswerNamesTheDefect(t *testing.T) {
+	needFake(t, "#51438 corruption")
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("raw_relay=%v", raw), func(t *testing.T) {
+			g := startGemStoneDev(t, map[string]any{"defect_51438": true, "raw_relay": raw})
+			cs := connect(t, g.URL, g.Tokens["alice"], nil)
+			exec := func(n int) (*mcp.CallToolResult, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				return cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": fmt.Sprintf("String new: %d withAll: $x", n)}})
+			}
+			if _, err := exec(4000); err != nil { // grows the fetch buffer: correct
+				t.Fatalf("first large answer: %v", err)
+			}
+			res, err := exec(1500) // 1,025 bytes..buffer size: a stale tail
+			if err == nil {
+				t.Fatalf("a corrupted answer reached the client: %.200s", text(res))
+			}
+			for _, w := range []string{"#51438", "3.7.4.1"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if got, err := exec(5); err != nil || text(got) != "'xxxxx'" {
+				t.Errorf("a small answer afterwards: %v %v", got, err)
+			}
+		})
+	}
+}
+
+func TestGemStoneCheck(t *testing.T) {
+	flags := fakeStone(t, nil)
+	run := func(extra ...string) (int, string) {
+		cmd := exec.Command(gemgateBin, append(append([]string{"check", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, flags...), extra...)...)
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	// auth none cannot give the relay a credential: one problem, and every GemStone check passes.
+	code, out := run("--worker-credential", "exchange")
+	for _, w := range []string{"OK       gemstone: topaz found", "gemstone: GemStone 3.7.5", "gemstone: netldi gs64ldi is running", "is 0600"} {
+		if !realStone() && !strings.Contains(out, w) {
+			t.Errorf("check output lacks %q:\n%s", w, out)
+		}
+	}
+	if code != 1 || !strings.Contains(out, "needs auth=oidc") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

@@ -1,0 +1,84 @@
+package gemstone
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Config is the GemStone worker's configuration.
+type Config struct {
+	Home       string // $GEMSTONE, the product directory; default the GEMSTONE environment variable
+	GlobalDir  string // GEMSTONE_GLOBAL_DIR; empty or wrong means: ask gslist (ResolveGlobalDir)
+	Stone      string // the stone's name; default the service ini's `set gemstone`
+	ServiceINI string // topaz ini file of the service account, mode 0600
+	ScriptDir  string // where the relay script is written; default DefaultScriptDir()
+}
+
+// Relay is a prepared relay: what every session's topaz is started with.
+type Relay struct {
+	Home      string
+	Topaz     string
+	Script    string
+	GlobalDir GlobalDir
+	Stone     string
+	INI       string
+}
+
+// HomeOrEnv is c.Home, or $GEMSTONE when it is empty.
+func (c Config) HomeOrEnv() string {
+	if c.Home != "" {
+		return c.Home
+	}
+	return os.Getenv("GEMSTONE")
+}
+
+// Prepare checks what a session will need, resolves GEMSTONE_GLOBAL_DIR and installs the relay
+// script. A stone that is not running yet is not an error (its sessions will fail until it
+// is); the returned Relay's GlobalDir.Note says what was found.
+func Prepare(ctx context.Context, c Config) (*Relay, error) {
+	home := c.HomeOrEnv()
+	if home == "" {
+		return nil, fmt.Errorf("gemstone_home is not set and neither is GEMSTONE")
+	}
+	topaz := filepath.Join(home, "bin", "topaz")
+	if fi, err := os.Stat(topaz); err != nil || fi.Mode()&0o111 == 0 {
+		return nil, fmt.Errorf("no executable topaz at %s (is gemstone_home the GemStone product directory?)", topaz)
+	}
+	ini, err := ReadServiceINI(c.ServiceINI)
+	if err != nil {
+		return nil, err
+	}
+	stone := c.Stone
+	if stone == "" {
+		stone = ini.Stone
+	} else if stone != ini.Stone {
+		return nil, fmt.Errorf("gemstone_stone is %s but the service ini logs in to %s", stone, ini.Stone)
+	}
+	dir := c.ScriptDir
+	if dir == "" {
+		dir = DefaultScriptDir()
+	}
+	script, err := InstallScript(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Relay{Home: home, Topaz: topaz, Script: script, GlobalDir: ResolveGlobalDir(ctx, home, c.GlobalDir, stone), Stone: stone, INI: c.ServiceINI}, nil
+}
+
+// Command is the relay's command line. "{user}" is the GemStone user, filled in per session;
+// nothing secret is on it (the credential travels in GEMGATE_CREDENTIAL).
+func (r *Relay) Command() []string {
+	return []string{r.Topaz, "-l", "-q", "-I", r.INI, "-S", r.Script, "--", "--user", "{user}"}
+}
+
+// Env is what the relay needs besides gemgate's own GEMGATE_* variables.
+func (r *Relay) Env() []string {
+	return []string{
+		"GEMSTONE=" + r.Home,
+		"GEMSTONE_GLOBAL_DIR=" + r.GlobalDir.Dir,
+		"PATH=" + filepath.Join(r.Home, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"LC_ALL=C",
+	}
+}

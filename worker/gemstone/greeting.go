@@ -1,0 +1,139 @@
+package gemstone
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/gemgate/gemgate/worker"
+)
+
+// StrictError is what a call gets when the relay's answer is not a well-formed answer to it:
+// the shape kernel defect #51438 gives a result over 1,024 bytes on stones before 3.7.4.1.
+const StrictError = "GemStone returned a corrupted answer (kernel defect #51438: a result over 1,024 bytes " +
+	"fetched through GsTsExternalSession came back with a stale tail). This call failed and was not " +
+	"relayed; later large answers in this session may fail too. Fix: upgrade the stone to GemStone " +
+	"3.7.4.1 or later (3.7.5 or later for JWT login)."
+
+// Apply makes spec a GemStone relay's: a fresh greeting parser, and strict answers.
+func Apply(spec *worker.Spec) {
+	spec.Greeting = NewGreeting()
+	spec.Strict = true
+	spec.StrictError = StrictError
+}
+
+// Refusal is why the relay could not open the session, as its greeting said.
+type Refusal struct {
+	Kind   string // config, versionTooOld, login, noMcpServer, readOnly, stoneUnreachable, topaz
+	Detail string // what GemStone or topaz said
+}
+
+func (r *Refusal) Error() string {
+	d := r.Detail
+	switch r.Kind {
+	case "login":
+		return explainLogin(d)
+	case "versionTooOld":
+		return "GemStone cannot log this session in: the stone has no JWT login (" + d + "). gemgate's GemStone worker needs GemStone 3.7.5 or later."
+	case "noMcpServer":
+		return "GemStone logged the user in, but the native GemStone MCP server is not visible to that user (" + d + "). Load it (install.sh) and put its dictionary in the user's symbol list; see docs/gemstone.md."
+	case "readOnly":
+		return "GemStone could not make the session read-only (" + d + "); the session was not opened."
+	case "stoneUnreachable":
+		return "topaz cannot reach the stone: " + d + ". The usual cause is a wrong GEMSTONE_GLOBAL_DIR (set gemstone_global_dir, or leave it empty so gemgate asks gslist); run `gemgate check`."
+	case "config":
+		return "the GemStone relay is misconfigured: " + d
+	default:
+		return "topaz failed before the GemStone session was ready: " + d + ". Run `gemgate check`."
+	}
+}
+
+// explainLogin turns what GemStone said about a refused JWT login into advice.
+func explainLogin(said string) string {
+	l := strings.ToLower(said)
+	has := func(s ...string) bool {
+		for _, x := range s {
+			if strings.Contains(l, x) {
+				return true
+			}
+		}
+		return false
+	}
+	var why string
+	switch {
+	case has("aud"):
+		why = "GemStone rejected the token's audience. The token must carry aud as a single string that is listed in the user's JwtSecurityData; " +
+			"GemStone refuses an array of audiences even when one matches (Keycloak's stock \"audience resolve\" mapper adds \"account\"). " +
+			"Use worker_credential: exchange with exchange_audience set to the audience GemStone expects"
+	case has("expired", "exp claim", "(exp)"):
+		why = "the token had expired when GemStone checked it; sign in again, and check the clocks of the stone host and the issuer"
+	case has("issuer", "(iss)", "iss claim"):
+		why = "GemStone does not accept the token's issuer; add it to the user's JwtSecurityData (addIssuer:)"
+	case has("signature", "kid", "key"):
+		why = "GemStone does not trust the key that signed the token; register the issuer's keys with System addJwtKey:withId: (they are lost at every stone restart; see docs/gemstone.md)"
+	case has("not found", "no such user", "does not exist", "not enabled", "unknown user"):
+		why = "GemStone has no JWT-enabled user of that name; create it and enableJwtAuthenticationWith: (docs/gemstone.md)"
+	case has("claim", "user id"):
+		why = "the token's user claim does not name this GemStone user; user_claim must match the userIdKey of the user's JwtSecurityData"
+	case has("netldi", "4065", "could not find server", "maximum number of users"):
+		why = "the stone could not start a session for the user (a GsTsExternalSession login needs a running netldi and a free login slot)"
+	default:
+		why = "GemStone refused the login"
+	}
+	return "GemStone refused the login: " + why + ". GemStone said: " + said
+}
+
+type greetingLine struct {
+	Gemgate  string `json:"gemgate"`
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+	User     string `json:"user"`
+	ReadOnly bool   `json:"readOnly"`
+}
+
+// gemstoneErrorNumber finds topaz's error report ("... Number: 4065 ...").
+var gemstoneErrorNumber = regexp.MustCompile(`Number:\s*(\d+)`)
+
+// NewGreeting answers a parser for one relay's greeting: topaz chatter is skipped, a ready
+// line ends the greeting, an error line or a topaz error report refuses the session. Each
+// worker needs its own, since it remembers the chatter it saw.
+func NewGreeting() func(line []byte) (done bool, err error) {
+	var chatter []string
+	return func(line []byte) (bool, error) {
+		line = bytes.TrimSpace(line)
+		if bytes.HasPrefix(line, []byte("{")) {
+			var g greetingLine
+			if json.Unmarshal(line, &g) == nil && g.Gemgate != "" {
+				switch g.Gemgate {
+				case "ready":
+					return true, nil
+				case "error":
+					return false, &Refusal{Kind: g.Kind, Detail: clip(g.Message)}
+				}
+			}
+		}
+		s := clip(string(line))
+		chatter = append(chatter, s)
+		if len(chatter) > 6 {
+			chatter = chatter[len(chatter)-6:]
+		}
+		if m := gemstoneErrorNumber.FindStringSubmatch(s); m != nil {
+			kind := "topaz"
+			if m[1] == "4065" || strings.Contains(strings.Join(chatter, " "), "could not find server") {
+				kind = "stoneUnreachable"
+			}
+			return false, &Refusal{Kind: kind, Detail: strings.Join(chatter, " / ")}
+		}
+		return false, nil
+	}
+}
+
+func clip(s string) string {
+	const max = 400
+	if len(s) > max {
+		return s[:max] + fmt.Sprintf("...(+%d more)", len(s)-max)
+	}
+	return s
+}
