@@ -37,7 +37,8 @@ type Spec struct {
 	// Greeting, if set, sees every stdout line before the worker is ready: login chatter,
 	// then a line that says ready (done true) or names why the worker cannot serve (err).
 	// Until it says done, no line is routed; an error fails every pending call with that
-	// error's text and stops the worker.
+	// error's text and stops the worker. A worker whose stdout ends before it is ready is
+	// asked once more with a nil line, so the greeting can explain from the chatter it saw.
 	Greeting func(line []byte) (done bool, err error)
 	// Strict is for workers that answer one request at a time and write nothing but
 	// JSON-RPC after their greeting: a line that is not a well-formed answer to the oldest
@@ -277,6 +278,11 @@ func (p *Process) readStdout(r *os.File) {
 			continue
 		}
 		p.route(m)
+	}
+	if !greeted && p.Refusal() == nil {
+		if _, err := p.spec.Greeting(nil); err != nil {
+			p.refuse(err)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)

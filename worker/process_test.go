@@ -40,6 +40,9 @@ func fakeWorker(mode string) {
 		fmt.Println("login chatter: connecting to the stone")
 		fmt.Println(`{"not":"a message"}`) // JSON, but still greeting-time chatter
 		fmt.Println("READY")
+	case "greet-exit":
+		fmt.Println("login chatter: cannot reach the stone")
+		os.Exit(4)
 	case "greet-fail":
 		fmt.Println("login chatter: connecting to the stone")
 		fmt.Println("ERROR bad token")
@@ -323,6 +326,8 @@ func waitGone(t *testing.T, pid int) {
 
 func greeting(line []byte) (bool, error) {
 	switch {
+	case line == nil:
+		return false, fmt.Errorf("exited before it was ready")
 	case string(line) == "READY":
 		return true, nil
 	case strings.HasPrefix(string(line), "ERROR "):
@@ -377,5 +382,13 @@ func TestStrictWorkerCorruptAnswerFailsItsCall(t *testing.T) {
 	// The worker is still usable, and a good answer still reaches its own call.
 	if m := call(t, p, `"ok"`, "ping", ""); m.Result == nil {
 		t.Errorf("after corruption: %s", m.Encode())
+	}
+}
+
+func TestGreetingIsAskedWhenStdoutEndsEarly(t *testing.T) {
+	p := startSpec(t, "greet-exit", Spec{Greeting: greeting})
+	<-p.Done()
+	if err := p.Refusal(); err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
+		t.Fatalf("Refusal() = %v", err)
 	}
 }

@@ -102,6 +102,14 @@ var gemstoneErrorNumber = regexp.MustCompile(`Number:\s*(\d+)`)
 func NewGreeting() func(line []byte) (done bool, err error) {
 	var chatter []string
 	return func(line []byte) (bool, error) {
+		if line == nil {
+			// Stdout ended before the relay was ready: say what topaz printed last.
+			detail := "topaz exited before the relay was ready"
+			if len(chatter) > 0 {
+				detail += ": " + strings.Join(chatter, " / ")
+			}
+			return false, &Refusal{Kind: "exited", Detail: detail}
+		}
 		line = bytes.TrimSpace(line)
 		if bytes.HasPrefix(line, []byte("{")) {
 			var g greetingLine
