@@ -152,6 +152,10 @@ func (c *Config) lifetime() gateway.Lifetime {
 	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
 		l.ProbeLead = l.IdleTimeout / 6 // short idle timeouts (tests, demos) probe proportionally
 	}
+	if l.ProbeLead > 0 && l.ProbeTimeout >= l.ProbeLead {
+		// An unanswered ping must be able to decide before the idle deadline does.
+		l.ProbeTimeout = l.ProbeLead / 2
+	}
 	return l
 }
 
