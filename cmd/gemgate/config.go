@@ -75,7 +75,7 @@ type Config struct {
 	DevTLS          bool   `key:"tls" dev:"true" help:"serve HTTPS with a self-signed loopback certificate under certs/"`
 	DevJSON         bool   `key:"json" dev:"true" help:"print one JSON object with the URL and tokens once ready"`
 
-	configFile string
+	configFiles []string
 }
 
 func defaults() Config {
@@ -214,7 +214,10 @@ func load(name string, args []string, dev bool) (*Config, error) {
 		c.LogFormat = "text"
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.StringVar(&c.configFile, "config", "", "YAML config file")
+	fs.Func("config", "YAML config file; repeat to layer several (later files win), e.g. a policy preset and your own", func(v string) error {
+		c.configFiles = append(c.configFiles, v)
+		return nil
+	})
 	flagged := map[string]*bool{}
 	var given []flagSetting
 	for _, f := range c.fields() {
@@ -244,8 +247,8 @@ func load(name string, args []string, dev bool) (*Config, error) {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	var errs []error
-	if c.configFile != "" {
-		errs = append(errs, c.applyFile(c.configFile, dev)...)
+	for _, f := range c.configFiles {
+		errs = append(errs, c.applyFile(f, dev)...)
 	}
 	for _, f := range c.fields() {
 		if f.dev && !dev {

@@ -179,3 +179,18 @@ func TestCheck(t *testing.T) {
 		}
 	})
 }
+
+func TestConfigFilesLayerInOrder(t *testing.T) {
+	preset := writeFile(t, "preset.yaml", "read_only_tools: [status, list_*]\nidle_timeout: 10m\n")
+	own := writeFile(t, "own.yaml", "issuer: https://id.example/realms/x\nidle_timeout: 20m\n")
+	c, err := load("serve", []string{"--config", preset, "--config", own}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"status", "list_*"}, c.ReadOnlyTools); diff != "" {
+		t.Errorf("read_only_tools from the preset (-want +got):\n%s", diff)
+	}
+	if c.IdleTimeout != 20*time.Minute || c.Issuer != "https://id.example/realms/x" {
+		t.Errorf("the later file should win: idle %v, issuer %q", c.IdleTimeout, c.Issuer)
+	}
+}
