@@ -18,7 +18,6 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if origin != "" && !g.originAllowed(origin) {
-			g.trace.refused(r, http.StatusForbidden)
 			(&httpError{Status: http.StatusForbidden, Code: worker.CodeInvalidRequest, Message: "origin not allowed"}).write(w)
 			return
 		}

@@ -64,7 +64,10 @@ type Gateway struct {
 	stopping chan struct{} // closed when shutdown begins: streams end
 	stopOnce sync.Once
 	reaper   *reaper
-	wg       sync.WaitGroup // session watchers
+
+	mu     sync.Mutex     // orders admit against Close
+	closed bool           // Close has begun: no session may be admitted any more
+	wg     sync.WaitGroup // session watchers and session ends started by the reaper
 }
 
 // New checks the options and builds the gateway. It starts the session reaper.
@@ -190,6 +193,9 @@ func (g *Gateway) BeginShutdown() {
 // Close ends every session and stops its worker. Call it after the HTTP server has shut down.
 func (g *Gateway) Close() {
 	g.BeginShutdown()
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 	g.reaper.stop()
 	var wg sync.WaitGroup
 	for _, s := range g.sessions.all() {
@@ -198,6 +204,19 @@ func (g *Gateway) Close() {
 	}
 	wg.Wait()
 	g.wg.Wait()
+}
+
+// admit makes a started session visible and watches its worker, unless Close has begun: an
+// initialize that finishes during Close must not leave a worker behind it.
+func (g *Gateway) admit(s *Session) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.sessions.commit(s)
+	g.wg.Add(1)
+	return true
 }
 
 // Sessions is the number of open sessions.

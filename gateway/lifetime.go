@@ -224,7 +224,8 @@ func (r *reaper) pass(now time.Time) {
 		reason, probe := l.verdict(s.state(now))
 		switch {
 		case reason != "":
-			go r.g.endSession(s, reason)
+			r.g.wg.Add(1) // the reaper is stopped before Close waits, so this never races Wait
+			go func() { defer r.g.wg.Done(); r.g.endSession(s, reason) }()
 		case probe:
 			s.sendProbe(now)
 		}

@@ -78,7 +78,9 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 		err.ID = msg.ID
 		return err
 	}
-	s.touch(time.Now())
+	if !s.isProbeAnswer(msg) {
+		s.touch(time.Now())
+	}
 	switch {
 	case msg.IsRequest():
 		return g.forward(w, r, s, msg, p)
@@ -107,147 +109,6 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return body, nil
 }
 
-// supportedVersions are the protocol revisions the gateway speaks; the first is its latest.
-var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
-
-func checkProtocolVersion(r *http.Request) *httpError {
-	v := r.Header.Get("Mcp-Protocol-Version")
-	if v == "" || slices.Contains(supportedVersions, v) {
-		return nil // absent means 2025-03-26 rules
-	}
-	return &httpError{Status: http.StatusBadRequest, Code: worker.CodeInvalidRequest,
-		Message: "unsupported MCP-Protocol-Version " + quoteSafe(v), Data: map[string]any{"supported": supportedVersions}}
-}
-
-// initialize opens a session: a worker is started for the caller and answers the client's
-// initialize; the session id is minted only on a successful InitializeResult.
-func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker.Message, p auth.Principal) error {
-	if g.closing.Load() {
-		return overloaded("the gateway is shutting down", 5)
-	}
-	access := g.opts.Policy.Decide(p.Scopes)
-	if missing := access.Missing(); len(missing) > 0 {
-		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
-	}
-	o := ownerOf(p)
-	if ok, why := g.sessions.reserve(o); !ok {
-		g.metrics.sessionOpened("limit")
-		return overloaded(why, 10)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			g.sessions.release(o)
-		}
-	}()
-	params, err := negotiate(msg.Params)
-	if err != nil {
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
-	}
-	s := &Session{
-		id: newSessionID(), owner: o, user: p.User, access: access, opened: time.Now(),
-		calls: map[string]*inflight{}, progress: map[string]*inflight{}, toWorker: map[string]json.RawMessage{},
-		probes: map[string]*probe{}, hints: map[string]bool{}, done: make(chan struct{}),
-	}
-	s.lastActive = s.opened
-	s.log = g.log.With("session", s.id, "user", p.User)
-	s.outbox = newOutbox(g.metrics.outboxDropped)
-
-	started := time.Now()
-	spec, err := g.opts.Workers.Spec(r.Context(), Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)})
-	if err != nil {
-		g.metrics.sessionOpened("worker_error")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "could not prepare a worker for this session", Cause: err}
-	}
-	spec.OnMessage = s.onWorkerMessage
-	spec.Logger = s.log
-	if g.trace != nil {
-		spec.OnTrace = func(dir string, line []byte) { g.trace.line(dir, s.id, line) }
-	}
-	proc, err := worker.Start(spec)
-	if err != nil {
-		g.metrics.sessionOpened("worker_error")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "could not start a worker for this session", Cause: err}
-	}
-	s.proc = proc
-	g.metrics.workerStarted()
-	fail := func(result string) {
-		g.metrics.sessionOpened(result)
-		proc.Stop()
-		g.metrics.workerExited(proc.Err())
-	}
-
-	call, err := proc.Send(&worker.Message{ID: msg.ID, Method: "initialize", Params: params})
-	if err != nil {
-		fail("worker_error")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the worker failed at start", Cause: err}
-	}
-	var resp *worker.Message
-	select {
-	case resp = <-call.Result():
-	case <-time.After(g.opts.InitTimeout):
-		fail("worker_timeout")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the worker did not answer initialize in time"}
-	case <-r.Context().Done():
-		fail("client_gone")
-		return nil
-	}
-	if resp.Error != nil {
-		fail("worker_error")
-		s.log.Warn("worker refused initialize", "error", string(resp.Error))
-		g.trace.outbound("", resp.Encode())
-		writeMessage(w, http.StatusOK, resp)
-		return nil
-	}
-	version, err := resultVersion(resp.Result)
-	if err != nil {
-		fail("worker_error")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
-	}
-	s.version = version
-	g.sessions.commit(s)
-	committed = true
-	g.metrics.sessionOpened("ok")
-	g.metrics.workerStart(time.Since(started))
-	g.wg.Add(1)
-	go g.watch(s)
-	s.log.Info("session opened", "read_only", access.ReadOnly, "protocol_version", version, "pid", proc.Pid())
-
-	w.Header().Set(headerSessionID, s.id)
-	g.trace.outbound(s.id, resp.Encode())
-	writeMessage(w, http.StatusOK, resp)
-	return nil
-}
-
-// negotiate passes the client's protocol version on to the worker if the gateway speaks it,
-// and otherwise asks the worker for the gateway's latest, as a server would answer.
-func negotiate(params json.RawMessage) (json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if len(params) == 0 || json.Unmarshal(params, &fields) != nil || fields == nil {
-		return nil, errors.New("initialize needs params with a protocolVersion")
-	}
-	var v string
-	_ = json.Unmarshal(fields["protocolVersion"], &v)
-	if slices.Contains(supportedVersions, v) {
-		return params, nil
-	}
-	fields["protocolVersion"], _ = json.Marshal(supportedVersions[0])
-	return json.Marshal(fields)
-}
-
-func resultVersion(result json.RawMessage) (string, error) {
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if err := json.Unmarshal(result, &res); err != nil {
-		return "", err
-	}
-	if !slices.Contains(supportedVersions, res.ProtocolVersion) {
-		return "", errors.New("the worker chose protocol version " + quoteSafe(res.ProtocolVersion) + ", which the gateway does not speak")
-	}
-	return res.ProtocolVersion, nil
-}
-
 // notification passes a client notification to the worker; notifications/cancelled is
 // mapped to the worker's id of the call it names.
 func (g *Gateway) notification(s *Session, msg *worker.Message) {
@@ -272,6 +133,10 @@ func (g *Gateway) notification(s *Session, msg *worker.Message) {
 // SSE stream when the worker sends messages related to the request before its answer.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, msg *worker.Message, p auth.Principal) error {
 	access := s.access.Narrow(g.opts.Policy.Decide(p.Scopes))
+	if missing := access.Missing(); len(missing) > 0 {
+		// The authenticator refuses such tokens first; this holds when it is not the one in front.
+		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
+	}
 	tool := ""
 	if msg.Method == "tools/call" {
 		name, err := toolName(msg.Params)
@@ -286,7 +151,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 				return g.insufficientScope(msg.ID, access, []string{g.opts.Policy.WriteScope()}, "readOnly",
 					"tool "+quoteSafe(name)+" changes state; this session is read-only")
 			}
-			return g.insufficientScope(msg.ID, access, nil, "forbidden", "tool "+quoteSafe(name)+" is not allowed for this token")
+			return g.insufficientScope(msg.ID, access, g.unlockingScopes(access, name, s.hint(name)), "forbidden",
+				"tool "+quoteSafe(name)+" is not allowed for this token")
 		}
 	}
 	inf, ok := s.startCall(msg.ID, msg.Params, acceptsSSE(r))
@@ -298,7 +164,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 	if err != nil {
 		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the session's worker is gone", Cause: err}
 	}
-	inf.call = call
+	s.setCall(inf, call)
 	started := time.Now()
 	outcome := g.await(w, r, s, inf, msg.Method, access)
 	if tool != "" {
@@ -424,6 +290,25 @@ func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, ne
 	}
 	return &httpError{Status: http.StatusForbidden, Code: codeForbidden, ID: id, Message: message, Header: h,
 		Data: map[string]any{"kind": kind}}
+}
+
+// unlockingScopes are the scopes any one of which would let access use the tool, so that a
+// forbidden call's challenge tells the client what to ask for. The session's read-only state
+// is kept: a scope that would only lift it is not one of them.
+func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *bool) []string {
+	var out []string
+	granted := access.Granted()
+	for _, scope := range g.opts.Policy.ScopesSupported() {
+		if access.HasScope(scope) {
+			continue
+		}
+		wider := g.opts.Policy.Decide(append(slices.Clip(granted), scope))
+		wider.ReadOnly = wider.ReadOnly || access.ReadOnly
+		if g.opts.Policy.CheckTool(wider, tool, hint) != policy.DeniedForbidden {
+			out = append(out, scope)
+		}
+	}
+	return out
 }
 
 // codeForbidden is the JSON-RPC error code of a request the policy refuses.

@@ -51,12 +51,14 @@ type Session struct {
 
 // inflight is one client request waiting for the worker.
 type inflight struct {
-	call      *worker.Call
-	clientID  json.RawMessage
-	events    chan []byte   // messages related to this request, for its SSE response
-	cancelled chan struct{} // closed when the client cancels the request
-	canStream bool
-	cancel    sync.Once
+	call         *worker.Call // set under Session.mu once the request is written to the worker
+	clientID     json.RawMessage
+	cancelledBy  string        // the client's reason, once it cancelled; guarded by Session.mu
+	wasCancelled bool          // guarded by Session.mu
+	events       chan []byte   // messages related to this request, for its SSE response
+	cancelled    chan struct{} // closed when the client cancels the request
+	canStream    bool
+	cancel       sync.Once
 }
 
 const inflightEvents = 256
@@ -77,6 +79,7 @@ func (s *Session) touch(now time.Time) {
 	s.lastActive = now
 	s.streamLost = time.Time{}
 	s.currentProbe = nil
+	clear(s.probes) // answers to them decide nothing now; without this they pile up
 	s.mu.Unlock()
 }
 
@@ -119,15 +122,34 @@ func (s *Session) busy() bool {
 func (s *Session) cancelCall(requestID json.RawMessage, reason string) bool {
 	s.mu.Lock()
 	inf := s.calls[string(requestID)]
+	var call *worker.Call
+	if inf != nil {
+		call = inf.call
+		inf.wasCancelled, inf.cancelledBy = true, reason
+	}
 	s.mu.Unlock()
 	if inf == nil {
 		return false
 	}
 	inf.cancel.Do(func() {
-		inf.call.Cancel(reason)
+		if call != nil {
+			call.Cancel(reason)
+		} // else the request is still on its way to the worker: setCall cancels it there
 		close(inf.cancelled)
 	})
 	return true
+}
+
+// setCall records the worker call of a request. A cancel that arrived while the request was
+// being written is passed on now.
+func (s *Session) setCall(inf *inflight, call *worker.Call) {
+	s.mu.Lock()
+	inf.call = call
+	cancelled, reason := inf.wasCancelled, inf.cancelledBy
+	s.mu.Unlock()
+	if cancelled {
+		call.Cancel(reason)
+	}
 }
 
 // onWorkerMessage routes what the worker sends on its own. Progress goes to the request that
@@ -175,7 +197,7 @@ func (s *Session) soleStreamableCallLocked(want bool) *inflight {
 }
 
 func (s *Session) deliver(inf *inflight, msg []byte) {
-	if inf != nil {
+	if inf != nil && inf.canStream {
 		select {
 		case inf.events <- msg:
 			return
@@ -186,6 +208,18 @@ func (s *Session) deliver(inf *inflight, msg []byte) {
 	if s.outbox.Push(msg) > 0 {
 		s.log.Warn("session outbox full; dropped the oldest message", "dropped_total", s.outbox.Dropped())
 	}
+}
+
+// isProbeAnswer reports whether m answers one of the gateway's liveness probes. Such an
+// answer proves the client is there but is not activity: it must not refresh the idle clock.
+func (s *Session) isProbeAnswer(m *worker.Message) bool {
+	var gid string
+	if !m.IsResponse() || json.Unmarshal(m.ID, &gid) != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.probes[gid] != nil
 }
 
 // clientResponse routes a response the client POSTed: to the worker request it answers, with

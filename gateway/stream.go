@@ -107,6 +107,15 @@ func (g *Gateway) watch(s *Session) {
 	defer g.wg.Done()
 	select {
 	case <-s.proc.Done():
+		// endSession marks the session closed before it stops the worker, so a worker that
+		// ends here while closed was stopped by the gateway, not exited on its own.
+		s.mu.Lock()
+		stopped := s.closed
+		s.mu.Unlock()
+		if stopped {
+			g.metrics.workerExited(nil)
+			return
+		}
 		g.metrics.workerExited(s.proc.Err())
 		g.endSession(s, ReasonWorkerExit)
 	case <-s.done:

@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Tracer writes every JSON-RPC message to the log, one line each, for finding out what a
@@ -21,38 +23,81 @@ func (t *Tracer) line(direction, session string, body []byte) {
 	if t == nil {
 		return
 	}
-	t.Logger.Info("trace", "direction", direction, "session", session, "size", len(body), "body", t.cut(body))
+	t.Logger.Info("trace", "direction", direction, "session", session, "size", len(body), "body", t.cut(body, 0))
 }
 
-// refused traces a request turned away before the session layer, without its body when the
-// body was never read.
-func (t *Tracer) refused(r *http.Request, status int) {
+// refused traces a request turned away before the session layer. body is what was read of
+// it (at most the cap) and unread how many bytes followed.
+func (t *Tracer) refused(r *http.Request, status int, body []byte, unread int) {
 	if t == nil {
 		return
 	}
 	t.Logger.Info("trace", "direction", "client_to_gateway", "session", r.Header.Get(headerSessionID),
-		"refused", status, "method", r.Method)
+		"refused", status, "method", r.Method, "size", len(body)+unread, "body", t.cut(body, unread))
 }
 
-// cut escapes newlines and tabs so one message is one line, then applies the cap.
-func (t *Tracer) cut(body []byte) string {
-	s := strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(string(body))
+var traceEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
+
+// cut escapes newlines and tabs so one message is one line, then applies the cap; unread
+// bytes that never reached body count towards the "...(+N more)".
+func (t *Tracer) cut(body []byte, unread int) string {
+	s := traceEscaper.Replace(string(body))
 	if t.Limit > 0 && len(s) > t.Limit {
-		return s[:t.Limit] + "...(+" + strconv.Itoa(len(s)-t.Limit) + " more)"
+		unread += len(s) - t.Limit
+		s = s[:t.Limit]
+	}
+	if unread > 0 {
+		s += "...(+" + strconv.Itoa(unread) + " more)"
 	}
 	return s
 }
 
-// traceRefused notes requests that the authentication or origin gates turn away.
+// refusedReadTimeout bounds how long the trace waits for a refused request's body.
+const refusedReadTimeout = 2 * time.Second
+
+// traceRefused notes requests that the authentication or origin gates turn away, with their
+// body: the gates never read it, so it is read here, after the refusal, up to the cap (the
+// rest only counted, up to the body limit). A body the session layer already read was traced
+// there.
 func (g *Gateway) traceRefused(next http.Handler) http.Handler {
 	if g.trace == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
+		tap := &readTap{ReadCloser: r.Body}
+		r.Body = tap
 		next.ServeHTTP(rec, r)
-		if c := rec.status(); c == http.StatusUnauthorized || (c == http.StatusForbidden && rec.Header().Get("WWW-Authenticate") != "") {
-			g.trace.refused(r, c)
+		c := rec.status()
+		if (c != http.StatusUnauthorized && c != http.StatusForbidden) || tap.n > 0 {
+			return
 		}
+		body, unread := g.readRefused(w, tap)
+		g.trace.refused(r, c, body, unread)
 	})
+}
+
+func (g *Gateway) readRefused(w http.ResponseWriter, body io.Reader) ([]byte, int) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(refusedReadTimeout))
+	defer rc.SetReadDeadline(time.Time{})
+	keep := g.opts.MaxBodyBytes
+	if l := int64(g.trace.Limit); l > 0 && l < keep {
+		keep = l
+	}
+	b, _ := io.ReadAll(io.LimitReader(body, keep))
+	rest, _ := io.Copy(io.Discard, io.LimitReader(body, g.opts.MaxBodyBytes-int64(len(b))))
+	return b, int(rest)
+}
+
+// readTap counts what a handler read of a request body.
+type readTap struct {
+	io.ReadCloser
+	n int64
+}
+
+func (t *readTap) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	t.n += int64(n)
+	return n, err
 }

@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestVerdict(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	l := DefaultLifetime() // idle 30m, streamless 1m, grace 10s, probe lead 5m, probe timeout 30s
+	capped := l
+	capped.MaxSessionLifetime = 8 * time.Hour
+	noStreamless := l
+	noStreamless.StreamlessIdleTimeout = 0
+	never := Lifetime{ProbeTimeout: 30 * time.Second}
+
+	answered := func(gen uint64, sentAgo time.Duration) *probe {
+		p := &probe{gen: gen, sent: t0.Add(-sentAgo)}
+		p.answer(t0)
+		return p
+	}
+	unanswered := func(gen uint64, sentAgo time.Duration) *probe { return &probe{gen: gen, sent: t0.Add(-sentAgo)} }
+	// st is a session opened an hour ago whose client was last active idle ago.
+	st := func(idle time.Duration, mod func(*sessionState)) sessionState {
+		s := sessionState{now: t0, opened: t0.Add(-time.Hour), lastActive: t0.Add(-idle)}
+		if mod != nil {
+			mod(&s)
+		}
+		return s
+	}
+	streaming := func(s *sessionState) { s.everStream, s.streamOpen, s.currentGen = true, true, 1 }
+	with := func(mods ...func(*sessionState)) func(*sessionState) {
+		return func(s *sessionState) {
+			for _, m := range mods {
+				m(s)
+			}
+		}
+	}
+
+	tests := []struct {
+		name       string
+		lifetime   Lifetime
+		state      sessionState
+		wantReason string
+		wantProbe  bool
+	}{
+		{"streamless, recently active", l, st(59*time.Second, nil), "", false},
+		{"streamless idle at 1 minute", l, st(time.Minute, nil), ReasonStreamlessIdle, false},
+		{"streamless limit 0 falls back to idle_timeout", noStreamless, st(29*time.Minute, nil), "", false},
+		{"streamless limit 0, idle_timeout reached", noStreamless, st(30*time.Minute, nil), ReasonStreamlessIdle, false},
+		{"streamless never gets a probe", l, st(50*time.Second, nil), "", false},
+		{"busy streamless is never reaped", l, st(2*time.Hour, func(s *sessionState) { s.busy = true }), "", false},
+		{"busy past every limit is never reaped", capped, st(48*time.Hour, func(s *sessionState) {
+			s.busy, s.everStream, s.streamLost = true, true, t0.Add(-time.Hour)
+			s.opened = t0.Add(-48 * time.Hour)
+		}), "", false},
+
+		{"stream open, before the probe lead", l, st(24*time.Minute, streaming), "", false},
+		{"probe due with an open stream", l, st(25*time.Minute, streaming), "", true},
+		{"probe due but no stream open: not sent", l, st(25*time.Minute, func(s *sessionState) { s.everStream, s.currentGen = true, 1 }), "", false},
+		{"probe in flight, not yet timed out", l, st(26*time.Minute, with(streaming, func(s *sessionState) { s.probe = unanswered(1, 29*time.Second) })), "", false},
+		{"unanswered probe on the current stream", l, st(26*time.Minute, with(streaming, func(s *sessionState) { s.probe = unanswered(1, 30*time.Second) })), ReasonProbeFailed, false},
+		{"probe on a superseded stream is re-sent", l, st(26*time.Minute, with(streaming, func(s *sessionState) {
+			s.currentGen = 2
+			s.probe = unanswered(1, 40*time.Second)
+		})), "", true},
+		{"answered probe on a superseded stream decides nothing more", l, st(26*time.Minute, with(streaming, func(s *sessionState) {
+			s.currentGen = 2
+			s.probe = answered(1, 40*time.Second)
+		})), "", false},
+		{"answered probe keeps the session until idle", l, st(29*time.Minute, with(streaming, func(s *sessionState) { s.probe = answered(1, 4*time.Minute) })), "", false},
+		{"answered probe does not extend idleness", l, st(30*time.Minute, with(streaming, func(s *sessionState) { s.probe = answered(1, 5*time.Minute) })), ReasonIdle, false},
+		{"idle with a stream and no probe", l, st(30*time.Minute, streaming), ReasonIdle, false},
+
+		{"stream lost, within the grace", l, st(time.Second, func(s *sessionState) {
+			s.everStream, s.currentGen, s.streamLost = true, 1, t0.Add(-9*time.Second)
+		}), "", false},
+		{"stream lost past the grace", l, st(time.Second, func(s *sessionState) {
+			s.everStream, s.currentGen, s.streamLost = true, 1, t0.Add(-10*time.Second)
+		}), ReasonStreamLost, false},
+		{"stream lost but a new one is open", l, st(time.Second, with(streaming, func(s *sessionState) { s.streamLost = t0.Add(-time.Minute) })), "", false},
+
+		{"max lifetime not reached", capped, st(time.Second, func(s *sessionState) { s.opened = t0.Add(-7 * time.Hour) }), "", false},
+		{"max lifetime reached", capped, st(time.Second, with(streaming, func(s *sessionState) { s.opened = t0.Add(-8 * time.Hour) })), ReasonExpired, false},
+		{"no cap by default", l, st(time.Second, with(streaming, func(s *sessionState) { s.opened = t0.Add(-1000 * time.Hour) })), "", false},
+		{"idle_timeout 0 never idles", never, st(1000*time.Hour, streaming), "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reason, probe := tt.lifetime.verdict(tt.state)
+			if reason != tt.wantReason || probe != tt.wantProbe {
+				t.Errorf("verdict = (%q, %v), want (%q, %v)", reason, probe, tt.wantReason, tt.wantProbe)
+			}
+		})
+	}
+}
+
+func TestLifetimeValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		l    Lifetime
+		want []string // fragments of the errors, all of them reported at once
+	}{
+		{"defaults", DefaultLifetime(), nil},
+		{"zero", Lifetime{}, nil},
+		{"negative durations", Lifetime{IdleTimeout: -1, StreamLossGrace: -1}, []string{"idle_timeout must not be negative", "stream_loss_grace must not be negative"}},
+		{"probe lead not shorter than idle", Lifetime{IdleTimeout: time.Minute, ProbeLead: time.Minute}, []string{"probe_lead must be shorter than idle_timeout"}},
+		{"streamless longer than idle", Lifetime{IdleTimeout: time.Minute, StreamlessIdleTimeout: 2 * time.Minute}, []string{"streamless_idle_timeout must not exceed idle_timeout"}},
+		{"negative limits", Lifetime{MaxSessions: -1}, []string{"max_sessions and max_sessions_per_user must not be negative"}},
+		{"per-user above total", Lifetime{MaxSessions: 2, MaxSessionsPerUser: 3}, []string{"max_sessions_per_user must not exceed max_sessions"}},
+		{"several at once", Lifetime{IdleTimeout: time.Minute, ProbeLead: time.Hour, StreamlessIdleTimeout: time.Hour, RequestTimeout: -1},
+			[]string{"probe_lead", "streamless_idle_timeout", "request_timeout"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.l.Validate()
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Validate() = nil")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != len(tt.want) {
+				t.Errorf("%d problems reported, want %d: %v", n, len(tt.want), err)
+			}
+		})
+	}
+	if _, err := New(Options{Lifetime: Lifetime{IdleTimeout: -1}}); err == nil || !strings.Contains(err.Error(), "idle_timeout") {
+		t.Errorf("New accepted an unworkable lifetime: %v", err)
+	} else if !strings.Contains(err.Error(), "Policy is required") {
+		t.Errorf("New does not report every problem at once: %v", err)
+	}
+}

@@ -1,0 +1,181 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gemgate/gemgate/worker"
+)
+
+func slowParams(seconds int, progress bool, token any) map[string]any {
+	p := map[string]any{"name": "slow", "arguments": map[string]any{"seconds": seconds, "progress": progress}}
+	if token != nil {
+		p["_meta"] = map[string]any{"progressToken": token}
+	}
+	return p
+}
+
+func TestProgressMakesAnSSEAnswer(t *testing.T) {
+	f := newFixture(t)
+	c := f.client("alice-rw")
+	c.open()
+	r := c.rpc(`"s-1"`, "tools/call", slowParams(2, true, "tok-1"))
+	if r.status != http.StatusOK || !strings.HasPrefix(r.contentType(), "text/event-stream") {
+		t.Fatalf("status %d, Content-Type %q", r.status, r.contentType())
+	}
+	type progress struct {
+		ProgressToken any     `json:"progressToken"`
+		Progress      float64 `json:"progress"`
+	}
+	var got []progress
+	for _, m := range r.msgs[:len(r.msgs)-1] {
+		if m.Method != "notifications/progress" {
+			t.Fatalf("unexpected message before the answer: %s", m.Encode())
+		}
+		var p progress
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p)
+	}
+	want := []progress{{"tok-1", 1}, {"tok-1", 2}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("progress events (-want +got):\n%s", diff)
+	}
+	last := r.msgs[len(r.msgs)-1]
+	if string(last.ID) != `"s-1"` || !strings.Contains(toolText(t, last), "done after 2 seconds") {
+		t.Errorf("last event is not the answer: %s", last.Encode())
+	}
+
+	// Without related messages the answer is plain JSON.
+	r = c.callTool("2", "echo", map[string]any{"text": "plain"})
+	if r.contentType() != "application/json" || toolText(t, r.only(t)) != "plain" {
+		t.Errorf("echo: Content-Type %q, body %s", r.contentType(), r.body)
+	}
+}
+
+func TestCancelledCallGets202AndReachesWorker(t *testing.T) {
+	for _, progress := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[progress], func(t *testing.T) {
+			f := newFixture(t)
+			c := f.client("alice-rw")
+			c.open()
+			s := c.sessionObj()
+			answer := make(chan reply, 1)
+			errc := make(chan error, 1)
+			go func() {
+				r, err := c.do(context.Background(), http.MethodPost, rpcBody("21", "tools/call", slowParams(30, progress, 7)))
+				answer <- r
+				errc <- err
+			}()
+			eventually(t, 5*time.Second, "the call to be in flight", s.busy)
+			if progress {
+				eventually(t, 5*time.Second, "a progress event", func() bool {
+					return strings.Contains(f.log.String(), `notifications/progress`)
+				})
+			}
+			r := c.rpc("", "notifications/cancelled", map[string]any{"requestId": 21, "reason": "test"})
+			if r.status != http.StatusAccepted {
+				t.Fatalf("cancel: status %d", r.status)
+			}
+			var got reply
+			select {
+			case got = <-answer:
+				if err := <-errc; err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the cancelled POST did not end")
+			}
+			for _, m := range got.msgs {
+				if m.IsResponse() {
+					t.Errorf("the cancelled call was answered: %s", m.Encode())
+				}
+			}
+			if !progress && (got.status != http.StatusAccepted || len(got.body) != 0) {
+				t.Errorf("cancelled POST: status %d body %q, want 202 and no body", got.status, got.body)
+			}
+			eventually(t, 5*time.Second, "the worker to see the cancel", func() bool {
+				return strings.Contains(f.log.String(), "slow: cancelled")
+			})
+			// The worker's late answer, if it sends one, goes nowhere: not to the session stream.
+			time.Sleep(50 * time.Millisecond)
+			msgs, _, _ := s.outbox.Take(s.outbox.Current())
+			for _, m := range msgs {
+				if strings.Contains(string(m), `"id":21`) {
+					t.Errorf("late answer reached the outbox: %s", m)
+				}
+			}
+			if s.busy() {
+				t.Error("the cancelled call is still registered")
+			}
+			if r := c.callTool("22", "echo", map[string]any{"text": "after"}); toolText(t, r.only(t)) != "after" {
+				t.Error("session unusable after a cancel")
+			}
+		})
+	}
+}
+
+func TestDuplicateInFlightID(t *testing.T) {
+	f := newFixture(t)
+	c := f.client("alice-rw")
+	c.open()
+	s := c.sessionObj()
+	first := make(chan reply, 1)
+	go func() {
+		r, _ := c.do(context.Background(), http.MethodPost, rpcBody(`"dup"`, "tools/call", slowParams(30, false, nil)))
+		first <- r
+	}()
+	eventually(t, 5*time.Second, "the call to be in flight", s.busy)
+	r := c.callTool(`"dup"`, "echo", map[string]any{"text": "x"})
+	m := r.only(t)
+	if e := rpcError(t, m); e.Code != worker.CodeInvalidRequest || string(m.ID) != `"dup"` {
+		t.Errorf("duplicate id: %+v id %s", e, m.ID)
+	}
+	c.rpc("", "notifications/cancelled", map[string]any{"requestId": "dup"})
+	select {
+	case r := <-first:
+		if r.status != http.StatusAccepted {
+			t.Errorf("first call after cancel: %d", r.status)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("first call never ended")
+	}
+}
+
+func TestGetStreamCarriesServerMessages(t *testing.T) {
+	f := newFixture(t)
+	c := f.client("alice-rw")
+	c.open()
+	st := c.openStream()
+	if r := c.callTool("3", "toggle_extra_tool", map[string]any{}); r.only(t).Error != nil {
+		t.Fatalf("toggle_extra_tool: %s", r.body)
+	}
+	for {
+		m, ok := st.next(5 * time.Second)
+		if !ok {
+			t.Fatal("no list_changed on the GET stream")
+		}
+		if m.Method == "notifications/tools/list_changed" {
+			break
+		}
+	}
+	// The newest stream wins: the first one ends.
+	st2 := c.openStream()
+	if !st.ended(2 * time.Second) {
+		t.Error("the superseded stream did not end")
+	}
+	// DELETE ends the current one.
+	if r := c.request(context.Background(), http.MethodDelete, ""); r.status != http.StatusOK {
+		t.Fatalf("DELETE: %d", r.status)
+	}
+	if !st2.ended(2 * time.Second) {
+		t.Error("the stream outlived its session")
+	}
+}
