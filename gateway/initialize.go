@@ -110,6 +110,11 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker
 		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
 	s.version = version
+	// Idleness counts from the moment the session opens, not from when its worker started:
+	// a slow login is not the client's quiet.
+	s.mu.Lock()
+	s.lastActive = time.Now()
+	s.mu.Unlock()
 	if !g.admit(s) {
 		fail("shutdown")
 		return overloaded("the gateway is shutting down", 5)

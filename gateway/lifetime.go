@@ -78,6 +78,9 @@ func (l Lifetime) Validate() error {
 	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
 		errs = append(errs, errors.New("probe_lead must be shorter than idle_timeout"))
 	}
+	if l.IdleTimeout > 0 && l.ProbeLead > 0 && l.ProbeTimeout >= l.ProbeLead {
+		errs = append(errs, errors.New("probe_timeout must be shorter than probe_lead, or an unanswered ping could never decide"))
+	}
 	if l.IdleTimeout > 0 && l.StreamlessIdleTimeout > l.IdleTimeout {
 		errs = append(errs, errors.New("streamless_idle_timeout must not exceed idle_timeout"))
 	}
@@ -221,9 +224,10 @@ func (r *reaper) run() {
 func (r *reaper) pass(now time.Time) {
 	l := r.g.opts.Lifetime
 	for _, s := range r.g.sessions.all() {
-		reason, probe := l.verdict(s.state(now))
+		st := s.state(now)
+		reason, probe := l.verdict(st)
 		switch {
-		case reason != "":
+		case reason != "" && s.markEnding(st):
 			r.g.wg.Add(1) // the reaper is stopped before Close waits, so this never races Wait
 			go func() { defer r.g.wg.Done(); r.g.endSession(s, reason) }()
 		case probe:

@@ -78,8 +78,10 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 		err.ID = msg.ID
 		return err
 	}
-	if !s.isProbeAnswer(msg) {
-		s.touch(time.Now())
+	if !s.isProbeAnswer(msg) && !s.touch(time.Now()) {
+		e := sessionNotFound()
+		e.ID = msg.ID
+		return e
 	}
 	switch {
 	case msg.IsRequest():
@@ -155,9 +157,14 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 				"tool "+quoteSafe(name)+" is not allowed for this token")
 		}
 	}
-	inf, ok := s.startCall(msg.ID, msg.Params, acceptsSSE(r))
-	if !ok {
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInvalidRequest, ID: msg.ID, Message: "a request with this id is already in flight"}
+	inf, err := s.startCall(msg.ID, msg.Params, acceptsSSE(r))
+	if errors.Is(err, errEnding) {
+		e := sessionNotFound()
+		e.ID = msg.ID
+		return e
+	}
+	if err != nil {
+		return &httpError{Status: http.StatusOK, Code: worker.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
 	}
 	defer s.endCall(inf, msg.Params)
 	call, err := s.proc.Send(msg)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -42,6 +43,7 @@ type Session struct {
 	lastActive   time.Time       // monotonic: a host suspend does not count as idleness
 	streamLost   time.Time       // when the last GET stream ended; zero while one is open or never
 	everStream   bool
+	ending       bool // the reaper has claimed it; requests meet 404
 	closed       bool
 	reason       string
 
@@ -73,31 +75,62 @@ func newSessionID() string {
 
 func (s *Session) ID() string { return s.id }
 
-// touch records client activity.
-func (s *Session) touch(now time.Time) {
+// touch records client activity. It reports false for a session the reaper has already
+// decided to end: the request must then meet 404, as it would a moment later.
+func (s *Session) touch(now time.Time) bool {
 	s.mu.Lock()
+	if s.ending || s.closed {
+		s.mu.Unlock()
+		return false
+	}
 	s.lastActive = now
 	s.streamLost = time.Time{}
 	s.currentProbe = nil
 	clear(s.probes) // answers to them decide nothing now; without this they pile up
 	s.mu.Unlock()
+	return true
 }
 
-// startCall registers a client request; a second request with an id still in flight is refused.
-func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStream bool) (*inflight, bool) {
+// markEnding claims the session for the reaper if nothing changed since the state st was
+// read: no request, no call, no new stream in between. A verdict drawn from a snapshot must
+// not end a session that a request has since revived.
+func (s *Session) markEnding(st sessionState) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ending || s.closed || len(s.calls) > 0 || !s.lastActive.Equal(st.lastActive) || !s.streamLost.Equal(st.streamLost) {
+		return false
+	}
+	if st.streamOpen != s.outbox.HasStream() {
+		return false
+	}
+	s.ending = true
+	return true
+}
+
+// startCall registers a client request; a second request with an id still in flight is
+// refused (errDuplicateID), and so is any request on a session that is ending (errEnding).
+func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStream bool) (*inflight, error) {
 	inf := &inflight{clientID: id, events: make(chan []byte, inflightEvents), cancelled: make(chan struct{}), canStream: canStream}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ending || s.closed {
+		return nil, errEnding
+	}
 	key := string(id)
 	if _, dup := s.calls[key]; dup {
-		return nil, false
+		return nil, errDuplicateID
 	}
 	s.calls[key] = inf
 	if tok, ok := progressToken(params); ok {
 		s.progress[tok] = inf
 	}
-	return inf, true
+	return inf, nil
 }
+
+var (
+	errEnding      = errors.New("session is ending")
+	errDuplicateID = errors.New("a request with this id is already in flight")
+)
 
 func (s *Session) endCall(inf *inflight, params json.RawMessage) {
 	s.mu.Lock()
