@@ -2,9 +2,13 @@ package gateway
 
 import "sync"
 
-// outboxSize bounds what a session holds for a client that is not reading: the oldest
-// message goes when a new one arrives at a full outbox.
-const outboxSize = 256
+// outboxSize and outboxBytes bound what a session holds for a client that is not reading:
+// the oldest messages go when a new one would overflow either. A single message larger than
+// outboxBytes is still kept, alone.
+const (
+	outboxSize  = 256
+	outboxBytes = 16 << 20
+)
 
 // Outbox is one session's queue of server-to-client messages waiting for its GET stream. It
 // also hands out stream generations: the newest GET stream wins, and a superseded stream
@@ -14,6 +18,7 @@ type Outbox struct {
 	queue   [][]byte
 	head    int // index of the oldest message in queue (a ring)
 	n       int
+	bytes   int // total size of the queued messages
 	dropped uint64
 	gen     uint64        // generation of the current stream; 0 = none ever attached
 	streams int           // streams attached and not yet detached (0 or 1 once settled)
@@ -25,21 +30,23 @@ func newOutbox(onDrop func()) *Outbox {
 	return &Outbox{queue: make([][]byte, outboxSize), wake: make(chan struct{}), onDrop: onDrop}
 }
 
-// Push queues a message; it reports how many messages were dropped to make room (0 or 1).
+// Push queues a message; it reports how many messages were dropped to make room.
 func (o *Outbox) Push(msg []byte) (dropped int) {
 	o.mu.Lock()
-	if o.n == len(o.queue) {
+	for o.n > 0 && (o.n == len(o.queue) || o.bytes+len(msg) > outboxBytes) {
+		o.bytes -= len(o.queue[o.head])
 		o.queue[o.head] = nil
 		o.head = (o.head + 1) % len(o.queue)
 		o.n--
 		o.dropped++
-		dropped = 1
+		dropped++
 	}
 	o.queue[(o.head+o.n)%len(o.queue)] = msg
 	o.n++
+	o.bytes += len(msg)
 	o.signalLocked()
 	o.mu.Unlock()
-	if dropped > 0 && o.onDrop != nil {
+	for i := 0; i < dropped && o.onDrop != nil; i++ {
 		o.onDrop()
 	}
 	return dropped
@@ -90,7 +97,7 @@ func (o *Outbox) Take(gen uint64) (msgs [][]byte, wake <-chan struct{}, ok bool)
 			msgs = append(msgs, o.queue[j])
 			o.queue[j] = nil
 		}
-		o.head, o.n = 0, 0
+		o.head, o.n, o.bytes = 0, 0, 0
 	}
 	return msgs, o.wake, true
 }

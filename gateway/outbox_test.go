@@ -110,3 +110,34 @@ func TestOutboxPushWakesStream(t *testing.T) {
 		t.Error("Push did not wake the stream")
 	}
 }
+
+// Invariant 8: the outbox is bounded in bytes too, since one worker line may be 16 MiB.
+func TestOutboxIsBoundedInBytes(t *testing.T) {
+	o := newOutbox(nil)
+	gen := o.Attach()
+	big := make([]byte, 5<<20)
+	dropped := 0
+	for i := 0; i < 10; i++ {
+		big[0] = byte('a' + i)
+		dropped += o.Push(append([]byte(nil), big...))
+	}
+	if o.bytes > outboxBytes {
+		t.Errorf("outbox holds %d bytes, more than %d", o.bytes, outboxBytes)
+	}
+	msgs, _, _ := o.Take(gen)
+	if len(msgs) != 3 || dropped != 7 || msgs[2][0] != 'j' || msgs[0][0] != 'h' {
+		t.Fatalf("kept %d messages (dropped %d), want the newest 3", len(msgs), dropped)
+	}
+	// A message larger than the whole bound is still delivered, alone...
+	o.Push([]byte("x"))
+	o.Push(make([]byte, outboxBytes+1))
+	if msgs, _, _ := o.Take(gen); len(msgs) != 1 || len(msgs[0]) != outboxBytes+1 {
+		t.Errorf("oversize message: got %d messages", len(msgs))
+	}
+	// ...and makes way for the next one.
+	o.Push(make([]byte, outboxBytes+1))
+	o.Push([]byte("y"))
+	if msgs, _, _ := o.Take(gen); len(msgs) != 1 || string(msgs[0]) != "y" {
+		t.Errorf("after an oversize message: got %d messages", len(msgs))
+	}
+}
