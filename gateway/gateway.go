@@ -46,6 +46,11 @@ type Options struct {
 	Lifetime Lifetime
 
 	Ready   func(context.Context) error // extra readiness check for /readyz (keys loaded, ...)
+	// Degraded, if it returns an error, keeps /readyz at 200 but names the problem there:
+	// the gateway still serves (say, with cached keys while the issuer is unreachable), and
+	// taking every replica out of a load balancer for it would turn a blip into an outage.
+	// Its message is shown as is, so it must reveal no configuration.
+	Degraded func(context.Context) error
 	Logger  *slog.Logger                // nil discards
 	Metrics *Metrics                    // nil: no metrics
 	Trace   *Tracer                     // nil: no message trace
@@ -159,6 +164,14 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 		if err := g.opts.Ready(ctx); err != nil {
 			g.log.Warn("not ready", "error", err)
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+	}
+	if g.opts.Degraded != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := g.opts.Degraded(ctx); err != nil {
+			_, _ = w.Write([]byte("ready (degraded: " + err.Error() + ")\n"))
 			return
 		}
 	}

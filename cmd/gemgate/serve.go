@@ -175,6 +175,15 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		}
 		return nil
 	}
+	if verifier != nil {
+		opts.Degraded = func(ctx context.Context) error {
+			if err := verifier.Health(ctx); err != nil {
+				log.Warn("issuer keys cannot be fetched; serving with cached keys", "error", err)
+				return errors.New("issuer unreachable, cached signing keys in use")
+			}
+			return nil
+		}
+	}
 	if s.gw, err = gateway.New(opts); err != nil {
 		return nil, err
 	}
