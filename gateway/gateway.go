@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -44,16 +45,19 @@ type Options struct {
 	KeepCallsOnDisconnect bool
 
 	Lifetime Lifetime
+	// OnTokenExpiry is what happens to a worker whose credential expired: ExpiryKeep (the
+	// default), ExpiryRestart or ExpiryEnd.
+	OnTokenExpiry string
 
-	Ready   func(context.Context) error // extra readiness check for /readyz (keys loaded, ...)
+	Ready func(context.Context) error // extra readiness check for /readyz (keys loaded, ...)
 	// Degraded, if it returns an error, keeps /readyz at 200 but names the problem there:
 	// the gateway still serves (say, with cached keys while the issuer is unreachable), and
 	// taking every replica out of a load balancer for it would turn a blip into an outage.
 	// Its message is shown as is, so it must reveal no configuration.
 	Degraded func(context.Context) error
-	Logger  *slog.Logger                // nil discards
-	Metrics *Metrics                    // nil: no metrics
-	Trace   *Tracer                     // nil: no message trace
+	Logger   *slog.Logger // nil discards
+	Metrics  *Metrics     // nil: no metrics
+	Trace    *Tracer      // nil: no message trace
 }
 
 // Gateway is the HTTP front end. Build it with New, serve Handler, end it with Shutdown.
@@ -86,6 +90,9 @@ func New(o Options) (*Gateway, error) {
 	}
 	if o.Workers == nil {
 		errs = append(errs, errors.New("gateway: Workers is required"))
+	}
+	if !validExpiryPolicy(o.OnTokenExpiry) {
+		errs = append(errs, fmt.Errorf("gateway: on_token_expiry %q is not keep, restart or end", o.OnTokenExpiry))
 	}
 	if err := o.Lifetime.Validate(); err != nil {
 		errs = append(errs, err)

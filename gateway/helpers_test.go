@@ -29,14 +29,14 @@ type testLauncher struct {
 	dataDir string
 }
 
-func (l *testLauncher) Spec(ctx context.Context, id Identity) (worker.Spec, error) {
+func (l *testLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return worker.Spec{}, err
+		return Launch{}, err
 	}
 	cl := &CommandLauncher{Command: []string{exe}, DataDir: l.dataDir,
 		Env: []string{"GEMGATE_TEST_WORKER=" + l.mode, "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
-	return cl.Spec(ctx, id)
+	return cl.Launch(ctx, id)
 }
 
 const testIssuer = "https://issuer.test"

@@ -54,21 +54,18 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker
 		probes: map[string]*probe{}, hints: map[string]bool{}, done: make(chan struct{}),
 	}
 	s.lastActive = s.opened
+	s.initParams = params
 	s.log = g.log.With("session", s.id, "user", p.User)
 	s.outbox = newOutbox(g.metrics.outboxDropped)
 
 	started := time.Now()
-	spec, err := g.opts.Workers.Spec(r.Context(), Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)})
+	launch, err := g.opts.Workers.Launch(r.Context(), Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)})
 	if err != nil {
 		g.metrics.sessionOpened("worker_error")
 		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "could not prepare a worker for this session", Cause: err}
 	}
-	spec.OnMessage = s.onWorkerMessage
-	spec.Logger = s.log
-	if g.trace != nil {
-		spec.OnTrace = func(dir string, line []byte) { g.trace.line(dir, s.id, line) }
-	}
-	proc, err := worker.Start(spec)
+	s.credExpiry = launch.CredentialExpiry
+	proc, err := worker.Start(g.workerSpec(s, launch.Spec))
 	if err != nil {
 		g.metrics.sessionOpened("worker_error")
 		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "could not start a worker for this session", Cause: err}

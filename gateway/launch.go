@@ -25,12 +25,26 @@ type Identity struct {
 
 // Launcher says how to start a session's worker.
 type Launcher interface {
-	Spec(ctx context.Context, id Identity) (worker.Spec, error)
+	Launch(ctx context.Context, id Identity) (Launch, error)
+}
+
+// Launch is how to start one worker: its process, and when the credential in its
+// environment expires (zero when it has none, or one that does not expire), for
+// on_token_expiry.
+type Launch struct {
+	worker.Spec
+	CredentialExpiry time.Time
+}
+
+// Credential is a backend credential for a worker.
+type Credential struct {
+	Token  string
+	Expiry time.Time // zero when unknown or never
 }
 
 // CredentialSource obtains the backend credential a worker logs in with.
 type CredentialSource interface {
-	Credential(ctx context.Context, id Identity) (string, error)
+	Credential(ctx context.Context, id Identity) (Credential, error)
 }
 
 // CommandLauncher starts a stdio MCP server from a command template. The worker learns who it
@@ -45,13 +59,13 @@ type CommandLauncher struct {
 	StopGrace  time.Duration
 }
 
-func (l *CommandLauncher) Spec(ctx context.Context, id Identity) (worker.Spec, error) {
+func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
 	if len(l.Command) == 0 {
-		return worker.Spec{}, errors.New("no worker command configured")
+		return Launch{}, errors.New("no worker command configured")
 	}
 	path, err := exec.LookPath(l.Command[0])
 	if err != nil {
-		return worker.Spec{}, fmt.Errorf("worker command: %w", err)
+		return Launch{}, fmt.Errorf("worker command: %w", err)
 	}
 	user := id.Principal.User
 	args := make([]string, 0, len(l.Command)-1)
@@ -59,7 +73,7 @@ func (l *CommandLauncher) Spec(ctx context.Context, id Identity) (worker.Spec, e
 		if strings.Contains(a, "{user}") {
 			// A user name must never be read as an option by the worker.
 			if user == "" || strings.HasPrefix(user, "-") {
-				return worker.Spec{}, fmt.Errorf("user name %q cannot be put on a command line", user)
+				return Launch{}, fmt.Errorf("user name %q cannot be put on a command line", user)
 			}
 			a = strings.ReplaceAll(a, "{user}", user)
 		}
@@ -80,14 +94,16 @@ func (l *CommandLauncher) Spec(ctx context.Context, id Identity) (worker.Spec, e
 		env = append(env, "GEMGATE_DATA_DIR="+l.DataDir)
 	}
 	env = append(env, l.Env...)
+	var expiry time.Time
 	if l.Credential != nil {
 		cred, err := l.Credential.Credential(ctx, id)
 		if err != nil {
-			return worker.Spec{}, fmt.Errorf("worker credential: %w", err)
+			return Launch{}, fmt.Errorf("worker credential: %w", err)
 		}
-		env = append(env, "GEMGATE_CREDENTIAL="+cred)
+		env = append(env, "GEMGATE_CREDENTIAL="+cred.Token)
+		expiry = cred.Expiry
 	}
-	return worker.Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace}, nil
+	return Launch{Spec: worker.Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace}, CredentialExpiry: expiry}, nil
 }
 
 // inheritedEnv is the gateway's environment without its own settings.
@@ -106,11 +122,11 @@ func inheritedEnv() []string {
 // gateway's audience and is opt-in only.
 type PassthroughCredential struct{}
 
-func (PassthroughCredential) Credential(_ context.Context, id Identity) (string, error) {
+func (PassthroughCredential) Credential(_ context.Context, id Identity) (Credential, error) {
 	if id.Token == "" {
-		return "", errors.New("no token to pass through (auth is off)")
+		return Credential{}, errors.New("no token to pass through (auth is off)")
 	}
-	return id.Token, nil
+	return Credential{Token: id.Token, Expiry: id.Principal.Expiry}, nil
 }
 
 // Exchanger trades the client's token for one minted for the backend (RFC 8693).
@@ -121,10 +137,10 @@ type Exchanger interface {
 // ExchangeCredential obtains the worker's credential by token exchange at the issuer.
 type ExchangeCredential struct{ Exchanger Exchanger }
 
-func (e ExchangeCredential) Credential(ctx context.Context, id Identity) (string, error) {
+func (e ExchangeCredential) Credential(ctx context.Context, id Identity) (Credential, error) {
 	if id.Token == "" {
-		return "", errors.New("no token to exchange (auth is off)")
+		return Credential{}, errors.New("no token to exchange (auth is off)")
 	}
-	tok, _, err := e.Exchanger.Exchange(ctx, id.Token)
-	return tok, err
+	tok, expiry, err := e.Exchanger.Exchange(ctx, id.Token)
+	return Credential{Token: tok, Expiry: expiry}, err
 }

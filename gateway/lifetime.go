@@ -245,13 +245,14 @@ func (r *reaper) stop() {
 // as it is, then after an interrupt; a worker that does neither is stopped with its session.
 func (r *reaper) checkResponsive(s *Session) {
 	grace := 5 * time.Second
-	for i, act := range []func(){nil, s.proc.Interrupt} {
+	proc := s.worker()
+	for i, act := range []func(){nil, proc.Interrupt} {
 		if act != nil {
 			s.log.Warn("worker did not answer a ping after a request timeout; interrupting it")
 			act()
 		}
 		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
-		c, err := s.proc.Send(&worker.Message{ID: id, Method: "ping"})
+		c, err := proc.Send(&worker.Message{ID: id, Method: "ping"})
 		if err != nil {
 			return // the worker is gone; watch ends the session
 		}

@@ -83,6 +83,9 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 		e.ID = msg.ID
 		return e
 	}
+	if he := g.applyExpiryPolicy(r, s, p, msg.ID); he != nil {
+		return he
+	}
 	switch {
 	case msg.IsRequest():
 		return g.forward(w, r, s, msg, p)
@@ -126,7 +129,10 @@ func (g *Gateway) notification(s *Session, msg *worker.Message) {
 		}
 		return
 	}
-	if err := s.proc.Notify(msg); err != nil {
+	s.restartMu.RLock()
+	err := s.worker().Notify(msg)
+	s.restartMu.RUnlock()
+	if err != nil {
 		s.log.Warn("could not pass a notification to the worker", "method", msg.Method, "error", err)
 	}
 }
@@ -167,7 +173,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 		return &httpError{Status: http.StatusOK, Code: worker.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
 	}
 	defer s.endCall(inf, msg.Params)
-	call, err := s.proc.Send(msg)
+	s.restartMu.RLock()
+	call, err := s.worker().Send(msg)
+	s.restartMu.RUnlock()
 	if err != nil {
 		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the session's worker is gone", Cause: err}
 	}

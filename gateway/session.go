@@ -23,15 +23,18 @@ func ownerOf(p auth.Principal) owner { return owner{p.Issuer, p.Subject} }
 
 // Session is one client session and its worker.
 type Session struct {
-	id      string
-	owner   owner
-	user    string
-	access  policy.Access // decided at initialize; a request can narrow it, never widen it
-	version string        // the protocol version the worker negotiated
-	proc    *worker.Process
-	outbox  *Outbox
-	log     *slog.Logger
-	opened  time.Time
+	id         string
+	owner      owner
+	user       string
+	access     policy.Access // decided at initialize; a request can narrow it, never widen it
+	version    string        // the protocol version the worker negotiated
+	proc       *worker.Process
+	credExpiry time.Time       // when the worker's credential expires; zero for never
+	initParams json.RawMessage // the client's initialize params, for a restart
+	restartMu  sync.RWMutex    // held by a restart; senders take it shared
+	outbox     *Outbox
+	log        *slog.Logger
+	opened     time.Time
 
 	mu           sync.Mutex
 	calls        map[string]*inflight // by the client's raw request id
@@ -273,7 +276,10 @@ func (s *Session) clientResponse(m *worker.Message) {
 	case toWorker:
 		out := *m
 		out.ID = workerID
-		if err := s.proc.Reply(&out); err != nil {
+		s.restartMu.RLock()
+		err := s.worker().Reply(&out)
+		s.restartMu.RUnlock()
+		if err != nil {
 			s.log.Warn("could not pass the client's answer to the worker", "error", err)
 		}
 	case pr != nil:

@@ -96,30 +96,39 @@ func (g *Gateway) endSession(s *Session, reason string) {
 	s.closed, s.reason = true, reason
 	s.mu.Unlock()
 	s.outbox.Close()
-	s.proc.Stop()
+	s.worker().Stop()
 	g.metrics.sessionClosed(reason)
 	s.log.Info("session ended", "reason", reason, "lifetime", time.Since(s.opened).Round(time.Millisecond))
 	close(s.done)
 }
 
-// watch ends a session whose worker exits on its own.
+// watch ends a session whose worker exits on its own. A worker replaced by a restart is not
+// an exit of the session's.
 func (g *Gateway) watch(s *Session) {
 	defer g.wg.Done()
-	select {
-	case <-s.proc.Done():
-		// endSession marks the session closed before it stops the worker, so a worker that
-		// ends here while closed was stopped by the gateway, not exited on its own.
-		s.mu.Lock()
-		stopped := s.closed
-		s.mu.Unlock()
-		if stopped {
+	for {
+		proc := s.worker()
+		select {
+		case <-proc.Done():
+			// endSession marks the session closed before it stops the worker, so a worker that
+			// ends here while closed was stopped by the gateway, not exited on its own.
+			s.mu.Lock()
+			stopped, replaced := s.closed, s.proc != proc
+			s.mu.Unlock()
+			if replaced || stopped {
+				g.metrics.workerExited(nil)
+				if replaced {
+					continue
+				}
+				return
+			}
+			g.metrics.workerExited(proc.Err())
+			g.endSession(s, ReasonWorkerExit)
+			return
+		case <-s.done:
+			<-proc.Done()
 			g.metrics.workerExited(nil)
 			return
 		}
-		g.metrics.workerExited(s.proc.Err())
-		g.endSession(s, ReasonWorkerExit)
-	case <-s.done:
-		<-s.proc.Done()
-		g.metrics.workerExited(nil)
 	}
 }

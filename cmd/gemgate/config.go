@@ -41,6 +41,7 @@ type Config struct {
 	ExchangeClientID string   `key:"exchange_client_id" help:"gemgate's client id at the issuer, for token exchange"`
 	ExchangeSecret   string   `key:"exchange_client_secret" secret:"true" help:"gemgate's client secret, for token exchange (prefer the environment)"`
 	ExchangeAudience string   `key:"exchange_audience" help:"audience of exchanged worker credentials"`
+	OnTokenExpiry    string   `key:"on_token_expiry" help:"when a worker's credential expires: keep, restart (fresh credential, worker state lost) or end the session"`
 	ExchangeTokenURL string   `key:"exchange_token_url" help:"token endpoint for token exchange (default: from the issuer's discovery document)"`
 
 	// worker=gemstone (see docs/gemstone.md); flat keys like every other setting.
@@ -88,6 +89,7 @@ func defaults() Config {
 		WriteScope:       "mcp:write",
 		Worker:           "demo",
 		WorkerCredential: "", // chosen by worker after loading: defaultCredential
+		OnTokenExpiry:    "keep",
 		MetricsListen:    "127.0.0.1:9464",
 		LogFormat:        "json",
 		LogLevel:         "info",

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/gemgate/gemgate/gateway"
-	"github.com/gemgate/gemgate/worker"
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
 
@@ -60,13 +59,13 @@ func (s *server) gemstoneCommand(ctx context.Context, l *gateway.CommandLauncher
 // corrupted answer (#51438) fails its call.
 type gemstoneLauncher struct{ *gateway.CommandLauncher }
 
-func (l gemstoneLauncher) Spec(ctx context.Context, id gateway.Identity) (worker.Spec, error) {
-	spec, err := l.CommandLauncher.Spec(ctx, id)
+func (l gemstoneLauncher) Launch(ctx context.Context, id gateway.Identity) (gateway.Launch, error) {
+	la, err := l.CommandLauncher.Launch(ctx, id)
 	if err != nil {
-		return spec, err
+		return la, err
 	}
-	gemstone.Apply(&spec)
-	return spec, nil
+	gemstone.Apply(&la.Spec)
+	return la, nil
 }
 
 // checkGemStone adds the GemStone environment to `gemgate check`.

@@ -104,6 +104,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		MaxBodyBytes:         c.MaxBodyBytes,
 		ShutdownGrace:        c.ShutdownGrace,
 		Lifetime:             c.lifetime(),
+		OnTokenExpiry:        c.OnTokenExpiry,
 		Logger:               log,
 		Metrics:              metrics,
 	}

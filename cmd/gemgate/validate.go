@@ -87,6 +87,11 @@ func (c *Config) validate() []error {
 		add("worker_credential: %s needs auth=oidc", c.WorkerCredential)
 	}
 
+	switch c.OnTokenExpiry {
+	case "keep", "restart", "end":
+	default:
+		add("on_token_expiry: %q is not keep, restart or end", c.OnTokenExpiry)
+	}
 	for _, p := range c.TrustedProxy {
 		if _, err := netip.ParsePrefix(p); err != nil {
 			if _, err := netip.ParseAddr(p); err != nil {
