@@ -1,10 +1,15 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/worker"
 )
 
 func bareSession() *Session {
@@ -44,5 +49,35 @@ func TestAClaimedSessionRefusesRequests(t *testing.T) {
 	}
 	if _, err := s.startCall(json.RawMessage(`2`), nil, true); !errors.Is(err, errEnding) {
 		t.Errorf("startCall = %v, want errEnding", err)
+	}
+}
+
+// The worker's requests waiting on the client are bounded; past the bound the worker is
+// refused at once instead of the gateway remembering without end.
+func TestWorkerRequestsAwaitingTheClientAreBounded(t *testing.T) {
+	l := &testLauncher{mode: "demo", dataDir: t.TempDir()}
+	la, err := l.Launch(context.Background(), Identity{Session: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, err := worker.Start(la.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proc.Stop)
+	s := bareSession()
+	s.proc, s.log = proc, slog.New(slog.DiscardHandler)
+	for i := 0; i < maxWorkerRequests+10; i++ {
+		s.onWorkerMessage(&worker.Message{ID: json.RawMessage(strconv.Itoa(i)), Method: "sampling/createMessage", Params: json.RawMessage(`{}`)})
+	}
+	s.mu.Lock()
+	waiting := len(s.toWorker)
+	s.mu.Unlock()
+	if waiting != maxWorkerRequests {
+		t.Errorf("%d worker requests remembered, want the bound %d", waiting, maxWorkerRequests)
+	}
+	msgs, _, _ := s.outbox.Take(s.outbox.Current())
+	if len(msgs) != maxWorkerRequests {
+		t.Errorf("%d requests queued for the client, want %d", len(msgs), maxWorkerRequests)
 	}
 }

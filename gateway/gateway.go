@@ -142,7 +142,7 @@ func (g *Gateway) routes() http.Handler {
 		r.Handle("/.well-known/oauth-protected-resource"+g.opts.MCPPath, g.opts.Metadata)
 	}
 	r.Route(g.opts.MCPPath, func(r chi.Router) {
-		r.Use(g.traceRefused, g.opts.Authenticate, g.originGate)
+		r.Use(g.cors, g.traceRefused, g.opts.Authenticate, g.originGate)
 		r.Post("/", g.handlePost)
 		r.Get("/", g.handleGet)
 		r.Delete("/", g.handleDelete)

@@ -68,6 +68,10 @@ type inflight struct {
 
 const inflightEvents = 256
 
+// maxWorkerRequests bounds the worker's requests (elicitation, sampling, roots) that wait for
+// the client's answer; beyond it the worker is answered with an error at once.
+const maxWorkerRequests = 64
+
 func newSessionID() string {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -198,6 +202,19 @@ func (s *Session) onWorkerMessage(m *worker.Message) {
 		gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
 		out.ID = json.RawMessage(strconv.Quote(gid))
 		s.mu.Lock()
+		if len(s.toWorker) >= maxWorkerRequests {
+			s.mu.Unlock()
+			// The client is not answering; refuse rather than remember without end. The answer
+			// is written off the reading goroutine, which must never wait on the worker's stdin.
+			s.log.Warn("worker has too many requests unanswered by the client; refused", "method", m.Method)
+			refusal := worker.ErrorResponse(m.ID, worker.CodeInternalError, "too many requests to the client are unanswered", nil)
+			go func() {
+				s.restartMu.RLock()
+				defer s.restartMu.RUnlock()
+				_ = s.worker().Reply(refusal)
+			}()
+			return
+		}
 		s.toWorker[gid] = m.ID
 		target := s.soleStreamableCallLocked(!s.outbox.HasStream())
 		s.mu.Unlock()
