@@ -45,6 +45,12 @@ type Options struct {
 	KeepCallsOnDisconnect bool
 
 	Lifetime Lifetime
+	// PostAnswers is how a request's answer travels when the worker sends nothing else before
+	// it: PostAnswersSSE (the default) answers as an SSE stream whenever the client accepts
+	// one, as the reference SDK servers do and the official conformance suite expects;
+	// PostAnswersJSON answers application/json unless the worker sends related messages first.
+	// A client that accepts only JSON gets JSON either way.
+	PostAnswers string
 	// OnTokenExpiry is what happens to a worker whose credential expired: ExpiryKeep (the
 	// default), ExpiryRestart or ExpiryEnd.
 	OnTokenExpiry string
@@ -59,6 +65,12 @@ type Options struct {
 	Metrics  *Metrics     // nil: no metrics
 	Trace    *Tracer      // nil: no message trace
 }
+
+// How answers to POSTed requests travel; see Options.PostAnswers.
+const (
+	PostAnswersSSE  = "sse"
+	PostAnswersJSON = "json"
+)
 
 // Gateway is the HTTP front end. Build it with New, serve Handler, end it with Shutdown.
 type Gateway struct {
@@ -90,6 +102,9 @@ func New(o Options) (*Gateway, error) {
 	}
 	if o.Workers == nil {
 		errs = append(errs, errors.New("gateway: Workers is required"))
+	}
+	if o.PostAnswers != "" && o.PostAnswers != PostAnswersSSE && o.PostAnswers != PostAnswersJSON {
+		errs = append(errs, fmt.Errorf("gateway: post_answers %q is not sse or json", o.PostAnswers))
 	}
 	if !validExpiryPolicy(o.OnTokenExpiry) {
 		errs = append(errs, fmt.Errorf("gateway: on_token_expiry %q is not keep, restart or end", o.OnTokenExpiry))

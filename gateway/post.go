@@ -181,7 +181,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 	}
 	s.setCall(inf, call)
 	started := time.Now()
-	outcome := g.await(w, r, s, inf, msg.Method, access)
+	outcome := g.await(w, r, s, inf, msg.Method, access, func() { s.endCall(inf, msg.Params) })
 	if tool != "" {
 		g.metrics.toolCall(outcome)
 		g.audit(s, tool, access.ReadOnly, outcome, time.Since(started))
@@ -191,7 +191,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 
 // await waits for the worker's answer and writes it. It returns the call's outcome for the
 // audit line: ok, error, cancelled, disconnected or timeout.
-func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf *inflight, method string, access policy.Access) string {
+//
+// release frees the request's id; it runs before the answer is written, since a client may
+// reuse the id the moment it has the answer.
+func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf *inflight, method string, access policy.Access, release func()) string {
+	answerAsStream := g.opts.PostAnswers != PostAnswersJSON && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	var stream *sse
 	writeEvent := func(ev []byte) bool {
 		if stream == nil {
@@ -228,7 +232,8 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 			} else if method == "tools/call" && isToolError(resp.Result) {
 				outcome = "tool_error"
 			}
-			if stream != nil {
+			release()
+			if stream != nil || answerAsStream {
 				writeEvent(resp.Encode())
 			} else {
 				g.trace.outbound(s.id, resp.Encode())

@@ -53,10 +53,30 @@ func TestProgressMakesAnSSEAnswer(t *testing.T) {
 		t.Errorf("last event is not the answer: %s", last.Encode())
 	}
 
-	// Without related messages the answer is plain JSON.
+	// Without related messages the answer is still an SSE stream for a client that accepts
+	// one (as the reference servers answer), and plain JSON for one that does not.
 	r = c.callTool("2", "echo", map[string]any{"text": "plain"})
+	if !strings.HasPrefix(r.contentType(), "text/event-stream") || toolText(t, r.only(t)) != "plain" {
+		t.Errorf("echo: Content-Type %q, body %s", r.contentType(), r.body)
+	}
+	r = c.post(rpcBody("3", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "json"}}), "Accept", "application/json")
+	if r.contentType() != "application/json" || toolText(t, r.only(t)) != "json" {
+		t.Errorf("echo for a JSON-only client: Content-Type %q, body %s", r.contentType(), r.body)
+	}
+}
+
+func TestPostAnswersJSON(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.PostAnswers = PostAnswersJSON })
+	c := f.client("alice-rw")
+	c.open()
+	r := c.callTool("2", "echo", map[string]any{"text": "plain"})
 	if r.contentType() != "application/json" || toolText(t, r.only(t)) != "plain" {
 		t.Errorf("echo: Content-Type %q, body %s", r.contentType(), r.body)
+	}
+	// Related messages still turn the answer into a stream.
+	r = c.rpc(`"s-1"`, "tools/call", slowParams(1, true, "tok-1"))
+	if !strings.HasPrefix(r.contentType(), "text/event-stream") || len(r.msgs) < 2 {
+		t.Errorf("progress with post_answers=json: Content-Type %q, %d messages", r.contentType(), len(r.msgs))
 	}
 }
 

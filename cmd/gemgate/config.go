@@ -69,6 +69,7 @@ type Config struct {
 	MaxSessions        int           `key:"max_sessions" help:"most sessions at once (0 = no limit)"`
 	MaxSessionsPerUser int           `key:"max_sessions_per_user" help:"most sessions per user (0 = no limit)"`
 	MaxBodyBytes       int64         `key:"max_body_bytes" help:"largest request body"`
+	PostAnswers        string        `key:"post_answers" help:"sse (answer as an SSE stream when the client accepts one) or json (JSON unless the worker sends related messages first)"`
 	ShutdownGrace      time.Duration `key:"shutdown_grace" help:"how long in-flight calls may finish at shutdown"`
 
 	// gemgate dev only.
@@ -90,6 +91,7 @@ func defaults() Config {
 		Worker:           "demo",
 		WorkerCredential: "", // chosen by worker after loading: defaultCredential
 		OnTokenExpiry:    "keep",
+		PostAnswers:      "sse",
 		MetricsListen:    "127.0.0.1:9464",
 		LogFormat:        "json",
 		LogLevel:         "info",

@@ -105,6 +105,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		ShutdownGrace:        c.ShutdownGrace,
 		Lifetime:             c.lifetime(),
 		OnTokenExpiry:        c.OnTokenExpiry,
+		PostAnswers:          c.PostAnswers,
 		Logger:               log,
 		Metrics:              metrics,
 	}

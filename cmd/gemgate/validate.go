@@ -87,6 +87,9 @@ func (c *Config) validate() []error {
 		add("worker_credential: %s needs auth=oidc", c.WorkerCredential)
 	}
 
+	if c.PostAnswers != "sse" && c.PostAnswers != "json" {
+		add("post_answers: %q is not sse or json", c.PostAnswers)
+	}
 	switch c.OnTokenExpiry {
 	case "keep", "restart", "end":
 	default:
