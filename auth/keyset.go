@@ -41,7 +41,9 @@ const (
 	// can take the fetch lock, so keys the issuer withdrew stop verifying.
 	keyMaxAge    = time.Hour
 	fetchTimeout = 10 * time.Second
-	minRSABits   = 2048
+	// healthInterval: how often a health check may fetch the keys to see the issuer is there.
+	healthInterval = 5 * time.Second
+	minRSABits     = 2048
 )
 
 // keyTable is an immutable snapshot of the issuer's keys.
@@ -138,15 +140,15 @@ func (s *remoteKeySet) Ready(ctx context.Context) error {
 }
 
 // Health reports whether the issuer's keys can be fetched now: nil when the last fetch
-// worked. When that fetch is older than the refresh interval it fetches again first (so a
-// readiness probe notices an issuer that went away, at most once per interval), unless
-// another fetch is under way. Cached keys stay in use either way.
+// worked. When that fetch is older than healthInterval it fetches again first (so a
+// readiness probe notices an issuer that went away within seconds), unless another fetch is
+// under way. Cached keys stay in use either way.
 func (s *remoteKeySet) Health(ctx context.Context) error {
 	if !s.mu.TryLock() {
 		return nil // a fetch is under way; its outcome is the next answer
 	}
 	defer s.mu.Unlock()
-	if s.now().Sub(s.lastAttempt) >= s.interval {
+	if s.now().Sub(s.lastAttempt) >= min(s.interval, healthInterval) {
 		_ = s.refreshLocked(ctx)
 	}
 	return s.lastErr

@@ -438,7 +438,16 @@ func TestKeycloakStoppedMidTest(t *testing.T) {
 		t.Errorf("gemgate check does not report the issuer as a problem:\n%s", out)
 	}
 
-	status, body := kcGet(t, "http://"+kcServeAddr+"/readyz")
+	// /readyz looks at the issuer at most every few seconds; poll it for a while.
+	var status int
+	var body string
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		status, body = kcGet(t, "http://"+kcServeAddr+"/readyz")
+		if status == http.StatusServiceUnavailable || strings.Contains(strings.ToLower(body), "issuer") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
 	t.Logf("/readyz with Keycloak stopped: %d %q", status, body)
 	if status != http.StatusServiceUnavailable && !strings.Contains(strings.ToLower(body), "issuer") {
 		t.Errorf("/readyz answers %d %q with the issuer unreachable; want 503 or a body naming the issuer problem (e.g. using cached keys)", status, body)

@@ -43,7 +43,8 @@ func connect(t *testing.T, o Options, copts *mcp.ClientOptions, version string) 
 // call calls a tool and fails the test on a protocol error.
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Generous: a 1 MiB echo under the race detector on a loaded CI machine takes seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
