@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +33,7 @@ func TestReaperVerdictYieldsToALaterRequest(t *testing.T) {
 	}
 
 	st = s.state(time.Now())
-	if _, err := s.startCall(json.RawMessage(`1`), nil, true); err != nil {
+	if _, err := s.startCall(json.RawMessage(`1`), nil, true, 0); err != nil {
 		t.Fatal(err)
 	}
 	if s.markEnding(st) {
@@ -47,7 +49,7 @@ func TestAClaimedSessionRefusesRequests(t *testing.T) {
 	if s.touch(time.Now()) {
 		t.Error("touch accepted a request on a session being ended")
 	}
-	if _, err := s.startCall(json.RawMessage(`2`), nil, true); !errors.Is(err, errEnding) {
+	if _, err := s.startCall(json.RawMessage(`2`), nil, true, 0); !errors.Is(err, errEnding) {
 		t.Errorf("startCall = %v, want errEnding", err)
 	}
 }
@@ -79,5 +81,39 @@ func TestWorkerRequestsAwaitingTheClientAreBounded(t *testing.T) {
 	msgs, _, _ := s.outbox.Take(s.outbox.Current())
 	if len(msgs) != maxWorkerRequests {
 		t.Errorf("%d requests queued for the client, want %d", len(msgs), maxWorkerRequests)
+	}
+}
+
+func TestCallsInFlightPerSessionAreCapped(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.Lifetime = DefaultLifetime()
+		o.Lifetime.MaxCallsPerSession = 2
+	})
+	c := f.client("alice-rw")
+	c.open()
+	done := make(chan reply, 2)
+	for i := 0; i < 2; i++ {
+		go func() { done <- c.callTool(strconv.Itoa(10+i), "slow", map[string]any{"seconds": 2}) }()
+	}
+	eventually(t, 5*time.Second, "two calls in flight", func() bool {
+		s := c.sessionObj()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.calls) == 2
+	})
+	r := c.callTool("12", "echo", map[string]any{"text": "third"})
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+		t.Fatalf("a third call: %d %s", r.status, r.body)
+	}
+	if m := r.only(t); string(m.ID) != "12" || !strings.Contains(rpcError(t, m).Message, "limit 2") {
+		t.Errorf("refusal: %s", m.Encode())
+	}
+	for i := 0; i < 2; i++ {
+		if r := <-done; r.status != http.StatusOK {
+			t.Errorf("a call within the limit: %d", r.status)
+		}
+	}
+	if r := c.callTool("13", "echo", map[string]any{"text": "again"}); r.status != http.StatusOK {
+		t.Errorf("after the calls ended: %d %s", r.status, r.body)
 	}
 }

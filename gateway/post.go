@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -163,11 +164,17 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 				"tool "+quoteSafe(name)+" is not allowed for this token")
 		}
 	}
-	inf, err := s.startCall(msg.ID, msg.Params, acceptsSSE(r))
+	inf, err := s.startCall(msg.ID, msg.Params, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)
 	if errors.Is(err, errEnding) {
 		e := sessionNotFound()
 		e.ID = msg.ID
 		return e
+	}
+	if errors.Is(err, errTooManyCalls) {
+		h := http.Header{}
+		h.Set("Retry-After", "1")
+		return &httpError{Status: http.StatusTooManyRequests, Code: worker.CodeInternalError, ID: msg.ID, Header: h,
+			Message: fmt.Sprintf("too many calls in flight on this session (limit %d); wait for one to finish", g.opts.Lifetime.MaxCallsPerSession)}
 	}
 	if err != nil {
 		return &httpError{Status: http.StatusOK, Code: worker.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}

@@ -116,7 +116,8 @@ func (s *Session) markEnding(st sessionState) bool {
 
 // startCall registers a client request; a second request with an id still in flight is
 // refused (errDuplicateID), and so is any request on a session that is ending (errEnding).
-func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStream bool) (*inflight, error) {
+// With max > 0, a request beyond max calls in flight is refused (errTooManyCalls).
+func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStream bool, max int) (*inflight, error) {
 	inf := &inflight{clientID: id, events: make(chan []byte, inflightEvents), cancelled: make(chan struct{}), canStream: canStream}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -127,6 +128,9 @@ func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStrea
 	if _, dup := s.calls[key]; dup {
 		return nil, errDuplicateID
 	}
+	if max > 0 && len(s.calls) >= max {
+		return nil, errTooManyCalls
+	}
 	s.calls[key] = inf
 	if tok, ok := progressToken(params); ok {
 		s.progress[tok] = inf
@@ -135,8 +139,9 @@ func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStrea
 }
 
 var (
-	errEnding      = errors.New("session is ending")
-	errDuplicateID = errors.New("a request with this id is already in flight")
+	errEnding       = errors.New("session is ending")
+	errDuplicateID  = errors.New("a request with this id is already in flight")
+	errTooManyCalls = errors.New("too many calls in flight on this session")
 )
 
 func (s *Session) endCall(inf *inflight, params json.RawMessage) {

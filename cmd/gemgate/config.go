@@ -68,6 +68,7 @@ type Config struct {
 	RequestTimeout     time.Duration `key:"request_timeout" help:"cancel a call that runs longer (0 = no limit)"`
 	MaxSessions        int           `key:"max_sessions" help:"most sessions at once (0 = no limit)"`
 	MaxSessionsPerUser int           `key:"max_sessions_per_user" help:"most sessions per user (0 = no limit)"`
+	MaxCallsPerSession int           `key:"max_calls_per_session" help:"most calls in flight on one session; more get 429 (0 = no limit)"`
 	MaxBodyBytes       int64         `key:"max_body_bytes" help:"largest request body"`
 	PostAnswers        string        `key:"post_answers" help:"sse (answer as an SSE stream when the client accepts one) or json (JSON unless the worker sends related messages first)"`
 	ShutdownGrace      time.Duration `key:"shutdown_grace" help:"how long in-flight calls may finish at shutdown"`
@@ -82,26 +83,27 @@ type Config struct {
 
 func defaults() Config {
 	return Config{
-		Listen:           "127.0.0.1:8080",
-		MCPPath:          "/mcp",
-		Auth:             "oidc",
-		UserClaim:        "sub",
-		RequiredScopes:   []string{"mcp:use"},
-		WriteScope:       "mcp:write",
-		Worker:           "demo",
-		WorkerCredential: "", // chosen by worker after loading: defaultCredential
-		OnTokenExpiry:    "keep",
-		PostAnswers:      "sse",
-		MetricsListen:    "127.0.0.1:9464",
-		LogFormat:        "json",
-		LogLevel:         "info",
-		TraceLimit:       "4096",
-		IdleTimeout:      30 * time.Minute,
-		StreamlessIdle:   time.Minute,
-		StreamLossGrace:  10 * time.Second,
-		MaxBodyBytes:     4 << 20,
-		ShutdownGrace:    10 * time.Second,
-		DevIssuerListen:  "127.0.0.1:0",
+		Listen:             "127.0.0.1:8080",
+		MCPPath:            "/mcp",
+		Auth:               "oidc",
+		UserClaim:          "sub",
+		RequiredScopes:     []string{"mcp:use"},
+		WriteScope:         "mcp:write",
+		Worker:             "demo",
+		WorkerCredential:   "", // chosen by worker after loading: defaultCredential
+		OnTokenExpiry:      "keep",
+		PostAnswers:        "sse",
+		MaxCallsPerSession: 64,
+		MetricsListen:      "127.0.0.1:9464",
+		LogFormat:          "json",
+		LogLevel:           "info",
+		TraceLimit:         "4096",
+		IdleTimeout:        30 * time.Minute,
+		StreamlessIdle:     time.Minute,
+		StreamLossGrace:    10 * time.Second,
+		MaxBodyBytes:       4 << 20,
+		ShutdownGrace:      10 * time.Second,
+		DevIssuerListen:    "127.0.0.1:0",
 	}
 }
 

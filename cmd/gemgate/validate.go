@@ -157,6 +157,7 @@ func (c *Config) lifetime() gateway.Lifetime {
 	l.RequestTimeout = c.RequestTimeout
 	l.MaxSessions = c.MaxSessions
 	l.MaxSessionsPerUser = c.MaxSessionsPerUser
+	l.MaxCallsPerSession = c.MaxCallsPerSession
 	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
 		l.ProbeLead = l.IdleTimeout / 6 // short idle timeouts (tests, demos) probe proportionally
 	}
