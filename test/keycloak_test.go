@@ -279,7 +279,7 @@ func TestKeycloakAuthorizationCodeAlice(t *testing.T) {
 	}
 	g := kcServe(t, e, kcServeAddr, nil)
 	cs := connect(t, g.URL, tok.AccessToken, nil)
-	names := kcToolNames(t, cs)
+	names := toolNames(t, cs)
 	for _, want := range []string{"whoami", "read_note", "write_note", "delete_note"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("alice's tools/list lacks %s: %v", want, names)
@@ -309,7 +309,7 @@ func TestKeycloakAuthorizationCodeBob(t *testing.T) {
 	}
 	g := kcServe(t, e, kcServeAddr, nil)
 	cs := connect(t, g.URL, tok.AccessToken, nil)
-	names := kcToolNames(t, cs)
+	names := toolNames(t, cs)
 	for _, hidden := range []string{"write_note", "delete_note"} {
 		if slices.Contains(names, hidden) {
 			t.Errorf("bob's tools/list shows %s: %v", hidden, names)
@@ -362,21 +362,6 @@ func TestKeycloakSessionOfAnotherUser(t *testing.T) {
 	if status, w := kcWhoami(t, s, alice); status != http.StatusOK || !strings.Contains(w, "user=alice ") {
 		t.Errorf("alice's own session afterwards: %d %q", status, w)
 	}
-}
-
-func kcToolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	return names
 }
 
 // Keycloak stops while gemgate runs: the keys gemgate already fetched keep validating (a token

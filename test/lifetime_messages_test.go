@@ -243,32 +243,6 @@ func TestStreamListChangedOnGETStream(t *testing.T) {
 		func(m ltMsg) bool { return m.Method == "notifications/tools/list_changed" })
 }
 
-// TestLifetimeCancelStopsSlowInWorker: a client's cancel reaches the worker, which stops.
-func TestLifetimeCancelStopsSlowInWorker(t *testing.T) {
-	g := startDev(t)
-	cs := connect(t, g.URL, g.Tokens["alice"], nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
-		errc <- err
-	}()
-	// The call must be in the worker before it is cancelled.
-	time.Sleep(1500 * time.Millisecond)
-	start := time.Now()
-	cancel()
-	if err := <-errc; err == nil {
-		t.Error("a cancelled call returned no error")
-	}
-	ltWaitLog(t, g, "slow: cancelled", 5*time.Second)
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("the worker stopped slow %v after the cancel", d)
-	}
-	if got := text(callTool(t, cs, "echo", map[string]any{"text": "still here"})); got != "still here" {
-		t.Errorf("echo after a cancel = %q", got)
-	}
-}
-
 // TestRequestTimeoutAnswersClientID: with request_timeout 2s a 10-second call is answered
 // -32001 bearing the client's own id, within about 3 s, the worker is told to stop, and the
 // session stays usable.
