@@ -91,11 +91,18 @@ func (b *logBuffer) String() string {
 // worker left behind.
 func startDev(t *testing.T, flags ...string) *gemgate {
 	t.Helper()
+	return startDevIn(t, "", flags...)
+}
+
+// startDevIn is startDev with gemgate's working directory set to dir ("" for the test's).
+func startDevIn(t *testing.T, dir string, flags ...string) *gemgate {
+	t.Helper()
 	args := append([]string{"dev", "--json", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-format", "json", "--log-level", "debug",
 		"--worker", "command", "--worker-command", workerBin + " worker demo",
 		"--read-only-tools", strings.Join(demo.ReadOnlyTools, ",")}, flags...)
 	cmd := exec.Command(gemgateBin, args...)
 	cmd.Env = os.Environ()
+	cmd.Dir = dir
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
