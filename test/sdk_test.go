@@ -49,3 +49,16 @@ func TestGoSDKClientListsAndCallsTools(t *testing.T) {
 		t.Errorf("read_note = %q", got)
 	}
 }
+
+// `gemgate dev --auth none` needs no token: every request is the local user, and it still
+// stops cleanly (the harness checks the exit status).
+func TestDevWithoutAuth(t *testing.T) {
+	g := startDev(t, "--auth", "none")
+	if g.Issuer != "" || len(g.Tokens) != 0 {
+		t.Errorf("auth none printed an issuer or tokens: %q %v", g.Issuer, g.Tokens)
+	}
+	cs := connect(t, g.URL, "", nil)
+	if got := text(callTool(t, cs, "whoami", nil)); !strings.Contains(got, "read_only=false") {
+		t.Errorf("whoami without auth = %q", got)
+	}
+}

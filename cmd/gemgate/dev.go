@@ -126,7 +126,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return configErrors(errs)
 	}
-	defer issuer.Close()
+	if issuer != nil {
+		defer issuer.Close()
+	}
 	if info.DataDir == "" {
 		info.DataDir = defaultDataDir()
 		c.DataDir = info.DataDir
