@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"time"
@@ -288,6 +289,9 @@ func defaultDataDir() string {
 }
 
 func osUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
 	for _, k := range []string{"USER", "LOGNAME"} {
 		if u := os.Getenv(k); u != "" {
 			return u
