@@ -55,7 +55,11 @@ func overloaded(msg string, retryAfterSeconds int) *httpError {
 }
 
 func writeMessage(w http.ResponseWriter, status int, m *worker.Message) {
-	body := m.Encode()
+	writeBody(w, status, m.Encode())
+}
+
+// writeBody writes an encoded JSON-RPC message as an application/json answer.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)

@@ -97,8 +97,9 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker
 	if resp.Error != nil {
 		fail("worker_error")
 		s.log.Warn("worker refused initialize", "error", string(resp.Error))
-		g.trace.outbound("", resp.Encode())
-		writeMessage(w, http.StatusOK, resp)
+		body := resp.Encode() // one encoding for the trace and the client
+		g.trace.outbound("", body)
+		writeBody(w, http.StatusOK, body)
 		return nil
 	}
 	version, err := resultVersion(resp.Result)
@@ -123,8 +124,9 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker
 	s.log.Info("session opened", "read_only", access.ReadOnly, "protocol_version", version, "pid", proc.Pid())
 
 	w.Header().Set(headerSessionID, s.id)
-	g.trace.outbound(s.id, resp.Encode())
-	writeMessage(w, http.StatusOK, resp)
+	body := resp.Encode() // one encoding for the trace and the client
+	g.trace.outbound(s.id, body)
+	writeBody(w, http.StatusOK, body)
 	return nil
 }
 

@@ -27,12 +27,17 @@ type Outbox struct {
 }
 
 func newOutbox(onDrop func()) *Outbox {
-	return &Outbox{queue: make([][]byte, outboxSize), wake: make(chan struct{}), onDrop: onDrop}
+	// The ring comes with the first message: most sessions never get one, and an idle
+	// session should not hold 6 KiB of empty slots.
+	return &Outbox{wake: make(chan struct{}), onDrop: onDrop}
 }
 
 // Push queues a message; it reports how many messages were dropped to make room.
 func (o *Outbox) Push(msg []byte) (dropped int) {
 	o.mu.Lock()
+	if o.queue == nil {
+		o.queue = make([][]byte, outboxSize)
+	}
 	for o.n > 0 && (o.n == len(o.queue) || o.bytes+len(msg) > outboxBytes) {
 		o.bytes -= len(o.queue[o.head])
 		o.queue[o.head] = nil

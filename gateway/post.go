@@ -179,7 +179,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 	if err != nil {
 		return &httpError{Status: http.StatusOK, Code: worker.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
 	}
-	defer s.endCall(inf, msg.Params)
+	defer s.endCall(inf)
 	s.restartMu.RLock()
 	call, err := s.worker().Send(msg)
 	s.restartMu.RUnlock()
@@ -188,7 +188,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 	}
 	s.setCall(inf, call)
 	started := time.Now()
-	outcome := g.await(w, r, s, inf, msg.Method, access, func() { s.endCall(inf, msg.Params) })
+	outcome := g.await(w, r, s, inf, msg.Method, access, func() { s.endCall(inf) })
 	if tool != "" {
 		g.metrics.toolCall(outcome)
 		g.audit(s, tool, access.ReadOnly, outcome, time.Since(started))
@@ -243,8 +243,9 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 			if stream != nil || answerAsStream {
 				writeEvent(resp.Encode())
 			} else {
-				g.trace.outbound(s.id, resp.Encode())
-				writeMessage(w, http.StatusOK, resp)
+				body := resp.Encode() // one encoding for the trace and the client
+				g.trace.outbound(s.id, body)
+				writeBody(w, http.StatusOK, body)
 			}
 			return outcome
 		case ev := <-inf.events:
@@ -271,8 +272,9 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 			if stream != nil {
 				writeEvent(resp.Encode())
 			} else {
-				g.trace.outbound(s.id, resp.Encode())
-				writeMessage(w, http.StatusOK, resp)
+				body := resp.Encode() // one encoding for the trace and the client
+				g.trace.outbound(s.id, body)
+				writeBody(w, http.StatusOK, body)
 			}
 			return "timeout"
 		}

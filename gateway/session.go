@@ -63,6 +63,7 @@ type inflight struct {
 	events       chan []byte   // messages related to this request, for its SSE response
 	cancelled    chan struct{} // closed when the client cancels the request
 	canStream    bool
+	progress     string // normalised progress token; "" when the request has none
 	cancel       sync.Once
 }
 
@@ -133,6 +134,7 @@ func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStrea
 	}
 	s.calls[key] = inf
 	if tok, ok := progressToken(params); ok {
+		inf.progress = tok
 		s.progress[tok] = inf
 	}
 	return inf, nil
@@ -144,14 +146,14 @@ var (
 	errTooManyCalls = errors.New("too many calls in flight on this session")
 )
 
-func (s *Session) endCall(inf *inflight, params json.RawMessage) {
+func (s *Session) endCall(inf *inflight) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.calls[string(inf.clientID)] == inf {
 		delete(s.calls, string(inf.clientID))
 	}
-	if tok, ok := progressToken(params); ok && s.progress[tok] == inf {
-		delete(s.progress, tok)
+	if inf.progress != "" && s.progress[inf.progress] == inf {
+		delete(s.progress, inf.progress)
 	}
 	s.lastActive = time.Now()
 }

@@ -94,14 +94,58 @@ func validID(id json.RawMessage) bool {
 	return false
 }
 
-// Encode renders the message as one line of JSON without the trailing newline.
+// Encode renders the message as one line of JSON without the trailing newline; the slice has
+// room for that newline, so framing it costs no copy.
+//
+// The raw fields are trusted to be valid JSON: every one comes from Parse or from json.Marshal.
+// They are copied as they are, without the second validation pass json.Marshal would make,
+// and compacted only when they hold a line break, which would cut the line in two.
 func (m *Message) Encode() []byte {
-	b, err := json.Marshal(wireMessage{JSONRPC: "2.0", ID: m.ID, Method: m.Method, Params: m.Params, Result: m.Result, Error: m.Error})
-	if err != nil {
-		// Every field is either a string or raw JSON that Parse or the gateway produced.
+	n := len(`{"jsonrpc":"2.0","id":,"method":"","params":,"result":,"error":}`) + len(m.ID) + len(m.Method) +
+		len(m.Params) + len(m.Result) + len(m.Error)
+	b := make([]byte, 0, n+1)
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	b = appendRaw(b, `,"id":`, m.ID)
+	if m.Method != "" {
+		b = append(b, `,"method":`...)
+		b = appendString(b, m.Method)
+	}
+	b = appendRaw(b, `,"params":`, m.Params)
+	b = appendRaw(b, `,"result":`, m.Result)
+	b = appendRaw(b, `,"error":`, m.Error)
+	return append(b, '}')
+}
+
+func appendRaw(b []byte, key string, raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return b // omitted, as omitempty did
+	}
+	b = append(b, key...)
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(b, raw...)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
 		panic(fmt.Sprintf("worker: encoding a JSON-RPC message: %v", err))
 	}
-	return b
+	return append(b, buf.Bytes()...)
+}
+
+// appendString appends s as a JSON string. Method names are plain ASCII; anything else takes
+// the encoder's path, escaping as json.Marshal does.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, err := json.Marshal(s)
+			if err != nil {
+				panic(fmt.Sprintf("worker: encoding a JSON-RPC method: %v", err))
+			}
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Error codes the gateway uses in the answers it makes itself.

@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -85,5 +87,25 @@ func TestErrorResponse(t *testing.T) {
 	}
 	if got := string(ErrorResponse(nil, CodeParseError, "bad", nil).Encode()); got != `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}` {
 		t.Errorf("nil id: %s", got)
+	}
+}
+
+// Encode writes raw fields as they are, but a raw field with a line break (valid JSON
+// whitespace) must not cut the NDJSON line in two; odd method names are escaped.
+func TestEncodeIsOneLine(t *testing.T) {
+	m := &Message{ID: json.RawMessage(`7`), Method: "x/\"<é>\n", Params: json.RawMessage("{\n  \"a\": [1,\r\n 2]\n}")}
+	line := m.Encode()
+	if bytes.ContainsAny(line, "\r\n") {
+		t.Fatalf("encoded message spans lines: %q", line)
+	}
+	back, err := Parse(line)
+	if err != nil {
+		t.Fatalf("Parse(Encode): %v", err)
+	}
+	if back.Method != m.Method || string(back.Params) != `{"a":[1,2]}` || string(back.ID) != "7" {
+		t.Errorf("round trip: method %q params %s id %s", back.Method, back.Params, back.ID)
+	}
+	if got := string((&Message{ID: json.RawMessage(`"a"`), Result: json.RawMessage(`{}`)}).Encode()); got != `{"jsonrpc":"2.0","id":"a","result":{}}` {
+		t.Errorf("Encode = %s", got)
 	}
 }

@@ -218,8 +218,7 @@ func (p *Process) write(line []byte) error {
 	if p.spec.OnTrace != nil {
 		p.spec.OnTrace("to_worker", line)
 	}
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(append(buf, line...), '\n')
+	buf := append(line, '\n') // Encode leaves room for the newline: no copy
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	if _, err := p.stdin.Write(buf); err != nil {
@@ -245,7 +244,8 @@ func (p *Process) forget(id int64) bool {
 func (p *Process) readStdout(r *os.File) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), p.spec.MaxLineBytes+1)
+	// The buffer grows with the longest line: an idle session holds 4 KiB here, not 64.
+	sc.Buffer(make([]byte, 0, 4<<10), p.spec.MaxLineBytes+1)
 	greeted := p.spec.Greeting == nil
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -375,7 +375,7 @@ func (p *Process) Refusal() error {
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	sc.Buffer(make([]byte, 0, 512), 1<<20)
 	for sc.Scan() {
 		p.log.Info("worker stderr", "line", snippet(sc.Bytes()))
 	}
@@ -384,6 +384,7 @@ func (p *Process) readStderr(r *os.File) {
 }
 
 func (p *Process) wait(stdoutDone <-chan struct{}) {
+	awaitExit(p.cmd.Process.Pid)
 	err := p.cmd.Wait()
 	// Whatever the worker left behind in its group goes with it: no orphans.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
