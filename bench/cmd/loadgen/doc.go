@@ -1,0 +1,14 @@
+// Command loadgen drives MCP sessions against a gateway (Streamable HTTP) or directly against
+// a stdio worker, for gemgate's side-by-side benchmark (bench/run.sh).
+//
+// Modes:
+//
+//	calls  N concurrent sessions, each W warm-up then M `tools/call echo` requests with a
+//	       payload of S bytes; throughput, p50/p90/p99, and the CPU seconds and peak RSS of
+//	       the process given by -pid over the measured phase
+//	open   session-open latency: initialize sent to its answer, sessions opened one at a time
+//	idle   K sessions each holding an open GET stream; the RSS the process -pid gained
+//
+// Every mode prints one JSON object on stdout. loadgen is a measuring tool: it never retries,
+// and a failed call fails the run. It must never be pointed at anything but loopback.
+package main

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# Reproduces the side-by-side table of docs/PERFORMANCE.md in one invocation:
+#   (a) the worker over stdio, no HTTP (the floor)      stdio
+#   (b) a bare Go HTTP echo server (the HTTP floor)      echofloor
+#   (c) gemgate, JWT validation on (dev issuer token)    gemgate-auth
+#   (d) gemgate --auth none                              gemgate-noauth
+#   (e) supergateway 4.0.0, stateful Streamable HTTP     supergateway
+#   (f) ToolHive's streamable proxy as a library         toolhive
+# All of them front the same worker binary, `gemgate worker demo` (its echo tool); the idle
+# sessions test fronts bench/tinyworker, the cheapest worker there is.
+#
+#   bench/run.sh                 the full run (about 15 minutes on 2 cores)
+#   QUICK=1 bench/run.sh         a smoke run of a minute
+#   LEVELS="1 32" SCENARIOS="stdio gemgate-auth" bench/run.sh
+#
+# Results: bench/results/<UTC time>/ (results.jsonl, machine.txt, table.md, chart.png, logs).
+set -euo pipefail
+cd "$(dirname "$0")"
+BENCH=$PWD
+ROOT=$(cd .. && pwd)
+BIN=$BENCH/bin
+OUT=${OUT:-$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)}
+LEVELS=${LEVELS:-"1 4 16 32 64"}
+TOTAL=${TOTAL:-20000}   # measured calls per point, spread over the sessions
+MINCALLS=${MINCALLS:-300}
+WARMUP=${WARMUP:-50}
+PAYLOAD=${PAYLOAD:-100}
+BIGPAYLOADS=${BIGPAYLOADS:-"10240 1048576"}
+BIGSESSIONS=${BIGSESSIONS:-4}
+BIGTOTAL=${BIGTOTAL:-400}
+OPENS=${OPENS:-30}
+IDLE_K=${IDLE_K:-"1000 3900 10000"}
+IDLE_PEER_K=${IDLE_PEER_K:-1000}
+SCENARIOS=${SCENARIOS:-"stdio echofloor gemgate-auth gemgate-noauth supergateway toolhive"}
+if [[ -n ${QUICK:-} ]]; then
+	LEVELS="1 4" TOTAL=1000 MINCALLS=100 WARMUP=10 BIGPAYLOADS="10240" BIGTOTAL=40 OPENS=5 IDLE_K=100 IDLE_PEER_K=100
+fi
+mkdir -p "$OUT" "$BIN"
+
+log() { printf '%s %s\n' "$(date -u +%T)" "$*" >&2; }
+
+# ---- build ---------------------------------------------------------------------------------
+log "building into $BIN"
+(cd "$ROOT" && go build -o "$BIN/gemgate" ./cmd/gemgate && go build -o "$BIN/loadgen" ./bench/cmd/loadgen &&
+	go build -o "$BIN/echofloor" ./bench/cmd/echofloor)
+(cd "$BENCH/peers" && go build -o "$BIN/thvproxy" ./thvproxy)
+gcc -O2 -Wall -static -o "$BIN/tinyworker" "$BENCH/tinyworker/tinyworker.c"
+[[ -d $BENCH/node_modules/supergateway ]] || (cd "$BENCH" && npm ci --no-audit --no-fund >&2)
+SUPERGATEWAY="$BENCH/node_modules/supergateway/dist/index.js"
+WORKER="$BIN/gemgate worker demo"
+TINY="$BIN/tinyworker"
+
+# 10,000 sessions hold about 40,000 descriptors in the gateway (3 pipes and a socket each).
+ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+mkdir -p "$OUT/data" # the demo worker's notes, under gemgate only
+
+{
+	echo "date: $(date -u +%FT%TZ)"
+	echo "nproc: $(nproc)"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+	echo "mem: $(free -g | awk '/Mem:/{print $2 " GiB"}')"
+	echo "kernel: $(uname -r)"
+	echo "go: $(go version)"
+	echo "node: $(node --version)"
+	echo "supergateway: $(node -p 'require("'"$BENCH"'/node_modules/supergateway/package.json").version')"
+	echo "toolhive: $(cd "$BENCH/peers" && go list -m -f '{{.Version}}' github.com/stacklok/toolhive)"
+	echo "gemgate: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD -- . ':!bench' ':!docs' || echo ' + uncommitted changes')"
+	echo "ulimit -n: $(ulimit -n)"
+	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$OUT/machine.txt"
+cat "$OUT/machine.txt" >&2
+
+# ---- gateways ------------------------------------------------------------------------------
+PID="" URL="" TOKEN=""
+
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+
+wait_port() { # wait_port PORT PID
+	for _ in $(seq 1 300); do
+		kill -0 "$2" 2>/dev/null || { log "gateway $2 died"; return 1; }
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+wait_line() { # wait_line FILE PID: the first stdout line of a gateway
+	for _ in $(seq 1 300); do
+		[[ -s $1 ]] && return 0
+		kill -0 "$2" 2>/dev/null || { log "gateway $2 died: $(tail -3 "${1%.out}.log")"; return 1; }
+		sleep 0.05
+	done
+	return 1
+}
+
+# start SCENARIO WORKER-COMMAND: sets PID, URL, TOKEN (the gateway process, not a wrapper).
+start() {
+	local name=$1 worker=$2 port
+	local base="$OUT/logs/$name-$(date +%s%N)"
+	mkdir -p "$OUT/logs"
+	TOKEN=""
+	case $name in
+	gemgate-auth | gemgate-noauth)
+		local auth=oidc
+		[[ $name == gemgate-noauth ]] && auth=none
+		# Defaults otherwise: log level info, so every tools/call writes its audit line (to a file).
+		"$BIN/gemgate" dev --json --listen 127.0.0.1:0 --metrics-listen off --auth "$auth" --data-dir "$OUT/data" \
+			--worker command --worker-command "$worker" >"$base.out" 2>"$base.log" &
+		PID=$!
+		wait_line "$base.out" "$PID"
+		URL=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["url"])' "$base.out")
+		[[ $auth == oidc ]] && TOKEN=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["tokens"]["alice"])' "$base.out")
+		;;
+	supergateway)
+		port=$(free_port)
+		node "$SUPERGATEWAY" --stdio "$worker" --outputTransport streamableHttp --stateful \
+			--sessionTimeout 600000 --port "$port" --logLevel none >"$base.out" 2>"$base.log" &
+		PID=$!
+		wait_port "$port" "$PID"
+		URL=http://127.0.0.1:$port/mcp
+		;;
+	toolhive)
+		port=$(free_port)
+		# shellcheck disable=SC2086
+		"$BIN/thvproxy" -port "$port" -- $worker >"$base.out" 2>"$base.log" &
+		PID=$!
+		wait_line "$base.out" "$PID"
+		URL=$(awk '{print $2}' "$base.out")
+		;;
+	echofloor)
+		"$BIN/echofloor" >"$base.out" 2>"$base.log" &
+		PID=$!
+		wait_line "$base.out" "$PID"
+		URL=$(awk '{print $2}' "$base.out")
+		;;
+	*) log "unknown scenario $name"; return 1 ;;
+	esac
+}
+
+stop() {
+	[[ -n $PID ]] || return 0
+	kill -TERM "$PID" 2>/dev/null || true
+	for _ in $(seq 1 400); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
+	kill -KILL "$PID" 2>/dev/null || true
+	wait "$PID" 2>/dev/null || true
+	PID=""
+}
+trap stop EXIT
+
+record() { # record KEY=VALUE... < loadgen JSON: adds the fields and appends to results.jsonl
+	python3 -c 'import json,sys
+r=json.loads(sys.stdin.read())
+for kv in sys.argv[1:]:
+    k,v=kv.split("=",1); r[k]=v
+print(json.dumps(r))' "$@" | tee -a "$OUT/results.jsonl" >&2
+}
+
+# loadgen against SCENARIO; extra loadgen flags follow.
+measure() {
+	local name=$1
+	shift
+	if [[ $name == stdio ]]; then
+		"$BIN/loadgen" -label stdio -stdio "$WORKER" "$@"
+		return
+	fi
+	start "$name" "$WORKER"
+	local cmd=("$BIN/loadgen" -label "$name" -url "$URL" -pid "$PID" "$@")
+	[[ -n $TOKEN ]] && cmd+=(-token "$TOKEN")
+	"${cmd[@]}" || { stop; return 1; }
+	stop
+}
+
+calls_for() { local n=$(($1 / $2)); ((n < MINCALLS)) && n=$MINCALLS; echo $n; }
+
+# ---- 1. throughput and latency against concurrency ------------------------------------------
+for n in $LEVELS; do
+	for s in $SCENARIOS; do
+		m=$(calls_for "$TOTAL" "$n")
+		log "calls: $s sessions=$n calls=$m payload=$PAYLOAD"
+		measure "$s" -mode calls -sessions "$n" -calls "$m" -warmup "$WARMUP" -payload "$PAYLOAD" |
+			record test=concurrency "load=$(cut -d' ' -f1 /proc/loadavg)" ||
+			echo "{\"label\":\"$s\",\"test\":\"concurrency\",\"sessions\":$n,\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
+	done
+done
+
+# ---- 2. large payloads ----------------------------------------------------------------------
+for p in $BIGPAYLOADS; do
+	for s in $SCENARIOS; do
+		m=$(calls_for "$BIGTOTAL" "$BIGSESSIONS")
+		((p >= 1048576)) && m=$((m / 4))
+		log "calls: $s sessions=$BIGSESSIONS payload=$p"
+		measure "$s" -mode calls -sessions "$BIGSESSIONS" -calls "$m" -warmup 5 -payload "$p" |
+			record test=payload "load=$(cut -d' ' -f1 /proc/loadavg)" ||
+			echo "{\"label\":\"$s\",\"test\":\"payload\",\"payload\":$p,\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
+	done
+done
+
+# ---- 3. session-open latency (initialize to its answer, worker start included) ---------------
+for s in $SCENARIOS; do
+	log "open: $s"
+	measure "$s" -mode open -opens "$OPENS" | record test=open ||
+		echo "{\"label\":\"$s\",\"test\":\"open\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
+done
+
+# ---- 4. memory held by idle sessions with open GET streams ----------------------------------
+idle() { # idle SCENARIO K
+	start "$1" "$TINY"
+	local cmd=("$BIN/loadgen" -label "$1" -mode idle -url "$URL" -pid "$PID" -sessions "$2" -parallel 16)
+	[[ -n $TOKEN ]] && cmd+=(-token "$TOKEN")
+	"${cmd[@]}" | record test=idle worker=tinyworker ||
+		echo "{\"label\":\"$1\",\"test\":\"idle\",\"sessions\":$2,\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
+	stop
+}
+for k in $IDLE_K; do
+	for s in gemgate-auth; do
+		[[ " $SCENARIOS " == *" $s "* ]] && { log "idle: $s K=$k"; idle "$s" "$k"; }
+	done
+done
+for s in echofloor supergateway toolhive; do
+	[[ " $SCENARIOS " == *" $s "* ]] && { log "idle: $s K=$IDLE_PEER_K"; idle "$s" "$IDLE_PEER_K"; }
+done
+
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
+
+# ---- report ---------------------------------------------------------------------------------
+PY=$BENCH/.venv/bin/python
+if [[ ! -x $PY ]]; then
+	python3 -m venv "$BENCH/.venv"
+	"$BENCH/.venv/bin/pip" install -q -r "$BENCH/requirements.txt"
+fi
+"$PY" "$BENCH/report.py" "$OUT"
+log "done: $OUT/table.md, $OUT/chart.png"
