@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -360,6 +361,10 @@ func toolName(params json.RawMessage) (string, error) {
 }
 
 func isToolError(result json.RawMessage) bool {
+	// Most results say nothing of isError; a 1 MiB answer need not be decoded to learn that.
+	if !bytes.Contains(result, []byte(`"isError"`)) {
+		return false
+	}
 	var r struct {
 		IsError bool `json:"isError"`
 	}

@@ -23,16 +23,17 @@ type Config struct {
 	PublicURL string `key:"public_url" help:"the public URL of the MCP endpoint; the OAuth resource identifier (default: derived from listen, loopback only)"`
 	MCPPath   string `key:"mcp_path" help:"path of the MCP endpoint"`
 
-	Auth           string   `key:"auth" help:"oidc (validate bearer tokens from issuer) or none (loopback only)"`
-	Issuer         string   `key:"issuer" help:"OAuth issuer URL (e.g. a Keycloak realm URL)"`
-	JWKSURL        string   `key:"jwks_url" help:"signing keys URL, instead of OIDC discovery"`
-	Audiences      []string `key:"audiences" help:"extra accepted token audiences besides public_url"`
-	UserClaim      string   `key:"user_claim" help:"token claim naming the user (preferred_username on Keycloak)"`
-	RequiredScopes []string `key:"required_scopes" help:"scopes every request needs"`
-	WriteScope     string   `key:"write_scope" help:"scope that makes a session read-write"`
-	ExtraScopes    []string `key:"extra_scopes" help:"further scopes to advertise in metadata"`
-	ReadOnlyTools  []string `key:"read_only_tools" help:"tools (names or globs) allowed in read-only sessions"`
-	TrustHints     bool     `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
+	Auth           string        `key:"auth" help:"oidc (validate bearer tokens from issuer) or none (loopback only)"`
+	Issuer         string        `key:"issuer" help:"OAuth issuer URL (e.g. a Keycloak realm URL)"`
+	JWKSURL        string        `key:"jwks_url" help:"signing keys URL, instead of OIDC discovery"`
+	Audiences      []string      `key:"audiences" help:"extra accepted token audiences besides public_url"`
+	UserClaim      string        `key:"user_claim" help:"token claim naming the user (preferred_username on Keycloak)"`
+	KeyRefresh     time.Duration `key:"key_refresh_interval" help:"least time between fetches of the issuer's keys when a token names an unknown key"`
+	RequiredScopes []string      `key:"required_scopes" help:"scopes every request needs"`
+	WriteScope     string        `key:"write_scope" help:"scope that makes a session read-write"`
+	ExtraScopes    []string      `key:"extra_scopes" help:"further scopes to advertise in metadata"`
+	ReadOnlyTools  []string      `key:"read_only_tools" help:"tools (names or globs) allowed in read-only sessions"`
+	TrustHints     bool          `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
 
 	Worker           string   `key:"worker" help:"demo (built in), command or gemstone"`
 	WorkerCommand    []string `key:"worker_command" help:"stdio MCP server command for worker=command; {user} expands to the user"`
@@ -87,6 +88,7 @@ func defaults() Config {
 		MCPPath:            "/mcp",
 		Auth:               "oidc",
 		UserClaim:          "sub",
+		KeyRefresh:         time.Minute,
 		RequiredScopes:     []string{"mcp:use"},
 		WriteScope:         "mcp:write",
 		Worker:             "demo",

@@ -127,12 +127,13 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		log.Warn("authentication is off (auth=none): every request acts as the local user", "user", p.User)
 	case "oidc":
 		verifier, err = auth.NewVerifier(ctx, auth.Config{
-			Issuer:       c.Issuer,
-			JWKSURL:      c.JWKSURL,
-			Audiences:    append([]string{s.publicURL}, c.Audiences...),
-			UserClaim:    c.UserClaim,
-			Logger:       log,
-			OnKeyRefresh: metrics.KeysFetched,
+			Issuer:             c.Issuer,
+			JWKSURL:            c.JWKSURL,
+			Audiences:          append([]string{s.publicURL}, c.Audiences...),
+			UserClaim:          c.UserClaim,
+			KeyRefreshInterval: c.KeyRefresh,
+			Logger:             log,
+			OnKeyRefresh:       metrics.KeysFetched,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)

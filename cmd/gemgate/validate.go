@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/policy"
@@ -58,6 +59,9 @@ func (c *Config) validate() []error {
 		}
 	default:
 		add("auth: %q is not oidc or none", c.Auth)
+	}
+	if c.KeyRefresh < time.Second {
+		add("key_refresh_interval: must be at least 1s (it bounds how often a flood of unknown keys can make gemgate fetch)")
 	}
 	if c.UserClaim == "" {
 		add("user_claim: must not be empty")
