@@ -66,7 +66,7 @@ func topaz(args []string) int {
 	ls := locks()
 	if l, ok := ls[stone]; !ok || l.Type != "Stone" {
 		say("-----------------------------------------------------")
-		say(fmt.Sprintf("GemStone: Error         Nonfatal"))
+		say("GemStone: Error         Nonfatal")
 		say(fmt.Sprintf("could not find server '%s' on host 'localhost' because service not found, getaddrinfo failed, EAI error 8", stone))
 		say("Error Category: 231169 [GemStone] Number: 4065  Arg Count: 1 Context : 20")
 		return 3
