@@ -69,6 +69,10 @@ func fakeWorker(mode string) {
 			fmt.Fprintln(out, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"te\x00xt`)
 			out.Flush()
 			continue
+		case req.Method == "longline":
+			fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", 4096)+`"}`)
+			out.Flush()
+			continue
 		case req.Method == "wrongid":
 			fmt.Fprintln(out, `{"jsonrpc":"2.0","id":99999,"result":{}}`)
 			out.Flush()
@@ -390,5 +394,21 @@ func TestGreetingIsAskedWhenStdoutEndsEarly(t *testing.T) {
 	<-p.Done()
 	if err := p.Refusal(); err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
 		t.Fatalf("Refusal() = %v", err)
+	}
+}
+
+// Invariant 8: a worker line longer than the limit does not grow the gateway's memory without
+// end; the worker is stopped and its pending calls answered.
+func TestOverlongLineStopsTheWorker(t *testing.T) {
+	p := startSpec(t, "echo", Spec{MaxLineBytes: 1024})
+	m := call(t, p, `"long"`, "longline", "")
+	var e RPCError
+	if err := json.Unmarshal(m.Error, &e); err != nil || string(m.ID) != `"long"` {
+		t.Fatalf("want an error answer with the caller's id, got %s", m.Encode())
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the worker was not stopped after an overlong line")
 	}
 }
