@@ -4,18 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 )
 
-// discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration.
-// go-oidc also checks that the document names exactly this issuer.
-func discoverJWKSURL(ctx context.Context, cfg Config) (string, error) {
+// discover reads the issuer's OpenID configuration. go-oidc also checks that the document
+// names exactly this issuer.
+func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Provider, error) {
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, cfg.HTTPClient), cfg.Issuer)
+	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, client), issuer)
 	if err != nil {
-		return "", fmt.Errorf("auth: discovery for issuer %q: %w", cfg.Issuer, err)
+		return nil, fmt.Errorf("auth: discovery for issuer %q: %w", issuer, err)
+	}
+	return provider, nil
+}
+
+// discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration.
+func discoverJWKSURL(ctx context.Context, cfg Config) (string, error) {
+	provider, err := discover(ctx, cfg.HTTPClient, cfg.Issuer)
+	if err != nil {
+		return "", err
 	}
 	var doc struct {
 		JWKSURI string `json:"jwks_uri"`
@@ -27,4 +37,17 @@ func discoverJWKSURL(ctx context.Context, cfg Config) (string, error) {
 		return "", fmt.Errorf("auth: discovery for issuer %q: %w", cfg.Issuer, errors.New("no jwks_uri"))
 	}
 	return doc.JWKSURI, nil
+}
+
+// TokenEndpoint reads the issuer's token endpoint from its OpenID configuration (for a token
+// exchange). A nil client means http.DefaultClient.
+func TokenEndpoint(ctx context.Context, client *http.Client, issuer string) (string, error) {
+	provider, err := discover(ctx, client, issuer)
+	if err != nil {
+		return "", err
+	}
+	if u := provider.Endpoint().TokenURL; u != "" {
+		return u, nil
+	}
+	return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no token_endpoint"))
 }

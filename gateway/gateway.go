@@ -180,9 +180,9 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
 	if g.opts.Ready != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		defer cancel()
 		if err := g.opts.Ready(ctx); err != nil {
 			g.log.Warn("not ready", "error", err)
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
@@ -190,8 +190,6 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if g.opts.Degraded != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		defer cancel()
 		if err := g.opts.Degraded(ctx); err != nil {
 			_, _ = w.Write([]byte("ready (degraded: " + err.Error() + ")\n"))
 			return

@@ -32,7 +32,9 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 		if he.Cause != nil || he.Status >= 500 {
 			g.log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", r.Header.Get(headerSessionID))
 		}
-		g.trace.outbound(r.Header.Get(headerSessionID), errorBody(he))
+		if g.trace != nil { // the body is encoded for the trace only when there is one
+			g.trace.outbound(r.Header.Get(headerSessionID), errorBody(he))
+		}
 		he.write(rec)
 	}
 	code = rec.status()
@@ -215,6 +217,16 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 		g.trace.outbound(s.id, ev)
 		return stream.event(ev) == nil
 	}
+	// writeAnswer ends the request with its answer: the last event of the stream, or JSON.
+	writeAnswer := func(m *worker.Message, asEvent bool) {
+		body := m.Encode() // one encoding for the trace and the client
+		if asEvent {
+			writeEvent(body)
+			return
+		}
+		g.trace.outbound(s.id, body)
+		writeBody(w, http.StatusOK, body)
+	}
 	var timeout <-chan time.Time
 	if d := g.opts.Lifetime.RequestTimeout; d > 0 {
 		t := time.NewTimer(d)
@@ -241,13 +253,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 				outcome = "tool_error"
 			}
 			release()
-			if stream != nil || answerAsStream {
-				writeEvent(resp.Encode())
-			} else {
-				body := resp.Encode() // one encoding for the trace and the client
-				g.trace.outbound(s.id, body)
-				writeBody(w, http.StatusOK, body)
-			}
+			writeAnswer(resp, stream != nil || answerAsStream)
 			return outcome
 		case ev := <-inf.events:
 			if !writeEvent(ev) {
@@ -270,13 +276,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 			inf.call.Cancel("request timeout")
 			go g.reaper.checkResponsive(s)
 			resp := worker.ErrorResponse(inf.clientID, worker.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
-			if stream != nil {
-				writeEvent(resp.Encode())
-			} else {
-				body := resp.Encode() // one encoding for the trace and the client
-				g.trace.outbound(s.id, body)
-				writeBody(w, http.StatusOK, body)
-			}
+			writeAnswer(resp, stream != nil)
 			return "timeout"
 		}
 	}

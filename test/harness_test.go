@@ -100,9 +100,29 @@ func startDevIn(t *testing.T, dir string, flags ...string) *gemgate {
 	args := append([]string{"dev", "--json", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-format", "json", "--log-level", "debug",
 		"--worker", "command", "--worker-command", workerBin + " worker demo",
 		"--read-only-tools", strings.Join(demo.ReadOnlyTools, ",")}, flags...)
-	cmd := exec.Command(gemgateBin, args...)
-	cmd.Env = os.Environ()
-	cmd.Dir = dir
+	return launch(t, launchOpts{Args: args, Dir: dir, FirstStdout: func(g *gemgate, line []byte) error {
+		return json.Unmarshal(line, &g.devInfo)
+	}})
+}
+
+// launchOpts says how to start one gemgate process and how to tell it is ready: by its first
+// line on stdout (gemgate dev --json), by a log line, or by a check polled every 50 ms.
+type launchOpts struct {
+	Args, Env   []string
+	Dir         string
+	FirstStdout func(g *gemgate, line []byte) error
+	LogLine     func(g *gemgate, line []byte) bool
+	Poll        func(g *gemgate) bool
+}
+
+// launch starts gemgate, collects its log, and returns once it is ready. It fails the test if
+// gemgate exits first or is not ready within a minute. At cleanup the process is stopped and
+// must exit 0 with no worker left behind.
+func launch(t *testing.T, o launchOpts) *gemgate {
+	t.Helper()
+	cmd := exec.Command(gemgateBin, o.Args...)
+	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.Dir = o.Dir
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -115,40 +135,62 @@ func startDevIn(t *testing.T, dir string, flags ...string) *gemgate {
 		t.Fatal(err)
 	}
 	g := &gemgate{cmd: cmd, logs: &logBuffer{}, done: make(chan error, 1)}
-	go func() {
+	ready := make(chan error, 1)
+	signal := func(err error) {
+		select {
+		case ready <- err:
+		default:
+		}
+	}
+	var readers sync.WaitGroup
+	readers.Go(func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			g.logs.add(sc.Text())
+			if o.LogLine != nil && o.LogLine(g, sc.Bytes()) {
+				signal(nil)
+			}
 		}
-	}()
-	ready := make(chan error, 1)
-	go func() {
+	})
+	readers.Go(func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(nil, 1<<20)
-		if !sc.Scan() {
-			ready <- fmt.Errorf("gemgate dev printed nothing")
-			return
+		for first := true; sc.Scan(); first = false {
+			if first && o.FirstStdout != nil {
+				signal(o.FirstStdout(g, sc.Bytes()))
+			}
 		}
-		ready <- json.Unmarshal(sc.Bytes(), &g.devInfo)
-		for sc.Scan() {
+		if o.FirstStdout != nil {
+			signal(fmt.Errorf("gemgate printed nothing on stdout"))
 		}
-	}()
-	go func() { g.done <- cmd.Wait() }()
-	select {
-	case err := <-ready:
-		if err != nil {
+	})
+	// Wait closes the pipes, so it waits for the readers to see the end of them first.
+	go func() { readers.Wait(); g.done <- cmd.Wait() }()
+
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case err := <-ready:
+			if err != nil {
+				cmd.Process.Kill()
+				t.Fatalf("gemgate %s: %v\nlogs:\n%s", o.Args[0], err, g.logs)
+			}
+			t.Cleanup(func() { g.stop(t) })
+			return g
+		case err := <-g.done:
+			t.Fatalf("gemgate %s exited early: %v\nlogs:\n%s", o.Args[0], err, g.logs)
+		case <-deadline:
 			cmd.Process.Kill()
-			t.Fatalf("gemgate dev: %v\nlogs:\n%s", err, g.logs)
+			t.Fatalf("gemgate %s not ready in time\nlogs:\n%s", o.Args[0], g.logs)
+		case <-poll.C:
+			if o.Poll != nil && o.Poll(g) {
+				signal(nil)
+			}
 		}
-	case err := <-g.done:
-		t.Fatalf("gemgate dev exited early: %v\nlogs:\n%s", err, g.logs)
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("gemgate dev not ready in time\nlogs:\n%s", g.logs)
 	}
-	t.Cleanup(func() { g.stop(t) })
-	return g
 }
 
 // stop ends gemgate with SIGTERM and checks that it exits 0 and leaves no worker behind.

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -15,7 +14,6 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -88,48 +86,15 @@ func kcServe(t *testing.T, e kcEnv, addr string, env []string, flags ...string) 
 	args := append([]string{"serve", "--listen", addr, "--issuer", e.Issuer, "--audiences", e.DemoAudience,
 		"--user-claim", "preferred_username", "--worker", "command", "--worker-command", workerBin + " worker demo",
 		"--read-only-tools", "whoami,echo,list_notes,read_note,search_notes", "--data-dir", t.TempDir(), "--metrics-listen", "off", "--log-format", "json", "--log-level", "debug"}, flags...)
-	cmd := exec.Command(gemgateBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := &gemgate{cmd: cmd, logs: &logBuffer{}, done: make(chan error, 1)}
-	g.URL = "http://" + addr + "/mcp"
-	logged := make(chan struct{})
-	go func() {
-		defer close(logged)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			g.logs.add(sc.Text())
-		}
-	}()
-	go func() { <-logged; g.done <- cmd.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	g := launch(t, launchOpts{Args: args, Env: env, Poll: func(*gemgate) bool {
 		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		select {
-		case err := <-g.done:
-			t.Fatalf("gemgate serve exited early: %v\nlogs:\n%s", err, g.logs)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("gemgate serve not healthy within 60s\nlogs:\n%s", g.logs)
-		}
-	}
-	t.Cleanup(func() { g.stop(t) })
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}})
+	g.URL = "http://" + addr + "/mcp"
 	return g
 }
 

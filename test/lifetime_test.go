@@ -22,18 +22,8 @@ import (
 // ltVersion is the protocol revision the raw client speaks.
 const ltVersion = "2025-11-25"
 
-// ltMsg is one JSON-RPC message as the raw client sees it.
-type ltMsg struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data,omitempty"`
-	} `json:"error,omitempty"`
-}
+// ltMsg is one JSON-RPC message as the raw client sees it (decoded only).
+type ltMsg = rpcMessage
 
 // ltRaw is one session opened by hand over HTTP.
 type ltRaw struct {

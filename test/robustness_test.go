@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bufio"
 	"crypto"
 	"crypto/hmac"
 	"crypto/rand"
@@ -15,8 +14,6 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -30,39 +27,14 @@ func startServe(t *testing.T, flags ...string) *gemgate {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--data-dir", t.TempDir(),
 		"--log-format", "json", "--log-level", "debug"}, flags...)
-	cmd := exec.Command(gemgateBin, args...)
-	cmd.Env = os.Environ()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := &gemgate{cmd: cmd, logs: &logBuffer{}, done: make(chan error, 1)}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			g.logs.add(sc.Text())
-			var ev struct{ Msg, MCP string }
-			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Msg == "gemgate serving" {
-				ready <- ev.MCP
-			}
+	return launch(t, launchOpts{Args: args, LogLine: func(g *gemgate, line []byte) bool {
+		var ev struct{ Msg, MCP string }
+		if json.Unmarshal(line, &ev) != nil || ev.Msg != "gemgate serving" {
+			return false
 		}
-	}()
-	go func() { g.done <- cmd.Wait() }()
-	select {
-	case g.URL = <-ready:
-	case err := <-g.done:
-		t.Fatalf("gemgate serve exited early: %v\nlogs:\n%s", err, g.logs)
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("gemgate serve not ready in time\nlogs:\n%s", g.logs)
-	}
-	t.Cleanup(func() { g.stop(t) })
-	return g
+		g.URL = ev.MCP
+		return true
+	}})
 }
 
 // parseChallenge reads a Bearer challenge's parameters (quoted values, no escapes needed here).

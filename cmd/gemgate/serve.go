@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -237,7 +236,7 @@ func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error)
 		tokenURL := c.ExchangeTokenURL
 		if tokenURL == "" {
 			var err error
-			if tokenURL, err = tokenEndpoint(ctx, c.Issuer); err != nil {
+			if tokenURL, err = auth.TokenEndpoint(ctx, nil, c.Issuer); err != nil {
 				return nil, err
 			}
 		}
@@ -255,31 +254,6 @@ type exchangeAdapter struct{ ex *exchange.Exchanger }
 func (a exchangeAdapter) Exchange(ctx context.Context, subject string) (string, time.Time, error) {
 	cred, err := a.ex.Exchange(ctx, subject)
 	return cred.Token, cred.Expiry, err
-}
-
-// tokenEndpoint reads the issuer's token endpoint from its discovery document.
-func tokenEndpoint(ctx context.Context, issuer string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(issuer, "/")+"/.well-known/openid-configuration", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("issuer discovery: %w", err)
-	}
-	defer resp.Body.Close()
-	var doc struct {
-		TokenEndpoint string `json:"token_endpoint"`
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("issuer discovery: %s", resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc); err != nil || doc.TokenEndpoint == "" {
-		return "", errors.New("issuer discovery: no token_endpoint")
-	}
-	return doc.TokenEndpoint, nil
 }
 
 func defaultDataDir() string {
