@@ -166,8 +166,9 @@ func (c *Config) lifetime() gateway.Lifetime {
 		l.ProbeLead = l.IdleTimeout / 6 // short idle timeouts (tests, demos) probe proportionally
 	}
 	if l.ProbeLead > 0 && l.ProbeTimeout >= l.ProbeLead {
-		// An unanswered ping must be able to decide before the idle deadline does.
-		l.ProbeTimeout = l.ProbeLead / 2
+		// An unanswered ping must be able to decide before the idle deadline does, with room
+		// for the ping going out up to a reaper tick late and the verdict landing a tick late.
+		l.ProbeTimeout = l.ProbeLead / 4
 	}
 	return l
 }
