@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // client speaks to the fixture's /mcp endpoint as one MCP client.
@@ -30,13 +30,13 @@ type reply struct {
 	status int
 	header http.Header
 	body   []byte
-	msgs   []*worker.Message
+	msgs   []*jsonrpc.Message
 }
 
 func (r reply) contentType() string { return r.header.Get("Content-Type") }
 
 // only is the single message of the reply.
-func (r reply) only(t *testing.T) *worker.Message {
+func (r reply) only(t *testing.T) *jsonrpc.Message {
 	t.Helper()
 	if len(r.msgs) != 1 {
 		t.Fatalf("want one message, got %d (status %d, body %q)", len(r.msgs), r.status, r.body)
@@ -83,7 +83,7 @@ func (c *client) do(ctx context.Context, method, body string, header ...string) 
 		msgs = append(msgs, b) // not an OAuth error body such as a 401's
 	}
 	for _, m := range msgs {
-		msg, err := worker.Parse(m)
+		msg, err := jsonrpc.Parse(m)
 		if err != nil {
 			return r, fmt.Errorf("not a JSON-RPC message: %v: %q", err, m)
 		}
@@ -197,7 +197,7 @@ func sseData(b []byte) []string {
 
 // stream is an open GET stream of a session.
 type stream struct {
-	msgs   chan *worker.Message // closed when the stream ends
+	msgs   chan *jsonrpc.Message // closed when the stream ends
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -221,7 +221,7 @@ func (c *client) openStream() *stream {
 		cancel()
 		t.Fatalf("GET: status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	st := &stream{msgs: make(chan *worker.Message, 1024), cancel: cancel, done: make(chan struct{})}
+	st := &stream{msgs: make(chan *jsonrpc.Message, 1024), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(st.done)
 		defer close(st.msgs)
@@ -230,7 +230,7 @@ func (c *client) openStream() *stream {
 		sc.Buffer(nil, 32<<20)
 		for sc.Scan() {
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				if m, err := worker.Parse([]byte(data)); err == nil {
+				if m, err := jsonrpc.Parse([]byte(data)); err == nil {
 					st.msgs <- m
 				}
 			}
@@ -241,7 +241,7 @@ func (c *client) openStream() *stream {
 }
 
 // next is the next message on the stream; ok is false when the stream ended or d passed.
-func (st *stream) next(d time.Duration) (m *worker.Message, ok bool) {
+func (st *stream) next(d time.Duration) (m *jsonrpc.Message, ok bool) {
 	select {
 	case m, ok = <-st.msgs:
 		return m, ok

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -70,7 +71,7 @@ func TestWorkerRequestsAwaitingTheClientAreBounded(t *testing.T) {
 	s := bareSession()
 	s.proc, s.log = proc, slog.New(slog.DiscardHandler)
 	for i := 0; i < maxWorkerRequests+10; i++ {
-		s.onWorkerMessage(&worker.Message{ID: json.RawMessage(strconv.Itoa(i)), Method: "sampling/createMessage", Params: json.RawMessage(`{}`)})
+		s.onWorkerMessage(&jsonrpc.Message{ID: json.RawMessage(strconv.Itoa(i)), Method: "sampling/createMessage", Params: json.RawMessage(`{}`)})
 	}
 	s.mu.Lock()
 	waiting := len(s.toWorker)

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // httpError is an answer the gateway gives instead of forwarding: an HTTP status, optionally
@@ -37,24 +37,24 @@ func (e *httpError) write(w http.ResponseWriter) {
 		http.Error(w, e.Message, e.Status)
 		return
 	}
-	writeMessage(w, e.Status, worker.ErrorResponse(e.ID, e.Code, e.Message, e.Data))
+	writeMessage(w, e.Status, jsonrpc.ErrorResponse(e.ID, e.Code, e.Message, e.Data))
 }
 
 func badRequest(msg string) *httpError {
-	return &httpError{Status: http.StatusBadRequest, Code: worker.CodeInvalidRequest, Message: msg}
+	return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: msg}
 }
 
 func sessionNotFound() *httpError {
-	return &httpError{Status: http.StatusNotFound, Code: worker.CodeInvalidRequest, Message: "session not found; initialize a new one"}
+	return &httpError{Status: http.StatusNotFound, Code: jsonrpc.CodeInvalidRequest, Message: "session not found; initialize a new one"}
 }
 
 func overloaded(msg string, retryAfterSeconds int) *httpError {
 	h := http.Header{}
 	h.Set("Retry-After", strconv.Itoa(retryAfterSeconds))
-	return &httpError{Status: http.StatusServiceUnavailable, Code: worker.CodeInternalError, Message: msg, Header: h}
+	return &httpError{Status: http.StatusServiceUnavailable, Code: jsonrpc.CodeInternalError, Message: msg, Header: h}
 }
 
-func writeMessage(w http.ResponseWriter, status int, m *worker.Message) {
+func writeMessage(w http.ResponseWriter, status int, m *jsonrpc.Message) {
 	writeBody(w, status, m.Encode())
 }
 

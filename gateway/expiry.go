@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -106,8 +107,8 @@ func (g *Gateway) restartWorker(r *http.Request, s *Session, p auth.Principal) e
 		return err
 	}
 	g.metrics.workerStarted()
-	call, err := proc.Send(&worker.Message{ID: json.RawMessage(strconv.Quote("gemgate-restart")), Method: "initialize", Params: params})
-	var resp *worker.Message
+	call, err := proc.Send(&jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-restart")), Method: "initialize", Params: params})
+	var resp *jsonrpc.Message
 	if err == nil {
 		select {
 		case resp = <-call.Result():
@@ -119,7 +120,7 @@ func (g *Gateway) restartWorker(r *http.Request, s *Session, p auth.Principal) e
 		err = fmt.Errorf("the new worker refused initialize: %s", resp.Error)
 	}
 	if err == nil {
-		err = proc.Notify(&worker.Message{Method: "notifications/initialized"})
+		err = proc.Notify(&jsonrpc.Message{Method: "notifications/initialized"})
 	}
 	if err != nil {
 		proc.Stop()

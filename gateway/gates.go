@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // originGate refuses browser requests from origins nobody allowed (DNS rebinding). A request
@@ -18,7 +18,7 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if origin != "" && !g.originAllowed(origin) {
-			(&httpError{Status: http.StatusForbidden, Code: worker.CodeInvalidRequest, Message: "origin not allowed"}).write(w)
+			(&httpError{Status: http.StatusForbidden, Code: jsonrpc.CodeInvalidRequest, Message: "origin not allowed"}).write(w)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -18,8 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
-	"github.com/gemgate/gemgate/worker"
 )
 
 // testLauncher starts the test binary as a worker in the given mode, through the real
@@ -150,12 +150,12 @@ func newFixture(t *testing.T, mods ...func(*Options)) *fixture {
 }
 
 // rpcError decodes a message's error object.
-func rpcError(t *testing.T, m *worker.Message) worker.RPCError {
+func rpcError(t *testing.T, m *jsonrpc.Message) jsonrpc.RPCError {
 	t.Helper()
 	if m.Error == nil {
 		t.Fatalf("want a JSON-RPC error, got result %s", m.Result)
 	}
-	var e worker.RPCError
+	var e jsonrpc.RPCError
 	if err := json.Unmarshal(m.Error, &e); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func rpcError(t *testing.T, m *worker.Message) worker.RPCError {
 }
 
 // toolText is the text of a tools/call result's first content item.
-func toolText(t *testing.T, m *worker.Message) string {
+func toolText(t *testing.T, m *jsonrpc.Message) string {
 	t.Helper()
 	if m.Error != nil {
 		t.Fatalf("tools/call failed: %s", m.Error)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -19,13 +20,13 @@ func checkProtocolVersion(r *http.Request) *httpError {
 	if v == "" || slices.Contains(supportedVersions, v) {
 		return nil // absent means 2025-03-26 rules
 	}
-	return &httpError{Status: http.StatusBadRequest, Code: worker.CodeInvalidRequest,
+	return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest,
 		Message: "unsupported MCP-Protocol-Version " + quoteSafe(v), Data: map[string]any{"supported": supportedVersions}}
 }
 
 // initialize opens a session: a worker is started for the caller and answers the client's
 // initialize; the session id is minted only on a successful InitializeResult.
-func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker.Message, p auth.Principal) error {
+func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
 	if g.closing.Load() {
 		return overloaded("the gateway is shutting down", 5)
 	}
@@ -46,7 +47,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker
 	}()
 	params, err := negotiate(msg.Params)
 	if err != nil {
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
 	}
 	s := &Session{
 		id: newSessionID(), owner: o, user: p.User, access: access, opened: time.Now(),
@@ -62,13 +63,13 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker
 	launch, err := g.opts.Workers.Launch(r.Context(), Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)})
 	if err != nil {
 		g.metrics.sessionOpened("worker_error")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "could not prepare a worker for this session", Cause: err}
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "could not prepare a worker for this session", Cause: err}
 	}
 	s.credExpiry = launch.CredentialExpiry
 	proc, err := worker.Start(g.workerSpec(s, launch.Spec))
 	if err != nil {
 		g.metrics.sessionOpened("worker_error")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "could not start a worker for this session", Cause: err}
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "could not start a worker for this session", Cause: err}
 	}
 	s.proc = proc
 	g.metrics.workerStarted()
@@ -79,17 +80,17 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker
 		g.metrics.workerExited(exited)
 	}
 
-	call, err := proc.Send(&worker.Message{ID: msg.ID, Method: "initialize", Params: params})
+	call, err := proc.Send(&jsonrpc.Message{ID: msg.ID, Method: "initialize", Params: params})
 	if err != nil {
 		fail("worker_error")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the worker failed at start", Cause: err}
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker failed at start", Cause: err}
 	}
-	var resp *worker.Message
+	var resp *jsonrpc.Message
 	select {
 	case resp = <-call.Result():
 	case <-time.After(g.opts.InitTimeout):
 		fail("worker_timeout")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the worker did not answer initialize in time"}
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker did not answer initialize in time"}
 	case <-r.Context().Done():
 		fail("client_gone")
 		return nil
@@ -105,7 +106,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *worker
 	version, err := resultVersion(resp.Result)
 	if err != nil {
 		fail("worker_error")
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
 	s.version = version
 	// Idleness counts from the moment the session opens, not from when its worker started:

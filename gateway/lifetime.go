@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // Why a session ended. Every end has exactly one reason, logged and counted.
@@ -190,7 +190,7 @@ func (s *Session) sendProbe(now time.Time) {
 	s.currentProbe = p
 	s.probes[gid] = p
 	s.mu.Unlock()
-	s.outbox.Push((&worker.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}).Encode())
+	s.outbox.Push((&jsonrpc.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}).Encode())
 }
 
 // reaper ends sessions as the lifetime policy says.
@@ -253,7 +253,7 @@ func (r *reaper) checkResponsive(s *Session) {
 			act()
 		}
 		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
-		c, err := proc.Send(&worker.Message{ID: id, Method: "ping"})
+		c, err := proc.Send(&jsonrpc.Message{ID: id, Method: "ping"})
 		if err != nil {
 			return // the worker is gone; watch ends the session
 		}

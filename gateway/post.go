@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
-	"github.com/gemgate/gemgate/worker"
 )
 
 const headerSessionID = "Mcp-Session-Id"
@@ -27,7 +27,7 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 	if err := g.post(rec, r, &method); err != nil {
 		var he *httpError
 		if !errors.As(err, &he) {
-			he = &httpError{Status: http.StatusInternalServerError, Code: worker.CodeInternalError, Message: "internal error", Cause: err}
+			he = &httpError{Status: http.StatusInternalServerError, Code: jsonrpc.CodeInternalError, Message: "internal error", Cause: err}
 		}
 		if he.Cause != nil || he.Status >= 500 {
 			g.log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", r.Header.Get(headerSessionID))
@@ -48,12 +48,12 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 		return err
 	}
 	g.trace.inbound(sessionID, body)
-	msg, err := worker.Parse(body)
+	msg, err := jsonrpc.Parse(body)
 	if err != nil {
-		if errors.Is(err, worker.ErrInvalid) {
-			return &httpError{Status: http.StatusBadRequest, Code: worker.CodeInvalidRequest, Message: err.Error()}
+		if errors.Is(err, jsonrpc.ErrInvalid) {
+			return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 		}
-		return &httpError{Status: http.StatusBadRequest, Code: worker.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
+		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
 	}
 	*method = methodLabel(msg.Method)
 	p, _ := auth.PrincipalFrom(r.Context())
@@ -65,7 +65,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 		if msg.IsRequest() && msg.Method == "server/discover" {
 			// The 2026-07-28 era's probe. A plain JSON-RPC error makes a dual-era client fall
 			// back to initialize; no session is minted for it.
-			return &httpError{Status: http.StatusOK, Code: worker.CodeMethodNotFound, ID: msg.ID,
+			return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
 				Message: "server/discover is not supported; use initialize"}
 		}
 		e := badRequest("missing Mcp-Session-Id header; send initialize first")
@@ -110,17 +110,17 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &httpError{Status: http.StatusRequestEntityTooLarge, Code: worker.CodeInvalidRequest,
+			return nil, &httpError{Status: http.StatusRequestEntityTooLarge, Code: jsonrpc.CodeInvalidRequest,
 				Message: "request body over the limit"}
 		}
-		return nil, &httpError{Status: http.StatusBadRequest, Code: worker.CodeParseError, Message: "could not read the request body", Cause: err}
+		return nil, &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "could not read the request body", Cause: err}
 	}
 	return body, nil
 }
 
 // notification passes a client notification to the worker; notifications/cancelled is
 // mapped to the worker's id of the call it names.
-func (g *Gateway) notification(s *Session, msg *worker.Message) {
+func (g *Gateway) notification(s *Session, msg *jsonrpc.Message) {
 	if msg.Method == "notifications/cancelled" {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
@@ -143,7 +143,7 @@ func (g *Gateway) notification(s *Session, msg *worker.Message) {
 
 // forward passes a request to the session's worker and answers it: application/json, or an
 // SSE stream when the worker sends messages related to the request before its answer.
-func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, msg *worker.Message, p auth.Principal) error {
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, msg *jsonrpc.Message, p auth.Principal) error {
 	access := s.access.Narrow(g.opts.Policy.Decide(p.Scopes))
 	if missing := access.Missing(); len(missing) > 0 {
 		// The authenticator refuses such tokens first; this holds when it is not the one in front.
@@ -153,7 +153,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 	if msg.Method == "tools/call" {
 		name, err := toolName(msg.Params)
 		if err != nil {
-			return &httpError{Status: http.StatusOK, Code: worker.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
+			return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
 		}
 		tool = name
 		if verdict := g.opts.Policy.CheckTool(access, name, s.hint(name)); verdict != policy.Allowed {
@@ -176,18 +176,18 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 	if errors.Is(err, errTooManyCalls) {
 		h := http.Header{}
 		h.Set("Retry-After", "1")
-		return &httpError{Status: http.StatusTooManyRequests, Code: worker.CodeInternalError, ID: msg.ID, Header: h,
+		return &httpError{Status: http.StatusTooManyRequests, Code: jsonrpc.CodeInternalError, ID: msg.ID, Header: h,
 			Message: fmt.Sprintf("too many calls in flight on this session (limit %d); wait for one to finish", g.opts.Lifetime.MaxCallsPerSession)}
 	}
 	if err != nil {
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
 	}
 	defer s.endCall(inf)
 	s.restartMu.RLock()
 	call, err := s.worker().Send(msg)
 	s.restartMu.RUnlock()
 	if err != nil {
-		return &httpError{Status: http.StatusOK, Code: worker.CodeInternalError, ID: msg.ID, Message: "the session's worker is gone", Cause: err}
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the session's worker is gone", Cause: err}
 	}
 	s.setCall(inf, call)
 	started := time.Now()
@@ -218,7 +218,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 		return stream.event(ev) == nil
 	}
 	// writeAnswer ends the request with its answer: the last event of the stream, or JSON.
-	writeAnswer := func(m *worker.Message, asEvent bool) {
+	writeAnswer := func(m *jsonrpc.Message, asEvent bool) {
 		body := m.Encode() // one encoding for the trace and the client
 		if asEvent {
 			writeEvent(body)
@@ -275,7 +275,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 		case <-timeout:
 			inf.call.Cancel("request timeout")
 			go g.reaper.checkResponsive(s)
-			resp := worker.ErrorResponse(inf.clientID, worker.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
+			resp := jsonrpc.ErrorResponse(inf.clientID, jsonrpc.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
 			writeAnswer(resp, stream != nil)
 			return "timeout"
 		}
@@ -284,14 +284,14 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 
 // filter applies the policy to a tools/list answer: tools the access may not call are
 // dropped. A malformed list fails closed.
-func (g *Gateway) filter(s *Session, method string, access policy.Access, resp *worker.Message) *worker.Message {
+func (g *Gateway) filter(s *Session, method string, access policy.Access, resp *jsonrpc.Message) *jsonrpc.Message {
 	if method != "tools/list" || resp.Result == nil {
 		return resp
 	}
 	filtered, hints, err := g.opts.Policy.FilterToolsList(access, resp.Result)
 	if err != nil {
 		s.log.Warn("worker's tools/list answer is malformed; refused", "error", err)
-		return worker.ErrorResponse(resp.ID, worker.CodeInternalError, "the worker's tool list is malformed", nil)
+		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's tool list is malformed", nil)
 	}
 	s.mu.Lock()
 	for name, h := range hints {
@@ -397,7 +397,7 @@ func errorBody(he *httpError) []byte {
 	if he.Code == 0 {
 		return []byte(he.Message)
 	}
-	return worker.ErrorResponse(he.ID, he.Code, he.Message, he.Data).Encode()
+	return jsonrpc.ErrorResponse(he.ID, he.Code, he.Message, he.Data).Encode()
 }
 
 // statusRecorder remembers the status a handler wrote; it keeps Unwrap so that

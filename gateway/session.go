@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/worker"
 )
@@ -203,7 +204,7 @@ func (s *Session) setCall(inf *inflight, call *worker.Call) {
 // asked for it; a log line goes to the one request in flight, if there is exactly one; the
 // worker's requests get an id of the gateway's toward the client; everything else waits in
 // the outbox for the session's GET stream.
-func (s *Session) onWorkerMessage(m *worker.Message) {
+func (s *Session) onWorkerMessage(m *jsonrpc.Message) {
 	if m.IsRequest() {
 		out := *m
 		gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
@@ -214,7 +215,7 @@ func (s *Session) onWorkerMessage(m *worker.Message) {
 			// The client is not answering; refuse rather than remember without end. The answer
 			// is written off the reading goroutine, which must never wait on the worker's stdin.
 			s.log.Warn("worker has too many requests unanswered by the client; refused", "method", m.Method)
-			refusal := worker.ErrorResponse(m.ID, worker.CodeInternalError, "too many requests to the client are unanswered", nil)
+			refusal := jsonrpc.ErrorResponse(m.ID, jsonrpc.CodeInternalError, "too many requests to the client are unanswered", nil)
 			go func() {
 				s.restartMu.RLock()
 				defer s.restartMu.RUnlock()
@@ -272,7 +273,7 @@ func (s *Session) deliver(inf *inflight, msg []byte) {
 
 // isProbeAnswer reports whether m answers one of the gateway's liveness probes. Such an
 // answer proves the client is there but is not activity: it must not refresh the idle clock.
-func (s *Session) isProbeAnswer(m *worker.Message) bool {
+func (s *Session) isProbeAnswer(m *jsonrpc.Message) bool {
 	var gid string
 	if !m.IsResponse() || json.Unmarshal(m.ID, &gid) != nil {
 		return false
@@ -284,7 +285,7 @@ func (s *Session) isProbeAnswer(m *worker.Message) bool {
 
 // clientResponse routes a response the client POSTed: to the worker request it answers, with
 // the worker's id restored, or to a liveness probe of the gateway's.
-func (s *Session) clientResponse(m *worker.Message) {
+func (s *Session) clientResponse(m *jsonrpc.Message) {
 	var gid string
 	if err := json.Unmarshal(m.ID, &gid); err != nil {
 		s.log.Debug("client answered an id the gateway never sent", "id", string(m.ID))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 func slowParams(seconds int, progress bool, token any) map[string]any {
@@ -155,7 +155,7 @@ func TestDuplicateInFlightID(t *testing.T) {
 	eventually(t, 5*time.Second, "the call to be in flight", s.busy)
 	r := c.callTool(`"dup"`, "echo", map[string]any{"text": "x"})
 	m := r.only(t)
-	if e := rpcError(t, m); e.Code != worker.CodeInvalidRequest || string(m.ID) != `"dup"` {
+	if e := rpcError(t, m); e.Code != jsonrpc.CodeInvalidRequest || string(m.ID) != `"dup"` {
 		t.Errorf("duplicate id: %+v id %s", e, m.ID)
 	}
 	c.rpc("", "notifications/cancelled", map[string]any{"requestId": "dup"})

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 var sessionIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -79,8 +79,8 @@ func TestSessionGates(t *testing.T) {
 				return
 			}
 			e := rpcError(t, r.only(t))
-			if e.Code != worker.CodeInvalidRequest {
-				t.Errorf("error code %d, want %d", e.Code, worker.CodeInvalidRequest)
+			if e.Code != jsonrpc.CodeInvalidRequest {
+				t.Errorf("error code %d, want %d", e.Code, jsonrpc.CodeInvalidRequest)
 			}
 			if tt.body != "" && string(r.only(t).ID) != "5" {
 				t.Errorf("error id %s, want the request's 5", r.only(t).ID)
@@ -216,7 +216,7 @@ func TestProtocolVersionGate(t *testing.T) {
 			t.Errorf("version %q: status %d, want %d", tt.version, r.status, tt.want)
 		}
 		if tt.want == http.StatusBadRequest {
-			if e := rpcError(t, r.only(t)); e.Code != worker.CodeInvalidRequest || string(r.only(t).ID) != "7" {
+			if e := rpcError(t, r.only(t)); e.Code != jsonrpc.CodeInvalidRequest || string(r.only(t).ID) != "7" {
 				t.Errorf("version %q: error %+v id %s", tt.version, e, r.only(t).ID)
 			}
 		}
@@ -237,13 +237,13 @@ func TestBadBodies(t *testing.T) {
 		status int
 		code   int64
 	}{
-		{"malformed", `{"jsonrpc":"2.0","id":1,"method":`, http.StatusBadRequest, worker.CodeParseError},
-		{"not an object", `"hello"`, http.StatusBadRequest, worker.CodeParseError},
-		{"empty", ` `, http.StatusBadRequest, worker.CodeParseError},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, http.StatusBadRequest, worker.CodeInvalidRequest},
-		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, http.StatusBadRequest, worker.CodeInvalidRequest},
+		{"malformed", `{"jsonrpc":"2.0","id":1,"method":`, http.StatusBadRequest, jsonrpc.CodeParseError},
+		{"not an object", `"hello"`, http.StatusBadRequest, jsonrpc.CodeParseError},
+		{"empty", ` `, http.StatusBadRequest, jsonrpc.CodeParseError},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, http.StatusBadRequest, jsonrpc.CodeInvalidRequest},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, http.StatusBadRequest, jsonrpc.CodeInvalidRequest},
 		{"too big", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2048) + `"}}`,
-			http.StatusRequestEntityTooLarge, worker.CodeInvalidRequest},
+			http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,7 +272,7 @@ func TestServerDiscoverWithoutSession(t *testing.T) {
 		t.Errorf("server/discover minted a session id %q", h)
 	}
 	m := r.only(t)
-	if e := rpcError(t, m); e.Code != worker.CodeMethodNotFound || string(m.ID) != `"d1"` {
+	if e := rpcError(t, m); e.Code != jsonrpc.CodeMethodNotFound || string(m.ID) != `"d1"` {
 		t.Errorf("got %+v id %s, want -32601 with id \"d1\"", e, m.ID)
 	}
 	if n := f.gw.Sessions(); n != 0 {
@@ -304,7 +304,7 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 func TestInitializeWithoutParamsIsRefused(t *testing.T) {
 	f := newFixture(t)
 	r := f.client("alice-rw").post(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)
-	if e := rpcError(t, r.only(t)); e.Code != worker.CodeInvalidParams || r.header.Get(headerSessionID) != "" {
+	if e := rpcError(t, r.only(t)); e.Code != jsonrpc.CodeInvalidParams || r.header.Get(headerSessionID) != "" {
 		t.Errorf("got %+v, session %q", e, r.header.Get(headerSessionID))
 	}
 }
@@ -315,7 +315,7 @@ func TestWorkerWithUnsupportedVersionLeavesNothing(t *testing.T) {
 	if h := r.header.Get(headerSessionID); h != "" {
 		t.Errorf("a session id %q was minted", h)
 	}
-	if e := rpcError(t, r.only(t)); e.Code != worker.CodeInternalError || string(r.only(t).ID) != "1" {
+	if e := rpcError(t, r.only(t)); e.Code != jsonrpc.CodeInternalError || string(r.only(t).ID) != "1" {
 		t.Errorf("got %+v id %s", e, r.only(t).ID)
 	}
 	if n := f.gw.Sessions(); n != 0 {
@@ -332,7 +332,7 @@ func TestSlowInitTimesOut(t *testing.T) {
 		o.InitTimeout = 200 * time.Millisecond
 	})
 	r := f.client("alice-rw").rpc("1", "initialize", initParams("2025-06-18"))
-	if e := rpcError(t, r.only(t)); e.Code != worker.CodeInternalError || r.header.Get(headerSessionID) != "" {
+	if e := rpcError(t, r.only(t)); e.Code != jsonrpc.CodeInternalError || r.header.Get(headerSessionID) != "" {
 		t.Errorf("got %+v, session %q", e, r.header.Get(headerSessionID))
 	}
 	if pids := workerPids(t, "slowinit"); len(pids) != 0 {
@@ -365,7 +365,7 @@ func TestWorkerCrashEndsSession(t *testing.T) {
 	c.open()
 	r := c.callTool(`"big-1"`, "anything", map[string]any{})
 	m := r.only(t)
-	if e := rpcError(t, m); e.Code != worker.CodeInternalError || string(m.ID) != `"big-1"` {
+	if e := rpcError(t, m); e.Code != jsonrpc.CodeInternalError || string(m.ID) != `"big-1"` {
 		t.Errorf("got %+v id %s, want -32603 with the caller's id", e, m.ID)
 	}
 	eventually(t, 5*time.Second, "the session to end", func() bool { return f.gw.Sessions() == 0 })

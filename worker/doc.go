@@ -1,7 +1,7 @@
 // Package worker starts MCP servers as child processes and talks to them over stdio.
 //
 // A worker speaks newline-delimited JSON-RPC on stdin and stdout. This package owns the
-// framing (one message per line, lines up to 16 MiB), the remapping of request ids (every
+// framing (one message per line, lines up to 16 MiB; the message codec itself is package jsonrpc), the remapping of request ids (every
 // request the gateway sends gets the worker-side id from its own counter, and the answer is
 // handed back with the caller's raw id restored byte for byte), the routing of what the
 // worker sends on its own (notifications and requests) to a callback, the logging of its

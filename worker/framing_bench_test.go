@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // benchSizes are the payload sizes of the framing and remapping benchmarks.
@@ -46,7 +48,7 @@ func BenchmarkFraming(b *testing.B) {
 				if !sc.Scan() {
 					b.Fatal("no line")
 				}
-				m, err := Parse(sc.Bytes())
+				m, err := jsonrpc.Parse(sc.Bytes())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -69,7 +71,7 @@ func BenchmarkRemap(b *testing.B) {
 			b.ReportAllocs()
 			var next int64
 			for b.Loop() {
-				m, err := Parse(req)
+				m, err := jsonrpc.Parse(req)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -79,7 +81,7 @@ func BenchmarkRemap(b *testing.B) {
 				toWorker := out.Encode()
 
 				// The worker's answer, under its id.
-				ans, err := Parse(echoAnswer(string(out.ID), sz.n))
+				ans, err := jsonrpc.Parse(echoAnswer(string(out.ID), sz.n))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -99,7 +101,7 @@ func BenchmarkRemap(b *testing.B) {
 func TestBenchMessages(t *testing.T) {
 	for _, sz := range benchSizes {
 		for _, line := range [][]byte{echoRequest("1", sz.n), echoAnswer("1", sz.n)} {
-			if _, err := Parse(line); err != nil {
+			if _, err := jsonrpc.Parse(line); err != nil {
 				t.Errorf("%s: %v", sz.name, err)
 			}
 			if d := len(line) - sz.n; d < 0 || d > 1 {

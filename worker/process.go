@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // DefaultMaxLineBytes is the longest line a worker may write on stdout.
@@ -29,7 +31,7 @@ type Spec struct {
 	// OnMessage receives every message the worker sends that is not the answer to a call:
 	// notifications and the worker's own requests, with the worker's ids untouched. It runs on
 	// the reading goroutine, so it must not block.
-	OnMessage func(*Message)
+	OnMessage func(*jsonrpc.Message)
 	// OnTrace, if set, sees every line written to or read from the worker ("to_worker",
 	// "from_worker").
 	OnTrace func(direction string, line []byte)
@@ -82,12 +84,12 @@ type Call struct {
 	p        *Process
 	workerID int64
 	clientID json.RawMessage
-	result   chan *Message
+	result   chan *jsonrpc.Message
 }
 
 // Result delivers the answer, with the caller's id restored. A worker that exits first
 // delivers a JSON-RPC error instead, so a receive on it always ends once the worker is done.
-func (c *Call) Result() <-chan *Message { return c.result }
+func (c *Call) Result() <-chan *jsonrpc.Message { return c.result }
 
 // WorkerID is the id the request carries at the worker.
 func (c *Call) WorkerID() int64 { return c.workerID }
@@ -102,7 +104,7 @@ func (c *Call) Cancel(reason string) {
 	if reason != "" {
 		params["reason"] = reason
 	}
-	_ = c.p.Notify(Notification("notifications/cancelled", params))
+	_ = c.p.Notify(jsonrpc.Notification("notifications/cancelled", params))
 }
 
 // Abandon drops the call without telling the worker.
@@ -185,14 +187,14 @@ func (p *Process) Err() error {
 
 // Send writes a request to the worker under a fresh worker-side id. req.ID is the caller's
 // raw id, restored on the answer.
-func (p *Process) Send(req *Message) (*Call, error) {
+func (p *Process) Send(req *jsonrpc.Message) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, ErrExited
 	}
 	p.nextID++
-	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, result: make(chan *Message, 1)}
+	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, result: make(chan *jsonrpc.Message, 1)}
 	p.pending[c.workerID] = c
 	if p.spec.Strict {
 		p.order = append(p.order, c.workerID)
@@ -209,10 +211,10 @@ func (p *Process) Send(req *Message) (*Call, error) {
 }
 
 // Notify writes a notification to the worker as it is.
-func (p *Process) Notify(m *Message) error { return p.write(m.Encode()) }
+func (p *Process) Notify(m *jsonrpc.Message) error { return p.write(m.Encode()) }
 
 // Reply writes a response to a request the worker sent; m.ID is the worker's own id.
-func (p *Process) Reply(m *Message) error { return p.write(m.Encode()) }
+func (p *Process) Reply(m *jsonrpc.Message) error { return p.write(m.Encode()) }
 
 func (p *Process) write(line []byte) error {
 	if p.spec.OnTrace != nil {
@@ -264,9 +266,9 @@ func (p *Process) readStdout(r *os.File) {
 			greeted = done
 			continue
 		}
-		m, err := Parse(line)
+		m, err := jsonrpc.Parse(line)
 		if err == nil && p.spec.Strict && !m.IsResponse() && m.Method == "" {
-			err = ErrInvalid
+			err = jsonrpc.ErrInvalid
 		}
 		if err != nil {
 			if p.spec.Strict {
@@ -290,7 +292,7 @@ func (p *Process) readStdout(r *os.File) {
 	}
 }
 
-func (p *Process) route(m *Message) {
+func (p *Process) route(m *jsonrpc.Message) {
 	if !m.IsResponse() {
 		if p.spec.OnMessage != nil {
 			p.spec.OnMessage(m)
@@ -353,7 +355,7 @@ func (p *Process) failOldest(line []byte) {
 	if c == nil {
 		return
 	}
-	c.result <- ErrorResponse(c.clientID, CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"})
+	c.result <- jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"})
 }
 
 // refuse records why the worker cannot serve and stops it; pending calls get that reason.
@@ -408,7 +410,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 		msg, data = refusal.Error(), map[string]any{"kind": "workerRefused"}
 	}
 	for _, c := range pending {
-		c.result <- ErrorResponse(c.clientID, CodeInternalError, msg, data)
+		c.result <- jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data)
 	}
 	p.log.Info("worker exited", "pid", p.cmd.Process.Pid, "status", err.Error())
 	close(p.done)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // The test binary doubles as the worker: with GEMGATE_TEST_WORKER set, TestMain runs a small
@@ -104,14 +106,14 @@ func orNull(b json.RawMessage) string {
 
 type recorder struct {
 	mu   sync.Mutex
-	msgs []*Message
+	msgs []*jsonrpc.Message
 }
 
-func (r *recorder) add(m *Message) { r.mu.Lock(); r.msgs = append(r.msgs, m); r.mu.Unlock() }
-func (r *recorder) all() []*Message {
+func (r *recorder) add(m *jsonrpc.Message) { r.mu.Lock(); r.msgs = append(r.msgs, m); r.mu.Unlock() }
+func (r *recorder) all() []*jsonrpc.Message {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*Message(nil), r.msgs...)
+	return append([]*jsonrpc.Message(nil), r.msgs...)
 }
 
 func startFake(t *testing.T, mode string, rec *recorder) *Process {
@@ -132,9 +134,9 @@ func startFake(t *testing.T, mode string, rec *recorder) *Process {
 	return p
 }
 
-func call(t *testing.T, p *Process, id, method, params string) *Message {
+func call(t *testing.T, p *Process, id, method, params string) *jsonrpc.Message {
 	t.Helper()
-	req := &Message{ID: json.RawMessage(id), Method: method}
+	req := &jsonrpc.Message{ID: json.RawMessage(id), Method: method}
 	if params != "" {
 		req.Params = json.RawMessage(params)
 	}
@@ -182,7 +184,7 @@ func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := p.Send(&Message{ID: json.RawMessage(`"c` + strconv.Itoa(i) + `"`), Method: "echo", Params: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)})
+			c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"c` + strconv.Itoa(i) + `"`), Method: "echo", Params: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)})
 			if err != nil {
 				errs <- err
 				return
@@ -227,14 +229,14 @@ func TestWorkerMessagesGoToOnMessage(t *testing.T) {
 
 func TestExitFailsPendingCallsWithTheirIDs(t *testing.T) {
 	p := startFake(t, "echo", nil)
-	hung, err := p.Send(&Message{ID: json.RawMessage(`"hung"`), Method: "hang"})
+	hung, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"hung"`), Method: "hang"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := call(t, p, `"boom"`, "crash", "")
-	for _, got := range []*Message{m, <-hung.Result()} {
-		var e RPCError
-		if err := json.Unmarshal(got.Error, &e); err != nil || e.Code != CodeInternalError {
+	for _, got := range []*jsonrpc.Message{m, <-hung.Result()} {
+		var e jsonrpc.RPCError
+		if err := json.Unmarshal(got.Error, &e); err != nil || e.Code != jsonrpc.CodeInternalError {
 			t.Errorf("want a -32603 error, got %s", got.Encode())
 		}
 	}
@@ -245,7 +247,7 @@ func TestExitFailsPendingCallsWithTheirIDs(t *testing.T) {
 	if p.Err() == nil || !strings.Contains(p.Err().Error(), "exit status 3") {
 		t.Errorf("Err = %v", p.Err())
 	}
-	if _, err := p.Send(&Message{ID: json.RawMessage(`1`), Method: "ping"}); err != ErrExited {
+	if _, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping"}); err != ErrExited {
 		t.Errorf("Send after exit = %v, want ErrExited", err)
 	}
 }
@@ -253,7 +255,7 @@ func TestExitFailsPendingCallsWithTheirIDs(t *testing.T) {
 func TestCancelDropsTheLateAnswer(t *testing.T) {
 	rec := &recorder{}
 	p := startFake(t, "echo", rec)
-	c, err := p.Send(&Message{ID: json.RawMessage(`7`), Method: "hang"})
+	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`7`), Method: "hang"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +364,7 @@ func TestGreetingPrecedesTraffic(t *testing.T) {
 func TestGreetingRefusalFailsCallsWithItsReason(t *testing.T) {
 	p := startSpec(t, "greet-fail", Spec{Greeting: greeting})
 	m := call(t, p, `"init"`, "initialize", "{}")
-	var e RPCError
+	var e jsonrpc.RPCError
 	json.Unmarshal(m.Error, &e)
 	if string(m.ID) != `"init"` || !strings.Contains(e.Message, "cannot log in: bad token") {
 		t.Fatalf("got %s", m.Encode())
@@ -377,7 +379,7 @@ func TestStrictWorkerCorruptAnswerFailsItsCall(t *testing.T) {
 	p := startSpec(t, "strict", Spec{Greeting: greeting, Strict: true, StrictError: "answer corrupted (defect 12345)"})
 	for _, method := range []string{"corrupt", "wrongid"} {
 		m := call(t, p, `"`+method+`"`, method, "")
-		var e RPCError
+		var e jsonrpc.RPCError
 		json.Unmarshal(m.Error, &e)
 		if string(m.ID) != `"`+method+`"` || e.Message != "answer corrupted (defect 12345)" {
 			t.Errorf("%s: got %s", method, m.Encode())
@@ -402,7 +404,7 @@ func TestGreetingIsAskedWhenStdoutEndsEarly(t *testing.T) {
 func TestOverlongLineStopsTheWorker(t *testing.T) {
 	p := startSpec(t, "echo", Spec{MaxLineBytes: 1024})
 	m := call(t, p, `"long"`, "longline", "")
-	var e RPCError
+	var e jsonrpc.RPCError
 	if err := json.Unmarshal(m.Error, &e); err != nil || string(m.ID) != `"long"` {
 		t.Fatalf("want an error answer with the caller's id, got %s", m.Encode())
 	}

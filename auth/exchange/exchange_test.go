@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/auth/devissuer"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gemgate/gemgate/auth/devissuer"
 )
 
 const subject = "eyJhbGciOiJSUzI1NiJ9.user-token.sig"

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -38,10 +39,10 @@ func startRelay(t *testing.T, s stone, user, tok string, readOnly bool) *worker.
 }
 
 // call sends one request and waits for its answer.
-func call(t *testing.T, p *worker.Process, method string, params any) *worker.Message {
+func call(t *testing.T, p *worker.Process, method string, params any) *jsonrpc.Message {
 	t.Helper()
 	b, _ := json.Marshal(params)
-	c, err := p.Send(&worker.Message{ID: json.RawMessage(`"c1"`), Method: method, Params: b})
+	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"c1"`), Method: method, Params: b})
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
@@ -57,13 +58,13 @@ func call(t *testing.T, p *worker.Process, method string, params any) *worker.Me
 	}
 }
 
-func errorText(m *worker.Message) string {
+func errorText(m *jsonrpc.Message) string {
 	var e struct{ Message string }
 	json.Unmarshal(m.Error, &e)
 	return e.Message
 }
 
-func toolCount(t *testing.T, m *worker.Message) int {
+func toolCount(t *testing.T, m *jsonrpc.Message) int {
 	t.Helper()
 	var r struct{ Tools []struct{ Name string } }
 	if err := json.Unmarshal(m.Result, &r); err != nil {
@@ -143,7 +144,7 @@ func TestCorruptAnswerFailsItsCallNamingTheDefect(t *testing.T) {
 	for _, raw := range []bool{false, true} {
 		s := newStone(t, map[string]any{"defect_51438": true, "raw_relay": raw})
 		p := startRelay(t, s, "alice", token(goodClaims("alice")), false)
-		exec := func(n int) *worker.Message {
+		exec := func(n int) *jsonrpc.Message {
 			return call(t, p, "tools/call", map[string]any{"name": "execute_code", "arguments": map[string]any{"code": "String new: " + itoa(n) + " withAll: $x"}})
 		}
 		if m := exec(3000); m.Error != nil || !strings.Contains(string(m.Result), strings.Repeat("x", 3000)) {

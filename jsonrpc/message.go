@@ -1,4 +1,4 @@
-package worker
+package jsonrpc
 
 import (
 	"bytes"
@@ -126,7 +126,7 @@ func appendRaw(b []byte, key string, raw json.RawMessage) []byte {
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		panic(fmt.Sprintf("worker: encoding a JSON-RPC message: %v", err))
+		panic(fmt.Sprintf("jsonrpc: encoding a JSON-RPC message: %v", err))
 	}
 	return append(b, buf.Bytes()...)
 }
@@ -138,7 +138,7 @@ func appendString(b []byte, s string) []byte {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			q, err := json.Marshal(s)
 			if err != nil {
-				panic(fmt.Sprintf("worker: encoding a JSON-RPC method: %v", err))
+				panic(fmt.Sprintf("jsonrpc: encoding a JSON-RPC method: %v", err))
 			}
 			return append(b, q...)
 		}
@@ -172,7 +172,7 @@ func ErrorResponse(id json.RawMessage, code int64, message string, data any) *Me
 	}
 	b, err := json.Marshal(RPCError{Code: code, Message: message, Data: data})
 	if err != nil {
-		panic(fmt.Sprintf("worker: encoding a JSON-RPC error: %v", err))
+		panic(fmt.Sprintf("jsonrpc: encoding a JSON-RPC error: %v", err))
 	}
 	return &Message{ID: id, Error: b}
 }
@@ -181,7 +181,7 @@ func ErrorResponse(id json.RawMessage, code int64, message string, data any) *Me
 func Notification(method string, v any) *Message {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("worker: encoding notification params: %v", err))
+		panic(fmt.Sprintf("jsonrpc: encoding notification params: %v", err))
 	}
 	return &Message{Method: method, Params: b}
 }

@@ -1,0 +1,10 @@
+// Package jsonrpc is gemgate's JSON-RPC 2.0 message codec, shared by the gateway and the
+// worker processes.
+//
+// A Message keeps its id, params, result and error as raw JSON, so that an id goes back to
+// the client byte for byte as the client wrote it, and a large message is never decoded
+// whole to be passed on. The package also holds the error codes gemgate answers with.
+//
+// It must never import another gemgate package: it is the vocabulary at the bottom of the
+// dependency graph.
+package jsonrpc
