@@ -83,9 +83,16 @@ func TestSDKOAuthDiscoveryFlow(t *testing.T) {
 }
 
 // TestDevReadOnlyUserHasReadOnlyTools: with no configuration, gemgate dev's read-only user
-// can use the demo's read-only tools (and no others).
+// can use the demo's read-only tools (and no others). gemgate runs as a user starts it: no
+// worker or policy flags (startDev would hand it --read-only-tools), so the built-in demo
+// worker vouching for its own browsing tools is what is tested.
 func TestDevReadOnlyUserHasReadOnlyTools(t *testing.T) {
-	g := startDev(t)
+	g := launch(t, launchOpts{
+		Args: []string{"dev", "--json", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-format", "json"},
+		FirstStdout: func(g *gemgate, line []byte) error {
+			return json.Unmarshal(line, &g.devInfo)
+		},
+	})
 	cs := connect(t, g.URL, g.Tokens["bob"], nil)
 	names := toolNames(t, cs)
 	for _, want := range []string{"list_notes", "read_note", "search_notes", "whoami"} {
