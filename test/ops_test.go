@@ -129,7 +129,8 @@ func promQuery(addr, query string) (string, error) {
 
 // TestNoTokenInAnyLog drives every log path (trace on, audit lines, worker stderr, auth
 // failures of several kinds, a token in the query string) with known tokens, then searches
-// everything gemgate wrote for them.
+// everything gemgate wrote for them: its log, every HTTP answer it gave (status line
+// headers and bodies, refusals and successes), and a scrape of its metrics.
 func TestNoTokenInAnyLog(t *testing.T) {
 	g := startDev(t, "--trace-messages", "--trace-limit", "none", "--metrics-listen", "127.0.0.1:0")
 	alice, bob := g.Tokens["alice"], g.Tokens["bob"]
@@ -145,7 +146,8 @@ func TestNoTokenInAnyLog(t *testing.T) {
 
 	tampered := alice[:len(alice)-4] + "AAAA"
 	mangled := strings.Replace(alice, ".", ".x", 1)
-	send := func(method, url string, header map[string][]string, body string) {
+	var answers strings.Builder // every header and body gemgate answered with
+	do := func(method, url string, header map[string][]string, body string) int {
 		req, _ := http.NewRequest(method, url, strings.NewReader(body))
 		for k, vs := range header {
 			for _, v := range vs {
@@ -156,10 +158,16 @@ func TestNoTokenInAnyLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode < 400 {
-			t.Errorf("%s %s with a bad credential got %d", method, url, resp.StatusCode)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		resp.Header.Write(&answers)
+		answers.Write(b)
+		answers.WriteByte('\n')
+		return resp.StatusCode
+	}
+	send := func(method, url string, header map[string][]string, body string) {
+		if status := do(method, url, header, body); status < 400 {
+			t.Errorf("%s %s with a bad credential got %d", method, url, status)
 		}
 	}
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
@@ -170,8 +178,40 @@ func TestNoTokenInAnyLog(t *testing.T) {
 	send("POST", g.URL, map[string][]string{"Authorization": {"Basic " + alice}}, init)
 	// A body that carries a secret-looking field is traced, but the bearer header never is.
 	send("POST", g.URL, map[string][]string{"Authorization": {"Bearer " + tampered}, "Origin": {"https://evil.example"}}, init)
+	// Good tokens too, on the success and error paths of a session: the answers echo ids,
+	// params and errors, never the credential.
+	ok := map[string][]string{"Authorization": {"Bearer " + alice}, "Content-Type": {"application/json"},
+		"Accept": {"application/json, text/event-stream"}}
+	if status := do("POST", g.URL, ok, init); status != http.StatusOK {
+		t.Fatalf("initialize with alice's token: %d", status)
+	}
+	do("POST", g.URL, ok, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`) // no session: 400
+	withSession := map[string][]string{"Mcp-Session-Id": {"no-such-session"}, "Mcp-Protocol-Version": {"2025-11-25"}}
+	for k, v := range ok {
+		withSession[k] = v
+	}
+	do("POST", g.URL, withSession, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`) // 404
+	do("POST", g.URL, ok, `{"jsonrpc":"2.0",`)                                       // 400 parse error
+	do("GET", g.URL, map[string][]string{"Authorization": {"Bearer " + bob}}, "")    // no session: 400
+	do("GET", strings.TrimSuffix(g.URL, "/mcp")+"/.well-known/oauth-protected-resource/mcp", nil, "")
+	if g.Metrics == "" {
+		t.Fatal("no metrics listener")
+	}
+	if status := do("GET", g.Metrics, nil, ""); status != http.StatusOK {
+		t.Fatalf("metrics scrape: %d", status)
+	}
+	if !strings.Contains(answers.String(), "gemgate_auth_failures_total") || !strings.Contains(answers.String(), "gemgate_requests_total") {
+		t.Fatalf("the metrics scrape holds no auth failure or request series; the sweep would prove nothing:\n%s", answers.String())
+	}
 
 	g.stop(t)
+	for name, secret := range map[string]string{"alice's token": alice, "bob's token": bob, "tampered token": tampered} {
+		for _, part := range tokenParts(secret) {
+			if strings.Contains(answers.String(), part) {
+				t.Errorf("%s (part %q...) appears in an HTTP answer or a metric", name, part[:12])
+			}
+		}
+	}
 	logs := g.logs.String()
 	if !strings.Contains(logs, `"msg":"trace"`) || !strings.Contains(logs, `"msg":"audit tools/call"`) || !strings.Contains(logs, `"msg":"worker stderr"`) {
 		t.Fatalf("the test did not reach every log path:\n%s", logs)
