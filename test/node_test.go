@@ -202,8 +202,11 @@ func TestInspectorCLI(t *testing.T) {
 	if text, _ := echo["text"].(string); !strings.HasPrefix(text, "héllo from the Inspector CLI\n") {
 		t.Errorf("echo through the Inspector = %q", text)
 	}
-	noToken, _ := runs["no_token"].(map[string]any)
-	if noToken["exit"] == 0.0 {
-		t.Errorf("the Inspector without a token succeeded: %v", noToken)
+	noToken, ok := runs["no_token"].(map[string]any)
+	if exit, isNum := noToken["exit"].(float64); !ok || !isNum || exit == 0 {
+		t.Errorf("the Inspector without a token: %v, want a run that exited non-zero", noToken)
+	}
+	if errObj, _ := noToken["error"].(map[string]any); errObj["code"] != "auth_required" {
+		t.Errorf("the Inspector without a token failed with %v, want auth_required", noToken["error"])
 	}
 }
