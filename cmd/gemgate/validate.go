@@ -163,7 +163,7 @@ func (c *Config) lifetime() gateway.Lifetime {
 	l.MaxSessionsPerUser = c.MaxSessionsPerUser
 	l.MaxCallsPerSession = c.MaxCallsPerSession
 	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
-		l.ProbeLead = l.IdleTimeout / 6 // short idle timeouts (tests, demos) probe proportionally
+		l.ProbeLead = l.IdleTimeout / 6 // idle_timeout of five minutes or less: probe a sixth before
 	}
 	if l.ProbeLead > 0 && l.ProbeTimeout >= l.ProbeLead {
 		// An unanswered ping must be able to decide before the idle deadline does, with room
