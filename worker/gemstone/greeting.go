@@ -12,10 +12,14 @@ import (
 
 // StrictError is what a call gets when the relay's answer is not a well-formed answer to it:
 // the shape kernel defect #51438 gives a result over 1,024 bytes on stones before 3.7.4.1.
+//
+// A topaz error report printed after the greeting (the stone ended the relay's session, say)
+// takes the same path, so the message points at the log, which holds the line.
 const StrictError = "GemStone returned a corrupted answer (kernel defect #51438: a result over 1,024 bytes " +
 	"fetched through GsTsExternalSession came back with a stale tail). This call failed and was not " +
 	"relayed; later large answers in this session may fail too. Fix: upgrade the stone to GemStone " +
-	"3.7.4.1 or later (3.7.5 or later for JWT login)."
+	"3.7.4.1 or later (3.7.5 or later for JWT login). If the stone is that recent, topaz printed something " +
+	"other than an answer; gemgate's log has the line."
 
 // Apply makes spec a GemStone relay's: a fresh greeting parser, and strict answers.
 func Apply(spec *worker.Spec) {
