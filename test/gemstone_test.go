@@ -26,6 +26,8 @@ import (
 //	GEMGATE_TEST_GEMSTONE_GLOBAL_DIR  GEMSTONE_GLOBAL_DIR (default: found with gslist)
 //	GEMGATE_TEST_GEMSTONE_KEYS        a command run with an issuer's JWKS URL that registers its
 //	                                  keys with the stone (worker/gemstone/scripts/gemstone-jwt-keys)
+//	GEMGATE_TEST_GEMSTONE_IDLE        how long TestGemStoneStoneChecks idles under write load (default 2m)
+//	GEMGATE_REQUIRE_GEMSTONE=1        a run without GEMGATE_TEST_GEMSTONE fails instead of skipping
 //
 // Fault modes (a crash, a stall, #51438 corruption) exist only in the fake and are skipped on a
 // real stone.

@@ -8,7 +8,7 @@
 // version, faults) comes from $GEMSTONE/fakestone.json; see Config.
 //
 // It acts out the relay script it is given, reading that script for the fixes a real stone
-// needs (relay.go, script.go): where the script lacks one, the fake springs the trap a real
+// needs (relayscript.go): where the script lacks one, the fake springs the trap a real
 // stone would (a re-registered JWT key raising, a NetLDI not named gs64ldi, error text in
 // UTF-16, a dead gem raising on logout, a session object displayed at the end of the run,
 // the line editor's line length, ...), so gemgate's tests fail without each fix. It also acts
