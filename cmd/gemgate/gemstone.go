@@ -45,11 +45,16 @@ func (s *server) gemstoneCommand(ctx context.Context, l *gateway.CommandLauncher
 		return fmt.Errorf("gemstone: %w", err)
 	}
 	if r.GlobalDir.Found {
-		s.log.Info("gemstone worker ready", "stone", r.Stone, "global_dir", r.GlobalDir.Dir, "note", r.GlobalDir.Note)
+		s.log.Info("gemstone worker ready", "stone", r.Stone, "global_dir", r.GlobalDir.Dir, "netldi", r.NetLDI, "note", r.GlobalDir.Note)
+		if r.NetLDI == "" {
+			s.log.Warn("gemstone: no running netldi; user logins will fail until one runs (startnetldi -g -a <owner>)", "global_dir", r.GlobalDir.Dir)
+		}
 	} else {
 		s.log.Warn("gemstone: the stone is not running yet; sessions will fail until it is", "stone", r.Stone, "global_dir", r.GlobalDir.Dir, "note", r.GlobalDir.Note)
 	}
 	l.Command = r.Command()
+	// Env carries GEMSTONE_NRS_ALL=#netldi:<the netldi gslist found>: the user's gem is forked
+	// through it, whatever its name.
 	l.Env = append(l.Env, r.Env()...)
 	return nil
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 )
 
-// MinVersion is the oldest GemStone the relay logs in to: GsTsExternalSession>>jwtPassword:
-// and the kernel JWT classes arrived in 3.7.5.
+// MinVersion is the oldest GemStone the relay logs in to. JWT login arrived as a preview in
+// 3.7.4 (its release notes, chapter 2); gemgate, like GemTalk's own MCP server, requires 3.7.5,
+// the first version on which JwtSecurityData, System addJwtKey:withId: and
+// GsTsExternalSession>>jwtPassword: were measured.
 const MinVersion = "3.7.5"
 
 // Finding is one line of `gemgate check`.
@@ -61,25 +63,42 @@ func Check(ctx context.Context, c Config) []Finding {
 		bad("start the stone, or set gemstone_global_dir to the GEMSTONE_GLOBAL_DIR it was started with (its lock files are in <dir>/locks)", "%s", g.Note)
 		return out
 	}
-	if g.Note != "" && c.GlobalDir != "" && g.Dir != c.GlobalDir {
-		bad("set gemstone_global_dir to "+g.Dir, "%s", g.Note)
-	} else {
-		ok("GEMSTONE_GLOBAL_DIR %s: stone %s is running", g.Dir, stone)
-	}
 	s, _ := find(g.Servers, "Stone", stone)
+	switch {
+	case g.Note != "" && c.GlobalDir != "" && g.Dir != c.GlobalDir:
+		bad("set gemstone_global_dir to "+g.Dir, "%s", g.Note)
+	case !s.Running():
+		bad("wait until gslist lists the stone as OK; sessions fail until then",
+			"GEMSTONE_GLOBAL_DIR %s: stone %s is there but not serving yet (gslist status %q)", g.Dir, stone, s.Status)
+	default:
+		ok("GEMSTONE_GLOBAL_DIR %s: stone %s is running (gslist status %s)", g.Dir, stone, s.Status)
+	}
 	if AtLeast(s.Version, MinVersion) {
 		ok("GemStone %s (at least %s)", s.Version, MinVersion)
 	} else {
-		bad("upgrade the stone to GemStone "+MinVersion+" or later: JWT login (GsTsExternalSession>>jwtPassword:) does not exist before it",
+		bad("upgrade the stone to GemStone "+MinVersion+" or later: JWT login arrived as a preview in 3.7.4, and gemgate (like GemTalk's MCP server) requires "+MinVersion,
 			"stone %s runs GemStone %s, older than %s", stone, s.Version, MinVersion)
 	}
-	if n, found := find(g.Servers, "Netldi", ""); found && n.Running() {
-		ok("netldi %s is running", n.Name)
-	} else {
-		bad("start a netldi (startnetldi) with the same GEMSTONE_GLOBAL_DIR: the relay's GsTsExternalSession login forks the user's gem through it",
-			"no running netldi under %s", g.Dir)
-	}
+	out = append(out, checkNetLDI(g)...)
 	return out
+}
+
+// checkNetLDI names the NetLDI the relay will fork user sessions through, and says when the
+// environment points them at another one.
+func checkNetLDI(g GlobalDir) []Finding {
+	name := ChooseNetLDI(g.Servers)
+	if name == "" {
+		return []Finding{{What: fmt.Sprintf("no running netldi under %s", g.Dir),
+			Fix: "start one with the same GEMSTONE_GLOBAL_DIR, in guest mode (startnetldi -g -a <owner>): the relay's GsTsExternalSession login forks the user's gem through it and supplies no host credentials"}}
+	}
+	if env := os.Getenv("GEMSTONE_NRS_ALL"); env != "" {
+		if !strings.Contains(env, "#netldi:"+name) {
+			return []Finding{{What: fmt.Sprintf("GEMSTONE_NRS_ALL is %q, which does not name the running netldi %s; user logins will use what it names", env, name),
+				Fix: "unset GEMSTONE_NRS_ALL so that gemgate sets #netldi:" + name + ", or make it name that netldi"}}
+		}
+		return []Finding{{OK: true, What: fmt.Sprintf("netldi %s is running; user sessions are forked through it (GEMSTONE_NRS_ALL=%s, from the environment)", name, env)}}
+	}
+	return []Finding{{OK: true, What: fmt.Sprintf("netldi %s is running; user sessions are forked through it (gemgate sets GEMSTONE_NRS_ALL=#netldi:%s)", name, name)}}
 }
 
 // AtLeast compares dotted GemStone versions (3.7.4.1 < 3.7.5); text after the numbers is

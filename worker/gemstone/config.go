@@ -24,6 +24,9 @@ type Relay struct {
 	GlobalDir GlobalDir
 	Stone     string
 	INI       string
+	// NetLDI is the running NetLDI gslist found, through which each user's gem is forked; ""
+	// when none was running at start-up.
+	NetLDI string
 }
 
 // HomeOrEnv is c.Home, or $GEMSTONE when it is empty.
@@ -64,7 +67,8 @@ func Prepare(ctx context.Context, c Config) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Relay{Home: home, Topaz: topaz, Script: script, GlobalDir: ResolveGlobalDir(ctx, home, c.GlobalDir, stone), Stone: stone, INI: c.ServiceINI}, nil
+	g := ResolveGlobalDir(ctx, home, c.GlobalDir, stone)
+	return &Relay{Home: home, Topaz: topaz, Script: script, GlobalDir: g, Stone: stone, INI: c.ServiceINI, NetLDI: ChooseNetLDI(g.Servers)}, nil
 }
 
 // Command is the relay's command line. "{user}" is the GemStone user, filled in per session;
@@ -74,11 +78,29 @@ func (r *Relay) Command() []string {
 }
 
 // Env is what the relay needs besides gemgate's own GEMGATE_* variables.
+//
+// GEMSTONE_NRS_ALL names the NetLDI gslist found: the relay's GsTsExternalSession builds the
+// user's gem NRS from the current one, which names the default NetLDI (gs64ldi) unless this
+// variable says otherwise, and a stone whose NetLDI has another name would refuse every login
+// with "NetLDI service 'gs64ldi' not found". An operator's own GEMSTONE_NRS_ALL is inherited
+// and left alone.
 func (r *Relay) Env() []string {
-	return []string{
+	env := []string{
 		"GEMSTONE=" + r.Home,
 		"GEMSTONE_GLOBAL_DIR=" + r.GlobalDir.Dir,
 		"PATH=" + filepath.Join(r.Home, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"LC_ALL=C",
 	}
+	if nrs := r.NRSAll(); nrs != "" && os.Getenv("GEMSTONE_NRS_ALL") == "" {
+		env = append(env, "GEMSTONE_NRS_ALL="+nrs)
+	}
+	return env
+}
+
+// NRSAll is the GEMSTONE_NRS_ALL value that points user sessions at r.NetLDI.
+func (r *Relay) NRSAll() string {
+	if r.NetLDI == "" {
+		return ""
+	}
+	return "#netldi:" + r.NetLDI
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -66,9 +67,13 @@ func newStone(t *testing.T, cfg map[string]any, servers ...string) stone {
 		servers = []string{"Stone gs64stone", "Netldi gs64ldi"}
 	}
 	for i, sv := range servers {
-		var typ, name string
-		fmt.Sscan(sv, &typ, &name)
-		writeJSON(t, filepath.Join(s.global, "locks", name+"..LCK"), map[string]any{"type": typ, "version": base["version"], "pid": 100 + i, "port": 50000 + i})
+		// "Type name [status]": the status as gslist -l prints it, default OK.
+		f := strings.SplitN(sv, " ", 3)
+		typ, name, status := f[0], f[1], "OK"
+		if len(f) == 3 {
+			status = f[2]
+		}
+		writeJSON(t, filepath.Join(s.global, "locks", name+"..LCK"), map[string]any{"type": typ, "status": status, "version": base["version"], "pid": 100 + i, "port": 50000 + i})
 	}
 	if err := os.WriteFile(s.ini, []byte("set gemstone gs64stone\nset user gemgate_svc\nset password s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -12,10 +12,14 @@ import (
 
 // StrictError is what a call gets when the relay's answer is not a well-formed answer to it:
 // the shape kernel defect #51438 gives a result over 1,024 bytes on stones before 3.7.4.1.
+//
+// A topaz error report printed after the greeting (the stone ended the relay's session, say)
+// takes the same path, so the message points at the log, which holds the line.
 const StrictError = "GemStone returned a corrupted answer (kernel defect #51438: a result over 1,024 bytes " +
 	"fetched through GsTsExternalSession came back with a stale tail). This call failed and was not " +
 	"relayed; later large answers in this session may fail too. Fix: upgrade the stone to GemStone " +
-	"3.7.4.1 or later (3.7.5 or later for JWT login)."
+	"3.7.4.1 or later (3.7.5 or later for JWT login). If the stone is that recent, topaz printed something " +
+	"other than an answer; gemgate's log has the line."
 
 // Apply makes spec a GemStone relay's: a fresh greeting parser, and strict answers.
 func Apply(spec *worker.Spec) {
@@ -26,7 +30,7 @@ func Apply(spec *worker.Spec) {
 
 // Refusal is why the relay could not open the session, as its greeting said.
 type Refusal struct {
-	Kind   string // config, versionTooOld, login, noMcpServer, readOnly, stoneUnreachable, topaz
+	Kind   string // config, versionTooOld, login, noMcpServer, sessionLost, readOnly, stoneUnreachable, topaz
 	Detail string // what GemStone or topaz said
 }
 
@@ -36,9 +40,11 @@ func (r *Refusal) Error() string {
 	case "login":
 		return explainLogin(d)
 	case "versionTooOld":
-		return "GemStone cannot log this session in: the stone has no JWT login (" + d + "). gemgate's GemStone worker needs GemStone 3.7.5 or later."
+		return "GemStone cannot log this session in: the stone has no JWT login (" + d + "). JWT login arrived as a preview in GemStone 3.7.4; gemgate's GemStone worker, like GemTalk's MCP server, requires 3.7.5 or later."
 	case "noMcpServer":
 		return "GemStone logged the user in, but the native GemStone MCP server is not visible to that user (" + d + "). Load it (install.sh) and put its dictionary in the user's symbol list; see docs/gemstone.md."
+	case "sessionLost":
+		return "GemStone logged the user in, but the user's session ended before it was ready (" + d + "): its gem is gone. Check the stone's and the NetLDI's logs; run `gemgate check`."
 	case "readOnly":
 		return "GemStone could not make the session read-only (" + d + "); the session was not opened."
 	case "stoneUnreachable":
@@ -63,6 +69,9 @@ func explainLogin(said string) string {
 	}
 	var why string
 	switch {
+	// NetLDI first: its refusal says "not found" too.
+	case has("netldi", "4065", "could not find server", "maximum number of users"):
+		why = "the stone could not start a session for the user (a GsTsExternalSession login forks the user's gem through a running netldi, the one GEMSTONE_NRS_ALL names, and needs a free login slot); run `gemgate check`"
 	case has("aud"):
 		why = "GemStone rejected the token's audience. The token must carry aud as a single string that is listed in the user's JwtSecurityData; " +
 			"GemStone refuses an array of audiences even when one matches (Keycloak's stock \"audience resolve\" mapper adds \"account\"). " +
@@ -77,8 +86,6 @@ func explainLogin(said string) string {
 		why = "GemStone has no JWT-enabled user of that name; create it and enableJwtAuthenticationWith: (docs/gemstone.md)"
 	case has("claim", "user id"):
 		why = "the token's user claim does not name this GemStone user; user_claim must match the userIdKey of the user's JwtSecurityData"
-	case has("netldi", "4065", "could not find server", "maximum number of users"):
-		why = "the stone could not start a session for the user (a GsTsExternalSession login needs a running netldi and a free login slot)"
 	default:
 		why = "GemStone refused the login"
 	}

@@ -9,21 +9,37 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 )
 
-// Server is one GemStone server process as gslist lists it.
+// Server is one GemStone server process as `gslist -l` lists it.
 type Server struct {
-	Status  string // OK when it is running
+	Status  string // OK, exists, startup, recovery, or a two-word status such as "exe deleted"
 	Version string
-	Type    string // Stone, Netldi, ...
+	Type    string // Stone, Netldi, cache, ...
 	Name    string
 }
 
-// Running reports whether gslist saw the server alive.
-func (s Server) Running() bool { return strings.EqualFold(s.Status, "OK") }
+// Running reports whether gslist saw the server alive. `gslist -l` prints OK for a server
+// that answered; other flag and version combinations print exists for a live one (GsDevKit's
+// `gslist -lc` output), so both count.
+func (s Server) Running() bool {
+	return strings.EqualFold(s.Status, "OK") || strings.EqualFold(s.Status, "exists")
+}
+
+// Starting reports a server that is there but not serving yet: a stone in startup or in
+// recovery after a crash. It is the right GEMSTONE_GLOBAL_DIR; logins wait until it is OK.
+func (s Server) Starting() bool {
+	return strings.EqualFold(s.Status, "startup") || strings.EqualFold(s.Status, "recovery")
+}
+
+// present is a server that lives under this GEMSTONE_GLOBAL_DIR, running or on its way.
+func (s Server) present() bool { return s.Running() || s.Starting() }
 
 // ParseGslist reads gslist's table: a header naming Status ... Type Name, then one row per
-// server. Only the first two and the last two columns are read, since Started holds spaces.
+// server. Status may be two words ("exe deleted") and Started holds spaces, so the row is read
+// from both ends: Version is the first field after Status that starts with a digit, Type and
+// Name are the last two.
 func ParseGslist(out string) []Server {
 	var servers []Server
 	header := false
@@ -37,19 +53,28 @@ func ParseGslist(out string) []Server {
 			header = f[0] == "Status" && f[len(f)-1] == "Name"
 			continue
 		}
-		if len(f) < 4 || strings.Trim(f[0], "-") == "" {
-			continue
+		if strings.Trim(f[0], "-") == "" {
+			continue // the dashes under the header
 		}
-		servers = append(servers, Server{Status: f[0], Version: f[1], Type: f[len(f)-2], Name: f[len(f)-1]})
+		v := 1
+		for v < len(f) && !unicode.IsDigit(rune(f[v][0])) {
+			v++
+		}
+		if v >= len(f)-2 {
+			continue // no version, or nothing after it: not a server row
+		}
+		servers = append(servers, Server{Status: strings.Join(f[:v], " "), Version: f[v], Type: f[len(f)-2], Name: f[len(f)-1]})
 	}
 	return servers
 }
 
-// Gslist runs $GEMSTONE/bin/gslist with the given GEMSTONE_GLOBAL_DIR and reads its table.
+// Gslist runs `$GEMSTONE/bin/gslist -l` with the given GEMSTONE_GLOBAL_DIR and reads its
+// table. Never -c: it removes the lock files of servers that do not answer, which is no
+// business of a gateway's check.
 func Gslist(ctx context.Context, home, globalDir string) ([]Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "gslist"))
+	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "gslist"), "-l")
 	cmd.Env = append(productEnv(home), "GEMSTONE_GLOBAL_DIR="+globalDir)
 	out, err := cmd.CombinedOutput()
 	servers := ParseGslist(string(out))
@@ -84,19 +109,41 @@ func find(servers []Server, typ, name string) (Server, bool) {
 	return Server{}, false
 }
 
+// DefaultNetLDI is the NetLDI name GemStone assumes when nothing says otherwise: an external
+// session's NRS names it unless GEMSTONE_NRS_ALL does.
+const DefaultNetLDI = "gs64ldi"
+
+// ChooseNetLDI picks the running NetLDI the relay's user sessions are forked through: the
+// default one when it runs, else the first running one gslist lists; "" when none runs.
+func ChooseNetLDI(servers []Server) string {
+	first := ""
+	for _, s := range servers {
+		if !strings.EqualFold(s.Type, "Netldi") || !s.Running() {
+			continue
+		}
+		if s.Name == DefaultNetLDI {
+			return s.Name
+		}
+		if first == "" {
+			first = s.Name
+		}
+	}
+	return first
+}
+
 // GlobalDir is the outcome of resolving GEMSTONE_GLOBAL_DIR.
 type GlobalDir struct {
 	Dir     string
 	Servers []Server // what gslist lists there
-	Found   bool     // the stone runs there
+	Found   bool     // the stone is there (running, or starting up)
 	Note    string   // set when the configured value was supplied or corrected
 }
 
 // ResolveGlobalDir finds the GEMSTONE_GLOBAL_DIR where the stone actually runs, as the native
 // server's gs-env.sh does: ask gslist under each candidate (the configured value, the
 // environment's, the product's defaults /opt/gemstone and /usr/gemstone) and take the first
-// that lists the stone running. A wrong directory is the usual cause of the 4065 "could not
-// find server" login failure, since clients find a stone through its lock files there.
+// that lists the stone. A wrong directory is the usual cause of the 4065 "could not find
+// server" login failure, since clients find a stone through its lock files there.
 func ResolveGlobalDir(ctx context.Context, home, configured, stone string) GlobalDir {
 	var candidates []string
 	for _, c := range []string{configured, os.Getenv("GEMSTONE_GLOBAL_DIR"), "/opt/gemstone", "/usr/gemstone"} {
@@ -114,7 +161,7 @@ func ResolveGlobalDir(ctx context.Context, home, configured, stone string) Globa
 		if i == 0 {
 			first.Servers = servers
 		}
-		if s, ok := find(servers, "Stone", stone); ok && s.Running() {
+		if s, ok := find(servers, "Stone", stone); ok && s.present() {
 			g := GlobalDir{Dir: c, Servers: servers, Found: true}
 			switch {
 			case configured != "" && c != configured:

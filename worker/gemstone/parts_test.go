@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 func TestGreeting(t *testing.T) {
@@ -44,20 +42,6 @@ func TestGreeting(t *testing.T) {
 				t.Errorf("err = %v, want kind %s", err, tc.wantKind)
 			}
 		})
-	}
-}
-
-func TestParseGslistReadsTheSeedsTable(t *testing.T) {
-	out := `  Status     Version   Owner        Pid  Port  Started      Type    Name
-  OK         3.7.5     gsadmin    96453 65166 Aug 23 12:31  Netldi  gs64ldi
-  OK         3.7.5     gsadmin    60042 56820 Aug 20 08:53  Stone   gs64stone
-`
-	want := []Server{{"OK", "3.7.5", "Netldi", "gs64ldi"}, {"OK", "3.7.5", "Stone", "gs64stone"}}
-	if diff := cmp.Diff(want, ParseGslist(out)); diff != "" {
-		t.Error(diff)
-	}
-	if got := ParseGslist("gslist: no GemStone servers on host 'h'.\n"); len(got) != 0 {
-		t.Errorf("no servers: %v", got)
 	}
 }
 
@@ -146,6 +130,34 @@ func TestCheck(t *testing.T) {
 			}
 			if p := strings.Join(problems(Check(context.Background(), c)), "\n"); !strings.Contains(p, tc.want) {
 				t.Errorf("problems %q lack %q", p, tc.want)
+			}
+		})
+	}
+}
+
+// TestCheckReadsGslistStatuses: a live server listed as exists counts as running; a stone in
+// recovery is there (the directory is right) but not serving yet.
+func TestCheckReadsGslistStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		servers  []string
+		problems string // "" for none
+	}{
+		{"exists", []string{"Stone gs64stone exists", "Netldi gs64ldi exists"}, ""},
+		{"recovery", []string{"Stone gs64stone recovery", "Netldi gs64ldi"}, `not serving yet (gslist status "recovery")`},
+		{"netldi exe deleted", []string{"Stone gs64stone", "Netldi gs64ldi exe deleted"}, "no running netldi"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStone(t, nil, tc.servers...)
+			var problems []string
+			for _, f := range Check(context.Background(), s.config(t)) {
+				if !f.OK {
+					problems = append(problems, f.What)
+				}
+			}
+			got := strings.Join(problems, "\n")
+			if (tc.problems == "") != (got == "") || !strings.Contains(got, tc.problems) {
+				t.Errorf("problems %q, want %q", got, tc.problems)
 			}
 		})
 	}

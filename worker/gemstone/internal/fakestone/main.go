@@ -7,6 +7,13 @@
 // does behind the relay script. gslist lists the lock files. What the stone is like (users,
 // version, faults) comes from $GEMSTONE/fakestone.json; see Config.
 //
+// It acts out the relay script it is given, reading that script for the fixes a real stone
+// needs (relayscript.go): where the script lacks one, the fake springs the trap a real
+// stone would (a re-registered JWT key raising, a NetLDI not named gs64ldi, error text in
+// UTF-16, a dead gem raising on logout, a session object displayed at the end of the run,
+// the line editor's line length, ...), so gemgate's tests fail without each fix. It also acts
+// out the admin script of scripts/gemstone-jwt-keys (keys.go).
+//
 // It is a test double and never verifies a signature: the gateway has done that already.
 package main
 
@@ -29,7 +36,32 @@ type Config struct {
 	NoMcpServer     bool            `json:"no_mcp_server"`    // McpServer not loaded / not visible
 	Defect51438     bool            `json:"defect_51438"`     // results over 1,024 bytes come back with a stale tail
 	RawRelay        bool            `json:"raw_relay"`        // relay without the nonce check: corrupted bytes go out as they are
-	Fault           string          `json:"fault"`            // "crash" or "stall" at every tools/call
+	// Fault at every tools/call: "crash" (topaz dies), "stall" (the user's gem never answers,
+	// and the relay ignores the soft break), "gem_dies" (the user's gem dies mid-call). At the
+	// relay's visibility probe: "gem_dies_at_probe".
+	Fault string `json:"fault"`
+	// IferrExit is the status topaz exits with through `iferr 1 exit 3`: 3, or 0 as GemDB
+	// measured under some topaz versions. Default 3.
+	IferrExit *int `json:"iferr_exit"`
+	// WideErrors makes GemStone's error text a 16-bit string, which GsFile writes as UTF-16
+	// unless the relay narrows it.
+	WideErrors bool `json:"wide_errors"`
+	// WriteLoad is write traffic from other sessions: a relay that waits for input inside a
+	// transaction pins a commit record, misses SigAbort and is terminated by the stone.
+	WriteLoad bool `json:"write_load"`
+	// Unicode16 is a stone configured for Unicode16 source strings: unless the relay pins
+	// `set sourcestringclass String`, request bytes over 0x7F are widened one by one (Latin-1)
+	// on their way into the user's session.
+	Unicode16     bool   `json:"unicode16"`
+	AdminUser     string `json:"admin_user"`     // the account gemstone-jwt-keys logs in as; default DataCurator
+	AdminPassword string `json:"admin_password"` // default swordfish
+}
+
+func (c Config) iferrExit() int {
+	if c.IferrExit != nil {
+		return *c.IferrExit
+	}
+	return 3
 }
 
 // User is a user's JwtSecurityData.
@@ -41,7 +73,8 @@ type User struct {
 
 // Lock is the content of a fake lock file $GEMSTONE_GLOBAL_DIR/locks/<name>..LCK.
 type Lock struct {
-	Type    string `json:"type"` // Stone or Netldi
+	Type    string `json:"type"`   // Stone or Netldi
+	Status  string `json:"status"` // as gslist -l prints it; default OK
 	Version string `json:"version"`
 	Pid     int    `json:"pid"`
 	Port    int    `json:"port"`
@@ -50,7 +83,7 @@ type Lock struct {
 func main() {
 	switch filepath.Base(os.Args[0]) {
 	case "gslist":
-		os.Exit(gslist())
+		os.Exit(gslist(os.Args[1:]))
 	default:
 		os.Exit(topaz(os.Args[1:]))
 	}
@@ -75,6 +108,9 @@ func loadConfig() (Config, error) {
 	}
 	if c.Version == "" {
 		c.Version = "3.7.5"
+	}
+	if c.AdminUser == "" {
+		c.AdminUser, c.AdminPassword = "DataCurator", "swordfish"
 	}
 	return c, nil
 }
@@ -101,13 +137,31 @@ func locks() map[string]Lock {
 		if err != nil || json.Unmarshal(b, &l) != nil {
 			continue
 		}
+		if l.Status == "" {
+			l.Status = "OK"
+		}
 		out[name] = l
 	}
 	return out
 }
 
-// gslist prints the servers whose lock files it finds, in the product's table format.
-func gslist() int {
+// running is a server gslist would call alive.
+func (l Lock) running() bool { return l.Status == "OK" || l.Status == "exists" }
+
+// gslist prints the servers whose lock files it finds, as `gslist -l` does on 3.7.5 (the
+// native MCP server's README). It refuses -c, which deletes the lock files of servers that do
+// not answer, and any call without -l, whose output no source shows for 3.7.
+func gslist(args []string) int {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") && strings.Contains(a, "c") {
+			fmt.Fprintln(os.Stderr, "fakestone gslist: -c removes lock files; gemgate must never pass it")
+			return 2
+		}
+	}
+	if len(args) != 1 || args[0] != "-l" {
+		fmt.Fprintf(os.Stderr, "fakestone gslist: gemgate must run gslist -l, not %q\n", args)
+		return 2
+	}
 	ls := locks()
 	if len(ls) == 0 {
 		fmt.Println("gslist: no GemStone servers on host 'localhost'.")
@@ -118,11 +172,10 @@ func gslist() int {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Println("Status     Version   Owner        Pid  Port  Started      Type    Name")
-	fmt.Println("-------   --------- -------- ------ ----- ------------ ------  ----")
+	fmt.Println("  Status     Version   Owner        Pid  Port  Started      Type    Name")
 	for _, n := range names {
 		l := ls[n]
-		fmt.Printf("OK         %-9s gsadmin  %6d %5d Aug 20 08:53 %-7s %s\n", l.Version, l.Pid, l.Port, l.Type, n)
+		fmt.Printf("  %-10s %-9s gsadmin  %6d %5d Aug 20 08:53  %-7s %s\n", l.Status, l.Version, l.Pid, l.Port, l.Type, n)
 	}
 	return 0
 }

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // session is the user's worker gem: its McpServer and its external-session fetch buffer.
@@ -17,7 +19,17 @@ type session struct {
 	readOnly        bool // McpServer sessionReadOnly: took effect (server 0.8.0)
 	commitsDisabled bool // System disableCommitsWithReason: took effect
 	buf             []byte
+	methods         map[string]string // compiled by compile_method: "Class>>selector" to source
 }
+
+// outcome is how a call ended in the user's session.
+type outcome int
+
+const (
+	answered    outcome = iota
+	remoteError         // an exception the MCP server did not handle: a GciError at the relay; the gem lives
+	gemDied             // the user's gem is gone
+)
 
 // tool is one of the native server's 31 base tools, from its README's tool tables.
 type tool struct {
@@ -83,15 +95,15 @@ type request struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// handle is `McpServer handleJsonString:`: the JSON answer, or "" for a notification. stop
-// says the gem went away (the crash fault).
-func (s *session) handle(line string) (answer string, stop bool) {
+// handle is `McpServer handleJsonString:`: the JSON answer, or "" for a notification; or
+// how the call failed in the user's session, with GemStone's description.
+func (s *session) handle(line string) (answer string, o outcome, desc string) {
 	var req request
 	if err := json.Unmarshal([]byte(line), &req); err != nil {
-		return `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, false
+		return `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, answered, ""
 	}
 	if req.ID == nil {
-		return "", false
+		return "", answered, ""
 	}
 	result := func(v any) string {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": v})
@@ -116,9 +128,9 @@ func (s *session) handle(line string) (answer string, stop bool) {
 			v = "2025-11-25"
 		}
 		return result(map[string]any{"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}},
-			"serverInfo": map[string]any{"name": "gemstone-mcp", "version": s.cfg.Server}}), false
+			"serverInfo": map[string]any{"name": "gemstone-mcp", "version": s.cfg.Server}}), answered, ""
 	case "ping":
-		return result(map[string]any{}), false
+		return result(map[string]any{}), answered, ""
 	case "tools/list":
 		list := []any{}
 		for _, t := range tools {
@@ -126,32 +138,73 @@ func (s *session) handle(line string) (answer string, stop bool) {
 				list = append(list, t.descriptor())
 			}
 		}
-		return result(map[string]any{"tools": list}), false
+		return result(map[string]any{"tools": list}), answered, ""
 	case "tools/call":
 		var p struct {
 			Name      string         `json:"name"`
 			Arguments map[string]any `json:"arguments"`
 		}
 		if json.Unmarshal(req.Params, &p) != nil || p.Name == "" {
-			return rpcErr(-32602, "Invalid params: missing tool name", nil), false
+			return rpcErr(-32602, "Invalid params: missing tool name", nil), answered, ""
 		}
 		i := slices.IndexFunc(tools, func(t tool) bool { return t.name == p.Name })
 		if i < 0 {
-			return rpcErr(-32602, "Unknown tool: "+p.Name, nil), false
+			return rpcErr(-32602, "Unknown tool: "+p.Name, nil), answered, ""
 		}
 		if s.readOnly && !tools[i].safe {
-			return rpcErr(-32601, "Tool not available in a read-only session: "+p.Name, map[string]any{"kind": "readOnly"}), false
+			return rpcErr(-32601, "Tool not available in a read-only session: "+p.Name, map[string]any{"kind": "readOnly"}), answered, ""
 		}
 		switch s.cfg.Fault {
 		case "crash":
 			os.Exit(1)
 		case "stall":
-			select {}
+			stall()
+		case "gem_dies":
+			return "", gemDied, "the connection to the user's gem was lost: its gem died"
+		}
+		if code, _ := p.Arguments["code"].(string); tools[i].name == "execute_code" && strings.Contains(code, "halt") {
+			// McpServer's tools catch Error; a Halt is not one, so it stops the remote execution
+			// and reaches the relay as a GciError. The user's session lives on.
+			return "", remoteError, "a Halt occurred (" + strings.TrimSpace(code) + ")"
 		}
 		text, isErr := s.call(tools[i].name, p.Arguments)
-		return result(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isErr}), false
+		return result(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isErr}), answered, ""
 	}
-	return rpcErr(-32601, "Method not found: "+req.Method, nil), false
+	return rpcErr(-32601, "Method not found: "+req.Method, nil), answered, ""
+}
+
+// stall is a call whose gem never answers: the relay waits in waitForResultForSeconds: for
+// good. The process stays alive, blocked in the kernel (a bare select would be killed by Go's
+// deadlock detector within milliseconds), and it ignores the soft break (SIGINT), so only a
+// stop (SIGTERM, SIGKILL) ends it.
+func stall() {
+	signal.Ignore(syscall.SIGINT)
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		os.Exit(1)
+	}
+	buf := make([]byte, 1)
+	for {
+		syscall.Read(p[0], buf) // nobody writes: blocks until the process is killed
+	}
+}
+
+// fetch acts out GsTsExternalSession>>resolveResult: on a stone with #51438: the first 1024
+// bytes land in a buffer that never shrinks, and the whole result is refetched only when the
+// buffer has to grow, so a result between 1025 bytes and the buffer's size keeps a stale tail.
+func (s *session) fetch(result string) string {
+	if !s.cfg.Defect51438 {
+		return result
+	}
+	if len(s.buf) < 1024 {
+		s.buf = make([]byte, 1024)
+	}
+	if len(result) > len(s.buf) {
+		s.buf = []byte(result)
+		return result
+	}
+	copy(s.buf, result[:min(len(result), 1024)])
+	return string(s.buf[:len(result)])
 }
 
 var stringNew = regexp.MustCompile(`^String new:\s*(\d+)\s+withAll:\s*\$(.)$`)
@@ -166,9 +219,33 @@ func (s *session) call(name string, args map[string]any) (string, bool) {
 			return "commit failed: TransactionError 2249: commits are disabled (gemgate: read-only session)", true
 		}
 		return "committed", false
+	case "compile_class_definition":
+		return "compiled the class definition", false
+	case "compile_method":
+		class, _ := args["className"].(string)
+		src, _ := args["source"].(string)
+		sel := strings.Fields(src)
+		if class == "" || len(sel) == 0 {
+			return "compile_method needs className and source", true
+		}
+		s.methods[class+">>"+sel[0]] = src
+		return "compiled " + class + ">>" + sel[0], false
+	case "get_method_source":
+		class, _ := args["className"].(string)
+		sel, _ := args["selector"].(string)
+		if src, ok := s.methods[class+">>"+sel]; ok {
+			return src, false
+		}
+		return "no method " + class + ">>" + sel, true
 	case "execute_code":
 		code, _ := args["code"].(string)
 		code = strings.TrimSpace(code)
+		if strings.HasSuffix(code, "System commitTransaction") { // a write, as the real-stone checks make them
+			if s.commitsDisabled {
+				return "a TransactionError occurred (error 2249): commits are disabled", true
+			}
+			return "true", false
+		}
 		if m := stringNew.FindStringSubmatch(code); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			return "'" + strings.Repeat(m[2], n) + "'", false

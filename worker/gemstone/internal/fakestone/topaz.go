@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 )
 
 // scriptNeeds are the relay script's parts this stand-in acts out; a script without them is
@@ -21,17 +24,25 @@ func fail(code int, format string, a ...any) int {
 	return code
 }
 
-// topaz acts out `topaz -l -q -I <ini> -S <script> -- --user <name>`.
+// lineEditorMax is the fake's model of topaz's line editor (nextLineTo:prompt:): it answers
+// at most this many bytes per read and leaves the rest for the next. No public source states
+// the real limit; the model exists so that a relay reading through the line editor fails the
+// 1 MiB test, and the real-stone suite sends 1 MiB to settle it.
+const lineEditorMax = 64 << 10
+
+// topaz acts out `topaz -l -q -I <ini> -S <script> -- --user <name>` (the relay) and
+// `topaz -l -q -I <ini> -S <script>` (the admin script of gemstone-jwt-keys).
 func topaz(args []string) int {
-	if len(args) < 7 || args[0] != "-l" || args[1] != "-q" || args[2] != "-I" || args[4] != "-S" || args[6] != "--" {
-		return fail(2, "expected -l -q -I <ini> -S <script> -- <args>, got %q", args)
+	if len(args) < 6 || args[0] != "-l" || args[1] != "-q" || args[2] != "-I" || args[4] != "-S" || (len(args) > 6 && args[6] != "--") {
+		return fail(2, "expected -l -q -I <ini> -S <script> [-- <args>], got %q", args)
 	}
-	ini, script, rest := args[3], args[5], args[7:]
+	ini, script := args[3], args[5]
+	var rest []string
+	if len(args) > 6 {
+		rest = args[7:]
+	}
 	if os.Getenv("GEMSTONE") != home() {
 		return fail(2, "GEMSTONE is %q, not this product %q", os.Getenv("GEMSTONE"), home())
-	}
-	if os.Getenv("GEMSTONE_GLOBAL_DIR") == "" {
-		return fail(2, "GEMSTONE_GLOBAL_DIR is not set")
 	}
 	c, err := loadConfig()
 	if err != nil {
@@ -52,130 +63,273 @@ func topaz(args []string) int {
 	if err != nil {
 		return fail(2, "script: %v", err)
 	}
+	t := &topazRun{c: c, out: bufio.NewWriter(os.Stdout)}
+	defer t.out.Flush()
+	stone, user, pass := parseINI(string(iniText))
+
+	// The login: linked, so the stone is found through its lock file alone.
+	ls := locks()
+	if l, ok := ls[stone]; !ok || l.Type != "Stone" || !l.running() {
+		t.gemstoneError(fmt.Sprintf("could not find server '%s' on host 'localhost' because service not found, getaddrinfo failed, EAI error 8", stone), "4065")
+		return c.iferrExit()
+	}
+	if rest == nil {
+		if user != c.AdminUser || pass != c.AdminPassword {
+			t.gemstoneError("The userId/password combination is invalid or expired.", "4051")
+			return c.iferrExit()
+		}
+		return t.adminScript(string(src))
+	}
+	if os.Getenv("GEMSTONE_GLOBAL_DIR") == "" {
+		return fail(2, "GEMSTONE_GLOBAL_DIR is not set")
+	}
 	for _, s := range scriptNeeds {
 		if !strings.Contains(string(src), s) {
 			return fail(2, "script %s lacks %q", script, s)
 		}
 	}
-	stone, user, pass := parseINI(string(iniText))
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	say := func(line string) { out.WriteString(line + "\n"); out.Flush() }
-
-	// The service login: linked, so the stone is found through its lock file alone.
-	ls := locks()
-	if l, ok := ls[stone]; !ok || l.Type != "Stone" {
-		say("-----------------------------------------------------")
-		say("GemStone: Error         Nonfatal")
-		say(fmt.Sprintf("could not find server '%s' on host 'localhost' because service not found, getaddrinfo failed, EAI error 8", stone))
-		say("Error Category: 231169 [GemStone] Number: 4065  Arg Count: 1 Context : 20")
-		return 3
-	}
 	if user != c.ServiceUser || pass != c.ServicePassword {
-		say("-----------------------------------------------------")
-		say("GemStone: Error         Nonfatal")
-		say("The userId/password combination is invalid or expired.")
-		say("Error Category: 231169 [GemStone] Number: 4051  Arg Count: 1 Context : 20")
-		return 3
+		t.gemstoneError("The userId/password combination is invalid or expired.", "4051")
+		return c.iferrExit()
 	}
-	say("successful login")
-	say("fileformat is now utf8")
+	t.say("successful login")
+	t.say("fileformat is now utf8")
+	t.rs = readRelay(string(src))
+	if c.Unicode16 {
+		t.say("sourcestringclass is now Unicode16")
+	}
+	return t.relay(rest, stone, ls)
+}
 
-	greet := func(kind, msg string) int {
-		b, _ := json.Marshal(map[string]string{"gemgate": "error", "kind": kind, "message": msg})
-		say(string(b))
-		return 0
+// topazRun is one topaz process: the stone's configuration, what the relay script holds,
+// and stdout.
+type topazRun struct {
+	c   Config
+	rs  relayScript
+	out *bufio.Writer
+}
+
+func (t *topazRun) say(line string) { t.out.WriteString(line + "\n"); t.out.Flush() }
+
+// gemstoneError prints topaz's error report for an error nothing handled.
+func (t *topazRun) gemstoneError(text, number string) {
+	t.say("-----------------------------------------------------")
+	t.say("GemStone: Error         Nonfatal")
+	t.say(text)
+	if number != "" {
+		t.say("Error Category: 231169 [GemStone] Number: " + number + "  Arg Count: 1 Context : 20")
 	}
+}
+
+// emitGemStoneText writes a line the relay built around GemStone's own error text: as UTF-16
+// code units, NULs and all, when that text is a 16-bit string and the relay does not narrow
+// what it writes.
+func (t *topazRun) emitGemStoneText(line string) {
+	if !t.c.WideErrors || t.rs.narrows {
+		t.say(line)
+		return
+	}
+	var b strings.Builder
+	for _, u := range utf16.Encode([]rune(line)) {
+		b.WriteByte(byte(u))
+		b.WriteByte(byte(u >> 8))
+	}
+	t.out.WriteString(b.String() + "\n")
+	t.out.Flush()
+}
+
+func (t *topazRun) greet(kind, msg string) int {
+	b, _ := json.Marshal(map[string]string{"gemgate": "error", "kind": kind, "message": msg})
+	if kind == "config" || kind == "versionTooOld" {
+		t.say(string(b)) // the relay's own literals
+	} else {
+		t.emitGemStoneText(string(b))
+	}
+	return 0
+}
+
+var netldiInNRS = regexp.MustCompile(`#netldi:([^\s#]+)`)
+
+// relay acts out relay.tpz after the service login.
+func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
+	c := t.c
 	name := ""
 	if i := slices.Index(rest, "--user"); i >= 0 && i+1 < len(rest) {
 		name = rest[i+1]
 	}
 	if name == "" || name != os.Getenv("GEMGATE_USER") {
-		return greet("config", "the relay needs --user <name> equal to GEMGATE_USER")
+		return t.greet("config", "the relay needs --user <name> equal to GEMGATE_USER")
 	}
 	jwt := os.Getenv("GEMGATE_CREDENTIAL")
 	if jwt == "" {
-		return greet("config", "no credential in GEMGATE_CREDENTIAL; set worker_credential to exchange (or passthrough)")
+		return t.greet("config", "no credential in GEMGATE_CREDENTIAL; set worker_credential to exchange (or passthrough)")
 	}
 	readOnly := os.Getenv("GEMGATE_READ_ONLY") == "1"
 	if !atLeast(c.Version, "3.7.5") {
-		return greet("versionTooOld", "this GemStone has no JWT login (GsTsExternalSession>>jwtPassword:)")
+		return t.greet("versionTooOld", "this GemStone has no JWT login (GsTsExternalSession>>jwtPassword:)")
 	}
-	// GsTsExternalSession forks the user's gem through netldi.
-	hasNetldi := false
+	// GsTsExternalSession forks the user's gem through the NetLDI its NRS names: the default
+	// gs64ldi unless GEMSTONE_NRS_ALL names another.
+	want := "gs64ldi"
+	if m := netldiInNRS.FindStringSubmatch(os.Getenv("GEMSTONE_NRS_ALL")); m != nil {
+		want = m[1]
+	}
+	anyNetldi := false
 	for _, l := range ls {
-		hasNetldi = hasNetldi || l.Type == "Netldi"
+		anyNetldi = anyNetldi || (l.Type == "Netldi" && l.running())
 	}
-	if !hasNetldi {
-		return greet("login", "Unable to connect to netldi on host 'localhost': connection refused. Number: 4146")
+	if !anyNetldi {
+		return t.greet("login", "Unable to connect to netldi on host 'localhost': connection refused. Number: 4146")
+	}
+	if l, ok := ls[want]; !ok || l.Type != "Netldi" || !l.running() {
+		return t.greet("login", fmt.Sprintf("ERROR 2710, NetLDI service '%s' not found on host 'localhost'", want))
 	}
 	if msg := c.validateJWT(name, jwt, time.Now()); msg != "" {
-		return greet("login", msg)
+		return t.greet("login", msg)
 	}
 	if c.NoMcpServer {
-		return greet("noMcpServer", "a CompileError occurred (error 1001), undefined symbol  McpServer")
+		return t.greet("noMcpServer", "a CompileError occurred (error 1001), undefined symbol  McpServer")
+	}
+	if c.Fault == "gem_dies_at_probe" {
+		return t.gemGone("the connection to the user's gem was lost: its gem died", true)
 	}
 	b, _ := json.Marshal(map[string]any{"gemgate": "ready", "user": name, "readOnly": readOnly})
-	say(string(b))
+	t.say(string(b))
+	if c.WriteLoad && !t.rs.transactionless {
+		// Waiting for input inside a transaction: the stone's SigAbort goes unanswered and, after
+		// STN_GEM_ABORT_TIMEOUT_SECONDS, it terminates the session.
+		t.out.WriteString("-----------------------------------------------------\nGemStone: Error         Fatal\n" +
+			"The stone terminated this session: it held a commit record and did not answer SigAbort (fakestone: the relay is not #transactionless)\n")
+		return c.iferrExit()
+	}
 
-	s := &session{cfg: c, user: name, stone: stone, readOnly: readOnly && c.Server != "unreleased", commitsDisabled: readOnly}
+	s := &session{cfg: c, user: name, stone: stone, readOnly: readOnly && c.Server != "unreleased", commitsDisabled: readOnly, methods: map[string]string{}}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for n := 1; ; {
-		line, err := in.ReadString('\n')
+		line, err := t.readLine(in)
 		line = strings.TrimSpace(line)
 		if line != "" {
-			if s.relay(line, n, say) {
-				return 0
+			if c.Unicode16 && !t.rs.sourceStringClass {
+				line = widen(line)
+			}
+			if end, code := t.round(s, line, n); end {
+				return code
 			}
 			n++
 		}
 		if err != nil {
-			return 0 // end of input: log out, exit 0
+			break // end of input: nil from the read
 		}
 	}
+	// The final logout, and the run block's value, which topaz displays.
+	if !t.rs.endsWithTrue {
+		t.gemstoneError("a GsTsExternalSession could not print itself: the session is not logged in (printOn: asked the logged-out session for its ids)", "")
+		return c.iferrExit()
+	}
+	return 0
 }
 
-// relay is one round of the script's loop: handleJsonString: in the user's session with the
+// readLine reads one request line; through the line editor, a long line comes in pieces.
+func (t *topazRun) readLine(in *bufio.Reader) (string, error) {
+	if !t.rs.lineEditor {
+		return in.ReadString('\n')
+	}
+	var b strings.Builder
+	for b.Len() < lineEditorMax {
+		c, err := in.ReadByte()
+		if err != nil {
+			return b.String(), err
+		}
+		b.WriteByte(c)
+		if c == '\n' {
+			break
+		}
+	}
+	return b.String(), nil
+}
+
+// widen is what happens to UTF-8 bytes read into a Unicode16 source string: each byte becomes
+// a character of its own, so they arrive in the user's session UTF-8-encoded twice.
+func widen(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteRune(rune(s[i]))
+	}
+	return b.String()
+}
+
+// gemGone is what the relay does when the user's gem died under it: log out (which raises
+// unless the relay guards it) and name the cause.
+func (t *topazRun) gemGone(desc string, greeting bool) int {
+	if !t.rs.guardsLogout {
+		t.gemstoneError("GsTsExternalSession>>logout: the session is not logged in", "")
+		return t.c.iferrExit()
+	}
+	if greeting {
+		kind := "noMcpServer"
+		if t.rs.keepsLiveSession {
+			kind = "sessionLost"
+		}
+		return t.greet(kind, desc)
+	}
+	return 0
+}
+
+// round is one round of the script's loop: handleJsonString: in the user's session with the
 // nonce appended, fetched through the (possibly defective) external-session buffer, checked.
-func (s *session) relay(line string, n int, say func(string)) (end bool) {
+// end says the run is over, with topaz's exit status.
+func (t *topazRun) round(s *session, line string, n int) (end bool, code int) {
 	nonce := fmt.Sprintf(" gemgate-nonce-%d", n)
-	resp, stop := s.handle(line)
-	if stop {
-		return true
+	resp, outcome, desc := s.handle(line)
+	if outcome != answered {
+		kept := outcome == remoteError && t.rs.keepsLiveSession
+		id := requestID(line)
+		if id != nil && (t.rs.answersEveryID || isInteger(id)) {
+			msg, kind := "the GemStone session ended: "+desc, "sessionLost"
+			if kept {
+				msg, kind = "GemStone raised an error the MCP server did not handle (the session goes on): "+desc, "gemstoneError"
+			}
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603, "message": msg, "data": map[string]any{"kind": kind}}})
+			t.emitGemStoneText(string(b))
+		}
+		switch {
+		case kept:
+			return false, 0
+		case outcome == gemDied:
+			return true, t.gemGone(desc, false)
+		default:
+			return true, 0 // the old relay logs the live session out and ends
+		}
 	}
 	fetched := s.fetch(resp + nonce)
 	if s.cfg.RawRelay {
 		if len(fetched) > len(nonce) {
-			say(fetched[:len(fetched)-len(nonce)])
+			t.say(fetched[:len(fetched)-len(nonce)])
 		}
-		return false
+		return false, 0
 	}
 	if !strings.HasSuffix(fetched, nonce) {
-		say(fmt.Sprintf(`{"gemgate":"corrupt","defect":51438,"bytes":%d}`, len(fetched)))
-		return false
+		t.say(fmt.Sprintf(`{"gemgate":"corrupt","defect":51438,"bytes":%d}`, len(fetched)))
+		return false, 0
 	}
 	if r := strings.TrimSuffix(fetched, nonce); r != "" {
-		say(r)
+		t.say(r)
 	}
-	return false
+	return false, 0
 }
 
-// fetch acts out GsTsExternalSession>>resolveResult: on a stone with #51438: the first 1024
-// bytes land in a buffer that never shrinks, and the whole result is refetched only when the
-// buffer has to grow, so a result between 1025 bytes and the buffer's size keeps a stale tail.
-func (s *session) fetch(result string) string {
-	if !s.cfg.Defect51438 {
-		return result
+// requestID is the request's id as JsonParser reads it: nil when absent or unreadable.
+func requestID(line string) json.RawMessage {
+	var m struct{ ID json.RawMessage }
+	if json.Unmarshal([]byte(line), &m) != nil || len(m.ID) == 0 || string(m.ID) == "null" {
+		return nil
 	}
-	if len(s.buf) < 1024 {
-		s.buf = make([]byte, 1024)
-	}
-	if len(result) > len(s.buf) {
-		s.buf = []byte(result)
-		return result
-	}
-	copy(s.buf, result[:min(len(result), 1024)])
-	return string(s.buf[:len(result)])
+	return m.ID
+}
+
+func isInteger(id json.RawMessage) bool {
+	_, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil
 }
 
 func parseINI(text string) (stone, user, pass string) {
