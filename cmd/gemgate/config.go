@@ -36,7 +36,7 @@ type Config struct {
 	TrustHints     bool          `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
 
 	Worker           string   `key:"worker" help:"demo (built in), command or gemstone"`
-	WorkerCommand    []string `key:"worker_command" help:"stdio MCP server command for worker=command; {user} expands to the user"`
+	WorkerCommand    []string `key:"worker_command" list:"words" help:"stdio MCP server command for worker=command, as shell words ('quotes' and \\ escapes; no expansion) or a YAML list; {user} expands to the user"`
 	DataDir          string   `key:"data_dir" help:"data directory for workers that keep files (the demo's notes)"`
 	WorkerCredential string   `key:"worker_credential" help:"none, exchange (RFC 8693) or passthrough (discouraged); default exchange for worker=gemstone, otherwise none"`
 	ExchangeClientID string   `key:"exchange_client_id" help:"gemgate's client id at the issuer, for token exchange"`
@@ -114,6 +114,7 @@ type field struct {
 	key, help string
 	secret    bool
 	dev       bool
+	words     bool // a list read as shell words (worker_command), not comma/space separated
 	v         reflect.Value
 }
 
@@ -127,7 +128,7 @@ func (c *Config) fields() []field {
 		if key == "" {
 			continue
 		}
-		out = append(out, field{key: key, help: f.Tag.Get("help"), secret: f.Tag.Get("secret") == "true", dev: f.Tag.Get("dev") == "true", v: rv.Field(i)})
+		out = append(out, field{key: key, help: f.Tag.Get("help"), secret: f.Tag.Get("secret") == "true", dev: f.Tag.Get("dev") == "true", words: f.Tag.Get("list") == "words", v: rv.Field(i)})
 	}
 	return out
 }
@@ -167,7 +168,15 @@ func (f field) set(s string) error {
 		}
 		*p = d
 	case *[]string:
-		*p = splitList(s)
+		if !f.words {
+			*p = splitList(s)
+			break
+		}
+		words, err := splitWords(s)
+		if err != nil {
+			return fmt.Errorf("%s: %w (quote as in a shell, or give a YAML list)", f.key, err)
+		}
+		*p = words
 	default:
 		return fmt.Errorf("%s: unsupported type", f.key)
 	}
@@ -181,11 +190,6 @@ func (f field) String() string {
 	default:
 		return fmt.Sprint(v)
 	}
-}
-
-// splitList reads a list given as one string: separated by commas or spaces.
-func splitList(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
 }
 
 // flagValue adapts a field to the flag package.
@@ -319,6 +323,10 @@ func (c *Config) applyFile(path string, dev bool) []error {
 			}
 			if f.v.Kind() != reflect.Slice {
 				errs = append(errs, fmt.Errorf("config file %s: %s takes one value, not a list", path, k))
+				continue
+			}
+			if err := f.checkEntries(parts); err != nil {
+				errs = append(errs, fmt.Errorf("config file %s: %w", path, err))
 				continue
 			}
 			f.v.Set(reflect.ValueOf(parts))
