@@ -192,6 +192,27 @@ func (f field) String() string {
 	}
 }
 
+// commandHelp opens the -h text of each command that takes the settings as flags.
+var commandHelp = map[string]string{
+	"serve": "usage: gemgate serve [flags]\n\nRun the gateway.\n",
+	"dev": "usage: gemgate dev [flags]\n\nRun the gateway on loopback with a development issuer that prints tokens for alice\n" +
+		"(read-write) and bob (read-only), the demo worker, and metrics on 127.0.0.1:9464 (or a\n" +
+		"free port). Its keys and port are kept in the data directory, so tokens outlive a restart.\n",
+	"check": "usage: gemgate check [flags]\n       gemgate check --health URL\n\n" +
+		"Check the configuration and what serving needs (issuer, worker, TLS files, free ports)\n" +
+		"and exit 0 only when all is well. With --health URL, exit 0 only when URL answers 200\n" +
+		"(a container health check for images without curl).\n",
+}
+
+// commandUsage prints a command's -h text: what it does, then every setting as a flag.
+func commandUsage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprint(w, commandHelp[fs.Name()])
+	fmt.Fprint(w, "\nSettings (every flag is also a GEMGATE_ environment variable and a config file key:\n"+
+		"--stream-loss-grace, GEMGATE_STREAM_LOSS_GRACE, stream_loss_grace; see docs/configuration.md):\n\n")
+	fs.PrintDefaults()
+}
+
 // flagValue adapts a field to the flag package.
 type flagValue struct {
 	f     field
@@ -226,6 +247,7 @@ func load(name string, args []string, dev bool) (*Config, error) {
 		c.LogFormat = "text"
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() { commandUsage(fs) }
 	fs.Func("config", "YAML config file; repeat to layer several (later files win), e.g. a policy preset and your own", func(v string) error {
 		c.configFiles = append(c.configFiles, v)
 		return nil

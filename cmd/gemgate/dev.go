@@ -88,7 +88,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		errs = append(errs, err)
+		errs = append(errs, listenError("listen", c.Listen, err))
 	}
 	var issuer *devissuer.Issuer
 	info := devInfo{Auth: c.Auth, DataDir: c.DataDir}
