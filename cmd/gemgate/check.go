@@ -57,6 +57,9 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 
+	for _, w := range c.warnings() {
+		fmt.Fprintf(stdout, "WARNING  %s\n         fix: %s\n", w.what, w.fix)
+	}
 	switch c.Worker {
 	case "demo":
 		ok("worker: built-in demo")

@@ -135,6 +135,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	log, _ := newLogger(c, stderr)
+	c.logWarnings(log)
 	srv, err := build(ctx, c, ln, log, nil)
 	if err != nil {
 		ln.Close()

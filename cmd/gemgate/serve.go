@@ -35,6 +35,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return configErrors(errs)
 	}
 	log, _ := newLogger(c, stderr)
+	c.logWarnings(log)
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return listenError("listen", c.Listen, err)
