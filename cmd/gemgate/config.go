@@ -76,7 +76,7 @@ type Config struct {
 
 	// gemgate dev only.
 	DevIssuerListen string `key:"dev_issuer_listen" dev:"true" help:"address of the development issuer"`
-	DevTLS          bool   `key:"tls" dev:"true" help:"serve HTTPS with a self-signed loopback certificate under certs/"`
+	DevTLS          bool   `key:"tls" dev:"true" help:"serve HTTPS with a loopback certificate signed by a development CA, both under certs/ (made once, reused)"`
 	DevJSON         bool   `key:"json" dev:"true" help:"print one JSON object with the URL and tokens once ready"`
 
 	configFiles []string
@@ -243,7 +243,6 @@ func (v flagValue) IsBoolFlag() bool { return v.f.v.Kind() == reflect.Bool }
 func load(name string, args []string, dev bool) (*Config, error) {
 	c := defaults()
 	if dev {
-		c.MetricsListen = "off"
 		c.LogFormat = "text"
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
