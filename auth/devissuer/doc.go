@@ -17,8 +17,9 @@
 // oauthex.GetAuthServerMeta among them) refuse an authorization server that does not
 // advertise PKCE, even when they only use client_credentials.
 //
-// Access tokens are RS256 JWTs signed with an RSA-2048 key made fresh, with a random
-// key id, on every [Start]; nothing is persisted, so tokens die with the process.
+// Access tokens are RS256 JWTs signed with an RSA-2048 key whose key id is its RFC 7638
+// thumbprint. The key is made fresh on every [Start] unless [Options].KeyFile keeps it
+// (`gemgate dev` keeps it in its data directory, so pasted tokens live until they expire).
 //
 // What it must never do: listen on anything but a loopback address; be used as a real
 // identity provider (secrets live in memory and are printed by `gemgate dev`); log a

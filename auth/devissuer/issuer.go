@@ -41,6 +41,9 @@ type Options struct {
 	TLS *tls.Config
 	// Logger receives one line per issued or refused token; nil discards.
 	Logger *slog.Logger
+	// KeyFile, when set, keeps the signing key across starts (PEM, written 0600 when it does
+	// not exist yet), so tokens outlive a restart. Empty means a fresh key on every Start.
+	KeyFile string
 }
 
 const (
@@ -80,7 +83,7 @@ func Start(o Options) (*Issuer, error) {
 	for _, c := range o.Clients {
 		clients[c.ID] = c
 	}
-	key, err := newSigningKey()
+	key, err := loadSigningKey(o.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("devissuer: %w", err)
 	}

@@ -1,11 +1,17 @@
 package devissuer
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -14,23 +20,78 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 )
 
-// signingKey is the issuer's RS256 key, made fresh on every Start.
+// signingKey is the issuer's RS256 key: made fresh on every Start, or kept in
+// Options.KeyFile.
 type signingKey struct {
 	kid     string
 	private *rsa.PrivateKey
 	jwks    []byte // the public JWK Set served at /jwks
 }
 
-func newSigningKey() (*signingKey, error) {
-	priv, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, fmt.Errorf("generate RSA key: %w", err)
+// loadSigningKey reads the key kept in file, or makes one and, when file is set, writes it
+// there (mode 0600) for the next start. A kept key keeps its key id, so that tokens signed
+// before a restart still name a known key.
+func loadSigningKey(file string) (*signingKey, error) {
+	if file == "" {
+		return newSigningKey(nil)
 	}
-	kid := randomHex(8)
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		priv, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return nil, fmt.Errorf("generate RSA key: %w", err)
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(priv)
+		if err != nil {
+			return nil, fmt.Errorf("encode RSA key: %w", err)
+		}
+		// O_EXCL: two starts racing on a new data directory must not overwrite each other's key.
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("key file: %w", err)
+		}
+		if _, err := f.Write(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("key file: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return nil, fmt.Errorf("key file: %w", err)
+		}
+		return newSigningKey(priv)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return nil, fmt.Errorf("key file %s: no PEM block; delete it to make a new key", file)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	priv, ok := k.(*rsa.PrivateKey)
+	if err != nil || !ok || priv.N.BitLen() < 2048 {
+		return nil, fmt.Errorf("key file %s: not an RSA-2048 PKCS#8 key; delete it to make a new key", file)
+	}
+	return newSigningKey(priv)
+}
+
+// newSigningKey wraps priv, or a fresh key when priv is nil. The key id is the RFC 7638
+// thumbprint of the public key: stable for a kept key, different for every fresh one.
+func newSigningKey(priv *rsa.PrivateKey) (*signingKey, error) {
+	if priv == nil {
+		var err error
+		if priv, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			return nil, fmt.Errorf("generate RSA key: %w", err)
+		}
+	}
 	pub, err := jwk.FromRaw(&priv.PublicKey)
 	if err != nil {
 		return nil, fmt.Errorf("public JWK: %w", err)
 	}
+	thumb, err := pub.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("public JWK thumbprint: %w", err)
+	}
+	kid := base64.RawURLEncoding.EncodeToString(thumb)[:16]
 	for k, v := range map[string]any{jwk.KeyIDKey: kid, jwk.AlgorithmKey: jwa.RS256, jwk.KeyUsageKey: "sig"} {
 		if err := pub.Set(k, v); err != nil {
 			return nil, fmt.Errorf("public JWK %s: %w", k, err)

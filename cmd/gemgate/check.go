@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -20,14 +22,17 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return healthCheck(ctx, args[1], stdout)
 	}
 	c, err := load("check", args, false)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gemgate check: %v\n", err)
 		return 2
 	}
-	problems := 0
+	problemCount := 0
 	ok := func(what string) { fmt.Fprintf(stdout, "OK       %s\n", what) }
 	bad := func(what, fix string) {
-		problems++
+		problemCount++
 		fmt.Fprintf(stdout, "PROBLEM  %s\n         fix: %s\n", what, fix)
 	}
 	if errs := c.validate(); len(errs) > 0 {
@@ -52,6 +57,9 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 
+	for _, w := range c.warnings() {
+		fmt.Fprintf(stdout, "WARNING  %s\n         fix: %s\n", w.what, w.fix)
+	}
 	switch c.Worker {
 	case "demo":
 		ok("worker: built-in demo")
@@ -75,20 +83,20 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 
-	for _, addr := range []string{c.Listen, c.MetricsListen} {
-		if addr == "off" || addr == "" {
+	for _, l := range []struct{ key, addr string }{{"listen", c.Listen}, {"metrics_listen", c.MetricsListen}} {
+		if l.addr == "off" || l.addr == "" {
 			continue
 		}
-		ln, err := net.Listen("tcp", addr)
+		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			bad(fmt.Sprintf("cannot listen on %s: %v", addr, err), "stop what uses the address or choose another")
+			bad(fmt.Sprintf("cannot listen on %s: %v", l.addr, err), fmt.Sprintf("stop what uses the address, or change %s (--%s, %s)", l.key, flagName(l.key), envName(l.key)))
 			continue
 		}
 		ln.Close()
-		ok("address " + addr + " is free")
+		ok("address " + l.addr + " is free")
 	}
-	if problems > 0 {
-		fmt.Fprintf(stdout, "\n%d problem(s) found.\n", problems)
+	if problemCount > 0 {
+		fmt.Fprintf(stdout, "\n%s found.\n", problems(problemCount))
 		return 1
 	}
 	fmt.Fprintln(stdout, "\nAll checks passed.")

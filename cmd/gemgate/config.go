@@ -36,7 +36,7 @@ type Config struct {
 	TrustHints     bool          `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
 
 	Worker           string   `key:"worker" help:"demo (built in), command or gemstone"`
-	WorkerCommand    []string `key:"worker_command" help:"stdio MCP server command for worker=command; {user} expands to the user"`
+	WorkerCommand    []string `key:"worker_command" list:"words" help:"stdio MCP server command for worker=command, as shell words ('quotes' and \\ escapes; no expansion) or a YAML list; {user} expands to the user"`
 	DataDir          string   `key:"data_dir" help:"data directory for workers that keep files (the demo's notes)"`
 	WorkerCredential string   `key:"worker_credential" help:"none, exchange (RFC 8693) or passthrough (discouraged); default exchange for worker=gemstone, otherwise none"`
 	ExchangeClientID string   `key:"exchange_client_id" help:"gemgate's client id at the issuer, for token exchange"`
@@ -76,7 +76,7 @@ type Config struct {
 
 	// gemgate dev only.
 	DevIssuerListen string `key:"dev_issuer_listen" dev:"true" help:"address of the development issuer"`
-	DevTLS          bool   `key:"tls" dev:"true" help:"serve HTTPS with a self-signed loopback certificate under certs/"`
+	DevTLS          bool   `key:"tls" dev:"true" help:"serve HTTPS with a loopback certificate signed by a development CA, both under certs/ (made once, reused)"`
 	DevJSON         bool   `key:"json" dev:"true" help:"print one JSON object with the URL and tokens once ready"`
 
 	configFiles []string
@@ -114,6 +114,7 @@ type field struct {
 	key, help string
 	secret    bool
 	dev       bool
+	words     bool // a list read as shell words (worker_command), not comma/space separated
 	v         reflect.Value
 }
 
@@ -127,7 +128,7 @@ func (c *Config) fields() []field {
 		if key == "" {
 			continue
 		}
-		out = append(out, field{key: key, help: f.Tag.Get("help"), secret: f.Tag.Get("secret") == "true", dev: f.Tag.Get("dev") == "true", v: rv.Field(i)})
+		out = append(out, field{key: key, help: f.Tag.Get("help"), secret: f.Tag.Get("secret") == "true", dev: f.Tag.Get("dev") == "true", words: f.Tag.Get("list") == "words", v: rv.Field(i)})
 	}
 	return out
 }
@@ -167,7 +168,15 @@ func (f field) set(s string) error {
 		}
 		*p = d
 	case *[]string:
-		*p = splitList(s)
+		if !f.words {
+			*p = splitList(s)
+			break
+		}
+		words, err := splitWords(s)
+		if err != nil {
+			return fmt.Errorf("%s: %w (quote as in a shell, or give a YAML list)", f.key, err)
+		}
+		*p = words
 	default:
 		return fmt.Errorf("%s: unsupported type", f.key)
 	}
@@ -183,9 +192,25 @@ func (f field) String() string {
 	}
 }
 
-// splitList reads a list given as one string: separated by commas or spaces.
-func splitList(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
+// commandHelp opens the -h text of each command that takes the settings as flags.
+var commandHelp = map[string]string{
+	"serve": "usage: gemgate serve [flags]\n\nRun the gateway.\n",
+	"dev": "usage: gemgate dev [flags]\n\nRun the gateway on loopback with a development issuer that prints tokens for alice\n" +
+		"(read-write) and bob (read-only), the demo worker, and metrics on 127.0.0.1:9464 (or a\n" +
+		"free port). Its keys and port are kept in the data directory, so tokens outlive a restart.\n",
+	"check": "usage: gemgate check [flags]\n       gemgate check --health URL\n\n" +
+		"Check the configuration and what serving needs (issuer, worker, TLS files, free ports)\n" +
+		"and exit 0 only when all is well. With --health URL, exit 0 only when URL answers 200\n" +
+		"(a container health check for images without curl).\n",
+}
+
+// commandUsage prints a command's -h text: what it does, then every setting as a flag.
+func commandUsage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprint(w, commandHelp[fs.Name()])
+	fmt.Fprint(w, "\nSettings (every flag is also a GEMGATE_ environment variable and a config file key:\n"+
+		"--stream-loss-grace, GEMGATE_STREAM_LOSS_GRACE, stream_loss_grace; see docs/configuration.md):\n\n")
+	fs.PrintDefaults()
 }
 
 // flagValue adapts a field to the flag package.
@@ -218,10 +243,10 @@ func (v flagValue) IsBoolFlag() bool { return v.f.v.Kind() == reflect.Bool }
 func load(name string, args []string, dev bool) (*Config, error) {
 	c := defaults()
 	if dev {
-		c.MetricsListen = "off"
 		c.LogFormat = "text"
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() { commandUsage(fs) }
 	fs.Func("config", "YAML config file; repeat to layer several (later files win), e.g. a policy preset and your own", func(v string) error {
 		c.configFiles = append(c.configFiles, v)
 		return nil
@@ -319,6 +344,10 @@ func (c *Config) applyFile(path string, dev bool) []error {
 			}
 			if f.v.Kind() != reflect.Slice {
 				errs = append(errs, fmt.Errorf("config file %s: %s takes one value, not a list", path, k))
+				continue
+			}
+			if err := f.checkEntries(parts); err != nil {
+				errs = append(errs, fmt.Errorf("config file %s: %w", path, err))
 				continue
 			}
 			f.v.Set(reflect.ValueOf(parts))

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -42,6 +43,7 @@ type devInfo struct {
 	Clients  []devClient       `json:"clients,omitempty"`
 	Metrics  string            `json:"metrics,omitempty"`
 	DataDir  string            `json:"data_dir"`
+	CACert   string            `json:"ca_cert,omitempty"` // dev --tls: the development CA to trust
 }
 
 type devClient struct {
@@ -59,8 +61,8 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	var errs []error
-	for _, addr := range []string{c.Listen, c.DevIssuerListen} {
-		if !gateway.IsLoopbackAddr(addr) {
+	for _, addr := range []string{c.Listen, c.DevIssuerListen, c.MetricsListen} {
+		if addr != "off" && !gateway.IsLoopbackAddr(addr) {
 			errs = append(errs, fmt.Errorf("gemgate dev listens on loopback only; %q is not a loopback address", addr))
 		}
 	}
@@ -70,12 +72,19 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if c.Auth == "oidc" && c.Issuer != "" {
 		errs = append(errs, errors.New("issuer: gemgate dev runs its own; use gemgate serve for another"))
 	}
+	if c.DataDir == "" {
+		c.DataDir = defaultDataDir()
+	}
+	info := devInfo{Auth: c.Auth, DataDir: c.DataDir}
 	var tlsConfig *tls.Config
 	if c.DevTLS {
 		if c.TLSCert == "" {
-			c.TLSCert, c.TLSKey, err = devCertificate("certs")
+			certs, err := devCertificate("certs")
 			if err != nil {
-				errs = append(errs, err)
+				errs = append(errs, fmt.Errorf("tls: %w", err))
+			} else {
+				c.TLSCert, c.TLSKey = certs.Cert, certs.Key
+				info.CACert, _ = filepath.Abs(certs.CA)
 			}
 		}
 		if c.TLSCert != "" {
@@ -88,21 +97,16 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		errs = append(errs, err)
+		errs = append(errs, listenError("listen", c.Listen, err))
 	}
 	var issuer *devissuer.Issuer
-	info := devInfo{Auth: c.Auth, DataDir: c.DataDir}
 	if ln != nil {
 		info.URL = publicURLFor(c, ln)
 		if c.Auth == "oidc" {
-			// The gateway's own client, for exchanging a caller's token for a worker credential.
-			self := devissuer.Client{ID: devGatewayClient, Secret: randomSecret(), User: devGatewayClient}
-			issuer, err = devissuer.Start(devissuer.Options{
-				Addr: c.DevIssuerListen, Audience: info.URL, ExchangeAudiences: []string{"gemstone"},
-				Clients: append(devissuer.DefaultClients(), self),
-			})
+			var self devissuer.Client
+			issuer, self, err = startDevIssuer(c, info.URL)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("development issuer: %w", err))
+				errs = append(errs, err)
 			} else {
 				c.Issuer = issuer.URL()
 				if c.WorkerCredential == "exchange" && c.ExchangeClientID == "" {
@@ -129,12 +133,10 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if issuer != nil {
 		defer issuer.Close()
 	}
-	if info.DataDir == "" {
-		info.DataDir = defaultDataDir()
-		c.DataDir = info.DataDir
-	}
+	c.MetricsListen = devMetricsListen(c.MetricsListen)
 
 	log, _ := newLogger(c, stderr)
+	c.logWarnings(log)
 	srv, err := build(ctx, c, ln, log, nil)
 	if err != nil {
 		ln.Close()
@@ -169,20 +171,98 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return srv.run(ctx, tlsConfig)
 }
 
+// devMetricsAddr is where dev serves metrics unless told otherwise: the address the README
+// and serve use.
+const devMetricsAddr = "127.0.0.1:9464"
+
+// devMetricsListen is the metrics address for dev: the usual one, or any free loopback port
+// when something (often a gemgate serve or the compose demo) already has it. An address the
+// user chose is kept, busy or not.
+func devMetricsListen(addr string) string {
+	if addr != devMetricsAddr {
+		return addr
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	ln.Close()
+	return addr
+}
+
+// startDevIssuer starts the development issuer with the key, address and client secrets kept
+// in the data directory, so tokens and client credentials printed before a restart keep
+// working until they expire. It returns the issuer and gemgate's own client at it.
+func startDevIssuer(c *Config, audience string) (*devissuer.Issuer, devissuer.Client, error) {
+	files := devStatePaths(c.DataDir)
+	state, err := loadDevState(files)
+	if err != nil {
+		return nil, devissuer.Client{}, err
+	}
+	// The gateway's own client, for exchanging a caller's token for a worker credential.
+	self := devissuer.Client{ID: devGatewayClient, Secret: randomSecret(), User: devGatewayClient}
+	clients := append(devissuer.DefaultClients(), self)
+	for i, cl := range clients {
+		if s := state.Secrets[cl.ID]; s != "" {
+			clients[i].Secret = s
+		}
+	}
+	self = clients[len(clients)-1]
+	opts := devissuer.Options{
+		Addr: c.DevIssuerListen, Audience: audience, ExchangeAudiences: []string{"gemstone"},
+		Clients: clients, KeyFile: files.key,
+	}
+	var issuer *devissuer.Issuer
+	if c.DevIssuerListen == defaults().DevIssuerListen && state.IssuerAddr != "" {
+		// The port of the last start, so the issuer URL (every token's iss) stays the same;
+		// a free one if it is taken now.
+		kept := opts
+		kept.Addr = state.IssuerAddr
+		issuer, err = devissuer.Start(kept)
+	}
+	if issuer == nil {
+		if issuer, err = devissuer.Start(opts); err != nil {
+			return nil, self, fmt.Errorf("development issuer: %w (change its address with --dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN)", err)
+		}
+	}
+	state.IssuerAddr = strings.TrimPrefix(strings.TrimPrefix(issuer.URL(), "http://"), "https://")
+	state.Secrets = map[string]string{}
+	for _, cl := range clients {
+		state.Secrets[cl.ID] = cl.Secret
+	}
+	if err := state.save(files); err != nil {
+		issuer.Close()
+		return nil, self, fmt.Errorf("development issuer state: %w", err)
+	}
+	return issuer, self, nil
+}
+
 func printDevInfo(w io.Writer, info devInfo) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gemgate dev is ready (stop it with Ctrl-C).\n\n")
 	fmt.Fprintf(&b, "  MCP endpoint   %s\n", info.URL)
-	fmt.Fprintf(&b, "  notes stored   %s\n", info.DataDir)
+	if info.Metrics != "" {
+		fmt.Fprintf(&b, "  metrics        %s\n", info.Metrics)
+	}
+	fmt.Fprintf(&b, "  data dir       %s (the demo's notes; the issuer's keys)\n", info.DataDir)
+	if info.CACert != "" {
+		fmt.Fprintf(&b, "  TLS            certificate signed by the development CA %s\n", info.CACert)
+	}
+	inspectorEnv := ""
+	if info.CACert != "" {
+		inspectorEnv = "NODE_EXTRA_CA_CERTS=" + info.CACert + " "
+	}
 	if info.Issuer == "" {
 		fmt.Fprintf(&b, "  auth           none: every request acts as the local user\n\n")
+		printTrust(&b, info)
 		fmt.Fprintf(&b, "Claude Code:     claude mcp add --transport http gemgate %s\n", info.URL)
-		fmt.Fprintf(&b, "MCP Inspector:   npx @modelcontextprotocol/inspector --cli %s --transport http --method tools/list\n", info.URL)
+		fmt.Fprintf(&b, "MCP Inspector:   %snpx @modelcontextprotocol/inspector --cli %s --transport http --method tools/list\n", inspectorEnv, info.URL)
 		io.WriteString(w, b.String())
 		return
 	}
-	fmt.Fprintf(&b, "  issuer         %s (development only; fresh keys each start)\n", info.Issuer)
+	fmt.Fprintf(&b, "  issuer         %s (development only; keys kept in the data dir)\n", info.Issuer)
 	fmt.Fprintf(&b, "  metadata       %s\n\n", info.Metadata)
+	printTrust(&b, info)
 	for _, cl := range info.Clients {
 		mode := "read-only"
 		for _, s := range cl.Scopes {
@@ -190,11 +270,23 @@ func printDevInfo(w io.Writer, info devInfo) {
 				mode = "read-write"
 			}
 		}
-		fmt.Fprintf(&b, "%s (%s, scopes %s), valid %s:\n  %s\n", cl.User, mode, strings.Join(cl.Scopes, " "), devTokenTTL, info.Tokens[cl.User])
+		fmt.Fprintf(&b, "%s (%s, scopes %s), valid %s, also after a restart:\n  %s\n", cl.User, mode, strings.Join(cl.Scopes, " "), devTokenTTL, info.Tokens[cl.User])
 		fmt.Fprintf(&b, "  client credentials: client_id=%s client_secret=%s\n\n", cl.ID, cl.Secret)
 	}
 	alice := info.Tokens["alice"]
 	fmt.Fprintf(&b, "Claude Code (as alice):\n  claude mcp add --transport http gemgate %s --header \"Authorization: Bearer %s\"\n\n", info.URL, alice)
-	fmt.Fprintf(&b, "MCP Inspector (as alice):\n  npx @modelcontextprotocol/inspector --cli %s --transport http --header \"Authorization: Bearer %s\" --method tools/list\n", info.URL, alice)
+	fmt.Fprintf(&b, "MCP Inspector (as alice):\n  %snpx @modelcontextprotocol/inspector --cli %s --transport http --header \"Authorization: Bearer %s\" --method tools/list\n", inspectorEnv, info.URL, alice)
 	io.WriteString(w, b.String())
+}
+
+// printTrust says how to make common clients trust the development CA, for dev --tls.
+func printTrust(b *strings.Builder, info devInfo) {
+	if info.CACert == "" {
+		return
+	}
+	fmt.Fprintf(b, "Trust the development CA (once per client; it can only vouch for localhost, 127.0.0.1 and ::1):\n")
+	fmt.Fprintf(b, "  curl           curl --cacert %s %s\n", info.CACert, info.URL)
+	fmt.Fprintf(b, "  Node           NODE_EXTRA_CA_CERTS=%s (for npx, the Inspector, Claude Code, the TypeScript SDK)\n", info.CACert)
+	fmt.Fprintf(b, "  Go             add it to tls.Config.RootCAs (x509.CertPool.AppendCertsFromPEM), or on Linux\n")
+	fmt.Fprintf(b, "                 SSL_CERT_FILE=%s (replaces the system roots for that program)\n\n", info.CACert)
 }

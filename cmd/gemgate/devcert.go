@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -15,53 +16,176 @@ import (
 	"time"
 )
 
-// devCertificate writes a self-signed certificate for localhost, 127.0.0.1 and ::1 into dir,
-// unless a valid one is there already, and returns the certificate and key paths. The key is
-// written 0600; the folder's keys are git-ignored.
-func devCertificate(dir string) (certFile, keyFile string, err error) {
-	certFile, keyFile = filepath.Join(dir, "dev-cert.pem"), filepath.Join(dir, "dev-key.pem")
-	if b, err := os.ReadFile(certFile); err == nil {
-		if blk, _ := pem.Decode(b); blk != nil {
-			if c, err := x509.ParseCertificate(blk.Bytes); err == nil && time.Now().Add(24*time.Hour).Before(c.NotAfter) {
-				if _, err := os.Stat(keyFile); err == nil {
-					return certFile, keyFile, nil
-				}
-			}
+// devCerts are the files of `gemgate dev --tls`, in the mkcert pattern: a development CA that
+// clients are told to trust, and a loopback server certificate it signs.
+type devCerts struct {
+	CA, CAKey, Cert, Key string
+}
+
+func devCertPaths(dir string) devCerts {
+	return devCerts{
+		CA:    filepath.Join(dir, "dev-ca.pem"),
+		CAKey: filepath.Join(dir, "dev-ca-key.pem"),
+		Cert:  filepath.Join(dir, "dev-cert.pem"),
+		Key:   filepath.Join(dir, "dev-key.pem"),
+	}
+}
+
+const (
+	devCALifetime   = 5 * 365 * 24 * time.Hour
+	devCertLifetime = 90 * 24 * time.Hour
+)
+
+// devCertificate makes sure dir holds a development CA and a loopback certificate it signed,
+// reusing what is there while valid, and returns the paths. Keys are written 0600. The CA may
+// only sign loopback names (X.509 name constraints), so trusting it cannot vouch for any
+// other site even if its key leaks.
+func devCertificate(dir string) (devCerts, error) {
+	p := devCertPaths(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return p, fmt.Errorf("certificate folder: %w", err)
+	}
+	ca, caKey, err := loadPair(p.CA, p.CAKey, 30*24*time.Hour)
+	if err != nil {
+		if ca, caKey, err = newDevCA(p); err != nil {
+			return p, err
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("certificate folder: %w", err)
+	if leaf, _, err := loadPair(p.Cert, p.Key, 24*time.Hour); err == nil && leaf.CheckSignatureFrom(ca) == nil {
+		return p, nil
 	}
+	return p, newDevLeaf(p, ca, caKey)
+}
+
+// loadPair reads a certificate and its ECDSA key, if the certificate is still valid for at
+// least margin.
+func loadPair(certFile, keyFile string, margin time.Duration) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	cb, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	kb, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	cblk, _ := pem.Decode(cb)
+	kblk, _ := pem.Decode(kb)
+	if cblk == nil || kblk == nil {
+		return nil, nil, errors.New("not PEM")
+	}
+	cert, err := x509.ParseCertificate(cblk.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := x509.ParsePKCS8PrivateKey(kblk.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, ok := k.(*ecdsa.PrivateKey)
+	if !ok || !key.PublicKey.Equal(cert.PublicKey) {
+		return nil, nil, errors.New("key does not match the certificate")
+	}
+	if time.Now().Add(margin).After(cert.NotAfter) {
+		return nil, nil, errors.New("expires soon")
+	}
+	return cert, key, nil
+}
+
+func newDevCA(p devCerts) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return "", "", err
+		return nil, nil, err
 	}
-	serial, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	who := "gemgate dev CA"
+	if host, err := os.Hostname(); err == nil {
+		who += " " + osUser() + "@" + host
+	}
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "gemgate dev (localhost)"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(90 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		SerialNumber:                serial(),
+		Subject:                     pkix.Name{CommonName: who, Organization: []string{"gemgate development CA"}},
+		NotBefore:                   time.Now().Add(-time.Hour),
+		NotAfter:                    time.Now().Add(devCALifetime),
+		KeyUsage:                    x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid:       true,
+		IsCA:                        true,
+		MaxPathLenZero:              true,
+		PermittedDNSDomainsCritical: true,
+		PermittedDNSDomains:         []string{"localhost"},
+		PermittedIPRanges: []*net.IPNet{
+			{IP: net.IPv4(127, 0, 0, 0).To4(), Mask: net.CIDRMask(8, 32)},
+			{IP: net.IPv6loopback, Mask: net.CIDRMask(128, 128)},
+		},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return "", "", err
+		return nil, nil, err
 	}
+	if err := writePair(p.CA, p.CAKey, der, key); err != nil {
+		return nil, nil, err
+	}
+	ca, err := x509.ParseCertificate(der)
+	return ca, key, err
+}
+
+func newDevLeaf(p devCerts, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: "gemgate dev (loopback)"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(devCertLifetime),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	return writePair(p.Cert, p.Key, der, key)
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// writePair writes the key first (0600), then the certificate, each through a temporary
+// file, so a reader never sees a certificate without its key.
+func writePair(certFile, keyFile string, der []byte, key *ecdsa.PrivateKey) error {
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		return "", "", err
+		return err
 	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		return "", "", err
+	if err := writeFileAtomic(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return err
 	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return "", "", err
+	return writeFileAtomic(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+}
+
+func writeFileAtomic(name string, b []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
 	}
-	return certFile, keyFile, nil
+	defer os.Remove(f.Name())
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
 }

@@ -3,6 +3,7 @@
 //	gemgate serve   run the gateway (the default)
 //	gemgate dev     run it on loopback with a built-in issuer and the demo worker
 //	gemgate check   validate the configuration and what serving would need, then exit
+//	gemgate check --health URL   exit 0 when URL answers 200 (container health checks)
 //	gemgate worker demo   the built-in demo MCP server on stdio (what `dev` runs per session)
 //	gemgate version
 package main
@@ -29,8 +30,19 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		// Help and version are answered before a leading flag could route to serve.
+		switch args[0] {
+		case "help", "-h", "-help", "--help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		case "version", "-version", "--version":
+			fmt.Fprintln(stdout, "gemgate", version)
+			return 0
+		}
+		if len(args[0]) > 0 && args[0][0] != '-' {
+			cmd, args = args[0], args[1:]
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -44,10 +56,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return checkCommand(ctx, args, stdout, stderr)
 	case "worker":
 		err = workerCommand(ctx, args)
-	case "version":
-		fmt.Fprintln(stdout, "gemgate", version)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
 	default:
 		fmt.Fprintf(stderr, "gemgate: unknown command %q\n\n%s", cmd, usage)
 		return 2
@@ -65,11 +73,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 const usage = `usage: gemgate <command> [flags]
 
 commands:
-  serve         run the gateway (default); see gemgate serve -h for every setting
-  dev           run on loopback with a development issuer and the demo worker
-  check         validate the configuration and check what serving needs
-  worker demo   the built-in demo MCP server on stdio
-  version       print the version
+  serve               run the gateway (the default when the first argument is a flag)
+  dev                 run on loopback with a development issuer, tokens and the demo worker
+  check               check the configuration and what serving needs (issuer, worker,
+                      TLS files, free ports), then exit: 0 when all is well
+  check --health URL  exit 0 when URL answers 200: a container health check without curl
+  worker demo         the built-in demo MCP server on stdio (what dev runs per session)
+  version             print the version (also --version)
+  help                this text (also -h, --help)
+
+Every setting has three spellings: a flag (--stream-loss-grace), an environment variable
+(GEMGATE_STREAM_LOSS_GRACE) and a config file key (stream_loss_grace). gemgate serve -h lists
+them all; docs/configuration.md explains them.
 `
 
 func workerCommand(ctx context.Context, args []string) error {

@@ -35,9 +35,10 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return configErrors(errs)
 	}
 	log, _ := newLogger(c, stderr)
+	c.logWarnings(log)
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		return err
+		return listenError("listen", c.Listen, err)
 	}
 	srv, err := build(ctx, c, ln, log, nil)
 	if err != nil {
@@ -48,8 +49,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func configErrors(errs []error) error {
+	errs = flattenErrors(errs)
 	var b strings.Builder
-	fmt.Fprintf(&b, "the configuration has %d problem(s):", len(errs))
+	fmt.Fprintf(&b, "the configuration has %s:", problems(len(errs)))
 	for _, e := range errs {
 		for _, line := range strings.Split(e.Error(), "\n") {
 			fmt.Fprintf(&b, "\n  - %s", line)

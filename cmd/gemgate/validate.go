@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gemgate/gemgate/gateway"
@@ -134,7 +135,40 @@ func (c *Config) validate() []error {
 			add("metrics_listen: %q is not host:port or off", c.MetricsListen)
 		}
 	}
-	return errs
+	return flattenErrors(errs)
+}
+
+// flattenErrors spreads joined errors (a validator that reports several problems at once)
+// into one entry per problem, so that counts match the lines printed.
+func flattenErrors(errs []error) []error {
+	var out []error
+	for _, e := range errs {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			out = append(out, flattenErrors(j.Unwrap())...)
+			continue
+		}
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// problems is "1 problem" or "n problems".
+func problems(n int) string {
+	if n == 1 {
+		return "1 problem"
+	}
+	return fmt.Sprintf("%d problems", n)
+}
+
+// listenError explains a failure to listen in terms of the setting that chose the address,
+// so that a busy port says how to pick another.
+func listenError(key, addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s: %s is already in use: stop what listens there, or choose another address with --%s (%s)", key, addr, flagName(key), envName(key))
+	}
+	return fmt.Errorf("%s: cannot listen on %s: %w (change it with --%s or %s)", key, addr, err, flagName(key), envName(key))
 }
 
 func isLoopbackURL(u *url.URL) bool {

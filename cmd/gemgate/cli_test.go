@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+)
+
+// captureStderr runs f with os.Stderr (where the flag package prints -h) going to a pipe,
+// and returns what f wrote there.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	got := make(chan string, 1)
+	go func() { b, _ := io.ReadAll(r); got <- string(b) }()
+	f()
+	os.Stderr = saved
+	w.Close()
+	return <-got
+}
+
+// gemgate -h and --help print the commands, not the serve flags.
+func TestHelpListsTheCommands(t *testing.T) {
+	for _, arg := range []string{"-h", "--help", "-help", "help"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{arg}, &out, &errb); code != 0 {
+			t.Errorf("%s: exit %d, stderr %q", arg, code, errb.String())
+		}
+		for _, want := range []string{"serve", "dev", "check", "check --health URL", "worker demo", "version"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: help lacks %q:\n%s", arg, want, out.String())
+			}
+		}
+		if strings.Contains(out.String()+errb.String(), "-allow-insecure-http") {
+			t.Errorf("%s printed the serve flags:\n%s", arg, out.String())
+		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	for _, arg := range []string{"version", "--version", "-version"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{arg}, &out, &errb); code != 0 || out.String() != "gemgate "+version+"\n" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, out.String(), errb.String())
+		}
+	}
+}
+
+// Each command's -h says what the command does before listing the settings; check's names
+// --health.
+func TestCommandHelp(t *testing.T) {
+	for cmd, want := range map[string]string{"serve": "Run the gateway", "dev": "development issuer", "check": "--health URL"} {
+		var code int
+		help := captureStderr(t, func() {
+			var out, errb bytes.Buffer
+			code = run([]string{cmd, "-h"}, &out, &errb)
+		})
+		if code != 0 {
+			t.Errorf("%s -h: exit %d", cmd, code)
+		}
+		if !strings.Contains(help, want) || !strings.Contains(help, "-listen") || !strings.Contains(help, "GEMGATE_") {
+			t.Errorf("%s -h lacks %q, the settings or their environment spelling:\n%s", cmd, want, help)
+		}
+	}
+}
+
+// A validator that reports several problems at once counts as several problems.
+func TestProblemCountMatchesTheList(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"serve", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+		"--idle-timeout", "1m", "--streamless-idle-timeout", "5m", "--max-sessions", "2", "--max-sessions-per-user", "5", "--stream-loss-grace", "-1s"}, &out, &errb)
+	if code == 0 {
+		t.Fatal("want a failing exit status")
+	}
+	listed := strings.Count(errb.String(), "\n  - ")
+	if listed != 3 || !strings.Contains(errb.String(), "has 3 problems:") {
+		t.Errorf("%d problems listed:\n%s", listed, errb.String())
+	}
+}
+
+// A busy port names the setting that moves it, in serve, dev and check.
+func TestBusyPortNamesTheSetting(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() })
+	addr := busy.Addr().String()
+	for _, args := range [][]string{
+		{"serve", "--auth", "none", "--listen", addr, "--metrics-listen", "off"},
+		{"dev", "--listen", addr, "--metrics-listen", "off", "--data-dir", t.TempDir()},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code == 0 || !strings.Contains(errb.String(), "already in use") || !strings.Contains(errb.String(), "--listen (GEMGATE_LISTEN)") {
+			t.Errorf("%s: exit %d, stderr:\n%s", args[0], code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	code := checkCommand(context.Background(), []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", addr}, &out, &errb)
+	if code == 0 || !strings.Contains(out.String(), "change metrics_listen (--metrics-listen, GEMGATE_METRICS_LISTEN)") || !strings.Contains(out.String(), "\n1 problem found.") {
+		t.Errorf("check: exit %d:\n%s", code, out.String())
+	}
+}

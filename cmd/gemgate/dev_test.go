@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+)
+
+// runDev runs gemgate dev --json in this process until the test ends, and returns what it
+// printed once ready.
+func runDev(t *testing.T, args ...string) devInfo {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	logs := &syncBuffer{}
+	go func() {
+		err := devCommand(ctx, append([]string{"--json", "--log-level", "warn"}, args...), w, logs)
+		w.CloseWithError(io.EOF)
+		done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		go io.Copy(io.Discard, r)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("dev: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("dev did not stop")
+		}
+	})
+	line := make(chan []byte, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		sc.Scan()
+		line <- sc.Bytes()
+	}()
+	var info devInfo
+	select {
+	case b := <-line:
+		if err := json.Unmarshal(b, &info); err != nil {
+			t.Fatalf("dev printed %q: %v\nlogs:\n%s", b, err, logs)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("dev not ready\nlogs:\n%s", logs)
+	}
+	return info
+}
+
+// freeAddr is a loopback address nothing listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// A token printed by one run of gemgate dev is still accepted after a restart with the same
+// data directory: same issuer URL, same key, same client secrets.
+func TestDevTokensOutliveARestart(t *testing.T) {
+	data := t.TempDir()
+	args := []string{"--listen", freeAddr(t), "--data-dir", data, "--metrics-listen", "off"}
+	var first devInfo
+	t.Run("first start", func(t *testing.T) { first = runDev(t, args...) })
+	second := runDev(t, args...)
+	if first.Issuer == "" || second.Issuer != first.Issuer {
+		t.Fatalf("issuer changed across a restart: %q then %q", first.Issuer, second.Issuer)
+	}
+	if first.Clients[0].Secret != second.Clients[0].Secret {
+		t.Errorf("client secret of %s changed across a restart", first.Clients[0].ID)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := auth.NewVerifier(ctx, auth.Config{Issuer: second.Issuer, Audiences: []string{second.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := v.Verify(ctx, first.Tokens["alice"]); err != nil || p.Subject != "alice" {
+		t.Errorf("alice's token from before the restart: %v %+v", err, p)
+	}
+	if fi, err := os.Stat(filepath.Join(data, devStateDir)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("issuer state folder: %v, want mode 0700", err)
+	}
+}
+
+// dev serves metrics by default (on 127.0.0.1:9464, or a free port when that is taken) and
+// names the URL; the metadata's resource is exactly the URL it prints.
+func TestDevMetricsAndResource(t *testing.T) {
+	// Keep 9464 busy (if something else has it already, it is busy all the same).
+	if ln, err := net.Listen("tcp", devMetricsAddr); err == nil {
+		t.Cleanup(func() { ln.Close() })
+	}
+	info := runDev(t, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
+	if !strings.HasPrefix(info.Metrics, "http://127.0.0.1:") || strings.Contains(info.Metrics, ":9464/") {
+		t.Fatalf("metrics = %q, want a free loopback port", info.Metrics)
+	}
+	resp, err := http.Get(info.Metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("metrics: %s", resp.Status)
+	}
+	var meta struct {
+		Resource string `json:"resource"`
+	}
+	resp, err = http.Get(info.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Resource != info.URL || !strings.HasPrefix(info.URL, "http://127.0.0.1:") {
+		t.Errorf("metadata resource %q, printed URL %q: want the same, spelled 127.0.0.1", meta.Resource, info.URL)
+	}
+}
+
+func TestDevMetricsListenKeepsAChosenAddress(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for in, want := range map[string]string{"off": "off", busy.Addr().String(): busy.Addr().String()} {
+		if got := devMetricsListen(in); got != want {
+			t.Errorf("devMetricsListen(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// dev --tls makes a development CA and a loopback certificate it signs; both are reused,
+// a client trusting only the CA connects, and the CA cannot vouch for any other name.
+func TestDevCertificateIsSignedByADevCA(t *testing.T) {
+	dir := t.TempDir()
+	p, err := devCertificate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{p.CAKey, p.Key} {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, want mode 0600", f, err)
+		}
+	}
+	caPEM, _ := os.ReadFile(p.CA)
+	certPEM, _ := os.ReadFile(p.Cert)
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatal("the CA does not parse")
+	}
+	pair, err := tls.LoadX509KeyPair(p.Cert, p.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := pair.Leaf
+	for _, name := range []string{"127.0.0.1", "localhost", "::1"} {
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: name}); err != nil {
+			t.Errorf("verify for %s: %v", name, err)
+		}
+	}
+	if leaf.IsCA {
+		t.Error("the server certificate is a CA")
+	}
+	ca, _ := x509.ParseCertificate(mustPEM(t, caPEM))
+	if !ca.IsCA || !ca.PermittedDNSDomainsCritical || len(ca.PermittedIPRanges) == 0 {
+		t.Errorf("the CA is not limited to loopback names: %+v", ca.PermittedDNSDomains)
+	}
+
+	again, err := devCertificate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM2, _ := os.ReadFile(again.CA)
+	certPEM2, _ := os.ReadFile(again.Cert)
+	if string(caPEM2) != string(caPEM) || string(certPEM2) != string(certPEM) {
+		t.Error("a second run made new files instead of reusing valid ones")
+	}
+	// A lost server key means a new server certificate from the same CA.
+	os.Remove(p.Key)
+	if _, err := devCertificate(dir); err != nil {
+		t.Fatal(err)
+	}
+	caPEM3, _ := os.ReadFile(p.CA)
+	certPEM3, _ := os.ReadFile(p.Cert)
+	if string(caPEM3) != string(caPEM) || string(certPEM3) == string(certPEM) {
+		t.Error("want the same CA and a new server certificate")
+	}
+}
+
+func mustPEM(t *testing.T, b []byte) []byte {
+	t.Helper()
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		t.Fatal("not PEM")
+	}
+	return blk.Bytes
+}
