@@ -84,24 +84,35 @@ type SignatureError struct{ Err error }
 func (e *SignatureError) Error() string   { return "auth: token signature invalid" }
 func (e *SignatureError) Unwrap() []error { return []error{ErrInvalidToken, e.Err} }
 
-// InvalidIssuerError: iss is not the configured issuer.
-type InvalidIssuerError struct{ Issuer string }
+// InvalidIssuerError: iss is not the configured issuer. Issuer is the token's, Expected
+// the configured one; both are for the log, never for the client.
+type InvalidIssuerError struct{ Issuer, Expected string }
 
 func (e *InvalidIssuerError) Error() string {
 	return fmt.Sprintf("auth: token issuer %q not accepted", clip(e.Issuer))
 }
 func (e *InvalidIssuerError) Unwrap() error { return ErrInvalidToken }
 
-// InvalidAudienceError: aud names none of the configured audiences.
-type InvalidAudienceError struct{ Audience []string }
+// InvalidAudienceError: aud names none of the configured audiences. Expected are the
+// accepted audiences and AuthorizedParty the token's azp (the client it was issued to,
+// where an audience mapper would be added), for the log.
+type InvalidAudienceError struct {
+	Audience        []string
+	Expected        []string
+	AuthorizedParty string
+}
 
 func (e *InvalidAudienceError) Error() string {
 	return fmt.Sprintf("auth: token audience %q not accepted", clip(strings.Join(e.Audience, " ")))
 }
 func (e *InvalidAudienceError) Unwrap() error { return ErrInvalidToken }
 
-// TokenExpiredError: exp has passed (beyond the clock skew).
-type TokenExpiredError struct{ Expiry time.Time }
+// TokenExpiredError: exp has passed (beyond the clock skew). Now and Skew are the
+// verifier's clock and allowance when it decided.
+type TokenExpiredError struct {
+	Expiry, Now time.Time
+	Skew        time.Duration
+}
 
 func (e *TokenExpiredError) Error() string {
 	return "auth: token expired at " + e.Expiry.UTC().Format(time.RFC3339)
@@ -110,8 +121,9 @@ func (e *TokenExpiredError) Unwrap() error { return ErrInvalidToken }
 
 // NotYetValidError: nbf is in the future, or iat is (both beyond the clock skew).
 type NotYetValidError struct {
-	Claim string // "nbf" or "iat"
-	At    time.Time
+	Claim   string // "nbf" or "iat"
+	At, Now time.Time
+	Skew    time.Duration
 }
 
 func (e *NotYetValidError) Error() string {

@@ -108,7 +108,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		key = sha256.Sum256([]byte(raw))
 		if p, live, found := v.cache.get(key, now); found {
 			if !live {
-				return Principal{}, &TokenExpiredError{Expiry: p.Expiry}
+				return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: v.cfg.ClockSkew}
 			}
 			return p.clone(), nil
 		}
@@ -139,5 +139,5 @@ func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (Princ
 	if err := tok.verifySignature(pk); err != nil {
 		return Principal{}, err
 	}
-	return v.checkClaims(ctx, tok.payload, now)
+	return v.checkClaims(tok.payload, now)
 }
