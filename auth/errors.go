@@ -14,6 +14,11 @@ var ErrInvalidToken = errors.New("auth: invalid token")
 // that used another authentication scheme, which RFC 6750 §3.1 treats alike).
 var ErrNoToken = errors.New("auth: no bearer token")
 
+// ErrKeysUnavailable is wrapped by [KeysUnavailableError]: the issuer's signing keys have
+// not been loaded yet, so no token can be judged. It is not [ErrInvalidToken]: the answer
+// is 503 with Retry-After, never 401, or clients would throw away good tokens.
+var ErrKeysUnavailable = errors.New("auth: issuer signing keys not loaded")
+
 // ErrInvalidRequest is wrapped by [BearerToken] failures where the request
 // carried a token in a way gemgate refuses (query string, two headers, empty).
 var ErrInvalidRequest = errors.New("auth: invalid authorization request")
@@ -35,6 +40,7 @@ const (
 	ReasonClaims      = "claims"
 	ReasonScope       = "scope"
 	ReasonInternal    = "internal"
+	ReasonUnavailable = "keys_unavailable"
 )
 
 // MalformedTokenError: the token is not a well-formed compact JWS with a JSON
@@ -77,6 +83,23 @@ func (e *UnknownKeyError) Error() string {
 	return s
 }
 func (e *UnknownKeyError) Unwrap() []error { return []error{ErrInvalidToken, e.Err} }
+
+// KeysUnavailableError: no signing key of the issuer has been loaded since start (the
+// issuer or its JWKS did not answer). Err is the last attempt's error, nil before the
+// first attempt ended.
+type KeysUnavailableError struct {
+	Issuer string
+	Err    error
+}
+
+func (e *KeysUnavailableError) Error() string {
+	s := fmt.Sprintf("auth: signing keys of issuer %q not loaded yet", e.Issuer)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+func (e *KeysUnavailableError) Unwrap() []error { return []error{ErrKeysUnavailable, e.Err} }
 
 // SignatureError: the signature does not verify with the issuer's key.
 type SignatureError struct{ Err error }
@@ -174,6 +197,8 @@ func FailureReason(err error) string {
 		return ReasonMissing
 	case errors.Is(err, ErrInvalidRequest):
 		return ReasonRequest
+	case errors.Is(err, ErrKeysUnavailable):
+		return ReasonUnavailable
 	case errors.As(err, &malformed):
 		return ReasonMalformed
 	case errors.As(err, &alg):

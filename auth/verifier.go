@@ -29,48 +29,54 @@ type Verifier struct {
 
 var _ TokenVerifier = (*Verifier)(nil)
 
-// NewVerifier validates cfg, discovers the issuer's JWKS (unless cfg.JWKSURL
-// or cfg.Keys is set) and loads its keys. It fails when the issuer or its
-// keys cannot be reached, so a misconfigured gateway stops at startup.
+// NewVerifier validates cfg, discovers the issuer's JWKS (unless cfg.JWKSURL or cfg.Keys is
+// set) and loads its keys before it returns. It fails when the issuer or its keys cannot be
+// reached: for `gemgate check` and tests. A server starts with [StartVerifier].
 func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	return newVerifier(ctx, cfg, time.Now)
 }
 
+// StartVerifier validates cfg and returns at once; discovery and the keys are loaded in the
+// background, retried with backoff until they load or ctx ends. Until then Verify and Ready
+// return a [*KeysUnavailableError] (which wraps [ErrKeysUnavailable], not [ErrInvalidToken]):
+// the identity provider being down is no reason for a gateway to stop or to call tokens
+// invalid. Only a config problem is an error.
+func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
+	v, ks, err := prepareVerifier(cfg, time.Now)
+	if err != nil || ks == nil {
+		return v, err
+	}
+	go ks.load(ctx)
+	return v, nil
+}
+
 // newVerifier takes the clock as a test seam.
 func newVerifier(ctx context.Context, cfg Config, now func() time.Time) (*Verifier, error) {
+	v, ks, err := prepareVerifier(cfg, now)
+	if err != nil || ks == nil {
+		return v, err
+	}
+	if err := ks.refresh(ctx, 0); err != nil {
+		return nil, fmt.Errorf("auth: loading signing keys of issuer %q: %w", v.cfg.Issuer, err)
+	}
+	return v, nil
+}
+
+// prepareVerifier builds a verifier and, unless cfg.Keys is set, its remote key set with
+// nothing loaded yet.
+func prepareVerifier(cfg Config, now func() time.Time) (*Verifier, *remoteKeySet, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v := &Verifier{cfg: cfg, keys: cfg.Keys, cache: newTokenCache(cfg.CacheSize), now: now, logger: cfg.Logger}
 	if v.keys != nil {
-		return v, nil
+		return v, nil, nil
 	}
-	jwksURL := cfg.JWKSURL
-	if jwksURL == "" {
-		u, err := discoverJWKSURL(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		jwksURL = u
-	}
-	ks := &remoteKeySet{
-		url:       jwksURL,
-		client:    cfg.HTTPClient,
-		interval:  cfg.KeyRefreshInterval,
-		logger:    cfg.Logger,
-		onRefresh: cfg.OnKeyRefresh,
-		now:       now,
-	}
+	ks := newRemoteKeySet(cfg, now)
 	ks.onWithdraw = v.cache.clear
-	ks.mu.Lock()
-	err := ks.refreshLocked(ctx)
-	ks.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("auth: loading signing keys of issuer %q: %w", cfg.Issuer, err)
-	}
 	v.keys = ks
-	return v, nil
+	return v, ks, nil
 }
 
 // Ready returns nil when signing keys are loaded (for /readyz).
@@ -131,7 +137,9 @@ func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (Princ
 	}
 	pk, err := v.keys.Key(ctx, tok.kid)
 	if err != nil {
-		if errors.Is(err, ErrInvalidToken) {
+		// Not verdicts on the token: this request's context ended, or the issuer's keys
+		// were never loaded.
+		if errors.Is(err, ErrInvalidToken) || errors.Is(err, ErrKeysUnavailable) || ctx.Err() != nil {
 			return Principal{}, err
 		}
 		return Principal{}, &UnknownKeyError{KeyID: tok.kid, Err: err}
