@@ -51,6 +51,10 @@ func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
 	return a
 }
 
+// retryAfterSeconds is the Retry-After of a 503 while the issuer's keys are not loaded:
+// about the background loader's first retries.
+const retryAfterSeconds = "5"
+
 // Middleware authenticates every request:
 //   - no token (or another scheme): 401, challenge without an error code;
 //   - a token presented badly (query string, two headers, empty): 401
@@ -58,7 +62,9 @@ func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
 //     clients (re)start authorization only on 401;
 //   - a token that fails verification: 401 error="invalid_token";
 //   - a valid token missing RequiredScopes: 403 error="insufficient_scope"
-//     with scope = granted ∪ required.
+//     with scope = granted ∪ required;
+//   - a well-formed token while the issuer's signing keys are not loaded yet
+//     (issuer down since start): 503 with Retry-After, no challenge.
 //
 // On success the [Principal] is in the request context.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
@@ -108,6 +114,14 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 		c.Scopes = union(p.Scopes, a.required)
 	case errors.Is(err, ErrInvalidToken):
 		code = "invalid_token"
+	case errors.Is(err, ErrKeysUnavailable), r.Context().Err() != nil:
+		// No verdict on the token: the issuer's keys are not loaded yet (or the request
+		// ended while they were fetched). 401 would make the client drop a good token
+		// and log in again; 503 asks it to come back.
+		a.logger.Debug("auth: request deferred, signing keys not loaded", slog.String("reason", reason))
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the identity provider's signing keys are not loaded yet; retry later")
+		return
 	default:
 		// A verifier fault, not a verdict on the token. The error text of a
 		// foreign verifier might quote the token, so only its reason is logged.
