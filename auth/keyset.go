@@ -262,18 +262,15 @@ const (
 )
 
 // load retries discovery and the JWKS with exponential backoff (and jitter) until a key
-// set is loaded or ctx ends. Later refreshes are driven by lookups, as usual.
+// set is loaded or ctx ends; the caller has made the first attempt. Later refreshes are
+// driven by lookups, as usual.
 func (s *remoteKeySet) load(ctx context.Context) {
 	backoff := loadRetryMin
-	for attempt := 1; ; attempt++ {
+	for attempt := 2; ; attempt++ {
 		last := time.Now()
-		err := s.refresh(ctx, 0)
-		if err == nil || ctx.Err() != nil {
-			return
-		}
 		wait := backoff/2 + rand.N(backoff/2+1)
 		s.logger.Debug("auth: retrying signing keys", slog.String("issuer", s.issuer), slog.Int("attempt", attempt), slog.Duration("in", wait))
-		deadline := time.Now().Add(wait)
+		deadline := last.Add(wait)
 		next := time.NewTimer(wait)
 	waiting:
 		for {
@@ -289,6 +286,9 @@ func (s *remoteKeySet) load(ctx context.Context) {
 					next.Reset(max(time.Until(soon), 0))
 				}
 			}
+		}
+		if err := s.refresh(ctx, 0); err == nil || ctx.Err() != nil {
+			return
 		}
 		backoff = min(2*backoff, loadRetryMax)
 	}

@@ -36,17 +36,21 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	return newVerifier(ctx, cfg, time.Now)
 }
 
-// StartVerifier validates cfg and returns at once; discovery and the keys are loaded in the
-// background, retried with backoff until they load or ctx ends. Until then Verify and Ready
-// return a [*KeysUnavailableError] (which wraps [ErrKeysUnavailable], not [ErrInvalidToken]):
-// the identity provider being down is no reason for a gateway to stop or to call tokens
-// invalid. Only a config problem is an error.
+// StartVerifier validates cfg and makes one attempt at discovery and the keys (bounded by
+// ctx and the fetch timeouts). If that fails it still returns the verifier, and keeps
+// retrying in the background with backoff until the keys load or ctx ends. Until then
+// Verify and Ready return a [*KeysUnavailableError] (which wraps [ErrKeysUnavailable], not
+// [ErrInvalidToken]): an identity provider that is down is no reason for a gateway to stop
+// or to call tokens invalid. Only a config problem is an error; Ready tells whether the
+// keys are in.
 func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	v, ks, err := prepareVerifier(cfg, time.Now)
 	if err != nil || ks == nil {
 		return v, err
 	}
-	go ks.load(ctx)
+	if err := ks.refresh(ctx, 0); err != nil && ctx.Err() == nil {
+		go ks.load(ctx)
+	}
 	return v, nil
 }
 

@@ -185,7 +185,7 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	if g.opts.Ready != nil {
 		if err := g.opts.Ready(ctx); err != nil {
 			g.log.Warn("not ready", "error", err)
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 	}

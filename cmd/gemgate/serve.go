@@ -125,7 +125,10 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		opts.Authenticate = auth.Anonymous(p)
 		log.Warn("authentication is off (auth=none): every request acts as the local user", "user", p.User)
 	case "oidc":
-		verifier, err = auth.NewVerifier(ctx, auth.Config{
+		// The issuer may be down at start (compose and Kubernetes start things in any
+		// order): gemgate serves anyway, answers 503 to tokens and is not ready until the
+		// keys load, retried in the background for as long as ctx lives.
+		verifier, err = auth.StartVerifier(ctx, auth.Config{
 			Issuer:             c.Issuer,
 			JWKSURL:            c.JWKSURL,
 			Audiences:          append([]string{s.publicURL}, c.Audiences...),
@@ -136,6 +139,9 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		})
 		if err != nil {
 			return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
+		}
+		if err := verifier.Ready(ctx); err != nil {
+			log.Warn("issuer unreachable at start; serving anyway (503 for tokens, /readyz not ready) and retrying in the background", "issuer", c.Issuer, "error", err)
 		}
 		metaURL := auth.MetadataURL(s.publicURL)
 		authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
@@ -170,11 +176,14 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	opts.Ready = func(ctx context.Context) error {
 		if verifier != nil {
 			if err := verifier.Ready(ctx); err != nil {
-				return err
+				// /readyz shows this text: it says why, without the issuer's internal
+				// errors (every failed fetch logs those).
+				return errors.New("issuer unreachable: its signing keys are not loaded yet")
 			}
 		}
 		if _, err := exec.LookPath(launcher.Command[0]); err != nil {
-			return fmt.Errorf("worker command: %w", err)
+			log.Warn("worker command not found", "command", launcher.Command[0], "error", err)
+			return errors.New("worker command not found")
 		}
 		return nil
 	}
