@@ -133,12 +133,21 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	return p.clone(), nil
 }
 
-// verify is the full check, without the cache.
+// verify is the full check, without the cache. A refusal of a well-formed JWS carries the
+// token's facts for the log (see [RefusalLogAttrs]).
 func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (Principal, error) {
 	tok, err := parseJWS(raw)
 	if err != nil {
 		return Principal{}, err
 	}
+	p, err := v.verifyParsed(ctx, tok, now)
+	if err != nil && errors.Is(err, ErrInvalidToken) {
+		return Principal{}, v.withFacts(tok, err)
+	}
+	return p, err
+}
+
+func (v *Verifier) verifyParsed(ctx context.Context, tok *parsedJWS, now time.Time) (Principal, error) {
 	pk, err := v.keys.Key(ctx, tok.kid)
 	if err != nil {
 		// Not verdicts on the token: this request's context ended, or the issuer's keys

@@ -150,9 +150,11 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 			RequiredScopes:      pol.RequiredScopes(),
 			ChallengeScopes:     pol.ScopesSupported(),
 			Logger:              log,
-			OnFailure: func(r *http.Request, reason string) {
-				metrics.AuthFailed(reason)
-				log.Info("request refused by authentication", "reason", reason, "client", gateway.ClientIP(r.Context()).String())
+			// The authenticator logs each refusal (why, expected against received);
+			// gemgate adds the client address and counts it.
+			OnFailure: func(_ *http.Request, reason string) { metrics.AuthFailed(reason) },
+			RequestLogAttrs: func(r *http.Request) []slog.Attr {
+				return []slog.Attr{slog.String("client", gateway.ClientIP(r.Context()).String())}
 			},
 		})
 		opts.Authenticate = authn.Middleware
