@@ -156,7 +156,7 @@ func refusalHint(err error) string {
 	case errors.As(err, &iss):
 		return issuerHint(iss.Issuer, iss.Expected)
 	case errors.As(err, &aud):
-		h := fmt.Sprintf("the token's aud must contain %q (gemgate's public MCP URL, public_url) or one of audiences", firstOr(aud.Expected))
+		h := fmt.Sprintf("the token's aud must contain %q (gemgate's public MCP URL, public_url) or a value of the audiences setting", firstOr(aud.Expected))
 		if aud.AuthorizedParty != "" {
 			h += fmt.Sprintf("; on Keycloak, give client %q an audience mapper (or client scope) that adds it", aud.AuthorizedParty)
 		}
