@@ -178,14 +178,11 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	opts.Ready = func(ctx context.Context) error {
 		if verifier != nil {
 			if err := verifier.Ready(ctx); err != nil {
-				// /readyz shows this text: it says why, without the issuer's internal
-				// errors (every failed fetch logs those).
-				return errors.New("issuer unreachable: its signing keys are not loaded yet")
+				return notReady{"issuer unreachable: its signing keys are not loaded yet", err}
 			}
 		}
 		if _, err := exec.LookPath(launcher.Command[0]); err != nil {
-			log.Warn("worker command not found", "command", launcher.Command[0], "error", err)
-			return errors.New("worker command not found")
+			return notReady{"worker command not found", fmt.Errorf("worker command: %w", err)}
 		}
 		return nil
 	}
@@ -259,6 +256,16 @@ func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error)
 	}
 	return l, nil
 }
+
+// notReady is a readiness failure: /readyz shows reason, the log shows err.
+type notReady struct {
+	reason string
+	err    error
+}
+
+func (n notReady) Error() string        { return n.reason + ": " + n.err.Error() }
+func (n notReady) Unwrap() error        { return n.err }
+func (n notReady) PublicReason() string { return n.reason }
 
 type exchangeAdapter struct{ ex *exchange.Exchanger }
 
