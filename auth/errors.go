@@ -263,6 +263,8 @@ func describe(err error) string {
 		return "required scope missing"
 	case ReasonInternal:
 		return "token could not be verified"
+	case ReasonUnavailable:
+		return "the identity provider's signing keys are not loaded yet"
 	}
 	return "malformed token"
 }

@@ -188,7 +188,9 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 	case firstProblem != nil:
 		e.Verdict = firstProblem
 	default:
-		e.Verdict = &UnknownKeyError{KeyID: tok.kid, Err: errors.New("signature not checked: issuer keys unavailable")}
+		// The claims pass; without the keys the token cannot be judged, and a serving
+		// gemgate would answer 503 until they load.
+		e.Verdict = &KeysUnavailableError{Issuer: cfg.Issuer, Err: keysErr}
 	}
 	return e, nil
 }

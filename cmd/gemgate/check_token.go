@@ -108,12 +108,12 @@ func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) in
 	}
 	fmt.Fprintln(stdout)
 	switch {
+	case errors.Is(verdict, auth.ErrKeysUnavailable):
+		fmt.Fprintln(stdout, "Verdict: cannot tell. The claims pass, but the signature was not checked: the issuer's keys could not be loaded from here.")
+		fmt.Fprintln(stdout, "         A gemgate that cannot load them either answers 503 with Retry-After until it can.")
+		return 1
 	case verdict != nil:
-		status := "401 invalid_token"
-		if errors.Is(verdict, auth.ErrKeysUnavailable) {
-			status = "503, until the issuer's keys load"
-		}
-		fmt.Fprintf(stdout, "Verdict: gemgate would refuse this token (%s: %s).\n", status, auth.Describe(verdict))
+		fmt.Fprintf(stdout, "Verdict: gemgate would refuse this token (401 invalid_token: %s).\n", auth.Describe(verdict))
 		if !ex.SignatureChecked {
 			fmt.Fprintln(stdout, "         The signature was not checked: the issuer's keys could not be loaded from here.")
 		}
