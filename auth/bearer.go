@@ -28,7 +28,8 @@ var (
 // scheme (Basic, ...), and an error wrapping [ErrInvalidRequest] for an
 // access_token query parameter (refused even next to a header: RFC 6750
 // §2.3 is never accepted, MCP forbids it), two Authorization headers or an
-// empty token.
+// empty token. A token that is not in RFC 6750 token syntax is a
+// [*MalformedTokenError] (wrapping [ErrInvalidToken]).
 func BearerToken(r *http.Request) (string, error) {
 	if r.URL != nil && r.URL.Query().Has("access_token") {
 		return "", errTokenInQuery
@@ -53,5 +54,32 @@ func BearerToken(r *http.Request) (string, error) {
 	if token == "" {
 		return "", errEmptyToken
 	}
+	if !isB64Token(token) {
+		// A malformed token, as RFC 6750 §3.1 files it under invalid_token.
+		return "", &MalformedTokenError{Reason: "not in RFC 6750 token syntax"}
+	}
 	return token, nil
+}
+
+// isB64Token reports whether s is RFC 6750 §2.1 token syntax:
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". Anything else (spaces,
+// quotes, control or non-ASCII bytes) is not a bearer token and goes no further: not to
+// the verifier, not to a log.
+func isB64Token(s string) bool {
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			break
+		}
+	}
+	if i == 0 {
+		return false
+	}
+	for ; i < len(s); i++ {
+		if s[i] != '=' {
+			return false
+		}
+	}
+	return true
 }

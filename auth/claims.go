@@ -1,54 +1,74 @@
 package auth
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/lestrrat-go/jwx/v2/jwt"
 )
 
-// checkClaims validates the claims of a token whose signature is verified
-// and builds its principal. Refuse by default: no exp, no sub or no user
-// claim means no principal.
-func (v *Verifier) checkClaims(ctx context.Context, payload []byte, now time.Time) (Principal, error) {
-	tok, err := jwt.ParseInsecure(payload)
+// Registered claim names read by the verifier.
+const (
+	claimIssuer          = "iss"
+	claimAudience        = "aud"
+	claimSubject         = "sub"
+	claimExpiry          = "exp"
+	claimNotBefore       = "nbf"
+	claimIssuedAt        = "iat"
+	claimAuthorizedParty = "azp"
+)
+
+// checkClaims validates the claims of a token whose signature is verified and builds its
+// principal. Refuse by default: no exp, no sub or no user claim means no principal.
+func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error) {
+	cs, err := parseClaimSet(payload)
 	if err != nil {
-		return Principal{}, &MalformedTokenError{Reason: "unparsable claims"}
-	}
-	if tok.Issuer() != v.cfg.Issuer {
-		return Principal{}, &InvalidIssuerError{Issuer: tok.Issuer()}
-	}
-	if !audienceMatches(tok.Audience(), v.cfg.Audiences) {
-		return Principal{}, &InvalidAudienceError{Audience: tok.Audience()}
-	}
-	if err := checkTimes(tok, now, v.cfg.ClockSkew); err != nil {
 		return Principal{}, err
 	}
-	sub := tok.Subject()
+	return v.principal(cs, now)
+}
+
+func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
+	iss, _, err := cs.str(claimIssuer)
+	if err != nil {
+		return Principal{}, err
+	}
+	if iss != v.cfg.Issuer {
+		return Principal{}, &InvalidIssuerError{Issuer: iss, Expected: v.cfg.Issuer}
+	}
+	aud, err := cs.strings(claimAudience, false)
+	if err != nil {
+		return Principal{}, err
+	}
+	if !audienceMatches(aud, v.cfg.Audiences) {
+		azp, _, _ := cs.str(claimAuthorizedParty)
+		return Principal{}, &InvalidAudienceError{Audience: aud, Expected: slices.Clone(v.cfg.Audiences), AuthorizedParty: azp}
+	}
+	exp, err := checkTimes(cs, now, v.cfg.ClockSkew)
+	if err != nil {
+		return Principal{}, err
+	}
+	sub, _, err := cs.str(claimSubject)
+	if err != nil {
+		return Principal{}, err
+	}
 	if sub == "" {
-		return Principal{}, &ClaimError{Claim: jwt.SubjectKey, Reason: "is missing or empty"}
+		return Principal{}, &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}
 	}
-	user, err := stringClaim(tok, v.cfg.UserClaim)
+	user, err := requiredString(cs, v.cfg.UserClaim)
 	if err != nil {
 		return Principal{}, err
 	}
-	scopes, err := tokenScopes(tok)
+	scopes, err := tokenScopes(cs)
 	if err != nil {
 		return Principal{}, err
-	}
-	claims, err := tok.AsMap(ctx)
-	if err != nil {
-		return Principal{}, &MalformedTokenError{Reason: "unreadable claims"}
 	}
 	return Principal{
-		Issuer:  tok.Issuer(),
+		Issuer:  iss,
 		Subject: sub,
 		User:    user,
 		Scopes:  scopes,
-		Expiry:  tok.Expiration(),
-		Claims:  claims,
+		Expiry:  exp,
+		Claims:  cs.values,
 	}, nil
 }
 
@@ -61,45 +81,46 @@ func audienceMatches(aud, accepted []string) bool {
 	return false
 }
 
-// checkTimes requires exp and checks exp, nbf and iat against now with skew.
-func checkTimes(tok jwt.Token, now time.Time, skew time.Duration) error {
-	if _, ok := tok.Get(jwt.ExpirationKey); !ok {
-		return &ClaimError{Claim: jwt.ExpirationKey, Reason: "is missing"}
+// checkTimes requires exp and checks exp, nbf and iat against now with skew. It returns exp.
+func checkTimes(cs *claimSet, now time.Time, skew time.Duration) (time.Time, error) {
+	exp, ok, err := cs.numericDate(claimExpiry)
+	if err != nil {
+		return time.Time{}, err
 	}
-	if exp := tok.Expiration(); !now.Before(exp.Add(skew)) {
-		return &TokenExpiredError{Expiry: exp}
+	if !ok {
+		return time.Time{}, &ClaimError{Claim: claimExpiry, Reason: "is missing"}
 	}
-	if _, ok := tok.Get(jwt.NotBeforeKey); ok {
-		if nbf := tok.NotBefore(); now.Add(skew).Before(nbf) {
-			return &NotYetValidError{Claim: jwt.NotBeforeKey, At: nbf}
+	if !now.Before(exp.Add(skew)) {
+		return time.Time{}, &TokenExpiredError{Expiry: exp, Now: now, Skew: skew}
+	}
+	for _, name := range []string{claimNotBefore, claimIssuedAt} {
+		at, ok, err := cs.numericDate(name)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if ok && now.Add(skew).Before(at) {
+			return time.Time{}, &NotYetValidError{Claim: name, At: at, Now: now, Skew: skew}
 		}
 	}
-	if _, ok := tok.Get(jwt.IssuedAtKey); ok {
-		if iat := tok.IssuedAt(); now.Add(skew).Before(iat) {
-			return &NotYetValidError{Claim: jwt.IssuedAtKey, At: iat}
-		}
-	}
-	return nil
+	return exp, nil
 }
 
-func stringClaim(tok jwt.Token, name string) (string, error) {
-	v, ok := tok.Get(name)
-	if !ok {
+func requiredString(cs *claimSet, name string) (string, error) {
+	s, ok, err := cs.str(name)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
 		return "", &ClaimError{Claim: name, Reason: "is missing"}
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", &ClaimError{Claim: name, Reason: "is not a string"}
-	}
-	if s == "" {
+	case s == "":
 		return "", &ClaimError{Claim: name, Reason: "is empty"}
 	}
 	return s, nil
 }
 
-// tokenScopes reads `scope` (space-separated string) and `scp` (array of
-// strings, or a string); a token carrying both grants their union.
-func tokenScopes(tok jwt.Token) ([]string, error) {
+// tokenScopes reads `scope` (space-separated string) and `scp` (array of strings, or a
+// string); a token carrying both grants their union.
+func tokenScopes(cs *claimSet) ([]string, error) {
 	var scopes []string
 	add := func(s ...string) {
 		for _, x := range s {
@@ -108,30 +129,17 @@ func tokenScopes(tok jwt.Token) ([]string, error) {
 			}
 		}
 	}
-	if v, ok := tok.Get("scope"); ok {
-		s, ok := v.(string)
-		if !ok {
-			return nil, &ClaimError{Claim: "scope", Reason: "is not a string"}
+	if cs.has("scope") {
+		s, _, err := cs.str("scope")
+		if err != nil {
+			return nil, err
 		}
 		add(strings.Fields(s)...)
 	}
-	if v, ok := tok.Get("scp"); ok {
-		switch s := v.(type) {
-		case string:
-			add(strings.Fields(s)...)
-		case []string:
-			add(s...)
-		case []any:
-			for _, x := range s {
-				str, ok := x.(string)
-				if !ok {
-					return nil, &ClaimError{Claim: "scp", Reason: "is not an array of strings"}
-				}
-				add(str)
-			}
-		default:
-			return nil, &ClaimError{Claim: "scp", Reason: "is not an array of strings"}
-		}
+	scp, err := cs.strings("scp", true)
+	if err != nil {
+		return nil, &ClaimError{Claim: "scp", Reason: "is not an array of strings"}
 	}
+	add(scp...)
 	return scopes, nil
 }

@@ -22,8 +22,8 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Pr
 }
 
 // discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration.
-func discoverJWKSURL(ctx context.Context, cfg Config) (string, error) {
-	provider, err := discover(ctx, cfg.HTTPClient, cfg.Issuer)
+func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string) (string, error) {
+	provider, err := discover(ctx, client, issuer)
 	if err != nil {
 		return "", err
 	}
@@ -31,10 +31,10 @@ func discoverJWKSURL(ctx context.Context, cfg Config) (string, error) {
 		JWKSURI string `json:"jwks_uri"`
 	}
 	if err := provider.Claims(&doc); err != nil {
-		return "", fmt.Errorf("auth: discovery for issuer %q: %w", cfg.Issuer, err)
+		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, err)
 	}
 	if doc.JWKSURI == "" {
-		return "", fmt.Errorf("auth: discovery for issuer %q: %w", cfg.Issuer, errors.New("no jwks_uri"))
+		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no jwks_uri"))
 	}
 	return doc.JWKSURI, nil
 }

@@ -14,6 +14,11 @@ var ErrInvalidToken = errors.New("auth: invalid token")
 // that used another authentication scheme, which RFC 6750 §3.1 treats alike).
 var ErrNoToken = errors.New("auth: no bearer token")
 
+// ErrKeysUnavailable is wrapped by [KeysUnavailableError]: the issuer's signing keys have
+// not been loaded yet, so no token can be judged. It is not [ErrInvalidToken]: the answer
+// is 503 with Retry-After, never 401, or clients would throw away good tokens.
+var ErrKeysUnavailable = errors.New("auth: issuer signing keys not loaded")
+
 // ErrInvalidRequest is wrapped by [BearerToken] failures where the request
 // carried a token in a way gemgate refuses (query string, two headers, empty).
 var ErrInvalidRequest = errors.New("auth: invalid authorization request")
@@ -35,6 +40,7 @@ const (
 	ReasonClaims      = "claims"
 	ReasonScope       = "scope"
 	ReasonInternal    = "internal"
+	ReasonUnavailable = "keys_unavailable"
 )
 
 // MalformedTokenError: the token is not a well-formed compact JWS with a JSON
@@ -78,30 +84,58 @@ func (e *UnknownKeyError) Error() string {
 }
 func (e *UnknownKeyError) Unwrap() []error { return []error{ErrInvalidToken, e.Err} }
 
+// KeysUnavailableError: no signing key of the issuer has been loaded since start (the
+// issuer or its JWKS did not answer). Err is the last attempt's error, nil before the
+// first attempt ended.
+type KeysUnavailableError struct {
+	Issuer string
+	Err    error
+}
+
+func (e *KeysUnavailableError) Error() string {
+	s := fmt.Sprintf("auth: signing keys of issuer %q not loaded yet", e.Issuer)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+func (e *KeysUnavailableError) Unwrap() []error { return []error{ErrKeysUnavailable, e.Err} }
+
 // SignatureError: the signature does not verify with the issuer's key.
 type SignatureError struct{ Err error }
 
 func (e *SignatureError) Error() string   { return "auth: token signature invalid" }
 func (e *SignatureError) Unwrap() []error { return []error{ErrInvalidToken, e.Err} }
 
-// InvalidIssuerError: iss is not the configured issuer.
-type InvalidIssuerError struct{ Issuer string }
+// InvalidIssuerError: iss is not the configured issuer. Issuer is the token's, Expected
+// the configured one; both are for the log, never for the client.
+type InvalidIssuerError struct{ Issuer, Expected string }
 
 func (e *InvalidIssuerError) Error() string {
 	return fmt.Sprintf("auth: token issuer %q not accepted", clip(e.Issuer))
 }
 func (e *InvalidIssuerError) Unwrap() error { return ErrInvalidToken }
 
-// InvalidAudienceError: aud names none of the configured audiences.
-type InvalidAudienceError struct{ Audience []string }
+// InvalidAudienceError: aud names none of the configured audiences. Expected are the
+// accepted audiences and AuthorizedParty the token's azp (the client it was issued to,
+// where an audience mapper would be added), for the log.
+type InvalidAudienceError struct {
+	Audience        []string
+	Expected        []string
+	AuthorizedParty string
+}
 
 func (e *InvalidAudienceError) Error() string {
 	return fmt.Sprintf("auth: token audience %q not accepted", clip(strings.Join(e.Audience, " ")))
 }
 func (e *InvalidAudienceError) Unwrap() error { return ErrInvalidToken }
 
-// TokenExpiredError: exp has passed (beyond the clock skew).
-type TokenExpiredError struct{ Expiry time.Time }
+// TokenExpiredError: exp has passed (beyond the clock skew). Now and Skew are the
+// verifier's clock and allowance when it decided.
+type TokenExpiredError struct {
+	Expiry, Now time.Time
+	Skew        time.Duration
+}
 
 func (e *TokenExpiredError) Error() string {
 	return "auth: token expired at " + e.Expiry.UTC().Format(time.RFC3339)
@@ -110,8 +144,9 @@ func (e *TokenExpiredError) Unwrap() error { return ErrInvalidToken }
 
 // NotYetValidError: nbf is in the future, or iat is (both beyond the clock skew).
 type NotYetValidError struct {
-	Claim string // "nbf" or "iat"
-	At    time.Time
+	Claim   string // "nbf" or "iat"
+	At, Now time.Time
+	Skew    time.Duration
 }
 
 func (e *NotYetValidError) Error() string {
@@ -162,6 +197,8 @@ func FailureReason(err error) string {
 		return ReasonMissing
 	case errors.Is(err, ErrInvalidRequest):
 		return ReasonRequest
+	case errors.Is(err, ErrKeysUnavailable):
+		return ReasonUnavailable
 	case errors.As(err, &malformed):
 		return ReasonMalformed
 	case errors.As(err, &alg):
@@ -226,6 +263,8 @@ func describe(err error) string {
 		return "required scope missing"
 	case ReasonInternal:
 		return "token could not be verified"
+	case ReasonUnavailable:
+		return "the identity provider's signing keys are not loaded yet"
 	}
 	return "malformed token"
 }

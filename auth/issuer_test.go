@@ -86,6 +86,10 @@ func newTestIssuer(t testing.TB, published ...signingKey) *testIssuer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
 		iss.discoveries.Add(1)
+		if !iss.discoveryOK.Load() {
+			http.Error(w, "starting up", http.StatusServiceUnavailable)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"issuer":                 iss.srv.URL,

@@ -23,9 +23,12 @@ var acceptedAlgorithms = map[jwa.SignatureAlgorithm]bool{
 }
 
 // forbiddenHeaders name keys or semantics chosen by the token itself; any of
-// them present means the token is refused before a key is looked up.
+// them present means the token is refused before a key is looked up. cty says the
+// payload is itself a JWT (a nested token): gemgate's claims are the signed payload
+// and nothing inside it, so a token announcing nesting is refused outright.
 var forbiddenHeaders = []string{
 	jws.JWKKey, jws.JWKSetURLKey, jws.X509URLKey, jws.X509CertChainKey, jws.CriticalKey, "b64",
+	jws.ContentTypeKey,
 }
 
 // parsedJWS is a compact JWS whose header passed the checks above.

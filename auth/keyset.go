@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
+	"golang.org/x/sync/singleflight"
 )
 
 // KeySet finds the issuer's public signing key named by a token.
@@ -65,56 +67,71 @@ func (t *keyTable) lookup(kid string) (PublicKey, bool) {
 	return k, ok
 }
 
-// remoteKeySet serves keys from a JWKS URL. Lookups read an atomic snapshot;
-// fetches are serialised by mu, and an unknown kid triggers at most one fetch
-// per interval however many requests ask at once.
+// remoteKeySet serves keys from the issuer's JWKS. Lookups read an atomic snapshot.
+// Fetches go through a singleflight group: however many requests ask at once, one fetch
+// runs, and each waiting request gives up with its own context; no lock is held while the
+// network is waited on. A fetch happens at most once per interval for unknown kids.
 type remoteKeySet struct {
-	url       string
+	issuer    string
 	client    *http.Client
 	interval  time.Duration
 	logger    *slog.Logger
 	onRefresh func(error)
 	now       func() time.Time
 
-	keys atomic.Pointer[keyTable]
+	keys     atomic.Pointer[keyTable]
+	flight   singleflight.Group
+	fetching atomic.Bool   // a fetch is on the network now
+	wake     chan struct{} // nudges the background loader (cap 1)
 
-	mu          sync.Mutex
-	lastAttempt time.Time // guarded by mu; zero before the first fetch
-	lastErr     error     // guarded by mu; the error of the last fetch, nil when it worked
+	mu          sync.Mutex // guards the fields below; never held across network I/O
+	url         string     // the JWKS URL; "" until discovery worked
+	lastAttempt time.Time  // zero before the first fetch
+	lastErr     error      // the error of the last fetch, nil when it worked
 
 	// onWithdraw is called after a refresh that dropped a key the previous set had, so
 	// that tokens verified with it stop being accepted from the cache.
 	onWithdraw func()
 }
 
+func newRemoteKeySet(cfg Config, now func() time.Time) *remoteKeySet {
+	return &remoteKeySet{
+		issuer:    cfg.Issuer,
+		url:       cfg.JWKSURL,
+		client:    cfg.HTTPClient,
+		interval:  cfg.KeyRefreshInterval,
+		logger:    cfg.Logger,
+		onRefresh: cfg.OnKeyRefresh,
+		now:       now,
+		wake:      make(chan struct{}, 1),
+	}
+}
+
 func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 	t := s.keys.Load()
+	if t == nil {
+		// Never loaded: the background loader owns the retries; no request waits on an
+		// issuer that has not answered yet.
+		s.nudge()
+		return PublicKey{}, s.unavailable()
+	}
 	if k, ok := t.lookup(kid); ok {
-		if s.now().Sub(t.fetched) > keyMaxAge && s.mu.TryLock() {
-			// Refreshing a stale set is best effort: on failure the key in hand
-			// stays usable; a new set without it withdraws it.
-			if s.now().Sub(s.lastAttempt) >= s.interval {
-				_ = s.refreshLocked(ctx)
-			}
-			s.mu.Unlock()
-			if k2, ok := s.keys.Load().lookup(kid); ok {
-				return k2, nil
-			}
-			return PublicKey{}, errNoSuchKey
+		if s.now().Sub(t.fetched) <= keyMaxAge || s.fetching.Load() {
+			return k, nil
 		}
-		return k, nil
-	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Another request may have fetched while this one waited.
-	if k, ok := s.keys.Load().lookup(kid); ok {
-		return k, nil
-	}
-	if !s.lastAttempt.IsZero() && s.now().Sub(s.lastAttempt) < s.interval {
+		// A stale set is refreshed by the request that finds it so, so keys the issuer
+		// withdrew stop verifying. Best effort: on failure (or when this request's
+		// context ends first) the key in hand stays usable; a new set without it
+		// withdraws it.
+		if err := s.refresh(ctx, s.interval); err != nil {
+			return k, nil
+		}
+		if k2, ok := s.keys.Load().lookup(kid); ok {
+			return k2, nil
+		}
 		return PublicKey{}, errNoSuchKey
 	}
-	if err := s.refreshLocked(ctx); err != nil {
+	if err := s.refresh(ctx, s.interval); err != nil {
 		return PublicKey{}, err
 	}
 	if k, ok := s.keys.Load().lookup(kid); ok {
@@ -123,52 +140,58 @@ func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 	return PublicKey{}, errNoSuchKey
 }
 
-// Ready reports whether keys are loaded, trying a (rate-limited) fetch if not.
-func (s *remoteKeySet) Ready(ctx context.Context) error {
-	if t := s.keys.Load(); t != nil && len(t.byID) > 0 {
-		return nil
+// refresh fetches the JWKS unless the last attempt is younger than gap, joining a fetch
+// already under way. It waits for the outcome only as long as ctx lets it; the fetch
+// itself, serving every waiter, runs to its own timeout.
+func (s *remoteKeySet) refresh(ctx context.Context, gap time.Duration) error {
+	ch := s.flight.DoChan("jwks", func() (any, error) { return nil, s.fetchIfDue(gap) })
+	select {
+	case r := <-ch:
+		return r.Err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
+}
+
+// fetchIfDue runs inside the singleflight group. Not due, it answers with the last
+// fetch's outcome.
+func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t := s.keys.Load(); t != nil && len(t.byID) > 0 {
-		return nil
+	if !s.lastAttempt.IsZero() && s.now().Sub(s.lastAttempt) < gap {
+		err := s.lastErr
+		s.mu.Unlock()
+		return err
 	}
-	if !s.lastAttempt.IsZero() && s.now().Sub(s.lastAttempt) < s.interval {
-		return errors.New("auth: no signing keys loaded")
-	}
-	return s.refreshLocked(ctx)
-}
-
-// Health reports whether the issuer's keys can be fetched now: nil when the last fetch
-// worked. When that fetch is older than healthInterval it fetches again first (so a
-// readiness probe notices an issuer that went away within seconds), unless another fetch is
-// under way. Cached keys stay in use either way.
-func (s *remoteKeySet) Health(ctx context.Context) error {
-	if !s.mu.TryLock() {
-		return nil // a fetch is under way; its outcome is the next answer
-	}
-	defer s.mu.Unlock()
-	if s.now().Sub(s.lastAttempt) >= min(s.interval, healthInterval) {
-		_ = s.refreshLocked(ctx)
-	}
-	return s.lastErr
-}
-
-// refreshLocked fetches the JWKS; on failure the previous keys stay in use.
-// The caller holds s.mu.
-func (s *remoteKeySet) refreshLocked(ctx context.Context) error {
 	s.lastAttempt = s.now()
-	// The fetch serves every waiting request, so the caller's cancellation
-	// must not cut it short.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
+	url := s.url
+	s.mu.Unlock()
+
+	s.fetching.Store(true)
+	defer s.fetching.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*fetchTimeout)
 	defer cancel()
-	table, err := s.fetch(ctx)
+	var err error
+	if url == "" {
+		if url, err = discoverJWKSURL(ctx, s.client, s.issuer); err == nil {
+			s.mu.Lock()
+			s.url = url
+			s.mu.Unlock()
+		}
+	}
+	var table *keyTable
+	if err == nil {
+		fctx, fcancel := context.WithTimeout(ctx, fetchTimeout)
+		table, err = s.fetch(fctx, url)
+		fcancel()
+	}
 	if s.onRefresh != nil {
 		s.onRefresh(err)
 	}
+	s.mu.Lock()
 	s.lastErr = err
+	s.mu.Unlock()
 	if err != nil {
-		s.logger.Warn("auth: fetching signing keys failed", slog.String("jwks_url", s.url), slog.Any("error", err))
+		s.logger.Warn("auth: fetching signing keys failed", slog.String("issuer", s.issuer), slog.String("jwks_url", url), slog.Any("error", err))
 		return err
 	}
 	table.fetched = s.now()
@@ -181,12 +204,98 @@ func (s *remoteKeySet) refreshLocked(ctx context.Context) error {
 			}
 		}
 	}
-	s.logger.Debug("auth: signing keys loaded", slog.String("jwks_url", s.url), slog.Int("keys", len(table.byID)))
+	level := slog.LevelDebug
+	if old == nil {
+		level = slog.LevelInfo
+	}
+	s.logger.Log(ctx, level, "auth: signing keys loaded", slog.String("issuer", s.issuer), slog.String("jwks_url", url), slog.Int("keys", len(table.byID)))
 	return nil
 }
 
-func (s *remoteKeySet) fetch(ctx context.Context) (*keyTable, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+// unavailable is the error for a lookup before any key set was loaded.
+func (s *remoteKeySet) unavailable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &KeysUnavailableError{Issuer: s.issuer, Err: s.lastErr}
+}
+
+// nudge asks the background loader to try again soon (it keeps a minimum gap).
+func (s *remoteKeySet) nudge() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Ready reports whether keys are loaded. Before they are, it nudges the background
+// loader and returns a *KeysUnavailableError.
+func (s *remoteKeySet) Ready(ctx context.Context) error {
+	if t := s.keys.Load(); t != nil && len(t.byID) > 0 {
+		return nil
+	}
+	s.nudge()
+	return s.unavailable()
+}
+
+// Health reports whether the issuer's keys can be fetched now: nil when the last fetch
+// worked. When that fetch is older than healthInterval it fetches again first (so a
+// readiness probe notices an issuer that went away within seconds), unless a fetch is
+// under way, whose outcome is then the next answer. Cached keys stay in use either way.
+func (s *remoteKeySet) Health(ctx context.Context) error {
+	if !s.fetching.Load() {
+		if err := s.refresh(ctx, min(s.interval, healthInterval)); err == nil || ctx.Err() == nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+// Backoff of the background loader while no key set has been loaded.
+const (
+	loadRetryMin = 500 * time.Millisecond
+	loadRetryMax = 30 * time.Second
+	// loadNudgeGap: a nudge (readiness probe, request) retries at once, but not more
+	// often than this.
+	loadNudgeGap = time.Second
+)
+
+// load retries discovery and the JWKS with exponential backoff (and jitter) until a key
+// set is loaded or ctx ends; the caller has made the first attempt. Later refreshes are
+// driven by lookups, as usual.
+func (s *remoteKeySet) load(ctx context.Context) {
+	backoff := loadRetryMin
+	for attempt := 2; ; attempt++ {
+		last := time.Now()
+		wait := backoff/2 + rand.N(backoff/2+1)
+		s.logger.Debug("auth: retrying signing keys", slog.String("issuer", s.issuer), slog.Int("attempt", attempt), slog.Duration("in", wait))
+		deadline := last.Add(wait)
+		next := time.NewTimer(wait)
+	waiting:
+		for {
+			select {
+			case <-ctx.Done():
+				next.Stop()
+				return
+			case <-next.C:
+				break waiting
+			case <-s.wake:
+				if soon := last.Add(loadNudgeGap); soon.Before(deadline) {
+					deadline = soon
+					next.Reset(max(time.Until(soon), 0))
+				}
+			}
+		}
+		if err := s.refresh(ctx, 0); err == nil || ctx.Err() != nil {
+			return
+		}
+		backoff = min(2*backoff, loadRetryMax)
+	}
+}
+
+func (s *remoteKeySet) fetch(ctx context.Context, url string) (*keyTable, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("auth: jwks request: %w", err)
 	}

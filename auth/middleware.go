@@ -18,8 +18,11 @@ type AuthenticatorOptions struct {
 	// Clients request exactly these, so naming the write scope here lets an entitled user
 	// come back read-write at the first attempt; the issuer decides who really gets it.
 	ChallengeScopes []string
-	OnFailure       func(r *http.Request, reason string) // metrics/log hook; reason from FailureReason
-	Logger          *slog.Logger                         // nil = discard
+	OnFailure       func(r *http.Request, reason string) // metrics hook; reason from FailureReason
+	// RequestLogAttrs adds attributes of the request (client address, request id) to the
+	// refusal log line; nil adds none.
+	RequestLogAttrs func(r *http.Request) []slog.Attr
+	Logger          *slog.Logger // nil = discard
 }
 
 // Authenticator turns token verification into RFC 6750 answers.
@@ -29,6 +32,7 @@ type Authenticator struct {
 	required []string
 	ask      []string
 	onFail   func(*http.Request, string)
+	reqAttrs func(*http.Request) []slog.Attr
 	logger   *slog.Logger
 }
 
@@ -40,6 +44,7 @@ func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
 		required: slices.Clone(o.RequiredScopes),
 		ask:      slices.Clone(o.ChallengeScopes),
 		onFail:   o.OnFailure,
+		reqAttrs: o.RequestLogAttrs,
 		logger:   o.Logger,
 	}
 	if len(a.ask) == 0 {
@@ -51,6 +56,10 @@ func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
 	return a
 }
 
+// retryAfterSeconds is the Retry-After of a 503 while the issuer's keys are not loaded:
+// about the background loader's first retries.
+const retryAfterSeconds = "5"
+
 // Middleware authenticates every request:
 //   - no token (or another scheme): 401, challenge without an error code;
 //   - a token presented badly (query string, two headers, empty): 401
@@ -58,7 +67,9 @@ func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
 //     clients (re)start authorization only on 401;
 //   - a token that fails verification: 401 error="invalid_token";
 //   - a valid token missing RequiredScopes: 403 error="insufficient_scope"
-//     with scope = granted ∪ required.
+//     with scope = granted ∪ required;
+//   - a well-formed token while the issuer's signing keys are not loaded yet
+//     (issuer down since start): 503 with Retry-After, no challenge.
 //
 // On success the [Principal] is in the request context.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
@@ -108,6 +119,14 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 		c.Scopes = union(p.Scopes, a.required)
 	case errors.Is(err, ErrInvalidToken):
 		code = "invalid_token"
+	case errors.Is(err, ErrKeysUnavailable), r.Context().Err() != nil:
+		// No verdict on the token: the issuer's keys are not loaded yet (or the request
+		// ended while they were fetched). 401 would make the client drop a good token
+		// and log in again; 503 asks it to come back.
+		a.logger.Debug("auth: request deferred, signing keys not loaded", slog.String("reason", reason))
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the identity provider's signing keys are not loaded yet; retry later")
+		return
 	default:
 		// A verifier fault, not a verdict on the token. The error text of a
 		// foreign verifier might quote the token, so only its reason is logged.
@@ -120,9 +139,30 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 		c.Error = code
 		c.Description = desc
 	}
-	a.logger.Debug("auth: request refused", slog.Int("status", status), slog.String("reason", reason))
+	a.logRefusal(r, status, p, err)
 	w.Header().Set("WWW-Authenticate", c.String())
 	writeJSONError(w, status, code, desc)
+}
+
+// logRefusal writes the one log line of a refusal, with what the client is never told:
+// expected against received claims, the kid, the clock skew, a hint. A request with no
+// token is how every OAuth client starts, so it is logged at debug level only.
+func (a *Authenticator) logRefusal(r *http.Request, status int, p Principal, err error) {
+	level := slog.LevelInfo
+	if errors.Is(err, ErrNoToken) {
+		level = slog.LevelDebug
+	}
+	if !a.logger.Enabled(r.Context(), level) {
+		return
+	}
+	attrs := append([]slog.Attr{slog.Int("status", status)}, RefusalLogAttrs(err)...)
+	if status == http.StatusForbidden && p.User != "" {
+		attrs = append(attrs, slog.String("user", p.User), slog.Any("granted_scopes", p.Scopes))
+	}
+	if a.reqAttrs != nil {
+		attrs = append(attrs, a.reqAttrs(r)...)
+	}
+	a.logger.LogAttrs(r.Context(), level, "request refused by authentication", attrs...)
 }
 
 // InsufficientScope sets WWW-Authenticate for a 403 step-up; the caller

@@ -211,7 +211,7 @@ func TestMiddlewareRefusesBadTokens(t *testing.T) {
 		}, "invalid_token", ReasonExpired},
 		{"exp zero", func() *http.Request { return bearerRequest(sign(map[string]any{"exp": 0})) }, "invalid_token", ReasonExpired},
 		{"no exp", func() *http.Request { return bearerRequest(sign(map[string]any{"exp": nil})) }, "invalid_token", ReasonClaims},
-		{"exp not a number", func() *http.Request { return bearerRequest(sign(map[string]any{"exp": "tomorrow"})) }, "invalid_token", ReasonMalformed},
+		{"exp not a number", func() *http.Request { return bearerRequest(sign(map[string]any{"exp": "tomorrow"})) }, "invalid_token", ReasonClaims},
 		{"nbf in the future", func() *http.Request {
 			return bearerRequest(sign(map[string]any{"nbf": now.Add(5 * time.Minute).Unix()}))
 		}, "invalid_token", ReasonNotYetValid},

@@ -29,48 +29,58 @@ type Verifier struct {
 
 var _ TokenVerifier = (*Verifier)(nil)
 
-// NewVerifier validates cfg, discovers the issuer's JWKS (unless cfg.JWKSURL
-// or cfg.Keys is set) and loads its keys. It fails when the issuer or its
-// keys cannot be reached, so a misconfigured gateway stops at startup.
+// NewVerifier validates cfg, discovers the issuer's JWKS (unless cfg.JWKSURL or cfg.Keys is
+// set) and loads its keys before it returns. It fails when the issuer or its keys cannot be
+// reached: for `gemgate check` and tests. A server starts with [StartVerifier].
 func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	return newVerifier(ctx, cfg, time.Now)
 }
 
+// StartVerifier validates cfg and makes one attempt at discovery and the keys (bounded by
+// ctx and the fetch timeouts). If that fails it still returns the verifier, and keeps
+// retrying in the background with backoff until the keys load or ctx ends. Until then
+// Verify and Ready return a [*KeysUnavailableError] (which wraps [ErrKeysUnavailable], not
+// [ErrInvalidToken]): an identity provider that is down is no reason for a gateway to stop
+// or to call tokens invalid. Only a config problem is an error; Ready tells whether the
+// keys are in.
+func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
+	v, ks, err := prepareVerifier(cfg, time.Now)
+	if err != nil || ks == nil {
+		return v, err
+	}
+	if err := ks.refresh(ctx, 0); err != nil && ctx.Err() == nil {
+		go ks.load(ctx)
+	}
+	return v, nil
+}
+
 // newVerifier takes the clock as a test seam.
 func newVerifier(ctx context.Context, cfg Config, now func() time.Time) (*Verifier, error) {
+	v, ks, err := prepareVerifier(cfg, now)
+	if err != nil || ks == nil {
+		return v, err
+	}
+	if err := ks.refresh(ctx, 0); err != nil {
+		return nil, fmt.Errorf("auth: loading signing keys of issuer %q: %w", v.cfg.Issuer, err)
+	}
+	return v, nil
+}
+
+// prepareVerifier builds a verifier and, unless cfg.Keys is set, its remote key set with
+// nothing loaded yet.
+func prepareVerifier(cfg Config, now func() time.Time) (*Verifier, *remoteKeySet, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v := &Verifier{cfg: cfg, keys: cfg.Keys, cache: newTokenCache(cfg.CacheSize), now: now, logger: cfg.Logger}
 	if v.keys != nil {
-		return v, nil
+		return v, nil, nil
 	}
-	jwksURL := cfg.JWKSURL
-	if jwksURL == "" {
-		u, err := discoverJWKSURL(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		jwksURL = u
-	}
-	ks := &remoteKeySet{
-		url:       jwksURL,
-		client:    cfg.HTTPClient,
-		interval:  cfg.KeyRefreshInterval,
-		logger:    cfg.Logger,
-		onRefresh: cfg.OnKeyRefresh,
-		now:       now,
-	}
+	ks := newRemoteKeySet(cfg, now)
 	ks.onWithdraw = v.cache.clear
-	ks.mu.Lock()
-	err := ks.refreshLocked(ctx)
-	ks.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("auth: loading signing keys of issuer %q: %w", cfg.Issuer, err)
-	}
 	v.keys = ks
-	return v, nil
+	return v, ks, nil
 }
 
 // Ready returns nil when signing keys are loaded (for /readyz).
@@ -108,7 +118,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		key = sha256.Sum256([]byte(raw))
 		if p, live, found := v.cache.get(key, now); found {
 			if !live {
-				return Principal{}, &TokenExpiredError{Expiry: p.Expiry}
+				return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: v.cfg.ClockSkew}
 			}
 			return p.clone(), nil
 		}
@@ -123,15 +133,26 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	return p.clone(), nil
 }
 
-// verify is the full check, without the cache.
+// verify is the full check, without the cache. A refusal of a well-formed JWS carries the
+// token's facts for the log (see [RefusalLogAttrs]).
 func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (Principal, error) {
 	tok, err := parseJWS(raw)
 	if err != nil {
 		return Principal{}, err
 	}
+	p, err := v.verifyParsed(ctx, tok, now)
+	if err != nil && errors.Is(err, ErrInvalidToken) {
+		return Principal{}, v.withFacts(tok, err)
+	}
+	return p, err
+}
+
+func (v *Verifier) verifyParsed(ctx context.Context, tok *parsedJWS, now time.Time) (Principal, error) {
 	pk, err := v.keys.Key(ctx, tok.kid)
 	if err != nil {
-		if errors.Is(err, ErrInvalidToken) {
+		// Not verdicts on the token: this request's context ended, or the issuer's keys
+		// were never loaded.
+		if errors.Is(err, ErrInvalidToken) || errors.Is(err, ErrKeysUnavailable) || ctx.Err() != nil {
 			return Principal{}, err
 		}
 		return Principal{}, &UnknownKeyError{KeyID: tok.kid, Err: err}
@@ -139,5 +160,5 @@ func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (Princ
 	if err := tok.verifySignature(pk); err != nil {
 		return Principal{}, err
 	}
-	return v.checkClaims(ctx, tok.payload, now)
+	return v.checkClaims(tok.payload, now)
 }

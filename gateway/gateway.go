@@ -55,7 +55,10 @@ type Options struct {
 	// default), ExpiryRestart or ExpiryEnd.
 	OnTokenExpiry string
 
-	Ready func(context.Context) error // extra readiness check for /readyz (keys loaded, ...)
+	// Ready is an extra readiness check for /readyz (keys loaded, ...). Its error goes to the
+	// log; /readyz shows only "not ready", plus the error's PublicReason() when it has one
+	// (errors.As): a fixed phrase that reveals no configuration.
+	Ready func(context.Context) error
 	// Degraded, if it returns an error, keeps /readyz at 200 but names the problem there:
 	// the gateway still serves (say, with cached keys while the issuer is unreachable), and
 	// taking every replica out of a load balancer for it would turn a blip into an outage.
@@ -185,7 +188,13 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	if g.opts.Ready != nil {
 		if err := g.opts.Ready(ctx); err != nil {
 			g.log.Warn("not ready", "error", err)
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			// Only a reason meant for the public is shown (see Options.Ready).
+			msg := "not ready"
+			var pr interface{ PublicReason() string }
+			if errors.As(err, &pr) {
+				msg += ": " + pr.PublicReason()
+			}
+			http.Error(w, msg, http.StatusServiceUnavailable)
 			return
 		}
 	}

@@ -16,10 +16,16 @@ import (
 )
 
 // checkCommand validates the configuration, then checks live what serving would need, and
-// prints one line per check. It exits 0 only when everything is in order.
+// prints one line per check. It exits 0 only when everything is in order. With --token it
+// explains instead whether that token would be accepted (check_token.go).
 func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 2 && (args[0] == "--health" || args[0] == "-health") {
 		return healthCheck(ctx, args[1], stdout)
+	}
+	token, args, explain, err := tokenFlag(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "gemgate check: %v\n", err)
+		return 2
 	}
 	c, err := load("check", args, false)
 	if errors.Is(err, flag.ErrHelp) {
@@ -28,6 +34,15 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		fmt.Fprintf(stderr, "gemgate check: %v\n", err)
 		return 2
+	}
+	if explain {
+		if token == "-" {
+			if token, err = readTokenFrom(stdin); err != nil {
+				fmt.Fprintf(stderr, "gemgate check: reading the token from stdin: %v\n", err)
+				return 2
+			}
+		}
+		return checkToken(ctx, c, token, stdout)
 	}
 	problemCount := 0
 	ok := func(what string) { fmt.Fprintf(stdout, "OK       %s\n", what) }

@@ -127,7 +127,10 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		opts.Authenticate = auth.Anonymous(p)
 		log.Warn("authentication is off (auth=none): every request acts as the local user", "user", p.User)
 	case "oidc":
-		verifier, err = auth.NewVerifier(ctx, auth.Config{
+		// The issuer may be down at start (compose and Kubernetes start things in any
+		// order): gemgate serves anyway, answers 503 to tokens and is not ready until the
+		// keys load, retried in the background for as long as ctx lives.
+		verifier, err = auth.StartVerifier(ctx, auth.Config{
 			Issuer:             c.Issuer,
 			JWKSURL:            c.JWKSURL,
 			Audiences:          append([]string{s.publicURL}, c.Audiences...),
@@ -139,6 +142,9 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		if err != nil {
 			return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
 		}
+		if err := verifier.Ready(ctx); err != nil {
+			log.Warn("issuer unreachable at start; serving anyway (503 for tokens, /readyz not ready) and retrying in the background", "issuer", c.Issuer, "error", err)
+		}
 		metaURL := auth.MetadataURL(s.publicURL)
 		authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
 			Verifier:            verifier,
@@ -146,9 +152,11 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 			RequiredScopes:      pol.RequiredScopes(),
 			ChallengeScopes:     pol.ScopesSupported(),
 			Logger:              log,
-			OnFailure: func(r *http.Request, reason string) {
-				metrics.AuthFailed(reason)
-				log.Info("request refused by authentication", "reason", reason, "client", gateway.ClientIP(r.Context()).String())
+			// The authenticator logs each refusal (why, expected against received);
+			// gemgate adds the client address and counts it.
+			OnFailure: func(_ *http.Request, reason string) { metrics.AuthFailed(reason) },
+			RequestLogAttrs: func(r *http.Request) []slog.Attr {
+				return []slog.Attr{slog.String("client", gateway.ClientIP(r.Context()).String())}
 			},
 		})
 		opts.Authenticate = authn.Middleware
@@ -172,11 +180,11 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	opts.Ready = func(ctx context.Context) error {
 		if verifier != nil {
 			if err := verifier.Ready(ctx); err != nil {
-				return err
+				return notReady{"issuer unreachable: its signing keys are not loaded yet", err}
 			}
 		}
 		if _, err := exec.LookPath(launcher.Command[0]); err != nil {
-			return fmt.Errorf("worker command: %w", err)
+			return notReady{"worker command not found", fmt.Errorf("worker command: %w", err)}
 		}
 		return nil
 	}
@@ -250,6 +258,16 @@ func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error)
 	}
 	return l, nil
 }
+
+// notReady is a readiness failure: /readyz shows reason, the log shows err.
+type notReady struct {
+	reason string
+	err    error
+}
+
+func (n notReady) Error() string        { return n.reason + ": " + n.err.Error() }
+func (n notReady) Unwrap() error        { return n.err }
+func (n notReady) PublicReason() string { return n.reason }
 
 type exchangeAdapter struct{ ex *exchange.Exchanger }
 

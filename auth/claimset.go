@@ -1,0 +1,195 @@
+package auth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxClaimsDepth bounds the nesting of a claims object (the object itself is depth 1).
+const maxClaimsDepth = 32
+
+// Latest NumericDate accepted: 9999-12-31T23:59:59Z. Beyond it the conversion to
+// time.Time would overflow, and no issuer means it.
+const maxNumericDate = 253402300799
+
+// claimSet is a verified payload read as exactly one JSON object, and nothing else.
+//
+// jwx's jwt.ParseInsecure would also accept a payload that is itself a JWS in JSON
+// serialization and hand back that inner JWS's claims, which nobody signed: the attacker
+// who can get any payload signed picks the user. The claims are therefore read here with
+// encoding/json alone: one object, no trailing data, no duplicate member names at any depth
+// (two readers could each take a different one), valid UTF-8 (encoding/json would quietly
+// replace bad bytes), bounded depth.
+type claimSet struct {
+	raw    map[string]json.RawMessage
+	values map[string]any // the same claims as plain encoding/json values
+}
+
+// parseClaimSet reads payload strictly. Every error is a *MalformedTokenError with a
+// fixed reason.
+func parseClaimSet(payload []byte) (*claimSet, error) {
+	if !utf8.Valid(payload) {
+		return nil, &MalformedTokenError{Reason: "claims are not valid UTF-8"}
+	}
+	if err := checkOneObject(payload); err != nil {
+		return nil, err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &raw); err != nil || raw == nil {
+		return nil, &MalformedTokenError{Reason: "claims are not a JSON object"}
+	}
+	values := make(map[string]any, len(raw))
+	for k, r := range raw {
+		var v any
+		if err := json.Unmarshal(r, &v); err != nil {
+			return nil, &MalformedTokenError{Reason: "unparsable claims"}
+		}
+		values[k] = v
+	}
+	return &claimSet{raw: raw, values: values}, nil
+}
+
+// checkOneObject walks the JSON tokens of payload: exactly one object, no member name
+// twice in any object, at most maxClaimsDepth levels, nothing after it but whitespace.
+func checkOneObject(payload []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	notObject := &MalformedTokenError{Reason: "claims are not one JSON object"}
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return notObject
+	}
+	// One frame per open object or array; names is nil for arrays.
+	type frame struct {
+		names   map[string]bool
+		wantKey bool
+	}
+	stack := []frame{{names: map[string]bool{}, wantKey: true}}
+	for len(stack) > 0 {
+		tok, err := dec.Token()
+		if err != nil {
+			return notObject
+		}
+		top := &stack[len(stack)-1]
+		if top.names != nil && top.wantKey {
+			if tok == json.Delim('}') {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			name, ok := tok.(string)
+			if !ok {
+				return notObject
+			}
+			if top.names[name] {
+				return &MalformedTokenError{Reason: "claims name a member twice"}
+			}
+			top.names[name] = true
+			top.wantKey = false
+			continue
+		}
+		if top.names != nil {
+			top.wantKey = true
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if len(stack) >= maxClaimsDepth {
+				return &MalformedTokenError{Reason: "claims nested too deeply"}
+			}
+			f := frame{}
+			if tok == json.Delim('{') {
+				f = frame{names: map[string]bool{}, wantKey: true}
+			}
+			stack = append(stack, f)
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &MalformedTokenError{Reason: "data after the claims object"}
+	}
+	return nil
+}
+
+// has reports whether the claim is present (null counts as present).
+func (c *claimSet) has(name string) bool {
+	_, ok := c.raw[name]
+	return ok
+}
+
+// str returns a string claim; ok is false when it is absent.
+func (c *claimSet) str(name string) (s string, ok bool, err error) {
+	v, present := c.values[name]
+	if !present {
+		return "", false, nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return "", true, &ClaimError{Claim: name, Reason: "is not a string"}
+	}
+	return s, true, nil
+}
+
+// strings returns a claim that is a string or an array of strings (aud, scp); split
+// turns a lone string into several (space-separated scopes).
+func (c *claimSet) strings(name string, split bool) ([]string, error) {
+	v, present := c.values[name]
+	if !present {
+		return nil, nil
+	}
+	switch x := v.(type) {
+	case string:
+		if split {
+			return strings.Fields(x), nil
+		}
+		return []string{x}, nil
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, &ClaimError{Claim: name, Reason: "is not a string or an array of strings"}
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, &ClaimError{Claim: name, Reason: "is not a string or an array of strings"}
+}
+
+// numericDate reads an RFC 7519 NumericDate: a JSON number of seconds since the epoch,
+// possibly with a fraction. Strings, null, booleans and dates past year 9999 are refused.
+func (c *claimSet) numericDate(name string) (t time.Time, ok bool, err error) {
+	r, present := c.raw[name]
+	if !present {
+		return time.Time{}, false, nil
+	}
+	bad := &ClaimError{Claim: name, Reason: "is not a NumericDate (a JSON number of seconds)"}
+	s := string(bytes.TrimSpace(r))
+	if s == "" || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
+		return time.Time{}, true, bad
+	}
+	if sec, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if sec < 0 || sec > maxNumericDate {
+			return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
+		}
+		return time.Unix(sec, 0), true, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		if errors.Is(err, strconv.ErrRange) {
+			return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
+		}
+		return time.Time{}, true, bad
+	}
+	if f < 0 || f > maxNumericDate {
+		return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9)), true, nil
+}

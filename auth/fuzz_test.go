@@ -1,0 +1,132 @@
+package auth
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// b64token is RFC 6750 §2.1's token syntax.
+var b64token = regexp.MustCompile(`^[A-Za-z0-9\-._~+/]+=*$`)
+
+// FuzzBearerToken: BearerToken never panics, and a token it returns came from the single
+// Authorization header of a request without access_token in its query, after a "Bearer"
+// scheme, in RFC 6750 b64token syntax.
+func FuzzBearerToken(f *testing.F) {
+	f.Add("Bearer abc.def.ghi", "", "", false)
+	f.Add("bearer  abc", "x=1", "", false)
+	f.Add("Basic dXNlcjpwYXNz", "", "", false)
+	f.Add("Bearer abc", "access_token=abc", "", false)
+	f.Add("Bearer abc", "", "Bearer def", true)
+	f.Add("Bearer\ta b", "", "", false)
+	f.Add("Bearer ", "", "", false)
+	f.Add("Bearer abc==", "", "", false)
+	f.Fuzz(func(t *testing.T, header, rawQuery, second string, two bool) {
+		r := &http.Request{Header: http.Header{}, URL: &url.URL{RawQuery: rawQuery}}
+		r.Header.Add("Authorization", header)
+		if two {
+			r.Header.Add("Authorization", second)
+		}
+		tok, err := BearerToken(r)
+		if err != nil {
+			return
+		}
+		if two {
+			t.Fatal("accepted a request with two Authorization headers")
+		}
+		if r.URL.Query().Has("access_token") {
+			t.Fatal("accepted a request with access_token in the query")
+		}
+		if !b64token.MatchString(tok) {
+			t.Fatalf("token %q is not RFC 6750 b64token syntax", tok)
+		}
+		v := strings.TrimSpace(header)
+		scheme, rest, ok := strings.Cut(v, " ")
+		if i := strings.IndexAny(v, " \t"); i >= 0 {
+			scheme, rest, ok = v[:i], v[i+1:], true
+		}
+		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(rest) != tok {
+			t.Fatalf("header %q gave token %q", header, tok)
+		}
+	})
+}
+
+// Fixed configuration for FuzzClaims.
+const (
+	fuzzIssuer   = "https://issuer.example/realms/team"
+	fuzzResource = "https://gw.example.com/mcp"
+)
+
+var fuzzNow = time.Unix(1_700_000_000, 0)
+
+// FuzzClaims: the strict claims reader never panics, and whenever it accepts a payload
+// the principal's fields are what a plain encoding/json decode of that payload says.
+func FuzzClaims(f *testing.F) {
+	good := map[string]any{"iss": fuzzIssuer, "aud": fuzzResource, "sub": "u1", "preferred_username": "alice",
+		"scope": "mcp:use mcp:write", "exp": 1_700_003_600, "iat": 1_700_000_000}
+	b, _ := json.Marshal(good)
+	f.Add(b)
+	f.Add([]byte(`{"iss":"` + fuzzIssuer + `","aud":["x","` + fuzzResource + `"],"sub":"u","preferred_username":"bob","scp":["a","b"],"exp":1700003600.5,"nbf":1699999999}`))
+	f.Add([]byte(`{"payload":"eyJzdWIiOiJtYWxsb3J5In0","signatures":[{"protected":"eyJhbGciOiJSUzI1NiJ9","signature":"c2ln"}]}`))
+	f.Add([]byte(`{"iss":"` + fuzzIssuer + `","sub":"a","sub":"b"}`))
+	f.Add([]byte(`{"exp":"1700003600"}`))
+	f.Add([]byte(`{"a":{"b":[{"c":1}]}} {}`))
+	f.Add([]byte(`{"exp":1e400}`))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		v := &Verifier{cfg: Config{Issuer: fuzzIssuer, Audiences: []string{fuzzResource}, UserClaim: "preferred_username", ClockSkew: DefaultClockSkew}}
+		p, err := v.checkClaims(payload, fuzzNow)
+		if err != nil {
+			return
+		}
+		var plain map[string]any
+		if err := json.Unmarshal(payload, &plain); err != nil {
+			t.Fatalf("accepted a payload encoding/json refuses: %v", err)
+		}
+		if p.Issuer != plain["iss"] || p.Subject != plain["sub"] || p.User != plain["preferred_username"] {
+			t.Fatalf("principal %+v, plain decode iss %v sub %v user %v", p, plain["iss"], plain["sub"], plain["preferred_username"])
+		}
+		exp, ok := plain["exp"].(float64)
+		if !ok {
+			t.Fatalf("accepted exp %v (%T)", plain["exp"], plain["exp"])
+		}
+		if d := p.Expiry.Sub(time.Unix(0, 0)).Seconds() - exp; d > 1e-3 || d < -1e-3 {
+			t.Fatalf("expiry %v, plain exp %v", p.Expiry, exp)
+		}
+		if !p.Expiry.Add(DefaultClockSkew).After(fuzzNow) {
+			t.Fatalf("accepted a token expired at %v", p.Expiry)
+		}
+		var want []string
+		add := func(s string) {
+			if s != "" && !slices.Contains(want, s) {
+				want = append(want, s)
+			}
+		}
+		if s, ok := plain["scope"].(string); ok {
+			for _, x := range strings.Fields(s) {
+				add(x)
+			}
+		}
+		switch s := plain["scp"].(type) {
+		case string:
+			for _, x := range strings.Fields(s) {
+				add(x)
+			}
+		case []any:
+			for _, x := range s {
+				add(x.(string))
+			}
+		}
+		if !slices.Equal(p.Scopes, want) {
+			t.Fatalf("scopes %q, plain decode gives %q", p.Scopes, want)
+		}
+		if !reflect.DeepEqual(p.Claims, plain) {
+			t.Fatalf("claims %v, plain decode %v", p.Claims, plain)
+		}
+	})
+}

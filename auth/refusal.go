@@ -1,0 +1,220 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// tokenFacts are what a refused token said about itself, kept for the log so an operator
+// can tell why it was refused. Never the token, a signature or any encoded part of it:
+// only header parameters and claim values, each clipped.
+type tokenFacts struct {
+	KeyID, Algorithm string
+	Issuer           string
+	Audience         []string
+	AuthorizedParty  string
+	// Unverified: the claims above were read from a payload whose signature did not
+	// verify (unknown key, bad signature): what the token claims, not what is true.
+	Unverified bool
+	HaveClaims bool
+	KnownKeys  []string // the issuer's key ids, when the token's kid was not among them
+}
+
+// refusal wraps a verification failure with the token's facts. It unwraps to the
+// typed error, so errors.As, errors.Is and [FailureReason] see through it, and its text
+// is the typed error's.
+type refusal struct {
+	facts tokenFacts
+	err   error
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+// withFacts wraps err with what tok says about itself.
+func (v *Verifier) withFacts(tok *parsedJWS, err error) error {
+	f := tokenFacts{KeyID: clip(tok.kid), Algorithm: tok.alg.String()}
+	var kidErr *UnknownKeyError
+	var sigErr *SignatureError
+	var algErr *AlgorithmError
+	f.Unverified = errors.As(err, &kidErr) || errors.As(err, &sigErr) || errors.As(err, &algErr)
+	if cs, perr := parseClaimSet(tok.payload); perr == nil {
+		f.HaveClaims = true
+		f.Issuer, _, _ = cs.str(claimIssuer)
+		f.Issuer = clip(f.Issuer)
+		aud, _ := cs.strings(claimAudience, false)
+		for i, a := range aud {
+			if i == 8 {
+				f.Audience = append(f.Audience, "…")
+				break
+			}
+			f.Audience = append(f.Audience, clip(a))
+		}
+		f.AuthorizedParty, _, _ = cs.str(claimAuthorizedParty)
+		f.AuthorizedParty = clip(f.AuthorizedParty)
+	}
+	if kidErr != nil {
+		if ks, ok := v.keys.(interface{ keyIDs() []string }); ok {
+			f.KnownKeys = ks.keyIDs()
+		}
+	}
+	return &refusal{facts: f, err: err}
+}
+
+// RefusalLogAttrs returns, for a token verification failure, log attributes that say why:
+// the reason, the token's kid and alg, the received and expected iss and aud, the azp, the
+// clock skew seen for time claims, and a hint for well-known misconfigurations. They hold
+// claim values and key ids, never the token or its signature. They are for the log only:
+// the HTTP answer carries a fixed phrase.
+func RefusalLogAttrs(err error) []slog.Attr {
+	if err == nil {
+		return nil
+	}
+	attrs := []slog.Attr{slog.String("reason", FailureReason(err))}
+	var r *refusal
+	if errors.As(err, &r) {
+		f := r.facts
+		if f.KeyID != "" {
+			attrs = append(attrs, slog.String("kid", f.KeyID))
+		}
+		attrs = append(attrs, slog.String("alg", f.Algorithm))
+		if f.HaveClaims {
+			attrs = append(attrs, slog.String("iss", f.Issuer), slog.Any("aud", f.Audience))
+			if f.AuthorizedParty != "" {
+				attrs = append(attrs, slog.String("azp", f.AuthorizedParty))
+			}
+			if f.Unverified {
+				attrs = append(attrs, slog.Bool("claims_unverified", true))
+			}
+		}
+		if f.KnownKeys != nil {
+			attrs = append(attrs, slog.Any("known_kids", f.KnownKeys))
+		}
+	}
+	var (
+		iss *InvalidIssuerError
+		aud *InvalidAudienceError
+		exp *TokenExpiredError
+		nyv *NotYetValidError
+		ce  *ClaimError
+		alg *AlgorithmError
+		hdr *ForbiddenHeaderError
+		mal *MalformedTokenError
+		scp *InsufficientScopeError
+	)
+	switch {
+	case errors.As(err, &scp):
+		attrs = append(attrs, slog.Any("missing_scopes", scp.Missing))
+	case errors.As(err, &iss):
+		if r == nil {
+			attrs = append(attrs, slog.String("iss", clip(iss.Issuer)))
+		}
+		attrs = append(attrs, slog.String("expected_iss", iss.Expected))
+	case errors.As(err, &aud):
+		if r == nil {
+			attrs = append(attrs, slog.Any("aud", aud.Audience))
+		}
+		attrs = append(attrs, slog.Any("expected_aud", aud.Expected))
+	case errors.As(err, &exp):
+		attrs = append(attrs, slog.Time("exp", exp.Expiry), slog.Time("now", exp.Now),
+			slog.Duration("expired_for", exp.Now.Sub(exp.Expiry).Truncate(time.Second)), slog.Duration("allowed_skew", exp.Skew))
+	case errors.As(err, &nyv):
+		attrs = append(attrs, slog.Time(nyv.Claim, nyv.At), slog.Time("now", nyv.Now),
+			slog.Duration("clock_skew", nyv.At.Sub(nyv.Now).Truncate(time.Second)), slog.Duration("allowed_skew", nyv.Skew))
+	case errors.As(err, &ce):
+		attrs = append(attrs, slog.String("claim", clip(ce.Claim)), slog.String("problem", ce.Reason))
+	case errors.As(err, &alg):
+		attrs = append(attrs, slog.String("token_alg", clip(alg.Algorithm)))
+	case errors.As(err, &hdr):
+		attrs = append(attrs, slog.String("header", hdr.Header))
+	case errors.As(err, &mal):
+		attrs = append(attrs, slog.String("problem", mal.Reason))
+	}
+	if h := refusalHint(err); h != "" {
+		attrs = append(attrs, slog.String("hint", h))
+	}
+	return attrs
+}
+
+// refusalHint names the usual cause of a refusal when it is recognisable.
+func refusalHint(err error) string {
+	var (
+		iss *InvalidIssuerError
+		aud *InvalidAudienceError
+		nyv *NotYetValidError
+		exp *TokenExpiredError
+		kid *UnknownKeyError
+		r   *refusal
+	)
+	errors.As(err, &r)
+	switch {
+	case errors.As(err, &iss):
+		return issuerHint(iss.Issuer, iss.Expected)
+	case errors.As(err, &aud):
+		h := fmt.Sprintf("the token's aud must contain %q (gemgate's public MCP URL, public_url) or a value of the audiences setting", firstOr(aud.Expected))
+		if aud.AuthorizedParty != "" {
+			h += fmt.Sprintf("; on Keycloak, give client %q an audience mapper (or client scope) that adds it", aud.AuthorizedParty)
+		}
+		return h
+	case errors.As(err, &nyv):
+		return "the issuer's clock is ahead of gemgate's: synchronise both clocks (NTP)"
+	case errors.As(err, &exp):
+		if exp.Now.Sub(exp.Expiry) < 5*time.Minute && exp.Now.Sub(exp.Expiry) > 0 {
+			return "the token expired moments ago: the client should refresh it; if fresh tokens fail too, gemgate's clock is ahead of the issuer's"
+		}
+	case errors.As(err, &kid):
+		if r != nil && r.facts.HaveClaims && r.facts.Issuer != "" && r.facts.Unverified {
+			return fmt.Sprintf("no key of the configured issuer has this kid; the token names issuer %q (a token of another issuer or realm?)", r.facts.Issuer)
+		}
+	}
+	return ""
+}
+
+// issuerHint recognises the classic split-horizon mistake: the client reached the issuer
+// under one host name (http://localhost:8080/realms/x), gemgate under another
+// (http://keycloak:8080/realms/x), and Keycloak puts the URL it was reached by into iss.
+func issuerHint(got, want string) string {
+	g, err1 := url.Parse(got)
+	w, err2 := url.Parse(want)
+	if err1 != nil || err2 != nil || g.Host == "" || w.Host == "" {
+		return ""
+	}
+	samePath := strings.TrimSuffix(g.Path, "/") == strings.TrimSuffix(w.Path, "/")
+	switch {
+	case samePath && !strings.EqualFold(g.Host, w.Host):
+		return fmt.Sprintf("same issuer path under another host (%s vs %s): clients and gemgate reach the identity provider by different URLs, and it names the one each used. Give it one public hostname (Keycloak: KC_HOSTNAME) that both use, or set issuer to the URL clients see", g.Host, w.Host)
+	case samePath && g.Scheme != w.Scheme:
+		return "same issuer under another scheme (http vs https): set the identity provider's public URL (Keycloak: KC_HOSTNAME with https, or proxy headers) or the issuer setting to match"
+	case samePath:
+		return "the issuers differ only by a trailing slash: iss must equal the issuer setting exactly"
+	case strings.EqualFold(g.Host, w.Host) && strings.Contains(g.Path, "/realms/") && strings.Contains(w.Path, "/realms/"):
+		return "a token of another Keycloak realm"
+	}
+	return ""
+}
+
+func firstOr(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// keyIDs lists the loaded key ids, sorted, for the log of an unknown-kid refusal.
+func (s *remoteKeySet) keyIDs() []string {
+	t := s.keys.Load()
+	if t == nil {
+		return []string{}
+	}
+	ids := make([]string, 0, len(t.byID))
+	for id := range t.byID {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}

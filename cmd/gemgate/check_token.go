@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/policy"
+)
+
+// tokenFlag takes --token <JWT> (or --token=<JWT>) out of args. "-" means: read the token
+// from stdin, which keeps it out of the shell history and the process list.
+func tokenFlag(args []string) (token string, rest []string, found bool, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "token" {
+			rest = append(rest, a)
+			continue
+		}
+		if found {
+			return "", nil, true, errors.New("--token given twice")
+		}
+		found = true
+		if !hasValue {
+			if i+1 >= len(args) {
+				return "", nil, true, errors.New("--token needs a value (a JWT, or - to read it from stdin)")
+			}
+			i++
+			value = args[i]
+		}
+		token = value
+	}
+	return token, rest, found, nil
+}
+
+// readTokenFrom reads one token from r, bounded.
+func readTokenFrom(r io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(r), 64<<10))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// checkToken is `gemgate check --token <JWT>`: claim by claim, would gemgate with this
+// configuration accept the token, and why not. Exit 0 when it would, 1 when not, 2 when
+// the configuration itself is wrong.
+func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) int {
+	if errs := c.validate(); len(errs) > 0 {
+		fmt.Fprintln(stdout, configErrors(errs))
+		return 2
+	}
+	if c.Auth != "oidc" {
+		fmt.Fprintf(stdout, "auth is %q: gemgate checks no token at all\n", c.Auth)
+		return 2
+	}
+	pol, err := policy.New(c.policyConfig())
+	if err != nil {
+		fmt.Fprintln(stdout, err)
+		return 2
+	}
+	resource := c.PublicURL
+	if resource == "" {
+		scheme := "http"
+		if c.TLSCert != "" {
+			scheme = "https"
+		}
+		resource = scheme + "://" + c.Listen + c.MCPPath
+	}
+	resource = strings.TrimSuffix(resource, "/")
+	cfg := auth.Config{
+		Issuer:    c.Issuer,
+		JWKSURL:   c.JWKSURL,
+		Audiences: append([]string{resource}, c.Audiences...),
+		UserClaim: c.UserClaim,
+		CacheSize: -1,
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	ex, err := auth.Explain(cctx, cfg, raw)
+	if err != nil {
+		fmt.Fprintln(stdout, err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "Token checked against issuer %s and audience %s\n\n", c.Issuer, strings.Join(cfg.Audiences, ", "))
+	for _, f := range ex.Findings {
+		fmt.Fprintf(stdout, "%-8s %-9s %s\n", statusWord(f.Status), f.Item, f.Detail)
+	}
+	verdict := ex.Verdict
+	var missing []string
+	if verdict == nil {
+		for _, s := range pol.RequiredScopes() {
+			if !slices.Contains(ex.Principal.Scopes, s) {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) > 0 {
+			fmt.Fprintf(stdout, "%-8s %-9s lacks the required scope(s) %s (required_scopes)\n", "PROBLEM", "scope", strings.Join(missing, " "))
+		}
+	}
+	fmt.Fprintln(stdout)
+	switch {
+	case errors.Is(verdict, auth.ErrKeysUnavailable):
+		fmt.Fprintln(stdout, "Verdict: cannot tell. The claims pass, but the signature was not checked: the issuer's keys could not be loaded from here.")
+		fmt.Fprintln(stdout, "         A gemgate that cannot load them either answers 503 with Retry-After until it can.")
+		return 1
+	case verdict != nil:
+		fmt.Fprintf(stdout, "Verdict: gemgate would refuse this token (401 invalid_token: %s).\n", auth.Describe(verdict))
+		if !ex.SignatureChecked {
+			fmt.Fprintln(stdout, "         The signature was not checked: the issuer's keys could not be loaded from here.")
+		}
+		return 1
+	case len(missing) > 0:
+		fmt.Fprintf(stdout, "Verdict: gemgate would refuse this token (403 insufficient_scope: missing %s).\n", strings.Join(missing, " "))
+		return 1
+	}
+	mode := "read-only (no " + pol.WriteScope() + ")"
+	if slices.Contains(ex.Principal.Scopes, pol.WriteScope()) {
+		mode = "read-write"
+	}
+	fmt.Fprintf(stdout, "Verdict: gemgate would accept this token: user %q, %s.\n", ex.Principal.User, mode)
+	return 0
+}
+
+func statusWord(s auth.FindingStatus) string {
+	switch s {
+	case auth.FindingOK:
+		return "OK"
+	case auth.FindingProblem:
+		return "PROBLEM"
+	case auth.FindingNotChecked:
+		return "SKIPPED"
+	}
+	return "INFO"
+}
+
+// stdin is the token source for --token -; a variable so tests can replace it.
+var stdin io.Reader = os.Stdin

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/auth/devissuer"
+)
+
+func TestCheckToken(t *testing.T) {
+	const resource = "http://127.0.0.1:8080/mcp"
+	iss, err := devissuer.Start(devissuer.Options{Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iss.Close() })
+	mint := func(scopes []string, ttl time.Duration) string {
+		tok, err := iss.Mint("alice", scopes, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	good := mint([]string{"mcp:use", "mcp:write"}, time.Hour)
+	base := []string{"--issuer", iss.URL(), "--listen", "127.0.0.1:8080", "--user-claim", "preferred_username", "--worker", "demo"}
+
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		want    []string // lines or fragments the output must hold
+		wantNot []string
+	}{
+		{"good", append(base, "--token", good), 0,
+			[]string{"OK       signature", "OK       aud", "OK       exp", `Verdict: gemgate would accept this token: user "alice", read-write.`}, []string{"PROBLEM"}},
+		{"read-only", append(base, "--token="+mint([]string{"mcp:use"}, time.Hour)), 0,
+			[]string{"read-only (no mcp:write)"}, nil},
+		{"expired", append(base, "--token", mint([]string{"mcp:use"}, -10*time.Minute)), 1,
+			[]string{"PROBLEM  exp", "expired 10m", "allowed clock skew 30s", "would refuse this token (401 invalid_token: token expired)"}, nil},
+		{"wrong audience", append(base, "--public-url", "https://gw.example.com/mcp", "--token", good), 1,
+			[]string{"PROBLEM  aud", `"http://127.0.0.1:8080/mcp" names none of "https://gw.example.com/mcp"`, "token audience not accepted"}, []string{"PROBLEM  exp"}},
+		{"missing required scope", append(base, "--token", mint([]string{"files:read"}, time.Hour)), 1,
+			[]string{"PROBLEM  scope", "403 insufficient_scope"}, nil},
+		{"not a token", append(base, "--token", "nonsense"), 1,
+			[]string{"PROBLEM  header", "would refuse"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := checkCommand(context.Background(), tt.args, &out, &errOut)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d", code, tt.code)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(out.String(), w) {
+					t.Errorf("output has %q", w)
+				}
+			}
+			for _, part := range strings.Split(good, ".") {
+				if strings.Contains(out.String()+errOut.String(), part) {
+					t.Errorf("the token is printed")
+				}
+			}
+			if t.Failed() || testing.Verbose() {
+				t.Logf("output:\n%s%s", out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+// With the issuer unreachable the claims are still explained and the output says the
+// signature was not checked.
+func TestCheckTokenIssuerUnreachable(t *testing.T) {
+	iss, err := devissuer.Start(devissuer.Options{Audience: "http://127.0.0.1:8080/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := iss.Mint("alice", []string{"mcp:use"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := iss.URL()
+	iss.Close()
+	var out bytes.Buffer
+	code := checkCommand(context.Background(), []string{"--issuer", url, "--listen", "127.0.0.1:8080", "--worker", "demo", "--token", tok}, &out, &out)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, w := range []string{"SKIPPED  signature", "OK       iss", "OK       exp", "Verdict: cannot tell", "signature was not checked"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+}
+
+func TestCheckTokenFromStdin(t *testing.T) {
+	iss, err := devissuer.Start(devissuer.Options{Audience: "http://127.0.0.1:8080/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iss.Close() })
+	tok, err := iss.Mint("alice", []string{"mcp:use"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := stdin
+	stdin = strings.NewReader(tok + "\n")
+	t.Cleanup(func() { stdin = old })
+	var out bytes.Buffer
+	if code := checkCommand(context.Background(), []string{"--issuer", iss.URL(), "--listen", "127.0.0.1:8080", "--worker", "demo", "--token", "-"}, &out, &out); code != 0 {
+		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+}
