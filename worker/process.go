@@ -1,9 +1,9 @@
 package worker
 
 import (
-	"context"
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strconv"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
