@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/worker"
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
 
@@ -51,6 +52,14 @@ func (s *server) gemstoneCommand(ctx context.Context, l *gateway.CommandLauncher
 	}
 	l.Command = r.Command()
 	l.Env = append(l.Env, r.Env()...)
+	// topaz reads the credential only from its environment; in the sandbox that environment
+	// is visible to the relay alone. The relay reads GemStone's product, its global directory
+	// (locks, logs) and the service ini, wherever they are.
+	l.CredentialEnv = true
+	l.Sandbox = &worker.Sandbox{Readable: []string{r.Home}}
+	if r.GlobalDir.Dir != "" {
+		l.Sandbox.Writable = []string{r.GlobalDir.Dir}
+	}
 	return nil
 }
 
