@@ -87,6 +87,8 @@ func ProbeSandbox(ctx context.Context, runAs *Account) (string, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	// bwrap's init inside the sandbox can outlast bwrap by a moment; a subreaper adopts it.
+	ReapOrphans()
 	if err == nil && !strings.HasPrefix(string(out), "bubblewrap") {
 		err = fmt.Errorf("unexpected output %q", out)
 	}
