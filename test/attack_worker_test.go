@@ -1,6 +1,7 @@
 package test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -274,5 +276,111 @@ func TestAttackInvalidUTF8NeverReachesClient(t *testing.T) {
 	}
 	if n := strings.Count(g.logs.String(), "worker wrote invalid UTF-8"); n != 1 {
 		t.Errorf("logged invalid UTF-8 %d times for one worker, want once", n)
+	}
+}
+
+// startServeAsNobody runs a copy of gemgate serve as the account nobody, like the harness's
+// startServe, and returns the MCP URL it logged. It is stopped with SIGTERM at cleanup.
+func startServeAsNobody(t *testing.T, dir string, env []string, flags ...string) (url string, logs *logBuffer) {
+	t.Helper()
+	bin := filepath.Join(dir, "gemgate")
+	b, err := os.ReadFile(gemgateBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--log-format", "json", "--log-level", "debug"}, flags...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logs = &logBuffer{}
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			logs.add(sc.Text())
+			var ev struct{ Msg, MCP string }
+			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Msg == "gemgate serving" {
+				ready <- ev.MCP
+			}
+		}
+		done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("gemgate (as nobody) did not stop within 30s of SIGTERM")
+		}
+	})
+	select {
+	case url = <-ready:
+		return url, logs
+	case err := <-done:
+		t.Fatalf("gemgate as nobody exited early: %v\nlogs:\n%s", err, logs)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("gemgate as nobody not ready in time\nlogs:\n%s", logs)
+	}
+	return "", nil
+}
+
+// TestAttackSameAccountCannotReadGemgate: gemgate and its workers share one unprivileged
+// account and no sandbox, the weakest setup. gemgate is non-dumpable, so the hostile worker,
+// with every right of that account, reads neither gemgate's environment (the exchange client
+// secret) nor its memory (the secret again, and the client's bearer token).
+func TestAttackSameAccountCannotReadGemgate(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test starts gemgate as the account nobody, which needs root; CI runs as root")
+	}
+	bin, dir := hostileWorker(t)
+	canary := "exchange-secret-canary-" + randomSecret(t)
+	const resource = "urn:gemgate:attack-same-uid"
+	iss, err := devissuer.Start(devissuer.Options{
+		Audience: resource, ExchangeAudiences: []string{"backend"},
+		Clients: []devissuer.Client{{ID: "gemgate", Secret: canary, User: "gemgate", Scopes: []string{"mcp:use"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iss.Close() })
+	url, logs := startServeAsNobody(t, dir, []string{"GEMGATE_EXCHANGE_CLIENT_SECRET=" + canary},
+		"--issuer", iss.URL(), "--audiences", resource, "--worker", "command", "--worker-command", bin,
+		"--worker-credential", "exchange", "--exchange-client-id", "gemgate", "--exchange-audience", "backend",
+		"--data-dir", dir, "--worker-sandbox", "none")
+	if !strings.Contains(logs.String(), "worker sandbox: none") {
+		t.Fatalf("want workers unconfined for this test\nlogs:\n%s", logs)
+	}
+	token, err := iss.Mint("mallory", []string{"mcp:use", "mcp:write"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, url, token, nil)
+	var self credReport
+	json.Unmarshal([]byte(text(callTool(t, cs, "credential", nil))), &self)
+	if self.UID != 65534 {
+		t.Fatalf("the worker runs as uid %d, want gemgate's own 65534", self.UID)
+	}
+	var rep scanReport
+	out := text(callTool(t, cs, "scan", map[string]any{"needles": []string{canary, token}}))
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("scan: %v: %s", err, out)
+	}
+	t.Logf("hostile worker saw %d processes, read %d environments", len(rep.Pids), rep.EnvironReadable)
+	for _, f := range rep.Found {
+		t.Errorf("a worker of gemgate's own account found a secret: %s (needle0: the exchange client secret, needle1: the bearer token)", f)
 	}
 }
