@@ -154,15 +154,15 @@ func Start(spec Spec) (*Process, error) {
 	}
 	// The gateway keeps its ends of the pipes itself rather than through exec's helpers, so
 	// that the process can be reaped even while something it started still holds stdout.
-	var parentEnds, childEnds []*os.File
+	var opened []*os.File // every pipe end, closed again if the start fails
 	pipe := func() (r, w *os.File, err error) {
 		if r, w, err = os.Pipe(); err == nil {
-			parentEnds, childEnds = append(parentEnds, r, w), append(childEnds, r, w)
+			opened = append(opened, r, w)
 		}
 		return r, w, err
 	}
 	fail := func(err error) (*Process, error) {
-		closeAll(parentEnds...)
+		closeAll(opened...)
 		return nil, err
 	}
 	inR, inW, err := pipe()
@@ -200,8 +200,7 @@ func Start(spec Spec) (*Process, error) {
 		cmd.Env = append(slices.Clip(cmd.Env), CredentialFDEnv+"=3")
 	}
 	if err := startTracked(cmd); err != nil {
-		closeAll(parentEnds...)
-		return nil, fmt.Errorf("starting worker %s: %w", spec.Path, err)
+		return fail(fmt.Errorf("starting worker %s: %w", spec.Path, err))
 	}
 	closeAll(inR, outW, errW)
 	if credW != nil {
@@ -554,9 +553,12 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 		c.result <- jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data)
 	}
 	// Descendants that left the worker's session were adopted by gemgate (a subreaper): they
-	// go now too, before the worker counts as done.
-	if n := ReapOrphans(); n > 0 {
+	// go now too, before the worker counts as done. In the sandbox what is adopted is only
+	// bwrap's own init, on its way out.
+	if n := ReapOrphans(); n > 0 && p.spec.Sandbox == nil {
 		p.log.Warn("killed processes a worker had left behind outside its session", "count", n)
+	} else if n > 0 {
+		p.log.Debug("reaped the sandbox's init", "count", n)
 	}
 	p.log.Info("worker exited", "pid", p.cmd.Process.Pid, "status", err.Error())
 	close(p.done)
