@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -49,14 +50,30 @@ type CredentialSource interface {
 
 // CommandLauncher starts a stdio MCP server from a command template. The worker learns who it
 // serves from its environment (GEMGATE_USER, GEMGATE_SUBJECT, GEMGATE_READ_ONLY,
-// GEMGATE_SCOPES, GEMGATE_SESSION and, with a credential source, GEMGATE_CREDENTIAL); the
-// gateway's own GEMGATE_* settings, secrets among them, are never passed on.
+// GEMGATE_SCOPES, GEMGATE_SESSION); a credential, with a credential source, waits on the
+// descriptor named by GEMGATE_CREDENTIAL_FD (or in GEMGATE_CREDENTIAL with CredentialEnv).
+// The gateway's own GEMGATE_* settings, secrets among them, are never passed on.
 type CommandLauncher struct {
 	Command    []string // argv; "{user}" in an argument becomes the user's name
 	DataDir    string   // GEMGATE_DATA_DIR for workers that keep files
 	Env        []string // extra KEY=VALUE pairs
 	Credential CredentialSource
 	StopGrace  time.Duration
+
+	// WriteTimeout bounds each write to a worker (worker_write_timeout); zero means the
+	// worker package's default.
+	WriteTimeout time.Duration
+	// Sandbox, if set, confines every worker with bubblewrap; its Readable and Writable
+	// lists are the operator's, and each launch adds the worker's executable, the absolute
+	// paths of the command template and the data directory.
+	Sandbox *worker.Sandbox
+	// WorkerUser, if set, is the account workers run as (worker_user): a name or uid, or a
+	// template in which "{user}" becomes the user's name, for one account per user.
+	WorkerUser string
+	// CredentialEnv puts the credential in the worker's environment (GEMGATE_CREDENTIAL),
+	// for servers that only read it there. It weakens isolation: any process that may read
+	// the worker's /proc/<pid>/environ reads the credential, for the worker's whole life.
+	CredentialEnv bool
 }
 
 func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
@@ -65,6 +82,9 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 	}
 	path, err := exec.LookPath(l.Command[0])
 	if err != nil {
+		return Launch{}, fmt.Errorf("worker command: %w", err)
+	}
+	if path, err = filepath.Abs(path); err != nil {
 		return Launch{}, fmt.Errorf("worker command: %w", err)
 	}
 	user := id.Principal.User
@@ -94,16 +114,51 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		env = append(env, "GEMGATE_DATA_DIR="+l.DataDir)
 	}
 	env = append(env, l.Env...)
+	spec := worker.Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace, WriteTimeout: l.WriteTimeout}
+	if l.WorkerUser != "" {
+		if spec.RunAs, err = worker.AccountFor(l.WorkerUser, user); err != nil {
+			return Launch{}, fmt.Errorf("worker_user: %w", err)
+		}
+	}
+	if l.Sandbox != nil {
+		spec.Sandbox = l.sandbox(path)
+	}
 	var expiry time.Time
 	if l.Credential != nil {
 		cred, err := l.Credential.Credential(ctx, id)
 		if err != nil {
 			return Launch{}, fmt.Errorf("worker credential: %w", err)
 		}
-		env = append(env, "GEMGATE_CREDENTIAL="+cred.Token)
+		if l.CredentialEnv {
+			spec.Env = append(spec.Env, "GEMGATE_CREDENTIAL="+cred.Token)
+		} else {
+			spec.Credential = []byte(cred.Token)
+		}
 		expiry = cred.Expiry
 	}
-	return Launch{Spec: worker.Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace}, CredentialExpiry: expiry}, nil
+	return Launch{Spec: spec, CredentialExpiry: expiry}, nil
+}
+
+// sandbox is the launcher's sandbox completed for one worker: what the worker's command needs
+// to see over the sandbox's private /tmp (its executable, the absolute paths of the template,
+// never a path a user name filled in) and the data directory, writable.
+func (l *CommandLauncher) sandbox(path string) *worker.Sandbox {
+	sb := &worker.Sandbox{Bwrap: l.Sandbox.Bwrap}
+	sb.Readable = append(append(sb.Readable, l.Sandbox.Readable...), path)
+	for _, a := range l.Command[1:] {
+		if filepath.IsAbs(a) && !strings.Contains(a, "{user}") {
+			sb.Readable = append(sb.Readable, filepath.Clean(a))
+		}
+	}
+	sb.Writable = append(sb.Writable, l.Sandbox.Writable...)
+	if l.DataDir != "" {
+		if dir, err := filepath.Abs(l.DataDir); err == nil {
+			// A bind needs the directory to exist; the demo would create it anyway.
+			_ = os.MkdirAll(dir, 0o700)
+			sb.Writable = append(sb.Writable, dir)
+		}
+	}
+	return sb
 }
 
 // inheritedEnv is the gateway's environment without its own settings.

@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/gemgate/gemgate/worker"
 )
 
 // Metrics are the gateway's Prometheus instruments. Labels come from fixed sets only: never a
@@ -114,14 +117,17 @@ func (m *Metrics) workerStart(d time.Duration) {
 }
 
 // workerExited counts a worker's end: "stopped" when the gateway ended it, "exited" when it
-// ended on its own.
+// ended on its own, "hung" when it was stopped for not reading its input.
 func (m *Metrics) workerExited(err error) {
 	if m == nil {
 		return
 	}
 	m.workersRunning.Dec()
 	result := "stopped"
-	if err != nil {
+	switch {
+	case errors.Is(err, worker.ErrHung):
+		result = "hung"
+	case err != nil:
 		result = "exited"
 	}
 	m.workerExits.WithLabelValues(result).Inc()

@@ -47,7 +47,7 @@ func TestKeycloakTokenExchange(t *testing.T) {
 	dump := filepath.Join(t.TempDir(), "credential")
 	g := kcServe(t, e, kcServeAddr,
 		[]string{"GEMGATE_EXCHANGE_CLIENT_SECRET=" + e.ExchangeSecret, "KCCREDWORKER_DUMP=" + dump},
-		"--worker-command", worker, "--worker-credential", "exchange",
+		"--worker-command", worker, "--worker-credential", "exchange", "--worker-sandbox-writable", filepath.Dir(dump),
 		"--exchange-client-id", e.ExchangeClient, "--exchange-audience", e.ExchangeAudience)
 
 	cs := connect(t, g.URL, alice, nil)

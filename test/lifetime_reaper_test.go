@@ -92,7 +92,7 @@ func TestLifetimeSlowWorkerStartIsNotIdleness(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nsleep 1.5\nexec "+gemgateBin+" worker demo\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	g := startDev(t, "--worker", "command", "--worker-command", script,
+	g := startDev(t, "--worker", "command", "--worker-command", script, "--worker-sandbox-readable", filepath.Dir(gemgateBin),
 		"--streamless-idle-timeout", "1s", "--idle-timeout", "1m")
 	s, resp, err := ltInitialize(g.URL, g.Tokens["alice"], nil, http.DefaultClient)
 	if err != nil || resp.StatusCode != http.StatusOK || s.id == "" {

@@ -3,6 +3,7 @@ package worker
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,10 +11,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -52,7 +55,26 @@ type Spec struct {
 	Logger       *slog.Logger  // nil discards; carries the session and user fields
 	StopGrace    time.Duration // how long each stage of Stop waits; default 2s
 	MaxLineBytes int           // default DefaultMaxLineBytes
+	// WriteTimeout bounds every write to the worker's stdin; a worker that leaves its stdin
+	// full for longer is hung and is stopped. Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
+
+	// Credential, if not nil, is handed to the worker on an inherited pipe (descriptor 3,
+	// named by GEMGATE_CREDENTIAL_FD) that the worker reads to its end once. It never appears
+	// in the worker's environment or on its command line, so no other process reads it there.
+	Credential []byte
+	// Sandbox, if not nil, confines the worker with bubblewrap.
+	Sandbox *Sandbox
+	// RunAs, if not nil, is the account the worker runs as; gemgate must be root to use it.
+	RunAs *Account
 }
+
+// DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
+const DefaultWriteTimeout = 10 * time.Second
+
+// ErrHung is why a worker that stopped reading its stdin was stopped: Send fails with it, and
+// Err wraps it once the worker is gone.
+var ErrHung = errors.New("worker stopped reading its input")
 
 // ErrExited is returned by Send once the worker has exited or is being stopped.
 var ErrExited = errors.New("worker has exited")
@@ -64,13 +86,15 @@ type Process struct {
 	cmd   *exec.Cmd
 	stdin *os.File
 
-	wmu sync.Mutex // serialises whole lines on stdin
+	wturn chan struct{} // held by the write in progress: whole lines, one at a time
 
 	mu       sync.Mutex
 	nextID   int64
 	pending  map[int64]*Call
 	order    []int64 // pending worker ids in the order sent (Strict workers answer in order)
 	closed   bool
+	hung     bool // a write outlived WriteTimeout: the worker was stopped for it
+	badUTF8  bool // invalid UTF-8 seen (and logged) already
 	exitErr  error
 	greetErr error // why the worker refused to serve, from its greeting
 
@@ -110,8 +134,10 @@ func (c *Call) Cancel(reason string) {
 // Abandon drops the call without telling the worker.
 func (c *Call) Abandon() { c.p.forget(c.workerID) }
 
-// Start starts the worker. The process gets its own process group so that Stop reaches
-// whatever it starts in turn.
+// Start starts the worker. The process gets a session (and process group) of its own, so
+// that Stop reaches whatever it starts in turn and it has no controlling terminal to type
+// into; with a Sandbox it runs inside bubblewrap, with RunAs under that account, and with a
+// Credential it finds the credential on descriptor 3.
 func Start(spec Spec) (*Process, error) {
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = 2 * time.Second
@@ -119,42 +145,75 @@ func Start(spec Spec) (*Process, error) {
 	if spec.MaxLineBytes <= 0 {
 		spec.MaxLineBytes = DefaultMaxLineBytes
 	}
+	if spec.WriteTimeout <= 0 {
+		spec.WriteTimeout = DefaultWriteTimeout
+	}
 	log := spec.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	// The gateway keeps its ends of the pipes itself rather than through exec's helpers, so
 	// that the process can be reaped even while something it started still holds stdout.
-	inR, inW, err := os.Pipe()
-	if err != nil {
+	var opened []*os.File // every pipe end, closed again if the start fails
+	pipe := func() (r, w *os.File, err error) {
+		if r, w, err = os.Pipe(); err == nil {
+			opened = append(opened, r, w)
+		}
+		return r, w, err
+	}
+	fail := func(err error) (*Process, error) {
+		closeAll(opened...)
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	inR, inW, err := pipe()
 	if err != nil {
-		closeAll(inR, inW)
-		return nil, err
+		return fail(err)
 	}
-	errR, errW, err := os.Pipe()
+	outR, outW, err := pipe()
 	if err != nil {
-		closeAll(inR, inW, outR, outW)
-		return nil, err
+		return fail(err)
 	}
-	cmd := exec.Command(spec.Path, spec.Args...)
+	errR, errW, err := pipe()
+	if err != nil {
+		return fail(err)
+	}
+	path, args := spec.Path, spec.Args
+	if spec.Sandbox != nil {
+		path, args = spec.Sandbox.Bwrap, spec.Sandbox.args(spec.Path, spec.Args, spec.Dir)
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Env = spec.Env
 	cmd.Dir = spec.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		closeAll(inR, inW, outR, outW, errR, errW)
-		return nil, fmt.Errorf("starting worker %s: %w", spec.Path, err)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if spec.RunAs != nil {
+		cmd.SysProcAttr.Credential = spec.RunAs.credential()
+		cmd.Env = spec.RunAs.env(cmd.Env)
+	}
+	var credW *os.File
+	if spec.Credential != nil {
+		var credR *os.File
+		if credR, credW, err = pipe(); err != nil {
+			return fail(err)
+		}
+		cmd.ExtraFiles = []*os.File{credR} // descriptor 3
+		cmd.Env = append(slices.Clip(cmd.Env), CredentialFDEnv+"=3")
+	}
+	if err := startTracked(cmd); err != nil {
+		return fail(fmt.Errorf("starting worker %s: %w", spec.Path, err))
 	}
 	closeAll(inR, outW, errW)
+	if credW != nil {
+		closeAll(cmd.ExtraFiles...)
+		go handOver(credW, spec.Credential, spec.WriteTimeout, log)
+	}
 
 	p := &Process{
 		spec:    spec,
 		log:     log,
 		cmd:     cmd,
 		stdin:   inW,
+		wturn:   make(chan struct{}, 1),
 		pending: make(map[int64]*Call),
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
@@ -188,9 +247,19 @@ func (p *Process) Err() error {
 // Send writes a request to the worker under a fresh worker-side id. req.ID is the caller's
 // raw id, restored on the answer.
 func (p *Process) Send(req *jsonrpc.Message) (*Call, error) {
+	return p.SendContext(context.Background(), req)
+}
+
+// SendContext is Send, giving up while it waits for its turn to write when ctx ends. The
+// write itself is bounded by the worker's WriteTimeout.
+func (p *Process) SendContext(ctx context.Context, req *jsonrpc.Message) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
+		hung := p.hung
 		p.mu.Unlock()
+		if hung {
+			return nil, ErrHung
+		}
 		return nil, ErrExited
 	}
 	p.nextID++
@@ -203,7 +272,7 @@ func (p *Process) Send(req *jsonrpc.Message) (*Call, error) {
 
 	out := *req
 	out.ID = strconv.AppendInt(nil, c.workerID, 10)
-	if err := p.write(out.Encode()); err != nil {
+	if err := p.write(ctx, out.Encode()); err != nil {
 		p.forget(c.workerID)
 		return nil, err
 	}
@@ -211,25 +280,75 @@ func (p *Process) Send(req *jsonrpc.Message) (*Call, error) {
 }
 
 // Notify writes a notification to the worker as it is.
-func (p *Process) Notify(m *jsonrpc.Message) error { return p.write(m.Encode()) }
+func (p *Process) Notify(m *jsonrpc.Message) error { return p.write(context.Background(), m.Encode()) }
+
+// NotifyContext is Notify, giving up while waiting for its turn when ctx ends.
+func (p *Process) NotifyContext(ctx context.Context, m *jsonrpc.Message) error {
+	return p.write(ctx, m.Encode())
+}
 
 // Reply writes a response to a request the worker sent; m.ID is the worker's own id.
-func (p *Process) Reply(m *jsonrpc.Message) error { return p.write(m.Encode()) }
+func (p *Process) Reply(m *jsonrpc.Message) error { return p.write(context.Background(), m.Encode()) }
 
-func (p *Process) write(line []byte) error {
+// ReplyContext is Reply, giving up while waiting for its turn when ctx ends.
+func (p *Process) ReplyContext(ctx context.Context, m *jsonrpc.Message) error {
+	return p.write(ctx, m.Encode())
+}
+
+// write writes one line. It waits for its turn at most until ctx ends, and the write itself
+// at most WriteTimeout: a worker that leaves its stdin full that long is hung, and is stopped
+// so that neither this caller nor anyone queued behind it waits on it for good. A line is
+// never cut short by ctx: half a line would corrupt every message after it.
+func (p *Process) write(ctx context.Context, line []byte) error {
 	if p.spec.OnTrace != nil {
 		p.spec.OnTrace("to_worker", line)
 	}
 	buf := append(line, '\n') // Encode leaves room for the newline: no copy
-	p.wmu.Lock()
-	defer p.wmu.Unlock()
+	select {
+	case p.wturn <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to write to the worker: %w", context.Cause(ctx))
+	case <-p.done:
+		return p.writeErr(ErrExited)
+	}
+	defer func() { <-p.wturn }()
+	if err := p.stdin.SetWriteDeadline(time.Now().Add(p.spec.WriteTimeout)); err != nil && !errors.Is(err, os.ErrNoDeadline) {
+		return p.writeErr(ErrExited)
+	}
 	if _, err := p.stdin.Write(buf); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			p.hang()
+			return ErrHung
+		}
 		if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
-			return ErrExited
+			return p.writeErr(ErrExited)
 		}
 		return fmt.Errorf("writing to worker: %w", err)
 	}
 	return nil
+}
+
+// writeErr is err, or ErrHung when the worker was stopped for not reading.
+func (p *Process) writeErr(err error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hung {
+		return ErrHung
+	}
+	return err
+}
+
+// hang stops a worker whose stdin stayed full past WriteTimeout. Its pending calls are failed
+// by wait, with the reason.
+func (p *Process) hang() {
+	p.mu.Lock()
+	first := !p.hung
+	p.hung, p.closed = true, true
+	p.mu.Unlock()
+	if first {
+		p.log.Error("worker stopped reading its stdin; stopping it", "pid", p.Pid(), "write_timeout", p.spec.WriteTimeout.String())
+		p.kill(syscall.SIGKILL)
+	}
 }
 
 // forget removes a pending call; it reports whether the call was still pending.
@@ -253,6 +372,9 @@ func (p *Process) readStdout(r *os.File) {
 		line := sc.Bytes()
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
+		}
+		if !utf8.Valid(line) {
+			line = p.validUTF8(line)
 		}
 		if p.spec.OnTrace != nil {
 			p.spec.OnTrace("from_worker", line)
@@ -290,6 +412,17 @@ func (p *Process) readStdout(r *os.File) {
 		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
 		p.kill(syscall.SIGKILL)
 	}
+}
+
+// validUTF8 replaces each run of invalid UTF-8 with U+FFFD, so that no client ever receives
+// it: such bytes can only sit inside JSON strings (anywhere else the line is not JSON), so the
+// line stays the same JSON. It is logged once per worker.
+func (p *Process) validUTF8(line []byte) []byte {
+	if !p.badUTF8 {
+		p.badUTF8 = true // only the reading goroutine touches it
+		p.log.Warn("worker wrote invalid UTF-8; replaced with U+FFFD (logged once per worker)", "pid", p.Pid())
+	}
+	return bytes.ToValidUTF8(line, []byte("\uFFFD"))
 }
 
 func (p *Process) route(m *jsonrpc.Message) {
@@ -390,6 +523,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 	err := p.cmd.Wait()
 	// Whatever the worker left behind in its group goes with it: no orphans.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	untrack(p.cmd)
 	close(p.exited)
 	if err == nil {
 		err = errors.New("worker exited")
@@ -398,19 +532,33 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 
 	p.mu.Lock()
 	p.closed = true
+	if p.hung {
+		err = fmt.Errorf("%w for %v; stopped (%v)", ErrHung, p.spec.WriteTimeout, err)
+	}
 	p.exitErr = err
 	pending := p.pending
 	p.pending = map[int64]*Call{}
 	p.order = nil
-	refusal := p.greetErr
+	refusal, hung := p.greetErr, p.hung
 	p.mu.Unlock()
 	p.stdin.Close()
 	msg, data := "worker exited before answering", map[string]any{"kind": "workerExit"}
-	if refusal != nil {
+	switch {
+	case refusal != nil:
 		msg, data = refusal.Error(), map[string]any{"kind": "workerRefused"}
+	case hung:
+		msg, data = "the worker stopped reading its input and was stopped", map[string]any{"kind": "workerHung"}
 	}
 	for _, c := range pending {
 		c.result <- jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data)
+	}
+	// Descendants that left the worker's session were adopted by gemgate (a subreaper): they
+	// go now too, before the worker counts as done. In the sandbox what is adopted is only
+	// bwrap's own init, on its way out.
+	if n := ReapOrphans(); n > 0 && p.spec.Sandbox == nil {
+		p.log.Warn("killed processes a worker had left behind outside its session", "count", n)
+	} else if n > 0 {
+		p.log.Debug("reaped the sandbox's init", "count", n)
 	}
 	p.log.Info("worker exited", "pid", p.cmd.Process.Pid, "status", err.Error())
 	close(p.done)

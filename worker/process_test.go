@@ -24,6 +24,11 @@ func TestMain(m *testing.M) {
 		fakeWorker(mode)
 		os.Exit(0)
 	}
+	// As gemgate does at start: descendants that escape a worker come back to this process.
+	if err := BecomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot become a child subreaper:", err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 
@@ -37,6 +42,9 @@ func fakeWorker(mode string) {
 		fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"child\",\"params\":{\"pid\":%d}}\n", child.Process.Pid)
 	}
 	fmt.Fprintln(os.Stderr, "fake worker starting in mode", mode)
+	if extraMode(mode) {
+		return
+	}
 	switch mode {
 	case "greet-ok", "strict":
 		fmt.Println("login chatter: connecting to the stone")
@@ -73,6 +81,12 @@ func fakeWorker(mode string) {
 			continue
 		case req.Method == "longline":
 			fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", 4096)+`"}`)
+			out.Flush()
+			continue
+		case req.Method == "badutf8":
+			// Invalid UTF-8 inside JSON strings: still valid JSON to encoding/json.
+			fmt.Fprint(out, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\xc3\x28\"}}\n")
+			fmt.Fprint(out, "{\"jsonrpc\":\"2.0\",\"id\":"+string(req.ID)+",\"result\":{\"text\":\"caf\xe9 \xff\xfe ok\"}}\n")
 			out.Flush()
 			continue
 		case req.Method == "wrongid":

@@ -89,6 +89,7 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case "gemstone":
 		checkGemStone(ctx, c, ok, bad)
 	}
+	checkIsolation(ctx, c, ok, bad)
 
 	if c.TLSCert != "" && c.TLSKey != "" {
 		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {

@@ -45,6 +45,14 @@ type Config struct {
 	OnTokenExpiry    string   `key:"on_token_expiry" help:"when a worker's credential expires: keep, restart (fresh credential, worker state lost) or end the session"`
 	ExchangeTokenURL string   `key:"exchange_token_url" help:"token endpoint for token exchange (default: from the issuer's discovery document)"`
 
+	// Worker isolation (docs/configuration.md, "Worker isolation").
+	WorkerSandbox         string        `key:"worker_sandbox" help:"auto (bubblewrap when it works on this host), bwrap (required) or none"`
+	WorkerSandboxWritable []string      `key:"worker_sandbox_writable" help:"host paths workers may write inside the sandbox, besides data_dir"`
+	WorkerSandboxReadable []string      `key:"worker_sandbox_readable" help:"host paths under /tmp workers may read inside the sandbox (the rest of the host is visible read-only)"`
+	WorkerUser            string        `key:"worker_user" help:"account workers run as when gemgate runs as root: a name or uid, or a template with {user} for one account per user"`
+	WorkerCredentialEnv   bool          `key:"worker_credential_env" help:"put the worker credential in GEMGATE_CREDENTIAL instead of on a descriptor (weaker: readable in /proc by the worker's uid); for servers that read only the environment"`
+	WorkerWriteTimeout    time.Duration `key:"worker_write_timeout" help:"longest a write to a worker may wait for it to read; a worker that stays full longer is stopped as hung"`
+
 	// worker=gemstone (see docs/gemstone.md); flat keys like every other setting.
 	GemStoneHome      string `key:"gemstone_home" help:"GemStone product directory for worker=gemstone (default: $GEMSTONE)"`
 	GemStoneGlobalDir string `key:"gemstone_global_dir" help:"GEMSTONE_GLOBAL_DIR the stone runs with (default: found by asking gslist)"`
@@ -94,6 +102,8 @@ func defaults() Config {
 		Worker:             "demo",
 		WorkerCredential:   "", // chosen by worker after loading: defaultCredential
 		OnTokenExpiry:      "keep",
+		WorkerSandbox:      "auto",
+		WorkerWriteTimeout: 10 * time.Second,
 		PostAnswers:        "sse",
 		MaxCallsPerSession: 64,
 		MetricsListen:      "127.0.0.1:9464",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/worker"
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
 
@@ -56,6 +57,14 @@ func (s *server) gemstoneCommand(ctx context.Context, l *gateway.CommandLauncher
 	// Env carries GEMSTONE_NRS_ALL=#netldi:<the netldi gslist found>: the user's gem is forked
 	// through it, whatever its name.
 	l.Env = append(l.Env, r.Env()...)
+	// topaz reads the credential only from its environment; in the sandbox that environment
+	// is visible to the relay alone. The relay reads GemStone's product, its global directory
+	// (locks, logs) and the service ini, wherever they are.
+	l.CredentialEnv = true
+	l.Sandbox = &worker.Sandbox{Readable: []string{r.Home}}
+	if r.GlobalDir.Dir != "" {
+		l.Sandbox.Writable = []string{r.GlobalDir.Dir}
+	}
 	return nil
 }
 

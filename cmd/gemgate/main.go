@@ -47,6 +47,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
+	if cmd == "serve" || cmd == "dev" {
+		if err := hardenGateway(); err != nil {
+			fmt.Fprintf(stderr, "gemgate %s: %v\n", cmd, err)
+			return 1
+		}
+	}
 	switch cmd {
 	case "serve":
 		err = serveCommand(ctx, args, stdout, stderr)

@@ -256,6 +256,9 @@ func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error)
 		}
 		l.Credential = gateway.ExchangeCredential{Exchanger: exchangeAdapter{ex}}
 	}
+	if err := s.isolate(ctx, l); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 

@@ -92,6 +92,8 @@ func (c *Config) validate() []error {
 		add("worker_credential: %s needs auth=oidc", c.WorkerCredential)
 	}
 
+	errs = append(errs, c.validateIsolation()...)
+
 	if c.PostAnswers != "sse" && c.PostAnswers != "json" {
 		add("post_answers: %q is not sse or json", c.PostAnswers)
 	}

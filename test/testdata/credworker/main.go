@@ -1,7 +1,7 @@
 // Command credworker is a minimal stdio MCP server for gemgate's end-to-end tests. It
 // answers initialize, tools/list and tools/call "env", which reports what the gateway put
-// in its environment: the GEMGATE_* names, the user, and whether GEMGATE_CREDENTIAL is set
-// with its length, SHA-256 and decoded aud/sub/act. It never prints the credential itself.
+// in its environment: the GEMGATE_* names, the user, and whether a credential was handed over
+// (on GEMGATE_CREDENTIAL_FD, or in GEMGATE_CREDENTIAL) with its length, SHA-256 and decoded aud/sub/act. It never prints the credential itself.
 package main
 
 import (
@@ -10,9 +10,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 type message struct {
@@ -63,6 +66,11 @@ func main() {
 	}
 }
 
+var (
+	credOnce         sync.Once
+	cred, credSource string
+)
+
 func envReport() map[string]any {
 	var names []string
 	for _, kv := range os.Environ() {
@@ -72,8 +80,10 @@ func envReport() map[string]any {
 	}
 	slices.Sort(names)
 	r := map[string]any{"gemgate_env": names, "user": os.Getenv("GEMGATE_USER")}
-	cred, ok := os.LookupEnv("GEMGATE_CREDENTIAL")
-	r["credential_set"] = ok && cred != ""
+	// Read once, at the first call: the descriptor holds it only once.
+	credOnce.Do(func() { cred, credSource = credential() })
+	r["credential_set"] = cred != ""
+	r["credential_source"] = credSource
 	if cred == "" {
 		return r
 	}
@@ -102,4 +112,20 @@ func envReport() map[string]any {
 		}
 	}
 	return r
+}
+
+// credential reads the worker credential as gemgate hands it over: from the descriptor named
+// by GEMGATE_CREDENTIAL_FD (read to its end once), or from GEMGATE_CREDENTIAL when gemgate is
+// configured to put it in the environment.
+func credential() (string, string) {
+	if fd, err := strconv.Atoi(os.Getenv("GEMGATE_CREDENTIAL_FD")); err == nil {
+		f := os.NewFile(uintptr(fd), "credential")
+		defer f.Close()
+		b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+		return string(b), "fd"
+	}
+	if cred := os.Getenv("GEMGATE_CREDENTIAL"); cred != "" {
+		return cred, "env"
+	}
+	return "", ""
 }

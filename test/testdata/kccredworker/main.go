@@ -1,7 +1,7 @@
 // Command kccredworker is a test worker for gemgate's Keycloak suite: a minimal MCP server on
 // stdio with one tool, "credential", which answers with the decoded claims (aud, sub,
-// preferred_username, azp, scope) and the SHA-256 of the GEMGATE_CREDENTIAL gemgate started it
-// with. It never prints the credential itself. When KCCREDWORKER_DUMP names a file, it writes the
+// preferred_username, azp, scope) and the SHA-256 of the credential gemgate started it with
+// (on GEMGATE_CREDENTIAL_FD, or in GEMGATE_CREDENTIAL). It never prints the credential itself. When KCCREDWORKER_DUMP names a file, it writes the
 // raw credential there (mode 0600) so that the test can search gemgate's logs for it.
 package main
 
@@ -13,8 +13,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,7 +35,7 @@ type report struct {
 }
 
 func main() {
-	cred := os.Getenv("GEMGATE_CREDENTIAL")
+	cred, _ := credential()
 	if path := os.Getenv("KCCREDWORKER_DUMP"); path != "" && cred != "" {
 		if err := os.WriteFile(path, []byte(cred), 0o600); err != nil {
 			log.Fatalf("kccredworker: writing the dump file: %v", err)
@@ -85,4 +87,20 @@ func describe(cred string) report {
 	}
 	rep.Aud, rep.Sub, rep.PreferredUsername, rep.Azp, rep.Scope = claims.Aud, claims.Sub, claims.PreferredUsername, claims.Azp, claims.Scope
 	return rep
+}
+
+// credential reads the worker credential as gemgate hands it over: from the descriptor named
+// by GEMGATE_CREDENTIAL_FD (read to its end once), or from GEMGATE_CREDENTIAL when gemgate is
+// configured to put it in the environment.
+func credential() (string, string) {
+	if fd, err := strconv.Atoi(os.Getenv("GEMGATE_CREDENTIAL_FD")); err == nil {
+		f := os.NewFile(uintptr(fd), "credential")
+		defer f.Close()
+		b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+		return string(b), "fd"
+	}
+	if cred := os.Getenv("GEMGATE_CREDENTIAL"); cred != "" {
+		return cred, "env"
+	}
+	return "", ""
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/worker"
+)
+
+// hardenGateway is the process-wide part of worker isolation, done before anything else:
+// gemgate becomes non-dumpable, so no process of its uid can read its environment
+// (GEMGATE_EXCHANGE_CLIENT_SECRET) or memory through /proc or ptrace, and a child subreaper,
+// so descendants that escape a worker come back to gemgate to be killed.
+func hardenGateway() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making gemgate non-dumpable: %w", err)
+	}
+	if err := worker.BecomeSubreaper(); err != nil {
+		return fmt.Errorf("making gemgate a child subreaper: %w", err)
+	}
+	return nil
+}
+
+// ErrRootWorkers refuses to run workers as root with nothing between them and the host.
+var ErrRootWorkers = errors.New("gemgate runs as root without a worker sandbox and without worker_user: " +
+	"every worker would run as root with all capabilities and could read gemgate's memory, every other worker's credential and the whole host; " +
+	"set worker_user (for example nobody), or make bubblewrap work (worker_sandbox: bwrap)")
+
+func runningAsRoot() bool { return os.Geteuid() == 0 }
+
+// validateIsolation checks the worker isolation settings without touching bubblewrap.
+func (c *Config) validateIsolation() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	switch c.WorkerSandbox {
+	case "auto", "bwrap":
+	case "none":
+		if runningAsRoot() && c.WorkerUser == "" {
+			errs = append(errs, fmt.Errorf("worker_sandbox: %w", ErrRootWorkers))
+		}
+	default:
+		add("worker_sandbox: %q is not auto, bwrap or none", c.WorkerSandbox)
+	}
+	for _, list := range []struct {
+		key   string
+		paths []string
+	}{{"worker_sandbox_writable", c.WorkerSandboxWritable}, {"worker_sandbox_readable", c.WorkerSandboxReadable}} {
+		for _, p := range list.paths {
+			if !filepath.IsAbs(p) || filepath.Clean(p) == "/" {
+				add("%s: %q must be an absolute path other than /", list.key, p)
+			}
+		}
+	}
+	if c.WorkerUser != "" {
+		if !runningAsRoot() {
+			add("worker_user: running workers as another account needs gemgate to run as root (it runs as uid %d)", os.Geteuid())
+		} else if !strings.Contains(c.WorkerUser, "{user}") {
+			if _, err := worker.LookupAccount(c.WorkerUser); err != nil {
+				add("worker_user: %v", err)
+			}
+		}
+	}
+	if c.WorkerWriteTimeout <= 0 {
+		add("worker_write_timeout: must be positive (a write to a worker that does not read must end)")
+	}
+	return errs
+}
+
+// isolation is what the worker isolation settings come to on this host.
+type isolation struct {
+	bwrap    string // the bubblewrap in use; "" when workers run unconfined
+	fallback error  // why worker_sandbox=auto runs without the sandbox
+}
+
+// probeAccount is the account the sandbox probe runs as: the workers' own when it is one fixed
+// account; for per-user accounts a stand-in unprivileged one, since bwrap then needs user
+// namespaces, as it will for each user's account.
+func (c *Config) probeAccount() *worker.Account {
+	switch {
+	case c.WorkerUser == "":
+		return nil
+	case strings.Contains(c.WorkerUser, "{user}"):
+		a, _ := worker.LookupAccount("nobody")
+		return a
+	default:
+		a, _ := worker.LookupAccount(c.WorkerUser)
+		return a
+	}
+}
+
+// workerIsolation decides the sandbox: auto probes bubblewrap once, here, at start.
+func (c *Config) workerIsolation(ctx context.Context) (isolation, error) {
+	if c.WorkerSandbox == "none" {
+		return isolation{}, nil
+	}
+	bwrap, err := worker.ProbeSandbox(ctx, c.probeAccount())
+	switch {
+	case err == nil:
+		return isolation{bwrap: bwrap}, nil
+	case c.WorkerSandbox == "bwrap":
+		return isolation{}, fmt.Errorf("worker_sandbox: %w", err)
+	case runningAsRoot() && c.WorkerUser == "":
+		return isolation{}, fmt.Errorf("worker_sandbox: auto found no working sandbox (%v), and %w", err, ErrRootWorkers)
+	}
+	return isolation{fallback: err}, nil
+}
+
+// describe is one line on the isolation in force, for the log and `gemgate check`.
+func (i isolation) describe() string {
+	if i.bwrap != "" {
+		return "worker sandbox: bwrap (" + i.bwrap + "): own PID namespace and /proc, host filesystem read-only, private /tmp, no capabilities, dies with gemgate"
+	}
+	if i.fallback != nil {
+		return "worker sandbox: none (auto: " + i.fallback.Error() + ")"
+	}
+	return "worker sandbox: none (worker_sandbox=none)"
+}
+
+// isolate applies the worker isolation settings to the launcher and says, once, at start, what
+// is in force and what is not isolated.
+func (s *server) isolate(ctx context.Context, l *gateway.CommandLauncher) error {
+	c := s.cfg
+	iso, err := c.workerIsolation(ctx)
+	if err != nil {
+		return err
+	}
+	l.WriteTimeout = c.WorkerWriteTimeout
+	l.WorkerUser = c.WorkerUser
+	l.CredentialEnv = l.CredentialEnv || c.WorkerCredentialEnv
+	// The launcher may already name what its worker kind needs to see (GemStone's product).
+	needs := l.Sandbox
+	l.Sandbox = nil
+	if iso.bwrap != "" {
+		l.Sandbox = &worker.Sandbox{Bwrap: iso.bwrap}
+		if needs != nil {
+			l.Sandbox.Readable, l.Sandbox.Writable = needs.Readable, needs.Writable
+		}
+		l.Sandbox.Readable = append(l.Sandbox.Readable, c.WorkerSandboxReadable...)
+		l.Sandbox.Writable = append(l.Sandbox.Writable, c.WorkerSandboxWritable...)
+		s.log.Info(iso.describe(), "worker_user", c.WorkerUser)
+	} else {
+		s.log.Warn(iso.describe()+"; workers are NOT isolated", "not_isolated", worker.Unisolated(c.WorkerUser != ""))
+	}
+	if runningAsRoot() && c.WorkerUser == "" {
+		s.log.Warn("gemgate runs as root and worker_user is not set: workers run as uid 0 inside the sandbox (no capabilities), " +
+			"so they can read every root-owned file on the host, gemgate's config, keys and service ini included; set worker_user")
+	}
+	if l.CredentialEnv && l.Credential != nil {
+		s.log.Warn("worker credentials travel in GEMGATE_CREDENTIAL: any process of the worker's uid that can read its /proc/<pid>/environ reads them; without worker_credential_env they are handed on a descriptor")
+	}
+	return nil
+}
+
+// checkIsolation is the worker isolation part of `gemgate check`: which sandbox would be in
+// force, and whether workers would run as root.
+func checkIsolation(ctx context.Context, c *Config, ok func(string), bad func(what, fix string)) {
+	iso, err := c.workerIsolation(ctx)
+	switch {
+	case err != nil:
+		bad(err.Error(), "install bubblewrap and allow it user namespaces, or set worker_user (and worker_sandbox: none)")
+		return
+	case iso.bwrap != "":
+		ok(iso.describe())
+	default:
+		ok(iso.describe() + "; NOT isolated: " + worker.Unisolated(c.WorkerUser != ""))
+	}
+	if runningAsRoot() && c.WorkerUser == "" {
+		ok("WARNING: workers run as uid 0 (in the sandbox, without capabilities); set worker_user")
+	}
+}

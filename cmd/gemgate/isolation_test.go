@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestValidateIsolation(t *testing.T) {
+	root := os.Geteuid() == 0
+	for _, tc := range []struct {
+		name string
+		set  func(c *Config)
+		want string // a substring of the only error; "" for none
+	}{
+		{"defaults", func(c *Config) {}, ""},
+		{"unknown sandbox", func(c *Config) { c.WorkerSandbox = "docker" }, `worker_sandbox: "docker" is not auto, bwrap or none`},
+		{"relative writable", func(c *Config) { c.WorkerSandboxWritable = []string{"data"} }, "worker_sandbox_writable"},
+		{"root writable", func(c *Config) { c.WorkerSandboxWritable = []string{"/"} }, "worker_sandbox_writable"},
+		{"relative readable", func(c *Config) { c.WorkerSandboxReadable = []string{"./x"} }, "worker_sandbox_readable"},
+		{"no write timeout", func(c *Config) { c.WorkerWriteTimeout = 0 }, "worker_write_timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := defaults()
+			tc.set(&c)
+			errs := c.validateIsolation()
+			if tc.want == "" {
+				if len(errs) > 0 {
+					t.Fatalf("errors %v, want none", errs)
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) {
+				t.Fatalf("errors %v, want one naming %q", errs, tc.want)
+			}
+		})
+	}
+	t.Run("worker_user", func(t *testing.T) {
+		c := defaults()
+		c.WorkerUser = "gemgate-no-such-account"
+		if errs := c.validateIsolation(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "worker_user") {
+			t.Errorf("an unknown worker_user: errors %v", errs)
+		}
+		c.WorkerUser = "root"
+		if errs := c.validateIsolation(); len(errs) != 1 {
+			t.Errorf("worker_user root: errors %v, want one", errs)
+		}
+		c.WorkerUser = "{user}" // resolved per user, at each start
+		if errs := c.validateIsolation(); len(errs) != 0 && root {
+			t.Errorf("a worker_user template: errors %v", errs)
+		}
+	})
+	t.Run("root without sandbox or account", func(t *testing.T) {
+		if !root {
+			t.Skip("this refusal concerns gemgate running as root; CI runs as root")
+		}
+		c := defaults()
+		c.WorkerSandbox = "none"
+		errs := c.validateIsolation()
+		if len(errs) != 1 || !errors.Is(errs[0], ErrRootWorkers) {
+			t.Fatalf("errors %v, want ErrRootWorkers", errs)
+		}
+		c.WorkerUser = "nobody"
+		if errs := c.validateIsolation(); len(errs) != 0 {
+			t.Errorf("with worker_user: errors %v", errs)
+		}
+	})
+}
+
+// `gemgate check` names the worker sandbox in force.
+func TestCheckReportsWorkerSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--worker-sandbox", "none", "--worker-user", "nobody"}, "worker sandbox: none (worker_sandbox=none); NOT isolated"},
+		{[]string{"--worker-sandbox", "bwrap"}, "worker sandbox: bwrap"},
+	} {
+		if os.Geteuid() != 0 && tc.flags[1] == "none" {
+			tc.flags = tc.flags[:2] // worker_user needs root
+		}
+		var out, errb bytes.Buffer
+		args := append([]string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, tc.flags...)
+		checkCommand(context.Background(), args, &out, &errb)
+		if !strings.Contains(out.String(), "OK       "+tc.want) {
+			t.Errorf("check %v:\n%s%s\nwant a line %q", tc.flags, out.String(), errb.String(), tc.want)
+		}
+	}
+}

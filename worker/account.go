@@ -1,0 +1,96 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os/user"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Account is a system account a worker runs as (worker_user), so that workers do not share
+// gemgate's uid: they can then neither read gemgate's memory nor, with one account per user,
+// each other's.
+type Account struct {
+	Name   string
+	Uid    uint32
+	Gid    uint32
+	Groups []uint32 // supplementary groups of the account
+	Home   string
+}
+
+// ErrRootAccount refuses uid 0 as a worker account: the point of one is not to be root.
+var ErrRootAccount = errors.New("a worker account must not be root (uid 0)")
+
+// LookupAccount resolves a user name or a numeric uid from the system's account database.
+func LookupAccount(name string) (*Account, error) {
+	if name == "" || strings.ContainsAny(name, "/:\x00\n") || strings.HasPrefix(name, "-") {
+		return nil, fmt.Errorf("%q is not an account name", name)
+	}
+	var u *user.User
+	var err error
+	if _, numErr := strconv.ParseUint(name, 10, 32); numErr == nil {
+		u, err = user.LookupId(name)
+		if err != nil {
+			// A bare uid without an entry is allowed: its gid is the same number.
+			n, _ := strconv.ParseUint(name, 10, 32)
+			if n == 0 {
+				return nil, ErrRootAccount
+			}
+			return &Account{Name: name, Uid: uint32(n), Gid: uint32(n), Home: "/"}, nil
+		}
+	} else if u, err = user.Lookup(name); err != nil {
+		return nil, fmt.Errorf("worker account: %w", err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("worker account %s: uid %q gid %q are not numbers", name, u.Uid, u.Gid)
+	}
+	if uid == 0 {
+		return nil, ErrRootAccount
+	}
+	a := &Account{Name: u.Username, Uid: uint32(uid), Gid: uint32(gid), Home: u.HomeDir}
+	if ids, err := u.GroupIds(); err == nil {
+		for _, g := range ids {
+			if n, err := strconv.ParseUint(g, 10, 32); err == nil && n != 0 {
+				a.Groups = append(a.Groups, uint32(n))
+			}
+		}
+	}
+	return a, nil
+}
+
+// AccountFor resolves worker_user for one gemgate user: "{user}" in the template becomes the
+// user's name, for one system account per user.
+func AccountFor(template, gemgateUser string) (*Account, error) {
+	name := template
+	if strings.Contains(template, "{user}") {
+		if gemgateUser == "" {
+			return nil, errors.New("worker_user names {user} but the request has no user name")
+		}
+		name = strings.ReplaceAll(template, "{user}", gemgateUser)
+	}
+	return LookupAccount(name)
+}
+
+// credential is what the kernel switches to before the worker's program starts.
+func (a *Account) credential() *syscall.Credential {
+	return &syscall.Credential{Uid: a.Uid, Gid: a.Gid, Groups: a.Groups}
+}
+
+// env points HOME, USER and LOGNAME at the account, so a worker does not try gemgate's home.
+func (a *Account) env(env []string) []string {
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "USER=") && !strings.HasPrefix(kv, "LOGNAME=") {
+			out = append(out, kv)
+		}
+	}
+	home := a.Home
+	if home == "" {
+		home = "/"
+	}
+	return append(out, "HOME="+home, "USER="+a.Name, "LOGNAME="+a.Name)
+}

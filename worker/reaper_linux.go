@@ -1,0 +1,145 @@
+package worker
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// A worker's descendant can leave the worker's session (setsid) and outlive the worker's
+// process group. gemgate therefore makes itself a child subreaper: such a process, once its
+// parent is gone, becomes gemgate's child instead of init's, and every time a worker ends
+// gemgate kills and reaps every child it did not start itself. (In the sandbox the PID
+// namespace does this: when the worker ends, everything inside it dies.)
+//
+// Which worker such an adopted orphan came from cannot be told once its parent is gone, so an
+// orphan is killed at the next end of any worker, not only of its own: a worker that wants a
+// helper to live must keep it as its own child.
+
+var (
+	subreaper atomic.Bool
+
+	// startMu keeps a sweep from mistaking a worker being started for an orphan: the child
+	// exists (and has its own session) a moment before its pid is tracked.
+	startMu sync.RWMutex
+	liveMu  sync.Mutex
+	live    = map[int]*exec.Cmd{} // workers started and not yet reaped, by pid
+)
+
+// BecomeSubreaper makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER) and
+// turns on the sweep of adopted orphans after each worker's end.
+func BecomeSubreaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	subreaper.Store(true)
+	return nil
+}
+
+func startTracked(cmd *exec.Cmd) error {
+	startMu.RLock()
+	defer startMu.RUnlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	liveMu.Lock()
+	live[cmd.Process.Pid] = cmd
+	liveMu.Unlock()
+	return nil
+}
+
+// untrack forgets a reaped worker. Its pid may already belong to a newer worker, whose entry
+// stays.
+func untrack(cmd *exec.Cmd) {
+	liveMu.Lock()
+	if live[cmd.Process.Pid] == cmd {
+		delete(live, cmd.Process.Pid)
+	}
+	liveMu.Unlock()
+}
+
+// ReapOrphans kills and reaps every child of gemgate that is not a live worker and not in
+// gemgate's own session: processes adopted as a subreaper. gemgate's other children (tools it
+// runs, such as gslist) stay in its session and are left alone. It returns how many it
+// reaped, and does nothing unless BecomeSubreaper was called.
+func ReapOrphans() int {
+	if !subreaper.Load() {
+		return 0
+	}
+	startMu.Lock()
+	defer startMu.Unlock()
+	self := os.Getpid()
+	sid, err := unix.Getsid(0)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	// Killing an orphan orphans its own children, who are adopted in turn: sweep again until
+	// nothing is left, with a bound in case a fork bomb keeps refilling.
+	for round := 0; round < 100; round++ {
+		orphans := adopted(self, sid)
+		if len(orphans) == 0 {
+			break
+		}
+		// The pids are safe from reuse: a child's pid stays taken until its parent reaps it,
+		// and only this sweep reaps these.
+		for _, pid := range orphans {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, pid := range orphans {
+			var ws syscall.WaitStatus
+			if _, err := syscall.Wait4(pid, &ws, 0, nil); err == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// adopted lists the children of self outside session sid that are not live workers.
+func adopted(self, sid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || live[pid] != nil {
+			continue
+		}
+		ppid, psid, ok := parentAndSession(pid)
+		if ok && ppid == self && psid != sid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// parentAndSession reads a process's parent pid and session id from /proc/<pid>/stat.
+func parentAndSession(pid int) (ppid, sid int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// pid (comm) state ppid pgrp session ...; comm may hold anything, so cut at the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 4 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	sid, err2 := strconv.Atoi(string(f[3]))
+	return ppid, sid, err1 == nil && err2 == nil
+}

@@ -1,0 +1,113 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Sandbox confines a worker with bubblewrap (bwrap): its own PID namespace and /proc, so it
+// sees no other process (not gemgate, not another worker) and no /proc/<pid>/environ but its
+// own; the host's filesystem read-only; a private, empty /tmp; all capabilities dropped; and
+// it dies with gemgate. Network and System V IPC stay shared: workers reach their backends
+// (GemStone's shared page cache among them).
+type Sandbox struct {
+	Bwrap    string   // the bwrap executable
+	Writable []string // host paths the worker may write (the data directory)
+	Readable []string // host paths shown read-only over the private /tmp (the worker's executable, scripts)
+}
+
+// baseArgs is the confinement every worker gets.
+func baseArgs() []string {
+	return []string{
+		"--die-with-parent", // and so does everything in its PID namespace
+		"--unshare-pid",
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+		"--cap-drop", "ALL",
+	}
+}
+
+// args is bwrap's command line for one worker: path and args run inside the sandbox, in dir
+// when dir is set and visible there.
+func (s *Sandbox) args(path string, args []string, dir string) []string {
+	a := baseArgs()
+	for _, p := range s.Readable {
+		a = append(a, "--ro-bind-try", p, p)
+	}
+	for _, p := range s.Writable {
+		a = append(a, "--bind", p, p)
+	}
+	if dir != "" {
+		a = append(a, "--chdir", dir)
+	}
+	a = append(a, "--", path)
+	return append(a, args...)
+}
+
+// SandboxError says why bubblewrap cannot confine workers on this host.
+type SandboxError struct {
+	Bwrap  string
+	Err    error
+	Stderr string
+}
+
+func (e *SandboxError) Error() string {
+	msg := fmt.Sprintf("bubblewrap (%s) cannot confine workers here: %v", e.Bwrap, e.Err)
+	if e.Stderr != "" {
+		msg += ": " + e.Stderr
+	}
+	return msg
+}
+
+func (e *SandboxError) Unwrap() error { return e.Err }
+
+// ProbeSandbox finds bwrap and checks, once, that it can start a confined process on this
+// host as runAs (nil: as gemgate itself). It fails in containers without user namespaces or
+// whose seccomp profile forbids mounts, and where bwrap is not installed.
+func ProbeSandbox(ctx context.Context, runAs *Account) (string, error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return "", &SandboxError{Bwrap: "bwrap", Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// bwrap itself is the one program certain to be inside: it prints its version.
+	cmd := exec.CommandContext(ctx, bwrap, append(baseArgs(), "--", bwrap, "--version")...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if runAs != nil {
+		cmd.SysProcAttr.Credential = runAs.credential()
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	// bwrap's init inside the sandbox can outlast bwrap by a moment; a subreaper adopts it.
+	ReapOrphans()
+	if err == nil && !strings.HasPrefix(string(out), "bubblewrap") {
+		err = fmt.Errorf("unexpected output %q", out)
+	}
+	if err != nil {
+		return "", &SandboxError{Bwrap: bwrap, Err: err, Stderr: strings.TrimSpace(stderr.String())}
+	}
+	return bwrap, nil
+}
+
+// Unisolated says exactly what is not isolated when workers run without the sandbox, for the
+// one log line at start and for `gemgate check`.
+func Unisolated(separateAccounts bool) string {
+	s := "workers share gemgate's PID namespace and /proc (each can list every process on the host and their command lines), " +
+		"the host filesystem with their uid's rights, and /tmp; "
+	if separateAccounts {
+		s += "workers of the same worker account can read each other's environment, memory and open files; "
+	} else {
+		s += "every worker runs as gemgate's uid, so workers can read each other's environment, memory and open files " +
+			"(a credential handed on a descriptor stays out of the environment, but not out of memory); "
+	}
+	return s + "gemgate itself is non-dumpable, and descendants that escape a worker's session are killed when a worker ends"
+}
