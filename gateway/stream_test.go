@@ -95,6 +95,11 @@ func TestCancelledCallGets202AndReachesWorker(t *testing.T) {
 				errc <- err
 			}()
 			eventually(t, 5*time.Second, "the call to be in flight", s.busy)
+			// In flight at the gateway is not yet running at the worker: a cancel that overtakes
+			// the call's start would find nothing to cancel there.
+			eventually(t, 15*time.Second, "the worker to start the call", func() bool {
+				return strings.Contains(f.log.String(), "slow: started")
+			})
 			if progress {
 				eventually(t, 5*time.Second, "a progress event", func() bool {
 					return strings.Contains(f.log.String(), `notifications/progress`)
@@ -124,8 +129,11 @@ func TestCancelledCallGets202AndReachesWorker(t *testing.T) {
 			eventually(t, 5*time.Second, "the worker to see the cancel", func() bool {
 				return strings.Contains(f.log.String(), "slow: cancelled")
 			})
-			// The worker's late answer, if it sends one, goes nowhere: not to the session stream.
-			time.Sleep(50 * time.Millisecond)
+			// The worker's late answer (the demo answers a cancelled call with an error) goes
+			// nowhere: the worker layer drops it, and it never reaches the session stream.
+			eventually(t, 10*time.Second, "the worker's late answer to arrive and be dropped", func() bool {
+				return strings.Contains(f.log.String(), "late or unknown answer from worker; dropped")
+			})
 			msgs, _, _ := s.outbox.Take(s.outbox.Current())
 			for _, m := range msgs {
 				if strings.Contains(string(m), `"id":21`) {

@@ -273,15 +273,17 @@ func TestClientCancelEndsSlowCall(t *testing.T) {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
 		errc <- err
 	}()
-	// Cancel once the call runs at the worker (a second in, no earlier than it can start).
-	time.Sleep(1500 * time.Millisecond)
+	// Cancel once the call runs at the worker.
+	if !g.waitLog("slow: started", 20*time.Second) {
+		t.Fatalf("the worker never started the slow call\nlogs:\n%s", g.logs)
+	}
 	cancelled := time.Now()
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("cancelled slow call returned no error")
 	}
-	if !g.waitLog("slow: cancelled", 2*time.Second) {
-		t.Fatalf("worker did not log \"slow: cancelled\" within 2s of the cancel\nlogs:\n%s", g.logs)
+	if !g.waitLog("slow: cancelled", 10*time.Second) {
+		t.Fatalf("worker did not log \"slow: cancelled\" within 10s of the cancel\nlogs:\n%s", g.logs)
 	}
 	t.Logf("cancel reached the worker %v after the client cancelled", time.Since(cancelled).Round(time.Millisecond))
 	// The session still works after the cancel.

@@ -38,14 +38,15 @@ type slowInput struct {
 	Log      bool `json:"log,omitempty" jsonschema:"send a log message each second"`
 }
 
-// slow runs in.Seconds ticks. It stops as soon as its context ends, which the
-// SDK does on notifications/cancelled, and then writes "slow: cancelled" to
-// stderr so a test can see the cancellation reached the worker.
+// slow runs in.Seconds ticks. It writes "slow: started" to stderr when it begins and, when
+// its context ends (the SDK ends it on notifications/cancelled), stops and writes "slow:
+// cancelled", so a test can wait for the call to run and see the cancellation reach it.
 func (d *demoServer) slow(ctx context.Context, req *mcp.CallToolRequest, in slowInput) (*mcp.CallToolResult, any, error) {
 	if in.Seconds < 0 || in.Seconds > maxSlowSeconds {
 		return nil, nil, fmt.Errorf("seconds must be between 0 and %d", maxSlowSeconds)
 	}
 	token := req.Params.GetProgressToken()
+	fmt.Fprintln(d.opts.stderr(), "slow: started")
 	tick := time.NewTicker(d.opts.slowTick())
 	defer tick.Stop()
 	for i := 1; i <= in.Seconds; i++ {
