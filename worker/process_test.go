@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,13 +62,29 @@ func fakeWorker(mode string) {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
 	out := bufio.NewWriter(os.Stdout)
+	var lateID json.RawMessage // a "late" call, answered only once it is cancelled
 	for in.Scan() {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
 		}
-		if err := json.Unmarshal(in.Bytes(), &req); err != nil || req.ID == nil {
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			continue
+		}
+		if req.Method == "notifications/cancelled" && lateID != nil {
+			// Answer the cancelled call anyway, then say so: the gateway must drop the answer.
+			fmt.Fprintln(out, `{"jsonrpc":"2.0","id":`+string(lateID)+`,"result":{"late":true}}`)
+			fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"late-answer-sent"}`)
+			out.Flush()
+			lateID = nil
+			continue
+		}
+		if req.ID == nil {
+			continue
+		}
+		if req.Method == "late" {
+			lateID = req.ID
 			continue
 		}
 		switch {
@@ -269,15 +286,29 @@ func TestExitFailsPendingCallsWithTheirIDs(t *testing.T) {
 func TestCancelDropsTheLateAnswer(t *testing.T) {
 	rec := &recorder{}
 	p := startFake(t, "echo", rec)
-	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`7`), Method: "hang"})
+	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`7`), Method: "late"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Cancel("client went away")
+	// The fake answers the cancelled call, then notifies; once the notification is in, the
+	// answer before it has been read and must have been dropped.
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.ContainsFunc(rec.all(), func(m *jsonrpc.Message) bool { return m.Method == "late-answer-sent" }) {
+		if time.Now().After(deadline) {
+			t.Fatal("the fake never sent its late answer")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	select {
 	case m := <-c.Result():
-		t.Fatalf("cancelled call got %s", m.Encode())
-	case <-time.After(100 * time.Millisecond):
+		t.Fatalf("cancelled call got its late answer: %s", m.Encode())
+	default:
+	}
+	for _, m := range rec.all() {
+		if m.IsResponse() {
+			t.Fatalf("the late answer went to OnMessage: %s", m.Encode())
+		}
 	}
 	// The worker keeps serving.
 	call(t, p, `8`, "ping", "")
