@@ -243,18 +243,12 @@ func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error)
 		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
 		l.Credential = gateway.PassthroughCredential{}
 	case "exchange":
-		tokenURL := c.ExchangeTokenURL
-		if tokenURL == "" {
-			var err error
-			if tokenURL, err = auth.TokenEndpoint(ctx, nil, c.Issuer); err != nil {
-				return nil, err
-			}
-		}
-		ex, err := exchange.New(exchange.Config{TokenURL: tokenURL, ClientID: c.ExchangeClientID, ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience})
+		ex, err := newLazyExchanger(c.Issuer, exchange.Config{TokenURL: c.ExchangeTokenURL, ClientID: c.ExchangeClientID,
+			ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience})
 		if err != nil {
 			return nil, err
 		}
-		l.Credential = gateway.ExchangeCredential{Exchanger: exchangeAdapter{ex}}
+		l.Credential = gateway.ExchangeCredential{Exchanger: ex}
 	}
 	if err := s.isolate(ctx, l); err != nil {
 		return nil, err
@@ -271,13 +265,6 @@ type notReady struct {
 func (n notReady) Error() string        { return n.reason + ": " + n.err.Error() }
 func (n notReady) Unwrap() error        { return n.err }
 func (n notReady) PublicReason() string { return n.reason }
-
-type exchangeAdapter struct{ ex *exchange.Exchanger }
-
-func (a exchangeAdapter) Exchange(ctx context.Context, subject string) (string, time.Time, error) {
-	cred, err := a.ex.Exchange(ctx, subject)
-	return cred.Token, cred.Expiry, err
-}
 
 func defaultDataDir() string {
 	if d, err := os.UserHomeDir(); err == nil && d != "" && d != "/" {

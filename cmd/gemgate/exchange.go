@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/auth/exchange"
+)
+
+// lazyExchanger trades tokens at the issuer's token endpoint, which it finds through the
+// issuer's discovery document on first use rather than at start: gemgate starts while the
+// identity provider is down, and the first worker that needs a credential finds the
+// endpoint once it is up. A failed discovery is tried again at the next worker start.
+type lazyExchanger struct {
+	issuer string
+	cfg    exchange.Config // TokenURL empty: discover it
+
+	mu sync.Mutex
+	ex *exchange.Exchanger
+}
+
+func newLazyExchanger(issuer string, cfg exchange.Config) (*lazyExchanger, error) {
+	l := &lazyExchanger{issuer: issuer, cfg: cfg}
+	if cfg.TokenURL != "" { // given: check it at start, as any other setting
+		ex, err := exchange.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		l.ex = ex
+	}
+	return l, nil
+}
+
+func (l *lazyExchanger) exchanger(ctx context.Context) (*exchange.Exchanger, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ex != nil {
+		return l.ex, nil
+	}
+	tokenURL, err := auth.TokenEndpoint(ctx, nil, l.issuer)
+	if err != nil {
+		return nil, fmt.Errorf("finding the issuer's token endpoint for token exchange: %w", err)
+	}
+	cfg := l.cfg
+	cfg.TokenURL = tokenURL
+	ex, err := exchange.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	l.ex = ex
+	return ex, nil
+}
+
+func (l *lazyExchanger) Exchange(ctx context.Context, subject string) (string, time.Time, error) {
+	ex, err := l.exchanger(ctx)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	cred, err := ex.Exchange(ctx, subject)
+	return cred.Token, cred.Expiry, err
+}
