@@ -26,33 +26,30 @@ const (
 	filesPerWorker = 4
 	// connectionsPerSession is what a session typically keeps open: its GET stream and a POST.
 	connectionsPerSession = 2
-	// memoryPerSession is the share of memory set aside for one session's worker: a demo
-	// worker takes about 15 MiB, a GemStone relay more; half of memory goes to workers.
-	memoryPerSession = 64 << 20
-	// memoryPerConnection is the share set aside for one open connection: buffers, TLS state
-	// and goroutine stacks take 10-40 KiB; a quarter of memory goes to connections.
-	memoryPerConnection = 256 << 10
-	// defaultMaxSessionsPerUser lets one user run a few clients at once (an editor, an
-	// inspector, scripts) but not take the gateway.
-	defaultMaxSessionsPerUser = 16
+	// Half of memory is set aside for workers, at memoryPerWorker each: a demo worker takes
+	// about 15 MiB, a GemStone relay more.
+	memoryPerWorker = 32 << 20
+	// A quarter of memory is set aside for connections, at memoryPerConnection each: buffers,
+	// TLS state and goroutine stacks take 10-40 KiB.
+	memoryPerConnection = 64 << 10
 )
 
-// MaxSessions is the default gateway-wide session cap: as many sessions as memory allows
-// (memoryPerSession each) and as descriptors allow (a worker's filesPerWorker plus its
+// MaxSessions is the default gateway-wide session cap: as many sessions as half of memory
+// allows (memoryPerWorker each) and as descriptors allow (a worker's filesPerWorker plus its
 // connections), whichever is fewer; at least 1.
 func (c Capacity) MaxSessions() int {
-	byMemory := c.MemoryBytes / memoryPerSession
+	byMemory := c.MemoryBytes / 2 / memoryPerWorker
 	byFiles := int64(c.OpenFiles-reservedFiles) / (filesPerWorker + connectionsPerSession)
 	return int(max(1, min(byMemory, byFiles)))
 }
 
 // MaxConnections is the default connection cap given the session cap: the descriptors left
-// once the reserve and every session's worker are counted, and no more than memory allows
-// (memoryPerConnection each); at least 16. Since the session cap leaves
+// once the reserve and every session's worker are counted, and no more than a quarter of
+// memory allows (memoryPerConnection each); at least 16. Since the session cap leaves
 // connectionsPerSession descriptors per session, every session can have its connections.
 func (c Capacity) MaxConnections(maxSessions int) int {
 	byFiles := int64(c.OpenFiles - reservedFiles - max(maxSessions, 0)*filesPerWorker)
-	byMemory := c.MemoryBytes / memoryPerConnection
+	byMemory := c.MemoryBytes / 4 / memoryPerConnection
 	return int(max(16, min(byFiles, byMemory)))
 }
 

@@ -32,6 +32,9 @@ type Limits struct {
 const (
 	defaultWorkerStartRate  = 2
 	defaultWorkerStartBurst = 8
+	// defaultMaxSessionsPerUser lets one user run a few clients at once (an editor, an
+	// inspector, scripts) but not take the gateway.
+	defaultMaxSessionsPerUser = 16
 )
 
 // DefaultLimits are the limits a gateway on a host of capacity c gets by default.

@@ -13,9 +13,9 @@ import (
 
 const gib = 1 << 30
 
-// TestCapacitySizing pins the formulas of docs/configuration.md: sessions by memory
-// (64 MiB each) or by descriptors (6 each: a worker's 4, its 2 connections), whichever is
-// fewer; connections get what descriptors are left, at most a quarter of memory at 256 KiB.
+// TestCapacitySizing pins the formulas of docs/configuration.md: sessions by half of memory
+// (32 MiB each) or by descriptors (6 each: a worker's 4, its 2 connections), whichever is
+// fewer; connections get what descriptors are left, at most a quarter of memory at 64 KiB.
 func TestCapacitySizing(t *testing.T) {
 	tests := []struct {
 		name                  string
