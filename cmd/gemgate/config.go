@@ -70,11 +70,11 @@ type Config struct {
 	StreamLossGrace    time.Duration `key:"stream_loss_grace" help:"end a session this long after its GET stream closed"`
 	MaxSessionLifetime time.Duration `key:"max_session_lifetime" help:"end every session after this long (0 = no cap)"`
 	RequestTimeout     time.Duration `key:"request_timeout" help:"cancel a call that runs longer (0 = no limit)"`
-	MaxSessions        int           `key:"max_sessions" help:"most sessions at once; more get 503 (default: sized from the open-files limit and memory; 0 lifts the cap)"`
+	MaxSessions        int           `key:"max_sessions" help:"most sessions at once; more get 503; the default is sized from the open-files limit and memory (0 lifts the cap)"`
 	MaxSessionsPerUser int           `key:"max_sessions_per_user" help:"most sessions per user; more get 429 (0 lifts the cap)"`
 	WorkerStartRate    float64       `key:"worker_start_rate" help:"workers one user may start per second, after worker_start_burst; faster gets 429 (0 lifts the limit)"`
 	WorkerStartBurst   int           `key:"worker_start_burst" help:"workers one user may start at once before worker_start_rate applies"`
-	MaxConnections     int           `key:"max_connections" help:"most client connections at once; more get 503 (default: sized from the open-files limit; 0 lifts the cap)"`
+	MaxConnections     int           `key:"max_connections" help:"most client connections at once; more get 503; the default is sized from the open-files limit (0 lifts the cap)"`
 	ReadTimeout        time.Duration `key:"read_timeout" help:"a request's headers and body must arrive within this, or its connection is closed"`
 	MaxCallsPerSession int           `key:"max_calls_per_session" help:"most calls in flight on one session; more get 429 (0 = no limit)"`
 	MaxBodyBytes       int64         `key:"max_body_bytes" help:"largest request body"`
