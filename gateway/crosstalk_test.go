@@ -14,7 +14,8 @@ import (
 // across sessions: every answer must be the one its request asked for.
 func TestNoCrossTalk(t *testing.T) {
 	const sessions, calls = 20, 50
-	f := newFixture(t, func(o *Options) { o.Trace = nil })
+	// Ten sessions per user, opened back to back: more than the default start burst.
+	f := newFixture(t, func(o *Options) { o.Trace, o.Limits.WorkerStartRate = nil, NoLimit })
 	clients := make([]*client, sessions)
 	var wg sync.WaitGroup
 	for i := range clients {

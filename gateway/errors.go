@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -48,10 +49,31 @@ func sessionNotFound() *httpError {
 	return &httpError{Status: http.StatusNotFound, Code: jsonrpc.CodeInvalidRequest, Message: "session not found; initialize a new one"}
 }
 
-func overloaded(msg string, retryAfterSeconds int) *httpError {
+// overloaded is a 503: the gateway cannot take the request now (shutting down, at its
+// session cap, a worker that could not be started), and says when to try again. id is the
+// request's own, so that the client can match the refusal to its call.
+func overloaded(id json.RawMessage, msg string, retryAfter time.Duration, cause error) *httpError {
+	return retryLater(http.StatusServiceUnavailable, id, msg, retryAfter, cause)
+}
+
+// tooManyRequests is a 429: this caller is over one of its own limits.
+func tooManyRequests(id json.RawMessage, msg string, retryAfter time.Duration) *httpError {
+	return retryLater(http.StatusTooManyRequests, id, msg, retryAfter, nil)
+}
+
+// retryLater says when to come back twice: in Retry-After for HTTP clients, and in the
+// error's data for clients that only see the JSON-RPC message.
+func retryLater(status int, id json.RawMessage, msg string, retryAfter time.Duration, cause error) *httpError {
+	secs := retryAfterSeconds(retryAfter)
 	h := http.Header{}
-	h.Set("Retry-After", strconv.Itoa(retryAfterSeconds))
-	return &httpError{Status: http.StatusServiceUnavailable, Code: jsonrpc.CodeInternalError, Message: msg, Header: h}
+	h.Set("Retry-After", strconv.FormatInt(secs, 10))
+	return &httpError{Status: status, Code: jsonrpc.CodeInternalError, ID: id, Message: msg, Header: h, Cause: cause,
+		Data: map[string]any{"retryAfter": secs}}
+}
+
+// retryAfterSeconds is d in whole seconds, rounded up, at least 1.
+func retryAfterSeconds(d time.Duration) int64 {
+	return max(1, int64((d+time.Second-1)/time.Second))
 }
 
 func writeMessage(w http.ResponseWriter, status int, m *jsonrpc.Message) {

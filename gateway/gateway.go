@@ -37,7 +37,12 @@ type Options struct {
 	AllowLoopbackOrigins bool     // allow http(s)://localhost, 127.0.0.1, [::1] origins
 	TrustedProxies       []netip.Prefix
 
-	MaxBodyBytes  int64         // default 4 MiB
+	MaxBodyBytes int64 // default 4 MiB
+	// ReadTimeout bounds how long a request's headers and body may take to arrive; a request
+	// still arriving then, or refused before its body was read, has its connection closed.
+	// When the http.Server has a ReadTimeout of its own, that one (counted from the request's
+	// first byte) is used instead. Default 30s.
+	ReadTimeout   time.Duration
 	InitTimeout   time.Duration // how long a worker may take to answer initialize; default 60s
 	ShutdownGrace time.Duration // default 10s
 	// KeepCallsOnDisconnect leaves a call running at the worker when its client hangs up.
@@ -45,6 +50,7 @@ type Options struct {
 	KeepCallsOnDisconnect bool
 
 	Lifetime Lifetime
+	Limits   Limits // session caps and the per-user worker start rate
 	// PostAnswers is how a request's answer travels when the worker sends nothing else before
 	// it: PostAnswersSSE (the default) answers as an SSE stream whenever the client accepts
 	// one, as the reference SDK servers do and the official conformance suite expects;
@@ -82,6 +88,7 @@ type Gateway struct {
 	metrics  *Metrics
 	trace    *Tracer
 	sessions *table
+	starts   *startRate // nil: no rate
 	router   http.Handler
 
 	closing  atomic.Bool
@@ -115,6 +122,9 @@ func New(o Options) (*Gateway, error) {
 	if err := o.Lifetime.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := o.Limits.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -124,6 +134,9 @@ func New(o Options) (*Gateway, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 4 << 20
 	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 30 * time.Second
+	}
 	if o.InitTimeout <= 0 {
 		o.InitTimeout = 60 * time.Second
 	}
@@ -131,18 +144,20 @@ func New(o Options) (*Gateway, error) {
 		o.ShutdownGrace = 10 * time.Second
 	}
 	o.Lifetime = o.Lifetime.withDefaults()
+	o.Limits = o.Limits.withDefaults()
 	g := &Gateway{
 		opts:     o,
 		log:      o.Logger,
 		metrics:  o.Metrics,
 		trace:    o.Trace,
-		sessions: newTable(o.Lifetime.MaxSessions, o.Lifetime.MaxSessionsPerUser),
+		sessions: newTable(o.Limits.MaxSessions, o.Limits.MaxSessionsPerUser),
+		starts:   newStartRate(o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
 		stopping: make(chan struct{}),
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	g.router = g.routes()
+	g.router = g.requestDeadline(g.routes())
 	g.reaper = startReaper(g)
 	return g, nil
 }

@@ -24,20 +24,30 @@ func checkProtocolVersion(r *http.Request) *httpError {
 		Message: "unsupported MCP-Protocol-Version " + quoteSafe(v), Data: map[string]any{"supported": supportedVersions}}
 }
 
+// How long a refused initialize is told to wait.
+const (
+	shutdownRetryAfter     = 5 * time.Second
+	sessionLimitRetryAfter = 10 * time.Second // sessions end by themselves at their idle timeout
+	workerRetryAfter       = 5 * time.Second
+)
+
 // initialize opens a session: a worker is started for the caller and answers the client's
 // initialize; the session id is minted only on a successful InitializeResult.
 func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
 	if g.closing.Load() {
-		return overloaded("the gateway is shutting down", 5)
+		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 	}
 	access := g.opts.Policy.Decide(p.Scopes)
 	if missing := access.Missing(); len(missing) > 0 {
 		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
 	}
 	o := ownerOf(p)
-	if ok, why := g.sessions.reserve(o); !ok {
+	if err := g.sessions.reserve(o); err != nil {
 		g.metrics.sessionOpened("limit")
-		return overloaded(why, 10)
+		if errors.Is(err, errUserFull) {
+			return tooManyRequests(msg.ID, err.Error(), sessionLimitRetryAfter)
+		}
+		return overloaded(msg.ID, err.Error(), sessionLimitRetryAfter, nil)
 	}
 	committed := false
 	defer func() {
@@ -48,6 +58,12 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	params, err := negotiate(msg.Params)
 	if err != nil {
 		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
+	}
+	// The rate is spent only by a well-formed initialize within the caps: it is the start of a
+	// worker that it meters.
+	if ok, wait := g.starts.take(o, time.Now()); !ok {
+		g.metrics.sessionOpened("rate")
+		return tooManyRequests(msg.ID, "you are opening sessions too fast; wait before the next", wait)
 	}
 	s := &Session{
 		id: newSessionID(), owner: o, user: p.User, access: access, opened: time.Now(),
@@ -63,13 +79,13 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	launch, err := g.opts.Workers.Launch(r.Context(), Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)})
 	if err != nil {
 		g.metrics.sessionOpened("worker_error")
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "could not prepare a worker for this session", Cause: err}
+		return overloaded(msg.ID, "could not prepare a worker for this session", workerRetryAfter, err)
 	}
 	s.credExpiry = launch.CredentialExpiry
 	proc, err := worker.Start(g.workerSpec(s, launch.Spec))
 	if err != nil {
 		g.metrics.sessionOpened("worker_error")
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "could not start a worker for this session", Cause: err}
+		return overloaded(msg.ID, "could not start a worker for this session", workerRetryAfter, err)
 	}
 	s.proc = proc
 	g.metrics.workerStarted()
@@ -83,19 +99,24 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	call, err := proc.Send(&jsonrpc.Message{ID: msg.ID, Method: "initialize", Params: params})
 	if err != nil {
 		fail("worker_error")
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker failed at start", Cause: err}
+		return overloaded(msg.ID, "the worker failed at start", workerRetryAfter, err)
 	}
 	var resp *jsonrpc.Message
 	select {
 	case resp = <-call.Result():
 	case <-time.After(g.opts.InitTimeout):
 		fail("worker_timeout")
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker did not answer initialize in time"}
+		return overloaded(msg.ID, "the worker did not answer initialize in time", workerRetryAfter, nil)
 	case <-r.Context().Done():
 		fail("client_gone")
 		return nil
 	}
+	if resp.Error != nil && exitedUnasked(resp) {
+		fail("worker_error")
+		return overloaded(msg.ID, "the worker exited at start", workerRetryAfter, errors.New(string(resp.Error)))
+	}
 	if resp.Error != nil {
+		// The worker's own refusal (a backend login refused, say) is for the client to read.
 		fail("worker_error")
 		s.log.Warn("worker refused initialize", "error", string(resp.Error))
 		body := resp.Encode() // one encoding for the trace and the client
@@ -116,7 +137,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	s.mu.Unlock()
 	if !g.admit(s) {
 		fail("shutdown")
-		return overloaded("the gateway is shutting down", 5)
+		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 	}
 	committed = true
 	g.metrics.sessionOpened("ok")
@@ -158,4 +179,15 @@ func resultVersion(result json.RawMessage) (string, error) {
 		return "", errors.New("the worker chose protocol version " + quoteSafe(res.ProtocolVersion) + ", which the gateway does not speak")
 	}
 	return res.ProtocolVersion, nil
+}
+
+// exitedUnasked reports whether an error answer to initialize is the worker package's note
+// that the worker exited before answering, rather than an answer the worker gave.
+func exitedUnasked(resp *jsonrpc.Message) bool {
+	var e struct {
+		Data struct {
+			Kind string `json:"kind"`
+		} `json:"data"`
+	}
+	return json.Unmarshal(resp.Error, &e) == nil && e.Data.Kind == "workerExit"
 }

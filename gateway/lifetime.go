@@ -34,8 +34,6 @@ type Lifetime struct {
 	RequestTimeout        time.Duration // 0 = calls may run as long as they like
 	ProbeLead             time.Duration // a liveness ping goes out this long before the idle deadline
 	ProbeTimeout          time.Duration // an unanswered ping on the current stream ends the session after this
-	MaxSessions           int           // 0 = no limit
-	MaxSessionsPerUser    int           // 0 = no limit
 	MaxCallsPerSession    int           // calls in flight on one session; 0 = no limit
 	Tick                  time.Duration // how often the reaper looks; default 500ms
 }
@@ -85,11 +83,8 @@ func (l Lifetime) Validate() error {
 	if l.IdleTimeout > 0 && l.StreamlessIdleTimeout > l.IdleTimeout {
 		errs = append(errs, errors.New("streamless_idle_timeout must not exceed idle_timeout"))
 	}
-	if l.MaxSessions < 0 || l.MaxSessionsPerUser < 0 || l.MaxCallsPerSession < 0 {
-		errs = append(errs, errors.New("max_sessions, max_sessions_per_user and max_calls_per_session must not be negative"))
-	}
-	if l.MaxSessions > 0 && l.MaxSessionsPerUser > l.MaxSessions {
-		errs = append(errs, errors.New("max_sessions_per_user must not exceed max_sessions"))
+	if l.MaxCallsPerSession < 0 {
+		errs = append(errs, errors.New("max_calls_per_session must not be negative"))
 	}
 	return errors.Join(errs...)
 }

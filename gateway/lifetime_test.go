@@ -107,8 +107,7 @@ func TestLifetimeValidate(t *testing.T) {
 		{"negative durations", Lifetime{IdleTimeout: -1, StreamLossGrace: -1}, []string{"idle_timeout must not be negative", "stream_loss_grace must not be negative"}},
 		{"probe lead not shorter than idle", Lifetime{IdleTimeout: time.Minute, ProbeLead: time.Minute}, []string{"probe_lead must be shorter than idle_timeout"}},
 		{"streamless longer than idle", Lifetime{IdleTimeout: time.Minute, StreamlessIdleTimeout: 2 * time.Minute}, []string{"streamless_idle_timeout must not exceed idle_timeout"}},
-		{"negative limits", Lifetime{MaxSessions: -1}, []string{"max_calls_per_session must not be negative"}},
-		{"per-user above total", Lifetime{MaxSessions: 2, MaxSessionsPerUser: 3}, []string{"max_sessions_per_user must not exceed max_sessions"}},
+		{"negative limits", Lifetime{MaxCallsPerSession: -1}, []string{"max_calls_per_session must not be negative"}},
 		{"several at once", Lifetime{IdleTimeout: time.Minute, ProbeLead: time.Hour, StreamlessIdleTimeout: time.Hour, RequestTimeout: -1},
 			[]string{"probe_lead", "streamless_idle_timeout", "request_timeout"}},
 	}

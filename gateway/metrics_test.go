@@ -76,11 +76,11 @@ func TestMetricsWorkerExitAndLimits(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Workers = &testLauncher{mode: "crashy"}
 		o.Lifetime = DefaultLifetime()
-		o.Lifetime.MaxSessionsPerUser = 1
+		o.Limits.MaxSessionsPerUser = 1
 	})
 	c := f.client("alice-rw")
 	c.open()
-	if r := f.client("alice-rw").rpc("1", "initialize", initParams("2025-06-18")); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+	if r := f.client("alice-rw").rpc("1", "initialize", initParams("2025-06-18")); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
 		t.Errorf("second session over the per-user limit: status %d, Retry-After %q", r.status, r.header.Get("Retry-After"))
 	}
 	c.callTool("2", "boom", map[string]any{})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -102,16 +103,19 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 	return nil
 }
 
+// readBody reads the whole body, up to MaxBodyBytes. How long it may take is bounded by
+// requestDeadline, which also closes the connection when the body is not read to its end.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(30 * time.Second))
-	defer rc.SetReadDeadline(time.Time{})
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return nil, &httpError{Status: http.StatusRequestEntityTooLarge, Code: jsonrpc.CodeInvalidRequest,
 				Message: "request body over the limit"}
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, &httpError{Status: http.StatusRequestTimeout, Code: jsonrpc.CodeParseError,
+				Message: "the request body did not arrive within the read timeout"}
 		}
 		return nil, &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "could not read the request body", Cause: err}
 	}

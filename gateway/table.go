@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"sync"
 )
 
@@ -18,19 +19,27 @@ func newTable(max, maxPerOwner int) *table {
 	return &table{byID: map[string]*Session{}, perOwner: map[owner]int{}, max: max, maxOwner: maxPerOwner}
 }
 
-// reserve takes a slot for a session about to start; release gives it back if it never opens.
-func (t *table) reserve(o owner) (ok bool, why string) {
+// Why a session cannot be reserved.
+var (
+	errGatewayFull = errors.New("the gateway is at its session limit; try again later")
+	errUserFull    = errors.New("you are at your session limit; end a session first")
+)
+
+// reserve takes a slot for a session about to start; release gives it back if it never
+// opens. A cap of 0 is no cap. The gateway's cap is checked first: when both are reached the
+// answer is the one no client can help (503), not the one that blames the caller.
+func (t *table) reserve(o owner) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.max > 0 && len(t.byID)+t.reserved >= t.max {
-		return false, "the gateway is at its session limit"
+		return errGatewayFull
 	}
 	if t.maxOwner > 0 && t.perOwner[o] >= t.maxOwner {
-		return false, "you are at your session limit; end a session first"
+		return errUserFull
 	}
 	t.reserved++
 	t.perOwner[o]++
-	return true, ""
+	return nil
 }
 
 func (t *table) release(o owner) {

@@ -55,7 +55,8 @@ func TestConformance(t *testing.T) {
 	directTook := time.Since(start)
 
 	// (b) The same program as gemgate's stdio worker, behind the token-injecting proxy.
-	g := startDev(t, "--worker", "command", "--worker-command", server)
+	// Every scenario opens a session as alice, one after another: no per-user cap or rate.
+	g := startDev(t, "--worker", "command", "--worker-command", server, "--max-sessions-per-user", "0", "--worker-start-rate", "0")
 	u, err := url.Parse(g.URL)
 	if err != nil {
 		t.Fatal(err)

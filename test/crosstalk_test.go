@@ -81,7 +81,7 @@ func TestCrossTalk(t *testing.T) {
 	seen = nil
 	t.Logf("%d sessions x %d calls, %.1f MiB of payload each way", crossSessions, crossCalls, float64(total)/(1<<20))
 
-	g := startDev(t, "--max-sessions", "200", "--max-sessions-per-user", "200")
+	g := startDev(t, "--max-sessions", "200", "--max-sessions-per-user", "200", "--worker-start-rate", "0")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()

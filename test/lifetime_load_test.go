@@ -23,8 +23,11 @@ import (
 // be reaped, no worker may remain, and gemgate's goroutine count must return to its baseline.
 func TestReapThousandAbandonedSessions(t *testing.T) {
 	const total, batch = 1000, 50
+	// One user opens them all, as fast as gemgate takes them: the session caps and the start
+	// rate are lifted for this.
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0", "--streamless-idle-timeout", "1s",
-		"--idle-timeout", "2s", "--stream-loss-grace", "1s")
+		"--idle-timeout", "2s", "--stream-loss-grace", "1s",
+		"--max-sessions", "0", "--max-sessions-per-user", "0", "--worker-start-rate", "0")
 	time.Sleep(500 * time.Millisecond)
 	base := ltMetrics(t, g)["go_goroutines"]
 

@@ -206,24 +206,24 @@ func TestProbeLiveness(t *testing.T) {
 	}
 }
 
-// TestLimitSessions: the third session of one user and the session beyond the gateway's
-// limit are refused with 503 and Retry-After, and nothing is started for them.
+// TestLimitSessions: the third session of one user is refused with 429 and the session
+// beyond the gateway's limit with 503, each with Retry-After, and nothing is started for them.
 func TestLimitSessions(t *testing.T) {
 	g := startDev(t, "--max-sessions", "3", "--max-sessions-per-user", "2")
 	alice1 := ltOpen(t, g, g.Tokens["alice"], nil)
 	ltOpen(t, g, g.Tokens["alice"], nil)
-	refused := func(who string) {
+	refused := func(who string, status int) {
 		t.Helper()
 		before := g.workers()
 		s, resp, err := ltInitialize(g.URL, g.Tokens[who], nil, http.DefaultClient)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.StatusCode != http.StatusServiceUnavailable {
-			t.Errorf("%s's initialize over the limit: status %d, want 503", who, resp.StatusCode)
+		if resp.StatusCode != status {
+			t.Errorf("%s's initialize over the limit: status %d, want %d", who, resp.StatusCode, status)
 		}
 		if resp.Header.Get("Retry-After") == "" {
-			t.Errorf("%s's 503 has no Retry-After", who)
+			t.Errorf("%s's %d has no Retry-After", who, status)
 		}
 		if s.id != "" {
 			t.Errorf("%s's refused initialize minted session %s", who, s.id)
@@ -232,15 +232,15 @@ func TestLimitSessions(t *testing.T) {
 			t.Errorf("a refused initialize changed the worker count from %d to %d", before, after)
 		}
 	}
-	refused("alice") // per user
+	refused("alice", http.StatusTooManyRequests) // per user
 	ltOpen(t, g, g.Tokens["bob"], nil)
-	refused("bob") // gateway-wide: 3 open
+	refused("bob", http.StatusServiceUnavailable) // gateway-wide: 3 open
 	if code := alice1.delete(); code != http.StatusOK {
 		t.Fatalf("DELETE: %d", code)
 	}
 	g.waitWorkers(t, 2, 5*time.Second)
-	ltOpen(t, g, g.Tokens["bob"], nil) // a freed slot is usable again
-	refused("alice")                   // alice 1 + bob 2 = 3: the gateway is full again
+	ltOpen(t, g, g.Tokens["bob"], nil)              // a freed slot is usable again
+	refused("alice", http.StatusServiceUnavailable) // alice 1 + bob 2 = 3: the gateway is full again
 }
 
 func ltWaitReason(t *testing.T, g *gemgate, id, want string) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"sort"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gemgate/gemgate/gateway"
 )
 
 // Config is every setting of gemgate. Each has one name in three spellings: the config key
@@ -75,8 +78,12 @@ type Config struct {
 	StreamLossGrace    time.Duration `key:"stream_loss_grace" help:"end a session this long after its GET stream closed"`
 	MaxSessionLifetime time.Duration `key:"max_session_lifetime" help:"end every session after this long (0 = no cap)"`
 	RequestTimeout     time.Duration `key:"request_timeout" help:"cancel a call that runs longer (0 = no limit)"`
-	MaxSessions        int           `key:"max_sessions" help:"most sessions at once (0 = no limit)"`
-	MaxSessionsPerUser int           `key:"max_sessions_per_user" help:"most sessions per user (0 = no limit)"`
+	MaxSessions        int           `key:"max_sessions" help:"most sessions at once; more get 503; the default is sized from the open-files limit and memory (0 lifts the cap)"`
+	MaxSessionsPerUser int           `key:"max_sessions_per_user" help:"most sessions per user; more get 429 (0 lifts the cap)"`
+	WorkerStartRate    float64       `key:"worker_start_rate" help:"workers one user may start per second, after worker_start_burst; faster gets 429 (0 lifts the limit)"`
+	WorkerStartBurst   int           `key:"worker_start_burst" help:"workers one user may start at once before worker_start_rate applies"`
+	MaxConnections     int           `key:"max_connections" help:"most client connections at once; more get 503; the default is sized from the open-files limit (0 lifts the cap)"`
+	ReadTimeout        time.Duration `key:"read_timeout" help:"a request's headers and body must arrive within this, or its connection is closed"`
 	MaxCallsPerSession int           `key:"max_calls_per_session" help:"most calls in flight on one session; more get 429 (0 = no limit)"`
 	MaxBodyBytes       int64         `key:"max_body_bytes" help:"largest request body"`
 	PostAnswers        string        `key:"post_answers" help:"sse (answer as an SSE stream when the client accepts one) or json (JSON unless the worker sends related messages first)"`
@@ -91,7 +98,14 @@ type Config struct {
 }
 
 func defaults() Config {
+	limits := gateway.DefaultLimits(gateway.HostCapacity())
 	return Config{
+		MaxSessions:        limits.MaxSessions,
+		MaxSessionsPerUser: limits.MaxSessionsPerUser,
+		WorkerStartRate:    limits.WorkerStartRate,
+		WorkerStartBurst:   limits.WorkerStartBurst,
+		MaxConnections:     limits.Capacity.MaxConnections(limits.MaxSessions),
+		ReadTimeout:        30 * time.Second,
 		Listen:             "127.0.0.1:8080",
 		MCPPath:            "/mcp",
 		Auth:               "oidc",
@@ -163,6 +177,12 @@ func (f field) set(s string) error {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return fmt.Errorf("%s: %q is not a whole number", f.key, s)
+		}
+		*p = n
+	case *float64:
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			return fmt.Errorf("%s: %q is not a number", f.key, s)
 		}
 		*p = n
 	case *int64:

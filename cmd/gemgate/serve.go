@@ -106,6 +106,8 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		MaxBodyBytes:         c.MaxBodyBytes,
 		ShutdownGrace:        c.ShutdownGrace,
 		Lifetime:             c.lifetime(),
+		Limits:               c.limits(),
+		ReadTimeout:          c.ReadTimeout,
 		OnTokenExpiry:        c.OnTokenExpiry,
 		PostAnswers:          c.PostAnswers,
 		Logger:               log,
@@ -200,9 +202,15 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	if s.gw, err = gateway.New(opts); err != nil {
 		return nil, err
 	}
+	// ReadTimeout bounds a request's arrival from its first byte, body included; net/http
+	// lifts it once the request has arrived whole, so it does not cut a long answer or a GET
+	// stream, and the gateway closes the connection of a request whose body it did not read.
+	// No WriteTimeout: it would cut streams and long calls; the gateway bounds each write of a
+	// stream instead.
 	s.http = &http.Server{
 		Handler:           s.gw.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       c.ReadTimeout,
+		ReadHeaderTimeout: min(10*time.Second, c.ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -288,17 +296,24 @@ func osUser() string {
 // run serves until ctx ends, then shuts down gracefully: no new sessions, streams ended,
 // in-flight calls given shutdown_grace to finish, every worker stopped.
 func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
+	if tlsConfig == nil && s.cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+		if err != nil {
+			s.ln.Close()
+			return fmt.Errorf("tls_cert/tls_key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
+	// The cap sits beneath TLS: it counts descriptors, and the server must still see *tls.Conn.
+	ln := gateway.LimitConnections(s.ln, gateway.ConnectionCap{Max: s.cfg.MaxConnections, TLS: tlsConfig, Logger: s.log})
 	errc := make(chan error, 2)
 	go func() {
 		var err error
-		switch {
-		case tlsConfig != nil:
+		if tlsConfig != nil {
 			s.http.TLSConfig = tlsConfig
-			err = s.http.ServeTLS(s.ln, "", "")
-		case s.cfg.TLSCert != "":
-			err = s.http.ServeTLS(s.ln, s.cfg.TLSCert, s.cfg.TLSKey)
-		default:
-			err = s.http.Serve(s.ln)
+			err = s.http.ServeTLS(ln, "", "")
+		} else {
+			err = s.http.Serve(ln)
 		}
 		errc <- err
 	}()

@@ -129,6 +129,18 @@ func (c *Config) validate() []error {
 	if err := c.lifetime().Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.MaxSessions < 0 || c.MaxSessionsPerUser < 0 || c.MaxConnections < 0 {
+		add("max_sessions, max_sessions_per_user and max_connections must not be negative (0 lifts a cap)")
+	}
+	if c.WorkerStartRate < 0 {
+		add("worker_start_rate: must not be negative (0 lifts the limit)")
+	}
+	if c.WorkerStartRate > 0 && c.WorkerStartBurst < 1 {
+		add("worker_start_burst: must be at least 1 while worker_start_rate is set")
+	}
+	if c.ReadTimeout < time.Second {
+		add("read_timeout: must be at least 1s (every request must be able to arrive, and none may take forever)")
+	}
 	if _, err := policy.New(c.policyConfig()); err != nil {
 		errs = append(errs, err)
 	}
@@ -195,8 +207,6 @@ func (c *Config) lifetime() gateway.Lifetime {
 	l.StreamLossGrace = c.StreamLossGrace
 	l.MaxSessionLifetime = c.MaxSessionLifetime
 	l.RequestTimeout = c.RequestTimeout
-	l.MaxSessions = c.MaxSessions
-	l.MaxSessionsPerUser = c.MaxSessionsPerUser
 	l.MaxCallsPerSession = c.MaxCallsPerSession
 	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
 		l.ProbeLead = l.IdleTimeout / 6 // idle_timeout of five minutes or less: probe a sixth before
@@ -205,6 +215,26 @@ func (c *Config) lifetime() gateway.Lifetime {
 		// An unanswered ping must be able to decide before the idle deadline does, with room
 		// for the ping going out up to a reaper tick late and the verdict landing a tick late.
 		l.ProbeTimeout = l.ProbeLead / 4
+	}
+	return l
+}
+
+// limits are the session caps and start rate; in the configuration 0 lifts a cap.
+func (c *Config) limits() gateway.Limits {
+	lifted := func(n int) int {
+		if n == 0 {
+			return gateway.NoLimit
+		}
+		return n
+	}
+	l := gateway.Limits{
+		MaxSessions:        lifted(c.MaxSessions),
+		MaxSessionsPerUser: lifted(c.MaxSessionsPerUser),
+		WorkerStartRate:    c.WorkerStartRate,
+		WorkerStartBurst:   c.WorkerStartBurst,
+	}
+	if c.WorkerStartRate == 0 {
+		l.WorkerStartRate = gateway.NoLimit
 	}
 	return l
 }
