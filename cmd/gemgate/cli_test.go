@@ -77,7 +77,7 @@ func TestCommandHelp(t *testing.T) {
 func TestProblemCountMatchesTheList(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"serve", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-		"--idle-timeout", "1m", "--streamless-idle-timeout", "5m", "--max-sessions", "2", "--max-sessions-per-user", "5", "--stream-loss-grace", "-1s"}, &out, &errb)
+		"--idle-timeout", "1m", "--streamless-idle-timeout", "5m", "--read-timeout", "10ms", "--stream-loss-grace", "-1s"}, &out, &errb)
 	if code == 0 {
 		t.Fatal("want a failing exit status")
 	}
