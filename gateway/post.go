@@ -48,7 +48,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 		return err
 	}
 	g.trace.inbound(sessionID, body)
-	msg, err := jsonrpc.Parse(body)
+	msg, err := jsonrpc.ParseClient(body)
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrInvalid) {
 			return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
@@ -56,6 +56,12 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
 	}
 	*method = methodLabel(msg.Method)
+	// Every field the gateway decides on is read here, strictly, before anything else is done
+	// with the message: an ambiguous one is refused before it can reach a worker.
+	fields, he := readClientFields(msg)
+	if he != nil {
+		return he
+	}
 	p, _ := auth.PrincipalFrom(r.Context())
 
 	if msg.IsRequest() && msg.Method == "initialize" {
@@ -92,9 +98,9 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 	}
 	switch {
 	case msg.IsRequest():
-		return g.forward(w, r, s, msg, p)
+		return g.forward(w, r, s, msg, fields, p)
 	case msg.IsNotification():
-		g.notification(s, msg)
+		g.notification(s, msg, fields)
 	default:
 		s.clientResponse(msg)
 	}
@@ -120,14 +126,10 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 
 // notification passes a client notification to the worker; notifications/cancelled is
 // mapped to the worker's id of the call it names.
-func (g *Gateway) notification(s *Session, msg *jsonrpc.Message) {
+func (g *Gateway) notification(s *Session, msg *jsonrpc.Message, f clientFields) {
 	if msg.Method == "notifications/cancelled" {
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-			Reason    string          `json:"reason"`
-		}
-		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID != nil {
-			if !s.cancelCall(p.RequestID, p.Reason) {
+		if f.cancelID != nil {
+			if !s.cancelCall(f.cancelID, f.cancelReason) {
 				s.log.Debug("client cancelled a request that is not in flight")
 			}
 		}
@@ -143,19 +145,15 @@ func (g *Gateway) notification(s *Session, msg *jsonrpc.Message) {
 
 // forward passes a request to the session's worker and answers it: application/json, or an
 // SSE stream when the worker sends messages related to the request before its answer.
-func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, msg *jsonrpc.Message, p auth.Principal) error {
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, msg *jsonrpc.Message, f clientFields, p auth.Principal) error {
 	access := s.access.Narrow(g.opts.Policy.Decide(p.Scopes))
 	if missing := access.Missing(); len(missing) > 0 {
 		// The authenticator refuses such tokens first; this holds when it is not the one in front.
 		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
 	}
-	tool := ""
+	tool := f.tool
 	if msg.Method == "tools/call" {
-		name, err := toolName(msg.Params)
-		if err != nil {
-			return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
-		}
-		tool = name
+		name := f.tool
 		if verdict := g.opts.Policy.CheckTool(access, name, s.hint(name)); verdict != policy.Allowed {
 			g.metrics.toolCall(verdict.String())
 			g.audit(s, tool, access.ReadOnly, verdict.String(), 0)
@@ -167,7 +165,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 				"tool "+quoteSafe(name)+" is not allowed for this token")
 		}
 	}
-	inf, err := s.startCall(msg.ID, msg.Params, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)
+	inf, err := s.startCall(msg.ID, f.progressToken, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)
 	if errors.Is(err, errEnding) {
 		e := sessionNotFound()
 		e.ID = msg.ID
@@ -348,16 +346,6 @@ func (g *Gateway) audit(s *Session, tool string, readOnly bool, outcome string, 
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, "audit tools/call",
 		slog.String("tool", tool), slog.Bool("read_only", readOnly),
 		slog.String("outcome", outcome), slog.Duration("duration", d))
-}
-
-func toolName(params json.RawMessage) (string, error) {
-	var p struct {
-		Name *string `json:"name"`
-	}
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil || p.Name == nil || *p.Name == "" {
-		return "", errors.New("tools/call needs params.name")
-	}
-	return *p.Name, nil
 }
 
 func isToolError(result json.RawMessage) bool {

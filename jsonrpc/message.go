@@ -52,7 +52,8 @@ func Parse(b []byte) (*Message, error) {
 	if !json.Valid(b) {
 		return nil, ErrParse
 	}
-	env, err := readValidObject(b, "the message")
+	// The members alias the message, so it is copied: callers reuse their read buffers.
+	env, err := readValidObject(bytes.Clone(b), "the message")
 	if err != nil {
 		return nil, err
 	}

@@ -132,3 +132,18 @@ func TestParseClientLimits(t *testing.T) {
 		t.Errorf("deep garbage: %v, want ErrParse", err)
 	}
 }
+
+// A reader reuses its line buffer: a parsed message must not alias it.
+func TestParseDoesNotAliasInput(t *testing.T) {
+	b := []byte(`{"jsonrpc":"2.0","id":1,"result":{"a":1}}`)
+	m, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] = 'x'
+	}
+	if string(m.ID) != "1" || string(m.Result) != `{"a":1}` {
+		t.Errorf("message changed with its input: id %s result %s", m.ID, m.Result)
+	}
+}
