@@ -155,14 +155,25 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 	if msg.Method == "tools/call" {
 		name := f.tool
 		if verdict := g.opts.Policy.CheckTool(access, name, s.hint(name)); verdict != policy.Allowed {
+			if exists, known := g.toolExists(r.Context(), s, name); known && !exists {
+				g.metrics.toolCall("unknown")
+				g.audit(s, tool, access.ReadOnly, "unknown", 0)
+				return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID,
+					Message: "unknown tool " + quoteSafe(name)}
+			}
 			g.metrics.toolCall(verdict.String())
 			g.audit(s, tool, access.ReadOnly, verdict.String(), 0)
 			if verdict == policy.DeniedReadOnly {
-				return g.insufficientScope(msg.ID, access, []string{g.opts.Policy.WriteScope()}, "readOnly",
-					"tool "+quoteSafe(name)+" changes state; this session is read-only")
+				write := g.opts.Policy.WriteScope()
+				return g.insufficientScope(msg.ID, access, []string{write}, "readOnly",
+					"tool "+quoteSafe(name)+" can change state and this session is read-only; only a session opened with scope "+write+" may call it")
 			}
-			return g.insufficientScope(msg.ID, access, g.unlockingScopes(access, name, s.hint(name)), "forbidden",
-				"tool "+quoteSafe(name)+" is not allowed for this token")
+			unlocking := g.unlockingScopes(access, name, s.hint(name))
+			why := "tool " + quoteSafe(name) + " is not allowed for this token"
+			if len(unlocking) > 0 {
+				why = "tool " + quoteSafe(name) + " needs scope " + strings.Join(unlocking, " or ")
+			}
+			return g.insufficientScope(msg.ID, access, unlocking, "forbidden", why)
 		}
 	}
 	inf, err := s.startCall(msg.ID, f.progressToken, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)
