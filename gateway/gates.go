@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -125,4 +127,58 @@ func (g *Gateway) cors(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Media types of the Streamable HTTP transport.
+const (
+	mediaJSON = "application/json"
+	mediaSSE  = "text/event-stream"
+)
+
+// checkPostHeaders applies the transport's rules for a POST before its body is read: the body
+// is JSON (parameters such as charset are fine), else 415; the client accepts JSON or SSE,
+// else 406.
+func checkPostHeaders(r *http.Request) *httpError {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != mediaJSON {
+		return &httpError{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
+			Message: "the body must be Content-Type: application/json"}
+	}
+	if !accepts(r.Header, mediaJSON) && !accepts(r.Header, mediaSSE) {
+		return &httpError{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest,
+			Message: "Accept must allow application/json or text/event-stream"}
+	}
+	return nil
+}
+
+// accepts reports whether the request's Accept header allows media type mt (type/subtype, in
+// lower case): a range that matches it with a q above zero. No Accept header allows anything
+// (RFC 9110, 12.5.1); an unreadable element allows nothing.
+func accepts(h http.Header, mt string) bool {
+	values := h.Values("Accept")
+	if len(values) == 0 {
+		return true
+	}
+	typ, sub, _ := strings.Cut(mt, "/")
+	for _, v := range values {
+		for elem := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(elem) == "" {
+				continue
+			}
+			rng, params, err := mime.ParseMediaType(elem)
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			rt, rs, _ := strings.Cut(rng, "/")
+			if rng == "*/*" || rng == "*" || (rt == typ && (rs == "*" || rs == sub)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -42,6 +42,9 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) error {
+	if he := checkPostHeaders(r); he != nil {
+		return he
+	}
 	body, err := g.readBody(w, r)
 	sessionID := r.Header.Get(headerSessionID)
 	if err != nil {
@@ -370,10 +373,7 @@ func isToolError(result json.RawMessage) bool {
 	return json.Unmarshal(result, &r) == nil && r.IsError
 }
 
-func acceptsSSE(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	return accept == "" || strings.Contains(accept, "text/event-stream") || strings.Contains(accept, "*/*")
-}
+func acceptsSSE(r *http.Request) bool { return accepts(r.Header, mediaSSE) }
 
 func bearer(r *http.Request) string {
 	tok, err := auth.BearerToken(r)
