@@ -27,6 +27,10 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 	})
 }
 
+// originAllowed: an origin listed in AllowedOrigins, or with AllowLoopbackOrigins, the
+// gateway's own origin (PublicURL's scheme and port) spelled with its host or any of the
+// loopback names. Another loopback port is a different origin, a page of some other local
+// program, and is refused like any foreign one.
 func (g *Gateway) originAllowed(origin string) bool {
 	if slices.Contains(g.opts.AllowedOrigins, origin) || slices.Contains(g.opts.AllowedOrigins, "*") {
 		return true
@@ -35,10 +39,31 @@ func (g *Gateway) originAllowed(origin string) bool {
 		return false
 	}
 	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" || u.User != nil {
 		return false
 	}
-	return isLoopbackHost(u.Hostname())
+	own, err := url.Parse(g.opts.PublicURL)
+	if err != nil || !strings.EqualFold(u.Scheme, own.Scheme) || originPort(u) != originPort(own) {
+		return false
+	}
+	host := u.Hostname()
+	return strings.EqualFold(host, own.Hostname()) || loopbackName(host)
+}
+
+// originPort is the URL's port, or its scheme's default.
+func originPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// loopbackName: the spellings a browser uses for this machine's loopback listener.
+func loopbackName(host string) bool {
+	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
 func isLoopbackHost(host string) bool {
