@@ -19,7 +19,7 @@ import (
 func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin != "" && !g.originAllowed(origin) {
+		if origin != "" && !g.originAllowed(origin, r.Host) {
 			(&httpError{Status: http.StatusForbidden, Code: jsonrpc.CodeInvalidRequest, Message: "origin not allowed"}).write(w)
 			return
 		}
@@ -28,10 +28,12 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 }
 
 // originAllowed: an origin listed in AllowedOrigins, or with AllowLoopbackOrigins, the
-// gateway's own origin (PublicURL's scheme and port) spelled with its host or any of the
-// loopback names. Another loopback port is a different origin, a page of some other local
-// program, and is refused like any foreign one.
-func (g *Gateway) originAllowed(origin string) bool {
+// gateway's own origin: PublicURL's scheme and port spelled with its host or any of the
+// loopback names, or the loopback host and port the request was addressed to (host, its Host
+// header: a local proxy in front of gemgate). Another loopback port is a different origin, a
+// page of some other local program, and is refused like any foreign one; a non-loopback name
+// in Host is what DNS rebinding would send, and earns nothing.
+func (g *Gateway) originAllowed(origin, host string) bool {
 	if slices.Contains(g.opts.AllowedOrigins, origin) || slices.Contains(g.opts.AllowedOrigins, "*") {
 		return true
 	}
@@ -42,12 +44,15 @@ func (g *Gateway) originAllowed(origin string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" || u.User != nil {
 		return false
 	}
+	if strings.EqualFold(u.Host, host) && loopbackName(u.Hostname()) {
+		return true
+	}
 	own, err := url.Parse(g.opts.PublicURL)
 	if err != nil || !strings.EqualFold(u.Scheme, own.Scheme) || originPort(u) != originPort(own) {
 		return false
 	}
-	host := u.Hostname()
-	return strings.EqualFold(host, own.Hostname()) || loopbackName(host)
+	name := u.Hostname()
+	return strings.EqualFold(name, own.Hostname()) || loopbackName(name)
 }
 
 // originPort is the URL's port, or its scheme's default.
@@ -137,7 +142,7 @@ func ClientIP(ctx context.Context) netip.Addr {
 func (g *Gateway) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin != "" && g.originAllowed(origin) {
+		if origin != "" && g.originAllowed(origin, r.Host) {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")

@@ -387,3 +387,29 @@ func TestWorkerCrashEndsSession(t *testing.T) {
 		t.Errorf("POST after the worker died: %d, want 404", r.status)
 	}
 }
+
+// The origin a request was addressed to counts as the gateway's own when it is a loopback
+// name, as through a local proxy on another port; never a name DNS rebinding could send.
+func TestOriginAddressedTo(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.PublicURL = "http://127.0.0.1:8808/mcp"
+		o.AllowLoopbackOrigins = true
+	})
+	tests := []struct {
+		origin, host string
+		want         bool
+	}{
+		{"http://localhost:9999", "localhost:9999", true},
+		{"http://127.0.0.1:9999", "127.0.0.1:9999", true},
+		{"http://[::1]:9999", "[::1]:9999", true},
+		{"http://localhost:3000", "localhost:9999", false},
+		{"http://evil.example.com", "evil.example.com", false},
+		{"http://evil.example.com:8808", "evil.example.com:8808", false},
+		{"http://localhost:9999/x", "localhost:9999", false},
+	}
+	for _, tt := range tests {
+		if got := f.gw.originAllowed(tt.origin, tt.host); got != tt.want {
+			t.Errorf("originAllowed(%s, Host %s) = %v, want %v", tt.origin, tt.host, got, tt.want)
+		}
+	}
+}
