@@ -265,12 +265,10 @@ func (s *Session) deliver(inf *inflight, msg []byte) {
 		case inf.events <- msg:
 			return
 		default:
-			s.log.Warn("request stream full; message moved to the session stream")
+			s.outbox.Moved(s.log)
 		}
 	}
-	if s.outbox.Push(msg) > 0 {
-		s.log.Warn("session outbox full; dropped the oldest message", "dropped_total", s.outbox.Dropped())
-	}
+	s.outbox.NoteDropped(s.log, s.outbox.Push(msg))
 }
 
 // isProbeAnswer reports whether m answers one of the gateway's liveness probes. Such an
