@@ -180,7 +180,7 @@ func (l *lossLog) note(log *slog.Logger, dropped, moved int, o *Outbox) {
 	d, m := l.dropped, l.moved
 	l.last, l.dropped, l.moved = t, 0, 0
 	l.mu.Unlock()
-	log.Warn("client is not keeping up with its streams; messages lost or delayed",
+	log.Warn("client not reading: session outbox full or request stream full; messages dropped or moved",
 		"dropped", d, "moved_to_session_stream", m, "dropped_total", o.Dropped(),
 		"next_report_after", lossLogInterval)
 }
