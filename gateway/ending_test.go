@@ -18,7 +18,7 @@ import (
 func bareSession() *Session {
 	return &Session{
 		calls: map[string]*inflight{}, progress: map[string]*inflight{}, toWorker: map[string]json.RawMessage{},
-		probes: map[string]*probe{}, hints: map[string]bool{}, outbox: newOutbox(nil), lastActive: time.Now(),
+		probes: map[string]*probe{}, hints: map[string]bool{}, outbox: newOutbox(nil, nil), lastActive: time.Now(),
 	}
 }
 

@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -17,7 +19,7 @@ import (
 func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin != "" && !g.originAllowed(origin) {
+		if origin != "" && !g.originAllowed(origin, r.Host) {
 			(&httpError{Status: http.StatusForbidden, Code: jsonrpc.CodeInvalidRequest, Message: "origin not allowed"}).write(w)
 			return
 		}
@@ -25,7 +27,13 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 	})
 }
 
-func (g *Gateway) originAllowed(origin string) bool {
+// originAllowed: an origin listed in AllowedOrigins, or with AllowLoopbackOrigins, the
+// gateway's own origin: PublicURL's scheme and port spelled with its host or any of the
+// loopback names, or the loopback host and port the request was addressed to (host, its Host
+// header: a local proxy in front of gemgate). Another loopback port is a different origin, a
+// page of some other local program, and is refused like any foreign one; a non-loopback name
+// in Host is what DNS rebinding would send, and earns nothing.
+func (g *Gateway) originAllowed(origin, host string) bool {
 	if slices.Contains(g.opts.AllowedOrigins, origin) || slices.Contains(g.opts.AllowedOrigins, "*") {
 		return true
 	}
@@ -33,10 +41,34 @@ func (g *Gateway) originAllowed(origin string) bool {
 		return false
 	}
 	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" || u.User != nil {
 		return false
 	}
-	return isLoopbackHost(u.Hostname())
+	if strings.EqualFold(u.Host, host) && loopbackName(u.Hostname()) {
+		return true
+	}
+	own, err := url.Parse(g.opts.PublicURL)
+	if err != nil || !strings.EqualFold(u.Scheme, own.Scheme) || originPort(u) != originPort(own) {
+		return false
+	}
+	name := u.Hostname()
+	return strings.EqualFold(name, own.Hostname()) || loopbackName(name)
+}
+
+// originPort is the URL's port, or its scheme's default.
+func originPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// loopbackName: the spellings a browser uses for this machine's loopback listener.
+func loopbackName(host string) bool {
+	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
 func isLoopbackHost(host string) bool {
@@ -110,7 +142,7 @@ func ClientIP(ctx context.Context) netip.Addr {
 func (g *Gateway) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin != "" && g.originAllowed(origin) {
+		if origin != "" && g.originAllowed(origin, r.Host) {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
@@ -125,4 +157,58 @@ func (g *Gateway) cors(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Media types of the Streamable HTTP transport.
+const (
+	mediaJSON = "application/json"
+	mediaSSE  = "text/event-stream"
+)
+
+// checkPostHeaders applies the transport's rules for a POST before its body is read: the body
+// is JSON (parameters such as charset are fine), else 415; the client accepts JSON or SSE,
+// else 406.
+func checkPostHeaders(r *http.Request) *httpError {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != mediaJSON {
+		return &httpError{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
+			Message: "the body must be Content-Type: application/json"}
+	}
+	if !accepts(r.Header, mediaJSON) && !accepts(r.Header, mediaSSE) {
+		return &httpError{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest,
+			Message: "Accept must allow application/json or text/event-stream"}
+	}
+	return nil
+}
+
+// accepts reports whether the request's Accept header allows media type mt (type/subtype, in
+// lower case): a range that matches it with a q above zero. No Accept header allows anything
+// (RFC 9110, 12.5.1); an unreadable element allows nothing.
+func accepts(h http.Header, mt string) bool {
+	values := h.Values("Accept")
+	if len(values) == 0 {
+		return true
+	}
+	typ, sub, _ := strings.Cut(mt, "/")
+	for _, v := range values {
+		for elem := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(elem) == "" {
+				continue
+			}
+			rng, params, err := mime.ParseMediaType(elem)
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			rt, rs, _ := strings.Cut(rng, "/")
+			if rng == "*/*" || rng == "*" || (rt == typ && (rs == "*" || rs == sub)) {
+				return true
+			}
+		}
+	}
+	return false
 }

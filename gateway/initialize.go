@@ -73,7 +73,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	s.lastActive = s.opened
 	s.initParams = params
 	s.log = g.log.With("session", s.id, "user", p.User)
-	s.outbox = newOutbox(g.metrics.outboxDropped)
+	s.outbox = newOutbox(g.metrics.outboxDropped, g.metrics.streamMessageMoved)
 
 	started := time.Now()
 	launch, err := g.opts.Workers.Launch(r.Context(), Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)})

@@ -26,6 +26,7 @@ type Metrics struct {
 	AuthFailures    *prometheus.CounterVec
 	sseStreams      prometheus.Gauge
 	outboxDrops     prometheus.Counter
+	streamMoves     prometheus.Counter
 	JWKSRefresh     *prometheus.CounterVec
 }
 
@@ -53,6 +54,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Requests refused by authentication, by reason."}, []string{"reason"}),
 		sseStreams:  f.NewGauge(prometheus.GaugeOpts{Name: "gemgate_sse_streams_open", Help: "Session GET streams open now."}),
 		outboxDrops: f.NewCounter(prometheus.CounterOpts{Name: "gemgate_outbox_dropped_total", Help: "Messages dropped from full session outboxes."}),
+		streamMoves: f.NewCounter(prometheus.CounterOpts{Name: "gemgate_request_stream_moved_total",
+			Help: "Messages for a request's SSE stream sent to the session stream instead, because the request stream was full."}),
 		JWKSRefresh: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_jwks_refresh_total",
 			Help: "Fetches of the issuer's signing keys, by result."}, []string{"result"}),
 	}
@@ -154,6 +157,12 @@ func (m *Metrics) streamClosed() {
 func (m *Metrics) outboxDropped() {
 	if m != nil {
 		m.outboxDrops.Inc()
+	}
+}
+
+func (m *Metrics) streamMessageMoved() {
+	if m != nil {
+		m.streamMoves.Inc()
 	}
 }
 

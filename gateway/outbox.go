@@ -1,6 +1,10 @@
 package gateway
 
-import "sync"
+import (
+	"log/slog"
+	"sync"
+	"time"
+)
 
 // outboxSize and outboxBytes bound what a session holds for a client that is not reading:
 // the oldest messages go when a new one would overflow either. A single message larger than
@@ -24,12 +28,16 @@ type Outbox struct {
 	streams int           // streams attached and not yet detached (0 or 1 once settled)
 	wake    chan struct{} // closed and replaced whenever there is news for the stream
 	onDrop  func()
+	onMove  func()
+	losses  lossLog
 }
 
-func newOutbox(onDrop func()) *Outbox {
+// newOutbox makes a session's outbox; onDrop and onMove, if set, count each message dropped
+// from it and each message moved to it from a full request stream.
+func newOutbox(onDrop, onMove func()) *Outbox {
 	// The ring comes with the first message: most sessions never get one, and an idle
 	// session should not hold 6 KiB of empty slots.
-	return &Outbox{wake: make(chan struct{}), onDrop: onDrop}
+	return &Outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove}
 }
 
 // Push queues a message; it reports how many messages were dropped to make room.
@@ -125,4 +133,54 @@ func (o *Outbox) Dropped() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.dropped
+}
+
+// lossLogInterval is how often a session may log that it lost or moved messages.
+const lossLogInterval = 10 * time.Second
+
+// lossLog tells the log about messages a session dropped or moved, at most once per
+// interval: a client that stops reading would otherwise cost a log line per message. Every
+// message is still counted by the metrics at once.
+type lossLog struct {
+	mu             sync.Mutex
+	last           time.Time // when the last line was written; zero for never
+	dropped, moved int       // since that line
+	now            func() time.Time
+}
+
+// Moved records a message that was for a request's stream and went to the outbox instead,
+// since that stream was full.
+func (o *Outbox) Moved(log *slog.Logger) {
+	if o.onMove != nil {
+		o.onMove()
+	}
+	o.losses.note(log, 0, 1, o)
+}
+
+// NoteDropped records messages Push dropped.
+func (o *Outbox) NoteDropped(log *slog.Logger, n int) {
+	if n > 0 {
+		o.losses.note(log, n, 0, o)
+	}
+}
+
+func (l *lossLog) note(log *slog.Logger, dropped, moved int, o *Outbox) {
+	l.mu.Lock()
+	l.dropped += dropped
+	l.moved += moved
+	now := time.Now
+	if l.now != nil {
+		now = l.now
+	}
+	t := now()
+	if !l.last.IsZero() && t.Sub(l.last) < lossLogInterval {
+		l.mu.Unlock()
+		return
+	}
+	d, m := l.dropped, l.moved
+	l.last, l.dropped, l.moved = t, 0, 0
+	l.mu.Unlock()
+	log.Warn("client not reading: session outbox full or request stream full; messages dropped or moved",
+		"dropped", d, "moved_to_session_stream", m, "dropped_total", o.Dropped(),
+		"next_report_after", lossLogInterval)
 }

@@ -17,7 +17,7 @@ func msgs(from, to int) [][]byte {
 
 func TestOutboxDropsOldestWhenFull(t *testing.T) {
 	drops := 0
-	o := newOutbox(func() { drops++ })
+	o := newOutbox(func() { drops++ }, nil)
 	gen := o.Attach()
 	for i := 1; i <= outboxSize; i++ {
 		if d := o.Push([]byte(strconv.Itoa(i))); d != 0 {
@@ -52,7 +52,7 @@ func TestOutboxDropsOldestWhenFull(t *testing.T) {
 }
 
 func TestOutboxNewestStreamWins(t *testing.T) {
-	o := newOutbox(nil)
+	o := newOutbox(nil, nil)
 	first := o.Attach()
 	_, wake, ok := o.Take(first)
 	if !ok {
@@ -95,7 +95,7 @@ func TestOutboxNewestStreamWins(t *testing.T) {
 }
 
 func TestOutboxPushWakesStream(t *testing.T) {
-	o := newOutbox(nil)
+	o := newOutbox(nil, nil)
 	gen := o.Attach()
 	_, wake, _ := o.Take(gen)
 	select {
@@ -113,7 +113,7 @@ func TestOutboxPushWakesStream(t *testing.T) {
 
 // Invariant 8: the outbox is bounded in bytes too, since one worker line may be 16 MiB.
 func TestOutboxIsBoundedInBytes(t *testing.T) {
-	o := newOutbox(nil)
+	o := newOutbox(nil, nil)
 	gen := o.Attach()
 	big := make([]byte, 5<<20)
 	dropped := 0

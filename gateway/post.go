@@ -43,13 +43,16 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) error {
+	if he := checkPostHeaders(r); he != nil {
+		return he
+	}
 	body, err := g.readBody(w, r)
 	sessionID := r.Header.Get(headerSessionID)
 	if err != nil {
 		return err
 	}
 	g.trace.inbound(sessionID, body)
-	msg, err := jsonrpc.Parse(body)
+	msg, err := jsonrpc.ParseClient(body)
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrInvalid) {
 			return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
@@ -57,6 +60,12 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
 	}
 	*method = methodLabel(msg.Method)
+	// Every field the gateway decides on is read here, strictly, before anything else is done
+	// with the message: an ambiguous one is refused before it can reach a worker.
+	fields, he := readClientFields(msg)
+	if he != nil {
+		return he
+	}
 	p, _ := auth.PrincipalFrom(r.Context())
 
 	if msg.IsRequest() && msg.Method == "initialize" {
@@ -93,9 +102,9 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 	}
 	switch {
 	case msg.IsRequest():
-		return g.forward(w, r, s, msg, p)
+		return g.forward(w, r, s, msg, fields, p)
 	case msg.IsNotification():
-		g.notification(s, msg)
+		g.notification(s, msg, fields)
 	default:
 		s.clientResponse(msg)
 	}
@@ -124,14 +133,10 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 
 // notification passes a client notification to the worker; notifications/cancelled is
 // mapped to the worker's id of the call it names.
-func (g *Gateway) notification(s *Session, msg *jsonrpc.Message) {
+func (g *Gateway) notification(s *Session, msg *jsonrpc.Message, f clientFields) {
 	if msg.Method == "notifications/cancelled" {
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-			Reason    string          `json:"reason"`
-		}
-		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID != nil {
-			if !s.cancelCall(p.RequestID, p.Reason) {
+		if f.cancelID != nil {
+			if !s.cancelCall(f.cancelID, f.cancelReason) {
 				s.log.Debug("client cancelled a request that is not in flight")
 			}
 		}
@@ -147,31 +152,38 @@ func (g *Gateway) notification(s *Session, msg *jsonrpc.Message) {
 
 // forward passes a request to the session's worker and answers it: application/json, or an
 // SSE stream when the worker sends messages related to the request before its answer.
-func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, msg *jsonrpc.Message, p auth.Principal) error {
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, msg *jsonrpc.Message, f clientFields, p auth.Principal) error {
 	access := s.access.Narrow(g.opts.Policy.Decide(p.Scopes))
 	if missing := access.Missing(); len(missing) > 0 {
 		// The authenticator refuses such tokens first; this holds when it is not the one in front.
 		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
 	}
-	tool := ""
+	tool := f.tool
 	if msg.Method == "tools/call" {
-		name, err := toolName(msg.Params)
-		if err != nil {
-			return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
-		}
-		tool = name
+		name := f.tool
 		if verdict := g.opts.Policy.CheckTool(access, name, s.hint(name)); verdict != policy.Allowed {
+			if exists, known := g.toolExists(r.Context(), s, name); known && !exists {
+				g.metrics.toolCall("unknown")
+				g.audit(s, tool, access.ReadOnly, "unknown", 0)
+				return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID,
+					Message: "unknown tool " + quoteSafe(name)}
+			}
 			g.metrics.toolCall(verdict.String())
 			g.audit(s, tool, access.ReadOnly, verdict.String(), 0)
 			if verdict == policy.DeniedReadOnly {
-				return g.insufficientScope(msg.ID, access, []string{g.opts.Policy.WriteScope()}, "readOnly",
-					"tool "+quoteSafe(name)+" changes state; this session is read-only")
+				write := g.opts.Policy.WriteScope()
+				return g.insufficientScope(msg.ID, access, []string{write}, "readOnly",
+					"tool "+quoteSafe(name)+" can change state and this session is read-only; only a session opened with scope "+write+" may call it")
 			}
-			return g.insufficientScope(msg.ID, access, g.unlockingScopes(access, name, s.hint(name)), "forbidden",
-				"tool "+quoteSafe(name)+" is not allowed for this token")
+			unlocking := g.unlockingScopes(access, name, s.hint(name))
+			why := "tool " + quoteSafe(name) + " is not allowed for this token"
+			if len(unlocking) > 0 {
+				why = "tool " + quoteSafe(name) + " needs scope " + strings.Join(unlocking, " or ")
+			}
+			return g.insufficientScope(msg.ID, access, unlocking, "forbidden", why)
 		}
 	}
-	inf, err := s.startCall(msg.ID, msg.Params, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)
+	inf, err := s.startCall(msg.ID, f.progressToken, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)
 	if errors.Is(err, errEnding) {
 		e := sessionNotFound()
 		e.ID = msg.ID
@@ -354,16 +366,6 @@ func (g *Gateway) audit(s *Session, tool string, readOnly bool, outcome string, 
 		slog.String("outcome", outcome), slog.Duration("duration", d))
 }
 
-func toolName(params json.RawMessage) (string, error) {
-	var p struct {
-		Name *string `json:"name"`
-	}
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil || p.Name == nil || *p.Name == "" {
-		return "", errors.New("tools/call needs params.name")
-	}
-	return *p.Name, nil
-}
-
 func isToolError(result json.RawMessage) bool {
 	// Most results say nothing of isError; a 1 MiB answer need not be decoded to learn that.
 	if !bytes.Contains(result, []byte(`"isError"`)) {
@@ -375,10 +377,7 @@ func isToolError(result json.RawMessage) bool {
 	return json.Unmarshal(result, &r) == nil && r.IsError
 }
 
-func acceptsSSE(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	return accept == "" || strings.Contains(accept, "text/event-stream") || strings.Contains(accept, "*/*")
-}
+func acceptsSSE(r *http.Request) bool { return accepts(r.Header, mediaSSE) }
 
 func bearer(r *http.Request) string {
 	tok, err := auth.BearerToken(r)

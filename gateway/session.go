@@ -119,7 +119,9 @@ func (s *Session) markEnding(st sessionState) bool {
 // startCall registers a client request; a second request with an id still in flight is
 // refused (errDuplicateID), and so is any request on a session that is ending (errEnding).
 // With max > 0, a request beyond max calls in flight is refused (errTooManyCalls).
-func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStream bool, max int) (*inflight, error) {
+//
+// progressToken is the request's params._meta.progressToken as readClientFields read it.
+func (s *Session) startCall(id json.RawMessage, progressToken json.RawMessage, canStream bool, max int) (*inflight, error) {
 	inf := &inflight{clientID: id, events: make(chan []byte, inflightEvents), cancelled: make(chan struct{}), canStream: canStream}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -134,7 +136,7 @@ func (s *Session) startCall(id json.RawMessage, params json.RawMessage, canStrea
 		return nil, errTooManyCalls
 	}
 	s.calls[key] = inf
-	if tok, ok := progressToken(params); ok {
+	if tok, ok := normaliseToken(progressToken); ok {
 		inf.progress = tok
 		s.progress[tok] = inf
 	}
@@ -263,12 +265,10 @@ func (s *Session) deliver(inf *inflight, msg []byte) {
 		case inf.events <- msg:
 			return
 		default:
-			s.log.Warn("request stream full; message moved to the session stream")
+			s.outbox.Moved(s.log)
 		}
 	}
-	if s.outbox.Push(msg) > 0 {
-		s.log.Warn("session outbox full; dropped the oldest message", "dropped_total", s.outbox.Dropped())
-	}
+	s.outbox.NoteDropped(s.log, s.outbox.Push(msg))
 }
 
 // isProbeAnswer reports whether m answers one of the gateway's liveness probes. Such an
@@ -314,31 +314,15 @@ func (s *Session) clientResponse(m *jsonrpc.Message) {
 	}
 }
 
-// progressToken reads params._meta.progressToken from a request.
-func progressToken(params json.RawMessage) (string, bool) {
-	if len(params) == 0 {
-		return "", false
-	}
-	var p struct {
-		Meta struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", false
-	}
-	return normaliseToken(p.Meta.ProgressToken)
-}
-
-// progressTokenOf reads params.progressToken from a progress notification.
+// progressTokenOf reads params.progressToken from a worker's progress notification, as
+// strictly as the client's token was read: an ambiguous one routes nowhere.
 func progressTokenOf(params json.RawMessage) (string, bool) {
-	var p struct {
-		ProgressToken json.RawMessage `json:"progressToken"`
-	}
-	if json.Unmarshal(params, &p) != nil {
+	p, err := jsonrpc.ReadObject(params, "params")
+	if err != nil || p.Exact("progressToken") != nil {
 		return "", false
 	}
-	return normaliseToken(p.ProgressToken)
+	raw, _ := p.Raw("progressToken")
+	return normaliseToken(raw)
 }
 
 // normaliseToken gives a token one spelling, since a worker may re-encode a number (1.0 as 1).

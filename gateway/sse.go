@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"net/http"
 	"time"
 )
@@ -33,11 +34,25 @@ func (s *sse) start(extra http.Header) error {
 	return s.flush()
 }
 
-// event writes one JSON-RPC message. Messages are single-line JSON, so one data line holds it.
+// event writes one JSON-RPC message. Messages are single-line JSON, so one data line holds
+// it; anything with a line break (CR, LF or CRLF, each of which ends an SSE line) is split
+// into several data lines, which a client joins back with LF, so it can never end the event
+// early or smuggle in fields of its own.
 func (s *sse) event(msg []byte) error {
 	buf := make([]byte, 0, len(msg)+24)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, msg...)
+	buf = append(buf, "event: message\n"...)
+	for {
+		i := bytes.IndexAny(msg, "\r\n")
+		if i < 0 {
+			break
+		}
+		buf = append(append(append(buf, "data: "...), msg[:i]...), '\n')
+		if msg[i] == '\r' && i+1 < len(msg) && msg[i+1] == '\n' {
+			i++
+		}
+		msg = msg[i+1:]
+	}
+	buf = append(append(buf, "data: "...), msg...)
 	buf = append(buf, "\n\n"...)
 	return s.write(buf)
 }

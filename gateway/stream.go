@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // keepaliveInterval is sized to proxy and NAT idle timeouts, not to sessions.
@@ -16,6 +17,11 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 	s, he := g.sessionFor(r)
 	if he != nil {
 		he.write(w)
+		return
+	}
+	if !accepts(r.Header, mediaSSE) {
+		(&httpError{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest,
+			Message: "the session stream is text/event-stream; Accept must allow it"}).write(w)
 		return
 	}
 	gen := s.outbox.Attach()

@@ -10,7 +10,8 @@ import (
 )
 
 // Tracer writes every JSON-RPC message to the log, one line each, for finding out what a
-// client really sent. Bodies only: headers, where tokens travel, are never traced.
+// client really sent. Bodies only: headers, where tokens travel, are never traced, and the
+// values of body fields named like credentials are redacted (redact).
 type Tracer struct {
 	Logger *slog.Logger
 	Limit  int // bodies longer than this are cut with "...(+N more)"; <= 0 means no cap
@@ -41,7 +42,7 @@ var traceEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
 // cut escapes newlines and tabs so one message is one line, then applies the cap; unread
 // bytes that never reached body count towards the "...(+N more)".
 func (t *Tracer) cut(body []byte, unread int) string {
-	s := traceEscaper.Replace(string(body))
+	s := traceEscaper.Replace(string(redact(body)))
 	if t.Limit > 0 && len(s) > t.Limit {
 		unread += len(s) - t.Limit
 		s = s[:t.Limit]

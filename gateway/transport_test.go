@@ -162,8 +162,12 @@ func TestOtherVerbsGet405(t *testing.T) {
 	}
 }
 
+// On a loopback listener a browser page on any other loopback port (a dev server, another
+// tool, a page an attacker got opened locally) is foreign: only the gateway's own origin, in
+// its loopback spellings, and allowed_origins pass.
 func TestOriginGate(t *testing.T) {
 	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}` // without a session: 400 once past the gate
+	const public = "http://127.0.0.1:8808/mcp"
 	tests := []struct {
 		name     string
 		loopback bool
@@ -176,14 +180,24 @@ func TestOriginGate(t *testing.T) {
 		{"listed with another port", false, "https://app.example:8443", http.StatusForbidden},
 		{"null", false, "null", http.StatusForbidden},
 		{"loopback not allowed", false, "http://localhost:3000", http.StatusForbidden},
-		{"loopback allowed", true, "http://localhost:3000", http.StatusBadRequest},
-		{"loopback ip allowed", true, "http://127.0.0.1:6274", http.StatusBadRequest},
-		{"loopback v6 allowed", true, "http://[::1]:6274", http.StatusBadRequest},
+		{"own origin off loopback", false, "http://127.0.0.1:8808", http.StatusForbidden},
+		{"own origin", true, "http://127.0.0.1:8808", http.StatusBadRequest},
+		{"own port as localhost", true, "http://localhost:8808", http.StatusBadRequest},
+		{"own port as LOCALHOST", true, "http://LOCALHOST:8808", http.StatusBadRequest},
+		{"own port as ::1", true, "http://[::1]:8808", http.StatusBadRequest},
+		{"another loopback port", true, "http://localhost:3000", http.StatusForbidden},
+		{"inspector's port", true, "http://127.0.0.1:6274", http.StatusForbidden},
+		{"another loopback port v6", true, "http://[::1]:6274", http.StatusForbidden},
+		{"own port, other scheme", true, "https://localhost:8808", http.StatusForbidden},
+		{"own port, default port", true, "http://localhost", http.StatusForbidden},
+		{"other loopback address", true, "http://127.0.0.2:8808", http.StatusForbidden},
 		{"foreign with loopback allowed", true, "https://localhost.evil.example", http.StatusForbidden},
+		{"listed with loopback allowed", true, "https://app.example", http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, func(o *Options) {
+				o.PublicURL = public
 				o.AllowedOrigins = []string{"https://app.example"}
 				o.AllowLoopbackOrigins = tt.loopback
 			})
@@ -371,5 +385,31 @@ func TestWorkerCrashEndsSession(t *testing.T) {
 	eventually(t, 5*time.Second, "the session to end", func() bool { return f.gw.Sessions() == 0 })
 	if r := c.rpc("2", "ping", map[string]any{}); r.status != http.StatusNotFound {
 		t.Errorf("POST after the worker died: %d, want 404", r.status)
+	}
+}
+
+// The origin a request was addressed to counts as the gateway's own when it is a loopback
+// name, as through a local proxy on another port; never a name DNS rebinding could send.
+func TestOriginAddressedTo(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.PublicURL = "http://127.0.0.1:8808/mcp"
+		o.AllowLoopbackOrigins = true
+	})
+	tests := []struct {
+		origin, host string
+		want         bool
+	}{
+		{"http://localhost:9999", "localhost:9999", true},
+		{"http://127.0.0.1:9999", "127.0.0.1:9999", true},
+		{"http://[::1]:9999", "[::1]:9999", true},
+		{"http://localhost:3000", "localhost:9999", false},
+		{"http://evil.example.com", "evil.example.com", false},
+		{"http://evil.example.com:8808", "evil.example.com:8808", false},
+		{"http://localhost:9999/x", "localhost:9999", false},
+	}
+	for _, tt := range tests {
+		if got := f.gw.originAllowed(tt.origin, tt.host); got != tt.want {
+			t.Errorf("originAllowed(%s, Host %s) = %v, want %v", tt.origin, tt.host, got, tt.want)
+		}
 	}
 }

@@ -34,17 +34,13 @@ var (
 	ErrInvalid = errors.New("not a JSON-RPC 2.0 message")
 )
 
-type wireMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   json.RawMessage `json:"error,omitempty"`
-}
+// envelopeKeys are the members of a JSON-RPC 2.0 message. A key that differs from one of them
+// only in case is refused, not ignored: encoding/json would have taken it for the member.
+var envelopeKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
 
 // Parse decodes one JSON-RPC 2.0 message. Batches are refused: no revision the gateway
-// speaks allows them.
+// speaks allows them. The envelope is read strictly (see Object): a member given twice, or
+// in another case, makes the message invalid.
 func Parse(b []byte) (*Message, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
@@ -53,14 +49,30 @@ func Parse(b []byte) (*Message, error) {
 		}
 		return nil, ErrParse
 	}
-	var w wireMessage
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+	if !json.Valid(b) {
+		return nil, ErrParse
 	}
-	if w.JSONRPC != "2.0" {
+	// The members alias the message, so it is copied: callers reuse their read buffers.
+	env, err := readValidObject(bytes.Clone(b), "the message")
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Exact(envelopeKeys...); err != nil {
+		return nil, err
+	}
+	if v, _, err := env.String("jsonrpc"); err != nil || v != "2.0" {
 		return nil, fmt.Errorf("%w: jsonrpc must be \"2.0\"", ErrInvalid)
 	}
-	m := &Message{ID: w.ID, Method: w.Method, Params: w.Params, Result: w.Result, Error: w.Error}
+	m := &Message{}
+	m.ID, _ = env.Raw("id")
+	m.Params, _ = env.Raw("params")
+	m.Result, _ = env.Raw("result")
+	m.Error, _ = env.Raw("error")
+	method, _, err := env.String("method")
+	if err != nil {
+		return nil, fmt.Errorf("%w: method must be a string", ErrInvalid)
+	}
+	m.Method = method
 	if m.ID != nil && !validID(m.ID) {
 		return nil, fmt.Errorf("%w: id must be a string, a number or null", ErrInvalid)
 	}
@@ -85,7 +97,7 @@ func Parse(b []byte) (*Message, error) {
 func validID(id json.RawMessage) bool {
 	switch id[0] {
 	case '"':
-		return true // json.Unmarshal has already checked it is a well-formed string
+		return true // json.Valid has already checked it is a well-formed string
 	case 'n':
 		return string(id) == "null"
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':

@@ -282,3 +282,17 @@ func (w *walker) skip() {
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformedToolsList, fmt.Sprintf(format, args...))
 }
+
+// ToolNames lists the name of every tool in result, the result object of a tools/list
+// response, read as strictly as FilterToolsList reads it.
+func ToolNames(result json.RawMessage) ([]string, error) {
+	list, err := parseToolsList(result)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(list.tools))
+	for i, t := range list.tools {
+		names[i] = t.name
+	}
+	return names, nil
+}

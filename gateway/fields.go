@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// clientFields are the fields of a client message the gateway decides on. They are read once,
+// strictly (jsonrpc.Object), before anything is forwarded: the gateway must see the message
+// exactly as the worker will.
+type clientFields struct {
+	tool          string          // tools/call params.name
+	progressToken json.RawMessage // params._meta.progressToken, nil when absent
+	cancelID      json.RawMessage // notifications/cancelled params.requestId, nil when absent
+	cancelReason  string
+}
+
+// readParams are, per method, the params keys the gateway or an MCP server reads: each must be
+// spelled exactly. _meta is read for every method.
+var readParams = map[string][]string{
+	"tools/call":              {"name", "arguments"},
+	"notifications/cancelled": {"requestId", "reason"},
+	"initialize":              {"protocolVersion", "capabilities", "clientInfo"},
+	"resources/read":          {"uri"},
+	"resources/subscribe":     {"uri"},
+	"resources/unsubscribe":   {"uri"},
+	"prompts/get":             {"name", "arguments"},
+}
+
+// readClientFields reads what the gateway decides on from a request or notification. A
+// repeated key, exact or in another case, in any object on the way to those fields, and a key
+// that differs only in case from one of them, is a *jsonrpc.KeyError (-32600); a field of the
+// wrong type is an invalid-params error (-32602).
+func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
+	var f clientFields
+	if m.Method == "" {
+		return f, nil // a response: only its id is read, and Parse has read that
+	}
+	if len(m.Params) == 0 || string(m.Params) == "null" {
+		if m.Method == "tools/call" {
+			return f, invalidParams(m, "tools/call needs params.name")
+		}
+		return f, nil
+	}
+	params, err := jsonrpc.ReadObject(m.Params, "params")
+	if err != nil {
+		var te *jsonrpc.TypeError
+		if errors.As(err, &te) && m.Method != "tools/call" {
+			return f, nil // params by position: nothing in them the gateway reads
+		}
+		return f, fieldError(m, err)
+	}
+	if err := params.Exact(append([]string{"_meta"}, readParams[m.Method]...)...); err != nil {
+		return f, fieldError(m, err)
+	}
+	meta, _, err := params.Object("_meta")
+	if err != nil {
+		return f, fieldError(m, err)
+	}
+	if err := meta.Exact("progressToken"); err != nil {
+		return f, fieldError(m, err)
+	}
+	f.progressToken, _ = meta.Raw("progressToken")
+
+	switch m.Method {
+	case "tools/call":
+		name, ok, err := params.String("name")
+		if err != nil {
+			return f, fieldError(m, err)
+		}
+		if !ok || name == "" {
+			return f, invalidParams(m, "tools/call needs params.name")
+		}
+		if args, ok := params.Raw("arguments"); ok && args[0] != '{' && string(args) != "null" {
+			return f, invalidParams(m, "params.arguments must be an object")
+		}
+		f.tool = name
+	case "notifications/cancelled":
+		f.cancelID, _ = params.Raw("requestId")
+		f.cancelReason, _, _ = params.String("reason")
+	case "initialize":
+		if _, _, err := params.Object("capabilities"); err != nil {
+			return f, fieldError(m, err)
+		}
+	}
+	return f, nil
+}
+
+func fieldError(m *jsonrpc.Message, err error) *httpError {
+	var te *jsonrpc.TypeError
+	if errors.As(err, &te) {
+		return invalidParams(m, te.Error())
+	}
+	return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: m.ID, Message: err.Error()}
+}
+
+func invalidParams(m *jsonrpc.Message, msg string) *httpError {
+	if m.ID == nil { // a notification has no answer to carry an error
+		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidParams, Message: msg}
+	}
+	return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: m.ID, Message: msg}
+}

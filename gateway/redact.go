@@ -1,0 +1,172 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"strings"
+)
+
+// The trace shows bodies, and a body can carry a credential: a token a client sent as a form
+// parameter (RFC 6750 section 2.2, which gemgate refuses, but only after the trace saw it), or
+// a field of a JSON message named like one. redact replaces the value of every such field,
+// at any depth, and keeps every other byte as it was. It never fails: a body that is neither
+// JSON nor a form, or is cut short, is redacted as far as it can be read.
+
+const redacted = "[redacted]"
+
+// credentialNames are field names, lower case without '_' and '-', whose values are secret.
+var credentialNames = map[string]bool{
+	"token": true, "accesstoken": true, "refreshtoken": true, "idtoken": true, "bearer": true,
+	"password": true, "passwd": true, "secret": true, "clientsecret": true, "authorization": true,
+	"credential": true, "credentials": true, "apikey": true, "privatekey": true, "cookie": true,
+	"setcookie": true, "sessiontoken": true, "authtoken": true, "subjecttoken": true, "assertion": true,
+}
+
+// notCredentials end like a credential's name but are protocol fields worth seeing.
+var notCredentials = map[string]bool{"progresstoken": true}
+
+// isCredentialName says whether a field called name holds a secret.
+func isCredentialName(name string) bool {
+	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
+	if credentialNames[n] {
+		return true
+	}
+	if notCredentials[n] {
+		return false
+	}
+	for _, suffix := range []string{"token", "secret", "password", "apikey", "credential", "credentials"} {
+		if strings.HasSuffix(n, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// redact returns body with the values of credential fields replaced.
+func redact(body []byte) []byte {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		return redactJSON(body)
+	}
+	if bytes.IndexByte(body, '=') >= 0 {
+		return redactForm(body)
+	}
+	return body
+}
+
+// redactJSON scans strings: one followed by ':' is a key, and a credential key's value is
+// skipped and replaced. The scan needs no valid JSON, so a cut or broken body is covered too.
+func redactJSON(b []byte) []byte {
+	var out []byte // allocated at the first redaction
+	last := 0      // b[last:] is not yet copied to out
+	for i := 0; i < len(b); {
+		if b[i] != '"' {
+			i++
+			continue
+		}
+		end := stringEnd(b, i)
+		key := b[i:end]
+		j := skipSpace(b, end)
+		if j >= len(b) || b[j] != ':' || !isCredentialName(decodeKey(key)) {
+			i = end
+			continue
+		}
+		v := skipSpace(b, j+1)
+		if v >= len(b) {
+			i = v
+			continue
+		}
+		out = append(out, b[last:v]...)
+		out = append(out, `"`+redacted+`"`...)
+		i = valueEnd(b, v)
+		last = i
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// redactForm treats body as application/x-www-form-urlencoded.
+func redactForm(b []byte) []byte {
+	parts := strings.Split(string(b), "&")
+	changed := false
+	for i, p := range parts {
+		k, _, ok := strings.Cut(p, "=")
+		if !ok {
+			continue
+		}
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if isCredentialName(name) {
+			parts[i] = k + "=" + redacted
+			changed = true
+		}
+	}
+	if !changed {
+		return b
+	}
+	return []byte(strings.Join(parts, "&"))
+}
+
+// stringEnd is the index just past the string starting at b[i], or len(b) if it never ends.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd is the index just past the value starting at b[i]: a string, an object or array
+// (brackets counted outside strings), or a literal up to the next delimiter.
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(b[j])) {
+		j++
+	}
+	return j
+}
+
+// decodeKey is a key's text, escapes resolved when it is a whole JSON string.
+func decodeKey(quoted []byte) string {
+	var s string
+	if json.Unmarshal(quoted, &s) == nil {
+		return s
+	}
+	return strings.Trim(string(quoted), `"`)
+}

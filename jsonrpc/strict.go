@@ -1,0 +1,348 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The strict reader. Every field the gateway decides on (the envelope, a tool's name, a
+// progress token, a cancelled request's id, the protocol version a client asks for) is read
+// here and nowhere else, because the gateway must read a message exactly as the worker will.
+// encoding/json does not: it matches keys without regard to case and keeps the last of
+// repeated keys, while the MCP SDKs match keys exactly. {"name":"destroy","Name":"peek"}
+// would be "peek" to encoding/json and "destroy" to a worker. So an Object read here:
+//
+//   - is looked up by exact key only;
+//   - refuses a key repeated, exactly or in another case (Unicode simple folding, the
+//     folding encoding/json applies), since readers disagree on which one counts;
+//   - can refuse keys that differ only in case from a key the gateway reads (Exact), since
+//     a reader that folds case would take them for it.
+//
+// Refusals wrap ErrInvalid: the gateway answers -32600 and forwards nothing.
+
+// MaxDepth bounds how deeply a client message may nest objects and arrays. The SDKs allow far
+// more, but no MCP message needs it, and deep nesting has crashed workers.
+const MaxDepth = 64
+
+// KeyError reports a key that makes a message ambiguous: a repeat, exact or in another case,
+// of another key of the same object, or a case variant of a key the gateway reads.
+type KeyError struct {
+	Object string // where: "message", "params", "params._meta", ...
+	Key    string // the offending key as decoded
+	Other  string // the key it collides with
+}
+
+func (e *KeyError) Error() string {
+	if e.Key == e.Other {
+		return fmt.Sprintf("%s: key %s appears more than once in %s", ErrInvalid, strconv.Quote(clip(e.Key)), e.Object)
+	}
+	return fmt.Sprintf("%s: key %s in %s is ambiguous with %s; keys must match exactly, once",
+		ErrInvalid, strconv.Quote(clip(e.Key)), e.Object, strconv.Quote(clip(e.Other)))
+}
+
+func (e *KeyError) Unwrap() error { return ErrInvalid }
+
+// DepthError reports a message nested deeper than the limit.
+type DepthError struct{ Limit int }
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("%s: nested deeper than %d levels", ErrInvalid, e.Limit)
+}
+
+func (e *DepthError) Unwrap() error { return ErrInvalid }
+
+// TypeError reports a field the gateway reads whose value has the wrong JSON type.
+type TypeError struct {
+	Field string // "params.name", ...
+	Want  string // "a string", "an object"
+}
+
+func (e *TypeError) Error() string { return fmt.Sprintf("%s must be %s", e.Field, e.Want) }
+
+// Object is one JSON object read strictly: its keys in order, each with its raw value.
+// Its keys are unique even without regard to case.
+type Object struct {
+	name   string // for errors: "params", "params._meta"
+	keys   []string
+	values []json.RawMessage
+}
+
+// ReadObject reads raw, which must be a JSON object, strictly; name says where it is, for
+// errors. A value that is not an object is a *TypeError; a repeated key a *KeyError.
+func ReadObject(raw json.RawMessage, name string) (Object, error) {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if !json.Valid(raw) {
+		return Object{}, fmt.Errorf("%w: %s is not valid JSON", ErrParse, name)
+	}
+	return readValidObject(raw, name)
+}
+
+// readValidObject is ReadObject for bytes already known to be valid JSON.
+func readValidObject(raw json.RawMessage, name string) (Object, error) {
+	w := scanner{b: raw}
+	w.space()
+	if w.i >= len(w.b) || w.b[w.i] != '{' {
+		return Object{}, &TypeError{Field: name, Want: "an object"}
+	}
+	o := Object{name: name}
+	seen := map[string]string{} // folded key -> key as written
+	w.i++
+	for {
+		w.space()
+		if w.b[w.i] == '}' {
+			return o, nil
+		}
+		if w.b[w.i] == ',' {
+			w.i++
+			w.space()
+		}
+		key, err := w.str()
+		if err != nil {
+			return Object{}, err
+		}
+		f := fold(key)
+		if other, dup := seen[f]; dup {
+			return Object{}, &KeyError{Object: name, Key: key, Other: other}
+		}
+		seen[f] = key
+		w.space()
+		w.i++ // ':'
+		w.space()
+		start := w.i
+		w.skip()
+		o.keys = append(o.keys, key)
+		o.values = append(o.values, raw[start:w.i:w.i])
+	}
+}
+
+// Exact refuses a key that differs only in case from one of known: a reader that folds case
+// would take it for the known key, a reader that does not would ignore it.
+func (o Object) Exact(known ...string) error {
+	for _, k := range o.keys {
+		for _, want := range known {
+			if k != want && strings.EqualFold(k, want) {
+				return &KeyError{Object: o.name, Key: k, Other: want}
+			}
+		}
+	}
+	return nil
+}
+
+// Raw is the raw value of key, matched exactly.
+func (o Object) Raw(key string) (json.RawMessage, bool) {
+	for i, k := range o.keys {
+		if k == key {
+			return o.values[i], true
+		}
+	}
+	return nil, false
+}
+
+// Has reports whether key is present, matched exactly.
+func (o Object) Has(key string) bool {
+	_, ok := o.Raw(key)
+	return ok
+}
+
+// Len is the number of keys.
+func (o Object) Len() int { return len(o.keys) }
+
+// String is the value of key, which must be a JSON string when present. A null counts as
+// absent.
+func (o Object) String(key string) (string, bool, error) {
+	raw, ok := o.Raw(key)
+	if !ok || string(raw) == "null" {
+		return "", false, nil
+	}
+	if raw[0] != '"' {
+		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string"}
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string"}
+	}
+	return s, true, nil
+}
+
+// Object is the value of key read strictly, which must be a JSON object when present. A null
+// counts as absent.
+func (o Object) Object(key string) (Object, bool, error) {
+	raw, ok := o.Raw(key)
+	if !ok || string(raw) == "null" {
+		return Object{}, false, nil
+	}
+	child, err := readValidObject(raw, o.name+"."+key)
+	if err != nil {
+		return Object{}, false, err
+	}
+	return child, true, nil
+}
+
+// CheckDepth reports a *DepthError when b nests objects and arrays deeper than limit. b need
+// not be valid JSON; brackets inside strings do not count.
+func CheckDepth(b []byte, limit int) error {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > limit {
+				return &DepthError{Limit: limit}
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// ParseClient parses a message from a client: Parse, and also a depth limit of MaxDepth and
+// well-formed UTF-8, which JSON requires and readers repair differently.
+func ParseClient(b []byte) (*Message, error) {
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("%w: the body is not valid UTF-8", ErrParse)
+	}
+	if err := CheckDepth(b, MaxDepth); err != nil {
+		if !json.Valid(bytes.TrimSpace(b)) {
+			return nil, ErrParse
+		}
+		return nil, err
+	}
+	return Parse(b)
+}
+
+// fold maps a key to one spelling for all the keys strings.EqualFold holds equal: each rune
+// becomes the smallest rune of its simple folding orbit.
+func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToUpper(s) // the smallest of an ASCII letter's orbit is its capital
+	}
+	var b strings.Builder
+	for _, r := range s {
+		min := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < min {
+				min = f
+			}
+		}
+		b.WriteRune(min)
+	}
+	return b.String()
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// scanner walks JSON that json.Valid has accepted, so it checks shapes, not syntax. It never
+// recurses: depth costs it nothing.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (w *scanner) space() {
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case ' ', '\t', '\n', '\r':
+			w.i++
+		default:
+			return
+		}
+	}
+}
+
+// str reads the string at w.i and returns it decoded.
+func (w *scanner) str() (string, error) {
+	start := w.i
+	w.skipString()
+	raw := w.b[start+1 : w.i-1]
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw), nil
+	}
+	var s string
+	if err := json.Unmarshal(w.b[start:w.i], &s); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrParse, err)
+	}
+	return s, nil
+}
+
+func (w *scanner) skipString() {
+	w.i++ // opening quote
+	for {
+		j := bytes.IndexByte(w.b[w.i:], '"')
+		w.i += j + 1
+		// The quote ends the string unless an odd run of backslashes escapes it.
+		k := w.i - 2
+		for k >= 0 && w.b[k] == '\\' {
+			k--
+		}
+		if (w.i-2-k)%2 == 0 {
+			return
+		}
+	}
+}
+
+// skip consumes one value.
+func (w *scanner) skip() {
+	switch w.b[w.i] {
+	case '"':
+		w.skipString()
+		return
+	case '{', '[':
+	default: // a number, true, false or null
+		for w.i < len(w.b) {
+			switch w.b[w.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return
+			}
+			w.i++
+		}
+		return
+	}
+	depth := 0
+	for {
+		switch w.b[w.i] {
+		case '"':
+			w.skipString()
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				w.i++
+				return
+			}
+		}
+		w.i++
+	}
+}
