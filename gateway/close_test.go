@@ -18,7 +18,7 @@ func TestCloseLeavesNoWorkersOrGoroutines(t *testing.T) {
 	clients := []*client{f.client("alice-rw"), f.client("alice-ro"), f.client("bob-rw")}
 	for _, c := range clients {
 		c.open()
-		pids = append(pids, c.sessionObj().proc.Pid())
+		pids = append(pids, c.sessionObj().member.WorkerPid())
 	}
 	st := clients[0].openStream()
 	inflight := make(chan reply, 1)
@@ -52,7 +52,7 @@ func TestCloseLeavesNoWorkersOrGoroutines(t *testing.T) {
 	if n := metricValue(t, f, "gemgate_sessions_closed_total", "reason", ReasonShutdown); n != 3 {
 		t.Errorf("sessions_closed_total{shutdown} = %v, want 3", n)
 	}
-	if n := metricValue(t, f, "gemgate_workers_running"); n != 0 {
+	if n := metricValue(t, f, "gemgate_workers_running", "mode", "read_write"); n != 0 {
 		t.Errorf("workers_running = %v after Close", n)
 	}
 	f.srv.Close()

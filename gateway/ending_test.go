@@ -1,23 +1,18 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/worker"
 )
 
-func bareSession() *Session {
-	return &Session{
-		calls: map[string]*inflight{}, progress: map[string]*inflight{}, toWorker: map[string]json.RawMessage{},
+func bareSession() *session {
+	return &session{
+		calls:  map[string]*inflight{},
 		probes: map[string]*probe{}, hints: map[string]bool{}, outbox: newOutbox(nil, nil), lastActive: time.Now(),
 	}
 }
@@ -34,7 +29,7 @@ func TestReaperVerdictYieldsToALaterRequest(t *testing.T) {
 	}
 
 	st = s.state(time.Now())
-	if _, err := s.startCall(json.RawMessage(`1`), nil, true, 0); err != nil {
+	if _, err := s.startCall(json.RawMessage(`1`), true, 0); err != nil {
 		t.Fatal(err)
 	}
 	if s.markEnding(st) {
@@ -50,38 +45,8 @@ func TestAClaimedSessionRefusesRequests(t *testing.T) {
 	if s.touch(time.Now()) {
 		t.Error("touch accepted a request on a session being ended")
 	}
-	if _, err := s.startCall(json.RawMessage(`2`), nil, true, 0); !errors.Is(err, errEnding) {
+	if _, err := s.startCall(json.RawMessage(`2`), true, 0); !errors.Is(err, errEnding) {
 		t.Errorf("startCall = %v, want errEnding", err)
-	}
-}
-
-// The worker's requests waiting on the client are bounded; past the bound the worker is
-// refused at once instead of the gateway remembering without end.
-func TestWorkerRequestsAwaitingTheClientAreBounded(t *testing.T) {
-	l := &testLauncher{mode: "demo", dataDir: t.TempDir()}
-	la, err := l.Launch(context.Background(), Identity{Session: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proc, err := worker.Start(la.Spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(proc.Stop)
-	s := bareSession()
-	s.proc, s.log = proc, slog.New(slog.DiscardHandler)
-	for i := 0; i < maxWorkerRequests+10; i++ {
-		s.onWorkerMessage(&jsonrpc.Message{ID: json.RawMessage(strconv.Itoa(i)), Method: "sampling/createMessage", Params: json.RawMessage(`{}`)})
-	}
-	s.mu.Lock()
-	waiting := len(s.toWorker)
-	s.mu.Unlock()
-	if waiting != maxWorkerRequests {
-		t.Errorf("%d worker requests remembered, want the bound %d", waiting, maxWorkerRequests)
-	}
-	msgs, _, _ := s.outbox.Take(s.outbox.Current())
-	if len(msgs) != maxWorkerRequests {
-		t.Errorf("%d requests queued for the client, want %d", len(msgs), maxWorkerRequests)
 	}
 }
 

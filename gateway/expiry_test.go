@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/pool"
 )
 
 // expiringLauncher gives every worker a credential valid for ttl, and counts launches.
@@ -16,7 +18,7 @@ type expiringLauncher struct {
 	launches atomic.Int32
 }
 
-func (l *expiringLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (l *expiringLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
 	la, err := l.testLauncher.Launch(ctx, id)
 	la.CredentialExpiry = time.Now().Add(l.ttl)
 	l.launches.Add(1)
@@ -26,34 +28,36 @@ func (l *expiringLauncher) Launch(ctx context.Context, id Identity) (Launch, err
 func expiryFixture(t *testing.T, policy string) (*fixture, *expiringLauncher, *client) {
 	t.Helper()
 	l := &expiringLauncher{testLauncher: testLauncher{mode: "demo", dataDir: t.TempDir()}, ttl: time.Hour}
-	f := newFixture(t, func(o *Options) { o.Workers = l; o.OnTokenExpiry = policy })
+	var skew atomic.Int64 // how far the pool's clock runs ahead
+	f := newFixture(t, func(o *Options) {
+		o.Workers = l
+		o.OnTokenExpiry = policy
+		o.now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	})
 	c := f.client("alice-rw")
 	c.open()
 	if r := c.callTool("10", "write_note", map[string]any{"name": "kept", "text": "on disk"}); r.status != http.StatusOK {
 		t.Fatalf("write_note: %d %s", r.status, r.body)
 	}
 	// The credential expires now (waiting an hour is not a test).
-	s := c.sessionObj()
-	s.mu.Lock()
-	s.credExpiry = time.Now().Add(-time.Second)
-	s.mu.Unlock()
+	skew.Store(int64(2 * time.Hour))
 	return f, l, c
 }
 
 func TestOnTokenExpiryKeep(t *testing.T) {
-	_, l, c := expiryFixture(t, ExpiryKeep)
-	pid := c.sessionObj().worker().Pid()
+	_, l, c := expiryFixture(t, pool.ExpiryKeep)
+	pid := c.sessionObj().member.WorkerPid()
 	if r := c.callTool("2", "whoami", map[string]any{}); r.status != http.StatusOK || r.only(t).Error != nil {
 		t.Fatalf("whoami after expiry: %d %s", r.status, r.body)
 	}
-	if got := c.sessionObj().worker().Pid(); got != pid || l.launches.Load() != 1 {
+	if got := c.sessionObj().member.WorkerPid(); got != pid || l.launches.Load() != 1 {
 		t.Errorf("keep replaced the worker (pid %d -> %d, %d launches)", pid, got, l.launches.Load())
 	}
 }
 
 func TestOnTokenExpiryEnd(t *testing.T) {
-	f, _, c := expiryFixture(t, ExpiryEnd)
-	pid := c.sessionObj().worker().Pid()
+	f, _, c := expiryFixture(t, pool.ExpiryEnd)
+	pid := c.sessionObj().member.WorkerPid()
 	if r := c.callTool("2", "whoami", map[string]any{}); r.status != http.StatusNotFound {
 		t.Fatalf("a request after expiry got %d, want 404", r.status)
 	}
@@ -64,14 +68,14 @@ func TestOnTokenExpiryEnd(t *testing.T) {
 }
 
 func TestOnTokenExpiryRestart(t *testing.T) {
-	_, l, c := expiryFixture(t, ExpiryRestart)
+	_, l, c := expiryFixture(t, pool.ExpiryRestart)
 	s := c.sessionObj()
-	oldPid := s.worker().Pid()
+	oldPid := s.member.WorkerPid()
 	r := c.callTool("2", "read_note", map[string]any{"name": "kept"})
 	if r.status != http.StatusOK || !strings.Contains(toolText(t, r.only(t)), "on disk") {
 		t.Fatalf("the first request after expiry: %d %s", r.status, r.body)
 	}
-	newPid := s.worker().Pid()
+	newPid := s.member.WorkerPid()
 	if newPid == oldPid || l.launches.Load() != 2 {
 		t.Fatalf("no restart: pid %d -> %d, %d launches", oldPid, newPid, l.launches.Load())
 	}

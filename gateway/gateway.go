@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // Options configures a Gateway. Zero values mean the documented defaults.
@@ -31,7 +32,10 @@ type Options struct {
 	InsufficientScope func(h http.Header, granted, needed []string, description string)
 
 	Policy  *policy.Policy // required
-	Workers Launcher       // required
+	Workers pool.Launcher  // required: how a worker is started
+	// Pool is how workers are shared and how long they live (worker_per, worker_idle_timeout,
+	// on_worker_exit, max_workers, max_calls_per_worker, worker_concurrency).
+	Pool pool.Settings
 
 	AllowedOrigins       []string // exact origins (scheme://host[:port]) allowed besides none
 	AllowLoopbackOrigins bool     // allow http(s)://localhost, 127.0.0.1, [::1] origins
@@ -42,12 +46,8 @@ type Options struct {
 	// still arriving then, or refused before its body was read, has its connection closed.
 	// When the http.Server has a ReadTimeout of its own, that one (counted from the request's
 	// first byte) is used instead. Default 30s.
-	ReadTimeout   time.Duration
-	InitTimeout   time.Duration // how long a worker may take to answer initialize; default 60s
-	ShutdownGrace time.Duration // default 10s
-	// KeepCallsOnDisconnect leaves a call running at the worker when its client hangs up.
-	// By default the call is cancelled there, since its answer could not be delivered.
-	KeepCallsOnDisconnect bool
+	ReadTimeout time.Duration
+	InitTimeout time.Duration // how long a worker may take to answer initialize; default 60s
 
 	Lifetime Lifetime
 	Limits   Limits // session caps and the per-user worker start rate
@@ -57,8 +57,8 @@ type Options struct {
 	// PostAnswersJSON answers application/json unless the worker sends related messages first.
 	// A client that accepts only JSON gets JSON either way.
 	PostAnswers string
-	// OnTokenExpiry is what happens to a worker whose credential expired: ExpiryKeep (the
-	// default), ExpiryRestart or ExpiryEnd.
+	// OnTokenExpiry is what happens to a worker whose credential expired: pool.ExpiryKeep
+	// (the default), pool.ExpiryRestart or pool.ExpiryEnd. It overrides Pool.OnTokenExpiry.
 	OnTokenExpiry string
 
 	// Ready is an extra readiness check for /readyz (keys loaded, ...). Its error goes to the
@@ -73,6 +73,8 @@ type Options struct {
 	Logger   *slog.Logger // nil discards
 	Metrics  *Metrics     // nil: no metrics
 	Trace    *Tracer      // nil: no message trace
+
+	now func() time.Time // the pool's clock; tests set it
 }
 
 // How answers to POSTed requests travel; see Options.PostAnswers.
@@ -88,6 +90,7 @@ type Gateway struct {
 	metrics  *Metrics
 	trace    *Tracer
 	sessions *table
+	pool     *pool.Pool
 	starts   *startRate // nil: no rate
 	router   http.Handler
 
@@ -116,8 +119,11 @@ func New(o Options) (*Gateway, error) {
 	if o.PostAnswers != "" && o.PostAnswers != PostAnswersSSE && o.PostAnswers != PostAnswersJSON {
 		errs = append(errs, fmt.Errorf("gateway: post_answers %q is not sse or json", o.PostAnswers))
 	}
-	if !validExpiryPolicy(o.OnTokenExpiry) {
-		errs = append(errs, fmt.Errorf("gateway: on_token_expiry %q is not keep, restart or end", o.OnTokenExpiry))
+	if o.OnTokenExpiry != "" {
+		o.Pool.OnTokenExpiry = o.OnTokenExpiry
+	}
+	if err := o.Pool.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := o.Lifetime.Validate(); err != nil {
 		errs = append(errs, err)
@@ -140,9 +146,6 @@ func New(o Options) (*Gateway, error) {
 	if o.InitTimeout <= 0 {
 		o.InitTimeout = 60 * time.Second
 	}
-	if o.ShutdownGrace <= 0 {
-		o.ShutdownGrace = 10 * time.Second
-	}
 	o.Lifetime = o.Lifetime.withDefaults()
 	o.Limits = o.Limits.withDefaults()
 	g := &Gateway{
@@ -157,6 +160,21 @@ func New(o Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
+	p, err := pool.New(pool.Options{
+		Settings: o.Pool, Launcher: o.Workers, Versions: supportedVersions, InitTimeout: o.InitTimeout,
+		Logger: g.log, Metrics: g.metrics.poolMetrics(), Now: o.now,
+		Trace: func(dir, worker string, line []byte) { g.trace.line(dir, worker, line) },
+		BeforeStart: func(id pool.Identity) error {
+			if ok, wait := g.starts.take(ownerOf(id.Principal), time.Now()); !ok {
+				return &rateError{wait: wait}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.pool = p
 	g.router = g.requestDeadline(g.routes())
 	g.reaper = startReaper(g)
 	return g, nil
@@ -261,20 +279,23 @@ func (g *Gateway) Close() {
 	}
 	wg.Wait()
 	g.wg.Wait()
+	g.pool.Close()
 }
 
 // admit makes a started session visible and watches its worker, unless Close has begun: an
 // initialize that finishes during Close must not leave a worker behind it.
-func (g *Gateway) admit(s *Session) bool {
+func (g *Gateway) admit(s *session) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return false
 	}
 	g.sessions.commit(s)
-	g.wg.Add(1)
 	return true
 }
+
+// Workers is the number of workers running or starting.
+func (g *Gateway) Workers() int { return g.pool.Workers() }
 
 // Sessions is the number of open sessions.
 func (g *Gateway) Sessions() int { return g.sessions.len() }

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/pool"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gemgate/gemgate/auth"
@@ -23,18 +25,18 @@ import (
 )
 
 // testLauncher starts the test binary as a worker in the given mode, through the real
-// CommandLauncher so that the worker's environment is built the way the binary builds it.
+// pool.CommandLauncher so that the worker's environment is built the way the binary builds it.
 type testLauncher struct {
 	mode    string
 	dataDir string
 }
 
-func (l *testLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (l *testLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return Launch{}, err
+		return pool.Launch{}, err
 	}
-	cl := &CommandLauncher{Command: []string{exe}, DataDir: l.dataDir,
+	cl := &pool.CommandLauncher{Command: []string{exe}, DataDir: l.dataDir,
 		Env: []string{"GEMGATE_TEST_WORKER=" + l.mode, "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
 	return cl.Launch(ctx, id)
 }
@@ -131,6 +133,8 @@ func newFixture(t *testing.T, mods ...func(*Options)) *fixture {
 		Metrics:           f.metrics,
 		Trace:             &Tracer{Logger: logger},
 		InitTimeout:       10 * time.Second,
+		// Most tests here pin rules of one session and its worker; the per-user tests say so.
+		Pool: pool.Settings{WorkerPer: pool.PerSession},
 	}
 	for _, mod := range mods {
 		mod(&o)
@@ -181,7 +185,7 @@ func toolText(t *testing.T, m *jsonrpc.Message) string {
 }
 
 // session is the gateway's session for c, or nil.
-func (c *client) sessionObj() *Session {
+func (c *client) sessionObj() *session {
 	p, _ := tokens.Verify(context.Background(), c.token)
 	return c.f.gw.sessions.lookup(c.session, ownerOf(p))
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -9,7 +10,8 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // supportedVersions are the protocol revisions the gateway speaks; the first is its latest.
@@ -31,8 +33,9 @@ const (
 	workerRetryAfter       = 5 * time.Second
 )
 
-// initialize opens a session: a worker is started for the caller and answers the client's
-// initialize; the session id is minted only on a successful InitializeResult.
+// initialize opens a session: the caller is attached to its worker (started and initialized
+// if need be) and the client's initialize is answered; the session id is minted only on a
+// successful InitializeResult.
 func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
 	if g.closing.Load() {
 		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
@@ -59,74 +62,27 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if err != nil {
 		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
 	}
-	// The rate is spent only by a well-formed initialize within the caps: it is the start of a
-	// worker that it meters.
-	if ok, wait := g.starts.take(o, time.Now()); !ok {
-		g.metrics.sessionOpened("rate")
-		return tooManyRequests(msg.ID, "you are opening sessions too fast; wait before the next", wait)
-	}
-	s := &Session{
+	s := &session{
 		id: newSessionID(), owner: o, user: p.User, access: access, opened: time.Now(),
-		calls: map[string]*inflight{}, progress: map[string]*inflight{}, toWorker: map[string]json.RawMessage{},
-		probes: map[string]*probe{}, hints: map[string]bool{}, done: make(chan struct{}),
+		calls: map[string]*inflight{}, probes: map[string]*probe{}, hints: map[string]bool{}, done: make(chan struct{}),
 	}
 	s.lastActive = s.opened
-	s.initParams = params
 	s.log = g.log.With("session", s.id, "user", p.User)
 	s.outbox = newOutbox(g.metrics.outboxDropped, g.metrics.streamMessageMoved)
-
-	started := time.Now()
-	launch, err := g.opts.Workers.Launch(r.Context(), Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)})
-	if err != nil {
-		g.metrics.sessionOpened("worker_error")
-		return overloaded(msg.ID, "could not prepare a worker for this session", workerRetryAfter, err)
-	}
-	s.credExpiry = launch.CredentialExpiry
-	proc, err := worker.Start(g.workerSpec(s, launch.Spec))
-	if err != nil {
-		g.metrics.sessionOpened("worker_error")
-		return overloaded(msg.ID, "could not start a worker for this session", workerRetryAfter, err)
-	}
-	s.proc = proc
-	g.metrics.workerStarted()
-	fail := func(result string) {
-		g.metrics.sessionOpened(result)
-		exited := proc.Err() // nil unless the worker ended on its own before the gateway stopped it
-		proc.Stop()
-		g.metrics.workerExited(exited)
+	s.end = func(reason string) {
+		g.wg.Add(1)
+		go func() { defer g.wg.Done(); g.endSession(s, reason) }()
 	}
 
-	call, err := proc.Send(&jsonrpc.Message{ID: msg.ID, Method: "initialize", Params: params})
+	member, result, err := g.pool.Attach(r.Context(), pool.Attach{Identity: g.identity(r, p, access, s), Caller: s, Params: params})
 	if err != nil {
-		fail("worker_error")
-		return overloaded(msg.ID, "the worker failed at start", workerRetryAfter, err)
+		return g.attachError(w, msg, err)
 	}
-	var resp *jsonrpc.Message
-	select {
-	case resp = <-call.Result():
-	case <-time.After(g.opts.InitTimeout):
-		fail("worker_timeout")
-		return overloaded(msg.ID, "the worker did not answer initialize in time", workerRetryAfter, nil)
-	case <-r.Context().Done():
-		fail("client_gone")
-		return nil
-	}
-	if resp.Error != nil && exitedUnasked(resp) {
-		fail("worker_error")
-		return overloaded(msg.ID, "the worker exited at start", workerRetryAfter, errors.New(string(resp.Error)))
-	}
-	if resp.Error != nil {
-		// The worker's own refusal (a backend login refused, say) is for the client to read.
-		fail("worker_error")
-		s.log.Warn("worker refused initialize", "error", string(resp.Error))
-		body := resp.Encode() // one encoding for the trace and the client
-		g.trace.outbound("", body)
-		writeBody(w, http.StatusOK, body)
-		return nil
-	}
-	version, err := resultVersion(resp.Result)
+	s.member = member
+	version, err := resultVersion(result)
 	if err != nil {
-		fail("worker_error")
+		member.Detach()
+		g.metrics.sessionOpened("worker_error")
 		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
 	s.version = version
@@ -136,20 +92,63 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	s.lastActive = time.Now()
 	s.mu.Unlock()
 	if !g.admit(s) {
-		fail("shutdown")
+		member.Detach()
+		g.metrics.sessionOpened("shutdown")
 		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 	}
 	committed = true
 	g.metrics.sessionOpened("ok")
-	g.metrics.workerStart(time.Since(started))
-	go g.watch(s)
-	s.log.Info("session opened", "read_only", access.ReadOnly, "protocol_version", version, "pid", proc.Pid())
+	s.log = s.log.With("worker", member.WorkerID())
+	s.log.Info("session opened", "read_only", access.ReadOnly, "protocol_version", version, "pid", member.WorkerPid())
 
 	w.Header().Set(headerSessionID, s.id)
-	body := resp.Encode() // one encoding for the trace and the client
+	body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode() // one encoding for the trace and the client
 	g.trace.outbound(s.id, body)
 	writeBody(w, http.StatusOK, body)
 	return nil
+}
+
+// identity is who a worker started for this request serves.
+func (g *Gateway) identity(r *http.Request, p auth.Principal, access policy.Access, s *session) pool.Identity {
+	return pool.Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)}
+}
+
+// attachError answers an initialize whose worker could not be had, and counts it.
+func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err error) error {
+	var rate *rateError
+	var refused *pool.RefusedError
+	var start *pool.StartError
+	switch {
+	case errors.As(err, &rate):
+		g.metrics.sessionOpened("rate")
+		return tooManyRequests(msg.ID, "you are opening sessions too fast; wait before the next", rate.wait)
+	case errors.Is(err, pool.ErrTooManyWorkers):
+		g.metrics.sessionOpened("limit")
+		return overloaded(msg.ID, err.Error(), workerRetryAfter, nil)
+	case errors.Is(err, pool.ErrClosed):
+		g.metrics.sessionOpened("shutdown")
+		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
+	case errors.Is(err, pool.ErrInitTimeout):
+		g.metrics.sessionOpened("worker_timeout")
+		return overloaded(msg.ID, "the worker did not answer initialize in time", workerRetryAfter, nil)
+	case errors.Is(err, context.Canceled):
+		g.metrics.sessionOpened("client_gone")
+		return nil
+	case errors.As(err, &refused):
+		// The worker's own refusal (a backend login refused, say) is for the client to read.
+		g.metrics.sessionOpened("worker_error")
+		g.log.Warn("worker refused initialize", "error", string(refused.Answer))
+		body := (&jsonrpc.Message{ID: msg.ID, Error: refused.Answer}).Encode()
+		g.trace.outbound("", body)
+		writeBody(w, http.StatusOK, body)
+		return nil
+	case errors.As(err, &start) && start.Exited:
+		g.metrics.sessionOpened("worker_error")
+		return overloaded(msg.ID, "the worker exited at start", workerRetryAfter, err)
+	default:
+		g.metrics.sessionOpened("worker_error")
+		return overloaded(msg.ID, "could not start a worker for this session", workerRetryAfter, err)
+	}
 }
 
 // negotiate passes the client's protocol version on to the worker if the gateway speaks it,
@@ -179,15 +178,4 @@ func resultVersion(result json.RawMessage) (string, error) {
 		return "", errors.New("the worker chose protocol version " + quoteSafe(res.ProtocolVersion) + ", which the gateway does not speak")
 	}
 	return res.ProtocolVersion, nil
-}
-
-// exitedUnasked reports whether an error answer to initialize is the worker package's note
-// that the worker exited before answering, rather than an answer the worker gave.
-func exitedUnasked(resp *jsonrpc.Message) bool {
-	var e struct {
-		Data struct {
-			Kind string `json:"kind"`
-		} `json:"data"`
-	}
-	return json.Unmarshal(resp.Error, &e) == nil && e.Data.Kind == "workerExit"
 }

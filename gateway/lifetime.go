@@ -145,7 +145,7 @@ func (l Lifetime) verdict(st sessionState) (reason string, sendProbe bool) {
 }
 
 // Probe state lives on the session; activity clears it.
-func (s *Session) state(now time.Time) sessionState {
+func (s *session) state(now time.Time) sessionState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return sessionState{
@@ -155,14 +155,14 @@ func (s *Session) state(now time.Time) sessionState {
 	}
 }
 
-func (s *Session) streamOpened() {
+func (s *session) streamOpened() {
 	s.mu.Lock()
 	s.everStream = true
 	s.streamLost = time.Time{}
 	s.mu.Unlock()
 }
 
-func (s *Session) streamClosed(gen uint64, now time.Time) {
+func (s *session) streamClosed(gen uint64, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.outbox.HasStream() && !s.closed {
@@ -171,7 +171,7 @@ func (s *Session) streamClosed(gen uint64, now time.Time) {
 }
 
 // sendProbe writes a ping to the session's stream, recording the stream generation.
-func (s *Session) sendProbe(now time.Time) {
+func (s *session) sendProbe(now time.Time) {
 	gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
 	p := &probe{gen: s.outbox.Current(), sent: now}
 	s.mu.Lock()
@@ -235,32 +235,4 @@ func (r *reaper) pass(now time.Time) {
 func (r *reaper) stop() {
 	r.once.Do(func() { close(r.quit) })
 	<-r.done
-}
-
-// checkResponsive runs after a request timed out: the worker must still answer a ping, first
-// as it is, then after an interrupt; a worker that does neither is stopped with its session.
-func (r *reaper) checkResponsive(s *Session) {
-	grace := 5 * time.Second
-	proc := s.worker()
-	for i, act := range []func(){nil, proc.Interrupt} {
-		if act != nil {
-			s.log.Warn("worker did not answer a ping after a request timeout; interrupting it")
-			act()
-		}
-		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
-		c, err := proc.Send(&jsonrpc.Message{ID: id, Method: "ping"})
-		if err != nil {
-			return // the worker is gone; watch ends the session
-		}
-		select {
-		case <-c.Result():
-			return
-		case <-time.After(grace):
-			c.Abandon()
-		case <-s.done:
-			return
-		}
-	}
-	s.log.Warn("worker unresponsive after a request timeout; stopping it")
-	r.g.endSession(s, ReasonUnresponsive)
 }

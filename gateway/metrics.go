@@ -1,14 +1,13 @@
 package gateway
 
 import (
-	"errors"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
-	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // Metrics are the gateway's Prometheus instruments. Labels come from fixed sets only: never a
@@ -17,9 +16,7 @@ type Metrics struct {
 	sessionsOpen    prometheus.Gauge
 	sessionsOpened  *prometheus.CounterVec
 	sessionsClosed  *prometheus.CounterVec
-	workersRunning  prometheus.Gauge
-	workerStartTime prometheus.Histogram
-	workerExits     *prometheus.CounterVec
+	pool            *pool.Metrics
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	toolCalls       *prometheus.CounterVec
@@ -39,11 +36,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Attempts to open a session, by result."}, []string{"result"}),
 		sessionsClosed: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_sessions_closed_total",
 			Help: "Sessions ended, by reason."}, []string{"reason"}),
-		workersRunning: f.NewGauge(prometheus.GaugeOpts{Name: "gemgate_workers_running", Help: "Worker processes running now."}),
-		workerStartTime: f.NewHistogram(prometheus.HistogramOpts{Name: "gemgate_worker_start_seconds",
-			Help: "Time from starting a worker to its answer to initialize.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
-		workerExits: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_worker_exits_total",
-			Help: "Worker processes ended, by result."}, []string{"result"}),
+		pool: pool.NewMetrics(reg),
 		requests: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_requests_total",
 			Help: "MCP POST requests, by JSON-RPC method and HTTP status."}, []string{"method", "code"}),
 		requestDuration: f.NewHistogramVec(prometheus.HistogramOpts{Name: "gemgate_request_duration_seconds",
@@ -107,33 +100,12 @@ func (m *Metrics) sessionClosed(reason string) {
 	m.sessionsOpen.Dec()
 }
 
-func (m *Metrics) workerStarted() {
-	if m != nil {
-		m.workersRunning.Inc()
-	}
-}
-
-func (m *Metrics) workerStart(d time.Duration) {
-	if m != nil {
-		m.workerStartTime.Observe(d.Seconds())
-	}
-}
-
-// workerExited counts a worker's end: "stopped" when the gateway ended it, "exited" when it
-// ended on its own, "hung" when it was stopped for not reading its input.
-func (m *Metrics) workerExited(err error) {
+// poolMetrics are the pool's instruments, registered with the gateway's.
+func (m *Metrics) poolMetrics() *pool.Metrics {
 	if m == nil {
-		return
+		return nil
 	}
-	m.workersRunning.Dec()
-	result := "stopped"
-	switch {
-	case errors.Is(err, worker.ErrHung):
-		result = "hung"
-	case err != nil:
-		result = "exited"
-	}
-	m.workerExits.WithLabelValues(result).Inc()
+	return m.pool
 }
 
 func (m *Metrics) toolCall(outcome string) {

@@ -31,7 +31,7 @@ func TestMetricsCountSessionsCallsAndRequests(t *testing.T) {
 		{"sessions opened ok", metricValue(t, f, "gemgate_sessions_opened_total", "result", "ok"), 2},
 		{"sessions open", metricValue(t, f, "gemgate_sessions_open"), 1},
 		{"sessions closed deleted", metricValue(t, f, "gemgate_sessions_closed_total", "reason", ReasonDeleted), 1},
-		{"workers running", waitMetric(t, f, 1, "gemgate_workers_running"), 1},
+		{"workers running", waitMetric(t, f, 1, "gemgate_workers_running", "mode", "read_only"), 1},
 		{"worker stopped by the gateway", waitMetric(t, f, 1, "gemgate_worker_exits_total", "result", "stopped"), 1},
 		{"worker exited on its own", metricValue(t, f, "gemgate_worker_exits_total", "result", "exited"), 0},
 		{"tool call ok", metricValue(t, f, "gemgate_tool_calls_total", "outcome", "ok"), 1},
@@ -97,7 +97,7 @@ func TestMetricsWorkerExitAndLimits(t *testing.T) {
 			t.Errorf("%s = %v, want 1", name, got)
 		}
 	}
-	if got := metricValue(t, f, "gemgate_workers_running"); got != 0 {
+	if got := metricValue(t, f, "gemgate_workers_running", "mode", "read_write"); got != 0 {
 		t.Errorf("workers running = %v", got)
 	}
 	// The slot is free again.

@@ -14,7 +14,7 @@ import (
 func TestOutboxLossesLoggedOncePerInterval(t *testing.T) {
 	var logs logBuffer
 	dropped, moved := 0, 0
-	s := &Session{log: slog.New(slog.NewJSONHandler(&logs, nil)), outbox: newOutbox(func() { dropped++ }, func() { moved++ })}
+	s := &session{log: slog.New(slog.NewJSONHandler(&logs, nil)), outbox: newOutbox(func() { dropped++ }, func() { moved++ })}
 	clock := time.Unix(1000, 0)
 	s.outbox.losses.now = func() time.Time { return clock }
 	for i := range 5000 {

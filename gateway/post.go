@@ -17,15 +17,16 @@ import (
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
 )
 
 const headerSessionID = "Mcp-Session-Id"
 
 func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	method, code := "other", 0
 	rec := &statusRecorder{ResponseWriter: w}
-	if err := g.post(rec, r, &method); err != nil {
+	method, err := g.post(rec, r)
+	if err != nil {
 		var he *httpError
 		if !errors.As(err, &he) {
 			he = &httpError{Status: http.StatusInternalServerError, Code: jsonrpc.CodeInternalError, Message: "internal error", Cause: err}
@@ -38,28 +39,34 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 		}
 		he.write(rec)
 	}
-	code = rec.status()
-	g.metrics.request(method, code, time.Since(start))
+	g.metrics.request(method, rec.status(), time.Since(start))
 }
 
-func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) error {
+// post handles one POST; it returns the method's metrics label ("other" until the body is
+// read) with the error to answer, if any.
+func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 	if he := checkPostHeaders(r); he != nil {
-		return he
+		return "other", he
 	}
 	body, err := g.readBody(w, r)
 	sessionID := r.Header.Get(headerSessionID)
 	if err != nil {
-		return err
+		return "other", err
 	}
 	g.trace.inbound(sessionID, body)
 	msg, err := jsonrpc.ParseClient(body)
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrInvalid) {
-			return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+			return "other", &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 		}
-		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
+		return "other", &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
 	}
-	*method = methodLabel(msg.Method)
+	return methodLabel(msg.Method), g.postMessage(w, r, msg)
+}
+
+// postMessage handles one parsed client message.
+func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
+	sessionID := r.Header.Get(headerSessionID)
 	// Every field the gateway decides on is read here, strictly, before anything else is done
 	// with the message: an ambiguous one is refused before it can reach a worker.
 	fields, he := readClientFields(msg)
@@ -97,9 +104,6 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request, method *string) e
 		e.ID = msg.ID
 		return e
 	}
-	if he := g.applyExpiryPolicy(r, s, p, msg.ID); he != nil {
-		return he
-	}
 	switch {
 	case msg.IsRequest():
 		return g.forward(w, r, s, msg, fields, p)
@@ -133,7 +137,7 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 
 // notification passes a client notification to the worker; notifications/cancelled is
 // mapped to the worker's id of the call it names.
-func (g *Gateway) notification(s *Session, msg *jsonrpc.Message, f clientFields) {
+func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields) {
 	if msg.Method == "notifications/cancelled" {
 		if f.cancelID != nil {
 			if !s.cancelCall(f.cancelID, f.cancelReason) {
@@ -142,18 +146,17 @@ func (g *Gateway) notification(s *Session, msg *jsonrpc.Message, f clientFields)
 		}
 		return
 	}
-	s.restartMu.RLock()
-	err := s.worker().Notify(msg)
-	s.restartMu.RUnlock()
-	if err != nil {
+	if err := s.member.Notify(msg); err != nil {
 		s.log.Warn("could not pass a notification to the worker", "method", msg.Method, "error", err)
 	}
 }
 
 // forward passes a request to the session's worker and answers it: application/json, or an
 // SSE stream when the worker sends messages related to the request before its answer.
-func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, msg *jsonrpc.Message, f clientFields, p auth.Principal) error {
-	access := s.access.Narrow(g.opts.Policy.Decide(p.Scopes))
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal) error {
+	decided := g.opts.Policy.Decide(p.Scopes)
+	g.stepUp(r, s, p, decided)
+	access := s.currentAccess().Narrow(decided)
 	if missing := access.Missing(); len(missing) > 0 {
 		// The authenticator refuses such tokens first; this holds when it is not the one in front.
 		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
@@ -183,7 +186,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 			return g.insufficientScope(msg.ID, access, unlocking, "forbidden", why)
 		}
 	}
-	inf, err := s.startCall(msg.ID, f.progressToken, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)
+	inf, err := s.startCall(msg.ID, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)
 	if errors.Is(err, errEnding) {
 		e := sessionNotFound()
 		e.ID = msg.ID
@@ -199,15 +202,13 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
 	}
 	defer s.endCall(inf)
-	s.restartMu.RLock()
-	call, err := s.worker().Send(msg)
-	s.restartMu.RUnlock()
+	call, err := s.member.Call(r.Context(), pool.Request{Message: msg, ProgressToken: f.progressToken, Identity: g.identity(r, p, access, s), Tag: inf})
 	if err != nil {
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the session's worker is gone", Cause: err}
+		return callError(msg.ID, err)
 	}
 	s.setCall(inf, call)
 	started := time.Now()
-	outcome := g.await(w, r, s, inf, msg.Method, access, func() { s.endCall(inf) })
+	outcome := g.await(&pending{w: w, r: r, s: s, inf: inf, method: msg.Method, access: access})
 	if tool != "" {
 		g.metrics.toolCall(outcome)
 		g.audit(s, tool, access.ReadOnly, outcome, time.Since(started))
@@ -215,12 +216,21 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Session, ms
 	return nil
 }
 
+// pending is one forwarded request waiting for its answer.
+type pending struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	s      *session
+	inf    *inflight
+	method string
+	access policy.Access
+}
+
 // await waits for the worker's answer and writes it. It returns the call's outcome for the
-// audit line: ok, error, cancelled, disconnected or timeout.
-//
-// release frees the request's id; it runs before the answer is written, since a client may
-// reuse the id the moment it has the answer.
-func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf *inflight, method string, access policy.Access, release func()) string {
+// audit line: ok, error, cancelled, disconnected or timeout. The request's id is freed before
+// the answer is written, since a client may reuse the id the moment it has the answer.
+func (g *Gateway) await(c *pending) string {
+	w, r, s, inf, method, access := c.w, c.r, c.s, c.inf, c.method, c.access
 	answerAsStream := g.opts.PostAnswers != PostAnswersJSON && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	var stream *sse
 	writeEvent := func(ev []byte) bool {
@@ -268,7 +278,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 			} else if method == "tools/call" && isToolError(resp.Result) {
 				outcome = "tool_error"
 			}
-			release()
+			s.endCall(inf)
 			writeAnswer(resp, stream != nil || answerAsStream)
 			return outcome
 		case ev := <-inf.events:
@@ -282,15 +292,11 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 			}
 			return "cancelled"
 		case <-r.Context().Done():
-			if g.opts.KeepCallsOnDisconnect {
-				inf.call.Abandon()
-			} else {
-				inf.call.Cancel("client disconnected")
-			}
+			inf.call.Cancel("client disconnected")
 			return "disconnected"
 		case <-timeout:
 			inf.call.Cancel("request timeout")
-			go g.reaper.checkResponsive(s)
+			go s.member.CheckResponsive(s.done)
 			resp := jsonrpc.ErrorResponse(inf.clientID, jsonrpc.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
 			writeAnswer(resp, stream != nil)
 			return "timeout"
@@ -300,7 +306,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *Session, inf 
 
 // filter applies the policy to a tools/list answer: tools the access may not call are
 // dropped. A malformed list fails closed.
-func (g *Gateway) filter(s *Session, method string, access policy.Access, resp *jsonrpc.Message) *jsonrpc.Message {
+func (g *Gateway) filter(s *session, method string, access policy.Access, resp *jsonrpc.Message) *jsonrpc.Message {
 	if method != "tools/list" || resp.Result == nil {
 		return resp
 	}
@@ -320,7 +326,7 @@ func (g *Gateway) filter(s *Session, method string, access policy.Access, resp *
 }
 
 // hint is the readOnlyHint the worker gave for a tool in its last tools/list, if any.
-func (s *Session) hint(name string) *bool {
+func (s *session) hint(name string) *bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h, ok := s.hints[name]; ok {
@@ -360,7 +366,7 @@ func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *bool)
 // codeForbidden is the JSON-RPC error code of a request the policy refuses.
 const codeForbidden = -32003
 
-func (g *Gateway) audit(s *Session, tool string, readOnly bool, outcome string, d time.Duration) {
+func (g *Gateway) audit(s *session, tool string, readOnly bool, outcome string, d time.Duration) {
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, "audit tools/call",
 		slog.String("tool", tool), slog.Bool("read_only", readOnly),
 		slog.String("outcome", outcome), slog.Duration("duration", d))

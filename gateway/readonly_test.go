@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
 )
 
 func listedTools(t *testing.T, r reply) []string {
@@ -127,11 +129,35 @@ func TestRequestTokenNarrowsSession(t *testing.T) {
 	if r := rw.callTool("5", "write_note", map[string]any{"name": "n", "text": "x"}); r.only(t).Error != nil || isToolError(r.only(t).Result) {
 		t.Errorf("read-write token cannot write: %s", r.body)
 	}
-	// A session opened read-only stays read-only whatever token comes later.
-	ro2 := f.client("alice-ro")
-	ro2.open()
-	rw2 := &client{f: f, token: "alice-rw", session: ro2.session, version: ro2.version}
-	forbiddenBody(t, rw2.callTool("6", "write_note", map[string]any{"name": "n", "text": "x"}), "6", "readOnly")
+}
+
+// Step-up: a session opened read-only meets 403 on a write; the same session with a
+// read-write token moves to the user's read-write worker and the write succeeds, in both
+// worker_per modes.
+func TestStepUpMovesSessionToReadWriteWorker(t *testing.T) {
+	for _, per := range []string{pool.PerUser, pool.PerSession} {
+		t.Run(per, func(t *testing.T) {
+			f := newFixture(t, func(o *Options) { o.Pool.WorkerPer = per })
+			ro := f.client("alice-ro")
+			ro.open()
+			forbiddenBody(t, ro.callTool("6", "write_note", map[string]any{"name": "n", "text": "x"}), "6", "readOnly")
+			roPid := ro.sessionObj().member.WorkerPid()
+			rw := &client{f: f, token: "alice-rw", session: ro.session, version: ro.version}
+			r := rw.callTool("7", "write_note", map[string]any{"name": "n", "text": "x"})
+			if m := r.only(t); r.status != http.StatusOK || m.Error != nil || isToolError(m.Result) {
+				t.Fatalf("write after step-up: %d %s", r.status, r.body)
+			}
+			if pid := ro.sessionObj().member.WorkerPid(); pid == roPid {
+				t.Errorf("the stepped-up session still uses the read-only worker %d", pid)
+			}
+			msgs, _, _ := ro.sessionObj().outbox.Take(ro.sessionObj().outbox.Current())
+			if len(msgs) == 0 || !strings.Contains(string(msgs[len(msgs)-1]), "notifications/tools/list_changed") {
+				t.Errorf("no tools/list_changed for the stepped-up session: %q", msgs)
+			}
+			// The reverse stays refused per call.
+			forbiddenBody(t, ro.callTool("8", "write_note", map[string]any{"name": "n", "text": "y"}), "8", "readOnly")
+		})
+	}
 }
 
 func TestForbiddenToolNamesUnlockingScope(t *testing.T) {

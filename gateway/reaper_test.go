@@ -46,7 +46,7 @@ func TestReaperEndsStreamlessSession(t *testing.T) {
 	f := newFixture(t, tinyLifetime(nil))
 	c := f.client("alice-rw")
 	c.open()
-	pid := c.sessionObj().proc.Pid()
+	pid := c.sessionObj().member.WorkerPid()
 	start := time.Now()
 	sessionEnded(t, f, pid, ReasonStreamlessIdle, 5*time.Second)
 	if d := time.Since(start); d < 250*time.Millisecond {
@@ -58,7 +58,7 @@ func TestReaperEndsSessionWhoseStreamWasLost(t *testing.T) {
 	f := newFixture(t, tinyLifetime(nil))
 	c := f.client("alice-rw")
 	c.open()
-	pid := c.sessionObj().proc.Pid()
+	pid := c.sessionObj().member.WorkerPid()
 	st := c.openStream()
 	time.Sleep(500 * time.Millisecond) // past the streamless limit: an open stream keeps it
 	if f.gw.Sessions() != 1 {
@@ -81,7 +81,7 @@ func TestReaperProbes(t *testing.T) {
 			}))
 			c := f.client("alice-rw")
 			c.open()
-			pid := c.sessionObj().proc.Pid()
+			pid := c.sessionObj().member.WorkerPid()
 			st := c.openStream()
 			var ping *struct{ id json.RawMessage }
 			for ping == nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
-	"github.com/gemgate/gemgate/worker"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // owner is who a session belongs to: a request on it with anyone else's token meets 404.
@@ -22,26 +21,22 @@ type owner struct{ issuer, subject string }
 
 func ownerOf(p auth.Principal) owner { return owner{p.Issuer, p.Subject} }
 
-// Session is one client session and its worker.
-type Session struct {
-	id         string
-	owner      owner
-	user       string
-	access     policy.Access // decided at initialize; a request can narrow it, never widen it
-	version    string        // the protocol version the worker negotiated
-	proc       *worker.Process
-	credExpiry time.Time       // when the worker's credential expires; zero for never
-	initParams json.RawMessage // the client's initialize params, for a restart
-	restartMu  sync.RWMutex    // held by a restart; senders take it shared
-	outbox     *Outbox
-	log        *slog.Logger
-	opened     time.Time
+// session is one client session, attached to a worker of the pool.
+type session struct {
+	id      string
+	owner   owner
+	user    string
+	version string // the protocol version agreed with the client
+	member  *pool.Member
+	outbox  *Outbox
+	log     *slog.Logger
+	opened  time.Time
+	end     func(reason string) // ends the session when the pool lets it go
 
 	mu           sync.Mutex
+	access       policy.Access        // a request can narrow it; a write token moves it to the read-write worker
 	calls        map[string]*inflight // by the client's raw request id
-	progress     map[string]*inflight // by normalised progress token
-	toWorker     map[string]json.RawMessage
-	probes       map[string]*probe // liveness pings by the id they were sent with
+	probes       map[string]*probe    // liveness pings by the id they were sent with
 	currentProbe *probe
 	hints        map[string]bool // readOnlyHint per tool, learned from tools/list
 	lastActive   time.Time       // monotonic: a host suspend does not count as idleness
@@ -57,22 +52,17 @@ type Session struct {
 
 // inflight is one client request waiting for the worker.
 type inflight struct {
-	call         *worker.Call // set under Session.mu once the request is written to the worker
+	call         *pool.Call // set under session.mu once the request is handed to the pool
 	clientID     json.RawMessage
-	cancelledBy  string        // the client's reason, once it cancelled; guarded by Session.mu
-	wasCancelled bool          // guarded by Session.mu
+	cancelledBy  string        // the client's reason, once it cancelled; guarded by session.mu
+	wasCancelled bool          // guarded by session.mu
 	events       chan []byte   // messages related to this request, for its SSE response
 	cancelled    chan struct{} // closed when the client cancels the request
 	canStream    bool
-	progress     string // normalised progress token; "" when the request has none
 	cancel       sync.Once
 }
 
 const inflightEvents = 256
-
-// maxWorkerRequests bounds the worker's requests (elicitation, sampling, roots) that wait for
-// the client's answer; beyond it the worker is answered with an error at once.
-const maxWorkerRequests = 64
 
 func newSessionID() string {
 	var b [16]byte
@@ -82,11 +72,9 @@ func newSessionID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (s *Session) ID() string { return s.id }
-
 // touch records client activity. It reports false for a session the reaper has already
 // decided to end: the request must then meet 404, as it would a moment later.
-func (s *Session) touch(now time.Time) bool {
+func (s *session) touch(now time.Time) bool {
 	s.mu.Lock()
 	if s.ending || s.closed {
 		s.mu.Unlock()
@@ -103,7 +91,7 @@ func (s *Session) touch(now time.Time) bool {
 // markEnding claims the session for the reaper if nothing changed since the state st was
 // read: no request, no call, no new stream in between. A verdict drawn from a snapshot must
 // not end a session that a request has since revived.
-func (s *Session) markEnding(st sessionState) bool {
+func (s *session) markEnding(st sessionState) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ending || s.closed || len(s.calls) > 0 || !s.lastActive.Equal(st.lastActive) || !s.streamLost.Equal(st.streamLost) {
@@ -119,9 +107,7 @@ func (s *Session) markEnding(st sessionState) bool {
 // startCall registers a client request; a second request with an id still in flight is
 // refused (errDuplicateID), and so is any request on a session that is ending (errEnding).
 // With max > 0, a request beyond max calls in flight is refused (errTooManyCalls).
-//
-// progressToken is the request's params._meta.progressToken as readClientFields read it.
-func (s *Session) startCall(id json.RawMessage, progressToken json.RawMessage, canStream bool, max int) (*inflight, error) {
+func (s *session) startCall(id json.RawMessage, canStream bool, max int) (*inflight, error) {
 	inf := &inflight{clientID: id, events: make(chan []byte, inflightEvents), cancelled: make(chan struct{}), canStream: canStream}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -136,10 +122,6 @@ func (s *Session) startCall(id json.RawMessage, progressToken json.RawMessage, c
 		return nil, errTooManyCalls
 	}
 	s.calls[key] = inf
-	if tok, ok := normaliseToken(progressToken); ok {
-		inf.progress = tok
-		s.progress[tok] = inf
-	}
 	return inf, nil
 }
 
@@ -149,19 +131,16 @@ var (
 	errTooManyCalls = errors.New("too many calls in flight on this session")
 )
 
-func (s *Session) endCall(inf *inflight) {
+func (s *session) endCall(inf *inflight) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.calls[string(inf.clientID)] == inf {
 		delete(s.calls, string(inf.clientID))
 	}
-	if inf.progress != "" && s.progress[inf.progress] == inf {
-		delete(s.progress, inf.progress)
-	}
 	s.lastActive = time.Now()
 }
 
-func (s *Session) busy() bool {
+func (s *session) busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.calls) > 0
@@ -169,10 +148,10 @@ func (s *Session) busy() bool {
 
 // cancelCall handles notifications/cancelled from the client: the worker is told with its own
 // id, and the request's POST ends with 202 and no answer.
-func (s *Session) cancelCall(requestID json.RawMessage, reason string) bool {
+func (s *session) cancelCall(requestID json.RawMessage, reason string) bool {
 	s.mu.Lock()
 	inf := s.calls[string(requestID)]
-	var call *worker.Call
+	var call *pool.Call
 	if inf != nil {
 		call = inf.call
 		inf.wasCancelled, inf.cancelledBy = true, reason
@@ -192,7 +171,7 @@ func (s *Session) cancelCall(requestID json.RawMessage, reason string) bool {
 
 // setCall records the worker call of a request. A cancel that arrived while the request was
 // being written is passed on now.
-func (s *Session) setCall(inf *inflight, call *worker.Call) {
+func (s *session) setCall(inf *inflight, call *pool.Call) {
 	s.mu.Lock()
 	inf.call = call
 	cancelled, reason := inf.wasCancelled, inf.cancelledBy
@@ -202,64 +181,35 @@ func (s *Session) setCall(inf *inflight, call *worker.Call) {
 	}
 }
 
-// onWorkerMessage routes what the worker sends on its own. Progress goes to the request that
-// asked for it; a log line goes to the one request in flight, if there is exactly one; the
-// worker's requests get an id of the gateway's toward the client; everything else waits in
-// the outbox for the session's GET stream.
-func (s *Session) onWorkerMessage(m *jsonrpc.Message) {
-	if m.IsRequest() {
-		out := *m
-		gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
-		out.ID = json.RawMessage(strconv.Quote(gid))
-		s.mu.Lock()
-		if len(s.toWorker) >= maxWorkerRequests {
-			s.mu.Unlock()
-			// The client is not answering; refuse rather than remember without end. The answer
-			// is written off the reading goroutine, which must never wait on the worker's stdin.
-			s.log.Warn("worker has too many requests unanswered by the client; refused", "method", m.Method)
-			refusal := jsonrpc.ErrorResponse(m.ID, jsonrpc.CodeInternalError, "too many requests to the client are unanswered", nil)
-			go func() {
-				s.restartMu.RLock()
-				defer s.restartMu.RUnlock()
-				_ = s.worker().Reply(refusal)
-			}()
-			return
-		}
-		s.toWorker[gid] = m.ID
-		target := s.soleStreamableCallLocked(!s.outbox.HasStream())
-		s.mu.Unlock()
-		s.deliver(target, out.Encode())
-		return
+// Deliver takes a message the pool routed to this session: progress and log lines of a
+// call go to that call's SSE response when it can take one; a worker's request goes there
+// only while the session has no GET stream; everything else waits in the outbox for the
+// session's stream.
+func (s *session) Deliver(d pool.Delivery) {
+	var inf *inflight
+	if d.Call != nil {
+		inf, _ = d.Call.Tag().(*inflight)
 	}
-	var target *inflight
+	if d.Request && s.outbox.HasStream() {
+		inf = nil
+	}
+	s.deliver(inf, d.Message)
+}
+
+// LastActive is when the client was last heard from.
+func (s *session) LastActive() time.Time {
 	s.mu.Lock()
-	switch m.Method {
-	case "notifications/progress":
-		if tok, ok := progressTokenOf(m.Params); ok {
-			target = s.progress[tok]
-		}
-	case "notifications/message":
-		target = s.soleStreamableCallLocked(true)
-	}
-	s.mu.Unlock()
-	s.deliver(target, m.Encode())
+	defer s.mu.Unlock()
+	return s.lastActive
 }
 
-// soleStreamableCallLocked is the one request in flight that can take an SSE answer, if want
-// and there is exactly one.
-func (s *Session) soleStreamableCallLocked(want bool) *inflight {
-	if !want || len(s.calls) != 1 {
-		return nil
-	}
-	for _, inf := range s.calls {
-		if inf.canStream {
-			return inf
-		}
-	}
-	return nil
-}
+// CanTakeRequest: a request from the worker can reach the client now, on its GET stream.
+func (s *session) CanTakeRequest() bool { return s.outbox.HasStream() }
 
-func (s *Session) deliver(inf *inflight, msg []byte) {
+// Detached ends the session when the pool lets it go (its worker died or expired).
+func (s *session) Detached(reason string) { s.end(reason) }
+
+func (s *session) deliver(inf *inflight, msg []byte) {
 	if inf != nil && inf.canStream {
 		select {
 		case inf.events <- msg:
@@ -273,7 +223,7 @@ func (s *Session) deliver(inf *inflight, msg []byte) {
 
 // isProbeAnswer reports whether m answers one of the gateway's liveness probes. Such an
 // answer proves the client is there but is not activity: it must not refresh the idle clock.
-func (s *Session) isProbeAnswer(m *jsonrpc.Message) bool {
+func (s *session) isProbeAnswer(m *jsonrpc.Message) bool {
 	var gid string
 	if !m.IsResponse() || json.Unmarshal(m.ID, &gid) != nil {
 		return false
@@ -283,63 +233,27 @@ func (s *Session) isProbeAnswer(m *jsonrpc.Message) bool {
 	return s.probes[gid] != nil
 }
 
-// clientResponse routes a response the client POSTed: to the worker request it answers, with
-// the worker's id restored, or to a liveness probe of the gateway's.
-func (s *Session) clientResponse(m *jsonrpc.Message) {
+// clientResponse routes a response the client POSTed: to a liveness probe of the
+// gateway's, or through the pool to the worker request it answers.
+func (s *session) clientResponse(m *jsonrpc.Message) {
 	var gid string
 	if err := json.Unmarshal(m.ID, &gid); err != nil {
 		s.log.Debug("client answered an id the gateway never sent", "id", string(m.ID))
 		return
 	}
 	s.mu.Lock()
-	workerID, toWorker := s.toWorker[gid]
-	delete(s.toWorker, gid)
 	pr := s.probes[gid]
 	delete(s.probes, gid)
 	s.mu.Unlock()
-	switch {
-	case toWorker:
-		out := *m
-		out.ID = workerID
-		s.restartMu.RLock()
-		err := s.worker().Reply(&out)
-		s.restartMu.RUnlock()
-		if err != nil {
-			s.log.Warn("could not pass the client's answer to the worker", "error", err)
-		}
-	case pr != nil:
+	if pr != nil {
 		pr.answer(time.Now())
-	default:
+		return
+	}
+	known, err := s.member.Answer(m)
+	switch {
+	case err != nil:
+		s.log.Warn("could not pass the client's answer to the worker", "error", err)
+	case !known:
 		s.log.Debug("client answered an unknown or expired request", "id", gid)
 	}
-}
-
-// progressTokenOf reads params.progressToken from a worker's progress notification, as
-// strictly as the client's token was read: an ambiguous one routes nowhere.
-func progressTokenOf(params json.RawMessage) (string, bool) {
-	p, err := jsonrpc.ReadObject(params, "params")
-	if err != nil || p.Exact("progressToken") != nil {
-		return "", false
-	}
-	raw, _ := p.Raw("progressToken")
-	return normaliseToken(raw)
-}
-
-// normaliseToken gives a token one spelling, since a worker may re-encode a number (1.0 as 1).
-func normaliseToken(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", false
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return "", false
-		}
-		return "s:" + s, true
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		return "", false
-	}
-	return "n:" + strconv.FormatFloat(f, 'g', -1, 64), true
 }

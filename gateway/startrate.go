@@ -72,3 +72,9 @@ func (s *startRate) size() int {
 	defer s.mu.Unlock()
 	return len(s.buckets)
 }
+
+// rateError is a worker start refused by the per-user start rate; wait is how long until
+// the next is allowed.
+type rateError struct{ wait time.Duration }
+
+func (e *rateError) Error() string { return "worker starts too fast for this user" }

@@ -76,7 +76,7 @@ func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 
 // sessionFor applies the session gates of GET and DELETE: 400 without a session id, 404 for
 // an unknown one or one that belongs to someone else, 400 for an unsupported version.
-func (g *Gateway) sessionFor(r *http.Request) (*Session, *httpError) {
+func (g *Gateway) sessionFor(r *http.Request) (*session, *httpError) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
 		return nil, badRequest("missing Mcp-Session-Id header")
@@ -93,8 +93,8 @@ func (g *Gateway) sessionFor(r *http.Request) (*Session, *httpError) {
 	return s, nil
 }
 
-// endSession unmaps a session and stops its worker; the reason goes to the log and metrics.
-func (g *Gateway) endSession(s *Session, reason string) {
+// endSession unmaps a session and detaches it from its worker; the reason goes to the log and metrics.
+func (g *Gateway) endSession(s *session, reason string) {
 	if !g.sessions.remove(s) {
 		return
 	}
@@ -102,39 +102,8 @@ func (g *Gateway) endSession(s *Session, reason string) {
 	s.closed, s.reason = true, reason
 	s.mu.Unlock()
 	s.outbox.Close()
-	s.worker().Stop()
+	s.member.Detach()
 	g.metrics.sessionClosed(reason)
 	s.log.Info("session ended", "reason", reason, "lifetime", time.Since(s.opened).Round(time.Millisecond))
 	close(s.done)
-}
-
-// watch ends a session whose worker exits on its own. A worker replaced by a restart is not
-// an exit of the session's.
-func (g *Gateway) watch(s *Session) {
-	defer g.wg.Done()
-	for {
-		proc := s.worker()
-		select {
-		case <-proc.Done():
-			// endSession marks the session closed before it stops the worker, so a worker that
-			// ends here while closed was stopped by the gateway, not exited on its own.
-			s.mu.Lock()
-			stopped, replaced := s.closed, s.proc != proc
-			s.mu.Unlock()
-			if replaced || stopped {
-				g.metrics.workerExited(nil)
-				if replaced {
-					continue
-				}
-				return
-			}
-			g.metrics.workerExited(proc.Err())
-			g.endSession(s, ReasonWorkerExit)
-			return
-		case <-s.done:
-			<-proc.Done()
-			g.metrics.workerExited(nil)
-			return
-		}
-	}
 }

@@ -8,7 +8,7 @@ import (
 // table maps session ids to sessions and enforces the session limits.
 type table struct {
 	mu       sync.Mutex
-	byID     map[string]*Session
+	byID     map[string]*session
 	perOwner map[owner]int
 	reserved int // slots taken by sessions still starting
 	max      int
@@ -16,7 +16,7 @@ type table struct {
 }
 
 func newTable(max, maxPerOwner int) *table {
-	return &table{byID: map[string]*Session{}, perOwner: map[owner]int{}, max: max, maxOwner: maxPerOwner}
+	return &table{byID: map[string]*session{}, perOwner: map[owner]int{}, max: max, maxOwner: maxPerOwner}
 }
 
 // Why a session cannot be reserved.
@@ -56,7 +56,7 @@ func (t *table) drop(o owner) {
 }
 
 // commit makes a reserved session visible.
-func (t *table) commit(s *Session) {
+func (t *table) commit(s *session) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.reserved--
@@ -64,7 +64,7 @@ func (t *table) commit(s *Session) {
 }
 
 // lookup finds a session for its owner. A session of someone else is reported as absent.
-func (t *table) lookup(id string, o owner) *Session {
+func (t *table) lookup(id string, o owner) *session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.byID[id]
@@ -75,7 +75,7 @@ func (t *table) lookup(id string, o owner) *Session {
 }
 
 // remove unmaps a session; it reports false if it was already gone.
-func (t *table) remove(s *Session) bool {
+func (t *table) remove(s *session) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.byID[s.id] != s {
@@ -86,10 +86,10 @@ func (t *table) remove(s *Session) bool {
 	return true
 }
 
-func (t *table) all() []*Session {
+func (t *table) all() []*session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]*Session, 0, len(t.byID))
+	out := make([]*session, 0, len(t.byID))
 	for _, s := range t.byID {
 		out = append(out, s)
 	}

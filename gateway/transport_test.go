@@ -358,7 +358,7 @@ func TestDeleteEndsSessionAndWorker(t *testing.T) {
 	f := newFixture(t)
 	c := f.client("alice-rw")
 	c.open()
-	pid := c.sessionObj().proc.Pid()
+	pid := c.sessionObj().member.WorkerPid()
 	if r := c.request(context.Background(), http.MethodDelete, ""); r.status != http.StatusOK {
 		t.Fatalf("DELETE: %d", r.status)
 	}

@@ -26,12 +26,12 @@ const (
 // toolExists reports whether the session's worker lists a tool called name. known is false
 // when the worker could not tell (an error, a timeout, a malformed or endless list): the
 // caller then refuses the call as it would refuse a real tool.
-func (g *Gateway) toolExists(ctx context.Context, s *Session, name string) (exists, known bool) {
+func (g *Gateway) toolExists(ctx context.Context, s *session, name string) (exists, known bool) {
 	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
 	defer cancel()
 	params := json.RawMessage(`{}`)
 	for range toolLookupPages {
-		result, ok := s.askWorker(ctx, "tools/list", params)
+		result, ok := s.member.Ask(ctx, "tools/list", params)
 		if !ok {
 			return false, false
 		}
@@ -57,22 +57,4 @@ func (g *Gateway) toolExists(ctx context.Context, s *Session, name string) (exis
 		params, _ = json.Marshal(map[string]string{"cursor": cursor})
 	}
 	return false, false
-}
-
-// askWorker sends a request of the gateway's own to the session's worker and waits for its
-// result; ok is false on an error answer, a worker gone, or ctx ending.
-func (s *Session) askWorker(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, bool) {
-	s.restartMu.RLock()
-	call, err := s.worker().Send(&jsonrpc.Message{ID: json.RawMessage(`0`), Method: method, Params: params})
-	s.restartMu.RUnlock()
-	if err != nil {
-		return nil, false
-	}
-	select {
-	case resp := <-call.Result():
-		return resp.Result, resp.Error == nil && resp.Result != nil
-	case <-ctx.Done():
-		call.Cancel("gemgate stopped waiting for " + method)
-		return nil, false
-	}
 }

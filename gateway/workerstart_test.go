@@ -8,20 +8,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/pool"
+
 	"github.com/gemgate/gemgate/worker"
 )
 
 // failingLauncher stands for a worker that cannot be started, in one of the ways it happens.
 type failingLauncher struct {
-	err  error  // Launch fails (a credential exchange refused, no command)
+	err  error  // pool.Launch fails (a credential exchange refused, no command)
 	path string // else: the worker's executable
 }
 
-func (l failingLauncher) Launch(context.Context, Identity) (Launch, error) {
+func (l failingLauncher) Launch(context.Context, pool.Identity) (pool.Launch, error) {
 	if l.err != nil {
-		return Launch{}, l.err
+		return pool.Launch{}, l.err
 	}
-	return Launch{Spec: worker.Spec{Path: l.path, StopGrace: time.Second}}, nil
+	return pool.Launch{Spec: worker.Spec{Path: l.path, StopGrace: time.Second}}, nil
 }
 
 // TestWorkerThatCannotStartIs503: a session whose worker cannot be started is not opened,
@@ -30,7 +32,7 @@ func (l failingLauncher) Launch(context.Context, Identity) (Launch, error) {
 func TestWorkerThatCannotStartIs503(t *testing.T) {
 	tests := []struct {
 		name    string
-		workers Launcher
+		workers pool.Launcher
 	}{
 		{"launch fails", failingLauncher{err: errors.New("no descriptors left")}},
 		{"exec fails", failingLauncher{path: "/nonexistent/worker"}},

@@ -24,6 +24,7 @@ import (
 	"github.com/gemgate/gemgate/auth/devissuer"
 	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker/demo"
 )
 
@@ -65,7 +66,7 @@ func newFixture(tb testing.TB, authOn bool) *fixture {
 	opts := gateway.Options{
 		PublicURL: url,
 		Policy:    pol,
-		Workers: &gateway.CommandLauncher{
+		Workers: &pool.CommandLauncher{
 			Command: []string{exe},
 			Env:     []string{workerEnv + "=demo", "GEMGATE_DATA_DIR=" + tb.TempDir()},
 		},

@@ -45,8 +45,16 @@ type Config struct {
 	ExchangeClientID string   `key:"exchange_client_id" help:"gemgate's client id at the issuer, for token exchange"`
 	ExchangeSecret   string   `key:"exchange_client_secret" secret:"true" help:"gemgate's client secret, for token exchange (prefer the environment)"`
 	ExchangeAudience string   `key:"exchange_audience" help:"audience of exchanged worker credentials"`
-	OnTokenExpiry    string   `key:"on_token_expiry" help:"when a worker's credential expires: keep, restart (fresh credential, worker state lost) or end the session"`
-	ExchangeTokenURL string   `key:"exchange_token_url" help:"token endpoint for token exchange (default: from the issuer's discovery document)"`
+	OnTokenExpiry    string   `key:"on_token_expiry" help:"when a worker's credential expires: keep, restart (fresh credential and handshake, worker state lost, sessions kept) or end (the worker and its sessions)"`
+
+	// How workers are shared and how long they live (docs/session-lifetime.md, "Worker lifetime").
+	WorkerPer         string        `key:"worker_per" help:"user (one worker per user and access mode, shared by the user's sessions) or session (one worker per session)"`
+	WorkerIdleTimeout time.Duration `key:"worker_idle_timeout" help:"a per-user worker with no session attached and no call in flight ends after this"`
+	OnWorkerExit      string        `key:"on_worker_exit" help:"when a per-user worker dies: keep its sessions (the next request starts a fresh worker) or end them; per-session workers always end their session"`
+	MaxWorkers        int           `key:"max_workers" help:"workers running at once (503 beyond); default sized like max_sessions"`
+	MaxCallsPerWorker int           `key:"max_calls_per_worker" help:"calls a worker holds, running and queued (429 beyond)"`
+	WorkerConcurrency int           `key:"worker_concurrency" help:"calls running at a worker at once, the rest queued fairly across sessions; 0 = unlimited (worker=gemstone: 1)"`
+	ExchangeTokenURL  string        `key:"exchange_token_url" help:"token endpoint for token exchange (default: from the issuer's discovery document)"`
 
 	// Worker isolation (docs/configuration.md, "Worker isolation").
 	WorkerSandbox         string        `key:"worker_sandbox" help:"auto (bubblewrap when it works on this host), bwrap (required) or none"`
@@ -116,6 +124,11 @@ func defaults() Config {
 		Worker:             "demo",
 		WorkerCredential:   "", // chosen by worker after loading: defaultCredential
 		OnTokenExpiry:      "keep",
+		WorkerPer:          "user",
+		WorkerIdleTimeout:  10 * time.Minute,
+		OnWorkerExit:       "keep",
+		MaxWorkers:         limits.MaxSessions,
+		MaxCallsPerWorker:  64,
 		WorkerSandbox:      "auto",
 		WorkerWriteTimeout: 10 * time.Second,
 		PostAnswers:        "sse",

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
@@ -40,7 +40,7 @@ func (c *Config) validateGemStone() []error {
 
 // gemstoneCommand points l at the topaz relay: checks the product and the service ini,
 // resolves GEMSTONE_GLOBAL_DIR with gslist and installs the relay script.
-func (s *server) gemstoneCommand(ctx context.Context, l *gateway.CommandLauncher) error {
+func (s *server) gemstoneCommand(ctx context.Context, l *pool.CommandLauncher) error {
 	r, err := gemstone.Prepare(ctx, s.cfg.gemstoneConfig())
 	if err != nil {
 		return fmt.Errorf("gemstone: %w", err)
@@ -71,9 +71,9 @@ func (s *server) gemstoneCommand(ctx context.Context, l *gateway.CommandLauncher
 // gemstoneLauncher starts the relay as the command launcher does, and reads its greeting and
 // its answers the GemStone way: a refusal becomes the client's initialize error, and a
 // corrupted answer (#51438) fails its call.
-type gemstoneLauncher struct{ *gateway.CommandLauncher }
+type gemstoneLauncher struct{ *pool.CommandLauncher }
 
-func (l gemstoneLauncher) Launch(ctx context.Context, id gateway.Identity) (gateway.Launch, error) {
+func (l gemstoneLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
 	la, err := l.CommandLauncher.Launch(ctx, id)
 	if err != nil {
 		return la, err

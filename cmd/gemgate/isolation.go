@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -125,7 +125,7 @@ func (i isolation) describe() string {
 
 // isolate applies the worker isolation settings to the launcher and says, once, at start, what
 // is in force and what is not isolated.
-func (s *server) isolate(ctx context.Context, l *gateway.CommandLauncher) error {
+func (s *server) isolate(ctx context.Context, l *pool.CommandLauncher) error {
 	c := s.cfg
 	iso, err := c.workerIsolation(ctx)
 	if err != nil {

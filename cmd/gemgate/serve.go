@@ -24,6 +24,7 @@ import (
 	"github.com/gemgate/gemgate/auth/exchange"
 	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
 )
 
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -104,11 +105,11 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		AllowLoopbackOrigins: gateway.IsLoopbackAddr(c.Listen),
 		TrustedProxies:       trustedPrefixes(c.TrustedProxy),
 		MaxBodyBytes:         c.MaxBodyBytes,
-		ShutdownGrace:        c.ShutdownGrace,
 		Lifetime:             c.lifetime(),
 		Limits:               c.limits(),
 		ReadTimeout:          c.ReadTimeout,
 		OnTokenExpiry:        c.OnTokenExpiry,
+		Pool:                 c.poolSettings(),
 		PostAnswers:          c.PostAnswers,
 		Logger:               log,
 		Metrics:              metrics,
@@ -226,9 +227,9 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	return s, nil
 }
 
-func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error) {
+func (s *server) launcher(ctx context.Context) (*pool.CommandLauncher, error) {
 	c := s.cfg
-	l := &gateway.CommandLauncher{DataDir: c.DataDir}
+	l := &pool.CommandLauncher{DataDir: c.DataDir}
 	switch c.Worker {
 	case "demo":
 		self, err := os.Executable()
@@ -249,14 +250,14 @@ func (s *server) launcher(ctx context.Context) (*gateway.CommandLauncher, error)
 	switch c.WorkerCredential {
 	case "passthrough":
 		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
-		l.Credential = gateway.PassthroughCredential{}
+		l.Credential = pool.PassthroughCredential{}
 	case "exchange":
 		ex, err := newLazyExchanger(c.Issuer, exchange.Config{TokenURL: c.ExchangeTokenURL, ClientID: c.ExchangeClientID,
 			ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience})
 		if err != nil {
 			return nil, err
 		}
-		l.Credential = gateway.ExchangeCredential{Exchanger: ex}
+		l.Credential = pool.ExchangeCredential{Exchanger: ex}
 	}
 	if err := s.isolate(ctx, l); err != nil {
 		return nil, err
@@ -345,4 +346,18 @@ func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
 		return serveErr
 	}
 	return nil
+}
+
+// poolSettings are how workers are shared and how long they live. The GemStone relay runs one
+// call at a time, so its calls are queued here rather than piled on its stdin.
+func (c *Config) poolSettings() pool.Settings {
+	conc := c.WorkerConcurrency
+	if c.Worker == "gemstone" && conc == 0 {
+		conc = 1
+	}
+	return pool.Settings{
+		WorkerPer: c.WorkerPer, IdleTimeout: c.WorkerIdleTimeout, OnWorkerExit: c.OnWorkerExit,
+		OnTokenExpiry: c.OnTokenExpiry, MaxWorkers: c.MaxWorkers, MaxCallsPerWorker: c.MaxCallsPerWorker,
+		Concurrency: conc,
+	}
 }

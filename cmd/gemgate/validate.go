@@ -97,10 +97,11 @@ func (c *Config) validate() []error {
 	if c.PostAnswers != "sse" && c.PostAnswers != "json" {
 		add("post_answers: %q is not sse or json", c.PostAnswers)
 	}
-	switch c.OnTokenExpiry {
-	case "keep", "restart", "end":
-	default:
-		add("on_token_expiry: %q is not keep, restart or end", c.OnTokenExpiry)
+	if err := c.poolSettings().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.WorkerIdleTimeout == 0 {
+		add("worker_idle_timeout: must be positive")
 	}
 	for _, p := range c.TrustedProxy {
 		if _, err := netip.ParsePrefix(p); err != nil {

@@ -1,9 +1,10 @@
-package gateway
+package pool
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,13 +19,15 @@ import (
 type Identity struct {
 	Principal auth.Principal
 	ReadOnly  bool
-	Session   string
+	// Session is the legacy session the worker serves with worker_per: session, and the
+	// worker's own id with worker_per: user (GEMGATE_SESSION either way).
+	Session string
 	// Token is the raw bearer token of the opening request, for a credential exchange only.
 	// It never goes into a worker's environment unless the operator chose passthrough.
 	Token string
 }
 
-// Launcher says how to start a session's worker.
+// Launcher says how to start a worker.
 type Launcher interface {
 	Launch(ctx context.Context, id Identity) (Launch, error)
 }
@@ -37,10 +40,22 @@ type Launch struct {
 	CredentialExpiry time.Time
 }
 
-// Credential is a backend credential for a worker.
+// Credential is a backend credential for a worker. It prints as a redaction in logs and
+// formatted strings: its token must never reach a log line by accident.
 type Credential struct {
 	Token  string
 	Expiry time.Time // zero when unknown or never
+}
+
+// String hides the token.
+func (c Credential) String() string { return "[credential redacted]" }
+
+// GoString hides the token from %#v too.
+func (c Credential) GoString() string { return c.String() }
+
+// LogValue hides the token from slog; the expiry is not secret.
+func (c Credential) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("token", "[redacted]"), slog.Time("expiry", c.Expiry))
 }
 
 // CredentialSource obtains the backend credential a worker logs in with.

@@ -1,0 +1,67 @@
+package pool
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// Caller is what the pool needs of whoever sends calls to a worker: a legacy session today.
+// Its methods are called without any lock of the pool held, and must not block.
+type Caller interface {
+	// Deliver hands over a message from the worker for this caller.
+	Deliver(d Delivery)
+	// LastActive is when the caller was last active, for choosing who gets a worker request.
+	LastActive() time.Time
+	// CanTakeRequest reports whether the caller can receive a request now (it has a stream).
+	CanTakeRequest() bool
+	// Detached tells the caller that the pool let go of it (its worker died with
+	// on_worker_exit: end, or ended by on_token_expiry: end, or the pool closed).
+	Detached(reason string)
+}
+
+// Delivery is one message from the worker for a caller.
+type Delivery struct {
+	Message []byte
+	// Call is the caller's call the message relates to (its progress, a log line or request
+	// while it is the only call in flight), or nil for the caller's stream.
+	Call *Call
+	// Request marks a request of the worker's (elicitation, sampling, roots, ping), whose
+	// answer the caller passes to Member.Answer.
+	Request bool
+}
+
+// Capabilities are the client capabilities a caller declared that matter for relaying the
+// worker's requests.
+type Capabilities struct{ Sampling, Elicitation, Roots bool }
+
+// ClientCapabilities reads them from initialize params; what cannot be read is not declared.
+func ClientCapabilities(params json.RawMessage) Capabilities {
+	var c Capabilities
+	p, err := jsonrpc.ReadObject(params, "params")
+	if err != nil {
+		return c
+	}
+	caps, ok, err := p.Object("capabilities")
+	if !ok || err != nil {
+		return c
+	}
+	c.Sampling = caps.Has("sampling")
+	c.Elicitation = caps.Has("elicitation")
+	c.Roots = caps.Has("roots")
+	return c
+}
+
+// needs is the capability a worker's request needs of the caller it goes to.
+func (c Capabilities) allows(method string) bool {
+	switch method {
+	case "sampling/createMessage":
+		return c.Sampling
+	case "elicitation/create":
+		return c.Elicitation
+	case "roots/list":
+		return c.Roots
+	}
+	return true // ping, and what gemgate does not know: any caller may answer
+}

@@ -1,0 +1,124 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/worker"
+)
+
+// ownParams are gemgate's initialize params as the worker's own MCP client (worker_per:
+// user): the latest version it speaks and the client capabilities it can relay to a session.
+func (p *Pool) ownParams() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{
+		"protocolVersion": p.opts.Versions[0],
+		"capabilities": map[string]any{
+			"sampling": map[string]any{}, "elicitation": map[string]any{},
+			"roots": map[string]any{"listChanged": true},
+		},
+		"clientInfo": map[string]any{"name": "gemgate", "version": "1"},
+	})
+	return b
+}
+
+// handshake is the MCP handshake with a fresh worker, the one place it is written: initialize
+// with params, the result checked, and notifications/initialized unless the client sends its
+// own (a first start with worker_per: session). It returns the InitializeResult and the
+// protocol version the worker chose.
+func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.RawMessage, sendInitialized bool) (json.RawMessage, string, error) {
+	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-init")), Method: "initialize", Params: params})
+	if err != nil {
+		return nil, "", &StartError{Exited: true, Err: err}
+	}
+	t := time.NewTimer(p.opts.InitTimeout)
+	defer t.Stop()
+	var resp *jsonrpc.Message
+	select {
+	case resp = <-call.Result():
+	case <-t.C:
+		call.Abandon()
+		return nil, "", ErrInitTimeout
+	case <-ctx.Done():
+		call.Abandon()
+		return nil, "", context.Cause(ctx)
+	}
+	if resp.Error != nil {
+		if exitedUnasked(resp) {
+			return nil, "", &StartError{Exited: true, Err: errors.New(string(resp.Error))}
+		}
+		return nil, "", &RefusedError{Answer: resp.Error}
+	}
+	version, err := p.resultVersion(resp.Result)
+	if err != nil {
+		return nil, "", &StartError{Err: err}
+	}
+	if sendInitialized {
+		if err := proc.NotifyContext(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
+			return nil, "", &StartError{Exited: true, Err: err}
+		}
+	}
+	return resp.Result, version, nil
+}
+
+func (p *Pool) resultVersion(result json.RawMessage) (string, error) {
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(result, &res); err != nil {
+		return "", err
+	}
+	if !slices.Contains(p.opts.Versions, res.ProtocolVersion) {
+		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip(res.ProtocolVersion)) + ", which the gateway does not speak")
+	}
+	return res.ProtocolVersion, nil
+}
+
+// resultFor is the worker's InitializeResult as one session sees it (worker_per: user): the
+// session's own protocol version when gemgate and the worker both speak it, else the one the
+// worker agreed with gemgate.
+func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
+	var asked struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(clientParams, &asked)
+	v := w.version
+	if w.version == p.opts.Versions[0] && slices.Contains(p.opts.Versions, asked.ProtocolVersion) {
+		v = asked.ProtocolVersion
+	}
+	if v == w.version {
+		return w.initResult
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(w.initResult, &fields) != nil {
+		return w.initResult
+	}
+	fields["protocolVersion"], _ = json.Marshal(v)
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return w.initResult
+	}
+	return out
+}
+
+// exitedUnasked reports whether an error answer is the worker package's note that the worker
+// exited before answering, rather than an answer the worker gave.
+func exitedUnasked(resp *jsonrpc.Message) bool {
+	var e struct {
+		Data struct {
+			Kind string `json:"kind"`
+		} `json:"data"`
+	}
+	return json.Unmarshal(resp.Error, &e) == nil && e.Data.Kind == "workerExit"
+}
+
+func clip(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
+}

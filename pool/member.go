@@ -1,0 +1,371 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// Member is one caller's attachment to a key's worker.
+type Member struct {
+	p      *Pool
+	c      Caller
+	params json.RawMessage // the client's initialize params
+	caps   Capabilities
+
+	mu      sync.Mutex
+	s       *slot // nil once detached
+	letGoBy string
+}
+
+func (m *Member) slot() *slot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.s
+}
+
+// current is the member's slot and its running worker, if one runs.
+func (m *Member) current() (*slot, *wrk) {
+	s := m.slot()
+	if s == nil {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s, s.w
+}
+
+// Call sends a request to the caller's worker, starting one if none runs (the first call
+// after a worker died), after the on_token_expiry policy has had its say.
+func (m *Member) Call(ctx context.Context, req Request) (*Call, error) {
+	s := m.slot()
+	if s == nil {
+		return nil, ErrDetached
+	}
+	if err := s.applyExpiry(ctx, req.Identity); err != nil {
+		return nil, err
+	}
+	w, err := s.worker(ctx, req.Identity, m.params)
+	if errors.Is(err, errSlotGone) {
+		return nil, ErrDetached
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &Call{s: s, w: w, m: m, tag: req.Tag, clientID: req.Message.ID, result: make(chan *jsonrpc.Message, 1), quit: make(chan struct{})}
+	out := *req.Message
+	c.msg = &out
+	s.mu.Lock()
+	if _, in := s.members[m]; !in {
+		s.mu.Unlock()
+		return nil, ErrDetached
+	}
+	if len(w.calls)+w.queue.len() >= m.p.opts.MaxCallsPerWorker {
+		s.mu.Unlock()
+		return nil, ErrWorkerBusy
+	}
+	if local := s.shareLocked(c); local != nil {
+		s.mu.Unlock()
+		c.finish(local)
+		return c, nil
+	}
+	if len(req.ProgressToken) > 0 && string(req.ProgressToken) != "null" {
+		w.nextTok++
+		tok := "gemgate-p" + strconv.FormatUint(w.nextTok, 10)
+		params, err := rewriteProgress(out.Params, tok)
+		if err == nil {
+			out.Params, c.token, c.wtoken = params, req.ProgressToken, tok
+			w.progress[tok] = c
+		}
+	}
+	now := s.enqueueOrRunLocked(c)
+	s.mu.Unlock()
+	if !now {
+		return c, nil
+	}
+	if err := s.send(ctx, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// applyExpiry runs before a call reaches the worker: with on_token_expiry restart, a worker
+// whose credential expired and that runs no call is replaced (the next start replays the
+// handshake with a fresh credential); with end, it is stopped and its callers let go.
+func (s *slot) applyExpiry(_ context.Context, _ Identity) error {
+	policy := s.p.opts.OnTokenExpiry
+	if policy == ExpiryKeep {
+		return nil
+	}
+	s.mu.Lock()
+	w := s.w
+	if w == nil || w.credExpiry.IsZero() || !s.p.now().After(w.credExpiry) {
+		s.mu.Unlock()
+		return nil
+	}
+	if policy == ExpiryRestart {
+		if len(w.calls) > 0 || w.queue.len() > 0 {
+			s.mu.Unlock()
+			return nil // never pull a worker from under a call; the next request tries again
+		}
+		s.stopLocked()
+		s.mu.Unlock()
+		w.log.Info("worker credential expired; restarting it with a fresh one (on_token_expiry=restart); its unsaved state is gone")
+		w.proc.Stop()
+		return nil
+	}
+	s.stopLocked()
+	let := make([]*Member, 0, len(s.members))
+	for m := range s.members {
+		let = append(let, m)
+	}
+	clear(s.members)
+	s.gone = true
+	s.mu.Unlock()
+	s.p.forget(s)
+	w.log.Info("worker credential expired; ending the worker and its sessions (on_token_expiry=end)")
+	w.proc.Stop()
+	for _, m := range let {
+		m.letGo(ReasonTokenExpired)
+	}
+	return ErrDetached
+}
+
+// Notify passes a client notification on. With worker_per: user, gemgate has sent the
+// worker's notifications/initialized itself: a session's own is not repeated.
+func (m *Member) Notify(msg *jsonrpc.Message) error {
+	if msg.Method == "notifications/initialized" && !m.p.PerSession() {
+		return nil
+	}
+	_, w := m.current()
+	if w == nil {
+		return nil // no worker runs: there is nobody to tell
+	}
+	return w.proc.Notify(msg)
+}
+
+// Answer passes the client's answer to a worker request on, with the worker's id restored.
+// It is accepted only from the caller the request was sent to; known is false otherwise.
+func (m *Member) Answer(msg *jsonrpc.Message) (known bool, err error) {
+	var gid string
+	if json.Unmarshal(msg.ID, &gid) != nil {
+		return false, nil
+	}
+	s, w := m.current()
+	if w == nil {
+		return false, nil
+	}
+	s.mu.Lock()
+	pr, ok := w.requests[gid]
+	if ok && pr.m == m {
+		delete(w.requests, gid)
+	}
+	s.mu.Unlock()
+	if !ok || pr.m != m {
+		return false, nil
+	}
+	out := *msg
+	out.ID = pr.workerID
+	return true, w.proc.Reply(&out)
+}
+
+// Detach lets the caller go: its queued calls are dropped, its subscriptions released, its
+// worker requests answered with an error; the worker lives on until idle (worker_per: user)
+// or stops now (worker_per: session).
+func (m *Member) Detach() {
+	m.mu.Lock()
+	s := m.s
+	m.s = nil
+	m.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.detach(m)
+}
+
+func (s *slot) detach(m *Member) {
+	s.mu.Lock()
+	delete(s.members, m)
+	var dropped []*Call
+	var unsub []string
+	var refuse []json.RawMessage
+	w := s.w
+	if w != nil {
+		dropped = w.queue.removeMember(m)
+		unsub = w.releaseLocked(m)
+		for gid, pr := range w.requests {
+			if pr.m == m {
+				refuse = append(refuse, pr.workerID)
+				delete(w.requests, gid)
+			}
+		}
+	}
+	stop, drop := s.settleLocked()
+	s.mu.Unlock()
+	s.p.opts.Metrics.queued(-len(dropped))
+	if w != nil && stop != w {
+		go w.tellAfterDetach(unsub, refuse)
+	}
+	if drop {
+		s.p.forget(s)
+	}
+	if stop != nil {
+		stop.proc.Stop() // worker_per: session: the worker goes with its session, as before
+	}
+}
+
+// tellAfterDetach unsubscribes what no caller wants any more and refuses requests nobody will
+// answer; off the detaching goroutine, since a write may wait on the worker.
+func (w *wrk) tellAfterDetach(unsub []string, refuse []json.RawMessage) {
+	for _, uri := range unsub {
+		id, _ := json.Marshal("gemgate-unsubscribe")
+		if c, err := w.proc.Send(&jsonrpc.Message{ID: id, Method: "resources/unsubscribe", Params: uriParams(uri)}); err == nil {
+			c.Abandon()
+		}
+	}
+	for _, id := range refuse {
+		_ = w.proc.Reply(jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, "the session this request went to has ended", nil))
+	}
+}
+
+// letGo detaches a member on the pool's initiative and tells its caller why.
+func (m *Member) letGo(reason string) {
+	m.mu.Lock()
+	was := m.s != nil
+	m.s, m.letGoBy = nil, reason
+	m.mu.Unlock()
+	if was {
+		m.c.Detached(reason)
+	}
+}
+
+// Move attaches the caller to the worker of id instead (step-up: a read-only session that
+// now holds a read-write token), starting that worker if need be. Nothing changes when id
+// maps to the same worker.
+func (m *Member) Move(ctx context.Context, id Identity) error {
+	old := m.slot()
+	if old == nil {
+		return ErrDetached
+	}
+	key := m.p.KeyFor(id)
+	if key == old.key {
+		return nil
+	}
+	for {
+		s, err := m.p.slotFor(key)
+		if err != nil {
+			return err
+		}
+		w, err := s.worker(ctx, id, m.params)
+		if errors.Is(err, errSlotGone) {
+			continue
+		}
+		if err != nil {
+			s.dropIfEmpty()
+			return err
+		}
+		if m.slot() != old {
+			return ErrDetached
+		}
+		old.detach(m)
+		if !s.attach(m, w) {
+			continue
+		}
+		w.log.Info("session moved to this worker (step-up)")
+		return nil
+	}
+}
+
+// Ask sends a request of gemgate's own to the current worker, outside the caller's calls,
+// and waits for its result; ok is false on an error answer, no worker, or ctx ending.
+func (m *Member) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, bool) {
+	_, w := m.current()
+	if w == nil {
+		return nil, false
+	}
+	call, err := w.proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(`0`), Method: method, Params: params})
+	if err != nil {
+		return nil, false
+	}
+	select {
+	case resp := <-call.Result():
+		return resp.Result, resp.Error == nil && resp.Result != nil
+	case <-ctx.Done():
+		call.Cancel("gemgate stopped waiting for " + method)
+		return nil, false
+	}
+}
+
+// CheckResponsive runs after a call timed out: the worker must still answer a ping, first as
+// it is, then after an interrupt. One that does neither is killed; its end counts as a death
+// for reason unresponsive. done ends the check early.
+func (m *Member) CheckResponsive(done <-chan struct{}) {
+	s, w := m.current()
+	if w == nil {
+		return
+	}
+	grace := 5 * time.Second
+	for i, act := range []func(){nil, w.proc.Interrupt} {
+		if act != nil {
+			w.log.Warn("worker did not answer a ping after a request timeout; interrupting it")
+			act()
+		}
+		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
+		c, err := w.proc.Send(&jsonrpc.Message{ID: id, Method: "ping"})
+		if err != nil {
+			return
+		}
+		t := time.NewTimer(grace)
+		select {
+		case <-c.Result():
+			t.Stop()
+			return
+		case <-t.C:
+			c.Abandon()
+		case <-done:
+			t.Stop()
+			return
+		}
+	}
+	w.log.Warn("worker unresponsive after a request timeout; stopping it")
+	s.mu.Lock()
+	w.reason = ReasonUnresponsive
+	s.mu.Unlock()
+	go w.proc.Stop()
+}
+
+// WorkerID is the short id of the caller's current worker, "" when none runs.
+func (m *Member) WorkerID() string {
+	if _, w := m.current(); w != nil {
+		return w.id
+	}
+	return ""
+}
+
+// WorkerPid is the process id of the caller's current worker, 0 when none runs.
+func (m *Member) WorkerPid() int {
+	if _, w := m.current(); w != nil {
+		return w.proc.Pid()
+	}
+	return 0
+}
+
+// FirstTime reports true once per worker for a topic: for log lines said once per worker.
+func (m *Member) FirstTime(topic string) bool {
+	s, w := m.current()
+	if w == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.once[topic] {
+		return false
+	}
+	w.once[topic] = true
+	return true
+}

@@ -1,0 +1,323 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// How workers are shared; see Settings.WorkerPer.
+const (
+	PerUser    = "user"
+	PerSession = "session"
+)
+
+// What happens to a worker's sessions when it dies; see Settings.OnWorkerExit.
+const (
+	ExitKeep = "keep"
+	ExitEnd  = "end"
+)
+
+// What happens to a worker whose backend login was made with a credential that has since
+// expired. Backends such as GemStone check a token only at login, so the login outlives it.
+const (
+	// ExpiryKeep lets the worker run on; every request still needs a live token.
+	ExpiryKeep = "keep"
+	// ExpiryRestart starts the worker again with a fresh credential at the next request after
+	// expiry, with gemgate's handshake replayed; the sessions stay, the worker's state does not.
+	ExpiryRestart = "restart"
+	// ExpiryEnd ends the worker and its sessions at the next request after expiry.
+	ExpiryEnd = "end"
+)
+
+// Why the pool let go of a caller (Caller.Detached).
+const (
+	ReasonWorkerExit   = "worker_exit"
+	ReasonUnresponsive = "unresponsive"
+	ReasonTokenExpired = "token_expired"
+	ReasonShutdown     = "shutdown"
+)
+
+// Settings are the operator's choices.
+type Settings struct {
+	WorkerPer    string        // PerUser (default) or PerSession
+	IdleTimeout  time.Duration // a per-user worker with nothing attached ends after this; default 10m
+	OnWorkerExit string        // ExitKeep (default with PerUser) or ExitEnd; PerSession always ends
+	// OnTokenExpiry is ExpiryKeep (default), ExpiryRestart or ExpiryEnd.
+	OnTokenExpiry string
+	MaxWorkers    int // workers running at once; 0 = no cap
+	// MaxCallsPerWorker bounds the calls a worker holds: running at it and waiting for a turn.
+	// Default 64; beyond it a call is refused with ErrWorkerBusy.
+	MaxCallsPerWorker int
+	// Concurrency is how many calls run at the worker at once; 0 = as many as come. Calls
+	// beyond it wait, served round robin across the callers.
+	Concurrency int
+}
+
+// DefaultIdleTimeout and DefaultMaxCallsPerWorker are the defaults of Settings.
+const (
+	DefaultIdleTimeout       = 10 * time.Minute
+	DefaultMaxCallsPerWorker = 64
+)
+
+// Validate reports every unworkable setting at once.
+func (s Settings) Validate() error {
+	var errs []error
+	if s.WorkerPer != "" && s.WorkerPer != PerUser && s.WorkerPer != PerSession {
+		errs = append(errs, fmt.Errorf("worker_per %q is not user or session", s.WorkerPer))
+	}
+	if s.OnWorkerExit != "" && s.OnWorkerExit != ExitKeep && s.OnWorkerExit != ExitEnd {
+		errs = append(errs, fmt.Errorf("on_worker_exit %q is not keep or end", s.OnWorkerExit))
+	}
+	if s.OnTokenExpiry != "" && s.OnTokenExpiry != ExpiryKeep && s.OnTokenExpiry != ExpiryRestart && s.OnTokenExpiry != ExpiryEnd {
+		errs = append(errs, fmt.Errorf("on_token_expiry %q is not keep, restart or end", s.OnTokenExpiry))
+	}
+	if s.IdleTimeout < 0 {
+		errs = append(errs, errors.New("worker_idle_timeout must not be negative"))
+	}
+	if s.MaxWorkers < 0 || s.MaxCallsPerWorker < 0 || s.Concurrency < 0 {
+		errs = append(errs, errors.New("max_workers, max_calls_per_worker and worker_concurrency must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func (s Settings) withDefaults() Settings {
+	if s.WorkerPer == "" {
+		s.WorkerPer = PerUser
+	}
+	if s.IdleTimeout == 0 {
+		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if s.OnWorkerExit == "" || s.WorkerPer == PerSession {
+		s.OnWorkerExit = ExitKeep
+		if s.WorkerPer == PerSession {
+			s.OnWorkerExit = ExitEnd
+		}
+	}
+	if s.OnTokenExpiry == "" {
+		s.OnTokenExpiry = ExpiryKeep
+	}
+	if s.MaxCallsPerWorker == 0 {
+		s.MaxCallsPerWorker = DefaultMaxCallsPerWorker
+	}
+	return s
+}
+
+// Options configure a Pool.
+type Options struct {
+	Settings
+	Launcher Launcher // required
+	// Versions are the protocol revisions gemgate speaks, its latest first.
+	Versions    []string
+	InitTimeout time.Duration // how long a worker may take to answer initialize; default 60s
+	Logger      *slog.Logger  // nil discards
+	Metrics     *Metrics      // nil: none
+	// Trace, if set, sees every line to and from a worker, with the worker's id.
+	Trace func(direction, worker string, line []byte)
+	// BeforeStart, if set, may refuse a worker start (a per-user start rate); its error is
+	// returned, wrapped, to whoever needed the worker.
+	BeforeStart func(Identity) error
+	// Now is the clock; nil is time.Now. Tests inject one.
+	Now func() time.Time
+}
+
+// Errors a caller can act on.
+var (
+	// ErrTooManyWorkers: max_workers are running; try again later (503).
+	ErrTooManyWorkers = errors.New("the gateway is at its worker limit; try again later")
+	// ErrWorkerBusy: the worker holds max_calls_per_worker calls already (429).
+	ErrWorkerBusy = errors.New("too many calls are waiting for this worker")
+	// ErrInitTimeout: the worker did not answer initialize in time.
+	ErrInitTimeout = errors.New("the worker did not answer initialize in time")
+	// ErrDetached: the caller is no longer attached (its session ended).
+	ErrDetached = errors.New("the caller is detached from its worker")
+	// ErrClosed: the pool is shutting down.
+	ErrClosed = errors.New("the pool is closed")
+)
+
+// RefusedError is a worker's own error answer to initialize, for the client to read.
+type RefusedError struct{ Answer json.RawMessage }
+
+func (e *RefusedError) Error() string {
+	return "the worker refused initialize: " + clip(string(e.Answer))
+}
+
+// StartError is a worker that could not be started or did not get through its handshake.
+type StartError struct {
+	Exited bool // the worker exited before answering
+	Err    error
+}
+
+func (e *StartError) Error() string { return "starting a worker: " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Key says which worker serves a caller.
+type Key struct {
+	Issuer, Subject string
+	ReadOnly        bool
+	Session         string // set only with worker_per: session
+}
+
+// Pool holds the workers.
+type Pool struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+
+	mu      sync.Mutex
+	slots   map[Key]*slot
+	running int // workers running or starting, for max_workers
+	closed  bool
+	nextW   uint64
+	wg      sync.WaitGroup // worker watchers
+}
+
+// New builds a pool; it starts nothing until a caller attaches.
+func New(o Options) (*Pool, error) {
+	if o.Launcher == nil {
+		return nil, errors.New("pool: Launcher is required")
+	}
+	if err := o.Settings.Validate(); err != nil {
+		return nil, err
+	}
+	o.Settings = o.Settings.withDefaults()
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = 60 * time.Second
+	}
+	if len(o.Versions) == 0 {
+		o.Versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+	}
+	p := &Pool{opts: o, log: o.Logger, now: o.Now, slots: map[Key]*slot{}}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	return p, nil
+}
+
+// PerSession reports whether each session has a worker of its own.
+func (p *Pool) PerSession() bool { return p.opts.WorkerPer == PerSession }
+
+// KeyFor is the key of the worker that serves id.
+func (p *Pool) KeyFor(id Identity) Key {
+	k := Key{Issuer: id.Principal.Issuer, Subject: id.Principal.Subject, ReadOnly: id.ReadOnly}
+	if p.PerSession() {
+		k.Session = id.Session
+	}
+	return k
+}
+
+// Workers is the number of workers running or starting.
+func (p *Pool) Workers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running
+}
+
+// slotFor finds or makes the slot of key.
+func (p *Pool) slotFor(key Key) (*slot, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	s := p.slots[key]
+	if s == nil {
+		s = &slot{p: p, key: key, members: map[*Member]struct{}{}}
+		p.slots[key] = s
+	}
+	return s, nil
+}
+
+// takeWorkerSlot counts a worker about to start against max_workers.
+func (p *Pool) takeWorkerSlot() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	if p.opts.MaxWorkers > 0 && p.running >= p.opts.MaxWorkers {
+		return ErrTooManyWorkers
+	}
+	p.running++
+	return nil
+}
+
+func (p *Pool) releaseWorkerSlot() {
+	p.mu.Lock()
+	p.running--
+	p.mu.Unlock()
+}
+
+// forget drops an empty slot with no worker.
+func (p *Pool) forget(s *slot) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.slots[s.key] == s {
+		delete(p.slots, s.key)
+	}
+}
+
+// Close stops every worker and detaches every caller; it returns once they are gone.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	slots := make([]*slot, 0, len(p.slots))
+	for _, s := range p.slots {
+		slots = append(slots, s)
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range slots {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.shutdown() }()
+	}
+	wg.Wait()
+	p.wg.Wait()
+}
+
+// Attach is what a caller brings to attach.
+type Attach struct {
+	Identity Identity
+	Caller   Caller
+	// Params are the client's initialize params, already negotiated to a version gemgate
+	// speaks: they go to the worker with worker_per: session, and say which version the
+	// client asked for with worker_per: user.
+	Params json.RawMessage
+}
+
+// Attach attaches a caller to the worker of its identity, starting and initializing the
+// worker if need be, and returns the InitializeResult for the caller.
+func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
+	m := &Member{p: p, c: a.Caller, params: a.Params, caps: ClientCapabilities(a.Params)}
+	for {
+		s, err := p.slotFor(p.KeyFor(a.Identity))
+		if err != nil {
+			return nil, nil, err
+		}
+		w, err := s.worker(ctx, a.Identity, a.Params)
+		if errors.Is(err, errSlotGone) {
+			continue
+		}
+		if err != nil {
+			s.dropIfEmpty()
+			return nil, nil, err
+		}
+		if !s.attach(m, w) {
+			continue
+		}
+		result := w.initResult
+		if !p.PerSession() {
+			result = p.resultFor(w, a.Params)
+		}
+		w.log.Debug("session attached", "sessions", s.memberCount())
+		p.opts.Metrics.attached(s.memberCount())
+		return m, result, nil
+	}
+}

@@ -1,0 +1,290 @@
+package pool
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// maxWorkerRequests bounds a worker's requests (elicitation, sampling, roots) that wait for a
+// caller's answer; beyond it the worker is answered with an error at once.
+const maxWorkerRequests = 64
+
+// pendingRequest is a worker request out to one caller.
+type pendingRequest struct {
+	m        *Member
+	workerID json.RawMessage
+}
+
+// onMessage routes what the worker sends on its own. It runs on the worker's reading
+// goroutine: it never writes to the worker itself, and callers' Deliver must not block.
+func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
+	if msg.IsRequest() {
+		s.workerRequest(w, msg)
+		return
+	}
+	type target struct {
+		m    *Member
+		call *Call
+	}
+	var out []target
+	body := msg
+	s.mu.Lock()
+	switch {
+	case msg.Method == "notifications/progress":
+		tok, ok := workerToken(msg.Params)
+		if c := w.progress[tok]; ok && c != nil {
+			if params, err := restoreProgress(msg.Params, c.token); err == nil {
+				restored := *msg
+				restored.Params = params
+				body = &restored
+				out = append(out, target{c.m, c})
+			}
+		}
+	case msg.Method == "notifications/message":
+		level := levelOf(msg.Params)
+		for m := range s.members {
+			if want, set := w.levels[m]; set && level < want {
+				continue
+			}
+			out = append(out, target{m, w.soleCallLocked(m)})
+		}
+	case msg.Method == "notifications/resources/updated":
+		uri := uriOf(msg.Params)
+		for m := range w.subs[uri] {
+			if _, in := s.members[m]; in {
+				out = append(out, target{m, nil})
+			}
+		}
+	default: // list_changed and whatever else: every caller of this worker (one user's)
+		for m := range s.members {
+			out = append(out, target{m, nil})
+		}
+	}
+	s.mu.Unlock()
+	if len(out) == 0 {
+		return
+	}
+	enc := body.Encode()
+	for _, t := range out {
+		t.m.c.Deliver(Delivery{Message: enc, Call: t.call})
+	}
+}
+
+// soleCallLocked is m's call at the worker if it is m's only one there.
+func (w *wrk) soleCallLocked(m *Member) *Call {
+	var sole *Call
+	for c := range w.calls {
+		if c.m == m {
+			if sole != nil {
+				return nil
+			}
+			sole = c
+		}
+	}
+	return sole
+}
+
+// workerRequest sends a worker's request to one caller: the caller of the only call in flight
+// at the worker, else the most recently active caller that declared the capability and can
+// take a request now; if none can, gemgate answers the worker with an error.
+func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
+	s.mu.Lock()
+	if len(w.requests) >= maxWorkerRequests {
+		s.mu.Unlock()
+		w.log.Warn("worker has too many requests unanswered by the clients; refused", "method", msg.Method)
+		go s.refuse(w, msg.ID, "too many requests to the client are unanswered")
+		return
+	}
+	var to *Member
+	var call *Call
+	if len(w.calls) == 1 {
+		for c := range w.calls {
+			to, call = c.m, c
+		}
+	}
+	members := make([]*Member, 0, len(s.members))
+	for m := range s.members {
+		members = append(members, m)
+	}
+	s.mu.Unlock()
+	if to == nil && s.p.PerSession() && len(members) == 1 {
+		to = members[0] // its own worker: it gets the request on its stream whenever it opens one
+	}
+	if to == nil {
+		var best *Member
+		for _, m := range members {
+			if !m.caps.allows(msg.Method) || !m.c.CanTakeRequest() {
+				continue
+			}
+			if best == nil || m.c.LastActive().After(best.c.LastActive()) {
+				best = m
+			}
+		}
+		to = best
+	}
+	if to == nil {
+		w.log.Info("no session can answer the worker's request; gemgate answers it with an error", "method", msg.Method)
+		go s.refuse(w, msg.ID, "no client session can answer "+msg.Method+" now")
+		return
+	}
+	s.mu.Lock()
+	if s.w != w {
+		s.mu.Unlock()
+		return
+	}
+	w.nextReq++
+	gid := "gemgate-w" + strconv.FormatUint(w.nextReq, 10)
+	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID}
+	s.mu.Unlock()
+	out := *msg
+	out.ID = json.RawMessage(strconv.Quote(gid))
+	to.c.Deliver(Delivery{Message: out.Encode(), Call: call, Request: true})
+}
+
+// refuse answers a worker's request with an error on the client's behalf; never called on
+// the reading goroutine, which must not wait on the worker's stdin.
+func (s *slot) refuse(w *wrk, id json.RawMessage, why string) {
+	_ = w.proc.Reply(jsonrpc.ErrorResponse(id, jsonrpc.CodeMethodNotFound, why, nil))
+}
+
+// shareLocked handles the requests whose effect is shared by every caller of a worker:
+// resources/subscribe and unsubscribe are reference counted, logging/setLevel sets the
+// worker to the most verbose level any caller asked for. It returns an answer when the worker
+// need not be asked, and otherwise prepares the call (c.msg, c.after).
+func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
+	w, m := c.w, c.m
+	ok := jsonrpc.Message{ID: c.clientID, Result: json.RawMessage(`{}`)}
+	switch c.msg.Method {
+	case "resources/subscribe":
+		uri := uriOf(c.msg.Params)
+		subs := w.subs[uri]
+		if len(subs) > 0 {
+			subs[m] = true
+			return &ok
+		}
+		w.subs[uri] = map[*Member]bool{m: true}
+		c.after = func(done bool) {
+			if !done {
+				delete(w.subs[uri], m)
+				if len(w.subs[uri]) == 0 {
+					delete(w.subs, uri)
+				}
+			}
+		}
+	case "resources/unsubscribe":
+		uri := uriOf(c.msg.Params)
+		subs := w.subs[uri]
+		delete(subs, m)
+		if len(subs) > 0 {
+			return &ok
+		}
+		delete(w.subs, uri)
+	case "logging/setLevel":
+		level, name := levelOf(c.msg.Params), levelName(c.msg.Params)
+		if name == "" {
+			return nil // the worker answers a malformed one
+		}
+		w.levels[m] = level
+		most := level
+		for _, l := range w.levels {
+			most = min(most, l)
+		}
+		if w.level >= 0 && most == w.level {
+			return &ok
+		}
+		w.level = most
+		out := *c.msg
+		out.Params, _ = json.Marshal(map[string]string{"level": levelNames[most]})
+		c.msg = &out
+	}
+	return nil
+}
+
+// releaseLocked drops m's subscriptions and level; it returns the URIs nobody wants now.
+func (w *wrk) releaseLocked(m *Member) []string {
+	delete(w.levels, m)
+	var unsub []string
+	for uri, subs := range w.subs {
+		if subs[m] {
+			delete(subs, m)
+			if len(subs) == 0 {
+				delete(w.subs, uri)
+				unsub = append(unsub, uri)
+			}
+		}
+	}
+	return unsub
+}
+
+// The syslog levels of MCP logging, most verbose first.
+var levelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func levelName(params json.RawMessage) string {
+	p, err := jsonrpc.ReadObject(params, "params")
+	if err != nil || p.Exact("level") != nil {
+		return ""
+	}
+	name, _, err := p.String("level")
+	if err != nil {
+		return ""
+	}
+	for _, n := range levelNames {
+		if n == name {
+			return name
+		}
+	}
+	return ""
+}
+
+// levelOf is the rank of params.level; an unknown level counts as the most severe, so that
+// no caller misses it.
+func levelOf(params json.RawMessage) int {
+	name := levelName(params)
+	for i, n := range levelNames {
+		if n == name {
+			return i
+		}
+	}
+	return len(levelNames) - 1
+}
+
+func uriOf(params json.RawMessage) string {
+	p, err := jsonrpc.ReadObject(params, "params")
+	if err != nil || p.Exact("uri") != nil {
+		return ""
+	}
+	uri, _, _ := p.String("uri")
+	return uri
+}
+
+func uriParams(uri string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"uri": uri})
+	return b
+}
+
+// workerToken reads params.progressToken of a worker's progress notification as strictly as
+// the client's was read: an ambiguous one routes nowhere.
+func workerToken(params json.RawMessage) (string, bool) {
+	p, err := jsonrpc.ReadObject(params, "params")
+	if err != nil || p.Exact("progressToken") != nil {
+		return "", false
+	}
+	tok, ok, err := p.String("progressToken")
+	if err != nil || !ok || !strings.HasPrefix(tok, "gemgate-p") {
+		return "", false
+	}
+	return tok, true
+}
+
+// restoreProgress puts the client's own progress token back.
+func restoreProgress(params, token json.RawMessage) (json.RawMessage, error) {
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
+	}
+	p["progressToken"] = token
+	return json.Marshal(p)
+}

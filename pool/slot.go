@@ -1,0 +1,342 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/worker"
+)
+
+// slot is one key's place in the pool: the callers attached to it and its current worker, if
+// one runs. The worker may die and be replaced; the callers stay (on_worker_exit: keep).
+type slot struct {
+	p   *Pool
+	key Key
+
+	mu       sync.Mutex
+	members  map[*Member]struct{}
+	w        *wrk          // nil while none runs
+	starting chan struct{} // non-nil while a start is under way
+	startErr error
+	idle     *time.Timer
+	gone     bool // out of the pool's map: a caller must find a fresh slot
+	started  bool // a worker got through its handshake here once: a next one is a restart
+}
+
+func (s *slot) everStarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+// wrk is one running worker and its routing state, guarded by its slot's mu.
+type wrk struct {
+	id         string
+	proc       *worker.Process
+	log        *slog.Logger
+	credExpiry time.Time
+	initResult json.RawMessage
+	version    string
+	readOnly   bool
+
+	calls    map[*Call]struct{} // written to the worker, not yet answered
+	queue    fairQueue
+	progress map[string]*Call // by the worker-side progress token
+	nextTok  uint64
+	requests map[string]pendingRequest // worker requests out to a caller, by gemgate's id
+	nextReq  uint64
+	subs     map[string]map[*Member]bool // resource subscriptions by URI
+	levels   map[*Member]int             // each caller's logging level
+	level    int                         // the level set at the worker; -1 none
+	once     map[string]bool             // FirstTime topics
+	stopping bool                        // gemgate stopped it: not a death
+	reason   string                      // why gemgate killed it, when it counts as a death
+}
+
+// errSlotGone is a slot dropped from the pool between lookup and use; the caller retries.
+var errSlotGone = errors.New("slot gone")
+
+// worker returns the slot's running worker, starting one if none runs. A start in progress is
+// waited for, not repeated.
+func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage) (*wrk, error) {
+	for {
+		s.mu.Lock()
+		if s.gone {
+			s.mu.Unlock()
+			return nil, errSlotGone
+		}
+		if s.w != nil {
+			w := s.w
+			s.mu.Unlock()
+			return w, nil
+		}
+		if ch := s.starting; ch != nil {
+			s.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+			s.mu.Lock()
+			err, w := s.startErr, s.w
+			s.mu.Unlock()
+			if w == nil && err != nil {
+				return nil, err
+			}
+			continue
+		}
+		ch := make(chan struct{})
+		s.starting = ch
+		s.stopIdleLocked()
+		s.mu.Unlock()
+
+		w, err := s.p.start(ctx, s, id, params)
+		s.mu.Lock()
+		if err == nil && s.gone { // the pool closed while the worker started: it must not survive
+			w.stopping = true
+			err = ErrClosed
+			defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(w.readOnly, nil) }()
+		}
+		s.starting, s.startErr = nil, err
+		if err == nil {
+			s.w = w
+			s.p.wg.Add(1) // under the slot's lock, before shutdown can see the worker
+		}
+		s.mu.Unlock()
+		close(ch)
+		if err != nil {
+			return nil, err
+		}
+		go s.watch(w)
+		return w, nil
+	}
+}
+
+// start launches a worker for the slot's key and brings it through the handshake.
+func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams json.RawMessage) (*wrk, error) {
+	if err := p.takeWorkerSlot(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			p.releaseWorkerSlot()
+		}
+	}()
+	if p.opts.BeforeStart != nil {
+		if err := p.opts.BeforeStart(id); err != nil {
+			return nil, err
+		}
+	}
+	p.mu.Lock()
+	p.nextW++
+	wid := fmt.Sprintf("w%04x", p.nextW)
+	p.mu.Unlock()
+	if !p.PerSession() {
+		id.Session = wid
+	}
+	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, levels: map[*Member]int{},
+		level: -1, once: map[string]bool{}}
+	w.log = p.log.With("user", id.Principal.User, "worker", wid)
+	started := time.Now()
+	launch, err := p.opts.Launcher.Launch(ctx, id)
+	if err != nil {
+		return nil, &StartError{Err: fmt.Errorf("preparing the worker: %w", err)}
+	}
+	spec := launch.Spec
+	spec.OnMessage = func(m *jsonrpc.Message) { s.onMessage(w, m) }
+	spec.Logger = w.log
+	if p.opts.Trace != nil {
+		spec.OnTrace = func(dir string, line []byte) { p.opts.Trace(dir, wid, line) }
+	}
+	proc, err := worker.Start(spec)
+	if err != nil {
+		return nil, &StartError{Err: err}
+	}
+	w.proc, w.credExpiry = proc, launch.CredentialExpiry
+	params, sendInitialized := p.ownParams(), true
+	if p.PerSession() {
+		// The client's own initialize goes to its worker; on a restart (no client params in
+		// hand but the first ones) gemgate sends initialized itself.
+		params, sendInitialized = clientParams, s.everStarted()
+	}
+	result, version, err := p.handshake(ctx, proc, params, sendInitialized)
+	if err != nil {
+		proc.Stop()
+		p.opts.Metrics.startFailed()
+		return nil, err
+	}
+	w.initResult, w.version = result, version
+	ok = true
+	p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))
+	w.log.Info("worker started", "pid", proc.Pid(), "read_only", s.key.ReadOnly, "protocol_version", version)
+	s.mu.Lock()
+	s.started = true
+	s.mu.Unlock()
+	return w, nil
+}
+
+// watch waits for a worker's end. One gemgate stopped is simply gone; one that died fails
+// its queued calls, and its callers stay for a fresh worker or are let go, as configured.
+func (s *slot) watch(w *wrk) {
+	defer s.p.wg.Done()
+	<-w.proc.Done()
+	s.mu.Lock()
+	stopped := w.stopping
+	if s.w == w {
+		s.w = nil
+	}
+	queued := w.queue.drain()
+	w.progress, w.requests = map[string]*Call{}, map[string]pendingRequest{}
+	var let []*Member
+	if !stopped && s.p.opts.OnWorkerExit == ExitEnd {
+		for m := range s.members {
+			let = append(let, m)
+		}
+		clear(s.members)
+	}
+	empty := len(s.members) == 0 && s.w == nil && s.starting == nil
+	if empty {
+		s.gone = true
+	}
+	s.mu.Unlock()
+	if empty {
+		s.p.forget(s)
+	}
+	s.p.releaseWorkerSlot()
+	s.p.opts.Metrics.queued(-len(queued))
+	exitErr := w.proc.Err()
+	if stopped {
+		exitErr = nil
+	}
+	s.p.opts.Metrics.exited(w.readOnly, exitErr)
+	for _, c := range queued {
+		c.finish(workerGone(c))
+	}
+	if stopped {
+		return
+	}
+	reason := ReasonWorkerExit
+	if w.reason != "" {
+		reason = w.reason
+	}
+	w.log.Warn("worker ended on its own; its calls failed", "reason", reason, "sessions_let_go", len(let))
+	for _, m := range let {
+		m.letGo(reason)
+	}
+}
+
+// stopLocked takes the worker out of service; the caller stops the process after unlocking.
+func (s *slot) stopLocked() *wrk {
+	w := s.w
+	if w != nil {
+		w.stopping = true
+		s.w = nil
+	}
+	return w
+}
+
+func (s *slot) stopIdleLocked() {
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+}
+
+// settleLocked decides what an unattended slot does: a per-session worker stops now, a
+// per-user one after the idle timeout, and a slot with nothing left leaves the pool. It
+// returns a worker to stop once unlocked, and whether to drop the slot.
+func (s *slot) settleLocked() (stop *wrk, drop bool) {
+	if len(s.members) > 0 || s.starting != nil {
+		return nil, false
+	}
+	if s.w != nil && (len(s.w.calls) > 0 || s.w.queue.len() > 0) {
+		return nil, false
+	}
+	if s.w != nil && !s.p.PerSession() {
+		if s.idle == nil {
+			w := s.w
+			s.idle = time.AfterFunc(s.p.opts.IdleTimeout, func() { s.idleEnd(w) })
+		}
+		return nil, false
+	}
+	s.gone = true
+	return s.stopLocked(), true
+}
+
+// idleEnd ends a worker that stayed unattended for the idle timeout.
+func (s *slot) idleEnd(w *wrk) {
+	s.mu.Lock()
+	if s.w != w || len(s.members) > 0 || len(w.calls) > 0 || w.queue.len() > 0 || s.starting != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.idle = nil
+	s.gone = true
+	s.stopLocked()
+	s.mu.Unlock()
+	s.p.forget(s)
+	w.log.Info("worker idle with no session attached; stopping it", "idle_timeout", s.p.opts.IdleTimeout.String())
+	w.proc.Stop()
+}
+
+// shutdown stops the worker and lets every caller go.
+func (s *slot) shutdown() {
+	s.mu.Lock()
+	s.gone = true
+	s.stopIdleLocked()
+	w := s.stopLocked()
+	var let []*Member
+	for m := range s.members {
+		let = append(let, m)
+	}
+	clear(s.members)
+	s.mu.Unlock()
+	for _, m := range let {
+		m.letGo(ReasonShutdown)
+	}
+	if w != nil {
+		w.proc.Stop()
+	}
+}
+
+func (s *slot) memberCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.members)
+}
+
+// dropIfEmpty drops a slot that a failed attach left with nothing.
+func (s *slot) dropIfEmpty() {
+	s.mu.Lock()
+	stop, drop := s.settleLocked()
+	s.mu.Unlock()
+	if drop {
+		s.p.forget(s)
+	}
+	if stop != nil {
+		stop.proc.Stop()
+	}
+}
+
+// attach adds a member, if w is still the slot's worker and the slot still in the pool.
+func (s *slot) attach(m *Member, w *wrk) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return false
+	}
+	s.stopIdleLocked()
+	s.members[m] = struct{}{}
+	m.mu.Lock()
+	m.s = s
+	m.mu.Unlock()
+	return true
+}
