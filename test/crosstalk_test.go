@@ -81,7 +81,8 @@ func TestCrossTalk(t *testing.T) {
 	seen = nil
 	t.Logf("%d sessions x %d calls, %.1f MiB of payload each way", crossSessions, crossCalls, float64(total)/(1<<20))
 
-	g := startDev(t, "--max-sessions", "200", "--max-sessions-per-user", "200", "--worker-start-rate", "0")
+	// This is the per-session version: 50 workers, one per session.
+	g := startDev(t, "--max-sessions", "200", "--max-sessions-per-user", "200", "--worker-start-rate", "0", "--worker-per", "session")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
