@@ -263,10 +263,11 @@ func TestRequestTimeoutAnswersClientID(t *testing.T) {
 	if string(m.ID) != `"client-id-77"` {
 		t.Errorf("answer id = %s, want the client's own \"client-id-77\"", m.ID)
 	}
-	if took < 1900*time.Millisecond || took > 3*time.Second {
+	// Not before the timeout; after it, within 3x the slack seen on loaded cores (~1 s).
+	if took < 1900*time.Millisecond || took > 5*time.Second {
 		t.Errorf("answered after %v, want about 2s", took)
 	}
-	ltWaitLog(t, g, "slow: cancelled", 3*time.Second)
+	ltWaitLog(t, g, "slow: cancelled", 10*time.Second)
 	if got := string(s.tool("echo", map[string]any{"text": "after timeout"})); !strings.Contains(got, "after timeout") {
 		t.Errorf("echo after the timeout = %s", got)
 	}

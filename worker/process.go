@@ -571,6 +571,10 @@ func (p *Process) kill(sig syscall.Signal) {
 	select {
 	case <-p.exited:
 	default:
+		if p.spec.Sandbox != nil && sig != syscall.SIGKILL {
+			signalSandboxed(p.cmd.Process.Pid, sig, p.spec.Sandbox.Bwrap)
+			return
+		}
 		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
 	}
 }

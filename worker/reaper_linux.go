@@ -104,20 +104,61 @@ func ReapOrphans() int {
 
 // adopted lists the children of self outside session sid that are not live workers.
 func adopted(self, sid int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
+	candidates, ok := childrenOf(self)
+	if !ok {
+		candidates = allProcesses()
 	}
 	liveMu.Lock()
 	defer liveMu.Unlock()
 	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || live[pid] != nil {
+	for _, pid := range candidates {
+		if live[pid] != nil {
 			continue
 		}
 		ppid, psid, ok := parentAndSession(pid)
 		if ok && ppid == self && psid != sid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// childrenOf lists pid's children from /proc/<pid>/task/*/children, which names only them:
+// a sweep then costs a read per thread, not per process on the host, and with a thousand
+// workers ending at once the sweeps stay cheap. ok is false where the kernel lacks those
+// files (CONFIG_PROC_CHILDREN).
+func childrenOf(pid int) (children []int, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+		if err != nil {
+			if os.IsNotExist(err) && len(children) == 0 {
+				return nil, false
+			}
+			continue // the thread has just exited
+		}
+		for _, f := range bytes.Fields(b) {
+			if c, err := strconv.Atoi(string(f)); err == nil {
+				children = append(children, c)
+			}
+		}
+	}
+	return children, true
+}
+
+// allProcesses lists every pid in /proc.
+func allProcesses() []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
 			out = append(out, pid)
 		}
 	}

@@ -103,6 +103,8 @@ type Config struct {
 	DevJSON         bool   `key:"json" dev:"true" help:"print one JSON object with the URL and tokens once ready"`
 
 	configFiles []string
+	// metricsFallback: dev's default metrics address may give way to a free port when taken.
+	metricsFallback bool
 }
 
 func defaults() Config {

@@ -133,7 +133,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if issuer != nil {
 		defer issuer.Close()
 	}
-	c.MetricsListen = devMetricsListen(c.MetricsListen)
+	c.metricsFallback = c.MetricsListen == devMetricsAddr
 
 	log, _ := newLogger(c, stderr)
 	c.logWarnings(log)
@@ -175,19 +175,16 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // and serve use.
 const devMetricsAddr = "127.0.0.1:9464"
 
-// devMetricsListen is the metrics address for dev: the usual one, or any free loopback port
-// when something (often a gemgate serve or the compose demo) already has it. An address the
-// user chose is kept, busy or not.
-func devMetricsListen(addr string) string {
-	if addr != devMetricsAddr {
-		return addr
-	}
+// listenMetrics opens the metrics listener at addr. With fallback (dev's default address),
+// an address something else already holds (often a gemgate serve or the compose demo) gives
+// way to any free loopback port; the choice is made by binding, so two gemgates starting at
+// once cannot both pick the same port. An address the user chose is kept, busy or not.
+func listenMetrics(addr string, fallback bool) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "127.0.0.1:0"
+	if err != nil && fallback {
+		return net.Listen("tcp", "127.0.0.1:0")
 	}
-	ln.Close()
-	return addr
+	return ln, err
 }
 
 // startDevIssuer starts the development issuer with the key, address and client secrets kept

@@ -143,10 +143,17 @@ func TestDevMetricsListenKeepsAChosenAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	for in, want := range map[string]string{"off": "off", busy.Addr().String(): busy.Addr().String()} {
-		if got := devMetricsListen(in); got != want {
-			t.Errorf("devMetricsListen(%q) = %q, want %q", in, got, want)
-		}
+	if ln, err := listenMetrics(busy.Addr().String(), false); err == nil {
+		ln.Close()
+		t.Errorf("a busy address the user chose was given up for %s", ln.Addr())
+	}
+	ln, err := listenMetrics(busy.Addr().String(), true)
+	if err != nil {
+		t.Fatalf("dev's default address busy: %v, want a free port", err)
+	}
+	defer ln.Close()
+	if ln.Addr().String() == busy.Addr().String() || !strings.HasPrefix(ln.Addr().String(), "127.0.0.1:") {
+		t.Errorf("fallback listener at %s", ln.Addr())
 	}
 }
 

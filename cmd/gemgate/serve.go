@@ -216,7 +216,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	if c.MetricsListen != "off" {
-		if s.metricsLn, err = net.Listen("tcp", c.MetricsListen); err != nil {
+		if s.metricsLn, err = listenMetrics(c.MetricsListen, c.metricsFallback); err != nil {
 			s.gw.Close()
 			return nil, fmt.Errorf("metrics_listen: %w", err)
 		}
