@@ -255,12 +255,8 @@ func (p *Process) Send(req *jsonrpc.Message) (*Call, error) {
 func (p *Process) SendContext(ctx context.Context, req *jsonrpc.Message) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
-		hung := p.hung
 		p.mu.Unlock()
-		if hung {
-			return nil, ErrHung
-		}
-		return nil, ErrExited
+		return nil, p.writeErr(ErrExited)
 	}
 	p.nextID++
 	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, result: make(chan *jsonrpc.Message, 1)}
@@ -328,12 +324,16 @@ func (p *Process) write(ctx context.Context, line []byte) error {
 	return nil
 }
 
-// writeErr is err, or ErrHung when the worker was stopped for not reading.
+// writeErr is err, or ErrHung when the worker was stopped for not reading, or err naming the
+// worker's refusal: a request that comes after a fast refusal must still learn its cause.
 func (p *Process) writeErr(err error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.hung {
 		return ErrHung
+	}
+	if p.greetErr != nil {
+		return fmt.Errorf("%w: %w", err, p.greetErr)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package worker
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -418,6 +419,17 @@ func TestGreetingRefusalFailsCallsWithItsReason(t *testing.T) {
 		t.Error("Refusal() = nil")
 	}
 	<-p.Done()
+}
+
+// A request sent after the worker refused and exited (a race a fast refusal wins) must still
+// name the refusal: "worker has exited" alone hides the cause from the operator and the client.
+func TestSendAfterRefusalNamesIt(t *testing.T) {
+	p := startSpec(t, "greet-fail", Spec{Greeting: greeting})
+	<-p.Done()
+	_, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"init"`), Method: "initialize", Params: json.RawMessage(`{}`)})
+	if !errors.Is(err, ErrExited) || err == nil || !strings.Contains(err.Error(), "cannot log in: bad token") {
+		t.Fatalf("Send after refusal: %v, want ErrExited naming the refusal", err)
+	}
 }
 
 func TestStrictWorkerCorruptAnswerFailsItsCall(t *testing.T) {

@@ -58,6 +58,23 @@ func call(t *testing.T, p *worker.Process, method string, params any) *jsonrpc.M
 	}
 }
 
+// refusalText is why the relay refused initialize: the error answer, or, when the refusal
+// came first and the relay is already gone, the error of the send itself, which names it.
+func refusalText(t *testing.T, p *worker.Process) string {
+	t.Helper()
+	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"c1"`), Method: "initialize", Params: json.RawMessage(`{}`)})
+	if err != nil {
+		return err.Error()
+	}
+	select {
+	case m := <-c.Result():
+		return errorText(m)
+	case <-time.After(20 * time.Second):
+		t.Fatal("initialize: no answer")
+		return ""
+	}
+}
+
 func errorText(m *jsonrpc.Message) string {
 	var e struct{ Message string }
 	json.Unmarshal(m.Error, &e)
@@ -126,8 +143,7 @@ func TestRelayRefusalsNameTheCause(t *testing.T) {
 			s := newStone(t, tc.cfg, tc.servers...)
 			tok := token(tc.claims)
 			p := startRelay(t, s, tc.user, tok, false)
-			m := call(t, p, "initialize", map[string]any{})
-			msg := errorText(m)
+			msg := refusalText(t, p)
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {
 					t.Errorf("initialize error %q lacks %q", msg, w)
