@@ -37,6 +37,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, mode := range []string{"read_only", "read_write"} {
 		m.running.WithLabelValues(mode) // both series exist from the start
 	}
+	for _, result := range []string{"stopped", "hung", "exited"} {
+		m.exits.WithLabelValues(result) // so does every result: a dashboard reads 0, not "no data"
+	}
 	return m
 }
 
