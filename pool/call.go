@@ -91,6 +91,10 @@ func (c *Call) withdraw(reason string, tell bool) {
 	}
 }
 
+func sessionEnded(c *Call) *jsonrpc.Message {
+	return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, "the session ended before the worker answered", map[string]any{"kind": "sessionEnded"})
+}
+
 func workerGone(c *Call) *jsonrpc.Message {
 	return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, "worker exited before answering", map[string]any{"kind": "workerExit"})
 }

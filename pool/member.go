@@ -194,8 +194,14 @@ func (s *slot) detach(m *Member) {
 	var dropped []*Call
 	var unsub []string
 	var refuse []json.RawMessage
+	var running []*Call
 	w := s.w
 	if w != nil {
+		for c := range w.calls {
+			if c.m == m {
+				running = append(running, c)
+			}
+		}
 		dropped = w.queue.removeMember(m)
 		unsub = w.releaseLocked(m)
 		for gid, pr := range w.requests {
@@ -208,6 +214,19 @@ func (s *slot) detach(m *Member) {
 	stop, drop := s.settleLocked()
 	s.mu.Unlock()
 	s.p.opts.Metrics.queued(-len(dropped))
+	// The session's calls end with it: the worker is told to stop each (a shared worker lives
+	// on and must not keep working for nobody), and whoever still waits for an answer gets an
+	// error with its own id instead of waiting for a call nobody will read.
+	for _, c := range append(running, dropped...) {
+		c.finish(sessionEnded(c))
+	}
+	if len(running) > 0 {
+		go func() {
+			for _, c := range running {
+				c.Cancel("the session ended")
+			}
+		}()
+	}
 	if w != nil && stop != w {
 		go w.tellAfterDetach(unsub, refuse)
 	}
@@ -303,11 +322,25 @@ func (m *Member) Ask(ctx context.Context, method string, params json.RawMessage)
 
 // CheckResponsive runs after a call timed out: the worker must still answer a ping, first as
 // it is, then after an interrupt. One that does neither is killed; its end counts as a death
-// for reason unresponsive. done ends the check early.
+// for reason unresponsive, and every call of every caller attached to it fails with its own
+// id. The check belongs to the worker: one runs at a time however many calls timed out, and
+// with worker_per: user a session's end (done) does not end it, since the worker serves
+// others; with worker_per: session done ends the check early. The worker's own end does too.
 func (m *Member) CheckResponsive(done <-chan struct{}) {
 	s, w := m.current()
 	if w == nil {
 		return
+	}
+	s.mu.Lock()
+	if w.checking {
+		s.mu.Unlock()
+		return
+	}
+	w.checking = true
+	s.mu.Unlock()
+	defer func() { s.mu.Lock(); w.checking = false; s.mu.Unlock() }()
+	if !m.p.PerSession() {
+		done = nil
 	}
 	grace := 5 * time.Second
 	for i, act := range []func(){nil, w.proc.Interrupt} {
@@ -328,6 +361,9 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 		case <-t.C:
 			c.Abandon()
 		case <-done:
+			t.Stop()
+			return
+		case <-w.proc.Done():
 			t.Stop()
 			return
 		}

@@ -57,6 +57,7 @@ type wrk struct {
 	once     map[string]bool             // FirstTime topics
 	stopping bool                        // gemgate stopped it: not a death
 	reason   string                      // why gemgate killed it, when it counts as a death
+	checking bool                        // a responsiveness check runs (CheckResponsive)
 }
 
 // errSlotGone is a slot dropped from the pool between lookup and use; the caller retries.

@@ -16,10 +16,11 @@ import (
 )
 
 // TestLifetimeStreamLossReleasesWorker: a client that closes its GET stream and does
-// nothing else loses its worker within stream_loss_grace + 1 s.
+// nothing else loses its session within stream_loss_grace + 1 s; its worker, which serves no
+// other session, goes worker_idle_timeout after that.
 func TestLifetimeStreamLossReleasesWorker(t *testing.T) {
 	const grace = time.Second
-	g := startDev(t, "--stream-loss-grace", grace.String())
+	g := startDev(t, "--stream-loss-grace", grace.String(), "--worker-idle-timeout", ltWorkerIdle.String())
 	s := ltOpen(t, g, g.Tokens["alice"], nil)
 	pid := ltWorkerPID(t, g, s.id)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -29,17 +30,19 @@ func TestLifetimeStreamLossReleasesWorker(t *testing.T) {
 	closed := time.Now()
 	for range events { // the reader has seen the hang-up
 	}
-	ltWaitGone(t, pid, grace+10*time.Second)
+	if r := ltReasonWithin(g, s.id, grace+10*time.Second); r != "stream_lost" {
+		t.Fatalf("session ended with reason %q, want stream_lost", r)
+	}
 	took := time.Since(closed)
-	// Upper bound: the grace, a reaper look and the worker's staged stop, with room for two
-	// loaded cores under -race (measured within grace+0.6s; allowed 3x the slack).
+	// Upper bound: the grace and a reaper look, with room for two loaded cores under -race
+	// (measured within grace+0.6s; allowed 3x the slack).
 	if took > grace+3*time.Second {
-		t.Errorf("worker gone %v after the stream closed, want within %v", took, grace+3*time.Second)
+		t.Errorf("session ended %v after the stream closed, want within %v", took, grace+3*time.Second)
 	}
 	if took < grace-100*time.Millisecond {
-		t.Errorf("worker gone %v after the stream closed, before the %v grace", took, grace)
+		t.Errorf("session ended %v after the stream closed, before the %v grace", took, grace)
 	}
-	ltWaitReason(t, g, s.id, "stream_lost")
+	ltWaitWorkerReleased(t, g, pid)
 }
 
 // TestLifetimeStreamLossRetractedByNewStream: a new stream within the grace keeps the session.
@@ -67,7 +70,7 @@ func TestLifetimeStreamLossRetractedByNewStream(t *testing.T) {
 // worker is released streamless_idle_timeout after the call, not before.
 func TestLifetimeStreamlessOneShotReaped(t *testing.T) {
 	const limit = 2 * time.Second
-	g := startDev(t, "--streamless-idle-timeout", limit.String(), "--idle-timeout", "1m")
+	g := startDev(t, "--streamless-idle-timeout", limit.String(), "--idle-timeout", "1m", "--worker-idle-timeout", ltWorkerIdle.String())
 	s := ltOpen(t, g, g.Tokens["alice"], nil)
 	pid := ltWorkerPID(t, g, s.id)
 	s.tool("echo", map[string]any{"text": "one shot"})
@@ -75,14 +78,16 @@ func TestLifetimeStreamlessOneShotReaped(t *testing.T) {
 	// gemgate's idle clock starts when it answered, a moment before the client's: judge
 	// "not before" a second short of the limit, and "not long after" with 3x the slack.
 	time.Sleep(limit - time.Second)
-	if !alive(pid) {
-		t.Fatalf("worker released %v after the last request, before streamless_idle_timeout %v", time.Since(last), limit)
+	if r := ltEndReason(g, s.id); r != "" {
+		t.Fatalf("session ended (%s) %v after the last request, before streamless_idle_timeout %v", r, time.Since(last), limit)
 	}
-	ltWaitGone(t, pid, 10*time.Second)
+	if r := ltReasonWithin(g, s.id, 10*time.Second); r != "streamless_idle" {
+		t.Fatalf("session ended with reason %q, want streamless_idle", r)
+	}
 	if took := time.Since(last); took > limit+3*time.Second {
-		t.Errorf("worker released %v after the last request, want within %v", took, limit+3*time.Second)
+		t.Errorf("session ended %v after the last request, want within %v", took, limit+3*time.Second)
 	}
-	ltWaitReason(t, g, s.id, "streamless_idle")
+	ltWaitWorkerReleased(t, g, pid)
 	if code := s.notify("notifications/initialized", nil); code != http.StatusNotFound {
 		t.Errorf("a POST to the reaped session got %d, want 404", code)
 	}
@@ -121,21 +126,22 @@ func TestLifetimeSlowWorkerStartIsNotIdleness(t *testing.T) {
 // ping does not refresh the idle clock.
 func TestProbeLiveness(t *testing.T) {
 	const idle = 12 * time.Second
-	g := startDev(t, "--idle-timeout", idle.String(), "--streamless-idle-timeout", "10s")
+	g := startDev(t, "--idle-timeout", idle.String(), "--streamless-idle-timeout", "10s", "--worker-idle-timeout", ltWorkerIdle.String())
 	type outcome struct {
 		name      string
 		last      time.Time // the client's last real request
 		pinged    time.Time
 		pingID    string
-		gone      time.Time
+		gone      time.Time // when the session's end was seen in the log
 		reason    string
+		pid       int
 		failFatal string
 	}
 	run := func(name string, answer bool) *outcome {
 		o := &outcome{name: name}
 		s := ltOpen(t, g, g.Tokens["alice"], nil)
 		o.last = time.Now()
-		pid := ltWorkerPID(t, g, s.id)
+		o.pid = ltWorkerPID(t, g, s.id)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		_, events := s.stream(ctx)
@@ -160,15 +166,14 @@ func TestProbeLiveness(t *testing.T) {
 					}
 				}
 			case <-time.After(20 * time.Millisecond):
-				if !alive(pid) {
+				if o.reason = ltEndReason(g, s.id); o.reason != "" {
 					o.gone = time.Now()
 				}
 			case <-deadline:
-				o.failFatal = "the worker was still running " + time.Since(o.last).String() + " after the last request"
+				o.failFatal = "the session was still open " + time.Since(o.last).String() + " after the last request"
 				return o
 			}
 		}
-		o.reason = ltReasonWithin(g, s.id, 2*time.Second)
 		return o
 	}
 	var wg sync.WaitGroup
@@ -177,6 +182,14 @@ func TestProbeLiveness(t *testing.T) {
 	go func() { defer wg.Done(); silent = run("silent", false) }()
 	go func() { defer wg.Done(); answering = run("answering", true) }()
 	wg.Wait()
+	// Both sessions are alice's and share her worker, which outlives the silent one's end
+	// (the answering one still holds it) and goes once neither is attached.
+	if silent.pid != answering.pid {
+		t.Errorf("alice's two sessions run on workers %d and %d, want one", silent.pid, answering.pid)
+	}
+	if answering.failFatal == "" {
+		ltWaitWorkerReleased(t, g, answering.pid)
+	}
 
 	for _, o := range []*outcome{silent, answering} {
 		t.Logf("%s: pinged +%v gone +%v reason %s id %s", o.name, o.pinged.Sub(o.last), o.gone.Sub(o.last), o.reason, o.pingID)
@@ -248,6 +261,22 @@ func TestLimitSessions(t *testing.T) {
 	g.waitWorkers(t, 2, 5*time.Second)
 	ltOpen(t, g, g.Tokens["bob"], nil)              // a freed slot is usable again
 	refused("alice", http.StatusServiceUnavailable) // alice 1 + bob 2 = 3: the gateway is full again
+}
+
+// ltWorkerIdle is the worker_idle_timeout the session-lifetime tests give gemgate: with
+// worker_per: user a session's end detaches it, and its worker goes this long after the last
+// session left, not with it.
+const ltWorkerIdle = time.Second
+
+// ltWaitWorkerReleased: a session has ended; its worker (pid), which served no other, is
+// stopped by the worker idle timeout, not before it and not long after.
+func ltWaitWorkerReleased(t *testing.T, g *gemgate, pid int) {
+	t.Helper()
+	took := ltWaitGone(t, pid, ltWorkerIdle+10*time.Second)
+	if took > ltWorkerIdle+5*time.Second {
+		t.Errorf("worker %d gone %v after its session ended, want about worker_idle_timeout %v", pid, took, ltWorkerIdle)
+	}
+	ltWaitLog(t, g, "worker idle with no session attached; stopping it", 2*time.Second)
 }
 
 func ltWaitReason(t *testing.T, g *gemgate, id, want string) {

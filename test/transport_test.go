@@ -313,13 +313,33 @@ func TestGetStream(t *testing.T) {
 	}
 }
 
+// TestDelete: DELETE ends the session at once, and a call still running on it with it: the
+// worker is told to cancel it and its POST is answered with an error bearing its own id, not
+// left waiting for an answer nobody will read. The worker, attached to nothing else, goes
+// worker_idle_timeout later.
 func TestDelete(t *testing.T) {
-	g := startDev(t)
+	g := startDev(t, "--worker-idle-timeout", "1s")
 	c := rawClient{t: t, url: g.URL, token: g.Tokens["alice"]}
 	sid := c.initialize()
 	g.waitWorkers(t, 1, 5*time.Second)
+	got := make(chan rawResp, 1)
+	go func() {
+		got <- c.do("POST", sid, []byte(`{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"slow","arguments":{"seconds":30}}}`), nil)
+	}()
+	ltWaitLog(t, g, "slow: started", 10*time.Second) // the call is running at the worker
 	if r := c.do("DELETE", sid, nil, nil); r.status != http.StatusOK {
 		t.Fatalf("DELETE: status %d, body %s", r.status, r.body)
+	}
+	select {
+	case r := <-got:
+		if msgs := r.messages(t); len(msgs) == 0 || string(msgs[len(msgs)-1].ID) != `"slow-1"` || msgs[len(msgs)-1].Error == nil {
+			t.Errorf("the call running at DELETE was answered %d %s, want an error with id \"slow-1\"", r.status, r.body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call running at DELETE was not answered within 5s")
+	}
+	if !g.waitLog("slow: cancelled", 10*time.Second) {
+		t.Error("the worker was not told to cancel the deleted session's call")
 	}
 	g.waitWorkers(t, 0, 10*time.Second)
 	if r := c.do("DELETE", sid, nil, nil); r.status != http.StatusNotFound {
