@@ -281,61 +281,91 @@ func TestBadTokensNeverReachAWorker(t *testing.T) {
 	}
 }
 
+// TestWorkerKilledMidCall: a worker killed while calls run on it answers each pending call
+// with a JSON-RPC error bearing that call's own id. With worker_per: session the session ends
+// with its worker (404 after) and another user's session is untouched; with worker_per: user
+// the two sessions of alice share the worker, both calls fail, both sessions stay, and the
+// next call starts a fresh worker.
 func TestWorkerKilledMidCall(t *testing.T) {
-	g := startDev(t)
-	c := rawClient{t: t, url: g.URL, token: g.Tokens["alice"]}
-	sid := c.initialize()
-	other := connect(t, g.URL, g.Tokens["alice"], nil)
-	pid := g.workerPID(t, sid)
-	found := false
-	for _, p := range childPIDs(g.cmd.Process.Pid) {
-		found = found || p == pid
-	}
-	if !found {
-		t.Fatalf("worker pid %d of session %s is not a child of gemgate (children %v)", pid, sid, childPIDs(g.cmd.Process.Pid))
-	}
+	for _, perSession := range []bool{true, false} {
+		name := map[bool]string{true: "per_session", false: "per_user"}[perSession]
+		t.Run(name, func(t *testing.T) {
+			var flags []string
+			if perSession {
+				flags = []string{"--worker-per", "session"}
+			}
+			g := startDev(t, flags...)
+			c := rawClient{t: t, url: g.URL, token: g.Tokens["alice"]}
+			sid := c.initialize()
+			other := rawClient{t: t, url: g.URL, token: g.Tokens["alice"]}
+			otherSid := other.initialize()
+			pid := g.workerPID(t, sid)
+			if !slices.Contains(childPIDs(g.cmd.Process.Pid), pid) {
+				t.Fatalf("worker pid %d of session %s is not a child of gemgate (children %v)", pid, sid, childPIDs(g.cmd.Process.Pid))
+			}
 
-	const id = `"call-⚡-12345678901234567890"` // a string id the gateway must give back byte for byte
-	got := make(chan rawResp, 1)
-	go func() {
-		got <- c.do("POST", sid, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":30}}}`), nil)
-	}()
-	time.Sleep(700 * time.Millisecond) // the call is running at the worker
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("kill worker: %v", err)
-	}
-	var r rawResp
-	select {
-	case r = <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer within 10s of the worker's death")
-	}
-	msgs := r.messages(t)
-	if len(msgs) == 0 {
-		t.Fatalf("no JSON-RPC message in the answer: status %d, body %s", r.status, r.body)
-	}
-	last := msgs[len(msgs)-1]
-	if string(last.ID) != id || last.Error == nil {
-		t.Errorf("answer %s: want a JSON-RPC error with id %s", r.body, id)
-	}
-	waitGone(t, pid)
+			const id = `"call-⚡-12345678901234567890"` // a string id the gateway must give back byte for byte
+			slow := func(id string) []byte {
+				return []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":30}}}`)
+			}
+			got := make(chan rawResp, 1)
+			go func() { got <- c.do("POST", sid, slow(id), nil) }()
+			otherGot := make(chan rawResp, 1)
+			if !perSession { // the other session's call runs on the same worker
+				go func() { otherGot <- other.do("POST", otherSid, slow(`7`), nil) }()
+			}
+			time.Sleep(700 * time.Millisecond) // the calls are running at the worker
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatalf("kill worker: %v", err)
+			}
+			answered := func(ch chan rawResp, id string) {
+				t.Helper()
+				var r rawResp
+				select {
+				case r = <-ch:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("no answer to %s within 10s of the worker's death", id)
+				}
+				msgs := r.messages(t)
+				if len(msgs) == 0 {
+					t.Fatalf("no JSON-RPC message in the answer: status %d, body %s", r.status, r.body)
+				}
+				if last := msgs[len(msgs)-1]; string(last.ID) != id || last.Error == nil {
+					t.Errorf("answer %s: want a JSON-RPC error with id %s", r.body, id)
+				}
+			}
+			answered(got, id)
+			if !perSession {
+				answered(otherGot, `7`)
+			}
+			waitGone(t, pid)
 
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r := c.do("POST", sid, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), nil)
-		if r.status == http.StatusNotFound {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("request on the dead worker's session: status %d, want 404; body %s", r.status, r.body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if got := text(callTool(t, other, "echo", map[string]any{"text": "still here"})); got != "still here" {
-		t.Errorf("other session's echo = %q", got)
-	}
-	if n := g.workers(); n != 1 {
-		t.Errorf("gemgate has %d workers, want 1 (the other session's)", n)
+			if perSession {
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					r := c.do("POST", sid, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), nil)
+					if r.status == http.StatusNotFound {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("request on the dead worker's session: status %d, want 404; body %s", r.status, r.body)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			} else if r := c.do("POST", sid, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), nil); r.status != http.StatusOK {
+				t.Errorf("request on the session after its worker died: status %d, body %s; want a fresh worker", r.status, r.body)
+			}
+			r := other.do("POST", otherSid, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"}}}`), nil)
+			if r.status != http.StatusOK || !strings.Contains(string(r.body), "still here") {
+				t.Errorf("other session's echo: status %d, body %s", r.status, r.body)
+			}
+			if n := g.workers(); n != 1 {
+				t.Errorf("gemgate has %d workers, want 1", n)
+			}
+			if kids := childPIDs(g.cmd.Process.Pid); slices.Contains(kids, pid) {
+				t.Errorf("the dead worker %d is still among gemgate's children %v", pid, kids)
+			}
+		})
 	}
 }
 

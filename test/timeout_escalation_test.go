@@ -10,9 +10,10 @@ import (
 
 // After a request times out, gemgate answers the caller with -32001 and its own id, sends the
 // worker notifications/cancelled, then checks that the worker still answers a ping; if not,
-// it interrupts it (SIGINT) and pings again; if that fails too, it ends the session as
-// "unresponsive" and stops the worker (stdin closed, SIGTERM, SIGKILL). Each step is tested
-// with a worker that gives in at that step (testdata/stuckworker).
+// it interrupts it (SIGINT) and pings again; if that fails too, it stops the worker (stdin
+// closed, SIGTERM, SIGKILL) as "unresponsive". With worker_per: user the session outlives it
+// and its next call starts a fresh worker. Each step is tested with a worker that gives in at
+// that step (testdata/stuckworker).
 func TestRequestTimeoutEscalation(t *testing.T) {
 	bin := buildTestdata(t, "stuckworker")
 	const (
@@ -27,7 +28,7 @@ func TestRequestTimeoutEscalation(t *testing.T) {
 		mode string
 		want []string // in this order in gemgate's log
 		not  []string
-		ends bool // the session ends as unresponsive and the worker is stopped
+		ends bool // the worker is stopped as unresponsive
 	}{
 		{"pings", []string{timedOut, cancelled, pinged}, []string{interrupt, unresponsive}, false},
 		{"sigint", []string{timedOut, cancelled, pinged, interrupt, gotSIGINT}, []string{unresponsive}, false},
@@ -57,12 +58,16 @@ func TestRequestTimeoutEscalation(t *testing.T) {
 			last := tt.want[len(tt.want)-1]
 			ltWaitLog(t, g, last, 30*time.Second)
 			if tt.ends {
-				// A deaf worker takes the whole staged stop (stdin, SIGTERM, SIGKILL) before the
-				// session's end is logged.
-				if got := ltReasonWithin(g, s.id, 30*time.Second); got != "unresponsive" {
-					t.Errorf("session ended with reason %q, want unresponsive", got)
-				}
+				// A deaf worker takes the whole staged stop (stdin, SIGTERM, SIGKILL) before its
+				// end is logged; the session stays and gets a fresh worker.
 				ltWaitGone(t, pid, 30*time.Second)
+				ltWaitWorkerEnd(t, g, "unresponsive")
+				if r := ltEndReason(g, s.id); r != "" {
+					t.Errorf("the session ended (%s) with its worker; with worker_per: user it stays", r)
+				}
+				if a, _, _, err := s.call(ctx, "after", "tools/list", map[string]any{}); err != nil || a.Error != nil {
+					t.Fatalf("tools/list after the worker was stopped: %v %+v", err, a.Error)
+				}
 			} else {
 				// Alive: the session still answers, on the same worker.
 				if a, _, _, err := s.call(ctx, "after", "tools/list", map[string]any{}); err != nil || a.Error != nil {
@@ -86,6 +91,22 @@ func TestRequestTimeoutEscalation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ltWaitWorkerEnd waits for the log line of a worker that ended on its own (or was killed by
+// gemgate as unresponsive) with the reason given.
+func ltWaitWorkerEnd(t testing.TB, g *gemgate, reason string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, rec := range ltLog(g) {
+			if rec["msg"] == "worker ended on its own; its calls failed" && rec["reason"] == reason {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no worker ended with reason %q\n%s", reason, g.logs)
 }
 
 // logSequence is gemgate's log in order: each record's message, or for a worker's stderr the
