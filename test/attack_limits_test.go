@@ -252,8 +252,9 @@ func TestAttackSessionLimitsAnswerWithTheRequestsID(t *testing.T) {
 	})
 	t.Run("start rate", func(t *testing.T) {
 		// One start per minute after a burst of two: the third start in a row is refused and
-		// told to come back in about a minute.
-		g := startDev(t, "--worker-start-rate", "0.0166", "--worker-start-burst", "2", "--max-sessions-per-user", "10")
+		// told to come back in about a minute. Each session starts a worker of its own here
+		// (worker_per: session); the rate counts worker starts, not sessions.
+		g := startDev(t, "--worker-start-rate", "0.0166", "--worker-start-burst", "2", "--max-sessions-per-user", "10", "--worker-per", "session")
 		for i := range 2 {
 			if resp, _ := alInitialize(t, g, g.Tokens["alice"], strconv.Itoa(i)); resp.StatusCode != http.StatusOK {
 				t.Fatalf("session %d: status %d", i, resp.StatusCode)
@@ -265,6 +266,19 @@ func TestAttackSessionLimitsAnswerWithTheRequestsID(t *testing.T) {
 		}
 		if resp, _ := alInitialize(t, g, g.Tokens["bob"], "1"); resp.StatusCode != http.StatusOK {
 			t.Errorf("bob is limited by alice's rate: status %d", resp.StatusCode)
+		}
+	})
+	t.Run("start rate spares a running worker", func(t *testing.T) {
+		// worker_per: user: a burst of one start; alice's further sessions attach to her running
+		// worker, start nothing, and so are never refused by the rate.
+		g := startDev(t, "--worker-start-rate", "0.0166", "--worker-start-burst", "1", "--max-sessions-per-user", "10")
+		for i := range 4 {
+			if resp, m := alInitialize(t, g, g.Tokens["alice"], strconv.Itoa(i)); resp.StatusCode != http.StatusOK || m.Error != nil {
+				t.Fatalf("session %d on alice's running worker: status %d, error %+v", i, resp.StatusCode, m.Error)
+			}
+		}
+		if n := g.workers(); n != 1 {
+			t.Errorf("gemgate has %d workers for alice's four sessions, want 1", n)
 		}
 	})
 }

@@ -193,7 +193,8 @@ func waitMarked(t *testing.T, mark string, present bool, what string) {
 }
 
 // TestAttackEscapedDescendantDies: a worker double-forks a sleeper into a session of its own;
-// once the worker ends (its session closed), and at gemgate's shutdown, no such process is left.
+// once the worker ends (its session closed, then worker_idle_timeout), and at gemgate's
+// shutdown, no such process is left.
 func TestAttackEscapedDescendantDies(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the worker isolation attack tests need root (worker_user); CI runs as root")
@@ -207,12 +208,13 @@ func TestAttackEscapedDescendantDies(t *testing.T) {
 		{"no sandbox", []string{"--worker-sandbox", "none", "--worker-user", "nobody"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := startDev(t, append([]string{"--worker-command", bin, "--data-dir", dir}, tc.flags...)...)
+			// The worker outlives its last session by worker_idle_timeout (worker_per: user).
+			g := startDev(t, append([]string{"--worker-command", bin, "--data-dir", dir, "--worker-idle-timeout", "1s"}, tc.flags...)...)
 			mark := "escapee-" + randomSecret(t)[:12]
 			cs := connect(t, g.URL, g.Tokens["alice"], nil)
 			callTool(t, cs, "daemonize", map[string]any{"mark": mark + "-a"})
 			waitMarked(t, mark+"-a", true, "the worker's escaped sleeper never started")
-			cs.Close() // DELETE: the session and its worker end
+			cs.Close() // DELETE: the session ends, and its worker a second later
 			waitMarked(t, mark+"-a", false, "a descendant outlived its worker")
 
 			cs2 := connect(t, g.URL, g.Tokens["alice"], nil)

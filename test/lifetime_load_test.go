@@ -21,13 +21,28 @@ import (
 // DELETE, in four ways: initialize only; initialize and one call (a streamless one-shot);
 // a GET stream opened and closed; a GET stream held until the client vanishes. Every one must
 // be reaped, no worker may remain, and gemgate's goroutine count must return to its baseline.
+//
+// It runs per session (a thousand workers started and stopped) and per user (one worker for
+// them all, released worker_idle_timeout after the last session is reaped).
 func TestReapThousandAbandonedSessions(t *testing.T) {
+	for _, mode := range []struct {
+		name  string
+		flags []string
+	}{
+		{"per_session", []string{"--worker-per", "session"}},
+		{"per_user", []string{"--worker-idle-timeout", "1s"}},
+	} {
+		t.Run(mode.name, func(t *testing.T) { reapThousandAbandonedSessions(t, mode.flags...) })
+	}
+}
+
+func reapThousandAbandonedSessions(t *testing.T, modeFlags ...string) {
 	const total, batch = 1000, 50
 	// One user opens them all, as fast as gemgate takes them: the session caps and the start
 	// rate are lifted for this.
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0", "--streamless-idle-timeout", "1s",
 		"--idle-timeout", "2s", "--stream-loss-grace", "1s",
-		"--max-sessions", "0", "--max-sessions-per-user", "0", "--worker-start-rate", "0")
+		"--max-sessions", "0", "--max-sessions-per-user", "0", "--worker-start-rate", "0", modeFlags[0], modeFlags[1])
 	time.Sleep(500 * time.Millisecond)
 	base := ltMetrics(t, g)["go_goroutines"]
 
