@@ -7,7 +7,10 @@ package test
 // with worker_per: user). Every name here starts with "pu".
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -73,4 +76,42 @@ func puCount(g *gemgate, s string) int {
 		}
 	}
 	return n
+}
+
+// puToken gets a token from the dev issuer with the client_credentials grant, as client id
+// asking for scope, for gemgate's MCP URL as resource.
+func puToken(t *testing.T, g *gemgate, id, scope string) string {
+	t.Helper()
+	var secret string
+	for _, c := range g.Clients {
+		if c.ID == id {
+			secret = c.Secret
+		}
+	}
+	if secret == "" {
+		t.Fatalf("gemgate dev printed no client %q", id)
+	}
+	form := url.Values{"grant_type": {"client_credentials"}, "scope": {scope}, "resource": {g.URL}}
+	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(g.Issuer, "/")+"/token", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(id, secret)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("token request: %v", err)
+	}
+	defer resp.Body.Close()
+	var tok struct {
+		AccessToken string `json:"access_token"`
+		Scope       string `json:"scope"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || resp.StatusCode != http.StatusOK || tok.AccessToken == "" {
+		t.Fatalf("token request for %s (%s): status %d, %v", id, scope, resp.StatusCode, err)
+	}
+	if tok.Scope != scope {
+		t.Fatalf("token for %s has scope %q, want %q", id, tok.Scope, scope)
+	}
+	return tok.AccessToken
 }
