@@ -7,6 +7,7 @@ package test
 // with worker_per: user). Every name here starts with "pu".
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -114,4 +115,78 @@ func puToken(t *testing.T, g *gemgate, id, scope string) string {
 		t.Fatalf("token for %s has scope %q, want %q", id, tok.Scope, scope)
 	}
 	return tok.AccessToken
+}
+
+// puPost sends a request on raw session s and streams what its POST response carries, JSON
+// or SSE, on the returned channel, which is closed when the response ends. A non-200 status
+// arrives as a message with an error whose code is the status.
+func puPost(ctx context.Context, s *ltRaw, id any, method string, params any) <-chan ltMsg {
+	ch := make(chan ltMsg, 256)
+	go func() {
+		defer close(ch)
+		body := map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+		resp, err := s.post(ctx, body, "application/json, text/event-stream")
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			var m ltMsg
+			m.Error = &struct {
+				Code    int             `json:"code"`
+				Message string          `json:"message"`
+				Data    json.RawMessage `json:"data"`
+			}{Code: resp.StatusCode, Message: resp.Status}
+			ch <- m
+			return
+		}
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			var m ltMsg
+			if json.NewDecoder(resp.Body).Decode(&m) == nil {
+				ch <- m
+			}
+			return
+		}
+		for m := range ltEvents(resp.Body) {
+			ch <- m
+		}
+	}()
+	return ch
+}
+
+// puAnswer waits for the answer (a message with an id and no method) on ch; every message
+// before it is returned too. ok is false if ch ended first.
+func puAnswer(t *testing.T, ch <-chan ltMsg, within time.Duration) (answer ltMsg, before []ltMsg, ok bool) {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case m, open := <-ch:
+			if !open {
+				return answer, before, false
+			}
+			if m.Method == "" && (len(m.ID) > 0 || m.Error != nil) {
+				return m, before, true
+			}
+			before = append(before, m)
+		case <-deadline:
+			t.Fatalf("no answer within %v (%d messages before)", within, len(before))
+		}
+	}
+}
+
+// puField is the first "text" content of a tools/call result (field is the content key).
+func puField(result, field string) string {
+	var r struct {
+		Content []map[string]any `json:"content"`
+	}
+	if json.Unmarshal([]byte(result), &r) != nil {
+		return ""
+	}
+	for _, c := range r.Content {
+		if s, ok := c[field].(string); ok {
+			return s
+		}
+	}
+	return ""
 }
