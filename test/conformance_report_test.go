@@ -130,7 +130,7 @@ func confTables(workers []*confWorker, results []*confResult) string {
 }
 
 // confWriteDoc writes docs/conformance.md from this run (GEMGATE_CONFORMANCE_DOC=1).
-func confWriteDoc(t *testing.T, path string, workers []*confWorker, results []*confResult) {
+func confWriteDoc(t *testing.T, path string, workers []*confWorker, results []*confResult, wall time.Duration) {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, `# MCP conformance
@@ -149,14 +149,15 @@ everything-server in its own HTTP mode, and through gemgate with each of two std
 Every check the reference passes must pass through gemgate, with both workers, except the
 known gaps in test/conformance/known-gaps.txt (each with its reason); that list may only
 shrink. Unscored scenarios (pending, extension, added after the revision's release) run
-and are compared too. The tables below come from one run (%s), made with:
+and are compared too. The tables below come from one run on %s (its six suite runs took
+%s of wall time), made with:
 
 `+"```sh"+`
 npm ci --prefix test/conformance
-GEMGATE_CONFORMANCE_DOC=1 GEMGATE_REQUIRE_NODE=1 go test -count=1 -run 'TestConformance$' -v ./test/
+GEMGATE_CONFORMANCE_DOC=1 GEMGATE_REQUIRE_NODE=1 go test -race -count=1 -run 'TestConformance$' -v ./test/
 `+"```"+`
 
-`, time.Now().UTC().Format("2006-01-02"))
+`, time.Now().UTC().Format("2006-01-02"), wall.Round(100*time.Millisecond))
 	b.WriteString(confTables(workers, results))
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)

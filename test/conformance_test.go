@@ -127,7 +127,7 @@ func TestConformance(t *testing.T) {
 	confCheckKnownRuns(t, known, workers)
 	confWriteSummary(t, artifacts, workers, results, wall)
 	if os.Getenv("GEMGATE_CONFORMANCE_DOC") == "1" {
-		confWriteDoc(t, filepath.Join("..", "docs", "conformance.md"), workers, results)
+		confWriteDoc(t, filepath.Join("..", "docs", "conformance.md"), workers, results, wall)
 	}
 
 	failed := false
