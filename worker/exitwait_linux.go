@@ -2,8 +2,8 @@ package worker
 
 import (
 	"os"
-	"syscall"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // awaitExit parks the calling goroutine until process pid has exited, without reaping it, so
@@ -12,16 +12,15 @@ import (
 // process's pidfd waits in the runtime's poller instead. On a kernel without pidfd_open it
 // returns at once and Wait blocks its thread as before.
 func awaitExit(pid int) {
-	const sysPidfdOpen = 434
-	fd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(pid), 0, 0)
-	if errno != 0 {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
 		return
 	}
-	if err := syscall.SetNonblock(int(fd), true); err != nil {
-		syscall.Close(int(fd))
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
 		return
 	}
-	f := os.NewFile(fd, "pidfd")
+	f := os.NewFile(uintptr(fd), "pidfd")
 	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -29,20 +28,16 @@ func awaitExit(pid int) {
 	}
 	// The callback runs once at first and again each time the poller reports the pidfd
 	// readable, which it becomes when the process exits.
-	_ = rc.Read(func(fd uintptr) bool { return exited(fd) })
+	_ = rc.Read(func(fd uintptr) bool { return exited(int(fd)) })
 }
 
 // exited asks, without blocking and without reaping, whether the pidfd's process has exited.
-func exited(pidfd uintptr) bool {
-	const (
-		pPidfd  = 3          // P_PIDFD
-		wNoWait = 0x01000000 // WNOWAIT: leave the child for exec.Cmd.Wait to reap
-	)
-	var info [128]byte // siginfo_t; si_pid stays 0 while the child runs
-	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPidfd, pidfd, uintptr(unsafe.Pointer(&info[0])),
-		syscall.WEXITED|syscall.WNOHANG|wNoWait, 0, 0)
-	if errno != 0 {
+// With WNOHANG, waitid leaves the siginfo zeroed while the child runs and fills it (si_signo
+// SIGCHLD) once it has exited; WNOWAIT leaves the child for exec.Cmd.Wait to reap.
+func exited(pidfd int) bool {
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil {
 		return true // nothing to wait for: let Wait report it
 	}
-	return *(*int32)(unsafe.Pointer(&info[16])) != 0 // si_pid
+	return info.Signo != 0
 }

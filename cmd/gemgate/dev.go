@@ -145,17 +145,8 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if issuer != nil {
 		info.Issuer = issuer.URL()
 		info.Metadata = auth.MetadataURL(info.URL)
-		info.Tokens = map[string]string{}
-		for _, cl := range issuer.Clients() {
-			if cl.ID == devGatewayClient {
-				continue
-			}
-			tok, err := issuer.Mint(cl.User, cl.Scopes, devTokenTTL)
-			if err != nil {
-				return err
-			}
-			info.Tokens[cl.User] = tok
-			info.Clients = append(info.Clients, devClient{ID: cl.ID, Secret: cl.Secret, User: cl.User, Scopes: cl.Scopes})
+		if info.Tokens, info.Clients, err = issuerCredentials(issuer); err != nil {
+			return err
 		}
 	}
 	if srv.metricsLn != nil {
@@ -188,50 +179,48 @@ func listenMetrics(addr string, fallback bool) (net.Listener, error) {
 }
 
 // startDevIssuer starts the development issuer with the key, address and client secrets kept
-// in the data directory, so tokens and client credentials printed before a restart keep
-// working until they expire. It returns the issuer and gemgate's own client at it.
+// in the data directory (see startKeptIssuer). It returns the issuer and gemgate's own client
+// at it.
 func startDevIssuer(c *Config, audience string) (*devissuer.Issuer, devissuer.Client, error) {
-	files := devStatePaths(c.DataDir)
-	state, err := loadDevState(files)
+	clients := devClients(nil)
+	issuer, clients, err := startKeptIssuer(keptIssuer{
+		DataDir: c.DataDir, Addr: c.DevIssuerListen, KeepAddr: c.DevIssuerListen == defaults().DevIssuerListen,
+		AddrHint: "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN", Audience: audience, Clients: clients,
+	})
 	if err != nil {
 		return nil, devissuer.Client{}, err
 	}
-	// The gateway's own client, for exchanging a caller's token for a worker credential.
-	self := devissuer.Client{ID: devGatewayClient, Secret: randomSecret(), User: devGatewayClient}
-	clients := append(devissuer.DefaultClients(), self)
-	for i, cl := range clients {
-		if s := state.Secrets[cl.ID]; s != "" {
-			clients[i].Secret = s
+	return issuer, clients[len(clients)-1], nil
+}
+
+// devClients are the development issuer's clients: alice and bob, one read-write client per
+// extra user, and last gemgate's own client, for exchanging a caller's token for a worker
+// credential. Secrets are fresh; startKeptIssuer replaces them with kept ones.
+func devClients(users []string) []devissuer.Client {
+	clients := devissuer.DefaultClients()
+	for _, u := range users {
+		clients = append(clients, devissuer.Client{ID: u, Secret: randomSecret(), User: u, Scopes: []string{"mcp:use", "mcp:write"}})
+	}
+	return append(clients, devissuer.Client{ID: devGatewayClient, Secret: randomSecret(), User: devGatewayClient})
+}
+
+// issuerCredentials mints a token for every client's user but gemgate's own and lists the
+// clients, for printing.
+func issuerCredentials(issuer *devissuer.Issuer) (map[string]string, []devClient, error) {
+	tokens := map[string]string{}
+	var clients []devClient
+	for _, cl := range issuer.Clients() {
+		if cl.ID == devGatewayClient {
+			continue
 		}
-	}
-	self = clients[len(clients)-1]
-	opts := devissuer.Options{
-		Addr: c.DevIssuerListen, Audience: audience, ExchangeAudiences: []string{"gemstone"},
-		Clients: clients, KeyFile: files.key,
-	}
-	var issuer *devissuer.Issuer
-	if c.DevIssuerListen == defaults().DevIssuerListen && state.IssuerAddr != "" {
-		// The port of the last start, so the issuer URL (every token's iss) stays the same;
-		// a free one if it is taken now.
-		kept := opts
-		kept.Addr = state.IssuerAddr
-		issuer, err = devissuer.Start(kept)
-	}
-	if issuer == nil {
-		if issuer, err = devissuer.Start(opts); err != nil {
-			return nil, self, fmt.Errorf("development issuer: %w (change its address with --dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN)", err)
+		tok, err := issuer.Mint(cl.User, cl.Scopes, devTokenTTL)
+		if err != nil {
+			return nil, nil, err
 		}
+		tokens[cl.User] = tok
+		clients = append(clients, devClient{ID: cl.ID, Secret: cl.Secret, User: cl.User, Scopes: cl.Scopes})
 	}
-	state.IssuerAddr = strings.TrimPrefix(strings.TrimPrefix(issuer.URL(), "http://"), "https://")
-	state.Secrets = map[string]string{}
-	for _, cl := range clients {
-		state.Secrets[cl.ID] = cl.Secret
-	}
-	if err := state.save(files); err != nil {
-		issuer.Close()
-		return nil, self, fmt.Errorf("development issuer state: %w", err)
-	}
-	return issuer, self, nil
+	return tokens, clients, nil
 }
 
 func printDevInfo(w io.Writer, info devInfo) {

@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/gemgate/gemgate/auth/devissuer"
 )
 
 // devStateDir is where gemgate dev keeps its issuer between starts, inside the data
@@ -54,4 +57,65 @@ func (s devState) save(f devStateFiles) error {
 		return err
 	}
 	return writeFileAtomic(f.state, append(b, '\n'), 0o600)
+}
+
+// keptIssuer says how to start a development issuer whose key, address and client secrets are
+// kept in the data directory: gemgate dev's and gemgate issuer's.
+type keptIssuer struct {
+	DataDir string
+	Addr    string // the listen address asked for
+	// KeepAddr tries the address of the last start first (the issuer URL is every token's
+	// iss), and Addr when that is taken: set it when Addr is the default, not the user's choice.
+	KeepAddr bool
+	AddrHint string // the settings that change Addr, for the error when it cannot listen
+	Audience string
+	Clients  []devissuer.Client // secrets of clients known from the last start are replaced by the kept ones
+}
+
+// startKeptIssuer starts the development issuer with the key, address and client secrets kept
+// in the data directory, so tokens and client credentials printed before a restart keep
+// working until they expire. It returns the issuer and its clients with their secrets.
+func startKeptIssuer(k keptIssuer) (*devissuer.Issuer, []devissuer.Client, error) {
+	files := devStatePaths(k.DataDir)
+	state, err := loadDevState(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	clients := append([]devissuer.Client(nil), k.Clients...)
+	for i, cl := range clients {
+		if s := state.Secrets[cl.ID]; s != "" {
+			clients[i].Secret = s
+		}
+	}
+	opts := devissuer.Options{
+		Addr: k.Addr, Audience: k.Audience, ExchangeAudiences: []string{"gemstone"},
+		Clients: clients, KeyFile: files.key,
+	}
+	var issuer *devissuer.Issuer
+	if k.KeepAddr && state.IssuerAddr != "" {
+		// The port of the last start, so the issuer URL stays the same; a free one if it is
+		// taken now.
+		kept := opts
+		kept.Addr = state.IssuerAddr
+		issuer, _ = devissuer.Start(kept)
+	}
+	if issuer == nil {
+		if issuer, err = devissuer.Start(opts); err != nil {
+			return nil, nil, fmt.Errorf("development issuer: %w (change its address with %s)", err, k.AddrHint)
+		}
+	}
+	state.IssuerAddr = strings.TrimPrefix(strings.TrimPrefix(issuer.URL(), "http://"), "https://")
+	// Secrets of clients this start does not have (gemgate issuer's extra users, when dev
+	// shares the data directory) stay, so that a later start can reuse them.
+	if state.Secrets == nil {
+		state.Secrets = map[string]string{}
+	}
+	for _, cl := range clients {
+		state.Secrets[cl.ID] = cl.Secret
+	}
+	if err := state.save(files); err != nil {
+		issuer.Close()
+		return nil, nil, fmt.Errorf("development issuer state: %w", err)
+	}
+	return issuer, clients, nil
 }

@@ -2,6 +2,7 @@
 //
 //	gemgate serve   run the gateway (the default)
 //	gemgate dev     run it on loopback with a built-in issuer and the demo worker
+//	gemgate issuer  the development issuer alone, on loopback, for several replicas to share
 //	gemgate check   validate the configuration and what serving would need, then exit
 //	gemgate check --health URL   exit 0 when URL answers 200 (container health checks)
 //	gemgate worker demo   the built-in demo MCP server on stdio (what `dev` runs per session)
@@ -58,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serveCommand(ctx, args, stdout, stderr)
 	case "dev":
 		err = devCommand(ctx, args, stdout, stderr)
+	case "issuer":
+		err = issuerCommand(ctx, args, stdout, stderr)
 	case "check":
 		return checkCommand(ctx, args, stdout, stderr)
 	case "worker":
@@ -81,6 +84,8 @@ const usage = `usage: gemgate <command> [flags]
 commands:
   serve               run the gateway (the default when the first argument is a flag)
   dev                 run on loopback with a development issuer, tokens and the demo worker
+  issuer              the development issuer alone, on loopback, for several replicas
+                      (behind a load balancer) and tests to share
   check               check the configuration and what serving needs (issuer, worker,
                       TLS files, free ports), then exit: 0 when all is well
   check --health URL  exit 0 when URL answers 200: a container health check without curl

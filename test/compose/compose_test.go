@@ -22,15 +22,21 @@ const composeFile = "../../deploy/docker-compose.yml"
 // environment so that nothing on this machine changes the result.
 func load(t *testing.T) *types.Project {
 	t.Helper()
+	return loadFile(t, composeFile)
+}
+
+// loadFile is load for another compose file of deploy/.
+func loadFile(t *testing.T, file string) *types.Project {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	opts, err := cli.NewProjectOptions([]string{composeFile}, cli.WithWorkingDirectory("../../deploy"), cli.WithEnv(nil))
+	opts, err := cli.NewProjectOptions([]string{file}, cli.WithWorkingDirectory("../../deploy"), cli.WithEnv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := opts.LoadProject(ctx)
 	if err != nil {
-		t.Fatalf("compose-go refuses %s: %v", composeFile, err)
+		t.Fatalf("compose-go refuses %s: %v", file, err)
 	}
 	return p
 }

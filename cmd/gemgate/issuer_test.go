@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+)
+
+// runIssuer runs gemgate issuer --json in this process until the test ends, and returns what
+// it printed once ready.
+func runIssuer(t *testing.T, args ...string) issuerInfo {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	errs := &syncBuffer{}
+	go func() {
+		err := issuerCommand(ctx, append([]string{"--json"}, args...), w, errs)
+		w.CloseWithError(io.EOF)
+		done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		go io.Copy(io.Discard, r)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("issuer: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("issuer did not stop")
+		}
+	})
+	line := make(chan []byte, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		sc.Scan()
+		line <- sc.Bytes()
+	}()
+	var info issuerInfo
+	select {
+	case b := <-line:
+		if err := json.Unmarshal(b, &info); err != nil {
+			t.Fatalf("issuer printed %q: %v\nstderr:\n%s", b, err, errs)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("issuer not ready\nstderr:\n%s", errs)
+	}
+	return info
+}
+
+// The issuer's printed tokens carry the audience it was given (the balancer's URL that every
+// replica shares), its extra users get clients that work at its token endpoint, and a restart
+// on the same data directory keeps the URL, the key and the secrets.
+func TestIssuerTokensForSharedAudience(t *testing.T) {
+	const audience = "http://127.0.0.1:18443/mcp"
+	data := t.TempDir()
+	args := []string{"--data-dir", data, "--audience", audience, "--users", "u01,u02"}
+	var first issuerInfo
+	t.Run("first start", func(t *testing.T) { first = runIssuer(t, args...) })
+	info := runIssuer(t, args...)
+	if first.Issuer == "" || info.Issuer != first.Issuer {
+		t.Fatalf("issuer URL changed across a restart: %q then %q", first.Issuer, info.Issuer)
+	}
+	if !strings.HasPrefix(info.Issuer, "http://127.0.0.1:") || info.Audience != audience {
+		t.Errorf("issuer %q audience %q", info.Issuer, info.Audience)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := auth.NewVerifier(ctx, auth.Config{Issuer: info.Issuer, Audiences: []string{audience}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range []string{"alice", "bob", "u01", "u02"} {
+		tok := info.Tokens[user]
+		if p, err := v.Verify(ctx, tok); err != nil || p.Subject != user {
+			t.Errorf("%s's printed token: %v %+v", user, err, p)
+		}
+	}
+	if p, err := v.Verify(ctx, first.Tokens["u01"]); err != nil || p.Subject != "u01" {
+		t.Errorf("u01's token from before the restart: %v %+v", err, p)
+	}
+	if _, ok := info.Tokens[devGatewayClient]; ok {
+		t.Error("a token was printed for gemgate's own client")
+	}
+	if info.ExchangeClient.ID != devGatewayClient || info.ExchangeClient.Secret == "" {
+		t.Errorf("exchange client %+v", info.ExchangeClient)
+	}
+
+	// u02's client credentials, at the token endpoint.
+	var u02 devClient
+	for _, cl := range info.Clients {
+		if cl.ID == "u02" {
+			u02 = cl
+		}
+	}
+	for _, cl := range first.Clients {
+		if cl.ID == "u02" && cl.Secret != u02.Secret {
+			t.Error("u02's client secret changed across a restart")
+		}
+	}
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {u02.ID}, "client_secret": {u02.Secret}}
+	resp, err := http.PostForm(info.Issuer+"/token", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tr struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("token endpoint: %d %v", resp.StatusCode, err)
+	}
+	if p, err := v.Verify(ctx, tr.AccessToken); err != nil || p.Subject != "u02" || !strings.Contains(strings.Join(p.Scopes, " "), "mcp:write") {
+		t.Errorf("u02's client-credentials token: %v %+v", err, p)
+	}
+}
+
+// The issuer signs for anyone who asks, so it listens on loopback only; bad flags are
+// reported together.
+func TestIssuerRefusesBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--listen", "0.0.0.0:0"}, []string{"loopback only", "1 problem"}},
+		{[]string{"--listen", ":9400"}, []string{"loopback only"}},
+		{[]string{"--listen", "192.0.2.1:9400", "--audience", "not a url", "--users", "alice,x y"}, []string{"4 problems", "loopback only", "audience", `"alice" is listed twice or is a built-in client`, `"x y" may hold`}},
+		{[]string{"extra"}, []string{"unexpected arguments"}},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"issuer", "--data-dir", t.TempDir()}, tt.args...), &out, &errb)
+		if code != 1 {
+			t.Errorf("%v: exit %d, want 1", tt.args, code)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", tt.args, w, errb.String())
+			}
+		}
+	}
+}
+
+// gemgate -h names the issuer command, and issuer -h says what it is for.
+func TestIssuerHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"-h"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "\n  issuer ") {
+		t.Errorf("gemgate -h: exit %d, lacks issuer:\n%s", code, out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"issuer", "-h"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "loopback only") || !strings.Contains(errb.String(), "-audience") {
+		t.Errorf("gemgate issuer -h: exit %d:\n%s", code, errb.String())
+	}
+}
