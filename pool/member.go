@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // Member is one caller's attachment to a key's worker.
@@ -43,6 +44,16 @@ func (m *Member) current() (*slot, *wrk) {
 // Call sends a request to the caller's worker, starting one if none runs (the first call
 // after a worker died), after the on_token_expiry policy has had its say.
 func (m *Member) Call(ctx context.Context, req Request) (*Call, error) {
+	c, err := m.call(ctx, req)
+	if errors.Is(err, worker.ErrExited) {
+		// The worker died between being chosen and being written to: once more, on its
+		// successor.
+		c, err = m.call(ctx, req)
+	}
+	return c, err
+}
+
+func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	s := m.slot()
 	if s == nil {
 		return nil, ErrDetached

@@ -88,7 +88,7 @@ func (w *wrk) soleCallLocked(m *Member) *Call {
 }
 
 // workerRequest sends a worker's request to one caller: the caller of the only call in flight
-// at the worker, else the most recently active caller that declared the capability and can
+// at the worker if it declared the capability, else the most recently active caller that declared the capability and can
 // take a request now; if none can, gemgate answers the worker with an error.
 func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	s.mu.Lock()
@@ -102,7 +102,9 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	var call *Call
 	if len(w.calls) == 1 {
 		for c := range w.calls {
-			to, call = c.m, c
+			if c.m.caps.allows(msg.Method) { // never to a caller that cannot answer it
+				to, call = c.m, c
+			}
 		}
 	}
 	members := make([]*Member, 0, len(s.members))

@@ -75,7 +75,23 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage) 
 		if s.w != nil {
 			w := s.w
 			s.mu.Unlock()
-			return w, nil
+			if !w.proc.Closing() {
+				return w, nil
+			}
+			// The worker has just died: its pending calls are failed a moment before its
+			// watcher takes it out of service. A call in between must not be handed to it, to
+			// be refused: wait until it is gone, then start its successor.
+			select {
+			case <-w.proc.Done():
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+			s.mu.Lock()
+			if s.w == w {
+				s.w = nil
+			}
+			s.mu.Unlock()
+			continue
 		}
 		if ch := s.starting; ch != nil {
 			s.mu.Unlock()

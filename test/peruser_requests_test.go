@@ -124,3 +124,26 @@ func TestPerUserWorkerRequestNobodyCanAnswer(t *testing.T) {
 		t.Errorf("echo after the refused request answered %q", got)
 	}
 }
+
+// TestPerUserWorkerRequestNotToASoleCallerWithoutTheCapability: the caller of the only call in
+// flight gets the worker's requests, but only those it declared it can answer; a sampling
+// request during the sole call of a session without sampling is answered by gemgate with an
+// error at once, instead of waiting on a client that will never answer.
+func TestPerUserWorkerRequestNotToASoleCallerWithoutTheCapability(t *testing.T) {
+	g := startDev(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := connect(t, g.URL, g.Tokens["alice"], nil) // declares no sampling
+	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+	defer ccancel()
+	res, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "ask_model", Arguments: map[string]any{"prompt": "anyone?"}})
+	switch {
+	case cctx.Err() != nil:
+		t.Fatalf("ask_model hung: %v", err)
+	case err == nil && !res.IsError:
+		t.Errorf("ask_model succeeded with nobody to sample: %q", text(res))
+	}
+	if !g.waitLog("no session can answer the worker's request", 5*time.Second) {
+		t.Error("gemgate did not log that it answered the worker's request itself")
+	}
+}

@@ -252,6 +252,14 @@ func (p *Process) Send(req *jsonrpc.Message) (*Call, error) {
 	return p.SendContext(context.Background(), req)
 }
 
+// Closing reports whether the worker takes no more requests: it has exited, or is being
+// stopped. Its pending calls are being, or have been, failed.
+func (p *Process) Closing() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
 // SendContext is Send, giving up while it waits for its turn to write when ctx ends. The
 // write itself is bounded by the worker's WriteTimeout.
 func (p *Process) SendContext(ctx context.Context, req *jsonrpc.Message) (*Call, error) {
