@@ -26,7 +26,7 @@ type Config struct {
 	PublicURL string `key:"public_url" help:"the public URL of the MCP endpoint; the OAuth resource identifier (default: derived from listen, loopback only)"`
 	MCPPath   string `key:"mcp_path" help:"path of the MCP endpoint"`
 
-	Auth           string        `key:"auth" help:"oidc (validate bearer tokens from issuer) or none (loopback only)"`
+	Auth           string        `key:"auth" choices:"oidc,none" help:"oidc (validate bearer tokens from issuer) or none (loopback only)"`
 	Issuer         string        `key:"issuer" help:"OAuth issuer URL (e.g. a Keycloak realm URL)"`
 	JWKSURL        string        `key:"jwks_url" help:"signing keys URL, instead of OIDC discovery"`
 	Audiences      []string      `key:"audiences" help:"extra accepted token audiences besides public_url"`
@@ -38,10 +38,10 @@ type Config struct {
 	ReadOnlyTools  []string      `key:"read_only_tools" help:"tools (names or globs) allowed in read-only sessions"`
 	TrustHints     bool          `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
 
-	Worker           string   `key:"worker" help:"demo (built in), command or gemstone"`
+	Worker           string   `key:"worker" choices:"demo,command,gemstone" help:"demo (built in), command or gemstone"`
 	WorkerCommand    []string `key:"worker_command" list:"words" help:"stdio MCP server command for worker=command, as shell words ('quotes' and \\ escapes; no expansion) or a YAML list; {user} expands to the user"`
 	DataDir          string   `key:"data_dir" help:"data directory for workers that keep files (the demo's notes)"`
-	WorkerCredential string   `key:"worker_credential" help:"none, exchange (RFC 8693) or passthrough (discouraged); default exchange for worker=gemstone, otherwise none"`
+	WorkerCredential string   `key:"worker_credential" choices:"none,exchange,passthrough" help:"none, exchange (RFC 8693) or passthrough (discouraged); default exchange for worker=gemstone, otherwise none"`
 	ExchangeClientID string   `key:"exchange_client_id" help:"gemgate's client id at the issuer, for token exchange"`
 	ExchangeSecret   string   `key:"exchange_client_secret" secret:"true" help:"gemgate's client secret, for token exchange (prefer the environment)"`
 	ExchangeAudience string   `key:"exchange_audience" help:"audience of exchanged worker credentials"`
@@ -57,7 +57,7 @@ type Config struct {
 	ExchangeTokenURL  string        `key:"exchange_token_url" help:"token endpoint for token exchange (default: from the issuer's discovery document)"`
 
 	// Worker isolation (docs/configuration.md, "Worker isolation").
-	WorkerSandbox         string        `key:"worker_sandbox" help:"auto (bubblewrap when it works on this host), bwrap (required) or none"`
+	WorkerSandbox         string        `key:"worker_sandbox" choices:"auto,bwrap,none" help:"auto (bubblewrap when it works on this host), bwrap (required) or none"`
 	WorkerSandboxWritable []string      `key:"worker_sandbox_writable" help:"host paths workers may write inside the sandbox, besides data_dir"`
 	WorkerSandboxReadable []string      `key:"worker_sandbox_readable" help:"host paths under /tmp workers may read inside the sandbox (the rest of the host is visible read-only)"`
 	WorkerUser            string        `key:"worker_user" help:"account workers run as when gemgate runs as root: a name or uid, or a template with {user} for one account per user"`
@@ -94,7 +94,7 @@ type Config struct {
 	ReadTimeout        time.Duration `key:"read_timeout" help:"a request's headers and body must arrive within this, or its connection is closed"`
 	MaxCallsPerSession int           `key:"max_calls_per_session" help:"most calls in flight on one session; more get 429 (0 = no limit)"`
 	MaxBodyBytes       int64         `key:"max_body_bytes" help:"largest request body"`
-	PostAnswers        string        `key:"post_answers" help:"sse (answer as an SSE stream when the client accepts one) or json (JSON unless the worker sends related messages first)"`
+	PostAnswers        string        `key:"post_answers" choices:"sse,json" help:"sse (answer as an SSE stream when the client accepts one) or json (JSON unless the worker sends related messages first)"`
 	ShutdownGrace      time.Duration `key:"shutdown_grace" help:"how long in-flight calls may finish at shutdown"`
 
 	// gemgate dev only.
@@ -153,7 +153,8 @@ type field struct {
 	key, help string
 	secret    bool
 	dev       bool
-	words     bool // a list read as shell words (worker_command), not comma/space separated
+	words     bool     // a list read as shell words (worker_command), not comma/space separated
+	choices   []string // the only values a string setting may take (tag choices:"a,b")
 	v         reflect.Value
 }
 
@@ -167,7 +168,12 @@ func (c *Config) fields() []field {
 		if key == "" {
 			continue
 		}
-		out = append(out, field{key: key, help: f.Tag.Get("help"), secret: f.Tag.Get("secret") == "true", dev: f.Tag.Get("dev") == "true", words: f.Tag.Get("list") == "words", v: rv.Field(i)})
+		var choices []string
+		if ch := f.Tag.Get("choices"); ch != "" {
+			choices = strings.Split(ch, ",")
+		}
+		out = append(out, field{key: key, help: f.Tag.Get("help"), secret: f.Tag.Get("secret") == "true", dev: f.Tag.Get("dev") == "true",
+			words: f.Tag.Get("list") == "words", choices: choices, v: rv.Field(i)})
 	}
 	return out
 }

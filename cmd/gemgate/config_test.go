@@ -194,3 +194,23 @@ func TestConfigFilesLayerInOrder(t *testing.T) {
 		t.Errorf("the later file should win: idle %v, issuer %q", c.IdleTimeout, c.Issuer)
 	}
 }
+
+// Every setting with a fixed set of values says so in one place, its choices tag, and the
+// default is one of them.
+func TestChoices(t *testing.T) {
+	c := defaults()
+	c.WorkerCredential = defaultCredential(c.Worker) // as load resolves it
+	if errs := c.checkChoices(); len(errs) > 0 {
+		t.Fatalf("defaults outside their choices: %v", errs)
+	}
+	c.Auth, c.Worker, c.PostAnswers = "saml", "docker", "xml"
+	errs := c.checkChoices()
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	want := []string{`auth: "saml" is not oidc or none`, `worker: "docker" is not demo, command or gemstone`, `post_answers: "xml" is not sse or json`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("choice errors (-want +got):\n%s", diff)
+	}
+}

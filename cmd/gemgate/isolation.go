@@ -39,14 +39,8 @@ func runningAsRoot() bool { return os.Geteuid() == 0 }
 func (c *Config) validateIsolation() []error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	switch c.WorkerSandbox {
-	case "auto", "bwrap":
-	case "none":
-		if runningAsRoot() && c.WorkerUser == "" {
-			errs = append(errs, fmt.Errorf("worker_sandbox: %w", ErrRootWorkers))
-		}
-	default:
-		add("worker_sandbox: %q is not auto, bwrap or none", c.WorkerSandbox)
+	if c.WorkerSandbox == "none" && runningAsRoot() && c.WorkerUser == "" {
+		errs = append(errs, fmt.Errorf("worker_sandbox: %w", ErrRootWorkers))
 	}
 	for _, list := range []struct {
 		key   string

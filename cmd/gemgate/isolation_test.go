@@ -25,8 +25,9 @@ func TestValidateIsolation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := defaults()
+			c.WorkerCredential = defaultCredential(c.Worker) // as load resolves it
 			tc.set(&c)
-			errs := c.validateIsolation()
+			errs := append(c.checkChoices(), c.validateIsolation()...)
 			if tc.want == "" {
 				if len(errs) > 0 {
 					t.Fatalf("errors %v, want none", errs)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,6 +48,7 @@ func (c *Config) validate() []error {
 		add("listen: plain HTTP on %s needs public_url with https behind a TLS proxy, tls_cert/tls_key, or allow_insecure_http", c.Listen)
 	}
 
+	errs = append(errs, c.checkChoices()...)
 	switch c.Auth {
 	case "oidc":
 		if c.Issuer == "" {
@@ -58,8 +60,6 @@ func (c *Config) validate() []error {
 		if !loopback {
 			add("auth: none is only allowed on a loopback listen address, not %s", c.Listen)
 		}
-	default:
-		add("auth: %q is not oidc or none", c.Auth)
 	}
 	if c.KeyRefresh < time.Second {
 		add("key_refresh_interval: must be at least 1s (it bounds how often a flood of unknown keys can make gemgate fetch)")
@@ -76,17 +76,9 @@ func (c *Config) validate() []error {
 		}
 	case "gemstone":
 		errs = append(errs, c.validateGemStone()...)
-	default:
-		add("worker: %q is not demo, command or gemstone", c.Worker)
 	}
-	switch c.WorkerCredential {
-	case "none", "passthrough":
-	case "exchange":
-		if c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == "" {
-			add("worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
-		}
-	default:
-		add("worker_credential: %q is not none, exchange or passthrough", c.WorkerCredential)
+	if c.WorkerCredential == "exchange" && (c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == "") {
+		add("worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
 	}
 	if c.WorkerCredential != "none" && c.Auth != "oidc" {
 		add("worker_credential: %s needs auth=oidc", c.WorkerCredential)
@@ -94,9 +86,6 @@ func (c *Config) validate() []error {
 
 	errs = append(errs, c.validateIsolation()...)
 
-	if c.PostAnswers != "sse" && c.PostAnswers != "json" {
-		add("post_answers: %q is not sse or json", c.PostAnswers)
-	}
 	if err := c.poolSettings().Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -266,4 +255,20 @@ func trustedPrefixes(list []string) []netip.Prefix {
 		}
 	}
 	return out
+}
+
+// checkChoices refuses a setting whose value is not one of its choices (the choices tag of
+// Config), naming them: the one place these words are listed for validation.
+func (c *Config) checkChoices() []error {
+	var errs []error
+	for _, f := range c.fields() {
+		if f.choices == nil {
+			continue
+		}
+		if v := f.v.String(); !slices.Contains(f.choices, v) {
+			last := len(f.choices) - 1
+			errs = append(errs, fmt.Errorf("%s: %q is not %s or %s", f.key, v, strings.Join(f.choices[:last], ", "), f.choices[last]))
+		}
+	}
+	return errs
 }
