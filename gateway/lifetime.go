@@ -65,13 +65,16 @@ func (l Lifetime) withDefaults() Lifetime {
 // Validate reports every unworkable combination of settings at once.
 func (l Lifetime) Validate() error {
 	var errs []error
-	for name, d := range map[string]time.Duration{
-		"idle_timeout": l.IdleTimeout, "streamless_idle_timeout": l.StreamlessIdleTimeout,
-		"stream_loss_grace": l.StreamLossGrace, "max_session_lifetime": l.MaxSessionLifetime,
-		"request_timeout": l.RequestTimeout, "probe_lead": l.ProbeLead, "probe_timeout": l.ProbeTimeout,
+	for _, v := range []struct {
+		name string
+		d    time.Duration
+	}{ // in the order of the settings' table, so the problems read the same every time
+		{"idle_timeout", l.IdleTimeout}, {"streamless_idle_timeout", l.StreamlessIdleTimeout},
+		{"stream_loss_grace", l.StreamLossGrace}, {"max_session_lifetime", l.MaxSessionLifetime},
+		{"request_timeout", l.RequestTimeout}, {"probe_lead", l.ProbeLead}, {"probe_timeout", l.ProbeTimeout},
 	} {
-		if d < 0 {
-			errs = append(errs, errors.New(name+" must not be negative"))
+		if v.d < 0 {
+			errs = append(errs, errors.New(v.name+" must not be negative"))
 		}
 	}
 	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {

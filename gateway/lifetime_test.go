@@ -139,3 +139,15 @@ func TestLifetimeValidate(t *testing.T) {
 		t.Errorf("New does not report every problem at once: %v", err)
 	}
 }
+
+// Problems are listed in a stable order, the order of the settings' table.
+func TestLifetimeValidateOrder(t *testing.T) {
+	l := Lifetime{IdleTimeout: -1, StreamLossGrace: -1, RequestTimeout: -1, ProbeTimeout: -1}
+	want := "idle_timeout must not be negative\nstream_loss_grace must not be negative\n" +
+		"request_timeout must not be negative\nprobe_timeout must not be negative"
+	for range 20 { // a map's order would differ within a few runs
+		if err := l.Validate(); err == nil || err.Error() != want {
+			t.Fatalf("Validate() = %v, want\n%s", err, want)
+		}
+	}
+}
