@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"mime"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -77,15 +76,6 @@ func isLoopbackHost(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
-}
-
-// IsLoopbackAddr reports whether a listen address binds only loopback interfaces.
-func IsLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	return isLoopbackHost(host)
 }
 
 type clientIPKey struct{}

@@ -20,11 +20,9 @@ type Metrics struct {
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	toolCalls       *prometheus.CounterVec
-	AuthFailures    *prometheus.CounterVec
 	sseStreams      prometheus.Gauge
 	outboxDrops     prometheus.Counter
 	streamMoves     prometheus.Counter
-	JWKSRefresh     *prometheus.CounterVec
 }
 
 // NewMetrics registers the gateway's metrics with reg.
@@ -43,14 +41,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Time to answer an MCP POST, by JSON-RPC method.", Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14)}, []string{"method"}),
 		toolCalls: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_tool_calls_total",
 			Help: "tools/call requests, by outcome."}, []string{"outcome"}),
-		AuthFailures: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_auth_failures_total",
-			Help: "Requests refused by authentication, by reason."}, []string{"reason"}),
 		sseStreams:  f.NewGauge(prometheus.GaugeOpts{Name: "gemgate_sse_streams_open", Help: "Session GET streams open now."}),
 		outboxDrops: f.NewCounter(prometheus.CounterOpts{Name: "gemgate_outbox_dropped_total", Help: "Messages dropped from full session outboxes."}),
 		streamMoves: f.NewCounter(prometheus.CounterOpts{Name: "gemgate_request_stream_moved_total",
 			Help: "Messages for a request's SSE stream sent to the session stream instead, because the request stream was full."}),
-		JWKSRefresh: f.NewCounterVec(prometheus.CounterOpts{Name: "gemgate_jwks_refresh_total",
-			Help: "Fetches of the issuer's signing keys, by result."}, []string{"result"}),
 	}
 }
 
@@ -136,23 +130,4 @@ func (m *Metrics) streamMessageMoved() {
 	if m != nil {
 		m.streamMoves.Inc()
 	}
-}
-
-// AuthFailed counts a request refused by authentication; reason comes from a fixed set.
-func (m *Metrics) AuthFailed(reason string) {
-	if m != nil {
-		m.AuthFailures.WithLabelValues(reason).Inc()
-	}
-}
-
-// KeysFetched counts a fetch of the issuer's keys.
-func (m *Metrics) KeysFetched(err error) {
-	if m == nil {
-		return
-	}
-	result := "ok"
-	if err != nil {
-		result = "error"
-	}
-	m.JWKSRefresh.WithLabelValues(result).Inc()
 }

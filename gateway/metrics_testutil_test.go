@@ -16,7 +16,6 @@ func TestMetricsWithTestutil(t *testing.T) {
 	m.sessionOpened("ok")
 	m.sessionOpened("ok")
 	m.sessionClosed(ReasonIdle)
-	m.AuthFailed("expired")
 	m.toolCall("readOnly")
 	m.request("tools/call", 403, 0)
 
@@ -28,7 +27,6 @@ func TestMetricsWithTestutil(t *testing.T) {
 		{"sessions open", testutil.ToFloat64(m.sessionsOpen), 1},
 		{"sessions opened ok", testutil.ToFloat64(m.sessionsOpened.WithLabelValues("ok")), 2},
 		{"sessions closed idle", testutil.ToFloat64(m.sessionsClosed.WithLabelValues(ReasonIdle)), 1},
-		{"auth failures expired", testutil.ToFloat64(m.AuthFailures.WithLabelValues("expired")), 1},
 		{"tool calls readOnly", testutil.ToFloat64(m.toolCalls.WithLabelValues("readOnly")), 1},
 		{"requests tools/call 403", testutil.ToFloat64(m.requests.WithLabelValues("tools/call", "403")), 1},
 	} {

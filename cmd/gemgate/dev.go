@@ -16,7 +16,6 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/auth/devissuer"
-	"github.com/gemgate/gemgate/gateway"
 )
 
 // devGatewayClient is the development issuer's client for gemgate itself.
@@ -62,7 +61,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var errs []error
 	for _, addr := range []string{c.Listen, c.DevIssuerListen, c.MetricsListen} {
-		if addr != "off" && !gateway.IsLoopbackAddr(addr) {
+		if addr != "off" && !isLoopbackAddr(addr) {
 			errs = append(errs, fmt.Errorf("gemgate dev listens on loopback only; %q is not a loopback address", addr))
 		}
 	}

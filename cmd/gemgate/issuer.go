@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/url"
 	"strings"
-
-	"github.com/gemgate/gemgate/gateway"
 )
 
 // issuerInfo is what `gemgate issuer --json` prints once ready.
@@ -96,7 +94,7 @@ func issuerChecks(rest []string, listen, audience, users string) ([]string, []er
 		errs = append(errs, fmt.Errorf("unexpected arguments %q", rest))
 	}
 	// The issuer signs tokens for anyone who asks: it must never be reachable from elsewhere.
-	if !gateway.IsLoopbackAddr(listen) {
+	if !isLoopbackAddr(listen) {
 		errs = append(errs, fmt.Errorf("listen: gemgate issuer listens on loopback only; %q is not a loopback address", listen))
 	}
 	if u, err := url.Parse(audience); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {

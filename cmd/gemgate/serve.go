@@ -92,6 +92,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	s := &server{cfg: c, log: log, ln: ln, publicURL: publicURLFor(c, ln), reg: prometheus.NewRegistry()}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := gateway.NewMetrics(s.reg)
+	authMetrics := auth.NewMetrics(s.reg)
 
 	pol, err := policy.New(c.policyConfig())
 	if err != nil {
@@ -102,7 +103,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		PublicURL:            s.publicURL,
 		Policy:               pol,
 		AllowedOrigins:       c.Origins,
-		AllowLoopbackOrigins: gateway.IsLoopbackAddr(c.Listen),
+		AllowLoopbackOrigins: isLoopbackAddr(c.Listen),
 		TrustedProxies:       trustedPrefixes(c.TrustedProxy),
 		MaxBodyBytes:         c.MaxBodyBytes,
 		Lifetime:             c.lifetime(),
@@ -140,7 +141,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 			UserClaim:          c.UserClaim,
 			KeyRefreshInterval: c.KeyRefresh,
 			Logger:             log,
-			OnKeyRefresh:       metrics.KeysFetched,
+			OnKeyRefresh:       authMetrics.KeysFetched,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
@@ -157,7 +158,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 			Logger:              log,
 			// The authenticator logs each refusal (why, expected against received);
 			// gemgate adds the client address and counts it.
-			OnFailure: func(_ *http.Request, reason string) { metrics.AuthFailed(reason) },
+			OnFailure: func(_ *http.Request, reason string) { authMetrics.Failed(reason) },
 			RequestLogAttrs: func(r *http.Request) []slog.Attr {
 				return []slog.Attr{slog.String("client", gateway.ClientIP(r.Context()).String())}
 			},

@@ -25,7 +25,7 @@ func (c *Config) validate() []error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		add("listen: %q is not host:port", c.Listen)
 	}
-	loopback := gateway.IsLoopbackAddr(c.Listen)
+	loopback := isLoopbackAddr(c.Listen)
 	if !strings.HasPrefix(c.MCPPath, "/") || c.MCPPath == "/" || strings.HasSuffix(c.MCPPath, "/") {
 		add("mcp_path: %q must start with / and name a path, like /mcp", c.MCPPath)
 	}
@@ -176,7 +176,21 @@ func listenError(key, addr string, err error) error {
 }
 
 func isLoopbackURL(u *url.URL) bool {
-	return gateway.IsLoopbackAddr(net.JoinHostPort(u.Hostname(), "0"))
+	return isLoopbackAddr(net.JoinHostPort(u.Hostname(), "0"))
+}
+
+// isLoopbackAddr reports whether a listen address binds only loopback interfaces: localhost
+// or a loopback IP. dev, issuer and auth=none insist on it.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 func (c *Config) traceLimit() (int, error) {
