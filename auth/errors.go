@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	textclip "github.com/gemgate/gemgate/internal/clip"
 )
 
 // ErrInvalidToken is wrapped by every token verification failure.
@@ -270,10 +272,4 @@ func describe(err error) string {
 }
 
 // clip bounds attacker-chosen values quoted in error messages.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
-}
+func clip(s string) string { return textclip.String(s, 64) }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	textclip "github.com/gemgate/gemgate/internal/clip"
+
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
@@ -395,10 +397,7 @@ func bearer(r *http.Request) string {
 
 // quoteSafe shortens a client-supplied string before it goes into a message.
 func quoteSafe(s string) string {
-	if len(s) > 100 {
-		s = s[:100] + "..."
-	}
-	b, _ := json.Marshal(s)
+	b, _ := json.Marshal(textclip.String(s, 100))
 	return string(b)
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	textclip "github.com/gemgate/gemgate/internal/clip"
 )
 
 // The strict reader. Every field the gateway decides on (the envelope, a tool's name, a
@@ -255,12 +257,7 @@ func fold(s string) string {
 	return b.String()
 }
 
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
-}
+func clip(s string) string { return textclip.String(s, 64) }
 
 // scanner walks JSON that json.Valid has accepted, so it checks shapes, not syntax. It never
 // recurses: depth costs it nothing.

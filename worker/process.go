@@ -20,6 +20,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	textclip "github.com/gemgate/gemgate/internal/clip"
+
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -610,10 +612,4 @@ func (p *Process) Stop() {
 	<-p.done
 }
 
-func snippet(b []byte) string {
-	const max = 512
-	if len(b) <= max {
-		return string(b)
-	}
-	return string(b[:max]) + fmt.Sprintf("...(+%d more)", len(b)-max)
-}
+func snippet(b []byte) string { return textclip.Bytes(b, 512) }

@@ -3,9 +3,10 @@ package gemstone
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
+
+	textclip "github.com/gemgate/gemgate/internal/clip"
 
 	"github.com/gemgate/gemgate/worker"
 )
@@ -145,10 +146,4 @@ func NewGreeting() func(line []byte) (done bool, err error) {
 	}
 }
 
-func clip(s string) string {
-	const max = 400
-	if len(s) > max {
-		return s[:max] + fmt.Sprintf("...(+%d more)", len(s)-max)
-	}
-	return s
-}
+func clip(s string) string { return textclip.String(s, 400) }
