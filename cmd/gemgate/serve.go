@@ -92,7 +92,6 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	s := &server{cfg: c, log: log, ln: ln, publicURL: publicURLFor(c, ln), reg: prometheus.NewRegistry()}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := gateway.NewMetrics(s.reg)
-	authMetrics := auth.NewMetrics(s.reg)
 
 	pol, err := policy.New(c.policyConfig())
 	if err != nil {
@@ -121,7 +120,35 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		log.Info("message trace is on", "limit", c.TraceLimit)
 	}
 
-	var verifier *auth.Verifier
+	verifier, err := s.authentication(ctx, &opts, pol, anonymous)
+	if err != nil {
+		return nil, err
+	}
+	launcher, err := s.launcher(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts.Workers = launcher
+	if c.Worker == "gemstone" {
+		opts.Workers = gemstoneLauncher{launcher}
+	}
+	s.readiness(&opts, verifier, launcher)
+	if s.gw, err = gateway.New(opts); err != nil {
+		return nil, err
+	}
+	if err := s.servers(); err != nil {
+		s.gw.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// authentication sets how requests are authenticated: auth=none makes every request the
+// local user (or anonymous, for tests); auth=oidc verifies bearer tokens against the issuer,
+// which may still be down (the verifier then keeps trying), and serves the RFC 9728 metadata.
+func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, anonymous *auth.Principal) (*auth.Verifier, error) {
+	c, log := s.cfg, s.log
+	authMetrics := auth.NewMetrics(s.reg)
 	switch c.Auth {
 	case "none":
 		p := auth.Principal{Issuer: "local", Subject: osUser(), User: osUser(), Scopes: pol.ScopesSupported()}
@@ -134,7 +161,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		// The issuer may be down at start (compose and Kubernetes start things in any
 		// order): gemgate serves anyway, answers 503 to tokens and is not ready until the
 		// keys load, retried in the background for as long as ctx lives.
-		verifier, err = auth.StartVerifier(ctx, auth.Config{
+		verifier, err := auth.StartVerifier(ctx, auth.Config{
 			Issuer:             c.Issuer,
 			JWKSURL:            c.JWKSURL,
 			Audiences:          append([]string{s.publicURL}, c.Audiences...),
@@ -171,16 +198,15 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 			ScopesSupported:      pol.ScopesSupported(),
 			ResourceName:         "gemgate",
 		})
+		return verifier, nil
 	}
+	return nil, nil
+}
 
-	launcher, err := s.launcher(ctx)
-	if err != nil {
-		return nil, err
-	}
-	opts.Workers = launcher
-	if c.Worker == "gemstone" {
-		opts.Workers = gemstoneLauncher{launcher}
-	}
+// readiness says when /readyz is ready (keys loaded, worker command found) and when it is
+// degraded (keys cached while the issuer is unreachable).
+func (s *server) readiness(opts *gateway.Options, verifier *auth.Verifier, launcher *pool.CommandLauncher) {
+	log := s.log
 	opts.Ready = func(ctx context.Context) error {
 		if verifier != nil {
 			if err := verifier.Ready(ctx); err != nil {
@@ -201,9 +227,12 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 			return nil
 		}
 	}
-	if s.gw, err = gateway.New(opts); err != nil {
-		return nil, err
-	}
+}
+
+// servers makes the HTTP servers: the MCP endpoint's and, unless off, the metrics listener's.
+func (s *server) servers() error {
+	c, log := s.cfg, s.log
+	var err error
 	// ReadTimeout bounds a request's arrival from its first byte, body included; net/http
 	// lifts it once the request has arrived whole, so it does not cut a long answer or a GET
 	// stream, and the gateway closes the connection of a request whose body it did not read.
@@ -218,14 +247,13 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	}
 	if c.MetricsListen != "off" {
 		if s.metricsLn, err = listenMetrics(c.MetricsListen, c.metricsFallback); err != nil {
-			s.gw.Close()
-			return nil, fmt.Errorf("metrics_listen: %w", err)
+			return fmt.Errorf("metrics_listen: %w", err)
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
-	return s, nil
+	return nil
 }
 
 func (s *server) launcher(ctx context.Context) (*pool.CommandLauncher, error) {
