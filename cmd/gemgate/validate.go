@@ -19,13 +19,24 @@ import (
 
 // validate lists every problem of the configuration at once.
 func (c *Config) validate() []error {
+	loopback := isLoopbackAddr(c.Listen)
+	errs := c.checkChoices()
+	errs = append(errs, c.validateEndpoint(loopback)...)
+	errs = append(errs, c.validateAuth(loopback)...)
+	errs = append(errs, c.validateWorker()...)
+	errs = append(errs, c.validateLimits()...)
+	return flattenErrors(errs)
+}
+
+// validateEndpoint checks where gemgate listens and what it calls itself: address, path,
+// public URL, TLS.
+func (c *Config) validateEndpoint(loopback bool) []error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		add("listen: %q is not host:port", c.Listen)
 	}
-	loopback := isLoopbackAddr(c.Listen)
 	if !strings.HasPrefix(c.MCPPath, "/") || c.MCPPath == "/" || strings.HasSuffix(c.MCPPath, "/") {
 		add("mcp_path: %q must start with / and name a path, like /mcp", c.MCPPath)
 	}
@@ -48,7 +59,14 @@ func (c *Config) validate() []error {
 		add("listen: plain HTTP on %s needs public_url with https behind a TLS proxy, tls_cert/tls_key, or allow_insecure_http", c.Listen)
 	}
 
-	errs = append(errs, c.checkChoices()...)
+	return errs
+}
+
+// validateAuth checks how tokens are verified.
+func (c *Config) validateAuth(loopback bool) []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
 	switch c.Auth {
 	case "oidc":
 		if c.Issuer == "" {
@@ -67,6 +85,14 @@ func (c *Config) validate() []error {
 	if c.UserClaim == "" {
 		add("user_claim: must not be empty")
 	}
+
+	return errs
+}
+
+// validateWorker checks what workers run, with which credential, isolation and pool.
+func (c *Config) validateWorker() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
 	switch c.Worker {
 	case "demo":
@@ -92,6 +118,15 @@ func (c *Config) validate() []error {
 	if c.WorkerIdleTimeout == 0 {
 		add("worker_idle_timeout: must be positive")
 	}
+	return errs
+}
+
+// validateLimits checks the rest: proxies, origins, trace, log, limits, lifetime, policy,
+// metrics.
+func (c *Config) validateLimits() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
 	for _, p := range c.TrustedProxy {
 		if _, err := netip.ParsePrefix(p); err != nil {
 			if _, err := netip.ParseAddr(p); err != nil {
@@ -139,7 +174,8 @@ func (c *Config) validate() []error {
 			add("metrics_listen: %q is not host:port or off", c.MetricsListen)
 		}
 	}
-	return flattenErrors(errs)
+
+	return errs
 }
 
 // flattenErrors spreads joined errors (a validator that reports several problems at once)
