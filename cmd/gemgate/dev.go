@@ -59,40 +59,14 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, addr := range []string{c.Listen, c.DevIssuerListen, c.MetricsListen} {
-		if addr != "off" && !isLoopbackAddr(addr) {
-			errs = append(errs, fmt.Errorf("gemgate dev listens on loopback only; %q is not a loopback address", addr))
-		}
-	}
-	if c.PublicURL != "" {
-		errs = append(errs, errors.New("public_url: gemgate dev derives it from listen"))
-	}
-	if c.Auth == "oidc" && c.Issuer != "" {
-		errs = append(errs, errors.New("issuer: gemgate dev runs its own; use gemgate serve for another"))
-	}
+	errs := devOnlyRules(c)
 	if c.DataDir == "" {
 		c.DataDir = defaultDataDir()
 	}
 	info := devInfo{Auth: c.Auth, DataDir: c.DataDir}
-	var tlsConfig *tls.Config
-	if c.DevTLS {
-		if c.TLSCert == "" {
-			certs, err := devCertificate("certs")
-			if err != nil {
-				errs = append(errs, fmt.Errorf("tls: %w", err))
-			} else {
-				c.TLSCert, c.TLSKey = certs.Cert, certs.Key
-				info.CACert, _ = filepath.Abs(certs.CA)
-			}
-		}
-		if c.TLSCert != "" {
-			cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("tls: %w", err))
-			}
-			tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		}
+	tlsConfig, err := devTLS(c, &info)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
@@ -159,6 +133,46 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		printDevInfo(stdout, info)
 	}
 	return srv.run(ctx, tlsConfig)
+}
+
+// devOnlyRules are what dev refuses that serve would take: any address off loopback, a
+// public URL (dev derives it) and another issuer (dev runs its own).
+func devOnlyRules(c *Config) []error {
+	var errs []error
+	for _, addr := range []string{c.Listen, c.DevIssuerListen, c.MetricsListen} {
+		if addr != "off" && !isLoopbackAddr(addr) {
+			errs = append(errs, fmt.Errorf("gemgate dev listens on loopback only; %q is not a loopback address", addr))
+		}
+	}
+	if c.PublicURL != "" {
+		errs = append(errs, errors.New("public_url: gemgate dev derives it from listen"))
+	}
+	if c.Auth == "oidc" && c.Issuer != "" {
+		errs = append(errs, errors.New("issuer: gemgate dev runs its own; use gemgate serve for another"))
+	}
+	return errs
+}
+
+// devTLS is dev's TLS configuration with --tls: the files given, or a loopback certificate
+// signed by the development CA under certs/ (made once, reused), whose path goes in info.
+// Without --tls it is nil.
+func devTLS(c *Config, info *devInfo) (*tls.Config, error) {
+	if !c.DevTLS {
+		return nil, nil
+	}
+	if c.TLSCert == "" {
+		certs, err := devCertificate("certs")
+		if err != nil {
+			return nil, fmt.Errorf("tls: %w", err)
+		}
+		c.TLSCert, c.TLSKey = certs.Cert, certs.Key
+		info.CACert, _ = filepath.Abs(certs.CA)
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // devMetricsAddr is where dev serves metrics unless told otherwise: the address the README
