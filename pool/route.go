@@ -129,7 +129,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	}
 	if to == nil {
 		w.log.Info("no session can answer the worker's request; gemgate answers it with an error", "method", msg.Method)
-		go s.refuse(w, msg.ID, "no client session can answer "+msg.Method+" now")
+		go s.unanswerable(w, msg)
 		return
 	}
 	s.mu.Lock()
@@ -150,6 +150,26 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 // the reading goroutine, which must not wait on the worker's stdin.
 func (s *slot) refuse(w *wrk, id json.RawMessage, why string) {
 	_ = w.proc.Reply(jsonrpc.ErrorResponse(id, jsonrpc.CodeMethodNotFound, why, nil))
+}
+
+// unanswerable answers, on the client's behalf, a worker's request that no attached session
+// can take. A shared worker was initialized with every capability gemgate can relay, so it
+// may ask what the caller at hand cannot answer; the answer is the one that fails safe, as if
+// the user had been asked and had not agreed: an elicitation is cancelled (the user made no
+// choice: a confirmation never shown confirms nothing), roots are none; anything else
+// (sampling) is an error.
+func (s *slot) unanswerable(w *wrk, msg *jsonrpc.Message) {
+	var result string
+	switch msg.Method {
+	case "elicitation/create":
+		result = `{"action":"cancel"}`
+	case "roots/list":
+		result = `{"roots":[]}`
+	default:
+		s.refuse(w, msg.ID, "no client session can answer "+msg.Method+" now")
+		return
+	}
+	_ = w.proc.Reply(&jsonrpc.Message{ID: msg.ID, Result: json.RawMessage(result)})
 }
 
 // shareLocked handles the requests whose effect is shared by every caller of a worker:

@@ -278,7 +278,12 @@ func TestKeycloakAuthorizationCodeAlice(t *testing.T) {
 		t.Fatalf("alice's token scopes = %v, want mcp:use and mcp:write", scopes)
 	}
 	g := kcServe(t, e, kcServeAddr, nil)
-	cs := connect(t, g.URL, tok.AccessToken, nil)
+	// alice's client confirms what the worker asks her to (delete_note asks by elicitation).
+	cs := connect(t, g.URL, tok.AccessToken, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
 	names := toolNames(t, cs)
 	for _, want := range []string{"whoami", "read_note", "write_note", "delete_note"} {
 		if !slices.Contains(names, want) {
@@ -294,7 +299,7 @@ func TestKeycloakAuthorizationCodeAlice(t *testing.T) {
 	if got := text(callTool(t, cs, "read_note", map[string]any{"name": "kc"})); !strings.Contains(got, "alice was here") {
 		t.Errorf("read_note = %q", got)
 	}
-	if res := callTool(t, cs, "delete_note", map[string]any{"name": "kc"}); res.IsError {
+	if res := callTool(t, cs, "delete_note", map[string]any{"name": "kc"}); res.IsError || !strings.Contains(text(res), `deleted note "kc"`) {
 		t.Errorf("delete_note: %s", text(res))
 	}
 }

@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -142,6 +143,27 @@ func TestPerUserWorkerRequestNotToASoleCallerWithoutTheCapability(t *testing.T) 
 		t.Fatalf("ask_model hung: %v", err)
 	case err == nil && !res.IsError:
 		t.Errorf("ask_model succeeded with nobody to sample: %q", text(res))
+	}
+	if !g.waitLog("no session can answer the worker's request", 5*time.Second) {
+		t.Error("gemgate did not log that it answered the worker's request itself")
+	}
+}
+
+// TestPerUserElicitationNobodyCanAnswerIsCancelled: the shared worker was told gemgate relays
+// elicitation, but the session at hand cannot answer one. gemgate answers for it as a user
+// who made no choice ("cancel"), so delete_note's confirmation fails safe: nothing is deleted.
+func TestPerUserElicitationNobodyCanAnswerIsCancelled(t *testing.T) {
+	g := startDev(t)
+	c := connect(t, g.URL, g.Tokens["alice"], nil) // declares no elicitation
+	if res := callTool(t, c, "write_note", map[string]any{"name": "keep", "text": "still here"}); res.IsError {
+		t.Fatalf("write_note: %s", text(res))
+	}
+	res := callTool(t, c, "delete_note", map[string]any{"name": "keep"})
+	if res.IsError || !strings.Contains(text(res), `not deleted`) || !strings.Contains(text(res), "cancel") {
+		t.Errorf("delete_note with nobody to confirm = %q (error %v), want not deleted, answered cancel", text(res), res.IsError)
+	}
+	if got := text(callTool(t, c, "read_note", map[string]any{"name": "keep"})); !strings.Contains(got, "still here") {
+		t.Errorf("the note is gone: read_note = %q", got)
 	}
 	if !g.waitLog("no session can answer the worker's request", 5*time.Second) {
 		t.Error("gemgate did not log that it answered the worker's request itself")
