@@ -111,8 +111,9 @@ start() {
 		# user (the default) all of them share one worker process.
 		[[ $name == gemgate-user ]] && per=user
 		# Defaults otherwise: log level info, so every tools/call writes its audit line (to a file).
+		# The per-user abuse limits are lifted: every loadgen session is alice's, opened at once.
 		"$BIN/gemgate" dev --json --listen 127.0.0.1:0 --metrics-listen off --auth "$auth" --data-dir "$OUT/data" \
-			--worker-per "$per" --worker command --worker-command "$worker" >"$base.out" 2>"$base.log" &
+			--max-sessions-per-user 0 --worker-start-rate 0 --worker-per "$per" --worker command --worker-command "$worker" >"$base.out" 2>"$base.log" &
 		PID=$!
 		wait_line "$base.out" "$PID"
 		URL=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["url"])' "$base.out")
