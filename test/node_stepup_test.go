@@ -10,7 +10,8 @@ import (
 // insufficient_scope. The SDK's own upscoping re-requests the provider's configured scope for
 // client_credentials, so it fetches another read-only token and fails; the script then widens
 // the provider's scope, runs the SDK's auth() itself, and write_note succeeds on the same
-// session id, now served by alice's read-write worker.
+// session id, now served by alice's read-write worker, and the SDK receives gemgate's
+// notifications/tools/list_changed on its GET stream.
 func TestTypeScriptClientStepUp(t *testing.T) {
 	needNodeModules(t)
 	g := startDev(t)
@@ -45,6 +46,9 @@ func TestTypeScriptClientStepUp(t *testing.T) {
 		t.Errorf("the SDK's upscoping token requests asked for %v, want one for mcp:use (the provider's scope)", scopes)
 	}
 	t.Logf("whoami after: %v; list_changed notifications: %v", run.report["whoami_after"], run.report["list_changed"])
+	if n, _ := run.report["list_changed"].(float64); n < 1 {
+		t.Errorf("the client got %v notifications/tools/list_changed after the step-up, want at least 1", run.report["list_changed"])
+	}
 	re, _ := run.report["reauthorize"].(map[string]any)
 	if scopes := nodeStrings(re["token_scopes"]); len(scopes) != 1 || scopes[0] != "mcp:use mcp:write" {
 		t.Errorf("the script's re-authorization asked for %v, want mcp:use mcp:write", scopes)

@@ -16,7 +16,9 @@
 // - The script: sets provider.clientMetadata.scope to "mcp:use mcp:write" and calls the SDK's
 //   exported auth(provider, {serverUrl}) itself (discovery and the token request are the
 //   SDK's), which stores the wider token in the provider; the transport keeps its session id
-//   and sends the new bearer on the next request. Then it retries write_note.
+//   and sends the new bearer on the next request. Then it retries write_note, and waits for
+//   the notifications/tools/list_changed gemgate sends on the step-up (the SDK's GET stream
+//   carries it; the SDK drops a notification whose params is null as malformed).
 //
 // It prints one JSON line (no token, secret or session id: the session id only as a SHA-256
 // prefix, enough to compare) and exits 1 when an expectation fails, 2 on a crash.
@@ -154,7 +156,13 @@ async function main() {
   if (!report.whoami_after.includes('read_only=false')) fail(`whoami after the step-up: ${report.whoami_after}`);
   report.tools_after = (await client.listTools()).tools.map((t) => t.name).sort();
   if (!report.tools_after.includes('write_note')) fail(`tools/list after the step-up lacks write_note: ${report.tools_after}`);
+  // gemgate queues notifications/tools/list_changed for the session's stream when it steps
+  // up; the SDK's standalone GET stream carries it. Wait for it, with a bound.
+  for (let waited = 0; listChanged === 0 && waited < 5000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
   report.list_changed = listChanged;
+  if (listChanged === 0) fail('no notifications/tools/list_changed within 5 s of the step-up');
   await transport.terminateSession();
 }
 
