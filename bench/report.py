@@ -8,12 +8,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ORDER = ["stdio", "echofloor", "gemgate-auth", "gemgate-noauth", "supergateway", "toolhive"]
+ORDER = ["stdio", "echofloor", "gemgate-auth", "gemgate-noauth", "gemgate-user", "supergateway", "toolhive"]
 NAMES = {
     "stdio": "(a) worker over stdio (floor)",
     "echofloor": "(b) Go HTTP echo (HTTP floor)",
     "gemgate-auth": "(c) gemgate, JWT on",
     "gemgate-noauth": "(d) gemgate, auth none",
+    "gemgate-user": "(g) gemgate, JWT on, one worker per user",
     "supergateway": "(e) supergateway 4.0.0",
     "toolhive": "(f) ToolHive streamable proxy",
 }

@@ -2,8 +2,10 @@
 # Reproduces the side-by-side table of docs/PERFORMANCE.md in one invocation:
 #   (a) the worker over stdio, no HTTP (the floor)      stdio
 #   (b) a bare Go HTTP echo server (the HTTP floor)      echofloor
-#   (c) gemgate, JWT validation on (dev issuer token)    gemgate-auth
-#   (d) gemgate --auth none                              gemgate-noauth
+#   (c) gemgate, JWT validation on (dev issuer token)    gemgate-auth     (--worker-per session)
+#   (d) gemgate --auth none                              gemgate-noauth   (--worker-per session)
+#   (g) gemgate, JWT on, one worker per user: every      gemgate-user     (--worker-per user,
+#       session is alice's, so all share ONE worker                        the default)
 #   (e) supergateway 4.0.0, stateful Streamable HTTP     supergateway
 #   (f) ToolHive's streamable proxy as a library         toolhive
 # All of them front the same worker binary, `gemgate worker demo` (its echo tool); the idle
@@ -12,6 +14,7 @@
 #   bench/run.sh                 the full run (about 15 minutes on 2 cores)
 #   QUICK=1 bench/run.sh         a smoke run of a minute
 #   LEVELS="1 32" SCENARIOS="stdio gemgate-auth" bench/run.sh
+#   LEVELS=32 SCENARIOS="gemgate-auth gemgate-user toolhive" TESTS=concurrency bench/run.sh
 #
 # Results: bench/results/<UTC time>/ (results.jsonl, machine.txt, table.md, chart.png, logs).
 set -euo pipefail
@@ -31,7 +34,8 @@ BIGTOTAL=${BIGTOTAL:-400}
 OPENS=${OPENS:-30}
 IDLE_K=${IDLE_K:-"1000 3900 10000"}
 IDLE_PEER_K=${IDLE_PEER_K:-1000}
-SCENARIOS=${SCENARIOS:-"stdio echofloor gemgate-auth gemgate-noauth supergateway toolhive"}
+SCENARIOS=${SCENARIOS:-"stdio echofloor gemgate-auth gemgate-noauth gemgate-user supergateway toolhive"}
+TESTS=${TESTS:-"concurrency payload open idle"} # which of the four parts below to run
 if [[ -n ${QUICK:-} ]]; then
 	LEVELS="1 4" TOTAL=1000 MINCALLS=100 WARMUP=10 BIGPAYLOADS="10240" BIGTOTAL=40 OPENS=5 IDLE_K=100 IDLE_PEER_K=100
 fi
@@ -100,12 +104,16 @@ start() {
 	mkdir -p "$OUT/logs"
 	TOKEN=""
 	case $name in
-	gemgate-auth | gemgate-noauth)
-		local auth=oidc
+	gemgate-auth | gemgate-noauth | gemgate-user)
+		local auth=oidc per=session
 		[[ $name == gemgate-noauth ]] && auth=none
+		# gemgate-user: every loadgen session carries alice's token, so with one worker per
+		# user (the default) all of them share one worker process.
+		[[ $name == gemgate-user ]] && per=user
 		# Defaults otherwise: log level info, so every tools/call writes its audit line (to a file).
+		# The per-user abuse limits are lifted: every loadgen session is alice's, opened at once.
 		"$BIN/gemgate" dev --json --listen 127.0.0.1:0 --metrics-listen off --auth "$auth" --data-dir "$OUT/data" \
-			--worker command --worker-command "$worker" >"$base.out" 2>"$base.log" &
+			--max-sessions-per-user 0 --worker-start-rate 0 --worker-per "$per" --worker command --worker-command "$worker" >"$base.out" 2>"$base.log" &
 		PID=$!
 		wait_line "$base.out" "$PID"
 		URL=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["url"])' "$base.out")
@@ -172,8 +180,10 @@ measure() {
 
 calls_for() { local n=$(($1 / $2)); ((n < MINCALLS)) && n=$MINCALLS; echo $n; }
 
+want() { [[ " $TESTS " == *" $1 "* ]]; }
+
 # ---- 1. throughput and latency against concurrency ------------------------------------------
-for n in $LEVELS; do
+want concurrency && for n in $LEVELS; do
 	for s in $SCENARIOS; do
 		m=$(calls_for "$TOTAL" "$n")
 		log "calls: $s sessions=$n calls=$m payload=$PAYLOAD"
@@ -184,7 +194,7 @@ for n in $LEVELS; do
 done
 
 # ---- 2. large payloads ----------------------------------------------------------------------
-for p in $BIGPAYLOADS; do
+want payload && for p in $BIGPAYLOADS; do
 	for s in $SCENARIOS; do
 		m=$(calls_for "$BIGTOTAL" "$BIGSESSIONS")
 		((p >= 1048576)) && m=$((m / 4))
@@ -196,7 +206,7 @@ for p in $BIGPAYLOADS; do
 done
 
 # ---- 3. session-open latency (initialize to its answer, worker start included) ---------------
-for s in $SCENARIOS; do
+want open && for s in $SCENARIOS; do
 	log "open: $s"
 	measure "$s" -mode open -opens "$OPENS" | record test=open ||
 		echo "{\"label\":\"$s\",\"test\":\"open\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
@@ -211,12 +221,12 @@ idle() { # idle SCENARIO K
 		echo "{\"label\":\"$1\",\"test\":\"idle\",\"sessions\":$2,\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
 	stop
 }
-for k in $IDLE_K; do
+want idle && for k in $IDLE_K; do
 	for s in gemgate-auth; do
 		[[ " $SCENARIOS " == *" $s "* ]] && { log "idle: $s K=$k"; idle "$s" "$k"; }
 	done
 done
-for s in echofloor supergateway toolhive; do
+want idle && for s in echofloor supergateway toolhive; do
 	[[ " $SCENARIOS " == *" $s "* ]] && { log "idle: $s K=$IDLE_PEER_K"; idle "$s" "$IDLE_PEER_K"; }
 done
 

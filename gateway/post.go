@@ -322,6 +322,34 @@ func (g *Gateway) filter(s *session, method string, access policy.Access, resp *
 		s.hints[name] = h
 	}
 	s.mu.Unlock()
+	// A read-only user of a worker nobody vouched for sees an empty list and no reason; say
+	// once per worker (not per session, nor per list) what was hidden and what would show it.
+	if access.ReadOnly {
+		var all struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		hidden, visible := 0, 0
+		if json.Unmarshal(resp.Result, &all) == nil {
+			for _, tool := range all.Tools {
+				var hint *bool
+				if h, ok := hints[tool.Name]; ok {
+					hint = &h
+				}
+				switch g.opts.Policy.CheckTool(access, tool.Name, hint) {
+				case policy.DeniedReadOnly:
+					hidden++
+				case policy.Allowed:
+					visible++
+				}
+			}
+		}
+		if hidden > 0 && s.member.FirstTime("read-only tools hidden") {
+			s.log.Info(fmt.Sprintf("read-only sessions see %d of %d tools of this worker; list the safe ones in read_only_tools or set trust_read_only_hints",
+				visible, len(all.Tools)), "hidden", hidden, "tools", len(all.Tools))
+		}
+	}
 	out := *resp
 	out.Result = filtered
 	return &out

@@ -189,8 +189,12 @@ func ErrorResponse(id json.RawMessage, code int64, message string, data any) *Me
 	return &Message{ID: id, Error: b}
 }
 
-// Notification builds a notification with params marshalled from v.
+// Notification builds a notification with params marshalled from v; a nil v gives none (a
+// params member must be an object or an array, never null).
 func Notification(method string, v any) *Message {
+	if v == nil {
+		return &Message{Method: method}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("jsonrpc: encoding notification params: %v", err))

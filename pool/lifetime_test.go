@@ -1,0 +1,84 @@
+package pool
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A per-user worker outlives its callers by worker_idle_timeout, and no longer. The idle timer
+// is a real time.AfterFunc (Options.Now does not drive it, and a worker process is no goroutine
+// testing/synctest could wait on), so the timeout here is short and the end is waited for.
+func TestIdleWorkerEndsAfterTimeout(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	p := newTestPool(t, Settings{IdleTimeout: idle})
+	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	b := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	pid := a.m.WorkerPid()
+	a.m.Detach()
+	// b is still attached: several idle timeouts pass and the worker stays. (A fixed wait,
+	// for a thing that must not happen.)
+	time.Sleep(5 * idle)
+	if p.Workers() != 1 || !alive(pid) || b.m.WorkerPid() != pid {
+		t.Fatalf("the worker ended with a caller attached: %d workers, pid %d alive %v", p.Workers(), pid, alive(pid))
+	}
+	b.m.Detach()
+	eventually(t, "the unattended worker ends", func() bool { return p.Workers() == 0 && !alive(pid) })
+	// A new caller gets a new worker.
+	c := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	if c.m.WorkerPid() == pid || c.m.WorkerPid() == 0 {
+		t.Errorf("after the idle end: worker pid %d, was %d", c.m.WorkerPid(), pid)
+	}
+}
+
+// on_worker_exit: with keep (the per-user default) a dead worker's callers stay attached and
+// the next call starts a fresh worker; with end they are let go with ReasonWorkerExit.
+func TestOnWorkerExit(t *testing.T) {
+	for _, mode := range []string{ExitKeep, ExitEnd} {
+		t.Run(mode, func(t *testing.T) {
+			p := newTestPool(t, Settings{OnWorkerExit: mode})
+			a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+			b := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+			pid := a.m.WorkerPid()
+			held := b.tool(t, "hold", map[string]any{})
+			if got := answer(t, a.tool(t, "die", map[string]any{})); !strings.Contains(got, "code") {
+				t.Errorf("the call that killed the worker got %s, want an error", got)
+			}
+			if got := answer(t, held); !strings.Contains(got, "code") {
+				t.Errorf("the other caller's pending call got %s, want an error", got)
+			}
+			eventually(t, "the dead worker is out of service", func() bool { return p.Workers() == 0 })
+			switch mode {
+			case ExitKeep:
+				for _, s := range []*session{a, b} {
+					select {
+					case r := <-s.c.detached:
+						t.Errorf("session %s let go (%s) with keep", s.id.Session, r)
+					default:
+					}
+					if got := answer(t, s.tool(t, "record", map[string]any{})); got != "" {
+						t.Errorf("after the crash: %q", got)
+					}
+				}
+				if np := a.m.WorkerPid(); np == pid || np == 0 || b.m.WorkerPid() != np {
+					t.Errorf("workers after the crash: a %d, b %d (was %d): want one new one", np, b.m.WorkerPid(), pid)
+				}
+			case ExitEnd:
+				for _, s := range []*session{a, b} {
+					select {
+					case r := <-s.c.detached:
+						if r != ReasonWorkerExit {
+							t.Errorf("session %s let go for %q, want %q", s.id.Session, r, ReasonWorkerExit)
+						}
+					case <-time.After(waitFor):
+						t.Fatalf("session %s not let go", s.id.Session)
+					}
+					if _, err := s.call(t, "tools/call", map[string]any{"name": "record"}); !errors.Is(err, ErrDetached) {
+						t.Errorf("a call after being let go: %v, want ErrDetached", err)
+					}
+				}
+			}
+		})
+	}
+}

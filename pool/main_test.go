@@ -1,0 +1,117 @@
+package pool
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// The test binary doubles as the worker: with POOL_TEST_WORKER=script, TestMain plays the
+// scripted worker below instead of running the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("POOL_TEST_WORKER") == "script" {
+		os.Exit(scriptWorker())
+	}
+	os.Exit(m.Run())
+}
+
+// scriptWorker is a tiny MCP server over stdio whose tools drive the pool's routing:
+//
+//	ask{method}         sends the client a request of that method and answers the call
+//	                    with the client's answer (its result or error, as JSON text)
+//	emit{method,params} sends that notification, then answers {}
+//	record              answers with every subscribe, unsubscribe and setLevel it received
+//	hold                never answers
+//	die                 exits at once
+func scriptWorker() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		out.Write(append(b, '\n'))
+		out.Flush()
+	}
+	text := func(id json.RawMessage, s string) {
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"content": []any{map[string]string{"type": "text", "text": s}}}})
+	}
+	var received []string
+	pending := map[string]json.RawMessage{} // our request id -> the tools/call waiting on it
+	n := 0
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string          `json:"name"`
+				URI       string          `json:"uri"`
+				Level     string          `json:"level"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil {
+			continue
+		}
+		if msg.Method == "" && msg.ID != nil { // the client's answer to our request
+			var rid string
+			json.Unmarshal(msg.ID, &rid)
+			if call, ok := pending[rid]; ok {
+				delete(pending, rid)
+				answer := msg.Result
+				if msg.Error != nil {
+					answer = msg.Error
+				}
+				text(call, string(answer))
+			}
+			continue
+		}
+		if msg.ID == nil {
+			continue // notifications
+		}
+		switch msg.Method {
+		case "initialize":
+			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
+				"protocolVersion": "2025-06-18",
+				"capabilities":    map[string]any{"logging": map[string]any{}, "resources": map[string]any{"subscribe": true}, "tools": map[string]any{}},
+				"serverInfo":      map[string]string{"name": "script", "version": "0"},
+			}})
+		case "resources/subscribe", "resources/unsubscribe":
+			received = append(received, strings.TrimPrefix(msg.Method, "resources/")+" "+msg.Params.URI)
+			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}})
+		case "logging/setLevel":
+			received = append(received, "setLevel "+msg.Params.Level)
+			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}})
+		case "tools/call":
+			var args struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			json.Unmarshal(msg.Params.Arguments, &args)
+			switch msg.Params.Name {
+			case "ask":
+				n++
+				rid := fmt.Sprintf("wr-%d", n)
+				pending[rid] = msg.ID
+				send(map[string]any{"jsonrpc": "2.0", "id": rid, "method": args.Method, "params": map[string]any{}})
+			case "emit":
+				send(map[string]any{"jsonrpc": "2.0", "method": args.Method, "params": args.Params})
+				text(msg.ID, "emitted")
+			case "record":
+				text(msg.ID, strings.Join(received, ","))
+			case "hold":
+			case "die":
+				return 3
+			default:
+				text(msg.ID, "unknown tool")
+			}
+		default:
+			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}})
+		}
+	}
+	return 0
+}

@@ -1,0 +1,90 @@
+package pool
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// A request the worker sends goes to the caller of the only call in flight if it declared the
+// capability; otherwise to the most recently active caller that declared it and has a stream;
+// with none, gemgate answers the worker with an error, and the call ends cleanly.
+func TestWorkerRequestRouting(t *testing.T) {
+	const elicit = `{"elicitation":{}}`
+	t0 := time.Unix(1000, 0)
+	type member struct {
+		caps     string
+		last     time.Duration // after t0
+		noStream bool
+	}
+	cases := []struct {
+		name    string
+		members []member // members[0] makes the asking call
+		hold    bool     // members[0] also holds another call: the ask is not the only one
+		want    int      // index of the member that gets the request; -1 nobody
+	}{
+		{"sole caller with the capability", []member{{elicit, 0, false}, {elicit, 9, false}}, false, 0},
+		{"sole caller without it: the most recent capable one", []member{{`{}`, 9, false}, {elicit, 1, false}, {elicit, 2, false}}, false, 2},
+		{"two calls in flight: the most recent capable one with a stream", []member{
+			{elicit, 0, false}, {elicit, 2, false}, {elicit, 3, true}, {`{}`, 4, false},
+		}, true, 1},
+		{"nobody can answer", []member{{`{"sampling":{}}`, 0, false}, {elicit, 1, true}}, false, -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newTestPool(t, Settings{})
+			var ss []*session
+			for _, m := range tc.members {
+				c := newCaller(t0.Add(m.last * time.Second))
+				c.noStream = m.noStream
+				ss = append(ss, attach(t, p, "alice", false, m.caps, c))
+			}
+			if tc.hold {
+				ss[0].tool(t, "hold", map[string]any{})
+			}
+			ask := ss[0].tool(t, "ask", map[string]any{"method": "elicitation/create"})
+			if tc.want < 0 {
+				if got := answer(t, ask); !strings.Contains(got, "no client session can answer elicitation/create") {
+					t.Errorf("the worker got %s, want gemgate's error", got)
+				}
+				for i, s := range ss {
+					if n := s.c.requests(); n != 0 {
+						t.Errorf("member %d got %d requests", i, n)
+					}
+				}
+				return
+			}
+			to := ss[tc.want]
+			d, req := to.c.request(t)
+			if req.Method != "elicitation/create" {
+				t.Fatalf("delivered %s", req.Method)
+			}
+			if soleCall := tc.want == 0 && !tc.hold; (d.Call == ask) != soleCall {
+				t.Errorf("Delivery.Call is the asking call: %v, want %v", d.Call == ask, soleCall)
+			}
+			// Only the member it went to may answer it.
+			for i, s := range ss {
+				if i == tc.want {
+					continue
+				}
+				if known, _ := s.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"action":"decline"}`)}); known {
+					t.Errorf("member %d's answer to another member's request was taken", i)
+				}
+			}
+			if known, err := to.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"action":"accept"}`)}); !known || err != nil {
+				t.Fatalf("Answer: known %v, %v", known, err)
+			}
+			if got := answer(t, ask); got != `{"action":"accept"}` {
+				t.Errorf("the worker got %s", got)
+			}
+			for i, s := range ss {
+				if n := s.c.requests(); (i == tc.want) != (n == 1) || n > 1 {
+					t.Errorf("member %d got %d requests", i, n)
+				}
+			}
+		})
+	}
+}
