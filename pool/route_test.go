@@ -11,7 +11,8 @@ import (
 
 // A request the worker sends goes to the caller of the only call in flight if it declared the
 // capability; otherwise to the most recently active caller that declared it and has a stream;
-// with none, gemgate answers the worker with an error, and the call ends cleanly.
+// with none, gemgate answers the worker on the client's behalf (an elicitation is cancelled,
+// sampling is an error), and the call ends cleanly.
 func TestWorkerRequestRouting(t *testing.T) {
 	const elicit = `{"elicitation":{}}`
 	t0 := time.Unix(1000, 0)
@@ -47,8 +48,9 @@ func TestWorkerRequestRouting(t *testing.T) {
 			}
 			ask := ss[0].tool(t, "ask", map[string]any{"method": "elicitation/create"})
 			if tc.want < 0 {
-				if got := answer(t, ask); !strings.Contains(got, "no client session can answer elicitation/create") {
-					t.Errorf("the worker got %s, want gemgate's error", got)
+				// An elicitation nobody can show is answered as a user who made no choice.
+				if got := answer(t, ask); got != `{"action":"cancel"}` {
+					t.Errorf("the worker got %s, want gemgate's cancel", got)
 				}
 				for i, s := range ss {
 					if n := s.c.requests(); n != 0 {
@@ -86,5 +88,19 @@ func TestWorkerRequestRouting(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A sampling request nobody can take has no answer that fails safe: the worker gets gemgate's
+// error on the client's behalf, and no member is asked.
+func TestWorkerSamplingNobodyCanAnswer(t *testing.T) {
+	p := newTestPool(t, Settings{})
+	a := attach(t, p, "alice", false, `{"elicitation":{}}`, newCaller(time.Unix(1000, 0)))
+	ask := a.tool(t, "ask", map[string]any{"method": "sampling/createMessage"})
+	if got := answer(t, ask); !strings.Contains(got, "no client session can answer sampling/createMessage") {
+		t.Errorf("the worker got %s, want gemgate's error", got)
+	}
+	if n := a.c.requests(); n != 0 {
+		t.Errorf("the member without sampling got %d requests", n)
 	}
 }
