@@ -181,10 +181,12 @@ func sseData(b []byte) []string {
 		line := sc.Text()
 		switch {
 		case line == "":
-			if len(data) > 0 {
-				out = append(out, strings.Join(data, "\n"))
-				data = nil
+			// An event with empty data (a stream's priming event) carries no message: MCP
+			// clients skip it, and so does this one.
+			if joined := strings.Join(data, "\n"); joined != "" {
+				out = append(out, joined)
 			}
+			data = nil
 		case strings.HasPrefix(line, "data:"):
 			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
 		}

@@ -30,6 +30,7 @@ type Outbox struct {
 	onDrop  func()
 	onMove  func()
 	losses  lossLog
+	resume  *resumeStore // what the session's streams wrote, for replay on Last-Event-ID
 }
 
 // newOutbox makes a session's outbox; onDrop and onMove, if set, count each message dropped
@@ -37,7 +38,7 @@ type Outbox struct {
 func newOutbox(onDrop, onMove func()) *Outbox {
 	// The ring comes with the first message: most sessions never get one, and an idle
 	// session should not hold 6 KiB of empty slots.
-	return &Outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove}
+	return &Outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove, resume: newResumeStore()}
 }
 
 // Push queues a message; it reports how many messages were dropped to make room.

@@ -234,22 +234,16 @@ type pending struct {
 func (g *Gateway) await(c *pending) string {
 	w, r, s, inf, method, access := c.w, c.r, c.s, c.inf, c.method, c.access
 	answerAsStream := g.opts.PostAnswers != PostAnswersJSON && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	var stream *sse
-	writeEvent := func(ev []byte) bool {
-		if stream == nil {
-			stream = newSSE(w)
-			if stream.start(nil) != nil {
-				return false
-			}
-		}
+	ps := &postStream{w: w, store: s.outbox.resume}
+	writeEvent := func(ev []byte, last bool) bool {
 		g.trace.outbound(s.id, ev)
-		return stream.event(ev) == nil
+		return ps.event(ev, last)
 	}
 	// writeAnswer ends the request with its answer: the last event of the stream, or JSON.
 	writeAnswer := func(m *jsonrpc.Message, asEvent bool) {
 		body := m.Encode() // one encoding for the trace and the client
 		if asEvent {
-			writeEvent(body)
+			writeEvent(body, true)
 			return
 		}
 		g.trace.outbound(s.id, body)
@@ -261,6 +255,31 @@ func (g *Gateway) await(c *pending) string {
 		defer t.Stop()
 		timeout = t.C
 	}
+	clientGone := r.Context().Done()
+	var orphanTicker *time.Ticker // runs once the stream's connection is lost
+	var orphanCheck <-chan time.Time
+	var lost time.Time
+	defer func() {
+		if orphanTicker != nil {
+			orphanTicker.Stop()
+		}
+	}()
+	// orphan decides what a lost connection means: a stream the client can resume keeps the
+	// call running (disconnection is not cancellation); any other ends it.
+	orphan := func(reason string) bool {
+		if !ps.resumable() {
+			inf.call.Cancel(reason)
+			return false
+		}
+		ps.lose()
+		if orphanTicker == nil {
+			lost = time.Now()
+			orphanTicker = time.NewTicker(resumeRetention / 4)
+			orphanCheck = orphanTicker.C
+		}
+		clientGone = nil
+		return true
+	}
 	for {
 		select {
 		case resp := <-inf.call.Result():
@@ -268,7 +287,7 @@ func (g *Gateway) await(c *pending) string {
 			for drained := false; !drained; {
 				select {
 				case ev := <-inf.events:
-					writeEvent(ev)
+					writeEvent(ev, false)
 				default:
 					drained = true
 				}
@@ -281,26 +300,33 @@ func (g *Gateway) await(c *pending) string {
 				outcome = "tool_error"
 			}
 			s.endCall(inf)
-			writeAnswer(resp, stream != nil || answerAsStream)
+			writeAnswer(resp, ps.started() || answerAsStream)
 			return outcome
 		case ev := <-inf.events:
-			if !writeEvent(ev) {
-				inf.call.Cancel("client stream lost")
+			if !writeEvent(ev, false) && !orphan("client stream lost") {
 				return "disconnected"
 			}
 		case <-inf.cancelled:
-			if stream == nil {
+			if !ps.started() {
 				w.WriteHeader(http.StatusAccepted)
 			}
+			ps.finish()
 			return "cancelled"
-		case <-r.Context().Done():
-			inf.call.Cancel("client disconnected")
-			return "disconnected"
+		case <-clientGone:
+			if !orphan("client disconnected") {
+				return "disconnected"
+			}
+		case <-orphanCheck:
+			if ps.abandoned(lost) {
+				inf.call.Cancel("client stream lost and not resumed")
+				ps.finish()
+				return "disconnected"
+			}
 		case <-timeout:
 			inf.call.Cancel("request timeout")
 			go s.member.CheckResponsive(s.done)
 			resp := jsonrpc.ErrorResponse(inf.clientID, jsonrpc.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
-			writeAnswer(resp, stream != nil)
+			writeAnswer(resp, ps.started())
 			return "timeout"
 		}
 	}

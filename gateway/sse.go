@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -38,8 +39,15 @@ func (s *sse) start(extra http.Header) error {
 // it; anything with a line break (CR, LF or CRLF, each of which ends an SSE line) is split
 // into several data lines, which a client joins back with LF, so it can never end the event
 // early or smuggle in fields of its own.
-func (s *sse) event(msg []byte) error {
-	buf := make([]byte, 0, len(msg)+24)
+func (s *sse) event(msg []byte) error { return s.eventID("", msg) }
+
+// eventID writes a message with an event id, so that a client can resume after it. Ids are
+// gemgate's own (resume.go): they never hold a line break.
+func (s *sse) eventID(id string, msg []byte) error {
+	buf := make([]byte, 0, len(msg)+24+len(id))
+	if id != "" {
+		buf = append(append(append(buf, "id: "...), id...), '\n')
+	}
 	buf = append(buf, "event: message\n"...)
 	for {
 		i := bytes.IndexAny(msg, "\r\n")
@@ -55,6 +63,12 @@ func (s *sse) event(msg []byte) error {
 	buf = append(append(buf, "data: "...), msg...)
 	buf = append(buf, "\n\n"...)
 	return s.write(buf)
+}
+
+// prime writes the priming event: an id the client can resume from before any message has
+// come, and the reconnection delay, with empty data.
+func (s *sse) prime(id string, retry time.Duration) error {
+	return s.write([]byte("id: " + id + "\nretry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\ndata: \n\n"))
 }
 
 func (s *sse) comment(text string) error {

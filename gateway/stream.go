@@ -24,6 +24,21 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 			Message: "the session stream is text/event-stream; Accept must allow it"}).write(w)
 		return
 	}
+	store := s.outbox.resume
+	after, resumed := uint64(0), false
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		sid, seq, err := store.resolve(last)
+		if err != nil {
+			s.log.Info("stream resumption refused", "error", err)
+			badEventID(err).write(w)
+			return
+		}
+		if sid != 0 {
+			g.resumePost(w, r, s, sid, seq)
+			return
+		}
+		after, resumed = seq, true
+	}
 	gen := s.outbox.Attach()
 	s.streamOpened()
 	g.metrics.streamOpened()
@@ -33,8 +48,22 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 		g.metrics.streamClosed()
 	}()
 	st := newSSE(w)
-	if err := st.start(nil); err != nil {
+	if !resumed {
+		after = store.position(0)
+	}
+	if st.start(nil) != nil || st.prime(store.eventID(0, after), sseRetry) != nil {
 		return
+	}
+	if resumed { // what the lost stream was sent, or taken for and never sent, after its last id
+		evs, _, _, ok := store.since(0, after)
+		if !ok {
+			return
+		}
+		for _, e := range evs {
+			if st.eventID(store.eventID(0, e.seq), e.data) != nil {
+				return
+			}
+		}
 	}
 	keepalive := time.NewTicker(keepaliveInterval)
 	defer keepalive.Stop()
@@ -45,7 +74,9 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, m := range msgs {
 			g.trace.outbound(s.id, m)
-			if err := st.event(m); err != nil {
+			// Logged before it is written: a message taken for a stream that dies under it
+			// is replayed to the stream that resumes after it.
+			if err := st.eventID(store.record(0, m, false), m); err != nil {
 				s.log.Info("session stream lost while writing", "error", err)
 				return
 			}
@@ -62,6 +93,58 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// resumePost serves a GET that resumes a POST's answer stream after seq: the events it
+// missed, then the rest live, ending after the answer.
+func (g *Gateway) resumePost(w http.ResponseWriter, r *http.Request, s *session, sid, after uint64) {
+	store := s.outbox.resume
+	gen := store.attach(sid)
+	defer store.detach(sid)
+	st := newSSE(w)
+	if st.start(nil) != nil || st.prime(store.eventID(sid, after), sseRetry) != nil {
+		return
+	}
+	keepalive := time.NewTicker(keepaliveInterval)
+	defer keepalive.Stop()
+	for {
+		if !store.current(sid, gen) {
+			return // a newer resumption of the same stream took over
+		}
+		evs, done, wake, ok := store.since(sid, after)
+		if !ok {
+			return // its events went (bounds) while it was away: end, the client may retry
+		}
+		for _, e := range evs {
+			g.trace.outbound(s.id, e.data)
+			if st.eventID(store.eventID(sid, e.seq), e.data) != nil {
+				return
+			}
+			after = e.seq
+		}
+		if done {
+			return // the answer is out: the stream ends, as the POST's would have
+		}
+		select {
+		case <-wake:
+		case <-keepalive.C:
+			if st.comment("keepalive") != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		case <-g.stopping:
+			return
+		}
+	}
+}
+
+// badEventID is the answer to a Last-Event-ID that cannot be resumed.
+func badEventID(err error) *httpError {
+	return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error(),
+		Data: map[string]any{"kind": "last_event_id"}}
 }
 
 func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,53 @@
+package gateway
+
+import (
+	"net/http"
+	"time"
+)
+
+// postStream is the SSE stream that answers one POSTed request. It starts at its first
+// event with a priming event (an id and the retry delay), and every event is logged for
+// replay before it is written, so that a client whose connection is lost mid-call can GET
+// the rest, answer included, with Last-Event-ID.
+type postStream struct {
+	w      http.ResponseWriter
+	store  *resumeStore
+	st     *sse
+	sid    uint64
+	primed bool // the client holds an id it can resume from
+	live   bool // the connection still takes writes
+}
+
+func (p *postStream) started() bool   { return p.st != nil }
+func (p *postStream) resumable() bool { return p.primed }
+
+// event logs and writes one message; last marks the answer. It reports whether the client's
+// connection took it.
+func (p *postStream) event(ev []byte, last bool) bool {
+	if p.st == nil {
+		p.st = newSSE(p.w)
+		p.sid = p.store.open()
+		p.live = p.st.start(nil) == nil && p.st.prime(p.store.eventID(p.sid, 0), sseRetry) == nil
+		p.primed = p.live
+	}
+	if !p.primed {
+		return false
+	}
+	id := p.store.record(p.sid, ev, last)
+	if p.live && p.st.eventID(id, ev) != nil {
+		p.live = false
+	}
+	return p.live
+}
+
+// lose records that the connection is gone: later events are only logged.
+func (p *postStream) lose() { p.live = false }
+
+// finish ends the stream without an answer (a cancelled call), so a resumed reader ends too.
+func (p *postStream) finish() {
+	if p.primed {
+		p.store.finish(p.sid)
+	}
+}
+
+func (p *postStream) abandoned(lost time.Time) bool { return p.store.abandoned(p.sid, lost) }

@@ -1,0 +1,327 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Resumable streams (2025-11-25, "Resumability and Redelivery"): every event gemgate writes
+// on a legacy session's SSE stream carries an id <tag>_<stream>_<seq>. The tag is random per
+// session, so an id from another session (or another user's) is recognised as foreign rather
+// than read as a position in this one; stream 0 is the session's GET stream and 1, 2, … its
+// POST answer streams; seq counts the stream's events from 1, and seq 0 is the priming
+// position. A GET with Last-Event-ID replays what followed that id on the stream it names.
+//
+// What a session keeps for replay is bounded three ways: resumeEvents events per stream,
+// resumeBytes bytes over all its streams (the oldest events go first, the newest event of a
+// session stays even alone over the limit), and resumeRetention in time: an event older than
+// that is gone, and so is a finished stream that long after its last event.
+const (
+	resumeEvents    = 128
+	resumeBytes     = 4 << 20
+	resumeStreams   = 32
+	resumeRetention = 60 * time.Second
+	// sseRetry is the reconnection delay every stream announces in its priming event.
+	sseRetry = time.Second
+	// maxEventIDLen bounds what a Last-Event-ID header may be before it is even parsed.
+	maxEventIDLen = 64
+)
+
+// Errors of a Last-Event-ID that cannot be resumed; each is answered 400.
+var (
+	errEventIDMalformed = errors.New("Last-Event-ID is not an event id of this gateway")
+	errEventIDForeign   = errors.New("Last-Event-ID belongs to another session")
+	errEventIDUnknown   = errors.New("Last-Event-ID names a stream this session does not have (or no longer has)")
+	errEventIDExpired   = errors.New("the events after Last-Event-ID are no longer kept")
+)
+
+type loggedEvent struct {
+	seq  uint64
+	at   time.Time
+	data []byte
+}
+
+// streamLog is what one stream wrote, for replay.
+type streamLog struct {
+	events  []loggedEvent // oldest first
+	lastSeq uint64
+	evicted uint64 // highest seq dropped from events; a resume from before it has a gap
+	done    bool   // the stream's last event (a POST's answer) is in
+	last    time.Time
+	reader  uint64 // generation of the newest reader of a POST stream; 0 for none ever
+	readers int    // readers attached now
+	alone   time.Time
+	wake    chan struct{}
+}
+
+// resumeStore holds a session's stream logs.
+type resumeStore struct {
+	mu      sync.Mutex
+	tag     string
+	now     func() time.Time
+	streams map[uint64]*streamLog
+	order   []uint64 // stream ids, oldest first
+	next    uint64
+	bytes   int
+	closed  bool
+}
+
+func newResumeStore() *resumeStore {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("gateway: no randomness for a stream tag: " + err.Error())
+	}
+	return &resumeStore{tag: hex.EncodeToString(b[:]), now: time.Now, streams: map[uint64]*streamLog{}}
+}
+
+// eventID is the id of event seq of stream sid.
+func (rs *resumeStore) eventID(sid, seq uint64) string {
+	return rs.tag + "_" + strconv.FormatUint(sid, 10) + "_" + strconv.FormatUint(seq, 10)
+}
+
+// open starts the log of a new POST answer stream.
+func (rs *resumeStore) open() uint64 {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.next++
+	rs.addLocked(rs.next)
+	return rs.next
+}
+
+func (rs *resumeStore) addLocked(sid uint64) *streamLog {
+	now := rs.now()
+	l := &streamLog{last: now, alone: now, wake: make(chan struct{})}
+	rs.streams[sid] = l
+	rs.order = append(rs.order, sid)
+	rs.sweepLocked(now)
+	for len(rs.order) > resumeStreams {
+		victim := rs.order[0] // the oldest; the oldest finished one if there is any
+		for _, x := range rs.order {
+			if rs.streams[x].done {
+				victim = x
+				break
+			}
+		}
+		rs.dropLocked(victim)
+	}
+	return l
+}
+
+// logLocked is stream sid's log, made on first use for the GET stream (0).
+func (rs *resumeStore) logLocked(sid uint64) *streamLog {
+	l := rs.streams[sid]
+	if l == nil && sid == 0 {
+		l = rs.addLocked(0)
+	}
+	return l
+}
+
+// position is the seq of the last event of stream sid: the priming id of a new GET stream.
+func (rs *resumeStore) position(sid uint64) uint64 {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if l := rs.logLocked(sid); l != nil {
+		return l.lastSeq
+	}
+	return 0
+}
+
+// record keeps an event of stream sid and returns its id. last marks the stream's final
+// event: a resumed POST stream ends after it.
+func (rs *resumeStore) record(sid uint64, data []byte, last bool) string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	l := rs.logLocked(sid)
+	if l == nil { // evicted meanwhile; the event still gets an id, it just cannot be replayed
+		l = rs.addLocked(sid)
+	}
+	now := rs.now()
+	l.lastSeq++
+	l.events = append(l.events, loggedEvent{seq: l.lastSeq, at: now, data: data})
+	l.last = now
+	l.done = l.done || last
+	rs.bytes += len(data)
+	if len(l.events) > resumeEvents {
+		rs.evictLocked(l)
+	}
+	rs.sweepLocked(now)
+	rs.trimLocked(l)
+	l.signal()
+	return rs.eventID(sid, l.lastSeq)
+}
+
+// finish marks stream sid as ended without a last event of its own (a cancelled call).
+func (rs *resumeStore) finish(sid uint64) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if l := rs.streams[sid]; l != nil {
+		l.done, l.last = true, rs.now()
+		l.signal()
+	}
+}
+
+func (l *streamLog) signal() {
+	close(l.wake)
+	l.wake = make(chan struct{})
+}
+
+func (rs *resumeStore) evictLocked(l *streamLog) {
+	rs.bytes -= len(l.events[0].data)
+	l.evicted = l.events[0].seq
+	l.events[0] = loggedEvent{}
+	l.events = l.events[1:]
+}
+
+// sweepLocked applies the time bound.
+func (rs *resumeStore) sweepLocked(now time.Time) {
+	for _, sid := range append([]uint64(nil), rs.order...) {
+		l := rs.streams[sid]
+		for len(l.events) > 0 && now.Sub(l.events[0].at) > resumeRetention {
+			rs.evictLocked(l)
+		}
+		if l.done && l.readers == 0 && now.Sub(l.last) > resumeRetention {
+			rs.dropLocked(sid)
+		}
+	}
+}
+
+// trimLocked applies the byte bound, oldest streams first; the event just written to keep
+// stays even alone over the bound.
+func (rs *resumeStore) trimLocked(keep *streamLog) {
+	for _, sid := range rs.order {
+		l := rs.streams[sid]
+		for len(l.events) > 0 && rs.bytes > resumeBytes && !(l == keep && len(l.events) == 1) {
+			rs.evictLocked(l)
+		}
+		if rs.bytes <= resumeBytes {
+			return
+		}
+	}
+}
+
+func (rs *resumeStore) dropLocked(sid uint64) {
+	l := rs.streams[sid]
+	if l == nil {
+		return
+	}
+	for _, e := range l.events {
+		rs.bytes -= len(e.data)
+	}
+	l.done = true
+	l.signal() // a reader of a dropped stream ends
+	delete(rs.streams, sid)
+	for i, x := range rs.order {
+		if x == sid {
+			rs.order = append(rs.order[:i], rs.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// resolve checks a Last-Event-ID against this session: the stream it names and the seq
+// after which to replay.
+func (rs *resumeStore) resolve(id string) (sid, after uint64, err error) {
+	if len(id) > maxEventIDLen {
+		return 0, 0, errEventIDMalformed
+	}
+	parts := strings.Split(id, "_")
+	if len(parts) != 3 || len(parts[0]) != len(rs.tag) {
+		return 0, 0, errEventIDMalformed
+	}
+	if _, err := hex.DecodeString(parts[0]); err != nil {
+		return 0, 0, errEventIDMalformed
+	}
+	sid, err1 := strconv.ParseUint(parts[1], 10, 64)
+	after, err2 := strconv.ParseUint(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, errEventIDMalformed
+	}
+	if parts[0] != rs.tag {
+		return 0, 0, errEventIDForeign
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.sweepLocked(rs.now())
+	l := rs.logLocked(sid)
+	if l == nil || after > l.lastSeq {
+		return 0, 0, errEventIDUnknown
+	}
+	if after < l.evicted {
+		return 0, 0, errEventIDExpired
+	}
+	return sid, after, nil
+}
+
+// since returns stream sid's events after seq, whether the stream is done, and the channel
+// closed at its next event. ok is false when the events after seq are gone.
+func (rs *resumeStore) since(sid, after uint64) (evs []loggedEvent, done bool, wake <-chan struct{}, ok bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	l := rs.streams[sid]
+	if l == nil || after < l.evicted {
+		return nil, true, nil, false
+	}
+	for _, e := range l.events {
+		if e.seq > after {
+			evs = append(evs, e)
+		}
+	}
+	return evs, l.done, l.wake, true
+}
+
+// attach registers a reader of POST stream sid; the newest reader wins, so current(gen)
+// turns false for an older one. detach ends it.
+func (rs *resumeStore) attach(sid uint64) uint64 {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	l := rs.streams[sid]
+	if l == nil {
+		return 0
+	}
+	l.reader++
+	l.readers++
+	l.signal()
+	return l.reader
+}
+
+func (rs *resumeStore) current(sid, gen uint64) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	l := rs.streams[sid]
+	return l != nil && l.reader == gen
+}
+
+func (rs *resumeStore) detach(sid uint64) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if l := rs.streams[sid]; l != nil {
+		l.readers--
+		if l.readers == 0 {
+			l.alone = rs.now()
+		}
+	}
+}
+
+// abandoned reports whether POST stream sid has had no reader for resumeRetention since
+// its own connection was lost at lost: nobody is coming back for the answer.
+func (rs *resumeStore) abandoned(sid uint64, lost time.Time) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	l := rs.streams[sid]
+	if l == nil {
+		return true
+	}
+	if l.readers > 0 {
+		return false
+	}
+	since := l.alone
+	if lost.After(since) {
+		since = lost
+	}
+	return rs.now().Sub(since) > resumeRetention
+}
