@@ -98,6 +98,7 @@ type Gateway struct {
 	stopping chan struct{} // closed when shutdown begins: streams end
 	stopOnce sync.Once
 	reaper   *reaper
+	listens  listenCounter // open subscriptions/listen streams per user
 
 	mu     sync.Mutex     // orders admit against Close
 	closed bool           // Close has begun: no session may be admitted any more
@@ -195,8 +196,8 @@ func (g *Gateway) routes() http.Handler {
 	r.Route(g.opts.MCPPath, func(r chi.Router) {
 		r.Use(g.cors, g.traceRefused, g.opts.Authenticate, g.originGate)
 		r.Post("/", g.handlePost)
-		r.Get("/", g.handleGet)
-		r.Delete("/", g.handleDelete)
+		r.Get("/", g.legacyOnly(g.handleGet))
+		r.Delete("/", g.legacyOnly(g.handleDelete))
 		r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Allow", "GET, POST, DELETE")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
