@@ -72,7 +72,7 @@ func modernResult(method string, result json.RawMessage) (json.RawMessage, error
 	if _, ok := fields["resultType"]; !ok {
 		fields["resultType"] = json.RawMessage(`"complete"`)
 	}
-	if listMethods[method] || method == "resources/read" {
+	if listMethods[method] || method == "resources/read" || method == "server/discover" {
 		if _, ok := fields["ttlMs"]; !ok {
 			fields["ttlMs"] = json.RawMessage(`0`)
 		}

@@ -63,6 +63,11 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	defer m.Detach()
 	log := g.log.With("user", p.User, "worker", m.WorkerID(), "era", modernVersion)
 
+	// A worker that speaks the sessionless era itself takes the request as it is (the pool
+	// remaps the id); a legacy one gets it as a legacy request of gemgate's session with it.
+	// server/discover is answered by gemgate for both (see pool/discover.go for why a worker
+	// is never sent a real one).
+	sessionless := m.Sessionless()
 	if msg.Method == "server/discover" {
 		result, err := discoverFromInit(initResult)
 		if err != nil {
@@ -78,9 +83,11 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			return he
 		}
 	}
-	fwd, err := legacyMessage(msg)
-	if err != nil {
-		return strictError(msg, err)
+	fwd := msg
+	if !sessionless {
+		if fwd, err = legacyMessage(msg); err != nil {
+			return strictError(msg, err)
+		}
 	}
 	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: fields.progressToken, Identity: id, Tag: c})
 	if err != nil {

@@ -298,3 +298,36 @@ func TestModernListen(t *testing.T) {
 		t.Fatalf("got %s", m.Encode())
 	}
 }
+
+// A worker is sessionless when it answers the version probe with a -32022 that lists
+// 2026-07-28 (the demo, a go-sdk v1.8.0 server); a legacy one is not. Either way it is
+// initialized, and legacy sessions keep working on it.
+func TestModernWorkerDetection(t *testing.T) {
+	for _, tc := range []struct {
+		mode        string
+		sessionless bool
+	}{{"demo", true}, {"legacyfake", false}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			f := newFixture(t, func(o *Options) {
+				o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+				o.Workers = &testLauncher{mode: tc.mode, dataDir: t.TempDir()}
+			})
+			c := f.client("alice-rw")
+			if r := c.open(); r.status != http.StatusOK {
+				t.Fatalf("initialize: %d %s", r.status, r.body)
+			}
+			got, found := false, false
+			for _, rec := range f.log.records(t) {
+				if rec["msg"] == "worker started" {
+					got, found = rec["sessionless"] == true, true
+				}
+			}
+			if !found || got != tc.sessionless {
+				t.Errorf("worker started: found %v, sessionless %v, want %v", found, got, tc.sessionless)
+			}
+			if r := f.client("alice-rw").modern("1", "server/discover", nil); r.status != http.StatusOK || r.only(t).Error != nil {
+				t.Errorf("discover: %d %s", r.status, r.body)
+			}
+		})
+	}
+}
