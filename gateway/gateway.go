@@ -57,6 +57,10 @@ type Options struct {
 	// PostAnswersJSON answers application/json unless the worker sends related messages first.
 	// A client that accepts only JSON gets JSON either way.
 	PostAnswers string
+	// InputRequiredTimeout is how long a 2026-07-28 call that needs the client's input
+	// (bridged from a legacy worker's elicitation, sampling or roots request) waits for the
+	// client's retry; then the worker's request gets an error. Default 2m.
+	InputRequiredTimeout time.Duration
 	// OnTokenExpiry is what happens to a worker whose credential expired: pool.ExpiryKeep
 	// (the default), pool.ExpiryRestart or pool.ExpiryEnd. It overrides Pool.OnTokenExpiry.
 	OnTokenExpiry string
@@ -99,6 +103,7 @@ type Gateway struct {
 	stopOnce sync.Once
 	reaper   *reaper
 	listens  listenCounter // open subscriptions/listen streams per user
+	parks    parkTable     // modern calls waiting for their client's input (bridge.go)
 
 	mu     sync.Mutex     // orders admit against Close
 	closed bool           // Close has begun: no session may be admitted any more

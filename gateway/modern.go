@@ -55,12 +55,25 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if msg.Method == "subscriptions/listen" {
 		return g.listen(w, r, msg, mr, p, id)
 	}
+	state, hasState, err := requestStateOf(msg)
+	if err != nil {
+		return strictError(msg, err)
+	}
+	if hasState && strings.HasPrefix(state, statePrefix) {
+		return g.resumeModern(w, r, msg, mr, p, access, state)
+	}
 	c := newModernCaller(mr.logLevel != "")
 	m, initResult, err := g.pool.Attach(r.Context(), pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr)})
 	if err != nil {
 		return modernAttachError(msg, err)
 	}
-	defer m.Detach()
+	c.member.Store(m)
+	detach := true // not when the call is parked for the client's input: the parked call owns m
+	defer func() {
+		if detach {
+			m.Detach()
+		}
+	}()
 	log := g.log.With("user", p.User, "worker", m.WorkerID(), "era", modernVersion)
 
 	// A worker that speaks the sessionless era itself takes the request as it is (the pool
@@ -83,6 +96,10 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			return he
 		}
 	}
+	if hasState && !sessionless {
+		// Not gemgate's, and a legacy worker has no states of its own.
+		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
+	}
 	fwd := msg
 	if !sessionless {
 		if fwd, err = legacyMessage(msg); err != nil {
@@ -97,7 +114,9 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		return callError(msg.ID, err)
 	}
 	started := time.Now()
-	outcome := g.awaitModern(w, r, c, call, msg, access)
+	pk := &parked{owner: ownerOf(p), access: access, member: m, caller: c, call: call, msg: msg, name: mr.name}
+	outcome, parkedNow := g.awaitModern(w, r, c, call, msg, access, pk)
+	detach = !parkedNow
 	if msg.Method == "tools/call" {
 		g.metrics.toolCall(outcome)
 		log.Info("audit tools/call", "tool", fields.tool, "read_only", access.ReadOnly, "outcome", outcome, "duration", time.Since(started))
@@ -106,14 +125,20 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 }
 
 // legacyParams are the initialize params a modern request stands for, for the pool: the
-// version gemgate speaks with workers, no client capabilities (the pool then never routes a
-// worker's request to this caller) and the client's info when it gave one.
+// version gemgate speaks with workers, the client capabilities that decide which worker
+// requests the pool may route to this caller (for the bridge), and the client's info.
 func legacyParams(mr *modernRequest) json.RawMessage {
 	info := json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
 	if mr.clientInfo != nil {
 		info = mr.clientInfo
 	}
-	out, _ := json.Marshal(map[string]any{"protocolVersion": supportedVersions[0], "capabilities": map[string]any{}, "clientInfo": info})
+	caps := map[string]any{}
+	for _, k := range []string{"sampling", "elicitation", "roots"} {
+		if mr.caps.Has(k) {
+			caps[k] = map[string]any{}
+		}
+	}
+	out, _ := json.Marshal(map[string]any{"protocolVersion": supportedVersions[0], "capabilities": caps, "clientInfo": info})
 	return out
 }
 
@@ -134,6 +159,9 @@ func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 			delete(meta, k)
 		}
 	}
+	// The retry fields of the input-required round trip are gemgate's to answer (bridge.go).
+	delete(params, "inputResponses")
+	delete(params, "requestState")
 	if len(meta) == 0 {
 		delete(params, "_meta")
 	} else {

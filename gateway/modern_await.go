@@ -17,7 +17,7 @@ import (
 // (2026-07-28: closing the response stream is cancellation). An error the spec maps to an
 // HTTP status (404 unknown method, 400 invalid params, ...) goes as JSON with that status
 // while no stream has started. It returns the audit outcome.
-func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernCaller, call *pool.Call, msg *jsonrpc.Message, access policy.Access) string {
+func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernCaller, call *pool.Call, msg *jsonrpc.Message, access policy.Access, pk *parked) (outcome string, parkedNow bool) {
 	answerAsStream := g.opts.PostAnswers != PostAnswersJSON && acceptsSSE(r)
 	var stream *modernSSE
 	writeEvent := func(ev []byte) bool {
@@ -41,6 +41,24 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 	}
 	for {
 		select {
+		case req := <-c.requests:
+			// The worker needs the client's input: park the call and answer input_required.
+			pk.requests = gatherRequests(req, c.requests)
+			result, err := g.park(pk)
+			if err != nil {
+				for _, req := range pk.requests {
+					refuseWorkerRequest(pk.member, req.ID, err.Error())
+				}
+				continue // the worker carries on with the refusal; the call goes on
+			}
+			body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode()
+			if stream != nil || answerAsStream {
+				writeEvent(body)
+			} else {
+				g.trace.outbound("", body)
+				writeBody(w, http.StatusOK, body)
+			}
+			return "input_required", true
 		case resp := <-call.Result():
 			for drained := false; !drained; {
 				select {
@@ -51,33 +69,36 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 				}
 			}
 			resp, outcome := g.modernAnswer(msg.Method, access, resp)
+			answer := *resp
+			answer.ID = msg.ID // after a retry, the retry's id: the original request is answered already
+			resp = &answer
 			body := resp.Encode()
 			if stream == nil && resp.Error != nil {
 				g.trace.outbound("", body)
 				writeBody(w, modernStatus(errorCode(resp)), body)
-				return outcome
+				return outcome, false
 			}
 			if stream != nil || answerAsStream {
 				writeEvent(body)
-				return outcome
+				return outcome, false
 			}
 			g.trace.outbound("", body)
 			writeBody(w, http.StatusOK, body)
-			return outcome
+			return outcome, false
 		case ev := <-c.events:
 			if !writeEvent(ev) {
 				call.Cancel("client stream lost")
-				return "disconnected"
+				return "disconnected", false
 			}
 		case <-c.detached:
 			call.Cancel("the worker let go of the request")
 			if stream == nil {
 				overloaded(msg.ID, "the worker is gone; try again", workerRetryAfter, nil).write(w)
 			}
-			return "error"
+			return "error", false
 		case <-r.Context().Done():
 			call.Cancel("client closed the request's stream")
-			return "cancelled"
+			return "cancelled", false
 		case <-timeout:
 			call.Cancel("request timeout")
 			resp := jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
@@ -86,7 +107,23 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 			} else {
 				writeBody(w, http.StatusOK, resp.Encode())
 			}
-			return "timeout"
+			return "timeout", false
+		}
+	}
+}
+
+// gatherRequests collects the worker's requests sent together with first: those already
+// queued and those that follow within bridgeGather.
+func gatherRequests(first *jsonrpc.Message, more <-chan *jsonrpc.Message) map[string]*jsonrpc.Message {
+	out := map[string]*jsonrpc.Message{workerRequestKey(first): first}
+	t := time.NewTimer(bridgeGather)
+	defer t.Stop()
+	for {
+		select {
+		case req := <-more:
+			out[workerRequestKey(req)] = req
+		case <-t.C:
+			return out
 		}
 	}
 }
