@@ -331,3 +331,47 @@ func TestModernWorkerDetection(t *testing.T) {
 		})
 	}
 }
+
+// A parked call whose retry never comes ends after InputRequiredTimeout: the worker's request
+// gets an error, the parked call is gone (a late retry is told to start again), and the
+// worker serves the next call.
+func TestModernInputRequiredTimeout(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.InputRequiredTimeout = 200 * time.Millisecond
+	})
+	c := f.client("alice-rw")
+	meta := modernMeta()
+	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	if r := c.modern("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
+		t.Fatalf("write_note: %s", r.body)
+	}
+	r := c.modern("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta})
+	var res struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(r.only(t).Result, &res); err != nil || res.ResultType != "input_required" {
+		t.Fatalf("delete_note: %s", r.body)
+	}
+	var key string
+	for k := range res.InputRequests {
+		key = k
+	}
+	eventually(t, 10*time.Second, "the parked call to time out", func() bool {
+		f.gw.parks.mu.Lock()
+		defer f.gw.parks.mu.Unlock()
+		return len(f.gw.parks.calls) == 0
+	})
+	meta2 := modernMeta()
+	meta2[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	r = c.modern("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta2,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{}}}, "requestState": res.RequestState})
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "no waiting call") {
+		t.Errorf("late retry: %d %s", r.status, r.body)
+	}
+	if r := c.modern("4", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}}); r.status != http.StatusOK || r.only(t).Error != nil {
+		t.Errorf("after the timeout: %d %s", r.status, r.body)
+	}
+}
