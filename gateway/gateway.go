@@ -98,12 +98,13 @@ type Gateway struct {
 	starts   *startRate // nil: no rate
 	router   http.Handler
 
-	closing  atomic.Bool
-	stopping chan struct{} // closed when shutdown begins: streams end
-	stopOnce sync.Once
-	reaper   *reaper
-	listens  listenCounter // open subscriptions/listen streams per user
-	parks    parkTable     // modern calls waiting for their client's input (bridge.go)
+	closing      atomic.Bool
+	stopping     chan struct{} // closed when shutdown begins: streams end
+	stopOnce     sync.Once
+	reaper       *reaper
+	listens      listenCounter // open subscriptions/listen streams per user
+	parks        parkTable     // modern calls waiting for their client's input (bridge.go)
+	paramSchemas paramSchemas  // tools' x-mcp-header bindings per worker (param_headers.go)
 
 	mu     sync.Mutex     // orders admit against Close
 	closed bool           // Close has begun: no session may be admitted any more

@@ -92,6 +92,11 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		return nil
 	}
 	if msg.Method == "tools/call" {
+		if b, ok := g.toolBindings(r.Context(), m, fields.tool); ok && len(b) > 0 {
+			if he := checkParamHeaders(r.Header, msg, b); he != nil {
+				return he
+			}
+		}
 		if he := g.modernToolGate(r.Context(), m, msg, access, fields.tool, log); he != nil {
 			return he
 		}
