@@ -85,7 +85,7 @@ func TestModernClientAndLegacyClientShareOneWorker(t *testing.T) {
 	g := startDev(t)
 	token := g.Tokens["alice"]
 	elicited, sampled := 0, 0
-	cs := connect(t, g.URL, token, &mcp.ClientOptions{
+	cs := connectModern(t, g.URL, token, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			elicited++
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
@@ -167,4 +167,19 @@ func TestModernRequestStateRefusals(t *testing.T) {
 	if status, body := retry(g.URL, alice, res.RequestState); status != http.StatusOK || !strings.Contains(body, "deleted") {
 		t.Errorf("owner's retry: %d %s", status, body)
 	}
+}
+
+// connectModern is connect without the era pinned: the Go SDK client speaks 2026-07-28
+// first, which gemgate serves.
+func connectModern(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "gemgate-e2e-modern", Version: "1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClientWithToken(token)}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
