@@ -57,6 +57,10 @@ type Options struct {
 	// PostAnswersJSON answers application/json unless the worker sends related messages first.
 	// A client that accepts only JSON gets JSON either way.
 	PostAnswers string
+	// InputRequiredTimeout is how long a 2026-07-28 call that needs the client's input
+	// (bridged from a legacy worker's elicitation, sampling or roots request) waits for the
+	// client's retry; then the worker's request gets an error. Default 2m.
+	InputRequiredTimeout time.Duration
 	// OnTokenExpiry is what happens to a worker whose credential expired: pool.ExpiryKeep
 	// (the default), pool.ExpiryRestart or pool.ExpiryEnd. It overrides Pool.OnTokenExpiry.
 	OnTokenExpiry string
@@ -94,10 +98,13 @@ type Gateway struct {
 	starts   *startRate // nil: no rate
 	router   http.Handler
 
-	closing  atomic.Bool
-	stopping chan struct{} // closed when shutdown begins: streams end
-	stopOnce sync.Once
-	reaper   *reaper
+	closing      atomic.Bool
+	stopping     chan struct{} // closed when shutdown begins: streams end
+	stopOnce     sync.Once
+	reaper       *reaper
+	listens      listenCounter // open subscriptions/listen streams per user
+	parks        parkTable     // modern calls waiting for their client's input (bridge.go)
+	paramSchemas paramSchemas  // tools' x-mcp-header bindings per worker (param_headers.go)
 
 	mu     sync.Mutex     // orders admit against Close
 	closed bool           // Close has begun: no session may be admitted any more
@@ -195,8 +202,8 @@ func (g *Gateway) routes() http.Handler {
 	r.Route(g.opts.MCPPath, func(r chi.Router) {
 		r.Use(g.cors, g.traceRefused, g.opts.Authenticate, g.originGate)
 		r.Post("/", g.handlePost)
-		r.Get("/", g.handleGet)
-		r.Delete("/", g.handleDelete)
+		r.Get("/", g.legacyOnly(g.handleGet))
+		r.Delete("/", g.legacyOnly(g.handleDelete))
 		r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Allow", "GET, POST, DELETE")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

@@ -69,6 +69,11 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 // postMessage handles one parsed client message.
 func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
 	sessionID := r.Header.Get(headerSessionID)
+	if isModern(r, msg) {
+		// A sessionless 2026-07-28 request: its own checks and route (modern.go).
+		p, _ := auth.PrincipalFrom(r.Context())
+		return g.modernPost(w, r, msg, p)
+	}
 	// Every field the gateway decides on is read here, strictly, before anything else is done
 	// with the message: an ambiguous one is refused before it can reach a worker.
 	fields, he := readClientFields(msg)

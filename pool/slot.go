@@ -37,13 +37,14 @@ func (s *slot) everStarted() bool {
 
 // wrk is one running worker and its routing state, guarded by its slot's mu.
 type wrk struct {
-	id         string
-	proc       *worker.Process
-	log        *slog.Logger
-	credExpiry time.Time
-	initResult json.RawMessage
-	version    string
-	readOnly   bool
+	id          string
+	proc        *worker.Process
+	log         *slog.Logger
+	credExpiry  time.Time
+	initResult  json.RawMessage
+	sessionless bool // it speaks the sessionless revision itself (discover.go)
+	version     string
+	readOnly    bool
 
 	calls    map[*Call]struct{} // written to the worker, not yet answered
 	queue    fairQueue
@@ -191,9 +192,12 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		return nil, err
 	}
 	w.initResult, w.version = result, version
+	if !p.PerSession() {
+		w.sessionless = p.discover(ctx, proc)
+	}
 	ok = true
 	p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))
-	w.log.Info("worker started", "pid", proc.Pid(), "read_only", s.key.ReadOnly, "protocol_version", version)
+	w.log.Info("worker started", "pid", proc.Pid(), "read_only", s.key.ReadOnly, "protocol_version", version, "sessionless", w.sessionless)
 	s.mu.Lock()
 	s.started = true
 	s.mu.Unlock()

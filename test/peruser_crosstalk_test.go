@@ -96,7 +96,7 @@ func TestPerUserCrossTalk(t *testing.T) {
 			if cs == nil {
 				client := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("peruser-%d", s), Version: "1"}, nil)
 				var err error
-				cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: httpClientWithToken(g.Tokens["alice"])}, nil)
+				cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: httpClientWithToken(g.Tokens["alice"])}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 				if err != nil {
 					t.Errorf("session %d: connect: %v", s, err)
 					failed.Add(puCalls)

@@ -251,7 +251,8 @@ type scaleSession struct {
 
 func scaleConnect(ctx context.Context, url, user, token string) (*scaleSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "gemgate-scale-" + user, Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClientWithToken(token)}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClientWithToken(token)},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a legacy session: its id is followed through the replicas
 	if err != nil {
 		return nil, fmt.Errorf("%s: connect: %w", user, err)
 	}

@@ -81,21 +81,22 @@ type Config struct {
 	AllowInsecure bool     `key:"allow_insecure_http" help:"serve plain HTTP on a non-loopback address (a proxy terminates TLS)"`
 	Origins       []string `key:"allowed_origins" help:"browser origins allowed to call the endpoint"`
 
-	IdleTimeout        time.Duration `key:"idle_timeout" help:"end a session after this long without client traffic"`
-	StreamlessIdle     time.Duration `key:"streamless_idle_timeout" help:"the same, for a client that never opened a GET stream"`
-	StreamLossGrace    time.Duration `key:"stream_loss_grace" help:"end a session this long after its GET stream closed"`
-	MaxSessionLifetime time.Duration `key:"max_session_lifetime" help:"end every session after this long (0 = no cap)"`
-	RequestTimeout     time.Duration `key:"request_timeout" help:"cancel a call that runs longer (0 = no limit)"`
-	MaxSessions        int           `key:"max_sessions" help:"most sessions at once; more get 503; the default is sized from the open-files limit and memory (0 lifts the cap)"`
-	MaxSessionsPerUser int           `key:"max_sessions_per_user" help:"most sessions per user; more get 429 (0 lifts the cap)"`
-	WorkerStartRate    float64       `key:"worker_start_rate" help:"workers one user may start per second, after worker_start_burst; faster gets 429 (0 lifts the limit)"`
-	WorkerStartBurst   int           `key:"worker_start_burst" help:"workers one user may start at once before worker_start_rate applies"`
-	MaxConnections     int           `key:"max_connections" help:"most client connections at once; more get 503; the default is sized from the open-files limit (0 lifts the cap)"`
-	ReadTimeout        time.Duration `key:"read_timeout" help:"a request's headers and body must arrive within this, or its connection is closed"`
-	MaxCallsPerSession int           `key:"max_calls_per_session" help:"most calls in flight on one session; more get 429 (0 = no limit)"`
-	MaxBodyBytes       int64         `key:"max_body_bytes" help:"largest request body"`
-	PostAnswers        string        `key:"post_answers" choices:"sse,json" help:"sse (answer as an SSE stream when the client accepts one) or json (JSON unless the worker sends related messages first)"`
-	ShutdownGrace      time.Duration `key:"shutdown_grace" help:"how long in-flight calls may finish at shutdown"`
+	IdleTimeout          time.Duration `key:"idle_timeout" help:"end a session after this long without client traffic"`
+	StreamlessIdle       time.Duration `key:"streamless_idle_timeout" help:"the same, for a client that never opened a GET stream"`
+	StreamLossGrace      time.Duration `key:"stream_loss_grace" help:"end a session this long after its GET stream closed"`
+	MaxSessionLifetime   time.Duration `key:"max_session_lifetime" help:"end every session after this long (0 = no cap)"`
+	RequestTimeout       time.Duration `key:"request_timeout" help:"cancel a call that runs longer (0 = no limit)"`
+	InputRequiredTimeout time.Duration `key:"input_required_timeout" help:"how long a 2026-07-28 call that needs the client's input (a worker's elicitation, sampling or roots request) waits for the client's retry; then the worker's request gets an error"`
+	MaxSessions          int           `key:"max_sessions" help:"most sessions at once; more get 503; the default is sized from the open-files limit and memory (0 lifts the cap)"`
+	MaxSessionsPerUser   int           `key:"max_sessions_per_user" help:"most sessions per user; more get 429 (0 lifts the cap)"`
+	WorkerStartRate      float64       `key:"worker_start_rate" help:"workers one user may start per second, after worker_start_burst; faster gets 429 (0 lifts the limit)"`
+	WorkerStartBurst     int           `key:"worker_start_burst" help:"workers one user may start at once before worker_start_rate applies"`
+	MaxConnections       int           `key:"max_connections" help:"most client connections at once; more get 503; the default is sized from the open-files limit (0 lifts the cap)"`
+	ReadTimeout          time.Duration `key:"read_timeout" help:"a request's headers and body must arrive within this, or its connection is closed"`
+	MaxCallsPerSession   int           `key:"max_calls_per_session" help:"most calls in flight on one session; more get 429 (0 = no limit)"`
+	MaxBodyBytes         int64         `key:"max_body_bytes" help:"largest request body"`
+	PostAnswers          string        `key:"post_answers" choices:"sse,json" help:"sse (answer as an SSE stream when the client accepts one) or json (JSON unless the worker sends related messages first)"`
+	ShutdownGrace        time.Duration `key:"shutdown_grace" help:"how long in-flight calls may finish at shutdown"`
 
 	// gemgate dev only.
 	DevIssuerListen string `key:"dev_issuer_listen" dev:"true" help:"address of the development issuer"`
@@ -110,41 +111,42 @@ type Config struct {
 func defaults() Config {
 	limits := gateway.DefaultLimits(gateway.HostCapacity())
 	return Config{
-		MaxSessions:        limits.MaxSessions,
-		MaxSessionsPerUser: limits.MaxSessionsPerUser,
-		WorkerStartRate:    limits.WorkerStartRate,
-		WorkerStartBurst:   limits.WorkerStartBurst,
-		MaxConnections:     limits.Capacity.MaxConnections(limits.MaxSessions),
-		ReadTimeout:        30 * time.Second,
-		Listen:             "127.0.0.1:8080",
-		MCPPath:            "/mcp",
-		Auth:               "oidc",
-		UserClaim:          "sub",
-		KeyRefresh:         time.Minute,
-		RequiredScopes:     []string{"mcp:use"},
-		WriteScope:         "mcp:write",
-		Worker:             "demo",
-		WorkerCredential:   "", // chosen by worker after loading: defaultCredential
-		OnTokenExpiry:      "keep",
-		WorkerPer:          "user",
-		WorkerIdleTimeout:  10 * time.Minute,
-		OnWorkerExit:       "keep",
-		MaxWorkers:         limits.MaxSessions,
-		MaxCallsPerWorker:  64,
-		WorkerSandbox:      "auto",
-		WorkerWriteTimeout: 10 * time.Second,
-		PostAnswers:        "sse",
-		MaxCallsPerSession: 64,
-		MetricsListen:      "127.0.0.1:9464",
-		LogFormat:          "json",
-		LogLevel:           "info",
-		TraceLimit:         "4096",
-		IdleTimeout:        30 * time.Minute,
-		StreamlessIdle:     time.Minute,
-		StreamLossGrace:    10 * time.Second,
-		MaxBodyBytes:       4 << 20,
-		ShutdownGrace:      10 * time.Second,
-		DevIssuerListen:    "127.0.0.1:0",
+		MaxSessions:          limits.MaxSessions,
+		MaxSessionsPerUser:   limits.MaxSessionsPerUser,
+		WorkerStartRate:      limits.WorkerStartRate,
+		WorkerStartBurst:     limits.WorkerStartBurst,
+		MaxConnections:       limits.Capacity.MaxConnections(limits.MaxSessions),
+		ReadTimeout:          30 * time.Second,
+		Listen:               "127.0.0.1:8080",
+		MCPPath:              "/mcp",
+		Auth:                 "oidc",
+		UserClaim:            "sub",
+		KeyRefresh:           time.Minute,
+		RequiredScopes:       []string{"mcp:use"},
+		WriteScope:           "mcp:write",
+		Worker:               "demo",
+		WorkerCredential:     "", // chosen by worker after loading: defaultCredential
+		OnTokenExpiry:        "keep",
+		InputRequiredTimeout: 2 * time.Minute,
+		WorkerPer:            "user",
+		WorkerIdleTimeout:    10 * time.Minute,
+		OnWorkerExit:         "keep",
+		MaxWorkers:           limits.MaxSessions,
+		MaxCallsPerWorker:    64,
+		WorkerSandbox:        "auto",
+		WorkerWriteTimeout:   10 * time.Second,
+		PostAnswers:          "sse",
+		MaxCallsPerSession:   64,
+		MetricsListen:        "127.0.0.1:9464",
+		LogFormat:            "json",
+		LogLevel:             "info",
+		TraceLimit:           "4096",
+		IdleTimeout:          30 * time.Minute,
+		StreamlessIdle:       time.Minute,
+		StreamLossGrace:      10 * time.Second,
+		MaxBodyBytes:         4 << 20,
+		ShutdownGrace:        10 * time.Second,
+		DevIssuerListen:      "127.0.0.1:0",
 	}
 }
 

@@ -109,6 +109,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		Limits:               c.limits(),
 		ReadTimeout:          c.ReadTimeout,
 		OnTokenExpiry:        c.OnTokenExpiry,
+		InputRequiredTimeout: c.InputRequiredTimeout,
 		Pool:                 c.poolSettings(),
 		PostAnswers:          c.PostAnswers,
 		Logger:               log,

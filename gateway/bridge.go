@@ -1,0 +1,162 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// The input-required bridge. 2026-07-28 has no server-to-client requests: a server that needs
+// the client's input answers the call with resultType input_required, and the client retries
+// the call with inputResponses. A legacy worker instead sends elicitation/create,
+// sampling/createMessage or roots/list in the middle of its call and waits for the answer.
+// gemgate parks that call (still running at the worker, still attached to the pool) with the
+// worker's requests, answers the client input_required with a requestState naming the parked
+// call (bridge_state.go), and on the retry answers the worker's requests with the client's
+// responses and goes on streaming the original call. A retry that never comes ends after
+// input_required_timeout: the worker's requests are answered with an error and the call is
+// left to finish unseen.
+
+const (
+	// DefaultInputRequiredTimeout is how long a parked call waits for the client's retry.
+	DefaultInputRequiredTimeout = 2 * time.Minute
+	maxParkedPerUser            = 8
+	maxParkedTotal              = 1024
+	// bridgeGather is how long gemgate waits after a worker's first request for the others
+	// it sends at once (a tool asking for roots, a sample and a form together), so that one
+	// input-required result carries them all.
+	bridgeGather = 30 * time.Millisecond
+	// parkedDrain bounds how long an abandoned call's answer is waited for before its
+	// caller lets go of the worker.
+	parkedDrain = 30 * time.Second
+)
+
+var errTooManyParked = errors.New("too many calls are waiting for your input; answer or abandon one first")
+
+// parked is a call waiting for its client's retry.
+type parked struct {
+	id       string
+	owner    owner
+	access   policy.Access
+	member   *pool.Member
+	caller   *modernCaller
+	call     *pool.Call
+	msg      *jsonrpc.Message // the original request
+	name     string
+	requests map[string]*jsonrpc.Message // the worker's requests by input key (gemgate's id)
+	timer    *time.Timer
+}
+
+// parkTable holds parked calls; its zero value is ready.
+type parkTable struct {
+	key    stateKey
+	mu     sync.Mutex
+	calls  map[string]*parked
+	byUser map[owner]int
+}
+
+func (t *parkTable) add(p *parked) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.calls == nil {
+		t.calls, t.byUser = map[string]*parked{}, map[owner]int{}
+	}
+	if len(t.calls) >= maxParkedTotal || t.byUser[p.owner] >= maxParkedPerUser {
+		return errTooManyParked
+	}
+	t.calls[p.id] = p
+	t.byUser[p.owner]++
+	return nil
+}
+
+// take removes a parked call, nil when it is not (or no longer) there.
+func (t *parkTable) take(id string) *parked {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.calls[id]
+	if p == nil {
+		return nil
+	}
+	delete(t.calls, id)
+	if t.byUser[p.owner]--; t.byUser[p.owner] <= 0 {
+		delete(t.byUser, p.owner)
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	return p
+}
+
+func randomID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// park parks a call with the worker's requests and returns the input-required result for
+// the client. On an error the caller answers the worker's requests itself.
+func (g *Gateway) park(p *parked) (json.RawMessage, error) {
+	p.id = randomID()
+	inputs := map[string]any{}
+	keys := make([]string, 0, len(p.requests))
+	for key, req := range p.requests {
+		keys = append(keys, key)
+		inputs[key] = map[string]any{"method": req.Method, "params": req.Params}
+	}
+	timeout := g.opts.InputRequiredTimeout
+	if timeout <= 0 {
+		timeout = DefaultInputRequiredTimeout
+	}
+	if err := g.parks.add(p); err != nil {
+		return nil, err
+	}
+	p.timer = time.AfterFunc(timeout, func() { g.abandonParked(p.id, "the client did not answer in time") })
+	state := g.parks.key.seal(stateClaims{
+		Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly, Worker: p.member.WorkerID(),
+		Park: p.id, Method: p.msg.Method, Name: p.name, Keys: keys, Expires: time.Now().Add(timeout).Unix(),
+	})
+	return json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": inputs, "requestState": state})
+}
+
+// abandonParked ends a parked call whose retry did not come: the worker's requests get an
+// error, the call's answer is waited for (bounded) and dropped, and the worker let go.
+func (g *Gateway) abandonParked(id, why string) {
+	p := g.parks.take(id)
+	if p == nil {
+		return
+	}
+	for _, req := range p.requests {
+		refuseWorkerRequest(p.member, req.ID, why)
+	}
+	go func() {
+		defer p.member.Detach()
+		t := time.NewTimer(parkedDrain)
+		defer t.Stop()
+		select {
+		case <-p.call.Result():
+		case <-t.C:
+			p.call.Cancel(why)
+		}
+	}()
+}
+
+// refuseWorkerRequest answers a worker's request with an error on the client's behalf.
+func refuseWorkerRequest(m *pool.Member, id json.RawMessage, why string) {
+	_, _ = m.Answer(jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, why, nil))
+}
+
+// workerRequestKey is the input key of a worker request: gemgate's own id for it, unquoted.
+func workerRequestKey(req *jsonrpc.Message) string {
+	var s string
+	if json.Unmarshal(req.ID, &s) == nil {
+		return s
+	}
+	return string(req.ID)
+}

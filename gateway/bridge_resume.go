@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
+)
+
+// requestStateOf reads params.requestState strictly; ok is false when absent.
+func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
+	if len(msg.Params) == 0 || string(msg.Params) == "null" {
+		return "", false, nil
+	}
+	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	if err != nil {
+		return "", false, err
+	}
+	if err := params.Exact("requestState", "inputResponses"); err != nil {
+		return "", false, err
+	}
+	return params.String("requestState")
+}
+
+// resumeModern takes a client's retry of a parked call: the state is verified and bound to
+// this caller and request, the worker's parked requests are answered with the client's
+// inputResponses, and the original call's answer (or its next input-required round) is
+// written to this response. A key left unanswered is asked for again.
+func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *modernRequest, p auth.Principal, access policy.Access, state string) error {
+	refuse := func(err error) error {
+		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+	}
+	claims, err := g.parks.key.open(state, time.Now())
+	if err != nil {
+		return refuse(err)
+	}
+	o := ownerOf(p)
+	if err := claims.belongsTo(o, access.ReadOnly, msg.Method, mr.name); err != nil {
+		return refuse(err)
+	}
+	pk := g.parks.take(claims.Park)
+	if pk == nil {
+		return refuse(errStateGone)
+	}
+	if pk.owner != o || pk.access.ReadOnly != access.ReadOnly || pk.member.WorkerID() != claims.Worker {
+		// The MAC already bound these; a mismatch is a bug, and the call is not handed over.
+		g.abandonParked(pk.id, "the retry did not match the parked call")
+		return refuse(errStateNotYours)
+	}
+	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	if err != nil {
+		return strictError(msg, err)
+	}
+	responses, _, err := params.Object("inputResponses")
+	if err != nil {
+		return strictError(msg, err)
+	}
+	missing := map[string]*jsonrpc.Message{}
+	for key, req := range pk.requests {
+		if !claims.hasKey(key) {
+			continue
+		}
+		raw, ok := responses.Raw(key)
+		if !ok || string(raw) == "null" {
+			missing[key] = req
+			continue
+		}
+		if _, err := pk.member.Answer(&jsonrpc.Message{ID: req.ID, Result: raw}); err != nil {
+			g.log.Warn("could not pass an input response to the worker", "error", err)
+		}
+	}
+	pk.msg = msg
+	detach := true
+	defer func() {
+		if detach {
+			pk.member.Detach()
+		}
+	}()
+	if len(missing) > 0 {
+		pk.requests = missing
+		result, err := g.park(pk)
+		if err != nil {
+			for _, req := range missing {
+				refuseWorkerRequest(pk.member, req.ID, err.Error())
+			}
+			return refuse(err)
+		}
+		detach = false
+		writeBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
+		return nil
+	}
+	_, parkedNow := g.awaitModern(w, r, pk.caller, pk.call, msg, pk.access, pk)
+	detach = !parkedNow
+	return nil
+}

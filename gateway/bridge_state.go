@@ -1,0 +1,133 @@
+package gateway
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The requestState gemgate hands a modern client with an input-required result is opaque to
+// the client and authenticated by gemgate: HMAC-SHA256 under a key drawn at random when the
+// process starts, over who the call belongs to (issuer, subject, access mode), the worker, the
+// parked call, the input keys asked for, the request's method and name, and an expiry. It
+// names a parked call; it carries nothing the client may not see. A state made by another
+// gemgate process (another key) is told apart from a tampered one, so that the client can be
+// told to start over.
+
+const statePrefix = "gg1."
+
+// stateClaims is what a requestState binds.
+type stateClaims struct {
+	KeyID    string   `json:"k"`
+	Issuer   string   `json:"i"`
+	Subject  string   `json:"s"`
+	ReadOnly bool     `json:"ro"`
+	Worker   string   `json:"w"`
+	Park     string   `json:"p"`
+	Method   string   `json:"m"`
+	Name     string   `json:"n,omitempty"`
+	Keys     []string `json:"q"`
+	Expires  int64    `json:"e"`
+}
+
+// Typed refusals of a requestState; each is an invalid-params error for the client.
+var (
+	errStateMalformed    = errors.New("requestState is not one gemgate issued")
+	errStateTampered     = errors.New("requestState failed verification")
+	errStateOtherProcess = errors.New("requestState was issued by another gemgate process; start the request again without it")
+	errStateExpired      = errors.New("requestState expired; start the request again without it")
+	errStateNotYours     = errors.New("requestState does not belong to this caller")
+)
+
+// stateKey is the process's MAC key, drawn on first use.
+type stateKey struct {
+	once sync.Once
+	key  []byte
+	id   string
+}
+
+func (k *stateKey) init() {
+	k.once.Do(func() {
+		k.key = make([]byte, 32)
+		if _, err := rand.Read(k.key); err != nil {
+			panic("gemgate: no randomness for the requestState key: " + err.Error())
+		}
+		sum := sha256.Sum256(append([]byte("gemgate requestState key id "), k.key...))
+		k.id = hex.EncodeToString(sum[:8])
+	})
+}
+
+func (k *stateKey) mac(payload []byte) []byte {
+	m := hmac.New(sha256.New, k.key)
+	m.Write(payload)
+	return m.Sum(nil)
+}
+
+// seal makes a requestState of c (KeyID is set here).
+func (k *stateKey) seal(c stateClaims) string {
+	k.init()
+	c.KeyID = k.id
+	payload, _ := json.Marshal(c)
+	enc := base64.RawURLEncoding
+	return statePrefix + enc.EncodeToString(payload) + "." + enc.EncodeToString(k.mac(payload))
+}
+
+// open verifies a requestState and returns its claims; the caller still checks who asks.
+func (k *stateKey) open(state string, now time.Time) (stateClaims, error) {
+	k.init()
+	var c stateClaims
+	rest, ok := strings.CutPrefix(state, statePrefix)
+	if !ok || len(state) > 4096 {
+		return c, errStateMalformed
+	}
+	p64, m64, ok := strings.Cut(rest, ".")
+	if !ok {
+		return c, errStateTampered
+	}
+	enc := base64.RawURLEncoding
+	payload, err1 := enc.DecodeString(p64)
+	mac, err2 := enc.DecodeString(m64)
+	if err1 != nil || err2 != nil {
+		return c, errStateTampered
+	}
+	if !hmac.Equal(mac, k.mac(payload)) {
+		// Only after the MAC failed is the unauthenticated key id looked at, and only to word
+		// the refusal: it grants nothing.
+		var peek stateClaims
+		if json.Unmarshal(payload, &peek) == nil && peek.KeyID != "" && peek.KeyID != k.id {
+			return c, errStateOtherProcess
+		}
+		return c, errStateTampered
+	}
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return c, errStateTampered
+	}
+	if now.Unix() > c.Expires {
+		return c, errStateExpired
+	}
+	return c, nil
+}
+
+// belongsTo checks the claims against the caller and the request retried.
+func (c stateClaims) belongsTo(o owner, readOnly bool, method, name string) error {
+	if c.Issuer != o.issuer || c.Subject != o.subject || c.ReadOnly != readOnly {
+		return errStateNotYours
+	}
+	if c.Method != method || c.Name != name {
+		return errors.New("requestState belongs to another request")
+	}
+	return nil
+}
+
+// hasKey reports whether key is one the state asked for.
+func (c stateClaims) hasKey(key string) bool { return slices.Contains(c.Keys, key) }
+
+var errStateGone = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")

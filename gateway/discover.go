@@ -1,0 +1,82 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// discoverFromInit builds a server/discover result for a legacy worker from the
+// InitializeResult gemgate keeps for it: the versions gemgate serves (not the worker's: the
+// client talks to gemgate), the worker's capabilities, serverInfo in _meta, instructions. It
+// is cacheScope private: which worker answers, and so what it declares, depends on the
+// caller's identity and access.
+func discoverFromInit(initResult json.RawMessage) (json.RawMessage, error) {
+	var init struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+		ServerInfo   json.RawMessage `json:"serverInfo"`
+		Instructions string          `json:"instructions"`
+	}
+	if err := json.Unmarshal(initResult, &init); err != nil {
+		return nil, err
+	}
+	if len(init.Capabilities) == 0 || init.Capabilities[0] != '{' {
+		return nil, errors.New("the worker's InitializeResult has no capabilities object")
+	}
+	out := map[string]any{
+		"supportedVersions": servedVersions,
+		"capabilities":      modernCapabilities(init.Capabilities),
+		"resultType":        "complete",
+		"ttlMs":             0,
+		"cacheScope":        "private",
+	}
+	if len(init.ServerInfo) > 0 && init.ServerInfo[0] == '{' {
+		out["_meta"] = map[string]json.RawMessage{metaServerInfo: init.ServerInfo}
+	}
+	if init.Instructions != "" {
+		out["instructions"] = init.Instructions
+	}
+	return json.Marshal(out)
+}
+
+// modernCapabilities are a legacy worker's capabilities as a modern client may use them:
+// tasks are dropped, which gemgate does not bridge; the rest is kept (resources.subscribe
+// is what subscriptions/listen delivers, logging's level travels in _meta per request).
+func modernCapabilities(raw json.RawMessage) json.RawMessage {
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(raw, &caps) != nil {
+		return raw
+	}
+	delete(caps, "tasks")
+	out, err := json.Marshal(caps)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// listMethods are the lists; they and resources/read are the results the spec makes
+// cacheable (ttlMs, cacheScope).
+var listMethods = map[string]bool{
+	"tools/list": true, "resources/list": true, "resources/templates/list": true, "prompts/list": true,
+}
+
+// modernResult maps a legacy worker's result to the modern era: resultType "complete" when the
+// worker did not say, and for the lists ttlMs 0 when absent and cacheScope private always:
+// what gemgate answers depends on who asks (a read-only caller's tools/list is filtered, and
+// every worker serves one user), so no shared cache may keep it.
+func modernResult(method string, result json.RawMessage) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(result, &fields); err != nil || fields == nil {
+		return nil, errors.New("the worker's result is not an object")
+	}
+	if _, ok := fields["resultType"]; !ok {
+		fields["resultType"] = json.RawMessage(`"complete"`)
+	}
+	if listMethods[method] || method == "resources/read" || method == "server/discover" {
+		if _, ok := fields["ttlMs"]; !ok {
+			fields["ttlMs"] = json.RawMessage(`0`)
+		}
+		fields["cacheScope"] = json.RawMessage(`"private"`)
+	}
+	return json.Marshal(fields)
+}

@@ -1,0 +1,301 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// subscriptions/listen (basic/patterns/subscriptions.mdx) replaces the legacy GET stream and
+// resources/subscribe: one long-lived SSE answer per listen request, first
+// notifications/subscriptions/acknowledged with what gemgate agreed to, then the worker's
+// list_changed and resources/updated notifications the client asked for, each tagged with
+// _meta subscriptionId = the listen request's id. A listen stream is a pool caller of its
+// user's worker for the (issuer, subject, access mode) of its token, always: it never
+// receives another user's or another access mode's notifications.
+
+const (
+	// maxListensPerUser bounds the listen streams one user holds open at once.
+	maxListensPerUser = 16
+	// maxResourceSubscriptions bounds the URIs one listen request may name.
+	maxResourceSubscriptions = 100
+	// listenSubscribeTimeout bounds each resources/subscribe gemgate sends the worker for a
+	// listen request's URIs.
+	listenSubscribeTimeout = 10 * time.Second
+)
+
+// listenFilter is what a client asked to hear, or what gemgate agreed to.
+type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+func (f listenFilter) empty() bool {
+	return !f.ToolsListChanged && !f.PromptsListChanged && !f.ResourcesListChanged && len(f.ResourceSubscriptions) == 0
+}
+
+// wants reports whether a worker notification passes the filter.
+func (f listenFilter) wants(method string) bool {
+	switch method {
+	case "notifications/tools/list_changed":
+		return f.ToolsListChanged
+	case "notifications/prompts/list_changed":
+		return f.PromptsListChanged
+	case "notifications/resources/list_changed":
+		return f.ResourcesListChanged
+	case "notifications/resources/updated":
+		return len(f.ResourceSubscriptions) > 0 // the pool delivers only the URIs subscribed here
+	}
+	return false
+}
+
+// readListenFilter reads params.notifications strictly.
+func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
+	var f listenFilter
+	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	if err != nil {
+		return f, err
+	}
+	n, ok, err := params.Object("notifications")
+	if err != nil || !ok {
+		return f, err
+	}
+	keys := []string{"toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions"}
+	if err := n.Exact(keys...); err != nil {
+		return f, err
+	}
+	for _, k := range keys[:3] {
+		raw, ok := n.Raw(k)
+		if !ok {
+			continue
+		}
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return f, &jsonrpc.TypeError{Field: "params.notifications." + k, Want: "a boolean"}
+		}
+		switch k {
+		case "toolsListChanged":
+			f.ToolsListChanged = b
+		case "promptsListChanged":
+			f.PromptsListChanged = b
+		case "resourcesListChanged":
+			f.ResourcesListChanged = b
+		}
+	}
+	if raw, ok := n.Raw("resourceSubscriptions"); ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &f.ResourceSubscriptions); err != nil {
+			return f, &jsonrpc.TypeError{Field: "params.notifications.resourceSubscriptions", Want: "an array of strings"}
+		}
+	}
+	return f, nil
+}
+
+// agreed is the part of f the worker can honour, by its capabilities.
+func (f listenFilter) agreed(initResult json.RawMessage) listenFilter {
+	var init struct {
+		Capabilities struct {
+			Tools     *struct{ ListChanged bool } `json:"tools"`
+			Prompts   *struct{ ListChanged bool } `json:"prompts"`
+			Resources *struct {
+				ListChanged bool `json:"listChanged"`
+				Subscribe   bool `json:"subscribe"`
+			} `json:"resources"`
+		} `json:"capabilities"`
+	}
+	_ = json.Unmarshal(initResult, &init)
+	c := init.Capabilities
+	var out listenFilter
+	out.ToolsListChanged = f.ToolsListChanged && c.Tools != nil && c.Tools.ListChanged
+	out.PromptsListChanged = f.PromptsListChanged && c.Prompts != nil && c.Prompts.ListChanged
+	if c.Resources != nil {
+		out.ResourcesListChanged = f.ResourcesListChanged && c.Resources.ListChanged
+		if c.Resources.Subscribe {
+			out.ResourceSubscriptions = f.ResourceSubscriptions
+		}
+	}
+	return out
+}
+
+// listenCounter counts each user's open listen streams; its zero value is ready.
+type listenCounter struct {
+	mu sync.Mutex
+	n  map[owner]int
+}
+
+func (c *listenCounter) take(o owner) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[owner]int{}
+	}
+	if c.n[o] >= maxListensPerUser {
+		return false
+	}
+	c.n[o]++
+	return true
+}
+
+func (c *listenCounter) release(o owner) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[o]--; c.n[o] <= 0 {
+		delete(c.n, o)
+	}
+}
+
+// listenCaller is a listen stream's attachment to the worker.
+type listenCaller struct {
+	filter   listenFilter
+	subID    json.RawMessage
+	events   chan []byte
+	detached chan struct{}
+	once     sync.Once
+	created  time.Time
+}
+
+func (c *listenCaller) Deliver(d pool.Delivery) {
+	if d.Request || d.Call != nil {
+		return // a call's messages and worker requests never go to a listen stream
+	}
+	msg, err := jsonrpc.Parse(d.Message)
+	if err != nil || !msg.IsNotification() || !c.filter.wants(msg.Method) {
+		return
+	}
+	tagged, err := tagSubscription(msg, c.subID)
+	if err != nil {
+		return
+	}
+	select {
+	case c.events <- tagged:
+	default: // a client that does not read loses notifications, never gemgate's memory
+	}
+}
+
+func (c *listenCaller) LastActive() time.Time { return c.created }
+func (c *listenCaller) CanTakeRequest() bool  { return false }
+func (c *listenCaller) Detached(string)       { c.once.Do(func() { close(c.detached) }) }
+
+// tagSubscription adds _meta subscriptionId to a notification's params.
+func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error) {
+	params := map[string]json.RawMessage{}
+	if len(msg.Params) > 0 && string(msg.Params) != "null" {
+		if err := json.Unmarshal(msg.Params, &params); err != nil {
+			return nil, err
+		}
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, err
+		}
+	}
+	meta[metaSubscriptionID] = subID
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	params["_meta"] = b
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	out := *msg
+	out.Params = p
+	return out.Encode(), nil
+}
+
+// listen serves one subscriptions/listen request until the client closes it, the worker lets
+// go, or the gateway shuts down (then the request gets its result: a graceful end).
+func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *modernRequest, p auth.Principal, id pool.Identity) error {
+	want, err := readListenFilter(msg)
+	if err != nil {
+		return strictError(msg, err)
+	}
+	if len(want.ResourceSubscriptions) > maxResourceSubscriptions {
+		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
+	}
+	o := ownerOf(p)
+	if !g.listens.take(o) {
+		return tooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", sessionLimitRetryAfter)
+	}
+	defer g.listens.release(o)
+	c := &listenCaller{subID: msg.ID, events: make(chan []byte, modernEventBuffer), detached: make(chan struct{}), created: time.Now()}
+	m, initResult, err := g.pool.Attach(r.Context(), pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr)})
+	if err != nil {
+		return modernAttachError(msg, err)
+	}
+	defer m.Detach() // also unsubscribes what this stream subscribed, as a session's end does
+	agreed := want.agreed(initResult)
+	for _, uri := range agreed.ResourceSubscriptions {
+		if he := g.listenSubscribe(r.Context(), m, msg, id, uri); he != nil {
+			return he
+		}
+	}
+	c.filter = agreed
+
+	stream := newModernSSE(w)
+	if stream.start() != nil {
+		return nil
+	}
+	ackParams := map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: msg.ID}, "notifications": agreed}
+	if stream.event(jsonrpc.Notification("notifications/subscriptions/acknowledged", ackParams).Encode()) != nil {
+		return nil
+	}
+	end := func() {
+		res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: msg.ID}, "resultType": "complete"})
+		_ = stream.event((&jsonrpc.Message{ID: msg.ID, Result: res}).Encode())
+	}
+	if agreed.empty() {
+		end()
+		return nil
+	}
+	for {
+		select {
+		case ev := <-c.events:
+			g.trace.outbound("", ev)
+			if stream.event(ev) != nil {
+				return nil
+			}
+		case <-r.Context().Done():
+			return nil
+		case <-g.stopping:
+			end()
+			return nil
+		case <-c.detached:
+			end()
+			return nil
+		}
+	}
+}
+
+// listenSubscribe subscribes this listen stream to uri at the worker (the pool counts
+// subscriptions per caller, so the worker hears one subscribe per URI however many listen).
+func (g *Gateway) listenSubscribe(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, id pool.Identity, uri string) *httpError {
+	ctx, cancel := context.WithTimeout(ctx, listenSubscribeTimeout)
+	defer cancel()
+	params, _ := json.Marshal(map[string]string{"uri": uri})
+	req := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-listen"`), Method: "resources/subscribe", Params: params}
+	call, err := m.Call(ctx, pool.Request{Message: req, Identity: id})
+	if err != nil {
+		return callError(msg.ID, err)
+	}
+	select {
+	case resp := <-call.Result():
+		if resp.Error != nil {
+			return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID,
+				Message: "the worker refused the subscription to " + quoteSafe(uri)}
+		}
+		return nil
+	case <-ctx.Done():
+		call.Cancel("gemgate stopped waiting for resources/subscribe")
+		return overloaded(msg.ID, "the worker did not answer in time", workerRetryAfter, nil)
+	}
+}

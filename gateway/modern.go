@@ -1,0 +1,297 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// modernPost handles one POST of the 2026-07-28 era: checked (modern_era.go), authorized by
+// the same policy as a legacy call, then routed to the user's worker (the one the user's
+// legacy sessions of the same access mode use) as a short-lived pool caller, and answered.
+func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
+	switch {
+	case msg.IsResponse():
+		return badRequest("a " + modernVersion + " client sends no responses: there are no server-to-client requests")
+	case msg.IsNotification():
+		// Nothing a modern client notifies changes what gemgate does: cancellation is closing
+		// the request's stream.
+		w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+	mr, he := checkModern(r, msg)
+	if he != nil {
+		return he
+	}
+	fields, he := readClientFields(msg)
+	if he != nil {
+		he.Status = http.StatusBadRequest
+		return he
+	}
+	access := g.opts.Policy.Decide(p.Scopes)
+	if missing := access.Missing(); len(missing) > 0 {
+		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
+	}
+	if g.pool.PerSession() {
+		// One worker per legacy session: a sessionless request has no worker of its own, and
+		// starting one per request would be a worker start per call.
+		return modernError(msg, http.StatusBadRequest, codeUnsupportedVersion,
+			"this gateway runs one worker per session (worker_per: session): use initialize",
+			map[string]any{"supported": supportedVersions, "requested": mr.version})
+	}
+	if g.closing.Load() {
+		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
+	}
+	id := pool.Identity{Principal: p, ReadOnly: access.ReadOnly, Token: bearer(r)}
+	if msg.Method == "subscriptions/listen" {
+		return g.listen(w, r, msg, mr, p, id)
+	}
+	state, hasState, err := requestStateOf(msg)
+	if err != nil {
+		return strictError(msg, err)
+	}
+	if hasState && strings.HasPrefix(state, statePrefix) {
+		return g.resumeModern(w, r, msg, mr, p, access, state)
+	}
+	c := newModernCaller(mr.logLevel != "")
+	m, initResult, err := g.pool.Attach(r.Context(), pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr)})
+	if err != nil {
+		return modernAttachError(msg, err)
+	}
+	c.member.Store(m)
+	detach := true // not when the call is parked for the client's input: the parked call owns m
+	defer func() {
+		if detach {
+			m.Detach()
+		}
+	}()
+	log := g.log.With("user", p.User, "worker", m.WorkerID(), "era", modernVersion)
+
+	// A worker that speaks the sessionless era itself takes the request as it is (the pool
+	// remaps the id); a legacy one gets it as a legacy request of gemgate's session with it.
+	// server/discover is answered by gemgate for both (see pool/discover.go for why a worker
+	// is never sent a real one).
+	sessionless := m.Sessionless()
+	if msg.Method == "server/discover" {
+		result, err := discoverFromInit(initResult)
+		if err != nil {
+			return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
+		}
+		body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode()
+		g.trace.outbound("", body)
+		writeBody(w, http.StatusOK, body)
+		return nil
+	}
+	if msg.Method == "tools/call" {
+		if b, ok := g.toolBindings(r.Context(), m, fields.tool); ok && len(b) > 0 {
+			if he := checkParamHeaders(r.Header, msg, b); he != nil {
+				return he
+			}
+		}
+		if he := g.modernToolGate(r.Context(), m, msg, access, fields.tool, log); he != nil {
+			return he
+		}
+	}
+	if hasState && !sessionless {
+		// Not gemgate's, and a legacy worker has no states of its own.
+		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
+	}
+	fwd := msg
+	if !sessionless {
+		if fwd, err = legacyMessage(msg); err != nil {
+			return strictError(msg, err)
+		}
+	}
+	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: fields.progressToken, Identity: id, Tag: c})
+	if err != nil {
+		if errors.Is(err, pool.ErrDetached) {
+			return overloaded(msg.ID, "the worker is gone; try again", workerRetryAfter, err)
+		}
+		return callError(msg.ID, err)
+	}
+	started := time.Now()
+	pk := &parked{owner: ownerOf(p), access: access, member: m, caller: c, call: call, msg: msg, name: mr.name}
+	outcome, parkedNow := g.awaitModern(w, r, c, call, msg, access, pk)
+	detach = !parkedNow
+	if msg.Method == "tools/call" {
+		g.metrics.toolCall(outcome)
+		log.Info("audit tools/call", "tool", fields.tool, "read_only", access.ReadOnly, "outcome", outcome, "duration", time.Since(started))
+	}
+	return nil
+}
+
+// legacyParams are the initialize params a modern request stands for, for the pool: the
+// version gemgate speaks with workers, the client capabilities that decide which worker
+// requests the pool may route to this caller (for the bridge), and the client's info.
+func legacyParams(mr *modernRequest) json.RawMessage {
+	info := json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
+	if mr.clientInfo != nil {
+		info = mr.clientInfo
+	}
+	caps := map[string]any{}
+	for _, k := range []string{"sampling", "elicitation", "roots"} {
+		if mr.caps.Has(k) {
+			caps[k] = map[string]any{}
+		}
+	}
+	out, _ := json.Marshal(map[string]any{"protocolVersion": supportedVersions[0], "capabilities": caps, "clientInfo": info})
+	return out
+}
+
+// legacyMessage is a modern request as a legacy worker takes it: the io.modelcontextprotocol/
+// keys of _meta are removed (the worker was initialized by gemgate; a dual-era worker would
+// otherwise take the request as a sessionless one). Everything else keeps its bytes.
+func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
+	var params map[string]json.RawMessage
+	if err := json.Unmarshal(msg.Params, &params); err != nil {
+		return nil, err
+	}
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(params["_meta"], &meta); err != nil {
+		return nil, err
+	}
+	for k := range meta {
+		if strings.HasPrefix(k, metaPrefix) {
+			delete(meta, k)
+		}
+	}
+	// The retry fields of the input-required round trip are gemgate's to answer (bridge.go).
+	delete(params, "inputResponses")
+	delete(params, "requestState")
+	if len(meta) == 0 {
+		delete(params, "_meta")
+	} else {
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return nil, err
+		}
+		params["_meta"] = b
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	out := *msg
+	out.Params = b
+	return &out, nil
+}
+
+// modernToolGate applies the policy to a modern tools/call, on the body's tool name. A call
+// refused without the tool's readOnlyHint is decided again with the worker's current list,
+// which also tells an unknown tool (the worker's kind of error) from a forbidden one.
+func (g *Gateway) modernToolGate(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, access policy.Access, name string, log interface {
+	Info(string, ...any)
+}) *httpError {
+	verdict := g.opts.Policy.CheckTool(access, name, nil)
+	if verdict == policy.Allowed {
+		return nil
+	}
+	hints, exists, known := workerToolHints(ctx, m, g.opts.Policy, access, name)
+	var hint *bool
+	if h, ok := hints[name]; ok {
+		hint = &h
+	}
+	if known && !exists {
+		g.metrics.toolCall("unknown")
+		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: "unknown tool " + quoteSafe(name)}
+	}
+	if verdict = g.opts.Policy.CheckTool(access, name, hint); verdict == policy.Allowed {
+		return nil
+	}
+	g.metrics.toolCall(verdict.String())
+	log.Info("audit tools/call", "tool", name, "read_only", access.ReadOnly, "outcome", verdict.String())
+	if verdict == policy.DeniedReadOnly {
+		write := g.opts.Policy.WriteScope()
+		return g.insufficientScope(msg.ID, access, []string{write}, "readOnly",
+			"tool "+quoteSafe(name)+" can change state and this token is read-only; only a token with scope "+write+" may call it")
+	}
+	unlocking := g.unlockingScopes(access, name, hint)
+	why := "tool " + quoteSafe(name) + " is not allowed for this token"
+	if len(unlocking) > 0 {
+		why = "tool " + quoteSafe(name) + " needs scope " + strings.Join(unlocking, " or ")
+	}
+	return g.insufficientScope(msg.ID, access, unlocking, "forbidden", why)
+}
+
+// workerToolHints reads the worker's tool list (bounded in time and pages) for the hints of
+// its tools and whether name is one of them; known is false when the worker could not tell.
+func workerToolHints(ctx context.Context, m *pool.Member, pol *policy.Policy, access policy.Access, name string) (hints map[string]bool, exists, known bool) {
+	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
+	defer cancel()
+	hints = map[string]bool{}
+	params := json.RawMessage(`{}`)
+	for range toolLookupPages {
+		result, ok := m.Ask(ctx, "tools/list", params)
+		if !ok {
+			return hints, false, false
+		}
+		_, h, err := pol.FilterToolsList(access, result)
+		if err != nil {
+			return hints, false, false
+		}
+		for k, v := range h {
+			hints[k] = v
+		}
+		names, err := policy.ToolNames(result)
+		if err != nil {
+			return hints, false, false
+		}
+		exists = exists || slices.Contains(names, name)
+		page, err := jsonrpc.ReadObject(result, "result")
+		if err != nil {
+			return hints, false, false
+		}
+		cursor, more, err := page.String("nextCursor")
+		if err != nil {
+			return hints, false, false
+		}
+		if !more || cursor == "" {
+			return hints, exists, true
+		}
+		params, _ = json.Marshal(map[string]string{"cursor": cursor})
+	}
+	return hints, false, false
+}
+
+// modernAttachError answers a modern request whose worker could not be had.
+func modernAttachError(msg *jsonrpc.Message, err error) error {
+	var rate *rateError
+	var refused *pool.RefusedError
+	switch {
+	case errors.As(err, &rate):
+		return tooManyRequests(msg.ID, "your worker is being started too often; wait before the next request", rate.wait)
+	case errors.Is(err, pool.ErrTooManyWorkers):
+		return overloaded(msg.ID, err.Error(), workerRetryAfter, nil)
+	case errors.Is(err, pool.ErrClosed):
+		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
+	case errors.Is(err, pool.ErrInitTimeout):
+		return overloaded(msg.ID, "the worker did not start in time", workerRetryAfter, nil)
+	case errors.Is(err, context.Canceled):
+		return nil
+	case errors.As(err, &refused):
+		var e struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(refused.Answer, &e)
+		return &httpError{Status: http.StatusServiceUnavailable, Code: jsonrpc.CodeInternalError, ID: msg.ID,
+			Message: "the worker refused to start: " + clipText(e.Message)}
+	}
+	return overloaded(msg.ID, "could not start a worker for this request", workerRetryAfter, err)
+}
+
+func clipText(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}

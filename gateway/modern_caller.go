@@ -1,0 +1,84 @@
+package gateway
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// modernEventBuffer bounds the messages a modern call's stream holds for the client; beyond
+// it the oldest notifications are dropped (the call's answer never is: it travels apart).
+const modernEventBuffer = 64
+
+// maxWorkerRequestsPerCall bounds the worker requests one modern call holds for the bridge.
+const maxWorkerRequestsPerCall = 16
+
+// modernCaller is one modern request attached to its user's worker for as long as it runs: a
+// short-lived pool caller. It takes the messages that belong to its own call (progress, and
+// log lines when the request asked for them) and nothing of the user's other callers.
+type modernCaller struct {
+	events    chan []byte
+	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
+	member    atomic.Pointer[pool.Member]
+	detached  chan struct{}
+	once      sync.Once
+	wantsLogs bool
+	created   time.Time
+
+	mu      sync.Mutex
+	dropped int
+}
+
+func newModernCaller(wantsLogs bool) *modernCaller {
+	return &modernCaller{events: make(chan []byte, modernEventBuffer), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
+		wantsLogs: wantsLogs, created: time.Now()}
+}
+
+// Deliver keeps a message of this call's; it never blocks. A worker request (which the pool
+// routes here only when the client declared the capability) goes to the bridge: 2026-07-28
+// has no server-to-client requests on a stream.
+func (c *modernCaller) Deliver(d pool.Delivery) {
+	if d.Call != nil && d.Call.Tag() != c {
+		return
+	}
+	if d.Request {
+		req, err := jsonrpc.Parse(d.Message)
+		if err != nil {
+			return
+		}
+		select {
+		case c.requests <- req:
+		default:
+			if m := c.member.Load(); m != nil {
+				go refuseWorkerRequest(m, req.ID, "too many requests to the client in one call")
+			}
+		}
+		return
+	}
+	if d.Call == nil {
+		return // the user's stream-level notifications are for subscriptions/listen
+	}
+	if !c.wantsLogs && isLogMessage(d.Message) {
+		return
+	}
+	select {
+	case c.events <- d.Message:
+	default:
+		c.mu.Lock()
+		c.dropped++
+		c.mu.Unlock()
+	}
+}
+
+func (c *modernCaller) LastActive() time.Time { return c.created }
+func (c *modernCaller) CanTakeRequest() bool  { return true }
+func (c *modernCaller) Detached(string)       { c.once.Do(func() { close(c.detached) }) }
+
+// isLogMessage reports whether an encoded worker message is a notifications/message.
+func isLogMessage(b []byte) bool {
+	m, err := jsonrpc.Parse(b)
+	return err == nil && m.Method == "notifications/message"
+}

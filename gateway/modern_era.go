@@ -1,0 +1,276 @@
+package gateway
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// The 2026-07-28 revision ("modern") is sessionless: every request names its protocol
+// version, client capabilities and client info in _meta, and no initialize comes first. Both
+// eras share the one endpoint; a request is modern when it carries no Mcp-Session-Id and its
+// MCP-Protocol-Version header or its _meta version is 2026-07-28 or later (a later or unknown
+// one gets the spec's UnsupportedProtocolVersion answer). initialize and session ids stay
+// legacy.
+
+// modernVersion is the sessionless revision gemgate serves.
+const modernVersion = "2026-07-28"
+
+// servedVersions are every revision gemgate serves on its endpoint, newest first: the modern
+// one per request, the legacy ones through initialize.
+var servedVersions = append([]string{modernVersion}, supportedVersions...)
+
+// _meta keys of the modern era (basic/index.mdx).
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	metaPrefix             = "io.modelcontextprotocol/"
+)
+
+// Error codes of the modern era (basic/index.mdx, Error Codes).
+const (
+	codeHeaderMismatch        = -32020
+	codeMissingCapability     = -32021
+	codeUnsupportedVersion    = -32022
+	headerMethod              = "Mcp-Method"
+	headerName                = "Mcp-Name"
+	headerProtocolVersion     = "Mcp-Protocol-Version"
+	base64HeaderPrefix        = "=?base64?"
+	base64HeaderSuffix        = "?="
+	modernRemovedOrUnknownMsg = "method not found"
+)
+
+// modernMethods are the requests a modern client may send. Everything else, including the
+// legacy-only initialize, ping, logging/setLevel and resources/(un)subscribe, is 404 -32601.
+var modernMethods = map[string]bool{
+	"server/discover":          true,
+	"tools/list":               true,
+	"tools/call":               true,
+	"resources/list":           true,
+	"resources/templates/list": true,
+	"resources/read":           true,
+	"prompts/list":             true,
+	"prompts/get":              true,
+	"completion/complete":      true,
+	"subscriptions/listen":     true,
+}
+
+// namedMethods are the methods whose Mcp-Name header mirrors a params field.
+var namedMethods = map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+// isModern classifies a POSTed message. Only the era is decided here; nothing is trusted yet.
+func isModern(r *http.Request, msg *jsonrpc.Message) bool {
+	if r.Header.Get(headerSessionID) != "" {
+		return false
+	}
+	if modernOrLater(r.Header.Get(headerProtocolVersion)) {
+		return true
+	}
+	v, _ := metaVersion(msg)
+	return modernOrLater(v)
+}
+
+// modernOrLater: the revision names are dates, so a later one sorts after; a name that is no
+// date at all (v999.0.0) sorts after every date and is refused as unsupported.
+func modernOrLater(v string) bool { return v != "" && v >= modernVersion }
+
+// metaVersion reads params._meta's protocol version, strictly.
+func metaVersion(msg *jsonrpc.Message) (string, error) {
+	meta, ok, err := paramsMeta(msg)
+	if err != nil || !ok {
+		return "", err
+	}
+	v, _, err := meta.String(metaProtocolVersion)
+	return v, err
+}
+
+// paramsMeta is params._meta, read strictly; ok is false when there is none.
+func paramsMeta(msg *jsonrpc.Message) (jsonrpc.Object, bool, error) {
+	if len(msg.Params) == 0 || string(msg.Params) == "null" {
+		return jsonrpc.Object{}, false, nil
+	}
+	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	if err != nil {
+		return jsonrpc.Object{}, false, err
+	}
+	return params.Object("_meta")
+}
+
+// modernRequest is what the checks of a modern request learned.
+type modernRequest struct {
+	version    string
+	caps       jsonrpc.Object // _meta clientCapabilities
+	clientInfo []byte         // _meta clientInfo, raw; nil when absent
+	logLevel   string         // _meta logLevel; "" means no log messages for this request
+	name       string         // params.name or params.uri for the named methods
+}
+
+// checkModern applies the modern era's rules to a request, in the reference SDK's order:
+// the method is known (404), the version header and _meta agree and are served (400), the
+// required _meta fields are there (400 -32602), and Mcp-Method and Mcp-Name mirror the body
+// (400 -32020). The policy decides later, on the body's values only.
+func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpError) {
+	if !modernMethods[msg.Method] {
+		return nil, &httpError{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
+			Message: "method " + quoteSafe(msg.Method) + " is not available in protocol version " + modernVersion}
+	}
+	header := r.Header.Get(headerProtocolVersion)
+	if header == "" {
+		return nil, modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
+			"the MCP-Protocol-Version header is required on every "+modernVersion+" request", nil)
+	}
+	meta, ok, err := paramsMeta(msg)
+	if err != nil {
+		return nil, strictError(msg, err)
+	}
+	if !ok {
+		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "params._meta is required", nil)
+	}
+	if err := meta.Exact(metaProtocolVersion, metaClientCapabilities, metaClientInfo, metaLogLevel, "progressToken"); err != nil {
+		return nil, strictError(msg, err)
+	}
+	version, _, err := meta.String(metaProtocolVersion)
+	if err != nil || version == "" {
+		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+			"missing or invalid _meta field "+quoteSafe(metaProtocolVersion), nil)
+	}
+	if header != version {
+		return nil, modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
+			"the MCP-Protocol-Version header "+quoteSafe(header)+" does not match _meta "+quoteSafe(version), nil)
+	}
+	if version != modernVersion {
+		return nil, modernError(msg, http.StatusBadRequest, codeUnsupportedVersion,
+			"unsupported protocol version "+quoteSafe(version),
+			map[string]any{"supported": servedVersions, "requested": version})
+	}
+	mr := &modernRequest{version: version}
+	caps, ok, err := meta.Object(metaClientCapabilities)
+	if err != nil || !ok {
+		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+			"missing or invalid _meta field "+quoteSafe(metaClientCapabilities), nil)
+	}
+	mr.caps = caps
+	if raw, ok := meta.Raw(metaClientInfo); ok && string(raw) != "null" {
+		if _, err := jsonrpc.ReadObject(raw, "_meta.clientInfo"); err != nil {
+			return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+				"invalid _meta field "+quoteSafe(metaClientInfo), nil)
+		}
+		mr.clientInfo = raw
+	}
+	if lvl, _, err := meta.String(metaLogLevel); err == nil {
+		mr.logLevel = lvl
+	}
+	if he := checkMirrorHeaders(r, msg, mr); he != nil {
+		return nil, he
+	}
+	return mr, nil
+}
+
+// checkMirrorHeaders: Mcp-Method must equal the body's method, and for the named methods
+// Mcp-Name (plain, or in the =?base64?…?= form) must equal the body's name or uri. A proxy or
+// WAF may route on these headers; gemgate never decides on them, but refuses a request whose
+// headers say something the body does not.
+func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest) *httpError {
+	m := r.Header.Get(headerMethod)
+	if m == "" {
+		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Method header is required", nil)
+	}
+	if strings.TrimSpace(m) != msg.Method {
+		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
+			"the Mcp-Method header "+quoteSafe(m)+" does not match the body's method "+quoteSafe(msg.Method), nil)
+	}
+	field, named := namedMethods[msg.Method]
+	if !named {
+		return nil
+	}
+	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	if err != nil {
+		return strictError(msg, err)
+	}
+	if err := params.Exact(field); err != nil {
+		return strictError(msg, err)
+	}
+	body, _, err := params.String(field)
+	if err != nil {
+		return strictError(msg, err)
+	}
+	mr.name = body
+	h := r.Header.Get(headerName)
+	if h == "" {
+		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
+	}
+	v, err := decodeHeaderValue(strings.TrimSpace(h))
+	if err != nil {
+		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header is not valid: "+err.Error(), nil)
+	}
+	if v != body {
+		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
+			"the Mcp-Name header "+quoteSafe(v)+" does not match the body's "+field+" "+quoteSafe(body), nil)
+	}
+	return nil
+}
+
+var errBadBase64 = errors.New("its =?base64?…?= form does not decode")
+
+// decodeHeaderValue undoes the transport's sentinel encoding of a header value
+// (=?base64?<standard base64>?=); any other value is taken as it is.
+func decodeHeaderValue(v string) (string, error) {
+	inner, ok := strings.CutPrefix(v, base64HeaderPrefix)
+	if !ok {
+		return v, nil
+	}
+	inner, ok = strings.CutSuffix(inner, base64HeaderSuffix)
+	if !ok {
+		return v, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return "", errBadBase64
+	}
+	return string(b), nil
+}
+
+func modernError(msg *jsonrpc.Message, status int, code int64, text string, data any) *httpError {
+	return &httpError{Status: status, Code: code, ID: msg.ID, Message: text, Data: data}
+}
+
+// strictError is the answer to a field the strict reader refused, with the modern era's
+// status: 400 for invalid params as for a malformed request.
+func strictError(msg *jsonrpc.Message, err error) *httpError {
+	he := fieldError(msg, err)
+	he.Status = http.StatusBadRequest
+	return he
+}
+
+// modernStatus is the HTTP status of a JSON-RPC error answered to a modern request that has
+// no stream yet (SEP-2575): 404 for an unknown method, 400 for invalid params, an unsupported
+// version or a missing client capability, else 200.
+func modernStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, codeUnsupportedVersion, codeMissingCapability, codeHeaderMismatch:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// legacyOnly guards GET and DELETE, which exist only for legacy sessions: one without a
+// session id that names 2026-07-28 or later is 405, as the modern transport says.
+func (g *Gateway) legacyOnly(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(headerSessionID) == "" && modernOrLater(r.Header.Get(headerProtocolVersion)) {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "method not allowed: protocol version "+modernVersion+" uses POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		next(w, r)
+	}
+}

@@ -1,0 +1,216 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// Mcp-Param-{Name} headers (SEP-2243): a tool's input schema may mark a primitive argument
+// with x-mcp-header, and a 2026-07-28 client then mirrors that argument in a header, for
+// proxies that route on it. The worker sits behind stdio and never sees the headers, so
+// gemgate checks them against the body, as the server would. Which tool marks what comes from
+// the worker's tools/list, kept for a short while per worker. The policy never reads these
+// headers.
+
+const (
+	paramHeaderPrefix = "Mcp-Param-"
+	paramSchemasTTL   = 30 * time.Second
+	paramSchemasMax   = 1024 // workers whose schemas are kept at once
+)
+
+// paramBinding is one argument path and the header that mirrors it.
+type paramBinding struct {
+	path   []string
+	header string
+}
+
+// paramSchemas caches, per worker, each tool's bindings; its zero value is ready.
+type paramSchemas struct {
+	mu      sync.Mutex
+	workers map[string]paramEntry
+}
+
+type paramEntry struct {
+	at    time.Time
+	tools map[string][]paramBinding
+}
+
+func (c *paramSchemas) get(worker string, now time.Time) (map[string][]paramBinding, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.workers[worker]
+	if !ok || now.Sub(e.at) > paramSchemasTTL {
+		return nil, false
+	}
+	return e.tools, true
+}
+
+func (c *paramSchemas) put(worker string, tools map[string][]paramBinding, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.workers == nil || len(c.workers) >= paramSchemasMax {
+		c.workers = map[string]paramEntry{}
+	}
+	c.workers[worker] = paramEntry{at: now, tools: tools}
+}
+
+// bindingsFrom reads a tools/list result's x-mcp-header marks.
+func bindingsFrom(result json.RawMessage, into map[string][]paramBinding) {
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &list) != nil {
+		return
+	}
+	for _, t := range list.Tools {
+		if b := schemaBindings(t.InputSchema, nil, nil); len(b) > 0 {
+			into[t.Name] = b
+		}
+	}
+}
+
+type schemaProps struct {
+	Properties map[string]struct {
+		XMCPHeader json.RawMessage `json:"x-mcp-header"`
+		Properties json.RawMessage `json:"properties"`
+	} `json:"properties"`
+}
+
+func schemaBindings(schema json.RawMessage, prefix []string, out []paramBinding) []paramBinding {
+	var s schemaProps
+	if len(prefix) > 8 || json.Unmarshal(schema, &s) != nil {
+		return out
+	}
+	for name, p := range s.Properties {
+		path := append(append([]string(nil), prefix...), name)
+		var h string
+		if json.Unmarshal(p.XMCPHeader, &h) == nil && h != "" {
+			out = append(out, paramBinding{path: path, header: h})
+		}
+		if len(p.Properties) > 0 {
+			out = schemaBindings(json.RawMessage(`{"properties":`+string(p.Properties)+`}`), path, out)
+		}
+	}
+	return out
+}
+
+// toolBindings are the x-mcp-header bindings of tool at m's worker; ok is false when the
+// worker's list could not be read (then nothing is checked: the headers decide nothing).
+func (g *Gateway) toolBindings(ctx context.Context, m *pool.Member, tool string) ([]paramBinding, bool) {
+	now := time.Now()
+	if tools, ok := g.paramSchemas.get(m.WorkerID(), now); ok {
+		return tools[tool], true
+	}
+	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
+	defer cancel()
+	tools := map[string][]paramBinding{}
+	params := json.RawMessage(`{}`)
+	for range toolLookupPages {
+		result, ok := m.Ask(ctx, "tools/list", params)
+		if !ok {
+			return nil, false
+		}
+		bindingsFrom(result, tools)
+		var page struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		if json.Unmarshal(result, &page) != nil || page.NextCursor == "" {
+			g.paramSchemas.put(m.WorkerID(), tools, now)
+			return tools[tool], true
+		}
+		params, _ = json.Marshal(map[string]string{"cursor": page.NextCursor})
+	}
+	return nil, false
+}
+
+// checkParamHeaders compares each bound argument with its header: both absent, or equal.
+func checkParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []paramBinding) *httpError {
+	var p struct {
+		Arguments map[string]json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	for _, b := range bindings {
+		name := paramHeaderPrefix + b.header
+		hv := h.Get(name)
+		arg, ok := lookupArg(p.Arguments, b.path)
+		if err := compareParam(hv, arg, ok); err != nil {
+			return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
+		}
+	}
+	return nil
+}
+
+func lookupArg(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
+	cur, ok := args[path[0]]
+	for _, k := range path[1:] {
+		if !ok {
+			return nil, false
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(cur, &obj) != nil {
+			return nil, false
+		}
+		cur, ok = obj[k]
+	}
+	return cur, ok
+}
+
+func compareParam(header string, arg json.RawMessage, present bool) error {
+	if !present || string(arg) == "null" {
+		if header != "" {
+			return errors.New("is set but the argument is absent")
+		}
+		return nil
+	}
+	if header == "" {
+		return errors.New("is missing")
+	}
+	for i := 0; i < len(header); i++ {
+		if c := header[i]; c < 0x20 && c != '\t' || c > 0x7e {
+			return errors.New("holds characters that must be sent base64-encoded (=?base64?...?=)")
+		}
+	}
+	v, err := decodeHeaderValue(strings.TrimSpace(header))
+	if err != nil {
+		return err
+	}
+	var val any
+	if json.Unmarshal(arg, &val) != nil {
+		return errors.New("mirrors an unreadable argument")
+	}
+	var want string
+	switch x := val.(type) {
+	case string:
+		want = x
+	case bool:
+		want = strconv.FormatBool(x)
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<53-1 {
+			return errors.New("mirrors an argument that is not an integer, string or boolean")
+		}
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n != x {
+			return errors.New("does not match the argument")
+		}
+		return nil
+	default:
+		return errors.New("mirrors an argument that is not an integer, string or boolean")
+	}
+	if v != want {
+		return errors.New("does not match the argument")
+	}
+	return nil
+}

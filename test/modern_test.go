@@ -1,0 +1,185 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// modernPost sends one 2026-07-28 request as raw HTTP (JSON answers only) and decodes the
+// answer.
+func modernPost(t *testing.T, url, token, id, method string, params map[string]any) (int, map[string]json.RawMessage) {
+	t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name, ok := params["name"].(string); ok {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s: %d %q", method, resp.StatusCode, b)
+	}
+	return resp.StatusCode, out
+}
+
+// legacyPost is one legacy POST (session id and version header when given).
+func legacyPost(t *testing.T, url, token, session, body string) (string, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("legacy POST: %d %s", resp.StatusCode, b)
+	}
+	return resp.Header.Get("Mcp-Session-Id"), b
+}
+
+// The Go SDK client (2026-07-28 first) and a legacy client, the same user at once, share one
+// worker; the SDK client's elicitation and sampling, which the worker asks for with
+// server-to-client requests on gemgate's legacy session with it, come back to the client as
+// input-required results and its retries complete the calls.
+func TestModernClientAndLegacyClientShareOneWorker(t *testing.T) {
+	g := startDev(t)
+	token := g.Tokens["alice"]
+	elicited, sampled := 0, 0
+	cs := connectModern(t, g.URL, token, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			elicited++
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			sampled++
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "test", Content: &mcp.TextContent{Text: "forty-two"}}, nil
+		},
+	})
+	session, _ := legacyPost(t, g.URL, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`)
+	legacyPost(t, g.URL, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	if res := callTool(t, cs, "write_note", map[string]any{"name": "n1", "text": "x"}); res.IsError {
+		t.Fatalf("write_note: %s", text(res))
+	}
+	if got := text(callTool(t, cs, "delete_note", map[string]any{"name": "n1"})); !strings.Contains(got, "deleted") || elicited != 1 {
+		t.Errorf("delete_note = %q after %d elicitations, want deleted after 1", got, elicited)
+	}
+	if got := text(callTool(t, cs, "ask_model", map[string]any{"prompt": "meaning?"})); !strings.Contains(got, "forty-two") || sampled != 1 {
+		t.Errorf("ask_model = %q after %d samplings", got, sampled)
+	}
+	_, b := legacyPost(t, g.URL, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+	if !strings.Contains(string(b), "user=alice") {
+		t.Errorf("legacy whoami: %s", b)
+	}
+	if !strings.Contains(g.logs.String(), `"era":"2026-07-28"`) {
+		t.Errorf("the SDK client's calls did not go the 2026-07-28 way")
+	}
+	g.waitWorkers(t, 1, 10*time.Second)
+}
+
+// A requestState is refused when tampered, presented by another user, or presented to
+// another gemgate process (another key), each with -32602 and a message saying what to do.
+func TestModernRequestStateRefusals(t *testing.T) {
+	g := startDev(t)
+	alice, bob := g.Tokens["alice"], g.Tokens["bob"]
+	if bob == "" {
+		for user, tok := range g.Tokens {
+			if user != "alice" {
+				bob = tok
+			}
+		}
+	}
+	status, out := modernPost(t, g.URL, alice, "1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n2", "text": "x"}})
+	if status != http.StatusOK || out["error"] != nil {
+		t.Fatalf("write_note: %d %s", status, out["error"])
+	}
+	status, out = modernPost(t, g.URL, alice, "2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n2"}})
+	var res struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(out["result"], &res); err != nil || res.ResultType != "input_required" || res.RequestState == "" || len(res.InputRequests) != 1 {
+		t.Fatalf("delete_note: %d %s %s", status, out["result"], out["error"])
+	}
+	var key string
+	for k := range res.InputRequests {
+		key = k
+	}
+	retry := func(url, token, state string) (int, string) {
+		status, out := modernPost(t, url, token, "3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n2"},
+			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{}}}, "requestState": state})
+		return status, string(out["error"]) + string(out["result"])
+	}
+	other := startDev(t)
+	for _, tc := range []struct {
+		name, url, token, state, want string
+	}{
+		{"tampered", g.URL, alice, res.RequestState + "-TAMPERED", "verification"},
+		{"another user", g.URL, bob, res.RequestState, "does not belong"},
+		{"another gemgate process", other.URL, other.Tokens["alice"], res.RequestState, "another gemgate process"},
+	} {
+		if status, body := retry(tc.url, tc.token, tc.state); status != http.StatusBadRequest || !strings.Contains(body, "-32602") || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %s", tc.name, status, body)
+		}
+	}
+	// The refusals left the parked call alone: the owner's retry completes it.
+	if status, body := retry(g.URL, alice, res.RequestState); status != http.StatusOK || !strings.Contains(body, "deleted") {
+		t.Errorf("owner's retry: %d %s", status, body)
+	}
+}
+
+// connectModern is connect without the era pinned: the Go SDK client speaks 2026-07-28
+// first, which gemgate serves.
+func connectModern(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "gemgate-e2e-modern", Version: "1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClientWithToken(token)}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
