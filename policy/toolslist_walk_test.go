@@ -67,3 +67,21 @@ func TestFilterToolsListEmptyAnnotations(t *testing.T) {
 		t.Errorf("hints = %v, want none", hints)
 	}
 }
+
+// The walker is only given what json.Valid accepted, where a structural character always
+// follows; its bounds checks keep a future caller's bare scalar or trailing whitespace an
+// ordinary end instead of a panic. These hold them at the very end of the buffer.
+func TestWalkerStopsAtTheEnd(t *testing.T) {
+	w := walker{b: []byte(" \t\r\n")}
+	w.space()
+	if w.i != 4 {
+		t.Errorf("space over whitespace to the end: i = %d, want 4", w.i)
+	}
+	for _, scalar := range []string{"123", "-1.5e3", "true", "null"} {
+		w := walker{b: []byte(scalar)}
+		w.skip()
+		if w.i != len(scalar) {
+			t.Errorf("skip %s at the end of the buffer: i = %d, want %d", scalar, w.i, len(scalar))
+		}
+	}
+}
