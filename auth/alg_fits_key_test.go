@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"testing"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
@@ -53,6 +54,32 @@ func TestAlgorithmFitsKey(t *testing.T) {
 	for _, tt := range tests {
 		if got := algorithmFitsKey(tt.alg, tt.key); got != tt.ok {
 			t.Errorf("algorithmFitsKey(%s, %s key) = %v, want %v", tt.alg, tt.name, got, tt.ok)
+		}
+	}
+}
+
+// TestUsableKeyRSASize: an RSA key below 2048 bits is never used, whether the JWKS
+// library hands it over as a pointer or as a value.
+func TestUsableKeyRSASize(t *testing.T) {
+	small, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := keyring().rsa1.priv.(*rsa.PrivateKey)
+	tests := []struct {
+		name string
+		raw  any
+		ok   bool
+	}{
+		{"2048-bit pointer", &big.PublicKey, true},
+		{"2048-bit value", big.PublicKey, true},
+		{"1024-bit pointer", &small.PublicKey, false},
+		{"1024-bit value", small.PublicKey, false},
+		{"not a key", "rsa", false},
+	}
+	for _, tt := range tests {
+		if _, ok := usableKey(tt.raw); ok != tt.ok {
+			t.Errorf("usableKey(%s) ok = %v, want %v", tt.name, ok, tt.ok)
 		}
 	}
 }
