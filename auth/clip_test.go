@@ -1,0 +1,24 @@
+package auth
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestClip: values quoted in errors keep up to 64 bytes whole and are cut, marked, beyond.
+func TestClip(t *testing.T) {
+	s64 := strings.Repeat("a", 64)
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"abc", "abc"},
+		{s64[:63], s64[:63]},
+		{s64, s64},
+		{s64 + "b", s64 + "…"},
+		{s64 + strings.Repeat("b", 1000), s64 + "…"},
+	}
+	for _, tt := range tests {
+		if got := clip(tt.in); got != tt.want {
+			t.Errorf("clip(%d bytes) = %q, want %q", len(tt.in), got, tt.want)
+		}
+	}
+}
