@@ -13,8 +13,8 @@ func TestClip(t *testing.T) {
 		{"abc", "abc"},
 		{s64[:63], s64[:63]},
 		{s64, s64},
-		{s64 + "b", s64 + "…"},
-		{s64 + strings.Repeat("b", 1000), s64 + "…"},
+		{s64 + "b", s64 + "...(+1 more)"},
+		{s64 + strings.Repeat("b", 1000), s64 + "...(+1000 more)"},
 	}
 	for _, tt := range tests {
 		if got := clip(tt.in); got != tt.want {

@@ -91,7 +91,7 @@ func TestKeyErrorClipsLongKeys(t *testing.T) {
 	k64 := strings.Repeat("k", 64)
 	for _, tt := range []struct{ key, want string }{
 		{k64, `"` + k64 + `"`},
-		{k64 + "x", `"` + k64 + `..."`},
+		{k64 + "x", `"` + k64 + `...(+1 more)"`},
 	} {
 		msg := (&KeyError{Object: "params", Key: tt.key, Other: tt.key}).Error()
 		if !strings.Contains(msg, tt.want) || strings.Contains(msg, tt.key+"x") {
