@@ -280,7 +280,7 @@ func (w *scanner) space() {
 // str reads the string at w.i and returns it decoded.
 func (w *scanner) str() (string, error) {
 	start := w.i
-	w.skipString()
+	w.i = skipString(w.b, w.i)
 	raw := w.b[start+1 : w.i-1]
 	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw), nil
@@ -292,54 +292,58 @@ func (w *scanner) str() (string, error) {
 	return s, nil
 }
 
-func (w *scanner) skipString() {
-	w.i++ // opening quote
-	for {
-		j := bytes.IndexByte(w.b[w.i:], '"')
-		w.i += j + 1
-		// The quote ends the string unless an odd run of backslashes escapes it.
-		k := w.i - 2
-		for k >= 0 && w.b[k] == '\\' {
-			k--
-		}
-		if (w.i-2-k)%2 == 0 {
-			return
-		}
-	}
-}
-
 // skip consumes one value.
-func (w *scanner) skip() {
-	switch w.b[w.i] {
+func (w *scanner) skip() { w.i = SkipValue(w.b, w.i) }
+
+// SkipValue returns the index just past the JSON value that starts at b[i]. b must be JSON
+// that json.Valid accepted (it checks shapes, not syntax) and i the start of a value, not
+// white space. It never recurses, so nesting costs it nothing.
+func SkipValue(b []byte, i int) int {
+	switch b[i] {
 	case '"':
-		w.skipString()
-		return
+		return skipString(b, i)
 	case '{', '[':
 	default: // a number, true, false or null
-		for w.i < len(w.b) {
-			switch w.b[w.i] {
+		for i < len(b) {
+			switch b[i] {
 			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return
+				return i
 			}
-			w.i++
+			i++
 		}
-		return
+		return i
 	}
 	depth := 0
 	for {
-		switch w.b[w.i] {
+		switch b[i] {
 		case '"':
-			w.skipString()
+			i = skipString(b, i)
 			continue
 		case '{', '[':
 			depth++
 		case '}', ']':
 			depth--
 			if depth == 0 {
-				w.i++
-				return
+				return i + 1
 			}
 		}
-		w.i++
+		i++
+	}
+}
+
+// skipString returns the index just past the string whose opening quote is b[i].
+func skipString(b []byte, i int) int {
+	i++ // opening quote
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		i += j + 1
+		// The quote ends the string unless an odd run of backslashes escapes it.
+		k := i - 2
+		for k >= 0 && b[k] == '\\' {
+			k--
+		}
+		if (i-2-k)%2 == 0 {
+			return i
+		}
 	}
 }

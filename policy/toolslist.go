@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // ErrMalformedToolsList is wrapped by every error FilterToolsList returns.
@@ -215,7 +217,7 @@ func (w *walker) literal(lit string) bool {
 // has no escapes.
 func (w *walker) str() ([]byte, error) {
 	start := w.i
-	w.skipString()
+	w.i = jsonrpc.SkipValue(w.b, w.i)
 	raw := w.b[start+1 : w.i-1]
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return raw, nil
@@ -227,57 +229,8 @@ func (w *walker) str() ([]byte, error) {
 	return []byte(s), nil
 }
 
-func (w *walker) skipString() {
-	w.i++ // opening quote
-	for {
-		j := bytes.IndexByte(w.b[w.i:], '"')
-		w.i += j + 1
-		// The quote ends the string unless an odd run of backslashes escapes it.
-		k := w.i - 2
-		for k >= 0 && w.b[k] == '\\' {
-			k--
-		}
-		if (w.i-2-k)%2 == 0 {
-			return
-		}
-	}
-}
-
 // skip consumes one value.
-func (w *walker) skip() {
-	switch w.b[w.i] {
-	case '"':
-		w.skipString()
-		return
-	case '{', '[':
-	default: // a number, true, false or null
-		for w.i < len(w.b) {
-			switch w.b[w.i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return
-			}
-			w.i++
-		}
-		return
-	}
-	depth := 0
-	for {
-		switch w.b[w.i] {
-		case '"':
-			w.skipString()
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				w.i++
-				return
-			}
-		}
-		w.i++
-	}
-}
+func (w *walker) skip() { w.i = jsonrpc.SkipValue(w.b, w.i) }
 
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformedToolsList, fmt.Sprintf(format, args...))
