@@ -266,15 +266,19 @@ type scanner struct {
 	i int
 }
 
-func (w *scanner) space() {
-	for w.i < len(w.b) {
-		switch w.b[w.i] {
+func (w *scanner) space() { w.i = SkipSpace(w.b, w.i) }
+
+// SkipSpace returns the index of the first byte at or after i that is not JSON white space.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
 		case ' ', '\t', '\n', '\r':
-			w.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 // str reads the string at w.i and returns it decoded.

@@ -69,16 +69,7 @@ type walker struct {
 	i int
 }
 
-func (w *walker) space() {
-	for w.i < len(w.b) {
-		switch w.b[w.i] {
-		case ' ', '\t', '\n', '\r':
-			w.i++
-		default:
-			return
-		}
-	}
-}
+func (w *walker) space() { w.i = jsonrpc.SkipSpace(w.b, w.i) }
 
 // object reads an object at w.i, calling field for each key with w.i at the value; field
 // must consume the value. The key may alias the input.
