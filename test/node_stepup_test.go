@@ -26,6 +26,14 @@ func TestTypeScriptClientStepUp(t *testing.T) {
 	}
 	run := runNode(t, systemNode(t), "ts-stepup.mjs", []string{"GEMGATE_CLIENT_SECRET=" + secret},
 		"--url", g.URL, "--issuer", g.Issuer, "--client-id", "alice")
+	checkStepUpReport(t, g, run, "alice")
+}
+
+// checkStepUpReport checks what ts-stepup.mjs reports: one session throughout, read-only
+// before and read-write after for user, the SDK's own upscoping asking for the provider's
+// scope only, the script's re-authorization for both, and list_changed after the step-up.
+func checkStepUpReport(t *testing.T, g *gemgate, run nodeRun, user string) {
+	t.Helper()
 	checkNodeReport(t, g, run)
 
 	before, _ := run.report["session_before"].(string)
@@ -37,8 +45,8 @@ func TestTypeScriptClientStepUp(t *testing.T) {
 		t.Errorf("gemgate opened %d sessions, want 1: the step-up must keep the session", opened)
 	}
 	for key, want := range map[string]string{"whoami_before": "read_only=true", "whoami_after": "read_only=false"} {
-		if w, _ := run.report[key].(string); !strings.Contains(w, "user=alice ") || !strings.Contains(w, want) {
-			t.Errorf("%s = %q, want alice and %s", key, w, want)
+		if w, _ := run.report[key].(string); !strings.Contains(w, "user="+user+" ") || !strings.Contains(w, want) {
+			t.Errorf("%s = %q, want %s and %s", key, w, user, want)
 		}
 	}
 	sdk, _ := run.report["sdk_upscoping"].(map[string]any)

@@ -61,6 +61,12 @@ func TestRequestTimeoutEscalation(t *testing.T) {
 				// A deaf worker takes the whole staged stop (stdin, SIGTERM, SIGKILL) before its
 				// end is logged; the session stays and gets a fresh worker.
 				ltWaitGone(t, pid, 30*time.Second)
+				if !perUserWorkers() { // the session's own worker: the session ends with it
+					if r := ltReasonWithin(g, s.id, 10*time.Second); r != "unresponsive" && r != "worker_exit" {
+						t.Errorf("session ended (%q) with its unresponsive worker, want unresponsive", r)
+					}
+					return
+				}
 				ltWaitWorkerEnd(t, g, "unresponsive")
 				if r := ltEndReason(g, s.id); r != "" {
 					t.Errorf("the session ended (%s) with its worker; with worker_per: user it stays", r)
