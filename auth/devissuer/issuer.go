@@ -208,7 +208,13 @@ func (i *Issuer) Mint(user string, scopes []string, ttl time.Duration) (string, 
 // Close stops the server and closes its listener. Tokens already minted stay
 // verifiable only as long as a verifier caches the key.
 func (i *Issuer) Close() error {
-	return i.srv.Close()
+	err := i.srv.Close()
+	// srv.Close closes only the listeners Serve has taken; if the Serve goroutine has not
+	// started yet, the port would stay bound. Closing it twice is harmless.
+	if lerr := i.listener.Close(); lerr != nil && !errors.Is(lerr, net.ErrClosed) && err == nil {
+		err = lerr
+	}
+	return err
 }
 
 func randomHex(n int) string {
