@@ -329,6 +329,12 @@ func (p *Process) write(ctx context.Context, line []byte) error {
 			return ErrHung
 		}
 		if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
+			// The worker is gone, and its last words (a refusal at greeting time) may still be
+			// in the pipe: wait, briefly, for its output to be read, so the error can say why.
+			select {
+			case <-p.done:
+			case <-time.After(2 * time.Second):
+			}
 			return p.writeErr(ErrExited)
 		}
 		return fmt.Errorf("writing to worker: %w", err)
