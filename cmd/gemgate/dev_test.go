@@ -23,12 +23,22 @@ import (
 // printed once ready.
 func runDev(t *testing.T, args ...string) devInfo {
 	t.Helper()
+	var info devInfo
+	runJSONCommand(t, "dev", devCommand, append([]string{"--json", "--log-level", "warn"}, args...), &info)
+	return info
+}
+
+// runJSONCommand runs a gemgate command in this process until the test ends, and decodes
+// into out the one JSON line it prints once ready; the command must then stop, with no
+// error, when the test ends.
+func runJSONCommand(t *testing.T, name string, command func(context.Context, []string, io.Writer, io.Writer) error, args []string, out any) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r, w := io.Pipe()
 	done := make(chan error, 1)
 	logs := &syncBuffer{}
 	go func() {
-		err := devCommand(ctx, append([]string{"--json", "--log-level", "warn"}, args...), w, logs)
+		err := command(ctx, args, w, logs)
 		w.CloseWithError(io.EOF)
 		done <- err
 	}()
@@ -38,10 +48,10 @@ func runDev(t *testing.T, args ...string) devInfo {
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("dev: %v", err)
+				t.Errorf("%s: %v", name, err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Error("dev did not stop")
+			t.Errorf("%s did not stop", name)
 		}
 	})
 	line := make(chan []byte, 1)
@@ -51,16 +61,14 @@ func runDev(t *testing.T, args ...string) devInfo {
 		sc.Scan()
 		line <- sc.Bytes()
 	}()
-	var info devInfo
 	select {
 	case b := <-line:
-		if err := json.Unmarshal(b, &info); err != nil {
-			t.Fatalf("dev printed %q: %v\nlogs:\n%s", b, err, logs)
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s printed %q: %v\nlogs:\n%s", name, b, err, logs)
 		}
 	case <-time.After(60 * time.Second):
-		t.Fatalf("dev not ready\nlogs:\n%s", logs)
+		t.Fatalf("%s not ready\nlogs:\n%s", name, logs)
 	}
-	return info
 }
 
 // freeAddr is a loopback address nothing listens on right now.

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,43 +17,8 @@ import (
 // it printed once ready.
 func runIssuer(t *testing.T, args ...string) issuerInfo {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r, w := io.Pipe()
-	done := make(chan error, 1)
-	errs := &syncBuffer{}
-	go func() {
-		err := issuerCommand(ctx, append([]string{"--json"}, args...), w, errs)
-		w.CloseWithError(io.EOF)
-		done <- err
-	}()
-	t.Cleanup(func() {
-		cancel()
-		go io.Copy(io.Discard, r)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("issuer: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("issuer did not stop")
-		}
-	})
-	line := make(chan []byte, 1)
-	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(nil, 1<<20)
-		sc.Scan()
-		line <- sc.Bytes()
-	}()
 	var info issuerInfo
-	select {
-	case b := <-line:
-		if err := json.Unmarshal(b, &info); err != nil {
-			t.Fatalf("issuer printed %q: %v\nstderr:\n%s", b, err, errs)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("issuer not ready\nstderr:\n%s", errs)
-	}
+	runJSONCommand(t, "issuer", issuerCommand, append([]string{"--json"}, args...), &info)
 	return info
 }
 
