@@ -82,16 +82,8 @@ func TestAttackWorkerReadsNoSecret(t *testing.T) {
 		{name: "control: no sandbox, credential in env", flags: []string{"--worker-sandbox", "none", "--worker-user", "nobody", "--worker-credential-env"}, uid: 65534, control: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			canary := "exchange-secret-canary-" + randomSecret(t)
 			const resource = "urn:gemgate:attack"
-			iss, err := devissuer.Start(devissuer.Options{
-				Audience: resource, ExchangeAudiences: []string{"backend"},
-				Clients: []devissuer.Client{{ID: "gemgate", Secret: canary, User: "gemgate", Scopes: []string{"mcp:use"}}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { iss.Close() })
+			iss, canary := canaryIssuer(t, resource)
 			t.Setenv("GEMGATE_EXCHANGE_CLIENT_SECRET", canary) // in gemgate's /proc/<pid>/environ
 			flags := append([]string{"--issuer", iss.URL(), "--audiences", resource, "--worker", "command", "--worker-command", bin,
 				"--worker-credential", "exchange", "--exchange-client-id", "gemgate", "--exchange-audience", "backend", "--data-dir", dir}, tc.flags...)
@@ -349,16 +341,8 @@ func TestAttackSameAccountCannotReadGemgate(t *testing.T) {
 		t.Fatal("this test starts gemgate as the account nobody, which needs root; CI runs as root")
 	}
 	bin, dir := hostileWorker(t)
-	canary := "exchange-secret-canary-" + randomSecret(t)
 	const resource = "urn:gemgate:attack-same-uid"
-	iss, err := devissuer.Start(devissuer.Options{
-		Audience: resource, ExchangeAudiences: []string{"backend"},
-		Clients: []devissuer.Client{{ID: "gemgate", Secret: canary, User: "gemgate", Scopes: []string{"mcp:use"}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { iss.Close() })
+	iss, canary := canaryIssuer(t, resource)
 	url, logs := startServeAsNobody(t, dir, []string{"GEMGATE_EXCHANGE_CLIENT_SECRET=" + canary},
 		"--issuer", iss.URL(), "--audiences", resource, "--worker", "command", "--worker-command", bin,
 		"--worker-credential", "exchange", "--exchange-client-id", "gemgate", "--exchange-audience", "backend",
@@ -385,4 +369,20 @@ func TestAttackSameAccountCannotReadGemgate(t *testing.T) {
 	for _, f := range rep.Found {
 		t.Errorf("a worker of gemgate's own account found a secret: %s (needle0: the exchange client secret, needle1: the bearer token)", f)
 	}
+}
+
+// canaryIssuer is a development issuer for resource whose client "gemgate" (token exchange
+// to "backend") has a fresh random secret: the canary the attacks must not find.
+func canaryIssuer(t *testing.T, resource string) (*devissuer.Issuer, string) {
+	t.Helper()
+	canary := "exchange-secret-canary-" + randomSecret(t)
+	iss, err := devissuer.Start(devissuer.Options{
+		Audience: resource, ExchangeAudiences: []string{"backend"},
+		Clients: []devissuer.Client{{ID: "gemgate", Secret: canary, User: "gemgate", Scopes: []string{"mcp:use"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iss.Close() })
+	return iss, canary
 }
