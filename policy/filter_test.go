@@ -209,6 +209,8 @@ func TestFilterToolsListMalformed(t *testing.T) {
 		"trailing data":           `{"tools":[]} x`,
 		"trailing object":         `{"tools":[]}{"tools":[]}`,
 		"trailing comma in tools": `{"tools":[{"name":"x"},]}`,
+		"name not UTF-8":          "{\"tools\":[{\"name\":\"\xdc\",\"annotations\":{\"readOnlyHint\":true}}]}",
+		"skipped field not UTF-8": "{\"tools\":[{\"name\":\"x\",\"description\":\"\xff\"}]}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, hints, err := p.FilterToolsList(a, json.RawMessage(in))

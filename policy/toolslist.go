@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -36,6 +37,12 @@ func parseToolsList(b []byte) (toolsList, error) {
 	var l toolsList
 	if !json.Valid(b) {
 		return l, malformed("invalid JSON")
+	}
+	// json.Valid accepts ill-formed UTF-8 inside strings, and readers repair it differently
+	// (encoding/json makes U+FFFD, others refuse), so a name is read one way here and
+	// another by the client.
+	if !utf8.Valid(b) {
+		return l, malformed("not valid UTF-8")
 	}
 	w := walker{b: b}
 	found := false
