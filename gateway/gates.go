@@ -70,14 +70,6 @@ func loopbackName(host string) bool {
 	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
 type clientIPKey struct{}
 
 // clientIP records the client's address for logs: the peer, or the nearest untrusted address

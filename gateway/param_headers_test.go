@@ -11,8 +11,7 @@ import (
 // Each Mcp-Param-* rule: a bound argument and its header are both absent or equal (strings as
 // they are or in the base64 form, integers and booleans by value); raw non-ASCII is refused.
 func TestCheckParamHeaders(t *testing.T) {
-	var bindings []paramBinding
-	bindings = schemaBindings(json.RawMessage(`{"properties":{"region":{"type":"string","x-mcp-header":"Region"},
+	bindings := schemaBindings(json.RawMessage(`{"properties":{"region":{"type":"string","x-mcp-header":"Region"},
 		"opts":{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}}}}`), nil, nil)
 	if len(bindings) != 2 {
 		t.Fatalf("bindings %v", bindings)

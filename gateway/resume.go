@@ -68,7 +68,6 @@ type resumeStore struct {
 	order   []uint64 // stream ids, oldest first
 	next    uint64
 	bytes   int
-	closed  bool
 }
 
 func newResumeStore() *resumeStore {

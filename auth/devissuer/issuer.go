@@ -136,7 +136,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Addr = defaultAddr
 	}
 	if o.Audience == "" {
-		errs = append(errs, errors.New("Audience is required (the gateway's public MCP URL)"))
+		errs = append(errs, errors.New("audience is required (the gateway's public MCP URL)"))
 	}
 	if o.TokenTTL == 0 {
 		o.TokenTTL = defaultTokenTTL

@@ -41,12 +41,12 @@ func TestStartValidatesOptions(t *testing.T) {
 		o    Options
 		want []string
 	}{
-		{"no audience", Options{}, []string{"Audience is required"}},
+		{"no audience", Options{}, []string{"audience is required"}},
 		{"bad clients", Options{Audience: testAudience, Clients: []Client{
 			{ID: "a", Secret: "s", User: "u"}, {ID: "a", Secret: "s", User: "u"}, {ID: "b", User: "u"},
 		}}, []string{`client "a" is listed twice`, `client "b" has no Secret`}},
 		{"all at once", Options{TokenTTL: -1, Clients: []Client{{Secret: "s"}}},
-			[]string{"Audience", "TokenTTL", "has no ID"}},
+			[]string{"audience is required", "TokenTTL", "has no ID"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

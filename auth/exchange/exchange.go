@@ -95,7 +95,7 @@ func New(cfg Config) (*Exchanger, error) {
 		errs = append(errs, errors.New("ClientSecret is required"))
 	}
 	if cfg.Audience == "" {
-		errs = append(errs, errors.New("Audience is required"))
+		errs = append(errs, errors.New("audience is required"))
 	}
 	for _, s := range cfg.Scopes {
 		if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {

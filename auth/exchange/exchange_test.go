@@ -200,7 +200,7 @@ func TestNewValidates(t *testing.T) {
 	}{
 		{"valid", func(*Config) {}, nil},
 		{"valid loopback http", func(c *Config) { c.TokenURL = "http://127.0.0.1:8081/token" }, nil},
-		{"empty", func(c *Config) { *c = Config{} }, []string{"TokenURL is required", "ClientID", "ClientSecret", "Audience"}},
+		{"empty", func(c *Config) { *c = Config{} }, []string{"TokenURL is required", "ClientID", "ClientSecret", "audience is required"}},
 		{"relative URL", func(c *Config) { c.TokenURL = "/token" }, []string{"not an absolute http(s) URL"}},
 		{"other scheme", func(c *Config) { c.TokenURL = "ftp://idp.example/token" }, []string{"not an absolute http(s) URL"}},
 		{"user info", func(c *Config) { c.TokenURL = "https://u:p@idp.example/token" }, []string{"user info"}},

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 logging and sampling are deprecated from 2026-07-28 but still part of 2025-11-25, which gemgate serves; the demo exercises them on purpose.
+
 package demo
 
 import (

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -59,6 +60,10 @@ func runKeysScript(t *testing.T, s stone, adminINI, url string) (int, string) {
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("gemstone-jwt-keys did not finish: %s", out)
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("gemstone-jwt-keys did not run: %v", err)
 	}
 	return cmd.ProcessState.ExitCode(), string(out)
 }
