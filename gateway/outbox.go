@@ -14,10 +14,10 @@ const (
 	outboxBytes = 16 << 20
 )
 
-// Outbox is one session's queue of server-to-client messages waiting for its GET stream. It
+// outbox is one session's queue of server-to-client messages waiting for its GET stream. It
 // also hands out stream generations: the newest GET stream wins, and a superseded stream
 // learns it on its next wake-up.
-type Outbox struct {
+type outbox struct {
 	mu      sync.Mutex
 	queue   [][]byte
 	head    int // index of the oldest message in queue (a ring)
@@ -35,14 +35,14 @@ type Outbox struct {
 
 // newOutbox makes a session's outbox; onDrop and onMove, if set, count each message dropped
 // from it and each message moved to it from a full request stream.
-func newOutbox(onDrop, onMove func()) *Outbox {
+func newOutbox(onDrop, onMove func()) *outbox {
 	// The ring comes with the first message: most sessions never get one, and an idle
 	// session should not hold 6 KiB of empty slots.
-	return &Outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove, resume: newResumeStore()}
+	return &outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove, resume: newResumeStore()}
 }
 
 // Push queues a message; it reports how many messages were dropped to make room.
-func (o *Outbox) Push(msg []byte) (dropped int) {
+func (o *outbox) Push(msg []byte) (dropped int) {
 	o.mu.Lock()
 	if o.queue == nil {
 		o.queue = make([][]byte, outboxSize)
@@ -67,7 +67,7 @@ func (o *Outbox) Push(msg []byte) (dropped int) {
 }
 
 // Attach registers a new stream, superseding any other, and returns its generation.
-func (o *Outbox) Attach() uint64 {
+func (o *outbox) Attach() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.gen++
@@ -77,20 +77,20 @@ func (o *Outbox) Attach() uint64 {
 }
 
 // Detach records that the stream of generation gen has ended.
-func (o *Outbox) Detach(gen uint64) {
+func (o *outbox) Detach(gen uint64) {
 	o.mu.Lock()
 	o.streams--
 	o.mu.Unlock()
 }
 
 // Current is the generation of the newest stream; HasStream reports whether one is open.
-func (o *Outbox) Current() uint64 {
+func (o *outbox) Current() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.gen
 }
 
-func (o *Outbox) HasStream() bool {
+func (o *outbox) HasStream() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.streams > 0
@@ -98,7 +98,7 @@ func (o *Outbox) HasStream() bool {
 
 // Take removes and returns the queued messages if gen is still the current stream, and the
 // channel that will be closed at the next news. ok is false for a superseded stream.
-func (o *Outbox) Take(gen uint64) (msgs [][]byte, wake <-chan struct{}, ok bool) {
+func (o *outbox) Take(gen uint64) (msgs [][]byte, wake <-chan struct{}, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if gen != o.gen {
@@ -117,20 +117,20 @@ func (o *Outbox) Take(gen uint64) (msgs [][]byte, wake <-chan struct{}, ok bool)
 }
 
 // Close wakes every stream for the last time.
-func (o *Outbox) Close() {
+func (o *outbox) Close() {
 	o.mu.Lock()
 	o.gen++
 	o.signalLocked()
 	o.mu.Unlock()
 }
 
-func (o *Outbox) signalLocked() {
+func (o *outbox) signalLocked() {
 	close(o.wake)
 	o.wake = make(chan struct{})
 }
 
 // Dropped counts the messages lost to a full outbox.
-func (o *Outbox) Dropped() uint64 {
+func (o *outbox) Dropped() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.dropped
@@ -151,7 +151,7 @@ type lossLog struct {
 
 // Moved records a message that was for a request's stream and went to the outbox instead,
 // since that stream was full.
-func (o *Outbox) Moved(log *slog.Logger) {
+func (o *outbox) Moved(log *slog.Logger) {
 	if o.onMove != nil {
 		o.onMove()
 	}
@@ -159,13 +159,13 @@ func (o *Outbox) Moved(log *slog.Logger) {
 }
 
 // NoteDropped records messages Push dropped.
-func (o *Outbox) NoteDropped(log *slog.Logger, n int) {
+func (o *outbox) NoteDropped(log *slog.Logger, n int) {
 	if n > 0 {
 		o.losses.note(log, n, 0, o)
 	}
 }
 
-func (l *lossLog) note(log *slog.Logger, dropped, moved int, o *Outbox) {
+func (l *lossLog) note(log *slog.Logger, dropped, moved int, o *outbox) {
 	l.mu.Lock()
 	l.dropped += dropped
 	l.moved += moved

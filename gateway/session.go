@@ -28,7 +28,7 @@ type session struct {
 	user    string
 	version string // the protocol version agreed with the client
 	member  *pool.Member
-	outbox  *Outbox
+	outbox  *outbox
 	log     *slog.Logger
 	opened  time.Time
 	end     func(reason string) // ends the session when the pool lets it go
