@@ -26,17 +26,23 @@ const (
 
 // Lifetime is session lifetime policy. The mechanism (keepalive interval, outbox size, write
 // timeout) is not configurable; these are.
+//
+// A zero duration takes its value from DefaultLifetime, so a partly filled Lifetime keeps
+// the defaults of the fields it leaves out; Never (any negative duration) turns a rule off.
 type Lifetime struct {
-	IdleTimeout           time.Duration // no client traffic for this long ends a session; 0 = never
-	StreamlessIdleTimeout time.Duration // the same for a session that never opened a GET stream; 0 = use IdleTimeout
-	StreamLossGrace       time.Duration // a session whose GET stream closed ends after this, unless the client comes back
-	MaxSessionLifetime    time.Duration // 0 = no cap
-	RequestTimeout        time.Duration // 0 = calls may run as long as they like
-	ProbeLead             time.Duration // a liveness ping goes out this long before the idle deadline
+	IdleTimeout           time.Duration // no client traffic for this long ends a session; Never: no idle end
+	StreamlessIdleTimeout time.Duration // the same for a session that never opened a GET stream; Never: use IdleTimeout
+	StreamLossGrace       time.Duration // a session whose GET stream closed ends after this, unless the client comes back; Never: at once
+	MaxSessionLifetime    time.Duration // every session ends after this; default and Never: no cap
+	RequestTimeout        time.Duration // a call running longer is cancelled; default and Never: no limit
+	ProbeLead             time.Duration // a liveness ping goes out this long before the idle deadline; Never: no ping
 	ProbeTimeout          time.Duration // an unanswered ping on the current stream ends the session after this
 	MaxCallsPerSession    int           // calls in flight on one session; 0 = no limit
 	Tick                  time.Duration // how often the reaper looks; default 500ms
 }
+
+// Never, as a Lifetime duration, turns its rule off.
+const Never time.Duration = -1
 
 // DefaultLifetime is the policy measured against real clients for the GemStone-native server.
 func DefaultLifetime() Lifetime {
@@ -46,44 +52,47 @@ func DefaultLifetime() Lifetime {
 		StreamLossGrace:       10 * time.Second,
 		ProbeLead:             5 * time.Minute,
 		ProbeTimeout:          30 * time.Second,
+		Tick:                  500 * time.Millisecond,
 	}
 }
 
+// withDefaults resolves l into the form the reaper reads: every zero field takes its default
+// and every Never becomes 0, which there means off.
 func (l Lifetime) withDefaults() Lifetime {
-	if l == (Lifetime{}) {
-		l = DefaultLifetime()
+	d := DefaultLifetime()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&l.IdleTimeout, &d.IdleTimeout}, {&l.StreamlessIdleTimeout, &d.StreamlessIdleTimeout},
+		{&l.StreamLossGrace, &d.StreamLossGrace}, {&l.MaxSessionLifetime, &d.MaxSessionLifetime},
+		{&l.RequestTimeout, &d.RequestTimeout}, {&l.ProbeLead, &d.ProbeLead},
+	} {
+		switch {
+		case *f.v == 0:
+			*f.v = *f.def
+		case *f.v < 0:
+			*f.v = 0
+		}
+	}
+	if l.ProbeTimeout <= 0 { // a ping that never times out would decide nothing
+		l.ProbeTimeout = d.ProbeTimeout
 	}
 	if l.Tick <= 0 {
-		l.Tick = 500 * time.Millisecond
-	}
-	if l.ProbeTimeout <= 0 {
-		l.ProbeTimeout = 30 * time.Second
+		l.Tick = d.Tick
 	}
 	return l
 }
 
-// Validate reports every unworkable combination of settings at once.
+// Validate reports every unworkable combination of settings at once, in a stable order. It
+// judges the policy as it will run, defaults filled in.
 func (l Lifetime) Validate() error {
 	var errs []error
-	for _, v := range []struct {
-		name string
-		d    time.Duration
-	}{ // in the order of the settings' table, so the problems read the same every time
-		{"idle_timeout", l.IdleTimeout}, {"streamless_idle_timeout", l.StreamlessIdleTimeout},
-		{"stream_loss_grace", l.StreamLossGrace}, {"max_session_lifetime", l.MaxSessionLifetime},
-		{"request_timeout", l.RequestTimeout}, {"probe_lead", l.ProbeLead}, {"probe_timeout", l.ProbeTimeout},
-	} {
-		if v.d < 0 {
-			errs = append(errs, errors.New(v.name+" must not be negative"))
-		}
-	}
-	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
+	r := l.withDefaults()
+	if r.IdleTimeout > 0 && r.ProbeLead >= r.IdleTimeout {
 		errs = append(errs, errors.New("probe_lead must be shorter than idle_timeout"))
 	}
-	if l.IdleTimeout > 0 && l.ProbeLead > 0 && l.ProbeTimeout >= l.ProbeLead {
+	if r.IdleTimeout > 0 && r.ProbeLead > 0 && r.ProbeTimeout >= r.ProbeLead {
 		errs = append(errs, errors.New("probe_timeout must be shorter than probe_lead, or an unanswered ping could never decide"))
 	}
-	if l.IdleTimeout > 0 && l.StreamlessIdleTimeout > l.IdleTimeout {
+	if r.IdleTimeout > 0 && r.StreamlessIdleTimeout > r.IdleTimeout {
 		errs = append(errs, errors.New("streamless_idle_timeout must not exceed idle_timeout"))
 	}
 	if l.MaxCallsPerSession < 0 {

@@ -104,12 +104,13 @@ func TestLifetimeValidate(t *testing.T) {
 	}{
 		{"defaults", DefaultLifetime(), nil},
 		{"zero", Lifetime{}, nil},
-		{"negative durations", Lifetime{IdleTimeout: -1, StreamLossGrace: -1}, []string{"idle_timeout must not be negative", "stream_loss_grace must not be negative"}},
+		{"every rule off", Lifetime{IdleTimeout: Never, StreamlessIdleTimeout: Never, StreamLossGrace: Never, MaxSessionLifetime: Never, RequestTimeout: Never, ProbeLead: Never}, nil},
+		{"a short idle keeps the default probe lead", Lifetime{IdleTimeout: time.Minute}, []string{"probe_lead must be shorter than idle_timeout"}},
 		{"probe lead not shorter than idle", Lifetime{IdleTimeout: time.Minute, ProbeLead: time.Minute}, []string{"probe_lead must be shorter than idle_timeout"}},
-		{"streamless longer than idle", Lifetime{IdleTimeout: time.Minute, StreamlessIdleTimeout: 2 * time.Minute}, []string{"streamless_idle_timeout must not exceed idle_timeout"}},
+		{"streamless longer than idle", Lifetime{IdleTimeout: time.Hour, StreamlessIdleTimeout: 2 * time.Hour}, []string{"streamless_idle_timeout must not exceed idle_timeout"}},
 		{"negative limits", Lifetime{MaxCallsPerSession: -1}, []string{"max_calls_per_session must not be negative"}},
-		{"several at once", Lifetime{IdleTimeout: time.Minute, ProbeLead: time.Hour, StreamlessIdleTimeout: time.Hour, RequestTimeout: -1},
-			[]string{"probe_lead", "streamless_idle_timeout", "request_timeout"}},
+		{"several at once", Lifetime{IdleTimeout: time.Minute, ProbeLead: time.Hour, StreamlessIdleTimeout: time.Hour, MaxCallsPerSession: -1},
+			[]string{"probe_lead", "streamless_idle_timeout", "max_calls_per_session"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,7 +134,7 @@ func TestLifetimeValidate(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Options{Lifetime: Lifetime{IdleTimeout: -1}}); err == nil || !strings.Contains(err.Error(), "idle_timeout") {
+	if _, err := New(Options{Lifetime: Lifetime{IdleTimeout: time.Minute}}); err == nil || !strings.Contains(err.Error(), "idle_timeout") {
 		t.Errorf("New accepted an unworkable lifetime: %v", err)
 	} else if !strings.Contains(err.Error(), "Policy is required") {
 		t.Errorf("New does not report every problem at once: %v", err)
@@ -142,12 +143,37 @@ func TestLifetimeValidate(t *testing.T) {
 
 // Problems are listed in a stable order, the order of the settings' table.
 func TestLifetimeValidateOrder(t *testing.T) {
-	l := Lifetime{IdleTimeout: -1, StreamLossGrace: -1, RequestTimeout: -1, ProbeTimeout: -1}
-	want := "idle_timeout must not be negative\nstream_loss_grace must not be negative\n" +
-		"request_timeout must not be negative\nprobe_timeout must not be negative"
+	l := Lifetime{IdleTimeout: time.Minute, ProbeLead: 30 * time.Second, ProbeTimeout: time.Minute,
+		StreamlessIdleTimeout: time.Hour, MaxCallsPerSession: -1}
+	want := "probe_timeout must be shorter than probe_lead, or an unanswered ping could never decide\n" +
+		"streamless_idle_timeout must not exceed idle_timeout\nmax_calls_per_session must not be negative"
 	for range 20 { // a map's order would differ within a few runs
 		if err := l.Validate(); err == nil || err.Error() != want {
 			t.Fatalf("Validate() = %v, want\n%s", err, want)
 		}
+	}
+}
+
+// A partly filled Lifetime keeps the defaults of the fields it leaves out, and Never turns a
+// rule off: what the reaper runs is exactly that.
+func TestLifetimeDefaultsPerField(t *testing.T) {
+	d := DefaultLifetime()
+	tests := []struct {
+		name string
+		in   Lifetime
+		want Lifetime
+	}{
+		{"zero is the default", Lifetime{}, d},
+		{"one field set", Lifetime{RequestTimeout: time.Minute}, func() Lifetime { l := d; l.RequestTimeout = time.Minute; return l }()},
+		{"one rule off", Lifetime{IdleTimeout: Never}, func() Lifetime { l := d; l.IdleTimeout = 0; return l }()},
+		{"any negative is off", Lifetime{StreamLossGrace: -time.Hour, ProbeLead: Never}, func() Lifetime { l := d; l.StreamLossGrace, l.ProbeLead = 0, 0; return l }()},
+		{"a ping always times out", Lifetime{ProbeTimeout: Never, Tick: -1}, d},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.in.withDefaults(); got != tt.want {
+				t.Errorf("withDefaults() = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }

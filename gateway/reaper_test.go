@@ -14,6 +14,7 @@ func tinyLifetime(mod func(*Lifetime)) func(*Options) {
 			IdleTimeout:           10 * time.Second,
 			StreamlessIdleTimeout: 300 * time.Millisecond,
 			StreamLossGrace:       300 * time.Millisecond,
+			ProbeLead:             Never,
 			ProbeTimeout:          10 * time.Second,
 			Tick:                  20 * time.Millisecond,
 		}

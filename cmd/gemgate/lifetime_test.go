@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway"
 )
 
 // How the lifetime settings become the gateway's Lifetime, and the probe rule derived from
@@ -27,9 +31,13 @@ func TestConfigLifetime(t *testing.T) {
 		c := defaults()
 		c.IdleTimeout = tt.idle
 		l := c.lifetime()
-		if l.IdleTimeout != tt.idle || l.ProbeLead != tt.wantLead || l.ProbeTimeout != tt.wantOut {
+		wantIdle := tt.idle
+		if wantIdle == 0 {
+			wantIdle = gateway.Never
+		}
+		if l.IdleTimeout != wantIdle || l.ProbeLead != tt.wantLead || l.ProbeTimeout != tt.wantOut {
 			t.Errorf("idle_timeout %v: idle %v, probe lead %v, probe timeout %v; want %v, %v, %v",
-				tt.idle, l.IdleTimeout, l.ProbeLead, l.ProbeTimeout, tt.idle, tt.wantLead, tt.wantOut)
+				tt.idle, l.IdleTimeout, l.ProbeLead, l.ProbeTimeout, wantIdle, tt.wantLead, tt.wantOut)
 		}
 		if tt.idle > 0 && l.ProbeLead+l.ProbeTimeout+2*l.Tick >= tt.idle {
 			t.Errorf("idle_timeout %v: a probe going out a tick late could not decide before the idle deadline", tt.idle)
@@ -43,5 +51,25 @@ func TestConfigLifetime(t *testing.T) {
 	if l.StreamlessIdleTimeout != 2*time.Minute || l.StreamLossGrace != 3*time.Second || l.MaxSessionLifetime != time.Hour ||
 		l.RequestTimeout != 9*time.Second || l.MaxCallsPerSession != 7 {
 		t.Errorf("settings not carried into the lifetime: %+v", l)
+	}
+
+	// 0 in the configuration turns a rule off; the gateway's zero would mean its default.
+	c = defaults()
+	c.IdleTimeout, c.StreamlessIdle, c.StreamLossGrace, c.MaxSessionLifetime, c.RequestTimeout = 0, 0, 0, 0, 0
+	l = c.lifetime()
+	for name, d := range map[string]time.Duration{"idle": l.IdleTimeout, "streamless": l.StreamlessIdleTimeout,
+		"grace": l.StreamLossGrace, "max lifetime": l.MaxSessionLifetime, "request": l.RequestTimeout} {
+		if d != gateway.Never {
+			t.Errorf("%s: 0 in the configuration became %v, want gateway.Never", name, d)
+		}
+	}
+
+	c = defaults()
+	c.IdleTimeout, c.RequestTimeout = -time.Second, -time.Second
+	err := errors.Join(c.validate()...)
+	for _, want := range []string{"idle_timeout: must not be negative", "request_timeout: must not be negative"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("validate() = %v, want it to say %q", err, want)
+		}
 	}
 }

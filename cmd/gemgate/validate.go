@@ -151,6 +151,17 @@ func (c *Config) validateLimits() []error {
 	if c.ShutdownGrace < 0 {
 		add("shutdown_grace: must not be negative")
 	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"idle_timeout", c.IdleTimeout}, {"streamless_idle_timeout", c.StreamlessIdle}, {"stream_loss_grace", c.StreamLossGrace},
+		{"max_session_lifetime", c.MaxSessionLifetime}, {"request_timeout", c.RequestTimeout},
+	} {
+		if d.v < 0 {
+			add("%s: must not be negative (0 turns it off)", d.key)
+		}
+	}
 	if err := c.lifetime().Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -240,13 +251,22 @@ func (c *Config) traceLimit() (int, error) {
 	return n, nil
 }
 
+// lifetime is the session lifetime policy. In the configuration 0 turns a rule off (for
+// streamless_idle_timeout: falls back to idle_timeout; for stream_loss_grace: no grace), which
+// gateway.Lifetime spells Never, its zero meaning "the default".
 func (c *Config) lifetime() gateway.Lifetime {
+	off := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return gateway.Never
+		}
+		return d
+	}
 	l := gateway.DefaultLifetime()
-	l.IdleTimeout = c.IdleTimeout
-	l.StreamlessIdleTimeout = c.StreamlessIdle
-	l.StreamLossGrace = c.StreamLossGrace
-	l.MaxSessionLifetime = c.MaxSessionLifetime
-	l.RequestTimeout = c.RequestTimeout
+	l.IdleTimeout = off(c.IdleTimeout)
+	l.StreamlessIdleTimeout = off(c.StreamlessIdle)
+	l.StreamLossGrace = off(c.StreamLossGrace)
+	l.MaxSessionLifetime = off(c.MaxSessionLifetime)
+	l.RequestTimeout = off(c.RequestTimeout)
 	l.MaxCallsPerSession = c.MaxCallsPerSession
 	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
 		l.ProbeLead = l.IdleTimeout / 6 // idle_timeout of five minutes or less: probe a sixth before
