@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling and logging are deprecated from 2026-07-28 but part of 2025-11-25, which gemgate serves: the client here exercises them on purpose.
+
 package test
 
 // Server-initiated messages through the gateway: elicitation and sampling round trips,

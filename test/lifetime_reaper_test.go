@@ -283,13 +283,6 @@ func ltWaitWorkerReleased(t *testing.T, g *gemgate, pid int) {
 	ltWaitLog(t, g, "worker idle with no session attached; stopping it", 2*time.Second)
 }
 
-func ltWaitReason(t *testing.T, g *gemgate, id, want string) {
-	t.Helper()
-	if got := ltReasonWithin(g, id, 3*time.Second); got != want {
-		t.Errorf("session ended with reason %q, want %q", got, want)
-	}
-}
-
 func ltReasonWithin(g *gemgate, id string, within time.Duration) string {
 	deadline := time.Now().Add(within)
 	for {
