@@ -1,0 +1,95 @@
+// Package layout holds one test: the package dependencies of DESIGN §1 ("arrows go one way"),
+// read from the source tree, so that a new import across the layers fails here first.
+package layout
+
+import (
+	"go/build"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gemgate/gemgate/"
+
+// allowed lists, for every package of the binary, the gemgate packages it may import (its
+// non-test files). cmd/gemgate wires everything and may import anything. pool imports auth
+// for the Principal a worker is keyed on and started for; nothing below gateway imports it.
+var allowed = map[string][]string{
+	"internal/clip":                      {},
+	"jsonrpc":                            {"internal/clip"},
+	"auth":                               {"internal/clip"},
+	"auth/devissuer":                     {},
+	"auth/exchange":                      {},
+	"policy":                             {"jsonrpc"},
+	"worker":                             {"jsonrpc", "internal/clip"},
+	"worker/demo":                        {},
+	"worker/gemstone":                    {"worker", "internal/clip"},
+	"worker/gemstone/internal/fakestone": {},
+	"pool":                               {"worker", "jsonrpc", "internal/clip"},
+	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip"},
+	"cmd/gemgate":                        nil, // anything
+	"internal/layout":                    {},
+}
+
+func TestImportsFollowTheLayers(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		name := d.Name()
+		// Not part of the binary: tests, benchmarks, deployment, and directories go ignores.
+		if rel != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" ||
+			name == "node_modules" || rel == "test" || rel == "bench" || rel == "deploy") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		if err != nil {
+			if _, ok := err.(*build.NoGoError); ok {
+				return nil
+			}
+			t.Errorf("%s: %v", rel, err)
+			return nil
+		}
+		seen[rel] = true
+		want, known := allowed[rel]
+		if !known {
+			t.Errorf("package %s is not in the layout table: add it to allowed with the layers it may import", rel)
+			return nil
+		}
+		if want == nil {
+			return nil
+		}
+		var bad []string
+		for _, imp := range pkg.Imports {
+			if dep, ok := strings.CutPrefix(imp, module); ok && !slices.Contains(want, dep) {
+				bad = append(bad, dep)
+			}
+		}
+		sort.Strings(bad)
+		if len(bad) > 0 {
+			t.Errorf("%s imports %v; its layer may import only %v (DESIGN §1)", rel, bad, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel := range allowed {
+		if !seen[rel] {
+			t.Errorf("the layout table names %s, which is not in the tree: a package moved, or the walk missed it", rel)
+		}
+	}
+}
