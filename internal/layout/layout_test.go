@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"worker/demo":                        {},
 	"worker/gemstone":                    {"worker", "internal/clip"},
 	"worker/gemstone/internal/fakestone": {},
-	"pool":                               {"worker", "jsonrpc", "internal/clip"},
+	"pool":                               {"worker", "jsonrpc", "auth", "internal/clip"},
 	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip"},
 	"cmd/gemgate":                        nil, // anything
 	"internal/layout":                    {},
