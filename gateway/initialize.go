@@ -67,7 +67,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		calls: map[string]*inflight{}, probes: map[string]*probe{}, hints: map[string]bool{}, done: make(chan struct{}),
 	}
 	s.lastActive = s.opened
-	s.log = g.log.With("session", s.id, "user", p.User)
+	s.logh, s.log = newSessionLog(g.log.With("session", s.id, "user", p.User))
 	s.outbox = newOutbox(g.metrics.outboxDropped, g.metrics.streamMessageMoved)
 	s.end = func(reason string) {
 		g.wg.Add(1)
@@ -79,6 +79,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		return g.attachError(w, msg, err)
 	}
 	s.member = member
+	s.logh.setWorker(member.WorkerID())
 	version, err := resultVersion(result)
 	if err != nil {
 		member.Detach()
@@ -98,7 +99,6 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	committed = true
 	g.metrics.sessionOpened("ok")
-	s.log = s.log.With("worker", member.WorkerID())
 	s.log.Info("session opened", "read_only", access.ReadOnly, "protocol_version", version, "pid", member.WorkerPid())
 
 	w.Header().Set(headerSessionID, s.id)

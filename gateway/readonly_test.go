@@ -154,6 +154,16 @@ func TestStepUpMovesSessionToReadWriteWorker(t *testing.T) {
 			if len(msgs) == 0 || !strings.Contains(string(msgs[len(msgs)-1]), "notifications/tools/list_changed") {
 				t.Errorf("no tools/list_changed for the stepped-up session: %q", msgs)
 			}
+			// The step-up line names the new worker, once.
+			var line string
+			for l := range strings.SplitSeq(f.log.String(), "\n") {
+				if strings.Contains(l, "session stepped up to read-write") {
+					line = l
+				}
+			}
+			if want := `"worker":"` + ro.sessionObj().member.WorkerID() + `"`; strings.Count(line, `"worker":`) != 1 || !strings.Contains(line, want) {
+				t.Errorf("step-up log line %q: want the key worker once, as %s", line, want)
+			}
 			// The reverse stays refused per call.
 			forbiddenBody(t, ro.callTool("8", "write_note", map[string]any{"name": "n", "text": "y"}), "8", "readOnly")
 		})

@@ -29,7 +29,8 @@ type session struct {
 	version string // the protocol version agreed with the client
 	member  *pool.Member
 	outbox  *outbox
-	log     *slog.Logger
+	log     *slog.Logger // through logh: fixed at open, its worker swapped on step-up
+	logh    *sessionLog
 	opened  time.Time
 	end     func(reason string) // ends the session when the pool lets it go
 

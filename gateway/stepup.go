@@ -33,7 +33,7 @@ func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided 
 	s.access = decided
 	clear(s.hints) // another worker: what the old one said of its tools does not hold
 	s.mu.Unlock()
-	s.log = s.log.With("worker", s.member.WorkerID())
+	s.logh.setWorker(s.member.WorkerID())
 	s.log.Info("session stepped up to read-write")
 	s.outbox.Push(jsonrpc.Notification("notifications/tools/list_changed", nil).Encode())
 }

@@ -1,0 +1,45 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+)
+
+// sessionLog is a session's logger: its lines name the session, the user and the worker. The
+// worker changes on step-up while other goroutines (the stream, the reaper, calls in flight)
+// log through the same logger, so the logger is fixed once and its handler swapped
+// atomically; reassigning a *slog.Logger field would race, and adding the worker with With
+// again would print the key twice.
+type sessionLog struct {
+	base *slog.Logger // session and user, no worker
+	h    atomic.Pointer[slog.Handler]
+}
+
+func newSessionLog(base *slog.Logger) (*sessionLog, *slog.Logger) {
+	l := &sessionLog{base: base}
+	h := base.Handler()
+	l.h.Store(&h)
+	return l, slog.New(l)
+}
+
+// setWorker names the session's worker in every line logged from now on.
+func (l *sessionLog) setWorker(id string) {
+	h := l.base.With("worker", id).Handler()
+	l.h.Store(&h)
+}
+
+func (l *sessionLog) current() slog.Handler { return *l.h.Load() }
+
+func (l *sessionLog) Enabled(ctx context.Context, level slog.Level) bool {
+	return l.current().Enabled(ctx, level)
+}
+
+func (l *sessionLog) Handle(ctx context.Context, r slog.Record) error {
+	return l.current().Handle(ctx, r)
+}
+
+// WithAttrs and WithGroup derive from the handler of the moment: a logger derived for one
+// call keeps the worker that call runs on.
+func (l *sessionLog) WithAttrs(attrs []slog.Attr) slog.Handler { return l.current().WithAttrs(attrs) }
+func (l *sessionLog) WithGroup(name string) slog.Handler       { return l.current().WithGroup(name) }
