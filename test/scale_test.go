@@ -61,14 +61,15 @@ func scaleIssuer(t *testing.T, audience string, users []string) (string, map[str
 }
 
 // scaleReplica runs one `gemgate serve` whose public URL is the balancer's; g.URL is its own
-// address (for direct checks) and g.Metrics its metrics URL.
-func scaleReplica(t *testing.T, issuer, publicURL string) *gemgate {
+// address (for direct checks) and g.Metrics its metrics URL. It stops without a drain unless
+// extra flags (which win over these) give it one.
+func scaleReplica(t *testing.T, issuer, publicURL string, extra ...string) *gemgate {
 	t.Helper()
 	return launch(t, launchOpts{
-		Args: []string{"serve", "--listen", "127.0.0.1:0", "--public-url", publicURL, "--issuer", issuer,
+		Args: append([]string{"serve", "--listen", "127.0.0.1:0", "--public-url", publicURL, "--issuer", issuer,
 			"--metrics-listen", "127.0.0.1:0", "--log-format", "json", "--log-level", "info",
 			"--worker", "command", "--worker-command", workerBin + " worker demo", "--data-dir", t.TempDir(),
-			"--trusted-proxies", "127.0.0.1"},
+			"--trusted-proxies", "127.0.0.1", "--drain-delay", "0s"}, extra...),
 		LogLine: func(g *gemgate, line []byte) bool {
 			var ev struct{ Msg, Addr, Listen string }
 			if json.Unmarshal(line, &ev) != nil {
