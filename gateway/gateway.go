@@ -263,16 +263,17 @@ func (g *Gateway) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// BeginShutdown refuses new sessions and ends every GET stream, so that an http.Server's
+// BeginShutdown is phase 2 of a graceful stop (drain.go): it drains as BeginDrain does and
+// ends every GET and listen stream with a reconnection hint, so that an http.Server's
 // Shutdown does not wait on streams that would never end by themselves.
 func (g *Gateway) BeginShutdown() {
-	g.stopOnce.Do(func() {
-		g.closing.Store(true)
-		close(g.stopping)
-	})
+	g.BeginDrain()
+	g.stopOnce.Do(func() { close(g.stopping) })
 }
 
-// Close ends every session and stops its worker. Call it after the HTTP server has shut down.
+// Close ends every session and stops its worker; a call still in flight is answered with a
+// JSON-RPC error for its id first. Call it after the HTTP server's Shutdown, and give the
+// handlers a moment to write those answers before closing the server's connections.
 func (g *Gateway) Close() {
 	g.BeginShutdown()
 	g.mu.Lock()

@@ -48,10 +48,10 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			"this gateway runs one worker per session (worker_per: session): use initialize",
 			map[string]any{"supported": supportedVersions, "requested": mr.version})
 	}
-	if g.closing.Load() {
-		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
-	}
 	id := pool.Identity{Principal: p, ReadOnly: access.ReadOnly, Token: bearer(r)}
+	if he := g.drainRefusal(msg.ID, id); he != nil {
+		return he
+	}
 	if msg.Method == "subscriptions/listen" {
 		return g.listen(w, r, msg, mr, p, id)
 	}

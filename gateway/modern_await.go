@@ -92,8 +92,17 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 			}
 		case <-c.detached:
 			call.Cancel("the worker let go of the request")
-			if stream == nil {
+			switch {
+			case g.closing.Load(): // the gateway stops (drain.go): never a 503, the call may have run
+				if stream != nil {
+					writeEvent(stoppedCall(msg.ID).Encode())
+				} else {
+					writeBody(w, http.StatusOK, stoppedCall(msg.ID).Encode())
+				}
+			case stream == nil:
 				overloaded(msg.ID, "the worker is gone; try again", workerRetryAfter, nil).write(w)
+			default: // an error for the call's id, not a stream that just ends
+				writeEvent(jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeInternalError, "the worker is gone", map[string]any{"kind": "workerExit"}).Encode())
 			}
 			return "error", false
 		case <-r.Context().Done():

@@ -90,6 +90,7 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-g.stopping:
+			_ = st.retryHint(drainRetryAfter)
 			return
 		}
 	}
@@ -136,6 +137,7 @@ func (g *Gateway) resumePost(w http.ResponseWriter, r *http.Request, s *session,
 		case <-s.done:
 			return
 		case <-g.stopping:
+			_ = st.retryHint(drainRetryAfter)
 			return
 		}
 	}

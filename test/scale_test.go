@@ -61,14 +61,15 @@ func scaleIssuer(t *testing.T, audience string, users []string) (string, map[str
 }
 
 // scaleReplica runs one `gemgate serve` whose public URL is the balancer's; g.URL is its own
-// address (for direct checks) and g.Metrics its metrics URL.
-func scaleReplica(t *testing.T, issuer, publicURL string) *gemgate {
+// address (for direct checks) and g.Metrics its metrics URL. It stops without a drain unless
+// extra flags (which win over these) give it one.
+func scaleReplica(t *testing.T, issuer, publicURL string, extra ...string) *gemgate {
 	t.Helper()
 	return launch(t, launchOpts{
-		Args: []string{"serve", "--listen", "127.0.0.1:0", "--public-url", publicURL, "--issuer", issuer,
+		Args: append([]string{"serve", "--listen", "127.0.0.1:0", "--public-url", publicURL, "--issuer", issuer,
 			"--metrics-listen", "127.0.0.1:0", "--log-format", "json", "--log-level", "info",
 			"--worker", "command", "--worker-command", workerBin + " worker demo", "--data-dir", t.TempDir(),
-			"--trusted-proxies", "127.0.0.1"},
+			"--trusted-proxies", "127.0.0.1", "--drain-delay", "0s"}, extra...),
 		LogLine: func(g *gemgate, line []byte) bool {
 			var ev struct{ Msg, Addr, Listen string }
 			if json.Unmarshal(line, &ev) != nil {
@@ -415,6 +416,21 @@ func TestScaleOutBehindHAProxy(t *testing.T) {
 			t.Errorf("replica %d: gemgate_workers_running = %v, want %d (one per user)", i+1, got, n)
 		}
 	}
+	// Modern (2026-07-28, sessionless) requests of the same users land on the same replica and
+	// share the user's worker there: no replica starts another.
+	for _, u := range users {
+		if err := scaleModernWhoami(ctx, publicURL, u, tokens[u]); err != nil {
+			t.Error(err)
+		}
+		if got := scaleModernReplicas(replicas, u); len(got) != 1 || !got[home[u]] {
+			t.Errorf("%s's modern request was answered by replicas %v, want only %d", u, got, home[u]+1)
+		}
+	}
+	for i, n := range perReplica {
+		if got := ltSum(ltMetrics(t, replicas[i]), "gemgate_workers_running"); got != float64(n) {
+			t.Errorf("replica %d: gemgate_workers_running = %v after the modern requests, want still %d", i+1, got, n)
+		}
+	}
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -529,6 +545,12 @@ func TestScaleOutBehindHAProxy(t *testing.T) {
 		}
 		moved = append(moved, u)
 		moving.Go(func() {
+			// Its next modern request succeeds on a survivor, which starts the user's worker.
+			if err := scaleModernWhoami(ctx, publicURL, u, tokens[u]); err != nil {
+				t.Errorf("after the kill: %v", err)
+			} else if got := scaleModernReplicas(replicas, u); len(got) != 2 || !got[victim] {
+				t.Errorf("%s's modern requests were answered by replicas %v, want the killed one and one survivor", u, got)
+			}
 			if err := scaleMove(ctx, u, tokens[u], publicURL, oldLoad[u], sessions[u], replicas, victim, func(fresh []*scaleSession) {
 				mu.Lock()
 				hit := states[u].hit
@@ -627,4 +649,30 @@ func scaleMove(ctx context.Context, user, token, url string, oldDone <-chan stru
 	}
 	resume(fresh)
 	return nil
+}
+
+// scaleModernWhoami calls whoami as a 2026-07-28 client (no session) through the balancer
+// and checks that the user's own worker answered.
+func scaleModernWhoami(ctx context.Context, url, user, token string) error {
+	a := drainRequest{url: url, token: token, modern: true, id: `"m"`, method: "tools/call", params: map[string]any{"name": "whoami"}}.do(ctx, nil)
+	if a.err != nil || a.status != http.StatusOK || a.last()["result"] == nil {
+		return fmt.Errorf("%s: modern whoami: %d %v %v", user, a.status, a.msgs, a.err)
+	}
+	if !strings.Contains(string(a.last()["result"]), "user="+user+" ") {
+		return fmt.Errorf("CROSSED: %s's modern whoami answered %s", user, a.last()["result"])
+	}
+	return nil
+}
+
+// scaleModernReplicas is the set of replicas that logged a 2026-07-28 tools/call of user.
+func scaleModernReplicas(replicas []*gemgate, user string) map[int]bool {
+	out := map[int]bool{}
+	for i, g := range replicas {
+		for _, ev := range g.logEvents("audit tools/call") {
+			if ev["user"] == user && ev["era"] == "2026-07-28" {
+				out[i] = true
+			}
+		}
+	}
+	return out
 }

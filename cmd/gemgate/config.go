@@ -96,6 +96,7 @@ type Config struct {
 	MaxCallsPerSession   int           `key:"max_calls_per_session" help:"most calls in flight on one session; more get 429 (0 = no limit)"`
 	MaxBodyBytes         int64         `key:"max_body_bytes" help:"largest request body"`
 	PostAnswers          string        `key:"post_answers" choices:"sse,json" help:"sse (answer as an SSE stream when the client accepts one) or json (JSON unless the worker sends related messages first)"`
+	DrainDelay           time.Duration `key:"drain_delay" help:"on SIGTERM, how long /readyz answers 503 while the listener still serves, so that load balancers move traffic first (0 = off)"`
 	ShutdownGrace        time.Duration `key:"shutdown_grace" help:"how long in-flight calls may finish at shutdown"`
 
 	// gemgate dev only.
@@ -145,6 +146,7 @@ func defaults() Config {
 		StreamlessIdle:       time.Minute,
 		StreamLossGrace:      10 * time.Second,
 		MaxBodyBytes:         4 << 20,
+		DrainDelay:           5 * time.Second,
 		ShutdownGrace:        10 * time.Second,
 		DevIssuerListen:      "127.0.0.1:0",
 	}
@@ -297,6 +299,7 @@ func load(name string, args []string, dev bool) (*Config, error) {
 	c := defaults()
 	if dev {
 		c.LogFormat = "text"
+		c.DrainDelay = 0 // one local gateway, no balancer to tell
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.Usage = func() { commandUsage(fs) }

@@ -324,8 +324,9 @@ func osUser() string {
 	return fmt.Sprintf("uid%d", os.Getuid())
 }
 
-// run serves until ctx ends, then shuts down gracefully: no new sessions, streams ended,
-// in-flight calls given shutdown_grace to finish, every worker stopped.
+// run serves until ctx ends, then stops gracefully (stop.go): a drain while the listener
+// still serves, streams ended, in-flight calls given shutdown_grace to finish, every worker
+// stopped.
 func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
 	if tlsConfig == nil && s.cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
@@ -359,19 +360,7 @@ func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	s.log.Info("shutting down", "sessions", s.gw.Sessions())
-	s.gw.BeginShutdown()
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
-	defer cancel()
-	if err := s.http.Shutdown(sctx); err != nil {
-		s.log.Warn("in-flight requests did not finish in time", "error", err)
-		s.http.Close()
-	}
-	if s.metrics != nil {
-		s.metrics.Close()
-	}
-	s.gw.Close()
-	s.log.Info("stopped")
+	s.stop(serveErr != nil)
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}

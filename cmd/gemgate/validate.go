@@ -151,6 +151,9 @@ func (c *Config) validateLimits() []error {
 	if c.ShutdownGrace < 0 {
 		add("shutdown_grace: must not be negative")
 	}
+	if c.DrainDelay < 0 {
+		add("drain_delay: must not be negative (0 turns the drain off)")
+	}
 	for _, d := range []struct {
 		key string
 		v   time.Duration

@@ -43,7 +43,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if not .Values.config.issuer }}
 {{- $errs = append $errs "config.issuer is required, e.g. https://keycloak.example.com/realms/team" }}
 {{- end }}
-{{- range $k := list "listen" "metrics_listen" "public_url" "shutdown_grace" "exchange_client_secret" }}
+{{- range $k := list "listen" "metrics_listen" "public_url" "drain_delay" "shutdown_grace" "exchange_client_secret" }}
 {{- if hasKey $.Values.config $k }}
 {{- $errs = append $errs (printf "config.%s is set by the chart; see values.yaml (publicURL, drain, metrics, exchange)" $k) }}
 {{- end }}
@@ -59,8 +59,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* Kubernetes may kill the pod this long after it began terminating: the preStop sleep, the
-     grace gemgate gives in-flight calls, and the time to stop its workers. */}}
+{{/* Kubernetes may kill the pod this long after it began terminating: the preStop sleep (if
+     any), gemgate's drain_delay, the grace it gives in-flight calls, and the time to stop its
+     workers and answer the calls the grace cut. */}}
 {{- define "gemgate.terminationGracePeriodSeconds" -}}
-{{- add .Values.drain.preStopSleepSeconds .Values.drain.shutdownGraceSeconds .Values.drain.workerStopSeconds }}
+{{- add .Values.drain.preStopSleepSeconds .Values.drain.drainDelaySeconds .Values.drain.shutdownGraceSeconds .Values.drain.workerStopSeconds }}
 {{- end }}
