@@ -285,7 +285,7 @@ func startServeAsNobody(t *testing.T, dir string, env []string, flags ...string)
 	if err := os.WriteFile(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--log-format", "json", "--log-level", "debug"}, flags...)
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--log-format", "json", "--log-level", "debug", "--drain-delay", "0s"}, flags...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir

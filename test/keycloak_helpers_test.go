@@ -83,7 +83,7 @@ const kcServeAddr = "127.0.0.1:18090"
 // with SIGTERM at cleanup and must exit 0 with no worker left.
 func kcServe(t *testing.T, e kcEnv, addr string, env []string, flags ...string) *gemgate {
 	t.Helper()
-	args := append([]string{"serve", "--listen", addr, "--issuer", e.Issuer, "--audiences", e.DemoAudience,
+	args := append([]string{"serve", "--drain-delay", "0s", "--listen", addr, "--issuer", e.Issuer, "--audiences", e.DemoAudience,
 		"--user-claim", "preferred_username", "--worker", "command", "--worker-command", workerBin + " worker demo",
 		"--read-only-tools", "whoami,echo,list_notes,read_note,search_notes", "--data-dir", t.TempDir(), "--metrics-listen", "off", "--log-format", "json", "--log-level", "debug"}, flags...)
 	g := launch(t, launchOpts{Args: args, Env: env, Poll: func(*gemgate) bool {

@@ -25,7 +25,7 @@ import (
 // logs that it serves. g.URL is the MCP URL it logged; it is stopped like startDev's.
 func startServe(t *testing.T, flags ...string) *gemgate {
 	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--data-dir", t.TempDir(),
+	args := append([]string{"serve", "--drain-delay", "0s", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--data-dir", t.TempDir(),
 		"--log-format", "json", "--log-level", "debug"}, flags...)
 	return launch(t, launchOpts{Args: args, LogLine: func(g *gemgate, line []byte) bool {
 		var ev struct{ Msg, MCP string }
