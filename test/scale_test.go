@@ -422,7 +422,7 @@ func TestScaleOutBehindHAProxy(t *testing.T) {
 		if err := scaleModernWhoami(ctx, publicURL, u, tokens[u]); err != nil {
 			t.Error(err)
 		}
-		if got := scaleModernReplicas(replicas, u); len(got) != 1 || !got[home[u]] {
+		if got := scaleModernReplicas(replicas, u, 1); len(got) != 1 || !got[home[u]] {
 			t.Errorf("%s's modern request was answered by replicas %v, want only %d", u, got, home[u]+1)
 		}
 	}
@@ -548,7 +548,7 @@ func TestScaleOutBehindHAProxy(t *testing.T) {
 			// Its next modern request succeeds on a survivor, which starts the user's worker.
 			if err := scaleModernWhoami(ctx, publicURL, u, tokens[u]); err != nil {
 				t.Errorf("after the kill: %v", err)
-			} else if got := scaleModernReplicas(replicas, u); len(got) != 2 || !got[victim] {
+			} else if got := scaleModernReplicas(replicas, u, 2); len(got) != 2 || !got[victim] {
 				t.Errorf("%s's modern requests were answered by replicas %v, want the killed one and one survivor", u, got)
 			}
 			if err := scaleMove(ctx, u, tokens[u], publicURL, oldLoad[u], sessions[u], replicas, victim, func(fresh []*scaleSession) {
@@ -664,15 +664,23 @@ func scaleModernWhoami(ctx context.Context, url, user, token string) error {
 	return nil
 }
 
-// scaleModernReplicas is the set of replicas that logged a 2026-07-28 tools/call of user.
-func scaleModernReplicas(replicas []*gemgate, user string) map[int]bool {
-	out := map[int]bool{}
-	for i, g := range replicas {
-		for _, ev := range g.logEvents("audit tools/call") {
-			if ev["user"] == user && ev["era"] == "2026-07-28" {
-				out[i] = true
+// scaleModernReplicas is the set of replicas that logged a 2026-07-28 tools/call of user,
+// once at least want replicas have (or after a few seconds): the audit line is written after
+// the answer, so it may trail it.
+func scaleModernReplicas(replicas []*gemgate, user string, want int) map[int]bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out := map[int]bool{}
+		for i, g := range replicas {
+			for _, ev := range g.logEvents("audit tools/call") {
+				if ev["user"] == user && ev["era"] == "2026-07-28" {
+					out[i] = true
+				}
 			}
 		}
+		if len(out) >= want || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return out
 }
