@@ -99,10 +99,13 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 				} else {
 					writeBody(w, http.StatusOK, stoppedCall(msg.ID).Encode())
 				}
-			case stream == nil:
-				overloaded(msg.ID, "the worker is gone; try again", workerRetryAfter, nil).write(w)
-			default: // an error for the call's id, not a stream that just ends
-				writeEvent(jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeInternalError, "the worker is gone", map[string]any{"kind": "workerExit"}).Encode())
+			default: // an error for the call's id, never a 503: the call reached the worker and may have run
+				gone := jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeInternalError, "the worker is gone", map[string]any{"kind": "workerExit"}).Encode()
+				if stream != nil {
+					writeEvent(gone)
+				} else {
+					writeBody(w, http.StatusOK, gone)
+				}
 			}
 			return "error", false
 		case <-r.Context().Done():

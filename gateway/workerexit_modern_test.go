@@ -1,0 +1,58 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// A modern call whose worker dies under it, outside a shutdown, is answered 200 with a
+// JSON-RPC error for its id (data.kind workerExit), never a 503: the call reached the worker
+// and may have run, and a balancer replays a 503 on another replica.
+func TestModernCallWorkerDiesIsAnErrorNotA503(t *testing.T) {
+	f := newModernFixture(t)
+	legacy := f.client("alice-rw")
+	legacy.open() // the same user's worker: its pid is the modern call's worker
+	pid := legacy.sessionObj().member.WorkerPid()
+
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "x", "method": "tools/call",
+		"params": map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 60}, "_meta": modernMeta()}})
+	var resp *http.Response
+	var lines <-chan string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, lines = rawStream(t, f.client("alice-rw"), http.MethodPost, string(b),
+			headerProtocolVersion, modernVersion, headerMethod, "tools/call", headerName, "slow", "Accept", "application/json")
+	}()
+	eventually(t, 10*time.Second, "the call to reach the worker", func() bool {
+		for _, rec := range f.log.records(t) {
+			if rec["direction"] == "to_worker" && strings.Contains(fmt.Sprint(rec["body"]), `"slow"`) {
+				return true
+			}
+		}
+		return false
+	})
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("status %d, want 200 with a JSON-RPC error", resp.StatusCode)
+	}
+	var m *jsonrpc.Message
+	for _, l := range rest(t, lines, 10*time.Second) {
+		if strings.HasPrefix(l, "{") {
+			m, _ = jsonrpc.Parse([]byte(l))
+		}
+	}
+	if m == nil || m.Error == nil || string(m.ID) != `"x"` || !strings.Contains(string(m.Error), `"kind":"workerExit"`) {
+		t.Fatalf("answer %+v, want a JSON-RPC error for id \"x\" with kind workerExit", m)
+	}
+}
