@@ -234,12 +234,8 @@ func (g *Gateway) modernToolGate(ctx context.Context, m *pool.Member, msg *jsonr
 		return g.insufficientScope(msg.ID, access, []string{write}, "readOnly",
 			"tool "+quoteSafe(name)+" can change state and this token is read-only; only a token with scope "+write+" may call it")
 	}
-	unlocking := g.unlockingScopes(access, name, hint)
-	why := "tool " + quoteSafe(name) + " is not allowed for this token"
-	if len(unlocking) > 0 {
-		why = "tool " + quoteSafe(name) + " needs scope " + strings.Join(unlocking, " or ")
-	}
-	return g.insufficientScope(msg.ID, access, unlocking, "forbidden", why)
+	needed, why := g.forbiddenChallenge(access, name, hint)
+	return g.insufficientScope(msg.ID, access, needed, "forbidden", why)
 }
 
 // workerToolHints reads the worker's tool list (bounded in time and pages) for the hints of
