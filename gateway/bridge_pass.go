@@ -26,8 +26,10 @@ var (
 )
 
 // wrapInputRequired seals a sessionless worker's input-required result's requestState for
-// the client. A result of another kind, or without a requestState, is returned as it is.
-func (g *Gateway) wrapInputRequired(pk *parked, result json.RawMessage) (json.RawMessage, error) {
+// the client, in a state with the claims of base (who, which worker, which request) and the
+// result's keys, the worker's state and an expiry. A result of another kind, or without a
+// requestState, is returned as it is.
+func (g *Gateway) wrapInputRequired(base stateClaims, result json.RawMessage) (json.RawMessage, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(result, &fields); err != nil {
 		return nil, err
@@ -57,11 +59,9 @@ func (g *Gateway) wrapInputRequired(pk *parked, result json.RawMessage) (json.Ra
 	if timeout <= 0 {
 		timeout = DefaultInputRequiredTimeout
 	}
-	state := g.parks.key.seal(stateClaims{
-		Issuer: pk.owner.issuer, Subject: pk.owner.subject, ReadOnly: pk.access.ReadOnly, Worker: pk.member.WorkerID(),
-		Method: pk.msg.Method, Name: pk.name, Keys: keys, Expires: time.Now().Add(timeout).Unix(),
-		Pass: true, WorkerState: ws,
-	})
+	c := base
+	c.Park, c.Keys, c.Expires, c.Pass, c.WorkerState = "", keys, time.Now().Add(timeout).Unix(), true, ws
+	state := g.parks.key.seal(c)
 	if len(state) > maxStateLen {
 		return nil, errStateTooLarge
 	}
@@ -85,7 +85,8 @@ func (g *Gateway) openState(msg *jsonrpc.Message, mr *modernRequest, o owner, re
 // input-required result gets its requestState wrapped; one that cannot be wrapped is an
 // error for the client (the worker's state is never handed out unbound).
 func (g *Gateway) passInputRequired(pk *parked, resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, string) {
-	wrapped, err := g.wrapInputRequired(pk, resp.Result)
+	wrapped, err := g.wrapInputRequired(stateClaims{Issuer: pk.owner.issuer, Subject: pk.owner.subject, ReadOnly: pk.access.ReadOnly,
+		Worker: pk.member.WorkerID(), Method: pk.msg.Method, Name: pk.name}, resp.Result)
 	if err != nil {
 		g.log.Warn("a sessionless worker's input-required result could not be passed on", "worker", pk.member.WorkerID(), "error", err)
 		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's answer could not be passed on: "+err.Error(), nil), "error"
