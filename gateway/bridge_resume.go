@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -24,22 +23,15 @@ func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
 	return params.String("requestState")
 }
 
-// resumeModern takes a client's retry of a parked call: the state is verified and bound to
-// this caller and request, the worker's parked requests are answered with the client's
+// resumeModern takes a client's retry of a parked call, its state verified and bound to this
+// caller and request (openState): the worker's parked requests are answered with the client's
 // inputResponses, and the original call's answer (or its next input-required round) is
 // written to this response. A key left unanswered is asked for again.
-func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *modernRequest, p auth.Principal, access policy.Access, state string) error {
+func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
 	refuse := func(err error) error {
 		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
 	}
-	claims, err := g.parks.key.open(state, time.Now())
-	if err != nil {
-		return refuse(err)
-	}
 	o := ownerOf(p)
-	if err := claims.belongsTo(o, access.ReadOnly, msg.Method, mr.name); err != nil {
-		return refuse(err)
-	}
 	pk := g.parks.take(claims.Park)
 	if pk == nil {
 		return refuse(errStateGone)

@@ -24,6 +24,10 @@ import (
 
 const statePrefix = "gg1."
 
+// maxStateLen bounds a requestState gemgate hands out or takes back: its own claims and,
+// wrapped, a sessionless worker's requestState (bridge_pass.go refuses to wrap a bigger one).
+const maxStateLen = 64 << 10
+
 // stateClaims is what a requestState binds.
 type stateClaims struct {
 	KeyID    string   `json:"k"`
@@ -36,6 +40,11 @@ type stateClaims struct {
 	Name     string   `json:"n,omitempty"`
 	Keys     []string `json:"q"`
 	Expires  int64    `json:"e"`
+	// Pass marks the state of a sessionless worker's own input-required result (bridge_pass.go):
+	// it names no parked call, and WorkerState is the worker's requestState, restored on the
+	// retry.
+	Pass        bool   `json:"x,omitempty"`
+	WorkerState string `json:"ws,omitempty"`
 }
 
 // Typed refusals of a requestState; each is an invalid-params error for the client.
@@ -85,7 +94,7 @@ func (k *stateKey) open(state string, now time.Time) (stateClaims, error) {
 	k.init()
 	var c stateClaims
 	rest, ok := strings.CutPrefix(state, statePrefix)
-	if !ok || len(state) > 4096 {
+	if !ok || len(state) > maxStateLen {
 		return c, errStateMalformed
 	}
 	p64, m64, ok := strings.Cut(rest, ".")

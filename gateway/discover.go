@@ -5,8 +5,8 @@ import (
 	"errors"
 )
 
-// discoverFromInit builds a server/discover result for a legacy worker from the
-// InitializeResult gemgate keeps for it: the versions gemgate serves (not the worker's: the
+// discoverFromInit builds a server/discover result from the InitializeResult gemgate keeps
+// for a legacy worker, or from a sessionless worker's own discover answer: the versions gemgate serves (not the worker's: the
 // client talks to gemgate), the worker's capabilities, serverInfo in _meta, instructions. It
 // is cacheScope private: which worker answers, and so what it declares, depends on the
 // caller's identity and access.
@@ -15,9 +15,15 @@ func discoverFromInit(initResult json.RawMessage) (json.RawMessage, error) {
 		Capabilities json.RawMessage `json:"capabilities"`
 		ServerInfo   json.RawMessage `json:"serverInfo"`
 		Instructions string          `json:"instructions"`
+		Meta         struct {
+			ServerInfo json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
+		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(initResult, &init); err != nil {
 		return nil, err
+	}
+	if len(init.ServerInfo) == 0 {
+		init.ServerInfo = init.Meta.ServerInfo // a sessionless worker's own discover answer
 	}
 	if len(init.Capabilities) == 0 || init.Capabilities[0] != '{' {
 		return nil, errors.New("the worker's InitializeResult has no capabilities object")
@@ -38,8 +44,9 @@ func discoverFromInit(initResult json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(out)
 }
 
-// modernCapabilities are a legacy worker's capabilities as a modern client may use them:
-// tasks are dropped, which gemgate does not bridge; the rest is kept (resources.subscribe
+// modernCapabilities are a worker's capabilities as a modern client may use them: tasks (the
+// 2025-11-25 capability and the 2026-07-28 extension) are dropped, which gemgate does not
+// serve; the rest is kept (resources.subscribe
 // is what subscriptions/listen delivers, logging's level travels in _meta per request).
 func modernCapabilities(raw json.RawMessage) json.RawMessage {
 	var caps map[string]json.RawMessage
@@ -47,6 +54,13 @@ func modernCapabilities(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	delete(caps, "tasks")
+	if extRaw, ok := caps["extensions"]; ok {
+		var ext map[string]json.RawMessage
+		if json.Unmarshal(extRaw, &ext) == nil {
+			delete(ext, tasksExtension)
+			caps["extensions"], _ = json.Marshal(ext)
+		}
+	}
 	out, err := json.Marshal(caps)
 	if err != nil {
 		return raw
@@ -71,6 +85,10 @@ func modernResult(method string, result json.RawMessage) (json.RawMessage, error
 	}
 	if _, ok := fields["resultType"]; !ok {
 		fields["resultType"] = json.RawMessage(`"complete"`)
+	}
+	if _, task := fields["task"]; task || string(fields["resultType"]) == `"task"` {
+		// gemgate asked for no task (modern_worker.go) and serves none.
+		return nil, errors.New("the worker answered with a task, which gemgate does not serve")
 	}
 	if listMethods[method] || method == "resources/read" || method == "server/discover" {
 		if _, ok := fields["ttlMs"]; !ok {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
@@ -153,7 +154,9 @@ func (c *listenCounter) release(o owner) {
 
 // listenCaller is a listen stream's attachment to the worker.
 type listenCaller struct {
-	filter   listenFilter
+	// filter is set once the worker's capabilities are known, after the attach: until then
+	// (nil) nothing passes. The pool delivers from the worker's reading goroutine.
+	filter   atomic.Pointer[listenFilter]
 	subID    json.RawMessage
 	events   chan []byte
 	detached chan struct{}
@@ -166,7 +169,8 @@ func (c *listenCaller) Deliver(d pool.Delivery) {
 		return // a call's messages and worker requests never go to a listen stream
 	}
 	msg, err := jsonrpc.Parse(d.Message)
-	if err != nil || !msg.IsNotification() || !c.filter.wants(msg.Method) {
+	f := c.filter.Load()
+	if err != nil || f == nil || !msg.IsNotification() || !f.wants(msg.Method) {
 		return
 	}
 	tagged, err := tagSubscription(msg, c.subID)
@@ -228,7 +232,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 	}
 	defer g.listens.release(o)
 	c := &listenCaller{subID: msg.ID, events: make(chan []byte, modernEventBuffer), detached: make(chan struct{}), created: time.Now()}
-	m, initResult, err := g.pool.Attach(r.Context(), pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr)})
+	m, initResult, err := g.attachModern(r.Context(), id, c, mr)
 	if err != nil {
 		return modernAttachError(msg, err)
 	}
@@ -239,7 +243,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 			return he
 		}
 	}
-	c.filter = agreed
+	c.filter.Store(&agreed)
 
 	stream := newModernSSE(w)
 	if stream.start() != nil {

@@ -55,15 +55,28 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if msg.Method == "subscriptions/listen" {
 		return g.listen(w, r, msg, mr, p, id)
 	}
+	// A requestState is always gemgate's own: a parked call of the bridge, or a sessionless
+	// worker's state wrapped (bridge_pass.go). It is checked before anything reaches a worker.
 	state, hasState, err := requestStateOf(msg)
 	if err != nil {
 		return strictError(msg, err)
 	}
-	if hasState && strings.HasPrefix(state, statePrefix) {
-		return g.resumeModern(w, r, msg, mr, p, access, state)
+	var pass *stateClaims // a retry of a sessionless worker's input-required result
+	if hasState {
+		if !strings.HasPrefix(state, statePrefix) {
+			return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
+		}
+		claims, he := g.openState(msg, mr, ownerOf(p), access.ReadOnly, state)
+		if he != nil {
+			return he
+		}
+		if !claims.Pass {
+			return g.resumeModern(w, r, msg, p, access, claims)
+		}
+		pass = &claims
 	}
 	c := newModernCaller(mr.logLevel != "")
-	m, initResult, err := g.pool.Attach(r.Context(), pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr)})
+	m, initResult, err := g.attachModern(r.Context(), id, c, mr)
 	if err != nil {
 		return modernAttachError(msg, err)
 	}
@@ -76,11 +89,13 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}()
 	log := g.log.With("user", p.User, "worker", m.WorkerID(), "era", modernVersion)
 
-	// A worker that speaks the sessionless era itself takes the request as it is (the pool
-	// remaps the id); a legacy one gets it as a legacy request of gemgate's session with it.
-	// server/discover is answered by gemgate for both (see pool/discover.go for why a worker
-	// is never sent a real one).
-	sessionless := m.Sessionless()
+	// A sessionless worker takes the request as it is (the pool remaps the id); a legacy one
+	// gets it as a legacy request of gemgate's session with it. server/discover is answered
+	// by gemgate for both, from the worker's own discover answer or its InitializeResult.
+	sessionless := m.ModernSession()
+	if pass != nil && (!sessionless || m.WorkerID() != pass.Worker) {
+		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
+	}
 	if msg.Method == "server/discover" {
 		result, err := discoverFromInit(initResult)
 		if err != nil {
@@ -101,15 +116,18 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			return he
 		}
 	}
-	if hasState && !sessionless {
-		// Not gemgate's, and a legacy worker has no states of its own.
-		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
-	}
-	fwd := msg
-	if !sessionless {
-		if fwd, err = legacyMessage(msg); err != nil {
-			return strictError(msg, err)
+	var fwd *jsonrpc.Message
+	if sessionless {
+		ws := ""
+		if pass != nil {
+			ws = pass.WorkerState
 		}
+		fwd, err = passMessage(msg, hasState, ws)
+	} else {
+		fwd, err = legacyMessage(msg)
+	}
+	if err != nil {
+		return strictError(msg, err)
 	}
 	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: fields.progressToken, Identity: id, Tag: c})
 	if err != nil {
@@ -164,9 +182,11 @@ func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 			delete(meta, k)
 		}
 	}
-	// The retry fields of the input-required round trip are gemgate's to answer (bridge.go).
+	// The retry fields of the input-required round trip are gemgate's to answer (bridge.go);
+	// a task is not asked of the worker (modern_worker.go).
 	delete(params, "inputResponses")
 	delete(params, "requestState")
+	delete(params, "task")
 	if len(meta) == 0 {
 		delete(params, "_meta")
 	} else {
@@ -214,12 +234,8 @@ func (g *Gateway) modernToolGate(ctx context.Context, m *pool.Member, msg *jsonr
 		return g.insufficientScope(msg.ID, access, []string{write}, "readOnly",
 			"tool "+quoteSafe(name)+" can change state and this token is read-only; only a token with scope "+write+" may call it")
 	}
-	unlocking := g.unlockingScopes(access, name, hint)
-	why := "tool " + quoteSafe(name) + " is not allowed for this token"
-	if len(unlocking) > 0 {
-		why = "tool " + quoteSafe(name) + " needs scope " + strings.Join(unlocking, " or ")
-	}
-	return g.insufficientScope(msg.ID, access, unlocking, "forbidden", why)
+	needed, why := g.forbiddenChallenge(access, name, hint)
+	return g.insufficientScope(msg.ID, access, needed, "forbidden", why)
 }
 
 // workerToolHints reads the worker's tool list (bounded in time and pages) for the hints of

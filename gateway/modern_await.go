@@ -69,6 +69,9 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 				}
 			}
 			resp, outcome := g.modernAnswer(msg.Method, access, resp)
+			if resp.Error == nil && pk.member.ModernSession() {
+				resp, outcome = g.passInputRequired(pk, resp, outcome)
+			}
 			answer := *resp
 			answer.ID = msg.ID // after a retry, the retry's id: the original request is answered already
 			resp = &answer

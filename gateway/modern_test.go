@@ -209,9 +209,13 @@ func TestModernPolicyAndResults(t *testing.T) {
 	_ = r // the worker's own answer; only that it does not hang matters here
 }
 
-// A modern and a legacy client of the same user and access mode share one worker.
+// A modern and a legacy client of the same user and access mode share one worker when the
+// worker program speaks no 2026-07-28 (gemgate bridges).
 func TestModernSharesTheUsersWorker(t *testing.T) {
-	f := newModernFixture(t)
+	f := newFixture(t, func(o *Options) {
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
+	})
 	legacy := f.client("alice-rw")
 	legacy.open()
 	pid := legacy.sessionObj().member.WorkerPid()
@@ -223,6 +227,54 @@ func TestModernSharesTheUsersWorker(t *testing.T) {
 		t.Errorf("%d workers, want the one alice's legacy session uses (pid %d)", n, pid)
 	}
 	if r := legacy.callTool("2", "whoami", map[string]any{}); r.only(t).Error != nil {
+		t.Fatalf("legacy after modern: %s", r.body)
+	}
+}
+
+// A worker program that speaks 2026-07-28 itself (the demo, a go-sdk v1.8.0 server) serves a
+// user's modern requests on a sessionless worker of its own, which gemgate never initializes:
+// its input-required results reach the client as the worker wrote them (its own input key),
+// where on gemgate's legacy session with it the go-sdk would have turned them into an
+// elicitation request that gemgate bridges under a key of its own. The legacy session keeps
+// its worker.
+func TestModernWorkerGetsModernRequests(t *testing.T) {
+	f := newModernFixture(t)
+	legacy := f.client("alice-rw")
+	legacy.open()
+	c := f.client("alice-rw")
+	if r := c.modern("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
+		t.Fatalf("write_note: %s", r.body)
+	}
+	meta := modernMeta()
+	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	r := c.modern("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta})
+	var res struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	}
+	if err := json.Unmarshal(r.only(t).Result, &res); err != nil || res.ResultType != "input_required" || res.InputRequests["confirm_delete"] == nil {
+		t.Fatalf("delete_note: %s, want the worker's own input key confirm_delete", r.body)
+	}
+	meta2 := modernMeta()
+	meta2[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	r = c.modern("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta2,
+		"inputResponses": map[string]any{"confirm_delete": map[string]any{"action": "accept", "content": map[string]any{}}}})
+	if r.status != http.StatusOK || !strings.Contains(toolText(t, r.only(t)), "deleted") {
+		t.Fatalf("retry: %d %s", r.status, r.body)
+	}
+	if n := f.gw.Workers(); n != 2 {
+		t.Errorf("%d workers, want alice's legacy one and her sessionless one", n)
+	}
+	started := 0
+	for _, rec := range f.log.records(t) {
+		if rec["msg"] == "worker started" && rec["protocol_version"] == modernVersion {
+			started++
+		}
+	}
+	if started != 1 {
+		t.Errorf("%d sessionless workers started, want 1", started)
+	}
+	if r := legacy.callTool("4", "whoami", map[string]any{}); r.only(t).Error != nil {
 		t.Fatalf("legacy after modern: %s", r.body)
 	}
 }
@@ -338,6 +390,7 @@ func TestModernWorkerDetection(t *testing.T) {
 func TestModernInputRequiredTimeout(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
 		o.InputRequiredTimeout = 200 * time.Millisecond
 	})
 	c := f.client("alice-rw")

@@ -185,12 +185,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 				return g.insufficientScope(msg.ID, access, []string{write}, "readOnly",
 					"tool "+quoteSafe(name)+" can change state and this session is read-only; only a session opened with scope "+write+" may call it")
 			}
-			unlocking := g.unlockingScopes(access, name, s.hint(name))
-			why := "tool " + quoteSafe(name) + " is not allowed for this token"
-			if len(unlocking) > 0 {
-				why = "tool " + quoteSafe(name) + " needs scope " + strings.Join(unlocking, " or ")
-			}
-			return g.insufficientScope(msg.ID, access, unlocking, "forbidden", why)
+			needed, why := g.forbiddenChallenge(access, name, s.hint(name))
+			return g.insufficientScope(msg.ID, access, needed, "forbidden", why)
 		}
 	}
 	inf, err := s.startCall(msg.ID, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)

@@ -3,8 +3,10 @@ package pool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -74,4 +76,108 @@ const codeUnsupportedVersion = -32022
 func (m *Member) Sessionless() bool {
 	_, w := m.current()
 	return w != nil && w.sessionless
+}
+
+// ErrNotSessionless: a worker started for sessionless requests (Attach.Sessionless) did not
+// take a 2026-07-28 server/discover; the caller serves the request the legacy way instead.
+var ErrNotSessionless = errors.New("the worker does not speak the sessionless revision")
+
+// openSessionless opens a fresh worker's stdio session in the sessionless era: a real
+// server/discover naming SessionlessVersion, in place of initialize. From then on the worker
+// answers its own input-required results, requestState and multi-round structure included,
+// instead of turning them into requests of its own, as a go-sdk server does on a session
+// initialized with an older version. Its discover result stands for the InitializeResult.
+func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.RawMessage, error) {
+	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-discover")), Method: "server/discover", Params: sessionlessParams(nil)})
+	if err != nil {
+		return nil, &StartError{Exited: true, Err: err}
+	}
+	t := time.NewTimer(p.opts.InitTimeout)
+	defer t.Stop()
+	var resp *jsonrpc.Message
+	select {
+	case resp = <-call.Result():
+	case <-t.C:
+		call.Abandon()
+		return nil, ErrInitTimeout
+	case <-ctx.Done():
+		call.Abandon()
+		return nil, context.Cause(ctx)
+	}
+	if resp.Error != nil {
+		if exitedUnasked(resp) {
+			return nil, &StartError{Exited: true, Err: errors.New(string(resp.Error))}
+		}
+		p.eras.learn(false)
+		return nil, ErrNotSessionless
+	}
+	var res struct {
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+	}
+	if json.Unmarshal(resp.Result, &res) != nil || !slices.Contains(res.SupportedVersions, SessionlessVersion) || len(res.Capabilities) == 0 || res.Capabilities[0] != '{' {
+		p.eras.learn(false)
+		return nil, ErrNotSessionless
+	}
+	p.eras.learn(true)
+	p.listenForChanges(ctx, proc)
+	return resp.Result, nil
+}
+
+// listenForChanges opens one subscriptions/listen of gemgate's own at a sessionless worker,
+// for the worker's life: such a session sends its list_changed notifications only on a
+// listen stream, and this one hands them to the pool like a legacy worker's, for the
+// gateway's own listen streams to filter and tag (per caller, per user as always). Its answer
+// is never awaited; the worker ends it when it exits. A worker that refuses it simply sends
+// no list_changed.
+func (p *Pool) listenForChanges(ctx context.Context, proc *worker.Process) {
+	params, _ := json.Marshal(map[string]any{"notifications": map[string]bool{
+		"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
+	}})
+	// The call's answer lands in its buffered result channel, which nobody reads: nothing
+	// waits on it.
+	_, _ = proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-listen")), Method: "subscriptions/listen", Params: sessionlessParams(params)})
+}
+
+// sessionlessParams are params with the _meta a sessionless request of gemgate's own
+// carries: gemgate as the client, declaring no client capabilities (a worker must not ask
+// gemgate itself for input).
+func sessionlessParams(params json.RawMessage) json.RawMessage {
+	fields := map[string]json.RawMessage{}
+	if len(params) > 0 {
+		_ = json.Unmarshal(params, &fields)
+	}
+	fields["_meta"], _ = json.Marshal(map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    SessionlessVersion,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "gemgate", "version": "1"},
+	})
+	out, _ := json.Marshal(fields)
+	return out
+}
+
+// eraKnowledge is what the pool has learned of the worker program (every worker runs the
+// same one): whether it speaks the sessionless revision. Zero is not known yet.
+type eraKnowledge struct{ v atomic.Int32 }
+
+func (e *eraKnowledge) learn(sessionless bool) {
+	if sessionless {
+		e.v.Store(1)
+	} else {
+		e.v.Store(2)
+	}
+}
+
+// SessionlessWorkers reports what the pool knows of its worker program: known is false until
+// a worker has started; then yes tells whether it speaks the sessionless revision.
+func (p *Pool) SessionlessWorkers() (known, yes bool) {
+	v := p.eras.v.Load()
+	return v != 0, v == 1
+}
+
+// ModernSession reports whether the caller's worker is a sessionless one (Attach.Sessionless):
+// requests go to it as 2026-07-28 requests, and it answers input-required results itself.
+func (m *Member) ModernSession() bool {
+	_, w := m.current()
+	return w != nil && w.modernSession
 }

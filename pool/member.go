@@ -283,6 +283,7 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 		return ErrDetached
 	}
 	key := m.p.KeyFor(id)
+	key.Sessionless = old.key.Sessionless
 	if key == old.key {
 		return nil
 	}
@@ -317,6 +318,9 @@ func (m *Member) Ask(ctx context.Context, method string, params json.RawMessage)
 	_, w := m.current()
 	if w == nil {
 		return nil, false
+	}
+	if w.modernSession {
+		params = sessionlessParams(params)
 	}
 	call, err := w.proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(`0`), Method: method, Params: params})
 	if err != nil {

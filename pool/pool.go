@@ -160,6 +160,10 @@ type Key struct {
 	Issuer, Subject string
 	ReadOnly        bool
 	Session         string // set only with worker_per: session
+	// Sessionless marks the worker that serves the user's 2026-07-28 requests when the
+	// worker program speaks that revision itself (discover.go): a process of its own, since
+	// one stdio session is of one era.
+	Sessionless bool
 }
 
 // Pool holds the workers.
@@ -171,6 +175,7 @@ type Pool struct {
 	mu      sync.Mutex
 	slots   map[Key]*slot
 	running int // workers running or starting, for max_workers
+	eras    eraKnowledge
 	closed  bool
 	nextW   uint64
 	wg      sync.WaitGroup // worker watchers
@@ -290,14 +295,21 @@ type Attach struct {
 	// speaks: they go to the worker with worker_per: session, and say which version the
 	// client asked for with worker_per: user.
 	Params json.RawMessage
+	// Sessionless asks for the user's sessionless worker (worker_per: user only): one that
+	// gemgate does not initialize but opens with a 2026-07-28 server/discover, so that the
+	// user's modern requests reach it as they are. A worker program that turns out not to
+	// speak the revision fails the attach with ErrNotSessionless.
+	Sessionless bool
 }
 
 // Attach attaches a caller to the worker of its identity, starting and initializing the
 // worker if need be, and returns the InitializeResult for the caller.
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
 	m := &Member{p: p, c: a.Caller, params: a.Params, caps: ClientCapabilities(a.Params)}
+	key := p.KeyFor(a.Identity)
+	key.Sessionless = a.Sessionless && !p.PerSession()
 	for {
-		s, err := p.slotFor(p.KeyFor(a.Identity))
+		s, err := p.slotFor(key)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -313,7 +325,7 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 			continue
 		}
 		result := w.initResult
-		if !p.PerSession() {
+		if !p.PerSession() && !w.modernSession {
 			result = p.resultFor(w, a.Params)
 		}
 		w.log.Debug("session attached", "sessions", s.memberCount())

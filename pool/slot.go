@@ -43,8 +43,11 @@ type wrk struct {
 	credExpiry  time.Time
 	initResult  json.RawMessage
 	sessionless bool // it speaks the sessionless revision itself (discover.go)
-	version     string
-	readOnly    bool
+	// modernSession: gemgate opened its stdio session with a 2026-07-28 server/discover and
+	// never initialized it (a Key.Sessionless slot): initResult is its discover result.
+	modernSession bool
+	version       string
+	readOnly      bool
 
 	calls    map[*Call]struct{} // written to the worker, not yet answered
 	queue    fairQueue
@@ -179,6 +182,24 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		return nil, &StartError{Err: err}
 	}
 	w.proc, w.credExpiry = proc, launch.CredentialExpiry
+	if s.key.Sessionless {
+		result, err := p.openSessionless(ctx, proc)
+		if err != nil {
+			proc.Stop()
+			if !errors.Is(err, ErrNotSessionless) {
+				p.opts.Metrics.startFailed()
+			}
+			return nil, err
+		}
+		w.initResult, w.version, w.sessionless, w.modernSession = result, SessionlessVersion, true, true
+		ok = true
+		p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))
+		w.log.Info("worker started", "pid", proc.Pid(), "read_only", s.key.ReadOnly, "protocol_version", SessionlessVersion, "sessionless", true)
+		s.mu.Lock()
+		s.started = true
+		s.mu.Unlock()
+		return w, nil
+	}
 	params, sendInitialized := p.ownParams(), true
 	if p.PerSession() {
 		// The client's own initialize goes to its worker; on a restart (no client params in
@@ -194,6 +215,7 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 	w.initResult, w.version = result, version
 	if !p.PerSession() {
 		w.sessionless = p.discover(ctx, proc)
+		p.eras.learn(w.sessionless)
 	}
 	ok = true
 	p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))

@@ -79,11 +79,12 @@ func legacyPost(t *testing.T, url, token, session, body string) (string, []byte)
 	return resp.Header.Get("Mcp-Session-Id"), b
 }
 
-// The Go SDK client (2026-07-28 first) and a legacy client, the same user at once, share one
-// worker; the SDK client's elicitation and sampling, which the worker asks for with
-// server-to-client requests on gemgate's legacy session with it, come back to the client as
-// input-required results and its retries complete the calls.
-func TestModernClientAndLegacyClientShareOneWorker(t *testing.T) {
+// The Go SDK client (2026-07-28 first) and a legacy client (raw POSTs), the same user at
+// once, against the demo worker, a go-sdk v1.8.0 server that speaks 2026-07-28 itself: the
+// SDK client's calls go to the user's sessionless worker, whose own input-required results
+// (elicitation, sampling) the client answers by retrying, and the legacy session keeps the
+// user's initialized worker: two workers, one per era, since one stdio session is of one era.
+func TestModernClientAndLegacyClientSameUser(t *testing.T) {
 	g := startDev(t)
 	token := g.Tokens["alice"]
 	elicited, sampled := 0, 0
@@ -116,41 +117,58 @@ func TestModernClientAndLegacyClientShareOneWorker(t *testing.T) {
 	if !strings.Contains(g.logs.String(), `"era":"2026-07-28"`) {
 		t.Errorf("the SDK client's calls did not go the 2026-07-28 way")
 	}
+	g.waitWorkers(t, 2, 10*time.Second)
+	if n := strings.Count(g.logs.String(), `"protocol_version":"2026-07-28","sessionless":true`); n != 1 {
+		t.Errorf("%d sessionless workers started, want 1", n)
+	}
+}
+
+// With a worker program that speaks no 2026-07-28 (the go-sdk v1.6.1 everything-server), a
+// legacy session (raw POSTs) and the Go SDK client speaking 2026-07-28, the same user at once,
+// share one worker: gemgate bridges the modern calls to it.
+func TestModernClientAndLegacyClientShareOneWorker(t *testing.T) {
+	g := startLegacyEverything(t)
+	token := g.Tokens["alice"]
+	cs := connectModern(t, g.URL, token, nil)
+	session, _ := legacyPost(t, g.URL, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`)
+	legacyPost(t, g.URL, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if got := text(callTool(t, cs, "test_simple_text", map[string]any{})); got == "" {
+		t.Errorf("modern test_simple_text: empty")
+	}
+	_, b := legacyPost(t, g.URL, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`)
+	if !strings.Contains(string(b), `"text"`) {
+		t.Errorf("legacy test_simple_text: %s", b)
+	}
+	if !strings.Contains(g.logs.String(), `"era":"2026-07-28"`) {
+		t.Errorf("the SDK client's calls did not go the 2026-07-28 way")
+	}
 	g.waitWorkers(t, 1, 10*time.Second)
 }
 
-// A requestState is refused when tampered, presented by another user, or presented to
-// another gemgate process (another key), each with -32602 and a message saying what to do.
+// A bridged call's requestState (a legacy worker's elicitation, parked by gemgate) is refused
+// when tampered, presented by another user, or presented to another gemgate process (another
+// key), each with -32602 and a message saying what to do; the owner's retry then completes it.
 func TestModernRequestStateRefusals(t *testing.T) {
-	g := startDev(t)
+	g := startLegacyEverything(t)
 	alice, bob := g.Tokens["alice"], g.Tokens["bob"]
-	if bob == "" {
-		for user, tok := range g.Tokens {
-			if user != "alice" {
-				bob = tok
-			}
-		}
-	}
-	status, out := modernPost(t, g.URL, alice, "1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n2", "text": "x"}})
-	if status != http.StatusOK || out["error"] != nil {
-		t.Fatalf("write_note: %d %s", status, out["error"])
-	}
-	status, out = modernPost(t, g.URL, alice, "2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n2"}})
+	const tool = "test_elicitation"
+	args := map[string]any{"message": "Your name?"}
+	status, out := modernPost(t, g.URL, alice, "2", "tools/call", map[string]any{"name": tool, "arguments": args})
 	var res struct {
 		ResultType    string                     `json:"resultType"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
 		RequestState  string                     `json:"requestState"`
 	}
 	if err := json.Unmarshal(out["result"], &res); err != nil || res.ResultType != "input_required" || res.RequestState == "" || len(res.InputRequests) != 1 {
-		t.Fatalf("delete_note: %d %s %s", status, out["result"], out["error"])
+		t.Fatalf("%s: %d %s %s", tool, status, out["result"], out["error"])
 	}
 	var key string
 	for k := range res.InputRequests {
 		key = k
 	}
 	retry := func(url, token, state string) (int, string) {
-		status, out := modernPost(t, url, token, "3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n2"},
-			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{}}}, "requestState": state})
+		status, out := modernPost(t, url, token, "3", "tools/call", map[string]any{"name": tool, "arguments": args,
+			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"username": "ann"}}}, "requestState": state})
 		return status, string(out["error"]) + string(out["result"])
 	}
 	other := startDev(t)
@@ -166,7 +184,7 @@ func TestModernRequestStateRefusals(t *testing.T) {
 		}
 	}
 	// The refusals left the parked call alone: the owner's retry completes it.
-	if status, body := retry(g.URL, alice, res.RequestState); status != http.StatusOK || !strings.Contains(body, "deleted") {
+	if status, body := retry(g.URL, alice, res.RequestState); status != http.StatusOK || !strings.Contains(body, "action=accept") || !strings.Contains(body, "ann") {
 		t.Errorf("owner's retry: %d %s", status, body)
 	}
 }

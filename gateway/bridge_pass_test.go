@@ -1,0 +1,67 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A sessionless worker's input-required result keeps its keys and everything else; only its
+// requestState is replaced, by gemgate's state that carries it (restored on the retry) and
+// binds it to the user, the access mode, the worker and the request. Other results, and one
+// without a requestState, are not touched; one that cannot be wrapped is refused.
+func TestWrapInputRequired(t *testing.T) {
+	g := &Gateway{}
+	base := stateClaims{Issuer: "iss", Subject: "alice", ReadOnly: true, Worker: "w0002", Method: "tools/call", Name: "ask"}
+	in := `{"resultType":"input_required","inputRequests":{"step2":{"method":"elicitation/create","params":{}},"b":{"method":"roots/list"}},"requestState":"round=2;name=Ann","_meta":{"x":1}}`
+	out, err := g.wrapInputRequired(base, json.RawMessage(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+		Meta          json.RawMessage            `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.InputRequests) != 2 || res.InputRequests["step2"] == nil || string(res.Meta) != `{"x":1}` {
+		t.Errorf("the worker's result changed: %s", out)
+	}
+	if !strings.HasPrefix(res.RequestState, statePrefix) {
+		t.Fatalf("requestState %q is not gemgate's", res.RequestState)
+	}
+	c, err := g.parks.key.open(res.RequestState, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Pass || c.WorkerState != "round=2;name=Ann" || c.Park != "" || !slices.Equal(c.Keys, []string{"b", "step2"}) ||
+		c.Issuer != "iss" || c.Subject != "alice" || !c.ReadOnly || c.Worker != "w0002" || c.Method != "tools/call" || c.Name != "ask" {
+		t.Errorf("claims %+v", c)
+	}
+	if err := c.belongsTo(owner{issuer: "iss", subject: "alice"}, false, "tools/call", "ask"); !errors.Is(err, errStateNotYours) {
+		t.Errorf("a read-write caller with a read-only state: %v", err)
+	}
+
+	for _, unchanged := range []string{
+		`{"resultType":"complete","content":[]}`,
+		`{"resultType":"input_required","inputRequests":{"k":{}}}`,
+	} {
+		if out, err := g.wrapInputRequired(base, json.RawMessage(unchanged)); err != nil || string(out) != unchanged {
+			t.Errorf("%s: %s %v", unchanged, out, err)
+		}
+	}
+	for name, bad := range map[string]string{
+		"state not a string":      `{"resultType":"input_required","inputRequests":{},"requestState":3}`,
+		"inputRequests missing":   `{"resultType":"input_required","requestState":"s"}`,
+		"state too large to bind": `{"resultType":"input_required","inputRequests":{},"requestState":"` + strings.Repeat("x", maxStateLen) + `"}`,
+	} {
+		if _, err := g.wrapInputRequired(base, json.RawMessage(bad)); err == nil {
+			t.Errorf("%s: wrapped", name)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// gemgate is a 2026-07-28 server without the tasks extension (io.modelcontextprotocol/tasks):
+// its methods are unknown (404 -32601), server/discover does not advertise it, and a request
+// that asks for a task anyway (a task parameter, the extension among the client's
+// capabilities) is served as a plain one, with a complete result, by both kinds of worker
+// program (extensions, "Graceful Degradation").
+func TestModernTasksUnsupported(t *testing.T) {
+	for _, mode := range []string{"demo", "legacydemo"} {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t, func(o *Options) {
+				o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+				o.Workers = &testLauncher{mode: mode, dataDir: t.TempDir()}
+			})
+			c := f.client("alice-rw")
+			for i, method := range []string{"tasks/get", "tasks/list", "tasks/cancel", "tasks/result", "tasks/update"} {
+				r := c.modern(strings.Repeat("7", i+1), method, map[string]any{"taskId": "t1"})
+				if r.status != http.StatusNotFound || rpcError(t, r.only(t)).Code != jsonrpc.CodeMethodNotFound {
+					t.Errorf("%s: %d %s, want 404 -32601", method, r.status, r.body)
+				}
+			}
+			meta := modernMeta()
+			meta[metaClientCapabilities] = map[string]any{"tasks": map[string]any{}, "extensions": map[string]any{tasksExtension: map[string]any{}}}
+			r := c.modern("1", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}, "task": map[string]any{"ttl": 60000}, "_meta": meta})
+			if r.status != http.StatusOK || toolText(t, r.only(t)) != "hi" || resultTypeOf(r.only(t).Result) != "complete" {
+				t.Errorf("tools/call with a task parameter: %d %s, want a complete result", r.status, r.body)
+			}
+			r = c.modern("2", "server/discover", nil)
+			if m := r.only(t); m.Error != nil || strings.Contains(string(m.Result), "tasks") {
+				t.Errorf("server/discover advertises tasks: %s", r.body)
+			}
+		})
+	}
+}
+
+// What would ask a worker for a task never reaches it: the task parameter and the tasks
+// extension (or the 2025-11-25 tasks capability) among the client's capabilities are
+// dropped, on the way to either kind of worker; the rest of the request is kept.
+func TestModernTaskRequestDropped(t *testing.T) {
+	params := `{"name":"slow","arguments":{"n":1},"task":{"ttl":60000},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"tasks":{},"extensions":{"io.modelcontextprotocol/tasks":{},"x.y/z":{}}},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"progressToken":3}}`
+	msg := &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call", Params: json.RawMessage(params)}
+	pass, err := passMessage(msg, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := legacyMessage(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]*jsonrpc.Message{"sessionless": pass, "legacy": legacy} {
+		p := string(m.Params)
+		if strings.Contains(p, `"task"`) || strings.Contains(p, `"tasks"`) || strings.Contains(p, tasksExtension) {
+			t.Errorf("%s: the task request reached the worker: %s", name, p)
+		}
+		for _, kept := range []string{`"arguments":{"n":1}`, `"progressToken":3`} {
+			if !strings.Contains(p, kept) {
+				t.Errorf("%s: %s lost: %s", name, kept, p)
+			}
+		}
+	}
+	for _, kept := range []string{`"elicitation":{}`, `"x.y/z":{}`, `"io.modelcontextprotocol/clientInfo"`} {
+		if !strings.Contains(string(pass.Params), kept) {
+			t.Errorf("sessionless: %s lost: %s", kept, pass.Params)
+		}
+	}
+	// A task the worker returns anyway is not handed to a client that gemgate told nothing
+	// of tasks.
+	for _, result := range []string{`{"resultType":"task","task":{"taskId":"t1","status":"working"}}`, `{"task":{"taskId":"t1","status":"working"}}`} {
+		if _, err := modernResult("tools/call", json.RawMessage(result)); err == nil {
+			t.Errorf("modernResult(%s) passed a task on", result)
+		}
+	}
+}
