@@ -43,7 +43,13 @@ func (g *Gateway) Draining() bool { return g.closing.Load() }
 // state. A worker that stops between this check and the request's attach is started again;
 // Close stops it with the rest.
 func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *httpError {
-	if !g.closing.Load() || g.pool.Serves(who) {
+	if !g.closing.Load() {
+		return nil
+	}
+	// The worker the request would attach to (attachModern): the sessionless one once the
+	// program is known to speak 2026-07-28.
+	known, sessionless := g.pool.SessionlessWorkers()
+	if g.pool.Serves(who, known && sessionless) {
 		return nil
 	}
 	return overloaded(id, "the gateway is shutting down; try again (another replica will answer)", drainRetryAfter, nil)

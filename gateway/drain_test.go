@@ -22,8 +22,15 @@ func TestDrainRules(t *testing.T) {
 	alice := f.client("alice-rw")
 	alice.open() // alice's worker runs here
 	st := alice.openStream()
-	if w := f.gw.Workers(); w != 1 {
-		t.Fatalf("%d workers before the drain, want alice's", w)
+	// The demo speaks 2026-07-28, so alice's modern requests have a sessionless worker of
+	// their own (modern_worker.go): one modern request before the drain starts it.
+	if r := f.client("alice-rw").modern(`"m0"`, "tools/list", nil); r.status != http.StatusOK {
+		t.Fatalf("modern request before the drain: %d %s", r.status, r.body)
+	}
+	// alice read-only has a legacy session, so a legacy worker, but no sessionless one.
+	f.client("alice-ro").open()
+	if w := f.gw.Workers(); w != 3 {
+		t.Fatalf("%d workers before the drain, want alice's three (read-write legacy and sessionless, read-only legacy)", w)
 	}
 
 	f.gw.BeginDrain()
@@ -41,7 +48,7 @@ func TestDrainRules(t *testing.T) {
 		{"modern request of a user without a worker here", func() reply {
 			return f.client("bob-rw").modern(`"b1"`, "tools/list", nil)
 		}, http.StatusServiceUnavailable, true, `"b1"`},
-		{"modern request of the same user in another access mode (another worker)", func() reply {
+		{"modern request of the same user in another access mode, whose only worker here is a legacy one", func() reply {
 			return f.client("alice-ro").modern(`"r1"`, "tools/list", nil)
 		}, http.StatusServiceUnavailable, true, `"r1"`},
 		{"modern request of a user whose worker is here", func() reply {
@@ -72,8 +79,8 @@ func TestDrainRules(t *testing.T) {
 			}
 		})
 	}
-	if w := f.gw.Workers(); w != 1 {
-		t.Errorf("%d workers after the refusals, want 1: a refused request must not start one", w)
+	if w := f.gw.Workers(); w != 3 {
+		t.Errorf("%d workers after the refusals, want alice's 3: a refused request must not start one", w)
 	}
 	if status, body := getBody(t, f.srv.URL+"/readyz"); status != http.StatusServiceUnavailable {
 		t.Errorf("/readyz while draining = %d %q, want 503", status, body)
