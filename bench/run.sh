@@ -126,7 +126,7 @@ start() {
 		wait_line "$base.out" "$PID"
 		URL=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["url"])' "$base.out")
 		[[ $auth == oidc ]] && TOKEN=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["tokens"]["alice"])' "$base.out")
-		[[ $name == gemgate-haproxy ]] && start_haproxy "$base"
+		if [[ $name == gemgate-haproxy ]]; then start_haproxy "$base"; fi
 		;;
 	supergateway)
 		port=$(free_port)
