@@ -119,9 +119,10 @@ start() {
 		# (a sessionless request has no session to own a worker), and HAProxy fronts it.
 		[[ $name == gemgate-user || $name == gemgate-modern || $name == gemgate-haproxy ]] && per=user
 		# Defaults otherwise: log level info, so every tools/call writes its audit line (to a file).
-		# The per-user abuse limits are lifted: every loadgen session is alice's, opened at once.
+		# The abuse limits are lifted: every loadgen session is alice's, opened at once, and the
+		# idle part holds thousands (the default session cap is sized from memory and descriptors).
 		"$BIN/gemgate" dev --json --listen 127.0.0.1:0 --metrics-listen off --auth "$auth" --data-dir "$OUT/data" \
-			--max-sessions-per-user 0 --worker-start-rate 0 --worker-per "$per" --worker command --worker-command "$worker" >"$base.out" 2>"$base.log" &
+			--max-sessions 0 --max-workers 0 --max-sessions-per-user 0 --worker-start-rate 0 --worker-per "$per" --worker command --worker-command "$worker" >"$base.out" 2>"$base.log" &
 		PID=$!
 		wait_line "$base.out" "$PID"
 		URL=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["url"])' "$base.out")
