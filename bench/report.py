@@ -8,13 +8,16 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ORDER = ["stdio", "echofloor", "gemgate-auth", "gemgate-noauth", "gemgate-user", "supergateway", "toolhive"]
+ORDER = ["stdio", "echofloor", "gemgate-auth", "gemgate-noauth", "gemgate-user", "gemgate-modern", "gemgate-haproxy",
+         "supergateway", "toolhive"]
 NAMES = {
     "stdio": "(a) worker over stdio (floor)",
     "echofloor": "(b) Go HTTP echo (HTTP floor)",
     "gemgate-auth": "(c) gemgate, JWT on",
     "gemgate-noauth": "(d) gemgate, auth none",
     "gemgate-user": "(g) gemgate, JWT on, one worker per user",
+    "gemgate-modern": "(h) gemgate as (g), 2026-07-28 sessionless requests",
+    "gemgate-haproxy": "(i) gemgate as (g), behind HAProxy 2.6",
     "supergateway": "(e) supergateway 4.0.0",
     "toolhive": "(f) ToolHive streamable proxy",
 }
@@ -112,25 +115,78 @@ def main(out):
                       f"{fmt(r.get('per_session_kib'), 1)} | {r.get('error', '')} |")
         md.append("")
 
-    # Goals.
-    g = ["## Goals (figures, not assertions)", ""]
-    a32, best = by.get(("gemgate-auth", 32)), None
-    peers32 = [by[(p, 32)] for p in PEERS if (p, 32) in by and "throughput" in by[(p, 32)]]
-    if a32 and "throughput" in a32 and peers32:
-        best = max(peers32, key=lambda r: r["throughput"])
-        x = a32["throughput"] / best["throughput"]
-        g.append(f"- gemgate auth-on at 32 sessions: {a32['throughput']:,.0f} calls/s vs best peer "
-                 f"{best['label']} {best['throughput']:,.0f} calls/s = **{x:.2f}×** (goal ≥ 2×: {'met' if x >= 2 else 'not met'})")
-    for n in levels:
-        a, f = by.get(("gemgate-auth", n)), by.get(("stdio", n))
+    # Goals of issue 18, at the top of the table: each a ratio of figures from this one run.
+    g = ["## Goals (issue 18), from this run", "",
+         "| goal | figure | met? |", "|---|---|---|"]
+
+    def ok(v):
+        return "**yes**" if v else "**no**"
+
+    def tp(label, n):
+        r = by.get((label, n))
+        return r["throughput"] if r and "throughput" in r else None
+
+    def cpu(label, n):
+        r = by.get((label, n))
+        return r.get("gateway_cpu_us_per_call") if r and "throughput" in r else None
+
+    u32, t32 = tp("gemgate-user", 32), tp("toolhive", 32)
+    if u32 and t32:
+        g.append(f"| 1. 32 sessions of one user, worker per user: ≥ 1.5× ToolHive | {u32:,.0f} vs {t32:,.0f} calls/s = {u32 / t32:.2f}× | {ok(u32 / t32 >= 1.5)} |")
+    for label in ["gemgate-auth", "gemgate-user"]:
+        xs = [(n, tp(label, n) / tp("supergateway", n)) for n in levels if tp(label, n) and tp("supergateway", n)]
+        if xs:
+            worst = min(xs, key=lambda x: x[1])
+            g.append(f"| 1. {NAMES[label]}: ≥ 2× supergateway at every level | lowest {worst[1]:.2f}× (at {worst[0]}); "
+                     + ", ".join(f"{n}: {x:.2f}×" for n, x in xs) + f" | {ok(worst[1] >= 2)} |")
+    for label in ["gemgate-auth", "gemgate-user", "gemgate-modern"]:
+        c, f = cpu(label, 32), cpu("echofloor", 32)
+        if c and f:
+            g.append(f"| 2. gateway CPU per 100 B call, 32 sessions: ≤ 2× the HTTP echo floor's ({NAMES[label]}) | {c:,.0f} vs {f:,.0f} µs = {c / f:.2f}× | {ok(c / f <= 2)} |")
+    for label in ["gemgate-auth", "gemgate-user"]:
+        a, f = by.get((label, 1)), by.get(("stdio", 1))
         if a and f and "latency_us" in a and "latency_us" in f:
             d = a["latency_us"]["P50"] - f["latency_us"]["P50"]
-            g.append(f"- p50 added over the stdio floor, auth on, {n} session(s): **{d:,.0f} µs** (goal < 150 µs: {'met' if d < 150 else 'not met'})")
+            g.append(f"| 2. p50 added over direct stdio, 1 session: ≤ 150 µs ({NAMES[label]}) | {d:+,.0f} µs | {ok(d <= 150)} |")
+    big = {(r["label"], int(r.get("payload", 0))): r for r in pay if "throughput" in r}
+    fl = big.get(("echofloor", 1048576))
+    for label in ["gemgate-auth", "gemgate-user", "gemgate-modern"]:
+        r = big.get((label, 1048576))
+        if r and fl:
+            c, f = r["gateway_cpu_us_per_call"] / 1e3, fl["gateway_cpu_us_per_call"] / 1e3
+            g.append(f"| 3. gateway CPU per 1 MiB call: ≤ 1.5× the HTTP floor's ({NAMES[label]}) | {c:,.1f} vs {f:,.1f} ms = {c / f:.2f}× | {ok(c / f <= 1.5)} |")
+    ifl = [r for r in idle if r["label"] == "echofloor" and r.get("per_session_kib") is not None]
     for r in idle:
-        if r["label"] == "gemgate-auth" and r.get("per_session_kib") is not None:
-            v = r["per_session_kib"]
-            g.append(f"- idle session with open GET stream, K={r['open_sessions']}: **{v:.1f} KiB** of gateway RSS (goal < 32 KiB: {'met' if v < 32 else 'not met'})")
-    md += g + [""]
+        if r["label"] == "gemgate-auth" and r.get("per_session_kib") is not None and ifl:
+            v, f = r["per_session_kib"], ifl[0]["per_session_kib"]
+            g.append(f"| 4. memory per idle session with a GET stream, K = {r['open_sessions']} open ({r['sessions']} asked): ≤ 1.25× the HTTP floor's per connection | {v:.1f} vs {f:.1f} KiB = {v / f:.2f}× | {ok(v / f <= 1.25)} |")
+    ob = {r["label"]: r for r in opens if "open_latency_us" in r}
+    if "gemgate-user" in ob:
+        v = ob["gemgate-user"]["open_latency_us"]["P50"] / 1e3
+        spawn = ob.get("stdio", {}).get("open_latency_us", {}).get("P50")
+        first = ob.get("gemgate-auth", {}).get("open_latency_us", {}).get("P50")
+        extra = ""
+        if first is not None and spawn is not None:
+            extra = f"; an open with a worker start (c) {first / 1e3:.2f} ms, raw spawn (a) {spawn / 1e3:.2f} ms"
+        g.append(f"| 5. session open on a running per-user worker: ≤ 1 ms p50 | {v:.2f} ms (g){extra} | {ok(v <= 1)} |")
+    for n in levels:
+        m, u = tp("gemgate-modern", n), tp("gemgate-user", n)
+        if m and u:
+            g.append(f"| 6. modern requests: the legacy goals ({n} session(s)) | {m:,.0f} calls/s = {m / u:.2f}× legacy (g)"
+                     + (f", {m / tp('toolhive', n):.2f}× ToolHive" if tp("toolhive", n) else "") + " | see 1–2 |")
+    g.append("")
+    hap = []
+    for n in levels:
+        h, u = by.get(("gemgate-haproxy", n)), by.get(("gemgate-user", n))
+        if h and u and "latency_us" in h and "latency_us" in u:
+            hap.append(f"| {n} | {u['latency_us']['P50']:,.0f} | {h['latency_us']['P50']:,.0f} | {h['latency_us']['P50'] - u['latency_us']['P50']:+,.0f} | "
+                       f"{u['latency_us']['P99']:,.0f} | {h['latency_us']['P99']:,.0f} | {h['latency_us']['P99'] - u['latency_us']['P99']:+,.0f} | "
+                       f"{u['throughput']:,.0f} | {h['throughput']:,.0f} |")
+    if hap:
+        g += ["## Added latency of HAProxy in front of one gemgate ((i) vs (g)), µs", "",
+              "| sessions | p50 direct | p50 via HAProxy | added | p99 direct | p99 via HAProxy | added | calls/s direct | calls/s via HAProxy |",
+              "|--:|--:|--:|--:|--:|--:|--:|--:|--:|"] + hap + [""]
+    md = md[:6] + g + md[6:]
     (out / "table.md").write_text("\n".join(md))
 
     # Chart.

@@ -8,6 +8,11 @@
 #       session is alice's, so all share ONE worker                        the default)
 #   (e) supergateway 4.0.0, stateful Streamable HTTP     supergateway
 #   (f) ToolHive's streamable proxy as a library         toolhive
+#   (h) gemgate as (g), 2026-07-28 sessionless requests   gemgate-modern   (loadgen -era modern;
+#       (no initialize, no session; _meta and headers                        concurrency and
+#       on every request)                                                    payload only)
+#   (i) (g) behind HAProxy 2.6 with deploy/haproxy's     gemgate-haproxy  (the shipped config,
+#       config: the balancer's added latency                                 addresses rewritten)
 # All of them front the same worker binary, `gemgate worker demo` (its echo tool); the idle
 # sessions test fronts bench/tinyworker, the cheapest worker there is.
 #
@@ -34,7 +39,8 @@ BIGTOTAL=${BIGTOTAL:-400}
 OPENS=${OPENS:-30}
 IDLE_K=${IDLE_K:-"1000 3900 10000"}
 IDLE_PEER_K=${IDLE_PEER_K:-1000}
-SCENARIOS=${SCENARIOS:-"stdio echofloor gemgate-auth gemgate-noauth gemgate-user supergateway toolhive"}
+SCENARIOS=${SCENARIOS:-"stdio echofloor gemgate-auth gemgate-noauth gemgate-user gemgate-modern gemgate-haproxy supergateway toolhive"}
+HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 TESTS=${TESTS:-"concurrency payload open idle"} # which of the four parts below to run
 if [[ -n ${QUICK:-} ]]; then
 	LEVELS="1 4" TOTAL=1000 MINCALLS=100 WARMUP=10 BIGPAYLOADS="10240" BIGTOTAL=40 OPENS=5 IDLE_K=100 IDLE_PEER_K=100
@@ -67,6 +73,7 @@ mkdir -p "$OUT/data" # the demo worker's notes, under gemgate only
 	echo "go: $(go version)"
 	echo "node: $(node --version)"
 	echo "supergateway: $(node -p 'require("'"$BENCH"'/node_modules/supergateway/package.json").version')"
+	echo "haproxy: $("$HAPROXY" -v 2>/dev/null | head -1 | awk '{print $3}')"
 	echo "toolhive: $(cd "$BENCH/peers" && go list -m -f '{{.Version}}' github.com/stacklok/toolhive)"
 	echo "gemgate: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD -- . ':!bench' ':!docs' || echo ' + uncommitted changes')"
 	echo "ulimit -n: $(ulimit -n)"
@@ -75,7 +82,7 @@ mkdir -p "$OUT/data" # the demo worker's notes, under gemgate only
 cat "$OUT/machine.txt" >&2
 
 # ---- gateways ------------------------------------------------------------------------------
-PID="" URL="" TOKEN=""
+PID="" URL="" TOKEN="" HAPID=""
 
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
@@ -104,20 +111,23 @@ start() {
 	mkdir -p "$OUT/logs"
 	TOKEN=""
 	case $name in
-	gemgate-auth | gemgate-noauth | gemgate-user)
+	gemgate-auth | gemgate-noauth | gemgate-user | gemgate-modern | gemgate-haproxy)
 		local auth=oidc per=session
 		[[ $name == gemgate-noauth ]] && auth=none
 		# gemgate-user: every loadgen session carries alice's token, so with one worker per
-		# user (the default) all of them share one worker process.
-		[[ $name == gemgate-user ]] && per=user
+		# user (the default) all of them share one worker process. Modern requests need it
+		# (a sessionless request has no session to own a worker), and HAProxy fronts it.
+		[[ $name == gemgate-user || $name == gemgate-modern || $name == gemgate-haproxy ]] && per=user
 		# Defaults otherwise: log level info, so every tools/call writes its audit line (to a file).
-		# The per-user abuse limits are lifted: every loadgen session is alice's, opened at once.
+		# The abuse limits are lifted: every loadgen session is alice's, opened at once, and the
+		# idle part holds thousands (the default session cap is sized from memory and descriptors).
 		"$BIN/gemgate" dev --json --listen 127.0.0.1:0 --metrics-listen off --auth "$auth" --data-dir "$OUT/data" \
-			--max-sessions-per-user 0 --worker-start-rate 0 --worker-per "$per" --worker command --worker-command "$worker" >"$base.out" 2>"$base.log" &
+			--max-sessions 0 --max-workers 0 --max-sessions-per-user 0 --worker-start-rate 0 --worker-per "$per" --worker command --worker-command "$worker" >"$base.out" 2>"$base.log" &
 		PID=$!
 		wait_line "$base.out" "$PID"
 		URL=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["url"])' "$base.out")
 		[[ $auth == oidc ]] && TOKEN=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["tokens"]["alice"])' "$base.out")
+		if [[ $name == gemgate-haproxy ]]; then start_haproxy "$base"; fi
 		;;
 	supergateway)
 		port=$(free_port)
@@ -145,7 +155,28 @@ start() {
 	esac
 }
 
+# start_haproxy BASE: deploy/haproxy/haproxy.cfg in front of the gemgate at $URL, with only
+# its addresses changed (one replica, loopback ports); sets URL to HAProxy's. PID stays
+# gemgate's: the CPU and RSS columns are the gateway's.
+start_haproxy() {
+	local gw=${URL#http://} port stats
+	gw=${gw%%/*}
+	port=$(free_port) stats=$(free_port)
+	sed -e "s|^    bind :8080|    bind 127.0.0.1:$port|" -e "s|^    bind 127.0.0.1:8404|    bind 127.0.0.1:$stats|" \
+		-e "/^    server gemgate[23] /d" -e "s|^    server gemgate1 gemgate1:8080|    server gemgate1 $gw|" \
+		"$ROOT/deploy/haproxy/haproxy.cfg" >"$1.haproxy.cfg"
+	"$HAPROXY" -f "$1.haproxy.cfg" -db >"$1.haproxy.log" 2>&1 &
+	HAPID=$!
+	wait_port "$port" "$HAPID"
+	URL=http://127.0.0.1:$port/mcp
+}
+
 stop() {
+	if [[ -n $HAPID ]]; then
+		kill -TERM "$HAPID" 2>/dev/null || true
+		wait "$HAPID" 2>/dev/null || true
+		HAPID=""
+	fi
 	[[ -n $PID ]] || return 0
 	kill -TERM "$PID" 2>/dev/null || true
 	for _ in $(seq 1 400); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
@@ -174,6 +205,7 @@ measure() {
 	start "$name" "$WORKER"
 	local cmd=("$BIN/loadgen" -label "$name" -url "$URL" -pid "$PID" "$@")
 	[[ -n $TOKEN ]] && cmd+=(-token "$TOKEN")
+	[[ $name == gemgate-modern ]] && cmd+=(-era modern)
 	"${cmd[@]}" || { stop; return 1; }
 	stop
 }
@@ -206,7 +238,11 @@ want payload && for p in $BIGPAYLOADS; do
 done
 
 # ---- 3. session-open latency (initialize to its answer, worker start included) ---------------
+# A modern request opens no session. Under (g), per user, the first open starts alice's worker
+# and every later one attaches to it (a deleted session leaves the worker running), so (g)'s
+# p50 is an open on a running worker, (c)'s an open with a worker start.
 want open && for s in $SCENARIOS; do
+	[[ $s == gemgate-modern || $s == gemgate-haproxy ]] && continue
 	log "open: $s"
 	measure "$s" -mode open -opens "$OPENS" | record test=open ||
 		echo "{\"label\":\"$s\",\"test\":\"open\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"

@@ -3,6 +3,8 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // discoverFromInit builds a server/discover result from the InitializeResult gemgate keeps
@@ -79,22 +81,51 @@ var listMethods = map[string]bool{
 // what gemgate answers depends on who asks (a read-only caller's tools/list is filtered, and
 // every worker serves one user), so no shared cache may keep it.
 func modernResult(method string, result json.RawMessage) (json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(result, &fields); err != nil || fields == nil {
+	// Spliced, not decoded and encoded again: a result may be a megabyte.
+	hasType, hasTTL, task := false, false, false
+	list := listMethods[method] || method == "resources/read" || method == "server/discover"
+	out, err := jsonrpc.EditObject(result, "result", func(k string, v json.RawMessage) json.RawMessage {
+		switch k {
+		case "resultType":
+			hasType = true
+			var t string // decoded: "t\u0061sk" is "task" to the client too
+			task = task || (json.Unmarshal(v, &t) == nil && t == "task")
+		case "task":
+			task = true
+		case "ttlMs":
+			hasTTL = true
+		case "cacheScope":
+			if list {
+				return nil // set below
+			}
+		}
+		return v
+	})
+	if err != nil {
 		return nil, errors.New("the worker's result is not an object")
 	}
-	if _, ok := fields["resultType"]; !ok {
-		fields["resultType"] = json.RawMessage(`"complete"`)
+	if !hasType {
+		out = addMember(out, "resultType", `"complete"`)
 	}
-	if _, task := fields["task"]; task || string(fields["resultType"]) == `"task"` {
+	if task {
 		// gemgate asked for no task (modern_worker.go) and serves none.
 		return nil, errors.New("the worker answered with a task, which gemgate does not serve")
 	}
-	if listMethods[method] || method == "resources/read" || method == "server/discover" {
-		if _, ok := fields["ttlMs"]; !ok {
-			fields["ttlMs"] = json.RawMessage(`0`)
+	if list {
+		if !hasTTL {
+			out = addMember(out, "ttlMs", `0`)
 		}
-		fields["cacheScope"] = json.RawMessage(`"private"`)
+		out = addMember(out, "cacheScope", `"private"`)
 	}
-	return json.Marshal(fields)
+	return out, nil
+}
+
+// addMember appends "key":value to the object obj; key needs no escaping.
+func addMember(obj []byte, key, value string) []byte {
+	obj = obj[:len(obj)-1] // the closing brace
+	if len(obj) > 1 {
+		obj = append(obj, ',')
+	}
+	obj = append(append(append(append(obj, '"'), key...), `":`...), value...)
+	return append(obj, '}')
 }

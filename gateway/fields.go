@@ -45,7 +45,7 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
 		}
 		return f, nil
 	}
-	params, err := jsonrpc.ReadObject(m.Params, "params")
+	params, err := m.ParamsObject() // read as ReadObject does; Parse validated the bytes
 	if err != nil {
 		var te *jsonrpc.TypeError
 		if errors.As(err, &te) && m.Method != "tools/call" {

@@ -169,39 +169,42 @@ func legacyParams(mr *modernRequest) json.RawMessage {
 // keys of _meta are removed (the worker was initialized by gemgate; a dual-era worker would
 // otherwise take the request as a sessionless one). Everything else keeps its bytes.
 func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
-	var params map[string]json.RawMessage
-	if err := json.Unmarshal(msg.Params, &params); err != nil {
-		return nil, err
-	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(params["_meta"], &meta); err != nil {
-		return nil, err
-	}
-	for k := range meta {
-		if strings.HasPrefix(k, metaPrefix) {
-			delete(meta, k)
+	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
+	var metaErr error
+	params, err := msg.EditParams(func(key string, v json.RawMessage) json.RawMessage {
+		switch key {
+		case "inputResponses", "requestState": // the retry fields are gemgate's to answer (bridge.go)
+			return nil
+		case "task": // a task is not asked of the worker (modern_worker.go)
+			return nil
+		case "_meta":
+			if string(v) == "null" {
+				return nil
+			}
+			meta, err := jsonrpc.EditObject(v, "params._meta", func(k string, v json.RawMessage) json.RawMessage {
+				if strings.HasPrefix(k, metaPrefix) {
+					return nil
+				}
+				return v
+			})
+			if err != nil {
+				metaErr = err
+			}
+			if string(meta) == "{}" {
+				return nil
+			}
+			return meta
 		}
+		return v
+	})
+	if err == nil {
+		err = metaErr
 	}
-	// The retry fields of the input-required round trip are gemgate's to answer (bridge.go);
-	// a task is not asked of the worker (modern_worker.go).
-	delete(params, "inputResponses")
-	delete(params, "requestState")
-	delete(params, "task")
-	if len(meta) == 0 {
-		delete(params, "_meta")
-	} else {
-		b, err := json.Marshal(meta)
-		if err != nil {
-			return nil, err
-		}
-		params["_meta"] = b
-	}
-	b, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
 	}
 	out := *msg
-	out.Params = b
+	out.Params = params
 	return &out, nil
 }
 

@@ -81,6 +81,11 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 				writeBody(w, modernStatus(errorCode(resp)), body)
 				return outcome, false
 			}
+			if stream == nil && answerAsStream { // the answer alone: one write (sse.go)
+				g.trace.outbound("", body)
+				_ = writeWholeStream(w, body)
+				return outcome, false
+			}
 			if stream != nil || answerAsStream {
 				writeEvent(body)
 				return outcome, false

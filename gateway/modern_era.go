@@ -96,7 +96,7 @@ func paramsMeta(msg *jsonrpc.Message) (jsonrpc.Object, bool, error) {
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
 		return jsonrpc.Object{}, false, nil
 	}
-	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	params, err := msg.ParamsObject()
 	if err != nil {
 		return jsonrpc.Object{}, false, err
 	}
@@ -190,7 +190,7 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest
 	if !named {
 		return nil
 	}
-	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	params, err := msg.ParamsObject()
 	if err != nil {
 		return strictError(msg, err)
 	}

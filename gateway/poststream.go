@@ -25,10 +25,20 @@ func (p *postStream) resumable() bool { return p.primed }
 // connection took it.
 func (p *postStream) event(ev []byte, last bool) bool {
 	if p.st == nil {
+		// The stream starts with this event: headers, priming event and event go in one
+		// write; an answer alone makes the whole stream.
 		p.st = newSSE(p.w)
 		p.sid = p.store.open()
-		p.live = p.st.start(nil) == nil && p.st.prime(p.store.eventID(p.sid, 0), sseRetry) == nil
+		prime := p.store.eventID(p.sid, 0)
+		id := p.store.record(p.sid, ev, last)
+		frame := appendEvent(appendPrime(make([]byte, 0, len(ev)+2*len(prime)+48), prime, sseRetry), id, ev)
+		if last {
+			p.live = p.st.whole(frame) == nil
+		} else {
+			p.live = p.st.begin(frame) == nil
+		}
 		p.primed = p.live
+		return p.live
 	}
 	if !p.primed {
 		return false

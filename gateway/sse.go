@@ -23,6 +23,13 @@ func newSSE(w http.ResponseWriter) *sse {
 }
 
 func (s *sse) start(extra http.Header) error {
+	s.header(extra)
+	s.w.WriteHeader(http.StatusOK)
+	s.started = true
+	return s.flush()
+}
+
+func (s *sse) header(extra http.Header) {
 	h := s.w.Header()
 	for k, v := range extra {
 		h[k] = v
@@ -30,9 +37,31 @@ func (s *sse) start(extra http.Header) error {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("X-Accel-Buffering", "no") // tells nginx-style proxies not to buffer the stream
+}
+
+// writeWholeStream answers with a stream of one event, msg, and no event id (a modern call's
+// answer: 2026-07-28 has no resumption).
+func writeWholeStream(w http.ResponseWriter, msg []byte) error {
+	return newSSE(w).whole(appendEvent(make([]byte, 0, len(msg)+24), "", msg))
+}
+
+// begin starts a stream with its first events, headers and events in one write.
+func (s *sse) begin(first []byte) error {
+	s.header(nil)
 	s.w.WriteHeader(http.StatusOK)
 	s.started = true
-	return s.flush()
+	return s.write(first)
+}
+
+// whole writes a stream that is complete at its start (an answer with nothing before it):
+// headers and body in one write, with its length, so that neither a flush per event nor the
+// chunked encoding's last chunk costs a system call of its own.
+func (s *sse) whole(body []byte) error {
+	s.header(nil)
+	s.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	s.w.WriteHeader(http.StatusOK)
+	s.started = true
+	return s.write(body)
 }
 
 // event writes one JSON-RPC message. Messages are single-line JSON, so one data line holds
@@ -44,7 +73,11 @@ func (s *sse) event(msg []byte) error { return s.eventID("", msg) }
 // eventID writes a message with an event id, so that a client can resume after it. Ids are
 // gemgate's own (resume.go): they never hold a line break.
 func (s *sse) eventID(id string, msg []byte) error {
-	buf := make([]byte, 0, len(msg)+24+len(id))
+	return s.write(appendEvent(make([]byte, 0, len(msg)+24+len(id)), id, msg))
+}
+
+// appendEvent appends the event that carries msg, with id unless it is empty.
+func appendEvent(buf []byte, id string, msg []byte) []byte {
 	if id != "" {
 		buf = append(append(append(buf, "id: "...), id...), '\n')
 	}
@@ -61,14 +94,19 @@ func (s *sse) eventID(id string, msg []byte) error {
 		msg = msg[i+1:]
 	}
 	buf = append(append(buf, "data: "...), msg...)
-	buf = append(buf, "\n\n"...)
-	return s.write(buf)
+	return append(buf, "\n\n"...)
 }
 
 // prime writes the priming event: an id the client can resume from before any message has
 // come, and the reconnection delay, with empty data.
 func (s *sse) prime(id string, retry time.Duration) error {
-	return s.write([]byte("id: " + id + "\nretry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\ndata: \n\n"))
+	return s.write(appendPrime(nil, id, retry))
+}
+
+func appendPrime(buf []byte, id string, retry time.Duration) []byte {
+	buf = append(append(append(buf, "id: "...), id...), "\nretry: "...)
+	buf = strconv.AppendInt(buf, retry.Milliseconds(), 10)
+	return append(buf, "\ndata: \n\n"...)
 }
 
 func (s *sse) comment(text string) error {

@@ -19,6 +19,10 @@ type Message struct {
 	Params json.RawMessage `json:"params,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  json.RawMessage `json:"error,omitempty"`
+
+	// validParams are the params as Parse validated them: ParamsObject need not validate them
+	// again while Params are still these very bytes.
+	validParams json.RawMessage
 }
 
 // Kinds of message, as told by which fields are present.
@@ -66,6 +70,7 @@ func Parse(b []byte) (*Message, error) {
 	m := &Message{}
 	m.ID, _ = env.Raw("id")
 	m.Params, _ = env.Raw("params")
+	m.validParams = m.Params
 	m.Result, _ = env.Raw("result")
 	m.Error, _ = env.Raw("error")
 	method, _, err := env.String("method")

@@ -69,9 +69,14 @@ func (e *TypeError) Error() string { return fmt.Sprintf("%s must be %s", e.Field
 // Object is one JSON object read strictly: its keys in order, each with its raw value.
 // Its keys are unique even without regard to case.
 type Object struct {
-	name   string // for errors: "params", "params._meta"
-	keys   []string
-	values []json.RawMessage
+	name    string   // for errors: "params", "params._meta"
+	members []member // in order
+}
+
+type member struct {
+	key    string          // decoded
+	rawKey []byte          // as written, quotes included: EditObject copies it unchanged
+	value  json.RawMessage // raw
 }
 
 // ReadObject reads raw, which must be a JSON object, strictly; name says where it is, for
@@ -103,10 +108,12 @@ func readValidObject(raw json.RawMessage, name string) (Object, error) {
 			w.i++
 			w.space()
 		}
+		keyStart := w.i
 		key, err := w.str()
 		if err != nil {
 			return Object{}, err
 		}
+		rawKey := raw[keyStart:w.i:w.i]
 		f := fold(key)
 		if other, dup := seen[f]; dup {
 			return Object{}, &KeyError{Object: name, Key: key, Other: other}
@@ -117,15 +124,15 @@ func readValidObject(raw json.RawMessage, name string) (Object, error) {
 		w.space()
 		start := w.i
 		w.skip()
-		o.keys = append(o.keys, key)
-		o.values = append(o.values, raw[start:w.i:w.i])
+		o.members = append(o.members, member{key: key, rawKey: rawKey, value: raw[start:w.i:w.i]})
 	}
 }
 
 // Exact refuses a key that differs only in case from one of known: a reader that folds case
 // would take it for the known key, a reader that does not would ignore it.
 func (o Object) Exact(known ...string) error {
-	for _, k := range o.keys {
+	for _, m := range o.members {
+		k := m.key
 		for _, want := range known {
 			if k != want && strings.EqualFold(k, want) {
 				return &KeyError{Object: o.name, Key: k, Other: want}
@@ -137,9 +144,9 @@ func (o Object) Exact(known ...string) error {
 
 // Raw is the raw value of key, matched exactly.
 func (o Object) Raw(key string) (json.RawMessage, bool) {
-	for i, k := range o.keys {
-		if k == key {
-			return o.values[i], true
+	for _, m := range o.members {
+		if m.key == key {
+			return m.value, true
 		}
 	}
 	return nil, false
@@ -152,7 +159,7 @@ func (o Object) Has(key string) bool {
 }
 
 // Len is the number of keys.
-func (o Object) Len() int { return len(o.keys) }
+func (o Object) Len() int { return len(o.members) }
 
 // String is the value of key, which must be a JSON string when present. A null counts as
 // absent.

@@ -74,6 +74,9 @@ func newFixture(tb testing.TB, authOn bool) *fixture {
 		// gemgate serve logs at info: every tools/call writes an audit line.
 		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Metrics: gateway.NewMetrics(prometheus.NewRegistry()),
+		// As bench/run.sh runs gemgate: every loadgen session is alice's, opened at once.
+		Limits: gateway.Limits{MaxSessionsPerUser: -1, WorkerStartRate: -1},
+		Pool:   pool.Settings{WorkerPer: benchWorkerPer()},
 	}
 	f := &fixture{url: url}
 	if authOn {
@@ -275,4 +278,13 @@ func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse + m.StackInuse
+}
+
+// benchWorkerPer is GEMGATE_BENCH_WORKER_PER: "session" (the default here, as the
+// side-by-side table's (c)) or "user" (every session shares alice's one worker, as (g)).
+func benchWorkerPer() string {
+	if v := os.Getenv("GEMGATE_BENCH_WORKER_PER"); v != "" {
+		return v
+	}
+	return pool.PerSession
 }

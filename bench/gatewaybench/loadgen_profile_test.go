@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -29,9 +30,12 @@ func TestProfileUnderLoadgen(t *testing.T) {
 	if f.token != "" {
 		args = append(args, "-token", f.token)
 	}
-	out, err := exec.Command(lg, args...).Output()
+	cmd := exec.Command(lg, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("loadgen: %v", err)
+		t.Fatalf("loadgen: %v: %s", err, stderr.String())
 	}
 	t.Logf("%s", out)
 }

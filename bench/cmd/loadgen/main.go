@@ -15,6 +15,7 @@ import (
 
 type config struct {
 	mode, label, url, token, worker  string
+	era                              string
 	sessions, calls, warmup, payload int
 	opens, parallel                  int
 	pid                              int
@@ -27,6 +28,7 @@ func main() {
 	flag.StringVar(&c.label, "label", "", "scenario name, copied into the result")
 	flag.StringVar(&c.url, "url", "", "MCP endpoint (Streamable HTTP)")
 	flag.StringVar(&c.token, "token", "", "bearer token for the endpoint")
+	flag.StringVar(&c.era, "era", "legacy", "legacy (initialize, a session per client) or modern (2026-07-28 sessionless requests; calls mode only)")
 	flag.StringVar(&c.worker, "stdio", "", "worker command line: talk to the worker directly over stdio instead of -url")
 	flag.IntVar(&c.sessions, "sessions", 1, "concurrent sessions (calls) or K sessions to hold open (idle)")
 	flag.IntVar(&c.calls, "calls", 1000, "measured tools/call requests per session")
@@ -55,7 +57,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	res["label"], res["mode"] = c.label, c.mode
+	res["label"], res["mode"], res["era"] = c.label, c.mode, c.era
 	self, _ := cpuSeconds(os.Getpid())
 	res["loadgen_cpu_s"] = self
 	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
@@ -88,6 +90,7 @@ func (c config) openSession(ctx context.Context) (session, time.Duration, error)
 		return stdioAdapter{s}, took, nil
 	}
 	s := newHTTPSession(c.url, c.token)
+	s.modern = c.era == "modern"
 	took, err := s.open(ctx)
 	if err != nil {
 		s.end(ctx)

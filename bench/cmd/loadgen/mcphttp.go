@@ -17,6 +17,17 @@ import (
 
 const protocolVersion = "2025-06-18"
 
+// modernVersion is the sessionless revision: no initialize, no session id; every request
+// names the version in a header and in _meta, with the client's capabilities and info, and
+// mirrors its method (and tool name) in Mcp-Method and Mcp-Name.
+const modernVersion = "2026-07-28"
+
+var modernMeta = map[string]any{
+	"io.modelcontextprotocol/protocolVersion":    modernVersion,
+	"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "gemgate-loadgen", "version": "1"},
+}
+
 // httpSession is one MCP session over Streamable HTTP, on a transport of its own so that
 // its requests reuse one keep-alive connection.
 type httpSession struct {
@@ -24,6 +35,7 @@ type httpSession struct {
 	client     *http.Client
 	tr         *http.Transport
 	id         string // Mcp-Session-Id
+	modern     bool   // 2026-07-28 requests: no session
 	nextID     int
 	stream     *http.Response // the open GET stream, in idle mode
 }
@@ -73,6 +85,13 @@ type rpcAnswer struct {
 func (s *httpSession) call(ctx context.Context, method string, params any) (*rpcAnswer, http.Header, error) {
 	s.nextID++
 	id := s.nextID
+	if s.modern {
+		p := map[string]any{"_meta": modernMeta}
+		for k, v := range params.(map[string]any) {
+			p[k] = v
+		}
+		params = p
+	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	if err != nil {
 		return nil, nil, err
@@ -80,6 +99,13 @@ func (s *httpSession) call(ctx context.Context, method string, params any) (*rpc
 	req, err := s.request(ctx, http.MethodPost, body)
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.modern {
+		req.Header.Set("Mcp-Protocol-Version", modernVersion)
+		req.Header.Set("Mcp-Method", method)
+		if name, ok := params.(map[string]any)["name"].(string); ok {
+			req.Header.Set("Mcp-Name", name)
+		}
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -171,6 +197,9 @@ var initParams = map[string]any{
 
 // open sends initialize and returns how long its answer took, then notifications/initialized.
 func (s *httpSession) open(ctx context.Context) (time.Duration, error) {
+	if s.modern {
+		return 0, nil // nothing to open: every request stands alone
+	}
 	start := time.Now()
 	_, h, err := s.call(ctx, "initialize", initParams)
 	took := time.Since(start)

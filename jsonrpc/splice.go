@@ -1,0 +1,64 @@
+package jsonrpc
+
+import "encoding/json"
+
+// Editing an object without decoding it. A large message (a 1 MiB tool result) passes the
+// gateway with a member added or taken out; decoding it into a map and encoding the map again
+// would cost two full passes, a copy of every value, and would reorder its keys. These copy
+// the members as they are, byte for byte, and touch only the ones named.
+
+// EditObject returns the object raw with each member passed through edit, in order: edit
+// returns the member's value (the one given, or new valid JSON), or nil to leave the member
+// out. Members edit keeps keep their bytes, key and value. raw is read strictly (ReadObject):
+// a repeated key is a *KeyError, a value that is not an object a *TypeError.
+func EditObject(raw json.RawMessage, name string, edit func(key string, value json.RawMessage) json.RawMessage) (json.RawMessage, error) {
+	return editObject(raw, name, true, edit)
+}
+
+// editObject is EditObject; check is false for bytes already known to be valid JSON.
+func editObject(raw json.RawMessage, name string, check bool, edit func(key string, value json.RawMessage) json.RawMessage) (json.RawMessage, error) {
+	var o Object
+	var err error
+	if check {
+		o, err = ReadObject(raw, name)
+	} else {
+		o, err = readValidObject(raw, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(raw)+16)
+	out = append(out, '{')
+	for _, m := range o.members {
+		v := edit(m.key, m.value)
+		if v == nil {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(out, m.rawKey...), ':')
+		out = append(out, v...)
+	}
+	return append(out, '}'), nil
+}
+
+// ParamsObject reads params strictly, as ReadObject(m.Params, "params") does, without
+// validating again params that Parse has validated already (the common case: the gateway
+// reads a client's params several times, and they may be a megabyte).
+func (m *Message) ParamsObject() (Object, error) {
+	if sameBytes(m.Params, m.validParams) {
+		return readValidObject(m.Params, "params")
+	}
+	return ReadObject(m.Params, "params")
+}
+
+// EditParams is EditObject on m.Params, without validating again params Parse validated.
+func (m *Message) EditParams(edit func(key string, value json.RawMessage) json.RawMessage) (json.RawMessage, error) {
+	return editObject(m.Params, "params", !sameBytes(m.Params, m.validParams), edit)
+}
+
+// sameBytes reports whether a and b are the same bytes in memory, not merely equal ones.
+func sameBytes(a, b []byte) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
+}
