@@ -8,7 +8,10 @@ import (
 	"github.com/gemgate/gemgate/policy"
 )
 
-// requestStateOf reads params.requestState strictly; ok is false when absent.
+// requestStateOf reads params.requestState strictly; ok is false when absent. A case variant
+// of requestState, inputResponses or task is refused: gemgate replaces or removes those
+// keys before the worker sees the request, and a worker reading keys without regard to case
+// would take a variant it let through for the real one.
 func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
 		return "", false, nil
@@ -17,7 +20,7 @@ func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if err := params.Exact("requestState", "inputResponses"); err != nil {
+	if err := params.Exact("requestState", "inputResponses", "task"); err != nil {
 		return "", false, err
 	}
 	return params.String("requestState")

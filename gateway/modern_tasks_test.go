@@ -77,9 +77,22 @@ func TestModernTaskRequestDropped(t *testing.T) {
 	}
 	// A task the worker returns anyway is not handed to a client that gemgate told nothing
 	// of tasks.
-	for _, result := range []string{`{"resultType":"task","task":{"taskId":"t1","status":"working"}}`, `{"task":{"taskId":"t1","status":"working"}}`} {
+	for _, result := range []string{`{"resultType":"task","task":{"taskId":"t1","status":"working"}}`, `{"task":{"taskId":"t1","status":"working"}}`,
+		`{"resultType":"t\u0061sk"}`} {
 		if _, err := modernResult("tools/call", json.RawMessage(result)); err == nil {
 			t.Errorf("modernResult(%s) passed a task on", result)
+		}
+	}
+}
+
+// A key gemgate removes before forwarding is refused in another case: a worker that reads
+// keys without regard to case would take "Task" for "task".
+func TestModernTaskKeyInAnotherCaseRefused(t *testing.T) {
+	f := newModernFixture(t)
+	for _, key := range []string{"Task", "TASK", "RequestState", "inputresponses"} {
+		r := f.client("alice-rw").modern(`"k"`, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}, key: map[string]any{}})
+		if m := r.only(t); r.status != http.StatusBadRequest || m.Error == nil || !strings.Contains(string(m.Error), "ambiguous") {
+			t.Errorf("%s: %d %s, want 400 naming the ambiguous key", key, r.status, r.body)
 		}
 	}
 }
