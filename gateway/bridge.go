@@ -128,10 +128,13 @@ func (g *Gateway) park(p *parked) (json.RawMessage, error) {
 // abandonParked ends a parked call whose retry did not come: the worker's requests get an
 // error, the call's answer is waited for (bounded) and dropped, and the worker let go.
 func (g *Gateway) abandonParked(id, why string) {
-	p := g.parks.take(id)
-	if p == nil {
-		return
+	if p := g.parks.take(id); p != nil {
+		abandon(p, why)
 	}
+}
+
+// abandon is abandonParked for a parked call already taken from the table.
+func abandon(p *parked, why string) {
 	for _, req := range p.requests {
 		refuseWorkerRequest(p.member, req.ID, why)
 	}

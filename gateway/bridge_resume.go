@@ -41,8 +41,19 @@ func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *json
 	}
 	if pk.owner != o || pk.access.ReadOnly != access.ReadOnly || pk.member.WorkerID() != claims.Worker {
 		// The MAC already bound these; a mismatch is a bug, and the call is not handed over.
-		g.abandonParked(pk.id, "the retry did not match the parked call")
+		abandon(pk, "the retry did not match the parked call")
 		return refuse(errStateNotYours)
+	}
+	// The retry is a request like any other: the policy decides on it again, with the
+	// retry's token. The state binds the access mode, not the scopes a rule may require; a
+	// token without them must not finish a call that needs them. The call is abandoned: the
+	// worker's requests get an error and the call ends.
+	if msg.Method == "tools/call" {
+		log := g.log.With("user", p.User, "worker", pk.member.WorkerID(), "era", modernVersion)
+		if he := g.modernToolGate(r.Context(), pk.member, msg, access, pk.name, log); he != nil {
+			abandon(pk, "the retry was refused by the policy")
+			return he
+		}
 	}
 	params, err := jsonrpc.ReadObject(msg.Params, "params")
 	if err != nil {

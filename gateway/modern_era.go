@@ -156,6 +156,12 @@ func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpEr
 		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
 			"missing or invalid _meta field "+quoteSafe(metaClientCapabilities), nil)
 	}
+	// The capabilities gemgate decides on (which input requests a client takes) or removes
+	// (tasks) are read by exact key; a case variant is refused, since a worker reading keys
+	// without regard to case would take it for the real one.
+	if err := caps.Exact("elicitation", "sampling", "roots", "tasks", "extensions"); err != nil {
+		return nil, strictError(msg, err)
+	}
 	mr.caps = caps
 	if raw, ok := meta.Raw(metaClientInfo); ok && string(raw) != "null" {
 		if _, err := jsonrpc.ReadObject(raw, "_meta.clientInfo"); err != nil {

@@ -20,9 +20,11 @@ type Message struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  json.RawMessage `json:"error,omitempty"`
 
-	// validParams are the params as Parse validated them: ParamsObject need not validate them
-	// again while Params are still these very bytes.
+	// validParams are the params as Parse validated them, and validSum a hash of their
+	// contents then: ParamsObject need not validate them again while Params are still these
+	// very bytes, unchanged (bytes edited in place keep their address and length).
 	validParams json.RawMessage
+	validSum    uint64
 }
 
 // Kinds of message, as told by which fields are present.
@@ -70,7 +72,7 @@ func Parse(b []byte) (*Message, error) {
 	m := &Message{}
 	m.ID, _ = env.Raw("id")
 	m.Params, _ = env.Raw("params")
-	m.validParams = m.Params
+	m.validParams, m.validSum = m.Params, paramsSum(m.Params)
 	m.Result, _ = env.Raw("result")
 	m.Error, _ = env.Raw("error")
 	method, _, err := env.String("method")
