@@ -38,17 +38,21 @@ const probeVersion = "9999-12-31"
 // sessions their list_changed notifications and server-to-client requests; and before
 // initialize, it would refuse gemgate's initialize as a duplicate. The refused version
 // changes nothing in the worker.
-func (p *Pool) discover(ctx context.Context, proc *worker.Process) bool {
+//
+// sure is false when the worker gave no usable answer (a timeout, an error of its own): one
+// worker's trouble must not teach the pool what the program speaks. The probe runs apart from
+// the request that started the worker, so a client giving up does not decide it either.
+func (p *Pool) discover(ctx context.Context, proc *worker.Process) (sessionless, sure bool) {
 	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    probeVersion,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "gemgate", "version": "1"},
 	}})
-	ctx, cancel := context.WithTimeout(ctx, min(discoverTimeout, p.opts.InitTimeout))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(discoverTimeout, p.opts.InitTimeout))
 	defer cancel()
 	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-discover")), Method: "server/discover", Params: params})
 	if err != nil {
-		return false
+		return false, false
 	}
 	select {
 	case resp := <-call.Result():
@@ -58,13 +62,19 @@ func (p *Pool) discover(ctx context.Context, proc *worker.Process) bool {
 				Supported []string `json:"supported"`
 			} `json:"data"`
 		}
-		if resp.Error == nil || json.Unmarshal(resp.Error, &e) != nil || e.Code != codeUnsupportedVersion {
-			return false
+		if resp.Error == nil || json.Unmarshal(resp.Error, &e) != nil {
+			return false, false
 		}
-		return slices.Contains(e.Data.Supported, SessionlessVersion)
+		switch e.Code {
+		case codeUnsupportedVersion:
+			return slices.Contains(e.Data.Supported, SessionlessVersion), true
+		case jsonrpc.CodeMethodNotFound: // a legacy worker: no server/discover at all
+			return false, true
+		}
+		return false, false
 	case <-ctx.Done():
 		call.Abandon()
-		return false
+		return false, false
 	}
 }
 
@@ -157,14 +167,16 @@ func sessionlessParams(params json.RawMessage) json.RawMessage {
 }
 
 // eraKnowledge is what the pool has learned of the worker program (every worker runs the
-// same one): whether it speaks the sessionless revision. Zero is not known yet.
+// same one): whether it speaks the sessionless revision. Zero is not known yet. A yes is
+// never unlearned: a no after it is one worker's trouble (a failed login, a slow start), not
+// the program's; a no learned first turns into a yes once a worker shows it.
 type eraKnowledge struct{ v atomic.Int32 }
 
 func (e *eraKnowledge) learn(sessionless bool) {
 	if sessionless {
 		e.v.Store(1)
 	} else {
-		e.v.Store(2)
+		e.v.CompareAndSwap(0, 2)
 	}
 }
 

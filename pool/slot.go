@@ -214,8 +214,11 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 	}
 	w.initResult, w.version = result, version
 	if !p.PerSession() {
-		w.sessionless = p.discover(ctx, proc)
-		p.eras.learn(w.sessionless)
+		var sure bool
+		w.sessionless, sure = p.discover(ctx, proc)
+		if sure {
+			p.eras.learn(w.sessionless)
+		}
 	}
 	ok = true
 	p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))
