@@ -39,6 +39,42 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 		defer t.Stop()
 		timeout = t.C
 	}
+	// answer writes the call's answer (after the events that came before it) and ends the wait.
+	answer := func(resp *jsonrpc.Message) (string, bool) {
+		for drained := false; !drained; {
+			select {
+			case ev := <-c.events:
+				writeEvent(ev)
+			default:
+				drained = true
+			}
+		}
+		resp, outcome := g.modernAnswer(msg.Method, access, resp)
+		if resp.Error == nil && pk.member.ModernSession() {
+			resp, outcome = g.passInputRequired(pk, resp, outcome)
+		}
+		out := *resp
+		out.ID = msg.ID // after a retry, the retry's id: the original request is answered already
+		resp = &out
+		body := resp.Encode()
+		if stream == nil && resp.Error != nil {
+			g.trace.outbound("", body)
+			writeBody(w, modernStatus(errorCode(resp)), body)
+			return outcome, false
+		}
+		if stream == nil && answerAsStream { // the answer alone: one write (sse.go)
+			g.trace.outbound("", body)
+			_ = writeWholeStream(w, body)
+			return outcome, false
+		}
+		if stream != nil || answerAsStream {
+			writeEvent(body)
+			return outcome, false
+		}
+		g.trace.outbound("", body)
+		writeBody(w, http.StatusOK, body)
+		return outcome, false
+	}
 	for {
 		select {
 		case req := <-c.requests:
@@ -60,45 +96,18 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 			}
 			return "input_required", true
 		case resp := <-call.Result():
-			for drained := false; !drained; {
-				select {
-				case ev := <-c.events:
-					writeEvent(ev)
-				default:
-					drained = true
-				}
-			}
-			resp, outcome := g.modernAnswer(msg.Method, access, resp)
-			if resp.Error == nil && pk.member.ModernSession() {
-				resp, outcome = g.passInputRequired(pk, resp, outcome)
-			}
-			answer := *resp
-			answer.ID = msg.ID // after a retry, the retry's id: the original request is answered already
-			resp = &answer
-			body := resp.Encode()
-			if stream == nil && resp.Error != nil {
-				g.trace.outbound("", body)
-				writeBody(w, modernStatus(errorCode(resp)), body)
-				return outcome, false
-			}
-			if stream == nil && answerAsStream { // the answer alone: one write (sse.go)
-				g.trace.outbound("", body)
-				_ = writeWholeStream(w, body)
-				return outcome, false
-			}
-			if stream != nil || answerAsStream {
-				writeEvent(body)
-				return outcome, false
-			}
-			g.trace.outbound("", body)
-			writeBody(w, http.StatusOK, body)
-			return outcome, false
+			return answer(resp)
 		case ev := <-c.events:
 			if !writeEvent(ev) {
 				call.Cancel("client stream lost")
 				return "disconnected", false
 			}
 		case <-c.detached:
+			select {
+			case resp := <-call.Result(): // the answer came with the let-go: it is not lost
+				return answer(resp)
+			default:
+			}
 			call.Cancel("the worker let go of the request")
 			switch {
 			case g.closing.Load(): // the gateway stops (drain.go): never a 503, the call may have run
