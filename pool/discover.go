@@ -189,7 +189,6 @@ func (p *Pool) SessionlessWorkers() (known, yes bool) {
 
 // ModernSession reports whether the caller's worker is a sessionless one (Attach.Sessionless):
 // requests go to it as 2026-07-28 requests, and it answers input-required results itself.
-func (m *Member) ModernSession() bool {
-	_, w := m.current()
-	return w != nil && w.modernSession
-}
+// It is fixed at attach, so a worker that exits or a let-go does not change how a call in
+// flight is read.
+func (m *Member) ModernSession() bool { return m.modern }

@@ -18,6 +18,7 @@ type Member struct {
 	c      Caller
 	params json.RawMessage // the client's initialize params
 	caps   Capabilities
+	modern bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
 
 	mu      sync.Mutex
 	s       *slot // nil once detached

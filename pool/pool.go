@@ -305,9 +305,9 @@ type Attach struct {
 // Attach attaches a caller to the worker of its identity, starting and initializing the
 // worker if need be, and returns the InitializeResult for the caller.
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
-	m := &Member{p: p, c: a.Caller, params: a.Params, caps: ClientCapabilities(a.Params)}
 	key := p.KeyFor(a.Identity)
 	key.Sessionless = a.Sessionless && !p.PerSession()
+	m := &Member{p: p, c: a.Caller, params: a.Params, caps: ClientCapabilities(a.Params), modern: key.Sessionless}
 	for {
 		s, err := p.slotFor(key)
 		if err != nil {
