@@ -56,6 +56,7 @@ func crossPayload(s, c, size int) string {
 }
 
 func TestCrossTalk(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cross-talk moves about 40 MiB through 50 workers")
 	}
@@ -163,6 +164,7 @@ func TestCrossTalk(t *testing.T) {
 }
 
 func TestShutdownLeavesNoWorker(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	for range 3 {
 		cs := connect(t, g.URL, g.Tokens["alice"], nil)
@@ -171,8 +173,8 @@ func TestShutdownLeavesNoWorker(t *testing.T) {
 	// One call still running when the shutdown begins.
 	busy := connect(t, g.URL, g.Tokens["alice"], nil)
 	go busy.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 60}})
-	g.waitWorkers(t, 1, 10*time.Second) // alice's four sessions share her worker
-	time.Sleep(300 * time.Millisecond)
+	g.waitWorkers(t, 1, 10*time.Second)                     // alice's four sessions share her worker
+	puWaitStarted(t, g, "slow: started", 1, 20*time.Second) // the call is running at the worker
 	pids := childPIDs(g.cmd.Process.Pid)
 	t0 := time.Now()
 	g.stop(t) // SIGTERM; checks exit 0

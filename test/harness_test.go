@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +29,8 @@ import (
 var gemgateBin, workerBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	raiseParallel()
 	dir, err := os.MkdirTemp("", "gemgate-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -44,6 +49,19 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// e2eParallel is how many parallel e2e tests run at once per core, unless -test.parallel
+// says otherwise. These tests spend most of their time waiting on child processes, timeouts
+// and the network, not computing: the default of one per core leaves the cores idle.
+const e2eParallel = 3
+
+func raiseParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(e2eParallel*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // devInfo mirrors what `gemgate dev --json` prints.

@@ -12,6 +12,7 @@ import (
 // progress (told apart by its total) and its own answer; session A cancels its call, which
 // stops only A's (the worker logs one "slow: cancelled"), and B's call runs to its end.
 func TestPerUserSameIDsAndProgressTokens(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
