@@ -226,7 +226,7 @@ func TestProgressOverSSEResponse(t *testing.T) {
 		t.Fatalf("slow: %v %v", err, res)
 	}
 	// The SDK may hand notifications to the handler after CallTool returned.
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		mu.Lock()
 		n := len(events)
 		mu.Unlock()
