@@ -158,8 +158,11 @@ func TestCrossTalk(t *testing.T) {
 	for _, pid := range pids {
 		waitGone(t, pid)
 	}
-	if evs := g.logEvents("session ended"); len(evs) != crossSessions {
-		t.Errorf("%d \"session ended\" log lines, want %d", len(evs), crossSessions)
+	// A session's worker is let go before its end is logged: wait for the lines, then count.
+	ended := func() int { return len(g.logEvents("session ended")) }
+	pollUntil(t, 10*time.Second, fmt.Sprintf("%d \"session ended\" log lines", crossSessions), func() bool { return ended() >= crossSessions })
+	if n := ended(); n != crossSessions {
+		t.Errorf("%d \"session ended\" log lines, want %d", n, crossSessions)
 	}
 }
 

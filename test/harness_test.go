@@ -290,6 +290,19 @@ func waitGone(t *testing.T, pid int) {
 	t.Errorf("process %d is still running", pid)
 }
 
+// pollUntil checks cond every 20 ms until it holds, and fails the test if it does not
+// within the deadline. gemgate's log reaches the test through a pipe and a reader
+// goroutine, so even a line gemgate wrote before it answered may arrive after the answer:
+// tests wait for a log line, they do not look once.
+func pollUntil(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", within, what)
+		}
+	}
+}
+
 // workers is the number of worker processes gemgate has running now.
 func (g *gemgate) workers() int { return len(childPIDs(g.cmd.Process.Pid)) }
 

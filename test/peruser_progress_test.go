@@ -74,6 +74,7 @@ func TestPerUserSameIDsAndProgressTokens(t *testing.T) {
 		}
 		progressOf("A", m, aSeconds)
 	}
+	puWaitStarted(t, g, "slow: cancelled", 1, 10*time.Second) // the worker's stderr reaches the log through two pipes
 	if n := puCount(g, "slow: cancelled"); n != 1 {
 		t.Errorf("the worker cancelled %d slow calls, want only A's", n)
 	}

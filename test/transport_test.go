@@ -156,15 +156,17 @@ func (g *gemgate) logEvents(msg string) []map[string]any {
 // workerPID is the pid gemgate logged when it opened the session.
 func (g *gemgate) workerPID(t *testing.T, session string) int {
 	t.Helper()
-	for _, ev := range g.logEvents("session opened") {
-		if ev["session"] == session {
-			if pid, ok := ev["pid"].(float64); ok {
-				return int(pid)
+	var pid int
+	pollUntil(t, 10*time.Second, "a \"session opened\" log line with a pid for session "+session, func() bool {
+		for _, ev := range g.logEvents("session opened") {
+			if p, ok := ev["pid"].(float64); ok && ev["session"] == session {
+				pid = int(p)
+				return true
 			}
 		}
-	}
-	t.Fatalf("no \"session opened\" log line with a pid for session %s\nlogs:\n%s", session, g.logs)
-	return 0
+		return false
+	})
+	return pid
 }
 
 // waitLog waits until a log line contains s.
