@@ -57,6 +57,7 @@ func crossPayload(s, c, size int) string {
 
 func TestCrossTalk(t *testing.T) {
 	t.Parallel()
+	cpuBound(t)
 	if testing.Short() {
 		t.Skip("cross-talk moves about 40 MiB through 50 workers")
 	}

@@ -74,6 +74,17 @@ func raiseParallel() {
 	}
 }
 
+// cpuBound makes the CPU-bound e2e tests (thousands of calls through the race-instrumented
+// gemgate) take turns. Beside each other on two cores they run toward their deadlines;
+// beside the tests that mostly wait they cost those little. Call it after t.Parallel.
+func cpuBound(t *testing.T) {
+	t.Helper()
+	heavy.Lock()
+	t.Cleanup(heavy.Unlock) // registered first, so it runs last: after gemgate has stopped
+}
+
+var heavy sync.Mutex
+
 // devInfo mirrors what `gemgate dev --json` prints.
 type devInfo struct {
 	URL      string            `json:"url"`

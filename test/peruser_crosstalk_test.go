@@ -45,6 +45,7 @@ func puSize(s, c int) int {
 // worker child for the whole run; every session's log line and whoami name that worker.
 func TestPerUserCrossTalk(t *testing.T) {
 	t.Parallel()
+	cpuBound(t)
 	seen := map[string]bool{}
 	for s := range puSessions {
 		for c := range puCalls {
