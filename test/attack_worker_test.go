@@ -37,9 +37,14 @@ func hostileWorker(t *testing.T) (bin, dir string) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A copy in a directory every account can read: the build directory is the test's alone.
+	b, err := os.ReadFile(buildTestdata(t, "hostileworker"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin = filepath.Join(dir, "hostileworker")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/hostileworker").CombinedOutput(); err != nil {
-		t.Fatalf("building testdata/hostileworker: %v\n%s", err, out)
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	return bin, dir
 }
