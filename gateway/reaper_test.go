@@ -72,9 +72,15 @@ func TestReaperEndsSessionWhoseStreamWasLost(t *testing.T) {
 func TestReaperProbes(t *testing.T) {
 	for _, answer := range []bool{true, false} {
 		t.Run(map[bool]string{true: "answered", false: "unanswered"}[answer], func(t *testing.T) {
-			const idle = 2 * time.Second
+			t.Parallel()
+			// The ping goes out idle-lead (2.5s) into idleness, and the answered session ends
+			// lead (1.5s) after the answer; had the answer refreshed the idle clock, it would
+			// end idle (4s) after it. The bound below sits between the two, a second and more
+			// from each, so a loaded machine cannot blur them. The exact instants are pinned
+			// under synctest (reaper_synctest_test.go).
+			const idle, lead = 4 * time.Second, 1500 * time.Millisecond
 			f := newFixture(t, tinyLifetime(func(l *Lifetime) {
-				l.IdleTimeout, l.StreamlessIdleTimeout, l.ProbeLead = idle, idle, 1500*time.Millisecond
+				l.IdleTimeout, l.StreamlessIdleTimeout, l.ProbeLead = idle, idle, lead
 				l.ProbeTimeout = 300 * time.Millisecond
 				if answer {
 					l.ProbeTimeout = time.Second // room for a loaded machine; still below the idle deadline
@@ -86,7 +92,7 @@ func TestReaperProbes(t *testing.T) {
 			st := c.openStream()
 			var ping *struct{ id json.RawMessage }
 			for ping == nil {
-				m, ok := st.next(3 * time.Second)
+				m, ok := st.next(10 * time.Second)
 				if !ok {
 					t.Fatal("no liveness ping on the stream")
 				}
@@ -98,17 +104,15 @@ func TestReaperProbes(t *testing.T) {
 				t.Errorf("probe id %s is not in the gateway's namespace", ping.id)
 			}
 			if !answer {
-				sessionEnded(t, f, pid, ReasonProbeFailed, 3*time.Second)
+				sessionEnded(t, f, pid, ReasonProbeFailed, 10*time.Second)
 				return
 			}
 			answered := time.Now()
 			if r := c.post(`{"jsonrpc":"2.0","id":` + string(ping.id) + `,"result":{}}`); r.status != 202 {
 				t.Fatalf("answer to the ping: %d", r.status)
 			}
-			sessionEnded(t, f, pid, ReasonIdle, 4*time.Second)
-			// The ping went out about 500ms into idleness; had its answer refreshed the idle
-			// clock, the session would have lived a full idle_timeout after it.
-			if d := time.Since(answered); d > idle-200*time.Millisecond {
+			sessionEnded(t, f, pid, ReasonIdle, 2*idle)
+			if d := time.Since(answered); d > (lead+idle)/2 {
 				t.Errorf("session lived %v after the answered ping: the answer extended idleness", d)
 			}
 		})

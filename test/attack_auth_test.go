@@ -55,6 +55,7 @@ func authAttempt(t *testing.T, url, authorization string) (int, string) {
 // never open a session: above all a payload that is itself a JWS in JSON serialization,
 // whose inner unsigned claims once became the principal.
 func TestAttackTokenPayloadConfusion(t *testing.T) {
+	t.Parallel()
 	iss := newTestIssuer(t)
 	g := startServe(t, "--issuer", iss.URL(), "--worker", "demo")
 	good := iss.claims(g.URL, "carol", "mcp:use")
@@ -114,6 +115,7 @@ func TestAttackTokenPayloadConfusion(t *testing.T) {
 // A refused token's log line says why (expected against received iss, a hint for the
 // localhost-vs-service-name mix-up), and neither the log nor the answer holds the token.
 func TestAttackRefusalLogSaysWhyWithoutTheToken(t *testing.T) {
+	t.Parallel()
 	iss := newTestIssuer(t)
 	g := startServe(t, "--issuer", iss.URL(), "--worker", "demo")
 	otherHost := strings.Replace(iss.URL(), "127.0.0.1", "localhost", 1)

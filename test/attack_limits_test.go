@@ -76,6 +76,7 @@ func alClosedWithin(t *testing.T, c net.Conn, start time.Time, within time.Durat
 // refused requests waited on their unread body forever and accepted ones for ever after the
 // gateway's own 30 s body deadline was cleared.
 func TestAttackStalledBodiesAreClosed(t *testing.T) {
+	t.Parallel()
 	const readTimeout = 2 * time.Second
 	g := startDev(t, "--read-timeout", readTimeout.String())
 	cases := []struct {
@@ -136,6 +137,7 @@ func TestAttackStalledBodiesAreClosed(t *testing.T) {
 // Retry-After and closed, instead of being served until gemgate runs out of descriptors; a
 // freed slot serves again.
 func TestAttackConnectionFloodGets503(t *testing.T) {
+	t.Parallel()
 	const limit = 4
 	g := startDev(t, "--max-connections", strconv.Itoa(limit), "--read-timeout", "30s")
 	var held []net.Conn
@@ -228,7 +230,9 @@ func alInitialize(t *testing.T, g *gemgate, token, id string) (*http.Response, r
 // gets 429, past the start rate 429, and past the gateway's cap 503; each answer has a
 // Retry-After and the JSON-RPC id of the request it refuses, and starts no worker.
 func TestAttackSessionLimitsAnswerWithTheRequestsID(t *testing.T) {
+	t.Parallel()
 	t.Run("per-user cap", func(t *testing.T) {
+		t.Parallel()
 		g := startDev(t, "--max-sessions-per-user", "2", "--max-sessions", "10", "--worker-start-rate", "0")
 		for i := range 2 {
 			if resp, m := alInitialize(t, g, g.Tokens["alice"], strconv.Itoa(i)); resp.StatusCode != http.StatusOK || m.Error != nil {
@@ -242,6 +246,7 @@ func TestAttackSessionLimitsAnswerWithTheRequestsID(t *testing.T) {
 		}
 	})
 	t.Run("gateway cap", func(t *testing.T) {
+		t.Parallel()
 		g := startDev(t, "--max-sessions", "2", "--max-sessions-per-user", "2", "--worker-start-rate", "0")
 		for i := range 2 {
 			if resp, _ := alInitialize(t, g, g.Tokens["alice"], strconv.Itoa(i)); resp.StatusCode != http.StatusOK {
@@ -251,6 +256,7 @@ func TestAttackSessionLimitsAnswerWithTheRequestsID(t *testing.T) {
 		alRefused(t, g, g.Tokens["bob"], `77`, http.StatusServiceUnavailable)
 	})
 	t.Run("start rate", func(t *testing.T) {
+		t.Parallel()
 		// One start per minute after a burst of two: the third start in a row is refused and
 		// told to come back in about a minute. Each session starts a worker of its own here
 		// (worker_per: session); the rate counts worker starts, not sessions.
@@ -269,6 +275,7 @@ func TestAttackSessionLimitsAnswerWithTheRequestsID(t *testing.T) {
 		}
 	})
 	t.Run("start rate spares a running worker", func(t *testing.T) {
+		t.Parallel()
 		// worker_per: user: a burst of one start; alice's further sessions attach to her running
 		// worker, start nothing, and so are never refused by the rate.
 		g := startDev(t, "--worker-start-rate", "0.0166", "--worker-start-burst", "1", "--max-sessions-per-user", "10")

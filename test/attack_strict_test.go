@@ -96,6 +96,7 @@ func rpcErrorCode(t *testing.T, answer string) int {
 // matches keys exactly; encoding/json matched "Name" for "name", so the gateway approved
 // read_note while the worker ran write_note.
 func TestAttackCaseVariantToolName(t *testing.T) {
+	t.Parallel()
 	g := startDev(t, "--worker-command", "env GEMGATE_READ_ONLY=0 "+workerBin+" worker demo")
 	bob := strictOpen(t, g.URL, g.Tokens["bob"])
 	attacks := map[string]string{
@@ -123,6 +124,7 @@ func TestAttackCaseVariantToolName(t *testing.T) {
 // A body nested 1,000 deep crashed go-sdk workers; the gateway refuses it first and the
 // session carries on.
 func TestAttackDeepNesting(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	alice := strictOpen(t, g.URL, g.Tokens["alice"])
 	deep := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":` +

@@ -37,9 +37,14 @@ func hostileWorker(t *testing.T) (bin, dir string) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A copy in a directory every account can read: the build directory is the test's alone.
+	b, err := os.ReadFile(buildTestdata(t, "hostileworker"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin = filepath.Join(dir, "hostileworker")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/hostileworker").CombinedOutput(); err != nil {
-		t.Fatalf("building testdata/hostileworker: %v\n%s", err, out)
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	return bin, dir
 }
@@ -65,6 +70,7 @@ type credReport struct {
 // alice's credential out of every environment. The last case is the control: with the
 // credential in the environment and no sandbox, the same scan does find it.
 func TestAttackWorkerReadsNoSecret(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("the worker isolation attack tests need root (worker_user); CI runs as root")
 	}
@@ -84,10 +90,9 @@ func TestAttackWorkerReadsNoSecret(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const resource = "urn:gemgate:attack"
 			iss, canary := canaryIssuer(t, resource)
-			t.Setenv("GEMGATE_EXCHANGE_CLIENT_SECRET", canary) // in gemgate's /proc/<pid>/environ
 			flags := append([]string{"--issuer", iss.URL(), "--audiences", resource, "--worker", "command", "--worker-command", bin,
 				"--worker-credential", "exchange", "--exchange-client-id", "gemgate", "--exchange-audience", "backend", "--data-dir", dir}, tc.flags...)
-			g := startServe(t, flags...)
+			g := startServeEnv(t, []string{"GEMGATE_EXCHANGE_CLIENT_SECRET=" + canary}, flags...) // in gemgate's /proc/<pid>/environ
 			wantMode := "worker sandbox: none"
 			if tc.sandboxed {
 				wantMode = "worker sandbox: bwrap"
@@ -188,6 +193,7 @@ func waitMarked(t *testing.T, mark string, present bool, what string) {
 // once the worker ends (its session closed, then worker_idle_timeout), and at gemgate's
 // shutdown, no such process is left.
 func TestAttackEscapedDescendantDies(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("the worker isolation attack tests need root (worker_user); CI runs as root")
 	}
@@ -222,6 +228,7 @@ func TestAttackEscapedDescendantDies(t *testing.T) {
 // and a request larger than the pipe: the call is answered with an error carrying its id
 // within worker_write_timeout, the worker is stopped, and the stop is logged and counted.
 func TestAttackWorkerThatStopsReading(t *testing.T) {
+	t.Parallel()
 	bin, dir := hostileWorker(t)
 	g := startDev(t, "--worker-command", bin+" deaf", "--data-dir", dir, "--worker-write-timeout", "1s",
 		"--metrics-listen", "127.0.0.1:0")
@@ -253,6 +260,7 @@ func TestAttackWorkerThatStopsReading(t *testing.T) {
 // TestAttackInvalidUTF8NeverReachesClient: the worker answers with invalid UTF-8 in a string;
 // the client receives valid UTF-8 (U+FFFD in its place), and gemgate logs it once.
 func TestAttackInvalidUTF8NeverReachesClient(t *testing.T) {
+	t.Parallel()
 	bin, dir := hostileWorker(t)
 	g := startDev(t, "--worker-command", bin, "--data-dir", dir)
 	s := ltOpen(t, g, g.Tokens["alice"], nil)
@@ -337,6 +345,7 @@ func startServeAsNobody(t *testing.T, dir string, env []string, flags ...string)
 // with every right of that account, reads neither gemgate's environment (the exchange client
 // secret) nor its memory (the secret again, and the client's bearer token).
 func TestAttackSameAccountCannotReadGemgate(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("this test starts gemgate as the account nobody, which needs root; CI runs as root")
 	}

@@ -56,6 +56,8 @@ func crossPayload(s, c, size int) string {
 }
 
 func TestCrossTalk(t *testing.T) {
+	t.Parallel()
+	cpuBound(t)
 	if testing.Short() {
 		t.Skip("cross-talk moves about 40 MiB through 50 workers")
 	}
@@ -157,12 +159,16 @@ func TestCrossTalk(t *testing.T) {
 	for _, pid := range pids {
 		waitGone(t, pid)
 	}
-	if evs := g.logEvents("session ended"); len(evs) != crossSessions {
-		t.Errorf("%d \"session ended\" log lines, want %d", len(evs), crossSessions)
+	// A session's worker is let go before its end is logged: wait for the lines, then count.
+	ended := func() int { return len(g.logEvents("session ended")) }
+	pollUntil(t, 10*time.Second, fmt.Sprintf("%d \"session ended\" log lines", crossSessions), func() bool { return ended() >= crossSessions })
+	if n := ended(); n != crossSessions {
+		t.Errorf("%d \"session ended\" log lines, want %d", n, crossSessions)
 	}
 }
 
 func TestShutdownLeavesNoWorker(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	for range 3 {
 		cs := connect(t, g.URL, g.Tokens["alice"], nil)
@@ -171,8 +177,8 @@ func TestShutdownLeavesNoWorker(t *testing.T) {
 	// One call still running when the shutdown begins.
 	busy := connect(t, g.URL, g.Tokens["alice"], nil)
 	go busy.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 60}})
-	g.waitWorkers(t, 1, 10*time.Second) // alice's four sessions share her worker
-	time.Sleep(300 * time.Millisecond)
+	g.waitWorkers(t, 1, 10*time.Second)                     // alice's four sessions share her worker
+	puWaitStarted(t, g, "slow: started", 1, 20*time.Second) // the call is running at the worker
 	pids := childPIDs(g.cmd.Process.Pid)
 	t0 := time.Now()
 	g.stop(t) // SIGTERM; checks exit 0

@@ -44,6 +44,7 @@ func readYAML(t *testing.T, path string, v any) {
 }
 
 func TestComposeDemoIsConsistent(t *testing.T) {
+	t.Parallel()
 	var c composeFile
 	readYAML(t, "../deploy/docker-compose.yml", &c)
 	for _, name := range []string{"keycloak", "gemgate", "prometheus", "grafana"} {
@@ -176,6 +177,7 @@ func TestComposeDemoIsConsistent(t *testing.T) {
 // The proxy examples keep SSE unbuffered, and the image's health check uses a command the
 // binary has.
 func TestProxyExamplesAndImage(t *testing.T) {
+	t.Parallel()
 	for file, want := range map[string]string{
 		"../deploy/proxy/Caddyfile":  "flush_interval -1",
 		"../deploy/proxy/nginx.conf": "proxy_buffering off",

@@ -48,9 +48,13 @@ func fakeStone(t *testing.T, cfg map[string]any) []string {
 			t.Fatal(err)
 		}
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "topaz"), "../worker/gemstone/internal/fakestone")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the fake stone: %v\n%s", err, out)
+	// The fake finds its configuration from its own path, so each stone gets a copy.
+	fake, err := os.ReadFile(buildOnce(t, "fakestone", "../worker/gemstone/internal/fakestone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "topaz"), fake, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.Link(filepath.Join(bin, "topaz"), filepath.Join(bin, "gslist")); err != nil {
 		t.Fatal(err)
@@ -142,6 +146,7 @@ func presetTools(t *testing.T) []string {
 // session's status names that stone. GEMGATE_REQUIRE_GEMSTONE=1 makes a run without a stone a
 // failure (for CI with a stone), instead of a skip that says why.
 func TestGemStoneRealStone(t *testing.T) {
+	t.Parallel()
 	if !realStone() {
 		why := "GEMGATE_TEST_GEMSTONE is not set, so no real stone was named and the GemStone tests ran against the fake stone (worker/gemstone/internal/fakestone) only; " +
 			"set it and the GEMGATE_TEST_GEMSTONE_* variables of docs/gemstone.md (\"Acceptance run\") to run them against a stone"
@@ -179,6 +184,7 @@ func TestGemStoneRealStone(t *testing.T) {
 // On a real stone the idle period is GEMGATE_TEST_GEMSTONE_IDLE (default 2m), which must be
 // longer than the stone's STN_GEM_ABORT_TIMEOUT_SECONDS.
 func TestGemStoneStoneChecks(t *testing.T) {
+	t.Parallel()
 	g := startGemStoneDev(t, map[string]any{"write_load": true, "unicode16": true}, "--streamless-idle-timeout", "30m", "--idle-timeout", "30m")
 	t.Run("idle under write load", func(t *testing.T) {
 		idle := time.Duration(0) // the fake terminates a session holding a commit record at once
@@ -236,6 +242,7 @@ func TestGemStoneStoneChecks(t *testing.T) {
 }
 
 func TestGemStoneSessionIsTheUsers(t *testing.T) {
+	t.Parallel()
 	g := startGemStoneDev(t, nil)
 	cs := connect(t, g.URL, g.Tokens["alice"], nil)
 	if names := toolNames(t, cs); len(names) != 31 || !slices.Contains(names, "commit") {
@@ -255,6 +262,7 @@ func TestGemStoneSessionIsTheUsers(t *testing.T) {
 }
 
 func TestGemStoneReadOnlyListsThePreset(t *testing.T) {
+	t.Parallel()
 	want := presetTools(t)
 	if !realStone() && len(want) != 22 {
 		t.Fatalf("the preset lists %d tools, want the 22 read-only-safe core tools", len(want))
@@ -273,6 +281,7 @@ func TestGemStoneReadOnlyListsThePreset(t *testing.T) {
 	users := map[string]any{"bob": map[string]any{"audiences": []string{"*"}, "issuers": []string{"*"}}}
 	for _, server := range []string{"0.8.0", "unreleased"} {
 		t.Run(server, func(t *testing.T) {
+			t.Parallel()
 			g := startServe(t, append(fakeStone(t, map[string]any{"server": server, "users": users}),
 				"--issuer", iss.URL(), "--worker-credential", "passthrough", "--config", "../policy/presets/gemstone.yaml")...)
 			trustIssuer(t, iss.URL())
@@ -304,6 +313,7 @@ func connectErr(t *testing.T, url, token string) string {
 }
 
 func TestGemStoneLoginRefusalsReachTheClient(t *testing.T) {
+	t.Parallel()
 	iss := newTestIssuer(t)
 	users := map[string]any{"alice": map[string]any{"audiences": []string{"*"}, "issuers": []string{"*"}}}
 	for _, tc := range []struct {
@@ -330,6 +340,7 @@ func TestGemStoneLoginRefusalsReachTheClient(t *testing.T) {
 		}, []string{"no JWT-enabled user", "'carol' not found"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := map[string]any{}
 			if tc.users != nil {
 				cfg["users"] = tc.users
@@ -354,6 +365,7 @@ func TestGemStoneLoginRefusalsReachTheClient(t *testing.T) {
 }
 
 func TestGemStoneCrashMidCall(t *testing.T) {
+	t.Parallel()
 	needFake(t, "a crash mid-call")
 	g := startGemStoneDev(t, map[string]any{"fault": "crash"})
 	cs := connect(t, g.URL, g.Tokens["alice"], nil)
@@ -371,6 +383,7 @@ func TestGemStoneCrashMidCall(t *testing.T) {
 // docs/session-lifetime.md says, the worker answers no ping, not even after SIGINT, so it is
 // stopped as "unresponsive"; the session (worker_per: user) stays, on a fresh worker.
 func TestGemStoneStallEndsAtTheRequestTimeout(t *testing.T) {
+	t.Parallel()
 	needFake(t, "a stalled call")
 	const timeout = 2 * time.Second
 	g := startGemStoneDev(t, map[string]any{"fault": "stall"}, "--request-timeout", timeout.String())
@@ -403,9 +416,11 @@ func TestGemStoneStallEndsAtTheRequestTimeout(t *testing.T) {
 }
 
 func TestGemStoneCorruptedAnswerNamesTheDefect(t *testing.T) {
+	t.Parallel()
 	needFake(t, "#51438 corruption")
 	for _, raw := range []bool{false, true} {
 		t.Run(fmt.Sprintf("raw_relay=%v", raw), func(t *testing.T) {
+			t.Parallel()
 			g := startGemStoneDev(t, map[string]any{"defect_51438": true, "raw_relay": raw})
 			cs := connect(t, g.URL, g.Tokens["alice"], nil)
 			exec := func(n int) (*mcp.CallToolResult, error) {
@@ -433,6 +448,7 @@ func TestGemStoneCorruptedAnswerNamesTheDefect(t *testing.T) {
 }
 
 func TestGemStoneCheck(t *testing.T) {
+	t.Parallel()
 	flags := fakeStone(t, nil)
 	run := func(extra ...string) (int, string) {
 		cmd := exec.Command(gemgateBin, append(append([]string{"check", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, flags...), extra...)...)

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +29,8 @@ import (
 var gemgateBin, workerBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	raiseParallel()
 	dir, err := os.MkdirTemp("", "gemgate-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -33,18 +38,52 @@ func TestMain(m *testing.M) {
 	}
 	gemgateBin = filepath.Join(dir, "gemgate")
 	workerBin = filepath.Join(dir, "gemgate-worker")
+	// Both at once: with a warm build cache each is mostly a link, which uses one core.
+	var builds sync.WaitGroup
+	failed := make(chan error, 2)
 	for _, b := range [][]string{{"-race", "-o", gemgateBin}, {"-o", workerBin}} {
-		build := exec.Command("go", append(append([]string{"build"}, b...), "../cmd/gemgate")...)
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building gemgate:", err)
-			os.Exit(1)
-		}
+		builds.Go(func() {
+			build := exec.Command("go", append(append([]string{"build"}, b...), "../cmd/gemgate")...)
+			build.Stdout, build.Stderr = os.Stdout, os.Stderr
+			if err := build.Run(); err != nil {
+				failed <- err
+			}
+		})
+	}
+	builds.Wait()
+	close(failed)
+	if err := <-failed; err != nil {
+		fmt.Fprintln(os.Stderr, "building gemgate:", err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// e2eParallel is how many parallel e2e tests run at once per core, unless -test.parallel
+// says otherwise. These tests spend most of their time waiting on child processes, timeouts
+// and the network, not computing: the default of one per core leaves the cores idle.
+const e2eParallel = 3
+
+func raiseParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(e2eParallel*runtime.GOMAXPROCS(0)))
+	}
+}
+
+// cpuBound makes the CPU-bound e2e tests (thousands of calls through the race-instrumented
+// gemgate) take turns. Beside each other on two cores they run toward their deadlines;
+// beside the tests that mostly wait they cost those little. Call it after t.Parallel.
+func cpuBound(t *testing.T) {
+	t.Helper()
+	heavy.Lock()
+	t.Cleanup(heavy.Unlock) // registered first, so it runs last: after gemgate has stopped
+}
+
+var heavy sync.Mutex
 
 // devInfo mirrors what `gemgate dev --json` prints.
 type devInfo struct {
@@ -260,6 +299,19 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("process %d is still running", pid)
+}
+
+// pollUntil checks cond every 20 ms until it holds, and fails the test if it does not
+// within the deadline. gemgate's log reaches the test through a pipe and a reader
+// goroutine, so even a line gemgate wrote before it answered may arrive after the answer:
+// tests wait for a log line, they do not look once.
+func pollUntil(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", within, what)
+		}
+	}
 }
 
 // workers is the number of worker processes gemgate has running now.

@@ -24,6 +24,9 @@ import (
 //
 // It runs per session (a thousand workers started and stopped) and per user (one worker for
 // them all, released worker_idle_timeout after the last session is reaped).
+//
+// Not parallel: a thousand worker starts take both cores for seconds, which would starve
+// the tests beside it that bound how long something takes.
 func TestReapThousandAbandonedSessions(t *testing.T) {
 	for _, mode := range []struct {
 		name  string
@@ -43,8 +46,7 @@ func reapThousandAbandonedSessions(t *testing.T, modeFlags ...string) {
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0", "--streamless-idle-timeout", "1s",
 		"--idle-timeout", "2s", "--stream-loss-grace", "1s",
 		"--max-sessions", "0", "--max-sessions-per-user", "0", "--worker-start-rate", "0", modeFlags[0], modeFlags[1])
-	time.Sleep(500 * time.Millisecond)
-	base := ltMetrics(t, g)["go_goroutines"]
+	base := ltSettledGoroutines(t, g)
 
 	tr := &http.Transport{MaxIdleConnsPerHost: batch}
 	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
@@ -65,8 +67,8 @@ func reapThousandAbandonedSessions(t *testing.T, modeFlags ...string) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				sent := time.Now()
 				s, resp, err := ltInitialize(g.URL, g.Tokens["alice"], nil, hc)
-				answered := time.Now()
 				if err != nil || resp.StatusCode != http.StatusOK || s.id == "" {
 					fail("session %d: initialize: %v %v", j, err, resp)
 					return
@@ -75,8 +77,9 @@ func reapThousandAbandonedSessions(t *testing.T, modeFlags ...string) {
 					return // initialize only
 				}
 				s.t = t
-				if err := ltAbandon(s, j%4, answered); err != nil {
-					time.Sleep(time.Second)
+				if err := ltAbandon(s, j%4, sent); err != nil {
+					// gemgate may log the session's end a moment after the client saw it.
+					ltReasonWithin(g, s.id, 5*time.Second)
 					fail("session %d (%s): %v; gemgate ended it: %q", j, s.id, err, ltEndReason(g, s.id))
 				}
 				if j%4 == 3 {
@@ -137,12 +140,16 @@ func reapThousandAbandonedSessions(t *testing.T, modeFlags ...string) {
 }
 
 // ltAbandon does what kind 1-3 of TestReapThousandAbandonedSessions says, then walks away.
-// last is when the client's previous request (initialize) was answered.
+// last is when the client sent its previous request (initialize).
 func ltAbandon(s *ltRaw, kind int, last time.Time) error {
 	// Under the load of 50 worker starts at once a client's next request can come after the
 	// streamless_idle_timeout (1s): a 404 then is the session rightly reaped. Sooner, it is not.
+	// The idle clock is judged from when the client SENT its previous request: gemgate heard
+	// it no earlier, while its answer can take over a second to reach a client on loaded
+	// cores, so a clock started at the answer's arrival would call a rightful reap early.
 	reaped := func(status int) bool { return status == http.StatusNotFound && time.Since(last) >= time.Second }
 	body := map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}
+	sent := time.Now()
 	resp, err := s.post(context.Background(), body, "application/json, text/event-stream")
 	if err != nil {
 		return err
@@ -152,9 +159,9 @@ func ltAbandon(s *ltRaw, kind int, last time.Time) error {
 		return nil
 	}
 	if resp.StatusCode != http.StatusAccepted {
-		return fmt.Errorf("notifications/initialized: %d, %v after initialize was answered", resp.StatusCode, time.Since(last))
+		return fmt.Errorf("notifications/initialized: %d, %v after initialize was sent", resp.StatusCode, time.Since(last))
 	}
-	last = time.Now()
+	last = sent
 	switch kind {
 	case 1:
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -199,6 +206,9 @@ func ltAbandon(s *ltRaw, kind int, last time.Time) error {
 // reading while its worker floods it. Another session's latency does not suffer, the gateway
 // stays responsive, the stalled stream is given up instead of parking a goroutine, the
 // session's outbox drops what it cannot hold and counts it, and memory stays bounded.
+//
+// Not parallel: it compares the quiet session's latency before and during the flood, and
+// other tests beside it would put their own load into that comparison.
 func TestStreamFloodedClientDoesNotSlowOthers(t *testing.T) {
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0", "--stream-loss-grace", "2m", "--request-timeout", "2m")
 	quiet := ltOpen(t, g, g.Tokens["alice"], nil)
@@ -350,6 +360,26 @@ func TestStreamFloodedClientDoesNotSlowOthers(t *testing.T) {
 	if code := flood.delete(); code != http.StatusOK && code != http.StatusNotFound {
 		t.Errorf("DELETE of the flooded session: %d", code)
 	}
+}
+
+// ltSettledGoroutines is gemgate's goroutine count once it has stopped changing: the
+// baseline for a leak check must not catch startup still under way.
+func ltSettledGoroutines(t *testing.T, g *gemgate) float64 {
+	t.Helper()
+	const steady = 3 // reads in a row, 100 ms apart
+	last, same := -1.0, 0
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		n := ltMetrics(t, g)["go_goroutines"]
+		if n == last {
+			if same++; same == steady {
+				return n
+			}
+		} else {
+			last, same = n, 1
+		}
+	}
+	t.Fatalf("gemgate's goroutine count did not settle within 20s (last %v)", last)
+	return 0
 }
 
 // ltSessionLog is gemgate's log about the session whose id appears in text, for messages.

@@ -249,6 +249,7 @@ func TestStreamListChangedOnGETStream(t *testing.T) {
 // -32001 bearing the client's own id, within about 3 s, the worker is told to stop, and the
 // session stays usable.
 func TestRequestTimeoutAnswersClientID(t *testing.T) {
+	t.Parallel()
 	g := startDev(t, "--request-timeout", "2s")
 	s := ltOpen(t, g, g.Tokens["alice"], nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -289,15 +289,17 @@ func ltEndReason(g *gemgate, id string) string {
 // ltWorkerPID is the pid of session id's worker, from the "session opened" log line.
 func ltWorkerPID(t testing.TB, g *gemgate, id string) int {
 	t.Helper()
-	for _, rec := range ltLog(g) {
-		if rec["msg"] == "session opened" && rec["session"] == id {
-			if pid, ok := rec["pid"].(float64); ok {
-				return int(pid)
+	var pid int
+	pollUntil(t, 10*time.Second, "a \"session opened\" log line with a pid for session "+id, func() bool {
+		for _, rec := range ltLog(g) {
+			if p, ok := rec["pid"].(float64); ok && rec["msg"] == "session opened" && rec["session"] == id {
+				pid = int(p)
+				return true
 			}
 		}
-	}
-	t.Fatalf("no \"session opened\" log line with a pid for session %s", id)
-	return 0
+		return false
+	})
+	return pid
 }
 
 // ltWaitLog waits until gemgate has logged a line containing substr.

@@ -13,6 +13,7 @@ import (
 // session id, now served by alice's read-write worker, and the SDK receives gemgate's
 // notifications/tools/list_changed on its GET stream.
 func TestTypeScriptClientStepUp(t *testing.T) {
+	t.Parallel()
 	needNodeModules(t)
 	g := startDev(t)
 	var secret string

@@ -139,6 +139,7 @@ func runTSClient(t *testing.T, g *gemgate, id, mode, scope string) nodeRun {
 // The TypeScript SDK client starts with no token, follows the 401 to the metadata and the dev
 // issuer, gets a client_credentials token, and as alice writes and reads a note.
 func TestTypeScriptClientAlice(t *testing.T) {
+	t.Parallel()
 	needNodeModules(t)
 	g := startDev(t)
 	run := runTSClient(t, g, "alice", "read-write", "mcp:use mcp:write")
@@ -161,6 +162,7 @@ func TestTypeScriptClientAlice(t *testing.T) {
 // listed, and write_note called by name is refused with 403 insufficient_scope, which the SDK
 // answers with one fruitless upscoping attempt and then an error.
 func TestTypeScriptClientBob(t *testing.T) {
+	t.Parallel()
 	needNodeModules(t)
 	g := startDev(t)
 	run := runTSClient(t, g, "bob", "read-only", "mcp:use")
@@ -191,6 +193,7 @@ func TestTypeScriptClientBob(t *testing.T) {
 // The MCP Inspector CLI lists tools and calls echo through gemgate with a bearer header, and
 // without a token it is refused.
 func TestInspectorCLI(t *testing.T) {
+	t.Parallel()
 	needNodeModules(t)
 	node := node22(t)
 	g := startDev(t)

@@ -55,6 +55,7 @@ func oauthConnect(t *testing.T, g *gemgate, user string) *mcp.ClientSession {
 }
 
 func TestSDKOAuthDiscoveryFlow(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	t.Run("alice", func(t *testing.T) {
 		cs := oauthConnect(t, g, "alice")
@@ -87,6 +88,7 @@ func TestSDKOAuthDiscoveryFlow(t *testing.T) {
 // worker or policy flags (startDev would hand it --read-only-tools), so the built-in demo
 // worker vouching for its own browsing tools is what is tested.
 func TestDevReadOnlyUserHasReadOnlyTools(t *testing.T) {
+	t.Parallel()
 	g := launch(t, launchOpts{
 		Args: []string{"dev", "--json", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-format", "json"},
 		FirstStdout: func(g *gemgate, line []byte) error {
@@ -108,6 +110,7 @@ func TestDevReadOnlyUserHasReadOnlyTools(t *testing.T) {
 }
 
 func TestMetadataDocument(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	want := map[string]any{
 		"resource":                 g.URL,
@@ -142,6 +145,7 @@ func TestMetadataDocument(t *testing.T) {
 }
 
 func TestChallenges(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	metaURL := strings.Replace(g.URL, "/mcp", "/.well-known/oauth-protected-resource/mcp", 1)
 	tests := []struct {
@@ -175,6 +179,7 @@ func TestChallenges(t *testing.T) {
 }
 
 func TestStepUpForReadOnlyUser(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	c := rawClient{t: t, url: g.URL, token: g.Tokens["bob"]}
 	sid := c.initialize()
@@ -209,6 +214,7 @@ func TestStepUpForReadOnlyUser(t *testing.T) {
 }
 
 func TestSessionHijackIsNotFound(t *testing.T) {
+	t.Parallel()
 	g := startDev(t, "--trace-messages")
 	alice := rawClient{t: t, url: g.URL, token: g.Tokens["alice"]}
 	sid := alice.initialize()
@@ -259,15 +265,22 @@ var (
 // buildTestdata builds the helper program test/testdata/<name> once per run.
 func buildTestdata(t *testing.T, name string) string {
 	t.Helper()
+	return buildOnce(t, name, "./testdata/"+name)
+}
+
+// buildOnce builds the Go package pkg as the program name, once per run: a build costs
+// seconds of both cores, and parallel tests would otherwise each pay it.
+func buildOnce(t *testing.T, name, pkg string) string {
+	t.Helper()
 	testdataMu.Lock()
 	defer testdataMu.Unlock()
 	if bin, ok := testdataBins[name]; ok {
 		return bin
 	}
 	bin := filepath.Join(filepath.Dir(gemgateBin), name)
-	out, err := exec.Command("go", "build", "-o", bin, "./testdata/"+name).CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
-		t.Fatalf("building testdata/%s: %v\n%s", name, err, out)
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
 	}
 	testdataBins[name] = bin
 	return bin
@@ -349,6 +362,7 @@ func randomSecret(t *testing.T) string {
 // TestTokenExchangeServe runs gemgate serve against an in-process development issuer that
 // knows gemgate's exchange client.
 func TestTokenExchangeServe(t *testing.T) {
+	t.Parallel()
 	secret := randomSecret(t)
 	const resource = "urn:gemgate:e2e"
 	iss, err := devissuer.Start(devissuer.Options{
@@ -359,8 +373,7 @@ func TestTokenExchangeServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { iss.Close() })
-	t.Setenv("GEMGATE_EXCHANGE_CLIENT_SECRET", secret)
-	g := startServe(t, "--issuer", iss.URL(), "--audiences", resource,
+	g := startServeEnv(t, []string{"GEMGATE_EXCHANGE_CLIENT_SECRET=" + secret}, "--issuer", iss.URL(), "--audiences", resource,
 		"--worker", "command", "--worker-command", buildTestdata(t, "credworker"),
 		"--worker-credential", "exchange", "--exchange-client-id", "gemgate", "--exchange-audience", "gemstone")
 	token, err := iss.Mint("alice", []string{"mcp:use", "mcp:write"}, time.Hour)
@@ -373,6 +386,7 @@ func TestTokenExchangeServe(t *testing.T) {
 // TestTokenExchangeDev: gemgate dev brings its own exchange client ("gemgate") at its
 // development issuer, so `--worker-credential exchange` needs nothing else.
 func TestTokenExchangeDev(t *testing.T) {
+	t.Parallel()
 	g := startDev(t, "--worker", "command", "--worker-command", buildTestdata(t, "credworker"),
 		"--worker-credential", "exchange")
 	checkExchangedCredential(t, g, g.Tokens["alice"], "gemgate")

@@ -46,6 +46,7 @@ func freeAddr(t *testing.T) string {
 // TestPrometheusScrapesGemgate runs a real Prometheus with the scrape configuration shipped in
 // deploy/, pointed at a running gemgate, and queries it for gemgate_sessions_open.
 func TestPrometheusScrapesGemgate(t *testing.T) {
+	t.Parallel()
 	prom := requireTool(t, "prometheus", "GEMGATE_REQUIRE_PROMETHEUS")
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0")
 	if g.Metrics == "" {
@@ -132,6 +133,7 @@ func promQuery(addr, query string) (string, error) {
 // everything gemgate wrote for them: its log, every HTTP answer it gave (status line
 // headers and bodies, refusals and successes), and a scrape of its metrics.
 func TestNoTokenInAnyLog(t *testing.T) {
+	t.Parallel()
 	g := startDev(t, "--trace-messages", "--trace-limit", "none", "--metrics-listen", "127.0.0.1:0")
 	alice, bob := g.Tokens["alice"], g.Tokens["bob"]
 

@@ -13,6 +13,7 @@ import (
 // error carrying its own id and nobody else's; with on_worker_exit: keep (the default) the
 // three sessions stay valid and their next calls run on one fresh worker, a new process.
 func TestPerUserWorkerCrash(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -92,6 +93,7 @@ func TestPerUserWorkerCrash(t *testing.T) {
 // the orphan sweep), the dead worker is still the slot's: a call in that window must wait for
 // it to go and run on its successor.
 func TestPerUserCallRightAfterWorkerCrash(t *testing.T) {
+	t.Parallel()
 	// Ten crashes in a row restart the worker faster than the per-user start rate allows,
 	// which is not what this test is about.
 	g := startDev(t, "--worker-start-rate", "0")

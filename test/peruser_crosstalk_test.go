@@ -44,6 +44,8 @@ func puSize(s, c int) int {
 // worker is the answer to that very call, none is lost, and the process table shows one
 // worker child for the whole run; every session's log line and whoami name that worker.
 func TestPerUserCrossTalk(t *testing.T) {
+	t.Parallel()
+	cpuBound(t)
 	seen := map[string]bool{}
 	for s := range puSessions {
 		for c := range puCalls {

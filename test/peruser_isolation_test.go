@@ -12,6 +12,7 @@ import (
 // process table (three children), gemgate's "session opened" lines (pid and worker id), and
 // each worker's own whoami (user, worker id, read-only flag from its environment).
 func TestPerUserWorkersSeparateUsersAndModes(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	aliceRO := puToken(t, g, "alice", "mcp:use")
 	type identity struct {

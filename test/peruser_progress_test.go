@@ -12,6 +12,7 @@ import (
 // progress (told apart by its total) and its own answer; session A cancels its call, which
 // stops only A's (the worker logs one "slow: cancelled"), and B's call runs to its end.
 func TestPerUserSameIDsAndProgressTokens(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -73,6 +74,7 @@ func TestPerUserSameIDsAndProgressTokens(t *testing.T) {
 		}
 		progressOf("A", m, aSeconds)
 	}
+	puWaitStarted(t, g, "slow: cancelled", 1, 10*time.Second) // the worker's stderr reaches the log through two pipes
 	if n := puCount(g, "slow: cancelled"); n != 1 {
 		t.Errorf("the worker cancelled %d slow calls, want only A's", n)
 	}

@@ -62,6 +62,7 @@ func puNoRequest(t *testing.T, who string, ch <-chan ltMsg) {
 // other, which declared neither but also holds a GET stream and has a call in flight, never
 // sees them.
 func TestPerUserSamplingAndElicitationReachTheRightSession(t *testing.T) {
+	t.Parallel()
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -97,6 +98,7 @@ func TestPerUserSamplingAndElicitationReachTheRightSession(t *testing.T) {
 // with a call in flight: the worker's sampling request is answered by gemgate with an error,
 // and ask_model ends promptly with an error instead of hanging.
 func TestPerUserWorkerRequestNobodyCanAnswer(t *testing.T) {
+	t.Parallel()
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -133,6 +135,7 @@ func TestPerUserWorkerRequestNobodyCanAnswer(t *testing.T) {
 // request during the sole call of a session without sampling is answered by gemgate with an
 // error at once, instead of waiting on a client that will never answer.
 func TestPerUserWorkerRequestNotToASoleCallerWithoutTheCapability(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -155,6 +158,7 @@ func TestPerUserWorkerRequestNotToASoleCallerWithoutTheCapability(t *testing.T) 
 // elicitation, but the session at hand cannot answer one. gemgate answers for it as a user
 // who made no choice ("cancel"), so delete_note's confirmation fails safe: nothing is deleted.
 func TestPerUserElicitationNobodyCanAnswerIsCancelled(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	c := connect(t, g.URL, g.Tokens["alice"], nil) // declares no elicitation
 	if res := callTool(t, c, "write_note", map[string]any{"name": "keep", "text": "still here"}); res.IsError {

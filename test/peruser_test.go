@@ -39,18 +39,22 @@ func puWhoami(t *testing.T, cs *mcp.ClientSession) puWho {
 // puOpened is the worker pid and worker id gemgate logged when it opened session id.
 func puOpened(t *testing.T, g *gemgate, id string) (pid int, worker string) {
 	t.Helper()
-	for _, ev := range g.logEvents("session opened") {
-		if ev["session"] == id {
-			p, _ := ev["pid"].(float64)
-			w, _ := ev["worker"].(string)
-			if p == 0 || w == "" {
-				t.Fatalf("\"session opened\" for %s lacks a pid or worker: %v", id, ev)
+	var opened map[string]any
+	pollUntil(t, 10*time.Second, "a \"session opened\" log line for session "+id, func() bool {
+		for _, ev := range g.logEvents("session opened") {
+			if ev["session"] == id {
+				opened = ev
+				return true
 			}
-			return int(p), w
 		}
+		return false
+	})
+	p, _ := opened["pid"].(float64)
+	w, _ := opened["worker"].(string)
+	if p == 0 || w == "" {
+		t.Fatalf("\"session opened\" for %s lacks a pid or worker: %v", id, opened)
 	}
-	t.Fatalf("no \"session opened\" log line for session %s", id)
-	return 0, ""
+	return int(p), w
 }
 
 // puWaitStarted waits until the demo worker has logged "slow: started" n times in all.

@@ -25,9 +25,17 @@ import (
 // logs that it serves. g.URL is the MCP URL it logged; it is stopped like startDev's.
 func startServe(t *testing.T, flags ...string) *gemgate {
 	t.Helper()
+	return startServeEnv(t, nil, flags...)
+}
+
+// startServeEnv is startServe with env added to gemgate's environment: the tests hand
+// gemgate its variables this way rather than through t.Setenv, which would keep them from
+// running in parallel.
+func startServeEnv(t *testing.T, env []string, flags ...string) *gemgate {
+	t.Helper()
 	args := append([]string{"serve", "--drain-delay", "0s", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--data-dir", t.TempDir(),
 		"--log-format", "json", "--log-level", "debug"}, flags...)
-	return launch(t, launchOpts{Args: args, LogLine: func(g *gemgate, line []byte) bool {
+	return launch(t, launchOpts{Args: args, Env: env, LogLine: func(g *gemgate, line []byte) bool {
 		var ev struct{ Msg, MCP string }
 		if json.Unmarshal(line, &ev) != nil || ev.Msg != "gemgate serving" {
 			return false
@@ -151,6 +159,7 @@ func with(m map[string]any, f func(map[string]any)) map[string]any {
 }
 
 func TestBadTokensNeverReachAWorker(t *testing.T) {
+	t.Parallel()
 	iss := newTestIssuer(t)
 	g := startServe(t, "--issuer", iss.URL(), "--worker", "demo")
 	good := iss.claims(g.URL, "carol", "mcp:use mcp:write")
@@ -287,9 +296,11 @@ func TestBadTokensNeverReachAWorker(t *testing.T) {
 // the two sessions of alice share the worker, both calls fail, both sessions stay, and the
 // next call starts a fresh worker.
 func TestWorkerKilledMidCall(t *testing.T) {
+	t.Parallel()
 	for _, perSession := range []bool{true, false} {
 		name := map[bool]string{true: "per_session", false: "per_user"}[perSession]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			var flags []string
 			if perSession {
 				flags = []string{"--worker-per", "session"}
@@ -314,7 +325,11 @@ func TestWorkerKilledMidCall(t *testing.T) {
 			if !perSession { // the other session's call runs on the same worker
 				go func() { otherGot <- other.do("POST", otherSid, slow(`7`), nil) }()
 			}
-			time.Sleep(700 * time.Millisecond) // the calls are running at the worker
+			calls := 1
+			if !perSession {
+				calls = 2
+			}
+			puWaitStarted(t, g, "slow: started", calls, 20*time.Second) // the calls are running at the worker
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatalf("kill worker: %v", err)
 			}
@@ -370,6 +385,7 @@ func TestWorkerKilledMidCall(t *testing.T) {
 }
 
 func TestWorkerChatterIsSkipped(t *testing.T) {
+	t.Parallel()
 	g := startDev(t, "--worker", "command", "--worker-command", "env GEMGATE_DEMO_CHATTER=1 "+gemgateBin+" worker demo")
 	cs := connect(t, g.URL, g.Tokens["alice"], nil)
 	if names := toolNames(t, cs); len(names) == 0 {

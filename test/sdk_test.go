@@ -27,6 +27,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 }
 
 func TestGoSDKClientListsAndCallsTools(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	cs := connect(t, g.URL, g.Tokens["alice"], nil)
 	names := toolNames(t, cs)
@@ -53,6 +54,7 @@ func TestGoSDKClientListsAndCallsTools(t *testing.T) {
 // `gemgate dev --auth none` needs no token: every request is the local user, and it still
 // stops cleanly (the harness checks the exit status).
 func TestDevWithoutAuth(t *testing.T) {
+	t.Parallel()
 	g := startDev(t, "--auth", "none")
 	if g.Issuer != "" || len(g.Tokens) != 0 {
 		t.Errorf("auth none printed an issuer or tokens: %q %v", g.Issuer, g.Tokens)

@@ -11,6 +11,7 @@ import (
 // the session's subject. Each refused request must get a 401 challenge and reach no worker,
 // and must leave the session as it was (a DELETE without a token ends nothing).
 func TestSessionIsNeverAuthentication(t *testing.T) {
+	t.Parallel()
 	iss := newTestIssuer(t)
 	g := startServe(t, "--issuer", iss.URL(), "--worker", "command", "--worker-command", workerBin+" worker demo",
 		"--trace-messages")

@@ -17,6 +17,7 @@ import (
 // in any order): /readyz says why it is not ready, requests with a token get 503 with
 // Retry-After rather than 401, and once the issuer comes up tokens verify, with no restart.
 func TestStartsWhileIssuerIsDown(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -59,6 +59,7 @@ func awaitEvent(t *testing.T, evs <-chan sseEvent) (sseEvent, bool) {
 // progress) is cut mid-call; a GET with Last-Event-ID gets the progress that followed and
 // the answer, and the call was never cancelled at the worker.
 func TestStreamResumeAfterCut(t *testing.T) {
+	t.Parallel()
 	g := startDev(t)
 	c := rawClient{t: t, url: g.URL, token: g.Tokens["alice"]}
 	sid := c.initialize()

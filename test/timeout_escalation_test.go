@@ -15,6 +15,7 @@ import (
 // and its next call starts a fresh worker. Each step is tested with a worker that gives in at
 // that step (testdata/stuckworker).
 func TestRequestTimeoutEscalation(t *testing.T) {
+	t.Parallel()
 	bin := buildTestdata(t, "stuckworker")
 	const (
 		timedOut     = "stuck: hanging on a call"

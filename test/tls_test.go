@@ -17,6 +17,7 @@ import (
 // `gemgate dev --tls` writes a self-signed loopback certificate under certs/ (the key 0600),
 // serves HTTPS with it, and a client that trusts it reaches the tools; plain HTTP is refused.
 func TestDevServesTLSWithItsOwnCertificate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := startDevIn(t, dir, "--tls")
 	if !strings.HasPrefix(g.URL, "https://127.0.0.1:") {
