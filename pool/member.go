@@ -62,7 +62,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	if err := s.applyExpiry(ctx, req.Identity); err != nil {
 		return nil, err
 	}
-	w, err := s.worker(ctx, req.Identity, m.params)
+	w, err := s.worker(ctx, req.Identity, m.params, m)
 	if errors.Is(err, errSlotGone) {
 		return nil, ErrDetached
 	}
@@ -293,7 +293,7 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 		if err != nil {
 			return err
 		}
-		w, err := s.worker(ctx, id, m.params)
+		w, err := s.worker(ctx, id, m.params, nil)
 		if errors.Is(err, errSlotGone) {
 			continue
 		}

@@ -68,11 +68,17 @@ type wrk struct {
 var errSlotGone = errors.New("slot gone")
 
 // worker returns the slot's running worker, starting one if none runs. A start in progress is
-// waited for, not repeated.
-func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage) (*wrk, error) {
+// waited for, not repeated. m is the caller asking for it, or nil for one attaching: an
+// attached caller that the slot no longer counts (its worker died and on_worker_exit is end)
+// gets errSlotGone, and never starts a successor nobody would use.
+func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
 	for {
 		s.mu.Lock()
 		if s.gone {
+			s.mu.Unlock()
+			return nil, errSlotGone
+		}
+		if _, in := s.members[m]; m != nil && !in {
 			s.mu.Unlock()
 			return nil, errSlotGone
 		}
@@ -94,7 +100,13 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage) 
 			if s.w == w {
 				s.w = nil
 			}
+			// With on_worker_exit: end the death ends the caller too, whether or not the
+			// worker's watcher has let it go yet.
+			ends := m != nil && s.p.opts.OnWorkerExit == ExitEnd && !w.stopping
 			s.mu.Unlock()
+			if ends {
+				return nil, errSlotGone
+			}
 			continue
 		}
 		if ch := s.starting; ch != nil {
