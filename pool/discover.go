@@ -98,21 +98,9 @@ var ErrNotSessionless = errors.New("the worker does not speak the sessionless re
 // instead of turning them into requests of its own, as a go-sdk server does on a session
 // initialized with an older version. Its discover result stands for the InitializeResult.
 func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.RawMessage, error) {
-	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-discover")), Method: "server/discover", Params: sessionlessParams(nil)})
+	resp, err := p.openingCall(ctx, proc, "gemgate-discover", "server/discover", sessionlessParams(nil))
 	if err != nil {
-		return nil, &StartError{Exited: true, Err: err}
-	}
-	t := time.NewTimer(p.opts.InitTimeout)
-	defer t.Stop()
-	var resp *jsonrpc.Message
-	select {
-	case resp = <-call.Result():
-	case <-t.C:
-		call.Abandon()
-		return nil, ErrInitTimeout
-	case <-ctx.Done():
-		call.Abandon()
-		return nil, context.Cause(ctx)
+		return nil, err
 	}
 	if resp.Error != nil {
 		if exitedUnasked(resp) {

@@ -31,21 +31,9 @@ func (p *Pool) ownParams() json.RawMessage {
 // own (a first start with worker_per: session). It returns the InitializeResult and the
 // protocol version the worker chose.
 func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.RawMessage, sendInitialized bool) (json.RawMessage, string, error) {
-	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-init")), Method: "initialize", Params: params})
+	resp, err := p.openingCall(ctx, proc, "gemgate-init", "initialize", params)
 	if err != nil {
-		return nil, "", &StartError{Exited: true, Err: err}
-	}
-	t := time.NewTimer(p.opts.InitTimeout)
-	defer t.Stop()
-	var resp *jsonrpc.Message
-	select {
-	case resp = <-call.Result():
-	case <-t.C:
-		call.Abandon()
-		return nil, "", ErrInitTimeout
-	case <-ctx.Done():
-		call.Abandon()
-		return nil, "", context.Cause(ctx)
+		return nil, "", err
 	}
 	if resp.Error != nil {
 		if exitedUnasked(resp) {
@@ -121,4 +109,25 @@ func clip(s string) string {
 		return s[:100] + "..."
 	}
 	return s
+}
+
+// openingCall sends the request that opens a fresh worker's session (initialize, or a
+// sessionless server/discover) and waits for its answer, within init_timeout.
+func (p *Pool) openingCall(ctx context.Context, proc *worker.Process, id, method string, params json.RawMessage) (*jsonrpc.Message, error) {
+	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote(id)), Method: method, Params: params})
+	if err != nil {
+		return nil, &StartError{Exited: true, Err: err}
+	}
+	t := time.NewTimer(p.opts.InitTimeout)
+	defer t.Stop()
+	select {
+	case resp := <-call.Result():
+		return resp, nil
+	case <-t.C:
+		call.Abandon()
+		return nil, ErrInitTimeout
+	case <-ctx.Done():
+		call.Abandon()
+		return nil, context.Cause(ctx)
+	}
 }
