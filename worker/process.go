@@ -102,6 +102,9 @@ type Process struct {
 	exitErr  error
 	greetErr error // why the worker refused to serve, from its greeting
 
+	afterDone    []func() // AfterDone's functions, run once done is closed
+	afterDoneRan bool
+
 	exited   chan struct{} // the process itself has been reaped
 	done     chan struct{} // exited, stdout drained, pending calls failed
 	stopOnce sync.Once
@@ -211,6 +214,9 @@ func Start(spec Spec) (*Process, error) {
 		closeAll(cmd.ExtraFiles...)
 		go handOver(credW, spec.Credential, spec.WriteTimeout, log)
 	}
+	// The environment (a few kilobytes, and it may name secrets) and the credential are the
+	// child's now: an idle worker's Process keeps neither.
+	cmd.Env, spec.Env, spec.Credential = nil, nil, nil
 
 	p := &Process{
 		spec:    spec,
@@ -580,6 +586,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 	}
 	p.log.Info("worker exited", "pid", p.cmd.Process.Pid, "status", err.Error())
 	close(p.done)
+	p.runAfterDone()
 }
 
 // Interrupt sends SIGINT to the worker's process group: the soft break before a stop.
