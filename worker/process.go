@@ -3,7 +3,6 @@
 package worker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -388,12 +387,19 @@ func (p *Process) forget(id int64) bool {
 
 func (p *Process) readStdout(r *os.File) {
 	defer r.Close()
-	sc := bufio.NewScanner(r)
-	// The buffer grows with the longest line: an idle session holds 4 KiB here, not 64.
-	sc.Buffer(make([]byte, 0, 4<<10), p.spec.MaxLineBytes+1)
+	// An idle worker's reader holds no buffer (lines.go), whatever the longest line was.
+	sc, err := newLineReader(r, p.spec.MaxLineBytes)
+	if err != nil {
+		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
+		p.kill(syscall.SIGKILL)
+		return
+	}
 	greeted := p.spec.Greeting == nil
-	for sc.Scan() {
-		line := sc.Bytes()
+	for {
+		line, ok := sc.next()
+		if !ok {
+			break
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -432,7 +438,7 @@ func (p *Process) readStdout(r *os.File) {
 			p.refuse(err)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.err; err != nil {
 		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
 		p.kill(syscall.SIGKILL)
 	}
@@ -533,10 +539,11 @@ func (p *Process) Refusal() error {
 
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 512), 1<<20)
-	for sc.Scan() {
-		p.log.Info("worker stderr", "line", snippet(sc.Bytes()))
+	sc, err := newLineReader(r, 1<<20)
+	if err == nil {
+		for line, ok := sc.next(); ok; line, ok = sc.next() {
+			p.log.Info("worker stderr", "line", snippet(line))
+		}
 	}
 	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
 	_, _ = io.Copy(io.Discard, r)
