@@ -114,7 +114,8 @@ type Call struct {
 	p        *Process
 	workerID int64
 	clientID json.RawMessage
-	result   chan *jsonrpc.Message
+	result   chan *jsonrpc.Message // nil when deliver takes the answer (SendFunc)
+	deliver  func(*jsonrpc.Message)
 }
 
 // Result delivers the answer, with the caller's id restored. A worker that exits first
@@ -126,19 +127,27 @@ func (c *Call) WorkerID() int64 { return c.workerID }
 
 // Cancel tells the worker that the caller no longer wants the answer
 // (notifications/cancelled with the worker's id) and drops the answer should it still come.
-func (c *Call) Cancel(reason string) {
+func (c *Call) Cancel(reason string) { c.Withdraw(reason, true) }
+
+// Abandon drops the call without telling the worker.
+func (c *Call) Abandon() { c.Withdraw("", false) }
+
+// Withdraw is Cancel (tell) or Abandon, reporting whether the call was still pending: if it
+// was, its answer is never delivered; if not, it has been or is being delivered.
+func (c *Call) Withdraw(reason string, tell bool) (pending bool) {
 	if !c.p.forget(c.workerID) {
-		return // already answered or failed
+		return false // already answered or failed
+	}
+	if !tell {
+		return true
 	}
 	params := map[string]any{"requestId": c.workerID}
 	if reason != "" {
 		params["reason"] = reason
 	}
 	_ = c.p.Notify(jsonrpc.Notification("notifications/cancelled", params))
+	return true
 }
-
-// Abandon drops the call without telling the worker.
-func (c *Call) Abandon() { c.p.forget(c.workerID) }
 
 // Start starts the worker. The process gets a session (and process group) of its own, so
 // that Stop reaches whatever it starts in turn and it has no controlling terminal to type
@@ -270,13 +279,20 @@ func (p *Process) Closing() bool {
 // SendContext is Send, giving up while it waits for its turn to write when ctx ends. The
 // write itself is bounded by the worker's WriteTimeout.
 func (p *Process) SendContext(ctx context.Context, req *jsonrpc.Message) (*Call, error) {
+	return p.send(ctx, req, nil)
+}
+
+func (p *Process) send(ctx context.Context, req *jsonrpc.Message, deliver func(*jsonrpc.Message)) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, p.writeErr(ErrExited)
 	}
 	p.nextID++
-	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, result: make(chan *jsonrpc.Message, 1)}
+	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, deliver: deliver}
+	if deliver == nil {
+		c.result = make(chan *jsonrpc.Message, 1)
+	}
 	p.pending[c.workerID] = c
 	if p.spec.Strict {
 		p.order = append(p.order, c.workerID)
@@ -485,7 +501,7 @@ func (p *Process) route(m *jsonrpc.Message) {
 		return
 	}
 	m.ID = c.clientID
-	c.result <- m
+	c.give(m)
 }
 
 // dropOrder removes id from the answer order; p.mu is held.
@@ -518,7 +534,7 @@ func (p *Process) failOldest(line []byte) {
 	if c == nil {
 		return
 	}
-	c.result <- jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"})
+	c.give(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"}))
 }
 
 // refuse records why the worker cannot serve and stops it; pending calls get that reason.
@@ -581,7 +597,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 		msg, data = "the worker stopped reading its input and was stopped", map[string]any{"kind": "workerHung"}
 	}
 	for _, c := range pending {
-		c.result <- jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data)
+		c.give(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data))
 	}
 	// Descendants that left the worker's session were adopted by gemgate (a subreaper): they
 	// go now too, before the worker counts as done. In the sandbox what is adopted is only
