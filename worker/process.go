@@ -239,7 +239,10 @@ func Start(spec Spec) (*Process, error) {
 	stdoutDone := make(chan struct{})
 	go func() { defer close(stdoutDone); p.readStdout(outR) }()
 	go p.readStderr(errR)
-	go p.wait(stdoutDone)
+	// The exit is watched with every other worker's, on one goroutine (exitwatch_linux.go).
+	if !onExit(cmd.Process.Pid, func() { p.wait(stdoutDone) }) {
+		go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone) }()
+	}
 	return p, nil
 }
 
@@ -565,8 +568,8 @@ func (p *Process) readStderr(r *os.File) {
 	_, _ = io.Copy(io.Discard, r)
 }
 
+// wait ends the worker once its process has exited.
 func (p *Process) wait(stdoutDone <-chan struct{}) {
-	awaitExit(p.cmd.Process.Pid)
 	err := p.cmd.Wait()
 	// Whatever the worker left behind in its group goes with it: no orphans.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
