@@ -36,8 +36,6 @@ type Call struct {
 
 	result chan *jsonrpc.Message
 	once   sync.Once
-	quit   chan struct{} // closed on Cancel or Abandon
-	qonce  sync.Once
 
 	mu        sync.Mutex
 	proc      *worker.Call // set once written
@@ -73,12 +71,12 @@ func (c *Call) withdraw(reason string, tell bool) {
 	pc := c.proc
 	c.mu.Unlock()
 	if pc != nil {
-		if tell {
-			pc.Cancel(reason)
-		} else {
-			pc.Abandon()
+		// Still pending at the worker: its answer will never come, so the place is freed here,
+		// off the caller's goroutine as the answer's own would be. Already answered: the
+		// delivery frees it.
+		if pc.Withdraw(reason, tell) {
+			go c.s.done(c, false)
 		}
-		c.qonce.Do(func() { close(c.quit) })
 		return
 	}
 	// Still queued (or on its way to the worker: send sees cancelled and does not write it).
@@ -122,7 +120,7 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 		return nil
 	}
 	c.mu.Unlock()
-	pc, err := c.w.proc.SendContext(ctx, c.msg)
+	pc, err := c.w.proc.SendFunc(ctx, c.msg, func(resp *jsonrpc.Message) { s.answered(c, resp) })
 	if err != nil {
 		s.done(c, false)
 		return err
@@ -131,26 +129,44 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	c.proc = pc
 	cancelled, reason := c.cancelled, c.reason
 	c.mu.Unlock()
-	if cancelled { // a cancel that came while the request was being written
-		pc.Cancel(reason)
-		c.qonce.Do(func() { close(c.quit) })
+	if cancelled && pc.Withdraw(reason, true) { // a cancel that came while the request was being written
+		go s.done(c, false)
+	}
+	return nil
+}
+
+// answered relays a worker's answer (or the error its end gave the call). It runs on the
+// worker's stdout reader or waiter, with no goroutine per call in between: the call's place is
+// freed and the answer handed over at once, unless freeing it means sending the next queued
+// call or stopping the worker, which must not run there (a write to the worker would wait on
+// this very reader, a stop on its end), so then both go to a goroutine, in the same order.
+func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
+	left := s.release(c, resp.Error == nil)
+	if left.next == nil && left.stop == nil && !left.drop {
+		c.finish(resp)
+		return
 	}
 	go func() {
-		select {
-		case resp := <-pc.Result():
-			s.done(c, resp.Error == nil)
-			c.finish(resp)
-		case <-c.quit:
-			s.done(c, false)
-		}
+		s.settle(left)
+		c.finish(resp)
 	}()
-	return nil
 }
 
 // done frees a call's place: its progress token, its turn (the next queued call runs), and
 // the worker's idleness clock.
-func (s *slot) done(c *Call, ok bool) {
+func (s *slot) done(c *Call, ok bool) { s.settle(s.release(c, ok)) }
+
+// leftToDo is what freeing a call's place leaves to do once the slot is unlocked.
+type leftToDo struct {
+	next *Call // the queued call whose turn it is now
+	drop bool  // the slot leaves the pool
+	stop *wrk  // the worker to stop
+}
+
+// release frees a call's place under the slot's lock; settle does the rest.
+func (s *slot) release(c *Call, ok bool) leftToDo {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	w := c.w
 	delete(w.calls, c)
 	if c.wtoken != "" && w.progress[c.wtoken] == c {
@@ -160,26 +176,29 @@ func (s *slot) done(c *Call, ok bool) {
 		c.after(ok)
 		c.after = nil
 	}
-	var next *Call
+	var left leftToDo
 	if n := s.p.opts.Concurrency; n > 0 && len(w.calls) < n && s.w == w {
-		if next = w.queue.pop(); next != nil {
-			next.queued = false
-			w.calls[next] = struct{}{}
+		if left.next = w.queue.pop(); left.next != nil {
+			left.next.queued = false
+			w.calls[left.next] = struct{}{}
 		}
 	}
-	stop, drop := s.settleLocked()
-	s.mu.Unlock()
-	if next != nil {
+	left.stop, left.drop = s.settleLocked()
+	return left
+}
+
+func (s *slot) settle(left leftToDo) {
+	if next := left.next; next != nil {
 		s.p.opts.Metrics.queued(-1)
 		if err := s.send(context.Background(), next); err != nil {
 			next.finish(workerGone(next))
 		}
 	}
-	if drop {
+	if left.drop {
 		s.p.forget(s)
 	}
-	if stop != nil {
-		stop.proc.Stop()
+	if left.stop != nil {
+		left.stop.proc.Stop()
 	}
 }
 

@@ -69,7 +69,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Call{s: s, w: w, m: m, tag: req.Tag, clientID: req.Message.ID, result: make(chan *jsonrpc.Message, 1), quit: make(chan struct{})}
+	c := &Call{s: s, w: w, m: m, tag: req.Tag, clientID: req.Message.ID, result: make(chan *jsonrpc.Message, 1)}
 	out := *req.Message
 	c.msg = &out
 	s.mu.Lock()

@@ -146,7 +146,9 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		if err != nil {
 			return nil, err
 		}
-		go s.watch(w)
+		// No goroutine parked on Done for the worker's life: watch runs on the worker's own
+		// waiter once it is done.
+		w.proc.AfterDone(func() { s.watch(w) })
 		return w, nil
 	}
 }
@@ -241,11 +243,11 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 	return w, nil
 }
 
-// watch waits for a worker's end. One gemgate stopped is simply gone; one that died fails
+// watch handles a worker's end. One gemgate stopped is simply gone; one that died fails
 // its queued calls, and its callers stay for a fresh worker or are let go, as configured.
+// It runs once the worker is done (worker.Process.AfterDone).
 func (s *slot) watch(w *wrk) {
 	defer s.p.wg.Done()
-	<-w.proc.Done()
 	s.mu.Lock()
 	stopped := w.stopping
 	if s.w == w {

@@ -3,7 +3,6 @@
 package worker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -102,6 +101,9 @@ type Process struct {
 	exitErr  error
 	greetErr error // why the worker refused to serve, from its greeting
 
+	afterDone    []func() // AfterDone's functions, run once done is closed
+	afterDoneRan bool
+
 	exited   chan struct{} // the process itself has been reaped
 	done     chan struct{} // exited, stdout drained, pending calls failed
 	stopOnce sync.Once
@@ -112,7 +114,8 @@ type Call struct {
 	p        *Process
 	workerID int64
 	clientID json.RawMessage
-	result   chan *jsonrpc.Message
+	result   chan *jsonrpc.Message // nil when deliver takes the answer (SendFunc)
+	deliver  func(*jsonrpc.Message)
 }
 
 // Result delivers the answer, with the caller's id restored. A worker that exits first
@@ -124,19 +127,27 @@ func (c *Call) WorkerID() int64 { return c.workerID }
 
 // Cancel tells the worker that the caller no longer wants the answer
 // (notifications/cancelled with the worker's id) and drops the answer should it still come.
-func (c *Call) Cancel(reason string) {
+func (c *Call) Cancel(reason string) { c.Withdraw(reason, true) }
+
+// Abandon drops the call without telling the worker.
+func (c *Call) Abandon() { c.Withdraw("", false) }
+
+// Withdraw is Cancel (tell) or Abandon, reporting whether the call was still pending: if it
+// was, its answer is never delivered; if not, it has been or is being delivered.
+func (c *Call) Withdraw(reason string, tell bool) (pending bool) {
 	if !c.p.forget(c.workerID) {
-		return // already answered or failed
+		return false // already answered or failed
+	}
+	if !tell {
+		return true
 	}
 	params := map[string]any{"requestId": c.workerID}
 	if reason != "" {
 		params["reason"] = reason
 	}
 	_ = c.p.Notify(jsonrpc.Notification("notifications/cancelled", params))
+	return true
 }
-
-// Abandon drops the call without telling the worker.
-func (c *Call) Abandon() { c.p.forget(c.workerID) }
 
 // Start starts the worker. The process gets a session (and process group) of its own, so
 // that Stop reaches whatever it starts in turn and it has no controlling terminal to type
@@ -211,6 +222,9 @@ func Start(spec Spec) (*Process, error) {
 		closeAll(cmd.ExtraFiles...)
 		go handOver(credW, spec.Credential, spec.WriteTimeout, log)
 	}
+	// The environment (a few kilobytes, and it may name secrets) and the credential are the
+	// child's now: an idle worker's Process keeps neither.
+	cmd.Env, spec.Env, spec.Credential = nil, nil, nil
 
 	p := &Process{
 		spec:    spec,
@@ -225,7 +239,10 @@ func Start(spec Spec) (*Process, error) {
 	stdoutDone := make(chan struct{})
 	go func() { defer close(stdoutDone); p.readStdout(outR) }()
 	go p.readStderr(errR)
-	go p.wait(stdoutDone)
+	// The exit is watched with every other worker's, on one goroutine (exitwatch_linux.go).
+	if !onExit(cmd.Process.Pid, func() { p.wait(stdoutDone) }) {
+		go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone) }()
+	}
 	return p, nil
 }
 
@@ -265,13 +282,20 @@ func (p *Process) Closing() bool {
 // SendContext is Send, giving up while it waits for its turn to write when ctx ends. The
 // write itself is bounded by the worker's WriteTimeout.
 func (p *Process) SendContext(ctx context.Context, req *jsonrpc.Message) (*Call, error) {
+	return p.send(ctx, req, nil)
+}
+
+func (p *Process) send(ctx context.Context, req *jsonrpc.Message, deliver func(*jsonrpc.Message)) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, p.writeErr(ErrExited)
 	}
 	p.nextID++
-	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, result: make(chan *jsonrpc.Message, 1)}
+	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, deliver: deliver}
+	if deliver == nil {
+		c.result = make(chan *jsonrpc.Message, 1)
+	}
 	p.pending[c.workerID] = c
 	if p.spec.Strict {
 		p.order = append(p.order, c.workerID)
@@ -382,12 +406,19 @@ func (p *Process) forget(id int64) bool {
 
 func (p *Process) readStdout(r *os.File) {
 	defer r.Close()
-	sc := bufio.NewScanner(r)
-	// The buffer grows with the longest line: an idle session holds 4 KiB here, not 64.
-	sc.Buffer(make([]byte, 0, 4<<10), p.spec.MaxLineBytes+1)
+	// An idle worker's reader holds no buffer (lines.go), whatever the longest line was.
+	sc, err := newLineReader(r, p.spec.MaxLineBytes)
+	if err != nil {
+		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
+		p.kill(syscall.SIGKILL)
+		return
+	}
 	greeted := p.spec.Greeting == nil
-	for sc.Scan() {
-		line := sc.Bytes()
+	for {
+		line, ok := sc.next()
+		if !ok {
+			break
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -426,7 +457,7 @@ func (p *Process) readStdout(r *os.File) {
 			p.refuse(err)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.err; err != nil {
 		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
 		p.kill(syscall.SIGKILL)
 	}
@@ -473,7 +504,7 @@ func (p *Process) route(m *jsonrpc.Message) {
 		return
 	}
 	m.ID = c.clientID
-	c.result <- m
+	c.give(m)
 }
 
 // dropOrder removes id from the answer order; p.mu is held.
@@ -506,7 +537,7 @@ func (p *Process) failOldest(line []byte) {
 	if c == nil {
 		return
 	}
-	c.result <- jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"})
+	c.give(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"}))
 }
 
 // refuse records why the worker cannot serve and stops it; pending calls get that reason.
@@ -527,17 +558,18 @@ func (p *Process) Refusal() error {
 
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 512), 1<<20)
-	for sc.Scan() {
-		p.log.Info("worker stderr", "line", snippet(sc.Bytes()))
+	sc, err := newLineReader(r, 1<<20)
+	if err == nil {
+		for line, ok := sc.next(); ok; line, ok = sc.next() {
+			p.log.Info("worker stderr", "line", snippet(line))
+		}
 	}
 	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
 	_, _ = io.Copy(io.Discard, r)
 }
 
+// wait ends the worker once its process has exited.
 func (p *Process) wait(stdoutDone <-chan struct{}) {
-	awaitExit(p.cmd.Process.Pid)
 	err := p.cmd.Wait()
 	// Whatever the worker left behind in its group goes with it: no orphans.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
@@ -568,7 +600,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 		msg, data = "the worker stopped reading its input and was stopped", map[string]any{"kind": "workerHung"}
 	}
 	for _, c := range pending {
-		c.result <- jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data)
+		c.give(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data))
 	}
 	// Descendants that left the worker's session were adopted by gemgate (a subreaper): they
 	// go now too, before the worker counts as done. In the sandbox what is adopted is only
@@ -580,6 +612,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 	}
 	p.log.Info("worker exited", "pid", p.cmd.Process.Pid, "status", err.Error())
 	close(p.done)
+	p.runAfterDone()
 }
 
 // Interrupt sends SIGINT to the worker's process group: the soft break before a stop.

@@ -64,18 +64,15 @@ func newFixture(tb testing.TB, authOn bool) *fixture {
 		tb.Fatal(err)
 	}
 	opts := gateway.Options{
-		PublicURL: url,
-		Policy:    pol,
-		Workers: &pool.CommandLauncher{
-			Command: []string{exe},
-			Env:     []string{workerEnv + "=demo", "GEMGATE_DATA_DIR=" + tb.TempDir()},
-		},
+		PublicURL:            url,
+		Policy:               pol,
+		Workers:              benchLauncher(exe, tb.TempDir()),
 		AllowLoopbackOrigins: true,
 		// gemgate serve logs at info: every tools/call writes an audit line.
 		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Metrics: gateway.NewMetrics(prometheus.NewRegistry()),
 		// As bench/run.sh runs gemgate: every loadgen session is alice's, opened at once.
-		Limits: gateway.Limits{MaxSessionsPerUser: -1, WorkerStartRate: -1},
+		Limits: gateway.Limits{MaxSessions: -1, MaxSessionsPerUser: -1, WorkerStartRate: -1},
 		Pool:   pool.Settings{WorkerPer: benchWorkerPer()},
 	}
 	f := &fixture{url: url}
@@ -246,19 +243,23 @@ func TestIdleSessionHeap(t *testing.T) {
 	if k <= 0 {
 		t.Skip("set GEMGATE_BENCH_IDLE=K to open K idle sessions")
 	}
+	if os.Getenv("GEMGATE_BENCH_HEAPPROFILE") != "" {
+		runtime.MemProfileRate = 1 // every allocation: an idle session's few kilobytes show
+	}
 	f := newFixture(t, true)
 	w := f.open(t)
 	w.stream(t)
-	before := heapInUse()
+	before, stacksBefore := heapInUse(), stackInUse()
 	for range k {
 		f.open(t).stream(t)
 	}
-	after := heapInUse()
-	t.Logf("%d idle sessions with GET streams: heap in use %+d KiB, %.1f KiB per session (client side included)",
-		k, (after-before)>>10, float64(after-before)/1024/float64(k))
+	after, stacksAfter := heapInUse(), stackInUse()
+	t.Logf("%d idle sessions with GET streams: heap in use %+d KiB, %.1f KiB per session (client side included), of which stacks %.1f KiB",
+		k, (after-before)>>10, float64(after-before)/1024/float64(k), float64(stacksAfter-stacksBefore)/1024/float64(k))
 	if prof := os.Getenv("GEMGATE_BENCH_HEAPPROFILE"); prof != "" {
 		writeHeapProfile(t, prof)
 	}
+	logGoroutines(t, k)
 }
 
 func (c *client) stream(tb testing.TB) {
