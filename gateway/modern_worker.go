@@ -54,67 +54,78 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 // the worker's own when the client's was gemgate's wrapping of it (workerState; "" removes
 // it). Everything else keeps its bytes.
 func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc.Message, error) {
-	var params map[string]json.RawMessage
-	if err := json.Unmarshal(msg.Params, &params); err != nil {
-		return nil, err
-	}
-	if err := dropTasks(params); err != nil {
-		return nil, err
-	}
-	if retry {
-		delete(params, "requestState")
-		if workerState != "" {
-			params["requestState"], _ = json.Marshal(workerState)
+	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
+	var inner error
+	params, err := msg.EditParams(func(key string, v json.RawMessage) json.RawMessage {
+		switch key {
+		case "task":
+			return nil
+		case "requestState":
+			if retry {
+				return nil // the worker's own, if any, is added below
+			}
+		case "_meta":
+			meta, err := dropTasks(v)
+			if err != nil {
+				inner = err
+			}
+			return meta
 		}
+		return v
+	})
+	if err == nil {
+		err = inner
 	}
-	b, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
 	}
+	if retry && workerState != "" {
+		st, err := json.Marshal(workerState)
+		if err != nil {
+			return nil, err
+		}
+		params = addMember(params, "requestState", string(st))
+	}
 	out := *msg
-	out.Params = b
+	out.Params = params
 	return &out, nil
 }
 
-// dropTasks removes from request params what would ask a worker for a task: the task
-// parameter and the tasks extension among the client capabilities in _meta.
-func dropTasks(params map[string]json.RawMessage) error {
-	delete(params, "task")
-	raw, ok := params["_meta"]
-	if !ok {
-		return nil
+// dropTasks removes from a request's _meta the tasks extension and capability among the
+// client capabilities; every other member keeps its bytes.
+func dropTasks(meta json.RawMessage) (json.RawMessage, error) {
+	if string(meta) == "null" {
+		return meta, nil
 	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &meta); err != nil {
-		return err
-	}
-	capsRaw, ok := meta[metaClientCapabilities]
-	if !ok {
-		return nil
-	}
-	var caps map[string]json.RawMessage
-	if err := json.Unmarshal(capsRaw, &caps); err != nil {
-		return err
-	}
-	changed := false
-	if _, ok := caps["tasks"]; ok {
-		delete(caps, "tasks")
-		changed = true
-	}
-	if extRaw, ok := caps["extensions"]; ok {
-		var ext map[string]json.RawMessage
-		if err := json.Unmarshal(extRaw, &ext); err == nil {
-			if _, ok := ext[tasksExtension]; ok {
-				delete(ext, tasksExtension)
-				caps["extensions"], _ = json.Marshal(ext)
-				changed = true
-			}
+	var inner error
+	out, err := jsonrpc.EditObject(meta, "params._meta", func(key string, v json.RawMessage) json.RawMessage {
+		if key != metaClientCapabilities || string(v) == "null" {
+			return v
 		}
+		caps, err := jsonrpc.EditObject(v, "params._meta.clientCapabilities", func(key string, v json.RawMessage) json.RawMessage {
+			switch key {
+			case "tasks":
+				return nil
+			case "extensions":
+				if ext, err := jsonrpc.EditObject(v, "params._meta.clientCapabilities.extensions", func(key string, v json.RawMessage) json.RawMessage {
+					if key == tasksExtension {
+						return nil
+					}
+					return v
+				}); err == nil {
+					return ext
+				}
+			}
+			return v
+		})
+		if err != nil {
+			inner = err
+			return v
+		}
+		return caps
+	})
+	if err == nil {
+		err = inner
 	}
-	if !changed {
-		return nil
-	}
-	meta[metaClientCapabilities], _ = json.Marshal(caps)
-	params["_meta"], _ = json.Marshal(meta)
-	return nil
+	return out, err
 }
