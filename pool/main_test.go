@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The test binary doubles as the worker: with POOL_TEST_WORKER=script, TestMain plays the
@@ -103,6 +104,13 @@ func scriptWorker() int {
 				text(msg.ID, "emitted")
 			case "record":
 				text(msg.ID, strings.Join(received, ","))
+			case "wait": // answers after its arguments' ms, holding the worker meanwhile
+				var w struct {
+					MS int `json:"ms"`
+				}
+				json.Unmarshal(msg.Params.Arguments, &w)
+				time.Sleep(time.Duration(w.MS) * time.Millisecond)
+				text(msg.ID, "waited")
 			case "hold":
 			case "die":
 				return 3

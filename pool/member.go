@@ -197,10 +197,13 @@ func (m *Member) Detach() {
 	if s == nil {
 		return
 	}
-	s.detach(m)
+	s.detach(m, false)
 }
 
-func (s *slot) detach(m *Member) {
+// detach takes m out of the slot. Its calls there end with it, unless keepCalls (a step-up's
+// move to another worker): then the calls it made on this worker, running or queued, go on
+// here and answer as they would have, since the session that made them goes on.
+func (s *slot) detach(m *Member, keepCalls bool) {
 	s.mu.Lock()
 	delete(s.members, m)
 	var dropped []*Call
@@ -210,11 +213,13 @@ func (s *slot) detach(m *Member) {
 	w := s.w
 	if w != nil {
 		for c := range w.calls {
-			if c.m == m {
+			if c.m == m && !keepCalls {
 				running = append(running, c)
 			}
 		}
-		dropped = w.queue.removeMember(m)
+		if !keepCalls {
+			dropped = w.queue.removeMember(m)
+		}
 		unsub = w.releaseLocked(m)
 		for gid, pr := range w.requests {
 			if pr.m == m {
@@ -304,7 +309,7 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 		if m.slot() != old {
 			return ErrDetached
 		}
-		old.detach(m)
+		old.detach(m, true)
 		if !s.attach(m, w) {
 			continue
 		}
