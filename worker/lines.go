@@ -51,8 +51,16 @@ func newLineReader(f *os.File, max int) (*lineReader, error) {
 // until the next call; ok is false once the input has ended or l.err is set.
 func (l *lineReader) next() (line []byte, ok bool) {
 	for {
-		if l.r < l.w {
-			if i := bytes.IndexByte(l.buf[l.r:l.w], '\n'); i >= 0 {
+		if l.r < l.w && l.err == nil {
+			// The limit as bufio.Scanner applies it with a buffer of max+1 bytes: a line
+			// whose bytes, newline included, do not fit is too long, and so are max+1 bytes
+			// without a newline. The buffer here may hold more than that.
+			i := bytes.IndexByte(l.buf[l.r:l.w], '\n')
+			if i > l.max || (i < 0 && l.w-l.r > l.max) {
+				l.err = bufio.ErrTooLong
+				continue
+			}
+			if i >= 0 {
 				line = l.buf[l.r : l.r+i]
 				l.r += i + 1
 				return dropCR(line), true
