@@ -89,10 +89,8 @@ func TestCrossTalk(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	var (
-		answered atomic.Int64
-		wrong    atomic.Int64
-		failed   atomic.Int64
-		wg       sync.WaitGroup
+		tally crossTally
+		wg    sync.WaitGroup
 	)
 	sessions := make([]*mcp.ClientSession, crossSessions)
 	for s := range crossSessions {
@@ -103,45 +101,16 @@ func TestCrossTalk(t *testing.T) {
 			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: httpClientWithToken(g.Tokens["alice"])}, nil)
 			if err != nil {
 				t.Errorf("session %d: connect: %v", s, err)
-				failed.Add(crossCalls)
+				tally.failed.Add(crossCalls)
 				return
 			}
 			sessions[s] = cs
-			calls := make(chan int)
-			var cw sync.WaitGroup
-			for range crossInFlight {
-				cw.Add(1)
-				go func() {
-					defer cw.Done()
-					for c := range calls {
-						want := crossPayload(s, c, crossSize(s, c))
-						res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": want}})
-						switch {
-						case err != nil:
-							failed.Add(1)
-							t.Errorf("session %d call %d: %v", s, c, err)
-						case res.IsError || text(res) != want:
-							wrong.Add(1)
-							got := text(res)
-							t.Errorf("session %d call %d (%d bytes): got %d bytes starting %.24q", s, c, len(want), len(got), got)
-						default:
-							answered.Add(1)
-						}
-					}
-				}()
-			}
-			for c := range crossCalls {
-				calls <- c
-			}
-			close(calls)
-			cw.Wait()
+			tally.echo(ctx, t, cs, s, crossCalls, crossInFlight, crossSize)
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d calls answered in %v", answered.Load(), time.Since(start).Round(time.Millisecond))
-	if want := int64(crossSessions * crossCalls); answered.Load() != want {
-		t.Errorf("%d of %d answers matched their request (%d wrong, %d failed)", answered.Load(), want, wrong.Load(), failed.Load())
-	}
+	t.Logf("%d calls answered in %v", tally.answered.Load(), time.Since(start).Round(time.Millisecond))
+	tally.check(t, crossSessions*crossCalls)
 	if n := g.workers(); n != crossSessions {
 		t.Errorf("gemgate has %d workers with %d sessions open, want %d", n, crossSessions, crossSessions)
 	}
@@ -190,5 +159,48 @@ func TestShutdownLeavesNoWorker(t *testing.T) {
 		if alive(pid) {
 			t.Errorf("worker %d outlived gemgate's shutdown", pid)
 		}
+	}
+}
+
+// crossTally counts what echo calls got back: their own text, another's (cross-talk), or an
+// error.
+type crossTally struct{ answered, wrong, failed atomic.Int64 }
+
+// echo sends calls echo calls on session s, inFlight at a time, each with a payload of its
+// own (crossPayload, of size(s, c) bytes), and tallies the answers.
+func (n *crossTally) echo(ctx context.Context, t *testing.T, cs *mcp.ClientSession, s, calls, inFlight int, size func(s, c int) int) {
+	next := make(chan int)
+	var cw sync.WaitGroup
+	for range inFlight {
+		cw.Go(func() {
+			for c := range next {
+				want := crossPayload(s, c, size(s, c))
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": want}})
+				switch {
+				case err != nil:
+					n.failed.Add(1)
+					t.Errorf("session %d call %d: %v", s, c, err)
+				case res.IsError || text(res) != want:
+					n.wrong.Add(1)
+					got := text(res)
+					t.Errorf("session %d call %d (%d bytes): got %d bytes starting %.24q", s, c, len(want), len(got), got)
+				default:
+					n.answered.Add(1)
+				}
+			}
+		})
+	}
+	for c := range calls {
+		next <- c
+	}
+	close(next)
+	cw.Wait()
+}
+
+// check: every one of want calls got its own answer.
+func (n *crossTally) check(t *testing.T, want int) {
+	t.Helper()
+	if n.answered.Load() != int64(want) {
+		t.Errorf("%d of %d answers matched their request (%d wrong, %d failed)", n.answered.Load(), want, n.wrong.Load(), n.failed.Load())
 	}
 }

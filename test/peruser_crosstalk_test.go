@@ -88,7 +88,7 @@ func TestPerUserCrossTalk(t *testing.T) {
 	}()
 
 	start := time.Now()
-	var answered, wrong, failed atomic.Int64
+	var tally crossTally
 	var wg sync.WaitGroup
 	sessions := make([]*mcp.ClientSession, puSessions)
 	sessions[0] = first
@@ -101,46 +101,19 @@ func TestPerUserCrossTalk(t *testing.T) {
 				cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: httpClientWithToken(g.Tokens["alice"])}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 				if err != nil {
 					t.Errorf("session %d: connect: %v", s, err)
-					failed.Add(puCalls)
+					tally.failed.Add(puCalls)
 					return
 				}
 				sessions[s] = cs
 			}
-			calls := make(chan int)
-			var cw sync.WaitGroup
-			for range puInFlight {
-				cw.Go(func() {
-					for c := range calls {
-						want := crossPayload(s, c, puSize(s, c))
-						res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": want}})
-						switch {
-						case err != nil:
-							failed.Add(1)
-							t.Errorf("session %d call %d: %v", s, c, err)
-						case res.IsError || text(res) != want:
-							wrong.Add(1)
-							got := text(res)
-							t.Errorf("session %d call %d (%d bytes): got %d bytes starting %.24q", s, c, len(want), len(got), got)
-						default:
-							answered.Add(1)
-						}
-					}
-				})
-			}
-			for c := range puCalls {
-				calls <- c
-			}
-			close(calls)
-			cw.Wait()
+			tally.echo(ctx, t, cs, s, puCalls, puInFlight, puSize)
 		})
 	}
 	wg.Wait()
 	close(stopSampling)
 	<-sampled
-	t.Logf("%d calls answered in %v; %d samples of the process table", answered.Load(), time.Since(start).Round(time.Millisecond), samples.Load())
-	if want := int64(puSessions * puCalls); answered.Load() != want {
-		t.Errorf("%d of %d answers matched their request (%d wrong, %d failed)", answered.Load(), want, wrong.Load(), failed.Load())
-	}
+	t.Logf("%d calls answered in %v; %d samples of the process table", tally.answered.Load(), time.Since(start).Round(time.Millisecond), samples.Load())
+	tally.check(t, puSessions*puCalls)
 	if m := maxWorkers.Load(); m != 1 || samples.Load() == 0 {
 		t.Errorf("up to %d worker processes during the run (%d samples), want exactly 1", m, samples.Load())
 	}
