@@ -15,6 +15,7 @@
 // The client secret is read from GEMGATE_CLIENT_SECRET (or --client-secret, which shows in the
 // process table; prefer the environment). No token or secret is ever printed.
 
+import { newReport, textOf } from './report.mjs';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -55,59 +56,10 @@ for (const k of ['url', 'issuer', 'clientId', 'clientSecret', 'mode']) {
 }
 if (opt.mode !== 'read-write' && opt.mode !== 'read-only') usage(`--mode must be read-write or read-only, not ${opt.mode}`);
 
-const report = {
-  client: 'typescript-sdk',
-  url: opt.url,
-  user: opt.user,
-  mode: opt.mode,
-  scope: opt.scope,
-  http: [], // every HTTP exchange the SDK made, without credentials
-  failures: [],
-};
-const fail = (msg) => report.failures.push(msg);
-
-// Give up as a whole rather than hang the calling test.
-setTimeout(() => {
-  fail(`timed out after ${opt.timeoutMs} ms`);
-  finish(2);
-}, opt.timeoutMs).unref();
-
-// recordingFetch logs each request the SDK makes (transport, discovery and token requests all
-// go through it). It records the method, the URL, the status, the challenge header and, for
-// token requests, the form fields other than secrets; for a 403 it also keeps the JSON-RPC error.
-async function recordingFetch(input, init) {
-  const req = new Request(input, init);
-  const entry = { method: req.method, url: req.url.split('?')[0] };
-  const auth = req.headers.get('authorization');
-  if (auth) entry.auth = auth.split(' ')[0].toLowerCase(); // scheme only: "bearer" or "basic"
-  if (req.method === 'POST' && (req.headers.get('content-type') ?? '').startsWith('application/x-www-form-urlencoded')) {
-    const form = new URLSearchParams(await req.clone().text());
-    entry.form = {};
-    for (const key of ['grant_type', 'scope', 'resource']) {
-      if (form.has(key)) entry.form[key] = form.get(key);
-    }
-  } else if (req.method === 'POST') {
-    try {
-      const body = JSON.parse(await req.clone().text());
-      if (body.method) entry.rpc = body.method + (body.params?.name ? ` ${body.params.name}` : '');
-    } catch {
-      // not JSON: nothing to note
-    }
-  }
-  report.http.push(entry);
-  const res = await fetch(req);
-  entry.status = res.status;
-  const challenge = res.headers.get('www-authenticate');
-  if (challenge) entry.www_authenticate = challenge;
-  if (res.status === 403) {
-    try {
-      entry.body = await res.clone().json();
-    } catch {
-      // a 403 without a JSON body
-    }
-  }
-  return res;
-}
+const { report, fail, recordingFetch, run } = newReport(
+  { client: 'typescript-sdk', url: opt.url, user: opt.user, mode: opt.mode, scope: opt.scope },
+  opt.timeoutMs,
+);
 
 let client;
 let transport;
@@ -241,25 +193,4 @@ async function readOnlyChecks() {
   if (report.echo_after_refusal !== 'still here') fail(`echo after the refusal returned ${report.echo_after_refusal}`);
 }
 
-function textOf(result) {
-  return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-}
-
-let finished = false;
-function finish(code) {
-  if (finished) return;
-  finished = true;
-  report.ok = report.failures.length === 0 && code === 0;
-  process.stdout.write(JSON.stringify(report) + '\n', () => process.exit(report.ok ? 0 : code || 1));
-}
-
-main()
-  .then(async () => {
-    await client?.close().catch(() => {});
-    finish(0);
-  })
-  .catch(async (err) => {
-    fail(`${err.name}: ${err.message}`);
-    await client?.close().catch(() => {});
-    finish(2);
-  });
+run(main, () => client?.close().catch(() => {}));

@@ -26,6 +26,7 @@
 // Usage: node ts-stepup.mjs --url URL --issuer ISSUER --client-id ID [--user NAME]
 // with the client secret in GEMGATE_CLIENT_SECRET.
 
+import { newReport, textOf } from './report.mjs';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -60,39 +61,9 @@ for (const k of ['url', 'issuer', 'clientId', 'clientSecret']) {
 
 const READ_ONLY = 'mcp:use';
 const READ_WRITE = 'mcp:use mcp:write';
-const report = { client: 'typescript-sdk', user: opt.user, http: [], failures: [] };
-const fail = (msg) => report.failures.push(msg);
-
-setTimeout(() => {
-  fail(`timed out after ${opt.timeoutMs} ms`);
-  finish(2);
-}, opt.timeoutMs).unref();
-
-// recordingFetch notes each exchange without credentials: method, URL, status, the JSON-RPC
-// method, the token request's scope, and a 403's challenge.
-async function recordingFetch(input, init) {
-  const req = new Request(input, init);
-  const entry = { method: req.method, url: req.url.split('?')[0] };
-  const type = req.headers.get('content-type') ?? '';
-  if (req.method === 'POST' && type.startsWith('application/x-www-form-urlencoded')) {
-    entry.token_scope = new URLSearchParams(await req.clone().text()).get('scope');
-  } else if (req.method === 'POST') {
-    try {
-      const body = JSON.parse(await req.clone().text());
-      if (body.method) entry.rpc = body.method + (body.params?.name ? ` ${body.params.name}` : '');
-    } catch {
-      // not JSON
-    }
-  }
-  report.http.push(entry);
-  const res = await fetch(req);
-  entry.status = res.status;
-  if (res.status === 403) entry.www_authenticate = res.headers.get('www-authenticate');
-  return res;
-}
+const { report, fail, recordingFetch, run } = newReport({ client: 'typescript-sdk', user: opt.user }, opt.timeoutMs);
 
 const hashID = (id) => (id ? createHash('sha256').update(id).digest('hex').slice(0, 16) : null);
-const textOf = (r) => (r.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 
 let client;
 
@@ -130,7 +101,7 @@ async function main() {
   const first = report.http.slice(mark);
   report.sdk_upscoping = {
     http_403s: first.filter((e) => e.rpc === 'tools/call write_note' && e.status === 403).length,
-    token_scopes: first.filter((e) => 'token_scope' in e).map((e) => e.token_scope),
+    token_scopes: first.filter((e) => e.form).map((e) => e.form.scope),
     challenge: first.find((e) => e.status === 403)?.www_authenticate,
   };
   if (report.sdk_error?.code !== 403) fail(`the SDK did not fail write_note with its 403 error: ${JSON.stringify(report.sdk_error)}`);
@@ -143,7 +114,7 @@ async function main() {
   mark = report.http.length;
   provider.clientMetadata.scope = READ_WRITE;
   const result = await auth(provider, { serverUrl: new URL(opt.url), fetchFn: recordingFetch });
-  report.reauthorize = { result, token_scopes: report.http.slice(mark).filter((e) => 'token_scope' in e).map((e) => e.token_scope) };
+  report.reauthorize = { result, token_scopes: report.http.slice(mark).filter((e) => e.form).map((e) => e.form.scope) };
   if (result !== 'AUTHORIZED') fail(`auth() answered ${result}`);
 
   // 3. The same session, now read-write.
@@ -166,21 +137,4 @@ async function main() {
   await transport.terminateSession();
 }
 
-let finished = false;
-function finish(code) {
-  if (finished) return;
-  finished = true;
-  report.ok = report.failures.length === 0 && code === 0;
-  process.stdout.write(JSON.stringify(report) + '\n', () => process.exit(report.ok ? 0 : code || 1));
-}
-
-main()
-  .then(async () => {
-    await client?.close().catch(() => {});
-    finish(0);
-  })
-  .catch(async (err) => {
-    fail(`${err.name}: ${err.message}`);
-    await client?.close().catch(() => {});
-    finish(2);
-  });
+run(main, () => client?.close().catch(() => {}));
