@@ -307,11 +307,20 @@ func waitGone(t *testing.T, pid int) {
 // tests wait for a log line, they do not look once.
 func pollUntil(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !poll(within, cond) {
+		t.Fatalf("waited %v for %s", within, what)
+	}
+}
+
+// poll asks cond every 20 ms until it holds or within has passed, and reports whether it held:
+// pollUntil for a caller that judges the outcome itself.
+func poll(within time.Duration, cond func() bool) bool {
 	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", within, what)
+			return false
 		}
 	}
+	return true
 }
 
 // workers is the number of worker processes gemgate has running now.

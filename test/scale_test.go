@@ -291,18 +291,19 @@ func (s *scaleSession) whoami(ctx context.Context) error {
 // The replica's log reaches the test through a pipe, so the line may trail the answer: it
 // is waited for a few seconds.
 func scaleReplicaOf(replicas []*gemgate, session string) int {
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	at := -1
+	poll(5*time.Second, func() bool {
 		for i, g := range replicas {
 			for _, ev := range g.logEvents("session opened") {
 				if ev["session"] == session {
-					return i
+					at = i
+					return true
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			return -1
-		}
-	}
+		return false
+	})
+	return at
 }
 
 // TestScaleOutBehindHAProxy: every request of one user lands on one replica, users spread
@@ -677,9 +678,9 @@ func scaleModernWhoami(ctx context.Context, url, user, token string) error {
 // once at least want replicas have (or after a few seconds): the audit line is written after
 // the answer, so it may trail it.
 func scaleModernReplicas(replicas []*gemgate, user string, want int) map[int]bool {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		out := map[int]bool{}
+	var out map[int]bool
+	poll(5*time.Second, func() bool {
+		out = map[int]bool{}
 		for i, g := range replicas {
 			for _, ev := range g.logEvents("audit tools/call") {
 				if ev["user"] == user && ev["era"] == "2026-07-28" {
@@ -687,9 +688,7 @@ func scaleModernReplicas(replicas []*gemgate, user string, want int) map[int]boo
 				}
 			}
 		}
-		if len(out) >= want || time.Now().After(deadline) {
-			return out
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(out) >= want
+	})
+	return out
 }
