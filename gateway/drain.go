@@ -46,10 +46,8 @@ func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *httpError
 	if !g.closing.Load() {
 		return nil
 	}
-	// The worker the request would attach to (attachModern): the sessionless one once the
-	// program is known to speak 2026-07-28.
-	known, sessionless := g.pool.SessionlessWorkers()
-	if g.pool.Serves(who, known && sessionless) {
+	// The worker the request would attach to (attachModern).
+	if g.pool.Serves(who, g.sessionlessProgram()) {
 		return nil
 	}
 	return overloaded(id, "the gateway is shutting down; try again (another replica will answer)", drainRetryAfter, nil)

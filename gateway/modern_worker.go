@@ -17,7 +17,7 @@ import (
 // the program speaks is learned from the first worker started.
 func (g *Gateway) attachModern(ctx context.Context, id pool.Identity, c pool.Caller, mr *modernRequest) (*pool.Member, json.RawMessage, error) {
 	a := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr)}
-	if known, yes := g.pool.SessionlessWorkers(); known && yes {
+	if g.sessionlessProgram() {
 		a.Sessionless = true
 		m, res, err := g.pool.Attach(ctx, a)
 		if !errors.Is(err, pool.ErrNotSessionless) {
@@ -40,6 +40,14 @@ func (g *Gateway) attachModern(ctx context.Context, id pool.Identity, c pool.Cal
 		return g.pool.Attach(ctx, a)
 	}
 	return m, res, err
+}
+
+// sessionlessProgram reports whether the worker program is known to speak 2026-07-28: then a
+// modern request goes to the user's sessionless worker (attachModern), and that is the worker
+// a drain asks about (drainRefusal).
+func (g *Gateway) sessionlessProgram() bool {
+	known, yes := g.pool.SessionlessWorkers()
+	return known && yes
 }
 
 // The tasks extension (io.modelcontextprotocol/tasks) is not one gemgate serves: discover
