@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"io"
+	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -10,7 +11,10 @@ import (
 // Run serves one MCP session over newline-delimited JSON: requests from in,
 // messages to out. It returns nil when in ends (EOF), and ctx.Err() when ctx
 // ends; either way every tool call still running is cancelled first. Run
-// closes neither in nor out.
+// closes neither in nor out. When in or out is a pipe or socket in blocking
+// mode (a worker's stdin and stdout), Run waits on it in the runtime's
+// poller, not in a blocking system call (see pollable), and puts its
+// blocking mode back when it returns.
 //
 // The session starts at log level "info", so slow's log messages reach a
 // client that never sent logging/setLevel; the client may change the level.
@@ -23,6 +27,16 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	// ends, and closing the session waits for them: tie them to ctx.
 	srv.AddReceivingMiddleware(cancelWith(ctx))
 
+	if f, ok := in.(*os.File); ok {
+		p, undo := pollable(f)
+		defer undo()
+		in = p
+	}
+	if f, ok := out.(*os.File); ok {
+		p, undo := pollable(f)
+		defer undo()
+		out = p
+	}
 	var w io.Writer = out
 	if o.Chatter {
 		w = &chatterWriter{w: out}
