@@ -70,28 +70,24 @@ func loopbackName(host string) bool {
 	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
-type clientIPKey struct{}
-
-// clientIP records the client's address for logs: the peer, or the nearest untrusted address
-// of X-Forwarded-For when the peer is a trusted proxy. It is never used for a security decision.
-func (g *Gateway) clientIP(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ip := peerAddr(r.RemoteAddr)
-		if ip.IsValid() && g.trusted(ip) {
-			hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
-			for i := len(hops) - 1; i >= 0; i-- {
-				hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-				if err != nil {
-					break
-				}
-				ip = hop
-				if !g.trusted(hop) {
-					break
-				}
+// clientIP is the client's address for logs: the peer, or the nearest untrusted address of
+// X-Forwarded-For when the peer is a trusted proxy. It is never used for a security decision.
+func (g *Gateway) clientIP(r *http.Request) netip.Addr {
+	ip := peerAddr(r.RemoteAddr)
+	if ip.IsValid() && g.trusted(ip) {
+		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+		for i := len(hops) - 1; i >= 0; i-- {
+			hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+			if err != nil {
+				break
+			}
+			ip = hop
+			if !g.trusted(hop) {
+				break
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientIPKey{}, ip)))
-	})
+	}
+	return ip
 }
 
 func (g *Gateway) trusted(ip netip.Addr) bool {
@@ -113,8 +109,11 @@ func peerAddr(remote string) netip.Addr {
 
 // ClientIP is the client address recorded for the request.
 func ClientIP(ctx context.Context) netip.Addr {
-	ip, _ := ctx.Value(clientIPKey{}).(netip.Addr)
-	return ip
+	info, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	if info == nil {
+		return netip.Addr{}
+	}
+	return info.ip
 }
 
 // cors lets browser clients on allowed origins use the endpoint: it answers their preflight
