@@ -176,20 +176,58 @@ func accepts(h http.Header, mt string) bool {
 			if strings.TrimSpace(elem) == "" {
 				continue
 			}
-			rng, params, err := mime.ParseMediaType(elem)
-			if err != nil {
-				continue
-			}
-			if q, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+			rng, ok := plainRange(elem)
+			if !ok { // parameters, quotes or other bytes: the full reading, which allocates
+				var params map[string]string
+				var err error
+				if rng, params, err = mime.ParseMediaType(elem); err != nil {
 					continue
 				}
+				if q, ok := params["q"]; ok {
+					if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+						continue
+					}
+				}
 			}
+			// rng is in lower case after mime.ParseMediaType, in ASCII of any case from
+			// plainRange: EqualFold reads both alike.
 			rt, rs, _ := strings.Cut(rng, "/")
-			if rng == "*/*" || rng == "*" || (rt == typ && (rs == "*" || rs == sub)) {
+			if rng == "*/*" || rng == "*" || (strings.EqualFold(rt, typ) && (rs == "*" || strings.EqualFold(rs, sub))) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// plainRange reads an Accept element that is a bare media range, as clients send them
+// ("application/json", " text/event-stream"): ASCII, no parameters, no quotes. It decides as
+// mime.ParseMediaType does (token, or token/token; the caller lowers the case by EqualFold)
+// without allocating. ok is false for anything else, which the caller reads with
+// mime.ParseMediaType; TestAcceptsAgreesWithMIME holds the two to the same answers.
+func plainRange(elem string) (rng string, ok bool) {
+	for i := 0; i < len(elem); i++ {
+		if c := elem[i]; c >= 0x80 || c == ';' || c == '"' {
+			return "", false
+		}
+	}
+	rng = strings.TrimSpace(elem)
+	typ, sub, slash := strings.Cut(rng, "/")
+	if !isToken(typ) || (slash && !isToken(sub)) {
+		return "", false // invalid: let mime.ParseMediaType refuse it
+	}
+	return rng, true
+}
+
+// isToken: RFC 2045 token, as mime reads it: printable ASCII except tspecials.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= 0x20 || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?=`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
