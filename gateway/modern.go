@@ -87,7 +87,7 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			m.Detach()
 		}
 	}()
-	log := g.log.With("user", p.User, "worker", m.WorkerID(), "era", modernVersion)
+	log := modernLog{l: g.log, user: p.User, worker: m.WorkerID()}
 
 	// A sessionless worker takes the request as it is (the pool remaps the id); a legacy one
 	// gets it as a legacy request of gemgate's session with it. server/discover is answered
@@ -142,7 +142,7 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	detach = !parkedNow
 	if msg.Method == "tools/call" {
 		g.metrics.toolCall(outcome)
-		log.Info("audit tools/call", "tool", fields.tool, "read_only", access.ReadOnly, "outcome", outcome, "duration", time.Since(started))
+		log.audit(fields.tool, access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }
