@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // auditLines are the audit lines in the fixture's log, each as its keys in order and its
@@ -48,6 +49,8 @@ func TestAuditLineFields(t *testing.T) {
 		c := f.client("alice-rw")
 		c.open()
 		c.callTool("2", "echo", map[string]any{"text": "x"})
+		// The line is written once the answer is out: the client may read the log first.
+		eventually(t, 10*time.Second, "the audit line", func() bool { k, _ := auditLines(t, f); return len(k) > 0 })
 		keys, vals := auditLines(t, f)
 		if len(keys) != 1 {
 			t.Fatalf("%d audit lines, want 1:\n%s", len(keys), f.log)
@@ -74,6 +77,7 @@ func TestAuditLineFields(t *testing.T) {
 		if r := c.modern("2", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.status == 200 {
 			t.Fatalf("write_note read-only: %d %s", r.status, r.body)
 		}
+		eventually(t, 10*time.Second, "the audit lines", func() bool { k, _ := auditLines(t, f); return len(k) >= 2 })
 		keys, vals := auditLines(t, f)
 		if len(keys) != 2 {
 			t.Fatalf("%d audit lines, want 2:\n%s", len(keys), f.log)
