@@ -150,8 +150,13 @@ const (
 // is JSON (parameters such as charset are fine), else 415; the client accepts JSON or SSE,
 // else 406.
 func checkPostHeaders(r *http.Request) *httpError {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != mediaJSON {
+	ct := r.Header.Get("Content-Type")
+	mt, ok := plainRange(ct) // the common case, without allocating; any other as mime reads it
+	var err error
+	if !ok {
+		mt, _, err = mime.ParseMediaType(ct)
+	}
+	if err != nil || !strings.EqualFold(mt, mediaJSON) {
 		return &httpError{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
 			Message: "the body must be Content-Type: application/json"}
 	}
