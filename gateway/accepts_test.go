@@ -89,3 +89,17 @@ func TestAcceptsAllocs(t *testing.T) {
 		t.Fatalf("%.1f allocations per Accept check, want 0", n)
 	}
 }
+
+// TestContentTypeAgreesWithMIME: a POST's Content-Type is JSON for checkPostHeaders exactly
+// when mime.ParseMediaType reads it as application/json.
+func TestContentTypeAgreesWithMIME(t *testing.T) {
+	for _, ct := range acceptElems {
+		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
+		r.Header.Set("Content-Type", ct)
+		mt, _, err := mime.ParseMediaType(ct)
+		want := err == nil && mt == mediaJSON
+		if got := checkPostHeaders(r) == nil; got != want {
+			t.Errorf("Content-Type %q: accepted %v, want %v", ct, got, want)
+		}
+	}
+}
