@@ -245,6 +245,9 @@ func (rs *resumeStore) sweepLocked(now time.Time) {
 // trimLocked applies the byte bound, oldest streams first; the event just written to keep
 // stays even alone over the bound.
 func (rs *resumeStore) trimLocked(keep *streamLog) {
+	if rs.bytes <= resumeBytes {
+		return
+	}
 	for _, sid := range rs.order {
 		l := rs.streams[sid]
 		for len(l.events) > 0 && rs.bytes > resumeBytes && !(l == keep && len(l.events) == 1) {
