@@ -31,7 +31,8 @@ var (
 // empty token. A token that is not in RFC 6750 token syntax is a
 // [*MalformedTokenError] (wrapping [ErrInvalidToken]).
 func BearerToken(r *http.Request) (string, error) {
-	if r.URL != nil && r.URL.Query().Has("access_token") {
+	// Most requests have no query string: there is nothing to parse (and allocate) then.
+	if r.URL != nil && r.URL.RawQuery != "" && r.URL.Query().Has("access_token") {
 		return "", errTokenInQuery
 	}
 	values := r.Header.Values("Authorization")
@@ -68,8 +69,7 @@ func BearerToken(r *http.Request) (string, error) {
 func isB64Token(s string) bool {
 	i := 0
 	for ; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+		if !b64TokenChar[s[i]] {
 			break
 		}
 	}
@@ -83,3 +83,21 @@ func isB64Token(s string) bool {
 	}
 	return true
 }
+
+// b64TokenChar marks the bytes of b64token other than its padding. A table, since every
+// request's token (a JWT of a kilobyte or so) is scanned byte by byte.
+var b64TokenChar = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range []byte("-._~+/") {
+		t[c] = true
+	}
+	return t
+}()

@@ -74,32 +74,32 @@ const retryAfterSeconds = "5"
 // On success the [Principal] is in the request context.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := a.authenticate(r)
+		p, raw, err := a.authenticate(r)
 		if err != nil {
 			a.refuse(w, r, p, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(w, r.WithContext(withVerified(r.Context(), p, raw)))
 	})
 }
 
-// authenticate is the decision; Middleware only renders it.
-func (a *Authenticator) authenticate(r *http.Request) (Principal, error) {
-	raw, err := BearerToken(r)
+// authenticate is the decision; Middleware only renders it. raw is the verified token.
+func (a *Authenticator) authenticate(r *http.Request) (p Principal, raw string, err error) {
+	raw, err = BearerToken(r)
 	if err != nil {
-		return Principal{}, err
+		return Principal{}, "", err
 	}
 	if a.verifier == nil {
-		return Principal{}, &UnknownKeyError{Err: errors.New("no verifier configured")}
+		return Principal{}, "", &UnknownKeyError{Err: errors.New("no verifier configured")}
 	}
-	p, err := a.verifier.Verify(r.Context(), raw)
+	p, err = a.verifier.Verify(r.Context(), raw)
 	if err != nil {
-		return Principal{}, err
+		return Principal{}, "", err
 	}
 	if missing := missingScopes(p.Scopes, a.required); len(missing) > 0 {
-		return p, &InsufficientScopeError{Missing: missing}
+		return p, "", &InsufficientScopeError{Missing: missing}
 	}
-	return p, nil
+	return p, raw, nil
 }
 
 func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Principal, err error) {

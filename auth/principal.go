@@ -32,13 +32,33 @@ func (p Principal) clone() Principal {
 
 type principalKey struct{}
 
-// WithPrincipal returns a context carrying p.
-func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+// verified is what a request's context carries: the principal, and the bearer token it was
+// verified from when the Authenticator's middleware put it there. One value, so that the
+// token costs no context layer (nor allocation) of its own.
+type verified struct {
+	p     Principal
+	token string
 }
 
-// PrincipalFrom returns the principal stored by [WithPrincipal].
+// WithPrincipal returns a context carrying p.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, verified{p: p})
+}
+
+func withVerified(ctx context.Context, p Principal, token string) context.Context {
+	return context.WithValue(ctx, principalKey{}, verified{p: p, token: token})
+}
+
+// PrincipalFrom returns the principal stored by [WithPrincipal] or the middleware.
 func PrincipalFrom(ctx context.Context) (Principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(Principal)
-	return p, ok
+	v, ok := ctx.Value(principalKey{}).(verified)
+	return v.p, ok
+}
+
+// TokenFrom returns the bearer token the [Authenticator]'s middleware verified for this
+// request: what [BearerToken] returned for it, without reading the header again. It reports
+// false when no token was verified (a context from [WithPrincipal] or [Anonymous]).
+func TokenFrom(ctx context.Context) (string, bool) {
+	v, _ := ctx.Value(principalKey{}).(verified)
+	return v.token, v.token != ""
 }

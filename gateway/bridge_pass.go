@@ -1,11 +1,13 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -30,6 +32,9 @@ var (
 // result's keys, the worker's state and an expiry. A result of another kind, or without a
 // requestState, is returned as it is.
 func (g *Gateway) wrapInputRequired(base stateClaims, result json.RawMessage) (json.RawMessage, error) {
+	if isObject(result) && !mayHaveKey(result, "resultType") {
+		return result, nil // nearly every answer: not decoded, however large
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(result, &fields); err != nil {
 		return nil, err
@@ -101,9 +106,71 @@ func (g *Gateway) passInputRequired(pk *parked, resp *jsonrpc.Message, outcome s
 
 // resultTypeOf is a result's resultType, "" when absent or unreadable.
 func resultTypeOf(result json.RawMessage) string {
+	if !mayHaveKey(result, "resultType") {
+		return ""
+	}
 	var r struct {
 		ResultType string `json:"resultType"`
 	}
 	_ = json.Unmarshal(result, &r)
 	return r.ResultType
+}
+
+// mayHaveKey reports whether raw, JSON that jsonrpc.Parse validated, may have a member that
+// encoding/json reads as key: by its exact name, or by the case folding it applies to struct
+// fields. false means decoding raw to look for key would find nothing, so a megabyte answer
+// need not be decoded to learn it is not input-required. It looks only at the strings, one
+// IndexByte between quotes; an escape anywhere, which could spell the key, makes it say true.
+func mayHaveKey(raw []byte, key string) bool {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return true
+	}
+	for rest := raw; ; {
+		i := bytes.IndexByte(rest, '"')
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1:]
+		j := bytes.IndexByte(rest, '"') // no escapes: the string's closing quote
+		if j < 0 {
+			return true // not JSON after all: the decoder is to say what it is
+		}
+		if mayFoldTo(rest[:j], key) {
+			return true
+		}
+		rest = rest[j+1:]
+	}
+}
+
+// mayFoldTo: s has key's length in runes, and each of its runes is key's in ASCII of either
+// case, or not ASCII at all (some, such as U+017F, fold to ASCII letters: counted as a match).
+func mayFoldTo(s []byte, key string) bool {
+	if len(s) < len(key) || len(s) > utf8.UTFMax*len(key) {
+		return false
+	}
+	k := 0
+	for i := 0; i < len(s); k++ {
+		r, n := utf8.DecodeRune(s[i:])
+		i += n
+		if k == len(key) {
+			return false
+		}
+		if r < utf8.RuneSelf && lowerASCII(byte(r)) != lowerASCII(key[k]) {
+			return false
+		}
+	}
+	return k == len(key)
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// isObject reports whether raw, valid JSON, is an object.
+func isObject(raw []byte) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }

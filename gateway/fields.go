@@ -30,6 +30,19 @@ var readParams = map[string][]string{
 	"prompts/get":             {"name", "arguments"},
 }
 
+// exactParams are readParams with _meta first, made once: the keys params.Exact checks, per
+// method (metaOnly for the others).
+var (
+	exactParams = func() map[string][]string {
+		out := map[string][]string{}
+		for m, keys := range readParams {
+			out[m] = append([]string{"_meta"}, keys...)
+		}
+		return out
+	}()
+	metaOnly = []string{"_meta"}
+)
+
 // readClientFields reads what the gateway decides on from a request or notification. A
 // repeated key, exact or in another case, in any object on the way to those fields, and a key
 // that differs only in case from one of them, is a *jsonrpc.KeyError (-32600); a field of the
@@ -53,7 +66,11 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
 		}
 		return f, fieldError(m, err)
 	}
-	if err := params.Exact(append([]string{"_meta"}, readParams[m.Method]...)...); err != nil {
+	known, ok := exactParams[m.Method]
+	if !ok {
+		known = metaOnly
+	}
+	if err := params.Exact(known...); err != nil {
 		return f, fieldError(m, err)
 	}
 	meta, _, err := params.Object("_meta")

@@ -70,28 +70,24 @@ func loopbackName(host string) bool {
 	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
-type clientIPKey struct{}
-
-// clientIP records the client's address for logs: the peer, or the nearest untrusted address
-// of X-Forwarded-For when the peer is a trusted proxy. It is never used for a security decision.
-func (g *Gateway) clientIP(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ip := peerAddr(r.RemoteAddr)
-		if ip.IsValid() && g.trusted(ip) {
-			hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
-			for i := len(hops) - 1; i >= 0; i-- {
-				hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-				if err != nil {
-					break
-				}
-				ip = hop
-				if !g.trusted(hop) {
-					break
-				}
+// clientIP is the client's address for logs: the peer, or the nearest untrusted address of
+// X-Forwarded-For when the peer is a trusted proxy. It is never used for a security decision.
+func (g *Gateway) clientIP(r *http.Request) netip.Addr {
+	ip := peerAddr(r.RemoteAddr)
+	if ip.IsValid() && g.trusted(ip) {
+		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+		for i := len(hops) - 1; i >= 0; i-- {
+			hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+			if err != nil {
+				break
+			}
+			ip = hop
+			if !g.trusted(hop) {
+				break
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientIPKey{}, ip)))
-	})
+	}
+	return ip
 }
 
 func (g *Gateway) trusted(ip netip.Addr) bool {
@@ -113,8 +109,11 @@ func peerAddr(remote string) netip.Addr {
 
 // ClientIP is the client address recorded for the request.
 func ClientIP(ctx context.Context) netip.Addr {
-	ip, _ := ctx.Value(clientIPKey{}).(netip.Addr)
-	return ip
+	info, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	if info == nil {
+		return netip.Addr{}
+	}
+	return info.ip
 }
 
 // cors lets browser clients on allowed origins use the endpoint: it answers their preflight
@@ -151,8 +150,13 @@ const (
 // is JSON (parameters such as charset are fine), else 415; the client accepts JSON or SSE,
 // else 406.
 func checkPostHeaders(r *http.Request) *httpError {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != mediaJSON {
+	ct := r.Header.Get("Content-Type")
+	mt, ok := plainRange(ct) // the common case, without allocating; any other as mime reads it
+	var err error
+	if !ok {
+		mt, _, err = mime.ParseMediaType(ct)
+	}
+	if err != nil || !strings.EqualFold(mt, mediaJSON) {
 		return &httpError{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
 			Message: "the body must be Content-Type: application/json"}
 	}
@@ -177,20 +181,58 @@ func accepts(h http.Header, mt string) bool {
 			if strings.TrimSpace(elem) == "" {
 				continue
 			}
-			rng, params, err := mime.ParseMediaType(elem)
-			if err != nil {
-				continue
-			}
-			if q, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+			rng, ok := plainRange(elem)
+			if !ok { // parameters, quotes or other bytes: the full reading, which allocates
+				var params map[string]string
+				var err error
+				if rng, params, err = mime.ParseMediaType(elem); err != nil {
 					continue
 				}
+				if q, ok := params["q"]; ok {
+					if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+						continue
+					}
+				}
 			}
+			// rng is in lower case after mime.ParseMediaType, in ASCII of any case from
+			// plainRange: EqualFold reads both alike.
 			rt, rs, _ := strings.Cut(rng, "/")
-			if rng == "*/*" || rng == "*" || (rt == typ && (rs == "*" || rs == sub)) {
+			if rng == "*/*" || rng == "*" || (strings.EqualFold(rt, typ) && (rs == "*" || strings.EqualFold(rs, sub))) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// plainRange reads an Accept element that is a bare media range, as clients send them
+// ("application/json", " text/event-stream"): ASCII, no parameters, no quotes. It decides as
+// mime.ParseMediaType does (token, or token/token; the caller lowers the case by EqualFold)
+// without allocating. ok is false for anything else, which the caller reads with
+// mime.ParseMediaType; TestAcceptsAgreesWithMIME holds the two to the same answers.
+func plainRange(elem string) (rng string, ok bool) {
+	for i := 0; i < len(elem); i++ {
+		if c := elem[i]; c >= 0x80 || c == ';' || c == '"' {
+			return "", false
+		}
+	}
+	rng = strings.TrimSpace(elem)
+	typ, sub, slash := strings.Cut(rng, "/")
+	if !isToken(typ) || (slash && !isToken(sub)) {
+		return "", false // invalid: let mime.ParseMediaType refuse it
+	}
+	return rng, true
+}
+
+// isToken: RFC 2045 token, as mime reads it: printable ASCII except tspecials.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= 0x20 || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?=`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }

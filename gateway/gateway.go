@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -192,7 +191,7 @@ func (g *Gateway) Handler() http.Handler { return g.router }
 
 func (g *Gateway) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, g.clientIP, g.recoverer)
+	r.Use(g.requestInfo, g.recoverer)
 	r.Get("/healthz", g.healthz)
 	r.Get("/readyz", g.readyz)
 	if g.opts.Metadata != nil {
@@ -255,7 +254,7 @@ func (g *Gateway) recoverer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				g.log.Error("handler panicked", "panic", v, "request_id", middleware.GetReqID(r.Context()))
+				g.log.Error("handler panicked", "panic", v, "request_id", requestID(r.Context()))
 				http.Error(w, "internal error", http.StatusInternalServerError)
 			}
 		}()

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,23 @@ type Metrics struct {
 	sseStreams      prometheus.Gauge
 	outboxDrops     prometheus.Counter
 	streamMoves     prometheus.Counter
+
+	// The series every call touches, kept once looked up: WithLabelValues hashes its labels
+	// and formats the status on every call. Labels come from fixed sets (methods, outcomes,
+	// HTTP statuses), so the caches stay small.
+	seriesMu  sync.RWMutex
+	byRequest map[requestLabels]requestSeries
+	byOutcome map[string]prometheus.Counter
+}
+
+type requestLabels struct {
+	method string
+	code   int
+}
+
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 // NewMetrics registers the gateway's metrics with reg.
@@ -72,8 +90,21 @@ func (m *Metrics) request(method string, code int, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(method, strconv.Itoa(code)).Inc()
-	m.requestDuration.WithLabelValues(method).Observe(d.Seconds())
+	k := requestLabels{method, code}
+	m.seriesMu.RLock()
+	rs, ok := m.byRequest[k]
+	m.seriesMu.RUnlock()
+	if !ok {
+		rs = requestSeries{m.requests.WithLabelValues(method, strconv.Itoa(code)), m.requestDuration.WithLabelValues(method)}
+		m.seriesMu.Lock()
+		if m.byRequest == nil {
+			m.byRequest = map[requestLabels]requestSeries{}
+		}
+		m.byRequest[k] = rs
+		m.seriesMu.Unlock()
+	}
+	rs.count.Inc()
+	rs.duration.Observe(d.Seconds())
 }
 
 func (m *Metrics) sessionOpened(result string) {
@@ -103,9 +134,22 @@ func (m *Metrics) poolMetrics() *pool.Metrics {
 }
 
 func (m *Metrics) toolCall(outcome string) {
-	if m != nil {
-		m.toolCalls.WithLabelValues(outcome).Inc()
+	if m == nil {
+		return
 	}
+	m.seriesMu.RLock()
+	c, ok := m.byOutcome[outcome]
+	m.seriesMu.RUnlock()
+	if !ok {
+		c = m.toolCalls.WithLabelValues(outcome)
+		m.seriesMu.Lock()
+		if m.byOutcome == nil {
+			m.byOutcome = map[string]prometheus.Counter{}
+		}
+		m.byOutcome[outcome] = c
+		m.seriesMu.Unlock()
+	}
+	c.Inc()
 }
 
 func (m *Metrics) streamOpened() {

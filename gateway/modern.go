@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,7 +88,7 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			m.Detach()
 		}
 	}()
-	log := g.log.With("user", p.User, "worker", m.WorkerID(), "era", modernVersion)
+	log := modernLog{l: g.log, user: p.User, worker: m.WorkerID()}
 
 	// A sessionless worker takes the request as it is (the pool remaps the id); a legacy one
 	// gets it as a legacy request of gemgate's session with it. server/discover is answered
@@ -142,26 +143,43 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	detach = !parkedNow
 	if msg.Method == "tools/call" {
 		g.metrics.toolCall(outcome)
-		log.Info("audit tools/call", "tool", fields.tool, "read_only", access.ReadOnly, "outcome", outcome, "duration", time.Since(started))
+		log.audit(fields.tool, access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }
 
+// defaultClientInfo is the clientInfo of a modern request that names none.
+var defaultClientInfo = json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
+
 // legacyParams are the initialize params a modern request stands for, for the pool: the
 // version gemgate speaks with workers, the client capabilities that decide which worker
 // requests the pool may route to this caller (for the bridge), and the client's info.
+//
+// It is written by hand, as json.Marshal wrote it from maps (keys in order, the client's info
+// compacted and HTML-escaped; TestLegacyParamsBytes holds the bytes), since every modern
+// request makes it.
 func legacyParams(mr *modernRequest) json.RawMessage {
-	info := json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
+	info := defaultClientInfo
 	if mr.clientInfo != nil {
 		info = mr.clientInfo
 	}
-	caps := map[string]any{}
-	for _, k := range []string{"sampling", "elicitation", "roots"} {
+	if bytes.ContainsAny(info, " \t\r\n<>&\u2028\u2029") {
+		info, _ = json.Marshal(info) // compacts and escapes, as it did inside the whole
+	}
+	out := make([]byte, 0, 128+len(info))
+	out = append(out, `{"capabilities":{`...)
+	first := true
+	for _, k := range []string{"elicitation", "roots", "sampling"} { // a map's keys, sorted
 		if mr.caps.Has(k) {
-			caps[k] = map[string]any{}
+			if !first {
+				out = append(out, ',')
+			}
+			first = false
+			out = append(append(append(out, '"'), k...), `":{}`...)
 		}
 	}
-	out, _ := json.Marshal(map[string]any{"protocolVersion": supportedVersions[0], "capabilities": caps, "clientInfo": info})
+	out = append(append(out, `},"clientInfo":`...), info...)
+	out = append(append(append(out, `,"protocolVersion":"`...), supportedVersions[0]...), `"}`...)
 	return out
 }
 

@@ -443,6 +443,9 @@ func isToolError(result json.RawMessage) bool {
 func acceptsSSE(r *http.Request) bool { return accepts(r.Header, mediaSSE) }
 
 func bearer(r *http.Request) string {
+	if tok, ok := auth.TokenFrom(r.Context()); ok {
+		return tok // the authenticator read and checked this request's header already
+	}
 	tok, err := auth.BearerToken(r)
 	if err != nil {
 		return ""

@@ -12,26 +12,34 @@ import (
 type postStream struct {
 	w      http.ResponseWriter
 	store  *resumeStore
-	st     *sse
+	st     sse // set up at the first event
+	begun  bool
 	sid    uint64
 	primed bool // the client holds an id it can resume from
 	live   bool // the connection still takes writes
 }
 
-func (p *postStream) started() bool   { return p.st != nil }
+func (p *postStream) started() bool   { return p.begun }
 func (p *postStream) resumable() bool { return p.primed }
+
+// frameRoom is what an event's frame adds to its message: the id and priming lines, the
+// event and data fields.
+const frameRoom = 2*maxEventIDLen + 64
 
 // event logs and writes one message; last marks the answer. It reports whether the client's
 // connection took it.
 func (p *postStream) event(ev []byte, last bool) bool {
-	if p.st == nil {
+	if !p.begun {
 		// The stream starts with this event: headers, priming event and event go in one
 		// write; an answer alone makes the whole stream.
-		p.st = newSSE(p.w)
+		p.begun = true
+		p.st.init(p.w)
 		p.sid = p.store.open()
-		prime := p.store.eventID(p.sid, 0)
-		id := p.store.record(p.sid, ev, last)
-		frame := appendEvent(appendPrime(make([]byte, 0, len(ev)+2*len(prime)+48), prime, sseRetry), id, ev)
+		seq := p.store.recordSeq(p.sid, ev, last)
+		var ids [2 * maxEventIDLen]byte
+		prime := p.store.appendEventID(ids[:0], p.sid, 0)
+		id := p.store.appendEventID(prime[len(prime):], p.sid, seq)
+		frame := appendEvent(appendPrime(make([]byte, 0, len(ev)+frameRoom), prime, sseRetry), id, ev)
 		if last {
 			p.live = p.st.whole(frame) == nil
 		} else {
@@ -43,9 +51,13 @@ func (p *postStream) event(ev []byte, last bool) bool {
 	if !p.primed {
 		return false
 	}
-	id := p.store.record(p.sid, ev, last)
-	if p.live && p.st.eventID(id, ev) != nil {
-		p.live = false
+	seq := p.store.recordSeq(p.sid, ev, last)
+	if p.live {
+		var ids [maxEventIDLen]byte
+		id := p.store.appendEventID(ids[:0], p.sid, seq)
+		if p.st.write(appendEvent(make([]byte, 0, len(ev)+frameRoom), id, ev)) != nil {
+			p.live = false
+		}
 	}
 	return p.live
 }

@@ -48,7 +48,8 @@ type loggedEvent struct {
 
 // streamLog is what one stream wrote, for replay.
 type streamLog struct {
-	events  []loggedEvent // oldest first
+	events  []loggedEvent  // oldest first
+	first   [1]loggedEvent // events' first backing array: most POST streams log one event
 	lastSeq uint64
 	evicted uint64 // highest seq dropped from events; a resume from before it has a gap
 	done    bool   // the stream's last event (a POST's answer) is in
@@ -56,7 +57,9 @@ type streamLog struct {
 	reader  uint64 // generation of the newest reader of a POST stream; 0 for none ever
 	readers int    // readers attached now
 	alone   time.Time
-	wake    chan struct{}
+	// wake is closed at the stream's next news. It is made only when a reader asks for it
+	// (since): most streams are never read back, and a channel per event would be waste.
+	wake chan struct{}
 }
 
 // resumeStore holds a session's stream logs.
@@ -68,6 +71,10 @@ type resumeStore struct {
 	order   []uint64 // stream ids, oldest first
 	next    uint64
 	bytes   int
+	// sweepAt is the earliest moment the time bound may drop something (zero: nothing to
+	// drop); a sweep before it would find nothing, so every use of the store need not walk
+	// its streams.
+	sweepAt time.Time
 }
 
 func newResumeStore() *resumeStore {
@@ -80,7 +87,14 @@ func newResumeStore() *resumeStore {
 
 // eventID is the id of event seq of stream sid.
 func (rs *resumeStore) eventID(sid, seq uint64) string {
-	return rs.tag + "_" + strconv.FormatUint(sid, 10) + "_" + strconv.FormatUint(seq, 10)
+	return string(rs.appendEventID(make([]byte, 0, maxEventIDLen), sid, seq))
+}
+
+// appendEventID appends eventID(sid, seq) to buf.
+func (rs *resumeStore) appendEventID(buf []byte, sid, seq uint64) []byte {
+	buf = append(append(buf, rs.tag...), '_')
+	buf = append(strconv.AppendUint(buf, sid, 10), '_')
+	return strconv.AppendUint(buf, seq, 10)
 }
 
 // open starts the log of a new POST answer stream.
@@ -94,7 +108,8 @@ func (rs *resumeStore) open() uint64 {
 
 func (rs *resumeStore) addLocked(sid uint64) *streamLog {
 	now := rs.now()
-	l := &streamLog{last: now, alone: now, wake: make(chan struct{})}
+	l := &streamLog{last: now, alone: now}
+	l.events = l.first[:0]
 	rs.streams[sid] = l
 	rs.order = append(rs.order, sid)
 	rs.sweepLocked(now)
@@ -133,6 +148,11 @@ func (rs *resumeStore) position(sid uint64) uint64 {
 // record keeps an event of stream sid and returns its id. last marks the stream's final
 // event: a resumed POST stream ends after it.
 func (rs *resumeStore) record(sid uint64, data []byte, last bool) string {
+	return rs.eventID(sid, rs.recordSeq(sid, data, last))
+}
+
+// recordSeq is record, returning the event's seq rather than its id.
+func (rs *resumeStore) recordSeq(sid uint64, data []byte, last bool) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	l := rs.logLocked(sid)
@@ -148,10 +168,11 @@ func (rs *resumeStore) record(sid uint64, data []byte, last bool) string {
 	if len(l.events) > resumeEvents {
 		rs.evictLocked(l)
 	}
+	rs.dueLocked(now.Add(resumeRetention)) // this event's, and a finished stream's, end
 	rs.sweepLocked(now)
 	rs.trimLocked(l)
 	l.signal()
-	return rs.eventID(sid, l.lastSeq)
+	return l.lastSeq
 }
 
 // finish marks stream sid as ended without a last event of its own (a cancelled call).
@@ -160,13 +181,32 @@ func (rs *resumeStore) finish(sid uint64) {
 	defer rs.mu.Unlock()
 	if l := rs.streams[sid]; l != nil {
 		l.done, l.last = true, rs.now()
+		rs.dueLocked(l.last.Add(resumeRetention))
 		l.signal()
 	}
 }
 
+// signal wakes the stream's readers, if any wait.
 func (l *streamLog) signal() {
-	close(l.wake)
-	l.wake = make(chan struct{})
+	if l.wake != nil {
+		close(l.wake)
+		l.wake = nil
+	}
+}
+
+// wakeLocked is the channel closed at the stream's next news.
+func (l *streamLog) wakeLocked() chan struct{} {
+	if l.wake == nil {
+		l.wake = make(chan struct{})
+	}
+	return l.wake
+}
+
+// dueLocked notes that the time bound may drop something at t.
+func (rs *resumeStore) dueLocked(t time.Time) {
+	if rs.sweepAt.IsZero() || t.Before(rs.sweepAt) {
+		rs.sweepAt = t
+	}
 }
 
 func (rs *resumeStore) evictLocked(l *streamLog) {
@@ -176,22 +216,38 @@ func (rs *resumeStore) evictLocked(l *streamLog) {
 	l.events = l.events[1:]
 }
 
-// sweepLocked applies the time bound.
+// sweepLocked applies the time bound once it is due, and works out when it is next due.
 func (rs *resumeStore) sweepLocked(now time.Time) {
-	for _, sid := range append([]uint64(nil), rs.order...) {
+	if rs.sweepAt.IsZero() || !now.After(rs.sweepAt) {
+		return
+	}
+	rs.sweepAt = time.Time{}
+	for i := 0; i < len(rs.order); {
+		sid := rs.order[i]
 		l := rs.streams[sid]
 		for len(l.events) > 0 && now.Sub(l.events[0].at) > resumeRetention {
 			rs.evictLocked(l)
 		}
 		if l.done && l.readers == 0 && now.Sub(l.last) > resumeRetention {
-			rs.dropLocked(sid)
+			rs.dropLocked(sid) // takes it out of rs.order: order[i] is the next one now
+			continue
 		}
+		if len(l.events) > 0 {
+			rs.dueLocked(l.events[0].at.Add(resumeRetention))
+		}
+		if l.done && l.readers == 0 {
+			rs.dueLocked(l.last.Add(resumeRetention))
+		}
+		i++
 	}
 }
 
 // trimLocked applies the byte bound, oldest streams first; the event just written to keep
 // stays even alone over the bound.
 func (rs *resumeStore) trimLocked(keep *streamLog) {
+	if rs.bytes <= resumeBytes {
+		return
+	}
 	for _, sid := range rs.order {
 		l := rs.streams[sid]
 		for len(l.events) > 0 && rs.bytes > resumeBytes && !(l == keep && len(l.events) == 1) {
@@ -270,7 +326,7 @@ func (rs *resumeStore) since(sid, after uint64) (evs []loggedEvent, done bool, w
 			evs = append(evs, e)
 		}
 	}
-	return evs, l.done, l.wake, true
+	return evs, l.done, l.wakeLocked(), true
 }
 
 // attach registers a reader of POST stream sid; the newest reader wins, so current(gen)
@@ -302,6 +358,9 @@ func (rs *resumeStore) detach(sid uint64) {
 		l.readers--
 		if l.readers == 0 {
 			l.alone = rs.now()
+			if l.done { // its retention may have passed while it was read
+				rs.dueLocked(l.last.Add(resumeRetention))
+			}
 		}
 	}
 }

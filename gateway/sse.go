@@ -14,13 +14,29 @@ const sseWriteTimeout = 5 * time.Second
 // sse writes Server-Sent Events. Every event is flushed at once.
 type sse struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
+	rc      http.ResponseController // a value: a stream inside another struct costs no allocation
 	started bool
 }
 
 func newSSE(w http.ResponseWriter) *sse {
-	return &sse{w: w, rc: http.NewResponseController(w)}
+	s := &sse{}
+	s.init(w)
+	return s
 }
+
+func (s *sse) init(w http.ResponseWriter) {
+	s.w, s.rc = w, *http.NewResponseController(w)
+}
+
+// The values of a stream's fixed headers, shared by every stream rather than made per answer.
+// net/http copies the header map when the status is written, and nothing in gemgate changes a
+// value in place, so sharing them is safe; each has no spare capacity, so an Add makes a new
+// slice rather than appending into the shared one.
+var (
+	sseContentType  = []string{mediaSSE}
+	sseCacheControl = []string{"no-cache, no-transform"}
+	sseNoBuffering  = []string{"no"}
+)
 
 func (s *sse) start(extra http.Header) error {
 	s.header(extra)
@@ -34,15 +50,17 @@ func (s *sse) header(extra http.Header) {
 	for k, v := range extra {
 		h[k] = v
 	}
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("X-Accel-Buffering", "no") // tells nginx-style proxies not to buffer the stream
+	h["Content-Type"] = sseContentType
+	h["Cache-Control"] = sseCacheControl
+	h["X-Accel-Buffering"] = sseNoBuffering // tells nginx-style proxies not to buffer the stream
 }
 
 // writeWholeStream answers with a stream of one event, msg, and no event id (a modern call's
 // answer: 2026-07-28 has no resumption).
 func writeWholeStream(w http.ResponseWriter, msg []byte) error {
-	return newSSE(w).whole(appendEvent(make([]byte, 0, len(msg)+24), "", msg))
+	var s sse
+	s.init(w)
+	return s.whole(appendEvent(make([]byte, 0, len(msg)+24), "", msg))
 }
 
 // begin starts a stream with its first events, headers and events in one write.
@@ -58,7 +76,7 @@ func (s *sse) begin(first []byte) error {
 // chunked encoding's last chunk costs a system call of its own.
 func (s *sse) whole(body []byte) error {
 	s.header(nil)
-	s.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	s.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
 	s.w.WriteHeader(http.StatusOK)
 	s.started = true
 	return s.write(body)
@@ -77,8 +95,8 @@ func (s *sse) eventID(id string, msg []byte) error {
 }
 
 // appendEvent appends the event that carries msg, with id unless it is empty.
-func appendEvent(buf []byte, id string, msg []byte) []byte {
-	if id != "" {
+func appendEvent[ID string | []byte](buf []byte, id ID, msg []byte) []byte {
+	if len(id) > 0 {
 		buf = append(append(append(buf, "id: "...), id...), '\n')
 	}
 	buf = append(buf, "event: message\n"...)
@@ -103,7 +121,7 @@ func (s *sse) prime(id string, retry time.Duration) error {
 	return s.write(appendPrime(nil, id, retry))
 }
 
-func appendPrime(buf []byte, id string, retry time.Duration) []byte {
+func appendPrime[ID string | []byte](buf []byte, id ID, retry time.Duration) []byte {
 	buf = append(append(append(buf, "id: "...), id...), "\nretry: "...)
 	buf = strconv.AppendInt(buf, retry.Milliseconds(), 10)
 	return append(buf, "\ndata: \n\n"...)

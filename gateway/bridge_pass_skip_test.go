@@ -1,0 +1,108 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// passResults are worker results: plain ones, input-required ones, and ones that spell
+// resultType in ways encoding/json still reads as that name (escapes, case, Unicode folding),
+// or mention it only in a value.
+var passResults = []string{
+	`{"content":[{"type":"text","text":"hello"}]}`,
+	` {"content":[]}`,
+	`{"content":[{"type":"text","text":"grüße, 日本"}]}`,
+	`{"resultType":"complete","content":[]}`,
+	`{"resultType":"input_required","inputRequests":{"a":{}},"requestState":"s"}`,
+	`{"resultType":"input_required","inputRequests":{"a":{}}}`,
+	`{"result\u0054ype":"input_required","inputRequests":{},"requestState":"s"}`,
+	`{"RESULTTYPE":"input_required","inputRequests":{},"requestState":"s"}`,
+	`{"resulttype":"input_required"}`,
+	`{"reſultType":"input_required"}`,
+	`{"content":[{"type":"text","text":"resultType"}]}`,
+	`{"content":[{"type":"text","text":"a \"quoted\" word"}]}`,
+	`[]`,
+	`"text"`,
+	`{"a":"resultTyp","b":"esultType"}`,
+	`{"x":{"resultType":"input_required"}}`,
+}
+
+// oldResultTypeOf and oldWrapsNothing are what the fast path stands in for: the decoding.
+func oldResultTypeOf(result json.RawMessage) string {
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	_ = json.Unmarshal(result, &r)
+	return r.ResultType
+}
+
+func oldWrapsNothing(result json.RawMessage) bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(result, &fields) != nil {
+		return false // an error
+	}
+	_, has := fields["resultType"]
+	return !has
+}
+
+// TestResultKeySkipAgrees: whenever the byte scan says a result has no resultType, decoding it
+// finds none either, by the exact name or by encoding/json's folding; and the scan does say
+// so for the plain results that make up nearly every answer.
+func TestResultKeySkipAgrees(t *testing.T) {
+	for _, r := range passResults {
+		raw := json.RawMessage(r)
+		if !json.Valid(raw) {
+			t.Fatalf("test result %s is not JSON", r)
+		}
+		skip := !mayHaveKey(raw, "resultType")
+		if skip && oldResultTypeOf(raw) != "" {
+			t.Errorf("%s: skipped, but it decodes to resultType %q", r, oldResultTypeOf(raw))
+		}
+		if skip && isObject(raw) && !oldWrapsNothing(raw) {
+			t.Errorf("%s: skipped, but its resultType member would be looked at", r)
+		}
+		if got, want := resultTypeOf(raw), oldResultTypeOf(raw); got != want {
+			t.Errorf("resultTypeOf(%s) = %q, want %q", r, got, want)
+		}
+	}
+	for _, r := range passResults[:3] {
+		if mayHaveKey(json.RawMessage(r), "resultType") {
+			t.Errorf("%s: a plain result is decoded to look for resultType", r)
+		}
+	}
+}
+
+// TestWrapInputRequiredPassesPlainResults: a result that is not input-required comes back as
+// the very bytes it was, and a non-object result is still an error.
+func TestWrapInputRequiredPassesPlainResults(t *testing.T) {
+	g := &Gateway{}
+	for _, r := range []string{passResults[0], passResults[2], passResults[3], passResults[10]} {
+		got, err := g.wrapInputRequired(stateClaims{}, json.RawMessage(r))
+		if err != nil || string(got) != r {
+			t.Errorf("wrapInputRequired(%s) = %s, %v; want it unchanged", r, got, err)
+		}
+	}
+	for _, r := range []string{`[]`, `"text"`} {
+		if _, err := g.wrapInputRequired(stateClaims{}, json.RawMessage(r)); err == nil {
+			t.Errorf("wrapInputRequired(%s): no error", r)
+		}
+	}
+	got, err := g.wrapInputRequired(stateClaims{}, json.RawMessage(passResults[4]))
+	if err != nil || strings.Contains(string(got), `"requestState":"s"`) {
+		t.Errorf("an input-required result's state is not wrapped: %s, %v", got, err)
+	}
+}
+
+// TestResultTypeSkipAllocs: a plain megabyte result is not decoded to learn it has no
+// resultType.
+func TestResultTypeSkipAllocs(t *testing.T) {
+	raw := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}`)
+	if n := testing.AllocsPerRun(5, func() {
+		if resultTypeOf(raw) != "" {
+			t.Fatal("resultType")
+		}
+	}); n != 0 {
+		t.Fatalf("%.0f allocations to read a plain result's resultType, want 0", n)
+	}
+}

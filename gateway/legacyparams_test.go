@@ -1,0 +1,58 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// oldLegacyParams is legacyParams as a json.Marshal of maps: the bytes it must keep.
+func oldLegacyParams(mr *modernRequest) json.RawMessage {
+	info := json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
+	if mr.clientInfo != nil {
+		info = mr.clientInfo
+	}
+	caps := map[string]any{}
+	for _, k := range []string{"sampling", "elicitation", "roots"} {
+		if mr.caps.Has(k) {
+			caps[k] = map[string]any{}
+		}
+	}
+	out, _ := json.Marshal(map[string]any{"protocolVersion": supportedVersions[0], "capabilities": caps, "clientInfo": info})
+	return out
+}
+
+// TestLegacyParamsBytes: the initialize params of a modern request are byte for byte what
+// json.Marshal made of them, for every set of bridged capabilities and client infos compact,
+// spaced, and holding what json.Marshal escapes.
+func TestLegacyParamsBytes(t *testing.T) {
+	capSets := []string{`{}`, `{"roots":{}}`, `{"sampling":{},"elicitation":{"form":{}}}`,
+		`{"elicitation":{},"roots":{"listChanged":true},"sampling":{},"experimental":{}}`, `{"other":{}}`}
+	infos := []string{"", `{"name":"c","version":"1"}`, `{ "name" : "c",` + "\n\t" + `"version":"1" }`,
+		`{"name":"<b>&co</b>","version":"1"}`, "{\"name\":\"a\u2028b\u2029c\",\"version\":\"1\"}", `{"name":"grüße 日本","version":"1"}`}
+	for _, c := range capSets {
+		caps, err := jsonrpc.ReadObject([]byte(c), "caps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, info := range infos {
+			mr := &modernRequest{caps: caps}
+			if info != "" {
+				mr.clientInfo = []byte(info)
+			}
+			if got, want := legacyParams(mr), oldLegacyParams(mr); string(got) != string(want) {
+				t.Errorf("caps %s, info %q:\n got %s\nwant %s", c, info, got, want)
+			}
+		}
+	}
+}
+
+// TestLegacyParamsAllocs: a modern request's initialize params cost one allocation.
+func TestLegacyParamsAllocs(t *testing.T) {
+	caps, _ := jsonrpc.ReadObject([]byte(`{"elicitation":{},"roots":{}}`), "caps")
+	mr := &modernRequest{caps: caps, clientInfo: []byte(`{"name":"bench","version":"1"}`)}
+	if n := testing.AllocsPerRun(100, func() { legacyParams(mr) }); n > 1 {
+		t.Fatalf("%.0f allocations, want 1", n)
+	}
+}

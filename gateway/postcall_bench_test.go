@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// BenchmarkPostCall is one tools/call echo through the whole POST handler: the middleware
+// chain (request id, client address, CORS, authentication, origin gate), the session or the
+// modern route, the pool, the demo worker's pipes, the answer's SSE stream, the resumption
+// log, the metrics and the audit line (JSON, discarded, at info as gemgate serve logs). No
+// sockets: the handler writes into a recorder. Its allocations per call are the gateway's
+// and the pool's (the worker is another process).
+//
+//	go test ./gateway -run '^$' -bench PostCall -benchmem
+func BenchmarkPostCall(b *testing.B) {
+	h := newBenchGateway(b)
+	b.Run("legacy", func(b *testing.B) {
+		sid := benchOpen(b, h)
+		body := legacyCallBody(100)
+		benchCalls(b, h, func() *http.Request {
+			r := benchRequest(body)
+			r.Header.Set(headerSessionID, sid)
+			r.Header.Set(headerProtocolVersion, "2025-06-18")
+			return r
+		})
+	})
+	b.Run("modern", func(b *testing.B) {
+		body := modernCallBody(100)
+		benchCalls(b, h, func() *http.Request {
+			r := benchRequest(body)
+			r.Header.Set(headerProtocolVersion, modernVersion)
+			r.Header.Set(headerMethod, "tools/call")
+			r.Header.Set(headerName, "echo")
+			return r
+		})
+	})
+}
+
+func newBenchGateway(b *testing.B) http.Handler {
+	pol, err := policy.New(policy.Config{ReadOnlyTools: demoReadOnlyTools})
+	if err != nil {
+		b.Fatal(err)
+	}
+	authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
+		Verifier: tokens, ResourceMetadataURL: resourceMetadata, RequiredScopes: pol.RequiredScopes(),
+	})
+	gw, err := New(Options{
+		Authenticate:      authn.Middleware,
+		InsufficientScope: authn.InsufficientScope,
+		Policy:            pol,
+		Workers:           &testLauncher{mode: "demo", dataDir: b.TempDir()},
+		Logger:            slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Metrics:           NewMetrics(prometheus.NewRegistry()),
+		InitTimeout:       10 * time.Second,
+		Pool:              pool.Settings{WorkerPer: pool.PerUser},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		gw.BeginShutdown()
+		gw.Close()
+	})
+	return gw.Handler()
+}
+
+func benchRequest(body []byte) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "http://gw.test/mcp", bytes.NewReader(body))
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer alice-rw")
+	return r
+}
+
+// benchOpen opens a legacy session and returns its id.
+func benchOpen(b *testing.B, h http.Handler) string {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, benchRequest([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":`+
+		`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)))
+	sid := w.Header().Get(headerSessionID)
+	if w.Code != http.StatusOK || sid == "" {
+		b.Fatalf("initialize: %d %s", w.Code, w.Body)
+	}
+	r := benchRequest([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	r.Header.Set(headerSessionID, sid)
+	r.Header.Set(headerProtocolVersion, "2025-06-18")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusAccepted {
+		b.Fatalf("notifications/initialized: %d %s", w.Code, w.Body)
+	}
+	return sid
+}
+
+// connRecorder is a recorder that takes deadlines, as a connection's writer does, so that the
+// figures hold no errors a real connection would not make.
+type connRecorder struct{ *httptest.ResponseRecorder }
+
+func (connRecorder) SetReadDeadline(time.Time) error  { return nil }
+func (connRecorder) SetWriteDeadline(time.Time) error { return nil }
+
+func benchCalls(b *testing.B, h http.Handler, req func() *http.Request) {
+	call := func() {
+		w := connRecorder{httptest.NewRecorder()}
+		h.ServeHTTP(w, req())
+		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"result"`)) {
+			b.Fatalf("tools/call: %d %s", w.Code, w.Body)
+		}
+	}
+	for range 20 { // the worker started, the tool list learned
+		call()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		call()
+	}
+}

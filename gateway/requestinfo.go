@@ -1,0 +1,77 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync/atomic"
+)
+
+// requestInfo is what the gateway notes of every request for its logs: the client's address
+// and the request's id. Both go into the request's context as one value, so that they cost
+// one context layer and one copy of the request, not one each; the id is formatted only
+// when a log line asks for it (requestID), which on the hot path none does.
+type requestInfo struct {
+	ip     netip.Addr
+	client string // the client's X-Request-Id, if it sent one
+	seq    uint64 // else the request's number in this process
+}
+
+type requestInfoKey struct{}
+
+// requestIDHeader is the header whose value, when a client (or a proxy) sends one, is the
+// request's id.
+const requestIDHeader = "X-Request-Id"
+
+// requestIDPrefix starts every id gemgate makes: host/random, the random part telling one
+// process from another, then -number counting the process's requests.
+var (
+	requestIDPrefix = newRequestIDPrefix()
+	requestSeq      atomic.Uint64
+)
+
+func newRequestIDPrefix() string {
+	host, err := os.Hostname()
+	if host == "" || err != nil {
+		host = "localhost"
+	}
+	const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("gateway: no randomness for the request id prefix: " + err.Error())
+	}
+	for i := range b {
+		b[i] = base62[int(b[i])%len(base62)]
+	}
+	return host + "/" + string(b[:])
+}
+
+// requestInfo records the request's address and id (see requestInfo).
+func (g *Gateway) requestInfo(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := &requestInfo{ip: g.clientIP(r), client: r.Header.Get(requestIDHeader)}
+		if info.client == "" {
+			info.seq = requestSeq.Add(1)
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+	})
+}
+
+// requestID is the request's id for a log line: the client's, or host/random-000042.
+func requestID(ctx context.Context) string {
+	info, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	switch {
+	case info == nil:
+		return ""
+	case info.client != "":
+		return info.client
+	}
+	n := strconv.FormatUint(info.seq, 10)
+	for len(n) < 6 {
+		n = "0" + n
+	}
+	return requestIDPrefix + "-" + n
+}

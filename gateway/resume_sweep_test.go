@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestResumeSweepOnTime: the time bound holds to the nanosecond however rarely the store
+// sweeps: an event is kept for exactly resumeRetention and gone after it, a finished stream
+// goes a retention after its last event, and one with a reader stays until the reader left.
+func TestResumeSweepOnTime(t *testing.T) {
+	rs, clock := newTestStore()
+	old := rs.open()
+	oldID := rs.record(old, []byte("progress"), false)
+	clock.add(resumeRetention / 2)
+	done := rs.open()
+	rs.record(done, []byte("answer"), true)
+	followed := rs.open()
+	rs.record(followed, []byte("answer"), true)
+	rs.attach(followed)
+
+	clock.add(resumeRetention / 2) // old's event is exactly resumeRetention old
+	rs.open()
+	if _, _, err := rs.resolve(oldID); err != nil {
+		t.Fatalf("an event exactly resumeRetention old is refused: %v", err)
+	}
+	clock.add(time.Nanosecond)
+	rs.open()
+	if _, _, err := rs.resolve(rs.eventID(old, 0)); !errors.Is(err, errEventIDExpired) {
+		t.Fatalf("an event past resumeRetention is still replayed: %v", err)
+	}
+
+	clock.add(resumeRetention/2 - time.Nanosecond) // done and followed ended exactly resumeRetention ago
+	rs.open()
+	if _, _, err := rs.resolve(rs.eventID(done, 0)); err != nil {
+		t.Fatalf("a stream ended exactly resumeRetention ago is gone: %v", err)
+	}
+	clock.add(time.Nanosecond)
+	rs.open()
+	if _, _, err := rs.resolve(rs.eventID(done, 1)); !errors.Is(err, errEventIDUnknown) {
+		t.Fatalf("a stream ended past resumeRetention is still resumable: %v", err)
+	}
+	rs.mu.Lock()
+	_, kept := rs.streams[followed]
+	rs.mu.Unlock()
+	if !kept {
+		t.Fatal("a finished stream was dropped while a reader follows it")
+	}
+	rs.detach(followed) // its retention has passed long ago: the next use drops it
+	rs.open()
+	rs.mu.Lock()
+	_, kept = rs.streams[followed]
+	rs.mu.Unlock()
+	if kept {
+		t.Fatal("a finished stream past its retention stays after its reader left")
+	}
+}
+
+// TestResumeWakesReaders: a reader waiting on a stream is woken by its next event, by its
+// end, and by its eviction.
+func TestResumeWakesReaders(t *testing.T) {
+	rs, _ := newTestStore()
+	wait := func(sid uint64) <-chan struct{} {
+		t.Helper()
+		_, _, wake, ok := rs.since(sid, 0)
+		if !ok || wake == nil {
+			t.Fatalf("since(%d): ok %v, wake %v", sid, ok, wake)
+		}
+		return wake
+	}
+	woken := func(what string, wake <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-wake:
+		default:
+			t.Fatalf("a reader is not woken by %s", what)
+		}
+	}
+	sid := rs.open()
+	w := wait(sid)
+	rs.record(sid, []byte("p"), false)
+	woken("an event", w)
+	w = wait(sid)
+	select {
+	case <-w:
+		t.Fatal("a fresh wait is already woken")
+	default:
+	}
+	rs.finish(sid)
+	woken("the stream's end", w)
+
+	victim := rs.open()
+	w = wait(victim)
+	for range resumeStreams + 1 { // unfinished streams: the oldest goes
+		rs.open()
+	}
+	woken("the stream's eviction", w)
+}
+
+// TestResumeLogAllocs: logging a POST's answer stream (open, its one event, its ids) costs a
+// few allocations, not a copy of the stream list and a channel per event.
+func TestResumeLogAllocs(t *testing.T) {
+	rs, clock := newTestStore()
+	for range resumeStreams { // a busy session: every stream slot is taken
+		rs.record(rs.open(), []byte("answer"), true)
+	}
+	ev := []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	allocs := testing.AllocsPerRun(200, func() {
+		clock.add(time.Millisecond)
+		sid := rs.open()
+		rs.record(sid, ev, true)
+	})
+	// The stream's log itself, its map entry's share, the event id.
+	t.Logf("%.1f allocations", allocs)
+	if allocs > 3 {
+		t.Fatalf("%.1f allocations per logged answer stream, want at most 3", allocs)
+	}
+}
