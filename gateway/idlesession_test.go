@@ -1,8 +1,13 @@
 package gateway
 
 import (
+	"context"
+	"net/http"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // An idle session is what a gateway holds thousands of: what it keeps must be what idling
@@ -37,6 +42,56 @@ func TestIdleSessionHoldsNoCallTable(t *testing.T) {
 		key := want[:strings.Index(want, ":")+1]
 		if strings.Count(opened, key) != 1 || !strings.Contains(opened, want) {
 			t.Errorf("session opened line %q: want %s once", opened, want)
+		}
+	}
+}
+
+type retainedKey struct{}
+
+// While a session's stream idles, what the middleware derived for its GET (a request copy
+// per layer, the context with the principal and the token's claims) is not held: only the
+// context's done channel is. Each idle session would otherwise keep a kilobyte and more of
+// it for as long as its client stays.
+func TestIdleStreamDropsItsRequest(t *testing.T) {
+	dropped := make(chan struct{})
+	var once sync.Once
+	f := newFixture(t, func(o *Options) {
+		authn := o.Authenticate
+		o.Authenticate = func(next http.Handler) http.Handler {
+			return authn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					// Stands for what a middleware hangs on a request's context.
+					v := new([256]byte)
+					once.Do(func() { runtime.AddCleanup(v, func(ch chan struct{}) { close(ch) }, dropped) })
+					r = r.WithContext(context.WithValue(r.Context(), retainedKey{}, v))
+				}
+				next.ServeHTTP(w, r)
+			}))
+		}
+	})
+	c := f.client("alice-rw")
+	c.open()
+	st := c.openStream()
+	t.Cleanup(st.cancel)
+	deadline := time.After(10 * time.Second)
+	for {
+		runtime.GC()
+		select {
+		case <-dropped:
+			// The stream still works without its request: a message reaches it.
+			c.sessionObj().deliver(nil, []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`))
+			select {
+			case m := <-st.msgs:
+				if m.Method != "notifications/message" {
+					t.Errorf("stream got %s", m.Encode())
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("no message on the stream after its request was dropped")
+			}
+			return
+		case <-deadline:
+			t.Fatal("the GET's request context is still held while its stream idles")
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }

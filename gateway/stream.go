@@ -70,7 +70,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, r *http.Request, s *session
 	if !g.openStream(st, s, after, resumed) {
 		return
 	}
-	g.pumpStream(st, r, s, gen)
+	g.pumpStream(st, r.Context().Done(), s, gen)
 }
 
 func (g *Gateway) streamEnded(s *session, gen uint64) {
@@ -107,15 +107,17 @@ func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bo
 }
 
 // pumpStream drains the outbox into the stream, with keepalive comments between, until the
-// stream is superseded, lost or the gateway stops. An idle stream waits here, under the
-// whole handler chain, for as long as the client stays: the frames below it are what every
-// idle session pays in stack, so writing is kept out of this frame (sendTaken).
+// stream is superseded, lost or the gateway stops, or done (the request's context) is closed.
+// An idle stream waits here, under the whole handler chain, for as long as the client stays:
+// the frames below it are what every idle session pays in stack, so writing is kept out of
+// this frame (sendTaken). It takes the context's done channel, not the request: nothing on
+// the stack then holds the request the middleware derived (its context with the principal
+// and the token's claims), and that is garbage while the stream idles.
 //
 //go:noinline
-func (g *Gateway) pumpStream(st *sse, r *http.Request, s *session, gen uint64) {
+func (g *Gateway) pumpStream(st *sse, done <-chan struct{}, s *session, gen uint64) {
 	keepalive := time.NewTicker(keepaliveInterval)
 	defer keepalive.Stop()
-	done := r.Context().Done()
 	for {
 		msgs, wake, ok := s.outbox.Take(gen)
 		if !ok {
