@@ -115,7 +115,7 @@ def main(out):
                 continue
             md.append(f"| {NAMES[r['label']]} | {r['sessions']} | {r['open_sessions']} | {r['open_s']:.1f} | "
                       f"{r['gateway_rss_before_kib'] / 1024:.1f} | {r['gateway_rss_after_kib'] / 1024:.1f} | "
-                      f"{fmt(r.get('per_session_kib'), 1)} | {fmt(r.get('fds_per_session'), 2)} | {r.get('error', '')} |")
+                      f"{fmt(r.get('per_session_kib'), 1)} | {fmt(None if r.get('fds_per_session') is None else float(r['fds_per_session']), 2)} | {r.get('error', '')} |")
         md.append("")
 
     # Goals of issue 18, at the top of the table: each a ratio of figures from this one run.

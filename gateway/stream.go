@@ -25,7 +25,7 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 	case sid != 0:
 		g.resumePost(w, r, s, sid, after)
 	default:
-		g.serveStream(w, r, s, after, resumed)
+		g.serveStream(w, r.Context().Done(), s, after, resumed)
 	}
 }
 
@@ -56,21 +56,6 @@ func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *sess
 		return nil, 0, 0, false
 	}
 	return s, sid, seq, sid == 0
-}
-
-// serveStream serves the session's own stream, from after if resumed.
-//
-//go:noinline
-func (g *Gateway) serveStream(w http.ResponseWriter, r *http.Request, s *session, after uint64, resumed bool) {
-	gen := s.outbox.Attach()
-	s.streamOpened()
-	g.metrics.streamOpened()
-	defer g.streamEnded(s, gen)
-	st := newSSE(w)
-	if !g.openStream(st, s, after, resumed) {
-		return
-	}
-	g.pumpStream(st, r.Context().Done(), s, gen)
 }
 
 func (g *Gateway) streamEnded(s *session, gen uint64) {
@@ -106,16 +91,25 @@ func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bo
 	return true
 }
 
-// pumpStream drains the outbox into the stream, with keepalive comments between, until the
-// stream is superseded, lost or the gateway stops, or done (the request's context) is closed.
-// An idle stream waits here, under the whole handler chain, for as long as the client stays:
-// the frames below it are what every idle session pays in stack, so writing is kept out of
-// this frame (sendTaken). It takes the context's done channel, not the request: nothing on
+// serveStream serves the session's own stream, from after if resumed: it drains the outbox
+// into it, with keepalive comments between, until the stream is superseded, lost or the
+// gateway stops, or done (the request's context) is closed. An idle stream waits here, under
+// the whole handler chain, for as long as the client stays: the frames below it are what
+// every idle session pays in stack, so its opening and its writes are kept out of this frame
+// (openStream, sendTaken). It takes the context's done channel, not the request: nothing on
 // the stack then holds the request the middleware derived (its context with the principal
 // and the token's claims), and that is garbage while the stream idles.
 //
 //go:noinline
-func (g *Gateway) pumpStream(st *sse, done <-chan struct{}, s *session, gen uint64) {
+func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *session, after uint64, resumed bool) {
+	gen := s.outbox.Attach()
+	s.streamOpened()
+	g.metrics.streamOpened()
+	defer g.streamEnded(s, gen)
+	st := newSSE(w)
+	if !g.openStream(st, s, after, resumed) {
+		return
+	}
 	keepalive := time.NewTicker(keepaliveInterval)
 	defer keepalive.Stop()
 	for {
