@@ -104,15 +104,18 @@ def main(out):
     idle = [r for r in rows if r.get("test") == "idle"]
     if idle:
         md += ["## Idle sessions with open GET streams (tinyworker; gateway RSS only)", "",
-               "| scenario | K asked | K open | open time s | RSS before MiB | RSS after MiB | KiB per session | note |",
-               "|---|--:|--:|--:|--:|--:|--:|---|"]
+               "Descriptors are the gateway process's (`/proc/PID/fd` after minus before, ÷ K open): with a worker "
+               "per session (c) they include the gateway's ends of each worker's pipes and its pidfd; with a worker "
+               "per user (g) the K sessions share alice's one worker.", "",
+               "| scenario | K asked | K open | open time s | RSS before MiB | RSS after MiB | KiB per session | fds per session | note |",
+               "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
         for r in sorted(idle, key=lambda r: (ORDER.index(r["label"]), int(r.get("sessions", 0)))):
             if "open_sessions" not in r:
-                md.append(f"| {NAMES[r['label']]} | {r.get('sessions')} | failed: {r.get('error')} ||||||")
+                md.append(f"| {NAMES[r['label']]} | {r.get('sessions')} | failed: {r.get('error')} |||||||")
                 continue
             md.append(f"| {NAMES[r['label']]} | {r['sessions']} | {r['open_sessions']} | {r['open_s']:.1f} | "
                       f"{r['gateway_rss_before_kib'] / 1024:.1f} | {r['gateway_rss_after_kib'] / 1024:.1f} | "
-                      f"{fmt(r.get('per_session_kib'), 1)} | {r.get('error', '')} |")
+                      f"{fmt(r.get('per_session_kib'), 1)} | {fmt(None if r.get('fds_per_session') is None else float(r['fds_per_session']), 2)} | {r.get('error', '')} |")
         md.append("")
 
     # Goals of issue 18, at the top of the table: each a ratio of figures from this one run.
@@ -156,10 +159,17 @@ def main(out):
             c, f = r["gateway_cpu_us_per_call"] / 1e3, fl["gateway_cpu_us_per_call"] / 1e3
             g.append(f"| 3. gateway CPU per 1 MiB call: ≤ 1.5× the HTTP floor's ({NAMES[label]}) | {c:,.1f} vs {f:,.1f} ms = {c / f:.2f}× | {ok(c / f <= 1.5)} |")
     ifl = [r for r in idle if r["label"] == "echofloor" and r.get("per_session_kib") is not None]
-    for r in idle:
-        if r["label"] == "gemgate-auth" and r.get("per_session_kib") is not None and ifl:
-            v, f = r["per_session_kib"], ifl[0]["per_session_kib"]
-            g.append(f"| 4. memory per idle session with a GET stream, K = {r['open_sessions']} open ({r['sessions']} asked): ≤ 1.25× the HTTP floor's per connection | {v:.1f} vs {f:.1f} KiB = {v / f:.2f}× | {ok(v / f <= 1.25)} |")
+    idle_modes = {"gemgate-auth": "(c) worker per session", "gemgate-user": "(g) worker per user"}
+    for label, mode in idle_modes.items():
+        for r in sorted((r for r in idle if r["label"] == label and r.get("per_session_kib") is not None),
+                        key=lambda r: int(r["sessions"])):
+            if ifl:
+                v, f = r["per_session_kib"], ifl[0]["per_session_kib"]
+                g.append(f"| 4. memory per idle session with a GET stream, {mode}, K = {r['open_sessions']} open ({r['sessions']} asked): "
+                         f"≤ 1.25× the HTTP floor's per connection | {v:.1f} vs {f:.1f} KiB = {v / f:.2f}× | {ok(v / f <= 1.25)} |")
+            if r.get("fds_per_session") is not None:
+                g.append(f"| 4. descriptors per idle session, {mode}, K = {r['open_sessions']} open: stated, no target | "
+                         f"{r['fds_per_session']:.2f} in the gateway | – |")
     ob = {r["label"]: r for r in opens if "open_latency_us" in r}
     if "gemgate-user" in ob:
         v = ob["gemgate-user"]["open_latency_us"]["P50"] / 1e3

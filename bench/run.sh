@@ -60,7 +60,8 @@ SUPERGATEWAY="$BENCH/node_modules/supergateway/dist/index.js"
 WORKER="$BIN/gemgate worker demo"
 TINY="$BIN/tinyworker"
 
-# 10,000 sessions hold about 40,000 descriptors in the gateway (3 pipes and a socket each).
+# 10,000 sessions hold about 60,000 descriptors in the gateway with a worker per session (6 each: its
+# pipes, pidfd and more, and the stream's socket), about 10,000 (1 each) with a worker per user.
 ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 mkdir -p "$OUT/data" # the demo worker's notes, under gemgate only
 
@@ -257,8 +258,11 @@ idle() { # idle SCENARIO K
 		echo "{\"label\":\"$1\",\"test\":\"idle\",\"sessions\":$2,\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
 	stop
 }
+# (c) carries a worker per session (its pipes, pidfd and goroutines count per session); (g),
+# the default worker_per: user, shares alice's one worker among all K sessions, so what it
+# measures is the gateway's own cost of an idle session.
 want idle && for k in $IDLE_K; do
-	for s in gemgate-auth; do
+	for s in gemgate-auth gemgate-user; do
 		[[ " $SCENARIOS " == *" $s "* ]] && { log "idle: $s K=$k"; idle "$s" "$k"; }
 	done
 done

@@ -64,10 +64,10 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	s := &session{
 		id: newSessionID(), owner: o, user: p.User, access: access, opened: time.Now(),
-		calls: map[string]*inflight{}, probes: map[string]*probe{}, hints: map[string]bool{}, done: make(chan struct{}),
+		probes: map[string]*probe{}, hints: map[string]bool{}, done: make(chan struct{}),
 	}
 	s.lastActive = s.opened
-	s.logh, s.log = newSessionLog(g.log.With("session", s.id, "user", p.User))
+	s.logh, s.log = newSessionLog(g.log, s.id, p.User)
 	s.outbox = newOutbox(g.metrics.outboxDropped, g.metrics.streamMessageMoved)
 	s.end = func(reason string) {
 		g.wg.Add(1)

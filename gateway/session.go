@@ -36,7 +36,7 @@ type session struct {
 
 	mu           sync.Mutex
 	access       policy.Access        // a request can narrow it; a write token moves it to the read-write worker
-	calls        map[string]*inflight // by the client's raw request id
+	calls        map[string]*inflight // by the client's raw request id; made at the first call (most sessions idle)
 	probes       map[string]*probe    // liveness pings by the id they were sent with
 	currentProbe *probe
 	hints        map[string]bool // readOnlyHint per tool, learned from tools/list
@@ -121,6 +121,9 @@ func (s *session) startCall(id json.RawMessage, canStream bool, max int) (*infli
 	}
 	if max > 0 && len(s.calls) >= max {
 		return nil, errTooManyCalls
+	}
+	if s.calls == nil {
+		s.calls = make(map[string]*inflight, 1)
 	}
 	s.calls[key] = inf
 	return inf, nil

@@ -11,21 +11,26 @@ import (
 // log through the same logger, so the logger is fixed once and its handler swapped
 // atomically; reassigning a *slog.Logger field would race, and adding the worker with With
 // again would print the key twice.
+//
+// Every idle session holds one, so it keeps one handler with the attributes preformatted (the
+// one of the moment) and the gateway's own, not a second copy without the worker to derive
+// the next from: a handler derived With attributes copies itself and its preformatted text.
 type sessionLog struct {
-	base *slog.Logger // session and user, no worker
-	h    atomic.Pointer[slog.Handler]
+	root          slog.Handler // the gateway's, shared; nothing of this session's
+	session, user string
+	h             atomic.Pointer[slog.Handler]
 }
 
-func newSessionLog(base *slog.Logger) (*sessionLog, *slog.Logger) {
-	l := &sessionLog{base: base}
-	h := base.Handler()
+func newSessionLog(root *slog.Logger, session, user string) (*sessionLog, *slog.Logger) {
+	l := &sessionLog{root: root.Handler(), session: session, user: user}
+	h := l.root.WithAttrs([]slog.Attr{slog.String("session", session), slog.String("user", user)})
 	l.h.Store(&h)
 	return l, slog.New(l)
 }
 
 // setWorker names the session's worker in every line logged from now on.
 func (l *sessionLog) setWorker(id string) {
-	h := l.base.With("worker", id).Handler()
+	h := l.root.WithAttrs([]slog.Attr{slog.String("session", l.session), slog.String("user", l.user), slog.String("worker", id)})
 	l.h.Store(&h)
 }
 

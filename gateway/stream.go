@@ -13,57 +13,102 @@ const keepaliveInterval = 15 * time.Second
 
 // handleGet serves the session's server-to-client stream: the outbox drained as it fills,
 // with keepalive comments between. The newest stream of a session wins.
+//
+// An idle stream waits under this handler, and under the whole handler chain, for as long as
+// its client stays; the runtime keeps a goroutine's stack at twice what the frames on it use
+// at least, so every frame on the way to the wait is paid by every idle session. Hence the
+// work before and around the wait runs in functions of its own that have returned by then.
 func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
+	s, sid, after, resumed := g.streamRequest(w, r)
+	switch {
+	case s == nil:
+	case sid != 0:
+		g.resumePost(w, r, s, sid, after)
+	default:
+		g.serveStream(w, r.Context().Done(), s, after, resumed)
+	}
+}
+
+// streamRequest applies the gates of a GET and reads its Last-Event-ID: the session, and the
+// stream (0, the session's own; else a POST's) and position to resume after, if asked. It
+// answers a refused request itself and returns a nil session then.
+//
+//go:noinline
+func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *session, sid, after uint64, resumed bool) {
 	s, he := g.sessionFor(r)
 	if he != nil {
 		he.write(w)
-		return
+		return nil, 0, 0, false
 	}
 	if !accepts(r.Header, mediaSSE) {
 		(&httpError{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest,
 			Message: "the session stream is text/event-stream; Accept must allow it"}).write(w)
-		return
+		return nil, 0, 0, false
 	}
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		return s, 0, 0, false
+	}
+	sid, seq, err := s.outbox.resume.resolve(last)
+	if err != nil {
+		s.log.Info("stream resumption refused", "error", err)
+		badEventID(err).write(w)
+		return nil, 0, 0, false
+	}
+	return s, sid, seq, sid == 0
+}
+
+func (g *Gateway) streamEnded(s *session, gen uint64) {
+	s.outbox.Detach(gen)
+	s.streamClosed(gen, time.Now())
+	g.metrics.streamClosed()
+}
+
+// openStream starts the session's stream and replays what a resumed one missed. It returns
+// before the stream idles: what it needs on the stack (resumption, encoding) is gone from
+// it while the stream waits.
+//
+//go:noinline
+func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bool {
 	store := s.outbox.resume
-	after, resumed := uint64(0), false
-	if last := r.Header.Get("Last-Event-ID"); last != "" {
-		sid, seq, err := store.resolve(last)
-		if err != nil {
-			s.log.Info("stream resumption refused", "error", err)
-			badEventID(err).write(w)
-			return
-		}
-		if sid != 0 {
-			g.resumePost(w, r, s, sid, seq)
-			return
-		}
-		after, resumed = seq, true
-	}
-	gen := s.outbox.Attach()
-	s.streamOpened()
-	g.metrics.streamOpened()
-	defer func() {
-		s.outbox.Detach(gen)
-		s.streamClosed(gen, time.Now())
-		g.metrics.streamClosed()
-	}()
-	st := newSSE(w)
 	if !resumed {
 		after = store.position(0)
 	}
 	if st.start(nil) != nil || st.prime(store.eventID(0, after), sseRetry) != nil {
-		return
+		return false
 	}
 	if resumed { // what the lost stream was sent, or taken for and never sent, after its last id
 		evs, _, _, ok := store.since(0, after)
 		if !ok {
-			return
+			return false
 		}
 		for _, e := range evs {
 			if st.eventID(store.eventID(0, e.seq), e.data) != nil {
-				return
+				return false
 			}
 		}
+	}
+	return true
+}
+
+// serveStream serves the session's own stream, from after if resumed: it drains the outbox
+// into it, with keepalive comments between, until the stream is superseded, lost or the
+// gateway stops, or done (the request's context) is closed. An idle stream waits here, under
+// the whole handler chain, for as long as the client stays: the frames below it are what
+// every idle session pays in stack, so its opening and its writes are kept out of this frame
+// (openStream, sendTaken). It takes the context's done channel, not the request: nothing on
+// the stack then holds the request the middleware derived (its context with the principal
+// and the token's claims), and that is garbage while the stream idles.
+//
+//go:noinline
+func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *session, after uint64, resumed bool) {
+	gen := s.outbox.Attach()
+	s.streamOpened()
+	g.metrics.streamOpened()
+	defer g.streamEnded(s, gen)
+	st := newSSE(w)
+	if !g.openStream(st, s, after, resumed) {
+		return
 	}
 	keepalive := time.NewTicker(keepaliveInterval)
 	defer keepalive.Stop()
@@ -72,14 +117,8 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return // superseded by a newer stream, or the session ended
 		}
-		for _, m := range msgs {
-			g.trace.outbound(s.id, m)
-			// Logged before it is written: a message taken for a stream that dies under it
-			// is replayed to the stream that resumes after it.
-			if err := st.eventID(store.record(0, m, false), m); err != nil {
-				s.log.Info("session stream lost while writing", "error", err)
-				return
-			}
+		if len(msgs) > 0 && !g.sendTaken(st, s, msgs) {
+			return
 		}
 		select {
 		case <-wake:
@@ -87,13 +126,30 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 			if err := st.comment("keepalive"); err != nil {
 				return
 			}
-		case <-r.Context().Done():
+		case <-done:
 			return
 		case <-g.stopping:
 			_ = st.retryHint(drainRetryAfter)
 			return
 		}
 	}
+}
+
+// sendTaken writes messages taken from the outbox to the session's stream.
+//
+//go:noinline
+func (g *Gateway) sendTaken(st *sse, s *session, msgs [][]byte) bool {
+	store := s.outbox.resume
+	for _, m := range msgs {
+		g.trace.outbound(s.id, m)
+		// Logged before it is written: a message taken for a stream that dies under it
+		// is replayed to the stream that resumes after it.
+		if err := st.eventID(store.record(0, m, false), m); err != nil {
+			s.log.Info("session stream lost while writing", "error", err)
+			return false
+		}
+	}
+	return true
 }
 
 // resumePost serves a GET that resumes a POST's answer stream after seq: the events it

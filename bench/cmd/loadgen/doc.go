@@ -7,7 +7,8 @@
 //	       payload of S bytes; throughput, p50/p90/p99, and the CPU seconds and peak RSS of
 //	       the process given by -pid over the measured phase
 //	open   session-open latency: initialize sent to its answer, sessions opened one at a time
-//	idle   K sessions each holding an open GET stream; the RSS the process -pid gained
+//	idle   K sessions each holding an open GET stream; the RSS and the descriptors
+//	       (/proc/PID/fd) the process -pid gained, in total and per session
 //
 // Every mode prints one JSON object on stdout. loadgen is a measuring tool: it never retries,
 // and a failed call fails the run. It must never be pointed at anything but loopback.

@@ -238,6 +238,10 @@ func runIdle(c config) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	fdsBefore, err := openFDs(c.pid)
+	if err != nil {
+		return nil, err
+	}
 	sessions := make([]*httpSession, c.sessions)
 	sem := make(chan struct{}, c.parallel)
 	var wg sync.WaitGroup
@@ -284,12 +288,18 @@ func runIdle(c config) (map[string]any, error) {
 	time.Sleep(c.settle)
 	after, _ := statusKiB(c.pid, "VmRSS")
 	hwm, _ := statusKiB(c.pid, "VmHWM")
+	fdsAfter, _ := openFDs(c.pid)
 	res := map[string]any{
 		"sessions": c.sessions, "open_sessions": open, "open_s": opened.Seconds(),
 		"gateway_rss_before_kib": before, "gateway_rss_after_kib": after, "gateway_peak_rss_kib": hwm,
+		"gateway_fds_before": fdsBefore, "gateway_fds_after": fdsAfter,
 	}
 	if open > 0 {
 		res["per_session_kib"] = float64(after-before) / float64(open)
+		// The gateway's descriptors: the GET stream's socket and, with a worker per
+		// session, the gateway's ends of that worker's pipes and its pidfd. The worker's
+		// own ends are the worker process's and are not counted here.
+		res["fds_per_session"] = float64(fdsAfter-fdsBefore) / float64(open)
 	}
 	if firstErr != nil {
 		res["error"] = firstErr.Error()
