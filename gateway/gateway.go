@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -188,28 +186,6 @@ func New(o Options) (*Gateway, error) {
 
 // Handler is the gateway's HTTP handler.
 func (g *Gateway) Handler() http.Handler { return g.router }
-
-func (g *Gateway) routes() http.Handler {
-	r := chi.NewRouter()
-	r.Use(g.requestInfo, g.recoverer)
-	r.Get("/healthz", g.healthz)
-	r.Get("/readyz", g.readyz)
-	if g.opts.Metadata != nil {
-		r.Handle("/.well-known/oauth-protected-resource", g.opts.Metadata)
-		r.Handle("/.well-known/oauth-protected-resource"+g.opts.MCPPath, g.opts.Metadata)
-	}
-	r.Route(g.opts.MCPPath, func(r chi.Router) {
-		r.Use(g.cors, g.traceRefused, g.opts.Authenticate, g.originGate)
-		r.Post("/", g.handlePost)
-		r.Get("/", g.legacyOnly(g.handleGet))
-		r.Delete("/", g.legacyOnly(g.handleDelete))
-		r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Allow", "GET, POST, DELETE")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		})
-	})
-	return r
-}
 
 func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

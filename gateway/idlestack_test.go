@@ -1,0 +1,113 @@
+//go:build !race
+
+// The race detector's instrumentation makes every frame larger, so what this file pins holds
+// only in a build without it; .ci/test runs it in such a build (step "idle stream stack").
+
+package gateway
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/pool"
+)
+
+// TestIdleStreamStackIsHalved: an idle GET stream's goroutine, whose stack grew to 16 KiB
+// serving the session's initialize on the same connection, is halved by the runtime while it
+// waits. The runtime halves a stack only when less than a quarter of it is in use (with a
+// margin), so this fails when the frames under the stream's wait (net/http, the middleware,
+// the handler) grow past about 3.2 KiB. Measured with raw connections read from this
+// goroutine, so that no client goroutine is counted.
+func TestIdleStreamStackIsHalved(t *testing.T) {
+	const streams = 64
+	f := newFixture(t, func(o *Options) {
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Trace = nil // as gemgate runs unless --trace-wire is asked for
+		o.Limits.MaxSessionsPerUser, o.Limits.WorkerStartRate = NoLimit, NoLimit
+	})
+	addr := strings.TrimPrefix(f.srv.URL, "http://")
+	open := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		br := bufio.NewReader(c)
+		send := func(method, session, body string) *http.Response {
+			req := method + " /mcp HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer alice-rw\r\n" +
+				"Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\n"
+			if session != "" {
+				req += "Mcp-Session-Id: " + session + "\r\n"
+			}
+			if body != "" {
+				req += "Content-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
+			}
+			if _, err := c.Write([]byte(req + "\r\n" + body)); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		resp := send(http.MethodPost, "", rpcBody("1", "initialize", initParams("2025-06-18")))
+		session := resp.Header.Get(headerSessionID)
+		drain(t, resp)
+		if resp.StatusCode != http.StatusOK || session == "" {
+			t.Fatalf("initialize: %d, session %q", resp.StatusCode, session)
+		}
+		resp = send(http.MethodPost, session, rpcBody("", "notifications/initialized", map[string]any{}))
+		drain(t, resp)
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("notifications/initialized: %d", resp.StatusCode)
+		}
+		resp = send(http.MethodGet, session, "")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET: %d", resp.StatusCode)
+		}
+		// The priming event: the stream is open and its handler is about to wait.
+		line, err := bufio.NewReader(resp.Body).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "id:") {
+			t.Fatalf("GET stream's first line %q, %v", line, err)
+		}
+		return c
+	}
+	open() // the worker, and everything made once, before the measure
+	stacks := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC() // a stack is halved when the collector scans it
+		runtime.ReadMemStats(&m)
+		return m.StackInuse
+	}
+	before := stacks()
+	for range streams {
+		open()
+	}
+	per := float64(stacks()-before) / streams
+	t.Logf("goroutine stacks per idle GET stream: %.0f B", per)
+	// Halved: the handler's 8 KiB and its connection's background reader. Not halved: 16 KiB
+	// and more.
+	if per > 14<<10 {
+		t.Errorf("an idle GET stream holds %.0f B of goroutine stacks; want at most 14 KiB (its handler's stack halved to 8 KiB)", per)
+	}
+}
+
+func drain(t *testing.T, resp *http.Response) {
+	t.Helper()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := resp.Body.Read(buf); err != nil {
+			break
+		}
+	}
+	resp.Body.Close()
+}
