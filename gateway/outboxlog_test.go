@@ -21,7 +21,12 @@ func TestOutboxLossesLoggedOncePerInterval(t *testing.T) {
 		s.deliver(nil, []byte(strconv.Itoa(i)))
 	}
 	// A request whose own stream is full: its messages move to the session stream.
-	full := &inflight{canStream: true, events: make(chan []byte)}
+	full := &inflight{canStream: true, events: newEventQueue()}
+	for range inflightEvents {
+		if !full.events.push([]byte("queued"), inflightEvents) {
+			t.Fatal("the request's own stream refused a message before it was full")
+		}
+	}
 	for i := range 100 {
 		s.deliver(full, []byte(strconv.Itoa(i)))
 	}

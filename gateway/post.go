@@ -285,13 +285,8 @@ func (g *Gateway) await(c *pending) string {
 		select {
 		case resp := <-inf.call.Result():
 			// Whatever the worker sent before its answer is already queued: keep the order.
-			for drained := false; !drained; {
-				select {
-				case ev := <-inf.events:
-					writeEvent(ev, false)
-				default:
-					drained = true
-				}
+			for _, ev := range inf.events.take() {
+				writeEvent(ev, false)
 			}
 			resp = g.filter(s, method, access, resp)
 			outcome := "ok"
@@ -303,9 +298,11 @@ func (g *Gateway) await(c *pending) string {
 			s.endCall(inf)
 			writeAnswer(resp, ps.started() || answerAsStream)
 			return outcome
-		case ev := <-inf.events:
-			if !writeEvent(ev, false) && !orphan("client stream lost") {
-				return "disconnected"
+		case <-inf.events.ready:
+			for _, ev := range inf.events.take() {
+				if !writeEvent(ev, false) && !orphan("client stream lost") {
+					return "disconnected"
+				}
 			}
 		case <-inf.cancelled:
 			if !ps.started() {

@@ -57,7 +57,7 @@ type inflight struct {
 	clientID     json.RawMessage
 	cancelledBy  string        // the client's reason, once it cancelled; guarded by session.mu
 	wasCancelled bool          // guarded by session.mu
-	events       chan []byte   // messages related to this request, for its SSE response
+	events       eventQueue    // messages related to this request, for its SSE response
 	cancelled    chan struct{} // closed when the client cancels the request
 	canStream    bool
 	cancel       sync.Once
@@ -109,7 +109,7 @@ func (s *session) markEnding(st sessionState) bool {
 // refused (errDuplicateID), and so is any request on a session that is ending (errEnding).
 // With max > 0, a request beyond max calls in flight is refused (errTooManyCalls).
 func (s *session) startCall(id json.RawMessage, canStream bool, max int) (*inflight, error) {
-	inf := &inflight{clientID: id, events: make(chan []byte, inflightEvents), cancelled: make(chan struct{}), canStream: canStream}
+	inf := &inflight{clientID: id, events: newEventQueue(), cancelled: make(chan struct{}), canStream: canStream}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ending || s.closed {
@@ -215,12 +215,10 @@ func (s *session) Detached(reason string) { s.end(reason) }
 
 func (s *session) deliver(inf *inflight, msg []byte) {
 	if inf != nil && inf.canStream {
-		select {
-		case inf.events <- msg:
+		if inf.events.push(msg, inflightEvents) {
 			return
-		default:
-			s.outbox.Moved(s.log)
 		}
+		s.outbox.Moved(s.log)
 	}
 	s.outbox.NoteDropped(s.log, s.outbox.Push(msg))
 }

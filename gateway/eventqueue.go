@@ -1,0 +1,41 @@
+package gateway
+
+import "sync"
+
+// eventQueue holds, in order, the messages a call's answer stream has yet to write: what the
+// worker sends about a request before its answer (progress, its own requests). It replaces a
+// channel of inflightEvents slots per call, 6 KiB made on every call although most calls
+// carry no such message: the queue grows only with what is in it, and is bounded the same.
+type eventQueue struct {
+	mu    sync.Mutex
+	msgs  [][]byte
+	ready chan struct{} // holds a token while msgs may be non-empty; capacity 1
+}
+
+func newEventQueue() eventQueue { return eventQueue{ready: make(chan struct{}, 1)} }
+
+// push queues msg unless max messages are queued already (the reader is behind: the caller
+// sends msg elsewhere), and wakes the reader.
+func (q *eventQueue) push(msg []byte, max int) bool {
+	q.mu.Lock()
+	if len(q.msgs) >= max {
+		q.mu.Unlock()
+		return false
+	}
+	q.msgs = append(q.msgs, msg)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default: // a token is there already: the reader will take this message with it
+	}
+	return true
+}
+
+// take returns every queued message, oldest first, and empties the queue.
+func (q *eventQueue) take() [][]byte {
+	q.mu.Lock()
+	msgs := q.msgs
+	q.msgs = nil
+	q.mu.Unlock()
+	return msgs
+}

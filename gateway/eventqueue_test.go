@@ -1,0 +1,45 @@
+package gateway
+
+import (
+	"strconv"
+	"testing"
+)
+
+// TestEventQueue: messages come out in order, the bound refuses the one over it, a token is
+// there exactly while something may be queued, and taking frees the room.
+func TestEventQueue(t *testing.T) {
+	q := newEventQueue()
+	select {
+	case <-q.ready:
+		t.Fatal("a token on an empty queue")
+	default:
+	}
+	for i := range 3 {
+		if !q.push([]byte(strconv.Itoa(i)), 3) {
+			t.Fatalf("push %d refused below the bound", i)
+		}
+	}
+	if q.push([]byte("over"), 3) {
+		t.Fatal("push over the bound accepted")
+	}
+	select {
+	case <-q.ready:
+	default:
+		t.Fatal("no token with three messages queued")
+	}
+	got := q.take()
+	if len(got) != 3 || string(got[0]) != "0" || string(got[2]) != "2" {
+		t.Fatalf("took %q, want 0 1 2", got)
+	}
+	if len(q.take()) != 0 {
+		t.Fatal("a second take found messages")
+	}
+	if !q.push([]byte("again"), 3) {
+		t.Fatal("push refused after the queue was emptied")
+	}
+	select {
+	case <-q.ready:
+	default:
+		t.Fatal("no token for a message pushed after a take")
+	}
+}
