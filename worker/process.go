@@ -70,6 +70,9 @@ type Spec struct {
 	Sandbox *Sandbox
 	// RunAs, if not nil, is the account the worker runs as; gemgate must be root to use it.
 	RunAs *Account
+
+	// wrapStdin, if set, wraps the worker's stdin: a test seam that counts or holds writes.
+	wrapStdin func(stdinFile) stdinFile
 }
 
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
@@ -87,7 +90,7 @@ type Process struct {
 	spec  Spec
 	log   *slog.Logger
 	cmd   *exec.Cmd
-	stdin *os.File
+	stdin stdinFile
 
 	wturn chan struct{} // held by the write in progress: whole lines, one at a time
 
@@ -226,11 +229,15 @@ func Start(spec Spec) (*Process, error) {
 	// child's now: an idle worker's Process keeps neither.
 	cmd.Env, spec.Env, spec.Credential = nil, nil, nil
 
+	var stdin stdinFile = inW
+	if spec.wrapStdin != nil {
+		stdin = spec.wrapStdin(stdin)
+	}
 	p := &Process{
 		spec:    spec,
 		log:     log,
 		cmd:     cmd,
-		stdin:   inW,
+		stdin:   stdin,
 		wturn:   make(chan struct{}, 1),
 		pending: make(map[int64]*Call),
 		exited:  make(chan struct{}),
