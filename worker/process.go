@@ -92,7 +92,9 @@ type Process struct {
 	cmd   *exec.Cmd
 	stdin stdinFile
 
-	wturn chan struct{} // held by the write in progress: whole lines, one at a time
+	wmu     sync.Mutex    // the turn to write to stdin (stdin.go)
+	writing bool          // a caller holds the turn
+	queue   []*queuedLine // lines waiting for the next turn, in order
 
 	mu       sync.Mutex
 	nextID   int64
@@ -238,7 +240,6 @@ func Start(spec Spec) (*Process, error) {
 		log:     log,
 		cmd:     cmd,
 		stdin:   stdin,
-		wturn:   make(chan struct{}, 1),
 		pending: make(map[int64]*Call),
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
@@ -332,45 +333,6 @@ func (p *Process) Reply(m *jsonrpc.Message) error { return p.write(context.Backg
 // ReplyContext is Reply, giving up while waiting for its turn when ctx ends.
 func (p *Process) ReplyContext(ctx context.Context, m *jsonrpc.Message) error {
 	return p.write(ctx, m.Encode())
-}
-
-// write writes one line. It waits for its turn at most until ctx ends, and the write itself
-// at most WriteTimeout: a worker that leaves its stdin full that long is hung, and is stopped
-// so that neither this caller nor anyone queued behind it waits on it for good. A line is
-// never cut short by ctx: half a line would corrupt every message after it.
-func (p *Process) write(ctx context.Context, line []byte) error {
-	if p.spec.OnTrace != nil {
-		p.spec.OnTrace("to_worker", line)
-	}
-	buf := append(line, '\n') // Encode leaves room for the newline: no copy
-	select {
-	case p.wturn <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting to write to the worker: %w", context.Cause(ctx))
-	case <-p.done:
-		return p.writeErr(ErrExited)
-	}
-	defer func() { <-p.wturn }()
-	if err := p.stdin.SetWriteDeadline(time.Now().Add(p.spec.WriteTimeout)); err != nil && !errors.Is(err, os.ErrNoDeadline) {
-		return p.writeErr(ErrExited)
-	}
-	if _, err := p.stdin.Write(buf); err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			p.hang()
-			return ErrHung
-		}
-		if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
-			// The worker is gone, and its last words (a refusal at greeting time) may still be
-			// in the pipe: wait, briefly, for its output to be read, so the error can say why.
-			select {
-			case <-p.done:
-			case <-time.After(2 * time.Second):
-			}
-			return p.writeErr(ErrExited)
-		}
-		return fmt.Errorf("writing to worker: %w", err)
-	}
-	return nil
 }
 
 // writeErr is err, or ErrHung when the worker was stopped for not reading, or err naming the
