@@ -30,6 +30,7 @@ type Call struct {
 	tag      any
 	clientID json.RawMessage
 	msg      *jsonrpc.Message // as it goes to the worker
+	out      jsonrpc.Message  // the client's message, copied to be changed: msg unless replaced
 	token    json.RawMessage  // the client's progress token; nil when none
 	wtoken   string           // the worker-side progress token
 	after    func(ok bool)    // bookkeeping once the worker answered; under the slot's lock
