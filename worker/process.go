@@ -119,8 +119,8 @@ type Call struct {
 	p        *Process
 	workerID int64
 	clientID json.RawMessage
-	result   chan *jsonrpc.Message // nil when deliver takes the answer (SendFunc)
-	deliver  func(*jsonrpc.Message)
+	result   chan *jsonrpc.Message // nil when a Recipient takes the answer (SendTo)
+	to       Recipient
 }
 
 // Result delivers the answer, with the caller's id restored. A worker that exits first
@@ -293,15 +293,15 @@ func (p *Process) SendContext(ctx context.Context, req *jsonrpc.Message) (*Call,
 	return p.send(ctx, req, nil)
 }
 
-func (p *Process) send(ctx context.Context, req *jsonrpc.Message, deliver func(*jsonrpc.Message)) (*Call, error) {
+func (p *Process) send(ctx context.Context, req *jsonrpc.Message, to Recipient) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, p.writeErr(ErrExited)
 	}
 	p.nextID++
-	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, deliver: deliver}
-	if deliver == nil {
+	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, to: to}
+	if to == nil {
 		c.result = make(chan *jsonrpc.Message, 1)
 	}
 	p.pending[c.workerID] = c
