@@ -30,6 +30,7 @@ type Call struct {
 	tag      any
 	clientID json.RawMessage
 	msg      *jsonrpc.Message // as it goes to the worker
+	out      jsonrpc.Message  // the client's message, copied to be changed: msg unless replaced
 	token    json.RawMessage  // the client's progress token; nil when none
 	wtoken   string           // the worker-side progress token
 	after    func(ok bool)    // bookkeeping once the worker answered; under the slot's lock
@@ -120,7 +121,7 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 		return nil
 	}
 	c.mu.Unlock()
-	pc, err := c.w.proc.SendFunc(ctx, c.msg, func(resp *jsonrpc.Message) { s.answered(c, resp) })
+	pc, err := c.w.proc.SendTo(ctx, c.msg, (*answerRelay)(c))
 	if err != nil {
 		s.done(c, false)
 		return err
@@ -133,6 +134,15 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 		go s.done(c, false)
 	}
 	return nil
+}
+
+// answerRelay is a call as its worker sees it: the recipient of its answer. Being the call
+// itself, it costs no allocation per call, and its method is not part of Call's.
+type answerRelay Call
+
+func (r *answerRelay) Deliver(resp *jsonrpc.Message) {
+	c := (*Call)(r)
+	c.s.answered(c, resp)
 }
 
 // answered relays a worker's answer (or the error its end gave the call). It runs on the

@@ -70,8 +70,8 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 		return nil, err
 	}
 	c := &Call{s: s, w: w, m: m, tag: req.Tag, clientID: req.Message.ID, result: make(chan *jsonrpc.Message, 1)}
-	out := *req.Message
-	c.msg = &out
+	c.out = *req.Message
+	c.msg = &c.out
 	s.mu.Lock()
 	if _, in := s.members[m]; !in {
 		s.mu.Unlock()
@@ -89,9 +89,9 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	if len(req.ProgressToken) > 0 && string(req.ProgressToken) != "null" {
 		w.nextTok++
 		tok := "gemgate-p" + strconv.FormatUint(w.nextTok, 10)
-		params, err := rewriteProgress(out.Params, tok)
+		params, err := rewriteProgress(c.out.Params, tok)
 		if err == nil {
-			out.Params, c.token, c.wtoken = params, req.ProgressToken, tok
+			c.out.Params, c.token, c.wtoken = params, req.ProgressToken, tok
 			w.progress[tok] = c
 		}
 	}

@@ -178,14 +178,14 @@ func (s *slot) unanswerable(w *wrk, msg *jsonrpc.Message) {
 // need not be asked, and otherwise prepares the call (c.msg, c.after).
 func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 	w, m := c.w, c.m
-	ok := jsonrpc.Message{ID: c.clientID, Result: json.RawMessage(`{}`)}
+	ok := func() *jsonrpc.Message { return &jsonrpc.Message{ID: c.clientID, Result: json.RawMessage(`{}`)} }
 	switch c.msg.Method {
 	case "resources/subscribe":
 		uri := uriOf(c.msg.Params)
 		subs := w.subs[uri]
 		if len(subs) > 0 {
 			subs[m] = true
-			return &ok
+			return ok()
 		}
 		w.subs[uri] = map[*Member]bool{m: true}
 		c.after = func(done bool) {
@@ -201,7 +201,7 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 		subs := w.subs[uri]
 		delete(subs, m)
 		if len(subs) > 0 {
-			return &ok
+			return ok()
 		}
 		delete(w.subs, uri)
 	case "logging/setLevel":
@@ -215,7 +215,7 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 			most = min(most, l)
 		}
 		if w.level >= 0 && most == w.level {
-			return &ok
+			return ok()
 		}
 		w.level = most
 		out := *c.msg

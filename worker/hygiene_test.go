@@ -68,7 +68,7 @@ func TestWriteWaitsWithItsContext(t *testing.T) {
 	big := json.RawMessage(`{"pad":"` + strings.Repeat("x", 1<<20) + `"}`)
 	go p.Send(&jsonrpc.Message{ID: json.RawMessage(`"big"`), Method: "tools/call", Params: big})
 	// Queue behind the big write once it holds the worker's stdin.
-	for deadline := time.Now().Add(10 * time.Second); len(p.wturn) == 0; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !p.turnHeld(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the big write never started")
 		}

@@ -70,6 +70,9 @@ type Spec struct {
 	Sandbox *Sandbox
 	// RunAs, if not nil, is the account the worker runs as; gemgate must be root to use it.
 	RunAs *Account
+
+	// wrapStdin, if set, wraps the worker's stdin: a test seam that counts or holds writes.
+	wrapStdin func(stdinFile) stdinFile
 }
 
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
@@ -87,9 +90,11 @@ type Process struct {
 	spec  Spec
 	log   *slog.Logger
 	cmd   *exec.Cmd
-	stdin *os.File
+	stdin stdinFile
 
-	wturn chan struct{} // held by the write in progress: whole lines, one at a time
+	wmu     sync.Mutex    // the turn to write to stdin (stdin.go)
+	writing bool          // a caller holds the turn
+	queue   []*queuedLine // lines waiting for the next turn, in order
 
 	mu       sync.Mutex
 	nextID   int64
@@ -114,8 +119,8 @@ type Call struct {
 	p        *Process
 	workerID int64
 	clientID json.RawMessage
-	result   chan *jsonrpc.Message // nil when deliver takes the answer (SendFunc)
-	deliver  func(*jsonrpc.Message)
+	result   chan *jsonrpc.Message // nil when a Recipient takes the answer (SendTo)
+	to       Recipient
 }
 
 // Result delivers the answer, with the caller's id restored. A worker that exits first
@@ -226,12 +231,15 @@ func Start(spec Spec) (*Process, error) {
 	// child's now: an idle worker's Process keeps neither.
 	cmd.Env, spec.Env, spec.Credential = nil, nil, nil
 
+	var stdin stdinFile = inW
+	if spec.wrapStdin != nil {
+		stdin = spec.wrapStdin(stdin)
+	}
 	p := &Process{
 		spec:    spec,
 		log:     log,
 		cmd:     cmd,
-		stdin:   inW,
-		wturn:   make(chan struct{}, 1),
+		stdin:   stdin,
 		pending: make(map[int64]*Call),
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
@@ -285,15 +293,15 @@ func (p *Process) SendContext(ctx context.Context, req *jsonrpc.Message) (*Call,
 	return p.send(ctx, req, nil)
 }
 
-func (p *Process) send(ctx context.Context, req *jsonrpc.Message, deliver func(*jsonrpc.Message)) (*Call, error) {
+func (p *Process) send(ctx context.Context, req *jsonrpc.Message, to Recipient) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, p.writeErr(ErrExited)
 	}
 	p.nextID++
-	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, deliver: deliver}
-	if deliver == nil {
+	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, to: to}
+	if to == nil {
 		c.result = make(chan *jsonrpc.Message, 1)
 	}
 	p.pending[c.workerID] = c
@@ -325,45 +333,6 @@ func (p *Process) Reply(m *jsonrpc.Message) error { return p.write(context.Backg
 // ReplyContext is Reply, giving up while waiting for its turn when ctx ends.
 func (p *Process) ReplyContext(ctx context.Context, m *jsonrpc.Message) error {
 	return p.write(ctx, m.Encode())
-}
-
-// write writes one line. It waits for its turn at most until ctx ends, and the write itself
-// at most WriteTimeout: a worker that leaves its stdin full that long is hung, and is stopped
-// so that neither this caller nor anyone queued behind it waits on it for good. A line is
-// never cut short by ctx: half a line would corrupt every message after it.
-func (p *Process) write(ctx context.Context, line []byte) error {
-	if p.spec.OnTrace != nil {
-		p.spec.OnTrace("to_worker", line)
-	}
-	buf := append(line, '\n') // Encode leaves room for the newline: no copy
-	select {
-	case p.wturn <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting to write to the worker: %w", context.Cause(ctx))
-	case <-p.done:
-		return p.writeErr(ErrExited)
-	}
-	defer func() { <-p.wturn }()
-	if err := p.stdin.SetWriteDeadline(time.Now().Add(p.spec.WriteTimeout)); err != nil && !errors.Is(err, os.ErrNoDeadline) {
-		return p.writeErr(ErrExited)
-	}
-	if _, err := p.stdin.Write(buf); err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			p.hang()
-			return ErrHung
-		}
-		if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
-			// The worker is gone, and its last words (a refusal at greeting time) may still be
-			// in the pipe: wait, briefly, for its output to be read, so the error can say why.
-			select {
-			case <-p.done:
-			case <-time.After(2 * time.Second):
-			}
-			return p.writeErr(ErrExited)
-		}
-		return fmt.Errorf("writing to worker: %w", err)
-	}
-	return nil
 }
 
 // writeErr is err, or ErrHung when the worker was stopped for not reading, or err naming the
