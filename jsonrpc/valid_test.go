@@ -33,6 +33,12 @@ var validSeeds = []string{
 	`{"a":0}`, `{"a":-0}`, `{"a":01}`, `{"a":-}`, `{"a":1.}`, `{"a":.5}`, `{"a":1.5e}`, `{"a":1e+}`, `{"a":1E-7}`,
 	`{"a":+1}`, `{"a":1e999999}`, `{"a":123456789012345678901234567890.5e-400}`, `{"a":0x10}`, `{"a":1.5.3}`,
 	`{"a":NaN}`, `{"a":Infinity}`, `{"a":-Infinity}`, `{"a":--1}`, `{"a":0.0e0}`, `1`, `-`, `"s"`,
+	// Every hex digit's edge in an escape.
+	`{"a":"\u09aA\ufFfF\u0Af9"}`, `{"a":"\u00g0"}`, `{"a":"\u00G0"}`, `{"a":"\u00/0"}`, `{"a":"\u00:0"}`, `{"a":"\u00` + "`" + `0"}`, `{"a":"\u00@0"}`,
+	// Cut short at the very end.
+	`1e`, `0E`, `1e+`, `-1.`, `tru`, `[fals`, `{"a":nul`, `t`, `f`, `n`, `x`,
+	// One level an object, then an array, and the reverse.
+	`[{},[1,2]]`, `{"a":{"b":1},"c":[1,2]}`, `[[1],{"a":1,"b":2}]`, `{"a":[],"b":{"c":1,"d":2}}`,
 	// Literals.
 	`{"a":true}`, `{"a":false}`, `{"a":null}`, `{"a":tru}`, `{"a":truex}`, `{"a":nul}`, `{"a":True}`, `true`, `null`,
 	// Structure and trailing bytes.
