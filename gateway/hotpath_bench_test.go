@@ -67,7 +67,7 @@ func BenchmarkForward(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for i := int64(0); b.Loop(); i++ {
-				msg, err := jsonrpc.ParseClient(body)
+				msg, err := jsonrpc.ParseClientOwned(body)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -86,7 +86,7 @@ func BenchmarkForward(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for i := int64(0); b.Loop(); i++ {
-				msg, err := jsonrpc.ParseClient(body)
+				msg, err := jsonrpc.ParseClientOwned(body)
 				if err != nil {
 					b.Fatal(err)
 				}

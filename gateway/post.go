@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -56,7 +55,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 		return "other", err
 	}
 	g.trace.inbound(sessionID, body)
-	msg, err := jsonrpc.ParseClient(body)
+	msg, err := jsonrpc.ParseClientOwned(body) // body is this request's alone, and never written again
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrInvalid) {
 			return "other", &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
@@ -123,10 +122,12 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	return nil
 }
 
-// readBody reads the whole body, up to MaxBodyBytes. How long it may take is bounded by
-// requestDeadline, which also closes the connection when the body is not read to its end.
+// readBody reads the whole body, up to MaxBodyBytes, into a buffer of its own, sized by the
+// length the request declares (readDeclared): the message parsed from it keeps that buffer
+// (jsonrpc.ParseClientOwned). How long it may take is bounded by requestDeadline, which also
+// closes the connection when the body is not read to its end.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes))
+	body, err := readDeclared(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes), r.ContentLength, g.opts.MaxBodyBytes)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

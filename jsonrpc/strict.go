@@ -83,7 +83,7 @@ type member struct {
 // errors. A value that is not an object is a *TypeError; a repeated key a *KeyError.
 func ReadObject(raw json.RawMessage, name string) (Object, error) {
 	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if !json.Valid(raw) {
+	if v, _ := validate(raw, false); v != validJSON {
 		return Object{}, fmt.Errorf("%w: %s is not valid JSON", ErrParse, name)
 	}
 	return readValidObject(raw, name)
@@ -221,21 +221,6 @@ func CheckDepth(b []byte, limit int) error {
 		}
 	}
 	return nil
-}
-
-// ParseClient parses a message from a client: Parse, and also a depth limit of MaxDepth and
-// well-formed UTF-8, which JSON requires and readers repair differently.
-func ParseClient(b []byte) (*Message, error) {
-	if !utf8.Valid(b) {
-		return nil, fmt.Errorf("%w: the body is not valid UTF-8", ErrParse)
-	}
-	if err := CheckDepth(b, MaxDepth); err != nil {
-		if !json.Valid(bytes.TrimSpace(b)) {
-			return nil, ErrParse
-		}
-		return nil, err
-	}
-	return Parse(b)
 }
 
 // fold maps a key to one spelling for all the keys strings.EqualFold holds equal: each rune
