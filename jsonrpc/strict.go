@@ -201,8 +201,12 @@ func (o Object) String(key string) (string, bool, error) {
 	if raw[0] != '"' {
 		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string"}
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	// Decoded as the keys are (scanner.str): a string without escapes, in valid UTF-8, is its
+	// bytes, which is what encoding/json would make of it, at one allocation instead of its
+	// decoder's several; any other string goes through encoding/json.
+	w := scanner{b: raw}
+	s, err := w.str()
+	if err != nil {
 		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string"}
 	}
 	return s, true, nil
