@@ -32,8 +32,15 @@ var (
 // result's keys, the worker's state and an expiry. A result of another kind, or without a
 // requestState, is returned as it is.
 func (g *Gateway) wrapInputRequired(base stateClaims, result json.RawMessage) (json.RawMessage, error) {
-	if isObject(result) && !mayHaveKey(result, "resultType") {
-		return result, nil // nearly every answer: not decoded, however large
+	if isObject(result) {
+		if !mayHaveKey(result, "resultType") {
+			return result, nil // nearly every answer: not decoded, however large
+		}
+		// Looked up as the map below would: exact key, the last one; a value that decodes
+		// to anything but the string input_required is not one.
+		if raw, ok := lastMember(result, "resultType"); !ok || raw[0] != '"' || !decodesTo(raw, "input_required") {
+			return result, nil
+		}
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(result, &fields); err != nil {

@@ -20,10 +20,18 @@ func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if err := params.Exact("requestState", "inputResponses", "task"); err != nil {
+	return requestStateIn(requestParams{params: params, present: true})
+}
+
+// requestStateIn is requestStateOf on params already read.
+func requestStateIn(rp requestParams) (string, bool, error) {
+	if !rp.present {
+		return "", false, nil
+	}
+	if err := rp.params.Exact("requestState", "inputResponses", "task"); err != nil {
 		return "", false, err
 	}
-	return params.String("requestState")
+	return rp.params.String("requestState")
 }
 
 // resumeModern takes a client's retry of a parked call, its state verified and bound to this

@@ -88,8 +88,8 @@ func modernResult(method string, result json.RawMessage) (json.RawMessage, error
 		switch k {
 		case "resultType":
 			hasType = true
-			var t string // decoded: "t\u0061sk" is "task" to the client too
-			task = task || (json.Unmarshal(v, &t) == nil && t == "task")
+			// decoded (lastmember.go): "t\u0061sk" is "task" to the client too
+			task = task || (v[0] == '"' && decodesTo(v, "task"))
 		case "task":
 			task = true
 		case "ttlMs":

@@ -66,6 +66,24 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
 		}
 		return f, fieldError(m, err)
 	}
+	meta, _, metaErr := params.Object("_meta")
+	return fieldsOf(m, params, meta, metaErr)
+}
+
+// modernFields are readClientFields for a modern request, from the params checkModern read:
+// the same checks, in the same order, on the same reading.
+func modernFields(m *jsonrpc.Message, mr *modernRequest) (clientFields, *httpError) {
+	if !mr.params.present { // never so: checkModern requires _meta; as readClientFields then
+		return readClientFields(m)
+	}
+	return fieldsOf(m, mr.params.params, mr.params.meta, nil)
+}
+
+// fieldsOf is readClientFields past the reading of params and of params._meta (meta, or
+// metaErr when _meta could not be read: reported after the check of params' keys, as it
+// always was).
+func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (clientFields, *httpError) {
+	var f clientFields
 	known, ok := exactParams[m.Method]
 	if !ok {
 		known = metaOnly
@@ -73,9 +91,8 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
 	if err := params.Exact(known...); err != nil {
 		return f, fieldError(m, err)
 	}
-	meta, _, err := params.Object("_meta")
-	if err != nil {
-		return f, fieldError(m, err)
+	if metaErr != nil {
+		return f, fieldError(m, metaErr)
 	}
 	if err := meta.Exact("progressToken"); err != nil {
 		return f, fieldError(m, err)

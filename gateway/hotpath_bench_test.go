@@ -93,17 +93,15 @@ func BenchmarkForward(b *testing.B) {
 				if !isModern(r, msg) {
 					b.Fatal("not modern")
 				}
-				if _, he := checkModern(r, msg); he != nil {
+				mr, he := checkModern(r, msg)
+				if he != nil {
 					b.Fatal(he)
 				}
-				f, he := readClientFields(msg)
+				f, he := modernFields(msg, mr) // as modernPost: on checkModern's reading
 				if he != nil || f.tool != "echo" {
 					b.Fatalf("fields %+v, %v", f, he)
 				}
-				fwd, err := legacyMessage(msg)
-				if err != nil {
-					b.Fatal(err)
-				}
+				fwd := legacyMessageOf(msg, mr.params)
 				if line := toWorker(fwd, i); len(line) < sz.n {
 					b.Fatalf("%d bytes to the worker", len(line))
 				}

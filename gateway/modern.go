@@ -33,7 +33,7 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if he != nil {
 		return he
 	}
-	fields, he := readClientFields(msg)
+	fields, he := modernFields(msg, mr)
 	if he != nil {
 		he.Status = http.StatusBadRequest
 		return he
@@ -58,7 +58,7 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	// A requestState is always gemgate's own: a parked call of the bridge, or a sessionless
 	// worker's state wrapped (bridge_pass.go). It is checked before anything reaches a worker.
-	state, hasState, err := requestStateOf(msg)
+	state, hasState, err := requestStateIn(mr.params)
 	if err != nil {
 		return strictError(msg, err)
 	}
@@ -123,12 +123,12 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		if pass != nil {
 			ws = pass.WorkerState
 		}
-		fwd, err = passMessage(msg, hasState, ws)
+		fwd, err = passMessageOf(msg, mr.params, hasState, ws)
+		if err != nil {
+			return strictError(msg, err)
+		}
 	} else {
-		fwd, err = legacyMessage(msg)
-	}
-	if err != nil {
-		return strictError(msg, err)
+		fwd = legacyMessageOf(msg, mr.params)
 	}
 	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: fields.progressToken, Identity: id, Tag: c})
 	if err != nil {
@@ -187,27 +187,37 @@ func legacyParams(mr *modernRequest) json.RawMessage {
 // keys of _meta are removed (the worker was initialized by gemgate; a dual-era worker would
 // otherwise take the request as a sessionless one). Everything else keeps its bytes.
 func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
+	rp, err := readRequestParams(msg)
+	if err != nil {
+		return nil, err
+	}
+	if !rp.present {
+		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
+		return nil, err
+	}
+	return legacyMessageOf(msg, rp), nil
+}
+
+// legacyMessageOf is legacyMessage on the params checkModern read. It cannot fail: the
+// reading was the only step that could.
+func legacyMessageOf(msg *jsonrpc.Message, rp requestParams) *jsonrpc.Message {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
-	var metaErr error
-	params, err := msg.EditParams(func(key string, v json.RawMessage) json.RawMessage {
+	params := rp.params.Edit(func(key string, v json.RawMessage) json.RawMessage {
 		switch key {
 		case "inputResponses", "requestState": // the retry fields are gemgate's to answer (bridge.go)
 			return nil
 		case "task": // a task is not asked of the worker (modern_worker.go)
 			return nil
 		case "_meta":
-			if string(v) == "null" {
+			if !rp.hasMeta { // null
 				return nil
 			}
-			meta, err := jsonrpc.EditObject(v, "params._meta", func(k string, v json.RawMessage) json.RawMessage {
+			meta := rp.meta.Edit(func(k string, v json.RawMessage) json.RawMessage {
 				if strings.HasPrefix(k, metaPrefix) {
 					return nil
 				}
 				return v
 			})
-			if err != nil {
-				metaErr = err
-			}
 			if string(meta) == "{}" {
 				return nil
 			}
@@ -215,15 +225,9 @@ func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 		}
 		return v
 	})
-	if err == nil {
-		err = metaErr
-	}
-	if err != nil {
-		return nil, err
-	}
 	out := *msg
 	out.Params = params
-	return &out, nil
+	return &out
 }
 
 // modernToolGate applies the policy to a modern tools/call, on the body's tool name. A call

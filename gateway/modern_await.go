@@ -41,13 +41,8 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 	}
 	// answer writes the call's answer (after the events that came before it) and ends the wait.
 	answer := func(resp *jsonrpc.Message) (string, bool) {
-		for drained := false; !drained; {
-			select {
-			case ev := <-c.events:
-				writeEvent(ev)
-			default:
-				drained = true
-			}
+		for _, ev := range c.events.take() {
+			writeEvent(ev)
 		}
 		resp, outcome := g.modernAnswer(msg.Method, access, resp)
 		if resp.Error == nil && pk.member.ModernSession() {
@@ -97,10 +92,12 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 			return "input_required", true
 		case resp := <-call.Result():
 			return answer(resp)
-		case ev := <-c.events:
-			if !writeEvent(ev) {
-				call.Cancel("client stream lost")
-				return "disconnected", false
+		case <-c.events.ready:
+			for _, ev := range c.events.take() {
+				if !writeEvent(ev) {
+					call.Cancel("client stream lost")
+					return "disconnected", false
+				}
 			}
 		case <-c.detached:
 			select {

@@ -20,7 +20,7 @@ const maxWorkerRequestsPerCall = 16
 // short-lived pool caller. It takes the messages that belong to its own call (progress, and
 // log lines when the request asked for them) and nothing of the user's other callers.
 type modernCaller struct {
-	events    chan []byte
+	events    eventQueue            // progress and log lines, at most modernEventBuffer unread
 	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
 	member    atomic.Pointer[pool.Member]
 	detached  chan struct{}
@@ -33,7 +33,9 @@ type modernCaller struct {
 }
 
 func newModernCaller(wantsLogs bool) *modernCaller {
-	return &modernCaller{events: make(chan []byte, modernEventBuffer), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
+	// The events wait in a queue that grows with them (eventqueue.go), not in a channel of
+	// modernEventBuffer slots made on every call, though most calls send none.
+	return &modernCaller{events: newEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
 		wantsLogs: wantsLogs, created: time.Now()}
 }
 
@@ -64,9 +66,7 @@ func (c *modernCaller) Deliver(d pool.Delivery) {
 	if !c.wantsLogs && isLogMessage(d.Message) {
 		return
 	}
-	select {
-	case c.events <- d.Message:
-	default:
+	if !c.events.push(d.Message, modernEventBuffer) {
 		c.mu.Lock()
 		c.dropped++
 		c.mu.Unlock()

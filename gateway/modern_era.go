@@ -105,6 +105,7 @@ func paramsMeta(msg *jsonrpc.Message) (jsonrpc.Object, bool, error) {
 
 // modernRequest is what the checks of a modern request learned.
 type modernRequest struct {
+	params     requestParams // read once, strictly; every later check and edit uses this reading
 	version    string
 	caps       jsonrpc.Object // _meta clientCapabilities
 	clientInfo []byte         // _meta clientInfo, raw; nil when absent
@@ -126,13 +127,14 @@ func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpEr
 		return nil, modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
 			"the MCP-Protocol-Version header is required on every "+modernVersion+" request", nil)
 	}
-	meta, ok, err := paramsMeta(msg)
+	rp, err := readRequestParams(msg)
 	if err != nil {
 		return nil, strictError(msg, err)
 	}
-	if !ok {
+	if !rp.hasMeta {
 		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "params._meta is required", nil)
 	}
+	meta := rp.meta
 	if err := meta.Exact(metaProtocolVersion, metaClientCapabilities, metaClientInfo, metaLogLevel, "progressToken"); err != nil {
 		return nil, strictError(msg, err)
 	}
@@ -150,7 +152,7 @@ func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpEr
 			"unsupported protocol version "+quoteSafe(version),
 			map[string]any{"supported": servedVersions, "requested": version})
 	}
-	mr := &modernRequest{version: version}
+	mr := &modernRequest{params: rp, version: version}
 	caps, ok, err := meta.Object(metaClientCapabilities)
 	if err != nil || !ok {
 		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
@@ -163,12 +165,12 @@ func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpEr
 		return nil, strictError(msg, err)
 	}
 	mr.caps = caps
-	if raw, ok := meta.Raw(metaClientInfo); ok && string(raw) != "null" {
-		if _, err := jsonrpc.ReadObject(raw, "_meta.clientInfo"); err != nil {
-			return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
-				"invalid _meta field "+quoteSafe(metaClientInfo), nil)
-		}
-		mr.clientInfo = raw
+	// Read as an object within bytes already validated; any refusal has the one answer.
+	if _, ok, err := meta.Object(metaClientInfo); err != nil {
+		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+			"invalid _meta field "+quoteSafe(metaClientInfo), nil)
+	} else if ok {
+		mr.clientInfo, _ = meta.Raw(metaClientInfo)
 	}
 	if lvl, _, err := meta.String(metaLogLevel); err == nil {
 		mr.logLevel = lvl
@@ -196,10 +198,7 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest
 	if !named {
 		return nil
 	}
-	params, err := msg.ParamsObject()
-	if err != nil {
-		return strictError(msg, err)
-	}
+	params := mr.params.params // an object: checkModern found _meta in it
 	if err := params.Exact(field); err != nil {
 		return strictError(msg, err)
 	}

@@ -62,9 +62,23 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 // the worker's own when the client's was gemgate's wrapping of it (workerState; "" removes
 // it). Everything else keeps its bytes.
 func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc.Message, error) {
+	if len(msg.Params) == 0 || string(msg.Params) == "null" {
+		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
+		return nil, err
+	}
+	params, err := msg.ParamsObject()
+	if err != nil {
+		return nil, err
+	}
+	return passMessageOf(msg, requestParams{params: params, present: true}, retry, workerState)
+}
+
+// passMessageOf is passMessage on the params checkModern read (their _meta, when rp has it
+// read, is not read again).
+func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerState string) (*jsonrpc.Message, error) {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
 	var inner error
-	params, err := msg.EditParams(func(key string, v json.RawMessage) json.RawMessage {
+	params := rp.params.Edit(func(key string, v json.RawMessage) json.RawMessage {
 		switch key {
 		case "task":
 			return nil
@@ -73,6 +87,13 @@ func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc
 				return nil // the worker's own, if any, is added below
 			}
 		case "_meta":
+			if rp.hasMeta {
+				meta, err := dropTasksOf(rp.meta)
+				if err != nil {
+					inner = err
+				}
+				return meta
+			}
 			meta, err := dropTasks(v)
 			if err != nil {
 				inner = err
@@ -81,11 +102,8 @@ func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc
 		}
 		return v
 	})
-	if err == nil {
-		err = inner
-	}
-	if err != nil {
-		return nil, err
+	if inner != nil {
+		return nil, inner
 	}
 	if retry && workerState != "" {
 		st, err := json.Marshal(workerState)
@@ -105,8 +123,17 @@ func dropTasks(meta json.RawMessage) (json.RawMessage, error) {
 	if string(meta) == "null" {
 		return meta, nil
 	}
+	o, err := jsonrpc.ReadObject(meta, "params._meta")
+	if err != nil {
+		return nil, err
+	}
+	return dropTasksOf(o)
+}
+
+// dropTasksOf is dropTasks on a _meta already read.
+func dropTasksOf(meta jsonrpc.Object) (json.RawMessage, error) {
 	var inner error
-	out, err := jsonrpc.EditObject(meta, "params._meta", func(key string, v json.RawMessage) json.RawMessage {
+	out := meta.Edit(func(key string, v json.RawMessage) json.RawMessage {
 		if key != metaClientCapabilities || string(v) == "null" {
 			return v
 		}
@@ -132,8 +159,5 @@ func dropTasks(meta json.RawMessage) (json.RawMessage, error) {
 		}
 		return caps
 	})
-	if err == nil {
-		err = inner
-	}
-	return out, err
+	return out, inner
 }

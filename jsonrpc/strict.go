@@ -97,7 +97,7 @@ func readValidObject(raw json.RawMessage, name string) (Object, error) {
 		return Object{}, &TypeError{Field: name, Want: "an object"}
 	}
 	o := Object{name: name}
-	seen := map[string]string{} // folded key -> key as written
+	var seen map[string]string // folded key -> key as written; made only for a large object
 	w.i++
 	for {
 		w.space()
@@ -114,11 +114,9 @@ func readValidObject(raw json.RawMessage, name string) (Object, error) {
 			return Object{}, err
 		}
 		rawKey := raw[keyStart:w.i:w.i]
-		f := fold(key)
-		if other, dup := seen[f]; dup {
+		if other, dup := o.foldedDuplicate(key, &seen); dup {
 			return Object{}, &KeyError{Object: name, Key: key, Other: other}
 		}
-		seen[f] = key
 		w.space()
 		w.i++ // ':'
 		w.space()
@@ -126,6 +124,38 @@ func readValidObject(raw json.RawMessage, name string) (Object, error) {
 		w.skip()
 		o.members = append(o.members, member{key: key, rawKey: rawKey, value: raw[start:w.i:w.i]})
 	}
+}
+
+// pairwiseKeys is how many keys an object may have before its duplicate check folds them
+// into a map: up to it, each new key is compared with the earlier ones by strings.EqualFold,
+// which allocates nothing (at most pairwiseKeys²/2 comparisons of short keys); past it, each
+// key is folded once and looked up, so a hostile object of many keys costs linear work.
+const pairwiseKeys = 16
+
+// foldedDuplicate reports the earlier key of o that key equals without regard to case (simple
+// folding, as strings.EqualFold: it holds exactly when fold gives both one spelling), if any.
+// *seen is the map of folded keys once o has more than pairwiseKeys; nil before.
+func (o *Object) foldedDuplicate(key string, seen *map[string]string) (string, bool) {
+	if len(o.members) < pairwiseKeys {
+		for _, m := range o.members {
+			if strings.EqualFold(m.key, key) {
+				return m.key, true
+			}
+		}
+		return "", false
+	}
+	if *seen == nil {
+		*seen = make(map[string]string, 2*pairwiseKeys)
+		for _, m := range o.members {
+			(*seen)[fold(m.key)] = m.key // unique: each was checked on its way in
+		}
+	}
+	f := fold(key)
+	if other, dup := (*seen)[f]; dup {
+		return other, true
+	}
+	(*seen)[f] = key
+	return "", false
 }
 
 // Exact refuses a key that differs only in case from one of known: a reader that folds case
@@ -171,8 +201,12 @@ func (o Object) String(key string) (string, bool, error) {
 	if raw[0] != '"' {
 		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string"}
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	// Decoded as the keys are (scanner.str): a string without escapes, in valid UTF-8, is its
+	// bytes, which is what encoding/json would make of it, at one allocation instead of its
+	// decoder's several; any other string goes through encoding/json.
+	w := scanner{b: raw}
+	s, err := w.str()
+	if err != nil {
 		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string"}
 	}
 	return s, true, nil

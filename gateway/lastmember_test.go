@@ -1,0 +1,62 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// mapMember is what lastMember stands in for: decoding into a map and looking key up.
+func mapMember(obj []byte, key string) (json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(obj, &fields) != nil {
+		return nil, false
+	}
+	v, ok := fields[key]
+	return v, ok
+}
+
+// FuzzLastMemberAgreesWithMap: for every JSON object, lastMember finds the value the map
+// finds (repeats, escapes, case variants and ill-formed UTF-8 in keys included), and
+// decodesTo says what decoding the value says.
+func FuzzLastMemberAgreesWithMap(f *testing.F) {
+	for _, r := range passResults {
+		f.Add([]byte(r))
+	}
+	for _, s := range []string{`{"resultType":"a","resultType":"input_required"}`, `{"resultType":"input_required","resultType":1}`,
+		`{ "resultType" : "input\u005frequired" }`, `{"resultType\u0000":"input_required"}`, "{\"resultType\xff\":1}",
+		`{"resultType":null}`, `{"resultType":"input_required\ud800"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) || !isObject(b) {
+			return
+		}
+		got, ok := lastMember(b, "resultType")
+		want, wantOK := mapMember(b, "resultType")
+		if ok != wantOK || !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(want)) {
+			t.Fatalf("lastMember(%q) = %q %v, the map %q %v", b, got, ok, want, wantOK)
+		}
+		if ok && got[0] == '"' {
+			var s string
+			if err := json.Unmarshal(got, &s); err != nil || decodesTo(got, "input_required") != (s == "input_required") {
+				t.Fatalf("decodesTo(%q) = %v, decoded %q (%v)", got, decodesTo(got, "input_required"), s, err)
+			}
+		}
+	})
+}
+
+// TestWrapInputRequiredCompleteResultAllocatesNothing: a sessionless worker's answer names
+// its resultType (complete) on every call; passing it on decodes nothing.
+func TestWrapInputRequiredCompleteResultAllocatesNothing(t *testing.T) {
+	g := &Gateway{}
+	raw := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 100) + `"}],"resultType":"complete"}`)
+	if n := testing.AllocsPerRun(20, func() {
+		if out, err := g.wrapInputRequired(stateClaims{}, raw); err != nil || len(out) != len(raw) {
+			t.Fatal(out, err)
+		}
+	}); n != 0 {
+		t.Errorf("passing a complete result on allocates %v times, want 0", n)
+	}
+}
