@@ -81,17 +81,19 @@ func TestIdleStreamStackIsHalved(t *testing.T) {
 		return c
 	}
 	open() // the worker, and everything made once, before the measure
-	stacks := func() uint64 {
+	stacks := func() int64 {
 		var m runtime.MemStats
 		runtime.GC()
 		runtime.GC() // a stack is halved when the collector scans it
 		runtime.ReadMemStats(&m)
-		return m.StackInuse
+		return int64(m.StackInuse)
 	}
 	before := stacks()
 	for range streams {
 		open()
 	}
+	// Signed: goroutines an earlier test left behind may end in between, and make the
+	// difference smaller (never larger: no other test runs beside this one).
 	per := float64(stacks()-before) / streams
 	t.Logf("goroutine stacks per idle GET stream: %.0f B", per)
 	// Halved: the handler's 8 KiB and its connection's background reader. Not halved: 16 KiB
