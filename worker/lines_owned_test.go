@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -131,4 +132,34 @@ func newChunkedLineReader(t *testing.T, in string, chunk, max int) *lineReader {
 		t.Fatal(err)
 	}
 	return lr
+}
+
+// TestLongLinesAgreeWithScanner: the fuzzer's inputs are short, so lines that span the
+// first buffer and several parts are checked here against bufio.Scanner: lines ending at,
+// before and after a buffer's end, a carriage return as the last byte of a part, and limits
+// that fall inside the second and third parts.
+func TestLongLinesAgreeWithScanner(t *testing.T) {
+	edges := []int{lineBufSize - 1, lineBufSize, lineBufSize + 1, lineBufSize + partBufSize - 1,
+		lineBufSize + partBufSize, lineBufSize + partBufSize + 1, lineBufSize + 2*partBufSize + 7}
+	var in strings.Builder
+	for i, n := range edges {
+		in.WriteString(strings.Repeat(string(rune('a'+i)), n-1))
+		in.WriteString("\r\n") // the CR is the line's n-th byte: on a part's edge for some
+		in.WriteString("short\n")
+	}
+	in.WriteString(strings.Repeat("z", lineBufSize+partBufSize+3)) // a last line without newline
+	for _, max := range []int{lineBufSize, lineBufSize + partBufSize - 1, lineBufSize + partBufSize, 1 << 20} {
+		for _, chunk := range []int{999, lineBufSize, 1 << 20} {
+			t.Run(fmt.Sprintf("max %d chunk %d", max, chunk), func(t *testing.T) {
+				want, wantErr := scanLines(in.String(), max)
+				got, gotErr := readLinesChunked(t, in.String(), chunk, max)
+				if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+					t.Errorf("%d lines, want %d (or different bytes)", len(got), len(want))
+				}
+				if !errors.Is(gotErr, wantErr) && gotErr != wantErr {
+					t.Errorf("error %v, want %v", gotErr, wantErr)
+				}
+			})
+		}
+	}
 }
