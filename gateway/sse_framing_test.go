@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // appendEventByIndexAny is the framing appendEvent had when it looked for line breaks with
@@ -85,5 +87,39 @@ func BenchmarkAppendEvent(b *testing.B) {
 				buf = impl.frame(buf[:0], "0123456789ab_1_1", msg)
 			}
 		})
+	}
+}
+
+// TestPlacedEventFramesAsAppendEvent: a message encoded in place is framed byte for byte as
+// appendEvent frames its encoding, after any head, with or without an id; a method that
+// escapes to more than its length, and a head that does not fit the room, still frame right.
+func TestPlacedEventFramesAsAppendEvent(t *testing.T) {
+	long := strings.Repeat("y", 70000)
+	msgs := []*jsonrpc.Message{
+		{ID: []byte(`"req-7"`), Result: []byte(`{"text":"` + long + `"}`)},
+		{ID: []byte(`7`), Result: []byte(`{}`)},
+		{Method: "notifications/<odd>&", Params: []byte(`{"a":"<b>"}`)},
+		{ID: []byte(`1`), Result: []byte("{\n\"a\": 1\r\n}")}, // compacted by Encode
+	}
+	prime := appendPrime(nil, "0123456789ab_1_0", sseRetry)
+	for i, m := range msgs {
+		for _, head := range [][]byte{nil, prime, bytes.Repeat([]byte("h"), placedHeadRoom)} {
+			for _, id := range []string{"", "0123456789ab_1_1"} {
+				p := placeEvent(m)
+				want := appendEvent(append([]byte(nil), head...), id, m.Encode())
+				got := p.frame(head, []byte(id))
+				if !bytes.Equal(got, want) {
+					t.Errorf("message %d, head %d bytes, id %q: frame %q, want %q", i, len(head), id, clipString(string(got)), clipString(string(want)))
+				}
+				// The point of it: the frame holds the message where it was encoded, uncopied.
+				inPlace := len(head) < placedHeadRoom/2 && i != 2 // room enough, and no escapes
+				if d := p.data(); inPlace && &got[len(got)-2-len(d)] != &d[0] {
+					t.Errorf("message %d, head %d bytes: the frame holds a copy of the message", i, len(head))
+				}
+				if !bytes.Equal(p.data(), m.Encode()) {
+					t.Errorf("message %d: data %q after framing, want %q", i, clipString(string(p.data())), clipString(string(m.Encode())))
+				}
+			}
+		}
 	}
 }
