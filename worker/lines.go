@@ -110,14 +110,15 @@ func (l *lineReader) take() (line []byte, owned, ok bool) {
 }
 
 // assemble copies the parts and buf[:end] into a slice of the line's length, once, and gives
-// the parts back: the line is the caller's from here on.
+// the parts back: the line is the caller's from here on. bytes.Join allocates it without
+// zeroing it first, which a make would do, only for the copy to overwrite every byte.
 func (l *lineReader) assemble(end int) []byte {
-	line := make([]byte, 0, l.partLen+end)
-	for _, p := range l.parts {
-		line = append(line, p...)
-	}
+	l.parts = append(l.parts, l.buf[:end])
+	line := bytes.Join(l.parts, nil)
+	l.parts[len(l.parts)-1] = nil
+	l.parts = l.parts[:len(l.parts)-1] // buf is not a part: it stays the reader's
 	l.dropParts()
-	return append(line, l.buf[:end]...)
+	return line
 }
 
 // dropParts gives the parts of a line back to their pools.

@@ -163,3 +163,35 @@ func TestLongLinesAgreeWithScanner(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLongLine is one 1 MiB line written to a pipe and read back, the reader going idle
+// between lines as a worker's stdout reader does between answers.
+func BenchmarkLongLine(b *testing.B) {
+	line := []byte(strings.Repeat("x", 1<<20) + "\n")
+	r, w, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close(); w.Close() })
+	lr, err := newLineReader(r, DefaultMaxLineBytes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	send := make(chan struct{})
+	b.Cleanup(func() { close(send) })
+	go func() {
+		for range send { // a line once the last is read: the reader goes idle in between
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		send <- struct{}{}
+		if l, ok := lr.next(); !ok || len(l) != len(line)-1 {
+			b.Fatalf("read %d bytes, %v", len(l), ok)
+		}
+	}
+}
