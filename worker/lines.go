@@ -146,6 +146,9 @@ func (l *lineReader) fill() {
 		default:
 			// The buffer holds nothing but the start of a line: set it aside whole, and go
 			// on in a fresh one. No byte is copied before the line is complete.
+			if l.parts == nil {
+				l.parts = make([][]byte, 0, 32) // two megabytes in parts; grown for longer lines
+			}
 			l.parts = append(l.parts, l.buf)
 			l.partLen += len(l.buf)
 			l.buf = partBufs.Get().(*[partBufSize]byte)[:]
@@ -195,10 +198,14 @@ func (l *lineReader) readOnce(fd uintptr) bool {
 }
 
 // release gives the buffer back; nothing unread may be in it. The parts of a line still
-// coming in are kept.
+// coming in are kept; with none, not even the list that held them stays (a 16 MiB line's
+// took 6 KiB).
 func (l *lineReader) release() {
 	putBuf(l.buf)
 	l.buf, l.r, l.w = nil, 0, 0
+	if l.partLen == 0 {
+		l.parts = nil
+	}
 }
 
 // putBuf gives a buffer back to the pool it came from: every buffer the reader reads into is

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOwnedLinesAreNeverReused: a line the reader hands over as owned is the caller's for
@@ -192,6 +193,45 @@ func BenchmarkLongLine(b *testing.B) {
 		send <- struct{}{}
 		if l, ok := lr.next(); !ok || len(l) != len(line)-1 {
 			b.Fatalf("read %d bytes, %v", len(l), ok)
+		}
+	}
+}
+
+// TestIdleReaderKeepsNoPartList: after a long line, the idle reader holds neither buffers nor
+// the list its parts were kept in, which grows with the longest line read.
+func TestIdleReaderKeepsNoPartList(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	lr, err := newLineReader(r, DefaultMaxLineBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := make(chan int, 100) // the part list's capacity each time the reader waits empty
+	lr.onWait = func(held int) {
+		if held == 0 {
+			idle <- cap(lr.parts) // on the reader's goroutine: no race
+		}
+	}
+	go w.Write([]byte(strings.Repeat("x", 4<<20) + "\n"))
+	if l, ok := lr.next(); !ok || len(l) != 4<<20 {
+		t.Fatalf("read %d bytes, %v (%v)", len(l), ok, lr.err)
+	}
+	for len(idle) > 0 {
+		<-idle // waits before the line came
+	}
+	go lr.next() // waits for a line that never comes
+	for {
+		select {
+		case n := <-idle:
+			if n != 0 {
+				t.Fatalf("the idle reader keeps a part list of capacity %d", n)
+			}
+			return
+		case <-time.After(10 * time.Second):
+			t.Fatal("the reader never waited")
 		}
 	}
 }
