@@ -243,11 +243,13 @@ func (g *Gateway) await(c *pending) string {
 	}
 	// writeAnswer ends the request with its answer: the last event of the stream, or JSON.
 	writeAnswer := func(m *jsonrpc.Message, asEvent bool) {
-		body := m.Encode() // one encoding for the trace and the client
 		if asEvent {
-			writeEvent(body, true)
+			pe := placeEvent(m) // encoded once, in its frame, for the trace and the client
+			g.trace.outbound(s.id, pe.data())
+			ps.placed(pe, true)
 			return
 		}
+		body := m.Encode() // one encoding for the trace and the client
 		g.trace.outbound(s.id, body)
 		writeBody(w, http.StatusOK, body)
 	}

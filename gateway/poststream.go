@@ -22,13 +22,15 @@ type postStream struct {
 func (p *postStream) started() bool   { return p.begun }
 func (p *postStream) resumable() bool { return p.primed }
 
-// frameRoom is what an event's frame adds to its message: the id and priming lines, the
-// event and data fields.
-const frameRoom = 2*maxEventIDLen + 64
-
 // event logs and writes one message; last marks the answer. It reports whether the client's
 // connection took it.
 func (p *postStream) event(ev []byte, last bool) bool {
+	return p.placed(placedEvent{buf: ev}, last) // no room in front: framed by copying
+}
+
+// placed is event for a message encoded in place for its frame (sse.go): not copied again.
+func (p *postStream) placed(pe placedEvent, last bool) bool {
+	ev := pe.data()
 	if !p.begun {
 		// The stream starts with this event: headers, priming event and event go in one
 		// write; an answer alone makes the whole stream.
@@ -39,11 +41,12 @@ func (p *postStream) event(ev []byte, last bool) bool {
 		var ids [2 * maxEventIDLen]byte
 		prime := p.store.appendEventID(ids[:0], p.sid, 0)
 		id := p.store.appendEventID(prime[len(prime):], p.sid, seq)
-		frame := appendEvent(appendPrime(make([]byte, 0, len(ev)+frameRoom), prime, sseRetry), id, ev)
+		var head [maxEventIDLen + 48]byte
+		f := pe.frame(appendPrime(head[:0], prime, sseRetry), id)
 		if last {
-			p.live = p.st.whole(frame) == nil
+			p.live = p.st.whole(f) == nil
 		} else {
-			p.live = p.st.begin(frame) == nil
+			p.live = p.st.begin(f) == nil
 		}
 		p.primed = p.live
 		return p.live
@@ -55,7 +58,7 @@ func (p *postStream) event(ev []byte, last bool) bool {
 	if p.live {
 		var ids [maxEventIDLen]byte
 		id := p.store.appendEventID(ids[:0], p.sid, seq)
-		if p.st.write(appendEvent(make([]byte, 0, len(ev)+frameRoom), id, ev)) != nil {
+		if p.st.write(pe.frame(nil, id)) != nil {
 			p.live = false
 		}
 	}

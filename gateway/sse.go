@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // sseWriteTimeout bounds every write to a stream, so a client that stops reading costs a
@@ -95,24 +97,87 @@ func (s *sse) eventID(id string, msg []byte) error {
 }
 
 // appendEvent appends the event that carries msg, with id unless it is empty.
+//
+// Line breaks are looked for with bytes.IndexByte, once for LF and once for CR, each found
+// again only once the framing has passed it: a vectorised scan where IndexAny tested every
+// byte against a set (8 % of a 1 MiB answer's CPU), and linear however the two interleave.
 func appendEvent[ID string | []byte](buf []byte, id ID, msg []byte) []byte {
 	if len(id) > 0 {
 		buf = append(append(append(buf, "id: "...), id...), '\n')
 	}
 	buf = append(buf, "event: message\n"...)
-	for {
-		i := bytes.IndexAny(msg, "\r\n")
-		if i < 0 {
-			break
+	start := 0 // the start of the current data line
+	lf, cr := indexFrom(msg, 0, '\n'), indexFrom(msg, 0, '\r')
+	for lf >= 0 || cr >= 0 {
+		i := lf
+		if i < 0 || cr >= 0 && cr < i {
+			i = cr
 		}
-		buf = append(append(append(buf, "data: "...), msg[:i]...), '\n')
-		if msg[i] == '\r' && i+1 < len(msg) && msg[i+1] == '\n' {
-			i++
+		buf = append(append(append(buf, "data: "...), msg[start:i]...), '\n')
+		start = i + 1
+		if msg[i] == '\r' && lf == start { // CRLF is one line break
+			start++
 		}
-		msg = msg[i+1:]
+		if lf >= 0 && lf < start {
+			lf = indexFrom(msg, start, '\n')
+		}
+		if cr >= 0 && cr < start {
+			cr = indexFrom(msg, start, '\r')
+		}
 	}
-	buf = append(append(buf, "data: "...), msg...)
+	buf = append(append(buf, "data: "...), msg[start:]...)
 	return append(buf, "\n\n"...)
+}
+
+// placedEvent is a message encoded in place for its event: behind room for the event's head,
+// with room for its end, so that framing it copies the head, not the message. A 1 MiB answer
+// was encoded into a body and copied again into its frame: a megabyte copied and allocated
+// more per call.
+type placedEvent struct {
+	buf []byte // buf[at:] is the message
+	at  int
+}
+
+// placedHeadRoom is what a head may take: a priming event, and an event's id and fields.
+const placedHeadRoom = 2*maxEventIDLen + 64
+
+// placeEvent encodes m for its event.
+func placeEvent(m *jsonrpc.Message) placedEvent {
+	buf := make([]byte, placedHeadRoom, placedHeadRoom+m.EncodedLen()+len("\n\n"))
+	return placedEvent{buf: m.AppendEncode(buf), at: placedHeadRoom}
+}
+
+// data is the encoded message, for the replay log and the trace; it lives as long as the frame.
+func (p placedEvent) data() []byte { return p.buf[p.at:] }
+
+// frame completes the event that carries the message, with id unless it is empty, after head
+// (a priming event, or nothing): the bytes appendEvent(head, id, data) would make. Encode
+// never writes a line break, so the message is one data line; should one be there, or the
+// head not fit (a placedEvent{buf: msg} has no room at all), the event is framed by
+// appendEvent, copying.
+func (p placedEvent) frame(head []byte, id []byte) []byte {
+	msg := p.data()
+	n := len(head) + len("event: message\ndata: ")
+	if len(id) > 0 {
+		n += len("id: \n") + len(id)
+	}
+	if n > p.at || bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
+		return appendEvent(append(make([]byte, 0, len(head)+len(msg)+len(id)+64), head...), id, msg)
+	}
+	h := append(p.buf[p.at-n:p.at-n], head...)
+	if len(id) > 0 {
+		h = append(append(append(h, "id: "...), id...), '\n')
+	}
+	_ = append(h, "event: message\ndata: "...) // fills buf[at-n:at]
+	return append(p.buf[p.at-n:], "\n\n"...)
+}
+
+// indexFrom is the index in b of the first c at or after from, or -1.
+func indexFrom(b []byte, from int, c byte) int {
+	if i := bytes.IndexByte(b[from:], c); i >= 0 {
+		return from + i
+	}
+	return -1
 }
 
 // prime writes the priming event: an id the client can resume from before any message has

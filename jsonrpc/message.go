@@ -51,6 +51,11 @@ var envelopeKeys = []string{"jsonrpc", "id", "method", "params", "result", "erro
 // their read buffers.
 func Parse(b []byte) (*Message, error) { return parse(b, false, false) }
 
+// ParseOwned is Parse for bytes the caller hands over: the message's fields are slices of b
+// itself, so nothing may ever write to b again. The worker's line reader hands a long line
+// over in a slice of its own; a copy of a 1 MiB answer is a megabyte of garbage per call.
+func ParseOwned(b []byte) (*Message, error) { return parse(b, false, true) }
+
 // ParseClient parses a message from a client: Parse, and also a depth limit of MaxDepth and
 // well-formed UTF-8, which JSON requires and readers repair differently.
 func ParseClient(b []byte) (*Message, error) { return parse(b, true, false) }
@@ -151,10 +156,18 @@ func validID(id json.RawMessage) bool {
 // The raw fields are trusted to be valid JSON: every one comes from Parse or from json.Marshal.
 // They are copied as they are, without the second validation pass json.Marshal would make,
 // and compacted only when they hold a line break, which would cut the line in two.
-func (m *Message) Encode() []byte {
-	n := len(`{"jsonrpc":"2.0","id":,"method":"","params":,"result":,"error":}`) + len(m.ID) + len(m.Method) +
+func (m *Message) Encode() []byte { return m.AppendEncode(make([]byte, 0, m.EncodedLen()+1)) }
+
+// EncodedLen is the room the message's encoding takes: exact for a plain ASCII method and
+// fields without line breaks; a compacted field makes it shorter, an escaped method longer.
+func (m *Message) EncodedLen() int {
+	return len(`{"jsonrpc":"2.0","id":,"method":"","params":,"result":,"error":}`) + len(m.ID) + len(m.Method) +
 		len(m.Params) + len(m.Result) + len(m.Error)
-	b := make([]byte, 0, n+1)
+}
+
+// AppendEncode appends the message's encoding (Encode's) to b, so that a caller framing it can
+// encode it in place in its frame instead of copying the encoding in.
+func (m *Message) AppendEncode(b []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0"`...)
 	b = appendRaw(b, `,"id":`, m.ID)
 	if m.Method != "" {

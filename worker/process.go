@@ -384,7 +384,9 @@ func (p *Process) readStdout(r *os.File) {
 	}
 	greeted := p.spec.Greeting == nil
 	for {
-		line, ok := sc.next()
+		// An owned line (a long one, assembled for the purpose) is parsed in place: the reader
+		// never reads into it again, so the message may alias it for as long as it lives.
+		line, owned, ok := sc.take()
 		if !ok {
 			break
 		}
@@ -392,7 +394,7 @@ func (p *Process) readStdout(r *os.File) {
 			continue
 		}
 		if !utf8.Valid(line) {
-			line = p.validUTF8(line)
+			line, owned = p.validUTF8(line), true // a fresh copy
 		}
 		if p.spec.OnTrace != nil {
 			p.spec.OnTrace("from_worker", line)
@@ -406,7 +408,11 @@ func (p *Process) readStdout(r *os.File) {
 			greeted = done
 			continue
 		}
-		m, err := jsonrpc.Parse(line)
+		parse := jsonrpc.Parse
+		if owned {
+			parse = jsonrpc.ParseOwned
+		}
+		m, err := parse(line)
 		if err == nil && p.spec.Strict && !m.IsResponse() && m.Method == "" {
 			err = jsonrpc.ErrInvalid
 		}

@@ -1,0 +1,41 @@
+package gateway
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// BenchmarkAnswerInPlace is BenchmarkAnswer's legacy SSE answer as the gateway now makes it:
+// the worker's line, handed over by the line reader (its one copy is counted in the worker's
+// BenchmarkLongLine), parsed in place, and encoded straight into its frame.
+func BenchmarkAnswerInPlace(b *testing.B) {
+	clientID := []byte(`"req-7"`)
+	prime := appendPrime(nil, "0123456789ab_1_0", sseRetry)
+	for _, sz := range hotSizes {
+		b.Run("legacy/"+sz.name, func(b *testing.B) {
+			line := workerAnswerLine(sz.n)
+			parse := jsonrpc.Parse // a short line is copied out of the reader's buffer
+			if sz.n > 4<<10 {
+				parse = jsonrpc.ParseOwned // a long one is handed over: aliasing it is safe
+			}
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				m, err := parse(line)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.ID = clientID
+				if isToolError(m.Result) {
+					b.Fatal("tool error")
+				}
+				frame := placeEvent(m).frame(prime, []byte("0123456789ab_1_1"))
+				if !bytes.HasSuffix(frame, []byte("}\n\n")) {
+					b.Fatal("bad frame")
+				}
+			}
+		})
+	}
+}
