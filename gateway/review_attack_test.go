@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -55,4 +56,46 @@ func readBodyNoPanic(g *Gateway, r *http.Request) (body []byte, err error) {
 		}
 	}()
 	return g.readBody(httptest.NewRecorder(), r)
+}
+
+// A client's X-Request-Id goes into the gateway's log lines as it came: a hostile client can
+// make each of them as large as its headers may be (a megabyte by default), or fill it with
+// control bytes and the shape of another request's id. An id longer than maxClientRequestID,
+// or with a byte outside visible ASCII, is not honoured: the request gets an id of the
+// gateway's own. A sensible one (a UUID, a proxy's trace id) still is.
+func TestReviewClientRequestIDIsBounded(t *testing.T) {
+	own := regexp.MustCompile(`^[^/]+/[A-Za-z0-9]{10}-\d{6,}$`)
+	tests := []struct {
+		name, header string
+		honoured     bool
+	}{
+		{"uuid", "3f2c1a9e-5b7d-4c2e-9f1a-0d8e7b6c5a43", true},
+		{"at the bound", strings.Repeat("a", maxClientRequestID), true},
+		{"over the bound", strings.Repeat("a", maxClientRequestID+1), false},
+		{"64 KiB", strings.Repeat("b", 64<<10), false},
+		{"a newline", "abc\ndef", false},
+		{"an escape", "abc\x1b[2Jdef", false},
+		{"a space", "abc def", false},
+		{"not ASCII", "abc\u00e9def", false},
+		{"DEL", "abc\x7fdef", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got string
+			g := &Gateway{}
+			h := g.requestInfo(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = requestID(r.Context()) }))
+			r := httptest.NewRequest(http.MethodGet, "http://gw.test/", nil)
+			r.Header["X-Request-Id"] = []string{tt.header}
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			if tt.honoured {
+				if got != tt.header {
+					t.Fatalf("request id %q, want the client's %q", got, tt.header)
+				}
+				return
+			}
+			if !own.MatchString(got) {
+				t.Fatalf("request id of %d bytes %.40q..., want one of the gateway's own", len(got), got)
+			}
+		})
+	}
 }
