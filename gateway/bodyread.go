@@ -1,6 +1,9 @@
 package gateway
 
-import "io"
+import (
+	"io"
+	"math"
+)
 
 // How a request body with a declared length is read. io.ReadAll does not know the length: it
 // reads into chunks of growing size and copies them into one slice at the end, some two
@@ -21,7 +24,9 @@ func readDeclared(r io.Reader, declared, limit int64) ([]byte, error) {
 	if declared < 0 {
 		return io.ReadAll(r)
 	}
-	want := int(min(declared, limit)) + 1
+	// The one byte more must not overflow: a limit of math.MaxInt64 (no limit to speak of)
+	// and a client declaring as much would make want negative, and make panic.
+	want := int(min(declared, limit, math.MaxInt-1)) + 1
 	b := make([]byte, 0, min(want, bodyFirstChunk))
 	for {
 		n, err := r.Read(b[len(b):cap(b)])

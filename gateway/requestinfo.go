@@ -53,11 +53,34 @@ func newRequestIDPrefix() string {
 func (g *Gateway) requestInfo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := &requestInfo{ip: g.clientIP(r), client: r.Header.Get(requestIDHeader)}
-		if info.client == "" {
+		if !clientRequestIDOK(info.client) {
+			info.client = ""
+			info.seq = requestSeq.Add(1)
+		} else if info.client == "" {
 			info.seq = requestSeq.Add(1)
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
 	})
+}
+
+// maxClientRequestID bounds the X-Request-Id the gateway honours: ids in use (UUIDs, a
+// proxy's trace ids) are well under it.
+const maxClientRequestID = 128
+
+// clientRequestIDOK: an X-Request-Id the gateway honours, empty or up to maxClientRequestID
+// bytes of visible ASCII. Any other is the client's to choose and goes into log lines as it
+// came: a megabyte of it, or control bytes, are refused (the request gets an id of the
+// gateway's own), not written into every line about the request.
+func clientRequestIDOK(id string) bool {
+	if len(id) > maxClientRequestID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // requestID is the request's id for a log line: the client's, or host/random-000042.
