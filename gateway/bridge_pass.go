@@ -126,26 +126,58 @@ func resultTypeOf(result json.RawMessage) string {
 // mayHaveKey reports whether raw, JSON that jsonrpc.Parse validated, may have a member that
 // encoding/json reads as key: by its exact name, or by the case folding it applies to struct
 // fields. false means decoding raw to look for key would find nothing, so a megabyte answer
-// need not be decoded to learn it is not input-required. It looks only at the strings, one
-// IndexByte between quotes; an escape anywhere, which could spell the key, makes it say true.
+// need not be decoded to learn it is not input-required, or not a tool error. It looks only
+// at the strings, one IndexByte between quotes: a string too long to spell key even in
+// escapes is passed over, a short one with an escape is decoded first.
 func mayHaveKey(raw []byte, key string) bool {
-	if bytes.IndexByte(raw, '\\') >= 0 {
-		return true
-	}
 	for rest := raw; ; {
 		i := bytes.IndexByte(rest, '"')
 		if i < 0 {
 			return false
 		}
+		quoted := rest[i:]
 		rest = rest[i+1:]
-		j := bytes.IndexByte(rest, '"') // no escapes: the string's closing quote
+		j := closingQuote(rest)
 		if j < 0 {
 			return true // not JSON after all: the decoder is to say what it is
 		}
-		if mayFoldTo(rest[:j], key) {
-			return true
+		if s := rest[:j]; len(s) <= maxEscapedRune*len(key) {
+			if bytes.IndexByte(s, '\\') >= 0 {
+				var dec string
+				if json.Unmarshal(quoted[:j+2], &dec) != nil || mayFoldTo([]byte(dec), key) {
+					return true
+				}
+			} else if mayFoldTo(s, key) {
+				return true
+			}
 		}
 		rest = rest[j+1:]
+	}
+}
+
+// maxEscapedRune is the most bytes one rune takes inside a JSON string: a surrogate pair of
+// \u escapes.
+const maxEscapedRune = 12
+
+// closingQuote is the index in s, what follows a string's opening quote, of its closing quote:
+// the first quote not escaped (preceded by an even number of backslashes); -1 if none.
+func closingQuote(s []byte) int {
+	for off := 0; ; {
+		j := bytes.IndexByte(s[off:], '"')
+		if j < 0 {
+			return -1
+		}
+		j += off
+		k := j
+		for k > off && s[k-1] == '\\' {
+			k--
+		}
+		// A run of backslashes that reaches back to off began after an unescaped quote's
+		// successor or at the string's start, so counting from off is counting it whole.
+		if (j-k)%2 == 0 {
+			return j
+		}
+		off = j + 1
 	}
 }
 

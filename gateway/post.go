@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -431,7 +430,9 @@ func (g *Gateway) audit(s *session, tool string, readOnly bool, outcome string, 
 
 func isToolError(result json.RawMessage) bool {
 	// Most results say nothing of isError; a 1 MiB answer need not be decoded to learn that.
-	if !bytes.Contains(result, []byte(`"isError"`)) {
+	// Not a search for the exact text: a key spelled in escapes or in another case is the
+	// same member to encoding/json, which the decision below and the Go clients read with.
+	if !mayHaveKey(result, "isError") {
 		return false
 	}
 	var r struct {
