@@ -30,20 +30,7 @@ func editObject(raw json.RawMessage, name string, check bool, edit func(key stri
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(raw)+16)
-	out = append(out, '{')
-	for _, m := range o.members {
-		v := edit(m.key, m.value)
-		if v == nil {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(append(out, m.rawKey...), ':')
-		out = append(out, v...)
-	}
-	return append(out, '}'), nil
+	return o.Edit(edit), nil
 }
 
 // ParamsObject reads params strictly, as ReadObject(m.Params, "params") does, without
