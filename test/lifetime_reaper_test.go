@@ -146,7 +146,10 @@ func TestLifetimeSlowWorkerStartIsNotIdleness(t *testing.T) {
 // ping does not refresh the idle clock.
 func TestProbeLiveness(t *testing.T) {
 	t.Parallel()
-	const idle = 12 * time.Second
+	// gemgate pings idle_timeout/6 before the deadline and waits idle_timeout/24 for the
+	// answer: 2 s here. With 12 s it was 0.5 s, and a client on cores loaded by the other
+	// tests in parallel sometimes took longer than that to answer.
+	const idle = 48 * time.Second
 	g := startDev(t, "--idle-timeout", idle.String(), "--streamless-idle-timeout", "10s", "--worker-idle-timeout", ltWorkerIdle.String())
 	type outcome struct {
 		name      string
