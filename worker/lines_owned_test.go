@@ -96,14 +96,7 @@ func TestLongLineAllocatesItsLengthOnce(t *testing.T) {
 			t.Fatalf("line: %d bytes, %v (%v)", len(l), ok, lr.err)
 		}
 	}
-	read() // warms the pools
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range lines {
-		read()
-	}
-	runtime.ReadMemStats(&after)
-	perLine := float64(after.TotalAlloc-before.TotalAlloc) / lines
+	perLine := allocatedPerCall(lines, read)
 	if perLine > 1.5*size {
 		t.Errorf("%.0f bytes allocated per %d-byte line, want at most 1.5 times the line", perLine, size)
 	}
@@ -234,4 +227,17 @@ func TestIdleReaderKeepsNoPartList(t *testing.T) {
 			t.Fatal("the reader never waited")
 		}
 	}
+}
+
+// allocatedPerCall is the bytes allocated per call of f over n calls, after one call that
+// warms the pools.
+func allocatedPerCall(n int, f func()) float64 {
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.TotalAlloc-before.TotalAlloc) / float64(n)
 }

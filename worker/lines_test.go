@@ -111,26 +111,7 @@ func scanLines(in string, max int) ([]string, error) {
 }
 
 func readLinesChunked(t *testing.T, in string, chunk, max int) ([]string, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	go func() {
-		defer w.Close()
-		b := []byte(in)
-		for len(b) > 0 {
-			n := min(chunk, len(b))
-			if _, err := w.Write(b[:n]); err != nil {
-				return
-			}
-			b = b[n:]
-		}
-	}()
-	lr, err := newLineReader(r, max)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lr := newChunkedLineReader(t, in, chunk, max)
 	var out []string
 	for {
 		line, ok := lr.next()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -111,14 +110,7 @@ func TestLongMessageIsNotCopied(t *testing.T) {
 			t.Fatal("the message never came")
 		}
 	}
-	read() // warms the pools
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range lines {
-		read()
-	}
-	runtime.ReadMemStats(&after)
-	perLine := float64(after.TotalAlloc-before.TotalAlloc) / lines
+	perLine := allocatedPerCall(lines, read)
 	if perLine > 1.5*size {
 		t.Errorf("%.0f bytes allocated per %d-byte message, want at most 1.5 times the message", perLine, size)
 	}
