@@ -77,27 +77,54 @@ func TestPrometheusScrapesGemgate(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// freeAddr's port is free only until something else on the machine takes it: a
+	// Prometheus that could not bind it is started again on another one, twice at most.
+	for attempt := 1; ; attempt++ {
+		if !promScrapes(t, prom, cfgFile, filepath.Join(dir, fmt.Sprint("data", attempt)), attempt < 3) {
+			return
+		}
+	}
+}
+
+// promScrapes runs Prometheus on a free address until it reports gemgate_sessions_open = 1,
+// and fails the test when it does not. It returns true, without failing, when Prometheus
+// could not listen on the address and mayRetry is set.
+func promScrapes(t *testing.T, prom, cfgFile, data string, mayRetry bool) (retry bool) {
+	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(prom, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	cmd := exec.Command(prom, "--config.file="+cfgFile, "--storage.tsdb.path="+data,
 		"--web.listen-address="+addr, "--log.level=warn")
-	var logs strings.Builder
+	var logs strings.Builder // read only once the process has exited
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() { cmd.Process.Kill(); <-exited }()
 
 	deadline := time.Now().Add(60 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {
 		v, err := promQuery(addr, "gemgate_sessions_open")
 		if err == nil && v == "1" {
-			return
+			return false
 		}
 		last = fmt.Sprintf("value %q, error %v", v, err)
-		time.Sleep(500 * time.Millisecond)
+		select {
+		case <-exited:
+			if mayRetry && strings.Contains(logs.String(), "address already in use") {
+				t.Logf("Prometheus could not listen on %s; starting it again on another address", addr)
+				return true
+			}
+			t.Fatalf("Prometheus exited (last query: %s)\nprometheus logs:\n%s", last, logs.String())
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
+	cmd.Process.Kill()
+	<-exited
 	t.Fatalf("Prometheus never reported gemgate_sessions_open = 1 (last: %s)\nprometheus logs:\n%s", last, logs.String())
+	return false
 }
 
 // promQuery runs an instant query and returns the value of its only sample.

@@ -23,15 +23,34 @@ import (
 // printed once ready.
 func runDev(t *testing.T, args ...string) devInfo {
 	t.Helper()
-	var info devInfo
-	runJSONCommand(t, "dev", devCommand, append([]string{"--json", "--log-level", "warn"}, args...), &info)
+	info, err := startDev(t, args...)
+	if err != nil {
+		t.Fatalf("dev: %v", err)
+	}
 	return info
+}
+
+// startDev is runDev that returns the error of a dev that ended before it was ready.
+func startDev(t *testing.T, args ...string) (devInfo, error) {
+	t.Helper()
+	var info devInfo
+	err := startJSONCommand(t, "dev", devCommand, append([]string{"--json", "--log-level", "warn"}, args...), &info)
+	return info, err
 }
 
 // runJSONCommand runs a gemgate command in this process until the test ends, and decodes
 // into out the one JSON line it prints once ready; the command must then stop, with no
 // error, when the test ends.
 func runJSONCommand(t *testing.T, name string, command func(context.Context, []string, io.Writer, io.Writer) error, args []string, out any) {
+	t.Helper()
+	if err := startJSONCommand(t, name, command, args, out); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// startJSONCommand is runJSONCommand that returns the error of a command that ended before
+// it printed its line (a configuration it refused, say), for the test to judge.
+func startJSONCommand(t *testing.T, name string, command func(context.Context, []string, io.Writer, io.Writer) error, args []string, out any) error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r, w := io.Pipe()
@@ -42,9 +61,13 @@ func runJSONCommand(t *testing.T, name string, command func(context.Context, []s
 		w.CloseWithError(io.EOF)
 		done <- err
 	}()
+	ended := false // the command's end was already taken from done
 	t.Cleanup(func() {
 		cancel()
 		go io.Copy(io.Discard, r)
+		if ended {
+			return
+		}
 		select {
 		case err := <-done:
 			if err != nil {
@@ -63,12 +86,21 @@ func runJSONCommand(t *testing.T, name string, command func(context.Context, []s
 	}()
 	select {
 	case b := <-line:
+		if len(b) == 0 {
+			// Nothing printed: the pipe closed because the command ended.
+			ended = true
+			if err := <-done; err != nil {
+				return err
+			}
+			t.Fatalf("%s ended without printing, and without an error\nlogs:\n%s", name, logs)
+		}
 		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatalf("%s printed %q: %v\nlogs:\n%s", name, b, err, logs)
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("%s not ready\nlogs:\n%s", name, logs)
 	}
+	return nil
 }
 
 // freeAddr is a loopback address nothing listens on right now.
@@ -84,12 +116,31 @@ func freeAddr(t *testing.T) string {
 
 // A token printed by one run of gemgate dev is still accepted after a restart with the same
 // data directory: same issuer URL, same key, same client secrets.
+//
+// The address must stay the same across the restart (it is the issuer URL), and it is free
+// only while nothing else takes it: the test's freeAddr closes its listener, and in the gap
+// another process on this machine may bind that port or use it as the local end of a
+// connection. When either start is refused because the address is in use, the test starts
+// over on another address, a few times at most; any other failure is a failure.
 func TestDevTokensOutliveARestart(t *testing.T) {
-	data := t.TempDir()
-	args := []string{"--listen", freeAddr(t), "--data-dir", data, "--metrics-listen", "off"}
-	var first devInfo
-	t.Run("first start", func(t *testing.T) { first = runDev(t, args...) })
-	second := runDev(t, args...)
+	var data string
+	var first, second devInfo
+	for attempt := 1; ; attempt++ {
+		data = t.TempDir()
+		args := []string{"--listen", freeAddr(t), "--data-dir", data, "--metrics-listen", "off"}
+		var err error
+		t.Run("first start", func(t *testing.T) { first, err = startDev(t, args...) })
+		if err == nil {
+			second, err = startDev(t, args...)
+		}
+		if err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), "is already in use") || attempt == 5 {
+			t.Fatalf("dev: %v", err)
+		}
+		t.Logf("attempt %d: %v; starting over on another address", attempt, err)
+	}
 	if first.Issuer == "" || second.Issuer != first.Issuer {
 		t.Fatalf("issuer changed across a restart: %q then %q", first.Issuer, second.Issuer)
 	}
