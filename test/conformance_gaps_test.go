@@ -113,6 +113,9 @@ type confGapReport struct {
 	New    []confDiff // gaps not on the list: the test fails
 	Closed []string   // listed gaps that are gaps no more: the test fails
 	NoGap  []confDiff // checks that differ where the reference does not pass: reported
+	// Passing are gaps found under the parallel lanes that did not show again when their
+	// scenario ran a second time, alone (see confConfirm): reported, not counted.
+	Passing []confDiff `json:",omitempty"`
 }
 
 // confCheckGaps holds the differences of one run (requirements, worker) against the known
@@ -140,6 +143,34 @@ func confCheckGaps(requirements, worker string, diffs []confDiff, known map[conf
 	}
 	slices.Sort(r.Closed)
 	return r
+}
+
+// confConfirm holds each new gap of r against a second run of its scenario, alone, through
+// the same gemgate (again, by scenario): a gap that shows again stays new; one that does not
+// moves to r.Passing. A scenario with no second run keeps its gaps.
+//
+// Some scenarios give the server a fixed time, on the suite's own clock: a subscription
+// stream, for one, is read for 1.5 s, in which the server must acknowledge it, answer a
+// tools/call that changes the tool list, and send the list_changed. Through gemgate that is
+// two more processes and a proxy, on 2 cores that the other lanes and the rest of the e2e
+// tests share under the race detector. A real gap shows on every run; a second run that
+// passes says the first ran out of the suite's time.
+func confConfirm(r *confGapReport, direct confSuiteRun, again map[string]*confScenario) {
+	var kept []confDiff
+	for _, d := range r.New {
+		s, ok := again[d.Scenario]
+		if !ok {
+			kept = append(kept, d)
+			continue
+		}
+		second := confCompare([]string{d.Scenario}, direct, confSuiteRun{Scenarios: map[string]*confScenario{d.Scenario: s}})
+		if slices.ContainsFunc(second, func(e confDiff) bool { return e.Check == d.Check && e.gap() }) {
+			kept = append(kept, d)
+		} else {
+			r.Passing = append(r.Passing, d)
+		}
+	}
+	r.New = kept
 }
 
 // confGapLine is how a gap would be written in known-gaps.txt, for the failure message.
@@ -205,6 +236,25 @@ func TestConformanceGaps(t *testing.T) {
 	r = confCheckGaps("2026-07-28", "legacy", confCompare([]string{"caching"}, run("a=SUCCESS"), run()), known)
 	if len(r.New) != 1 || r.New[0].Check != "a" || len(r.Closed) != 1 {
 		t.Errorf("absent check: new %v, closed %v; want a as new and other-worker closed", checks(r.New), r.Closed)
+	}
+
+	// A new gap counts only if a second run of its scenario, alone, shows it again.
+	r = confCheckGaps("2026-07-28", "modern", confCompare([]string{"caching"}, direct, gated), known)
+	again := run("sep-2549-tools-list-caching-hints=FAILURE", "dup=SUCCESS", "dup=SUCCESS",
+		"skipped=SKIPPED", "extra=FAILURE")
+	confConfirm(&r, direct, map[string]*confScenario{"caching": again.Scenarios["caching"]})
+	got = map[string][]string{"new": checks(r.New), "passing": checks(r.Passing)}
+	want = map[string][]string{
+		"new":     {"extra ->FAILURE"}, // fails again
+		"passing": {"dup#2 SUCCESS->FAILURE", "skipped SKIPPED->FAILURE"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after a second run (-want +got):\n%s", diff)
+	}
+	r = confCheckGaps("2026-07-28", "modern", confCompare([]string{"caching"}, direct, gated), known)
+	confConfirm(&r, direct, map[string]*confScenario{})
+	if len(r.New) != 3 || len(r.Passing) != 0 {
+		t.Errorf("no second run: new %v, passing %v; want the three new gaps kept", checks(r.New), checks(r.Passing))
 	}
 
 	for _, bad := range []string{

@@ -148,7 +148,8 @@ everything-server in its own HTTP mode, and through gemgate with each of two std
 	fmt.Fprintf(&b, `
 Every check the reference passes must pass through gemgate, with both workers, except the
 known gaps in test/conformance/known-gaps.txt (each with its reason); that list may only
-shrink. Unscored scenarios (pending, extension, added after the revision's release) run
+shrink. A gap counts when it shows twice: its scenario runs a second time, alone, before the
+test fails on it. Unscored scenarios (pending, extension, added after the revision's release) run
 and are compared too. The tables below come from one run on %s (its six suite runs took
 %s of wall time), made with:
 

@@ -176,6 +176,46 @@ func confRun(node, cli, requirements, mcpURL, out string) (confSuiteRun, error) 
 	return run, errors.Join(errs...)
 }
 
+// confRunScenario runs one scenario of a requirement set alone against mcpURL, as confRun
+// runs it within the set (--spec-version with --force is what --requirements does for each
+// of its scenarios), its results into out, and reads its checks.
+func confRunScenario(node, cli, requirements, scenario, mcpURL, out string) (*confScenario, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*confScenarioTimeout)
+	defer cancel()
+	work, err := os.MkdirTemp("", "gemgate-conformance-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	cmd := exec.CommandContext(ctx, node, cli, "server", "--url", mcpURL, "--scenario", scenario,
+		"--spec-version", requirements, "--force",
+		"--timeout", strconv.Itoa(int(confScenarioTimeout.Milliseconds())), "--output-dir", out)
+	cmd.Dir = work
+	cmd.WaitDelay = 5 * time.Second
+	output, _ := cmd.CombinedOutput() // it exits 1 when a check fails: the checks say which
+	if err := os.WriteFile(out+".log", output, 0o644); err != nil {
+		return nil, err
+	}
+	var dir string
+	for _, line := range strings.Split(string(output), "\n") {
+		if m := confSavedRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			dir = m[1]
+		}
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("conformance server --scenario %s --url %s saved no results:\n%s", scenario, mcpURL, output)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "checks.json"))
+	if err != nil {
+		return nil, err
+	}
+	s := &confScenario{}
+	if err := json.Unmarshal(b, &s.Checks); err != nil {
+		return nil, fmt.Errorf("%s: checks.json: %w", scenario, err)
+	}
+	return s, nil
+}
+
 // confListRE matches a scenario line of `conformance list`; the optional tag says which
 // side a never-scored scenario is for.
 var confListRE = regexp.MustCompile(`^\s*- (\S+)(?: \[(server|client)\])?$`)

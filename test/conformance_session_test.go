@@ -97,8 +97,10 @@ func TestConformancePerSession(t *testing.T) {
 		}
 	}
 	r := confCheckGaps(confSessionRevision, confSessionWorker, confCompare(scenarios, runs["direct"], runs["gemgate-"+confSessionWorker]), known)
+	confRecheck(t, node, cli, confSessionRevision, gated, filepath.Join(artifacts, "gemgate-"+confSessionWorker+"-again"), &r, runs["direct"])
 	run := confSessionRevision + " gemgate-" + confSessionWorker
-	confLog(t, fmt.Sprintf("conformance %s: %d known gap(s), %d new, %d closed, %d other difference(s)", run, len(r.Known), len(r.New), len(r.Closed), len(r.NoGap)))
+	confLog(t, fmt.Sprintf("conformance %s: %d known gap(s), %d new, %d closed, %d other difference(s), %d passed when run again alone", run, len(r.Known), len(r.New), len(r.Closed), len(r.NoGap), len(r.Passing)))
+	confLogPassing(t, run, r)
 	for _, d := range r.NoGap {
 		t.Logf("%s: %s/%s is %s through gemgate, %s directly: no gap, as the reference does not pass it", run, d.Scenario, d.Check, confStatus(d.Gated), confStatus(d.Direct))
 	}
