@@ -8,11 +8,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ORDER = ["stdio", "echofloor", "gemgate-auth", "gemgate-noauth", "gemgate-user", "gemgate-modern", "gemgate-haproxy",
+ORDER = ["stdio", "echofloor", "relayfloor", "gemgate-auth", "gemgate-noauth", "gemgate-user", "gemgate-modern", "gemgate-haproxy",
          "supergateway", "toolhive"]
 NAMES = {
     "stdio": "(a) worker over stdio (floor)",
     "echofloor": "(b) Go HTTP echo (HTTP floor)",
+    "relayfloor": "(j) Go HTTP-to-stdio relay, one shared worker (relay floor)",
     "gemgate-auth": "(c) gemgate, JWT on",
     "gemgate-noauth": "(d) gemgate, auth none",
     "gemgate-user": "(g) gemgate, JWT on, one worker per user",
@@ -133,9 +134,18 @@ def main(out):
         r = by.get((label, n))
         return r.get("gateway_cpu_us_per_call") if r and "throughput" in r else None
 
+    # The relay floor (j) bounds what any Go gateway relaying to one shared stdio worker can
+    # reach on this machine; its rows say how far a goal is from that bound ("bound", no verdict).
+    RF = NAMES["relayfloor"]
     u32, t32 = tp("gemgate-user", 32), tp("toolhive", 32)
     if u32 and t32:
         g.append(f"| 1. 32 sessions of one user, worker per user: ≥ 1.5× ToolHive | {u32:,.0f} vs {t32:,.0f} calls/s = {u32 / t32:.2f}× | {ok(u32 / t32 >= 1.5)} |")
+    r32 = tp("relayfloor", 32)
+    if r32 and t32:
+        g.append(f"| 1. bound: {RF} at 32 sessions ÷ ToolHive | {r32:,.0f} vs {t32:,.0f} calls/s = {r32 / t32:.2f}× | – |")
+    r1, s1 = tp("relayfloor", 1), tp("supergateway", 1)
+    if r1 and s1:
+        g.append(f"| 1. bound: {RF} at 1 session ÷ supergateway | {r1:,.0f} vs {s1:,.0f} calls/s = {r1 / s1:.2f}× | – |")
     for label in ["gemgate-auth", "gemgate-user"]:
         xs = [(n, tp(label, n) / tp("supergateway", n)) for n in levels if tp(label, n) and tp("supergateway", n)]
         if xs:
@@ -146,11 +156,17 @@ def main(out):
         c, f = cpu(label, 32), cpu("echofloor", 32)
         if c and f:
             g.append(f"| 2. gateway CPU per 100 B call, 32 sessions: ≤ 2× the HTTP echo floor's ({NAMES[label]}) | {c:,.0f} vs {f:,.0f} µs = {c / f:.2f}× | {ok(c / f <= 2)} |")
-    for label in ["gemgate-auth", "gemgate-user"]:
+    c, f = cpu("relayfloor", 32), cpu("echofloor", 32)
+    if c and f:
+        g.append(f"| 2. bound: {RF}, CPU per 100 B call at 32 sessions ÷ the HTTP echo floor's | {c:,.0f} vs {f:,.0f} µs = {c / f:.2f}× | – |")
+    for label in ["relayfloor", "gemgate-auth", "gemgate-user"]:
         a, f = by.get((label, 1)), by.get(("stdio", 1))
         if a and f and "latency_us" in a and "latency_us" in f:
             d = a["latency_us"]["P50"] - f["latency_us"]["P50"]
-            g.append(f"| 2. p50 added over direct stdio, 1 session: ≤ 150 µs ({NAMES[label]}) | {d:+,.0f} µs | {ok(d <= 150)} |")
+            if label == "relayfloor":
+                g.append(f"| 2. bound: {RF}, p50 added over direct stdio at 1 session | {d:+,.0f} µs | – |")
+            else:
+                g.append(f"| 2. p50 added over direct stdio, 1 session: ≤ 150 µs ({NAMES[label]}) | {d:+,.0f} µs | {ok(d <= 150)} |")
     big = {(r["label"], int(r.get("payload", 0))): r for r in pay if "throughput" in r}
     fl = big.get(("echofloor", 1048576))
     for label in ["gemgate-auth", "gemgate-user", "gemgate-modern"]:

@@ -13,6 +13,8 @@
 #       on every request)                                                    payload only)
 #   (i) (g) behind HAProxy 2.6 with deploy/haproxy's     gemgate-haproxy  (the shipped config,
 #       config: the balancer's added latency                                 addresses rewritten)
+#   (j) a bare Go HTTP-to-stdio relay, one shared worker relayfloor       (concurrency only:
+#       (the relay floor: no auth, no checks, JSON only)                     it re-encodes bodies)
 # All of them front the same worker binary, `gemgate worker demo` (its echo tool); the idle
 # sessions test fronts bench/tinyworker, the cheapest worker there is.
 #
@@ -39,7 +41,7 @@ BIGTOTAL=${BIGTOTAL:-400}
 OPENS=${OPENS:-30}
 IDLE_K=${IDLE_K:-"1000 3900 10000"}
 IDLE_PEER_K=${IDLE_PEER_K:-1000}
-SCENARIOS=${SCENARIOS:-"stdio echofloor gemgate-auth gemgate-noauth gemgate-user gemgate-modern gemgate-haproxy supergateway toolhive"}
+SCENARIOS=${SCENARIOS:-"stdio echofloor relayfloor gemgate-auth gemgate-noauth gemgate-user gemgate-modern gemgate-haproxy supergateway toolhive"}
 HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 TESTS=${TESTS:-"concurrency payload open idle"} # which of the four parts below to run
 if [[ -n ${QUICK:-} ]]; then
@@ -52,7 +54,7 @@ log() { printf '%s %s\n' "$(date -u +%T)" "$*" >&2; }
 # ---- build ---------------------------------------------------------------------------------
 log "building into $BIN"
 (cd "$ROOT" && go build -o "$BIN/gemgate" ./cmd/gemgate && go build -o "$BIN/loadgen" ./bench/cmd/loadgen &&
-	go build -o "$BIN/echofloor" ./bench/cmd/echofloor)
+	go build -o "$BIN/echofloor" ./bench/cmd/echofloor && go build -o "$BIN/relayfloor" ./bench/cmd/relayfloor)
 (cd "$BENCH/peers" && go build -o "$BIN/thvproxy" ./thvproxy)
 gcc -O2 -Wall -static -o "$BIN/tinyworker" "$BENCH/tinyworker/tinyworker.c"
 [[ -d $BENCH/node_modules/supergateway ]] || (cd "$BENCH" && npm ci --no-audit --no-fund >&2)
@@ -146,6 +148,13 @@ start() {
 		wait_line "$base.out" "$PID"
 		URL=$(awk '{print $2}' "$base.out")
 		;;
+	relayfloor)
+		# shellcheck disable=SC2086
+		"$BIN/relayfloor" -- $worker >"$base.out" 2>"$base.log" &
+		PID=$!
+		wait_line "$base.out" "$PID"
+		URL=$(awk '{print $2}' "$base.out")
+		;;
 	echofloor)
 		"$BIN/echofloor" >"$base.out" 2>"$base.log" &
 		PID=$!
@@ -229,6 +238,7 @@ done
 # ---- 2. large payloads ----------------------------------------------------------------------
 want payload && for p in $BIGPAYLOADS; do
 	for s in $SCENARIOS; do
+		[[ $s == relayfloor ]] && continue
 		m=$(calls_for "$BIGTOTAL" "$BIGSESSIONS")
 		((p >= 1048576)) && m=$((m / 4))
 		log "calls: $s sessions=$BIGSESSIONS payload=$p"
@@ -243,7 +253,7 @@ done
 # and every later one attaches to it (a deleted session leaves the worker running), so (g)'s
 # p50 is an open on a running worker, (c)'s an open with a worker start.
 want open && for s in $SCENARIOS; do
-	[[ $s == gemgate-modern || $s == gemgate-haproxy ]] && continue
+	[[ $s == gemgate-modern || $s == gemgate-haproxy || $s == relayfloor ]] && continue
 	log "open: $s"
 	measure "$s" -mode open -opens "$OPENS" | record test=open ||
 		echo "{\"label\":\"$s\",\"test\":\"open\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
