@@ -118,17 +118,50 @@ func TestFoldCheckAgreesAcrossTheThreshold(t *testing.T) {
 }
 
 // TestSmallObjectKeyCheckAllocatesNothing: reading a small object strictly allocates only its
-// keys and its member list; the duplicate check itself nothing (it used to fold every key
-// into a new string and a map).
+// keys that are not well known and its member list; the duplicate check itself nothing (it
+// used to fold every key into a new string and a map).
 func TestSmallObjectKeyCheckAllocatesNothing(t *testing.T) {
 	b := []byte(`{"name":"echo","arguments":{},"_meta":{},"progressToken":1,"cursor":"x","uri":"u","task":{},"level":"debug"}`)
-	// 8 keys (one string each) and the member slice grown 1, 2, 4, 8: 12.
+	// 8 keys, 4 of them well known: 4 strings; the member list made for 4 and grown to 8: 6.
 	if n := testing.AllocsPerRun(20, func() {
 		if _, err := readValidObject(b, "params"); err != nil {
 			t.Fatal(err)
 		}
-	}); n > 12 {
-		t.Errorf("reading an 8-key object allocates %v times, want at most 12", n)
+	}); n > 6 {
+		t.Errorf("reading an 8-key object allocates %v times, want at most 6", n)
+	}
+	// A message's envelope: only its member list.
+	msg := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`)
+	var o Object
+	if n := testing.AllocsPerRun(20, func() {
+		var err error
+		if o, err = readValidObject(msg, "message"); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 1 {
+		t.Errorf("reading a message's envelope allocates %v times, want 1", n)
+	}
+	for _, k := range []string{"jsonrpc", "id", "method", "params"} {
+		if _, ok := o.Raw(k); !ok {
+			t.Errorf("envelope read without %q", k)
+		}
+	}
+	if m, _, err := o.String("method"); err != nil || m != "tools/call" {
+		t.Errorf("method = %q, %v", m, err)
+	}
+}
+
+// Each well-known string is itself, and nothing else is well known.
+func TestWellKnownIsIdentity(t *testing.T) {
+	for k, v := range wellKnownStrings {
+		if k != v {
+			t.Errorf("wellKnownStrings[%q] = %q", k, v)
+		}
+	}
+	for _, s := range []string{"", "Jsonrpc", "id ", "tools/list", "io.modelcontextprotocol/protocolversion"} {
+		if got, ok := wellKnown([]byte(s)); ok {
+			t.Errorf("wellKnown(%q) = %q, want not known", s, got)
+		}
 	}
 }
 

@@ -122,6 +122,11 @@ func readValidObject(raw json.RawMessage, name string) (Object, error) {
 		w.space()
 		start := w.i
 		w.skip()
+		if o.members == nil {
+			// Most objects of MCP messages have at most 4 members: one allocation, not
+			// the three that growing from 1 to 4 would take.
+			o.members = make([]member, 0, 4)
+		}
 		o.members = append(o.members, member{key: key, rawKey: rawKey, value: raw[start:w.i:w.i]})
 	}
 }
@@ -313,6 +318,9 @@ func (w *scanner) str() (string, error) {
 	w.i = skipString(w.b, w.i)
 	raw := w.b[start+1 : w.i-1]
 	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		if s, ok := wellKnown(raw); ok {
+			return s, nil
+		}
 		return string(raw), nil
 	}
 	var s string
@@ -321,6 +329,28 @@ func (w *scanner) str() (string, error) {
 	}
 	return s, nil
 }
+
+// wellKnown is raw as one of the keys and values that every MCP message repeats, without
+// allocating a string for it; ok is false for any other raw.
+func wellKnown(raw []byte) (s string, ok bool) {
+	s, ok = wellKnownStrings[string(raw)] // the lookup converts nothing
+	return s, ok
+}
+
+// wellKnownStrings maps each string wellKnown knows to itself.
+var wellKnownStrings = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		"jsonrpc", "2.0", "id", "method", "params", "result", "error", "code", "message", "data",
+		"_meta", "name", "arguments", "content", "type", "text", "isError", "structuredContent",
+		"resultType", "progressToken", "tools/call", "version",
+		"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
+		"io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel",
+	} {
+		m[s] = s
+	}
+	return m
+}()
 
 // skip consumes one value.
 func (w *scanner) skip() { w.i = SkipValue(w.b, w.i) }
