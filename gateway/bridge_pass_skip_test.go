@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // passResults are worker results: plain ones, input-required ones, and ones that spell
@@ -105,4 +106,29 @@ func TestResultTypeSkipAllocs(t *testing.T) {
 	}); n != 0 {
 		t.Fatalf("%.0f allocations to read a plain result's resultType, want 0", n)
 	}
+}
+
+// FuzzResultTypeOfAgrees: resultTypeOf reads a result's resultType as encoding/json does, for
+// every result a worker's message can carry (valid JSON in valid UTF-8, as the parser
+// guarantees).
+func FuzzResultTypeOfAgrees(f *testing.F) {
+	for _, r := range passResults {
+		f.Add(r)
+	}
+	for _, r := range []string{
+		`{"resultType":null}`, `{"resultType":1}`, `{"resultType":{"a":1}}`, `{"resultType":"\u0063omplete"}`,
+		`{"resultType":"a","RESULTTYPE":"b"}`, `{"RESULTTYPE":"b","resultType":"a"}`, `{"resultType":"a","resultType":"b"}`,
+		`{"content":[],"resultType":"complete","structuredContent":{"resultType":"x"}}`, `{"resultType":"\ud800"}`,
+	} {
+		f.Add(r)
+	}
+	f.Fuzz(func(t *testing.T, r string) {
+		raw := json.RawMessage(r)
+		if !json.Valid(raw) || !utf8.ValidString(r) {
+			return
+		}
+		if got, want := resultTypeOf(raw), oldResultTypeOf(raw); got != want {
+			t.Errorf("resultTypeOf(%s) = %q, encoding/json reads %q", r, got, want)
+		}
+	})
 }

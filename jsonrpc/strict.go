@@ -343,7 +343,7 @@ var wellKnownStrings = func() map[string]string {
 	for _, s := range []string{
 		"jsonrpc", "2.0", "id", "method", "params", "result", "error", "code", "message", "data",
 		"_meta", "name", "arguments", "content", "type", "text", "isError", "structuredContent",
-		"resultType", "progressToken", "tools/call", "version",
+		"resultType", "complete", "input_required", "progressToken", "tools/call", "version",
 		"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
 		"io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel",
 	} {
