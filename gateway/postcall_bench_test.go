@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -26,29 +27,62 @@ import (
 //	go test ./gateway -run '^$' -bench PostCall -benchmem
 func BenchmarkPostCall(b *testing.B) {
 	h := newBenchGateway(b)
-	b.Run("legacy", func(b *testing.B) {
-		sid := benchOpen(b, h)
-		body := legacyCallBody(100)
-		benchCalls(b, h, func() *http.Request {
-			r := benchRequest(body)
-			r.Header.Set(headerSessionID, sid)
-			r.Header.Set(headerProtocolVersion, "2025-06-18")
-			return r
-		})
-	})
-	b.Run("modern", func(b *testing.B) {
-		body := modernCallBody(100)
-		benchCalls(b, h, func() *http.Request {
-			r := benchRequest(body)
-			r.Header.Set(headerProtocolVersion, modernVersion)
-			r.Header.Set(headerMethod, "tools/call")
-			r.Header.Set(headerName, "echo")
-			return r
-		})
-	})
+	b.Run("legacy", func(b *testing.B) { benchCalls(b, h, legacyCallRequest(b, h)) })
+	b.Run("modern", func(b *testing.B) { benchCalls(b, h, modernCallRequest) })
 }
 
-func newBenchGateway(b *testing.B) http.Handler {
+// legacyCallRequest opens a session and makes tools/call echo requests of 100 bytes in it.
+func legacyCallRequest(tb testing.TB, h http.Handler) func() *http.Request {
+	sid := benchOpen(tb, h)
+	body := legacyCallBody(100)
+	return func() *http.Request {
+		r := benchRequest(body)
+		r.Header.Set(headerSessionID, sid)
+		r.Header.Set(headerProtocolVersion, "2025-06-18")
+		return r
+	}
+}
+
+// modernCallRequest is a sessionless tools/call echo request of 100 bytes.
+func modernCallRequest() *http.Request {
+	r := benchRequest(modernCallBody(100))
+	r.Header.Set(headerProtocolVersion, modernVersion)
+	r.Header.Set(headerMethod, "tools/call")
+	r.Header.Set(headerName, "echo")
+	return r
+}
+
+// A call, in either era, starts no goroutine in the gateway or the pool: the answer comes
+// back on the worker's reader and the request's own goroutine writes it. (A sessionless
+// request's detach from the worker once started one every time, to tell the worker nothing.)
+func TestCallsStartNoGoroutine(t *testing.T) {
+	h := newBenchGateway(t)
+	for name, req := range map[string]func() *http.Request{
+		"legacy": legacyCallRequest(t, h), "modern": modernCallRequest,
+	} {
+		call := func() {
+			w := connRecorder{httptest.NewRecorder()}
+			h.ServeHTTP(w, req())
+			if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"result"`)) {
+				t.Fatalf("%s tools/call: %d %s", name, w.Code, w.Body)
+			}
+		}
+		for range 20 { // the worker started, the tool list learned
+			call()
+		}
+		const calls = 200
+		created := goroutinesCreated()
+		for range calls {
+			call()
+		}
+		// A few for the runtime's own (a collection's workers), never one per call.
+		if n := goroutinesCreated() - created; n > 10 {
+			t.Errorf("%s: %d goroutines started over %d calls", name, n, calls)
+		}
+	}
+}
+
+func newBenchGateway(b testing.TB) http.Handler {
 	pol, err := policy.New(policy.Config{ReadOnlyTools: demoReadOnlyTools})
 	if err != nil {
 		b.Fatal(err)
@@ -85,7 +119,7 @@ func benchRequest(body []byte) *http.Request {
 }
 
 // benchOpen opens a legacy session and returns its id.
-func benchOpen(b *testing.B, h http.Handler) string {
+func benchOpen(b testing.TB, h http.Handler) string {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, benchRequest([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":`+
 		`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)))
@@ -123,7 +157,18 @@ func benchCalls(b *testing.B, h http.Handler, req func() *http.Request) {
 		call()
 	}
 	b.ReportAllocs()
+	created := goroutinesCreated()
+	n := 0
 	for b.Loop() {
 		call()
+		n++
 	}
+	b.ReportMetric(float64(goroutinesCreated()-created)/float64(n), "goroutines/op")
+}
+
+// goroutinesCreated is how many goroutines this process has started so far.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -244,7 +244,9 @@ func (s *slot) detach(m *Member, keepCalls bool) {
 			}
 		}()
 	}
-	if w != nil && stop != w {
+	if w != nil && stop != w && len(unsub)+len(refuse) > 0 {
+		// Most detaches leave nothing to tell (every sessionless request detaches at its end):
+		// no goroutine for them.
 		go w.tellAfterDetach(unsub, refuse)
 	}
 	if drop {
