@@ -1,16 +1,14 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
-	"sync"
+
+	"github.com/gemgate/gemgate/bench/internal/floor"
 )
 
 type request struct {
@@ -23,34 +21,19 @@ type request struct {
 	} `json:"params"`
 }
 
-type server struct {
-	mu       sync.Mutex
-	sessions map[string]bool
-}
+type server struct{ sessions floor.Sessions }
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "loopback address")
 	flag.Parse()
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if !ln.Addr().(*net.TCPAddr).IP.IsLoopback() {
-		log.Fatal("echofloor listens on loopback only")
-	}
-	s := &server{sessions: map[string]bool{}}
+	ln := floor.Listen(*listen, "echofloor")
+	s := &server{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /mcp", s.post)
-	mux.HandleFunc("GET /mcp", s.get)
-	mux.HandleFunc("DELETE /mcp", s.delete)
+	mux.HandleFunc("GET /mcp", s.sessions.Stream)
+	mux.HandleFunc("DELETE /mcp", s.sessions.Delete)
 	fmt.Printf("ready http://%s/mcp\n", ln.Addr())
 	log.Fatal(http.Serve(ln, mux))
-}
-
-func (s *server) known(r *http.Request) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sessions[r.Header.Get("Mcp-Session-Id")]
 }
 
 func (s *server) post(w http.ResponseWriter, r *http.Request) {
@@ -61,21 +44,14 @@ func (s *server) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Method == "initialize" {
-		var b [16]byte
-		_, _ = rand.Read(b[:])
-		id := hex.EncodeToString(b[:])
-		s.mu.Lock()
-		s.sessions[id] = true
-		s.mu.Unlock()
-		w.Header().Set("Mcp-Session-Id", id)
+		s.sessions.Open(w)
 		answer(w, req.ID, map[string]any{
 			"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
 			"serverInfo": map[string]any{"name": "echofloor", "version": "1"},
 		})
 		return
 	}
-	if !s.known(r) {
-		http.Error(w, "unknown session", http.StatusNotFound)
+	if !s.sessions.Known(w, r) {
 		return
 	}
 	if req.ID == nil {
@@ -90,28 +66,5 @@ func (s *server) post(w http.ResponseWriter, r *http.Request) {
 }
 
 func answer(w http.ResponseWriter, id json.RawMessage, result any) {
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
-	if err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
-}
-
-func (s *server) get(w http.ResponseWriter, r *http.Request) {
-	if !s.known(r) {
-		http.Error(w, "unknown session", http.StatusNotFound)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	http.NewResponseController(w).Flush()
-	<-r.Context().Done()
-}
-
-func (s *server) delete(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	delete(s.sessions, r.Header.Get("Mcp-Session-Id"))
-	s.mu.Unlock()
+	floor.JSON(w, map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 }

@@ -2,21 +2,20 @@ package main
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
+
+	"github.com/gemgate/gemgate/bench/internal/floor"
 )
 
 // maxBody bounds a request body.
@@ -29,8 +28,8 @@ type relay struct {
 
 	mu       sync.Mutex
 	pending  map[int64]chan []byte
-	sessions map[string]bool
 	next     atomic.Int64
+	sessions floor.Sessions
 
 	initResult json.RawMessage
 }
@@ -41,21 +40,15 @@ func main() {
 	if flag.NArg() == 0 {
 		log.Fatal("usage: relayfloor [-listen ADDR] -- WORKER [ARGS...]")
 	}
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if !ln.Addr().(*net.TCPAddr).IP.IsLoopback() {
-		log.Fatal("relayfloor listens on loopback only")
-	}
+	ln := floor.Listen(*listen, "relayfloor")
 	r, err := start(flag.Args())
 	if err != nil {
 		log.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /mcp", r.post)
-	mux.HandleFunc("GET /mcp", r.get)
-	mux.HandleFunc("DELETE /mcp", r.delete)
+	mux.HandleFunc("GET /mcp", r.sessions.Stream)
+	mux.HandleFunc("DELETE /mcp", r.sessions.Delete)
 	fmt.Printf("ready http://%s/mcp\n", ln.Addr())
 	log.Fatal(http.Serve(ln, mux))
 }
@@ -64,6 +57,7 @@ func main() {
 func start(argv []string) (*relay, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // the worker goes with the relay
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -76,7 +70,7 @@ func start(argv []string) (*relay, error) {
 		return nil, err
 	}
 	go func() { log.Fatalf("worker ended: %v", cmd.Wait()) }()
-	r := &relay{stdin: stdin, pending: map[int64]chan []byte{}, sessions: map[string]bool{}}
+	r := &relay{stdin: stdin, pending: map[int64]chan []byte{}}
 	out := bufio.NewReaderSize(stdout, 64<<10)
 
 	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"relayfloor","version":"1"}}}` + "\n" +
@@ -139,21 +133,11 @@ func (r *relay) post(w http.ResponseWriter, req *http.Request) {
 	var method string
 	_ = json.Unmarshal(msg["method"], &method)
 	if method == "initialize" && hasID {
-		var b [16]byte
-		_, _ = rand.Read(b[:])
-		sid := hex.EncodeToString(b[:])
-		r.mu.Lock()
-		r.sessions[sid] = true
-		r.mu.Unlock()
-		w.Header().Set("Mcp-Session-Id", sid)
-		answer(w, map[string]json.RawMessage{"jsonrpc": json.RawMessage(`"2.0"`), "id": clientID, "result": r.initResult})
+		r.sessions.Open(w)
+		floor.JSON(w, map[string]json.RawMessage{"jsonrpc": json.RawMessage(`"2.0"`), "id": clientID, "result": r.initResult})
 		return
 	}
-	r.mu.Lock()
-	known := r.sessions[req.Header.Get("Mcp-Session-Id")]
-	r.mu.Unlock()
-	if !known {
-		http.Error(w, "unknown session", http.StatusNotFound)
+	if !r.sessions.Known(w, req) {
 		return
 	}
 	if !hasID {
@@ -187,42 +171,10 @@ func (r *relay) post(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		ans["id"] = clientID
-		answer(w, ans)
+		floor.JSON(w, ans)
 	case <-req.Context().Done():
 		r.mu.Lock()
 		delete(r.pending, id)
 		r.mu.Unlock()
 	}
-}
-
-func answer(w http.ResponseWriter, msg map[string]json.RawMessage) {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
-}
-
-func (r *relay) get(w http.ResponseWriter, req *http.Request) {
-	r.mu.Lock()
-	known := r.sessions[req.Header.Get("Mcp-Session-Id")]
-	r.mu.Unlock()
-	if !known {
-		http.Error(w, "unknown session", http.StatusNotFound)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return
-	}
-	<-req.Context().Done()
-}
-
-func (r *relay) delete(w http.ResponseWriter, req *http.Request) {
-	r.mu.Lock()
-	delete(r.sessions, req.Header.Get("Mcp-Session-Id"))
-	r.mu.Unlock()
 }
