@@ -54,12 +54,7 @@ func confWorkers(t *testing.T) []*confWorker {
 // connections. stateless picks the mode that the requirement set's reference runs in.
 func confStartEverything(t *testing.T, server string, stateless bool) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := freeAddr(t)
 	var logs bytes.Buffer
 	mode := "-stateless=false"
 	if stateless {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"html"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -96,18 +95,6 @@ func kcServe(t *testing.T, e kcEnv, addr string, env []string, flags ...string) 
 	}})
 	g.URL = "http://" + addr + "/mcp"
 	return g
-}
-
-// kcFreeAddr is a loopback address with a port nobody listens on right now.
-func kcFreeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // kcTokenResponse is a token endpoint's answer.

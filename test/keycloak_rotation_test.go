@@ -73,7 +73,7 @@ func TestKeycloakKeyRotation(t *testing.T) {
 	// gRate fetched its keys before the rotation and may not refetch for half an hour: it pins
 	// the rate limit whatever the rotation below takes on a loaded machine.
 	gRateStarted := time.Now()
-	gRate := kcServe(t, e, kcFreeAddr(t), nil, "--key-refresh-interval", "30m")
+	gRate := kcServe(t, e, freeAddr(t), nil, "--key-refresh-interval", "30m")
 	ci := func() string { return kcCIToken(t, e, "mcp:use").AccessToken }
 	old := make([]string, 5)
 	for i := range old {
@@ -127,7 +127,7 @@ func TestKeycloakKeyRotation(t *testing.T) {
 	}
 
 	// g2 starts now and loads both keys.
-	g2 := kcServe(t, e, kcFreeAddr(t), nil)
+	g2 := kcServe(t, e, freeAddr(t), nil)
 	g2Ready := time.Now()
 	if status, ch := kcTry(t, g2, old[2]); status != http.StatusOK {
 		t.Errorf("old-key token on g2 (both keys loaded): %d %s", status, ch)

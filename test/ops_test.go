@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/internal/freeport"
 	"gopkg.in/yaml.v3"
 )
 
@@ -33,14 +33,15 @@ func requireTool(t *testing.T, name, require string) string {
 	return ""
 }
 
+// freeAddr is a loopback address nothing listens on right now, for a process that listens
+// on it later (internal/freeport).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // TestPrometheusScrapesGemgate runs a real Prometheus with the scrape configuration shipped in

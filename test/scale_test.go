@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/internal/freeport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,15 +33,14 @@ const (
 	scaleSessionsPerUser = 3
 )
 
-// scaleFreePort is a loopback port nothing listens on right now.
+// scaleFreePort is a loopback port nothing listens on right now (internal/freeport).
 func scaleFreePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // scaleIssuer runs `gemgate issuer` with the balancer's URL as audience and returns its URL and

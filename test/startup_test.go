@@ -3,7 +3,6 @@ package test
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,12 +17,7 @@ import (
 // Retry-After rather than 401, and once the issuer comes up tokens verify, with no restart.
 func TestStartsWhileIssuerIsDown(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	issuerAddr := ln.Addr().String()
-	ln.Close() // nobody listens there until the issuer starts below
+	issuerAddr := freeAddr(t) // nobody listens there until the issuer starts below
 
 	g := startServe(t, "--issuer", "http://"+issuerAddr, "--worker", "command", "--worker-command", workerBin+" worker demo",
 		"--read-only-tools", strings.Join(demo.ReadOnlyTools, ","))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/internal/freeport"
 )
 
 // runDev runs gemgate dev --json in this process until the test ends, and returns what it
@@ -103,24 +104,23 @@ func startJSONCommand(t *testing.T, name string, command func(context.Context, [
 	return nil
 }
 
-// freeAddr is a loopback address nothing listens on right now.
+// freeAddr is a loopback address nothing listens on right now (internal/freeport).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // A token printed by one run of gemgate dev is still accepted after a restart with the same
 // data directory: same issuer URL, same key, same client secrets.
 //
 // The address must stay the same across the restart (it is the issuer URL), and it is free
-// only while nothing else takes it: the test's freeAddr closes its listener, and in the gap
-// another process on this machine may bind that port or use it as the local end of a
-// connection. When either start is refused because the address is in use, the test starts
+// only while nothing else takes it: freeAddr's port lies below the ephemeral range, out of
+// the way of other connections and ":0" listeners, but another process may still bind it
+// in the gap. When either start is refused because the address is in use, the test starts
 // over on another address, a few times at most; any other failure is a failure.
 func TestDevTokensOutliveARestart(t *testing.T) {
 	var data string
