@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,4 +99,20 @@ func TestAuditLineFields(t *testing.T) {
 			t.Errorf("lines %v", vals)
 		}
 	})
+}
+
+// TestAuditLineClipsTheToolName: an unknown tool's name is the client's, as long as its body
+// allows; the audit line keeps its first maxAuditTool bytes and says how much was cut.
+func TestAuditLineClipsTheToolName(t *testing.T) {
+	f := newFixture(t)
+	c := f.client("alice-rw")
+	c.open()
+	name := strings.Repeat("n", 20000)
+	c.callTool("2", name, map[string]any{}) // refused, by gemgate or the worker: audited either way
+	eventually(t, 10*time.Second, "the audit line", func() bool { k, _ := auditLines(t, f); return len(k) > 0 })
+	_, vals := auditLines(t, f)
+	want := name[:maxAuditTool] + "...(+" + strconv.Itoa(len(name)-maxAuditTool) + " more)"
+	if len(vals) != 1 || vals[0]["tool"] != want || vals[0]["outcome"] == "ok" {
+		t.Fatalf("audit lines %v, want one with the tool clipped to %d bytes", vals, maxAuditTool)
+	}
 }

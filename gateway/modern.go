@@ -253,7 +253,7 @@ func (g *Gateway) modernToolGate(ctx context.Context, m *pool.Member, msg *jsonr
 		return nil
 	}
 	g.metrics.toolCall(verdict.String())
-	log.Info("audit tools/call", "tool", name, "read_only", access.ReadOnly, "outcome", verdict.String())
+	log.Info("audit tools/call", "tool", auditTool(name), "read_only", access.ReadOnly, "outcome", verdict.String())
 	if verdict == policy.DeniedReadOnly {
 		write := g.opts.Policy.WriteScope()
 		return g.insufficientScope(msg.ID, access, []string{write}, "readOnly",

@@ -26,6 +26,6 @@ func (ml modernLog) Info(msg string, args ...any) { ml.with().Info(msg, args...)
 func (ml modernLog) audit(tool string, readOnly bool, outcome string, d time.Duration) {
 	ml.l.LogAttrs(context.Background(), slog.LevelInfo, "audit tools/call",
 		slog.String("user", ml.user), slog.String("worker", ml.worker), slog.String("era", modernVersion),
-		slog.String("tool", tool), slog.Bool("read_only", readOnly), slog.String("outcome", outcome),
+		slog.String("tool", auditTool(tool)), slog.Bool("read_only", readOnly), slog.String("outcome", outcome),
 		slog.Duration("duration", d))
 }

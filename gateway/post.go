@@ -424,7 +424,7 @@ const codeForbidden = -32003
 
 func (g *Gateway) audit(s *session, tool string, readOnly bool, outcome string, d time.Duration) {
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, "audit tools/call",
-		slog.String("tool", tool), slog.Bool("read_only", readOnly),
+		slog.String("tool", auditTool(tool)), slog.Bool("read_only", readOnly),
 		slog.String("outcome", outcome), slog.Duration("duration", d))
 }
 
@@ -453,6 +453,14 @@ func bearer(r *http.Request) string {
 	}
 	return tok
 }
+
+// maxAuditTool bounds the tool name an audit line records: the name is the client's, as long
+// as its body allows, and MCP asks tool names to be at most 128 characters, so twice that
+// keeps any real name whole and a made-up one from filling the log.
+const maxAuditTool = 256
+
+// auditTool is the tool name as an audit line records it (internal/clip's rule).
+func auditTool(name string) string { return textclip.String(name, maxAuditTool) }
 
 // quoteSafe shortens a client-supplied string before it goes into a message.
 func quoteSafe(s string) string {
