@@ -70,25 +70,7 @@ func TestOwnedLinesAreNeverReused(t *testing.T) {
 // answers come one at a time, the reader going idle in between, as a worker's do.
 func TestLongLineAllocatesItsLengthOnce(t *testing.T) {
 	const size, lines = 1 << 20, 8
-	line := []byte(strings.Repeat("x", size) + "\n")
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close(); w.Close() })
-	lr, err := newLineReader(r, DefaultMaxLineBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	send := make(chan struct{})
-	go func() {
-		for range send {
-			if _, err := w.Write(line); err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { close(send) })
+	lr, send := newLineOnRequest(t, []byte(strings.Repeat("x", size)+"\n"))
 	read := func() {
 		t.Helper()
 		send <- struct{}{}
@@ -100,6 +82,32 @@ func TestLongLineAllocatesItsLengthOnce(t *testing.T) {
 	if perLine > 1.5*size {
 		t.Errorf("%.0f bytes allocated per %d-byte line, want at most 1.5 times the line", perLine, size)
 	}
+}
+
+// newLineOnRequest is a lineReader on a pipe that line is written to once per value sent on
+// send: a line once the last is read, so the reader goes idle in between, as a worker's
+// stdout reader does between answers.
+func newLineOnRequest(tb testing.TB, line []byte) (lr *lineReader, send chan<- struct{}) {
+	tb.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close(); w.Close() })
+	lr, err = newLineReader(r, DefaultMaxLineBytes)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ch := make(chan struct{})
+	tb.Cleanup(func() { close(ch) })
+	go func() {
+		for range ch {
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	return lr, ch
 }
 
 // newChunkedLineReader is a lineReader on a pipe that in is written to, chunk bytes a write.
@@ -162,24 +170,7 @@ func TestLongLinesAgreeWithScanner(t *testing.T) {
 // between lines as a worker's stdout reader does between answers.
 func BenchmarkLongLine(b *testing.B) {
 	line := []byte(strings.Repeat("x", 1<<20) + "\n")
-	r, w, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { r.Close(); w.Close() })
-	lr, err := newLineReader(r, DefaultMaxLineBytes)
-	if err != nil {
-		b.Fatal(err)
-	}
-	send := make(chan struct{})
-	b.Cleanup(func() { close(send) })
-	go func() {
-		for range send { // a line once the last is read: the reader goes idle in between
-			if _, err := w.Write(line); err != nil {
-				return
-			}
-		}
-	}()
+	lr, send := newLineOnRequest(b, line)
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
