@@ -225,12 +225,15 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 // recoverer turns a panic in a handler into a 500 without taking the gateway down.
 func (g *Gateway) recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The deferred function keeps the context, not the request: an idle GET stream runs
+		// under this frame for as long as its client stays, and would hold the request copy.
+		ctx := r.Context()
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				g.log.Error("handler panicked", "panic", v, "request_id", requestID(r.Context()))
+				g.log.Error("handler panicked", "panic", v, "request_id", requestID(ctx))
 				http.Error(w, "internal error", http.StatusInternalServerError)
 			}
 		}()

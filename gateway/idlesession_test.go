@@ -53,12 +53,13 @@ type retainedKey struct{}
 // context's done channel is. Each idle session would otherwise keep a kilobyte and more of
 // it for as long as its client stays.
 func TestIdleStreamDropsItsRequest(t *testing.T) {
-	dropped := make(chan struct{})
+	dropped, outerDropped := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	f := newFixture(t, func(o *Options) {
+		o.Trace = nil // message tracing (opt-in) keeps a request to trace a refusal after it
 		authn := o.Authenticate
 		o.Authenticate = func(next http.Handler) http.Handler {
-			return authn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inner := authn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Method == http.MethodGet {
 					// Stands for what a middleware hangs on a request's context.
 					v := new([256]byte)
@@ -67,6 +68,14 @@ func TestIdleStreamDropsItsRequest(t *testing.T) {
 				}
 				next.ServeHTTP(w, r)
 			}))
+			var outerOnce sync.Once
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					// r is the copy the gateway's layers outside authentication made.
+					outerOnce.Do(func() { runtime.AddCleanup(r, func(ch chan struct{}) { close(ch) }, outerDropped) })
+				}
+				inner.ServeHTTP(w, r)
+			})
 		}
 	})
 	c := f.client("alice-rw")
@@ -78,6 +87,16 @@ func TestIdleStreamDropsItsRequest(t *testing.T) {
 		runtime.GC()
 		select {
 		case <-dropped:
+			for held := true; held; {
+				runtime.GC()
+				select {
+				case <-outerDropped:
+					held = false
+				case <-deadline:
+					t.Fatal("the request copy the gateway's outer layers made is still held while its stream idles")
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
 			// The stream still works without its request: a message reaches it.
 			c.sessionObj().deliver(nil, []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`))
 			select {
