@@ -1,0 +1,87 @@
+package pool
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Attacks on a detach (member.go) racing the calls of the worker's other callers.
+
+// TestLastUnsubscribeRacesANewSubscribe: the last subscriber of a URI lets it go (it
+// detaches, or unsubscribes) while another caller of the same worker subscribes to it (a
+// client that closes one session and opens another, say). Whatever the order, once both are
+// done the worker must be subscribed exactly when gemgate counts a subscriber: here the new
+// one, so the last thing the worker heard for the URI must be a subscribe. The decision to
+// tell the worker is taken under the slot's lock, but the line is written after it is let go
+// (tellAfterDetach's goroutine, or the unsubscribe's call), and the new caller's subscribe,
+// decided just after as the URI's first, may be written before it: the worker then ends
+// unsubscribed while gemgate counts the new caller, which hears no resources/updated again.
+func TestLastUnsubscribeRacesANewSubscribe(t *testing.T) {
+	for _, how := range []string{"detach", "unsubscribe"} {
+		t.Run(how, func(t *testing.T) { lastUnsubscribeRacesANewSubscribe(t, how) })
+	}
+}
+
+func lastUnsubscribeRacesANewSubscribe(t *testing.T, how string) {
+	p := newTestPool(t, Settings{})
+	probe := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	var uris []string
+	for i := range 60 {
+		uri := fmt.Sprintf("u%d", i)
+		a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+		b := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+		sub, err := a.call(t, "resources/subscribe", map[string]string{"uri": uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer(t, sub)
+		var wg sync.WaitGroup
+		var aunsub, bsub *Call
+		var aerr, berr error
+		if how == "detach" {
+			wg.Go(a.m.Detach)
+		} else {
+			wg.Go(func() { aunsub, aerr = a.call(t, "resources/unsubscribe", map[string]string{"uri": uri}) })
+		}
+		wg.Go(func() { bsub, berr = b.call(t, "resources/subscribe", map[string]string{"uri": uri}) })
+		wg.Wait()
+		if aerr != nil || berr != nil {
+			t.Fatal(aerr, berr)
+		}
+		if aunsub != nil {
+			answer(t, aunsub)
+		}
+		if got := answer(t, bsub); got != `{}` {
+			t.Fatalf("subscribe %s: %s", uri, got)
+		}
+		// What the worker heard of uri must end in a subscribe once gemgate is done telling
+		// it: wait for that (the worker may hear more than one line for uri, in any order).
+		eventually(t, "the worker subscribed to "+uri+" for the caller counted", func() bool {
+			heard := heardOf(record(t, probe), uri)
+			return heard[len(heard)-1] == "subscribe "+uri
+		})
+		a.m.Detach()
+		uris = append(uris, uri)
+	}
+	// A late unsubscribe of a round may land after that round's check: by now it has.
+	rec := record(t, probe)
+	for _, uri := range uris {
+		if heard := heardOf(rec, uri); heard[len(heard)-1] != "subscribe "+uri {
+			t.Errorf("the worker heard %q for %s while gemgate counts a subscriber: it is unsubscribed", heard, uri)
+		}
+	}
+}
+
+// heardOf picks what the scripted worker heard for uri out of its record.
+func heardOf(record, uri string) []string {
+	var out []string
+	for e := range strings.SplitSeq(record, ",") {
+		if strings.HasSuffix(e, " "+uri) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
