@@ -116,23 +116,10 @@ func resultTypeOf(result json.RawMessage) string {
 	if !mayHaveKey(result, "resultType") {
 		return ""
 	}
-	// The usual spelling, read strictly without decoding the whole result. The strict reader
-	// refuses an object with two keys that fold together (strings.EqualFold, which is
-	// encoding/json's matching of keys to fields), so a member named resultType is the only
-	// one encoding/json would read into the field; a value that is not a string leaves the
-	// field empty there too. Any other case (no such member, or an object the strict reader
-	// refuses) is decoded as before. FuzzResultTypeOfAgrees holds the two to each other.
-	if o, err := jsonrpc.ReadObject(result, "result"); err == nil {
-		if _, ok := o.Raw("resultType"); ok {
-			s, _, _ := o.String("resultType")
-			return s
-		}
-	}
-	var r struct {
-		ResultType string `json:"resultType"`
-	}
-	_ = json.Unmarshal(result, &r)
-	return r.ResultType
+	// Read as encoding/json reads it into a field, member by member without keeping them:
+	// the strict reader would keep a decoded key and a member record for every member, and
+	// fold each into a map past 16, an allocation or more per member of a worker's answer.
+	return lastFoldedString(result, "resultType")
 }
 
 // mayHaveKey reports whether raw, JSON that jsonrpc.Parse validated, may have a member that
