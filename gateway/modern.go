@@ -247,6 +247,7 @@ func (g *Gateway) modernToolGate(ctx context.Context, m *pool.Member, msg *jsonr
 	}
 	if known && !exists {
 		g.metrics.toolCall("unknown")
+		log.Info("audit tools/call", "tool", auditTool(name), "read_only", access.ReadOnly, "outcome", "unknown")
 		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: "unknown tool " + quoteSafe(name)}
 	}
 	if verdict = g.opts.Policy.CheckTool(access, name, hint); verdict == policy.Allowed {
