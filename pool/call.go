@@ -34,6 +34,9 @@ type Call struct {
 	token    json.RawMessage  // the client's progress token; nil when none
 	wtoken   string           // the worker-side progress token
 	after    func(ok bool)    // bookkeeping once the worker answered; under the slot's lock
+	subURI   string           // a forwarded resources/subscribe or unsubscribe: its URI
+	subOn    bool             // and which of the two
+	subFwd   bool             // it is one
 
 	result chan *jsonrpc.Message
 	once   sync.Once
@@ -118,14 +121,30 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	if c.cancelled {
 		c.mu.Unlock()
 		s.done(c, false)
+		s.reconcileSub(c) // a subscription change decided and never written
 		return nil
 	}
 	c.mu.Unlock()
+	if c.subFwd {
+		c.w.subMu.Lock()
+	}
 	pc, err := c.w.proc.SendTo(ctx, c.msg, (*answerRelay)(c))
+	if c.subFwd {
+		if err == nil {
+			s.mu.Lock()
+			c.w.setToldLocked(c.subURI, c.subOn)
+			s.mu.Unlock()
+		}
+		c.w.subMu.Unlock()
+	}
 	if err != nil {
 		s.done(c, false)
+		s.reconcileSub(c)
 		return err
 	}
+	// Another caller's change to the URI may have been written just before this line, or be
+	// decided already and counted: make the worker's state the count's.
+	s.reconcileSub(c)
 	c.mu.Lock()
 	c.proc = pc
 	cancelled, reason := c.cancelled, c.reason
@@ -134,6 +153,15 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 		go s.done(c, false)
 	}
 	return nil
+}
+
+// reconcileSub makes the worker's subscription to the URI of a forwarded resources/subscribe
+// or unsubscribe what the count says, once the call is written or given up (after its
+// bookkeeping, so that a subscribe given up no longer counts).
+func (s *slot) reconcileSub(c *Call) {
+	if c.subFwd {
+		c.w.reconcile(s, c.subURI)
+	}
 }
 
 // answerRelay is a call as its worker sees it: the recipient of its answer. Being the call

@@ -247,7 +247,7 @@ func (s *slot) detach(m *Member, keepCalls bool) {
 	if w != nil && stop != w && len(unsub)+len(refuse) > 0 {
 		// Most detaches leave nothing to tell (every sessionless request detaches at its end):
 		// no goroutine for them.
-		go w.tellAfterDetach(unsub, refuse)
+		go w.tellAfterDetach(s, unsub, refuse)
 	}
 	if drop {
 		s.p.forget(s)
@@ -259,12 +259,9 @@ func (s *slot) detach(m *Member, keepCalls bool) {
 
 // tellAfterDetach unsubscribes what no caller wants any more and refuses requests nobody will
 // answer; off the detaching goroutine, since a write may wait on the worker.
-func (w *wrk) tellAfterDetach(unsub []string, refuse []json.RawMessage) {
+func (w *wrk) tellAfterDetach(s *slot, unsub []string, refuse []json.RawMessage) {
 	for _, uri := range unsub {
-		id, _ := json.Marshal("gemgate-unsubscribe")
-		if c, err := w.proc.Send(&jsonrpc.Message{ID: id, Method: "resources/unsubscribe", Params: uriParams(uri)}); err == nil {
-			c.Abandon()
-		}
+		w.reconcile(s, uri) // not if another caller subscribed since
 	}
 	for _, id := range refuse {
 		_ = w.proc.Reply(jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, "the session this request went to has ended", nil))

@@ -188,6 +188,7 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 			return ok()
 		}
 		w.subs[uri] = map[*Member]bool{m: true}
+		c.subURI, c.subOn, c.subFwd = uri, true, true
 		c.after = func(done bool) {
 			if !done {
 				delete(w.subs[uri], m)
@@ -204,6 +205,7 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 			return ok()
 		}
 		delete(w.subs, uri)
+		c.subURI, c.subOn, c.subFwd = uri, false, true
 	case "logging/setLevel":
 		level, name := levelOf(c.msg.Params), levelName(c.msg.Params)
 		if name == "" {
@@ -223,6 +225,37 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 		c.msg = &out
 	}
 	return nil
+}
+
+func (w *wrk) setToldLocked(uri string, on bool) {
+	if on {
+		w.told[uri] = true
+	} else {
+		delete(w.told, uri)
+	}
+}
+
+// reconcile writes the worker a subscribe or an unsubscribe of uri when what it was last
+// written differs from whether any caller counts as subscribed.
+func (w *wrk) reconcile(s *slot, uri string) {
+	w.subMu.Lock()
+	defer w.subMu.Unlock()
+	s.mu.Lock()
+	want := len(w.subs[uri]) > 0
+	if want == w.told[uri] {
+		s.mu.Unlock()
+		return
+	}
+	w.setToldLocked(uri, want)
+	s.mu.Unlock()
+	method := "resources/unsubscribe"
+	if want {
+		method = "resources/subscribe"
+	}
+	id, _ := json.Marshal("gemgate-" + method[len("resources/"):])
+	if c, err := w.proc.Send(&jsonrpc.Message{ID: id, Method: method, Params: uriParams(uri)}); err == nil {
+		c.Abandon()
+	}
 }
 
 // releaseLocked drops m's subscriptions and level; it returns the URIs nobody wants now.

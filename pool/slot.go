@@ -56,12 +56,17 @@ type wrk struct {
 	requests map[string]pendingRequest // worker requests out to a caller, by gemgate's id
 	nextReq  uint64
 	subs     map[string]map[*Member]bool // resource subscriptions by URI
-	levels   map[*Member]int             // each caller's logging level
-	level    int                         // the level set at the worker; -1 none
-	once     map[string]bool             // FirstTime topics
-	stopping bool                        // gemgate stopped it: not a death
-	reason   string                      // why gemgate killed it, when it counts as a death
-	checking bool                        // a responsiveness check runs (CheckResponsive)
+	// told holds the URIs the worker was last written a subscribe for (not an unsubscribe
+	// since), and subMu orders those writes: it is held from the decision to write one to
+	// the end of the write, so that told follows the order the worker reads them in.
+	told     map[string]bool
+	subMu    sync.Mutex
+	levels   map[*Member]int // each caller's logging level
+	level    int             // the level set at the worker; -1 none
+	once     map[string]bool // FirstTime topics
+	stopping bool            // gemgate stopped it: not a death
+	reason   string          // why gemgate killed it, when it counts as a death
+	checking bool            // a responsiveness check runs (CheckResponsive)
 }
 
 // errSlotGone is a slot dropped from the pool between lookup and use; the caller retries.
@@ -177,7 +182,7 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		id.Session = wid
 	}
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
-		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, levels: map[*Member]int{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, told: map[string]bool{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.Principal.User, "worker", wid)
 	started := time.Now()
