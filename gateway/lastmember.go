@@ -16,6 +16,13 @@ import (
 // that cost 16 allocations on every answer of a sessionless worker, which always names its
 // resultType.
 func lastMember(obj []byte, key string) (json.RawMessage, bool) {
+	return lastMemberWhere(obj, func(k []byte) bool { return decodesTo(k, key) }, nil)
+}
+
+// lastMemberWhere is the raw value of the last member of obj (valid JSON) whose key (a JSON
+// string, quotes included) keyOK accepts and whose value valueOK accepts (nil: any); false
+// when there is none, or obj is not an object. It keeps nothing per member.
+func lastMemberWhere(obj []byte, keyOK, valueOK func([]byte) bool) (json.RawMessage, bool) {
 	i := jsonrpc.SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, false
@@ -32,12 +39,12 @@ func lastMember(obj []byte, key string) (json.RawMessage, bool) {
 		}
 		start := i
 		i = jsonrpc.SkipValue(obj, i) // the key, a string
-		match := decodesTo(obj[start:i], key)
+		match := keyOK(obj[start:i])
 		i = jsonrpc.SkipSpace(obj, i) + 1 // ':'
 		i = jsonrpc.SkipSpace(obj, i)
 		vStart := i
 		i = jsonrpc.SkipValue(obj, i)
-		if match {
+		if match && (valueOK == nil || valueOK(obj[vStart:i])) {
 			found, ok = obj[vStart:i:i], true
 		}
 	}
@@ -62,31 +69,9 @@ func decodesTo(s []byte, want string) bool {
 // folds to key and whose value is a string, decoded; "" when there is none, or obj is not an
 // object. It keeps nothing per member, so a result of many members costs no more than one.
 func lastFoldedString(obj []byte, key string) string {
-	i := jsonrpc.SkipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return ""
-	}
-	var found []byte
-	for i++; ; {
-		i = jsonrpc.SkipSpace(obj, i)
-		if obj[i] == '}' {
-			break
-		}
-		if obj[i] == ',' {
-			i = jsonrpc.SkipSpace(obj, i+1)
-		}
-		start := i
-		i = jsonrpc.SkipValue(obj, i) // the key, a string
-		match := foldsTo(obj[start:i], key)
-		i = jsonrpc.SkipSpace(obj, i) + 1 // ':'
-		i = jsonrpc.SkipSpace(obj, i)
-		vStart := i
-		i = jsonrpc.SkipValue(obj, i)
-		if match && obj[vStart] == '"' {
-			found = obj[vStart:i]
-		}
-	}
-	if found == nil {
+	found, ok := lastMemberWhere(obj, func(k []byte) bool { return foldsTo(k, key) },
+		func(v []byte) bool { return v[0] == '"' })
+	if !ok {
 		return ""
 	}
 	if v := found[1 : len(found)-1]; bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
