@@ -33,10 +33,9 @@ type Call struct {
 	out      jsonrpc.Message  // the client's message, copied to be changed: msg unless replaced
 	token    json.RawMessage  // the client's progress token; nil when none
 	wtoken   string           // the worker-side progress token
-	after    func(ok bool)    // bookkeeping once the worker answered; under the slot's lock
-	subURI   string           // a forwarded resources/subscribe or unsubscribe: its URI
-	subOn    bool             // and which of the two
-	subFwd   bool             // it is one
+	after    func(answer *jsonrpc.Message) // bookkeeping once the call ends (nil: no answer); under the slot's lock
+	subURI   string                        // a forwarded resources/subscribe or unsubscribe: its URI
+	subFwd   bool                          // it is one
 
 	result chan *jsonrpc.Message
 	once   sync.Once
@@ -79,7 +78,7 @@ func (c *Call) withdraw(reason string, tell bool) {
 		// off the caller's goroutine as the answer's own would be. Already answered: the
 		// delivery frees it.
 		if pc.Withdraw(reason, tell) {
-			go c.s.done(c, false)
+			go c.s.done(c)
 		}
 		return
 	}
@@ -89,7 +88,7 @@ func (c *Call) withdraw(reason string, tell bool) {
 	c.s.mu.Unlock()
 	if removed {
 		c.s.p.opts.Metrics.queued(-1)
-		c.s.done(c, false)
+		c.s.done(c)
 	}
 }
 
@@ -120,25 +119,35 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	c.mu.Lock()
 	if c.cancelled {
 		c.mu.Unlock()
-		s.done(c, false)
+		s.done(c)
 		s.reconcileSub(c) // a subscription change decided and never written
 		return nil
 	}
 	c.mu.Unlock()
+	var wasTold *Call
 	if c.subFwd {
+		// Recorded before the write: the worker's answer may be read before SendTo returns.
 		c.w.subMu.Lock()
+		by := c // a subscribe
+		if c.msg.Method != "resources/subscribe" {
+			by = nil
+		}
+		s.mu.Lock()
+		wasTold = c.w.told[c.subURI]
+		c.w.setToldLocked(c.subURI, by)
+		s.mu.Unlock()
 	}
 	pc, err := c.w.proc.SendTo(ctx, c.msg, (*answerRelay)(c))
 	if c.subFwd {
-		if err == nil {
+		if err != nil { // not written: what the worker was told stands
 			s.mu.Lock()
-			c.w.setToldLocked(c.subURI, c.subOn)
+			c.w.setToldLocked(c.subURI, wasTold)
 			s.mu.Unlock()
 		}
 		c.w.subMu.Unlock()
 	}
 	if err != nil {
-		s.done(c, false)
+		s.done(c)
 		s.reconcileSub(c)
 		return err
 	}
@@ -150,7 +159,7 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	cancelled, reason := c.cancelled, c.reason
 	c.mu.Unlock()
 	if cancelled && pc.Withdraw(reason, true) { // a cancel that came while the request was being written
-		go s.done(c, false)
+		go s.done(c)
 	}
 	return nil
 }
@@ -179,7 +188,7 @@ func (r *answerRelay) Deliver(resp *jsonrpc.Message) {
 // call or stopping the worker, which must not run there (a write to the worker would wait on
 // this very reader, a stop on its end), so then both go to a goroutine, in the same order.
 func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
-	left := s.release(c, resp.Error == nil)
+	left := s.release(c, resp)
 	if left.next == nil && left.stop == nil && !left.drop {
 		c.finish(resp)
 		return
@@ -190,9 +199,9 @@ func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
 	}()
 }
 
-// done frees a call's place: its progress token, its turn (the next queued call runs), and
-// the worker's idleness clock.
-func (s *slot) done(c *Call, ok bool) { s.settle(s.release(c, ok)) }
+// done frees the place of a call given up unanswered: its progress token, its turn (the next
+// queued call runs), and the worker's idleness clock.
+func (s *slot) done(c *Call) { s.settle(s.release(c, nil)) }
 
 // leftToDo is what freeing a call's place leaves to do once the slot is unlocked.
 type leftToDo struct {
@@ -201,8 +210,9 @@ type leftToDo struct {
 	stop *wrk  // the worker to stop
 }
 
-// release frees a call's place under the slot's lock; settle does the rest.
-func (s *slot) release(c *Call, ok bool) leftToDo {
+// release frees a call's place under the slot's lock, given its answer (nil when none came);
+// settle does the rest.
+func (s *slot) release(c *Call, answer *jsonrpc.Message) leftToDo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := c.w
@@ -211,7 +221,7 @@ func (s *slot) release(c *Call, ok bool) leftToDo {
 		delete(w.progress, c.wtoken)
 	}
 	if c.after != nil {
-		c.after(ok)
+		c.after(answer)
 		c.after = nil
 	}
 	var left leftToDo

@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 //	                    with the client's answer (its result or error, as JSON text)
 //	emit{method,params} sends that notification, then answers {}
 //	record              answers with every subscribe, unsubscribe and setLevel it received
+//
+// It refuses a subscribe or unsubscribe of a URI that starts with "refused:".
 //	hold                never answers
 //	die                 exits at once
 func scriptWorker() int {
@@ -83,6 +85,10 @@ func scriptWorker() int {
 			}})
 		case "resources/subscribe", "resources/unsubscribe":
 			received = append(received, strings.TrimPrefix(msg.Method, "resources/")+" "+msg.Params.URI)
+			if strings.HasPrefix(msg.Params.URI, "refused:") {
+				send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32002, "message": "no such resource"}})
+				continue
+			}
 			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}})
 		case "logging/setLevel":
 			received = append(received, "setLevel "+msg.Params.Level)

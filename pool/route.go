@@ -188,13 +188,22 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 			return ok()
 		}
 		w.subs[uri] = map[*Member]bool{m: true}
-		c.subURI, c.subOn, c.subFwd = uri, true, true
-		c.after = func(done bool) {
-			if !done {
-				delete(w.subs[uri], m)
-				if len(w.subs[uri]) == 0 {
-					delete(w.subs, uri)
-				}
+		c.subURI, c.subFwd = uri, true
+		c.after = func(answer *jsonrpc.Message) {
+			if answer != nil && answer.Error == nil {
+				return
+			}
+			// Given up or refused: this caller is not subscribed (reconcileSub settles the
+			// worker's state when the line was written and nobody else wants the URI).
+			delete(w.subs[uri], m)
+			if len(w.subs[uri]) == 0 {
+				delete(w.subs, uri)
+			}
+			// Refused as the last line the worker read of uri: it is not subscribed, so
+			// there is nothing to unsubscribe and nothing to remember. A URI is the client's
+			// choice: refused subscribes to many of them must leave nothing behind.
+			if answer != nil && w.told[uri] == c {
+				delete(w.told, uri)
 			}
 		}
 	case "resources/unsubscribe":
@@ -205,7 +214,7 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 			return ok()
 		}
 		delete(w.subs, uri)
-		c.subURI, c.subOn, c.subFwd = uri, false, true
+		c.subURI, c.subFwd = uri, true
 	case "logging/setLevel":
 		level, name := levelOf(c.msg.Params), levelName(c.msg.Params)
 		if name == "" {
@@ -227,9 +236,14 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 	return nil
 }
 
-func (w *wrk) setToldLocked(uri string, on bool) {
-	if on {
-		w.told[uri] = true
+// reconciled stands in told for a subscribe reconcile wrote on its own.
+var reconciled = new(Call)
+
+// setToldLocked records the subscription line by (the call's, or reconciled for reconcile's
+// own subscribe) as the last one written of uri; nil is an unsubscribe.
+func (w *wrk) setToldLocked(uri string, by *Call) {
+	if by != nil {
+		w.told[uri] = by
 	} else {
 		delete(w.told, uri)
 	}
@@ -242,11 +256,15 @@ func (w *wrk) reconcile(s *slot, uri string) {
 	defer w.subMu.Unlock()
 	s.mu.Lock()
 	want := len(w.subs[uri]) > 0
-	if want == w.told[uri] {
+	if want == (w.told[uri] != nil) {
 		s.mu.Unlock()
 		return
 	}
-	w.setToldLocked(uri, want)
+	by := reconciled
+	if !want {
+		by = nil
+	}
+	w.setToldLocked(uri, by)
 	s.mu.Unlock()
 	method := "resources/unsubscribe"
 	if want {

@@ -57,9 +57,10 @@ type wrk struct {
 	nextReq  uint64
 	subs     map[string]map[*Member]bool // resource subscriptions by URI
 	// told holds the URIs the worker was last written a subscribe for (not an unsubscribe
-	// since), and subMu orders those writes: it is held from the decision to write one to
-	// the end of the write, so that told follows the order the worker reads them in.
-	told     map[string]bool
+	// since), each with the call that wrote it (reconciled for reconcile's own); subMu
+	// orders those writes: it is held from the decision to write one to the end of the
+	// write, so that told follows the order the worker reads them in.
+	told     map[string]*Call
 	subMu    sync.Mutex
 	levels   map[*Member]int // each caller's logging level
 	level    int             // the level set at the worker; -1 none
@@ -182,7 +183,7 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		id.Session = wid
 	}
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
-		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, told: map[string]bool{}, levels: map[*Member]int{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, told: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.Principal.User, "worker", wid)
 	started := time.Now()

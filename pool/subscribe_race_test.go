@@ -85,3 +85,60 @@ func heardOf(record, uri string) []string {
 	}
 	return out
 }
+
+// TestRefusedSubscribesLeaveNothing: a URI is the client's choice, and the worker may refuse
+// a subscribe to it (no such resource). A refused subscribe must leave no count and no record
+// of a subscription the worker does not have, or a client that subscribes to many distinct
+// URIs grows the worker's state without bound; nor may gemgate write the worker an
+// unsubscribe of what it never subscribed to. A URI refused once can be subscribed again, and
+// one accepted afterwards counts as usual.
+func TestRefusedSubscribesLeaveNothing(t *testing.T) {
+	p := newTestPool(t, Settings{})
+	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	probe := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	var heard []string
+	for i := range 50 {
+		uri := fmt.Sprintf("refused:%d", i)
+		call, err := a.call(t, "resources/subscribe", map[string]string{"uri": uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := <-call.Result(); !strings.Contains(string(got.Error), `"code":-32002`) {
+			t.Fatalf("subscribe %s: want the worker's refusal, got %+v", uri, got)
+		}
+		heard = append(heard, "subscribe "+uri)
+	}
+	s := a.m.slot()
+	s.mu.Lock()
+	subs, told := len(s.w.subs), len(s.w.told)
+	s.mu.Unlock()
+	if subs != 0 || told != 0 {
+		t.Errorf("after 50 refused subscribes gemgate keeps %d counted and %d told URIs, want none", subs, told)
+	}
+	a.m.Detach() // nothing to unsubscribe on its behalf
+	if got, want := record(t, probe), strings.Join(heard, ","); got != want {
+		t.Errorf("the worker heard %q, want only the refused subscribes", got)
+	}
+	// The same client may try again, and a URI the worker accepts is counted as ever.
+	call, err := probe.call(t, "resources/subscribe", map[string]string{"uri": "refused:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := <-call.Result(); got.Error == nil {
+		t.Fatalf("subscribe refused:0 again: want the refusal, got %+v", got)
+	}
+	call, err = probe.call(t, "resources/subscribe", map[string]string{"uri": "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := answer(t, call); got != `{}` {
+		t.Fatalf("subscribe u: %s", got)
+	}
+	s.mu.Lock()
+	_, toldU := s.w.told["u"]
+	ok := len(s.w.subs["u"]) == 1 && toldU && len(s.w.told) == 1
+	s.mu.Unlock()
+	if !ok {
+		t.Error("an accepted subscribe after refused ones is not counted and recorded alone")
+	}
+}
