@@ -29,10 +29,10 @@ type Call struct {
 	m        *Member
 	tag      any
 	clientID json.RawMessage
-	msg      *jsonrpc.Message // as it goes to the worker
-	out      jsonrpc.Message  // the client's message, copied to be changed: msg unless replaced
-	token    json.RawMessage  // the client's progress token; nil when none
-	wtoken   string           // the worker-side progress token
+	msg      *jsonrpc.Message              // as it goes to the worker
+	out      jsonrpc.Message               // the client's message, copied to be changed: msg unless replaced
+	token    json.RawMessage               // the client's progress token; nil when none
+	wtoken   string                        // the worker-side progress token
 	after    func(answer *jsonrpc.Message) // bookkeeping once the call ends (nil: no answer); under the slot's lock
 	subURI   string                        // a forwarded resources/subscribe or unsubscribe: its URI
 	subFwd   bool                          // it is one

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 //	record              answers with every subscribe, unsubscribe and setLevel it received
 //
 // It refuses a subscribe or unsubscribe of a URI that starts with "refused:".
+//
 //	hold                never answers
 //	die                 exits at once
 func scriptWorker() int {
