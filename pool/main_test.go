@@ -25,11 +25,10 @@ func TestMain(m *testing.M) {
 //	                    with the client's answer (its result or error, as JSON text)
 //	emit{method,params} sends that notification, then answers {}
 //	record              answers with every subscribe, unsubscribe and setLevel it received
-//
-// It refuses a subscribe or unsubscribe of a URI that starts with "refused:".
-//
 //	hold                never answers
 //	die                 exits at once
+//
+// It refuses a subscribe or unsubscribe of a URI that starts with "refused:".
 func scriptWorker() int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
