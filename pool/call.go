@@ -36,6 +36,7 @@ type Call struct {
 	after    func(answer *jsonrpc.Message) // bookkeeping once the call ends (nil: no answer); under the slot's lock
 	subURI   string                        // a forwarded resources/subscribe or unsubscribe: its URI
 	subFwd   bool                          // it is one
+	riders   []*Call                       // a forwarded subscribe's: the same URI's subscribes that wait for its answer
 
 	result chan *jsonrpc.Message
 	once   sync.Once
@@ -119,8 +120,7 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	c.mu.Lock()
 	if c.cancelled {
 		c.mu.Unlock()
-		s.done(c)
-		s.reconcileSub(c) // a subscription change decided and never written
+		s.done(c) // a subscription change decided and never written is reconciled there
 		return nil
 	}
 	c.mu.Unlock()
@@ -148,7 +148,6 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	}
 	if err != nil {
 		s.done(c)
-		s.reconcileSub(c)
 		return err
 	}
 	// Another caller's change to the URI may have been written just before this line, or be
@@ -200,8 +199,12 @@ func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
 }
 
 // done frees the place of a call given up unanswered: its progress token, its turn (the next
-// queued call runs), and the worker's idleness clock.
-func (s *slot) done(c *Call) { s.settle(s.release(c, nil)) }
+// queued call runs), and the worker's idleness clock; a subscribe or unsubscribe given up
+// leaves the worker's subscription to its URI what the count says.
+func (s *slot) done(c *Call) {
+	s.settle(s.release(c, nil))
+	s.reconcileSub(c)
+}
 
 // leftToDo is what freeing a call's place leaves to do once the slot is unlocked.
 type leftToDo struct {

@@ -25,10 +25,12 @@ func TestMain(m *testing.M) {
 //	                    with the client's answer (its result or error, as JSON text)
 //	emit{method,params} sends that notification, then answers {}
 //	record              answers with every subscribe, unsubscribe and setLevel it received
+//	release             answers the held subscribes
 //	hold                never answers
 //	die                 exits at once
 //
-// It refuses a subscribe or unsubscribe of a URI that starts with "refused:".
+// It refuses a subscribe or unsubscribe of a URI with "refused:" in it, and holds its answer
+// to a subscribe of a URI that starts with "held:" until a release.
 func scriptWorker() int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
@@ -42,6 +44,18 @@ func scriptWorker() int {
 		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"content": []any{map[string]string{"type": "text", "text": s}}}})
 	}
 	var received []string
+	type heldSub struct {
+		id  json.RawMessage
+		uri string
+	}
+	var held []heldSub // answered at the next release
+	subAnswer := func(id json.RawMessage, uri string) {
+		if strings.Contains(uri, "refused:") {
+			send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32002, "message": "no such resource"}})
+			return
+		}
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{}})
+	}
 	pending := map[string]json.RawMessage{} // our request id -> the tools/call waiting on it
 	n := 0
 	for in.Scan() {
@@ -85,11 +99,11 @@ func scriptWorker() int {
 			}})
 		case "resources/subscribe", "resources/unsubscribe":
 			received = append(received, strings.TrimPrefix(msg.Method, "resources/")+" "+msg.Params.URI)
-			if strings.HasPrefix(msg.Params.URI, "refused:") {
-				send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32002, "message": "no such resource"}})
+			if msg.Method == "resources/subscribe" && strings.HasPrefix(msg.Params.URI, "held:") {
+				held = append(held, heldSub{msg.ID, msg.Params.URI})
 				continue
 			}
-			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}})
+			subAnswer(msg.ID, msg.Params.URI)
 		case "logging/setLevel":
 			received = append(received, "setLevel "+msg.Params.Level)
 			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}})
@@ -110,6 +124,12 @@ func scriptWorker() int {
 				text(msg.ID, "emitted")
 			case "record":
 				text(msg.ID, strings.Join(received, ","))
+			case "release":
+				for _, h := range held {
+					subAnswer(h.id, h.uri)
+				}
+				held = nil
+				text(msg.ID, "released")
 			case "wait": // answers after its arguments' ms, holding the worker meanwhile
 				var w struct {
 					MS int `json:"ms"`

@@ -81,9 +81,11 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 		s.mu.Unlock()
 		return nil, ErrWorkerBusy
 	}
-	if local := s.shareLocked(c); local != nil {
+	if local, rides := s.shareLocked(c); local != nil || rides {
 		s.mu.Unlock()
-		c.finish(local)
+		if local != nil {
+			c.finish(local)
+		}
 		return c, nil
 	}
 	if len(req.ProgressToken) > 0 && string(req.ProgressToken) != "null" {

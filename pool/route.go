@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -175,8 +176,10 @@ func (s *slot) unanswerable(w *wrk, msg *jsonrpc.Message) {
 // shareLocked handles the requests whose effect is shared by every caller of a worker:
 // resources/subscribe and unsubscribe are reference counted, logging/setLevel sets the
 // worker to the most verbose level any caller asked for. It returns an answer when the worker
-// need not be asked, and otherwise prepares the call (c.msg, c.after).
-func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
+// need not be asked, or rides when the call's answer is another's (a subscribe to a URI whose
+// first subscribe the worker has not answered yet), and otherwise prepares the call (c.msg,
+// c.after).
+func (s *slot) shareLocked(c *Call) (local *jsonrpc.Message, rides bool) {
 	w, m := c.w, c.m
 	ok := func() *jsonrpc.Message { return &jsonrpc.Message{ID: c.clientID, Result: json.RawMessage(`{}`)} }
 	switch c.msg.Method {
@@ -185,40 +188,31 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 		subs := w.subs[uri]
 		if len(subs) > 0 {
 			subs[m] = true
-			return ok()
+			if first := w.subbing[uri]; first != nil {
+				// Whether the worker takes the subscription is not known yet: this caller
+				// learns it with the first.
+				first.riders = append(first.riders, c)
+				return nil, true
+			}
+			return ok(), false
 		}
 		w.subs[uri] = map[*Member]bool{m: true}
+		w.subbing[uri] = c
 		c.subURI, c.subFwd = uri, true
-		c.after = func(answer *jsonrpc.Message) {
-			if answer != nil && answer.Error == nil {
-				return
-			}
-			// Given up or refused: this caller is not subscribed (reconcileSub settles the
-			// worker's state when the line was written and nobody else wants the URI).
-			delete(w.subs[uri], m)
-			if len(w.subs[uri]) == 0 {
-				delete(w.subs, uri)
-			}
-			// Refused as the last line the worker read of uri: it is not subscribed, so
-			// there is nothing to unsubscribe and nothing to remember. A URI is the client's
-			// choice: refused subscribes to many of them must leave nothing behind.
-			if answer != nil && w.told[uri] == c {
-				delete(w.told, uri)
-			}
-		}
+		c.after = func(answer *jsonrpc.Message) { s.subscribed(c, uri, answer) }
 	case "resources/unsubscribe":
 		uri := uriOf(c.msg.Params)
 		subs := w.subs[uri]
 		delete(subs, m)
 		if len(subs) > 0 {
-			return ok()
+			return ok(), false
 		}
 		delete(w.subs, uri)
 		c.subURI, c.subFwd = uri, true
 	case "logging/setLevel":
 		level, name := levelOf(c.msg.Params), levelName(c.msg.Params)
 		if name == "" {
-			return nil // the worker answers a malformed one
+			return nil, false // the worker answers a malformed one
 		}
 		w.levels[m] = level
 		most := level
@@ -226,14 +220,57 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 			most = min(most, l)
 		}
 		if w.level >= 0 && most == w.level {
-			return ok()
+			return ok(), false
 		}
 		w.level = most
 		out := *c.msg
 		out.Params, _ = json.Marshal(map[string]string{"level": levelNames[most]})
 		c.msg = &out
 	}
-	return nil
+	return nil, false
+}
+
+// subscribed settles a URI's first subscribe once it ended with the worker's answer (nil when
+// it was given up unanswered), with the callers that rode on it; under the slot's lock.
+func (s *slot) subscribed(c *Call, uri string, answer *jsonrpc.Message) {
+	w := c.w
+	// Still the URI's first subscribe: no caller let the URI go meanwhile (its count would
+	// have emptied, and a later subscribe started the count anew).
+	current := w.subbing[uri] == c
+	if current {
+		delete(w.subbing, uri)
+	}
+	refused := answer != nil && answer.Error != nil
+	for _, r := range c.riders {
+		if !refused {
+			// Taken, or given up unanswered by its own caller: the riders still count, and
+			// reconcileSub makes the worker's state the count's.
+			r.finish(&jsonrpc.Message{ID: r.clientID, Result: json.RawMessage(`{}`)})
+			continue
+		}
+		if current {
+			delete(w.subs[uri], r.m)
+		}
+		r.finish(&jsonrpc.Message{ID: r.clientID, Error: bytes.Clone(answer.Error)})
+	}
+	c.riders = nil
+	if answer != nil && !refused {
+		return
+	}
+	// Given up or refused: this caller is not subscribed (reconcileSub settles the worker's
+	// state when the line was written and nobody else wants the URI).
+	if current {
+		delete(w.subs[uri], c.m)
+	}
+	if len(w.subs[uri]) == 0 {
+		delete(w.subs, uri)
+	}
+	// Refused as the last line the worker read of uri: it is not subscribed, so there is
+	// nothing to unsubscribe and nothing to remember. A URI is the client's choice: refused
+	// subscribes to many of them must leave nothing behind.
+	if refused && w.told[uri] == c {
+		delete(w.told, uri)
+	}
 }
 
 // reconciled stands in told for a subscribe reconcile wrote on its own.

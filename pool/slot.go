@@ -56,6 +56,7 @@ type wrk struct {
 	requests map[string]pendingRequest // worker requests out to a caller, by gemgate's id
 	nextReq  uint64
 	subs     map[string]map[*Member]bool // resource subscriptions by URI
+	subbing  map[string]*Call            // a URI's first subscribe, forwarded and not yet answered
 	// told holds the URIs the worker was last written a subscribe for (not an unsubscribe
 	// since), each with the call that wrote it (reconciled for reconcile's own); subMu
 	// orders those writes: it is held from the decision to write one to the end of the
@@ -183,7 +184,7 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		id.Session = wid
 	}
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
-		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, told: map[string]*Call{}, levels: map[*Member]int{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subbing: map[string]*Call{}, told: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.Principal.User, "worker", wid)
 	started := time.Now()

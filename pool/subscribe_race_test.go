@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // Attacks on a detach (member.go) racing the calls of the worker's other callers.
@@ -140,5 +142,109 @@ func TestRefusedSubscribesLeaveNothing(t *testing.T) {
 	s.mu.Unlock()
 	if !ok {
 		t.Error("an accepted subscribe after refused ones is not counted and recorded alone")
+	}
+}
+
+// TestSubscribesWaitingOnTheFirstShareItsAnswer: callers of one worker subscribe to a URI
+// whose first subscribe the worker has not answered yet. They are not written to the worker
+// (it hears one subscribe per URI), so they must learn what it answers to the first: a
+// refusal refuses them all and counts none of them (were they answered {} at once, gemgate
+// would count subscribers of a subscription the worker does not have), an acceptance counts
+// them all.
+func TestSubscribesWaitingOnTheFirstShareItsAnswer(t *testing.T) {
+	for _, uri := range []string{"held:refused:x", "held:y"} {
+		t.Run(uri, func(t *testing.T) {
+			p := newTestPool(t, Settings{})
+			a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+			b := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+			probe := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+			first, err := a.call(t, "resources/subscribe", map[string]string{"uri": uri})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The worker has it once this answers: it reads its input in order.
+			if heard := record(t, probe); heard != "subscribe "+uri {
+				t.Fatalf("the worker heard %q", heard)
+			}
+			second, err := b.call(t, "resources/subscribe", map[string]string{"uri": uri})
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case got := <-second.Result():
+				t.Fatalf("the second subscribe was answered %s before the worker answered the first", got.Encode())
+			default:
+			}
+			answer(t, probe.tool(t, "release", map[string]any{}))
+			got1, got2 := <-first.Result(), <-second.Result()
+			if string(got2.ID) != string(second.clientID) {
+				t.Errorf("the second subscribe's answer has id %s, want its own %s", got2.ID, second.clientID)
+			}
+			s := a.m.slot()
+			s.mu.Lock()
+			counted, told, pending := len(s.w.subs[uri]), s.w.told[uri] != nil, len(s.w.subbing)
+			s.mu.Unlock()
+			if pending != 0 {
+				t.Errorf("%d subscribes still pending", pending)
+			}
+			if uri == "held:y" {
+				if got1.Error != nil || got2.Error != nil || counted != 2 || !told {
+					t.Fatalf("accepted: answers %s and %s, %d counted, told %v; want both {}, 2 counted, told", got1.Encode(), got2.Encode(), counted, told)
+				}
+				// Two subscribers: the worker hears the second unsubscribe only.
+				for _, s := range []*session{a, b} {
+					c, err := s.call(t, "resources/unsubscribe", map[string]string{"uri": uri})
+					if err != nil {
+						t.Fatal(err)
+					}
+					answer(t, c)
+				}
+				if heard := record(t, probe); heard != "subscribe "+uri+",unsubscribe "+uri {
+					t.Errorf("the worker heard %q", heard)
+				}
+				return
+			}
+			for _, got := range []*jsonrpc.Message{got1, got2} {
+				if !strings.Contains(string(got.Error), `"code":-32002`) {
+					t.Errorf("refused: a caller was answered %s, want the worker's refusal", got.Encode())
+				}
+			}
+			if counted != 0 || told {
+				t.Errorf("refused: %d still counted, told %v; want none", counted, told)
+			}
+			b.m.Detach() // nothing to unsubscribe on its behalf
+			a.m.Detach()
+			if heard := record(t, probe); heard != "subscribe "+uri {
+				t.Errorf("the worker heard %q, want the one refused subscribe", heard)
+			}
+		})
+	}
+}
+
+// TestCancelledSubscribeIsUndone: a caller cancels its subscribe once the worker has it and
+// before it answers. The worker may take it still, and nobody counts as subscribed: gemgate
+// must unsubscribe it, and keep no record of the URI.
+func TestCancelledSubscribeIsUndone(t *testing.T) {
+	p := newTestPool(t, Settings{})
+	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	probe := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	call, err := a.call(t, "resources/subscribe", map[string]string{"uri": "held:z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if heard := record(t, probe); heard != "subscribe held:z" {
+		t.Fatalf("the worker heard %q", heard)
+	}
+	call.Cancel("the client cancelled")
+	eventually(t, "the worker hears the cancelled subscribe undone", func() bool {
+		return record(t, probe) == "subscribe held:z,unsubscribe held:z"
+	})
+	answer(t, probe.tool(t, "release", map[string]any{})) // its late answer changes nothing
+	s := a.m.slot()
+	s.mu.Lock()
+	subs, told, pending := len(s.w.subs), len(s.w.told), len(s.w.subbing)
+	s.mu.Unlock()
+	if subs+told+pending != 0 {
+		t.Errorf("gemgate keeps %d counted, %d told and %d pending URIs, want none", subs, told, pending)
 	}
 }
