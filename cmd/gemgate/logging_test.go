@@ -40,7 +40,7 @@ func TestLogValuesKeepInvisibleRunesVisible(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"echo", "echo"},
 		{"héllo wörld €", "héllo wörld €"},
-		{"👩\u200d💻", `👩\u200d💻`},                  // ZWJ: spelled out, the emoji kept
+		{"👩\u200d💻", `👩\u200d💻`},                   // ZWJ: spelled out, the emoji kept
 		{"safe\u202eexe.txt", `safe\u202eexe.txt`}, // right-to-left override
 		{"a\u2066b\u2069c\u200fd\u061ce", `a\u2066b\u2069c\u200fd\u061ce`},
 		{"csi\u009b31m", `csi\u009b31m`},
