@@ -186,8 +186,11 @@ func (s *slot) shareLocked(c *Call) (local *jsonrpc.Message, rides bool) {
 	case "resources/subscribe":
 		uri := uriOf(c.msg.Params)
 		subs := w.subs[uri]
+		if !subs[m] && w.subsOf[m] >= MaxSubscriptionsPerCaller {
+			return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil), false
+		}
 		if len(subs) > 0 {
-			subs[m] = true
+			w.addSubLocked(uri, m)
 			if first := w.subbing[uri]; first != nil {
 				// Whether the worker takes the subscription is not known yet: this caller
 				// learns it with the first.
@@ -196,18 +199,15 @@ func (s *slot) shareLocked(c *Call) (local *jsonrpc.Message, rides bool) {
 			}
 			return ok(), false
 		}
-		w.subs[uri] = map[*Member]bool{m: true}
+		w.addSubLocked(uri, m)
 		w.subbing[uri] = c
 		c.subURI, c.subFwd = uri, true
 		c.after = func(answer *jsonrpc.Message) { s.subscribed(c, uri, answer) }
 	case "resources/unsubscribe":
 		uri := uriOf(c.msg.Params)
-		subs := w.subs[uri]
-		delete(subs, m)
-		if len(subs) > 0 {
+		if !w.dropSubLocked(uri, m) {
 			return ok(), false
 		}
-		delete(w.subs, uri)
 		c.subURI, c.subFwd = uri, true
 	case "logging/setLevel":
 		level, name := levelOf(c.msg.Params), levelName(c.msg.Params)
@@ -249,7 +249,7 @@ func (s *slot) subscribed(c *Call, uri string, answer *jsonrpc.Message) {
 			continue
 		}
 		if current {
-			delete(w.subs[uri], r.m)
+			w.dropSubLocked(uri, r.m)
 		}
 		r.finish(&jsonrpc.Message{ID: r.clientID, Error: bytes.Clone(answer.Error)})
 	}
@@ -260,10 +260,7 @@ func (s *slot) subscribed(c *Call, uri string, answer *jsonrpc.Message) {
 	// Given up or refused: this caller is not subscribed (reconcileSub settles the worker's
 	// state when the line was written and nobody else wants the URI).
 	if current {
-		delete(w.subs[uri], c.m)
-	}
-	if len(w.subs[uri]) == 0 {
-		delete(w.subs, uri)
+		w.dropSubLocked(uri, c.m)
 	}
 	// Refused as the last line the worker read of uri: it is not subscribed, so there is
 	// nothing to unsubscribe and nothing to remember. A URI is the client's choice: refused
@@ -318,15 +315,47 @@ func (w *wrk) releaseLocked(m *Member) []string {
 	delete(w.levels, m)
 	var unsub []string
 	for uri, subs := range w.subs {
-		if subs[m] {
-			delete(subs, m)
-			if len(subs) == 0 {
-				delete(w.subs, uri)
-				unsub = append(unsub, uri)
-			}
+		if subs[m] && w.dropSubLocked(uri, m) {
+			unsub = append(unsub, uri)
 		}
 	}
 	return unsub
+}
+
+// MaxSubscriptionsPerCaller bounds the resource URIs one caller (a session) may be subscribed
+// to at a worker: the URIs are the client's choice, and gemgate keeps each.
+const MaxSubscriptionsPerCaller = 1000
+
+var tooManySubscriptions = "too many resource subscriptions in this session (at most " +
+	strconv.Itoa(MaxSubscriptionsPerCaller) + "): unsubscribe from one first"
+
+// addSubLocked counts m as subscribed to uri.
+func (w *wrk) addSubLocked(uri string, m *Member) {
+	subs := w.subs[uri]
+	if subs == nil {
+		subs = map[*Member]bool{}
+		w.subs[uri] = subs
+	}
+	if !subs[m] {
+		subs[m] = true
+		w.subsOf[m]++
+	}
+}
+
+// dropSubLocked counts m as subscribed to uri no more; it reports whether nobody is.
+func (w *wrk) dropSubLocked(uri string, m *Member) (none bool) {
+	subs := w.subs[uri]
+	if subs[m] {
+		delete(subs, m)
+		if w.subsOf[m]--; w.subsOf[m] <= 0 {
+			delete(w.subsOf, m)
+		}
+	}
+	if len(subs) > 0 {
+		return false
+	}
+	delete(w.subs, uri)
+	return true
 }
 
 // The syslog levels of MCP logging, most verbose first.

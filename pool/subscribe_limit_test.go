@@ -1,0 +1,64 @@
+package pool
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A client chooses the URIs it subscribes to, and gemgate keeps each: one session may be
+// subscribed to at most MaxSubscriptionsPerCaller of them. One more is refused by gemgate,
+// with a message that says why, and never reaches the worker; a URI it has already, or one
+// after it lets another go, is taken; another session of the same worker has its own count;
+// and a caller that goes leaves no count behind.
+func TestSubscriptionsPerCallerAreBounded(t *testing.T) {
+	p := newTestPool(t, Settings{})
+	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	b := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	probe := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	sub := func(s *session, method, uri string) string {
+		t.Helper()
+		call, err := s.call(t, method, map[string]string{"uri": uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := <-call.Result()
+		if got.Error != nil {
+			return string(got.Error)
+		}
+		return string(got.Result)
+	}
+	for i := range MaxSubscriptionsPerCaller {
+		if got := sub(a, "resources/subscribe", fmt.Sprintf("u%d", i)); got != `{}` {
+			t.Fatalf("subscribe %d: %s", i, got)
+		}
+	}
+	heard := strings.Count(record(t, probe), "subscribe ")
+	if got := sub(a, "resources/subscribe", "one-more"); !strings.Contains(got, "too many resource subscriptions") {
+		t.Fatalf("subscription %d: %s, want refused", MaxSubscriptionsPerCaller+1, got)
+	}
+	if now := strings.Count(record(t, probe), "subscribe "); now != heard {
+		t.Errorf("the refused subscribe reached the worker (%d lines, then %d)", heard, now)
+	}
+	if got := sub(a, "resources/subscribe", "u7"); got != `{}` {
+		t.Errorf("a URI the session has already: %s", got)
+	}
+	if got := sub(b, "resources/subscribe", "one-more"); got != `{}` {
+		t.Errorf("another session's first subscribe: %s", got)
+	}
+	if got := sub(a, "resources/unsubscribe", "u7"); got != `{}` {
+		t.Fatalf("unsubscribe: %s", got)
+	}
+	if got := sub(a, "resources/subscribe", "one-more"); got != `{}` {
+		t.Errorf("after letting one go: %s", got)
+	}
+	a.m.Detach()
+	b.m.Detach()
+	s := probe.m.slot()
+	eventually(t, "no subscription left", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.w.subs) == 0 && len(s.w.subsOf) == 0
+	})
+}
