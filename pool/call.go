@@ -36,7 +36,6 @@ type Call struct {
 	after    func(answer *jsonrpc.Message) // bookkeeping once the call ends (nil: no answer); under the slot's lock
 	subURI   string                        // a forwarded resources/subscribe or unsubscribe: its URI
 	subFwd   bool                          // it is one
-	riders   []*Call                       // a forwarded subscribe's: the same URI's subscribes that wait for its answer
 
 	result chan *jsonrpc.Message
 	once   sync.Once
@@ -188,13 +187,14 @@ func (r *answerRelay) Deliver(resp *jsonrpc.Message) {
 // this very reader, a stop on its end), so then both go to a goroutine, in the same order.
 func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
 	left := s.release(c, resp)
-	if left.next == nil && left.stop == nil && !left.drop {
+	if left.next == nil && left.stop == nil && !left.drop && !c.subFwd {
 		c.finish(resp)
 		return
 	}
 	go func() {
 		s.settle(left)
 		c.finish(resp)
+		s.reconcileSub(c) // a write to the worker: not on its reader
 	}()
 }
 

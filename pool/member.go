@@ -81,11 +81,9 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 		s.mu.Unlock()
 		return nil, ErrWorkerBusy
 	}
-	if local, rides := s.shareLocked(c); local != nil || rides {
+	if local := s.shareLocked(c); local != nil {
 		s.mu.Unlock()
-		if local != nil {
-			c.finish(local)
-		}
+		c.finish(local)
 		return c, nil
 	}
 	if len(req.ProgressToken) > 0 && string(req.ProgressToken) != "null" {
@@ -221,6 +219,13 @@ func (s *slot) detach(m *Member, keepCalls bool) {
 		}
 		if !keepCalls {
 			dropped = w.queue.removeMember(m)
+			for _, c := range dropped {
+				// Never written: its bookkeeping ends here (a subscribe's count in flight).
+				if c.after != nil {
+					c.after(nil)
+					c.after = nil
+				}
+			}
 		}
 		unsub = w.releaseLocked(m)
 		for gid, pr := range w.requests {

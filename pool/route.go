@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -176,10 +175,8 @@ func (s *slot) unanswerable(w *wrk, msg *jsonrpc.Message) {
 // shareLocked handles the requests whose effect is shared by every caller of a worker:
 // resources/subscribe and unsubscribe are reference counted, logging/setLevel sets the
 // worker to the most verbose level any caller asked for. It returns an answer when the worker
-// need not be asked, or rides when the call's answer is another's (a subscribe to a URI whose
-// first subscribe the worker has not answered yet), and otherwise prepares the call (c.msg,
-// c.after).
-func (s *slot) shareLocked(c *Call) (local *jsonrpc.Message, rides bool) {
+// need not be asked, and otherwise prepares the call (c.msg, c.after).
+func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 	w, m := c.w, c.m
 	ok := func() *jsonrpc.Message { return &jsonrpc.Message{ID: c.clientID, Result: json.RawMessage(`{}`)} }
 	switch c.msg.Method {
@@ -187,32 +184,32 @@ func (s *slot) shareLocked(c *Call) (local *jsonrpc.Message, rides bool) {
 		uri := uriOf(c.msg.Params)
 		subs := w.subs[uri]
 		if !subs[m] && w.subsOf[m] >= MaxSubscriptionsPerCaller {
-			return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil), false
+			return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil)
 		}
-		if len(subs) > 0 {
-			w.addSubLocked(uri, m)
-			if first := w.subbing[uri]; first != nil {
-				// Whether the worker takes the subscription is not known yet: this caller
-				// learns it with the first.
-				first.riders = append(first.riders, c)
-				return nil, true
-			}
-			return ok(), false
-		}
+		taken := len(subs) > 0 && w.subPend[uri] == 0
 		w.addSubLocked(uri, m)
-		w.subbing[uri] = c
+		if taken {
+			return ok() // the worker took this URI, and nothing about it is in flight
+		}
+		// Nobody has the URI, or the worker has not answered a subscribe of it yet: this
+		// one is written too (a repeat the worker takes as it will), and its caller learns
+		// the worker's own answer, as a call of its own: queued, cancelled and ended with its
+		// session as any. Meanwhile the caller counts, so that the worker is not told to let
+		// go of the URI under it.
+		w.subPend[uri]++
+		w.subPendOf[subKey{uri, m}]++
 		c.subURI, c.subFwd = uri, true
-		c.after = func(answer *jsonrpc.Message) { s.subscribed(c, uri, answer) }
+		c.after = func(answer *jsonrpc.Message) { w.subscribedLocked(c, uri, answer) }
 	case "resources/unsubscribe":
 		uri := uriOf(c.msg.Params)
 		if !w.dropSubLocked(uri, m) {
-			return ok(), false
+			return ok()
 		}
 		c.subURI, c.subFwd = uri, true
 	case "logging/setLevel":
 		level, name := levelOf(c.msg.Params), levelName(c.msg.Params)
 		if name == "" {
-			return nil, false // the worker answers a malformed one
+			return nil // the worker answers a malformed one
 		}
 		w.levels[m] = level
 		most := level
@@ -220,46 +217,39 @@ func (s *slot) shareLocked(c *Call) (local *jsonrpc.Message, rides bool) {
 			most = min(most, l)
 		}
 		if w.level >= 0 && most == w.level {
-			return ok(), false
+			return ok()
 		}
 		w.level = most
 		out := *c.msg
 		out.Params, _ = json.Marshal(map[string]string{"level": levelNames[most]})
 		c.msg = &out
 	}
-	return nil, false
+	return nil
 }
 
-// subscribed settles a URI's first subscribe once it ended with the worker's answer (nil when
-// it was given up unanswered), with the callers that rode on it; under the slot's lock.
-func (s *slot) subscribed(c *Call, uri string, answer *jsonrpc.Message) {
-	w := c.w
-	// Still the URI's first subscribe: no caller let the URI go meanwhile (its count would
-	// have emptied, and a later subscribe started the count anew).
-	current := w.subbing[uri] == c
-	if current {
-		delete(w.subbing, uri)
+// subKey is a caller's subscription to a URI.
+type subKey struct {
+	uri string
+	m   *Member
+}
+
+// subscribedLocked settles a forwarded subscribe once it ended, with the worker's answer (nil
+// when it was given up unanswered): taken, its caller counts (unless it let the URI go
+// since); refused or given up, it does not, unless another subscribe of its to the URI is
+// still in flight. The worker's state is reconciled after (reconcileSub).
+func (w *wrk) subscribedLocked(c *Call, uri string, answer *jsonrpc.Message) {
+	k := subKey{uri, c.m}
+	if w.subPend[uri]--; w.subPend[uri] <= 0 {
+		delete(w.subPend, uri)
+	}
+	if w.subPendOf[k]--; w.subPendOf[k] <= 0 {
+		delete(w.subPendOf, k)
 	}
 	refused := answer != nil && answer.Error != nil
-	for _, r := range c.riders {
-		if !refused {
-			// Taken, or given up unanswered by its own caller: the riders still count, and
-			// reconcileSub makes the worker's state the count's.
-			r.finish(&jsonrpc.Message{ID: r.clientID, Result: json.RawMessage(`{}`)})
-			continue
-		}
-		if current {
-			w.dropSubLocked(uri, r.m)
-		}
-		r.finish(&jsonrpc.Message{ID: r.clientID, Error: bytes.Clone(answer.Error)})
-	}
-	c.riders = nil
 	if answer != nil && !refused {
 		return
 	}
-	// Given up or refused: this caller is not subscribed (reconcileSub settles the worker's
-	// state when the line was written and nobody else wants the URI).
-	if current {
+	if w.subPendOf[k] == 0 {
 		w.dropSubLocked(uri, c.m)
 	}
 	// Refused as the last line the worker read of uri: it is not subscribed, so there is

@@ -57,7 +57,10 @@ type wrk struct {
 	nextReq  uint64
 	subs     map[string]map[*Member]bool // resource subscriptions by URI
 	subsOf   map[*Member]int             // how many URIs each caller is subscribed to
-	subbing  map[string]*Call            // a URI's first subscribe, forwarded and not yet answered
+	// subPend counts the subscribes written or queued and not yet answered, per URI and per
+	// caller and URI: while any is, a subscribe is forwarded, not answered by gemgate.
+	subPend   map[string]int
+	subPendOf map[subKey]int
 	// told holds the URIs the worker was last written a subscribe for (not an unsubscribe
 	// since), each with the call that wrote it (reconciled for reconcile's own); subMu
 	// orders those writes: it is held from the decision to write one to the end of the
@@ -185,7 +188,7 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		id.Session = wid
 	}
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
-		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subbing: map[string]*Call{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.Principal.User, "worker", wid)
 	started := time.Now()
