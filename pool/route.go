@@ -348,6 +348,61 @@ func (w *wrk) dropSubLocked(uri string, m *Member) (none bool) {
 	return true
 }
 
+// carryLocked gives w, a worker just started in the slot, the subscriptions and logging
+// levels its attached callers had at the one before (a restart, or a successor after a
+// death: the callers were told nothing of a change, so nothing of theirs is lost). It
+// returns the URIs tellCarried subscribes w to.
+func (s *slot) carryLocked(w *wrk) []string {
+	prev := s.prev
+	s.prev = nil
+	if prev == nil {
+		return nil
+	}
+	var uris []string
+	for uri, subs := range prev.subs {
+		for m := range subs {
+			// Not a subscribe the old worker never answered: it failed with it.
+			if _, in := s.members[m]; in && prev.subPendOf[subKey{uri, m}] == 0 {
+				w.addSubLocked(uri, m)
+			}
+		}
+		if len(w.subs[uri]) > 0 {
+			uris = append(uris, uri)
+		}
+	}
+	for m, level := range prev.levels {
+		if _, in := s.members[m]; in {
+			w.levels[m] = level
+		}
+	}
+	return uris
+}
+
+// tellCarried subscribes w to the URIs carried over from the worker before it, and sets it
+// to the most verbose logging level its callers asked for, before it takes their calls.
+func (w *wrk) tellCarried(s *slot, uris []string) {
+	for _, uri := range uris {
+		w.reconcile(s, uri)
+	}
+	s.mu.Lock()
+	most := -1
+	for _, l := range w.levels {
+		if most < 0 || l < most {
+			most = l
+		}
+	}
+	if most < 0 || w.level == most {
+		s.mu.Unlock()
+		return
+	}
+	w.level = most
+	s.mu.Unlock()
+	params, _ := json.Marshal(map[string]string{"level": levelNames[most]})
+	if c, err := w.proc.Send(&jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: params}); err == nil {
+		c.Abandon()
+	}
+}
+
 // The syslog levels of MCP logging, most verbose first.
 var levelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 

@@ -27,6 +27,9 @@ type slot struct {
 	idle     *time.Timer
 	gone     bool // out of the pool's map: a caller must find a fresh slot
 	started  bool // a worker got through its handshake here once: a next one is a restart
+	// prev is the worker last taken out of service: the subscriptions and logging levels of
+	// the callers still attached carry over to the next one (carryLocked).
+	prev *wrk
 }
 
 func (s *slot) everStarted() bool {
@@ -108,9 +111,7 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 				return nil, context.Cause(ctx)
 			}
 			s.mu.Lock()
-			if s.w == w {
-				s.w = nil
-			}
+			s.retireLocked(w)
 			// With on_worker_exit: end the death ends the caller too, whether or not the
 			// worker's watcher has let it go yet.
 			ends := m != nil && s.p.opts.OnWorkerExit == ExitEnd && !w.stopping
@@ -148,8 +149,10 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 			defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(w.readOnly, nil) }()
 		}
 		s.starting, s.startErr = nil, err
+		var carried []string
 		if err == nil {
 			s.w = w
+			carried = s.carryLocked(w)
 			s.p.wg.Add(1) // under the slot's lock, before shutdown can see the worker
 		}
 		s.mu.Unlock()
@@ -160,6 +163,7 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		// No goroutine parked on Done for the worker's life: watch runs on the worker's own
 		// waiter once it is done.
 		w.proc.AfterDone(func() { s.watch(w) })
+		w.tellCarried(s, carried)
 		return w, nil
 	}
 }
@@ -261,9 +265,7 @@ func (s *slot) watch(w *wrk) {
 	defer s.p.wg.Done()
 	s.mu.Lock()
 	stopped := w.stopping
-	if s.w == w {
-		s.w = nil
-	}
+	s.retireLocked(w)
 	queued := w.queue.drain()
 	w.progress, w.requests = map[string]*Call{}, map[string]pendingRequest{}
 	var let []*Member
@@ -309,9 +311,16 @@ func (s *slot) stopLocked() *wrk {
 	w := s.w
 	if w != nil {
 		w.stopping = true
-		s.w = nil
+		s.retireLocked(w)
 	}
 	return w
+}
+
+// retireLocked takes w out of service, if it still is in it.
+func (s *slot) retireLocked(w *wrk) {
+	if s.w == w {
+		s.w, s.prev = nil, w
+	}
 }
 
 func (s *slot) stopIdleLocked() {
