@@ -315,9 +315,27 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 		if m.slot() != old {
 			return ErrDetached
 		}
+		// Its subscriptions and logging level go with it: the session goes on.
+		var uris []string
+		level := -1
+		old.mu.Lock()
+		if ow := old.w; ow != nil {
+			uris, level = ow.heldLocked(m)
+		}
+		old.mu.Unlock()
 		old.detach(m, true)
 		if !s.attach(m, w) {
 			continue
+		}
+		s.mu.Lock()
+		_, in := s.members[m]
+		held := in && s.w == w
+		if held {
+			w.takeOverLocked(m, uris, level)
+		}
+		s.mu.Unlock()
+		if held {
+			w.tellCarried(s, uris)
 		}
 		w.log.Info("session moved to this worker (step-up)")
 		return nil

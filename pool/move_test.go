@@ -29,3 +29,43 @@ func TestMoveKeepsCallsInFlight(t *testing.T) {
 		t.Errorf("a call after the move: %q", got)
 	}
 }
+
+// A step-up moves a caller that is subscribed to resources and set a logging level: both go
+// with it. The read-write worker is subscribed to those URIs and set to that level before
+// it takes the session's calls, its resources/updated reaches the session, and the
+// read-only worker, which nobody else uses, is unsubscribed.
+func TestMoveCarriesSubscriptionsAndLevel(t *testing.T) {
+	p := newTestPool(t, Settings{WorkerPer: PerUser})
+	a := attach(t, p, "alice", true, `{}`, newCaller(time.Time{}))
+	roProbe := attach(t, p, "alice", true, `{}`, newCaller(time.Time{}))
+	for _, step := range []struct{ method, key, value string }{
+		{"resources/subscribe", "uri", "u1"},
+		{"resources/subscribe", "uri", "u2"},
+		{"logging/setLevel", "level", "info"},
+	} {
+		c, err := a.call(t, step.method, map[string]string{step.key: step.value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := answer(t, c); got != `{}` {
+			t.Fatalf("%s %s: %s", step.method, step.value, got)
+		}
+	}
+	rw := a.id
+	rw.ReadOnly = false
+	if err := a.m.Move(t.Context(), rw); err != nil {
+		t.Fatal(err)
+	}
+	a.id = rw
+	heard := answer(t, a.tool(t, "record", map[string]any{}))
+	if heard != "subscribe u1,subscribe u2,setLevel info" && heard != "subscribe u2,subscribe u1,setLevel info" {
+		t.Errorf("the read-write worker heard %q, want u1 and u2 subscribed and the level info", heard)
+	}
+	answer(t, a.tool(t, "emit", map[string]any{"method": "notifications/resources/updated", "params": map[string]string{"uri": "u2"}}))
+	if n := notified(t, a.c, "notifications/resources/updated"); n != 1 {
+		t.Errorf("the moved session got %d resources/updated from its new worker, want 1", n)
+	}
+	eventually(t, "the read-only worker lets the URIs go", func() bool {
+		return len(heardOf(record(t, roProbe), "u1")) == 2 && len(heardOf(record(t, roProbe), "u2")) == 2
+	})
+}

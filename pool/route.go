@@ -378,8 +378,8 @@ func (s *slot) carryLocked(w *wrk) []string {
 	return uris
 }
 
-// tellCarried subscribes w to the URIs carried over from the worker before it, and sets it
-// to the most verbose logging level its callers asked for, before it takes their calls.
+// tellCarried subscribes w to the URIs carried over from another worker, and sets it to the
+// most verbose logging level its callers asked for, before it takes their calls.
 func (w *wrk) tellCarried(s *slot, uris []string) {
 	for _, uri := range uris {
 		w.reconcile(s, uri)
@@ -400,6 +400,33 @@ func (w *wrk) tellCarried(s *slot, uris []string) {
 	params, _ := json.Marshal(map[string]string{"level": levelNames[most]})
 	if c, err := w.proc.Send(&jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: params}); err == nil {
 		c.Abandon()
+	}
+}
+
+// heldLocked is what m asked of w that outlives a move to another worker: the URIs it is
+// subscribed to (not those whose subscribe is unanswered: it goes on at w, and its answer
+// is w's) and its logging level, -1 when it set none.
+func (w *wrk) heldLocked(m *Member) (uris []string, level int) {
+	for uri, subs := range w.subs {
+		if subs[m] && w.subPendOf[subKey{uri, m}] == 0 {
+			uris = append(uris, uri)
+		}
+	}
+	level, set := w.levels[m]
+	if !set {
+		level = -1
+	}
+	return uris, level
+}
+
+// takeOverLocked gives w what m held at the worker it moved from (heldLocked); tellCarried
+// then tells w.
+func (w *wrk) takeOverLocked(m *Member, uris []string, level int) {
+	for _, uri := range uris {
+		w.addSubLocked(uri, m)
+	}
+	if level >= 0 {
+		w.levels[m] = level
 	}
 }
 
