@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -18,49 +18,63 @@ func newLogger(c *Config, w io.Writer) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch strings.ToLower(c.LogFormat) {
 	case "json":
-		opts.ReplaceAttr = visibleAttr
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(slog.NewJSONHandler(visibleWriter{w}, opts)), nil
 	case "text":
-		// The text handler quotes a value with a rune that is not printable, escaping it.
+		// The text handler quotes a key or value with a rune that is not printable, and
+		// escapes the rune.
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("log_format: %q is not json or text", c.LogFormat)
 }
 
-// visibleAttr is the JSON handler's ReplaceAttr: a string value (or error text) that carries
-// an invisible control is logged with that rune spelled out as \uXXXX. Log values are often
-// the client's or a worker's text (a tool name, a worker's stderr line), and JSON escapes
-// only C0 controls and U+2028/U+2029: a bidi override (U+202E) would make a log viewer show
-// the line reordered, a C1 control (U+009B, CSI) can drive a terminal that shows the log.
-func visibleAttr(_ []string, a slog.Attr) slog.Attr {
-	switch a.Value.Kind() {
-	case slog.KindString:
-		if s := a.Value.String(); !isVisible(s) {
-			a.Value = slog.StringValue(visible(s))
-		}
-	case slog.KindAny:
-		if err, ok := a.Value.Any().(error); ok {
-			if s := err.Error(); !isVisible(s) {
-				a.Value = slog.StringValue(visible(s))
-			}
-		}
+// visibleWriter takes the JSON handler's lines and writes each invisible rune in them as a
+// JSON escape (\u202e): the line still decodes to the very same values, but carries no such
+// rune itself. Log values are often the client's or a worker's text (a tool name, a
+// worker's stderr line), reaching the handler in many shapes (strings, errors, structs, map
+// keys, attribute keys), and JSON escapes only C0 controls and U+2028/U+2029 itself: a bidi
+// override (U+202E) would make a terminal or viewer of the raw line show it reordered, and a
+// C1 control (U+009B, CSI) can drive the terminal that shows it. Outside ASCII, a line of
+// JSON has text only inside its strings, where an escape means the rune itself. The handler
+// writes each record with one Write, so no rune is split between two.
+type visibleWriter struct{ w io.Writer }
+
+func (v visibleWriter) Write(p []byte) (int, error) {
+	i := firstInvisible(p)
+	if i < 0 {
+		return v.w.Write(p)
 	}
-	return a
+	out := make([]byte, 0, len(p)+32)
+	out = append(out, p[:i]...)
+	for rest := p[i:]; len(rest) > 0; {
+		r, n := utf8.DecodeRune(rest)
+		if invisible(r) {
+			out = appendEscape(out, r)
+		} else {
+			out = append(out, rest[:n]...)
+		}
+		rest = rest[n:]
+	}
+	if _, err := v.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
-// isVisible reports whether s has no rune visible would spell out; ASCII is checked by byte.
-func isVisible(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			for _, r := range s[i:] {
-				if invisible(r) {
-					return false
-				}
-			}
-			return true
+// firstInvisible is the index of the first invisible rune of p, -1 if none; ASCII, nearly
+// every line, is passed over byte by byte.
+func firstInvisible(p []byte) int {
+	for i := 0; i < len(p); {
+		if p[i] < utf8.RuneSelf {
+			i++
+			continue
 		}
+		r, n := utf8.DecodeRune(p[i:])
+		if invisible(r) {
+			return i
+		}
+		i += n
 	}
-	return true
+	return -1
 }
 
 // invisible is a control or format rune beyond ASCII (JSON escapes those within it): C1
@@ -69,17 +83,16 @@ func invisible(r rune) bool {
 	return r >= utf8.RuneSelf && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r))
 }
 
-// visible is s with each invisible rune written as \uXXXX (\UXXXXXXXX beyond the BMP).
-func visible(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for _, r := range s {
-		if !invisible(r) {
-			b.WriteRune(r)
-			continue
-		}
-		q := strconv.QuoteRuneToASCII(r) // '\u202e'
-		b.WriteString(q[1 : len(q)-1])
+// appendEscape appends r as a JSON escape: \uXXXX, or a surrogate pair beyond the BMP.
+func appendEscape(out []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	units := []rune{r}
+	if r > 0xFFFF {
+		r1, r2 := utf16.EncodeRune(r)
+		units = []rune{r1, r2}
 	}
-	return b.String()
+	for _, u := range units {
+		out = append(out, '\\', 'u', hex[u>>12&0xF], hex[u>>8&0xF], hex[u>>4&0xF], hex[u&0xF])
+	}
+	return out
 }
