@@ -195,6 +195,9 @@ func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
 		s.settle(left)
 		c.finish(resp)
 		s.reconcileSub(c) // a write to the worker: not on its reader
+		if c.subFwd && resp.Error != nil && c.msg.Method == "resources/subscribe" {
+			c.m.unfollowSub(s, c.subURI) // refused after its caller moved
+		}
 	}()
 }
 

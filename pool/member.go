@@ -202,8 +202,10 @@ func (m *Member) Detach() {
 
 // detach takes m out of the slot. Its calls there end with it, unless keepCalls (a step-up's
 // move to another worker): then the calls it made on this worker, running or queued, go on
-// here and answer as they would have, since the session that made them goes on.
-func (s *slot) detach(m *Member, keepCalls bool) {
+// here and answer as they would have, since the session that made them goes on, and detach
+// returns what m held here to take along (heldLocked).
+func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
+	level = -1
 	s.mu.Lock()
 	delete(s.members, m)
 	var dropped []*Call
@@ -217,7 +219,9 @@ func (s *slot) detach(m *Member, keepCalls bool) {
 				running = append(running, c)
 			}
 		}
-		if !keepCalls {
+		if keepCalls {
+			uris, level = w.heldLocked(m)
+		} else {
 			dropped = w.queue.removeMember(m)
 			for _, c := range dropped {
 				// Never written: its bookkeeping ends here (a subscribe's count in flight).
@@ -262,6 +266,7 @@ func (s *slot) detach(m *Member, keepCalls bool) {
 	if stop != nil {
 		stop.proc.Stop() // worker_per: session: the worker goes with its session, as before
 	}
+	return uris, level
 }
 
 // tellAfterDetach unsubscribes what no caller wants any more and refuses requests nobody will
@@ -316,14 +321,7 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 			return ErrDetached
 		}
 		// Its subscriptions and logging level go with it: the session goes on.
-		var uris []string
-		level := -1
-		old.mu.Lock()
-		if ow := old.w; ow != nil {
-			uris, level = ow.heldLocked(m)
-		}
-		old.mu.Unlock()
-		old.detach(m, true)
+		uris, level := old.detach(m, true)
 		if !s.attach(m, w) {
 			continue
 		}

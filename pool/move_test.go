@@ -69,3 +69,36 @@ func TestMoveCarriesSubscriptionsAndLevel(t *testing.T) {
 		return len(heardOf(record(t, roProbe), "u1")) == 2 && len(heardOf(record(t, roProbe), "u2")) == 2
 	})
 }
+
+// A subscribe still unanswered at the read-only worker when its session steps up goes with
+// the session; when the read-only worker then refuses it, the session, answered that
+// refusal, counts at the read-write worker no more, and that worker is let go of the URI.
+func TestMoveCarriesALateRefusal(t *testing.T) {
+	p := newTestPool(t, Settings{WorkerPer: PerUser})
+	a := attach(t, p, "alice", true, `{}`, newCaller(time.Time{}))
+	ro := attach(t, p, "alice", true, `{}`, newCaller(time.Time{}))
+	const uri = "held:refused:late"
+	sub, err := a.call(t, "resources/subscribe", map[string]string{"uri": uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the read-only worker reads the subscribe", func() bool { return len(heardOf(record(t, ro), uri)) == 1 })
+	rw := a.id
+	rw.ReadOnly = false
+	if err := a.m.Move(t.Context(), rw); err != nil {
+		t.Fatal(err)
+	}
+	a.id = rw
+	answer(t, ro.tool(t, "release", map[string]any{}))
+	if got := <-sub.Result(); got.Error == nil {
+		t.Fatalf("the subscribe: %s, want the read-only worker's refusal", got.Encode())
+	}
+	s := a.m.slot()
+	eventually(t, "the read-write worker lets the URI go", func() bool {
+		s.mu.Lock()
+		counted := len(s.w.subs[uri]) > 0 || s.w.told[uri] != nil
+		s.mu.Unlock()
+		heard := heardOf(record(t, a), uri)
+		return !counted && len(heard) > 0 && heard[len(heard)-1] == "unsubscribe "+uri
+	})
+}

@@ -403,12 +403,13 @@ func (w *wrk) tellCarried(s *slot, uris []string) {
 	}
 }
 
-// heldLocked is what m asked of w that outlives a move to another worker: the URIs it is
-// subscribed to (not those whose subscribe is unanswered: it goes on at w, and its answer
-// is w's) and its logging level, -1 when it set none.
+// heldLocked is what m asked of w that outlives a move to another worker: the URIs it counts
+// as subscribed to (one whose subscribe w has not answered yet too: a refusal that comes
+// after the move is carried after it, unfollowSub) and its logging level, -1 when it set
+// none.
 func (w *wrk) heldLocked(m *Member) (uris []string, level int) {
 	for uri, subs := range w.subs {
-		if subs[m] && w.subPendOf[subKey{uri, m}] == 0 {
+		if subs[m] {
 			uris = append(uris, uri)
 		}
 	}
@@ -417,6 +418,24 @@ func (w *wrk) heldLocked(m *Member) (uris []string, level int) {
 		level = -1
 	}
 	return uris, level
+}
+
+// unfollowSub: the worker m moved from refused a subscribe of uri that m's new worker was
+// given with the move (heldLocked); m counts there no more.
+func (m *Member) unfollowSub(from *slot, uri string) {
+	s := m.slot()
+	if s == nil || s == from {
+		return
+	}
+	s.mu.Lock()
+	w := s.w
+	if w != nil {
+		w.dropSubLocked(uri, m)
+	}
+	s.mu.Unlock()
+	if w != nil {
+		w.reconcile(s, uri)
+	}
 }
 
 // takeOverLocked gives w what m held at the worker it moved from (heldLocked); tellCarried

@@ -1,0 +1,316 @@
+package pool
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// More attacks on shared subscriptions (route.go shareLocked, subscribedLocked, reconcile,
+// addSubLocked, dropSubLocked, releaseLocked): what a caller was told it is subscribed to
+// must hold across the worker's restart and a step-up move, and gemgate's book of
+// subscriptions (subs, subsOf, subPend, subPendOf, told) must stay self-consistent through
+// cancels and detaches at any moment.
+
+// subBookProblems checks the slot's worker's book of subscriptions against itself: subsOf
+// is each caller's number of URIs in subs, no set is kept empty, only attached callers
+// count, and subPend is the sum of subPendOf, every count positive.
+func subBookProblems(s *slot) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.w
+	if w == nil {
+		return nil
+	}
+	var out []string
+	per := map[*Member]int{}
+	for uri, subs := range w.subs {
+		if len(subs) == 0 {
+			out = append(out, "an empty set kept for "+uri)
+		}
+		for m, in := range subs {
+			if !in {
+				out = append(out, "a false entry for "+uri)
+			}
+			per[m]++
+			if _, attached := s.members[m]; !attached {
+				out = append(out, "a caller no longer attached counts for "+uri)
+			}
+		}
+	}
+	for m, n := range w.subsOf {
+		if n != per[m] {
+			out = append(out, fmt.Sprintf("subsOf says %d for a caller counted for %d URIs", n, per[m]))
+		}
+	}
+	for m, n := range per {
+		if w.subsOf[m] != n {
+			out = append(out, fmt.Sprintf("a caller counted for %d URIs has subsOf %d", n, w.subsOf[m]))
+		}
+	}
+	pend := map[string]int{}
+	for k, n := range w.subPendOf {
+		if n <= 0 {
+			out = append(out, fmt.Sprintf("subPendOf %d kept for %s", n, k.uri))
+		}
+		pend[k.uri] += n
+	}
+	for uri, n := range w.subPend {
+		if n <= 0 || n != pend[uri] {
+			out = append(out, fmt.Sprintf("subPend %d for %s, the callers' sum is %d", n, uri, pend[uri]))
+		}
+	}
+	for uri, n := range pend {
+		if w.subPend[uri] != n {
+			out = append(out, fmt.Sprintf("subPend %d for %s, the callers' sum is %d", w.subPend[uri], uri, n))
+		}
+	}
+	return out
+}
+
+// updatedFor emits notifications/resources/updated of uri from s's worker and reports
+// whether each caller got it. The worker writes the notification before the tool's answer,
+// and gemgate delivers in the order it reads: once the answer is in, so is the notification.
+func updatedFor(t *testing.T, s *session, uri string, callers ...*fakeCaller) []bool {
+	t.Helper()
+	before := make([]int, len(callers))
+	for i, c := range callers {
+		before[i] = notified(t, c, "notifications/resources/updated")
+	}
+	answer(t, s.tool(t, "emit", map[string]any{"method": "notifications/resources/updated", "params": map[string]string{"uri": uri}}))
+	got := make([]bool, len(callers))
+	for i, c := range callers {
+		got[i] = notified(t, c, "notifications/resources/updated") > before[i]
+	}
+	return got
+}
+
+// TestSubscriptionsOutliveAWorkerRestart: with on_worker_exit keep, a caller stays attached
+// when its worker dies, and the next request starts a successor. It was answered {} to its
+// subscribe and never unsubscribed: the successor must be subscribed for it and its
+// resources/updated must reach it, or the client waits for updates that never come and has
+// no way to learn why.
+func TestSubscriptionsOutliveAWorkerRestart(t *testing.T) {
+	p := newTestPool(t, Settings{OnWorkerExit: ExitKeep})
+	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	if got := within(subCall(t, a, "subscribe", "u")); !isOK(got) {
+		t.Fatalf("subscribe: %s", show(got))
+	}
+	pid := a.m.WorkerPid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the dead worker is out of service", func() bool { return a.m.WorkerPid() != pid })
+	heard := lastHeard(t, a, "u") // starts the successor
+	if a.m.WorkerPid() == pid || a.m.WorkerPid() == 0 {
+		t.Fatalf("no successor: pid %d", a.m.WorkerPid())
+	}
+	if got := updatedFor(t, a, "u", a.c); !got[0] {
+		t.Errorf("after the restart, resources/updated of u does not reach the caller answered {} to its subscribe")
+	}
+	if heard != "subscribe u" {
+		t.Errorf("the successor last heard %q of u, want a subscribe: the caller still believes it is subscribed", heard)
+	}
+	if bad := subBookProblems(a.m.slot()); len(bad) > 0 {
+		t.Errorf("the successor's book: %v", bad)
+	}
+}
+
+// TestSubscriptionsFollowAStepUp: a read-only session subscribed to a URI (answered {}
+// before the move, or while the move happened) steps up to its read-write worker. The
+// session goes on, so its subscription must: the read-write worker must deliver its
+// resources/updated. The read-only worker must let the URI go once nobody there wants it,
+// and keep nothing for the session that left.
+func TestSubscriptionsFollowAStepUp(t *testing.T) {
+	for _, when := range []string{"answered before the move", "answered after the move"} {
+		t.Run(when, func(t *testing.T) {
+			p := newTestPool(t, Settings{WorkerPer: PerUser})
+			a := attach(t, p, "alice", true, `{}`, newCaller(time.Time{}))
+			ro := attach(t, p, "alice", true, `{}`, newCaller(time.Time{})) // stays read-only
+			uri := "m"
+			if when == "answered after the move" {
+				uri = "held:m"
+			}
+			sub := subCall(t, a, "subscribe", uri)
+			if uri == "m" {
+				if got := within(sub); !isOK(got) {
+					t.Fatalf("subscribe: %s", show(got))
+				}
+			} else {
+				eventually(t, "the worker reads the subscribe", func() bool { return lastHeard(t, ro, uri) == "subscribe "+uri })
+			}
+			roSlot := ro.m.slot()
+			rw := a.id
+			rw.ReadOnly = false
+			if err := a.m.Move(t.Context(), rw); err != nil {
+				t.Fatal(err)
+			}
+			a.id = rw
+			if uri != "m" {
+				answer(t, ro.tool(t, "release", map[string]any{}))
+				if got := within(sub); !isOK(got) {
+					t.Fatalf("the subscribe kept at the read-only worker: %s", show(got))
+				}
+			}
+			// The read-only worker: nothing kept for the session that left, the URI let go.
+			eventually(t, "the read-only worker settles", func() bool { return stateOf(ro, uri).in == 0 })
+			eventually(t, "the read-only worker lets the URI go", func() bool {
+				return lastHeard(t, ro, uri) == "unsubscribe "+uri
+			})
+			if st := stateOf(ro, uri); st.subs+st.tells+st.in != 0 {
+				t.Errorf("the read-only worker keeps %d counted, %d told, %d in-flight URIs", st.subs, st.tells, st.in)
+			}
+			if bad := subBookProblems(roSlot); len(bad) > 0 {
+				t.Errorf("the read-only worker's book: %v", bad)
+			}
+			// The read-write worker: the session was answered {} and never unsubscribed.
+			if got := updatedFor(t, a, uri, a.c); !got[0] {
+				t.Errorf("after the step-up, resources/updated of %s does not reach the session answered {} to its subscribe", uri)
+			}
+			if heard := lastHeard(t, a, uri); heard != "subscribe "+uri {
+				t.Errorf("the read-write worker last heard %q of %s, want a subscribe", heard, uri)
+			}
+		})
+	}
+}
+
+// TestSubscriptionBookUnderCancelsAndDetaches: callers subscribe and unsubscribe at random
+// among URIs the worker holds, refuses, or accepts, one request at a time, cancelling some
+// right after sending them and now and then detaching to come back as a new session, while
+// the worker answers its held subscribes from time to time. Whatever the interleaving, every
+// call not cancelled gets one answer with its own id; once everything settles the book is
+// self-consistent, no session that left counts, each caller whose last request was answered
+// counts exactly when that answer was a subscribe's {}, and the worker was last told to
+// subscribe to a URI exactly when someone counts.
+// With worker_concurrency 1 the subscribes wait in the queue behind tool calls, and are
+// cancelled or dropped there.
+func TestSubscriptionBookUnderCancelsAndDetaches(t *testing.T) {
+	t.Run("at the worker", func(t *testing.T) {
+		subscriptionBookUnderCancelsAndDetaches(t, Settings{}, []string{"held:s", "s", "refused:r", "held:refused:h"})
+	})
+	t.Run("queued", func(t *testing.T) {
+		subscriptionBookUnderCancelsAndDetaches(t, Settings{Concurrency: 1}, []string{"s", "t", "refused:r"})
+	})
+}
+
+func subscriptionBookUnderCancelsAndDetaches(t *testing.T, settings Settings, uris []string) {
+	p := newTestPool(t, settings)
+	probe := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	const callers, ops = 4, 40
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	stop := make(chan struct{})
+	var releaser sync.WaitGroup
+	release := func() bool {
+		c, err := probe.call(t, "tools/call", map[string]any{"name": "release", "arguments": map[string]any{}})
+		return err == nil && within(c) != nil
+	}
+	releaser.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if !release() {
+				t.Error("release failed")
+				return
+			}
+		}
+	})
+	type final struct {
+		s    *session
+		want map[string]int // 1 subscribed, 0 not, -1 unknown (its last request was cancelled)
+	}
+	finals := make([]final, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(i), seed))
+			s := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+			want := map[string]int{}
+			for range ops {
+				if r.IntN(15) == 0 {
+					s.m.Detach()
+					s = attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+					want = map[string]int{}
+					continue
+				}
+				uri, method := uris[r.IntN(len(uris))], "subscribe"
+				if r.IntN(3) == 0 {
+					method = "unsubscribe"
+				}
+				if settings.Concurrency > 0 && r.IntN(2) == 0 {
+					s.tool(t, "wait", map[string]any{"ms": 1}) // not waited for: the subscribe queues behind it
+				}
+				c, err := s.call(t, "resources/"+method, map[string]string{"uri": uri})
+				if err != nil {
+					t.Errorf("%s %s: %v", method, uri, err)
+					return
+				}
+				if r.IntN(4) == 0 {
+					c.Cancel("the client gave up")
+					want[uri] = -1
+					continue
+				}
+				got := within(c)
+				if got == nil {
+					t.Errorf("%s %s: no answer within %v", method, uri, waitFor)
+					return
+				}
+				if string(got.ID) != string(c.clientID) {
+					t.Errorf("%s %s: answered with id %s, want %s", method, uri, got.ID, c.clientID)
+				}
+				want[uri] = 0
+				if method == "subscribe" && got.Error == nil {
+					want[uri] = 1
+				}
+			}
+			finals[i] = final{s, want}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	releaser.Wait()
+	if t.Failed() {
+		return
+	}
+	if !release() { // the last held subscribes, cancelled or not, are answered
+		t.Fatal("release failed")
+	}
+	eventually(t, "nothing in flight", func() bool { return stateOf(probe, "").in == 0 })
+	if bad := subBookProblems(probe.m.slot()); len(bad) > 0 {
+		t.Errorf("the book: %v", bad)
+	}
+	for i, f := range finals {
+		for _, uri := range uris {
+			w, ok := f.want[uri]
+			if !ok || w < 0 {
+				continue
+			}
+			if got := stateOf(probe, uri).counted[f.s.m]; got != (w == 1) {
+				t.Errorf("caller %d counts as subscribed to %s: %v, its last answer says %v", i, uri, got, w == 1)
+			}
+		}
+	}
+	eventually(t, "the worker's subscriptions match the count", func() bool {
+		rec := record(t, probe)
+		for _, uri := range uris {
+			heard := heardOf(rec, uri)
+			subscribed := len(heard) > 0 && heard[len(heard)-1] == "subscribe "+uri && !strings.Contains(uri, "refused:")
+			if subscribed != (len(stateOf(probe, uri).counted) > 0) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, uri := range uris {
+		if st := stateOf(probe, uri); st.told && len(st.counted) == 0 {
+			t.Errorf("nobody counts for %s, yet gemgate records the worker as subscribed", uri)
+		}
+	}
+}
