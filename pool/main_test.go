@@ -30,7 +30,9 @@ func TestMain(m *testing.M) {
 //	die                 exits at once
 //
 // It refuses a subscribe or unsubscribe of a URI with "refused:" in it, and holds its answer
-// to a subscribe of a URI that starts with "held:" until a release.
+// to a subscribe of a URI that starts with "held:" until a release. A subscribe of
+// "dieif:<path>" makes it exit at once when the file <path> exists (a successor that dies
+// while gemgate tells it what its predecessor was asked).
 func scriptWorker() int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
@@ -99,6 +101,11 @@ func scriptWorker() int {
 			}})
 		case "resources/subscribe", "resources/unsubscribe":
 			received = append(received, strings.TrimPrefix(msg.Method, "resources/")+" "+msg.Params.URI)
+			if path, ok := strings.CutPrefix(msg.Params.URI, "dieif:"); ok && msg.Method == "resources/subscribe" {
+				if _, err := os.Stat(path); err == nil {
+					return 3
+				}
+			}
 			if msg.Method == "resources/subscribe" && strings.HasPrefix(msg.Params.URI, "held:") {
 				held = append(held, heldSub{msg.ID, msg.Params.URI})
 				continue

@@ -220,7 +220,7 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 			}
 		}
 		if keepCalls {
-			uris, level = w.heldLocked(m)
+			uris, level = w.heldLocked(m, false)
 		} else {
 			dropped = w.queue.removeMember(m)
 			for _, c := range dropped {
@@ -238,6 +238,13 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 				delete(w.requests, gid)
 			}
 		}
+	}
+	if prev := s.prev; prev != nil {
+		// A worker gone, its successor not started: what m held there would carry over.
+		if w == nil && keepCalls {
+			uris, level = prev.heldLocked(m, true)
+		}
+		prev.releaseLocked(m) // nothing to tell a worker that is gone
 	}
 	stop, drop := s.settleLocked()
 	s.mu.Unlock()
@@ -304,6 +311,8 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 	if key == old.key {
 		return nil
 	}
+	var uris []string
+	level, moved := -1, false
 	for {
 		s, err := m.p.slotFor(key)
 		if err != nil {
@@ -320,21 +329,19 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 		if m.slot() != old {
 			return ErrDetached
 		}
-		// Its subscriptions and logging level go with it: the session goes on.
-		uris, level := old.detach(m, true)
-		if !s.attach(m, w) {
+		if !moved {
+			// Its subscriptions and logging level go with it: the session goes on.
+			uris, level = old.detach(m, true)
+			moved = true
+		}
+		attached, letGo := s.attachMoved(m, w, old, uris, level)
+		if letGo {
+			return ErrDetached
+		}
+		if !attached {
 			continue
 		}
-		s.mu.Lock()
-		_, in := s.members[m]
-		held := in && s.w == w
-		if held {
-			w.takeOverLocked(m, uris, level)
-		}
-		s.mu.Unlock()
-		if held {
-			w.tellCarried(s, uris)
-		}
+		w.tellCarried(s, uris)
 		w.log.Info("session moved to this worker (step-up)")
 		return nil
 	}

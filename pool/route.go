@@ -295,7 +295,7 @@ func (w *wrk) reconcile(s *slot, uri string) {
 		method = "resources/subscribe"
 	}
 	id, _ := json.Marshal("gemgate-" + method[len("resources/"):])
-	if c, err := w.proc.Send(&jsonrpc.Message{ID: id, Method: method, Params: uriParams(uri)}); err == nil {
+	if c, err := w.proc.Send(&jsonrpc.Message{ID: id, Method: method, Params: w.ownParams(uriParams(uri))}); err == nil {
 		c.Abandon()
 	}
 }
@@ -359,21 +359,12 @@ func (s *slot) carryLocked(w *wrk) []string {
 		return nil
 	}
 	var uris []string
-	for uri, subs := range prev.subs {
-		for m := range subs {
-			// Not a subscribe the old worker never answered: it failed with it.
-			if _, in := s.members[m]; in && prev.subPendOf[subKey{uri, m}] == 0 {
-				w.addSubLocked(uri, m)
-			}
-		}
-		if len(w.subs[uri]) > 0 {
-			uris = append(uris, uri)
-		}
+	for m := range s.members {
+		held, level := prev.heldLocked(m, true)
+		w.takeOverLocked(m, held, level)
 	}
-	for m, level := range prev.levels {
-		if _, in := s.members[m]; in {
-			w.levels[m] = level
-		}
+	for uri := range w.subs {
+		uris = append(uris, uri)
 	}
 	return uris
 }
@@ -398,18 +389,18 @@ func (w *wrk) tellCarried(s *slot, uris []string) {
 	w.level = most
 	s.mu.Unlock()
 	params, _ := json.Marshal(map[string]string{"level": levelNames[most]})
-	if c, err := w.proc.Send(&jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: params}); err == nil {
+	if c, err := w.proc.Send(&jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: w.ownParams(params)}); err == nil {
 		c.Abandon()
 	}
 }
 
 // heldLocked is what m asked of w that outlives a move to another worker: the URIs it counts
-// as subscribed to (one whose subscribe w has not answered yet too: a refusal that comes
-// after the move is carried after it, unfollowSub) and its logging level, -1 when it set
-// none.
-func (w *wrk) heldLocked(m *Member) (uris []string, level int) {
+// as subscribed to and its logging level, -1 when it set none. At a running worker, a URI
+// whose subscribe is unanswered is taken too (a refusal that comes after the move follows it,
+// unfollowSub); at one that is gone (settled), such a subscribe failed with it.
+func (w *wrk) heldLocked(m *Member, settled bool) (uris []string, level int) {
 	for uri, subs := range w.subs {
-		if subs[m] {
+		if subs[m] && !(settled && w.subPendOf[subKey{uri, m}] > 0) {
 			uris = append(uris, uri)
 		}
 	}
@@ -488,6 +479,15 @@ func uriOf(params json.RawMessage) string {
 	}
 	uri, _, _ := p.String("uri")
 	return uri
+}
+
+// ownParams are the params of a request of gemgate's own to w: with the _meta of the
+// sessionless revision when gemgate's session with w is one of it.
+func (w *wrk) ownParams(params json.RawMessage) json.RawMessage {
+	if w.modernSession {
+		return sessionlessParams(params)
+	}
+	return params
 }
 
 func uriParams(uri string) json.RawMessage {

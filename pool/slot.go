@@ -407,6 +407,30 @@ func (s *slot) dropIfEmpty() {
 }
 
 // attach adds a member, if w is still the slot's worker and the slot still in the pool.
+// attachMoved is attach for a member moving here from old (Move), with what it held there:
+// it is attached only if it is still old's, not let go meanwhile (letGo), and takes over its
+// subscriptions and level when w still runs here.
+func (s *slot) attachMoved(m *Member, w *wrk, old *slot, uris []string, level int) (attached, letGo bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return false, false
+	}
+	m.mu.Lock()
+	if m.s != old {
+		m.mu.Unlock()
+		return false, true
+	}
+	m.s = s
+	m.mu.Unlock()
+	s.stopIdleLocked()
+	s.members[m] = struct{}{}
+	if s.w == w {
+		w.takeOverLocked(m, uris, level)
+	}
+	return true, false
+}
+
 func (s *slot) attach(m *Member, w *wrk) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
