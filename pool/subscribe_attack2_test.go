@@ -3,7 +3,6 @@ package pool
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -297,17 +296,7 @@ func subscriptionBookUnderCancelsAndDetaches(t *testing.T, settings Settings, ur
 			}
 		}
 	}
-	eventually(t, "the worker's subscriptions match the count", func() bool {
-		rec := record(t, probe)
-		for _, uri := range uris {
-			heard := heardOf(rec, uri)
-			subscribed := len(heard) > 0 && heard[len(heard)-1] == "subscribe "+uri && !strings.Contains(uri, "refused:")
-			if subscribed != (len(stateOf(probe, uri).counted) > 0) {
-				return false
-			}
-		}
-		return true
-	})
+	waitWorkerMatchesCount(t, probe, uris)
 	for _, uri := range uris {
 		if st := stateOf(probe, uri); st.told && len(st.counted) == 0 {
 			t.Errorf("nobody counts for %s, yet gemgate records the worker as subscribed", uri)

@@ -500,19 +500,7 @@ func TestSharedSubscriptionsSettleConsistently(t *testing.T) {
 			}
 		}
 	}
-	// A reconcile may still be on its way to the worker: wait until what it heard last
-	// agrees with the count, or time out.
-	eventually(t, "the worker's subscriptions match the count", func() bool {
-		rec := record(t, probe)
-		for _, uri := range uris {
-			heard := heardOf(rec, uri)
-			subscribed := len(heard) > 0 && heard[len(heard)-1] == "subscribe "+uri && !strings.Contains(uri, "refused:")
-			if subscribed != (len(stateOf(probe, uri).counted) > 0) {
-				return false
-			}
-		}
-		return true
-	})
+	waitWorkerMatchesCount(t, probe, uris)
 	st := stateOf(probe, "")
 	counted := 0
 	for _, uri := range uris {
@@ -570,4 +558,22 @@ func TestSubscribeAfterALetGoFirstIsItsOwn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitWorkerMatchesCount waits until what the worker heard last of each URI agrees with the
+// count: subscribed (and a URI it takes) exactly when someone counts. A reconcile may still
+// be on its way to the worker.
+func waitWorkerMatchesCount(t *testing.T, probe *session, uris []string) {
+	t.Helper()
+	eventually(t, "the worker's subscriptions match the count", func() bool {
+		rec := record(t, probe)
+		for _, uri := range uris {
+			heard := heardOf(rec, uri)
+			subscribed := len(heard) > 0 && heard[len(heard)-1] == "subscribe "+uri && !strings.Contains(uri, "refused:")
+			if subscribed != (len(stateOf(probe, uri).counted) > 0) {
+				return false
+			}
+		}
+		return true
+	})
 }
