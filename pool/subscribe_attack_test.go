@@ -472,13 +472,9 @@ func TestSharedSubscriptionsSettleConsistently(t *testing.T) {
 					t.Errorf("%s %s: %v", method, uri, err)
 					return
 				}
-				got := within(c)
+				got := ownAnswer(t, c, method+" "+uri)
 				if got == nil {
-					t.Errorf("%s %s: no answer within %v", method, uri, waitFor)
 					return
-				}
-				if string(got.ID) != string(c.clientID) {
-					t.Errorf("%s %s: answered with id %s, want %s", method, uri, got.ID, c.clientID)
 				}
 				want[i][uri] = method == "subscribe" && got.Error == nil
 				if strings.Contains(uri, "refused:") && method == "subscribe" && got.Error == nil {
@@ -576,4 +572,19 @@ func waitWorkerMatchesCount(t *testing.T, probe *session, uris []string) {
 		}
 		return true
 	})
+}
+
+// ownAnswer is c's answer, or nil (an error reported) when none came within waitFor; an
+// answer with another id than c's is reported too.
+func ownAnswer(t *testing.T, c *Call, what string) *jsonrpc.Message {
+	t.Helper()
+	got := within(c)
+	if got == nil {
+		t.Errorf("%s: no answer within %v", what, waitFor)
+		return nil
+	}
+	if string(got.ID) != string(c.clientID) {
+		t.Errorf("%s: answered with id %s, want %s", what, got.ID, c.clientID)
+	}
+	return got
 }
