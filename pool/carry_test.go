@@ -1,6 +1,9 @@
 package pool
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -66,5 +69,54 @@ func TestSubscriptionsAndLevelsOutliveTheWorker(t *testing.T) {
 	}
 	if got := record(t, a); got != heard+",unsubscribe u1" {
 		t.Errorf("after both unsubscribed the successor heard %q", got)
+	}
+}
+
+// A URI the predecessor took may be one its successor refuses (the resource is gone). The
+// successor's refusal of the carried subscribe, which no client sent, uncounts the sessions
+// that counted on it, and gemgate keeps nothing of the URI: a session that subscribes again
+// is answered by the worker, and learns the refusal, instead of getting {} from gemgate.
+func TestCarriedSubscribeRefusedBySuccessor(t *testing.T) {
+	p := newTestPool(t, Settings{})
+	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	gone := filepath.Join(t.TempDir(), "gone")
+	uri := "refusedif:" + gone
+	sub := func() string {
+		t.Helper()
+		c, err := a.call(t, "resources/subscribe", map[string]string{"uri": uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := <-c.Result()
+		if got.Error != nil {
+			return string(got.Error)
+		}
+		return string(got.Result)
+	}
+	if got := sub(); got != `{}` {
+		t.Fatalf("subscribe: %s", got)
+	}
+	if err := os.WriteFile(gone, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pid := a.m.WorkerPid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the worker's death is seen", func() bool { return a.m.WorkerPid() != pid })
+	if heard := record(t, a); heard != "subscribe "+uri {
+		t.Fatalf("the successor heard %q", heard)
+	}
+	s := a.m.slot()
+	eventually(t, "the refused URI is let go", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.w.subs)+len(s.w.subsOf)+len(s.w.told)+len(s.w.ownPend) == 0
+	})
+	if got := sub(); !strings.Contains(got, "-32002") {
+		t.Errorf("subscribing again: %s, want the successor's refusal", got)
+	}
+	if heard := record(t, a); heard != "subscribe "+uri+",subscribe "+uri {
+		t.Errorf("the successor heard %q, want the carried subscribe and the session's own", heard)
 	}
 }

@@ -32,7 +32,8 @@ func TestMain(m *testing.M) {
 // It refuses a subscribe or unsubscribe of a URI with "refused:" in it, and holds its answer
 // to a subscribe of a URI that starts with "held:" until a release. A subscribe of
 // "dieif:<path>" makes it exit at once when the file <path> exists (a successor that dies
-// while gemgate tells it what its predecessor was asked).
+// while gemgate tells it what its predecessor was asked), and one of "refusedif:<path>" is
+// refused when that file exists.
 func scriptWorker() int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
@@ -52,7 +53,12 @@ func scriptWorker() int {
 	}
 	var held []heldSub // answered at the next release
 	subAnswer := func(id json.RawMessage, uri string) {
-		if strings.Contains(uri, "refused:") {
+		refuse := strings.Contains(uri, "refused:")
+		if path, ok := strings.CutPrefix(uri, "refusedif:"); ok {
+			_, err := os.Stat(path)
+			refuse = err == nil
+		}
+		if refuse {
 			send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32002, "message": "no such resource"}})
 			return
 		}

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -186,7 +187,7 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 		if !subs[m] && w.subsOf[m] >= MaxSubscriptionsPerCaller {
 			return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil)
 		}
-		taken := len(subs) > 0 && w.subPend[uri] == 0
+		taken := len(subs) > 0 && w.subPend[uri] == 0 && w.ownPend[uri] == 0
 		w.addSubLocked(uri, m)
 		if taken {
 			return ok() // the worker took this URI, and nothing about it is in flight
@@ -260,10 +261,7 @@ func (w *wrk) subscribedLocked(c *Call, uri string, answer *jsonrpc.Message) {
 	}
 }
 
-// reconciled stands in told for a subscribe reconcile wrote on its own.
-var reconciled = new(Call)
-
-// setToldLocked records the subscription line by (the call's, or reconciled for reconcile's
+// setToldLocked records the subscription line by (the call's, or the stand-in of reconcile's
 // own subscribe) as the last one written of uri; nil is an unsubscribe.
 func (w *wrk) setToldLocked(uri string, by *Call) {
 	if by != nil {
@@ -274,7 +272,9 @@ func (w *wrk) setToldLocked(uri string, by *Call) {
 }
 
 // reconcile writes the worker a subscribe or an unsubscribe of uri when what it was last
-// written differs from whether any caller counts as subscribed.
+// written differs from whether any caller counts as subscribed. Its own subscribe counts as
+// in flight until the worker answers it (a subscribe meanwhile is the worker's to answer),
+// and a refusal of it uncounts the callers that counted on it.
 func (w *wrk) reconcile(s *slot, uri string) {
 	w.subMu.Lock()
 	defer w.subMu.Unlock()
@@ -284,19 +284,53 @@ func (w *wrk) reconcile(s *slot, uri string) {
 		s.mu.Unlock()
 		return
 	}
-	by := reconciled
-	if !want {
-		by = nil
-	}
-	w.setToldLocked(uri, by)
-	s.mu.Unlock()
+	var mark *Call // stands for this subscribe in told: its answer is known for its own
 	method := "resources/unsubscribe"
 	if want {
-		method = "resources/subscribe"
+		mark, method = new(Call), "resources/subscribe"
+		w.ownPend[uri]++
 	}
+	w.setToldLocked(uri, mark)
+	s.mu.Unlock()
 	id, _ := json.Marshal("gemgate-" + method[len("resources/"):])
-	if c, err := w.proc.Send(&jsonrpc.Message{ID: id, Method: method, Params: w.ownParams(uriParams(uri))}); err == nil {
-		c.Abandon()
+	msg := &jsonrpc.Message{ID: id, Method: method, Params: w.ownParams(uriParams(uri))}
+	if !want {
+		if c, err := w.proc.Send(msg); err == nil {
+			c.Abandon()
+		}
+		return
+	}
+	// The answer comes on the worker's reader, or its waiter: bookkeeping only, no write.
+	// An error while the worker is going (not a refusal of its own) uncounts nobody: what
+	// the callers hold carries over to its successor.
+	if _, err := w.proc.SendFunc(context.Background(), msg, func(resp *jsonrpc.Message) {
+		refused := resp.Error != nil && !w.proc.Closing()
+		s.mu.Lock()
+		w.reconciledLocked(uri, mark, refused)
+		s.mu.Unlock()
+	}); err != nil {
+		s.mu.Lock()
+		w.reconciledLocked(uri, mark, false)
+		s.mu.Unlock()
+	}
+}
+
+// reconciledLocked settles reconcile's own subscribe of uri (mark in told) once it ended.
+// Refused as the last line of uri, the worker does not have the URI: told forgets it, and
+// the callers counted with no subscribe of their own in flight, who count on it, count no
+// more (a later subscribe of theirs is the worker's to answer).
+func (w *wrk) reconciledLocked(uri string, mark *Call, refused bool) {
+	if w.ownPend[uri]--; w.ownPend[uri] <= 0 {
+		delete(w.ownPend, uri)
+	}
+	if !refused || w.told[uri] != mark {
+		return
+	}
+	delete(w.told, uri)
+	for m := range w.subs[uri] {
+		if w.subPendOf[subKey{uri, m}] == 0 {
+			w.dropSubLocked(uri, m)
+		}
 	}
 }
 

@@ -64,8 +64,9 @@ type wrk struct {
 	// caller and URI: while any is, a subscribe is forwarded, not answered by gemgate.
 	subPend   map[string]int
 	subPendOf map[subKey]int
+	ownPend   map[string]int // reconcile's own subscribes not yet answered, per URI
 	// told holds the URIs the worker was last written a subscribe for (not an unsubscribe
-	// since), each with the call that wrote it (reconciled for reconcile's own); subMu
+	// since), each with the call that wrote it (a stand-in for reconcile's own); subMu
 	// orders those writes: it is held from the decision to write one to the end of the
 	// write, so that told follows the order the worker reads them in.
 	told     map[string]*Call
@@ -192,7 +193,7 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		id.Session = wid
 	}
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
-		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, ownPend: map[string]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.Principal.User, "worker", wid)
 	started := time.Now()
