@@ -202,25 +202,7 @@ func subscriptionBookUnderCancelsAndDetaches(t *testing.T, settings Settings, ur
 	const callers, ops = 4, 40
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	stop := make(chan struct{})
-	var releaser sync.WaitGroup
-	release := func() bool {
-		c, err := probe.call(t, "tools/call", map[string]any{"name": "release", "arguments": map[string]any{}})
-		return err == nil && within(c) != nil
-	}
-	releaser.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if !release() {
-				t.Error("release failed")
-				return
-			}
-		}
-	})
+	stopReleasing := keepReleasing(t, probe)
 	type final struct {
 		s    *session
 		want map[string]int // 1 subscribed, 0 not, -1 unknown (its last request was cancelled)
@@ -269,12 +251,11 @@ func subscriptionBookUnderCancelsAndDetaches(t *testing.T, settings Settings, ur
 		})
 	}
 	wg.Wait()
-	close(stop)
-	releaser.Wait()
+	stopReleasing()
 	if t.Failed() {
 		return
 	}
-	if !release() { // the last held subscribes, cancelled or not, are answered
+	if !release(t, probe) { // the last held subscribes, cancelled or not, are answered
 		t.Fatal("release failed")
 	}
 	eventually(t, "nothing in flight", func() bool { return stateOf(probe, "").in == 0 })

@@ -441,22 +441,7 @@ func TestSharedSubscriptionsSettleConsistently(t *testing.T) {
 	want := make([]map[string]bool, callers) // by caller, by URI: subscribed after its last answer
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed) // the interleaving is the scheduler's; the choices can be replayed
-	stop := make(chan struct{})
-	var releaser sync.WaitGroup
-	releaser.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			c, err := probe.call(t, "tools/call", map[string]any{"name": "release", "arguments": map[string]any{}})
-			if err != nil || within(c) == nil {
-				t.Errorf("release: %v", err)
-				return
-			}
-		}
-	})
+	stopReleasing := keepReleasing(t, probe)
 	var wg sync.WaitGroup
 	for i, s := range sessions {
 		want[i] = map[string]bool{}
@@ -484,8 +469,7 @@ func TestSharedSubscriptionsSettleConsistently(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	close(stop)
-	releaser.Wait()
+	stopReleasing()
 	if t.Failed() {
 		return
 	}
@@ -587,4 +571,34 @@ func ownAnswer(t *testing.T, c *Call, what string) *jsonrpc.Message {
 		t.Errorf("%s: answered with id %s, want %s", what, got.ID, c.clientID)
 	}
 	return got
+}
+
+// release has the script worker answer the subscribes it holds; it reports whether it could.
+func release(t *testing.T, probe *session) bool {
+	c, err := probe.call(t, "tools/call", map[string]any{"name": "release", "arguments": map[string]any{}})
+	return err == nil && within(c) != nil
+}
+
+// keepReleasing releases the worker's held subscribes again and again until the function it
+// returns is called (which waits for it to stop).
+func keepReleasing(t *testing.T, probe *session) (stop func()) {
+	done := make(chan struct{})
+	var releaser sync.WaitGroup
+	releaser.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if !release(t, probe) {
+				t.Error("release failed")
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		releaser.Wait()
+	}
 }
