@@ -334,7 +334,7 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 			uris, level = old.detach(m, true)
 			moved = true
 		}
-		attached, letGo := s.attachMoved(m, w, old, uris, level)
+		attached, letGo := s.attachFrom(m, w, old, uris, level)
 		if letGo {
 			return ErrDetached
 		}

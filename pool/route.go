@@ -187,7 +187,7 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 		if !subs[m] && w.subsOf[m] >= MaxSubscriptionsPerCaller {
 			return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil)
 		}
-		taken := len(subs) > 0 && w.subPend[uri] == 0 && w.ownPend[uri] == 0
+		taken := len(subs) > 0 && w.subPend[uri] == 0
 		w.addSubLocked(uri, m)
 		if taken {
 			return ok() // the worker took this URI, and nothing about it is in flight
@@ -197,8 +197,7 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 		// the worker's own answer, as a call of its own: queued, cancelled and ended with its
 		// session as any. Meanwhile the caller counts, so that the worker is not told to let
 		// go of the URI under it.
-		w.subPend[uri]++
-		w.subPendOf[subKey{uri, m}]++
+		w.pendLocked(uri, m, 1)
 		c.subURI, c.subFwd = uri, true
 		c.after = func(answer *jsonrpc.Message) { w.subscribedLocked(c, uri, answer) }
 	case "resources/unsubscribe":
@@ -213,25 +212,36 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 			return nil // the worker answers a malformed one
 		}
 		w.levels[m] = level
-		most := level
-		for _, l := range w.levels {
-			most = min(most, l)
-		}
+		most := w.mostVerboseLocked()
 		if w.level >= 0 && most == w.level {
 			return ok()
 		}
 		w.level = most
 		out := *c.msg
-		out.Params, _ = json.Marshal(map[string]string{"level": levelNames[most]})
+		out.Params = levelParams(most)
 		c.msg = &out
 	}
 	return nil
 }
 
-// subKey is a caller's subscription to a URI.
+// subKey is a caller's subscription to a URI; a nil caller is gemgate's own (reconcile).
 type subKey struct {
 	uri string
 	m   *Member
+}
+
+// pendLocked counts a subscribe of uri by m (nil: reconcile's own) in flight (delta 1) or
+// ended (-1); a count that reaches zero is dropped.
+func (w *wrk) pendLocked(uri string, m *Member, delta int) {
+	add(w.subPend, uri, delta)
+	add(w.subPendOf, subKey{uri, m}, delta)
+}
+
+// add adds delta to m[k], and drops the entry once it is not positive.
+func add[K comparable](m map[K]int, k K, delta int) {
+	if m[k] += delta; m[k] <= 0 {
+		delete(m, k)
+	}
 }
 
 // subscribedLocked settles a forwarded subscribe once it ended, with the worker's answer (nil
@@ -239,18 +249,12 @@ type subKey struct {
 // since); refused or given up, it does not, unless another subscribe of its to the URI is
 // still in flight. The worker's state is reconciled after (reconcileSub).
 func (w *wrk) subscribedLocked(c *Call, uri string, answer *jsonrpc.Message) {
-	k := subKey{uri, c.m}
-	if w.subPend[uri]--; w.subPend[uri] <= 0 {
-		delete(w.subPend, uri)
-	}
-	if w.subPendOf[k]--; w.subPendOf[k] <= 0 {
-		delete(w.subPendOf, k)
-	}
+	w.pendLocked(uri, c.m, -1)
 	refused := answer != nil && answer.Error != nil
 	if answer != nil && !refused {
 		return
 	}
-	if w.subPendOf[k] == 0 {
+	if w.subPendOf[subKey{uri, c.m}] == 0 {
 		w.dropSubLocked(uri, c.m)
 	}
 	// Refused as the last line the worker read of uri: it is not subscribed, so there is
@@ -288,7 +292,7 @@ func (w *wrk) reconcile(s *slot, uri string) {
 	method := "resources/unsubscribe"
 	if want {
 		mark, method = new(Call), "resources/subscribe"
-		w.ownPend[uri]++
+		w.pendLocked(uri, nil, 1)
 	}
 	w.setToldLocked(uri, mark)
 	s.mu.Unlock()
@@ -320,9 +324,7 @@ func (w *wrk) reconcile(s *slot, uri string) {
 // the callers counted with no subscribe of their own in flight, who count on it, count no
 // more (a later subscribe of theirs is the worker's to answer).
 func (w *wrk) reconciledLocked(uri string, mark *Call, refused bool) {
-	if w.ownPend[uri]--; w.ownPend[uri] <= 0 {
-		delete(w.ownPend, uri)
-	}
+	w.pendLocked(uri, nil, -1)
 	if !refused || w.told[uri] != mark {
 		return
 	}
@@ -371,9 +373,7 @@ func (w *wrk) dropSubLocked(uri string, m *Member) (none bool) {
 	subs := w.subs[uri]
 	if subs[m] {
 		delete(subs, m)
-		if w.subsOf[m]--; w.subsOf[m] <= 0 {
-			delete(w.subsOf, m)
-		}
+		add(w.subsOf, m, -1)
 	}
 	if len(subs) > 0 {
 		return false
@@ -410,20 +410,14 @@ func (w *wrk) tellCarried(s *slot, uris []string) {
 		w.reconcile(s, uri)
 	}
 	s.mu.Lock()
-	most := -1
-	for _, l := range w.levels {
-		if most < 0 || l < most {
-			most = l
-		}
-	}
+	most := w.mostVerboseLocked()
 	if most < 0 || w.level == most {
 		s.mu.Unlock()
 		return
 	}
 	w.level = most
 	s.mu.Unlock()
-	params, _ := json.Marshal(map[string]string{"level": levelNames[most]})
-	if c, err := w.proc.Send(&jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: w.ownParams(params)}); err == nil {
+	if c, err := w.proc.Send(&jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: w.ownParams(levelParams(most))}); err == nil {
 		c.Abandon()
 	}
 }
@@ -472,6 +466,23 @@ func (w *wrk) takeOverLocked(m *Member, uris []string, level int) {
 	if level >= 0 {
 		w.levels[m] = level
 	}
+}
+
+// mostVerboseLocked is the most verbose level any caller of w asked for; -1 when none did.
+func (w *wrk) mostVerboseLocked() int {
+	most := -1
+	for _, l := range w.levels {
+		if most < 0 || l < most {
+			most = l
+		}
+	}
+	return most
+}
+
+// levelParams are logging/setLevel's params for a level.
+func levelParams(level int) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"level": levelNames[level]})
+	return b
 }
 
 // The syslog levels of MCP logging, most verbose first.

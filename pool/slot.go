@@ -61,10 +61,10 @@ type wrk struct {
 	subs     map[string]map[*Member]bool // resource subscriptions by URI
 	subsOf   map[*Member]int             // how many URIs each caller is subscribed to
 	// subPend counts the subscribes written or queued and not yet answered, per URI and per
-	// caller and URI: while any is, a subscribe is forwarded, not answered by gemgate.
+	// caller and URI (gemgate's own under a nil caller): while any is, a subscribe is
+	// forwarded, not answered by gemgate.
 	subPend   map[string]int
 	subPendOf map[subKey]int
-	ownPend   map[string]int // reconcile's own subscribes not yet answered, per URI
 	// told holds the URIs the worker was last written a subscribe for (not an unsubscribe
 	// since), each with the call that wrote it (a stand-in for reconcile's own); subMu
 	// orders those writes: it is held from the decision to write one to the end of the
@@ -193,7 +193,7 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		id.Session = wid
 	}
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
-		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, ownPend: map[string]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.Principal.User, "worker", wid)
 	started := time.Now()
@@ -407,11 +407,16 @@ func (s *slot) dropIfEmpty() {
 	}
 }
 
-// attach adds a member, if w is still the slot's worker and the slot still in the pool.
-// attachMoved is attach for a member moving here from old (Move), with what it held there:
-// it is attached only if it is still old's, not let go meanwhile (letGo), and takes over its
-// subscriptions and level when w still runs here.
-func (s *slot) attachMoved(m *Member, w *wrk, old *slot, uris []string, level int) (attached, letGo bool) {
+// attach adds a new member, if the slot is still in the pool.
+func (s *slot) attach(m *Member, w *wrk) bool {
+	attached, _ := s.attachFrom(m, w, nil, nil, -1)
+	return attached
+}
+
+// attachFrom adds a member coming from old (nil: a new one), if the slot is still in the pool
+// and the member still old's, not let go meanwhile (letGo); a member moving here (Move) takes
+// over what it held at old (uris, level) when w still runs here.
+func (s *slot) attachFrom(m *Member, w *wrk, old *slot, uris []string, level int) (attached, letGo bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gone {
@@ -430,18 +435,4 @@ func (s *slot) attachMoved(m *Member, w *wrk, old *slot, uris []string, level in
 		w.takeOverLocked(m, uris, level)
 	}
 	return true, false
-}
-
-func (s *slot) attach(m *Member, w *wrk) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gone {
-		return false
-	}
-	s.stopIdleLocked()
-	s.members[m] = struct{}{}
-	m.mu.Lock()
-	m.s = s
-	m.mu.Unlock()
-	return true
 }
