@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
@@ -61,9 +62,13 @@ func (v visibleWriter) Write(p []byte) (int, error) {
 }
 
 // firstInvisible is the index of the first invisible rune of p, -1 if none; ASCII, nearly
-// every line, is passed over byte by byte.
+// every line, is passed over eight bytes at a time.
 func firstInvisible(p []byte) int {
 	for i := 0; i < len(p); {
+		if i+8 <= len(p) && binary.LittleEndian.Uint64(p[i:])&0x8080808080808080 == 0 {
+			i += 8
+			continue
+		}
 		if p[i] < utf8.RuneSelf {
 			i++
 			continue
@@ -85,14 +90,15 @@ func invisible(r rune) bool {
 
 // appendEscape appends r as a JSON escape: \uXXXX, or a surrogate pair beyond the BMP.
 func appendEscape(out []byte, r rune) []byte {
-	const hex = "0123456789abcdef"
-	units := []rune{r}
 	if r > 0xFFFF {
 		r1, r2 := utf16.EncodeRune(r)
-		units = []rune{r1, r2}
+		return appendUnit(appendUnit(out, r1), r2)
 	}
-	for _, u := range units {
-		out = append(out, '\\', 'u', hex[u>>12&0xF], hex[u>>8&0xF], hex[u>>4&0xF], hex[u&0xF])
-	}
-	return out
+	return appendUnit(out, r)
+}
+
+// appendUnit appends one UTF-16 unit as \uXXXX.
+func appendUnit(out []byte, u rune) []byte {
+	const hex = "0123456789abcdef"
+	return append(out, '\\', 'u', hex[u>>12&0xF], hex[u>>8&0xF], hex[u>>4&0xF], hex[u&0xF])
 }
