@@ -53,7 +53,7 @@ func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
 			out = append(out, target{m, w.soleCallLocked(m)})
 		}
 	case msg.Method == "notifications/resources/updated":
-		uri := uriOf(msg.Params)
+		uri, _ := uriOf(msg.Params) // "" when unreadable: then it reaches no subscriber
 		for m := range w.subs[uri] {
 			if _, in := s.members[m]; in {
 				out = append(out, target{m, nil})
@@ -181,8 +181,21 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 	w, m := c.w, c.m
 	ok := func() *jsonrpc.Message { return &jsonrpc.Message{ID: c.clientID, Result: json.RawMessage(`{}`)} }
 	switch c.msg.Method {
-	case "resources/subscribe":
-		uri := uriOf(c.msg.Params)
+	case "resources/subscribe", "resources/unsubscribe":
+		// The count is kept by the URI as gemgate reads it: one the worker might read
+		// otherwise (params by position, a uri that is not a string) is refused, or two
+		// callers asking for different things would share one count.
+		uri, readable := uriOf(c.msg.Params)
+		if !readable {
+			return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, c.msg.Method+" needs params.uri, a string", nil)
+		}
+		if c.msg.Method == "resources/unsubscribe" {
+			if !w.dropSubLocked(uri, m) {
+				return ok()
+			}
+			c.subURI, c.subFwd = uri, true
+			return nil
+		}
 		subs := w.subs[uri]
 		if !subs[m] && w.subsOf[m] >= MaxSubscriptionsPerCaller {
 			return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil)
@@ -200,12 +213,6 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 		w.pendLocked(uri, m, 1)
 		c.subURI, c.subFwd = uri, true
 		c.after = func(answer *jsonrpc.Message) { w.subscribedLocked(c, uri, answer) }
-	case "resources/unsubscribe":
-		uri := uriOf(c.msg.Params)
-		if !w.dropSubLocked(uri, m) {
-			return ok()
-		}
-		c.subURI, c.subFwd = uri, true
 	case "logging/setLevel":
 		level, name := levelOf(c.msg.Params), levelName(c.msg.Params)
 		if name == "" {
@@ -517,13 +524,15 @@ func levelOf(params json.RawMessage) int {
 	return len(levelNames) - 1
 }
 
-func uriOf(params json.RawMessage) string {
+// uriOf is params.uri, read strictly; ok is false when params are not an object with a
+// string uri, spelled exactly, once.
+func uriOf(params json.RawMessage) (uri string, ok bool) {
 	p, err := jsonrpc.ReadObject(params, "params")
 	if err != nil || p.Exact("uri") != nil {
-		return ""
+		return "", false
 	}
-	uri, _, _ := p.String("uri")
-	return uri
+	uri, present, err := p.String("uri")
+	return uri, present && err == nil
 }
 
 // ownParams are the params of a request of gemgate's own to w: with the _meta of the

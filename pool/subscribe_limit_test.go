@@ -1,10 +1,13 @@
 package pool
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // A client chooses the URIs it subscribes to, and gemgate keeps each: one session may be
@@ -61,4 +64,35 @@ func TestSubscriptionsPerCallerAreBounded(t *testing.T) {
 		defer s.mu.Unlock()
 		return len(s.w.subs) == 0 && len(s.w.subsOf) == 0
 	})
+}
+
+// A subscribe or unsubscribe is counted by its params.uri as gemgate reads it, strictly.
+// One whose URI gemgate cannot read as a string (params by position, a number, none) might
+// be read otherwise by the worker: two callers asking for different things would then share
+// one count, and the second be answered {} by gemgate for what the worker never heard. It is
+// refused with -32602, never reaches the worker and counts nothing.
+func TestUnreadableSubscribeURIIsRefused(t *testing.T) {
+	p := newTestPool(t, Settings{})
+	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	for _, method := range []string{"resources/subscribe", "resources/unsubscribe"} {
+		for _, params := range []string{`["u1"]`, `{"uri":5}`, `{"uri":null}`, `{}`, `{"uri":{"u":"u1"}}`} {
+			id := json.RawMessage(`"x"`)
+			c, err := a.m.Call(t.Context(), Request{Message: &jsonrpc.Message{ID: id, Method: method, Params: json.RawMessage(params)}, Identity: a.id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := within(c); got == nil || !strings.Contains(string(got.Error), "-32602") || string(got.ID) != `"x"` {
+				t.Fatalf("%s %s: %s, want -32602 with its id", method, params, show(got))
+			}
+		}
+	}
+	if heard := record(t, a); heard != "" {
+		t.Errorf("the worker heard %q", heard)
+	}
+	s := a.m.slot()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.w.subs)+len(s.w.subsOf)+len(s.w.subPend) != 0 {
+		t.Errorf("gemgate counts %v", s.w.subs)
+	}
 }
