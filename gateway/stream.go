@@ -45,6 +45,7 @@ func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *sess
 			Message: "the session stream is text/event-stream; Accept must allow it"}).write(w)
 		return nil, 0, 0, false
 	}
+	forgetBearer(r.Header)
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
 		return s, 0, 0, false
@@ -56,6 +57,19 @@ func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *sess
 		return nil, 0, 0, false
 	}
 	return s, sid, seq, sid == 0
+}
+
+// forgetBearer drops the verified bearer token from a stream's request headers. net/http
+// holds the request for as long as its handler runs, and an idle stream runs for hours: the
+// token, a kilobyte or more, would stay in memory (and in any core dump) all that time,
+// though nothing reads it after admission. The value's slot is cleared too, since
+// net/http's header parser backs all of a request's header values with one array, which
+// the other headers keep alive.
+func forgetBearer(h http.Header) {
+	if v, ok := h["Authorization"]; ok {
+		clear(v)
+		delete(h, "Authorization")
+	}
 }
 
 func (g *Gateway) streamEnded(s *session, gen uint64) {
