@@ -8,10 +8,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ORDER = ["stdio", "echofloor", "relayfloor", "gemgate-auth", "gemgate-noauth", "gemgate-user", "gemgate-modern", "gemgate-haproxy",
+ORDER = ["stdio", "stdio-shared", "echofloor", "relayfloor", "gemgate-auth", "gemgate-noauth", "gemgate-user", "gemgate-modern", "gemgate-haproxy",
          "supergateway", "toolhive"]
 NAMES = {
     "stdio": "(a) worker over stdio (floor)",
+    "stdio-shared": "(k) one worker over stdio, shared by all sessions (worker ceiling)",
     "echofloor": "(b) Go HTTP echo (HTTP floor)",
     "relayfloor": "(j) Go HTTP-to-stdio relay, one shared worker (relay floor)",
     "gemgate-auth": "(c) gemgate, JWT on",
@@ -143,6 +144,11 @@ def main(out):
     r32 = tp("relayfloor", 32)
     if r32 and t32:
         g.append(f"| 1. bound: {RF} at 32 sessions ÷ ToolHive | {r32:,.0f} vs {t32:,.0f} calls/s = {r32 / t32:.2f}× | – |")
+    # (k) drives one shared worker straight over its pipes: no gateway in front of one shared
+    # worker passes more calls through it on this machine.
+    k32 = tp("stdio-shared", 32)
+    if k32 and t32:
+        g.append(f"| 1. bound: {NAMES['stdio-shared']} at 32 sessions ÷ ToolHive | {k32:,.0f} vs {t32:,.0f} calls/s = {k32 / t32:.2f}× | – |")
     r1, s1 = tp("relayfloor", 1), tp("supergateway", 1)
     if r1 and s1:
         g.append(f"| 1. bound: {RF} at 1 session ÷ supergateway | {r1:,.0f} vs {s1:,.0f} calls/s = {r1 / s1:.2f}× | – |")
@@ -159,6 +165,12 @@ def main(out):
     c, f = cpu("relayfloor", 32), cpu("echofloor", 32)
     if c and f:
         g.append(f"| 2. bound: {RF}, CPU per 100 B call at 32 sessions ÷ the HTTP echo floor's | {c:,.0f} vs {f:,.0f} µs = {c / f:.2f}× | – |")
+    e, f = by.get(("echofloor", 1)), by.get(("stdio", 1))
+    if e and f and "latency_us" in e and "latency_us" in f:
+        # A gateway puts an HTTP round trip in front of the same pipes: the echo floor's p50 is
+        # one such round trip with nothing behind it.
+        g.append(f"| 2. bound: {NAMES['echofloor']}, p50 at 1 session (one HTTP round trip, which every gateway adds) | "
+                 f"{e['latency_us']['P50']:,.0f} µs | – |")
     for label in ["relayfloor", "gemgate-auth", "gemgate-user"]:
         a, f = by.get((label, 1)), by.get(("stdio", 1))
         if a and f and "latency_us" in a and "latency_us" in f:

@@ -15,6 +15,10 @@
 #       config: the balancer's added latency                                 addresses rewritten)
 #   (j) a bare Go HTTP-to-stdio relay, one shared worker relayfloor       (concurrency only:
 #       (the relay floor: no auth, no checks, JSON only)                     it re-encodes bodies)
+#   (k) the worker over stdio, ONE worker shared by all  stdio-shared     (concurrency only:
+#       sessions, their calls in flight at once (loadgen                     the ceiling of any
+#       -shared): no HTTP, nothing in between                                 gateway in front of
+#                                                                             one shared worker)
 # All of them front the same worker binary, `gemgate worker demo` (its echo tool); the idle
 # sessions test fronts bench/tinyworker, the cheapest worker there is.
 #
@@ -41,7 +45,7 @@ BIGTOTAL=${BIGTOTAL:-400}
 OPENS=${OPENS:-30}
 IDLE_K=${IDLE_K:-"1000 3900 10000"}
 IDLE_PEER_K=${IDLE_PEER_K:-1000}
-SCENARIOS=${SCENARIOS:-"stdio echofloor relayfloor gemgate-auth gemgate-noauth gemgate-user gemgate-modern gemgate-haproxy supergateway toolhive"}
+SCENARIOS=${SCENARIOS:-"stdio stdio-shared echofloor relayfloor gemgate-auth gemgate-noauth gemgate-user gemgate-modern gemgate-haproxy supergateway toolhive"}
 HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 TESTS=${TESTS:-"concurrency payload open idle"} # which of the four parts below to run
 if [[ -n ${QUICK:-} ]]; then
@@ -212,6 +216,10 @@ measure() {
 		"$BIN/loadgen" -label stdio -stdio "$WORKER" "$@"
 		return
 	fi
+	if [[ $name == stdio-shared ]]; then
+		"$BIN/loadgen" -label stdio-shared -stdio "$WORKER" -shared "$@"
+		return
+	fi
 	start "$name" "$WORKER"
 	local cmd=("$BIN/loadgen" -label "$name" -url "$URL" -pid "$PID" "$@")
 	[[ -n $TOKEN ]] && cmd+=(-token "$TOKEN")
@@ -238,7 +246,7 @@ done
 # ---- 2. large payloads ----------------------------------------------------------------------
 want payload && for p in $BIGPAYLOADS; do
 	for s in $SCENARIOS; do
-		[[ $s == relayfloor ]] && continue
+		[[ $s == relayfloor || $s == stdio-shared ]] && continue
 		m=$(calls_for "$BIGTOTAL" "$BIGSESSIONS")
 		((p >= 1048576)) && m=$((m / 4))
 		log "calls: $s sessions=$BIGSESSIONS payload=$p"
@@ -253,7 +261,7 @@ done
 # and every later one attaches to it (a deleted session leaves the worker running), so (g)'s
 # p50 is an open on a running worker, (c)'s an open with a worker start.
 want open && for s in $SCENARIOS; do
-	[[ $s == gemgate-modern || $s == gemgate-haproxy || $s == relayfloor ]] && continue
+	[[ $s == gemgate-modern || $s == gemgate-haproxy || $s == relayfloor || $s == stdio-shared ]] && continue
 	log "open: $s"
 	measure "$s" -mode open -opens "$OPENS" | record test=open ||
 		echo "{\"label\":\"$s\",\"test\":\"open\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"

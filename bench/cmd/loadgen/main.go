@@ -20,6 +20,7 @@ type config struct {
 	opens, parallel                  int
 	pid                              int
 	settle                           time.Duration
+	shared                           *sharedWorker // -shared: every session's calls go to one worker
 }
 
 func main() {
@@ -30,6 +31,7 @@ func main() {
 	flag.StringVar(&c.token, "token", "", "bearer token for the endpoint")
 	flag.StringVar(&c.era, "era", "legacy", "legacy (initialize, a session per client) or modern (2026-07-28 sessionless requests; calls mode only)")
 	flag.StringVar(&c.worker, "stdio", "", "worker command line: talk to the worker directly over stdio instead of -url")
+	shared := flag.Bool("shared", false, "with -stdio: one worker process for all sessions, their calls in flight at once over its pipes")
 	flag.IntVar(&c.sessions, "sessions", 1, "concurrent sessions (calls) or K sessions to hold open (idle)")
 	flag.IntVar(&c.calls, "calls", 1000, "measured tools/call requests per session")
 	flag.IntVar(&c.warmup, "warmup", 50, "warm-up requests per session, not measured")
@@ -41,6 +43,12 @@ func main() {
 	flag.Parse()
 	if (c.url == "") == (c.worker == "") {
 		fail(errors.New("give exactly one of -url and -stdio"))
+	}
+	if *shared {
+		if c.worker == "" || c.mode != "calls" {
+			fail(errSharedNeedsStdio)
+		}
+		c.shared = &sharedWorker{argv: strings.Fields(c.worker)}
 	}
 	var res map[string]any
 	var err error
@@ -82,6 +90,10 @@ func (s stdioAdapter) echo(_ context.Context, text string) error { return s.stdi
 func (s stdioAdapter) end(context.Context)                       { s.close() }
 
 func (c config) openSession(ctx context.Context) (session, time.Duration, error) {
+	if c.shared != nil {
+		s, err := c.shared.session()
+		return s, 0, err
+	}
 	if c.worker != "" {
 		s, took, err := openStdio(strings.Fields(c.worker))
 		if err != nil {
