@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -108,5 +109,23 @@ func TestBusyPortNamesTheSetting(t *testing.T) {
 	code := checkCommand(context.Background(), []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", addr}, &out, &errb)
 	if code == 0 || !strings.Contains(out.String(), "change metrics_listen (--metrics-listen, GEMGATE_METRICS_LISTEN)") || !strings.Contains(out.String(), "\n1 problem found.") {
 		t.Errorf("check: exit %d:\n%s", code, out.String())
+	}
+}
+
+// A worker process runs on one P, unless GOMAXPROCS in its environment asks for another
+// number, which the runtime has applied already and workerProcs leaves alone.
+func TestWorkerRunsOnOneProcUnlessTold(t *testing.T) {
+	prev := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	for _, tc := range []struct {
+		env       string
+		set, want int
+	}{{"", 4, 1}, {"3", 3, 3}} {
+		t.Setenv("GOMAXPROCS", tc.env)
+		runtime.GOMAXPROCS(tc.set) // as the runtime started it
+		workerProcs()
+		if got := runtime.GOMAXPROCS(0); got != tc.want {
+			t.Errorf("GOMAXPROCS=%q: the worker runs on %d Ps, want %d", tc.env, got, tc.want)
+		}
 	}
 }
