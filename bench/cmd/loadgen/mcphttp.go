@@ -38,6 +38,10 @@ type httpSession struct {
 	modern     bool   // 2026-07-28 requests: no session
 	nextID     int
 	stream     *http.Response // the open GET stream, in idle mode
+	// sse reads SSE answers; one per session, reset for each answer. (A reader made per
+	// answer cost loadgen a 64 KiB allocation per call, which the gateways that answer in
+	// SSE paid for in shared CPU.)
+	sse *bufio.Reader
 }
 
 func newHTTPSession(url, token string) *httpSession {
@@ -119,7 +123,12 @@ func (s *httpSession) call(ctx context.Context, method string, params any) (*rpc
 	want := strconv.Itoa(id)
 	var a *rpcAnswer
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		a, err = readSSEAnswer(resp.Body, want)
+		if s.sse == nil {
+			s.sse = bufio.NewReaderSize(resp.Body, 64<<10)
+		} else {
+			s.sse.Reset(resp.Body)
+		}
+		a, err = readSSEAnswer(s.sse, want)
 	} else {
 		a = new(rpcAnswer)
 		err = json.NewDecoder(resp.Body).Decode(a)
@@ -138,8 +147,7 @@ func (s *httpSession) call(ctx context.Context, method string, params any) (*rpc
 	return a, resp.Header, nil
 }
 
-func readSSEAnswer(r io.Reader, want string) (*rpcAnswer, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+func readSSEAnswer(br *bufio.Reader, want string) (*rpcAnswer, error) {
 	var data []byte
 	for {
 		line, err := br.ReadSlice('\n')
