@@ -34,6 +34,31 @@ def fmt(v, nd=0):
     return str(v)
 
 
+def median(vals):
+    vals = sorted(vals)
+    h = len(vals) // 2
+    return vals[h] if len(vals) % 2 else (vals[h - 1] + vals[h]) / 2
+
+
+def median_row(rs):
+    """One point of the throughput part from its rounds: each figure's median over the rounds
+    that ran, with the spread of the throughput and the load averages the rounds met."""
+    ok = [r for r in rs if "throughput" in r]
+    if not ok:
+        return rs[-1]
+    m = dict(ok[0])
+    m["throughput"] = median([r["throughput"] for r in ok])
+    m["latency_us"] = {k: median([r["latency_us"][k] for r in ok]) for k in ok[0]["latency_us"]}
+    for k in ("gateway_cpu_us_per_call", "gateway_peak_rss_kib", "loadgen_cpu_s"):
+        if all(r.get(k) is not None for r in ok):
+            m[k] = median([r[k] for r in ok])
+    m["tp_min"], m["tp_max"] = min(r["throughput"] for r in ok), max(r["throughput"] for r in ok)
+    m["rounds"], m["failed_rounds"] = len(ok), len(rs) - len(ok)
+    loads = sorted(float(r["load"]) for r in ok if r.get("load"))
+    m["load"] = (f"{loads[0]:.2f}" if loads[0] == loads[-1] else f"{loads[0]:.2f}–{loads[-1]:.2f}") if loads else ""
+    return m
+
+
 def main(out):
     out = Path(out)
     rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines() if l.strip()]
@@ -42,11 +67,17 @@ def main(out):
 
     conc = [r for r in rows if r.get("test") == "concurrency"]
     levels = sorted({int(r["sessions"]) for r in conc})
-    by = {(r["label"], int(r["sessions"])): r for r in conc}
+    rounds = {}
+    for r in conc:
+        rounds.setdefault((r["label"], int(r["sessions"])), []).append(r)
+    by = {k: median_row(rs) for k, rs in rounds.items()}
+    nrounds = max((len(rs) for rs in rounds.values()), default=1)
 
     md += ["## Throughput and latency against concurrency",
            "",
            f"`tools/call echo`, payload {conc[0].get('payload', '?') if conc else '?'} B. "
+           f"Each point is the median of its {nrounds} round(s) (the rounds interleaved over all points); calls/s shows "
+           "the rounds' lowest and highest in brackets, and load the load averages the rounds started at. "
            "Latencies in µs. CPU and peak RSS are the gateway process's only (VmHWM; fresh process per row). "
            "×floor = throughput ÷ stdio floor's; +p50 = p50 minus the stdio floor's p50.", ""]
     md.append("| scenario | sessions | calls/s | p50 | p90 | p99 | +p50 vs stdio | gw CPU µs/call | gw peak RSS MiB | ×stdio | ×HTTP floor | ×supergateway | ×ToolHive | load |")
@@ -71,8 +102,13 @@ def main(out):
 
             added = lat["P50"] - floor["latency_us"]["P50"] if floor.get("latency_us") and s != "stdio" else None
             rss = r.get("gateway_peak_rss_kib")
+            tps = fmt(tp)
+            if r.get("rounds", 1) > 1:
+                tps += f" ({r['tp_min']:,.0f}–{r['tp_max']:,.0f})"
+            if r.get("failed_rounds"):
+                tps += f"; {r['failed_rounds']} round(s) failed"
             md.append("| " + " | ".join([
-                NAMES[s], str(n), fmt(tp), fmt(lat["P50"]), fmt(lat["P90"]), fmt(lat["P99"]),
+                NAMES[s], str(n), tps, fmt(lat["P50"]), fmt(lat["P90"]), fmt(lat["P99"]),
                 fmt(added), fmt(r.get("gateway_cpu_us_per_call")), fmt(rss / 1024 if rss else None, 1),
                 ratio("stdio"), ratio("echofloor"), ratio("supergateway"), ratio("toolhive"), r.get("load", "")]) + " |")
     md.append("")

@@ -22,7 +22,7 @@
 # All of them front the same worker binary, `gemgate worker demo` (its echo tool); the idle
 # sessions test fronts bench/tinyworker, the cheapest worker there is.
 #
-#   bench/run.sh                 the full run (about 15 minutes on 2 cores)
+#   bench/run.sh                 the full run (about 20 minutes on 2 cores)
 #   QUICK=1 bench/run.sh         a smoke run of a minute
 #   LEVELS="1 32" SCENARIOS="stdio gemgate-auth" bench/run.sh
 #   LEVELS=32 SCENARIOS="gemgate-auth gemgate-user toolhive" TESTS=concurrency bench/run.sh
@@ -36,6 +36,7 @@ BIN=$BENCH/bin
 OUT=${OUT:-$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)}
 LEVELS=${LEVELS:-"1 4 16 32 64"}
 TOTAL=${TOTAL:-20000}   # measured calls per point, spread over the sessions
+ROUNDS=${ROUNDS:-3}     # rounds of the throughput part, interleaved; report.py takes each point's median
 MINCALLS=${MINCALLS:-300}
 WARMUP=${WARMUP:-50}
 PAYLOAD=${PAYLOAD:-100}
@@ -49,7 +50,7 @@ SCENARIOS=${SCENARIOS:-"stdio stdio-shared echofloor relayfloor gemgate-auth gem
 HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 TESTS=${TESTS:-"concurrency payload open idle"} # which of the four parts below to run
 if [[ -n ${QUICK:-} ]]; then
-	LEVELS="1 4" TOTAL=1000 MINCALLS=100 WARMUP=10 BIGPAYLOADS="10240" BIGTOTAL=40 OPENS=5 IDLE_K=100 IDLE_PEER_K=100
+	LEVELS="1 4" ROUNDS=1 TOTAL=1000 MINCALLS=100 WARMUP=10 BIGPAYLOADS="10240" BIGTOTAL=40 OPENS=5 IDLE_K=100 IDLE_PEER_K=100
 fi
 mkdir -p "$OUT" "$BIN"
 
@@ -233,13 +234,18 @@ calls_for() { local n=$(($1 / $2)); ((n < MINCALLS)) && n=$MINCALLS; echo $n; }
 want() { [[ " $TESTS " == *" $1 "* ]]; }
 
 # ---- 1. throughput and latency against concurrency ------------------------------------------
-want concurrency && for n in $LEVELS; do
-	for s in $SCENARIOS; do
-		m=$(calls_for "$TOTAL" "$n")
-		log "calls: $s sessions=$n calls=$m payload=$PAYLOAD"
-		measure "$s" -mode calls -sessions "$n" -calls "$m" -warmup "$WARMUP" -payload "$PAYLOAD" |
-			record test=concurrency "load=$(cut -d' ' -f1 /proc/loadavg)" ||
-			echo "{\"label\":\"$s\",\"test\":\"concurrency\",\"sessions\":$n,\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
+# ROUNDS rounds, each over every level and scenario, so that a point's rounds meet the machine
+# in different states (what the row before left running down, the load average); the table
+# shows each point's median and its spread.
+want concurrency && for round in $(seq 1 "$ROUNDS"); do
+	for n in $LEVELS; do
+		for s in $SCENARIOS; do
+			m=$(calls_for "$TOTAL" "$n")
+			log "calls: round $round/$ROUNDS $s sessions=$n calls=$m payload=$PAYLOAD"
+			measure "$s" -mode calls -sessions "$n" -calls "$m" -warmup "$WARMUP" -payload "$PAYLOAD" |
+				record test=concurrency "round=$round" "load=$(cut -d' ' -f1 /proc/loadavg)" ||
+				echo "{\"label\":\"$s\",\"test\":\"concurrency\",\"sessions\":$n,\"round\":\"$round\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
+		done
 	done
 done
 
