@@ -23,7 +23,7 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case s == nil:
 	case sid != 0:
-		g.resumePost(w, r, s, sid, after)
+		g.resumePost(w, r.Context().Done(), s, sid, after)
 	default:
 		g.serveStream(w, r.Context().Done(), s, after, resumed)
 	}
@@ -61,10 +61,16 @@ func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *sess
 
 // forgetBearer drops the verified bearer token from a stream's request headers. net/http
 // holds the request for as long as its handler runs, and an idle stream runs for hours: the
-// token, a kilobyte or more, would stay in memory (and in any core dump) all that time,
-// though nothing reads it after admission. The value's slot is cleared too, since
-// net/http's header parser backs all of a request's header values with one array, which
-// the other headers keep alive.
+// token's string, a kilobyte or more, would stay reachable all that time, though nothing
+// reads it after admission. The value's slot is cleared too, since net/http's header parser
+// backs all of a request's header values with one array, which the other headers keep
+// alive. The stream's handlers must not hold the request either, whose context carries the
+// verified token (auth.TokenFrom): they keep its done channel.
+//
+// This frees the gateway's own copy only. The connection's read buffer (HTTP/1.1, and TLS's
+// record buffers) still holds the request's bytes until the connection reads again, and an
+// HTTP/2 client that lets HPACK index the header (Go's does) leaves it in the connection's
+// decoder table: net/http owns both.
 func forgetBearer(h http.Header) {
 	if v, ok := h["Authorization"]; ok {
 		clear(v)
@@ -167,8 +173,10 @@ func (g *Gateway) sendTaken(st *sse, s *session, msgs [][]byte) bool {
 }
 
 // resumePost serves a GET that resumes a POST's answer stream after seq: the events it
-// missed, then the rest live, ending after the answer.
-func (g *Gateway) resumePost(w http.ResponseWriter, r *http.Request, s *session, sid, after uint64) {
+// missed, then the rest live, ending after the answer, or when reqDone (the request's
+// context) is closed. It runs as long as the call does, which may be hours: like serveStream it
+// takes the done channel, not the request, whose context holds the verified bearer token.
+func (g *Gateway) resumePost(w http.ResponseWriter, reqDone <-chan struct{}, s *session, sid, after uint64) {
 	store := s.outbox.resume
 	gen := store.attach(sid)
 	defer store.detach(sid)
@@ -202,7 +210,7 @@ func (g *Gateway) resumePost(w http.ResponseWriter, r *http.Request, s *session,
 			if st.comment("keepalive") != nil {
 				return
 			}
-		case <-r.Context().Done():
+		case <-reqDone:
 			return
 		case <-s.done:
 			return
