@@ -261,6 +261,11 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 		end()
 		return nil
 	}
+	// The stream may listen for hours, under frames that keep the request: its token goes
+	// from the headers (forgetBearer), and the loop holds the context's done channel, not
+	// the request whose context carries the verified token.
+	forgetBearer(r.Header)
+	done := r.Context().Done()
 	for {
 		select {
 		case ev := <-c.events:
@@ -268,7 +273,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 			if stream.event(ev) != nil {
 				return nil
 			}
-		case <-r.Context().Done():
+		case <-done:
 			return nil
 		case <-g.stopping:
 			end()

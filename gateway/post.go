@@ -25,6 +25,9 @@ const headerSessionID = "Mcp-Session-Id"
 func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
+	// Only the headers are kept past g.post, not the request: a subscriptions/listen stream
+	// runs under this frame for hours, and the request's context holds the bearer token.
+	h := r.Header
 	method, err := g.post(rec, r)
 	if err != nil {
 		var he *httpError
@@ -32,10 +35,10 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 			he = &httpError{Status: http.StatusInternalServerError, Code: jsonrpc.CodeInternalError, Message: "internal error", Cause: err}
 		}
 		if he.Cause != nil || he.Status >= 500 {
-			g.log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", r.Header.Get(headerSessionID))
+			g.log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", h.Get(headerSessionID))
 		}
 		if g.trace != nil { // the body is encoded for the trace only when there is one
-			g.trace.outbound(r.Header.Get(headerSessionID), errorBody(he))
+			g.trace.outbound(h.Get(headerSessionID), errorBody(he))
 		}
 		he.write(rec)
 	}
