@@ -44,7 +44,9 @@ func (w *sharedWorker) session() (session, error) {
 	return sharedCaller{w}, nil
 }
 
-// read hands each answer to the call waiting for its id; other lines are skipped.
+// read hands each answer to the call waiting for its id; other lines are skipped, and so is
+// a message with a method: the worker's own request (ping, roots/list) or notification, whose
+// id, numbered by the worker, may equal a call's.
 func (w *sharedWorker) read() {
 	for {
 		line, err := w.s.out.ReadBytes('\n')
@@ -58,8 +60,11 @@ func (w *sharedWorker) read() {
 			w.mu.Unlock()
 			return
 		}
-		var a rpcAnswer
-		if json.Unmarshal(line, &a) != nil {
+		var a struct {
+			rpcAnswer
+			Method *string `json:"method"`
+		}
+		if json.Unmarshal(line, &a) != nil || a.Method != nil {
 			continue
 		}
 		w.mu.Lock()
@@ -67,7 +72,7 @@ func (w *sharedWorker) read() {
 		delete(w.waiting, string(a.ID))
 		w.mu.Unlock()
 		if ch != nil {
-			ch <- &a
+			ch <- &a.rpcAnswer
 		}
 	}
 }
