@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"log/slog"
 	"time"
 )
@@ -24,7 +23,7 @@ func (ml modernLog) Info(msg string, args ...any) { ml.with().Info(msg, args...)
 // audit writes the audit line of a forwarded tools/call: the fields With would have put
 // first, then the call's, in one record.
 func (ml modernLog) audit(tool string, readOnly bool, outcome string, d time.Duration) {
-	ml.l.LogAttrs(context.Background(), slog.LevelInfo, "audit tools/call",
+	logNoPC(ml.l.Handler(), slog.LevelInfo, "audit tools/call",
 		slog.String("user", ml.user), slog.String("worker", ml.worker), slog.String("era", modernVersion),
 		slog.String("tool", auditTool(tool)), slog.Bool("read_only", readOnly), slog.String("outcome", outcome),
 		slog.Duration("duration", d))

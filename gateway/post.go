@@ -425,18 +425,24 @@ func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *bool)
 // codeForbidden is the JSON-RPC error code of a request the policy refuses.
 const codeForbidden = -32003
 
-// audit writes a call's audit line to the session's log. The record goes to the session's
-// handler directly: Logger.LogAttrs would first walk the stack for the caller's program
-// counter (runtime.Callers), which no gemgate log prints (no handler has AddSource), at a
-// third of the cost of formatting the line.
+// audit writes a call's audit line to the session's log.
 func (g *Gateway) audit(s *session, tool string, readOnly bool, outcome string, d time.Duration) {
-	ctx, h := context.Background(), s.log.Handler()
-	if !h.Enabled(ctx, slog.LevelInfo) {
+	logNoPC(s.log.Handler(), slog.LevelInfo, "audit tools/call",
+		slog.String("tool", auditTool(tool)), slog.Bool("read_only", readOnly),
+		slog.String("outcome", outcome), slog.Duration("duration", d))
+}
+
+// logNoPC writes a record to h as Logger.LogAttrs would, without the caller's program
+// counter: LogAttrs walks the stack for it (runtime.Callers) on every line, no gemgate log
+// prints it (no handler has AddSource), and it cost a third as much as formatting an audit
+// line.
+func logNoPC(h slog.Handler, level slog.Level, msg string, attrs ...slog.Attr) {
+	ctx := context.Background()
+	if !h.Enabled(ctx, level) {
 		return
 	}
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "audit tools/call", 0)
-	r.AddAttrs(slog.String("tool", auditTool(tool)), slog.Bool("read_only", readOnly),
-		slog.String("outcome", outcome), slog.Duration("duration", d))
+	r := slog.NewRecord(time.Now(), level, msg, 0)
+	r.AddAttrs(attrs...)
 	_ = h.Handle(ctx, r)
 }
 
