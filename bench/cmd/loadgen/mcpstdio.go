@@ -59,14 +59,14 @@ func (s *stdioSession) call(method string, params any) (*rpcAnswer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: worker stdout: %w", method, err)
 		}
-		var a rpcAnswer
-		if json.Unmarshal(line, &a) != nil || string(a.ID) != want {
-			continue // a notification or chatter
+		a, ok := answerLine(line)
+		if !ok || string(a.ID) != want {
+			continue // a request or notification of the worker's, or chatter
 		}
 		if a.Error != nil {
 			return nil, fmt.Errorf("%s: JSON-RPC error %s", method, a.Error)
 		}
-		return &a, nil
+		return a, nil
 	}
 }
 

@@ -60,11 +60,8 @@ func (w *sharedWorker) read() {
 			w.mu.Unlock()
 			return
 		}
-		var a struct {
-			rpcAnswer
-			Method *string `json:"method"`
-		}
-		if json.Unmarshal(line, &a) != nil || a.Method != nil {
+		a, ok := answerLine(line)
+		if !ok {
 			continue
 		}
 		w.mu.Lock()
@@ -72,9 +69,23 @@ func (w *sharedWorker) read() {
 		delete(w.waiting, string(a.ID))
 		w.mu.Unlock()
 		if ch != nil {
-			ch <- &a.rpcAnswer
+			ch <- a
 		}
 	}
+}
+
+// answerLine reads a worker's stdout line as an answer. A message with a method is not one:
+// the worker's own request (ping, roots/list) or notification, whose id, numbered by the
+// worker, may equal a call's.
+func answerLine(line []byte) (*rpcAnswer, bool) {
+	var a struct {
+		rpcAnswer
+		Method *string `json:"method"`
+	}
+	if json.Unmarshal(line, &a) != nil || a.Method != nil {
+		return nil, false
+	}
+	return &a.rpcAnswer, true
 }
 
 func (w *sharedWorker) echo(text string) error {

@@ -30,3 +30,25 @@ read line; exit 0`}}
 		t.Fatal("the call got no answer")
 	}
 }
+
+// The same holds for a session of its own worker (-stdio without -shared).
+func TestStdioCallTakesNoRequestForAnAnswer(t *testing.T) {
+	s, _, err := openStdio([]string{"sh", "-c", `read line; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; read line; read line
+echo '{"jsonrpc":"2.0","id":2,"method":"ping"}'
+echo '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello"}]}}'
+read line; exit 0`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	done := make(chan error, 1)
+	go func() { done <- s.echo("hello") }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the call took the worker's ping for its answer: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call got no answer")
+	}
+}
