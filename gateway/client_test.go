@@ -120,6 +120,22 @@ func (c *client) newRequest(ctx context.Context, method string, body io.Reader, 
 	return req, nil
 }
 
+// postStreaming sends a POST and returns its response unread: for an answer that streams
+// (an SSE call in progress, a subscriptions/listen), which the test reads as it comes.
+func (c *client) postStreaming(ctx context.Context, body string, header ...string) *http.Response {
+	t := c.f.t
+	t.Helper()
+	req, err := c.newRequest(ctx, http.MethodPost, strings.NewReader(body), header...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 func (c *client) post(body string, header ...string) reply {
 	c.f.t.Helper()
 	return c.request(context.Background(), http.MethodPost, body, header...)

@@ -20,14 +20,7 @@ func TestListenStreamHoldsNoToken(t *testing.T) {
 		"params": map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	req, err := c.newRequest(ctx, http.MethodPost, strings.NewReader(string(body)), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := c.postStreaming(ctx, string(body), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("listen: %d", resp.StatusCode)

@@ -306,14 +306,7 @@ func TestModernListen(t *testing.T) {
 	open := func(id string, filter map[string]any) *bufio.Reader {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "subscriptions/listen",
 			"params": map[string]any{"_meta": modernMeta(), "notifications": filter}})
-		req, err := c.newRequest(ctx, http.MethodPost, strings.NewReader(string(body)), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := c.postStreaming(ctx, string(body), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
 		t.Cleanup(func() { resp.Body.Close() })
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 			t.Fatalf("listen: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))

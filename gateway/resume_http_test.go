@@ -72,14 +72,7 @@ func TestResumeAfterCut(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r-1", "method": "tools/call", "params": slowParams(3, true, "tok")})
 	ctx, cut := context.WithCancel(context.Background())
 	defer cut()
-	req, err := c.newRequest(ctx, http.MethodPost, strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := c.postStreaming(ctx, string(body))
 	evs := readEvents(resp.Body)
 	prime, _ := nextEvent(t, evs)
 	if prime.id == "" || prime.retry == "" || prime.data != "" {

@@ -146,14 +146,7 @@ func TestResumedPostStreamHoldsNoToken(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r-1", "method": "tools/call", "params": slowParams(30, true, "tok")})
 	ctx, cut := context.WithCancel(context.Background())
 	defer cut()
-	req, err := c.newRequest(ctx, http.MethodPost, strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := c.postStreaming(ctx, string(body))
 	evs := readEvents(resp.Body)
 	nextEvent(t, evs) // priming
 	first, _ := nextEvent(t, evs)
