@@ -122,6 +122,26 @@ func (c *client) newRequest(ctx context.Context, method string, body io.Reader, 
 
 // postStreaming sends a POST and returns its response unread: for an answer that streams
 // (an SSE call in progress, a subscriptions/listen), which the test reads as it comes.
+// resumeStream asks by GET to resume the stream after lastID, and fails the test unless the
+// answer is 200; the body is the caller's to read and close.
+func (c *client) resumeStream(ctx context.Context, lastID string) *http.Response {
+	t := c.f.t
+	t.Helper()
+	req, err := c.newRequest(ctx, http.MethodGet, nil, "Accept", "text/event-stream", "Last-Event-ID", lastID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("resume after %s: status %d", lastID, resp.StatusCode)
+	}
+	return resp
+}
+
 func (c *client) postStreaming(ctx context.Context, body string, header ...string) *http.Response {
 	t := c.f.t
 	t.Helper()

@@ -87,18 +87,8 @@ func TestResumeAfterCut(t *testing.T) {
 
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel2()
-	get, err := c.newRequest(ctx2, http.MethodGet, nil, "Accept", "text/event-stream", "Last-Event-ID", first.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gresp, err := http.DefaultClient.Do(get)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gresp := c.resumeStream(ctx2, first.id)
 	defer gresp.Body.Close()
-	if gresp.StatusCode != http.StatusOK {
-		t.Fatalf("resume: status %d", gresp.StatusCode)
-	}
 	var got []*jsonrpc.Message
 	gevs := readEvents(gresp.Body)
 	for {

@@ -158,18 +158,8 @@ func TestResumedPostStreamHoldsNoToken(t *testing.T) {
 
 	gctx, gcancel := context.WithCancel(context.Background())
 	t.Cleanup(gcancel)
-	get, err := c.newRequest(gctx, http.MethodGet, nil, "Accept", "text/event-stream", "Last-Event-ID", first.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gresp, err := http.DefaultClient.Do(get)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gresp := c.resumeStream(gctx, first.id)
 	defer gresp.Body.Close()
-	if gresp.StatusCode != http.StatusOK {
-		t.Fatalf("resume: status %d", gresp.StatusCode)
-	}
 	g := tw.nextGet(t)
 	g.forgotten(t, fmt.Sprintf("resumed POST stream after %s", first.id))
 	// Holding only the request's done channel, the stream still ends when its client goes,

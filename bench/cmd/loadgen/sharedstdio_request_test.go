@@ -19,16 +19,7 @@ read line; exit 0`}}
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.end(context.Background()) })
-	done := make(chan error, 1)
-	go func() { done <- s.echo(context.Background(), "hello") }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the call took the worker's ping for its answer: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call got no answer")
-	}
+	answeredRight(t, func() error { return s.echo(context.Background(), "hello") })
 }
 
 // The same holds for a session of its own worker (-stdio without -shared).
@@ -41,8 +32,14 @@ read line; exit 0`})
 		t.Fatal(err)
 	}
 	t.Cleanup(s.close)
+	answeredRight(t, func() error { return s.echo("hello") })
+}
+
+// answeredRight fails the test unless call returns without error within 10 s.
+func answeredRight(t *testing.T, call func() error) {
+	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- s.echo("hello") }()
+	go func() { done <- call() }()
 	select {
 	case err := <-done:
 		if err != nil {
