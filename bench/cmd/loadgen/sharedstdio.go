@@ -21,10 +21,15 @@ type sharedWorker struct {
 	s     *stdioSession
 	err   error // the start's, or the reader's once the worker's stdout ended
 
-	mu      sync.Mutex // the worker's stdin, the ids and waiting
+	mu      sync.Mutex // the ids, waiting and users; never held across I/O
 	nextID  int
 	waiting map[string]chan *rpcAnswer
 	users   int // sessions that have not ended
+
+	// in serialises writes to the worker's stdin. It is not mu: a write that blocks (the
+	// worker not reading, as it waits to write its answers) must not stop the reader from
+	// routing those answers, or neither side would move.
+	in sync.Mutex
 }
 
 // session opens one caller of the shared worker, starting the worker for the first.
@@ -96,12 +101,18 @@ func (w *sharedWorker) echo(text string) error {
 		return w.err
 	}
 	w.nextID++
-	id := strconv.Itoa(w.nextID)
+	n := w.nextID
+	id := strconv.Itoa(n)
 	w.waiting[id] = ch
-	err := w.s.send(map[string]any{"jsonrpc": "2.0", "id": w.nextID, "method": "tools/call",
-		"params": map[string]any{"name": "echo", "arguments": map[string]any{"text": text}}})
 	w.mu.Unlock()
+	w.in.Lock()
+	err := w.s.send(map[string]any{"jsonrpc": "2.0", "id": n, "method": "tools/call",
+		"params": map[string]any{"name": "echo", "arguments": map[string]any{"text": text}}})
+	w.in.Unlock()
 	if err != nil {
+		w.mu.Lock()
+		delete(w.waiting, id)
+		w.mu.Unlock()
 		return err
 	}
 	a, ok := <-ch
