@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,21 +20,19 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// TestIdleStreamStackIsHalved: an idle GET stream's goroutine, whose stack grew to 16 KiB
-// serving the session's initialize on the same connection, is halved by the runtime while it
-// waits. The runtime halves a stack only when less than a quarter of it is in use (with a
-// margin), so this fails when the frames under the stream's wait (net/http, the middleware,
-// the handler) grow past about 3.2 KiB. Measured with raw connections read from this
-// goroutine, so that no client goroutine is counted.
-func TestIdleStreamStackIsHalved(t *testing.T) {
-	const streams = 64
+// idleStreamOpener returns a function that opens a session over a raw connection, sends
+// notifications/initialized and opens the session's GET stream on the same connection, as
+// clients do, and returns once the stream's priming event has come: its handler is about to
+// wait. Raw connections read from the test's goroutine, so that no client goroutine is
+// counted.
+func idleStreamOpener(t *testing.T) func() net.Conn {
 	f := newFixture(t, func(o *Options) {
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
 		o.Trace = nil // as gemgate runs unless --trace-wire is asked for
 		o.Limits.MaxSessionsPerUser, o.Limits.WorkerStartRate = NoLimit, NoLimit
 	})
 	addr := strings.TrimPrefix(f.srv.URL, "http://")
-	open := func() net.Conn {
+	return func() net.Conn {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -80,6 +80,17 @@ func TestIdleStreamStackIsHalved(t *testing.T) {
 		}
 		return c
 	}
+}
+
+// TestIdleStreamStackIsHalved: an idle GET stream's goroutine whose stack grew to 16 KiB (by
+// the requests its connection served before, as a tools/call does) is halved by the runtime
+// while it waits. The runtime halves a stack only when less than a quarter of it is in use
+// (with a margin), so this fails when the frames under the stream's wait (net/http, the
+// middleware, the handler) grow past about 3.2 KiB. Measured with raw connections
+// (idleStreamOpener).
+func TestIdleStreamStackIsHalved(t *testing.T) {
+	const streams = 64
+	open := idleStreamOpener(t)
 	open() // the worker, and everything made once, before the measure
 	stacks := func() int64 {
 		var m runtime.MemStats
@@ -100,6 +111,40 @@ func TestIdleStreamStackIsHalved(t *testing.T) {
 	// and more.
 	if per > 14<<10 {
 		t.Errorf("an idle GET stream holds %.0f B of goroutine stacks; want at most 14 KiB (its handler's stack halved to 8 KiB)", per)
+	}
+}
+
+// TestIdleStreamStackNeverDoubles: opening a session and its stream on one connection never
+// grows that connection's goroutine past the 8 KiB its stream's wait keeps, so an idle session
+// holds no doubled stack even before a garbage collection could halve it (an idle gateway
+// collects rarely). The deep work (initialize, the stream's first flush) runs aside. Measured
+// with collection off, so nothing is halved: each stream then holds its handler's stack and
+// its connection's background reader, which starts at the runtime's starting size.
+func TestIdleStreamStackNeverDoubles(t *testing.T) {
+	const streams = 64
+	open := idleStreamOpener(t)
+	open() // the worker, and everything made once, before the measure
+	runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	start := []metrics.Sample{{Name: "/gc/stack/starting-size:bytes"}}
+	metrics.Read(start)
+	startSize := int64(start[0].Value.Uint64())
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	before := int64(m.StackInuse)
+	for range streams {
+		open()
+	}
+	runtime.ReadMemStats(&m)
+	per := float64(int64(m.StackInuse)-before) / streams
+	// 8 KiB for the handler, startSize for the reader, and 1 KiB of slack for stacks that
+	// goroutines which ended meanwhile left free in the runtime's stack spans.
+	limit := float64(8<<10 + startSize + 1<<10)
+	t.Logf("goroutine stacks per GET stream, nothing halved: %.0f B (starting size %d B)", per, startSize)
+	if per > limit {
+		t.Errorf("a GET stream holds %.0f B of goroutine stacks before any collection; want at most %.0f "+
+			"(its handler's 8 KiB and a reader's %d B): opening the session or its stream grew the "+
+			"connection's goroutine", per, limit, startSize)
 	}
 }
 

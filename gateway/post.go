@@ -84,7 +84,9 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	p, _ := auth.PrincipalFrom(r.Context())
 
 	if msg.IsRequest() && msg.Method == "initialize" {
-		return g.initialize(w, r, msg, p)
+		var err error
+		aside(func() { err = g.initialize(w, r, msg, p) }) // see aside: the connection may go on to idle
+		return err
 	}
 	if sessionID == "" {
 		if msg.IsRequest() && msg.Method == "server/discover" {

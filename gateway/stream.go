@@ -84,9 +84,9 @@ func (g *Gateway) streamEnded(s *session, gen uint64) {
 	g.metrics.streamClosed()
 }
 
-// openStream starts the session's stream and replays what a resumed one missed. It returns
-// before the stream idles: what it needs on the stack (resumption, encoding) is gone from
-// it while the stream waits.
+// openStream starts the session's stream and replays what a resumed one missed. It runs
+// aside, on a goroutine that ends with it: what it needs on the stack (resumption, encoding,
+// net/http's writing of the headers) never grows the stack of the goroutine that waits.
 //
 //go:noinline
 func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bool {
@@ -127,7 +127,9 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *se
 	g.metrics.streamOpened()
 	defer g.streamEnded(s, gen)
 	st := newSSE(w)
-	if !g.openStream(st, s, after, resumed) {
+	var opened bool
+	aside(func() { opened = g.openStream(st, s, after, resumed) }) // net/http's first flush is deep
+	if !opened {
 		return
 	}
 	keepalive := time.NewTicker(keepaliveInterval)

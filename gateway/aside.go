@@ -1,0 +1,28 @@
+package gateway
+
+// aside runs f on a goroutine of its own and waits for it. It is for the deep work of a
+// request whose goroutine then waits for long: opening a session and starting its GET stream
+// on a connection that goes on to hold that stream, idle, for hours.
+//
+// A goroutine's stack grows to fit the deepest call it makes and is halved at most once per
+// garbage collection, and only while less than a quarter of it is in use. An initialize
+// (the worker's attach, strict reads, the session's log line) or a stream's first flush
+// (net/http's header writing) run on the connection's goroutine would grow its stack to
+// 16 KiB; the stream's wait needs 8, and an idle gateway collects garbage rarely, so each
+// idle session would keep the doubled stack until collections came. Run aside, the deep
+// frames live on a goroutine that ends with them.
+//
+// A panic in f is raised again on the caller's goroutine, where the recoverer sees it.
+func aside(f func()) {
+	var panicked any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { panicked = recover() }()
+		f()
+	}()
+	<-done
+	if panicked != nil {
+		panic(panicked)
+	}
+}
