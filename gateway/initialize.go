@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
@@ -58,7 +59,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			g.sessions.release(o)
 		}
 	}()
-	params, err := negotiate(msg.Params)
+	params, err := negotiate(msg)
 	if err != nil {
 		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
 	}
@@ -152,19 +153,28 @@ func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err e
 }
 
 // negotiate passes the client's protocol version on to the worker if the gateway speaks it,
-// and otherwise asks the worker for the gateway's latest, as a server would answer.
-func negotiate(params json.RawMessage) (json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if len(params) == 0 || json.Unmarshal(params, &fields) != nil || fields == nil {
+// and otherwise asks the worker for the gateway's latest, as a server would answer. The
+// version is read by the strict reader, as every field the gateway decides on, and the
+// params are passed on as the client wrote them but for that member.
+func negotiate(msg *jsonrpc.Message) (json.RawMessage, error) {
+	params, err := msg.ParamsObject()
+	if len(msg.Params) == 0 || err != nil {
 		return nil, errors.New("initialize needs params with a protocolVersion")
 	}
-	var v string
-	_ = json.Unmarshal(fields["protocolVersion"], &v)
-	if slices.Contains(supportedVersions, v) {
-		return params, nil
+	if v, _, _ := params.String("protocolVersion"); slices.Contains(supportedVersions, v) {
+		return msg.Params, nil
 	}
-	fields["protocolVersion"], _ = json.Marshal(supportedVersions[0])
-	return json.Marshal(fields)
+	latest := json.RawMessage(strconv.Quote(supportedVersions[0]))
+	out := params.Edit(func(key string, value json.RawMessage) json.RawMessage {
+		if key == "protocolVersion" {
+			return latest
+		}
+		return value
+	})
+	if !params.Has("protocolVersion") {
+		out = addMember(out, "protocolVersion", string(latest))
+	}
+	return out, nil
 }
 
 func resultVersion(result json.RawMessage) (string, error) {

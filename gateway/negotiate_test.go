@@ -1,0 +1,41 @@
+package gateway
+
+import (
+	"testing"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// negotiate reads the client's protocol version strictly and passes the params on as written
+// but for that member: a version the gateway speaks as is, any other replaced by the latest.
+func TestNegotiateKeepsTheClientsBytes(t *testing.T) {
+	latest := `"` + supportedVersions[0] + `"`
+	for _, tt := range []struct{ params, want string }{
+		{`{"protocolVersion":"2025-06-18","capabilities":{ "roots" : {} }}`, `{"protocolVersion":"2025-06-18","capabilities":{ "roots" : {} }}`},
+		{`{"capabilities":{ "x" : 1 },"protocolVersion":"1999-01-01","clientInfo":{"name":"c"}}`, `{"capabilities":{ "x" : 1 },"protocolVersion":` + latest + `,"clientInfo":{"name":"c"}}`},
+		{`{"protocolVersion":20250618}`, `{"protocolVersion":` + latest + `}`},
+		{`{"capabilities":{}}`, `{"capabilities":{},"protocolVersion":` + latest + `}`},
+		{`{}`, `{"protocolVersion":` + latest + `}`},
+	} {
+		msg, err := jsonrpc.ParseClient([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + tt.params + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := negotiate(msg)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("negotiate(%s) = %s, %v; want %s", tt.params, got, err, tt.want)
+		}
+	}
+	for _, params := range []string{`null`, `[]`, `"2025-06-18"`} {
+		msg, err := jsonrpc.ParseClient([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + params + `}`))
+		if err != nil {
+			continue // refused before negotiate could see it
+		}
+		if got, err := negotiate(msg); err == nil {
+			t.Errorf("negotiate(%s) = %s; want an error", params, got)
+		}
+	}
+	if _, err := negotiate(&jsonrpc.Message{Method: "initialize"}); err == nil {
+		t.Error("negotiate without params: no error")
+	}
+}
