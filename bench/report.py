@@ -59,6 +59,25 @@ def median_row(rs):
     return m
 
 
+def median_idle(rs):
+    """One point of the idle part from its rounds: the round whose memory per session is the
+    median (the lower of the middle two for an even count), with the rounds' lowest and highest."""
+    ok = sorted((r for r in rs if r.get("per_session_kib") is not None), key=lambda r: r["per_session_kib"])
+    if not ok:
+        return rs[-1]
+    m = dict(ok[(len(ok) - 1) // 2])
+    m["kib_min"], m["kib_max"] = ok[0]["per_session_kib"], ok[-1]["per_session_kib"]
+    m["rounds"], m["failed_rounds"] = len(ok), len(rs) - len(ok)
+    return m
+
+
+def spread(r):
+    """The rounds' range of an idle point's memory per session, for a table cell."""
+    if r.get("rounds", 1) < 2:
+        return ""
+    return f" ({r['kib_min']:.1f}–{r['kib_max']:.1f})"
+
+
 def main(out):
     out = Path(out)
     rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines() if l.strip()]
@@ -139,12 +158,19 @@ def main(out):
             md.append(f"| {NAMES[r['label']]} | {r['opens']} | {l['P50'] / 1e3:.2f} | {l['P90'] / 1e3:.2f} | {l['P99'] / 1e3:.2f} |")
         md.append("")
 
-    idle = [r for r in rows if r.get("test") == "idle"]
+    idle_rounds = {}
+    for r in rows:
+        if r.get("test") == "idle":
+            idle_rounds.setdefault((r["label"], int(r.get("sessions", 0))), []).append(r)
+    idle = [median_idle(rs) for rs in idle_rounds.values()]
+    idle_n = max((len(rs) for rs in idle_rounds.values()), default=1)
     if idle:
         md += ["## Idle sessions with open GET streams (tinyworker; gateway RSS only)", "",
                "Descriptors are the gateway process's (`/proc/PID/fd` after minus before, ÷ K open): with a worker "
                "per session (c) they include the gateway's ends of each worker's pipes and its pidfd; with a worker "
-               "per user (g) the K sessions share alice's one worker.", "",
+               "per user (g) the K sessions share alice's one worker. "
+               f"Each point is the round of median memory per session among its {idle_n} round(s) (interleaved), "
+               "the rounds' lowest and highest in brackets.", "",
                "| scenario | K asked | K open | open time s | RSS before MiB | RSS after MiB | KiB per session | fds per session | note |",
                "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
         for r in sorted(idle, key=lambda r: (ORDER.index(r["label"]), int(r.get("sessions", 0)))):
@@ -153,7 +179,7 @@ def main(out):
                 continue
             md.append(f"| {NAMES[r['label']]} | {r['sessions']} | {r['open_sessions']} | {r['open_s']:.1f} | "
                       f"{r['gateway_rss_before_kib'] / 1024:.1f} | {r['gateway_rss_after_kib'] / 1024:.1f} | "
-                      f"{fmt(r.get('per_session_kib'), 1)} | {fmt(None if r.get('fds_per_session') is None else float(r['fds_per_session']), 2)} | {r.get('error', '')} |")
+                      f"{fmt(r.get('per_session_kib'), 1)}{spread(r)} | {fmt(None if r.get('fds_per_session') is None else float(r['fds_per_session']), 2)} | {r.get('error', '')} |")
         md.append("")
 
     # Goals of issue 18, at the top of the table: each a ratio of figures from this one run.
@@ -230,7 +256,7 @@ def main(out):
             if ifl:
                 v, f = r["per_session_kib"], ifl[0]["per_session_kib"]
                 g.append(f"| 4. memory per idle session with a GET stream, {mode}, K = {r['open_sessions']} open ({r['sessions']} asked): "
-                         f"≤ 1.25× the HTTP floor's per connection | {v:.1f} vs {f:.1f} KiB = {v / f:.2f}× | {ok(v / f <= 1.25)} |")
+                         f"≤ 1.25× the HTTP floor's per connection | {v:.1f}{spread(r)} vs {f:.1f}{spread(ifl[0])} KiB = {v / f:.2f}× | {ok(v / f <= 1.25)} |")
             if r.get("fds_per_session") is not None:
                 g.append(f"| 4. descriptors per idle session, {mode}, K = {r['open_sessions']} open: stated, no target | "
                          f"{r['fds_per_session']:.2f} in the gateway | – |")

@@ -36,7 +36,7 @@ BIN=$BENCH/bin
 OUT=${OUT:-$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)}
 LEVELS=${LEVELS:-"1 4 16 32 64"}
 TOTAL=${TOTAL:-20000}   # measured calls per point, spread over the sessions
-ROUNDS=${ROUNDS:-3}     # rounds of the throughput part, interleaved; report.py takes each point's median
+ROUNDS=${ROUNDS:-3}     # rounds of the throughput and idle parts, interleaved; report.py takes each point's median
 MINCALLS=${MINCALLS:-300}
 WARMUP=${WARMUP:-50}
 PAYLOAD=${PAYLOAD:-100}
@@ -274,24 +274,29 @@ want open && for s in $SCENARIOS; do
 done
 
 # ---- 4. memory held by idle sessions with open GET streams ----------------------------------
-idle() { # idle SCENARIO K
+idle() { # idle SCENARIO K ROUND
 	start "$1" "$TINY"
 	local cmd=("$BIN/loadgen" -label "$1" -mode idle -url "$URL" -pid "$PID" -sessions "$2" -parallel 16)
 	[[ -n $TOKEN ]] && cmd+=(-token "$TOKEN")
-	"${cmd[@]}" | record test=idle worker=tinyworker ||
-		echo "{\"label\":\"$1\",\"test\":\"idle\",\"sessions\":$2,\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
+	"${cmd[@]}" | record test=idle worker=tinyworker "round=$3" ||
+		echo "{\"label\":\"$1\",\"test\":\"idle\",\"sessions\":$2,\"round\":\"$3\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
 	stop
 }
 # (c) carries a worker per session (its pipes, pidfd and goroutines count per session); (g),
 # the default worker_per: user, shares alice's one worker among all K sessions, so what it
 # measures is the gateway's own cost of an idle session.
-want idle && for k in $IDLE_K; do
-	for s in gemgate-auth gemgate-user; do
-		[[ " $SCENARIOS " == *" $s "* ]] && { log "idle: $s K=$k"; idle "$s" "$k"; }
+# ROUNDS rounds, interleaved as the throughput part's: a figure per session is a gateway's RSS,
+# which depends on where its garbage collector stood when the last session opened, and swings
+# by a tenth from run to run; report.py takes each point's median.
+want idle && for round in $(seq 1 "$ROUNDS"); do
+	for k in $IDLE_K; do
+		for s in gemgate-auth gemgate-user; do
+			[[ " $SCENARIOS " == *" $s "* ]] && { log "idle: round $round/$ROUNDS $s K=$k"; idle "$s" "$k" "$round"; }
+		done
 	done
-done
-want idle && for s in echofloor supergateway toolhive; do
-	[[ " $SCENARIOS " == *" $s "* ]] && { log "idle: $s K=$IDLE_PEER_K"; idle "$s" "$IDLE_PEER_K"; }
+	for s in echofloor supergateway toolhive; do
+		[[ " $SCENARIOS " == *" $s "* ]] && { log "idle: round $round/$ROUNDS $s K=$IDLE_PEER_K"; idle "$s" "$IDLE_PEER_K" "$round"; }
+	done
 done
 
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
