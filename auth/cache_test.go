@@ -1,8 +1,10 @@
 package auth
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,5 +83,36 @@ func TestTokenCacheFullOfExpired(t *testing.T) {
 	c.put(cacheKey(4), Principal{}, now.Add(time.Hour), now)
 	if n := c.len(); n != 1 {
 		t.Errorf("len = %d, want 1: every expired entry among the oldest goes", n)
+	}
+}
+
+// tokenKey is SHA-256 of the token, whatever its length, and whatever the pooled buffer
+// held before.
+func TestTokenKeyIsSHA256(t *testing.T) {
+	for _, n := range []int{0, 1, 700, 2048, 2049, maxTokenBytes} {
+		raw := strings.Repeat("e", n)
+		if tokenKey(raw) != sha256.Sum256([]byte(raw)) {
+			t.Errorf("tokenKey of %d bytes is not their SHA-256", n)
+		}
+	}
+}
+
+// A cache hit allocates what the caller's copy of the principal needs, and nothing for the
+// token: the key is hashed without copying the token to the heap.
+func TestCacheHitCopiesNoToken(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, nil)
+	tok := token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)
+	ctx := context.Background()
+	p, err := v.Verify(ctx, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := testing.AllocsPerRun(100, func() { _, _ = v.Verify(ctx, tok) })
+	clone := testing.AllocsPerRun(100, func() { _ = p.clone() })
+	if hit > clone {
+		t.Errorf("a cache hit makes %.0f allocations; the principal's copy needs %.0f", hit, clone)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -115,7 +116,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	now := v.now()
 	var key [sha256.Size]byte
 	if v.cache != nil {
-		key = sha256.Sum256([]byte(raw))
+		key = tokenKey(raw)
 		if p, live, found := v.cache.get(key, now); found {
 			if !live {
 				return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: v.cfg.ClockSkew}
@@ -161,4 +162,20 @@ func (v *Verifier) verifyParsed(ctx context.Context, tok *parsedJWS, now time.Ti
 		return Principal{}, err
 	}
 	return v.checkClaims(tok.payload, now)
+}
+
+// tokenBufs hold a token's bytes while tokenKey hashes them.
+var tokenBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// tokenKey is the cache's key for raw: its SHA-256, so that the cache holds no token. The
+// bytes are hashed from a pooled buffer: the conversion sha256.Sum256 would need copied the
+// token, a kilobyte or more, to the heap on every request.
+func tokenKey(raw string) [sha256.Size]byte {
+	bp := tokenBufs.Get().(*[]byte)
+	buf := append((*bp)[:0], raw...)
+	key := sha256.Sum256(buf)
+	clear(buf) // the pool is shared: no token's bytes wait in it
+	*bp = buf[:0]
+	tokenBufs.Put(bp)
+	return key
 }
