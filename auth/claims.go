@@ -68,7 +68,7 @@ func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 		User:    user,
 		Scopes:  scopes,
 		Expiry:  exp,
-		Claims:  cs.values,
+		claims:  cs.values,
 	}, nil
 }
 

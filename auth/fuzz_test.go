@@ -127,8 +127,8 @@ func FuzzClaims(f *testing.F) {
 		if !slices.Equal(p.Scopes, want) {
 			t.Fatalf("scopes %q, plain decode gives %q", p.Scopes, want)
 		}
-		if !reflect.DeepEqual(p.Claims, plain) {
-			t.Fatalf("claims %v, plain decode %v", p.Claims, plain)
+		if !reflect.DeepEqual(p.claims, plain) {
+			t.Fatalf("claims %v, plain decode %v", p.claims, plain)
 		}
 	})
 }

@@ -405,7 +405,7 @@ func TestAnonymous(t *testing.T) {
 	if !ok {
 		t.Fatal("no principal")
 	}
-	if diff := cmp.Diff(p, got); diff != "" {
+	if diff := cmp.Diff(p, got, cmp.AllowUnexported(Principal{})); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

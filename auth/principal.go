@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"time"
 )
@@ -11,8 +10,18 @@ import (
 type Principal struct {
 	Issuer, Subject, User string // User is the value of the configured user claim
 	Scopes                []string
-	Expiry                time.Time      // zero when not from a token (auth none)
-	Claims                map[string]any // verified claims, for policy rules; never logged
+	Expiry                time.Time // zero when not from a token (auth none)
+	// claims are the token's verified claims, read with Claim; never logged. Unexported, so
+	// that a principal's copy need not copy them: a cached token's claims are shared by
+	// every request it makes, and no holder of a Principal can change them.
+	claims map[string]any
+}
+
+// Claim returns the verified claim name, if the token has it. A claim that is an object or
+// an array is returned as decoded, and is shared: read it, do not change it.
+func (p Principal) Claim(name string) (any, bool) {
+	v, ok := p.claims[name]
+	return v, ok
 }
 
 // HasScope reports whether the principal was granted scope s.
@@ -20,13 +29,10 @@ func (p Principal) HasScope(s string) bool {
 	return slices.Contains(p.Scopes, s)
 }
 
-// clone returns a copy whose slices and map the caller may change without
-// affecting cached principals.
+// clone returns a copy whose scopes the caller may change without affecting cached
+// principals. The claims are not copied: nothing outside this package can change them.
 func (p Principal) clone() Principal {
 	p.Scopes = slices.Clone(p.Scopes)
-	if p.Claims != nil {
-		p.Claims = maps.Clone(p.Claims)
-	}
 	return p
 }
 
