@@ -1,5 +1,7 @@
 package gateway
 
+import "runtime"
+
 // aside runs f on a goroutine of its own and waits for it. It is for the deep work of a
 // request whose goroutine then waits for long: opening a session and starting its GET stream
 // on a connection that goes on to hold that stream, idle, for hours.
@@ -12,17 +14,29 @@ package gateway
 // idle session would keep the doubled stack until collections came. Run aside, the deep
 // frames live on a goroutine that ends with them.
 //
-// A panic in f is raised again on the caller's goroutine, where the recoverer sees it.
+// A panic in f is raised again on the caller's goroutine, where the recoverer sees it, and
+// an f that ends its goroutine (runtime.Goexit) ends the caller's too: the caller carries on
+// only when f returned.
 func aside(f func()) {
+	var returned bool
 	var panicked any
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer func() { panicked = recover() }()
+		defer func() {
+			if !returned {
+				panicked = recover()
+			}
+		}()
 		f()
+		returned = true
 	}()
 	<-done
-	if panicked != nil {
+	switch {
+	case returned:
+	case panicked != nil:
 		panic(panicked)
+	default:
+		runtime.Goexit()
 	}
 }

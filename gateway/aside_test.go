@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"runtime"
 	"testing"
 )
 
@@ -29,5 +30,21 @@ func TestAsideWaitsForItsFunction(t *testing.T) {
 	}
 	if n != 100 {
 		t.Errorf("after 100 asides the count is %d", n)
+	}
+}
+
+// An f that ends its goroutine ends the caller's: the caller must not carry on as if f had
+// done its work (an initialize would answer 200 with nothing).
+func TestAsideGoexitEndsTheCaller(t *testing.T) {
+	reached := false
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		aside(func() { runtime.Goexit() })
+		reached = true
+	}()
+	<-done
+	if reached {
+		t.Error("aside returned after its function called runtime.Goexit")
 	}
 }
