@@ -60,14 +60,20 @@ def median_row(rs):
 
 
 def median_idle(rs):
-    """One point of the idle part from its rounds: the round whose memory per session is the
-    median (the lower of the middle two for an even count), with the rounds' lowest and highest."""
-    ok = sorted((r for r in rs if r.get("per_session_kib") is not None), key=lambda r: r["per_session_kib"])
+    """One point of the idle part from its rounds: the median memory per session (of an even
+    count, the mean of the middle two), on the row of the round at the middle, with the
+    rounds' lowest and highest. A round that opened fewer sessions than asked (an
+    error) is ranked only when no round opened them all, as with a worker per session at the
+    descriptor limit."""
+    ok = [r for r in rs if r.get("per_session_kib") is not None]
     if not ok:
         return rs[-1]
-    m = dict(ok[(len(ok) - 1) // 2])
-    m["kib_min"], m["kib_max"] = ok[0]["per_session_kib"], ok[-1]["per_session_kib"]
-    m["rounds"], m["failed_rounds"] = len(ok), len(rs) - len(ok)
+    whole = [r for r in ok if not r.get("error")]
+    ranked = sorted(whole or ok, key=lambda r: r["per_session_kib"])
+    m = dict(ranked[len(ranked) // 2])
+    m["per_session_kib"] = median([r["per_session_kib"] for r in ranked])
+    m["kib_min"], m["kib_max"] = ranked[0]["per_session_kib"], ranked[-1]["per_session_kib"]
+    m["rounds"], m["failed_rounds"] = len(ranked), len(rs) - len(ranked)
     return m
 
 
@@ -76,6 +82,12 @@ def spread(r):
     if r.get("rounds", 1) < 2:
         return ""
     return f" ({r['kib_min']:.1f}–{r['kib_max']:.1f})"
+
+
+def failed_note(r):
+    """The rounds of an idle point that failed or were set aside, for its note."""
+    n = r.get("failed_rounds", 0)
+    return f"{'; ' if r.get('error') else ''}{n} round(s) failed or opened fewer sessions" if n else ""
 
 
 def main(out):
@@ -169,8 +181,8 @@ def main(out):
                "Descriptors are the gateway process's (`/proc/PID/fd` after minus before, ÷ K open): with a worker "
                "per session (c) they include the gateway's ends of each worker's pipes and its pidfd; with a worker "
                "per user (g) the K sessions share alice's one worker. "
-               f"Each point is the round of median memory per session among its {idle_n} round(s) (interleaved), "
-               "the rounds' lowest and highest in brackets.", "",
+               f"Each point is the median memory per session of its {idle_n} round(s) (interleaved), "
+               "the lowest and highest of the rounds ranked in brackets.", "",
                "| scenario | K asked | K open | open time s | RSS before MiB | RSS after MiB | KiB per session | fds per session | note |",
                "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
         for r in sorted(idle, key=lambda r: (ORDER.index(r["label"]), int(r.get("sessions", 0)))):
@@ -179,7 +191,8 @@ def main(out):
                 continue
             md.append(f"| {NAMES[r['label']]} | {r['sessions']} | {r['open_sessions']} | {r['open_s']:.1f} | "
                       f"{r['gateway_rss_before_kib'] / 1024:.1f} | {r['gateway_rss_after_kib'] / 1024:.1f} | "
-                      f"{fmt(r.get('per_session_kib'), 1)}{spread(r)} | {fmt(None if r.get('fds_per_session') is None else float(r['fds_per_session']), 2)} | {r.get('error', '')} |")
+                      f"{fmt(r.get('per_session_kib'), 1)}{spread(r)} | {fmt(None if r.get('fds_per_session') is None else float(r['fds_per_session']), 2)} | "
+                      f"{r.get('error', '')}{failed_note(r)} |")
         md.append("")
 
     # Goals of issue 18, at the top of the table: each a ratio of figures from this one run.
