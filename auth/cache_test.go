@@ -100,11 +100,7 @@ func TestTokenKeyIsSHA256(t *testing.T) {
 // A cache hit allocates what the caller's copy of the principal needs, and nothing for the
 // token: the key is hashed without copying the token to the heap.
 func TestCacheHitCopiesNoToken(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, nil)
-	tok := token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)
+	v, tok := verifierWithToken(t)
 	ctx := context.Background()
 	p, err := v.Verify(ctx, tok)
 	if err != nil {

@@ -9,11 +9,7 @@ import (
 // hit must hand the next caller the token's own scopes, not the last caller's edits. Its
 // claims cannot be changed from outside the package (Claim reads them), so they are shared.
 func TestCachedPrincipalIsNotShared(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, nil)
-	tok := token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)
+	v, tok := verifierWithToken(t)
 	ctx := context.Background()
 
 	first, err := v.Verify(ctx, tok)
@@ -47,4 +43,12 @@ func TestPrincipalCloneKeepsNil(t *testing.T) {
 	if _, ok := (Principal{User: "dev"}).Claim("sub"); ok {
 		t.Error("a principal without claims has a claim")
 	}
+}
+
+// verifierWithToken is a verifier with its cache, and a token it accepts.
+func verifierWithToken(t *testing.T) (*Verifier, string) {
+	t.Helper()
+	iss := newTestIssuer(t)
+	clock := newFakeClock()
+	return newTestVerifier(t, iss, clock, nil), token(t, keyring().rsa1, iss.claims(clock.Now(), nil), nil)
 }
