@@ -10,13 +10,12 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/internal/stacktest"
 	"github.com/gemgate/gemgate/pool"
 )
 
@@ -124,22 +123,9 @@ func TestIdleStreamStackNeverDoubles(t *testing.T) {
 	const streams = 64
 	open := idleStreamOpener(t)
 	open() // the worker, and everything made once, before the measure
-	runtime.GC()
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	start := []metrics.Sample{{Name: "/gc/stack/starting-size:bytes"}}
-	metrics.Read(start)
-	startSize := int64(start[0].Value.Uint64())
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	before := int64(m.StackInuse)
-	for range streams {
-		open()
-	}
-	runtime.ReadMemStats(&m)
-	per := float64(int64(m.StackInuse)-before) / streams
+	per, startSize := stacktest.PerCall(streams, func() { open() })
 	// 8 KiB for the handler (or the starting size, if the runtime starts goroutines with
-	// more), startSize for the reader, and 1 KiB of slack for stacks that goroutines which
-	// ended meanwhile left free in the runtime's stack spans.
+	// more), startSize for the reader, and 1 KiB of slack (see stacktest.PerCall).
 	limit := float64(max(8<<10, startSize) + startSize + 1<<10)
 	t.Logf("goroutine stacks per GET stream, nothing halved: %.0f B (starting size %d B)", per, startSize)
 	if per > limit {

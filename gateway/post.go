@@ -15,6 +15,7 @@ import (
 	textclip "github.com/gemgate/gemgate/internal/clip"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -85,7 +86,7 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 
 	if msg.IsRequest() && msg.Method == "initialize" {
 		var err error
-		aside(func() { err = g.initialize(w, r, msg, p) }) // see aside: the connection may go on to idle
+		aside.Run(func() { err = g.initialize(w, r, msg, p) }) // see aside.Run: the connection may go on to idle
 		return err
 	}
 	if sessionID == "" {

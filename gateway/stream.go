@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -128,7 +129,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *se
 	defer g.streamEnded(s, gen)
 	st := newSSE(w)
 	var opened bool
-	aside(func() { opened = g.openStream(st, s, after, resumed) }) // net/http's first flush is deep
+	aside.Run(func() { opened = g.openStream(st, s, after, resumed) }) // net/http's first flush is deep
 	if !opened {
 		return
 	}

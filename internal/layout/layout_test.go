@@ -19,8 +19,9 @@ const module = "github.com/gemgate/gemgate/"
 // for the Principal a worker is keyed on and started for; nothing below gateway imports it.
 var allowed = map[string][]string{
 	"internal/clip":                      {},
+	"internal/aside":                     {}, // deep work on a goroutine of its own (auth, gateway)
 	"jsonrpc":                            {"internal/clip"},
-	"auth":                               {"internal/clip"},
+	"auth":                               {"internal/clip", "internal/aside"},
 	"auth/devissuer":                     {},
 	"auth/exchange":                      {},
 	"policy":                             {"jsonrpc"},
@@ -29,10 +30,11 @@ var allowed = map[string][]string{
 	"worker/gemstone":                    {"worker", "internal/clip"},
 	"worker/gemstone/internal/fakestone": {},
 	"pool":                               {"worker", "jsonrpc", "auth", "internal/clip"},
-	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip"},
+	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside"},
 	"cmd/gemgate":                        nil, // anything
 	"internal/layout":                    {},
 	"internal/freeport":                  {}, // loopback ports for tests; no package of the binary imports it
+	"internal/stacktest":                 {}, // stack measures for tests; likewise
 }
 
 func TestImportsFollowTheLayers(t *testing.T) {
