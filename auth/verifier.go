@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/gemgate/gemgate/internal/aside"
 )
 
 // maxTokenBytes bounds the tokens gemgate parses at all.
@@ -124,7 +126,12 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 			return p.clone(), nil
 		}
 	}
-	p, err := v.verify(ctx, raw, now)
+	// The full check is deep (signature, claims), and the request that makes it may go on to
+	// hold an idle stream for hours: it runs aside, so its frames leave no doubled stack on the
+	// caller's goroutine. A cache hit, the common case, stays on the caller's.
+	var p Principal
+	var err error
+	aside.Run(func() { p, err = v.verify(ctx, raw, now) })
 	if err != nil {
 		return Principal{}, err
 	}
