@@ -157,8 +157,8 @@ func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err e
 // version is read by the strict reader, as every field the gateway decides on, and the
 // params are passed on as the client wrote them but for that member.
 func negotiate(msg *jsonrpc.Message) (json.RawMessage, error) {
-	params, err := msg.ParamsObject()
-	if len(msg.Params) == 0 || err != nil {
+	params, err := msg.ParamsObject() // an error for params absent, null or not an object
+	if err != nil {
 		return nil, errors.New("initialize needs params with a protocolVersion")
 	}
 	if v, _, _ := params.String("protocolVersion"); slices.Contains(supportedVersions, v) {

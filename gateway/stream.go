@@ -88,8 +88,6 @@ func (g *Gateway) streamEnded(s *session, gen uint64) {
 // openStream starts the session's stream and replays what a resumed one missed. It runs
 // aside, on a goroutine that ends with it: what it needs on the stack (resumption, encoding,
 // net/http's writing of the headers) never grows the stack of the goroutine that waits.
-//
-//go:noinline
 func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bool {
 	store := s.outbox.resume
 	if !resumed {
