@@ -59,6 +59,9 @@ var tokens = testTokens{
 	"alice-rw": {Issuer: testIssuer, Subject: "sub-alice", User: "alice", Scopes: []string{"mcp:use", "mcp:write"}},
 	"alice-ro": {Issuer: testIssuer, Subject: "sub-alice", User: "alice", Scopes: []string{"mcp:use"}},
 	"bob-rw":   {Issuer: testIssuer, Subject: "sub-bob", User: "bob", Scopes: []string{"mcp:use", "mcp:write"}},
+	// Two more users, for measures that need more of what one user may hold.
+	"carol-rw": {Issuer: testIssuer, Subject: "sub-carol", User: "carol", Scopes: []string{"mcp:use", "mcp:write"}},
+	"dave-rw":  {Issuer: testIssuer, Subject: "sub-dave", User: "dave", Scopes: []string{"mcp:use", "mcp:write"}},
 }
 
 const resourceMetadata = "https://gw.test/.well-known/oauth-protected-resource/mcp"

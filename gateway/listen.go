@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -218,69 +219,114 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 
 // listen serves one subscriptions/listen request until the client closes it, the worker lets
 // go, or the gateway shuts down (then the request gets its result: a graceful end).
+//
+// The stream is opened aside (openListen): its reading, the attach to the worker and the
+// stream's first write would grow the connection's goroutine to 16 KiB, and that goroutine
+// then waits here, idle, for as long as the client listens (see aside.Run).
 func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *modernRequest, p auth.Principal, id pool.Identity) error {
+	var l *listening
+	var err error
+	aside.Run(func() { l, err = g.openListen(w, r, msg, mr, p, id) })
+	if l == nil {
+		return err
+	}
+	defer l.release()
+	// The stream may listen for hours, under frames that keep the request: its token goes
+	// from the headers (forgetBearer), and the wait holds the context's done channel, not
+	// the request whose context carries the verified token.
+	forgetBearer(r.Header)
+	g.waitListen(l, r.Context().Done())
+	return nil
+}
+
+// listening is an open listen stream: what its wait needs.
+type listening struct {
+	stream  *modernSSE
+	c       *listenCaller
+	subID   json.RawMessage
+	release func() // detaches from the worker and gives back the user's listen slot
+}
+
+// openListen reads the listen request, attaches it to the user's worker, subscribes what it
+// asks for and starts the stream with its acknowledgement. It returns nil when the request
+// is done: refused (the error), its stream lost, or nothing agreed (then it has its result).
+func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *modernRequest, p auth.Principal, id pool.Identity) (*listening, error) {
 	want, err := readListenFilter(msg)
 	if err != nil {
-		return strictError(msg, err)
+		return nil, strictError(msg, err)
 	}
 	if len(want.ResourceSubscriptions) > maxResourceSubscriptions {
-		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
+		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
 	}
 	o := ownerOf(p)
 	if !g.listens.take(o) {
-		return tooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", sessionLimitRetryAfter)
+		return nil, tooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", sessionLimitRetryAfter)
 	}
-	defer g.listens.release(o)
 	c := &listenCaller{subID: msg.ID, events: make(chan []byte, modernEventBuffer), detached: make(chan struct{}), created: time.Now()}
 	m, initResult, err := g.attachModern(r.Context(), id, c, mr)
 	if err != nil {
-		return modernAttachError(msg, err)
+		g.listens.release(o)
+		return nil, modernAttachError(msg, err)
 	}
-	defer m.Detach() // also unsubscribes what this stream subscribed, as a session's end does
+	l := &listening{stream: newModernSSE(w), c: c, subID: msg.ID, release: func() {
+		m.Detach() // also unsubscribes what this stream subscribed, as a session's end does
+		g.listens.release(o)
+	}}
+	kept := false
+	defer func() {
+		if !kept {
+			l.release()
+		}
+	}()
 	agreed := want.agreed(initResult)
 	for _, uri := range agreed.ResourceSubscriptions {
 		if he := g.listenSubscribe(r.Context(), m, msg, id, uri); he != nil {
-			return he
+			return nil, he
 		}
 	}
 	c.filter.Store(&agreed)
 
-	stream := newModernSSE(w)
-	if stream.start() != nil {
-		return nil
+	if l.stream.start() != nil {
+		return nil, nil
 	}
 	ackParams := map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: msg.ID}, "notifications": agreed}
-	if stream.event(jsonrpc.Notification("notifications/subscriptions/acknowledged", ackParams).Encode()) != nil {
-		return nil
-	}
-	end := func() {
-		res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: msg.ID}, "resultType": "complete"})
-		_ = stream.event((&jsonrpc.Message{ID: msg.ID, Result: res}).Encode())
+	if l.stream.event(jsonrpc.Notification("notifications/subscriptions/acknowledged", ackParams).Encode()) != nil {
+		return nil, nil
 	}
 	if agreed.empty() {
-		end()
-		return nil
+		l.end()
+		return nil, nil
 	}
-	// The stream may listen for hours, under frames that keep the request: its token goes
-	// from the headers (forgetBearer), and the loop holds the context's done channel, not
-	// the request whose context carries the verified token.
-	forgetBearer(r.Header)
-	done := r.Context().Done()
+	kept = true
+	return l, nil
+}
+
+// end writes the listen request's result: the stream's graceful end.
+func (l *listening) end() {
+	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.subID}, "resultType": "complete"})
+	_ = l.stream.event((&jsonrpc.Message{ID: l.subID, Result: res}).Encode())
+}
+
+// waitListen passes the worker's notifications to the stream until done (the request's
+// context) is closed, the stream is lost, the worker lets go or the gateway stops.
+//
+//go:noinline
+func (g *Gateway) waitListen(l *listening, done <-chan struct{}) {
 	for {
 		select {
-		case ev := <-c.events:
+		case ev := <-l.c.events:
 			g.trace.outbound("", ev)
-			if stream.event(ev) != nil {
-				return nil
+			if l.stream.event(ev) != nil {
+				return
 			}
 		case <-done:
-			return nil
+			return
 		case <-g.stopping:
-			end()
-			return nil
-		case <-c.detached:
-			end()
-			return nil
+			l.end()
+			return
+		case <-l.c.detached:
+			l.end()
+			return
 		}
 	}
 }

@@ -182,7 +182,11 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone <-chan struct{}, s *
 	gen := store.attach(sid)
 	defer store.detach(sid)
 	st := newSSE(w)
-	if st.start(nil) != nil || st.prime(store.eventID(sid, after), sseRetry) != nil {
+	var opened bool
+	aside.Run(func() { // net/http's first flush is deep, as in serveStream
+		opened = st.start(nil) == nil && st.prime(store.eventID(sid, after), sseRetry) == nil
+	})
+	if !opened {
 		return
 	}
 	keepalive := time.NewTicker(keepaliveInterval)
