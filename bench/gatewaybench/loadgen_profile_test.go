@@ -17,7 +17,8 @@ import (
 //	    -cpuprofile cpu.out -memprofile mem.out -v
 //
 // GEMGATE_BENCH_SESSIONS (default 32), GEMGATE_BENCH_CALLS per session (default 1000) and
-// GEMGATE_BENCH_PAYLOAD (default 100) shape the load; GEMGATE_BENCH_AUTH=off turns auth off.
+// GEMGATE_BENCH_PAYLOAD (default 100) shape the load; GEMGATE_BENCH_ERA=modern sends
+// 2026-07-28 requests; GEMGATE_BENCH_AUTH=off turns auth off.
 func TestProfileUnderLoadgen(t *testing.T) {
 	lg := os.Getenv("GEMGATE_BENCH_LOADGEN")
 	if lg == "" {
@@ -26,7 +27,8 @@ func TestProfileUnderLoadgen(t *testing.T) {
 	f := newFixture(t, os.Getenv("GEMGATE_BENCH_AUTH") != "off")
 	args := []string{"-mode", "calls", "-url", f.url, "-pid", strconv.Itoa(os.Getpid()),
 		"-sessions", envOr("GEMGATE_BENCH_SESSIONS", "32"), "-calls", envOr("GEMGATE_BENCH_CALLS", "1000"),
-		"-payload", envOr("GEMGATE_BENCH_PAYLOAD", "100"), "-label", "in-process"}
+		"-payload", envOr("GEMGATE_BENCH_PAYLOAD", "100"), "-era", envOr("GEMGATE_BENCH_ERA", "legacy"),
+		"-label", "in-process"}
 	if f.token != "" {
 		args = append(args, "-token", f.token)
 	}
