@@ -183,6 +183,12 @@ func legacyParams(mr *modernRequest) json.RawMessage {
 	return out
 }
 
+// poolCaps are the capabilities legacyParams declares, as pool.ClientCapabilities reads them
+// from its bytes (TestPoolCapsAgreeWithLegacyParams): the pool need not read them again.
+func (mr *modernRequest) poolCaps() pool.Capabilities {
+	return pool.Capabilities{Sampling: mr.caps.Has("sampling"), Elicitation: mr.caps.Has("elicitation"), Roots: mr.caps.Has("roots")}
+}
+
 // legacyMessage is a modern request as a legacy worker takes it: the io.modelcontextprotocol/
 // keys of _meta are removed (the worker was initialized by gemgate; a dual-era worker would
 // otherwise take the request as a sessionless one). Everything else keeps its bytes.

@@ -16,7 +16,7 @@ import (
 // any other worker program gets it on the user's legacy worker, which gemgate bridges. What
 // the program speaks is learned from the first worker started.
 func (g *Gateway) attachModern(ctx context.Context, id pool.Identity, c pool.Caller, mr *modernRequest) (*pool.Member, json.RawMessage, error) {
-	a := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr)}
+	a := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr), Caps: mr.poolCaps(), CapsRead: true}
 	if g.sessionlessProgram() {
 		a.Sessionless = true
 		m, res, err := g.pool.Attach(ctx, a)

@@ -295,6 +295,11 @@ type Attach struct {
 	// speaks: they go to the worker with worker_per: session, and say which version the
 	// client asked for with worker_per: user.
 	Params json.RawMessage
+	// Caps, when CapsRead, are the capabilities Params declare (ClientCapabilities): a
+	// 2026-07-28 request, which attaches per request, read them to write Params. Without
+	// CapsRead they are read from Params.
+	Caps     Capabilities
+	CapsRead bool
 	// Sessionless asks for the user's sessionless worker (worker_per: user only): one that
 	// gemgate does not initialize but opens with a 2026-07-28 server/discover, so that the
 	// user's modern requests reach it as they are. A worker program that turns out not to
@@ -307,7 +312,10 @@ type Attach struct {
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
 	key := p.KeyFor(a.Identity)
 	key.Sessionless = a.Sessionless && !p.PerSession()
-	m := &Member{p: p, c: a.Caller, params: a.Params, caps: ClientCapabilities(a.Params), modern: key.Sessionless}
+	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, modern: key.Sessionless}
+	if !a.CapsRead {
+		m.caps = ClientCapabilities(a.Params)
+	}
 	for {
 		s, err := p.slotFor(key)
 		if err != nil {
