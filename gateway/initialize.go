@@ -65,7 +65,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	s := &session{
 		id: newSessionID(), owner: o, user: p.User, access: access, opened: time.Now(),
-		probes: map[string]*probe{}, hints: map[string]bool{}, done: make(chan struct{}),
+		done: make(chan struct{}), // probes and hints are made at their first entry: most sessions have none for long
 	}
 	s.lastActive = s.opened
 	s.logh, s.log = newSessionLog(g.log, s.id, p.User)

@@ -195,6 +195,9 @@ func (s *session) sendProbe(now time.Time) {
 		}
 	}
 	s.currentProbe = p
+	if s.probes == nil {
+		s.probes = map[string]*probe{}
+	}
 	s.probes[gid] = p
 	s.mu.Unlock()
 	s.outbox.Push((&jsonrpc.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}).Encode())

@@ -350,6 +350,9 @@ func (g *Gateway) filter(s *session, method string, access policy.Access, resp *
 		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's tool list is malformed", nil)
 	}
 	s.mu.Lock()
+	if s.hints == nil && len(hints) > 0 {
+		s.hints = make(map[string]bool, len(hints))
+	}
 	for name, h := range hints {
 		s.hints[name] = h
 	}

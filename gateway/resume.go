@@ -136,10 +136,12 @@ func (rs *resumeStore) logLocked(sid uint64) *streamLog {
 }
 
 // position is the seq of the last event of stream sid: the priming id of a new GET stream.
+// It makes no log: a GET stream's is made with its first event (record) or the first
+// resumption from it (since), and an idle session need not hold an empty one.
 func (rs *resumeStore) position(sid uint64) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if l := rs.logLocked(sid); l != nil {
+	if l := rs.streams[sid]; l != nil {
 		return l.lastSeq
 	}
 	return 0
