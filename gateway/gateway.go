@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,7 +76,8 @@ type Options struct {
 	Metrics  *Metrics     // nil: no metrics
 	Trace    *Tracer      // nil: no message trace
 
-	now func() time.Time // the pool's clock; tests set it
+	now               func() time.Time // the pool's clock; tests set it
+	keepaliveInterval time.Duration    // 0: keepaliveInterval; tests set it
 }
 
 // How answers to POSTed requests travel; see Options.PostAnswers.
@@ -99,9 +101,10 @@ type Gateway struct {
 	stopping     chan struct{} // closed when shutdown begins: streams end
 	stopOnce     sync.Once
 	reaper       *reaper
-	listens      listenCounter // open subscriptions/listen streams per user
-	parks        parkTable     // modern calls waiting for their client's input (bridge.go)
-	paramSchemas paramSchemas  // tools' x-mcp-header bindings per worker (param_headers.go)
+	keepalive    *keepaliveClock // the keepalive comments of every stream
+	listens      listenCounter   // open subscriptions/listen streams per user
+	parks        parkTable       // modern calls waiting for their client's input (bridge.go)
+	paramSchemas paramSchemas    // tools' x-mcp-header bindings per worker (param_headers.go)
 
 	mu     sync.Mutex     // orders admit against Close
 	closed bool           // Close has begun: no session may be admitted any more
@@ -181,6 +184,7 @@ func New(o Options) (*Gateway, error) {
 	g.pool = p
 	g.router = g.requestDeadline(g.routes())
 	g.reaper = startReaper(g)
+	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))
 	return g, nil
 }
 
@@ -258,6 +262,7 @@ func (g *Gateway) Close() {
 	g.closed = true
 	g.mu.Unlock()
 	g.reaper.stop()
+	g.keepalive.stop()
 	var wg sync.WaitGroup
 	for _, s := range g.sessions.all() {
 		wg.Add(1)

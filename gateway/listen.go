@@ -308,15 +308,24 @@ func (l *listening) end() {
 }
 
 // waitListen passes the worker's notifications to the stream until done (the request's
-// context) is closed, the stream is lost, the worker lets go or the gateway stops.
+// context) is closed, the stream is lost, the worker lets go or the gateway stops. Between
+// them a keepalive comment goes at least every keepaliveInterval, as on a GET stream: a
+// proxy's idle timeout would otherwise end a stream that had nothing to say.
 //
 //go:noinline
 func (g *Gateway) waitListen(l *listening, done <-chan struct{}) {
+	ka := g.keepalive.slot()
+	tick := ka.tick()
 	for {
 		select {
 		case ev := <-l.c.events:
 			g.trace.outbound("", ev)
 			if l.stream.event(ev) != nil {
+				return
+			}
+		case <-tick:
+			tick = ka.tick()
+			if l.stream.comment("keepalive") != nil {
 				return
 			}
 		case <-done:

@@ -229,6 +229,15 @@ func (s *modernSSE) event(msg []byte) error {
 	return s.flush()
 }
 
+// comment writes an SSE comment, which clients skip: a keepalive.
+func (s *modernSSE) comment(text string) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	if _, err := s.w.Write([]byte(": " + text + "\n\n")); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
 func (s *modernSSE) flush() error {
 	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	return s.rc.Flush()

@@ -9,9 +9,6 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// keepaliveInterval is sized to proxy and NAT idle timeouts, not to sessions.
-const keepaliveInterval = 15 * time.Second
-
 // handleGet serves the session's server-to-client stream: the outbox drained as it fills,
 // with keepalive comments between. The newest stream of a session wins.
 //
@@ -131,8 +128,8 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *se
 	if !opened {
 		return
 	}
-	keepalive := time.NewTicker(keepaliveInterval)
-	defer keepalive.Stop()
+	ka := g.keepalive.slot()
+	tick := ka.tick()
 	for {
 		msgs, wake, ok := s.outbox.Take(gen)
 		if !ok {
@@ -143,7 +140,8 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *se
 		}
 		select {
 		case <-wake:
-		case <-keepalive.C:
+		case <-tick:
+			tick = ka.tick()
 			if err := st.comment("keepalive"); err != nil {
 				return
 			}
@@ -189,8 +187,8 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone <-chan struct{}, s *
 	if !opened {
 		return
 	}
-	keepalive := time.NewTicker(keepaliveInterval)
-	defer keepalive.Stop()
+	ka := g.keepalive.slot()
+	tick := ka.tick()
 	for {
 		if !store.current(sid, gen) {
 			return // a newer resumption of the same stream took over
@@ -211,7 +209,8 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone <-chan struct{}, s *
 		}
 		select {
 		case <-wake:
-		case <-keepalive.C:
+		case <-tick:
+			tick = ka.tick()
 			if st.comment("keepalive") != nil {
 				return
 			}
