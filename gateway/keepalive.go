@@ -23,33 +23,53 @@ const keepaliveSlots = 16
 type keepaliveClock struct {
 	slots [keepaliveSlots]atomic.Pointer[chan struct{}]
 	next  atomic.Uint32 // counts the slots handed out
+	step  time.Duration // between one slot's tick and the next slot's
+	fired int           // steps whose slot has ticked; the clock's goroutine's own
 	quit  chan struct{}
 	done  chan struct{}
 	once  sync.Once
 }
 
 func startKeepaliveClock(interval time.Duration) *keepaliveClock {
-	k := &keepaliveClock{quit: make(chan struct{}), done: make(chan struct{})}
+	k := newKeepaliveClock(interval)
+	go k.run()
+	return k
+}
+
+func newKeepaliveClock(interval time.Duration) *keepaliveClock {
+	k := &keepaliveClock{step: max(interval/keepaliveSlots, time.Millisecond), quit: make(chan struct{}), done: make(chan struct{})}
 	for i := range k.slots {
 		ch := make(chan struct{})
 		k.slots[i].Store(&ch)
 	}
-	go k.run(interval / keepaliveSlots)
 	return k
 }
 
-func (k *keepaliveClock) run(step time.Duration) {
+func (k *keepaliveClock) run() {
 	defer close(k.done)
-	t := time.NewTicker(step)
+	t := time.NewTicker(k.step)
 	defer t.Stop()
-	for i := 0; ; i = (i + 1) % keepaliveSlots {
+	start := time.Now()
+	for {
 		select {
 		case <-k.quit:
 			return
-		case <-t.C:
-			ch := make(chan struct{})
-			close(*k.slots[i].Swap(&ch))
+		case now := <-t.C:
+			k.advance(now.Sub(start))
 		}
+	}
+}
+
+// advance ticks the slots due elapsed after the clock's start. They are counted from the
+// time, not from the ticks received: a ticker drops the ticks its receiver was too late for,
+// and counting ticks would put every slot's next tick a step later for each one dropped.
+// After a stall of more than an interval, each slot ticks once.
+func (k *keepaliveClock) advance(elapsed time.Duration) {
+	due := int(elapsed / k.step)
+	k.fired = max(k.fired, due-keepaliveSlots)
+	for ; k.fired < due; k.fired++ {
+		ch := make(chan struct{})
+		close(*k.slots[k.fired%keepaliveSlots].Swap(&ch))
 	}
 }
 
