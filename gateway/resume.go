@@ -71,6 +71,10 @@ type resumeStore struct {
 	order   []uint64 // stream ids, oldest first
 	next    uint64
 	bytes   int
+	// zeroSeq is the GET stream's (0) last seq when its log was last dropped (a session's
+	// other streams may push it out): a log made for it again goes on from there, so that no
+	// id it gave names another event, and a resumption from before it is refused.
+	zeroSeq uint64
 	// sweepAt is the earliest moment the time bound may drop something (zero: nothing to
 	// drop); a sweep before it would find nothing, so every use of the store need not walk
 	// its streams.
@@ -109,6 +113,9 @@ func (rs *resumeStore) open() uint64 {
 func (rs *resumeStore) addLocked(sid uint64) *streamLog {
 	now := rs.now()
 	l := &streamLog{last: now, alone: now}
+	if sid == 0 {
+		l.lastSeq, l.evicted = rs.zeroSeq, rs.zeroSeq
+	}
 	l.events = l.first[:0]
 	rs.streams[sid] = l
 	rs.order = append(rs.order, sid)
@@ -137,12 +144,15 @@ func (rs *resumeStore) logLocked(sid uint64) *streamLog {
 
 // position is the seq of the last event of stream sid: the priming id of a new GET stream.
 // It makes no log: a GET stream's is made with its first event (record) or the first
-// resumption from it (since), and an idle session need not hold an empty one.
+// resumption from it (resolve), and an idle session need not hold an empty one.
 func (rs *resumeStore) position(sid uint64) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if l := rs.streams[sid]; l != nil {
 		return l.lastSeq
+	}
+	if sid == 0 {
+		return rs.zeroSeq
 	}
 	return 0
 }
@@ -158,8 +168,12 @@ func (rs *resumeStore) recordSeq(sid uint64, data []byte, last bool) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	l := rs.logLocked(sid)
-	if l == nil { // evicted meanwhile; the event still gets an id, it just cannot be replayed
-		l = rs.addLocked(sid)
+	if l == nil {
+		// A POST stream pushed out meanwhile: its events are no longer logged, and get the
+		// stream's priming id, from which resolve refuses a resumption (the stream is
+		// unknown). A log made again would number its events from 1 again, and an id the
+		// client had been given would name another event.
+		return 0
 	}
 	now := rs.now()
 	l.lastSeq++
@@ -268,6 +282,9 @@ func (rs *resumeStore) dropLocked(sid uint64) {
 	}
 	for _, e := range l.events {
 		rs.bytes -= len(e.data)
+	}
+	if sid == 0 {
+		rs.zeroSeq = l.lastSeq
 	}
 	l.done = true
 	l.signal() // a reader of a dropped stream ends

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,57 @@ func TestSSEPrime(t *testing.T) {
 	want := "id: abc_1_0\nretry: 1500\ndata: \n\nid: abc_1_1\nevent: message\ndata: {\"x\":1}\n\n"
 	if got := rec.Body.String(); got != want {
 		t.Fatalf("stream = %q, want %q", got, want)
+	}
+}
+
+// TestResumeIDsNeverNameAnotherEvent: an event id, once given, never names another event, even
+// after the session's other streams pushed its stream's log out. The GET stream's log, made
+// again, goes on numbering from where it was, and refuses a resumption from before the events
+// it lost; a POST stream pushed out logs nothing more, and a resumption of it is refused.
+func TestResumeIDsNeverNameAnotherEvent(t *testing.T) {
+	rs, _ := newTestStore()
+	var old []string
+	for _, m := range []string{"a1", "a2", "a3"} {
+		old = append(old, rs.record(0, []byte(m), false))
+	}
+	post := rs.open()
+	postID := rs.record(post, []byte("p1"), false)
+	for range resumeStreams {
+		rs.open() // the GET stream's log and the POST stream's go, the oldest first
+	}
+	if got := rs.position(0); got != 3 {
+		t.Fatalf("a new GET stream after the log went is primed at %d, want 3", got)
+	}
+	var fresh []string
+	for _, m := range []string{"b1", "b2", "b3", "b4"} {
+		fresh = append(fresh, rs.record(0, []byte(m), false))
+	}
+	for _, id := range fresh {
+		if slices.Contains(old, id) {
+			t.Fatalf("event id %q was given twice", id)
+		}
+	}
+	// From a3, the last event before the log went: nothing was lost, all of b follows.
+	sid, after, err := rs.resolve(old[2])
+	if err != nil {
+		t.Fatalf("resume from a3: %v", err)
+	}
+	evs, _, _, ok := rs.since(sid, after)
+	if !ok || len(evs) != 4 || string(evs[0].data) != "b1" {
+		t.Fatalf("resume from a3 replays %d events (ok %v), want b1 to b4", len(evs), ok)
+	}
+	// From a2: a3 went with the log.
+	if _, _, err := rs.resolve(old[1]); !errors.Is(err, errEventIDExpired) {
+		t.Fatalf("resume from a2 after a3 went: %v, want %v", err, errEventIDExpired)
+	}
+	// The POST stream's events after it went cannot be resumed from, nor can its old ones.
+	late := rs.record(post, []byte("p2"), false)
+	for _, id := range []string{postID, late} {
+		if _, _, err := rs.resolve(id); !errors.Is(err, errEventIDUnknown) {
+			t.Fatalf("resume of the pushed-out POST stream from %q: %v, want %v", id, err, errEventIDUnknown)
+		}
+	}
+	if late == postID {
+		t.Fatalf("the pushed-out POST stream's event got the id %q of the event before", late)
 	}
 }
