@@ -142,7 +142,7 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		s.stopIdleLocked()
 		s.mu.Unlock()
 
-		w, err := s.p.start(ctx, s, id, params)
+		w, err := s.startOrUnblock(ctx, id, params, ch)
 		s.mu.Lock()
 		if err == nil && s.gone { // the pool closed while the worker started: it must not survive
 			w.stopping = true
@@ -168,6 +168,27 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		return w, nil
 	}
 }
+
+// startOrUnblock is p.start for the slot, whose start ch announces. A panic in it (a
+// launcher's, say) is raised again, but first ends the start, as a failed one: left
+// starting, the slot would keep every later attach waiting on ch for good.
+func (s *slot) startOrUnblock(ctx context.Context, id Identity, params json.RawMessage, ch chan struct{}) (*wrk, error) {
+	returned := false
+	defer func() {
+		if !returned {
+			s.mu.Lock()
+			s.starting, s.startErr = nil, errStartPanicked
+			s.mu.Unlock()
+			close(ch)
+		}
+	}()
+	w, err := s.p.start(ctx, s, id, params)
+	returned = true
+	return w, err
+}
+
+// errStartPanicked is what attaches that waited on a start that panicked get.
+var errStartPanicked = errors.New("pool: the worker's start failed")
 
 // start launches a worker for the slot's key and brings it through the handshake.
 func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams json.RawMessage) (*wrk, error) {
