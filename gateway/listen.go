@@ -262,22 +262,28 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if !g.listens.take(o) {
 		return nil, tooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", sessionLimitRetryAfter)
 	}
-	c := &listenCaller{subID: msg.ID, events: make(chan []byte, modernEventBuffer), detached: make(chan struct{}), created: time.Now()}
-	m, initResult, err := g.attachModern(r.Context(), id, c, mr)
-	if err != nil {
+	// Given back on every way out but the stream's handing over, a panic's too (aside.Run
+	// raises it again on the handler's goroutine, past the wait that would release it).
+	var m *pool.Member
+	release := func() {
+		if m != nil {
+			m.Detach() // also unsubscribes what this stream subscribed, as a session's end does
+		}
 		g.listens.release(o)
-		return nil, modernAttachError(msg, err)
 	}
-	l := &listening{stream: newModernSSE(w), c: c, subID: msg.ID, release: func() {
-		m.Detach() // also unsubscribes what this stream subscribed, as a session's end does
-		g.listens.release(o)
-	}}
 	kept := false
 	defer func() {
 		if !kept {
-			l.release()
+			release()
 		}
 	}()
+	c := &listenCaller{subID: msg.ID, events: make(chan []byte, modernEventBuffer), detached: make(chan struct{}), created: time.Now()}
+	attached, initResult, err := g.attachModern(r.Context(), id, c, mr)
+	if err != nil {
+		return nil, modernAttachError(msg, err)
+	}
+	m = attached
+	l := &listening{stream: newModernSSE(w), c: c, subID: msg.ID, release: release}
 	agreed := want.agreed(initResult)
 	for _, uri := range agreed.ResourceSubscriptions {
 		if he := g.listenSubscribe(r.Context(), m, msg, id, uri); he != nil {

@@ -1,0 +1,43 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/gemgate/gemgate/pool"
+)
+
+// panickingLauncher panics when asked for a worker.
+type panickingLauncher struct{}
+
+func (panickingLauncher) Launch(context.Context, pool.Identity) (pool.Launch, error) {
+	panic("the launcher failed")
+}
+
+// TestListenPanicGivesBackItsSlot: a panic while a listen stream opens (here, in its worker's
+// start) is answered 500 by the recoverer and leaves the user's listen slot free: seventeen
+// such requests, one more than a user may hold open, all get the 500, none a 429.
+func TestListenPanicGivesBackItsSlot(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = panickingLauncher{}
+		o.Limits.WorkerStartRate = NoLimit // each request starts the worker again
+	})
+	c := f.client("alice-rw")
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
+		"params": map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
+	for n := range maxListensPerUser + 1 {
+		r := c.post(string(body), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
+		if r.status != http.StatusInternalServerError {
+			t.Fatalf("listen %d: status %d, want 500: %s", n, r.status, r.body)
+		}
+	}
+	f.gw.listens.mu.Lock()
+	held := f.gw.listens.n[ownerOf(tokens["alice-rw"])]
+	f.gw.listens.mu.Unlock()
+	if held != 0 {
+		t.Fatalf("%d listen slots held after the panics, want 0", held)
+	}
+}
