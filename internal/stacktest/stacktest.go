@@ -12,8 +12,11 @@ import (
 // starting stack size (what a goroutine starts with, from the average of the stacks the last
 // collection saw). call is to leave goroutines waiting whose stacks are what is measured; the
 // figure includes stacks that goroutines which ended meanwhile left free in the runtime's
-// stack spans (a few KiB over all the calls).
+// stack spans (a few KiB over all the calls). The calls run on one P: a stack freed goes to
+// its P's cache, and with a P per core the next goroutine, on another P, would not reuse it,
+// so that the free stacks, counted in use, grew with the cores.
 func PerCall(calls int, call func()) (per float64, startSize int64) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	runtime.GC()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	start := []metrics.Sample{{Name: "/gc/stack/starting-size:bytes"}}
