@@ -42,17 +42,17 @@ func TestStartPanicLeavesTheSlotUsable(t *testing.T) {
 	t.Cleanup(p.Close)
 	id := Identity{Principal: auth.Principal{Issuer: "https://issuer.test", Subject: "sub-alice", User: "alice"}, Session: "s1"}
 	params := json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}`)
-	attachOnce := func() (err error, panicked any) {
+	attachOnce := func() (panicked any, err error) {
 		defer func() { panicked = recover() }()
 		_, _, err = p.Attach(t.Context(), Attach{Identity: id, Caller: newCaller(time.Time{}), Params: params})
-		return err, nil
+		return nil, err
 	}
 	var wg sync.WaitGroup
 	var firstPanic any
-	wg.Go(func() { _, firstPanic = attachOnce() })
+	wg.Go(func() { firstPanic, _ = attachOnce() })
 	eventually(t, "the first attach to be in its launch", func() bool { return l.launches.Load() > 0 })
 	waited := make(chan error, 1)
-	go func() { err, _ := attachOnce(); waited <- err }()
+	go func() { _, err := attachOnce(); waited <- err }()
 	eventually(t, "the second attach to wait for the first one's start", func() bool {
 		buf := make([]byte, 1<<20)
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
@@ -75,7 +75,7 @@ func TestStartPanicLeavesTheSlotUsable(t *testing.T) {
 	case <-time.After(waitFor):
 		t.Fatal("the attach that waited for the start still waits")
 	}
-	if err, panicked := attachOnce(); err != nil || panicked != nil {
+	if panicked, err := attachOnce(); err != nil || panicked != nil {
 		t.Fatalf("the next attach: %v, %v; want the worker started", err, panicked)
 	}
 }
