@@ -222,17 +222,16 @@ func (s *modernSSE) event(msg []byte) error {
 		buf.WriteByte('\n')
 	}
 	buf.WriteByte('\n')
-	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	if _, err := s.w.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	return s.flush()
+	return s.write(buf.Bytes())
 }
 
 // comment writes an SSE comment, which clients skip: a keepalive.
-func (s *modernSSE) comment(text string) error {
+func (s *modernSSE) comment(text string) error { return s.write([]byte(": " + text + "\n\n")) }
+
+// write writes b and flushes it, within sseWriteTimeout.
+func (s *modernSSE) write(b []byte) error {
 	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	if _, err := s.w.Write([]byte(": " + text + "\n\n")); err != nil {
+	if _, err := s.w.Write(b); err != nil {
 		return err
 	}
 	return s.flush()
