@@ -12,5 +12,8 @@
 //	       (/proc/PID/fd) the process -pid gained, in total and per session
 //
 // Every mode prints one JSON object on stdout. loadgen is a measuring tool: it never retries,
-// and a failed call fails the run. It must never be pointed at anything but loopback.
+// and a failed call fails the run. Each echo's text carries its session and call number over
+// the start of the payload, and must come back exactly, so an answer that reached another call
+// fails the run too. A run that has not ended after -deadline (20 minutes) fails, rather than
+// wait for good on an answer that never comes. It must never be pointed at anything but loopback.
 package main

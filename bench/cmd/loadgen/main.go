@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,7 +20,7 @@ type config struct {
 	sessions, calls, warmup, payload int
 	opens, parallel                  int
 	pid                              int
-	settle                           time.Duration
+	settle, deadline                 time.Duration
 	shared                           *sharedWorker // -shared: every session's calls go to one worker
 }
 
@@ -40,7 +41,15 @@ func main() {
 	flag.IntVar(&c.parallel, "parallel", 16, "sessions being opened at once (idle)")
 	flag.IntVar(&c.pid, "pid", 0, "gateway process to measure (CPU, RSS)")
 	flag.DurationVar(&c.settle, "settle", 3*time.Second, "wait before reading RSS (idle)")
+	flag.DurationVar(&c.deadline, "deadline", 20*time.Minute, "fail the run if it has not ended by then (a call or open that never ends)")
 	flag.Parse()
+	// A lost answer would leave its call waiting for good, and the benchmark with it. No call
+	// here has a deadline of its own (a timer per call would be load of loadgen's own), so the
+	// whole run has one: it fails with an error instead of hanging. The worker processes
+	// loadgen started die with it (Pdeathsig).
+	time.AfterFunc(c.deadline, func() {
+		fail(fmt.Errorf("%s mode not done after %s: a call or session open never ended", c.mode, c.deadline))
+	})
 	if (c.url == "") == (c.worker == "") {
 		fail(errors.New("give exactly one of -url and -stdio"))
 	}
@@ -71,6 +80,18 @@ func main() {
 	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
 		fail(err)
 	}
+}
+
+// echoText is the text of session's call number n (warm-up calls negative): fill, of the
+// payload's length, with the session and call written over its start, so that checkEcho, which
+// compares the whole text, would see an answer that reached the wrong call. A payload shorter
+// than its tag is sent as fill alone.
+func echoText(fill string, session, n int) string {
+	tag := "s" + strconv.Itoa(session) + "c" + strconv.Itoa(n) + " "
+	if len(tag) > len(fill) {
+		return fill
+	}
+	return tag + fill[len(tag):]
 }
 
 func fail(err error) {
@@ -113,7 +134,7 @@ func (c config) openSession(ctx context.Context) (session, time.Duration, error)
 
 func runCalls(c config) (map[string]any, error) {
 	ctx := context.Background()
-	payload := strings.Repeat("x", c.payload)
+	fill := strings.Repeat("x", c.payload)
 	sessions := make([]session, c.sessions)
 	var mu sync.Mutex
 	var firstErr error
@@ -136,8 +157,8 @@ func runCalls(c config) (map[string]any, error) {
 				return
 			}
 			sessions[i] = s
-			for range c.warmup {
-				if err := s.echo(ctx, payload); err != nil {
+			for n := range c.warmup {
+				if err := s.echo(ctx, echoText(fill, i, -1-n)); err != nil {
 					setErr(err)
 					return
 				}
@@ -168,9 +189,10 @@ func runCalls(c config) (map[string]any, error) {
 		go func() {
 			defer wg.Done()
 			d := make([]time.Duration, 0, c.calls)
-			for range c.calls {
+			for n := range c.calls {
+				text := echoText(fill, i, n)
 				t := time.Now()
-				if err := s.echo(ctx, payload); err != nil {
+				if err := s.echo(ctx, text); err != nil {
 					setErr(err)
 					return
 				}

@@ -234,8 +234,12 @@ func checkEcho(a *rpcAnswer, text string) error {
 	if a.Result == nil || a.Result.IsError || len(a.Result.Content) == 0 {
 		return errors.New("echo: no text content in the result")
 	}
-	if got := a.Result.Content[0].Text; len(got) != len(text) {
+	got := a.Result.Content[0].Text
+	if len(got) != len(text) {
 		return fmt.Errorf("echo: %d bytes back, sent %d", len(got), len(text))
+	}
+	if got != text {
+		return fmt.Errorf("echo: the text back differs from the text sent (%.40q against %.40q)", got, text)
 	}
 	return nil
 }

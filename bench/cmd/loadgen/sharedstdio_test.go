@@ -18,6 +18,10 @@ func TestMain(m *testing.M) {
 		shuffledEchoWorker()
 		return
 	}
+	if os.Getenv("LOADGEN_TEST_MAIN") == "1" { // loadgen itself, with the arguments given
+		main()
+		return
+	}
 	os.Exit(m.Run())
 }
 
