@@ -111,6 +111,7 @@ func (s *slot) enqueueOrRunLocked(c *Call) bool {
 		return false
 	}
 	w.calls[c] = struct{}{}
+	c.m.inFlight.Add(1)
 	return true
 }
 
@@ -222,7 +223,10 @@ func (s *slot) release(c *Call, answer *jsonrpc.Message) leftToDo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := c.w
-	delete(w.calls, c)
+	if _, ok := w.calls[c]; ok {
+		delete(w.calls, c)
+		c.m.inFlight.Add(-1)
+	}
 	if c.wtoken != "" && w.progress[c.wtoken] == c {
 		delete(w.progress, c.wtoken)
 	}
@@ -235,6 +239,7 @@ func (s *slot) release(c *Call, answer *jsonrpc.Message) leftToDo {
 		if left.next = w.queue.pop(); left.next != nil {
 			left.next.queued = false
 			w.calls[left.next] = struct{}{}
+			left.next.m.inFlight.Add(1)
 		}
 	}
 	left.stop, left.drop = s.settleLocked()

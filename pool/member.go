@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -23,6 +24,13 @@ type Member struct {
 	mu      sync.Mutex
 	s       *slot // nil once detached
 	letGoBy string
+
+	// inFlight counts the member's calls in a worker's calls set, on whichever worker (a
+	// moved member's may still run on its old one). It changes only under that worker's
+	// slot's lock, so a detach that reads 0 under its slot's lock knows that none of the
+	// member's calls runs on its worker, and need not look through all the worker's calls:
+	// a sessionless request detaches at its end, its own call long answered.
+	inFlight atomic.Int32
 }
 
 func (m *Member) slot() *slot {
@@ -214,9 +222,11 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 	var running []*Call
 	w := s.w
 	if w != nil {
-		for c := range w.calls {
-			if c.m == m && !keepCalls {
-				running = append(running, c)
+		if !keepCalls && m.inFlight.Load() > 0 {
+			for c := range w.calls {
+				if c.m == m {
+					running = append(running, c)
+				}
 			}
 		}
 		if keepCalls {
