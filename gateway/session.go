@@ -226,8 +226,11 @@ func (s *session) deliver(inf *inflight, msg []byte) {
 // isProbeAnswer reports whether m answers one of the gateway's liveness probes. Such an
 // answer proves the client is there but is not activity: it must not refresh the idle clock.
 func (s *session) isProbeAnswer(m *jsonrpc.Message) bool {
-	var gid string
-	if !m.IsResponse() || json.Unmarshal(m.ID, &gid) != nil {
+	if !m.IsResponse() {
+		return false
+	}
+	var gid string // escapes to the heap: made only for a response, not for every request
+	if json.Unmarshal(m.ID, &gid) != nil {
 		return false
 	}
 	s.mu.Lock()

@@ -59,16 +59,33 @@ func (a Access) Narrow(b Access) Access {
 		ReadOnly: a.ReadOnly || b.ReadOnly,
 		decided:  a.decided && b.decided,
 	}
-	for _, s := range a.granted {
-		if b.HasScope(s) {
-			n.granted = append(n.granted, s)
+	// An Access is never changed once made, so n shares a's slices where they are n's too
+	// (every request narrows its session's access by its token's, and the two most often
+	// grant the same), clipped so that an append to them copies.
+	if b.hasAll(a.granted) {
+		n.granted = slices.Clip(a.granted)
+	} else {
+		for _, s := range a.granted {
+			if b.HasScope(s) {
+				n.granted = append(n.granted, s)
+			}
 		}
 	}
-	n.missing = slices.Clone(a.missing)
+	n.missing = slices.Clip(a.missing)
 	for _, s := range b.missing {
 		if !slices.Contains(n.missing, s) {
 			n.missing = append(n.missing, s)
 		}
 	}
 	return n
+}
+
+// hasAll reports whether every one of scopes was granted.
+func (a Access) hasAll(scopes []string) bool {
+	for _, s := range scopes {
+		if !a.HasScope(s) {
+			return false
+		}
+	}
+	return true
 }
