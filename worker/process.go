@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -109,9 +110,10 @@ type Process struct {
 	afterDone    []func() // AfterDone's functions, run once done is closed
 	afterDoneRan bool
 
-	exited   chan struct{} // the process itself has been reaped
-	done     chan struct{} // exited, stdout drained, pending calls failed
-	stopOnce sync.Once
+	exited    chan struct{} // the process itself has been reaped
+	done      chan struct{} // exited, stdout drained (or cut), pending calls failed
+	stdoutCut atomic.Bool   // wait closed stdout, held open by a process left behind
+	stopOnce  sync.Once
 }
 
 // Call is one request in flight at the worker.
@@ -248,8 +250,8 @@ func Start(spec Spec) (*Process, error) {
 	go func() { defer close(stdoutDone); p.readStdout(outR) }()
 	go p.readStderr(errR)
 	// The exit is watched with every other worker's, on one goroutine (exitwatch_linux.go).
-	if !onExit(cmd.Process.Pid, func() { p.wait(stdoutDone) }) {
-		go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone) }()
+	if !onExit(cmd.Process.Pid, func() { p.wait(stdoutDone, outR) }) {
+		go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
 	}
 	return p, nil
 }
@@ -432,7 +434,7 @@ func (p *Process) readStdout(r *os.File) {
 			p.refuse(err)
 		}
 	}
-	if err := sc.err; err != nil {
+	if err := sc.err; err != nil && !p.stdoutCut.Load() {
 		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
 		p.kill(syscall.SIGKILL)
 	}
@@ -544,7 +546,7 @@ func (p *Process) readStderr(r *os.File) {
 }
 
 // wait ends the worker once its process has exited.
-func (p *Process) wait(stdoutDone <-chan struct{}) {
+func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	err := p.cmd.Wait()
 	// Whatever the worker left behind in its group goes with it: no orphans.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
@@ -553,7 +555,22 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 	if err == nil {
 		err = errors.New("worker exited")
 	}
-	<-stdoutDone
+	// Descendants that left the worker's session were adopted by gemgate (a subreaper): they
+	// go now too, before the worker counts as done, and before its stdout is waited for, which
+	// such a descendant may hold open (a daemon that kept its parent's output). In the sandbox
+	// what is adopted is only bwrap's own init, on its way out.
+	reaped := ReapOrphans()
+	select {
+	case <-stdoutDone:
+	case <-time.After(p.spec.StopGrace):
+		// Still open: a process gemgate could not reap holds it (gemgate is no subreaper, or
+		// the holder was adopted by another). The worker is gone; so is its stdout, and the
+		// calls it left are failed below rather than wait for that process to end.
+		p.stdoutCut.Store(true)
+		stdout.Close()
+		<-stdoutDone
+		p.log.Warn("worker exited but its stdout stayed open, held by a process it left behind; closed it", "pid", p.cmd.Process.Pid)
+	}
 
 	p.mu.Lock()
 	p.closed = true
@@ -577,10 +594,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}) {
 	for _, c := range pending {
 		c.give(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data))
 	}
-	// Descendants that left the worker's session were adopted by gemgate (a subreaper): they
-	// go now too, before the worker counts as done. In the sandbox what is adopted is only
-	// bwrap's own init, on its way out.
-	if n := ReapOrphans(); n > 0 && p.spec.Sandbox == nil {
+	if n := reaped; n > 0 && p.spec.Sandbox == nil {
 		p.log.Warn("killed processes a worker had left behind outside its session", "count", n)
 	} else if n > 0 {
 		p.log.Debug("reaped the sandbox's init", "count", n)
