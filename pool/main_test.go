@@ -27,6 +27,8 @@ func TestMain(m *testing.M) {
 //	record              answers with every subscribe, unsubscribe and setLevel it received
 //	release             answers the held subscribes
 //	hold                never answers
+//	flood{method,n}     stops reading its input and sends the client n requests of that
+//	                    method at once, then waits to be stopped
 //	die                 exits at once
 //
 // It refuses a subscribe or unsubscribe of a URI with "refused:" in it, and holds its answer
@@ -151,6 +153,17 @@ func scriptWorker() int {
 				time.Sleep(time.Duration(w.MS) * time.Millisecond)
 				text(msg.ID, "waited")
 			case "hold":
+			case "flood":
+				var f struct {
+					Method string `json:"method"`
+					N      int    `json:"n"`
+				}
+				json.Unmarshal(msg.Params.Arguments, &f)
+				for i := range f.N {
+					fmt.Fprintf(out, `{"jsonrpc":"2.0","id":"f%d","method":%q,"params":{}}`+"\n", i, f.Method)
+				}
+				out.Flush()
+				select {} // never reads again
 			case "die":
 				return 3
 			default:

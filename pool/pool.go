@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -179,6 +180,11 @@ type Pool struct {
 	closed  bool
 	nextW   uint64
 	wg      sync.WaitGroup // worker watchers
+
+	// nextReq numbers the worker requests gemgate passes to clients ("gemgate-wN"), for the
+	// whole pool: a worker's successor, or the worker a session steps up to, never reuses an
+	// id a client may still answer.
+	nextReq atomic.Uint64
 }
 
 // New builds a pool; it starts nothing until a caller attaches.

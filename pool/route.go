@@ -94,9 +94,9 @@ func (w *wrk) soleCallLocked(m *Member) *Call {
 func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	s.mu.Lock()
 	if len(w.requests) >= maxWorkerRequests {
-		s.mu.Unlock()
 		w.log.Warn("worker has too many requests unanswered by the clients; refused", "method", msg.Method)
-		go s.refuse(w, msg.ID, "too many requests to the client are unanswered")
+		s.refuseLocked(w, jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeMethodNotFound, "too many requests to the client are unanswered", nil))
+		s.mu.Unlock()
 		return
 	}
 	var to *Member
@@ -130,7 +130,9 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	}
 	if to == nil {
 		w.log.Info("no session can answer the worker's request; gemgate answers it with an error", "method", msg.Method)
-		go s.unanswerable(w, msg)
+		s.mu.Lock()
+		s.refuseLocked(w, unanswerable(msg))
+		s.mu.Unlock()
 		return
 	}
 	s.mu.Lock()
@@ -138,8 +140,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		s.mu.Unlock()
 		return
 	}
-	w.nextReq++
-	gid := "gemgate-w" + strconv.FormatUint(w.nextReq, 10)
+	gid := "gemgate-w" + strconv.FormatUint(s.p.nextReq.Add(1), 10)
 	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID}
 	s.mu.Unlock()
 	out := *msg
@@ -147,30 +148,62 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	to.c.Deliver(Delivery{Message: out.Encode(), Call: call, Request: true})
 }
 
-// refuse answers a worker's request with an error on the client's behalf; never called on
-// the reading goroutine, which must not wait on the worker's stdin.
-func (s *slot) refuse(w *wrk, id json.RawMessage, why string) {
-	_ = w.proc.Reply(jsonrpc.ErrorResponse(id, jsonrpc.CodeMethodNotFound, why, nil))
-}
+// maxRefusals bounds the answers gemgate has decided for a worker's requests and not yet
+// written: they wait only while the worker does not read its input, which write_timeout ends.
+const maxRefusals = 64
 
-// unanswerable answers, on the client's behalf, a worker's request that no attached session
-// can take. A shared worker was initialized with every capability gemgate can relay, so it
-// may ask what the caller at hand cannot answer; the answer is the one that fails safe, as if
-// the user had been asked and had not agreed: an elicitation is cancelled (the user made no
-// choice: a confirmation never shown confirms nothing), roots are none; anything else
-// (sampling) is an error.
-func (s *slot) unanswerable(w *wrk, msg *jsonrpc.Message) {
-	var result string
-	switch msg.Method {
-	case "elicitation/create":
-		result = `{"action":"cancel"}`
-	case "roots/list":
-		result = `{"roots":[]}`
-	default:
-		s.refuse(w, msg.ID, "no client session can answer "+msg.Method+" now")
+// refuseLocked queues gemgate's answer to a worker's request, on the client's behalf, and sees
+// that it is written: never on the reading goroutine, which must not wait on the worker's
+// stdin, and by one goroutine per worker at most. Past maxRefusals the answer is dropped: the
+// worker sends requests faster than it reads, and is stopped for it once a write outlives
+// write_timeout.
+func (s *slot) refuseLocked(w *wrk, answer *jsonrpc.Message) {
+	if len(w.refusals) >= maxRefusals {
+		if !w.dropped {
+			w.dropped = true
+			w.log.Warn("worker sends requests faster than it reads their answers; answers dropped", "queued", len(w.refusals))
+		}
 		return
 	}
-	_ = w.proc.Reply(&jsonrpc.Message{ID: msg.ID, Result: json.RawMessage(result)})
+	w.refusals = append(w.refusals, answer)
+	if !w.refusing {
+		w.refusing = true
+		go s.writeRefusals(w)
+	}
+}
+
+// writeRefusals writes the worker's queued refusals until none is left.
+func (s *slot) writeRefusals(w *wrk) {
+	for {
+		s.mu.Lock()
+		if len(w.refusals) == 0 {
+			w.refusing = false
+			w.refusals = nil
+			s.mu.Unlock()
+			return
+		}
+		m := w.refusals[0]
+		w.refusals[0] = nil
+		w.refusals = w.refusals[1:]
+		s.mu.Unlock()
+		_ = w.proc.Reply(m)
+	}
+}
+
+// unanswerable is gemgate's answer to a worker's request that no attached session can take.
+// A shared worker was initialized with every capability gemgate can relay, so it may ask what
+// the caller at hand cannot answer; the answer is the one that fails safe, as if the user had
+// been asked and had not agreed: an elicitation is cancelled (the user made no choice: a
+// confirmation never shown confirms nothing), roots are none; anything else (sampling) is an
+// error.
+func unanswerable(msg *jsonrpc.Message) *jsonrpc.Message {
+	switch msg.Method {
+	case "elicitation/create":
+		return &jsonrpc.Message{ID: msg.ID, Result: json.RawMessage(`{"action":"cancel"}`)}
+	case "roots/list":
+		return &jsonrpc.Message{ID: msg.ID, Result: json.RawMessage(`{"roots":[]}`)}
+	}
+	return jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeMethodNotFound, "no client session can answer "+msg.Method+" now", nil)
 }
 
 // shareLocked handles the requests whose effect is shared by every caller of a worker:

@@ -57,7 +57,12 @@ type wrk struct {
 	progress map[string]*Call // by the worker-side progress token
 	nextTok  uint64
 	requests map[string]pendingRequest // worker requests out to a caller, by gemgate's id
-	nextReq  uint64
+	// refusals are gemgate's answers to worker requests no caller takes, in the order they
+	// were decided, written by one goroutine at a time (refusing): a worker that sends
+	// requests and never reads the answers costs a bounded queue, not a goroutine each.
+	refusals []*jsonrpc.Message
+	refusing bool
+	dropped  bool                        // a refusal was dropped (and logged) for a full queue
 	subs     map[string]map[*Member]bool // resource subscriptions by URI
 	subsOf   map[*Member]int             // how many URIs each caller is subscribed to
 	// subPend counts the subscribes written or queued and not yet answered, per URI and per
