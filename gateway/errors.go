@@ -80,10 +80,31 @@ func writeMessage(w http.ResponseWriter, status int, m *jsonrpc.Message) {
 	writeBody(w, status, m.Encode())
 }
 
-// writeBody writes an encoded JSON-RPC message as an application/json answer.
+// writeBody writes an encoded JSON-RPC message as an application/json answer. One of
+// directAnswer bytes or more passes net/http's first buffer in this Write, and may block on
+// the socket here, so it is written and flushed within sseWriteTimeout, as every stream's
+// write is: a client that does not read it costs its connection, never a handler blocked for
+// good holding the answer and the request. A smaller one stays in that buffer, and net/http
+// writes it once the handler has returned; flushing it here would cost a refused request's
+// trace its body, which net/http discards when the answer's header goes out before the body
+// was read.
 func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	if len(body) < directAnswer {
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	if _, err := w.Write(body); err == nil {
+		_ = rc.Flush()
+	}
+	_ = rc.SetWriteDeadline(time.Time{})
 }
+
+// directAnswer is the size from which net/http passes a response body on from its first
+// buffer (bufferBeforeChunkingSize, 2 KiB) towards the connection.
+const directAnswer = 2 << 10
