@@ -13,8 +13,9 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// originGate refuses browser requests from origins nobody allowed (DNS rebinding). A request
-// without Origin is a non-browser client and passes.
+// originGate refuses browser requests from origins nobody allowed (DNS rebinding), and any
+// request that repeats a header gemgate reads (repeatedHeader). A request without Origin is a
+// non-browser client and passes.
 func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -22,8 +23,35 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 			(&httpError{Status: http.StatusForbidden, Code: jsonrpc.CodeInvalidRequest, Message: "origin not allowed"}).write(w)
 			return
 		}
+		if he := repeatedHeader(r.Header); he != nil {
+			he.write(w)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// repeatedHeader refuses a request that gives a header gemgate reads more than once: the MCP
+// headers (Mcp-Session-Id, Mcp-Protocol-Version, the 2026-07-28 Mcp-Method, Mcp-Name and
+// Mcp-Param-*), Last-Event-ID and Origin. gemgate reads the first value; a proxy or WAF in
+// front may read the last, or all of them joined (RFC 9110 §5.3), and route or filter on
+// something gemgate did not check.
+func repeatedHeader(h http.Header) *httpError {
+	for name, values := range h {
+		if len(values) < 2 {
+			continue
+		}
+		code := int64(jsonrpc.CodeInvalidRequest)
+		switch {
+		case name == headerMethod || name == headerName || strings.HasPrefix(name, paramHeaderPrefix):
+			code = codeHeaderMismatch // a mirror of the body, which one value alone can match
+		case strings.HasPrefix(name, "Mcp-") || name == "Last-Event-Id" || name == "Origin":
+		default:
+			continue
+		}
+		return &httpError{Status: http.StatusBadRequest, Code: code, Message: "the " + name + " header is given more than once"}
+	}
+	return nil
 }
 
 // originAllowed: an origin listed in AllowedOrigins, or with AllowLoopbackOrigins, the
