@@ -142,14 +142,20 @@ func dropTasksOf(meta jsonrpc.Object) (json.RawMessage, error) {
 			case "tasks":
 				return nil
 			case "extensions":
-				if ext, err := jsonrpc.EditObject(v, "params._meta.clientCapabilities.extensions", func(key string, v json.RawMessage) json.RawMessage {
+				// Read as strictly as the rest: an extensions object that names the tasks
+				// extension twice (or in two spellings) is refused, never passed on unedited to a
+				// worker that would keep the last.
+				ext, err := jsonrpc.EditObject(v, "params._meta.clientCapabilities.extensions", func(key string, v json.RawMessage) json.RawMessage {
 					if key == tasksExtension {
 						return nil
 					}
 					return v
-				}); err == nil {
-					return ext
+				})
+				if err != nil {
+					inner = err
+					return v
 				}
+				return ext
 			}
 			return v
 		})

@@ -82,6 +82,9 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	if he != nil {
 		return he
 	}
+	if he := checkKind(msg); he != nil {
+		return he
+	}
 	p, _ := auth.PrincipalFrom(r.Context())
 
 	if msg.IsRequest() && msg.Method == "initialize" {
@@ -124,6 +127,24 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 		s.clientResponse(msg)
 	}
 	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// checkKind refuses a message whose method says it is of the other kind: a request (it has
+// an id) named notifications/…, or a notification named anything else. The policy decides on
+// requests, and notifications/cancelled is mapped to the session's own calls; passed on as
+// the other kind, either would reach the worker unchecked, where a server may act on the
+// method whatever the id (the go-sdk's transport cancels on any notifications/cancelled).
+func checkKind(msg *jsonrpc.Message) *httpError {
+	notificationName := strings.HasPrefix(msg.Method, "notifications/")
+	switch {
+	case msg.IsRequest() && notificationName:
+		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
+			Message: "a request named " + quoteSafe(msg.Method) + ": notifications carry no id"}
+	case msg.IsNotification() && !notificationName:
+		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest,
+			Message: "a notification named " + quoteSafe(msg.Method) + ": requests carry an id"}
+	}
 	return nil
 }
 
@@ -240,7 +261,7 @@ type pending struct {
 // the answer is written, since a client may reuse the id the moment it has the answer.
 func (g *Gateway) await(c *pending) string {
 	w, r, s, inf, method, access := c.w, c.r, c.s, c.inf, c.method, c.access
-	answerAsStream := g.opts.PostAnswers != PostAnswersJSON && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	answerAsStream := g.opts.PostAnswers != PostAnswersJSON && inf.canStream // acceptsSSE, as the call was started
 	ps := &postStream{w: w, store: s.outbox.resume}
 	writeEvent := func(ev []byte, last bool) bool {
 		g.trace.outbound(s.id, ev)

@@ -1,0 +1,94 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// A message whose method says it is of the other kind is refused, not passed on: a request
+// (with an id) named notifications/cancelled, which a go-sdk worker's transport acts on
+// whatever the id, and which would then cancel the worker's call of that number, another
+// session's on a shared worker; and a notification named as a request, which would reach
+// the worker past the policy, which decides on requests.
+func TestMessagesOfTheOtherKindAreRefused(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Pool = pool.Settings{WorkerPer: pool.PerUser} })
+	victim, attacker := f.client("alice-rw"), f.client("alice-rw")
+	victim.open()
+	attacker.open()
+	done := make(chan reply, 1)
+	go func() { done <- victim.callTool(`"victim"`, "slow", map[string]any{"seconds": 1}) }()
+	for n := 1; n <= 20; n++ { // the worker numbers its calls 1, 2, …: the victim's is among them
+		r := attacker.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"x%d","method":"notifications/cancelled","params":{"requestId":%d}}`, n, n))
+		if r.status != http.StatusBadRequest || !bytes.Contains(r.body, []byte(`"code":-32600`)) {
+			t.Fatalf("a request named notifications/cancelled: status %d, body %s; want 400 -32600", r.status, r.body)
+		}
+	}
+	r := <-done
+	if m := r.only(t); m.Error != nil || strings.Contains(string(m.Result), "cancelled") {
+		t.Fatalf("the victim's call: %s %s", m.Error, m.Result)
+	}
+	for _, method := range []string{"tools/call", "ping"} {
+		r := attacker.post(fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":{"name":"whoami","arguments":{}}}`, method))
+		if r.status != http.StatusBadRequest || !bytes.Contains(r.body, []byte(`"code":-32600`)) {
+			t.Fatalf("a notification named %s: status %d, body %s; want 400 -32600", method, r.status, r.body)
+		}
+	}
+	// The kinds as they should be are served.
+	if r := attacker.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nothing"}}`); r.status != http.StatusAccepted {
+		t.Fatalf("a notifications/cancelled notification: status %d, body %s", r.status, r.body)
+	}
+}
+
+// An extensions object that names the tasks extension twice is refused: the edit that drops
+// the extension for the worker cannot read it, and the worker, which keeps the last of
+// duplicate keys, would see a client asking for tasks.
+func TestDuplicateTasksExtensionIsRefused(t *testing.T) {
+	for _, ext := range []string{
+		`{"` + tasksExtension + `":{},"` + tasksExtension + `":{}}`,
+		`{"other":{},"` + tasksExtension + `":{}}`,
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami",` +
+			`"_meta":{"` + metaProtocolVersion + `":"` + modernVersion + `",` +
+			`"` + metaClientCapabilities + `":{"extensions":` + ext + `},` +
+			`"` + metaClientInfo + `":{"name":"t","version":"1"}}}}`
+		msg, err := jsonrpc.ParseClient([]byte(body))
+		if err != nil {
+			t.Fatalf("parse: %v", err)
+		}
+		rp, err := readRequestParams(msg)
+		if err != nil {
+			t.Fatalf("readRequestParams: %v", err)
+		}
+		fwd, err := passMessageOf(msg, rp, false, "")
+		duplicate := strings.Count(ext, tasksExtension) == 2
+		switch {
+		case duplicate && err == nil:
+			t.Fatalf("named twice, passed on: %s", fwd.Params)
+		case !duplicate && err != nil:
+			t.Fatalf("named once: %v", err)
+		case !duplicate:
+			var p struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			}
+			var caps struct {
+				Extensions map[string]json.RawMessage `json:"extensions"`
+			}
+			if err := json.Unmarshal(fwd.Params, &p); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(p.Meta[metaClientCapabilities], &caps); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := caps.Extensions[tasksExtension]; ok || len(caps.Extensions) != 1 {
+				t.Fatalf("named once: forwarded %s, want the other extension alone", fwd.Params)
+			}
+		}
+	}
+}
