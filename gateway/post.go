@@ -36,10 +36,10 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 			he = &httpError{Status: http.StatusInternalServerError, Code: jsonrpc.CodeInternalError, Message: "internal error", Cause: err}
 		}
 		if he.Cause != nil || he.Status >= 500 {
-			g.log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", h.Get(headerSessionID))
+			g.log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", loggedSessionID(h))
 		}
 		if g.trace != nil { // the body is encoded for the trace only when there is one
-			g.trace.outbound(h.Get(headerSessionID), errorBody(he))
+			g.trace.outbound(loggedSessionID(h), errorBody(he))
 		}
 		he.write(rec)
 	}
@@ -53,11 +53,12 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 		return "other", he
 	}
 	body, err := g.readBody(w, r)
-	sessionID := r.Header.Get(headerSessionID)
 	if err != nil {
 		return "other", err
 	}
-	g.trace.inbound(sessionID, body)
+	if g.trace != nil {
+		g.trace.inbound(loggedSessionID(r.Header), body)
+	}
 	msg, err := jsonrpc.ParseClientOwned(body) // body is this request's alone, and never written again
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrInvalid) {

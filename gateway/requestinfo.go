@@ -83,6 +83,17 @@ func clientRequestIDOK(id string) bool {
 	return true
 }
 
+// loggedSessionID is a request's Mcp-Session-Id as log and trace lines carry it: the client's
+// to choose as much as X-Request-Id is, it goes into a line only if clientRequestIDOK would
+// honour it as a request id (gemgate's own session ids are), else as its length alone.
+func loggedSessionID(h http.Header) string {
+	id := h.Get(headerSessionID)
+	if clientRequestIDOK(id) {
+		return id
+	}
+	return "(invalid, " + strconv.Itoa(len(id)) + " bytes)"
+}
+
 // requestID is the request's id for a log line: the client's, or host/random-000042.
 func requestID(ctx context.Context) string {
 	info, _ := ctx.Value(requestInfoKey{}).(*requestInfo)

@@ -33,7 +33,7 @@ func (t *Tracer) refused(r *http.Request, status int, body []byte, unread int) {
 	if t == nil {
 		return
 	}
-	t.Logger.Info("trace", "direction", "client_to_gateway", "session", r.Header.Get(headerSessionID),
+	t.Logger.Info("trace", "direction", "client_to_gateway", "session", loggedSessionID(r.Header),
 		"refused", status, "method", r.Method, "size", len(body)+unread, "body", t.cut(body, unread))
 }
 
