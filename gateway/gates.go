@@ -155,10 +155,11 @@ func (g *Gateway) cors(next http.Handler) http.Handler {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+			h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After")
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+				h.Set("Access-Control-Allow-Headers", corsAllowHeaders(r.Header.Get("Access-Control-Request-Headers")))
+				h.Add("Vary", "Access-Control-Request-Headers")
 				h.Set("Access-Control-Max-Age", "600")
 				w.WriteHeader(http.StatusNoContent)
 				return
@@ -166,6 +167,34 @@ func (g *Gateway) cors(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// corsHeaders are the request headers a browser client may send: the transport's, and the
+// 2026-07-28 era's Mcp-Method and Mcp-Name.
+const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
+
+// corsAllowHeaders answers a preflight's Access-Control-Request-Headers: corsHeaders, and
+// those of the requested that are Mcp-Param-* headers, whose names each tool chooses.
+func corsAllowHeaders(requested string) string {
+	out := corsHeaders
+	for name := range strings.SplitSeq(requested, ",") {
+		name = strings.TrimSpace(name)
+		if len(name) > len(paramHeaderPrefix) && strings.EqualFold(name[:len(paramHeaderPrefix)], paramHeaderPrefix) && validHeaderName(name) {
+			out += ", " + name
+		}
+	}
+	return out
+}
+
+// validHeaderName: a header field name (RFC 9110 token), as one echoed into a response must be.
+func validHeaderName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // Media types of the Streamable HTTP transport.
