@@ -2,6 +2,7 @@ package auth
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -32,7 +33,7 @@ var (
 // [*MalformedTokenError] (wrapping [ErrInvalidToken]).
 func BearerToken(r *http.Request) (string, error) {
 	// Most requests have no query string: there is nothing to parse (and allocate) then.
-	if r.URL != nil && r.URL.RawQuery != "" && r.URL.Query().Has("access_token") {
+	if r.URL != nil && r.URL.RawQuery != "" && queryHasToken(r.URL.RawQuery) {
 		return "", errTokenInQuery
 	}
 	values := r.Header.Values("Authorization")
@@ -101,3 +102,19 @@ var b64TokenChar = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// queryHasToken reports whether a raw query names access_token, in any case, as a key of a
+// pair split at '&' or ';'. url.Query drops a pair with a ';' in it, and a server or proxy
+// that splits at ';' as well would read a token from it.
+func queryHasToken(raw string) bool {
+	for pair := range strings.FieldsFuncSeq(raw, func(c rune) bool { return c == '&' || c == ';' }) {
+		key, _, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(key); err == nil {
+			key = k
+		}
+		if strings.EqualFold(key, "access_token") {
+			return true
+		}
+	}
+	return false
+}

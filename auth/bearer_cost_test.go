@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,7 +30,8 @@ func TestB64TokenAgreesWithRFC(t *testing.T) {
 // TestBearerTokenQueryStillRefused: a request with no query string is read without parsing
 // one, and an access_token in the query, however spelled, is still refused.
 func TestBearerTokenQueryStillRefused(t *testing.T) {
-	for _, q := range []string{"access_token=x", "a=1&access_token=", "access%5Ftoken=x", "access_token"} {
+	for _, q := range []string{"access_token=x", "a=1&access_token=", "access%5Ftoken=x", "access_token",
+		"access_token=x;", "x=1;access_token=y", "a=1&b=2;access_token", "ACCESS_TOKEN=x"} {
 		r := httptest.NewRequest(http.MethodPost, "https://h/mcp?"+q, nil)
 		r.Header.Set("Authorization", "Bearer abc")
 		if _, err := BearerToken(r); err != errTokenInQuery {
@@ -41,6 +43,24 @@ func TestBearerTokenQueryStillRefused(t *testing.T) {
 	if tok, err := BearerToken(r); tok != "abc" || err != nil {
 		t.Errorf("another query parameter: %q, %v", tok, err)
 	}
+}
+
+// FuzzQueryTokenSeen: queryHasToken sees an access_token wherever a query parser would find
+// one: Go's (url.ParseQuery, pairs at '&', a pair with ';' dropped) or one that splits at ';'
+// too, as older servers and proxies do.
+func FuzzQueryTokenSeen(f *testing.F) {
+	for _, q := range []string{"access_token=x", "a=1;access_token=y", "access%5Ftoken", "x=%zz&access_token", "a=b"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got := queryHasToken(raw)
+		if v, _ := url.ParseQuery(raw); v.Has("access_token") && !got {
+			t.Fatalf("url.ParseQuery finds access_token in %q; queryHasToken does not", raw)
+		}
+		if v, _ := url.ParseQuery(strings.ReplaceAll(raw, ";", "&")); v.Has("access_token") && !got {
+			t.Fatalf("split at ';' too, %q has access_token; queryHasToken does not see it", raw)
+		}
+	})
 }
 
 // TestBearerTokenAllocs: reading a well-formed token from a request without a query string
