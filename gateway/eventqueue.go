@@ -9,20 +9,27 @@ import "sync"
 type eventQueue struct {
 	mu    sync.Mutex
 	msgs  [][]byte
+	bytes int           // of msgs
 	ready chan struct{} // holds a token while msgs may be non-empty; capacity 1
 }
 
+// eventQueueBytes bounds the bytes a call's queue holds beyond its first message (a worker's
+// line may be 16 MiB, and a call's stream takes one whatever its size): a reader that is
+// behind by more costs no more, whatever the count of messages allows.
+const eventQueueBytes = 1 << 20
+
 func newEventQueue() eventQueue { return eventQueue{ready: make(chan struct{}, 1)} }
 
-// push queues msg unless max messages are queued already (the reader is behind: the caller
-// sends msg elsewhere), and wakes the reader.
+// push queues msg unless max messages, or eventQueueBytes with msg, are queued already (the
+// reader is behind: the caller sends msg elsewhere), and wakes the reader.
 func (q *eventQueue) push(msg []byte, max int) bool {
 	q.mu.Lock()
-	if len(q.msgs) >= max {
+	if len(q.msgs) >= max || len(q.msgs) > 0 && q.bytes+len(msg) > eventQueueBytes {
 		q.mu.Unlock()
 		return false
 	}
 	q.msgs = append(q.msgs, msg)
+	q.bytes += len(msg)
 	q.mu.Unlock()
 	select {
 	case q.ready <- struct{}{}:
@@ -35,7 +42,7 @@ func (q *eventQueue) push(msg []byte, max int) bool {
 func (q *eventQueue) take() [][]byte {
 	q.mu.Lock()
 	msgs := q.msgs
-	q.msgs = nil
+	q.msgs, q.bytes = nil, 0
 	q.mu.Unlock()
 	return msgs
 }

@@ -43,3 +43,31 @@ func TestEventQueue(t *testing.T) {
 		t.Fatal("no token for a message pushed after a take")
 	}
 }
+
+// TestEventQueueBytes: a queue holds its first message whatever its size, and beyond it no
+// more than eventQueueBytes: a worker's 16 MiB lines for a call whose reader is behind are
+// not held 256 at a time. Taking frees the bytes.
+func TestEventQueueBytes(t *testing.T) {
+	q := newEventQueue()
+	big := make([]byte, 16<<20)
+	if !q.push(big, inflightEvents) {
+		t.Fatal("a first message refused for its size")
+	}
+	if q.push(make([]byte, 1), inflightEvents) {
+		t.Fatal("a message accepted behind 16 MiB queued")
+	}
+	q.take()
+	half := make([]byte, eventQueueBytes/2)
+	if !q.push(half, inflightEvents) || !q.push(half, inflightEvents) {
+		t.Fatal("messages refused within eventQueueBytes")
+	}
+	if q.push([]byte("x"), inflightEvents) {
+		t.Fatal("a message accepted over eventQueueBytes")
+	}
+	if got := len(q.take()); got != 2 {
+		t.Fatalf("took %d messages, want 2", got)
+	}
+	if !q.push(big, inflightEvents) {
+		t.Fatal("push refused after the queue was emptied")
+	}
+}
