@@ -20,8 +20,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	textclip "github.com/gemgate/gemgate/internal/clip"
+	"golang.org/x/time/rate"
 
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -533,12 +534,34 @@ func (p *Process) Refusal() error {
 	return p.greetErr
 }
 
+// A worker's stderr lines are logged at up to stderrLines a second, in bursts of up to
+// stderrBurst: the log is every user's, audit lines included, and a worker that floods its
+// stderr must not flood it too. What is over is counted, and the count logged with the next
+// line that is.
+const (
+	stderrLines = 50
+	stderrBurst = 200
+)
+
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
 	sc, err := newLineReader(r, 1<<20)
 	if err == nil {
+		limit := rate.NewLimiter(stderrLines, stderrBurst)
+		skipped := 0
 		for line, ok := sc.next(); ok; line, ok = sc.next() {
+			if !limit.Allow() {
+				skipped++
+				continue
+			}
+			if skipped > 0 {
+				p.log.Warn("worker stderr lines not logged: over the rate", "count", skipped, "per_second", stderrLines)
+				skipped = 0
+			}
 			p.log.Info("worker stderr", "line", snippet(line))
+		}
+		if skipped > 0 {
+			p.log.Warn("worker stderr lines not logged: over the rate", "count", skipped, "per_second", stderrLines)
 		}
 	}
 	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
