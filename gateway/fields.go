@@ -16,6 +16,9 @@ type clientFields struct {
 	progressToken json.RawMessage // params._meta.progressToken, nil when absent
 	cancelID      json.RawMessage // notifications/cancelled params.requestId, nil when absent
 	cancelReason  string
+	// eraMeta: params._meta names the 2026-07-28 era's protocol version, which makes an MCP
+	// server (the go-sdk's, per request) take the message as of that era (readClientFields).
+	eraMeta bool
 }
 
 // readParams are, per method, the params keys the gateway or an MCP server reads: each must be
@@ -94,10 +97,11 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 	if metaErr != nil {
 		return f, fieldError(m, metaErr)
 	}
-	if err := meta.Exact("progressToken"); err != nil {
+	if err := meta.Exact("progressToken", metaProtocolVersion); err != nil {
 		return f, fieldError(m, err)
 	}
 	f.progressToken, _ = meta.Raw("progressToken")
+	_, f.eraMeta = meta.Raw(metaProtocolVersion)
 
 	switch m.Method {
 	case "tools/call":

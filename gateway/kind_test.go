@@ -92,3 +92,24 @@ func TestDuplicateTasksExtensionIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A message in a session whose _meta names the 2026-07-28 protocol version is refused: the
+// worker (the go-sdk's server decides per request) would take it as a sessionless request,
+// with none of gemgate's checks of that era, while gemgate reads it as the session's.
+func TestSessionMessageOfTheOtherEraIsRefused(t *testing.T) {
+	f := newFixture(t)
+	c := f.client("alice-rw")
+	c.open()
+	for _, meta := range []string{
+		`{"` + metaProtocolVersion + `":"` + modernVersion + `"}`,
+		`{"progressToken":1,"` + metaProtocolVersion + `":"2025-06-18"}`,
+	} {
+		r := c.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":` + meta + `}}`)
+		if r.status != http.StatusBadRequest || !bytes.Contains(r.body, []byte(`"code":-32600`)) {
+			t.Fatalf("_meta %s in a session: status %d, body %s; want 400 -32600", meta, r.status, r.body)
+		}
+	}
+	if r := c.post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"progressToken":1}}}`); r.status != http.StatusOK {
+		t.Fatalf("a session's own _meta: status %d, body %s", r.status, r.body)
+	}
+}

@@ -86,6 +86,12 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	if he := checkKind(msg); he != nil {
 		return he
 	}
+	if fields.eraMeta {
+		// The worker would take it as a sessionless request (its own requestState and input
+		// responses, none of gemgate's checks of that era): the two would read it apart.
+		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
+			Message: "params._meta names " + metaProtocolVersion + ": a 2026-07-28 request, sent with the headers of a session; send it without Mcp-Session-Id"}
+	}
 	p, _ := auth.PrincipalFrom(r.Context())
 
 	if msg.IsRequest() && msg.Method == "initialize" {
