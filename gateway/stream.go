@@ -131,11 +131,11 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *se
 	ka := g.keepalive.slot()
 	tick := ka.tick()
 	for {
-		msgs, wake, ok := s.outbox.Take(gen)
+		evs, wake, ok := s.outbox.TakeLogged(gen)
 		if !ok {
 			return // superseded by a newer stream, or the session ended
 		}
-		if len(msgs) > 0 && !g.sendTaken(st, s, msgs) {
+		if len(evs) > 0 && !g.sendTaken(st, s, evs) {
 			return
 		}
 		select {
@@ -154,16 +154,15 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *se
 	}
 }
 
-// sendTaken writes messages taken from the outbox to the session's stream.
+// sendTaken writes messages taken from the outbox to the session's stream. They were logged
+// as they were taken (TakeLogged): those a stream that dies under them never wrote are
+// replayed to the stream that resumes after it.
 //
 //go:noinline
-func (g *Gateway) sendTaken(st *sse, s *session, msgs [][]byte) bool {
-	store := s.outbox.resume
-	for _, m := range msgs {
-		g.trace.outbound(s.id, m)
-		// Logged before it is written: a message taken for a stream that dies under it
-		// is replayed to the stream that resumes after it.
-		if err := st.eventID(store.record(0, m, false), m); err != nil {
+func (g *Gateway) sendTaken(st *sse, s *session, evs []takenEvent) bool {
+	for _, e := range evs {
+		g.trace.outbound(s.id, e.data)
+		if err := st.eventID(e.id, e.data); err != nil {
 			s.log.Info("session stream lost while writing", "error", err)
 			return false
 		}
