@@ -188,6 +188,8 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone <-chan struct{}, s *
 	}
 	ka := g.keepalive.slot()
 	tick := ka.tick()
+	sessionDone := s.done
+	var giveUp <-chan time.Time
 	for {
 		if !store.current(sid, gen) {
 			return // a newer resumption of the same stream took over
@@ -215,14 +217,24 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone <-chan struct{}, s *
 			}
 		case <-reqDone:
 			return
-		case <-s.done:
-			return
-		case <-g.stopping:
-			_ = st.retryHint(drainRetryAfter)
+		case <-sessionDone:
+			// The session ended under the call: the call's error, the answer its client is
+			// owed, is being logged by the POST's handler. The stream waits a moment for it.
+			// (At gemgate's shutdown it goes on as the POST's own stream does: it ends with
+			// its call, which the grace lets finish.)
+			sessionDone = nil
+			t := time.NewTimer(sessionEndAnswerWait)
+			defer t.Stop()
+			giveUp = t.C
+		case <-giveUp:
 			return
 		}
 	}
 }
+
+// sessionEndAnswerWait bounds how long a resumed POST stream waits, after its session ended,
+// for its call's error to be logged.
+const sessionEndAnswerWait = 2 * time.Second
 
 // badEventID is the answer to a Last-Event-ID that cannot be resumed.
 func badEventID(err error) *httpError {
