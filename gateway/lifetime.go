@@ -124,11 +124,14 @@ type sessionState struct {
 // verdict decides a session's fate: a reason to end it, or "" to keep it, and whether a
 // liveness probe should go out now. It is a pure function of the state and the policy.
 func (l Lifetime) verdict(st sessionState) (reason string, sendProbe bool) {
-	if st.busy {
-		return "", false // a call in flight is never reaped
-	}
+	// max_session_lifetime is a cap, whatever the session does: a client that always has a
+	// call in flight would hold its session, and the worker's login as the user, for ever.
+	// Its calls in flight are answered with the session's end.
 	if l.MaxSessionLifetime > 0 && st.now.Sub(st.opened) >= l.MaxSessionLifetime {
 		return ReasonExpired, false
+	}
+	if st.busy {
+		return "", false // a call in flight is never reaped for idleness
 	}
 	idle := st.now.Sub(st.lastActive)
 	if !st.everStream {

@@ -51,10 +51,13 @@ func TestVerdict(t *testing.T) {
 		{"streamless limit 0, idle_timeout reached", noStreamless, st(30*time.Minute, nil), ReasonStreamlessIdle, false},
 		{"streamless never gets a probe", l, st(50*time.Second, nil), "", false},
 		{"busy streamless is never reaped", l, st(2*time.Hour, func(s *sessionState) { s.busy = true }), "", false},
-		{"busy past every limit is never reaped", capped, st(48*time.Hour, func(s *sessionState) {
+		{"busy past every idle limit is never reaped", l, st(48*time.Hour, func(s *sessionState) {
 			s.busy, s.everStream, s.streamLost = true, true, t0.Add(-time.Hour)
-			s.opened = t0.Add(-48 * time.Hour)
 		}), "", false},
+		{"busy past max_session_lifetime expires all the same", capped, st(0, func(s *sessionState) {
+			s.busy, s.everStream, s.streamOpen, s.currentGen = true, true, true, 1
+			s.opened = t0.Add(-48 * time.Hour)
+		}), ReasonExpired, false},
 
 		{"stream open, before the probe lead", l, st(24*time.Minute, streaming), "", false},
 		{"probe due with an open stream", l, st(25*time.Minute, streaming), "", true},
