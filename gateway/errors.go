@@ -82,9 +82,9 @@ func writeMessage(w http.ResponseWriter, status int, m *jsonrpc.Message) {
 
 // writeBody writes an encoded JSON-RPC message as an application/json answer. One of
 // directAnswer bytes or more passes net/http's first buffer in this Write, and may block on
-// the socket here, so it is written and flushed within sseWriteTimeout, as every stream's
-// write is: a client that does not read it costs its connection, never a handler blocked for
-// good holding the answer and the request. A smaller one stays in that buffer, and net/http
+// the socket here, so it is written and flushed as every stream's write is (writeFlushed): a
+// client that does not read it costs its connection, never a handler blocked for good
+// holding the answer and the request. A smaller one stays in that buffer, and net/http
 // writes it once the handler has returned; flushing it here would cost a refused request's
 // trace its body, which net/http discards when the answer's header goes out before the body
 // was read.
@@ -96,13 +96,8 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 		_, _ = w.Write(body)
 		return
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	w.WriteHeader(status)
-	if _, err := w.Write(body); err == nil {
-		_ = rc.Flush()
-	}
-	_ = rc.SetWriteDeadline(time.Time{})
+	_ = writeFlushed(http.NewResponseController(w), w, body)
 }
 
 // directAnswer is the size from which net/http passes a response body on from its first

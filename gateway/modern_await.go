@@ -228,14 +228,8 @@ func (s *modernSSE) event(msg []byte) error {
 // comment writes an SSE comment, which clients skip: a keepalive.
 func (s *modernSSE) comment(text string) error { return s.write([]byte(": " + text + "\n\n")) }
 
-// write writes b and flushes it, within sseWriteTimeout.
-func (s *modernSSE) write(b []byte) error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	if _, err := s.w.Write(b); err != nil {
-		return err
-	}
-	return s.flush()
-}
+// write writes b and flushes it (writeFlushed).
+func (s *modernSSE) write(b []byte) error { return writeFlushed(s.rc, s.w, b) }
 
 func (s *modernSSE) flush() error {
 	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -196,12 +197,30 @@ func (s *sse) comment(text string) error {
 	return s.write([]byte(": " + text + "\n\n"))
 }
 
-func (s *sse) write(b []byte) error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	if _, err := s.w.Write(b); err != nil {
-		return err
+func (s *sse) write(b []byte) error { return writeFlushed(&s.rc, s.w, b) }
+
+// writeChunk is how much of a long write must reach the client within sseWriteTimeout.
+const writeChunk = 64 << 10
+
+// writeFlushed writes b and flushes it, each writeChunk of it within sseWriteTimeout of the
+// last: a client that reads, however slowly (13 KiB/s and up), gets all of a long answer,
+// and one that stops reading costs its connection within sseWriteTimeout, never a handler
+// blocked for good. A write of one chunk or less (nearly every one) sets the deadline once,
+// as a write with one deadline did.
+func writeFlushed(rc *http.ResponseController, w io.Writer, b []byte) error {
+	for {
+		n := min(len(b), writeChunk)
+		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+		if _, err := w.Write(b[:n]); err != nil {
+			return err
+		}
+		if b = b[n:]; len(b) == 0 {
+			break
+		}
 	}
-	return s.flush()
+	err := rc.Flush()
+	_ = rc.SetWriteDeadline(time.Time{})
+	return err
 }
 
 func (s *sse) flush() error {

@@ -1,0 +1,84 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A client on a slow link (128 KiB/s here) that reads a large answer steadily is not a client
+// that does not read: it gets the whole answer, JSON or SSE, though it takes longer than
+// sseWriteTimeout to arrive (writeFlushed bounds each chunk, not the whole).
+func TestSlowReaderGetsALargeAnswer(t *testing.T) {
+	for _, accept := range []string{"application/json", "application/json, text/event-stream"} {
+		t.Run(accept, func(t *testing.T) { slowReader(t, accept) })
+	}
+}
+
+func slowReader(t *testing.T, accept string) {
+	f := newFixture(t)
+	// The gateway's own server, on a listener whose connections have a small send buffer, as
+	// a loaded host's are: loopback's autotuned buffers would otherwise take the whole answer.
+	srv := httptest.NewUnstartedServer(f.gw.Handler())
+	srv.Listener = smallSendBuf{srv.Listener}
+	srv.Start()
+	defer srv.Close()
+	f.url = srv.URL + "/mcp"
+	c := f.client("alice-rw")
+	c.open()
+	text := strings.Repeat("x", 896<<10)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+		"params": map[string]any{"name": "echo", "arguments": map[string]any{"text": text}}})
+	req, err := c.newRequest(context.Background(), http.MethodPost, strings.NewReader(string(body)), "Accept", accept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
+	}}
+	hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableCompression: true}}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got := 0
+	buf := make([]byte, 64<<10)
+	var rerr error
+	for {
+		n, err := io.ReadFull(resp.Body, buf)
+		got += n
+		if err != nil {
+			if err != io.EOF && err != io.ErrUnexpectedEOF {
+				rerr = err
+			} else if err == io.ErrUnexpectedEOF && int64(got) != resp.ContentLength {
+				rerr = err
+			}
+			break
+		}
+		time.Sleep(500 * time.Millisecond) // 128 KiB/s
+	}
+	if int64(got) != resp.ContentLength {
+		t.Fatalf("a steady 128 KiB/s reader got %d of the answer's %d bytes (%v)", got, resp.ContentLength, rerr)
+	}
+	if got < len(text) {
+		t.Fatalf("the answer is %d bytes, shorter than the text echoed", got)
+	}
+}
+
+type smallSendBuf struct{ net.Listener }
+
+func (l smallSendBuf) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(16 << 10)
+	}
+	return c, err
+}
