@@ -150,9 +150,10 @@ func abandon(p *parked, why string) {
 	}()
 }
 
-// refuseWorkerRequest answers a worker's request with an error on the client's behalf.
+// refuseWorkerRequest answers a worker's request with an error on the client's behalf,
+// without waiting for the write (pool.Member.Refuse).
 func refuseWorkerRequest(m *pool.Member, id json.RawMessage, why string) {
-	_, _ = m.Answer(jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, why, nil))
+	m.Refuse(id, why)
 }
 
 // workerRequestKey is the input key of a worker request: gemgate's own id for it, unquoted.

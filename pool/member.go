@@ -194,6 +194,31 @@ func (m *Member) Answer(msg *jsonrpc.Message) (known bool, err error) {
 	return true, w.proc.Reply(&out)
 }
 
+// Refuse answers, on the caller's behalf, a worker request that was delivered to it (msg's
+// id is gemgate's) with an error. It never blocks: the answer joins the worker's queue of
+// gemgate's own answers (refuseLocked), so a worker that floods requests and does not read
+// costs a bounded queue, not a goroutine or a blocked caller each. It reports whether the
+// request was the caller's and still unanswered.
+func (m *Member) Refuse(id json.RawMessage, why string) bool {
+	var gid string
+	if json.Unmarshal(id, &gid) != nil {
+		return false
+	}
+	s, w := m.current()
+	if w == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr, ok := w.requests[gid]
+	if !ok || pr.m != m {
+		return false
+	}
+	delete(w.requests, gid)
+	s.refuseLocked(w, jsonrpc.ErrorResponse(pr.workerID, jsonrpc.CodeInternalError, why, nil))
+	return true
+}
+
 // Detach lets the caller go: its queued calls are dropped, its subscriptions released, its
 // worker requests answered with an error; the worker lives on until idle (worker_per: user)
 // or stops now (worker_per: session).
