@@ -113,3 +113,20 @@ func TestSessionMessageOfTheOtherEraIsRefused(t *testing.T) {
 		t.Fatalf("a session's own _meta: status %d, body %s", r.status, r.body)
 	}
 }
+
+// The other era's _meta is refused where a worker would read it (an initialize, a session's
+// message), but a sessionless server/discover still gets the answer that makes a dual-era
+// client fall back to initialize.
+func TestEraMetaOutsideASession(t *testing.T) {
+	f := newFixture(t)
+	c := f.client("alice-rw")
+	meta := `{"` + metaProtocolVersion + `":"2025-06-18"}`
+	r := c.post(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":` + meta + `}}`)
+	if m := r.only(t); r.status != http.StatusOK || m.Error == nil || !bytes.Contains(m.Error, []byte("use initialize")) {
+		t.Fatalf("server/discover without a session: status %d, body %s; want the fall-back answer", r.status, r.body)
+	}
+	r = c.post(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"},"_meta":` + meta + `}}`)
+	if r.status != http.StatusBadRequest || !bytes.Contains(r.body, []byte(`"code":-32600`)) {
+		t.Fatalf("initialize with the other era's _meta: status %d, body %s; want 400 -32600", r.status, r.body)
+	}
+}

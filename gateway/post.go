@@ -86,15 +86,12 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	if he := checkKind(msg); he != nil {
 		return he
 	}
-	if fields.eraMeta {
-		// The worker would take it as a sessionless request (its own requestState and input
-		// responses, none of gemgate's checks of that era): the two would read it apart.
-		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
-			Message: "params._meta names " + metaProtocolVersion + ": a 2026-07-28 request, sent with the headers of a session; send it without Mcp-Session-Id"}
-	}
 	p, _ := auth.PrincipalFrom(r.Context())
 
 	if msg.IsRequest() && msg.Method == "initialize" {
+		if fields.eraMeta {
+			return eraMetaError(msg)
+		}
 		var err error
 		aside.Run(func() { err = g.initialize(w, r, msg, p) }) // see aside.Run: the connection may go on to idle
 		return err
@@ -109,6 +106,9 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 		e := badRequest("missing Mcp-Session-Id header; send initialize first")
 		e.ID = msg.ID
 		return e
+	}
+	if fields.eraMeta {
+		return eraMetaError(msg)
 	}
 	s := g.sessions.lookup(sessionID, ownerOf(p))
 	if s == nil {
@@ -153,6 +153,16 @@ func checkKind(msg *jsonrpc.Message) *httpError {
 			Message: "a notification named " + quoteSafe(msg.Method) + ": requests carry an id"}
 	}
 	return nil
+}
+
+// eraMetaError refuses a session's message, or an initialize, whose _meta names the
+// 2026-07-28 protocol version: its worker (the go-sdk's server decides per request) would
+// take it as a sessionless request, with its own requestState and input responses and none
+// of gemgate's checks of that era, while gemgate reads it as the session's.
+func eraMetaError(msg *jsonrpc.Message) *httpError {
+	return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
+		Message: "params._meta names " + metaProtocolVersion + ", which no message of a session carries: " +
+			"a 2026-07-28 request goes without Mcp-Session-Id, with MCP-Protocol-Version: 2026-07-28"}
 }
 
 // readBody reads the whole body, up to MaxBodyBytes, into a buffer of its own, sized by the
