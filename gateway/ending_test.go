@@ -24,7 +24,7 @@ func TestReaperVerdictYieldsToALaterRequest(t *testing.T) {
 	if !s.touch(time.Now()) {
 		t.Fatal("touch refused on a live session")
 	}
-	if s.markEnding(st) {
+	if s.markEnding(st, ReasonIdle) {
 		t.Fatal("the reaper claimed a session a request had revived after its snapshot")
 	}
 
@@ -32,14 +32,18 @@ func TestReaperVerdictYieldsToALaterRequest(t *testing.T) {
 	if _, err := s.startCall(json.RawMessage(`1`), true, 0); err != nil {
 		t.Fatal(err)
 	}
-	if s.markEnding(st) {
+	if s.markEnding(st, ReasonIdle) {
 		t.Fatal("the reaper claimed a session with a call in flight")
+	}
+	// Expiry depends on when the session opened alone: it is claimed, call and all.
+	if !s.markEnding(st, ReasonExpired) {
+		t.Fatal("the reaper did not claim an expired session with a call in flight")
 	}
 }
 
 func TestAClaimedSessionRefusesRequests(t *testing.T) {
 	s := bareSession()
-	if !s.markEnding(s.state(time.Now())) {
+	if !s.markEnding(s.state(time.Now()), ReasonIdle) {
 		t.Fatal("an unchanged session should be claimable")
 	}
 	if s.touch(time.Now()) {

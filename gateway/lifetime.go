@@ -241,7 +241,7 @@ func (r *reaper) pass(now time.Time) {
 		st := s.state(now)
 		reason, probe := l.verdict(st)
 		switch {
-		case reason != "" && s.markEnding(st):
+		case reason != "" && s.markEnding(st, reason):
 			r.g.wg.Add(1) // the reaper is stopped before Close waits, so this never races Wait
 			go func() { defer r.g.wg.Done(); r.g.endSession(s, reason) }()
 		case probe:

@@ -89,17 +89,24 @@ func (s *session) touch(now time.Time) bool {
 	return true
 }
 
-// markEnding claims the session for the reaper if nothing changed since the state st was
-// read: no request, no call, no new stream in between. A verdict drawn from a snapshot must
-// not end a session that a request has since revived.
-func (s *session) markEnding(st sessionState) bool {
+// markEnding claims the session for the reaper, ending for reason, if nothing changed since
+// the state st was read: no request, no call, no new stream in between. A verdict drawn from
+// a snapshot must not end a session that a request has since revived. An expired session
+// (max_session_lifetime) is claimed whatever it did since: its verdict depends on when it
+// opened alone, and its calls in flight are answered with its end.
+func (s *session) markEnding(st sessionState, reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ending || s.closed || len(s.calls) > 0 || !s.lastActive.Equal(st.lastActive) || !s.streamLost.Equal(st.streamLost) {
+	if s.ending || s.closed {
 		return false
 	}
-	if st.streamOpen != s.outbox.HasStream() {
-		return false
+	if reason != ReasonExpired {
+		if len(s.calls) > 0 || !s.lastActive.Equal(st.lastActive) || !s.streamLost.Equal(st.streamLost) {
+			return false
+		}
+		if st.streamOpen != s.outbox.HasStream() {
+			return false
+		}
 	}
 	s.ending = true
 	return true

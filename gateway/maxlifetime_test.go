@@ -1,0 +1,28 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// max_session_lifetime ends a session with a call in flight too, through the reaper (its
+// verdict and its claim of the session): a client that always has a call in flight does not
+// keep its session, and the worker's login as the user, past the cap.
+func TestMaxLifetimeEndsABusySession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const max = 2 * time.Hour
+		def := DefaultLifetime()
+		b := newBubble(t, Lifetime{MaxSessionLifetime: max, IdleTimeout: Never, StreamlessIdleTimeout: Never,
+			StreamLossGrace: def.StreamLossGrace, ProbeLead: Never, ProbeTimeout: def.ProbeTimeout})
+		s := b.open(t)
+		if _, err := s.startCall(json.RawMessage(`1`), false, 0); err != nil {
+			t.Fatal(err)
+		}
+		b.at(max + time.Minute)
+		if b.alive(s) {
+			t.Fatalf("a session with a call in flight is still open at +%v, past max_session_lifetime %v", time.Since(b.start), max)
+		}
+	})
+}
