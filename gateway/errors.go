@@ -97,7 +97,7 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 		return
 	}
 	w.WriteHeader(status)
-	_ = writeFlushed(http.NewResponseController(w), w, body)
+	_ = writeFlushed(http.NewResponseController(w), w, body, nil)
 }
 
 // directAnswer is the size from which net/http passes a response body on from its first

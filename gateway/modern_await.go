@@ -229,7 +229,7 @@ func (s *modernSSE) event(msg []byte) error {
 func (s *modernSSE) comment(text string) error { return s.write([]byte(": " + text + "\n\n")) }
 
 // write writes b and flushes it (writeFlushed).
-func (s *modernSSE) write(b []byte) error { return writeFlushed(s.rc, s.w, b) }
+func (s *modernSSE) write(b []byte) error { return writeFlushed(s.rc, s.w, b, nil) }
 
 func (s *modernSSE) flush() error {
 	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))

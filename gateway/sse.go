@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -19,6 +20,7 @@ type sse struct {
 	w       http.ResponseWriter
 	rc      http.ResponseController // a value: a stream inside another struct costs no allocation
 	started bool
+	stop    <-chan struct{} // closed when a long write is to end between chunks (writeFlushed)
 }
 
 func newSSE(w http.ResponseWriter) *sse {
@@ -197,26 +199,46 @@ func (s *sse) comment(text string) error {
 	return s.write([]byte(": " + text + "\n\n"))
 }
 
-func (s *sse) write(b []byte) error { return writeFlushed(&s.rc, s.w, b) }
+func (s *sse) write(b []byte) error { return writeFlushed(&s.rc, s.w, b, s.stop) }
 
-// writeChunk is how much of a long write must reach the client within sseWriteTimeout.
-const writeChunk = 64 << 10
+// writeChunk is how much of a long write must reach the client within sseWriteTimeout, and
+// minWriteRate the rate a long write must keep on the whole, past its first sseWriteTimeout.
+const (
+	writeChunk   = 64 << 10
+	minWriteRate = 64 << 10 // bytes per second
+)
 
-// writeFlushed writes b and flushes it, each writeChunk of it within sseWriteTimeout of the
-// last: a client that reads, however slowly (13 KiB/s and up), gets all of a long answer,
-// and one that stops reading costs its connection within sseWriteTimeout, never a handler
-// blocked for good. A write of one chunk or less (nearly every one) sets the deadline once,
-// as a write with one deadline did.
-func writeFlushed(rc *http.ResponseController, w io.Writer, b []byte) error {
+// errWriteStopped is a long write given up between chunks because stop was closed.
+var errWriteStopped = errors.New("write stopped: the stream is ending")
+
+// writeFlushed writes b and flushes it, each writeChunk of it within sseWriteTimeout, and the
+// whole within sseWriteTimeout plus len(b) at minWriteRate: a client that reads at that rate
+// gets all of a long answer (16 MiB in under 5 minutes), and one that stops reading, or reads
+// more slowly, costs its connection, never a handler held for good. A write of one chunk or
+// less (nearly every one) sets the deadline once, as a write with one deadline did. stop, if
+// not nil, ends a long write between chunks: a GET stream ends at shutdown mid-message.
+func writeFlushed(rc *http.ResponseController, w io.Writer, b []byte, stop <-chan struct{}) error {
+	now := time.Now()
+	end := now.Add(sseWriteTimeout + time.Duration(len(b))*time.Second/minWriteRate)
 	for {
 		n := min(len(b), writeChunk)
-		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+		d := now.Add(sseWriteTimeout)
+		if d.After(end) {
+			d = end
+		}
+		_ = rc.SetWriteDeadline(d)
 		if _, err := w.Write(b[:n]); err != nil {
 			return err
 		}
 		if b = b[n:]; len(b) == 0 {
 			break
 		}
+		select {
+		case <-stop:
+			return errWriteStopped
+		default:
+		}
+		now = time.Now()
 	}
 	err := rc.Flush()
 	_ = rc.SetWriteDeadline(time.Time{})

@@ -123,6 +123,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *se
 	g.metrics.streamOpened()
 	defer g.streamEnded(s, gen)
 	st := newSSE(w)
+	st.stop = g.stopping // at shutdown the stream ends, between chunks of a long message too
 	var opened bool
 	aside.Run(func() { opened = g.openStream(st, s, after, resumed) }) // net/http's first flush is deep
 	if !opened {
