@@ -316,6 +316,7 @@ func (g *Gateway) await(c *pending) string {
 	orphan := func(reason string) bool {
 		if !ps.resumable() {
 			inf.call.Cancel(reason)
+			ps.finish() // a first write cut midway may have given the client an id to resume from
 			return false
 		}
 		ps.lose()

@@ -68,9 +68,10 @@ func (p *postStream) placed(pe placedEvent, last bool) bool {
 // lose records that the connection is gone: later events are only logged.
 func (p *postStream) lose() { p.live = false }
 
-// finish ends the stream without an answer (a cancelled call), so a resumed reader ends too.
+// finish ends the stream without an answer (a cancelled call), so a resumed reader ends too:
+// one that resumes from what reached the client of a first write that failed midway, too.
 func (p *postStream) finish() {
-	if p.primed {
+	if p.begun {
 		p.store.finish(p.sid)
 	}
 }

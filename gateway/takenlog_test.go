@@ -68,3 +68,26 @@ func TestTakenMessagesAreLoggedAsTaken(t *testing.T) {
 		}
 	}
 }
+
+// A POST stream whose first write failed (it may have reached the client in part, priming id
+// and all) is finished when its call is let go: a GET that resumes from that id gets what was
+// logged and ends, rather than wait for events no one will log.
+func TestPostStreamCutAtItsFirstWriteIsFinished(t *testing.T) {
+	store := newResumeStore()
+	ps := &postStream{w: &failAfterWriter{h: http.Header{}, n: 0}, store: store}
+	if ps.event([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`), false) {
+		t.Fatal("a dead connection took the first event")
+	}
+	if ps.resumable() {
+		t.Fatal("a stream whose first write failed counts as resumable")
+	}
+	ps.finish()
+	sid, after, err := store.resolve(store.eventID(ps.sid, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, done, _, ok := store.since(sid, after)
+	if !ok || len(evs) != 1 || !done {
+		t.Fatalf("resumed from the priming id: %d events, done %v, ok %v; want the one logged and the end", len(evs), done, ok)
+	}
+}
