@@ -16,9 +16,7 @@ import (
 // sseWriteTimeout at most, not for as long as it keeps the connection open. The answer is
 // larger than the socket buffers, so the write blocks.
 func TestAnswerToANonReaderEnds(t *testing.T) {
-	for _, accept := range []string{"application/json", "application/json, text/event-stream"} {
-		t.Run(accept, func(t *testing.T) { nonReader(t, accept) })
-	}
+	forEachAnswerForm(t, nonReader)
 }
 
 func nonReader(t *testing.T, accept string) {

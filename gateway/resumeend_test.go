@@ -16,36 +16,9 @@ import (
 // going away.
 func TestResumedPostStreamLastsThroughTheShutdownGrace(t *testing.T) {
 	f := newFixture(t)
-	c := f.client("alice-rw")
-	c.open()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r-1", "method": "tools/call", "params": slowParams(3, true, "tok")})
-	ctx, cut := context.WithCancel(context.Background())
-	defer cut()
-	resp := c.postStreaming(ctx, string(body))
-	evs := readEvents(resp.Body)
-	nextEvent(t, evs) // priming
-	first, _ := nextEvent(t, evs)
-	cut()
-	resp.Body.Close()
-
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel2()
-	gresp := c.resumeStream(ctx2, first.id)
-	defer gresp.Body.Close()
-	gevs := readEvents(gresp.Body)
-	nextEvent(t, gevs) // the resumed stream's priming event: the reader is attached
+	gevs := resumedCall(t, f, 3)
 	f.gw.BeginShutdown()
-	var answered bool
-	for {
-		ev, ok := nextEvent(t, gevs)
-		if !ok {
-			break
-		}
-		if m, err := jsonrpc.Parse([]byte(ev.data)); err == nil && string(m.ID) == `"r-1"` {
-			answered = true
-		}
-	}
-	if !answered {
+	if !answeredOn(t, gevs) {
 		t.Fatal("the resumed answer stream of a call in flight ended at BeginShutdown without the call's answer")
 	}
 }
@@ -68,24 +41,7 @@ func TestResumedPostStreamGetsTheErrorAtSessionEnd(t *testing.T) {
 
 func resumedStreamAnsweredAtSessionEnd(t *testing.T) bool {
 	f := newFixture(t)
-	c := f.client("alice-rw")
-	c.open()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r-1", "method": "tools/call", "params": slowParams(30, true, "tok")})
-	ctx, cut := context.WithCancel(context.Background())
-	defer cut()
-	resp := c.postStreaming(ctx, string(body))
-	evs := readEvents(resp.Body)
-	nextEvent(t, evs) // priming
-	first, _ := nextEvent(t, evs)
-	cut()
-	resp.Body.Close()
-
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel2()
-	gresp := c.resumeStream(ctx2, first.id)
-	defer gresp.Body.Close()
-	gevs := readEvents(gresp.Body)
-	nextEvent(t, gevs) // priming: attached
+	gevs := resumedCall(t, f, 30)
 	pids := workerPids(t, "demo")
 	if len(pids) != 1 {
 		t.Fatalf("want one worker, have %v", pids)
@@ -93,16 +49,47 @@ func resumedStreamAnsweredAtSessionEnd(t *testing.T) bool {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var answered bool
+	answered := answeredOn(t, gevs)
+	f.gw.Close()
+	return answered
+}
+
+// resumedCall starts a slow call (seconds long, with progress) on a session of alice's, loses
+// its POST stream after the first progress event, and resumes it with a GET: the resumed
+// stream's events, its priming event read (the reader is attached).
+func resumedCall(t *testing.T, f *fixture, seconds int) <-chan rawEvent {
+	t.Helper()
+	c := f.client("alice-rw")
+	c.open()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r-1", "method": "tools/call", "params": slowParams(seconds, true, "tok")})
+	ctx, cut := context.WithCancel(context.Background())
+	resp := c.postStreaming(ctx, string(body))
+	evs := readEvents(resp.Body)
+	nextEvent(t, evs) // priming
+	first, _ := nextEvent(t, evs)
+	cut()
+	resp.Body.Close()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel2)
+	gresp := c.resumeStream(ctx2, first.id)
+	t.Cleanup(func() { gresp.Body.Close() })
+	gevs := readEvents(gresp.Body)
+	nextEvent(t, gevs)
+	return gevs
+}
+
+// answeredOn reads a resumed stream to its end and reports whether it carried the call's
+// answer (id r-1).
+func answeredOn(t *testing.T, evs <-chan rawEvent) bool {
+	t.Helper()
+	answered := false
 	for {
-		ev, ok := nextEvent(t, gevs)
+		ev, ok := nextEvent(t, evs)
 		if !ok {
-			break
+			return answered
 		}
 		if m, err := jsonrpc.Parse([]byte(ev.data)); err == nil && string(m.ID) == `"r-1"` {
 			answered = true
 		}
 	}
-	f.gw.Close()
-	return answered
 }

@@ -3,11 +3,8 @@ package gateway
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -16,12 +13,7 @@ import (
 // it: one in the middle of a long message to a slow but steady reader (160 KiB/s) too, between
 // the message's chunks, within sseWriteTimeout.
 func TestGetStreamEndsAtShutdownMidMessage(t *testing.T) {
-	f := newFixture(t)
-	srv := httptest.NewUnstartedServer(f.gw.Handler())
-	srv.Listener = smallSendBuf{srv.Listener}
-	srv.Start()
-	defer srv.Close()
-	f.url = srv.URL + "/mcp"
+	f, hc := newSlowLink(t)
 	c := f.client("alice-rw")
 	c.open()
 	s := c.sessionObj()
@@ -32,10 +24,6 @@ func TestGetStreamEndsAtShutdownMidMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
-	}}
-	hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableCompression: true}}
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)

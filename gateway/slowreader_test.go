@@ -17,20 +17,11 @@ import (
 // that does not read: it gets the whole answer, JSON or SSE, though it takes longer than
 // sseWriteTimeout to arrive (writeFlushed bounds each chunk, not the whole).
 func TestSlowReaderGetsALargeAnswer(t *testing.T) {
-	for _, accept := range []string{"application/json", "application/json, text/event-stream"} {
-		t.Run(accept, func(t *testing.T) { slowReader(t, accept) })
-	}
+	forEachAnswerForm(t, slowReader)
 }
 
 func slowReader(t *testing.T, accept string) {
-	f := newFixture(t)
-	// The gateway's own server, on a listener whose connections have a small send buffer, as
-	// a loaded host's are: loopback's autotuned buffers would otherwise take the whole answer.
-	srv := httptest.NewUnstartedServer(f.gw.Handler())
-	srv.Listener = smallSendBuf{srv.Listener}
-	srv.Start()
-	defer srv.Close()
-	f.url = srv.URL + "/mcp"
+	f, hc := newSlowLink(t)
 	c := f.client("alice-rw")
 	c.open()
 	text := strings.Repeat("x", 896<<10)
@@ -40,10 +31,6 @@ func slowReader(t *testing.T, accept string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
-	}}
-	hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableCompression: true}}
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +58,33 @@ func slowReader(t *testing.T, accept string) {
 	if got < len(text) {
 		t.Fatalf("the answer is %d bytes, shorter than the text echoed", got)
 	}
+}
+
+// forEachAnswerForm runs test with the Accept header of a client that takes only JSON, and of
+// one that takes SSE too: the two forms an answer is written in.
+func forEachAnswerForm(t *testing.T, test func(t *testing.T, accept string)) {
+	for _, accept := range []string{"application/json", "application/json, text/event-stream"} {
+		t.Run(accept, func(t *testing.T) { test(t, accept) })
+	}
+}
+
+// newSlowLink is a fixture whose gateway serves on connections with small send buffers, as a
+// loaded host's are (loopback's autotuned buffers would otherwise take a whole long answer),
+// and a client whose connections have small receive buffers: what it does not read stays
+// in the gateway's writes.
+func newSlowLink(t *testing.T) (*fixture, *http.Client) {
+	f := newFixture(t)
+	srv := httptest.NewUnstartedServer(f.gw.Handler())
+	srv.Listener = smallSendBuf{srv.Listener}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	f.url = srv.URL + "/mcp"
+	d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
+	}}
+	hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableCompression: true}}
+	t.Cleanup(hc.CloseIdleConnections)
+	return f, hc
 }
 
 type smallSendBuf struct{ net.Listener }
