@@ -136,7 +136,7 @@ func (g *Gateway) abandonParked(id, why string) {
 // abandon is abandonParked for a parked call already taken from the table.
 func abandon(p *parked, why string) {
 	for _, req := range p.requests {
-		refuseWorkerRequest(p.member, req.ID, why)
+		p.member.Refuse(req.ID, why)
 	}
 	go func() {
 		defer p.member.Detach()
@@ -148,12 +148,6 @@ func abandon(p *parked, why string) {
 			p.call.Cancel(why)
 		}
 	}()
-}
-
-// refuseWorkerRequest answers a worker's request with an error on the client's behalf,
-// without waiting for the write (pool.Member.Refuse).
-func refuseWorkerRequest(m *pool.Member, id json.RawMessage, why string) {
-	m.Refuse(id, why)
 }
 
 // workerRequestKey is the input key of a worker request: gemgate's own id for it, unquoted.

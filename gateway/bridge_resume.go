@@ -97,7 +97,7 @@ func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *json
 		result, err := g.park(pk)
 		if err != nil {
 			for _, req := range missing {
-				refuseWorkerRequest(pk.member, req.ID, err.Error())
+				pk.member.Refuse(req.ID, err.Error())
 			}
 			return refuse(err)
 		}

@@ -91,12 +91,11 @@ func writeMessage(w http.ResponseWriter, status int, m *jsonrpc.Message) {
 func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
 	if len(body) < directAnswer {
-		w.WriteHeader(status)
 		_, _ = w.Write(body)
 		return
 	}
-	w.WriteHeader(status)
 	_ = writeFlushed(http.NewResponseController(w), w, body, nil)
 }
 

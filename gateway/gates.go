@@ -174,27 +174,17 @@ func (g *Gateway) cors(next http.Handler) http.Handler {
 const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
 
 // corsAllowHeaders answers a preflight's Access-Control-Request-Headers: corsHeaders, and
-// those of the requested that are Mcp-Param-* headers, whose names each tool chooses.
+// those of the requested that are Mcp-Param-* headers, whose names each tool chooses (a name
+// echoed only if it is a token: nothing in it can end the list or the header).
 func corsAllowHeaders(requested string) string {
 	out := corsHeaders
 	for name := range strings.SplitSeq(requested, ",") {
 		name = strings.TrimSpace(name)
-		if len(name) > len(paramHeaderPrefix) && strings.EqualFold(name[:len(paramHeaderPrefix)], paramHeaderPrefix) && validHeaderName(name) {
+		if len(name) > len(paramHeaderPrefix) && strings.EqualFold(name[:len(paramHeaderPrefix)], paramHeaderPrefix) && isToken(name) {
 			out += ", " + name
 		}
 	}
 	return out
-}
-
-// validHeaderName: a header field name (RFC 9110 token), as one echoed into a response must be.
-func validHeaderName(name string) bool {
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return name != ""
 }
 
 // Media types of the Streamable HTTP transport.

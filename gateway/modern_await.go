@@ -78,7 +78,7 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 			result, err := g.park(pk)
 			if err != nil {
 				for _, req := range pk.requests {
-					refuseWorkerRequest(pk.member, req.ID, err.Error())
+					pk.member.Refuse(req.ID, err.Error())
 				}
 				continue // the worker carries on with the refusal; the call goes on
 			}

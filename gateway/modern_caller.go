@@ -55,7 +55,7 @@ func (c *modernCaller) Deliver(d pool.Delivery) {
 		case c.requests <- req:
 		default:
 			if m := c.member.Load(); m != nil {
-				refuseWorkerRequest(m, req.ID, "too many requests to the client in one call")
+				m.Refuse(req.ID, "too many requests to the client in one call")
 			}
 		}
 		return

@@ -82,6 +82,6 @@ func TestModernCallerRequestFloodIsBounded(t *testing.T) {
 	if peak > 200 {
 		buf := make([]byte, 64<<20)
 		stacks := string(buf[:runtime.Stack(buf, true)])
-		t.Fatalf("the flood held %d more goroutines at once (%d now in refuseWorkerRequest)", peak, strings.Count(stacks, "gateway.refuseWorkerRequest("))
+		t.Fatalf("the flood held %d more goroutines at once (%d now writing to the worker)", peak, strings.Count(stacks, "worker.(*Process).Reply("))
 	}
 }

@@ -96,20 +96,6 @@ func (o *outbox) HasStream() bool {
 	return o.streams > 0
 }
 
-// Take removes and returns the queued messages if gen is still the current stream, and the
-// channel that will be closed at the next news. ok is false for a superseded stream.
-func (o *outbox) Take(gen uint64) (msgs [][]byte, wake <-chan struct{}, ok bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	wake, ok = o.takeLocked(gen, func(m []byte) {
-		if msgs == nil {
-			msgs = make([][]byte, 0, o.n)
-		}
-		msgs = append(msgs, m)
-	})
-	return msgs, wake, ok
-}
-
 // takenEvent is a message taken for the session's stream, with the event id it was logged
 // under.
 type takenEvent struct {
@@ -117,34 +103,28 @@ type takenEvent struct {
 	data []byte
 }
 
-// TakeLogged is Take for the session's stream: each message taken is logged for resumption
-// (stream 0) before the outbox's lock is let go, and comes with its event id. A stream that
-// attaches after it (a GET with Last-Event-ID) then finds in the log every message the
-// stream before it took, whether that stream wrote it or died first.
+// TakeLogged removes and returns the queued messages if gen is still the current stream, and
+// the channel that will be closed at the next news; ok is false for a superseded stream. Each
+// message taken is logged for resumption (stream 0) before the outbox's lock is let go, and
+// comes with its event id: a stream that attaches after it (a GET with Last-Event-ID) then
+// finds in the log every message the stream before it took, whether that stream wrote it or
+// died first.
 func (o *outbox) TakeLogged(gen uint64) (evs []takenEvent, wake <-chan struct{}, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	wake, ok = o.takeLocked(gen, func(m []byte) {
-		if evs == nil {
-			evs = make([]takenEvent, 0, o.n)
-		}
-		evs = append(evs, takenEvent{id: o.resume.record(0, m, false), data: m})
-	})
-	return evs, wake, ok
-}
-
-// takeLocked empties the queue into each, oldest first, if gen is the current stream's.
-func (o *outbox) takeLocked(gen uint64, each func([]byte)) (wake <-chan struct{}, ok bool) {
 	if gen != o.gen {
-		return nil, false
+		return nil, nil, false
 	}
-	for i := 0; i < o.n; i++ {
-		j := (o.head + i) % len(o.queue)
-		each(o.queue[j])
-		o.queue[j] = nil
+	if o.n > 0 {
+		evs = make([]takenEvent, 0, o.n)
+		for i := 0; i < o.n; i++ {
+			j := (o.head + i) % len(o.queue)
+			evs = append(evs, takenEvent{id: o.resume.record(0, o.queue[j], false), data: o.queue[j]})
+			o.queue[j] = nil
+		}
+		o.head, o.n, o.bytes = 0, 0, 0
 	}
-	o.head, o.n, o.bytes = 0, 0, 0
-	return o.wake, true
+	return evs, o.wake, true
 }
 
 // Close wakes every stream for the last time.

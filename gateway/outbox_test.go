@@ -141,3 +141,13 @@ func TestOutboxIsBoundedInBytes(t *testing.T) {
 		t.Errorf("after an oversize message: got %d messages", len(msgs))
 	}
 }
+
+// Take is TakeLogged's messages without their event ids: what a stream would be sent.
+func (o *outbox) Take(gen uint64) ([][]byte, <-chan struct{}, bool) {
+	evs, wake, ok := o.TakeLogged(gen)
+	var msgs [][]byte
+	for _, e := range evs {
+		msgs = append(msgs, e.data)
+	}
+	return msgs, wake, ok
+}

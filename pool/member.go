@@ -172,26 +172,37 @@ func (m *Member) Notify(msg *jsonrpc.Message) error {
 // Answer passes the client's answer to a worker request on, with the worker's id restored.
 // It is accepted only from the caller the request was sent to; known is false otherwise.
 func (m *Member) Answer(msg *jsonrpc.Message) (known bool, err error) {
-	var gid string
-	if json.Unmarshal(msg.ID, &gid) != nil {
-		return false, nil
-	}
-	s, w := m.current()
+	var pr pendingRequest
+	w := m.takeRequest(msg.ID, func(s *slot, w *wrk, p pendingRequest) { pr = p })
 	if w == nil {
-		return false, nil
-	}
-	s.mu.Lock()
-	pr, ok := w.requests[gid]
-	if ok && pr.m == m {
-		delete(w.requests, gid)
-	}
-	s.mu.Unlock()
-	if !ok || pr.m != m {
 		return false, nil
 	}
 	out := *msg
 	out.ID = pr.workerID
 	return true, w.proc.Reply(&out)
+}
+
+// takeRequest takes out the worker request of gemgate's id id if it was delivered to m and
+// is still unanswered, and hands it to then under the slot's lock; it returns the worker, nil
+// when there is no such request.
+func (m *Member) takeRequest(id json.RawMessage, then func(*slot, *wrk, pendingRequest)) *wrk {
+	var gid string
+	if json.Unmarshal(id, &gid) != nil {
+		return nil
+	}
+	s, w := m.current()
+	if w == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr, ok := w.requests[gid]
+	if !ok || pr.m != m {
+		return nil
+	}
+	delete(w.requests, gid)
+	then(s, w, pr)
+	return w
 }
 
 // Refuse answers, on the caller's behalf, a worker request that was delivered to it (msg's
@@ -200,23 +211,9 @@ func (m *Member) Answer(msg *jsonrpc.Message) (known bool, err error) {
 // costs a bounded queue, not a goroutine or a blocked caller each. It reports whether the
 // request was the caller's and still unanswered.
 func (m *Member) Refuse(id json.RawMessage, why string) bool {
-	var gid string
-	if json.Unmarshal(id, &gid) != nil {
-		return false
-	}
-	s, w := m.current()
-	if w == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pr, ok := w.requests[gid]
-	if !ok || pr.m != m {
-		return false
-	}
-	delete(w.requests, gid)
-	s.refuseLocked(w, jsonrpc.ErrorResponse(pr.workerID, jsonrpc.CodeInternalError, why, nil))
-	return true
+	return m.takeRequest(id, func(s *slot, w *wrk, pr pendingRequest) {
+		s.refuseLocked(w, jsonrpc.ErrorResponse(pr.workerID, jsonrpc.CodeInternalError, why, nil))
+	}) != nil
 }
 
 // Detach lets the caller go: its queued calls are dropped, its subscriptions released, its

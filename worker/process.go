@@ -549,20 +549,21 @@ func (p *Process) readStderr(r *os.File) {
 	if err == nil {
 		limit := rate.NewLimiter(stderrLines, stderrBurst)
 		skipped := 0
+		reportSkipped := func() {
+			if skipped > 0 {
+				p.log.Warn("worker stderr lines not logged: over the rate", "count", skipped, "per_second", stderrLines)
+				skipped = 0
+			}
+		}
 		for line, ok := sc.next(); ok; line, ok = sc.next() {
 			if !limit.Allow() {
 				skipped++
 				continue
 			}
-			if skipped > 0 {
-				p.log.Warn("worker stderr lines not logged: over the rate", "count", skipped, "per_second", stderrLines)
-				skipped = 0
-			}
+			reportSkipped()
 			p.log.Info("worker stderr", "line", snippet(line))
 		}
-		if skipped > 0 {
-			p.log.Warn("worker stderr lines not logged: over the rate", "count", skipped, "per_second", stderrLines)
-		}
+		reportSkipped()
 	}
 	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
 	_, _ = io.Copy(io.Discard, r)
