@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +22,9 @@ import (
 //	badversion  answers initialize with a protocol version nobody speaks
 //	crashy      answers initialize, then exits at its first tools/call
 //	slowinit    answers initialize only after 10 s
+//	modernflood speaks no 2026-07-28 (server/discover is "method not found"); at its first
+//	            tools/call it asks the client one elicitation/create (the call is parked for
+//	            the client's input), then stops reading and asks 20,000 more at once
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
@@ -56,6 +60,11 @@ func playWorker(mode string) int {
 			time.Sleep(10 * time.Second)
 		case req.Method == "tools/call" && mode == "crashy":
 			return 3
+		case req.Method == "server/discover" && mode == "modernflood":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
+			continue
+		case req.Method == "tools/call" && mode == "modernflood":
+			floodElicitations()
 		case req.Method != "initialize":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", req.ID)
 			continue
@@ -63,4 +72,18 @@ func playWorker(mode string) int {
 		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{},"serverInfo":{"name":"fake","version":"0"}}}`+"\n", req.ID, version)
 	}
 	return 0
+}
+
+// floodElicitations is modernflood's tools/call: it never returns.
+func floodElicitations() {
+	const ask = `{"jsonrpc":"2.0","id":%q,"method":"elicitation/create","params":{"message":"?","requestedSchema":{"type":"object","properties":{}}}}` + "\n"
+	out := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(out, ask, "first")
+	out.Flush()
+	time.Sleep(300 * time.Millisecond) // the call is parked by now
+	for i := range 20000 {
+		fmt.Fprintf(out, ask, "f"+strconv.Itoa(i))
+	}
+	out.Flush()
+	select {} // never reads again
 }

@@ -1,10 +1,7 @@
 package gateway
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -12,49 +9,6 @@ import (
 
 	"github.com/gemgate/gemgate/pool"
 )
-
-// The worker mode modernflood answers the handshake like a legacy worker; at its first
-// tools/call it sends one elicitation/create (the call is parked for the client's input), then
-// stops reading its stdin and sends 20000 more elicitation/create requests at once.
-func init() {
-	if os.Getenv("GEMGATE_TEST_WORKER") == "modernflood" {
-		os.Exit(playModernFlood())
-	}
-}
-
-func playModernFlood() int {
-	out := bufio.NewWriter(os.Stdout)
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(nil, 32<<20)
-	for in.Scan() {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
-			continue
-		}
-		switch req.Method {
-		case "initialize":
-			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"0"}}}`+"\n", req.ID)
-		case "server/discover":
-			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
-		case "tools/call":
-			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":"first","method":"elicitation/create","params":{"message":"?","requestedSchema":{"type":"object","properties":{}}}}`+"\n")
-			out.Flush()
-			time.Sleep(300 * time.Millisecond) // the call is parked by now
-			for i := range 20000 {
-				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":"f%d","method":"elicitation/create","params":{"message":"?","requestedSchema":{"type":"object","properties":{}}}}`+"\n", i)
-			}
-			out.Flush()
-			select {} // never reads again
-		default:
-			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", req.ID)
-		}
-		out.Flush()
-	}
-	return 0
-}
 
 // A worker that stops reading and floods a parked 2026-07-28 call with requests: those over
 // the call's bound are refused through the worker's bounded queue of gemgate's answers
