@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -67,15 +68,13 @@ func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) in
 		fmt.Fprintln(stdout, err)
 		return 2
 	}
-	resource := c.PublicURL
-	if resource == "" {
-		scheme := "http"
-		if c.TLSCert != "" {
-			scheme = "https"
-		}
-		resource = scheme + "://" + c.Listen + c.MCPPath
+	// Without public_url, serve's resource is the address its listener binds: a host name
+	// resolves as net.Listen resolves it (localhost to 127.0.0.1).
+	addr := c.Listen
+	if a, err := net.ResolveTCPAddr("tcp", c.Listen); err == nil && c.PublicURL == "" {
+		addr = a.String()
 	}
-	resource = strings.TrimSuffix(resource, "/")
+	resource := resourceURL(c, addr)
 	cfg := auth.Config{
 		Issuer:    c.Issuer,
 		JWKSURL:   c.JWKSURL,

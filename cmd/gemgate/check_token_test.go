@@ -44,6 +44,10 @@ func TestCheckToken(t *testing.T) {
 			[]string{"PROBLEM  aud", `"http://127.0.0.1:8080/mcp" names none of "https://gw.example.com/mcp"`, "token audience not accepted"}, []string{"PROBLEM  exp"}},
 		{"missing required scope", append(base, "--token", mint([]string{"files:read"}, time.Hour)), 1,
 			[]string{"PROBLEM  scope", "403 insufficient_scope"}, nil},
+		// serve's default resource is the address it binds (localhost binds 127.0.0.1), so
+		// check must judge a token's aud against that same URL, not the literal listen text.
+		{"listen named localhost", []string{"--issuer", iss.URL(), "--listen", "localhost:8080", "--user-claim", "preferred_username", "--worker", "demo", "--token", good}, 0,
+			[]string{"audience " + resource, "OK       aud", "would accept this token"}, []string{"PROBLEM"}},
 		{"not a token", append(base, "--token", "nonsense"), 1,
 			[]string{"PROBLEM  header", "would refuse"}, nil},
 	}

@@ -76,6 +76,12 @@ type server struct {
 
 // publicURLFor is public_url, or on loopback the URL the listener really has.
 func publicURLFor(c *Config, ln net.Listener) string {
+	return resourceURL(c, ln.Addr().String())
+}
+
+// resourceURL is public_url, or the URL of the MCP endpoint at addr, the address gemgate
+// listens on (an IP and port, as a listener reports it).
+func resourceURL(c *Config, addr string) string {
 	if c.PublicURL != "" {
 		return strings.TrimSuffix(c.PublicURL, "/")
 	}
@@ -83,7 +89,7 @@ func publicURLFor(c *Config, ln net.Listener) string {
 	if c.TLSCert != "" {
 		scheme = "https"
 	}
-	return scheme + "://" + ln.Addr().String() + c.MCPPath
+	return scheme + "://" + addr + c.MCPPath
 }
 
 // build makes the gateway: verifier, policy, workers, metrics. Problems that need the outside
