@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -98,7 +100,8 @@ type Gateway struct {
 	router   http.Handler
 
 	closing      atomic.Bool
-	stopping     chan struct{} // closed when shutdown begins: streams end
+	notReadyLog  rate.Sometimes // /readyz is anyone's to call: its warning at most once a minute
+	stopping     chan struct{}  // closed when shutdown begins: streams end
 	stopOnce     sync.Once
 	reaper       *reaper
 	keepalive    *keepaliveClock // the keepalive comments of every stream
@@ -164,6 +167,7 @@ func New(o Options) (*Gateway, error) {
 		starts:   newStartRate(o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
 		stopping: make(chan struct{}),
 	}
+	g.notReadyLog.Interval = time.Minute
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -206,7 +210,7 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if g.opts.Ready != nil {
 		if err := g.opts.Ready(ctx); err != nil {
-			g.log.Warn("not ready", "error", err)
+			g.notReadyLog.Do(func() { g.log.Warn("not ready (logged at most once a minute)", "error", err) })
 			// Only a reason meant for the public is shown (see Options.Ready).
 			msg := "not ready"
 			var pr interface{ PublicReason() string }

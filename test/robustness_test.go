@@ -222,7 +222,9 @@ func TestBadTokensNeverReachAWorker(t *testing.T) {
 		bad("tampered payload", tamperedPayload),
 		bad("tampered signature", tamperedSig),
 		bad("signature stripped", parts[0]+"."+parts[1]+"."),
-		bad("100 KiB token", claim(func(c map[string]any) { c["pad"] = strings.Repeat("x", 100<<10) })),
+		// Over the 16 KiB gemgate parses, under the 64 KiB of headers net/http reads (more
+		// is 431, TestHeaderLimitFitsTheConnectionBudget).
+		bad("40 KiB token", claim(func(c map[string]any) { c["pad"] = strings.Repeat("x", 40<<10) })),
 		bad("garbage", "not-a-jwt"),
 		bad("two segments", parts[0]+"."+parts[1]),
 		bad("JSON, not a JWT", `{"sub":"carol"}`),

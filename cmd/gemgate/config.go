@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"reflect"
@@ -370,8 +372,14 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		return []error{fmt.Errorf("config file: %w", err)}
 	}
 	var raw map[string]any
-	if err := yaml.Unmarshal(b, &raw); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&raw); err != nil && err != io.EOF {
 		return []error{fmt.Errorf("config file %s: %w", path, err)}
+	}
+	// A second document (two files joined by "---") would be dropped without a word.
+	var more any
+	if err := dec.Decode(&more); err != io.EOF {
+		return []error{fmt.Errorf("config file %s: holds more than one YAML document; give each as its own --config (later files win)", path)}
 	}
 	byKey := map[string]field{}
 	for _, f := range c.fields() {
@@ -395,8 +403,17 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		switch v := raw[k].(type) {
 		case []any:
 			parts := make([]string, len(v))
+			bad := false
 			for i, p := range v {
+				if !isScalar(p) {
+					errs = append(errs, fmt.Errorf("config file %s: %s: entry %d is not a plain value (null, a list or a mapping)", path, k, i+1))
+					bad = true
+					break
+				}
 				parts[i] = fmt.Sprint(p)
+			}
+			if bad {
+				continue
 			}
 			if f.v.Kind() != reflect.Slice {
 				errs = append(errs, fmt.Errorf("config file %s: %s takes one value, not a list", path, k))
@@ -411,6 +428,10 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		case nil:
 			s = ""
 		default:
+			if !isScalar(v) {
+				errs = append(errs, fmt.Errorf("config file %s: %s takes a plain value or a list, not a mapping", path, k))
+				continue
+			}
 			s = fmt.Sprint(v)
 		}
 		if err := f.set(s); err != nil {
@@ -418,4 +439,14 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		}
 	}
 	return errs
+}
+
+// isScalar reports whether a decoded YAML value is a plain string, number, bool or time:
+// what a setting's text may be made from.
+func isScalar(v any) bool {
+	switch v.(type) {
+	case nil, []any, map[string]any, map[any]any:
+		return false
+	}
+	return true
 }

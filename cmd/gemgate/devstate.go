@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/gemgate/gemgate/auth/devissuer"
 )
@@ -37,6 +38,12 @@ func loadDevState(f devStateFiles) (devState, error) {
 	var s devState
 	if err := os.MkdirAll(f.dir, 0o700); err != nil {
 		return s, fmt.Errorf("development issuer state: %w", err)
+	}
+	// Whoever can write the folder or the key can mint tokens this gateway accepts.
+	for _, p := range []string{f.dir, f.key, f.state} {
+		if err := ownedPrivately(p); err != nil {
+			return s, fmt.Errorf("development issuer state: %w; delete %s to start afresh", err, f.dir)
+		}
 	}
 	b, err := os.ReadFile(f.state)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -118,4 +125,26 @@ func startKeptIssuer(k keptIssuer) (*devissuer.Issuer, []devissuer.Client, error
 		return nil, nil, fmt.Errorf("development issuer state: %w", err)
 	}
 	return issuer, clients, nil
+}
+
+// ownedPrivately refuses a path that exists and is not this user's, or that its group or
+// others may write: the development issuer's key and state must be the user's alone.
+func ownedPrivately(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link", path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", path, st.Uid, os.Getuid())
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s may be written by others (mode %v)", path, fi.Mode().Perm())
+	}
+	return nil
 }

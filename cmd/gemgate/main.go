@@ -46,8 +46,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 			cmd, args = args[0], args[1:]
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal starts the graceful stop; a second one (Ctrl-C again, a supervisor
+	// that lost patience) gets the default action and ends gemgate at once. Workers die with
+	// it: each is started with a parent-death signal. The commands see the first signal only
+	// once its catching has stopped, so no second one can fall in between.
+	signalled, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-signalled.Done()
+		stop()
+		cancel()
+	}()
 	var err error
 	if cmd == "serve" || cmd == "dev" {
 		if err := hardenGateway(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/auth/exchange"
@@ -226,9 +227,13 @@ func (s *server) readiness(opts *gateway.Options, verifier *auth.Verifier, launc
 		return nil
 	}
 	if verifier != nil {
+		// /readyz is anyone's to call: its warning goes to the log at most once a minute.
+		warn := &rate.Sometimes{Interval: time.Minute}
 		opts.Degraded = func(ctx context.Context) error {
 			if err := verifier.Health(ctx); err != nil {
-				log.Warn("issuer keys cannot be fetched; serving with cached keys", "error", err)
+				warn.Do(func() {
+					log.Warn("issuer keys cannot be fetched; serving with cached keys (logged at most once a minute)", "error", err)
+				})
 				return errors.New("issuer unreachable, cached signing keys in use")
 			}
 			return nil
@@ -236,29 +241,44 @@ func (s *server) readiness(opts *gateway.Options, verifier *auth.Verifier, launc
 	}
 }
 
+// Bounds of the listeners beyond the configuration.
+const (
+	maxHeaderBytes        = 64 << 10 // request headers; more is answered 431
+	metricsMaxConnections = 16
+)
+
 // servers makes the HTTP servers: the MCP endpoint's and, unless off, the metrics listener's.
 func (s *server) servers() error {
 	c, log := s.cfg, s.log
-	var err error
 	// ReadTimeout bounds a request's arrival from its first byte, body included; net/http
 	// lifts it once the request has arrived whole, so it does not cut a long answer or a GET
 	// stream, and the gateway closes the connection of a request whose body it did not read.
 	// No WriteTimeout: it would cut streams and long calls; the gateway bounds each write of a
 	// stream instead.
+	// MaxHeaderBytes: max_connections is sized at 64 KiB a connection, and no header gemgate
+	// reads is near it (a token is at most 16 KiB); net/http's default would let each
+	// connection hold a megabyte of headers.
 	s.http = &http.Server{
 		Handler:           s.gw.Handler(),
 		ReadTimeout:       c.ReadTimeout,
 		ReadHeaderTimeout: min(10*time.Second, c.ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	if c.MetricsListen != "off" {
-		if s.metricsLn, err = listenMetrics(c.MetricsListen, c.metricsFallback); err != nil {
+		ln, err := listenMetrics(c.MetricsListen, c.metricsFallback)
+		if err != nil {
 			return fmt.Errorf("metrics_listen: %w", err)
 		}
+		// A scraper makes a request every few seconds; nobody needs more than a few
+		// connections, each bounded in time, out of the descriptors the caps were sized from.
+		s.metricsLn = gateway.LimitConnections(ln, gateway.ConnectionCap{Max: metricsMaxConnections, Logger: log})
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
-		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: maxHeaderBytes,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	}
 	return nil
 }
@@ -288,8 +308,7 @@ func (s *server) launcher(ctx context.Context) (*pool.CommandLauncher, error) {
 		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
 		l.Credential = pool.PassthroughCredential{}
 	case "exchange":
-		ex, err := newLazyExchanger(c.Issuer, exchange.Config{TokenURL: c.ExchangeTokenURL, ClientID: c.ExchangeClientID,
-			ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience})
+		ex, err := newLazyExchanger(c.Issuer, c.exchangeConfig())
 		if err != nil {
 			return nil, err
 		}
@@ -335,12 +354,12 @@ func osUser() string {
 // stopped.
 func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
 	if tlsConfig == nil && s.cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+		certs, err := newCertFiles(s.cfg.TLSCert, s.cfg.TLSKey, s.log)
 		if err != nil {
 			s.ln.Close()
 			return fmt.Errorf("tls_cert/tls_key: %w", err)
 		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		tlsConfig = &tls.Config{GetCertificate: certs.get}
 	}
 	// The cap sits beneath TLS: it counts descriptors, and the server must still see *tls.Conn.
 	ln := gateway.LimitConnections(s.ln, gateway.ConnectionCap{Max: s.cfg.MaxConnections, TLS: tlsConfig, Logger: s.log})
@@ -385,4 +404,10 @@ func (c *Config) poolSettings() pool.Settings {
 		OnTokenExpiry: c.OnTokenExpiry, MaxWorkers: c.MaxWorkers, MaxCallsPerWorker: c.MaxCallsPerWorker,
 		Concurrency: conc,
 	}
+}
+
+// exchangeConfig is the token exchange's configuration.
+func (c *Config) exchangeConfig() exchange.Config {
+	return exchange.Config{TokenURL: c.ExchangeTokenURL, ClientID: c.ExchangeClientID,
+		ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience}
 }

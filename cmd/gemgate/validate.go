@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,8 +38,10 @@ func (c *Config) validateEndpoint(loopback bool) []error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		add("listen: %q is not host:port", c.Listen)
 	}
-	if !strings.HasPrefix(c.MCPPath, "/") || c.MCPPath == "/" || strings.HasSuffix(c.MCPPath, "/") {
-		add("mcp_path: %q must start with / and name a path, like /mcp", c.MCPPath)
+	if !mcpPathPattern.MatchString(c.MCPPath) {
+		add("mcp_path: %q must be a plain path like /mcp or /team/mcp: segments of letters, digits, '.', '_', '~' and '-'", c.MCPPath)
+	} else if reservedPath(c.MCPPath) {
+		add("mcp_path: %q is one of gemgate's own paths (/healthz, /readyz, /.well-known/...)", c.MCPPath)
 	}
 	var public *url.URL
 	if c.PublicURL != "" {
@@ -71,12 +74,26 @@ func (c *Config) validateAuth(loopback bool) []error {
 	case "oidc":
 		if c.Issuer == "" {
 			add("issuer: required with auth=oidc (e.g. https://keycloak.example.com/realms/team)")
-		} else if u, err := url.Parse(c.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && (isLoopbackURL(u) || c.AllowInsecure))) {
+		} else if !c.secureURL(c.Issuer) {
 			add("issuer: %q must be an https URL (http only on loopback or with allow_insecure_http)", c.Issuer)
 		}
+		// The keys decide who is who, as much as the issuer: the same rule.
+		if c.JWKSURL != "" && !c.secureURL(c.JWKSURL) {
+			add("jwks_url: %q must be an https URL (http only on loopback or with allow_insecure_http)", c.JWKSURL)
+		}
 	case "none":
+		// Every request acts as the local user: only the local user may reach gemgate.
 		if !loopback {
 			add("auth: none is only allowed on a loopback listen address, not %s", c.Listen)
+		}
+		if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || !isLoopbackURL(u)) {
+			add("auth: none is only for a gateway its own user reaches on loopback, but public_url %q names another host", c.PublicURL)
+		}
+		if len(c.TrustedProxy) > 0 {
+			add("auth: none cannot sit behind a proxy (trusted_proxies is set): every client of the proxy would act as the local user")
+		}
+		if slices.Contains(c.Origins, "*") {
+			add("auth: none with allowed_origins \"*\" lets any web page the user opens act as the user; name the origins")
 		}
 	}
 	if c.KeyRefresh < time.Second {
@@ -102,6 +119,10 @@ func (c *Config) validateWorker() []error {
 		}
 	case "gemstone":
 		errs = append(errs, c.validateGemStone()...)
+	}
+	// The token endpoint is sent gemgate's client secret and each caller's token.
+	if c.ExchangeTokenURL != "" && !c.secureURL(c.ExchangeTokenURL) {
+		add("exchange_token_url: %q must be an https URL (http only on loopback or with allow_insecure_http)", c.ExchangeTokenURL)
 	}
 	if c.WorkerCredential == "exchange" && (c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == "") {
 		add("worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
@@ -344,4 +365,28 @@ func (c *Config) checkChoices() []error {
 		}
 	}
 	return errs
+}
+
+// mcpPathPattern is a plain absolute path of one or more segments; nothing chi would read
+// as a pattern ({, *), no query, no empty segment, no trailing slash.
+var mcpPathPattern = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
+
+// reservedPath reports whether p is, or is under, a path gemgate serves itself.
+func reservedPath(p string) bool {
+	for _, own := range []string{"/healthz", "/readyz", "/.well-known"} {
+		if p == own || strings.HasPrefix(p, own+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// secureURL reports whether raw is an absolute https URL, or http on loopback or with
+// allow_insecure_http: the rule for every URL gemgate trusts keys or sends secrets to.
+func (c *Config) secureURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return u.Scheme == "https" || (u.Scheme == "http" && (isLoopbackURL(u) || c.AllowInsecure))
 }

@@ -1,6 +1,11 @@
 package main
 
-import "log/slog"
+import (
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+)
 
 // warning is a setting that works but is likely not what the operator meant: logged at start
 // and listed by gemgate check, never a reason to refuse to start.
@@ -24,6 +29,41 @@ func (c *Config) warnings() []warning {
 			fix:  fix,
 		})
 	}
+	for _, name := range c.unknownEnvironment(os.Environ()) {
+		out = append(out, warning{
+			what: "environment variable " + name + " is not a gemgate setting and is ignored",
+			fix:  "check its spelling against gemgate serve -h (each setting's variable is GEMGATE_ and its key in capitals), or unset it",
+		})
+	}
+	return out
+}
+
+// notSettings are GEMGATE_ names that are not settings but have a meaning of their own: what
+// gemgate hands its workers, and what its tests and benchmarks read.
+var notSettings = []string{"GEMGATE_CREDENTIAL", "GEMGATE_CREDENTIAL_FD", "GEMGATE_READ_ONLY", "GEMGATE_USER",
+	"GEMGATE_SUBJECT", "GEMGATE_SCOPES", "GEMGATE_SESSION", "GEMGATE_TOKEN", "GEMGATE_ARTIFACTS",
+	"GEMGATE_CONFORMANCE_DOC", "GEMGATE_DEMO_CHATTER", "GEMGATE_FUZZ_TIME", "GEMGATE_GEMSTONE_ADMIN_INI",
+	"GEMGATE_MUTATION_OUT", "GEMGATE_CACHE", "GEMGATE_CLIENT_SECRET"}
+
+// unknownEnvironment lists the GEMGATE_ variables of env that name no setting: a typo in a
+// compose file or a chart leaves the default in force without a word otherwise.
+func (c *Config) unknownEnvironment(env []string) []string {
+	known := map[string]bool{}
+	for _, f := range c.fields() {
+		known[envName(f.key)] = true
+	}
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "GEMGATE_") || known[name] || slices.Contains(notSettings, name) {
+			continue
+		}
+		if strings.HasPrefix(name, "GEMGATE_TEST_") || strings.HasPrefix(name, "GEMGATE_BENCH_") || strings.HasPrefix(name, "GEMGATE_REQUIRE_") {
+			continue
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// certFiles serves tls_cert and tls_key, and takes a renewed pair (ACME, cert-manager) for
+// new handshakes without a restart: at most once a second a handshake looks at the files,
+// and when either changed it loads them again. A pair that does not load (the key written
+// before the certificate, a typo) is logged and the certificate in use stays; the next
+// change is tried again.
+type certFiles struct {
+	certPath, keyPath string
+	log               *slog.Logger
+
+	mu      sync.Mutex
+	cert    *tls.Certificate
+	seen    [2]fileStamp // of the files when last loaded or tried
+	checked time.Time
+}
+
+// certCheckInterval is how often at most a handshake looks at the files.
+const certCheckInterval = time.Second
+
+// fileStamp tells one version of a file from the next.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+	ino  uint64
+}
+
+func newCertFiles(certPath, keyPath string, log *slog.Logger) (*certFiles, error) {
+	cf := &certFiles{certPath: certPath, keyPath: keyPath, log: log}
+	cf.seen = cf.stamps()
+	cert, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		return nil, err
+	}
+	cf.cert, cf.checked = &cert, time.Now()
+	return cf, nil
+}
+
+func (cf *certFiles) stamps() [2]fileStamp {
+	var out [2]fileStamp
+	for i, p := range []string{cf.certPath, cf.keyPath} {
+		if fi, err := os.Stat(p); err == nil {
+			out[i] = fileStamp{mod: fi.ModTime(), size: fi.Size(), ino: inode(fi)}
+		}
+	}
+	return out
+}
+
+// get is the tls.Config's GetCertificate.
+func (cf *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	if now := time.Now(); now.Sub(cf.checked) >= certCheckInterval {
+		cf.checked = now
+		if st := cf.stamps(); st != cf.seen {
+			cf.seen = st
+			cf.reload()
+		}
+	}
+	return cf.cert, nil
+}
+
+func (cf *certFiles) reload() {
+	cert, err := tls.LoadX509KeyPair(cf.certPath, cf.keyPath)
+	if err != nil {
+		cf.log.Warn("tls_cert/tls_key changed but do not load; serving the certificate loaded before", "error", err)
+		return
+	}
+	cf.cert = &cert
+	attrs := []any{"cert", cf.certPath}
+	if cert.Leaf != nil {
+		attrs = append(attrs, "not_after", cert.Leaf.NotAfter.UTC().Format(time.RFC3339), "serial", fmt.Sprint(cert.Leaf.SerialNumber))
+	}
+	cf.log.Info("tls certificate reloaded", attrs...)
+}
+
+// inode is the file's inode number: a renewal that moves a new file into place may keep the
+// size and, within the clock's grain, the time.
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
