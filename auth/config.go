@@ -28,8 +28,11 @@ type Config struct {
 	KeyRefreshInterval time.Duration // min gap between JWKS fetches; default 1m
 	CacheSize          int           // verified-token cache entries; default 10000; <0 disables
 	HTTPClient         *http.Client  // nil = http.DefaultClient
-	Logger             *slog.Logger  // nil = discard
-	OnKeyRefresh       func(err error)
+	// AllowInsecureHTTP lets discovery name a plain-HTTP jwks_uri on a host that is not
+	// loopback (see SecureURL); without it such a document is refused.
+	AllowInsecureHTTP bool
+	Logger            *slog.Logger // nil = discard
+	OnKeyRefresh      func(err error)
 
 	// Keys, when set, replaces discovery and JWKS fetching (static keys, tests).
 	Keys KeySet

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 )
@@ -21,8 +24,9 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Pr
 	return provider, nil
 }
 
-// discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration.
-func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string) (string, error) {
+// discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration; it must pass
+// SecureURL, as a configured jwks_url must.
+func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string, allowInsecure bool) (string, error) {
 	provider, err := discover(ctx, client, issuer)
 	if err != nil {
 		return "", err
@@ -36,18 +40,45 @@ func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string) (s
 	if doc.JWKSURI == "" {
 		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no jwks_uri"))
 	}
+	if !SecureURL(doc.JWKSURI, allowInsecure) {
+		return "", fmt.Errorf("auth: discovery for issuer %q: jwks_uri %q is not https (http only on loopback or with allow_insecure_http); fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url", issuer, doc.JWKSURI)
+	}
 	return doc.JWKSURI, nil
 }
 
 // TokenEndpoint reads the issuer's token endpoint from its OpenID configuration (for a token
-// exchange). A nil client means http.DefaultClient.
-func TokenEndpoint(ctx context.Context, client *http.Client, issuer string) (string, error) {
+// exchange, which sends it a client secret and the caller's token); it must pass SecureURL. A
+// nil client means http.DefaultClient.
+func TokenEndpoint(ctx context.Context, client *http.Client, issuer string, allowInsecure bool) (string, error) {
 	provider, err := discover(ctx, client, issuer)
 	if err != nil {
 		return "", err
 	}
 	if u := provider.Endpoint().TokenURL; u != "" {
+		if !SecureURL(u, allowInsecure) {
+			return "", fmt.Errorf("auth: discovery for issuer %q: token_endpoint %q is not https (http only on loopback or with allow_insecure_http); fix the issuer's public URL, or set exchange_token_url", issuer, u)
+		}
 		return u, nil
 	}
 	return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no token_endpoint"))
+}
+
+// SecureURL reports whether raw is an absolute https URL, or an http one whose host is
+// loopback (localhost or a loopback IP) or allowed by allowInsecure: the rule for every URL
+// gemgate takes keys from or sends secrets to, configured or discovered.
+func SecureURL(raw string, allowInsecure bool) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return u.Scheme == "https" || (u.Scheme == "http" && (IsLoopbackHost(u.Hostname()) || allowInsecure))
+}
+
+// IsLoopbackHost reports whether host (no port, no brackets) is localhost or a loopback IP.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

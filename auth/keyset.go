@@ -73,6 +73,7 @@ func (t *keyTable) lookup(kid string) (PublicKey, bool) {
 // network is waited on. A fetch happens at most once per interval for unknown kids.
 type remoteKeySet struct {
 	issuer    string
+	insecure  bool // cfg.AllowInsecureHTTP
 	client    *http.Client
 	interval  time.Duration
 	logger    *slog.Logger
@@ -97,6 +98,7 @@ type remoteKeySet struct {
 func newRemoteKeySet(cfg Config, now func() time.Time) *remoteKeySet {
 	return &remoteKeySet{
 		issuer:    cfg.Issuer,
+		insecure:  cfg.AllowInsecureHTTP,
 		url:       cfg.JWKSURL,
 		client:    cfg.HTTPClient,
 		interval:  cfg.KeyRefreshInterval,
@@ -172,7 +174,7 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	defer cancel()
 	var err error
 	if url == "" {
-		if url, err = discoverJWKSURL(ctx, s.client, s.issuer); err == nil {
+		if url, err = discoverJWKSURL(ctx, s.client, s.issuer, s.insecure); err == nil {
 			s.mu.Lock()
 			s.url = url
 			s.mu.Unlock()

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"crypto/tls"
 	"io"
 	"log/slog"
@@ -20,6 +21,8 @@ type ConnectionCap struct {
 	// TLS too; it is cloned and offers HTTP/1.1 only.
 	TLS    *tls.Config
 	Logger *slog.Logger // nil discards; refusals are logged at most once a minute
+	// Setting names the cap in the log line (default "max_connections").
+	Setting string
 }
 
 // How a refused connection is answered. The answer is written by its own goroutine so that
@@ -48,7 +51,8 @@ func LimitConnections(ln net.Listener, c ConnectionCap) net.Listener {
 	if c.Max <= 0 {
 		return ln
 	}
-	l := &cappedListener{Listener: ln, max: int64(c.Max), refusing: make(chan struct{}, maxRefusing), refusalTimeout: refusalTimeout, log: c.Logger}
+	l := &cappedListener{Listener: ln, max: int64(c.Max), refusing: make(chan struct{}, maxRefusing), refusalTimeout: refusalTimeout,
+		log: c.Logger, setting: cmp.Or(c.Setting, "max_connections")}
 	l.warn.Interval = time.Minute
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
@@ -69,6 +73,7 @@ type cappedListener struct {
 	tls            *tls.Config
 	log            *slog.Logger
 	warn           rate.Sometimes
+	setting        string // what the log calls the cap
 	refused        atomic.Int64
 }
 
@@ -92,7 +97,7 @@ func (l *cappedListener) Open() int { return int(l.open.Load()) }
 func (l *cappedListener) refuse(c net.Conn) {
 	n := l.refused.Add(1)
 	l.warn.Do(func() {
-		l.log.Warn("connection cap reached: refusing connections with 503", "max_connections", l.max, "refused_so_far", n)
+		l.log.Warn("connection cap reached: refusing connections with 503", l.setting, l.max, "refused_so_far", n)
 	})
 	select {
 	case l.refusing <- struct{}{}:

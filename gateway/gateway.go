@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -100,8 +98,8 @@ type Gateway struct {
 	router   http.Handler
 
 	closing      atomic.Bool
-	notReadyLog  rate.Sometimes // /readyz is anyone's to call: its warning at most once a minute
-	stopping     chan struct{}  // closed when shutdown begins: streams end
+	notReadyLog  quietLog      // /readyz is anyone's to call: see quietLog
+	stopping     chan struct{} // closed when shutdown begins: streams end
 	stopOnce     sync.Once
 	reaper       *reaper
 	keepalive    *keepaliveClock // the keepalive comments of every stream
@@ -167,7 +165,7 @@ func New(o Options) (*Gateway, error) {
 		starts:   newStartRate(o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
 		stopping: make(chan struct{}),
 	}
-	g.notReadyLog.Interval = time.Minute
+	g.notReadyLog.interval = time.Minute
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -210,7 +208,9 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if g.opts.Ready != nil {
 		if err := g.opts.Ready(ctx); err != nil {
-			g.notReadyLog.Do(func() { g.log.Warn("not ready (logged at most once a minute)", "error", err) })
+			if g.notReadyLog.allow(err.Error(), time.Now()) {
+				g.log.Warn("not ready (the same cause is logged at most once a minute)", "error", err)
+			}
 			// Only a reason meant for the public is shown (see Options.Ready).
 			msg := "not ready"
 			var pr interface{ PublicReason() string }
@@ -221,6 +221,7 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	g.notReadyLog.reset()
 	if g.opts.Degraded != nil {
 		if err := g.opts.Degraded(ctx); err != nil {
 			_, _ = w.Write([]byte("ready (degraded: " + err.Error() + ")\n"))
@@ -294,3 +295,31 @@ func (g *Gateway) Workers() int { return g.pool.Workers() }
 
 // Sessions is the number of open sessions.
 func (g *Gateway) Sessions() int { return g.sessions.len() }
+
+// quietLog passes a recurring warning that anyone can trigger (a request to /readyz) when its
+// text differs from the last one passed, and otherwise at most once per interval: a client
+// cannot flood the log, and a new cause is seen at once.
+type quietLog struct {
+	interval time.Duration
+
+	mu   sync.Mutex
+	last string // "" after reset
+	at   time.Time
+}
+
+func (q *quietLog) allow(text string, now time.Time) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if text == q.last && now.Sub(q.at) < q.interval {
+		return false
+	}
+	q.last, q.at = text, now
+	return true
+}
+
+// reset forgets the last text: the condition is over, and its return is news.
+func (q *quietLog) reset() {
+	q.mu.Lock()
+	q.last = ""
+	q.mu.Unlock()
+}

@@ -60,7 +60,7 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	if c.Auth == "oidc" && c.Issuer != "" {
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		v, err := auth.NewVerifier(cctx, auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: []string{"check"}})
+		v, err := auth.NewVerifier(cctx, auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: []string{"check"}, AllowInsecureHTTP: c.AllowInsecure})
 		if err == nil {
 			err = v.Ready(cctx)
 		}

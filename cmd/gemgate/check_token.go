@@ -81,6 +81,8 @@ func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) in
 		Audiences: append([]string{resource}, c.Audiences...),
 		UserClaim: c.UserClaim,
 		CacheSize: -1,
+
+		AllowInsecureHTTP: c.AllowInsecure,
 	}
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()

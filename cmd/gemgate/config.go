@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -107,6 +106,7 @@ type Config struct {
 	DevJSON         bool   `key:"json" dev:"true" help:"print one JSON object with the URL and tokens once ready"`
 
 	configFiles []string
+	dev         bool // loaded for gemgate dev, whose own settings serve ignores
 	// metricsFallback: dev's default metrics address may give way to a free port when taken.
 	metricsFallback bool
 }
@@ -299,6 +299,7 @@ func (v flagValue) IsBoolFlag() bool { return v.f.v.Kind() == reflect.Bool }
 // Every problem found is returned together.
 func load(name string, args []string, dev bool) (*Config, error) {
 	c := defaults()
+	c.dev = dev
 	if dev {
 		c.LogFormat = "text"
 		c.DrainDelay = 0 // one local gateway, no balancer to tell
@@ -371,15 +372,37 @@ func (c *Config) applyFile(path string, dev bool) []error {
 	if err != nil {
 		return []error{fmt.Errorf("config file: %w", err)}
 	}
-	var raw map[string]any
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&raw); err != nil && err != io.EOF {
-		return []error{fmt.Errorf("config file %s: %w", path, err)}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("config file %s: "+format, append([]any{path}, a...)...)
 	}
-	// A second document (two files joined by "---") would be dropped without a word.
-	var more any
-	if err := dec.Decode(&more); err != io.EOF {
-		return []error{fmt.Errorf("config file %s: holds more than one YAML document; give each as its own --config (later files win)", path)}
+	// The file is read as nodes, not decoded into Go values: a value is taken as the text
+	// written (0123 stays 0123, not 83; a date stays as written), as a flag would take it.
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return []error{bad("%w", err)}
+	}
+	// A second document (two files joined by "---") would be dropped without a word; an empty
+	// one (a trailing "---") holds nothing to drop.
+	for {
+		var more yaml.Node
+		err := dec.Decode(&more)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return []error{bad("%w", err)}
+		}
+		if !isEmptyNode(&more) {
+			return []error{bad("holds more than one YAML document; give each as its own --config (later files win)")}
+		}
+	}
+	if isEmptyNode(&doc) {
+		return nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return []error{bad("must be a mapping of settings (key: value)")}
 	}
 	byKey := map[string]field{}
 	for _, f := range c.fields() {
@@ -388,65 +411,85 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		}
 	}
 	var errs []error
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i].Value, resolveAlias(root.Content[i+1])
 		f, ok := byKey[k]
-		if !ok {
-			errs = append(errs, fmt.Errorf("config file %s: unknown setting %q", path, k))
+		switch {
+		case seen[k]:
+			errs = append(errs, bad("%q is set twice", k))
+			continue
+		case !ok:
+			errs = append(errs, bad("unknown setting %q", k))
 			continue
 		}
-		var s string
-		switch v := raw[k].(type) {
-		case []any:
-			parts := make([]string, len(v))
-			bad := false
-			for i, p := range v {
-				if !isScalar(p) {
-					errs = append(errs, fmt.Errorf("config file %s: %s: entry %d is not a plain value (null, a list or a mapping)", path, k, i+1))
-					bad = true
-					break
-				}
-				parts[i] = fmt.Sprint(p)
-			}
-			if bad {
+		seen[k] = true
+		switch v.Kind {
+		case yaml.SequenceNode:
+			if f.v.Kind() != reflect.Slice {
+				errs = append(errs, bad("%s takes one value, not a list", k))
 				continue
 			}
-			if f.v.Kind() != reflect.Slice {
-				errs = append(errs, fmt.Errorf("config file %s: %s takes one value, not a list", path, k))
+			parts := make([]string, len(v.Content))
+			for j, e := range v.Content {
+				text, err := scalarText(resolveAlias(e))
+				if err != nil {
+					errs = append(errs, bad("%s: entry %d %w", k, j+1, err))
+					parts = nil
+					break
+				}
+				parts[j] = text
+			}
+			if parts == nil {
 				continue
 			}
 			if err := f.checkEntries(parts); err != nil {
-				errs = append(errs, fmt.Errorf("config file %s: %w", path, err))
+				errs = append(errs, bad("%w", err))
 				continue
 			}
 			f.v.Set(reflect.ValueOf(parts))
-			continue
-		case nil:
-			s = ""
 		default:
-			if !isScalar(v) {
-				errs = append(errs, fmt.Errorf("config file %s: %s takes a plain value or a list, not a mapping", path, k))
+			text, err := scalarText(v)
+			if err != nil {
+				errs = append(errs, bad("%s %w; write its value, or leave the key out for its default", k, err))
 				continue
 			}
-			s = fmt.Sprint(v)
-		}
-		if err := f.set(s); err != nil {
-			errs = append(errs, fmt.Errorf("config file %s: %w", path, err))
+			if err := f.set(text); err != nil {
+				errs = append(errs, bad("%w", err))
+			}
 		}
 	}
 	return errs
 }
 
-// isScalar reports whether a decoded YAML value is a plain string, number, bool or time:
-// what a setting's text may be made from.
-func isScalar(v any) bool {
-	switch v.(type) {
-	case nil, []any, map[string]any, map[any]any:
-		return false
+// isEmptyNode reports whether a decoded document holds nothing: no content, or a bare null.
+func isEmptyNode(doc *yaml.Node) bool {
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return true
 	}
-	return true
+	n := doc.Content[0]
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" && n.Value == ""
+}
+
+// resolveAlias is the node an alias stands for, or n.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
+}
+
+// scalarText is the text of a plain value as written; a null, a list, a mapping or a value
+// of another YAML type (!!binary, a custom tag) is refused.
+func scalarText(n *yaml.Node) (string, error) {
+	if n.Kind != yaml.ScalarNode {
+		return "", errors.New("is a list or a mapping, not a plain value")
+	}
+	switch n.ShortTag() {
+	case "!!str", "!!int", "!!float", "!!bool", "!!timestamp":
+		return n.Value, nil
+	case "!!null":
+		return "", errors.New("is empty (null)")
+	}
+	return "", fmt.Errorf("has the YAML type %s, not a plain value", n.ShortTag())
 }

@@ -66,7 +66,7 @@ func TestExchangeTokenURLOverPlainHTTPIsRefused(t *testing.T) {
 		"--worker-credential", "exchange", "--exchange-client-id", "gemgate", "--exchange-audience", "backend",
 		"--exchange-token-url", "http://id.example/realms/team/protocol/openid-connect/token")
 	errs := c.validate()
-	_, buildErr := newLazyExchanger(c.Issuer, c.exchangeConfig())
+	_, buildErr := newLazyExchanger(c.Issuer, c.exchangeConfig(), c.AllowInsecure)
 	if !strings.Contains(configErrors(errs).Error(), "exchange_token_url") && buildErr == nil {
 		t.Errorf("a plain-HTTP exchange_token_url on a non-loopback host was accepted: validate() = %v, newLazyExchanger error = %v", errs, buildErr)
 	}

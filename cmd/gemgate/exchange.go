@@ -15,15 +15,16 @@ import (
 // identity provider is down, and the first worker that needs a credential finds the
 // endpoint once it is up. A failed discovery is tried again at the next worker start.
 type lazyExchanger struct {
-	issuer string
-	cfg    exchange.Config // TokenURL empty: discover it
+	issuer   string
+	cfg      exchange.Config // TokenURL empty: discover it
+	insecure bool            // allow_insecure_http: a discovered endpoint may be plain HTTP anywhere
 
 	mu sync.Mutex
 	ex *exchange.Exchanger
 }
 
-func newLazyExchanger(issuer string, cfg exchange.Config) (*lazyExchanger, error) {
-	l := &lazyExchanger{issuer: issuer, cfg: cfg}
+func newLazyExchanger(issuer string, cfg exchange.Config, allowInsecure bool) (*lazyExchanger, error) {
+	l := &lazyExchanger{issuer: issuer, cfg: cfg, insecure: allowInsecure}
 	if cfg.TokenURL != "" { // given: check it at start, as any other setting
 		ex, err := exchange.New(cfg)
 		if err != nil {
@@ -40,7 +41,7 @@ func (l *lazyExchanger) exchanger(ctx context.Context) (*exchange.Exchanger, err
 	if l.ex != nil {
 		return l.ex, nil
 	}
-	tokenURL, err := auth.TokenEndpoint(ctx, nil, l.issuer)
+	tokenURL, err := auth.TokenEndpoint(ctx, nil, l.issuer, l.insecure)
 	if err != nil {
 		return nil, fmt.Errorf("finding the issuer's token endpoint for token exchange: %w", err)
 	}

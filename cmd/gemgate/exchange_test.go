@@ -37,7 +37,7 @@ func TestLazyExchangerFindsTheEndpointOnceTheIssuerIsUp(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	ex, err := newLazyExchanger(srv.URL, exchange.Config{ClientID: "gemgate", ClientSecret: "s", Audience: "backend"})
+	ex, err := newLazyExchanger(srv.URL, exchange.Config{ClientID: "gemgate", ClientSecret: "s", Audience: "backend"}, false)
 	if err != nil {
 		t.Fatalf("building the exchanger while the issuer is down: %v", err)
 	}
@@ -54,7 +54,7 @@ func TestLazyExchangerFindsTheEndpointOnceTheIssuerIsUp(t *testing.T) {
 
 func TestLazyExchangerChecksAGivenEndpointAtStart(t *testing.T) {
 	if _, err := newLazyExchanger("https://issuer.example", exchange.Config{TokenURL: "not a url", ClientID: "g",
-		ClientSecret: "s", Audience: "b"}); err == nil {
+		ClientSecret: "s", Audience: "b"}, false); err == nil {
 		t.Fatal("a malformed exchange_token_url was accepted")
 	}
 }

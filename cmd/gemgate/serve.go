@@ -177,6 +177,7 @@ func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol 
 			KeyRefreshInterval: c.KeyRefresh,
 			Logger:             log,
 			OnKeyRefresh:       authMetrics.KeysFetched,
+			AllowInsecureHTTP:  c.AllowInsecure,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
@@ -273,7 +274,7 @@ func (s *server) servers() error {
 		}
 		// A scraper makes a request every few seconds; nobody needs more than a few
 		// connections, each bounded in time, out of the descriptors the caps were sized from.
-		s.metricsLn = gateway.LimitConnections(ln, gateway.ConnectionCap{Max: metricsMaxConnections, Logger: log})
+		s.metricsLn = gateway.LimitConnections(ln, gateway.ConnectionCap{Max: metricsMaxConnections, Logger: log, Setting: "metrics_connection_cap"})
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
@@ -308,7 +309,7 @@ func (s *server) launcher(ctx context.Context) (*pool.CommandLauncher, error) {
 		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
 		l.Credential = pool.PassthroughCredential{}
 	case "exchange":
-		ex, err := newLazyExchanger(c.Issuer, c.exchangeConfig())
+		ex, err := newLazyExchanger(c.Issuer, c.exchangeConfig(), c.AllowInsecure)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/worker/demo"
@@ -38,8 +39,8 @@ func (c *Config) validateEndpoint(loopback bool) []error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		add("listen: %q is not host:port", c.Listen)
 	}
-	if !mcpPathPattern.MatchString(c.MCPPath) {
-		add("mcp_path: %q must be a plain path like /mcp or /team/mcp: segments of letters, digits, '.', '_', '~' and '-'", c.MCPPath)
+	if !mcpPathPattern.MatchString(c.MCPPath) || hasDotSegment(c.MCPPath) {
+		add("mcp_path: %q must be a plain path like /mcp or /team/mcp: segments of letters, digits, '.', '_', '~' and '-', none of them . or ..", c.MCPPath)
 	} else if reservedPath(c.MCPPath) {
 		add("mcp_path: %q is one of gemgate's own paths (/healthz, /readyz, /.well-known/...)", c.MCPPath)
 	}
@@ -257,11 +258,7 @@ func isLoopbackAddr(addr string) bool {
 	if err != nil {
 		return false
 	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
+	return auth.IsLoopbackHost(host)
 }
 
 func (c *Config) traceLimit() (int, error) {
@@ -371,6 +368,17 @@ func (c *Config) checkChoices() []error {
 // as a pattern ({, *), no query, no empty segment, no trailing slash.
 var mcpPathPattern = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
 
+// hasDotSegment reports whether p has a "." or ".." segment, which clients remove before
+// they send the path: the resource URL would name one path and clients reach another.
+func hasDotSegment(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
 // reservedPath reports whether p is, or is under, a path gemgate serves itself.
 func reservedPath(p string) bool {
 	for _, own := range []string{"/healthz", "/readyz", "/.well-known"} {
@@ -383,10 +391,4 @@ func reservedPath(p string) bool {
 
 // secureURL reports whether raw is an absolute https URL, or http on loopback or with
 // allow_insecure_http: the rule for every URL gemgate trusts keys or sends secrets to.
-func (c *Config) secureURL(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	return u.Scheme == "https" || (u.Scheme == "http" && (isLoopbackURL(u) || c.AllowInsecure))
-}
+func (c *Config) secureURL(raw string) bool { return auth.SecureURL(raw, c.AllowInsecure) }

@@ -29,11 +29,19 @@ func (c *Config) warnings() []warning {
 			fix:  fix,
 		})
 	}
+	devOnly := map[string]bool{}
+	for _, f := range c.fields() {
+		devOnly[envName(f.key)] = f.dev
+	}
 	for _, name := range c.unknownEnvironment(os.Environ()) {
-		out = append(out, warning{
+		w := warning{
 			what: "environment variable " + name + " is not a gemgate setting and is ignored",
 			fix:  "check its spelling against gemgate serve -h (each setting's variable is GEMGATE_ and its key in capitals), or unset it",
-		})
+		}
+		if devOnly[name] {
+			w = warning{what: "environment variable " + name + " is a setting of gemgate dev only; serve ignores it", fix: "unset it"}
+		}
+		out = append(out, w)
 	}
 	return out
 }
@@ -43,14 +51,17 @@ func (c *Config) warnings() []warning {
 var notSettings = []string{"GEMGATE_CREDENTIAL", "GEMGATE_CREDENTIAL_FD", "GEMGATE_READ_ONLY", "GEMGATE_USER",
 	"GEMGATE_SUBJECT", "GEMGATE_SCOPES", "GEMGATE_SESSION", "GEMGATE_TOKEN", "GEMGATE_ARTIFACTS",
 	"GEMGATE_CONFORMANCE_DOC", "GEMGATE_DEMO_CHATTER", "GEMGATE_FUZZ_TIME", "GEMGATE_GEMSTONE_ADMIN_INI",
-	"GEMGATE_MUTATION_OUT", "GEMGATE_CACHE", "GEMGATE_CLIENT_SECRET"}
+	"GEMGATE_MUTATION_OUT", "GEMGATE_CACHE", "GEMGATE_CLIENT_SECRET", "GEMGATE_REQUIRE_GEMSTONE",
+	"GEMGATE_REQUIRE_KEYCLOAK", "GEMGATE_REQUIRE_NODE", "GEMGATE_REQUIRE_PROMETHEUS"}
 
 // unknownEnvironment lists the GEMGATE_ variables of env that name no setting: a typo in a
 // compose file or a chart leaves the default in force without a word otherwise.
 func (c *Config) unknownEnvironment(env []string) []string {
 	known := map[string]bool{}
 	for _, f := range c.fields() {
-		known[envName(f.key)] = true
+		if !f.dev || c.dev { // serve ignores dev's own settings: name them too
+			known[envName(f.key)] = true
+		}
 	}
 	var out []string
 	for _, kv := range env {
@@ -58,7 +69,7 @@ func (c *Config) unknownEnvironment(env []string) []string {
 		if !strings.HasPrefix(name, "GEMGATE_") || known[name] || slices.Contains(notSettings, name) {
 			continue
 		}
-		if strings.HasPrefix(name, "GEMGATE_TEST_") || strings.HasPrefix(name, "GEMGATE_BENCH_") || strings.HasPrefix(name, "GEMGATE_REQUIRE_") {
+		if strings.HasPrefix(name, "GEMGATE_TEST_") || strings.HasPrefix(name, "GEMGATE_BENCH_") {
 			continue
 		}
 		out = append(out, name)

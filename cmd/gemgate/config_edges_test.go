@@ -1,0 +1,201 @@
+package main
+
+// The configuration rules' own edges: each test failed on the first version of the rule.
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemgate/gemgate/auth"
+)
+
+// docs/configuration.md: "a value that is null ... is refused". Only a null inside a list is;
+// a top-level null becomes "" and, for required_scopes, silently empties the default
+// mcp:use: every token of the issuer with the right audience is let in, scope or not.
+func TestConfigFileTopLevelNullIsRefused(t *testing.T) {
+	file := writeFile(t, "gemgate.yaml", "issuer: https://id.example\nrequired_scopes:\n")
+	c, err := load("serve", []string{"--config", file}, false)
+	if err != nil {
+		if !strings.Contains(err.Error(), "required_scopes is empty (null)") {
+			t.Errorf("refused for another reason: %v", err)
+		}
+		return
+	}
+	t.Errorf("required_scopes: (a YAML null) was accepted and left required_scopes=%q (default [mcp:use])", c.RequiredScopes)
+}
+
+// A file that ends with a document marker holds one document and an empty one: nothing is
+// dropped, yet it is now refused as "more than one YAML document" (yaml.Unmarshal took it).
+func TestConfigFileTrailingDocumentMarkerIsOneDocument(t *testing.T) {
+	file := writeFile(t, "gemgate.yaml", "issuer: https://id.example\n---\n")
+	if _, err := load("serve", []string{"--config", file}, false); err != nil {
+		t.Errorf("a single document followed by a bare --- is refused: %v", err)
+	}
+}
+
+// isScalar lets numbers and times through and fmt.Sprint re-spells them: a string setting
+// does not get the text the file holds.
+func TestConfigFileScalarTextIsKeptAsWritten(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"exchange_client_id: 0123", "0123"},
+		{"exchange_client_id: 2001-12-14", "2001-12-14"},
+		{"exchange_client_secret: 0x1F", "0x1F"},
+	} {
+		file := writeFile(t, "gemgate.yaml", "issuer: https://id.example\n"+tc.yaml+"\n")
+		c, err := load("serve", []string{"--config", file}, false)
+		if err != nil {
+			t.Errorf("%q refused: %v", tc.yaml, err)
+			continue
+		}
+		got := c.ExchangeClientID + c.ExchangeSecret
+		if got != tc.want {
+			t.Errorf("%q became %q, not the text written (%q)", tc.yaml, got, tc.want)
+		}
+	}
+}
+
+// GEMGATE_REQUIRE_ is exempt as a test prefix, but it is also the start of a plausible typo
+// of the one security setting that begins with "require": required_scopes.
+func TestRequireTypoOfRequiredScopesIsWarned(t *testing.T) {
+	t.Setenv("GEMGATE_REQUIRE_SCOPES", "team:mcp")
+	c := mustLoad(t, "--issuer", "https://id.example")
+	for _, w := range c.warnings() {
+		if strings.Contains(w.what, "GEMGATE_REQUIRE_SCOPES") {
+			return
+		}
+	}
+	t.Errorf("GEMGATE_REQUIRE_SCOPES (for GEMGATE_REQUIRED_SCOPES) is not warned about; required_scopes stays %q", c.RequiredScopes)
+}
+
+// A dev-only setting's variable (GEMGATE_TLS, GEMGATE_JSON, GEMGATE_DEV_ISSUER_LISTEN) is
+// ignored by serve but counted as known, so serve neither honours nor warns about it.
+func TestDevOnlyVariableUnderServeIsWarned(t *testing.T) {
+	t.Setenv("GEMGATE_TLS", "true")
+	c := mustLoad(t, "--issuer", "https://id.example")
+	for _, w := range c.warnings() {
+		if strings.Contains(w.what, "GEMGATE_TLS") {
+			return
+		}
+	}
+	t.Errorf("serve ignores GEMGATE_TLS=true (DevTLS=%v, no TLS) and no warning names it", c.DevTLS)
+}
+
+// mcpPathPattern lets "." and ".." segments through. The resource URL then holds dot
+// segments that every RFC 3986 / WHATWG client removes before sending, so clients reach
+// another route: "/mcp/../healthz" passes reservedPath and is /healthz on the wire.
+func TestMCPPathDotSegmentsAreRefused(t *testing.T) {
+	for _, p := range []string{"/mcp/../healthz", "/x/../.well-known/oauth-protected-resource", "/."} {
+		c := mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--mcp-path", p)
+		if strings.Contains(configErrors(c.validate()).Error(), "mcp_path") {
+			continue
+		}
+		ln, err := net.Listen("tcp", c.Listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := build(context.Background(), c, ln, slog.New(slog.DiscardHandler), nil)
+		if err != nil {
+			ln.Close()
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(srv.publicURL)
+		sent := u.ResolveReference(&url.URL{Path: u.Path}) // what a client puts on the wire
+		rec := httptest.NewRecorder()
+		srv.gw.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, sent.String(), nil))
+		t.Errorf("mcp_path %q validated: resource %s is sent as %s, which answers GET %d %q",
+			p, srv.publicURL, sent.Path, rec.Code, strings.TrimSpace(rec.Body.String()))
+		srv.gw.Close()
+		ln.Close()
+	}
+}
+
+// The https rule is checked on exchange_token_url as configured, but not on the token
+// endpoint found by discovery when exchange_token_url is left out (the default): an issuer
+// document naming http://other-host/token (Keycloak behind a TLS proxy without its proxy
+// setting does exactly this) gets gemgate's client secret and every caller's token in clear.
+func TestDiscoveredTokenEndpointMustBeHTTPS(t *testing.T) {
+	var iss string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"issuer": iss, "token_endpoint": "http://id.example/token",
+			"jwks_uri": iss + "/certs", "authorization_endpoint": iss + "/auth"})
+	}))
+	defer srv.Close()
+	iss = srv.URL
+	c := mustLoad(t, "--issuer", iss, "--worker-credential", "exchange", "--exchange-client-id", "gemgate",
+		"--exchange-client-secret", "s3cret", "--exchange-audience", "gemstone")
+	if errs := c.validate(); len(errs) > 0 {
+		t.Fatalf("setup: %v", configErrors(errs))
+	}
+	l, err := newLazyExchanger(c.Issuer, c.exchangeConfig(), c.AllowInsecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.exchanger(context.Background()); err == nil {
+		t.Errorf("the discovered token endpoint http://id.example/token was accepted for token exchange (client secret and subject tokens over plain HTTP to another host)")
+	}
+}
+
+// The same for the keys: jwks_url must be https, but the jwks_uri that discovery yields when
+// jwks_url is left out is fetched over plain HTTP from any host, and its keys are trusted.
+func TestDiscoveredJWKSURIMustBeHTTPS(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	b64 := func(n *big.Int) string { return base64.RawURLEncoding.EncodeToString(n.FillBytes(make([]byte, 32))) }
+	var iss string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/certs" {
+			json.NewEncoder(w).Encode(map[string]any{"keys": []any{map[string]any{"kty": "EC", "crv": "P-256", "kid": "k1",
+				"use": "sig", "alg": "ES256", "x": b64(key.X), "y": b64(key.Y)}}})
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"issuer": iss, "jwks_uri": "http://keys.example/certs",
+			"authorization_endpoint": iss + "/auth", "token_endpoint": iss + "/token"})
+	}))
+	defer srv.Close()
+	iss = srv.URL
+	// keys.example resolves, as DNS would for another host, to the test server.
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}}}
+	c := mustLoad(t, "--issuer", iss)
+	if errs := c.validate(); len(errs) > 0 {
+		t.Fatalf("setup: %v", configErrors(errs))
+	}
+	v, err := auth.NewVerifier(context.Background(), auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL,
+		Audiences: []string{"http://127.0.0.1:8080/mcp"}, HTTPClient: client})
+	if err == nil {
+		t.Errorf("signing keys were loaded from the discovered http://keys.example/certs (plain HTTP, another host): ready=%v", v.Ready(context.Background()) == nil)
+	}
+}
+
+// ownedPrivately looks at .dev-issuer, key.pem and state.json but not at the folder they sit
+// in: when the data directory can be written by others (no sticky bit), anyone can rename
+// .dev-issuer away and put their own key in its place between the check and the read.
+func TestDevStateInAWorldWritableParentIsRefused(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dataDir, 0o777); err != nil { // writable by all, not sticky
+		t.Fatal(err)
+	}
+	if _, err := loadDevState(devStatePaths(dataDir)); err == nil {
+		fi, _ := os.Stat(dataDir)
+		t.Errorf("dev issuer state under %s (mode %v, others may rename .dev-issuer) was accepted", dataDir, fi.Mode().Perm())
+	}
+}
