@@ -41,11 +41,12 @@ func TestReapThousandAbandonedSessions(t *testing.T) {
 
 func reapThousandAbandonedSessions(t *testing.T, modeFlags ...string) {
 	const total, batch = 1000, 50
-	// One user opens them all, as fast as gemgate takes them: the session caps and the start
-	// rate are lifted for this.
+	// One user opens them all, as fast as gemgate takes them: the session caps, the worker cap
+	// (sized like max_sessions, 376 on the 24 GiB test machine: a loaded machine reaps more slowly
+	// than a batch opens) and the start rate are lifted for this.
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0", "--streamless-idle-timeout", "1s",
 		"--idle-timeout", "2s", "--stream-loss-grace", "1s",
-		"--max-sessions", "0", "--max-sessions-per-user", "0", "--worker-start-rate", "0", modeFlags[0], modeFlags[1])
+		"--max-sessions", "0", "--max-sessions-per-user", "0", "--max-workers", "0", "--worker-start-rate", "0", modeFlags[0], modeFlags[1])
 	base := ltSettledGoroutines(t, g)
 
 	tr := &http.Transport{MaxIdleConnsPerHost: batch}
