@@ -43,6 +43,43 @@ func mustLoad(t *testing.T, args ...string) *Config {
 	return c
 }
 
+// buildServer builds the server of c on a loopback listener, closed when the test ends.
+func buildServer(t *testing.T, c *Config) *server {
+	t.Helper()
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := build(context.Background(), c, ln, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if srv.metrics != nil {
+			srv.metrics.Close()
+		}
+		srv.gw.Close()
+		ln.Close()
+	})
+	return srv
+}
+
+// serveInBackground runs gemgate serve with a worker that is never started, JSON logs and no
+// drain, plus args, until the test ends; it returns the address it listens on.
+func serveInBackground(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- serveCommand(ctx, append([]string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+			"--worker", "command", "--worker-command", "true", "--log-format", "json", "--drain-delay", "0"}, args...), &bytes.Buffer{}, logs)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return waitLog(t, logs, done, "gemgate serving")["listen"]
+}
+
 // The issuer must be https off loopback, because its keys decide who is who. jwks_url, which
 // replaces discovery as the place the keys come from, is not checked at all: a plain-HTTP
 // keys URL on another host is accepted, and anyone on the path can hand gemgate a key and
@@ -91,15 +128,7 @@ func TestAuthNoneRefusedWhenServedToOthers(t *testing.T) {
 func TestAuthNoneWithAnyOriginIsRefused(t *testing.T) {
 	c := mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--allowed-origins", "*")
 	errs := c.validate()
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := build(context.Background(), c, ln, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.gw.Close(); ln.Close() })
+	srv := buildServer(t, c)
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader("not json"))
 	req.Header.Set("Origin", "https://evil.example")
 	req.Header.Set("Content-Type", "application/json")
@@ -179,16 +208,7 @@ func TestUnknownGemgateEnvironmentVariableIsWarned(t *testing.T) {
 // max_connections and max_sessions were sized from (docs: 64 reserved "for listeners, the
 // metrics endpoint, ...").
 func TestMetricsListenerBoundsIdleConnections(t *testing.T) {
-	c := mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := build(context.Background(), c, ln, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.metrics.Close(); srv.gw.Close(); ln.Close() })
+	srv := buildServer(t, mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"))
 	if srv.metrics.IdleTimeout <= 0 && srv.metrics.ReadTimeout <= 0 {
 		t.Errorf("metrics server: IdleTimeout=%v ReadTimeout=%v: an idle keep-alive connection is never closed", srv.metrics.IdleTimeout, srv.metrics.ReadTimeout)
 	}
@@ -230,16 +250,7 @@ func TestTLSCertificateRenewalIsPickedUp(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	writeTestCert(t, certFile, keyFile, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- serveCommand(ctx, []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-			"--worker", "command", "--worker-command", "true", "--log-format", "json", "--drain-delay", "0",
-			"--tls-cert", certFile, "--tls-key", keyFile}, &bytes.Buffer{}, logs)
-	}()
-	addr := waitLog(t, logs, done, "gemgate serving")["listen"]
+	addr := serveInBackground(t, "--tls-cert", certFile, "--tls-key", keyFile)
 	serial := func() int64 {
 		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
@@ -260,8 +271,6 @@ func TestTLSCertificateRenewalIsPickedUp(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	cancel()
-	<-done
 }
 
 // The development issuer's signing key is taken from <data_dir>/.dev-issuer/key.pem whoever
@@ -435,15 +444,7 @@ func TestReadyzDoesNotLetClientsFloodTheLog(t *testing.T) {
 // a megabyte of header for read_timeout's header bound, sixteen times the budget, so the cap
 // sized to a quarter of memory allows four times memory. A 512 KiB junk header is served.
 func TestHeaderLimitFitsTheConnectionBudget(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- serveCommand(ctx, []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-			"--worker", "command", "--worker-command", "true", "--log-format", "json", "--drain-delay", "0"}, &bytes.Buffer{}, logs)
-	}()
-	addr := waitLog(t, logs, done, "gemgate serving")["listen"]
+	addr := serveInBackground(t)
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/healthz", nil)
 	req.Header.Set("X-Pad", strings.Repeat("a", 512<<10))
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
@@ -454,8 +455,6 @@ func TestHeaderLimitFitsTheConnectionBudget(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("a request with a 512 KiB header got %d, not 431: the header limit is net/http's 1 MiB, against a budget of 64 KiB per connection", resp.StatusCode)
 	}
-	cancel()
-	<-done
 }
 
 // mcp_path is checked for a leading slash only. It is handed to chi as a route pattern, so

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -21,20 +18,8 @@ import (
 
 // A scrape of the metrics listener parses as Prometheus text and carries gemgate's families.
 func TestMetricsListenerScrapeParses(t *testing.T) {
-	c, err := load("serve", []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := build(context.Background(), c, ln, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := buildServer(t, mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"))
 	go srv.metrics.Serve(srv.metricsLn)
-	t.Cleanup(func() { srv.metrics.Close(); srv.gw.Close(); ln.Close() })
 
 	resp, err := http.Get("http://" + srv.metricsLn.Addr().String() + "/metrics")
 	if err != nil {
