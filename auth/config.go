@@ -54,6 +54,7 @@ func (c Config) withDefaults() Config {
 	if c.HTTPClient == nil {
 		c.HTTPClient = http.DefaultClient
 	}
+	c.HTTPClient = GuardRedirects(c.HTTPClient, c.Issuer, c.AllowInsecureHTTP)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

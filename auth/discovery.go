@@ -40,8 +40,8 @@ func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string, al
 	if doc.JWKSURI == "" {
 		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no jwks_uri"))
 	}
-	if !SecureURL(doc.JWKSURI, allowInsecure) {
-		return "", fmt.Errorf("auth: discovery for issuer %q: jwks_uri %q is not https (http only on loopback or with allow_insecure_http); fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url", issuer, doc.JWKSURI)
+	if !TrustedURL(issuer, doc.JWKSURI, allowInsecure) {
+		return "", fmt.Errorf("auth: discovery for issuer %q: jwks_uri %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url", issuer, doc.JWKSURI)
 	}
 	return doc.JWKSURI, nil
 }
@@ -50,13 +50,13 @@ func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string, al
 // exchange, which sends it a client secret and the caller's token); it must pass SecureURL. A
 // nil client means http.DefaultClient.
 func TokenEndpoint(ctx context.Context, client *http.Client, issuer string, allowInsecure bool) (string, error) {
-	provider, err := discover(ctx, client, issuer)
+	provider, err := discover(ctx, GuardRedirects(client, issuer, allowInsecure), issuer)
 	if err != nil {
 		return "", err
 	}
 	if u := provider.Endpoint().TokenURL; u != "" {
-		if !SecureURL(u, allowInsecure) {
-			return "", fmt.Errorf("auth: discovery for issuer %q: token_endpoint %q is not https (http only on loopback or with allow_insecure_http); fix the issuer's public URL, or set exchange_token_url", issuer, u)
+		if !TrustedURL(issuer, u, allowInsecure) {
+			return "", fmt.Errorf("auth: discovery for issuer %q: token_endpoint %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL, or set exchange_token_url", issuer, u)
 		}
 		return u, nil
 	}
@@ -81,4 +81,40 @@ func IsLoopbackHost(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// TrustedURL is SecureURL for a URL gemgate did not configure but was handed, by an issuer's
+// discovery document or a redirect: it must also not be on loopback unless the issuer is.
+// A remote issuer that names this host names whatever a local user listens on there.
+func TrustedURL(issuer, raw string, allowInsecure bool) bool {
+	if !SecureURL(raw, allowInsecure) {
+		return false
+	}
+	u, _ := url.Parse(raw)
+	iss, err := url.Parse(issuer)
+	return !IsLoopbackHost(u.Hostname()) || (err == nil && IsLoopbackHost(iss.Hostname()))
+}
+
+// GuardRedirects returns a copy of c (nil: http.DefaultClient) that follows a redirect only to
+// a URL TrustedURL allows for issuer: a redirect must not take keys, a client secret or a
+// caller's token to plain HTTP, or to this host, that the URL first asked would not have.
+func GuardRedirects(c *http.Client, issuer string, allowInsecure bool) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	g := *c
+	next := c.CheckRedirect
+	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !TrustedURL(issuer, req.URL.String(), allowInsecure) {
+			return fmt.Errorf("auth: refused a redirect to %s: not https (http only on loopback or with allow_insecure_http), or this host for an issuer elsewhere", req.URL.Redacted())
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("auth: stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &g
 }

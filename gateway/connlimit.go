@@ -21,7 +21,7 @@ type ConnectionCap struct {
 	// TLS too; it is cloned and offers HTTP/1.1 only.
 	TLS    *tls.Config
 	Logger *slog.Logger // nil discards; refusals are logged at most once a minute
-	// Setting names the cap in the log line (default "max_connections").
+	// Setting names what sets the cap, for the log line (default "max_connections").
 	Setting string
 }
 
@@ -97,7 +97,7 @@ func (l *cappedListener) Open() int { return int(l.open.Load()) }
 func (l *cappedListener) refuse(c net.Conn) {
 	n := l.refused.Add(1)
 	l.warn.Do(func() {
-		l.log.Warn("connection cap reached: refusing connections with 503", l.setting, l.max, "refused_so_far", n)
+		l.log.Warn("connection cap reached: refusing connections with 503", "listener", l.Addr().String(), "cap", l.max, "set_by", l.setting, "refused_so_far", n)
 	})
 	select {
 	case l.refusing <- struct{}{}:

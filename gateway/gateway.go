@@ -208,14 +208,17 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if g.opts.Ready != nil {
 		if err := g.opts.Ready(ctx); err != nil {
-			if g.notReadyLog.allow(err.Error(), time.Now()) {
-				g.log.Warn("not ready (the same cause is logged at most once a minute)", "error", err)
-			}
-			// Only a reason meant for the public is shown (see Options.Ready).
-			msg := "not ready"
+			// Only a reason meant for the public is shown (see Options.Ready). It is also what
+			// tells one cause from another in the log: the error itself may name a connection's
+			// ephemeral port, and would make every retry look new.
+			msg, cause := "not ready", err.Error()
 			var pr interface{ PublicReason() string }
 			if errors.As(err, &pr) {
 				msg += ": " + pr.PublicReason()
+				cause = pr.PublicReason()
+			}
+			if g.notReadyLog.allow(cause, time.Now()) {
+				g.log.Warn("not ready (the same cause is logged at most once a minute)", "error", err)
 			}
 			http.Error(w, msg, http.StatusServiceUnavailable)
 			return

@@ -413,7 +413,12 @@ func (c *Config) applyFile(path string, dev bool) []error {
 	var errs []error
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i].Value, resolveAlias(root.Content[i+1])
+		kn, v := root.Content[i], resolveAlias(root.Content[i+1])
+		if kn.Kind != yaml.ScalarNode || kn.ShortTag() != "!!str" {
+			errs = append(errs, bad("line %d: a key must be a setting's name, not an alias, a list, a mapping or a %s", kn.Line, kn.ShortTag()))
+			continue
+		}
+		k := kn.Value
 		f, ok := byKey[k]
 		switch {
 		case seen[k]:
@@ -484,6 +489,10 @@ func resolveAlias(n *yaml.Node) *yaml.Node {
 func scalarText(n *yaml.Node) (string, error) {
 	if n.Kind != yaml.ScalarNode {
 		return "", errors.New("is a list or a mapping, not a plain value")
+	}
+	if strings.ContainsAny(n.Value, "\r\n") {
+		// A block scalar (| or >) keeps its last line break; no setting holds one.
+		return "", errors.New("holds a line break; write it on one line (or use |- or >-)")
 	}
 	switch n.ShortTag() {
 	case "!!str", "!!int", "!!float", "!!bool", "!!timestamp":

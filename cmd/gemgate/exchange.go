@@ -24,6 +24,8 @@ type lazyExchanger struct {
 }
 
 func newLazyExchanger(issuer string, cfg exchange.Config, allowInsecure bool) (*lazyExchanger, error) {
+	// The secret and each caller's token follow a redirect only where they could be sent.
+	cfg.HTTPClient = auth.GuardRedirects(cfg.HTTPClient, issuer, allowInsecure)
 	l := &lazyExchanger{issuer: issuer, cfg: cfg, insecure: allowInsecure}
 	if cfg.TokenURL != "" { // given: check it at start, as any other setting
 		ex, err := exchange.New(cfg)
@@ -41,7 +43,7 @@ func (l *lazyExchanger) exchanger(ctx context.Context) (*exchange.Exchanger, err
 	if l.ex != nil {
 		return l.ex, nil
 	}
-	tokenURL, err := auth.TokenEndpoint(ctx, nil, l.issuer, l.insecure)
+	tokenURL, err := auth.TokenEndpoint(ctx, l.cfg.HTTPClient, l.issuer, l.insecure)
 	if err != nil {
 		return nil, fmt.Errorf("finding the issuer's token endpoint for token exchange: %w", err)
 	}

@@ -274,7 +274,7 @@ func (s *server) servers() error {
 		}
 		// A scraper makes a request every few seconds; nobody needs more than a few
 		// connections, each bounded in time, out of the descriptors the caps were sized from.
-		s.metricsLn = gateway.LimitConnections(ln, gateway.ConnectionCap{Max: metricsMaxConnections, Logger: log, Setting: "metrics_connection_cap"})
+		s.metricsLn = gateway.LimitConnections(ln, gateway.ConnectionCap{Max: metricsMaxConnections, Logger: log, Setting: "a fixed bound of the metrics listener"})
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
