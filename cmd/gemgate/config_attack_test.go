@@ -46,23 +46,38 @@ func mustLoad(t *testing.T, args ...string) *Config {
 // buildServer builds the server of c on a loopback listener, closed when the test ends.
 func buildServer(t *testing.T, c *Config) *server {
 	t.Helper()
+	srv, _ := buildLoggedServer(t, c)
+	return srv
+}
+
+// buildLoggedServer is buildServer, its log (in c's format) kept.
+func buildLoggedServer(t *testing.T, c *Config) (*server, *syncBuffer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := build(context.Background(), c, ln, slog.New(slog.DiscardHandler), nil)
+	logs := &syncBuffer{}
+	log, err := newLogger(c, logs)
 	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := build(ctx, c, ln, log, nil)
+	if err != nil {
+		cancel()
 		ln.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		cancel()
 		if srv.metrics != nil {
 			srv.metrics.Close()
 		}
 		srv.gw.Close()
 		ln.Close()
 	})
-	return srv
+	return srv, logs
 }
 
 // serveInBackground runs gemgate serve with a worker that is never started, JSON logs and no
@@ -410,19 +425,7 @@ func TestReadyzDoesNotLetClientsFloodTheLog(t *testing.T) {
 	if errs := c.validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	log, _ := newLogger(c, logs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := build(ctx, c, ln, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.gw.Close(); ln.Close() })
+	srv, logs := buildLoggedServer(t, c)
 	before := strings.Count(logs.String(), "\n")
 	const requests = 200
 	for range requests {

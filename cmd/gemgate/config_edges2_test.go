@@ -3,7 +3,6 @@ package main
 // More edges of the configuration and of /readyz: each test failed on the rule before it.
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -42,19 +41,7 @@ func TestReadyzSameCauseWithEphemeralPortIsQuiet(t *testing.T) {
 	if errs := c.validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	log, _ := newLogger(c, logs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := build(ctx, c, ln, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.gw.Close(); ln.Close() })
+	srv, logs := buildLoggedServer(t, c)
 	// A monitoring probe (or anyone) polls /readyz until gemgate has met eight resets, each an
 	// error naming another ephemeral port.
 	deadline := time.Now().Add(30 * time.Second)
