@@ -490,13 +490,18 @@ func scalarText(n *yaml.Node) (string, error) {
 	if n.Kind != yaml.ScalarNode {
 		return "", errors.New("is a list or a mapping, not a plain value")
 	}
-	if strings.ContainsAny(n.Value, "\r\n") {
-		// A block scalar (| or >) keeps its last line break; no setting holds one.
-		return "", errors.New("holds a line break; write it on one line (or use |- or >-)")
+	text := n.Value
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		// A block scalar (| or >, as Helm's toYaml writes a long value) ends in the line
+		// break YAML keeps; it is not part of the value.
+		text = strings.TrimSuffix(text, "\n")
+	}
+	if strings.ContainsAny(text, "\r\n") {
+		return "", errors.New("holds a line break; no setting does: write it on one line")
 	}
 	switch n.ShortTag() {
 	case "!!str", "!!int", "!!float", "!!bool", "!!timestamp":
-		return n.Value, nil
+		return text, nil
 	case "!!null":
 		return "", errors.New("is empty (null)")
 	}

@@ -78,18 +78,29 @@ func TestConfigFileAliasKeyIsRefused(t *testing.T) {
 	}
 }
 
-// "Each value is taken as the text written": a block scalar (| or >) keeps YAML's trailing
-// newline, and string settings without a pattern take it. user_claim "preferred_username\n"
-// passes load and validate; every token is then refused at run time for a claim nobody has.
-// (The same for exchange_client_id and exchange_audience; for issuer the message blames the
-// scheme: `"https://id.example/realms/t\n" must be an https URL`.)
+// No setting holds a line break. A block scalar's last one (| or >, which Helm's toYaml writes
+// for a long value) is YAML's, not the value's: user_claim "preferred_username\n" would pass
+// load and validate, and then refuse every token for a claim nobody has. Any other line break
+// is refused.
 func TestConfigFileLineBreakIsRefused(t *testing.T) {
-	file := writeFile(t, "gemgate.yaml", "issuer: https://id.example/realms/t\nuser_claim: |\n  preferred_username\n")
-	c, err := load("serve", []string{"--config", file}, false)
-	if err != nil {
-		return
-	}
-	if errs := c.validate(); len(errs) == 0 && c.UserClaim != "preferred_username" {
-		t.Errorf("user_claim written as a block scalar was taken as %q, and validate found no problem", c.UserClaim)
+	for body, want := range map[string]string{
+		"user_claim: |\n  preferred_username\n":        "preferred_username",
+		"user_claim: >\n  preferred_username\n":        "preferred_username",
+		"user_claim: |\n  preferred_username\n  sub\n": "",
+		"user_claim: |+\n  preferred_username\n\n":     "",
+		"user_claim: \"preferred_username\\nsub\"\n":   "",
+	} {
+		file := writeFile(t, "gemgate.yaml", "issuer: https://id.example/realms/t\n"+body)
+		c, err := load("serve", []string{"--config", file}, false)
+		switch {
+		case want == "" && err == nil:
+			t.Errorf("%q: a line break was taken: user_claim %q", body, c.UserClaim)
+		case want == "" && !strings.Contains(err.Error(), "holds a line break"):
+			t.Errorf("%q: refused for another reason: %v", body, err)
+		case want != "" && err != nil:
+			t.Errorf("%q: refused: %v", body, err)
+		case want != "" && c.UserClaim != want:
+			t.Errorf("%q: user_claim %q, want %q", body, c.UserClaim, want)
+		}
 	}
 }

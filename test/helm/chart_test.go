@@ -111,7 +111,8 @@ func check(t *testing.T, doc []byte) (kind string, problems []error) {
 // Every manifest the chart renders, with the least values and with everything on, is valid
 // for Kubernetes 1.37, and each optional part appears only when asked for.
 func TestChartRendersValidManifests(t *testing.T) {
-	always := []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"}
+	// Two Services: the MCP endpoint's, and the metrics port's (always ClusterIP).
+	always := []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "Service", "ServiceAccount"}
 	tests := []struct {
 		values string
 		kinds  []string

@@ -43,9 +43,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if not .Values.config.issuer }}
 {{- $errs = append $errs "config.issuer is required, e.g. https://keycloak.example.com/realms/team" }}
 {{- end }}
-{{- range $k := list "listen" "metrics_listen" "public_url" "drain_delay" "shutdown_grace" "exchange_client_secret" }}
+{{- range $k := list "listen" "metrics_listen" "public_url" "mcp_path" "drain_delay" "shutdown_grace" "exchange_client_secret" }}
 {{- if hasKey $.Values.config $k }}
 {{- $errs = append $errs (printf "config.%s is set by the chart; see values.yaml (publicURL, drain, metrics, exchange)" $k) }}
+{{- end }}
+{{- end }}
+{{- if .Values.exchange.enabled }}
+{{- range $k := list "worker_credential" "exchange_client_id" "exchange_audience" }}
+{{- if hasKey $.Values.config $k }}
+{{- $errs = append $errs (printf "config.%s is set by the chart when exchange.enabled; use exchange.clientID and exchange.audience" $k) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- if and .Values.exchange.enabled (not (or .Values.exchange.clientSecret .Values.exchange.existingSecret)) }}
