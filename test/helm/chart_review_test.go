@@ -202,3 +202,16 @@ func TestChartMetricsNotPublishedOutsideCluster(t *testing.T) {
 		})
 	}
 }
+
+// publicURL names the path gemgate serves (mcp_path): one without a path, or with a trailing
+// slash, which gemgate would refuse as mcp_path, is refused by the chart with what to write.
+func TestChartRefusesAPublicURLWithoutAPath(t *testing.T) {
+	for _, u := range []string{"https://mcp.example.com", "https://mcp.example.com/", "https://mcp.example.com/team/mcp/"} {
+		cmd := exec.Command("go", "tool", "helm", "template", "gm", chart, "--kube-version", kubernetesVersion,
+			"-f", filepath.Join(chart, "ci", "minimal-values.yaml"), "--set", "publicURL="+u)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "must name the MCP endpoint's path") {
+			t.Errorf("publicURL %s: err %v, output:\n%s", u, err, out)
+		}
+	}
+}

@@ -39,6 +39,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $errs := list }}
 {{- if not .Values.publicURL }}
 {{- $errs = append $errs "publicURL is required: the MCP URL clients use, e.g. https://mcp.example.com/mcp" }}
+{{- else }}
+{{- $path := (urlParse .Values.publicURL).path }}
+{{- if or (not $path) (eq $path "/") (hasSuffix "/" $path) }}
+{{- $errs = append $errs (printf "publicURL %q must name the MCP endpoint's path, without a trailing slash, e.g. https://mcp.example.com/mcp (gemgate serves that path)" .Values.publicURL) }}
+{{- end }}
 {{- end }}
 {{- if not .Values.config.issuer }}
 {{- $errs = append $errs "config.issuer is required, e.g. https://keycloak.example.com/realms/team" }}
