@@ -106,8 +106,9 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 	args := make([]string, 0, len(l.Command)-1)
 	for _, a := range l.Command[1:] {
 		if strings.Contains(a, "{user}") {
-			// A user name must never be read as an option by the worker.
-			if user == "" || strings.HasPrefix(user, "-") {
+			// A user name must never be read as an option by the worker, nor step out of a
+			// path it is put in (--data=/srv/mcp/{user}).
+			if user == "" || strings.HasPrefix(user, "-") || strings.ContainsAny(user, "/\x00") || user == "." || user == ".." {
 				return Launch{}, fmt.Errorf("user name %q cannot be put on a command line", user)
 			}
 			a = strings.ReplaceAll(a, "{user}", user)

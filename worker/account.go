@@ -26,13 +26,16 @@ type Account struct {
 var ErrRootAccount = errors.New("a worker account must not be root (uid 0)")
 
 // LookupAccount resolves a user name or a numeric uid from the system's account database.
-func LookupAccount(name string) (*Account, error) {
+func LookupAccount(name string) (*Account, error) { return lookupAccount(name, true) }
+
+// lookupAccount is LookupAccount; byID false takes name as a name only, never as a uid.
+func lookupAccount(name string, byID bool) (*Account, error) {
 	if name == "" || strings.ContainsAny(name, "/:\x00\n") || strings.HasPrefix(name, "-") {
 		return nil, fmt.Errorf("%q is not an account name", name)
 	}
 	var u *user.User
 	var err error
-	if _, numErr := strconv.ParseUint(name, 10, 32); numErr == nil {
+	if _, numErr := strconv.ParseUint(name, 10, 32); numErr == nil && byID {
 		u, err = user.LookupId(name)
 		if err != nil {
 			// A bare uid without an entry is allowed: its gid is the same number.
@@ -64,17 +67,30 @@ func LookupAccount(name string) (*Account, error) {
 	return a, nil
 }
 
+// MinUserUID is the least uid a worker_user template may resolve to: below it are the system's
+// own accounts (daemon, www-data, postgres), which a user must not be able to name.
+const MinUserUID = 1000
+
 // AccountFor resolves worker_user for one gemgate user: "{user}" in the template becomes the
-// user's name, for one system account per user.
+// user's name, for one system account per user. The user's name comes from a token, so what
+// the template makes is looked up as a name only (a user named "1" is not uid 1), and must be
+// a regular account (uid MinUserUID or above, not nobody).
 func AccountFor(template, gemgateUser string) (*Account, error) {
-	name := template
-	if strings.Contains(template, "{user}") {
-		if gemgateUser == "" {
-			return nil, errors.New("worker_user names {user} but the request has no user name")
-		}
-		name = strings.ReplaceAll(template, "{user}", gemgateUser)
+	if !strings.Contains(template, "{user}") {
+		return LookupAccount(template)
 	}
-	return LookupAccount(name)
+	if gemgateUser == "" {
+		return nil, errors.New("worker_user names {user} but the request has no user name")
+	}
+	name := strings.ReplaceAll(template, "{user}", gemgateUser)
+	a, err := lookupAccount(name, false)
+	if err != nil {
+		return nil, err
+	}
+	if a.Uid < MinUserUID || a.Uid == 65534 {
+		return nil, fmt.Errorf("worker account %s (uid %d) is a system account; worker_user %q must name regular accounts (uid %d or above)", a.Name, a.Uid, template, MinUserUID)
+	}
+	return a, nil
 }
 
 // credential is what the kernel switches to before the worker's program starts.

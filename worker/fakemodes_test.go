@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -14,6 +15,33 @@ import (
 // of them.
 func extraMode(mode string) bool {
 	switch mode {
+	case "readpath":
+		// Reports what it reads at each of GEMGATE_TEST_PATHS (files, or a directory's
+		// entries), then serves.
+		var found []string
+		for _, p := range strings.Split(os.Getenv("GEMGATE_TEST_PATHS"), ":") {
+			b, err := os.ReadFile(p)
+			if entries, derr := os.ReadDir(p); derr == nil {
+				b, err = []byte(fmt.Sprint(len(entries), " entries")), nil
+			}
+			if err != nil {
+				b = []byte("error")
+			}
+			found = append(found, string(b))
+		}
+		fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"read\",\"params\":{\"found\":%q}}\n", strings.Join(found, "|"))
+		return false
+	case "readfd":
+		// Reports what it reads from descriptor GEMGATE_TEST_FD, which gemgate never handed
+		// over, then serves.
+		fd, _ := strconv.Atoi(os.Getenv("GEMGATE_TEST_FD"))
+		b := make([]byte, 64)
+		found := "nothing"
+		if n, err := syscall.Pread(fd, b, 0); err == nil {
+			found = string(b[:n])
+		}
+		fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"fd\",\"params\":{\"found\":%q}}\n", found)
+		return false
 	case "deaf":
 		// Never reads stdin: the gateway's writes fill the pipe and stay there.
 		time.Sleep(time.Hour)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -185,7 +187,11 @@ func TestAccountFor(t *testing.T) {
 		root           bool
 	}{
 		{"nobody", "alice", nobody.Uid, false, false},
-		{"{user}", "nobody", nobody.Uid, false, false},
+		// A templated name comes from a token: never a uid, never a system account.
+		{"{user}", "nobody", 0, true, false},
+		{"{user}", "daemon", 0, true, false},
+		{"{user}", "1", 0, true, false},
+		{"{user}", "4242", 0, true, false},
 		{"65534", "", 65534, false, false},
 		{"root", "", 0, true, true},
 		{"0", "", 0, true, true},
@@ -218,4 +224,73 @@ func TestEscapedDescendantIsReapedWhenTheWorkerEnds(t *testing.T) {
 	}
 	p.Stop()
 	waitGone(t, got.Pid)
+}
+
+// A descriptor gemgate holds that is not close-on-exec (a socket-activated listener, a secret
+// handed on a descriptor, a leak from gemgate's parent) never reaches a worker, sandboxed or
+// not: a worker gets 0, 1, 2 and the credential's 3.
+func TestWorkerInheritsOnlyItsDescriptors(t *testing.T) {
+	bwrap := probe(t, nil)
+	const canary = "gateway-secret-on-an-inherited-fd"
+	f := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(f, []byte(canary), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(f, syscall.O_RDONLY, 0) // no O_CLOEXEC: as inherited from a parent
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	for _, sb := range []*Sandbox{nil, {Bwrap: bwrap, Readable: []string{testExe(t)}}} {
+		rec := &recorder{}
+		p, err := Start(Spec{Path: testExe(t), Env: append(os.Environ(), "GEMGATE_TEST_WORKER=readfd", "GEMGATE_TEST_FD="+strconv.Itoa(fd)),
+			Sandbox: sb, OnMessage: rec.add, StopGrace: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Found string }
+		json.Unmarshal(firstMessage(t, rec, "fd"), &got)
+		if got.Found != "nothing" {
+			t.Errorf("sandbox=%v: the worker read gemgate's descriptor %d: %q", sb != nil, fd, got.Found)
+		}
+		p.Stop()
+	}
+}
+
+// gemgate's own secrets (its TLS key, config files, the development issuer's state) are
+// hidden from a sandboxed worker that otherwise sees the host read-only and may run as
+// gemgate's uid: a file cannot be read (it is covered by the host's /dev/null, on a mount
+// without devices), a directory is empty, even inside a writable bind.
+func TestSandboxHidesGatewaySecrets(t *testing.T) {
+	bwrap := probe(t, nil)
+	// Not under /tmp, which the sandbox replaces: a host path it would otherwise show.
+	dir, err := os.MkdirTemp("/var/tmp", "gemgate-hidden-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	key, data := filepath.Join(dir, "tls.key"), filepath.Join(dir, "data")
+	state := filepath.Join(data, ".dev-issuer")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{key, filepath.Join(state, "key.pem")} {
+		if err := os.WriteFile(f, []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := &recorder{}
+	sb := &Sandbox{Bwrap: bwrap, Readable: []string{testExe(t)}, Writable: []string{data}, Hidden: []string{key, state, filepath.Join(dir, "absent")}}
+	p, err := Start(Spec{Path: testExe(t), Env: append(os.Environ(), "GEMGATE_TEST_WORKER=readpath", "GEMGATE_TEST_PATHS="+key+":"+state+":"+data),
+		Sandbox: sb, OnMessage: rec.add, StopGrace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	var got struct{ Found string }
+	json.Unmarshal(firstMessage(t, rec, "read"), &got)
+	// The key does not read, the state directory is empty, the data directory still shows it.
+	if got.Found != "error|0 entries|1 entries" {
+		t.Errorf("the worker read %q, want the key unreadable, the state directory empty and data_dir as it is", got.Found)
+	}
 }

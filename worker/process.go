@@ -204,6 +204,7 @@ func Start(spec Spec) (*Process, error) {
 	if spec.Sandbox != nil {
 		path, args = spec.Sandbox.Bwrap, spec.Sandbox.args(spec.Path, spec.Args, spec.Dir)
 	}
+	closeInheritedOnExec()
 	cmd := exec.Command(path, args...)
 	cmd.Env = spec.Env
 	cmd.Dir = spec.Dir
@@ -665,3 +666,19 @@ func (p *Process) Stop() {
 }
 
 func snippet(b []byte) string { return textclip.Bytes(b, 512) }
+
+// closeInheritedOnExec marks every descriptor of this process above stderr close-on-exec. Go
+// opens its own that way; one that gemgate inherited from its parent (a socket-activated
+// listener, a secret handed on a descriptor, a leak) would otherwise reach every worker. A
+// worker gets 0, 1, 2 and the credential's 3, which exec hands over on purpose.
+func closeInheritedOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}

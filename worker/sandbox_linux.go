@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -19,6 +20,11 @@ type Sandbox struct {
 	Bwrap    string   // the bwrap executable
 	Writable []string // host paths the worker may write (the data directory)
 	Readable []string // host paths shown read-only over the private /tmp (the worker's executable, scripts)
+	// Hidden are host paths the worker must not read although the host is visible: gemgate's
+	// own secrets (its TLS key, its config files, the development issuer's state). A file is
+	// covered by /dev/null (on the sandbox's mounts, without devices, it cannot be read), a
+	// directory by an empty tmpfs; a path that does not exist is skipped.
+	Hidden []string
 }
 
 // baseArgs is the confinement every worker gets.
@@ -43,6 +49,15 @@ func (s *Sandbox) args(path string, args []string, dir string) []string {
 	}
 	for _, p := range s.Writable {
 		a = append(a, "--bind", p, p)
+	}
+	for _, p := range s.Hidden { // after the binds, so that a secret inside one stays hidden
+		switch fi, err := os.Stat(p); {
+		case err != nil:
+		case fi.IsDir():
+			a = append(a, "--tmpfs", p)
+		default:
+			a = append(a, "--ro-bind", "/dev/null", p)
+		}
 	}
 	if dir != "" {
 		a = append(a, "--chdir", dir)

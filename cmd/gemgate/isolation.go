@@ -138,6 +138,7 @@ func (s *server) isolate(ctx context.Context, l *pool.CommandLauncher) error {
 		}
 		l.Sandbox.Readable = append(l.Sandbox.Readable, c.WorkerSandboxReadable...)
 		l.Sandbox.Writable = append(l.Sandbox.Writable, c.WorkerSandboxWritable...)
+		l.Sandbox.Hidden = c.gatewaySecrets(l.DataDir)
 		s.log.Info(iso.describe(), "worker_user", c.WorkerUser)
 	} else {
 		s.log.Warn(iso.describe()+"; workers are NOT isolated", "not_isolated", worker.Unisolated(c.WorkerUser != ""))
@@ -168,4 +169,27 @@ func checkIsolation(ctx context.Context, c *Config, ok func(string), bad func(wh
 	if runningAsRoot() && c.WorkerUser == "" {
 		ok("WARNING: workers run as uid 0 (in the sandbox, without capabilities); set worker_user")
 	}
+}
+
+// gatewaySecrets are the files of gemgate's that its workers must not read, though they see
+// the host read-only and may run as gemgate's own uid: the TLS key, the config files (which
+// may hold exchange_client_secret), and the development issuer's key and state in dataDir.
+func (c *Config) gatewaySecrets(dataDir string) []string {
+	var out []string
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, abs)
+		}
+	}
+	add(c.TLSKey)
+	for _, f := range c.configFiles {
+		add(f)
+	}
+	if dataDir != "" {
+		add(filepath.Join(dataDir, devStateDir))
+	}
+	return out
 }

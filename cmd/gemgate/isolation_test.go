@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,5 +90,21 @@ func TestCheckReportsWorkerSandbox(t *testing.T) {
 		if !strings.Contains(out.String(), "OK       "+tc.want) {
 			t.Errorf("check %v:\n%s%s\nwant a line %q", tc.flags, out.String(), errb.String(), tc.want)
 		}
+	}
+}
+
+// What a sandboxed worker must not read of gemgate's: its TLS key, every config file (one may
+// hold exchange_client_secret), and the development issuer's state in the data directory.
+func TestGatewaySecretsAreHiddenFromWorkers(t *testing.T) {
+	file := writeFile(t, "gemgate.yaml", "issuer: https://id.example/realms/t\n")
+	c := mustLoad(t, "--config", file, "--tls-cert", "/etc/gemgate/tls.crt", "--tls-key", "/etc/gemgate/tls.key")
+	got := c.gatewaySecrets("/srv/gemgate")
+	for _, want := range []string{"/etc/gemgate/tls.key", file, "/srv/gemgate/.dev-issuer"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("gatewaySecrets = %q, lacks %s", got, want)
+		}
+	}
+	if slices.Contains(got, "/etc/gemgate/tls.crt") {
+		t.Errorf("the certificate, which is public, is hidden: %q", got)
 	}
 }
