@@ -109,7 +109,7 @@ func (c *Config) workerIsolation(ctx context.Context) (isolation, error) {
 // describe is one line on the isolation in force, for the log and `gemgate check`.
 func (i isolation) describe() string {
 	if i.bwrap != "" {
-		return "worker sandbox: bwrap (" + i.bwrap + "): own PID namespace and /proc, host filesystem read-only, private /tmp, no capabilities, dies with gemgate"
+		return "worker sandbox: bwrap (" + i.bwrap + "): own PID namespace and /proc, host filesystem read-only, gemgate's own secrets hidden, private /tmp, no capabilities, dies with gemgate"
 	}
 	if i.fallback != nil {
 		return "worker sandbox: none (auto: " + i.fallback.Error() + ")"
