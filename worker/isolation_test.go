@@ -226,9 +226,11 @@ func TestEscapedDescendantIsReapedWhenTheWorkerEnds(t *testing.T) {
 	waitGone(t, got.Pid)
 }
 
-// A descriptor gemgate holds that is not close-on-exec (a socket-activated listener, a secret
-// handed on a descriptor, a leak from gemgate's parent) never reaches a worker, sandboxed or
-// not: a worker gets 0, 1, 2 and the credential's 3.
+// A descriptor gemgate inherited that is not close-on-exec (a socket-activated listener, a
+// secret handed on a descriptor, a leak from gemgate's parent) never reaches a worker,
+// sandboxed or not, once CloseInheritedOnExec has run, as gemgate runs it at start
+// (hardenGateway): a worker gets 0, 1, 2 and the credential's 3. Before it runs, the same
+// worker does read the descriptor, so the check can fail.
 func TestWorkerInheritsOnlyItsDescriptors(t *testing.T) {
 	bwrap := probe(t, nil)
 	const canary = "gateway-secret-on-an-inherited-fd"
@@ -241,19 +243,26 @@ func TestWorkerInheritsOnlyItsDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Close(fd) })
-	for _, sb := range []*Sandbox{nil, {Bwrap: bwrap, Readable: []string{testExe(t)}}} {
+	read := func(sb *Sandbox) string {
 		rec := &recorder{}
 		p, err := Start(Spec{Path: testExe(t), Env: append(os.Environ(), "GEMGATE_TEST_WORKER=readfd", "GEMGATE_TEST_FD="+strconv.Itoa(fd)),
 			Sandbox: sb, OnMessage: rec.add, StopGrace: 200 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer p.Stop()
 		var got struct{ Found string }
 		json.Unmarshal(firstMessage(t, rec, "fd"), &got)
-		if got.Found != "nothing" {
-			t.Errorf("sandbox=%v: the worker read gemgate's descriptor %d: %q", sb != nil, fd, got.Found)
+		return got.Found
+	}
+	if got := read(nil); got != canary {
+		t.Fatalf("before CloseInheritedOnExec the worker read %q from descriptor %d, want the canary: the check below could not fail", got, fd)
+	}
+	CloseInheritedOnExec()
+	for _, sb := range []*Sandbox{nil, {Bwrap: bwrap, Readable: []string{testExe(t)}}} {
+		if got := read(sb); got != "nothing" {
+			t.Errorf("sandbox=%v: the worker read gemgate's descriptor %d: %q", sb != nil, fd, got)
 		}
-		p.Stop()
 	}
 }
 

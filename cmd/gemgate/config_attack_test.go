@@ -348,6 +348,9 @@ func TestDevIssuerRefusesAKeyOthersCouldWrite(t *testing.T) {
 const signalHelperEnv = "GEMGATE_TEST_SIGNAL_HELPER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(hardenHelperEnv) == "1" {
+		os.Exit(hardenHelper())
+	}
 	if os.Getenv(signalHelperEnv) == "1" {
 		os.Exit(run([]string{"serve", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
 			"--worker", "command", "--worker-command", "true", "--log-format", "json",

@@ -5,9 +5,13 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestValidateIsolation(t *testing.T) {
@@ -106,5 +110,47 @@ func TestGatewaySecretsAreHiddenFromWorkers(t *testing.T) {
 	}
 	if slices.Contains(got, "/etc/gemgate/tls.crt") {
 		t.Errorf("the certificate, which is public, is hidden: %q", got)
+	}
+}
+
+// hardenHelperEnv runs the test binary as hardenHelper (see TestMain).
+const hardenHelperEnv = "GEMGATE_TEST_HARDEN_HELPER"
+
+// hardenHelper runs hardenGateway in a process of its own (it changes the process for good)
+// that inherited descriptor 3, and reports whether 3 is close-on-exec afterwards: 0 yes, 3
+// no, 2 hardenGateway failed.
+func hardenHelper() int {
+	if flags, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
+		return 4 // not inherited as the test meant
+	}
+	if err := hardenGateway(); err != nil {
+		return 2
+	}
+	if flags, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
+		return 3
+	}
+	return 0
+}
+
+// serve and dev start with hardenGateway, which leaves no descriptor gemgate inherited open
+// across the exec of a worker (worker.TestWorkerInheritsOnlyItsDescriptors shows that a
+// worker then cannot read it).
+func TestHardenGatewayClosesInheritedOnExec(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "inherited"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), hardenHelperEnv+"=1")
+	cmd.ExtraFiles = []*os.File{f} // descriptor 3 in the helper, not close-on-exec there
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit) && exit.ExitCode() == 3:
+		t.Error("an inherited descriptor stayed open across exec after hardenGateway")
+	default:
+		t.Fatalf("helper: %v", err)
 	}
 }
