@@ -20,6 +20,7 @@ const module = "github.com/gemgate/gemgate/"
 var allowed = map[string][]string{
 	"internal/clip":                      {},
 	"internal/aside":                     {}, // deep work on a goroutine of its own (auth, gateway)
+	"internal/heapfloor":                 {}, // the collector's heap floor; only cmd/gemgate starts it
 	"jsonrpc":                            {"internal/clip"},
 	"auth":                               {"internal/clip", "internal/aside"},
 	"auth/devissuer":                     {},
