@@ -244,16 +244,7 @@ func TestWorkerInheritsOnlyItsDescriptors(t *testing.T) {
 	}
 	t.Cleanup(func() { syscall.Close(fd) })
 	read := func(sb *Sandbox) string {
-		rec := &recorder{}
-		p, err := Start(Spec{Path: testExe(t), Env: append(os.Environ(), "GEMGATE_TEST_WORKER=readfd", "GEMGATE_TEST_FD="+strconv.Itoa(fd)),
-			Sandbox: sb, OnMessage: rec.add, StopGrace: 200 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Stop()
-		var got struct{ Found string }
-		json.Unmarshal(firstMessage(t, rec, "fd"), &got)
-		return got.Found
+		return workerFound(t, sb, "readfd", "fd", "GEMGATE_TEST_FD="+strconv.Itoa(fd))
 	}
 	if got := read(nil); got != canary {
 		t.Fatalf("before CloseInheritedOnExec the worker read %q from descriptor %d, want the canary: the check below could not fail", got, fd)
@@ -288,18 +279,26 @@ func TestSandboxHidesGatewaySecrets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec := &recorder{}
 	sb := &Sandbox{Bwrap: bwrap, Readable: []string{testExe(t)}, Writable: []string{data}, Hidden: []string{key, state, filepath.Join(dir, "absent")}}
-	p, err := Start(Spec{Path: testExe(t), Env: append(os.Environ(), "GEMGATE_TEST_WORKER=readpath", "GEMGATE_TEST_PATHS="+key+":"+state+":"+data),
+	found := workerFound(t, sb, "readpath", "read", "GEMGATE_TEST_PATHS="+key+":"+state+":"+data)
+	// The key does not read, the state directory is empty, the data directory still shows it.
+	if found != "error|0 entries|1 entries" {
+		t.Errorf("the worker read %q, want the key unreadable, the state directory empty and data_dir as it is", found)
+	}
+}
+
+// workerFound starts the test worker in mode (sandboxed by sb, or not), with env added, and
+// returns the "found" of its first message of method; the worker is stopped before it returns.
+func workerFound(t *testing.T, sb *Sandbox, mode, method string, env ...string) string {
+	t.Helper()
+	rec := &recorder{}
+	p, err := Start(Spec{Path: testExe(t), Env: append(append(os.Environ(), "GEMGATE_TEST_WORKER="+mode), env...),
 		Sandbox: sb, OnMessage: rec.add, StopGrace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Stop()
 	var got struct{ Found string }
-	json.Unmarshal(firstMessage(t, rec, "read"), &got)
-	// The key does not read, the state directory is empty, the data directory still shows it.
-	if got.Found != "error|0 entries|1 entries" {
-		t.Errorf("the worker read %q, want the key unreadable, the state directory empty and data_dir as it is", got.Found)
-	}
+	json.Unmarshal(firstMessage(t, rec, method), &got)
+	return got.Found
 }

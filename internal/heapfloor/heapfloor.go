@@ -54,6 +54,7 @@ func Start(floor uint64) (stop func()) {
 			{Name: "/gc/heap/live:bytes"},
 			{Name: "/gc/scan/stack:bytes"},
 			{Name: "/gc/scan/globals:bytes"},
+			{Name: "/gc/gogc:percent"},
 		}}
 		running.adjust()
 		running.arm()
@@ -116,7 +117,7 @@ func (t *tuner) adjust() bool {
 	metrics.Read(t.samples)
 	live := t.samples[0].Value.Uint64()
 	roots := live + t.samples[1].Value.Uint64() + t.samples[2].Value.Uint64()
-	if want := percentFor(t.floor, live, roots, t.base); want != readPercent() {
+	if want := percentFor(t.floor, live, roots, t.base); want != int(t.samples[3].Value.Uint64()) {
 		debug.SetGCPercent(want)
 	}
 	return true
