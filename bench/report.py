@@ -49,7 +49,14 @@ def median_row(rs):
     m = dict(ok[0])
     m["throughput"] = median([r["throughput"] for r in ok])
     m["latency_us"] = {k: median([r["latency_us"][k] for r in ok]) for k in ok[0]["latency_us"]}
-    for k in ("gateway_cpu_us_per_call", "gateway_peak_rss_kib", "loadgen_cpu_s"):
+    for r in ok:
+        n = r.get("total_calls")
+        if n and r.get("loadgen_measured_cpu_s") is not None and r.get("machine_busy_cpu_s") is not None:
+            r["loadgen_cpu_us_per_call"] = r["loadgen_measured_cpu_s"] * 1e6 / n
+            r["machine_busy_us_per_call"] = r["machine_busy_cpu_s"] * 1e6 / n
+            r["machine_busy_share"] = r["machine_busy_cpu_s"] / (r["elapsed_s"] * r["machine_cpus"])
+    for k in ("gateway_cpu_us_per_call", "gateway_peak_rss_kib", "loadgen_cpu_s", "workers_cpu_us_per_call",
+              "loadgen_cpu_us_per_call", "machine_busy_us_per_call", "machine_busy_share"):
         if all(r.get(k) is not None for r in ok):
             m[k] = median([r[k] for r in ok])
     m["tp_min"], m["tp_max"] = min(r["throughput"] for r in ok), max(r["throughput"] for r in ok)
@@ -144,6 +151,26 @@ def main(out):
                 ratio("stdio"), ratio("echofloor"), ratio("supergateway"), ratio("toolhive"), r.get("load", "")]) + " |")
     md.append("")
 
+    # Where the machine's CPU went per call: the gateway, the workers under it (or under
+    # loadgen, for (a) and (k)), loadgen, and the rest of what the machine did (the kernel's
+    # work not charged to a process, other processes). Runs older than these fields show none.
+    split = [(s, by[(s, n)]) for n in levels[-1:] for s in ORDER
+             if (s, n) in by and by[(s, n)].get("machine_busy_us_per_call") is not None]
+    if split:
+        n = levels[-1]
+        md += [f"## CPU per call by process, {n} sessions", "",
+               "Medians over the rounds, µs of CPU per measured call: the gateway process, every process under it "
+               "(its workers; under loadgen for (a) and (k)), loadgen over the same phase, and the rest of the "
+               "machine's busy time (`/proc/stat`, all CPUs). Busy is the share of the machine's CPUs in use. "
+               "On a machine this busy, calls/s ≈ busy CPUs ÷ the machine's µs per call.", "",
+               "| scenario | calls/s | gateway | workers | loadgen | rest | machine µs/call | busy |",
+               "|---|--:|--:|--:|--:|--:|--:|--:|"]
+        for s, r in split:
+            gw, wk, lg, busy = (r.get("gateway_cpu_us_per_call") or 0), r["workers_cpu_us_per_call"], r["loadgen_cpu_us_per_call"], r["machine_busy_us_per_call"]
+            md.append(f"| {NAMES[s]} | {fmt(r['throughput'])} | {fmt(r.get('gateway_cpu_us_per_call'))} | {fmt(wk)} | {fmt(lg)} | "
+                      f"{fmt(busy - gw - wk - lg)} | {fmt(busy)} | {r['machine_busy_share'] * 100:.0f} % |")
+        md.append("")
+
     pay = [r for r in rows if r.get("test") == "payload"]
     if pay:
         md += ["## Large payloads", "", "| scenario | payload | sessions | calls/s | p50 µs | p99 µs | gw CPU µs/call | gw peak RSS MiB |",
@@ -216,6 +243,18 @@ def main(out):
     u32, t32 = tp("gemgate-user", 32), tp("toolhive", 32)
     if u32 and t32:
         g.append(f"| 1. 32 sessions of one user, worker per user: ≥ 1.5× ToolHive | {u32:,.0f} vs {t32:,.0f} calls/s = {u32 / t32:.2f}× | {ok(u32 / t32 >= 1.5)} |")
+    # What goal 1 asks of the gateway's own CPU, given the rest of this run: at the machine's
+    # busy share and the workers' and loadgen's CPU per call of (g), calls/s follow the
+    # machine's CPU per call, so 1.5× ToolHive needs that per-call total cut by the factor
+    # (g)/(1.5 × ToolHive), all of it from the gateway.
+    ug = by.get(("gemgate-user", 32), {})
+    if u32 and t32 and ug.get("machine_busy_us_per_call") is not None and u32 < 1.5 * t32:
+        busy, gw = ug["machine_busy_us_per_call"], ug["gateway_cpu_us_per_call"]
+        need = gw - busy * (1 - u32 / (1.5 * t32))
+        fl = cpu("echofloor", 32)
+        g.append(f"| 1. bound: the gateway CPU per call (g) would need for 1.5× ToolHive, the machine's other CPU per call and busy share "
+                 f"as in (g) ({busy:,.0f} µs per call in all, {ug['machine_busy_share'] * 100:.0f} % busy) | {need:,.0f} µs against (g)'s {gw:,.0f}"
+                 + (f"; {need / fl:.2f}× the HTTP echo floor's {fl:,.0f}" if fl else "") + " | – |")
     r32 = tp("relayfloor", 32)
     if r32 and t32:
         g.append(f"| 1. bound: {RF} at 32 sessions ÷ ToolHive | {r32:,.0f} vs {t32:,.0f} calls/s = {r32 / t32:.2f}× | – |")

@@ -182,6 +182,9 @@ func runCalls(c config) (map[string]any, error) {
 	runtime.GC()
 
 	cpu0 := c.cpu()
+	workers0 := treeCPU(c.workerParent())
+	busy0, _, _ := busyCPUSeconds()
+	self0, _ := cpuSeconds(os.Getpid())
 	lat := make([][]time.Duration, c.sessions)
 	start := time.Now()
 	for i, s := range sessions {
@@ -204,6 +207,9 @@ func runCalls(c config) (map[string]any, error) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpu1 := c.cpu()
+	workersCPU := treeCPUSince(c.workerParent(), workers0)
+	busy1, cpus, _ := busyCPUSeconds()
+	self1, _ := cpuSeconds(os.Getpid())
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -217,6 +223,12 @@ func runCalls(c config) (map[string]any, error) {
 		"total_calls": n, "elapsed_s": elapsed.Seconds(),
 		"throughput": float64(n) / elapsed.Seconds(),
 		"latency_us": summarise(all),
+		// The workers' CPU (every process under the gateway, or under loadgen with -stdio)
+		// and the machine's, over the measured phase: the share of the machine the
+		// gateway's own CPU per call leaves to the rest.
+		"workers_cpu_s": workersCPU, "workers_cpu_us_per_call": workersCPU * 1e6 / float64(n),
+		"machine_busy_cpu_s": busy1 - busy0, "machine_cpus": cpus,
+		"loadgen_measured_cpu_s": self1 - self0,
 	}
 	if c.pid > 0 {
 		res["gateway_cpu_s"] = cpu1 - cpu0
@@ -225,6 +237,15 @@ func runCalls(c config) (map[string]any, error) {
 		res["gateway_rss_kib"], _ = statusKiB(c.pid, "VmRSS")
 	}
 	return res, nil
+}
+
+// workerParent is the process whose descendants are the workers: the gateway, or loadgen
+// itself when it runs the workers (-stdio).
+func (c config) workerParent() int {
+	if c.pid > 0 {
+		return c.pid
+	}
+	return os.Getpid()
 }
 
 func (c config) cpu() float64 {
