@@ -13,10 +13,16 @@
 // it would without it. After every cycle the percent is set again from what that cycle
 // found live. The cost is memory: at most the floor, in garbage not yet collected.
 //
+// A percent that someone else sets while it runs (debug.SetGCPercent) is theirs: the tuner
+// takes it as its new least percent, leaves the collector off if that is what they chose,
+// and stop leaves their percent in place. Setting back the percent they found (the usual
+// old := debug.SetGCPercent(-1); defer debug.SetGCPercent(old)) hands it back to the tuner.
+//
 // It must never import another gemgate package: any package may use it.
 package heapfloor
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -50,7 +56,7 @@ func Start(floor uint64) (stop func()) {
 		if base <= 0 {
 			return func() {}
 		}
-		running = &tuner{floor: floor, base: base, samples: []metrics.Sample{
+		running = &tuner{floor: floor, base: base, set: base, samples: []metrics.Sample{
 			{Name: "/gc/heap/live:bytes"},
 			{Name: "/gc/scan/stack:bytes"},
 			{Name: "/gc/scan/globals:bytes"},
@@ -85,9 +91,13 @@ func Floor() uint64 {
 
 type tuner struct {
 	floor uint64
-	base  int // the percent the process had, and the least this sets
 
 	mu      sync.Mutex // guards what follows; adjust runs on the runtime's cleanup goroutine
+	base    int        // the least percent this sets: the process's, or one set since by someone else
+	set     int        // the percent this set last; another in force was set by someone else
+	lent    int        // while someone else's percent is in force, the one it replaced (0: none is)
+	lentAt  int        // the least percent when it was replaced
+	cycles  int        // adjustments made, for tests
 	stopped bool
 	samples []metrics.Sample
 }
@@ -114,33 +124,58 @@ func (t *tuner) adjust() bool {
 	if t.stopped {
 		return false
 	}
+	t.cycles++
 	metrics.Read(t.samples)
 	live := t.samples[0].Value.Uint64()
 	roots := live + t.samples[1].Value.Uint64() + t.samples[2].Value.Uint64()
-	if want := percentFor(t.floor, live, roots, t.base); want != int(t.samples[3].Value.Uint64()) {
+	cur := int(t.samples[3].Value.Uint64())
+	switch {
+	case cur == t.set:
+	case t.lent != 0 && cur == t.lent: // the percent it replaced set back: the tuner's again
+		t.base, t.set, t.lent = t.lentAt, cur, 0
+	default: // set by someone else since: their percent is the least from now on
+		if t.lent == 0 {
+			t.lent, t.lentAt = t.set, t.base
+		}
+		t.base, t.set = cur, cur
+	}
+	if t.base <= 0 { // the collector is off: leave it so, and watch for it to be turned on
+		return true
+	}
+	if want := percentFor(t.floor, live, roots, t.base); want != cur {
 		debug.SetGCPercent(want)
+		t.set = want
 	}
 	return true
 }
 
+// stop gives back the least percent, unless someone else set the one in force.
 func (t *tuner) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true
-	debug.SetGCPercent(t.base)
+	if readPercent() == t.set {
+		debug.SetGCPercent(t.base)
+	}
 }
+
+// maxFloor bounds a floor, so that the arithmetic of percentFor cannot overflow.
+const maxFloor = 1 << 50
 
 // percentFor is the least percent, not below base, whose heap goal reaches floor. The
 // runtime's goal is the larger of live + roots×percent/100 (roots: the live heap, stacks
 // and globals it scans) and its minimum heap, 4 MiB×percent/100; whichever of the two
 // reaches the floor first decides.
+// The result is at most math.MaxInt32, the runtime's own bound (it keeps the percent in an
+// int32, where a larger one would wrap, perhaps to a negative: the collector off).
 func percentFor(floor, live, roots uint64, base int) int {
+	floor = min(floor, maxFloor)
 	if floor <= live || roots == 0 {
 		return base
 	}
 	byGoal := (floor - live) * 100 / roots
 	byMinimum := floor * 100 / minimumHeap
-	p := min(byGoal, byMinimum)
+	p := min(byGoal, byMinimum, math.MaxInt32)
 	if p <= uint64(base) {
 		return base
 	}

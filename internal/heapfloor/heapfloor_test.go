@@ -1,6 +1,7 @@
 package heapfloor
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -26,6 +27,10 @@ func TestPercentFor(t *testing.T) {
 		{"a higher base is kept", 16 * mib, 2 * mib, 2 * mib, 500, 500},
 		{"a base below what the floor needs is raised", 16 * mib, 2 * mib, 2 * mib, 50, 400},
 		{"nothing scanned yet", 16 * mib, 0, 0, 100, 100},
+		// The runtime keeps the percent in an int32: a larger one would wrap, perhaps to a
+		// negative, which turns the collector off.
+		{"a floor of 128 TiB stays within an int32", 1 << 47, 0, mib, 100, math.MaxInt32},
+		{"a floor of 2^63 does not overflow", 1 << 63, 0, mib, 100, math.MaxInt32},
 	} {
 		if got := percentFor(c.floor, c.live, c.root, c.base); got != c.want {
 			t.Errorf("%s: percentFor(%d MiB floor, %d live, %d roots, base %d) = %d, want %d",
@@ -131,5 +136,95 @@ func TestCollectorOffIsLeftOff(t *testing.T) {
 	}
 	if p := readPercent(); p != -1 {
 		t.Fatalf("percent = %d, want the collector left off", p)
+	}
+}
+
+// cyclesSeen is how many times the running tuner has adjusted.
+func cyclesSeen() int {
+	mu.Lock()
+	tu := running
+	mu.Unlock()
+	tu.mu.Lock()
+	defer tu.mu.Unlock()
+	return tu.cycles
+}
+
+// waitCycles runs collections until the tuner has adjusted n more times.
+func waitCycles(t *testing.T, n int) {
+	t.Helper()
+	want := cyclesSeen() + n
+	waitFor(t, "the tuner adjusts after collections", func() bool { return cyclesSeen() >= want })
+}
+
+// A percent someone else sets while the floor runs is theirs. Turned off (as
+// internal/stacktest does, or GOGC=off with a memory limit set at run time), the collector
+// stays off through the cycles that follow; turned on again, the floor resumes over the new
+// percent; and stop leaves a percent set meanwhile in place.
+func TestPercentSetMeanwhileIsKept(t *testing.T) {
+	base := readPercent()
+	stop := Start(16 << 20)
+	defer stop()
+	waitFor(t, "the floor raises the percent", func() bool { return readPercent() > base })
+
+	debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(base)
+	waitCycles(t, 3)
+	if p := readPercent(); p != -1 {
+		t.Fatalf("the collector was turned off while the floor ran; 3 adjustments later the percent is %d, want -1", p)
+	}
+
+	debug.SetGCPercent(1000) // above what the floor needs: it stays
+	waitCycles(t, 3)
+	if p := readPercent(); p != 1000 {
+		t.Fatalf("percent %d after 1000 was set, want 1000 kept as the least", p)
+	}
+	debug.SetGCPercent(50) // below what the floor needs: raised, as a base of 50 would be
+	waitFor(t, "the floor raises a percent of 50", func() bool { return readPercent() > 50 })
+
+	debug.SetGCPercent(-1) // and no cycle from here on: stop must not take it for its own
+	stop()
+	if p := readPercent(); p != -1 {
+		t.Fatalf("after stop the percent is %d, want -1 as set meanwhile", p)
+	}
+}
+
+// The same with the memory limit running the cycles (GOGC=off and a limit, the usual way to
+// run with a limit alone): no forced collection, and the collector stays off.
+func TestMemoryLimitCyclesLeaveTheCollectorOff(t *testing.T) {
+	base := readPercent()
+	stop := Start(16 << 20)
+	defer stop()
+	waitFor(t, "the floor raises the percent", func() bool { return readPercent() > base })
+
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	debug.SetMemoryLimit(int64(ms.Sys) + 64<<20)
+	old := debug.SetGCPercent(-1)
+	want := cyclesSeen() + 3
+	deadline := time.Now().Add(10 * time.Second)
+	var sink []byte
+	for cyclesSeen() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("the memory limit ran no 3 adjusted cycles in 10s (cycles %d)", cyclesSeen())
+		}
+		sink = make([]byte, 64<<10) // garbage, until the limit starts cycles
+	}
+	runtime.KeepAlive(sink)
+	if p := readPercent(); p != -1 {
+		t.Fatalf("GOGC=off with a memory limit: 3 adjusted cycles later the percent is %d, want -1", p)
+	}
+
+	// Setting back the percent found hands it back: the floor runs as before, and stop
+	// gives back the process's own.
+	debug.SetGCPercent(old)
+	debug.SetMemoryLimit(math.MaxInt64)
+	waitCycles(t, 2)
+	if p := readPercent(); p != old {
+		t.Fatalf("percent %d after the one found (%d) was set back, want it kept", p, old)
+	}
+	stop()
+	if p := readPercent(); p != base {
+		t.Fatalf("percent after stop = %d, want the process's %d", p, base)
 	}
 }
