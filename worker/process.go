@@ -673,7 +673,8 @@ func snippet(b []byte) string { return textclip.Bytes(b, 512) }
 // worker gets 0, 1, 2 and the credential's 3, which exec hands over on purpose. It is not
 // called per worker start: it reads all of /proc/self/fd and makes a system call per entry,
 // and with a worker per session (six descriptors each) that was thousands of calls per start
-// and about 28 KiB more of gateway memory per idle session (docs/PERFORMANCE.md).
+// and about 28 KiB more of gateway memory per idle session (docs/PERFORMANCE.md). Any other
+// program that starts workers with Start should call it once too, at its own start.
 func CloseInheritedOnExec() {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
