@@ -84,6 +84,28 @@ def median_idle(rs):
     return m
 
 
+def median_open(rs):
+    """One scenario of the session-open part from its rounds: each latency figure's median
+    over the rounds that ran, with the lowest and highest p50."""
+    ok = [r for r in rs if "open_latency_us" in r]
+    if not ok:
+        return rs[-1]
+    m = dict(ok[0])
+    m["open_latency_us"] = {k: median([r["open_latency_us"][k] for r in ok]) for k in ok[0]["open_latency_us"]}
+    p50s = [r["open_latency_us"]["P50"] for r in ok]
+    m["p50_min"], m["p50_max"] = min(p50s), max(p50s)
+    m["rounds"], m["failed_rounds"] = len(ok), len(rs) - len(ok)
+    m["opens"] = sum(r["opens"] for r in ok) // len(ok)
+    return m
+
+
+def p50_spread(r):
+    """The rounds' range of an open p50, in ms, for a table cell."""
+    if r.get("rounds", 1) < 2:
+        return ""
+    return f" ({r['p50_min'] / 1e3:.2f}–{r['p50_max'] / 1e3:.2f})"
+
+
 def spread(r):
     """The rounds' range of an idle point's memory per session, for a table cell."""
     if r.get("rounds", 1) < 2:
@@ -154,21 +176,22 @@ def main(out):
     # Where the machine's CPU went per call: the gateway, the workers under it (or under
     # loadgen, for (a) and (k)), loadgen, and the rest of what the machine did (the kernel's
     # work not charged to a process, other processes). Runs older than these fields show none.
-    split = [(s, by[(s, n)]) for n in levels[-1:] for s in ORDER
+    # At the goals' levels, 1 and 32 sessions (or the run's lowest and highest).
+    at = sorted({n for n in levels if n in (1, 32)} or {levels[0], levels[-1]}) if levels else []
+    split = [(n, s, by[(s, n)]) for n in at for s in ORDER
              if (s, n) in by and by[(s, n)].get("machine_busy_us_per_call") is not None]
     if split:
-        n = levels[-1]
-        md += [f"## CPU per call by process, {n} sessions", "",
+        md += ["## CPU per call by process", "",
                "Medians over the rounds, µs of CPU per measured call: the gateway process, every process under it "
                "(its workers; under loadgen for (a) and (k)), loadgen over the same phase, and the rest of the "
                "machine's busy time (`/proc/stat`, all CPUs). Busy is the share of the machine's CPUs in use. "
                "On a machine this busy, calls/s ≈ busy CPUs ÷ the machine's µs per call.", "",
-               "| scenario | calls/s | gateway | workers | loadgen | rest | machine µs/call | busy |",
-               "|---|--:|--:|--:|--:|--:|--:|--:|"]
-        for s, r in split:
+               "| scenario | sessions | calls/s | gateway | workers | loadgen | rest | machine µs/call | busy |",
+               "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+        for n, s, r in split:
             gw, wk, lg, busy = (r.get("gateway_cpu_us_per_call") or 0), r["workers_cpu_us_per_call"], r["loadgen_cpu_us_per_call"], r["machine_busy_us_per_call"]
-            md.append(f"| {NAMES[s]} | {fmt(r['throughput'])} | {fmt(r.get('gateway_cpu_us_per_call'))} | {fmt(wk)} | {fmt(lg)} | "
-                      f"{fmt(busy - gw - wk - lg)} | {fmt(busy)} | {r['machine_busy_share'] * 100:.0f} % |")
+            md.append(f"| {NAMES[s]} | {n} | {fmt(r['throughput'])} | {fmt(r.get('gateway_cpu_us_per_call'))} | {fmt(wk)} | {fmt(lg)} | "
+                      f"{fmt(round(busy - gw - wk - lg) or 0.0)} | {fmt(busy)} | {r['machine_busy_share'] * 100:.0f} % |")
         md.append("")
 
     pay = [r for r in rows if r.get("test") == "payload"]
@@ -185,16 +208,24 @@ def main(out):
                       f"{fmt(rss / 1024 if rss else None, 1)} |")
         md.append("")
 
-    opens = [r for r in rows if r.get("test") == "open"]
+    open_rounds = {}
+    for r in rows:
+        if r.get("test") == "open":
+            open_rounds.setdefault(r["label"], []).append(r)
+    opens = [median_open(rs) for rs in open_rounds.values()]
+    open_n = max((len(rs) for rs in open_rounds.values()), default=1)
     if opens:
         md += ["## Session open (initialize sent → its answer; worker start included)", "",
+               f"Opens per round; each figure is the median of its {open_n} round(s) (interleaved), the rounds' lowest and "
+               "highest p50 in brackets.", "",
                "| scenario | opens | p50 ms | p90 ms | p99 ms |", "|---|--:|--:|--:|--:|"]
         for r in sorted(opens, key=lambda r: ORDER.index(r["label"])):
-            if "error" in r:
-                md.append(f"| {NAMES[r['label']]} | failed: {r['error']} ||||")
+            if "open_latency_us" not in r:
+                md.append(f"| {NAMES[r['label']]} | failed: {r.get('error')} ||||")
                 continue
             l = r["open_latency_us"]
-            md.append(f"| {NAMES[r['label']]} | {r['opens']} | {l['P50'] / 1e3:.2f} | {l['P90'] / 1e3:.2f} | {l['P99'] / 1e3:.2f} |")
+            failed = f"; {r['failed_rounds']} round(s) failed" if r.get("failed_rounds") else ""
+            md.append(f"| {NAMES[r['label']]} | {r['opens']} | {l['P50'] / 1e3:.2f}{p50_spread(r)}{failed} | {l['P90'] / 1e3:.2f} | {l['P99'] / 1e3:.2f} |")
         md.append("")
 
     idle_rounds = {}
@@ -320,7 +351,7 @@ def main(out):
         extra = ""
         if first is not None and spawn is not None:
             extra = f"; an open with a worker start (c) {first / 1e3:.2f} ms, raw spawn (a) {spawn / 1e3:.2f} ms"
-        g.append(f"| 5. session open on a running per-user worker: ≤ 1 ms p50 | {v:.2f} ms (g){extra} | {ok(v <= 1)} |")
+        g.append(f"| 5. session open on a running per-user worker: ≤ 1 ms p50 | {v:.2f}{p50_spread(ob['gemgate-user'])} ms (g){extra} | {ok(v <= 1)} |")
     for n in levels:
         m, u = tp("gemgate-modern", n), tp("gemgate-user", n)
         if m and u:

@@ -265,12 +265,16 @@ done
 # ---- 3. session-open latency (initialize to its answer, worker start included) ---------------
 # A modern request opens no session. Under (g), per user, the first open starts alice's worker
 # and every later one attaches to it (a deleted session leaves the worker running), so (g)'s
-# p50 is an open on a running worker, (c)'s an open with a worker start.
-want open && for s in $SCENARIOS; do
-	[[ $s == gemgate-modern || $s == gemgate-haproxy || $s == relayfloor || $s == stdio-shared ]] && continue
-	log "open: $s"
-	measure "$s" -mode open -opens "$OPENS" | record test=open ||
-		echo "{\"label\":\"$s\",\"test\":\"open\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
+# p50 is an open on a running worker, (c)'s an open with a worker start. ROUNDS rounds,
+# interleaved as the other parts': one round's 30 opens met the machine in one state only
+# (a run of 4c3b403 gave (g) 1.02 ms, where the same part run alone twice gave 0.70 and 0.68).
+want open && for round in $(seq 1 "$ROUNDS"); do
+	for s in $SCENARIOS; do
+		[[ $s == gemgate-modern || $s == gemgate-haproxy || $s == relayfloor || $s == stdio-shared ]] && continue
+		log "open: round $round/$ROUNDS $s"
+		measure "$s" -mode open -opens "$OPENS" | record test=open "round=$round" ||
+			echo "{\"label\":\"$s\",\"test\":\"open\",\"round\":\"$round\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"
+	done
 done
 
 # ---- 4. memory held by idle sessions with open GET streams ----------------------------------
