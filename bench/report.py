@@ -40,6 +40,11 @@ def median(vals):
     return vals[h] if len(vals) % 2 else (vals[h - 1] + vals[h]) / 2
 
 
+def medians(ds):
+    """Each key's median over dicts with the same keys (a latency summary per round)."""
+    return {k: median([d[k] for d in ds]) for k in ds[0]}
+
+
 def median_row(rs):
     """One point of the throughput part from its rounds: each figure's median over the rounds
     that ran, with the spread of the throughput and the load averages the rounds met."""
@@ -48,7 +53,7 @@ def median_row(rs):
         return rs[-1]
     m = dict(ok[0])
     m["throughput"] = median([r["throughput"] for r in ok])
-    m["latency_us"] = {k: median([r["latency_us"][k] for r in ok]) for k in ok[0]["latency_us"]}
+    m["latency_us"] = medians([r["latency_us"] for r in ok])
     for r in ok:
         n = r.get("total_calls")
         if n and r.get("loadgen_measured_cpu_s") is not None and r.get("machine_busy_cpu_s") is not None:
@@ -91,7 +96,7 @@ def median_open(rs):
     if not ok:
         return rs[-1]
     m = dict(ok[0])
-    m["open_latency_us"] = {k: median([r["open_latency_us"][k] for r in ok]) for k in ok[0]["open_latency_us"]}
+    m["open_latency_us"] = medians([r["open_latency_us"] for r in ok])
     p50s = [r["open_latency_us"]["P50"] for r in ok]
     m["p50_min"], m["p50_max"] = min(p50s), max(p50s)
     m["rounds"], m["failed_rounds"] = len(ok), len(rs) - len(ok)
@@ -191,7 +196,7 @@ def main(out):
         for n, s, r in split:
             gw, wk, lg, busy = (r.get("gateway_cpu_us_per_call") or 0), r["workers_cpu_us_per_call"], r["loadgen_cpu_us_per_call"], r["machine_busy_us_per_call"]
             md.append(f"| {NAMES[s]} | {n} | {fmt(r['throughput'])} | {fmt(r.get('gateway_cpu_us_per_call'))} | {fmt(wk)} | {fmt(lg)} | "
-                      f"{fmt(round(busy - gw - wk - lg) or 0.0)} | {fmt(busy)} | {r['machine_busy_share'] * 100:.0f} % |")
+                      f"{fmt(float(round(busy - gw - wk - lg)))} | {fmt(busy)} | {r['machine_busy_share'] * 100:.0f} % |")
         md.append("")
 
     pay = [r for r in rows if r.get("test") == "payload"]
