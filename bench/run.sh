@@ -20,7 +20,9 @@
 #       -shared): no HTTP, nothing in between                                 gateway in front of
 #                                                                             one shared worker)
 # All of them front the same worker binary, `gemgate worker demo` (its echo tool); the idle
-# sessions test fronts bench/tinyworker, the cheapest worker there is.
+# sessions test fronts bench/tinyworker, the cheapest worker there is. WORKER replaces that
+# command for every scenario at once (e.g. WORKER="env GOGC=400 $PWD/bench/bin/gemgate worker
+# demo", the binary this script builds).
 #
 #   bench/run.sh                 the full run (about 20 minutes on 2 cores)
 #   QUICK=1 bench/run.sh         a smoke run of a minute
@@ -64,7 +66,7 @@ log "building into $BIN"
 gcc -O2 -Wall -static -o "$BIN/tinyworker" "$BENCH/tinyworker/tinyworker.c"
 [[ -d $BENCH/node_modules/supergateway ]] || (cd "$BENCH" && npm ci --no-audit --no-fund >&2)
 SUPERGATEWAY="$BENCH/node_modules/supergateway/dist/index.js"
-WORKER="$BIN/gemgate worker demo"
+WORKER=${WORKER:-"$BIN/gemgate worker demo"}
 TINY="$BIN/tinyworker"
 
 # 10,000 sessions hold about 60,000 descriptors in the gateway with a worker per session (6 each: its
@@ -84,6 +86,7 @@ mkdir -p "$OUT/data" # the demo worker's notes, under gemgate only
 	echo "haproxy: $("$HAPROXY" -v 2>/dev/null | head -1 | awk '{print $3}')"
 	echo "toolhive: $(cd "$BENCH/peers" && go list -m -f '{{.Version}}' github.com/stacklok/toolhive)"
 	echo "gemgate: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD -- . ':!bench' ':!docs' || echo ' + uncommitted changes')"
+	echo "worker: ${WORKER#"$BIN/"}"
 	echo "ulimit -n: $(ulimit -n)"
 	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/machine.txt"
