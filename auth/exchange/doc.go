@@ -5,6 +5,8 @@
 // token, never the client's own token, as the MCP specification requires.
 //
 // What it must never do: put the subject token or an issued token in an error, a log
-// line or a printed value ([Credential] prints without its token); send the client
-// credentials anywhere but the configured token endpoint's Authorization header.
+// line or a printed value ([Credential] prints without its token), nor the client secret
+// in an error; send the client credentials or the subject token anywhere but the configured
+// token endpoint (a redirect of the exchange is never followed); wait for the issuer
+// without bound.
 package exchange

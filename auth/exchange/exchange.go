@@ -2,14 +2,18 @@ package exchange
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gemgate/gemgate/internal/clip"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -28,8 +32,20 @@ type Config struct {
 	ClientSecret string       // the gateway's client secret; required, sent by client_secret_basic
 	Audience     string       // the backend the credential is for (RFC 8693 audience); required
 	Scopes       []string     // optional scope parameter
-	HTTPClient   *http.Client // nil means http.DefaultClient
+	HTTPClient   *http.Client // nil means http.DefaultClient; its redirects are never followed
+	// Timeout bounds one exchange; 0 means DefaultTimeout.
+	Timeout time.Duration
 }
+
+// DefaultTimeout bounds an exchange unless Config says otherwise: a worker waits for its
+// credential at start, and a token endpoint that takes the connection and never answers must
+// not hold the opening request, and the user's worker slot, for as long as the client stays
+// connected. Discovery is bounded alike.
+const DefaultTimeout = 10 * time.Second
+
+// maxErrorText bounds what of the issuer's words an error quotes (a description, a token
+// type): enough for any real message, never a log line of the issuer's choosing.
+const maxErrorText = 200
 
 // Credential is an issued token for a worker. It prints (fmt, slog) without the token.
 type Credential struct {
@@ -102,10 +118,27 @@ func New(cfg Config) (*Exchanger, error) {
 			errs = append(errs, fmt.Errorf("scope %q is not a valid scope token", s))
 		}
 	}
+	if cfg.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout %s is negative", cfg.Timeout))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("exchange: invalid config:\n%w", err)
 	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
 	cfg.Scopes = slices.Clone(cfg.Scopes)
+	// The request carries the client secret (its Authorization header) and the user's own
+	// token (its body). A redirect of it, as a 307 or 308 would have Go's client send it, is
+	// never followed: the secret and the token go to the configured endpoint or nowhere.
+	c := *http.DefaultClient
+	if cfg.HTTPClient != nil {
+		c = *cfg.HTTPClient
+	}
+	c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("the token endpoint redirected to %s, which gemgate does not follow with the client secret and the user's token; set the token endpoint itself", req.URL.Redacted())
+	}
+	cfg.HTTPClient = &c
 	return &Exchanger{cfg: cfg}, nil
 }
 
@@ -136,29 +169,36 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 			"audience":             {e.cfg.Audience},
 		},
 	}
-	if e.cfg.HTTPClient != nil {
-		ctx = context.WithValue(ctx, oauth2.HTTPClient, e.cfg.HTTPClient)
-	}
-	tok, err := cc.Token(ctx)
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, e.cfg.HTTPClient)
+	bounded, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	tok, err := cc.Token(bounded)
 	if err != nil {
-		return Credential{}, cleanError(err, subjectToken)
+		if ctx.Err() == nil && bounded.Err() != nil {
+			// Not a context error to the caller: its own context is live, and a caller that
+			// reads context.DeadlineExceeded as its client gone would answer no one.
+			return Credential{}, fmt.Errorf("exchange: the token endpoint gave no answer within %s", e.cfg.Timeout)
+		}
+		return Credential{}, e.cleanError(err, subjectToken)
 	}
 	if t, ok := tok.Extra("issued_token_type").(string); ok && t != "" && t != tokenTypeAccessToken {
-		return Credential{}, fmt.Errorf("exchange: issuer returned issued_token_type %q, want %s", t, tokenTypeAccessToken)
+		return Credential{}, fmt.Errorf("exchange: issuer returned issued_token_type %s, want %s", e.quote(t, subjectToken), tokenTypeAccessToken)
 	}
 	if !strings.EqualFold(tok.Type(), "Bearer") {
-		return Credential{}, fmt.Errorf("exchange: issuer returned token_type %q, want Bearer", tok.Type())
+		return Credential{}, fmt.Errorf("exchange: issuer returned token_type %s, want Bearer", e.quote(tok.Type(), subjectToken))
 	}
 	return Credential{Token: tok.AccessToken, Expiry: tok.Expiry}, nil
 }
 
-// cleanError turns an oauth2 error into one that cannot carry a token: a refusal keeps
+// cleanError turns an oauth2 error into one that cannot carry a secret: a refusal keeps
 // only status, code and description (oauth2.RetrieveError's message may quote the
-// response body); anything else is redacted of the subject token and passed on.
-func cleanError(err error, subjectToken string) error {
+// response body); anything else is passed on. What the issuer wrote is clipped, and cleared
+// of the subject token and of the client secret in every form a request carried it (an
+// issuer or a proxy in front of it may quote the request back), since the error is logged.
+func (e *Exchanger) cleanError(err error, subjectToken string) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
-		out := &Error{Code: re.ErrorCode, Description: redact(re.ErrorDescription, subjectToken)}
+		out := &Error{Code: e.clean(re.ErrorCode, subjectToken), Description: e.clean(re.ErrorDescription, subjectToken)}
 		if re.Response != nil {
 			out.StatusCode = re.Response.StatusCode
 		}
@@ -167,7 +207,22 @@ func cleanError(err error, subjectToken string) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("exchange: %w", ctxErr(err))
 	}
-	return fmt.Errorf("exchange: %s", redact(err.Error(), subjectToken))
+	return fmt.Errorf("exchange: %s", e.clean(err.Error(), subjectToken))
+}
+
+// clean is s without the subject token or the client secret, clipped to maxErrorText.
+func (e *Exchanger) clean(s, subjectToken string) string {
+	secret := e.cfg.ClientSecret
+	basic := base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(e.cfg.ClientID) + ":" + url.QueryEscape(secret)))
+	for _, v := range []string{subjectToken, url.QueryEscape(subjectToken), secret, url.QueryEscape(secret), basic} {
+		s = redact(s, v)
+	}
+	return clip.String(s, maxErrorText)
+}
+
+// quote is s cleaned and quoted, for a value of the issuer's named in an error.
+func (e *Exchanger) quote(s, subjectToken string) string {
+	return strconv.Quote(e.clean(s, subjectToken))
 }
 
 // ctxErr keeps the context sentinel for errors.Is without the wrapped message.
