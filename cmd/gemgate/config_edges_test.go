@@ -167,7 +167,7 @@ func TestDiscoveredJWKSURIMustBeHTTPS(t *testing.T) {
 	}
 }
 
-// ownedPrivately looks at .dev-issuer, key.pem and state.json but not at the folder they sit
+// private.Owned looks at .dev-issuer, key.pem and state.json but not at the folder they sit
 // in: when the data directory can be written by others (no sticky bit), anyone can rename
 // .dev-issuer away and put their own key in its place between the check and the read.
 func TestDevStateInAWorldWritableParentIsRefused(t *testing.T) {

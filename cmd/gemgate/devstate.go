@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/gemgate/gemgate/auth/devissuer"
+	"github.com/gemgate/gemgate/internal/private"
 )
 
 // devStateDir is where gemgate dev keeps its issuer between starts, inside the data
@@ -41,11 +41,11 @@ func loadDevState(f devStateFiles) (devState, error) {
 	}
 	// Whoever can write the folder or the key can mint tokens this gateway accepts; whoever
 	// can write the folder that holds it can rename it away and put another in its place.
-	if err := holdsPrivately(filepath.Dir(f.dir)); err != nil {
+	if err := private.Folder(filepath.Dir(f.dir)); err != nil {
 		return s, fmt.Errorf("development issuer state: %w; choose another data_dir", err)
 	}
 	for _, p := range []string{f.dir, f.key, f.state} {
-		if err := ownedPrivately(p); err != nil {
+		if err := private.Owned(p); err != nil {
 			return s, fmt.Errorf("development issuer state: %w; delete %s to start afresh", err, f.dir)
 		}
 	}
@@ -129,50 +129,4 @@ func startKeptIssuer(k keptIssuer) (*devissuer.Issuer, []devissuer.Client, error
 		return nil, nil, fmt.Errorf("development issuer state: %w", err)
 	}
 	return issuer, clients, nil
-}
-
-// ownedPrivately refuses a path that exists and is not this user's, or that its group or
-// others may write: the development issuer's key and state must be the user's alone.
-func ownedPrivately(path string) error {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%s is a symbolic link", path)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", path, st.Uid, os.Getuid())
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("%s may be written by others (mode %v)", path, fi.Mode().Perm())
-	}
-	return nil
-}
-
-// holdsPrivately refuses a folder in which another user could rename or replace an entry: one
-// that belongs to another user (root excepted), or that others, or a group not the user's
-// own, may write without the sticky bit.
-func holdsPrivately(dir string) error {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
-	}
-	sticky := fi.Mode()&fs.ModeSticky != 0
-	switch perm := fi.Mode().Perm(); {
-	case int(st.Uid) != os.Getuid() && st.Uid != 0:
-		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", dir, st.Uid, os.Getuid())
-	case perm&0o002 != 0 && !sticky:
-		return fmt.Errorf("%s may be written by others (mode %v)", dir, perm)
-	case perm&0o020 != 0 && !sticky && int(st.Gid) != os.Getgid():
-		return fmt.Errorf("%s may be written by group %d (mode %v)", dir, st.Gid, perm)
-	}
-	return nil
 }

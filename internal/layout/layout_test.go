@@ -21,14 +21,15 @@ var allowed = map[string][]string{
 	"internal/clip":                      {},
 	"internal/aside":                     {}, // deep work on a goroutine of its own (auth, gateway)
 	"internal/heapfloor":                 {}, // the collector's heap floor; only cmd/gemgate starts it
+	"internal/private":                   {}, // files and folders no other account may change (dev state, GemStone relay)
 	"jsonrpc":                            {"internal/clip"},
 	"auth":                               {"internal/clip", "internal/aside"},
 	"auth/devissuer":                     {},
-	"auth/exchange":                      {},
+	"auth/exchange":                      {"internal/clip"},
 	"policy":                             {"jsonrpc"},
 	"worker":                             {"jsonrpc", "internal/clip"},
 	"worker/demo":                        {},
-	"worker/gemstone":                    {"worker", "internal/clip"},
+	"worker/gemstone":                    {"worker", "internal/clip", "internal/private"},
 	"worker/gemstone/internal/fakestone": {},
 	"pool":                               {"worker", "jsonrpc", "auth", "internal/clip"},
 	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside"},

@@ -1,0 +1,63 @@
+// Package private checks that what gemgate trusts on disk is its own user's alone: that no
+// other account can write it, or rename or replace it in its folder. gemgate keeps there what
+// decides who is who or what runs as whom (the development issuer's key, the GemStone relay's
+// script and service ini), so whoever could change such a file would act as any user.
+//
+// It must never import another gemgate package: any package may use it.
+package private
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// Folder refuses a folder in which another account could rename or replace an entry: one
+// that belongs to another account (root excepted), or that others, or a group not the user's
+// own, may write without the sticky bit. A folder reached through a symbolic link is judged
+// as the folder it names.
+func Folder(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	sticky := fi.Mode()&fs.ModeSticky != 0
+	switch perm := fi.Mode().Perm(); {
+	case int(st.Uid) != os.Getuid() && st.Uid != 0:
+		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", dir, st.Uid, os.Getuid())
+	case perm&0o002 != 0 && !sticky:
+		return fmt.Errorf("%s may be written by others (mode %v)", dir, perm)
+	case perm&0o020 != 0 && !sticky && int(st.Gid) != os.Getgid():
+		return fmt.Errorf("%s may be written by group %d (mode %v)", dir, st.Gid, perm)
+	}
+	return nil
+}
+
+// Owned refuses a path that is a symbolic link, that belongs to another account, or that its
+// group or others may write. A path that does not exist passes: its folder decides who may
+// create it.
+func Owned(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link", path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", path, st.Uid, os.Getuid())
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s may be written by others (mode %v)", path, fi.Mode().Perm())
+	}
+	return nil
+}
