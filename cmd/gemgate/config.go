@@ -70,6 +70,7 @@ type Config struct {
 	GemStoneGlobalDir string `key:"gemstone_global_dir" help:"GEMSTONE_GLOBAL_DIR the stone runs with (default: found by asking gslist)"`
 	GemStoneStone     string `key:"gemstone_stone" help:"the stone's name (default: the service ini's set gemstone)"`
 	GemStoneINI       string `key:"gemstone_service_ini" help:"topaz ini file (mode 0600) of the GemStone service account the relay logs in with"`
+	GemStoneScriptDir string `key:"gemstone_script_dir" help:"folder, gemgate's user's own, the relay script is written to (default: the user's cache directory)"`
 
 	MetricsListen string   `key:"metrics_listen" help:"address of the Prometheus /metrics listener, or off"`
 	LogFormat     string   `key:"log_format" help:"json or text"`

@@ -20,7 +20,7 @@ func defaultCredential(worker string) string {
 }
 
 func (c *Config) gemstoneConfig() gemstone.Config {
-	return gemstone.Config{Home: c.GemStoneHome, GlobalDir: c.GemStoneGlobalDir, Stone: c.GemStoneStone, ServiceINI: c.GemStoneINI}
+	return gemstone.Config{Home: c.GemStoneHome, GlobalDir: c.GemStoneGlobalDir, Stone: c.GemStoneStone, ServiceINI: c.GemStoneINI, ScriptDir: c.GemStoneScriptDir}
 }
 
 // validateGemStone checks the settings of worker=gemstone without touching the stone.
@@ -48,7 +48,8 @@ func (s *server) gemstoneCommand(ctx context.Context, l *pool.CommandLauncher) e
 	if r.GlobalDir.Found {
 		s.log.Info("gemstone worker ready", "stone", r.Stone, "global_dir", r.GlobalDir.Dir, "netldi", r.NetLDI, "note", r.GlobalDir.Note)
 		if r.NetLDI == "" {
-			s.log.Warn("gemstone: no running netldi; user logins will fail until one runs (startnetldi -g -a <owner>)", "global_dir", r.GlobalDir.Dir)
+			s.log.Warn("gemstone: no running netldi of the stone's owner; user logins will fail until one runs (startnetldi -g -a <owner>)",
+				"global_dir", r.GlobalDir.Dir, "passed_over", gemstone.OtherNetLDIs(r.GlobalDir.Servers, r.Stone))
 		}
 	} else {
 		s.log.Warn("gemstone: the stone is not running yet; sessions will fail until it is", "stone", r.Stone, "global_dir", r.GlobalDir.Dir, "note", r.GlobalDir.Note)

@@ -79,17 +79,21 @@ func Check(ctx context.Context, c Config) []Finding {
 		bad("upgrade the stone to GemStone "+MinVersion+" or later: JWT login arrived as a preview in 3.7.4, and gemgate (like GemTalk's MCP server) requires "+MinVersion,
 			"stone %s runs GemStone %s, older than %s", stone, s.Version, MinVersion)
 	}
-	out = append(out, checkNetLDI(g)...)
+	out = append(out, checkNetLDI(g, stone)...)
 	return out
 }
 
 // checkNetLDI names the NetLDI the relay will fork user sessions through, and says when the
 // environment points them at another one.
-func checkNetLDI(g GlobalDir) []Finding {
-	name := ChooseNetLDI(g.Servers)
+func checkNetLDI(g GlobalDir, stone string) []Finding {
+	name := ChooseNetLDI(g.Servers, stone)
 	if name == "" {
-		return []Finding{{What: fmt.Sprintf("no running netldi under %s", g.Dir),
-			Fix: "start one with the same GEMSTONE_GLOBAL_DIR, in guest mode (startnetldi -g -a <owner>): the relay's GsTsExternalSession login forks the user's gem through it and supplies no host credentials"}}
+		what := fmt.Sprintf("no running netldi under %s", g.Dir)
+		if others := OtherNetLDIs(g.Servers, stone); len(others) > 0 {
+			what = fmt.Sprintf("no running netldi under %s runs as the stone's owner; passed over: %s", g.Dir, strings.Join(others, ", "))
+		}
+		return []Finding{{What: what,
+			Fix: "start one as the stone's owner with the same GEMSTONE_GLOBAL_DIR, in guest mode (startnetldi -g -a <owner>): the relay's GsTsExternalSession login forks the user's gem through it and supplies no host credentials"}}
 	}
 	if env := os.Getenv("GEMSTONE_NRS_ALL"); env != "" {
 		if !strings.Contains(env, "#netldi:"+name) {

@@ -25,7 +25,7 @@ type Relay struct {
 	Stone     string
 	INI       string
 	// NetLDI is the running NetLDI gslist found, through which each user's gem is forked; ""
-	// when none was running at start-up.
+	// when none of the stone owner's was running at start-up (ChooseNetLDI).
 	NetLDI string
 }
 
@@ -68,7 +68,7 @@ func Prepare(ctx context.Context, c Config) (*Relay, error) {
 		return nil, err
 	}
 	g := ResolveGlobalDir(ctx, home, c.GlobalDir, stone)
-	return &Relay{Home: home, Topaz: topaz, Script: script, GlobalDir: g, Stone: stone, INI: c.ServiceINI, NetLDI: ChooseNetLDI(g.Servers)}, nil
+	return &Relay{Home: home, Topaz: topaz, Script: script, GlobalDir: g, Stone: stone, INI: c.ServiceINI, NetLDI: ChooseNetLDI(g.Servers, stone)}, nil
 }
 
 // Command is the relay's command line. "{user}" is the GemStone user, filled in per session;

@@ -8,7 +8,7 @@
 // defect #51438 (a corrupted answer fails its call), the resolution of GEMSTONE_GLOBAL_DIR by
 // asking gslist, and the live checks behind `gemgate check`.
 //
-// It imports nothing of gemgate's but package worker. It must never put the credential on a
+// Of gemgate's packages it imports only worker, jsonrpc and the internal helpers. It must never put the credential on a
 // command line or in a log or error, never weaken the ini file's 0600 rule, and never let a
 // line that is not a well-formed answer reach a client.
 package gemstone

@@ -18,6 +18,7 @@ type Server struct {
 	Version string
 	Type    string // Stone, Netldi, cache, ...
 	Name    string
+	Owner   string // the account the server runs as
 }
 
 // Running reports whether gslist saw the server alive. `gslist -l` prints OK for a server
@@ -38,8 +39,8 @@ func (s Server) present() bool { return s.Running() || s.Starting() }
 
 // ParseGslist reads gslist's table: a header naming Status ... Type Name, then one row per
 // server. Status may be two words ("exe deleted") and Started holds spaces, so the row is read
-// from both ends: Version is the first field after Status that starts with a digit, Type and
-// Name are the last two.
+// from both ends: Version is the first field after Status that starts with a digit, Owner
+// the one after it, Type and Name are the last two.
 func ParseGslist(out string) []Server {
 	var servers []Server
 	header := false
@@ -63,7 +64,11 @@ func ParseGslist(out string) []Server {
 		if v >= len(f)-2 {
 			continue // no version, or nothing after it: not a server row
 		}
-		servers = append(servers, Server{Status: strings.Join(f[:v], " "), Version: f[v], Type: f[len(f)-2], Name: f[len(f)-1]})
+		s := Server{Status: strings.Join(f[:v], " "), Version: f[v], Type: f[len(f)-2], Name: f[len(f)-1]}
+		if v+1 < len(f)-2 {
+			s.Owner = f[v+1]
+		}
+		servers = append(servers, s)
 	}
 	return servers
 }
@@ -113,12 +118,20 @@ func find(servers []Server, typ, name string) (Server, bool) {
 // session's NRS names it unless GEMSTONE_NRS_ALL does.
 const DefaultNetLDI = "gs64ldi"
 
-// ChooseNetLDI picks the running NetLDI the relay's user sessions are forked through: the
-// default one when it runs, else the first running one gslist lists; "" when none runs.
-func ChooseNetLDI(servers []Server) string {
+// ChooseNetLDI picks the running NetLDI the relay's user sessions are forked through: of
+// those that run as the stone's owner, the default one when it runs, else the first gslist
+// lists; "" when none does, or when the stone is not listed. Each user's gem is forked by
+// that NetLDI and given the user's token at login, and any account that may write the global
+// directory's locks can start a NetLDI there, under any name: one of another account is
+// never chosen (OtherNetLDIs names them).
+func ChooseNetLDI(servers []Server, stone string) string {
+	owner, ok := stoneOwner(servers, stone)
+	if !ok {
+		return ""
+	}
 	first := ""
 	for _, s := range servers {
-		if !strings.EqualFold(s.Type, "Netldi") || !s.Running() {
+		if !strings.EqualFold(s.Type, "Netldi") || !s.Running() || s.Owner != owner {
 			continue
 		}
 		if s.Name == DefaultNetLDI {
@@ -129,6 +142,25 @@ func ChooseNetLDI(servers []Server) string {
 		}
 	}
 	return first
+}
+
+// OtherNetLDIs names the running NetLDIs ChooseNetLDI passes over as not the stone owner's,
+// each with its owner.
+func OtherNetLDIs(servers []Server, stone string) []string {
+	owner, ok := stoneOwner(servers, stone)
+	var out []string
+	for _, s := range servers {
+		if strings.EqualFold(s.Type, "Netldi") && s.Running() && (!ok || s.Owner != owner) {
+			out = append(out, fmt.Sprintf("%s (owner %s)", s.Name, s.Owner))
+		}
+	}
+	return out
+}
+
+// stoneOwner is the account the stone runs as, if gslist lists the stone and its owner.
+func stoneOwner(servers []Server, stone string) (string, bool) {
+	s, ok := find(servers, "Stone", stone)
+	return s.Owner, ok && s.Owner != ""
 }
 
 // GlobalDir is the outcome of resolving GEMSTONE_GLOBAL_DIR.

@@ -18,12 +18,12 @@ func TestParseGslistReadsRealOutputs(t *testing.T) {
 		running []bool
 		netldi  string
 	}{
-		{"l-3.7.5.txt", []Server{{"OK", "3.7.5", "Netldi", "gs64ldi"}, {"OK", "3.7.5", "Stone", "gs64stone"}}, []bool{true, true}, "gs64ldi"},
-		{"lc-3.2.0.txt", []Server{{"exists", "3.2.0", "Netldi", "gs64ldi"}, {"exists", "3.2.0", "Stone", "seaside"}, {"exists", "3.2.0", "cache", "seaside~90895bd348ba8c27"}}, []bool{true, true, true}, "gs64ldi"},
-		{"lc-3.1.0.4.txt", []Server{{"exists", "3.1.0.4", "Netldi", "gs64ldi"}, {"exists", "3.1.0.4", "Stone", "seaside31"}, {"exists", "3.1.0.4", "cache", "seaside31~5d1218508dadd8c0"}}, []bool{true, true, true}, "gs64ldi"},
-		{"cvl-4.0.0.a2.txt", []Server{{"OK", "4.0.0.a2", "Stone", "gemdb"}, {"OK", "4.0.0.a2", "Netldi", "gemdbldi"}, {"OK", "4.0.0.a2", "cache", "gemdb~415b4687b11444aa"}}, []bool{true, true, true}, "gemdbldi"},
-		{"cvl-4.0.0.Alpha-truncated.txt", []Server{{"OK", "4.0.0.Alpha", "Stone", "gemdb"}, {"OK", "4.0.0.Alpha", "cache", "gemdb~ba58ac75392ee4e7"}, {"OK", "4.0.0.Alpha", "Netldi", "gemdbldi"}}, []bool{true, true, true}, "gemdbldi"},
-		{"two-word-status.txt", []Server{{"exe deleted", "4.0.0.Alpha", "Netldi", "gemdbldi"}, {"frozen", "4.0.0.Alpha", "Stone", "gemdb"}}, []bool{false, false}, ""},
+		{"l-3.7.5.txt", []Server{{"OK", "3.7.5", "Netldi", "gs64ldi", "gsadmin"}, {"OK", "3.7.5", "Stone", "gs64stone", "gsadmin"}}, []bool{true, true}, "gs64ldi"},
+		{"lc-3.2.0.txt", []Server{{"exists", "3.2.0", "Netldi", "gs64ldi", "daleh"}, {"exists", "3.2.0", "Stone", "seaside", "daleh"}, {"exists", "3.2.0", "cache", "seaside~90895bd348ba8c27", "daleh"}}, []bool{true, true, true}, "gs64ldi"},
+		{"lc-3.1.0.4.txt", []Server{{"exists", "3.1.0.4", "Netldi", "gs64ldi", "dhenrich"}, {"exists", "3.1.0.4", "Stone", "seaside31", "dhenrich"}, {"exists", "3.1.0.4", "cache", "seaside31~5d1218508dadd8c0", "dhenrich"}}, []bool{true, true, true}, "gs64ldi"},
+		{"cvl-4.0.0.a2.txt", []Server{{"OK", "4.0.0.a2", "Stone", "gemdb", "jfoster"}, {"OK", "4.0.0.a2", "Netldi", "gemdbldi", "jfoster"}, {"OK", "4.0.0.a2", "cache", "gemdb~415b4687b11444aa", "jfoster"}}, []bool{true, true, true}, "gemdbldi"},
+		{"cvl-4.0.0.Alpha-truncated.txt", []Server{{"OK", "4.0.0.Alpha", "Stone", "gemdb", "jfoster"}, {"OK", "4.0.0.Alpha", "cache", "gemdb~ba58ac75392ee4e7", "jfoster"}, {"OK", "4.0.0.Alpha", "Netldi", "gemdbldi", "jfoster"}}, []bool{true, true, true}, "gemdbldi"},
+		{"two-word-status.txt", []Server{{"exe deleted", "4.0.0.Alpha", "Netldi", "gemdbldi", "jfoster"}, {"frozen", "4.0.0.Alpha", "Stone", "gemdb", "jfoster"}}, []bool{false, false}, ""},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("testdata", "gslist", tc.file))
@@ -39,7 +39,13 @@ func TestParseGslistReadsRealOutputs(t *testing.T) {
 					t.Errorf("%s %s: Running() = %v", s.Type, s.Name, s.Running())
 				}
 			}
-			if n := ChooseNetLDI(got); n != tc.netldi {
+			stone := ""
+			for _, s := range got {
+				if s.Type == "Stone" {
+					stone = s.Name
+				}
+			}
+			if n := ChooseNetLDI(got, stone); n != tc.netldi {
 				t.Errorf("ChooseNetLDI = %q, want %q", n, tc.netldi)
 			}
 		})

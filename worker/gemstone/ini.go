@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/gemgate/gemgate/internal/private"
 )
 
 // ServiceINI is what gemgate reads from the service account's topaz ini file. The password
@@ -32,6 +35,9 @@ func ReadServiceINI(path string) (ServiceINI, error) {
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return ini, fmt.Errorf("service ini %s has mode %04o; it holds a password, so make it 0600 (chmod 600 %s)", path, perm, path)
+	}
+	if err := iniHeldPrivately(path); err != nil {
+		return ini, fmt.Errorf("service ini: %w; it must be gemgate's user's own, in a folder no other account may write", err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -70,4 +76,25 @@ func ReadServiceINI(path string) (ServiceINI, error) {
 		return ini, fmt.Errorf("service ini %s lacks %s", path, strings.Join(missing, ", "))
 	}
 	return ini, nil
+}
+
+// iniHeldPrivately refuses an ini that another account could change or replace: topaz reads
+// it again, as topaz commands, at the start of every session, in the process that holds the
+// user's token. The file (after any symbolic links) must be this user's and written by no one
+// else, and the folders of the path and of the file it leads to must let no other account
+// rename or re-point it.
+func iniHeldPrivately(path string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	if err := private.Owned(real); err != nil {
+		return err
+	}
+	for _, dir := range []string{filepath.Dir(path), filepath.Dir(real)} {
+		if err := private.Folder(dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/gemgate/gemgate/internal/private"
 )
 
 // relayScript is the topaz command file every session runs.
@@ -20,26 +22,31 @@ var relayScript []byte
 func Script() []byte { return bytes.Clone(relayScript) }
 
 // InstallScript writes the relay script into dir (created 0700 when missing) under a name
-// that carries its hash, and answers its path. A file already there with other contents, or
-// one that others may write, is refused: whoever can change the script runs Smalltalk as the
-// service account.
+// that carries its hash, and answers its path. Every session's topaz runs the script as the
+// service account, with the user's token in hand, so whoever can change it reads every
+// user's token: the folder must be this user's, written by no one else, in a folder where no
+// one else can rename it away (a shared /tmp is such a folder through its sticky bit), and a
+// script already there must be this user's and hold exactly the relay.
 func InstallScript(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("relay script directory: %w", err)
 	}
-	if fi, err := os.Stat(dir); err != nil {
-		return "", err
-	} else if fi.Mode().Perm()&0o022 != 0 {
-		return "", fmt.Errorf("relay script directory %s is writable by others; make it 0700", dir)
+	if err := private.Owned(dir); err != nil {
+		return "", fmt.Errorf("relay script directory: %w; remove it, or set gemstone_script_dir to a folder of gemgate's user's own", err)
+	}
+	if err := private.Folder(filepath.Dir(dir)); err != nil {
+		return "", fmt.Errorf("relay script directory %s: %w; set gemstone_script_dir to a folder of gemgate's user's own", dir, err)
 	}
 	sum := sha256.Sum256(relayScript)
 	path := filepath.Join(dir, "gemgate-relay-"+hex.EncodeToString(sum[:6])+".tpz")
+	if err := private.Owned(path); err != nil {
+		return "", fmt.Errorf("relay script: %w; remove it", err)
+	}
 	if b, err := os.ReadFile(path); err == nil {
-		fi, err := os.Stat(path)
-		if err == nil && bytes.Equal(b, relayScript) && fi.Mode().Perm()&0o022 == 0 {
+		if bytes.Equal(b, relayScript) {
 			return path, nil
 		}
-		return "", fmt.Errorf("relay script %s exists with other contents or permissions; remove it", path)
+		return "", fmt.Errorf("relay script %s exists with other contents; remove it", path)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
@@ -66,7 +73,8 @@ func InstallScript(dir string) (string, error) {
 }
 
 // DefaultScriptDir is where the relay script goes unless configured: the user's cache
-// directory, or a private directory under the temporary directory.
+// directory, or a private directory under the temporary directory. That one's name is
+// foreseeable, so another account may have made it first: InstallScript then refuses it.
 func DefaultScriptDir() string {
 	if d, err := os.UserCacheDir(); err == nil && d != "" {
 		return filepath.Join(d, "gemgate")
