@@ -90,7 +90,8 @@ var errSlotGone = errors.New("slot gone")
 // worker returns the slot's running worker, starting one if none runs. A start in progress is
 // waited for, not repeated. m is the caller asking for it, or nil for one attaching: an
 // attached caller that the slot no longer counts (its worker died and on_worker_exit is end)
-// gets errSlotGone, and never starts a successor nobody would use.
+// gets errSlotGone, and never starts a successor nobody would use. A worker is started only
+// from an identity of the slot's access mode; any other gets ErrAccessMismatch.
 func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
 	for {
 		s.mu.Lock()
@@ -141,6 +142,14 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 				return nil, err
 			}
 			continue
+		}
+		if id.ReadOnly != s.key.ReadOnly {
+			// A request narrowed to read-only on a read-write session (its token lacks the
+			// write scope) still reaches the read-write worker; it must not start that worker:
+			// the successor would run read-only, with the narrowed token's scopes and
+			// credential, for every read-write caller of the slot.
+			s.mu.Unlock()
+			return nil, ErrAccessMismatch
 		}
 		ch := make(chan struct{})
 		s.starting = ch
