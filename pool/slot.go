@@ -30,6 +30,9 @@ type slot struct {
 	// prev is the worker last taken out of service: the subscriptions and logging levels of
 	// the callers still attached carry over to the next one (carryLocked).
 	prev *wrk
+	// startLeft: the last start failed because the context of the request that made it
+	// ended (its client left); those who waited for it try again on their own.
+	startLeft bool
 }
 
 func (s *slot) everStarted() bool {
@@ -136,9 +139,17 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 				return nil, context.Cause(ctx)
 			}
 			s.mu.Lock()
-			err, w := s.startErr, s.w
+			err, left, w := s.startErr, s.startLeft, s.w
 			s.mu.Unlock()
 			if w == nil && err != nil {
+				if left && ctx.Err() == nil {
+					// The start ended because the request that made it went away, not because
+					// the worker cannot start: this caller is still here and starts it itself
+					// (or waits for whoever got there first). Each such turn takes a starter
+					// that left, so it does not go on for ever, and a start made here counts
+					// against the start rate (BeforeStart) like any other.
+					continue
+				}
 				return nil, err
 			}
 			continue
@@ -164,6 +175,7 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 			defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(w.readOnly, nil) }()
 		}
 		s.starting, s.startErr = nil, err
+		s.startLeft = err != nil && ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
 		var carried []string
 		if err == nil {
 			s.w = w
@@ -191,7 +203,7 @@ func (s *slot) startOrUnblock(ctx context.Context, id Identity, params json.RawM
 	defer func() {
 		if !returned {
 			s.mu.Lock()
-			s.starting, s.startErr = nil, errStartPanicked
+			s.starting, s.startErr, s.startLeft = nil, errStartPanicked, false
 			s.mu.Unlock()
 			close(ch)
 		}
