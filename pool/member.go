@@ -116,10 +116,13 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 
 // applyExpiry runs before a call reaches the worker: with on_token_expiry restart, a worker
 // whose credential expired and that runs no call is replaced (the next start replays the
-// handshake with a fresh credential); with end, it is stopped and its callers let go.
-func (s *slot) applyExpiry(_ context.Context, _ Identity) error {
+// handshake with a fresh credential); with end, it is stopped and its callers let go. A
+// restart waits for a call whose identity has the slot's access mode: the fresh credential
+// comes from the call's token, and one narrowed to read-only must not replace a read-write
+// worker.
+func (s *slot) applyExpiry(_ context.Context, id Identity) error {
 	policy := s.p.opts.OnTokenExpiry
-	if policy == ExpiryKeep {
+	if policy == ExpiryKeep || policy == ExpiryRestart && id.ReadOnly != s.key.ReadOnly {
 		return nil
 	}
 	s.mu.Lock()

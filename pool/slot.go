@@ -30,6 +30,9 @@ type slot struct {
 	// prev is the worker last taken out of service: the subscriptions and logging levels of
 	// the callers still attached carry over to the next one (carryLocked).
 	prev *wrk
+	// startLeft: the last start failed because the context of the request that made it
+	// ended (its client left); those who waited for it try again on their own.
+	startLeft bool
 }
 
 func (s *slot) everStarted() bool {
@@ -90,7 +93,8 @@ var errSlotGone = errors.New("slot gone")
 // worker returns the slot's running worker, starting one if none runs. A start in progress is
 // waited for, not repeated. m is the caller asking for it, or nil for one attaching: an
 // attached caller that the slot no longer counts (its worker died and on_worker_exit is end)
-// gets errSlotGone, and never starts a successor nobody would use.
+// gets errSlotGone, and never starts a successor nobody would use. A worker is started only
+// from an identity of the slot's access mode; any other gets ErrAccessMismatch.
 func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
 	for {
 		s.mu.Lock()
@@ -135,12 +139,28 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 				return nil, context.Cause(ctx)
 			}
 			s.mu.Lock()
-			err, w := s.startErr, s.w
+			err, left, w := s.startErr, s.startLeft, s.w
 			s.mu.Unlock()
 			if w == nil && err != nil {
+				if left && ctx.Err() == nil {
+					// The start ended because the request that made it went away, not because
+					// the worker cannot start: this caller is still here and starts it itself
+					// (or waits for whoever got there first). Each such turn takes a starter
+					// that left, so it does not go on for ever, and a start made here counts
+					// against the start rate (BeforeStart) like any other.
+					continue
+				}
 				return nil, err
 			}
 			continue
+		}
+		if id.ReadOnly != s.key.ReadOnly {
+			// A request narrowed to read-only on a read-write session (its token lacks the
+			// write scope) still reaches the read-write worker; it must not start that worker:
+			// the successor would run read-only, with the narrowed token's scopes and
+			// credential, for every read-write caller of the slot.
+			s.mu.Unlock()
+			return nil, ErrAccessMismatch
 		}
 		ch := make(chan struct{})
 		s.starting = ch
@@ -155,6 +175,7 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 			defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(w.readOnly, nil) }()
 		}
 		s.starting, s.startErr = nil, err
+		s.startLeft = err != nil && ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
 		var carried []string
 		if err == nil {
 			s.w = w
@@ -182,7 +203,7 @@ func (s *slot) startOrUnblock(ctx context.Context, id Identity, params json.RawM
 	defer func() {
 		if !returned {
 			s.mu.Lock()
-			s.starting, s.startErr = nil, errStartPanicked
+			s.starting, s.startErr, s.startLeft = nil, errStartPanicked, false
 			s.mu.Unlock()
 			close(ch)
 		}
