@@ -66,7 +66,8 @@ type CredentialSource interface {
 // CommandLauncher starts a stdio MCP server from a command template. The worker learns who it
 // serves from its environment (GEMGATE_USER, GEMGATE_SUBJECT, GEMGATE_READ_ONLY,
 // GEMGATE_SCOPES, GEMGATE_SESSION); a credential, with a credential source, waits on the
-// descriptor named by GEMGATE_CREDENTIAL_FD (or in GEMGATE_CREDENTIAL with CredentialEnv).
+// descriptor named by GEMGATE_CREDENTIAL_FD (or on the first line of its stdin with
+// CredentialStdin, or in GEMGATE_CREDENTIAL with CredentialEnv).
 // The gateway's own GEMGATE_* settings, secrets among them, are never passed on.
 type CommandLauncher struct {
 	Command    []string // argv; "{user}" in an argument becomes the user's name
@@ -89,6 +90,11 @@ type CommandLauncher struct {
 	// for servers that only read it there. It weakens isolation: any process that may read
 	// the worker's /proc/<pid>/environ reads the credential, for the worker's whole life.
 	CredentialEnv bool
+	// CredentialStdin hands the credential over as the first line of the worker's stdin,
+	// before any request (worker.Spec.CredentialStdin), for workers that read nothing but
+	// their stdin and environment (topaz). It keeps the credential out of the environment, so
+	// it wins over CredentialEnv.
+	CredentialStdin bool
 }
 
 func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
@@ -145,10 +151,10 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		if err != nil {
 			return Launch{}, fmt.Errorf("worker credential: %w", err)
 		}
-		if l.CredentialEnv {
+		if l.CredentialEnv && !l.CredentialStdin {
 			spec.Env = append(spec.Env, "GEMGATE_CREDENTIAL="+cred.Token)
 		} else {
-			spec.Credential = []byte(cred.Token)
+			spec.Credential, spec.CredentialStdin = []byte(cred.Token), l.CredentialStdin
 		}
 		expiry = cred.Expiry
 	}

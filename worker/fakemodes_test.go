@@ -52,6 +52,18 @@ func extraMode(mode string) bool {
 		fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"cred\",\"params\":{\"fd\":%q,\"env\":%q,\"uid\":%d}}\n",
 			cred, os.Getenv("GEMGATE_CREDENTIAL"), os.Getuid())
 		return false
+	case "credline":
+		// Reads its first stdin line byte by byte (the rest stays in the pipe for the serve
+		// loop), then reports it, the descriptor's variable and its environment, and serves.
+		var line []byte
+		for b := make([]byte, 1); len(line) < 1<<16; line = append(line, b[0]) {
+			if n, _ := os.Stdin.Read(b); n == 0 || b[0] == '\n' {
+				break
+			}
+		}
+		fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"cred\",\"params\":{\"line\":%q,\"fdEnv\":%q,\"env\":%q}}\n",
+			line, os.Getenv(CredentialFDEnv), os.Getenv("GEMGATE_CREDENTIAL"))
+		return false
 	case "daemonize":
 		// Double-forks a sleeper into a session of its own and reports its pid: the pattern
 		// of a descendant escaping its worker's process group.

@@ -68,6 +68,11 @@ type Spec struct {
 	// named by GEMGATE_CREDENTIAL_FD) that the worker reads to its end once. It never appears
 	// in the worker's environment or on its command line, so no other process reads it there.
 	Credential []byte
+	// CredentialStdin hands the Credential over as the first line of the worker's stdin
+	// instead, for workers that read nothing but stdin and their environment (the GemStone
+	// relay under topaz): the credential and a LF, written before any other line and never
+	// traced. A credential that holds a CR or LF would not arrive as one line; Start refuses it.
+	CredentialStdin bool
 	// Sandbox, if not nil, confines the worker with bubblewrap.
 	Sandbox *Sandbox
 	// RunAs, if not nil, is the account the worker runs as; gemgate must be root to use it.
@@ -160,7 +165,8 @@ func (c *Call) Withdraw(reason string, tell bool) (pending bool) {
 // Start starts the worker. The process gets a session (and process group) of its own, so
 // that Stop reaches whatever it starts in turn and it has no controlling terminal to type
 // into; with a Sandbox it runs inside bubblewrap, with RunAs under that account, and with a
-// Credential it finds the credential on descriptor 3.
+// Credential it finds the credential on descriptor 3 (or, with CredentialStdin, on the first
+// line of its stdin).
 func Start(spec Spec) (*Process, error) {
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = 2 * time.Second
@@ -174,6 +180,10 @@ func Start(spec Spec) (*Process, error) {
 	log := spec.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if spec.CredentialStdin && bytes.ContainsAny(spec.Credential, "\r\n") {
+		// Nothing of the credential itself goes into the error, which is logged.
+		return nil, errors.New("the worker credential contains a line break, so it cannot be handed over as the first line of the worker's stdin")
 	}
 	// The gateway keeps its ends of the pipes itself rather than through exec's helpers, so
 	// that the process can be reaped even while something it started still holds stdout.
@@ -214,7 +224,10 @@ func Start(spec Spec) (*Process, error) {
 		cmd.Env = spec.RunAs.env(cmd.Env)
 	}
 	var credW *os.File
-	if spec.Credential != nil {
+	var credLine []byte // with CredentialStdin: the first line the worker reads
+	if spec.Credential != nil && spec.CredentialStdin {
+		credLine = append(slices.Clip(spec.Credential), '\n')
+	} else if spec.Credential != nil {
 		var credR *os.File
 		if credR, credW, err = pipe(); err != nil {
 			return fail(err)
@@ -246,6 +259,12 @@ func Start(spec Spec) (*Process, error) {
 		pending: make(map[int64]*Call),
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
+	}
+	if credLine != nil {
+		// The turn to write is the credential's before anyone can ask for it: every line sent
+		// meanwhile queues behind it (stdin.go).
+		p.writing = true
+		go p.handOverLine(credLine)
 	}
 	stdoutDone := make(chan struct{})
 	go func() { defer close(stdoutDone); p.readStdout(outR) }()

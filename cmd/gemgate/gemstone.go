@@ -58,10 +58,11 @@ func (s *server) gemstoneCommand(ctx context.Context, l *pool.CommandLauncher) e
 	// Env carries GEMSTONE_NRS_ALL=#netldi:<the netldi gslist found>: the user's gem is forked
 	// through it, whatever its name.
 	l.Env = append(l.Env, r.Env()...)
-	// topaz reads the credential only from its environment; in the sandbox that environment
-	// is visible to the relay alone. The relay reads GemStone's product, its global directory
-	// (locks, logs) and the service ini, wherever they are.
-	l.CredentialEnv = true
+	// The relay reads stdin already, so it reads the credential as the first line there:
+	// never in an environment another process of the account may read. The relay reads
+	// GemStone's product, its global directory (locks, logs) and the service ini, wherever
+	// they are.
+	l.CredentialStdin = true
 	l.Sandbox = &worker.Sandbox{Readable: []string{r.Home}}
 	if r.GlobalDir.Dir != "" {
 		l.Sandbox.Writable = []string{r.GlobalDir.Dir}

@@ -150,7 +150,7 @@ func (s *server) isolate(ctx context.Context, l *pool.CommandLauncher) error {
 		s.log.Warn("gemgate runs as root and worker_user is not set: workers run as uid 0 inside the sandbox (no capabilities), " +
 			"so they can read every root-owned file on the host, gemgate's config, keys and service ini included; set worker_user")
 	}
-	if l.CredentialEnv && l.Credential != nil {
+	if l.CredentialEnv && !l.CredentialStdin && l.Credential != nil {
 		s.log.Warn("worker credentials travel in GEMGATE_CREDENTIAL: any process of the worker's uid that can read its /proc/<pid>/environ reads them; without worker_credential_env they are handed on a descriptor")
 	}
 	return nil

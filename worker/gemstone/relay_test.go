@@ -27,8 +27,8 @@ func startRelay(t *testing.T, s stone, user, tok string, readOnly bool) *worker.
 	if readOnly {
 		ro = "1"
 	}
-	env := append(append(os.Environ(), r.Env()...), "GEMGATE_USER="+user, "GEMGATE_READ_ONLY="+ro, "GEMGATE_CREDENTIAL="+tok)
-	spec := worker.Spec{Path: r.Topaz, Args: args, Env: env, StopGrace: 200 * time.Millisecond}
+	env := append(append(os.Environ(), r.Env()...), "GEMGATE_USER="+user, "GEMGATE_READ_ONLY="+ro)
+	spec := worker.Spec{Path: r.Topaz, Args: args, Env: env, Credential: []byte(tok), CredentialStdin: true, StopGrace: 200 * time.Millisecond}
 	Apply(&spec)
 	p, err := worker.Start(spec)
 	if err != nil {

@@ -32,8 +32,9 @@ func runTranscript(t *testing.T, s stone, user, tok string, input ...string) tra
 		args[i] = strings.ReplaceAll(a, "{user}", user)
 	}
 	cmd := exec.CommandContext(ctx, r.Topaz, args...)
-	cmd.Env = append(append(os.Environ(), r.Env()...), "GEMGATE_USER="+user, "GEMGATE_READ_ONLY=0", "GEMGATE_CREDENTIAL="+tok)
-	cmd.Stdin = strings.NewReader(strings.Join(input, "\n") + "\n")
+	cmd.Env = append(append(os.Environ(), r.Env()...), "GEMGATE_USER="+user, "GEMGATE_READ_ONLY=0")
+	// The token first, as the gateway writes it (worker.Spec.CredentialStdin).
+	cmd.Stdin = strings.NewReader(tok + "\n" + strings.Join(input, "\n") + "\n")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()

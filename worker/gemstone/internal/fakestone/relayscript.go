@@ -16,6 +16,9 @@ type relayScript struct {
 	sourceStringClass bool // `set sourcestringclass String` between login and run
 	endsWithTrue      bool // the run block's last statement is `true`
 	lineEditor        bool // input is read through the line editor (nextLineTo:prompt:)
+	// stdinBeforeCredential: `in := GsFile stdin.` comes before the token is read from it
+	// (`jwt := in nextLineTo:`); otherwise in is nil there.
+	stdinBeforeCredential bool
 }
 
 var (
@@ -53,6 +56,8 @@ func readRelay(src string) relayScript {
 	r.transactionless = strings.HasPrefix(first, "System transactionMode: #transactionless.")
 	r.endsWithTrue = endsTrue.MatchString(body)
 	r.lineEditor = strings.Contains(body, "prompt:")
+	open, read := strings.Index(body, "in := GsFile stdin."), strings.Index(body, "jwt := in nextLineTo:")
+	r.stdinBeforeCredential = open >= 0 && read > open
 	return r
 }
 

@@ -16,7 +16,7 @@ import (
 
 // scriptNeeds are the relay script's parts this stand-in acts out; a script without them is
 // not the relay it imitates.
-var scriptNeeds = []string{"iferr 1 exit", "login", "GEMGATE_CREDENTIAL", "GEMGATE_READ_ONLY", "jwtPassword:",
+var scriptNeeds = []string{"iferr 1 exit", "login", "jwt := in nextLineTo:", "GEMGATE_READ_ONLY", "jwtPassword:",
 	"disableCommitsWithReason:", "sessionReadOnly:", "nbExecute:", "lastResult", "handleJsonString:", "nextLineTo:", "gemgate-nonce-", "51438"}
 
 func fail(code int, format string, a ...any) int {
@@ -160,9 +160,17 @@ func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
 	if name == "" || name != os.Getenv("GEMGATE_USER") {
 		return t.greet("config", "the relay needs --user <name> equal to GEMGATE_USER")
 	}
-	jwt := os.Getenv("GEMGATE_CREDENTIAL")
-	if jwt == "" {
-		return t.greet("config", "no credential in GEMGATE_CREDENTIAL; set worker_credential to exchange (or passthrough)")
+	// The token is the first line of stdin, read as the requests are. The relay looks in no
+	// environment variable and no other descriptor for it, and neither does the fake: a
+	// gateway that sends it any other way has its first request taken for the token.
+	if !t.rs.stdinBeforeCredential {
+		t.gemstoneError("a MessageNotUnderstood occurred (error 2010), a UndefinedObject does not understand  #'nextLineTo:'", "2010")
+		return c.iferrExit()
+	}
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	jwt, _ := t.readLine(in)
+	if jwt = strings.TrimSpace(jwt); jwt == "" {
+		return t.greet("config", "no credential on the first line of stdin; set worker_credential to exchange (or passthrough)")
 	}
 	readOnly := os.Getenv("GEMGATE_READ_ONLY") == "1"
 	if !atLeast(c.Version, "3.7.5") {
@@ -204,7 +212,6 @@ func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
 	}
 
 	s := &session{cfg: c, user: name, stone: stone, readOnly: readOnly && c.Server != "unreleased", commitsDisabled: readOnly, methods: map[string]string{}}
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for n := 1; ; {
 		line, err := t.readLine(in)
 		line = strings.TrimSpace(line)
