@@ -72,7 +72,7 @@ func Prepare(ctx context.Context, c Config) (*Relay, error) {
 }
 
 // Command is the relay's command line. "{user}" is the GemStone user, filled in per session;
-// nothing secret is on it (the credential travels in GEMGATE_CREDENTIAL).
+// nothing secret is on it (the credential is the first line of the relay's stdin).
 func (r *Relay) Command() []string {
 	return []string{r.Topaz, "-l", "-q", "-I", r.INI, "-S", r.Script, "--", "--user", "{user}"}
 }
