@@ -153,6 +153,7 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		}
 		if l.CredentialEnv && !l.CredentialStdin {
 			spec.Env = append(spec.Env, "GEMGATE_CREDENTIAL="+cred.Token)
+			spec.Secrets = append(spec.Secrets, []byte(cred.Token))
 		} else {
 			spec.Credential, spec.CredentialStdin = []byte(cred.Token), l.CredentialStdin
 		}

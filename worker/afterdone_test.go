@@ -46,11 +46,12 @@ func TestAfterDoneRunsOnceTheWorkerIsDone(t *testing.T) {
 }
 
 // TestStartKeepsNoSecrets: once the worker runs, the gateway holds neither its environment
-// (kilobytes per idle session, and it may name secrets) nor its credential.
+// (kilobytes per idle session, and it may name secrets) nor its spec's credential; only the
+// copy it redacts the worker's lines with (TestEchoedCredentialIsRedacted).
 func TestStartKeepsNoSecrets(t *testing.T) {
 	p := startFake(t, "echo", nil)
-	if p.spec.Env != nil || p.cmd.Env != nil || p.spec.Credential != nil {
-		t.Errorf("kept after start: spec.Env %d entries, cmd.Env %d entries, credential %d bytes",
-			len(p.spec.Env), len(p.cmd.Env), len(p.spec.Credential))
+	if p.spec.Env != nil || p.cmd.Env != nil || p.spec.Credential != nil || p.spec.Secrets != nil {
+		t.Errorf("kept after start: spec.Env %d entries, cmd.Env %d entries, credential %d bytes, secrets %d",
+			len(p.spec.Env), len(p.cmd.Env), len(p.spec.Credential), len(p.spec.Secrets))
 	}
 }

@@ -73,6 +73,9 @@ type Spec struct {
 	// relay under topaz): the credential and a LF, written before any other line and never
 	// traced. A credential that holds a CR or LF would not arrive as one line; Start refuses it.
 	CredentialStdin bool
+	// Secrets are other values the worker was handed that no log line may carry (a credential
+	// in its environment). Credential is one without being named here.
+	Secrets [][]byte
 	// Sandbox, if not nil, confines the worker with bubblewrap.
 	Sandbox *Sandbox
 	// RunAs, if not nil, is the account the worker runs as; gemgate must be root to use it.
@@ -115,6 +118,11 @@ type Process struct {
 
 	afterDone    []func() // AfterDone's functions, run once done is closed
 	afterDoneRan bool
+
+	// secrets are the credential and Spec.Secrets: a worker that prints one (a login message
+	// quoting its token) has it replaced in every line gemgate logs or traces. They are all
+	// the Process keeps of what it handed over.
+	secrets [][]byte
 
 	exited    chan struct{} // the process itself has been reaped
 	done      chan struct{} // exited, stdout drained (or cut), pending calls failed
@@ -243,9 +251,10 @@ func Start(spec Spec) (*Process, error) {
 		closeAll(cmd.ExtraFiles...)
 		go handOver(credW, spec.Credential, spec.WriteTimeout, log)
 	}
-	// The environment (a few kilobytes, and it may name secrets) and the credential are the
-	// child's now: an idle worker's Process keeps neither.
-	cmd.Env, spec.Env, spec.Credential = nil, nil, nil
+	// The environment (a few kilobytes, and it may name secrets) is the child's now: an idle
+	// worker's Process keeps none of it, and of the credential only a copy to redact with.
+	secrets := keepSecrets(spec.Credential, spec.Secrets)
+	cmd.Env, spec.Env, spec.Credential, spec.Secrets = nil, nil, nil, nil
 
 	var stdin stdinFile = inW
 	if spec.wrapStdin != nil {
@@ -257,6 +266,7 @@ func Start(spec Spec) (*Process, error) {
 		cmd:     cmd,
 		stdin:   stdin,
 		pending: make(map[int64]*Call),
+		secrets: secrets,
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -419,7 +429,7 @@ func (p *Process) readStdout(r *os.File) {
 			line, owned = p.validUTF8(line), true // a fresh copy
 		}
 		if p.spec.OnTrace != nil {
-			p.spec.OnTrace("from_worker", line)
+			p.spec.OnTrace("from_worker", p.redact(line))
 		}
 		if !greeted {
 			done, err := p.spec.Greeting(line)
@@ -444,7 +454,7 @@ func (p *Process) readStdout(r *os.File) {
 				continue
 			}
 			// Chatter (a banner, a login message) is not an error; it is just not for the client.
-			p.log.Warn("worker stdout line is not JSON-RPC; skipped", "line", snippet(line), "error", err)
+			p.log.Warn("worker stdout line is not JSON-RPC; skipped", "line", p.snippet(line), "error", err)
 			continue
 		}
 		p.route(m)
@@ -484,7 +494,7 @@ func (p *Process) route(m *jsonrpc.Message) {
 			p.failOldest(m.Encode())
 			return
 		}
-		p.log.Warn("worker answered an id the gateway never sent; dropped", "id", snippet(m.ID))
+		p.log.Warn("worker answered an id the gateway never sent; dropped", "id", p.snippet(m.ID))
 		return
 	}
 	p.mu.Lock()
@@ -530,7 +540,7 @@ func (p *Process) failOldest(line []byte) {
 	if msg == "" {
 		msg = "the worker's answer is not valid JSON-RPC"
 	}
-	p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", snippet(line))
+	p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", p.snippet(line))
 	if c == nil {
 		return
 	}
@@ -542,7 +552,7 @@ func (p *Process) refuse(err error) {
 	p.mu.Lock()
 	p.greetErr = err
 	p.mu.Unlock()
-	p.log.Warn("worker refused to serve", "error", err)
+	p.log.Warn("worker refused to serve", "error", string(p.redact([]byte(err.Error()))))
 	p.kill(syscall.SIGKILL)
 }
 
@@ -580,7 +590,7 @@ func (p *Process) readStderr(r *os.File) {
 				continue
 			}
 			reportSkipped()
-			p.log.Info("worker stderr", "line", snippet(line))
+			p.log.Info("worker stderr", "line", p.snippet(line))
 		}
 		reportSkipped()
 	}
@@ -684,6 +694,33 @@ func (p *Process) Stop() {
 }
 
 func snippet(b []byte) string { return textclip.Bytes(b, 512) }
+
+// snippet is a worker's text as a log line quotes it: without the secrets it was handed, and
+// clipped.
+func (p *Process) snippet(b []byte) string { return snippet(p.redact(b)) }
+
+// redact is b with every secret the worker was handed replaced by [redacted]; b itself when
+// it holds none.
+func (p *Process) redact(b []byte) []byte {
+	for _, s := range p.secrets {
+		if bytes.Contains(b, s) {
+			b = bytes.ReplaceAll(b, s, []byte("[redacted]"))
+		}
+	}
+	return b
+}
+
+// keepSecrets copies the values to redact a worker's lines of: the credential and the
+// others, none empty.
+func keepSecrets(credential []byte, others [][]byte) [][]byte {
+	var out [][]byte
+	for _, s := range append([][]byte{credential}, others...) {
+		if len(s) > 0 {
+			out = append(out, bytes.Clone(s))
+		}
+	}
+	return out
+}
 
 // CloseInheritedOnExec marks every descriptor of this process above stderr close-on-exec.
 // gemgate calls it once, at start, before it opens anything of its own: Go opens its own
