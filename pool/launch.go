@@ -220,5 +220,11 @@ func (e ExchangeCredential) Credential(ctx context.Context, id Identity) (Creden
 		return Credential{}, errors.New("no token to exchange (auth is off)")
 	}
 	tok, expiry, err := e.Exchanger.Exchange(ctx, id.Token)
+	if expiry.IsZero() {
+		// The issuer did not say (no expires_in): the credential is taken to last no longer
+		// than the token it was exchanged for, rather than for ever, so on_token_expiry still
+		// ends or renews it.
+		expiry = id.Principal.Expiry
+	}
 	return Credential{Token: tok, Expiry: expiry}, err
 }
