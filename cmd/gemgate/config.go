@@ -331,6 +331,9 @@ func load(name string, args []string, dev bool) (*Config, error) {
 			}
 		}
 	}
+	if err := refuseSecretFlags(args, c.fields()); err != nil {
+		return nil, err
+	}
 	// Flags first, to learn the config file; the file and the environment are then applied
 	// beneath them by re-applying the flags last.
 	if err := fs.Parse(args); err != nil {
@@ -366,6 +369,28 @@ func load(name string, args []string, dev bool) (*Config, error) {
 		c.WorkerCredential = defaultCredential(c.Worker)
 	}
 	return &c, nil
+}
+
+// refuseSecretFlags refuses a secret setting given as a flag. A command line is every
+// account's to read (ps, /proc/<pid>/cmdline) for as long as gemgate runs, so a secret is not
+// taken there; and it is refused before the flag package sees it, whose errors quote values.
+func refuseSecretFlags(args []string, fields []field) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		for _, f := range fields {
+			if f.secret && name == flagName(f.key) {
+				return fmt.Errorf("--%s: a secret on the command line can be read by every account on this host (ps, /proc/<pid>/cmdline); set %s in the environment or %s in the config file instead",
+					name, envName(f.key), f.key)
+			}
+		}
+	}
+	return nil
 }
 
 func (c *Config) applyFile(path string, dev bool) []error {

@@ -120,8 +120,9 @@ func TestDiscoveredTokenEndpointMustBeHTTPS(t *testing.T) {
 	}))
 	defer srv.Close()
 	iss = srv.URL
+	t.Setenv("GEMGATE_EXCHANGE_CLIENT_SECRET", "s3cret")
 	c := mustLoad(t, "--issuer", iss, "--worker-credential", "exchange", "--exchange-client-id", "gemgate",
-		"--exchange-client-secret", "s3cret", "--exchange-audience", "gemstone")
+		"--exchange-audience", "gemstone")
 	if errs := c.validate(); len(errs) > 0 {
 		t.Fatalf("setup: %v", configErrors(errs))
 	}
