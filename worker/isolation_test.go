@@ -47,8 +47,15 @@ func TestCredentialOnDescriptorNotInEnvironment(t *testing.T) {
 	if got.FD != canary || got.Env != "" {
 		t.Errorf("worker read fd %q env %q; want the credential on the descriptor only", got.FD, got.Env)
 	}
+	notInProc(t, p.Pid(), canary)
+}
+
+// notInProc fails t if the worker's environment or command line, which a neighbour of its
+// account could read in /proc, holds canary.
+func notInProc(t *testing.T, pid int, canary string) {
+	t.Helper()
 	for _, f := range []string{"environ", "cmdline"} {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/" + f)
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + f)
 		if err != nil {
 			t.Fatal(err)
 		}
