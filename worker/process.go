@@ -432,7 +432,9 @@ func (p *Process) readStdout(r *os.File) {
 			p.spec.OnTrace("from_worker", p.redact(line))
 		}
 		if !greeted {
-			done, err := p.spec.Greeting(line)
+			// The greeting's refusal goes to the log and to the client, its text cut to fit:
+			// the credential is taken out first, whole, not after a cut that could halve it.
+			done, err := p.spec.Greeting(p.redact(line))
 			if err != nil {
 				p.refuse(err)
 				break

@@ -1,0 +1,52 @@
+//go:build linux
+
+package worker
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// A worker whose greeting refuses with a line quoting its credential: the refusal answers the
+// pending initialize (which the gateway logs and sends to the client), and Refusal and a later
+// write report it: none of them carries the credential.
+func TestRefusalQuotingTheCredentialIsRedacted(t *testing.T) {
+	const cred = "eyJhbGciOiJSUzI1NiJ9.exchanged-backend-credential.c2lnbmF0dXJlLXNlY3JldA"
+	spec := Spec{Path: "/bin/sh", Args: []string{"-c", `read -r c; read -r request; echo "refused: login with $c"; exec sleep 30`},
+		StopGrace: 200 * time.Millisecond, Credential: []byte(cred), CredentialStdin: true,
+		Greeting: func(line []byte) (bool, error) {
+			if line == nil {
+				return false, errors.New("no greeting")
+			}
+			return false, errors.New(string(line))
+		}}
+	p, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	c, err := p.Send(&jsonrpc.Message{ID: []byte("1"), Method: "initialize", Params: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer string
+	select {
+	case m := <-c.result:
+		answer = string(m.Encode())
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+	}
+	if strings.Contains(answer, "c2lnbmF0dXJlLXNlY3JldA") {
+		t.Errorf("the initialize answer (logged by the gateway, sent to the client) holds the credential: %s", answer)
+	}
+	if r := p.Refusal(); r != nil && strings.Contains(r.Error(), "c2lnbmF0dXJlLXNlY3JldA") {
+		t.Errorf("Refusal() holds the credential: %v", r)
+	}
+	if _, err := p.Send(&jsonrpc.Message{ID: []byte("2"), Method: "ping"}); err != nil && strings.Contains(err.Error(), "c2lnbmF0dXJlLXNlY3JldA") {
+		t.Errorf("a later write's error holds the credential: %v", err)
+	}
+}
