@@ -374,15 +374,15 @@ func load(name string, args []string, dev bool) (*Config, error) {
 // refuseSecretFlags refuses a secret setting given as a flag. A command line is every
 // account's to read (ps, /proc/<pid>/cmdline) for as long as gemgate runs, so a secret is not
 // taken there; and it is refused before the flag package sees it, whose errors quote values.
+// Every argument is looked at, with any number of dashes: "--" may be another flag's value,
+// after which the flag package parses on, and a bad spelling ("---name=value") would be
+// quoted whole in its error.
 func refuseSecretFlags(args []string, fields []field) error {
 	for _, a := range args {
-		if a == "--" {
-			break
-		}
 		if !strings.HasPrefix(a, "-") {
 			continue
 		}
-		name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		for _, f := range fields {
 			if f.secret && name == flagName(f.key) {
 				return fmt.Errorf("--%s: a secret on the command line can be read by every account on this host (ps, /proc/<pid>/cmdline); set %s in the environment or %s in the config file instead",

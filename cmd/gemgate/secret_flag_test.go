@@ -14,6 +14,8 @@ func TestSecretFlagIsRefused(t *testing.T) {
 		{"--exchange-client-secret=s3cret-value"},
 		{"-exchange-client-secret", "s3cret-value"},
 		{"-exchange-client-secret=s3cret-value"},
+		{"---exchange-client-secret=s3cret-value"}, // bad syntax, which the flag package would quote
+		{"--exchange-audience", "--", "--exchange-client-secret=s3cret-value"}, // "--" as a value
 	} {
 		_, err := load("serve", append([]string{"--issuer", "https://idp.example"}, args...), false)
 		if err == nil || !strings.Contains(err.Error(), "GEMGATE_EXCHANGE_CLIENT_SECRET") || strings.Contains(err.Error(), "s3cret-value") {
