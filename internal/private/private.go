@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -60,4 +61,61 @@ func Owned(path string) error {
 		return fmt.Errorf("%s may be written by others (mode %v)", path, fi.Mode().Perm())
 	}
 	return nil
+}
+
+// maxLinks bounds the symbolic links Path follows, as the kernel does (40).
+const maxLinks = 40
+
+// Path refuses a path that another account could make lead elsewhere, and answers where it
+// leads, with no link left. Every folder above it up to /, above each symbolic link on its
+// way, and above where it ends, must pass Folder: whoever may rename an entry in any of them
+// can put a folder or a link of their own in its place.
+func Path(path string) (string, error) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	for range maxLinks {
+		if err := foldersAbove(p); err != nil {
+			return "", err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			// The folders on the way may be links themselves: where they lead is judged too.
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return "", err
+			}
+			if real != p {
+				if err := foldersAbove(real); err != nil {
+					return "", err
+				}
+			}
+			return real, nil
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = filepath.Clean(target)
+	}
+	return "", fmt.Errorf("%s: more than %d symbolic links", path, maxLinks)
+}
+
+// foldersAbove applies Folder to every folder above p, up to /.
+func foldersAbove(p string) error {
+	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+		if err := Folder(dir); err != nil {
+			return err
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
 }

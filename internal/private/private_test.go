@@ -75,3 +75,70 @@ func TestOwned(t *testing.T) {
 		}
 	}
 }
+
+// Path follows links (relative and absolute) to where a path leads, and refuses one that
+// passes through, or ends below, a folder another account may write, at any height.
+func TestPath(t *testing.T) {
+	base := t.TempDir()
+	mk := func(rel string, mode os.FileMode) string {
+		p := filepath.Join(base, rel)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	store := mk("store", 0o700)
+	file := filepath.Join(store, "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mine := mk("mine", 0o700)
+	rel := filepath.Join(mine, "rel")
+	if err := os.Symlink("../store/f", rel); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Path(rel); err != nil || got != file {
+		t.Errorf("a relative link in a private folder: %q, %v; want %q", got, err, file)
+	}
+
+	open := mk("open", 0o777)
+	hop := filepath.Join(open, "hop")
+	if err := os.Symlink(file, hop); err != nil {
+		t.Fatal(err)
+	}
+	via := filepath.Join(mine, "via")
+	if err := os.Symlink(hop, via); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Path(via); err == nil || !strings.Contains(err.Error(), "may be written by others") {
+		t.Errorf("a link on the way in a folder of mode 0777: %v", err)
+	}
+
+	deep := mk("open/a/b", 0o700)
+	below := filepath.Join(deep, "f")
+	if err := os.WriteFile(below, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Path(below); err == nil || !strings.Contains(err.Error(), "may be written by others") {
+		t.Errorf("a file two folders below a folder of mode 0777: %v", err)
+	}
+
+	dirLink := filepath.Join(mine, "dirlink")
+	if err := os.Symlink(deep, dirLink); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Path(filepath.Join(dirLink, "f")); err == nil {
+		t.Error("a path through a folder link that leads below a folder of mode 0777 passed")
+	}
+
+	loop := filepath.Join(mine, "loop")
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Path(loop); err == nil || !strings.Contains(err.Error(), "symbolic links") {
+		t.Errorf("a link to itself: %v", err)
+	}
+}

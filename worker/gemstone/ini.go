@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/gemgate/gemgate/internal/private"
@@ -80,21 +79,13 @@ func ReadServiceINI(path string) (ServiceINI, error) {
 
 // iniHeldPrivately refuses an ini that another account could change or replace: topaz reads
 // it again, as topaz commands, at the start of every session, in the process that holds the
-// user's token. The file (after any symbolic links) must be this user's and written by no one
-// else, and the folders of the path and of the file it leads to must let no other account
-// rename or re-point it.
+// user's token. The file it leads to (through any links) must be this user's and written by
+// no one else, and no folder on the way, up to /, may let another account rename or re-point
+// an entry (private.Path).
 func iniHeldPrivately(path string) error {
-	real, err := filepath.EvalSymlinks(path)
+	real, err := private.Path(path)
 	if err != nil {
 		return err
 	}
-	if err := private.Owned(real); err != nil {
-		return err
-	}
-	for _, dir := range []string{filepath.Dir(path), filepath.Dir(real)} {
-		if err := private.Folder(dir); err != nil {
-			return err
-		}
-	}
-	return nil
+	return private.Owned(real)
 }

@@ -24,9 +24,9 @@ func Script() []byte { return bytes.Clone(relayScript) }
 // InstallScript writes the relay script into dir (created 0700 when missing) under a name
 // that carries its hash, and answers its path. Every session's topaz runs the script as the
 // service account, with the user's token in hand, so whoever can change it reads every
-// user's token: the folder must be this user's, written by no one else, in a folder where no
-// one else can rename it away (a shared /tmp is such a folder through its sticky bit), and a
-// script already there must be this user's and hold exactly the relay.
+// user's token: the folder must be this user's, written by no one else, below folders where no
+// one else can rename it away, up to / (a shared /tmp is such a folder through its sticky
+// bit), and a script already there must be this user's and hold exactly the relay.
 func InstallScript(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("relay script directory: %w", err)
@@ -34,7 +34,7 @@ func InstallScript(dir string) (string, error) {
 	if err := private.Owned(dir); err != nil {
 		return "", fmt.Errorf("relay script directory: %w; remove it, or set gemstone_script_dir to a folder of gemgate's user's own", err)
 	}
-	if err := private.Folder(filepath.Dir(dir)); err != nil {
+	if _, err := private.Path(dir); err != nil {
 		return "", fmt.Errorf("relay script directory %s: %w; set gemstone_script_dir to a folder of gemgate's user's own", dir, err)
 	}
 	sum := sha256.Sum256(relayScript)
