@@ -54,9 +54,10 @@ func (s *server) gemstoneCommand(ctx context.Context, l *pool.CommandLauncher) e
 	} else {
 		s.log.Warn("gemstone: the stone is not running yet; sessions will fail until it is", "stone", r.Stone, "global_dir", r.GlobalDir.Dir, "note", r.GlobalDir.Note)
 	}
+	s.relay = r
 	l.Command = r.Command()
 	// Env carries GEMSTONE_NRS_ALL=#netldi:<the netldi gslist found>: the user's gem is forked
-	// through it, whatever its name.
+	// through it, whatever its name. Each session's start asks gslist again (gemstoneLauncher).
 	l.Env = append(l.Env, r.Env()...)
 	// The relay reads stdin already, so it reads the credential as the first line there:
 	// never in an environment another process of the account may read. The relay reads
@@ -72,13 +73,26 @@ func (s *server) gemstoneCommand(ctx context.Context, l *pool.CommandLauncher) e
 
 // gemstoneLauncher starts the relay as the command launcher does, and reads its greeting and
 // its answers the GemStone way: a refusal becomes the client's initialize error, and a
-// corrupted answer (#51438) fails its call.
-type gemstoneLauncher struct{ *pool.CommandLauncher }
+// corrupted answer (#51438) fails its call. Each start first finds, with gslist, the NetLDI
+// of the stone's owner that runs now, and starts no relay while there is none: with no
+// GEMSTONE_NRS_ALL, GemStone would fork the user's gem through whatever NetLDI is named
+// gs64ldi, whoever runs it.
+type gemstoneLauncher struct {
+	*pool.CommandLauncher
+	relay *gemstone.Relay
+}
 
 func (l gemstoneLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
+	nrs, err := l.relay.SessionNRS(ctx)
+	if err != nil {
+		return pool.Launch{}, err
+	}
 	la, err := l.CommandLauncher.Launch(ctx, id)
 	if err != nil {
 		return la, err
+	}
+	if nrs != "" {
+		la.Spec.Env = append(la.Spec.Env, nrs) // the last of a name is the one the relay sees
 	}
 	gemstone.Apply(&la.Spec)
 	return la, nil

@@ -26,6 +26,7 @@ import (
 	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker/gemstone"
 )
 
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -73,6 +74,7 @@ type server struct {
 	metrics   *http.Server
 	metricsLn net.Listener
 	reg       *prometheus.Registry
+	relay     *gemstone.Relay // with worker=gemstone
 }
 
 // publicURLFor is public_url, or on loopback the URL the listener really has.
@@ -138,7 +140,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	}
 	opts.Workers = launcher
 	if c.Worker == "gemstone" {
-		opts.Workers = gemstoneLauncher{launcher}
+		opts.Workers = gemstoneLauncher{launcher, s.relay}
 	}
 	s.readiness(&opts, verifier, launcher)
 	if s.gw, err = gateway.New(opts); err != nil {

@@ -2,9 +2,11 @@ package gemstone
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Config is the GemStone worker's configuration.
@@ -95,6 +97,34 @@ func (r *Relay) Env() []string {
 		env = append(env, "GEMSTONE_NRS_ALL="+nrs)
 	}
 	return env
+}
+
+// SessionNRS is the GEMSTONE_NRS_ALL entry a session's relay starts with: the NetLDI of the
+// stone's owner that gslist lists running now, so that one started, restarted or replaced
+// since gemgate started is seen as it is. "" when the operator set GEMSTONE_NRS_ALL (theirs
+// is left alone); an error when no NetLDI of the stone's owner runs, or gslist cannot tell
+// (the stone not running): the session must not start, since GemStone's default NRS would
+// fork the user's gem, and hand it the user's login, through any NetLDI named gs64ldi.
+func (r *Relay) SessionNRS(ctx context.Context) (string, error) {
+	if os.Getenv("GEMSTONE_NRS_ALL") != "" {
+		return "", nil
+	}
+	servers, err := Gslist(ctx, r.Home, r.GlobalDir.Dir)
+	if err != nil {
+		return "", fmt.Errorf("gemstone: finding the NetLDI for the session: %w", err)
+	}
+	name := ChooseNetLDI(servers, r.Stone)
+	if name == "" {
+		what := "no NetLDI of the owner of stone " + r.Stone + " is running under " + r.GlobalDir.Dir
+		if _, ok := stoneOwner(servers, r.Stone); !ok {
+			what = "gslist lists no stone " + r.Stone + " under " + r.GlobalDir.Dir + ", so no NetLDI can be told to be its owner's"
+		}
+		if others := OtherNetLDIs(servers, r.Stone); len(others) > 0 {
+			what += "; passed over: " + strings.Join(others, ", ")
+		}
+		return "", errors.New("gemstone: " + what + " (start one as the stone's owner: startnetldi -g -a <owner>)")
+	}
+	return "GEMSTONE_NRS_ALL=#netldi:" + name, nil
 }
 
 // NRSAll is the GEMSTONE_NRS_ALL value that points user sessions at r.NetLDI.
