@@ -14,7 +14,7 @@ func TestSecretFlagIsRefused(t *testing.T) {
 		{"--exchange-client-secret=s3cret-value"},
 		{"-exchange-client-secret", "s3cret-value"},
 		{"-exchange-client-secret=s3cret-value"},
-		{"---exchange-client-secret=s3cret-value"}, // bad syntax, which the flag package would quote
+		{"---exchange-client-secret=s3cret-value"},                             // bad syntax, which the flag package would quote
 		{"--exchange-audience", "--", "--exchange-client-secret=s3cret-value"}, // "--" as a value
 	} {
 		_, err := load("serve", append([]string{"--issuer", "https://idp.example"}, args...), false)
