@@ -32,8 +32,9 @@ func callError(id json.RawMessage, err error) *httpError {
 		return overloaded(id, "no worker can be started now; try again later", workerRetryAfter, nil)
 	case errors.Is(err, pool.ErrAccessMismatch):
 		// A read-write session's request whose token lacks the write scope: its read-write
-		// worker is not running and is started only by a request that may write.
-		return overloaded(id, "the session's read-write worker is not running, and a request whose token lacks the write scope does not start it; "+
+		// worker is not running, or its credential expired (on_token_expiry: restart), and it
+		// is started or renewed only by a request that may write.
+		return overloaded(id, "the session's read-write worker is not running or its credential expired, and a request whose token lacks the write scope does not start or renew it; "+
 			"retry with a token that has the write scope, or open a read-only session", workerRetryAfter, nil)
 	}
 	return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: id, Message: "the session's worker is gone", Cause: err}

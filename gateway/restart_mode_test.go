@@ -17,7 +17,9 @@ import (
 // on the read-write worker; that worker must not be restarted from the narrowed request's
 // identity, or GEMGATE_READ_ONLY=1 and a credential exchanged from the read-only token would
 // sit in the read-write slot, and alice's read-write token could no longer write through it
-// (nor could any other read-write session of hers).
+// (nor could any other read-write session of hers). Nor does the narrowed request run on the
+// expired credential (narrowed requests would keep its login alive for good): it meets 503,
+// and her next request with the write scope restarts the worker read-write.
 func TestRestartInReadWriteSlotKeepsReadWrite(t *testing.T) {
 	l := &expiringLauncher{testLauncher: testLauncher{mode: "demo", dataDir: t.TempDir()}, ttl: time.Hour}
 	var skew atomic.Int64
@@ -35,22 +37,28 @@ func TestRestartInReadWriteSlotKeepsReadWrite(t *testing.T) {
 	skew.Store(int64(2 * time.Hour)) // the worker's credential has expired
 	c.token = "alice-ro"             // her refreshed token lacks mcp:write
 	r := c.callTool("11", "whoami", map[string]any{})
-	if r.status != http.StatusOK {
-		t.Fatalf("whoami: %d %s", r.status, r.body)
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || string(r.only(t).ID) != "11" {
+		t.Errorf("narrowed whoami on the expired worker: %d %s, want 503 with Retry-After and its id", r.status, r.body)
 	}
-	skew.Store(0)
-	who := toolText(t, r.only(t))
+	if l.launches.Load() != 1 {
+		t.Errorf("launches after the narrowed request: %d, want 1 (it restarts nothing)", l.launches.Load())
+	}
 	c.token = "alice-rw"
 	w := c.callTool("12", "write_note", map[string]any{"name": "b", "text": "y"})
 	if w.status != http.StatusOK {
 		t.Fatalf("write_note: %d %s", w.status, w.body)
 	}
 	m := w.only(t)
-	if m.Error != nil || strings.Contains(string(m.Result), `"isError":true`) || strings.Contains(who, "read_only=true") {
-		t.Errorf("the read-write session's worker was restarted read-only (whoami %q; write with the read-write token: %s %s)", who, m.Result, m.Error)
+	if m.Error != nil || strings.Contains(string(m.Result), `"isError":true`) {
+		t.Errorf("write with the read-write token after expiry: %s %s", m.Result, m.Error)
 	}
-	if l.launches.Load() != 1 {
-		t.Errorf("launches: %d, want 1 (the narrowed request restarts nothing)", l.launches.Load())
+	skew.Store(0)
+	who := toolText(t, c.callTool("13", "whoami", map[string]any{}).only(t))
+	if !strings.Contains(who, "read_only=false") {
+		t.Errorf("the read-write session's worker, restarted: whoami %q, want read_only=false", who)
+	}
+	if l.launches.Load() != 2 {
+		t.Errorf("launches: %d, want 2 (the read-write request restarted the worker)", l.launches.Load())
 	}
 }
 

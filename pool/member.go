@@ -119,10 +119,12 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 // handshake with a fresh credential); with end, it is stopped and its callers let go. A
 // restart waits for a call whose identity has the slot's access mode: the fresh credential
 // comes from the call's token, and one narrowed to read-only must not replace a read-write
-// worker.
+// worker. Nor does such a call run on the expired credential meanwhile (ErrAccessMismatch):
+// its session's narrowed calls would otherwise keep the worker's login alive for good, which
+// restart is chosen to prevent.
 func (s *slot) applyExpiry(_ context.Context, id Identity) error {
 	policy := s.p.opts.OnTokenExpiry
-	if policy == ExpiryKeep || policy == ExpiryRestart && id.ReadOnly != s.key.ReadOnly {
+	if policy == ExpiryKeep {
 		return nil
 	}
 	s.mu.Lock()
@@ -130,6 +132,10 @@ func (s *slot) applyExpiry(_ context.Context, id Identity) error {
 	if w == nil || w.credExpiry.IsZero() || !s.p.now().After(w.credExpiry) {
 		s.mu.Unlock()
 		return nil
+	}
+	if policy == ExpiryRestart && id.ReadOnly != s.key.ReadOnly {
+		s.mu.Unlock()
+		return ErrAccessMismatch
 	}
 	if policy == ExpiryRestart {
 		if len(w.calls) > 0 || w.queue.len() > 0 {
