@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -67,55 +68,54 @@ func Owned(path string) error {
 const maxLinks = 40
 
 // Path refuses a path that another account could make lead elsewhere, and answers where it
-// leads, with no link left. Every folder above it up to /, above each symbolic link on its
-// way, and above where it ends, must pass Folder: whoever may rename an entry in any of them
-// can put a folder or a link of their own in its place.
+// leads, with no link left. It walks the path as the kernel does, one name at a time from /:
+// a link's target is read from the folder the link really lies in, and ".." goes up from the
+// folder reached. Every folder the walk enters must pass Folder, so every folder above the
+// path, above each link on its way and above where it ends: whoever may rename an entry in
+// any of them can put a folder or a link of their own in its place.
 func Path(path string) (string, error) {
-	p, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	for range maxLinks {
-		if err := foldersAbove(p); err != nil {
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
 			return "", err
 		}
-		fi, err := os.Lstat(p)
+		path = wd + "/" + path // not Clean: ".." must go up from where a link led
+	}
+	rest := strings.Split(path, "/")
+	at, links := "/", 0 // the folder reached, through no link
+	for len(rest) > 0 {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			at = filepath.Dir(at)
+			continue
+		}
+		if err := Folder(at); err != nil {
+			return "", err
+		}
+		next := filepath.Join(at, name)
+		fi, err := os.Lstat(next)
 		if err != nil {
 			return "", err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			// The folders on the way may be links themselves: where they lead is judged too.
-			real, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				return "", err
-			}
-			if real != p {
-				if err := foldersAbove(real); err != nil {
-					return "", err
-				}
-			}
-			return real, nil
+			at = next
+			continue
 		}
-		target, err := os.Readlink(p)
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("%s: more than %d symbolic links", path, maxLinks)
+		}
+		target, err := os.Readlink(next)
 		if err != nil {
 			return "", err
 		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(p), target)
+		if filepath.IsAbs(target) {
+			at = "/"
 		}
-		p = filepath.Clean(target)
+		rest = append(strings.Split(target, "/"), rest...)
 	}
-	return "", fmt.Errorf("%s: more than %d symbolic links", path, maxLinks)
-}
-
-// foldersAbove applies Folder to every folder above p, up to /.
-func foldersAbove(p string) error {
-	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
-		if err := Folder(dir); err != nil {
-			return err
-		}
-		if dir == filepath.Dir(dir) {
-			return nil
-		}
-	}
+	return at, nil
 }
