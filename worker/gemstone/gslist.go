@@ -37,6 +37,10 @@ func (s Server) Starting() bool {
 // present is a server that lives under this GEMSTONE_GLOBAL_DIR, running or on its way.
 func (s Server) present() bool { return s.Running() || s.Starting() }
 
+// rowFields is how many words a server row has after its status: Version, Owner, Pid,
+// Port, three for Started ("Aug 20 08:53"), Type and Name.
+const rowFields = 9
+
 // ParseGslist reads gslist's table: a header naming Status ... Type Name, then one row per
 // server. Status may be two words ("exe deleted") and Started holds spaces, so the row is read
 // from both ends: Version is the first field after Status that starts with a digit, Owner
@@ -63,6 +67,12 @@ func ParseGslist(out string) []Server {
 		}
 		if v >= len(f)-2 {
 			continue // no version, or nothing after it: not a server row
+		}
+		if len(f) > v+rowFields {
+			// More words than a server row has (Version Owner Pid Port, three of Started,
+			// Type Name): a name with spaces, which its starter chose, and which could pass
+			// itself off as another type and name. Not read.
+			continue
 		}
 		s := Server{Status: strings.Join(f[:v], " "), Version: f[v], Type: f[len(f)-2], Name: f[len(f)-1]}
 		if v+1 < len(f)-2 {
@@ -157,10 +167,17 @@ func OtherNetLDIs(servers []Server, stone string) []string {
 	return out
 }
 
-// stoneOwner is the account the stone runs as, if gslist lists the stone and its owner.
+// stoneOwner is the account the stone runs as: the owner of the one row of that stone that
+// is running or starting. None, or several (a lock left by another account's stone of the
+// same name), and the owner is not known.
 func stoneOwner(servers []Server, stone string) (string, bool) {
-	s, ok := find(servers, "Stone", stone)
-	return s.Owner, ok && s.Owner != ""
+	owner, n := "", 0
+	for _, s := range servers {
+		if strings.EqualFold(s.Type, "Stone") && s.Name == stone && s.present() {
+			owner, n = s.Owner, n+1
+		}
+	}
+	return owner, n == 1 && owner != ""
 }
 
 // GlobalDir is the outcome of resolving GEMSTONE_GLOBAL_DIR.
