@@ -712,6 +712,8 @@ func (p *Process) redact(b []byte) []byte {
 	if bytes.IndexByte(b, '\\') >= 0 {
 		if plain := unescapeASCII(b); p.holdsSecret(plain) {
 			b = plain
+		} else if p.holdsNested(b) {
+			return []byte(nestedSecret)
 		}
 	}
 	for _, s := range p.secrets {
@@ -720,6 +722,22 @@ func (p *Process) redact(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// nestedSecret stands for a line that quotes a secret in escapes within escapes (JSON quoted
+// in JSON): such a line cannot be written out as the same text without it, so none of it is.
+const nestedSecret = "[a line quoting the worker's credential in nested escapes: not logged]"
+
+// holdsNested reports a secret in b once escaped backslashes are taken as single ones, up to
+// three levels deep (JSON in JSON in JSON).
+func (p *Process) holdsNested(b []byte) bool {
+	for range 3 {
+		b = unescapeASCII(bytes.ReplaceAll(b, []byte(`\\`), []byte(`\`)))
+		if p.holdsSecret(b) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Process) holdsSecret(b []byte) bool {
