@@ -712,14 +712,17 @@ func (p *Process) redact(b []byte) []byte {
 	if bytes.IndexByte(b, '\\') >= 0 {
 		if plain := unescapeASCII(b); p.holdsSecret(plain) {
 			b = plain
-		} else if p.holdsNested(b) {
-			return []byte(nestedSecret)
 		}
 	}
 	for _, s := range p.secrets {
 		if bytes.Contains(b, s) {
 			b = bytes.ReplaceAll(b, s, []byte("[redacted]"))
 		}
+	}
+	// What is left may still quote a secret in escapes within escapes, beside a copy just
+	// taken out or alone.
+	if bytes.IndexByte(b, '\\') >= 0 && p.holdsNested(b) {
+		return []byte(nestedSecret)
 	}
 	return b
 }

@@ -29,3 +29,16 @@ func TestNestedEscapedCredentialIsRedacted(t *testing.T) {
 		t.Errorf("a line without the credential was changed: %s", got)
 	}
 }
+
+// A line that quotes the credential plainly and also in escapes within escapes (a PHP-style
+// log line holding a token and the request that carried it): taking out the plain copy
+// leaves the nested one, and the line is replaced whole all the same.
+func TestPlainAndNestedCredentialAreBothRedacted(t *testing.T) {
+	const cred = "AbC/opaque+token/SECRETPART=="
+	p := &Process{secrets: [][]byte{[]byte(cred)}}
+	inner := `{"login":"AbC\/opaque\u002btoken\/SECRETPART=="}`
+	outer, _ := json.Marshal(map[string]string{"token": cred, "request": inner})
+	if got := string(p.redact(outer)); got != nestedSecret {
+		t.Errorf("redact(%s) = %s, want the line replaced whole", outer, got)
+	}
+}

@@ -3,6 +3,7 @@ package private
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -77,5 +78,38 @@ func TestPathHoldsTheFolderOfEveryLinkOnTheWay(t *testing.T) {
 	path := filepath.Join(base, "a", "link", "f")
 	if got, err := Path(path); err == nil {
 		t.Errorf("Path(%s) = %s, nil; the link x/link2 on the way lies in a folder anyone may write (mode 0777): want an error", path, got)
+	}
+}
+
+// A link of another account is not followed, in a sticky folder (/tmp) as anywhere: the
+// sticky bit keeps others from renaming this user's entries, not a link's owner from
+// re-pointing their own after the check. A link of this user's in the same folder is.
+func TestPathFollowsNoLinkOfAnotherAccount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a link of another account needs root")
+	}
+	base := t.TempDir()
+	mkdirMode(t, filepath.Join(base, "priv"), 0o700)
+	writeMode(t, filepath.Join(base, "priv", "f"), "private", 0o600)
+	sticky := filepath.Join(base, "tmp")
+	mkdirMode(t, sticky, 0o777|os.ModeSticky)
+	for _, c := range []struct{ link, target, path string }{
+		{"lf", filepath.Join(base, "priv", "f"), "lf"},                // the last name a link
+		{"ld", filepath.Join(base, "priv"), filepath.Join("ld", "f")}, // a folder link on the way
+	} {
+		link := filepath.Join(sticky, c.link)
+		if err := os.Symlink(c.target, link); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(sticky, c.path)
+		if got, err := Path(p); err != nil || got != filepath.Join(base, "priv", "f") {
+			t.Errorf("this user's link: Path(%s) = %q, %v", p, got, err)
+		}
+		if err := os.Lchown(link, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Path(p); err == nil || !strings.Contains(err.Error(), "symbolic link of uid 65534") {
+			t.Errorf("a link of uid 65534: Path(%s) = %q, %v; want it refused", p, got, err)
+		}
 	}
 }

@@ -72,7 +72,8 @@ const maxLinks = 40
 // a link's target is read from the folder the link really lies in, and ".." goes up from the
 // folder reached. Every folder the walk enters must pass Folder, so every folder above the
 // path, above each link on its way and above where it ends: whoever may rename an entry in
-// any of them can put a folder or a link of their own in its place.
+// any of them can put a folder or a link of their own in its place. Every link on the way
+// must be this user's or root's.
 func Path(path string) (string, error) {
 	if !filepath.IsAbs(path) {
 		wd, err := os.Getwd()
@@ -107,6 +108,12 @@ func Path(path string) (string, error) {
 		}
 		if links++; links > maxLinks {
 			return "", fmt.Errorf("%s: more than %d symbolic links", path, maxLinks)
+		}
+		// A link's owner may re-point it whenever they like, even in a sticky folder, which
+		// only keeps others from renaming what is not theirs: only this user's links, and
+		// root's, are followed.
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
+			return "", fmt.Errorf("%s is a symbolic link of uid %d, not of this user (uid %d)", next, st.Uid, os.Getuid())
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
