@@ -12,13 +12,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
 
 // Folder refuses a folder in which another account could rename or replace an entry: one
-// that belongs to another account (root excepted), or that others, or a group not the user's
-// own, may write without the sticky bit. A folder reached through a symbolic link is judged
+// that belongs to another account (root excepted), or that others, or a group that is not the
+// user's alone (groupIsOwn), may write without the sticky bit. A folder reached through a symbolic link is judged
 // as the folder it names.
 func Folder(dir string) error {
 	fi, err := os.Stat(dir)
@@ -35,10 +36,60 @@ func Folder(dir string) error {
 		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", dir, st.Uid, os.Getuid())
 	case perm&0o002 != 0 && !sticky:
 		return fmt.Errorf("%s may be written by others (mode %v)", dir, perm)
-	case perm&0o020 != 0 && !sticky && int(st.Gid) != os.Getgid():
+	case perm&0o020 != 0 && !sticky && (int(st.Gid) != os.Getgid() || !groupIsOwn(st.Gid, groupFiles)):
 		return fmt.Errorf("%s may be written by group %d (mode %v)", dir, st.Gid, perm)
 	}
 	return nil
+}
+
+// groupFiles are the account databases groupIsOwn reads.
+var groupFiles = [2]string{"/etc/passwd", "/etc/group"}
+
+// groupIsOwn reports whether group gid is this user's alone, as far as the account files
+// say: no other account has it as its primary group, and it lists no member but this user. A
+// user's private group (a group of one, as most systems make for each user) is; a shared
+// primary group (users, staff) is not. Accounts that only a directory service knows are not
+// seen; files that cannot be read count as a shared group.
+func groupIsOwn(gid uint32, files [2]string) bool {
+	passwd, err := os.ReadFile(files[0])
+	if err != nil {
+		return false
+	}
+	me, uid, g := "", strconv.Itoa(os.Getuid()), strconv.FormatUint(uint64(gid), 10)
+	var primary []string // the accounts whose primary group is gid
+	for line := range strings.Lines(string(passwd)) {
+		f := strings.Split(strings.TrimRight(line, "\n"), ":")
+		if len(f) < 4 {
+			continue
+		}
+		if f[2] == uid {
+			me = f[0]
+		}
+		if f[3] == g {
+			primary = append(primary, f[2])
+		}
+	}
+	for _, u := range primary {
+		if u != uid {
+			return false
+		}
+	}
+	group, err := os.ReadFile(files[1])
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(group)) {
+		f := strings.Split(strings.TrimRight(line, "\n"), ":")
+		if len(f) < 4 || f[2] != g || f[3] == "" {
+			continue
+		}
+		for _, m := range strings.Split(f[3], ",") {
+			if m != me {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Owned refuses a path that is a symbolic link, that belongs to another account, or that its

@@ -3,6 +3,7 @@ package private
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -140,5 +141,40 @@ func TestPath(t *testing.T) {
 	}
 	if _, err := Path(loop); err == nil || !strings.Contains(err.Error(), "symbolic links") {
 		t.Errorf("a link to itself: %v", err)
+	}
+}
+
+// A group is the user's alone when no other account has it as its primary group and it
+// lists no member but the user: a private group passes, a shared primary group (users) or
+// one with other members does not, nor one whose account files cannot be read.
+func TestGroupIsOwn(t *testing.T) {
+	uid := strconv.Itoa(os.Getuid())
+	dir := t.TempDir()
+	files := func(passwd, group string) [2]string {
+		p, g := filepath.Join(dir, "passwd"), filepath.Join(dir, "group")
+		if err := os.WriteFile(p, []byte(passwd), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(g, []byte(group), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return [2]string{p, g}
+	}
+	me := "me:x:" + uid + ":4242:Me:/home/me:/bin/sh\n"
+	for name, tc := range map[string]struct {
+		passwd, group string
+		want          bool
+	}{
+		"private":             {me, "me:x:4242:\n", true},
+		"private, listing me": {me, "me:x:4242:me\n", true},
+		"another's primary":   {me + "other:x:4343:4242::/home/other:/bin/sh\n", "users:x:4242:\n", false},
+		"another member":      {me, "me:x:4242:me,other\n", false},
+	} {
+		if got := groupIsOwn(4242, files(tc.passwd, tc.group)); got != tc.want {
+			t.Errorf("%s: groupIsOwn = %v, want %v", name, got, tc.want)
+		}
+	}
+	if groupIsOwn(4242, [2]string{filepath.Join(dir, "none"), filepath.Join(dir, "group")}) {
+		t.Error("unreadable account files: the group was taken as the user's own")
 	}
 }
