@@ -1,0 +1,106 @@
+package worker
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// A worker may print what it was handed (a login message quoting its token): every line of
+// its that gemgate logs or traces, or reads as a greeting, goes through redact first.
+
+// snippet is a worker's text as a log line quotes it: without the secrets it was handed, and
+// clipped.
+func (p *Process) snippet(b []byte) string { return snippet(p.redact(b)) }
+
+// redact is b with every secret the worker was handed replaced by [redacted]; b itself when
+// it holds none. A secret a JSON encoder wrote escaped, in part or whole ("\/" for "/", as
+// PHP writes it, or "\u002b" for "+"), is found too: such a line is logged with the
+// printable ASCII escapes written out (the same JSON), and the secret taken out of that.
+func (p *Process) redact(b []byte) []byte {
+	if len(p.secrets) == 0 {
+		return b
+	}
+	if bytes.IndexByte(b, '\\') >= 0 {
+		if plain := unescapeASCII(b); p.holdsSecret(plain) {
+			b = plain
+		}
+	}
+	for _, s := range p.secrets {
+		if bytes.Contains(b, s) {
+			b = bytes.ReplaceAll(b, s, []byte("[redacted]"))
+		}
+	}
+	// What is left may still quote a secret in escapes within escapes, beside a copy just
+	// taken out or alone.
+	if bytes.IndexByte(b, '\\') >= 0 && p.holdsNested(b) {
+		return []byte(nestedSecret)
+	}
+	return b
+}
+
+// nestedSecret stands for a line that quotes a secret in escapes within escapes (JSON quoted
+// in JSON): such a line cannot be written out as the same text without it, so none of it is.
+const nestedSecret = "[a line quoting the worker's credential in nested escapes: not logged]"
+
+// holdsNested reports a secret in b once escaped backslashes are taken as single ones, up to
+// three levels deep (JSON in JSON in JSON).
+func (p *Process) holdsNested(b []byte) bool {
+	for range 3 {
+		b = unescapeASCII(bytes.ReplaceAll(b, []byte(`\\`), []byte(`\`)))
+		if p.holdsSecret(b) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Process) holdsSecret(b []byte) bool {
+	for _, s := range p.secrets {
+		if bytes.Contains(b, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeASCII writes out, in a copy of b, the JSON escapes of printable ASCII that need
+// none: "\/" and "\u0020" to "\u007e", except those of the quote and the backslash. An
+// escaped backslash stays as it is, so what follows it is never read as an escape.
+func unescapeASCII(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		switch next := b[i+1]; {
+		case next == '/':
+			out = append(out, '/')
+			i++
+		case next == 'u' && i+5 < len(b):
+			if r, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16); err == nil && r >= 0x20 && r <= 0x7e && r != '"' && r != '\\' {
+				out = append(out, byte(r))
+				i += 5
+				continue
+			}
+			out = append(out, b[i], next)
+			i++
+		default: // an escaped backslash or any other escape: kept whole
+			out = append(out, b[i], next)
+			i++
+		}
+	}
+	return out
+}
+
+// keepSecrets copies the values to redact a worker's lines of: the credential and the
+// others, none empty.
+func keepSecrets(credential []byte, others [][]byte) [][]byte {
+	var out [][]byte
+	for _, s := range append([][]byte{credential}, others...) {
+		if len(s) > 0 {
+			out = append(out, bytes.Clone(s))
+		}
+	}
+	return out
+}
