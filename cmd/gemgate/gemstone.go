@@ -56,8 +56,8 @@ func (s *server) gemstoneCommand(ctx context.Context, l *pool.CommandLauncher) e
 	}
 	s.relay = r
 	l.Command = r.Command()
-	// Env carries GEMSTONE_NRS_ALL=#netldi:<the netldi gslist found>: the user's gem is forked
-	// through it, whatever its name. Each session's start asks gslist again (gemstoneLauncher).
+	// The NetLDI the user's gem is forked through is not in Env: each session's start asks
+	// gslist for it (gemstoneLauncher).
 	l.Env = append(l.Env, r.Env()...)
 	// The relay reads stdin already, so it reads the credential as the first line there:
 	// never in an environment another process of the account may read. The relay reads

@@ -79,24 +79,15 @@ func (r *Relay) Command() []string {
 	return []string{r.Topaz, "-l", "-q", "-I", r.INI, "-S", r.Script, "--", "--user", "{user}"}
 }
 
-// Env is what the relay needs besides gemgate's own GEMGATE_* variables.
-//
-// GEMSTONE_NRS_ALL names the NetLDI gslist found: the relay's GsTsExternalSession builds the
-// user's gem NRS from the current one, which names the default NetLDI (gs64ldi) unless this
-// variable says otherwise, and a stone whose NetLDI has another name would refuse every login
-// with "NetLDI service 'gs64ldi' not found". An operator's own GEMSTONE_NRS_ALL is inherited
-// and left alone.
+// Env is what the relay needs besides gemgate's own GEMGATE_* variables. The NetLDI the
+// user's gem is forked through is not in it: SessionNRS finds it at each session's start.
 func (r *Relay) Env() []string {
-	env := []string{
+	return []string{
 		"GEMSTONE=" + r.Home,
 		"GEMSTONE_GLOBAL_DIR=" + r.GlobalDir.Dir,
 		"PATH=" + filepath.Join(r.Home, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"LC_ALL=C",
 	}
-	if nrs := r.NRSAll(); nrs != "" && os.Getenv("GEMSTONE_NRS_ALL") == "" {
-		env = append(env, "GEMSTONE_NRS_ALL="+nrs)
-	}
-	return env
 }
 
 // SessionNRS is the GEMSTONE_NRS_ALL entry a session's relay starts with: the NetLDI of the
@@ -125,12 +116,4 @@ func (r *Relay) SessionNRS(ctx context.Context) (string, error) {
 		return "", errors.New("gemstone: " + what + " (start one as the stone's owner: startnetldi -g -a <owner>)")
 	}
 	return "GEMSTONE_NRS_ALL=#netldi:" + name, nil
-}
-
-// NRSAll is the GEMSTONE_NRS_ALL value that points user sessions at r.NetLDI.
-func (r *Relay) NRSAll() string {
-	if r.NetLDI == "" {
-		return ""
-	}
-	return "#netldi:" + r.NetLDI
 }

@@ -36,7 +36,7 @@ func TestRelayCredentialIsInNoProcessEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := token(goodClaims("alice"))
-	l := &pool.CommandLauncher{Command: r.Command(), Env: r.Env(), CredentialStdin: true, CredentialEnv: true,
+	l := &pool.CommandLauncher{Command: r.Command(), Env: relayEnv(t, r), CredentialStdin: true, CredentialEnv: true,
 		Credential: fixedCredential(tok), StopGrace: 200 * time.Millisecond}
 	if bwrap, err := worker.ProbeSandbox(context.Background(), nil); err == nil {
 		l.Sandbox = &worker.Sandbox{Bwrap: bwrap, Readable: []string{r.Home}, Writable: []string{r.GlobalDir.Dir}}
@@ -91,7 +91,7 @@ func TestRelayTakesTheCredentialOnlyFromStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := token(goodClaims("alice"))
-	env := append(append(os.Environ(), r.Env()...), "GEMGATE_USER=alice", "GEMGATE_READ_ONLY=0", "GEMGATE_CREDENTIAL="+tok)
+	env := append(append(os.Environ(), relayEnv(t, r)...), "GEMGATE_USER=alice", "GEMGATE_READ_ONLY=0", "GEMGATE_CREDENTIAL="+tok)
 	spec := worker.Spec{Path: r.Topaz, Args: r.Command()[1:], Env: env, StopGrace: 200 * time.Millisecond}
 	for i, a := range spec.Args {
 		spec.Args[i] = strings.ReplaceAll(a, "{user}", "alice")

@@ -27,7 +27,7 @@ func startRelay(t *testing.T, s stone, user, tok string, readOnly bool) *worker.
 	if readOnly {
 		ro = "1"
 	}
-	env := append(append(os.Environ(), r.Env()...), "GEMGATE_USER="+user, "GEMGATE_READ_ONLY="+ro)
+	env := append(append(os.Environ(), relayEnv(t, r)...), "GEMGATE_USER="+user, "GEMGATE_READ_ONLY="+ro)
 	spec := worker.Spec{Path: r.Topaz, Args: args, Env: env, Credential: []byte(tok), CredentialStdin: true, StopGrace: 200 * time.Millisecond}
 	Apply(&spec)
 	p, err := worker.Start(spec)
@@ -36,6 +36,22 @@ func startRelay(t *testing.T, s stone, user, tok string, readOnly bool) *worker.
 	}
 	t.Cleanup(p.Stop)
 	return p
+}
+
+// relayEnv is the relay's environment for one session, as gemgate's launcher makes it: the
+// relay's own and the NetLDI that SessionNRS finds now. Where SessionNRS finds none (the
+// launcher would start no relay), the relay starts without one, so that a test can see what
+// the stone itself says to such a login.
+func relayEnv(t *testing.T, r *Relay) []string {
+	t.Helper()
+	nrs, err := r.SessionNRS(context.Background())
+	if err != nil {
+		t.Logf("the relay starts without a NetLDI: %v", err)
+	}
+	if nrs == "" {
+		return r.Env()
+	}
+	return append(r.Env(), nrs)
 }
 
 // call sends one request and waits for its answer.

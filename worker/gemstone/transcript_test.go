@@ -32,7 +32,7 @@ func runTranscript(t *testing.T, s stone, user, tok string, input ...string) tra
 		args[i] = strings.ReplaceAll(a, "{user}", user)
 	}
 	cmd := exec.CommandContext(ctx, r.Topaz, args...)
-	cmd.Env = append(append(os.Environ(), r.Env()...), "GEMGATE_USER="+user, "GEMGATE_READ_ONLY=0")
+	cmd.Env = append(append(os.Environ(), relayEnv(t, r)...), "GEMGATE_USER="+user, "GEMGATE_READ_ONLY=0")
 	// The token first, as the gateway writes it (worker.Spec.CredentialStdin).
 	cmd.Stdin = strings.NewReader(tok + "\n" + strings.Join(input, "\n") + "\n")
 	var out, errOut bytes.Buffer
