@@ -72,8 +72,9 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 
+	warn := func(what, fix string) { fmt.Fprintf(stdout, "WARNING  %s\n         fix: %s\n", what, fix) }
 	for _, w := range c.warnings() {
-		fmt.Fprintf(stdout, "WARNING  %s\n         fix: %s\n", w.what, w.fix)
+		warn(w.what, w.fix)
 	}
 	switch c.Worker {
 	case "demo":
@@ -89,7 +90,7 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case "gemstone":
 		checkGemStone(ctx, c, ok, bad)
 	}
-	checkIsolation(ctx, c, ok, bad)
+	checkIsolation(ctx, c, ok, warn, bad)
 
 	if c.TLSCert != "" && c.TLSKey != "" {
 		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {

@@ -256,10 +256,12 @@ var commandHelp = map[string]string{
 	"dev": "usage: gemgate dev [flags]\n\nRun the gateway on loopback with a development issuer that prints tokens for alice\n" +
 		"(read-write) and bob (read-only), the demo worker, and metrics on 127.0.0.1:9464 (or a\n" +
 		"free port). Its keys and port are kept in the data directory, so tokens outlive a restart.\n",
-	"check": "usage: gemgate check [flags]\n       gemgate check --health URL\n\n" +
+	"check": "usage: gemgate check [flags]\n       gemgate check --token JWT|- [flags]\n       gemgate check --health URL\n\n" +
 		"Check the configuration and what serving needs (issuer, worker, TLS files, free ports)\n" +
-		"and exit 0 only when all is well. With --health URL, exit 0 only when URL answers 200\n" +
-		"(a container health check for images without curl).\n",
+		"and exit 0 only when all is well. With --token, say claim by claim whether gemgate with\n" +
+		"these settings would accept the token, and why not (- reads it from stdin, out of the\n" +
+		"shell history); exit 0 when it would. With --health URL, exit 0 only when URL answers\n" +
+		"200 (a container health check for images without curl).\n",
 }
 
 // commandUsage prints a command's -h text: what it does, then every setting as a flag.

@@ -157,8 +157,9 @@ func (s *server) isolate(ctx context.Context, l *pool.CommandLauncher) error {
 }
 
 // checkIsolation is the worker isolation part of `gemgate check`: which sandbox would be in
-// force, and whether workers would run as root.
-func checkIsolation(ctx context.Context, c *Config, ok func(string), bad func(what, fix string)) {
+// force, and whether workers would run as root. Workers without a sandbox, or as root, are
+// warnings: allowed, but not what the defaults give.
+func checkIsolation(ctx context.Context, c *Config, ok func(string), warn, bad func(what, fix string)) {
 	iso, err := c.workerIsolation(ctx)
 	switch {
 	case err != nil:
@@ -167,10 +168,11 @@ func checkIsolation(ctx context.Context, c *Config, ok func(string), bad func(wh
 	case iso.bwrap != "":
 		ok(iso.describe())
 	default:
-		ok(iso.describe() + "; NOT isolated: " + worker.Unisolated(c.WorkerUser != ""))
+		warn(iso.describe()+"; NOT isolated: "+worker.Unisolated(c.WorkerUser != ""),
+			"install bubblewrap and set worker_sandbox: auto (or bwrap)")
 	}
 	if runningAsRoot() && c.WorkerUser == "" {
-		ok("WARNING: workers run as uid 0 (in the sandbox, without capabilities); set worker_user")
+		warn("workers run as uid 0 (in the sandbox, without capabilities)", "set worker_user")
 	}
 }
 

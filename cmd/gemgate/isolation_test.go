@@ -76,14 +76,15 @@ func TestValidateIsolation(t *testing.T) {
 	})
 }
 
-// `gemgate check` names the worker sandbox in force.
+// `gemgate check` names the worker sandbox in force, and warns (never says OK) when workers
+// are not isolated or run as root.
 func TestCheckReportsWorkerSandbox(t *testing.T) {
 	for _, tc := range []struct {
 		flags []string
 		want  string
 	}{
-		{[]string{"--worker-sandbox", "none", "--worker-user", "nobody"}, "worker sandbox: none (worker_sandbox=none); NOT isolated"},
-		{[]string{"--worker-sandbox", "bwrap"}, "worker sandbox: bwrap"},
+		{[]string{"--worker-sandbox", "none", "--worker-user", "nobody"}, "WARNING  worker sandbox: none (worker_sandbox=none); NOT isolated"},
+		{[]string{"--worker-sandbox", "bwrap"}, "OK       worker sandbox: bwrap"},
 	} {
 		if os.Geteuid() != 0 && tc.flags[1] == "none" {
 			tc.flags = tc.flags[:2] // worker_user needs root
@@ -91,8 +92,15 @@ func TestCheckReportsWorkerSandbox(t *testing.T) {
 		var out, errb bytes.Buffer
 		args := append([]string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, tc.flags...)
 		checkCommand(context.Background(), args, &out, &errb)
-		if !strings.Contains(out.String(), "OK       "+tc.want) {
+		if !strings.Contains(out.String(), tc.want) {
 			t.Errorf("check %v:\n%s%s\nwant a line %q", tc.flags, out.String(), errb.String(), tc.want)
+		}
+		if strings.Contains(out.String(), "OK       WARNING") || strings.Contains(out.String(), "OK       worker sandbox: none") {
+			t.Errorf("check %v says OK of a warning:\n%s", tc.flags, out.String())
+		}
+		rootWarning := "WARNING  workers run as uid 0"
+		if got := strings.Contains(out.String(), rootWarning); got != (os.Geteuid() == 0 && !slices.Contains(tc.flags, "--worker-user")) {
+			t.Errorf("check %v as uid %d: warns %q: %v\n%s", tc.flags, os.Geteuid(), rootWarning, got, out.String())
 		}
 	}
 }
