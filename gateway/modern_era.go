@@ -184,13 +184,16 @@ func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpEr
 // checkMirrorHeaders: Mcp-Method must equal the body's method, and for the named methods
 // Mcp-Name (plain, or in the =?base64?…?= form) must equal the body's name or uri. A proxy or
 // WAF may route on these headers; gemgate never decides on them, but refuses a request whose
-// headers say something the body does not.
+// headers say something the body does not. Both are compared byte for byte, as the worker's
+// SDK compares them: net/http has taken off the spaces and tabs HTTP allows around a value,
+// and any other white space (a NO-BREAK SPACE, a LINE SEPARATOR) is part of the value a proxy
+// sees.
 func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest) *httpError {
 	m := r.Header.Get(headerMethod)
 	if m == "" {
 		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Method header is required", nil)
 	}
-	if strings.TrimSpace(m) != msg.Method {
+	if m != msg.Method {
 		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
 			"the Mcp-Method header "+quoteSafe(m)+" does not match the body's method "+quoteSafe(msg.Method), nil)
 	}
@@ -211,9 +214,9 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest
 	if h == "" {
 		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
 	}
-	v, err := decodeHeaderValue(strings.TrimSpace(h))
+	v, err := plainHeaderValue(h)
 	if err != nil {
-		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header is not valid: "+err.Error(), nil)
+		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header "+err.Error(), nil)
 	}
 	if v != body {
 		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
@@ -222,10 +225,27 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest
 	return nil
 }
 
-var errBadBase64 = errors.New("its =?base64?…?= form does not decode")
+var (
+	errBadBase64     = errors.New("is not valid: its =?base64?…?= form does not decode")
+	errMustBeEncoded = errors.New("holds characters that must be sent base64-encoded (=?base64?...?=)")
+)
+
+// plainHeaderValue is the value a mirrored header (Mcp-Name, Mcp-Param-*) stands for. It must
+// be visible ASCII, spaces and tabs (SEP-2243 asks a client to encode anything else, since
+// proxies read other bytes each their own way), and is decoded when in the =?base64?…?= form.
+func plainHeaderValue(h string) (string, error) {
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; c < 0x20 && c != '\t' || c > 0x7e {
+			return "", errMustBeEncoded
+		}
+	}
+	return decodeHeaderValue(h)
+}
 
 // decodeHeaderValue undoes the transport's sentinel encoding of a header value
-// (=?base64?<standard base64>?=); any other value is taken as it is.
+// (=?base64?<standard base64>?=); any other value is taken as it is. The base64 is read
+// strictly (padding bits zero), so that one value has one spelling: a proxy that matches the
+// encoded form sees every header that gemgate takes for that value.
 func decodeHeaderValue(v string) (string, error) {
 	inner, ok := strings.CutPrefix(v, base64HeaderPrefix)
 	if !ok {
@@ -235,7 +255,7 @@ func decodeHeaderValue(v string) (string, error) {
 	if !ok {
 		return v, nil
 	}
-	b, err := base64.StdEncoding.DecodeString(inner)
+	b, err := base64.StdEncoding.Strict().DecodeString(inner)
 	if err != nil {
 		return "", errBadBase64
 	}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -178,12 +177,7 @@ func compareParam(header string, arg json.RawMessage, present bool) error {
 	if header == "" {
 		return errors.New("is missing")
 	}
-	for i := 0; i < len(header); i++ {
-		if c := header[i]; c < 0x20 && c != '\t' || c > 0x7e {
-			return errors.New("holds characters that must be sent base64-encoded (=?base64?...?=)")
-		}
-	}
-	v, err := decodeHeaderValue(strings.TrimSpace(header))
+	v, err := plainHeaderValue(header)
 	if err != nil {
 		return err
 	}

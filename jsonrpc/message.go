@@ -75,7 +75,7 @@ var errNotUTF8 = fmt.Errorf("%w: the body is not valid UTF-8", ErrParse)
 // first decides the answer: ill-formed UTF-8, then JSON syntax (ErrParse), then the depth
 // limit (a *DepthError, ErrInvalid), then the shape. One pass (validate) finds all of them.
 func parse(b []byte, client, owned bool) (*Message, error) {
-	b = bytes.TrimSpace(b)
+	b = trimJSONSpace(b)
 	if !client && (len(b) == 0 || b[0] != '{' && b[0] != '[') {
 		return nil, ErrParse // not even the start of an object: no need to read on
 	}
@@ -253,3 +253,13 @@ func Notification(method string, v any) *Message {
 	}
 	return &Message{Method: method, Params: b}
 }
+
+// trimJSONSpace takes off the white space JSON allows around a value: space, tab, CR and LF
+// (RFC 8259 §2), and no other. A body wrapped in form feeds, NO-BREAK SPACEs or other Unicode
+// spaces is not JSON to encoding/json, to the worker's SDK or to a proxy that reads the body,
+// so gemgate must not read it as a message either.
+func trimJSONSpace(b []byte) []byte {
+	return bytes.TrimRight(bytes.TrimLeft(b, jsonSpace), jsonSpace)
+}
+
+const jsonSpace = " \t\r\n"

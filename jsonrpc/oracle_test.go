@@ -17,7 +17,7 @@ func oldParseClient(b []byte) (*Message, error) {
 		return nil, fmt.Errorf("%w: the body is not valid UTF-8", ErrParse)
 	}
 	if err := CheckDepth(b, MaxDepth); err != nil {
-		if !json.Valid(bytes.TrimSpace(b)) {
+		if !json.Valid(b) {
 			return nil, ErrParse
 		}
 		return nil, err
@@ -26,7 +26,7 @@ func oldParseClient(b []byte) (*Message, error) {
 }
 
 func oldParse(b []byte) (*Message, error) {
-	b = bytes.TrimSpace(b)
+	b = bytes.TrimRight(bytes.TrimLeft(b, " \t\r\n"), " \t\r\n") // what encoding/json allows around a value
 	if len(b) == 0 || b[0] != '{' {
 		if len(b) > 0 && b[0] == '[' && json.Valid(b) {
 			return nil, fmt.Errorf("%w: batches are not supported", ErrInvalid)

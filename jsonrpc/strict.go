@@ -82,7 +82,7 @@ type member struct {
 // ReadObject reads raw, which must be a JSON object, strictly; name says where it is, for
 // errors. A value that is not an object is a *TypeError; a repeated key a *KeyError.
 func ReadObject(raw json.RawMessage, name string) (Object, error) {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
+	raw = bytes.TrimLeft(raw, jsonSpace)
 	if v, _ := validate(raw, false); v != validJSON {
 		return Object{}, fmt.Errorf("%w: %s is not valid JSON", ErrParse, name)
 	}

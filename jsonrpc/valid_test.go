@@ -44,7 +44,7 @@ var validSeeds = []string{
 	// Structure and trailing bytes.
 	`{"a" 1}`, `{"a"::1}`, `{1:2}`, `{"a":1 "b":2}`, `{"a":1}}`, `{"a":1}x`, `{"a":1} {}`, `{"a":[1,2]]`,
 	`{"a":[1,2}`, `{"a":{"b":[]}}`, `{"a":`, `{`, `[`, `{"a":1`, `{"a":1,`, `{"a":[`, ``, ` `, `{}{}`,
-	// White space: JSON's four, and the others bytes.TrimSpace takes off the ends.
+	// White space: JSON's four, and others (Unicode's) that must not be taken for it.
 	" \t\r\n{ \t\r\n\"a\" \t\r\n: \t\r\n[ \t\r\n1 \t\r\n, \t\r\n2 \t\r\n] \t\r\n} \t\r\n",
 	"\v{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}", "\f{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\f",
 	"\u00a0{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\u2028", "\u0085{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}",
@@ -108,6 +108,9 @@ func checkParse(t *testing.T, b []byte) {
 
 	m, err = ParseClientOwned(slices.Clone(b))
 	sameResult(t, "ParseClientOwned", b, m, err, wantM, wantErr)
+	if err == nil && !json.Valid(b) {
+		t.Fatalf("ParseClient(%.200q) took for a message what encoding/json says is no JSON", b)
+	}
 
 	o, err := ReadObject(b, "params")
 	wantO, wantErr := oldReadObject(b, "params")
@@ -168,8 +171,12 @@ func TestValidateEdges(t *testing.T) {
 		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"m\"}", errNotUTF8},
 		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\xff", errNotUTF8},
 		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",}\xff", errNotUTF8}, // the syntax fails first
-		{"\v{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}", nil},
-		{"\u00a0{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\u2028", nil},
+		// Only JSON's own white space may wrap a message: others make it no JSON (encoding/json,
+		// the worker's SDK and a proxy reading the body all refuse it).
+		{" \t\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"} \t\r\n", nil},
+		{"\v{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}", ErrParse},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\f", ErrParse},
+		{"\u00a0{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\u2028", ErrParse},
 		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"\v}", ErrParse},
 		{`{"jsonrpc":"2.0","id":1,"method":"m"}x`, ErrParse},
 		{`{"jsonrpc":"2.0","id":123456789012345678901234567890e999999,"method":"m"}`, nil},
@@ -227,7 +234,8 @@ func FuzzValidateAgrees(f *testing.F) {
 }
 
 // FuzzParseAgrees: Parse, ParseClient, ParseClientOwned and ReadObject give what the old
-// checks gave (oracle_test.go): the same error, text and type, or the same message.
+// checks gave (oracle_test.go): the same error, text and type, or the same message; and what
+// ParseClient takes for a message is JSON to encoding/json.
 func FuzzParseAgrees(f *testing.F) {
 	for _, s := range validSeeds {
 		f.Add([]byte(s))

@@ -11,7 +11,7 @@ import (
 // inspects or logs the body) nor the go-sdk's own transport accepts, is taken as a valid
 // message and forwarded, re-encoded, to the worker: the intermediary and gemgate read two
 // different things (one "not JSON", the other a tools/call).
-func TestRev1ParseClientRefusesNonJSONWhitespace(t *testing.T) {
+func TestParseClientRefusesNonJSONWhitespace(t *testing.T) {
 	const msg = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_note"}}`
 	for _, ws := range []string{"\f", "\v", "\u0085", "\u00a0", "\u2028", "\u3000"} {
 		for _, body := range []string{ws + msg, msg + ws} {

@@ -12,7 +12,7 @@ import (
 // FORM FEED) is not JSON: a WAF or proxy that parses the body in front of gemgate, and the
 // go-sdk's own Streamable HTTP server, refuse it or see no JSON-RPC message in it. gemgate
 // must answer it as the malformed body it is (400, -32700), never run the call it hides.
-func TestRev1BodyInNonJSONWhitespaceIsRefused(t *testing.T) {
+func TestBodyInNonJSONWhitespaceIsRefused(t *testing.T) {
 	f := newModernFixture(t)
 	c := f.client("alice-rw")
 	params := map[string]any{"name": "echo", "arguments": map[string]any{"text": "hidden"}, "_meta": modernMeta()}
