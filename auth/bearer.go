@@ -21,6 +21,7 @@ var (
 	errTwoHeaders   = &requestError{"more than one Authorization header", ErrInvalidRequest}
 	errEmptyToken   = &requestError{"empty bearer token", ErrInvalidRequest}
 	errNotBearer    = &requestError{"authorization scheme is not Bearer", ErrNoToken}
+	errBearerTab    = &requestError{"the Bearer scheme and its token must be separated by spaces, not a tab (RFC 7235)", ErrInvalidRequest}
 )
 
 // BearerToken returns the token of the request's single
@@ -44,15 +45,20 @@ func BearerToken(r *http.Request) (string, error) {
 	default:
 		return "", errTwoHeaders
 	}
-	v := strings.TrimSpace(values[0])
-	scheme, rest := v, ""
-	if i := strings.IndexAny(v, " \t"); i >= 0 {
-		scheme, rest = v[:i], v[i+1:]
-	}
+	// Read as a load balancer in front reads it (HAProxy's http_auth_bearer, which scale-out
+	// routes on): the scheme, one or more spaces, the token. Only HTTP's own white space
+	// around the value is taken off (net/http has done so already); a tab after the scheme,
+	// or a NO-BREAK SPACE after the token, is not a separator to a reader in front, so it is
+	// none here either.
+	v := strings.Trim(values[0], " \t")
+	scheme, rest, _ := strings.Cut(v, " ")
 	if !strings.EqualFold(scheme, "Bearer") {
+		if len(scheme) > 6 && scheme[6] == '\t' && strings.EqualFold(scheme[:6], "Bearer") {
+			return "", errBearerTab
+		}
 		return "", errNotBearer
 	}
-	token := strings.TrimSpace(rest)
+	token := strings.TrimLeft(rest, " ")
 	if token == "" {
 		return "", errEmptyToken
 	}
