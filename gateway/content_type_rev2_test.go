@@ -16,12 +16,12 @@ import (
 // case, with HTTP white space around it, may pass.
 func TestContentTypeIsReadAsAProxyReadsIt(t *testing.T) {
 	for _, ct := range []string{
-		"appl\u0130cation/json",   // İ: strings.ToLower gives 'i'
-		"APPL\u0130CATION/JSON",   // the same, upper case
-		"application/json\u00a0",  // trailing NO-BREAK SPACE
-		"\u3000application/json",  // leading IDEOGRAPHIC SPACE
-		"application/json\u2028",  // trailing LINE SEPARATOR
-		"application/json\u0085",  // trailing NEL
+		"appl\u0130cation/json",  // İ: strings.ToLower gives 'i'
+		"APPL\u0130CATION/JSON",  // the same, upper case
+		"application/json\u00a0", // trailing NO-BREAK SPACE
+		"\u3000application/json", // leading IDEOGRAPHIC SPACE
+		"application/json\u2028", // trailing LINE SEPARATOR
+		"application/json\u0085", // trailing NEL
 		"appl\u0130cation/json; charset=utf-8",
 	} {
 		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
