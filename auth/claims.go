@@ -118,6 +118,20 @@ func requiredString(cs *claimSet, name string) (string, error) {
 	return s, nil
 }
 
+// splitScope splits a scope string at SP (%x20) alone, as RFC 6749 §3.3 and the issuer
+// write it: a tab, a NO-BREAK SPACE or another Unicode space is part of a scope-token, not
+// a separator (strings.Fields would make "tenant:x<NBSP>mcp:write", one scope to the issuer
+// and to every other reader, grant mcp:write here). Empty parts are dropped.
+func splitScope(s string) []string {
+	var out []string
+	for x := range strings.SplitSeq(s, " ") {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // tokenScopes reads `scope` (space-separated string) and `scp` (array of strings, or a
 // string); a token carrying both grants their union.
 func tokenScopes(cs *claimSet) ([]string, error) {
@@ -134,7 +148,7 @@ func tokenScopes(cs *claimSet) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		add(strings.Fields(s)...)
+		add(splitScope(s)...)
 	}
 	scp, err := cs.strings("scp", true)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -145,7 +144,7 @@ func (c *claimSet) strings(name string, split bool) ([]string, error) {
 	switch x := v.(type) {
 	case string:
 		if split {
-			return strings.Fields(x), nil
+			return splitScope(x), nil
 		}
 		return []string{x}, nil
 	case []any:

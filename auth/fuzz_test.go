@@ -110,13 +110,13 @@ func FuzzClaims(f *testing.F) {
 			}
 		}
 		if s, ok := plain["scope"].(string); ok {
-			for _, x := range strings.Fields(s) {
+			for _, x := range strings.Split(s, " ") { // RFC 6749 §3.3: SP alone separates
 				add(x)
 			}
 		}
 		switch s := plain["scp"].(type) {
 		case string:
-			for _, x := range strings.Fields(s) {
+			for _, x := range strings.Split(s, " ") {
 				add(x)
 			}
 		case []any:
