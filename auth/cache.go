@@ -17,6 +17,7 @@ type tokenCache struct {
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*list.Element
 	order   *list.List // front = oldest insertion
+	gen     uint64     // counts clears: a verification begun before one must not store its result
 }
 
 type cacheEntry struct {
@@ -49,9 +50,21 @@ func (c *tokenCache) get(key [sha256.Size]byte, now time.Time) (p Principal, liv
 	return e.p, true, true
 }
 
-func (c *tokenCache) put(key [sha256.Size]byte, p Principal, deadline time.Time, now time.Time) {
+// generation is the number of clears so far; put takes the one read before the verification.
+func (c *tokenCache) generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put stores a verified token, unless the cache was cleared since gen was read: the key that
+// verified it may be the one withdrawn.
+func (c *tokenCache) put(key [sha256.Size]byte, p Principal, deadline time.Time, now time.Time, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
 	if el, ok := c.entries[key]; ok {
 		e := el.Value.(*cacheEntry)
 		e.p, e.deadline = p, deadline
@@ -93,8 +106,8 @@ func (c *tokenCache) len() int {
 	return c.order.Len()
 }
 
-// clear forgets every verified token: a key was withdrawn, and tokens it signed must be
-// checked again.
+// clear forgets every verified token: a key was withdrawn or replaced, and tokens it signed
+// must be checked again.
 func (c *tokenCache) clear() {
 	if c == nil {
 		return
@@ -103,4 +116,5 @@ func (c *tokenCache) clear() {
 	defer c.mu.Unlock()
 	c.entries = make(map[[sha256.Size]byte]*list.Element)
 	c.order.Init()
+	c.gen++
 }

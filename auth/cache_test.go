@@ -30,10 +30,10 @@ func TestTokenCacheEvictsExpiredFirst(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	live, expired := now.Add(time.Hour), now
 	c := newTokenCache(3)
-	c.put(cacheKey(0), Principal{Subject: "0"}, live, now)
-	c.put(cacheKey(1), Principal{Subject: "1"}, expired, now)
-	c.put(cacheKey(2), Principal{Subject: "2"}, live, now)
-	c.put(cacheKey(3), Principal{Subject: "3"}, live, now)
+	c.put(cacheKey(0), Principal{Subject: "0"}, live, now, 0)
+	c.put(cacheKey(1), Principal{Subject: "1"}, expired, now, 0)
+	c.put(cacheKey(2), Principal{Subject: "2"}, live, now, 0)
+	c.put(cacheKey(3), Principal{Subject: "3"}, live, now, 0)
 
 	if n := c.len(); n != 3 {
 		t.Fatalf("len = %d, want 3", n)
@@ -58,9 +58,9 @@ func TestTokenCacheScansOnlyTheOldestEight(t *testing.T) {
 		if i == 8 {
 			deadline = now // the ninth oldest
 		}
-		c.put(cacheKey(i), Principal{Subject: fmt.Sprint(i)}, deadline, now)
+		c.put(cacheKey(i), Principal{Subject: fmt.Sprint(i)}, deadline, now, 0)
 	}
-	c.put(cacheKey(10), Principal{Subject: "10"}, now.Add(time.Hour), now)
+	c.put(cacheKey(10), Principal{Subject: "10"}, now.Add(time.Hour), now, 0)
 
 	if n := c.len(); n != 10 {
 		t.Fatalf("len = %d, want 10", n)
@@ -78,9 +78,9 @@ func TestTokenCacheFullOfExpired(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	c := newTokenCache(4)
 	for i := range 4 {
-		c.put(cacheKey(i), Principal{}, now.Add(-time.Duration(i+1)*time.Second), now)
+		c.put(cacheKey(i), Principal{}, now.Add(-time.Duration(i+1)*time.Second), now, 0)
 	}
-	c.put(cacheKey(4), Principal{}, now.Add(time.Hour), now)
+	c.put(cacheKey(4), Principal{}, now.Add(time.Hour), now, 0)
 	if n := c.len(); n != 1 {
 		t.Errorf("len = %d, want 1: every expired entry among the oldest goes", n)
 	}
@@ -110,5 +110,23 @@ func TestCacheHitCopiesNoToken(t *testing.T) {
 	clone := testing.AllocsPerRun(100, func() { _ = p.clone() })
 	if hit > clone {
 		t.Errorf("a cache hit makes %.0f allocations; the principal's copy needs %.0f", hit, clone)
+	}
+}
+
+// TestTokenCacheDropsAPutFromBeforeAClear: a verification that began before the cache was
+// cleared (a key withdrawn or replaced meanwhile) may have used the old key; its result is
+// not stored.
+func TestTokenCacheDropsAPutFromBeforeAClear(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	c := newTokenCache(4)
+	gen := c.generation()
+	c.clear()
+	c.put(cacheKey(0), Principal{Subject: "0"}, now.Add(time.Hour), now, gen)
+	if _, _, found := c.get(cacheKey(0), now); found {
+		t.Error("a verification begun before the clear was stored")
+	}
+	c.put(cacheKey(1), Principal{Subject: "1"}, now.Add(time.Hour), now, c.generation())
+	if _, live, found := c.get(cacheKey(1), now); !found || !live {
+		t.Error("a verification begun after the clear was not stored")
 	}
 }

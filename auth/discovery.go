@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -12,12 +13,17 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 )
 
+// maxDiscoveryBytes bounds the issuer's OpenID configuration, as maxJWKSBytes bounds its keys
+// (Keycloak's is a few KiB).
+const maxDiscoveryBytes = 1 << 20
+
 // discover reads the issuer's OpenID configuration. go-oidc also checks that the document
-// names exactly this issuer.
+// names exactly this issuer. go-oidc reads the document whole, so the client's answers are
+// bounded here: past maxDiscoveryBytes the read fails.
 func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Provider, error) {
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, client), issuer)
+	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, boundedBodies(client, maxDiscoveryBytes)), issuer)
 	if err != nil {
 		return nil, fmt.Errorf("auth: discovery for issuer %q: %w", issuer, err)
 	}
@@ -117,4 +123,57 @@ func GuardRedirects(c *http.Client, issuer string, allowInsecure bool) *http.Cli
 		return nil
 	}
 	return &g
+}
+
+// boundedBodies returns a copy of c (nil: http.DefaultClient) whose response bodies fail to
+// read past max bytes.
+func boundedBodies(c *http.Client, max int64) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	b := *c
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	b.Transport = boundedTransport{next: next, max: max}
+	return &b
+}
+
+type boundedTransport struct {
+	next http.RoundTripper
+	max  int64
+}
+
+func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err == nil {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: t.max}
+	}
+	return resp, err
+}
+
+var errBodyTooLarge = errors.New("auth: the issuer's answer is larger than 1 MiB")
+
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells an answer of exactly the bound from a longer one.
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, errBodyTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"encoding/base64"
 	"strings"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
@@ -45,6 +46,16 @@ func parseJWS(raw string) (*parsedJWS, error) {
 	// JSON serialization none).
 	if strings.Count(raw, ".") != 2 {
 		return nil, &MalformedTokenError{Reason: "not a compact JWS"}
+	}
+	// One token, one spelling: each part base64url without padding (RFC 7515 §2), its unused
+	// bits zero. jwx also reads padding, the standard alphabet and stray bits, so without this
+	// one signed token would verify under many texts, and anything keyed on the text (the
+	// cache, a revocation list or a proxy in front) would see several tokens where gemgate
+	// sees one.
+	for part := range strings.SplitSeq(raw, ".") {
+		if _, err := base64.RawURLEncoding.Strict().DecodeString(part); err != nil || strings.ContainsAny(part, "\r\n") {
+			return nil, &MalformedTokenError{Reason: "a part is not base64url without padding"}
+		}
 	}
 	msg, err := jws.Parse([]byte(raw), jws.WithCompact())
 	if err != nil {

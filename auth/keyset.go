@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,12 @@ type KeySet interface {
 type PublicKey struct {
 	Key       crypto.PublicKey // *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey
 	Algorithm string           // the JWK's "alg"; "" means any accepted algorithm that fits the key
+}
+
+// same reports whether k is the key o is: the same algorithm and the same public key.
+func (k PublicKey) same(o PublicKey) bool {
+	eq, ok := k.Key.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && eq.Equal(o.Key) && k.Algorithm == o.Algorithm
 }
 
 // errNoSuchKey is returned when a kid is not in the (possibly refreshed) set.
@@ -199,9 +206,9 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	table.fetched = s.now()
 	old := s.keys.Swap(table)
 	if old != nil && s.onWithdraw != nil {
-		for kid := range old.byID {
-			if _, kept := table.byID[kid]; !kept {
-				s.onWithdraw()
+		for kid, was := range old.byID {
+			if now, kept := table.byID[kid]; !kept || !now.same(was) {
+				s.onWithdraw() // a key withdrawn, or another under its kid
 				break
 			}
 		}
@@ -321,15 +328,28 @@ func (s *remoteKeySet) fetch(ctx context.Context, url string) (*keyTable, error)
 }
 
 // parseJWKS keeps the usable signature keys of a JWKS document: public
-// RSA (>= 2048 bits), EC and Ed25519 keys not marked for encryption.
+// RSA (>= 2048 bits), EC and Ed25519 keys not marked for encryption. A key of a type or
+// curve this build does not know (a post-quantum "kty" an issuer adds next to its RSA key)
+// is skipped, as RFC 7517 §5 asks, not a reason to refuse the whole set.
 func parseJWKS(body []byte, logger *slog.Logger) (*keyTable, error) {
-	set, err := jwk.Parse(body)
-	if err != nil {
+	var doc struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, fmt.Errorf("auth: parsing jwks: %w", err)
 	}
-	t := &keyTable{byID: make(map[string]PublicKey, set.Len())}
-	for i := range set.Len() {
-		k, _ := set.Key(i)
+	if doc.Keys == nil {
+		return nil, errors.New("auth: parsing jwks: no \"keys\" array")
+	}
+	t := &keyTable{byID: make(map[string]PublicKey, len(doc.Keys))}
+	for _, rawKey := range doc.Keys {
+		k, err := jwk.ParseKey(rawKey)
+		if err != nil {
+			var head struct{ Kid, Kty string }
+			_ = json.Unmarshal(rawKey, &head)
+			logger.Debug("auth: skipping jwks key this build cannot read", slog.String("kid", head.Kid), slog.String("kty", head.Kty), slog.Any("error", err))
+			continue
+		}
 		if use := k.KeyUsage(); use != "" && use != string(jwk.ForSignature) {
 			continue
 		}

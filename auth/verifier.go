@@ -117,8 +117,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	}
 	now := v.now()
 	var key [sha256.Size]byte
+	var gen uint64
 	if v.cache != nil {
-		key = tokenKey(raw)
+		key, gen = tokenKey(raw), v.cache.generation()
 		if p, live, found := v.cache.get(key, now); found {
 			if !live {
 				return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: v.cfg.ClockSkew}
@@ -136,7 +137,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		return Principal{}, err
 	}
 	if v.cache != nil {
-		v.cache.put(key, p, p.Expiry.Add(v.cfg.ClockSkew), now)
+		v.cache.put(key, p, p.Expiry.Add(v.cfg.ClockSkew), now, gen)
 	}
 	return p.clone(), nil
 }

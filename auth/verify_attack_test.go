@@ -3,7 +3,9 @@ package auth
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -171,5 +173,22 @@ func TestLoneSurrogateEscapesAreRefused(t *testing.T) {
 	b, errB := v.Verify(context.Background(), sign(`\udc00`))
 	if errA == nil && errB == nil && a.User == b.User && a.Subject == b.Subject {
 		t.Errorf("two different signed identities (\\ud800 and \\udc00) became one principal: sub %q, user %q", a.Subject, a.User)
+	}
+}
+
+// boundedBody: an answer of exactly the bound reads whole; one byte more fails the read.
+func TestBoundedBodyFailsPastItsBound(t *testing.T) {
+	for _, tc := range []struct {
+		size    int
+		wantErr bool
+	}{{0, false}, {10, false}, {11, true}, {4096, true}} {
+		b := &boundedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("a", tc.size))), left: 10}
+		got, err := io.ReadAll(b)
+		if tc.wantErr != (err != nil) || !tc.wantErr && len(got) != tc.size {
+			t.Errorf("a body of %d bytes, bound 10: read %d, %v", tc.size, len(got), err)
+		}
+		if tc.wantErr && !errors.Is(err, errBodyTooLarge) {
+			t.Errorf("a body of %d bytes, bound 10: %v, want errBodyTooLarge", tc.size, err)
+		}
 	}
 }

@@ -187,6 +187,12 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 	if !strings.EqualFold(tok.Type(), "Bearer") {
 		return Credential{}, fmt.Errorf("exchange: issuer returned token_type %s, want Bearer", e.quote(tok.Type(), subjectToken))
 	}
+	if tok.AccessToken == subjectToken {
+		// An issuer that ignored the audience, or a token URL that is not the issuer's, gave
+		// the caller's own token back: handing it to the worker would make the exchange a
+		// pass-through of a token gemgate accepts, to a process it does not trust with one.
+		return Credential{}, errors.New("exchange: the issuer returned the caller's own token, not one for the backend audience")
+	}
 	return Credential{Token: tok.AccessToken, Expiry: tok.Expiry}, nil
 }
 

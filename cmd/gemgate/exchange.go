@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/auth/exchange"
+	"golang.org/x/sync/singleflight"
 )
 
 // lazyExchanger trades tokens at the issuer's token endpoint, which it finds through the
@@ -19,8 +20,8 @@ type lazyExchanger struct {
 	cfg      exchange.Config // TokenURL empty: discover it
 	insecure bool            // allow_insecure_http: a discovered endpoint may be plain HTTP anywhere
 
-	mu sync.Mutex
-	ex *exchange.Exchanger
+	ex   atomic.Pointer[exchange.Exchanger] // set once the endpoint is known
+	find singleflight.Group                 // one discovery at a time, whoever asks
 }
 
 func newLazyExchanger(issuer string, cfg exchange.Config, allowInsecure bool) (*lazyExchanger, error) {
@@ -32,29 +33,45 @@ func newLazyExchanger(issuer string, cfg exchange.Config, allowInsecure bool) (*
 		if err != nil {
 			return nil, err
 		}
-		l.ex = ex
+		l.ex.Store(ex)
 	}
 	return l, nil
 }
 
+// exchanger is the exchanger once the token endpoint is known. The first callers share one
+// discovery, which runs apart from any of them (bounded by the discovery's own timeout), and
+// each waits for it only as long as its own context lets it: a hung issuer does not hold
+// every worker start behind the first. A failed discovery is tried again by the next caller.
 func (l *lazyExchanger) exchanger(ctx context.Context) (*exchange.Exchanger, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.ex != nil {
-		return l.ex, nil
+	if ex := l.ex.Load(); ex != nil {
+		return ex, nil
 	}
-	tokenURL, err := auth.TokenEndpoint(ctx, l.cfg.HTTPClient, l.issuer, l.insecure)
-	if err != nil {
-		return nil, fmt.Errorf("finding the issuer's token endpoint for token exchange: %w", err)
+	found := l.find.DoChan("", func() (any, error) {
+		if ex := l.ex.Load(); ex != nil {
+			return ex, nil
+		}
+		tokenURL, err := auth.TokenEndpoint(context.WithoutCancel(ctx), l.cfg.HTTPClient, l.issuer, l.insecure)
+		if err != nil {
+			return nil, fmt.Errorf("finding the issuer's token endpoint for token exchange: %w", err)
+		}
+		cfg := l.cfg
+		cfg.TokenURL = tokenURL
+		ex, err := exchange.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		l.ex.Store(ex)
+		return ex, nil
+	})
+	select {
+	case r := <-found:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*exchange.Exchanger), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	cfg := l.cfg
-	cfg.TokenURL = tokenURL
-	ex, err := exchange.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	l.ex = ex
-	return ex, nil
 }
 
 func (l *lazyExchanger) Exchange(ctx context.Context, subject string) (string, time.Time, error) {
