@@ -15,6 +15,7 @@ const (
 	claimNotBefore       = "nbf"
 	claimIssuedAt        = "iat"
 	claimAuthorizedParty = "azp"
+	claimType            = "typ"
 )
 
 // checkClaims validates the claims of a token whose signature is verified and builds its
@@ -26,6 +27,12 @@ func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error)
 	}
 	return v.principal(cs, now)
 }
+
+// notAccessToken are the values of Keycloak's "typ" claim for tokens it signs with the same
+// keys that are not access tokens (its access tokens say "Bearer"): an ID token, a refresh
+// or offline token, a logout token. With an audience of this resource (a client named so,
+// or an audience mapper) one of them would otherwise pass for an access token.
+var notAccessToken = map[string]bool{"ID": true, "Refresh": true, "Offline": true, "Logout": true}
 
 func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 	iss, _, err := cs.str(claimIssuer)
@@ -42,6 +49,9 @@ func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 	if !audienceMatches(aud, v.cfg.Audiences) {
 		azp, _, _ := cs.str(claimAuthorizedParty)
 		return Principal{}, &InvalidAudienceError{Audience: aud, Expected: slices.Clone(v.cfg.Audiences), AuthorizedParty: azp}
+	}
+	if typ, _, err := cs.str(claimType); err == nil && notAccessToken[typ] {
+		return Principal{}, &ClaimError{Claim: claimType, Reason: "names a " + typ + " token, not an access token"}
 	}
 	exp, err := checkTimes(cs, now, v.cfg.ClockSkew)
 	if err != nil {

@@ -75,6 +75,9 @@ func parseJWS(raw string) (*parsedJWS, error) {
 			return nil, &ForbiddenHeaderError{Header: name}
 		}
 	}
+	if !accessTokenType(h.Type()) {
+		return nil, &MalformedTokenError{Reason: "its typ names a kind of JWT that is not an access token"}
+	}
 	payload := bytes.TrimLeft(msg.Payload(), " \t\r\n")
 	if len(payload) == 0 || payload[0] != '{' {
 		return nil, &MalformedTokenError{Reason: "payload is not a JSON object"}
@@ -128,4 +131,15 @@ func algorithmFitsKey(alg jwa.SignatureAlgorithm, pk PublicKey) bool {
 		return alg == jwa.EdDSA
 	}
 	return false
+}
+
+// accessTokenType reports whether a JWS header's typ may be an access token's: absent, a
+// generic "JWT" or "JOSE", or RFC 9068's "at+jwt". A JWT typed as another kind ("dpop+jwt",
+// a DPoP proof; "logout+jwt", a back-channel logout token; "secevent+jwt"...) is signed by
+// the same keys for another purpose and never stands for a caller. typ is a media type,
+// read case-insensitively, "application/" optional (RFC 7515 §4.1.9).
+func accessTokenType(typ string) bool {
+	t := strings.ToLower(typ)
+	t = strings.TrimPrefix(t, "application/")
+	return !strings.HasSuffix(t, "+jwt") || t == "at+jwt"
 }
