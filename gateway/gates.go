@@ -33,9 +33,10 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 
 // repeatedHeader refuses a request that gives a header gemgate reads more than once: the MCP
 // headers (Mcp-Session-Id, Mcp-Protocol-Version, the 2026-07-28 Mcp-Method, Mcp-Name and
-// Mcp-Param-*), Last-Event-ID and Origin. gemgate reads the first value; a proxy or WAF in
-// front may read the last, or all of them joined (RFC 9110 §5.3), and route or filter on
-// something gemgate did not check.
+// Mcp-Param-*), Last-Event-ID, Origin and Content-Type. gemgate reads the first value; a proxy
+// or WAF in front may read the last, or all of them joined (RFC 9110 §5.3), and route or
+// filter on something gemgate did not check (Content-Type: a WAF that took the body for
+// text/plain and never inspected it as JSON).
 func repeatedHeader(h http.Header) *httpError {
 	for name, values := range h {
 		if len(values) < 2 {
@@ -45,7 +46,7 @@ func repeatedHeader(h http.Header) *httpError {
 		switch {
 		case name == headerMethod || name == headerName || strings.HasPrefix(name, paramHeaderPrefix):
 			code = codeHeaderMismatch // a mirror of the body, which one value alone can match
-		case strings.HasPrefix(name, "Mcp-") || name == "Last-Event-Id" || name == "Origin":
+		case strings.HasPrefix(name, "Mcp-") || name == "Last-Event-Id" || name == "Origin" || name == "Content-Type":
 		default:
 			continue
 		}
