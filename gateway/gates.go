@@ -33,9 +33,10 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 
 // repeatedHeader refuses a request that gives a header gemgate reads more than once: the MCP
 // headers (Mcp-Session-Id, Mcp-Protocol-Version, the 2026-07-28 Mcp-Method, Mcp-Name and
-// Mcp-Param-*), Last-Event-ID and Origin. gemgate reads the first value; a proxy or WAF in
-// front may read the last, or all of them joined (RFC 9110 §5.3), and route or filter on
-// something gemgate did not check.
+// Mcp-Param-*), Last-Event-ID, Origin and Content-Type. gemgate reads the first value; a proxy
+// or WAF in front may read the last, or all of them joined (RFC 9110 §5.3), and route or
+// filter on something gemgate did not check (Content-Type: a WAF that took the body for
+// text/plain and never inspected it as JSON).
 func repeatedHeader(h http.Header) *httpError {
 	for name, values := range h {
 		if len(values) < 2 {
@@ -45,7 +46,7 @@ func repeatedHeader(h http.Header) *httpError {
 		switch {
 		case name == headerMethod || name == headerName || strings.HasPrefix(name, paramHeaderPrefix):
 			code = codeHeaderMismatch // a mirror of the body, which one value alone can match
-		case strings.HasPrefix(name, "Mcp-") || name == "Last-Event-Id" || name == "Origin":
+		case strings.HasPrefix(name, "Mcp-") || name == "Last-Event-Id" || name == "Origin" || name == "Content-Type":
 		default:
 			continue
 		}
@@ -197,13 +198,7 @@ const (
 // is JSON (parameters such as charset are fine), else 415; the client accepts JSON or SSE,
 // else 406.
 func checkPostHeaders(r *http.Request) *httpError {
-	ct := r.Header.Get("Content-Type")
-	mt, ok := plainRange(ct) // the common case, without allocating; any other as mime reads it
-	var err error
-	if !ok {
-		mt, _, err = mime.ParseMediaType(ct)
-	}
-	if err != nil || !strings.EqualFold(mt, mediaJSON) {
+	if !contentTypeJSON(r.Header.Get("Content-Type")) {
 		return &httpError{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
 			Message: "the body must be Content-Type: application/json"}
 	}
@@ -212,6 +207,32 @@ func checkPostHeaders(r *http.Request) *httpError {
 			Message: "Accept must allow application/json or text/event-stream"}
 	}
 	return nil
+}
+
+// contentTypeJSON reports whether a Content-Type value is application/json as a proxy or WAF
+// in front reads it: the media type is the part before the first ';' with only SP and HTAB
+// trimmed, compared case-insensitively in ASCII. Any byte outside printable ASCII, SP and
+// HTAB refuses the value: mime.ParseMediaType lowers and trims in Unicode ("appl\u0130cation/json"
+// and "application/json\u00a0" would be JSON to it, and to no proxy). Parameters (charset) are
+// allowed, and must read as mime reads them.
+func contentTypeJSON(ct string) bool {
+	for i := 0; i < len(ct); i++ {
+		if c := ct[i]; c < 0x20 && c != '\t' || c > 0x7e {
+			return false
+		}
+	}
+	mt, params, hasParams := strings.Cut(ct, ";")
+	if !strings.EqualFold(strings.Trim(mt, " \t"), mediaJSON) {
+		return false
+	}
+	if hasParams && strings.Trim(params, " \t") != "" {
+		// The parameters, in ASCII now, as mime reads them (which allocates): a malformed one
+		// refuses the value, as before.
+		if _, _, err := mime.ParseMediaType(ct); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // accepts reports whether the request's Accept header allows media type mt (type/subtype, in

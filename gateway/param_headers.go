@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -195,8 +196,11 @@ func compareParam(header string, arg json.RawMessage, present bool) error {
 		if x != math.Trunc(x) || math.Abs(x) > 1<<53-1 {
 			return errors.New("mirrors an argument that is not an integer, string or boolean")
 		}
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil || n != x {
+		eq, ok := decimalIsInteger(v, int64(x))
+		if !ok {
+			return errors.New("is not a plain decimal number")
+		}
+		if !eq {
 			return errors.New("does not match the argument")
 		}
 		return nil
@@ -207,4 +211,44 @@ func compareParam(header string, arg json.RawMessage, present bool) error {
 		return errors.New("does not match the argument")
 	}
 	return nil
+}
+
+// decimalIsInteger reads an integer argument's header: ok only for the plain decimal form
+// -?[0-9]+(\.[0-9]+)? with no leading zero before another digit (what the TypeScript SDK's
+// server accepts, and what both SDK clients send), and eq when its value is n ("42.0" and "42"
+// alike, as the transport's value comparison asks). strconv.ParseFloat would also take "1e4",
+// "+10000", "0x2710p0" and "010000" for 10000, spellings a proxy routing or filtering on the
+// header reads as other strings. The comparison is on the digits, exact at any length.
+func decimalIsInteger(s string, n int64) (eq, ok bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	whole, frac, dot := strings.Cut(s, ".")
+	if !allDigits(whole) || (len(whole) > 1 && whole[0] == '0') || (dot && !allDigits(frac)) {
+		return false, false
+	}
+	if strings.Trim(frac, "0") != "" {
+		return false, true // a fraction: no integer
+	}
+	if n == 0 {
+		return whole == "0", true // "-0" is 0 too
+	}
+	abs := n
+	if n < 0 {
+		abs = -n
+	}
+	return neg == (n < 0) && whole == strconv.FormatInt(abs, 10), true
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

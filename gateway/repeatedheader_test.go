@@ -62,6 +62,8 @@ func TestRepeatedHeadersAreRefused(t *testing.T) {
 		{"Mcp-Session-Id", http.MethodPost, legacy, legacyHeaders, headerSessionID, []string{c.session, "other"}, jsonrpc.CodeInvalidRequest},
 		{"Mcp-Session-Id, both the same", http.MethodPost, legacy, legacyHeaders, headerSessionID, []string{c.session, c.session}, jsonrpc.CodeInvalidRequest},
 		{"Mcp-Protocol-Version", http.MethodPost, legacy, legacyHeaders, headerProtocolVersion, []string{"2025-06-18", "2025-03-26"}, jsonrpc.CodeInvalidRequest},
+		{"Content-Type", http.MethodPost, legacy, legacyHeaders, "Content-Type", []string{"application/json", "text/plain"}, jsonrpc.CodeInvalidRequest},
+		{"Content-Type, both the same", http.MethodPost, legacy, legacyHeaders, "Content-Type", []string{"application/json", "application/json"}, jsonrpc.CodeInvalidRequest},
 		{"Last-Event-ID", http.MethodGet, "", legacyHeaders, "Last-Event-ID", []string{"1", "2"}, jsonrpc.CodeInvalidRequest},
 		{"Mcp-Name", http.MethodPost, string(modern), modernHeaders, headerName, []string{"whoami", "delete_note"}, codeHeaderMismatch},
 		{"Mcp-Method", http.MethodPost, string(modern), modernHeaders, headerMethod, []string{"tools/call", "tools/list"}, codeHeaderMismatch},
