@@ -276,6 +276,8 @@ func TestAttackInvalidUTF8NeverReachesClient(t *testing.T) {
 			t.Fatalf("answer %d: status %d, valid UTF-8 %v: %q", i, resp.StatusCode, utf8.Valid(b), b)
 		}
 	}
+	// gemgate's log reaches the harness through a pipe, behind the answers: wait for the line.
+	ltWaitLog(t, g, "worker wrote invalid UTF-8", 10*time.Second)
 	if n := strings.Count(g.logs.String(), "worker wrote invalid UTF-8"); n != 1 {
 		t.Errorf("logged invalid UTF-8 %d times for one worker, want once", n)
 	}
