@@ -305,14 +305,22 @@ func ltWorkerPID(t testing.TB, g *gemgate, id string) int {
 // ltWaitLog waits until gemgate has logged a line containing substr.
 func ltWaitLog(t testing.TB, g *gemgate, substr string, within time.Duration) {
 	t.Helper()
+	if !logShows(g, substr, within) {
+		t.Fatalf("gemgate did not log %q within %v", substr, within)
+	}
+}
+
+// logShows reports whether gemgate logs substr within the given time. Its log reaches the
+// harness through a pipe, so a line written before an answer may arrive after it.
+func logShows(g *gemgate, substr string, within time.Duration) bool {
 	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if strings.Contains(g.logs.String(), substr) {
-			return
+	for !strings.Contains(g.logs.String(), substr) {
+		if time.Now().After(deadline) {
+			return false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("gemgate did not log %q within %v", substr, within)
+	return true
 }
 
 // ltWaitGone waits until pid has exited and returns how long that took.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // startModernEverything runs gemgate with the go-sdk v1.8.0 everything-server as its stdio
@@ -95,7 +96,7 @@ func TestModernWorkerInputRequiredPassesThrough(t *testing.T) {
 	if r3.ResultType != "complete" || len(r3.Content) != 1 || r3.Content[0].Text != "Multi-round complete: Ann likes blue" {
 		t.Fatalf("round 3: %+v", r3)
 	}
-	if !strings.Contains(g.logs.String(), `"sessionless":true`) {
+	if !logShows(g, `"sessionless":true`, 10*time.Second) {
 		t.Errorf("no sessionless worker was started")
 	}
 }

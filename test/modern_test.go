@@ -114,10 +114,11 @@ func TestModernClientAndLegacyClientSameUser(t *testing.T) {
 	if !strings.Contains(string(b), "user=alice") {
 		t.Errorf("legacy whoami: %s", b)
 	}
-	if !strings.Contains(g.logs.String(), `"era":"2026-07-28"`) {
+	if !logShows(g, `"era":"2026-07-28"`, 10*time.Second) {
 		t.Errorf("the SDK client's calls did not go the 2026-07-28 way")
 	}
 	g.waitWorkers(t, 2, 10*time.Second)
+	logShows(g, `"protocol_version":"2026-07-28","sessionless":true`, 10*time.Second)
 	if n := strings.Count(g.logs.String(), `"protocol_version":"2026-07-28","sessionless":true`); n != 1 {
 		t.Errorf("%d sessionless workers started, want 1", n)
 	}
@@ -139,7 +140,7 @@ func TestModernClientAndLegacyClientShareOneWorker(t *testing.T) {
 	if !strings.Contains(string(b), `"text"`) {
 		t.Errorf("legacy test_simple_text: %s", b)
 	}
-	if !strings.Contains(g.logs.String(), `"era":"2026-07-28"`) {
+	if !logShows(g, `"era":"2026-07-28"`, 10*time.Second) {
 		t.Errorf("the SDK client's calls did not go the 2026-07-28 way")
 	}
 	g.waitWorkers(t, 1, 10*time.Second)

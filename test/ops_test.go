@@ -242,6 +242,9 @@ func TestNoTokenInAnyLog(t *testing.T) {
 			}
 		}
 	}
+	for _, line := range []string{`"msg":"trace"`, `"msg":"audit tools/call"`, `"msg":"worker stderr"`} {
+		logShows(g, line, 10*time.Second)
+	}
 	logs := g.logs.String()
 	if !strings.Contains(logs, `"msg":"trace"`) || !strings.Contains(logs, `"msg":"audit tools/call"`) || !strings.Contains(logs, `"msg":"worker stderr"`) {
 		t.Fatalf("the test did not reach every log path:\n%s", logs)
