@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,8 +17,8 @@ type tokenCache struct {
 
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*list.Element
-	order   *list.List // front = oldest insertion
-	gen     uint64     // counts clears: a verification begun before one must not store its result
+	order   *list.List    // front = oldest insertion
+	gen     atomic.Uint64 // counts clears: a verification begun before one must not store its result
 }
 
 type cacheEntry struct {
@@ -51,18 +52,14 @@ func (c *tokenCache) get(key [sha256.Size]byte, now time.Time) (p Principal, liv
 }
 
 // generation is the number of clears so far; put takes the one read before the verification.
-func (c *tokenCache) generation() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gen
-}
+func (c *tokenCache) generation() uint64 { return c.gen.Load() }
 
 // put stores a verified token, unless the cache was cleared since gen was read: the key that
 // verified it may be the one withdrawn.
 func (c *tokenCache) put(key [sha256.Size]byte, p Principal, deadline time.Time, now time.Time, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gen.Load() {
 		return
 	}
 	if el, ok := c.entries[key]; ok {
@@ -116,5 +113,5 @@ func (c *tokenCache) clear() {
 	defer c.mu.Unlock()
 	c.entries = make(map[[sha256.Size]byte]*list.Element)
 	c.order.Init()
-	c.gen++
+	c.gen.Add(1)
 }

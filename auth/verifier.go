@@ -119,13 +119,14 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	var key [sha256.Size]byte
 	var gen uint64
 	if v.cache != nil {
-		key, gen = tokenKey(raw), v.cache.generation()
+		key = tokenKey(raw)
 		if p, live, found := v.cache.get(key, now); found {
 			if !live {
 				return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: v.cfg.ClockSkew}
 			}
 			return p.clone(), nil
 		}
+		gen = v.cache.generation() // before the check: a clear from here on drops its result
 	}
 	// The full check is deep (signature, claims), and the request that makes it may go on to
 	// hold an idle stream for hours: it runs aside, so its frames leave no doubled stack on the
