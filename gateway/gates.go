@@ -33,7 +33,7 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 
 // repeatedHeader refuses a request that gives a header gemgate reads more than once: the MCP
 // headers (Mcp-Session-Id, Mcp-Protocol-Version, the 2026-07-28 Mcp-Method, Mcp-Name and
-// Mcp-Param-*), Last-Event-ID, Origin and Content-Type. gemgate reads the first value; a proxy
+// Mcp-Param-*), Last-Event-ID, Origin, Content-Type and Content-Encoding. gemgate reads the first value; a proxy
 // or WAF in front may read the last, or all of them joined (RFC 9110 §5.3), and route or
 // filter on something gemgate did not check (Content-Type: a WAF that took the body for
 // text/plain and never inspected it as JSON).
@@ -46,7 +46,7 @@ func repeatedHeader(h http.Header) *httpError {
 		switch {
 		case name == headerMethod || name == headerName || strings.HasPrefix(name, paramHeaderPrefix):
 			code = codeHeaderMismatch // a mirror of the body, which one value alone can match
-		case strings.HasPrefix(name, "Mcp-") || name == "Last-Event-Id" || name == "Origin" || name == "Content-Type":
+		case strings.HasPrefix(name, "Mcp-") || name == "Last-Event-Id" || name == "Origin" || name == "Content-Type" || name == "Content-Encoding":
 		default:
 			continue
 		}
@@ -195,12 +195,17 @@ const (
 )
 
 // checkPostHeaders applies the transport's rules for a POST before its body is read: the body
-// is JSON (parameters such as charset are fine), else 415; the client accepts JSON or SSE,
-// else 406.
+// is JSON in UTF-8, not content-coded, else 415; the client accepts JSON or SSE, else 406.
 func checkPostHeaders(r *http.Request) *httpError {
 	if !contentTypeJSON(r.Header.Get("Content-Type")) {
 		return &httpError{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
-			Message: "the body must be Content-Type: application/json"}
+			Message: "the body must be Content-Type: application/json (UTF-8)"}
+	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		// gemgate reads the body as it comes; a reader in front that decodes the coding would
+		// read another body (RFC 9110 §8.4.1: 415 for a coding not applied).
+		return &httpError{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
+			Message: "the body must not be content-coded (Content-Encoding)"}
 	}
 	if !accepts(r.Header, mediaJSON) && !accepts(r.Header, mediaSSE) {
 		return &httpError{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest,
@@ -213,8 +218,9 @@ func checkPostHeaders(r *http.Request) *httpError {
 // in front reads it: the media type is the part before the first ';' with only SP and HTAB
 // trimmed, compared case-insensitively in ASCII. Any byte outside printable ASCII, SP and
 // HTAB refuses the value: mime.ParseMediaType lowers and trims in Unicode ("appl\u0130cation/json"
-// and "application/json\u00a0" would be JSON to it, and to no proxy). Parameters (charset) are
-// allowed, and must read as mime reads them.
+// and "application/json\u00a0" would be JSON to it, and to no proxy). Parameters are allowed,
+// and must read as mime reads them; a charset must be UTF-8, which is how gemgate reads every
+// body (RFC 8259 §8.1): a reader in front that honours "charset=utf-16" reads another body.
 func contentTypeJSON(ct string) bool {
 	for i := 0; i < len(ct); i++ {
 		if c := ct[i]; c < 0x20 && c != '\t' || c > 0x7e {
@@ -228,7 +234,11 @@ func contentTypeJSON(ct string) bool {
 	if hasParams && strings.Trim(params, " \t") != "" {
 		// The parameters, in ASCII now, as mime reads them (which allocates): a malformed one
 		// refuses the value, as before.
-		if _, _, err := mime.ParseMediaType(ct); err != nil {
+		_, ps, err := mime.ParseMediaType(ct)
+		if err != nil {
+			return false
+		}
+		if cs, ok := ps["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
 			return false
 		}
 	}

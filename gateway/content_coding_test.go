@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// rev4: contentTypeJSON reads the media type in ASCII now, but takes any charset parameter
+// contentTypeJSON reads the media type in ASCII now, but takes any charset parameter
 // ("parameters (charset) are allowed"). gemgate reads every body as UTF-8 JSON whatever the
 // charset says (RFC 8259 §8.1); a WAF or proxy that honours the declared charset decodes an
 // ASCII JSON body sent as "charset=utf-16le" into CJK text, or a "charset=utf-7" body's
@@ -40,7 +40,7 @@ func TestContentTypeCharsetOtherThanUTF8IsRefused(t *testing.T) {
 	}
 }
 
-// rev4, same class: Content-Encoding decides how the body is read as much as Content-Type
+// Same class: Content-Encoding decides how the body is read as much as Content-Type
 // does, and gemgate ignores it. A body of plain JSON sent with "Content-Encoding: gzip" is
 // run by gemgate, while a WAF or proxy that honours the coding (Envoy's decompressor, a WAF
 // that inflates request bodies) fails to inflate it and passes it uninspected (or reads the

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// rev4: the go-sdk client (v1.8.0, the version in go.mod; mcp/streamable_headers.go
+// the go-sdk client (v1.8.0, the version in go.mod; mcp/streamable_headers.go
 // setStandardHeaders: header.Set(nameHeader, name)) sends Mcp-Name as the body's name,
 // raw, never =?base64?…?=-encoded, and its own server compares the header byte for byte
 // (validateMcpHeaders: nameInHeader != nameInBody). net/http's client sends the UTF-8 bytes as
