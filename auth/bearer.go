@@ -69,6 +69,10 @@ func BearerToken(r *http.Request) (string, error) {
 	return token, nil
 }
 
+// IsBearerToken reports whether s is a bearer token as gemgate reads one from a request:
+// RFC 6750 §2.1 token syntax, nothing around it.
+func IsBearerToken(s string) bool { return isB64Token(s) }
+
 // isB64Token reports whether s is RFC 6750 §2.1 token syntax:
 // 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". Anything else (spaces,
 // quotes, control or non-ASCII bytes) is not a bearer token and goes no further: not to

@@ -8,10 +8,15 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+
+	textclip "github.com/gemgate/gemgate/internal/clip"
 )
+
+// maxDiscoveryErrorText bounds what of a failed discovery's error is kept: go-oidc's own
+// words and the start of the issuer's answer.
+const maxDiscoveryErrorText = 300
 
 // maxDiscoveryBytes bounds the issuer's OpenID configuration, as maxJWKSBytes bounds its keys
 // (Keycloak's is a few KiB).
@@ -25,7 +30,12 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Pr
 	defer cancel()
 	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, boundedBodies(client, maxDiscoveryBytes)), issuer)
 	if err != nil {
-		return nil, fmt.Errorf("auth: discovery for issuer %q: %w", issuer, err)
+		// go-oidc quotes the body of a refused answer whole: up to the bound above, on every
+		// retry's log line. The issuer's words are clipped; a context error stays one.
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("auth: discovery for issuer %q: %w", issuer, ctxErr)
+		}
+		return nil, fmt.Errorf("auth: discovery for issuer %q: %s", issuer, textclip.String(err.Error(), maxDiscoveryErrorText))
 	}
 	return provider, nil
 }
@@ -82,7 +92,7 @@ func SecureURL(raw string, allowInsecure bool) bool {
 
 // IsLoopbackHost reports whether host (no port, no brackets) is localhost or a loopback IP.
 func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
+	if asciiLower(host) == "localhost" { // not strings.EqualFold: "localhoſt" is no loopback name
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
@@ -176,4 +186,15 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.left -= int64(n)
 	return n, err
+}
+
+// asciiLower lowers ASCII letters only.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

@@ -137,9 +137,10 @@ func algorithmFitsKey(alg jwa.SignatureAlgorithm, pk PublicKey) bool {
 // generic "JWT" or "JOSE", or RFC 9068's "at+jwt". A JWT typed as another kind ("dpop+jwt",
 // a DPoP proof; "logout+jwt", a back-channel logout token; "secevent+jwt"...) is signed by
 // the same keys for another purpose and never stands for a caller. typ is a media type,
-// read case-insensitively, "application/" optional (RFC 7515 §4.1.9).
+// read case-insensitively, "application/" optional (RFC 7515 §4.1.9), its parameters and
+// the white space around it aside.
 func accessTokenType(typ string) bool {
-	t := strings.ToLower(typ)
-	t = strings.TrimPrefix(t, "application/")
+	t, _, _ := strings.Cut(strings.ToLower(typ), ";")
+	t = strings.TrimPrefix(strings.Trim(t, " \t"), "application/")
 	return !strings.HasSuffix(t, "+jwt") || t == "at+jwt"
 }

@@ -332,17 +332,16 @@ func (s *remoteKeySet) fetch(ctx context.Context, url string) (*keyTable, error)
 // curve this build does not know (a post-quantum "kty" an issuer adds next to its RSA key)
 // is skipped, as RFC 7517 §5 asks, not a reason to refuse the whole set.
 func parseJWKS(body []byte, logger *slog.Logger) (*keyTable, error) {
-	var doc struct {
-		Keys []json.RawMessage `json:"keys"`
-	}
+	var doc map[string]json.RawMessage // "keys" in its exact case, not as a struct field would match it
+	var keys []json.RawMessage
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, fmt.Errorf("auth: parsing jwks: %w", err)
 	}
-	if doc.Keys == nil {
+	if err := json.Unmarshal(doc["keys"], &keys); err != nil || keys == nil {
 		return nil, errors.New("auth: parsing jwks: no \"keys\" array")
 	}
-	t := &keyTable{byID: make(map[string]PublicKey, len(doc.Keys))}
-	for _, rawKey := range doc.Keys {
+	t := &keyTable{byID: make(map[string]PublicKey, len(keys))}
+	for _, rawKey := range keys {
 		k, err := jwk.ParseKey(rawKey)
 		if err != nil {
 			var head struct{ Kid, Kty string }

@@ -45,6 +45,8 @@ func TestOnlyAccessTokensAreAccepted(t *testing.T) {
 		{"DPoP proof", nil, map[string]any{"typ": "dpop+jwt"}},
 		{"back-channel logout token", nil, map[string]any{"typ": "logout+jwt"}},
 		{"security event token", nil, map[string]any{"typ": "application/secevent+jwt"}},
+		{"logout token with a parameter", nil, map[string]any{"typ": "logout+jwt; v=1"}},
+		{"DPoP proof with white space", nil, map[string]any{"typ": " dpop+jwt "}},
 	}
 	for _, tc := range refused {
 		_, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(clock.Now(), tc.claims), tc.header))

@@ -3,6 +3,7 @@ package exchange
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/internal/clip"
 
 	"golang.org/x/oauth2"
@@ -187,11 +189,20 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 	if !strings.EqualFold(tok.Type(), "Bearer") {
 		return Credential{}, fmt.Errorf("exchange: issuer returned token_type %s, want Bearer", e.quote(tok.Type(), subjectToken))
 	}
-	if tok.AccessToken == subjectToken {
-		// An issuer that ignored the audience, or a token URL that is not the issuer's, gave
-		// the caller's own token back: handing it to the worker would make the exchange a
-		// pass-through of a token gemgate accepts, to a process it does not trust with one.
+	// An issuer that ignored the audience, or a token URL that is not the issuer's, may give
+	// back the caller's own token, or mint one for gemgate's audience: handing it to the worker
+	// would make the exchange a pass-through of a token gemgate accepts, to a process it does
+	// not trust with one. So the token must be a bearer token as written (no space that a
+	// reader would trim to the caller's token), not the caller's, and, when it is a JWT, for
+	// the backend's audience.
+	switch {
+	case !auth.IsBearerToken(tok.AccessToken):
+		return Credential{}, errors.New("exchange: the issuer returned an access_token that is not in bearer token syntax")
+	case tok.AccessToken == subjectToken:
 		return Credential{}, errors.New("exchange: the issuer returned the caller's own token, not one for the backend audience")
+	}
+	if aud, isJWT := jwtAudience(tok.AccessToken); isJWT && !slices.Contains(aud, e.cfg.Audience) {
+		return Credential{}, fmt.Errorf("exchange: the issuer returned a token for audience %s, not %s", e.quote(strings.Join(aud, " "), subjectToken), e.cfg.Audience)
 	}
 	return Credential{Token: tok.AccessToken, Expiry: tok.Expiry}, nil
 }
@@ -244,4 +255,31 @@ func redact(s, secret string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, secret, "[redacted]")
+}
+
+// jwtAudience reads, without verifying, the aud of a token that is a JWT (three base64url
+// parts, the second a JSON object); isJWT is false for an opaque token, whose audience only
+// the issuer knows. The backend verifies the token; this only keeps gemgate from handing a
+// worker a token that names another audience than the one asked for.
+func jwtAudience(token string) (aud []string, isJWT bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, false
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, false
+	}
+	var claims struct {
+		Aud json.RawMessage `json:"aud"`
+	}
+	if json.Unmarshal(payload, &claims) != nil {
+		return nil, false
+	}
+	var one string
+	if json.Unmarshal(claims.Aud, &one) == nil {
+		return []string{one}, true
+	}
+	_ = json.Unmarshal(claims.Aud, &aud) // absent or not strings: no audience
+	return aud, true
 }

@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"jsonrpc":                            {"internal/clip"},
 	"auth":                               {"internal/clip", "internal/aside"},
 	"auth/devissuer":                     {},
-	"auth/exchange":                      {"internal/clip"},
+	"auth/exchange":                      {"auth", "internal/clip"},
 	"policy":                             {"jsonrpc"},
 	"worker":                             {"jsonrpc", "internal/clip"},
 	"worker/demo":                        {},
