@@ -2,11 +2,13 @@ package auth
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -246,4 +248,26 @@ func escapedUnit(b []byte, i int) (rune, bool) {
 		}
 	}
 	return r, true
+}
+
+// UnverifiedAudience reads the aud claim of a token that is a compact JWS (three base64url
+// parts, the second a JSON object), without checking its signature, with the reading Verify
+// uses: exact-case names, no name twice, a string or an array of strings. isJWT is false for
+// a token of another form (an opaque one), whose audience only its issuer knows; err is set
+// for a JWT whose claims that reading refuses.
+func UnverifiedAudience(token string) (aud []string, isJWT bool, err error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, false, nil
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if trimmed := bytes.TrimLeft(payload, " \t\r\n"); err != nil || len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, false, nil
+	}
+	cs, err := parseClaimSet(payload)
+	if err != nil {
+		return nil, true, err
+	}
+	aud, err = cs.strings(claimAudience, false)
+	return aud, true, err
 }

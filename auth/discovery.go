@@ -57,7 +57,7 @@ func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string, al
 		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no jwks_uri"))
 	}
 	if !TrustedURL(issuer, doc.JWKSURI, allowInsecure) {
-		return "", fmt.Errorf("auth: discovery for issuer %q: jwks_uri %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url", issuer, doc.JWKSURI)
+		return "", fmt.Errorf("auth: discovery for issuer %q: jwks_uri %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url", issuer, textclip.String(doc.JWKSURI, maxDiscoveryErrorText))
 	}
 	return doc.JWKSURI, nil
 }
@@ -72,7 +72,7 @@ func TokenEndpoint(ctx context.Context, client *http.Client, issuer string, allo
 	}
 	if u := provider.Endpoint().TokenURL; u != "" {
 		if !TrustedURL(issuer, u, allowInsecure) {
-			return "", fmt.Errorf("auth: discovery for issuer %q: token_endpoint %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL, or set exchange_token_url", issuer, u)
+			return "", fmt.Errorf("auth: discovery for issuer %q: token_endpoint %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL, or set exchange_token_url", issuer, textclip.String(u, maxDiscoveryErrorText))
 		}
 		return u, nil
 	}

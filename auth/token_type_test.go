@@ -42,6 +42,8 @@ func TestOnlyAccessTokensAreAccepted(t *testing.T) {
 		{"Keycloak refresh token", map[string]any{"typ": "Refresh"}, nil},
 		{"Keycloak offline token", map[string]any{"typ": "Offline"}, nil},
 		{"Keycloak logout token", map[string]any{"typ": "Logout"}, nil},
+		{"DPoP-bound token", map[string]any{"typ": "DPoP", "cnf": map[string]any{"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}}, nil},
+		{"certificate-bound token", map[string]any{"cnf": map[string]any{"x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"}}, nil},
 		{"DPoP proof", nil, map[string]any{"typ": "dpop+jwt"}},
 		{"back-channel logout token", nil, map[string]any{"typ": "logout+jwt"}},
 		{"security event token", nil, map[string]any{"typ": "application/secevent+jwt"}},

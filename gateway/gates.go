@@ -231,6 +231,12 @@ func contentTypeJSON(ct string) bool {
 	if !strings.EqualFold(strings.Trim(mt, " \t"), mediaJSON) {
 		return false
 	}
+	if strings.ContainsAny(params, "*\\") {
+		// RFC 2231's charset*= (mime applies it over a plain charset) and quoted-pair
+		// escapes ("utf\-8", which readers undo or keep each their own way): a reader in
+		// front may take another charset than gemgate would.
+		return false
+	}
 	if hasParams && strings.Trim(params, " \t") != "" {
 		// The parameters, in ASCII now, as mime reads them (which allocates): a malformed one
 		// refuses the value, as before.

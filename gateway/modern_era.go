@@ -214,9 +214,10 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest
 	if h == "" {
 		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
 	}
-	if h == body {
+	if h == body && !sentinelForm(h) {
 		// The body's own bytes, as the go-sdk client sends a name outside ASCII (unencoded)
-		// and its server compares it: a proxy sees the very bytes gemgate compared.
+		// and its server compares it: a proxy sees the very bytes gemgate compared. Not a
+		// value in the =?base64?…?= form, which every reader in front decodes.
 		return nil
 	}
 	v, err := plainHeaderValue(h)
@@ -245,6 +246,12 @@ func plainHeaderValue(h string) (string, error) {
 		}
 	}
 	return decodeHeaderValue(h)
+}
+
+// sentinelForm reports whether a header value has the =?base64?…?= form.
+func sentinelForm(v string) bool {
+	return strings.HasPrefix(v, base64HeaderPrefix) && strings.HasSuffix(v, base64HeaderSuffix) &&
+		len(v) >= len(base64HeaderPrefix)+len(base64HeaderSuffix)
 }
 
 // decodeHeaderValue undoes the transport's sentinel encoding of a header value

@@ -3,7 +3,6 @@ package exchange
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,12 +28,15 @@ const (
 
 // Config describes the gateway's client at the issuer and what to ask for.
 type Config struct {
-	TokenURL     string       // the issuer's token endpoint; required, absolute http(s) URL
-	ClientID     string       // the gateway's client id; required
-	ClientSecret string       // the gateway's client secret; required, sent by client_secret_basic
-	Audience     string       // the backend the credential is for (RFC 8693 audience); required
-	Scopes       []string     // optional scope parameter
-	HTTPClient   *http.Client // nil means http.DefaultClient; its redirects are never followed
+	TokenURL     string // the issuer's token endpoint; required, absolute http(s) URL
+	ClientID     string // the gateway's client id; required
+	ClientSecret string // the gateway's client secret; required, sent by client_secret_basic
+	Audience     string // the backend the credential is for (RFC 8693 audience); required
+	// GatewayAudiences are the audiences gemgate accepts tokens for: an issued JWT naming one
+	// would be a token for gemgate in a worker's hands, and is refused.
+	GatewayAudiences []string
+	Scopes           []string     // optional scope parameter
+	HTTPClient       *http.Client // nil means http.DefaultClient; its redirects are never followed
 	// Timeout bounds one exchange; 0 means DefaultTimeout.
 	Timeout time.Duration
 }
@@ -201,8 +203,15 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 	case tok.AccessToken == subjectToken:
 		return Credential{}, errors.New("exchange: the issuer returned the caller's own token, not one for the backend audience")
 	}
-	if aud, isJWT := jwtAudience(tok.AccessToken); isJWT && !slices.Contains(aud, e.cfg.Audience) {
+	aud, isJWT, err := auth.UnverifiedAudience(tok.AccessToken)
+	switch {
+	case !isJWT:
+	case err != nil:
+		return Credential{}, fmt.Errorf("exchange: the issuer returned a JWT whose claims do not read: %s", e.quote(err.Error(), subjectToken))
+	case !slices.Contains(aud, e.cfg.Audience):
 		return Credential{}, fmt.Errorf("exchange: the issuer returned a token for audience %s, not %s", e.quote(strings.Join(aud, " "), subjectToken), e.cfg.Audience)
+	case slices.ContainsFunc(aud, func(a string) bool { return slices.Contains(e.cfg.GatewayAudiences, a) }):
+		return Credential{}, fmt.Errorf("exchange: the issuer returned a token for gemgate's own audience too (%s); it would be a token for gemgate in the worker's hands", e.quote(strings.Join(aud, " "), subjectToken))
 	}
 	return Credential{Token: tok.AccessToken, Expiry: tok.Expiry}, nil
 }
@@ -255,31 +264,4 @@ func redact(s, secret string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, secret, "[redacted]")
-}
-
-// jwtAudience reads, without verifying, the aud of a token that is a JWT (three base64url
-// parts, the second a JSON object); isJWT is false for an opaque token, whose audience only
-// the issuer knows. The backend verifies the token; this only keeps gemgate from handing a
-// worker a token that names another audience than the one asked for.
-func jwtAudience(token string) (aud []string, isJWT bool) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return nil, false
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return nil, false
-	}
-	var claims struct {
-		Aud json.RawMessage `json:"aud"`
-	}
-	if json.Unmarshal(payload, &claims) != nil {
-		return nil, false
-	}
-	var one string
-	if json.Unmarshal(claims.Aud, &one) == nil {
-		return []string{one}, true
-	}
-	_ = json.Unmarshal(claims.Aud, &aud) // absent or not strings: no audience
-	return aud, true
 }

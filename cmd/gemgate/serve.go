@@ -174,7 +174,7 @@ func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol 
 		verifier, err := auth.StartVerifier(ctx, auth.Config{
 			Issuer:             c.Issuer,
 			JWKSURL:            c.JWKSURL,
-			Audiences:          append([]string{s.publicURL}, c.Audiences...),
+			Audiences:          s.audiences(),
 			UserClaim:          c.UserClaim,
 			KeyRefreshInterval: c.KeyRefresh,
 			Logger:             log,
@@ -311,7 +311,9 @@ func (s *server) launcher(ctx context.Context) (*pool.CommandLauncher, error) {
 		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
 		l.Credential = pool.PassthroughCredential{}
 	case "exchange":
-		ex, err := newLazyExchanger(c.Issuer, c.exchangeConfig(), c.AllowInsecure)
+		cfg := c.exchangeConfig()
+		cfg.GatewayAudiences = s.audiences() // an issued token for one of these is gemgate's, not the backend's
+		ex, err := newLazyExchanger(c.Issuer, cfg, c.AllowInsecure)
 		if err != nil {
 			return nil, err
 		}
@@ -407,6 +409,11 @@ func (c *Config) poolSettings() pool.Settings {
 		OnTokenExpiry: c.OnTokenExpiry, MaxWorkers: c.MaxWorkers, MaxCallsPerWorker: c.MaxCallsPerWorker,
 		Concurrency: conc,
 	}
+}
+
+// audiences are those gemgate accepts tokens for: its public URL and the audiences setting.
+func (s *server) audiences() []string {
+	return append([]string{s.publicURL}, s.cfg.Audiences...)
 }
 
 // exchangeConfig is the token exchange's configuration.

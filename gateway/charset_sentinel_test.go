@@ -17,6 +17,7 @@ func TestContentTypeCharsetRFC2231OverrideIsRefused(t *testing.T) {
 		"application/json; charset=utf-16; charset*=utf-8''utf-8",
 		"application/json; charset=utf-7; charset*=utf-8''UTF-8",
 		"application/json; charset=utf-16le; charset*0=utf-8",
+		`application/json; charset="utf\-8"`, // a quoted-pair, which readers undo or keep each their own way
 	} {
 		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
 		r.Header.Set("Content-Type", ct)

@@ -38,7 +38,8 @@ func TestExchangeAudienceReadInExactCase(t *testing.T) {
 // exchange, or an audience mapper in a default client scope that names gemgate) returns a
 // token whose aud is ["https://gemgate.example/mcp","gemstone"]: a token gemgate itself
 // accepts, handed to the worker, the pass-through the check was added to stop. The caller's
-// own audiences (the subject token's aud) must not be in the issued token's aud.
+// own audiences (Config.GatewayAudiences: its public URL and audiences setting) must not be in
+// the issued token's aud.
 func TestExchangeRefusesATokenAlsoForTheCallersAudience(t *testing.T) {
 	b64 := base64.RawURLEncoding.EncodeToString
 	header := b64([]byte(`{"alg":"RS256","typ":"JWT"}`))
@@ -46,7 +47,8 @@ func TestExchangeRefusesATokenAlsoForTheCallersAudience(t *testing.T) {
 	issued := header + "." + b64([]byte(`{"iss":"https://idp","aud":["https://gemgate.example/mcp","gemstone"],"sub":"alice","jti":"2"}`)) + ".c2ln"
 	body := fmt.Sprintf(`{"access_token":%q,"issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer","expires_in":300}`, issued)
 	srv := tokenEndpoint(t, 200, body, new(map[string]any))
-	ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "gemgate", ClientSecret: "s3cret", Audience: "gemstone"})
+	ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "gemgate", ClientSecret: "s3cret", Audience: "gemstone",
+		GatewayAudiences: []string{"https://gemgate.example/mcp"}})
 	if err != nil {
 		t.Fatal(err)
 	}
