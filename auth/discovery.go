@@ -122,7 +122,7 @@ func GuardRedirects(c *http.Client, issuer string, allowInsecure bool) *http.Cli
 	next := c.CheckRedirect
 	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if !TrustedURL(issuer, req.URL.String(), allowInsecure) {
-			return fmt.Errorf("auth: refused a redirect to %s: not https (http only on loopback or with allow_insecure_http), or this host for an issuer elsewhere", req.URL.Redacted())
+			return fmt.Errorf("auth: refused a redirect to %s: not https (http only on loopback or with allow_insecure_http), or this host for an issuer elsewhere", textclip.String(req.URL.Redacted(), maxDiscoveryErrorText))
 		}
 		if next != nil {
 			return next(req, via)

@@ -90,16 +90,25 @@ func TestAcceptsAllocs(t *testing.T) {
 	}
 }
 
-// TestContentTypeAgreesWithMIME: a POST's Content-Type is JSON for checkPostHeaders exactly
-// when mime.ParseMediaType reads it as application/json.
+// TestContentTypeAgreesWithMIME: a POST's Content-Type that checkPostHeaders takes for JSON
+// is application/json to mime.ParseMediaType too, with a UTF-8 charset if any; gemgate is the
+// stricter reader (parameters split at ';' only as plain name=value pairs), never the looser.
 func TestContentTypeAgreesWithMIME(t *testing.T) {
 	for _, ct := range acceptElems {
 		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
 		r.Header.Set("Content-Type", ct)
-		mt, _, err := mime.ParseMediaType(ct)
-		want := err == nil && mt == mediaJSON
-		if got := checkPostHeaders(r) == nil; got != want {
-			t.Errorf("Content-Type %q: accepted %v, want %v", ct, got, want)
+		mt, ps, err := mime.ParseMediaType(ct)
+		cs, hasCharset := ps["charset"]
+		want := err == nil && mt == mediaJSON && (!hasCharset || strings.EqualFold(cs, "utf-8"))
+		if got := checkPostHeaders(r) == nil; got && !want {
+			t.Errorf("Content-Type %q: accepted, though mime reads it as %q %v (%v)", ct, mt, ps, err)
+		}
+	}
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8", `application/json; charset="utf-8"`, "application/json;"} {
+		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
+		r.Header.Set("Content-Type", ct)
+		if he := checkPostHeaders(r); he != nil {
+			t.Errorf("Content-Type %q: refused (%v)", ct, he)
 		}
 	}
 }

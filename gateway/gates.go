@@ -218,33 +218,68 @@ func checkPostHeaders(r *http.Request) *httpError {
 // in front reads it: the media type is the part before the first ';' with only SP and HTAB
 // trimmed, compared case-insensitively in ASCII. Any byte outside printable ASCII, SP and
 // HTAB refuses the value: mime.ParseMediaType lowers and trims in Unicode ("appl\u0130cation/json"
-// and "application/json\u00a0" would be JSON to it, and to no proxy). Parameters are allowed,
-// and must read as mime reads them; a charset must be UTF-8, which is how gemgate reads every
-// body (RFC 8259 §8.1): a reader in front that honours "charset=utf-16" reads another body.
+// and "application/json\u00a0" would be JSON to it, and to no proxy). Each parameter, split at
+// ';' as the simplest reader splits them, must be a plain name=value (the value may be quoted
+// whole): no quoted string that holds a ';' and hides a parameter from one reader but not
+// another, no RFC 2231 "charset*=" (mime applies it over a plain charset), no quoted-pair
+// escape, no name twice, at most four. A charset must be UTF-8, which is how gemgate reads every body (RFC 8259 §8.1): a
+// reader in front that honours "charset=utf-16" reads another body.
 func contentTypeJSON(ct string) bool {
 	for i := 0; i < len(ct); i++ {
 		if c := ct[i]; c < 0x20 && c != '\t' || c > 0x7e {
 			return false
 		}
 	}
-	mt, params, hasParams := strings.Cut(ct, ";")
+	mt, params, _ := strings.Cut(ct, ";")
 	if !strings.EqualFold(strings.Trim(mt, " \t"), mediaJSON) {
 		return false
 	}
-	if strings.ContainsAny(params, "*\\") {
-		// RFC 2231's charset*= (mime applies it over a plain charset) and quoted-pair
-		// escapes ("utf\-8", which readers undo or keep each their own way): a reader in
-		// front may take another charset than gemgate would.
-		return false
-	}
-	if hasParams && strings.Trim(params, " \t") != "" {
-		// The parameters, in ASCII now, as mime reads them (which allocates): a malformed one
-		// refuses the value, as before.
-		_, ps, err := mime.ParseMediaType(ct)
-		if err != nil {
+	var seen [4]string // the names so far: a name given twice is read first or last by each reader
+	n := 0
+	pieces := strings.Split(params, ";")
+	for i, param := range pieces {
+		param = strings.Trim(param, " \t")
+		if param == "" {
+			if i == len(pieces)-1 {
+				continue // one trailing ';', which mime allows too
+			}
 			return false
 		}
-		if cs, ok := ps["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		name, value, ok := strings.Cut(param, "=")
+		if v, quoted := strings.CutPrefix(value, `"`); quoted {
+			value, quoted = strings.CutSuffix(v, `"`)
+			if !quoted {
+				return false
+			}
+		}
+		if !ok || !paramToken(name) || !paramToken(value) {
+			return false
+		}
+		if strings.EqualFold(name, "charset") && !strings.EqualFold(value, "utf-8") {
+			return false
+		}
+		if n == len(seen) {
+			return false // no client sends more than a charset
+		}
+		for _, s := range seen[:n] {
+			if strings.EqualFold(s, name) {
+				return false
+			}
+		}
+		seen[n] = name
+		n++
+	}
+	return true
+}
+
+// paramToken reports whether s is a non-empty RFC 9110 token without '*' (RFC 2231's mark).
+func paramToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'+-.^_`|~", c) >= 0) {
 			return false
 		}
 	}

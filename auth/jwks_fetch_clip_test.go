@@ -15,7 +15,7 @@ import (
 // itself still quotes two things of the issuer's choosing whole: the status line of a non-200
 // answer (resp.Status, up to the transport's 10 MiB header limit) and, through
 // GuardRedirects, the Location of a refused redirect (req.URL.Redacted()).
-func TestJWKSFetchErrorIsClippedRev6(t *testing.T) {
+func TestJWKSFetchErrorIsClipped(t *testing.T) {
 	long := strings.Repeat("a", 400<<10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/redirect" {

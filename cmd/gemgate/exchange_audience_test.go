@@ -7,7 +7,7 @@ import "testing"
 // itself one of them makes every exchange ask the issuer for a token gemgate must refuse:
 // the configuration validates and serves, and every user's first request fails at worker
 // start, with the cause only in a log line per attempt. validate() should say so at start.
-func TestExchangeAudienceThatIsGemgatesOwnIsRefusedRev6(t *testing.T) {
+func TestExchangeAudienceThatIsGemgatesOwnIsRefused(t *testing.T) {
 	t.Setenv("GEMGATE_EXCHANGE_CLIENT_SECRET", "s3cret")
 	load := func(aud string) *Config {
 		return mustLoad(t, "--listen", "0.0.0.0:8080", "--public-url", "https://gw.example/mcp",

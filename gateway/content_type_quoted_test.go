@@ -11,7 +11,7 @@ import (
 // "; charset=utf-16; y=" and no charset, so gemgate reads the body as UTF-8; a reader that
 // splits the parameters at ';' (Rack's MediaType.params, most hand-written parsers, regex
 // rules in WAFs) reads charset=utf-16.
-func TestContentTypeQuotedStringHidingCharsetIsRefusedRev6(t *testing.T) {
+func TestContentTypeQuotedStringHidingCharsetIsRefused(t *testing.T) {
 	for _, ct := range []string{
 		`application/json; x="; charset=utf-16; y="`,
 		`application/json; x=";charset=utf-16"`,
