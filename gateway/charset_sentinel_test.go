@@ -19,10 +19,7 @@ func TestContentTypeCharsetRFC2231OverrideIsRefused(t *testing.T) {
 		"application/json; charset=utf-16le; charset*0=utf-8",
 		`application/json; charset="utf\-8"`, // a quoted-pair, which readers undo or keep each their own way
 	} {
-		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
-		r.Header.Set("Content-Type", ct)
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if he := checkPostHeaders(r); he == nil || he.Status != http.StatusUnsupportedMediaType {
+		if he := postWithContentType(ct); he == nil || he.Status != http.StatusUnsupportedMediaType {
 			t.Errorf("Content-Type %q (UTF-16/UTF-7 to a reader of the plain charset parameter): checkPostHeaders = %v, want 415", ct, he)
 		}
 	}

@@ -23,18 +23,12 @@ func TestContentTypeCharsetOtherThanUTF8IsRefused(t *testing.T) {
 		`application/json; charset="utf-7"`,
 		"application/json; charset=ibm037", // EBCDIC
 	} {
-		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
-		r.Header.Set("Content-Type", ct)
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if he := checkPostHeaders(r); he == nil || he.Status != http.StatusUnsupportedMediaType {
+		if he := postWithContentType(ct); he == nil || he.Status != http.StatusUnsupportedMediaType {
 			t.Errorf("Content-Type %q (a body gemgate reads as UTF-8, a reader in front as another encoding): checkPostHeaders = %v, want 415", ct, he)
 		}
 	}
 	for _, ct := range []string{"application/json; charset=utf-8", "application/json;charset=UTF-8", `application/json; charset="utf-8"`} {
-		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
-		r.Header.Set("Content-Type", ct)
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if he := checkPostHeaders(r); he != nil {
+		if he := postWithContentType(ct); he != nil {
 			t.Errorf("Content-Type %q: refused %v, want accepted", ct, he)
 		}
 	}

@@ -16,10 +16,7 @@ func TestContentTypeQuotedStringHidingCharsetIsRefused(t *testing.T) {
 		`application/json; x="; charset=utf-16; y="`,
 		`application/json; x=";charset=utf-16"`,
 	} {
-		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
-		r.Header.Set("Content-Type", ct)
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if he := checkPostHeaders(r); he == nil || he.Status != http.StatusUnsupportedMediaType {
+		if he := postWithContentType(ct); he == nil || he.Status != http.StatusUnsupportedMediaType {
 			t.Errorf("Content-Type %q (charset=utf-16 to a reader that splits at ';'): checkPostHeaders = %v, want 415", ct, he)
 		}
 	}

@@ -32,10 +32,7 @@ func TestContentTypeIsReadAsAProxyReadsIt(t *testing.T) {
 		"application/json text/plain; q=1",      // white space inside the type
 		"application/json\u00a0; charset=utf-8", // NBSP before the parameters
 	} {
-		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
-		r.Header.Set("Content-Type", ct)
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if he := checkPostHeaders(r); he == nil || he.Status != http.StatusUnsupportedMediaType {
+		if he := postWithContentType(ct); he == nil || he.Status != http.StatusUnsupportedMediaType {
 			t.Errorf("Content-Type %q (not application/json to a proxy in front): checkPostHeaders = %v, want 415", ct, he)
 		}
 	}
@@ -44,10 +41,7 @@ func TestContentTypeIsReadAsAProxyReadsIt(t *testing.T) {
 		"application/json", "Application/JSON", "application/json; charset=utf-8", "application/json;charset=UTF-8",
 		" application/json\t", "application/json ; charset=utf-8", "application/json;", `application/json; charset="utf-8"`,
 	} {
-		r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
-		r.Header.Set("Content-Type", ct)
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if he := checkPostHeaders(r); he != nil {
+		if he := postWithContentType(ct); he != nil {
 			t.Errorf("Content-Type %q: refused %v, want accepted", ct, he)
 		}
 	}
@@ -76,4 +70,13 @@ func TestRepeatedContentTypeIsRefused(t *testing.T) {
 				values, r.Header.Get("Content-Type"), values[len(values)-1])
 		}
 	}
+}
+
+// postWithContentType is checkPostHeaders' answer to a POST of this Content-Type from a client
+// that accepts either form of answer.
+func postWithContentType(ct string) *httpError {
+	r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
+	r.Header.Set("Content-Type", ct)
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	return checkPostHeaders(r)
 }
