@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gemgate/gemgate/internal/jsontext"
 )
 
 // maxClaimsDepth bounds the nesting of a claims object (the object itself is depth 1).
@@ -41,7 +43,7 @@ func parseClaimSet(payload []byte) (*claimSet, error) {
 	if !utf8.Valid(payload) {
 		return nil, &MalformedTokenError{Reason: "claims are not valid UTF-8"}
 	}
-	if hasLoneSurrogate(payload) {
+	if jsontext.HasLoneSurrogate(payload) {
 		return nil, &MalformedTokenError{Reason: "claims hold a lone UTF-16 surrogate escape"}
 	}
 	if err := checkOneObject(payload); err != nil {
@@ -198,56 +200,6 @@ func (c *claimSet) numericDate(name string) (t time.Time, ok bool, err error) {
 	}
 	sec, frac := math.Modf(f)
 	return time.Unix(int64(sec), int64(frac*1e9)), true, nil
-}
-
-// hasLoneSurrogate reports whether a JSON text holds a \uD800-\uDFFF escape that is not
-// half of a pair: a high surrogate followed at once by an escaped low one. Outside strings a
-// backslash is no JSON, which the reading after this refuses.
-func hasLoneSurrogate(b []byte) bool {
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' {
-			continue
-		}
-		r, ok := escapedUnit(b, i)
-		if !ok {
-			i++ // \" \\ \/ \b ...: the escaped byte is not a backslash that starts another
-			continue
-		}
-		switch {
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return true // a low surrogate with no high one just before it
-		case r >= 0xD800 && r <= 0xDBFF:
-			lo, ok := escapedUnit(b, i+6)
-			if !ok || lo < 0xDC00 || lo > 0xDFFF {
-				return true
-			}
-			i += 11 // the pair, less the loop's step
-		default:
-			i += 5
-		}
-	}
-	return false
-}
-
-// escapedUnit reads the \uXXXX escape at b[i:], if there is one.
-func escapedUnit(b []byte, i int) (rune, bool) {
-	if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i+2 : i+6] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // UnverifiedAudience reads the aud claim of a token that is a compact JWS (three base64url

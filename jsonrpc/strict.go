@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	textclip "github.com/gemgate/gemgate/internal/clip"
+	"github.com/gemgate/gemgate/internal/jsontext"
 )
 
 // The strict reader. Every field the gateway decides on (the envelope, a tool's name, a
@@ -213,6 +214,12 @@ func (o Object) String(key string) (string, bool, error) {
 	s, err := w.str()
 	if err != nil {
 		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string"}
+	}
+	if jsontext.HasLoneSurrogate(raw) {
+		// encoding/json, and the go-sdk, read every lone surrogate as U+FFFD; a worker in
+		// JavaScript or Python keeps it. A string gemgate decides on (a tool name, a URI)
+		// would be one name to gemgate and another to such a worker.
+		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string without a lone UTF-16 surrogate escape"}
 	}
 	return s, true, nil
 }

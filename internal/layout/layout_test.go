@@ -19,11 +19,12 @@ const module = "github.com/gemgate/gemgate/"
 // for the Principal a worker is keyed on and started for; nothing below gateway imports it.
 var allowed = map[string][]string{
 	"internal/clip":                      {},
+	"internal/jsontext":                  {}, // lone surrogate escapes (auth's claims, jsonrpc's decided strings)
 	"internal/aside":                     {}, // deep work on a goroutine of its own (auth, gateway)
 	"internal/heapfloor":                 {}, // the collector's heap floor; only cmd/gemgate starts it
 	"internal/private":                   {}, // files and folders no other account may change (dev state, GemStone relay)
-	"jsonrpc":                            {"internal/clip"},
-	"auth":                               {"internal/clip", "internal/aside"},
+	"jsonrpc":                            {"internal/clip", "internal/jsontext"},
+	"auth":                               {"internal/clip", "internal/aside", "internal/jsontext"},
 	"auth/devissuer":                     {},
 	"auth/exchange":                      {"auth", "internal/clip"},
 	"policy":                             {"jsonrpc"},

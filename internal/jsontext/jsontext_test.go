@@ -1,4 +1,4 @@
-package auth
+package jsontext
 
 import (
 	"encoding/json"
@@ -83,8 +83,8 @@ func FuzzLoneSurrogateAgrees(f *testing.F) {
 		if !json.Valid([]byte(doc)) || !utf8.ValidString(doc) {
 			t.Fatalf("the test wrote no JSON: %q", doc)
 		}
-		if got, want := hasLoneSurrogate([]byte(doc)), loneSurrogateOracle(held); got != want {
-			t.Fatalf("hasLoneSurrogate(%q) = %v, want %v", doc, got, want)
+		if got, want := HasLoneSurrogate([]byte(doc)), loneSurrogateOracle(held); got != want {
+			t.Fatalf("HasLoneSurrogate(%q) = %v, want %v", doc, got, want)
 		}
 	})
 }
