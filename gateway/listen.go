@@ -10,6 +10,7 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/internal/aside"
+	"github.com/gemgate/gemgate/internal/jsontext"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -95,6 +96,11 @@ func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
 	if raw, ok := n.Raw("resourceSubscriptions"); ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &f.ResourceSubscriptions); err != nil {
 			return f, &jsonrpc.TypeError{Field: "params.notifications.resourceSubscriptions", Want: "an array of strings"}
+		}
+		if jsontext.HasLoneSurrogate(raw) {
+			// The URIs gemgate subscribes the worker to, read as every string it decides on
+			// is (jsonrpc's Object.String): not one URI to it and another to the client.
+			return f, &jsonrpc.TypeError{Field: "params.notifications.resourceSubscriptions", Want: "strings without a lone UTF-16 surrogate escape"}
 		}
 	}
 	return f, nil

@@ -129,7 +129,7 @@ func (c *Config) validateWorker() []error {
 		add("worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
 	}
 	if c.WorkerCredential == "exchange" && c.ExchangeAudience != "" &&
-		(c.ExchangeAudience == strings.TrimSuffix(c.PublicURL, "/") || slices.Contains(c.Audiences, c.ExchangeAudience)) {
+		(c.ExchangeAudience == resourceURL(c, c.Listen) || slices.Contains(c.Audiences, c.ExchangeAudience)) {
 		// Every exchange would ask for a token gemgate itself accepts, which it refuses to
 		// hand a worker: say so now, not at each user's first request.
 		add("exchange_audience: %q is one of gemgate's own audiences (public_url, audiences); name the backend's", c.ExchangeAudience)

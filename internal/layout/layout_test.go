@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"worker/gemstone":                    {"worker", "internal/clip", "internal/private"},
 	"worker/gemstone/internal/fakestone": {},
 	"pool":                               {"worker", "jsonrpc", "auth", "internal/clip"},
-	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside"},
+	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext"},
 	"cmd/gemgate":                        nil, // anything
 	"internal/layout":                    {},
 	"internal/freeport":                  {}, // loopback ports for tests; no package of the binary imports it

@@ -7,7 +7,7 @@ import "testing"
 // URL derived from listen and mcp_path (resourceURL: "http://127.0.0.1:8080/mcp"), and
 // validate() compares exchange_audience with "" instead: the derived audience validates, and
 // every exchange asks for a token gemgate accepts, refused only at each worker start.
-func TestExchangeAudienceEqualToDerivedPublicURLIsRefused_rev7(t *testing.T) {
+func TestExchangeAudienceEqualToDerivedPublicURLIsRefused(t *testing.T) {
 	t.Setenv("GEMGATE_EXCHANGE_CLIENT_SECRET", "s3cret")
 	load := func(aud string) *Config {
 		return mustLoad(t, "--listen", "127.0.0.1:8080",

@@ -13,7 +13,7 @@ import (
 // "res://a\uFFFD", and listenSubscribe subscribes the worker to that third URI, which neither
 // the client nor a JavaScript or Python worker named. It should be refused as the same URI is
 // in resources/subscribe.
-func TestListenResourceSubscriptionWithLoneSurrogateIsRefused_rev7(t *testing.T) {
+func TestListenResourceSubscriptionWithLoneSurrogateIsRefused(t *testing.T) {
 	for _, uri := range []string{`res://a\ud800`, `res://a\udc00`} {
 		msg, err := jsonrpc.ParseClient([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + uri + `"]}}}`))
 		if err != nil {
