@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 
@@ -92,7 +93,8 @@ func SecureURL(raw string, allowInsecure bool) bool {
 
 // IsLoopbackHost reports whether host (no port, no brackets) is localhost or a loopback IP.
 func IsLoopbackHost(host string) bool {
-	if asciiLower(host) == "localhost" { // not strings.EqualFold: "localhoſt" is no loopback name
+	// Of equal length in bytes: a Unicode fold of an ASCII letter ("localhoſt") is longer.
+	if len(host) == len("localhost") && strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
@@ -186,15 +188,4 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.left -= int64(n)
 	return n, err
-}
-
-// asciiLower lowers ASCII letters only.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

@@ -225,10 +225,8 @@ func checkPostHeaders(r *http.Request) *httpError {
 // escape, no name twice, at most four. A charset must be UTF-8, which is how gemgate reads every body (RFC 8259 §8.1): a
 // reader in front that honours "charset=utf-16" reads another body.
 func contentTypeJSON(ct string) bool {
-	for i := 0; i < len(ct); i++ {
-		if c := ct[i]; c < 0x20 && c != '\t' || c > 0x7e {
-			return false
-		}
+	if !headerSafe(ct) {
+		return false
 	}
 	mt, params, _ := strings.Cut(ct, ";")
 	if !strings.EqualFold(strings.Trim(mt, " \t"), mediaJSON) {

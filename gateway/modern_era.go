@@ -240,12 +240,21 @@ var (
 // be visible ASCII, spaces and tabs (SEP-2243 asks a client to encode anything else, since
 // proxies read other bytes each their own way), and is decoded when in the =?base64?…?= form.
 func plainHeaderValue(h string) (string, error) {
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; c < 0x20 && c != '\t' || c > 0x7e {
-			return "", errMustBeEncoded
-		}
+	if !headerSafe(h) {
+		return "", errMustBeEncoded
 	}
 	return decodeHeaderValue(h)
+}
+
+// headerSafe reports whether a header value is visible ASCII, spaces and tabs only: what every
+// reader in front reads byte for byte alike.
+func headerSafe(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // sentinelForm reports whether a header value has the =?base64?…?= form.
