@@ -100,6 +100,9 @@ type devInfo struct {
 	} `json:"clients"`
 	Metrics string `json:"metrics"`
 	DataDir string `json:"data_dir"`
+	// As root with no sandbox: who the workers run as, and their data directory.
+	WorkerUser     string `json:"worker_user"`
+	WorkersDataDir string `json:"workers_data_dir"`
 }
 
 // gemgate is one running gemgate process.

@@ -43,6 +43,9 @@ type devInfo struct {
 	Metrics  string            `json:"metrics,omitempty"`
 	DataDir  string            `json:"data_dir"`
 	CACert   string            `json:"ca_cert,omitempty"` // dev --tls: the development CA to trust
+	// As root with no sandbox: the account workers run as, and their data directory.
+	WorkerUser     string `json:"worker_user,omitempty"`
+	WorkersDataDir string `json:"workers_data_dir,omitempty"`
 }
 
 type devClient struct {
@@ -122,6 +125,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
+	info.WorkerUser, info.WorkersDataDir = srv.devWorkers.Account, srv.devWorkers.DataDir
 	if srv.metricsLn != nil {
 		info.Metrics = "http://" + srv.metricsLn.Addr().String() + "/metrics"
 	}
@@ -243,7 +247,13 @@ func printDevInfo(w io.Writer, info devInfo) {
 	if info.Metrics != "" {
 		fmt.Fprintf(&b, "  metrics        %s\n", info.Metrics)
 	}
-	fmt.Fprintf(&b, "  data dir       %s (the demo's notes; the issuer's keys)\n", info.DataDir)
+	if info.WorkerUser == "" {
+		fmt.Fprintf(&b, "  data dir       %s (the demo's notes; the issuer's keys)\n", info.DataDir)
+	} else {
+		fmt.Fprintf(&b, "  data dir       %s (the issuer's keys)\n", info.DataDir)
+		fmt.Fprintf(&b, "  workers        run as %s: gemgate runs as root and found no sandbox (see its log)\n", info.WorkerUser)
+		fmt.Fprintf(&b, "                 their data (the demo's notes): %s\n", info.WorkersDataDir)
+	}
 	if info.CACert != "" {
 		fmt.Fprintf(&b, "  TLS            certificate signed by the development CA %s\n", info.CACert)
 	}

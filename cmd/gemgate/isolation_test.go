@@ -74,6 +74,22 @@ func TestValidateIsolation(t *testing.T) {
 			t.Errorf("with worker_user: errors %v", errs)
 		}
 	})
+	// gemgate dev runs such workers as nobody instead (TestDevAsRootWithoutSandboxRunsWorkersAsNobody
+	// in test/), except GemStone's relay, whose files an operator set up for a chosen account.
+	t.Run("dev as root without sandbox or account", func(t *testing.T) {
+		if !root {
+			t.Skip("this concerns gemgate running as root; CI runs as root")
+		}
+		c := defaults()
+		c.dev, c.WorkerSandbox = true, "none"
+		if errs := c.validateIsolation(); len(errs) != 0 {
+			t.Errorf("dev with the demo worker: errors %v, want none (its workers run as nobody)", errs)
+		}
+		c.Worker = "gemstone"
+		if errs := c.validateIsolation(); len(errs) != 1 || !errors.Is(errs[0], ErrRootWorkers) {
+			t.Errorf("dev with worker=gemstone: errors %v, want ErrRootWorkers", errs)
+		}
+	})
 }
 
 // `gemgate check` names the worker sandbox in force, and warns (never says OK) when workers

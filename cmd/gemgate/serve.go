@@ -75,6 +75,8 @@ type server struct {
 	metricsLn net.Listener
 	reg       *prometheus.Registry
 	relay     *gemstone.Relay // with worker=gemstone
+	// devWorkers: gemgate dev as root with no sandbox chose the workers' account and data.
+	devWorkers devWorkers
 }
 
 // publicURLFor is public_url, or on loopback the URL the listener really has.
