@@ -87,6 +87,9 @@ mkdir -p "$OUT/data" # the demo worker's notes, under gemgate only
 	echo "toolhive: $(cd "$BENCH/peers" && go list -m -f '{{.Version}}' github.com/stacklok/toolhive)"
 	echo "gemgate: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD -- . ':!bench' ':!docs' || echo ' + uncommitted changes')"
 	echo "worker: ${WORKER#"$BIN/"}"
+	# gemgate's workers run in bubblewrap where it works; without it, as root, gemgate dev runs
+	# them as nobody. Either way the other gateways run the worker as they are.
+	echo "bwrap: $(bwrap --version 2>/dev/null || echo 'none: gemgate runs its workers unsandboxed (as nobody when root)')"
 	echo "ulimit -n: $(ulimit -n)"
 	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/machine.txt"
