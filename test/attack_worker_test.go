@@ -29,14 +29,7 @@ import (
 // nobody can bind.
 func hostileWorker(t *testing.T) (bin, dir string) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "gemgate-hostile-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir = searchableTempDir(t)
 	// A copy in a directory every account can read: the build directory is the test's alone.
 	b, err := os.ReadFile(buildTestdata(t, "hostileworker"))
 	if err != nil {
