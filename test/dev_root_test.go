@@ -18,28 +18,52 @@ import (
 // gemgate dev as root on a host where no sandbox works (a container, bubblewrap not
 // installed) runs with nothing more to install: its workers run as nobody, never as root,
 // and the demo's notes go to a folder nobody owns, away from the dev data directory that
-// holds the issuer's key. gemgate serve keeps refusing the same settings. The sandbox is
-// turned off with --worker-sandbox none, as where bubblewrap cannot start; gemgateBin is
-// in a folder only root may enter, as `go run` leaves it, so the demo worker must start
-// without a path nobody could search.
+// holds the issuer's key. gemgate serve keeps refusing the same settings. No sandbox comes
+// two ways: worker_sandbox none, and auto finding no bubblewrap (a PATH without it).
+// gemgateBin is in a folder only root may enter, as `go run` leaves it, so the demo worker
+// must start without a path nobody could search.
 func TestDevAsRootWithoutSandboxRunsWorkersAsNobody(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("this test runs gemgate dev as root; CI runs as root")
 	}
+	if st, err := os.Stat(filepath.Dir(gemgateBin)); err != nil || st.Mode().Perm()&0o001 != 0 {
+		t.Fatalf("gemgate's binary should be in a folder others cannot search: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		env   []string
+	}{
+		{"worker_sandbox none", []string{"--worker-sandbox", "none"}, nil},
+		{"auto without bubblewrap", nil, []string{"PATH=/nonexistent"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			devWorkersRunAsNobody(t, tc.flags, tc.env)
+		})
+	}
+	// serve refuses what dev allowed: an operator chooses the account.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, gemgateBin, "serve", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+		"--worker-sandbox", "none").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "without worker_user") {
+		t.Errorf("gemgate serve as root without a sandbox or worker_user: %v\n%s", err, out)
+	}
+}
+
+func devWorkersRunAsNobody(t *testing.T, flags, env []string) {
 	nobody, err := user.Lookup("nobody")
 	if err != nil {
 		t.Fatal(err)
 	}
 	nobodyUID, _ := strconv.Atoi(nobody.Uid)
-	if st, err := os.Stat(filepath.Dir(gemgateBin)); err != nil || st.Mode().Perm()&0o001 != 0 {
-		t.Fatalf("gemgate's binary should be in a folder others cannot search: %v %v", st.Mode(), err)
-	}
 	tmp := searchableTempDir(t)
 	g := launch(t, launchOpts{
-		Args: []string{"dev", "--json", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-format", "json",
-			"--worker-sandbox", "none"},
-		Env: []string{"TMPDIR=" + tmp},
+		Args: append([]string{"dev", "--json", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-format", "json",
+			"--metrics-listen", "off"}, flags...),
+		Env: append([]string{"TMPDIR=" + tmp}, env...),
 		FirstStdout: func(g *gemgate, line []byte) error {
 			return json.Unmarshal(line, &g.devInfo)
 		},
@@ -77,15 +101,6 @@ func TestDevAsRootWithoutSandboxRunsWorkersAsNobody(t *testing.T) {
 		if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != nobodyUID || fi.Mode().Perm()&0o077 != 0 {
 			t.Errorf("%s: uid %d mode %v, want nobody's and closed to others", p, st.Uid, fi.Mode().Perm())
 		}
-	}
-
-	// serve refuses what dev allowed: an operator chooses the account.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, gemgateBin, "serve", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-		"--worker-sandbox", "none").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "without worker_user") {
-		t.Errorf("gemgate serve as root without a sandbox or worker_user: %v\n%s", err, out)
 	}
 }
 
