@@ -105,32 +105,38 @@ func devWorkersRunAsNobody(t *testing.T, flags, env []string) {
 }
 
 // A workers' folder that is not nobody's alone is refused, not used: its notes would be
-// another account's to read or replace.
+// another account's to read or replace. So is a TMPDIR another account could change (it
+// could move the folder aside after the checks and put its own in its place), and one
+// nobody cannot enter.
 func TestDevAsRootRefusesAWorkersFolderNotNobodys(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("this test runs gemgate dev as root; CI runs as root")
 	}
+	folder := func(tmp string) string { return filepath.Join(tmp, "gemgate-dev-workers") }
 	for _, tc := range []struct {
 		name, want string
-		plant      func(dir string) error
+		plant      func(tmp string) error
 	}{
-		{"owned by root", "not owned by nobody", func(dir string) error { return os.Mkdir(dir, 0o700) }},
-		{"a link", "not a directory", func(dir string) error { return os.Symlink("/etc", dir) }},
-		{"open to others", "open to other accounts", func(dir string) error {
-			if err := os.Mkdir(dir, 0o777); err != nil {
+		{"owned by root", "not owned by nobody", func(tmp string) error { return os.Mkdir(folder(tmp), 0o700) }},
+		{"a link", "not a directory", func(tmp string) error { return os.Symlink("/etc", folder(tmp)) }},
+		{"open to others", "open to other accounts", func(tmp string) error {
+			if err := os.Mkdir(folder(tmp), 0o777); err != nil {
 				return err
 			}
-			if err := os.Chmod(dir, 0o777); err != nil {
+			if err := os.Chmod(folder(tmp), 0o777); err != nil {
 				return err
 			}
-			return os.Chown(dir, 65534, 65534)
+			return os.Chown(folder(tmp), 65534, 65534)
 		}},
+		{"TMPDIR writable by others without the sticky bit", "no sticky bit", func(tmp string) error { return os.Chmod(tmp, 0o777) }},
+		{"TMPDIR another account's", "not root", func(tmp string) error { return os.Chown(tmp, 54321, 54321) }},
+		{"TMPDIR nobody cannot enter", "cannot be entered by nobody", func(tmp string) error { return os.Chmod(tmp, 0o700) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tmp := searchableTempDir(t)
-			if err := tc.plant(filepath.Join(tmp, "gemgate-dev-workers")); err != nil {
+			if err := tc.plant(tmp); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -139,8 +145,8 @@ func TestDevAsRootRefusesAWorkersFolderNotNobodys(t *testing.T) {
 				"--metrics-listen", "off", "--worker-sandbox", "none")
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 			out, err := cmd.CombinedOutput()
-			if err == nil || !strings.Contains(string(out), tc.want) {
-				t.Errorf("gemgate dev with a planted workers' folder: %v, want a refusal naming %q\n%s", err, tc.want, out)
+			if err == nil || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "gemgate-dev-workers") {
+				t.Errorf("gemgate dev: %v, want a refusal naming %q and the workers' folder\n%s", err, tc.want, out)
 			}
 		})
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -167,80 +165,6 @@ func (s *server) isolate(ctx context.Context, l *pool.CommandLauncher) error {
 		s.log.Warn("worker credentials travel in GEMGATE_CREDENTIAL: any process of the worker's uid that can read its /proc/<pid>/environ reads them; without worker_credential_env they are handed on a descriptor")
 	}
 	return nil
-}
-
-// devWorkerAccount is the account gemgate dev runs its workers as when it runs as root with
-// no sandbox and no worker_user (a container, a host without bubblewrap), where serve
-// refuses to start: dev must run with nothing else to install, and never with workers as
-// root that could read its memory and the development issuer's key.
-const devWorkerAccount = "nobody"
-
-// devWorkersDirName is the workers' data directory in that case, under the system's
-// temporary directory: the dev data directory is root's (under /root, which nobody cannot
-// enter) and holds the development issuer's key, which a worker must never reach.
-const devWorkersDirName = "gemgate-dev-workers"
-
-// devWorkersAsNobody tells whether gemgate dev, as root, would run workers as nobody if it
-// finds no sandbox: only for the demo worker and a command, not for GemStone, whose relay
-// reads files an operator set up for a chosen account.
-func (c *Config) devWorkersAsNobody() bool {
-	return c.dev && runningAsRoot() && c.WorkerUser == "" && c.Worker != "gemstone"
-}
-
-// runDevWorkersAsNobody makes gemgate dev's workers run as nobody, with a data directory of
-// their own that nobody owns, and says so.
-func (s *server) runDevWorkersAsNobody(l *pool.CommandLauncher) error {
-	a, err := worker.LookupAccount(devWorkerAccount)
-	if err != nil {
-		return fmt.Errorf("worker_sandbox: no working sandbox, and no account %s to run workers as (%v): %w", devWorkerAccount, err, ErrRootWorkers)
-	}
-	dir, err := ownedDir(filepath.Join(os.TempDir(), devWorkersDirName), a)
-	if err != nil {
-		return fmt.Errorf("the data directory for workers running as %s: %w", devWorkerAccount, err)
-	}
-	s.cfg.WorkerUser = devWorkerAccount
-	l.DataDir = dir
-	s.devWorkers = devWorkers{Account: devWorkerAccount, DataDir: dir}
-	s.log.Warn("gemgate dev runs as root with no worker sandbox: its workers run as the account "+devWorkerAccount+
-		", with their own data directory (gemgate serve refuses this and asks for worker_user)",
-		"worker_user", devWorkerAccount, "workers_data_dir", dir,
-		"fix", "set worker_user to choose the account, or install bubblewrap where it may create namespaces")
-	return nil
-}
-
-// devWorkers is who gemgate dev's workers run as, when it chose for them.
-type devWorkers struct {
-	Account string
-	DataDir string
-}
-
-// ownedDir is dir, made for the account a (mode 0700) unless it exists; an existing one must
-// be a directory, not a link, owned by a and closed to everyone else, or nobody's notes could
-// be another account's to read or replace.
-func ownedDir(dir string, a *worker.Account) (string, error) {
-	if err := os.Mkdir(dir, 0o700); err == nil {
-		if err := os.Chown(dir, int(a.Uid), int(a.Gid)); err != nil {
-			os.Remove(dir)
-			return "", err
-		}
-		return dir, nil
-	} else if !errors.Is(err, fs.ErrExist) {
-		return "", err
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return "", err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !fi.IsDir():
-		return "", fmt.Errorf("%s exists and is not a directory", dir)
-	case !ok || st.Uid != a.Uid:
-		return "", fmt.Errorf("%s exists and is not owned by %s; remove it", dir, a.Name)
-	case fi.Mode().Perm()&0o077 != 0:
-		return "", fmt.Errorf("%s is open to other accounts (mode %v); remove it or chmod 700 it", dir, fi.Mode().Perm())
-	}
-	return dir, nil
 }
 
 // checkIsolation is the worker isolation part of `gemgate check`: which sandbox would be in
