@@ -169,7 +169,7 @@ func devTLS(c *Config, info *devInfo) (*tls.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tls: %w", err)
 		}
-		c.TLSCert, c.TLSKey = certs.Cert, certs.Key
+		c.TLSCert, c.TLSKey, c.devCAKey = certs.Cert, certs.Key, certs.CAKey
 		info.CACert, _ = filepath.Abs(certs.CA)
 	}
 	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)

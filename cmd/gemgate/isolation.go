@@ -188,8 +188,9 @@ func checkIsolation(ctx context.Context, c *Config, ok func(string), warn, bad f
 }
 
 // gatewaySecrets are the files of gemgate's that its workers must not read, though they see
-// the host read-only and may run as gemgate's own uid: the TLS key, the config files (which
-// may hold exchange_client_secret), and the development issuer's key and state in dataDir.
+// the host read-only and may run as gemgate's own uid: the TLS key, the development CA's key
+// (dev --tls), the config files (which may hold exchange_client_secret), and the development
+// issuer's key and state in dataDir.
 func (c *Config) gatewaySecrets(dataDir string) []string {
 	var out []string
 	add := func(p string) {
@@ -201,6 +202,7 @@ func (c *Config) gatewaySecrets(dataDir string) []string {
 		}
 	}
 	add(c.TLSKey)
+	add(c.devCAKey)
 	for _, f := range c.configFiles {
 		add(f)
 	}

@@ -122,7 +122,8 @@ func TestCheckReportsWorkerSandbox(t *testing.T) {
 }
 
 // What a sandboxed worker must not read of gemgate's: its TLS key, every config file (one may
-// hold exchange_client_secret), and the development issuer's state in the data directory.
+// hold exchange_client_secret), and the development issuer's state in the data directory;
+// with dev --tls also the development CA's key, which signs what the user's clients trust.
 func TestGatewaySecretsAreHiddenFromWorkers(t *testing.T) {
 	file := writeFile(t, "gemgate.yaml", "issuer: https://id.example/realms/t\n")
 	c := mustLoad(t, "--config", file, "--tls-cert", "/etc/gemgate/tls.crt", "--tls-key", "/etc/gemgate/tls.key")
@@ -134,6 +135,20 @@ func TestGatewaySecretsAreHiddenFromWorkers(t *testing.T) {
 	}
 	if slices.Contains(got, "/etc/gemgate/tls.crt") {
 		t.Errorf("the certificate, which is public, is hidden: %q", got)
+	}
+
+	dir := t.TempDir()
+	t.Chdir(dir) // dev --tls keeps its CA under certs/ in the working directory
+	dc, err := load("dev", []string{"--tls"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := devTLS(dc, &devInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	caKey := filepath.Join(dir, "certs", "dev-ca-key.pem")
+	if got := dc.gatewaySecrets(""); !slices.Contains(got, caKey) {
+		t.Errorf("dev --tls: gatewaySecrets = %q, lacks the development CA's key %s", got, caKey)
 	}
 }
 
