@@ -127,7 +127,13 @@ func TestDevAsRootRefusesAWorkersFolderNotNobodys(t *testing.T) {
 			if err := os.Chmod(folder(tmp), 0o777); err != nil {
 				return err
 			}
-			return os.Chown(folder(tmp), 65534, 65534)
+			nobody, err := user.Lookup("nobody")
+			if err != nil {
+				return err
+			}
+			uid, _ := strconv.Atoi(nobody.Uid)
+			gid, _ := strconv.Atoi(nobody.Gid)
+			return os.Chown(folder(tmp), uid, gid)
 		}},
 		{"TMPDIR writable by others without the sticky bit", "no sticky bit", func(tmp string) error { return os.Chmod(tmp, 0o777) }},
 		{"TMPDIR another account's", "not root", func(tmp string) error { return os.Chown(tmp, 54321, 54321) }},
