@@ -48,6 +48,16 @@ func lookupAccount(name string, byID bool) (*Account, error) {
 	} else if u, err = user.Lookup(name); err != nil {
 		return nil, fmt.Errorf("worker account: %w", err)
 	}
+	groups, _ := u.GroupIds()
+	return accountOf(name, u, groups)
+}
+
+// ErrRootGroup refuses an account whose primary group is root's: its workers would read and
+// write what that group may (gid 0 cannot be left out as a supplementary group can).
+var ErrRootGroup = errors.New("a worker account's primary group must not be root's (gid 0)")
+
+// accountOf is the account of u, found as name, with its supplementary groups but root's.
+func accountOf(name string, u *user.User, groups []string) (*Account, error) {
 	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
 	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
 	if err1 != nil || err2 != nil {
@@ -56,12 +66,13 @@ func lookupAccount(name string, byID bool) (*Account, error) {
 	if uid == 0 {
 		return nil, ErrRootAccount
 	}
+	if gid == 0 {
+		return nil, fmt.Errorf("worker account %s: %w", name, ErrRootGroup)
+	}
 	a := &Account{Name: u.Username, Uid: uint32(uid), Gid: uint32(gid), Home: u.HomeDir}
-	if ids, err := u.GroupIds(); err == nil {
-		for _, g := range ids {
-			if n, err := strconv.ParseUint(g, 10, 32); err == nil && n != 0 {
-				a.Groups = append(a.Groups, uint32(n))
-			}
+	for _, g := range groups {
+		if n, err := strconv.ParseUint(g, 10, 32); err == nil && n != 0 {
+			a.Groups = append(a.Groups, uint32(n))
 		}
 	}
 	return a, nil

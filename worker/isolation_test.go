@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -179,6 +181,28 @@ func TestWorkerRunsAsAccount(t *testing.T) {
 			t.Errorf("sandbox=%v: worker uid %d credential %q; want %d and the credential", sb != nil, got.UID, got.FD, nobody.Uid)
 		}
 		p.Stop()
+	}
+}
+
+// An account's groups: root's group never, as a supplementary group (left out) or as the
+// primary one (refused: a process must have one), so a worker reads nothing only root's
+// group may.
+func TestAccountLeavesOutRootsGroup(t *testing.T) {
+	u := &user.User{Username: "svc", Uid: "1500", Gid: "1500", HomeDir: "/home/svc"}
+	a, err := accountOf("svc", u, []string{"1500", "0", "27"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Uid != 1500 || a.Gid != 1500 || !slices.Equal(a.Groups, []uint32{1500, 27}) {
+		t.Errorf("account %+v, want uid and gid 1500 and groups 1500, 27 (not 0)", a)
+	}
+	u.Gid = "0"
+	if a, err := accountOf("svc", u, nil); !errors.Is(err, ErrRootGroup) {
+		t.Errorf("an account whose primary group is root's: %+v, %v, want ErrRootGroup", a, err)
+	}
+	u.Uid, u.Gid = "0", "1500"
+	if _, err := accountOf("svc", u, nil); !errors.Is(err, ErrRootAccount) {
+		t.Errorf("uid 0: %v, want ErrRootAccount", err)
 	}
 }
 
