@@ -135,8 +135,8 @@ func TestDevAsRootRefusesAWorkersFolderNotNobodys(t *testing.T) {
 			gid, _ := strconv.Atoi(nobody.Gid)
 			return os.Chown(folder(tmp), uid, gid)
 		}},
-		{"TMPDIR writable by others without the sticky bit", "no sticky bit", func(tmp string) error { return os.Chmod(tmp, 0o777) }},
-		{"TMPDIR another account's", "not root", func(tmp string) error { return os.Chown(tmp, 54321, 54321) }},
+		{"TMPDIR writable by others without the sticky bit", "may be written by others", func(tmp string) error { return os.Chmod(tmp, 0o777) }},
+		{"TMPDIR another account's", "belongs to uid 54321", func(tmp string) error { return os.Chown(tmp, 54321, 54321) }},
 		{"TMPDIR nobody cannot enter", "cannot be entered by nobody", func(tmp string) error { return os.Chmod(tmp, 0o700) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gemgate/gemgate/internal/private"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 )
@@ -59,23 +60,33 @@ func (s *server) runDevWorkersAsNobody(l *pool.CommandLauncher) error {
 	return nil
 }
 
-// ownedDir is dir, made for the account a (mode 0700) unless it exists, with the symbolic
-// links of its parent resolved. Every folder above it must be root's, closed to other
-// writers unless sticky (as /tmp is), and open to a's search: no other account may move the
-// folder, or the path to it, once checked, and a must reach it. An existing folder must be a
-// folder, not a link, owned by a and closed to everyone else. The folder is opened without
-// following links and given to a through that descriptor, so nothing swapped in its place
-// is given away.
+// ownedDir is dir, made for the account a (mode 0700) unless it exists, with the links on the
+// way to it resolved. gemgate runs as root here, so private.Path and private.Folder ask that
+// every folder on the way, and the one it lies in, be root's and closed to other writers
+// unless sticky (as /tmp is): no other account may move the folder, or the path to it, once
+// checked. Each must also be open to a's search, or a could not reach it. An existing folder
+// must be a folder, not a link, owned by a and closed to everyone else. The folder is opened
+// without following links and given to a through that descriptor, so nothing swapped in
+// its place is given away.
 func ownedDir(dir string, a *worker.Account) (string, error) {
-	parent, err := filepath.EvalSymlinks(filepath.Dir(dir))
+	parent, err := private.Path(filepath.Dir(dir))
 	if err != nil {
 		return "", err
 	}
-	if parent, err = filepath.Abs(parent); err != nil {
+	if err := private.Folder(parent); err != nil {
 		return "", err
 	}
-	if err := safeAncestors(parent, a); err != nil {
-		return "", err
+	for d := parent; ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if err := unix.Stat(d, &st); err != nil {
+			return "", err
+		}
+		if !searchable(st, a) {
+			return "", fmt.Errorf("%s cannot be entered by %s, which the workers run as; set TMPDIR to a folder it can reach, such as /tmp", d, a.Name)
+		}
+		if d == "/" {
+			break
+		}
 	}
 	dir = filepath.Join(parent, filepath.Base(dir))
 	made := true
@@ -109,28 +120,6 @@ func ownedDir(dir string, a *worker.Account) (string, error) {
 		return "", fmt.Errorf("%s is open to other accounts (mode %#o); remove it or chmod 700 it", dir, st.Mode&0o777)
 	}
 	return dir, nil
-}
-
-// safeAncestors checks dir and every folder above it: root's, not writable by group or others
-// unless sticky, and searchable by a.
-func safeAncestors(dir string, a *worker.Account) error {
-	for d := dir; ; d = filepath.Dir(d) {
-		var st unix.Stat_t
-		if err := unix.Lstat(d, &st); err != nil {
-			return err
-		}
-		switch {
-		case st.Uid != 0:
-			return fmt.Errorf("%s is owned by uid %d, not root, who could move the workers' folder; set TMPDIR to a folder of root's, such as /tmp", d, st.Uid)
-		case st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0:
-			return fmt.Errorf("%s can be written by other accounts and has no sticky bit, so they could move the workers' folder; set TMPDIR to a folder such as /tmp", d)
-		case !searchable(st, a):
-			return fmt.Errorf("%s cannot be entered by %s, which the workers run as; set TMPDIR to a folder it can reach, such as /tmp", d, a.Name)
-		}
-		if d == "/" {
-			return nil
-		}
-	}
 }
 
 // searchable tells whether account a may pass through the folder st.

@@ -78,9 +78,14 @@ func TestOwnedDirChecksTheFoldersAbove(t *testing.T) {
 	}{
 		{"root's, 0755", "", func(p string) error { return os.Chmod(p, 0o755) }},
 		{"root's, 1777 as /tmp", "", func(p string) error { return os.Chmod(p, 0o777|os.ModeSticky) }},
-		{"root's, 0777 without sticky bit", "no sticky bit", func(p string) error { return os.Chmod(p, 0o777) }},
-		{"root's, 0775 without sticky bit", "no sticky bit", func(p string) error { return os.Chmod(p, 0o775) }},
-		{"another account's", "owned by uid 54321", func(p string) error {
+		{"root's, 0777 without sticky bit", "may be written by others", func(p string) error { return os.Chmod(p, 0o777) }},
+		{"root's, 0775 for another group, without sticky bit", "may be written by group 54321", func(p string) error {
+			if err := os.Chmod(p, 0o775); err != nil {
+				return err
+			}
+			return os.Chown(p, 0, 54321)
+		}},
+		{"another account's", "belongs to uid 54321", func(p string) error {
 			if err := os.Chmod(p, 0o755); err != nil {
 				return err
 			}
