@@ -110,8 +110,6 @@ type Config struct {
 	dev         bool // loaded for gemgate dev, whose own settings serve ignores
 	// metricsFallback: dev's default metrics address may give way to a free port when taken.
 	metricsFallback bool
-	// devCAKey: the development CA's key, when dev --tls made or reused it; hidden from workers.
-	devCAKey string
 }
 
 func defaults() Config {

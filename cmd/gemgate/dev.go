@@ -165,11 +165,11 @@ func devTLS(c *Config, info *devInfo) (*tls.Config, error) {
 		return nil, nil
 	}
 	if c.TLSCert == "" {
-		certs, err := devCertificate("certs")
+		certs, err := devCertificate(devCertsDir)
 		if err != nil {
 			return nil, fmt.Errorf("tls: %w", err)
 		}
-		c.TLSCert, c.TLSKey, c.devCAKey = certs.Cert, certs.Key, certs.CAKey
+		c.TLSCert, c.TLSKey = certs.Cert, certs.Key
 		info.CACert, _ = filepath.Abs(certs.CA)
 	}
 	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)

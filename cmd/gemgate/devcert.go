@@ -13,7 +13,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
+
+	"github.com/gemgate/gemgate/internal/private"
 )
 
 // devCerts are the files of `gemgate dev --tls`, in the mkcert pattern: a development CA that
@@ -21,6 +24,9 @@ import (
 type devCerts struct {
 	CA, CAKey, Cert, Key string
 }
+
+// devCertsDir is where dev --tls keeps them: certs/ in the working directory.
+const devCertsDir = "certs"
 
 func devCertPaths(dir string) devCerts {
 	return devCerts{
@@ -40,12 +46,32 @@ const (
 // reusing what is there while valid, and returns the paths. Keys are written 0600. The CA may
 // only sign loopback names (X.509 name constraints), so trusting it cannot vouch for any
 // other site even if its key leaks.
+//
+// Whoever can change the CA makes the user's clients trust what they like, so the folder must
+// lie on a path no other account can redirect, be this user's, and hold files this user's
+// alone (internal/private, as for the development issuer's key), and a CA is reused only
+// with exactly the loopback constraints gemgate gives its own.
 func devCertificate(dir string) (devCerts, error) {
 	p := devCertPaths(dir)
+	parent, err := private.Path(filepath.Dir(dir))
+	if err == nil {
+		err = private.Folder(parent)
+	}
+	if err != nil {
+		return p, fmt.Errorf("certificate folder %s: %w; run gemgate dev --tls from a folder of your own", dir, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return p, fmt.Errorf("certificate folder: %w", err)
 	}
+	for _, f := range []string{dir, p.CA, p.CAKey, p.Cert, p.Key} {
+		if err := private.Owned(f); err != nil {
+			return p, fmt.Errorf("certificate folder: %w; delete %s to start afresh", err, dir)
+		}
+	}
 	ca, caKey, err := loadPair(p.CA, p.CAKey, 30*24*time.Hour)
+	if err == nil && !loopbackOnly(ca) {
+		return p, fmt.Errorf("%s is not gemgate's development CA: it may vouch for more than localhost, 127.0.0.0/8 and ::1; delete %s to start afresh", p.CA, dir)
+	}
 	if err != nil {
 		if ca, caKey, err = newDevCA(p); err != nil {
 			return p, err
@@ -91,6 +117,23 @@ func loadPair(certFile, keyFile string, margin time.Duration) (*x509.Certificate
 	return cert, key, nil
 }
 
+// devCALoopback are the only names gemgate's development CA may vouch for.
+var devCALoopback = []*net.IPNet{
+	{IP: net.IPv4(127, 0, 0, 0).To4(), Mask: net.CIDRMask(8, 32)},
+	{IP: net.IPv6loopback, Mask: net.CIDRMask(128, 128)},
+}
+
+// loopbackOnly tells whether ca carries exactly the name constraints gemgate gives its
+// development CA, marked critical, and may sign no other CA.
+func loopbackOnly(ca *x509.Certificate) bool {
+	same := func(a, b []*net.IPNet) bool {
+		return slices.EqualFunc(a, b, func(x, y *net.IPNet) bool { return x.String() == y.String() })
+	}
+	return ca.PermittedDNSDomainsCritical && ca.MaxPathLenZero &&
+		slices.Equal(ca.PermittedDNSDomains, []string{"localhost"}) && same(ca.PermittedIPRanges, devCALoopback) &&
+		len(ca.PermittedEmailAddresses) == 0 && len(ca.PermittedURIDomains) == 0
+}
+
 func newDevCA(p devCerts) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -111,10 +154,7 @@ func newDevCA(p devCerts) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 		MaxPathLenZero:              true,
 		PermittedDNSDomainsCritical: true,
 		PermittedDNSDomains:         []string{"localhost"},
-		PermittedIPRanges: []*net.IPNet{
-			{IP: net.IPv4(127, 0, 0, 0).To4(), Mask: net.CIDRMask(8, 32)},
-			{IP: net.IPv6loopback, Mask: net.CIDRMask(128, 128)},
-		},
+		PermittedIPRanges:           devCALoopback,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {

@@ -202,7 +202,11 @@ func (c *Config) gatewaySecrets(dataDir string) []string {
 		}
 	}
 	add(c.TLSKey)
-	add(c.devCAKey)
+	// The development CA's key and its certificate's, where dev --tls keeps them, whether or
+	// not this run uses them: the CA's is what the user's clients were told to trust.
+	dev := devCertPaths(devCertsDir)
+	add(dev.CAKey)
+	add(dev.Key)
 	for _, f := range c.configFiles {
 		add(f)
 	}

@@ -6,14 +6,11 @@ import (
 	"testing"
 )
 
-// rev9: the development CA's key lives on in certs/ of the working directory after the
-// `gemgate dev --tls` that made it. A later gemgate dev in the same folder that does not make
-// it again (no --tls, or --tls with --tls-cert/--tls-key of its own) still has it on disk, and
-// a sandboxed worker (gemgate's uid, or root's without worker_user) reads it: the CA the
-// user's clients were told to trust. docs/configuration.md and docs/security.md say the
-// development CA's key cannot be read by workers; gatewaySecrets only hides it when this run
-// made or reused it.
-func TestDevCAKeyOnDiskIsHiddenEvenWhenNotUsedThisRun_rev9(t *testing.T) {
+// The development CA's key lives on in certs/ of the working directory after the
+// `gemgate dev --tls` that made it. A later gemgate in the same folder that does not use it
+// (no --tls, or --tls with --tls-cert/--tls-key of its own) hides it from sandboxed workers
+// all the same: it is the CA the user's clients were told to trust.
+func TestDevCAKeyIsHiddenWhenThisRunDoesNotUseIt(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	certs, err := devCertificate("certs") // an earlier `gemgate dev --tls` here

@@ -12,15 +12,13 @@ import (
 	"time"
 )
 
-// rev9: gemgate dev --tls reuses whatever CA it finds in certs/ of the working directory and
-// prints it as the CA the user's clients should trust. It checks neither that the folder and
-// the key are this user's alone (as the issuer's key in .dev-issuer/ is, through
-// internal/private) nor that the CA still carries the loopback-only name constraints the docs
-// promise ("trusting it cannot make a client trust a certificate for any other site"). Where
-// certs/ sits in a folder another account may write (a checkout in /tmp, which nobody, the
-// account dev's own workers now run as, may write), that account plants an unconstrained CA
-// whose key it keeps, and the user is told to trust it.
-func TestDevCertificateRefusesAPlantedCA_rev9(t *testing.T) {
+// gemgate dev --tls reuses the CA it finds in certs/ of the working directory and prints it as
+// the CA the user's clients should trust. Where certs/ sits in a folder another account may
+// write (a checkout in /tmp, which nobody may write), that account could plant a CA without
+// the loopback-only name constraints, whose key it keeps. A CA is reused only from a folder
+// and files this user's alone (internal/private, as for the issuer's key in .dev-issuer/),
+// and only with exactly the constraints gemgate gives its own.
+func TestDevCertificateRefusesAPlantedCA(t *testing.T) {
 	plantUnconstrainedCA := func(t *testing.T, dir string) {
 		t.Helper()
 		if err := os.MkdirAll(dir, 0o755); err != nil {
