@@ -1,0 +1,215 @@
+//go:build linux
+
+package worker
+
+// What a worker writes: its stdout lines, each checked and routed to the call it answers (or
+// handed on as the worker's own message), and its stderr, logged. What gemgate writes to it
+// is in stdin.go; its start and end are in process.go.
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strconv"
+	"syscall"
+	"unicode/utf8"
+
+	"golang.org/x/time/rate"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+func (p *Process) readStdout(r *os.File) {
+	defer r.Close()
+	// An idle worker's reader holds no buffer (lines.go), whatever the longest line was.
+	sc, err := newLineReader(r, p.spec.MaxLineBytes)
+	if err != nil {
+		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
+		p.kill(syscall.SIGKILL)
+		return
+	}
+	greeted := p.spec.Greeting == nil
+	for {
+		// An owned line (a long one, assembled for the purpose) is parsed in place: the reader
+		// never reads into it again, so the message may alias it for as long as it lives.
+		line, owned, ok := sc.take()
+		if !ok {
+			break
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !utf8.Valid(line) {
+			line, owned = p.validUTF8(line), true // a fresh copy
+		}
+		if p.spec.OnTrace != nil {
+			p.spec.OnTrace("from_worker", p.redact(line))
+		}
+		if !greeted {
+			// The greeting's refusal goes to the log and to the client, its text cut to fit:
+			// the credential is taken out first, whole, not after a cut that could halve it.
+			done, err := p.spec.Greeting(p.redact(line))
+			if err != nil {
+				p.refuse(err)
+				break
+			}
+			greeted = done
+			continue
+		}
+		parse := jsonrpc.Parse
+		if owned {
+			parse = jsonrpc.ParseOwned
+		}
+		m, err := parse(line)
+		if err == nil && p.spec.Strict && !m.IsResponse() && m.Method == "" {
+			err = jsonrpc.ErrInvalid
+		}
+		if err != nil {
+			if p.spec.Strict {
+				p.failOldest(line)
+				continue
+			}
+			// Chatter (a banner, a login message) is not an error; it is just not for the client.
+			p.log.Warn("worker stdout line is not JSON-RPC; skipped", "line", p.snippet(line), "error", err)
+			continue
+		}
+		p.route(m)
+	}
+	if !greeted && p.Refusal() == nil {
+		if _, err := p.spec.Greeting(nil); err != nil {
+			p.refuse(err)
+		}
+	}
+	if err := sc.err; err != nil && !p.stdoutCut.Load() {
+		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
+		p.kill(syscall.SIGKILL)
+	}
+}
+
+// validUTF8 replaces each run of invalid UTF-8 with U+FFFD, so that no client ever receives
+// it: such bytes can only sit inside JSON strings (anywhere else the line is not JSON), so the
+// line stays the same JSON. It is logged once per worker.
+func (p *Process) validUTF8(line []byte) []byte {
+	if !p.badUTF8 {
+		p.badUTF8 = true // only the reading goroutine touches it
+		p.log.Warn("worker wrote invalid UTF-8; replaced with U+FFFD (logged once per worker)", "pid", p.Pid())
+	}
+	return bytes.ToValidUTF8(line, []byte("\uFFFD"))
+}
+
+func (p *Process) route(m *jsonrpc.Message) {
+	if !m.IsResponse() {
+		if p.spec.OnMessage != nil {
+			p.spec.OnMessage(m)
+		}
+		return
+	}
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	if err != nil {
+		if p.spec.Strict {
+			p.failOldest(m.Encode())
+			return
+		}
+		p.log.Warn("worker answered an id the gateway never sent; dropped", "id", p.snippet(m.ID))
+		return
+	}
+	p.mu.Lock()
+	c, ok := p.pending[id]
+	delete(p.pending, id)
+	p.dropOrder(id)
+	p.mu.Unlock()
+	if !ok {
+		if p.spec.Strict {
+			p.failOldest(m.Encode())
+			return
+		}
+		p.log.Debug("late or unknown answer from worker; dropped", "id", id)
+		return
+	}
+	m.ID = c.clientID
+	c.give(m)
+}
+
+// dropOrder removes id from the answer order; p.mu is held.
+func (p *Process) dropOrder(id int64) {
+	for i, o := range p.order {
+		if o == id {
+			p.order = append(p.order[:i], p.order[i+1:]...)
+			return
+		}
+	}
+}
+
+// failOldest fails the oldest pending call of a Strict worker with the worker's StrictError:
+// the line was its answer, and it is not a valid one.
+func (p *Process) failOldest(line []byte) {
+	p.mu.Lock()
+	var c *Call
+	for len(p.order) > 0 && c == nil {
+		id := p.order[0]
+		p.order = p.order[1:]
+		c = p.pending[id]
+		delete(p.pending, id)
+	}
+	p.mu.Unlock()
+	msg := p.spec.StrictError
+	if msg == "" {
+		msg = "the worker's answer is not valid JSON-RPC"
+	}
+	p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", p.snippet(line))
+	if c == nil {
+		return
+	}
+	c.give(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"}))
+}
+
+// refuse records why the worker cannot serve and stops it; pending calls get that reason.
+func (p *Process) refuse(err error) {
+	p.mu.Lock()
+	p.greetErr = err
+	p.mu.Unlock()
+	p.log.Warn("worker refused to serve", "error", err) // from a line redacted before the greeting read it
+	p.kill(syscall.SIGKILL)
+}
+
+// Refusal is the reason the worker gave, in its greeting, for not serving; nil otherwise.
+func (p *Process) Refusal() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.greetErr
+}
+
+// A worker's stderr lines are logged at up to stderrLines a second, in bursts of up to
+// stderrBurst: the log is every user's, audit lines included, and a worker that floods its
+// stderr must not flood it too. What is over is counted, and the count logged with the next
+// line that is.
+const (
+	stderrLines = 50
+	stderrBurst = 200
+)
+
+func (p *Process) readStderr(r *os.File) {
+	defer r.Close()
+	sc, err := newLineReader(r, 1<<20)
+	if err == nil {
+		limit := rate.NewLimiter(stderrLines, stderrBurst)
+		skipped := 0
+		reportSkipped := func() {
+			if skipped > 0 {
+				p.log.Warn("worker stderr lines not logged: over the rate", "count", skipped, "per_second", stderrLines)
+				skipped = 0
+			}
+		}
+		for line, ok := sc.next(); ok; line, ok = sc.next() {
+			if !limit.Allow() {
+				skipped++
+				continue
+			}
+			reportSkipped()
+			p.log.Info("worker stderr", "line", p.snippet(line))
+		}
+		reportSkipped()
+	}
+	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
+	_, _ = io.Copy(io.Discard, r)
+}
