@@ -6,13 +6,11 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// de7441a refuses a URI gemgate decides on when it holds a lone UTF-16 surrogate escape
-// (Object.String): resources/subscribe's uri is refused by the pool's uriOf. But the 2026-07-28
-// subscriptions/listen reads params.notifications.resourceSubscriptions with encoding/json,
-// not through Object.String: "res://a\ud800" and "res://a\udc00" both become
-// "res://a\uFFFD", and listenSubscribe subscribes the worker to that third URI, which neither
-// the client nor a JavaScript or Python worker named. It should be refused as the same URI is
-// in resources/subscribe.
+// subscriptions/listen's resourceSubscriptions are URIs gemgate subscribes the worker to, so
+// they are read as every string gemgate decides on (Object.String): one with a lone UTF-16
+// surrogate escape is refused, as resources/subscribe refuses it. encoding/json alone reads
+// "res://a\ud800" and "res://a\udc00" both as "res://a\uFFFD", a third URI that neither the
+// client nor a JavaScript or Python worker named.
 func TestListenResourceSubscriptionWithLoneSurrogateIsRefused(t *testing.T) {
 	for _, uri := range []string{`res://a\ud800`, `res://a\udc00`} {
 		msg, err := jsonrpc.ParseClient([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + uri + `"]}}}`))

@@ -125,7 +125,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	info.WorkerUser, info.WorkersDataDir = srv.devWorkers.Account, srv.devWorkers.DataDir
+	if srv.devWorkersDir != "" {
+		info.WorkerUser, info.WorkersDataDir = devWorkerAccount, srv.devWorkersDir
+	}
 	if srv.metricsLn != nil {
 		info.Metrics = "http://" + srv.metricsLn.Addr().String() + "/metrics"
 	}

@@ -53,15 +53,8 @@ const (
 // with exactly the loopback constraints gemgate gives its own.
 func devCertificate(dir string) (devCerts, error) {
 	p := devCertPaths(dir)
-	parent, err := private.Path(filepath.Dir(dir))
-	if err == nil {
-		err = private.Folder(parent)
-	}
-	if err != nil {
+	if err := private.MkdirAll(dir, 0o755); err != nil {
 		return p, fmt.Errorf("certificate folder %s: %w; run gemgate dev --tls from a folder of your own", dir, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return p, fmt.Errorf("certificate folder: %w", err)
 	}
 	for _, f := range []string{dir, p.CA, p.CAKey, p.Cert, p.Key} {
 		if err := private.Owned(f); err != nil {

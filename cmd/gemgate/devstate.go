@@ -33,38 +33,12 @@ func devStatePaths(dataDir string) devStateFiles {
 	return devStateFiles{dir: dir, key: filepath.Join(dir, "key.pem"), state: filepath.Join(dir, "state.json")}
 }
 
-// privateMkdirAll makes dir and its missing parents (mode 0700) only where no other account
-// can redirect them: the nearest folder that exists, and every folder and link on the way to
-// it, pass private.Path and private.Folder first. A predictable data_dir (under /tmp, with no
-// home directory) may be a link another account put there first; MkdirAll would follow it.
-func privateMkdirAll(dir string) error {
-	at := dir
-	for {
-		if _, err := os.Lstat(at); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		up := filepath.Dir(at)
-		if up == at {
-			break
-		}
-		at = up
-	}
-	resolved, err := private.Path(at)
-	if err != nil {
-		return err
-	}
-	if err := private.Folder(resolved); err != nil {
-		return err
-	}
-	return os.MkdirAll(dir, 0o700)
-}
-
 // loadDevState reads the kept state; none yet is the zero state.
 func loadDevState(f devStateFiles) (devState, error) {
 	var s devState
-	if err := privateMkdirAll(f.dir); err != nil {
+	// A predictable data_dir (under /tmp, with no home directory) may be a link another
+	// account put there first.
+	if err := private.MkdirAll(f.dir, 0o700); err != nil {
 		return s, fmt.Errorf("development issuer state: %w; choose another data_dir", err)
 	}
 	// Whoever can write the folder or the key can mint tokens this gateway accepts; whoever

@@ -33,12 +33,6 @@ func (c *Config) devWorkersAsNobody() bool {
 	return c.dev && runningAsRoot() && c.WorkerUser == "" && c.Worker != "gemstone"
 }
 
-// devWorkers is who gemgate dev's workers run as, when it chose for them.
-type devWorkers struct {
-	Account string
-	DataDir string
-}
-
 // runDevWorkersAsNobody makes gemgate dev's workers run as nobody, with a data directory of
 // their own that nobody owns, and says so.
 func (s *server) runDevWorkersAsNobody(l *pool.CommandLauncher) error {
@@ -52,7 +46,7 @@ func (s *server) runDevWorkersAsNobody(l *pool.CommandLauncher) error {
 	}
 	s.cfg.WorkerUser = devWorkerAccount
 	l.DataDir = dir
-	s.devWorkers = devWorkers{Account: devWorkerAccount, DataDir: dir}
+	s.devWorkersDir = dir
 	s.log.Warn("gemgate dev runs as root with no worker sandbox: its workers run as the account "+devWorkerAccount+
 		", with their own data directory (gemgate serve refuses this and asks for worker_user)",
 		"worker_user", devWorkerAccount, "workers_data_dir", dir,
@@ -61,7 +55,7 @@ func (s *server) runDevWorkersAsNobody(l *pool.CommandLauncher) error {
 }
 
 // ownedDir is dir, made for the account a (mode 0700) unless it exists, with the links on the
-// way to it resolved. gemgate runs as root here, so private.Path and private.Folder ask that
+// way to it resolved. gemgate runs as root here, so private.Dir asks that
 // every folder on the way, and the one it lies in, be root's and closed to other writers
 // unless sticky (as /tmp is): no other account may move the folder, or the path to it, once
 // checked. Each must also be open to a's search, or a could not reach it. An existing folder
@@ -69,11 +63,8 @@ func (s *server) runDevWorkersAsNobody(l *pool.CommandLauncher) error {
 // without following links and given to a through that descriptor, so nothing swapped in
 // its place is given away.
 func ownedDir(dir string, a *worker.Account) (string, error) {
-	parent, err := private.Path(filepath.Dir(dir))
+	parent, err := private.Dir(filepath.Dir(dir))
 	if err != nil {
-		return "", err
-	}
-	if err := private.Folder(parent); err != nil {
 		return "", err
 	}
 	for d := parent; ; d = filepath.Dir(d) {

@@ -75,8 +75,9 @@ type server struct {
 	metricsLn net.Listener
 	reg       *prometheus.Registry
 	relay     *gemstone.Relay // with worker=gemstone
-	// devWorkers: gemgate dev as root with no sandbox chose the workers' account and data.
-	devWorkers devWorkers
+	// devWorkersDir: gemgate dev as root with no sandbox runs its workers as devWorkerAccount,
+	// with this data directory; "" otherwise.
+	devWorkersDir string
 }
 
 // publicURLFor is public_url, or on loopback the URL the listener really has.

@@ -177,3 +177,39 @@ func Path(path string) (string, error) {
 	}
 	return at, nil
 }
+
+// Dir is Path for a folder that must itself pass Folder: where dir leads, once neither it nor
+// anything on the way to it can be changed by another account.
+func Dir(dir string) (string, error) {
+	real, err := Path(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := Folder(real); err != nil {
+		return "", err
+	}
+	return real, nil
+}
+
+// MkdirAll is os.MkdirAll only where no other account can redirect what it makes: the nearest
+// folder of dir that exists passes Dir first. os.MkdirAll alone would follow a link another
+// account put where a folder was still to be made (a predictable path under /tmp).
+func MkdirAll(dir string, perm os.FileMode) error {
+	at := dir
+	for {
+		if _, err := os.Lstat(at); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		up := filepath.Dir(at)
+		if up == at {
+			break
+		}
+		at = up
+	}
+	if _, err := Dir(at); err != nil {
+		return err
+	}
+	return os.MkdirAll(dir, perm)
+}
