@@ -89,3 +89,40 @@ func TestCloseDuringInitialize(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "no demo worker left", func() bool { return len(workerPids(t, "demo")) == 0 })
 }
+
+// A session its pool lets go while Close runs (its worker died then) is ended once, and no
+// end starts after Close has begun: such an end used to add to the WaitGroup that Close was
+// waiting on, which the race detector reports (and which could start an end after Close's
+// wait had returned). The pool's call is repeated until Close returns, to meet every phase of it.
+func TestSessionDetachedDuringCloseEndsOnce(t *testing.T) {
+	for range 3 {
+		f := newFixture(t)
+		c := f.client("alice-rw")
+		c.open()
+		s := c.sessionObj()
+		stop, hammered := make(chan struct{}), make(chan int)
+		go func() {
+			n := 0
+			for {
+				select {
+				case <-stop:
+					hammered <- n
+					return
+				default:
+					s.Detached(ReasonWorkerExit)
+					n++
+				}
+			}
+		}()
+		f.gw.Close()
+		close(stop)
+		if n := <-hammered; n == 0 {
+			t.Fatal("the session was never detached during Close")
+		}
+		ended := metricValue(t, f, "gemgate_sessions_closed_total", "reason", ReasonShutdown) +
+			metricValue(t, f, "gemgate_sessions_closed_total", "reason", ReasonWorkerExit)
+		if ended != 1 {
+			t.Errorf("the session was counted ended %v times, want 1", ended)
+		}
+	}
+}

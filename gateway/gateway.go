@@ -107,9 +107,9 @@ type Gateway struct {
 	parks        parkTable       // modern calls waiting for their client's input (bridge.go)
 	paramSchemas paramSchemas    // tools' x-mcp-header bindings per worker (param_headers.go)
 
-	mu     sync.Mutex     // orders admit against Close
-	closed bool           // Close has begun: no session may be admitted any more
-	wg     sync.WaitGroup // session watchers and session ends started by the reaper
+	mu     sync.Mutex     // orders admit and endLater against Close
+	closed bool           // Close has begun: no session may be admitted, nor ended by endLater
+	wg     sync.WaitGroup // the session ends endLater started, which Close waits for
 }
 
 // New checks the options and builds the gateway. It starts the session reaper.
@@ -291,6 +291,19 @@ func (g *Gateway) admit(s *session) bool {
 	}
 	g.sessions.commit(s)
 	return true
+}
+
+// endLater ends s on a goroutine of its own, which Close waits for. Once Close has begun it
+// does nothing: Close ends every admitted session itself, and the WaitGroup must not gain a
+// member while Close waits on it (a worker that dies during Close detaches its session then).
+func (g *Gateway) endLater(s *session, reason string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
+	g.wg.Add(1)
+	go func() { defer g.wg.Done(); g.endSession(s, reason) }()
 }
 
 // Workers is the number of workers running or starting.

@@ -242,8 +242,7 @@ func (r *reaper) pass(now time.Time) {
 		reason, probe := l.verdict(st)
 		switch {
 		case reason != "" && s.markEnding(st, reason):
-			r.g.wg.Add(1) // the reaper is stopped before Close waits, so this never races Wait
-			go func() { defer r.g.wg.Done(); r.g.endSession(s, reason) }()
+			r.g.endLater(s, reason)
 		case probe:
 			s.sendProbe(now)
 		}
