@@ -1,6 +1,8 @@
 package gemstone
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,8 +86,12 @@ func TestScriptFolderAndScriptMustBeHeldPrivately(t *testing.T) {
 		if err := os.Chmod(parent, 0o777); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := InstallScript(filepath.Join(parent, "scripts")); err == nil || !strings.Contains(err.Error(), "may be written by others") {
+		if _, err := InstallScript(filepath.Join(parent, "scripts", "relay")); err == nil || !strings.Contains(err.Error(), "may be written by others") {
 			t.Errorf("a folder inside a folder of mode 0777: %v", err)
+		}
+		// Refused before anything was made there.
+		if _, err := os.Lstat(filepath.Join(parent, "scripts")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("InstallScript made a folder inside the folder of mode 0777 before refusing it: %v", err)
 		}
 	})
 	t.Run("script of another account", func(t *testing.T) {

@@ -26,9 +26,11 @@ func Script() []byte { return bytes.Clone(relayScript) }
 // service account, with the user's token in hand, so whoever can change it reads every
 // user's token: the folder must be this user's, written by no one else, below folders where no
 // one else can rename it away, up to / (a shared /tmp is such a folder through its sticky
-// bit), and a script already there must be this user's and hold exactly the relay.
+// bit), and a script already there must be this user's and hold exactly the relay. A missing
+// folder is made only below a folder that passes those checks: nothing is made where another
+// account could have redirected it.
 func InstallScript(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := private.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("relay script directory: %w", err)
 	}
 	if err := private.Owned(dir); err != nil {
