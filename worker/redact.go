@@ -2,6 +2,8 @@ package worker
 
 import (
 	"bytes"
+	"encoding/base64"
+	"slices"
 	"strconv"
 )
 
@@ -15,27 +17,72 @@ func (p *Process) snippet(b []byte) string { return snippet(p.redact(b)) }
 // redact is b with every secret the worker was handed replaced by [redacted]; b itself when
 // it holds none. A secret a JSON encoder wrote escaped, in part or whole ("\/" for "/", as
 // PHP writes it, or "\u002b" for "+"), is found too: such a line is logged with the
-// printable ASCII escapes written out (the same JSON), and the secret taken out of that.
+// printable ASCII escapes written out (the same JSON), and the secret taken out of that. So
+// is a secret in base64 (encodedForms), as an HTTP client's debug output quotes a password
+// in "Authorization: Basic base64(user:password)".
 func (p *Process) redact(b []byte) []byte {
 	if len(p.secrets) == 0 {
 		return b
 	}
+	// The encoded forms are made per line, not kept: most workers never print a line that
+	// is logged, and an idle worker's Process stays small.
+	secrets := slices.Clip(p.secrets) // appended to in a copy: two readers redact at once
+	for _, s := range p.secrets {
+		secrets = append(secrets, encodedForms(s)...)
+	}
 	if bytes.IndexByte(b, '\\') >= 0 {
-		if plain := unescapeASCII(b); p.holdsSecret(plain) {
+		if plain := unescapeASCII(b); holdsSecret(plain, secrets) {
 			b = plain
 		}
 	}
-	for _, s := range p.secrets {
+	for _, s := range secrets {
 		if bytes.Contains(b, s) {
 			b = bytes.ReplaceAll(b, s, []byte("[redacted]"))
 		}
 	}
 	// What is left may still quote a secret in escapes within escapes, beside a copy just
 	// taken out or alone.
-	if bytes.IndexByte(b, '\\') >= 0 && p.holdsNested(b) {
+	if bytes.IndexByte(b, '\\') >= 0 && holdsNested(b, secrets) {
 		return []byte(nestedSecret)
 	}
 	return b
+}
+
+// minEncodedForm is the shortest base64 form of a secret that is looked for: shorter ones
+// (a secret of a few bytes) would take ordinary words out of the worker's lines.
+const minEncodedForm = 8
+
+// encodedForms are the spellings of secret s in a longer base64 text, in the standard and the
+// URL alphabet: s after 0, 1 or 2 other bytes of that text, without the characters s shares
+// with its neighbours (two or three at the start, one at the end), so that each is found
+// whatever comes before and after it. Padding is never part of a form.
+func encodedForms(s []byte) [][]byte {
+	var out [][]byte
+	for _, enc := range [2]*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for k := range 3 {
+			e := enc.AppendEncode(nil, append(make([]byte, k, k+len(s)), s...))
+			head, tail := [3]int{0, 2, 3}[k], 0
+			if (k+len(s))%3 != 0 {
+				tail = 1
+			}
+			if len(e)-head-tail < minEncodedForm {
+				continue
+			}
+			if form := e[head : len(e)-tail]; !containsBytes(out, form) {
+				out = append(out, form)
+			}
+		}
+	}
+	return out
+}
+
+func containsBytes(list [][]byte, b []byte) bool {
+	for _, x := range list {
+		if bytes.Equal(x, b) {
+			return true
+		}
+	}
+	return false
 }
 
 // nestedSecret stands for a line that quotes a secret in escapes within escapes (JSON quoted
@@ -44,18 +91,18 @@ const nestedSecret = "[a line quoting the worker's credential in nested escapes:
 
 // holdsNested reports a secret in b once escaped backslashes are taken as single ones, up to
 // three levels deep (JSON in JSON in JSON).
-func (p *Process) holdsNested(b []byte) bool {
+func holdsNested(b []byte, secrets [][]byte) bool {
 	for range 3 {
 		b = unescapeASCII(bytes.ReplaceAll(b, []byte(`\\`), []byte(`\`)))
-		if p.holdsSecret(b) {
+		if holdsSecret(b, secrets) {
 			return true
 		}
 	}
 	return false
 }
 
-func (p *Process) holdsSecret(b []byte) bool {
-	for _, s := range p.secrets {
+func holdsSecret(b []byte, secrets [][]byte) bool {
+	for _, s := range secrets {
 		if bytes.Contains(b, s) {
 			return true
 		}
