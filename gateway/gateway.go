@@ -169,10 +169,16 @@ func New(o Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
+	// Workers' lines are traced only with tracing on: a worker's every line is redacted first
+	// (worker/redact.go), work for nothing when no trace is written.
+	var traceWorker func(dir, worker string, line []byte)
+	if g.trace != nil {
+		traceWorker = func(dir, worker string, line []byte) { g.trace.line(dir, worker, line) }
+	}
 	p, err := pool.New(pool.Options{
 		Settings: o.Pool, Launcher: o.Workers, Versions: supportedVersions, InitTimeout: o.InitTimeout,
 		Logger: g.log, Metrics: g.metrics.poolMetrics(), Now: o.now,
-		Trace: func(dir, worker string, line []byte) { g.trace.line(dir, worker, line) },
+		Trace: traceWorker,
 		BeforeStart: func(id pool.Identity) error {
 			if ok, wait := g.starts.take(ownerOf(id.Principal), time.Now()); !ok {
 				return &rateError{wait: wait}
@@ -281,24 +287,38 @@ func (g *Gateway) Close() {
 	g.pool.Close()
 }
 
-// admit makes a started session visible and watches its worker, unless Close has begun: an
-// initialize that finishes during Close must not leave a worker behind it.
-func (g *Gateway) admit(s *session) bool {
+// admit makes a started session visible, unless Close has begun (an initialize that finishes
+// during Close must not leave a worker behind it: ReasonShutdown) or the pool let the session
+// go while initialize waited (its worker ended: the reason the pool gave). "" admitted it.
+func (g *Gateway) admit(s *session) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
-		return false
+		return ReasonShutdown
 	}
+	if s.lostEarly != "" {
+		return s.lostEarly
+	}
+	s.admitted = true
 	g.sessions.commit(s)
-	return true
+	return ""
 }
 
 // endLater ends s on a goroutine of its own, which Close waits for. Once Close has begun it
 // does nothing: Close ends every admitted session itself, and the WaitGroup must not gain a
 // member while Close waits on it (a worker that dies during Close detaches its session then).
+// A session not yet admitted is not in the table for endSession to find: the reason is kept
+// for admit, which then refuses the session, rather than open it on a worker already gone.
 func (g *Gateway) endLater(s *session, reason string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if !s.admitted {
+		if s.lostEarly == "" {
+			s.lostEarly = reason
+			s.log.Warn("the session's worker ended before the session opened; refusing it", "reason", reason)
+		}
+		return
+	}
 	if g.closed {
 		return
 	}

@@ -90,10 +90,16 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	s.mu.Lock()
 	s.lastActive = time.Now()
 	s.mu.Unlock()
-	if !g.admit(s) {
+	switch reason := g.admit(s); reason {
+	case "":
+	case ReasonShutdown:
 		member.Detach()
 		g.metrics.sessionOpened("shutdown")
 		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
+	default:
+		member.Detach()
+		g.metrics.sessionOpened("worker_error")
+		return overloaded(msg.ID, "the session's worker ended as the session opened ("+reason+")", workerRetryAfter, nil)
 	}
 	committed = true
 	g.metrics.sessionOpened("ok")

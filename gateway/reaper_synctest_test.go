@@ -82,8 +82,8 @@ func (b *bubble) open(t *testing.T) *session {
 	s.log = b.gw.log.With("session", s.id, "user", s.user)
 	s.outbox = newOutbox(nil, nil)
 	s.end = func(reason string) { b.gw.endSession(s, reason) }
-	if !b.gw.admit(s) {
-		t.Fatal("the gateway refused the session")
+	if reason := b.gw.admit(s); reason != "" {
+		t.Fatalf("the gateway refused the session: %s", reason)
 	}
 	return s
 }

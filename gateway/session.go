@@ -34,6 +34,11 @@ type session struct {
 	opened  time.Time
 	end     func(reason string) // ends the session when the pool lets it go
 
+	// Guarded by Gateway.mu: whether initialize has made the session visible, and why the
+	// pool let it go before then (its worker ended while initialize waited on it).
+	admitted  bool
+	lostEarly string
+
 	mu           sync.Mutex
 	access       policy.Access        // a request can narrow it; a write token moves it to the read-write worker
 	calls        map[string]*inflight // by the client's raw request id; made at the first call (most sessions idle)

@@ -117,8 +117,11 @@ type Process struct {
 
 	// secrets are the credential and Spec.Secrets: a worker that prints one (a login message
 	// quoting its token) has it replaced in every line gemgate logs or traces. They are all
-	// the Process keeps of what it handed over.
-	secrets [][]byte
+	// the Process keeps of what it handed over; spellings adds their base64 forms, made at
+	// the first line redacted (redact.go).
+	secrets       [][]byte
+	spellingsOnce sync.Once
+	spellings     [][]byte
 
 	exited    chan struct{} // the process itself has been reaped
 	done      chan struct{} // exited, stdout drained (or cut), pending calls failed

@@ -24,12 +24,7 @@ func (p *Process) redact(b []byte) []byte {
 	if len(p.secrets) == 0 {
 		return b
 	}
-	// The encoded forms are made per line, not kept: most workers never print a line that
-	// is logged, and an idle worker's Process stays small.
-	secrets := slices.Clip(p.secrets) // appended to in a copy: two readers redact at once
-	for _, s := range p.secrets {
-		secrets = append(secrets, encodedForms(s)...)
-	}
+	secrets := p.allSpellings()
 	if bytes.IndexByte(b, '\\') >= 0 {
 		if plain := unescapeASCII(b); holdsSecret(plain, secrets) {
 			b = plain
@@ -46,6 +41,19 @@ func (p *Process) redact(b []byte) []byte {
 		return []byte(nestedSecret)
 	}
 	return b
+}
+
+// allSpellings are the secrets and their encoded forms, made once, at the first line that is
+// redacted: a worker whose lines are never logged or traced keeps only the secrets.
+func (p *Process) allSpellings() [][]byte {
+	p.spellingsOnce.Do(func() {
+		all := slices.Clip(p.secrets)
+		for _, s := range p.secrets {
+			all = append(all, encodedForms(s)...)
+		}
+		p.spellings = all
+	})
+	return p.spellings
 }
 
 // minEncodedForm is the shortest base64 form of a secret that is looked for: shorter ones
