@@ -113,3 +113,25 @@ func TestPathFollowsNoLinkOfAnotherAccount(t *testing.T) {
 		}
 	}
 }
+
+// MkdirAll makes the folder it checked: with ".." after a link in the path, the kernel would
+// make it beside where the link leads (here in a folder anyone may write), while the checks
+// took the names off as text and judged the private folder the link lies in.
+func TestMkdirAllMakesWhatItChecked(t *testing.T) {
+	base := t.TempDir()
+	mkdirMode(t, filepath.Join(base, "a"), 0o700)
+	mkdirMode(t, filepath.Join(base, "open", "sub"), 0o700)
+	mkdirMode(t, filepath.Join(base, "open"), 0o777)
+	if err := os.Symlink(filepath.Join(base, "open", "sub"), filepath.Join(base, "a", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := MkdirAll(filepath.Join(base, "a", "link")+"/../x", 0o700); err != nil { // Join would clean it
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "open", "x")); err == nil {
+		t.Error("MkdirAll made open/x, in a folder anyone may write, after checking the private folder a")
+	}
+	if fi, err := os.Lstat(filepath.Join(base, "a", "x")); err != nil || !fi.IsDir() {
+		t.Errorf("a/x, the folder checked, was not made: %v", err)
+	}
+}

@@ -195,6 +195,10 @@ func Dir(dir string) (string, error) {
 // folder of dir that exists passes Dir first. os.MkdirAll alone would follow a link another
 // account put where a folder was still to be made (a predictable path under /tmp).
 func MkdirAll(dir string, perm os.FileMode) error {
+	// The folders checked are found by taking names off the end, and os.MkdirAll makes them
+	// the same way: the cleaned path is what both read ("a/link/../x" would otherwise be
+	// checked at "a" and made beside where link leads).
+	dir = filepath.Clean(dir)
 	at := dir
 	for {
 		if _, err := os.Lstat(at); err == nil {
