@@ -21,9 +21,8 @@ type Member struct {
 	caps   Capabilities
 	modern bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
 
-	mu      sync.Mutex
-	s       *slot // nil once detached
-	letGoBy string
+	mu sync.Mutex
+	s  *slot // nil once detached
 
 	// inFlight counts the member's calls in a worker's calls set, on whichever worker (a
 	// moved member's may still run on its old one). It changes only under that worker's
@@ -332,7 +331,7 @@ func (w *wrk) tellAfterDetach(s *slot, unsub []string, refuse []json.RawMessage)
 func (m *Member) letGo(reason string) {
 	m.mu.Lock()
 	was := m.s != nil
-	m.s, m.letGoBy = nil, reason
+	m.s = nil
 	m.mu.Unlock()
 	if was {
 		m.c.Detached(reason)
