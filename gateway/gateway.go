@@ -311,19 +311,20 @@ func (g *Gateway) admit(s *session) string {
 // for admit, which then refuses the session, rather than open it on a worker already gone.
 func (g *Gateway) endLater(s *session, reason string) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !s.admitted {
-		if s.lostEarly == "" {
+	early := !s.admitted && s.lostEarly == ""
+	switch {
+	case !s.admitted:
+		if early {
 			s.lostEarly = reason
-			s.log.Warn("the session's worker ended before the session opened; refusing it", "reason", reason)
 		}
-		return
+	case !g.closed:
+		g.wg.Add(1)
+		go func() { defer g.wg.Done(); g.endSession(s, reason) }()
 	}
-	if g.closed {
-		return
+	g.mu.Unlock()
+	if early { // logged outside the lock that admit and Close take
+		s.log.Warn("the session's worker ended before the session opened; refusing it", "reason", reason)
 	}
-	g.wg.Add(1)
-	go func() { defer g.wg.Done(); g.endSession(s, reason) }()
 }
 
 // Workers is the number of workers running or starting.

@@ -90,14 +90,12 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	s.mu.Lock()
 	s.lastActive = time.Now()
 	s.mu.Unlock()
-	switch reason := g.admit(s); reason {
-	case "":
-	case ReasonShutdown:
+	if reason := g.admit(s); reason != "" {
 		member.Detach()
-		g.metrics.sessionOpened("shutdown")
-		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
-	default:
-		member.Detach()
+		if reason == ReasonShutdown {
+			g.metrics.sessionOpened("shutdown")
+			return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
+		}
 		g.metrics.sessionOpened("worker_error")
 		return overloaded(msg.ID, "the session's worker ended as the session opened ("+reason+")", workerRetryAfter, nil)
 	}

@@ -76,21 +76,13 @@ func encodedForms(s []byte) [][]byte {
 			if len(e)-head-tail < minEncodedForm {
 				continue
 			}
-			if form := e[head : len(e)-tail]; !containsBytes(out, form) {
-				out = append(out, form)
+			form := e[head : len(e)-tail]
+			if !slices.ContainsFunc(out, func(f []byte) bool { return bytes.Equal(f, form) }) {
+				out = append(out, form) // the alphabets differ only where s's encoding has + or /
 			}
 		}
 	}
 	return out
-}
-
-func containsBytes(list [][]byte, b []byte) bool {
-	for _, x := range list {
-		if bytes.Equal(x, b) {
-			return true
-		}
-	}
-	return false
 }
 
 // nestedSecret stands for a line that quotes a secret in escapes within escapes (JSON quoted
