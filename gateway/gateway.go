@@ -21,7 +21,7 @@ type Options struct {
 	MCPPath   string // default "/mcp"
 	PublicURL string // the resource identifier; only used for metadata paths and logs
 
-	// Authenticate wraps the MCP endpoint: auth.Authenticator.Middleware, or auth.Anonymous
+	// Authenticate wraps the MCP endpoint: auth.Authenticator.Middleware, or auth.LocalUser
 	// for `--auth none`. Required.
 	Authenticate func(http.Handler) http.Handler
 	// Metadata serves RFC 9728 metadata at the well-known paths; nil when there is no issuer.

@@ -168,8 +168,8 @@ func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol 
 		if anonymous != nil {
 			p = *anonymous
 		}
-		opts.Authenticate = auth.Anonymous(p)
-		log.Warn("authentication is off (auth=none): every request acts as the local user", "user", p.User)
+		opts.Authenticate = auth.LocalUser(p, log)
+		log.Warn("authentication is off (auth=none): every request acts as the local user, and requests through a proxy or to a name other than loopback are refused", "user", p.User)
 	case "oidc":
 		// The issuer may be down at start (compose and Kubernetes start things in any
 		// order): gemgate serves anyway, answers 503 to tokens and is not ready until the

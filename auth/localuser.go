@@ -1,0 +1,74 @@
+package auth
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// forwardingHeaders are the headers proxies, load balancers and tunnels add to what they pass
+// on (RFC 7239 Forwarded, RFC 9110 Via and the de facto X-Forwarded-* family, X-Real-IP,
+// and the client-address headers of the common CDNs and tunnels). A client on this machine
+// talking to gemgate itself sends none of them.
+var forwardingHeaders = []string{
+	"Forwarded", "Via",
+	"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port",
+	"X-Forwarded-Server", "X-Real-Ip", "X-Client-Ip", "True-Client-Ip", "Cf-Connecting-Ip",
+	"Fastly-Client-Ip", "X-Original-Forwarded-For", "X-Envoy-External-Address",
+}
+
+// LocalUser is the `auth: none` middleware of a served gateway: every request acts as p,
+// and is served only if it is plainly the local user's own. Configuration keeps auth none to
+// a loopback listener, but a proxy or tunnel on this machine (a reverse proxy, ngrok, a
+// cloudflared or Tailscale tunnel, an editor's port forwarding) can still carry other
+// people's requests to it, and each of them would act as the local user. gemgate cannot
+// see the proxy, but its requests show it: a forwarding header, or a Host that is not a
+// loopback name (the public name the proxy was reached by). Such a request is refused 403,
+// with a log line that says why, and reaches no worker.
+func LocalUser(p Principal, log *slog.Logger) func(http.Handler) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	anonymous := Anonymous(p)
+	return func(next http.Handler) http.Handler {
+		serve := anonymous(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if why := notLocal(r); why != "" {
+				log.Warn("request refused: auth none serves only the local user", "reason", why)
+				writeJSONError(w, http.StatusForbidden, "access_denied",
+					"authentication is off (auth: none), so gemgate serves only its own user on this machine, and "+why+
+						"; to serve others, use auth: oidc")
+				return
+			}
+			serve.ServeHTTP(w, r)
+		})
+	}
+}
+
+// notLocal says why r did not come straight from a client on this machine, or "" if it did.
+func notLocal(r *http.Request) string {
+	for _, name := range forwardingHeaders {
+		if _, ok := r.Header[name]; ok {
+			return "this request came through a proxy or tunnel (it carries " + name + ")"
+		}
+	}
+	if !loopbackHostHeader(r.Host) {
+		return "this request was addressed to a name that is not loopback (its Host header)"
+	}
+	return ""
+}
+
+// loopbackHostHeader reports whether a Host header names loopback: localhost or a loopback
+// IP, with or without a port, an IPv6 address in brackets.
+func loopbackHostHeader(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	} else if inner, ok := strings.CutPrefix(hostport, "["); ok {
+		if host, ok = strings.CutSuffix(inner, "]"); !ok {
+			return false
+		}
+	}
+	return IsLoopbackHost(host)
+}
