@@ -370,3 +370,40 @@ func TestRev11SessionRequestAtMaxWorkersIsNot503(t *testing.T) {
 		t.Fatal("alice's session ended")
 	}
 }
+
+// TestRev11ReadOnlyTokenReadsReadWriteSessionStream: the same gap on GET. A read-write
+// session's GET stream opened with the user's read-only token is served, and the read-write
+// worker's requests (here delete_note's elicitation/create, which names the note to be
+// deleted) go down it. In the 2026-07-28 era a listen stream "belongs to one (issuer,
+// subject, access mode)" (docs/eras.md), and a parked call's state is refused to another
+// access mode; a legacy session checks only (issuer, subject) (table.lookup), whatever the
+// token's access, on GET, POST answers and DELETE.
+func TestRev11ReadOnlyTokenReadsReadWriteSessionStream(t *testing.T) {
+	f := newFixture(t)
+	rw := f.client("alice-rw")
+	openWithElicitation(t, rw)
+	if r := rw.callTool("2", "write_note", map[string]any{"name": "secret-plan", "text": "x"}); r.status != http.StatusOK || r.only(t).Error != nil {
+		t.Fatalf("write_note: %d %s", r.status, r.body)
+	}
+	ro := &client{f: f, token: "alice-ro", session: rw.session, version: rw.version}
+	st := ro.openStream() // fails the test unless 200: the read-only token is let in
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rw.do(ctx, http.MethodPost, rpcBody(`"del"`, "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "secret-plan"}}))
+	}()
+	defer func() { cancel(); <-done }()
+	for {
+		m, ok := st.next(5 * time.Second)
+		if !ok {
+			return
+		}
+		if m.Method == "elicitation/create" {
+			t.Errorf("a GET stream opened with a read-only token on a read-write session received the read-write worker's request: %s", m.Params)
+			rw.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"decline"}}`, m.ID))
+			return
+		}
+	}
+}
