@@ -407,3 +407,70 @@ func TestRev11ReadOnlyTokenReadsReadWriteSessionStream(t *testing.T) {
 		}
 	}
 }
+
+// lookalikeTokens adds tokens of subjects that differ from alice's ("sub-alice") only by
+// case, white space, a zero-width character, a homoglyph or Unicode normalization, each its
+// own user claim spelled likewise.
+type lookalikeTokens struct{ testTokens }
+
+var lookalikeSubjects = map[string]string{
+	"upper":    "SUB-ALICE",
+	"title":    "Sub-Alice",
+	"trailing": "sub-alice ",
+	"zwsp":     "sub-alice\u200b",
+	"cyrillic": "sub-ali\u0441e",
+	"nfd":      "sub-alice\u0301", // a combining acute after e: é in NFD, a different string from NFC
+}
+
+func (l lookalikeTokens) Verify(ctx context.Context, raw string) (auth.Principal, error) {
+	if sub, ok := lookalikeSubjects[raw]; ok {
+		return auth.Principal{Issuer: testIssuer, Subject: sub, User: strings.Replace(sub, "sub-", "", 1), Scopes: []string{"mcp:use", "mcp:write"}}, nil
+	}
+	return l.testTokens.Verify(ctx, raw)
+}
+
+// TestRev11LookalikeSubjectsAreOtherUsers: a session belongs to (issuer, subject) compared
+// byte for byte. A subject that differs from the owner's by case, white space, a zero-width
+// character, a homoglyph or normalization is another user: 404 on POST, GET and DELETE of
+// the owner's session, and a per-user worker of its own.
+func TestRev11LookalikeSubjectsAreOtherUsers(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
+			Verifier: lookalikeTokens{tokens}, ResourceMetadataURL: resourceMetadata, RequiredScopes: o.Policy.RequiredScopes(),
+		})
+		o.Authenticate, o.InsufficientScope = authn.Middleware, authn.InsufficientScope
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+	})
+	alice := f.client("alice-rw")
+	alice.open()
+	alicePid := alice.sessionObj().member.WorkerPid()
+	for name := range lookalikeSubjects {
+		t.Run(name, func(t *testing.T) {
+			m := &client{f: f, token: name, session: alice.session, version: alice.version}
+			for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+				body := ""
+				if method == http.MethodPost {
+					body = rpcBody("9", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}})
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				r, err := m.do(ctx, method, body)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.status != http.StatusNotFound {
+					t.Errorf("%s on alice's session: %d, want 404", method, r.status)
+				}
+			}
+			own := f.client(name)
+			own.open()
+			if pid := f.gw.sessions.lookup(own.session, owner{testIssuer, lookalikeSubjects[name]}).member.WorkerPid(); pid == alicePid {
+				t.Errorf("subject %q shares alice's worker %d", lookalikeSubjects[name], pid)
+			}
+			own.request(context.Background(), http.MethodDelete, "")
+		})
+	}
+	if r := alice.callTool("10", "whoami", map[string]any{}); r.status != http.StatusOK || !strings.Contains(toolText(t, r.only(t)), "user=alice ") {
+		t.Errorf("alice after the lookalikes: %d %s", r.status, r.body)
+	}
+}
