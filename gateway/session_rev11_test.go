@@ -474,3 +474,24 @@ func TestRev11LookalikeSubjectsAreOtherUsers(t *testing.T) {
 		t.Errorf("alice after the lookalikes: %d %s", r.status, r.body)
 	}
 }
+
+// TestRev11ReadOnlyTokenEndsReadWriteSession: with worker_per: session, DELETE stops the
+// session's worker, and for GemStone "uncommitted work in that session is lost"
+// (docs/session-lifetime.md). The user's read-only token, which may not call a single write
+// tool on the session, may DELETE it, and so throw away what the read-write client wrote and
+// had not committed. Same root as TestRev11ReadOnlyTokenAnswersReadWriteElicitation: a
+// legacy session checks (issuer, subject) only, never the token's access.
+func TestRev11ReadOnlyTokenEndsReadWriteSession(t *testing.T) {
+	f := newFixture(t) // worker_per: session
+	rw := f.client("alice-rw")
+	rw.open()
+	pid := rw.sessionObj().member.WorkerPid()
+	ro := &client{f: f, token: "alice-ro", session: rw.session, version: rw.version}
+	if r := ro.callTool("2", "write_note", map[string]any{"name": "n", "text": "x"}); r.status != http.StatusForbidden {
+		t.Fatalf("the read-only token's write on the session: %d, want 403", r.status)
+	}
+	r := ro.request(context.Background(), http.MethodDelete, "")
+	if r.status == http.StatusOK {
+		t.Errorf("DELETE of a read-write session with the read-only token: 200, the session ended (worker %d alive: %v); want it refused (403 insufficient_scope) as the token's write calls are", pid, alive(pid))
+	}
+}
