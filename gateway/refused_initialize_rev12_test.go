@@ -57,3 +57,26 @@ func TestRev12RefusedInitializeQuotingTheCredentialIsRedacted(t *testing.T) {
 		t.Fatalf("the worker's credential, quoted in its refusal of initialize, reaches\n%s", strings.Join(leaks, "\n"))
 	}
 }
+
+// The same refusal is logged whole ("worker refused initialize", at warn): a worker's error
+// answer of any length, up to the 16 MiB line limit, is one log line, where every other text
+// of a worker's that gemgate logs is cut (a stderr line to 512 bytes, a greeting's refusal).
+func TestRev12RefusedInitializeIsClippedInLog(t *testing.T) {
+	script := `read -r req; id=$(printf '%s' "$req" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p'); ` +
+		`pad=$(head -c 200000 /dev/zero | tr '\0' x); ` +
+		`printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"refused %s"}}\n' "$id" "$pad"; exec sleep 30`
+	f := newFixture(t, func(o *Options) {
+		o.Workers = rev12ShellLauncher{script: script}
+		o.Trace = nil
+	})
+	r := f.client("alice-rw").rpc("1", "initialize", initParams("2025-06-18"))
+	if !strings.Contains(string(r.body), "refused xxx") {
+		t.Fatalf("initialize: status %d, body %.200s: want the worker's refusal", r.status, r.body)
+	}
+	const bound = 8 << 10
+	for _, l := range strings.Split(f.log.String(), "\n") {
+		if len(l) > bound {
+			t.Fatalf("a log line of %d bytes (bound %d) from a worker's refusal of initialize:\n%.200s...", len(l), bound, l)
+		}
+	}
+}
