@@ -102,3 +102,27 @@ func TestRev12WorkerRequestMethodIsClippedInLog(t *testing.T) {
 		}
 	}
 }
+
+// A worker's stderr reaches the log at 50 lines a second (bursts of 200), "the log is every
+// user's, audit lines included". A worker that sends requests instead gets one warning per
+// request over the unanswered bound ("worker has too many requests unanswered by the
+// clients; refused"), with no rate limit: the same flood, through another door.
+func TestRev12WorkerRequestFloodIsLoggedAtABoundedRate(t *testing.T) {
+	var logs rev12Log
+	p, err := New(Options{Launcher: scriptLauncher{}, InitTimeout: waitFor,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	a := attach(t, p, "mallory", false, `{}`, newCaller(time.Now()))
+	const n = 5000
+	a.tool(t, "flood", map[string]any{"method": "x/flood", "n": n})
+	start := time.Now()
+	time.Sleep(2 * time.Second)
+	lines := strings.Count(logs.String(), "\n")
+	if max := 200 + int(time.Since(start).Seconds()+1)*50; lines > max {
+		t.Fatalf("a worker's flood of %d requests made %d log lines in %v; its stderr would get at most %d",
+			n, lines, time.Since(start).Round(time.Millisecond), max)
+	}
+}
