@@ -1,0 +1,82 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/pool"
+)
+
+// rev12Credential is the backend credential gemgate hands the workers of these tests (as
+// worker_credential: exchange hands each worker a token for its backend).
+const rev12Credential = "rev12.exchanged-backend-credential.c2VjcmV0LXNpZ25hdHVyZQ"
+
+type rev12Cred struct{}
+
+func (rev12Cred) Credential(context.Context, pool.Identity) (pool.Credential, error) {
+	return pool.Credential{Token: rev12Credential}, nil
+}
+
+// rev12ShellLauncher starts /bin/sh -c script as the worker, with the credential on its
+// descriptor 3, through the real CommandLauncher.
+type rev12ShellLauncher struct{ script string }
+
+func (l rev12ShellLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
+	cl := &pool.CommandLauncher{Command: []string{"/bin/sh", "-c", l.script}, Credential: rev12Cred{}, StopGrace: 200 * time.Millisecond}
+	return cl.Launch(ctx, id)
+}
+
+// A worker whose backend login fails answers initialize with a JSON-RPC error, and the
+// message of such an error quotes what the login was given (a login message, as the
+// greeting's refusal in TestRefusalQuotingTheCredentialIsRedacted does). gemgate logs that
+// answer ("worker refused initialize") and sends it to the client. The greeting's refusal is
+// cleared of the credential in both; this ordinary refusal is passed to the log and to the
+// client whole, credential included. docs/security.md: a worker's line that quotes the
+// credential has it replaced with [redacted] wherever gemgate logs or traces the line; the
+// exchanged credential is the worker's, never the client's (DESIGN §9.7).
+func TestRev12RefusedInitializeQuotingTheCredentialIsRedacted(t *testing.T) {
+	script := `c=$(cat <&3); read -r req; id=$(printf '%s' "$req" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p'); ` +
+		`printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"backend login refused for %s"}}\n' "$id" "$c"; exec sleep 30`
+	f := newFixture(t, func(o *Options) { o.Workers = rev12ShellLauncher{script: script} })
+	r := f.client("alice-rw").rpc("1", "initialize", initParams("2025-06-18"))
+	if !strings.Contains(string(r.body), "backend login refused") {
+		t.Fatalf("initialize: status %d, body %s: want the worker's refusal", r.status, r.body)
+	}
+	var leaks []string
+	if strings.Contains(string(r.body), rev12Credential) {
+		leaks = append(leaks, "the client's answer: "+string(r.body))
+	}
+	for _, l := range strings.Split(f.log.String(), "\n") {
+		if strings.Contains(l, rev12Credential) {
+			leaks = append(leaks, "the log: "+l)
+		}
+	}
+	if len(leaks) > 0 {
+		t.Fatalf("the worker's credential, quoted in its refusal of initialize, reaches\n%s", strings.Join(leaks, "\n"))
+	}
+}
+
+// The same refusal is logged whole ("worker refused initialize", at warn): a worker's error
+// answer of any length, up to the 16 MiB line limit, is one log line, where every other text
+// of a worker's that gemgate logs is cut (a stderr line to 512 bytes, a greeting's refusal).
+func TestRev12RefusedInitializeIsClippedInLog(t *testing.T) {
+	script := `read -r req; id=$(printf '%s' "$req" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p'); ` +
+		`pad=$(head -c 200000 /dev/zero | tr '\0' x); ` +
+		`printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"refused %s"}}\n' "$id" "$pad"; exec sleep 30`
+	f := newFixture(t, func(o *Options) {
+		o.Workers = rev12ShellLauncher{script: script}
+		o.Trace = nil
+	})
+	r := f.client("alice-rw").rpc("1", "initialize", initParams("2025-06-18"))
+	if !strings.Contains(string(r.body), "refused xxx") {
+		t.Fatalf("initialize: status %d, body %.200s: want the worker's refusal", r.status, r.body)
+	}
+	const bound = 8 << 10
+	for _, l := range strings.Split(f.log.String(), "\n") {
+		if len(l) > bound {
+			t.Fatalf("a log line of %d bytes (bound %d) from a worker's refusal of initialize:\n%.200s...", len(l), bound, l)
+		}
+	}
+}
