@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -139,7 +140,7 @@ func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err e
 	case errors.As(err, &refused):
 		// The worker's own refusal (a backend login refused, say) is for the client to read.
 		g.metrics.sessionOpened("worker_error")
-		g.log.Warn("worker refused initialize", "error", string(refused.Answer))
+		g.log.Warn("worker refused initialize", "error", textclip.Bytes(refused.Answer, 512))
 		body := (&jsonrpc.Message{ID: msg.ID, Error: refused.Answer}).Encode()
 		g.trace.outbound("", body)
 		writeBody(w, http.StatusOK, body)

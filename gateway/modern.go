@@ -31,11 +31,13 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	mr, he := checkModern(r, msg)
 	if he != nil {
+		g.auditUnread(r, msg, p, modernVersion, he)
 		return he
 	}
 	fields, he := modernFields(msg, mr)
 	if he != nil {
 		he.Status = http.StatusBadRequest
+		g.auditUnread(r, msg, p, modernVersion, he)
 		return he
 	}
 	access := g.opts.Policy.Decide(p.Scopes)

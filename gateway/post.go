@@ -79,14 +79,15 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	}
 	// Every field the gateway decides on is read here, strictly, before anything else is done
 	// with the message: an ambiguous one is refused before it can reach a worker.
+	p, _ := auth.PrincipalFrom(r.Context())
 	fields, he := readClientFields(msg)
 	if he != nil {
+		g.auditUnread(r, msg, p, "", he)
 		return he
 	}
 	if he := checkKind(msg); he != nil {
 		return he
 	}
-	p, _ := auth.PrincipalFrom(r.Context())
 
 	if msg.IsRequest() && msg.Method == "initialize" {
 		if fields.eraMeta {

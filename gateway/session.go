@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -255,7 +256,7 @@ func (s *session) isProbeAnswer(m *jsonrpc.Message) bool {
 func (s *session) clientResponse(m *jsonrpc.Message) {
 	var gid string
 	if err := json.Unmarshal(m.ID, &gid); err != nil {
-		s.log.Debug("client answered an id the gateway never sent", "id", string(m.ID))
+		s.log.Debug("client answered an id the gateway never sent", "id", textclip.Bytes(m.ID, 128))
 		return
 	}
 	s.mu.Lock()

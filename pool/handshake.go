@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,7 +40,7 @@ func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.
 		if exitedUnasked(resp) {
 			return nil, "", &StartError{Exited: true, Err: errors.New(string(resp.Error))}
 		}
-		return nil, "", &RefusedError{Answer: resp.Error}
+		return nil, "", &RefusedError{Answer: refusal(proc, resp.Error)}
 	}
 	version, err := p.resultVersion(resp.Result)
 	if err != nil {
@@ -51,6 +52,24 @@ func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.
 		}
 	}
 	return resp.Result, version, nil
+}
+
+// refusal is a worker's error answer to its opening call as the client may read it: without
+// the credential the worker was handed (a refused login message quotes it), and a JSON-RPC
+// error object still, or, when taking the credential out leaves none, one of gemgate's own.
+func refusal(proc *worker.Process, answer json.RawMessage) json.RawMessage {
+	out := proc.Redacted(answer)
+	if bytes.Equal(out, answer) {
+		return answer
+	}
+	var e struct {
+		Code    *int64 `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(out, &e) != nil || e.Code == nil {
+		return json.RawMessage(`{"code":-32603,"message":"the worker refused initialize (its answer quoted its credential and is not passed on)"}`)
+	}
+	return out
 }
 
 func (p *Pool) resultVersion(result json.RawMessage) (string, error) {

@@ -5,14 +5,11 @@ import (
 	"testing"
 )
 
-// docs/operations.md: the audit line "audit tools/call" is written for "every tools/call,
-// allowed or refused", and DESIGN §7 calls it "an audit line per tools/call". A read-only
-// caller's tools/call that tries to smuggle a write tool past the policy (the name twice, a
-// case-variant key that a worker's reader would take, a lone surrogate that another reader
-// decodes otherwise) is refused by the strict reader, rightly, but leaves no audit line, and
-// no other line at info level either: the attempts an audit log exists to show are the ones
-// it never sees.
-func TestRev12RefusedToolCallSmugglingIsAudited(t *testing.T) {
+// Every tools/call leaves an audit line, allowed or refused (docs/operations.md), the ones
+// the strict reader refuses too: a read-only caller's try at passing one tool to the policy
+// and another to the worker (the name twice, a case-variant key a worker's reader would take,
+// a lone surrogate another reader decodes otherwise) is what an audit log is there to show.
+func TestRefusedToolCallSmugglingIsAudited(t *testing.T) {
 	for name, params := range map[string]string{
 		"name twice":          `{"name":"read_note","name":"delete_note","arguments":{}}`,
 		"case-variant key":    `{"name":"read_note","Name":"delete_note","arguments":{}}`,

@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// A client's answer to an id the gateway never sent is logged (debug) with the id as the
-// client wrote it: JSON-RPC ids have no length limit in the strict reader, so one POST of a
-// response whose id is a number of a megabyte of digits makes a log line of a megabyte. Every
-// other client text gemgate logs is clipped or checked first (the tool name to 256 bytes,
-// X-Request-Id and Mcp-Session-Id to 128 visible ASCII bytes, claims to 64).
-func TestRev12ClientAnswerIDIsClippedInLog(t *testing.T) {
+// A client's answer to an id the gateway never sent is logged (debug) with its id clipped:
+// JSON-RPC ids have no length limit in the strict reader, and one POST of a response whose id
+// is a megabyte of digits must not make a log line of a megabyte, as no other client text
+// gemgate logs does (the tool name is cut at 256 bytes, X-Request-Id and Mcp-Session-Id at
+// 128 visible ASCII bytes, claims at 64).
+func TestClientAnswerIDIsClippedInLog(t *testing.T) {
 	f := newFixture(t)
 	c := f.client("alice-rw")
 	c.open()

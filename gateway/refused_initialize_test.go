@@ -9,47 +9,45 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// rev12Credential is the backend credential gemgate hands the workers of these tests (as
+// refusalCredential is the backend credential gemgate hands the workers of these tests (as
 // worker_credential: exchange hands each worker a token for its backend).
-const rev12Credential = "rev12.exchanged-backend-credential.c2VjcmV0LXNpZ25hdHVyZQ"
+const refusalCredential = "exchanged-backend-credential.c2VjcmV0LXNpZ25hdHVyZQ"
 
-type rev12Cred struct{}
+type refusalCred struct{}
 
-func (rev12Cred) Credential(context.Context, pool.Identity) (pool.Credential, error) {
-	return pool.Credential{Token: rev12Credential}, nil
+func (refusalCred) Credential(context.Context, pool.Identity) (pool.Credential, error) {
+	return pool.Credential{Token: refusalCredential}, nil
 }
 
-// rev12ShellLauncher starts /bin/sh -c script as the worker, with the credential on its
+// shellLauncher starts /bin/sh -c script as the worker, with the credential on its
 // descriptor 3, through the real CommandLauncher.
-type rev12ShellLauncher struct{ script string }
+type shellLauncher struct{ script string }
 
-func (l rev12ShellLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
-	cl := &pool.CommandLauncher{Command: []string{"/bin/sh", "-c", l.script}, Credential: rev12Cred{}, StopGrace: 200 * time.Millisecond}
+func (l shellLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
+	cl := &pool.CommandLauncher{Command: []string{"/bin/sh", "-c", l.script}, Credential: refusalCred{}, StopGrace: 200 * time.Millisecond}
 	return cl.Launch(ctx, id)
 }
 
 // A worker whose backend login fails answers initialize with a JSON-RPC error, and the
-// message of such an error quotes what the login was given (a login message, as the
-// greeting's refusal in TestRefusalQuotingTheCredentialIsRedacted does). gemgate logs that
-// answer ("worker refused initialize") and sends it to the client. The greeting's refusal is
-// cleared of the credential in both; this ordinary refusal is passed to the log and to the
-// client whole, credential included. docs/security.md: a worker's line that quotes the
-// credential has it replaced with [redacted] wherever gemgate logs or traces the line; the
+// message of such an error may quote what the login was given. gemgate logs that answer
+// ("worker refused initialize"), traces it and sends it to the client: in all three the
+// credential is [redacted], as it is in a greeting's refusal
+// (TestRefusalQuotingTheCredentialIsRedacted) and in every worker line gemgate logs; the
 // exchanged credential is the worker's, never the client's (DESIGN §9.7).
-func TestRev12RefusedInitializeQuotingTheCredentialIsRedacted(t *testing.T) {
+func TestRefusedInitializeQuotingTheCredentialIsRedacted(t *testing.T) {
 	script := `c=$(cat <&3); read -r req; id=$(printf '%s' "$req" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p'); ` +
 		`printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"backend login refused for %s"}}\n' "$id" "$c"; exec sleep 30`
-	f := newFixture(t, func(o *Options) { o.Workers = rev12ShellLauncher{script: script} })
+	f := newFixture(t, func(o *Options) { o.Workers = shellLauncher{script: script} })
 	r := f.client("alice-rw").rpc("1", "initialize", initParams("2025-06-18"))
 	if !strings.Contains(string(r.body), "backend login refused") {
 		t.Fatalf("initialize: status %d, body %s: want the worker's refusal", r.status, r.body)
 	}
 	var leaks []string
-	if strings.Contains(string(r.body), rev12Credential) {
+	if strings.Contains(string(r.body), refusalCredential) {
 		leaks = append(leaks, "the client's answer: "+string(r.body))
 	}
 	for _, l := range strings.Split(f.log.String(), "\n") {
-		if strings.Contains(l, rev12Credential) {
+		if strings.Contains(l, refusalCredential) {
 			leaks = append(leaks, "the log: "+l)
 		}
 	}
@@ -58,15 +56,15 @@ func TestRev12RefusedInitializeQuotingTheCredentialIsRedacted(t *testing.T) {
 	}
 }
 
-// The same refusal is logged whole ("worker refused initialize", at warn): a worker's error
-// answer of any length, up to the 16 MiB line limit, is one log line, where every other text
-// of a worker's that gemgate logs is cut (a stderr line to 512 bytes, a greeting's refusal).
-func TestRev12RefusedInitializeIsClippedInLog(t *testing.T) {
+// The same refusal is logged clipped ("worker refused initialize", at warn), like every other
+// text of a worker's that gemgate logs (a stderr line to 512 bytes, a greeting's refusal): a
+// worker's error answer may be as long as a line may be, 16 MiB.
+func TestRefusedInitializeIsClippedInLog(t *testing.T) {
 	script := `read -r req; id=$(printf '%s' "$req" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p'); ` +
 		`pad=$(head -c 200000 /dev/zero | tr '\0' x); ` +
 		`printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"refused %s"}}\n' "$id" "$pad"; exec sleep 30`
 	f := newFixture(t, func(o *Options) {
-		o.Workers = rev12ShellLauncher{script: script}
+		o.Workers = shellLauncher{script: script}
 		o.Trace = nil
 	})
 	r := f.client("alice-rw").rpc("1", "initialize", initParams("2025-06-18"))
