@@ -132,6 +132,9 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	case msg.IsNotification():
 		g.notification(s, msg, fields)
 	default:
+		if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
+			return he
+		}
 		s.clientResponse(msg)
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -11,90 +11,8 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
-
-// openWithElicitation initializes c's session declaring the elicitation capability, as a
-// client that can confirm a delete_note does.
-func openWithElicitation(t *testing.T, c *client) {
-	t.Helper()
-	params := initParams("2025-06-18")
-	params["capabilities"] = map[string]any{"elicitation": map[string]any{}}
-	r := c.rpc("1", "initialize", params)
-	if r.status != http.StatusOK || r.header.Get(headerSessionID) == "" {
-		t.Fatalf("initialize: %d %s", r.status, r.body)
-	}
-	c.session, c.version = r.header.Get(headerSessionID), "2025-06-18"
-	if n := c.rpc("", "notifications/initialized", map[string]any{}); n.status != http.StatusAccepted {
-		t.Fatalf("notifications/initialized: %d", n.status)
-	}
-}
-
-// TestRev11ReadOnlyTokenAnswersReadWriteElicitation: a read-write session's delete_note asks
-// its client for confirmation (elicitation/create, on the call's own SSE stream). The user's
-// read-only token, presented on the same session, answers it "accept", and the write goes
-// through: a token that may not call delete_note decides whether it runs. In the 2026-07-28
-// era the same retry is refused (docs/eras.md: "another access mode's (a read-only token of
-// the same user) ... is refused with 400, -32602 ... so a read-only token cannot turn a retry
-// into a write"); in a legacy session, a client's answer to a worker request reaches the
-// read-write worker with no access check at all (postMessage -> session.clientResponse).
-func TestRev11ReadOnlyTokenAnswersReadWriteElicitation(t *testing.T) {
-	f := newFixture(t)
-	rw := f.client("alice-rw")
-	openWithElicitation(t, rw)
-	if r := rw.callTool("2", "write_note", map[string]any{"name": "doomed", "text": "x"}); r.status != http.StatusOK || r.only(t).Error != nil {
-		t.Fatalf("write_note: %d %s", r.status, r.body)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	resp := rw.postStreaming(ctx, rpcBody(`"del"`, "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "doomed"}}))
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("delete_note: %d", resp.StatusCode)
-	}
-	evs := readEvents(resp.Body)
-	var ask *jsonrpc.Message
-	for ask == nil {
-		ev, ok := nextEvent(t, evs)
-		if !ok {
-			t.Fatal("delete_note's stream ended without an elicitation")
-		}
-		if ev.data == "" {
-			continue
-		}
-		m, err := jsonrpc.Parse([]byte(ev.data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.Method == "elicitation/create" {
-			ask = m
-		} else if m.IsResponse() {
-			t.Fatalf("delete_note answered before asking: %s", ev.data)
-		}
-	}
-
-	ro := &client{f: f, token: "alice-ro", session: rw.session, version: rw.version}
-	answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{}}}`, ask.ID)
-	roStatus := ro.post(answer).status
-	if roStatus != http.StatusAccepted {
-		// Refused: the read-write client declines, so that the call ends.
-		rw.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"decline"}}`, ask.ID))
-	}
-	var final *jsonrpc.Message
-	for final == nil {
-		ev, ok := nextEvent(t, evs)
-		if !ok {
-			t.Fatal("delete_note's stream ended without its answer")
-		}
-		if m, err := jsonrpc.Parse([]byte(ev.data)); err == nil && m.IsResponse() {
-			final = m
-		}
-	}
-	if got := toolText(t, final); strings.Contains(got, "deleted note") {
-		t.Errorf("a read-only token's answer (POST %d) confirmed a read-write delete_note: %q; want the answer refused (as the modern era refuses another access mode's retry) and the note kept", roStatus, got)
-	}
-}
 
 // TestRev11LastEventIDOddSpellings: Last-Event-ID values that are not an id gemgate wrote,
 // spelled around a real one, are all 400 with data.kind last_event_id, and the session and
@@ -312,43 +230,6 @@ func TestRev11StreamOutlivesItsToken(t *testing.T) {
 	}
 }
 
-// TestRev11ReadOnlyTokenReadsReadWriteSessionStream: the same gap on GET. A read-write
-// session's GET stream opened with the user's read-only token is served, and the read-write
-// worker's requests (here delete_note's elicitation/create, which names the note to be
-// deleted) go down it. In the 2026-07-28 era a listen stream "belongs to one (issuer,
-// subject, access mode)" (docs/eras.md), and a parked call's state is refused to another
-// access mode; a legacy session checks only (issuer, subject) (table.lookup), whatever the
-// token's access, on GET, POST answers and DELETE.
-func TestRev11ReadOnlyTokenReadsReadWriteSessionStream(t *testing.T) {
-	f := newFixture(t)
-	rw := f.client("alice-rw")
-	openWithElicitation(t, rw)
-	if r := rw.callTool("2", "write_note", map[string]any{"name": "secret-plan", "text": "x"}); r.status != http.StatusOK || r.only(t).Error != nil {
-		t.Fatalf("write_note: %d %s", r.status, r.body)
-	}
-	ro := &client{f: f, token: "alice-ro", session: rw.session, version: rw.version}
-	st := ro.openStream() // fails the test unless 200: the read-only token is let in
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rw.do(ctx, http.MethodPost, rpcBody(`"del"`, "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "secret-plan"}}))
-	}()
-	defer func() { cancel(); <-done }()
-	for {
-		m, ok := st.next(5 * time.Second)
-		if !ok {
-			return
-		}
-		if m.Method == "elicitation/create" {
-			t.Errorf("a GET stream opened with a read-only token on a read-write session received the read-write worker's request: %s", m.Params)
-			rw.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"decline"}}`, m.ID))
-			return
-		}
-	}
-}
-
 // lookalikeTokens adds tokens of subjects that differ from alice's ("sub-alice") only by
 // case, white space, a zero-width character, a homoglyph or Unicode normalization, each its
 // own user claim spelled likewise.
@@ -413,26 +294,5 @@ func TestRev11LookalikeSubjectsAreOtherUsers(t *testing.T) {
 	}
 	if r := alice.callTool("10", "whoami", map[string]any{}); r.status != http.StatusOK || !strings.Contains(toolText(t, r.only(t)), "user=alice ") {
 		t.Errorf("alice after the lookalikes: %d %s", r.status, r.body)
-	}
-}
-
-// TestRev11ReadOnlyTokenEndsReadWriteSession: with worker_per: session, DELETE stops the
-// session's worker, and for GemStone "uncommitted work in that session is lost"
-// (docs/session-lifetime.md). The user's read-only token, which may not call a single write
-// tool on the session, may DELETE it, and so throw away what the read-write client wrote and
-// had not committed. Same root as TestRev11ReadOnlyTokenAnswersReadWriteElicitation: a
-// legacy session checks (issuer, subject) only, never the token's access.
-func TestRev11ReadOnlyTokenEndsReadWriteSession(t *testing.T) {
-	f := newFixture(t) // worker_per: session
-	rw := f.client("alice-rw")
-	rw.open()
-	pid := rw.sessionObj().member.WorkerPid()
-	ro := &client{f: f, token: "alice-ro", session: rw.session, version: rw.version}
-	if r := ro.callTool("2", "write_note", map[string]any{"name": "n", "text": "x"}); r.status != http.StatusForbidden {
-		t.Fatalf("the read-only token's write on the session: %d, want 403", r.status)
-	}
-	r := ro.request(context.Background(), http.MethodDelete, "")
-	if r.status == http.StatusOK {
-		t.Errorf("DELETE of a read-write session with the read-only token: 200, the session ended (worker %d alive: %v); want it refused (403 insufficient_scope) as the token's write calls are", pid, alive(pid))
 	}
 }

@@ -34,6 +34,10 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 //go:noinline
 func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *session, sid, after uint64, resumed bool) {
 	s, he := g.sessionFor(r)
+	if he == nil {
+		p, _ := auth.PrincipalFrom(r.Context())
+		he = g.narrowedRefusal(s, p, "the session's stream")
+	}
 	if he != nil {
 		he.write(w)
 		return nil, 0, 0, false
@@ -245,6 +249,10 @@ func badEventID(err error) *httpError {
 
 func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 	s, he := g.sessionFor(r)
+	if he == nil {
+		p, _ := auth.PrincipalFrom(r.Context())
+		he = g.narrowedRefusal(s, p, "ending the session")
+	}
 	if he != nil {
 		he.write(w)
 		return
