@@ -123,6 +123,8 @@ type Process struct {
 	spellingsOnce sync.Once
 	spellings     [][]byte
 
+	logged logLimit // the worker's share of the log, every line it causes (loglimit.go)
+
 	exited    chan struct{} // the process itself has been reaped
 	done      chan struct{} // exited, stdout drained (or cut), pending calls failed
 	stdoutCut atomic.Bool   // wait closed stdout, held open by a process left behind
@@ -266,6 +268,7 @@ func Start(spec Spec) (*Process, error) {
 		stdin:   stdin,
 		pending: make(map[int64]*Call),
 		secrets: secrets,
+		logged:  newLogLimit(),
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
 	}

@@ -78,11 +78,11 @@ func TestStderrFloodIsLoggedAtABoundedRate(t *testing.T) {
 		}
 	}
 	logged, _ := count()
-	if max := stderrBurst + int(time.Since(start).Seconds()+1)*stderrLines; logged > max {
+	if max := workerLogBurst + int(time.Since(start).Seconds()+1)*workerLogRate; logged > max {
 		t.Fatalf("%d stderr lines logged in %v, want at most %d", logged, time.Since(start), max)
 	}
-	if logged < stderrBurst {
-		t.Fatalf("%d stderr lines logged, want the burst of %d at least", logged, stderrBurst)
+	if logged < workerLogBurst {
+		t.Fatalf("%d stderr lines logged, want the burst of %d at least", logged, workerLogBurst)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -9,12 +9,11 @@ package worker
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"syscall"
 	"unicode/utf8"
-
-	"golang.org/x/time/rate"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -70,11 +69,14 @@ func (p *Process) readStdout(r *os.File) {
 				continue
 			}
 			// Chatter (a banner, a login message) is not an error; it is just not for the client.
-			p.log.Warn("worker stdout line is not JSON-RPC; skipped", "line", p.snippet(line), "error", err)
+			if p.allow(slog.LevelWarn) {
+				p.log.Warn("worker stdout line is not JSON-RPC; skipped", "line", p.snippet(line), "error", err)
+			}
 			continue
 		}
 		p.route(m)
 	}
+	p.logSkipped(true)
 	if !greeted && p.Refusal() == nil {
 		if _, err := p.spec.Greeting(nil); err != nil {
 			p.refuse(err)
@@ -110,7 +112,9 @@ func (p *Process) route(m *jsonrpc.Message) {
 			p.failOldest(m.Encode())
 			return
 		}
-		p.log.Warn("worker answered an id the gateway never sent; dropped", "id", p.snippet(m.ID))
+		if p.allow(slog.LevelWarn) {
+			p.log.Warn("worker answered an id the gateway never sent; dropped", "id", p.snippet(m.ID))
+		}
 		return
 	}
 	p.mu.Lock()
@@ -123,7 +127,9 @@ func (p *Process) route(m *jsonrpc.Message) {
 			p.failOldest(m.Encode())
 			return
 		}
-		p.log.Debug("late or unknown answer from worker; dropped", "id", id)
+		if p.allow(slog.LevelDebug) {
+			p.log.Debug("late or unknown answer from worker; dropped", "id", id)
+		}
 		return
 	}
 	m.ID = c.clientID
@@ -156,7 +162,9 @@ func (p *Process) failOldest(line []byte) {
 	if msg == "" {
 		msg = "the worker's answer is not valid JSON-RPC"
 	}
-	p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", p.snippet(line))
+	if p.allow(slog.LevelError) {
+		p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", p.snippet(line))
+	}
 	if c == nil {
 		return
 	}
@@ -179,36 +187,18 @@ func (p *Process) Refusal() error {
 	return p.greetErr
 }
 
-// A worker's stderr lines are logged at up to stderrLines a second, in bursts of up to
-// stderrBurst: the log is every user's, audit lines included, and a worker that floods its
-// stderr must not flood it too. What is over is counted, and the count logged with the next
-// line that is.
-const (
-	stderrLines = 50
-	stderrBurst = 200
-)
-
+// A worker's stderr lines are logged at the worker's log rate (loglimit.go), shared with every
+// other line the worker causes.
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
 	sc, err := newLineReader(r, 1<<20)
 	if err == nil {
-		limit := rate.NewLimiter(stderrLines, stderrBurst)
-		skipped := 0
-		reportSkipped := func() {
-			if skipped > 0 {
-				p.log.Warn("worker stderr lines not logged: over the rate", "count", skipped, "per_second", stderrLines)
-				skipped = 0
-			}
-		}
 		for line, ok := sc.next(); ok; line, ok = sc.next() {
-			if !limit.Allow() {
-				skipped++
-				continue
+			if p.allow(slog.LevelInfo) {
+				p.log.Info("worker stderr", "line", p.snippet(line))
 			}
-			reportSkipped()
-			p.log.Info("worker stderr", "line", p.snippet(line))
 		}
-		reportSkipped()
+		p.logSkipped(true)
 	}
 	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
 	_, _ = io.Copy(io.Discard, r)

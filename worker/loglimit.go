@@ -1,0 +1,78 @@
+//go:build linux
+
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Every line a worker causes in gemgate's log (its stderr, chatter on its stdout, answers to
+// ids gemgate never sent, the requests of its that the pool refuses) is logged at up to
+// workerLogRate lines a second, in bursts of up to workerLogBurst, all of them together: the
+// log is every user's, audit lines included, and a worker that floods any of its outputs
+// must not flood it too. What is over is counted, and the count logged before the next line
+// that is, at most once a second, and at the end of the worker's output.
+const (
+	workerLogRate  = 50
+	workerLogBurst = 200
+	countEvery     = time.Second
+)
+
+// logLimit is one worker's share of the log.
+type logLimit struct {
+	lim     *rate.Limiter
+	mu      sync.Mutex
+	skipped int       // lines over the rate since the last count was logged
+	counted time.Time // when the last count was logged
+}
+
+func newLogLimit() logLimit { return logLimit{lim: rate.NewLimiter(workerLogRate, workerLogBurst)} }
+
+// allow reports whether a line the worker caused, at level, is logged now; one over the rate
+// is counted instead. A line at a level the log leaves out takes nothing of the rate.
+func (p *Process) allow(level slog.Level) bool {
+	if !p.log.Enabled(context.Background(), level) {
+		return false
+	}
+	l := &p.logged
+	if !l.lim.Allow() {
+		l.mu.Lock()
+		l.skipped++
+		l.mu.Unlock()
+		return false
+	}
+	p.logSkipped(false)
+	return true
+}
+
+// logSkipped logs how many lines were over the rate, if any were: at most once a second, or
+// whenever final (an output of the worker's has ended).
+func (p *Process) logSkipped(final bool) {
+	l := &p.logged
+	now := time.Now()
+	l.mu.Lock()
+	n := l.skipped
+	if n == 0 || (!final && now.Sub(l.counted) < countEvery) {
+		l.mu.Unlock()
+		return
+	}
+	l.skipped, l.counted = 0, now
+	l.mu.Unlock()
+	p.log.Warn("worker lines not logged: over the rate", "count", n, "per_second", workerLogRate)
+}
+
+// LogQuoting logs msg at level on the worker's Logger, with key quoting text the worker sent
+// (the method of a request of its, say) as every line of the worker's is quoted: without the
+// secrets it was handed, clipped to 512 bytes. The line counts against the worker's log rate,
+// with its stderr and stdout lines: over it, the line is counted, not logged.
+func (p *Process) LogQuoting(level slog.Level, msg, key, text string, args ...any) {
+	if !p.allow(level) {
+		return
+	}
+	p.log.Log(context.Background(), level, msg, append([]any{key, p.snippet([]byte(text))}, args...)...)
+}
