@@ -73,6 +73,7 @@ type server struct {
 	http      *http.Server
 	metrics   *http.Server
 	metricsLn net.Listener
+	errorLog  *httpErrorLog // the servers' ErrorLog: clipped and rate limited
 	reg       *prometheus.Registry
 	relay     *gemstone.Relay // with worker=gemstone
 	// devWorkersDir: gemgate dev as root with no sandbox runs its workers as devWorkerAccount,
@@ -264,13 +265,16 @@ func (s *server) servers() error {
 	// MaxHeaderBytes: max_connections is sized at 64 KiB a connection, and no header gemgate
 	// reads is near it (a token is at most 16 KiB); net/http's default would let each
 	// connection hold a megabyte of headers.
+	// ErrorLog: net/http's lines, which any client can provoke and fill with its own text (a
+	// TLS handshake's), are clipped and rate limited (errorlog.go).
+	s.errorLog = newHTTPErrorLog(log)
 	s.http = &http.Server{
 		Handler:           s.gw.Handler(),
 		ReadTimeout:       c.ReadTimeout,
 		ReadHeaderTimeout: min(10*time.Second, c.ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          s.errorLog.logger(),
 	}
 	if c.MetricsListen != "off" {
 		ln, err := listenMetrics(c.MetricsListen, c.metricsFallback)
@@ -284,7 +288,7 @@ func (s *server) servers() error {
 		mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
 			WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: maxHeaderBytes,
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+			ErrorLog: s.errorLog.logger()}
 	}
 	return nil
 }

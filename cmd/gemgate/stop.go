@@ -49,5 +49,6 @@ func (s *server) stop(broken bool) {
 		}
 		s.http.Close()
 	}
+	s.errorLog.flush() // what the servers' error log did not write is counted before the end
 	s.log.Info("stopped")
 }

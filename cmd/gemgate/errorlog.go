@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/gemgate/gemgate/internal/clip"
+)
+
+// The lines net/http writes to its servers' ErrorLog are the client's to provoke: every
+// failed TLS handshake writes one, and Go's TLS server quotes in it what the client sent (its
+// ALPN protocol names, tens of kilobytes of them). So each line keeps its first
+// maxHTTPErrorLine bytes (clip's "...(+N more)" says what was cut; escaped in JSON, such a
+// line is at most about 6 KiB), and the lines of gemgate's servers together are logged at up
+// to httpErrorLines a second, in bursts of up to httpErrorBurst. What is over is counted, and
+// the count logged just before the next line that is, or httpErrorReport after the first
+// line that is not, or when gemgate stops, whichever comes first.
+const (
+	maxHTTPErrorLine = 1024
+	httpErrorLines   = 1
+	httpErrorBurst   = 20
+	httpErrorReport  = 10 * time.Second
+)
+
+// httpErrorLog is the ErrorLog of gemgate's HTTP servers: their lines go to gemgate's log at
+// warn, clipped and rate limited (see maxHTTPErrorLine).
+type httpErrorLog struct {
+	log         *slog.Logger
+	limit       *rate.Limiter
+	reportAfter time.Duration // httpErrorReport; shorter in tests
+
+	mu      sync.Mutex
+	skipped int         // lines not logged since the last report
+	report  *time.Timer // reports skipped; nil when none is due
+}
+
+func newHTTPErrorLog(l *slog.Logger) *httpErrorLog {
+	return &httpErrorLog{log: l, limit: rate.NewLimiter(httpErrorLines, httpErrorBurst), reportAfter: httpErrorReport}
+}
+
+// logger is the *log.Logger for http.Server.ErrorLog; every server given one shares its limit.
+func (e *httpErrorLog) logger() *log.Logger { return log.New(e, "", 0) }
+
+// Write logs one line of net/http's (log.Logger writes each with one Write).
+func (e *httpErrorLog) Write(p []byte) (int, error) {
+	if !e.log.Enabled(context.Background(), slog.LevelWarn) {
+		return len(p), nil
+	}
+	if !e.limit.Allow() {
+		e.mu.Lock()
+		e.skipped++
+		if e.report == nil {
+			e.report = time.AfterFunc(e.reportAfter, e.flush)
+		}
+		e.mu.Unlock()
+		return len(p), nil
+	}
+	e.flush()
+	e.log.Warn(clip.Bytes(bytes.TrimSuffix(p, []byte("\n")), maxHTTPErrorLine))
+	return len(p), nil
+}
+
+// flush logs how many lines were not logged since the last report, if any.
+func (e *httpErrorLog) flush() {
+	e.mu.Lock()
+	n := e.skipped
+	e.skipped = 0
+	if e.report != nil {
+		e.report.Stop()
+		e.report = nil
+	}
+	e.mu.Unlock()
+	if n > 0 {
+		e.log.Warn("HTTP server error log lines not logged: over the rate", "count", n, "per_second", httpErrorLines, "burst", httpErrorBurst)
+	}
+}
