@@ -86,6 +86,8 @@ func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 		Scopes:  scopes,
 		Expiry:  exp,
 		claims:  cs.values,
+
+		AcceptedUntil: exp.Add(v.cfg.ClockSkew),
 	}, nil
 }
 

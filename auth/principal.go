@@ -11,6 +11,9 @@ type Principal struct {
 	Issuer, Subject, User string // User is the value of the configured user claim
 	Scopes                []string
 	Expiry                time.Time // zero when not from a token (auth none)
+	// AcceptedUntil is when gemgate stops accepting the token: Expiry plus the allowed clock
+	// skew. A stream the token opened ends then (zero: never, as Expiry).
+	AcceptedUntil time.Time
 	// claims are the token's verified claims, read with Claim; never logged. Unexported, so
 	// that a principal's copy need not copy them: a cached token's claims are shared by
 	// every request it makes, and no holder of a Principal can change them.

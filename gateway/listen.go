@@ -241,7 +241,9 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 	// from the headers (forgetBearer), and the wait holds the context's done channel, not
 	// the request whose context carries the verified token.
 	forgetBearer(r.Header)
-	g.waitListen(l, r.Context().Done())
+	done, stop := streamDone(r)
+	defer stop()
+	g.waitListen(l, done)
 	return nil
 }
 

@@ -18,12 +18,15 @@ import (
 // work before and around the wait runs in functions of its own that have returned by then.
 func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 	s, sid, after, resumed := g.streamRequest(w, r)
-	switch {
-	case s == nil:
-	case sid != 0:
-		g.resumePost(w, r.Context().Done(), s, sid, after)
-	default:
-		g.serveStream(w, r.Context().Done(), s, after, resumed)
+	if s == nil {
+		return
+	}
+	done, stop := streamDone(r)
+	defer stop()
+	if sid != 0 {
+		g.resumePost(w, done, s, sid, after)
+	} else {
+		g.serveStream(w, done, s, after, resumed)
 	}
 }
 

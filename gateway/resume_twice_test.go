@@ -10,10 +10,10 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// TestRev11DoubleResumeNewestWins: the same cut POST stream resumed twice at once (two
+// The same cut POST stream resumed twice at once (two
 // GETs with the same Last-Event-ID): the older reader ends, the newer gets the rest of the
 // call and its answer exactly once, and the call is neither cancelled nor answered twice.
-func TestRev11DoubleResumeNewestWins(t *testing.T) {
+func TestDoubleResumeNewestWins(t *testing.T) {
 	f := newFixture(t)
 	c := f.client("alice-rw")
 	c.open()
