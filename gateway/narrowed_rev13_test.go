@@ -1,0 +1,156 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
+)
+
+// Rev13: the read-only token may not open the GET stream of a read-write session
+// (narrowedRefusal), but the check is made once, when the stream opens. A session opened
+// read-only, whose GET stream the read-only token opens (allowed: the session is read-only),
+// is then stepped up to read-write by the user's read-write token (stepUp). The read-only
+// token's stream stays open and carries the read-write session's messages from then on: the
+// very stream the fix refuses to open. Expected: the narrowed stream ends when the session
+// becomes read-write (or never carries its messages).
+func TestRev13ReadOnlyStreamSurvivesStepUp(t *testing.T) {
+	f := newFixture(t)
+	ro := f.client("alice-ro")
+	openWithElicitation(t, ro)
+	if ro.sessionObj().currentAccess().ReadOnly != true {
+		t.Fatal("the session opened with the read-only token is not read-only")
+	}
+	st := ro.openStream() // allowed: the session is read-only
+	rw := &client{f: f, token: "alice-rw", session: ro.session, version: ro.version}
+	if r := rw.callTool("2", "write_note", map[string]any{"name": "n", "text": "x"}); r.status != http.StatusOK || r.only(t).Error != nil {
+		t.Fatalf("write_note with the read-write token (step-up): %d %s", r.status, r.body)
+	}
+	if ro.sessionObj().currentAccess().ReadOnly {
+		t.Fatal("the session did not step up")
+	}
+	// A read-only token opening the stream now is refused...
+	if r := ro.request(t.Context(), http.MethodGet, "", "Accept", "text/event-stream"); r.status != http.StatusForbidden {
+		t.Fatalf("new GET with the read-only token after step-up: %d, want 403", r.status)
+	}
+	// ...but the one it opened before carries the read-write session's messages: the read-write
+	// worker's question before a delete, asked of a read-write call whose POST takes JSON only.
+	go rw.do(context.Background(), http.MethodPost, rpcBody(`"del"`, "tools/call",
+		map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}}), "Accept", "application/json")
+	var got []string
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		m, ok := st.next(time.Until(deadline))
+		if !ok {
+			break
+		}
+		got = append(got, m.Method)
+		if m.Method == "elicitation/create" {
+			t.Errorf("the read-only token's stream received the read-write worker's elicitation/create (%s) after the step-up", m.Params)
+		}
+	}
+	if !st.ended(100 * time.Millisecond) {
+		t.Errorf("the read-only token's GET stream, opened on the session while it was read-only, is still open after the session stepped up to read-write, and carried %q; want it ended (a read-only token may not listen to a read-write session: 403 on open)", got)
+	}
+}
+
+// Rev13 (regression): narrowedRefusal refuses every answer a read-only token posts on a
+// read-write session, including the answer to the worker's question asked on the token's
+// own call of a read-only tool. ask_model is read-only (read_only_tools names it); the
+// read-only token may call it on the read-write session, the worker asks its caller for a
+// completion (sampling/createMessage, on the call's own stream), and the caller's answer
+// is refused 403: a read-only tool that asks anything cannot be used with a read-only token
+// on a read-write session (a client whose token was refreshed with fewer scopes), though
+// the fix meant to refuse only answers that decide a write.
+func TestRev13ReadOnlyTokenCannotAnswerItsOwnReadOnlyCall(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		pol, err := policy.New(policy.Config{ReadOnlyTools: append(slices.Clone(demoReadOnlyTools), "ask_model")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Policy = pol
+	})
+	rw := f.client("alice-rw")
+	params := initParams("2025-06-18")
+	params["capabilities"] = map[string]any{"sampling": map[string]any{}}
+	r := rw.rpc("1", "initialize", params)
+	if r.status != http.StatusOK {
+		t.Fatalf("initialize: %d %s", r.status, r.body)
+	}
+	rw.session, rw.version = r.header.Get(headerSessionID), "2025-06-18"
+	rw.rpc("", "notifications/initialized", map[string]any{})
+	ro := &client{f: f, token: "alice-ro", session: rw.session, version: rw.version}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp := ro.postStreaming(ctx, rpcBody(`"ask"`, "tools/call", map[string]any{"name": "ask_model", "arguments": map[string]any{"prompt": "hi"}}))
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("ask_model with the read-only token: %d", resp.StatusCode)
+	}
+	evs := readEvents(resp.Body)
+	var ask *jsonrpc.Message
+	for ask == nil {
+		ev, ok := nextEvent(t, evs)
+		if !ok {
+			t.Fatal("ask_model's stream ended without a sampling request")
+		}
+		m, err := jsonrpc.Parse([]byte(ev.data))
+		if err != nil {
+			continue
+		}
+		if m.Method == "sampling/createMessage" {
+			ask = m
+		} else if m.IsResponse() {
+			t.Fatalf("ask_model answered before asking: %s", ev.data)
+		}
+	}
+	answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`, ask.ID)
+	if st := ro.post(answer).status; st != http.StatusAccepted {
+		t.Errorf("the read-only token's answer to the sampling request of its own call of the read-only tool ask_model: %d, want 202", st)
+	}
+}
+
+// Rev13: a read-only token on a read-write session may not answer the worker's requests, open
+// its stream or end it, but it may still cancel the session's read-write calls:
+// notifications/cancelled is mapped to the session's call and passed to the read-write
+// worker, whatever token sent it. The read-write delete_note, waiting on its confirmation,
+// is cancelled by the read-only token (a write of any length is cut at the read-only
+// token's word). Expected: 403 insufficient_scope, as its answers are, and the call goes on.
+func TestRev13ReadOnlyTokenCancelsReadWriteCall(t *testing.T) {
+	f := newFixture(t)
+	rw := f.client("alice-rw")
+	openWithElicitation(t, rw)
+	if r := rw.callTool("2", "write_note", map[string]any{"name": "doomed", "text": "x"}); r.status != http.StatusOK || r.only(t).Error != nil {
+		t.Fatalf("write_note: %d %s", r.status, r.body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp := rw.postStreaming(ctx, rpcBody(`"del"`, "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "doomed"}}))
+	defer resp.Body.Close()
+	evs := readEvents(resp.Body)
+	for {
+		ev, ok := nextEvent(t, evs)
+		if !ok {
+			t.Fatal("delete_note's stream ended without an elicitation")
+		}
+		if m, err := jsonrpc.Parse([]byte(ev.data)); err == nil && m.Method == "elicitation/create" {
+			break
+		}
+	}
+	ro := &client{f: f, token: "alice-ro", session: rw.session, version: rw.version}
+	st := ro.rpc("", "notifications/cancelled", map[string]any{"requestId": "del", "reason": "read-only token"}).status
+	cancelled := false
+	select {
+	case _, ok := <-evs:
+		cancelled = !ok
+	case <-time.After(2 * time.Second):
+	}
+	if st != http.StatusForbidden || cancelled {
+		t.Errorf("notifications/cancelled of the read-write delete_note with the read-only token: %d, the call's stream ended: %v; want 403 and the call going on", st, cancelled)
+	}
+}
