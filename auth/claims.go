@@ -86,8 +86,6 @@ func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 		Scopes:  scopes,
 		Expiry:  exp,
 		claims:  cs.values,
-
-		AcceptedUntil: exp.Add(v.cfg.ClockSkew),
 	}, nil
 }
 

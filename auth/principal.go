@@ -11,9 +11,6 @@ type Principal struct {
 	Issuer, Subject, User string // User is the value of the configured user claim
 	Scopes                []string
 	Expiry                time.Time // zero when not from a token (auth none)
-	// AcceptedUntil is when gemgate stops accepting the token: Expiry plus the allowed clock
-	// skew. A stream the token opened ends then (zero: never, as Expiry).
-	AcceptedUntil time.Time
 	// claims are the token's verified claims, read with Claim; never logged. Unexported, so
 	// that a principal's copy need not copy them: a cached token's claims are shared by
 	// every request it makes, and no holder of a Principal can change them.
@@ -70,4 +67,16 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 func TokenFrom(ctx context.Context) (string, bool) {
 	v, _ := ctx.Value(principalKey{}).(verified)
 	return v.token, v.token != ""
+}
+
+// AcceptedUntil is when a verifier with the default clock skew (gemgate's, which is not
+// configurable) stops accepting p's token: its exp plus DefaultClockSkew. Zero when p is not
+// from a token (auth none), or its token has no exp. A stream the token opened ends then. It
+// is a function, not a field: a Principal is copied by value down every request's calls, and
+// a larger one grew an idle stream's goroutine stack past its next size.
+func AcceptedUntil(p Principal) time.Time {
+	if p.Expiry.IsZero() {
+		return time.Time{}
+	}
+	return p.Expiry.Add(DefaultClockSkew)
 }

@@ -53,8 +53,10 @@ func TestVerifyGoodTokens(t *testing.T) {
 			if e, ok := tt.over["exp"].(int64); ok {
 				wantExp = time.Unix(e, 0)
 			}
-			want := Principal{Issuer: iss.URL(), Subject: "user-123", User: "alice", Scopes: tt.scopes, Expiry: wantExp,
-				AcceptedUntil: wantExp.Add(v.cfg.ClockSkew)}
+			want := Principal{Issuer: iss.URL(), Subject: "user-123", User: "alice", Scopes: tt.scopes, Expiry: wantExp}
+			if got, want := AcceptedUntil(p), wantExp.Add(DefaultClockSkew); !got.Equal(want) {
+				t.Errorf("AcceptedUntil = %v, want %v (exp and the verifier's skew, %v)", got, want, v.cfg.ClockSkew)
+			}
 			if diff := cmp.Diff(want, p, cmpopts.IgnoreUnexported(Principal{}), cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
 				t.Errorf("principal (-want +got):\n%s", diff)
 			}

@@ -238,8 +238,8 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 	}
 	defer l.release()
 	// The stream may listen for hours, under frames that keep the request: its token goes
-	// from the headers (forgetBearer), and the wait holds the context's done channel, not
-	// the request whose context carries the verified token.
+	// from the headers (forgetBearer), and the wait holds a done channel, not the request
+	// whose context carries the verified token.
 	forgetBearer(r.Header)
 	done, stop := streamDone(r)
 	defer stop()

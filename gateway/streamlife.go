@@ -18,10 +18,7 @@ import (
 // the verified token.
 func streamDone(r *http.Request) (done <-chan struct{}, stop func()) {
 	p, _ := auth.PrincipalFrom(r.Context())
-	until := p.AcceptedUntil
-	if until.IsZero() {
-		until = p.Expiry
-	}
+	until := auth.AcceptedUntil(p)
 	if until.IsZero() { // auth none: no token to outlive
 		return r.Context().Done(), func() {}
 	}
