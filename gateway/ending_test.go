@@ -29,7 +29,7 @@ func TestReaperVerdictYieldsToALaterRequest(t *testing.T) {
 	}
 
 	st = s.state(time.Now())
-	if _, err := s.startCall(json.RawMessage(`1`), true, 0); err != nil {
+	if _, err := s.startCall(json.RawMessage(`1`), true, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if s.markEnding(st, ReasonIdle) {
@@ -49,7 +49,7 @@ func TestAClaimedSessionRefusesRequests(t *testing.T) {
 	if s.touch(time.Now()) {
 		t.Error("touch accepted a request on a session being ended")
 	}
-	if _, err := s.startCall(json.RawMessage(`2`), true, 0); !errors.Is(err, errEnding) {
+	if _, err := s.startCall(json.RawMessage(`2`), true, false, 0); !errors.Is(err, errEnding) {
 		t.Errorf("startCall = %v, want errEnding", err)
 	}
 }

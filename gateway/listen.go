@@ -241,7 +241,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 	// from the headers (forgetBearer), and the wait holds a done channel, not the request
 	// whose context carries the verified token.
 	forgetBearer(r.Header)
-	done, stop := streamDone(r)
+	done, stop := streamDone(r, nil)
 	defer stop()
 	g.waitListen(l, done)
 	return nil

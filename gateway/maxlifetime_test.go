@@ -17,7 +17,7 @@ func TestMaxLifetimeEndsABusySession(t *testing.T) {
 		b := newBubble(t, Lifetime{MaxSessionLifetime: max, IdleTimeout: Never, StreamlessIdleTimeout: Never,
 			StreamLossGrace: def.StreamLossGrace, ProbeLead: Never, ProbeTimeout: def.ProbeTimeout})
 		s := b.open(t)
-		if _, err := s.startCall(json.RawMessage(`1`), false, 0); err != nil {
+		if _, err := s.startCall(json.RawMessage(`1`), false, false, 0); err != nil {
 			t.Fatal(err)
 		}
 		b.at(max + time.Minute)

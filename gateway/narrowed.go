@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"encoding/json"
+
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // narrowedRefusal refuses a request that would act on a read-write session's worker with a
@@ -23,4 +26,29 @@ func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *ht
 	write := g.opts.Policy.WriteScope()
 	return g.insufficientScope(nil, s.currentAccess().Narrow(decided), []string{write}, "readOnly",
 		"this session is read-write and this token may only read: "+what+" needs a token with scope "+write)
+}
+
+// askedByReadOnlyCall reports whether the worker request a client's answer (of id id) is for
+// was sent with a call made with read-only access: a read-only tool that asks its caller
+// something (sampling, an elicitation) is answered by that caller, whose token may only read.
+func (s *session) askedByReadOnlyCall(id json.RawMessage) bool {
+	c := s.member.RequestCall(id)
+	if c == nil {
+		return false
+	}
+	inf, _ := c.Tag().(*inflight)
+	return inf != nil && inf.readOnly
+}
+
+// cancelsReadOnlyCall reports whether msg is a notifications/cancelled of a call in flight
+// that was made with read-only access: a read-only token may cancel its own call, not a
+// read-write one's.
+func (s *session) cancelsReadOnlyCall(msg *jsonrpc.Message, f clientFields) bool {
+	if msg.Method != "notifications/cancelled" || f.cancelID == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inf := s.calls[string(f.cancelID)]
+	return inf != nil && inf.readOnly
 }

@@ -130,9 +130,12 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	case msg.IsRequest():
 		return g.forward(w, r, s, msg, fields, p)
 	case msg.IsNotification():
+		if he := g.narrowedRefusal(s, p, "a notification to the worker"); he != nil && !s.cancelsReadOnlyCall(msg, fields) {
+			return he
+		}
 		g.notification(s, msg, fields)
 	default:
-		if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
+		if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil && !s.askedByReadOnlyCall(msg.ID) {
 			return he
 		}
 		s.clientResponse(msg)
@@ -237,7 +240,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 			return g.insufficientScope(msg.ID, access, needed, "forbidden", why)
 		}
 	}
-	inf, err := s.startCall(msg.ID, acceptsSSE(r), g.opts.Lifetime.MaxCallsPerSession)
+	inf, err := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
 	if errors.Is(err, errEnding) {
 		e := sessionNotFound()
 		e.ID = msg.ID

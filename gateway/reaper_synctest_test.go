@@ -194,7 +194,7 @@ func TestReaperInstants(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			b := newBubble(t, Lifetime{})
 			s := b.open(t)
-			inf, err := s.startCall(json.RawMessage(`1`), true, 0)
+			inf, err := s.startCall(json.RawMessage(`1`), true, false, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -40,18 +41,22 @@ type session struct {
 	admitted  bool
 	lostEarly string
 
-	mu           sync.Mutex
-	access       policy.Access        // a request can narrow it; a write token moves it to the read-write worker
-	calls        map[string]*inflight // by the client's raw request id; made at the first call (most sessions idle)
-	probes       map[string]*probe    // liveness pings by the id they were sent with
-	currentProbe *probe
-	hints        map[string]bool // readOnlyHint per tool, learned from tools/list
-	lastActive   time.Time       // monotonic: a host suspend does not count as idleness
-	streamLost   time.Time       // when the last GET stream ended; zero while one is open or never
-	everStream   bool
-	ending       bool // the reaper has claimed it; requests meet 404
-	closed       bool
-	reason       string
+	mu     sync.Mutex
+	access policy.Access // a request can narrow it; a write token moves it to the read-write worker
+	// steppedUp is done when a read-only session steps up to read-write: the streams a
+	// read-only token opened on it end then (readWriteLater). Made at the first such stream.
+	steppedUp     context.Context
+	stepUpStreams context.CancelFunc
+	calls         map[string]*inflight // by the client's raw request id; made at the first call (most sessions idle)
+	probes        map[string]*probe    // liveness pings by the id they were sent with
+	currentProbe  *probe
+	hints         map[string]bool // readOnlyHint per tool, learned from tools/list
+	lastActive    time.Time       // monotonic: a host suspend does not count as idleness
+	streamLost    time.Time       // when the last GET stream ended; zero while one is open or never
+	everStream    bool
+	ending        bool // the reaper has claimed it; requests meet 404
+	closed        bool
+	reason        string
 
 	nextOut atomic.Uint64
 	done    chan struct{}
@@ -66,6 +71,7 @@ type inflight struct {
 	events       eventQueue    // messages related to this request, for its SSE response
 	cancelled    chan struct{} // closed when the client cancels the request
 	canStream    bool
+	readOnly     bool // made with read-only access: a read-only token may answer its questions
 	cancel       sync.Once
 }
 
@@ -121,8 +127,8 @@ func (s *session) markEnding(st sessionState, reason string) bool {
 // startCall registers a client request; a second request with an id still in flight is
 // refused (errDuplicateID), and so is any request on a session that is ending (errEnding).
 // With max > 0, a request beyond max calls in flight is refused (errTooManyCalls).
-func (s *session) startCall(id json.RawMessage, canStream bool, max int) (*inflight, error) {
-	inf := &inflight{clientID: id, events: newEventQueue(), cancelled: make(chan struct{}), canStream: canStream}
+func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max int) (*inflight, error) {
+	inf := &inflight{clientID: id, events: newEventQueue(), cancelled: make(chan struct{}), canStream: canStream, readOnly: readOnly}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ending || s.closed {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gemgate/gemgate/auth"
@@ -32,8 +33,30 @@ func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided 
 	s.mu.Lock()
 	s.access = decided
 	clear(s.hints) // another worker: what the old one said of its tools does not hold
+	if s.stepUpStreams != nil {
+		s.stepUpStreams() // a read-only token's stream may not listen to a read-write session
+	}
 	s.mu.Unlock()
 	s.logh.setWorker(s.member.WorkerID())
 	s.log.Info("session stepped up to read-write")
 	s.outbox.Push(jsonrpc.Notification("notifications/tools/list_changed", nil).Encode())
+}
+
+// readWriteLater is done when the session steps up to read-write, for a stream a read-only
+// token opens on a read-only session; nil when that token's stream has nothing to wait for:
+// the session is read-write already (narrowedRefusal refused the stream), or the token may
+// write.
+func (g *Gateway) readWriteLater(s *session, p auth.Principal) context.Context {
+	if !g.opts.Policy.Decide(p.Scopes).ReadOnly {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.access.ReadOnly {
+		return nil
+	}
+	if s.steppedUp == nil {
+		s.steppedUp, s.stepUpStreams = context.WithCancel(context.Background())
+	}
+	return s.steppedUp
 }

@@ -21,7 +21,8 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	done, stop := streamDone(r)
+	p, _ := auth.PrincipalFrom(r.Context())
+	done, stop := streamDone(r, g.readWriteLater(s, p))
 	defer stop()
 	if sid != 0 {
 		g.resumePost(w, done, s, sid, after)

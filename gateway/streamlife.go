@@ -15,14 +15,21 @@ import (
 // receiving the session's messages. Nothing is lost by its end: the client comes back with
 // a fresh token and Last-Event-ID, as after any dropped stream. stop releases the timer;
 // call it when the stream ends. The channel does not hold the request, whose context carries
-// the verified token.
-func streamDone(r *http.Request) (done <-chan struct{}, stop func()) {
+// the verified token. With also, the stream ends when also is done too.
+func streamDone(r *http.Request, also context.Context) (done <-chan struct{}, stop func()) {
 	p, _ := auth.PrincipalFrom(r.Context())
 	until := auth.AcceptedUntil(p)
-	if until.IsZero() { // auth none: no token to outlive
+	if until.IsZero() && also == nil { // auth none: no token to outlive
 		return r.Context().Done(), func() {}
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), until)
+	ctx, cancel := context.WithCancel(context.Background())
+	if !until.IsZero() {
+		ctx, cancel = context.WithDeadline(context.Background(), until)
+	}
 	unhook := context.AfterFunc(r.Context(), cancel)
-	return ctx.Done(), func() { unhook(); cancel() }
+	unhookAlso := func() bool { return false }
+	if also != nil {
+		unhookAlso = context.AfterFunc(also, cancel)
+	}
+	return ctx.Done(), func() { unhook(); unhookAlso(); cancel() }
 }

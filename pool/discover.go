@@ -104,7 +104,7 @@ func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.
 	}
 	if resp.Error != nil {
 		if exitedUnasked(resp) {
-			return nil, &StartError{Exited: true, Err: errors.New(string(resp.Error))}
+			return nil, &StartError{Exited: true, Err: workerText(proc, resp.Error)}
 		}
 		p.eras.learn(false)
 		return nil, ErrNotSessionless

@@ -38,11 +38,11 @@ func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.
 	}
 	if resp.Error != nil {
 		if exitedUnasked(resp) {
-			return nil, "", &StartError{Exited: true, Err: errors.New(string(resp.Error))}
+			return nil, "", &StartError{Exited: true, Err: workerText(proc, resp.Error)}
 		}
 		return nil, "", &RefusedError{Answer: refusal(proc, resp.Error)}
 	}
-	version, err := p.resultVersion(resp.Result)
+	version, err := p.resultVersion(proc, resp.Result)
 	if err != nil {
 		return nil, "", &StartError{Err: err}
 	}
@@ -72,7 +72,7 @@ func refusal(proc *worker.Process, answer json.RawMessage) json.RawMessage {
 	return out
 }
 
-func (p *Pool) resultVersion(result json.RawMessage) (string, error) {
+func (p *Pool) resultVersion(proc *worker.Process, result json.RawMessage) (string, error) {
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
@@ -80,7 +80,7 @@ func (p *Pool) resultVersion(result json.RawMessage) (string, error) {
 		return "", err
 	}
 	if !slices.Contains(p.opts.Versions, res.ProtocolVersion) {
-		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip(res.ProtocolVersion)) + ", which the gateway does not speak")
+		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip(string(proc.Redacted([]byte(res.ProtocolVersion))))) + ", which the gateway does not speak")
 	}
 	return res.ProtocolVersion, nil
 }
@@ -114,6 +114,14 @@ func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 
 // exitedUnasked reports whether an error answer is the worker package's note that the worker
 // exited before answering, rather than an answer the worker gave.
+// workerText is an error of a worker's text, as gemgate logs it: without the credential the
+// worker was handed, then clipped. A worker can write an answer that reads as the worker
+// package's own "exited before answering" (exitedUnasked), so its text is never taken as
+// gemgate's.
+func workerText(proc *worker.Process, text []byte) error {
+	return errors.New(clip(string(proc.Redacted(text))))
+}
+
 func exitedUnasked(resp *jsonrpc.Message) bool {
 	var e struct {
 		Data struct {

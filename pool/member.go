@@ -190,6 +190,25 @@ func (m *Member) Answer(msg *jsonrpc.Message) (known bool, err error) {
 	return true, w.proc.Reply(&out)
 }
 
+// RequestCall is the call a worker request delivered to m (msg's id is gemgate's) was sent
+// with (Delivery.Call), while it is unanswered; nil when it came without one, or is not m's.
+func (m *Member) RequestCall(id json.RawMessage) *Call {
+	var gid string
+	if json.Unmarshal(id, &gid) != nil {
+		return nil
+	}
+	s, w := m.current()
+	if w == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pr, ok := w.requests[gid]; ok && pr.m == m {
+		return pr.call
+	}
+	return nil
+}
+
 // takeRequest takes out the worker request of gemgate's id id if it was delivered to m and
 // is still unanswered, and hands it to then under the slot's lock; it returns the worker, nil
 // when there is no such request.

@@ -18,6 +18,7 @@ const maxWorkerRequests = 64
 type pendingRequest struct {
 	m        *Member
 	workerID json.RawMessage
+	call     *Call // the caller's call the request was sent with, if any (Delivery.Call)
 }
 
 // onMessage routes what the worker sends on its own. It runs on the worker's reading
@@ -142,7 +143,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		return
 	}
 	gid := "gemgate-w" + strconv.FormatUint(s.p.nextReq.Add(1), 10)
-	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID}
+	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID, call: call}
 	s.mu.Unlock()
 	out := *msg
 	out.ID = json.RawMessage(strconv.Quote(gid))

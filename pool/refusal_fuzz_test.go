@@ -11,7 +11,7 @@ import (
 	"github.com/gemgate/gemgate/worker"
 )
 
-const rev13Cred = "eyJhbGciOiJSUzI1NiJ9.backend-cred.c2lnbmF0dXJl"
+const refusalFuzzCredential = "eyJhbGciOiJSUzI1NiJ9.backend-cred.c2lnbmF0dXJl"
 
 // validErrorObject: a JSON object whose members are exactly-named, once each, with "code" an
 // integer and "message" a string (JSON-RPC 2.0 §5.1).
@@ -58,21 +58,21 @@ func validErrorObject(b []byte) bool {
 	return okCode && okMsg && dec.Decode(&rest) != nil
 }
 
-// Rev13: refusal() of every valid error object is a valid error object without the
+// refusal() of every valid JSON-RPC error object is a valid error object without the
 // credential.
-func FuzzRev13RefusalStaysAnErrorObject(f *testing.F) {
+func FuzzRefusalStaysAnErrorObject(f *testing.F) {
 	proc, err := worker.Start(worker.Spec{Path: "/bin/sh", Args: []string{"-c", "exec sleep 600"},
-		StopGrace: 100 * time.Millisecond, Credential: []byte(rev13Cred)})
+		StopGrace: 100 * time.Millisecond, Credential: []byte(refusalFuzzCredential)})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(proc.Stop)
 	for _, s := range []string{
-		`{"code":-32000,"message":"login refused for ` + rev13Cred + `"}`,
-		`{"code":-32000,"message":"login refused","data":{"token":"` + rev13Cred + `"}}`,
-		`{"code":-32000,"message":"login refused for \"` + rev13Cred + `\""}`,
-		`{"code":-32000,"message":"a\\/b ` + rev13Cred + `"}`,
-		`{"code":-32000,"message":"x","data":"{\"m\":\"` + rev13Cred + `\"}"}`,
+		`{"code":-32000,"message":"login refused for ` + refusalFuzzCredential + `"}`,
+		`{"code":-32000,"message":"login refused","data":{"token":"` + refusalFuzzCredential + `"}}`,
+		`{"code":-32000,"message":"login refused for \"` + refusalFuzzCredential + `\""}`,
+		`{"code":-32000,"message":"a\\/b ` + refusalFuzzCredential + `"}`,
+		`{"code":-32000,"message":"x","data":"{\"m\":\"` + refusalFuzzCredential + `\"}"}`,
 	} {
 		f.Add(s)
 	}
@@ -84,7 +84,7 @@ func FuzzRev13RefusalStaysAnErrorObject(f *testing.F) {
 		if !validErrorObject(out) {
 			t.Fatalf("refusal(%s) = %s: not a JSON-RPC error object", in, out)
 		}
-		if bytes.Contains(out, []byte(rev13Cred)) {
+		if bytes.Contains(out, []byte(refusalFuzzCredential)) {
 			t.Fatalf("refusal(%s) = %s: holds the credential", in, out)
 		}
 	})

@@ -12,14 +12,11 @@ import (
 	"github.com/gemgate/gemgate/policy"
 )
 
-// Rev13: the read-only token may not open the GET stream of a read-write session
-// (narrowedRefusal), but the check is made once, when the stream opens. A session opened
-// read-only, whose GET stream the read-only token opens (allowed: the session is read-only),
-// is then stepped up to read-write by the user's read-write token (stepUp). The read-only
-// token's stream stays open and carries the read-write session's messages from then on: the
-// very stream the fix refuses to open. Expected: the narrowed stream ends when the session
-// becomes read-write (or never carries its messages).
-func TestRev13ReadOnlyStreamSurvivesStepUp(t *testing.T) {
+// A read-only token may open the GET stream of a read-only session; when the user's
+// read-write token steps the session up to read-write, that stream ends, as a read-only
+// token may not listen to a read-write session (403 on open): it never carries the
+// read-write worker's questions.
+func TestReadOnlyTokensStreamEndsAtStepUp(t *testing.T) {
 	f := newFixture(t)
 	ro := f.client("alice-ro")
 	openWithElicitation(t, ro)
@@ -59,15 +56,11 @@ func TestRev13ReadOnlyStreamSurvivesStepUp(t *testing.T) {
 	}
 }
 
-// Rev13 (regression): narrowedRefusal refuses every answer a read-only token posts on a
-// read-write session, including the answer to the worker's question asked on the token's
-// own call of a read-only tool. ask_model is read-only (read_only_tools names it); the
-// read-only token may call it on the read-write session, the worker asks its caller for a
-// completion (sampling/createMessage, on the call's own stream), and the caller's answer
-// is refused 403: a read-only tool that asks anything cannot be used with a read-only token
-// on a read-write session (a client whose token was refreshed with fewer scopes), though
-// the fix meant to refuse only answers that decide a write.
-func TestRev13ReadOnlyTokenCannotAnswerItsOwnReadOnlyCall(t *testing.T) {
+// A read-only token on a read-write session may answer the worker's question asked with its
+// own call of a read-only tool: ask_model (named in read_only_tools) asks its caller for a
+// completion (sampling/createMessage, on the call's own stream), and the caller's answer is
+// taken (202). Only answers to questions of read-write calls are refused.
+func TestReadOnlyTokenAnswersItsOwnReadOnlyCall(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		pol, err := policy.New(policy.Config{ReadOnlyTools: append(slices.Clone(demoReadOnlyTools), "ask_model")})
 		if err != nil {
@@ -115,13 +108,10 @@ func TestRev13ReadOnlyTokenCannotAnswerItsOwnReadOnlyCall(t *testing.T) {
 	}
 }
 
-// Rev13: a read-only token on a read-write session may not answer the worker's requests, open
-// its stream or end it, but it may still cancel the session's read-write calls:
-// notifications/cancelled is mapped to the session's call and passed to the read-write
-// worker, whatever token sent it. The read-write delete_note, waiting on its confirmation,
-// is cancelled by the read-only token (a write of any length is cut at the read-only
-// token's word). Expected: 403 insufficient_scope, as its answers are, and the call goes on.
-func TestRev13ReadOnlyTokenCancelsReadWriteCall(t *testing.T) {
+// A read-only token on a read-write session may not cancel the session's read-write calls:
+// its notifications/cancelled of a delete_note waiting on its confirmation is refused 403
+// insufficient_scope, and the call goes on.
+func TestReadOnlyTokenCannotCancelReadWriteCall(t *testing.T) {
 	f := newFixture(t)
 	rw := f.client("alice-rw")
 	openWithElicitation(t, rw)
