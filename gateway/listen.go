@@ -241,9 +241,9 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 	// from the headers (forgetBearer), and the wait holds a done channel, not the request
 	// whose context carries the verified token.
 	forgetBearer(r.Header)
-	done, stop := streamDone(r, nil)
+	end, stop := streamEnd(r, nil)
 	defer stop()
-	g.waitListen(l, done)
+	g.waitListen(l, r.Context().Done(), end)
 	return nil
 }
 
@@ -322,12 +322,12 @@ func (l *listening) end() {
 }
 
 // waitListen passes the worker's notifications to the stream until done (the request's
-// context) is closed, the stream is lost, the worker lets go or the gateway stops. Between
+// context) or end (streamEnd) is closed, the stream is lost, the worker lets go or the gateway stops. Between
 // them a keepalive comment goes at least every keepaliveInterval, as on a GET stream: a
 // proxy's idle timeout would otherwise end a stream that had nothing to say.
 //
 //go:noinline
-func (g *Gateway) waitListen(l *listening, done <-chan struct{}) {
+func (g *Gateway) waitListen(l *listening, done, end <-chan struct{}) {
 	ka := g.keepalive.slot()
 	tick := ka.tick()
 	for {
@@ -343,6 +343,8 @@ func (g *Gateway) waitListen(l *listening, done <-chan struct{}) {
 				return
 			}
 		case <-done:
+			return
+		case <-end:
 			return
 		case <-g.stopping:
 			l.end()

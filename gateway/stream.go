@@ -22,12 +22,12 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, _ := auth.PrincipalFrom(r.Context())
-	done, stop := streamDone(r, g.readWriteLater(s, p))
+	end, stop := streamEnd(r, g.readWriteLater(s, p))
 	defer stop()
 	if sid != 0 {
-		g.resumePost(w, done, s, sid, after)
+		g.resumePost(w, r.Context().Done(), end, s, sid, after)
 	} else {
-		g.serveStream(w, done, s, after, resumed)
+		g.serveStream(w, r.Context().Done(), end, s, after, resumed)
 	}
 }
 
@@ -117,7 +117,7 @@ func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bo
 
 // serveStream serves the session's own stream, from after if resumed: it drains the outbox
 // into it, with keepalive comments between, until the stream is superseded, lost or the
-// gateway stops, or done (the request's context) is closed. An idle stream waits here, under
+// gateway stops, or done (the request's context) or end (streamEnd) is closed. An idle stream waits here, under
 // the whole handler chain, for as long as the client stays: the frames below it are what
 // every idle session pays in stack, so its opening and its writes are kept out of this frame
 // (openStream, sendTaken). It takes the context's done channel, not the request: nothing on
@@ -125,7 +125,7 @@ func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bo
 // and the token's claims), and that is garbage while the stream idles.
 //
 //go:noinline
-func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *session, after uint64, resumed bool) {
+func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, s *session, after uint64, resumed bool) {
 	gen := s.outbox.Attach()
 	s.streamOpened()
 	g.metrics.streamOpened()
@@ -156,6 +156,8 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done <-chan struct{}, s *se
 			}
 		case <-done:
 			return
+		case <-end:
+			return
 		case <-g.stopping:
 			_ = st.retryHint(drainRetryAfter)
 			return
@@ -183,7 +185,7 @@ func (g *Gateway) sendTaken(st *sse, s *session, evs []takenEvent) bool {
 // missed, then the rest live, ending after the answer, or when reqDone (the request's
 // context) is closed. It runs as long as the call does, which may be hours: like serveStream it
 // takes the done channel, not the request, whose context holds the verified bearer token.
-func (g *Gateway) resumePost(w http.ResponseWriter, reqDone <-chan struct{}, s *session, sid, after uint64) {
+func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}, s *session, sid, after uint64) {
 	store := s.outbox.resume
 	gen := store.attach(sid)
 	defer store.detach(sid)
@@ -225,6 +227,8 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone <-chan struct{}, s *
 				return
 			}
 		case <-reqDone:
+			return
+		case <-end:
 			return
 		case <-sessionDone:
 			// The session ended under the call: the call's error, the answer its client is
