@@ -54,7 +54,7 @@ func (tt testTokens) Verify(_ context.Context, raw string) (auth.Principal, erro
 	p.Scopes = slices.Clone(p.Scopes)
 	if p.Expiry.IsZero() {
 		// As a JWT's exp: every token gemgate is given has one, and a stream arms a timer for
-		// it (streamDone), which the idle stack and memory measures must include.
+		// it (streamEnd), which the idle stack and memory measures must include.
 		p.Expiry = time.Now().Add(time.Hour)
 	}
 	return p, nil
