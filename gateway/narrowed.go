@@ -16,7 +16,8 @@ import (
 // the same way, with the challenge that asks for the write scope. nil when the token's
 // access is not narrower than the session's.
 func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *httpError {
-	if s.currentAccess().ReadOnly {
+	current := s.currentAccess()
+	if current.ReadOnly {
 		return nil
 	}
 	decided := g.opts.Policy.Decide(p.Scopes)
@@ -24,7 +25,7 @@ func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *ht
 		return nil
 	}
 	write := g.opts.Policy.WriteScope()
-	return g.insufficientScope(nil, s.currentAccess().Narrow(decided), []string{write}, "readOnly",
+	return g.insufficientScope(nil, current.Narrow(decided), []string{write}, "readOnly",
 		"this session is read-write and this token may only read: "+what+" needs a token with scope "+write)
 }
 

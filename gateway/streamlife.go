@@ -23,8 +23,11 @@ func streamEnd(r *http.Request, also context.Context) (end <-chan struct{}, stop
 	if until.IsZero() && also == nil { // auth none: no token to outlive
 		return nil, func() {}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if !until.IsZero() {
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if until.IsZero() {
+		ctx, cancel = context.WithCancel(context.Background())
+	} else {
 		ctx, cancel = context.WithDeadline(context.Background(), until)
 	}
 	unhook := func() bool { return false }

@@ -112,8 +112,6 @@ func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 	return out
 }
 
-// exitedUnasked reports whether an error answer is the worker package's note that the worker
-// exited before answering, rather than an answer the worker gave.
 // workerText is an error of a worker's text, as gemgate logs it: without the credential the
 // worker was handed, then clipped. A worker can write an answer that reads as the worker
 // package's own "exited before answering" (exitedUnasked), so its text is never taken as
@@ -122,6 +120,8 @@ func workerText(proc *worker.Process, text []byte) error {
 	return errors.New(clip(string(proc.Redacted(text))))
 }
 
+// exitedUnasked reports whether an error answer is the worker package's note that the worker
+// exited before answering, rather than an answer the worker gave.
 func exitedUnasked(resp *jsonrpc.Message) bool {
 	var e struct {
 		Data struct {

@@ -193,26 +193,22 @@ func (m *Member) Answer(msg *jsonrpc.Message) (known bool, err error) {
 // RequestCall is the call a worker request delivered to m (msg's id is gemgate's) was sent
 // with (Delivery.Call), while it is unanswered; nil when it came without one, or is not m's.
 func (m *Member) RequestCall(id json.RawMessage) *Call {
-	var gid string
-	if json.Unmarshal(id, &gid) != nil {
-		return nil
-	}
-	s, w := m.current()
-	if w == nil {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if pr, ok := w.requests[gid]; ok && pr.m == m {
-		return pr.call
-	}
-	return nil
+	var call *Call
+	m.request(id, false, func(_ *slot, _ *wrk, pr pendingRequest) { call = pr.call })
+	return call
 }
 
 // takeRequest takes out the worker request of gemgate's id id if it was delivered to m and
 // is still unanswered, and hands it to then under the slot's lock; it returns the worker, nil
 // when there is no such request.
 func (m *Member) takeRequest(id json.RawMessage, then func(*slot, *wrk, pendingRequest)) *wrk {
+	return m.request(id, true, then)
+}
+
+// request finds the worker request of gemgate's id id if it was delivered to m and is still
+// unanswered, takes it out if take, and hands it to then under the slot's lock; it returns
+// the worker, nil when there is no such request.
+func (m *Member) request(id json.RawMessage, take bool, then func(*slot, *wrk, pendingRequest)) *wrk {
 	var gid string
 	if json.Unmarshal(id, &gid) != nil {
 		return nil
@@ -227,7 +223,9 @@ func (m *Member) takeRequest(id json.RawMessage, then func(*slot, *wrk, pendingR
 	if !ok || pr.m != m {
 		return nil
 	}
-	delete(w.requests, gid)
+	if take {
+		delete(w.requests, gid)
+	}
 	then(s, w, pr)
 	return w
 }

@@ -96,7 +96,7 @@ func (w *wrk) soleCallLocked(m *Member) *Call {
 func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	s.mu.Lock()
 	if len(w.requests) >= maxWorkerRequests {
-		w.proc.LogQuoting(slog.LevelWarn, "worker has too many requests unanswered by the clients; refused", "method", msg.Method)
+		w.proc.LogQuoting(slog.LevelWarn, "worker has too many requests unanswered by the clients; refused", "method", []byte(msg.Method))
 		s.refuseLocked(w, jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeMethodNotFound, "too many requests to the client are unanswered", nil))
 		s.mu.Unlock()
 		return
@@ -131,7 +131,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		to = best
 	}
 	if to == nil {
-		w.proc.LogQuoting(slog.LevelInfo, "no session can answer the worker's request; gemgate answers it with an error", "method", msg.Method)
+		w.proc.LogQuoting(slog.LevelInfo, "no session can answer the worker's request; gemgate answers it with an error", "method", []byte(msg.Method))
 		s.mu.Lock()
 		s.refuseLocked(w, unanswerable(msg))
 		s.mu.Unlock()

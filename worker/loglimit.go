@@ -70,9 +70,9 @@ func (p *Process) logSkipped(final bool) {
 // (the method of a request of its, say) as every line of the worker's is quoted: without the
 // secrets it was handed, clipped to 512 bytes. The line counts against the worker's log rate,
 // with its stderr and stdout lines: over it, the line is counted, not logged.
-func (p *Process) LogQuoting(level slog.Level, msg, key, text string, args ...any) {
+func (p *Process) LogQuoting(level slog.Level, msg, key string, text []byte, args ...any) {
 	if !p.allow(level) {
 		return
 	}
-	p.log.Log(context.Background(), level, msg, append([]any{key, p.snippet([]byte(text))}, args...)...)
+	p.log.Log(context.Background(), level, msg, append([]any{key, p.snippet(text)}, args...)...)
 }

@@ -14,6 +14,12 @@ import (
 // clipped.
 func (p *Process) snippet(b []byte) string { return snippet(p.redact(b)) }
 
+// Redacted is b without the secrets this worker was handed, as its log lines are written: an
+// answer of the worker's that gemgate passes on (a refusal of initialize, which often quotes
+// what a backend login was given) goes out as the log would show it. b itself when it holds
+// none of them.
+func (p *Process) Redacted(b []byte) []byte { return p.redact(b) }
+
 // redact is b with every secret the worker was handed replaced by [redacted]; b itself when
 // it holds none. A secret a JSON encoder wrote escaped, in part or whole ("\/" for "/", as
 // PHP writes it, or "\u002b" for "+"), is found too: such a line is logged with the

@@ -69,9 +69,7 @@ func (p *Process) readStdout(r *os.File) {
 				continue
 			}
 			// Chatter (a banner, a login message) is not an error; it is just not for the client.
-			if p.allow(slog.LevelWarn) {
-				p.log.Warn("worker stdout line is not JSON-RPC; skipped", "line", p.snippet(line), "error", err)
-			}
+			p.LogQuoting(slog.LevelWarn, "worker stdout line is not JSON-RPC; skipped", "line", line, "error", err)
 			continue
 		}
 		p.route(m)
@@ -112,9 +110,7 @@ func (p *Process) route(m *jsonrpc.Message) {
 			p.failOldest(m.Encode())
 			return
 		}
-		if p.allow(slog.LevelWarn) {
-			p.log.Warn("worker answered an id the gateway never sent; dropped", "id", p.snippet(m.ID))
-		}
+		p.LogQuoting(slog.LevelWarn, "worker answered an id the gateway never sent; dropped", "id", m.ID)
 		return
 	}
 	p.mu.Lock()
@@ -194,9 +190,7 @@ func (p *Process) readStderr(r *os.File) {
 	sc, err := newLineReader(r, 1<<20)
 	if err == nil {
 		for line, ok := sc.next(); ok; line, ok = sc.next() {
-			if p.allow(slog.LevelInfo) {
-				p.log.Info("worker stderr", "line", p.snippet(line))
-			}
+			p.LogQuoting(slog.LevelInfo, "worker stderr", "line", line)
 		}
 		p.logSkipped(true)
 	}
