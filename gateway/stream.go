@@ -265,7 +265,11 @@ func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 		he.write(w)
 		return
 	}
-	g.endSession(s, ReasonDeleted)
+	if !g.endSession(s, ReasonDeleted) {
+		// Another DELETE (or the session's own end) took it between the lookup and here.
+		sessionNotFound().write(w)
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -288,10 +292,11 @@ func (g *Gateway) sessionFor(r *http.Request) (*session, *httpError) {
 	return s, nil
 }
 
-// endSession unmaps a session and detaches it from its worker; the reason goes to the log and metrics.
-func (g *Gateway) endSession(s *session, reason string) {
+// endSession unmaps a session and detaches it from its worker; the reason goes to the log and
+// metrics. It reports whether this call ended it (false: it was ended already).
+func (g *Gateway) endSession(s *session, reason string) bool {
 	if !g.sessions.remove(s) {
-		return
+		return false
 	}
 	s.mu.Lock()
 	s.closed, s.reason = true, reason
@@ -301,4 +306,5 @@ func (g *Gateway) endSession(s *session, reason string) {
 	g.metrics.sessionClosed(reason)
 	s.log.Info("session ended", "reason", reason, "lifetime", time.Since(s.opened).Round(time.Millisecond))
 	close(s.done)
+	return true
 }
