@@ -190,6 +190,11 @@ func New(o Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.pool = p
+	if o.Trace != nil { // the caller's Tracer is left as it was: the gateway traces with a copy
+		t := *o.Trace
+		t.secrets = p.RedactSecrets
+		g.trace = &t
+	}
 	g.router = g.requestDeadline(g.routes())
 	g.reaper = startReaper(g)
 	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))

@@ -57,7 +57,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 		return "other", err
 	}
 	if g.trace != nil {
-		g.trace.inbound(loggedSessionID(r.Header), body)
+		g.trace.inbound(loggedSessionID(r.Header), body, bearerOf(r))
 	}
 	msg, err := jsonrpc.ParseClientOwned(body) // body is this request's alone, and never written again
 	if err != nil {

@@ -1,23 +1,53 @@
 package gateway
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gemgate/gemgate/auth"
 )
 
 // Tracer writes every JSON-RPC message to the log, one line each, for finding out what a
 // client really sent. Bodies only: headers, where tokens travel, are never traced, and the
-// values of body fields named like credentials are redacted (redact).
+// values of body fields named like credentials are redacted (redact). Every line, whichever
+// way its message goes, is also redacted of the secrets of every worker (secrets): a
+// credential a worker echoes is redacted in the line that reads it from the worker and in
+// each line that carries the same bytes on, to the client or in a replay.
 type Tracer struct {
 	Logger *slog.Logger
 	Limit  int // bodies longer than this are cut with "...(+N more)"; <= 0 means no cap
+
+	// secrets takes the workers' secrets out of a line (pool.Pool.RedactSecrets); the
+	// gateway sets it on its own copy of the Tracer.
+	secrets func([]byte) []byte
 }
 
-func (t *Tracer) inbound(session string, body []byte)  { t.line("client_to_gateway", session, body) }
+// inbound traces a client's message; bearer is the token the request carried, which a body
+// may quote too (a client's tool argument, a form field) and which is never traced.
+func (t *Tracer) inbound(session string, body []byte, bearer string) {
+	if t == nil {
+		return
+	}
+	if bearer != "" {
+		body = bytes.ReplaceAll(body, []byte(bearer), []byte(redacted))
+	}
+	t.line("client_to_gateway", session, body)
+}
+
+// bearerOf is the request's bearer token, "" when it carries none that gemgate reads.
+func bearerOf(r *http.Request) string {
+	tok, err := auth.BearerToken(r)
+	if err != nil {
+		return ""
+	}
+	return tok
+}
+
 func (t *Tracer) outbound(session string, body []byte) { t.line("gateway_to_client", session, body) }
 
 func (t *Tracer) line(direction, session string, body []byte) {
@@ -33,6 +63,9 @@ func (t *Tracer) refused(r *http.Request, status int, body []byte, unread int) {
 	if t == nil {
 		return
 	}
+	if bearer := bearerOf(r); bearer != "" {
+		body = bytes.ReplaceAll(body, []byte(bearer), []byte(redacted))
+	}
 	t.Logger.Info("trace", "direction", "client_to_gateway", "session", loggedSessionID(r.Header),
 		"refused", status, "method", r.Method, "size", len(body)+unread, "body", t.cut(body, unread))
 }
@@ -42,6 +75,9 @@ var traceEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
 // cut escapes newlines and tabs so one message is one line, then applies the cap; unread
 // bytes that never reached body count towards the "...(+N more)".
 func (t *Tracer) cut(body []byte, unread int) string {
+	if t.secrets != nil {
+		body = t.secrets(body)
+	}
 	s := traceEscaper.Replace(string(redact(body)))
 	if t.Limit > 0 && len(s) > t.Limit {
 		unread += len(s) - t.Limit

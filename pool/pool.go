@@ -190,6 +190,9 @@ type Pool struct {
 	// whole pool: a worker's successor, or the worker a session steps up to, never reuses an
 	// id a client may still answer.
 	nextReq atomic.Uint64
+
+	// traced are the workers whose secrets the message trace redacts (RedactSecrets).
+	traced traceSecrets
 }
 
 // New builds a pool; it starts nothing until a caller attaches.

@@ -259,6 +259,9 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		return nil, &StartError{Err: err}
 	}
 	w.proc, w.credExpiry = proc, launch.CredentialExpiry
+	if p.opts.Trace != nil {
+		p.traced.add(proc)
+	}
 	if s.key.Sessionless {
 		result, err := p.openSessionless(ctx, proc)
 		if err != nil {
