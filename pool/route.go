@@ -224,7 +224,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	}
 	if to == nil {
 		if why == "" {
-			why = "no session can be asked"
+			why = "no session can answer the worker's request"
 		}
 		answer := unanswerable(msg)
 		w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(msg.Method),
