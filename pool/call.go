@@ -265,7 +265,10 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 		delete(w.calls, c)
 		c.m.inFlight.Add(-1)
 	}
-	delete(w.abandoned, c)
+	if _, ok := w.abandoned[c]; ok {
+		delete(w.abandoned, c)
+		w.log.Debug("worker answered a call its client gave up; the answer is dropped")
+	}
 	if c.wtoken != "" && w.progress[c.wtoken] == c {
 		delete(w.progress, c.wtoken)
 	}

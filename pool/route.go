@@ -21,7 +21,6 @@ type pendingRequest struct {
 	m        *Member
 	workerID json.RawMessage
 	method   string // the worker's method, for the audit line of the answer
-	call     *Call  // the caller's call the request belongs to, if any (Delivery.Call)
 }
 
 // ErrNotEntitled is an answer to a worker's request from a token whose access does not cover
@@ -240,7 +239,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		return
 	}
 	gid := "gemgate-w" + strconv.FormatUint(s.p.nextReq.Add(1), 10)
-	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID, method: msg.Method, call: call}
+	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID, method: msg.Method}
 	s.mu.Unlock()
 	out := *msg
 	out.ID = json.RawMessage(strconv.Quote(gid))
@@ -300,9 +299,10 @@ func (s *slot) writeRefusals(w *wrk) {
 	}
 }
 
-// unanswerable is gemgate's answer to a worker's request that no attached session can take.
-// A shared worker was initialized with every capability gemgate can relay, so it may ask what
-// the caller at hand cannot answer; the answer is the one that fails safe, as if the user had
+// unanswerable is gemgate's answer to a worker's request that no client entitled to it can
+// take: none declared the capability or can be asked now, the call that asked was made with a
+// read-only token on a read-write worker, or was given up by its client. The answer is the
+// one that fails safe, as if the user had
 // been asked and had not agreed: an elicitation is cancelled (the user made no choice: a
 // confirmation never shown confirms nothing), roots are none; anything else (sampling) is an
 // error.
