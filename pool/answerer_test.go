@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -152,5 +153,30 @@ func TestSharedWorkerIsToldOnlyWhatGemgateRoutes(t *testing.T) {
 		if _, ok := params.Capabilities[c]; !ok {
 			t.Errorf("gemgate does not declare %s to a shared worker: %s", c, p.ownParams())
 		}
+	}
+}
+
+// A call its caller gave up is the one the worker asks for when it is the only call that can
+// ask (the worker ignored the cancel and asks for the call's confirmation): its client is gone,
+// so nobody is asked, not even its own session's stream, and gemgate answers the worker
+// (cancel), logged.
+func TestGivenUpCallsQuestionIsAskedOfNobody(t *testing.T) {
+	var logs lockedLog
+	p, err := New(Options{Settings: Settings{WorkerPer: PerUser}, Launcher: scriptLauncher{}, InitTimeout: waitFor,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	a := attach(t, p, "alice", false, `{"elicitation":{}}`, newCaller(time.Now()))
+	a.tool(t, "later", nil).Cancel("client disconnected")
+	eventually(t, "gemgate's answer to the given-up call's question", func() bool {
+		return strings.Contains(logs.String(), `"reason":"the call that asked was given up by its client"`)
+	})
+	if got := answer(t, a.tool(t, "record", nil)); !strings.Contains(got, `after-cancel:{"action":"cancel"}`) {
+		t.Errorf("the worker recorded %q; want gemgate's cancel", got)
+	}
+	if n := a.c.requests(); n != 0 {
+		t.Errorf("the given-up call's question was delivered to its caller %d times; want none", n)
 	}
 }

@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 //	                    method at once, then waits to be stopped
 //	die                 exits at once
 //	later               never answers on its own: a long call that ignores
-//	                    notifications/cancelled; the next trigger's question is its
+//	                    notifications/cancelled, except that the cancel makes it ask its
+//	                    client elicitation/create for it (recorded for record,
+//	                    "after-cancel:<answer>"); the next trigger's question is its too
 //	trigger             asks the client elicitation/create for the last later call (as a
 //	                    worker that ignores cancellation does once its work reaches the
 //	                    confirmation), then answers both that call and this one with the
@@ -104,6 +106,10 @@ func scriptWorker() int {
 			if msg.Error != nil {
 				answer = msg.Error
 			}
+			if rid == "after-cancel" {
+				received = append(received, "after-cancel:"+string(answer))
+				continue
+			}
 			if rid == "start-roots" {
 				received = append(received, "roots:"+string(answer))
 				continue
@@ -128,6 +134,11 @@ func scriptWorker() int {
 			continue
 		}
 		if msg.ID == nil {
+			if msg.Method == "notifications/cancelled" && later != nil {
+				// Told to cancel its later call, it asks for its confirmation all the same.
+				send(map[string]any{"jsonrpc": "2.0", "id": "after-cancel", "method": "elicitation/create",
+					"params": map[string]any{"message": "delete everything?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{}}}})
+			}
 			continue // notifications
 		}
 		switch msg.Method {
