@@ -1,11 +1,13 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // requestStateOf reads params.requestState strictly; ok is false when absent. A case variant
@@ -81,8 +83,20 @@ func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *json
 			missing[key] = req
 			continue
 		}
-		if _, err := pk.member.Answer(&jsonrpc.Message{ID: req.ID, Result: raw}); err != nil {
+		// Who answered is audited, with the retry's access (which the state bound to the
+		// parked call's, and the pool checks against the worker's mode once more).
+		info, err := pk.member.Answer(&jsonrpc.Message{ID: req.ID, Result: raw}, access.ReadOnly)
+		alog := g.log.With("user", p.User, "worker", pk.member.WorkerID(), "era", modernVersion)
+		switch {
+		case errors.Is(err, pool.ErrNotEntitled):
+			auditAnswer(alog, info, access.ReadOnly, "refused")
+			pk.member.Decline(req.ID)
+		case errors.Is(err, pool.ErrNoSuchRequest):
+		case err != nil:
+			auditAnswer(alog, info, access.ReadOnly, "answered")
 			g.log.Warn("could not pass an input response to the worker", "error", err)
+		default:
+			auditAnswer(alog, info, access.ReadOnly, "answered")
 		}
 	}
 	pk.msg = msg

@@ -25,6 +25,9 @@ import (
 //	modernflood speaks no 2026-07-28 (server/discover is "method not found"); at its first
 //	            tools/call it asks the client one elicitation/create (the call is parked for
 //	            the client's input), then stops reading and asks 20,000 more at once
+//	stubborn    a legacy worker that ignores notifications/cancelled (playStubborn)
+//	askatlist   a legacy worker that asks its client roots/list at its first tools/list, as
+//	            a worker that asks at start-up does while gemgate's first call is in flight
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
@@ -41,6 +44,9 @@ func playWorker(mode string) int {
 			return 1
 		}
 		return 0
+	}
+	if mode == "stubborn" || mode == "askatlist" {
+		return playStubborn(mode)
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
@@ -86,4 +92,81 @@ func floodElicitations() {
 	}
 	out.Flush()
 	select {} // never reads again
+}
+
+// playStubborn is the stubborn and askatlist workers. Tools (stubborn): delete logs a line
+// and then runs until a confirmation comes, whatever notifications/cancelled says; peek asks
+// the client to confirm the last delete (elicitation/create), as a worker whose delete reached
+// its confirmation does, and answers both calls with the client's answer,
+// "confirmation: <answer>". askatlist asks roots/list before it answers its first tools/list,
+// and records the answer for its tool roots.
+func playStubborn(mode string) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 32<<20)
+	out := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	text := func(id json.RawMessage, s string) {
+		b, _ := json.Marshal(s)
+		out(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`, id, b)
+	}
+	var deleting, peeking json.RawMessage
+	askAtList := mode == "askatlist"
+	roots := "none"
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil {
+			continue // notifications, notifications/cancelled too: ignored
+		}
+		if msg.Method == "" { // the client's answer to a request of ours
+			answer := string(msg.Result) + string(msg.Error)
+			switch string(msg.ID) {
+			case `"confirm"`:
+				for _, id := range []json.RawMessage{deleting, peeking} {
+					if id != nil {
+						text(id, "confirmation: "+answer)
+					}
+				}
+				deleting, peeking = nil, nil
+			case `"start-roots"`:
+				roots = answer
+			}
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"stubborn","version":"0"}}}`, msg.ID)
+		case "server/discover":
+			out(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+		case "tools/list":
+			if askAtList {
+				askAtList = false
+				out(`{"jsonrpc":"2.0","id":"start-roots","method":"roots/list","params":{}}`)
+			}
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"delete","inputSchema":{"type":"object"}},{"name":"peek","inputSchema":{"type":"object"}},{"name":"roots","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case "tools/call":
+			switch msg.Params.Name {
+			case "delete":
+				deleting = msg.ID
+				fmt.Fprintln(os.Stderr, "stubborn: deleting")
+				out(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"deleting"}}`)
+			case "peek":
+				peeking = msg.ID
+				out(`{"jsonrpc":"2.0","id":"confirm","method":"elicitation/create","params":{"message":"Delete everything?","requestedSchema":{"type":"object","properties":{}}}}`)
+			case "roots":
+				text(msg.ID, "roots: "+roots)
+			default:
+				text(msg.ID, "unknown tool")
+			}
+		default:
+			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+		}
+	}
+	return 0
 }

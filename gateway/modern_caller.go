@@ -46,6 +46,17 @@ func (c *modernCaller) Deliver(d pool.Delivery) {
 	if d.Call != nil && d.Call.Tag() != c {
 		return
 	}
+	if d.Request && d.Call == nil {
+		// A request of no call of this one's (the pool does not send such, CanTakeRequest):
+		// a 2026-07-28 client is asked only within its own call. Answered as if asked and
+		// not agreed.
+		if req, err := jsonrpc.Parse(d.Message); err == nil {
+			if m := c.member.Load(); m != nil {
+				m.Decline(req.ID)
+			}
+		}
+		return
+	}
 	if d.Request {
 		req, err := jsonrpc.Parse(d.Message)
 		if err != nil {
@@ -74,8 +85,12 @@ func (c *modernCaller) Deliver(d pool.Delivery) {
 }
 
 func (c *modernCaller) LastActive() time.Time { return c.created }
-func (c *modernCaller) CanTakeRequest() bool  { return true }
-func (c *modernCaller) Detached(string)       { c.once.Do(func() { close(c.detached) }) }
+
+// CanTakeRequest is false: a 2026-07-28 client has no stream outside its own call, so it is
+// never asked a worker's request that belongs to no call of its (pool.workerRequest); within
+// its call, the bridge parks the request as an input-required result.
+func (c *modernCaller) CanTakeRequest() bool { return false }
+func (c *modernCaller) Detached(string)      { c.once.Do(func() { close(c.detached) }) }
 
 // isLogMessage reports whether an encoded worker message is a notifications/message.
 func isLogMessage(b []byte) bool {

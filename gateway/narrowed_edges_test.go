@@ -56,11 +56,14 @@ func TestReadOnlyTokensStreamEndsAtStepUp(t *testing.T) {
 	}
 }
 
-// A read-only token on a read-write session may answer the worker's question asked with its
-// own call of a read-only tool: ask_model (named in read_only_tools) asks its caller for a
-// completion (sampling/createMessage, on the call's own stream), and the caller's answer is
-// taken (202). Only answers to questions of read-write calls are refused.
-func TestReadOnlyTokenAnswersItsOwnReadOnlyCall(t *testing.T) {
+// A read-only token on a read-write session is never asked the read-write worker's question,
+// not even one asked during its own call of a read-only tool: ask_model (named in
+// read_only_tools) asks its caller for a completion, and gemgate answers the worker itself
+// with the answer that fails safe (sampling: an error), audited as gemgate's, instead of
+// sending it down the read-only call's stream. (The rule before: a read-only token answered
+// the questions of its own read-only calls; the call a question belongs to is only inferred,
+// and a read-write call abandoned by its client could ask in its place.)
+func TestReadOnlyTokenIsNotAskedOnReadWriteWorker(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		pol, err := policy.New(policy.Config{ReadOnlyTools: append(slices.Clone(demoReadOnlyTools), "ask_model")})
 		if err != nil {
@@ -86,26 +89,22 @@ func TestReadOnlyTokenAnswersItsOwnReadOnlyCall(t *testing.T) {
 		t.Fatalf("ask_model with the read-only token: %d", resp.StatusCode)
 	}
 	evs := readEvents(resp.Body)
-	var ask *jsonrpc.Message
-	for ask == nil {
+	for done := false; !done; {
 		ev, ok := nextEvent(t, evs)
 		if !ok {
-			t.Fatal("ask_model's stream ended without a sampling request")
+			t.Fatal("ask_model's stream ended without its answer")
 		}
 		m, err := jsonrpc.Parse([]byte(ev.data))
 		if err != nil {
 			continue
 		}
 		if m.Method == "sampling/createMessage" {
-			ask = m
-		} else if m.IsResponse() {
-			t.Fatalf("ask_model answered before asking: %s", ev.data)
+			answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`, m.ID)
+			t.Errorf("the read-only token's call of ask_model was asked the read-write worker's sampling/createMessage; its answer: POST %d", ro.post(answer).status)
 		}
+		done = m.IsResponse()
 	}
-	answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`, ask.ID)
-	if st := ro.post(answer).status; st != http.StatusAccepted {
-		t.Errorf("the read-only token's answer to the sampling request of its own call of the read-only tool ask_model: %d, want 202", st)
-	}
+	waitLog(t, f, `"msg":"audit worker request"`, `"answered_by":"gemgate"`)
 }
 
 // A read-only token on a read-write session may not cancel the session's read-write calls:

@@ -135,10 +135,21 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 		}
 		g.notification(s, msg, fields)
 	default:
-		if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil && !s.askedByReadOnlyCall(msg.ID) {
+		// An answer to the worker's request needs a token whose access covers the worker's
+		// mode, whatever call it was asked with: a read-only token on a read-write session
+		// answers nothing (the pool never asks a call of such a token), and the pool checks
+		// the worker's own mode again (pool.ErrNotEntitled).
+		if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
+			logNoPC(s.log.Handler(), slog.LevelInfo, "audit worker request", slog.String("answered_by", "client"),
+				slog.Bool("read_only", true), slog.Bool("worker_read_only", false), slog.String("outcome", "refused"))
 			return he
 		}
-		s.clientResponse(msg)
+		readOnly := g.opts.Policy.Decide(p.Scopes).ReadOnly
+		if err := s.clientResponse(msg, readOnly); errors.Is(err, pool.ErrNotEntitled) {
+			write := g.opts.Policy.WriteScope()
+			return g.insufficientScope(nil, s.currentAccess().Narrow(g.opts.Policy.Decide(p.Scopes)), []string{write}, "readOnly",
+				"the worker that asked is read-write and this token may only read: answering it needs a token with scope "+write)
+		}
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil

@@ -284,7 +284,7 @@ func TestReaperInstants(t *testing.T) {
 			if !s.isProbeAnswer(answer) {
 				t.Fatalf("the answer to ping %s is not recognised as a probe answer", ps[0].ID)
 			}
-			s.clientResponse(answer) // what a POSTed answer does: no touch, the idle clock runs on
+			s.clientResponse(answer, false) // what a POSTed answer does: no touch, the idle clock runs on
 			b.at(def.IdleTimeout - before)
 			if !b.alive(s) {
 				t.Fatal("a session whose client answered the probe ended before idle_timeout")

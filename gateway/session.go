@@ -258,12 +258,14 @@ func (s *session) isProbeAnswer(m *jsonrpc.Message) bool {
 }
 
 // clientResponse routes a response the client POSTed: to a liveness probe of the
-// gateway's, or through the pool to the worker request it answers.
-func (s *session) clientResponse(m *jsonrpc.Message) {
+// gateway's, or through the pool to the worker request it answers, if the token's access
+// (readOnly) covers the worker's mode (pool.ErrNotEntitled otherwise). Each answer to a
+// worker's request is audited (auditAnswer).
+func (s *session) clientResponse(m *jsonrpc.Message, readOnly bool) error {
 	var gid string
 	if err := json.Unmarshal(m.ID, &gid); err != nil {
 		s.log.Debug("client answered an id the gateway never sent", "id", textclip.Bytes(m.ID, 128))
-		return
+		return nil
 	}
 	s.mu.Lock()
 	pr := s.probes[gid]
@@ -271,13 +273,20 @@ func (s *session) clientResponse(m *jsonrpc.Message) {
 	s.mu.Unlock()
 	if pr != nil {
 		pr.answer(time.Now())
-		return
+		return nil
 	}
-	known, err := s.member.Answer(m)
+	info, err := s.member.Answer(m, readOnly)
 	switch {
-	case err != nil:
-		s.log.Warn("could not pass the client's answer to the worker", "error", err)
-	case !known:
+	case errors.Is(err, pool.ErrNoSuchRequest):
 		s.log.Debug("client answered an unknown or expired request", "id", gid)
+	case errors.Is(err, pool.ErrNotEntitled):
+		auditAnswer(s.log, info, readOnly, "refused")
+		return err
+	case err != nil:
+		auditAnswer(s.log, info, readOnly, "answered")
+		s.log.Warn("could not pass the client's answer to the worker", "error", err)
+	default:
+		auditAnswer(s.log, info, readOnly, "answered")
 	}
+	return nil
 }

@@ -36,6 +36,8 @@ type Call struct {
 	after    func(answer *jsonrpc.Message) // bookkeeping once the call ends (nil: no answer); under the slot's lock
 	subURI   string                        // a forwarded resources/subscribe or unsubscribe: its URI
 	subFwd   bool                          // it is one
+	readOnly bool                          // made with read-only access (Request.Identity)
+	written  bool                          // its write to the worker began; under the slot's lock
 
 	result chan *jsonrpc.Message
 	once   sync.Once
@@ -74,12 +76,7 @@ func (c *Call) withdraw(reason string, tell bool) {
 	pc := c.proc
 	c.mu.Unlock()
 	if pc != nil {
-		// Still pending at the worker: its answer will never come, so the place is freed here,
-		// off the caller's goroutine as the answer's own would be. Already answered: the
-		// delivery frees it.
-		if pc.Withdraw(reason, tell) {
-			go c.s.done(c)
-		}
+		c.s.abandon(c, pc, reason, tell)
 		return
 	}
 	// Still queued (or on its way to the worker: send sees cancelled and does not write it).
@@ -137,6 +134,11 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 		c.w.setToldLocked(c.subURI, by)
 		s.mu.Unlock()
 	}
+	// From here on the call may be the one a worker's request belongs to (askerLocked): a
+	// request the worker sent before reading it was read before this line was written.
+	s.mu.Lock()
+	c.written = true
+	s.mu.Unlock()
 	pc, err := c.w.proc.SendTo(ctx, c.msg, (*answerRelay)(c))
 	if c.subFwd {
 		if err != nil { // not written: what the worker was told stands
@@ -157,10 +159,40 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	c.proc = pc
 	cancelled, reason := c.cancelled, c.reason
 	c.mu.Unlock()
-	if cancelled && pc.Withdraw(reason, true) { // a cancel that came while the request was being written
-		go s.done(c)
+	if cancelled { // a cancel that came while the request was being written
+		s.abandon(c, pc, reason, true)
 	}
 	return nil
+}
+
+// abandon gives up a call its caller no longer waits for, while the worker may still run it.
+// Its place is freed (its turn, its progress token, the worker's idleness clock), off the
+// caller's goroutine as the answer's own would be, and the worker is told (notifications/
+// cancelled with its own id) when tell. The worker is not taken to have stopped, though: a
+// worker may ignore the cancel and go on, and ask the client something for the call later.
+// So the call stays counted at the worker (keepAbandonedLocked) until the worker answers it
+// (its answer is taken and dropped) or ends. Already answered: the delivery freed it.
+func (s *slot) abandon(c *Call, pc *worker.Call, reason string, tell bool) {
+	s.mu.Lock()
+	w := c.w
+	if _, ok := w.calls[c]; !ok {
+		s.mu.Unlock()
+		return
+	}
+	left := s.releaseLocked(c, nil)
+	w.keepAbandonedLocked(c, pc)
+	s.mu.Unlock()
+	go func() {
+		if tell {
+			params := map[string]any{"requestId": pc.WorkerID()}
+			if reason != "" {
+				params["reason"] = reason
+			}
+			_ = w.proc.Notify(jsonrpc.Notification("notifications/cancelled", params))
+		}
+		s.settle(left)
+		s.reconcileSub(c)
+	}()
 }
 
 // reconcileSub makes the worker's subscription to the URI of a forwarded resources/subscribe
@@ -222,10 +254,20 @@ type leftToDo struct {
 func (s *slot) release(c *Call, answer *jsonrpc.Message) leftToDo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.releaseLocked(c, answer)
+}
+
+// releaseLocked is release under the slot's lock. A call given up and kept counted
+// (abandon) ends here too, once the worker answers it.
+func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 	w := c.w
 	if _, ok := w.calls[c]; ok {
 		delete(w.calls, c)
 		c.m.inFlight.Add(-1)
+	}
+	if _, ok := w.abandoned[c]; ok {
+		delete(w.abandoned, c)
+		w.log.Debug("worker answered a call its client gave up; the answer is dropped")
 	}
 	if c.wtoken != "" && w.progress[c.wtoken] == c {
 		delete(w.progress, c.wtoken)

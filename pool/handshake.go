@@ -14,13 +14,19 @@ import (
 )
 
 // ownParams are gemgate's initialize params as the worker's own MCP client (worker_per:
-// user): the latest version it speaks and the client capabilities it can relay to a session.
+// user): the latest version it speaks and the client capabilities it can route to the client
+// a request belongs to. Sampling and elicitation are asked within a call (a tool that wants a
+// completion or a confirmation), and go to that call's client in both eras (on the call's
+// stream, or as its input-required result). Roots are not declared: they are one client's,
+// the worker serves all the user's clients, and a worker asks for them outside any call (the
+// official filesystem server, right after notifications/initialized), where no client is the
+// one to ask: told no roots capability, such a worker keeps the directories it was started
+// with. A worker that asks anyway is routed as any (workerRequest).
 func (p *Pool) ownParams() json.RawMessage {
 	b, _ := json.Marshal(map[string]any{
 		"protocolVersion": p.opts.Versions[0],
 		"capabilities": map[string]any{
 			"sampling": map[string]any{}, "elicitation": map[string]any{},
-			"roots": map[string]any{"listChanged": true},
 		},
 		"clientInfo": map[string]any{"name": "gemgate", "version": "1"},
 	})

@@ -30,6 +30,18 @@ func TestMain(m *testing.M) {
 //	flood{method,n}     stops reading its input and sends the client n requests of that
 //	                    method at once, then waits to be stopped
 //	die                 exits at once
+//	later               never answers on its own: a long call that ignores
+//	                    notifications/cancelled, except that the cancel makes it ask its
+//	                    client elicitation/create for it (recorded for record,
+//	                    "after-cancel:<answer>"); the next trigger's question is its too
+//	trigger             asks the client elicitation/create for the last later call (as a
+//	                    worker that ignores cancellation does once its work reaches the
+//	                    confirmation), then answers both that call and this one with the
+//	                    client's answer
+//
+// With POOL_TEST_ASK_AT_LIST set, it asks its client roots/list before it answers its first
+// tools/list (as a worker that asks at start-up does, while gemgate's first call is in
+// flight): the answer is recorded, "roots:<answer>", for record.
 //
 // It refuses a subscribe or unsubscribe of a URI with "refused:" in it, and holds its answer
 // to a subscribe of a URI that starts with "held:" until a release. A subscribe of
@@ -68,6 +80,9 @@ func scriptWorker() int {
 	}
 	pending := map[string]json.RawMessage{} // our request id -> the tools/call waiting on it
 	n := 0
+	var later json.RawMessage                // the last later call, unanswered
+	triggers := map[string]json.RawMessage{} // our request id -> the trigger call that sent it
+	askAtList := os.Getenv("POOL_TEST_ASK_AT_LIST") != ""
 	for in.Scan() {
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
@@ -87,6 +102,27 @@ func scriptWorker() int {
 		if msg.Method == "" && msg.ID != nil { // the client's answer to our request
 			var rid string
 			json.Unmarshal(msg.ID, &rid)
+			answer := msg.Result
+			if msg.Error != nil {
+				answer = msg.Error
+			}
+			if rid == "after-cancel" {
+				received = append(received, "after-cancel:"+string(answer))
+				continue
+			}
+			if rid == "start-roots" {
+				received = append(received, "roots:"+string(answer))
+				continue
+			}
+			if trig, ok := triggers[rid]; ok {
+				delete(triggers, rid)
+				if later != nil {
+					text(later, string(answer))
+					later = nil
+				}
+				text(trig, string(answer))
+				continue
+			}
 			if call, ok := pending[rid]; ok {
 				delete(pending, rid)
 				answer := msg.Result
@@ -98,6 +134,11 @@ func scriptWorker() int {
 			continue
 		}
 		if msg.ID == nil {
+			if msg.Method == "notifications/cancelled" && later != nil {
+				// Told to cancel its later call, it asks for its confirmation all the same.
+				send(map[string]any{"jsonrpc": "2.0", "id": "after-cancel", "method": "elicitation/create",
+					"params": map[string]any{"message": "delete everything?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{}}}})
+			}
 			continue // notifications
 		}
 		switch msg.Method {
@@ -119,6 +160,12 @@ func scriptWorker() int {
 				continue
 			}
 			subAnswer(msg.ID, msg.Params.URI)
+		case "tools/list":
+			if askAtList {
+				askAtList = false
+				send(map[string]any{"jsonrpc": "2.0", "id": "start-roots", "method": "roots/list", "params": map[string]any{}})
+			}
+			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"tools": []any{}}})
 		case "logging/setLevel":
 			received = append(received, "setLevel "+msg.Params.Level)
 			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}})
@@ -153,6 +200,14 @@ func scriptWorker() int {
 				time.Sleep(time.Duration(w.MS) * time.Millisecond)
 				text(msg.ID, "waited")
 			case "hold":
+			case "later":
+				later = msg.ID
+			case "trigger":
+				n++
+				rid := fmt.Sprintf("wr-%d", n)
+				triggers[rid] = msg.ID
+				send(map[string]any{"jsonrpc": "2.0", "id": rid, "method": "elicitation/create",
+					"params": map[string]any{"message": "delete everything?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{}}}})
 			case "flood":
 				var f struct {
 					Method string `json:"method"`

@@ -76,7 +76,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Call{s: s, w: w, m: m, tag: req.Tag, clientID: req.Message.ID, result: make(chan *jsonrpc.Message, 1)}
+	c := &Call{s: s, w: w, m: m, tag: req.Tag, clientID: req.Message.ID, readOnly: req.Identity.ReadOnly, result: make(chan *jsonrpc.Message, 1)}
 	c.out = *req.Message
 	c.msg = &c.out
 	s.mu.Lock()
@@ -165,9 +165,11 @@ func (s *slot) applyExpiry(_ context.Context, id Identity) error {
 }
 
 // Notify passes a client notification on. With worker_per: user, gemgate has sent the
-// worker's notifications/initialized itself: a session's own is not repeated.
+// worker's notifications/initialized itself: a session's own is not repeated; nor is a
+// client's notifications/roots/list_changed, since gemgate told the worker of no roots
+// (ownParams).
 func (m *Member) Notify(msg *jsonrpc.Message) error {
-	if msg.Method == "notifications/initialized" && !m.p.PerSession() {
+	if (msg.Method == "notifications/initialized" || msg.Method == "notifications/roots/list_changed") && !m.p.PerSession() {
 		return nil
 	}
 	_, w := m.current()
@@ -177,38 +179,50 @@ func (m *Member) Notify(msg *jsonrpc.Message) error {
 	return w.proc.Notify(msg)
 }
 
+// Answered is what the pool knows of the worker request a client answered, for its audit
+// line.
+type Answered struct {
+	Method         string // the worker's method, or "other" for one MCP does not name (auditMethod)
+	WorkerReadOnly bool   // the access mode of the worker that asked
+}
+
 // Answer passes the client's answer to a worker request on, with the worker's id restored.
-// It is accepted only from the caller the request was sent to; known is false otherwise.
-func (m *Member) Answer(msg *jsonrpc.Message) (known bool, err error) {
+// It is accepted only from the caller the request was sent to (else ErrNoSuchRequest), and
+// only when the answering token's access covers the mode of the worker that asked: a
+// read-only token (readOnly) never answers a read-write worker's request (ErrNotEntitled;
+// the request stays for an answer that is entitled).
+func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 	var pr pendingRequest
-	w := m.takeRequest(msg.ID, func(s *slot, w *wrk, p pendingRequest) { pr = p })
-	if w == nil {
-		return false, nil
+	entitled := true
+	var info Answered
+	w := m.request(msg.ID, func(s *slot, w *wrk, p pendingRequest) bool {
+		info = Answered{Method: auditMethod(p.method), WorkerReadOnly: w.readOnly}
+		entitled = w.readOnly || !readOnly
+		pr = p
+		return entitled
+	})
+	switch {
+	case w == nil:
+		return info, ErrNoSuchRequest
+	case !entitled:
+		return info, ErrNotEntitled
 	}
 	out := *msg
 	out.ID = pr.workerID
-	return true, w.proc.Reply(&out)
-}
-
-// RequestCall is the call a worker request delivered to m (msg's id is gemgate's) was sent
-// with (Delivery.Call), while it is unanswered; nil when it came without one, or is not m's.
-func (m *Member) RequestCall(id json.RawMessage) *Call {
-	var call *Call
-	m.request(id, false, func(_ *slot, _ *wrk, pr pendingRequest) { call = pr.call })
-	return call
+	return info, w.proc.Reply(&out)
 }
 
 // takeRequest takes out the worker request of gemgate's id id if it was delivered to m and
 // is still unanswered, and hands it to then under the slot's lock; it returns the worker, nil
 // when there is no such request.
 func (m *Member) takeRequest(id json.RawMessage, then func(*slot, *wrk, pendingRequest)) *wrk {
-	return m.request(id, true, then)
+	return m.request(id, func(s *slot, w *wrk, pr pendingRequest) bool { then(s, w, pr); return true })
 }
 
 // request finds the worker request of gemgate's id id if it was delivered to m and is still
-// unanswered, takes it out if take, and hands it to then under the slot's lock; it returns
-// the worker, nil when there is no such request.
-func (m *Member) request(id json.RawMessage, take bool, then func(*slot, *wrk, pendingRequest)) *wrk {
+// unanswered, and hands it to then under the slot's lock, which takes it out if it returns
+// true; request returns the worker, nil when there is no such request.
+func (m *Member) request(id json.RawMessage, then func(*slot, *wrk, pendingRequest) bool) *wrk {
 	var gid string
 	if json.Unmarshal(id, &gid) != nil {
 		return nil
@@ -223,11 +237,20 @@ func (m *Member) request(id json.RawMessage, take bool, then func(*slot, *wrk, p
 	if !ok || pr.m != m {
 		return nil
 	}
-	if take {
+	if then(s, w, pr) {
 		delete(w.requests, gid)
 	}
-	then(s, w, pr)
 	return w
+}
+
+// Decline answers, on the caller's behalf, a worker request that was delivered to it with the
+// answer that fails safe (unanswerable: an elicitation cancelled, no roots, an error): for a
+// caller that has nobody to ask. It reports whether the request was the caller's and still
+// unanswered.
+func (m *Member) Decline(id json.RawMessage) bool {
+	return m.takeRequest(id, func(s *slot, w *wrk, pr pendingRequest) {
+		s.refuseLocked(w, unanswerable(&jsonrpc.Message{ID: pr.workerID, Method: pr.method}))
+	}) != nil
 }
 
 // Refuse answers, on the caller's behalf, a worker request that was delivered to it (msg's
@@ -511,4 +534,15 @@ func (m *Member) FirstTime(topic string) bool {
 	}
 	w.once[topic] = true
 	return true
+}
+
+// auditMethod is a worker request's method as an audit line may show it: the worker's own
+// bytes only when they are a method MCP names for a request to the client, "other" otherwise
+// (a worker's text could carry anything, its credential too).
+func auditMethod(method string) string {
+	switch method {
+	case "elicitation/create", "sampling/createMessage", "roots/list", "ping":
+		return method
+	}
+	return "other"
 }

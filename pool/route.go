@@ -3,11 +3,13 @@ package pool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
 
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // maxWorkerRequests bounds a worker's requests (elicitation, sampling, roots) that wait for a
@@ -18,7 +20,83 @@ const maxWorkerRequests = 64
 type pendingRequest struct {
 	m        *Member
 	workerID json.RawMessage
-	call     *Call // the caller's call the request was sent with, if any (Delivery.Call)
+	method   string // the worker's method, for the audit line of the answer
+}
+
+// ErrNotEntitled is an answer to a worker's request from a token whose access does not cover
+// the access mode of the worker that asked: a read-only token answering a read-write worker.
+// The request stays unanswered, for a caller that is entitled.
+var ErrNotEntitled = errors.New("a read-only token may not answer a read-write worker's request")
+
+// ErrNoSuchRequest is an answer to a worker request that was not delivered to the caller, or
+// was answered or withdrawn since.
+var ErrNoSuchRequest = errors.New("no such worker request is waiting for this caller")
+
+// asks reports whether a call of method can be the one a worker's request belongs to: only
+// the requests during which a server may ask its client something (MCP: tools/call,
+// prompts/get, resources/read, completion/complete) can. A worker that asks during a
+// tools/list, or at start-up, asks outside any call.
+func asks(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read", "completion/complete":
+		return true
+	}
+	return false
+}
+
+// maxAbandoned bounds the calls given up by their callers that a worker is still counted as
+// running (it did not answer them yet). Past it gemgate loses track of one, and from then on
+// no request of the worker is taken as any call's: a call it cannot see might have asked.
+const maxAbandoned = 1024
+
+// askerLocked is the call a request the worker sends now belongs to, if gemgate knows it: the
+// only call at the worker that can ask (asks), written to it, counting the calls given up by
+// their callers that the worker has not answered (abandoned reports the call is one). nil when
+// there is none, or more than one: then the request belongs to no call gemgate can name, and
+// ambiguity never makes a call its owner.
+func (w *wrk) askerLocked() (owner *Call, abandoned bool) {
+	if w.lostTrack {
+		return nil, false
+	}
+	n := 0
+	for c := range w.calls {
+		if c.written && asks(c.out.Method) {
+			owner, n = c, n+1
+		}
+	}
+	for c := range w.abandoned {
+		owner, abandoned, n = c, true, n+1
+	}
+	if n != 1 {
+		return nil, false
+	}
+	return owner, abandoned
+}
+
+// keepAbandonedLocked records a call given up by its caller while the worker still runs it
+// (pc): it counts as in flight at the worker, for askerLocked, until the worker answers it
+// (answered, through releaseLocked) or ends. Only a call that can ask is kept: no other can
+// own a request. What it carried for the worker is dropped: only its method is read again.
+func (w *wrk) keepAbandonedLocked(c *Call, pc *worker.Call) {
+	if !asks(c.out.Method) {
+		pc.Withdraw("", false) // it asks nothing: its answer, if any, is dropped
+		return
+	}
+	if len(w.abandoned) >= maxAbandoned {
+		if !w.lostTrack {
+			w.lostTrack = true
+			w.log.Warn("worker leaves too many cancelled calls unanswered; from now on none of its requests to the client is taken as a call's", "abandoned", len(w.abandoned))
+		}
+		pc.Withdraw("", false)
+		return
+	}
+	if w.abandoned == nil {
+		w.abandoned = map[*Call]struct{}{}
+	}
+	w.abandoned[c] = struct{}{}
+	if c.msg == &c.out {
+		c.out.Params = nil
+	}
 }
 
 // onMessage routes what the worker sends on its own. It runs on the worker's reading
@@ -90,9 +168,19 @@ func (w *wrk) soleCallLocked(m *Member) *Call {
 	return sole
 }
 
-// workerRequest sends a worker's request to one caller: the caller of the only call in flight
-// at the worker if it declared the capability, else the most recently active caller that declared the capability and can
-// take a request now; if none can, gemgate answers the worker with an error.
+// workerRequest sends a worker's request to the one caller entitled to answer it, or answers
+// it itself with the answer that fails safe (unanswerable), logged:
+//
+//   - A request that belongs to a call (askerLocked) goes to that call's caller, on the call's
+//     own stream, when its token's access covers the worker's mode and it declared the
+//     capability. A call made with a read-only token on a read-write worker (a read-only token
+//     on a read-write session) is never asked: its token could not answer for the worker. A
+//     call its caller gave up is not asked anyone: its client is gone.
+//   - A request that belongs to no call (asked at start-up, or while several calls or none
+//     could have asked) goes to the stream of a legacy session attached to the worker (the
+//     most recently active that declared the capability and has a stream; every session of a
+//     read-write worker opened its stream with a read-write token); a 2026-07-28 request has
+//     no stream outside its own call and never takes one.
 func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	s.mu.Lock()
 	if len(w.requests) >= maxWorkerRequests {
@@ -103,22 +191,25 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	}
 	var to *Member
 	var call *Call
-	if len(w.calls) == 1 {
-		for c := range w.calls {
-			if c.m.caps.allows(msg.Method) { // never to a caller that cannot answer it
-				to, call = c.m, c
-			}
-		}
+	why := ""
+	switch owner, abandoned := w.askerLocked(); {
+	case owner == nil:
+	case abandoned:
+		why = "the call that asked was given up by its client"
+	case owner.readOnly && !w.readOnly:
+		why = "the call that asked was made with a read-only token, which may not answer a read-write worker"
+	case owner.m.caps.allows(msg.Method):
+		to, call = owner.m, owner
 	}
 	members := make([]*Member, 0, len(s.members))
 	for m := range s.members {
 		members = append(members, m)
 	}
 	s.mu.Unlock()
-	if to == nil && s.p.PerSession() && len(members) == 1 {
+	if to == nil && why == "" && s.p.PerSession() && len(members) == 1 {
 		to = members[0] // its own worker: it gets the request on its stream whenever it opens one
 	}
-	if to == nil {
+	if to == nil && why == "" {
 		var best *Member
 		for _, m := range members {
 			if !m.caps.allows(msg.Method) || !m.c.CanTakeRequest() {
@@ -131,9 +222,14 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		to = best
 	}
 	if to == nil {
-		w.proc.LogQuoting(slog.LevelInfo, "no session can answer the worker's request; gemgate answers it with an error", "method", []byte(msg.Method))
+		if why == "" {
+			why = "no session can answer the worker's request"
+		}
+		answer := unanswerable(msg)
+		w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(msg.Method),
+			"answered_by", "gemgate", "answer", failSafeName(msg.Method), "reason", why, "worker_read_only", w.readOnly)
 		s.mu.Lock()
-		s.refuseLocked(w, unanswerable(msg))
+		s.refuseLocked(w, answer)
 		s.mu.Unlock()
 		return
 	}
@@ -143,11 +239,22 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		return
 	}
 	gid := "gemgate-w" + strconv.FormatUint(s.p.nextReq.Add(1), 10)
-	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID, call: call}
+	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID, method: msg.Method}
 	s.mu.Unlock()
 	out := *msg
 	out.ID = json.RawMessage(strconv.Quote(gid))
 	to.c.Deliver(Delivery{Message: out.Encode(), Call: call, Request: true})
+}
+
+// failSafeName names unanswerable's answer for the audit line.
+func failSafeName(method string) string {
+	switch method {
+	case "elicitation/create":
+		return "cancel"
+	case "roots/list":
+		return "no roots"
+	}
+	return "error"
 }
 
 // maxRefusals bounds the answers gemgate has decided for a worker's requests and not yet
@@ -192,9 +299,10 @@ func (s *slot) writeRefusals(w *wrk) {
 	}
 }
 
-// unanswerable is gemgate's answer to a worker's request that no attached session can take.
-// A shared worker was initialized with every capability gemgate can relay, so it may ask what
-// the caller at hand cannot answer; the answer is the one that fails safe, as if the user had
+// unanswerable is gemgate's answer to a worker's request that no client entitled to it can
+// take: none declared the capability or can be asked now, the call that asked was made with a
+// read-only token on a read-write worker, or was given up by its client. The answer is the
+// one that fails safe, as if the user had
 // been asked and had not agreed: an elicitation is cancelled (the user made no choice: a
 // confirmation never shown confirms nothing), roots are none; anything else (sampling) is an
 // error.

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -72,12 +73,12 @@ func TestWorkerRequestRouting(t *testing.T) {
 				if i == tc.want {
 					continue
 				}
-				if known, _ := s.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"action":"decline"}`)}); known {
+				if _, err := s.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"action":"decline"}`)}, false); !errors.Is(err, ErrNoSuchRequest) {
 					t.Errorf("member %d's answer to another member's request was taken", i)
 				}
 			}
-			if known, err := to.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"action":"accept"}`)}); !known || err != nil {
-				t.Fatalf("Answer: known %v, %v", known, err)
+			if _, err := to.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"action":"accept"}`)}, false); err != nil {
+				t.Fatalf("Answer: %v", err)
 			}
 			if got := answer(t, ask); got != `{"action":"accept"}` {
 				t.Errorf("the worker got %s", got)

@@ -85,6 +85,11 @@ type wrk struct {
 	stopping bool            // gemgate stopped it: not a death
 	reason   string          // why gemgate killed it, when it counts as a death
 	checking bool            // a responsiveness check runs (CheckResponsive)
+
+	// abandoned are calls their callers gave up that the worker has not answered: they may
+	// still ask the client something (route.go, askerLocked); lostTrack: one was let go.
+	abandoned map[*Call]struct{}
+	lostTrack bool
 }
 
 // errSlotGone is a slot dropped from the pool between lookup and use; the caller retries.

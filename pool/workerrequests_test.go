@@ -2,6 +2,7 @@ package pool
 
 import (
 	"encoding/json"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -68,11 +69,10 @@ func TestWorkerRequestIDsOutliveTheirWorker(t *testing.T) {
 		t.Fatalf("the successor's request reuses the id %s of its predecessor's", q1.ID)
 	}
 	// The user, late, accepts the first question: it is no answer to the second.
-	known, _ := a.m.Answer(&jsonrpc.Message{ID: q1.ID, Result: json.RawMessage(`{"action":"accept","content":{"for":"q1"}}`)})
-	if known {
+	if _, err := a.m.Answer(&jsonrpc.Message{ID: q1.ID, Result: json.RawMessage(`{"action":"accept","content":{"for":"q1"}}`)}, false); !errors.Is(err, ErrNoSuchRequest) {
 		t.Fatal("the late answer to the dead worker's question was taken")
 	}
-	if _, err := a.m.Answer(&jsonrpc.Message{ID: q2.ID, Result: json.RawMessage(`{"action":"decline"}`)}); err != nil {
+	if _, err := a.m.Answer(&jsonrpc.Message{ID: q2.ID, Result: json.RawMessage(`{"action":"decline"}`)}, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := answer(t, ask2); !strings.Contains(got, "decline") {
