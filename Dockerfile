@@ -1,9 +1,16 @@
 # syntax=docker/dockerfile:1
 #
-# gemgate image: one static binary (the gateway and its built-in demo worker), run as a
-# non-root user on distroless. Build: docker build --build-arg VERSION=$(git describe --always) .
+# gemgate image: one static binary (the gateway and its built-in demo worker) and bubblewrap,
+# which gemgate serve runs every worker in (it refuses to run workers unsandboxed unless
+# worker_sandbox is none), as a non-root user on Debian slim. Build:
+#   docker build --build-arg VERSION=$(git describe --always) .
+# Run with what unprivileged bubblewrap needs: user namespaces, mounts and a /proc it may
+# mount over (docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined
+# --security-opt systempaths=unconfined; Kubernetes: the chart's sandbox values). See
+# deploy/README.md, "The worker sandbox in a container".
 
 ARG GO_VERSION=1.26
+ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM golang:${GO_VERSION} AS build
 WORKDIR /src
@@ -17,18 +24,26 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
         -o /out/gemgate ./cmd/gemgate && \
     mkdir -p /out/data
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM ${RUNTIME_IMAGE}
 ARG VERSION=dev
 LABEL org.opencontainers.image.title="gemgate" \
       org.opencontainers.image.description="OAuth 2.1 resource-server gateway for MCP servers" \
       org.opencontainers.image.version="${VERSION}"
+# bubblewrap: the worker sandbox (not setuid in Debian: it needs user namespaces).
+# ca-certificates: the issuer and token exchange over https. The account is distroless's
+# nonroot (65532), so volumes and the chart's securityContext stay as they were.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --gid 65532 nonroot \
+ && useradd --uid 65532 --gid 65532 --home-dir /data --no-create-home --shell /usr/sbin/nologin nonroot
 COPY --from=build /out/gemgate /usr/local/bin/gemgate
-# Writable home for the demo worker's per-user store (distroless has no shell to mkdir at run time).
+# Writable home for the demo worker's per-user store.
 COPY --from=build --chown=65532:65532 /out/data /data
 ENV GEMGATE_DATA_DIR=/data
 USER 65532:65532
 EXPOSE 8080 9464
-# Exec form: distroless has no shell and no curl, so gemgate probes its own /healthz.
+# Exec form: the image has no curl, so gemgate probes its own /healthz.
 # The address must match GEMGATE_LISTEN (the compose file listens on 0.0.0.0:8080).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
     CMD ["/usr/local/bin/gemgate", "check", "--health", "http://127.0.0.1:8080/healthz"]

@@ -83,6 +83,8 @@ type CommandLauncher struct {
 	// lists are the operator's, and each launch adds the worker's executable, the absolute
 	// paths of the command template and the data directory.
 	Sandbox *worker.Sandbox
+	// Caps, if set, bound each worker's memory, processes, CPU and open files.
+	Caps *worker.Caps
 	// WorkerUser, if set, is the account workers run as (worker_user): a name or uid, or a
 	// template in which "{user}" becomes the user's name, for one account per user.
 	WorkerUser string
@@ -136,7 +138,7 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		env = append(env, "GEMGATE_DATA_DIR="+l.DataDir)
 	}
 	env = append(env, l.Env...)
-	spec := worker.Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace, WriteTimeout: l.WriteTimeout}
+	spec := worker.Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace, WriteTimeout: l.WriteTimeout, Caps: l.Caps}
 	if l.WorkerUser != "" {
 		if spec.RunAs, err = worker.AccountFor(l.WorkerUser, user); err != nil {
 			return Launch{}, fmt.Errorf("worker_user: %w", err)

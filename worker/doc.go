@@ -5,7 +5,12 @@
 // request the gateway sends gets the worker-side id from its own counter, and the answer is
 // handed back with the caller's raw id restored byte for byte), the routing of what the
 // worker sends on its own (notifications and requests) to a callback, the logging of its
-// stderr, and its staged stop (close stdin, SIGTERM to its process group, SIGKILL).
+// stderr, and its staged stop (close stdin, SIGTERM to its process group, SIGKILL). It also
+// confines a worker (bubblewrap, sandbox_linux.go; an account of its own, account.go) and caps
+// it (caps_linux.go, cgroup_linux.go): in a cgroup v2 of its own where one is delegated, or
+// with rlimits that gemgate's own binary sets before it executes the worker. A binary that
+// links this package and is started under the name "gemgate-worker-caps" is that trampoline
+// (an init function), and runs nothing of its own program.
 //
 // It must never import the gateway, auth or policy packages, never put a secret on a
 // worker's command line, and never let a worker's failure panic or block its caller: a

@@ -76,6 +76,8 @@ type Spec struct {
 	Sandbox *Sandbox
 	// RunAs, if not nil, is the account the worker runs as; gemgate must be root to use it.
 	RunAs *Account
+	// Caps, if not nil, bound the worker's memory, processes, CPU and open files.
+	Caps *Caps
 
 	// wrapStdin, if set, wraps the worker's stdin: a test seam that counts or holds writes.
 	wrapStdin func(stdinFile) stdinFile
@@ -124,6 +126,8 @@ type Process struct {
 	spellings     [][]byte
 
 	logged logLimit // the worker's share of the log, every line it causes (loglimit.go)
+
+	cgroup *cgroup // the worker's own cgroup, with Caps.Cgroup
 
 	exited    chan struct{} // the process itself has been reaped
 	done      chan struct{} // exited, stdout drained (or cut), pending calls failed
@@ -223,11 +227,23 @@ func Start(spec Spec) (*Process, error) {
 	if spec.Sandbox != nil {
 		path, args = spec.Sandbox.Bwrap, spec.Sandbox.args(spec.Path, spec.Args, spec.Dir)
 	}
+	path, argv0, args := spec.Caps.wrap(path, args)
 	cmd := exec.Command(path, args...)
+	if argv0 != "" {
+		cmd.Args[0] = argv0
+	}
 	cmd.Env = spec.Env
 	cmd.Dir = spec.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	var cg *cgroup
+	if spec.Caps != nil && spec.Caps.Cgroup != nil {
+		if cg, err = spec.Caps.Cgroup.create(spec.Caps); err != nil {
+			return fail(err)
+		}
+		// The worker starts in its cgroup (clone3 CLONE_INTO_CGROUP): nothing of it runs uncapped.
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.fd.Fd())
+	}
 	if spec.RunAs != nil {
 		cmd.SysProcAttr.Credential = spec.RunAs.credential()
 		cmd.Env = spec.RunAs.env(cmd.Env)
@@ -245,7 +261,14 @@ func Start(spec Spec) (*Process, error) {
 		cmd.Env = append(slices.Clip(cmd.Env), CredentialFDEnv+"=3")
 	}
 	if err := startTracked(cmd); err != nil {
+		if cg != nil {
+			_ = cg.remove()
+		}
 		return fail(fmt.Errorf("starting worker %s: %w", spec.Path, err))
+	}
+	if cg != nil {
+		cg.fd.Close()
+		cg.fd = nil
 	}
 	closeAll(inR, outW, errW)
 	if credW != nil {
@@ -268,6 +291,7 @@ func Start(spec Spec) (*Process, error) {
 		stdin:   stdin,
 		pending: make(map[int64]*Call),
 		secrets: secrets,
+		cgroup:  cg,
 		logged:  newLogLimit(),
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
@@ -422,6 +446,15 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	// such a descendant may hold open (a daemon that kept its parent's output). In the sandbox
 	// what is adopted is only bwrap's own init, on its way out.
 	reaped := ReapOrphans()
+	capHit := ""
+	if p.cgroup != nil {
+		// What is left in the worker's cgroup goes too; its own cap counters say which cap
+		// ended it.
+		capHit = p.cgroup.capHit()
+		if err := p.cgroup.remove(); err != nil {
+			p.log.Warn("worker cgroup left behind", "error", err.Error())
+		}
+	}
 	select {
 	case <-stdoutDone:
 	case <-time.After(p.spec.StopGrace):
@@ -452,6 +485,9 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 		msg, data = refusal.Error(), map[string]any{"kind": "workerRefused"}
 	case hung:
 		msg, data = "the worker stopped reading its input and was stopped", map[string]any{"kind": "workerHung"}
+	case capHit != "":
+		msg, data = "worker exited before answering: it reached its "+capHit+" cap", map[string]any{"kind": "workerExit", "cap": capHit}
+		p.log.Warn("worker reached its "+capHit+" cap", "pid", p.cmd.Process.Pid)
 	}
 	for _, c := range pending {
 		c.give(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data))

@@ -119,10 +119,11 @@ func Unisolated(separateAccounts bool) string {
 	s := "workers share gemgate's PID namespace and /proc (each can list every process on the host and their command lines), " +
 		"the host filesystem with their uid's rights, and /tmp; "
 	if separateAccounts {
-		s += "workers of the same worker account can read each other's environment, memory and open files; "
+		s += "workers of the same worker account can read each other's environment, memory (/proc/<pid>/mem) and open files, and send each other signals; "
 	} else {
-		s += "every worker runs as gemgate's uid, so workers can read each other's environment, memory and open files " +
-			"(a credential handed on a descriptor stays out of the environment, but not out of memory); "
+		s += "every worker runs as gemgate's uid, so workers can read each other's environment, memory (/proc/<pid>/mem: another user's credential and token) and open files " +
+			"(a credential handed on a descriptor stays out of the environment, but not out of memory), " +
+			"and send signals to each other and to gemgate (stop another user's worker, or gemgate itself); "
 	}
-	return s + "gemgate itself is non-dumpable, and descendants that escape a worker's session are killed when a worker ends"
+	return s + "gemgate itself is non-dumpable (its memory stays unreadable), and descendants that escape a worker's session are killed when a worker ends"
 }

@@ -17,7 +17,7 @@ import (
 // a request addressed to a public name. The same initialize sent straight to gemgate is
 // served, so the refusal is the proxy's, not the request's.
 func TestAuthNoneRefusesRequestsThroughAProxy(t *testing.T) {
-	c := mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--worker", "demo")
+	c := mustLoad(t, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--worker", "demo")...)
 	srv, logs := buildLoggedServer(t, c)
 	direct := httptest.NewServer(srv.gw.Handler())
 	defer direct.Close()

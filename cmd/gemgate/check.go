@@ -91,6 +91,7 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		checkGemStone(ctx, c, ok, bad)
 	}
 	checkIsolation(ctx, c, ok, warn, bad)
+	checkCaps(c, ok, warn)
 
 	if c.TLSCert != "" && c.TLSKey != "" {
 		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {

@@ -99,7 +99,7 @@ func TestBusyPortNamesTheSetting(t *testing.T) {
 	t.Cleanup(func() { busy.Close() })
 	addr := busy.Addr().String()
 	for _, args := range [][]string{
-		{"serve", "--auth", "none", "--listen", addr, "--metrics-listen", "off"},
+		unsandboxed("serve", "--auth", "none", "--listen", addr, "--metrics-listen", "off"),
 		{"dev", "--listen", addr, "--metrics-listen", "off", "--data-dir", t.TempDir()},
 	} {
 		var out, errb bytes.Buffer
@@ -108,7 +108,7 @@ func TestBusyPortNamesTheSetting(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	code := checkCommand(context.Background(), []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", addr}, &out, &errb)
+	code := checkCommand(context.Background(), unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", addr), &out, &errb)
 	if code == 0 || !strings.Contains(out.String(), "change metrics_listen (--metrics-listen, GEMGATE_METRICS_LISTEN)") || !strings.Contains(out.String(), "\n1 problem found.") {
 		t.Errorf("check: exit %d:\n%s", code, out.String())
 	}

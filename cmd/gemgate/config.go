@@ -65,6 +65,12 @@ type Config struct {
 	WorkerCredentialEnv   bool          `key:"worker_credential_env" help:"put the worker credential in GEMGATE_CREDENTIAL instead of on a descriptor (weaker: readable in /proc by the worker's uid); for servers that read only the environment"`
 	WorkerWriteTimeout    time.Duration `key:"worker_write_timeout" help:"longest a write to a worker may wait for it to read; a worker that stays full longer is stopped as hung"`
 
+	// Worker caps (docs/configuration.md, "Worker resource caps"): auto, none (or 0), or a value.
+	WorkerMemoryMax    string `key:"worker_memory_max" help:"memory of one worker: a size (512MiB, 2GiB), none, or auto (an eighth of the host's memory, 1-4 GiB); cgroup v2 memory.max, or RLIMIT_DATA per process"`
+	WorkerPidsMax      string `key:"worker_pids_max" help:"processes and threads of one worker: a number, none, or auto (256); cgroup v2 pids.max, or RLIMIT_NPROC per worker account"`
+	WorkerCPUMax       string `key:"worker_cpu_max" help:"CPUs one worker may use: a number (0.5, 2), none, or auto (half the host's CPUs, at least 1); cgroup v2 cpu.max only"`
+	WorkerOpenFilesMax string `key:"worker_open_files_max" help:"open files per worker process: a number, none, or auto (1024); RLIMIT_NOFILE"`
+
 	// worker=gemstone (see docs/gemstone.md); flat keys like every other setting.
 	GemStoneHome      string `key:"gemstone_home" help:"GemStone product directory for worker=gemstone (default: $GEMSTONE)"`
 	GemStoneGlobalDir string `key:"gemstone_global_dir" help:"GEMSTONE_GLOBAL_DIR the stone runs with (default: found by asking gslist)"`
@@ -139,6 +145,10 @@ func defaults() Config {
 		MaxCallsPerWorker:    64,
 		WorkerSandbox:        "auto",
 		WorkerWriteTimeout:   10 * time.Second,
+		WorkerMemoryMax:      capsAuto,
+		WorkerPidsMax:        capsAuto,
+		WorkerCPUMax:         capsAuto,
+		WorkerOpenFilesMax:   capsAuto,
 		PostAnswers:          "sse",
 		MaxCallsPerSession:   64,
 		MetricsListen:        "127.0.0.1:9464",

@@ -88,8 +88,8 @@ func serveInBackground(t *testing.T, args ...string) string {
 	logs := &syncBuffer{}
 	done, exited := make(chan error, 1), make(chan struct{})
 	go func() {
-		done <- serveCommand(ctx, append([]string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-			"--worker", "command", "--worker-command", "true", "--log-format", "json", "--drain-delay", "0"}, args...), &bytes.Buffer{}, logs)
+		done <- serveCommand(ctx, append(unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+			"--worker", "command", "--worker-command", "true", "--log-format", "json", "--drain-delay", "0"), args...), &bytes.Buffer{}, logs)
 		close(exited)
 	}()
 	// Not <-done: waitLog takes serve's error when it ends early, and the test fails then.
@@ -143,7 +143,7 @@ func TestAuthNoneRefusedWhenServedToOthers(t *testing.T) {
 // visits can then call tools as the user (the request below, from https://evil.example, gets
 // past the gate to the JSON-RPC parser instead of a 403).
 func TestAuthNoneWithAnyOriginIsRefused(t *testing.T) {
-	c := mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--allowed-origins", "*")
+	c := mustLoad(t, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--allowed-origins", "*")...)
 	errs := c.validate()
 	srv := buildServer(t, c)
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader("not json"))
@@ -225,7 +225,7 @@ func TestUnknownGemgateEnvironmentVariableIsWarned(t *testing.T) {
 // max_connections and max_sessions were sized from (docs: 64 reserved "for listeners, the
 // metrics endpoint, ...").
 func TestMetricsListenerBoundsIdleConnections(t *testing.T) {
-	srv := buildServer(t, mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"))
+	srv := buildServer(t, mustLoad(t, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")...))
 	if srv.metrics.IdleTimeout <= 0 && srv.metrics.ReadTimeout <= 0 {
 		t.Errorf("metrics server: IdleTimeout=%v ReadTimeout=%v: an idle keep-alive connection is never closed", srv.metrics.IdleTimeout, srv.metrics.ReadTimeout)
 	}
@@ -354,9 +354,9 @@ func TestMain(m *testing.M) {
 		os.Exit(hardenHelper())
 	}
 	if os.Getenv(signalHelperEnv) == "1" {
-		os.Exit(run([]string{"serve", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+		os.Exit(run(unsandboxed("serve", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
 			"--worker", "command", "--worker-command", "true", "--log-format", "json",
-			"--drain-delay", "20s", "--shutdown-grace", "10s"}, os.Stdout, os.Stderr))
+			"--drain-delay", "20s", "--shutdown-grace", "10s"), os.Stdout, os.Stderr))
 	}
 	// gemgate's demo worker is the binary itself run as "worker demo": under test, this one.
 	if len(os.Args) == 3 && os.Args[1] == "worker" && os.Args[2] == "demo" {
@@ -429,8 +429,8 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 // reach the port drives the log at their request rate, burying the real events (the
 // connection cap's own warning is limited to once a minute).
 func TestReadyzDoesNotLetClientsFloodTheLog(t *testing.T) {
-	c := mustLoad(t, "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--issuer", "http://127.0.0.1:1/realms/down",
-		"--worker", "command", "--worker-command", "true", "--log-format", "json")
+	c := mustLoad(t, unsandboxed("--listen", "127.0.0.1:0", "--metrics-listen", "off", "--issuer", "http://127.0.0.1:1/realms/down",
+		"--worker", "command", "--worker-command", "true", "--log-format", "json")...)
 	if errs := c.validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -36,8 +36,8 @@ func TestReadyzSameCauseWithEphemeralPortIsQuiet(t *testing.T) {
 			conn.Close()
 		}
 	}()
-	c := mustLoad(t, "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--issuer", "http://"+rst.Addr().String()+"/realms/resetting",
-		"--worker", "command", "--worker-command", "true", "--log-format", "json")
+	c := mustLoad(t, unsandboxed("--listen", "127.0.0.1:0", "--metrics-listen", "off", "--issuer", "http://"+rst.Addr().String()+"/realms/resetting",
+		"--worker", "command", "--worker-command", "true", "--log-format", "json")...)
 	if errs := c.validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -144,7 +144,7 @@ func TestCheck(t *testing.T) {
 	ctx := context.Background()
 	t.Run("good", func(t *testing.T) {
 		var out, errb bytes.Buffer
-		code := checkCommand(ctx, []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, &out, &errb)
+		code := checkCommand(ctx, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off"), &out, &errb)
 		if code != 0 || !strings.Contains(out.String(), "All checks passed") {
 			t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
 		}
@@ -166,14 +166,14 @@ func TestCheck(t *testing.T) {
 	})
 	t.Run("unreachable issuer", func(t *testing.T) {
 		var out, errb bytes.Buffer
-		code := checkCommand(ctx, []string{"--issuer", "http://127.0.0.1:1/realms/x", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, &out, &errb)
+		code := checkCommand(ctx, unsandboxed("--issuer", "http://127.0.0.1:1/realms/x", "--listen", "127.0.0.1:0", "--metrics-listen", "off"), &out, &errb)
 		if code == 0 || !strings.Contains(out.String(), "PROBLEM  issuer http://127.0.0.1:1/realms/x") {
 			t.Errorf("exit %d:\n%s", code, out.String())
 		}
 	})
 	t.Run("missing worker command", func(t *testing.T) {
 		var out, errb bytes.Buffer
-		code := checkCommand(ctx, []string{"--auth", "none", "--worker", "command", "--worker-command", "no-such-gemgate-worker --flag", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}, &out, &errb)
+		code := checkCommand(ctx, unsandboxed("--auth", "none", "--worker", "command", "--worker-command", "no-such-gemgate-worker --flag", "--listen", "127.0.0.1:0", "--metrics-listen", "off"), &out, &errb)
 		if code == 0 || !strings.Contains(out.String(), `worker command "no-such-gemgate-worker"`) {
 			t.Errorf("exit %d:\n%s", code, out.String())
 		}

@@ -43,6 +43,8 @@ type devInfo struct {
 	Metrics  string            `json:"metrics,omitempty"`
 	DataDir  string            `json:"data_dir"`
 	CACert   string            `json:"ca_cert,omitempty"` // dev --tls: the development CA to trust
+	// Sandbox is the worker sandbox in force: bwrap, or none (workers not isolated).
+	Sandbox string `json:"sandbox"`
 	// As root with no sandbox: the account workers run as, and their data directory.
 	WorkerUser     string `json:"worker_user,omitempty"`
 	WorkersDataDir string `json:"workers_data_dir,omitempty"`
@@ -125,6 +127,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
+	info.Sandbox = srv.sandbox
 	if srv.devWorkersDir != "" {
 		info.WorkerUser, info.WorkersDataDir = devWorkerAccount, srv.devWorkersDir
 	}
@@ -248,6 +251,9 @@ func printDevInfo(w io.Writer, info devInfo) {
 	fmt.Fprintf(&b, "  MCP endpoint   %s\n", info.URL)
 	if info.Metrics != "" {
 		fmt.Fprintf(&b, "  metrics        %s\n", info.Metrics)
+	}
+	if info.Sandbox == "none" {
+		fmt.Fprintf(&b, "  sandbox        NONE: workers are not isolated from each other or from gemgate (fine for one person on loopback; see the log)\n")
 	}
 	if info.WorkerUser == "" {
 		fmt.Fprintf(&b, "  data dir       %s (the demo's notes; the issuer's keys)\n", info.DataDir)

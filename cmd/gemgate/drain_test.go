@@ -22,9 +22,9 @@ func TestServeDrainsBeforeTheListenerCloses(t *testing.T) {
 	logs := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- serveCommand(ctx, []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+		done <- serveCommand(ctx, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
 			"--worker", "command", "--worker-command", "true", "--log-format", "json",
-			"--drain-delay", drain.String(), "--shutdown-grace", grace.String()}, &bytes.Buffer{}, logs)
+			"--drain-delay", drain.String(), "--shutdown-grace", grace.String()), &bytes.Buffer{}, logs)
 	}()
 	addr := waitLog(t, logs, done, "gemgate serving")["listen"]
 	// A fresh connection per request: a balancer's health check opens its own.

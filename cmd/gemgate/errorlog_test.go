@@ -27,9 +27,9 @@ func TestTLSHandshakeErrorLogLineIsBounded(t *testing.T) {
 	logs := &syncBuffer{}
 	done, exited := make(chan error, 1), make(chan struct{})
 	go func() {
-		done <- serveCommand(ctx, []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+		done <- serveCommand(ctx, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
 			"--worker", "command", "--worker-command", "true", "--log-format", "json", "--drain-delay", "0",
-			"--tls-cert", certs.Cert, "--tls-key", certs.Key}, &bytes.Buffer{}, logs)
+			"--tls-cert", certs.Cert, "--tls-key", certs.Key), &bytes.Buffer{}, logs)
 		close(exited)
 	}()
 	t.Cleanup(func() { cancel(); <-exited })

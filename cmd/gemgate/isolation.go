@@ -92,7 +92,18 @@ func (c *Config) probeAccount() *worker.Account {
 	}
 }
 
-// workerIsolation decides the sandbox: auto probes bubblewrap once, here, at start.
+// ErrNoSandbox refuses to serve with workers that nothing isolates from each other, unless
+// the operator said so: an unsandboxed worker reads the memory of every process of its uid
+// (another user's worker and its token, through /proc/<pid>/mem) and may signal them.
+var ErrNoSandbox = errors.New("no worker sandbox works on this host, and gemgate serve does not run workers unsandboxed unless told to: " +
+	"unsandboxed, a worker can read the memory of every process of its uid (another user's worker and its credential, through /proc/<pid>/mem), " +
+	"send signals to other users' workers and to gemgate, and see every process on the host; " +
+	"fix: install bubblewrap (apt-get install bubblewrap) and allow it user namespaces (in a container: a seccomp profile that permits them, see docs/operations.md), " +
+	"or set worker_sandbox: none to accept the risk")
+
+// workerIsolation decides the sandbox: auto and bwrap probe bubblewrap once, here, at start.
+// Without a working one, auto refuses to serve; gemgate dev (loopback, one person) runs its
+// workers unsandboxed and says so.
 func (c *Config) workerIsolation(ctx context.Context) (isolation, error) {
 	if c.WorkerSandbox == "none" {
 		return isolation{}, nil
@@ -103,6 +114,8 @@ func (c *Config) workerIsolation(ctx context.Context) (isolation, error) {
 		return isolation{bwrap: bwrap}, nil
 	case c.WorkerSandbox == "bwrap":
 		return isolation{}, fmt.Errorf("worker_sandbox: %w", err)
+	case !c.dev:
+		return isolation{}, fmt.Errorf("worker_sandbox: auto: %v; %w", err, ErrNoSandbox)
 	case runningAsRoot() && c.WorkerUser == "" && !c.devWorkersAsNobody():
 		return isolation{}, fmt.Errorf("worker_sandbox: auto found no working sandbox (%v), and %w", err, ErrRootWorkers)
 	}
@@ -154,8 +167,12 @@ func (s *server) isolate(ctx context.Context, l *pool.CommandLauncher) error {
 		l.Sandbox.Writable = append(l.Sandbox.Writable, c.WorkerSandboxWritable...)
 		l.Sandbox.Hidden = c.gatewaySecrets(l.DataDir)
 		s.log.Info(iso.describe(), "worker_user", c.WorkerUser)
+		s.sandbox = "bwrap"
 	} else {
+		// At every start: the operator chose this (worker_sandbox: none), or gemgate dev runs
+		// without a sandbox it could not find.
 		s.log.Warn(iso.describe()+"; workers are NOT isolated", "not_isolated", worker.Unisolated(c.WorkerUser != ""))
+		s.sandbox = "none"
 	}
 	if runningAsRoot() && c.WorkerUser == "" {
 		s.log.Warn("gemgate runs as root and worker_user is not set: workers run as uid 0 inside the sandbox (no capabilities), " +
@@ -174,7 +191,7 @@ func checkIsolation(ctx context.Context, c *Config, ok func(string), warn, bad f
 	iso, err := c.workerIsolation(ctx)
 	switch {
 	case err != nil:
-		bad(err.Error(), "install bubblewrap and allow it user namespaces, or set worker_user (and worker_sandbox: none)")
+		bad(err.Error(), "install bubblewrap and allow it user namespaces (docs/operations.md), or set worker_sandbox: none to accept the risk (as root, with worker_user)")
 		return
 	case iso.bwrap != "":
 		ok(iso.describe())

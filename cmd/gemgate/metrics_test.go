@@ -18,7 +18,7 @@ import (
 
 // A scrape of the metrics listener parses as Prometheus text and carries gemgate's families.
 func TestMetricsListenerScrapeParses(t *testing.T) {
-	srv := buildServer(t, mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"))
+	srv := buildServer(t, mustLoad(t, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")...))
 	go srv.metrics.Serve(srv.metricsLn)
 
 	resp, err := http.Get("http://" + srv.metricsLn.Addr().String() + "/metrics")

@@ -79,6 +79,8 @@ type server struct {
 	// devWorkersDir: gemgate dev as root with no sandbox runs its workers as devWorkerAccount,
 	// with this data directory; "" otherwise.
 	devWorkersDir string
+	// sandbox is the worker sandbox in force: "bwrap" or "none".
+	sandbox string
 }
 
 // publicURLFor is public_url, or on loopback the URL the listener really has.
@@ -327,6 +329,9 @@ func (s *server) launcher(ctx context.Context) (*pool.CommandLauncher, error) {
 		l.Credential = pool.ExchangeCredential{Exchanger: ex}
 	}
 	if err := s.isolate(ctx, l); err != nil {
+		return nil, err
+	}
+	if err := s.capLauncher(l); err != nil {
 		return nil, err
 	}
 	return l, nil

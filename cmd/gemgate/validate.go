@@ -139,6 +139,8 @@ func (c *Config) validateWorker() []error {
 	}
 
 	errs = append(errs, c.validateIsolation()...)
+	_, capErrs := c.workerCapsValues()
+	errs = append(errs, capErrs...)
 
 	if err := c.poolSettings().Validate(); err != nil {
 		errs = append(errs, err)

@@ -12,7 +12,7 @@ import (
 // A worker other than the demo with no read-only tool list and no trusted hints shows a
 // read-only user nothing: gemgate check says so, without failing.
 func TestCheckWarnsWhenReadOnlyUsersWouldSeeNoTools(t *testing.T) {
-	base := []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off"}
+	base := unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -44,8 +44,8 @@ func TestServeWarnsWhenReadOnlyUsersWouldSeeNoTools(t *testing.T) {
 	logs := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- serveCommand(ctx, []string{"--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-			"--worker", "command", "--worker-command", "true"}, &bytes.Buffer{}, logs)
+		done <- serveCommand(ctx, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+			"--worker", "command", "--worker-command", "true"), &bytes.Buffer{}, logs)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(logs.String(), "gemgate serving") {

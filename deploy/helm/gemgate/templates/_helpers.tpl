@@ -48,9 +48,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if not .Values.config.issuer }}
 {{- $errs = append $errs "config.issuer is required, e.g. https://keycloak.example.com/realms/team" }}
 {{- end }}
-{{- range $k := list "listen" "metrics_listen" "public_url" "mcp_path" "drain_delay" "shutdown_grace" "exchange_client_secret" }}
+{{- range $k := list "listen" "metrics_listen" "public_url" "mcp_path" "drain_delay" "shutdown_grace" "exchange_client_secret" "worker_sandbox" }}
 {{- if hasKey $.Values.config $k }}
-{{- $errs = append $errs (printf "config.%s is set by the chart; see values.yaml (publicURL, drain, metrics, exchange)" $k) }}
+{{- $errs = append $errs (printf "config.%s is set by the chart; see values.yaml (publicURL, drain, metrics, exchange, sandbox)" $k) }}
 {{- end }}
 {{- end }}
 {{- if .Values.exchange.enabled }}

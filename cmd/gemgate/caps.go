@@ -1,0 +1,203 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
+)
+
+// The worker caps: worker_memory_max, worker_pids_max, worker_cpu_max and
+// worker_open_files_max. Each is "auto" (sized from the host), "none" or 0 (not capped), or a
+// value. How they are enforced, cgroup v2 or rlimits, is decided at start (workerCaps).
+
+// capsAuto is the value of a cap sized from the host.
+const capsAuto = "auto"
+
+// Defaults of the caps sized from nothing but constants.
+const (
+	defaultWorkerPids      = 256  // processes and threads of one worker
+	defaultWorkerOpenFiles = 1024 // per process, the traditional soft limit
+)
+
+// defaultWorkerMemory is an eighth of the memory gemgate may use (the host's, or its own
+// cgroup's limit), between 1 GiB and 4 GiB: a few runaway workers cannot take the host, and a
+// worker's runtime (a Go race build, node) still starts under RLIMIT_DATA.
+func defaultWorkerMemory(hostBytes int64) int64 {
+	return min(max(hostBytes/8, 1<<30), 4<<30) &^ (1<<20 - 1) // whole MiB
+}
+
+// defaultWorkerCPU is half the host's CPUs, at least one: one worker cannot take them all.
+func defaultWorkerCPU(cpus int) float64 { return max(float64(cpus)/2, 1) }
+
+// capsValues are the caps as numbers; 0 is no cap.
+type capsValues struct {
+	memory    int64
+	pids      int64
+	cpu       float64
+	openFiles uint64
+}
+
+// workerCapsValues parses the four settings, every problem listed.
+func (c *Config) workerCapsValues() (capsValues, []error) {
+	var v capsValues
+	var errs []error
+	none := func(s string) bool { s = strings.TrimSpace(s); return s == "none" || s == "0" }
+	auto := func(s string) bool { return strings.TrimSpace(s) == capsAuto || strings.TrimSpace(s) == "" }
+	switch s := c.WorkerMemoryMax; {
+	case auto(s):
+		v.memory = defaultWorkerMemory(gateway.HostCapacity().MemoryBytes)
+	case none(s):
+	default:
+		n, err := parseBytes(s)
+		if err != nil || n < 16<<20 {
+			errs = append(errs, fmt.Errorf("worker_memory_max: %q is not auto, none or a size of 16MiB or more (512MiB, 2GiB)", s))
+		}
+		v.memory = n
+	}
+	switch s := c.WorkerPidsMax; {
+	case auto(s):
+		v.pids = defaultWorkerPids
+	case none(s):
+	default:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || n < 8 {
+			errs = append(errs, fmt.Errorf("worker_pids_max: %q is not auto, none or a whole number of 8 or more (a worker's runtime has threads of its own)", s))
+		}
+		v.pids = n
+	}
+	switch s := c.WorkerCPUMax; {
+	case auto(s):
+		v.cpu = defaultWorkerCPU(runtime.NumCPU())
+	case none(s):
+	default:
+		n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || n < 0.01 {
+			errs = append(errs, fmt.Errorf("worker_cpu_max: %q is not auto, none or a number of CPUs of 0.01 or more (0.5, 2)", s))
+		}
+		v.cpu = n
+	}
+	switch s := c.WorkerOpenFilesMax; {
+	case auto(s):
+		v.openFiles = defaultWorkerOpenFiles
+	case none(s):
+	default:
+		n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+		if err != nil || n < 16 {
+			errs = append(errs, fmt.Errorf("worker_open_files_max: %q is not auto, none or a whole number of 16 or more", s))
+		}
+		v.openFiles = n
+	}
+	return v, errs
+}
+
+// parseBytes reads a size: bytes, or a number with K, M, G or T (KiB, MiB, GiB, TiB; binary
+// either way, as memory is counted).
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n < 0 || math.IsNaN(n) || n*float64(mult) > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%q is not a size", s)
+	}
+	return int64(n * float64(mult)), nil
+}
+
+// capsMechanism is how the caps are enforced on this host, and what that comes to.
+type capsMechanism struct {
+	caps     worker.Caps
+	rlimits  string // why rlimits: the cgroup v2 that is not delegated; "" with a cgroup
+	describe string
+}
+
+// workerCaps decides the mechanism: a delegated cgroup v2 when there is one (prepare: move
+// gemgate into its leaf, which only serve does; check only looks), rlimits otherwise.
+// RLIMIT_NPROC counts the processes and threads of a uid across the host, so under rlimits
+// the process cap is sized for the account workers share: per account with one account per
+// user ({user} in worker_user), times max_workers for one account of all workers, and not
+// set for workers of gemgate's own uid, which its own threads (and, for a person's uid, their
+// desktop) share, or uid 0, which the kernel does not hold to it.
+func (c *Config) workerCaps(prepare bool) (capsMechanism, error) {
+	v, errs := c.workerCapsValues()
+	if len(errs) > 0 {
+		return capsMechanism{}, errs[0]
+	}
+	caps := worker.Caps{MemoryBytes: v.memory, Pids: v.pids, CPU: v.cpu, OpenFiles: v.openFiles}
+	g, err := worker.ProbeCgroups()
+	if err == nil && prepare {
+		err = g.Prepare()
+	}
+	if err == nil {
+		caps.Cgroup = g
+		return capsMechanism{caps: caps, describe: "worker caps: " + g.Describe(caps)}, nil
+	}
+	m := capsMechanism{rlimits: err.Error()}
+	nproc := ""
+	switch {
+	case v.pids == 0:
+	case strings.Contains(c.WorkerUser, "{user}"):
+		caps.Nproc = v.pids
+		nproc = "one account per user: a user's workers share it"
+	case c.WorkerUser != "":
+		caps.Nproc = v.pids * int64(max(c.MaxWorkers, 1))
+		nproc = fmt.Sprintf("one account for all workers: worker_pids_max %d × max_workers %d", v.pids, max(c.MaxWorkers, 1))
+	case runningAsRoot():
+		nproc = "workers run as uid 0, which RLIMIT_NPROC does not hold; set worker_user"
+	default:
+		nproc = "workers share gemgate's uid, all of whose processes and threads RLIMIT_NPROC would count; set worker_user with {user}, or delegate a cgroup"
+	}
+	if v.pids == 0 {
+		nproc = "worker_pids_max none"
+	}
+	m.caps = caps
+	m.describe = "worker caps: rlimits: " + worker.RlimitsEnforce(caps, nproc) + "; no delegated cgroup v2: " + m.rlimits
+	return m, nil
+}
+
+// capLauncher gives the launcher's workers the caps in force and says, once, which.
+func (s *server) capLauncher(l *pool.CommandLauncher) error {
+	m, err := s.cfg.workerCaps(true)
+	if err != nil {
+		return err
+	}
+	l.Caps = &m.caps
+	s.log.Info(m.describe, "mechanism", m.mechanism(), "memory_max", m.caps.MemoryBytes, "pids_max", max(m.caps.Pids, m.caps.Nproc),
+		"cpu_max", m.caps.CPU, "open_files_max", m.caps.OpenFiles)
+	return nil
+}
+
+// mechanism names it in one word, for the log's field.
+func (m capsMechanism) mechanism() string {
+	if m.caps.Cgroup != nil {
+		return "cgroup2"
+	}
+	return "rlimits"
+}
+
+// checkCaps is the caps' part of `gemgate check`: which mechanism would be in force, with the
+// values, without changing any cgroup.
+func checkCaps(c *Config, ok func(string), warn func(what, fix string)) {
+	m, err := c.workerCaps(false)
+	switch {
+	case err != nil:
+		return // validation has said so
+	case m.caps.Cgroup != nil:
+		ok(m.describe)
+	default:
+		warn(m.describe, "for caps on each worker's processes together (memory, processes, CPU), run gemgate with a cgroup v2 delegated to it: systemd Delegate=yes, or a container with its own cgroup namespace and a writable /sys/fs/cgroup")
+	}
+}

@@ -1,0 +1,168 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Caps bound what one worker may take of the host: memory, processes, CPU and open files. A
+// zero field leaves that resource uncapped. With Cgroup set each worker runs in a cgroup v2
+// of its own (memory.max, pids.max, cpu.max) that holds it and everything it starts; without,
+// the caps that rlimits can express are set on the worker's first process before it runs
+// anything, and every descendant inherits them (see RlimitsEnforce for what they cap).
+type Caps struct {
+	MemoryBytes int64   // cgroup: memory.max (swap none); rlimits: RLIMIT_DATA per process
+	Pids        int64   // cgroup: pids.max (processes and threads of the worker)
+	CPU         float64 // cores; cgroup: cpu.max; rlimits cannot cap a rate, so none
+	OpenFiles   uint64  // RLIMIT_NOFILE per process, under either mechanism
+	// Nproc is RLIMIT_NPROC when rlimits are in force: the kernel counts it over every process
+	// and thread of the worker's real uid on the host, not per worker, so the caller sizes it
+	// for the account its workers share (0: not set).
+	Nproc int64
+	// Cgroup, if not nil, is the delegated cgroup whose children the workers run in.
+	Cgroup *Cgroups
+}
+
+// trampolineName is the argv[0] under which gemgate's own binary sets a worker's rlimits and
+// then executes the worker (or bubblewrap): see init below.
+const trampolineName = "gemgate-worker-caps"
+
+// rlimit is one resource limit the trampoline sets, soft and hard alike.
+type rlimit struct {
+	name     string
+	resource int
+	value    uint64
+}
+
+var rlimitNames = map[string]int{
+	"nofile": unix.RLIMIT_NOFILE,
+	"data":   unix.RLIMIT_DATA,
+	"nproc":  unix.RLIMIT_NPROC,
+}
+
+// rlimits are the limits a worker's first process is given under these caps.
+func (c *Caps) rlimits() []rlimit {
+	if c == nil {
+		return nil
+	}
+	var out []rlimit
+	if c.OpenFiles > 0 {
+		out = append(out, rlimit{"nofile", unix.RLIMIT_NOFILE, c.OpenFiles})
+	}
+	if c.Cgroup == nil {
+		if c.MemoryBytes > 0 {
+			out = append(out, rlimit{"data", unix.RLIMIT_DATA, uint64(c.MemoryBytes)})
+		}
+		if c.Nproc > 0 {
+			out = append(out, rlimit{"nproc", unix.RLIMIT_NPROC, uint64(c.Nproc)})
+		}
+	}
+	return out
+}
+
+// wrap is the command that starts path with args under the caps' rlimits: gemgate's own
+// binary, run as the trampoline, which sets them on itself and executes path. Go cannot set
+// a child's rlimits between its fork and its exec, and prlimit(2) on the child's pid once it
+// runs comes too late: bubblewrap has by then forked the sandbox's init and the worker,
+// which would not inherit them. argv0 is the trampoline's argv[0].
+func (c *Caps) wrap(path string, args []string) (newPath, argv0 string, newArgs []string) {
+	limits := c.rlimits()
+	if len(limits) == 0 {
+		return path, "", args
+	}
+	a := make([]string, 0, len(limits)+2+len(args))
+	for _, l := range limits {
+		a = append(a, l.name+"="+strconv.FormatUint(l.value, 10))
+	}
+	a = append(a, "--", path)
+	return "/proc/self/exe", trampolineName, append(a, args...)
+}
+
+// The trampoline: a binary that links this package and is started under trampolineName sets
+// the limits it is given and executes the program after "--". It runs before main, with
+// nothing of the program's own set up; it is how Start gives a worker its rlimits.
+func init() {
+	if len(os.Args) > 0 && os.Args[0] == trampolineName {
+		err := runTrampoline(os.Args[1:])
+		fmt.Fprintf(os.Stderr, "gemgate: worker caps: %v\n", err)
+		os.Exit(126)
+	}
+}
+
+// runTrampoline sets the limits in args and executes the command after "--"; it returns only
+// on failure.
+func runTrampoline(args []string) error {
+	for len(args) > 0 && args[0] != "--" {
+		name, value, _ := strings.Cut(args[0], "=")
+		resource, ok := rlimitNames[name]
+		n, err := strconv.ParseUint(value, 10, 64)
+		if !ok || err != nil {
+			return fmt.Errorf("bad limit %q", args[0])
+		}
+		if err := setRlimit(resource, n); err != nil {
+			return fmt.Errorf("setting %s to %d: %w", name, n, err)
+		}
+		args = args[1:]
+	}
+	if len(args) < 2 {
+		return errors.New("no command after --")
+	}
+	return syscall.Exec(args[1], args[1:], os.Environ())
+}
+
+// setRlimit sets soft and hard limit to n; an unprivileged process that may not raise its
+// hard limit gets the hard limit it has, the most it can have.
+func setRlimit(resource int, n uint64) error {
+	// syscall.Setrlimit (not unix.Setrlimit): for RLIMIT_NOFILE it also drops the limit the
+	// Go runtime would otherwise restore at exec.
+	err := syscall.Setrlimit(resource, &syscall.Rlimit{Cur: n, Max: n})
+	if errors.Is(err, syscall.EPERM) {
+		var cur syscall.Rlimit
+		if syscall.Getrlimit(resource, &cur) == nil && n > cur.Max {
+			return syscall.Setrlimit(resource, &syscall.Rlimit{Cur: cur.Max, Max: cur.Max})
+		}
+	}
+	return err
+}
+
+// RlimitsEnforce says what the rlimits of caps cap, in words for the log and `gemgate check`;
+// procs says how the processes are counted, or why they are not capped.
+func RlimitsEnforce(c Caps, procs string) string {
+	var parts []string
+	if c.MemoryBytes > 0 {
+		parts = append(parts, fmt.Sprintf("memory %s per process (RLIMIT_DATA: heap and private writable mappings of each process, not the worker's processes together)", FormatBytes(c.MemoryBytes)))
+	} else {
+		parts = append(parts, "memory not capped")
+	}
+	if c.Nproc > 0 {
+		parts = append(parts, fmt.Sprintf("processes %d (RLIMIT_NPROC: every process and thread of the worker's uid on the host; %s)", c.Nproc, procs))
+	} else {
+		parts = append(parts, "processes not capped ("+procs+")")
+	}
+	parts = append(parts, "CPU not capped (RLIMIT_CPU would end a long-lived worker after a total of CPU seconds)")
+	if c.OpenFiles > 0 {
+		parts = append(parts, fmt.Sprintf("open files %d per process (RLIMIT_NOFILE)", c.OpenFiles))
+	} else {
+		parts = append(parts, "open files not capped")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// FormatBytes writes n in the largest binary unit that divides it (512MiB, 3GiB), or bytes.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
