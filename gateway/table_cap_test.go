@@ -120,3 +120,24 @@ func TestPerUserCapHoldsAfterASessionEnds(t *testing.T) {
 	// Another user is not counted against alice.
 	f.client("bob-rw").open()
 }
+
+// TestTableGatewayCapCountsOpenSessions: the gateway's cap counts the sessions open plus
+// those starting, each once: a reservation made visible (commit) stops counting as starting.
+// With a cap of 3, three sessions open one after another, and a 4th is refused.
+func TestTableGatewayCapCountsOpenSessions(t *testing.T) {
+	tb := newTable(3, 0)
+	for i, o := range []owner{{"i", "alice"}, {"i", "bob"}, {"i", "carol"}} {
+		if err := tb.reserve(o); err != nil {
+			t.Fatalf("session %d of 3: %v", i+1, err)
+		}
+		tb.commit(&session{id: o.subject, owner: o})
+	}
+	if err := tb.reserve(owner{"i", "dave"}); !errors.Is(err, errGatewayFull) {
+		t.Fatalf("a 4th session at a gateway cap of 3: %v, want errGatewayFull", err)
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if tb.reserved != 0 || len(tb.byID) != 3 {
+		t.Errorf("reserved %d, open %d; want 0 and 3", tb.reserved, len(tb.byID))
+	}
+}
