@@ -285,11 +285,11 @@ func TestModernGetDelete405(t *testing.T) {
 	f := newModernFixture(t)
 	c := f.client("alice-rw")
 	for _, m := range []string{http.MethodGet, http.MethodDelete} {
-		r := c.request(context.Background(), m, "", headerProtocolVersion, modernVersion)
+		r := c.refused(t, m+" naming 2026-07-28", m, "", headerProtocolVersion, modernVersion)
 		if r.status != http.StatusMethodNotAllowed {
 			t.Errorf("%s: %d, want 405", m, r.status)
 		}
-		r = c.request(context.Background(), m, "")
+		r = c.refused(t, "legacy "+m+" without a session", m, "")
 		if r.status == http.StatusMethodNotAllowed {
 			t.Errorf("legacy %s without a session: 405", m)
 		}

@@ -32,7 +32,7 @@ func TestReadOnlyTokensStreamEndsAtStepUp(t *testing.T) {
 		t.Fatal("the session did not step up")
 	}
 	// A read-only token opening the stream now is refused...
-	if r := ro.request(t.Context(), http.MethodGet, "", "Accept", "text/event-stream"); r.status != http.StatusForbidden {
+	if r := ro.refusedGET(t, "new GET with the read-only token after step-up", "Accept", "text/event-stream"); r.status != http.StatusForbidden {
 		t.Fatalf("new GET with the read-only token after step-up: %d, want 403", r.status)
 	}
 	// ...but the one it opened before carries the read-write session's messages: the read-write

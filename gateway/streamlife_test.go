@@ -44,8 +44,8 @@ func TestStreamEndsWhenItsTokenIsNoLongerAccepted(t *testing.T) {
 	if early := time.Until(deadline); early > 0 {
 		t.Fatalf("the stream ended %v before its token's expiry", early)
 	}
-	if r, err := short.do(context.Background(), http.MethodGet, ""); err != nil || r.status != http.StatusUnauthorized {
-		t.Errorf("GET with the expired token: %d, %v; want 401", r.status, err)
+	if r := short.refusedGET(t, "GET with the expired token"); r.status != http.StatusUnauthorized {
+		t.Errorf("GET with the expired token: %d; want 401", r.status)
 	}
 	fresh := c.openStream()
 	if r := c.callTool("6", "toggle_extra_tool", map[string]any{}); r.status != http.StatusOK || r.only(t).Error != nil {

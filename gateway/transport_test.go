@@ -71,7 +71,7 @@ func TestSessionGates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &client{f: f, token: "alice-rw", session: tt.session}
-			r := c.request(context.Background(), tt.method, tt.body)
+			r := c.refused(t, tt.name, tt.method, tt.body)
 			if r.status != tt.want {
 				t.Fatalf("status %d, want %d (body %q)", r.status, tt.want, r.body)
 			}
@@ -101,7 +101,7 @@ func TestOtherSubjectGetsNotFound(t *testing.T) {
 		if method == http.MethodPost {
 			body = rpcBody("9", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": marker}})
 		}
-		if r := bob.request(context.Background(), method, body); r.status != http.StatusNotFound {
+		if r := bob.refused(t, method+" with another subject's token", method, body); r.status != http.StatusNotFound {
 			t.Errorf("%s with another subject's token: status %d, want 404", method, r.status)
 		}
 	}
@@ -236,7 +236,7 @@ func TestProtocolVersionGate(t *testing.T) {
 		}
 	}
 	c.version = "1999-01-01"
-	if r := c.request(context.Background(), http.MethodGet, ""); r.status != http.StatusBadRequest {
+	if r := c.refusedGET(t, "GET with an unsupported version"); r.status != http.StatusBadRequest {
 		t.Errorf("GET with an unsupported version: %d, want 400", r.status)
 	}
 }

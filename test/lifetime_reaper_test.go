@@ -48,9 +48,14 @@ func TestLifetimeStreamLossReleasesWorker(t *testing.T) {
 // TestLifetimeStreamLossRetractedByNewStream: a new stream within the grace keeps the
 // session. A control session loses its stream just after and never comes back: once the
 // reaper has ended it for stream_lost, the grace of the first loss is over too.
+//
+// The client is back 400ms after its loss, plus the time the control's loss takes; the grace
+// is 3s so that a loaded machine (one run under load failed with a grace of 1s: the return
+// came after the grace, and the session was rightly ended) cannot turn that into more.
 func TestLifetimeStreamLossRetractedByNewStream(t *testing.T) {
 	t.Parallel()
-	g := startDev(t, "--stream-loss-grace", "1s")
+	const grace = 3 * time.Second
+	g := startDev(t, "--stream-loss-grace", grace.String())
 	s := ltOpen(t, g, g.Tokens["alice"], nil)
 	control := ltOpen(t, g, g.Tokens["alice"], nil)
 	lose := func(s *ltRaw) {
@@ -60,12 +65,25 @@ func TestLifetimeStreamLossRetractedByNewStream(t *testing.T) {
 		for range events { // the reader has seen the hang-up
 		}
 	}
+	lost := time.Now() // before gemgate can have seen the loss: an upper bound on the time since
 	lose(s)
 	lose(control)
 	time.Sleep(400 * time.Millisecond) // the client comes back within the grace: part of the test
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	s.stream(ctx2)
+	req := s.newRequest(ctx2, http.MethodGet, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		t.Fatalf("GET stream: %v", err)
+	}
+	defer resp.Body.Close()
+	switch back := time.Since(lost); {
+	case back >= grace:
+		t.Fatalf("the client took %v to come back (status %d), past the %v grace: the machine was too slow for this test to judge", back, resp.StatusCode, grace)
+	case resp.StatusCode != http.StatusOK:
+		t.Fatalf("GET stream %v after the loss, within the %v grace: status %d", back, grace, resp.StatusCode)
+	}
 	if r := ltReasonWithin(g, control.id, 15*time.Second); r != "stream_lost" {
 		t.Fatalf("the control session ended with reason %q, want stream_lost", r)
 	}

@@ -407,13 +407,31 @@ func TestGreetingPrecedesTraffic(t *testing.T) {
 	}
 }
 
+// A call sent while the worker refuses its greeting fails with the refusal as its reason. The
+// refusal and the worker's exit race the Send: the call is either taken and then failed with
+// a JSON-RPC error naming the refusal, under its own id, or, when the refusal and the exit win,
+// refused by Send with ErrExited naming it (TestSendAfterRefusalNamesIt). Both are allowed;
+// either way the reason is the refusal.
 func TestGreetingRefusalFailsCallsWithItsReason(t *testing.T) {
 	p := startSpec(t, "greet-fail", Spec{Greeting: greeting})
-	m := call(t, p, `"init"`, "initialize", "{}")
-	var e jsonrpc.RPCError
-	json.Unmarshal(m.Error, &e)
-	if string(m.ID) != `"init"` || !strings.Contains(e.Message, "cannot log in: bad token") {
-		t.Fatalf("got %s", m.Encode())
+	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"init"`), Method: "initialize", Params: json.RawMessage(`{}`)})
+	switch {
+	case err != nil:
+		if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "cannot log in: bad token") {
+			t.Fatalf("Send: %v, want ErrExited naming the refusal", err)
+		}
+	default:
+		var m *jsonrpc.Message
+		select {
+		case m = <-c.Result():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call sent to a worker refusing its greeting got no answer")
+		}
+		var e jsonrpc.RPCError
+		json.Unmarshal(m.Error, &e)
+		if string(m.ID) != `"init"` || !strings.Contains(e.Message, "cannot log in: bad token") {
+			t.Fatalf("got %s", m.Encode())
+		}
 	}
 	if p.Refusal() == nil {
 		t.Error("Refusal() = nil")
