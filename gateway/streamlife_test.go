@@ -32,7 +32,7 @@ func expiringFixture(t *testing.T, deadline time.Time) *fixture {
 // it open for hours) after its token expired or stopped being renewed. The session lives
 // on: a fresh token's stream gets its messages, and the expired token cannot reopen one.
 func TestStreamEndsWhenItsTokenIsNoLongerAccepted(t *testing.T) {
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(4 * time.Second) // room for the set-up on a loaded machine
 	f := expiringFixture(t, deadline)
 	c := f.client("alice-rw")
 	c.open()
@@ -65,7 +65,7 @@ func TestStreamEndsWhenItsTokenIsNoLongerAccepted(t *testing.T) {
 // A 2026-07-28 subscriptions/listen stream ends when its token is no longer accepted, as a
 // session's GET stream does; the token's refresh reopens it.
 func TestListenEndsWhenItsTokenIsNoLongerAccepted(t *testing.T) {
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(4 * time.Second) // room for the set-up on a loaded machine
 	f := expiringFixture(t, deadline)
 	c := f.client("alice-short")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
