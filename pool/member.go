@@ -132,7 +132,7 @@ func (s *slot) applyExpiry(_ context.Context, id Identity) error {
 		s.mu.Unlock()
 		return nil
 	}
-	if policy == ExpiryRestart && id.ReadOnly != s.key.ReadOnly {
+	if policy == ExpiryRestart && !s.startableBy(id) {
 		s.mu.Unlock()
 		return ErrAccessMismatch
 	}

@@ -154,11 +154,13 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 			}
 			continue
 		}
-		if id.ReadOnly != s.key.ReadOnly {
+		if !s.startableBy(id) {
 			// A request narrowed to read-only on a read-write session (its token lacks the
 			// write scope) still reaches the read-write worker; it must not start that worker:
 			// the successor would run read-only, with the narrowed token's scopes and
-			// credential, for every read-write caller of the slot.
+			// credential, for every read-write caller of the slot. Nor may a session's later
+			// token of another scope or audience set: the worker would hold what that token
+			// grants, not what the slot's callers were keyed on.
 			s.mu.Unlock()
 			return nil, ErrAccessMismatch
 		}
@@ -193,6 +195,15 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		w.tellCarried(s, carried)
 		return w, nil
 	}
+}
+
+// startableBy reports whether a worker started from id is the one the slot's key describes:
+// same subject, user name, access mode, scopes and audiences. A worker is given what the
+// identity that starts it holds, so only such an identity may start or renew it.
+func (s *slot) startableBy(id Identity) bool {
+	k := s.p.KeyFor(id)
+	k.Session, k.Sessionless = s.key.Session, s.key.Sessionless
+	return k == s.key
 }
 
 // startOrUnblock is p.start for the slot, whose start ch announces. A panic in it (a
