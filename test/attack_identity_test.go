@@ -164,3 +164,35 @@ func TestAttackIdentityFewerScopesOwnWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackIdentityUserNamesBound: the bindings of names to subjects are bounded; at the
+// bound a new name is refused (503 without Retry-After, logged at error level) and no bound
+// name is forgotten, so a flood of new names cannot free a name for another subject.
+func TestAttackIdentityUserNamesBound(t *testing.T) {
+	t.Parallel()
+	iss := newTestIssuer(t)
+	g := startServe(t, "--issuer", iss.URL(), "--user-claim", "preferred_username", "--max-user-names", "2",
+		"--worker", "command", "--worker-command", buildTestdata(t, "credworker"))
+	token := func(sub, name string) string {
+		return iss.mint(with(iss.claims(g.URL, sub, "mcp:use mcp:write"), func(c map[string]any) { c["preferred_username"] = name }))
+	}
+	if e := envOf(t, g.URL, token("sub-alice", "alice")); e.User != "alice" {
+		t.Fatalf("alice: %+v", e)
+	}
+	if e := envOf(t, g.URL, token("sub-bob", "bob")); e.User != "bob" {
+		t.Fatalf("bob: %+v", e)
+	}
+	for _, sub := range []string{"sub-carol", "sub-dave"} {
+		code, h := identityInit(t, g.URL, token(sub, sub))
+		if code != http.StatusServiceUnavailable || h.Get("Retry-After") != "" {
+			t.Fatalf("a new name at the bound: %d, Retry-After %q; want 503 and none", code, h.Get("Retry-After"))
+		}
+	}
+	refusedForGood(t, g.URL, token("sub-mallory", "alice"), "another subject named alice at the bound")
+	if e := envOf(t, g.URL, token("sub-alice", "alice")); e.User != "alice" {
+		t.Errorf("alice at the bound: %+v", e)
+	}
+	if !strings.Contains(g.logs.String(), `"level":"ERROR"`) || !strings.Contains(g.logs.String(), "max_user_names") {
+		t.Errorf("the bound was not logged at error level\nlogs:\n%s", g.logs)
+	}
+}
