@@ -142,10 +142,11 @@ var (
 	// ErrClosed: the pool is shutting down.
 	ErrClosed = errors.New("the pool is closed")
 	// ErrAccessMismatch: the caller's worker is not running, or its credential expired under
-	// on_token_expiry restart, and the call's identity is not of the worker's access mode (a
-	// read-write session's call narrowed to read-only), so it may not start or renew it; a
-	// call of the worker's own access mode will (503, retry).
-	ErrAccessMismatch = errors.New("the session's worker is not running or its credential expired, and a call of another access mode does not start or renew it")
+	// on_token_expiry restart, and the call's identity is not of the worker's key (a
+	// read-write session's call narrowed to read-only, or one whose token grants another
+	// scope or audience set), so it may not start or renew it; a call with the worker's own
+	// access mode and grant will (503, retry).
+	ErrAccessMismatch = errors.New("the session's worker is not running or its credential expired, and a call of another access mode or scope set does not start or renew it")
 )
 
 // RefusedError is a worker's own error answer to initialize, for the client to read.
