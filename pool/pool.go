@@ -147,6 +147,9 @@ var (
 	// scope or audience set), so it may not start or renew it; a call with the worker's own
 	// access mode and grant will (503, retry).
 	ErrAccessMismatch = errors.New("the session's worker is not running or its credential expired, and a call of another access mode or scope set does not start or renew it")
+	// ErrGrantMismatch is the ErrAccessMismatch of a call of the worker's access mode whose
+	// token grants another scope or audience set than the worker's key (it wraps it).
+	ErrGrantMismatch = fmt.Errorf("%w (the call's token grants other scopes or audiences than the worker's)", ErrAccessMismatch)
 )
 
 // RefusedError is a worker's own error answer to initialize, for the client to read.
