@@ -217,4 +217,3 @@ func TestGrantShortfall(t *testing.T) {
 		}
 	}
 }
-
