@@ -62,6 +62,10 @@ func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.
 	if len(lackScopes) == 0 && len(lackAudience) == 0 {
 		return nil
 	}
+	if access := g.opts.Policy.Decide(p.Scopes); len(access.Missing()) > 0 {
+		// A token without the required scopes is refused as such, as forward refuses it.
+		return g.insufficientScope(id, access, access.Missing(), "forbidden", "missing required scopes")
+	}
 	log.Warn("request refused: its token grants less than the worker serving it was given",
 		"request", what, "missing_scopes", lackScopes, "missing_audiences", lackAudience, "worker_scopes", scopes)
 	// The scopes to ask for: the worker's, and the write scope when this token has it (a
