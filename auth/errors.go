@@ -43,6 +43,9 @@ const (
 	ReasonScope       = "scope"
 	ReasonInternal    = "internal"
 	ReasonUnavailable = "keys_unavailable"
+	ReasonUserName    = "user_name"
+	ReasonUserTaken   = "user_taken"
+	ReasonUserFull    = "user_names_full"
 )
 
 // MalformedTokenError: the token is not a well-formed compact JWS with a JSON
@@ -193,10 +196,18 @@ func FailureReason(err error) string {
 		nbf       *NotYetValidError
 		claim     *ClaimError
 		scope     *InsufficientScopeError
+		userName  *UserNameError
+		userTaken *UserTakenError
 	)
 	switch {
 	case errors.Is(err, ErrNoToken):
 		return ReasonMissing
+	case errors.As(err, &userName):
+		return ReasonUserName
+	case errors.As(err, &userTaken):
+		return ReasonUserTaken
+	case errors.Is(err, ErrUserNamesFull):
+		return ReasonUserFull
 	case errors.Is(err, ErrInvalidRequest):
 		return ReasonRequest
 	case errors.Is(err, ErrKeysUnavailable):
@@ -232,9 +243,21 @@ func FailureReason(err error) string {
 // describe returns the error_description for a failure: a fixed phrase per
 // reason, so attacker-chosen token content never reaches a response.
 func describe(err error) string {
-	var claim *ClaimError
-	if errors.As(err, &claim) {
+	var (
+		claim     *ClaimError
+		userName  *UserNameError
+		userTaken *UserTakenError
+	)
+	switch {
+	case errors.As(err, &claim):
 		return fmt.Sprintf("token claim %s %s", claim.Claim, claim.Reason)
+	case errors.As(err, &userName):
+		// The launcher's reason is a fixed phrase, never the name.
+		return fmt.Sprintf("token claim %s: %v; gemgate cannot run a worker as this user, so it will not serve this account", userName.Claim, userName.Err)
+	case errors.As(err, &userTaken):
+		return fmt.Sprintf("token claim %s names a user that another account (subject) holds at this gateway; ask the operator", userTaken.Claim)
+	case errors.Is(err, ErrUserNamesFull):
+		return "the gateway cannot serve a new user until its operator raises max_user_names"
 	}
 	switch FailureReason(err) {
 	case ReasonMissing:

@@ -23,6 +23,16 @@ type AuthenticatorOptions struct {
 	// refusal log line; nil adds none.
 	RequestLogAttrs func(r *http.Request) []slog.Attr
 	Logger          *slog.Logger // nil = discard
+	// UserClaim names the claim the principal's user comes from, for refusals; default
+	// DefaultUserClaim.
+	UserClaim string
+	// UserName, if set, judges a verified token's user name: the worker launcher's own check
+	// (pool.CommandLauncher.CheckUser), so that a token whose user no worker can act as is
+	// refused here, 403, and not at every request with a 503 its client retries for ever.
+	UserName func(string) error
+	// Users, if set, binds each user name to the first subject that presents it; a token of
+	// another subject with that name is refused 403. Set it whenever UserClaim is not sub.
+	Users *UserBindings
 }
 
 // Authenticator turns token verification into RFC 6750 answers.
@@ -34,6 +44,9 @@ type Authenticator struct {
 	onFail   func(*http.Request, string)
 	reqAttrs func(*http.Request) []slog.Attr
 	logger   *slog.Logger
+	claim    string
+	userName func(string) error
+	users    *UserBindings
 }
 
 // NewAuthenticator copies o. A nil Verifier refuses every token.
@@ -46,6 +59,12 @@ func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
 		onFail:   o.OnFailure,
 		reqAttrs: o.RequestLogAttrs,
 		logger:   o.Logger,
+		claim:    o.UserClaim,
+		userName: o.UserName,
+		users:    o.Users,
+	}
+	if a.claim == "" {
+		a.claim = DefaultUserClaim
 	}
 	if len(a.ask) == 0 {
 		a.ask = a.required
@@ -66,8 +85,11 @@ const retryAfterSeconds = "5"
 //     error="invalid_request". 401 rather than RFC 6750's 400, because MCP
 //     clients (re)start authorization only on 401;
 //   - a token that fails verification: 401 error="invalid_token";
+//   - a valid token whose user name no worker can act as (UserName), or that
+//     another subject holds (Users): 403 error="invalid_token", no Retry-After;
 //   - a valid token missing RequiredScopes: 403 error="insufficient_scope"
 //     with scope = granted ∪ required;
+//   - a valid token with a new user name when Users is full: 503, no Retry-After;
 //   - a well-formed token while the issuer's signing keys are not loaded yet
 //     (issuer down since start): 503 with Retry-After, no challenge.
 //
@@ -109,8 +131,19 @@ func (a *Authenticator) authenticate(r *http.Request) (p Principal, raw string, 
 	if err != nil {
 		return Principal{}, "", err
 	}
+	if a.userName != nil {
+		// Before the scopes: a step-up would not help this token's user.
+		if err := a.userName(p.User); err != nil {
+			return Principal{}, "", &UserNameError{Claim: a.claim, User: shown(p.User), Err: err}
+		}
+	}
 	if missing := missingScopes(p.Scopes, a.required); len(missing) > 0 {
 		return p, "", &InsufficientScopeError{Missing: missing}
+	}
+	if a.users != nil {
+		if err := a.users.Bind(p); err != nil {
+			return Principal{}, "", err
+		}
 	}
 	return p, raw, nil
 }
@@ -125,6 +158,13 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 	switch {
 	case errors.Is(err, ErrNoToken):
 		// RFC 6750 §3.1: no error code when no credentials were sent.
+	case errors.Is(err, ErrUserRefused):
+		// The token is genuine, but its user is one gemgate will never serve. invalid_token
+		// ("invalid for other reasons") names what is wrong; 403 rather than its usual 401,
+		// because a 401 sends MCP clients to sign in again, for a token of the same account
+		// with the same name, and RFC 9110 §15.5.4 says a 403 is not to be repeated with the
+		// same credentials. No Retry-After: waiting does not help either.
+		status, code = http.StatusForbidden, "invalid_token"
 	case errors.Is(err, ErrInvalidRequest):
 		code = "invalid_request"
 	case reason == ReasonScope:
@@ -132,6 +172,12 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 		c.Scopes = union(p.Scopes, a.required)
 	case errors.Is(err, ErrInvalidToken):
 		code = "invalid_token"
+	case errors.Is(err, ErrUserNamesFull):
+		// Not the token's fault, and not over by waiting: no Retry-After, so that clients do
+		// not retry for ever; the operator raises max_user_names (logged at error).
+		a.logger.LogAttrs(r.Context(), slog.LevelError, "request refused by authentication: no room to bind another user name; raise max_user_names", RefusalLogAttrs(err)...)
+		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", describe(err))
+		return
 	case errors.Is(err, ErrKeysUnavailable), r.Context().Err() != nil:
 		// No verdict on the token: the issuer's keys are not loaded yet (or the request
 		// ended while they were fetched). 401 would make the client drop a good token
@@ -164,6 +210,11 @@ func (a *Authenticator) logRefusal(r *http.Request, status int, p Principal, err
 	level := slog.LevelInfo
 	if errors.Is(err, ErrNoToken) {
 		level = slog.LevelDebug
+	}
+	if errors.Is(err, ErrUserRefused) {
+		// Not a client's mistake: an account gemgate cannot serve, or one presenting another's
+		// user name. The operator must hear of it.
+		level = slog.LevelWarn
 	}
 	if !a.logger.Enabled(r.Context(), level) {
 		return

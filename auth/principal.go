@@ -24,6 +24,25 @@ func (p Principal) Claim(name string) (any, bool) {
 	return v, ok
 }
 
+// Audience returns the token's audiences (its aud claim), nil when p is not from a token.
+// A worker that holds the token, or one exchanged for it, holds them too: the pool keys its
+// workers on them.
+func (p Principal) Audience() []string {
+	switch aud := p.claims[claimAudience].(type) {
+	case string:
+		return []string{aud}
+	case []any:
+		out := make([]string, 0, len(aud))
+		for _, a := range aud {
+			if s, ok := a.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // HasScope reports whether the principal was granted scope s.
 func (p Principal) HasScope(s string) bool {
 	return slices.Contains(p.Scopes, s)

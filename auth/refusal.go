@@ -106,10 +106,20 @@ func RefusalLogAttrs(err error) []slog.Attr {
 		hdr *ForbiddenHeaderError
 		mal *MalformedTokenError
 		scp *InsufficientScopeError
+		un  *UserNameError
+		ut  *UserTakenError
+		uf  *UserNamesFullError
 	)
 	switch {
 	case errors.As(err, &scp):
 		attrs = append(attrs, slog.Any("missing_scopes", scp.Missing))
+	case errors.As(err, &un):
+		attrs = append(attrs, slog.String("claim", un.Claim), slog.String("user", un.User), slog.String("problem", un.Err.Error()))
+	case errors.As(err, &ut):
+		attrs = append(attrs, slog.String("claim", ut.Claim), slog.String("user", ut.User),
+			slog.String("subject", ut.Subject), slog.String("bound_subject", ut.BoundTo))
+	case errors.As(err, &uf):
+		attrs = append(attrs, slog.Int("max_user_names", uf.Max))
 	case errors.As(err, &iss):
 		if r == nil {
 			attrs = append(attrs, slog.String("iss", clip(iss.Issuer)))
@@ -152,7 +162,10 @@ func refusalHint(err error) string {
 		r   *refusal
 	)
 	errors.As(err, &r)
+	var taken *UserTakenError
 	switch {
+	case errors.As(err, &taken):
+		return "two subjects of the issuer carry one user name; workers act as the name, so only the first is served. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
 	case errors.As(err, &iss):
 		return issuerHint(iss.Issuer, iss.Expected)
 	case errors.As(err, &aud):

@@ -44,6 +44,9 @@ func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *json
 	refuse := func(err error) error {
 		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
 	}
+	if he := g.parkedGrantRefusal(msg, p, claims); he != nil {
+		return he
+	}
 	o := ownerOf(p)
 	pk := g.parks.take(claims.Park)
 	if pk == nil {

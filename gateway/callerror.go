@@ -30,6 +30,11 @@ func callError(id json.RawMessage, err error) *httpError {
 		return tooManyRequests(id, "your worker is being restarted too often; wait before the next request", rate.wait)
 	case errors.Is(err, pool.ErrTooManyWorkers), errors.Is(err, pool.ErrClosed):
 		return overloaded(id, "no worker can be started now; try again later", workerRetryAfter, nil)
+	case errors.Is(err, pool.ErrGrantMismatch):
+		// A request whose token grants other scopes or audiences than the worker was started
+		// with: it may not start or renew the worker with what its token grants.
+		return overloaded(id, "the session's worker is not running or its credential expired, and it is started or renewed only by a request whose token grants the scopes and audiences of the token the session was opened with; "+
+			"retry with such a token, or open a new session", workerRetryAfter, nil)
 	case errors.Is(err, pool.ErrAccessMismatch):
 		// A read-write session's request whose token lacks the write scope: its read-write
 		// worker is not running, or its credential expired (on_token_expiry: restart), and it

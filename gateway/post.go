@@ -126,6 +126,9 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 		e.ID = msg.ID
 		return e
 	}
+	if he := g.grantRefusal(s, p, msg.ID, methodLabel(msg.Method)); he != nil {
+		return he
+	}
 	switch {
 	case msg.IsRequest():
 		return g.forward(w, r, s, msg, fields, p)

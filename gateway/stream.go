@@ -41,6 +41,9 @@ func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *sess
 	if he == nil {
 		p, _ := auth.PrincipalFrom(r.Context())
 		he = g.narrowedRefusal(s, p, "the session's stream")
+		if he == nil {
+			he = g.grantRefusal(s, p, nil, "the session's stream")
+		}
 	}
 	if he != nil {
 		he.write(w)
@@ -260,6 +263,9 @@ func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 	if he == nil {
 		p, _ := auth.PrincipalFrom(r.Context())
 		he = g.narrowedRefusal(s, p, "ending the session")
+		if he == nil {
+			he = g.grantRefusal(s, p, nil, "ending the session")
+		}
 	}
 	if he != nil {
 		he.write(w)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,17 +112,12 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		return Launch{}, fmt.Errorf("worker command: %w", err)
 	}
 	user := id.Principal.User
+	if err := l.CheckUser(user); err != nil {
+		return Launch{}, err
+	}
 	args := make([]string, 0, len(l.Command)-1)
 	for _, a := range l.Command[1:] {
-		if strings.Contains(a, "{user}") {
-			// A user name must never be read as an option by the worker, nor step out of a
-			// path it is put in (--data=/srv/mcp/{user}).
-			if user == "" || strings.HasPrefix(user, "-") || strings.ContainsAny(user, "/\x00") || user == "." || user == ".." {
-				return Launch{}, fmt.Errorf("user name %q cannot be put on a command line", user)
-			}
-			a = strings.ReplaceAll(a, "{user}", user)
-		}
-		args = append(args, a)
+		args = append(args, strings.ReplaceAll(a, "{user}", user))
 	}
 	readOnly := "0"
 	if id.ReadOnly {
@@ -131,7 +127,7 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		"GEMGATE_USER="+user,
 		"GEMGATE_SUBJECT="+id.Principal.Subject,
 		"GEMGATE_READ_ONLY="+readOnly,
-		"GEMGATE_SCOPES="+strings.Join(id.Principal.Scopes, " "),
+		"GEMGATE_SCOPES="+strings.Join(scopeSet(id.Principal.Scopes), " "),
 		"GEMGATE_SESSION="+id.Session,
 	)
 	if l.DataDir != "" {
@@ -162,6 +158,14 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		expiry = cred.Expiry
 	}
 	return Launch{Spec: spec, CredentialExpiry: expiry}, nil
+}
+
+// scopeSet is the scope set a worker is told: every caller of the worker holds exactly it
+// (Key.Scopes), in whatever order its token listed it.
+func scopeSet(scopes []string) []string {
+	s := slices.Clone(scopes)
+	slices.Sort(s)
+	return slices.Compact(s)
 }
 
 // sandbox is the launcher's sandbox completed for one worker: what the worker's command needs

@@ -132,9 +132,9 @@ func (s *slot) applyExpiry(_ context.Context, id Identity) error {
 		s.mu.Unlock()
 		return nil
 	}
-	if policy == ExpiryRestart && id.ReadOnly != s.key.ReadOnly {
+	if err := s.refuseStart(id); policy == ExpiryRestart && err != nil {
 		s.mu.Unlock()
-		return ErrAccessMismatch
+		return err
 	}
 	if policy == ExpiryRestart {
 		if len(w.calls) > 0 || w.queue.len() > 0 {

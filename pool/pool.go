@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -139,10 +142,14 @@ var (
 	// ErrClosed: the pool is shutting down.
 	ErrClosed = errors.New("the pool is closed")
 	// ErrAccessMismatch: the caller's worker is not running, or its credential expired under
-	// on_token_expiry restart, and the call's identity is not of the worker's access mode (a
-	// read-write session's call narrowed to read-only), so it may not start or renew it; a
-	// call of the worker's own access mode will (503, retry).
-	ErrAccessMismatch = errors.New("the session's worker is not running or its credential expired, and a call of another access mode does not start or renew it")
+	// on_token_expiry restart, and the call's identity is not of the worker's key (a
+	// read-write session's call narrowed to read-only, or one whose token grants another
+	// scope or audience set), so it may not start or renew it; a call with the worker's own
+	// access mode and grant will (503, retry).
+	ErrAccessMismatch = errors.New("the session's worker is not running or its credential expired, and a call of another access mode or scope set does not start or renew it")
+	// ErrGrantMismatch is the ErrAccessMismatch of a call of the worker's access mode whose
+	// token grants another scope or audience set than the worker's key (it wraps it).
+	ErrGrantMismatch = fmt.Errorf("%w (the call's token grants other scopes or audiences than the worker's)", ErrAccessMismatch)
 )
 
 // RefusedError is a worker's own error answer to initialize, for the client to read.
@@ -161,11 +168,18 @@ type StartError struct {
 func (e *StartError) Error() string { return "starting a worker: " + e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Key says which worker serves a caller.
+// Key says which worker serves a caller. Besides who the caller is, it holds everything the
+// worker is given and acts on: the user name it acts as (GEMGATE_USER, {user}), the scope set
+// it is told (GEMGATE_SCOPES) and the token's audiences (a passed-through or exchanged
+// credential carries them), so that a caller never runs in a worker that holds more than its
+// own token grants, and two subjects never share a worker.
 type Key struct {
 	Issuer, Subject string
+	User            string
 	ReadOnly        bool
-	Session         string // set only with worker_per: session
+	// Scopes and Audience are the token's scope and audience sets, canonical (grantSet).
+	Scopes, Audience string
+	Session          string // set only with worker_per: session
 	// Sessionless marks the worker that serves the user's 2026-07-28 requests when the
 	// worker program speaks that revision itself (discover.go): a process of its own, since
 	// one stdio session is of one era.
@@ -225,11 +239,28 @@ func (p *Pool) PerSession() bool { return p.opts.WorkerPer == PerSession }
 
 // KeyFor is the key of the worker that serves id.
 func (p *Pool) KeyFor(id Identity) Key {
-	k := Key{Issuer: id.Principal.Issuer, Subject: id.Principal.Subject, ReadOnly: id.ReadOnly}
+	k := Key{Issuer: id.Principal.Issuer, Subject: id.Principal.Subject, User: id.Principal.User, ReadOnly: id.ReadOnly,
+		Scopes: grantSet(id.Principal.Scopes), Audience: grantSet(id.Principal.Audience())}
 	if p.PerSession() {
 		k.Session = id.Session
 	}
 	return k
+}
+
+// grantSet is a canonical form of a set of scopes or audiences: sorted, without repeats, each
+// prefixed with its length, so that no two sets share a form (a scope may hold a space when
+// it comes from scp).
+func grantSet(values []string) string {
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	var b strings.Builder
+	for _, v := range sorted {
+		b.WriteString(strconv.Itoa(len(v)))
+		b.WriteByte(':')
+		b.WriteString(v)
+	}
+	return b.String()
 }
 
 // Workers is the number of workers running or starting.

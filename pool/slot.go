@@ -159,13 +159,15 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 			}
 			continue
 		}
-		if id.ReadOnly != s.key.ReadOnly {
+		if err := s.refuseStart(id); err != nil {
 			// A request narrowed to read-only on a read-write session (its token lacks the
 			// write scope) still reaches the read-write worker; it must not start that worker:
 			// the successor would run read-only, with the narrowed token's scopes and
-			// credential, for every read-write caller of the slot.
+			// credential, for every read-write caller of the slot. Nor may a session's later
+			// token of another scope or audience set: the worker would hold what that token
+			// grants, not what the slot's callers were keyed on.
 			s.mu.Unlock()
-			return nil, ErrAccessMismatch
+			return nil, err
 		}
 		ch := make(chan struct{})
 		s.starting = ch
@@ -198,6 +200,23 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		w.tellCarried(s, carried)
 		return w, nil
 	}
+}
+
+// refuseStart says why a worker started from id would not be the one the slot's key
+// describes (same subject, user name, access mode, scopes and audiences), or nil if it would
+// be. A worker is given what the identity that starts it holds, so only such an identity may
+// start or renew it: ErrAccessMismatch for another access mode, ErrGrantMismatch for another
+// grant.
+func (s *slot) refuseStart(id Identity) error {
+	k := s.p.KeyFor(id)
+	k.Session, k.Sessionless = s.key.Session, s.key.Sessionless
+	switch {
+	case k.ReadOnly != s.key.ReadOnly:
+		return ErrAccessMismatch
+	case k != s.key:
+		return ErrGrantMismatch
+	}
+	return nil
 }
 
 // startOrUnblock is p.start for the slot, whose start ch announces. A panic in it (a

@@ -14,6 +14,8 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker/gemstone"
 )
 
 // tokenFlag takes --token <JWT> (or --token=<JWT>) out of args. "-" means: read the token
@@ -107,6 +109,12 @@ func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) in
 			fmt.Fprintf(stdout, "%-8s %-9s lacks the required scope(s) %s (required_scopes)\n", "PROBLEM", "scope", strings.Join(missing, " "))
 		}
 	}
+	var nameErr error
+	if verdict == nil {
+		if nameErr = userNameCheck(c)(ex.Principal.User); nameErr != nil {
+			fmt.Fprintf(stdout, "%-8s %-9s %v: no worker can act as this user\n", "PROBLEM", c.UserClaim, nameErr)
+		}
+	}
 	fmt.Fprintln(stdout)
 	switch {
 	case errors.Is(verdict, auth.ErrKeysUnavailable):
@@ -118,6 +126,9 @@ func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) in
 		if !ex.SignatureChecked {
 			fmt.Fprintln(stdout, "         The signature was not checked: the issuer's keys could not be loaded from here.")
 		}
+		return 1
+	case nameErr != nil:
+		fmt.Fprintf(stdout, "Verdict: gemgate would refuse this token (403 invalid_token: token claim %s: %v).\n", c.UserClaim, nameErr)
 		return 1
 	case len(missing) > 0:
 		fmt.Fprintf(stdout, "Verdict: gemgate would refuse this token (403 insufficient_scope: missing %s).\n", strings.Join(missing, " "))
@@ -145,3 +156,17 @@ func statusWord(s auth.FindingStatus) string {
 
 // stdin is the token source for --token -; a variable so tests can replace it.
 var stdin io.Reader = os.Stdin
+
+// userNameCheck is the launcher's judgement of a user name under c, as serve makes it at
+// authentication (pool.CommandLauncher.CheckUser): whether {user} is in worker_command or
+// worker_user decides it, and the GemStone relay always has {user} on its command line.
+func userNameCheck(c *Config) func(string) error {
+	l := &pool.CommandLauncher{WorkerUser: c.WorkerUser}
+	switch c.Worker {
+	case "command":
+		l.Command = c.WorkerCommand
+	case "gemstone":
+		l.Command = (&gemstone.Relay{}).Command()
+	}
+	return l.CheckUser
+}

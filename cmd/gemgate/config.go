@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway"
 )
 
@@ -32,6 +33,7 @@ type Config struct {
 	JWKSURL        string        `key:"jwks_url" help:"signing keys URL, instead of OIDC discovery"`
 	Audiences      []string      `key:"audiences" help:"extra accepted token audiences besides public_url"`
 	UserClaim      string        `key:"user_claim" help:"token claim naming the user (preferred_username on Keycloak)"`
+	MaxUserNames   int           `key:"max_user_names" help:"user names gemgate binds to their first subject when user_claim is not sub; a new name beyond it is refused (503)"`
 	KeyRefresh     time.Duration `key:"key_refresh_interval" help:"least time between fetches of the issuer's keys when a token names an unknown key"`
 	RequiredScopes []string      `key:"required_scopes" help:"scopes every request needs"`
 	WriteScope     string        `key:"write_scope" help:"scope that makes a session read-write"`
@@ -131,6 +133,7 @@ func defaults() Config {
 		MCPPath:              "/mcp",
 		Auth:                 "oidc",
 		UserClaim:            "sub",
+		MaxUserNames:         auth.DefaultMaxUserNames,
 		KeyRefresh:           time.Minute,
 		RequiredScopes:       []string{"mcp:use"},
 		WriteScope:           "mcp:write",

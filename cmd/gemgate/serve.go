@@ -136,11 +136,11 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		log.Info("message trace is on", "limit", c.TraceLimit)
 	}
 
-	verifier, err := s.authentication(ctx, &opts, pol, anonymous)
+	launcher, err := s.launcher(ctx)
 	if err != nil {
 		return nil, err
 	}
-	launcher, err := s.launcher(ctx)
+	verifier, err := s.authentication(ctx, &opts, pol, anonymous, launcher.CheckUser)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,11 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 // authentication sets how requests are authenticated: auth=none makes every request the
 // local user (or anonymous, for tests); auth=oidc verifies bearer tokens against the issuer,
 // which may still be down (the verifier then keeps trying), and serves the RFC 9728 metadata.
-func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, anonymous *auth.Principal) (*auth.Verifier, error) {
+//
+// checkUser is the launcher's judgement of a user name: a token whose user no worker can act
+// as is refused at authentication. With a user_claim other than sub, each user name is bound
+// to the first subject that presents it (auth.UserBindings).
+func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, anonymous *auth.Principal, checkUser func(string) error) (*auth.Verifier, error) {
 	c, log := s.cfg, s.log
 	authMetrics := auth.NewMetrics(s.reg)
 	switch c.Auth {
@@ -194,7 +198,14 @@ func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol 
 			log.Warn("issuer unreachable at start; serving anyway (503 for tokens, /readyz not ready) and retrying in the background", "issuer", c.Issuer, "error", err)
 		}
 		metaURL := auth.MetadataURL(s.publicURL)
+		var users *auth.UserBindings
+		if c.UserClaim != "sub" {
+			users = auth.NewUserBindings(c.UserClaim, c.MaxUserNames)
+		}
 		authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
+			UserClaim:           c.UserClaim,
+			UserName:            checkUser,
+			Users:               users,
 			Verifier:            verifier,
 			ResourceMetadataURL: metaURL,
 			RequiredScopes:      pol.RequiredScopes(),

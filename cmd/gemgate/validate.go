@@ -201,6 +201,9 @@ func (c *Config) validateLimits() []error {
 	if c.MaxSessions < 0 || c.MaxSessionsPerUser < 0 || c.MaxConnections < 0 {
 		add("max_sessions, max_sessions_per_user and max_connections must not be negative (0 lifts a cap)")
 	}
+	if c.MaxUserNames < 1 {
+		add("max_user_names: must be at least 1")
+	}
 	if c.WorkerStartRate < 0 {
 		add("worker_start_rate: must not be negative (0 lifts the limit)")
 	}

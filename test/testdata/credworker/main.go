@@ -1,6 +1,6 @@
 // Command credworker is a minimal stdio MCP server for gemgate's end-to-end tests. It
 // answers initialize, tools/list and tools/call "env", which reports what the gateway put
-// in its environment: the GEMGATE_* names, the user, and whether a credential was handed over
+// in its environment: the GEMGATE_* names, the user, subject and scopes, its arguments, and whether a credential was handed over
 // (on GEMGATE_CREDENTIAL_FD, or in GEMGATE_CREDENTIAL) with its length, SHA-256 and decoded aud/sub/act. It never prints the credential itself.
 package main
 
@@ -79,7 +79,8 @@ func envReport() map[string]any {
 		}
 	}
 	slices.Sort(names)
-	r := map[string]any{"gemgate_env": names, "user": os.Getenv("GEMGATE_USER")}
+	r := map[string]any{"gemgate_env": names, "user": os.Getenv("GEMGATE_USER"),
+		"subject": os.Getenv("GEMGATE_SUBJECT"), "scopes": os.Getenv("GEMGATE_SCOPES"), "args": os.Args[1:]}
 	// Read once, at the first call: the descriptor holds it only once.
 	credOnce.Do(func() { cred, credSource = credential() })
 	r["credential_set"] = cred != ""

@@ -1,0 +1,129 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	textclip "github.com/gemgate/gemgate/internal/clip"
+)
+
+// ErrUserRefused is wrapped by the refusals of a verified token whose user gemgate will not
+// serve: a user name no worker can act as ([UserNameError]), or one gemgate knows under
+// another subject ([UserTakenError]). It is not [ErrInvalidToken]: the answer is 403, with
+// no Retry-After; a new token of the same account would carry the same name, so neither
+// retrying nor signing in again can help, and a 401 would send the client to sign in again
+// in a loop.
+var ErrUserRefused = errors.New("auth: the token's user is refused")
+
+// ErrUserNamesFull is wrapped by [UserNamesFullError].
+var ErrUserNamesFull = errors.New("auth: no room to bind another user name")
+
+// UserNameError: the token's user claim holds a name no worker can act as; Err is the
+// launcher's reason (a fixed phrase). User is for the log only, quoted and clipped.
+type UserNameError struct {
+	Claim string
+	User  string
+	Err   error
+}
+
+func (e *UserNameError) Error() string {
+	return fmt.Sprintf("auth: token claim %q: %v", e.Claim, e.Err)
+}
+func (e *UserNameError) Unwrap() []error { return []error{ErrUserRefused, e.Err} }
+
+// UserTakenError: the token's user name is bound to another subject of the same issuer
+// (UserBindings). Subject is the token's, BoundTo the one the name belongs to; both are for
+// the log only.
+type UserTakenError struct {
+	Claim, User      string
+	Subject, BoundTo string
+}
+
+func (e *UserTakenError) Error() string {
+	return fmt.Sprintf("auth: user name of claim %q belongs to another subject", e.Claim)
+}
+func (e *UserTakenError) Unwrap() error { return ErrUserRefused }
+
+// UserNamesFullError: the token's user name is new, and UserBindings holds as many names as
+// it may. Forgetting one would let its name pass to another subject, so the new one is
+// refused until gemgate restarts with a larger bound.
+type UserNamesFullError struct{ Max int }
+
+func (e *UserNamesFullError) Error() string {
+	return fmt.Sprintf("auth: %d user names are bound already (max_user_names)", e.Max)
+}
+func (e *UserNamesFullError) Unwrap() error { return ErrUserNamesFull }
+
+// DefaultMaxUserNames is the bound of UserBindings when none is given: about 20 MB at most.
+const DefaultMaxUserNames = 100_000
+
+// UserBindings binds each user name to the first subject that presented it, per issuer, for
+// the life of the process. A worker acts as the user name (GEMGATE_USER, {user}), so two
+// subjects with one name (a renamed account's name given to a new one, a second account that
+// was allowed to pick the name) would each get a worker acting as the same user, with the
+// same data. Bound, the second is refused instead. Memory is bounded: at Max names, a new
+// name is refused (UserNamesFullError), never an old one forgotten. Safe for concurrent use.
+type UserBindings struct {
+	claim string
+	max   int
+
+	mu     sync.Mutex
+	n      int
+	byName map[string]map[[sha256.Size]byte]boundSubject // issuer → digest of user name → subject
+}
+
+// boundSubject is who a name belongs to: a digest of the subject to compare, and its start
+// for the log. Names and subjects are kept as digests, so that each binding costs the same
+// (about 200 bytes) however long the claims are.
+type boundSubject struct {
+	digest [sha256.Size]byte
+	shown  string
+}
+
+// NewUserBindings makes bindings of the names in claim (for the log); max ≤ 0 is
+// DefaultMaxUserNames.
+func NewUserBindings(claim string, max int) *UserBindings {
+	if max <= 0 {
+		max = DefaultMaxUserNames
+	}
+	return &UserBindings{claim: claim, max: max, byName: map[string]map[[sha256.Size]byte]boundSubject{}}
+}
+
+// Bind binds p's user name to p's subject if the name is new, and reports an error if the
+// name belongs to another subject or there is no room for it.
+func (b *UserBindings) Bind(p Principal) error {
+	digest, name := sha256.Sum256([]byte(p.Subject)), sha256.Sum256([]byte(p.User))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	names := b.byName[p.Issuer]
+	if bound, ok := names[name]; ok {
+		if bound.digest == digest {
+			return nil
+		}
+		return &UserTakenError{Claim: b.claim, User: shown(p.User), Subject: shown(p.Subject), BoundTo: bound.shown}
+	}
+	if b.n >= b.max {
+		return &UserNamesFullError{Max: b.max}
+	}
+	if names == nil {
+		names = map[[sha256.Size]byte]boundSubject{}
+		b.byName[p.Issuer] = names
+	}
+	names[name] = boundSubject{digest: digest, shown: shown(p.Subject)}
+	b.n++
+	return nil
+}
+
+// Len is the number of names bound.
+func (b *UserBindings) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
+}
+
+// shown is a claim value as a log line may carry it: quoted with control characters
+// escaped, and clipped.
+func shown(s string) string { return strconv.QuoteToASCII(textclip.String(s, 64)) }

@@ -1,0 +1,179 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// tokenTable verifies each token as the principal it maps to.
+type tokenTable map[string]Principal
+
+func (t tokenTable) Verify(_ context.Context, raw string) (Principal, error) {
+	p, ok := t[raw]
+	if !ok {
+		return Principal{}, &ClaimError{Claim: "sub", Reason: "is missing"}
+	}
+	return p, nil
+}
+
+func TestUserBindings(t *testing.T) {
+	b := NewUserBindings("preferred_username", 3)
+	p := func(iss, sub, user string) Principal { return Principal{Issuer: iss, Subject: sub, User: user} }
+	const iss, other = "https://a.test", "https://b.test"
+	steps := []struct {
+		p    Principal
+		want error
+	}{
+		{p(iss, "sub-1", "alice"), nil},
+		{p(iss, "sub-1", "alice"), nil},                                      // its own name, again
+		{p(iss, "sub-2", "alice"), ErrUserRefused},                           // another subject, the same name
+		{p(iss, "sub-2", "bob"), nil},                                        // a name of its own
+		{p(other, "sub-3", "alice"), nil},                                    // the same name at another issuer
+		{p(iss, "sub-4", "carol"), ErrUserNamesFull},                         // at the bound, a new name is refused
+		{p(iss, "sub-1", "alice"), nil},                                      // and no old one is forgotten
+		{p(iss, "sub-5", "bob"), ErrUserRefused},                             // nor its subject
+		{p(iss, "sub-1"+strings.Repeat("x", 9000), "alice"), ErrUserRefused}, // a digest of the subject, not a prefix
+	}
+	for i, s := range steps {
+		err := b.Bind(s.p)
+		if (s.want == nil) != (err == nil) || (s.want != nil && !errors.Is(err, s.want)) {
+			t.Errorf("step %d (%s, %s, %s): %v, want %v", i, s.p.Issuer, clip(s.p.Subject), s.p.User, err, s.want)
+		}
+	}
+	if n := b.Len(); n != 3 {
+		t.Errorf("%d names bound, want 3", n)
+	}
+}
+
+// A second subject that presents a user name another subject holds is refused with a 403
+// the client does not retry, and a warning that names both subjects and never the token.
+func TestSecondSubjectWithATakenNameIsRefused(t *testing.T) {
+	var logs bytes.Buffer
+	tokens := tokenTable{
+		"token-of-first":  {Issuer: "https://a.test", Subject: "sub-first", User: "alice", Scopes: []string{"mcp:use"}},
+		"token-of-second": {Issuer: "https://a.test", Subject: "sub-second", User: "alice", Scopes: []string{"mcp:use"}},
+	}
+	var reasons []string
+	a := NewAuthenticator(AuthenticatorOptions{
+		Verifier: tokens, ResourceMetadataURL: testMetadataURL, RequiredScopes: []string{"mcp:use"},
+		UserClaim: "preferred_username", Users: NewUserBindings("preferred_username", 0),
+		Logger:    slog.New(slog.NewJSONHandler(&logs, nil)),
+		OnFailure: func(_ *http.Request, reason string) { reasons = append(reasons, reason) },
+	})
+	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	serve := func(tok string) (int, http.Header) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, bearerRequest(tok))
+		return rec.Code, rec.Header()
+	}
+	if code, _ := serve("token-of-first"); code != http.StatusNoContent {
+		t.Fatalf("first subject: %d", code)
+	}
+	code, hdr := serve("token-of-second")
+	if code != http.StatusForbidden || hdr.Get("Retry-After") != "" {
+		t.Fatalf("second subject: %d, Retry-After %q; want 403 and none", code, hdr.Get("Retry-After"))
+	}
+	if c := challengeParams(t, hdr); c["error"] != "invalid_token" || !strings.Contains(c["error_description"], "another account") {
+		t.Errorf("challenge %v", c)
+	}
+	if code, _ := serve("token-of-first"); code != http.StatusNoContent {
+		t.Errorf("first subject after the refusal: %d", code)
+	}
+	line := logs.String()
+	for _, want := range []string{`"level":"WARN"`, `"reason":"user_taken"`, `"subject":"\"sub-second\""`, `"bound_subject":"\"sub-first\""`, `"user":"\"alice\""`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log lacks %s:\n%s", want, line)
+		}
+	}
+	if strings.Contains(line, "token-of") {
+		t.Errorf("log carries a token:\n%s", line)
+	}
+	if len(reasons) != 1 || reasons[0] != ReasonUserTaken {
+		t.Errorf("reasons %v, want [%s]", reasons, ReasonUserTaken)
+	}
+}
+
+// A token whose user name no worker can act as is refused at authentication: 403
+// invalid_token, no Retry-After, the launcher's reason in the log and the description.
+func TestUnusableUserNameIsRefused(t *testing.T) {
+	var logs bytes.Buffer
+	a := NewAuthenticator(AuthenticatorOptions{
+		Verifier:  tokenTable{"tok": {Issuer: "https://a.test", Subject: "s", User: "-rf"}},
+		UserClaim: "preferred_username",
+		UserName: func(u string) error {
+			if strings.HasPrefix(u, "-") {
+				return errors.New("begins with '-'")
+			}
+			return nil
+		},
+		RequiredScopes: []string{"mcp:use"}, // missing too: the name is the refusal, a step-up cannot help
+		Logger:         slog.New(slog.NewJSONHandler(&logs, nil)),
+	})
+	rec := httptest.NewRecorder()
+	a.Middleware(http.NotFoundHandler()).ServeHTTP(rec, bearerRequest("tok"))
+	if rec.Code != http.StatusForbidden || rec.Header().Get("Retry-After") != "" {
+		t.Fatalf("%d, Retry-After %q; want 403 and none", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	c := challengeParams(t, rec.Header())
+	if c["error"] != "invalid_token" || !strings.Contains(c["error_description"], "begins with '-'") {
+		t.Errorf("challenge %v", c)
+	}
+	for _, want := range []string{`"reason":"user_name"`, `"problem":"begins with '-'"`, `"user":"\"-rf\""`, `"claim":"preferred_username"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %s:\n%s", want, logs.String())
+		}
+	}
+}
+
+// At the bound, a new name is refused with a 503 that carries no Retry-After (waiting does
+// not help), and the operator is told at error level.
+func TestUserNamesFullRefusesNewNames(t *testing.T) {
+	var logs bytes.Buffer
+	a := NewAuthenticator(AuthenticatorOptions{
+		Verifier: tokenTable{
+			"a": {Issuer: "https://a.test", Subject: "s1", User: "alice"},
+			"b": {Issuer: "https://a.test", Subject: "s2", User: "bob"},
+		},
+		Users:  NewUserBindings("preferred_username", 1),
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+	})
+	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, bearerRequest("a"))
+	if rec.Code != http.StatusNoContent {
+		t.Fatalf("first name: %d", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, bearerRequest("b"))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "" {
+		t.Fatalf("second name: %d, Retry-After %q; want 503 and none", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if !strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), "max_user_names") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+func TestPrincipalAudience(t *testing.T) {
+	for _, tc := range []struct {
+		aud  any
+		want string
+	}{
+		{"a", "a"},
+		{[]any{"a", "b"}, "a b"},
+		{nil, ""},
+	} {
+		p := Principal{claims: map[string]any{}}
+		if tc.aud != nil {
+			p.claims["aud"] = tc.aud
+		}
+		if got := strings.Join(p.Audience(), " "); got != tc.want {
+			t.Errorf("aud %v: %q, want %q", tc.aud, got, tc.want)
+		}
+	}
+}

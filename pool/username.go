@@ -1,0 +1,72 @@
+package pool
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxUserNameBytes bounds the user name a worker acts as: it goes into the worker's
+// environment, its log lines and, with {user}, its command line and account name.
+const MaxUserNameBytes = 256
+
+// UserNameError is a user name no worker can act as. Reason is a fixed phrase, never the
+// name itself: it may reach a client.
+type UserNameError struct{ Reason string }
+
+func (e *UserNameError) Error() string { return "the user name " + e.Reason }
+
+// CheckUser reports whether a worker can act as user. It is the one judgement of a user
+// name: Launch makes it before anything is started, and authentication makes the same call
+// (auth.AuthenticatorOptions.UserName), so that a token whose user no worker can ever act as
+// is refused once, at authentication, and never passes it only to fail every start with a
+// 503 its client retries for ever.
+//
+// Always: the name is not empty, at most MaxUserNameBytes, valid UTF-8, and holds no control
+// character or line separator (NUL cannot be in an environment; the others would forge
+// lines in logs and in the worker's own output). When "{user}" appears in the command
+// template or in worker_user, also: it does not begin with '-' (an option to the worker,
+// "-rf"), holds no '/' and is not "." or ".." (it must not step out of a path it is put in,
+// --data=/srv/mcp/{user}).
+func (l *CommandLauncher) CheckUser(user string) error {
+	switch {
+	case user == "":
+		return &UserNameError{Reason: "is empty"}
+	case len(user) > MaxUserNameBytes:
+		return &UserNameError{Reason: fmt.Sprintf("is longer than %d bytes", MaxUserNameBytes)}
+	case !utf8.ValidString(user):
+		return &UserNameError{Reason: "is not valid UTF-8"}
+	}
+	for _, r := range user {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return &UserNameError{Reason: "holds a control character"}
+		}
+	}
+	if !l.userInArguments() {
+		return nil
+	}
+	switch {
+	case strings.HasPrefix(user, "-"):
+		return &UserNameError{Reason: "begins with '-', which a worker would read as an option ({user} is in worker_command or worker_user)"}
+	case strings.Contains(user, "/"):
+		return &UserNameError{Reason: "holds a '/', which would step out of a path it is put in ({user} is in worker_command or worker_user)"}
+	case user == "." || user == "..":
+		return &UserNameError{Reason: "is . or .., which would step out of a path it is put in ({user} is in worker_command or worker_user)"}
+	}
+	return nil
+}
+
+// userInArguments reports whether the user name goes on the worker's command line or into the
+// name of the account it runs as.
+func (l *CommandLauncher) userInArguments() bool {
+	if strings.Contains(l.WorkerUser, "{user}") {
+		return true
+	}
+	for _, a := range l.Command[min(1, len(l.Command)):] {
+		if strings.Contains(a, "{user}") {
+			return true
+		}
+	}
+	return false
+}
