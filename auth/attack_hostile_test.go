@@ -1,0 +1,131 @@
+package auth
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+)
+
+// Attacks on the binding of a user name to one subject (user_claim: preferred_username).
+
+// replica is gemgate's authentication as serve builds it for one process: its own
+// UserBindings, empty at start.
+func replica(tokens tokenTable, max int) func(tok string) int {
+	a := NewAuthenticator(AuthenticatorOptions{
+		Verifier: tokens, ResourceMetadataURL: testMetadataURL, RequiredScopes: []string{"mcp:use"},
+		UserClaim: "preferred_username", Users: NewUserBindings("preferred_username", max),
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	return func(tok string) int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, bearerRequest(tok))
+		return rec.Code
+	}
+}
+
+// Item 4: the binding lives in one process's memory. A second subject carrying a name that
+// another subject used is refused only by the process that saw the first: after a restart,
+// or on another replica (DESIGN §10: the balancer hashes on the subject, so two subjects
+// of one name are sent to different replicas by design), it is let in and its worker acts
+// as the first one's user. And whoever presents a name first since the process started
+// owns it: a second account given the name "bob" that comes before bob does takes bob's
+// worker and data, and bob is the one refused.
+func TestHoleUserNameBindingIsPerProcessAndFirstComeWins(t *testing.T) {
+	tokens := tokenTable{
+		"bob":     {Issuer: "https://a.test", Subject: "sub-bob", User: "bob", Scopes: []string{"mcp:use"}},
+		"mallory": {Issuer: "https://a.test", Subject: "sub-mallory", User: "bob", Scopes: []string{"mcp:use"}},
+	}
+	t.Run("restart or another replica", func(t *testing.T) {
+		first, second := replica(tokens, 0), replica(tokens, 0)
+		if code := first("bob"); code != http.StatusNoContent {
+			t.Fatalf("bob at the first process: %d", code)
+		}
+		if code := second("mallory"); code != http.StatusForbidden {
+			t.Errorf("a second subject named bob at a process that has not seen bob's subject (restarted, or a replica the balancer sends it to): %d; want 403", code)
+		}
+	})
+	t.Run("first come", func(t *testing.T) {
+		serve := replica(tokens, 0)
+		mallory := serve("mallory")
+		bob := serve("bob")
+		if mallory == http.StatusNoContent && bob == http.StatusForbidden {
+			t.Errorf("the second account named bob, first since the process started, was served (%d) and bob refused (%d): the name went to whoever came first", mallory, bob)
+		}
+	})
+}
+
+// Item 4, the bound table: one subject whose preferred_username changes (an account that
+// may rename itself) binds every name it ever carries, and none is freed. One account can
+// so fill max_user_names alone, and from then on every user gemgate has not seen since it
+// started is refused (503) until a restart: a lock-out of real users by one account.
+func TestHoleOneSubjectFillsTheBoundNameTable(t *testing.T) {
+	const max = 50
+	tokens := tokenTable{"real": {Issuer: "https://a.test", Subject: "sub-real", User: "carol", Scopes: []string{"mcp:use"}}}
+	for i := range max {
+		tokens["rename-"+strconv.Itoa(i)] = Principal{Issuer: "https://a.test", Subject: "sub-mallory", User: "m" + strconv.Itoa(i), Scopes: []string{"mcp:use"}}
+	}
+	serve := replica(tokens, max)
+	for i := range max {
+		if code := serve("rename-" + strconv.Itoa(i)); code != http.StatusNoContent {
+			t.Fatalf("rename %d: %d", i, code)
+		}
+	}
+	if code := serve("real"); code != http.StatusNoContent {
+		t.Errorf("after one subject bound %d names (one per rename), a real user's first request got %d: one account locked new users out", max, code)
+	}
+}
+
+// Held: at the bound, a name already bound stays served and stays its subject's; the table
+// never forgets a name to make room, and the refusal of a new name has no Retry-After.
+func TestHeldFullTableKeepsBoundNames(t *testing.T) {
+	b := NewUserBindings("preferred_username", 2)
+	p := func(sub, user string) Principal { return Principal{Issuer: "https://a.test", Subject: sub, User: user} }
+	for _, step := range []struct {
+		p    Principal
+		want error
+	}{
+		{p("s1", "alice"), nil},
+		{p("s2", "bob"), nil},
+		{p("s3", "carol"), ErrUserNamesFull},
+		{p("s3", "carol"), ErrUserNamesFull},
+		{p("s1", "alice"), nil},
+		{p("s3", "alice"), ErrUserRefused},
+		{p("s3", "bob"), ErrUserRefused},
+		{p("s1", "bob"), ErrUserRefused},
+	} {
+		err := b.Bind(step.p)
+		if (step.want == nil) != (err == nil) || (step.want != nil && !errors.Is(err, step.want)) {
+			t.Errorf("%s as %s: %v; want %v", step.p.Subject, step.p.User, err, step.want)
+		}
+	}
+	tokens := tokenTable{"new": {Issuer: "https://a.test", Subject: "s9", User: "zed", Scopes: []string{"mcp:use"}}}
+	a := NewAuthenticator(AuthenticatorOptions{Verifier: tokens, ResourceMetadataURL: testMetadataURL, RequiredScopes: []string{"mcp:use"},
+		UserClaim: "preferred_username", Users: b, Logger: slog.New(slog.DiscardHandler)})
+	rec := httptest.NewRecorder()
+	a.Middleware(http.NotFoundHandler()).ServeHTTP(rec, bearerRequest("new"))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "" {
+		t.Errorf("a new name at the bound: %d, Retry-After %q; want 503 and none", rec.Code, rec.Header().Get("Retry-After"))
+	}
+}
+
+// Held: look-alike names are different names. "Alice", "alice", a decomposed "é" and a
+// fullwidth letter are each bound to their own subject; none is taken for another's, and
+// each is a user name of its own (a worker acts as the exact bytes).
+func TestHeldLookAlikeNamesAreDistinct(t *testing.T) {
+	b := NewUserBindings("preferred_username", 0)
+	names := []string{"alice", "Alice", "ALICE", "jos\u00e9", "jose\u0301", "\uff41lice", "alice\u200b"}
+	for i, n := range names {
+		if err := b.Bind(Principal{Issuer: "https://a.test", Subject: "s" + strconv.Itoa(i), User: n}); err != nil {
+			t.Errorf("%q of its own subject: %v", n, err)
+		}
+	}
+	for i, n := range names {
+		if err := b.Bind(Principal{Issuer: "https://a.test", Subject: "s" + strconv.Itoa((i+1)%len(names)), User: n}); !errors.Is(err, ErrUserRefused) {
+			t.Errorf("%q of another subject: %v; want refused", n, err)
+		}
+	}
+}

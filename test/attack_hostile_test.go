@@ -1,0 +1,285 @@
+package test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Attacks on the fixes of issue 35 (items 4 and 8) against the real binary, as a hostile
+// client or a second account would try them.
+
+// hostileEnv calls credworker's env tool on an open session with token (the session's own,
+// or another of the same subject) and returns what the worker that served it holds.
+func hostileEnv(t *testing.T, s *ltRaw, token string, id int) credEnv {
+	t.Helper()
+	s.token = token
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ans, _, ok := puAnswer(t, puPost(ctx, s, id, "tools/call", map[string]any{"name": "env", "arguments": map[string]any{}}), 30*time.Second)
+	if !ok || ans.Error != nil {
+		t.Fatalf("env with the session's token %d: %+v", id, ans.Error)
+	}
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(ans.Result, &res); err != nil || len(res.Content) == 0 {
+		t.Fatalf("env answer %s", ans.Result)
+	}
+	var e credEnv
+	if err := json.Unmarshal([]byte(res.Content[0].Text), &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// Item 8, within one session: a session opened with a token granting files:admin, for
+// gemgate and urn:other-backend, goes on with a token of the same subject granting fewer
+// scopes (a refresh that asked for less, or after the admin took a client scope away), or
+// for fewer audiences. The pool reuses the
+// running worker for any call of the session (slot.worker checks the grant only when it
+// starts or renews a worker), so the narrower token's calls run in the worker that holds
+// the wide token (passthrough) and is told GEMGATE_SCOPES with files:admin. A client never
+// runs in a worker that holds more than its token grants.
+func TestHoleSessionRunsNarrowerTokenInWiderWorker(t *testing.T) {
+	t.Parallel()
+	iss := newTestIssuer(t)
+	g := startServe(t, "--issuer", iss.URL(), "--worker", "command", "--worker-command", buildTestdata(t, "credworker"),
+		"--worker-credential", "passthrough")
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	wide := iss.mint(with(iss.claims(g.URL, "alice", "mcp:use mcp:write files:admin"), func(c map[string]any) { c["aud"] = []string{g.URL, "urn:other-backend"} }))
+	narrow := iss.mint(with(iss.claims(g.URL, "alice", "mcp:use mcp:write"), func(c map[string]any) { c["aud"] = []string{g.URL, "urn:other-backend"} }))
+	oneAud := iss.mint(iss.claims(g.URL, "alice", "mcp:use mcp:write files:admin"))
+	s := ltOpen(t, g, wide, map[string]any{})
+	if e := hostileEnv(t, s, wide, 1); e.CredentialSH != sum(wide) || e.Scopes != "files:admin mcp:use mcp:write" {
+		t.Fatalf("the wide token's worker: %+v", e)
+	}
+	for i, tc := range []struct{ name, token, scopes string }{
+		{"a token with fewer scopes", narrow, "mcp:use mcp:write"},
+		{"a token for gemgate only, not urn:other-backend", oneAud, "files:admin mcp:use mcp:write"},
+	} {
+		e := hostileEnv(t, s, tc.token, 2+i)
+		if e.CredentialSH != sum(tc.token) {
+			t.Errorf("%s, on the session the wide token opened, ran in a worker holding another token (the wide one: %v)", tc.name, e.CredentialSH == sum(wide))
+		}
+		if e.Scopes != tc.scopes {
+			t.Errorf("%s, on the session the wide token opened, ran in a worker told GEMGATE_SCOPES=%q; its token grants %q", tc.name, e.Scopes, tc.scopes)
+		}
+	}
+}
+
+// Item 4 across processes: two gemgate processes for one issuer (two replicas behind the
+// balancer of DESIGN §10, which hashes on the subject, or one process before and after a
+// restart). bob's subject is served by the first; a second subject whose token carries the
+// name bob is served by the second, whose worker acts as bob. The binding of a name to one
+// subject lives in one process's memory only.
+func TestHoleSecondSubjectSameNameOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	iss := newTestIssuer(t)
+	worker := buildTestdata(t, "credworker")
+	replica := func() *gemgate {
+		return startServe(t, "--issuer", iss.URL(), "--user-claim", "preferred_username",
+			"--worker", "command", "--worker-command", worker)
+	}
+	one, two := replica(), replica()
+	token := func(g *gemgate, sub string) string {
+		return iss.mint(with(iss.claims(g.URL, sub, "mcp:use mcp:write"), func(c map[string]any) { c["preferred_username"] = "bob" }))
+	}
+	if e := envOf(t, one.URL, token(one, "sub-bob")); e.User != "bob" || e.Subject != "sub-bob" {
+		t.Fatalf("bob at the first replica: %+v", e)
+	}
+	code, _ := identityInit(t, two.URL, token(two, "sub-mallory"))
+	if code == 200 {
+		e := envOf(t, two.URL, token(two, "sub-mallory"))
+		t.Errorf("a second subject named bob was served by another replica, in a worker acting as GEMGATE_USER=%q (subject %q)", e.User, e.Subject)
+	}
+}
+
+// Item 3, the bearer token of the request itself: with trace_messages, gemgate redacts the
+// request's bearer token from the client_to_gateway line, but not from the lines that carry
+// the same bytes on (to_worker) and back (from_worker, gateway_to_client) unless the token is
+// a worker's secret. So a token the worker does not hold is traced verbatim: any token with
+// worker_credential none, and with passthrough the client's refreshed token (the worker holds
+// the one that opened the session). The demo's echo tool stands for any tool that quotes an
+// argument (an error message naming a bad value, a note read back).
+func TestHoleTraceQuotesRequestBearerOnOtherLines(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"credential none", nil},
+		{"passthrough, refreshed token", []string{"--worker-credential", "passthrough"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := startDev(t, append([]string{"--trace-messages"}, tc.flags...)...)
+			opener := rawClient{t: t, url: g.URL, token: g.Tokens["alice"]}
+			session := opener.initialize()
+			token := puToken(t, g, "alice", "mcp:use mcp:write") // alice's next token, same subject
+			c := rawClient{t: t, url: g.URL, token: token}
+			call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + token + `"}}}`
+			r := c.do("POST", session, []byte(call), nil)
+			if msgs := r.messages(t); r.status != http.StatusOK || len(msgs) == 0 || !strings.Contains(string(msgs[len(msgs)-1].Result), token) {
+				t.Fatalf("echo of the token: status %d, body %.300s", r.status, r.body)
+			}
+			sig := token[strings.LastIndexByte(token, '.')+1:]
+			pollUntil(t, 10*time.Second, "the answer's trace line", func() bool {
+				for _, e := range g.logEvents("trace") {
+					if e["direction"] == "gateway_to_client" && strings.Contains(fmtAny(e["body"]), "\"id\":7") {
+						return true
+					}
+				}
+				return false
+			})
+			for _, e := range g.logEvents("trace") {
+				if strings.Contains(fmtAny(e["body"]), sig) {
+					t.Errorf("the %v trace line holds the request's bearer token", e["direction"])
+				}
+			}
+		})
+	}
+}
+
+func fmtAny(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// Item 1, 2026-07-28 era: alice's read-write delete_note asks for its confirmation (an
+// input-required result; the demo speaks 2026-07-28 itself and keeps no requestState). Her
+// read-only token retries it with the confirmation's key in inputResponses, "accept" (with
+// the state, had there been one, and without): refused, and the note stays (the retry is a
+// request of its own, gated by the policy, and a read-only token's reaches only her
+// read-only worker). Her read-write token's
+// decline then leaves the note too.
+func TestHeldModernReadOnlyRetryCannotConfirm(t *testing.T) {
+	t.Parallel()
+	g := startDev(t)
+	rw, ro := g.Tokens["alice"], puToken(t, g, "alice", "mcp:use")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	caps := map[string]any{"elicitation": map[string]any{}}
+	call := func(token, id, tool string, args map[string]any, extra map[string]any) (int, map[string]json.RawMessage) {
+		params := map[string]any{"name": tool, "arguments": args}
+		for k, v := range extra {
+			params[k] = v
+		}
+		return modernAsk(ctx, g.URL, token, id, "tools/call", params, caps)
+	}
+	if code, out := call(rw, `"w"`, "write_note", map[string]any{"name": "keep", "text": "precious"}, nil); code != http.StatusOK || out["error"] != nil || strings.Contains(string(out["result"]), `"isError":true`) {
+		t.Fatalf("write_note: %d %s", code, jsonText(out))
+	}
+	code, out := call(rw, `"d1"`, "delete_note", map[string]any{"name": "keep"}, nil)
+	var ir struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if code != http.StatusOK || json.Unmarshal(out["result"], &ir) != nil || ir.ResultType != "input_required" || len(ir.InputRequests) == 0 {
+		t.Fatalf("delete_note did not ask for its confirmation: %d %s", code, jsonText(out))
+	}
+	accept := map[string]any{}
+	for key := range ir.InputRequests {
+		accept[key] = map[string]any{"action": "accept", "content": map[string]any{}}
+	}
+	withState := func(m map[string]any) map[string]any {
+		if ir.RequestState != "" { // the demo, a 2026-07-28 server itself, keeps no state
+			m["requestState"] = ir.RequestState
+		}
+		return m
+	}
+	for i, extra := range []map[string]any{
+		withState(map[string]any{"inputResponses": accept}),
+		{"inputResponses": accept},
+	} {
+		code, out := call(ro, `"d2"`, "delete_note", map[string]any{"name": "keep"}, extra)
+		if code == http.StatusOK && out["error"] == nil && strings.Contains(string(out["result"]), "deleted note") {
+			t.Fatalf("retry %d with the read-only token deleted the note: %s", i, jsonText(out))
+		}
+	}
+	if code, out := call(rw, `"r"`, "read_note", map[string]any{"name": "keep"}, nil); code != http.StatusOK || !strings.Contains(string(out["result"]), "precious") {
+		t.Fatalf("the note after the read-only retries: %d %s", code, jsonText(out))
+	}
+	decline := map[string]any{}
+	for key := range ir.InputRequests {
+		decline[key] = map[string]any{"action": "decline"}
+	}
+	if code, out := call(rw, `"d3"`, "delete_note", map[string]any{"name": "keep"}, withState(map[string]any{"inputResponses": decline})); code != http.StatusOK || strings.Contains(string(out["result"]), "deleted note") {
+		t.Errorf("the read-write decline: %d %s", code, jsonText(out))
+	}
+}
+
+// Item 7, the differential: with worker_user "{user}" (one account per user; gemgate runs as
+// root), a user name with ':' passes the check authentication makes (CheckUser), and then
+// every worker start refuses it (worker.lookupAccount: "is not an account name"). The token
+// is let in and gets 503 with Retry-After, for ever, which item 7 set out to end: it must be
+// refused at authentication, 403 without Retry-After, as "-rf" or "a/b" are.
+func TestHoleWorkerUserNameWithColonGets503ForEver(t *testing.T) {
+	t.Parallel()
+	iss := newTestIssuer(t)
+	g := startServe(t, "--issuer", iss.URL(), "--user-claim", "preferred_username",
+		"--worker", "command", "--worker-command", buildTestdata(t, "credworker"), "--worker-user", "{user}")
+	tok := iss.mint(with(iss.claims(g.URL, "sub-colon", "mcp:use mcp:write"), func(c map[string]any) { c["preferred_username"] = "svc:alice" }))
+	for attempt := range 2 {
+		code, h := identityInit(t, g.URL, tok)
+		if code != http.StatusForbidden || h.Get("Retry-After") != "" {
+			t.Errorf("attempt %d of user name \"svc:alice\": status %d, Retry-After %q; want 403 and none (refused at authentication)", attempt+1, code, h.Get("Retry-After"))
+		}
+	}
+}
+
+// Invariant 3, two clients of one user at a shared worker (item 1's "which call a question
+// belongs to"): the user's honest client (no GET stream, as many clients run) calls peek,
+// which asks for a confirmation on its own POST stream. The user's other client keeps a call
+// of its own in flight (delete) and a GET stream open. Two calls that can ask are in flight,
+// so gemgate names no owner and sends the question to a session with a stream: the other
+// client's. It accepts, and the honest client's call goes ahead on that answer. The other
+// client holds a read-write token of the same user, so access is not widened, but the
+// answer came from a client the question was not asked of.
+func TestHoleQuestionOfOneClientAnsweredByAnother(t *testing.T) {
+	t.Parallel()
+	g := startDev(t, "--worker-command", stubbornWorker(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	caps := map[string]any{"elicitation": map[string]any{}}
+	honest := ltOpen(t, g, g.Tokens["alice"], caps)
+	other := ltOpen(t, g, g.Tokens["alice"], caps)
+	_, events := other.stream(ctx)
+	busy := puPost(ctx, other, "busy", "tools/call", map[string]any{"name": "delete", "arguments": map[string]any{}})
+	ltWaitLog(t, g, "stubborn: deleting", 20*time.Second)
+	peek := puPost(ctx, honest, "peek", "tools/call", map[string]any{"name": "peek", "arguments": map[string]any{}})
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		for m := range events {
+			if m.Method == "elicitation/create" {
+				other.respond(m.ID, map[string]any{"action": "accept", "content": map[string]any{}})
+				return
+			}
+		}
+	}()
+	var got ltMsg
+	for m := range peek {
+		if m.Method == "" && (len(m.ID) > 0 || m.Error != nil) {
+			got = m
+		}
+	}
+	select {
+	case <-answered:
+		t.Errorf("the honest client's question was delivered on the other client's GET stream and answered there; the honest peek ended %s", got.Result)
+	default:
+	}
+	if strings.Contains(string(got.Result), "accept") {
+		t.Errorf("the honest client's call went ahead on the other client's accept: %s", got.Result)
+	}
+	cancel()
+	for range busy {
+	}
+}

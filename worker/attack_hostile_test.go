@@ -1,0 +1,55 @@
+//go:build linux
+
+package worker
+
+import (
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Item 3: an opaque credential (not a JWT: '/', '+' and '=' in it) that the worker quotes in
+// a URL, percent-encoded as every HTTP client writes a query parameter
+// ("GET /api?access_token=AbC%2Fopaque%2Btoken%2FSECRETPART%3D%3D failed"), on stderr and in
+// a JSON line. Neither the log nor the message trace may hold it. Today redaction knows the
+// raw bytes, JSON escapes and base64 forms only, so the percent-encoded credential is
+// written verbatim.
+func TestHolePercentEncodedCredentialIsLogged(t *testing.T) {
+	const cred = "AbC/opaque+token/SECRETPART=="
+	enc := url.QueryEscape(cred)
+	if !strings.Contains(enc, "%2F") {
+		t.Fatalf("the credential's query form %q is not percent-encoded", enc)
+	}
+	for name, echo := range map[string]string{
+		"stderr": `printf 'GET https://backend.test/api?access_token=%s: 502\n' '` + enc + `' >&2`,
+		"json":   `printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"GET https://backend.test/api?access_token=%s: 502"}}\n' '` + enc + `'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs, trace logBuffer
+			spec := Spec{Path: "/bin/sh", Args: []string{"-c", `read -r c; ` + echo + `; exec sleep 30`},
+				StopGrace: 200 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+				Credential: []byte(cred), CredentialStdin: true,
+				OnTrace: func(_ string, l []byte) { trace.Write(append(l, '\n')) }}
+			p, err := Start(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Stop()
+			seen := func() bool { return strings.Contains(logs.String()+trace.String(), "backend.test") }
+			deadline := time.Now().Add(5 * time.Second)
+			for !seen() && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !seen() {
+				t.Fatalf("the worker's line was neither logged nor traced:\nlog: %s\ntrace: %s", logs.String(), trace.String())
+			}
+			for what, out := range map[string]string{"trace": trace.String(), "log": logs.String()} {
+				if strings.Contains(out, "SECRETPART") {
+					t.Errorf("the %s holds the percent-encoded credential:\n%s", what, out)
+				}
+			}
+		})
+	}
+}
