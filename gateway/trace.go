@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,13 @@ func (t *Tracer) refused(r *http.Request, status int, body []byte, unread int) {
 		"refused", status, "method", r.Method, "size", len(body)+unread, "body", t.cut(body, unread))
 }
 
+// jwtShaped is a JWS in compact form, as bearer tokens and exchanged credentials are: three
+// base64url parts, the first an encoded JSON object. Every one is taken out of the trace,
+// wherever it stands: a client's own token echoed back to it by a worker that does not hold it
+// (worker_credential: none), a token of the user's that a tool returns, a refreshed token the
+// worker was never handed. None of them is a body's content worth tracing.
+var jwtShaped = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+
 var traceEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
 
 // cut escapes newlines and tabs so one message is one line, then applies the cap; unread
@@ -78,6 +86,7 @@ func (t *Tracer) cut(body []byte, unread int) string {
 	if t.secrets != nil {
 		body = t.secrets(body)
 	}
+	body = jwtShaped.ReplaceAllLiteral(body, []byte(redacted))
 	s := traceEscaper.Replace(string(redact(body)))
 	if t.Limit > 0 && len(s) > t.Limit {
 		unread += len(s) - t.Limit

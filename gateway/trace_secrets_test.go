@@ -72,3 +72,33 @@ func TestTraceRedactsTheRequestsOwnBearerToken(t *testing.T) {
 		t.Fatal("no client_to_gateway trace line of the tools/call")
 	}
 }
+
+// A token the worker does not hold (worker_credential: none, or a refreshed one) that a worker
+// echoes is taken out of every trace line too: any JWS in compact form is.
+func TestTraceRedactsEveryJWT(t *testing.T) {
+	const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXBhcnQ"
+	got := (&Tracer{}).cut([]byte(`{"text":"token `+jwt+` here","jwt2":"`+jwt+`"}`), 0)
+	if strings.Contains(got, "c2lnbmF0dXJlLXBhcnQ") || strings.Count(got, redacted) != 2 {
+		t.Errorf("cut = %s: want both JWTs redacted", got)
+	}
+	f := newFixture(t)
+	c := f.client("alice-rw")
+	c.open()
+	r := c.rpc("2", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "carry " + jwt}})
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), jwt) {
+		t.Fatalf("echo: status %d, body %.300s: want the token echoed to the client", r.status, r.body)
+	}
+	lines := 0
+	for _, rec := range f.log.records(t) {
+		if rec["msg"] != "trace" {
+			continue
+		}
+		lines++
+		if body, _ := rec["body"].(string); strings.Contains(body, "c2lnbmF0dXJlLXBhcnQ") {
+			t.Errorf("a %v trace line quotes the token: %.300s", rec["direction"], body)
+		}
+	}
+	if lines < 4 {
+		t.Errorf("%d trace lines, want the call's way there and back", lines)
+	}
+}

@@ -52,25 +52,41 @@ const maxAbandoned = 1024
 // askerLocked is the call a request the worker sends now belongs to, if gemgate knows it: the
 // only call at the worker that can ask (asks), written to it, counting the calls given up by
 // their callers that the worker has not answered (abandoned reports the call is one). nil when
-// there is none, or more than one: then the request belongs to no call gemgate can name, and
-// ambiguity never makes a call its owner.
-func (w *wrk) askerLocked() (owner *Call, abandoned bool) {
+// there is none. When there are several, the request belongs to no call gemgate can name
+// (ambiguous): it may belong to any of them, so it is no call's, and ambiguity never makes a
+// call its owner. Then of reports the one caller whose calls they all are, if they are one
+// caller's (its session may be asked, on its own stream); nil when they are several callers'
+// (no session may be asked: each could be the wrong client), or when gemgate lost track of
+// the calls given up (maxAbandoned).
+func (w *wrk) askerLocked() (owner *Call, abandoned, ambiguous bool, of *Member) {
 	if w.lostTrack {
-		return nil, false
+		return nil, false, true, nil
 	}
-	n := 0
+	n, mixed := 0, false
+	note := func(c *Call) {
+		if n > 0 && c.m != owner.m {
+			mixed = true
+		}
+		owner, n = c, n+1
+	}
 	for c := range w.calls {
 		if c.written && asks(c.out.Method) {
-			owner, n = c, n+1
+			note(c)
 		}
 	}
 	for c := range w.abandoned {
-		owner, abandoned, n = c, true, n+1
+		note(c)
+		abandoned = n == 1
 	}
-	if n != 1 {
-		return nil, false
+	switch {
+	case n == 0:
+		return nil, false, false, nil
+	case n == 1:
+		return owner, abandoned, false, nil
+	case mixed:
+		return nil, false, true, nil
 	}
-	return owner, abandoned
+	return nil, false, true, owner.m
 }
 
 // keepAbandonedLocked records a call given up by its caller while the worker still runs it
@@ -176,11 +192,15 @@ func (w *wrk) soleCallLocked(m *Member) *Call {
 //     capability. A call made with a read-only token on a read-write worker (a read-only token
 //     on a read-write session) is never asked: its token could not answer for the worker. A
 //     call its caller gave up is not asked anyone: its client is gone.
-//   - A request that belongs to no call (asked at start-up, or while several calls or none
-//     could have asked) goes to the stream of a legacy session attached to the worker (the
-//     most recently active that declared the capability and has a stream; every session of a
-//     read-write worker opened its stream with a read-write token); a 2026-07-28 request has
-//     no stream outside its own call and never takes one.
+//   - A request asked while several calls could have asked is no call's. When they are all
+//     one caller's, that caller's session stream takes it; when they are several callers',
+//     nobody is asked (each could be the wrong client: another agent of the user confirming
+//     what the person was asked), and gemgate answers.
+//   - A request asked while no call could have (at start-up, during a tools/list) goes to the
+//     stream of a legacy session attached to the worker (the most recently active that
+//     declared the capability and has a stream; every session of a read-write worker opened
+//     its stream with a read-write token); a 2026-07-28 request has no stream outside its own
+//     call and never takes one.
 func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	s.mu.Lock()
 	if len(w.requests) >= maxWorkerRequests {
@@ -192,7 +212,17 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	var to *Member
 	var call *Call
 	why := ""
-	switch owner, abandoned := w.askerLocked(); {
+	switch owner, abandoned, ambiguous, of := w.askerLocked(); {
+	case ambiguous && of == nil:
+		why = "calls of several clients at the worker could have asked; gemgate does not guess which"
+	case ambiguous:
+		// Every call that could have asked is this caller's: its session's stream may take
+		// the request (none of its calls' streams: it is no one call's).
+		if _, in := s.members[of]; in && of.caps.allows(msg.Method) && (of.c.CanTakeRequest() || s.p.PerSession()) {
+			to = of
+		} else {
+			why = "the calls that could have asked are one client's, whose session cannot take the request now"
+		}
 	case owner == nil:
 	case abandoned:
 		why = "the call that asked was given up by its client"

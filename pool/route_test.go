@@ -30,9 +30,14 @@ func TestWorkerRequestRouting(t *testing.T) {
 	}{
 		{"sole caller with the capability", []member{{elicit, 0, false}, {elicit, 9, false}}, false, 0},
 		{"sole caller without it: the most recent capable one", []member{{`{}`, 9, false}, {elicit, 1, false}, {elicit, 2, false}}, false, 2},
-		{"two calls in flight: the most recent capable one with a stream", []member{
+		// Both calls are member 0's: the request is neither's, and goes to member 0's
+		// session stream, never to another client of the user.
+		{"two calls of one caller in flight: its session's stream", []member{
 			{elicit, 0, false}, {elicit, 2, false}, {elicit, 3, true}, {`{}`, 4, false},
-		}, true, 1},
+		}, true, 0},
+		{"two calls of one caller without a stream: nobody", []member{
+			{elicit, 0, true}, {elicit, 2, false},
+		}, true, -1},
 		{"nobody can answer", []member{{`{"sampling":{}}`, 0, false}, {elicit, 1, true}}, false, -1},
 	}
 	for _, tc := range cases {

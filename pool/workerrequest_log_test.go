@@ -62,7 +62,7 @@ var refusalLogs = map[string]struct {
 	noStream bool
 }{
 	"too many":   {"worker has too many requests unanswered by the clients; refused", false},
-	"no session": {"no session can answer the worker's request", true},
+	"no session": {`"answered_by":"gemgate"`, true}, // gemgate's own answer, audited
 }
 
 // requestFloodLog runs a worker that sends more requests than the clients may leave
