@@ -195,14 +195,19 @@ func TestHoleStartupRequestReadLateIsAttachedToFirstCall(t *testing.T) {
 	}
 }
 
-// Item 7: with worker_user "{user}" (one account per user), a user name with ':' passes
-// CheckUser, the judgement authentication makes, and then every launch refuses it
-// ("is not an account name"): the token is let in and every request gets 503 with
-// Retry-After, for ever. The launcher and the authentication check must agree.
-func TestHoleWorkerUserNameAcceptedByCheckUserRefusedByLaunch(t *testing.T) {
+// Item 7: with worker_user "{user}" (one account per user), a user name with ':' passed
+// CheckUser, the judgement authentication makes, and then every launch refused it
+// ("is not an account name"): the token was let in and every request got 503 with
+// Retry-After, for ever. The launcher and the authentication check must agree: CheckUser
+// applies the account lookup's own rules (worker.CheckAccountName).
+func TestAttackWorkerUserNameRefusedByCheckUserAsByLaunch(t *testing.T) {
 	l := &CommandLauncher{Command: []string{"/bin/true"}, WorkerUser: "{user}"}
 	for _, name := range []string{"a:b", "svc:alice"} {
 		if err := l.CheckUser(name); err != nil {
+			var ue *UserNameError
+			if !errors.As(err, &ue) || strings.Contains(err.Error(), name) {
+				t.Errorf("user name %q refused as %v; want a UserNameError without the name", name, err)
+			}
 			continue // refused at authentication: consistent
 		}
 		_, err := l.Launch(t.Context(), Identity{Principal: auth.Principal{Issuer: "https://issuer.test", Subject: "sub", User: name}})

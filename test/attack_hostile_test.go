@@ -217,11 +217,12 @@ func TestHeldModernReadOnlyRetryCannotConfirm(t *testing.T) {
 }
 
 // Item 7, the differential: with worker_user "{user}" (one account per user; gemgate runs as
-// root), a user name with ':' passes the check authentication makes (CheckUser), and then
-// every worker start refuses it (worker.lookupAccount: "is not an account name"). The token
-// is let in and gets 503 with Retry-After, for ever, which item 7 set out to end: it must be
-// refused at authentication, 403 without Retry-After, as "-rf" or "a/b" are.
-func TestHoleWorkerUserNameWithColonGets503ForEver(t *testing.T) {
+// root), a user name with ':' passed the check authentication makes (CheckUser), and then
+// every worker start refused it (worker.lookupAccount: "is not an account name"). The token
+// was let in and got 503 with Retry-After, for ever, which item 7 set out to end: it is
+// refused at authentication, 403 without Retry-After, as "-rf" or "a/b" are (CheckUser
+// applies the lookup's own rules, worker.CheckAccountName).
+func TestAttackWorkerUserNameWithColonRefusedAtAuthentication(t *testing.T) {
 	t.Parallel()
 	iss := newTestIssuer(t)
 	g := startServe(t, "--issuer", iss.URL(), "--user-claim", "preferred_username",
