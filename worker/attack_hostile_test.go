@@ -60,7 +60,9 @@ func TestAttackPercentEncodedCredentialIsRedacted(t *testing.T) {
 // credential no encoding changes has no percent forms.
 func TestAttackPercentEncodedSpellingsAreRedacted(t *testing.T) {
 	const cred = "AbC/opaque+token SECRETPART=="
-	lower := func(s string) string { return regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(s, strings.ToLower) }
+	lower := func(s string) string {
+		return regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(s, strings.ToLower)
+	}
 	p := &Process{secrets: [][]byte{[]byte(cred)}}
 	for _, form := range []string{url.QueryEscape(cred), url.PathEscape(cred), lower(url.QueryEscape(cred)), lower(url.PathEscape(cred))} {
 		got := string(p.redact([]byte("GET https://backend.test/x?t=" + form + " failed")))
