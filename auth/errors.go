@@ -46,6 +46,7 @@ const (
 	ReasonUserName    = "user_name"
 	ReasonUserTaken   = "user_taken"
 	ReasonUserFull    = "user_names_full"
+	ReasonUserRenames = "user_names_per_subject"
 )
 
 // MalformedTokenError: the token is not a well-formed compact JWS with a JSON
@@ -198,6 +199,7 @@ func FailureReason(err error) string {
 		scope     *InsufficientScopeError
 		userName  *UserNameError
 		userTaken *UserTakenError
+		renames   *SubjectNamesError
 	)
 	switch {
 	case errors.Is(err, ErrNoToken):
@@ -206,6 +208,8 @@ func FailureReason(err error) string {
 		return ReasonUserName
 	case errors.As(err, &userTaken):
 		return ReasonUserTaken
+	case errors.As(err, &renames):
+		return ReasonUserRenames
 	case errors.Is(err, ErrUserNamesFull):
 		return ReasonUserFull
 	case errors.Is(err, ErrInvalidRequest):
@@ -247,6 +251,7 @@ func describe(err error) string {
 		claim     *ClaimError
 		userName  *UserNameError
 		userTaken *UserTakenError
+		renames   *SubjectNamesError
 	)
 	switch {
 	case errors.As(err, &claim):
@@ -256,6 +261,8 @@ func describe(err error) string {
 		return fmt.Sprintf("token claim %s: %v; gemgate cannot run a worker as this user, so it will not serve this account", userName.Claim, userName.Err)
 	case errors.As(err, &userTaken):
 		return fmt.Sprintf("token claim %s names a user that another account (subject) holds at this gateway; ask the operator", userTaken.Claim)
+	case errors.As(err, &renames):
+		return fmt.Sprintf("token claim %s names a new user for an account that has used %d user names at this gateway already; ask the operator", renames.Claim, renames.Max)
 	case errors.Is(err, ErrUserNamesFull):
 		return "the gateway cannot serve a new user until its operator raises max_user_names"
 	}

@@ -108,6 +108,7 @@ func RefusalLogAttrs(err error) []slog.Attr {
 		scp *InsufficientScopeError
 		un  *UserNameError
 		ut  *UserTakenError
+		sn  *SubjectNamesError
 		uf  *UserNamesFullError
 	)
 	switch {
@@ -118,6 +119,9 @@ func RefusalLogAttrs(err error) []slog.Attr {
 	case errors.As(err, &ut):
 		attrs = append(attrs, slog.String("claim", ut.Claim), slog.String("user", ut.User),
 			slog.String("subject", ut.Subject), slog.String("bound_subject", ut.BoundTo))
+	case errors.As(err, &sn):
+		attrs = append(attrs, slog.String("claim", sn.Claim), slog.String("user", sn.User),
+			slog.String("subject", sn.Subject), slog.Int("max_names_per_subject", sn.Max))
 	case errors.As(err, &uf):
 		attrs = append(attrs, slog.Int("max_user_names", uf.Max))
 	case errors.As(err, &iss):
@@ -163,9 +167,12 @@ func refusalHint(err error) string {
 	)
 	errors.As(err, &r)
 	var taken *UserTakenError
+	var renames *SubjectNamesError
 	switch {
 	case errors.As(err, &taken):
 		return "two subjects of the issuer carry one user name; workers act as the name, so only the first is served. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
+	case errors.As(err, &renames):
+		return "one subject carries ever new user names (an account renamed again and again); each is bound to it until gemgate restarts, so past a few new ones are refused. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
 	case errors.As(err, &iss):
 		return issuerHint(iss.Issuer, iss.Expected)
 	case errors.As(err, &aud):

@@ -47,6 +47,25 @@ func (e *UserTakenError) Error() string {
 }
 func (e *UserTakenError) Unwrap() error { return ErrUserRefused }
 
+// SubjectNamesError: the token's user name is new, and its subject has bound
+// MaxNamesPerSubject names already (an account renamed again and again). Refused like a
+// taken name (403, no Retry-After): a subject that could bind names without end would fill
+// max_user_names alone and lock every new user out. User and Subject are for the log only.
+type SubjectNamesError struct {
+	Claim, User, Subject string
+	Max                  int
+}
+
+func (e *SubjectNamesError) Error() string {
+	return fmt.Sprintf("auth: the subject has bound %d user names of claim %q already", e.Max, e.Claim)
+}
+func (e *SubjectNamesError) Unwrap() error { return ErrUserRefused }
+
+// MaxNamesPerSubject bounds the user names one subject binds: an account renamed a few times
+// keeps working under each name it had; past the bound its new names are refused
+// (SubjectNamesError), so no one account can fill max_user_names.
+const MaxNamesPerSubject = 8
+
 // UserNamesFullError: the token's user name is new, and UserBindings holds as many names as
 // it may. Forgetting one would let its name pass to another subject, so the new one is
 // refused until gemgate restarts with a larger bound.
@@ -65,14 +84,17 @@ const DefaultMaxUserNames = 100_000
 // subjects with one name (a renamed account's name given to a new one, a second account that
 // was allowed to pick the name) would each get a worker acting as the same user, with the
 // same data. Bound, the second is refused instead. Memory is bounded: at Max names, a new
-// name is refused (UserNamesFullError), never an old one forgotten. Safe for concurrent use.
+// name is refused (UserNamesFullError), never an old one forgotten; and one subject binds at
+// most MaxNamesPerSubject names (SubjectNamesError), so that it cannot take the room of the
+// others. Safe for concurrent use.
 type UserBindings struct {
 	claim string
 	max   int
 
-	mu     sync.Mutex
-	n      int
-	byName map[string]map[[sha256.Size]byte]boundSubject // issuer → digest of user name → subject
+	mu        sync.Mutex
+	n         int
+	byName    map[string]map[[sha256.Size]byte]boundSubject // issuer → digest of user name → subject
+	bySubject map[string]map[[sha256.Size]byte]int          // issuer → digest of subject → names bound
 }
 
 // boundSubject is who a name belongs to: a digest of the subject to compare, and its start
@@ -89,11 +111,13 @@ func NewUserBindings(claim string, max int) *UserBindings {
 	if max <= 0 {
 		max = DefaultMaxUserNames
 	}
-	return &UserBindings{claim: claim, max: max, byName: map[string]map[[sha256.Size]byte]boundSubject{}}
+	return &UserBindings{claim: claim, max: max, byName: map[string]map[[sha256.Size]byte]boundSubject{},
+		bySubject: map[string]map[[sha256.Size]byte]int{}}
 }
 
 // Bind binds p's user name to p's subject if the name is new, and reports an error if the
-// name belongs to another subject or there is no room for it.
+// name belongs to another subject, p's subject has bound MaxNamesPerSubject names, or there is
+// no room for it.
 func (b *UserBindings) Bind(p Principal) error {
 	digest, name := sha256.Sum256([]byte(p.Subject)), sha256.Sum256([]byte(p.User))
 	b.mu.Lock()
@@ -105,6 +129,10 @@ func (b *UserBindings) Bind(p Principal) error {
 		}
 		return &UserTakenError{Claim: b.claim, User: shown(p.User), Subject: shown(p.Subject), BoundTo: bound.shown}
 	}
+	subjects := b.bySubject[p.Issuer]
+	if subjects[digest] >= MaxNamesPerSubject {
+		return &SubjectNamesError{Claim: b.claim, User: shown(p.User), Subject: shown(p.Subject), Max: MaxNamesPerSubject}
+	}
 	if b.n >= b.max {
 		return &UserNamesFullError{Max: b.max}
 	}
@@ -112,7 +140,12 @@ func (b *UserBindings) Bind(p Principal) error {
 		names = map[[sha256.Size]byte]boundSubject{}
 		b.byName[p.Issuer] = names
 	}
+	if subjects == nil {
+		subjects = map[[sha256.Size]byte]int{}
+		b.bySubject[p.Issuer] = subjects
+	}
 	names[name] = boundSubject{digest: digest, shown: shown(p.Subject)}
+	subjects[digest]++
 	b.n++
 	return nil
 }

@@ -177,3 +177,34 @@ func TestPrincipalAudience(t *testing.T) {
 		}
 	}
 }
+
+// One subject binds MaxNamesPerSubject names at most: past them a new name is refused (403
+// like a taken name, its own reason for the metric, a description without the name), the
+// names it has keep working, and the cap is per issuer's subject.
+func TestUserBindingsCapNamesPerSubject(t *testing.T) {
+	b := NewUserBindings("preferred_username", 0)
+	p := func(iss, sub string, i int) Principal {
+		return Principal{Issuer: iss, Subject: sub, User: "name-" + strings.Repeat("x", i)}
+	}
+	for i := range MaxNamesPerSubject {
+		if err := b.Bind(p("https://a.test", "s1", i)); err != nil {
+			t.Fatalf("name %d of s1: %v", i, err)
+		}
+	}
+	err := b.Bind(p("https://a.test", "s1", MaxNamesPerSubject))
+	var sn *SubjectNamesError
+	if !errors.Is(err, ErrUserRefused) || !errors.As(err, &sn) || sn.Max != MaxNamesPerSubject {
+		t.Fatalf("name %d of s1: %v; want a SubjectNamesError", MaxNamesPerSubject, err)
+	}
+	if FailureReason(err) != ReasonUserRenames || strings.Contains(describe(err), "name-") {
+		t.Errorf("reason %q, description %q", FailureReason(err), describe(err))
+	}
+	for _, q := range []Principal{p("https://a.test", "s1", 0), p("https://a.test", "s2", MaxNamesPerSubject), p("https://b.test", "s1", MaxNamesPerSubject+1)} {
+		if err := b.Bind(q); err != nil {
+			t.Errorf("%s %s %s: %v", q.Issuer, q.Subject, q.User, err)
+		}
+	}
+	if n := b.Len(); n != MaxNamesPerSubject+2 {
+		t.Errorf("%d names bound, want %d", n, MaxNamesPerSubject+2)
+	}
+}

@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -133,43 +132,19 @@ func TestHeldAbandonedBookkeepingExhaustedNeverWidens(t *testing.T) {
 	}
 }
 
-// lateLauncher starts a worker (a shell script) that, once gemgate has told it
-// notifications/initialized, finishes starting up before it reads anything more (it waits
-// for the file flag, standing for slow start-up work) and then asks its client
-// elicitation/create: a start-up request, asked before the worker read any call. It answers
-// every tools/call with the text "done".
-type lateLauncher struct{ flag string }
-
-func (l lateLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
-	cl := &CommandLauncher{Command: []string{"/bin/sh", "-c", lateWorker}, Env: []string{"LATE_FLAG=" + l.flag}, StopGrace: time.Second}
-	return cl.Launch(ctx, id)
-}
-
-const lateWorker = `
-while IFS= read -r line; do
-  id=$(printf '%s' "$line" | sed -n 's/.*"id":\("[^"]*"\|[0-9]*\).*/\1/p')
-  case "$line" in
-  *'"method":"initialize"'*)
-    printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"late","version":"0"}}}\n' "$id" ;;
-  *'"method":"notifications/initialized"'*)
-    n=0
-    while [ ! -e "$LATE_FLAG" ] && [ $n -lt 2000 ]; do sleep 0.01; n=$((n+1)); done
-    printf '{"jsonrpc":"2.0","id":"boot","method":"elicitation/create","params":{"message":"start-up question","requestedSchema":{"type":"object","properties":{}}}}\n' ;;
-  *'"method":"tools/call"'*)
-    printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}\n' "$id" ;;
-  *'"method"'*) [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
-  esac
-done
-`
-
-// Item 7: with worker_user "{user}" (one account per user), a user name with ':' passes
-// CheckUser, the judgement authentication makes, and then every launch refuses it
-// ("is not an account name"): the token is let in and every request gets 503 with
-// Retry-After, for ever. The launcher and the authentication check must agree.
-func TestHoleWorkerUserNameAcceptedByCheckUserRefusedByLaunch(t *testing.T) {
+// Item 7: with worker_user "{user}" (one account per user), a user name with ':' passed
+// CheckUser, the judgement authentication makes, and then every launch refused it
+// ("is not an account name"): the token was let in and every request got 503 with
+// Retry-After, for ever. The launcher and the authentication check must agree: CheckUser
+// applies the account lookup's own rules (worker.CheckAccountName).
+func TestAttackWorkerUserNameRefusedByCheckUserAsByLaunch(t *testing.T) {
 	l := &CommandLauncher{Command: []string{"/bin/true"}, WorkerUser: "{user}"}
 	for _, name := range []string{"a:b", "svc:alice"} {
 		if err := l.CheckUser(name); err != nil {
+			var ue *UserNameError
+			if !errors.As(err, &ue) || strings.Contains(err.Error(), name) {
+				t.Errorf("user name %q refused as %v; want a UserNameError without the name", name, err)
+			}
 			continue // refused at authentication: consistent
 		}
 		_, err := l.Launch(t.Context(), Identity{Principal: auth.Principal{Issuer: "https://issuer.test", Subject: "sub", User: name}})

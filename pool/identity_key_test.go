@@ -124,8 +124,11 @@ func TestCheckUser(t *testing.T) {
 		if got := inArgs.CheckUser(tc.user) == nil; got != tc.inArgs {
 			t.Errorf("%q with {user} in worker_command: accepted %t, want %t", tc.user, got, tc.inArgs)
 		}
-		if got := inAccount.CheckUser(tc.user) == nil; got != tc.inArgs {
-			t.Errorf("%q with {user} in worker_user: accepted %t, want %t", tc.user, got, tc.inArgs)
+		// With {user} in worker_user, the account must exist as well: mcp-<name> exists for
+		// none of these, so a name the rules accept is refused as an account the system lacks.
+		err := inAccount.CheckUser(tc.user)
+		if err == nil || (tc.inArgs && !strings.Contains(err.Error(), "does not exist")) {
+			t.Errorf("%q with {user} in worker_user (no such account): %v, want refused as no account (%t) or by the rules (%t)", tc.user, err, tc.inArgs, !tc.inArgs)
 		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 )
 
 // Account is a system account a worker runs as (worker_user), so that workers do not share
@@ -28,10 +30,24 @@ var ErrRootAccount = errors.New("a worker account must not be root (uid 0)")
 // LookupAccount resolves a user name or a numeric uid from the system's account database.
 func LookupAccount(name string) (*Account, error) { return lookupAccount(name, true) }
 
+// ErrNotAccountName is wrapped by the refusal of a name no account can have (CheckAccountName).
+var ErrNotAccountName = errors.New("is not an account name")
+
+// CheckAccountName applies the syntax rules of an account name: not empty, no '/', ':', NUL
+// or newline (the separators of the account database, /etc/passwd), and no leading '-'. It
+// is the one judgement of them: every lookup makes it, and so does the check of a user name
+// at authentication (CheckAccountFor), so that the two cannot disagree.
+func CheckAccountName(name string) error {
+	if name == "" || strings.ContainsAny(name, "/:\x00\n") || strings.HasPrefix(name, "-") {
+		return fmt.Errorf("%q %w", name, ErrNotAccountName)
+	}
+	return nil
+}
+
 // lookupAccount is LookupAccount; byID false takes name as a name only, never as a uid.
 func lookupAccount(name string, byID bool) (*Account, error) {
-	if name == "" || strings.ContainsAny(name, "/:\x00\n") || strings.HasPrefix(name, "-") {
-		return nil, fmt.Errorf("%q is not an account name", name)
+	if err := CheckAccountName(name); err != nil {
+		return nil, err
 	}
 	var u *user.User
 	var err error
@@ -93,15 +109,96 @@ func AccountFor(template, gemgateUser string) (*Account, error) {
 	if gemgateUser == "" {
 		return nil, errors.New("worker_user names {user} but the request has no user name")
 	}
-	name := strings.ReplaceAll(template, "{user}", gemgateUser)
-	a, err := lookupAccount(name, false)
+	a, err := lookupAccount(AccountName(template, gemgateUser), false)
 	if err != nil {
 		return nil, err
 	}
-	if a.Uid < MinUserUID || a.Uid == 65534 {
-		return nil, fmt.Errorf("worker account %s (uid %d) is a system account; worker_user %q must name regular accounts (uid %d or above)", a.Name, a.Uid, template, MinUserUID)
+	if !regularAccount(a) {
+		return nil, fmt.Errorf("worker account %s (uid %d) is a system account; worker_user %q must name regular accounts (uid %d or above): %w", a.Name, a.Uid, template, MinUserUID, ErrSystemAccount)
 	}
 	return a, nil
+}
+
+// AccountName is the account worker_user template names for gemgate user gemgateUser.
+func AccountName(template, gemgateUser string) string {
+	return strings.ReplaceAll(template, "{user}", gemgateUser)
+}
+
+// ErrSystemAccount is wrapped by AccountFor's refusal of an account below MinUserUID, or nobody.
+var ErrSystemAccount = errors.New("a system account")
+
+// ErrNoAccount is wrapped by CheckAccountFor's report of an account the system does not have.
+var ErrNoAccount = errors.New("no such account")
+
+func regularAccount(a *Account) bool { return a.Uid >= MinUserUID && a.Uid != 65534 }
+
+// CheckAccountFor reports, for a worker_user template with "{user}", whether AccountFor would
+// find a worker account for gemgateUser: nil if it would, or if the account database could not
+// be read (a fault that may pass, which the worker's start then reports); an error wrapping
+// ErrNotAccountName, ErrNoAccount or ErrSystemAccount if it never will, as long as the
+// system's accounts stay as they are. It is made at every request (authentication), so the
+// lookups are cached: an account found for accountFound, one missing or a system account
+// for accountMissing (an account the operator adds is found that soon after).
+func CheckAccountFor(template, gemgateUser string) error {
+	if !strings.Contains(template, "{user}") {
+		return nil
+	}
+	name := AccountName(template, gemgateUser)
+	if err := CheckAccountName(name); err != nil {
+		return err
+	}
+	return accountChecks.check(name)
+}
+
+// How long CheckAccountFor keeps a lookup's answer, and how many it keeps.
+const (
+	accountFound    = time.Minute
+	accountMissing  = 10 * time.Second
+	maxAccountsKept = 4096
+)
+
+var accountChecks = accountCache{lookup: func(name string) (*Account, error) { return lookupAccount(name, false) }}
+
+// accountCache is CheckAccountFor's memory of lookups: name → answer, until it expires.
+type accountCache struct {
+	lookup func(name string) (*Account, error)
+
+	mu   sync.Mutex
+	kept map[string]accountAnswer
+}
+
+type accountAnswer struct {
+	err   error // nil: a regular account
+	until time.Time
+}
+
+func (c *accountCache) check(name string) error {
+	now := time.Now()
+	c.mu.Lock()
+	ans, ok := c.kept[name]
+	c.mu.Unlock()
+	if ok && now.Before(ans.until) {
+		return ans.err
+	}
+	a, err := c.lookup(name)
+	var unknown user.UnknownUserError
+	switch {
+	case err == nil && regularAccount(a):
+		ans = accountAnswer{until: now.Add(accountFound)}
+	case err == nil, errors.Is(err, ErrRootAccount), errors.Is(err, ErrRootGroup):
+		ans = accountAnswer{err: fmt.Errorf("worker account %q: %w", name, ErrSystemAccount), until: now.Add(accountMissing)}
+	case errors.As(err, &unknown):
+		ans = accountAnswer{err: fmt.Errorf("worker account %q: %w", name, ErrNoAccount), until: now.Add(accountMissing)}
+	default:
+		return nil // the database could not be read: not an answer to keep or to refuse on
+	}
+	c.mu.Lock()
+	if c.kept == nil || len(c.kept) >= maxAccountsKept {
+		c.kept = make(map[string]accountAnswer) // forgetting costs only lookups
+	}
+	c.kept[name] = ans
+	c.mu.Unlock()
+	return ans.err
 }
 
 // credential is what the kernel switches to before the worker's program starts.

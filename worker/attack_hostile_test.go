@@ -5,6 +5,7 @@ package worker
 import (
 	"log/slog"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 // a JSON line. Neither the log nor the message trace may hold it. Today redaction knows the
 // raw bytes, JSON escapes and base64 forms only, so the percent-encoded credential is
 // written verbatim.
-func TestHolePercentEncodedCredentialIsLogged(t *testing.T) {
+func TestAttackPercentEncodedCredentialIsRedacted(t *testing.T) {
 	const cred = "AbC/opaque+token/SECRETPART=="
 	enc := url.QueryEscape(cred)
 	if !strings.Contains(enc, "%2F") {
@@ -51,5 +52,25 @@ func TestHolePercentEncodedCredentialIsLogged(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every percent-encoded spelling of a credential is taken out of a line: the query form
+// ("+" for a space) and the path form ("%20"), with upper- or lower-case hex digits; a
+// credential no encoding changes has no percent forms.
+func TestAttackPercentEncodedSpellingsAreRedacted(t *testing.T) {
+	const cred = "AbC/opaque+token SECRETPART=="
+	lower := func(s string) string {
+		return regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(s, strings.ToLower)
+	}
+	p := &Process{secrets: [][]byte{[]byte(cred)}}
+	for _, form := range []string{url.QueryEscape(cred), url.PathEscape(cred), lower(url.QueryEscape(cred)), lower(url.PathEscape(cred))} {
+		got := string(p.redact([]byte("GET https://backend.test/x?t=" + form + " failed")))
+		if strings.Contains(got, "SECRETPART") || !strings.Contains(got, "[redacted]") {
+			t.Errorf("%q: logged as %q", form, got)
+		}
+	}
+	if forms := percentForms([]byte("plain-token_1.2~x")); len(forms) != 0 {
+		t.Errorf("a credential no encoding changes has percent forms %q", forms)
 	}
 }

@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"encoding/base64"
+	"net/url"
 	"slices"
 	"strconv"
 )
@@ -25,7 +26,8 @@ func (p *Process) Redacted(b []byte) []byte { return p.redact(b) }
 // PHP writes it, or "\u002b" for "+"), is found too: such a line is logged with the
 // printable ASCII escapes written out (the same JSON), and the secret taken out of that. So
 // is a secret in base64 (encodedForms), as an HTTP client's debug output quotes a password
-// in "Authorization: Basic base64(user:password)".
+// in "Authorization: Basic base64(user:password)", and one percent-encoded (percentForms), as
+// a URL quotes it ("GET /api?access_token=...").
 func (p *Process) redact(b []byte) []byte {
 	if len(p.secrets) == 0 {
 		return b
@@ -56,6 +58,7 @@ func (p *Process) allSpellings() [][]byte {
 		all := slices.Clip(p.secrets)
 		for _, s := range p.secrets {
 			all = append(all, encodedForms(s)...)
+			all = append(all, percentForms(s)...)
 		}
 		p.spellings = all
 	})
@@ -89,6 +92,40 @@ func encodedForms(s []byte) [][]byte {
 		}
 	}
 	return out
+}
+
+// percentForms are the spellings of secret s percent-encoded, as a URL quotes it: in a query
+// (url.QueryEscape: ' ' as '+') and in a path (url.PathEscape), each with upper- and
+// lower-case hex digits ("%2F", "%2f"). Only those that differ from s are given.
+func percentForms(s []byte) [][]byte {
+	var out [][]byte
+	for _, e := range [2]string{url.QueryEscape(string(s)), url.PathEscape(string(s))} {
+		for _, form := range [2][]byte{[]byte(e), lowerHex(e)} {
+			if !bytes.Equal(form, s) && !slices.ContainsFunc(out, func(f []byte) bool { return bytes.Equal(f, form) }) {
+				out = append(out, form)
+			}
+		}
+	}
+	return out
+}
+
+// lowerHex is percent-encoded e with its hex digits in lower case.
+func lowerHex(e string) []byte {
+	b := []byte(e)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerASCII(b[i+1]), lowerASCII(b[i+2])
+			i += 2
+		}
+	}
+	return b
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // nestedSecret stands for a line that quotes a secret in escapes within escapes (JSON quoted
