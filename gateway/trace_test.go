@@ -37,7 +37,7 @@ func TestTracerCut(t *testing.T) {
 func TestTracerOneLinePerMessage(t *testing.T) {
 	var buf bytes.Buffer
 	tr := &Tracer{Logger: slog.New(slog.NewTextHandler(&buf, nil)), Limit: 4096}
-	tr.inbound("s1", []byte("{\n\"jsonrpc\":\"2.0\",\n\t\"method\":\"x\"\n}\n"), "")
+	tr.inbound(traceRequest("s1"), []byte("{\n\"jsonrpc\":\"2.0\",\n\t\"method\":\"x\"\n}\n"))
 	tr.outbound("s1", []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != 2 {
@@ -47,7 +47,7 @@ func TestTracerOneLinePerMessage(t *testing.T) {
 		t.Errorf("line lacks direction, session or size: %s", lines[0])
 	}
 	var nilTracer *Tracer
-	nilTracer.inbound("s", []byte("x"), "") // a nil tracer is off, not a crash
+	nilTracer.inbound(traceRequest("s"), []byte("x")) // a nil tracer is off, not a crash
 }
 
 // traceRecords are the fixture's trace records for client-to-gateway messages.
@@ -127,4 +127,11 @@ func TestPolicyRefusalTracedOnce(t *testing.T) {
 	if len(recs) != 1 || !strings.Contains(recs[0]["body"].(string), "write_note") || recs[0]["refused"] != nil {
 		t.Errorf("want the body traced once by the session layer, got %v", recs)
 	}
+}
+
+// traceRequest is a POST of session id with no token, as the trace sees one.
+func traceRequest(session string) *http.Request {
+	r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", nil)
+	r.Header.Set(headerSessionID, session)
+	return r
 }

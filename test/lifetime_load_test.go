@@ -212,7 +212,11 @@ func ltAbandon(s *ltRaw, kind int, last time.Time) error {
 // other tests beside it would put their own load into that comparison.
 func TestStreamFloodedClientDoesNotSlowOthers(t *testing.T) {
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0", "--stream-loss-grace", "2m", "--request-timeout", "2m")
-	quiet := ltOpen(t, g, g.Tokens["alice"], nil)
+	// The quiet session is another user's: a worker's question that calls of two clients of
+	// one user could have asked is asked of neither (pool.askerLocked), so the flood's
+	// sampling requests reach the stalled stream only while no other client of alice's has a
+	// call in flight.
+	quiet := ltOpen(t, g, g.Tokens["bob"], nil)
 	echo := func() time.Duration { // no Fatal: it runs on a goroutine of its own too
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -259,6 +263,9 @@ func TestStreamFloodedClientDoesNotSlowOthers(t *testing.T) {
 	var samples, health []sample
 	stopSampling := make(chan struct{})
 	sampled := make(chan struct{})
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { close(stopSampling) }); <-sampled }
+	defer stop() // a Fatal below must not leave the sampler to fail the test after it ended
 	go func() {
 		defer close(sampled)
 		for {
@@ -311,8 +318,7 @@ func TestStreamFloodedClientDoesNotSlowOthers(t *testing.T) {
 				!streamGone.IsZero(), m["gemgate_outbox_dropped_total"])
 		}
 	}
-	close(stopSampling)
-	<-sampled
+	stop()
 
 	// The writer blocks once the kernel buffers are full and gives up after its 5 s write
 	// timeout. Producing the flood costs CPU on two cores early on, so latency is judged in
