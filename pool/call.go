@@ -182,14 +182,17 @@ func (s *slot) abandon(c *Call, pc *worker.Call, reason string, tell bool) {
 	left := s.releaseLocked(c, nil)
 	w.keepAbandonedLocked(c, pc)
 	s.mu.Unlock()
-	go func() {
-		if tell {
-			params := map[string]any{"requestId": pc.WorkerID()}
-			if reason != "" {
-				params["reason"] = reason
-			}
-			_ = w.proc.Notify(jsonrpc.Notification("notifications/cancelled", params))
+	// The cancellation is written before this returns, as the call's withdrawal always was:
+	// what the caller sends the worker next (a liveness ping after a request timeout) comes
+	// after it (TestRequestTimeoutEscalation).
+	if tell {
+		params := map[string]any{"requestId": pc.WorkerID()}
+		if reason != "" {
+			params["reason"] = reason
 		}
+		_ = w.proc.Notify(jsonrpc.Notification("notifications/cancelled", params))
+	}
+	go func() {
 		s.settle(left)
 		s.reconcileSub(c)
 	}()

@@ -57,10 +57,12 @@ func puNoRequest(t *testing.T, who string, ch <-chan ltMsg) {
 }
 
 // TestPerUserSamplingAndElicitationReachTheRightSession: with two sessions of one user on one
-// worker, the one that declared sampling and elicitation and holds a GET stream gets the
-// worker's sampling/createMessage (ask_model) and elicitation/create (delete_note), and the
-// other, which declared neither but also holds a GET stream and has a call in flight, never
-// sees them.
+// worker, the one that declared sampling and elicitation and makes the only call at the
+// worker gets the worker's sampling/createMessage (ask_model) and elicitation/create
+// (delete_note), and the other, which declared neither but holds a GET stream, never sees
+// them. Once the other session has a call in flight too, the worker's question could be
+// either call's: it is asked of neither session (gemgate answers it), and ask_model fails
+// promptly instead of being answered by a client it was not asked of.
 func TestPerUserSamplingAndElicitationReachTheRightSession(t *testing.T) {
 	t.Parallel()
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0")
@@ -78,7 +80,8 @@ func TestPerUserSamplingAndElicitationReachTheRightSession(t *testing.T) {
 		},
 	})
 	callTool(t, a, "write_note", map[string]any{"name": "doomed", "text": "x"})
-	b, bStream, bCall := puBusy(t, g, ctx)
+	b := ltOpen(t, g, g.Tokens["alice"], nil)
+	_, bStream := b.stream(ctx)
 	if g.workerPID(t, a.ID()) != g.workerPID(t, b.id) {
 		t.Fatal("the two sessions are not on one worker")
 	}
@@ -89,6 +92,25 @@ func TestPerUserSamplingAndElicitationReachTheRightSession(t *testing.T) {
 	}
 	if got := text(callTool(t, a, "delete_note", map[string]any{"name": "doomed"})); got != `deleted note "doomed"` || elicits.Load() != 1 {
 		t.Errorf("delete_note answered %q after %d elicitations at A, want the note deleted after 1", got, elicits.Load())
+	}
+	puNoRequest(t, "session B's GET stream", bStream)
+
+	bCall := puPost(ctx, b, 1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 120}})
+	puWaitStarted(t, g, "slow: started", 1, 20*time.Second)
+	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+	defer ccancel()
+	res, err := a.CallTool(cctx, &mcp.CallToolParams{Name: "ask_model", Arguments: map[string]any{"prompt": "whose?"}})
+	switch {
+	case cctx.Err() != nil:
+		t.Fatalf("ask_model with B's call in flight hung: %v", err)
+	case err == nil && !res.IsError:
+		t.Errorf("ask_model with B's call in flight was sampled: %q (%d sampling requests at A)", text(res), samples.Load())
+	}
+	if samples.Load() != 1 {
+		t.Errorf("A was asked %d times in all, want once: the question B's call could have asked reached A", samples.Load())
+	}
+	if !g.waitLog(`"reason":"calls of several clients at the worker could have asked`, 5*time.Second) {
+		t.Error("gemgate did not log that it answered the ambiguous question itself")
 	}
 	puNoRequest(t, "session B's GET stream", bStream)
 	puNoRequest(t, "session B's call", bCall)
@@ -120,7 +142,7 @@ func TestPerUserWorkerRequestNobodyCanAnswer(t *testing.T) {
 	default:
 		t.Logf("ask_model ended in %v: err %v, result %v", time.Since(start).Round(time.Millisecond), err, res)
 	}
-	if !g.waitLog("no session can answer the worker's request", 5*time.Second) {
+	if !g.waitLog(`"answered_by":"gemgate"`, 5*time.Second) {
 		t.Error("gemgate did not log that it answered the worker's request itself")
 	}
 	puNoRequest(t, "session B's GET stream", bStream)
@@ -149,7 +171,7 @@ func TestPerUserWorkerRequestNotToASoleCallerWithoutTheCapability(t *testing.T) 
 	case err == nil && !res.IsError:
 		t.Errorf("ask_model succeeded with nobody to sample: %q", text(res))
 	}
-	if !g.waitLog("no session can answer the worker's request", 5*time.Second) {
+	if !g.waitLog(`"answered_by":"gemgate"`, 5*time.Second) {
 		t.Error("gemgate did not log that it answered the worker's request itself")
 	}
 }
@@ -171,7 +193,7 @@ func TestPerUserElicitationNobodyCanAnswerIsCancelled(t *testing.T) {
 	if got := text(callTool(t, c, "read_note", map[string]any{"name": "keep"})); !strings.Contains(got, "still here") {
 		t.Errorf("the note is gone: read_note = %q", got)
 	}
-	if !g.waitLog("no session can answer the worker's request", 5*time.Second) {
+	if !g.waitLog(`"answered_by":"gemgate"`, 5*time.Second) {
 		t.Error("gemgate did not log that it answered the worker's request itself")
 	}
 }
