@@ -224,12 +224,16 @@ func (r *answerRelay) Deliver(resp *jsonrpc.Message) {
 func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
 	left := s.release(c, resp)
 	if left.next == nil && left.stop == nil && !left.drop && !c.subFwd {
-		c.finish(resp)
+		if !left.givenUp {
+			c.finish(resp)
+		}
 		return
 	}
 	go func() {
 		s.settle(left)
-		c.finish(resp)
+		if !left.givenUp {
+			c.finish(resp)
+		}
 		s.reconcileSub(c) // a write to the worker: not on its reader
 		if c.subFwd && resp.Error != nil && c.msg.Method == "resources/subscribe" {
 			c.m.unfollowSub(s, c.subURI) // refused after its caller moved
@@ -250,6 +254,9 @@ type leftToDo struct {
 	next *Call // the queued call whose turn it is now
 	drop bool  // the slot leaves the pool
 	stop *wrk  // the worker to stop
+	// givenUp: the call's caller gave it up (abandon) and this is the worker's late answer,
+	// which nobody is to receive: the caller's handler ended, or is ending, on its own.
+	givenUp bool
 }
 
 // release frees a call's place under the slot's lock, given its answer (nil when none came);
@@ -268,8 +275,10 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 		delete(w.calls, c)
 		c.m.inFlight.Add(-1)
 	}
+	givenUp := false
 	if _, ok := w.abandoned[c]; ok {
 		delete(w.abandoned, c)
+		givenUp = true
 		w.log.Debug("worker answered a call its client gave up; the answer is dropped")
 	}
 	if c.wtoken != "" && w.progress[c.wtoken] == c {
@@ -288,6 +297,7 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 		}
 	}
 	left.stop, left.drop = s.settleLocked()
+	left.givenUp = givenUp
 	return left
 }
 
