@@ -249,7 +249,8 @@ func (m *Member) request(id json.RawMessage, then func(*slot, *wrk, pendingReque
 // unanswered.
 func (m *Member) Decline(id json.RawMessage) bool {
 	return m.takeRequest(id, func(s *slot, w *wrk, pr pendingRequest) {
-		s.refuseLocked(w, unanswerable(&jsonrpc.Message{ID: pr.workerID, Method: pr.method}))
+		answer, _ := unanswerable(&jsonrpc.Message{ID: pr.workerID, Method: pr.method})
+		s.refuseLocked(w, answer)
 	}) != nil
 }
 

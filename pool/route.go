@@ -255,9 +255,9 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		if why == "" {
 			why = "no session can answer the worker's request"
 		}
-		answer := unanswerable(msg)
+		answer, named := unanswerable(msg)
 		w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(msg.Method),
-			"answered_by", "gemgate", "answer", failSafeName(msg.Method), "reason", why, "worker_read_only", w.readOnly)
+			"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", w.readOnly)
 		s.mu.Lock()
 		s.refuseLocked(w, answer)
 		s.mu.Unlock()
@@ -274,17 +274,6 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	out := *msg
 	out.ID = json.RawMessage(strconv.Quote(gid))
 	to.c.Deliver(Delivery{Message: out.Encode(), Call: call, Request: true})
-}
-
-// failSafeName names unanswerable's answer for the audit line.
-func failSafeName(method string) string {
-	switch method {
-	case "elicitation/create":
-		return "cancel"
-	case "roots/list":
-		return "no roots"
-	}
-	return "error"
 }
 
 // maxRefusals bounds the answers gemgate has decided for a worker's requests and not yet
@@ -336,14 +325,15 @@ func (s *slot) writeRefusals(w *wrk) {
 // been asked and had not agreed: an elicitation is cancelled (the user made no choice: a
 // confirmation never shown confirms nothing), roots are none; anything else (sampling) is an
 // error.
-func unanswerable(msg *jsonrpc.Message) *jsonrpc.Message {
+// named is what the audit line calls the answer.
+func unanswerable(msg *jsonrpc.Message) (answer *jsonrpc.Message, named string) {
 	switch msg.Method {
 	case "elicitation/create":
-		return &jsonrpc.Message{ID: msg.ID, Result: json.RawMessage(`{"action":"cancel"}`)}
+		return &jsonrpc.Message{ID: msg.ID, Result: json.RawMessage(`{"action":"cancel"}`)}, "cancel"
 	case "roots/list":
-		return &jsonrpc.Message{ID: msg.ID, Result: json.RawMessage(`{"roots":[]}`)}
+		return &jsonrpc.Message{ID: msg.ID, Result: json.RawMessage(`{"roots":[]}`)}, "no roots"
 	}
-	return jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeMethodNotFound, "no client session can answer "+msg.Method+" now", nil)
+	return jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeMethodNotFound, "no client session can answer "+msg.Method+" now", nil), "error"
 }
 
 // shareLocked handles the requests whose effect is shared by every caller of a worker:
