@@ -48,60 +48,26 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 	if err != nil {
 		return Explanation{}, err
 	}
-	var e Explanation
-	add := func(item string, st FindingStatus, format string, args ...any) {
-		e.Findings = append(e.Findings, Finding{Item: item, Status: st, Detail: fmt.Sprintf(format, args...)})
-	}
+	x := &explainer{v: v, cfg: v.cfg}
 	if len(raw) > maxTokenBytes {
-		e.Verdict = &MalformedTokenError{Reason: "larger than 16 KiB"}
-		add("token", FindingProblem, "larger than 16 KiB")
-		return e, nil
+		x.Verdict = &MalformedTokenError{Reason: "larger than 16 KiB"}
+		x.add("token", FindingProblem, "larger than 16 KiB")
+		return x.Explanation, nil
 	}
 	tok, err := parseJWS(raw)
 	if err != nil {
-		e.Verdict = err
-		add("header", FindingProblem, "%s", describe(err))
-		return e, nil
+		x.Verdict = err
+		x.add("header", FindingProblem, "%s", describe(err))
+		return x.Explanation, nil
 	}
-	kid := tok.kid
-	if kid == "" {
-		kid = "(none)"
-	}
-	add("header", FindingOK, "alg %s, kid %q", tok.alg, clip(kid))
+	x.add("header", FindingOK, "alg %s, kid %q", tok.alg, clip(shownKeyID(tok.kid)))
 
-	keysErr := error(nil)
+	var keysErr error
 	if ks != nil {
 		keysErr = ks.refresh(ctx, 0)
 	}
-	now := v.now()
-	var firstProblem error
-	problem := func(item string, err error, detail string) {
-		if firstProblem == nil {
-			firstProblem = err
-		}
-		add(item, FindingProblem, "%s", detail)
-	}
-	switch {
-	case keysErr != nil:
-		add("signature", FindingNotChecked, "the issuer's keys could not be loaded, so the signature is not checked: %v", keysErr)
-	default:
-		e.SignatureChecked = true
-		pk, err := v.keys.Key(ctx, tok.kid)
-		switch {
-		case err != nil:
-			known := ""
-			if ks != nil {
-				known = fmt.Sprintf(" (the issuer publishes %s)", strings.Join(quoteAll(ks.keyIDs()), ", "))
-			}
-			problem("signature", &UnknownKeyError{KeyID: tok.kid, Err: err}, "no key of the issuer has kid "+fmt.Sprintf("%q", clip(kid))+known)
-		default:
-			if err := tok.verifySignature(pk); err != nil {
-				problem("signature", err, describe(err))
-			} else {
-				add("signature", FindingOK, "verified with the issuer's key %q", clip(kid))
-			}
-		}
-	}
+	x.now = v.now()
+	x.signature(ctx, tok, ks, keysErr)
 
 	cs, err := parseClaimSet(tok.payload)
 	if err != nil {
@@ -110,89 +76,167 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 		if errors.As(err, &me) {
 			detail += ": " + me.Reason
 		}
-		problem("claims", err, detail)
-		e.Verdict = firstProblem
-		return e, nil
+		x.problem("claims", err, detail)
+		x.Verdict = x.first
+		return x.Explanation, nil
 	}
-	cfg = v.cfg
-	if iss, _, err := cs.str(claimIssuer); err != nil {
-		problem("iss", err, "is not a string")
-	} else if iss != cfg.Issuer {
-		d := fmt.Sprintf("%q, but gemgate accepts %q", clip(iss), cfg.Issuer)
-		if h := issuerHint(iss, cfg.Issuer); h != "" {
+	x.issuer(cs)
+	x.audience(cs)
+	x.times(cs)
+	x.identity(cs)
+
+	switch {
+	case x.SignatureChecked:
+		// The real verifier has the last word, so the verdict cannot drift from serving.
+		x.Principal, x.Verdict = v.verify(ctx, raw, x.now)
+	case x.first != nil:
+		x.Verdict = x.first
+	default:
+		// The claims pass; without the keys the token cannot be judged, and a serving
+		// gemgate would answer 503 until they load.
+		x.Verdict = &KeysUnavailableError{Issuer: x.cfg.Issuer, Err: keysErr}
+	}
+	return x.Explanation, nil
+}
+
+// explainer builds an [Explanation] one finding at a time.
+type explainer struct {
+	Explanation
+	v     *Verifier
+	cfg   Config
+	now   time.Time
+	first error // the first problem found: the verdict when the signature is not checked
+}
+
+func (x *explainer) add(item string, st FindingStatus, format string, args ...any) {
+	x.Findings = append(x.Findings, Finding{Item: item, Status: st, Detail: fmt.Sprintf(format, args...)})
+}
+
+// problem adds a finding that makes gemgate refuse the token, err being the refusal.
+func (x *explainer) problem(item string, err error, detail string) {
+	if x.first == nil {
+		x.first = err
+	}
+	x.add(item, FindingProblem, "%s", detail)
+}
+
+// shownKeyID is a kid as the findings show it.
+func shownKeyID(kid string) string {
+	if kid == "" {
+		return "(none)"
+	}
+	return kid
+}
+
+// signature checks the token's signature with the issuer's keys, unless keysErr says they
+// could not be loaded.
+func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKeySet, keysErr error) {
+	if keysErr != nil {
+		x.add("signature", FindingNotChecked, "the issuer's keys could not be loaded, so the signature is not checked: %v", keysErr)
+		return
+	}
+	x.SignatureChecked = true
+	kid := clip(shownKeyID(tok.kid))
+	pk, err := x.v.keys.Key(ctx, tok.kid)
+	if err != nil {
+		known := ""
+		if ks != nil {
+			known = fmt.Sprintf(" (the issuer publishes %s)", strings.Join(quoteAll(ks.keyIDs()), ", "))
+		}
+		x.problem("signature", &UnknownKeyError{KeyID: tok.kid, Err: err}, "no key of the issuer has kid "+fmt.Sprintf("%q", kid)+known)
+		return
+	}
+	if err := tok.verifySignature(pk); err != nil {
+		x.problem("signature", err, describe(err))
+		return
+	}
+	x.add("signature", FindingOK, "verified with the issuer's key %q", kid)
+}
+
+func (x *explainer) issuer(cs *claimSet) {
+	iss, _, err := cs.str(claimIssuer)
+	switch {
+	case err != nil:
+		x.problem("iss", err, "is not a string")
+	case iss != x.cfg.Issuer:
+		d := fmt.Sprintf("%q, but gemgate accepts %q", clip(iss), x.cfg.Issuer)
+		if h := issuerHint(iss, x.cfg.Issuer); h != "" {
 			d += "\n         hint: " + h
 		}
-		problem("iss", &InvalidIssuerError{Issuer: iss, Expected: cfg.Issuer}, d)
-	} else {
-		add("iss", FindingOK, "%q", iss)
+		x.problem("iss", &InvalidIssuerError{Issuer: iss, Expected: x.cfg.Issuer}, d)
+	default:
+		x.add("iss", FindingOK, "%q", iss)
 	}
+}
+
+// audience checks aud, and shows azp: the client the token was issued to.
+func (x *explainer) audience(cs *claimSet) {
 	azp, _, _ := cs.str(claimAuthorizedParty)
-	if aud, err := cs.strings(claimAudience, false); err != nil {
-		problem("aud", err, "is not a string or an array of strings")
-	} else if !audienceMatches(aud, cfg.Audiences) {
-		ae := &InvalidAudienceError{Audience: aud, Expected: cfg.Audiences, AuthorizedParty: azp}
-		problem("aud", ae, fmt.Sprintf("%s names none of %s\n         hint: %s", listOrNone(aud), strings.Join(quoteAll(cfg.Audiences), ", "), refusalHint(ae)))
-	} else {
-		add("aud", FindingOK, "%s includes an accepted audience", listOrNone(aud))
+	accepted := x.cfg.Audiences
+	aud, err := cs.strings(claimAudience, false)
+	switch {
+	case err != nil:
+		x.problem("aud", err, "is not a string or an array of strings")
+	case !audienceMatches(aud, accepted):
+		ae := &InvalidAudienceError{Audience: aud, Expected: accepted, AuthorizedParty: azp}
+		x.problem("aud", ae, fmt.Sprintf("%s names none of %s\n         hint: %s", listOrNone(aud), strings.Join(quoteAll(accepted), ", "), refusalHint(ae)))
+	default:
+		x.add("aud", FindingOK, "%s includes an accepted audience", listOrNone(aud))
 	}
 	if azp != "" {
-		add("azp", FindingInfo, "%q (the client the token was issued to)", clip(azp))
+		x.add("azp", FindingInfo, "%q (the client the token was issued to)", clip(azp))
 	}
+}
+
+// times checks exp (required), nbf and iat against this clock and the allowed skew.
+func (x *explainer) times(cs *claimSet) {
+	now, skew := x.now, x.cfg.ClockSkew
 	exp, hasExp, err := cs.numericDate(claimExpiry)
 	switch {
 	case err != nil:
-		problem("exp", err, describe(err))
+		x.problem("exp", err, describe(err))
 	case !hasExp:
-		problem("exp", &ClaimError{Claim: claimExpiry, Reason: "is missing"}, "is missing; gemgate requires it")
-	case !now.Before(exp.Add(cfg.ClockSkew)):
-		problem("exp", &TokenExpiredError{Expiry: exp, Now: now, Skew: cfg.ClockSkew},
-			fmt.Sprintf("%s: expired %s ago (allowed clock skew %s)", exp.UTC().Format(time.RFC3339), now.Sub(exp).Truncate(time.Second), cfg.ClockSkew))
+		x.problem("exp", &ClaimError{Claim: claimExpiry, Reason: "is missing"}, "is missing; gemgate requires it")
+	case !now.Before(exp.Add(skew)):
+		x.problem("exp", &TokenExpiredError{Expiry: exp, Now: now, Skew: skew},
+			fmt.Sprintf("%s: expired %s ago (allowed clock skew %s)", exp.UTC().Format(time.RFC3339), now.Sub(exp).Truncate(time.Second), skew))
 	default:
-		add("exp", FindingOK, "%s: valid for another %s", exp.UTC().Format(time.RFC3339), exp.Sub(now).Truncate(time.Second))
+		x.add("exp", FindingOK, "%s: valid for another %s", exp.UTC().Format(time.RFC3339), exp.Sub(now).Truncate(time.Second))
 	}
 	for _, name := range []string{claimNotBefore, claimIssuedAt} {
 		at, ok, err := cs.numericDate(name)
 		switch {
 		case err != nil:
-			problem(name, err, describe(err))
+			x.problem(name, err, describe(err))
 		case !ok:
-		case now.Add(cfg.ClockSkew).Before(at):
-			problem(name, &NotYetValidError{Claim: name, At: at, Now: now, Skew: cfg.ClockSkew},
-				fmt.Sprintf("%s is %s ahead of this clock (allowed skew %s)", at.UTC().Format(time.RFC3339), at.Sub(now).Truncate(time.Second), cfg.ClockSkew))
+		case now.Add(skew).Before(at):
+			x.problem(name, &NotYetValidError{Claim: name, At: at, Now: now, Skew: skew},
+				fmt.Sprintf("%s is %s ahead of this clock (allowed skew %s)", at.UTC().Format(time.RFC3339), at.Sub(now).Truncate(time.Second), skew))
 		default:
-			add(name, FindingOK, "%s", at.UTC().Format(time.RFC3339))
+			x.add(name, FindingOK, "%s", at.UTC().Format(time.RFC3339))
 		}
 	}
+}
+
+// identity checks sub and the user claim, and shows the scopes.
+func (x *explainer) identity(cs *claimSet) {
 	if sub, _, err := cs.str(claimSubject); err != nil || sub == "" {
-		problem("sub", &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}, "is missing, empty or not a string")
+		x.problem("sub", &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}, "is missing, empty or not a string")
 	} else {
-		add("sub", FindingOK, "%q", clip(sub))
+		x.add("sub", FindingOK, "%q", clip(sub))
 	}
-	if cfg.UserClaim != claimSubject {
-		if user, err := requiredString(cs, cfg.UserClaim); err != nil {
-			problem(cfg.UserClaim, err, describe(err)+" (user_claim names it)")
+	if userClaim := x.cfg.UserClaim; userClaim != claimSubject {
+		if user, err := requiredString(cs, userClaim); err != nil {
+			x.problem(userClaim, err, describe(err)+" (user_claim names it)")
 		} else {
-			add(cfg.UserClaim, FindingOK, "%q (the user, from user_claim)", clip(user))
+			x.add(userClaim, FindingOK, "%q (the user, from user_claim)", clip(user))
 		}
 	}
 	if scopes, err := tokenScopes(cs); err != nil {
-		problem("scope", err, describe(err))
+		x.problem("scope", err, describe(err))
 	} else {
-		add("scope", FindingInfo, "%s", listOrNone(scopes))
+		x.add("scope", FindingInfo, "%s", listOrNone(scopes))
 	}
-
-	switch {
-	case e.SignatureChecked:
-		// The real verifier has the last word, so the verdict cannot drift from serving.
-		e.Principal, e.Verdict = v.verify(ctx, raw, now)
-	case firstProblem != nil:
-		e.Verdict = firstProblem
-	default:
-		// The claims pass; without the keys the token cannot be judged, and a serving
-		// gemgate would answer 503 until they load.
-		e.Verdict = &KeysUnavailableError{Issuer: cfg.Issuer, Err: keysErr}
-	}
-	return e, nil
 }
 
 // Describe is the fixed phrase gemgate's answer gives for a verification error.

@@ -78,24 +78,39 @@ func RefusalLogAttrs(err error) []slog.Attr {
 	attrs := []slog.Attr{slog.String("reason", FailureReason(err))}
 	var r *refusal
 	if errors.As(err, &r) {
-		f := r.facts
-		if f.KeyID != "" {
-			attrs = append(attrs, slog.String("kid", f.KeyID))
+		attrs = r.facts.attrs(attrs)
+	}
+	attrs = append(attrs, errorAttrs(err, r != nil)...)
+	if h := refusalHint(err); h != "" {
+		attrs = append(attrs, slog.String("hint", h))
+	}
+	return attrs
+}
+
+// attrs appends what the token said about itself to attrs.
+func (f tokenFacts) attrs(attrs []slog.Attr) []slog.Attr {
+	if f.KeyID != "" {
+		attrs = append(attrs, slog.String("kid", f.KeyID))
+	}
+	attrs = append(attrs, slog.String("alg", f.Algorithm))
+	if f.HaveClaims {
+		attrs = append(attrs, slog.String("iss", f.Issuer), slog.Any("aud", f.Audience))
+		if f.AuthorizedParty != "" {
+			attrs = append(attrs, slog.String("azp", f.AuthorizedParty))
 		}
-		attrs = append(attrs, slog.String("alg", f.Algorithm))
-		if f.HaveClaims {
-			attrs = append(attrs, slog.String("iss", f.Issuer), slog.Any("aud", f.Audience))
-			if f.AuthorizedParty != "" {
-				attrs = append(attrs, slog.String("azp", f.AuthorizedParty))
-			}
-			if f.Unverified {
-				attrs = append(attrs, slog.Bool("claims_unverified", true))
-			}
-		}
-		if f.KnownKeys != nil {
-			attrs = append(attrs, slog.Any("known_kids", f.KnownKeys))
+		if f.Unverified {
+			attrs = append(attrs, slog.Bool("claims_unverified", true))
 		}
 	}
+	if f.KnownKeys != nil {
+		attrs = append(attrs, slog.Any("known_kids", f.KnownKeys))
+	}
+	return attrs
+}
+
+// errorAttrs are the facts of err's typed error: expected against received, the clock skew
+// seen, the missing scopes. haveFacts: the token's own iss and aud are logged already.
+func errorAttrs(err error, haveFacts bool) []slog.Attr {
 	var (
 		iss *InvalidIssuerError
 		aud *InvalidAudienceError
@@ -113,46 +128,43 @@ func RefusalLogAttrs(err error) []slog.Attr {
 	)
 	switch {
 	case errors.As(err, &scp):
-		attrs = append(attrs, slog.Any("missing_scopes", scp.Missing))
+		return []slog.Attr{slog.Any("missing_scopes", scp.Missing)}
 	case errors.As(err, &un):
-		attrs = append(attrs, slog.String("claim", un.Claim), slog.String("user", un.User), slog.String("problem", un.Err.Error()))
+		return []slog.Attr{slog.String("claim", un.Claim), slog.String("user", un.User), slog.String("problem", un.Err.Error())}
 	case errors.As(err, &ut):
-		attrs = append(attrs, slog.String("claim", ut.Claim), slog.String("user", ut.User),
-			slog.String("subject", ut.Subject), slog.String("bound_subject", ut.BoundTo))
+		return []slog.Attr{slog.String("claim", ut.Claim), slog.String("user", ut.User),
+			slog.String("subject", ut.Subject), slog.String("bound_subject", ut.BoundTo)}
 	case errors.As(err, &sn):
-		attrs = append(attrs, slog.String("claim", sn.Claim), slog.String("user", sn.User),
-			slog.String("subject", sn.Subject), slog.Int("max_names_per_subject", sn.Max))
+		return []slog.Attr{slog.String("claim", sn.Claim), slog.String("user", sn.User),
+			slog.String("subject", sn.Subject), slog.Int("max_names_per_subject", sn.Max)}
 	case errors.As(err, &uf):
-		attrs = append(attrs, slog.Int("max_user_names", uf.Max))
+		return []slog.Attr{slog.Int("max_user_names", uf.Max)}
 	case errors.As(err, &iss):
-		if r == nil {
-			attrs = append(attrs, slog.String("iss", clip(iss.Issuer)))
+		if haveFacts {
+			return []slog.Attr{slog.String("expected_iss", iss.Expected)}
 		}
-		attrs = append(attrs, slog.String("expected_iss", iss.Expected))
+		return []slog.Attr{slog.String("iss", clip(iss.Issuer)), slog.String("expected_iss", iss.Expected)}
 	case errors.As(err, &aud):
-		if r == nil {
-			attrs = append(attrs, slog.Any("aud", aud.Audience))
+		if haveFacts {
+			return []slog.Attr{slog.Any("expected_aud", aud.Expected)}
 		}
-		attrs = append(attrs, slog.Any("expected_aud", aud.Expected))
+		return []slog.Attr{slog.Any("aud", aud.Audience), slog.Any("expected_aud", aud.Expected)}
 	case errors.As(err, &exp):
-		attrs = append(attrs, slog.Time("exp", exp.Expiry), slog.Time("now", exp.Now),
-			slog.Duration("expired_for", exp.Now.Sub(exp.Expiry).Truncate(time.Second)), slog.Duration("allowed_skew", exp.Skew))
+		return []slog.Attr{slog.Time("exp", exp.Expiry), slog.Time("now", exp.Now),
+			slog.Duration("expired_for", exp.Now.Sub(exp.Expiry).Truncate(time.Second)), slog.Duration("allowed_skew", exp.Skew)}
 	case errors.As(err, &nyv):
-		attrs = append(attrs, slog.Time(nyv.Claim, nyv.At), slog.Time("now", nyv.Now),
-			slog.Duration("clock_skew", nyv.At.Sub(nyv.Now).Truncate(time.Second)), slog.Duration("allowed_skew", nyv.Skew))
+		return []slog.Attr{slog.Time(nyv.Claim, nyv.At), slog.Time("now", nyv.Now),
+			slog.Duration("clock_skew", nyv.At.Sub(nyv.Now).Truncate(time.Second)), slog.Duration("allowed_skew", nyv.Skew)}
 	case errors.As(err, &ce):
-		attrs = append(attrs, slog.String("claim", clip(ce.Claim)), slog.String("problem", ce.Reason))
+		return []slog.Attr{slog.String("claim", clip(ce.Claim)), slog.String("problem", ce.Reason)}
 	case errors.As(err, &alg):
-		attrs = append(attrs, slog.String("token_alg", clip(alg.Algorithm)))
+		return []slog.Attr{slog.String("token_alg", clip(alg.Algorithm))}
 	case errors.As(err, &hdr):
-		attrs = append(attrs, slog.String("header", hdr.Header))
+		return []slog.Attr{slog.String("header", hdr.Header)}
 	case errors.As(err, &mal):
-		attrs = append(attrs, slog.String("problem", mal.Reason))
+		return []slog.Attr{slog.String("problem", mal.Reason)}
 	}
-	if h := refusalHint(err); h != "" {
-		attrs = append(attrs, slog.String("hint", h))
-	}
-	return attrs
+	return nil
 }
 
 // refusalHint names the usual cause of a refusal when it is recognisable.
