@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -17,8 +18,9 @@ func TestClip(t *testing.T) {
 		{s64 + strings.Repeat("b", 1000), s64 + "...(+1000 more)"},
 	}
 	for _, tt := range tests {
-		if got := clip(tt.in); got != tt.want {
-			t.Errorf("clip(%d bytes) = %q, want %q", len(tt.in), got, tt.want)
+		got := (&InvalidIssuerError{Issuer: tt.in}).Error()
+		if want := fmt.Sprintf("auth: token issuer %q not accepted", tt.want); got != want {
+			t.Errorf("issuer of %d bytes: %q, want %q", len(tt.in), got, want)
 		}
 	}
 }

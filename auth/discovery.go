@@ -12,7 +12,7 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 
-	textclip "github.com/gemgate/gemgate/internal/clip"
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // maxDiscoveryErrorText bounds what of a failed discovery's error is kept: go-oidc's own
@@ -36,7 +36,7 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Pr
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("auth: discovery for issuer %q: %w", issuer, ctxErr)
 		}
-		return nil, fmt.Errorf("auth: discovery for issuer %q: %s", issuer, textclip.String(err.Error(), maxDiscoveryErrorText))
+		return nil, fmt.Errorf("auth: discovery for issuer %q: %s", issuer, clip.String(err.Error(), maxDiscoveryErrorText))
 	}
 	return provider, nil
 }
@@ -58,7 +58,7 @@ func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string, al
 		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no jwks_uri"))
 	}
 	if !TrustedURL(issuer, doc.JWKSURI, allowInsecure) {
-		return "", fmt.Errorf("auth: discovery for issuer %q: jwks_uri %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url", issuer, textclip.String(doc.JWKSURI, maxDiscoveryErrorText))
+		return "", fmt.Errorf("auth: discovery for issuer %q: jwks_uri %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url", issuer, clip.String(doc.JWKSURI, maxDiscoveryErrorText))
 	}
 	return doc.JWKSURI, nil
 }
@@ -73,7 +73,7 @@ func TokenEndpoint(ctx context.Context, client *http.Client, issuer string, allo
 	}
 	if u := provider.Endpoint().TokenURL; u != "" {
 		if !TrustedURL(issuer, u, allowInsecure) {
-			return "", fmt.Errorf("auth: discovery for issuer %q: token_endpoint %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL, or set exchange_token_url", issuer, textclip.String(u, maxDiscoveryErrorText))
+			return "", fmt.Errorf("auth: discovery for issuer %q: token_endpoint %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL, or set exchange_token_url", issuer, clip.String(u, maxDiscoveryErrorText))
 		}
 		return u, nil
 	}
@@ -124,7 +124,7 @@ func GuardRedirects(c *http.Client, issuer string, allowInsecure bool) *http.Cli
 	next := c.CheckRedirect
 	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if !TrustedURL(issuer, req.URL.String(), allowInsecure) {
-			return fmt.Errorf("auth: refused a redirect to %s: not https (http only on loopback or with allow_insecure_http), or this host for an issuer elsewhere", textclip.String(req.URL.Redacted(), maxDiscoveryErrorText))
+			return fmt.Errorf("auth: refused a redirect to %s: not https (http only on loopback or with allow_insecure_http), or this host for an issuer elsewhere", clip.String(req.URL.Redacted(), maxDiscoveryErrorText))
 		}
 		if next != nil {
 			return next(req, via)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	textclip "github.com/gemgate/gemgate/internal/clip"
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // ErrInvalidToken is wrapped by every token verification failure.
@@ -61,7 +61,7 @@ func (e *MalformedTokenError) Unwrap() error { return ErrInvalidToken }
 type AlgorithmError struct{ Algorithm string }
 
 func (e *AlgorithmError) Error() string {
-	return fmt.Sprintf("auth: token algorithm %q not accepted", clip(e.Algorithm))
+	return fmt.Sprintf("auth: token algorithm %q not accepted", clip.String(e.Algorithm, maxQuoted))
 }
 func (e *AlgorithmError) Unwrap() error { return ErrInvalidToken }
 
@@ -82,7 +82,7 @@ type UnknownKeyError struct {
 }
 
 func (e *UnknownKeyError) Error() string {
-	s := fmt.Sprintf("auth: unknown signing key %q", clip(e.KeyID))
+	s := fmt.Sprintf("auth: unknown signing key %q", clip.String(e.KeyID, maxQuoted))
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
@@ -118,7 +118,7 @@ func (e *SignatureError) Unwrap() []error { return []error{ErrInvalidToken, e.Er
 type InvalidIssuerError struct{ Issuer, Expected string }
 
 func (e *InvalidIssuerError) Error() string {
-	return fmt.Sprintf("auth: token issuer %q not accepted", clip(e.Issuer))
+	return fmt.Sprintf("auth: token issuer %q not accepted", clip.String(e.Issuer, maxQuoted))
 }
 func (e *InvalidIssuerError) Unwrap() error { return ErrInvalidToken }
 
@@ -132,7 +132,7 @@ type InvalidAudienceError struct {
 }
 
 func (e *InvalidAudienceError) Error() string {
-	return fmt.Sprintf("auth: token audience %q not accepted", clip(strings.Join(e.Audience, " ")))
+	return fmt.Sprintf("auth: token audience %q not accepted", clip.String(strings.Join(e.Audience, " "), maxQuoted))
 }
 func (e *InvalidAudienceError) Unwrap() error { return ErrInvalidToken }
 
@@ -167,7 +167,7 @@ type ClaimError struct {
 }
 
 func (e *ClaimError) Error() string {
-	return fmt.Sprintf("auth: token claim %q %s", clip(e.Claim), e.Reason)
+	return fmt.Sprintf("auth: token claim %q %s", clip.String(e.Claim, maxQuoted), e.Reason)
 }
 func (e *ClaimError) Unwrap() error { return ErrInvalidToken }
 
@@ -301,5 +301,6 @@ func describe(err error) string {
 	return "malformed token"
 }
 
-// clip bounds attacker-chosen values quoted in error messages.
-func clip(s string) string { return textclip.String(s, 64) }
+// maxQuoted bounds a value of the token's (a claim, a kid, an alg) quoted in an error or a
+// log line: the token is the caller's to fill.
+const maxQuoted = 64

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // FindingStatus grades one line of a token explanation.
@@ -60,7 +62,7 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 		x.add("header", FindingProblem, "%s", describe(err))
 		return x.Explanation, nil
 	}
-	x.add("header", FindingOK, "alg %s, kid %q", tok.alg, clip(shownKeyID(tok.kid)))
+	x.add("header", FindingOK, "alg %s, kid %q", tok.alg, clip.String(shownKeyID(tok.kid), maxQuoted))
 
 	var keysErr error
 	if ks != nil {
@@ -136,7 +138,7 @@ func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKey
 		return
 	}
 	x.SignatureChecked = true
-	kid := clip(shownKeyID(tok.kid))
+	kid := clip.String(shownKeyID(tok.kid), maxQuoted)
 	pk, err := x.v.keys.Key(ctx, tok.kid)
 	if err != nil {
 		known := ""
@@ -159,7 +161,7 @@ func (x *explainer) issuer(cs *claimSet) {
 	case err != nil:
 		x.problem("iss", err, "is not a string")
 	case iss != x.cfg.Issuer:
-		d := fmt.Sprintf("%q, but gemgate accepts %q", clip(iss), x.cfg.Issuer)
+		d := fmt.Sprintf("%q, but gemgate accepts %q", clip.String(iss, maxQuoted), x.cfg.Issuer)
 		if h := issuerHint(iss, x.cfg.Issuer); h != "" {
 			d += "\n         hint: " + h
 		}
@@ -184,7 +186,7 @@ func (x *explainer) audience(cs *claimSet) {
 		x.add("aud", FindingOK, "%s includes an accepted audience", listOrNone(aud))
 	}
 	if azp != "" {
-		x.add("azp", FindingInfo, "%q (the client the token was issued to)", clip(azp))
+		x.add("azp", FindingInfo, "%q (the client the token was issued to)", clip.String(azp, maxQuoted))
 	}
 }
 
@@ -223,13 +225,13 @@ func (x *explainer) identity(cs *claimSet) {
 	if sub, _, err := cs.str(claimSubject); err != nil || sub == "" {
 		x.problem("sub", &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}, "is missing, empty or not a string")
 	} else {
-		x.add("sub", FindingOK, "%q", clip(sub))
+		x.add("sub", FindingOK, "%q", clip.String(sub, maxQuoted))
 	}
 	if userClaim := x.cfg.UserClaim; userClaim != claimSubject {
 		if user, err := requiredString(cs, userClaim); err != nil {
 			x.problem(userClaim, err, describe(err)+" (user_claim names it)")
 		} else {
-			x.add(userClaim, FindingOK, "%q (the user, from user_claim)", clip(user))
+			x.add(userClaim, FindingOK, "%q (the user, from user_claim)", clip.String(user, maxQuoted))
 		}
 	}
 	if scopes, err := tokenScopes(cs); err != nil {
@@ -245,7 +247,7 @@ func Describe(err error) string { return describe(err) }
 func quoteAll(s []string) []string {
 	out := make([]string, len(s))
 	for i, x := range s {
-		out[i] = fmt.Sprintf("%q", clip(x))
+		out[i] = fmt.Sprintf("%q", clip.String(x, maxQuoted))
 	}
 	return out
 }

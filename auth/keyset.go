@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	textclip "github.com/gemgate/gemgate/internal/clip"
+	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"golang.org/x/sync/singleflight"
 )
@@ -313,11 +313,11 @@ func (s *remoteKeySet) fetch(ctx context.Context, url string) (*keyTable, error)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		// A refused redirect's error quotes where it led, which the issuer chose.
-		return nil, fmt.Errorf("auth: fetching jwks: %s", textclip.String(err.Error(), maxDiscoveryErrorText))
+		return nil, fmt.Errorf("auth: fetching jwks: %s", clip.String(err.Error(), maxDiscoveryErrorText))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("auth: fetching jwks: status %s", textclip.String(resp.Status, maxDiscoveryErrorText))
+		return nil, fmt.Errorf("auth: fetching jwks: status %s", clip.String(resp.Status, maxDiscoveryErrorText))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
 	if err != nil {

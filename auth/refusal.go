@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // tokenFacts are what a refused token said about itself, kept for the log so an operator
@@ -38,7 +40,7 @@ func (r *refusal) Unwrap() error { return r.err }
 
 // withFacts wraps err with what tok says about itself.
 func (v *Verifier) withFacts(tok *parsedJWS, err error) error {
-	f := tokenFacts{KeyID: clip(tok.kid), Algorithm: tok.alg.String()}
+	f := tokenFacts{KeyID: clip.String(tok.kid, maxQuoted), Algorithm: tok.alg.String()}
 	var kidErr *UnknownKeyError
 	var sigErr *SignatureError
 	var algErr *AlgorithmError
@@ -46,17 +48,17 @@ func (v *Verifier) withFacts(tok *parsedJWS, err error) error {
 	if cs, perr := parseClaimSet(tok.payload); perr == nil {
 		f.HaveClaims = true
 		f.Issuer, _, _ = cs.str(claimIssuer)
-		f.Issuer = clip(f.Issuer)
+		f.Issuer = clip.String(f.Issuer, maxQuoted)
 		aud, _ := cs.strings(claimAudience, false)
 		for i, a := range aud {
 			if i == 8 {
 				f.Audience = append(f.Audience, "…")
 				break
 			}
-			f.Audience = append(f.Audience, clip(a))
+			f.Audience = append(f.Audience, clip.String(a, maxQuoted))
 		}
 		f.AuthorizedParty, _, _ = cs.str(claimAuthorizedParty)
-		f.AuthorizedParty = clip(f.AuthorizedParty)
+		f.AuthorizedParty = clip.String(f.AuthorizedParty, maxQuoted)
 	}
 	if kidErr != nil {
 		if ks, ok := v.keys.(interface{ keyIDs() []string }); ok {
@@ -143,7 +145,7 @@ func errorAttrs(err error, haveFacts bool) []slog.Attr {
 		if haveFacts {
 			return []slog.Attr{slog.String("expected_iss", iss.Expected)}
 		}
-		return []slog.Attr{slog.String("iss", clip(iss.Issuer)), slog.String("expected_iss", iss.Expected)}
+		return []slog.Attr{slog.String("iss", clip.String(iss.Issuer, maxQuoted)), slog.String("expected_iss", iss.Expected)}
 	case errors.As(err, &aud):
 		if haveFacts {
 			return []slog.Attr{slog.Any("expected_aud", aud.Expected)}
@@ -156,9 +158,9 @@ func errorAttrs(err error, haveFacts bool) []slog.Attr {
 		return []slog.Attr{slog.Time(nyv.Claim, nyv.At), slog.Time("now", nyv.Now),
 			slog.Duration("clock_skew", nyv.At.Sub(nyv.Now).Truncate(time.Second)), slog.Duration("allowed_skew", nyv.Skew)}
 	case errors.As(err, &ce):
-		return []slog.Attr{slog.String("claim", clip(ce.Claim)), slog.String("problem", ce.Reason)}
+		return []slog.Attr{slog.String("claim", clip.String(ce.Claim, maxQuoted)), slog.String("problem", ce.Reason)}
 	case errors.As(err, &alg):
-		return []slog.Attr{slog.String("token_alg", clip(alg.Algorithm))}
+		return []slog.Attr{slog.String("token_alg", clip.String(alg.Algorithm, maxQuoted))}
 	case errors.As(err, &hdr):
 		return []slog.Attr{slog.String("header", hdr.Header)}
 	case errors.As(err, &mal):

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	textclip "github.com/gemgate/gemgate/internal/clip"
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // ErrUserRefused is wrapped by the refusals of a verified token whose user gemgate will not
@@ -159,4 +159,4 @@ func (b *UserBindings) Len() int {
 
 // shown is a claim value as a log line may carry it: quoted with control characters
 // escaped, and clipped.
-func shown(s string) string { return strconv.QuoteToASCII(textclip.String(s, 64)) }
+func shown(s string) string { return strconv.QuoteToASCII(clip.String(s, maxQuoted)) }

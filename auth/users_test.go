@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // tokenTable verifies each token as the principal it maps to.
@@ -43,7 +45,7 @@ func TestUserBindings(t *testing.T) {
 	for i, s := range steps {
 		err := b.Bind(s.p)
 		if (s.want == nil) != (err == nil) || (s.want != nil && !errors.Is(err, s.want)) {
-			t.Errorf("step %d (%s, %s, %s): %v, want %v", i, s.p.Issuer, clip(s.p.Subject), s.p.User, err, s.want)
+			t.Errorf("step %d (%s, %s, %s): %v, want %v", i, s.p.Issuer, clip.String(s.p.Subject, maxQuoted), s.p.User, err, s.want)
 		}
 	}
 	if n := b.Len(); n != 3 {
