@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
-	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 
@@ -89,16 +87,6 @@ func SecureURL(raw string, allowInsecure bool) bool {
 		return false
 	}
 	return u.Scheme == "https" || (u.Scheme == "http" && (IsLoopbackHost(u.Hostname()) || allowInsecure))
-}
-
-// IsLoopbackHost reports whether host (no port, no brackets) is localhost or a loopback IP.
-func IsLoopbackHost(host string) bool {
-	// Of equal length in bytes: a Unicode fold of an ASCII letter ("localhoſt") is longer.
-	if len(host) == len("localhost") && strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // TrustedURL is SecureURL for a URL gemgate did not configure but was handed, by an issuer's

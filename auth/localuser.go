@@ -2,9 +2,7 @@ package auth
 
 import (
 	"log/slog"
-	"net"
 	"net/http"
-	"strings"
 )
 
 // forwardingHeaders are the headers proxies, load balancers and tunnels add to what they pass
@@ -57,18 +55,4 @@ func notLocal(r *http.Request) string {
 		return "this request was addressed to a name that is not loopback (its Host header)"
 	}
 	return ""
-}
-
-// loopbackHostHeader reports whether a Host header names loopback: localhost or a loopback
-// IP, with or without a port, an IPv6 address in brackets.
-func loopbackHostHeader(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	} else if inner, ok := strings.CutPrefix(hostport, "["); ok {
-		if host, ok = strings.CutSuffix(inner, "]"); !ok {
-			return false
-		}
-	}
-	return IsLoopbackHost(host)
 }

@@ -149,7 +149,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func devOnlyRules(c *Config) []error {
 	var errs []error
 	for _, addr := range []string{c.Listen, c.DevIssuerListen, c.MetricsListen} {
-		if addr != "off" && !isLoopbackAddr(addr) {
+		if addr != "off" && !auth.IsLoopbackAddr(addr) {
 			errs = append(errs, fmt.Errorf("gemgate dev listens on loopback only; %q is not a loopback address", addr))
 		}
 	}

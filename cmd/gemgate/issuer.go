@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/url"
 	"strings"
+
+	"github.com/gemgate/gemgate/auth"
 )
 
 // issuerInfo is what `gemgate issuer --json` prints once ready.
@@ -94,7 +96,7 @@ func issuerChecks(rest []string, listen, audience, users string) ([]string, []er
 		errs = append(errs, fmt.Errorf("unexpected arguments %q", rest))
 	}
 	// The issuer signs tokens for anyone who asks: it must never be reachable from elsewhere.
-	if !isLoopbackAddr(listen) {
+	if !auth.IsLoopbackAddr(listen) {
 		errs = append(errs, fmt.Errorf("listen: gemgate issuer listens on loopback only; %q is not a loopback address", listen))
 	}
 	if u, err := url.Parse(audience); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {

@@ -117,7 +117,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 		PublicURL:            s.publicURL,
 		Policy:               pol,
 		AllowedOrigins:       c.Origins,
-		AllowLoopbackOrigins: isLoopbackAddr(c.Listen),
+		AllowLoopbackOrigins: auth.IsLoopbackAddr(c.Listen),
 		TrustedProxies:       trustedPrefixes(c.TrustedProxy),
 		MaxBodyBytes:         c.MaxBodyBytes,
 		Lifetime:             c.lifetime(),

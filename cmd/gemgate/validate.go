@@ -21,7 +21,7 @@ import (
 
 // validate lists every problem of the configuration at once.
 func (c *Config) validate() []error {
-	loopback := isLoopbackAddr(c.Listen)
+	loopback := auth.IsLoopbackAddr(c.Listen)
 	errs := c.checkChoices()
 	errs = append(errs, c.validateEndpoint(loopback)...)
 	errs = append(errs, c.validateAuth(loopback)...)
@@ -87,7 +87,9 @@ func (c *Config) validateAuth(loopback bool) []error {
 		if !loopback {
 			add("auth: none is only allowed on a loopback listen address, not %s", c.Listen)
 		}
-		if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || !isLoopbackURL(u)) {
+		// public_url's host is judged as a listen address's, by the rule listen was held to.
+		u, err := url.Parse(c.PublicURL)
+		if c.PublicURL != "" && (err != nil || !auth.IsLoopbackAddr(net.JoinHostPort(u.Hostname(), "0"))) {
 			add("auth: none is only for a gateway its own user reaches on loopback, but public_url %q names another host", c.PublicURL)
 		}
 		if len(c.TrustedProxy) > 0 {
@@ -256,20 +258,6 @@ func listenError(key, addr string, err error) error {
 		return fmt.Errorf("%s: %s is already in use: stop what listens there, or choose another address with --%s (%s)", key, addr, flagName(key), envName(key))
 	}
 	return fmt.Errorf("%s: cannot listen on %s: %w (change it with --%s or %s)", key, addr, err, flagName(key), envName(key))
-}
-
-func isLoopbackURL(u *url.URL) bool {
-	return isLoopbackAddr(net.JoinHostPort(u.Hostname(), "0"))
-}
-
-// isLoopbackAddr reports whether a listen address binds only loopback interfaces: localhost
-// or a loopback IP. dev, issuer and auth=none insist on it.
-func isLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	return auth.IsLoopbackHost(host)
 }
 
 func (c *Config) traceLimit() (int, error) {
