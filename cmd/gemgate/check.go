@@ -44,81 +44,114 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return checkToken(ctx, c, token, stdout)
 	}
-	problemCount := 0
-	ok := func(what string) { fmt.Fprintf(stdout, "OK       %s\n", what) }
-	bad := func(what, fix string) {
-		problemCount++
-		fmt.Fprintf(stdout, "PROBLEM  %s\n         fix: %s\n", what, fix)
-	}
-	if errs := c.validate(); len(errs) > 0 {
-		for _, e := range errs {
-			bad(e.Error(), "correct the setting (file key, --flag or GEMGATE_ environment variable of the same name)")
-		}
-	} else {
-		ok("configuration is valid")
-	}
-
-	if c.Auth == "oidc" && c.Issuer != "" {
-		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		v, err := auth.NewVerifier(cctx, auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: []string{"check"}, AllowInsecureHTTP: c.AllowInsecure})
-		if err == nil {
-			err = v.Ready(cctx)
-		}
-		cancel()
-		if err != nil {
-			bad(fmt.Sprintf("issuer %s: %v", c.Issuer, err), "make sure the issuer URL is right and reachable from here, and that it serves /.well-known/openid-configuration and its JWKS")
-		} else {
-			ok("issuer " + c.Issuer + " reachable; signing keys loaded")
-		}
-	}
-
-	warn := func(what, fix string) { fmt.Fprintf(stdout, "WARNING  %s\n         fix: %s\n", what, fix) }
+	r := &checkReport{w: stdout}
+	r.configuration(c)
+	r.issuer(ctx, c)
 	for _, w := range c.warnings() {
-		warn(w.what, w.fix)
+		r.warn(w.what, w.fix)
 	}
+	r.worker(ctx, c)
+	checkIsolation(ctx, c, r.ok, r.warn, r.bad)
+	checkCaps(c, r.ok, r.warn)
+	r.tls(c)
+	r.listeners(c)
+	if r.problems > 0 {
+		fmt.Fprintf(stdout, "\n%s found.\n", problems(r.problems))
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nAll checks passed.")
+	return 0
+}
+
+// checkReport prints check's lines, OK, WARNING or PROBLEM with its fix, and counts the
+// problems.
+type checkReport struct {
+	w        io.Writer
+	problems int
+}
+
+func (r *checkReport) ok(what string) { fmt.Fprintf(r.w, "OK       %s\n", what) }
+
+func (r *checkReport) warn(what, fix string) {
+	fmt.Fprintf(r.w, "WARNING  %s\n         fix: %s\n", what, fix)
+}
+
+func (r *checkReport) bad(what, fix string) {
+	r.problems++
+	fmt.Fprintf(r.w, "PROBLEM  %s\n         fix: %s\n", what, fix)
+}
+
+func (r *checkReport) configuration(c *Config) {
+	errs := c.validate()
+	for _, e := range errs {
+		r.bad(e.Error(), "correct the setting (file key, --flag or GEMGATE_ environment variable of the same name)")
+	}
+	if len(errs) == 0 {
+		r.ok("configuration is valid")
+	}
+}
+
+// issuer loads the issuer's discovery document and signing keys, as serving would.
+func (r *checkReport) issuer(ctx context.Context, c *Config) {
+	if c.Auth != "oidc" || c.Issuer == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	v, err := auth.NewVerifier(ctx, auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: []string{"check"}, AllowInsecureHTTP: c.AllowInsecure})
+	if err == nil {
+		err = v.Ready(ctx)
+	}
+	if err != nil {
+		r.bad(fmt.Sprintf("issuer %s: %v", c.Issuer, err), "make sure the issuer URL is right and reachable from here, and that it serves /.well-known/openid-configuration and its JWKS")
+		return
+	}
+	r.ok("issuer " + c.Issuer + " reachable; signing keys loaded")
+}
+
+func (r *checkReport) worker(ctx context.Context, c *Config) {
 	switch c.Worker {
 	case "demo":
-		ok("worker: built-in demo")
+		r.ok("worker: built-in demo")
 	case "command":
-		if len(c.WorkerCommand) > 0 {
-			if p, err := exec.LookPath(c.WorkerCommand[0]); err != nil {
-				bad(fmt.Sprintf("worker command %q: %v", c.WorkerCommand[0], err), "install it or give its full path in worker_command")
-			} else {
-				ok("worker command found: " + p)
-			}
+		if len(c.WorkerCommand) == 0 {
+			return
+		}
+		if p, err := exec.LookPath(c.WorkerCommand[0]); err != nil {
+			r.bad(fmt.Sprintf("worker command %q: %v", c.WorkerCommand[0], err), "install it or give its full path in worker_command")
+		} else {
+			r.ok("worker command found: " + p)
 		}
 	case "gemstone":
-		checkGemStone(ctx, c, ok, bad)
+		checkGemStone(ctx, c, r.ok, r.bad)
 	}
-	checkIsolation(ctx, c, ok, warn, bad)
-	checkCaps(c, ok, warn)
+}
 
-	if c.TLSCert != "" && c.TLSKey != "" {
-		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
-			bad("TLS files: "+err.Error(), "point tls_cert and tls_key at a readable PEM certificate and its matching key")
-		} else {
-			ok("TLS certificate and key load and match")
-		}
+func (r *checkReport) tls(c *Config) {
+	if c.TLSCert == "" || c.TLSKey == "" {
+		return
 	}
+	if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
+		r.bad("TLS files: "+err.Error(), "point tls_cert and tls_key at a readable PEM certificate and its matching key")
+		return
+	}
+	r.ok("TLS certificate and key load and match")
+}
 
+// listeners checks that the addresses serve would listen on are free.
+func (r *checkReport) listeners(c *Config) {
 	for _, l := range []struct{ key, addr string }{{"listen", c.Listen}, {"metrics_listen", c.MetricsListen}} {
 		if l.addr == "off" || l.addr == "" {
 			continue
 		}
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			bad(fmt.Sprintf("cannot listen on %s: %v", l.addr, err), fmt.Sprintf("stop what uses the address, or change %s (--%s, %s)", l.key, flagName(l.key), envName(l.key)))
+			r.bad(fmt.Sprintf("cannot listen on %s: %v", l.addr, err), fmt.Sprintf("stop what uses the address, or change %s (--%s, %s)", l.key, flagName(l.key), envName(l.key)))
 			continue
 		}
 		ln.Close()
-		ok("address " + l.addr + " is free")
+		r.ok("address " + l.addr + " is free")
 	}
-	if problemCount > 0 {
-		fmt.Fprintf(stdout, "\n%s found.\n", problems(problemCount))
-		return 1
-	}
-	fmt.Fprintln(stdout, "\nAll checks passed.")
-	return 0
 }
 
 // healthCheck is `gemgate check --health URL`: a container health check for images without a

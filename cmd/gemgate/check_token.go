@@ -70,22 +70,7 @@ func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) in
 		fmt.Fprintln(stdout, err)
 		return 2
 	}
-	// Without public_url, serve's resource is the address its listener binds: a host name
-	// resolves as net.Listen resolves it (localhost to 127.0.0.1).
-	addr := c.Listen
-	if a, err := net.ResolveTCPAddr("tcp", c.Listen); err == nil && c.PublicURL == "" {
-		addr = a.String()
-	}
-	resource := resourceURL(c, addr)
-	cfg := auth.Config{
-		Issuer:    c.Issuer,
-		JWKSURL:   c.JWKSURL,
-		Audiences: append([]string{resource}, c.Audiences...),
-		UserClaim: c.UserClaim,
-		CacheSize: -1,
-
-		AllowInsecureHTTP: c.AllowInsecure,
-	}
+	cfg := explainConfig(c)
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	ex, err := auth.Explain(cctx, cfg, raw)
@@ -97,8 +82,34 @@ func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) in
 	for _, f := range ex.Findings {
 		fmt.Fprintf(stdout, "%-8s %-9s %s\n", statusWord(f.Status), f.Item, f.Detail)
 	}
+	return tokenVerdict(stdout, c, pol, ex)
+}
+
+// explainConfig is the verifier's configuration serve would have under c.
+func explainConfig(c *Config) auth.Config {
+	// Without public_url, serve's resource is the address its listener binds: a host name
+	// resolves as net.Listen resolves it (localhost to 127.0.0.1).
+	addr := c.Listen
+	if a, err := net.ResolveTCPAddr("tcp", c.Listen); err == nil && c.PublicURL == "" {
+		addr = a.String()
+	}
+	return auth.Config{
+		Issuer:    c.Issuer,
+		JWKSURL:   c.JWKSURL,
+		Audiences: append([]string{resourceURL(c, addr)}, c.Audiences...),
+		UserClaim: c.UserClaim,
+		CacheSize: -1,
+
+		AllowInsecureHTTP: c.AllowInsecure,
+	}
+}
+
+// tokenVerdict prints what serving would do with the token ex explains, after the checks
+// that come after verification (required scopes, the user name), and returns the exit code.
+func tokenVerdict(stdout io.Writer, c *Config, pol *policy.Policy, ex auth.Explanation) int {
 	verdict := ex.Verdict
 	var missing []string
+	var nameErr error
 	if verdict == nil {
 		for _, s := range pol.RequiredScopes() {
 			if !slices.Contains(ex.Principal.Scopes, s) {
@@ -108,9 +119,6 @@ func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) in
 		if len(missing) > 0 {
 			fmt.Fprintf(stdout, "%-8s %-9s lacks the required scope(s) %s (required_scopes)\n", "PROBLEM", "scope", strings.Join(missing, " "))
 		}
-	}
-	var nameErr error
-	if verdict == nil {
 		if nameErr = userNameCheck(c)(ex.Principal.User); nameErr != nil {
 			fmt.Fprintf(stdout, "%-8s %-9s %v: no worker can act as this user\n", "PROBLEM", c.UserClaim, nameErr)
 		}

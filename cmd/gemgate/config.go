@@ -408,42 +408,14 @@ func refuseSecretFlags(args []string, fields []field) error {
 	return nil
 }
 
+// applyFile applies the settings of the config file at path, and returns every problem found.
 func (c *Config) applyFile(path string, dev bool) []error {
-	b, err := os.ReadFile(path)
+	root, err := readConfigFile(path)
 	if err != nil {
-		return []error{fmt.Errorf("config file: %w", err)}
+		return []error{err}
 	}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("config file %s: "+format, append([]any{path}, a...)...)
-	}
-	// The file is read as nodes, not decoded into Go values: a value is taken as the text
-	// written (0123 stays 0123, not 83; a date stays as written), as a flag would take it.
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		return []error{bad("%w", err)}
-	}
-	// A second document (two files joined by "---") would be dropped without a word; an empty
-	// one (a trailing "---") holds nothing to drop.
-	for {
-		var more yaml.Node
-		err := dec.Decode(&more)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return []error{bad("%w", err)}
-		}
-		if !isEmptyNode(&more) {
-			return []error{bad("holds more than one YAML document; give each as its own --config (later files win)")}
-		}
-	}
-	if isEmptyNode(&doc) {
+	if root == nil {
 		return nil
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return []error{bad("must be a mapping of settings (key: value)")}
 	}
 	byKey := map[string]field{}
 	for _, f := range c.fields() {
@@ -456,56 +428,96 @@ func (c *Config) applyFile(path string, dev bool) []error {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		kn, v := root.Content[i], resolveAlias(root.Content[i+1])
 		if kn.Kind != yaml.ScalarNode || kn.ShortTag() != "!!str" {
-			errs = append(errs, bad("line %d: a key must be a setting's name, not an alias, a list, a mapping or a %s", kn.Line, kn.ShortTag()))
+			errs = append(errs, fileError(path, "line %d: a key must be a setting's name, not an alias, a list, a mapping or a %s", kn.Line, kn.ShortTag()))
 			continue
 		}
 		k := kn.Value
 		f, ok := byKey[k]
 		switch {
 		case seen[k]:
-			errs = append(errs, bad("%q is set twice", k))
+			errs = append(errs, fileError(path, "%q is set twice", k))
 			continue
 		case !ok:
-			errs = append(errs, bad("unknown setting %q", k))
+			errs = append(errs, fileError(path, "unknown setting %q", k))
 			continue
 		}
 		seen[k] = true
-		switch v.Kind {
-		case yaml.SequenceNode:
-			if f.v.Kind() != reflect.Slice {
-				errs = append(errs, bad("%s takes one value, not a list", k))
-				continue
-			}
-			parts := make([]string, len(v.Content))
-			for j, e := range v.Content {
-				text, err := scalarText(resolveAlias(e))
-				if err != nil {
-					errs = append(errs, bad("%s: entry %d %w", k, j+1, err))
-					parts = nil
-					break
-				}
-				parts[j] = text
-			}
-			if parts == nil {
-				continue
-			}
-			if err := f.checkEntries(parts); err != nil {
-				errs = append(errs, bad("%w", err))
-				continue
-			}
-			f.v.Set(reflect.ValueOf(parts))
-		default:
-			text, err := scalarText(v)
-			if err != nil {
-				errs = append(errs, bad("%s %w; write its value, or leave the key out for its default", k, err))
-				continue
-			}
-			if err := f.set(text); err != nil {
-				errs = append(errs, bad("%w", err))
-			}
+		if err := f.setNode(k, v); err != nil {
+			errs = append(errs, fileError(path, "%w", err))
 		}
 	}
 	return errs
+}
+
+// fileError is a problem of the config file at path.
+func fileError(path, format string, a ...any) error {
+	return fmt.Errorf("config file %s: "+format, append([]any{path}, a...)...)
+}
+
+// readConfigFile reads the config file at path: the mapping of its one YAML document, or nil
+// when it holds none. The file is read as nodes, not decoded into Go values: a value is taken
+// as the text written (0123 stays 0123, not 83; a date stays as written), as a flag would
+// take it.
+func readConfigFile(path string) (*yaml.Node, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return nil, fileError(path, "%w", err)
+	}
+	// A second document (two files joined by "---") would be dropped without a word; an empty
+	// one (a trailing "---") holds nothing to drop.
+	for {
+		var more yaml.Node
+		err := dec.Decode(&more)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fileError(path, "%w", err)
+		}
+		if !isEmptyNode(&more) {
+			return nil, fileError(path, "holds more than one YAML document; give each as its own --config (later files win)")
+		}
+	}
+	if isEmptyNode(&doc) {
+		return nil, nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, fileError(path, "must be a mapping of settings (key: value)")
+	}
+	return root, nil
+}
+
+// setNode sets f, the setting k, from its value in the config file: a list, or one value.
+func (f field) setNode(k string, v *yaml.Node) error {
+	if v.Kind != yaml.SequenceNode {
+		text, err := scalarText(v)
+		if err != nil {
+			return fmt.Errorf("%s %w; write its value, or leave the key out for its default", k, err)
+		}
+		return f.set(text)
+	}
+	if f.v.Kind() != reflect.Slice {
+		return fmt.Errorf("%s takes one value, not a list", k)
+	}
+	parts := make([]string, len(v.Content))
+	for j, e := range v.Content {
+		text, err := scalarText(resolveAlias(e))
+		if err != nil {
+			return fmt.Errorf("%s: entry %d %w", k, j+1, err)
+		}
+		parts[j] = text
+	}
+	if err := f.checkEntries(parts); err != nil {
+		return err
+	}
+	f.v.Set(reflect.ValueOf(parts))
+	return nil
 }
 
 // isEmptyNode reports whether a decoded document holds nothing: no content, or a bare null.
