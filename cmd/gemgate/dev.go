@@ -73,28 +73,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		errs = append(errs, err)
 	}
-	ln, err := net.Listen("tcp", c.Listen)
+	ln, issuer, err := devListen(c, &info)
 	if err != nil {
-		errs = append(errs, listenError("listen", c.Listen, err))
-	}
-	var issuer *devissuer.Issuer
-	if ln != nil {
-		info.URL = publicURLFor(c, ln)
-		if c.Auth == "oidc" {
-			var self devissuer.Client
-			issuer, self, err = startDevIssuer(c, info.URL)
-			if err != nil {
-				errs = append(errs, err)
-			} else {
-				c.Issuer = issuer.URL()
-				if c.WorkerCredential == "exchange" && c.ExchangeClientID == "" {
-					c.ExchangeClientID, c.ExchangeSecret = self.ID, self.Secret
-					if c.ExchangeAudience == "" {
-						c.ExchangeAudience = "gemstone"
-					}
-				}
-			}
-		}
+		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
 		errs = c.validate()
@@ -120,9 +101,46 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		ln.Close()
 		return err
 	}
+	if err := devReady(stdout, c, srv, issuer, info); err != nil {
+		return err
+	}
+	return srv.run(ctx, tlsConfig)
+}
+
+// devListen opens dev's listener, whose URL goes in info, and with auth=oidc starts the
+// development issuer for it: c's issuer, whose client for gemgate is the exchange client of
+// worker_credential=exchange unless one is set. What it opened before a failure is returned
+// with the error, to be closed.
+func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error) {
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return nil, nil, listenError("listen", c.Listen, err)
+	}
+	info.URL = publicURLFor(c, ln)
+	if c.Auth != "oidc" {
+		return ln, nil, nil
+	}
+	issuer, self, err := startDevIssuer(c, info.URL)
+	if err != nil {
+		return ln, nil, err
+	}
+	c.Issuer = issuer.URL()
+	if c.WorkerCredential == "exchange" && c.ExchangeClientID == "" {
+		c.ExchangeClientID, c.ExchangeSecret = self.ID, self.Secret
+		if c.ExchangeAudience == "" {
+			c.ExchangeAudience = "gemstone"
+		}
+	}
+	return ln, issuer, nil
+}
+
+// devReady prints, once the gateway is built, what dev serves and how to reach it: as text,
+// or as one JSON object with --json.
+func devReady(stdout io.Writer, c *Config, srv *server, issuer *devissuer.Issuer, info devInfo) error {
 	if issuer != nil {
 		info.Issuer = issuer.URL()
 		info.Metadata = auth.MetadataURL(info.URL)
+		var err error
 		if info.Tokens, info.Clients, err = issuerCredentials(issuer); err != nil {
 			return err
 		}
@@ -135,13 +153,10 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		info.Metrics = "http://" + srv.metricsLn.Addr().String() + "/metrics"
 	}
 	if c.DevJSON {
-		if err := json.NewEncoder(stdout).Encode(info); err != nil {
-			return err
-		}
-	} else {
-		printDevInfo(stdout, info)
+		return json.NewEncoder(stdout).Encode(info)
 	}
-	return srv.run(ctx, tlsConfig)
+	printDevInfo(stdout, info)
+	return nil
 }
 
 // devOnlyRules are what dev refuses that serve would take: any address off loopback, a
