@@ -106,35 +106,11 @@ func resourceURL(c *Config, addr string) string {
 func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, anonymous *auth.Principal) (*server, error) {
 	s := &server{cfg: c, log: log, ln: ln, publicURL: publicURLFor(c, ln), reg: prometheus.NewRegistry()}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics := gateway.NewMetrics(s.reg)
-
 	pol, err := policy.New(c.policyConfig())
 	if err != nil {
 		return nil, err
 	}
-	opts := gateway.Options{
-		MCPPath:              c.MCPPath,
-		PublicURL:            s.publicURL,
-		Policy:               pol,
-		AllowedOrigins:       c.Origins,
-		AllowLoopbackOrigins: auth.IsLoopbackAddr(c.Listen),
-		TrustedProxies:       trustedPrefixes(c.TrustedProxy),
-		MaxBodyBytes:         c.MaxBodyBytes,
-		Lifetime:             c.lifetime(),
-		Limits:               c.limits(),
-		ReadTimeout:          c.ReadTimeout,
-		OnTokenExpiry:        c.OnTokenExpiry,
-		InputRequiredTimeout: c.InputRequiredTimeout,
-		Pool:                 c.poolSettings(),
-		PostAnswers:          c.PostAnswers,
-		Logger:               log,
-		Metrics:              metrics,
-	}
-	if c.TraceMessages {
-		limit, _ := c.traceLimit()
-		opts.Trace = &gateway.Tracer{Logger: log, Limit: limit}
-		log.Info("message trace is on", "limit", c.TraceLimit)
-	}
+	opts := s.gatewayOptions(pol)
 
 	launcher, err := s.launcher(ctx)
 	if err != nil {
@@ -159,76 +135,111 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	return s, nil
 }
 
-// authentication sets how requests are authenticated: auth=none makes every request the
-// local user (or anonymous, for tests); auth=oidc verifies bearer tokens against the issuer,
-// which may still be down (the verifier then keeps trying), and serves the RFC 9728 metadata.
-//
-// checkUser is the launcher's judgement of a user name: a token whose user no worker can act
-// as is refused at authentication. With a user_claim other than sub, each user name is bound
-// to the first subject that presents it (auth.UserBindings).
-func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, anonymous *auth.Principal, checkUser func(string) error) (*auth.Verifier, error) {
+// gatewayOptions are the gateway's settings from the configuration, but for how requests
+// are authenticated and which workers serve them.
+func (s *server) gatewayOptions(pol *policy.Policy) gateway.Options {
 	c, log := s.cfg, s.log
+	opts := gateway.Options{
+		MCPPath:              c.MCPPath,
+		PublicURL:            s.publicURL,
+		Policy:               pol,
+		AllowedOrigins:       c.Origins,
+		AllowLoopbackOrigins: auth.IsLoopbackAddr(c.Listen),
+		TrustedProxies:       trustedPrefixes(c.TrustedProxy),
+		MaxBodyBytes:         c.MaxBodyBytes,
+		Lifetime:             c.lifetime(),
+		Limits:               c.limits(),
+		ReadTimeout:          c.ReadTimeout,
+		OnTokenExpiry:        c.OnTokenExpiry,
+		InputRequiredTimeout: c.InputRequiredTimeout,
+		Pool:                 c.poolSettings(),
+		PostAnswers:          c.PostAnswers,
+		Logger:               log,
+		Metrics:              gateway.NewMetrics(s.reg),
+	}
+	if c.TraceMessages {
+		limit, _ := c.traceLimit()
+		opts.Trace = &gateway.Tracer{Logger: log, Limit: limit}
+		log.Info("message trace is on", "limit", c.TraceLimit)
+	}
+	return opts
+}
+
+// authentication sets how requests are authenticated: auth=none makes every request the
+// local user (or anonymous, for tests); auth=oidc verifies bearer tokens against the issuer
+// (oidcAuthentication).
+func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, anonymous *auth.Principal, checkUser func(string) error) (*auth.Verifier, error) {
 	authMetrics := auth.NewMetrics(s.reg)
-	switch c.Auth {
+	switch s.cfg.Auth {
 	case "none":
 		p := auth.Principal{Issuer: "local", Subject: osUser(), User: osUser(), Scopes: pol.ScopesSupported()}
 		if anonymous != nil {
 			p = *anonymous
 		}
-		opts.Authenticate = auth.LocalUser(p, log)
-		log.Warn("authentication is off (auth=none): every request acts as the local user, and requests through a proxy or to a name other than loopback are refused", "user", p.User)
+		opts.Authenticate = auth.LocalUser(p, s.log)
+		s.log.Warn("authentication is off (auth=none): every request acts as the local user, and requests through a proxy or to a name other than loopback are refused", "user", p.User)
 	case "oidc":
-		// The issuer may be down at start (compose and Kubernetes start things in any
-		// order): gemgate serves anyway, answers 503 to tokens and is not ready until the
-		// keys load, retried in the background for as long as ctx lives.
-		verifier, err := auth.StartVerifier(ctx, auth.Config{
-			Issuer:             c.Issuer,
-			JWKSURL:            c.JWKSURL,
-			Audiences:          s.audiences(),
-			UserClaim:          c.UserClaim,
-			KeyRefreshInterval: c.KeyRefresh,
-			Logger:             log,
-			OnKeyRefresh:       authMetrics.KeysFetched,
-			AllowInsecureHTTP:  c.AllowInsecure,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
-		}
-		if err := verifier.Ready(ctx); err != nil {
-			log.Warn("issuer unreachable at start; serving anyway (503 for tokens, /readyz not ready) and retrying in the background", "issuer", c.Issuer, "error", err)
-		}
-		metaURL := auth.MetadataURL(s.publicURL)
-		var users *auth.UserBindings
-		if c.UserClaim != "sub" {
-			users = auth.NewUserBindings(c.UserClaim, c.MaxUserNames)
-		}
-		authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
-			UserClaim:           c.UserClaim,
-			UserName:            checkUser,
-			Users:               users,
-			Verifier:            verifier,
-			ResourceMetadataURL: metaURL,
-			RequiredScopes:      pol.RequiredScopes(),
-			ChallengeScopes:     pol.ScopesSupported(),
-			Logger:              log,
-			// The authenticator logs each refusal (why, expected against received);
-			// gemgate adds the client address and counts it.
-			OnFailure: func(_ *http.Request, reason string) { authMetrics.Failed(reason) },
-			RequestLogAttrs: func(r *http.Request) []slog.Attr {
-				return []slog.Attr{slog.String("client", gateway.ClientIP(r.Context()).String())}
-			},
-		})
-		opts.Authenticate = authn.Middleware
-		opts.InsufficientScope = authn.InsufficientScope
-		opts.Metadata = auth.MetadataHandler(auth.Metadata{
-			Resource:             s.publicURL,
-			AuthorizationServers: []string{c.Issuer},
-			ScopesSupported:      pol.ScopesSupported(),
-			ResourceName:         "gemgate",
-		})
-		return verifier, nil
+		return s.oidcAuthentication(ctx, opts, pol, checkUser, authMetrics)
 	}
 	return nil, nil
+}
+
+// oidcAuthentication verifies bearer tokens against the issuer, which may still be down (the
+// verifier then keeps trying), and serves the RFC 9728 metadata.
+//
+// checkUser is the launcher's judgement of a user name: a token whose user no worker can act
+// as is refused at authentication. With a user_claim other than sub, each user name is bound
+// to the first subject that presents it (auth.UserBindings).
+func (s *server) oidcAuthentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, checkUser func(string) error, authMetrics *auth.Metrics) (*auth.Verifier, error) {
+	c, log := s.cfg, s.log
+	// The issuer may be down at start (compose and Kubernetes start things in any order):
+	// gemgate serves anyway, answers 503 to tokens and is not ready until the keys load,
+	// retried in the background for as long as ctx lives.
+	verifier, err := auth.StartVerifier(ctx, auth.Config{
+		Issuer:             c.Issuer,
+		JWKSURL:            c.JWKSURL,
+		Audiences:          s.audiences(),
+		UserClaim:          c.UserClaim,
+		KeyRefreshInterval: c.KeyRefresh,
+		Logger:             log,
+		OnKeyRefresh:       authMetrics.KeysFetched,
+		AllowInsecureHTTP:  c.AllowInsecure,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
+	}
+	if err := verifier.Ready(ctx); err != nil {
+		log.Warn("issuer unreachable at start; serving anyway (503 for tokens, /readyz not ready) and retrying in the background", "issuer", c.Issuer, "error", err)
+	}
+	var users *auth.UserBindings
+	if c.UserClaim != "sub" {
+		users = auth.NewUserBindings(c.UserClaim, c.MaxUserNames)
+	}
+	authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
+		UserClaim:           c.UserClaim,
+		UserName:            checkUser,
+		Users:               users,
+		Verifier:            verifier,
+		ResourceMetadataURL: auth.MetadataURL(s.publicURL),
+		RequiredScopes:      pol.RequiredScopes(),
+		ChallengeScopes:     pol.ScopesSupported(),
+		Logger:              log,
+		// The authenticator logs each refusal (why, expected against received);
+		// gemgate adds the client address and counts it.
+		OnFailure: func(_ *http.Request, reason string) { authMetrics.Failed(reason) },
+		RequestLogAttrs: func(r *http.Request) []slog.Attr {
+			return []slog.Attr{slog.String("client", gateway.ClientIP(r.Context()).String())}
+		},
+	})
+	opts.Authenticate = authn.Middleware
+	opts.InsufficientScope = authn.InsufficientScope
+	opts.Metadata = auth.MetadataHandler(auth.Metadata{
+		Resource:             s.publicURL,
+		AuthorizationServers: []string{c.Issuer},
+		ScopesSupported:      pol.ScopesSupported(),
+		ResourceName:         "gemgate",
+	})
+	return verifier, nil
 }
 
 // readiness says when /readyz is ready (keys loaded, worker command found) and when it is
