@@ -62,22 +62,19 @@ func BearerToken(r *http.Request) (string, error) {
 	if token == "" {
 		return "", errEmptyToken
 	}
-	if !isB64Token(token) {
+	if !IsBearerToken(token) {
 		// A malformed token, as RFC 6750 §3.1 files it under invalid_token.
 		return "", &MalformedTokenError{Reason: "not in RFC 6750 token syntax"}
 	}
 	return token, nil
 }
 
-// IsBearerToken reports whether s is a bearer token as gemgate reads one from a request:
-// RFC 6750 §2.1 token syntax, nothing around it.
-func IsBearerToken(s string) bool { return isB64Token(s) }
-
-// isB64Token reports whether s is RFC 6750 §2.1 token syntax:
+// IsBearerToken reports whether s is a bearer token as gemgate reads one from a request,
+// RFC 6750 §2.1 token syntax with nothing around it:
 // 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". Anything else (spaces,
 // quotes, control or non-ASCII bytes) is not a bearer token and goes no further: not to
 // the verifier, not to a log.
-func isB64Token(s string) bool {
+func IsBearerToken(s string) bool {
 	i := 0
 	for ; i < len(s); i++ {
 		if !b64TokenChar[s[i]] {

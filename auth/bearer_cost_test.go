@@ -11,7 +11,7 @@ import (
 )
 
 // b64TokenRef is RFC 6750 §2.1's b64token as a regular expression: the reference the
-// table-driven isB64Token must agree with.
+// table-driven IsBearerToken must agree with.
 var b64TokenRef = regexp.MustCompile(`^[A-Za-z0-9\-._~+/]+=*$`)
 
 // TestB64TokenAgreesWithRFC: every byte value alone, in the middle of a token, after its
@@ -20,8 +20,8 @@ func TestB64TokenAgreesWithRFC(t *testing.T) {
 	for c := 0; c < 256; c++ {
 		b := string([]byte{byte(c)}) // a byte, not a rune
 		for _, s := range []string{b, "ab" + b + "cd", "abc=" + b, "abc" + b + "=", b + b + "=="} {
-			if got, want := isB64Token(s), b64TokenRef.MatchString(s); got != want {
-				t.Errorf("isB64Token(%q) = %v, want %v", s, got, want)
+			if got, want := IsBearerToken(s), b64TokenRef.MatchString(s); got != want {
+				t.Errorf("IsBearerToken(%q) = %v, want %v", s, got, want)
 			}
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestB64TokenSyntax holds isB64Token to RFC 6750 §2.1, b64token =
+// TestB64TokenSyntax holds IsBearerToken to RFC 6750 §2.1, b64token =
 // 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=": padding only at the end,
 // never alone, and nothing else anywhere.
 func TestB64TokenSyntax(t *testing.T) {
@@ -40,8 +40,8 @@ func TestB64TokenSyntax(t *testing.T) {
 		{":", false},
 	}
 	for _, tt := range tests {
-		if got := isB64Token(tt.s); got != tt.ok {
-			t.Errorf("isB64Token(%q) = %v, want %v", tt.s, got, tt.ok)
+		if got := IsBearerToken(tt.s); got != tt.ok {
+			t.Errorf("IsBearerToken(%q) = %v, want %v", tt.s, got, tt.ok)
 		}
 	}
 }

@@ -35,10 +35,10 @@ func (c Challenge) String() string {
 		b.WriteByte('"')
 		sep = ", "
 	}
-	param("error", errorCode(c.Error))
+	param("error", errorParam(c.Error))
 	param("scope", scopeParam(c.Scopes))
 	param("resource_metadata", c.ResourceMetadata)
-	param("error_description", descriptionParam(c.Description))
+	param("error_description", errorParam(c.Description))
 	return b.String()
 }
 
@@ -57,8 +57,9 @@ func writeQuoted(b *strings.Builder, s string) {
 	}
 }
 
-// errorCode keeps error to the RFC 6750 token characters (%x20-21 / %x23-5B / %x5D-7E).
-func errorCode(s string) string {
+// errorParam keeps an error or error_description to the RFC 6750 §3 characters (%x20-21 /
+// %x23-5B / %x5D-7E).
+func errorParam(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r == 0x20 || r == 0x21 || (r >= 0x23 && r <= 0x5b) || (r >= 0x5d && r <= 0x7e) {
 			return r
@@ -66,8 +67,6 @@ func errorCode(s string) string {
 		return -1
 	}, s)
 }
-
-func descriptionParam(s string) string { return errorCode(s) }
 
 // scopeParam joins the scope tokens that are valid NQCHAR sequences.
 func scopeParam(scopes []string) string {

@@ -11,8 +11,9 @@ import (
 func inErrorCharset(c rune) bool { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\' }
 func inScopeCharset(c byte) bool { return c >= 0x21 && c <= 0x7e && c != '"' && c != '\\' }
 
-// TestChallengeErrorCharset runs every ASCII character and some beyond through errorCode:
-// each survives exactly when the grammar allows it.
+// TestChallengeErrorCharset runs every ASCII character and some beyond through errorParam,
+// and into a challenge's error and error_description: each survives exactly when the
+// grammar allows it.
 func TestChallengeErrorCharset(t *testing.T) {
 	var all, want strings.Builder
 	for c := rune(0); c < 0x100; c++ {
@@ -22,11 +23,14 @@ func TestChallengeErrorCharset(t *testing.T) {
 		}
 	}
 	all.WriteString("é€\u2028")
-	if got := errorCode(all.String()); got != want.String() {
-		t.Errorf("errorCode kept %q,\nwant %q", got, want.String())
+	if got := errorParam(all.String()); got != want.String() {
+		t.Errorf("errorParam kept %q,\nwant %q", got, want.String())
 	}
-	if got := descriptionParam(all.String()); got != want.String() {
-		t.Errorf("descriptionParam kept %q,\nwant %q", got, want.String())
+	if got := (Challenge{Error: all.String()}).String(); got != `Bearer error="`+want.String()+`"` {
+		t.Errorf("error param %q,\nwant %q", got, want.String())
+	}
+	if got := (Challenge{Description: all.String()}).String(); got != `Bearer error_description="`+want.String()+`"` {
+		t.Errorf("error_description param %q,\nwant %q", got, want.String())
 	}
 }
 

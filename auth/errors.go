@@ -244,9 +244,9 @@ func FailureReason(err error) string {
 	return ReasonInternal
 }
 
-// describe returns the error_description for a failure: a fixed phrase per
+// Describe returns the error_description for a failure: a fixed phrase per
 // reason, so attacker-chosen token content never reaches a response.
-func describe(err error) string {
+func Describe(err error) string {
 	var (
 		claim     *ClaimError
 		userName  *UserNameError

@@ -59,7 +59,7 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 	tok, err := parseJWS(raw)
 	if err != nil {
 		x.Verdict = err
-		x.add("header", FindingProblem, "%s", describe(err))
+		x.add("header", FindingProblem, "%s", Describe(err))
 		return x.Explanation, nil
 	}
 	x.add("header", FindingOK, "alg %s, kid %q", tok.alg, clip.String(shownKeyID(tok.kid), maxQuoted))
@@ -73,7 +73,7 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 
 	cs, err := parseClaimSet(tok.payload)
 	if err != nil {
-		detail := describe(err)
+		detail := Describe(err)
 		var me *MalformedTokenError
 		if errors.As(err, &me) {
 			detail += ": " + me.Reason
@@ -149,7 +149,7 @@ func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKey
 		return
 	}
 	if err := tok.verifySignature(pk); err != nil {
-		x.problem("signature", err, describe(err))
+		x.problem("signature", err, Describe(err))
 		return
 	}
 	x.add("signature", FindingOK, "verified with the issuer's key %q", kid)
@@ -196,7 +196,7 @@ func (x *explainer) times(cs *claimSet) {
 	exp, hasExp, err := cs.numericDate(claimExpiry)
 	switch {
 	case err != nil:
-		x.problem("exp", err, describe(err))
+		x.problem("exp", err, Describe(err))
 	case !hasExp:
 		x.problem("exp", &ClaimError{Claim: claimExpiry, Reason: "is missing"}, "is missing; gemgate requires it")
 	case !now.Before(exp.Add(skew)):
@@ -209,7 +209,7 @@ func (x *explainer) times(cs *claimSet) {
 		at, ok, err := cs.numericDate(name)
 		switch {
 		case err != nil:
-			x.problem(name, err, describe(err))
+			x.problem(name, err, Describe(err))
 		case !ok:
 		case now.Add(skew).Before(at):
 			x.problem(name, &NotYetValidError{Claim: name, At: at, Now: now, Skew: skew},
@@ -229,20 +229,17 @@ func (x *explainer) identity(cs *claimSet) {
 	}
 	if userClaim := x.cfg.UserClaim; userClaim != claimSubject {
 		if user, err := requiredString(cs, userClaim); err != nil {
-			x.problem(userClaim, err, describe(err)+" (user_claim names it)")
+			x.problem(userClaim, err, Describe(err)+" (user_claim names it)")
 		} else {
 			x.add(userClaim, FindingOK, "%q (the user, from user_claim)", clip.String(user, maxQuoted))
 		}
 	}
 	if scopes, err := tokenScopes(cs); err != nil {
-		x.problem("scope", err, describe(err))
+		x.problem("scope", err, Describe(err))
 	} else {
 		x.add("scope", FindingInfo, "%s", listOrNone(scopes))
 	}
 }
-
-// Describe is the fixed phrase gemgate's answer gives for a verification error.
-func Describe(err error) string { return describe(err) }
 
 func quoteAll(s []string) []string {
 	out := make([]string, len(s))

@@ -176,7 +176,7 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 		// Not the token's fault, and not over by waiting: no Retry-After, so that clients do
 		// not retry for ever; the operator raises max_user_names (logged at error).
 		a.logger.LogAttrs(r.Context(), slog.LevelError, "request refused by authentication: no room to bind another user name; raise max_user_names", RefusalLogAttrs(err)...)
-		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", describe(err))
+		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", Describe(err))
 		return
 	case errors.Is(err, ErrKeysUnavailable), r.Context().Err() != nil:
 		// No verdict on the token: the issuer's keys are not loaded yet (or the request
@@ -193,7 +193,7 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 		writeJSONError(w, http.StatusInternalServerError, "server_error", "token could not be verified")
 		return
 	}
-	desc := describe(err)
+	desc := Describe(err)
 	if code != "unauthorized" {
 		c.Error = code
 		c.Description = desc

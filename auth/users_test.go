@@ -198,8 +198,8 @@ func TestUserBindingsCapNamesPerSubject(t *testing.T) {
 	if !errors.Is(err, ErrUserRefused) || !errors.As(err, &sn) || sn.Max != MaxNamesPerSubject {
 		t.Fatalf("name %d of s1: %v; want a SubjectNamesError", MaxNamesPerSubject, err)
 	}
-	if FailureReason(err) != ReasonUserRenames || strings.Contains(describe(err), "name-") {
-		t.Errorf("reason %q, description %q", FailureReason(err), describe(err))
+	if FailureReason(err) != ReasonUserRenames || strings.Contains(Describe(err), "name-") {
+		t.Errorf("reason %q, description %q", FailureReason(err), Describe(err))
 	}
 	for _, q := range []Principal{p("https://a.test", "s1", 0), p("https://a.test", "s2", MaxNamesPerSubject), p("https://b.test", "s1", MaxNamesPerSubject+1)} {
 		if err := b.Bind(q); err != nil {
