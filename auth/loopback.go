@@ -6,15 +6,10 @@ import (
 	"strings"
 )
 
-// gemgate's one loopback rule, for the three forms a host comes in. They differ only in how
-// the host is written; the rule is the same:
-//   - a host alone (a URL's Hostname): IsLoopbackHost;
-//   - a Host header, whose port is optional: loopbackHostHeader;
-//   - a listen address, whose port is required: IsLoopbackAddr.
-//
-// Two other checks are not this rule, on purpose: the development issuer resolves a listen
-// address's name and binds the address it found (devissuer's loopbackHost), and gemgate
-// dev's CA is checked for its name constraints (cmd/gemgate's loopbackOnly).
+// gemgate's one loopback rule, for a host alone (IsLoopbackHost), a Host header whose port is
+// optional (loopbackHostHeader) and a listen address whose port is required (IsLoopbackAddr).
+// Not this rule, on purpose: the development issuer resolves its listen address and binds what
+// it found (devissuer), and gemgate dev's CA is checked for its name constraints (devcert.go).
 
 // IsLoopbackHost reports whether host (no port, no brackets) is localhost or a loopback IP.
 func IsLoopbackHost(host string) bool {
