@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,7 +63,7 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 		x.add("header", FindingProblem, "%s", Describe(err))
 		return x.Explanation, nil
 	}
-	x.add("header", FindingOK, "alg %s, kid %q", tok.alg, clip.String(shownKeyID(tok.kid), maxQuoted))
+	x.add("header", FindingOK, "alg %s, kid %q", tok.alg, clip.String(cmp.Or(tok.kid, "(none)"), maxQuoted))
 
 	var keysErr error
 	if ks != nil {
@@ -122,14 +123,6 @@ func (x *explainer) problem(item string, err error, detail string) {
 	x.add(item, FindingProblem, "%s", detail)
 }
 
-// shownKeyID is a kid as the findings show it.
-func shownKeyID(kid string) string {
-	if kid == "" {
-		return "(none)"
-	}
-	return kid
-}
-
 // signature checks the token's signature with the issuer's keys, unless keysErr says they
 // could not be loaded.
 func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKeySet, keysErr error) {
@@ -138,7 +131,7 @@ func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKey
 		return
 	}
 	x.SignatureChecked = true
-	kid := clip.String(shownKeyID(tok.kid), maxQuoted)
+	kid := clip.String(cmp.Or(tok.kid, "(none)"), maxQuoted)
 	pk, err := x.v.keys.Key(ctx, tok.kid)
 	if err != nil {
 		known := ""
