@@ -185,30 +185,14 @@ func FailureReason(err error) string {
 	if err == nil {
 		return ""
 	}
-	var (
-		malformed *MalformedTokenError
-		alg       *AlgorithmError
-		hdr       *ForbiddenHeaderError
-		kid       *UnknownKeyError
-		sig       *SignatureError
-		iss       *InvalidIssuerError
-		aud       *InvalidAudienceError
-		exp       *TokenExpiredError
-		nbf       *NotYetValidError
-		claim     *ClaimError
-		scope     *InsufficientScopeError
-		userName  *UserNameError
-		userTaken *UserTakenError
-		renames   *SubjectNamesError
-	)
 	switch {
 	case errors.Is(err, ErrNoToken):
 		return ReasonMissing
-	case errors.As(err, &userName):
+	case errors.As(err, new(*UserNameError)):
 		return ReasonUserName
-	case errors.As(err, &userTaken):
+	case errors.As(err, new(*UserTakenError)):
 		return ReasonUserTaken
-	case errors.As(err, &renames):
+	case errors.As(err, new(*SubjectNamesError)):
 		return ReasonUserRenames
 	case errors.Is(err, ErrUserNamesFull):
 		return ReasonUserFull
@@ -216,27 +200,27 @@ func FailureReason(err error) string {
 		return ReasonRequest
 	case errors.Is(err, ErrKeysUnavailable):
 		return ReasonUnavailable
-	case errors.As(err, &malformed):
+	case errors.As(err, new(*MalformedTokenError)):
 		return ReasonMalformed
-	case errors.As(err, &alg):
+	case errors.As(err, new(*AlgorithmError)):
 		return ReasonAlgorithm
-	case errors.As(err, &hdr):
+	case errors.As(err, new(*ForbiddenHeaderError)):
 		return ReasonHeader
-	case errors.As(err, &kid):
+	case errors.As(err, new(*UnknownKeyError)):
 		return ReasonUnknownKey
-	case errors.As(err, &sig):
+	case errors.As(err, new(*SignatureError)):
 		return ReasonSignature
-	case errors.As(err, &iss):
+	case errors.As(err, new(*InvalidIssuerError)):
 		return ReasonIssuer
-	case errors.As(err, &aud):
+	case errors.As(err, new(*InvalidAudienceError)):
 		return ReasonAudience
-	case errors.As(err, &exp):
+	case errors.As(err, new(*TokenExpiredError)):
 		return ReasonExpired
-	case errors.As(err, &nbf):
+	case errors.As(err, new(*NotYetValidError)):
 		return ReasonNotYetValid
-	case errors.As(err, &claim):
+	case errors.As(err, new(*ClaimError)):
 		return ReasonClaims
-	case errors.As(err, &scope):
+	case errors.As(err, new(*InsufficientScopeError)):
 		return ReasonScope
 	case errors.Is(err, ErrInvalidToken):
 		return ReasonMalformed
