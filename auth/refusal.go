@@ -174,18 +174,14 @@ func refusalHint(err error) string {
 	var (
 		iss *InvalidIssuerError
 		aud *InvalidAudienceError
-		nyv *NotYetValidError
 		exp *TokenExpiredError
-		kid *UnknownKeyError
 		r   *refusal
 	)
 	errors.As(err, &r)
-	var taken *UserTakenError
-	var renames *SubjectNamesError
 	switch {
-	case errors.As(err, &taken):
+	case errors.As(err, new(*UserTakenError)):
 		return "two subjects of the issuer carry one user name; workers act as the name, so only the first is served. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
-	case errors.As(err, &renames):
+	case errors.As(err, new(*SubjectNamesError)):
 		return "one subject carries ever new user names (an account renamed again and again); each is bound to it until gemgate restarts, so past a few new ones are refused. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
 	case errors.As(err, &iss):
 		return issuerHint(iss.Issuer, iss.Expected)
@@ -195,13 +191,13 @@ func refusalHint(err error) string {
 			h += fmt.Sprintf("; on Keycloak, give client %q an audience mapper (or client scope) that adds it", aud.AuthorizedParty)
 		}
 		return h
-	case errors.As(err, &nyv):
+	case errors.As(err, new(*NotYetValidError)):
 		return "the issuer's clock is ahead of gemgate's: synchronise both clocks (NTP)"
 	case errors.As(err, &exp):
 		if exp.Now.Sub(exp.Expiry) < 5*time.Minute && exp.Now.Sub(exp.Expiry) > 0 {
 			return "the token expired moments ago: the client should refresh it; if fresh tokens fail too, gemgate's clock is ahead of the issuer's"
 		}
-	case errors.As(err, &kid):
+	case errors.As(err, new(*UnknownKeyError)):
 		if r != nil && r.facts.HaveClaims && r.facts.Issuer != "" && r.facts.Unverified {
 			return fmt.Sprintf("no key of the configured issuer has this kid; the token names issuer %q (a token of another issuer or realm?)", r.facts.Issuer)
 		}
