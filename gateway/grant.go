@@ -63,7 +63,7 @@ func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.
 		return nil
 	}
 	if access := g.opts.Policy.Decide(p.Scopes); len(access.Missing()) > 0 {
-		// A token without the required scopes is refused as such, as forward refuses it.
+		// A token without the required scopes is refused as such, as postMessage refuses it.
 		return g.insufficientScope(id, access, access.Missing(), "forbidden", "missing required scopes")
 	}
 	log.Warn("request refused: its token grants less than the worker serving it was given",

@@ -97,7 +97,7 @@ func BenchmarkForward(b *testing.B) {
 				if he != nil {
 					b.Fatal(he)
 				}
-				f, he := modernFields(msg, mr) // as modernPost: on checkModern's reading
+				f, he := modernFields(msg, mr) // as sessionlessPost: on checkModern's reading
 				if he != nil || f.tool != "echo" {
 					b.Fatalf("fields %+v, %v", f, he)
 				}
