@@ -40,7 +40,7 @@ func (g *Gateway) parkedGrantRefusal(msg *jsonrpc.Message, p auth.Principal, cla
 		return nil // gone: the resume answers that
 	}
 	return g.refuseNarrowerGrant(m, p, msg.ID, "a retry of "+quoteSafe(msg.Method),
-		g.log.With("user", p.User, "worker", m.WorkerID(), "era", modernVersion))
+		g.sessionlessLog(p, m.WorkerID()))
 }
 
 // memberOf is the pool member of a parked call, without taking it; nil when it is not there.

@@ -90,7 +90,7 @@ func BenchmarkForward(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if !isModern(r, msg) {
+				if !isSessionless(r, msg) {
 					b.Fatal("not modern")
 				}
 				mr, he := checkModern(r, msg)

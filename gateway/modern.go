@@ -19,7 +19,7 @@ import (
 // era's rules (modern_era.go), then authorized by the same policy as a session's call, routed
 // to the user's worker (the one the user's sessions of the same access mode use) as a
 // short-lived pool caller, and answered (sessionlessCall).
-func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
+func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access) error {
 	switch {
 	case msg.IsResponse():
 		return badRequest("a " + modernVersion + " client sends no responses: there are no server-to-client requests")
@@ -40,7 +40,6 @@ func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *j
 		g.auditUnread(r, msg, p, true, he)
 		return he
 	}
-	access := g.opts.Policy.Decide(p.Scopes)
 	if g.pool.PerSession() {
 		// One worker per session: a sessionless request has no worker of its own, and
 		// starting one per request would be a worker start per call.
@@ -97,7 +96,7 @@ type sessionlessRequest struct {
 func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *sessionlessRequest) error {
 	msg := q.msg
 	c := newModernCaller(q.mr.logLevel != "")
-	m, initResult, err := g.attachModern(r.Context(), q.id, c, q.mr)
+	m, initResult, err := g.attachSessionless(r.Context(), q.id, c, q.mr)
 	if err != nil {
 		return sessionlessAttachError(msg, err)
 	}

@@ -68,26 +68,25 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 }
 
 // postMessage decides the message's era, once, and hands it to that era's adapter: a
-// message without Mcp-Session-Id that names 2026-07-28 (isModern) is sessionless
+// message without Mcp-Session-Id that names 2026-07-28 (isSessionless) is sessionless
 // (sessionlessPost); any other is initialize or a session's (sessionPost). A request whose
 // token lacks a required scope is refused first, in either era (see Options.Authenticate).
 func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
 	p, _ := auth.PrincipalFrom(r.Context())
-	if msg.IsRequest() {
-		if access := g.opts.Policy.Decide(p.Scopes); len(access.Missing()) > 0 {
-			return g.insufficientScope(msg.ID, access, access.Missing(), "forbidden", "missing required scopes")
-		}
+	decided := g.opts.Policy.Decide(p.Scopes) // the token's access; a session narrows it (forward)
+	if msg.IsRequest() && len(decided.Missing()) > 0 {
+		return g.insufficientScope(msg.ID, decided, decided.Missing(), "forbidden", "missing required scopes")
 	}
-	if isModern(r, msg) {
-		return g.sessionlessPost(w, r, msg, p)
+	if isSessionless(r, msg) {
+		return g.sessionlessPost(w, r, msg, p, decided)
 	}
-	return g.sessionPost(w, r, msg, p)
+	return g.sessionPost(w, r, msg, p, decided)
 }
 
 // sessionPost is the session adapter (2025-x): initialize, or one of a session's messages.
 // It is a function of its own so that its frame, which the session checks make large, is not
 // under a 2026-07-28 listen stream for the hours it idles (TestIdleListenStackNeverDoubles).
-func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
+func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) error {
 	// Every field the gateway decides on is read here, strictly, before anything else is done
 	// with the message: an ambiguous one is refused before it can reach a worker.
 	fields, he := readClientFields(msg)
@@ -117,14 +116,14 @@ func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonr
 	}
 	switch {
 	case msg.IsRequest():
-		return g.forward(w, r, s, msg, fields, p)
+		return g.forward(w, r, s, msg, fields, p, decided)
 	case msg.IsNotification():
 		if he := g.narrowedRefusal(s, p, "a notification to the worker"); he != nil && !s.cancelsReadOnlyCall(msg, fields) {
 			return he
 		}
 		g.notification(s, msg, fields)
 	default:
-		if he := g.clientAnswer(s, msg, p); he != nil {
+		if he := g.clientAnswer(s, msg, p, decided); he != nil {
 			return he
 		}
 	}
@@ -175,12 +174,11 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 // access covers the worker's mode, whatever call it was asked with: a read-only token on a
 // read-write session answers nothing (the pool never asks a call of such a token), and the
 // pool checks the worker's own mode again (pool.ErrNotEntitled).
-func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principal) *httpError {
+func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) *httpError {
 	if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
 		auditAnswer(s.log, pool.Answered{}, true, "refused") // not looked up: the method is not known
 		return he
 	}
-	decided := g.opts.Policy.Decide(p.Scopes)
 	if err := s.clientResponse(msg, decided.ReadOnly); errors.Is(err, pool.ErrNotEntitled) {
 		write := g.opts.Policy.WriteScope()
 		return g.insufficientScope(nil, s.currentAccess().Narrow(decided), []string{write}, "readOnly",
@@ -256,8 +254,7 @@ func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields)
 
 // forward passes a request to the session's worker and answers it: application/json, or an
 // SSE stream when the worker sends messages related to the request before its answer.
-func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal) error {
-	decided := g.opts.Policy.Decide(p.Scopes)
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal, decided policy.Access) error {
 	g.stepUp(r, s, p, decided)
 	access := s.currentAccess().Narrow(decided)
 	if msg.Method == "tools/call" {
