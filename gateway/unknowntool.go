@@ -79,19 +79,12 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *httpError {
 	return g.insufficientScope(c.id, c.access, needed, "forbidden", why)
 }
 
-// listedTool looks name up in the worker's current tool list (bounded in time and pages):
-// whether the worker lists it, and the readOnlyHint it gave, if any. known is false when the
-// worker could not tell (an error, a timeout, a malformed or endless list): the caller then
-// refuses the call as it would refuse a real tool.
+// listedTool looks name up in the worker's current tool list: whether the worker lists it,
+// and the readOnlyHint it gave, if any. known is false when the worker could not tell (an
+// error, a timeout, a malformed or endless list): the caller then refuses the call as it
+// would refuse a real tool.
 func listedTool(ctx context.Context, m *pool.Member, pol *policy.Policy, access policy.Access, name string, log *slog.Logger) (listed bool, hint *bool, known bool) {
-	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
-	defer cancel()
-	params := json.RawMessage(`{}`)
-	for range toolLookupPages {
-		result, ok := m.Ask(ctx, "tools/list", params)
-		if !ok {
-			return false, nil, false
-		}
+	known = toolPages(ctx, m, func(result json.RawMessage) (bool, error) {
 		names, err := policy.ToolNames(result)
 		var hints map[string]bool // as the policy reads them
 		if err == nil {
@@ -99,26 +92,47 @@ func listedTool(ctx context.Context, m *pool.Member, pol *policy.Policy, access 
 		}
 		if err != nil {
 			log.Warn("worker's tools/list answer is malformed", "error", err)
-			return false, nil, false
+			return false, err
 		}
 		if slices.Contains(names, name) {
+			listed = true
 			if h, ok := hints[name]; ok {
 				hint = &h
 			}
-			return true, hint, true
 		}
-		page, err := jsonrpc.ReadObject(result, "result")
-		if err != nil {
-			return false, nil, false
+		return listed, nil
+	})
+	return listed, hint, known
+}
+
+// toolPages asks m's worker for its tool list page by page, bounded in time and pages, and
+// hands each page's result to page until page has what it needs (done) or the list ends. It
+// reports whether the list was read that far: not when the worker did not answer in time,
+// page refused a page, a page's nextCursor was malformed, or the list did not end.
+func toolPages(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool {
+	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
+	defer cancel()
+	params := json.RawMessage(`{}`)
+	for range toolLookupPages {
+		result, ok := m.Ask(ctx, "tools/list", params)
+		if !ok {
+			return false
 		}
-		cursor, more, err := page.String("nextCursor")
+		if done, err := page(result); err != nil || done {
+			return err == nil
+		}
+		obj, err := jsonrpc.ReadObject(result, "result")
 		if err != nil {
-			return false, nil, false
+			return false
+		}
+		cursor, more, err := obj.String("nextCursor")
+		if err != nil {
+			return false
 		}
 		if !more || cursor == "" {
-			return false, nil, true
+			return true
 		}
 		params, _ = json.Marshal(map[string]string{"cursor": cursor})
 	}
-	return false, nil, false
+	return false
 }
