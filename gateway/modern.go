@@ -214,23 +214,11 @@ func (mr *modernRequest) poolCaps() pool.Capabilities {
 	return pool.Capabilities{Sampling: mr.caps.Has("sampling"), Elicitation: mr.caps.Has("elicitation"), Roots: mr.caps.Has("roots")}
 }
 
-// legacyMessage is a modern request as a legacy worker takes it: the io.modelcontextprotocol/
-// keys of _meta are removed (the worker was initialized by gemgate; a dual-era worker would
-// otherwise take the request as a sessionless one). Everything else keeps its bytes.
-func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
-	rp, err := readRequestParams(msg)
-	if err != nil {
-		return nil, err
-	}
-	if !rp.present {
-		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
-		return nil, err
-	}
-	return legacyMessageOf(msg, rp), nil
-}
-
-// legacyMessageOf is legacyMessage on the params checkModern read. It cannot fail: the
-// reading was the only step that could.
+// legacyMessageOf is a sessionless request as a legacy worker takes it, on the params
+// checkModern read: the io.modelcontextprotocol/ keys of _meta are removed (the worker was
+// initialized by gemgate; a dual-era worker would otherwise take the request as a
+// sessionless one). Everything else keeps its bytes. It cannot fail: the reading was the
+// only step that could.
 func legacyMessageOf(msg *jsonrpc.Message, rp requestParams) *jsonrpc.Message {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
 	params := rp.params.Edit(func(key string, v json.RawMessage) json.RawMessage {

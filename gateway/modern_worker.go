@@ -56,25 +56,11 @@ func (g *Gateway) sessionlessProgram() bool {
 // without an extension (extensions "Graceful Degradation": fall back to core behaviour).
 const tasksExtension = "io.modelcontextprotocol/tasks"
 
-// passMessage is a modern request as a sessionless worker takes it: the client's _meta kept
-// (the worker reads the client's capabilities and info per request), except a declared tasks
-// extension; no task parameter (a 2025-11-25 task request); and requestState replaced by
-// the worker's own when the client's was gemgate's wrapping of it (workerState; "" removes
-// it). Everything else keeps its bytes.
-func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc.Message, error) {
-	if len(msg.Params) == 0 || string(msg.Params) == "null" {
-		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
-		return nil, err
-	}
-	params, err := msg.ParamsObject()
-	if err != nil {
-		return nil, err
-	}
-	return passMessageOf(msg, requestParams{params: params, present: true}, retry, workerState)
-}
-
-// passMessageOf is passMessage on the params checkModern read (their _meta, when rp has it
-// read, is not read again).
+// passMessageOf is a sessionless request as a sessionless worker takes it, on the params
+// checkModern read: the client's _meta kept (the worker reads the client's capabilities and
+// info per request), except a declared tasks extension; no task parameter (a 2025-11-25 task
+// request); and requestState replaced by the worker's own when the client's was gemgate's
+// wrapping of it (workerState; "" removes it). Everything else keeps its bytes.
 func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerState string) (*jsonrpc.Message, error) {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
 	var inner error
