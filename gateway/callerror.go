@@ -17,8 +17,8 @@ const workerBusyRetryAfter = 1
 
 // callError is the answer to a request the pool could not serve, in either era: its worker
 // could not be had (attached, started, restarted or renewed) or the call not handed to it.
-// A client that went away gets none: see sessionlessAttachError. ErrDetached is a session's end; a
-// sessionless caller, which has no session to lose, answers it itself.
+// A client that went away gets none (sessionlessAttachError, attachError). ErrDetached is a
+// session's end; a sessionless caller, which has no session to lose, answers it itself.
 func callError(id json.RawMessage, err error) *httpError {
 	var rate *rateError
 	var refused *pool.RefusedError
@@ -60,6 +60,8 @@ func callError(id json.RawMessage, err error) *httpError {
 		_ = json.Unmarshal(refused.Answer, &e)
 		return &httpError{Status: http.StatusServiceUnavailable, Code: jsonrpc.CodeInternalError, ID: id,
 			Message: "the worker refused to start: " + textclip.String(e.Message, 200)}
+	case errors.As(err, &start) && start.Exited:
+		return overloaded(id, "the worker exited at start", workerRetryAfter, err)
 	case errors.As(err, &start):
 		return overloaded(id, "could not start a worker for this request", workerRetryAfter, err)
 	}
