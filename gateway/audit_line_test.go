@@ -43,7 +43,7 @@ func auditLines(t *testing.T, f *fixture) (keys [][]string, vals []map[string]an
 }
 
 // TestAuditLineFields: the audit line of a tools/call keeps its level, its fields and their
-// order, legacy and modern, whatever makes it cheap.
+// order, in both eras; a refused call's line has the fields of a forwarded one.
 func TestAuditLineFields(t *testing.T) {
 	t.Run("legacy", func(t *testing.T) {
 		f := newFixture(t)
@@ -85,7 +85,7 @@ func TestAuditLineFields(t *testing.T) {
 		}
 		for i, want := range [][]string{
 			{"time", "level", "msg", "user", "worker", "era", "tool", "read_only", "outcome", "duration"},
-			{"time", "level", "msg", "user", "worker", "era", "tool", "read_only", "outcome"},
+			{"time", "level", "msg", "user", "worker", "era", "tool", "read_only", "outcome", "duration"},
 		} {
 			if !slices.Equal(keys[i], want) {
 				t.Errorf("line %d: keys %q, want %q", i, keys[i], want)

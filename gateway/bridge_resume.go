@@ -62,8 +62,8 @@ func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *json
 	// token without them must not finish a call that needs them. The call is abandoned: the
 	// worker's requests get an error and the call ends.
 	if msg.Method == "tools/call" {
-		log := g.log.With("user", p.User, "worker", pk.member.WorkerID(), "era", modernVersion)
-		if he := g.modernToolGate(r.Context(), pk.member, msg, access, pk.name, log); he != nil {
+		tc := toolCall{member: pk.member, log: g.sessionlessLog(p, pk.member.WorkerID()), id: msg.ID, access: access, name: pk.name, sessionless: true}
+		if he := g.toolGate(r.Context(), tc); he != nil {
 			abandon(pk, "the retry was refused by the policy")
 			return he
 		}

@@ -1,11 +1,13 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -13,9 +15,14 @@ import (
 // How long a call refused for a busy or missing worker is told to wait.
 const workerBusyRetryAfter = 1
 
-// callError is the answer to a request the pool could not hand to a worker.
+// callError is the answer to a request the pool could not serve, in either era: its worker
+// could not be had (attached, started, restarted or renewed) or the call not handed to it.
+// A client that went away gets none (sessionlessAttachError, attachError). ErrDetached is a
+// session's end; a sessionless caller, which has no session to lose, answers it itself.
 func callError(id json.RawMessage, err error) *httpError {
 	var rate *rateError
+	var refused *pool.RefusedError
+	var start *pool.StartError
 	switch {
 	case errors.Is(err, pool.ErrDetached):
 		e := sessionNotFound()
@@ -27,9 +34,13 @@ func callError(id json.RawMessage, err error) *httpError {
 		return &httpError{Status: http.StatusTooManyRequests, Code: jsonrpc.CodeInternalError, ID: id, Header: h,
 			Message: "too many calls are waiting for your worker; wait for one to finish"}
 	case errors.As(err, &rate):
-		return tooManyRequests(id, "your worker is being restarted too often; wait before the next request", rate.wait)
-	case errors.Is(err, pool.ErrTooManyWorkers), errors.Is(err, pool.ErrClosed):
-		return overloaded(id, "no worker can be started now; try again later", workerRetryAfter, nil)
+		return tooManyRequests(id, "your worker is being started too often; wait before the next request", rate.wait)
+	case errors.Is(err, pool.ErrTooManyWorkers):
+		return overloaded(id, err.Error(), workerRetryAfter, nil)
+	case errors.Is(err, pool.ErrClosed):
+		return overloaded(id, "the gateway is shutting down", shutdownRetryAfter, nil)
+	case errors.Is(err, pool.ErrInitTimeout):
+		return overloaded(id, "the worker did not start in time", workerRetryAfter, nil)
 	case errors.Is(err, pool.ErrGrantMismatch):
 		// A request whose token grants other scopes or audiences than the worker was started
 		// with: it may not start or renew the worker with what its token grants.
@@ -41,6 +52,27 @@ func callError(id json.RawMessage, err error) *httpError {
 		// is started or renewed only by a request that may write.
 		return overloaded(id, "the session's read-write worker is not running or its credential expired, and a request whose token lacks the write scope does not start or renew it; "+
 			"retry with a token that has the write scope, or open a read-only session", workerRetryAfter, nil)
+	case errors.As(err, &refused):
+		// The worker's own refusal (a backend login refused, say): its message, clipped.
+		var e struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(refused.Answer, &e)
+		return &httpError{Status: http.StatusServiceUnavailable, Code: jsonrpc.CodeInternalError, ID: id,
+			Message: "the worker refused to start: " + textclip.String(e.Message, 200)}
+	case errors.As(err, &start) && start.Exited:
+		return overloaded(id, "the worker exited at start", workerRetryAfter, err)
+	case errors.As(err, &start):
+		return overloaded(id, "could not start a worker for this request", workerRetryAfter, err)
 	}
-	return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: id, Message: "the session's worker is gone", Cause: err}
+	return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: id, Message: "the worker is gone", Cause: err}
+}
+
+// sessionlessAttachError is callError for a sessionless request whose worker could not be had; nil when
+// the client went away while it waited (there is no one to answer).
+func sessionlessAttachError(msg *jsonrpc.Message, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return callError(msg.ID, err)
 }

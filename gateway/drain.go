@@ -46,7 +46,7 @@ func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *httpError
 	if !g.closing.Load() {
 		return nil
 	}
-	// The worker the request would attach to (attachModern).
+	// The worker the request would attach to (attachSessionless).
 	if g.pool.Serves(who, g.sessionlessProgram()) {
 		return nil
 	}

@@ -22,7 +22,10 @@ type Options struct {
 	PublicURL string // the resource identifier; only used for metadata paths and logs
 
 	// Authenticate wraps the MCP endpoint: auth.Authenticator.Middleware, or auth.LocalUser
-	// for `--auth none`. Required.
+	// for `--auth none`. Required. It must refuse a token that lacks one of the policy's
+	// required scopes (auth.Authenticator does, 403 insufficient_scope, when its
+	// RequiredScopes are the policy's): the gateway refuses such a request once more, before
+	// either era's adapter sees it, and the policy allows no tool without them.
 	Authenticate func(http.Handler) http.Handler
 	// Metadata serves RFC 9728 metadata at the well-known paths; nil when there is no issuer.
 	Metadata http.Handler
@@ -114,48 +117,13 @@ type Gateway struct {
 
 // New checks the options and builds the gateway. It starts the session reaper.
 func New(o Options) (*Gateway, error) {
-	var errs []error
-	if o.Authenticate == nil {
-		errs = append(errs, errors.New("gateway: Authenticate is required"))
-	}
-	if o.Policy == nil {
-		errs = append(errs, errors.New("gateway: Policy is required"))
-	}
-	if o.Workers == nil {
-		errs = append(errs, errors.New("gateway: Workers is required"))
-	}
-	if o.PostAnswers != "" && o.PostAnswers != PostAnswersSSE && o.PostAnswers != PostAnswersJSON {
-		errs = append(errs, fmt.Errorf("gateway: post_answers %q is not sse or json", o.PostAnswers))
-	}
 	if o.OnTokenExpiry != "" {
 		o.Pool.OnTokenExpiry = o.OnTokenExpiry
 	}
-	if err := o.Pool.Validate(); err != nil {
-		errs = append(errs, err)
+	if err := o.validate(); err != nil {
+		return nil, err
 	}
-	if err := o.Lifetime.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := o.Limits.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	if o.MCPPath == "" {
-		o.MCPPath = "/mcp"
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 4 << 20
-	}
-	if o.ReadTimeout <= 0 {
-		o.ReadTimeout = 30 * time.Second
-	}
-	if o.InitTimeout <= 0 {
-		o.InitTimeout = 60 * time.Second
-	}
-	o.Lifetime = o.Lifetime.withDefaults()
-	o.Limits = o.Limits.withDefaults()
+	o.setDefaults()
 	g := &Gateway{
 		opts:     o,
 		log:      o.Logger,
@@ -199,6 +167,47 @@ func New(o Options) (*Gateway, error) {
 	g.reaper = startReaper(g)
 	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))
 	return g, nil
+}
+
+// validate reports every problem of o at once.
+func (o *Options) validate() error {
+	var errs []error
+	if o.Authenticate == nil {
+		errs = append(errs, errors.New("gateway: Authenticate is required"))
+	}
+	if o.Policy == nil {
+		errs = append(errs, errors.New("gateway: Policy is required"))
+	}
+	if o.Workers == nil {
+		errs = append(errs, errors.New("gateway: Workers is required"))
+	}
+	if o.PostAnswers != "" && o.PostAnswers != PostAnswersSSE && o.PostAnswers != PostAnswersJSON {
+		errs = append(errs, fmt.Errorf("gateway: post_answers %q is not sse or json", o.PostAnswers))
+	}
+	for _, err := range []error{o.Pool.Validate(), o.Lifetime.Validate(), o.Limits.Validate()} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// setDefaults gives the zero options their documented values.
+func (o *Options) setDefaults() {
+	if o.MCPPath == "" {
+		o.MCPPath = "/mcp"
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 4 << 20
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 30 * time.Second
+	}
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = 60 * time.Second
+	}
+	o.Lifetime = o.Lifetime.withDefaults()
+	o.Limits = o.Limits.withDefaults()
 }
 
 // Handler is the gateway's HTTP handler.

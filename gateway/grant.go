@@ -40,7 +40,7 @@ func (g *Gateway) parkedGrantRefusal(msg *jsonrpc.Message, p auth.Principal, cla
 		return nil // gone: the resume answers that
 	}
 	return g.refuseNarrowerGrant(m, p, msg.ID, "a retry of "+quoteSafe(msg.Method),
-		g.log.With("user", p.User, "worker", m.WorkerID(), "era", modernVersion))
+		g.sessionlessLog(p, m.WorkerID()))
 }
 
 // memberOf is the pool member of a parked call, without taking it; nil when it is not there.
@@ -63,7 +63,7 @@ func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.
 		return nil
 	}
 	if access := g.opts.Policy.Decide(p.Scopes); len(access.Missing()) > 0 {
-		// A token without the required scopes is refused as such, as forward refuses it.
+		// A token without the required scopes is refused as such, as postMessage refuses it.
 		return g.insufficientScope(id, access, access.Missing(), "forbidden", "missing required scopes")
 	}
 	log.Warn("request refused: its token grants less than the worker serving it was given",

@@ -90,14 +90,14 @@ func BenchmarkForward(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if !isModern(r, msg) {
+				if !isSessionless(r, msg) {
 					b.Fatal("not modern")
 				}
 				mr, he := checkModern(r, msg)
 				if he != nil {
 					b.Fatal(he)
 				}
-				f, he := modernFields(msg, mr) // as modernPost: on checkModern's reading
+				f, he := modernFields(msg, mr) // as sessionlessPost: on checkModern's reading
 				if he != nil || f.tool != "echo" {
 					b.Fatalf("fields %+v, %v", f, he)
 				}

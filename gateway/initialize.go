@@ -42,10 +42,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if g.closing.Load() {
 		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 	}
-	access := g.opts.Policy.Decide(p.Scopes)
-	if missing := access.Missing(); len(missing) > 0 {
-		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
-	}
+	access := g.opts.Policy.Decide(p.Scopes) // with every required scope: postMessage refused it otherwise
 	o := ownerOf(p)
 	if err := g.sessions.reserve(o); err != nil {
 		g.metrics.sessionOpened("limit")
@@ -116,42 +113,36 @@ func (g *Gateway) identity(r *http.Request, p auth.Principal, access policy.Acce
 	return pool.Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)}
 }
 
-// attachError answers an initialize whose worker could not be had, and counts it.
+// attachError answers an initialize whose worker could not be had, and counts it. The
+// worker's own refusal of initialize is the answer; any other is callError's, as for a
+// sessionless request.
 func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err error) error {
 	var rate *rateError
 	var refused *pool.RefusedError
-	var start *pool.StartError
+	outcome := "worker_error"
 	switch {
 	case errors.As(err, &rate):
-		g.metrics.sessionOpened("rate")
-		return tooManyRequests(msg.ID, "you are opening sessions too fast; wait before the next", rate.wait)
+		outcome = "rate"
 	case errors.Is(err, pool.ErrTooManyWorkers):
-		g.metrics.sessionOpened("limit")
-		return overloaded(msg.ID, err.Error(), workerRetryAfter, nil)
+		outcome = "limit"
 	case errors.Is(err, pool.ErrClosed):
-		g.metrics.sessionOpened("shutdown")
-		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
+		outcome = "shutdown"
 	case errors.Is(err, pool.ErrInitTimeout):
-		g.metrics.sessionOpened("worker_timeout")
-		return overloaded(msg.ID, "the worker did not answer initialize in time", workerRetryAfter, nil)
+		outcome = "worker_timeout"
 	case errors.Is(err, context.Canceled):
 		g.metrics.sessionOpened("client_gone")
 		return nil
 	case errors.As(err, &refused):
 		// The worker's own refusal (a backend login refused, say) is for the client to read.
-		g.metrics.sessionOpened("worker_error")
+		g.metrics.sessionOpened(outcome)
 		g.log.Warn("worker refused initialize", "error", textclip.Bytes(refused.Answer, 512))
 		body := (&jsonrpc.Message{ID: msg.ID, Error: refused.Answer}).Encode()
 		g.trace.outbound("", body)
 		writeBody(w, http.StatusOK, body)
 		return nil
-	case errors.As(err, &start) && start.Exited:
-		g.metrics.sessionOpened("worker_error")
-		return overloaded(msg.ID, "the worker exited at start", workerRetryAfter, err)
-	default:
-		g.metrics.sessionOpened("worker_error")
-		return overloaded(msg.ID, "could not start a worker for this session", workerRetryAfter, err)
 	}
+	g.metrics.sessionOpened(outcome)
+	return callError(msg.ID, err)
 }
 
 // negotiate passes the client's protocol version on to the worker if the gateway speaks it,

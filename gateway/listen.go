@@ -286,9 +286,9 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		}
 	}()
 	c := &listenCaller{subID: msg.ID, events: make(chan []byte, modernEventBuffer), detached: make(chan struct{}), created: time.Now()}
-	attached, initResult, err := g.attachModern(r.Context(), id, c, mr)
+	attached, initResult, err := g.attachSessionless(r.Context(), id, c, mr)
 	if err != nil {
-		return nil, modernAttachError(msg, err)
+		return nil, sessionlessAttachError(msg, err)
 	}
 	m = attached
 	l := &listening{stream: newModernSSE(w), c: c, subID: msg.ID, release: release}

@@ -2,11 +2,10 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,36 +15,33 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// modernPost handles one POST of the 2026-07-28 era: checked (modern_era.go), authorized by
-// the same policy as a legacy call, then routed to the user's worker (the one the user's
-// legacy sessions of the same access mode use) as a short-lived pool caller, and answered.
-func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
+// sessionlessPost is the sessionless adapter (2026-07-28): the request is checked by its
+// era's rules (modern_era.go), then authorized by the same policy as a session's call, routed
+// to the user's worker (the one the user's sessions of the same access mode use) as a
+// short-lived pool caller, and answered (sessionlessCall).
+func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access) error {
 	switch {
 	case msg.IsResponse():
 		return badRequest("a " + modernVersion + " client sends no responses: there are no server-to-client requests")
 	case msg.IsNotification():
-		// Nothing a modern client notifies changes what gemgate does: cancellation is closing
-		// the request's stream.
+		// Nothing a sessionless client notifies changes what gemgate does: cancellation is
+		// closing the request's stream.
 		w.WriteHeader(http.StatusAccepted)
 		return nil
 	}
 	mr, he := checkModern(r, msg)
 	if he != nil {
-		g.auditUnread(r, msg, p, modernVersion, he)
+		g.auditUnread(r, msg, p, true, he)
 		return he
 	}
 	fields, he := modernFields(msg, mr)
 	if he != nil {
 		he.Status = http.StatusBadRequest
-		g.auditUnread(r, msg, p, modernVersion, he)
+		g.auditUnread(r, msg, p, true, he)
 		return he
 	}
-	access := g.opts.Policy.Decide(p.Scopes)
-	if missing := access.Missing(); len(missing) > 0 {
-		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
-	}
 	if g.pool.PerSession() {
-		// One worker per legacy session: a sessionless request has no worker of its own, and
+		// One worker per session: a sessionless request has no worker of its own, and
 		// starting one per request would be a worker start per call.
 		return modernError(msg, http.StatusBadRequest, codeUnsupportedVersion,
 			"this gateway runs one worker per session (worker_per: session): use initialize",
@@ -64,7 +60,7 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if err != nil {
 		return strictError(msg, err)
 	}
-	var pass *stateClaims // a retry of a sessionless worker's input-required result
+	q := &sessionlessRequest{msg: msg, mr: mr, fields: fields, p: p, access: access, id: id, hasState: hasState}
 	if hasState {
 		if !strings.HasPrefix(state, statePrefix) {
 			return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
@@ -76,12 +72,33 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		if !claims.Pass {
 			return g.resumeModern(w, r, msg, p, access, claims)
 		}
-		pass = &claims
+		q.pass = &claims
 	}
-	c := newModernCaller(mr.logLevel != "")
-	m, initResult, err := g.attachModern(r.Context(), id, c, mr)
+	return g.sessionlessCall(w, r, q)
+}
+
+// sessionlessRequest is a sessionless request that passed its era's checks.
+type sessionlessRequest struct {
+	msg      *jsonrpc.Message
+	mr       *modernRequest
+	fields   clientFields
+	p        auth.Principal
+	access   policy.Access
+	id       pool.Identity
+	hasState bool
+	pass     *stateClaims // a retry of a sessionless worker's input-required result
+}
+
+// sessionlessCall attaches the request's caller to the user's worker and forwards the request
+// to it. A sessionless worker takes the request as it is (the pool remaps the id); a legacy
+// one gets it as a legacy request of gemgate's session with it. server/discover is answered
+// by gemgate for both, from the worker's own discover answer or its InitializeResult.
+func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *sessionlessRequest) error {
+	msg := q.msg
+	c := newModernCaller(q.mr.logLevel != "")
+	m, initResult, err := g.attachSessionless(r.Context(), q.id, c, q.mr)
 	if err != nil {
-		return modernAttachError(msg, err)
+		return sessionlessAttachError(msg, err)
 	}
 	c.member.Store(m)
 	detach := true // not when the call is parked for the client's input: the parked call owns m
@@ -90,63 +107,69 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			m.Detach()
 		}
 	}()
-	log := modernLog{l: g.log, user: p.User, worker: m.WorkerID()}
-
-	// A sessionless worker takes the request as it is (the pool remaps the id); a legacy one
-	// gets it as a legacy request of gemgate's session with it. server/discover is answered
-	// by gemgate for both, from the worker's own discover answer or its InitializeResult.
-	sessionless := m.ModernSession()
-	if pass != nil && (!sessionless || m.WorkerID() != pass.Worker) {
+	if q.pass != nil && (!m.ModernSession() || m.WorkerID() != q.pass.Worker) {
 		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
 	}
 	if msg.Method == "server/discover" {
-		result, err := discoverFromInit(initResult)
-		if err != nil {
-			return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
-		}
-		body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode()
-		g.trace.outbound("", body)
-		writeBody(w, http.StatusOK, body)
-		return nil
+		return g.discover(w, msg, initResult)
 	}
+	var log *slog.Logger // the audit's: made for a tools/call only
 	if msg.Method == "tools/call" {
-		if b, ok := g.toolBindings(r.Context(), m, fields.tool); ok && len(b) > 0 {
+		if b, ok := g.toolBindings(r.Context(), m, q.fields.tool); ok && len(b) > 0 {
 			if he := checkParamHeaders(r.Header, msg, b); he != nil {
 				return he
 			}
 		}
-		if he := g.modernToolGate(r.Context(), m, msg, access, fields.tool, log); he != nil {
+		log = g.sessionlessLog(q.p, m.WorkerID())
+		tc := toolCall{member: m, log: log, id: msg.ID, access: q.access, name: q.fields.tool, sessionless: true}
+		if he := g.toolGate(r.Context(), tc); he != nil {
 			return he
 		}
 	}
-	var fwd *jsonrpc.Message
-	if sessionless {
-		ws := ""
-		if pass != nil {
-			ws = pass.WorkerState
-		}
-		fwd, err = passMessageOf(msg, mr.params, hasState, ws)
-		if err != nil {
-			return strictError(msg, err)
-		}
-	} else {
-		fwd = legacyMessageOf(msg, mr.params)
-	}
-	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: fields.progressToken, Identity: id, Tag: c})
+	fwd, err := q.forWorker(m.ModernSession())
 	if err != nil {
-		if errors.Is(err, pool.ErrDetached) {
-			return overloaded(msg.ID, "the worker is gone; try again", workerRetryAfter, err)
-		}
+		return strictError(msg, err)
+	}
+	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: q.fields.progressToken, Identity: q.id, Tag: c})
+	if errors.Is(err, pool.ErrDetached) {
+		return overloaded(msg.ID, "the worker is gone; try again", workerRetryAfter, err)
+	}
+	if err != nil {
 		return callError(msg.ID, err)
 	}
 	started := time.Now()
-	pk := &parked{owner: ownerOf(p), access: access, member: m, caller: c, call: call, msg: msg, name: mr.name}
-	outcome, parkedNow := g.awaitModern(w, r, c, call, msg, access, pk)
+	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.name}
+	outcome, parkedNow := g.awaitModern(w, r, c, call, msg, q.access, pk)
 	detach = !parkedNow
 	if msg.Method == "tools/call" {
 		g.metrics.toolCall(outcome)
-		log.audit(fields.tool, access.ReadOnly, outcome, time.Since(started))
+		auditCall(log, q.fields.tool, q.access.ReadOnly, outcome, time.Since(started))
 	}
+	return nil
+}
+
+// forWorker is the request as the worker takes it: a sessionless worker's with its state
+// unwrapped (passMessageOf), a legacy worker's without the 2026-07-28 fields (legacyMessageOf).
+func (q *sessionlessRequest) forWorker(sessionless bool) (*jsonrpc.Message, error) {
+	if !sessionless {
+		return legacyMessageOf(q.msg, q.mr.params), nil
+	}
+	ws := ""
+	if q.pass != nil {
+		ws = q.pass.WorkerState
+	}
+	return passMessageOf(q.msg, q.mr.params, q.hasState, ws)
+}
+
+// discover answers server/discover from the worker's InitializeResult.
+func (g *Gateway) discover(w http.ResponseWriter, msg *jsonrpc.Message, initResult json.RawMessage) error {
+	result, err := discoverFromInit(initResult)
+	if err != nil {
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
+	}
+	body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode()
+	g.trace.outbound("", body)
+	writeBody(w, http.StatusOK, body)
 	return nil
 }
 
@@ -191,23 +214,11 @@ func (mr *modernRequest) poolCaps() pool.Capabilities {
 	return pool.Capabilities{Sampling: mr.caps.Has("sampling"), Elicitation: mr.caps.Has("elicitation"), Roots: mr.caps.Has("roots")}
 }
 
-// legacyMessage is a modern request as a legacy worker takes it: the io.modelcontextprotocol/
-// keys of _meta are removed (the worker was initialized by gemgate; a dual-era worker would
-// otherwise take the request as a sessionless one). Everything else keeps its bytes.
-func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
-	rp, err := readRequestParams(msg)
-	if err != nil {
-		return nil, err
-	}
-	if !rp.present {
-		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
-		return nil, err
-	}
-	return legacyMessageOf(msg, rp), nil
-}
-
-// legacyMessageOf is legacyMessage on the params checkModern read. It cannot fail: the
-// reading was the only step that could.
+// legacyMessageOf is a sessionless request as a legacy worker takes it, on the params
+// checkModern read: the io.modelcontextprotocol/ keys of _meta are removed (the worker was
+// initialized by gemgate; a dual-era worker would otherwise take the request as a
+// sessionless one). Everything else keeps its bytes. It cannot fail: the reading was the
+// only step that could.
 func legacyMessageOf(msg *jsonrpc.Message, rp requestParams) *jsonrpc.Message {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
 	params := rp.params.Edit(func(key string, v json.RawMessage) json.RawMessage {
@@ -236,112 +247,4 @@ func legacyMessageOf(msg *jsonrpc.Message, rp requestParams) *jsonrpc.Message {
 	out := *msg
 	out.Params = params
 	return &out
-}
-
-// modernToolGate applies the policy to a modern tools/call, on the body's tool name. A call
-// refused without the tool's readOnlyHint is decided again with the worker's current list,
-// which also tells an unknown tool (the worker's kind of error) from a forbidden one.
-func (g *Gateway) modernToolGate(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, access policy.Access, name string, log interface {
-	Info(string, ...any)
-}) *httpError {
-	verdict := g.opts.Policy.CheckTool(access, name, nil)
-	if verdict == policy.Allowed {
-		return nil
-	}
-	hints, exists, known := workerToolHints(ctx, m, g.opts.Policy, access, name)
-	var hint *bool
-	if h, ok := hints[name]; ok {
-		hint = &h
-	}
-	if known && !exists {
-		g.metrics.toolCall("unknown")
-		log.Info("audit tools/call", "tool", auditTool(name), "read_only", access.ReadOnly, "outcome", "unknown")
-		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: "unknown tool " + quoteSafe(name)}
-	}
-	if verdict = g.opts.Policy.CheckTool(access, name, hint); verdict == policy.Allowed {
-		return nil
-	}
-	g.metrics.toolCall(verdict.String())
-	log.Info("audit tools/call", "tool", auditTool(name), "read_only", access.ReadOnly, "outcome", verdict.String())
-	if verdict == policy.DeniedReadOnly {
-		write := g.opts.Policy.WriteScope()
-		return g.insufficientScope(msg.ID, access, []string{write}, "readOnly",
-			"tool "+quoteSafe(name)+" can change state and this token is read-only; only a token with scope "+write+" may call it")
-	}
-	needed, why := g.forbiddenChallenge(access, name, hint)
-	return g.insufficientScope(msg.ID, access, needed, "forbidden", why)
-}
-
-// workerToolHints reads the worker's tool list (bounded in time and pages) for the hints of
-// its tools and whether name is one of them; known is false when the worker could not tell.
-func workerToolHints(ctx context.Context, m *pool.Member, pol *policy.Policy, access policy.Access, name string) (hints map[string]bool, exists, known bool) {
-	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
-	defer cancel()
-	hints = map[string]bool{}
-	params := json.RawMessage(`{}`)
-	for range toolLookupPages {
-		result, ok := m.Ask(ctx, "tools/list", params)
-		if !ok {
-			return hints, false, false
-		}
-		_, h, err := pol.FilterToolsList(access, result)
-		if err != nil {
-			return hints, false, false
-		}
-		for k, v := range h {
-			hints[k] = v
-		}
-		names, err := policy.ToolNames(result)
-		if err != nil {
-			return hints, false, false
-		}
-		exists = exists || slices.Contains(names, name)
-		page, err := jsonrpc.ReadObject(result, "result")
-		if err != nil {
-			return hints, false, false
-		}
-		cursor, more, err := page.String("nextCursor")
-		if err != nil {
-			return hints, false, false
-		}
-		if !more || cursor == "" {
-			return hints, exists, true
-		}
-		params, _ = json.Marshal(map[string]string{"cursor": cursor})
-	}
-	return hints, false, false
-}
-
-// modernAttachError answers a modern request whose worker could not be had.
-func modernAttachError(msg *jsonrpc.Message, err error) error {
-	var rate *rateError
-	var refused *pool.RefusedError
-	switch {
-	case errors.As(err, &rate):
-		return tooManyRequests(msg.ID, "your worker is being started too often; wait before the next request", rate.wait)
-	case errors.Is(err, pool.ErrTooManyWorkers):
-		return overloaded(msg.ID, err.Error(), workerRetryAfter, nil)
-	case errors.Is(err, pool.ErrClosed):
-		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
-	case errors.Is(err, pool.ErrInitTimeout):
-		return overloaded(msg.ID, "the worker did not start in time", workerRetryAfter, nil)
-	case errors.Is(err, context.Canceled):
-		return nil
-	case errors.As(err, &refused):
-		var e struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(refused.Answer, &e)
-		return &httpError{Status: http.StatusServiceUnavailable, Code: jsonrpc.CodeInternalError, ID: msg.ID,
-			Message: "the worker refused to start: " + clipText(e.Message)}
-	}
-	return overloaded(msg.ID, "could not start a worker for this request", workerRetryAfter, err)
-}
-
-func clipText(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
 }

@@ -61,7 +61,7 @@ func TestAttackPassMessageTasksCapabilityInAnotherCase(t *testing.T) {
 // A call parked by the input-required bridge (a legacy worker program) is resumed by a retry
 // whose token no longer carries the scope a policy rule requires for the tool: only the
 // access mode is bound by the state, the policy is not decided again. The retry of a
-// sessionless worker's input-required result is decided again (modernToolGate), so the two
+// sessionless worker's input-required result is decided again (toolGate), so the two
 // kinds of worker disagree on what a retry needs.
 func TestAttackBridgeRetryWithoutRuleScope(t *testing.T) {
 	pol, err := policy.New(policy.Config{

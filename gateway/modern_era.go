@@ -65,8 +65,9 @@ var modernMethods = map[string]bool{
 // namedMethods are the methods whose Mcp-Name header mirrors a params field.
 var namedMethods = map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-// isModern classifies a POSTed message. Only the era is decided here; nothing is trusted yet.
-func isModern(r *http.Request, msg *jsonrpc.Message) bool {
+// isSessionless classifies a POSTed message: true for the 2026-07-28 era. Only the era is
+// decided here; nothing is trusted yet.
+func isSessionless(r *http.Request, msg *jsonrpc.Message) bool {
 	if r.Header.Get(headerSessionID) != "" {
 		return false
 	}

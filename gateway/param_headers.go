@@ -114,26 +114,16 @@ func (g *Gateway) toolBindings(ctx context.Context, m *pool.Member, tool string)
 	if tools, ok := g.paramSchemas.get(m.WorkerID(), now); ok {
 		return tools[tool], true
 	}
-	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
-	defer cancel()
 	tools := map[string][]paramBinding{}
-	params := json.RawMessage(`{}`)
-	for range toolLookupPages {
-		result, ok := m.Ask(ctx, "tools/list", params)
-		if !ok {
-			return nil, false
-		}
+	read := toolPages(ctx, m, func(result json.RawMessage) (bool, error) {
 		bindingsFrom(result, tools)
-		var page struct {
-			NextCursor string `json:"nextCursor"`
-		}
-		if json.Unmarshal(result, &page) != nil || page.NextCursor == "" {
-			g.paramSchemas.put(m.WorkerID(), tools, now)
-			return tools[tool], true
-		}
-		params, _ = json.Marshal(map[string]string{"cursor": page.NextCursor})
+		return false, nil
+	})
+	if !read {
+		return nil, false
 	}
-	return nil, false
+	g.paramSchemas.put(m.WorkerID(), tools, now)
+	return tools[tool], true
 }
 
 // checkParamHeaders compares each bound argument with its header: both absent, or equal.

@@ -1,11 +1,9 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"slices"
@@ -69,99 +67,123 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 	return methodLabel(msg.Method), g.postMessage(w, r, msg)
 }
 
-// postMessage handles one parsed client message.
+// postMessage decides the message's era, once, and hands it to that era's adapter: a
+// message without Mcp-Session-Id that names 2026-07-28 (isSessionless) is sessionless
+// (sessionlessPost); any other is initialize or a session's (sessionPost). A request whose
+// token lacks a required scope is refused first, in either era (see Options.Authenticate).
 func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
-	if isModern(r, msg) {
-		// A sessionless 2026-07-28 request: its own checks and route (modern.go).
-		p, _ := auth.PrincipalFrom(r.Context())
-		return g.modernPost(w, r, msg, p)
+	p, _ := auth.PrincipalFrom(r.Context())
+	decided := g.opts.Policy.Decide(p.Scopes) // the token's access; a session narrows it (forward)
+	if msg.IsRequest() && len(decided.Missing()) > 0 {
+		return g.insufficientScope(msg.ID, decided, decided.Missing(), "forbidden", "missing required scopes")
 	}
-	return g.postSessionMessage(w, r, msg)
+	if isSessionless(r, msg) {
+		return g.sessionlessPost(w, r, msg, p, decided)
+	}
+	return g.sessionPost(w, r, msg, p, decided)
 }
 
-// postSessionMessage handles a legacy (2025-x) message: initialize, or one of a session's.
+// sessionPost is the session adapter (2025-x): initialize, or one of a session's messages.
 // It is a function of its own so that its frame, which the session checks make large, is not
 // under a 2026-07-28 listen stream for the hours it idles (TestIdleListenStackNeverDoubles).
-func (g *Gateway) postSessionMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
-	sessionID := r.Header.Get(headerSessionID)
+func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) error {
 	// Every field the gateway decides on is read here, strictly, before anything else is done
 	// with the message: an ambiguous one is refused before it can reach a worker.
-	p, _ := auth.PrincipalFrom(r.Context())
 	fields, he := readClientFields(msg)
 	if he != nil {
-		g.auditUnread(r, msg, p, "", he)
+		g.auditUnread(r, msg, p, false, he)
 		return he
 	}
 	if he := checkKind(msg); he != nil {
 		return he
 	}
-
-	if msg.IsRequest() && msg.Method == "initialize" {
-		if fields.eraMeta {
-			return eraMetaError(msg)
-		}
-		var err error
-		aside.Run(func() { err = g.initialize(w, r, msg, p) }) // see aside.Run: the connection may go on to idle
-		return err
-	}
-	if sessionID == "" {
-		if msg.IsRequest() && msg.Method == "server/discover" {
-			// The 2026-07-28 era's probe. A plain JSON-RPC error makes a dual-era client fall
-			// back to initialize; no session is minted for it.
-			return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
-				Message: "server/discover is not supported; use initialize"}
-		}
-		e := badRequest("missing Mcp-Session-Id header; send initialize first")
-		e.ID = msg.ID
-		return e
+	initialize := msg.IsRequest() && msg.Method == "initialize"
+	sessionID := r.Header.Get(headerSessionID)
+	if !initialize && sessionID == "" {
+		return noSessionError(msg)
 	}
 	if fields.eraMeta {
 		return eraMetaError(msg)
 	}
-	s := g.sessions.lookup(sessionID, ownerOf(p))
-	if s == nil {
-		e := sessionNotFound()
-		e.ID = msg.ID
-		return e
-	}
-	if err := checkProtocolVersion(r); err != nil {
-		err.ID = msg.ID
+	if initialize {
+		var err error
+		aside.Run(func() { err = g.initialize(w, r, msg, p) }) // see aside.Run: the connection may go on to idle
 		return err
 	}
-	if !s.isProbeAnswer(msg) && !s.touch(time.Now()) {
-		e := sessionNotFound()
-		e.ID = msg.ID
-		return e
-	}
-	if he := g.grantRefusal(s, p, msg.ID, methodLabel(msg.Method)); he != nil {
+	s, he := g.sessionOf(r, msg, p, sessionID)
+	if he != nil {
 		return he
 	}
 	switch {
 	case msg.IsRequest():
-		return g.forward(w, r, s, msg, fields, p)
+		return g.forward(w, r, s, msg, fields, p, decided)
 	case msg.IsNotification():
 		if he := g.narrowedRefusal(s, p, "a notification to the worker"); he != nil && !s.cancelsReadOnlyCall(msg, fields) {
 			return he
 		}
 		g.notification(s, msg, fields)
 	default:
-		// An answer to the worker's request needs a token whose access covers the worker's
-		// mode, whatever call it was asked with: a read-only token on a read-write session
-		// answers nothing (the pool never asks a call of such a token), and the pool checks
-		// the worker's own mode again (pool.ErrNotEntitled).
-		if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
-			logNoPC(s.log.Handler(), slog.LevelInfo, "audit worker request", slog.String("answered_by", "client"),
-				slog.Bool("read_only", true), slog.Bool("worker_read_only", false), slog.String("outcome", "refused"))
+		if he := g.clientAnswer(s, msg, p, decided); he != nil {
 			return he
-		}
-		readOnly := g.opts.Policy.Decide(p.Scopes).ReadOnly
-		if err := s.clientResponse(msg, readOnly); errors.Is(err, pool.ErrNotEntitled) {
-			write := g.opts.Policy.WriteScope()
-			return g.insufficientScope(nil, s.currentAccess().Narrow(g.opts.Policy.Decide(p.Scopes)), []string{write}, "readOnly",
-				"the worker that asked is read-write and this token may only read: answering it needs a token with scope "+write)
 		}
 	}
 	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// noSessionError refuses a session's message sent without Mcp-Session-Id.
+func noSessionError(msg *jsonrpc.Message) *httpError {
+	if msg.IsRequest() && msg.Method == "server/discover" {
+		// The 2026-07-28 era's probe. A plain JSON-RPC error makes a dual-era client fall
+		// back to initialize; no session is minted for it.
+		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
+			Message: "server/discover is not supported; use initialize"}
+	}
+	e := badRequest("missing Mcp-Session-Id header; send initialize first")
+	e.ID = msg.ID
+	return e
+}
+
+// sessionOf is the session sessionID names, for a message of p's, touched; or the refusal:
+// 404 for a session that is not p's, not open or ending, 400 for an unsupported protocol
+// version, 403 for a token granting less than the session's worker holds.
+func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionID string) (*session, *httpError) {
+	notFound := func() (*session, *httpError) {
+		e := sessionNotFound()
+		e.ID = msg.ID
+		return nil, e
+	}
+	s := g.sessions.lookup(sessionID, ownerOf(p))
+	if s == nil {
+		return notFound()
+	}
+	if err := checkProtocolVersion(r); err != nil {
+		err.ID = msg.ID
+		return nil, err
+	}
+	if !s.isProbeAnswer(msg) && !s.touch(time.Now()) {
+		return notFound()
+	}
+	if he := g.grantRefusal(s, p, msg.ID, methodLabel(msg.Method)); he != nil {
+		return nil, he
+	}
+	return s, nil
+}
+
+// clientAnswer passes the client's answer to a worker's request. It needs a token whose
+// access covers the worker's mode, whatever call it was asked with: a read-only token on a
+// read-write session answers nothing (the pool never asks a call of such a token), and the
+// pool checks the worker's own mode again (pool.ErrNotEntitled).
+func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) *httpError {
+	if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
+		auditAnswer(s.log, pool.Answered{}, true, "refused") // not looked up: the method is not known
+		return he
+	}
+	if err := s.clientResponse(msg, decided.ReadOnly); errors.Is(err, pool.ErrNotEntitled) {
+		write := g.opts.Policy.WriteScope()
+		return g.insufficientScope(nil, s.currentAccess().Narrow(decided), []string{write}, "readOnly",
+			"the worker that asked is read-write and this token may only read: answering it needs a token with scope "+write)
+	}
 	return nil
 }
 
@@ -232,33 +254,13 @@ func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields)
 
 // forward passes a request to the session's worker and answers it: application/json, or an
 // SSE stream when the worker sends messages related to the request before its answer.
-func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal) error {
-	decided := g.opts.Policy.Decide(p.Scopes)
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal, decided policy.Access) error {
 	g.stepUp(r, s, p, decided)
 	access := s.currentAccess().Narrow(decided)
-	if missing := access.Missing(); len(missing) > 0 {
-		// The authenticator refuses such tokens first; this holds when it is not the one in front.
-		return g.insufficientScope(msg.ID, access, missing, "forbidden", "missing required scopes")
-	}
-	tool := f.tool
 	if msg.Method == "tools/call" {
-		name := f.tool
-		if verdict := g.opts.Policy.CheckTool(access, name, s.hint(name)); verdict != policy.Allowed {
-			if exists, known := g.toolExists(r.Context(), s, name); known && !exists {
-				g.metrics.toolCall("unknown")
-				g.audit(s, tool, access.ReadOnly, "unknown", 0)
-				return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID,
-					Message: "unknown tool " + quoteSafe(name)}
-			}
-			g.metrics.toolCall(verdict.String())
-			g.audit(s, tool, access.ReadOnly, verdict.String(), 0)
-			if verdict == policy.DeniedReadOnly {
-				write := g.opts.Policy.WriteScope()
-				return g.insufficientScope(msg.ID, access, []string{write}, "readOnly",
-					"tool "+quoteSafe(name)+" can change state and this session is read-only; only a session opened with scope "+write+" may call it")
-			}
-			needed, why := g.forbiddenChallenge(access, name, s.hint(name))
-			return g.insufficientScope(msg.ID, access, needed, "forbidden", why)
+		c := toolCall{member: s.member, log: s.log, id: msg.ID, access: access, name: f.tool, hint: s.hint(f.tool)}
+		if he := g.toolGate(r.Context(), c); he != nil {
+			return he
 		}
 	}
 	inf, err := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
@@ -284,9 +286,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	s.setCall(inf, call)
 	started := time.Now()
 	outcome := g.await(&pending{w: w, r: r, s: s, inf: inf, method: msg.Method, access: access})
-	if tool != "" {
+	if f.tool != "" {
 		g.metrics.toolCall(outcome)
-		g.audit(s, tool, access.ReadOnly, outcome, time.Since(started))
+		auditCall(s.log, f.tool, access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }
@@ -497,27 +499,6 @@ func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *bool)
 
 // codeForbidden is the JSON-RPC error code of a request the policy refuses.
 const codeForbidden = -32003
-
-// audit writes a call's audit line to the session's log.
-func (g *Gateway) audit(s *session, tool string, readOnly bool, outcome string, d time.Duration) {
-	logNoPC(s.log.Handler(), slog.LevelInfo, "audit tools/call",
-		slog.String("tool", auditTool(tool)), slog.Bool("read_only", readOnly),
-		slog.String("outcome", outcome), slog.Duration("duration", d))
-}
-
-// logNoPC writes a record to h as Logger.LogAttrs would, without the caller's program
-// counter: LogAttrs walks the stack for it (runtime.Callers) on every line, no gemgate log
-// prints it (no handler has AddSource), and it cost a third as much as formatting an audit
-// line.
-func logNoPC(h slog.Handler, level slog.Level, msg string, attrs ...slog.Attr) {
-	ctx := context.Background()
-	if !h.Enabled(ctx, level) {
-		return
-	}
-	r := slog.NewRecord(time.Now(), level, msg, 0)
-	r.AddAttrs(attrs...)
-	_ = h.Handle(ctx, r)
-}
 
 func isToolError(result json.RawMessage) bool {
 	// Most results say nothing of isError; a 1 MiB answer need not be decoded to learn that.

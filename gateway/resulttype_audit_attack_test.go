@@ -149,8 +149,8 @@ func TestModernUnknownToolIsAudited(t *testing.T) {
 	if r := c.modern("1", "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}}); r.status == 200 && !strings.Contains(string(r.body), "unknown tool") {
 		t.Fatalf("no_such_tool: %d %s", r.status, r.body)
 	}
-	// gemgate writes a refusal's audit line before it answers (modernToolGate, and forward
-	// for the legacy era): it is there by now or never.
+	// gemgate writes a refusal's audit line before it answers (toolGate, in both eras
+	// alike): it is there by now or never.
 	_, vals := auditLines(t, f)
 	if len(vals) != 1 || vals[0]["tool"] != "no_such_tool" || vals[0]["outcome"] != "unknown" {
 		t.Fatalf("audit lines %v, want one of no_such_tool, outcome unknown:\n%s", vals, f.log)

@@ -3,11 +3,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"net/http"
 	"slices"
 	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // A call the policy refuses is checked against the worker's own tool list before it is
@@ -23,38 +26,113 @@ const (
 	toolLookupPages = 100
 )
 
-// toolExists reports whether the session's worker lists a tool called name. known is false
-// when the worker could not tell (an error, a timeout, a malformed or endless list): the
-// caller then refuses the call as it would refuse a real tool.
-func (g *Gateway) toolExists(ctx context.Context, s *session, name string) (exists, known bool) {
+// toolCall is a tools/call for the policy to decide on, in either era.
+type toolCall struct {
+	member *pool.Member
+	log    *slog.Logger // the caller's: a session's, or sessionlessLog
+	id     json.RawMessage
+	access policy.Access
+	name   string // the body's params.name, read strictly
+	// hint is the tool's readOnlyHint from the session's last tools/list, if any. A
+	// sessionless caller has no list of its own: a call refused without a hint is decided
+	// again on the hint of the worker's current list.
+	hint        *bool
+	sessionless bool
+}
+
+// toolGate applies the policy to a tools/call. A refused call is audited and counted, and
+// answered "unknown tool" when the worker does not list the tool; else 403 insufficient_scope
+// naming what would unlock it, with the same text in both eras. An unknown tool is a JSON-RPC
+// error (200) on a session, as a worker would answer it, and 400 for a sessionless request,
+// whose errors map to HTTP statuses.
+func (g *Gateway) toolGate(ctx context.Context, c toolCall) *httpError {
+	verdict := g.opts.Policy.CheckTool(c.access, c.name, c.hint)
+	if verdict == policy.Allowed {
+		return nil
+	}
+	listed, hint, known := listedTool(ctx, c.member, g.opts.Policy, c.access, c.name, c.log)
+	if known && !listed {
+		g.metrics.toolCall("unknown")
+		auditCall(c.log, c.name, c.access.ReadOnly, "unknown", 0)
+		status := http.StatusOK
+		if c.sessionless {
+			status = http.StatusBadRequest
+		}
+		return &httpError{Status: status, Code: jsonrpc.CodeInvalidParams, ID: c.id, Message: "unknown tool " + quoteSafe(c.name)}
+	}
+	if c.sessionless && c.hint == nil {
+		c.hint = hint
+		if verdict = g.opts.Policy.CheckTool(c.access, c.name, hint); verdict == policy.Allowed {
+			return nil
+		}
+	}
+	g.metrics.toolCall(verdict.String())
+	auditCall(c.log, c.name, c.access.ReadOnly, verdict.String(), 0)
+	if verdict == policy.DeniedReadOnly {
+		// A session steps up to read-write when a request's token has the write scope
+		// (stepUp), so on either era it is the token that decides.
+		write := g.opts.Policy.WriteScope()
+		return g.insufficientScope(c.id, c.access, []string{write}, "readOnly",
+			"tool "+quoteSafe(c.name)+" can change state and this token is read-only; only a token with scope "+write+" may call it")
+	}
+	needed, why := g.forbiddenChallenge(c.access, c.name, c.hint)
+	return g.insufficientScope(c.id, c.access, needed, "forbidden", why)
+}
+
+// listedTool looks name up in the worker's current tool list: whether the worker lists it,
+// and the readOnlyHint it gave, if any. known is false when the worker could not tell (an
+// error, a timeout, a malformed or endless list): the caller then refuses the call as it
+// would refuse a real tool.
+func listedTool(ctx context.Context, m *pool.Member, pol *policy.Policy, access policy.Access, name string, log *slog.Logger) (listed bool, hint *bool, known bool) {
+	known = toolPages(ctx, m, func(result json.RawMessage) (bool, error) {
+		names, err := policy.ToolNames(result)
+		var hints map[string]bool // as the policy reads them
+		if err == nil {
+			_, hints, err = pol.FilterToolsList(access, result)
+		}
+		if err != nil {
+			log.Warn("worker's tools/list answer is malformed", "error", err)
+			return false, err
+		}
+		if slices.Contains(names, name) {
+			listed = true
+			if h, ok := hints[name]; ok {
+				hint = &h
+			}
+		}
+		return listed, nil
+	})
+	return listed, hint, known
+}
+
+// toolPages asks m's worker for its tool list page by page, bounded in time and pages, and
+// hands each page's result to page until page has what it needs (done) or the list ends. It
+// reports whether the list was read that far: not when the worker did not answer in time,
+// page refused a page, a page's nextCursor was malformed, or the list did not end.
+func toolPages(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool {
 	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
 	defer cancel()
 	params := json.RawMessage(`{}`)
 	for range toolLookupPages {
-		result, ok := s.member.Ask(ctx, "tools/list", params)
+		result, ok := m.Ask(ctx, "tools/list", params)
 		if !ok {
-			return false, false
+			return false
 		}
-		names, err := policy.ToolNames(result)
+		if done, err := page(result); err != nil || done {
+			return err == nil
+		}
+		obj, err := jsonrpc.ReadObject(result, "result")
 		if err != nil {
-			s.log.Warn("worker's tools/list answer is malformed", "error", err)
-			return false, false
+			return false
 		}
-		if slices.Contains(names, name) {
-			return true, true
-		}
-		page, err := jsonrpc.ReadObject(result, "result")
+		cursor, more, err := obj.String("nextCursor")
 		if err != nil {
-			return false, false
-		}
-		cursor, more, err := page.String("nextCursor")
-		if err != nil {
-			return false, false
+			return false
 		}
 		if !more || cursor == "" {
-			return false, true
+			return true
 		}
 		params, _ = json.Marshal(map[string]string{"cursor": cursor})
 	}
-	return false, false
+	return false
 }

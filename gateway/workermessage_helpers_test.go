@@ -1,0 +1,29 @@
+package gateway
+
+import "github.com/gemgate/gemgate/jsonrpc"
+
+// legacyMessage is legacyMessageOf on a message's params, read here.
+func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
+	rp, err := readRequestParams(msg)
+	if err != nil {
+		return nil, err
+	}
+	if !rp.present {
+		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
+		return nil, err
+	}
+	return legacyMessageOf(msg, rp), nil
+}
+
+// passMessage is passMessageOf on a message's params, read here.
+func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc.Message, error) {
+	if len(msg.Params) == 0 || string(msg.Params) == "null" {
+		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
+		return nil, err
+	}
+	params, err := msg.ParamsObject()
+	if err != nil {
+		return nil, err
+	}
+	return passMessageOf(msg, requestParams{params: params, present: true}, retry, workerState)
+}
