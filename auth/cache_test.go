@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 )
@@ -83,17 +82,6 @@ func TestTokenCacheFullOfExpired(t *testing.T) {
 	c.put(cacheKey(4), Principal{}, now.Add(time.Hour), now, 0)
 	if n := c.len(); n != 1 {
 		t.Errorf("len = %d, want 1: every expired entry among the oldest goes", n)
-	}
-}
-
-// tokenKey is SHA-256 of the token, whatever its length, and whatever the pooled buffer
-// held before.
-func TestTokenKeyIsSHA256(t *testing.T) {
-	for _, n := range []int{0, 1, 700, 2048, 2049, maxTokenBytes} {
-		raw := strings.Repeat("e", n)
-		if tokenKey(raw) != sha256.Sum256([]byte(raw)) {
-			t.Errorf("tokenKey of %d bytes is not their SHA-256", n)
-		}
 	}
 }
 

@@ -132,3 +132,21 @@ func FuzzClaims(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQueryTokenSeen: queryHasToken sees an access_token wherever a query parser would find
+// one: Go's (url.ParseQuery, pairs at '&', a pair with ';' dropped) or one that splits at ';'
+// too, as older servers and proxies do.
+func FuzzQueryTokenSeen(f *testing.F) {
+	for _, q := range []string{"access_token=x", "a=1;access_token=y", "access%5Ftoken", "x=%zz&access_token", "a=b"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got := queryHasToken(raw)
+		if v, _ := url.ParseQuery(raw); v.Has("access_token") && !got {
+			t.Fatalf("url.ParseQuery finds access_token in %q; queryHasToken does not", raw)
+		}
+		if v, _ := url.ParseQuery(strings.ReplaceAll(raw, ";", "&")); v.Has("access_token") && !got {
+			t.Fatalf("split at ';' too, %q has access_token; queryHasToken does not see it", raw)
+		}
+	})
+}

@@ -1,15 +1,26 @@
 package auth
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwk"
 )
 
 // slowJWKS serves a JWKS that answers only when released, counting fetches.
@@ -125,5 +136,483 @@ func TestJWKSFetchDoesNotHoldRequests(t *testing.T) {
 	}
 	if got := jwks.fetches.Load(); got != 2 {
 		t.Errorf("fetches = %d, want 2 (one at start, one for the new kid)", got)
+	}
+}
+
+// TestUsableKeyRSASize: an RSA key below 2048 bits is never used, whether the JWKS
+// library hands it over as a pointer or as a value.
+func TestUsableKeyRSASize(t *testing.T) {
+	small, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := keyring().rsa1.priv.(*rsa.PrivateKey)
+	tests := []struct {
+		name string
+		raw  any
+		ok   bool
+	}{
+		{"2048-bit pointer", &big.PublicKey, true},
+		{"2048-bit value", big.PublicKey, true},
+		{"1024-bit pointer", &small.PublicKey, false},
+		{"1024-bit value", small.PublicKey, false},
+		{"not a key", "rsa", false},
+	}
+	for _, tt := range tests {
+		if _, ok := usableKey(tt.raw); ok != tt.ok {
+			t.Errorf("usableKey(%s) ok = %v, want %v", tt.name, ok, tt.ok)
+		}
+	}
+}
+
+// The key set's "keys" is read in its exact case, as jwx and every issuer write it.
+func TestJWKSKeysInExactCase(t *testing.T) {
+	j, err := jwk.FromRaw(keyring().rsa1.public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = j.Set(jwk.KeyIDKey, "k1")
+	key, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	if _, err := parseJWKS([]byte(`{"keys":[`+string(key)+`]}`), log); err != nil {
+		t.Fatalf(`a key set with "keys": %v`, err)
+	}
+	if _, err := parseJWKS([]byte(`{"KEYS":[`+string(key)+`]}`), log); err == nil {
+		t.Error(`a key set with "KEYS" was read`)
+	}
+}
+
+// A token verified before its key was withdrawn must not live on in the cache.
+func TestWithdrawnKeyEvictsCachedTokens(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1, kr.rsa2)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, nil)
+	ctx := context.Background()
+	old := token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)
+	if _, err := v.Verify(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	// The issuer withdraws k1; a token naming an unknown kid makes the gateway refetch.
+	iss.publish(t, kr.rsa2, kr.rsa3)
+	clock.advance(DefaultKeyRefreshInterval)
+	if _, err := v.Verify(ctx, token(t, kr.rsa3, iss.claims(clock.Now(), nil), nil)); err != nil {
+		t.Fatalf("new key: %v", err)
+	}
+	if _, err := v.Verify(ctx, old); err == nil {
+		t.Fatal("a token signed by a withdrawn key was still accepted from the cache")
+	}
+}
+
+func TestHealthReportsAnUnreachableIssuerButKeysStayInUse(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, nil)
+	ctx := context.Background()
+	if err := v.Health(ctx); err != nil {
+		t.Fatalf("Health with a reachable issuer: %v", err)
+	}
+	iss.srv.Close()
+	if err := v.Health(ctx); err != nil {
+		t.Fatalf("Health fetched again at once: %v", err)
+	}
+	clock.advance(healthInterval)
+	if err := v.Health(ctx); err == nil {
+		t.Fatal("Health = nil with the issuer unreachable")
+	}
+	if err := v.Ready(ctx); err != nil {
+		t.Errorf("Ready = %v; cached keys are still loaded", err)
+	}
+	if _, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)); err != nil {
+		t.Errorf("a token signed by a cached key: %v", err)
+	}
+}
+
+// 50931e8/fa4d2f0 clip what a failed discovery quotes of the issuer's answer, so that the
+// warning logged on every key refresh is never the issuer's choice of size. The JWKS fetch
+// itself still quotes two things of the issuer's choosing whole: the status line of a non-200
+// answer (resp.Status, up to the transport's 10 MiB header limit) and, through
+// GuardRedirects, the Location of a refused redirect (req.URL.Redacted()).
+func TestJWKSFetchErrorIsClipped(t *testing.T) {
+	long := strings.Repeat("a", 400<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, "http://keys.example/"+long, http.StatusFound)
+			return
+		}
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		bw := bufio.NewWriter(conn)
+		bw.WriteString("HTTP/1.1 500 " + long + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		bw.Flush()
+		_ = buf
+	}))
+	defer srv.Close()
+	s := newRemoteKeySet(Config{Issuer: srv.URL, HTTPClient: GuardRedirects(srv.Client(), srv.URL, false)}, time.Now)
+	for _, path := range []string{"/status", "/redirect"} {
+		_, err := s.fetch(context.Background(), srv.URL+path)
+		if err == nil {
+			t.Fatalf("%s: the fetch worked", path)
+		}
+		if len(err.Error()) > 1024 {
+			t.Errorf("JWKS fetch of %s: an error of %d bytes (logged on every refresh), want one under 1 KiB", path, len(err.Error()))
+		}
+	}
+}
+
+// fakeIdP is an identity provider inside an http.RoundTripper: no sockets, so it also
+// works inside a testing/synctest bubble. While down, every request fails.
+type fakeIdP struct {
+	issuer      string
+	up          atomic.Bool
+	jwks        atomic.Pointer[[]byte]
+	discoveries atomic.Int32
+	fetches     atomic.Int32
+}
+
+func newFakeIdP(t *testing.T, keys ...signingKey) *fakeIdP {
+	t.Helper()
+	f := &fakeIdP{issuer: "https://idp.test"}
+	f.up.Store(true)
+	f.publishJWKS(t, keys...)
+	return f
+}
+
+func (f *fakeIdP) publishJWKS(t *testing.T, keys ...signingKey) {
+	t.Helper()
+	set := jwk.NewSet()
+	for _, k := range keys {
+		j, err := jwk.FromRaw(k.public())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = j.Set(jwk.KeyIDKey, k.kid) // no "use": absent means any use, signing included
+		_ = set.AddKey(j)
+	}
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.setJWKS(b)
+}
+
+func (f *fakeIdP) setJWKS(b []byte) { f.jwks.Store(&b) }
+
+func (f *fakeIdP) client() *http.Client { return &http.Client{Transport: f} }
+
+func (f *fakeIdP) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !f.up.Load() {
+		return nil, errors.New("connection refused")
+	}
+	var body []byte
+	switch r.URL.Path {
+	case "/.well-known/openid-configuration":
+		f.discoveries.Add(1)
+		body, _ = json.Marshal(map[string]string{"issuer": f.issuer, "jwks_uri": f.issuer + "/jwks"})
+	case "/jwks":
+		f.fetches.Add(1)
+		body = *f.jwks.Load()
+	default:
+		return &http.Response{StatusCode: 404, Status: "404 Not Found", Body: http.NoBody, Request: r}, nil
+	}
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK", Request: r,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+	}, nil
+}
+
+func fakeIdPKeySet(f *fakeIdP, logger *slog.Logger, now func() time.Time) *remoteKeySet {
+	cfg := Config{Issuer: f.issuer, Audiences: []string{testResource}, HTTPClient: f.client(), Logger: logger}
+	return newRemoteKeySet(cfg.withDefaults(), now)
+}
+
+// TestKeySetRemembersTheJWKSURL: discovery runs once; later refreshes go straight to the
+// JWKS it named.
+func TestKeySetRemembersTheJWKSURL(t *testing.T) {
+	f := newFakeIdP(t, keyring().rsa1)
+	clock := newFakeClock()
+	s := fakeIdPKeySet(f, nil, clock.Now)
+	for range 3 {
+		if err := s.refresh(t.Context(), 0); err != nil {
+			t.Fatal(err)
+		}
+		clock.advance(time.Minute)
+	}
+	if d, j := f.discoveries.Load(), f.fetches.Load(); d != 1 || j != 3 {
+		t.Errorf("discoveries = %d, JWKS fetches = %d; want 1 and 3", d, j)
+	}
+}
+
+// TestKeySetLogsTheFirstLoadOnly: the first key set loaded is logged at info, so an
+// operator sees the keys arrive; the routine refreshes after it only at debug.
+func TestKeySetLogsTheFirstLoadOnly(t *testing.T) {
+	f := newFakeIdP(t, keyring().rsa1)
+	h := &records{}
+	s := fakeIdPKeySet(f, slog.New(h), newFakeClock().Now)
+	for range 3 {
+		if err := s.refresh(t.Context(), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var levels []slog.Level
+	for _, r := range h.find("auth: signing keys loaded") {
+		levels = append(levels, r.Level)
+	}
+	if len(levels) != 3 || levels[0] != slog.LevelInfo || levels[1] != slog.LevelDebug || levels[2] != slog.LevelDebug {
+		t.Errorf("levels of the load lines = %v, want [INFO DEBUG DEBUG]", levels)
+	}
+}
+
+// TestKeySetAcceptsKeysWithoutUse: a JWK without "use" may sign (RFC 7517 §4.2 makes the
+// member optional); only one marked for another use is skipped.
+func TestKeySetAcceptsKeysWithoutUse(t *testing.T) {
+	kr := keyring()
+	f := newFakeIdP(t, kr.rsa1, kr.ec256)
+	s := fakeIdPKeySet(f, nil, newFakeClock().Now)
+	if err := s.refresh(t.Context(), 0); err != nil {
+		t.Fatalf("a JWKS of keys without use: %v", err)
+	}
+	for _, kid := range []string{"k1", "ec"} {
+		if _, err := s.Key(t.Context(), kid); err != nil {
+			t.Errorf("Key(%s): %v", kid, err)
+		}
+	}
+}
+
+// TestJWKSSizeLimit: a JWKS of exactly 1 MiB is read; one byte more is refused, and the
+// refusal says why rather than failing to parse a truncated document.
+func TestJWKSSizeLimit(t *testing.T) {
+	f := newFakeIdP(t, keyring().rsa1)
+	doc := *f.jwks.Load()
+	pad := func(n int) []byte { // the document, then whitespace up to n bytes
+		return append(bytes.Clone(doc), bytes.Repeat([]byte(" "), n-len(doc))...)
+	}
+	s := fakeIdPKeySet(f, nil, newFakeClock().Now)
+	url := f.issuer + "/jwks"
+
+	f.setJWKS(pad(maxJWKSBytes))
+	if _, err := s.fetch(t.Context(), url); err != nil {
+		t.Errorf("a JWKS of exactly %d bytes: %v", maxJWKSBytes, err)
+	}
+	f.setJWKS(pad(maxJWKSBytes + 1))
+	if _, err := s.fetch(t.Context(), url); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Errorf("a JWKS of %d bytes: %v, want the size refusal", maxJWKSBytes+1, err)
+	}
+}
+
+// TestKeysUsedUpToMaxAge: a key set is used without a fetch up to and including keyMaxAge
+// after it was fetched; past that the next lookup refreshes it (TestStaleKeysAreRefreshed).
+func TestKeysUsedUpToMaxAge(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
+	iss.publish(t, kr.rsa2) // withdrawn at the issuer, but not yet noticed
+	clock.advance(keyMaxAge)
+	if _, err := v.Verify(t.Context(), token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)); err != nil {
+		t.Fatalf("key set exactly keyMaxAge old: %v", err)
+	}
+	if got := iss.fetches.Load(); got != 1 {
+		t.Errorf("fetches = %d, want 1: a set keyMaxAge old is still fresh", got)
+	}
+}
+
+// TestHealthWhileAFetchOutlivesTheProbe: when the probe's context ends while a fetch is
+// still on the network, Health answers with the last finished fetch (here: it worked), not
+// with the probe's own deadline.
+func TestHealthWhileAFetchOutlivesTheProbe(t *testing.T) {
+	kr := keyring()
+	jwks := newSlowJWKS(t, kr.rsa1)
+	iss := newTestIssuer(t, kr.rsa1)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, func(c *Config) {
+		c.JWKSURL = jwks.srv.URL
+		c.HTTPClient = jwks.srv.Client()
+	})
+	jwks.holdNext.Store(true)
+	clock.advance(healthInterval)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if err := v.Health(ctx); err != nil {
+		t.Errorf("Health with the last fetch good and the next one slow = %v, want nil", err)
+	}
+	select {
+	case <-jwks.entered:
+	case <-time.After(10 * time.Second):
+		t.Error("Health did not start a fetch")
+	}
+}
+
+// TestLoaderBacksOffThenStops runs the background loader against an identity provider
+// that is down, in a synctest bubble so its minutes of backoff pass at once: each retry
+// waits between half and all of a backoff that doubles from loadRetryMin up to
+// loadRetryMax, the attempts are numbered on, and once the provider is back the loader
+// loads the keys and ends by itself.
+func TestLoaderBacksOffThenStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeIdP(t, keyring().rsa1)
+		f.up.Store(false)
+		h := &records{}
+		s := fakeIdPKeySet(f, slog.New(h), time.Now)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.load(t.Context())
+		}()
+
+		time.Sleep(3 * time.Minute) // fake time: about a dozen retries
+		synctest.Wait()
+		retries := h.find("auth: retrying signing keys")
+		if len(retries) < 8 {
+			t.Fatalf("%d retries in 3 minutes, want at least 8", len(retries))
+		}
+		backoff := loadRetryMin
+		for n, r := range retries {
+			if got, want := attr(r, "attempt").Int64(), int64(n+2); got != want {
+				t.Errorf("retry %d: attempt %d, want %d", n, got, want)
+			}
+			wait := attr(r, "in").Duration()
+			if wait < backoff/2 || wait > backoff {
+				t.Errorf("retry %d: waits %v, want within [%v, %v]", n, wait, backoff/2, backoff)
+			}
+			backoff = min(2*backoff, loadRetryMax)
+		}
+		if backoff != loadRetryMax {
+			t.Errorf("backoff reached %v, want the cap %v", backoff, loadRetryMax)
+		}
+
+		f.up.Store(true)
+		time.Sleep(loadRetryMax)
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("the loader is still running after the keys loaded")
+		}
+		if _, err := s.Key(t.Context(), "k1"); err != nil {
+			t.Errorf("Key after the loader ended: %v", err)
+		}
+	})
+}
+
+// TestJWKSKeyOfUnknownTypeIsSkipped: RFC 7517 §5 says a JWK Set reader SHOULD ignore keys
+// whose kty it does not understand. jwk.Parse fails the whole set on one such key, so an
+// issuer that adds a post-quantum signing key (kty "AKP", ML-DSA) or any other new key type
+// next to its RSA key locks gemgate out: at start the keys never load (503 to every token,
+// /readyz not ready); later every refresh fails, so the cached keys (withdrawn ones
+// included) stay in use and tokens under a rotated-in kid are all refused.
+func TestJWKSKeyOfUnknownTypeIsSkipped(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1)
+	iss.mu.Lock()
+	var set map[string][]json.RawMessage
+	if err := json.Unmarshal(iss.jwks, &set); err != nil {
+		t.Fatal(err)
+	}
+	set["keys"] = append([]json.RawMessage{json.RawMessage(`{"kty":"AKP","alg":"ML-DSA-44","kid":"pq","use":"sig","pub":"AAAA"}`)}, set["keys"]...)
+	iss.jwks, _ = json.Marshal(set)
+	iss.mu.Unlock()
+
+	clock := newFakeClock()
+	v, err := newVerifier(context.Background(), Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.srv.Client()}, clock.Now)
+	if err != nil {
+		t.Fatalf("a JWKS holding the issuer's RSA key and one key of a type gemgate does not know: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)); err != nil {
+		t.Errorf("token signed with the known RSA key: %v", err)
+	}
+}
+
+// TestKeySetRefreshWithdrawsOnlyWhatChanged: a refresh that brings the same keys (same kid,
+// key and "alg") withdraws nothing, so the verified-token cache is kept; a kid re-published
+// with another "alg" or another key, or dropped, counts as withdrawn (the cache is cleared).
+func TestKeySetRefreshWithdrawsOnlyWhatChanged(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1, kr.rsa2) // rsa2 publishes its "alg"
+	clock := newFakeClock()
+	ks := newRemoteKeySet(Config{Issuer: iss.URL(), HTTPClient: iss.srv.Client(), Logger: slog.New(slog.DiscardHandler)}, clock.Now)
+	var withdrawn atomic.Int32
+	ks.onWithdraw = func() { withdrawn.Add(1) }
+	ctx := context.Background()
+	refresh := func(what string, want int32) {
+		t.Helper()
+		if err := ks.refresh(ctx, 0); err != nil {
+			t.Fatalf("%s: refresh: %v", what, err)
+		}
+		if got := withdrawn.Swap(0); got != want {
+			t.Errorf("%s: %d withdrawals, want %d", what, got, want)
+		}
+	}
+	refresh("first load", 0)
+	refresh("the same set again", 0)
+	refresh("and again", 0)
+
+	other := kr.rsa2
+	other.publishAlg = false // the same kid and key, now without "alg": another key to a verifier
+	iss.publish(t, kr.rsa1, other)
+	refresh("a kid re-published with another alg", 1)
+
+	iss.publish(t, kr.rsa1, other)
+	refresh("unchanged after that", 0)
+
+	iss.publish(t, kr.rsaOther, other) // rsaOther: rsa1's kid, another key
+	refresh("a kid re-published with another key", 1)
+
+	iss.publish(t, other)
+	refresh("a kid dropped", 1)
+
+	for _, tt := range []struct {
+		a, b PublicKey
+		same bool
+	}{
+		{PublicKey{Key: kr.rsa1.public(), Algorithm: "RS256"}, PublicKey{Key: kr.rsa1.public(), Algorithm: "RS256"}, true},
+		{PublicKey{Key: kr.rsa1.public()}, PublicKey{Key: kr.rsa1.public()}, true},
+		{PublicKey{Key: kr.rsa1.public(), Algorithm: "RS256"}, PublicKey{Key: kr.rsa1.public(), Algorithm: "PS256"}, false},
+		{PublicKey{Key: kr.rsa1.public(), Algorithm: "RS256"}, PublicKey{Key: kr.rsa1.public()}, false},
+		{PublicKey{Key: kr.rsa1.public()}, PublicKey{Key: kr.rsa2.public()}, false},
+	} {
+		if got := tt.a.same(tt.b); got != tt.same {
+			t.Errorf("%+v same %+v = %v, want %v", tt.a.Algorithm, tt.b.Algorithm, got, tt.same)
+		}
+	}
+}
+
+// TestRekeyedKidDropsCachedTokens: the issuer replaces the key under a kid (the old key
+// leaked; an IdP or an operator reusing kids "k1"/"rsa"), and publishes the new one. A fresh
+// token signed with the old key is refused from then on, but a token verified with the old
+// key before the change stays accepted from the cache until it expires: the cache is
+// cleared only when a kid disappears, not when the key it names changes.
+func TestRekeyedKidDropsCachedTokens(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, nil)
+	ctx := context.Background()
+
+	old := token(t, kr.rsa1, iss.claims(clock.Now(), map[string]any{"jti": "before-rekey", "exp": clock.Now().Add(8 * time.Hour).Unix()}), nil)
+	if _, err := v.Verify(ctx, old); err != nil {
+		t.Fatalf("token before the rekey: %v", err)
+	}
+
+	iss.publish(t, kr.rsaOther) // same kid "k1", another key; rsa1 is withdrawn
+	clock.advance(2 * time.Minute)
+	if err := v.Health(ctx); err != nil { // readiness probe refreshes the keys
+		t.Fatalf("Health: %v", err)
+	}
+	fresh := token(t, kr.rsa1, iss.claims(clock.Now(), map[string]any{"jti": "after-rekey"}), nil)
+	if _, err := v.Verify(ctx, fresh); err == nil {
+		t.Fatal("setup: the withdrawn key still verifies a fresh token; the new key set is not in force")
+	}
+	if _, err := v.Verify(ctx, old); err == nil {
+		t.Error("a token signed with the withdrawn key (kid k1 now names another key) is still accepted from the cache")
 	}
 }

@@ -3,82 +3,22 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
-
-const testMetadataURL = "https://gw.example.com/.well-known/oauth-protected-resource/mcp"
-
-// challengeParams parses one Bearer challenge with the Go SDK's client parser.
-func challengeParams(t *testing.T, h http.Header) map[string]string {
-	t.Helper()
-	cs, err := oauthex.ParseWWWAuthenticate(h.Values("WWW-Authenticate"))
-	if err != nil {
-		t.Fatalf("WWW-Authenticate %q: %v", h.Values("WWW-Authenticate"), err)
-	}
-	if len(cs) != 1 || cs[0].Scheme != "bearer" {
-		t.Fatalf("WWW-Authenticate %q: want one Bearer challenge, got %+v", h.Values("WWW-Authenticate"), cs)
-	}
-	return cs[0].Params
-}
-
-type middlewareHarness struct {
-	mw      http.Handler
-	mu      sync.Mutex
-	calls   int
-	reasons []string
-	last    Principal
-}
-
-func newMiddlewareHarness(v TokenVerifier) *middlewareHarness {
-	h := &middlewareHarness{}
-	a := NewAuthenticator(AuthenticatorOptions{
-		Verifier:            v,
-		ResourceMetadataURL: testMetadataURL,
-		RequiredScopes:      []string{"mcp:use"},
-		OnFailure: func(_ *http.Request, reason string) {
-			h.mu.Lock()
-			h.reasons = append(h.reasons, reason)
-			h.mu.Unlock()
-		},
-	})
-	h.mw = a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := PrincipalFrom(r.Context())
-		if !ok {
-			panic("no principal in context")
-		}
-		h.mu.Lock()
-		h.calls++
-		h.last = p
-		h.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	return h
-}
-
-func (h *middlewareHarness) serve(r *http.Request) *httptest.ResponseRecorder {
-	rec := httptest.NewRecorder()
-	h.mw.ServeHTTP(rec, r)
-	return rec
-}
-
-func bearerRequest(tok string) *http.Request {
-	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}"))
-	r.Header.Set("Authorization", "Bearer "+tok)
-	return r
-}
 
 func TestMiddlewareRefusesBadTokens(t *testing.T) {
 	kr := keyring()
@@ -299,15 +239,6 @@ func TestMiddlewareRefusesBadTokens(t *testing.T) {
 	}
 }
 
-func mustJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestMiddlewareInsufficientScope(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t)
@@ -407,5 +338,163 @@ func TestAnonymous(t *testing.T) {
 	}
 	if diff := cmp.Diff(p, got, cmp.AllowUnexported(Principal{})); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestMiddlewareKeepsToken: behind the middleware, the token it verified is in the request's
+// context next to the principal, so that whoever passes it on (to a worker) need not read
+// and check the header again; without the middleware there is none.
+func TestMiddlewareKeepsToken(t *testing.T) {
+	tok := "tok-alice"
+	v := verifierFunc(func(_ context.Context, raw string) (Principal, error) {
+		return Principal{User: "alice", Scopes: []string{"mcp:use"}}, nil
+	})
+	a := NewAuthenticator(AuthenticatorOptions{Verifier: v})
+	var got string
+	var ok bool
+	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok = TokenFrom(r.Context())
+		if p, _ := PrincipalFrom(r.Context()); p.User != "alice" {
+			t.Errorf("principal %+v", p)
+		}
+	}))
+	r := httptest.NewRequest(http.MethodPost, "https://h/mcp", nil)
+	r.Header.Set("Authorization", "Bearer "+tok)
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if !ok || got != tok {
+		t.Fatalf("TokenFrom = %q, %v; want %q", got, ok, tok)
+	}
+	anon := Anonymous(Principal{User: "dev"})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok = TokenFrom(r.Context())
+	}))
+	anon.ServeHTTP(httptest.NewRecorder(), r)
+	if ok || got != "" {
+		t.Fatalf("TokenFrom behind Anonymous = %q, %v; want none", got, ok)
+	}
+	if _, ok := TokenFrom(WithPrincipal(context.Background(), Principal{})); ok {
+		t.Fatal("TokenFrom of a bare WithPrincipal reports a token")
+	}
+}
+
+type verifierFunc func(context.Context, string) (Principal, error)
+
+func (f verifierFunc) Verify(ctx context.Context, raw string) (Principal, error) { return f(ctx, raw) }
+
+// TestMiddlewareOtherSchemesAreChallenged: through the middleware, such a header is answered
+// 401 with a plain Bearer challenge and counted as a missing token; the handler never runs.
+func TestMiddlewareOtherSchemesAreChallenged(t *testing.T) {
+	h := newMiddlewareHarness(verifierFunc(func(context.Context, string) (Principal, error) {
+		t.Error("the verifier was asked about a non-Bearer credential")
+		return Principal{}, ErrInvalidToken
+	}))
+	for _, v := range []string{`Digest username="alice", response="r"`, "Basic1 YWxpY2U=", "Bearez abc", "Digest"} {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("Authorization", v)
+		rec := h.serve(r)
+		if rec.Code != http.StatusUnauthorized {
+			t.Errorf("Authorization %q: status %d, want 401", v, rec.Code)
+			continue
+		}
+		if p := challengeParams(t, rec.Header()); p["error"] != "" {
+			t.Errorf("Authorization %q: challenge error %q, want none (no token was presented)", v, p["error"])
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.calls != 0 {
+		t.Errorf("the handler ran %d times", h.calls)
+	}
+	for _, r := range h.reasons {
+		if r != ReasonMissing {
+			t.Errorf("failure reason %q, want %q", r, ReasonMissing)
+		}
+	}
+	if len(h.reasons) != 4 {
+		t.Errorf("%d failures counted, want 4", len(h.reasons))
+	}
+}
+
+func TestChallengeScopesNameWhatClientsShouldAskFor(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		challenge []string
+		want      string
+	}{
+		{"default is the required scopes", nil, `Bearer scope="mcp:use", resource_metadata="https://gw.example/.well-known/oauth-protected-resource/mcp"`},
+		{"configured", []string{"mcp:use", "mcp:write"}, `Bearer scope="mcp:use mcp:write", resource_metadata="https://gw.example/.well-known/oauth-protected-resource/mcp"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := NewAuthenticator(AuthenticatorOptions{
+				ResourceMetadataURL: "https://gw.example/.well-known/oauth-protected-resource/mcp",
+				RequiredScopes:      []string{"mcp:use"},
+				ChallengeScopes:     tt.challenge,
+			})
+			rec := httptest.NewRecorder()
+			a.Middleware(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest("POST", "/mcp", nil))
+			if rec.Code != http.StatusUnauthorized {
+				t.Fatalf("status %d", rec.Code)
+			}
+			if got := rec.Header().Get("WWW-Authenticate"); got != tt.want {
+				t.Errorf("WWW-Authenticate = %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func publicKeyPEM(t testing.TB, k signingKey) []byte {
+	t.Helper()
+	der, err := x509.MarshalPKIXPublicKey(k.public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+}
+
+// staticVerifier accepts every token as p.
+type staticVerifier struct{ p Principal }
+
+func (v staticVerifier) Verify(context.Context, string) (Principal, error) { return v.p, nil }
+
+// TestRefusalLogNamesTheUserOnlyFor403: a 403 is a refusal of a known user, and its log
+// line says who and with which scopes, so an operator can see who needs a grant. A 401
+// has no verified user to name.
+func TestRefusalLogNamesTheUserOnlyFor403(t *testing.T) {
+	h := &records{}
+	a := NewAuthenticator(AuthenticatorOptions{
+		Verifier:            staticVerifier{Principal{User: "alice", Scopes: []string{"openid"}}},
+		ResourceMetadataURL: testMetadataURL,
+		RequiredScopes:      []string{"mcp:use"},
+		Logger:              slog.New(h),
+	})
+	mw := a.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("a refused request reached the handler")
+	}))
+
+	rec := httptest.NewRecorder()
+	mw.ServeHTTP(rec, bearerRequest("abc"))
+	if rec.Code != http.StatusForbidden {
+		t.Fatalf("status %d, want 403", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	mw.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mcp", nil))
+	if rec.Code != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401", rec.Code)
+	}
+
+	lines := h.find("request refused by authentication")
+	if len(lines) != 2 {
+		t.Fatalf("%d refusal lines, want 2", len(lines))
+	}
+	if got := attr(lines[0], "user").String(); got != "alice" {
+		t.Errorf("403 line: user = %q, want alice", got)
+	}
+	if got, ok := attr(lines[0], "granted_scopes").Any().([]string); !ok || !slices.Equal(got, []string{"openid"}) {
+		t.Errorf("403 line: granted_scopes = %v, want [openid]", attr(lines[0], "granted_scopes"))
+	}
+	if got := attr(lines[1], "user"); got.Kind() != slog.KindAny || got.Any() != nil {
+		t.Errorf("401 line names a user: %v", got)
+	}
+	if lines[1].Level != slog.LevelDebug {
+		t.Errorf("a request without a token is logged at %v, want DEBUG", lines[1].Level)
 	}
 }

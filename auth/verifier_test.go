@@ -2,12 +2,14 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,4 +358,153 @@ func TestNewVerifier(t *testing.T) {
 			}
 		}
 	})
+}
+
+// tokenKey is SHA-256 of the token, whatever its length, and whatever the pooled buffer
+// held before.
+func TestTokenKeyIsSHA256(t *testing.T) {
+	for _, n := range []int{0, 1, 700, 2048, 2049, maxTokenBytes} {
+		raw := strings.Repeat("e", n)
+		if tokenKey(raw) != sha256.Sum256([]byte(raw)) {
+			t.Errorf("tokenKey of %d bytes is not their SHA-256", n)
+		}
+	}
+}
+
+// countingKeySet is a static key set that counts lookups, so tests can tell
+// a cache hit (no lookup) from a full verification.
+type countingKeySet struct {
+	keys    map[string]PublicKey
+	lookups atomic.Int32
+}
+
+func (s *countingKeySet) Key(_ context.Context, kid string) (PublicKey, error) {
+	s.lookups.Add(1)
+	k, ok := s.keys[kid]
+	if !ok {
+		return PublicKey{}, errNoSuchKey
+	}
+	return k, nil
+}
+
+// A gateway started while its issuer is down answers 503 with Retry-After to requests
+// with a token (never 401: the token may be perfectly good), and verifies tokens once the
+// issuer answers, without a restart.
+func TestStartVerifierWhileIssuerIsDown(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1)
+	iss.discoveryOK.Store(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	v, err := StartVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.srv.Client(), UserClaim: "preferred_username"})
+	if err != nil {
+		t.Fatalf("StartVerifier with the issuer down: %v", err)
+	}
+	tok := token(t, kr.rsa1, iss.claims(time.Now(), nil), nil)
+
+	_, err = v.Verify(context.Background(), tok)
+	var unavailable *KeysUnavailableError
+	if !errors.As(err, &unavailable) || errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("Verify before keys: err = %v, want a KeysUnavailableError that is not ErrInvalidToken", err)
+	}
+	if err := v.Ready(context.Background()); !errors.Is(err, ErrKeysUnavailable) {
+		t.Fatalf("Ready before keys = %v", err)
+	}
+
+	h := newMiddlewareHarness(v)
+	rec := h.serve(bearerRequest(tok))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("with a token before keys: status %d, Retry-After %q; want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if rec.Header().Get("WWW-Authenticate") != "" {
+		t.Errorf("503 carries a challenge: %q", rec.Header().Get("WWW-Authenticate"))
+	}
+	if rec := h.serve(httptest.NewRequest("POST", "/mcp", nil)); rec.Code != http.StatusUnauthorized {
+		t.Errorf("without a token before keys: status %d, want 401", rec.Code)
+	}
+	if rec := h.serve(bearerRequest("not-a-jwt")); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a malformed token before keys: status %d, want 401", rec.Code)
+	}
+
+	iss.discoveryOK.Store(true)
+	deadline := time.Now().Add(30 * time.Second)
+	for v.Ready(context.Background()) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("keys not loaded 30s after the issuer came up: %v", v.Ready(context.Background()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rec := h.serve(bearerRequest(tok)); rec.Code != http.StatusNoContent {
+		t.Fatalf("after the issuer came up: status %d: %s", rec.Code, rec.Body)
+	}
+}
+
+// The background loader stops with its context.
+func TestStartVerifierStopsRetryingWithItsContext(t *testing.T) {
+	iss := newTestIssuer(t)
+	iss.discoveryOK.Store(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	v, err := StartVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for iss.discoveries.Load() < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	ks := v.keys.(*remoteKeySet)
+	for ks.fetching.Load() && time.Now().Before(deadline) { // an attempt already on the wire
+		time.Sleep(10 * time.Millisecond)
+	}
+	n := iss.discoveries.Load()
+	// Proving that nothing happens takes some waiting: a live loader, nudged, would retry
+	// within loadNudgeGap.
+	for range 3 {
+		_ = v.Ready(context.Background())
+		time.Sleep(loadNudgeGap / 2)
+	}
+	if got := iss.discoveries.Load(); got != n {
+		t.Errorf("discoveries went from %d to %d after the context ended", n, got)
+	}
+}
+
+func TestStartVerifierRefusesBadConfig(t *testing.T) {
+	if _, err := StartVerifier(context.Background(), Config{}); err == nil {
+		t.Fatal("no error for an empty config")
+	}
+}
+
+// sizedToken signs a good token padded to exactly n bytes, varying a pad claim and a pad
+// header (base64url cannot make every length from the payload alone).
+func sizedToken(t *testing.T, iss *testIssuer, clock *fakeClock, n int) string {
+	t.Helper()
+	k := keyring().ec256 // quick to sign, and its signatures are all one length
+	base := len(token(t, k, iss.claims(clock.Now(), map[string]any{"pad": ""}), map[string]any{"x": ""}))
+	for h := range 4 {
+		for p := max(0, (n-base)*3/4-8); p < (n-base)*3/4+8; p++ {
+			tok := token(t, k, iss.claims(clock.Now(), map[string]any{"pad": strings.Repeat("p", p)}), map[string]any{"x": strings.Repeat("h", h)})
+			if len(tok) == n {
+				return tok
+			}
+		}
+	}
+	t.Fatalf("no token of exactly %d bytes", n)
+	return ""
+}
+
+// TestTokenSizeLimit: a token of exactly 16 KiB is verified; one byte more is refused as
+// too large before any parsing.
+func TestTokenSizeLimit(t *testing.T) {
+	iss := newTestIssuer(t, keyring().ec256)
+	clock := newFakeClock()
+	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
+	if _, err := v.Verify(t.Context(), sizedToken(t, iss, clock, maxTokenBytes)); err != nil {
+		t.Errorf("a token of exactly %d bytes: %v", maxTokenBytes, err)
+	}
+	_, err := v.Verify(t.Context(), sizedToken(t, iss, clock, maxTokenBytes+1))
+	var me *MalformedTokenError
+	if !errors.As(err, &me) || me.Reason != "larger than 16 KiB" {
+		t.Errorf("a token of %d bytes: %v, want refused as larger than 16 KiB", maxTokenBytes+1, err)
+	}
 }

@@ -2,35 +2,8 @@ package policy
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 )
-
-// realisticToolsList builds a tools/list result of n tools shaped like a GemStone worker's:
-// prose descriptions, closed input schemas with a few typed properties, output schemas on
-// some, annotations on most.
-func realisticToolsList(n int) []byte {
-	verbs := []string{"list", "find", "get", "describe", "compile", "execute", "remove", "rename"}
-	var tools []string
-	for i := range n {
-		verb := verbs[i%len(verbs)]
-		name := fmt.Sprintf("%s_thing_%03d", verb, i)
-		desc := strings.Repeat(fmt.Sprintf("%s a class, method or category in the image (%d). ", verb, i), 4) +
-			"Returns a structured result; see the output schema. Errors come back as isError results with structuredContent.error.kind."
-		schema := fmt.Sprintf(`{"type":"object","properties":{"className":{"type":"string","description":"Name of the class, e.g. OrderedCollection"},"selector":{"type":"string","description":"Method selector, e.g. add:withOccurrences:"},"meta":{"type":"boolean","description":"Class side when true","default":false},"limit":{"type":"integer","minimum":1,"maximum":1000,"default":%d},"categories":{"type":"array","items":{"type":"string"}}},"required":["className"],"additionalProperties":false}`, 50+i)
-		t := fmt.Sprintf(`{"name":%q,"title":"%s thing %d","description":%q,"inputSchema":%s`, name, verb, i, desc, schema)
-		if i%3 == 0 {
-			t += `,"outputSchema":{"type":"object","properties":{"items":{"type":"array","items":{"type":"string"}},"count":{"type":"integer"}},"required":["items"]}`
-		}
-		if i%4 != 0 {
-			ro := verb == "list" || verb == "find" || verb == "get" || verb == "describe"
-			t += fmt.Sprintf(`,"annotations":{"title":"%s","readOnlyHint":%t,"destructiveHint":%t,"openWorldHint":false}`, name, ro, verb == "remove")
-		}
-		tools = append(tools, t+"}")
-	}
-	return []byte(`{"tools":[` + strings.Join(tools, ",") + `],"nextCursor":"page-2"}`)
-}
 
 func TestRealisticToolsList(t *testing.T) {
 	in := realisticToolsList(200)

@@ -8,26 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func filterPolicy(t testing.TB, trust bool) *Policy {
-	return mustNew(t, Config{
-		ReadOnlyTools:      []string{"list_*", "status"},
-		TrustReadOnlyHints: trust,
-		Rules:              []Rule{{Scope: "admin", Tools: []string{"drop_*"}}},
-	})
-}
-
-// A result laid out the way a worker might send it: odd spacing, field order that is not
-// alphabetical, escapes, unicode and numbers that re-encoding would change.
-const untidyResult = `{ "nextCursor" :"c\u00e9-2" ,
-  "tools": [
-    {"name":"list_classes","description":"Lists \u0041ll classes","inputSchema":{"type":"object","properties":{}}, "n": 1.50},
-    { "name" : "execute_code", "inputSchema": {"type":"object"}, "annotations": {"readOnlyHint": false, "title":"Run"} },
-    {"annotations":{"readOnlyHint":true},"name":"peek","inputSchema":{"type":"object","additionalProperties":false}},
-    {"name":"drop_class","annotations":{"destructiveHint":true}},
-    {"name":"status","annotations":{"readOnlyHint":null},"_meta":{"x":[1,2,{"name":"nested"}]}}
-  ],
-  "_meta": {"tools":"not this one", "z": 1e3}  }`
-
 func TestFilterToolsList(t *testing.T) {
 	tool := func(i int) string {
 		var raw struct {

@@ -8,6 +8,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jwt"
 )
 
 const testAudience = "http://127.0.0.1:8080/mcp"
@@ -92,4 +95,44 @@ func payload(t *testing.T, tok string) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// gateway is the client the gateway uses for token exchange in these tests.
+var gateway = Client{ID: "gemgate", Secret: "gateway-secret", User: "gemgate"}
+
+func exchangeForm(subject string, kv ...string) url.Values {
+	v := url.Values{
+		"grant_type":         {"urn:ietf:params:oauth:grant-type:token-exchange"},
+		"subject_token":      {subject},
+		"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"},
+		"audience":           {"gemstone"},
+	}
+	for n := 0; n+1 < len(kv); n += 2 {
+		if kv[n+1] == "" {
+			v.Del(kv[n])
+		} else {
+			v.Set(kv[n], kv[n+1])
+		}
+	}
+	return v
+}
+
+// verifyWithJWKS checks tok the way a resource server would: keys from /jwks,
+// signature, iss, aud and time claims. It returns the claims.
+func verifyWithJWKS(t *testing.T, i *Issuer, tok, aud string) map[string]any {
+	t.Helper()
+	set, err := jwk.Fetch(t.Context(), i.URL()+"/jwks")
+	if err != nil {
+		t.Fatalf("fetch JWKS: %v", err)
+	}
+	parsed, err := jwt.ParseString(tok, jwt.WithKeySet(set), jwt.WithValidate(true),
+		jwt.WithIssuer(i.URL()), jwt.WithAudience(aud))
+	if err != nil {
+		t.Fatalf("token does not verify against /jwks: %v", err)
+	}
+	claims, err := parsed.AsMap(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return claims
 }

@@ -1,11 +1,22 @@
 package devissuer
 
 import (
+	"bytes"
 	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jwt"
 )
 
 func TestStartRefusesNonLoopback(t *testing.T) {
@@ -90,5 +101,183 @@ func TestOptionsAreCopied(t *testing.T) {
 	got[0].Scopes[0] = "changed too"
 	if s := i.Clients()[0].Scopes[0]; s != "mcp:use" {
 		t.Errorf("issuer's client scope changed to %q", s)
+	}
+}
+
+// Close frees the issuer's port at once, even when its server goroutine had not started to
+// serve yet: a restart on the same address (gemgate dev keeps the issuer's port) must work.
+func TestCloseFreesThePort(t *testing.T) {
+	for range 50 {
+		iss, err := Start(Options{Audience: testAudience})
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := iss.listener.Addr().String()
+		if err := iss.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("listening again on %s right after Close: %v", addr, err)
+		}
+		ln.Close()
+	}
+}
+
+// lockedBuffer is written by the server's goroutines and read by the test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestLogsNoSecrets(t *testing.T) {
+	var logs lockedBuffer
+	i := startIssuer(t, Options{
+		Clients:           append(DefaultClients(), gateway),
+		ExchangeAudiences: []string{"gemstone"},
+		Logger:            slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	alice := client(t, i, "alice")
+	bad := alice
+	bad.Secret = "wrong-secret-value"
+
+	cc := post(t, i, url.Values{"grant_type": {"client_credentials"}}, &alice)
+	subject := cc.body["access_token"].(string)
+	ex := post(t, i, exchangeForm(subject), &gateway)
+	exchanged := ex.body["access_token"].(string)
+	post(t, i, url.Values{"grant_type": {"client_credentials"}}, &bad)
+	post(t, i, exchangeForm(subject+"x"), &gateway)
+
+	out := logs.String()
+	if !strings.Contains(out, "token issued") || !strings.Contains(out, "token refused") {
+		t.Fatalf("expected issue and refusal lines, got:\n%s", out)
+	}
+	for name, secret := range map[string]string{
+		"client secret": alice.Secret, "wrong secret": bad.Secret, "gateway secret": gateway.Secret,
+		"subject token": subject, "exchanged token": exchanged,
+	} {
+		if strings.Contains(out, secret) {
+			t.Errorf("log contains the %s", name)
+		}
+	}
+}
+
+func TestURLShape(t *testing.T) {
+	i := startIssuer(t, Options{})
+	if !strings.HasPrefix(i.URL(), "http://127.0.0.1:") || strings.HasSuffix(i.URL(), "/") {
+		t.Errorf("URL() = %q, want http://127.0.0.1:PORT", i.URL())
+	}
+}
+
+func TestServesTLS(t *testing.T) {
+	// httptest's TLS server carries a certificate for 127.0.0.1 and a client trusting it.
+	ts := httptest.NewTLSServer(http.NotFoundHandler())
+	cfg, hc := ts.TLS.Clone(), ts.Client()
+	ts.Close()
+
+	i := startIssuer(t, Options{TLS: cfg})
+	if !strings.HasPrefix(i.URL(), "https://127.0.0.1:") {
+		t.Fatalf("URL() = %q, want https://127.0.0.1:PORT", i.URL())
+	}
+	res, err := hc.Get(i.URL() + "/.well-known/openid-configuration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m serverMetadata
+	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Issuer != i.URL() || m.TokenEndpoint != i.URL()+"/token" {
+		t.Errorf("issuer %q token_endpoint %q", m.Issuer, m.TokenEndpoint)
+	}
+}
+
+// TestServerBoundsHeaderReads: the token endpoint listens on a real port, so a client that
+// sends its headers a byte at a time must not hold a connection for ever.
+func TestServerBoundsHeaderReads(t *testing.T) {
+	i := startIssuer(t, Options{})
+	if d := i.srv.ReadHeaderTimeout; d <= 0 || d > time.Minute {
+		t.Errorf("ReadHeaderTimeout = %v, want a bound of at most a minute", d)
+	}
+}
+
+// TestServeFailureIsLogged: when the server stops for any reason other than Close, the
+// issuer says so instead of going quiet with its port still advertised.
+func TestServeFailureIsLogged(t *testing.T) {
+	w := &waitWriter{want: "devissuer: serve", found: make(chan struct{})}
+	i := startIssuer(t, Options{Logger: slog.New(slog.NewTextHandler(w, nil))})
+	if err := i.listener.Close(); err != nil { // closed under the server: Serve fails
+		t.Fatal(err)
+	}
+	select {
+	case <-w.found:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no serve error logged within 10s")
+	}
+}
+
+// waitWriter closes found once a write contains want.
+type waitWriter struct {
+	want  string
+	once  sync.Once
+	found chan struct{}
+}
+
+func (w *waitWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.want) {
+		w.once.Do(func() { close(w.found) })
+	}
+	return len(p), nil
+}
+
+func TestMint(t *testing.T) {
+	i := startIssuer(t, Options{TokenTTL: 10 * time.Minute})
+	tok, err := i.Mint("carol", []string{"mcp:use"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := verifyWithJWKS(t, i, tok, testAudience)
+	if claims["sub"] != "carol" || claims["preferred_username"] != "carol" || claims["scope"] != "mcp:use" {
+		t.Errorf("claims = %v", claims)
+	}
+	if raw := payload(t, tok); raw["exp"].(float64)-raw["iat"].(float64) != 600 {
+		t.Errorf("lifetime %v s, want the default TokenTTL", raw["exp"].(float64)-raw["iat"].(float64))
+	}
+
+	expired, err := i.Mint("carol", nil, -time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := jwk.Fetch(t.Context(), i.URL()+"/jwks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jwt.ParseString(expired, jwt.WithKeySet(set), jwt.WithValidate(true)); err == nil {
+		t.Error("a token minted with negative ttl validates")
+	}
+
+	other := startIssuer(t, Options{})
+	foreign, err := other.Mint("carol", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jwt.ParseString(foreign, jwt.WithKeySet(set)); err == nil {
+		t.Error("another issuer's token verifies against this issuer's JWKS")
+	}
+	if _, err := i.Mint("", nil, 0); err == nil {
+		t.Error("Mint with an empty user succeeded")
 	}
 }

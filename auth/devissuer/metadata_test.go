@@ -3,8 +3,6 @@ package devissuer
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -48,13 +46,6 @@ func TestDiscoveryDocuments(t *testing.T) {
 				t.Errorf("metadata (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestURLShape(t *testing.T) {
-	i := startIssuer(t, Options{})
-	if !strings.HasPrefix(i.URL(), "http://127.0.0.1:") || strings.HasSuffix(i.URL(), "/") {
-		t.Errorf("URL() = %q, want http://127.0.0.1:PORT", i.URL())
 	}
 }
 
@@ -122,16 +113,6 @@ func TestJWKSDocument(t *testing.T) {
 	}
 }
 
-func TestFreshKeyEachStart(t *testing.T) {
-	a, b := startIssuer(t, Options{}), startIssuer(t, Options{})
-	if a.key.kid == b.key.kid || a.key.private.N.Cmp(b.key.private.N) == 0 {
-		t.Error("two issuers share a signing key")
-	}
-	if a.key.private.N.BitLen() != 2048 {
-		t.Errorf("key has %d bits, want 2048", a.key.private.N.BitLen())
-	}
-}
-
 func TestAuthorizeEndpointExplains(t *testing.T) {
 	i := startIssuer(t, Options{})
 	res, err := http.Get(i.URL() + "/authorize?response_type=code&client_id=alice")
@@ -141,29 +122,5 @@ func TestAuthorizeEndpointExplains(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusBadRequest {
 		t.Errorf("status %d, want 400", res.StatusCode)
-	}
-}
-
-func TestServesTLS(t *testing.T) {
-	// httptest's TLS server carries a certificate for 127.0.0.1 and a client trusting it.
-	ts := httptest.NewTLSServer(http.NotFoundHandler())
-	cfg, hc := ts.TLS.Clone(), ts.Client()
-	ts.Close()
-
-	i := startIssuer(t, Options{TLS: cfg})
-	if !strings.HasPrefix(i.URL(), "https://127.0.0.1:") {
-		t.Fatalf("URL() = %q, want https://127.0.0.1:PORT", i.URL())
-	}
-	res, err := hc.Get(i.URL() + "/.well-known/openid-configuration")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var m serverMetadata
-	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	if m.Issuer != i.URL() || m.TokenEndpoint != i.URL()+"/token" {
-		t.Errorf("issuer %q token_endpoint %q", m.Issuer, m.TokenEndpoint)
 	}
 }

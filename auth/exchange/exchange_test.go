@@ -10,14 +10,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/gemgate/gemgate/auth/devissuer"
+	"github.com/google/go-cmp/cmp"
 )
 
 const subject = "eyJhbGciOiJSUzI1NiJ9.user-token.sig"
@@ -308,4 +308,279 @@ func jwtClaims(t *testing.T, tok string) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// jwtAudience reads the issued token's payload with encoding/json into a struct field tagged
+// "aud", which matches member names case-insensitively, the last one winning. A payload
+// {"aud":"<gemgate's audience>","Aud":"gemstone"} is "for gemstone" to the check, and "for
+// gemgate" to gemgate's own verifier (its claim set reads "aud" in its exact case, as RFC 7519
+// asks) and to every JWT library: the fresh gemgate token the check was added to refuse
+// reaches the worker. The check must read "aud" exactly as gemgate's verifier reads it.
+func TestExchangeAudienceReadInExactCase(t *testing.T) {
+	b64 := base64.RawURLEncoding.EncodeToString
+	header := b64([]byte(`{"alg":"RS256","typ":"JWT"}`))
+	subject := header + "." + b64([]byte(`{"aud":"https://gemgate.example/mcp","sub":"alice","jti":"1"}`)) + ".c2ln"
+	for _, payload := range []string{
+		`{"iss":"https://idp","aud":"https://gemgate.example/mcp","Aud":"gemstone","sub":"alice","jti":"2"}`,
+		`{"iss":"https://idp","aud":"https://gemgate.example/mcp","AUD":["gemstone"],"sub":"alice","jti":"2"}`,
+	} {
+		issued := header + "." + b64([]byte(payload)) + ".c2ln"
+		body := fmt.Sprintf(`{"access_token":%q,"issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer","expires_in":300}`, issued)
+		srv := tokenEndpoint(t, 200, body, new(map[string]any))
+		ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "gemgate", ClientSecret: "s3cret", Audience: "gemstone"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ex.Exchange(t.Context(), subject); err == nil {
+			t.Errorf("issued token with payload %s (aud is gemgate's; only a differently-cased member names gemstone) handed to the worker", payload)
+		}
+	}
+}
+
+// The audience check asks only that aud contain cfg.Audience. An issuer that adds the
+// requested audience to the audiences the token would carry anyway (Keycloak's legacy token
+// exchange, or an audience mapper in a default client scope that names gemgate) returns a
+// token whose aud is ["https://gemgate.example/mcp","gemstone"]: a token gemgate itself
+// accepts, handed to the worker, the pass-through the check was added to stop. The caller's
+// own audiences (Config.GatewayAudiences: its public URL and audiences setting) must not be in
+// the issued token's aud.
+func TestExchangeRefusesATokenAlsoForTheCallersAudience(t *testing.T) {
+	b64 := base64.RawURLEncoding.EncodeToString
+	header := b64([]byte(`{"alg":"RS256","typ":"JWT"}`))
+	subject := header + "." + b64([]byte(`{"aud":"https://gemgate.example/mcp","sub":"alice","jti":"1"}`)) + ".c2ln"
+	issued := header + "." + b64([]byte(`{"iss":"https://idp","aud":["https://gemgate.example/mcp","gemstone"],"sub":"alice","jti":"2"}`)) + ".c2ln"
+	body := fmt.Sprintf(`{"access_token":%q,"issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer","expires_in":300}`, issued)
+	srv := tokenEndpoint(t, 200, body, new(map[string]any))
+	ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "gemgate", ClientSecret: "s3cret", Audience: "gemstone",
+		GatewayAudiences: []string{"https://gemgate.example/mcp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ex.Exchange(t.Context(), subject); err == nil {
+		t.Error("issued token with aud [gemgate's audience, gemstone] (valid at gemgate too) handed to the worker")
+	}
+}
+
+// The echo check once compares the issued token with the subject token byte for byte, so an
+// issuer (or a token URL that is not the issuer's) that hands back the caller's own token with
+// one byte of difference, or a fresh token minted for gemgate's own audience rather than the
+// backend's, still makes `exchange` a pass-through of a token gemgate accepts. The issued
+// token must not be the subject token in any spelling a bearer reader takes for it (HTTP
+// trims the spaces around a header value), and a JWT issued for the caller's audience and not
+// for cfg.Audience is not a credential for the backend.
+func TestExchangeRefusesTheSubjectTokenInDisguise(t *testing.T) {
+	b64 := base64.RawURLEncoding.EncodeToString
+	header := b64([]byte(`{"alg":"RS256","typ":"JWT"}`))
+	userTok := header + "." + b64([]byte(`{"iss":"https://idp","aud":"https://gemgate.example/mcp","sub":"alice","jti":"1"}`)) + ".c2ln"
+	fresh := header + "." + b64([]byte(`{"iss":"https://idp","aud":"https://gemgate.example/mcp","sub":"alice","jti":"2"}`)) + ".c2ln"
+	for _, tc := range []struct{ name, issued string }{
+		{"the subject token with a trailing space", userTok + " "},
+		{"the subject token with a leading tab", "\t" + userTok},
+		{"a fresh token for gemgate's audience, not the backend's", fresh},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := fmt.Sprintf(`{"access_token":%q,"issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer","expires_in":300}`, tc.issued)
+			srv := tokenEndpoint(t, 200, body, new(map[string]any))
+			ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "gemgate", ClientSecret: "s3cret", Audience: "gemstone"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cred, err := ex.Exchange(t.Context(), userTok)
+			if err == nil {
+				t.Errorf("exchange accepted %q as the worker's credential (aud is gemgate's, not %q)", cred.Token, "gemstone")
+			}
+		})
+	}
+}
+
+// What an issuer gives for the backend passes: a JWT whose aud holds the backend's audience
+// (alone or with others), or an opaque token, whose audience only the issuer knows.
+func TestExchangeTakesTheBackendsToken(t *testing.T) {
+	b64 := base64.RawURLEncoding.EncodeToString
+	header := b64([]byte(`{"alg":"RS256","typ":"JWT"}`))
+	subject := header + "." + b64([]byte(`{"aud":"https://gemgate.example/mcp","sub":"alice"}`)) + ".c2ln"
+	for _, issued := range []string{
+		header + "." + b64([]byte(`{"aud":"gemstone","sub":"alice"}`)) + ".c2ln",
+		header + "." + b64([]byte(`{"aud":["account","gemstone"],"sub":"alice"}`)) + ".c2ln",
+		"opaque-2YotnFZFEjr1zCsicMWpAA",
+	} {
+		body := fmt.Sprintf(`{"access_token":%q,"issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer","expires_in":300}`, issued)
+		srv := tokenEndpoint(t, 200, body, new(map[string]any))
+		ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "gemgate", ClientSecret: "s3cret", Audience: "gemstone"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cred, err := ex.Exchange(t.Context(), subject); err != nil || cred.Token != issued {
+			t.Errorf("issued %q: %v, %q; want it handed on", issued, err, cred.Token)
+		}
+	}
+}
+
+// TestExchangeRefusesTheSubjectTokenBack: a token endpoint that answers a token exchange
+// with the very token it was sent (an IdP or proxy that ignores the audience, a misrouted
+// exchange_token_url answering with an echo) makes `worker_credential: exchange` into
+// `passthrough` without the startup warning: the user's own access token, valid at gemgate
+// and at every resource that accepts it, lands in a worker, which the threat model does not
+// trust and the MCP specification forbids. The issued token must be another token.
+func TestExchangeRefusesTheSubjectTokenBack(t *testing.T) {
+	var seen map[string]any
+	body := fmt.Sprintf(`{"access_token":%q,"issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer","expires_in":300}`, subject)
+	srv := tokenEndpoint(t, 200, body, &seen)
+	ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "gemgate", ClientSecret: "s3cret", Audience: "gemstone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := ex.Exchange(t.Context(), subject)
+	if err == nil && cred.Token == subject {
+		t.Error("the exchange handed back the caller's own access token as the worker's credential")
+	}
+}
+
+// A token endpoint that refuses the client (a misconfigured or broken issuer, or a proxy in
+// front of it) may quote what it was sent: the client secret, or the Basic header carrying
+// it. The refusal's text is logged, so it is cleared of the secret in each form.
+func TestRefusalQuotingTheClientSecretIsRedacted(t *testing.T) {
+	const id, secret = "gemgate", "Sup3r-S3cret/Exchange+Value"
+	forms := map[string]string{
+		"plain":      secret,
+		"form":       url.QueryEscape(secret),
+		"basic":      base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id) + ":" + url.QueryEscape(secret))),
+		"subject":    subject,
+		"subjectURL": url.QueryEscape(subject),
+	}
+	for name, quoted := range forms {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				w.Write([]byte(`{"error":"invalid_client","error_description":"you sent ` + quoted + `"}`))
+			}))
+			defer srv.Close()
+			ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: id, ClientSecret: secret, Audience: "gemstone"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = ex.Exchange(t.Context(), subject)
+			var re *Error
+			if !errors.As(err, &re) || re.StatusCode != http.StatusUnauthorized || re.Code != "invalid_client" {
+				t.Fatalf("want the refusal (401 invalid_client), got %v", err)
+			}
+			if strings.Contains(err.Error(), quoted) || !strings.Contains(err.Error(), "you sent [redacted]") {
+				t.Errorf("the refusal's text was not cleared of %s: %q", name, err.Error())
+			}
+		})
+	}
+}
+
+// What an issuer writes into an error (a description, a code, a token type) is clipped: a
+// hostile or broken one cannot make one log line per worker start of any size it likes.
+func TestIssuerTextInErrorsIsClipped(t *testing.T) {
+	huge := strings.Repeat("A", 900<<10)
+	for name, body := range map[string]string{
+		"issued_token_type": `{"access_token":"backend","token_type":"Bearer","issued_token_type":"` + huge + `"}`,
+		"token_type":        `{"access_token":"backend","token_type":"` + huge + `"}`,
+		"error_description": `{"error":"invalid_grant","error_description":"` + huge + `"}`,
+		"error":             `{"error":"` + huge + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if strings.Contains(body, `"error"`) {
+					w.WriteHeader(http.StatusBadRequest)
+				}
+				w.Write([]byte(body))
+			}))
+			defer srv.Close()
+			ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "g", ClientSecret: "s", Audience: "gemstone"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = ex.Exchange(t.Context(), subject)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if n := len(err.Error()); n > 2*maxErrorText+200 {
+				t.Errorf("the error is %d bytes long: the issuer's text is not clipped", n)
+			}
+			if !strings.Contains(err.Error(), "more)") {
+				t.Errorf("the error does not say what was cut: %.300q", err.Error())
+			}
+		})
+	}
+}
+
+// A redirect of the exchange is never followed, whatever host it names: the request carries
+// the client secret and the user's token. The exchange fails saying so.
+func TestExchangeDoesNotFollowARedirect(t *testing.T) {
+	for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		var elsewhere int
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/token" {
+				http.Redirect(w, r, "/elsewhere", code)
+				return
+			}
+			elsewhere++
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"access_token":"backend","token_type":"Bearer"}`))
+		}))
+		ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "g", ClientSecret: "s", Audience: "gemstone"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cred, err := ex.Exchange(t.Context(), subject)
+		srv.Close()
+		if err == nil || cred.Token != "" || elsewhere != 0 {
+			t.Errorf("HTTP %d: the redirect was followed (%d requests there, token %q, err %v)", code, elsewhere, cred.Token, err)
+		} else if !strings.Contains(err.Error(), "redirected to") || strings.Contains(err.Error(), subject) {
+			t.Errorf("HTTP %d: the error does not say why, or carries the token: %v", code, err)
+		}
+	}
+}
+
+// A token endpoint that takes the request and never answers: the exchange ends at its
+// timeout with an error that is not a context error (its caller's context is live, and a
+// caller may read a context error as its client gone), and a caller's own end still ends it
+// at once.
+func TestStalledExchangeEndsAtItsTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "g", ClientSecret: "s", Audience: "gemstone", Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = ex.Exchange(context.Background(), subject)
+	if err == nil || !strings.Contains(err.Error(), "no answer within 200ms") {
+		t.Fatalf("want the timeout's error, got %v", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		t.Errorf("the timeout reads as a context error: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the exchange took %s", d)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	ex, _ = New(Config{TokenURL: srv.URL + "/token", ClientID: "g", ClientSecret: "s", Audience: "gemstone"})
+	if _, err := ex.Exchange(ctx, subject); !errors.Is(err, context.Canceled) {
+		t.Errorf("a caller's cancel: want context.Canceled, got %v", err)
+	}
+}
+
+func TestTimeoutDefaultsAndIsChecked(t *testing.T) {
+	ex, err := New(Config{TokenURL: "https://idp.example/token", ClientID: "g", ClientSecret: "s", Audience: "a"})
+	if err != nil || ex.cfg.Timeout != DefaultTimeout {
+		t.Errorf("no timeout given: got %v, %v; want %s", ex.cfg.Timeout, err, DefaultTimeout)
+	}
+	if _, err := New(Config{TokenURL: "https://idp.example/token", ClientID: "g", ClientSecret: "s", Audience: "a", Timeout: -time.Second}); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("a negative timeout: got %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -45,10 +46,21 @@ func TestPrincipalCloneKeepsNil(t *testing.T) {
 	}
 }
 
-// verifierWithToken is a verifier with its cache, and a token it accepts.
-func verifierWithToken(t *testing.T) (*Verifier, string) {
-	t.Helper()
-	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	return newTestVerifier(t, iss, clock, nil), token(t, keyring().rsa1, iss.claims(clock.Now(), nil), nil)
+func TestPrincipalAudience(t *testing.T) {
+	for _, tc := range []struct {
+		aud  any
+		want string
+	}{
+		{"a", "a"},
+		{[]any{"a", "b"}, "a b"},
+		{nil, ""},
+	} {
+		p := Principal{claims: map[string]any{}}
+		if tc.aud != nil {
+			p.claims["aud"] = tc.aud
+		}
+		if got := strings.Join(p.Audience(), " "); got != tc.want {
+			t.Errorf("aud %v: %q, want %q", tc.aud, got, tc.want)
+		}
+	}
 }

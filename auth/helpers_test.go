@@ -8,12 +8,12 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +22,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 const testResource = "https://gw.example.com/mcp"
@@ -208,15 +209,6 @@ func signRaw(t testing.TB, header map[string]any, payload []byte, alg jwa.Signat
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
-func publicKeyPEM(t testing.TB, k signingKey) []byte {
-	t.Helper()
-	der, err := x509.MarshalPKIXPublicKey(k.public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-}
-
 // fakeClock is the verifier's injected clock.
 type fakeClock struct{ ns atomic.Int64 }
 
@@ -225,7 +217,9 @@ func newFakeClock() *fakeClock {
 	c.ns.Store(time.Now().Truncate(time.Second).UnixNano())
 	return c
 }
-func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
+
+func (c *fakeClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
+
 func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // newTestVerifier builds a verifier against iss with the fake clock.
@@ -246,18 +240,124 @@ func newTestVerifier(t testing.TB, iss *testIssuer, clock *fakeClock, mutate fun
 	return v
 }
 
-// countingKeySet is a static key set that counts lookups, so tests can tell
-// a cache hit (no lookup) from a full verification.
-type countingKeySet struct {
-	keys    map[string]PublicKey
-	lookups atomic.Int32
+// records is a slog.Handler keeping every record, for tests that read what was logged.
+type records struct {
+	mu   sync.Mutex
+	recs []slog.Record
 }
 
-func (s *countingKeySet) Key(_ context.Context, kid string) (PublicKey, error) {
-	s.lookups.Add(1)
-	k, ok := s.keys[kid]
-	if !ok {
-		return PublicKey{}, errNoSuchKey
+func (h *records) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *records) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, r.Clone())
+	return nil
+}
+
+func (h *records) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h *records) WithGroup(string) slog.Handler { return h }
+
+// find returns the records with message msg.
+func (h *records) find(msg string) []slog.Record {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []slog.Record
+	for _, r := range h.recs {
+		if r.Message == msg {
+			out = append(out, r)
+		}
 	}
-	return k, nil
+	return out
+}
+
+func attr(r slog.Record, key string) slog.Value {
+	var v slog.Value
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == key {
+			v = a.Value
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+const testMetadataURL = "https://gw.example.com/.well-known/oauth-protected-resource/mcp"
+
+// challengeParams parses one Bearer challenge with the Go SDK's client parser.
+func challengeParams(t *testing.T, h http.Header) map[string]string {
+	t.Helper()
+	cs, err := oauthex.ParseWWWAuthenticate(h.Values("WWW-Authenticate"))
+	if err != nil {
+		t.Fatalf("WWW-Authenticate %q: %v", h.Values("WWW-Authenticate"), err)
+	}
+	if len(cs) != 1 || cs[0].Scheme != "bearer" {
+		t.Fatalf("WWW-Authenticate %q: want one Bearer challenge, got %+v", h.Values("WWW-Authenticate"), cs)
+	}
+	return cs[0].Params
+}
+
+type middlewareHarness struct {
+	mw      http.Handler
+	mu      sync.Mutex
+	calls   int
+	reasons []string
+	last    Principal
+}
+
+func newMiddlewareHarness(v TokenVerifier) *middlewareHarness {
+	h := &middlewareHarness{}
+	a := NewAuthenticator(AuthenticatorOptions{
+		Verifier:            v,
+		ResourceMetadataURL: testMetadataURL,
+		RequiredScopes:      []string{"mcp:use"},
+		OnFailure: func(_ *http.Request, reason string) {
+			h.mu.Lock()
+			h.reasons = append(h.reasons, reason)
+			h.mu.Unlock()
+		},
+	})
+	h.mw = a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := PrincipalFrom(r.Context())
+		if !ok {
+			panic("no principal in context")
+		}
+		h.mu.Lock()
+		h.calls++
+		h.last = p
+		h.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	return h
+}
+
+func (h *middlewareHarness) serve(r *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.mw.ServeHTTP(rec, r)
+	return rec
+}
+
+func bearerRequest(tok string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}"))
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return r
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// verifierWithToken is a verifier with its cache, and a token it accepts.
+func verifierWithToken(t *testing.T) (*Verifier, string) {
+	t.Helper()
+	iss := newTestIssuer(t)
+	clock := newFakeClock()
+	return newTestVerifier(t, iss, clock, nil), token(t, keyring().rsa1, iss.claims(clock.Now(), nil), nil)
 }
