@@ -141,7 +141,7 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	started := time.Now()
 	pk := &parked{owner: ownerOf(p), access: access, member: m, caller: c, call: call, msg: msg, name: mr.name}
-	outcome, parkedNow := g.awaitModern(w, r, c, call, msg, access, pk)
+	outcome, parkedNow := g.awaitSessionless(w, r, pk)
 	detach = !parkedNow
 	if msg.Method == "tools/call" {
 		g.metrics.toolCall(outcome)

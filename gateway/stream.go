@@ -101,7 +101,7 @@ func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bo
 	if !resumed {
 		after = store.position(0)
 	}
-	if st.start(nil) != nil || st.prime(store.eventID(0, after), sseRetry) != nil {
+	if st.start() != nil || st.prime(store.eventID(0, after), sseRetry) != nil {
 		return false
 	}
 	if resumed { // what the lost stream was sent, or taken for and never sent, after its last id
@@ -133,7 +133,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 	s.streamOpened()
 	g.metrics.streamOpened()
 	defer g.streamEnded(s, gen)
-	st := newSSE(w)
+	st := g.newSSE(w)
 	st.stop = g.stopping // at shutdown the stream ends, between chunks of a long message too
 	var opened bool
 	aside.Run(func() { opened = g.openStream(st, s, after, resumed) }) // net/http's first flush is deep
@@ -192,10 +192,10 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 	store := s.outbox.resume
 	gen := store.attach(sid)
 	defer store.detach(sid)
-	st := newSSE(w)
+	st := g.newSSE(w)
 	var opened bool
 	aside.Run(func() { // net/http's first flush is deep, as in serveStream
-		opened = st.start(nil) == nil && st.prime(store.eventID(sid, after), sseRetry) == nil
+		opened = st.start() == nil && st.prime(store.eventID(sid, after), sseRetry) == nil
 	})
 	if !opened {
 		return
