@@ -28,7 +28,7 @@ type answerWriter struct {
 	live      bool // the connection still takes writes
 }
 
-func (g *Gateway) newReply(w http.ResponseWriter, traceID string, store *resumeStore, canStream bool) *answerWriter {
+func (g *Gateway) newAnswerWriter(w http.ResponseWriter, traceID string, store *resumeStore, canStream bool) *answerWriter {
 	return &answerWriter{w: w, trace: g.trace, traceID: traceID, store: store, canStream: canStream,
 		asStream: canStream && g.opts.PostAnswers != PostAnswersJSON, timeout: g.writeTimeout()}
 }

@@ -104,7 +104,8 @@ func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *json
 
 // answerInputs answers the parked call's questions that the state asked for with the client's
 // inputResponses, and returns those left unanswered.
-func (g *Gateway) answerInputs(pk *parked, p auth.Principal, access policy.Access, claims stateClaims, responses jsonrpc.Object) map[string]*jsonrpc.Message {
+func (g *Gateway) answerInputs(pk *parked, p auth.Principal, access policy.Access, claims stateClaims,
+	responses jsonrpc.Object) map[string]*jsonrpc.Message {
 	missing := map[string]*jsonrpc.Message{}
 	for key, req := range pk.requests {
 		if !claims.hasKey(key) {

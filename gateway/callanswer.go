@@ -14,7 +14,8 @@ import (
 // not call are dropped, and a malformed list fails closed. It returns the readOnlyHints the
 // worker gave for its tools. A read-only caller of a worker nobody vouched for sees an empty
 // list and no reason: what was hidden, and what would show it, is said once per worker.
-func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, access policy.Access, resp *jsonrpc.Message) (*jsonrpc.Message, map[string]bool) {
+func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, access policy.Access,
+	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]bool) {
 	if method != "tools/list" || resp.Result == nil {
 		return resp, nil
 	}

@@ -184,7 +184,8 @@ func (g *Gateway) await(c *pending) string {
 	canStream := inf.canStream // acceptsSSE, as the call was started
 	wt := &waiting{
 		g: g, era: c, call: inf.call, id: inf.clientID, method: c.method, access: c.access,
-		log: s.log, member: s.member, events: &inf.events, out: g.newReply(c.w, s.id, s.outbox.resume, canStream),
+		log: s.log, member: s.member, events: &inf.events,
+		out:       g.newAnswerWriter(c.w, s.id, s.outbox.resume, canStream),
 		cancelled: inf.cancelled, gone: c.r.Context().Done(),
 	}
 	return wt.run()
@@ -218,7 +219,8 @@ func (g *Gateway) awaitSessionless(w http.ResponseWriter, r *http.Request, pk *p
 	era := &sessionlessWait{g: g, pk: pk}
 	wt := &waiting{
 		g: g, era: era, call: pk.call, id: pk.msg.ID, method: pk.msg.Method, access: pk.access,
-		log: g.log, member: pk.member, events: &pk.caller.events, out: g.newReply(w, "", nil, acceptsSSE(r)),
+		log: g.log, member: pk.member, events: &pk.caller.events,
+		out:      g.newAnswerWriter(w, "", nil, acceptsSSE(r)),
 		requests: pk.caller.requests, detached: pk.caller.detached, gone: r.Context().Done(),
 	}
 	outcome = wt.run()
