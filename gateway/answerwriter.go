@@ -1,27 +1,26 @@
 package gateway
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// answerWriter writes the answer to one forwarded request, in either era: application/json, or an
-// SSE stream that begins at its first event. A 2025-x session's stream is resumable (store):
-// it starts with a priming event (an id and the retry delay), and every event is logged for
-// replay before it is written, so that a client whose connection is lost mid-call can GET
-// the rest, answer included, with Last-Event-ID. A 2026-07-28 stream has no resumption: no
-// store, no priming event, no event ids.
+// answerWriter writes the answer to one forwarded request, in either era: application/json,
+// or an SSE stream that begins at its first event. A 2025-x session's stream is resumable
+// (store): it starts with a priming event (an id and the retry delay), and every event is
+// logged for replay before it is written, so that a client whose connection is lost mid-call
+// can GET the rest, answer included, with Last-Event-ID. A 2026-07-28 stream has no
+// resumption: no store, no priming event, no event ids.
 type answerWriter struct {
-	w         http.ResponseWriter
+	st        sse
 	trace     *Tracer
 	traceID   string       // the session's id in the trace; "" for a sessionless request
 	store     *resumeStore // nil: not resumable
 	canStream bool         // the client accepts SSE; events for a client that does not are dropped
 	asStream  bool         // an answer alone goes as a stream too (post_answers sse)
-	timeout   time.Duration
-	st        sse // set up at the first event
 	begun     bool
 	sid       uint64
 	primed    bool // the client holds an id it can resume from
@@ -29,18 +28,22 @@ type answerWriter struct {
 }
 
 func (g *Gateway) newAnswerWriter(w http.ResponseWriter, traceID string, store *resumeStore, canStream bool) *answerWriter {
-	return &answerWriter{w: w, trace: g.trace, traceID: traceID, store: store, canStream: canStream,
-		asStream: canStream && g.opts.PostAnswers != PostAnswersJSON, timeout: g.writeTimeout()}
+	p := &answerWriter{trace: g.trace, traceID: traceID, store: store, canStream: canStream,
+		asStream: canStream && g.opts.PostAnswers != PostAnswersJSON}
+	p.st.init(w, g.writeTimeout())
+	return p
 }
 
-func (p *answerWriter) started() bool   { return p.begun }
+// writeTimeout bounds each write to a client (writeFlushed).
+func (g *Gateway) writeTimeout() time.Duration { return cmp.Or(g.opts.writeTimeout, sseWriteTimeout) }
+
 func (p *answerWriter) resumable() bool { return p.primed }
 
 // event writes one message about the call, before its answer. It reports whether the
-// client's connection took it (a dropped one counts as taken).
+// client's connection took it (a message dropped for a JSON-only client counts as taken).
 func (p *answerWriter) event(ev []byte) bool {
 	if !p.canStream {
-		return true // a JSON-only client gets the answer alone
+		return true
 	}
 	p.trace.outbound(p.traceID, ev)
 	return p.placed(placedEvent{buf: ev}, false) // no room in front: framed by copying
@@ -57,7 +60,7 @@ func (p *answerWriter) answer(m *jsonrpc.Message, asStream bool, status int) {
 	}
 	body := m.Encode() // one encoding for the trace and the client
 	p.trace.outbound(p.traceID, body)
-	writeBodyWithin(p.w, status, body, p.timeout)
+	writeBodyWithin(p.st.w, status, body, p.st.timeout)
 }
 
 // placed writes an event whose message is encoded in place for its frame (sse.go): not
@@ -69,15 +72,13 @@ func (p *answerWriter) placed(pe placedEvent, last bool) bool {
 	if !p.primed && !p.live {
 		return false
 	}
-	var seq uint64
+	var ids [maxEventIDLen]byte
+	id := ids[:0]
 	if p.store != nil {
-		seq = p.store.recordSeq(p.sid, pe.data(), last)
+		id = p.store.appendEventID(id, p.sid, p.store.recordSeq(p.sid, pe.data(), last))
 	}
-	if p.live {
-		var ids [maxEventIDLen]byte
-		if p.st.write(pe.frame(nil, p.eventID(ids[:0], seq))) != nil {
-			p.live = false
-		}
+	if p.live && p.st.write(pe.frame(nil, id)) != nil {
+		p.live = false
 	}
 	return p.live
 }
@@ -86,7 +87,6 @@ func (p *answerWriter) placed(pe placedEvent, last bool) bool {
 // write; an answer alone makes the whole stream.
 func (p *answerWriter) begin(pe placedEvent, last bool) bool {
 	p.begun = true
-	p.st.init(p.w, p.timeout)
 	f := pe.frame(nil, nil)
 	if p.store != nil {
 		p.sid = p.store.open()
@@ -106,21 +106,13 @@ func (p *answerWriter) begin(pe placedEvent, last bool) bool {
 	return p.live
 }
 
-// eventID appends the id of event seq of a resumable stream to buf; nothing for another.
-func (p *answerWriter) eventID(buf []byte, seq uint64) []byte {
-	if p.store == nil {
-		return buf
-	}
-	return p.store.appendEventID(buf, p.sid, seq)
-}
-
 // lose records that the connection is gone: later events are only logged.
 func (p *answerWriter) lose() { p.live = false }
 
 // cancelled ends a request the client cancelled: 202 and no answer, or the stream's end.
 func (p *answerWriter) cancelled() {
 	if !p.begun {
-		p.w.WriteHeader(http.StatusAccepted)
+		p.st.w.WriteHeader(http.StatusAccepted)
 	}
 	p.finish()
 }
@@ -135,11 +127,3 @@ func (p *answerWriter) finish() {
 
 // abandoned reports whether nobody came back for a lost stream's answer (resume.go).
 func (p *answerWriter) abandoned(lost time.Time) bool { return p.store.abandoned(p.sid, lost) }
-
-// writeTimeout bounds each write to a client (writeFlushed).
-func (g *Gateway) writeTimeout() time.Duration {
-	if g.opts.writeTimeout > 0 {
-		return g.opts.writeTimeout
-	}
-	return sseWriteTimeout
-}

@@ -145,7 +145,7 @@ func TestResumeAbandoned(t *testing.T) {
 // would dispatch as a message.
 func TestSSEPrime(t *testing.T) {
 	rec := httptest.NewRecorder()
-	st := newSSE(rec, sseWriteTimeout)
+	st := (&Gateway{}).newSSE(rec)
 	if err := st.start(); err != nil {
 		t.Fatal(err)
 	}

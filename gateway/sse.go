@@ -23,18 +23,15 @@ type sse struct {
 	w       http.ResponseWriter
 	rc      http.ResponseController // a value: a stream inside another struct costs no allocation
 	timeout time.Duration
-	started bool
 	stop    <-chan struct{} // closed when a long write is to end between chunks (writeFlushed)
 }
 
-func newSSE(w http.ResponseWriter, timeout time.Duration) *sse {
+// newSSE is a stream whose writes are bounded by the gateway's write timeout.
+func (g *Gateway) newSSE(w http.ResponseWriter) *sse {
 	s := &sse{}
-	s.init(w, timeout)
+	s.init(w, g.writeTimeout())
 	return s
 }
-
-// newSSE is a stream whose writes are bounded by the gateway's write timeout.
-func (g *Gateway) newSSE(w http.ResponseWriter) *sse { return newSSE(w, g.writeTimeout()) }
 
 func (s *sse) init(w http.ResponseWriter, timeout time.Duration) {
 	s.w, s.rc, s.timeout = w, *http.NewResponseController(w), timeout
@@ -54,7 +51,6 @@ var (
 func (s *sse) start() error {
 	s.header()
 	s.w.WriteHeader(http.StatusOK)
-	s.started = true
 	return s.flush()
 }
 
@@ -69,7 +65,6 @@ func (s *sse) header() {
 func (s *sse) begin(first []byte) error {
 	s.header()
 	s.w.WriteHeader(http.StatusOK)
-	s.started = true
 	return s.write(first)
 }
 
@@ -80,7 +75,6 @@ func (s *sse) whole(body []byte) error {
 	s.header()
 	s.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
 	s.w.WriteHeader(http.StatusOK)
-	s.started = true
 	return s.write(body)
 }
 

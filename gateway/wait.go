@@ -12,8 +12,8 @@ import (
 )
 
 // waiting is one forwarded call waiting for its worker's answer, in either era: the state of
-// the one wait loop (run). What differs by era is its waitEra, and which of the signals below
-// it has (a nil channel is one the era never sends on).
+// the one wait loop (run). What differs by era is its waitEra, and which signals it has (a
+// nil channel is one the era never sends on).
 type waiting struct {
 	g      *Gateway
 	era    waitEra
@@ -37,19 +37,18 @@ type waiting struct {
 // waitEra is what waiting for an answer does differently by era: pending for a 2025-x
 // session's call, sessionlessWait for a 2026-07-28 request's.
 type waitEra interface {
-	// answer makes the worker's answer, already through the policy's tools/list filter (which
-	// read hints from it), the client's, and names the call's audit outcome.
+	// answer makes the worker's answer (through the tools/list filter, which found hints in
+	// it) the client's, and names the call's audit outcome.
 	answer(resp *jsonrpc.Message, hints map[string]bool) (*jsonrpc.Message, string)
-	// errorStatus is the HTTP status of an error answer written before any stream began; ok
-	// false when an error goes as any answer does.
-	errorStatus(resp *jsonrpc.Message) (status int, ok bool)
+	// errorStatus is the status of an error answer written before a stream began; false: an
+	// error goes as any answer does.
+	errorStatus(resp *jsonrpc.Message) (int, bool)
 	// park parks the call on a worker's question (the bridge) and returns the input-required
-	// result to answer it with; false when the call goes on.
+	// result to answer with; false when the call goes on.
 	park(req *jsonrpc.Message) (json.RawMessage, bool)
-	// clientGone is what the end of the client's request means: the reason the worker is
-	// given when the call is cancelled for it, and the call's audit outcome.
+	// clientGone is the reason given to the worker, and the audit outcome, of a call whose
+	// client's request ended.
 	clientGone() (reason, outcome string)
-	// timedOut is told that the call ran out of time.
 	timedOut()
 }
 
@@ -240,7 +239,11 @@ func (c *sessionlessWait) answer(resp *jsonrpc.Message, _ map[string]bool) (*jso
 }
 
 func (c *sessionlessWait) errorStatus(resp *jsonrpc.Message) (int, bool) {
-	return modernStatus(errorCode(resp)), true
+	var e struct {
+		Code int64 `json:"code"`
+	}
+	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
+	return modernStatus(e.Code), true
 }
 
 // park parks the call with the worker's questions sent together (gatherRequests). When it
@@ -259,10 +262,9 @@ func (c *sessionlessWait) park(req *jsonrpc.Message) (json.RawMessage, bool) {
 	return result, true
 }
 
-func (c *sessionlessWait) clientGone() (reason, outcome string) {
+func (c *sessionlessWait) clientGone() (string, string) {
 	return "client closed the request's stream", "cancelled"
 }
-
 func (c *sessionlessWait) timedOut() {}
 
 // gatherRequests collects the worker's requests sent together with first: those already
@@ -279,13 +281,4 @@ func gatherRequests(first *jsonrpc.Message, more <-chan *jsonrpc.Message) map[st
 			return out
 		}
 	}
-}
-
-// errorCode is an error answer's code, 0 when unreadable.
-func errorCode(m *jsonrpc.Message) int64 {
-	var e struct {
-		Code int64 `json:"code"`
-	}
-	_ = json.Unmarshal(m.Error, &e)
-	return e.Code
 }
