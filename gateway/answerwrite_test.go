@@ -16,14 +16,15 @@ import (
 
 // A client that never reads its answer, JSON or SSE, holds the request's handler (its
 // goroutine, the answer's bytes, the request and its context with the verified token) for
-// sseWriteTimeout at most, not for as long as it keeps the connection open. The answer is
-// larger than the socket buffers, so the write blocks.
+// the write timeout at most, not for as long as it keeps the connection open. The answer is
+// larger than the socket buffers, so the write blocks. The gateway's write timeout is short
+// here (testWriteTimeout): the test waits it out.
 func TestAnswerToANonReaderEnds(t *testing.T) {
 	forEachAnswerForm(t, nonReader)
 }
 
 func nonReader(t *testing.T, accept string) {
-	f := newFixture(t, func(o *Options) { o.MaxBodyBytes = 32 << 20 })
+	f := newFixture(t, func(o *Options) { o.MaxBodyBytes, o.writeTimeout = 32<<20, testWriteTimeout })
 	c := f.client("alice-rw")
 	c.open()
 
@@ -56,7 +57,7 @@ func nonReader(t *testing.T, accept string) {
 	// The client now reads nothing and keeps the connection open. The limit counts from the
 	// request, so it holds the 6 MiB echo's way through the worker too, which takes seconds
 	// under the race detector on a loaded machine; a handler that never returns fails either way.
-	limit := sseWriteTimeout + 60*time.Second
+	limit := testWriteTimeout + 60*time.Second
 	select {
 	case <-returned:
 		t.Logf("handler returned (Accept %q) %v after the request", accept, time.Since(sent))
@@ -65,15 +66,17 @@ func nonReader(t *testing.T, accept string) {
 	}
 }
 
-// A client on a slow link (128 KiB/s here) that reads a large answer steadily is not a client
-// that does not read: it gets the whole answer, JSON or SSE, though it takes longer than
-// sseWriteTimeout to arrive (writeFlushed bounds each chunk, not the whole).
+// A client on a slow link that reads a large answer steadily (64 KiB every tenth of the write
+// timeout) is not a client that does not read: it gets the whole answer, JSON or SSE, though
+// it takes longer than the write timeout to arrive (writeFlushed bounds each chunk, not the
+// whole). The gateway's write timeout is short here (testWriteTimeout), and the link's speed
+// scaled to it: with the default 5 s, the reader would take 7 s an answer.
 func TestSlowReaderGetsALargeAnswer(t *testing.T) {
 	forEachAnswerForm(t, slowReader)
 }
 
 func slowReader(t *testing.T, accept string) {
-	f, hc := newSlowLink(t)
+	f, hc := newSlowLink(t, func(o *Options) { o.writeTimeout = testWriteTimeout })
 	c := f.client("alice-rw")
 	c.open()
 	text := strings.Repeat("x", 896<<10)
@@ -83,6 +86,7 @@ func slowReader(t *testing.T, accept string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +106,10 @@ func slowReader(t *testing.T, accept string) {
 			}
 			break
 		}
-		time.Sleep(500 * time.Millisecond) // 128 KiB/s
+		time.Sleep(testWriteTimeout / 10)
+	}
+	if took := time.Since(start); took <= testWriteTimeout {
+		t.Fatalf("the answer came in %v, within one write timeout (%v): the reader was not slow", took, testWriteTimeout)
 	}
 	if int64(got) != resp.ContentLength {
 		t.Fatalf("a steady 128 KiB/s reader got %d of the answer's %d bytes (%v)", got, resp.ContentLength, rerr)
@@ -124,8 +131,8 @@ func forEachAnswerForm(t *testing.T, test func(t *testing.T, accept string)) {
 // loaded host's are (loopback's autotuned buffers would otherwise take a whole long answer),
 // and a client whose connections have small receive buffers: what it does not read stays
 // in the gateway's writes.
-func newSlowLink(t *testing.T) (*fixture, *http.Client) {
-	f := newFixture(t)
+func newSlowLink(t *testing.T, mods ...func(*Options)) (*fixture, *http.Client) {
+	f := newFixture(t, mods...)
 	srv := httptest.NewUnstartedServer(f.gw.Handler())
 	srv.Listener = smallSendBuf{srv.Listener}
 	srv.Start()
@@ -138,6 +145,10 @@ func newSlowLink(t *testing.T) (*fixture, *http.Client) {
 	t.Cleanup(hc.CloseIdleConnections)
 	return f, hc
 }
+
+// testWriteTimeout is the write timeout of the tests that wait it out, or that pace a
+// reader by it.
+const testWriteTimeout = 500 * time.Millisecond
 
 type smallSendBuf struct{ net.Listener }
 

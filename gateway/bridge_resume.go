@@ -76,6 +76,36 @@ func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *json
 	if err != nil {
 		return strictError(msg, err)
 	}
+	missing := g.answerInputs(pk, p, access, claims, responses)
+	pk.msg = msg
+	detach := true
+	defer func() {
+		if detach {
+			pk.member.Detach()
+		}
+	}()
+	if len(missing) > 0 {
+		pk.requests = missing
+		result, err := g.park(pk)
+		if err != nil {
+			for _, req := range missing {
+				pk.member.Refuse(req.ID, err.Error())
+			}
+			return refuse(err)
+		}
+		detach = false
+		writeBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
+		return nil
+	}
+	_, parkedNow := g.awaitSessionless(w, r, pk)
+	detach = !parkedNow
+	return nil
+}
+
+// answerInputs answers the parked call's questions that the state asked for with the client's
+// inputResponses, and returns those left unanswered.
+func (g *Gateway) answerInputs(pk *parked, p auth.Principal, access policy.Access, claims stateClaims,
+	responses jsonrpc.Object) map[string]*jsonrpc.Message {
 	missing := map[string]*jsonrpc.Message{}
 	for key, req := range pk.requests {
 		if !claims.hasKey(key) {
@@ -102,27 +132,5 @@ func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *json
 			auditAnswer(alog, info, access.ReadOnly, "answered")
 		}
 	}
-	pk.msg = msg
-	detach := true
-	defer func() {
-		if detach {
-			pk.member.Detach()
-		}
-	}()
-	if len(missing) > 0 {
-		pk.requests = missing
-		result, err := g.park(pk)
-		if err != nil {
-			for _, req := range missing {
-				pk.member.Refuse(req.ID, err.Error())
-			}
-			return refuse(err)
-		}
-		detach = false
-		writeBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
-		return nil
-	}
-	_, parkedNow := g.awaitModern(w, r, pk.caller, pk.call, msg, pk.access, pk)
-	detach = !parkedNow
-	return nil
+	return missing
 }

@@ -89,6 +89,11 @@ func writeMessage(w http.ResponseWriter, status int, m *jsonrpc.Message) {
 // trace its body, which net/http discards when the answer's header goes out before the body
 // was read.
 func writeBody(w http.ResponseWriter, status int, body []byte) {
+	writeBodyWithin(w, status, body, sseWriteTimeout)
+}
+
+// writeBodyWithin is writeBody with each write bounded by timeout (writeFlushed).
+func writeBodyWithin(w http.ResponseWriter, status int, body []byte, timeout time.Duration) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
@@ -96,7 +101,7 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 		_, _ = w.Write(body)
 		return
 	}
-	_ = writeFlushed(http.NewResponseController(w), w, body, nil)
+	_ = writeFlushed(http.NewResponseController(w), w, body, nil, timeout)
 }
 
 // directAnswer is the size from which net/http passes a response body on from its first

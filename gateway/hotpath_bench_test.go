@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/policy"
 )
 
 // The hot path of one tools/call, without the sockets and pipes: what the gateway does to a
@@ -137,7 +136,6 @@ func BenchmarkAnswer(b *testing.B) {
 		})
 		b.Run("modern/"+sz.name, func(b *testing.B) {
 			line := workerAnswerLine(sz.n)
-			g := &Gateway{}
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -146,8 +144,8 @@ func BenchmarkAnswer(b *testing.B) {
 					b.Fatal(err)
 				}
 				m.ID = clientID
-				resp, outcome := g.modernAnswer("tools/call", policy.Access{}, m)
-				if outcome != "ok" {
+				resp := sessionlessResult("tools/call", m)
+				if outcome := callOutcome("tools/call", resp); outcome != "ok" {
 					b.Fatalf("outcome %s", outcome)
 				}
 				body := resp.Encode()

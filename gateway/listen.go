@@ -249,7 +249,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 
 // listening is an open listen stream: what its wait needs.
 type listening struct {
-	stream  *modernSSE
+	stream  *sse
 	c       *listenCaller
 	subID   json.RawMessage
 	release func() // detaches from the worker and gives back the user's listen slot
@@ -291,7 +291,7 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		return nil, sessionlessAttachError(msg, err)
 	}
 	m = attached
-	l := &listening{stream: newModernSSE(w), c: c, subID: msg.ID, release: release}
+	l := &listening{stream: g.newSSE(w), c: c, subID: msg.ID, release: release}
 	agreed := want.agreed(initResult)
 	for _, uri := range agreed.ResourceSubscriptions {
 		if he := g.listenSubscribe(r.Context(), m, msg, id, uri); he != nil {

@@ -139,7 +139,7 @@ func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *ses
 	}
 	started := time.Now()
 	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.name}
-	outcome, parkedNow := g.awaitModern(w, r, c, call, msg, q.access, pk)
+	outcome, parkedNow := g.awaitSessionless(w, r, pk)
 	detach = !parkedNow
 	if msg.Method == "tools/call" {
 		g.metrics.toolCall(outcome)

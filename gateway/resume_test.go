@@ -145,8 +145,8 @@ func TestResumeAbandoned(t *testing.T) {
 // would dispatch as a message.
 func TestSSEPrime(t *testing.T) {
 	rec := httptest.NewRecorder()
-	st := newSSE(rec)
-	if err := st.start(nil); err != nil {
+	st := (&Gateway{}).newSSE(rec)
+	if err := st.start(); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.prime("abc_1_0", 1500*time.Millisecond); err != nil {

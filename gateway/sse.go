@@ -11,26 +11,30 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// sseWriteTimeout bounds every write to a stream, so a client that stops reading costs a
-// stream, never a goroutine parked forever.
+// sseWriteTimeout is the default write timeout (Gateway.writeTimeout): it bounds every write
+// to a client, so a client that stops reading costs a stream, never a goroutine parked
+// forever.
 const sseWriteTimeout = 5 * time.Second
 
-// sse writes Server-Sent Events. Every event is flushed at once.
+// sse writes Server-Sent Events, in either era: a session's GET stream, a listen stream, a
+// call's answer stream (answerWriter). Every event is flushed at once, and every write is bounded
+// by timeout (writeFlushed).
 type sse struct {
 	w       http.ResponseWriter
 	rc      http.ResponseController // a value: a stream inside another struct costs no allocation
-	started bool
+	timeout time.Duration
 	stop    <-chan struct{} // closed when a long write is to end between chunks (writeFlushed)
 }
 
-func newSSE(w http.ResponseWriter) *sse {
+// newSSE is a stream whose writes are bounded by the gateway's write timeout.
+func (g *Gateway) newSSE(w http.ResponseWriter) *sse {
 	s := &sse{}
-	s.init(w)
+	s.init(w, g.writeTimeout())
 	return s
 }
 
-func (s *sse) init(w http.ResponseWriter) {
-	s.w, s.rc = w, *http.NewResponseController(w)
+func (s *sse) init(w http.ResponseWriter, timeout time.Duration) {
+	s.w, s.rc, s.timeout = w, *http.NewResponseController(w), timeout
 }
 
 // The values of a stream's fixed headers, shared by every stream rather than made per answer.
@@ -43,36 +47,24 @@ var (
 	sseNoBuffering  = []string{"no"}
 )
 
-func (s *sse) start(extra http.Header) error {
-	s.header(extra)
+// start starts the stream with its headers alone.
+func (s *sse) start() error {
+	s.header()
 	s.w.WriteHeader(http.StatusOK)
-	s.started = true
 	return s.flush()
 }
 
-func (s *sse) header(extra http.Header) {
+func (s *sse) header() {
 	h := s.w.Header()
-	for k, v := range extra {
-		h[k] = v
-	}
 	h["Content-Type"] = sseContentType
 	h["Cache-Control"] = sseCacheControl
 	h["X-Accel-Buffering"] = sseNoBuffering // tells nginx-style proxies not to buffer the stream
 }
 
-// writeWholeStream answers with a stream of one event, msg, and no event id (a modern call's
-// answer: 2026-07-28 has no resumption).
-func writeWholeStream(w http.ResponseWriter, msg []byte) error {
-	var s sse
-	s.init(w)
-	return s.whole(appendEvent(make([]byte, 0, len(msg)+24), "", msg))
-}
-
 // begin starts a stream with its first events, headers and events in one write.
 func (s *sse) begin(first []byte) error {
-	s.header(nil)
+	s.header()
 	s.w.WriteHeader(http.StatusOK)
-	s.started = true
 	return s.write(first)
 }
 
@@ -80,10 +72,9 @@ func (s *sse) begin(first []byte) error {
 // headers and body in one write, with its length, so that neither a flush per event nor the
 // chunked encoding's last chunk costs a system call of its own.
 func (s *sse) whole(body []byte) error {
-	s.header(nil)
+	s.header()
 	s.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
 	s.w.WriteHeader(http.StatusOK)
-	s.started = true
 	return s.write(body)
 }
 
@@ -199,10 +190,10 @@ func (s *sse) comment(text string) error {
 	return s.write([]byte(": " + text + "\n\n"))
 }
 
-func (s *sse) write(b []byte) error { return writeFlushed(&s.rc, s.w, b, s.stop) }
+func (s *sse) write(b []byte) error { return writeFlushed(&s.rc, s.w, b, s.stop, s.timeout) }
 
-// writeChunk is how much of a long write must reach the client within sseWriteTimeout, and
-// minWriteRate the rate a long write must keep on the whole, past its first sseWriteTimeout.
+// writeChunk is how much of a long write must reach the client within the write timeout, and
+// minWriteRate the rate a long write must keep on the whole, past its first timeout.
 const (
 	writeChunk   = 64 << 10
 	minWriteRate = 64 << 10 // bytes per second
@@ -211,18 +202,18 @@ const (
 // errWriteStopped is a long write given up between chunks because stop was closed.
 var errWriteStopped = errors.New("write stopped: the stream is ending")
 
-// writeFlushed writes b and flushes it, each writeChunk of it within sseWriteTimeout, and the
-// whole within sseWriteTimeout plus len(b) at minWriteRate: a client that reads at that rate
-// gets all of a long answer (16 MiB in under 5 minutes), and one that stops reading, or reads
-// more slowly, costs its connection, never a handler held for good. A write of one chunk or
-// less (nearly every one) sets the deadline once, as a write with one deadline did. stop, if
-// not nil, ends a long write between chunks: a GET stream ends at shutdown mid-message.
-func writeFlushed(rc *http.ResponseController, w io.Writer, b []byte, stop <-chan struct{}) error {
+// writeFlushed writes b and flushes it, each writeChunk of it within timeout, and the whole
+// within timeout plus len(b) at minWriteRate: a client that reads at that rate gets all of a
+// long answer (16 MiB in under 5 minutes), and one that stops reading, or reads more slowly,
+// costs its connection, never a handler held for good. A write of one chunk or less (nearly
+// every one) sets the deadline once, as a write with one deadline did. stop, if not nil,
+// ends a long write between chunks: a GET stream ends at shutdown mid-message.
+func writeFlushed(rc *http.ResponseController, w io.Writer, b []byte, stop <-chan struct{}, timeout time.Duration) error {
 	now := time.Now()
-	end := now.Add(sseWriteTimeout + time.Duration(len(b))*time.Second/minWriteRate)
+	end := now.Add(timeout + time.Duration(len(b))*time.Second/minWriteRate)
 	for {
 		n := min(len(b), writeChunk)
-		d := now.Add(sseWriteTimeout)
+		d := now.Add(timeout)
 		if d.After(end) {
 			d = end
 		}
@@ -245,7 +236,9 @@ func writeFlushed(rc *http.ResponseController, w io.Writer, b []byte, stop <-cha
 	return err
 }
 
+// flush flushes what was written (the headers), within the write timeout.
 func (s *sse) flush() error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
 	err := s.rc.Flush()
 	_ = s.rc.SetWriteDeadline(time.Time{})
 	return err

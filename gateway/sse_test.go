@@ -60,7 +60,7 @@ func FuzzSSEEvent(f *testing.F) {
 	// Seeds: testdata/fuzz/FuzzSSEEvent.
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec := httptest.NewRecorder()
-		s := newSSE(rec)
+		s := (&Gateway{}).newSSE(rec)
 		if err := s.event(data); err != nil {
 			t.Fatal(err)
 		}

@@ -37,14 +37,7 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 //
 //go:noinline
 func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *session, sid, after uint64, resumed bool) {
-	s, he := g.sessionFor(r)
-	if he == nil {
-		p, _ := auth.PrincipalFrom(r.Context())
-		he = g.narrowedRefusal(s, p, "the session's stream")
-		if he == nil {
-			he = g.grantRefusal(s, p, nil, "the session's stream")
-		}
-	}
+	s, he := g.sessionGates(r, "the session's stream")
 	if he != nil {
 		he.write(w)
 		return nil, 0, 0, false
@@ -101,7 +94,7 @@ func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bo
 	if !resumed {
 		after = store.position(0)
 	}
-	if st.start(nil) != nil || st.prime(store.eventID(0, after), sseRetry) != nil {
+	if st.start() != nil || st.prime(store.eventID(0, after), sseRetry) != nil {
 		return false
 	}
 	if resumed { // what the lost stream was sent, or taken for and never sent, after its last id
@@ -133,7 +126,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 	s.streamOpened()
 	g.metrics.streamOpened()
 	defer g.streamEnded(s, gen)
-	st := newSSE(w)
+	st := g.newSSE(w)
 	st.stop = g.stopping // at shutdown the stream ends, between chunks of a long message too
 	var opened bool
 	aside.Run(func() { opened = g.openStream(st, s, after, resumed) }) // net/http's first flush is deep
@@ -192,10 +185,10 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 	store := s.outbox.resume
 	gen := store.attach(sid)
 	defer store.detach(sid)
-	st := newSSE(w)
+	st := g.newSSE(w)
 	var opened bool
 	aside.Run(func() { // net/http's first flush is deep, as in serveStream
-		opened = st.start(nil) == nil && st.prime(store.eventID(sid, after), sseRetry) == nil
+		opened = st.start() == nil && st.prime(store.eventID(sid, after), sseRetry) == nil
 	})
 	if !opened {
 		return
@@ -259,14 +252,7 @@ func badEventID(err error) *httpError {
 }
 
 func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
-	s, he := g.sessionFor(r)
-	if he == nil {
-		p, _ := auth.PrincipalFrom(r.Context())
-		he = g.narrowedRefusal(s, p, "ending the session")
-		if he == nil {
-			he = g.grantRefusal(s, p, nil, "ending the session")
-		}
-	}
+	s, he := g.sessionGates(r, "ending the session")
 	if he != nil {
 		he.write(w)
 		return
@@ -296,6 +282,20 @@ func (g *Gateway) sessionFor(r *http.Request) (*session, *httpError) {
 	}
 	// Opening a stream is not activity: only real MCP traffic keeps a session from idling.
 	return s, nil
+}
+
+// sessionGates applies sessionFor and then the token's refusals for what a GET or DELETE does
+// with the session: a narrowed token's (narrowed.go) and a grant's.
+func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *httpError) {
+	s, he := g.sessionFor(r)
+	if he != nil {
+		return nil, he
+	}
+	p, _ := auth.PrincipalFrom(r.Context())
+	if he := g.narrowedRefusal(s, p, what); he != nil {
+		return nil, he
+	}
+	return s, g.grantRefusal(s, p, nil, what)
 }
 
 // endSession unmaps a session and detaches it from its worker; the reason goes to the log and

@@ -50,7 +50,7 @@ func TestTakenMessagesAreLoggedAsTaken(t *testing.T) {
 	if got, _, _, ok := store.since(0, primed); !ok || len(got) != 3 {
 		t.Fatalf("a stream resuming while the taker writes would replay %d of 3", len(got))
 	}
-	st := newSSE(&failAfterWriter{h: http.Header{}, n: 0})
+	st := (&Gateway{}).newSSE(&failAfterWriter{h: http.Header{}, n: 0})
 	if g.sendTaken(st, s, evs) {
 		t.Fatal("a dead connection took the messages")
 	}
@@ -74,8 +74,8 @@ func TestTakenMessagesAreLoggedAsTaken(t *testing.T) {
 // logged and ends, rather than wait for events no one will log.
 func TestPostStreamCutAtItsFirstWriteIsFinished(t *testing.T) {
 	store := newResumeStore()
-	ps := &postStream{w: &failAfterWriter{h: http.Header{}, n: 0}, store: store}
-	if ps.event([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`), false) {
+	ps := (&Gateway{}).newAnswerWriter(&failAfterWriter{h: http.Header{}, n: 0}, "", store, true)
+	if ps.event([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`)) {
 		t.Fatal("a dead connection took the first event")
 	}
 	if ps.resumable() {

@@ -42,14 +42,14 @@ func TestWriteFlushedBounds(t *testing.T) {
 	body := make([]byte, 1<<20)
 	synctest.Test(t, func(t *testing.T) {
 		c := &slowConn{perChunk: 500 * time.Millisecond, h: http.Header{}}
-		if err := writeFlushed(http.NewResponseController(c), c, body, nil); err != nil || c.written != len(body) {
+		if err := writeFlushed(http.NewResponseController(c), c, body, nil, sseWriteTimeout); err != nil || c.written != len(body) {
 			t.Fatalf("128 KiB/s: %v after %d of %d bytes", err, c.written, len(body))
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
 		c := &slowConn{perChunk: 3 * time.Second, h: http.Header{}}
 		start := time.Now()
-		err := writeFlushed(http.NewResponseController(c), c, body, nil)
+		err := writeFlushed(http.NewResponseController(c), c, body, nil, sseWriteTimeout)
 		limit := sseWriteTimeout + time.Duration(len(body))*time.Second/minWriteRate
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Fatalf("21 KiB/s: %v after %d of %d bytes, want the deadline", err, c.written, len(body))
@@ -62,7 +62,7 @@ func TestWriteFlushedBounds(t *testing.T) {
 		c := &slowConn{perChunk: 500 * time.Millisecond, h: http.Header{}}
 		stop := make(chan struct{})
 		time.AfterFunc(2*time.Second, func() { close(stop) })
-		err := writeFlushed(http.NewResponseController(c), c, body, stop)
+		err := writeFlushed(http.NewResponseController(c), c, body, stop, sseWriteTimeout)
 		if !errors.Is(err, errWriteStopped) || c.written >= len(body) {
 			t.Fatalf("stopped mid-write: %v after %d of %d bytes", err, c.written, len(body))
 		}

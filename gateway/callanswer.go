@@ -1,0 +1,103 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// filterTools applies the policy to a tools/list answer, in either era: tools the access may
+// not call are dropped, and a malformed list fails closed. It returns the readOnlyHints the
+// worker gave for its tools. A read-only caller of a worker nobody vouched for sees an empty
+// list and no reason: what was hidden, and what would show it, is said once per worker.
+func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, access policy.Access,
+	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]bool) {
+	if method != "tools/list" || resp.Result == nil {
+		return resp, nil
+	}
+	filtered, hints, err := g.opts.Policy.FilterToolsList(access, resp.Result)
+	if err != nil {
+		log.Warn("worker's tools/list answer is malformed; refused", "error", err)
+		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's tool list is malformed", nil), nil
+	}
+	if access.ReadOnly {
+		visible, hidden, total := g.hiddenTools(access, resp.Result, hints)
+		if hidden > 0 && m.FirstTime("read-only tools hidden") {
+			log.Info(fmt.Sprintf("read-only sessions see %d of %d tools of this worker; list the safe ones in read_only_tools or set trust_read_only_hints",
+				visible, total), "hidden", hidden, "tools", total)
+		}
+	}
+	out := *resp
+	out.Result = filtered
+	return &out, hints
+}
+
+// hiddenTools counts the tools of a list that read-only access sees and those it does not.
+func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]bool) (visible, hidden, total int) {
+	var all struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &all) != nil {
+		return 0, 0, 0
+	}
+	for _, tool := range all.Tools {
+		var hint *bool
+		if h, ok := hints[tool.Name]; ok {
+			hint = &h
+		}
+		switch g.opts.Policy.CheckTool(access, tool.Name, hint) {
+		case policy.DeniedReadOnly:
+			hidden++
+		case policy.Allowed:
+			visible++
+		}
+	}
+	return visible, hidden, len(all.Tools)
+}
+
+// learnHints keeps the readOnlyHints of a session's last tools/list, for its tool gate.
+func (s *session) learnHints(hints map[string]bool) {
+	if len(hints) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hints == nil {
+		s.hints = make(map[string]bool, len(hints))
+	}
+	for name, h := range hints {
+		s.hints[name] = h
+	}
+}
+
+// callOutcome is the audit outcome of a call's answer: error, tool_error or ok.
+func callOutcome(method string, resp *jsonrpc.Message) string {
+	switch {
+	case resp.Error != nil:
+		return "error"
+	case method == "tools/call" && isToolError(resp.Result):
+		return "tool_error"
+	}
+	return "ok"
+}
+
+// sessionlessResult maps a worker's answer to 2026-07-28: resultType and, for lists, the
+// cache fields added (modernResult). An answer that cannot be mapped fails closed.
+func sessionlessResult(method string, resp *jsonrpc.Message) *jsonrpc.Message {
+	if resp.Error != nil {
+		return resp
+	}
+	mapped, err := modernResult(method, resp.Result)
+	if err != nil {
+		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's answer is malformed", nil)
+	}
+	out := *resp
+	out.Result = mapped
+	return &out
+}

@@ -1,0 +1,284 @@
+package gateway
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// waiting is one forwarded call waiting for its worker's answer, in either era: the state of
+// the one wait loop (run). What differs by era is its waitEra, and which signals it has (a
+// nil channel is one the era never sends on).
+type waiting struct {
+	g      *Gateway
+	era    waitEra
+	call   *pool.Call
+	id     json.RawMessage // the client's request id, for the answers gemgate makes
+	method string
+	access policy.Access
+	log    *slog.Logger
+	member *pool.Member
+	events *eventQueue // what the worker sends about the call before its answer
+	out    *answerWriter
+
+	cancelled <-chan struct{}         // 2025-x: the client's notifications/cancelled
+	requests  <-chan *jsonrpc.Message // 2026-07-28: the worker's questions, for the bridge
+	detached  <-chan struct{}         // 2026-07-28: the worker let go of the call
+	gone      <-chan struct{}         // the client's request ended; nil once the call is orphaned
+	orphaned  *time.Ticker            // runs once a resumable stream's connection is lost
+	lost      time.Time
+}
+
+// waitEra is what waiting for an answer does differently by era: pending for a 2025-x
+// session's call, sessionlessWait for a 2026-07-28 request's.
+type waitEra interface {
+	// answer makes the worker's answer (through the tools/list filter, which found hints in
+	// it) the client's, and names the call's audit outcome.
+	answer(resp *jsonrpc.Message, hints map[string]bool) (*jsonrpc.Message, string)
+	// errorStatus is the status of an error answer written before a stream began; false: an
+	// error goes as any answer does.
+	errorStatus(resp *jsonrpc.Message) (int, bool)
+	// park parks the call on a worker's question (the bridge) and returns the input-required
+	// result to answer with; false when the call goes on.
+	park(req *jsonrpc.Message) (json.RawMessage, bool)
+	// clientGone is the reason given to the worker, and the audit outcome, of a call whose
+	// client's request ended.
+	clientGone() (reason, outcome string)
+	timedOut()
+}
+
+// run waits for the call's answer and writes it: application/json, or an SSE stream when the
+// worker sends messages about the call first (or post_answers is sse). It returns the call's
+// audit outcome: ok, tool_error, error, cancelled, disconnected, timeout or input_required.
+func (c *waiting) run() string {
+	var timeout <-chan time.Time
+	if d := c.g.opts.Lifetime.RequestTimeout; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	defer func() {
+		if c.orphaned != nil {
+			c.orphaned.Stop()
+		}
+	}()
+	for {
+		var orphanCheck <-chan time.Time
+		if c.orphaned != nil {
+			orphanCheck = c.orphaned.C
+		}
+		select {
+		case resp := <-c.call.Result():
+			return c.answer(resp)
+		case <-c.events.ready:
+			for _, ev := range c.events.take() {
+				if !c.out.event(ev) && !c.orphan("client stream lost") {
+					return "disconnected"
+				}
+			}
+		case req := <-c.requests:
+			if result, ok := c.era.park(req); ok {
+				c.out.answer(&jsonrpc.Message{ID: c.id, Result: result}, c.out.asStream, http.StatusOK)
+				return "input_required"
+			}
+		case <-c.cancelled:
+			c.out.cancelled()
+			return "cancelled"
+		case <-c.detached:
+			return c.workerGone()
+		case <-c.gone:
+			if reason, outcome := c.era.clientGone(); !c.orphan(reason) {
+				return outcome
+			}
+		case <-orphanCheck:
+			if c.out.abandoned(c.lost) {
+				c.call.Cancel("client stream lost and not resumed")
+				c.out.finish()
+				return "disconnected"
+			}
+		case <-timeout:
+			c.call.Cancel("request timeout")
+			c.era.timedOut()
+			resp := jsonrpc.ErrorResponse(c.id, jsonrpc.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
+			c.out.answer(resp, false, http.StatusOK)
+			return "timeout"
+		}
+	}
+}
+
+// answer writes the worker's answer after whatever it sent about the call before it, which is
+// queued already: the order is kept.
+func (c *waiting) answer(resp *jsonrpc.Message) string {
+	for _, ev := range c.events.take() {
+		c.out.event(ev)
+	}
+	resp, hints := c.g.filterTools(c.log, c.member, c.method, c.access, resp)
+	resp, outcome := c.era.answer(resp, hints)
+	asStream, status := c.out.asStream, http.StatusOK
+	if s, ok := c.era.errorStatus(resp); ok && resp.Error != nil {
+		asStream, status = false, s
+	}
+	c.out.answer(resp, asStream, status)
+	return outcome
+}
+
+// orphan decides what a lost connection means: a stream the client can resume keeps the call
+// running (disconnection is not cancellation); any other ends it. It reports whether the
+// wait goes on.
+func (c *waiting) orphan(reason string) bool {
+	if !c.out.resumable() {
+		c.call.Cancel(reason)
+		c.out.finish() // a first write cut midway may have given the client an id to resume from
+		return false
+	}
+	c.out.lose()
+	if c.orphaned == nil {
+		c.lost = time.Now()
+		c.orphaned = time.NewTicker(resumeRetention / 4)
+	}
+	c.gone = nil
+	return true
+}
+
+// workerGone answers a call its worker let go of: with the answer, if it came with the
+// let-go; else with an error for the call's id, never a 503, since the call reached the
+// worker and may have run (a balancer retries a 503 elsewhere).
+func (c *waiting) workerGone() string {
+	select {
+	case resp := <-c.call.Result():
+		return c.answer(resp)
+	default:
+	}
+	c.call.Cancel("the worker let go of the request")
+	resp := jsonrpc.ErrorResponse(c.id, jsonrpc.CodeInternalError, "the worker is gone", map[string]any{"kind": "workerExit"})
+	if c.g.closing.Load() { // the gateway stops (drain.go)
+		resp = stoppedCall(c.id)
+	}
+	c.out.answer(resp, false, http.StatusOK)
+	return "error"
+}
+
+// pending is one forwarded request of a 2025-x session waiting for its answer: the session
+// era's waitEra.
+type pending struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	s      *session
+	inf    *inflight
+	method string
+	access policy.Access
+}
+
+// await waits for the worker's answer to a session's request and writes it (waiting.run). The
+// request's id is freed before the answer is written, since a client may reuse the id the
+// moment it has the answer. A stream the client can resume (resume.go) outlives its
+// connection: the call goes on, and the client may GET the rest with Last-Event-ID.
+func (g *Gateway) await(c *pending) string {
+	s, inf := c.s, c.inf
+	canStream := inf.canStream // acceptsSSE, as the call was started
+	wt := &waiting{
+		g: g, era: c, call: inf.call, id: inf.clientID, method: c.method, access: c.access,
+		log: s.log, member: s.member, events: &inf.events,
+		out:       g.newAnswerWriter(c.w, s.id, s.outbox.resume, canStream),
+		cancelled: inf.cancelled, gone: c.r.Context().Done(),
+	}
+	return wt.run()
+}
+
+func (c *pending) answer(resp *jsonrpc.Message, hints map[string]bool) (*jsonrpc.Message, string) {
+	c.s.learnHints(hints)
+	c.s.endCall(c.inf)
+	return resp, callOutcome(c.method, resp)
+}
+
+func (c *pending) errorStatus(*jsonrpc.Message) (int, bool)      { return 0, false }
+func (c *pending) park(*jsonrpc.Message) (json.RawMessage, bool) { return nil, false }
+func (c *pending) clientGone() (reason, outcome string)          { return "client disconnected", "disconnected" }
+func (c *pending) timedOut()                                     { go c.s.member.CheckResponsive(c.s.done) }
+
+// sessionlessWait is the wait of a 2026-07-28 request's call: closing the response stream, or
+// the connection, cancels the call at the worker (2026-07-28: closing the stream is
+// cancellation); an error the spec maps to an HTTP status (404 unknown method, 400 invalid
+// params, ...) goes as JSON with that status while no stream has begun; a legacy worker's
+// question parks the call for the client's input (the bridge, bridge.go).
+type sessionlessWait struct {
+	g      *Gateway
+	pk     *parked
+	parked bool // the call waits for the client's retry now: it owns the worker's attachment
+}
+
+// awaitSessionless waits for a 2026-07-28 call's answer and writes it (waiting.run). It
+// returns the audit outcome, and whether the call was parked for the client's input.
+func (g *Gateway) awaitSessionless(w http.ResponseWriter, r *http.Request, pk *parked) (outcome string, parkedNow bool) {
+	era := &sessionlessWait{g: g, pk: pk}
+	wt := &waiting{
+		g: g, era: era, call: pk.call, id: pk.msg.ID, method: pk.msg.Method, access: pk.access,
+		log: g.log, member: pk.member, events: &pk.caller.events,
+		out:      g.newAnswerWriter(w, "", nil, acceptsSSE(r)),
+		requests: pk.caller.requests, detached: pk.caller.detached, gone: r.Context().Done(),
+	}
+	outcome = wt.run()
+	return outcome, era.parked
+}
+
+func (c *sessionlessWait) answer(resp *jsonrpc.Message, _ map[string]bool) (*jsonrpc.Message, string) {
+	pk := c.pk
+	resp = sessionlessResult(pk.msg.Method, resp)
+	outcome := callOutcome(pk.msg.Method, resp)
+	if resp.Error == nil && pk.member.ModernSession() {
+		resp, outcome = c.g.passInputRequired(pk, resp, outcome)
+	}
+	out := *resp
+	out.ID = pk.msg.ID // after a retry, the retry's id: the original request is answered already
+	return &out, outcome
+}
+
+func (c *sessionlessWait) errorStatus(resp *jsonrpc.Message) (int, bool) {
+	var e struct {
+		Code int64 `json:"code"`
+	}
+	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
+	return modernStatus(e.Code), true
+}
+
+// park parks the call with the worker's questions sent together (gatherRequests). When it
+// cannot be parked, the worker's questions get the refusal and the call goes on.
+func (c *sessionlessWait) park(req *jsonrpc.Message) (json.RawMessage, bool) {
+	pk := c.pk
+	pk.requests = gatherRequests(req, pk.caller.requests)
+	result, err := c.g.park(pk)
+	if err != nil {
+		for _, req := range pk.requests {
+			pk.member.Refuse(req.ID, err.Error())
+		}
+		return nil, false
+	}
+	c.parked = true
+	return result, true
+}
+
+func (c *sessionlessWait) clientGone() (string, string) {
+	return "client closed the request's stream", "cancelled"
+}
+func (c *sessionlessWait) timedOut() {}
+
+// gatherRequests collects the worker's requests sent together with first: those already
+// queued and those that follow within bridgeGather.
+func gatherRequests(first *jsonrpc.Message, more <-chan *jsonrpc.Message) map[string]*jsonrpc.Message {
+	out := map[string]*jsonrpc.Message{workerRequestKey(first): first}
+	t := time.NewTimer(bridgeGather)
+	defer t.Stop()
+	for {
+		select {
+		case req := <-more:
+			out[workerRequestKey(req)] = req
+		case <-t.C:
+			return out
+		}
+	}
+}
