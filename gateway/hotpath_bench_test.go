@@ -67,7 +67,7 @@ func BenchmarkForward(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for i := int64(0); b.Loop(); i++ {
-				msg, err := jsonrpc.ParseClientOwned(body)
+				msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -86,7 +86,7 @@ func BenchmarkForward(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for i := int64(0); b.Loop(); i++ {
-				msg, err := jsonrpc.ParseClientOwned(body)
+				msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -120,7 +120,7 @@ func BenchmarkAnswer(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				m, err := jsonrpc.Parse(line)
+				m, err := jsonrpc.Parse(line, jsonrpc.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -141,7 +141,7 @@ func BenchmarkAnswer(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				m, err := jsonrpc.Parse(line)
+				m, err := jsonrpc.Parse(line, jsonrpc.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
