@@ -118,6 +118,20 @@ func TestSmallObjectKeyCheckAllocatesNothing(t *testing.T) {
 	}
 }
 
+// Each well-known string is itself, and nothing else is well known.
+func TestWellKnownIsIdentity(t *testing.T) {
+	for k, v := range wellKnownStrings {
+		if k != v {
+			t.Errorf("wellKnownStrings[%q] = %q", k, v)
+		}
+	}
+	for _, s := range []string{"", "Jsonrpc", "id ", "tools/list", "io.modelcontextprotocol/protocolversion"} {
+		if got, ok := wellKnown([]byte(s)); ok {
+			t.Errorf("wellKnown(%q) = %q, want not known", s, got)
+		}
+	}
+}
+
 // FuzzReadObjectFoldOracle: the strict reader agrees with the folding map on every input.
 func FuzzReadObjectFoldOracle(f *testing.F) {
 	for _, s := range []string{

@@ -73,7 +73,12 @@ func (r *reader) object(descend int) ([]member, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := member{key: name.String(), rawKey: trimLead(r.b[before:r.d.InputOffset()])}
+		m := member{rawKey: trimLead(r.b[before:r.d.InputOffset()])}
+		if k, ok := wellKnown(m.rawKey[1 : len(m.rawKey)-1]); ok {
+			m.key = k
+		} else {
+			m.key = name.String()
+		}
 		if r.d.PeekKind() == '{' && descends(descend, m.key) {
 			start := r.d.InputOffset()
 			m.members, err = r.object(descend + 1)
@@ -143,3 +148,25 @@ func trimLead(b []byte) []byte {
 	}
 	return b[i:len(b):len(b)]
 }
+
+// wellKnown is raw, a string's bytes between its quotes, as one of the keys and values every
+// MCP message repeats, without allocating a string for it; ok is false for any other raw.
+func wellKnown(raw []byte) (s string, ok bool) {
+	s, ok = wellKnownStrings[string(raw)] // the lookup converts nothing
+	return s, ok
+}
+
+// wellKnownStrings maps each string wellKnown knows to itself.
+var wellKnownStrings = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		"jsonrpc", "2.0", "id", "method", "params", "result", "error", "code", "message", "data",
+		"_meta", "name", "arguments", "content", "type", "text", "isError", "structuredContent",
+		"resultType", "complete", "input_required", "progressToken", "tools/call", "version",
+		"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
+		"io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel",
+	} {
+		m[s] = s
+	}
+	return m
+}()
