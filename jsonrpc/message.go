@@ -148,7 +148,7 @@ func fromEnvelope(env Object) (*Message, error) {
 func validID(id json.RawMessage) bool {
 	switch id[0] {
 	case '"':
-		return true // json.Valid has already checked it is a well-formed string
+		return true // the tokenizer has already checked it is a well-formed string
 	case 'n':
 		return string(id) == "null"
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
