@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -46,11 +45,11 @@ func parseToolsList(b []byte) (toolsList, error) {
 	}
 	w := walker{d: jsontext.NewDecoder(bytes.NewBuffer(b), lenient...), b: b}
 	found := false
-	err := w.object("result", func(key string) error {
-		if !strings.EqualFold(key, "tools") {
+	err := w.object("result", func(key []byte) error {
+		if !bytes.EqualFold(key, []byte("tools")) {
 			return w.d.SkipValue()
 		}
-		if key != "tools" || found {
+		if string(key) != "tools" || found {
 			return malformed("ambiguous key %q", key)
 		}
 		found = true
@@ -82,15 +81,31 @@ type walker struct {
 // next is the offset where the next token starts.
 func (w *walker) next() int {
 	i := int(w.d.InputOffset())
-	for i < len(w.b) && strings.IndexByte(" \t\r\n,:", w.b[i]) >= 0 {
+	for i < len(w.b) && bytes.IndexByte([]byte(" \t\r\n,:"), w.b[i]) >= 0 {
 		i++
 	}
 	return i
 }
 
+// str reads a string (a key or a value) and returns its decoded contents, aliasing the
+// input when it has no escapes.
+func (w *walker) str() ([]byte, error) {
+	v, err := w.d.ReadValue()
+	if err != nil {
+		return nil, malformed("%v", err)
+	}
+	if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		return inner, nil
+	}
+	// A lone surrogate escape reads as U+FFFD, as encoding/json reads it; the error that
+	// reports it is not a refusal.
+	s, _ := jsontext.AppendUnquote(nil, v)
+	return s, nil
+}
+
 // object reads an object, calling field for each key with the decoder at the value; field
 // must consume the value.
-func (w *walker) object(what string, field func(key string) error) error {
+func (w *walker) object(what string, field func(key []byte) error) error {
 	if w.d.PeekKind() != '{' {
 		return malformed("%s is not an object", what)
 	}
@@ -98,11 +113,11 @@ func (w *walker) object(what string, field func(key string) error) error {
 		return malformed("%v", err)
 	}
 	for w.d.PeekKind() != '}' {
-		key, err := w.d.ReadToken()
+		key, err := w.str()
 		if err != nil {
-			return malformed("%v", err)
+			return err
 		}
-		if err := field(key.String()); err != nil {
+		if err := field(key); err != nil {
 			return err
 		}
 	}
@@ -132,21 +147,21 @@ func (w *walker) tools() ([]listedTool, error) {
 
 func (w *walker) tool(t *listedTool) error {
 	hasName, hasAnnotations := false, false
-	err := w.object("tool", func(key string) error {
+	err := w.object("tool", func(key []byte) error {
 		switch {
-		case strings.EqualFold(key, "name"):
-			if key != "name" || hasName {
+		case bytes.EqualFold(key, []byte("name")):
+			if string(key) != "name" || hasName {
 				return malformed("ambiguous key %q", key)
 			}
 			hasName = true
 			if w.d.PeekKind() != '"' {
 				return malformed("tool name is not a string")
 			}
-			name, err := w.d.ReadToken()
-			t.name = name.String()
+			name, err := w.str()
+			t.name = string(name)
 			return err
-		case strings.EqualFold(key, "annotations"):
-			if key != "annotations" || hasAnnotations {
+		case bytes.EqualFold(key, []byte("annotations")):
+			if string(key) != "annotations" || hasAnnotations {
 				return malformed("ambiguous key %q", key)
 			}
 			hasAnnotations = true
@@ -168,11 +183,11 @@ func (w *walker) annotations(t *listedTool) error {
 		return w.d.SkipValue()
 	}
 	seen := false
-	return w.object("annotations", func(key string) error {
-		if !strings.EqualFold(key, "readOnlyHint") {
+	return w.object("annotations", func(key []byte) error {
+		if !bytes.EqualFold(key, []byte("readOnlyHint")) {
 			return w.d.SkipValue()
 		}
-		if key != "readOnlyHint" || seen {
+		if string(key) != "readOnlyHint" || seen {
 			return malformed("ambiguous key %q", key)
 		}
 		seen = true
