@@ -15,7 +15,18 @@ import (
 // deeply the text nests, for a client's depth limit.
 var lenient = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
-var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(&bytes.Buffer{}) }}
+// A decoder reads from its own buffer, which wraps the text being read and nothing once done:
+// a pooled decoder must not keep the last megabyte it read alive.
+type decoder struct {
+	d   *jsontext.Decoder
+	buf bytes.Buffer
+}
+
+var decoders = sync.Pool{New: func() any {
+	x := &decoder{}
+	x.d = jsontext.NewDecoder(&x.buf)
+	return x
+}}
 
 // reader walks one JSON text. It keeps the members of the objects gemgate reads (a message's
 // envelope, its params, their _meta and the objects in _meta) and only checks the rest.
@@ -30,9 +41,15 @@ type reader struct {
 // it is an object (walked says so; descend as in reader.object). err is ErrParse for any
 // syntax error, wherever it is; tooDeep is reported only for syntactically valid text.
 func readText(b []byte, limit int, descend int) (members []member, walked, tooDeep bool, err error) {
-	d := decoders.Get().(*jsontext.Decoder)
-	defer decoders.Put(d)
-	d.Reset(bytes.NewBuffer(b), lenient...)
+	x := decoders.Get().(*decoder)
+	defer func() {
+		x.buf = bytes.Buffer{}
+		x.d.Reset(&x.buf)
+		decoders.Put(x)
+	}()
+	x.buf = *bytes.NewBuffer(b)
+	x.d.Reset(&x.buf, lenient...)
+	d := x.d
 	r := reader{d: d, b: b, limit: limit}
 	if d.PeekKind() == '{' {
 		members, err = r.object(descend)
