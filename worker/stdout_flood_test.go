@@ -37,7 +37,9 @@ func TestStdoutFloodIsLoggedAtABoundedRate(t *testing.T) {
 			p, err := Start(Spec{
 				Path:      "/bin/sh",
 				Args:      []string{"-c", tc.script + "; exec sleep 30"},
-				StopGrace: 200 * time.Millisecond,
+				// Time for the reader to finish the flood once the worker is gone: under the race
+				// detector on a busy machine, 20,000 lines take longer than 200 ms.
+				StopGrace: 2 * time.Second,
 				Logger:    slog.New(recordingHandler{&mu, &msgs, &skipped}),
 			})
 			if err != nil {
