@@ -35,8 +35,8 @@ func TestStdoutFloodIsLoggedAtABoundedRate(t *testing.T) {
 			var skipped int64
 			lines := tc.lines
 			p, err := Start(Spec{
-				Path:      "/bin/sh",
-				Args:      []string{"-c", tc.script + "; exec sleep 30"},
+				Path: "/bin/sh",
+				Args: []string{"-c", tc.script + "; exec sleep 30"},
 				// Time for the reader to finish the flood once the worker is gone: under the race
 				// detector on a busy machine, 20,000 lines take longer than 200 ms.
 				StopGrace: 2 * time.Second,
