@@ -16,14 +16,12 @@ func BenchmarkAnswerInPlace(b *testing.B) {
 	for _, sz := range hotSizes {
 		b.Run("legacy/"+sz.name, func(b *testing.B) {
 			line := workerAnswerLine(sz.n)
-			parse := jsonrpc.Parse // a short line is copied out of the reader's buffer
-			if sz.n > 4<<10 {
-				parse = jsonrpc.ParseOwned // a long one is handed over: aliasing it is safe
-			}
+			// A short line is copied out of the reader's buffer; a long one is handed over.
+			opts := jsonrpc.Options{Owned: sz.n > 4<<10}
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				m, err := parse(line)
+				m, err := jsonrpc.Parse(line, opts)
 				if err != nil {
 					b.Fatal(err)
 				}

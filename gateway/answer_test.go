@@ -84,7 +84,7 @@ func TestAbandonedReadWriteConfirmationNeverReachesReadOnlyToken(t *testing.T) {
 		if !ok {
 			t.Fatal("peek's stream ended without its answer")
 		}
-		m, err := jsonrpc.Parse([]byte(ev.data))
+		m, err := jsonrpc.Parse([]byte(ev.data), jsonrpc.Options{})
 		if err != nil {
 			continue
 		}
@@ -123,7 +123,7 @@ func TestWorkerRequestAnswerIsAudited(t *testing.T) {
 		if !ok {
 			t.Fatal("delete_note's stream ended without an elicitation")
 		}
-		if m, err := jsonrpc.Parse([]byte(ev.data)); err == nil && m.Method == "elicitation/create" {
+		if m, err := jsonrpc.Parse([]byte(ev.data), jsonrpc.Options{}); err == nil && m.Method == "elicitation/create" {
 			ask = m
 		}
 	}

@@ -83,7 +83,7 @@ func (c *client) do(ctx context.Context, method, body string, header ...string) 
 		msgs = append(msgs, b) // not an OAuth error body such as a 401's
 	}
 	for _, m := range msgs {
-		msg, err := jsonrpc.Parse(m)
+		msg, err := jsonrpc.Parse(m, jsonrpc.Options{})
 		if err != nil {
 			return r, fmt.Errorf("not a JSON-RPC message: %v: %q", err, m)
 		}
@@ -268,7 +268,7 @@ func (c *client) openStream() *stream {
 		sc.Buffer(nil, 32<<20)
 		for sc.Scan() {
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				if m, err := jsonrpc.Parse([]byte(data)); err == nil {
+				if m, err := jsonrpc.Parse([]byte(data), jsonrpc.Options{}); err == nil {
 					st.msgs <- m
 				}
 			}

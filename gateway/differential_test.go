@@ -81,7 +81,7 @@ func sdkToolName(body []byte) (string, bool) {
 // gatewayToolName is what the gateway makes of body: the tool it would check against the
 // policy, and whether it would forward the message at all.
 func gatewayToolName(body []byte) (msg *jsonrpc.Message, tool string, forwarded bool) {
-	m, err := jsonrpc.ParseClient(body)
+	m, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true})
 	if err != nil {
 		return nil, "", false
 	}

@@ -144,7 +144,7 @@ func untilData(t *testing.T, lines <-chan string, d time.Duration) *jsonrpc.Mess
 				t.Fatal("the stream ended before a message")
 			}
 			if data, ok := strings.CutPrefix(l, "data: "); ok && data != "" {
-				m, err := jsonrpc.Parse([]byte(data))
+				m, err := jsonrpc.Parse([]byte(data), jsonrpc.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -266,7 +266,7 @@ func TestCloseAnswersCallsInFlight(t *testing.T) {
 					data, ok = l, strings.HasPrefix(l, "{")
 				}
 				if ok && data != "" {
-					if m, err := jsonrpc.Parse([]byte(data)); err == nil {
+					if m, err := jsonrpc.Parse([]byte(data), jsonrpc.Options{}); err == nil {
 						last = m
 					}
 				}

@@ -8,9 +8,9 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// clientFields are the fields of a client message the gateway decides on. They are read once,
-// strictly (jsonrpc.Object), before anything is forwarded: the gateway must see the message
-// exactly as the worker will.
+// clientFields are the fields of a client message the gateway decides on, taken from the one
+// strict reading jsonrpc.Parse made of the message (its params and their _meta), before
+// anything is forwarded: the gateway must see the message exactly as the worker will.
 type clientFields struct {
 	tool          string          // tools/call params.name
 	progressToken json.RawMessage // params._meta.progressToken, nil when absent
@@ -61,7 +61,7 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
 		}
 		return f, nil
 	}
-	params, err := m.ParamsObject() // read as ReadObject does; Parse validated the bytes
+	params, err := m.ParamsObject() // Parse's reading of them
 	if err != nil {
 		var te *jsonrpc.TypeError
 		if errors.As(err, &te) && m.Method != "tools/call" {
@@ -73,13 +73,10 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
 	return fieldsOf(m, params, meta, metaErr)
 }
 
-// modernFields are readClientFields for a modern request, from the params checkModern read:
-// the same checks, in the same order, on the same reading.
-func modernFields(m *jsonrpc.Message, mr *modernRequest) (clientFields, *httpError) {
-	if !mr.params.present { // never so: checkModern requires _meta; as readClientFields then
-		return readClientFields(m)
-	}
-	return fieldsOf(m, mr.params.params, mr.params.meta, nil)
+// modernFields are readClientFields for a modern request: the same checks, in the same
+// order, on the same reading (Parse's, which checkModern took too).
+func modernFields(m *jsonrpc.Message, _ *modernRequest) (clientFields, *httpError) {
+	return readClientFields(m)
 }
 
 // fieldsOf is readClientFields past the reading of params and of params._meta (meta, or

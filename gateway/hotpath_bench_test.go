@@ -66,7 +66,7 @@ func BenchmarkForward(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for i := int64(0); b.Loop(); i++ {
-				msg, err := jsonrpc.ParseClientOwned(body)
+				msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -85,7 +85,7 @@ func BenchmarkForward(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for i := int64(0); b.Loop(); i++ {
-				msg, err := jsonrpc.ParseClientOwned(body)
+				msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -119,7 +119,7 @@ func BenchmarkAnswer(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				m, err := jsonrpc.Parse(line)
+				m, err := jsonrpc.Parse(line, jsonrpc.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -139,7 +139,7 @@ func BenchmarkAnswer(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				m, err := jsonrpc.Parse(line)
+				m, err := jsonrpc.Parse(line, jsonrpc.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

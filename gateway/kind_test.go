@@ -58,7 +58,7 @@ func TestDuplicateTasksExtensionIsRefused(t *testing.T) {
 			`"_meta":{"` + metaProtocolVersion + `":"` + modernVersion + `",` +
 			`"` + metaClientCapabilities + `":{"extensions":` + ext + `},` +
 			`"` + metaClientInfo + `":{"name":"t","version":"1"}}}}`
-		msg, err := jsonrpc.ParseClient([]byte(body))
+		msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
 		if err != nil {
 			t.Fatalf("parse: %v", err)
 		}

@@ -39,7 +39,7 @@ func playLegacyDemo() int {
 		for in.Scan() {
 			line := in.Bytes()
 			if bytes.Contains(line, []byte(`"server/discover"`)) {
-				if m, err := jsonrpc.Parse(line); err == nil && m.Method == "server/discover" && m.IsRequest() {
+				if m, err := jsonrpc.Parse(line, jsonrpc.Options{}); err == nil && m.Method == "server/discover" && m.IsRequest() {
 					_, _ = out.Write(append(jsonrpc.ErrorResponse(m.ID, jsonrpc.CodeMethodNotFound, "method not found", nil).Encode(), '\n'))
 					continue
 				}

@@ -175,7 +175,7 @@ func (c *listenCaller) Deliver(d pool.Delivery) {
 	if d.Request || d.Call != nil {
 		return // a call's messages and worker requests never go to a listen stream
 	}
-	msg, err := jsonrpc.Parse(d.Message)
+	msg, err := jsonrpc.Parse(d.Message, jsonrpc.Options{})
 	f := c.filter.Load()
 	if err != nil || f == nil || !msg.IsNotification() || !f.wants(msg.Method) {
 		return

@@ -13,7 +13,7 @@ import (
 // client nor a JavaScript or Python worker named.
 func TestListenResourceSubscriptionWithLoneSurrogateIsRefused(t *testing.T) {
 	for _, uri := range []string{`res://a\ud800`, `res://a\udc00`} {
-		msg, err := jsonrpc.ParseClient([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + uri + `"]}}}`))
+		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["`+uri+`"]}}}`), jsonrpc.Options{Client: true})
 		if err != nil {
 			t.Fatal(err)
 		}

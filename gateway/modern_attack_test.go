@@ -28,7 +28,7 @@ func TestAttackPassMessageTasksCapabilityInAnotherCase(t *testing.T) {
 			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{` +
 				`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps +
 				`,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}`
-			msg, err := jsonrpc.ParseClient([]byte(body))
+			msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,7 +50,7 @@ func (c *modernCaller) Deliver(d pool.Delivery) {
 		// A request of no call of this one's (the pool does not send such, CanTakeRequest):
 		// a 2026-07-28 client is asked only within its own call. Answered as if asked and
 		// not agreed.
-		if req, err := jsonrpc.Parse(d.Message); err == nil {
+		if req, err := jsonrpc.Parse(d.Message, jsonrpc.Options{}); err == nil {
 			if m := c.member.Load(); m != nil {
 				m.Decline(req.ID)
 			}
@@ -58,7 +58,7 @@ func (c *modernCaller) Deliver(d pool.Delivery) {
 		return
 	}
 	if d.Request {
-		req, err := jsonrpc.Parse(d.Message)
+		req, err := jsonrpc.Parse(d.Message, jsonrpc.Options{})
 		if err != nil {
 			return
 		}
@@ -94,6 +94,6 @@ func (c *modernCaller) Detached(string)      { c.once.Do(func() { close(c.detach
 
 // isLogMessage reports whether an encoded worker message is a notifications/message.
 func isLogMessage(b []byte) bool {
-	m, err := jsonrpc.Parse(b)
+	m, err := jsonrpc.Parse(b, jsonrpc.Options{})
 	return err == nil && m.Method == "notifications/message"
 }

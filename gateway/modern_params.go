@@ -2,11 +2,9 @@ package gateway
 
 import "github.com/gemgate/gemgate/jsonrpc"
 
-// requestParams are a modern request's params and their _meta, read strictly once. Reading
-// an object strictly walks all its keys and checks them for case-folded repeats; a modern
-// request's params used to be read so five times over (the era checks, the header mirror,
-// the fields, the requestState, the edit for the worker). Every reader now takes this one
-// reading, which gives the same refusals: the reading is the same, only not repeated.
+// requestParams are a modern request's params and their _meta, as jsonrpc.Parse read them:
+// every check of a modern request (the era checks, the header mirror, the fields, the
+// requestState, the edit for the worker) takes this one reading.
 type requestParams struct {
 	params  jsonrpc.Object // valid when present
 	present bool           // params is there and not null
@@ -14,9 +12,10 @@ type requestParams struct {
 	hasMeta bool           // _meta is there and not null
 }
 
-// readRequestParams reads msg's params and their _meta strictly. Params that are absent or
-// null are not an error (present is false); params that are not an object, or a _meta that
-// is not one, are, with the errors ParamsObject and Object give.
+// readRequestParams takes msg's params and their _meta from Parse's reading, with its key
+// checks. Params that are absent or null are not an error (present is false); params that
+// are not an object, or a _meta that is not one, are, with the errors ParamsObject and
+// Object give.
 func readRequestParams(msg *jsonrpc.Message) (requestParams, error) {
 	var rp requestParams
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {

@@ -52,7 +52,7 @@ func TestModernReadersAgreeWithFreshReads(t *testing.T) {
 	for i, params := range modernParamsCases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
-			msg, err := jsonrpc.ParseClient([]byte(body))
+			msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
 			if err != nil {
 				t.Fatalf("not a message: %v", err)
 			}
@@ -140,7 +140,7 @@ func TestModernForwardReadsParamsOnce(t *testing.T) {
 	r.Header.Set(headerProtocolVersion, modernVersion)
 	r.Header.Set(headerMethod, "tools/call")
 	r.Header.Set(headerName, "echo")
-	msg, err := jsonrpc.ParseClient(body)
+	msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true})
 	if err != nil {
 		t.Fatal(err)
 	}

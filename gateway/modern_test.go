@@ -320,7 +320,7 @@ func TestModernListen(t *testing.T) {
 				t.Fatalf("listen stream ended: %v", err)
 			}
 			if data, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "data: "); ok {
-				m, err := jsonrpc.Parse([]byte(data))
+				m, err := jsonrpc.Parse([]byte(data), jsonrpc.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

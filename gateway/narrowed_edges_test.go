@@ -94,7 +94,7 @@ func TestReadOnlyTokenIsNotAskedOnReadWriteWorker(t *testing.T) {
 		if !ok {
 			t.Fatal("ask_model's stream ended without its answer")
 		}
-		m, err := jsonrpc.Parse([]byte(ev.data))
+		m, err := jsonrpc.Parse([]byte(ev.data), jsonrpc.Options{})
 		if err != nil {
 			continue
 		}
@@ -127,7 +127,7 @@ func TestReadOnlyTokenCannotCancelReadWriteCall(t *testing.T) {
 		if !ok {
 			t.Fatal("delete_note's stream ended without an elicitation")
 		}
-		if m, err := jsonrpc.Parse([]byte(ev.data)); err == nil && m.Method == "elicitation/create" {
+		if m, err := jsonrpc.Parse([]byte(ev.data), jsonrpc.Options{}); err == nil && m.Method == "elicitation/create" {
 			break
 		}
 	}

@@ -56,7 +56,7 @@ func TestReadOnlyTokenCannotAnswerReadWriteWorker(t *testing.T) {
 		if ev.data == "" {
 			continue
 		}
-		m, err := jsonrpc.Parse([]byte(ev.data))
+		m, err := jsonrpc.Parse([]byte(ev.data), jsonrpc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestReadOnlyTokenCannotAnswerReadWriteWorker(t *testing.T) {
 		if !ok {
 			t.Fatal("delete_note's stream ended without its answer")
 		}
-		if m, err := jsonrpc.Parse([]byte(ev.data)); err == nil && m.IsResponse() {
+		if m, err := jsonrpc.Parse([]byte(ev.data), jsonrpc.Options{}); err == nil && m.IsResponse() {
 			final = m
 		}
 	}

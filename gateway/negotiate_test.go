@@ -17,7 +17,7 @@ func TestNegotiateKeepsTheClientsBytes(t *testing.T) {
 		{`{"capabilities":{}}`, `{"capabilities":{},"protocolVersion":` + latest + `}`},
 		{`{}`, `{"protocolVersion":` + latest + `}`},
 	} {
-		msg, err := jsonrpc.ParseClient([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + tt.params + `}`))
+		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":`+tt.params+`}`), jsonrpc.Options{Client: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +27,7 @@ func TestNegotiateKeepsTheClientsBytes(t *testing.T) {
 		}
 	}
 	for _, params := range []string{`null`, `[]`, `"2025-06-18"`} {
-		msg, err := jsonrpc.ParseClient([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + params + `}`))
+		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":`+params+`}`), jsonrpc.Options{Client: true})
 		if err != nil {
 			continue // refused before negotiate could see it
 		}

@@ -14,7 +14,7 @@ import (
 func TestPassMessageSplices(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"z":"<a&b>","a":"\u00e9"},` +
 		`"requestState":"gg1.x","inputResponses":{"k":{"action":"accept"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
-	msg, err := jsonrpc.ParseClient([]byte(body))
+	msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 	if g.trace != nil {
 		g.trace.inbound(r, body)
 	}
-	msg, err := jsonrpc.ParseClientOwned(body) // body is this request's alone, and never written again
+	msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true}) // body is this request's alone, and never written again
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrInvalid) {
 			return "other", &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
@@ -217,7 +217,7 @@ func eraMetaError(msg *jsonrpc.Message) *httpError {
 
 // readBody reads the whole body, up to MaxBodyBytes, into a buffer of its own, sized by the
 // length the request declares (readDeclared): the message parsed from it keeps that buffer
-// (jsonrpc.ParseClientOwned). How long it may take is bounded by requestDeadline, which also
+// (jsonrpc.Parse, Owned). How long it may take is bounded by requestDeadline, which also
 // closes the connection when the body is not read to its end.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := readDeclared(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes), r.ContentLength, g.opts.MaxBodyBytes)

@@ -142,7 +142,7 @@ func pings(t *testing.T, s *session, gen uint64) []*jsonrpc.Message {
 	msgs, _, _ := s.outbox.Take(gen)
 	var out []*jsonrpc.Message
 	for _, raw := range msgs {
-		m, err := jsonrpc.Parse(raw)
+		m, err := jsonrpc.Parse(raw, jsonrpc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,7 +75,7 @@ func TestRepeatedHeadersAreRefused(t *testing.T) {
 			if status != http.StatusBadRequest {
 				t.Fatalf("status %d, want 400; body %.200s", status, body)
 			}
-			m, err := jsonrpc.Parse(body)
+			m, err := jsonrpc.Parse(body, jsonrpc.Options{})
 			if err != nil || m.Error == nil {
 				t.Fatalf("body %.200s is no JSON-RPC error", body)
 			}

@@ -102,7 +102,7 @@ func TestResumeAfterCut(t *testing.T) {
 		if ev.id == "" {
 			t.Errorf("event without an id: %+v", ev)
 		}
-		m, err := jsonrpc.Parse([]byte(ev.data))
+		m, err := jsonrpc.Parse([]byte(ev.data), jsonrpc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func TestDoubleResumeNewestWins(t *testing.T) {
 		if ev.data == "" {
 			continue
 		}
-		m, err := jsonrpc.Parse([]byte(ev.data))
+		m, err := jsonrpc.Parse([]byte(ev.data), jsonrpc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

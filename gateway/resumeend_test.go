@@ -88,7 +88,7 @@ func answeredOn(t *testing.T, evs <-chan rawEvent) bool {
 		if !ok {
 			return answered
 		}
-		if m, err := jsonrpc.Parse([]byte(ev.data)); err == nil && string(m.ID) == `"r-1"` {
+		if m, err := jsonrpc.Parse([]byte(ev.data), jsonrpc.Options{}); err == nil && string(m.ID) == `"r-1"` {
 			answered = true
 		}
 	}

@@ -12,8 +12,8 @@ import (
 // whole (which would cost two passes over a megabyte, escape <, > and &, and sort the keys).
 func TestModernMessagesAreSpliced(t *testing.T) {
 	t.Run("request", func(t *testing.T) {
-		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a<b"},` +
-			`"_meta":{"` + metaProtocolVersion + `":"` + modernVersion + `","progressToken":5},"requestState":"x","inputResponses":{}}}`))
+		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a<b"},`+
+			`"_meta":{"`+metaProtocolVersion+`":"`+modernVersion+`","progressToken":5},"requestState":"x","inputResponses":{}}}`), jsonrpc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

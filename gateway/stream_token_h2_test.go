@@ -67,7 +67,7 @@ func (c *h2Client) post(body string) (*http.Response, []*jsonrpc.Message) {
 		datas = []string{string(b)}
 	}
 	for _, d := range datas {
-		m, err := jsonrpc.Parse([]byte(d))
+		m, err := jsonrpc.Parse([]byte(d), jsonrpc.Options{})
 		if err != nil {
 			c.t.Fatalf("not a JSON-RPC message: %v: %q", err, d)
 		}

@@ -65,7 +65,7 @@ func modernCallWorkerDies(t *testing.T, onExit string) {
 	var m *jsonrpc.Message
 	for _, l := range rest(t, lines, 10*time.Second) {
 		if strings.HasPrefix(l, "{") {
-			m, _ = jsonrpc.Parse([]byte(l))
+			m, _ = jsonrpc.Parse([]byte(l), jsonrpc.Options{})
 		}
 	}
 	if m == nil || m.Error == nil || string(m.ID) != `"x"` || !strings.Contains(string(m.Error), `"kind":"workerExit"`) {

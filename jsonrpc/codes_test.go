@@ -28,7 +28,7 @@ func TestNotification(t *testing.T) {
 	if !m.IsNotification() || m.IsRequest() || m.ID != nil {
 		t.Errorf("Notification is not a notification: %+v", m)
 	}
-	back, err := Parse(m.Encode())
+	back, err := Parse(m.Encode(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

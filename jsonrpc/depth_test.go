@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestCheckDepthBounds: exactly limit levels pass and one more fails, for objects, arrays
-// and both; width costs nothing, however many siblings close and reopen; and brackets in
-// strings, escaped quotes included, are not nesting.
-func TestCheckDepthBounds(t *testing.T) {
+// TestReadTextDepthBounds: exactly limit levels pass and one more is too deep, for objects,
+// arrays and both; width costs nothing, however many siblings close and reopen; and brackets
+// in strings, escaped quotes included, are not nesting.
+func TestReadTextDepthBounds(t *testing.T) {
 	nested := func(levels int) string {
 		return strings.Repeat(`{"a":[`, levels/2) + strings.Repeat("[", levels%2) +
 			strings.Repeat("]", levels%2) + strings.Repeat(`]}`, levels/2)
@@ -25,20 +25,15 @@ func TestCheckDepthBounds(t *testing.T) {
 		{"odd limit, at it", nested(5), 5, true},
 		{"odd limit, one past", nested(6), 5, false},
 		{"wide", "[" + strings.Repeat("[],", 500) + "[]]", 2, true},
-		{"wide objects", `{"a":` + strings.Repeat(`{},`, 3) + `{}}`, 2, true},
+		{"wide objects", `[` + strings.Repeat(`{},`, 3) + `{}]`, 2, true},
 		{"brackets in strings", `{"a":"[[[[{{{{\"[[[["}`, 1, true},
-		{"escaped backslash ends the string", `{"a":"\\"}[[`, 1, false},
+		{"escaped backslash ends the string", `{"a":["\\"]}`, 1, false},
 		{"flat", `{}`, 1, true},
-		{"nothing", ``, 1, true},
 	}
 	for _, tt := range tests {
-		err := CheckDepth([]byte(tt.in), tt.limit)
-		if tt.ok && err != nil {
-			t.Errorf("%s: CheckDepth = %v, want nil", tt.name, err)
-		}
-		var de *DepthError
-		if !tt.ok && (!errors.As(err, &de) || de.Limit != tt.limit || !errors.Is(err, ErrInvalid)) {
-			t.Errorf("%s: CheckDepth = %v, want a DepthError with limit %d", tt.name, err, tt.limit)
+		_, _, tooDeep, err := readText([]byte(tt.in), tt.limit, descendNone)
+		if err != nil || tooDeep == tt.ok {
+			t.Errorf("%s: readText = too deep %v, %v; want too deep %v", tt.name, tooDeep, err, !tt.ok)
 		}
 	}
 }
@@ -50,10 +45,10 @@ func TestParseClientDepth(t *testing.T) {
 		inner := strings.Repeat("[", levels-2) + strings.Repeat("]", levels-2)
 		return []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":` + inner + `}}`)
 	}
-	if _, err := ParseClient(msg(MaxDepth)); err != nil {
+	if _, err := Parse(msg(MaxDepth), Options{Client: true}); err != nil {
 		t.Errorf("depth %d: %v", MaxDepth, err)
 	}
-	_, err := ParseClient(msg(MaxDepth + 1))
+	_, err := Parse(msg(MaxDepth+1), Options{Client: true})
 	var de *DepthError
 	if !errors.As(err, &de) || errors.Is(err, ErrParse) {
 		t.Errorf("depth %d: %v, want a DepthError", MaxDepth+1, err)

@@ -22,8 +22,8 @@ func TestEncodeLineBreakFirst(t *testing.T) {
 			if bytes.ContainsAny(line, "\r\n") {
 				t.Errorf("%s %q: encoded message spans lines: %q", name, raw, line)
 			}
-			if _, err := Parse(line); err != nil {
-				t.Errorf("%s %q: Parse(Encode) = %v", name, raw, err)
+			if _, err := Parse(line, Options{}); err != nil {
+				t.Errorf("%s %q: Parse(Encode, Options{}) = %v", name, raw, err)
 			}
 		}
 	}
@@ -58,9 +58,9 @@ func TestEncodeSizesItsBuffer(t *testing.T) {
 func TestEncodeMethodNames(t *testing.T) {
 	for _, method := range []string{"tools/call", "a b", "~", " ", "\x7f", "é", "a<b", "a>b", "a&b", "a\"b", `a\b`, "\x1f", "a\xffb", "\u2028"} {
 		line := (&Message{Method: method}).Encode()
-		back, err := Parse(line)
+		back, err := Parse(line, Options{})
 		if err != nil {
-			t.Errorf("%q: Parse(Encode) = %v (%s)", method, err, line)
+			t.Errorf("%q: Parse(Encode, Options{}) = %v (%s)", method, err, line)
 			continue
 		}
 		if utf8.ValidString(method) && back.Method != method {

@@ -15,7 +15,7 @@ import (
 func FuzzParseRemapRoundTrip(f *testing.F) {
 	// Seeds: testdata/fuzz/FuzzParseRemapRoundTrip.
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := ParseClient(b)
+		m, err := Parse(b, Options{Client: true})
 		if err != nil {
 			if !errors.Is(err, ErrParse) && !errors.Is(err, ErrInvalid) {
 				t.Fatalf("ParseClient error %v wraps neither ErrParse nor ErrInvalid", err)
@@ -34,19 +34,19 @@ func FuzzParseRemapRoundTrip(f *testing.F) {
 		if bytes.ContainsAny(line, "\r\n") {
 			t.Fatalf("the line to the worker spans lines: %q", line)
 		}
-		w, err := Parse(line)
+		w, err := Parse(line, Options{})
 		if err != nil {
 			t.Fatalf("the worker's copy %q does not parse: %v", line, err)
 		}
 		if string(w.ID) != "17" || w.Method != m.Method || !sameJSON(w.Params, m.Params) {
 			t.Fatalf("the worker reads id %s method %q params %s; the gateway sent %s %q %s", w.ID, w.Method, w.Params, toWorker.ID, m.Method, m.Params)
 		}
-		answer, err := Parse([]byte(`{"jsonrpc":"2.0","id":17,"result":{"ok":true}}`))
+		answer, err := Parse([]byte(`{"jsonrpc":"2.0","id":17,"result":{"ok":true}}`), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		answer.ID = m.ID // as the worker's process restores it
-		back, err := Parse(answer.Encode())
+		back, err := Parse(answer.Encode(), Options{})
 		if err != nil {
 			t.Fatalf("the answer %q does not parse: %v", answer.Encode(), err)
 		}
@@ -144,20 +144,7 @@ func referenceObject(b []byte) ([]string, []json.RawMessage, error) {
 	return keys, values, nil
 }
 
-// FuzzCheckDepth: the depth count agrees with encoding/json's nesting, for valid JSON.
-func FuzzCheckDepth(f *testing.F) {
-	// Seeds: testdata/fuzz/FuzzCheckDepth.
-	f.Fuzz(func(t *testing.T, b []byte, limit int) {
-		if limit < 0 || limit > 1000 || !json.Valid(b) {
-			return
-		}
-		err := CheckDepth(b, limit)
-		if got, want := err == nil, referenceDepth(b) <= limit; got != want {
-			t.Fatalf("CheckDepth(%q, %d) = %v, reference depth %d", b, limit, err, referenceDepth(b))
-		}
-	})
-}
-
+// referenceDepth is how deeply b (valid JSON) nests, as encoding/json's tokens tell.
 func referenceDepth(b []byte) int {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	depth, deepest := 0, 0

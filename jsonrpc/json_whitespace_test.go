@@ -18,8 +18,8 @@ func TestParseClientRefusesNonJSONWhitespace(t *testing.T) {
 			if json.Valid([]byte(body)) {
 				t.Fatalf("%q: encoding/json accepts it, the test is wrong", body)
 			}
-			if m, err := ParseClient([]byte(body)); err == nil {
-				t.Errorf("ParseClient(%q) accepted a body that is not JSON: method %q", body, m.Method)
+			if m, err := Parse([]byte(body), Options{Client: true}); err == nil {
+				t.Errorf("Parse(%q, Options{Client: true}) accepted a body that is not JSON: method %q", body, m.Method)
 			}
 		}
 	}

@@ -21,11 +21,13 @@ type Message struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  json.RawMessage `json:"error,omitempty"`
 
-	// validParams are the params as Parse validated them, and validSum a hash of their
-	// contents then: ParamsObject need not validate them again while Params are still these
-	// very bytes, unchanged (bytes edited in place keep their address and length).
-	validParams json.RawMessage
-	validSum    uint64
+	// params are the members of Params as Parse read them (paramsWalked: Params were an
+	// object), with a hash of the bytes then: ParamsObject takes this reading while Params are
+	// still those very bytes, unchanged (bytes edited in place keep their address and length).
+	params       []member
+	paramsWalked bool
+	paramsRead   json.RawMessage
+	paramsSum    uint64
 }
 
 // Kinds of message, as told by which fields are present.
@@ -45,61 +47,63 @@ var (
 // only in case is refused, not ignored: encoding/json would have taken it for the member.
 var envelopeKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
 
-// Parse decodes one JSON-RPC 2.0 message. Batches are refused: no revision the gateway
-// speaks allows them. The envelope is read strictly (see Object): a member given twice, or
-// in another case, makes the message invalid. The message keeps a copy of b: callers reuse
-// their read buffers.
-func Parse(b []byte) (*Message, error) { return parse(b, false, false) }
+// Options say how Parse reads a message.
+type Options struct {
+	// Client: the message is a client's. It must also be well-formed UTF-8, which JSON
+	// requires and readers repair differently, and nest at most MaxDepth levels deep.
+	Client bool
+	// Owned: the caller hands b over. The message's fields are slices of b itself, so
+	// nothing may ever write to b again; without it the message keeps a copy of b, since
+	// callers reuse their read buffers. A copy of a 1 MiB body is a megabyte of garbage.
+	Owned bool
+}
 
-// ParseOwned is Parse for bytes the caller hands over: the message's fields are slices of b
-// itself, so nothing may ever write to b again. The worker's line reader hands a long line
-// over in a slice of its own; a copy of a 1 MiB answer is a megabyte of garbage per call.
-func ParseOwned(b []byte) (*Message, error) { return parse(b, false, true) }
-
-// ParseClient parses a message from a client: Parse, and also a depth limit of MaxDepth and
-// well-formed UTF-8, which JSON requires and readers repair differently.
-func ParseClient(b []byte) (*Message, error) { return parse(b, true, false) }
-
-// ParseClientOwned is ParseClient for bytes the caller hands over: the message's fields are
-// slices of b itself, not of a copy, so the caller must never write to b again. The gateway
-// reads each request body into a buffer of its own, and a copy of a 1 MiB body is a
-// megabyte of garbage per call.
-func ParseClientOwned(b []byte) (*Message, error) { return parse(b, true, true) }
+// Parse decodes one JSON-RPC 2.0 message, in one reading that also keeps the members of its
+// params and of their _meta for the fields later steps decide on (ParamsObject). Batches are
+// refused: no revision the gateway speaks allows them. The envelope is read strictly (see
+// Object): a member given twice, or in another case, makes the message invalid.
+//
+// The checks come in the order they always had, since a message can fail several and the
+// first decides the answer: ill-formed UTF-8, then JSON syntax (ErrParse), then the depth
+// limit (a *DepthError, ErrInvalid), then the shape.
+func Parse(b []byte, opts Options) (*Message, error) {
+	b = trimJSONSpace(b)
+	if !opts.Client && (len(b) == 0 || b[0] != '{' && b[0] != '[') {
+		return nil, ErrParse // not even the start of an object: no need to read on
+	}
+	if opts.Client && !utf8.Valid(b) {
+		return nil, errNotUTF8
+	}
+	if !opts.Owned {
+		b = bytes.Clone(b) // the members alias the message
+	}
+	limit := 0
+	if opts.Client {
+		limit = MaxDepth
+	}
+	members, walked, tooDeep, err := readText(b, limit, descendEnvelope)
+	switch {
+	case err != nil:
+		return nil, err
+	case tooDeep:
+		return nil, &DepthError{Limit: MaxDepth}
+	case b[0] == '[':
+		return nil, fmt.Errorf("%w: batches are not supported", ErrInvalid)
+	case !walked:
+		return nil, ErrParse
+	}
+	env, err := newObject("the message", members)
+	if err != nil {
+		return nil, err
+	}
+	return fromEnvelope(env)
+}
 
 // errNotUTF8 is the refusal of a client message that is not well-formed UTF-8.
 var errNotUTF8 = fmt.Errorf("%w: the body is not valid UTF-8", ErrParse)
 
-// parse is Parse, with client's checks when client is set; owned says b is the message's.
-//
-// The checks come in the order they always had, since a message can fail several and the
-// first decides the answer: ill-formed UTF-8, then JSON syntax (ErrParse), then the depth
-// limit (a *DepthError, ErrInvalid), then the shape. One pass (validate) finds all of them.
-func parse(b []byte, client, owned bool) (*Message, error) {
-	b = trimJSONSpace(b)
-	if !client && (len(b) == 0 || b[0] != '{' && b[0] != '[') {
-		return nil, ErrParse // not even the start of an object: no need to read on
-	}
-	v, deepest := validate(b, client)
-	switch {
-	case v == invalidUTF8, v == invalidJSON && client && !utf8.Valid(b):
-		return nil, errNotUTF8
-	case v == invalidJSON:
-		return nil, ErrParse
-	case client && deepest > MaxDepth:
-		return nil, &DepthError{Limit: MaxDepth}
-	case b[0] == '[':
-		return nil, fmt.Errorf("%w: batches are not supported", ErrInvalid)
-	case b[0] != '{':
-		return nil, ErrParse
-	}
-	if !owned {
-		// The members alias the message, so it is copied: callers reuse their read buffers.
-		b = bytes.Clone(b)
-	}
-	env, err := readValidObject(b, "the message")
-	if err != nil {
-		return nil, err
-	}
+// fromEnvelope is the message whose envelope Parse read, once its shape is checked.
+func fromEnvelope(env Object) (*Message, error) {
 	if err := env.Exact(envelopeKeys...); err != nil {
 		return nil, err
 	}
@@ -108,8 +112,11 @@ func parse(b []byte, client, owned bool) (*Message, error) {
 	}
 	m := &Message{}
 	m.ID, _ = env.Raw("id")
-	m.Params, _ = env.Raw("params")
-	m.validParams, m.validSum = m.Params, paramsSum(m.Params)
+	params := env.member("params")
+	m.Params, m.params, m.paramsWalked = params.value, params.members, params.walked
+	if m.paramsWalked {
+		m.paramsRead, m.paramsSum = m.Params, hashParams(m.Params)
+	}
 	m.Result, _ = env.Raw("result")
 	m.Error, _ = env.Raw("error")
 	method, _, err := env.String("method")
@@ -141,7 +148,7 @@ func parse(b []byte, client, owned bool) (*Message, error) {
 func validID(id json.RawMessage) bool {
 	switch id[0] {
 	case '"':
-		return true // json.Valid has already checked it is a well-formed string
+		return true // the tokenizer has already checked it is a well-formed string
 	case 'n':
 		return string(id) == "null"
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':

@@ -36,15 +36,15 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := Parse([]byte(tt.in))
+			m, err := Parse([]byte(tt.in), Options{})
 			if tt.want != nil {
 				if !errors.Is(err, tt.want) {
-					t.Fatalf("Parse(%q) error = %v, want %v", tt.in, err, tt.want)
+					t.Fatalf("Parse(%q, Options{}) error = %v, want %v", tt.in, err, tt.want)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("Parse(%q): %v", tt.in, err)
+				t.Fatalf("Parse(%q, Options{}): %v", tt.in, err)
 			}
 			var kind string
 			switch {
@@ -64,13 +64,13 @@ func TestParse(t *testing.T) {
 
 func TestEncodeKeepsIDBytes(t *testing.T) {
 	for _, id := range []string{`"x\u00e9"`, `12345678901234567890`, `1.50`, `-0`, `null`, `"🙂"`} {
-		m, err := Parse([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"a":1}}`))
+		m, err := Parse([]byte(`{"jsonrpc":"2.0","id":`+id+`,"result":{"a":1}}`), Options{})
 		if err != nil {
 			t.Fatalf("Parse: %v", err)
 		}
-		back, err := Parse(m.Encode())
+		back, err := Parse(m.Encode(), Options{})
 		if err != nil {
-			t.Fatalf("Parse(Encode): %v", err)
+			t.Fatalf("Parse(Encode, Options{}): %v", err)
 		}
 		if string(back.ID) != id {
 			t.Errorf("id %s came back as %s", id, back.ID)
@@ -98,9 +98,9 @@ func TestEncodeIsOneLine(t *testing.T) {
 	if bytes.ContainsAny(line, "\r\n") {
 		t.Fatalf("encoded message spans lines: %q", line)
 	}
-	back, err := Parse(line)
+	back, err := Parse(line, Options{})
 	if err != nil {
-		t.Fatalf("Parse(Encode): %v", err)
+		t.Fatalf("Parse(Encode, Options{}): %v", err)
 	}
 	if back.Method != m.Method || string(back.Params) != `{"a":[1,2]}` || string(back.ID) != "7" {
 		t.Errorf("round trip: method %q params %s id %s", back.Method, back.Params, back.ID)

@@ -7,20 +7,17 @@ import (
 	"unicode/utf8"
 )
 
-// The oracle: how Parse, ParseClient and ReadObject checked a message before the one-pass
-// validator (valid.go), kept as they were (utf8.Valid, CheckDepth and encoding/json's Valid,
-// one pass each) so that the differential tests can hold the new code to deciding exactly
-// as they did. Only the checks are kept here; the strict reading after them is shared.
+// The oracle: how a message is checked by encoding/json's Valid, utf8.Valid and encoding/json's
+// own token reading for the depth, one pass each, so that the differential tests can hold the
+// tokenizer to deciding exactly as they do. Only the checks are the oracle's; the strict
+// reading of the envelope after them is shared.
 
 func oldParseClient(b []byte) (*Message, error) {
 	if !utf8.Valid(b) {
 		return nil, fmt.Errorf("%w: the body is not valid UTF-8", ErrParse)
 	}
-	if err := CheckDepth(b, MaxDepth); err != nil {
-		if !json.Valid(b) {
-			return nil, ErrParse
-		}
-		return nil, err
+	if json.Valid(b) && referenceDepth(b) > MaxDepth {
+		return nil, &DepthError{Limit: MaxDepth}
 	}
 	return oldParse(b)
 }
@@ -36,44 +33,16 @@ func oldParse(b []byte) (*Message, error) {
 	if !json.Valid(b) {
 		return nil, ErrParse
 	}
-	env, err := readValidObject(bytes.Clone(b), "the message")
+	env, err := ReadObject(bytes.Clone(b), "the message")
 	if err != nil {
 		return nil, err
 	}
-	if err := env.Exact(envelopeKeys...); err != nil {
+	m, err := fromEnvelope(env)
+	if err != nil {
 		return nil, err
 	}
-	if v, _, err := env.String("jsonrpc"); err != nil || v != "2.0" {
-		return nil, fmt.Errorf("%w: jsonrpc must be \"2.0\"", ErrInvalid)
-	}
-	m := &Message{}
-	m.ID, _ = env.Raw("id")
-	m.Params, _ = env.Raw("params")
-	m.validParams, m.validSum = m.Params, paramsSum(m.Params)
-	m.Result, _ = env.Raw("result")
-	m.Error, _ = env.Raw("error")
-	method, _, err := env.String("method")
-	if err != nil {
-		return nil, fmt.Errorf("%w: method must be a string", ErrInvalid)
-	}
-	m.Method = method
-	if m.ID != nil && !validID(m.ID) {
-		return nil, fmt.Errorf("%w: id must be a string, a number or null", ErrInvalid)
-	}
-	switch {
-	case m.Method != "":
-		if m.Result != nil || m.Error != nil {
-			return nil, fmt.Errorf("%w: a request carries no result or error", ErrInvalid)
-		}
-		if m.ID != nil && string(m.ID) == "null" {
-			return nil, fmt.Errorf("%w: a request id must not be null", ErrInvalid)
-		}
-	case m.ID != nil:
-		if (m.Result == nil) == (m.Error == nil) {
-			return nil, fmt.Errorf("%w: a response carries exactly one of result and error", ErrInvalid)
-		}
-	default:
-		return nil, fmt.Errorf("%w: neither a method nor an id", ErrInvalid)
+	if p, ok := env.Raw("params"); ok && p[0] == '{' {
+		m.paramsWalked, m.paramsRead, m.paramsSum = true, p, hashParams(p) // as Parse keeps them
 	}
 	return m, nil
 }
@@ -83,5 +52,5 @@ func oldReadObject(raw json.RawMessage, name string) (Object, error) {
 	if !json.Valid(raw) {
 		return Object{}, fmt.Errorf("%w: %s is not valid JSON", ErrParse, name)
 	}
-	return readValidObject(raw, name)
+	return ReadObject(raw, name)
 }

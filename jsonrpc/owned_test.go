@@ -7,12 +7,12 @@ import (
 
 const ownedMessage = ` {"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}} `
 
-// Parse and ParseClient keep a copy: a caller that reuses its read buffer for the next line
-// cannot change a message already parsed from it.
+// Parse keeps a copy unless told the bytes are its own: a caller that reuses its read buffer
+// for the next line cannot change a message already parsed from it.
 func TestParseKeepsACopy(t *testing.T) {
-	for name, parse := range map[string]func([]byte) (*Message, error){"Parse": Parse, "ParseClient": ParseClient} {
+	for name, opts := range map[string]Options{"worker": {}, "client": {Client: true}} {
 		buf := []byte(ownedMessage)
-		m, err := parse(buf)
+		m, err := Parse(buf, opts)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -28,10 +28,10 @@ func TestParseKeepsACopy(t *testing.T) {
 	}
 }
 
-// ParseClientOwned keeps the bytes it is handed: its fields are slices of them, no copy made.
+// Parse of a client's Owned bytes keeps them it is handed: its fields are slices of them, no copy made.
 func TestParseClientOwnedKeepsTheBytes(t *testing.T) {
 	buf := []byte(ownedMessage)
-	m, err := ParseClientOwned(buf)
+	m, err := Parse(buf, Options{Client: true, Owned: true})
 	if err != nil {
 		t.Fatal(err)
 	}

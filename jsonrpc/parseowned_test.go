@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// ParseOwned keeps the bytes it is handed, as ParseClientOwned does, and otherwise reads
-// exactly as Parse: the same message or the same refusal. It has none of a client's checks.
+// Parse of Owned bytes keeps them, and otherwise reads exactly as Parse of bytes it copies:
+// the same message or the same refusal.
 func TestParseOwnedIsParseWithoutTheCopy(t *testing.T) {
 	buf := []byte(`{"jsonrpc":"2.0","id":7,"result":{"text":"hi"}}`)
-	m, err := ParseOwned(buf)
+	m, err := Parse(buf, Options{Owned: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +28,8 @@ func TestParseOwnedIsParseWithoutTheCopy(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,`,
 		``,
 	} {
-		want, wantErr := Parse([]byte(in))
-		got, gotErr := ParseOwned([]byte(in))
+		want, wantErr := Parse([]byte(in), Options{})
+		got, gotErr := Parse([]byte(in), Options{Owned: true})
 		if (wantErr == nil) != (gotErr == nil) || wantErr != nil && gotErr.Error() != wantErr.Error() {
 			t.Errorf("%q: error %v, Parse's %v", in, gotErr, wantErr)
 			continue

@@ -34,7 +34,7 @@ func TestSameBytes(t *testing.T) {
 // Params that Parse did not validate (set by hand, or replaced after Parse) are validated
 // before they are read or spliced.
 func TestParamsObjectValidatesParamsParseDidNotSee(t *testing.T) {
-	m, err := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`))
+	m, err := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

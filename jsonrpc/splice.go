@@ -15,43 +15,36 @@ import (
 // out. Members edit keeps keep their bytes, key and value. raw is read strictly (ReadObject):
 // a repeated key is a *KeyError, a value that is not an object a *TypeError.
 func EditObject(raw json.RawMessage, name string, edit func(key string, value json.RawMessage) json.RawMessage) (json.RawMessage, error) {
-	return editObject(raw, name, true, edit)
-}
-
-// editObject is EditObject; check is false for bytes already known to be valid JSON.
-func editObject(raw json.RawMessage, name string, check bool, edit func(key string, value json.RawMessage) json.RawMessage) (json.RawMessage, error) {
-	var o Object
-	var err error
-	if check {
-		o, err = ReadObject(raw, name)
-	} else {
-		o, err = readValidObject(raw, name)
-	}
+	o, err := ReadObject(raw, name)
 	if err != nil {
 		return nil, err
 	}
 	return o.Edit(edit), nil
 }
 
-// ParamsObject reads params strictly, as ReadObject(m.Params, "params") does, without
-// validating again params that Parse has validated already (the common case: the gateway
-// reads a client's params several times, and they may be a megabyte).
+// ParamsObject is m.Params read strictly, as ReadObject(m.Params, "params") reads them: from
+// Parse's reading while Params are still the bytes Parse read (the common case: the gateway
+// reads a client's params at several steps, and they may be a megabyte).
 func (m *Message) ParamsObject() (Object, error) {
-	if m.paramsValidated() {
-		return readValidObject(m.Params, "params")
+	if m.paramsWalked && m.paramsUnchanged() {
+		return newObject("params", m.params)
 	}
 	return ReadObject(m.Params, "params")
 }
 
-// EditParams is EditObject on m.Params, without validating again params Parse validated.
+// EditParams is EditObject on m.Params, on Parse's reading of them (ParamsObject).
 func (m *Message) EditParams(edit func(key string, value json.RawMessage) json.RawMessage) (json.RawMessage, error) {
-	return editObject(m.Params, "params", !m.paramsValidated(), edit)
+	o, err := m.ParamsObject()
+	if err != nil {
+		return nil, err
+	}
+	return o.Edit(edit), nil
 }
 
-// paramsValidated reports whether m.Params are the bytes Parse validated: the same memory,
-// and the same contents (a hash, far cheaper than validating again).
-func (m *Message) paramsValidated() bool {
-	return sameBytes(m.Params, m.validParams) && paramsSum(m.Params) == m.validSum
+// paramsUnchanged reports whether m.Params are the bytes Parse read: the same memory, and the
+// same contents (a hash, far cheaper than reading them again).
+func (m *Message) paramsUnchanged() bool {
+	return sameBytes(m.Params, m.paramsRead) && hashParams(m.Params) == m.paramsSum
 }
 
 // sameBytes reports whether a and b are the same bytes in memory, not merely equal ones.
@@ -61,4 +54,4 @@ func sameBytes(a, b []byte) bool {
 
 var paramsSeed = maphash.MakeSeed()
 
-func paramsSum(b []byte) uint64 { return maphash.Bytes(paramsSeed, b) }
+func hashParams(b []byte) uint64 { return maphash.Bytes(paramsSeed, b) }

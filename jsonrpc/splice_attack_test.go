@@ -10,7 +10,7 @@ import (
 // address and length. Bytes edited in place after Parse keep both, so bytes that were never
 // validated are read (and spliced) as valid JSON: ParamsObject must not accept them.
 func TestAttackParamsObjectAfterInPlaceEdit(t *testing.T) {
-	m, err := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"peek","x":"abcd"}}`))
+	m, err := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"peek","x":"abcd"}}`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func TestEditObject(t *testing.T) {
 // ParamsObject skips the validation Parse has made; it must decide exactly as ReadObject.
 // Params replaced after Parse are validated again.
 func TestParamsObjectRevalidatesOtherBytes(t *testing.T) {
-	m, err := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`))
+	m, err := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func FuzzParamsObjectAgrees(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := Parse(b)
+		m, err := Parse(b, Options{})
 		if err != nil || len(m.Params) == 0 {
 			return
 		}

@@ -9,8 +9,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	textclip "github.com/gemgate/gemgate/internal/clip"
-	"github.com/gemgate/gemgate/internal/jsontext"
 )
 
 // The strict reader. Every field the gateway decides on (the envelope, a tool's name, a
@@ -78,58 +79,38 @@ type member struct {
 	key    string          // decoded
 	rawKey []byte          // as written, quotes included: EditObject copies it unchanged
 	value  json.RawMessage // raw
+	// members are the value's own, read with it when it is an object the reader descends
+	// into (walked): params' _meta and the objects in it are not read a second time.
+	members []member
+	walked  bool
 }
 
 // ReadObject reads raw, which must be a JSON object, strictly; name says where it is, for
 // errors. A value that is not an object is a *TypeError; a repeated key a *KeyError.
 func ReadObject(raw json.RawMessage, name string) (Object, error) {
-	raw = bytes.TrimLeft(raw, jsonSpace)
-	if v, _ := validate(raw, false); v != validJSON {
+	members, walked, _, err := readText(bytes.TrimLeft(raw, jsonSpace), 0, descendNone)
+	if err != nil {
 		return Object{}, fmt.Errorf("%w: %s is not valid JSON", ErrParse, name)
 	}
-	return readValidObject(raw, name)
-}
-
-// readValidObject is ReadObject for bytes already known to be valid JSON.
-func readValidObject(raw json.RawMessage, name string) (Object, error) {
-	w := scanner{b: raw}
-	w.space()
-	if w.i >= len(w.b) || w.b[w.i] != '{' {
+	if !walked {
 		return Object{}, &TypeError{Field: name, Want: "an object"}
 	}
+	return newObject(name, members)
+}
+
+// newObject is the object of members read from name, once its keys are checked: a key given
+// twice, exactly or in another case, is a *KeyError.
+func newObject(name string, members []member) (Object, error) {
 	o := Object{name: name}
 	var seen map[string]string // folded key -> key as written; made only for a large object
-	w.i++
-	for {
-		w.space()
-		if w.b[w.i] == '}' {
-			return o, nil
+	for i, m := range members {
+		o.members = members[:i] // the keys before m, which foldedDuplicate compares it with
+		if other, dup := o.foldedDuplicate(m.key, &seen); dup {
+			return Object{}, &KeyError{Object: name, Key: m.key, Other: other}
 		}
-		if w.b[w.i] == ',' {
-			w.i++
-			w.space()
-		}
-		keyStart := w.i
-		key, err := w.str()
-		if err != nil {
-			return Object{}, err
-		}
-		rawKey := raw[keyStart:w.i:w.i]
-		if other, dup := o.foldedDuplicate(key, &seen); dup {
-			return Object{}, &KeyError{Object: name, Key: key, Other: other}
-		}
-		w.space()
-		w.i++ // ':'
-		w.space()
-		start := w.i
-		w.skip()
-		if o.members == nil {
-			// Most objects of MCP messages have at most 4 members: one allocation, not
-			// the three that growing from 1 to 4 would take.
-			o.members = make([]member, 0, 4)
-		}
-		o.members = append(o.members, member{key: key, rawKey: rawKey, value: raw[start:w.i:w.i]})
 	}
+	o.members = members
+	return o, nil
 }
 
 // pairwiseKeys is how many keys an object may have before its duplicate check folds them
@@ -180,12 +161,17 @@ func (o Object) Exact(known ...string) error {
 
 // Raw is the raw value of key, matched exactly.
 func (o Object) Raw(key string) (json.RawMessage, bool) {
+	m := o.member(key)
+	return m.value, m.value != nil
+}
+
+func (o Object) member(key string) member {
 	for _, m := range o.members {
 		if m.key == key {
-			return m.value, true
+			return m
 		}
 	}
-	return nil, false
+	return member{}
 }
 
 // Has reports whether key is present, matched exactly.
@@ -207,15 +193,8 @@ func (o Object) String(key string) (string, bool, error) {
 	if raw[0] != '"' {
 		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string"}
 	}
-	// Decoded as the keys are (scanner.str): a string without escapes, in valid UTF-8, is its
-	// bytes, which is what encoding/json would make of it, at one allocation instead of its
-	// decoder's several; any other string goes through encoding/json.
-	w := scanner{b: raw}
-	s, err := w.str()
+	s, err := decodeString(raw)
 	if err != nil {
-		return "", false, &TypeError{Field: o.name + "." + key, Want: "a string"}
-	}
-	if jsontext.HasLoneSurrogate(raw) {
 		// encoding/json, and the go-sdk, read every lone surrogate as U+FFFD; a worker in
 		// JavaScript or Python keeps it. A string gemgate decides on (a tool name, a URI)
 		// would be one name to gemgate and another to such a worker.
@@ -231,42 +210,17 @@ func (o Object) Object(key string) (Object, bool, error) {
 	if !ok || string(raw) == "null" {
 		return Object{}, false, nil
 	}
-	child, err := readValidObject(raw, o.name+"."+key)
+	var child Object
+	var err error
+	if m := o.member(key); m.walked {
+		child, err = newObject(o.name+"."+key, m.members)
+	} else {
+		child, err = ReadObject(raw, o.name+"."+key)
+	}
 	if err != nil {
 		return Object{}, false, err
 	}
 	return child, true, nil
-}
-
-// CheckDepth reports a *DepthError when b nests objects and arrays deeper than limit. b need
-// not be valid JSON; brackets inside strings do not count.
-func CheckDepth(b []byte, limit int) error {
-	depth, inString, escaped := 0, false, false
-	for _, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > limit {
-				return &DepthError{Limit: limit}
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return nil
 }
 
 // fold maps a key to one spelling for all the keys strings.EqualFold holds equal: each rune
@@ -297,120 +251,21 @@ func fold(s string) string {
 
 func clip(s string) string { return textclip.String(s, 64) }
 
-// scanner walks JSON that json.Valid has accepted, so it checks shapes, not syntax. It never
-// recurses: depth costs it nothing.
-type scanner struct {
-	b []byte
-	i int
-}
-
-func (w *scanner) space() { w.i = SkipSpace(w.b, w.i) }
-
-// SkipSpace returns the index of the first byte at or after i that is not JSON white space.
-func SkipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// str reads the string at w.i and returns it decoded.
-func (w *scanner) str() (string, error) {
-	start := w.i
-	w.i = skipString(w.b, w.i)
-	raw := w.b[start+1 : w.i-1]
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		if s, ok := wellKnown(raw); ok {
+// decodeString is the JSON string raw decoded as encoding/json decodes it (ill-formed UTF-8,
+// which only a worker's text may hold, as U+FFFD); a lone surrogate escape is an error.
+func decodeString(raw []byte) (string, error) {
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		if s, ok := wellKnown(inner); ok {
 			return s, nil
 		}
-		return string(raw), nil
+		return string(inner), nil
 	}
-	var s string
-	if err := json.Unmarshal(w.b[start:w.i], &s); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrParse, err)
-	}
-	return s, nil
-}
-
-// wellKnown is raw as one of the keys and values that every MCP message repeats, without
-// allocating a string for it; ok is false for any other raw.
-func wellKnown(raw []byte) (s string, ok bool) {
-	s, ok = wellKnownStrings[string(raw)] // the lookup converts nothing
-	return s, ok
-}
-
-// wellKnownStrings maps each string wellKnown knows to itself.
-var wellKnownStrings = func() map[string]string {
-	m := map[string]string{}
-	for _, s := range []string{
-		"jsonrpc", "2.0", "id", "method", "params", "result", "error", "code", "message", "data",
-		"_meta", "name", "arguments", "content", "type", "text", "isError", "structuredContent",
-		"resultType", "complete", "input_required", "progressToken", "tools/call", "version",
-		"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
-		"io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel",
-	} {
-		m[s] = s
-	}
-	return m
-}()
-
-// skip consumes one value.
-func (w *scanner) skip() { w.i = SkipValue(w.b, w.i) }
-
-// SkipValue returns the index just past the JSON value that starts at b[i]. b must be JSON
-// that json.Valid accepted (it checks shapes, not syntax) and i the start of a value, not
-// white space. It never recurses, so nesting costs it nothing.
-func SkipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-	default: // a number, true, false or null
-		for i < len(b) {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-			i++
-		}
-		return i
-	}
-	depth := 0
-	for {
-		switch b[i] {
-		case '"':
-			i = skipString(b, i)
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-		i++
-	}
-}
-
-// skipString returns the index just past the string whose opening quote is b[i].
-func skipString(b []byte, i int) int {
-	i++ // opening quote
-	for {
-		j := bytes.IndexByte(b[i:], '"')
-		i += j + 1
-		// The quote ends the string unless an odd run of backslashes escapes it.
-		k := i - 2
-		for k >= 0 && b[k] == '\\' {
-			k--
-		}
-		if (i-2-k)%2 == 0 {
-			return i
+	s, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		if _, err := jsontext.AppendUnquote(nil, bytes.ToValidUTF8(raw, []byte("\uFFFD"))); err != nil {
+			return "", err
 		}
 	}
+	return string(s), nil
 }

@@ -27,9 +27,9 @@ func TestParseEnvelopeIsStrict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := Parse([]byte(tt.in))
+			m, err := Parse([]byte(tt.in), Options{})
 			if !errors.Is(err, ErrInvalid) {
-				t.Fatalf("Parse(%s) = %+v, %v; want ErrInvalid", tt.in, m, err)
+				t.Fatalf("Parse(%s, Options{}) = %+v, %v; want ErrInvalid", tt.in, m, err)
 			}
 		})
 	}
@@ -37,7 +37,7 @@ func TestParseEnvelopeIsStrict(t *testing.T) {
 
 func TestParseKeepsRawMembers(t *testing.T) {
 	in := `{ "jsonrpc" : "2.0" , "id" : "a\u0041" , "method" : "m" , "params" : { "x" : [1, 2] } , "other" : 3 }`
-	m, err := Parse([]byte(in))
+	m, err := Parse([]byte(in), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,21 +114,21 @@ func TestParseClientLimits(t *testing.T) {
 	deep := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":` +
 		strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}}`
 	var de *DepthError
-	if _, err := ParseClient([]byte(deep)); !errors.As(err, &de) || !errors.Is(err, ErrInvalid) {
+	if _, err := Parse([]byte(deep), Options{Client: true}); !errors.As(err, &de) || !errors.Is(err, ErrInvalid) {
 		t.Errorf("1000 deep: %v, want a DepthError", err)
 	}
 	ok := `{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", 60) + strings.Repeat("]", 60) + `}`
-	if _, err := ParseClient([]byte(ok)); err != nil {
+	if _, err := Parse([]byte(ok), Options{Client: true}); err != nil {
 		t.Errorf("60 deep: %v", err)
 	}
 	brackets := `{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"` + strings.Repeat("[", 1000) + `"}}`
-	if _, err := ParseClient([]byte(brackets)); err != nil {
+	if _, err := Parse([]byte(brackets), Options{Client: true}); err != nil {
 		t.Errorf("brackets inside a string: %v", err)
 	}
-	if _, err := ParseClient([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\xff\"}")); !errors.Is(err, ErrParse) {
+	if _, err := Parse([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\xff\"}"), Options{Client: true}); !errors.Is(err, ErrParse) {
 		t.Errorf("invalid UTF-8: %v, want ErrParse", err)
 	}
-	if _, err := ParseClient([]byte(strings.Repeat("[", 1000))); !errors.Is(err, ErrParse) {
+	if _, err := Parse([]byte(strings.Repeat("[", 1000)), Options{Client: true}); !errors.Is(err, ErrParse) {
 		t.Errorf("deep garbage: %v, want ErrParse", err)
 	}
 }
@@ -136,7 +136,7 @@ func TestParseClientLimits(t *testing.T) {
 // A reader reuses its line buffer: a parsed message must not alias it.
 func TestParseDoesNotAliasInput(t *testing.T) {
 	b := []byte(`{"jsonrpc":"2.0","id":1,"result":{"a":1}}`)
-	m, err := Parse(b)
+	m, err := Parse(b, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

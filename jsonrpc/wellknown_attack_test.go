@@ -76,7 +76,7 @@ func TestWellKnownKeysStillRefusedTwice(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"a","id":1,"params":{"_meta":{},"_Meta":{}}}`,
 		`{"jsonrpc":"2.0","method":"a","id":1,"params":{"progressToken":1,"progre` + "\u017f" + `sToken":2}}`,
 	} {
-		m, err := ParseClient([]byte(in))
+		m, err := Parse([]byte(in), Options{Client: true})
 		if err == nil {
 			_, err = m.ParamsObject()
 		}
@@ -93,7 +93,7 @@ func TestWellKnownKeysStillRefusedTwice(t *testing.T) {
 func TestParseClientOwnedStringsOutliveTheBuffer(t *testing.T) {
 	for _, method := range []string{"tools/call", "tools/list", "resources/read"} {
 		buf := []byte(`{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"name":"echo","x":"y"}}`)
-		m, err := ParseClientOwned(buf)
+		m, err := Parse(buf, Options{Client: true, Owned: true})
 		if err != nil {
 			t.Fatal(err)
 		}

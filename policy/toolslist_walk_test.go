@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestToolNamesWalk covers the hand-written walker's edges that the filter tests do not
+// TestToolNamesWalk covers the walk's edges that the filter tests do not
 // reach: empty objects in the middle of a tool, a string that starts with an escape, and
 // ToolNames' own refusal of what FilterToolsList refuses.
 func TestToolNamesWalk(t *testing.T) {
@@ -65,23 +65,5 @@ func TestFilterToolsListEmptyAnnotations(t *testing.T) {
 	}
 	if len(hints) != 0 {
 		t.Errorf("hints = %v, want none", hints)
-	}
-}
-
-// The walker is only given what json.Valid accepted, where a structural character always
-// follows; its bounds checks keep a future caller's bare scalar or trailing whitespace an
-// ordinary end instead of a panic. These hold them at the very end of the buffer.
-func TestWalkerStopsAtTheEnd(t *testing.T) {
-	w := walker{b: []byte(" \t\r\n")}
-	w.space()
-	if w.i != 4 {
-		t.Errorf("space over whitespace to the end: i = %d, want 4", w.i)
-	}
-	for _, scalar := range []string{"123", "-1.5e3", "true", "null"} {
-		w := walker{b: []byte(scalar)}
-		w.skip()
-		if w.i != len(scalar) {
-			t.Errorf("skip %s at the end of the buffer: i = %d, want %d", scalar, w.i, len(scalar))
-		}
 	}
 }

@@ -87,7 +87,7 @@ func (c *fakeCaller) deliveries(t *testing.T) []*jsonrpc.Message {
 	defer c.mu.Unlock()
 	var out []*jsonrpc.Message
 	for _, d := range c.got {
-		m, err := jsonrpc.Parse(d.Message)
+		m, err := jsonrpc.Parse(d.Message, jsonrpc.Options{})
 		if err != nil {
 			t.Fatalf("delivered %q: %v", d.Message, err)
 		}
@@ -105,7 +105,7 @@ func (c *fakeCaller) request(t *testing.T) (Delivery, *jsonrpc.Message) {
 		for _, d := range c.got {
 			if d.Request {
 				c.mu.Unlock()
-				m, err := jsonrpc.Parse(d.Message)
+				m, err := jsonrpc.Parse(d.Message, jsonrpc.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -48,7 +48,7 @@ func BenchmarkFraming(b *testing.B) {
 				if !sc.Scan() {
 					b.Fatal("no line")
 				}
-				m, err := jsonrpc.Parse(sc.Bytes())
+				m, err := jsonrpc.Parse(sc.Bytes(), jsonrpc.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -71,7 +71,7 @@ func BenchmarkRemap(b *testing.B) {
 			b.ReportAllocs()
 			var next int64
 			for b.Loop() {
-				m, err := jsonrpc.Parse(req)
+				m, err := jsonrpc.Parse(req, jsonrpc.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -81,7 +81,7 @@ func BenchmarkRemap(b *testing.B) {
 				toWorker := out.Encode()
 
 				// The worker's answer, under its id.
-				ans, err := jsonrpc.Parse(echoAnswer(string(out.ID), sz.n))
+				ans, err := jsonrpc.Parse(echoAnswer(string(out.ID), sz.n), jsonrpc.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -101,7 +101,7 @@ func BenchmarkRemap(b *testing.B) {
 func TestBenchMessages(t *testing.T) {
 	for _, sz := range benchSizes {
 		for _, line := range [][]byte{echoRequest("1", sz.n), echoAnswer("1", sz.n)} {
-			if _, err := jsonrpc.Parse(line); err != nil {
+			if _, err := jsonrpc.Parse(line, jsonrpc.Options{}); err != nil {
 				t.Errorf("%s: %v", sz.name, err)
 			}
 			if d := len(line) - sz.n; d < 0 || d > 1 {

@@ -95,7 +95,7 @@ func TestReviewGiveUpAtAnyMoment(t *testing.T) {
 			t.Fatalf("a write does not end a line: %.80q", w)
 		}
 		for line := range bytes.Lines(w) {
-			m, err := jsonrpc.Parse(bytes.TrimSuffix(line, []byte("\n")))
+			m, err := jsonrpc.Parse(bytes.TrimSuffix(line, []byte("\n")), jsonrpc.Options{})
 			if err != nil {
 				t.Fatalf("a line written is not one message (%v): %.120q", err, line)
 			}

@@ -243,7 +243,7 @@ func TestLongLinesAreWrittenAlone(t *testing.T) {
 			t.Errorf("a combined write of %d bytes, over %d", len(w), batchBytes)
 		}
 		for line := range bytes.Lines(w) {
-			m, err := jsonrpc.Parse(bytes.TrimSuffix(line, []byte("\n")))
+			m, err := jsonrpc.Parse(bytes.TrimSuffix(line, []byte("\n")), jsonrpc.Options{})
 			if err != nil {
 				t.Fatalf("a line written is not a message: %v", err)
 			}

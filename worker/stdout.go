@@ -55,11 +55,7 @@ func (p *Process) readStdout(r *os.File) {
 			greeted = done
 			continue
 		}
-		parse := jsonrpc.Parse
-		if owned {
-			parse = jsonrpc.ParseOwned
-		}
-		m, err := parse(line)
+		m, err := jsonrpc.Parse(line, jsonrpc.Options{Owned: owned})
 		if err == nil && p.spec.Strict && !m.IsResponse() && m.Method == "" {
 			err = jsonrpc.ErrInvalid
 		}

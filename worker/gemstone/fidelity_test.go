@@ -103,7 +103,7 @@ func TestCallErrorKeepsTheSession(t *testing.T) {
 		t.Fatalf("answers %q, want %d", after, len(want))
 	}
 	for i, w := range want {
-		m, err := jsonrpc.Parse([]byte(after[i]))
+		m, err := jsonrpc.Parse([]byte(after[i]), jsonrpc.Options{})
 		if err != nil || string(m.ID) != w.id {
 			t.Errorf("answer %d = %s, want id %s", i, after[i], w.id)
 			continue
@@ -156,7 +156,7 @@ func TestRunEndsWithTrue(t *testing.T) {
 	if len(after) != 1 {
 		t.Fatalf("topaz printed %q after the greeting, want the one answer", after)
 	}
-	if m, err := jsonrpc.Parse([]byte(after[0])); err != nil || string(m.ID) != "1" || m.Result == nil {
+	if m, err := jsonrpc.Parse([]byte(after[0]), jsonrpc.Options{}); err != nil || string(m.ID) != "1" || m.Result == nil {
 		t.Errorf("the answer is %q", after[0])
 	}
 	if tr.code != 0 {

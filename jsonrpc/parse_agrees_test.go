@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
-// validSeeds are the edges of what the validator decides, for the table test and as the
+// jsonMaxDepth is encoding/json's nesting limit: its Valid refuses a value nested deeper.
+const jsonMaxDepth = 10000
+
+// validSeeds are the edges of what the reader decides, for the table test and as the
 // fuzz targets' seeds.
 var validSeeds = []string{
 	// Messages.
@@ -64,52 +66,22 @@ func nestedMessage(levels int) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":` + inner + `}}`
 }
 
-// checkValidate holds validate to the checks it replaces on b.
-func checkValidate(t *testing.T, b []byte) {
-	t.Helper()
-	jsonOK, utf8OK := json.Valid(b), utf8.Valid(b)
-	v, deepest := validate(b, false)
-	if (v == validJSON) != jsonOK || v == invalidUTF8 {
-		t.Fatalf("validate(%.200q, no UTF-8) = %d; json.Valid says %v", b, v, jsonOK)
-	}
-	if jsonOK {
-		if CheckDepth(b, deepest) != nil || deepest > 0 && CheckDepth(b, deepest-1) == nil {
-			t.Fatalf("validate(%.200q) says %d levels deep; CheckDepth disagrees", b, deepest)
-		}
-	}
-	vu, deepestU := validate(b, true)
-	switch {
-	case jsonOK && utf8OK:
-		if vu != validJSON || deepestU != deepest {
-			t.Fatalf("validate(%.200q, UTF-8) = %d, %d levels; want valid, %d levels", b, vu, deepestU, deepest)
-		}
-	case jsonOK:
-		if vu != invalidUTF8 {
-			t.Fatalf("validate(%.200q, UTF-8) = %d; want invalidUTF8", b, vu)
-		}
-	default:
-		if vu == validJSON || vu == invalidUTF8 && utf8OK {
-			t.Fatalf("validate(%.200q, UTF-8) = %d; json.Valid %v, utf8.Valid %v", b, vu, jsonOK, utf8OK)
-		}
-	}
-}
-
 // checkParse holds Parse, ParseClient, ParseClientOwned and ReadObject to the old checks on b:
 // the same error, or the same message.
 func checkParse(t *testing.T, b []byte) {
 	t.Helper()
-	m, err := Parse(b)
+	m, err := Parse(b, Options{})
 	wantM, wantErr := oldParse(b)
 	sameResult(t, "Parse", b, m, err, wantM, wantErr)
 
-	m, err = ParseClient(b)
+	m, err = Parse(b, Options{Client: true})
 	wantM, wantErr = oldParseClient(b)
 	sameResult(t, "ParseClient", b, m, err, wantM, wantErr)
 
-	m, err = ParseClientOwned(slices.Clone(b))
+	m, err = Parse(slices.Clone(b), Options{Client: true, Owned: true})
 	sameResult(t, "ParseClientOwned", b, m, err, wantM, wantErr)
 	if err == nil && !json.Valid(b) {
-		t.Fatalf("ParseClient(%.200q) took for a message what encoding/json says is no JSON", b)
+		t.Fatalf("Parse(%.200q, Options{Client: true}) took for a message what encoding/json says is no JSON", b)
 	}
 
 	o, err := ReadObject(b, "params")
@@ -137,7 +109,7 @@ func sameResult(t *testing.T, name string, b []byte, m *Message, err error, want
 		!bytes.Equal(m.Result, wantM.Result) || !bytes.Equal(m.Error, wantM.Error) ||
 		(m.ID == nil) != (wantM.ID == nil) || (m.Params == nil) != (wantM.Params == nil) ||
 		(m.Result == nil) != (wantM.Result == nil) || (m.Error == nil) != (wantM.Error == nil) ||
-		m.validSum != wantM.validSum || !bytes.Equal(m.validParams, wantM.validParams) {
+		m.paramsWalked != wantM.paramsWalked || m.paramsSum != wantM.paramsSum {
 		t.Fatalf("%s(%.200q) = %+v, the old checks %+v", name, b, m, wantM)
 	}
 }
@@ -156,10 +128,9 @@ func sameError(got, want error) error {
 	return nil
 }
 
-// TestValidateEdges: each edge decides as the old checks did, and as the outcome written here.
-func TestValidateEdges(t *testing.T) {
+// TestParseEdges: each edge decides as the old checks did, and as the outcome written here.
+func TestParseEdges(t *testing.T) {
 	for _, s := range validSeeds {
-		checkValidate(t, []byte(s))
 		checkParse(t, []byte(s))
 	}
 	tests := []struct {
@@ -190,47 +161,38 @@ func TestValidateEdges(t *testing.T) {
 		{`[{"jsonrpc":"2.0","id":1,"method":"m"}]`, ErrInvalid},
 	}
 	for _, tt := range tests {
-		m, err := ParseClient([]byte(tt.in))
+		m, err := Parse([]byte(tt.in), Options{Client: true})
 		var de *DepthError
 		switch want := tt.want.(type) {
 		case nil:
 			if err != nil {
-				t.Errorf("ParseClient(%.80q) = %v, want a message", tt.in, err)
+				t.Errorf("Parse(%.80q, Options{Client: true}) = %v, want a message", tt.in, err)
 			}
 		case *DepthError:
 			if !errors.As(err, &de) {
-				t.Errorf("ParseClient(%.80q) = %+v, %v; want a DepthError", tt.in, m, err)
+				t.Errorf("Parse(%.80q, Options{Client: true}) = %+v, %v; want a DepthError", tt.in, m, err)
 			}
 		default:
 			if !errors.Is(err, want) || want == ErrParse && errors.Is(err, errNotUTF8) {
-				t.Errorf("ParseClient(%.80q) = %+v, %v; want %v", tt.in, m, err, want)
+				t.Errorf("Parse(%.80q, Options{Client: true}) = %+v, %v; want %v", tt.in, m, err, want)
 			}
 		}
 	}
 }
 
-// TestValidateEveryOffset: the eight-byte crossing of a string finds each byte that needs a
-// look wherever it sits in a word, and wherever the string ends.
-func TestValidateEveryOffset(t *testing.T) {
+// TestParseEveryOffset: each byte of a string that needs a look is found wherever it sits,
+// and wherever the string ends.
+func TestParseEveryOffset(t *testing.T) {
 	specials := []string{`"`, `\\`, `\"`, `\u0041`, `\x`, "\x00", "\x1f", " ", "\x7f", "\x80", "é", "\xff", "😀", "\xf0\x9f\x98", `\`}
 	for _, sp := range specials {
 		for before := 0; before < 20; before++ {
 			for after := 0; after < 10; after++ {
 				s := `{"a":"` + strings.Repeat("x", before) + sp + strings.Repeat("y", after) + `"}`
-				checkValidate(t, []byte(s))
 				checkParse(t, []byte(s))
-				checkValidate(t, []byte(s[:len(s)-2])) // the string never ends
+				checkParse(t, []byte(s[:len(s)-2])) // the string never ends
 			}
 		}
 	}
-}
-
-// FuzzValidateAgrees: the one pass decides as json.Valid, utf8.Valid and CheckDepth do.
-func FuzzValidateAgrees(f *testing.F) {
-	for _, s := range validSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) { checkValidate(t, b) })
 }
 
 // FuzzParseAgrees: Parse, ParseClient, ParseClientOwned and ReadObject give what the old

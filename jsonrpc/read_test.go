@@ -1,0 +1,56 @@
+package jsonrpc
+
+import "testing"
+
+// TestParseReadsParamsOnce: Parse keeps the members of params, of their _meta and of the
+// objects in _meta, so that later steps read those fields without reading the bytes again;
+// nothing deeper, and no other member's object (arguments may be a megabyte).
+func TestParseReadsParamsOnce(t *testing.T) {
+	m, err := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",`+
+		`"arguments":{"a":{}},"_meta":{"progressToken":1,"caps":{"elicitation":{}}}}}`), Options{Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walked := func(ms []member, key string) member {
+		t.Helper()
+		for _, m := range ms {
+			if m.key == key {
+				return m
+			}
+		}
+		t.Fatalf("no member %q in %+v", key, ms)
+		return member{}
+	}
+	if !m.paramsWalked || len(m.params) != 3 {
+		t.Fatalf("params read as %+v (walked %v)", m.params, m.paramsWalked)
+	}
+	if args := walked(m.params, "arguments"); args.walked || args.members != nil {
+		t.Errorf("arguments were read member by member: %+v", args)
+	}
+	meta := walked(m.params, "_meta")
+	if !meta.walked || len(meta.members) != 2 {
+		t.Fatalf("_meta read as %+v", meta)
+	}
+	caps := walked(meta.members, "caps")
+	if !caps.walked || len(caps.members) != 1 {
+		t.Fatalf("_meta.caps read as %+v", caps)
+	}
+	if e := walked(caps.members, "elicitation"); e.walked {
+		t.Errorf("an object within _meta.caps was read member by member: %+v", e)
+	}
+	o, err := ReadObject([]byte(`{"params":{"_meta":{}}}`), "result")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := walked(o.members, "params"); p.walked {
+		t.Errorf("ReadObject read a member's object member by member: %+v", p)
+	}
+}
+
+func TestTrimLead(t *testing.T) {
+	for in, want := range map[string]string{"": "", " \t\r\n,:": "", " ,\n:1": "1", `"k"`: `"k"`} {
+		if got := string(trimLead([]byte(in))); got != want {
+			t.Errorf("trimLead(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
