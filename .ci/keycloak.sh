@@ -216,8 +216,8 @@ cmd_stop() {
 	# kc.sh forwards TERM to its java child and waits for it; after a re-augmentation kc.sh has
 	# exec'ed java, so the pid is java itself. Either way this one pid owns the server.
 	kill -TERM "$pid"
-	local i
-	for i in $(seq 1 60); do
+	local _
+	for _ in $(seq 1 60); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.5
 	done
@@ -225,6 +225,7 @@ cmd_stop() {
 		say "pid $pid ignored TERM for 30s; killing it and its direct children"
 		local kids
 		kids=$(pgrep -P "$pid" || true)
+		# shellcheck disable=SC2086 # one pid per word
 		kill -KILL $kids "$pid" 2>/dev/null || true
 	fi
 	rm -f "$PID_FILE"

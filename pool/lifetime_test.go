@@ -11,7 +11,7 @@ import (
 // is a real time.AfterFunc (Options.Now does not drive it, and a worker process is no goroutine
 // testing/synctest could wait on), so the timeout here is short and the end is waited for.
 func TestIdleWorkerEndsAfterTimeout(t *testing.T) {
-	const idle = 200 * time.Millisecond
+	const idle = 50 * time.Millisecond
 	p := newTestPool(t, Settings{IdleTimeout: idle})
 	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
 	b := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))

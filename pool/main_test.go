@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the worker: with POOL_TEST_WORKER=script, TestMain plays the
@@ -27,8 +29,10 @@ func TestMain(m *testing.M) {
 //	record              answers with every subscribe, unsubscribe and setLevel it received
 //	release             answers the held subscribes
 //	hold                never answers
-//	flood{method,n}     stops reading its input and sends the client n requests of that
-//	                    method at once, then waits to be stopped
+//	flood{method,n,answer} stops reading its input and sends the client n requests of that
+//	                    method at once, then (with answer) answers the call; it reads
+//	                    nothing more, and exits when its input is closed (a stop's first
+//	                    stage)
 //	die                 exits at once
 //	later               never answers on its own: a long call that ignores
 //	                    notifications/cancelled, except that the cancel makes it ask its
@@ -212,13 +216,18 @@ func scriptWorker() int {
 				var f struct {
 					Method string `json:"method"`
 					N      int    `json:"n"`
+					Answer bool   `json:"answer"`
 				}
 				json.Unmarshal(msg.Params.Arguments, &f)
 				for i := range f.N {
 					fmt.Fprintf(out, `{"jsonrpc":"2.0","id":"f%d","method":%q,"params":{}}`+"\n", i, f.Method)
 				}
 				out.Flush()
-				select {} // never reads again
+				if f.Answer { // after every request: gemgate has read them all when it has this
+					text(msg.ID, "flooded")
+				}
+				waitHangup(os.Stdin)
+				return 0
 			case "die":
 				return 3
 			default:
@@ -229,4 +238,16 @@ func scriptWorker() int {
 		}
 	}
 	return 0
+}
+
+// waitHangup waits until the writing end of the pipe f reads from is closed, reading none of
+// what is in it.
+func waitHangup(f *os.File) {
+	fds := []unix.PollFd{{Fd: int32(f.Fd())}} // no events asked: POLLHUP is always reported
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err != unix.EINTR && (err != nil || fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0) {
+			return
+		}
+	}
 }

@@ -19,17 +19,27 @@ func TestRequestFloodHoldsBoundedRefusals(t *testing.T) {
 	p := newTestPool(t, Settings{})
 	a := attach(t, p, "mallory", false, `{}`, newCaller(time.Now()))
 	base := runtime.NumGoroutine()
-	a.tool(t, "flood", map[string]any{"method": "sampling/createMessage", "n": 20000})
+	flood := a.tool(t, "flood", map[string]any{"method": "sampling/createMessage", "n": 20000, "answer": true})
 	s, w := a.m.current()
 	if w == nil {
 		t.Fatal("no worker")
 	}
 	// The pipe to the worker takes about a thousand refusals before it is full; the rest
-	// wait, each once with a goroutine of its own.
+	// wait, each once with a goroutine of its own. Counted until gemgate has read every
+	// request (the worker answers the flood's call after them), and once more after.
 	peak := 0
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end, answered := time.Now().Add(waitFor), false; !answered; time.Sleep(10 * time.Millisecond) {
+		select {
+		case <-flood.Result():
+			answered = true
+		default:
+			if time.Now().After(end) {
+				t.Fatalf("the flood's call not answered within %v", waitFor)
+			}
+		}
 		peak = max(peak, runtime.NumGoroutine()-base)
 	}
+	peak = max(peak, runtime.NumGoroutine()-base)
 	s.mu.Lock()
 	queued := len(w.refusals)
 	s.mu.Unlock()

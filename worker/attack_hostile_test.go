@@ -29,7 +29,7 @@ func TestAttackPercentEncodedCredentialIsRedacted(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var logs, trace logBuffer
-			spec := Spec{Path: "/bin/sh", Args: []string{"-c", `read -r c; ` + echo + `; exec sleep 30`},
+			spec := Spec{Path: "/bin/sh", Args: []string{"-c", `read -r c; ` + echo + `; exec cat >/dev/null`},
 				StopGrace: 200 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 				Credential: []byte(cred), CredentialStdin: true,
 				OnTrace: func(_ string, l []byte) { trace.Write(append(l, '\n')) }}

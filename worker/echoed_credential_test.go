@@ -52,7 +52,7 @@ func TestEchoedCredentialIsRedacted(t *testing.T) {
 		for where, e := range echo {
 			t.Run(how+"/"+where, func(t *testing.T) {
 				var logs, trace logBuffer
-				spec := Spec{Path: "/bin/sh", Args: []string{"-c", r + "; " + e + "; exec sleep 30"},
+				spec := Spec{Path: "/bin/sh", Args: []string{"-c", r + "; " + e + "; exec cat >/dev/null"},
 					StopGrace: 200 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 					OnTrace: func(_ string, line []byte) { trace.Write(append(line, '\n')) }}
 				switch how {

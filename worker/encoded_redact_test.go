@@ -18,7 +18,7 @@ func TestBase64CredentialIsRedacted(t *testing.T) {
 	for _, user := range []string{"x-access-token", "u", "ab", "abc"} { // every offset of the credential in the encoding
 		header := base64.StdEncoding.EncodeToString([]byte(user + ":" + cred))
 		var logs logBuffer
-		spec := Spec{Path: "/bin/sh", Args: []string{"-c", `read -r c; printf 'GET /api Authorization: Basic %s\n' '` + header + `' >&2; exec sleep 30`},
+		spec := Spec{Path: "/bin/sh", Args: []string{"-c", `read -r c; printf 'GET /api Authorization: Basic %s\n' '` + header + `' >&2; exec cat >/dev/null`},
 			StopGrace: 200 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 			Credential: []byte(cred), CredentialStdin: true}
 		p, err := Start(spec)

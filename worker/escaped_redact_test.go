@@ -22,7 +22,7 @@ func TestEscapedCredentialIsRedacted(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var logs, trace logBuffer
-			spec := Spec{Path: "/bin/sh", Args: []string{"-c", `read -r c; printf '%s\n' '` + line + `'; exec sleep 30`},
+			spec := Spec{Path: "/bin/sh", Args: []string{"-c", `read -r c; printf '%s\n' '` + line + `'; exec cat >/dev/null`},
 				StopGrace: 200 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 				Credential: []byte(cred), CredentialStdin: true,
 				OnTrace: func(_ string, l []byte) { trace.Write(append(l, '\n')) }}

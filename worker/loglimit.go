@@ -26,12 +26,22 @@ const (
 // logLimit is one worker's share of the log.
 type logLimit struct {
 	lim     *rate.Limiter
+	clock   func() time.Time // a test's clock (Spec.logClock); nil is time.Now
 	mu      sync.Mutex
 	skipped int       // lines over the rate since the last count was logged
 	counted time.Time // when the last count was logged
 }
 
-func newLogLimit() logLimit { return logLimit{lim: rate.NewLimiter(workerLogRate, workerLogBurst)} }
+func newLogLimit(clock func() time.Time) logLimit {
+	return logLimit{lim: rate.NewLimiter(workerLogRate, workerLogBurst), clock: clock}
+}
+
+func (l *logLimit) now() time.Time {
+	if l.clock != nil {
+		return l.clock()
+	}
+	return time.Now()
+}
 
 // allow reports whether a line the worker caused, at level, is logged now; one over the rate
 // is counted instead. A line at a level the log leaves out takes nothing of the rate.
@@ -40,7 +50,7 @@ func (p *Process) allow(level slog.Level) bool {
 		return false
 	}
 	l := &p.logged
-	if !l.lim.Allow() {
+	if !l.lim.AllowN(l.now(), 1) {
 		l.mu.Lock()
 		l.skipped++
 		l.mu.Unlock()
@@ -54,7 +64,7 @@ func (p *Process) allow(level slog.Level) bool {
 // whenever final (an output of the worker's has ended).
 func (p *Process) logSkipped(final bool) {
 	l := &p.logged
-	now := time.Now()
+	now := l.now()
 	l.mu.Lock()
 	n := l.skipped
 	if n == 0 || (!final && now.Sub(l.counted) < countEvery) {

@@ -81,6 +81,8 @@ type Spec struct {
 
 	// wrapStdin, if set, wraps the worker's stdin: a test seam that counts or holds writes.
 	wrapStdin func(stdinFile) stdinFile
+	// logClock, if set, is the clock of the worker's log rate (loglimit.go): a test seam.
+	logClock func() time.Time
 }
 
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
@@ -292,7 +294,7 @@ func Start(spec Spec) (*Process, error) {
 		pending: make(map[int64]*Call),
 		secrets: secrets,
 		cgroup:  cg,
-		logged:  newLogLimit(),
+		logged:  newLogLimit(spec.logClock),
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
 	}

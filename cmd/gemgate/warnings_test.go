@@ -45,7 +45,7 @@ func TestServeWarnsWhenReadOnlyUsersWouldSeeNoTools(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- serveCommand(ctx, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-			"--worker", "command", "--worker-command", "true"), &bytes.Buffer{}, logs)
+			"--worker", "command", "--worker-command", "true", "--drain-delay", "0"), &bytes.Buffer{}, logs)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(logs.String(), "gemgate serving") {

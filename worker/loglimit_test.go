@@ -1,0 +1,190 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// recordingHandler keeps the messages of the records logged, with their count attribute.
+type recordingHandler struct {
+	mu   *sync.Mutex
+	msgs *[]string
+	n    *int64
+}
+
+func (h recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*h.msgs = append(*h.msgs, r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "count" {
+			*h.n += a.Value.Int64()
+		}
+		return true
+	})
+	return nil
+}
+func (h recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h recordingHandler) WithGroup(string) slog.Handler      { return h }
+
+// steppingClock is a worker's log rate clock for tests (Spec.logClock): every reading is step
+// later than the one before. A flood the worker writes in milliseconds then spans as long a
+// time as its lines make readings: the rate refills and the counts of the lines over it are
+// logged once a second of that time, and no test waits a real second for either.
+type steppingClock struct {
+	step     time.Duration
+	readings atomic.Int64
+}
+
+var clockStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (c *steppingClock) now() time.Time {
+	return clockStart.Add(time.Duration(c.readings.Add(1)) * c.step)
+}
+
+func (c *steppingClock) elapsed() time.Duration { return time.Duration(c.readings.Load()) * c.step }
+
+// floodLog is what a flooding worker's lines made of gemgate's log so far.
+type floodLog struct {
+	mu      sync.Mutex
+	msgs    []string // the message of every line logged
+	counted int64    // the lines over the rate that logged counts name
+}
+
+func (l *floodLog) handler() slog.Handler { return recordingHandler{&l.mu, &l.msgs, &l.counted} }
+
+// lines are the lines logged whose message is one of msgs, and the lines counted.
+func (l *floodLog) lines(msgs ...string) (logged int, counted int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range l.msgs {
+		if slices.Contains(msgs, m) {
+			logged++
+		}
+	}
+	return logged, l.counted
+}
+
+// waitAllRead waits until every one of the lines p's worker wrote is logged (as one of msgs),
+// counted in a logged count, or over the rate and waiting for the next count: read, all of
+// them.
+func waitAllRead(t *testing.T, p *Process, log *floodLog, lines int, msgs ...string) {
+	t.Helper()
+	waitLines(t, log, lines, func() int {
+		p.logged.mu.Lock()
+		defer p.logged.mu.Unlock()
+		return p.logged.skipped
+	}, msgs...)
+}
+
+// waitLines waits until the lines logged (as one of msgs), the lines counted in logged counts
+// and waiting() make all the lines the worker wrote.
+func waitLines(t *testing.T, log *floodLog, lines int, waiting func() int, msgs ...string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		logged, counted := log.lines(msgs...)
+		if total := logged + int(counted) + waiting(); total == lines {
+			return
+		} else if time.Now().After(deadline) {
+			t.Fatalf("%d lines logged or counted of %d written", total, lines)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stopAndCount stops p's worker: its outputs end, and the lines left over the rate are
+// counted in a last count, which waitLines waits for (stderr may end after Stop returns).
+func stopAndCount(t *testing.T, p *Process, log *floodLog, lines int, msgs ...string) {
+	t.Helper()
+	p.Stop()
+	waitLines(t, log, lines, func() int { return 0 }, msgs...)
+}
+
+// checkRate fails unless the worker's lines logged are at least the burst and at most what
+// the rate allows over the clock's time, and the counts were logged with the lines let
+// through since, at most once a second of it, and once at the end.
+func checkRate(t *testing.T, log *floodLog, clock *steppingClock, msgs ...string) {
+	t.Helper()
+	logged, _ := log.lines(msgs...)
+	counts, _ := log.lines("worker lines not logged: over the rate")
+	secs := int(clock.elapsed().Seconds())
+	if max := workerLogBurst + (secs+1)*workerLogRate; logged > max || logged < workerLogBurst {
+		t.Errorf("%d of the worker's lines logged in %v of its log rate's clock, want %d to %d",
+			logged, clock.elapsed(), workerLogBurst, max)
+	}
+	if counts < 2 || counts > secs+2 {
+		t.Errorf("the lines over the rate were counted in %d lines over %v, want 2 to %d", counts, clock.elapsed(), secs+2)
+	}
+}
+
+// A worker that floods its stderr gets a bounded number of lines into gemgate's log, which
+// every user's audit lines share; the lines not logged are counted, and the counts logged
+// add up with the lines that were to all the worker wrote.
+func TestStderrFloodIsLoggedAtABoundedRate(t *testing.T) {
+	var log floodLog
+	const lines = 100000
+	clock := &steppingClock{step: 100 * time.Microsecond} // ten seconds for the flood
+	p, err := Start(Spec{
+		Path:      "/bin/sh",
+		Args:      []string{"-c", `yes 'stderr flood line' | head -n 100000 >&2; exec cat >/dev/null`},
+		StopGrace: 200 * time.Millisecond,
+		Logger:    slog.New(log.handler()),
+		logClock:  clock.now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	waitAllRead(t, p, &log, lines, "worker stderr")
+	stopAndCount(t, p, &log, lines, "worker stderr")
+	checkRate(t, &log, clock, "worker stderr")
+}
+
+// A worker's stdout lines that gemgate logs, lines that are not JSON-RPC ("chatter", logged
+// and skipped) and answers to ids gemgate never sent, count against the worker's log rate
+// with its stderr lines (TestStderrFloodIsLoggedAtABoundedRate): a worker that floods its
+// stdout gets no more lines into the log than one that floods its stderr. The lines over
+// the rate are counted, and the counts logged add up with the lines that were to all the
+// worker wrote.
+func TestStdoutFloodIsLoggedAtABoundedRate(t *testing.T) {
+	const chatter = "worker stdout line is not JSON-RPC; skipped"
+	for name, tc := range map[string]struct {
+		script string
+		msgs   []string // the messages of the flood's lines
+		lines  int
+	}{
+		"chatter": {`yes 'stdout flood line' | head -n 20000`, []string{chatter}, 20000},
+		"id never sent": {`yes '{"jsonrpc":"2.0","id":"x","result":{}}' | head -n 20000`,
+			[]string{"worker answered an id the gateway never sent; dropped"}, 20000},
+		// One rate for both: a worker flooding its stdout and its stderr at once gets no
+		// more lines logged than flooding either.
+		"chatter and stderr": {`yes 'flood line' | head -n 20000 >&2 & yes 'flood line' | head -n 20000; wait`,
+			[]string{chatter, "worker stderr"}, 40000},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var log floodLog
+			clock := &steppingClock{step: 100 * time.Microsecond} // 2 s for 20000 lines
+			p, err := Start(Spec{
+				Path:      "/bin/sh",
+				Args:      []string{"-c", tc.script + "; exec cat >/dev/null"},
+				StopGrace: 200 * time.Millisecond,
+				Logger:    slog.New(log.handler()),
+				logClock:  clock.now,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Stop)
+			waitAllRead(t, p, &log, tc.lines, tc.msgs...)
+			stopAndCount(t, p, &log, tc.lines, tc.msgs...)
+			checkRate(t, &log, clock, tc.msgs...)
+		})
+	}
+}
