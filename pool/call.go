@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -409,7 +410,7 @@ func (q *fairQueue) remove(c *Call) bool {
 // removeMember takes out every call of a caller.
 func (q *fairQueue) removeMember(m *Member) []*Call {
 	line := q.lines[m]
-	for _, c := range slicesClone(line) {
+	for _, c := range slices.Clone(line) {
 		q.remove(c)
 	}
 	return line
@@ -422,5 +423,3 @@ func (q *fairQueue) drain() []*Call {
 	}
 	return out
 }
-
-func slicesClone(cs []*Call) []*Call { return append([]*Call(nil), cs...) }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/worker"
 )
@@ -86,7 +87,7 @@ func (p *Pool) resultVersion(proc *worker.Process, result json.RawMessage) (stri
 		return "", err
 	}
 	if !slices.Contains(p.opts.Versions, res.ProtocolVersion) {
-		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip(string(proc.Redacted([]byte(res.ProtocolVersion))))) + ", which the gateway does not speak")
+		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip.Bytes(proc.Redacted([]byte(res.ProtocolVersion)), 100)) + ", which the gateway does not speak")
 	}
 	return res.ProtocolVersion, nil
 }
@@ -123,7 +124,7 @@ func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 // package's own "exited before answering" (exitedUnasked), so its text is never taken as
 // gemgate's.
 func workerText(proc *worker.Process, text []byte) error {
-	return errors.New(clip(string(proc.Redacted(text))))
+	return errors.New(clip.Bytes(proc.Redacted(text), 100))
 }
 
 // exitedUnasked reports whether an error answer is the worker package's note that the worker
@@ -135,13 +136,6 @@ func exitedUnasked(resp *jsonrpc.Message) bool {
 		} `json:"data"`
 	}
 	return json.Unmarshal(resp.Error, &e) == nil && e.Data.Kind == "workerExit"
-}
-
-func clip(s string) string {
-	if len(s) > 100 {
-		return s[:100] + "..."
-	}
-	return s
 }
 
 // openingCall sends the request that opens a fresh worker's session (initialize, or a

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // How workers are shared; see Settings.WorkerPer.
@@ -156,7 +158,7 @@ var (
 type RefusedError struct{ Answer json.RawMessage }
 
 func (e *RefusedError) Error() string {
-	return "the worker refused initialize: " + clip(string(e.Answer))
+	return "the worker refused initialize: " + clip.Bytes(e.Answer, 100)
 }
 
 // StartError is a worker that could not be started or did not get through its handshake.

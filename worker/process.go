@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -537,8 +536,6 @@ func (p *Process) Stop() {
 	})
 	<-p.done
 }
-
-func snippet(b []byte) string { return textclip.Bytes(b, 512) }
 
 // CloseInheritedOnExec marks every descriptor of this process above stderr close-on-exec.
 // gemgate calls it once, at start, before it opens anything of its own: Go opens its own

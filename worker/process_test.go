@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -238,10 +239,13 @@ func TestChatterIsSkipped(t *testing.T) {
 	p := startFake(t, "chatter", nil)
 	for i := 0; i < 3; i++ {
 		if m := call(t, p, strconv.Itoa(i+100), "ping", ""); m.Result == nil {
-			t.Fatalf("no result: %s", m.Encode())
+			t.Fatalf("no result: %s", snippet(m.Encode()))
 		}
 	}
 }
+
+// snippet is a message or line as a test's failure quotes it.
+func snippet(b []byte) string { return clip.Bytes(b, 512) }
 
 func TestWorkerMessagesGoToOnMessage(t *testing.T) {
 	rec := &recorder{}
