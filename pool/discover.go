@@ -50,7 +50,7 @@ func (p *Pool) discover(ctx context.Context, proc *worker.Process) (sessionless,
 	}})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(discoverTimeout, p.opts.InitTimeout))
 	defer cancel()
-	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-discover")), Method: "server/discover", Params: params})
+	call, err := proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-discover")), Method: "server/discover", Params: params}, nil)
 	if err != nil {
 		return false, false
 	}
@@ -134,7 +134,7 @@ func (p *Pool) listenForChanges(ctx context.Context, proc *worker.Process) {
 	}})
 	// The call's answer lands in its buffered result channel, which nobody reads: nothing
 	// waits on it.
-	_, _ = proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-listen")), Method: "subscriptions/listen", Params: sessionlessParams(params)})
+	_, _ = proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-listen")), Method: "subscriptions/listen", Params: sessionlessParams(params)}, nil)
 }
 
 // sessionlessParams are params with the _meta a sessionless request of gemgate's own

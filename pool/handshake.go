@@ -54,7 +54,7 @@ func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.
 		return nil, "", &StartError{Err: err}
 	}
 	if sendInitialized {
-		if err := proc.NotifyContext(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
+		if err := proc.Notify(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
 			return nil, "", &StartError{Exited: true, Err: err}
 		}
 	}
@@ -141,7 +141,7 @@ func exitedUnasked(resp *jsonrpc.Message) bool {
 // openingCall sends the request that opens a fresh worker's session (initialize, or a
 // sessionless server/discover) and waits for its answer, within init_timeout.
 func (p *Pool) openingCall(ctx context.Context, proc *worker.Process, id, method string, params json.RawMessage) (*jsonrpc.Message, error) {
-	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote(id)), Method: method, Params: params})
+	call, err := proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote(id)), Method: method, Params: params}, nil)
 	if err != nil {
 		return nil, &StartError{Exited: true, Err: err}
 	}

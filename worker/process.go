@@ -139,7 +139,7 @@ type Call struct {
 	p        *Process
 	workerID int64
 	clientID json.RawMessage
-	result   chan *jsonrpc.Message // nil when a Recipient takes the answer (SendTo)
+	result   chan *jsonrpc.Message // nil when a Recipient takes the answer
 	to       Recipient
 }
 
@@ -170,7 +170,7 @@ func (c *Call) Withdraw(reason string, tell bool) (pending bool) {
 	if reason != "" {
 		params["reason"] = reason
 	}
-	_ = c.p.Notify(jsonrpc.Notification("notifications/cancelled", params))
+	_ = c.p.Notify(context.Background(), jsonrpc.Notification("notifications/cancelled", params))
 	return true
 }
 
@@ -330,12 +330,6 @@ func (p *Process) Err() error {
 	return p.exitErr
 }
 
-// Send writes a request to the worker under a fresh worker-side id. req.ID is the caller's
-// raw id, restored on the answer.
-func (p *Process) Send(req *jsonrpc.Message) (*Call, error) {
-	return p.SendContext(context.Background(), req)
-}
-
 // Closing reports whether the worker takes no more requests: it has exited, or is being
 // stopped. Its pending calls are being, or have been, failed.
 func (p *Process) Closing() bool {
@@ -344,13 +338,14 @@ func (p *Process) Closing() bool {
 	return p.closed
 }
 
-// SendContext is Send, giving up while it waits for its turn to write when ctx ends. The
-// write itself is bounded by the worker's WriteTimeout.
-func (p *Process) SendContext(ctx context.Context, req *jsonrpc.Message) (*Call, error) {
-	return p.send(ctx, req, nil)
-}
-
-func (p *Process) send(ctx context.Context, req *jsonrpc.Message, to Recipient) (*Call, error) {
+// Send writes a request to the worker under a fresh worker-side id; req.ID is the caller's
+// raw id, restored on the answer. It gives up while it waits for its turn to write when ctx
+// ends; the write itself is bounded by the worker's WriteTimeout. The answer (or the error
+// the worker's end gives the call) goes to Result, or, when to is not nil, to the recipient,
+// on the goroutine that has it: the caller needs no goroutine of its own parked on Result per
+// call, and a caller whose call record is the recipient allocates nothing more for it. Result
+// is nil for such a call.
+func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -376,19 +371,15 @@ func (p *Process) send(ctx context.Context, req *jsonrpc.Message, to Recipient) 
 	return c, nil
 }
 
-// Notify writes a notification to the worker as it is.
-func (p *Process) Notify(m *jsonrpc.Message) error { return p.write(context.Background(), m.Encode()) }
-
-// NotifyContext is Notify, giving up while waiting for its turn when ctx ends.
-func (p *Process) NotifyContext(ctx context.Context, m *jsonrpc.Message) error {
+// Notify writes a notification to the worker as it is, giving up while it waits for its turn
+// to write when ctx ends.
+func (p *Process) Notify(ctx context.Context, m *jsonrpc.Message) error {
 	return p.write(ctx, m.Encode())
 }
 
-// Reply writes a response to a request the worker sent; m.ID is the worker's own id.
-func (p *Process) Reply(m *jsonrpc.Message) error { return p.write(context.Background(), m.Encode()) }
-
-// ReplyContext is Reply, giving up while waiting for its turn when ctx ends.
-func (p *Process) ReplyContext(ctx context.Context, m *jsonrpc.Message) error {
+// Reply writes a response to a request the worker sent (m.ID is the worker's own id), giving
+// up while it waits for its turn to write when ctx ends.
+func (p *Process) Reply(ctx context.Context, m *jsonrpc.Message) error {
 	return p.write(ctx, m.Encode())
 }
 

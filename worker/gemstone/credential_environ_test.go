@@ -54,7 +54,7 @@ func TestRelayCredentialIsInNoProcessEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Stop)
-	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping", Params: json.RawMessage(`{}`)})
+	c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping", Params: json.RawMessage(`{}`)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
