@@ -95,7 +95,7 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	// A sessionless worker takes the request as it is (the pool remaps the id); a legacy one
 	// gets it as a legacy request of gemgate's session with it. server/discover is answered
 	// by gemgate for both, from the worker's own discover answer or its InitializeResult.
-	sessionless := m.ModernSession()
+	sessionless := m.SessionlessWorker()
 	if pass != nil && (!sessionless || m.WorkerID() != pass.Worker) {
 		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
 	}

@@ -45,7 +45,7 @@ func (g *Gateway) awaitModern(w http.ResponseWriter, r *http.Request, c *modernC
 			writeEvent(ev)
 		}
 		resp, outcome := g.modernAnswer(msg.Method, access, resp)
-		if resp.Error == nil && pk.member.ModernSession() {
+		if resp.Error == nil && pk.member.SessionlessWorker() {
 			resp, outcome = g.passInputRequired(pk, resp, outcome)
 		}
 		out := *resp

@@ -15,11 +15,11 @@ import (
 
 // Member is one caller's attachment to a key's worker.
 type Member struct {
-	p      *Pool
-	c      Caller
-	params json.RawMessage // the client's initialize params
-	caps   Capabilities
-	modern bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
+	p                 *Pool
+	c                 Caller
+	params            json.RawMessage // the client's initialize params
+	caps              Capabilities
+	sessionlessWorker bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
 
 	mu sync.Mutex
 	s  *slot // nil once detached
@@ -435,7 +435,7 @@ func (m *Member) Ask(ctx context.Context, method string, params json.RawMessage)
 	if w == nil {
 		return nil, false
 	}
-	if w.modernSession {
+	if w.openedSessionless {
 		params = sessionlessParams(params)
 	}
 	call, err := w.proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(`0`), Method: method, Params: params}, nil)

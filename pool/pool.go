@@ -349,7 +349,7 @@ type Attach struct {
 	CapsRead bool
 	// Sessionless asks for the user's sessionless worker (worker_per: user only): one that
 	// gemgate does not initialize but opens with a 2026-07-28 server/discover, so that the
-	// user's modern requests reach it as they are. A worker program that turns out not to
+	// user's sessionless requests reach it as they are. A worker program that turns out not to
 	// speak the revision fails the attach with ErrNotSessionless.
 	Sessionless bool
 }
@@ -359,7 +359,7 @@ type Attach struct {
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
 	key := p.KeyFor(a.Identity)
 	key.Sessionless = a.Sessionless && !p.PerSession()
-	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, modern: key.Sessionless}
+	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, sessionlessWorker: key.Sessionless}
 	if !a.CapsRead {
 		m.caps = ClientCapabilities(a.Params)
 	}
@@ -380,7 +380,7 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 			continue
 		}
 		result := w.initResult
-		if !p.PerSession() && !w.modernSession {
+		if !p.PerSession() && !w.openedSessionless {
 			result = p.resultFor(w, a.Params)
 		}
 		w.log.Debug("session attached", "sessions", s.memberCount())

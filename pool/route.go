@@ -701,7 +701,7 @@ func uriOf(params json.RawMessage) (uri string, ok bool) {
 // ownParams are the params of a request of gemgate's own to w: with the _meta of the
 // sessionless revision when gemgate's session with w is one of it.
 func (w *wrk) ownParams(params json.RawMessage) json.RawMessage {
-	if w.modernSession {
+	if w.openedSessionless {
 		return sessionlessParams(params)
 	}
 	return params

@@ -49,11 +49,11 @@ type wrk struct {
 	credExpiry  time.Time
 	initResult  json.RawMessage
 	sessionless bool // it speaks the sessionless revision itself (discover.go)
-	// modernSession: gemgate opened its stdio session with a 2026-07-28 server/discover and
+	// openedSessionless: gemgate opened its stdio session with a 2026-07-28 server/discover and
 	// never initialized it (a Key.Sessionless slot): initResult is its discover result.
-	modernSession bool
-	version       string
-	readOnly      bool
+	openedSessionless bool
+	version           string
+	readOnly          bool
 
 	calls    map[*Call]struct{} // written to the worker, not yet answered
 	queue    fairQueue
@@ -295,7 +295,7 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 			}
 			return nil, err
 		}
-		w.initResult, w.version, w.sessionless, w.modernSession = result, SessionlessVersion, true, true
+		w.initResult, w.version, w.sessionless, w.openedSessionless = result, SessionlessVersion, true, true
 		ok = true
 		p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))
 		w.log.Info("worker started", "pid", proc.Pid(), "read_only", s.key.ReadOnly, "protocol_version", SessionlessVersion, "sessionless", true)
