@@ -51,7 +51,7 @@ func (g *Gateway) modernPost(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			"this gateway runs one worker per session (worker_per: session): use initialize",
 			map[string]any{"supported": supportedVersions, "requested": mr.version})
 	}
-	id := pool.Identity{Principal: p, ReadOnly: access.ReadOnly, Token: bearer(r)}
+	id := poolIdentity(p, access, bearer(r))
 	if he := g.drainRefusal(msg.ID, id); he != nil {
 		return he
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/internal/clip"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // How workers are shared; see Settings.WorkerPer.
@@ -111,6 +112,30 @@ func (s Settings) withDefaults() Settings {
 		s.MaxCallsPerWorker = DefaultMaxCallsPerWorker
 	}
 	return s
+}
+
+// Identity is who a caller is, as the pool keys workers (Key) and starts them: what the
+// gateway verified of the request's token, and the access mode it decided on.
+type Identity struct {
+	Issuer, Subject, User string    // User: the name a worker acts as (the user claim)
+	Scopes, Audience      []string  // the token's scope and audience sets
+	Expiry                time.Time // the token's; zero when not from a token (auth none)
+	ReadOnly              bool
+	// Session is the caller's legacy session (the worker's key with worker_per: session).
+	Session string
+	// Token is the request's raw bearer token, for the worker's credential only.
+	Token string
+}
+
+// Launcher says how to start a worker; worker.CommandLauncher is one.
+type Launcher interface {
+	Launch(ctx context.Context, id worker.Identity) (worker.Launch, error)
+}
+
+// forWorker is what a worker started for id is given of it.
+func (id Identity) forWorker() worker.Identity {
+	return worker.Identity{User: id.User, Subject: id.Subject, Scopes: id.Scopes, ReadOnly: id.ReadOnly,
+		Session: id.Session, Token: id.Token, Expiry: id.Expiry}
 }
 
 // Options configure a Pool.
@@ -241,8 +266,8 @@ func (p *Pool) PerSession() bool { return p.opts.WorkerPer == PerSession }
 
 // KeyFor is the key of the worker that serves id.
 func (p *Pool) KeyFor(id Identity) Key {
-	k := Key{Issuer: id.Principal.Issuer, Subject: id.Principal.Subject, User: id.Principal.User, ReadOnly: id.ReadOnly,
-		Scopes: grantSet(id.Principal.Scopes), Audience: grantSet(id.Principal.Audience())}
+	k := Key{Issuer: id.Issuer, Subject: id.Subject, User: id.User, ReadOnly: id.ReadOnly,
+		Scopes: grantSet(id.Scopes), Audience: grantSet(id.Audience)}
 	if p.PerSession() {
 		k.Session = id.Session
 	}

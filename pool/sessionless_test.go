@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // POOL_TEST_WORKER=sessionless plays a worker that speaks only the sessionless revision: it
@@ -66,16 +66,16 @@ func sessionlessWorker() int {
 
 type modeLauncher string
 
-func (l modeLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (l modeLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return Launch{}, err
+		return worker.Launch{}, err
 	}
-	cl := &CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=" + string(l), "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
+	cl := &worker.CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=" + string(l), "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
 	return cl.Launch(ctx, id)
 }
 
-var alice = Identity{Principal: auth.Principal{Issuer: "iss", Subject: "alice", User: "alice"}}
+var alice = Identity{Issuer: "iss", Subject: "alice", User: "alice"}
 
 // A sessionless attach opens the worker the 2026-07-28 way: server/discover naming the
 // revision, never initialize, then one subscriptions/listen of gemgate's own; the discover

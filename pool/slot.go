@@ -266,9 +266,9 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
 		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
-	w.log = p.log.With("user", id.Principal.User, "worker", wid)
+	w.log = p.log.With("user", id.User, "worker", wid)
 	started := time.Now()
-	launch, err := p.opts.Launcher.Launch(ctx, id)
+	launch, err := p.opts.Launcher.Launch(ctx, id.forWorker())
 	if err != nil {
 		return nil, &StartError{Err: fmt.Errorf("preparing the worker: %w", err)}
 	}
