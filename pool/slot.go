@@ -49,8 +49,8 @@ type wrk struct {
 	credExpiry  time.Time
 	initResult  json.RawMessage
 	sessionless bool // it speaks the sessionless revision itself (discover.go)
-	// openedSessionless: gemgate opened its stdio session with a 2026-07-28 server/discover and
-	// never initialized it (a Key.Sessionless slot): initResult is its discover result.
+	// openedSessionless: gemgate opened its stdio session with a 2026-07-28 server/discover
+	// and never initialized it (a Key.Sessionless slot): initResult is its discover result.
 	openedSessionless bool
 	version           string
 	readOnly          bool
@@ -166,8 +166,8 @@ func (s *slot) awaitRetired(ctx context.Context, w *wrk, m *Member) error {
 	return nil
 }
 
-// awaitStart waits for the start under way, which ch announces, and returns its error if it
-// failed.
+// awaitStart waits for the start under way, which ch announces; a start that failed fails
+// the caller too, unless only its starter's request went away.
 func (s *slot) awaitStart(ctx context.Context, ch chan struct{}) error {
 	select {
 	case <-ch:
