@@ -27,7 +27,7 @@ type AuthenticatorOptions struct {
 	// DefaultUserClaim.
 	UserClaim string
 	// UserName, if set, judges a verified token's user name: the worker launcher's own check
-	// (pool.CommandLauncher.CheckUser), so that a token whose user no worker can act as is
+	// (worker.CommandLauncher.CheckUser), so that a token whose user no worker can act as is
 	// refused here, 403, and not at every request with a 503 its client retries for ever.
 	UserName func(string) error
 	// Users, if set, binds each user name to the first subject that presents it; a token of

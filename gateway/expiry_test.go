@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // expiringLauncher gives every worker a credential valid for ttl, and counts launches.
@@ -18,7 +19,7 @@ type expiringLauncher struct {
 	launches atomic.Int32
 }
 
-func (l *expiringLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
+func (l *expiringLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	la, err := l.testLauncher.Launch(ctx, id)
 	la.CredentialExpiry = time.Now().Add(l.ttl)
 	l.launches.Add(1)

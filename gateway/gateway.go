@@ -149,7 +149,7 @@ func New(o Options) (*Gateway, error) {
 		Logger: g.log, Metrics: g.metrics.poolMetrics(), Now: o.now,
 		Trace: traceWorker,
 		BeforeStart: func(id pool.Identity) error {
-			if ok, wait := g.starts.take(ownerOf(id.Principal), time.Now()); !ok {
+			if ok, wait := g.starts.take(owner{id.Issuer, id.Subject}, time.Now()); !ok {
 				return &rateError{wait: wait}
 			}
 			return nil

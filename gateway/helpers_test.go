@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -25,18 +26,18 @@ import (
 )
 
 // testLauncher starts the test binary as a worker in the given mode, through the real
-// pool.CommandLauncher so that the worker's environment is built the way the binary builds it.
+// worker.CommandLauncher so that the worker's environment is built the way the binary builds it.
 type testLauncher struct {
 	mode    string
 	dataDir string
 }
 
-func (l *testLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
+func (l *testLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return pool.Launch{}, err
+		return worker.Launch{}, err
 	}
-	cl := &pool.CommandLauncher{Command: []string{exe}, DataDir: l.dataDir,
+	cl := &worker.CommandLauncher{Command: []string{exe}, DataDir: l.dataDir,
 		Env: []string{"GEMGATE_TEST_WORKER=" + l.mode, "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
 	return cl.Launch(ctx, id)
 }

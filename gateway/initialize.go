@@ -110,7 +110,15 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 
 // identity is who a worker started for this request serves.
 func (g *Gateway) identity(r *http.Request, p auth.Principal, access policy.Access, s *session) pool.Identity {
-	return pool.Identity{Principal: p, ReadOnly: access.ReadOnly, Session: s.id, Token: bearer(r)}
+	id := poolIdentity(p, access, bearer(r))
+	id.Session = s.id
+	return id
+}
+
+// poolIdentity is who p is to the pool, with the access decided for the request.
+func poolIdentity(p auth.Principal, access policy.Access, token string) pool.Identity {
+	return pool.Identity{Issuer: p.Issuer, Subject: p.Subject, User: p.User, Scopes: p.Scopes,
+		Audience: p.Audience(), Expiry: p.Expiry, ReadOnly: access.ReadOnly, Token: token}
 }
 
 // attachError answers an initialize whose worker could not be had, and counts it. The

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // panickingLauncher panics when asked for a worker.
 type panickingLauncher struct{}
 
-func (panickingLauncher) Launch(context.Context, pool.Identity) (pool.Launch, error) {
+func (panickingLauncher) Launch(context.Context, worker.Identity) (worker.Launch, error) {
 	panic("the launcher failed")
 }
 

@@ -47,7 +47,7 @@ func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *j
 			"this gateway runs one worker per session (worker_per: session): use initialize",
 			map[string]any{"supported": supportedVersions, "requested": mr.version})
 	}
-	id := pool.Identity{Principal: p, ReadOnly: access.ReadOnly, Token: bearer(r)}
+	id := poolIdentity(p, access, bearer(r))
 	if he := g.drainRefusal(msg.ID, id); he != nil {
 		return he
 	}
@@ -107,7 +107,7 @@ func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *ses
 			m.Detach()
 		}
 	}()
-	if q.pass != nil && (!m.ModernSession() || m.WorkerID() != q.pass.Worker) {
+	if q.pass != nil && (!m.SessionlessWorker() || m.WorkerID() != q.pass.Worker) {
 		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
 	}
 	if msg.Method == "server/discover" {
@@ -126,7 +126,7 @@ func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *ses
 			return he
 		}
 	}
-	fwd, err := q.forWorker(m.ModernSession())
+	fwd, err := q.forWorker(m.SessionlessWorker())
 	if err != nil {
 		return strictError(msg, err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // bubble is a gateway made inside a synctest bubble, logging into a buffer.
@@ -63,8 +64,8 @@ func newBubble(t *testing.T, l Lifetime) *bubble {
 // noLauncher starts nothing: the sessions of a bubble have no worker.
 type noLauncher struct{}
 
-func (noLauncher) Launch(context.Context, pool.Identity) (pool.Launch, error) {
-	return pool.Launch{}, errors.New("no workers in a synctest bubble")
+func (noLauncher) Launch(context.Context, worker.Identity) (worker.Launch, error) {
+	return worker.Launch{}, errors.New("no workers in a synctest bubble")
 }
 
 // open adds a session as a successful initialize leaves it, answered now.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // refusalCredential is the backend credential gemgate hands the workers of these tests (as
@@ -15,16 +15,16 @@ const refusalCredential = "exchanged-backend-credential.c2VjcmV0LXNpZ25hdHVyZQ"
 
 type refusalCred struct{}
 
-func (refusalCred) Credential(context.Context, pool.Identity) (pool.Credential, error) {
-	return pool.Credential{Token: refusalCredential}, nil
+func (refusalCred) Credential(context.Context, worker.Identity) (worker.Credential, error) {
+	return worker.Credential{Token: refusalCredential}, nil
 }
 
 // shellLauncher starts /bin/sh -c script as the worker, with the credential on its
 // descriptor 3, through the real CommandLauncher.
 type shellLauncher struct{ script string }
 
-func (l shellLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
-	cl := &pool.CommandLauncher{Command: []string{"/bin/sh", "-c", l.script}, Credential: refusalCred{}, StopGrace: 200 * time.Millisecond}
+func (l shellLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
+	cl := &worker.CommandLauncher{Command: []string{"/bin/sh", "-c", l.script}, Credential: refusalCred{}, StopGrace: 200 * time.Millisecond}
 	return cl.Launch(ctx, id)
 }
 

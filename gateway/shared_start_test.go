@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // stallFirst blocks its first launch until the starting request's context ends, as a token
@@ -19,11 +20,11 @@ type stallFirst struct {
 	entered chan struct{}
 }
 
-func (l *stallFirst) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
+func (l *stallFirst) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	if l.first.CompareAndSwap(false, true) {
 		close(l.entered)
 		<-ctx.Done()
-		return pool.Launch{}, fmt.Errorf("worker credential: exchange: %w", context.Cause(ctx))
+		return worker.Launch{}, fmt.Errorf("worker credential: exchange: %w", context.Cause(ctx))
 	}
 	return l.testLauncher.Launch(ctx, id)
 }

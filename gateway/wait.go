@@ -230,7 +230,7 @@ func (c *sessionlessWait) answer(resp *jsonrpc.Message, _ map[string]bool) (*jso
 	pk := c.pk
 	resp = sessionlessResult(pk.msg.Method, resp)
 	outcome := callOutcome(pk.msg.Method, resp)
-	if resp.Error == nil && pk.member.ModernSession() {
+	if resp.Error == nil && pk.member.SessionlessWorker() {
 		resp, outcome = c.g.passInputRequired(pk, resp, outcome)
 	}
 	out := *resp

@@ -15,15 +15,15 @@ import (
 
 // failingLauncher stands for a worker that cannot be started, in one of the ways it happens.
 type failingLauncher struct {
-	err  error  // pool.Launch fails (a credential exchange refused, no command)
+	err  error  // worker.Launch fails (a credential exchange refused, no command)
 	path string // else: the worker's executable
 }
 
-func (l failingLauncher) Launch(context.Context, pool.Identity) (pool.Launch, error) {
+func (l failingLauncher) Launch(context.Context, worker.Identity) (worker.Launch, error) {
 	if l.err != nil {
-		return pool.Launch{}, l.err
+		return worker.Launch{}, l.err
 	}
-	return pool.Launch{Spec: worker.Spec{Path: l.path, StopGrace: time.Second}}, nil
+	return worker.Launch{Spec: worker.Spec{Path: l.path, StopGrace: time.Second}}, nil
 }
 
 // TestWorkerThatCannotStartIs503: a session whose worker cannot be started is not opened,

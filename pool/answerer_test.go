@@ -10,18 +10,19 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // envLauncher is scriptLauncher with more of the script worker's environment.
 type envLauncher struct{ env []string }
 
-func (l envLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (l envLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return Launch{}, err
+		return worker.Launch{}, err
 	}
 	env := append([]string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"}, l.env...)
-	cl := &CommandLauncher{Command: []string{exe}, Env: env, StopGrace: time.Second}
+	cl := &worker.CommandLauncher{Command: []string{exe}, Env: env, StopGrace: time.Second}
 	return cl.Launch(ctx, id)
 }
 

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -123,7 +124,7 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	c.mu.Unlock()
 	var wasTold *Call
 	if c.subFwd {
-		// Recorded before the write: the worker's answer may be read before SendTo returns.
+		// Recorded before the write: the worker's answer may be read before Send returns.
 		c.w.subMu.Lock()
 		by := c // a subscribe
 		if c.msg.Method != "resources/subscribe" {
@@ -139,7 +140,7 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	s.mu.Lock()
 	c.written = true
 	s.mu.Unlock()
-	pc, err := c.w.proc.SendTo(ctx, c.msg, (*answerRelay)(c))
+	pc, err := c.w.proc.Send(ctx, c.msg, (*answerRelay)(c))
 	if c.subFwd {
 		if err != nil { // not written: what the worker was told stands
 			s.mu.Lock()
@@ -190,7 +191,7 @@ func (s *slot) abandon(c *Call, pc *worker.Call, reason string, tell bool) {
 		if reason != "" {
 			params["reason"] = reason
 		}
-		_ = w.proc.Notify(jsonrpc.Notification("notifications/cancelled", params))
+		_ = w.proc.Notify(context.Background(), jsonrpc.Notification("notifications/cancelled", params))
 	}
 	go func() {
 		s.settle(left)
@@ -409,7 +410,7 @@ func (q *fairQueue) remove(c *Call) bool {
 // removeMember takes out every call of a caller.
 func (q *fairQueue) removeMember(m *Member) []*Call {
 	line := q.lines[m]
-	for _, c := range slicesClone(line) {
+	for _, c := range slices.Clone(line) {
 		q.remove(c)
 	}
 	return line
@@ -422,5 +423,3 @@ func (q *fairQueue) drain() []*Call {
 	}
 	return out
 }
-
-func slicesClone(cs []*Call) []*Call { return append([]*Call(nil), cs...) }

@@ -280,8 +280,8 @@ func TestMoveThereAndBack(t *testing.T) {
 	}
 }
 
-// The sessionless era: a Key.Sessionless worker dies while a modern request is attached
-// with a subscription and a level. Every request gemgate writes a modern worker on its own
+// The sessionless era: a Key.Sessionless worker dies while a sessionless request is attached
+// with a subscription and a level. Every request gemgate writes a sessionless worker on its own
 // must carry the revision's _meta (as Ask's do): its successor must not be sent a bare
 // resources/subscribe or logging/setLevel it reads as of no revision.
 func TestSessionlessSuccessorGetsTheRevisionsMeta(t *testing.T) {
@@ -331,9 +331,9 @@ func TestSessionlessSuccessorGetsTheRevisionsMeta(t *testing.T) {
 		}
 	}
 	if len(bare) > 0 {
-		t.Errorf("the modern successor was written %v without the revision's _meta (tellCarried/reconcile write bare params); it saw %v", bare, r.Seen)
+		t.Errorf("the sessionless successor was written %v without the revision's _meta (tellCarried/reconcile write bare params); it saw %v", bare, r.Seen)
 	}
 	if !slices.ContainsFunc(r.Seen, func(s string) bool { return strings.HasPrefix(s, "resources/subscribe@") }) {
-		t.Errorf("the modern successor was not subscribed at all: %v", r.Seen)
+		t.Errorf("the sessionless successor was not subscribed at all: %v", r.Seen)
 	}
 }

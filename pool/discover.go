@@ -50,7 +50,7 @@ func (p *Pool) discover(ctx context.Context, proc *worker.Process) (sessionless,
 	}})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(discoverTimeout, p.opts.InitTimeout))
 	defer cancel()
-	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-discover")), Method: "server/discover", Params: params})
+	call, err := proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-discover")), Method: "server/discover", Params: params}, nil)
 	if err != nil {
 		return false, false
 	}
@@ -82,7 +82,7 @@ func (p *Pool) discover(ctx context.Context, proc *worker.Process) (sessionless,
 const codeUnsupportedVersion = -32022
 
 // Sessionless reports whether the caller's worker speaks the sessionless revision itself; a
-// modern request then goes to it as it is.
+// sessionless request then goes to it as it is.
 func (m *Member) Sessionless() bool {
 	_, w := m.current()
 	return w != nil && w.sessionless
@@ -134,7 +134,7 @@ func (p *Pool) listenForChanges(ctx context.Context, proc *worker.Process) {
 	}})
 	// The call's answer lands in its buffered result channel, which nobody reads: nothing
 	// waits on it.
-	_, _ = proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-listen")), Method: "subscriptions/listen", Params: sessionlessParams(params)})
+	_, _ = proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-listen")), Method: "subscriptions/listen", Params: sessionlessParams(params)}, nil)
 }
 
 // sessionlessParams are params with the _meta a sessionless request of gemgate's own
@@ -175,8 +175,8 @@ func (p *Pool) SessionlessWorkers() (known, yes bool) {
 	return v != 0, v == 1
 }
 
-// ModernSession reports whether the caller's worker is a sessionless one (Attach.Sessionless):
-// requests go to it as 2026-07-28 requests, and it answers input-required results itself.
-// It is fixed at attach, so a worker that exits or a let-go does not change how a call in
-// flight is read.
-func (m *Member) ModernSession() bool { return m.modern }
+// SessionlessWorker reports whether the caller's worker is the user's sessionless worker
+// (Attach.Sessionless): requests go to it as 2026-07-28 requests, and it answers
+// input-required results itself. It is fixed at attach, so a worker that exits or a let-go
+// does not change how a call in flight is read.
+func (m *Member) SessionlessWorker() bool { return m.sessionlessWorker }

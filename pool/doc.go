@@ -20,7 +20,8 @@
 //	p.Close()
 //
 // The pool reaches callers only through the Caller interface; it never imports the gateway
-// and never sees HTTP. It must never route one caller's answer, progress or worker request to
+// and never sees HTTP. It knows a caller by an Identity of its own, never by auth's
+// Principal, and starts a worker through a Launcher (worker.CommandLauncher). It must never route one caller's answer, progress or worker request to
 // another caller, never let a worker serve two users or two access modes, never take a worker
 // request's answer from a token whose access does not cover the worker's mode, never take a
 // worker request as a call's on a guess, and never wait without a deadline on a worker.

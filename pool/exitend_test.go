@@ -13,7 +13,7 @@ import (
 // countingLauncher is scriptLauncher, counting the workers it starts.
 type countingLauncher struct{ n *atomic.Int32 }
 
-func (l countingLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (l countingLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	l.n.Add(1)
 	return scriptLauncher{}.Launch(ctx, id)
 }

@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/gemgate/gemgate/auth"
 )
 
 // A worker's grant is read back from its key as it was given: every scope and audience,
@@ -40,8 +38,8 @@ func TestMemberGrantIsItsWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	id := Identity{Principal: auth.Principal{Issuer: "https://issuer.test", Subject: "sub-a", User: "alice",
-		Scopes: []string{"mcp:write", "files:admin", "mcp:use"}}}
+	id := Identity{Issuer: "https://issuer.test", Subject: "sub-a", User: "alice",
+		Scopes: []string{"mcp:write", "files:admin", "mcp:use"}}
 	m, _, err := p.Attach(t.Context(), Attach{Identity: id, Caller: newCaller(time.Time{}), Params: []byte(`{"protocolVersion":"2025-06-18","capabilities":{}}`)})
 	if err != nil {
 		t.Fatal(err)

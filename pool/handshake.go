@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/worker"
 )
@@ -53,7 +54,7 @@ func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.
 		return nil, "", &StartError{Err: err}
 	}
 	if sendInitialized {
-		if err := proc.NotifyContext(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
+		if err := proc.Notify(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
 			return nil, "", &StartError{Exited: true, Err: err}
 		}
 	}
@@ -86,7 +87,7 @@ func (p *Pool) resultVersion(proc *worker.Process, result json.RawMessage) (stri
 		return "", err
 	}
 	if !slices.Contains(p.opts.Versions, res.ProtocolVersion) {
-		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip(string(proc.Redacted([]byte(res.ProtocolVersion))))) + ", which the gateway does not speak")
+		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip.Bytes(proc.Redacted([]byte(res.ProtocolVersion)), 100)) + ", which the gateway does not speak")
 	}
 	return res.ProtocolVersion, nil
 }
@@ -123,7 +124,7 @@ func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 // package's own "exited before answering" (exitedUnasked), so its text is never taken as
 // gemgate's.
 func workerText(proc *worker.Process, text []byte) error {
-	return errors.New(clip(string(proc.Redacted(text))))
+	return errors.New(clip.Bytes(proc.Redacted(text), 100))
 }
 
 // exitedUnasked reports whether an error answer is the worker package's note that the worker
@@ -137,17 +138,10 @@ func exitedUnasked(resp *jsonrpc.Message) bool {
 	return json.Unmarshal(resp.Error, &e) == nil && e.Data.Kind == "workerExit"
 }
 
-func clip(s string) string {
-	if len(s) > 100 {
-		return s[:100] + "..."
-	}
-	return s
-}
-
 // openingCall sends the request that opens a fresh worker's session (initialize, or a
 // sessionless server/discover) and waits for its answer, within init_timeout.
 func (p *Pool) openingCall(ctx context.Context, proc *worker.Process, id, method string, params json.RawMessage) (*jsonrpc.Message, error) {
-	call, err := proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote(id)), Method: method, Params: params})
+	call, err := proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote(id)), Method: method, Params: params}, nil)
 	if err != nil {
 		return nil, &StartError{Exited: true, Err: err}
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // waitFor bounds every wait of these tests.
@@ -22,12 +22,12 @@ const waitFor = 10 * time.Second
 // real CommandLauncher.
 type scriptLauncher struct{}
 
-func (scriptLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (scriptLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return Launch{}, err
+		return worker.Launch{}, err
 	}
-	cl := &CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
+	cl := &worker.CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
 	return cl.Launch(ctx, id)
 }
 
@@ -143,7 +143,7 @@ var sessionSeq atomic.Int64
 // attach attaches a caller of user with the given client capabilities (a JSON object).
 func attach(t *testing.T, p *Pool, user string, readOnly bool, caps string, c *fakeCaller) *session {
 	t.Helper()
-	id := Identity{Principal: auth.Principal{Issuer: "https://issuer.test", Subject: "sub-" + user, User: user},
+	id := Identity{Issuer: "https://issuer.test", Subject: "sub-" + user, User: user,
 		ReadOnly: readOnly, Session: "s" + strconv.FormatInt(sessionSeq.Add(1), 10)}
 	params := json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":` + caps + `,"clientInfo":{"name":"t","version":"0"}}`)
 	m, _, err := p.Attach(t.Context(), Attach{Identity: id, Caller: c, Params: params})

@@ -15,11 +15,11 @@ import (
 
 // Member is one caller's attachment to a key's worker.
 type Member struct {
-	p      *Pool
-	c      Caller
-	params json.RawMessage // the client's initialize params
-	caps   Capabilities
-	modern bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
+	p                 *Pool
+	c                 Caller
+	params            json.RawMessage // the client's initialize params
+	caps              Capabilities
+	sessionlessWorker bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
 
 	mu sync.Mutex
 	s  *slot // nil once detached
@@ -176,7 +176,7 @@ func (m *Member) Notify(msg *jsonrpc.Message) error {
 	if w == nil {
 		return nil // no worker runs: there is nobody to tell
 	}
-	return w.proc.Notify(msg)
+	return w.proc.Notify(context.Background(), msg)
 }
 
 // Answered is what the pool knows of the worker request a client answered, for its audit
@@ -209,7 +209,7 @@ func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 	}
 	out := *msg
 	out.ID = pr.workerID
-	return info, w.proc.Reply(&out)
+	return info, w.proc.Reply(context.Background(), &out)
 }
 
 // takeRequest takes out the worker request of gemgate's id id if it was delivered to m and
@@ -364,7 +364,7 @@ func (w *wrk) tellAfterDetach(s *slot, unsub []string, refuse []json.RawMessage)
 		w.reconcile(s, uri) // not if another caller subscribed since
 	}
 	for _, id := range refuse {
-		_ = w.proc.Reply(jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, "the session this request went to has ended", nil))
+		_ = w.proc.Reply(context.Background(), jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, "the session this request went to has ended", nil))
 	}
 }
 
@@ -435,10 +435,10 @@ func (m *Member) Ask(ctx context.Context, method string, params json.RawMessage)
 	if w == nil {
 		return nil, false
 	}
-	if w.modernSession {
+	if w.openedSessionless {
 		params = sessionlessParams(params)
 	}
-	call, err := w.proc.SendContext(ctx, &jsonrpc.Message{ID: json.RawMessage(`0`), Method: method, Params: params})
+	call, err := w.proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(`0`), Method: method, Params: params}, nil)
 	if err != nil {
 		return nil, false
 	}
@@ -480,7 +480,7 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 			act()
 		}
 		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
-		c, err := w.proc.Send(&jsonrpc.Message{ID: id, Method: "ping"})
+		c, err := w.proc.Send(context.Background(), &jsonrpc.Message{ID: id, Method: "ping"}, nil)
 		if err != nil {
 			return
 		}

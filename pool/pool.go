@@ -12,6 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gemgate/gemgate/internal/clip"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // How workers are shared; see Settings.WorkerPer.
@@ -111,6 +114,30 @@ func (s Settings) withDefaults() Settings {
 	return s
 }
 
+// Identity is who a caller is, as the pool keys workers (Key) and starts them: what the
+// gateway verified of the request's token, and the access mode it decided on.
+type Identity struct {
+	Issuer, Subject, User string    // User: the name a worker acts as (the user claim)
+	Scopes, Audience      []string  // the token's scope and audience sets
+	Expiry                time.Time // the token's; zero when not from a token (auth none)
+	ReadOnly              bool
+	// Session is the caller's legacy session (the worker's key with worker_per: session).
+	Session string
+	// Token is the request's raw bearer token, for the worker's credential only.
+	Token string
+}
+
+// Launcher says how to start a worker; worker.CommandLauncher is one.
+type Launcher interface {
+	Launch(ctx context.Context, id worker.Identity) (worker.Launch, error)
+}
+
+// forWorker is what a worker started for id is given of it.
+func (id Identity) forWorker() worker.Identity {
+	return worker.Identity{User: id.User, Subject: id.Subject, Scopes: id.Scopes, ReadOnly: id.ReadOnly,
+		Session: id.Session, Token: id.Token, Expiry: id.Expiry}
+}
+
 // Options configure a Pool.
 type Options struct {
 	Settings
@@ -156,7 +183,7 @@ var (
 type RefusedError struct{ Answer json.RawMessage }
 
 func (e *RefusedError) Error() string {
-	return "the worker refused initialize: " + clip(string(e.Answer))
+	return "the worker refused initialize: " + clip.Bytes(e.Answer, 100)
 }
 
 // StartError is a worker that could not be started or did not get through its handshake.
@@ -239,8 +266,8 @@ func (p *Pool) PerSession() bool { return p.opts.WorkerPer == PerSession }
 
 // KeyFor is the key of the worker that serves id.
 func (p *Pool) KeyFor(id Identity) Key {
-	k := Key{Issuer: id.Principal.Issuer, Subject: id.Principal.Subject, User: id.Principal.User, ReadOnly: id.ReadOnly,
-		Scopes: grantSet(id.Principal.Scopes), Audience: grantSet(id.Principal.Audience())}
+	k := Key{Issuer: id.Issuer, Subject: id.Subject, User: id.User, ReadOnly: id.ReadOnly,
+		Scopes: grantSet(id.Scopes), Audience: grantSet(id.Audience)}
 	if p.PerSession() {
 		k.Session = id.Session
 	}
@@ -347,7 +374,7 @@ type Attach struct {
 	CapsRead bool
 	// Sessionless asks for the user's sessionless worker (worker_per: user only): one that
 	// gemgate does not initialize but opens with a 2026-07-28 server/discover, so that the
-	// user's modern requests reach it as they are. A worker program that turns out not to
+	// user's sessionless requests reach it as they are. A worker program that turns out not to
 	// speak the revision fails the attach with ErrNotSessionless.
 	Sessionless bool
 }
@@ -357,7 +384,7 @@ type Attach struct {
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
 	key := p.KeyFor(a.Identity)
 	key.Sessionless = a.Sessionless && !p.PerSession()
-	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, modern: key.Sessionless}
+	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, sessionlessWorker: key.Sessionless}
 	if !a.CapsRead {
 		m.caps = ClientCapabilities(a.Params)
 	}
@@ -378,7 +405,7 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 			continue
 		}
 		result := w.initResult
-		if !p.PerSession() && !w.modernSession {
+		if !p.PerSession() && !w.openedSessionless {
 			result = p.resultFor(w, a.Params)
 		}
 		w.log.Debug("session attached", "sessions", s.memberCount())

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -18,7 +17,7 @@ const roundTripAllocs = 20
 
 func TestCallRoundTripAllocations(t *testing.T) {
 	p := newTestPool(t, Settings{WorkerPer: PerUser})
-	id := Identity{Principal: auth.Principal{Issuer: "https://issuer.test", Subject: "sub-alice", User: "alice"}, Session: "s1"}
+	id := Identity{Issuer: "https://issuer.test", Subject: "sub-alice", User: "alice", Session: "s1"}
 	params := json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}`)
 	m, _, err := p.Attach(t.Context(), Attach{Identity: id, Caller: newCaller(time.Now()), Params: params})
 	if err != nil {

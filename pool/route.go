@@ -314,7 +314,7 @@ func (s *slot) writeRefusals(w *wrk) {
 		w.refusals[0] = nil
 		w.refusals = w.refusals[1:]
 		s.mu.Unlock()
-		_ = w.proc.Reply(m)
+		_ = w.proc.Reply(context.Background(), m)
 	}
 }
 
@@ -469,7 +469,7 @@ func (w *wrk) reconcile(s *slot, uri string) {
 	id, _ := json.Marshal("gemgate-" + method[len("resources/"):])
 	msg := &jsonrpc.Message{ID: id, Method: method, Params: w.ownParams(uriParams(uri))}
 	if !want {
-		if c, err := w.proc.Send(msg); err == nil {
+		if c, err := w.proc.Send(context.Background(), msg, nil); err == nil {
 			c.Abandon()
 		}
 		return
@@ -477,12 +477,12 @@ func (w *wrk) reconcile(s *slot, uri string) {
 	// The answer comes on the worker's reader, or its waiter: bookkeeping only, no write.
 	// An error while the worker is going (not a refusal of its own) uncounts nobody: what
 	// the callers hold carries over to its successor.
-	if _, err := w.proc.SendFunc(context.Background(), msg, func(resp *jsonrpc.Message) {
+	if _, err := w.proc.Send(context.Background(), msg, worker.RecipientFunc(func(resp *jsonrpc.Message) {
 		refused := resp.Error != nil && !w.proc.Closing()
 		s.mu.Lock()
 		w.reconciledLocked(uri, mark, refused)
 		s.mu.Unlock()
-	}); err != nil {
+	})); err != nil {
 		s.mu.Lock()
 		w.reconciledLocked(uri, mark, false)
 		s.mu.Unlock()
@@ -587,7 +587,7 @@ func (w *wrk) tellCarried(s *slot, uris []string) {
 	}
 	w.level = most
 	s.mu.Unlock()
-	if c, err := w.proc.Send(&jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: w.ownParams(levelParams(most))}); err == nil {
+	if c, err := w.proc.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: w.ownParams(levelParams(most))}, nil); err == nil {
 		c.Abandon()
 	}
 }
@@ -701,7 +701,7 @@ func uriOf(params json.RawMessage) (uri string, ok bool) {
 // ownParams are the params of a request of gemgate's own to w: with the _meta of the
 // sessionless revision when gemgate's session with w is one of it.
 func (w *wrk) ownParams(params json.RawMessage) json.RawMessage {
-	if w.modernSession {
+	if w.openedSessionless {
 		return sessionlessParams(params)
 	}
 	return params

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -27,7 +26,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 			b.Cleanup(p.Close)
 			members := make([]*Member, n)
 			for i := range members {
-				id := Identity{Principal: auth.Principal{Issuer: "https://issuer.test", Subject: "sub-alice", User: "alice"},
+				id := Identity{Issuer: "https://issuer.test", Subject: "sub-alice", User: "alice",
 					Session: "s" + strconv.Itoa(i)}
 				params := json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}`)
 				if members[i], _, err = p.Attach(b.Context(), Attach{Identity: id, Caller: newCaller(time.Now()), Params: params}); err != nil {

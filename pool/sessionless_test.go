@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // POOL_TEST_WORKER=sessionless plays a worker that speaks only the sessionless revision: it
@@ -66,16 +66,16 @@ func sessionlessWorker() int {
 
 type modeLauncher string
 
-func (l modeLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (l modeLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return Launch{}, err
+		return worker.Launch{}, err
 	}
-	cl := &CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=" + string(l), "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
+	cl := &worker.CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=" + string(l), "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
 	return cl.Launch(ctx, id)
 }
 
-var alice = Identity{Principal: auth.Principal{Issuer: "iss", Subject: "alice", User: "alice"}}
+var alice = Identity{Issuer: "iss", Subject: "alice", User: "alice"}
 
 // A sessionless attach opens the worker the 2026-07-28 way: server/discover naming the
 // revision, never initialize, then one subscriptions/listen of gemgate's own; the discover
@@ -97,8 +97,8 @@ func TestSessionlessAttach(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Detach()
-	if !m.ModernSession() || !strings.Contains(string(res), `"supportedVersions":["2026-07-28"]`) {
-		t.Errorf("attach: modern session %v, result %s", m.ModernSession(), res)
+	if !m.SessionlessWorker() || !strings.Contains(string(res), `"supportedVersions":["2026-07-28"]`) {
+		t.Errorf("attach: sessionless worker %v, result %s", m.SessionlessWorker(), res)
 	}
 	if known, yes := p.SessionlessWorkers(); !known || !yes {
 		t.Errorf("SessionlessWorkers = %v, %v after a sessionless start", known, yes)
@@ -141,7 +141,7 @@ func TestSessionlessAttachRefusedByLegacyWorker(t *testing.T) {
 		t.Errorf("%d workers left running", n)
 	}
 	m, _, err := p.Attach(ctx, Attach{Identity: alice, Caller: newCaller(time.Now()), Params: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`)})
-	if err != nil || m.ModernSession() {
+	if err != nil || m.SessionlessWorker() {
 		t.Fatalf("legacy attach after: %v", err)
 	}
 	m.Detach()

@@ -49,11 +49,11 @@ type wrk struct {
 	credExpiry  time.Time
 	initResult  json.RawMessage
 	sessionless bool // it speaks the sessionless revision itself (discover.go)
-	// modernSession: gemgate opened its stdio session with a 2026-07-28 server/discover and
-	// never initialized it (a Key.Sessionless slot): initResult is its discover result.
-	modernSession bool
-	version       string
-	readOnly      bool
+	// openedSessionless: gemgate opened its stdio session with a 2026-07-28 server/discover
+	// and never initialized it (a Key.Sessionless slot): initResult is its discover result.
+	openedSessionless bool
+	version           string
+	readOnly          bool
 
 	calls    map[*Call]struct{} // written to the worker, not yet answered
 	queue    fairQueue
@@ -111,50 +111,19 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 			s.mu.Unlock()
 			return nil, errSlotGone
 		}
-		if s.w != nil {
-			w := s.w
+		if w := s.w; w != nil {
 			s.mu.Unlock()
 			if !w.proc.Closing() {
 				return w, nil
 			}
-			// The worker has just died: its pending calls are failed a moment before its
-			// watcher takes it out of service. A call in between must not be handed to it, to
-			// be refused: wait until it is gone, then start its successor.
-			select {
-			case <-w.proc.Done():
-			case <-ctx.Done():
-				return nil, context.Cause(ctx)
-			}
-			s.mu.Lock()
-			s.retireLocked(w)
-			// With on_worker_exit: end the death ends the caller too, whether or not the
-			// worker's watcher has let it go yet.
-			ends := m != nil && s.p.opts.OnWorkerExit == ExitEnd && !w.stopping
-			s.mu.Unlock()
-			if ends {
-				return nil, errSlotGone
+			if err := s.awaitRetired(ctx, w, m); err != nil {
+				return nil, err
 			}
 			continue
 		}
 		if ch := s.starting; ch != nil {
 			s.mu.Unlock()
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return nil, context.Cause(ctx)
-			}
-			s.mu.Lock()
-			err, left, w := s.startErr, s.startLeft, s.w
-			s.mu.Unlock()
-			if w == nil && err != nil {
-				if left && ctx.Err() == nil {
-					// The start ended because the request that made it went away, not because
-					// the worker cannot start: this caller is still here and starts it itself
-					// (or waits for whoever got there first). Each such turn takes a starter
-					// that left, so it does not go on for ever, and a start made here counts
-					// against the start rate (BeforeStart) like any other.
-					continue
-				}
+			if err := s.awaitStart(ctx, ch); err != nil {
 				return nil, err
 			}
 			continue
@@ -173,33 +142,79 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		s.starting = ch
 		s.stopIdleLocked()
 		s.mu.Unlock()
-
-		w, err := s.startOrUnblock(ctx, id, params, ch)
-		s.mu.Lock()
-		if err == nil && s.gone { // the pool closed while the worker started: it must not survive
-			w.stopping = true
-			err = ErrClosed
-			defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(w.readOnly, nil) }()
-		}
-		s.starting, s.startErr = nil, err
-		s.startLeft = err != nil && ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
-		var carried []string
-		if err == nil {
-			s.w = w
-			carried = s.carryLocked(w)
-			s.p.wg.Add(1) // under the slot's lock, before shutdown can see the worker
-		}
-		s.mu.Unlock()
-		close(ch)
-		if err != nil {
-			return nil, err
-		}
-		// No goroutine parked on Done for the worker's life: watch runs on the worker's own
-		// waiter once it is done.
-		w.proc.AfterDone(func() { s.watch(w) })
-		w.tellCarried(s, carried)
-		return w, nil
+		return s.startWorker(ctx, id, params, ch)
 	}
+}
+
+// awaitRetired waits out a worker that has just died: its pending calls are failed a moment
+// before its watcher takes it out of service, and a call in between must not be handed to
+// it, to be refused. With on_worker_exit: end the death ends the caller m too (errSlotGone),
+// whether or not the watcher has let it go yet.
+func (s *slot) awaitRetired(ctx context.Context, w *wrk, m *Member) error {
+	select {
+	case <-w.proc.Done():
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	s.mu.Lock()
+	s.retireLocked(w)
+	ends := m != nil && s.p.opts.OnWorkerExit == ExitEnd && !w.stopping
+	s.mu.Unlock()
+	if ends {
+		return errSlotGone
+	}
+	return nil
+}
+
+// awaitStart waits for the start under way, which ch announces; a start that failed fails
+// the caller too, unless only its starter's request went away.
+func (s *slot) awaitStart(ctx context.Context, ch chan struct{}) error {
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	s.mu.Lock()
+	err, left, w := s.startErr, s.startLeft, s.w
+	s.mu.Unlock()
+	if w == nil && err != nil && !(left && ctx.Err() == nil) {
+		return err
+	}
+	// Started, or the start ended because the request that made it went away, not because
+	// the worker cannot start: this caller is still here and starts it itself (or waits for
+	// whoever got there first). Each such turn takes a starter that left, so it does not go
+	// on for ever, and a start made here counts against the start rate (BeforeStart) like
+	// any other.
+	return nil
+}
+
+// startWorker starts the slot's worker, whose start ch announces, and puts it in service.
+func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMessage, ch chan struct{}) (*wrk, error) {
+	w, err := s.startOrUnblock(ctx, id, params, ch)
+	s.mu.Lock()
+	if err == nil && s.gone { // the pool closed while the worker started: it must not survive
+		w.stopping = true
+		err = ErrClosed
+		defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(w.readOnly, nil) }()
+	}
+	s.starting, s.startErr = nil, err
+	s.startLeft = err != nil && ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
+	var carried []string
+	if err == nil {
+		s.w = w
+		carried = s.carryLocked(w)
+		s.p.wg.Add(1) // under the slot's lock, before shutdown can see the worker
+	}
+	s.mu.Unlock()
+	close(ch)
+	if err != nil {
+		return nil, err
+	}
+	// No goroutine parked on Done for the worker's life: watch runs on the worker's own
+	// waiter once it is done.
+	w.proc.AfterDone(func() { s.watch(w) })
+	w.tellCarried(s, carried)
+	return w, nil
 }
 
 // refuseStart says why a worker started from id would not be the one the slot's key
@@ -240,7 +255,7 @@ func (s *slot) startOrUnblock(ctx context.Context, id Identity, params json.RawM
 // errStartPanicked is what attaches that waited on a start that panicked get.
 var errStartPanicked = errors.New("pool: the worker's start failed")
 
-// start launches a worker for the slot's key and brings it through the handshake.
+// start launches a worker for the slot's key and opens its session.
 func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams json.RawMessage) (*wrk, error) {
 	if err := p.takeWorkerSlot(); err != nil {
 		return nil, err
@@ -256,6 +271,25 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 			return nil, err
 		}
 	}
+	started := time.Now()
+	w, err := p.spawn(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.open(ctx, s, w, clientParams); err != nil {
+		return nil, err
+	}
+	ok = true
+	p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))
+	w.log.Info("worker started", "pid", w.proc.Pid(), "read_only", s.key.ReadOnly, "protocol_version", w.version, "sessionless", w.sessionless)
+	s.mu.Lock()
+	s.started = true
+	s.mu.Unlock()
+	return w, nil
+}
+
+// spawn runs the process of a new worker for the slot, as the launcher says.
+func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 	p.mu.Lock()
 	p.nextW++
 	wid := fmt.Sprintf("w%04x", p.nextW)
@@ -266,9 +300,8 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
 		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
-	w.log = p.log.With("user", id.Principal.User, "worker", wid)
-	started := time.Now()
-	launch, err := p.opts.Launcher.Launch(ctx, id)
+	w.log = p.log.With("user", id.User, "worker", wid)
+	launch, err := p.opts.Launcher.Launch(ctx, id.forWorker())
 	if err != nil {
 		return nil, &StartError{Err: fmt.Errorf("preparing the worker: %w", err)}
 	}
@@ -286,23 +319,24 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 	if p.opts.Trace != nil {
 		p.traced.add(proc)
 	}
+	return w, nil
+}
+
+// open opens a fresh worker's stdio session, or stops the worker: with a 2026-07-28
+// server/discover for a Key.Sessionless slot, else with the MCP handshake, after which a
+// worker of a user learns whether it speaks the sessionless revision too.
+func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawMessage) error {
 	if s.key.Sessionless {
-		result, err := p.openSessionless(ctx, proc)
+		result, err := p.openSessionless(ctx, w.proc)
 		if err != nil {
-			proc.Stop()
+			w.proc.Stop()
 			if !errors.Is(err, ErrNotSessionless) {
 				p.opts.Metrics.startFailed()
 			}
-			return nil, err
+			return err
 		}
-		w.initResult, w.version, w.sessionless, w.modernSession = result, SessionlessVersion, true, true
-		ok = true
-		p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))
-		w.log.Info("worker started", "pid", proc.Pid(), "read_only", s.key.ReadOnly, "protocol_version", SessionlessVersion, "sessionless", true)
-		s.mu.Lock()
-		s.started = true
-		s.mu.Unlock()
-		return w, nil
+		w.initResult, w.version, w.sessionless, w.openedSessionless = result, SessionlessVersion, true, true
+		return nil
 	}
 	params, sendInitialized := p.ownParams(), true
 	if p.PerSession() {
@@ -310,27 +344,21 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 		// hand but the first ones) gemgate sends initialized itself.
 		params, sendInitialized = clientParams, s.everStarted()
 	}
-	result, version, err := p.handshake(ctx, proc, params, sendInitialized)
+	result, version, err := p.handshake(ctx, w.proc, params, sendInitialized)
 	if err != nil {
-		proc.Stop()
+		w.proc.Stop()
 		p.opts.Metrics.startFailed()
-		return nil, err
+		return err
 	}
 	w.initResult, w.version = result, version
 	if !p.PerSession() {
 		var sure bool
-		w.sessionless, sure = p.discover(ctx, proc)
+		w.sessionless, sure = p.discover(ctx, w.proc)
 		if sure {
 			p.eras.learn(w.sessionless)
 		}
 	}
-	ok = true
-	p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))
-	w.log.Info("worker started", "pid", proc.Pid(), "read_only", s.key.ReadOnly, "protocol_version", version, "sessionless", w.sessionless)
-	s.mu.Lock()
-	s.started = true
-	s.mu.Unlock()
-	return w, nil
+	return nil
 }
 
 // watch handles a worker's end. One gemgate stopped is simply gone; one that died fails

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // stallFirstLauncher's first launch waits, as a token exchange against a slow issuer does,
@@ -21,10 +21,10 @@ type stallFirstLauncher struct {
 	first   atomic.Bool
 	entered chan struct{}
 	mu      sync.Mutex
-	ids     []Identity
+	ids     []worker.Identity
 }
 
-func (l *stallFirstLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (l *stallFirstLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	l.mu.Lock()
 	l.ids = append(l.ids, id)
 	l.mu.Unlock()
@@ -32,19 +32,19 @@ func (l *stallFirstLauncher) Launch(ctx context.Context, id Identity) (Launch, e
 		close(l.entered)
 		<-ctx.Done()
 		// What ExchangeCredential returns when its context ends mid-exchange.
-		return Launch{}, fmt.Errorf("worker credential: exchange: %w", context.Cause(ctx))
+		return worker.Launch{}, fmt.Errorf("worker credential: exchange: %w", context.Cause(ctx))
 	}
 	return scriptLauncher{}.Launch(ctx, id)
 }
 
-func (l *stallFirstLauncher) launched() []Identity {
+func (l *stallFirstLauncher) launched() []worker.Identity {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Identity(nil), l.ids...)
+	return append([]worker.Identity(nil), l.ids...)
 }
 
 func userIdentity(user string, readOnly bool, token string) Identity {
-	return Identity{Principal: auth.Principal{Issuer: "https://issuer.test", Subject: "sub-" + user, User: user},
+	return Identity{Issuer: "https://issuer.test", Subject: "sub-" + user, User: user,
 		ReadOnly: readOnly, Session: "s" + fmt.Sprint(sessionSeq.Add(1)), Token: token}
 }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // panicOnceLauncher panics at its first launch and starts the test worker after that; a
@@ -21,7 +21,7 @@ type panicOnceLauncher struct {
 	held     chan struct{} // closed to let the first launch panic
 }
 
-func (l *panicOnceLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (l *panicOnceLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	if l.launches.Add(1) == 1 {
 		<-l.held
 		panic("the launcher failed")
@@ -40,7 +40,7 @@ func TestStartPanicLeavesTheSlotUsable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	id := Identity{Principal: auth.Principal{Issuer: "https://issuer.test", Subject: "sub-alice", User: "alice"}, Session: "s1"}
+	id := Identity{Issuer: "https://issuer.test", Subject: "sub-alice", User: "alice", Session: "s1"}
 	params := json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}`)
 	attachOnce := func() (panicked any, err error) {
 		defer func() { panicked = recover() }()

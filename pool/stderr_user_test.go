@@ -10,18 +10,20 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/worker"
 )
 
 // stderrLauncher starts the scripted worker behind a shell that first writes a line to its
 // stderr, naming the user it was started for.
 type stderrLauncher struct{}
 
-func (stderrLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (stderrLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return Launch{}, err
+		return worker.Launch{}, err
 	}
-	cl := &CommandLauncher{Command: []string{"/bin/sh", "-c", `echo "stderr line of $GEMGATE_USER's worker" >&2; exec "$0"`, exe},
+	cl := &worker.CommandLauncher{Command: []string{"/bin/sh", "-c", `echo "stderr line of $GEMGATE_USER's worker" >&2; exec "$0"`, exe},
 		Env: []string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
 	return cl.Launch(ctx, id)
 }

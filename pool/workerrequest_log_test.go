@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/worker"
 )
 
 // handedCredential is the credential the workers of these tests are handed.
@@ -17,20 +19,20 @@ const handedCredential = "handed-backend-credential-0123456789abcdefXYZ"
 
 type handedCred struct{}
 
-func (handedCred) Credential(context.Context, Identity) (Credential, error) {
-	return Credential{Token: handedCredential}, nil
+func (handedCred) Credential(context.Context, worker.Identity) (worker.Credential, error) {
+	return worker.Credential{Token: handedCredential}, nil
 }
 
 // credLauncher is scriptLauncher with a credential handed to every worker, as
 // worker_credential: exchange or static does.
 type credLauncher struct{}
 
-func (credLauncher) Launch(ctx context.Context, id Identity) (Launch, error) {
+func (credLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return Launch{}, err
+		return worker.Launch{}, err
 	}
-	cl := &CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"},
+	cl := &worker.CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"},
 		StopGrace: time.Second, WriteTimeout: 500 * time.Millisecond, Credential: handedCred{}}
 	return cl.Launch(ctx, id)
 }

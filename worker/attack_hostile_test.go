@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"errors"
 	"log/slog"
 	"net/url"
 	"regexp"
@@ -72,5 +73,27 @@ func TestAttackPercentEncodedSpellingsAreRedacted(t *testing.T) {
 	}
 	if forms := percentForms([]byte("plain-token_1.2~x")); len(forms) != 0 {
 		t.Errorf("a credential no encoding changes has percent forms %q", forms)
+	}
+}
+
+// Item 7: with worker_user "{user}" (one account per user), a user name with ':' passed
+// CheckUser, the judgement authentication makes, and then every launch refused it
+// ("is not an account name"): the token was let in and every request got 503 with
+// Retry-After, for ever. The launcher and the authentication check must agree: CheckUser
+// applies the account lookup's own rules (CheckAccountFor).
+func TestAttackWorkerUserNameRefusedByCheckUserAsByLaunch(t *testing.T) {
+	l := &CommandLauncher{Command: []string{"/bin/true"}, WorkerUser: "{user}"}
+	for _, name := range []string{"a:b", "svc:alice"} {
+		if err := l.CheckUser(name); err != nil {
+			var ue *UserNameError
+			if !errors.As(err, &ue) || strings.Contains(err.Error(), name) {
+				t.Errorf("user name %q refused as %v; want a UserNameError without the name", name, err)
+			}
+			continue // refused at authentication: consistent
+		}
+		_, err := l.Launch(t.Context(), Identity{Subject: "sub", User: name})
+		if err != nil && strings.Contains(err.Error(), "is not an account name") {
+			t.Errorf("user name %q passes CheckUser (authentication lets the token in) but every launch refuses it: %v", name, err)
+		}
 	}
 }

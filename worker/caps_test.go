@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -114,7 +115,7 @@ func TestProcessCapFailsOnlyThatWorker(t *testing.T) {
 
 func assertCapFails(t *testing.T, capped, neighbour *Process) {
 	t.Helper()
-	c, err := capped.Send(&jsonrpc.Message{ID: json.RawMessage(`"mine-7"`), Method: "tools/call"})
+	c, err := capped.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"mine-7"`), Method: "tools/call"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

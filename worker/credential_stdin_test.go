@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strconv"
@@ -32,7 +33,7 @@ func TestCredentialStdinIsTheFirstLine(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(strconv.Itoa(i + 1)), Method: "ping"})
+			c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(strconv.Itoa(i + 1)), Method: "ping"}, nil)
 			if err != nil {
 				t.Errorf("Send: %v", err)
 				return

@@ -9,14 +9,14 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// TestSendFuncDelivers: with SendFunc, the answer under the caller's id, and the error a
+// TestSendToRecipientDelivers: sent to a RecipientFunc, the answer under the caller's id, and the error a
 // worker's exit gives a pending call, go to deliver once each; a withdrawn call's never does.
-func TestSendFuncDelivers(t *testing.T) {
+func TestSendToRecipientDelivers(t *testing.T) {
 	p := startFake(t, "echo", nil)
 	got := make(chan *jsonrpc.Message, 10)
 	deliver := func(m *jsonrpc.Message) { got <- m }
 	send := func(id, method string) *Call {
-		c, err := p.SendFunc(context.Background(), &jsonrpc.Message{ID: json.RawMessage(id), Method: method}, deliver)
+		c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(id), Method: method}, RecipientFunc(deliver))
 		if err != nil {
 			t.Fatal(err)
 		}

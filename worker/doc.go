@@ -10,7 +10,9 @@
 // it (caps_linux.go, cgroup_linux.go): in a cgroup v2 of its own where one is delegated, or
 // with rlimits that gemgate's own binary sets before it executes the worker. A binary that
 // links this package and is started under the name "gemgate-worker-caps" is that trampoline
-// (an init function), and runs nothing of its own program.
+// (an init function), and runs nothing of its own program. How one worker is built for the
+// user it serves (command template, environment, credential, account, sandbox) is
+// CommandLauncher (launch.go), whose user-name check authentication makes too (username.go).
 //
 // It must never import the gateway, auth or policy packages, never put a secret on a
 // worker's command line, and never let a worker's failure panic or block its caller: a

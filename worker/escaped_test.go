@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strconv"
@@ -65,7 +66,7 @@ func TestStdoutHeldOpenIsCutAfterTheGrace(t *testing.T) {
 	subreaper.Store(false) // ReapOrphans does nothing, as when gemgate is no subreaper
 	t.Cleanup(func() { subreaper.Store(was) })
 	p, pid := startEscaping(t)
-	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call"})
+	c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 func TestWorkerThatStopsReadingIsStopped(t *testing.T) {
 	p := startSpec(t, "deaf", Spec{WriteTimeout: 300 * time.Millisecond})
 	// A small request fits in the pipe and stays pending.
-	first, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"first"`), Method: "ping"})
+	first, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"first"`), Method: "ping"}, nil)
 	if err != nil {
 		t.Fatalf("first Send: %v", err)
 	}
@@ -26,7 +26,7 @@ func TestWorkerThatStopsReadingIsStopped(t *testing.T) {
 	big := json.RawMessage(`{"pad":"` + strings.Repeat("x", 1<<20) + `"}`)
 	sent := make(chan error, 1)
 	go func() {
-		_, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"big"`), Method: "tools/call", Params: big})
+		_, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"big"`), Method: "tools/call", Params: big}, nil)
 		sent <- err
 	}()
 	select {
@@ -57,7 +57,7 @@ func TestWorkerThatStopsReadingIsStopped(t *testing.T) {
 	if !errors.Is(p.Err(), ErrHung) {
 		t.Errorf("Err = %v, want ErrHung", p.Err())
 	}
-	if _, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping"}); err == nil {
+	if _, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping"}, nil); err == nil {
 		t.Error("Send to the stopped worker succeeded")
 	}
 }
@@ -66,7 +66,7 @@ func TestWorkerThatStopsReadingIsStopped(t *testing.T) {
 func TestWriteWaitsWithItsContext(t *testing.T) {
 	p := startSpec(t, "deaf", Spec{WriteTimeout: time.Hour})
 	big := json.RawMessage(`{"pad":"` + strings.Repeat("x", 1<<20) + `"}`)
-	go p.Send(&jsonrpc.Message{ID: json.RawMessage(`"big"`), Method: "tools/call", Params: big})
+	go p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"big"`), Method: "tools/call", Params: big}, nil)
 	// Queue behind the big write once it holds the worker's stdin.
 	for deadline := time.Now().Add(10 * time.Second); !p.turnHeld(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -76,7 +76,7 @@ func TestWriteWaitsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- p.NotifyContext(ctx, jsonrpc.Notification("notifications/initialized", nil)) }()
+	go func() { done <- p.Notify(ctx, jsonrpc.Notification("notifications/initialized", nil)) }()
 	select {
 	case err := <-done:
 		if err == nil {

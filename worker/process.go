@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -142,7 +141,7 @@ type Call struct {
 	p        *Process
 	workerID int64
 	clientID json.RawMessage
-	result   chan *jsonrpc.Message // nil when a Recipient takes the answer (SendTo)
+	result   chan *jsonrpc.Message // nil when a Recipient takes the answer
 	to       Recipient
 }
 
@@ -173,7 +172,7 @@ func (c *Call) Withdraw(reason string, tell bool) (pending bool) {
 	if reason != "" {
 		params["reason"] = reason
 	}
-	_ = c.p.Notify(jsonrpc.Notification("notifications/cancelled", params))
+	_ = c.p.Notify(context.Background(), jsonrpc.Notification("notifications/cancelled", params))
 	return true
 }
 
@@ -192,9 +191,8 @@ func Start(spec Spec) (*Process, error) {
 	if spec.WriteTimeout <= 0 {
 		spec.WriteTimeout = DefaultWriteTimeout
 	}
-	log := spec.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if spec.Logger == nil {
+		spec.Logger = slog.New(slog.DiscardHandler)
 	}
 	if spec.CredentialStdin && bytes.ContainsAny(spec.Credential, "\r\n") {
 		// Nothing of the credential itself goes into the error, which is logged.
@@ -202,71 +200,55 @@ func Start(spec Spec) (*Process, error) {
 	}
 	// The gateway keeps its ends of the pipes itself rather than through exec's helpers, so
 	// that the process can be reaped even while something it started still holds stdout.
-	var opened []*os.File // every pipe end, closed again if the start fails
-	pipe := func() (r, w *os.File, err error) {
-		if r, w, err = os.Pipe(); err == nil {
-			opened = append(opened, r, w)
-		}
-		return r, w, err
-	}
-	fail := func(err error) (*Process, error) {
+	var opened pipes
+	p, err := start(spec, &opened)
+	if err != nil {
 		closeAll(opened...)
 		return nil, err
 	}
-	inR, inW, err := pipe()
+	return p, nil
+}
+
+// pipes are the ends of a starting worker's pipes, all closed again if the start fails.
+type pipes []*os.File
+
+func (ps *pipes) open() (r, w *os.File, err error) {
+	if r, w, err = os.Pipe(); err == nil {
+		*ps = append(*ps, r, w)
+	}
+	return r, w, err
+}
+
+// start is Start once spec is complete: the process started, its pipes' child ends closed,
+// and the goroutines that read its output and wait for its exit running.
+func start(spec Spec, opened *pipes) (*Process, error) {
+	inR, inW, err := opened.open()
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	outR, outW, err := pipe()
+	outR, outW, err := opened.open()
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	errR, errW, err := pipe()
+	errR, errW, err := opened.open()
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	path, args := spec.Path, spec.Args
-	if spec.Sandbox != nil {
-		path, args = spec.Sandbox.Bwrap, spec.Sandbox.args(spec.Path, spec.Args, spec.Dir)
+	cmd, cg, err := command(spec, inR, outW, errW)
+	if err != nil {
+		return nil, err
 	}
-	path, argv0, args := spec.Caps.wrap(path, args)
-	cmd := exec.Command(path, args...)
-	if argv0 != "" {
-		cmd.Args[0] = argv0
-	}
-	cmd.Env = spec.Env
-	cmd.Dir = spec.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	var cg *cgroup
-	if spec.Caps != nil && spec.Caps.Cgroup != nil {
-		if cg, err = spec.Caps.Cgroup.create(spec.Caps); err != nil {
-			return fail(err)
+	credLine, credW, err := credentialTo(cmd, spec, opened)
+	if err == nil {
+		if err = startTracked(cmd); err != nil {
+			err = fmt.Errorf("starting worker %s: %w", spec.Path, err)
 		}
-		// The worker starts in its cgroup (clone3 CLONE_INTO_CGROUP): nothing of it runs uncapped.
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.fd.Fd())
 	}
-	if spec.RunAs != nil {
-		cmd.SysProcAttr.Credential = spec.RunAs.credential()
-		cmd.Env = spec.RunAs.env(cmd.Env)
-	}
-	var credW *os.File
-	var credLine []byte // with CredentialStdin: the first line the worker reads
-	if spec.Credential != nil && spec.CredentialStdin {
-		credLine = append(slices.Clip(spec.Credential), '\n')
-	} else if spec.Credential != nil {
-		var credR *os.File
-		if credR, credW, err = pipe(); err != nil {
-			return fail(err)
-		}
-		cmd.ExtraFiles = []*os.File{credR} // descriptor 3
-		cmd.Env = append(slices.Clip(cmd.Env), CredentialFDEnv+"=3")
-	}
-	if err := startTracked(cmd); err != nil {
+	if err != nil {
 		if cg != nil {
 			_ = cg.remove()
 		}
-		return fail(fmt.Errorf("starting worker %s: %w", spec.Path, err))
+		return nil, err
 	}
 	if cg != nil {
 		cg.fd.Close()
@@ -275,7 +257,7 @@ func Start(spec Spec) (*Process, error) {
 	closeAll(inR, outW, errW)
 	if credW != nil {
 		closeAll(cmd.ExtraFiles...)
-		go handOver(credW, spec.Credential, spec.WriteTimeout, log)
+		go handOver(credW, spec.Credential, spec.WriteTimeout, spec.Logger)
 	}
 	// The environment (a few kilobytes, and it may name secrets) is the child's now: an idle
 	// worker's Process keeps none of it, and of the credential only a copy to redact with.
@@ -286,18 +268,8 @@ func Start(spec Spec) (*Process, error) {
 	if spec.wrapStdin != nil {
 		stdin = spec.wrapStdin(stdin)
 	}
-	p := &Process{
-		spec:    spec,
-		log:     log,
-		cmd:     cmd,
-		stdin:   stdin,
-		pending: make(map[int64]*Call),
-		secrets: secrets,
-		cgroup:  cg,
-		logged:  newLogLimit(spec.logClock),
-		exited:  make(chan struct{}),
-		done:    make(chan struct{}),
-	}
+	p := &Process{spec: spec, log: spec.Logger, cmd: cmd, stdin: stdin, pending: make(map[int64]*Call),
+		secrets: secrets, cgroup: cg, logged: newLogLimit(spec.logClock), exited: make(chan struct{}), done: make(chan struct{})}
 	if credLine != nil {
 		// The turn to write is the credential's before anyone can ask for it: every line sent
 		// meanwhile queues behind it (stdin.go).
@@ -312,6 +284,57 @@ func Start(spec Spec) (*Process, error) {
 		go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
 	}
 	return p, nil
+}
+
+// command is the worker's command on the given standard streams: in a session of its own, in
+// bubblewrap with a Sandbox, under its Caps (in a cgroup of its own, returned, with
+// Caps.Cgroup), as RunAs.
+func command(spec Spec, stdin, stdout, stderr *os.File) (*exec.Cmd, *cgroup, error) {
+	path, args := spec.Path, spec.Args
+	if spec.Sandbox != nil {
+		path, args = spec.Sandbox.Bwrap, spec.Sandbox.args(spec.Path, spec.Args, spec.Dir)
+	}
+	path, argv0, args := spec.Caps.wrap(path, args)
+	cmd := exec.Command(path, args...)
+	if argv0 != "" {
+		cmd.Args[0] = argv0
+	}
+	cmd.Env, cmd.Dir = spec.Env, spec.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	var cg *cgroup
+	if spec.Caps != nil && spec.Caps.Cgroup != nil {
+		var err error
+		if cg, err = spec.Caps.Cgroup.create(spec.Caps); err != nil {
+			return nil, nil, err
+		}
+		// The worker starts in its cgroup (clone3 CLONE_INTO_CGROUP): nothing of it runs uncapped.
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.fd.Fd())
+	}
+	if spec.RunAs != nil {
+		cmd.SysProcAttr.Credential = spec.RunAs.credential()
+		cmd.Env = spec.RunAs.env(cmd.Env)
+	}
+	return cmd, cg, nil
+}
+
+// credentialTo prepares the hand-over of spec's credential, if any: with CredentialStdin the
+// line to write first on the worker's stdin, else a pipe on the worker's descriptor 3, named
+// in its environment, whose write end it returns.
+func credentialTo(cmd *exec.Cmd, spec Spec, opened *pipes) (line []byte, w *os.File, err error) {
+	switch {
+	case spec.Credential == nil:
+		return nil, nil, nil
+	case spec.CredentialStdin:
+		return append(slices.Clip(spec.Credential), '\n'), nil, nil
+	}
+	r, w, err := opened.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.ExtraFiles = []*os.File{r} // descriptor 3
+	cmd.Env = append(slices.Clip(cmd.Env), CredentialFDEnv+"=3")
+	return nil, w, nil
 }
 
 func closeAll(fs ...*os.File) {
@@ -333,12 +356,6 @@ func (p *Process) Err() error {
 	return p.exitErr
 }
 
-// Send writes a request to the worker under a fresh worker-side id. req.ID is the caller's
-// raw id, restored on the answer.
-func (p *Process) Send(req *jsonrpc.Message) (*Call, error) {
-	return p.SendContext(context.Background(), req)
-}
-
 // Closing reports whether the worker takes no more requests: it has exited, or is being
 // stopped. Its pending calls are being, or have been, failed.
 func (p *Process) Closing() bool {
@@ -347,13 +364,14 @@ func (p *Process) Closing() bool {
 	return p.closed
 }
 
-// SendContext is Send, giving up while it waits for its turn to write when ctx ends. The
-// write itself is bounded by the worker's WriteTimeout.
-func (p *Process) SendContext(ctx context.Context, req *jsonrpc.Message) (*Call, error) {
-	return p.send(ctx, req, nil)
-}
-
-func (p *Process) send(ctx context.Context, req *jsonrpc.Message, to Recipient) (*Call, error) {
+// Send writes a request to the worker under a fresh worker-side id; req.ID is the caller's
+// raw id, restored on the answer. It gives up while it waits for its turn to write when ctx
+// ends; the write itself is bounded by the worker's WriteTimeout. The answer (or the error
+// the worker's end gives the call) goes to Result, or, when to is not nil, to the recipient,
+// on the goroutine that has it: the caller needs no goroutine of its own parked on Result per
+// call, and a caller whose call record is the recipient allocates nothing more for it. Result
+// is nil for such a call.
+func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -379,19 +397,15 @@ func (p *Process) send(ctx context.Context, req *jsonrpc.Message, to Recipient) 
 	return c, nil
 }
 
-// Notify writes a notification to the worker as it is.
-func (p *Process) Notify(m *jsonrpc.Message) error { return p.write(context.Background(), m.Encode()) }
-
-// NotifyContext is Notify, giving up while waiting for its turn when ctx ends.
-func (p *Process) NotifyContext(ctx context.Context, m *jsonrpc.Message) error {
+// Notify writes a notification to the worker as it is, giving up while it waits for its turn
+// to write when ctx ends.
+func (p *Process) Notify(ctx context.Context, m *jsonrpc.Message) error {
 	return p.write(ctx, m.Encode())
 }
 
-// Reply writes a response to a request the worker sent; m.ID is the worker's own id.
-func (p *Process) Reply(m *jsonrpc.Message) error { return p.write(context.Background(), m.Encode()) }
-
-// ReplyContext is Reply, giving up while waiting for its turn when ctx ends.
-func (p *Process) ReplyContext(ctx context.Context, m *jsonrpc.Message) error {
+// Reply writes a response to a request the worker sent (m.ID is the worker's own id), giving
+// up while it waits for its turn to write when ctx ends.
+func (p *Process) Reply(ctx context.Context, m *jsonrpc.Message) error {
 	return p.write(ctx, m.Encode())
 }
 
@@ -539,8 +553,6 @@ func (p *Process) Stop() {
 	})
 	<-p.done
 }
-
-func snippet(b []byte) string { return textclip.Bytes(b, 512) }
 
 // CloseInheritedOnExec marks every descriptor of this process above stderr close-on-exec.
 // gemgate calls it once, at start, before it opens anything of its own: Go opens its own

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -172,7 +174,7 @@ func call(t *testing.T, p *Process, id, method, params string) *jsonrpc.Message 
 	if params != "" {
 		req.Params = json.RawMessage(params)
 	}
-	c, err := p.Send(req)
+	c, err := p.Send(context.Background(), req, nil)
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
@@ -216,7 +218,7 @@ func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"c` + strconv.Itoa(i) + `"`), Method: "echo", Params: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)})
+			c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"c` + strconv.Itoa(i) + `"`), Method: "echo", Params: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)}, nil)
 			if err != nil {
 				errs <- err
 				return
@@ -238,10 +240,13 @@ func TestChatterIsSkipped(t *testing.T) {
 	p := startFake(t, "chatter", nil)
 	for i := 0; i < 3; i++ {
 		if m := call(t, p, strconv.Itoa(i+100), "ping", ""); m.Result == nil {
-			t.Fatalf("no result: %s", m.Encode())
+			t.Fatalf("no result: %s", snippet(m.Encode()))
 		}
 	}
 }
+
+// snippet is a message or line as a test's failure quotes it.
+func snippet(b []byte) string { return clip.Bytes(b, 512) }
 
 func TestWorkerMessagesGoToOnMessage(t *testing.T) {
 	rec := &recorder{}
@@ -261,7 +266,7 @@ func TestWorkerMessagesGoToOnMessage(t *testing.T) {
 
 func TestExitFailsPendingCallsWithTheirIDs(t *testing.T) {
 	p := startFake(t, "echo", nil)
-	hung, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"hung"`), Method: "hang"})
+	hung, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"hung"`), Method: "hang"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +284,7 @@ func TestExitFailsPendingCallsWithTheirIDs(t *testing.T) {
 	if p.Err() == nil || !strings.Contains(p.Err().Error(), "exit status 3") {
 		t.Errorf("Err = %v", p.Err())
 	}
-	if _, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping"}); err != ErrExited {
+	if _, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping"}, nil); err != ErrExited {
 		t.Errorf("Send after exit = %v, want ErrExited", err)
 	}
 }
@@ -287,7 +292,7 @@ func TestExitFailsPendingCallsWithTheirIDs(t *testing.T) {
 func TestCancelDropsTheLateAnswer(t *testing.T) {
 	rec := &recorder{}
 	p := startFake(t, "echo", rec)
-	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`7`), Method: "late"})
+	c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`7`), Method: "late"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +419,7 @@ func TestGreetingPrecedesTraffic(t *testing.T) {
 // either way the reason is the refusal.
 func TestGreetingRefusalFailsCallsWithItsReason(t *testing.T) {
 	p := startSpec(t, "greet-fail", Spec{Greeting: greeting})
-	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"init"`), Method: "initialize", Params: json.RawMessage(`{}`)})
+	c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"init"`), Method: "initialize", Params: json.RawMessage(`{}`)}, nil)
 	switch {
 	case err != nil:
 		if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "cannot log in: bad token") {
@@ -444,7 +449,7 @@ func TestGreetingRefusalFailsCallsWithItsReason(t *testing.T) {
 func TestSendAfterRefusalNamesIt(t *testing.T) {
 	p := startSpec(t, "greet-fail", Spec{Greeting: greeting})
 	<-p.Done()
-	_, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"init"`), Method: "initialize", Params: json.RawMessage(`{}`)})
+	_, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"init"`), Method: "initialize", Params: json.RawMessage(`{}`)}, nil)
 	if !errors.Is(err, ErrExited) || err == nil || !strings.Contains(err.Error(), "cannot log in: bad token") {
 		t.Fatalf("Send after refusal: %v, want ErrExited naming the refusal", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // A worker may print what it was handed (a login message quoting its token): every line of
@@ -13,7 +15,7 @@ import (
 
 // snippet is a worker's text as a log line quotes it: without the secrets it was handed, and
 // clipped.
-func (p *Process) snippet(b []byte) string { return snippet(p.redact(b)) }
+func (p *Process) snippet(b []byte) string { return clip.Bytes(p.redact(b), 512) }
 
 // Redacted is b without the secrets this worker was handed, as its log lines are written: an
 // answer of the worker's that gemgate passes on (a refusal of initialize, which often quotes

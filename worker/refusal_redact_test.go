@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestRefusalQuotingTheCredentialIsRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	c, err := p.Send(&jsonrpc.Message{ID: []byte("1"), Method: "initialize", Params: []byte(`{}`)})
+	c, err := p.Send(context.Background(), &jsonrpc.Message{ID: []byte("1"), Method: "initialize", Params: []byte(`{}`)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestRefusalQuotingTheCredentialIsRedacted(t *testing.T) {
 	if r := p.Refusal(); r != nil && strings.Contains(r.Error(), "c2lnbmF0dXJlLXNlY3JldA") {
 		t.Errorf("Refusal() holds the credential: %v", r)
 	}
-	if _, err := p.Send(&jsonrpc.Message{ID: []byte("2"), Method: "ping"}); err != nil && strings.Contains(err.Error(), "c2lnbmF0dXJlLXNlY3JldA") {
+	if _, err := p.Send(context.Background(), &jsonrpc.Message{ID: []byte("2"), Method: "ping"}, nil); err != nil && strings.Contains(err.Error(), "c2lnbmF0dXJlLXNlY3JldA") {
 		t.Errorf("a later write's error holds the credential: %v", err)
 	}
 }

@@ -62,7 +62,7 @@ func TestReviewGiveUpAtAnyMoment(t *testing.T) {
 				}
 				req := &jsonrpc.Message{ID: json.RawMessage(`"` + key + `"`), Method: "ping",
 					Params: json.RawMessage(`{"key":"` + key + `"}`)}
-				call, err := p.SendContext(ctx, req)
+				call, err := p.Send(ctx, req, nil)
 				results <- outcome{key, call, err}
 				cancel()
 			}

@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -54,7 +55,7 @@ func BenchmarkSharedWorkerRoundTrip(b *testing.B) {
 			for range n {
 				wg.Go(func() {
 					for left.Add(-1) >= 0 {
-						c, err := p.Send(req)
+						c, err := p.Send(context.Background(), req, nil)
 						if err != nil {
 							b.Error(err)
 							return

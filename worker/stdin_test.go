@@ -99,7 +99,7 @@ func sendAsync(ctx context.Context, p *Process, id, method, params string, out c
 		req.Params = json.RawMessage(params)
 	}
 	go func() {
-		c, err := p.SendContext(ctx, req)
+		c, err := p.Send(ctx, req, nil)
 		out <- sendResult{id, c, err}
 	}()
 }

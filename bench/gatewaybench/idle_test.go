@@ -6,18 +6,18 @@ import (
 	"runtime/pprof"
 	"testing"
 
-	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // benchLauncher starts the test binary as the demo worker, or, with GEMGATE_BENCH_WORKER_CMD
 // set, that program (bench/tinyworker): a thousand idle sessions of Go demo workers would
 // cost the machine gigabytes, a thousand tinyworkers a few megabytes, and the gateway's own
 // heap is the same either way.
-func benchLauncher(exe, dataDir string) *pool.CommandLauncher {
+func benchLauncher(exe, dataDir string) *worker.CommandLauncher {
 	if cmd := os.Getenv("GEMGATE_BENCH_WORKER_CMD"); cmd != "" {
-		return &pool.CommandLauncher{Command: []string{cmd}}
+		return &worker.CommandLauncher{Command: []string{cmd}}
 	}
-	return &pool.CommandLauncher{
+	return &worker.CommandLauncher{
 		Command: []string{exe},
 		Env:     []string{workerEnv + "=demo", "GEMGATE_DATA_DIR=" + dataDir},
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gemgate/gemgate/gateway"
-	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -169,7 +168,7 @@ func (c *Config) workerCaps(prepare bool) (capsMechanism, error) {
 }
 
 // capLauncher gives the launcher's workers the caps in force and says, once, which.
-func (s *server) capLauncher(l *pool.CommandLauncher) error {
+func (s *server) capLauncher(l *worker.CommandLauncher) error {
 	m, err := s.cfg.workerCaps(true)
 	if err != nil {
 		return err

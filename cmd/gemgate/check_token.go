@@ -14,7 +14,7 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/policy"
-	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
 
@@ -166,10 +166,10 @@ func statusWord(s auth.FindingStatus) string {
 var stdin io.Reader = os.Stdin
 
 // userNameCheck is the launcher's judgement of a user name under c, as serve makes it at
-// authentication (pool.CommandLauncher.CheckUser): whether {user} is in worker_command or
+// authentication (worker.CommandLauncher.CheckUser): whether {user} is in worker_command or
 // worker_user decides it, and the GemStone relay always has {user} on its command line.
 func userNameCheck(c *Config) func(string) error {
-	l := &pool.CommandLauncher{WorkerUser: c.WorkerUser}
+	l := &worker.CommandLauncher{WorkerUser: c.WorkerUser}
 	switch c.Worker {
 	case "command":
 		l.Command = c.WorkerCommand

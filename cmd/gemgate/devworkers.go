@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gemgate/gemgate/internal/private"
-	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -35,7 +34,7 @@ func (c *Config) devWorkersAsNobody() bool {
 
 // runDevWorkersAsNobody makes gemgate dev's workers run as nobody, with a data directory of
 // their own that nobody owns, and says so.
-func (s *server) runDevWorkersAsNobody(l *pool.CommandLauncher) error {
+func (s *server) runDevWorkersAsNobody(l *worker.CommandLauncher) error {
 	a, err := worker.LookupAccount(devWorkerAccount)
 	if err != nil {
 		return fmt.Errorf("worker_sandbox: no working sandbox, and no account %s to run workers as (%v): %w", devWorkerAccount, err, ErrRootWorkers)

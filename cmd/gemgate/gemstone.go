@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
@@ -40,7 +39,7 @@ func (c *Config) validateGemStone() []error {
 
 // gemstoneCommand points l at the topaz relay: checks the product and the service ini,
 // resolves GEMSTONE_GLOBAL_DIR with gslist and installs the relay script.
-func (s *server) gemstoneCommand(ctx context.Context, l *pool.CommandLauncher) error {
+func (s *server) gemstoneCommand(ctx context.Context, l *worker.CommandLauncher) error {
 	r, err := gemstone.Prepare(ctx, s.cfg.gemstoneConfig())
 	if err != nil {
 		return fmt.Errorf("gemstone: %w", err)
@@ -78,14 +77,14 @@ func (s *server) gemstoneCommand(ctx context.Context, l *pool.CommandLauncher) e
 // GEMSTONE_NRS_ALL, GemStone would fork the user's gem through whatever NetLDI is named
 // gs64ldi, whoever runs it.
 type gemstoneLauncher struct {
-	*pool.CommandLauncher
+	*worker.CommandLauncher
 	relay *gemstone.Relay
 }
 
-func (l gemstoneLauncher) Launch(ctx context.Context, id pool.Identity) (pool.Launch, error) {
+func (l gemstoneLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	nrs, err := l.relay.SessionNRS(ctx)
 	if err != nil {
-		return pool.Launch{}, err
+		return worker.Launch{}, err
 	}
 	la, err := l.CommandLauncher.Launch(ctx, id)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -135,7 +134,7 @@ func (i isolation) describe() string {
 
 // isolate applies the worker isolation settings to the launcher and says, once, at start, what
 // is in force and what is not isolated.
-func (s *server) isolate(ctx context.Context, l *pool.CommandLauncher) error {
+func (s *server) isolate(ctx context.Context, l *worker.CommandLauncher) error {
 	c := s.cfg
 	iso, err := c.workerIsolation(ctx)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/worker"
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
 
@@ -244,7 +245,7 @@ func (s *server) oidcAuthentication(ctx context.Context, opts *gateway.Options, 
 
 // readiness says when /readyz is ready (keys loaded, worker command found) and when it is
 // degraded (keys cached while the issuer is unreachable).
-func (s *server) readiness(opts *gateway.Options, verifier *auth.Verifier, launcher *pool.CommandLauncher) {
+func (s *server) readiness(opts *gateway.Options, verifier *auth.Verifier, launcher *worker.CommandLauncher) {
 	log := s.log
 	opts.Ready = func(ctx context.Context) error {
 		if verifier != nil {
@@ -317,9 +318,9 @@ func (s *server) servers() error {
 	return nil
 }
 
-func (s *server) launcher(ctx context.Context) (*pool.CommandLauncher, error) {
+func (s *server) launcher(ctx context.Context) (*worker.CommandLauncher, error) {
 	c := s.cfg
-	l := &pool.CommandLauncher{DataDir: c.DataDir}
+	l := &worker.CommandLauncher{DataDir: c.DataDir}
 	switch c.Worker {
 	case "demo":
 		self, err := os.Executable()
@@ -340,7 +341,7 @@ func (s *server) launcher(ctx context.Context) (*pool.CommandLauncher, error) {
 	switch c.WorkerCredential {
 	case "passthrough":
 		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
-		l.Credential = pool.PassthroughCredential{}
+		l.Credential = worker.PassthroughCredential{}
 	case "exchange":
 		cfg := c.exchangeConfig()
 		cfg.GatewayAudiences = s.audiences() // an issued token for one of these is gemgate's, not the backend's
@@ -348,7 +349,7 @@ func (s *server) launcher(ctx context.Context) (*pool.CommandLauncher, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Credential = pool.ExchangeCredential{Exchanger: ex}
+		l.Credential = worker.ExchangeCredential{Exchanger: ex}
 	}
 	if err := s.isolate(ctx, l); err != nil {
 		return nil, err

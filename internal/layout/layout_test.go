@@ -15,8 +15,8 @@ import (
 const module = "github.com/gemgate/gemgate/"
 
 // allowed lists, for every package of the binary, the gemgate packages it may import (its
-// non-test files). cmd/gemgate wires everything and may import anything. pool imports auth
-// for the Principal a worker is keyed on and started for; nothing below gateway imports it.
+// non-test files). cmd/gemgate wires everything and may import anything. Nothing below
+// gateway imports auth: pool keys workers on an Identity of its own.
 var allowed = map[string][]string{
 	"internal/clip":                      {},
 	"internal/jsontext":                  {}, // lone surrogate escapes (auth's claims, jsonrpc's decided strings)
@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"worker/demo":                        {},
 	"worker/gemstone":                    {"worker", "internal/clip", "internal/private"},
 	"worker/gemstone/internal/fakestone": {},
-	"pool":                               {"worker", "jsonrpc", "auth", "internal/clip"},
+	"pool":                               {"worker", "jsonrpc", "internal/clip"},
 	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext"},
 	"cmd/gemgate":                        nil, // anything
 	"internal/layout":                    {},

@@ -11,16 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 )
 
 type fixedCredential string
 
-func (c fixedCredential) Credential(context.Context, pool.Identity) (pool.Credential, error) {
-	return pool.Credential{Token: string(c), Expiry: time.Now().Add(time.Hour)}, nil
+func (c fixedCredential) Credential(context.Context, worker.Identity) (worker.Credential, error) {
+	return worker.Credential{Token: string(c), Expiry: time.Now().Add(time.Hour)}, nil
 }
 
 // TestRelayCredentialIsInNoProcessEnvironment starts the relay as cmd/gemgate does
@@ -36,7 +34,7 @@ func TestRelayCredentialIsInNoProcessEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := token(goodClaims("alice"))
-	l := &pool.CommandLauncher{Command: r.Command(), Env: relayEnv(t, r), CredentialStdin: true, CredentialEnv: true,
+	l := &worker.CommandLauncher{Command: r.Command(), Env: relayEnv(t, r), CredentialStdin: true, CredentialEnv: true,
 		Credential: fixedCredential(tok), StopGrace: 200 * time.Millisecond}
 	if bwrap, err := worker.ProbeSandbox(context.Background(), nil); err == nil {
 		l.Sandbox = &worker.Sandbox{Bwrap: bwrap, Readable: []string{r.Home}, Writable: []string{r.GlobalDir.Dir}}
@@ -44,7 +42,7 @@ func TestRelayCredentialIsInNoProcessEnvironment(t *testing.T) {
 	} else {
 		t.Logf("no sandbox here: %v", err)
 	}
-	la, err := l.Launch(context.Background(), pool.Identity{Principal: auth.Principal{User: "alice"}, Token: "client-token"})
+	la, err := l.Launch(context.Background(), worker.Identity{User: "alice", Token: "client-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +52,7 @@ func TestRelayCredentialIsInNoProcessEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Stop)
-	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping", Params: json.RawMessage(`{}`)})
+	c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping", Params: json.RawMessage(`{}`)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

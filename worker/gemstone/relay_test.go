@@ -58,7 +58,7 @@ func relayEnv(t *testing.T, r *Relay) []string {
 func call(t *testing.T, p *worker.Process, method string, params any) *jsonrpc.Message {
 	t.Helper()
 	b, _ := json.Marshal(params)
-	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"c1"`), Method: method, Params: b})
+	c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"c1"`), Method: method, Params: b}, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
@@ -78,7 +78,7 @@ func call(t *testing.T, p *worker.Process, method string, params any) *jsonrpc.M
 // came first and the relay is already gone, the error of the send itself, which names it.
 func refusalText(t *testing.T, p *worker.Process) string {
 	t.Helper()
-	c, err := p.Send(&jsonrpc.Message{ID: json.RawMessage(`"c1"`), Method: "initialize", Params: json.RawMessage(`{}`)})
+	c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"c1"`), Method: "initialize", Params: json.RawMessage(`{}`)}, nil)
 	if err != nil {
 		return err.Error()
 	}

@@ -1,11 +1,9 @@
-package pool
+package worker
 
 import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/gemgate/gemgate/auth"
 )
 
 // fixedExchanger answers every exchange with one token and expiry.
@@ -20,7 +18,7 @@ func (f fixedExchanger) Exchange(context.Context, string) (string, time.Time, er
 // on_token_expiry still ends or renews the worker; an expiry the issuer gave stands.
 func TestExchangedCredentialWithoutExpiryLastsAsItsSubject(t *testing.T) {
 	subjectExpiry := time.Now().Add(5 * time.Minute).Truncate(time.Second)
-	id := Identity{Principal: auth.Principal{Subject: "s", User: "alice", Expiry: subjectExpiry}, Token: "subject-token"}
+	id := Identity{Subject: "s", User: "alice", Expiry: subjectExpiry, Token: "subject-token"}
 
 	cred, err := ExchangeCredential{Exchanger: fixedExchanger{}}.Credential(context.Background(), id)
 	if err != nil || !cred.Expiry.Equal(subjectExpiry) {

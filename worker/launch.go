@@ -1,4 +1,6 @@
-package pool
+//go:build linux
+
+package worker
 
 import (
 	"context"
@@ -11,33 +13,29 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/worker"
 )
 
-// Identity is who a worker is started for.
+// Identity is who a worker is started for: what its environment, command line and
+// credential are made of.
 type Identity struct {
-	Principal auth.Principal
-	ReadOnly  bool
+	User, Subject string   // the name the worker acts as (GEMGATE_USER, {user}) and its owner
+	Scopes        []string // the token's scopes (GEMGATE_SCOPES)
+	ReadOnly      bool
 	// Session is the legacy session the worker serves with worker_per: session, and the
 	// worker's own id with worker_per: user (GEMGATE_SESSION either way).
 	Session string
-	// Token is the raw bearer token of the opening request, for a credential exchange only.
-	// It never goes into a worker's environment unless the operator chose passthrough.
-	Token string
-}
-
-// Launcher says how to start a worker.
-type Launcher interface {
-	Launch(ctx context.Context, id Identity) (Launch, error)
+	// Token is the raw bearer token of the opening request, for a credential exchange only,
+	// and Expiry its expiry (zero when not from a token). The token never goes into a
+	// worker's environment unless the operator chose passthrough.
+	Token  string
+	Expiry time.Time
 }
 
 // Launch is how to start one worker: its process, and when the credential in its
 // environment expires (zero when it has none, or one that does not expire), for
 // on_token_expiry.
 type Launch struct {
-	worker.Spec
+	Spec
 	CredentialExpiry time.Time
 }
 
@@ -77,15 +75,15 @@ type CommandLauncher struct {
 	Credential CredentialSource
 	StopGrace  time.Duration
 
-	// WriteTimeout bounds each write to a worker (worker_write_timeout); zero means the
-	// worker package's default.
+	// WriteTimeout bounds each write to a worker (worker_write_timeout); zero means
+	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
 	// Sandbox, if set, confines every worker with bubblewrap; its Readable and Writable
 	// lists are the operator's, and each launch adds the worker's executable, the absolute
 	// paths of the command template and the data directory.
-	Sandbox *worker.Sandbox
+	Sandbox *Sandbox
 	// Caps, if set, bound each worker's memory, processes, CPU and open files.
-	Caps *worker.Caps
+	Caps *Caps
 	// WorkerUser, if set, is the account workers run as (worker_user): a name or uid, or a
 	// template in which "{user}" becomes the user's name, for one account per user.
 	WorkerUser string
@@ -94,9 +92,9 @@ type CommandLauncher struct {
 	// the worker's /proc/<pid>/environ reads the credential, for the worker's whole life.
 	CredentialEnv bool
 	// CredentialStdin hands the credential over as the first line of the worker's stdin,
-	// before any request (worker.Spec.CredentialStdin), for workers that read nothing but
-	// their stdin and environment (topaz). It keeps the credential out of the environment, so
-	// it wins over CredentialEnv.
+	// before any request (Spec.CredentialStdin), for workers that read nothing but their
+	// stdin and environment (topaz). It keeps the credential out of the environment, so it
+	// wins over CredentialEnv.
 	CredentialStdin bool
 }
 
@@ -111,7 +109,7 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 	if path, err = filepath.Abs(path); err != nil {
 		return Launch{}, fmt.Errorf("worker command: %w", err)
 	}
-	user := id.Principal.User
+	user := id.User
 	if err := l.CheckUser(user); err != nil {
 		return Launch{}, err
 	}
@@ -125,18 +123,18 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 	}
 	env := append(inheritedEnv(),
 		"GEMGATE_USER="+user,
-		"GEMGATE_SUBJECT="+id.Principal.Subject,
+		"GEMGATE_SUBJECT="+id.Subject,
 		"GEMGATE_READ_ONLY="+readOnly,
-		"GEMGATE_SCOPES="+strings.Join(scopeSet(id.Principal.Scopes), " "),
+		"GEMGATE_SCOPES="+strings.Join(scopeSet(id.Scopes), " "),
 		"GEMGATE_SESSION="+id.Session,
 	)
 	if l.DataDir != "" {
 		env = append(env, "GEMGATE_DATA_DIR="+l.DataDir)
 	}
 	env = append(env, l.Env...)
-	spec := worker.Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace, WriteTimeout: l.WriteTimeout, Caps: l.Caps}
+	spec := Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace, WriteTimeout: l.WriteTimeout, Caps: l.Caps}
 	if l.WorkerUser != "" {
-		if spec.RunAs, err = worker.AccountFor(l.WorkerUser, user); err != nil {
+		if spec.RunAs, err = AccountFor(l.WorkerUser, user); err != nil {
 			return Launch{}, fmt.Errorf("worker_user: %w", err)
 		}
 	}
@@ -171,8 +169,8 @@ func scopeSet(scopes []string) []string {
 // sandbox is the launcher's sandbox completed for one worker: what the worker's command needs
 // to see over the sandbox's private /tmp (its executable, the absolute paths of the template,
 // never a path a user name filled in) and the data directory, writable.
-func (l *CommandLauncher) sandbox(path string) *worker.Sandbox {
-	sb := &worker.Sandbox{Bwrap: l.Sandbox.Bwrap}
+func (l *CommandLauncher) sandbox(path string) *Sandbox {
+	sb := &Sandbox{Bwrap: l.Sandbox.Bwrap}
 	sb.Readable = append(append(sb.Readable, l.Sandbox.Readable...), path)
 	for _, a := range l.Command[1:] {
 		if filepath.IsAbs(a) && !strings.Contains(a, "{user}") {
@@ -210,7 +208,7 @@ func (PassthroughCredential) Credential(_ context.Context, id Identity) (Credent
 	if id.Token == "" {
 		return Credential{}, errors.New("no token to pass through (auth is off)")
 	}
-	return Credential{Token: id.Token, Expiry: id.Principal.Expiry}, nil
+	return Credential{Token: id.Token, Expiry: id.Expiry}, nil
 }
 
 // Exchanger trades the client's token for one minted for the backend (RFC 8693).
@@ -230,7 +228,7 @@ func (e ExchangeCredential) Credential(ctx context.Context, id Identity) (Creden
 		// The issuer did not say (no expires_in): the credential is taken to last no longer
 		// than the token it was exchanged for, rather than for ever, so on_token_expiry still
 		// ends or renews it.
-		expiry = id.Principal.Expiry
+		expiry = id.Expiry
 	}
 	return Credential{Token: tok, Expiry: expiry}, err
 }

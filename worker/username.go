@@ -1,4 +1,6 @@
-package pool
+//go:build linux
+
+package worker
 
 import (
 	"errors"
@@ -6,8 +8,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/gemgate/gemgate/worker"
 )
 
 // MaxUserNameBytes bounds the user name a worker acts as: it goes into the worker's
@@ -32,7 +32,7 @@ func (e *UserNameError) Error() string { return "the user name " + e.Reason }
 // template or in worker_user, also: it does not begin with '-' (an option to the worker,
 // "-rf"), holds no '/' and is not "." or ".." (it must not step out of a path it is put in,
 // --data=/srv/mcp/{user}). When "{user}" appears in worker_user, also what the worker's start
-// requires of the account it names (worker.CheckAccountFor, the rules of the start's own
+// requires of the account it names (CheckAccountFor, the rules of the start's own
 // lookup): a name an account can have (no ':'), an account the system has, and not a system
 // account. A lookup that fails for another reason passes here; the start reports it.
 func (l *CommandLauncher) CheckUser(user string) error {
@@ -61,13 +61,13 @@ func (l *CommandLauncher) CheckUser(user string) error {
 		return &UserNameError{Reason: "is . or .., which would step out of a path it is put in ({user} is in worker_command or worker_user)"}
 	}
 	if strings.Contains(l.WorkerUser, "{user}") {
-		switch err := worker.CheckAccountFor(l.WorkerUser, user); {
-		case errors.Is(err, worker.ErrNotAccountName):
+		switch err := CheckAccountFor(l.WorkerUser, user); {
+		case errors.Is(err, ErrNotAccountName):
 			return &UserNameError{Reason: "makes a name no system account can have (':' in it, or a leading '-'; {user} is in worker_user)"}
-		case errors.Is(err, worker.ErrNoAccount):
+		case errors.Is(err, ErrNoAccount):
 			return &UserNameError{Reason: "names a system account that does not exist ({user} is in worker_user)"}
-		case errors.Is(err, worker.ErrSystemAccount):
-			return &UserNameError{Reason: fmt.Sprintf("names a system account (uid below %d, or 65534), which no worker may run as ({user} is in worker_user)", worker.MinUserUID)}
+		case errors.Is(err, ErrSystemAccount):
+			return &UserNameError{Reason: fmt.Sprintf("names a system account (uid below %d, or 65534), which no worker may run as ({user} is in worker_user)", MinUserUID)}
 		}
 	}
 	return nil

@@ -1,12 +1,14 @@
-package pool
+package worker
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/gemgate/gemgate/auth"
+	"time"
 )
 
 // How the launcher hands the credential over: on the descriptor by default, on the first
@@ -14,7 +16,7 @@ import (
 // with CredentialEnv alone.
 func TestLaunchHandsTheCredentialOver(t *testing.T) {
 	const tok = "tok-3c9d"
-	id := Identity{Principal: auth.Principal{Subject: "s", User: "alice"}, Token: tok}
+	id := Identity{Subject: "s", User: "alice", Token: tok}
 	for _, tc := range []struct {
 		name             string
 		env, stdin       bool
@@ -35,6 +37,18 @@ func TestLaunchHandsTheCredentialOver(t *testing.T) {
 		handed := string(la.Credential) == tok
 		if inEnv != tc.wantEnv || la.CredentialStdin != tc.wantIn || handed != (tc.wantIn || tc.wantOnDescriptor) {
 			t.Errorf("%s: in the environment %v, CredentialStdin %v, Spec.Credential set %v", tc.name, inEnv, la.CredentialStdin, handed)
+		}
+	}
+}
+
+// A credential never prints its token: not with %v, %+v, %#v, nor in a log line.
+func TestCredentialIsRedacted(t *testing.T) {
+	c := Credential{Token: "s3cret-token", Expiry: time.Unix(1, 0)}
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "cred", c)
+	for _, out := range []string{fmt.Sprintf("%v %+v %#v %s", c, c, c, c), buf.String()} {
+		if strings.Contains(out, "s3cret") {
+			t.Errorf("token leaked: %s", out)
 		}
 	}
 }
