@@ -100,9 +100,7 @@ type Process struct {
 	cmd   *exec.Cmd
 	stdin stdinFile
 
-	wmu     sync.Mutex    // the turn to write to stdin (stdin.go)
-	writing bool          // a caller holds the turn
-	queue   []*queuedLine // lines waiting for the next turn, in order
+	turn chan struct{} // holds a value while a caller writes to stdin (stdin.go)
 
 	mu       sync.Mutex
 	nextID   int64
@@ -295,11 +293,12 @@ func Start(spec Spec) (*Process, error) {
 		logged:  newLogLimit(),
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
+		turn:    make(chan struct{}, 1),
 	}
 	if credLine != nil {
 		// The turn to write is the credential's before anyone can ask for it: every line sent
-		// meanwhile queues behind it (stdin.go).
-		p.writing = true
+		// meanwhile waits behind it (stdin.go).
+		p.turn <- struct{}{}
 		go p.handOverLine(credLine)
 	}
 	stdoutDone := make(chan struct{})
