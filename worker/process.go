@@ -304,10 +304,8 @@ func Start(spec Spec) (*Process, error) {
 	stdoutDone := make(chan struct{})
 	go func() { defer close(stdoutDone); p.readStdout(outR) }()
 	go p.readStderr(errR)
-	// The exit is watched with every other worker's, on one goroutine (exitwatch_linux.go).
-	if !onExit(cmd.Process.Pid, func() { p.wait(stdoutDone, outR) }) {
-		go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
-	}
+	// The exit is awaited on the worker's pidfd, in the runtime's poller (exitwait_linux.go).
+	go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
 	return p, nil
 }
 
