@@ -4,23 +4,64 @@ package worker
 
 import (
 	"bufio"
-	"io"
+	"bytes"
+	"os"
+	"sync"
+	"syscall"
 )
 
-// lineReader cuts a worker's output into lines as bufio.Scanner with bufio.ScanLines and a
-// buffer of max+1 bytes does: the newline and a carriage return before it are dropped, a last
-// line without a newline is kept, and a line of more than max bytes (its newline not counted)
-// ends the reading with bufio.ErrTooLong. A line longer than the reader's buffer is joined
-// from its parts into a slice of its own, which the reader hands over (take says it is owned).
+// lineReader cuts a worker's pipe into lines as bufio.Scanner with bufio.ScanLines does, but
+// holds no buffer while the pipe is empty between lines: a Scanner keeps its buffer for the
+// reader's whole life, 4 KiB per idle session, and the megabytes one long answer made it grow
+// to. Here the reader takes a buffer from a pool to read, and gives it back before it waits in
+// the runtime's poller with every byte read handed out: no syscall more than a Scanner's.
+//
+// A line longer than the buffer is not grown into one buffer by doubling (copying each prefix
+// again and allocating four times the line): the full buffers are set aside as they are, and
+// the line is assembled once, into a slice of exactly its length that the reader hands over
+// and never touches again (take reports it owned), so the caller may keep it without a copy.
 type lineReader struct {
-	r    *bufio.Reader
-	max  int
-	err  error // what ended the reading: bufio.ErrTooLong or a read error; nil at the input's end
-	done bool
+	rc  syscall.RawConn
+	max int // longest line, its newline not counted
+
+	buf  []byte // nil while idle; unread bytes are buf[r:w]; always a pooled buffer
+	r, w int
+	eof  bool
+	err  error // the error that ended the reading: bufio.ErrTooLong or a read error
+
+	// parts are the full buffers of a line that did not fit in one, in order; the line goes
+	// on in buf[r:w], r being 0. partLen is their length together.
+	parts   [][]byte
+	partLen int
+
+	onWait func(held int) // a test seam: told the bytes held each time the reader waits
+
+	readFn func(fd uintptr) bool // l.readOnce, bound once: no closure allocated per read
+	n      int                   // what readOnce read
+	rerr   error
 }
 
-func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReader(r), max: max}
+// lineBufSize is the buffer a burst of reading starts with; partBufSize the buffer each
+// further part of a long line is read into. Both are pooled; a long line is read in parts of
+// a pipe's default capacity, so that no read is shorter than the pipe could give.
+const (
+	lineBufSize = 4 << 10
+	partBufSize = 64 << 10
+)
+
+var (
+	lineBufs = sync.Pool{New: func() any { return new([lineBufSize]byte) }}
+	partBufs = sync.Pool{New: func() any { return new([partBufSize]byte) }}
+)
+
+func newLineReader(f *os.File, max int) (*lineReader, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	l := &lineReader{rc: rc, max: max}
+	l.readFn = l.readOnce
+	return l, nil
 }
 
 // next returns the next line without its newline (nor a carriage return before it), valid
@@ -34,33 +75,149 @@ func (l *lineReader) next() (line []byte, ok bool) {
 // alone and keeps no reference to, which the caller may keep and alias for as long as it
 // likes. A line that is not owned lies in the reader's buffer and is overwritten later.
 func (l *lineReader) take() (line []byte, owned, ok bool) {
-	var long []byte // the parts so far of a line longer than the buffer
-	for !l.done {
-		part, err := l.r.ReadSlice('\n')
-		n := len(long) + len(part) // the line's bytes so far, its newline included
-		switch {
-		case err != nil && err != bufio.ErrBufferFull && err != io.EOF:
-			l.stop(err)
-		case err == nil && n-1 > l.max, err != nil && n > l.max:
-			l.stop(bufio.ErrTooLong)
-		case err == bufio.ErrBufferFull:
-			long = append(long, part...)
-		case err == nil || err == io.EOF && n > 0:
-			if err == nil {
-				part = part[:len(part)-1]
+	for {
+		if (l.r < l.w || l.eof && l.partLen > 0) && l.err == nil {
+			// The limit as bufio.Scanner applies it with a buffer of max+1 bytes: a line
+			// whose bytes, newline included, do not fit is too long, and so are max+1 bytes
+			// without a newline. The buffer here may hold more than that.
+			i := bytes.IndexByte(l.buf[l.r:l.w], '\n')
+			if i >= 0 && l.partLen+i > l.max || i < 0 && l.partLen+l.w-l.r > l.max {
+				l.err = bufio.ErrTooLong
+				continue
 			}
-			if long != nil {
-				return dropCR(append(long, part...)), true, true
+			if i >= 0 || l.eof { // a line, or a last line without its newline
+				end := l.w
+				if i >= 0 {
+					end = l.r + i
+				}
+				if l.partLen > 0 {
+					line = l.assemble(end)
+					owned = true
+				} else {
+					line = l.buf[l.r:end]
+				}
+				l.r = min(end+1, l.w)
+				return dropCR(line), owned, true
 			}
-			return dropCR(part), false, true
-		default: // the end of the input
-			l.stop(nil)
 		}
+		if l.eof || l.err != nil {
+			l.release()
+			l.dropParts()
+			return nil, false, false
+		}
+		l.fill()
 	}
-	return nil, false, false
 }
 
-func (l *lineReader) stop(err error) { l.err, l.done = err, true }
+// assemble copies the parts and buf[:end] into a slice of the line's length, once, and gives
+// the parts back: the line is the caller's from here on. bytes.Join allocates it without
+// zeroing it first, which a make would do, only for the copy to overwrite every byte.
+func (l *lineReader) assemble(end int) []byte {
+	l.parts = append(l.parts, l.buf[:end])
+	line := bytes.Join(l.parts, nil)
+	l.parts[len(l.parts)-1] = nil
+	l.parts = l.parts[:len(l.parts)-1] // buf is not a part: it stays the reader's
+	l.dropParts()
+	return line
+}
+
+// dropParts gives the parts of a line back to their pools.
+func (l *lineReader) dropParts() {
+	for i, p := range l.parts {
+		putBuf(p)
+		l.parts[i] = nil
+	}
+	l.parts, l.partLen = l.parts[:0], 0
+}
+
+// fill reads once more into the buffer, making room first. With nothing unread, the buffer
+// goes back before the reader waits.
+func (l *lineReader) fill() {
+	if l.r == l.w {
+		l.r, l.w = 0, 0 // kept for a read that does not wait; a wait gives it back
+	} else if l.w == len(l.buf) {
+		switch {
+		case l.r > 0: // move the partial line to the front
+			l.w = copy(l.buf, l.buf[l.r:l.w])
+			l.r = 0
+		case l.partLen+len(l.buf) >= l.max+1:
+			l.err = bufio.ErrTooLong
+			return
+		default:
+			// The buffer holds nothing but the start of a line: set it aside whole, and go
+			// on in a fresh one. No byte is copied before the line is complete.
+			if l.parts == nil {
+				l.parts = make([][]byte, 0, 32) // two megabytes in parts; grown for longer lines
+			}
+			l.parts = append(l.parts, l.buf)
+			l.partLen += len(l.buf)
+			l.buf = partBufs.Get().(*[partBufSize]byte)[:]
+			l.r, l.w = 0, 0
+		}
+	}
+	err := l.rc.Read(l.readFn)
+	n, rerr := l.n, l.rerr
+	switch {
+	case err != nil:
+		l.err = err
+	case rerr != nil:
+		l.err = os.NewSyscallError("read", rerr)
+	case n == 0:
+		l.eof = true
+	default:
+		l.w += n
+	}
+}
+
+func (l *lineReader) waiting() {
+	if l.onWait != nil {
+		l.onWait(cap(l.buf) + l.partLen)
+	}
+}
+
+// readOnce is RawConn.Read's callback: one read into the buffer, taking one from the pool if
+// none is held. On EAGAIN, with nothing unread, the buffer goes back before the poller's wait.
+func (l *lineReader) readOnce(fd uintptr) bool {
+	if l.buf == nil {
+		l.buf = lineBufs.Get().(*[lineBufSize]byte)[:]
+	}
+	for {
+		l.n, l.rerr = syscall.Read(int(fd), l.buf[l.w:])
+		if l.rerr != syscall.EINTR {
+			break
+		}
+	}
+	if l.rerr == syscall.EAGAIN {
+		if l.r == l.w {
+			l.release() // nothing to read yet: wait in the poller holding nothing
+		}
+		l.waiting()
+		return false
+	}
+	return true
+}
+
+// release gives the buffer back; nothing unread may be in it. The parts of a line still
+// coming in are kept; with none, not even the list that held them stays (a 16 MiB line's
+// took 6 KiB).
+func (l *lineReader) release() {
+	putBuf(l.buf)
+	l.buf, l.r, l.w = nil, 0, 0
+	if l.partLen == 0 {
+		l.parts = nil
+	}
+}
+
+// putBuf gives a buffer back to the pool it came from: every buffer the reader reads into is
+// one of the two sizes.
+func putBuf(b []byte) {
+	switch len(b) {
+	case lineBufSize:
+		lineBufs.Put((*[lineBufSize]byte)(b))
+	case partBufSize:
+		partBufs.Put((*[partBufSize]byte)(b))
+	}
+}
 
 func dropCR(b []byte) []byte {
 	if len(b) > 0 && b[len(b)-1] == '\r' {

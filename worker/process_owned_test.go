@@ -9,6 +9,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // TestAnswersOutliveLaterReads: an answer handed to its caller stays as the worker wrote it
@@ -71,5 +74,44 @@ func TestMessagesOutliveTheReadersBuffer(t *testing.T) {
 		if string(m.Params) != want[i] {
 			t.Errorf("message %d (%d bytes) changed after later lines were read: %s", i, len(want[i]), snippet(m.Params))
 		}
+	}
+}
+
+// TestLongMessageIsNotCopied: a 1 MiB message from the worker costs about one allocation of
+// its size on its way from the pipe to its recipient: the line is assembled once and parsed
+// in place, where the line reader's doubling buffer and Parse's copy took five.
+func TestLongMessageIsNotCopied(t *testing.T) {
+	const size, lines = 1 << 20, 8
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	got := make(chan int, 1)
+	p := &Process{log: slog.New(slog.DiscardHandler), pending: map[int64]*Call{}, spec: Spec{
+		MaxLineBytes: DefaultMaxLineBytes,
+		OnMessage:    func(m *jsonrpc.Message) { got <- len(m.Params) },
+	}}
+	line := []byte(`{"jsonrpc":"2.0","method":"m","params":"` + strings.Repeat("x", size) + "\"}\n")
+	done := make(chan struct{})
+	go func() { defer close(done); p.readStdout(r) }()
+	t.Cleanup(func() { w.Close(); <-done }) // the reader ends at the end of its input
+	read := func() {
+		t.Helper()
+		if _, err := w.Write(line); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case n := <-got:
+			if n != size+2 {
+				t.Fatalf("params of %d bytes, want %d", n, size+2)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the message never came")
+		}
+	}
+	perLine := allocatedPerCall(lines, read)
+	if perLine > 1.5*size {
+		t.Errorf("%.0f bytes allocated per %d-byte message, want at most 1.5 times the message", perLine, size)
 	}
 }

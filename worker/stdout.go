@@ -20,7 +20,13 @@ import (
 
 func (p *Process) readStdout(r *os.File) {
 	defer r.Close()
-	sc := newLineReader(r, p.spec.MaxLineBytes)
+	// An idle worker's reader holds no buffer (lines.go), whatever the longest line was.
+	sc, err := newLineReader(r, p.spec.MaxLineBytes)
+	if err != nil {
+		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
+		p.kill(syscall.SIGKILL)
+		return
+	}
 	greeted := p.spec.Greeting == nil
 	for {
 		// An owned line (a long one, assembled for the purpose) is parsed in place: the reader
@@ -181,11 +187,13 @@ func (p *Process) Refusal() error {
 // other line the worker causes.
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
-	sc := newLineReader(r, 1<<20)
-	for line, ok := sc.next(); ok; line, ok = sc.next() {
-		p.LogQuoting(slog.LevelInfo, "worker stderr", "line", line)
+	sc, err := newLineReader(r, 1<<20)
+	if err == nil {
+		for line, ok := sc.next(); ok; line, ok = sc.next() {
+			p.LogQuoting(slog.LevelInfo, "worker stderr", "line", line)
+		}
+		p.logSkipped(true)
 	}
-	p.logSkipped(true)
 	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
 	_, _ = io.Copy(io.Discard, r)
 }
