@@ -116,10 +116,7 @@ func resultTypeOf(result json.RawMessage) string {
 	if !mayHaveKey(result, "resultType") {
 		return ""
 	}
-	// Read as encoding/json reads it into a field, member by member without keeping them:
-	// the strict reader would keep a decoded key and a member record for every member, and
-	// fold each into a map past 16, an allocation or more per member of a worker's answer.
-	return lastFoldedString(result, "resultType")
+	return lastFoldedString(result) // as encoding/json reads it into a field
 }
 
 // mayHaveKey reports whether raw, JSON that jsonrpc.Parse validated, may have a member that

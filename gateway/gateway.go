@@ -291,7 +291,6 @@ func (g *Gateway) Close() {
 	g.closed = true
 	g.mu.Unlock()
 	g.reaper.stop()
-	g.keepalive.stop()
 	var wg sync.WaitGroup
 	for _, s := range g.sessions.all() {
 		wg.Add(1)

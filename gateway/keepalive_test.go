@@ -6,104 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gemgate/gemgate/pool"
 )
-
-// TestKeepaliveSlotsTakeTurns: streams are spread over the clock's slots in turn.
-func TestKeepaliveSlotsTakeTurns(t *testing.T) {
-	k := startKeepaliveClock(time.Hour)
-	defer k.stop()
-	for n := range 3 * keepaliveSlots {
-		if s := k.slot(); s.i != uint32(n%keepaliveSlots) {
-			t.Fatalf("slot %d handed out as %d", n, s.i)
-		}
-	}
-}
-
-// TestKeepaliveClockTicksEverySlot: every slot ticks, and ticks again, with its streams
-// taking the slot's channel anew after each tick.
-func TestKeepaliveClockTicksEverySlot(t *testing.T) {
-	k := startKeepaliveClock(48 * time.Millisecond)
-	defer k.stop()
-	for range keepaliveSlots {
-		s := k.slot()
-		for tick := range 2 {
-			select {
-			case <-s.tick():
-			case <-time.After(10 * time.Second):
-				t.Fatalf("slot %d: tick %d never came", s.i, tick)
-			}
-		}
-	}
-}
-
-// TestKeepaliveClockKeepsTime: the slots tick by the time elapsed, however the ticks that
-// tell it come. A late tick fires every slot due by then, so that no slot's schedule slips;
-// after a stall of more than an interval, every slot ticks once.
-func TestKeepaliveClockKeepsTime(t *testing.T) {
-	k := newKeepaliveClock(16 * time.Second) // a step of 1 s; advance is called by hand
-	slots := make([]keepaliveSlot, keepaliveSlots)
-	ticks := make([]<-chan struct{}, keepaliveSlots)
-	for i := range slots {
-		slots[i] = k.slot()
-		ticks[i] = slots[i].tick()
-	}
-	// ticked reports which slots ticked since the last look, and takes their channels anew.
-	ticked := func() []int {
-		var out []int
-		for i := range ticks {
-			select {
-			case <-ticks[i]:
-				out = append(out, i)
-				ticks[i] = slots[i].tick()
-			default:
-			}
-		}
-		return out
-	}
-	for _, c := range []struct {
-		elapsed time.Duration
-		want    []int
-	}{
-		{500 * time.Millisecond, nil},
-		{time.Second, []int{0}},
-		{4500 * time.Millisecond, []int{1, 2, 3}}, // late: the ticks of 2 s and 3 s were dropped
-		{5 * time.Second, []int{4}},
-		{16 * time.Second, []int{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
-		{17 * time.Second, []int{0}},                                                    // slot 0 again, one interval after its first
-		{60 * time.Second, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}}, // a stall: each once
-		{61 * time.Second, []int{12}},
-	} {
-		k.advance(c.elapsed)
-		if got := ticked(); !slices.Equal(got, c.want) {
-			t.Fatalf("at %v: slots %v ticked, want %v", c.elapsed, got, c.want)
-		}
-	}
-}
-
-// TestKeepaliveClockStops: stop ends the clock's goroutine, and no slot ticks after it.
-func TestKeepaliveClockStops(t *testing.T) {
-	k := startKeepaliveClock(16 * time.Millisecond)
-	s := k.slot()
-	<-s.tick()
-	k.stop()
-	k.stop() // again, as a second Gateway.Close does
-	select {
-	case <-k.done:
-	default:
-		t.Fatal("the clock's goroutine runs on after stop")
-	}
-	select {
-	case <-s.tick():
-		t.Fatal("a slot ticked after stop")
-	case <-time.After(100 * time.Millisecond):
-	}
-}
 
 // keepalives returns a channel that gets each keepalive comment an SSE body carries, and a
 // data line's text for any other event; it is closed when the body ends.

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 )
 
@@ -45,18 +44,4 @@ func FuzzLastMemberAgreesWithMap(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestWrapInputRequiredCompleteResultAllocatesNothing: a sessionless worker's answer names
-// its resultType (complete) on every call; passing it on decodes nothing.
-func TestWrapInputRequiredCompleteResultAllocatesNothing(t *testing.T) {
-	g := &Gateway{}
-	raw := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 100) + `"}],"resultType":"complete"}`)
-	if n := testing.AllocsPerRun(20, func() {
-		if out, err := g.wrapInputRequired(stateClaims{}, raw); err != nil || len(out) != len(raw) {
-			t.Fatal(out, err)
-		}
-	}); n != 0 {
-		t.Errorf("passing a complete result on allocates %v times, want 0", n)
-	}
 }

@@ -27,11 +27,11 @@ func handOver(w *os.File, cred []byte, timeout time.Duration, log *slog.Logger) 
 }
 
 // handOverLine writes the credential line first on the worker's stdin, holding the turn to
-// write that Start gave it, and then passes the turn to the lines queued behind it. The line
+// write that Start gave it, and then passes the turn to the callers waiting behind it. The line
 // goes through writeOut alone: it is never traced, and a write that fails is logged without
 // it. A worker that does not read it within WriteTimeout is hung, as for any other line.
 func (p *Process) handOverLine(line []byte) {
-	if _, err := p.writeOut(line); err != nil {
+	if err := p.writeOut(line); err != nil {
 		p.log.Warn("could not hand the credential to the worker on its stdin", "error", err)
 	}
 	clear(line) // the copy is gemgate's own: nothing keeps it after the write

@@ -101,9 +101,7 @@ type Process struct {
 	cmd   *exec.Cmd
 	stdin stdinFile
 
-	wmu     sync.Mutex    // the turn to write to stdin (stdin.go)
-	writing bool          // a caller holds the turn
-	queue   []*queuedLine // lines waiting for the next turn, in order
+	turn chan struct{} // holds a value while a caller writes to stdin (stdin.go)
 
 	mu       sync.Mutex
 	nextID   int64
@@ -269,20 +267,19 @@ func start(spec Spec, opened *pipes) (*Process, error) {
 		stdin = spec.wrapStdin(stdin)
 	}
 	p := &Process{spec: spec, log: spec.Logger, cmd: cmd, stdin: stdin, pending: make(map[int64]*Call),
-		secrets: secrets, cgroup: cg, logged: newLogLimit(spec.logClock), exited: make(chan struct{}), done: make(chan struct{})}
+		secrets: secrets, cgroup: cg, logged: newLogLimit(spec.logClock), exited: make(chan struct{}), done: make(chan struct{}),
+		turn: make(chan struct{}, 1)}
 	if credLine != nil {
 		// The turn to write is the credential's before anyone can ask for it: every line sent
-		// meanwhile queues behind it (stdin.go).
-		p.writing = true
+		// meanwhile waits behind it (stdin.go).
+		p.turn <- struct{}{}
 		go p.handOverLine(credLine)
 	}
 	stdoutDone := make(chan struct{})
 	go func() { defer close(stdoutDone); p.readStdout(outR) }()
 	go p.readStderr(errR)
-	// The exit is watched with every other worker's, on one goroutine (exitwatch_linux.go).
-	if !onExit(cmd.Process.Pid, func() { p.wait(stdoutDone, outR) }) {
-		go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
-	}
+	// The exit is awaited on the worker's pidfd, in the runtime's poller (exitwait_linux.go).
+	go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
 	return p, nil
 }
 

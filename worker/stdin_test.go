@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,18 +17,7 @@ import (
 )
 
 // turnHeld reports whether a caller holds the turn to write to the worker's stdin.
-func (p *Process) turnHeld() bool {
-	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	return p.writing
-}
-
-// queuedWrites is how many lines wait for the next turn.
-func (p *Process) queuedWrites() int {
-	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	return len(p.queue)
-}
+func (p *Process) turnHeld() bool { return len(p.turn) > 0 }
 
 // heldStdin wraps a worker's stdin: it keeps a copy of what each Write was given, and holds
 // the first Write until released, as a worker busy reading something else would.
@@ -133,50 +121,8 @@ func receive(t *testing.T, ch <-chan sendResult) sendResult {
 	}
 }
 
-// Lines that wait while the worker's stdin is busy go out together, in one write, each whole,
-// and each call still gets its own answer.
-func TestQueuedLinesShareOneWrite(t *testing.T) {
-	p, h := startHeld(t, Spec{})
-	const n = 16
-	results := make(chan sendResult, n)
-	sendAsync(t.Context(), p, "0", "ping", "", results)
-	select {
-	case <-h.held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first write never started")
-	}
-	for i := 1; i < n; i++ {
-		sendAsync(t.Context(), p, strconv.Itoa(i), "ping", "", results)
-	}
-	waitUntil(t, "every later line is queued", func() bool { return p.queuedWrites() == n-1 })
-	h.release()
-	seen := map[string]bool{}
-	for range n {
-		r := receive(t, results)
-		answerOf(t, r)
-		seen[r.id] = true
-	}
-	if len(seen) != n {
-		t.Fatalf("answers to %d distinct calls, want %d", len(seen), n)
-	}
-	writes := h.all()
-	if len(writes) != 2 {
-		t.Errorf("%d writes for %d lines, want 2: the first, then the %d queued behind it", len(writes), n, n-1)
-	}
-	lines := 0
-	for _, w := range writes {
-		if !bytes.HasSuffix(w, []byte("\n")) {
-			t.Errorf("a write ends inside a line: %q", w)
-		}
-		lines += bytes.Count(w, []byte("\n"))
-	}
-	if lines != n {
-		t.Errorf("%d lines written, want %d", lines, n)
-	}
-}
-
-// A queued line whose caller gives up before its turn is never written; the lines queued
-// behind it still are.
+// A line whose caller gives up while another line is being written is never written; the
+// line sent after it still is.
 func TestGivenUpLineIsNeverWritten(t *testing.T) {
 	p, h := startHeld(t, Spec{})
 	results := make(chan sendResult, 3)
@@ -185,15 +131,10 @@ func TestGivenUpLineIsNeverWritten(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	gaveUp := make(chan sendResult, 1)
 	sendAsync(ctx, p, `"given-up"`, "given-up", "", gaveUp)
-	waitUntil(t, "the line to give up is queued", func() bool { return p.queuedWrites() == 1 })
 	sendAsync(t.Context(), p, "3", "ping", "", results)
-	waitUntil(t, "the line after it is queued", func() bool { return p.queuedWrites() == 2 })
 	cancel()
 	if r := receive(t, gaveUp); !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("Send that gave up = %v, want context.Canceled", r.err)
-	}
-	if q := p.queuedWrites(); q != 1 {
-		t.Fatalf("%d lines queued after one gave up, want 1", q)
 	}
 	h.release()
 	answerOf(t, receive(t, results))
@@ -211,56 +152,9 @@ func TestGivenUpLineIsNeverWritten(t *testing.T) {
 	}
 }
 
-// A combined write holds at most batchBytes; a longer line is written alone, and order is kept.
-func TestLongLinesAreWrittenAlone(t *testing.T) {
-	p, h := startHeld(t, Spec{})
-	big := func(n int) string { return `{"pad":"` + strings.Repeat("x", n) + `"}` }
-	results := make(chan sendResult, 6)
-	sendAsync(t.Context(), p, "0", "ping", "", results)
-	<-h.held
-	queue := []struct{ id, params string }{
-		{"1", ""},
-		{"2", big(100 << 10)},
-		{"3", ""},
-		{"4", ""},
-		{"5", big(200 << 10)},
-	}
-	for i, q := range queue {
-		sendAsync(t.Context(), p, q.id, "ping", q.params, results)
-		waitUntil(t, "line "+q.id+" is queued", func() bool { return p.queuedWrites() == i+1 })
-	}
-	h.release()
-	for range 6 {
-		answerOf(t, receive(t, results))
-	}
-	// The first; 1 (2 does not fit with it); 2 alone; 3 and 4 together; 5 alone.
-	var got []int
-	var order []string
-	for _, w := range h.all() {
-		n := bytes.Count(w, []byte("\n"))
-		got = append(got, n)
-		if n > 1 && len(w) > batchBytes {
-			t.Errorf("a combined write of %d bytes, over %d", len(w), batchBytes)
-		}
-		for line := range bytes.Lines(w) {
-			m, err := jsonrpc.Parse(bytes.TrimSuffix(line, []byte("\n")), jsonrpc.Options{})
-			if err != nil {
-				t.Fatalf("a line written is not a message: %v", err)
-			}
-			order = append(order, string(m.ID))
-		}
-	}
-	if want := []int{1, 1, 1, 2, 1}; !slices.Equal(got, want) {
-		t.Errorf("lines per write = %v, want %v", got, want)
-	}
-	if want := []string{"1", "2", "3", "4", "5", "6"}; !slices.Equal(order, want) {
-		t.Errorf("worker ids in the order written = %v, want %v", order, want)
-	}
-}
-
-// Lines queued behind a write to a worker that stopped reading fail with ErrHung, within the
+// Lines waiting behind a write to a worker that stopped reading fail with ErrHung, within the
 // write timeout, instead of waiting for good.
-func TestQueuedLinesFailWhenTheWorkerHangs(t *testing.T) {
+func TestWaitingLinesFailWhenTheWorkerHangs(t *testing.T) {
 	p := startSpec(t, "deaf", Spec{WriteTimeout: 300 * time.Millisecond})
 	big := `{"pad":"` + strings.Repeat("x", 1<<20) + `"}`
 	first := make(chan sendResult, 1)
@@ -276,32 +170,7 @@ func TestQueuedLinesFailWhenTheWorkerHangs(t *testing.T) {
 	}
 	for range n {
 		if r := receive(t, results); !errors.Is(r.err, ErrHung) {
-			t.Errorf("queued Send %s = %v, want ErrHung", r.id, r.err)
+			t.Errorf("waiting Send %s = %v, want ErrHung", r.id, r.err)
 		}
-	}
-}
-
-// A caller handed the turn just as it gives up writes nothing: the turn goes to the next line.
-func TestTurnPassesWhenItsHolderGivesUp(t *testing.T) {
-	a := &queuedLine{line: []byte("a\n"), out: make(chan error, 1)}
-	b := &queuedLine{line: []byte("b\n"), out: make(chan error, 1)}
-	p := &Process{writing: true, queue: []*queuedLine{a, b}}
-	p.passTurn() // the turn in progress ends: a holds the next one
-	if a.state != lineHasTurn {
-		t.Fatalf("the first queued line's state = %d, want lineHasTurn", a.state)
-	}
-	if err := p.withdrawLine(a, context.Canceled); !errors.Is(err, context.Canceled) {
-		t.Errorf("withdrawLine = %v, want context.Canceled", err)
-	}
-	select {
-	case err := <-b.out:
-		if err != errYourTurn {
-			t.Errorf("the next line got %v, want its turn", err)
-		}
-	default:
-		t.Fatal("the turn was not passed on")
-	}
-	if !p.writing || len(p.queue) != 1 || p.queue[0] != b {
-		t.Errorf("writing %v, queue %d lines; want the turn held and b alone queued", p.writing, len(p.queue))
 	}
 }

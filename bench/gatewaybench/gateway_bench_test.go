@@ -23,7 +23,6 @@ import (
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/auth/devissuer"
 	"github.com/gemgate/gemgate/gateway"
-	"github.com/gemgate/gemgate/internal/heapfloor"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker/demo"
@@ -39,10 +38,6 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
-	}
-	// The gateway's heap floor, as gemgate serve and dev keep it (cmd/gemgate).
-	if os.Getenv("GOGC") == "" {
-		heapfloor.Start(heapfloor.Gateway)
 	}
 	os.Exit(m.Run())
 }

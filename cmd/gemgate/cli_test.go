@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/gemgate/gemgate/internal/heapfloor"
 )
 
 // captureStderr runs f with os.Stderr (where the flag package prints -h) going to a pipe,
@@ -111,29 +109,6 @@ func TestBusyPortNamesTheSetting(t *testing.T) {
 	code := checkCommand(context.Background(), unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", addr), &out, &errb)
 	if code == 0 || !strings.Contains(out.String(), "change metrics_listen (--metrics-listen, GEMGATE_METRICS_LISTEN)") || !strings.Contains(out.String(), "\n1 problem found.") {
 		t.Errorf("check: exit %d:\n%s", code, out.String())
-	}
-}
-
-// serve and dev keep the heap floor unless GOGC in their environment asks for a percent of
-// its own, which the runtime has applied already and gatewayHeap leaves alone.
-func TestGatewayHeapFloorUnlessGOGC(t *testing.T) {
-	if f := heapfloor.Floor(); f != 0 {
-		t.Fatalf("a heap floor of %d is in force before the test", f)
-	}
-	t.Setenv("GOGC", "200")
-	stop := gatewayHeap()
-	if f := heapfloor.Floor(); f != 0 {
-		t.Errorf("GOGC=200: heap floor %d in force, want none", f)
-	}
-	stop()
-	t.Setenv("GOGC", "")
-	stop = gatewayHeap()
-	if f := heapfloor.Floor(); f != heapfloor.Gateway {
-		t.Errorf("GOGC unset: heap floor %d, want %d", f, heapfloor.Gateway)
-	}
-	stop()
-	if f := heapfloor.Floor(); f != 0 {
-		t.Errorf("after stop: heap floor %d, want none", f)
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/gemgate/gemgate/internal/heapfloor"
 	"github.com/gemgate/gemgate/worker/demo"
 )
 
@@ -66,7 +65,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gemgate %s: %v\n", cmd, err)
 			return 1
 		}
-		defer gatewayHeap()()
 	}
 	switch cmd {
 	case "serve":
@@ -118,16 +116,6 @@ func workerCommand(ctx context.Context, args []string) error {
 	}
 	workerProcs()
 	return demo.Run(ctx, demo.OptionsFromEnv(), os.Stdin, os.Stdout)
-}
-
-// gatewayHeap starts the heap floor (internal/heapfloor) unless GOGC is set, and returns
-// what stops it. The cost is at most the floor in garbage not yet collected; a gateway whose
-// live heap is half the floor or more (thousands of sessions) collects as with GOGC=100.
-func gatewayHeap() (stop func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	return heapfloor.Start(heapfloor.Gateway)
 }
 
 // workerProcs runs a worker process on one P unless GOMAXPROCS is set. A worker serves one

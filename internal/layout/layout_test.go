@@ -21,7 +21,6 @@ var allowed = map[string][]string{
 	"internal/clip":                      {},
 	"internal/jsontext":                  {}, // lone surrogate escapes (auth's claims, jsonrpc's decided strings)
 	"internal/aside":                     {}, // deep work on a goroutine of its own (auth, gateway)
-	"internal/heapfloor":                 {}, // the collector's heap floor; only cmd/gemgate starts it
 	"internal/private":                   {}, // files and folders no other account may change (dev state, GemStone relay)
 	"jsonrpc":                            {"internal/clip", "internal/jsontext"},
 	"auth":                               {"internal/clip", "internal/aside", "internal/jsontext"},

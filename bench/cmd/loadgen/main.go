@@ -297,6 +297,10 @@ func runIdle(c config) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	threadsBefore, err := statusKiB(c.pid, "Threads") // a count, read as the KiB figures are
+	if err != nil {
+		return nil, err
+	}
 	sessions := make([]*httpSession, c.sessions)
 	sem := make(chan struct{}, c.parallel)
 	var wg sync.WaitGroup
@@ -344,10 +348,12 @@ func runIdle(c config) (map[string]any, error) {
 	after, _ := statusKiB(c.pid, "VmRSS")
 	hwm, _ := statusKiB(c.pid, "VmHWM")
 	fdsAfter, _ := openFDs(c.pid)
+	threadsAfter, _ := statusKiB(c.pid, "Threads")
 	res := map[string]any{
 		"sessions": c.sessions, "open_sessions": open, "open_s": opened.Seconds(),
 		"gateway_rss_before_kib": before, "gateway_rss_after_kib": after, "gateway_peak_rss_kib": hwm,
 		"gateway_fds_before": fdsBefore, "gateway_fds_after": fdsAfter,
+		"gateway_threads_before": threadsBefore, "gateway_threads_after": threadsAfter,
 	}
 	if open > 0 {
 		res["per_session_kib"] = float64(after-before) / float64(open)
@@ -355,6 +361,9 @@ func runIdle(c config) (map[string]any, error) {
 		// session, the gateway's ends of that worker's pipes and its pidfd. The worker's
 		// own ends are the worker process's and are not counted here.
 		res["fds_per_session"] = float64(fdsAfter-fdsBefore) / float64(open)
+		// OS threads: with a worker per session, a thread blocked waiting for each worker's
+		// exit would show here.
+		res["threads_per_session"] = float64(threadsAfter-threadsBefore) / float64(open)
 	}
 	if firstErr != nil {
 		res["error"] = firstErr.Error()
