@@ -135,8 +135,8 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 		c.w.setToldLocked(c.subURI, by)
 		s.mu.Unlock()
 	}
-	// From here on the call may be the one a worker's request belongs to (askerLocked): a
-	// request the worker sent before reading it was read before this line was written.
+	// From here on a worker request may belong to this call (askerLocked): anything the
+	// worker sent earlier was read before this line was written.
 	s.mu.Lock()
 	c.written = true
 	s.mu.Unlock()
@@ -166,13 +166,10 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	return nil
 }
 
-// abandon gives up a call its caller no longer waits for, while the worker may still run it.
-// Its place is freed (its turn, its progress token, the worker's idleness clock), off the
-// caller's goroutine as the answer's own would be, and the worker is told (notifications/
-// cancelled with its own id) when tell. The worker is not taken to have stopped, though: a
-// worker may ignore the cancel and go on, and ask the client something for the call later.
-// So the call stays counted at the worker (keepAbandonedLocked) until the worker answers it
-// (its answer is taken and dropped) or ends. Already answered: the delivery freed it.
+// abandon gives up a call its caller no longer waits for, freeing its place, and tells the
+// worker (notifications/cancelled) when tell. The worker may ignore the cancel and still ask
+// the client something, so the call stays counted (keepAbandonedLocked) until the worker
+// answers it or ends.
 func (s *slot) abandon(c *Call, pc *worker.Call, reason string, tell bool) {
 	s.mu.Lock()
 	w := c.w
@@ -183,9 +180,8 @@ func (s *slot) abandon(c *Call, pc *worker.Call, reason string, tell bool) {
 	left := s.releaseLocked(c, nil)
 	w.keepAbandonedLocked(c, pc)
 	s.mu.Unlock()
-	// The cancellation is written before this returns, as the call's withdrawal always was:
-	// what the caller sends the worker next (a liveness ping after a request timeout) comes
-	// after it (TestRequestTimeoutEscalation).
+	// The cancellation is written before this returns, so that what the caller sends next
+	// (the liveness ping after a timeout) comes after it (TestRequestTimeoutEscalation).
 	if tell {
 		params := map[string]any{"requestId": pc.WorkerID()}
 		if reason != "" {
@@ -199,17 +195,15 @@ func (s *slot) abandon(c *Call, pc *worker.Call, reason string, tell bool) {
 	}()
 }
 
-// reconcileSub makes the worker's subscription to the URI of a forwarded resources/subscribe
-// or unsubscribe what the count says, once the call is written or given up (after its
-// bookkeeping, so that a subscribe given up no longer counts).
+// reconcileSub brings the worker's subscription to a forwarded call's URI in line with the
+// count, after the call's bookkeeping so that a subscribe given up no longer counts.
 func (s *slot) reconcileSub(c *Call) {
 	if c.subFwd {
 		c.w.reconcile(s, c.subURI)
 	}
 }
 
-// answerRelay is a call as its worker sees it: the recipient of its answer. Being the call
-// itself, it costs no allocation per call, and its method is not part of Call's.
+// answerRelay is a call as its worker sees it: the recipient of its answer.
 type answerRelay Call
 
 func (r *answerRelay) Deliver(resp *jsonrpc.Message) {
@@ -217,11 +211,9 @@ func (r *answerRelay) Deliver(resp *jsonrpc.Message) {
 	c.s.answered(c, resp)
 }
 
-// answered relays a worker's answer (or the error its end gave the call). It runs on the
-// worker's stdout reader or waiter, with no goroutine per call in between: the call's place is
-// freed and the answer handed over at once, unless freeing it means sending the next queued
-// call or stopping the worker, which must not run there (a write to the worker would wait on
-// this very reader, a stop on its end), so then both go to a goroutine, in the same order.
+// answered relays a worker's answer, or the error its end gave the call. It runs on the
+// worker's reader or waiter, which must not write to the worker or stop it (each would wait
+// on itself): when freeing the place means either, both steps go to a goroutine, in order.
 func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
 	left := s.release(c, resp)
 	if left.next == nil && left.stop == nil && !left.drop && !c.subFwd {
@@ -242,9 +234,8 @@ func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
 	}()
 }
 
-// done frees the place of a call given up unanswered: its progress token, its turn (the next
-// queued call runs), and the worker's idleness clock; a subscribe or unsubscribe given up
-// leaves the worker's subscription to its URI what the count says.
+// done frees the place of a call given up unanswered, and reconciles a subscription it
+// carried.
 func (s *slot) done(c *Call) {
 	s.settle(s.release(c, nil))
 	s.reconcileSub(c)
@@ -255,8 +246,7 @@ type leftToDo struct {
 	next *Call // the queued call whose turn it is now
 	drop bool  // the slot leaves the pool
 	stop *wrk  // the worker to stop
-	// givenUp: the call's caller gave it up (abandon) and this is the worker's late answer,
-	// which nobody is to receive: the caller's handler ended, or is ending, on its own.
+	// givenUp: the worker's late answer to an abandoned call, which nobody receives.
 	givenUp bool
 }
 

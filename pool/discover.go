@@ -31,17 +31,12 @@ const probeVersion = "9999-12-31"
 
 // discover learns whether a freshly initialized worker speaks the sessionless revision: it
 // sends server/discover naming probeVersion, and a worker whose -32022 answer lists
-// SessionlessVersion does. A legacy worker answers otherwise (method not found).
+// SessionlessVersion does. A real discover would switch a dual-era server's stdio session to
+// the sessionless era (go-sdk v1.8.0), cutting off legacy sessions; a refused version
+// changes nothing.
 //
-// Why not an honest discover: a dual-era server (go-sdk v1.8.0) takes a served discover as
-// its stdio session's switch to the sessionless era, after which it stops sending legacy
-// sessions their list_changed notifications and server-to-client requests; and before
-// initialize, it would refuse gemgate's initialize as a duplicate. The refused version
-// changes nothing in the worker.
-//
-// sure is false when the worker gave no usable answer (a timeout, an error of its own): one
-// worker's trouble must not teach the pool what the program speaks. The probe runs apart from
-// the request that started the worker, so a client giving up does not decide it either.
+// sure is false when the worker gave no usable answer: one worker's trouble must not teach
+// the pool what the program speaks.
 func (p *Pool) discover(ctx context.Context, proc *worker.Process) (sessionless, sure bool) {
 	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    probeVersion,
@@ -92,11 +87,9 @@ func (m *Member) Sessionless() bool {
 // take a 2026-07-28 server/discover; the caller serves the request the legacy way instead.
 var ErrNotSessionless = errors.New("the worker does not speak the sessionless revision")
 
-// openSessionless opens a fresh worker's stdio session in the sessionless era: a real
-// server/discover naming SessionlessVersion, in place of initialize. From then on the worker
-// answers its own input-required results, requestState and multi-round structure included,
-// instead of turning them into requests of its own, as a go-sdk server does on a session
-// initialized with an older version. Its discover result stands for the InitializeResult.
+// openSessionless opens a fresh worker's stdio session in the sessionless era, with a
+// server/discover naming SessionlessVersion instead of initialize. The worker then returns
+// input-required results itself. The discover result stands for the InitializeResult.
 func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.RawMessage, error) {
 	resp, err := p.openingCall(ctx, proc, "gemgate-discover", "server/discover", sessionlessParams(nil))
 	if err != nil {
@@ -122,12 +115,9 @@ func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.
 	return resp.Result, nil
 }
 
-// listenForChanges opens one subscriptions/listen of gemgate's own at a sessionless worker,
-// for the worker's life: such a session sends its list_changed notifications only on a
-// listen stream, and this one hands them to the pool like a legacy worker's, for the
-// gateway's own listen streams to filter and tag (per caller, per user as always). Its answer
-// is never awaited; the worker ends it when it exits. A worker that refuses it simply sends
-// no list_changed.
+// listenForChanges opens gemgate's own subscriptions/listen at a sessionless worker, for its
+// whole life: such a worker sends list_changed only on a listen stream. They reach the pool
+// like a legacy worker's. The answer is never awaited.
 func (p *Pool) listenForChanges(ctx context.Context, proc *worker.Process) {
 	params, _ := json.Marshal(map[string]any{"notifications": map[string]bool{
 		"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
@@ -154,10 +144,8 @@ func sessionlessParams(params json.RawMessage) json.RawMessage {
 	return out
 }
 
-// eraKnowledge is what the pool has learned of the worker program (every worker runs the
-// same one): whether it speaks the sessionless revision. Zero is not known yet. A yes is
-// never unlearned: a no after it is one worker's trouble (a failed login, a slow start), not
-// the program's; a no learned first turns into a yes once a worker shows it.
+// eraKnowledge is whether the worker program speaks the sessionless revision; zero is not
+// known yet. A yes is never unlearned, since a later no is one worker's trouble.
 type eraKnowledge struct{ v atomic.Int32 }
 
 func (e *eraKnowledge) learn(sessionless bool) {
@@ -175,8 +163,7 @@ func (p *Pool) SessionlessWorkers() (known, yes bool) {
 	return v != 0, v == 1
 }
 
-// SessionlessWorker reports whether the caller's worker is the user's sessionless worker
-// (Attach.Sessionless): requests go to it as 2026-07-28 requests, and it answers
-// input-required results itself. It is fixed at attach, so a worker that exits or a let-go
-// does not change how a call in flight is read.
+// SessionlessWorker reports whether the caller attached to the user's sessionless worker
+// (Attach.Sessionless). It is fixed at attach, so that a worker's exit does not change how a
+// call in flight is read.
 func (m *Member) SessionlessWorker() bool { return m.sessionlessWorker }

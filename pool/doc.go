@@ -21,8 +21,9 @@
 //
 // The pool reaches callers only through the Caller interface; it never imports the gateway
 // and never sees HTTP. It knows a caller by an Identity of its own, never by auth's
-// Principal, and starts a worker through a Launcher (worker.CommandLauncher). It must never route one caller's answer, progress or worker request to
-// another caller, never let a worker serve two users or two access modes, never take a worker
+// Principal, and starts a worker through a Launcher (worker.CommandLauncher). It must never
+// route one caller's answer, progress or worker request to another caller, never let a
+// worker serve two users or two access modes, never take a worker
 // request's answer from a token whose access does not cover the worker's mode, never take a
 // worker request as a call's on a guess, and never wait without a deadline on a worker.
 //
@@ -31,5 +32,5 @@
 // worker's MCP client: it initializes the worker with the capabilities it can route to the
 // client a request belongs to (sampling and elicitation, not roots) and answers each
 // session's initialize from the result it kept. With worker_per: session the client's own
-// initialize parameters go to its worker, as they always did.
+// initialize parameters go to its worker.
 package pool

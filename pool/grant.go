@@ -5,10 +5,8 @@ import (
 	"strings"
 )
 
-// Grant is what the member's worker was given by the token that started it: the scope set
-// it is told (GEMGATE_SCOPES) and the token's audiences (a passed-through or exchanged
-// credential carries them), from its key. ok is false once the member is detached. A
-// session that stepped up has its new worker's grant.
+// Grant is the scope and audience sets the member's worker was started with, from its key.
+// ok is false once the member is detached.
 func (m *Member) Grant() (scopes, audience []string, ok bool) {
 	s := m.slot()
 	if s == nil {

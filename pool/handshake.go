@@ -15,14 +15,10 @@ import (
 )
 
 // ownParams are gemgate's initialize params as the worker's own MCP client (worker_per:
-// user): the latest version it speaks and the client capabilities it can route to the client
-// a request belongs to. Sampling and elicitation are asked within a call (a tool that wants a
-// completion or a confirmation), and go to that call's client in both eras (on the call's
-// stream, or as its input-required result). Roots are not declared: they are one client's,
-// the worker serves all the user's clients, and a worker asks for them outside any call (the
-// official filesystem server, right after notifications/initialized), where no client is the
-// one to ask: told no roots capability, such a worker keeps the directories it was started
-// with. A worker that asks anyway is routed as any (workerRequest).
+// user). Sampling and elicitation are declared: they are asked within a call, and go to that
+// call's client. Roots are not: they belong to one client, while the worker serves all the
+// user's clients and asks for roots outside any call. Told nothing, such a worker keeps the
+// directories it was started with.
 func (p *Pool) ownParams() json.RawMessage {
 	b, _ := json.Marshal(map[string]any{
 		"protocolVersion": p.opts.Versions[0],
@@ -34,10 +30,9 @@ func (p *Pool) ownParams() json.RawMessage {
 	return b
 }
 
-// handshake is the MCP handshake with a fresh worker, the one place it is written: initialize
-// with params, the result checked, and notifications/initialized unless the client sends its
-// own (a first start with worker_per: session). It returns the InitializeResult and the
-// protocol version the worker chose.
+// handshake is the MCP handshake with a fresh worker: initialize with params, and
+// notifications/initialized unless the client sends its own (a first start with worker_per:
+// session). It returns the InitializeResult and the version the worker chose.
 func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.RawMessage, sendInitialized bool) (json.RawMessage, string, error) {
 	resp, err := p.openingCall(ctx, proc, "gemgate-init", "initialize", params)
 	if err != nil {
@@ -61,9 +56,9 @@ func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.
 	return resp.Result, version, nil
 }
 
-// refusal is a worker's error answer to its opening call as the client may read it: without
-// the credential the worker was handed (a refused login message quotes it), and a JSON-RPC
-// error object still, or, when taking the credential out leaves none, one of gemgate's own.
+// refusal is a worker's error answer to its opening call as the client may read it: with the
+// credential taken out (a refused login may quote it), or gemgate's own error if nothing
+// usable is left.
 func refusal(proc *worker.Process, answer json.RawMessage) json.RawMessage {
 	out := proc.Redacted(answer)
 	if bytes.Equal(out, answer) {
@@ -119,10 +114,8 @@ func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 	return out
 }
 
-// workerText is an error of a worker's text, as gemgate logs it: without the credential the
-// worker was handed, then clipped. A worker can write an answer that reads as the worker
-// package's own "exited before answering" (exitedUnasked), so its text is never taken as
-// gemgate's.
+// workerText is a worker's error text as gemgate logs it, without the credential and
+// clipped. It is never taken as gemgate's own text: a worker can forge exitedUnasked's.
 func workerText(proc *worker.Process, text []byte) error {
 	return errors.New(clip.Bytes(proc.Redacted(text), 100))
 }

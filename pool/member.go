@@ -24,11 +24,9 @@ type Member struct {
 	mu sync.Mutex
 	s  *slot // nil once detached
 
-	// inFlight counts the member's calls in a worker's calls set, on whichever worker (a
-	// moved member's may still run on its old one). It changes only under that worker's
-	// slot's lock, so a detach that reads 0 under its slot's lock knows that none of the
-	// member's calls runs on its worker, and need not look through all the worker's calls:
-	// a sessionless request detaches at its end, its own call long answered.
+	// inFlight counts the member's calls at any worker (a moved member's may still run on
+	// the old one). It changes only under that worker's slot lock, so a detach that reads 0
+	// under its slot lock need not scan the worker's calls.
 	inFlight atomic.Int32
 }
 
@@ -113,14 +111,11 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	return c, nil
 }
 
-// applyExpiry runs before a call reaches the worker: with on_token_expiry restart, a worker
-// whose credential expired and that runs no call is replaced (the next start replays the
-// handshake with a fresh credential); with end, it is stopped and its callers let go. A
-// restart waits for a call whose identity has the slot's access mode: the fresh credential
-// comes from the call's token, and one narrowed to read-only must not replace a read-write
-// worker. Nor does such a call run on the expired credential meanwhile (ErrAccessMismatch):
-// its session's narrowed calls would otherwise keep the worker's login alive for good, which
-// restart is chosen to prevent.
+// applyExpiry applies on_token_expiry before a call reaches the worker. With restart, an
+// idle worker whose credential expired is replaced; with end, it is stopped and its callers
+// let go. Only a call of the slot's access mode may restart it, since the fresh credential
+// comes from its token. A narrowed call gets ErrAccessMismatch instead of running on the
+// expired login, which would otherwise stay alive for good.
 func (s *slot) applyExpiry(_ context.Context, id Identity) error {
 	policy := s.p.opts.OnTokenExpiry
 	if policy == ExpiryKeep {
@@ -164,10 +159,9 @@ func (s *slot) applyExpiry(_ context.Context, id Identity) error {
 	return ErrDetached
 }
 
-// Notify passes a client notification on. With worker_per: user, gemgate has sent the
-// worker's notifications/initialized itself: a session's own is not repeated; nor is a
-// client's notifications/roots/list_changed, since gemgate told the worker of no roots
-// (ownParams).
+// Notify passes a client notification on. With worker_per: user, gemgate drops the client's
+// notifications/initialized (it sent its own) and roots/list_changed (the worker was told of
+// no roots).
 func (m *Member) Notify(msg *jsonrpc.Message) error {
 	if (msg.Method == "notifications/initialized" || msg.Method == "notifications/roots/list_changed") && !m.p.PerSession() {
 		return nil
@@ -187,10 +181,8 @@ type Answered struct {
 }
 
 // Answer passes the client's answer to a worker request on, with the worker's id restored.
-// It is accepted only from the caller the request was sent to (else ErrNoSuchRequest), and
-// only when the answering token's access covers the mode of the worker that asked: a
-// read-only token (readOnly) never answers a read-write worker's request (ErrNotEntitled;
-// the request stays for an answer that is entitled).
+// Only the caller the request went to may answer (else ErrNoSuchRequest), and a read-only
+// token never answers a read-write worker (ErrNotEntitled; the request stays open).
 func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 	var pr pendingRequest
 	entitled := true
@@ -212,16 +204,14 @@ func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 	return info, w.proc.Reply(context.Background(), &out)
 }
 
-// takeRequest takes out the worker request of gemgate's id id if it was delivered to m and
-// is still unanswered, and hands it to then under the slot's lock; it returns the worker, nil
-// when there is no such request.
+// takeRequest takes out m's unanswered worker request id and hands it to then under the slot
+// lock. It returns the worker, or nil if there is no such request.
 func (m *Member) takeRequest(id json.RawMessage, then func(*slot, *wrk, pendingRequest)) *wrk {
 	return m.request(id, func(s *slot, w *wrk, pr pendingRequest) bool { then(s, w, pr); return true })
 }
 
-// request finds the worker request of gemgate's id id if it was delivered to m and is still
-// unanswered, and hands it to then under the slot's lock, which takes it out if it returns
-// true; request returns the worker, nil when there is no such request.
+// request hands m's unanswered worker request id to then under the slot lock, and takes it
+// out if then returns true. It returns the worker, or nil if there is no such request.
 func (m *Member) request(id json.RawMessage, then func(*slot, *wrk, pendingRequest) bool) *wrk {
 	var gid string
 	if json.Unmarshal(id, &gid) != nil {
@@ -243,10 +233,8 @@ func (m *Member) request(id json.RawMessage, then func(*slot, *wrk, pendingReque
 	return w
 }
 
-// Decline answers, on the caller's behalf, a worker request that was delivered to it with the
-// answer that fails safe (unanswerable: an elicitation cancelled, no roots, an error): for a
-// caller that has nobody to ask. It reports whether the request was the caller's and still
-// unanswered.
+// Decline gives a worker request delivered to the caller the safe refusal (unanswerable),
+// for a caller with nobody to ask. It reports whether the request was open and the caller's.
 func (m *Member) Decline(id json.RawMessage) bool {
 	return m.takeRequest(id, func(s *slot, w *wrk, pr pendingRequest) {
 		answer, _ := unanswerable(&jsonrpc.Message{ID: pr.workerID, Method: pr.method})
@@ -254,11 +242,9 @@ func (m *Member) Decline(id json.RawMessage) bool {
 	}) != nil
 }
 
-// Refuse answers, on the caller's behalf, a worker request that was delivered to it (msg's
-// id is gemgate's) with an error. It never blocks: the answer joins the worker's queue of
-// gemgate's own answers (refuseLocked), so a worker that floods requests and does not read
-// costs a bounded queue, not a goroutine or a blocked caller each. It reports whether the
-// request was the caller's and still unanswered.
+// Refuse answers a worker request delivered to the caller with an error. It never blocks:
+// the answer joins the bounded queue of refuseLocked. It reports whether the request was
+// open and the caller's.
 func (m *Member) Refuse(id json.RawMessage, why string) bool {
 	return m.takeRequest(id, func(s *slot, w *wrk, pr pendingRequest) {
 		s.refuseLocked(w, jsonrpc.ErrorResponse(pr.workerID, jsonrpc.CodeInternalError, why, nil))
@@ -279,10 +265,9 @@ func (m *Member) Detach() {
 	s.detach(m, false)
 }
 
-// detach takes m out of the slot. Its calls there end with it, unless keepCalls (a step-up's
-// move to another worker): then the calls it made on this worker, running or queued, go on
-// here and answer as they would have, since the session that made them goes on, and detach
-// returns what m held here to take along (heldLocked).
+// detach takes m out of the slot, ending its calls there. With keepCalls (a step-up move),
+// the calls go on and answer as before, since the session goes on, and detach returns what
+// m held here to take along (heldLocked).
 func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 	level = -1
 	s.mu.Lock()
@@ -330,9 +315,8 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 	stop, drop := s.settleLocked()
 	s.mu.Unlock()
 	s.p.opts.Metrics.queued(-len(dropped))
-	// The session's calls end with it: the worker is told to stop each (a shared worker lives
-	// on and must not keep working for nobody), and whoever still waits for an answer gets an
-	// error with its own id instead of waiting for a call nobody will read.
+	// The session's calls end with it: the worker is told to cancel each (a shared worker
+	// must not work for nobody), and any waiter gets an error with its own id.
 	for _, c := range append(running, dropped...) {
 		c.finish(sessionEnded(c))
 	}
@@ -344,8 +328,7 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 		}()
 	}
 	if w != nil && stop != w && len(unsub)+len(refuse) > 0 {
-		// Most detaches leave nothing to tell (every sessionless request detaches at its end):
-		// no goroutine for them.
+		// Most detaches leave nothing to tell: no goroutine for them.
 		go w.tellAfterDetach(s, unsub, refuse)
 	}
 	if drop {
@@ -451,12 +434,10 @@ func (m *Member) Ask(ctx context.Context, method string, params json.RawMessage)
 	}
 }
 
-// CheckResponsive runs after a call timed out: the worker must still answer a ping, first as
-// it is, then after an interrupt. One that does neither is killed; its end counts as a death
-// for reason unresponsive, and every call of every caller attached to it fails with its own
-// id. The check belongs to the worker: one runs at a time however many calls timed out, and
-// with worker_per: user a session's end (done) does not end it, since the worker serves
-// others; with worker_per: session done ends the check early. The worker's own end does too.
+// CheckResponsive runs after a call timed out: the worker must answer a ping, as it is or
+// after an interrupt, or it is killed (reason unresponsive) and every call at it fails. One
+// check runs per worker at a time. done ends it early only with worker_per: session, since
+// a shared worker serves others.
 func (m *Member) CheckResponsive(done <-chan struct{}) {
 	s, w := m.current()
 	if w == nil {
@@ -537,9 +518,8 @@ func (m *Member) FirstTime(topic string) bool {
 	return true
 }
 
-// auditMethod is a worker request's method as an audit line may show it: the worker's own
-// bytes only when they are a method MCP names for a request to the client, "other" otherwise
-// (a worker's text could carry anything, its credential too).
+// auditMethod is a worker request's method for the audit line: a known MCP client method, or
+// "other", since a worker's text could carry anything, its credential too.
 func auditMethod(method string) string {
 	switch method {
 	case "elicitation/create", "sampling/createMessage", "roots/list", "ping":

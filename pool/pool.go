@@ -168,11 +168,9 @@ var (
 	ErrDetached = errors.New("the caller is detached from its worker")
 	// ErrClosed: the pool is shutting down.
 	ErrClosed = errors.New("the pool is closed")
-	// ErrAccessMismatch: the caller's worker is not running, or its credential expired under
-	// on_token_expiry restart, and the call's identity is not of the worker's key (a
-	// read-write session's call narrowed to read-only, or one whose token grants another
-	// scope or audience set), so it may not start or renew it; a call with the worker's own
-	// access mode and grant will (503, retry).
+	// ErrAccessMismatch: the worker must be started or renewed, and the call's identity does
+	// not match the worker's key (a call narrowed to read-only, or another scope or audience
+	// set), so it may not do it. A matching call will (503, retry).
 	ErrAccessMismatch = errors.New("the session's worker is not running or its credential expired, and a call of another access mode or scope set does not start or renew it")
 	// ErrGrantMismatch is the ErrAccessMismatch of a call of the worker's access mode whose
 	// token grants another scope or audience set than the worker's key (it wraps it).
@@ -195,11 +193,9 @@ type StartError struct {
 func (e *StartError) Error() string { return "starting a worker: " + e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Key says which worker serves a caller. Besides who the caller is, it holds everything the
-// worker is given and acts on: the user name it acts as (GEMGATE_USER, {user}), the scope set
-// it is told (GEMGATE_SCOPES) and the token's audiences (a passed-through or exchanged
-// credential carries them), so that a caller never runs in a worker that holds more than its
-// own token grants, and two subjects never share a worker.
+// Key says which worker serves a caller. It holds everything the worker is given and acts on
+// (user name, scopes, audiences), so that a caller never runs in a worker that holds more
+// than its own token grants, and two subjects never share a worker (DESIGN §9).
 type Key struct {
 	Issuer, Subject string
 	User            string
@@ -207,9 +203,8 @@ type Key struct {
 	// Scopes and Audience are the token's scope and audience sets, canonical (grantSet).
 	Scopes, Audience string
 	Session          string // set only with worker_per: session
-	// Sessionless marks the worker that serves the user's 2026-07-28 requests when the
-	// worker program speaks that revision itself (discover.go): a process of its own, since
-	// one stdio session is of one era.
+	// Sessionless marks the worker for the user's 2026-07-28 requests when the program speaks
+	// that revision itself. It is a process of its own: one stdio session has one era.
 	Sessionless bool
 }
 
@@ -227,9 +222,8 @@ type Pool struct {
 	nextW   uint64
 	wg      sync.WaitGroup // worker watchers
 
-	// nextReq numbers the worker requests gemgate passes to clients ("gemgate-wN"), for the
-	// whole pool: a worker's successor, or the worker a session steps up to, never reuses an
-	// id a client may still answer.
+	// nextReq numbers the worker requests passed to clients ("gemgate-wN"). It is pool-wide
+	// so that no other worker reuses an id a client may still answer.
 	nextReq atomic.Uint64
 
 	// traced are the workers whose secrets the message trace redacts (RedactSecrets).
@@ -275,8 +269,8 @@ func (p *Pool) KeyFor(id Identity) Key {
 }
 
 // grantSet is a canonical form of a set of scopes or audiences: sorted, without repeats, each
-// prefixed with its length, so that no two sets share a form (a scope may hold a space when
-// it comes from scp).
+// prefixed with its length, so that no two sets share a form (a scope from scp may hold a
+// space).
 func grantSet(values []string) string {
 	sorted := slices.Clone(values)
 	slices.Sort(sorted)
@@ -363,19 +357,15 @@ func (p *Pool) Close() {
 type Attach struct {
 	Identity Identity
 	Caller   Caller
-	// Params are the client's initialize params, already negotiated to a version gemgate
-	// speaks: they go to the worker with worker_per: session, and say which version the
-	// client asked for with worker_per: user.
+	// Params are the client's initialize params, negotiated to a version gemgate speaks.
 	Params json.RawMessage
-	// Caps, when CapsRead, are the capabilities Params declare (ClientCapabilities): a
-	// 2026-07-28 request, which attaches per request, read them to write Params. Without
-	// CapsRead they are read from Params.
+	// Caps, when CapsRead, are the capabilities Params declare; otherwise they are read from
+	// Params.
 	Caps     Capabilities
 	CapsRead bool
-	// Sessionless asks for the user's sessionless worker (worker_per: user only): one that
-	// gemgate does not initialize but opens with a 2026-07-28 server/discover, so that the
-	// user's sessionless requests reach it as they are. A worker program that turns out not to
-	// speak the revision fails the attach with ErrNotSessionless.
+	// Sessionless asks for the user's sessionless worker (worker_per: user only), opened with
+	// server/discover instead of initialize. If the program does not speak 2026-07-28, the
+	// attach fails with ErrNotSessionless.
 	Sessionless bool
 }
 

@@ -23,19 +23,16 @@ type pendingRequest struct {
 	method   string // the worker's method, for the audit line of the answer
 }
 
-// ErrNotEntitled is an answer to a worker's request from a token whose access does not cover
-// the access mode of the worker that asked: a read-only token answering a read-write worker.
-// The request stays unanswered, for a caller that is entitled.
+// ErrNotEntitled refuses a read-only token's answer to a read-write worker's request. The
+// request stays open for a caller that is entitled.
 var ErrNotEntitled = errors.New("a read-only token may not answer a read-write worker's request")
 
 // ErrNoSuchRequest is an answer to a worker request that was not delivered to the caller, or
 // was answered or withdrawn since.
 var ErrNoSuchRequest = errors.New("no such worker request is waiting for this caller")
 
-// asks reports whether a call of method can be the one a worker's request belongs to: only
-// the requests during which a server may ask its client something (MCP: tools/call,
-// prompts/get, resources/read, completion/complete) can. A worker that asks during a
-// tools/list, or at start-up, asks outside any call.
+// asks reports whether a call of method may carry a worker's request to the client. MCP
+// allows it only during tools/call, prompts/get, resources/read and completion/complete.
 func asks(method string) bool {
 	switch method {
 	case "tools/call", "prompts/get", "resources/read", "completion/complete":
@@ -44,20 +41,15 @@ func asks(method string) bool {
 	return false
 }
 
-// maxAbandoned bounds the calls given up by their callers that a worker is still counted as
-// running (it did not answer them yet). Past it gemgate loses track of one, and from then on
-// no request of the worker is taken as any call's: a call it cannot see might have asked.
+// maxAbandoned bounds the cancelled calls a worker has not answered yet. Past it gemgate loses
+// track, and from then on no request of the worker belongs to any call, since an untracked
+// call might have asked.
 const maxAbandoned = 1024
 
-// askerLocked is the call a request the worker sends now belongs to, if gemgate knows it: the
-// only call at the worker that can ask (asks), written to it, counting the calls given up by
-// their callers that the worker has not answered (abandoned reports the call is one). nil when
-// there is none. When there are several, the request belongs to no call gemgate can name
-// (ambiguous): it may belong to any of them, so it is no call's, and ambiguity never makes a
-// call its owner. Then of reports the one caller whose calls they all are, if they are one
-// caller's (its session may be asked, on its own stream); nil when they are several callers'
-// (no session may be asked: each could be the wrong client), or when gemgate lost track of
-// the calls given up (maxAbandoned).
+// askerLocked finds the call that a request the worker sends now belongs to: the one written
+// call that can ask, counting abandoned ones (then abandoned is true). With several such
+// calls the request is ambiguous and belongs to none of them. Then of is their caller if they
+// all share one, and nil if they are several callers' or gemgate lost track (maxAbandoned).
 func (w *wrk) askerLocked() (owner *Call, abandoned, ambiguous bool, of *Member) {
 	if w.lostTrack {
 		return nil, false, true, nil
@@ -89,10 +81,8 @@ func (w *wrk) askerLocked() (owner *Call, abandoned, ambiguous bool, of *Member)
 	return nil, false, true, owner.m
 }
 
-// keepAbandonedLocked records a call given up by its caller while the worker still runs it
-// (pc): it counts as in flight at the worker, for askerLocked, until the worker answers it
-// (answered, through releaseLocked) or ends. Only a call that can ask is kept: no other can
-// own a request. What it carried for the worker is dropped: only its method is read again.
+// keepAbandonedLocked keeps a cancelled call that the worker still runs, so that askerLocked
+// counts it until the worker answers it or ends. Only calls that can ask are kept.
 func (w *wrk) keepAbandonedLocked(c *Call, pc *worker.Call) {
 	if !asks(c.out.Method) {
 		pc.Withdraw("", false) // it asks nothing: its answer, if any, is dropped
@@ -184,23 +174,18 @@ func (w *wrk) soleCallLocked(m *Member) *Call {
 	return sole
 }
 
-// workerRequest sends a worker's request to the one caller entitled to answer it, or answers
-// it itself with the answer that fails safe (unanswerable), logged:
+// workerRequest sends a worker's request to the one caller entitled to answer it. Otherwise
+// gemgate answers with the safe refusal (unanswerable) and logs why:
 //
-//   - A request that belongs to a call (askerLocked) goes to that call's caller, on the call's
-//     own stream, when its token's access covers the worker's mode and it declared the
-//     capability. A call made with a read-only token on a read-write worker (a read-only token
-//     on a read-write session) is never asked: its token could not answer for the worker. A
-//     call its caller gave up is not asked anyone: its client is gone.
-//   - A request asked while several calls could have asked is no call's. When they are all
-//     one caller's, that caller's session stream takes it; when they are several callers',
-//     nobody is asked (each could be the wrong client: another agent of the user confirming
-//     what the person was asked), and gemgate answers.
-//   - A request asked while no call could have (at start-up, during a tools/list) goes to the
-//     stream of a legacy session attached to the worker (the most recently active that
-//     declared the capability and has a stream; every session of a read-write worker opened
-//     its stream with a read-write token); a 2026-07-28 request has no stream outside its own
-//     call and never takes one.
+//   - A request that belongs to a call goes to that call's stream, if the caller declared the
+//     capability. A read-only token is never asked for a read-write worker, and a cancelled
+//     call is asked nothing.
+//   - An ambiguous request goes to the session stream of the caller that owns all the
+//     candidate calls. If they are several callers', nobody is asked: each could be the wrong
+//     client.
+//   - A request outside any call goes to the most recently active legacy session that
+//     declared the capability and has a stream. A 2026-07-28 request has no stream outside
+//     its own call.
 func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	s.mu.Lock()
 	if len(w.requests) >= maxWorkerRequests {
@@ -216,8 +201,8 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	case ambiguous && of == nil:
 		why = "calls of several clients at the worker could have asked; gemgate does not guess which"
 	case ambiguous:
-		// Every call that could have asked is this caller's: its session's stream may take
-		// the request (none of its calls' streams: it is no one call's).
+		// All candidate calls are this caller's: its session stream may take the request,
+		// but none of the calls' streams.
 		if _, in := s.members[of]; in && of.caps.allows(msg.Method) && (of.c.CanTakeRequest() || s.p.PerSession()) {
 			to = of
 		} else {
@@ -280,11 +265,9 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 // written: they wait only while the worker does not read its input, which write_timeout ends.
 const maxRefusals = 64
 
-// refuseLocked queues gemgate's answer to a worker's request, on the client's behalf, and sees
-// that it is written: never on the reading goroutine, which must not wait on the worker's
-// stdin, and by one goroutine per worker at most. Past maxRefusals the answer is dropped: the
-// worker sends requests faster than it reads, and is stopped for it once a write outlives
-// write_timeout.
+// refuseLocked queues gemgate's answer to a worker's request. One goroutine per worker writes
+// the queue, never the reading goroutine, which must not wait on the worker's stdin. Past
+// maxRefusals answers are dropped; write_timeout stops a worker that does not read.
 func (s *slot) refuseLocked(w *wrk, answer *jsonrpc.Message) {
 	if len(w.refusals) >= maxRefusals {
 		if !w.dropped {
@@ -318,14 +301,10 @@ func (s *slot) writeRefusals(w *wrk) {
 	}
 }
 
-// unanswerable is gemgate's answer to a worker's request that no client entitled to it can
-// take: none declared the capability or can be asked now, the call that asked was made with a
-// read-only token on a read-write worker, or was given up by its client. The answer is the
-// one that fails safe, as if the user had
-// been asked and had not agreed: an elicitation is cancelled (the user made no choice: a
-// confirmation never shown confirms nothing), roots are none; anything else (sampling) is an
-// error.
-// named is what the audit line calls the answer.
+// unanswerable is gemgate's answer to a worker's request that no entitled client can take.
+// It fails safe, as if the user had been asked and had not agreed: an elicitation is
+// cancelled (a confirmation never shown confirms nothing), roots are none, and anything else
+// is an error. named is what the audit line calls the answer.
 func unanswerable(msg *jsonrpc.Message) (answer *jsonrpc.Message, named string) {
 	switch msg.Method {
 	case "elicitation/create":
@@ -345,9 +324,9 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 	ok := func() *jsonrpc.Message { return &jsonrpc.Message{ID: c.clientID, Result: json.RawMessage(`{}`)} }
 	switch c.msg.Method {
 	case "resources/subscribe", "resources/unsubscribe":
-		// The count is kept by the URI as gemgate reads it: one the worker might read
-		// otherwise (params by position, a uri that is not a string) is refused, or two
-		// callers asking for different things would share one count.
+		// The count is keyed by the URI as gemgate reads it. A URI the worker might read
+		// differently is refused, or two callers asking for different things would share one
+		// count.
 		uri, readable := uriOf(c.msg.Params)
 		if !readable {
 			return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, c.msg.Method+" needs params.uri, a string", nil)
@@ -368,11 +347,9 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 		if taken {
 			return ok() // the worker took this URI, and nothing about it is in flight
 		}
-		// Nobody has the URI, or the worker has not answered a subscribe of it yet: this
-		// one is written too (a repeat the worker takes as it will), and its caller learns
-		// the worker's own answer, as a call of its own: queued, cancelled and ended with its
-		// session as any. Meanwhile the caller counts, so that the worker is not told to let
-		// go of the URI under it.
+		// New URI, or an earlier subscribe is unanswered: forward this one too, so that the
+		// caller gets the worker's own answer. The caller counts meanwhile, so that the
+		// worker is not unsubscribed under it.
 		w.pendLocked(uri, m, 1)
 		c.subURI, c.subFwd = uri, true
 		c.after = func(answer *jsonrpc.Message) { w.subscribedLocked(c, uri, answer) }
@@ -414,10 +391,9 @@ func add[K comparable](m map[K]int, k K, delta int) {
 	}
 }
 
-// subscribedLocked settles a forwarded subscribe once it ended, with the worker's answer (nil
-// when it was given up unanswered): taken, its caller counts (unless it let the URI go
-// since); refused or given up, it does not, unless another subscribe of its to the URI is
-// still in flight. The worker's state is reconciled after (reconcileSub).
+// subscribedLocked settles a forwarded subscribe with the worker's answer (nil if given up).
+// If refused or given up, the caller stops counting unless another subscribe of its is in
+// flight. reconcile runs after.
 func (w *wrk) subscribedLocked(c *Call, uri string, answer *jsonrpc.Message) {
 	w.pendLocked(uri, c.m, -1)
 	refused := answer != nil && answer.Error != nil
@@ -427,9 +403,8 @@ func (w *wrk) subscribedLocked(c *Call, uri string, answer *jsonrpc.Message) {
 	if w.subPendOf[subKey{uri, c.m}] == 0 {
 		w.dropSubLocked(uri, c.m)
 	}
-	// Refused as the last line the worker read of uri: it is not subscribed, so there is
-	// nothing to unsubscribe and nothing to remember. A URI is the client's choice: refused
-	// subscribes to many of them must leave nothing behind.
+	// Refused as the last line about uri: remember nothing, so that refused subscribes to
+	// client-chosen URIs leave nothing behind.
 	if refused && w.told[uri] == c {
 		delete(w.told, uri)
 	}
@@ -445,10 +420,9 @@ func (w *wrk) setToldLocked(uri string, by *Call) {
 	}
 }
 
-// reconcile writes the worker a subscribe or an unsubscribe of uri when what it was last
-// written differs from whether any caller counts as subscribed. Its own subscribe counts as
-// in flight until the worker answers it (a subscribe meanwhile is the worker's to answer),
-// and a refusal of it uncounts the callers that counted on it.
+// reconcile writes a subscribe or unsubscribe of uri when the worker's last line about it
+// disagrees with whether any caller counts. A refusal of its own subscribe uncounts the
+// callers that relied on it.
 func (w *wrk) reconcile(s *slot, uri string) {
 	w.subMu.Lock()
 	defer w.subMu.Unlock()
@@ -474,9 +448,8 @@ func (w *wrk) reconcile(s *slot, uri string) {
 		}
 		return
 	}
-	// The answer comes on the worker's reader, or its waiter: bookkeeping only, no write.
-	// An error while the worker is going (not a refusal of its own) uncounts nobody: what
-	// the callers hold carries over to its successor.
+	// Runs on the worker's reader or waiter: bookkeeping only, no write. An error from a
+	// dying worker uncounts nobody: the subscriptions carry over to its successor.
 	if _, err := w.proc.Send(context.Background(), msg, worker.RecipientFunc(func(resp *jsonrpc.Message) {
 		refused := resp.Error != nil && !w.proc.Closing()
 		s.mu.Lock()
@@ -489,10 +462,8 @@ func (w *wrk) reconcile(s *slot, uri string) {
 	}
 }
 
-// reconciledLocked settles reconcile's own subscribe of uri (mark in told) once it ended.
-// Refused as the last line of uri, the worker does not have the URI: told forgets it, and
-// the callers counted with no subscribe of their own in flight, who count on it, count no
-// more (a later subscribe of theirs is the worker's to answer).
+// reconciledLocked settles reconcile's own subscribe of uri. If refused, the callers that
+// relied on it count no more.
 func (w *wrk) reconciledLocked(uri string, mark *Call, refused bool) {
 	w.pendLocked(uri, nil, -1)
 	if !refused || w.told[uri] != mark {
@@ -552,10 +523,9 @@ func (w *wrk) dropSubLocked(uri string, m *Member) (none bool) {
 	return true
 }
 
-// carryLocked gives w, a worker just started in the slot, the subscriptions and logging
-// levels its attached callers had at the one before (a restart, or a successor after a
-// death: the callers were told nothing of a change, so nothing of theirs is lost). It
-// returns the URIs tellCarried subscribes w to.
+// carryLocked gives w, a worker just started in the slot, its callers' subscriptions and
+// logging levels from the previous worker, since the callers were told of no change. It
+// returns the URIs for tellCarried.
 func (s *slot) carryLocked(w *wrk) []string {
 	prev := s.prev
 	s.prev = nil
@@ -592,10 +562,9 @@ func (w *wrk) tellCarried(s *slot, uris []string) {
 	}
 }
 
-// heldLocked is what m asked of w that outlives a move to another worker: the URIs it counts
-// as subscribed to and its logging level, -1 when it set none. At a running worker, a URI
-// whose subscribe is unanswered is taken too (a refusal that comes after the move follows it,
-// unfollowSub); at one that is gone (settled), such a subscribe failed with it.
+// heldLocked is what m asked of w that survives a move: its subscribed URIs and its logging
+// level (-1 if none). At a running worker, unanswered subscribes are included; a later
+// refusal follows m (unfollowSub).
 func (w *wrk) heldLocked(m *Member, settled bool) (uris []string, level int) {
 	for uri, subs := range w.subs {
 		if subs[m] && !(settled && w.subPendOf[subKey{uri, m}] > 0) {
@@ -609,8 +578,8 @@ func (w *wrk) heldLocked(m *Member, settled bool) (uris []string, level int) {
 	return uris, level
 }
 
-// unfollowSub: the worker m moved from refused a subscribe of uri that m's new worker was
-// given with the move (heldLocked); m counts there no more.
+// unfollowSub uncounts m for uri at its new worker, after its old worker refused the
+// subscribe that came along with the move.
 func (m *Member) unfollowSub(from *slot, uri string) {
 	s := m.slot()
 	if s == nil || s == from {

@@ -6,16 +6,13 @@ import (
 	"github.com/gemgate/gemgate/worker"
 )
 
-// keptEnded is how many ended workers' secrets the message trace still redacts: a worker's
-// last messages can be traced after it ended (a session's outbox, a stream replayed with
-// Last-Event-ID), and a credential it echoed must not appear there either.
+// keptEnded is how many ended workers' secrets the message trace still redacts: their last
+// messages may be traced later (an outbox, a replay), and must not show a credential.
 const keptEnded = 256
 
-// traceSecrets are the workers whose secrets every line of the message trace is redacted of:
-// a credential one worker echoes is traced on its way out of the worker ("from_worker"), then
-// again in whatever carries the same bytes on (the client's answer, an SSE event, a replay),
-// and each of those lines must be redacted as the first was. It is kept only while the trace
-// is on (Options.Trace): redacting costs a scan per secret per line.
+// traceSecrets are the workers whose secrets are redacted from every line of the message
+// trace, since an echoed credential is traced again wherever its bytes are carried on. It
+// is kept only while the trace is on (Options.Trace).
 type traceSecrets struct {
 	mu    sync.Mutex
 	live  map[*worker.Process]struct{}
@@ -57,10 +54,9 @@ func (t *traceSecrets) redact(b []byte) []byte {
 	return b
 }
 
-// RedactSecrets is b with the secrets of every worker the pool runs, or ended lately, taken
-// out: the credential each was handed and the other secrets its launch named, in every
-// spelling worker.Process.Redacted finds. The message trace runs each of its lines through
-// it. Without Options.Trace the pool keeps no list, and b is returned as it is.
+// RedactSecrets is b without the secrets of every worker the pool runs or ended lately, in
+// every spelling worker.Process.Redacted finds. It is for the message trace: without
+// Options.Trace, b is returned as it is.
 func (p *Pool) RedactSecrets(b []byte) []byte {
 	if p.opts.Trace == nil {
 		return b

@@ -1,10 +1,8 @@
 package pool
 
-// Serves reports whether the worker that would serve id runs here or is starting: the user's
-// sessionless worker when sessionless is true (Attach.Sessionless), the one legacy sessions
-// use otherwise. A draining gateway still takes the requests of such a user (their worker
-// and its state are here) and refuses, with a retryable 503, those that would make it start a
-// worker it is about to stop.
+// Serves reports whether the worker that would serve id (the sessionless one if sessionless)
+// runs here or is starting. A draining gateway uses it to keep serving such users and to
+// refuse, with a retryable 503, requests that would start a worker.
 func (p *Pool) Serves(id Identity, sessionless bool) bool {
 	key := p.KeyFor(id)
 	key.Sessionless = sessionless && !p.PerSession()

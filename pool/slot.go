@@ -60,23 +60,20 @@ type wrk struct {
 	progress map[string]*Call // by the worker-side progress token
 	nextTok  uint64
 	requests map[string]pendingRequest // worker requests out to a caller, by gemgate's id
-	// refusals are gemgate's answers to worker requests no caller takes, in the order they
-	// were decided, written by one goroutine at a time (refusing): a worker that sends
-	// requests and never reads the answers costs a bounded queue, not a goroutine each.
+	// refusals are gemgate's answers to worker requests no caller takes, in order, written
+	// by one goroutine at a time (refusing).
 	refusals []*jsonrpc.Message
 	refusing bool
 	dropped  bool                        // a refusal was dropped (and logged) for a full queue
 	subs     map[string]map[*Member]bool // resource subscriptions by URI
 	subsOf   map[*Member]int             // how many URIs each caller is subscribed to
-	// subPend counts the subscribes written or queued and not yet answered, per URI and per
-	// caller and URI (gemgate's own under a nil caller): while any is, a subscribe is
-	// forwarded, not answered by gemgate.
+	// subPend counts unanswered subscribes per URI and per caller and URI (nil: gemgate's
+	// own). While any is pending, a new subscribe is forwarded, not answered by gemgate.
 	subPend   map[string]int
 	subPendOf map[subKey]int
-	// told holds the URIs the worker was last written a subscribe for (not an unsubscribe
-	// since), each with the call that wrote it (a stand-in for reconcile's own); subMu
-	// orders those writes: it is held from the decision to write one to the end of the
-	// write, so that told follows the order the worker reads them in.
+	// told holds the URIs whose last line to the worker was a subscribe, with the call that
+	// wrote it. subMu is held from the decision to write one to the end of the write, so
+	// that told follows the order the worker reads them in.
 	told     map[string]*Call
 	subMu    sync.Mutex
 	levels   map[*Member]int // each caller's logging level
@@ -95,11 +92,10 @@ type wrk struct {
 // errSlotGone is a slot dropped from the pool between lookup and use; the caller retries.
 var errSlotGone = errors.New("slot gone")
 
-// worker returns the slot's running worker, starting one if none runs. A start in progress is
-// waited for, not repeated. m is the caller asking for it, or nil for one attaching: an
-// attached caller that the slot no longer counts (its worker died and on_worker_exit is end)
-// gets errSlotGone, and never starts a successor nobody would use. A worker is started only
-// from an identity of the slot's access mode; any other gets ErrAccessMismatch.
+// worker returns the slot's running worker, starting one if none runs; a start in progress
+// is waited for. m is the caller, or nil while attaching. A caller the slot let go gets
+// errSlotGone, so it never starts a successor nobody would use. Only an identity of the
+// slot's key may start a worker (refuseStart).
 func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
 	for {
 		s.mu.Lock()
@@ -129,12 +125,9 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 			continue
 		}
 		if err := s.refuseStart(id); err != nil {
-			// A request narrowed to read-only on a read-write session (its token lacks the
-			// write scope) still reaches the read-write worker; it must not start that worker:
-			// the successor would run read-only, with the narrowed token's scopes and
-			// credential, for every read-write caller of the slot. Nor may a session's later
-			// token of another scope or audience set: the worker would hold what that token
-			// grants, not what the slot's callers were keyed on.
+			// A narrowed call, or a later token with other scopes or audiences, must not
+			// start the worker: it would run with that token's grant for every caller of
+			// the slot.
 			s.mu.Unlock()
 			return nil, err
 		}
@@ -146,10 +139,8 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 	}
 }
 
-// awaitRetired waits out a worker that has just died: its pending calls are failed a moment
-// before its watcher takes it out of service, and a call in between must not be handed to
-// it, to be refused. With on_worker_exit: end the death ends the caller m too (errSlotGone),
-// whether or not the watcher has let it go yet.
+// awaitRetired waits until the watcher retires a worker that has just died, so that no call
+// is handed to it in between. With on_worker_exit: end, m gets errSlotGone.
 func (s *slot) awaitRetired(ctx context.Context, w *wrk, m *Member) error {
 	select {
 	case <-w.proc.Done():
@@ -180,11 +171,9 @@ func (s *slot) awaitStart(ctx context.Context, ch chan struct{}) error {
 	if w == nil && err != nil && !(left && ctx.Err() == nil) {
 		return err
 	}
-	// Started, or the start ended because the request that made it went away, not because
-	// the worker cannot start: this caller is still here and starts it itself (or waits for
-	// whoever got there first). Each such turn takes a starter that left, so it does not go
-	// on for ever, and a start made here counts against the start rate (BeforeStart) like
-	// any other.
+	// Started, or the starter's client left: this caller starts it itself or waits for
+	// whoever got there first. Each retry needs a starter that left, so it ends, and it
+	// counts against the start rate like any start.
 	return nil
 }
 
@@ -210,18 +199,15 @@ func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	// No goroutine parked on Done for the worker's life: watch runs on the worker's own
-	// waiter once it is done.
+	// watch runs on the worker's own waiter once it is done.
 	w.proc.AfterDone(func() { s.watch(w) })
 	w.tellCarried(s, carried)
 	return w, nil
 }
 
-// refuseStart says why a worker started from id would not be the one the slot's key
-// describes (same subject, user name, access mode, scopes and audiences), or nil if it would
-// be. A worker is given what the identity that starts it holds, so only such an identity may
-// start or renew it: ErrAccessMismatch for another access mode, ErrGrantMismatch for another
-// grant.
+// refuseStart returns ErrAccessMismatch or ErrGrantMismatch if id does not match the slot's
+// key. A worker gets what the identity that starts it holds, so only a matching identity may
+// start or renew it.
 func (s *slot) refuseStart(id Identity) error {
 	k := s.p.KeyFor(id)
 	k.Session, k.Sessionless = s.key.Session, s.key.Sessionless
@@ -234,9 +220,8 @@ func (s *slot) refuseStart(id Identity) error {
 	return nil
 }
 
-// startOrUnblock is p.start for the slot, whose start ch announces. A panic in it (a
-// launcher's, say) is raised again, but first ends the start, as a failed one: left
-// starting, the slot would keep every later attach waiting on ch for good.
+// startOrUnblock is p.start for the slot, whose start ch announces. A panic is re-raised
+// after ending the start as failed; otherwise later attaches would wait on ch for good.
 func (s *slot) startOrUnblock(ctx context.Context, id Identity, params json.RawMessage, ch chan struct{}) (*wrk, error) {
 	returned := false
 	defer func() {
@@ -322,9 +307,8 @@ func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 	return w, nil
 }
 
-// open opens a fresh worker's stdio session, or stops the worker: with a 2026-07-28
-// server/discover for a Key.Sessionless slot, else with the MCP handshake, after which a
-// worker of a user learns whether it speaks the sessionless revision too.
+// open opens a fresh worker's stdio session, or stops the worker: server/discover for a
+// Key.Sessionless slot, else the MCP handshake, followed for a user's worker by the era probe.
 func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawMessage) error {
 	if s.key.Sessionless {
 		result, err := p.openSessionless(ctx, w.proc)
@@ -516,8 +500,7 @@ func (s *slot) attach(m *Member, w *wrk) bool {
 }
 
 // attachFrom adds a member coming from old (nil: a new one), if the slot is still in the pool
-// and the member still old's, not let go meanwhile (letGo); a member moving here (Move) takes
-// over what it held at old (uris, level) when w still runs here.
+// and the member was not let go meanwhile. A moving member takes over what it held at old.
 func (s *slot) attachFrom(m *Member, w *wrk, old *slot, uris []string, level int) (attached, letGo bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
