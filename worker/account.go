@@ -34,9 +34,8 @@ func LookupAccount(name string) (*Account, error) { return lookupAccount(name, t
 var ErrNotAccountName = errors.New("is not an account name")
 
 // CheckAccountName applies the syntax rules of an account name: not empty, no '/', ':', NUL
-// or newline (the separators of the account database, /etc/passwd), and no leading '-'. It
-// is the one judgement of them: every lookup makes it, and so does the check of a user name
-// at authentication (CheckAccountFor), so that the two cannot disagree.
+// or newline (the separators of /etc/passwd), and no leading '-'. Lookups and the check at
+// authentication (CheckAccountFor) both use it, so that they cannot disagree.
 func CheckAccountName(name string) error {
 	if name == "" || strings.ContainsAny(name, "/:\x00\n") || strings.HasPrefix(name, "-") {
 		return fmt.Errorf("%q %w", name, ErrNotAccountName)
@@ -98,10 +97,9 @@ func accountOf(name string, u *user.User, groups []string) (*Account, error) {
 // own accounts (daemon, www-data, postgres), which a user must not be able to name.
 const MinUserUID = 1000
 
-// AccountFor resolves worker_user for one gemgate user: "{user}" in the template becomes the
-// user's name, for one system account per user. The user's name comes from a token, so what
-// the template makes is looked up as a name only (a user named "1" is not uid 1), and must be
-// a regular account (uid MinUserUID or above, not nobody).
+// AccountFor resolves worker_user for one gemgate user, "{user}" becoming the user's name.
+// The name comes from a token, so the result is looked up as a name only (a user named "1"
+// is not uid 1), and must be a regular account (uid MinUserUID or above, not nobody).
 func AccountFor(template, gemgateUser string) (*Account, error) {
 	if !strings.Contains(template, "{user}") {
 		return LookupAccount(template)
@@ -133,12 +131,10 @@ var ErrNoAccount = errors.New("no such account")
 func regularAccount(a *Account) bool { return a.Uid >= MinUserUID && a.Uid != 65534 }
 
 // CheckAccountFor reports, for a worker_user template with "{user}", whether AccountFor would
-// find a worker account for gemgateUser: nil if it would, or if the account database could not
-// be read (a fault that may pass, which the worker's start then reports); an error wrapping
-// ErrNotAccountName, ErrNoAccount or ErrSystemAccount if it never will, as long as the
-// system's accounts stay as they are. It is made at every request (authentication), so the
-// lookups are cached: an account found for accountFound, one missing or a system account
-// for accountMissing (an account the operator adds is found that soon after).
+// find an account for gemgateUser: an error wrapping ErrNotAccountName, ErrNoAccount or
+// ErrSystemAccount if it never will, and nil otherwise, including when the account database
+// cannot be read (the start reports that). It runs at every authentication, so answers are
+// cached (accountFound, accountMissing).
 func CheckAccountFor(template, gemgateUser string) error {
 	if !strings.Contains(template, "{user}") {
 		return nil

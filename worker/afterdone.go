@@ -2,12 +2,10 @@
 
 package worker
 
-// AfterDone arranges for f to run once the worker is done (Done closed, pending calls failed),
-// on the goroutine that waited for the worker's exit, which has nothing left to do then. A
-// caller that would otherwise keep a goroutine of its own parked on Done for the worker's
-// whole life (a few kilobytes of stack per idle session) registers here instead. Registered
-// after the end, f runs at once on a goroutine of its own. f must not wait for anything the
-// worker's end itself waits for; it runs once.
+// AfterDone runs f once, after the worker is done (Done closed, pending calls failed), on the
+// goroutine that waited for its exit; registered later, f runs at once on a goroutine of its
+// own. It saves a goroutine parked on Done (docs/PERFORMANCE.md). f must not wait for
+// anything the worker's end waits for.
 func (p *Process) AfterDone(f func()) {
 	p.mu.Lock()
 	if !p.afterDoneRan {

@@ -66,11 +66,10 @@ func (c *Caps) rlimits() []rlimit {
 	return out
 }
 
-// wrap is the command that starts path with args under the caps' rlimits: gemgate's own
-// binary, run as the trampoline, which sets them on itself and executes path. Go cannot set
-// a child's rlimits between its fork and its exec, and prlimit(2) on the child's pid once it
-// runs comes too late: bubblewrap has by then forked the sandbox's init and the worker,
-// which would not inherit them. argv0 is the trampoline's argv[0].
+// wrap is the command that starts path with args under the caps' rlimits, through gemgate's
+// own binary run as the trampoline. Go cannot set rlimits between fork and exec, and
+// prlimit(2) after the start is too late: bubblewrap has forked by then. argv0 is the
+// trampoline's argv[0].
 func (c *Caps) wrap(path string, args []string) (newPath, argv0 string, newArgs []string) {
 	limits := c.rlimits()
 	if len(limits) == 0 {

@@ -16,12 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Cgroups is a cgroup v2 delegated to gemgate (systemd's Delegate=yes, or a container with a
-// cgroup namespace of its own and a writable /sys/fs/cgroup). Prepare moves gemgate itself into
-// a leaf child ("gemgate") and enables the controllers for the children, since a cgroup v2
-// with controllers for its children may hold no process itself; each worker then starts
-// directly in a child of its own (clone3 with CLONE_INTO_CGROUP), capped there with everything
-// it starts, and the child is killed and removed when the worker ends.
+// Cgroups is a cgroup v2 delegated to gemgate (systemd's Delegate=yes, or a container with its
+// own cgroup namespace and a writable /sys/fs/cgroup). gemgate moves into a leaf child, since
+// a cgroup with controllers for its children may hold no process. Each worker starts directly
+// in a child of its own (CLONE_INTO_CGROUP), removed when the worker ends.
 type Cgroups struct {
 	Dir         string   // gemgate's own cgroup, where it was started
 	Controllers []string // of memory, pids and cpu: those gemgate may use

@@ -13,10 +13,8 @@ import (
 // it, and keep the credential in memory only; the variable holds only a number.
 const CredentialFDEnv = "GEMGATE_CREDENTIAL_FD"
 
-// handOver writes the credential into the pipe whose read end the worker inherited, then
-// closes it so the worker reads to the end. A credential that fits the pipe's buffer (64 KiB
-// by default) is written at once; a larger one waits for the worker to read, for at most
-// timeout, so a worker that never reads costs one goroutine for a bounded time.
+// handOver writes the credential into the pipe the worker inherited, then closes it so the
+// worker reads to the end. A write that waits on the worker gives up after timeout.
 func handOver(w *os.File, cred []byte, timeout time.Duration, log *slog.Logger) {
 	defer w.Close()
 	_ = w.SetWriteDeadline(time.Now().Add(timeout))
@@ -26,10 +24,9 @@ func handOver(w *os.File, cred []byte, timeout time.Duration, log *slog.Logger) 
 	}
 }
 
-// handOverLine writes the credential line first on the worker's stdin, holding the turn to
-// write that Start gave it, and then passes the turn to the callers waiting behind it. The line
-// goes through writeOut alone: it is never traced, and a write that fails is logged without
-// it. A worker that does not read it within WriteTimeout is hung, as for any other line.
+// handOverLine writes the credential line first on the worker's stdin, in the turn Start
+// reserved for it, then passes the turn on. The line is never traced or logged; a worker
+// that does not read it within WriteTimeout is hung.
 func (p *Process) handOverLine(line []byte) {
 	if err := p.writeOut(line); err != nil {
 		p.log.Warn("could not hand the credential to the worker on its stdin", "error", err)

@@ -13,8 +13,7 @@ type Recipient interface {
 	Deliver(*jsonrpc.Message)
 }
 
-// RecipientFunc is a function as a Recipient; a func is pointer-shaped, so the conversion
-// allocates nothing.
+// RecipientFunc is a function as a Recipient.
 type RecipientFunc func(*jsonrpc.Message)
 
 func (f RecipientFunc) Deliver(m *jsonrpc.Message) { f(m) }

@@ -64,10 +64,9 @@ type CredentialSource interface {
 
 // CommandLauncher starts a stdio MCP server from a command template. The worker learns who it
 // serves from its environment (GEMGATE_USER, GEMGATE_SUBJECT, GEMGATE_READ_ONLY,
-// GEMGATE_SCOPES, GEMGATE_SESSION); a credential, with a credential source, waits on the
-// descriptor named by GEMGATE_CREDENTIAL_FD (or on the first line of its stdin with
-// CredentialStdin, or in GEMGATE_CREDENTIAL with CredentialEnv).
-// The gateway's own GEMGATE_* settings, secrets among them, are never passed on.
+// GEMGATE_SCOPES, GEMGATE_SESSION), and gets its credential on GEMGATE_CREDENTIAL_FD unless
+// CredentialStdin or CredentialEnv says otherwise. The gateway's own GEMGATE_* settings,
+// secrets among them, are never passed on.
 type CommandLauncher struct {
 	Command    []string // argv; "{user}" in an argument becomes the user's name
 	DataDir    string   // GEMGATE_DATA_DIR for workers that keep files
@@ -91,10 +90,9 @@ type CommandLauncher struct {
 	// for servers that only read it there. It weakens isolation: any process that may read
 	// the worker's /proc/<pid>/environ reads the credential, for the worker's whole life.
 	CredentialEnv bool
-	// CredentialStdin hands the credential over as the first line of the worker's stdin,
-	// before any request (Spec.CredentialStdin), for workers that read nothing but their
-	// stdin and environment (topaz). It keeps the credential out of the environment, so it
-	// wins over CredentialEnv.
+	// CredentialStdin hands the credential over as the first line of the worker's stdin
+	// (Spec.CredentialStdin). It wins over CredentialEnv, keeping the credential out of the
+	// environment.
 	CredentialStdin bool
 }
 
@@ -225,9 +223,7 @@ func (e ExchangeCredential) Credential(ctx context.Context, id Identity) (Creden
 	}
 	tok, expiry, err := e.Exchanger.Exchange(ctx, id.Token)
 	if expiry.IsZero() {
-		// The issuer did not say (no expires_in): the credential is taken to last no longer
-		// than the token it was exchanged for, rather than for ever, so on_token_expiry still
-		// ends or renews it.
+		// No expires_in: take the token's expiry, so that on_token_expiry still applies.
 		expiry = id.Expiry
 	}
 	return Credential{Token: tok, Expiry: expiry}, err

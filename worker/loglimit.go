@@ -11,12 +11,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Every line a worker causes in gemgate's log (its stderr, chatter on its stdout, answers to
-// ids gemgate never sent, the requests of its that the pool refuses) is logged at up to
-// workerLogRate lines a second, in bursts of up to workerLogBurst, all of them together: the
-// log is every user's, audit lines included, and a worker that floods any of its outputs
-// must not flood it too. What is over is counted, and the count logged before the next line
-// that is, at most once a second, and at the end of the worker's output.
+// Every line a worker causes in gemgate's log shares one rate limit (workerLogRate,
+// workerLogBurst): the log is every user's, audit lines included, and one worker must not
+// flood it. Lines over the rate are counted, and the count is logged at most once a second
+// and at the end of the worker's output.
 const (
 	workerLogRate  = 50
 	workerLogBurst = 200
@@ -76,10 +74,8 @@ func (p *Process) logSkipped(final bool) {
 	p.log.Warn("worker lines not logged: over the rate", "count", n, "per_second", workerLogRate)
 }
 
-// LogQuoting logs msg at level on the worker's Logger, with key quoting text the worker sent
-// (the method of a request of its, say) as every line of the worker's is quoted: without the
-// secrets it was handed, clipped to 512 bytes. The line counts against the worker's log rate,
-// with its stderr and stdout lines: over it, the line is counted, not logged.
+// LogQuoting logs msg at level, with key quoting worker text redacted and clipped (snippet).
+// The line counts against the worker's log rate.
 func (p *Process) LogQuoting(level slog.Level, msg, key string, text []byte, args ...any) {
 	if !p.allow(level) {
 		return

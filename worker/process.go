@@ -39,16 +39,13 @@ type Spec struct {
 	// "from_worker").
 	OnTrace func(direction string, line []byte)
 
-	// Greeting, if set, sees every stdout line before the worker is ready: login chatter,
-	// then a line that says ready (done true) or names why the worker cannot serve (err).
-	// Until it says done, no line is routed; an error fails every pending call with that
-	// error's text and stops the worker. A worker whose stdout ends before it is ready is
-	// asked once more with a nil line, so the greeting can explain from the chatter it saw.
+	// Greeting, if set, sees every stdout line until it reports done; no line is routed
+	// before. An error fails every pending call with its text and stops the worker. If
+	// stdout ends first, Greeting gets a nil line, to explain from the chatter it saw.
 	Greeting func(line []byte) (done bool, err error)
-	// Strict is for workers that answer one request at a time and write nothing but
-	// JSON-RPC after their greeting: a line that is not a well-formed answer to the oldest
-	// pending call fails that call with StrictError instead of being skipped, so garbage never
-	// reaches a client and no call waits forever.
+	// Strict is for workers that answer one request at a time and write only JSON-RPC: a
+	// line that is not a valid answer fails the oldest pending call with StrictError, so
+	// that no call waits forever.
 	Strict      bool
 	StrictError string
 
@@ -63,10 +60,9 @@ type Spec struct {
 	// named by GEMGATE_CREDENTIAL_FD) that the worker reads to its end once. It never appears
 	// in the worker's environment or on its command line, so no other process reads it there.
 	Credential []byte
-	// CredentialStdin hands the Credential over as the first line of the worker's stdin
-	// instead, for workers that read nothing but stdin and their environment (the GemStone
-	// relay under topaz): the credential and a LF, written before any other line and never
-	// traced. A credential that holds a CR or LF would not arrive as one line; Start refuses it.
+	// CredentialStdin hands the Credential over as the first line of stdin instead, never
+	// traced, for workers that read nothing else (the GemStone relay under topaz). Start
+	// refuses a credential that holds a CR or LF.
 	CredentialStdin bool
 	// Secrets are other values the worker was handed that no log line may carry (a credential
 	// in its environment). Credential is one without being named here.
@@ -116,10 +112,9 @@ type Process struct {
 	afterDone    []func() // AfterDone's functions, run once done is closed
 	afterDoneRan bool
 
-	// secrets are the credential and Spec.Secrets: a worker that prints one (a login message
-	// quoting its token) has it replaced in every line gemgate logs or traces. They are all
-	// the Process keeps of what it handed over; spellings adds their base64 forms, made at
-	// the first line redacted (redact.go).
+	// secrets are the credential and Spec.Secrets, replaced in every line gemgate logs or
+	// traces (redact.go); spellings adds their other forms. They are all the Process keeps of
+	// what it handed over.
 	secrets       [][]byte
 	spellingsOnce sync.Once
 	spellings     [][]byte
@@ -174,11 +169,8 @@ func (c *Call) Withdraw(reason string, tell bool) (pending bool) {
 	return true
 }
 
-// Start starts the worker. The process gets a session (and process group) of its own, so
-// that Stop reaches whatever it starts in turn and it has no controlling terminal to type
-// into; with a Sandbox it runs inside bubblewrap, with RunAs under that account, and with a
-// Credential it finds the credential on descriptor 3 (or, with CredentialStdin, on the first
-// line of its stdin).
+// Start starts the worker in a session (and process group) of its own, so that Stop reaches
+// whatever it starts and it has no controlling terminal.
 func Start(spec Spec) (*Process, error) {
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = 2 * time.Second
@@ -257,8 +249,8 @@ func start(spec Spec, opened *pipes) (*Process, error) {
 		closeAll(cmd.ExtraFiles...)
 		go handOver(credW, spec.Credential, spec.WriteTimeout, spec.Logger)
 	}
-	// The environment (a few kilobytes, and it may name secrets) is the child's now: an idle
-	// worker's Process keeps none of it, and of the credential only a copy to redact with.
+	// The Process keeps none of the environment, which may name secrets, and of the
+	// credential only a copy to redact with.
 	secrets := keepSecrets(spec.Credential, spec.Secrets)
 	cmd.Env, spec.Env, spec.Credential, spec.Secrets = nil, nil, nil, nil
 
@@ -283,9 +275,8 @@ func start(spec Spec, opened *pipes) (*Process, error) {
 	return p, nil
 }
 
-// command is the worker's command on the given standard streams: in a session of its own, in
-// bubblewrap with a Sandbox, under its Caps (in a cgroup of its own, returned, with
-// Caps.Cgroup), as RunAs.
+// command is the worker's command on the given standard streams, with its Sandbox, Caps and
+// RunAs applied. It returns the worker's cgroup when Caps.Cgroup is set.
 func command(spec Spec, stdin, stdout, stderr *os.File) (*exec.Cmd, *cgroup, error) {
 	path, args := spec.Path, spec.Args
 	if spec.Sandbox != nil {
@@ -315,9 +306,8 @@ func command(spec Spec, stdin, stdout, stderr *os.File) (*exec.Cmd, *cgroup, err
 	return cmd, cg, nil
 }
 
-// credentialTo prepares the hand-over of spec's credential, if any: with CredentialStdin the
-// line to write first on the worker's stdin, else a pipe on the worker's descriptor 3, named
-// in its environment, whose write end it returns.
+// credentialTo prepares the hand-over of spec's credential, if any: the first stdin line
+// with CredentialStdin, else a pipe on descriptor 3, whose write end it returns.
 func credentialTo(cmd *exec.Cmd, spec Spec, opened *pipes) (line []byte, w *os.File, err error) {
 	switch {
 	case spec.Credential == nil:
@@ -361,13 +351,10 @@ func (p *Process) Closing() bool {
 	return p.closed
 }
 
-// Send writes a request to the worker under a fresh worker-side id; req.ID is the caller's
-// raw id, restored on the answer. It gives up while it waits for its turn to write when ctx
-// ends; the write itself is bounded by the worker's WriteTimeout. The answer (or the error
-// the worker's end gives the call) goes to Result, or, when to is not nil, to the recipient,
-// on the goroutine that has it: the caller needs no goroutine of its own parked on Result per
-// call, and a caller whose call record is the recipient allocates nothing more for it. Result
-// is nil for such a call.
+// Send writes a request to the worker under a fresh worker-side id; the caller's id
+// (req.ID) is restored on the answer. ctx bounds only the wait for a turn to write;
+// WriteTimeout bounds the write. The answer goes to Result, or to to if not nil (then on the
+// reading goroutine, and Result is nil).
 func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
@@ -406,8 +393,8 @@ func (p *Process) Reply(ctx context.Context, m *jsonrpc.Message) error {
 	return p.write(ctx, m.Encode())
 }
 
-// writeErr is err, or ErrHung when the worker was stopped for not reading, or err naming the
-// worker's refusal: a request that comes after a fast refusal must still learn its cause.
+// writeErr is err, ErrHung if the worker was stopped for not reading, or err naming the
+// worker's refusal, so that a request after a fast refusal still learns its cause.
 func (p *Process) writeErr(err error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -454,10 +441,9 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	if err == nil {
 		err = errors.New("worker exited")
 	}
-	// Descendants that left the worker's session were adopted by gemgate (a subreaper): they
-	// go now too, before the worker counts as done, and before its stdout is waited for, which
-	// such a descendant may hold open (a daemon that kept its parent's output). In the sandbox
-	// what is adopted is only bwrap's own init, on its way out.
+	// Descendants that left the worker's session were adopted by gemgate (a subreaper). They
+	// go before the worker counts as done and before stdout is waited for, since one may
+	// hold it open.
 	reaped := ReapOrphans()
 	capHit := ""
 	if p.cgroup != nil {
@@ -471,9 +457,8 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	select {
 	case <-stdoutDone:
 	case <-time.After(p.spec.StopGrace):
-		// Still open: a process gemgate could not reap holds it (gemgate is no subreaper, or
-		// the holder was adopted by another). The worker is gone; so is its stdout, and the
-		// calls it left are failed below rather than wait for that process to end.
+		// Still open: a process gemgate cannot reap holds it. The worker is gone, so its
+		// calls are failed below rather than wait for that process.
 		p.stdoutCut.Store(true)
 		stdout.Close()
 		<-stdoutDone
@@ -551,15 +536,10 @@ func (p *Process) Stop() {
 	<-p.done
 }
 
-// CloseInheritedOnExec marks every descriptor of this process above stderr close-on-exec.
-// gemgate calls it once, at start, before it opens anything of its own: Go opens its own
-// descriptors that way, but one that gemgate inherited from its parent (a socket-activated
-// listener, a secret handed on a descriptor, a leak) would otherwise reach every worker. A
-// worker gets 0, 1, 2 and the credential's 3, which exec hands over on purpose. It is not
-// called per worker start: it reads all of /proc/self/fd and makes a system call per entry,
-// and with a worker per session (six descriptors each) that was thousands of calls per start
-// and about 28 KiB more of gateway memory per idle session (docs/PERFORMANCE.md). Any other
-// program that starts workers with Start should call it once too, at its own start.
+// CloseInheritedOnExec marks every descriptor of this process above stderr close-on-exec,
+// so that none inherited from gemgate's parent (a listener, a secret) reaches a worker. Call
+// it once at program start, before opening anything; not per worker, as it scans
+// /proc/self/fd (docs/PERFORMANCE.md). Any program that calls Start should call it too.
 func CloseInheritedOnExec() {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {

@@ -123,10 +123,8 @@ func adopted(self, sid int) []int {
 	return out
 }
 
-// childrenOf lists pid's children from /proc/<pid>/task/*/children, which names only them:
-// a sweep then costs a read per thread, not per process on the host, and with a thousand
-// workers ending at once the sweeps stay cheap. ok is false where the kernel lacks those
-// files (CONFIG_PROC_CHILDREN).
+// childrenOf lists pid's children from /proc/<pid>/task/*/children, which avoids a scan of
+// every process. ok is false where the kernel lacks those files (CONFIG_PROC_CHILDREN).
 func childrenOf(pid int) (children []int, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	tasks, err := os.ReadDir(dir)

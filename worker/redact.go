@@ -17,19 +17,14 @@ import (
 // clipped.
 func (p *Process) snippet(b []byte) string { return clip.Bytes(p.redact(b), 512) }
 
-// Redacted is b without the secrets this worker was handed, as its log lines are written: an
-// answer of the worker's that gemgate passes on (a refusal of initialize, which often quotes
-// what a backend login was given) goes out as the log would show it. b itself when it holds
-// none of them.
+// Redacted is b without the secrets this worker was handed, as in its log lines. It is for
+// worker text that gemgate passes on, such as a refused initialize quoting a login.
 func (p *Process) Redacted(b []byte) []byte { return p.redact(b) }
 
 // redact is b with every secret the worker was handed replaced by [redacted]; b itself when
-// it holds none. A secret a JSON encoder wrote escaped, in part or whole ("\/" for "/", as
-// PHP writes it, or "\u002b" for "+"), is found too: such a line is logged with the
-// printable ASCII escapes written out (the same JSON), and the secret taken out of that. So
-// is a secret in base64 (encodedForms), as an HTTP client's debug output quotes a password
-// in "Authorization: Basic base64(user:password)", and one percent-encoded (percentForms), as
-// a URL quotes it ("GET /api?access_token=...").
+// it holds none. It also finds a secret that is JSON-escaped (the line is then logged with
+// printable ASCII escapes written out), in base64 (encodedForms), as in a Basic
+// Authorization header, or percent-encoded (percentForms), as in a URL.
 func (p *Process) redact(b []byte) []byte {
 	if len(p.secrets) == 0 {
 		return b
@@ -53,8 +48,7 @@ func (p *Process) redact(b []byte) []byte {
 	return b
 }
 
-// allSpellings are the secrets and their encoded forms, made once, at the first line that is
-// redacted: a worker whose lines are never logged or traced keeps only the secrets.
+// allSpellings are the secrets and their encoded forms, made at the first line redacted.
 func (p *Process) allSpellings() [][]byte {
 	p.spellingsOnce.Do(func() {
 		all := slices.Clip(p.secrets)

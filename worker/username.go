@@ -20,21 +20,15 @@ type UserNameError struct{ Reason string }
 
 func (e *UserNameError) Error() string { return "the user name " + e.Reason }
 
-// CheckUser reports whether a worker can act as user. It is the one judgement of a user
-// name: Launch makes it before anything is started, and authentication makes the same call
-// (auth.AuthenticatorOptions.UserName), so that a token whose user no worker can ever act as
-// is refused once, at authentication, and never passes it only to fail every start with a
-// 503 its client retries for ever.
+// CheckUser reports whether a worker can act as user. Launch and authentication
+// (auth.AuthenticatorOptions.UserName) make the same call, so that such a token is refused
+// at authentication rather than failing every start with a retryable 503.
 //
 // Always: the name is not empty, at most MaxUserNameBytes, valid UTF-8, and holds no control
-// character or line separator (NUL cannot be in an environment; the others would forge
-// lines in logs and in the worker's own output). When "{user}" appears in the command
-// template or in worker_user, also: it does not begin with '-' (an option to the worker,
-// "-rf"), holds no '/' and is not "." or ".." (it must not step out of a path it is put in,
-// --data=/srv/mcp/{user}). When "{user}" appears in worker_user, also what the worker's start
-// requires of the account it names (CheckAccountFor, the rules of the start's own
-// lookup): a name an account can have (no ':'), an account the system has, and not a system
-// account. A lookup that fails for another reason passes here; the start reports it.
+// character or line separator (they would forge log lines). When "{user}" appears in the
+// command template or in worker_user, also: no leading '-' (it would be an option), no '/',
+// and not "." or ".." (it must not step out of a path). When it appears in worker_user, also
+// CheckAccountFor.
 func (l *CommandLauncher) CheckUser(user string) error {
 	switch {
 	case user == "":
