@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
@@ -38,14 +40,14 @@ func TestAttachFailureOfNoKnownKindIs503(t *testing.T) {
 	}
 }
 
-// failingRestarts launches the first worker and refuses to prepare any later one.
+// failingRestarts refuses to prepare a worker while refusing is set; else it starts one.
 type failingRestarts struct {
 	testLauncher
-	launches atomic.Int32
+	refusing atomic.Bool
 }
 
 func (l *failingRestarts) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
-	if l.launches.Add(1) > 1 {
+	if l.refusing.Load() {
 		return worker.Launch{}, errors.New("the backend login is down")
 	}
 	return l.testLauncher.Launch(ctx, id)
@@ -53,8 +55,7 @@ func (l *failingRestarts) Launch(ctx context.Context, id worker.Identity) (worke
 
 // A session's call whose worker died and could not be started again never reached a worker:
 // 503 with Retry-After and a JSON-RPC error with the call's id, in both eras alike. The
-// go-sdk (1.6 on) and TypeScript clients take a 503 as the call's failure and keep the
-// session, and the session goes on: it is not ended for it.
+// session goes on: its next call is served once a worker starts.
 func TestSessionCallWhoseRestartFailsIs503(t *testing.T) {
 	l := &failingRestarts{testLauncher: testLauncher{mode: "demo", dataDir: t.TempDir()}}
 	f := newFixture(t, func(o *Options) {
@@ -68,6 +69,7 @@ func TestSessionCallWhoseRestartFailsIs503(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the dead worker out of service", func() bool { return c.sessionObj().member.WorkerPid() == 0 })
+	l.refusing.Store(true)
 	r := c.callTool("30", "whoami", map[string]any{})
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 		t.Fatalf("call whose restart failed: %d (Retry-After %q) %s, want 503 with Retry-After", r.status, r.header.Get("Retry-After"), r.body)
@@ -75,7 +77,53 @@ func TestSessionCallWhoseRestartFailsIs503(t *testing.T) {
 	if m := r.only(t); m.Error == nil || string(m.ID) != "30" {
 		t.Errorf("answer %s, want a JSON-RPC error with id 30", r.body)
 	}
-	if again := c.callTool("31", "whoami", map[string]any{}); again.status == http.StatusNotFound {
-		t.Errorf("the session ended after a failed restart: %d %s", again.status, again.body)
+	l.refusing.Store(false)
+	if again := c.callTool("31", "whoami", map[string]any{}); again.status != http.StatusOK || again.only(t).Error != nil {
+		t.Errorf("the session's next call, on a worker started again: %d %s", again.status, again.body)
 	}
+}
+
+// The go-sdk client on a session (2025-11-25) takes the 503 of a call whose worker could not
+// be started again as that call's error (a transient status: its session is not broken), and
+// its next call is served.
+func TestGoSDKSessionOutlivesAFailedRestart(t *testing.T) {
+	l := &failingRestarts{testLauncher: testLauncher{mode: "demo", dataDir: t.TempDir()}}
+	f := newFixture(t, func(o *Options) {
+		o.Workers = l
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hc := &http.Client{Transport: bearerRoundTripper("alice-rw")}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: hc, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	p, _ := tokens.Verify(ctx, "alice-rw")
+	s := f.gw.sessions.lookup(cs.ID(), ownerOf(p))
+	if err := syscall.Kill(s.member.WorkerPid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the dead worker out of service", func() bool { return s.member.WorkerPid() == 0 })
+	l.refusing.Store(true)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("the call whose worker could not be started succeeded")
+	}
+	l.refusing.Store(false)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("the next call of the go-sdk session: %v %+v", err, res)
+	}
+}
+
+// bearerRoundTripper sends every request with the token as its bearer.
+type bearerRoundTripper string
+
+func (b bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
