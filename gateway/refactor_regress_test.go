@@ -1,10 +1,15 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -126,4 +131,57 @@ func (b bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The worker mode numcursor (GEMGATE_TEST_WORKER=numcursor) is a legacy worker whose tool
+// list binds whoami's region argument to the Mcp-Param-Region header and gives a number for
+// nextCursor: a cursor that is no string.
+func init() {
+	if os.Getenv("GEMGATE_TEST_WORKER") == "numcursor" {
+		os.Exit(playNumCursor())
+	}
+}
+
+func playNumCursor() int {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
+			continue
+		}
+		answer := `"result":{}`
+		switch req.Method {
+		case "server/discover":
+			answer = `"error":{"code":-32601,"message":"method not found"}`
+		case "initialize":
+			answer = `"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"0"}}`
+		case "tools/list":
+			answer = `"result":{"tools":[{"name":"whoami","inputSchema":{"type":"object",` +
+				`"properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}],"nextCursor":7}`
+		case "tools/call":
+			answer = `"result":{"content":[{"type":"text","text":"ran"}]}`
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,%s}`+"\n", req.ID, answer)
+	}
+	return 0
+}
+
+// A worker's tool list whose nextCursor is no string ends there, as encoding/json reads it,
+// and the x-mcp-header bindings read so far are checked: a sessionless tools/call whose
+// Mcp-Param-Region differs from its region argument is refused (400, -32020), not passed on
+// unchecked past a proxy in front that reads the header.
+func TestParamHeadersCheckedWhenTheCursorIsNoString(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.Workers = &testLauncher{mode: "numcursor", dataDir: t.TempDir()}
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+	})
+	c := f.client("alice-rw")
+	r := c.modern("1", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{"region": "eu"}},
+		"Mcp-Param-Region", "us")
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "-32020") {
+		t.Errorf("Mcp-Param-Region us for region eu: %d %s, want 400 -32020", r.status, r.body)
+	}
 }
