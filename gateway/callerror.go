@@ -74,5 +74,15 @@ func sessionlessAttachError(msg *jsonrpc.Message, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
-	return callError(msg.ID, err)
+	return attachFailed(msg.ID, err)
+}
+
+// attachFailed is callError for a request whose worker could not be had: one that failed for
+// no reason callError names (a start that panicked, say) is a worker that could not be
+// started, 503, never the 200 of a call whose worker is gone, since no call was made.
+func attachFailed(id json.RawMessage, err error) *httpError {
+	if he := callError(id, err); he.Status != http.StatusOK {
+		return he
+	}
+	return overloaded(id, "could not start a worker for this request", workerRetryAfter, err)
 }

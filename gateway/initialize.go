@@ -122,7 +122,7 @@ func poolIdentity(p auth.Principal, access policy.Access, token string) pool.Ide
 }
 
 // attachError answers an initialize whose worker could not be had, and counts it. The
-// worker's own refusal of initialize is the answer; any other is callError's, as for a
+// worker's own refusal of initialize is the answer; any other is attachFailed's, as for a
 // sessionless request.
 func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err error) error {
 	var rate *rateError
@@ -150,7 +150,7 @@ func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err e
 		return nil
 	}
 	g.metrics.sessionOpened(outcome)
-	return callError(msg.ID, err)
+	return attachFailed(msg.ID, err)
 }
 
 // negotiate passes the client's protocol version on to the worker if the gateway speaks it,

@@ -117,7 +117,12 @@ func (g *Gateway) toolBindings(ctx context.Context, m *pool.Member, tool string)
 	tools := map[string][]paramBinding{}
 	read := toolPages(ctx, m, func(result json.RawMessage) (bool, error) {
 		bindingsFrom(result, tools)
-		return false, nil
+		// A nextCursor that is no string ends the list here: the bindings read so far are
+		// checked, never none at all.
+		var page struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		return json.Unmarshal(result, &page) != nil, nil
 	})
 	if !read {
 		return nil, false
