@@ -33,7 +33,7 @@ var (
 // empty token. A token that is not in RFC 6750 token syntax is a
 // [*MalformedTokenError] (wrapping [ErrInvalidToken]).
 func BearerToken(r *http.Request) (string, error) {
-	// Most requests have no query string: there is nothing to parse (and allocate) then.
+	// Most requests have no query string: there is nothing to parse then.
 	if r.URL != nil && r.URL.RawQuery != "" && queryHasToken(r.URL.RawQuery) {
 		return "", errTokenInQuery
 	}
@@ -46,10 +46,8 @@ func BearerToken(r *http.Request) (string, error) {
 		return "", errTwoHeaders
 	}
 	// Read as a load balancer in front reads it (HAProxy's http_auth_bearer, which scale-out
-	// routes on): the scheme, one or more spaces, the token. Only HTTP's own white space
-	// around the value is taken off (net/http has done so already); a tab after the scheme,
-	// or a NO-BREAK SPACE after the token, is not a separator to a reader in front, so it is
-	// none here either.
+	// routes on): the scheme, one or more spaces, the token. A tab after the scheme or a
+	// NO-BREAK SPACE after the token is no separator to such a reader, so none here either.
 	v := strings.Trim(values[0], " \t")
 	scheme, rest, _ := strings.Cut(v, " ")
 	if !strings.EqualFold(scheme, "Bearer") {
@@ -92,8 +90,7 @@ func IsBearerToken(s string) bool {
 	return true
 }
 
-// b64TokenChar marks the bytes of b64token other than its padding. A table, since every
-// request's token (a JWT of a kilobyte or so) is scanned byte by byte.
+// b64TokenChar marks the bytes of b64token other than its padding.
 var b64TokenChar = func() (t [256]bool) {
 	for c := 'a'; c <= 'z'; c++ {
 		t[c] = true

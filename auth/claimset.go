@@ -24,13 +24,11 @@ const maxNumericDate = 253402300799
 
 // claimSet is a verified payload read as exactly one JSON object, and nothing else.
 //
-// jwx's jwt.ParseInsecure would also accept a payload that is itself a JWS in JSON
-// serialization and hand back that inner JWS's claims, which nobody signed: the attacker
-// who can get any payload signed picks the user. The claims are therefore read here with
-// encoding/json alone: one object, no trailing data, no duplicate member names at any depth
-// (two readers could each take a different one), valid UTF-8 (encoding/json would quietly
-// replace bad bytes), no lone UTF-16 surrogate escape (the same bad text spelled in JSON:
-// encoding/json reads "\ud800" and "\udc00" alike as U+FFFD, so two user names would be
+// jwx's jwt.ParseInsecure would accept a payload that is itself a JWS in JSON serialization
+// and return that inner JWS's unsigned claims, letting an attacker pick the user. So the
+// claims are read with encoding/json alone, strictly: one object, no trailing data, no
+// duplicate member names at any depth, valid UTF-8, no lone UTF-16 surrogate escape
+// (encoding/json reads "\ud800" and "\udc00" alike as U+FFFD, so two user names would be
 // one), bounded depth.
 type claimSet struct {
 	raw    map[string]json.RawMessage

@@ -17,8 +17,7 @@ import (
 // words and the start of the issuer's answer.
 const maxDiscoveryErrorText = 300
 
-// maxDiscoveryBytes bounds the issuer's OpenID configuration, as maxJWKSBytes bounds its keys
-// (Keycloak's is a few KiB).
+// maxDiscoveryBytes bounds the issuer's OpenID configuration, as maxJWKSBytes bounds its keys.
 const maxDiscoveryBytes = 1 << 20
 
 // discover reads the issuer's OpenID configuration. go-oidc also checks that the document

@@ -17,13 +17,10 @@ var forwardingHeaders = []string{
 }
 
 // LocalUser is the `auth: none` middleware of a served gateway: every request acts as p,
-// and is served only if it is plainly the local user's own. Configuration keeps auth none to
-// a loopback listener, but a proxy or tunnel on this machine (a reverse proxy, ngrok, a
-// cloudflared or Tailscale tunnel, an editor's port forwarding) can still carry other
-// people's requests to it, and each of them would act as the local user. gemgate cannot
-// see the proxy, but its requests show it: a forwarding header, or a Host that is not a
-// loopback name (the public name the proxy was reached by). Such a request is refused 403,
-// with a log line that says why, and reaches no worker.
+// and is served only if it is plainly the local user's own. A proxy or tunnel on this
+// machine could carry other people's requests to the loopback listener, and each would act
+// as the local user. Its requests show it: a forwarding header, or a Host that is not a
+// loopback name. Such a request is refused 403, logged with why, and reaches no worker.
 func LocalUser(p Principal, log *slog.Logger) func(http.Handler) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -104,9 +104,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 
 // admit is Middleware's decision and refusal: the request to pass on, with the principal
 // in its context, or nil once the refusal is written. It is kept out of line so that its
-// frame (a Principal, the error paths) is gone while the handler below runs: a gateway's
-// idle GET stream waits beneath this middleware for hours, and every byte of the frames
-// under its wait decides whether the runtime can halve the goroutine's stack.
+// frame is gone while an idle stream waits below (docs/PERFORMANCE.md).
 //
 //go:noinline
 func (a *Authenticator) admit(w http.ResponseWriter, r *http.Request) *http.Request {
@@ -159,11 +157,9 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 	case errors.Is(err, ErrNoToken):
 		// RFC 6750 §3.1: no error code when no credentials were sent.
 	case errors.Is(err, ErrUserRefused):
-		// The token is genuine, but its user is one gemgate will never serve. invalid_token
-		// ("invalid for other reasons") names what is wrong; 403 rather than its usual 401,
-		// because a 401 sends MCP clients to sign in again, for a token of the same account
-		// with the same name, and RFC 9110 §15.5.4 says a 403 is not to be repeated with the
-		// same credentials. No Retry-After: waiting does not help either.
+		// The token is genuine, but gemgate will never serve its user. 403 rather than 401,
+		// which would send MCP clients to sign in again to the same name; RFC 9110 §15.5.4
+		// says a 403 is not repeated with the same credentials. No Retry-After.
 		status, code = http.StatusForbidden, "invalid_token"
 	case errors.Is(err, ErrInvalidRequest):
 		code = "invalid_request"

@@ -12,8 +12,7 @@ type Principal struct {
 	Scopes                []string
 	Expiry                time.Time // zero when not from a token (auth none)
 	// claims are the token's verified claims, read with Claim; never logged. Unexported, so
-	// that a principal's copy need not copy them: a cached token's claims are shared by
-	// every request it makes, and no holder of a Principal can change them.
+	// that copies of a cached principal can share them and no holder can change them.
 	claims map[string]any
 }
 
@@ -58,8 +57,7 @@ func (p Principal) clone() Principal {
 type principalKey struct{}
 
 // verified is what a request's context carries: the principal, and the bearer token it was
-// verified from when the Authenticator's middleware put it there. One value, so that the
-// token costs no context layer (nor allocation) of its own.
+// verified from when the Authenticator's middleware put it there.
 type verified struct {
 	p     Principal
 	token string
@@ -90,9 +88,7 @@ func TokenFrom(ctx context.Context) (string, bool) {
 
 // AcceptedUntil is when a verifier with the default clock skew (gemgate's, which is not
 // configurable) stops accepting p's token: its exp plus DefaultClockSkew. Zero when p is not
-// from a token (auth none), or its token has no exp. A stream the token opened ends then. It
-// is a function, not a field: a Principal is copied by value down every request's calls, and
-// a larger one grew an idle stream's goroutine stack past its next size.
+// from a token (auth none), or its token has no exp. A stream the token opened ends then.
 func AcceptedUntil(p Principal) time.Time {
 	if p.Expiry.IsZero() {
 		return time.Time{}

@@ -12,10 +12,9 @@ import (
 
 // ErrUserRefused is wrapped by the refusals of a verified token whose user gemgate will not
 // serve: a user name no worker can act as ([UserNameError]), or one gemgate knows under
-// another subject ([UserTakenError]). It is not [ErrInvalidToken]: the answer is 403, with
-// no Retry-After; a new token of the same account would carry the same name, so neither
-// retrying nor signing in again can help, and a 401 would send the client to sign in again
-// in a loop.
+// another subject ([UserTakenError]). It is not [ErrInvalidToken]: the answer is 403 with no
+// Retry-After, since a new token would carry the same name and a 401 would loop the client
+// through sign-in.
 var ErrUserRefused = errors.New("auth: the token's user is refused")
 
 // ErrUserNamesFull is wrapped by [UserNamesFullError].
@@ -80,13 +79,11 @@ func (e *UserNamesFullError) Unwrap() error { return ErrUserNamesFull }
 const DefaultMaxUserNames = 100_000
 
 // UserBindings binds each user name to the first subject that presented it, per issuer, for
-// the life of the process. A worker acts as the user name (GEMGATE_USER, {user}), so two
-// subjects with one name (a renamed account's name given to a new one, a second account that
-// was allowed to pick the name) would each get a worker acting as the same user, with the
-// same data. Bound, the second is refused instead. Memory is bounded: at Max names, a new
-// name is refused (UserNamesFullError), never an old one forgotten; and one subject binds at
-// most MaxNamesPerSubject names (SubjectNamesError), so that it cannot take the room of the
-// others. Safe for concurrent use.
+// the life of the process. A worker acts as the user name (GEMGATE_USER, {user}), so a second
+// subject with the same name (a reused or self-chosen name) would get the same user's data;
+// it is refused instead. At Max names a new name is refused (UserNamesFullError), never an
+// old one forgotten, and one subject binds at most MaxNamesPerSubject names
+// (SubjectNamesError). Safe for concurrent use.
 type UserBindings struct {
 	claim string
 	max   int
@@ -98,8 +95,7 @@ type UserBindings struct {
 }
 
 // boundSubject is who a name belongs to: a digest of the subject to compare, and its start
-// for the log. Names and subjects are kept as digests, so that each binding costs the same
-// (about 200 bytes) however long the claims are.
+// for the log. Digests keep each binding's size fixed however long the claims are.
 type boundSubject struct {
 	digest [sha256.Size]byte
 	shown  string

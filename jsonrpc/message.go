@@ -22,8 +22,8 @@ type Message struct {
 	Error  json.RawMessage `json:"error,omitempty"`
 
 	// params are the members of Params as Parse read them (paramsWalked: Params were an
-	// object), with a hash of the bytes then: ParamsObject takes this reading while Params are
-	// still those very bytes, unchanged (bytes edited in place keep their address and length).
+	// object), with a hash of those bytes. ParamsObject reuses this reading only while
+	// Params are still the same bytes: an edit in place keeps address and length.
 	params       []member
 	paramsWalked bool
 	paramsRead   json.RawMessage
@@ -53,19 +53,18 @@ type Options struct {
 	// requires and readers repair differently, and nest at most MaxDepth levels deep.
 	Client bool
 	// Owned: the caller hands b over. The message's fields are slices of b itself, so
-	// nothing may ever write to b again; without it the message keeps a copy of b, since
-	// callers reuse their read buffers. A copy of a 1 MiB body is a megabyte of garbage.
+	// nothing may ever write to b again. Without it the message keeps a copy of b, since
+	// callers reuse their read buffers.
 	Owned bool
 }
 
-// Parse decodes one JSON-RPC 2.0 message, in one reading that also keeps the members of its
-// params and of their _meta for the fields later steps decide on (ParamsObject). Batches are
-// refused: no revision the gateway speaks allows them. The envelope is read strictly (see
-// Object): a member given twice, or in another case, makes the message invalid.
+// Parse decodes one JSON-RPC 2.0 message. The same reading keeps the members of its params
+// and their _meta for later steps (ParamsObject). Batches are refused: no revision the
+// gateway speaks allows them. The envelope is read strictly (see Object).
 //
-// The checks come in the order they always had, since a message can fail several and the
-// first decides the answer: ill-formed UTF-8, then JSON syntax (ErrParse), then the depth
-// limit (a *DepthError, ErrInvalid), then the shape.
+// The order of the checks matters, since the first failure decides the answer: ill-formed
+// UTF-8, then JSON syntax (ErrParse), then the depth limit (a *DepthError, ErrInvalid), then
+// the shape.
 func Parse(b []byte, opts Options) (*Message, error) {
 	b = trimJSONSpace(b)
 	if !opts.Client && (len(b) == 0 || b[0] != '{' && b[0] != '[') {
@@ -158,11 +157,11 @@ func validID(id json.RawMessage) bool {
 }
 
 // Encode renders the message as one line of JSON without the trailing newline; the slice has
-// room for that newline, so framing it costs no copy.
+// room for that newline.
 //
-// The raw fields are trusted to be valid JSON: every one comes from Parse or from json.Marshal.
-// They are copied as they are, without the second validation pass json.Marshal would make,
-// and compacted only when they hold a line break, which would cut the line in two.
+// The raw fields are trusted to be valid JSON, since every one comes from Parse or from
+// json.Marshal. A field is compacted only when it holds a line break, which would cut the
+// line in two.
 func (m *Message) Encode() []byte { return m.AppendEncode(make([]byte, 0, m.EncodedLen()+1)) }
 
 // EncodedLen is the room the message's encoding takes: exact for a plain ASCII method and
@@ -172,8 +171,7 @@ func (m *Message) EncodedLen() int {
 		len(m.Params) + len(m.Result) + len(m.Error)
 }
 
-// AppendEncode appends the message's encoding (Encode's) to b, so that a caller framing it can
-// encode it in place in its frame instead of copying the encoding in.
+// AppendEncode appends the message's encoding (Encode's) to b.
 func (m *Message) AppendEncode(b []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0"`...)
 	b = appendRaw(b, `,"id":`, m.ID)

@@ -167,7 +167,7 @@ func trimLead(b []byte) []byte {
 }
 
 // wellKnown is raw, a string's bytes between its quotes, as one of the keys and values every
-// MCP message repeats, without allocating a string for it; ok is false for any other raw.
+// MCP message repeats; ok is false for any other raw.
 func wellKnown(raw []byte) (s string, ok bool) {
 	s, ok = wellKnownStrings[string(raw)] // the lookup converts nothing
 	return s, ok

@@ -5,10 +5,8 @@ import (
 	"hash/maphash"
 )
 
-// Editing an object without decoding it. A large message (a 1 MiB tool result) passes the
-// gateway with a member added or taken out; decoding it into a map and encoding the map again
-// would cost two full passes, a copy of every value, and would reorder its keys. These copy
-// the members as they are, byte for byte, and touch only the ones named.
+// Editing an object without decoding it: members are copied byte for byte and in order, and
+// only the ones named are touched. A map round trip would reorder keys and cost a full decode.
 
 // EditObject returns the object raw with each member passed through edit, in order: edit
 // returns the member's value (the one given, or new valid JSON), or nil to leave the member
@@ -22,9 +20,8 @@ func EditObject(raw json.RawMessage, name string, edit func(key string, value js
 	return o.Edit(edit), nil
 }
 
-// ParamsObject is m.Params read strictly, as ReadObject(m.Params, "params") reads them: from
-// Parse's reading while Params are still the bytes Parse read (the common case: the gateway
-// reads a client's params at several steps, and they may be a megabyte).
+// ParamsObject is m.Params read strictly, as ReadObject(m.Params, "params") reads them. It
+// reuses Parse's reading while Params are still the bytes Parse read.
 func (m *Message) ParamsObject() (Object, error) {
 	if m.paramsWalked && m.paramsUnchanged() {
 		return newObject("params", m.params)
@@ -42,7 +39,7 @@ func (m *Message) EditParams(edit func(key string, value json.RawMessage) json.R
 }
 
 // paramsUnchanged reports whether m.Params are the bytes Parse read: the same memory, and the
-// same contents (a hash, far cheaper than reading them again).
+// same contents (by hash).
 func (m *Message) paramsUnchanged() bool {
 	return sameBytes(m.Params, m.paramsRead) && hashParams(m.Params) == m.paramsSum
 }

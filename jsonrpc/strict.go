@@ -114,9 +114,7 @@ func newObject(name string, members []member) (Object, error) {
 }
 
 // pairwiseKeys is how many keys an object may have before its duplicate check folds them
-// into a map: up to it, each new key is compared with the earlier ones by strings.EqualFold,
-// which allocates nothing (at most pairwiseKeys²/2 comparisons of short keys); past it, each
-// key is folded once and looked up, so a hostile object of many keys costs linear work.
+// into a map instead of comparing pairs, so a hostile object of many keys costs linear work.
 const pairwiseKeys = 16
 
 // foldedDuplicate reports the earlier key of o that key equals without regard to case (simple

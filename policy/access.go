@@ -59,9 +59,8 @@ func (a Access) Narrow(b Access) Access {
 		ReadOnly: a.ReadOnly || b.ReadOnly,
 		decided:  a.decided && b.decided,
 	}
-	// An Access is never changed once made, so n shares a's slices where they are n's too
-	// (every request narrows its session's access by its token's, and the two most often
-	// grant the same), clipped so that an append to them copies.
+	// An Access is never changed once made, so n may share a's slices; they are clipped
+	// so that an append to them copies.
 	if b.hasAll(a.granted) {
 		n.granted = slices.Clip(a.granted)
 	} else {

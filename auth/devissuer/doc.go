@@ -11,15 +11,12 @@
 //     RFC 8707 resource indicator) and the token-exchange grant (RFC 8693).
 //
 // The authorization endpoint is NOT implemented: /authorize only answers with an
-// explanation. It is still listed in the metadata because OIDC Discovery requires the
-// field and the TypeScript MCP SDK refuses metadata without it; likewise
-// code_challenge_methods_supported lists S256 because MCP clients (the Go SDK's
-// oauthex.GetAuthServerMeta among them) refuse an authorization server that does not
-// advertise PKCE, even when they only use client_credentials.
+// explanation. It is listed in the metadata because OIDC Discovery requires it, and S256 is
+// listed in code_challenge_methods_supported because MCP clients refuse a server without
+// PKCE, even for client_credentials.
 //
 // Access tokens are RS256 JWTs signed with an RSA-2048 key whose key id is its RFC 7638
-// thumbprint. The key is made fresh on every [Start] unless [Options].KeyFile keeps it
-// (`gemgate dev` keeps it in its data directory, so pasted tokens live until they expire).
+// thumbprint. The key is made fresh on every [Start] unless [Options].KeyFile keeps it.
 //
 // What it must never do: listen on anything but a loopback address; be used as a real
 // identity provider (secrets live in memory and are printed by `gemgate dev`); log a

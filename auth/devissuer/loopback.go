@@ -9,10 +9,9 @@ import (
 )
 
 // loopbackHost checks that addr ("host:port") names only loopback addresses and returns
-// the IP literal to listen on. Host names are resolved here, once, and the listener is
-// bound to the resolved address, so a name cannot resolve differently between the check
-// and the bind. An empty host (":8080") means every interface and is refused. This differs
-// on purpose from auth.IsLoopbackAddr, which judges a name as written (only "localhost").
+// the IP literal to listen on. A name is resolved once and the listener bound to the result,
+// so it cannot resolve differently between check and bind. An empty host is refused. This
+// differs on purpose from auth.IsLoopbackAddr, which judges a name as written.
 func loopbackHost(addr string) (string, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -41,10 +41,9 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// DefaultTimeout bounds an exchange unless Config says otherwise: a worker waits for its
-// credential at start, and a token endpoint that takes the connection and never answers must
-// not hold the opening request, and the user's worker slot, for as long as the client stays
-// connected. Discovery is bounded alike.
+// DefaultTimeout bounds an exchange unless Config says otherwise, so a token endpoint that
+// never answers cannot hold the opening request and the user's worker slot. Discovery is
+// bounded alike.
 const DefaultTimeout = 10 * time.Second
 
 // maxErrorText bounds what of the issuer's words an error quotes (a description, a token
@@ -149,12 +148,9 @@ func New(cfg Config) (*Exchanger, error) {
 // Exchange trades subjectToken (the user's access token, already verified by the
 // gateway) for a token aimed at the configured audience.
 //
-// It uses golang.org/x/oauth2/clientcredentials rather than hand-written HTTP: its
-// EndpointParams may override grant_type (the package lets exactly that key be
-// replaced), and it brings RFC 6749 client_secret_basic encoding, token-response and
-// error-response parsing, expires_in handling, and the context-carried HTTP client.
-// oauth2.Config has no grant for this, and the MCP Go SDK's oauthex.ExchangeToken is
-// shaped for ID-JAG (SEP-990), not for access-token to access-token exchange.
+// It uses golang.org/x/oauth2/clientcredentials, whose EndpointParams may replace
+// grant_type, for RFC 6749 client authentication and response parsing. The MCP Go SDK's
+// oauthex.ExchangeToken is shaped for ID-JAG (SEP-990), not for this exchange.
 func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credential, error) {
 	if subjectToken == "" {
 		return Credential{}, errors.New("exchange: empty subject token")
@@ -191,12 +187,10 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 	if !strings.EqualFold(tok.Type(), "Bearer") {
 		return Credential{}, fmt.Errorf("exchange: issuer returned token_type %s, want Bearer", e.quote(tok.Type(), subjectToken))
 	}
-	// An issuer that ignored the audience, or a token URL that is not the issuer's, may give
-	// back the caller's own token, or mint one for gemgate's audience: handing it to the worker
-	// would make the exchange a pass-through of a token gemgate accepts, to a process it does
-	// not trust with one. So the token must be a bearer token as written (no space that a
-	// reader would trim to the caller's token), not the caller's, and, when it is a JWT, for
-	// the backend's audience.
+	// An issuer that ignored the audience may give back the caller's own token or one for
+	// gemgate's audience, which the worker must never hold. So the token must be a bearer
+	// token as written (no space a reader would trim), not the caller's, and, when it is a
+	// JWT, for the backend's audience.
 	switch {
 	case !auth.IsBearerToken(tok.AccessToken):
 		return Credential{}, errors.New("exchange: the issuer returned an access_token that is not in bearer token syntax")
@@ -216,11 +210,10 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 	return Credential{Token: tok.AccessToken, Expiry: tok.Expiry}, nil
 }
 
-// cleanError turns an oauth2 error into one that cannot carry a secret: a refusal keeps
-// only status, code and description (oauth2.RetrieveError's message may quote the
-// response body); anything else is passed on. What the issuer wrote is clipped, and cleared
-// of the subject token and of the client secret in every form a request carried it (an
-// issuer or a proxy in front of it may quote the request back), since the error is logged.
+// cleanError turns an oauth2 error into one that cannot carry a secret, since the error is
+// logged: a refusal keeps only status, code and description. What the issuer wrote is
+// clipped and cleared of the subject token and client secret in every form the request
+// carried them, since an issuer or proxy may quote the request back.
 func (e *Exchanger) cleanError(err error, subjectToken string) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {

@@ -123,13 +123,11 @@ type capsMechanism struct {
 	describe string
 }
 
-// workerCaps decides the mechanism: a delegated cgroup v2 when there is one (prepare: move
-// gemgate into its leaf, which only serve does; check only looks), rlimits otherwise.
-// RLIMIT_NPROC counts the processes and threads of a uid across the host, so under rlimits
-// the process cap is sized for the account workers share: per account with one account per
-// user ({user} in worker_user), times max_workers for one account of all workers, and not
-// set for workers of gemgate's own uid, which its own threads (and, for a person's uid, their
-// desktop) share, or uid 0, which the kernel does not hold to it.
+// workerCaps decides the mechanism: a delegated cgroup v2 when there is one (prepare moves
+// gemgate into its leaf; only serve does), rlimits otherwise. RLIMIT_NPROC counts a uid's
+// processes across the host, so under rlimits the process cap is per account ({user} in
+// worker_user), times max_workers when all workers share one account, and not set for
+// gemgate's own uid, which gemgate's threads share, or uid 0, which the kernel exempts.
 func (c *Config) workerCaps(prepare bool) (capsMechanism, error) {
 	v, errs := c.workerCapsValues()
 	if len(errs) > 0 {

@@ -10,11 +10,9 @@ import (
 	"time"
 )
 
-// certFiles serves tls_cert and tls_key, and takes a renewed pair (ACME, cert-manager) for
-// new handshakes without a restart: at most once a second a handshake looks at the files,
-// and when either changed it loads them again. A pair that does not load (the key written
-// before the certificate, a typo) is logged and the certificate in use stays; the next
-// change is tried again.
+// certFiles serves tls_cert and tls_key, and picks up a renewed pair (ACME, cert-manager)
+// without a restart. A pair that does not load (a half-written renewal) is logged and the
+// certificate in use stays until the next change.
 type certFiles struct {
 	certPath, keyPath string
 	log               *slog.Logger

@@ -166,8 +166,8 @@ func statusWord(s auth.FindingStatus) string {
 var stdin io.Reader = os.Stdin
 
 // userNameCheck is the launcher's judgement of a user name under c, as serve makes it at
-// authentication (worker.CommandLauncher.CheckUser): whether {user} is in worker_command or
-// worker_user decides it, and the GemStone relay always has {user} on its command line.
+// authentication (worker.CommandLauncher.CheckUser). The command matters: {user} in
+// worker_command or worker_user decides the check, and the GemStone relay always has it.
 func userNameCheck(c *Config) func(string) error {
 	l := &worker.CommandLauncher{WorkerUser: c.WorkerUser}
 	switch c.Worker {

@@ -386,12 +386,10 @@ func load(name string, args []string, dev bool) (*Config, error) {
 	return &c, nil
 }
 
-// refuseSecretFlags refuses a secret setting given as a flag. A command line is every
-// account's to read (ps, /proc/<pid>/cmdline) for as long as gemgate runs, so a secret is not
-// taken there; and it is refused before the flag package sees it, whose errors quote values.
-// Every argument is looked at, with any number of dashes: "--" may be another flag's value,
-// after which the flag package parses on, and a bad spelling ("---name=value") would be
-// quoted whole in its error.
+// refuseSecretFlags refuses a secret setting given as a flag, since any account can read a
+// command line (ps, /proc/<pid>/cmdline). It runs before the flag package, whose errors quote
+// values, and looks at every argument with any number of dashes: "--" may be another flag's
+// value, and a bad spelling ("---name=value") would be quoted whole.
 func refuseSecretFlags(args []string, fields []field) error {
 	for _, a := range args {
 		if !strings.HasPrefix(a, "-") {

@@ -203,10 +203,9 @@ func devTLS(c *Config, info *devInfo) (*tls.Config, error) {
 // and serve use.
 const devMetricsAddr = "127.0.0.1:9464"
 
-// listenMetrics opens the metrics listener at addr. With fallback (dev's default address),
-// an address something else already holds (often a gemgate serve or the compose demo) gives
-// way to any free loopback port; the choice is made by binding, so two gemgates starting at
-// once cannot both pick the same port. An address the user chose is kept, busy or not.
+// listenMetrics opens the metrics listener at addr. With fallback (dev's default address), a
+// busy address gives way to any free loopback port, chosen by binding so that two gemgates
+// starting at once cannot pick the same one. An address the user chose is kept, busy or not.
 func listenMetrics(addr string, fallback bool) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil && fallback {

@@ -47,10 +47,9 @@ const (
 // only sign loopback names (X.509 name constraints), so trusting it cannot vouch for any
 // other site even if its key leaks.
 //
-// Whoever can change the CA makes the user's clients trust what they like, so the folder must
-// lie on a path no other account can redirect, be this user's, and hold files this user's
-// alone (internal/private, as for the development issuer's key), and a CA is reused only
-// with exactly the loopback constraints gemgate gives its own.
+// Whoever can change the CA makes the user's clients trust what they like, so the folder and
+// the path to it must be this user's alone (internal/private), and a CA is reused only with
+// exactly the loopback constraints gemgate gives its own.
 func devCertificate(dir string) (devCerts, error) {
 	p := devCertPaths(dir)
 	if err := private.MkdirAll(dir, 0o755); err != nil {

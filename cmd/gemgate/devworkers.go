@@ -54,13 +54,11 @@ func (s *server) runDevWorkersAsNobody(l *worker.CommandLauncher) error {
 }
 
 // ownedDir is dir, made for the account a (mode 0700) unless it exists, with the links on the
-// way to it resolved. gemgate runs as root here, so private.Dir asks that
-// every folder on the way, and the one it lies in, be root's and closed to other writers
-// unless sticky (as /tmp is): no other account may move the folder, or the path to it, once
-// checked. Each must also be open to a's search, or a could not reach it. An existing folder
-// must be a folder, not a link, owned by a and closed to everyone else. The folder is opened
-// without following links and given to a through that descriptor, so nothing swapped in
-// its place is given away.
+// way to it resolved. Every folder on the way must be root's and closed to other writers
+// unless sticky (private.Dir), so no other account can move it once checked, and open to a's
+// search. An existing folder must be a folder owned by a and closed to everyone else. It is
+// opened without following links and given to a through that descriptor, so nothing
+// swapped in its place is given away.
 func ownedDir(dir string, a *worker.Account) (string, error) {
 	parent, err := private.Dir(filepath.Dir(dir))
 	if err != nil {

@@ -13,14 +13,10 @@ import (
 	"github.com/gemgate/gemgate/internal/clip"
 )
 
-// The lines net/http writes to its servers' ErrorLog are the client's to provoke: every
-// failed TLS handshake writes one, and Go's TLS server quotes in it what the client sent (its
-// ALPN protocol names, tens of kilobytes of them). So each line keeps its first
-// maxHTTPErrorLine bytes (clip's "...(+N more)" says what was cut; escaped in JSON, such a
-// line is at most about 6 KiB), and the lines of gemgate's servers together are logged at up
-// to httpErrorLines a second, in bursts of up to httpErrorBurst. What is over is counted, and
-// the count logged just before the next line that is, or httpErrorReport after the first
-// line that is not, or when gemgate stops, whichever comes first.
+// The lines net/http writes to its servers' ErrorLog are the client's to provoke (a failed
+// TLS handshake quotes what the client sent), so each line is clipped to maxHTTPErrorLine
+// bytes and all servers' lines together are rate limited (httpErrorLines a second, bursts of
+// httpErrorBurst). Dropped lines are counted and the count is logged later.
 const (
 	maxHTTPErrorLine = 1024
 	httpErrorLines   = 1

@@ -38,10 +38,9 @@ func newLazyExchanger(issuer string, cfg exchange.Config, allowInsecure bool) (*
 	return l, nil
 }
 
-// exchanger is the exchanger once the token endpoint is known. The first callers share one
-// discovery, which runs apart from any of them (bounded by the discovery's own timeout), and
-// each waits for it only as long as its own context lets it: a hung issuer does not hold
-// every worker start behind the first. A failed discovery is tried again by the next caller.
+// exchanger is the exchanger once the token endpoint is known. Callers share one bounded
+// discovery, each waiting only as long as its own context lets it, so a hung issuer does not
+// hold every worker start. A failed discovery is tried again by the next caller.
 func (l *lazyExchanger) exchanger(ctx context.Context) (*exchange.Exchanger, error) {
 	if ex := l.ex.Load(); ex != nil {
 		return ex, nil

@@ -70,12 +70,11 @@ func (s *server) gemstoneCommand(ctx context.Context, l *worker.CommandLauncher)
 	return nil
 }
 
-// gemstoneLauncher starts the relay as the command launcher does, and reads its greeting and
-// its answers the GemStone way: a refusal becomes the client's initialize error, and a
-// corrupted answer (#51438) fails its call. Each start first finds, with gslist, the NetLDI
-// of the stone's owner that runs now, and starts no relay while there is none: with no
-// GEMSTONE_NRS_ALL, GemStone would fork the user's gem through whatever NetLDI is named
-// gs64ldi, whoever runs it.
+// gemstoneLauncher starts the relay as the command launcher does, and reads its answers the
+// GemStone way: a refusal becomes the client's initialize error, and a corrupted answer
+// (#51438) fails its call. Each start first finds with gslist the stone owner's running
+// NetLDI and starts no relay without one: with no GEMSTONE_NRS_ALL, GemStone would fork the
+// user's gem through whatever NetLDI is named gs64ldi, whoever runs it.
 type gemstoneLauncher struct {
 	*worker.CommandLauncher
 	relay *gemstone.Relay

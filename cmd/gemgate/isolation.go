@@ -13,12 +13,11 @@ import (
 	"github.com/gemgate/gemgate/worker"
 )
 
-// hardenGateway is the process-wide part of worker isolation, done before anything else:
-// gemgate becomes non-dumpable, so no process of its uid can read its environment
-// (GEMGATE_EXCHANGE_CLIENT_SECRET) or memory through /proc or ptrace, and a child subreaper,
-// so descendants that escape a worker come back to gemgate to be killed; and what it
-// inherited from its parent beyond stdin, stdout and stderr is closed on exec, so that no
-// worker gets it.
+// hardenGateway is the process-wide part of worker isolation, done before anything else.
+// gemgate becomes non-dumpable, so no process of its uid can read its environment (the
+// exchange client secret) or memory through /proc or ptrace. It becomes a child subreaper,
+// so descendants that escape a worker come back to it to be killed. Descriptors inherited
+// beyond stdin, stdout and stderr are closed on exec, so no worker gets them.
 func hardenGateway() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("making gemgate non-dumpable: %w", err)

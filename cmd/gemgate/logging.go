@@ -28,14 +28,11 @@ func newLogger(c *Config, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("log_format: %q is not json or text", c.LogFormat)
 }
 
-// visibleWriter takes the JSON handler's lines and writes each invisible rune in them as a
-// JSON escape (\u202e): the line still decodes to the very same values, but carries no such
-// rune itself. Log values are often the client's or a worker's text (a tool name, a
-// worker's stderr line), reaching the handler in many shapes (strings, errors, structs, map
-// keys, attribute keys), and JSON escapes only C0 controls and U+2028/U+2029 itself: a bidi
-// override (U+202E) would make a terminal or viewer of the raw line show it reordered, and a
-// C1 control (U+009B, CSI) can drive the terminal that shows it. Outside ASCII, a line of
-// JSON has text only inside its strings, where an escape means the rune itself. The handler
+// visibleWriter writes each invisible rune of the JSON handler's lines as a JSON escape
+// (\u202e), so the line decodes to the same values but cannot reorder or drive the terminal
+// that shows it (a bidi override, a C1 control). Log values are often a client's or a
+// worker's text, and JSON itself escapes only C0 controls and U+2028/U+2029. Outside ASCII,
+// JSON has text only inside strings, where the escape means the rune itself. The handler
 // writes each record with one Write, so no rune is split between two.
 type visibleWriter struct{ w io.Writer }
 
@@ -61,8 +58,7 @@ func (v visibleWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// firstInvisible is the index of the first invisible rune of p, -1 if none; ASCII, nearly
-// every line, is passed over eight bytes at a time.
+// firstInvisible is the index of the first invisible rune of p, -1 if none.
 func firstInvisible(p []byte) int {
 	for i := 0; i < len(p); {
 		if i+8 <= len(p) && binary.LittleEndian.Uint64(p[i:])&0x8080808080808080 == 0 {

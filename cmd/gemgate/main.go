@@ -118,12 +118,9 @@ func workerCommand(ctx context.Context, args []string) error {
 	return demo.Run(ctx, demo.OptionsFromEnv(), os.Stdin, os.Stdout)
 }
 
-// workerProcs runs a worker process on one P unless GOMAXPROCS is set. A worker serves one
-// user's pipes, a message at a time, and a host runs one per user: with a P per core, each
-// message handed from the goroutine that read it to the one that answers woke another
-// thread, and the worker spent more on that than on the message. On this project's
-// 2-core benchmark machine one P took the demo worker from 5,153 to 7,084 calls/s at one
-// session, and one worker shared by 32 sessions from 8,121 to 12,871 (docs/PERFORMANCE.md).
+// workerProcs runs a worker process on one P unless GOMAXPROCS is set. A worker handles one
+// message at a time, and more Ps only add thread wake-ups between its goroutines
+// (docs/PERFORMANCE.md).
 func workerProcs() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)

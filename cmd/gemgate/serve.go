@@ -287,9 +287,8 @@ func (s *server) servers() error {
 	// stream, and the gateway closes the connection of a request whose body it did not read.
 	// No WriteTimeout: it would cut streams and long calls; the gateway bounds each write of a
 	// stream instead.
-	// MaxHeaderBytes: max_connections is sized at 64 KiB a connection, and no header gemgate
-	// reads is near it (a token is at most 16 KiB); net/http's default would let each
-	// connection hold a megabyte of headers.
+	// MaxHeaderBytes: max_connections is sized on this bound, which no header gemgate reads
+	// comes near; net/http's default would allow a megabyte per connection.
 	// ErrorLog: net/http's lines, which any client can provoke and fill with its own text (a
 	// TLS handshake's), are clipped and rate limited (errorlog.go).
 	s.errorLog = newHTTPErrorLog(log)
