@@ -174,8 +174,18 @@ func TestGivenUpCallsQuestionIsAskedOfNobody(t *testing.T) {
 	eventually(t, "gemgate's answer to the given-up call's question", func() bool {
 		return strings.Contains(logs.String(), `"reason":"the call that asked was given up by its client"`)
 	})
-	if got := answer(t, a.tool(t, "record", nil)); !strings.Contains(got, `after-cancel:{"action":"cancel"}`) {
-		t.Errorf("the worker recorded %q; want gemgate's cancel", got)
+	// The audit line comes before the answer is written (refuseLocked queues it): ask until the
+	// worker has read it.
+	deadline := time.Now().Add(waitFor)
+	for {
+		got := answer(t, a.tool(t, "record", nil))
+		if strings.Contains(got, `after-cancel:{"action":"cancel"}`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker recorded %q; want gemgate's cancel", got)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if n := a.c.requests(); n != 0 {
 		t.Errorf("the given-up call's question was delivered to its caller %d times; want none", n)
