@@ -9,8 +9,9 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// chiOnlyRoutes is how the gateway routed with the endpoint's middleware on a chi
-// subrouter: the oracle of TestRoutesAnswerAsChiSubrouter.
+// chiOnlyRoutes is how the gateway routed before routes had a direct entry for the MCP
+// path: everything through chi, the endpoint's middleware on a subrouter. It is the oracle
+// of TestDirectEntryRoutesAsChi.
 func chiOnlyRoutes(g *Gateway) http.Handler {
 	r := chi.NewRouter()
 	r.Use(g.requestInfo, g.recoverer)
@@ -33,12 +34,12 @@ func chiOnlyRoutes(g *Gateway) http.Handler {
 	return r
 }
 
-// TestRoutesAnswerAsChiSubrouter: every request the gateway's router answers is answered as
-// the subrouter shape answered it (same status, headers that matter and body), whatever the
-// path's spelling, method, token, Origin or session header; the one difference is a path
-// beneath the endpoint (/mcp/x), which the subrouter sent through the endpoint's bearer-token
-// check before its 404 and which now gets the 404 without a challenge.
-func TestRoutesAnswerAsChiSubrouter(t *testing.T) {
+// TestDirectEntryRoutesAsChi: every request the gateway's router answers is answered as
+// chi alone answered it (same status, headers that matter and body), whatever the path's
+// spelling, method, token, Origin or session header; the one difference is a path beneath
+// the endpoint (/mcp/x), which chi alone sent through the endpoint's bearer-token check
+// before its 404 and which now gets the 404 without a challenge.
+func TestDirectEntryRoutesAsChi(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Metadata = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) })
 		o.AllowLoopbackOrigins = true
@@ -91,12 +92,12 @@ func TestRoutesAnswerAsChiSubrouter(t *testing.T) {
 				}
 				n++
 				if a.Code != b.Code || a.Body.String() != b.Body.String() {
-					t.Errorf("%s %s %+v: %d %q, the subrouter: %d %q", m, p, v, a.Code, a.Body.String(), b.Code, b.Body.String())
+					t.Errorf("%s %s %+v: %d %q, chi alone: %d %q", m, p, v, a.Code, a.Body.String(), b.Code, b.Body.String())
 					continue
 				}
 				for _, h := range []string{"Allow", "WWW-Authenticate", "Content-Type", "Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Vary", "Mcp-Session-Id"} {
 					if a.Header().Get(h) != b.Header().Get(h) {
-						t.Errorf("%s %s %+v: %s %q, the subrouter %q", m, p, v, h, a.Header().Get(h), b.Header().Get(h))
+						t.Errorf("%s %s %+v: %s %q, chi alone %q", m, p, v, h, a.Header().Get(h), b.Header().Get(h))
 					}
 				}
 			}
