@@ -5,21 +5,21 @@ import (
 	"testing"
 )
 
-// TestModernCallerIsSmall: a modern call's caller is made on every request, and most calls
-// carry no progress at all, so its event buffer grows with what it holds instead of being a
-// channel of modernEventBuffer slots (1.5 KiB) made up front.
-func TestModernCallerIsSmall(t *testing.T) {
+// TestSessionlessCallerIsSmall: a sessionless call's caller is made on every request, and most
+// calls carry no progress at all, so its event buffer grows with what it holds instead of being
+// a channel of sessionlessEventBuffer slots (1.5 KiB) made up front.
+func TestSessionlessCallerIsSmall(t *testing.T) {
 	const n = 200
-	keep := make([]*modernCaller, n)
+	keep := make([]*sessionlessCaller, n)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := range keep {
-		keep[i] = newModernCaller(false)
+		keep[i] = newSessionlessCaller(false)
 	}
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(keep)
 	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 640 {
-		t.Errorf("a modern caller costs %d bytes when made, want at most 640", per)
+		t.Errorf("a sessionless caller costs %d bytes when made, want at most 640", per)
 	}
 }

@@ -12,44 +12,44 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// A modern request's params are read once (checkModern) and every later check and edit takes
-// that reading. These hold the readers on the one reading to the readers that read the
-// message afresh (readClientFields, requestStateOf, passMessage, and legacyMessage's own
+// A sessionless request's params are read once (checkSessionless) and every later check and
+// edit takes that reading. These hold the readers on the one reading to the readers that read
+// the message afresh (readClientFields, requestStateOf, passMessage, and legacyMessage's own
 // reading): the same fields, the same refusals with the same texts, the same bytes forwarded.
 
-const modernMetaOK = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+const sessionlessMetaOK = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
 	`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}`
 
-// modernParamsCases are params of a modern tools/call, well formed and hostile.
-var modernParamsCases = []string{
-	`{"name":"echo","arguments":{"text":"x"},` + modernMetaOK + `}}`,
-	`{"name":"echo",` + modernMetaOK + `,"progressToken":"p1"}}`,
-	`{"name":"echo",` + modernMetaOK + `,"progressToken":7,"other":{"a":1}}}`,
-	`{"name":"echo",` + modernMetaOK + `,"Progresstoken":7}}`,
-	`{"name":"echo",` + modernMetaOK + `,"progressToken":7,"progresstoken":8}}`,
-	`{"name":"echo","Arguments":{},` + modernMetaOK + `}}`,
-	`{"name":"echo","arguments":[1],` + modernMetaOK + `}}`,
-	`{"name":"echo","arguments":null,` + modernMetaOK + `}}`,
-	`{"name":7,` + modernMetaOK + `}}`,
-	`{"name":"",` + modernMetaOK + `}}`,
-	`{"name":"echo","requestState":"gg1.x","inputResponses":{"k":{}},` + modernMetaOK + `}}`,
-	`{"name":"echo","requestState":7,` + modernMetaOK + `}}`,
-	`{"name":"echo","RequestState":"gg1.x",` + modernMetaOK + `}}`,
-	`{"name":"echo","inputresponses":{},` + modernMetaOK + `}}`,
-	`{"name":"echo","TASK":{},` + modernMetaOK + `}}`,
-	`{"name":"echo","task":{"ttl":1},` + modernMetaOK + `}}`,
-	`{"name":"echo",` + modernMetaOK + `,"user":"kept","io.modelcontextprotocol/logLevel":"debug"}}`,
-	`{"name":"echo",` + modernMetaOK + `},"_META":{}}`,
-	`{"name":"echo",` + modernMetaOK + `},"name":"other"}`,
-	`{"name":"echo",` + strings.Replace(modernMetaOK, `"clientCapabilities":{}`, `"clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{},"x":{}},"tasks":{},"roots":{}}`, 1) + `}}`,
-	`{"name":"echo",` + strings.Replace(modernMetaOK, `"clientCapabilities":{}`, `"clientCapabilities":{"extensions":7}`, 1) + `}}`,
+// sessionlessParamsCases are params of a sessionless tools/call, well formed and hostile.
+var sessionlessParamsCases = []string{
+	`{"name":"echo","arguments":{"text":"x"},` + sessionlessMetaOK + `}}`,
+	`{"name":"echo",` + sessionlessMetaOK + `,"progressToken":"p1"}}`,
+	`{"name":"echo",` + sessionlessMetaOK + `,"progressToken":7,"other":{"a":1}}}`,
+	`{"name":"echo",` + sessionlessMetaOK + `,"Progresstoken":7}}`,
+	`{"name":"echo",` + sessionlessMetaOK + `,"progressToken":7,"progresstoken":8}}`,
+	`{"name":"echo","Arguments":{},` + sessionlessMetaOK + `}}`,
+	`{"name":"echo","arguments":[1],` + sessionlessMetaOK + `}}`,
+	`{"name":"echo","arguments":null,` + sessionlessMetaOK + `}}`,
+	`{"name":7,` + sessionlessMetaOK + `}}`,
+	`{"name":"",` + sessionlessMetaOK + `}}`,
+	`{"name":"echo","requestState":"gg1.x","inputResponses":{"k":{}},` + sessionlessMetaOK + `}}`,
+	`{"name":"echo","requestState":7,` + sessionlessMetaOK + `}}`,
+	`{"name":"echo","RequestState":"gg1.x",` + sessionlessMetaOK + `}}`,
+	`{"name":"echo","inputresponses":{},` + sessionlessMetaOK + `}}`,
+	`{"name":"echo","TASK":{},` + sessionlessMetaOK + `}}`,
+	`{"name":"echo","task":{"ttl":1},` + sessionlessMetaOK + `}}`,
+	`{"name":"echo",` + sessionlessMetaOK + `,"user":"kept","io.modelcontextprotocol/logLevel":"debug"}}`,
+	`{"name":"echo",` + sessionlessMetaOK + `},"_META":{}}`,
+	`{"name":"echo",` + sessionlessMetaOK + `},"name":"other"}`,
+	`{"name":"echo",` + strings.Replace(sessionlessMetaOK, `"clientCapabilities":{}`, `"clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{},"x":{}},"tasks":{},"roots":{}}`, 1) + `}}`,
+	`{"name":"echo",` + strings.Replace(sessionlessMetaOK, `"clientCapabilities":{}`, `"clientCapabilities":{"extensions":7}`, 1) + `}}`,
 }
 
-// TestModernReadersAgreeWithFreshReads: for each case that passes checkModern, the fields,
-// the requestState and the forwarded message (both kinds of worker) are what the readers of
-// a fresh reading give, refusals included.
-func TestModernReadersAgreeWithFreshReads(t *testing.T) {
-	for i, params := range modernParamsCases {
+// TestSessionlessReadersAgreeWithFreshReads: for each case that passes checkSessionless, the
+// fields, the requestState and the forwarded message (both kinds of worker) are what the
+// readers of a fresh reading give, refusals included.
+func TestSessionlessReadersAgreeWithFreshReads(t *testing.T) {
+	for i, params := range sessionlessParamsCases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
 			msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
@@ -57,15 +57,15 @@ func TestModernReadersAgreeWithFreshReads(t *testing.T) {
 				t.Fatalf("not a message: %v", err)
 			}
 			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-			r.Header.Set(headerProtocolVersion, modernVersion)
+			r.Header.Set(headerProtocolVersion, sessionlessVersion)
 			r.Header.Set(headerMethod, "tools/call")
 			r.Header.Set(headerName, "echo")
-			mr, he := checkModern(r, msg)
+			mr, he := checkSessionless(r, msg)
 			if he != nil {
-				t.Logf("refused by checkModern: %v", he)
+				t.Logf("refused by checkSessionless: %v", he)
 				return
 			}
-			f1, he1 := modernFields(msg, mr)
+			f1, he1 := sessionlessFields(msg, mr)
 			f2, he2 := readClientFields(msg)
 			if !reflect.DeepEqual(f1, f2) || !reflect.DeepEqual(he1, he2) {
 				t.Fatalf("fields %+v %v, a fresh read %+v %v", f1, he1, f2, he2)
@@ -130,14 +130,14 @@ func freshLegacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 	return &out, nil
 }
 
-// TestModernForwardReadsParamsOnce: the checks and the edit of a modern tools/call read its
-// params and _meta once. The bound is what one reading costs (the keys of params, _meta and
-// the client capabilities and info, and their member lists) and the edited params; a second
-// reading of params would exceed it.
-func TestModernForwardReadsParamsOnce(t *testing.T) {
-	body := modernCallBody(100)
+// TestSessionlessForwardReadsParamsOnce: the checks and the edit of a sessionless tools/call
+// read its params and _meta once. The bound is what one reading costs (the keys of params,
+// _meta and the client capabilities and info, and their member lists) and the edited params; a
+// second reading of params would exceed it.
+func TestSessionlessForwardReadsParamsOnce(t *testing.T) {
+	body := sessionlessCallBody(100)
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	r.Header.Set(headerProtocolVersion, modernVersion)
+	r.Header.Set(headerProtocolVersion, sessionlessVersion)
 	r.Header.Set(headerMethod, "tools/call")
 	r.Header.Set(headerName, "echo")
 	msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true})
@@ -145,11 +145,11 @@ func TestModernForwardReadsParamsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := testing.AllocsPerRun(20, func() {
-		mr, he := checkModern(r, msg)
+		mr, he := checkSessionless(r, msg)
 		if he != nil {
 			t.Fatal(he)
 		}
-		if f, he := modernFields(msg, mr); he != nil || f.tool != "echo" {
+		if f, he := sessionlessFields(msg, mr); he != nil || f.tool != "echo" {
 			t.Fatal(f, he)
 		}
 		if _, _, err := requestStateIn(mr.params); err != nil {
@@ -158,6 +158,6 @@ func TestModernForwardReadsParamsOnce(t *testing.T) {
 		_ = legacyMessageOf(msg, mr.params)
 	})
 	if n > 34 {
-		t.Errorf("the checks and edit of a modern call allocate %v times, want at most 34 (94 when each check read the params again)", n)
+		t.Errorf("the checks and edit of a sessionless call allocate %v times, want at most 34 (94 when each check read the params again)", n)
 	}
 }
