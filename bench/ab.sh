@@ -10,7 +10,7 @@
 #   idle-user     K idle sessions with a GET stream, worker per user (tinyworker): KiB per session
 #   idle-session  the same, a worker per session: KiB, descriptors and OS threads per session
 #   calls-user    tools/call echo (PAYLOAD bytes) at LEVELS sessions, worker per user: gateway CPU per call
-#   calls-modern  as calls-user, 2026-07-28 sessionless requests
+#   calls-sessionless  as calls-user, 2026-07-28 sessionless requests
 # Environment: ROUNDS (5), K (1000), LEVELS ("1 32"), TOTAL (20000 calls per point), PAYLOAD (100),
 # WARMUP (50 calls per session), OUT.
 set -euo pipefail
@@ -43,7 +43,7 @@ run() { # run NAME COMMAND ROUND: one measurement, appended to results.jsonl
 	case $part in
 	idle-*) "${lg[@]}" -mode idle -sessions "$K" -parallel 16 | sed "s/^{/{\"round\":$round,/" ;;
 	calls-*)
-		[[ $part == calls-modern ]] && lg+=(-era modern)
+		[[ $part == calls-sessionless ]] && lg+=(-era sessionless)
 		for n in $LEVELS; do
 			"${lg[@]}" -mode calls -sessions "$n" -calls $((TOTAL / n)) -warmup "$WARMUP" -payload "$PAYLOAD" |
 				sed "s/^{/{\"round\":$round,/"

@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ORDER = ["stdio", "stdio-shared", "echofloor", "relayfloor", "gemgate-auth", "gemgate-noauth", "gemgate-user", "gemgate-modern", "gemgate-haproxy",
+ORDER = ["stdio", "stdio-shared", "echofloor", "relayfloor", "gemgate-auth", "gemgate-noauth", "gemgate-user", "gemgate-sessionless", "gemgate-haproxy",
          "supergateway", "toolhive"]
 NAMES = {
     "stdio": "(a) worker over stdio (floor)",
@@ -18,7 +18,7 @@ NAMES = {
     "gemgate-auth": "(c) gemgate, JWT on",
     "gemgate-noauth": "(d) gemgate, auth none",
     "gemgate-user": "(g) gemgate, JWT on, one worker per user",
-    "gemgate-modern": "(h) gemgate as (g), 2026-07-28 sessionless requests",
+    "gemgate-sessionless": "(h) gemgate as (g), 2026-07-28 sessionless requests",
     "gemgate-haproxy": "(i) gemgate as (g), behind HAProxy 2.6",
     "supergateway": "(e) supergateway 4.0.0",
     "toolhive": "(f) ToolHive streamable proxy",
@@ -127,6 +127,9 @@ def failed_note(r):
 def main(out):
     out = Path(out)
     rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines() if l.strip()]
+    for r in rows:  # (h)'s label in results recorded before the 2026-07-28 era was named sessionless
+        if r.get("label") == "gemgate-modern":
+            r["label"] = "gemgate-sessionless"
     machine = (out / "machine.txt").read_text()
     md = ["# gemgate side-by-side benchmark", "", "```", machine.strip(), "```", ""]
 
@@ -309,7 +312,7 @@ def main(out):
             worst = min(xs, key=lambda x: x[1])
             g.append(f"| 1. {NAMES[label]}: ≥ 2× supergateway at every level | lowest {worst[1]:.2f}× (at {worst[0]}); "
                      + ", ".join(f"{n}: {x:.2f}×" for n, x in xs) + f" | {ok(worst[1] >= 2)} |")
-    for label in ["gemgate-auth", "gemgate-user", "gemgate-modern"]:
+    for label in ["gemgate-auth", "gemgate-user", "gemgate-sessionless"]:
         c, f = cpu(label, 32), cpu("echofloor", 32)
         if c and f:
             g.append(f"| 2. gateway CPU per 100 B call, 32 sessions: ≤ 2× the HTTP echo floor's ({NAMES[label]}) | {c:,.0f} vs {f:,.0f} µs = {c / f:.2f}× | {ok(c / f <= 2)} |")
@@ -332,7 +335,7 @@ def main(out):
                 g.append(f"| 2. p50 added over direct stdio, 1 session: ≤ 150 µs ({NAMES[label]}) | {d:+,.0f} µs | {ok(d <= 150)} |")
     big = {(r["label"], int(r.get("payload", 0))): r for r in pay if "throughput" in r}
     fl = big.get(("echofloor", 1048576))
-    for label in ["gemgate-auth", "gemgate-user", "gemgate-modern"]:
+    for label in ["gemgate-auth", "gemgate-user", "gemgate-sessionless"]:
         r = big.get((label, 1048576))
         if r and fl:
             c, f = r["gateway_cpu_us_per_call"] / 1e3, fl["gateway_cpu_us_per_call"] / 1e3
@@ -360,9 +363,9 @@ def main(out):
             extra = f"; an open with a worker start (c) {first / 1e3:.2f} ms, raw spawn (a) {spawn / 1e3:.2f} ms"
         g.append(f"| 5. session open on a running per-user worker: ≤ 1 ms p50 | {v:.2f}{p50_spread(ob['gemgate-user'])} ms (g){extra} | {ok(v <= 1)} |")
     for n in levels:
-        m, u = tp("gemgate-modern", n), tp("gemgate-user", n)
+        m, u = tp("gemgate-sessionless", n), tp("gemgate-user", n)
         if m and u:
-            g.append(f"| 6. modern requests: the legacy goals ({n} session(s)) | {m:,.0f} calls/s = {m / u:.2f}× legacy (g)"
+            g.append(f"| 6. sessionless requests: the legacy goals ({n} session(s)) | {m:,.0f} calls/s = {m / u:.2f}× legacy (g)"
                      + (f", {m / tp('toolhive', n):.2f}× ToolHive" if tp("toolhive", n) else "") + " | see 1–2 |")
     g.append("")
     hap = []

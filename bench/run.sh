@@ -8,9 +8,10 @@
 #       session is alice's, so all share ONE worker                        the default)
 #   (e) supergateway 4.0.0, stateful Streamable HTTP     supergateway
 #   (f) ToolHive's streamable proxy as a library         toolhive
-#   (h) gemgate as (g), 2026-07-28 sessionless requests   gemgate-modern   (loadgen -era modern;
-#       (no initialize, no session; _meta and headers                        concurrency and
-#       on every request)                                                    payload only)
+#   (h) gemgate as (g), 2026-07-28 sessionless requests gemgate-sessionless (loadgen -era
+#       (no initialize, no session; _meta and headers                        sessionless;
+#       on every request)                                                    concurrency and
+#                                                                            payload only)
 #   (i) (g) behind HAProxy 2.6 with deploy/haproxy's     gemgate-haproxy  (the shipped config,
 #       config: the balancer's added latency                                 addresses rewritten)
 #   (j) a bare Go HTTP-to-stdio relay, one shared worker relayfloor       (concurrency only:
@@ -48,7 +49,7 @@ BIGTOTAL=${BIGTOTAL:-400}
 OPENS=${OPENS:-30}
 IDLE_K=${IDLE_K:-"1000 3900 10000"}
 IDLE_PEER_K=${IDLE_PEER_K:-1000}
-SCENARIOS=${SCENARIOS:-"stdio stdio-shared echofloor relayfloor gemgate-auth gemgate-noauth gemgate-user gemgate-modern gemgate-haproxy supergateway toolhive"}
+SCENARIOS=${SCENARIOS:-"stdio stdio-shared echofloor relayfloor gemgate-auth gemgate-noauth gemgate-user gemgate-sessionless gemgate-haproxy supergateway toolhive"}
 HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 TESTS=${TESTS:-"concurrency payload open idle"} # which of the four parts below to run
 if [[ -n ${QUICK:-} ]]; then
@@ -125,13 +126,13 @@ start() {
 	mkdir -p "$OUT/logs"
 	TOKEN=""
 	case $name in
-	gemgate-auth | gemgate-noauth | gemgate-user | gemgate-modern | gemgate-haproxy)
+	gemgate-auth | gemgate-noauth | gemgate-user | gemgate-sessionless | gemgate-haproxy)
 		local auth=oidc per=session
 		[[ $name == gemgate-noauth ]] && auth=none
 		# gemgate-user: every loadgen session carries alice's token, so with one worker per
-		# user (the default) all of them share one worker process. Modern requests need it
+		# user (the default) all of them share one worker process. Sessionless requests need it
 		# (a sessionless request has no session to own a worker), and HAProxy fronts it.
-		[[ $name == gemgate-user || $name == gemgate-modern || $name == gemgate-haproxy ]] && per=user
+		[[ $name == gemgate-user || $name == gemgate-sessionless || $name == gemgate-haproxy ]] && per=user
 		# Defaults otherwise: log level info, so every tools/call writes its audit line (to a file).
 		# The abuse limits are lifted: every loadgen session is alice's, opened at once, and the
 		# idle part holds thousands (the default session cap is sized from memory and descriptors).
@@ -230,7 +231,7 @@ measure() {
 	start "$name" "$WORKER"
 	local cmd=("$BIN/loadgen" -label "$name" -url "$URL" -pid "$PID" "$@")
 	[[ -n $TOKEN ]] && cmd+=(-token "$TOKEN")
-	[[ $name == gemgate-modern ]] && cmd+=(-era modern)
+	[[ $name == gemgate-sessionless ]] && cmd+=(-era sessionless)
 	"${cmd[@]}" || { stop; return 1; }
 	stop
 }
@@ -269,14 +270,14 @@ want payload && for p in $BIGPAYLOADS; do
 done
 
 # ---- 3. session-open latency (initialize to its answer, worker start included) ---------------
-# A modern request opens no session. Under (g), per user, the first open starts alice's worker
+# A sessionless request opens no session. Under (g), per user, the first open starts alice's worker
 # and every later one attaches to it (a deleted session leaves the worker running), so (g)'s
 # p50 is an open on a running worker, (c)'s an open with a worker start. ROUNDS rounds,
 # interleaved as the other parts': one round's 30 opens met the machine in one state only
 # (a run of 4c3b403 gave (g) 1.02 ms, where the same part run alone twice gave 0.70 and 0.68).
 want open && for round in $(seq 1 "$ROUNDS"); do
 	for s in $SCENARIOS; do
-		[[ $s == gemgate-modern || $s == gemgate-haproxy || $s == relayfloor || $s == stdio-shared ]] && continue
+		[[ $s == gemgate-sessionless || $s == gemgate-haproxy || $s == relayfloor || $s == stdio-shared ]] && continue
 		log "open: round $round/$ROUNDS $s"
 		measure "$s" -mode open -opens "$OPENS" | record test=open "round=$round" ||
 			echo "{\"label\":\"$s\",\"test\":\"open\",\"round\":\"$round\",\"error\":\"failed; see logs\"}" >>"$OUT/results.jsonl"

@@ -143,12 +143,12 @@ func TestWorkerRequestAnswerIsAudited(t *testing.T) {
 // while gemgate's first call, a 2026-07-28 tools/list, is in flight. A tools/list cannot ask
 // anything: the request is no call's, so the client gets its tool list (not an input-required
 // result), and the worker gets gemgate's fail-safe answer (no roots) instead of losing it.
-func TestModernToolsListIsNotFoldedWithStartupRequest(t *testing.T) {
+func TestSessionlessToolsListIsNotFoldedWithStartupRequest(t *testing.T) {
 	f := stubbornFixture(t, "askatlist")
 	c := f.client("alice-rw")
-	meta := modernMeta()
+	meta := sessionlessMeta()
 	meta[metaClientCapabilities] = map[string]any{"roots": map[string]any{}, "elicitation": map[string]any{}}
-	r := c.modern("1", "tools/list", map[string]any{"_meta": meta})
+	r := c.sessionless("1", "tools/list", map[string]any{"_meta": meta})
 	var list struct {
 		ResultType string            `json:"resultType"`
 		Tools      []json.RawMessage `json:"tools"`
@@ -157,7 +157,7 @@ func TestModernToolsListIsNotFoldedWithStartupRequest(t *testing.T) {
 		t.Fatalf("the first tools/list: %d %s; want the tool list", r.status, r.body)
 	}
 	eventually(t, 10*time.Second, "the worker's roots/list answered by gemgate", func() bool {
-		m := c.modern("2", "tools/call", map[string]any{"name": "roots", "arguments": map[string]any{}, "_meta": meta}).only(t)
+		m := c.sessionless("2", "tools/call", map[string]any{"name": "roots", "arguments": map[string]any{}, "_meta": meta}).only(t)
 		return m.Error == nil && strings.Contains(toolText(t, m), `{"roots":[]}`)
 	})
 }
@@ -168,10 +168,10 @@ func TestModernToolsListIsNotFoldedWithStartupRequest(t *testing.T) {
 // user's, a peek, is the only one gemgate waits for. gemgate still counts the abandoned delete,
 // so the question is no call's: it is not parked as the peek's input-required result (whose
 // client's "accept" would reach the worker), and gemgate answers it itself, cancelled.
-func TestModernAbandonedConfirmationIsNotAnotherCallsInput(t *testing.T) {
+func TestSessionlessAbandonedConfirmationIsNotAnotherCallsInput(t *testing.T) {
 	f := stubbornFixture(t, "stubborn")
 	c := f.client("alice-rw")
-	meta := modernMeta()
+	meta := sessionlessMeta()
 	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -179,12 +179,12 @@ func TestModernAbandonedConfirmationIsNotAnotherCallsInput(t *testing.T) {
 		defer close(done)
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "del", "method": "tools/call",
 			"params": map[string]any{"name": "delete", "arguments": map[string]any{}, "_meta": meta}})
-		_, _ = c.do(ctx, http.MethodPost, string(b), headerProtocolVersion, modernVersion, headerMethod, "tools/call", headerName, "delete")
+		_, _ = c.do(ctx, http.MethodPost, string(b), headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "delete")
 	}()
 	waitLog(t, f, `stubborn: deleting`)
 	cancel() // the delete's client goes away
 	<-done
-	r := c.modern("3", "tools/call", map[string]any{"name": "peek", "arguments": map[string]any{}, "_meta": meta})
+	r := c.sessionless("3", "tools/call", map[string]any{"name": "peek", "arguments": map[string]any{}, "_meta": meta})
 	m := r.only(t)
 	var res struct {
 		ResultType string `json:"resultType"`

@@ -28,7 +28,7 @@ func auditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d t
 // sessionlessLog is the logger of a sessionless request served by worker: its lines name the
 // user, the worker and the era, as a session's name the session, the user and the worker.
 func (g *Gateway) sessionlessLog(p auth.Principal, worker string) *slog.Logger {
-	return g.log.With("user", p.User, "worker", worker, "era", modernVersion)
+	return g.log.With("user", p.User, "worker", worker, "era", sessionlessVersion)
 }
 
 // auditUnread writes the audit line of a tools/call refused before its tool could be read:
@@ -45,7 +45,7 @@ func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Prin
 	g.metrics.toolCall("malformed")
 	log := g.log.With("user", p.User)
 	if sessionless {
-		log = log.With("era", modernVersion)
+		log = log.With("era", sessionlessVersion)
 	} else {
 		log = log.With("session", loggedSessionID(r.Header))
 	}

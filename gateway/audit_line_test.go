@@ -69,13 +69,13 @@ func TestAuditLineFields(t *testing.T) {
 			t.Errorf("duration %v, want a positive number of nanoseconds", v["duration"])
 		}
 	})
-	t.Run("modern", func(t *testing.T) {
-		f := newModernFixture(t)
+	t.Run("sessionless", func(t *testing.T) {
+		f := newSessionlessFixture(t)
 		c := f.client("alice-ro")
-		if r := c.modern("1", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}); r.status != 200 {
+		if r := c.sessionless("1", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}); r.status != 200 {
 			t.Fatalf("echo: %d %s", r.status, r.body)
 		}
-		if r := c.modern("2", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.status == 200 {
+		if r := c.sessionless("2", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.status == 200 {
 			t.Fatalf("write_note read-only: %d %s", r.status, r.body)
 		}
 		eventually(t, 10*time.Second, "the audit lines", func() bool { k, _ := auditLines(t, f); return len(k) >= 2 })
@@ -91,7 +91,7 @@ func TestAuditLineFields(t *testing.T) {
 				t.Errorf("line %d: keys %q, want %q", i, keys[i], want)
 			}
 			v := vals[i]
-			if v["level"] != "INFO" || v["user"] != "alice" || v["era"] != modernVersion || v["read_only"] != true || v["worker"] == "" {
+			if v["level"] != "INFO" || v["user"] != "alice" || v["era"] != sessionlessVersion || v["read_only"] != true || v["worker"] == "" {
 				t.Errorf("line %d: %v", i, v)
 			}
 		}

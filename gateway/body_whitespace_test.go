@@ -13,9 +13,9 @@ import (
 // go-sdk's own Streamable HTTP server, refuse it or see no JSON-RPC message in it. gemgate
 // must answer it as the malformed body it is (400, -32700), never run the call it hides.
 func TestBodyInNonJSONWhitespaceIsRefused(t *testing.T) {
-	f := newModernFixture(t)
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
-	params := map[string]any{"name": "echo", "arguments": map[string]any{"text": "hidden"}, "_meta": modernMeta()}
+	params := map[string]any{"name": "echo", "arguments": map[string]any{"text": "hidden"}, "_meta": sessionlessMeta()}
 	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +24,7 @@ func TestBodyInNonJSONWhitespaceIsRefused(t *testing.T) {
 		t.Fatal("test is wrong: encoding/json accepts the body")
 	}
 	for _, ws := range []string{"\u00a0", "\f"} {
-		r := c.post(ws+string(msg)+ws, headerProtocolVersion, modernVersion, headerMethod, "tools/call", headerName, "echo")
+		r := c.post(ws+string(msg)+ws, headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "echo")
 		if r.status != http.StatusBadRequest || len(r.msgs) != 1 || rpcError(t, r.only(t)).Code != jsonrpc.CodeParseError {
 			t.Errorf("body wrapped in %q (not JSON): status %d, body %s; want 400 with -32700 and nothing run", ws, r.status, r.body)
 		}

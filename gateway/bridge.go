@@ -46,7 +46,7 @@ type parked struct {
 	owner    owner
 	access   policy.Access
 	member   *pool.Member
-	caller   *modernCaller
+	caller   *sessionlessCaller
 	call     *pool.Call
 	msg      *jsonrpc.Message // the original request
 	name     string

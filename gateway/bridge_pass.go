@@ -82,13 +82,13 @@ func (g *Gateway) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 }
 
 // openState verifies a client's requestState and that it belongs to this caller and request.
-func (g *Gateway) openState(msg *jsonrpc.Message, mr *modernRequest, o owner, readOnly bool, state string) (stateClaims, *httpError) {
+func (g *Gateway) openState(msg *jsonrpc.Message, mr *sessionlessChecks, o owner, readOnly bool, state string) (stateClaims, *httpError) {
 	claims, err := g.parks.key.open(state, time.Now())
 	if err == nil {
 		err = claims.belongsTo(o, readOnly, msg.Method, mr.name)
 	}
 	if err != nil {
-		return claims, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return claims, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
 	}
 	return claims, nil
 }

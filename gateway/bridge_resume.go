@@ -36,13 +36,13 @@ func requestStateIn(rp requestParams) (string, bool, error) {
 	return rp.params.String("requestState")
 }
 
-// resumeModern takes a client's retry of a parked call, its state verified and bound to this
+// resumeSessionless takes a client's retry of a parked call, its state verified and bound to this
 // caller and request (openState): the worker's parked requests are answered with the client's
 // inputResponses, and the original call's answer (or its next input-required round) is
 // written to this response. A key left unanswered is asked for again.
-func (g *Gateway) resumeModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
+func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
 	refuse := func(err error) error {
-		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
 	}
 	if he := g.parkedGrantRefusal(msg, p, claims); he != nil {
 		return he
@@ -119,7 +119,7 @@ func (g *Gateway) answerInputs(pk *parked, p auth.Principal, access policy.Acces
 		// Who answered is audited, with the retry's access (which the state bound to the
 		// parked call's, and the pool checks against the worker's mode once more).
 		info, err := pk.member.Answer(&jsonrpc.Message{ID: req.ID, Result: raw}, access.ReadOnly)
-		alog := g.log.With("user", p.User, "worker", pk.member.WorkerID(), "era", modernVersion)
+		alog := g.log.With("user", p.User, "worker", pk.member.WorkerID(), "era", sessionlessVersion)
 		switch {
 		case errors.Is(err, pool.ErrNotEntitled):
 			auditAnswer(alog, info, access.ReadOnly, "refused")

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The requestState gemgate hands a modern client with an input-required result is opaque to
+// The requestState gemgate hands a sessionless client with an input-required result is opaque to
 // the client and authenticated by gemgate: HMAC-SHA256 under a key drawn at random when the
 // process starts, over who the call belongs to (issuer, subject, access mode), the worker, the
 // parked call, the input keys asked for, the request's method and name, and an expiry. It

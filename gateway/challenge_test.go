@@ -33,7 +33,7 @@ func TestInsufficientScopeNamesAllNeededScopes(t *testing.T) {
 		{"read-only, write scope needed", "alice-ro", "write_note", "readOnly", `scope="mcp:use mcp:write"`},
 		{"read-write, rule scope needed", "alice-rw", "delete_note", "forbidden", `scope="mcp:use mcp:write notes:admin"`},
 	}
-	for _, era := range []string{"legacy", "modern"} {
+	for _, era := range []string{"legacy", "sessionless"} {
 		for _, tc := range tests {
 			t.Run(era+"/"+tc.name, func(t *testing.T) {
 				c := f.client(tc.token)
@@ -42,7 +42,7 @@ func TestInsufficientScopeNamesAllNeededScopes(t *testing.T) {
 					c.open()
 					r = c.callTool("5", tc.tool, map[string]any{"name": "n"})
 				} else {
-					r = c.modern("5", "tools/call", map[string]any{"name": tc.tool, "arguments": map[string]any{"name": "n"}})
+					r = c.sessionless("5", "tools/call", map[string]any{"name": tc.tool, "arguments": map[string]any{"name": "n"}})
 				}
 				forbiddenBody(t, r, "5", tc.kind)
 				if ch := r.header.Get("WWW-Authenticate"); !containsStr(ch, tc.scope) || !containsStr(ch, `error="insufficient_scope"`) {

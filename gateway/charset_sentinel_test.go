@@ -34,10 +34,10 @@ func TestContentTypeCharsetRFC2231OverrideIsRefused(t *testing.T) {
 // such a header always stands for its decoded value. The shortcut must apply only to a value
 // that is not in the sentinel form.
 func TestMcpNameSentinelLiteralIsNotTakenAsItsOwnBytes(t *testing.T) {
-	f := newModernFixture(t)
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	lit := "=?base64?" + base64.StdEncoding.EncodeToString([]byte("echo")) + "?="
-	r := c.modern("1", "tools/call", map[string]any{"name": lit, "arguments": map[string]any{"text": "x"}})
+	r := c.sessionless("1", "tools/call", map[string]any{"name": lit, "arguments": map[string]any{"text": "x"}})
 	if !(r.status == http.StatusBadRequest && len(r.msgs) == 1 && r.msgs[0].Error != nil &&
 		rpcError(t, r.msgs[0]).Code == codeHeaderMismatch) {
 		t.Errorf("tools/call name %q with Mcp-Name %q (which a SEP-2243 reader decodes to \"echo\"): status %d, body %s; want 400 -32020 header mismatch",

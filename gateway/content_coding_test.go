@@ -41,12 +41,12 @@ func TestContentTypeCharsetOtherThanUTF8IsRefused(t *testing.T) {
 // inflated bytes of a real gzip body another way). RFC 9110 §8.4.1: a coding the server does
 // not apply is answered 415. Neither SDK client compresses its requests.
 func TestPostWithContentEncodingIsRefused(t *testing.T) {
-	f := newModernFixture(t)
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	for _, ce := range []string{"gzip", "deflate", "br", "x-gzip"} {
-		params := map[string]any{"name": "echo", "arguments": map[string]any{"text": "ran"}, "_meta": modernMeta()}
+		params := map[string]any{"name": "echo", "arguments": map[string]any{"text": "ran"}, "_meta": sessionlessMeta()}
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + string(mustJSON(t, params)) + `}`
-		r := c.post(body, headerProtocolVersion, modernVersion, headerMethod, "tools/call", headerName, "echo", "Content-Encoding", ce)
+		r := c.post(body, headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "echo", "Content-Encoding", ce)
 		if r.status != http.StatusUnsupportedMediaType {
 			t.Errorf("POST with Content-Encoding: %s and a body gemgate reads as plain JSON: status %d, body %s; want 415", ce, r.status, r.body)
 		}

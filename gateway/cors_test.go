@@ -41,7 +41,7 @@ func TestCORSForAllowedOrigins(t *testing.T) {
 // A browser client's 2026-07-28 request carries Mcp-Method, Mcp-Name and the tool's
 // Mcp-Param-* headers: the preflight allows them (a Mcp-Param-* name only if it is a header
 // name), and a refusal's Retry-After is readable.
-func TestCORSAllowsModernHeaders(t *testing.T) {
+func TestCORSAllowsSessionlessHeaders(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.AllowedOrigins = []string{"https://app.example"} })
 	req, _ := http.NewRequest(http.MethodOptions, f.url, nil)
 	req.Header.Set("Origin", "https://app.example")

@@ -7,11 +7,11 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// discoverFromInit builds a server/discover result from the InitializeResult gemgate keeps
-// for a legacy worker, or from a sessionless worker's own discover answer: the versions gemgate serves (not the worker's: the
-// client talks to gemgate), the worker's capabilities, serverInfo in _meta, instructions. It
-// is cacheScope private: which worker answers, and so what it declares, depends on the
-// caller's identity and access.
+// discoverFromInit builds a server/discover result from the InitializeResult gemgate keeps for
+// a legacy worker, or from a sessionless worker's own discover answer: the versions gemgate
+// serves (not the worker's: the client talks to gemgate), the worker's capabilities, serverInfo
+// in _meta, instructions. It is cacheScope private: which worker answers, and so what it
+// declares, depends on the caller's identity and access.
 func discoverFromInit(initResult json.RawMessage) (json.RawMessage, error) {
 	var init struct {
 		Capabilities json.RawMessage `json:"capabilities"`
@@ -32,7 +32,7 @@ func discoverFromInit(initResult json.RawMessage) (json.RawMessage, error) {
 	}
 	out := map[string]any{
 		"supportedVersions": servedVersions,
-		"capabilities":      modernCapabilities(init.Capabilities),
+		"capabilities":      sessionlessCapabilities(init.Capabilities),
 		"resultType":        "complete",
 		"ttlMs":             0,
 		"cacheScope":        "private",
@@ -46,11 +46,11 @@ func discoverFromInit(initResult json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(out)
 }
 
-// modernCapabilities are a worker's capabilities as a modern client may use them: tasks (the
-// 2025-11-25 capability and the 2026-07-28 extension) are dropped, which gemgate does not
-// serve; the rest is kept (resources.subscribe
-// is what subscriptions/listen delivers, logging's level travels in _meta per request).
-func modernCapabilities(raw json.RawMessage) json.RawMessage {
+// sessionlessCapabilities are a worker's capabilities as a sessionless client may use them:
+// tasks (the 2025-11-25 capability and the 2026-07-28 extension) are dropped, which gemgate
+// does not serve; the rest is kept (resources.subscribe is what subscriptions/listen delivers,
+// logging's level travels in _meta per request).
+func sessionlessCapabilities(raw json.RawMessage) json.RawMessage {
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(raw, &caps) != nil {
 		return raw
@@ -76,11 +76,11 @@ var listMethods = map[string]bool{
 	"tools/list": true, "resources/list": true, "resources/templates/list": true, "prompts/list": true,
 }
 
-// modernResult maps a legacy worker's result to the modern era: resultType "complete" when the
-// worker did not say, and for the lists ttlMs 0 when absent and cacheScope private always:
-// what gemgate answers depends on who asks (a read-only caller's tools/list is filtered, and
-// every worker serves one user), so no shared cache may keep it.
-func modernResult(method string, result json.RawMessage) (json.RawMessage, error) {
+// spliceSessionlessResult maps a legacy worker's result to the sessionless era: resultType
+// "complete" when the worker did not say, and for the lists ttlMs 0 when absent and cacheScope
+// private always: what gemgate answers depends on who asks (a read-only caller's tools/list is
+// filtered, and every worker serves one user), so no shared cache may keep it.
+func spliceSessionlessResult(method string, result json.RawMessage) (json.RawMessage, error) {
 	// Spliced, not decoded and encoded again: a result may be a megabyte.
 	hasType, hasTTL, task := false, false, false
 	list := listMethods[method] || method == "resources/read" || method == "server/discover"
@@ -108,7 +108,7 @@ func modernResult(method string, result json.RawMessage) (json.RawMessage, error
 		out = addMember(out, "resultType", `"complete"`)
 	}
 	if task {
-		// gemgate asked for no task (modern_worker.go) and serves none.
+		// gemgate asked for no task (sessionless_worker.go) and serves none.
 		return nil, errors.New("the worker answered with a task, which gemgate does not serve")
 	}
 	if list {

@@ -15,7 +15,7 @@ import (
 //     balancer's health checks see the 503 and move traffic instead of meeting a refused
 //     connection. New work that would need this replica is refused with 503 and
 //     Retry-After; nothing was started for it, so a balancer may safely send it elsewhere.
-//     Work that belongs here (requests in open legacy sessions, modern requests of users
+//     Work that belongs here (requests in open legacy sessions, sessionless requests of users
 //     whose worker runs here) is still served.
 //  2. BeginShutdown: GET and listen streams end, each with a reconnection hint, so that the
 //     HTTP server's Shutdown does not wait on streams that never end by themselves; calls in

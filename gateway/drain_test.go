@@ -15,17 +15,17 @@ import (
 )
 
 // While draining, work that needs this replica gets a retryable 503 (nothing was started for
-// it), and work that belongs here is served: requests in open sessions, modern requests of a
+// it), and work that belongs here is served: requests in open sessions, sessionless requests of a
 // user whose worker runs here, and the session's open GET stream.
 func TestDrainRules(t *testing.T) {
-	f := newModernFixture(t)
+	f := newSessionlessFixture(t)
 	alice := f.client("alice-rw")
 	alice.open() // alice's worker runs here
 	st := alice.openStream()
-	// The demo speaks 2026-07-28, so alice's modern requests have a sessionless worker of
-	// their own (modern_worker.go): one modern request before the drain starts it.
-	if r := f.client("alice-rw").modern(`"m0"`, "tools/list", nil); r.status != http.StatusOK {
-		t.Fatalf("modern request before the drain: %d %s", r.status, r.body)
+	// The demo speaks 2026-07-28, so alice's sessionless requests have a sessionless worker of
+	// their own (sessionless_worker.go): one sessionless request before the drain starts it.
+	if r := f.client("alice-rw").sessionless(`"m0"`, "tools/list", nil); r.status != http.StatusOK {
+		t.Fatalf("sessionless request before the drain: %d %s", r.status, r.body)
 	}
 	// alice read-only has a legacy session, so a legacy worker, but no sessionless one.
 	f.client("alice-ro").open()
@@ -45,14 +45,14 @@ func TestDrainRules(t *testing.T) {
 		{"initialize (a new legacy session)", func() reply {
 			return f.client("alice-rw").rpc(`"i1"`, "initialize", initParams("2025-06-18"))
 		}, http.StatusServiceUnavailable, true, `"i1"`},
-		{"modern request of a user without a worker here", func() reply {
-			return f.client("bob-rw").modern(`"b1"`, "tools/list", nil)
+		{"sessionless request of a user without a worker here", func() reply {
+			return f.client("bob-rw").sessionless(`"b1"`, "tools/list", nil)
 		}, http.StatusServiceUnavailable, true, `"b1"`},
-		{"modern request of the same user in another access mode, whose only worker here is a legacy one", func() reply {
-			return f.client("alice-ro").modern(`"r1"`, "tools/list", nil)
+		{"sessionless request of the same user in another access mode, whose only worker here is a legacy one", func() reply {
+			return f.client("alice-ro").sessionless(`"r1"`, "tools/list", nil)
 		}, http.StatusServiceUnavailable, true, `"r1"`},
-		{"modern request of a user whose worker is here", func() reply {
-			return f.client("alice-rw").modern(`"a1"`, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}})
+		{"sessionless request of a user whose worker is here", func() reply {
+			return f.client("alice-rw").sessionless(`"a1"`, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}})
 		}, http.StatusOK, false, ""},
 		{"request in an open legacy session", func() reply {
 			return alice.callTool(`"s1"`, "whoami", map[string]any{})
@@ -177,7 +177,7 @@ func rest(t *testing.T, lines <-chan string, d time.Duration) []string {
 // BeginShutdown ends GET streams with a reconnection hint (an SSE retry field), so that a
 // client comes back after the balancer has moved it, rather than at the priming delay.
 func TestShutdownEndsStreamsWithRetryHint(t *testing.T) {
-	f := newModernFixture(t)
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	c.open()
 	resp, lines := rawStream(t, c, http.MethodGet, "", "Accept", "text/event-stream")
@@ -202,14 +202,14 @@ func TestShutdownEndsStreamsWithRetryHint(t *testing.T) {
 // stream when one is open, as the body otherwise, and never a 503 (the call may have run,
 // and a balancer retries a 503 on another replica).
 func TestCloseAnswersCallsInFlight(t *testing.T) {
-	slowModern := func(id string) string {
-		meta := modernMeta()
+	slowSessionless := func(id string) string {
+		meta := sessionlessMeta()
 		meta["progressToken"] = "p-" + id
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "tools/call",
 			"params": map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 60, "progress": true}, "_meta": meta}})
 		return string(b)
 	}
-	modernHeaders := []string{headerProtocolVersion, modernVersion, headerMethod, "tools/call", headerName, "slow"}
+	sessionlessHeaders := []string{headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "slow"}
 	tests := []struct {
 		name   string
 		start  func(c *client) (*http.Response, <-chan string)
@@ -219,16 +219,16 @@ func TestCloseAnswersCallsInFlight(t *testing.T) {
 			c.open()
 			return rawStream(t, c, http.MethodPost, rpcBody(`"x"`, "tools/call", slowParams(60, true, "tok")))
 		}, true},
-		{"modern call on an SSE stream", func(c *client) (*http.Response, <-chan string) {
-			return rawStream(t, c, http.MethodPost, slowModern(`"x"`), modernHeaders...)
+		{"sessionless call on an SSE stream", func(c *client) (*http.Response, <-chan string) {
+			return rawStream(t, c, http.MethodPost, slowSessionless(`"x"`), sessionlessHeaders...)
 		}, true},
-		{"modern call answered as JSON", func(c *client) (*http.Response, <-chan string) {
-			return rawStream(t, c, http.MethodPost, slowModern(`"x"`), append(modernHeaders, "Accept", "application/json")...)
+		{"sessionless call answered as JSON", func(c *client) (*http.Response, <-chan string) {
+			return rawStream(t, c, http.MethodPost, slowSessionless(`"x"`), append(sessionlessHeaders, "Accept", "application/json")...)
 		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newModernFixture(t)
+			f := newSessionlessFixture(t)
 			c := f.client("alice-rw")
 			var resp *http.Response
 			var lines <-chan string

@@ -14,23 +14,23 @@ import (
 // as a 2026-07-28 request; an unknown tool is named alike, a JSON-RPC error (200) on a session
 // and 400 sessionless.
 func TestRefusalTextIsTheSameInBothEras(t *testing.T) {
-	f := newModernFixture(t)
+	f := newSessionlessFixture(t)
 	legacy := f.client("alice-ro")
 	legacy.open()
-	sessionless := f.client("alice-ro")
+	noSession := f.client("alice-ro")
 	for _, tc := range []struct {
-		tool                       string
-		legacyStatus, modernStatus int
+		tool                            string
+		legacyStatus, sessionlessStatus int
 	}{
 		{"write_note", http.StatusForbidden, http.StatusForbidden},
 		{"no_such_tool", http.StatusOK, http.StatusBadRequest},
 	} {
 		args := map[string]any{"name": "n", "text": "x"}
 		l := legacy.callTool("2", tc.tool, args)
-		m := sessionless.modern("3", "tools/call", map[string]any{"name": tc.tool, "arguments": args})
-		if l.status != tc.legacyStatus || m.status != tc.modernStatus {
+		m := noSession.sessionless("3", "tools/call", map[string]any{"name": tc.tool, "arguments": args})
+		if l.status != tc.legacyStatus || m.status != tc.sessionlessStatus {
 			t.Fatalf("%s: status %d on a session, %d sessionless; want %d and %d\n%s\n%s",
-				tc.tool, l.status, m.status, tc.legacyStatus, tc.modernStatus, l.body, m.body)
+				tc.tool, l.status, m.status, tc.legacyStatus, tc.sessionlessStatus, l.body, m.body)
 		}
 		le, me := rpcError(t, l.only(t)), rpcError(t, m.only(t))
 		if le.Message != me.Message || le.Code != me.Code || !reflect.DeepEqual(le.Data, me.Data) {
@@ -61,10 +61,10 @@ func TestMissingRequiredScopeIsRefusedInBothEras(t *testing.T) {
 			if r := c.rpc("1", "initialize", initParams("2025-06-18")); r.status != http.StatusForbidden || r.header.Get(headerSessionID) != "" {
 				t.Errorf("initialize: %d %s, want 403 and no session", r.status, r.body)
 			}
-			if r := c.modern("2", "tools/list", nil); r.status != http.StatusForbidden {
+			if r := c.sessionless("2", "tools/list", nil); r.status != http.StatusForbidden {
 				t.Errorf("sessionless tools/list: %d %s, want 403", r.status, r.body)
 			}
-			if r := c.modern("3", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}); r.status != http.StatusForbidden {
+			if r := c.sessionless("3", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}); r.status != http.StatusForbidden {
 				t.Errorf("sessionless tools/call: %d %s, want 403", r.status, r.body)
 			}
 			if f.gw.Workers() != 0 {

@@ -73,9 +73,9 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
 	return fieldsOf(m, params, meta, metaErr)
 }
 
-// modernFields are readClientFields for a modern request: the same checks, in the same
-// order, on the same reading (Parse's, which checkModern took too).
-func modernFields(m *jsonrpc.Message, _ *modernRequest) (clientFields, *httpError) {
+// sessionlessFields are readClientFields for a sessionless request: the same checks, in the same
+// order, on the same reading (Parse's, which checkSessionless took too).
+func sessionlessFields(m *jsonrpc.Message, _ *sessionlessChecks) (clientFields, *httpError) {
 	return readClientFields(m)
 }
 

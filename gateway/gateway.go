@@ -108,7 +108,7 @@ type Gateway struct {
 	reaper       *reaper
 	keepalive    *keepaliveClock // the keepalive comments of every stream
 	listens      listenCounter   // open subscriptions/listen streams per user
-	parks        parkTable       // modern calls waiting for their client's input (bridge.go)
+	parks        parkTable       // sessionless calls waiting for their client's input (bridge.go)
 	paramSchemas paramSchemas    // tools' x-mcp-header bindings per worker (param_headers.go)
 
 	mu     sync.Mutex     // orders admit and endLater against Close

@@ -155,14 +155,14 @@ func TestNarrowerGrantRefusedAtParkedRetry(t *testing.T) {
 	f := grantFixture(t, pool.PerUser, "legacydemo")
 	admin, narrow := f.client("alice-admin"), f.client("alice-rw")
 	meta := func() map[string]any {
-		m := modernMeta()
+		m := sessionlessMeta()
 		m[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 		return m
 	}
-	if r := admin.modern("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
+	if r := admin.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
 		t.Fatalf("write_note: %s", r.body)
 	}
-	r := admin.modern("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta()})
+	r := admin.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta()})
 	var res struct {
 		ResultType    string                     `json:"resultType"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
@@ -176,20 +176,20 @@ func TestNarrowerGrantRefusedAtParkedRetry(t *testing.T) {
 		responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
 	}
 	retry := func(c *client, id string) reply {
-		return c.modern(id, "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta(),
+		return c.sessionless(id, "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta(),
 			"inputResponses": responses, "requestState": res.RequestState})
 	}
 	checkGrantRefusal(t, "the retry lacking files:admin", retry(narrow, "3"))
 	if n := grantRefusalsLogged(t, f); n != 1 {
 		t.Errorf("%d grant refusals logged, want 1", n)
 	}
-	if r := admin.modern("4", "tools/call", map[string]any{"name": "read_note", "arguments": map[string]any{"name": "n"}}); r.only(t).Error != nil || isToolError(r.only(t).Result) {
+	if r := admin.sessionless("4", "tools/call", map[string]any{"name": "read_note", "arguments": map[string]any{"name": "n"}}); r.only(t).Error != nil || isToolError(r.only(t).Result) {
 		t.Fatalf("the refused retry's accept deleted the note: %s", r.body)
 	}
 	if r := retry(admin, "5"); r.status != http.StatusOK || r.only(t).Error != nil || isToolError(r.only(t).Result) {
 		t.Errorf("the retry granting files:admin: %d %s", r.status, r.body)
 	}
-	if r := admin.modern("6", "tools/call", map[string]any{"name": "read_note", "arguments": map[string]any{"name": "n"}}); !isToolError(r.only(t).Result) {
+	if r := admin.sessionless("6", "tools/call", map[string]any{"name": "read_note", "arguments": map[string]any{"name": "n"}}); !isToolError(r.only(t).Result) {
 		t.Errorf("the accepted retry did not delete the note: %s", r.body)
 	}
 }

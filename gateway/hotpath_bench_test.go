@@ -29,9 +29,9 @@ func legacyCallBody(n int) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + payload(n) + `"}}}`)
 }
 
-func modernCallBody(n int) []byte {
+func sessionlessCallBody(n int) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + payload(n) +
-		`"},"_meta":{"` + metaProtocolVersion + `":"` + modernVersion + `","` + metaClientCapabilities + `":{},"` +
+		`"},"_meta":{"` + metaProtocolVersion + `":"` + sessionlessVersion + `","` + metaClientCapabilities + `":{},"` +
 		metaClientInfo + `":{"name":"bench","version":"1"}}}}`)
 }
 
@@ -39,12 +39,12 @@ func workerAnswerLine(n int) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + payload(n) + `"}]}}`)
 }
 
-func modernRequestFor(b *testing.B) *http.Request {
+func sessionlessRequestFor(b *testing.B) *http.Request {
 	r, err := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r.Header.Set(headerProtocolVersion, modernVersion)
+	r.Header.Set(headerProtocolVersion, sessionlessVersion)
 	r.Header.Set(headerMethod, "tools/call")
 	r.Header.Set(headerName, "echo")
 	return r
@@ -79,9 +79,9 @@ func BenchmarkForward(b *testing.B) {
 				}
 			}
 		})
-		b.Run("modern/"+sz.name, func(b *testing.B) {
-			body := modernCallBody(sz.n)
-			r := modernRequestFor(b)
+		b.Run("sessionless/"+sz.name, func(b *testing.B) {
+			body := sessionlessCallBody(sz.n)
+			r := sessionlessRequestFor(b)
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for i := int64(0); b.Loop(); i++ {
@@ -90,13 +90,13 @@ func BenchmarkForward(b *testing.B) {
 					b.Fatal(err)
 				}
 				if !isSessionless(r, msg) {
-					b.Fatal("not modern")
+					b.Fatal("not sessionless")
 				}
-				mr, he := checkModern(r, msg)
+				mr, he := checkSessionless(r, msg)
 				if he != nil {
 					b.Fatal(he)
 				}
-				f, he := modernFields(msg, mr) // as sessionlessPost: on checkModern's reading
+				f, he := sessionlessFields(msg, mr) // as sessionlessPost: on checkSessionless's reading
 				if he != nil || f.tool != "echo" {
 					b.Fatalf("fields %+v, %v", f, he)
 				}
@@ -134,7 +134,7 @@ func BenchmarkAnswer(b *testing.B) {
 				}
 			}
 		})
-		b.Run("modern/"+sz.name, func(b *testing.B) {
+		b.Run("sessionless/"+sz.name, func(b *testing.B) {
 			line := workerAnswerLine(sz.n)
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()

@@ -22,8 +22,8 @@ func idleListenOpener(t *testing.T) func(token string) {
 	return func(token string) {
 		n++
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L" + strconv.Itoa(n), "method": "subscriptions/listen",
-			"params": map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
-		resp := dialRawAs(t, f, token).send(http.MethodPost, "", string(body), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
+			"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
+		resp := dialRawAs(t, f, token).send(http.MethodPost, "", string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("listen: %d", resp.StatusCode)
 		}

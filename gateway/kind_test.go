@@ -55,7 +55,7 @@ func TestDuplicateTasksExtensionIsRefused(t *testing.T) {
 		`{"other":{},"` + tasksExtension + `":{}}`,
 	} {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami",` +
-			`"_meta":{"` + metaProtocolVersion + `":"` + modernVersion + `",` +
+			`"_meta":{"` + metaProtocolVersion + `":"` + sessionlessVersion + `",` +
 			`"` + metaClientCapabilities + `":{"extensions":` + ext + `},` +
 			`"` + metaClientInfo + `":{"name":"t","version":"1"}}}}`
 		msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
@@ -101,7 +101,7 @@ func TestSessionMessageOfTheOtherEraIsRefused(t *testing.T) {
 	c := f.client("alice-rw")
 	c.open()
 	for _, meta := range []string{
-		`{"` + metaProtocolVersion + `":"` + modernVersion + `"}`,
+		`{"` + metaProtocolVersion + `":"` + sessionlessVersion + `"}`,
 		`{"progressToken":1,"` + metaProtocolVersion + `":"2025-06-18"}`,
 	} {
 		r := c.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":` + meta + `}}`)

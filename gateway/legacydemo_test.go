@@ -17,7 +17,7 @@ import (
 
 // The worker mode legacydemo (GEMGATE_TEST_WORKER=legacydemo) is the demo worker made to look
 // like a worker program that speaks no 2026-07-28: server/discover is answered "method not
-// found" before the demo sees it. gemgate then initializes it and bridges modern requests to
+// found" before the demo sees it. gemgate then initializes it and bridges sessionless requests to
 // it, and the go-sdk demo turns its input-required results into elicitation and sampling
 // requests on that legacy session: the input-required bridge's case. It is dispatched here,
 // before TestMain, so that the test binary's other modes stay as they are.

@@ -10,7 +10,7 @@ import (
 )
 
 // oldLegacyParams is legacyParams as a json.Marshal of maps: the bytes it must keep.
-func oldLegacyParams(mr *modernRequest) json.RawMessage {
+func oldLegacyParams(mr *sessionlessChecks) json.RawMessage {
 	info := json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
 	if mr.clientInfo != nil {
 		info = mr.clientInfo
@@ -25,7 +25,7 @@ func oldLegacyParams(mr *modernRequest) json.RawMessage {
 	return out
 }
 
-// TestLegacyParamsBytes: the initialize params of a modern request are byte for byte what
+// TestLegacyParamsBytes: the initialize params of a sessionless request are byte for byte what
 // json.Marshal made of them, for every set of bridged capabilities and client infos compact,
 // spaced, and holding what json.Marshal escapes.
 func TestLegacyParamsBytes(t *testing.T) {
@@ -39,7 +39,7 @@ func TestLegacyParamsBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, info := range infos {
-			mr := &modernRequest{caps: caps}
+			mr := &sessionlessChecks{caps: caps}
 			if info != "" {
 				mr.clientInfo = []byte(info)
 			}
@@ -50,7 +50,7 @@ func TestLegacyParamsBytes(t *testing.T) {
 	}
 }
 
-// TestPoolCapsAgreeWithLegacyParams: the capabilities a modern request hands the pool are
+// TestPoolCapsAgreeWithLegacyParams: the capabilities a sessionless request hands the pool are
 // those the pool reads from the request's initialize params, for every set of capabilities.
 func TestPoolCapsAgreeWithLegacyParams(t *testing.T) {
 	keys := []string{"sampling", "elicitation", "roots", "experimental", "tasks"}
@@ -66,17 +66,17 @@ func TestPoolCapsAgreeWithLegacyParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mr := &modernRequest{caps: caps}
+		mr := &sessionlessChecks{caps: caps}
 		if got, want := mr.poolCaps(), pool.ClientCapabilities(legacyParams(mr)); got != want {
 			t.Errorf("caps %s: poolCaps %+v, the pool reads %+v", c, got, want)
 		}
 	}
 }
 
-// TestLegacyParamsAllocs: a modern request's initialize params cost one allocation.
+// TestLegacyParamsAllocs: a sessionless request's initialize params cost one allocation.
 func TestLegacyParamsAllocs(t *testing.T) {
 	caps, _ := jsonrpc.ReadObject([]byte(`{"elicitation":{},"roots":{}}`), "caps")
-	mr := &modernRequest{caps: caps, clientInfo: []byte(`{"name":"bench","version":"1"}`)}
+	mr := &sessionlessChecks{caps: caps, clientInfo: []byte(`{"name":"bench","version":"1"}`)}
 	if n := testing.AllocsPerRun(100, func() { legacyParams(mr) }); n > 1 {
 		t.Fatalf("%.0f allocations, want 1", n)
 	}

@@ -229,7 +229,7 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 // The stream is opened aside (openListen): its reading, the attach to the worker and the
 // stream's first write would grow the connection's goroutine to 16 KiB, and that goroutine
 // then waits here, idle, for as long as the client listens (see aside.Run).
-func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *modernRequest, p auth.Principal, id pool.Identity) error {
+func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks, p auth.Principal, id pool.Identity) error {
 	var l *listening
 	var err error
 	aside.Run(func() { l, err = g.openListen(w, r, msg, mr, p, id) })
@@ -258,13 +258,13 @@ type listening struct {
 // openListen reads the listen request, attaches it to the user's worker, subscribes what it
 // asks for and starts the stream with its acknowledgement. It returns nil when the request
 // is done: refused (the error), its stream lost, or nothing agreed (then it has its result).
-func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *modernRequest, p auth.Principal, id pool.Identity) (*listening, error) {
+func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks, p auth.Principal, id pool.Identity) (*listening, error) {
 	want, err := readListenFilter(msg)
 	if err != nil {
 		return nil, strictError(msg, err)
 	}
 	if len(want.ResourceSubscriptions) > maxResourceSubscriptions {
-		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
+		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
 	}
 	o := ownerOf(p)
 	if !g.listens.take(o) {
@@ -285,7 +285,7 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			release()
 		}
 	}()
-	c := &listenCaller{subID: msg.ID, events: make(chan []byte, modernEventBuffer), detached: make(chan struct{}), created: time.Now()}
+	c := &listenCaller{subID: msg.ID, events: make(chan []byte, sessionlessEventBuffer), detached: make(chan struct{}), created: time.Now()}
 	attached, initResult, err := g.attachSessionless(r.Context(), id, c, mr)
 	if err != nil {
 		return nil, sessionlessAttachError(msg, err)

@@ -28,9 +28,9 @@ func TestListenPanicGivesBackItsSlot(t *testing.T) {
 	})
 	c := f.client("alice-rw")
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
-		"params": map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
+		"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
 	for n := range maxListensPerUser + 1 {
-		r := c.post(string(body), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
+		r := c.post(string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
 		if r.status != http.StatusInternalServerError {
 			t.Fatalf("listen %d: status %d, want 500: %s", n, r.status, r.body)
 		}

@@ -11,16 +11,16 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// A subscriptions/listen stream is the modern era's session stream: one POST that stays open
+// A subscriptions/listen stream is the sessionless era's session stream: one POST that stays open
 // for as long as its client listens. It, too, must not keep its bearer token reachable.
 func TestListenStreamHoldsNoToken(t *testing.T) {
 	f, tw := watchedFixture(t, func(o *Options) { o.Pool = pool.Settings{WorkerPer: pool.PerUser} })
 	c := f.client(longToken)
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L1", "method": "subscriptions/listen",
-		"params": map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
+		"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	resp := c.postStreaming(ctx, string(body), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
+	resp := c.postStreaming(ctx, string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("listen: %d", resp.StatusCode)
@@ -28,7 +28,7 @@ func TestListenStreamHoldsNoToken(t *testing.T) {
 	g := tw.nextGet(t)
 	g.forgotten(t, "listen stream")
 	// The stream still hears what it asked for.
-	if r := c.modern("5", "tools/call", map[string]any{"name": "toggle_extra_tool", "arguments": map[string]any{}}); r.only(t).Error != nil {
+	if r := c.sessionless("5", "tools/call", map[string]any{"name": "toggle_extra_tool", "arguments": map[string]any{}}); r.only(t).Error != nil {
 		t.Fatalf("toggle: %s", r.body)
 	}
 	evs := readEvents(resp.Body)

@@ -22,7 +22,7 @@ import (
 //	badversion  answers initialize with a protocol version nobody speaks
 //	crashy      answers initialize, then exits at its first tools/call
 //	slowinit    answers initialize only after 10 s
-//	modernflood speaks no 2026-07-28 (server/discover is "method not found"); at its first
+//	sessionlessflood speaks no 2026-07-28 (server/discover is "method not found"); at its first
 //	            tools/call it asks the client one elicitation/create (the call is parked for
 //	            the client's input), then stops reading and asks 20,000 more at once
 //	stubborn    a legacy worker that ignores notifications/cancelled (playStubborn)
@@ -66,10 +66,10 @@ func playWorker(mode string) int {
 			time.Sleep(10 * time.Second)
 		case req.Method == "tools/call" && mode == "crashy":
 			return 3
-		case req.Method == "server/discover" && mode == "modernflood":
+		case req.Method == "server/discover" && mode == "sessionlessflood":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
 			continue
-		case req.Method == "tools/call" && mode == "modernflood":
+		case req.Method == "tools/call" && mode == "sessionlessflood":
 			floodElicitations()
 		case req.Method != "initialize":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", req.ID)
@@ -80,7 +80,7 @@ func playWorker(mode string) int {
 	return 0
 }
 
-// floodElicitations is modernflood's tools/call: it never returns.
+// floodElicitations is sessionlessflood's tools/call: it never returns.
 func floodElicitations() {
 	const ask = `{"jsonrpc":"2.0","id":%q,"method":"elicitation/create","params":{"message":"?","requestedSchema":{"type":"object","properties":{}}}}` + "\n"
 	out := bufio.NewWriter(os.Stdout)

@@ -15,7 +15,7 @@ import (
 // name outside visible ASCII must come in the =?base64?…?= form, and its base64 is read
 // strictly: one name, one spelling.
 func TestMirrorHeadersAreComparedExactly(t *testing.T) {
-	f := newModernFixture(t)
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	cases := []struct {
 		name   string
@@ -31,7 +31,7 @@ func TestMirrorHeadersAreComparedExactly(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			id := string(rune('1' + i))
-			r := c.modern(id, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "ran"}}, tc.header...)
+			r := c.sessionless(id, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "ran"}}, tc.header...)
 			if r.status != http.StatusBadRequest || len(r.msgs) != 1 || r.msgs[0].Error == nil ||
 				rpcError(t, r.msgs[0]).Code != codeHeaderMismatch {
 				t.Errorf("%s: %q, a header that is not the body's value: status %d, body %s; want 400 with %d (HeaderMismatch)",
@@ -40,7 +40,7 @@ func TestMirrorHeadersAreComparedExactly(t *testing.T) {
 		})
 	}
 	// The canonical spelling still passes.
-	r := c.modern("9", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "ran"}}, headerName, "=?base64?ZWNobw==?=")
+	r := c.sessionless("9", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "ran"}}, headerName, "=?base64?ZWNobw==?=")
 	if r.status != http.StatusOK || len(r.msgs) != 1 || r.msgs[0].Error != nil {
 		t.Errorf("Mcp-Name in canonical base64: status %d, body %s; want the call answered", r.status, r.body)
 	}

@@ -15,7 +15,7 @@ import (
 // comparison already gives a proxy the same bytes gemgate compares; a raw UTF-8 Mcp-Name that
 // equals the body's value byte for byte must not be a header mismatch.
 func TestMcpNameRawUTF8FromGoSDKClientIsNotAMismatch(t *testing.T) {
-	f := newModernFixture(t)
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	for i, tc := range []struct {
 		method string
@@ -25,8 +25,8 @@ func TestMcpNameRawUTF8FromGoSDKClientIsNotAMismatch(t *testing.T) {
 		{"resources/read", map[string]any{"uri": "note://ideas/\u65e5\u672c"}},
 		{"prompts/get", map[string]any{"name": "r\u00e9sum\u00e9"}},
 	} {
-		// c.modern sets Mcp-Name to the body's value as it is: what the go-sdk client sends.
-		r := c.modern(string(rune('1'+i)), tc.method, tc.params)
+		// c.sessionless sets Mcp-Name to the body's value as it is: what the go-sdk client sends.
+		r := c.sessionless(string(rune('1'+i)), tc.method, tc.params)
 		if r.status == http.StatusBadRequest && len(r.msgs) == 1 && r.msgs[0].Error != nil &&
 			rpcError(t, r.msgs[0]).Code == codeHeaderMismatch {
 			t.Errorf("%s with a non-ASCII name, Mcp-Name raw as the go-sdk client sends it: status %d, body %s; want no header mismatch",

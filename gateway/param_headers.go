@@ -142,7 +142,7 @@ func checkParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []paramBind
 		hv := h.Get(name)
 		arg, ok := lookupArg(p.Arguments, b.path)
 		if err := compareParam(hv, arg, ok); err != nil {
-			return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
+			return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
 		}
 	}
 	return nil

@@ -19,7 +19,7 @@ import (
 
 // BenchmarkPostCall is one tools/call echo through the whole POST handler: the middleware
 // chain (request id, client address, CORS, authentication, origin gate), the session or the
-// modern route, the pool, the demo worker's pipes, the answer's SSE stream, the resumption
+// sessionless route, the pool, the demo worker's pipes, the answer's SSE stream, the resumption
 // log, the metrics and the audit line (JSON, discarded, at info as gemgate serve logs). No
 // sockets: the handler writes into a recorder. Its allocations per call are the gateway's
 // and the pool's (the worker is another process).
@@ -28,7 +28,7 @@ import (
 func BenchmarkPostCall(b *testing.B) {
 	h := newBenchGateway(b)
 	b.Run("legacy", func(b *testing.B) { benchCalls(b, h, legacyCallRequest(b, h)) })
-	b.Run("modern", func(b *testing.B) { benchCalls(b, h, modernCallRequest) })
+	b.Run("sessionless", func(b *testing.B) { benchCalls(b, h, sessionlessCallRequest) })
 }
 
 // legacyCallRequest opens a session and makes tools/call echo requests of 100 bytes in it.
@@ -43,10 +43,10 @@ func legacyCallRequest(tb testing.TB, h http.Handler) func() *http.Request {
 	}
 }
 
-// modernCallRequest is a sessionless tools/call echo request of 100 bytes.
-func modernCallRequest() *http.Request {
-	r := benchRequest(modernCallBody(100))
-	r.Header.Set(headerProtocolVersion, modernVersion)
+// sessionlessCallRequest is a sessionless tools/call echo request of 100 bytes.
+func sessionlessCallRequest() *http.Request {
+	r := benchRequest(sessionlessCallBody(100))
+	r.Header.Set(headerProtocolVersion, sessionlessVersion)
 	r.Header.Set(headerMethod, "tools/call")
 	r.Header.Set(headerName, "echo")
 	return r
@@ -58,7 +58,7 @@ func modernCallRequest() *http.Request {
 func TestCallsStartNoGoroutine(t *testing.T) {
 	h := newBenchGateway(t)
 	for name, req := range map[string]func() *http.Request{
-		"legacy": legacyCallRequest(t, h), "modern": modernCallRequest,
+		"legacy": legacyCallRequest(t, h), "sessionless": sessionlessCallRequest,
 	} {
 		call := func() {
 			w := connRecorder{httptest.NewRecorder()}

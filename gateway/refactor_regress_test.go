@@ -179,7 +179,7 @@ func TestParamHeadersCheckedWhenTheCursorIsNoString(t *testing.T) {
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
 	})
 	c := f.client("alice-rw")
-	r := c.modern("1", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{"region": "eu"}},
+	r := c.sessionless("1", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{"region": "eu"}},
 		"Mcp-Param-Region", "us")
 	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "-32020") {
 		t.Errorf("Mcp-Param-Region us for region eu: %d %s, want 400 -32020", r.status, r.body)

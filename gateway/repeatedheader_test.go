@@ -15,12 +15,12 @@ import (
 // route or filter on what gemgate never checked. Both values equal is refused too: the rule
 // is one line per header. Other headers may repeat.
 func TestRepeatedHeadersAreRefused(t *testing.T) {
-	f := newModernFixture(t)
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	c.open()
 	legacy := rpcBody("5", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}})
-	modern, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": "whoami", "arguments": map[string]any{}, "_meta": modernMeta()}})
+	sessionless, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "whoami", "arguments": map[string]any{}, "_meta": sessionlessMeta()}})
 	send := func(t *testing.T, method, body string, set map[string]string, twice string, values ...string) (int, []byte) {
 		t.Helper()
 		req, err := http.NewRequest(method, f.url, bytes.NewReader([]byte(body)))
@@ -51,7 +51,7 @@ func TestRepeatedHeadersAreRefused(t *testing.T) {
 		return resp.StatusCode, b
 	}
 	legacyHeaders := map[string]string{headerSessionID: c.session, headerProtocolVersion: "2025-06-18"}
-	modernHeaders := map[string]string{headerProtocolVersion: modernVersion, headerMethod: "tools/call", headerName: "whoami"}
+	sessionlessHeaders := map[string]string{headerProtocolVersion: sessionlessVersion, headerMethod: "tools/call", headerName: "whoami"}
 	tests := []struct {
 		name, method, body string
 		set                map[string]string
@@ -65,9 +65,9 @@ func TestRepeatedHeadersAreRefused(t *testing.T) {
 		{"Content-Type", http.MethodPost, legacy, legacyHeaders, "Content-Type", []string{"application/json", "text/plain"}, jsonrpc.CodeInvalidRequest},
 		{"Content-Type, both the same", http.MethodPost, legacy, legacyHeaders, "Content-Type", []string{"application/json", "application/json"}, jsonrpc.CodeInvalidRequest},
 		{"Last-Event-ID", http.MethodGet, "", legacyHeaders, "Last-Event-ID", []string{"1", "2"}, jsonrpc.CodeInvalidRequest},
-		{"Mcp-Name", http.MethodPost, string(modern), modernHeaders, headerName, []string{"whoami", "delete_note"}, codeHeaderMismatch},
-		{"Mcp-Method", http.MethodPost, string(modern), modernHeaders, headerMethod, []string{"tools/call", "tools/list"}, codeHeaderMismatch},
-		{"Mcp-Param-*", http.MethodPost, string(modern), modernHeaders, paramHeaderPrefix + "Region", []string{"a", "b"}, codeHeaderMismatch},
+		{"Mcp-Name", http.MethodPost, string(sessionless), sessionlessHeaders, headerName, []string{"whoami", "delete_note"}, codeHeaderMismatch},
+		{"Mcp-Method", http.MethodPost, string(sessionless), sessionlessHeaders, headerMethod, []string{"tools/call", "tools/list"}, codeHeaderMismatch},
+		{"Mcp-Param-*", http.MethodPost, string(sessionless), sessionlessHeaders, paramHeaderPrefix + "Region", []string{"a", "b"}, codeHeaderMismatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestRepeatedHeadersAreRefused(t *testing.T) {
 	for name, tt := range map[string]struct {
 		body string
 		set  map[string]string
-	}{"legacy": {legacy, legacyHeaders}, "modern": {string(modern), modernHeaders}} {
+	}{"legacy": {legacy, legacyHeaders}, "sessionless": {string(sessionless), sessionlessHeaders}} {
 		if status, body := send(t, http.MethodPost, tt.body, tt.set, "X-Trace-Note", "a", "b"); status != http.StatusOK {
 			t.Fatalf("%s, each header once: status %d, body %.200s", name, status, body)
 		}

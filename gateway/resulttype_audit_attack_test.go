@@ -99,7 +99,7 @@ var hostileToolNames = []string{
 }
 
 // TestAuditLineHostileToolNames: whatever the name, each audit line is one JSON line whose
-// tool is the name as auditTool clips it, legacy and modern, refused or not.
+// tool is the name as auditTool clips it, legacy and sessionless, refused or not.
 func TestAuditLineHostileToolNames(t *testing.T) {
 	check := func(t *testing.T, f *fixture, want int) {
 		t.Helper()
@@ -126,13 +126,13 @@ func TestAuditLineHostileToolNames(t *testing.T) {
 		}
 		check(t, f, len(hostileToolNames))
 	})
-	t.Run("modern", func(t *testing.T) {
-		f := newModernFixture(t)
+	t.Run("sessionless", func(t *testing.T) {
+		f := newSessionlessFixture(t)
 		c := f.client("alice-rw")
 		for i, name := range hostileToolNames {
 			// Mcp-Name in the sentinel form: a line break may not go in a header.
 			sentinel := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(name)) + "?="
-			if r := c.modern(fmt.Sprint(i+1), "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, headerName, sentinel); r.status == 400 && strings.Contains(string(r.body), "Mcp-Name") {
+			if r := c.sessionless(fmt.Sprint(i+1), "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, headerName, sentinel); r.status == 400 && strings.Contains(string(r.body), "Mcp-Name") {
 				t.Fatalf("%q: %d %s", name, r.status, r.body)
 			}
 		}
@@ -140,13 +140,13 @@ func TestAuditLineHostileToolNames(t *testing.T) {
 	})
 }
 
-// TestModernUnknownToolIsAudited: a read-only modern client's call of a tool the worker does
-// not have is refused by gemgate, and audited as the legacy era audits it (outcome unknown):
-// probing for tools is what an audit trail is for.
-func TestModernUnknownToolIsAudited(t *testing.T) {
-	f := newModernFixture(t)
+// TestSessionlessUnknownToolIsAudited: a read-only sessionless client's call of a tool the
+// worker does not have is refused by gemgate, and audited as the legacy era audits it (outcome
+// unknown): probing for tools is what an audit trail is for.
+func TestSessionlessUnknownToolIsAudited(t *testing.T) {
+	f := newSessionlessFixture(t)
 	c := f.client("alice-ro")
-	if r := c.modern("1", "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}}); r.status == 200 && !strings.Contains(string(r.body), "unknown tool") {
+	if r := c.sessionless("1", "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}}); r.status == 200 && !strings.Contains(string(r.body), "unknown tool") {
 		t.Fatalf("no_such_tool: %d %s", r.status, r.body)
 	}
 	// gemgate writes a refusal's audit line before it answers (toolGate, in both eras

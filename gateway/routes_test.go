@@ -51,7 +51,7 @@ func TestDirectEntryRoutesAsChi(t *testing.T) {
 	methods := []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodOptions, http.MethodHead, http.MethodPut, "PATCH", "FOO"}
 	type variant struct{ token, origin, session, version string }
 	variants := []variant{{}, {token: "alice-rw"}, {token: "alice-rw", session: "no-such-session"},
-		{token: "alice-rw", version: modernVersion}, {token: "alice-rw", origin: "http://evil.example"},
+		{token: "alice-rw", version: sessionlessVersion}, {token: "alice-rw", origin: "http://evil.example"},
 		{origin: "http://127.0.0.1"}, {token: "forged"}}
 	n := 0
 	for _, p := range paths {

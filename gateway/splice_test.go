@@ -7,13 +7,13 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// A modern request goes to a legacy worker and its answer comes back with members taken out
+// A sessionless request goes to a legacy worker and its answer comes back with members taken out
 // or added, every other byte as it was: the message is spliced, never decoded and encoded
 // whole (which would cost two passes over a megabyte, escape <, > and &, and sort the keys).
-func TestModernMessagesAreSpliced(t *testing.T) {
+func TestSessionlessMessagesAreSpliced(t *testing.T) {
 	t.Run("request", func(t *testing.T) {
 		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a<b"},`+
-			`"_meta":{"`+metaProtocolVersion+`":"`+modernVersion+`","progressToken":5},"requestState":"x","inputResponses":{}}}`), jsonrpc.Options{})
+			`"_meta":{"`+metaProtocolVersion+`":"`+sessionlessVersion+`","progressToken":5},"requestState":"x","inputResponses":{}}}`), jsonrpc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestModernMessagesAreSpliced(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run("answer "+tc.method+" "+tc.result, func(t *testing.T) {
-			got, err := modernResult(tc.method, json.RawMessage(tc.result))
+			got, err := spliceSessionlessResult(tc.method, json.RawMessage(tc.result))
 			if err != nil || string(got) != tc.want {
 				t.Errorf("got %s, %v\nwant %s", got, err, tc.want)
 			}

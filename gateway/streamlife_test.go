@@ -71,8 +71,8 @@ func TestListenEndsWhenItsTokenIsNoLongerAccepted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L1", "method": "subscriptions/listen",
-		"params": map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
-	resp := c.postStreaming(ctx, string(body), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
+		"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
+	resp := c.postStreaming(ctx, string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("listen: %d", resp.StatusCode)

@@ -243,7 +243,7 @@ func (c *sessionlessWait) errorStatus(resp *jsonrpc.Message) (int, bool) {
 		Code int64 `json:"code"`
 	}
 	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
-	return modernStatus(e.Code), true
+	return sessionlessStatus(e.Code), true
 }
 
 // park parks the call with the worker's questions sent together (gatherRequests). When it

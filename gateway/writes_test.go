@@ -53,28 +53,28 @@ func serveCounting(t *testing.T, f *fixture) *countingListener {
 // gateway's CPU per call.
 func TestAnswerIsOneWrite(t *testing.T) {
 	tests := []struct {
-		name   string
-		modern bool
-		accept string
-		want   string // the answer's Content-Type
+		name        string
+		sessionless bool
+		accept      string
+		want        string // the answer's Content-Type
 	}{
 		{"legacy, SSE", false, "application/json, text/event-stream", "text/event-stream"},
 		{"legacy, JSON", false, "application/json", "application/json"},
-		{"modern, SSE", true, "application/json, text/event-stream", "text/event-stream"},
-		{"modern, JSON", true, "application/json", "application/json"},
+		{"sessionless, SSE", true, "application/json, text/event-stream", "text/event-stream"},
+		{"sessionless, JSON", true, "application/json", "application/json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newModernFixture(t)
+			f := newSessionlessFixture(t)
 			cl := serveCounting(t, f)
 			c := f.client("alice-rw")
-			if !tc.modern {
+			if !tc.sessionless {
 				c.open()
 			}
 			call := func() reply {
 				params := map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}
-				if tc.modern {
-					return c.modern("7", "tools/call", params, "Accept", tc.accept)
+				if tc.sessionless {
+					return c.sessionless("7", "tools/call", params, "Accept", tc.accept)
 				}
 				return c.post(rpcBody("7", "tools/call", params), "Accept", tc.accept)
 			}

@@ -127,22 +127,22 @@ func TestAttackAnswerAuditRecordsWhoAnswered(t *testing.T) {
 		"worker_read_only": false, "outcome": "answered", "user": "alice"})
 }
 
-// TestAttackAnswerModernAbandonedConfirmation (item 1, 2026-07-28 era): the same abandoned
+// TestAttackAnswerSessionlessAbandonedConfirmation (item 1, 2026-07-28 era): the same abandoned
 // delete, and a 2026-07-28 peek as the only request gemgate waits for: the confirmation is not
 // parked as the peek's input-required result, and gemgate answers it (cancel).
-func TestAttackAnswerModernAbandonedConfirmation(t *testing.T) {
+func TestAttackAnswerSessionlessAbandonedConfirmation(t *testing.T) {
 	t.Parallel()
 	g := startDev(t, "--worker-command", stubbornWorker(t), "--read-only-tools", "peek,roots")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		modernPostContext(ctx, g.URL, g.Tokens["alice"], `"del"`, "tools/call", map[string]any{"name": "delete", "arguments": map[string]any{}})
+		sessionlessPostContext(ctx, g.URL, g.Tokens["alice"], `"del"`, "tools/call", map[string]any{"name": "delete", "arguments": map[string]any{}})
 	}()
 	ltWaitLog(t, g, "stubborn: deleting", 20*time.Second)
 	cancel()
 	<-done
-	code, out := modernPost(t, g.URL, g.Tokens["alice"], `"peek"`, "tools/call", map[string]any{"name": "peek", "arguments": map[string]any{}})
+	code, out := sessionlessPost(t, g.URL, g.Tokens["alice"], `"peek"`, "tools/call", map[string]any{"name": "peek", "arguments": map[string]any{}})
 	if code != http.StatusOK || out["result"] == nil {
 		t.Fatalf("peek: %d %s", code, jsonText(out))
 	}
@@ -155,14 +155,15 @@ func TestAttackAnswerModernAbandonedConfirmation(t *testing.T) {
 	waitAnswerAudit(t, g, map[string]any{"answered_by": "gemgate", "answer": "cancel"})
 }
 
-// modernPostContext is modernPost that gives up with ctx, for a request whose client goes away.
-func modernPostContext(ctx context.Context, url, token, id, method string, params map[string]any) {
-	_, _ = modernAsk(ctx, url, token, id, method, params, map[string]any{"elicitation": map[string]any{}})
+// sessionlessPostContext is sessionlessPost that gives up with ctx, for a request whose client
+// goes away.
+func sessionlessPostContext(ctx context.Context, url, token, id, method string, params map[string]any) {
+	_, _ = sessionlessAsk(ctx, url, token, id, method, params, map[string]any{"elicitation": map[string]any{}})
 }
 
-// modernAsk sends one 2026-07-28 request declaring the client capabilities caps, as raw HTTP
+// sessionlessAsk sends one 2026-07-28 request declaring the client capabilities caps, as raw HTTP
 // (JSON answers only), and decodes the answer; err when none came.
-func modernAsk(ctx context.Context, url, token, id, method string, params, caps map[string]any) (int, map[string]json.RawMessage) {
+func sessionlessAsk(ctx context.Context, url, token, id, method string, params, caps map[string]any) (int, map[string]json.RawMessage) {
 	if params == nil {
 		params = map[string]any{}
 	}
@@ -206,12 +207,12 @@ func rootsCaps() map[string]any {
 func TestAttackAnswerStartupRequestNotFoldedIntoToolsList(t *testing.T) {
 	t.Parallel()
 	g := startDev(t, "--worker-command", stubbornWorker(t)+" askatlist", "--read-only-tools", "peek,roots")
-	code, out := modernAsk(t.Context(), g.URL, g.Tokens["alice"], "1", "tools/list", nil, rootsCaps())
+	code, out := sessionlessAsk(t.Context(), g.URL, g.Tokens["alice"], "1", "tools/list", nil, rootsCaps())
 	if code != http.StatusOK || !strings.Contains(string(out["result"]), `"peek"`) || strings.Contains(string(out["result"]), "input_required") {
 		t.Fatalf("the first tools/list: %d %s; want the tool list", code, jsonText(out))
 	}
 	pollUntil(t, 10*time.Second, "the worker's start-up roots/list answered with no roots", func() bool {
-		_, out := modernPost(t, g.URL, g.Tokens["alice"], "2", "tools/call", map[string]any{"name": "roots", "arguments": map[string]any{}})
+		_, out := sessionlessPost(t, g.URL, g.Tokens["alice"], "2", "tools/call", map[string]any{"name": "roots", "arguments": map[string]any{}})
 		return strings.Contains(puField(string(out["result"]), "text"), `{"roots":[]}`)
 	})
 	waitAnswerAudit(t, g, map[string]any{"answered_by": "gemgate", "method": "roots/list", "answer": "no roots"})
@@ -255,13 +256,13 @@ func TestAttackAnswerFilesystemServerToolsList(t *testing.T) {
 		for _, who := range []struct{ name, token string }{
 			{"alice", g.Tokens["alice"]}, {"alice read-only", puToken(t, g, "alice", "mcp:use")}, {"bob", g.Tokens["bob"]},
 		} {
-			code, out := modernAsk(t.Context(), g.URL, who.token, "1", "tools/list", nil, rootsCaps())
+			code, out := sessionlessAsk(t.Context(), g.URL, who.token, "1", "tools/list", nil, rootsCaps())
 			res := string(out["result"])
 			if code != http.StatusOK || strings.Contains(res, "input_required") || !strings.Contains(res, "list_allowed_directories") {
 				t.Errorf("start %d, %s: the first tools/list of a fresh filesystem worker: %d %s; want its tool list", start, who.name, code, jsonText(out))
 				continue
 			}
-			_, out = modernPost(t, g.URL, who.token, "2", "tools/call", map[string]any{"name": "list_allowed_directories", "arguments": map[string]any{}})
+			_, out = sessionlessPost(t, g.URL, who.token, "2", "tools/call", map[string]any{"name": "list_allowed_directories", "arguments": map[string]any{}})
 			if got := puField(string(out["result"]), "text"); !strings.Contains(got, filepath.Base(dir)) {
 				t.Errorf("start %d, %s: the worker's allowed directories %q; want %s", start, who.name, got, dir)
 			}

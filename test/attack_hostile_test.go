@@ -69,7 +69,7 @@ func fmtAny(v any) string {
 // request of its own, gated by the policy, and a read-only token's reaches only her
 // read-only worker). Her read-write token's
 // decline then leaves the note too.
-func TestHeldModernReadOnlyRetryCannotConfirm(t *testing.T) {
+func TestHeldSessionlessReadOnlyRetryCannotConfirm(t *testing.T) {
 	t.Parallel()
 	g := startDev(t)
 	rw, ro := g.Tokens["alice"], puToken(t, g, "alice", "mcp:use")
@@ -81,7 +81,7 @@ func TestHeldModernReadOnlyRetryCannotConfirm(t *testing.T) {
 		for k, v := range extra {
 			params[k] = v
 		}
-		return modernAsk(ctx, g.URL, token, id, "tools/call", params, caps)
+		return sessionlessAsk(ctx, g.URL, token, id, "tools/call", params, caps)
 	}
 	if code, out := call(rw, `"w"`, "write_note", map[string]any{"name": "keep", "text": "precious"}, nil); code != http.StatusOK || out["error"] != nil || strings.Contains(string(out["result"]), `"isError":true`) {
 		t.Fatalf("write_note: %d %s", code, jsonText(out))

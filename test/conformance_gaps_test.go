@@ -17,7 +17,7 @@ import (
 const confKnownGaps = "conformance/known-gaps.txt"
 
 // confGapKey names one check of one run through gemgate: the requirement set, the worker
-// ("modern" or "legacy"), the scenario and the check key (see confScenario.verdicts).
+// ("sessionless" or "legacy"), the scenario and the check key (see confScenario.verdicts).
 type confGapKey struct {
 	Requirements, Worker, Scenario, Check string
 }
@@ -192,8 +192,8 @@ func confStatus(s string) string {
 func TestConformanceGaps(t *testing.T) {
 	known, err := confParseGaps(strings.NewReader(`
 # comment
-2026-07-28 modern caching/sep-2549-tools-list-caching-hints  no modern front end yet
-2026-07-28 modern caching/closed-now  was fixed
+2026-07-28 sessionless caching/sep-2549-tools-list-caching-hints  no sessionless front end yet
+2026-07-28 sessionless caching/closed-now  was fixed
 2026-07-28 legacy caching/other-worker  listed for the other worker only
 `))
 	if err != nil {
@@ -211,7 +211,7 @@ func TestConformanceGaps(t *testing.T) {
 		"dup=SUCCESS", "dup=SUCCESS", "warn=WARNING", "ref-fails=FAILURE", "skipped=SKIPPED")
 	gated := run("sep-2549-tools-list-caching-hints=FAILURE", "closed-now=SUCCESS",
 		"dup=SUCCESS", "dup=FAILURE", "warn=SUCCESS", "ref-fails=SUCCESS", "skipped=FAILURE", "extra=FAILURE")
-	r := confCheckGaps("2026-07-28", "modern", confCompare([]string{"caching"}, direct, gated), known)
+	r := confCheckGaps("2026-07-28", "sessionless", confCompare([]string{"caching"}, direct, gated), known)
 
 	checks := func(ds []confDiff) []string {
 		var out []string
@@ -225,7 +225,7 @@ func TestConformanceGaps(t *testing.T) {
 		"known":  {"sep-2549-tools-list-caching-hints SUCCESS->FAILURE"},
 		"new":    {"dup#2 SUCCESS->FAILURE", "skipped SKIPPED->FAILURE", "extra ->FAILURE"},
 		"no gap": {"warn WARNING->SUCCESS", "ref-fails FAILURE->SUCCESS"},
-		"closed": {"2026-07-28 modern caching/closed-now"},
+		"closed": {"2026-07-28 sessionless caching/closed-now"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("gap report (-want +got):\n%s", diff)
@@ -239,7 +239,7 @@ func TestConformanceGaps(t *testing.T) {
 	}
 
 	// A new gap counts only if a second run of its scenario, alone, shows it again.
-	r = confCheckGaps("2026-07-28", "modern", confCompare([]string{"caching"}, direct, gated), known)
+	r = confCheckGaps("2026-07-28", "sessionless", confCompare([]string{"caching"}, direct, gated), known)
 	again := run("sep-2549-tools-list-caching-hints=FAILURE", "dup=SUCCESS", "dup=SUCCESS",
 		"skipped=SKIPPED", "extra=FAILURE")
 	confConfirm(&r, direct, map[string]*confScenario{"caching": again.Scenarios["caching"]})
@@ -251,16 +251,16 @@ func TestConformanceGaps(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after a second run (-want +got):\n%s", diff)
 	}
-	r = confCheckGaps("2026-07-28", "modern", confCompare([]string{"caching"}, direct, gated), known)
+	r = confCheckGaps("2026-07-28", "sessionless", confCompare([]string{"caching"}, direct, gated), known)
 	confConfirm(&r, direct, map[string]*confScenario{})
 	if len(r.New) != 3 || len(r.Passing) != 0 {
 		t.Errorf("no second run: new %v, passing %v; want the three new gaps kept", checks(r.New), checks(r.Passing))
 	}
 
 	for _, bad := range []string{
-		"2026-07-28 modern caching/x",                            // no reason
-		"2026-07-28 modern caching reason",                       // no check
-		"2026-07-28 modern a/b why\n2026-07-28 modern a/b again", // twice
+		"2026-07-28 sessionless caching/x",                                 // no reason
+		"2026-07-28 sessionless caching reason",                            // no check
+		"2026-07-28 sessionless a/b why\n2026-07-28 sessionless a/b again", // twice
 	} {
 		if _, err := confParseGaps(strings.NewReader(bad)); err == nil {
 			t.Errorf("confParseGaps(%q): no error", bad)

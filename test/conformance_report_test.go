@@ -72,7 +72,7 @@ func confTables(workers []*confWorker, results []*confResult) string {
 			mode = "stateless"
 		}
 		fmt.Fprintf(&b, "## `--requirements %s`\n\n", res.Req.Revision)
-		fmt.Fprintf(&b, "Reference: the modern everything-server in its %s HTTP mode. Cells are the suite's passed/failed counts; \"gaps\" counts the checks that the reference passes and gemgate does not yet (test/conformance/known-gaps.txt).\n\n", mode)
+		fmt.Fprintf(&b, "Reference: the go-sdk v1.8.0 everything-server in its %s HTTP mode. Cells are the suite's passed/failed counts; \"gaps\" counts the checks that the reference passes and gemgate does not yet (test/conformance/known-gaps.txt).\n\n", mode)
 		b.WriteString("| scenario | scored | direct |")
 		for _, w := range workers {
 			fmt.Fprintf(&b, " gemgate, %s worker |", w.Name)

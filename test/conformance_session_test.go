@@ -15,12 +15,12 @@ import (
 // confSessionWorker, so that no line can be mistaken for one of TestConformance's.
 const (
 	confKnownGapsSession = "conformance/known-gaps-session.txt"
-	confSessionWorker    = "modern-session"
+	confSessionWorker    = "sessionless-per-session"
 	confSessionRevision  = "2025-11-25"
 )
 
 // TestConformancePerSession is TestConformance's 2025-11-25 lane with one worker per session
-// (--worker-per session) instead of the default one per user: the modern everything-server
+// (--worker-per session) instead of the default one per user: the go-sdk v1.8.0 everything-server
 // over stdio behind gemgate, compared check by check with the same server in its own
 // stateful HTTP mode. 2026-07-28 is not run here: that revision has no session to key a
 // worker on. Gaps must be listed in test/conformance/known-gaps-session.txt.
@@ -40,9 +40,9 @@ func TestConformancePerSession(t *testing.T) {
 		}
 	}
 
-	bin := filepath.Join(t.TempDir(), "modern-everything-server")
+	bin := filepath.Join(t.TempDir(), "sessionless-everything-server")
 	if out, err := exec.Command("go", "build", "-o", bin, confEverythingPkg).CombinedOutput(); err != nil {
-		t.Fatalf("building the modern everything-server: %v\n%s", err, out)
+		t.Fatalf("building the go-sdk v1.8.0 everything-server: %v\n%s", err, out)
 	}
 	g := startDev(t, "--worker", "command", "--worker-command", bin, "--worker-per", "session",
 		"--max-sessions-per-user", "0", "--worker-start-rate", "0")

@@ -16,7 +16,7 @@ import (
 
 // confWorker is one everything-server build that gemgate runs as its stdio worker.
 type confWorker struct {
-	Name    string // "modern" or "legacy", as in known-gaps.txt
+	Name    string // "sessionless" or "legacy", as in known-gaps.txt
 	About   string // what it is, for the summary
 	Modfile string // the module that pins it, relative to test/: "" is gemgate's own go.mod
 	Bin     string
@@ -32,7 +32,7 @@ const confEverythingPkg = "github.com/modelcontextprotocol/go-sdk/conformance/ev
 func confWorkers(t *testing.T) []*confWorker {
 	t.Helper()
 	ws := []*confWorker{
-		{Name: "modern", About: "go-sdk v1.8.0 conformance/everything-server (2026-07-28 and 2025-11-25)"},
+		{Name: "sessionless", About: "go-sdk v1.8.0 conformance/everything-server (2026-07-28 and 2025-11-25)"},
 		{Name: "legacy", About: "go-sdk v1.6.1 conformance/everything-server (2025-11-25 only)", Modfile: "conformance/legacyserver"},
 	}
 	for _, w := range ws {
@@ -49,7 +49,7 @@ func confWorkers(t *testing.T) []*confWorker {
 	return ws
 }
 
-// confStartEverything runs the modern everything-server in its own streamable HTTP mode on
+// confStartEverything runs the go-sdk v1.8.0 everything-server in its own streamable HTTP mode on
 // a free loopback port until the test ends, and returns its address once it accepts
 // connections. stateless picks the mode that the requirement set's reference runs in.
 func confStartEverything(t *testing.T, server string, stateless bool) string {

@@ -15,7 +15,7 @@ import (
 const confDir = "conformance"
 
 // confRequirement is one requirement set of the suite and how its reference runs: the
-// modern everything-server in the HTTP mode that revision is served in.
+// go-sdk v1.8.0 everything-server in the HTTP mode that revision is served in.
 type confRequirement struct {
 	Revision  string
 	Stateless bool // 2026-07-28 is sessionless; 2025-11-25's sampling, elicitation and GET stream need a session
@@ -36,7 +36,7 @@ type confResult struct {
 // TestConformance runs the server scenarios of the official MCP conformance suite for both
 // requirement sets (2025-11-25 and 2026-07-28): against the go-sdk everything-server in its
 // own streamable HTTP mode (the reference), and through gemgate with two stdio workers, the
-// same modern everything-server and a legacy-only one (see confWorkers). The suite cannot
+// same go-sdk v1.8.0 everything-server and a legacy-only one (see confWorkers). The suite cannot
 // authenticate, so a small proxy in front of each gemgate adds alice's dev-issuer token and
 // forwards Host and Origin as they came (the DNS-rebinding scenario depends on them).
 //
@@ -49,7 +49,7 @@ func TestConformance(t *testing.T) {
 	known := confLoadGaps(t)
 	artifacts := confArtifacts(t)
 	workers := confWorkers(t)
-	modern := workers[0].Bin
+	sessionless := workers[0].Bin
 
 	// The gemgates first, so that the runs below only wait on the suite.
 	gated := make([]*confGated, len(workers))
@@ -88,8 +88,8 @@ func TestConformance(t *testing.T) {
 		}()
 	}
 	start := time.Now()
-	stateful := "http://" + confLocalhost(t, confStartEverything(t, modern, false)) + "/mcp"
-	stateless := "http://" + confLocalhost(t, confStartEverything(t, modern, true)) + "/mcp"
+	stateful := "http://" + confLocalhost(t, confStartEverything(t, sessionless, false)) + "/mcp"
+	stateless := "http://" + confLocalhost(t, confStartEverything(t, sessionless, true)) + "/mcp"
 	lane("direct", func(r confRequirement) string {
 		if r.Stateless {
 			return stateless

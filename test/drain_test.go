@@ -40,10 +40,10 @@ func (a drainAnswer) last() map[string]json.RawMessage {
 }
 
 // drainRequest is one MCP POST: legacy when session is set, 2026-07-28 when it is not and
-// the body is a modern request, initialize otherwise.
+// the body is a sessionless request, initialize otherwise.
 type drainRequest struct {
 	url, token, session string
-	modern              bool
+	sessionless         bool
 	id, method          string
 	params              map[string]any
 	sse                 bool // Accept text/event-stream too
@@ -56,7 +56,7 @@ func (r drainRequest) do(ctx context.Context, first chan<- struct{}) drainAnswer
 	if params == nil {
 		params = map[string]any{}
 	}
-	if r.modern {
+	if r.sessionless {
 		meta := map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
@@ -84,7 +84,7 @@ func (r drainRequest) do(ctx context.Context, first chan<- struct{}) drainAnswer
 	case r.session != "":
 		req.Header.Set("Mcp-Session-Id", r.session)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	case r.modern:
+	case r.sessionless:
 		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 		req.Header.Set("Mcp-Method", r.method)
 		if name, ok := params["name"].(string); ok {
@@ -164,7 +164,7 @@ func drainWaitLog(t *testing.T, g *gemgate, msg string) {
 }
 
 // TestDrainUnderLoad: SIGTERM one of three replicas while its users have legacy sessions and
-// modern requests in flight, slow calls among them. Nothing that reached it is lost: each
+// sessionless requests in flight, slow calls among them. Nothing that reached it is lost: each
 // call gets its answer, or (cut by the grace's end) a JSON-RPC error for its id; new work
 // there gets a 503 with Retry-After that HAProxy retries on a survivor; the replica leaves
 // HAProxy's ring and exits 0 within drain_delay + shutdown_grace + a bound.
@@ -207,7 +207,7 @@ func TestDrainUnderLoad(t *testing.T) {
 	if len(count[victim]) < 4 {
 		t.Fatalf("the busiest replica has %d users, the test needs 4: %v", len(count[victim]), count)
 	}
-	freshLegacy, freshModern, home := count[victim][0], count[victim][1], count[victim][2:]
+	freshLegacy, freshSessionless, home := count[victim][0], count[victim][1], count[victim][2:]
 	other := count[(victim+1)%scaleReplicas]
 	if len(other) == 0 {
 		other = count[(victim+2)%scaleReplicas]
@@ -229,7 +229,7 @@ func TestDrainUnderLoad(t *testing.T) {
 		sessions[u] = s
 	}
 
-	// Calls in flight at the signal, all on the victim's users: slow legacy and modern calls
+	// Calls in flight at the signal, all on the victim's users: slow legacy and sessionless calls
 	// that finish within the grace, and one of each that outlasts it.
 	type flight struct {
 		name    string
@@ -244,9 +244,9 @@ func TestDrainUnderLoad(t *testing.T) {
 	u0, u1 := home[0], home[len(home)-1]
 	flights := []*flight{
 		{name: "legacy slow call", req: drainRequest{url: publicURL, token: tokens[u0], session: sessions[u0].cs.ID(), id: `"L4"`, method: "tools/call", params: slow(4), sse: true}},
-		{name: "modern slow call", req: drainRequest{url: publicURL, token: tokens[u1], modern: true, id: `"M4"`, method: "tools/call", params: slow(4), sse: true}},
+		{name: "sessionless slow call", req: drainRequest{url: publicURL, token: tokens[u1], sessionless: true, id: `"M4"`, method: "tools/call", params: slow(4), sse: true}},
 		{name: "legacy call past the grace", req: drainRequest{url: publicURL, token: tokens[u0], session: sessions[u0].cs.ID(), id: `"L60"`, method: "tools/call", params: slow(60), sse: true}, outlast: true},
-		{name: "modern call past the grace", req: drainRequest{url: publicURL, token: tokens[u1], modern: true, id: `"M60"`, method: "tools/call", params: slow(60), sse: true}, outlast: true},
+		{name: "sessionless call past the grace", req: drainRequest{url: publicURL, token: tokens[u1], sessionless: true, id: `"M60"`, method: "tools/call", params: slow(60), sse: true}, outlast: true},
 	}
 	for _, f := range flights {
 		f.first, f.answer = make(chan struct{}), make(chan drainAnswer, 1)
@@ -263,7 +263,7 @@ func TestDrainUnderLoad(t *testing.T) {
 	}
 
 	// Load that keeps running through the drain: the victim's users with a worker there call
-	// whoami the modern way, round after round. Each answer is a result or a retryable 503.
+	// whoami the sessionless way, round after round. Each answer is a result or a retryable 503.
 	stop := make(chan struct{})
 	var load sync.WaitGroup
 	var mu sync.Mutex
@@ -277,7 +277,7 @@ func TestDrainUnderLoad(t *testing.T) {
 					return
 				default:
 				}
-				a := drainRequest{url: publicURL, token: tokens[u], modern: true, id: fmt.Sprintf(`"w%d"`, n), method: "tools/call",
+				a := drainRequest{url: publicURL, token: tokens[u], sessionless: true, id: fmt.Sprintf(`"w%d"`, n), method: "tools/call",
 					params: map[string]any{"name": "whoami"}}.do(ctx, nil)
 				mu.Lock()
 				switch {
@@ -336,8 +336,8 @@ func TestDrainUnderLoad(t *testing.T) {
 	}{
 		{"initialize", drainRequest{url: direct, token: tokens[freshLegacy], id: `"i"`, method: "initialize",
 			params: map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "d", "version": "1"}}}, http.StatusServiceUnavailable},
-		{"modern request of a user without a worker here", drainRequest{url: direct, token: tokens[other[0]], modern: true, id: `"o"`, method: "tools/list"}, http.StatusServiceUnavailable},
-		{"modern request of a user whose worker is here", drainRequest{url: direct, token: tokens[u1], modern: true, id: `"h"`, method: "tools/list"}, http.StatusOK},
+		{"sessionless request of a user without a worker here", drainRequest{url: direct, token: tokens[other[0]], sessionless: true, id: `"o"`, method: "tools/list"}, http.StatusServiceUnavailable},
+		{"sessionless request of a user whose worker is here", drainRequest{url: direct, token: tokens[u1], sessionless: true, id: `"h"`, method: "tools/list"}, http.StatusOK},
 	} {
 		a := tc.req.do(ctx, nil)
 		if a.err != nil || a.status != tc.want {
@@ -363,8 +363,8 @@ func TestDrainUnderLoad(t *testing.T) {
 	} else if r := scaleReplicaOf(replicas, a.header.Get("Mcp-Session-Id")); r < 0 || r == victim {
 		t.Errorf("the new session went to replica %d, want a survivor", r+1)
 	}
-	if a := (drainRequest{url: publicURL, token: tokens[freshModern], modern: true, id: `"f"`, method: "tools/call", params: map[string]any{"name": "whoami"}}).do(ctx, nil); a.err != nil || a.status != http.StatusOK || a.last()["result"] == nil {
-		t.Errorf("a modern request of a new user during the drain, through HAProxy: %d %v %v", a.status, a.msgs, a.err)
+	if a := (drainRequest{url: publicURL, token: tokens[freshSessionless], sessionless: true, id: `"f"`, method: "tools/call", params: map[string]any{"name": "whoami"}}).do(ctx, nil); a.err != nil || a.status != http.StatusOK || a.last()["result"] == nil {
+		t.Errorf("a sessionless request of a new user during the drain, through HAProxy: %d %v %v", a.status, a.msgs, a.err)
 	}
 
 	// HAProxy takes the replica out; its users' next requests succeed on a survivor.
@@ -381,7 +381,7 @@ func TestDrainUnderLoad(t *testing.T) {
 		t.Error(err)
 	}
 	for _, u := range home {
-		a := drainRequest{url: publicURL, token: tokens[u], modern: true, id: `"after"`, method: "tools/call", params: map[string]any{"name": "whoami"}}.do(ctx, nil)
+		a := drainRequest{url: publicURL, token: tokens[u], sessionless: true, id: `"after"`, method: "tools/call", params: map[string]any{"name": "whoami"}}.do(ctx, nil)
 		if a.err != nil || a.status != http.StatusOK || a.last()["result"] == nil || !strings.Contains(string(a.last()["result"]), "user="+u) {
 			t.Errorf("%s after the replica left the ring: %d %v %v", u, a.status, a.msgs, a.err)
 		}

@@ -367,7 +367,7 @@ func connect(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.Clie
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// A legacy session (2025-11-25), as the tests that use this are about sessions; the
-	// client would otherwise speak 2026-07-28 first (connectModern in modern_test.go).
+	// client would otherwise speak 2026-07-28 first (connectSessionless in sessionless_test.go).
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClientWithToken(token)},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {

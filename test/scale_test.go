@@ -422,22 +422,22 @@ func TestScaleOutBehindHAProxy(t *testing.T) {
 			t.Errorf("replica %d: gemgate_workers_running = %v, want %d (one per user)", i+1, got, n)
 		}
 	}
-	// Modern (2026-07-28, sessionless) requests of the same users land on the same replica,
+	// Sessionless (2026-07-28) requests of the same users land on the same replica,
 	// where the user's workers are: no other replica starts one.
 	for _, u := range users {
-		if err := scaleModernWhoami(ctx, publicURL, u, tokens[u]); err != nil {
+		if err := scaleSessionlessWhoami(ctx, publicURL, u, tokens[u]); err != nil {
 			t.Error(err)
 		}
-		if got := scaleModernReplicas(replicas, u, 1); len(got) != 1 || !got[home[u]] {
-			t.Errorf("%s's modern request was answered by replicas %v, want only %d", u, got, home[u]+1)
+		if got := scaleSessionlessReplicas(replicas, u, 1); len(got) != 1 || !got[home[u]] {
+			t.Errorf("%s's sessionless request was answered by replicas %v, want only %d", u, got, home[u]+1)
 		}
 	}
-	// The demo worker speaks 2026-07-28 itself, so each user's modern requests have a
+	// The demo worker speaks 2026-07-28 itself, so each user's sessionless requests have a
 	// sessionless worker of their own next to the legacy one (docs/eras.md): one more per user
 	// on its home replica, none anywhere else.
 	for i, n := range perReplica {
 		if got := ltSum(ltMetrics(t, replicas[i]), "gemgate_workers_running"); got != float64(2*n) {
-			t.Errorf("replica %d: gemgate_workers_running = %v after the modern requests, want %d (a legacy and a sessionless worker for each of its %d users)", i+1, got, 2*n, n)
+			t.Errorf("replica %d: gemgate_workers_running = %v after the sessionless requests, want %d (a legacy and a sessionless worker for each of its %d users)", i+1, got, 2*n, n)
 		}
 	}
 	if t.Failed() {
@@ -554,11 +554,11 @@ func TestScaleOutBehindHAProxy(t *testing.T) {
 		}
 		moved = append(moved, u)
 		moving.Go(func() {
-			// Its next modern request succeeds on a survivor, which starts the user's worker.
-			if err := scaleModernWhoami(ctx, publicURL, u, tokens[u]); err != nil {
+			// Its next sessionless request succeeds on a survivor, which starts the user's worker.
+			if err := scaleSessionlessWhoami(ctx, publicURL, u, tokens[u]); err != nil {
 				t.Errorf("after the kill: %v", err)
-			} else if got := scaleModernReplicas(replicas, u, 2); len(got) != 2 || !got[victim] {
-				t.Errorf("%s's modern requests were answered by replicas %v, want the killed one and one survivor", u, got)
+			} else if got := scaleSessionlessReplicas(replicas, u, 2); len(got) != 2 || !got[victim] {
+				t.Errorf("%s's sessionless requests were answered by replicas %v, want the killed one and one survivor", u, got)
 			}
 			if err := scaleMove(ctx, u, tokens[u], publicURL, oldLoad[u], sessions[u], replicas, victim, func(fresh []*scaleSession) {
 				mu.Lock()
@@ -660,23 +660,23 @@ func scaleMove(ctx context.Context, user, token, url string, oldDone <-chan stru
 	return nil
 }
 
-// scaleModernWhoami calls whoami as a 2026-07-28 client (no session) through the balancer
+// scaleSessionlessWhoami calls whoami as a 2026-07-28 client (no session) through the balancer
 // and checks that the user's own worker answered.
-func scaleModernWhoami(ctx context.Context, url, user, token string) error {
-	a := drainRequest{url: url, token: token, modern: true, id: `"m"`, method: "tools/call", params: map[string]any{"name": "whoami"}}.do(ctx, nil)
+func scaleSessionlessWhoami(ctx context.Context, url, user, token string) error {
+	a := drainRequest{url: url, token: token, sessionless: true, id: `"m"`, method: "tools/call", params: map[string]any{"name": "whoami"}}.do(ctx, nil)
 	if a.err != nil || a.status != http.StatusOK || a.last()["result"] == nil {
-		return fmt.Errorf("%s: modern whoami: %d %v %v", user, a.status, a.msgs, a.err)
+		return fmt.Errorf("%s: sessionless whoami: %d %v %v", user, a.status, a.msgs, a.err)
 	}
 	if !strings.Contains(string(a.last()["result"]), "user="+user+" ") {
-		return fmt.Errorf("CROSSED: %s's modern whoami answered %s", user, a.last()["result"])
+		return fmt.Errorf("CROSSED: %s's sessionless whoami answered %s", user, a.last()["result"])
 	}
 	return nil
 }
 
-// scaleModernReplicas is the set of replicas that logged a 2026-07-28 tools/call of user,
+// scaleSessionlessReplicas is the set of replicas that logged a 2026-07-28 tools/call of user,
 // once at least want replicas have (or after a few seconds): the audit line is written after
 // the answer, so it may trail it.
-func scaleModernReplicas(replicas []*gemgate, user string, want int) map[int]bool {
+func scaleSessionlessReplicas(replicas []*gemgate, user string, want int) map[int]bool {
 	var out map[int]bool
 	poll(5*time.Second, func() bool {
 		out = map[int]bool{}

@@ -17,7 +17,7 @@ import (
 //	    -cpuprofile cpu.out -memprofile mem.out -v
 //
 // GEMGATE_BENCH_SESSIONS (default 32), GEMGATE_BENCH_CALLS per session (default 1000) and
-// GEMGATE_BENCH_PAYLOAD (default 100) shape the load; GEMGATE_BENCH_ERA=modern sends
+// GEMGATE_BENCH_PAYLOAD (default 100) shape the load; GEMGATE_BENCH_ERA=sessionless sends
 // 2026-07-28 requests; GEMGATE_BENCH_AUTH=off turns auth off.
 func TestProfileUnderLoadgen(t *testing.T) {
 	lg := os.Getenv("GEMGATE_BENCH_LOADGEN")

@@ -30,7 +30,7 @@ func main() {
 	flag.StringVar(&c.label, "label", "", "scenario name, copied into the result")
 	flag.StringVar(&c.url, "url", "", "MCP endpoint (Streamable HTTP)")
 	flag.StringVar(&c.token, "token", "", "bearer token for the endpoint")
-	flag.StringVar(&c.era, "era", "legacy", "legacy (initialize, a session per client) or modern (2026-07-28 sessionless requests; calls mode only)")
+	flag.StringVar(&c.era, "era", "legacy", "legacy (initialize, a session per client) or sessionless (2026-07-28 requests, no session; calls mode only)")
 	flag.StringVar(&c.worker, "stdio", "", "worker command line: talk to the worker directly over stdio instead of -url")
 	shared := flag.Bool("shared", false, "with -stdio: one worker process for all sessions, their calls in flight at once over its pipes")
 	flag.IntVar(&c.sessions, "sessions", 1, "concurrent sessions (calls) or K sessions to hold open (idle)")
@@ -52,6 +52,9 @@ func main() {
 	})
 	if (c.url == "") == (c.worker == "") {
 		fail(errors.New("give exactly one of -url and -stdio"))
+	}
+	if c.era != "legacy" && c.era != "sessionless" {
+		fail(fmt.Errorf("-era %q: give legacy or sessionless", c.era))
 	}
 	if *shared {
 		if c.worker == "" || c.mode != "calls" {
@@ -123,7 +126,7 @@ func (c config) openSession(ctx context.Context) (session, time.Duration, error)
 		return stdioAdapter{s}, took, nil
 	}
 	s := newHTTPSession(c.url, c.token)
-	s.modern = c.era == "modern"
+	s.sessionless = c.era == "sessionless"
 	took, err := s.open(ctx)
 	if err != nil {
 		s.end(ctx)

@@ -17,13 +17,13 @@ import (
 
 const protocolVersion = "2025-06-18"
 
-// modernVersion is the sessionless revision: no initialize, no session id; every request
+// sessionlessVersion is the sessionless revision: no initialize, no session id; every request
 // names the version in a header and in _meta, with the client's capabilities and info, and
 // mirrors its method (and tool name) in Mcp-Method and Mcp-Name.
-const modernVersion = "2026-07-28"
+const sessionlessVersion = "2026-07-28"
 
-var modernMeta = map[string]any{
-	"io.modelcontextprotocol/protocolVersion":    modernVersion,
+var sessionlessMeta = map[string]any{
+	"io.modelcontextprotocol/protocolVersion":    sessionlessVersion,
 	"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 	"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "gemgate-loadgen", "version": "1"},
 }
@@ -31,13 +31,13 @@ var modernMeta = map[string]any{
 // httpSession is one MCP session over Streamable HTTP, on a transport of its own so that
 // its requests reuse one keep-alive connection.
 type httpSession struct {
-	url, token string
-	client     *http.Client
-	tr         *http.Transport
-	id         string // Mcp-Session-Id
-	modern     bool   // 2026-07-28 requests: no session
-	nextID     int
-	stream     *http.Response // the open GET stream, in idle mode
+	url, token  string
+	client      *http.Client
+	tr          *http.Transport
+	id          string // Mcp-Session-Id
+	sessionless bool   // 2026-07-28 requests: no session
+	nextID      int
+	stream      *http.Response // the open GET stream, in idle mode
 	// sse reads SSE answers; one per session, reset for each answer. (A reader made per
 	// answer cost loadgen a 64 KiB allocation per call, which the gateways that answer in
 	// SSE paid for in shared CPU.)
@@ -89,8 +89,8 @@ type rpcAnswer struct {
 func (s *httpSession) call(ctx context.Context, method string, params any) (*rpcAnswer, http.Header, error) {
 	s.nextID++
 	id := s.nextID
-	if s.modern {
-		p := map[string]any{"_meta": modernMeta}
+	if s.sessionless {
+		p := map[string]any{"_meta": sessionlessMeta}
 		for k, v := range params.(map[string]any) {
 			p[k] = v
 		}
@@ -104,8 +104,8 @@ func (s *httpSession) call(ctx context.Context, method string, params any) (*rpc
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.modern {
-		req.Header.Set("Mcp-Protocol-Version", modernVersion)
+	if s.sessionless {
+		req.Header.Set("Mcp-Protocol-Version", sessionlessVersion)
 		req.Header.Set("Mcp-Method", method)
 		if name, ok := params.(map[string]any)["name"].(string); ok {
 			req.Header.Set("Mcp-Name", name)
@@ -205,7 +205,7 @@ var initParams = map[string]any{
 
 // open sends initialize and returns how long its answer took, then notifications/initialized.
 func (s *httpSession) open(ctx context.Context) (time.Duration, error) {
-	if s.modern {
+	if s.sessionless {
 		return 0, nil // nothing to open: every request stands alone
 	}
 	start := time.Now()

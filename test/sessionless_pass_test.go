@@ -10,14 +10,14 @@ import (
 	"time"
 )
 
-// startModernEverything runs gemgate with the go-sdk v1.8.0 everything-server as its stdio
+// startSessionlessEverything runs gemgate with the go-sdk v1.8.0 everything-server as its stdio
 // worker: a worker program that speaks 2026-07-28 itself and answers with its own
 // input-required results (its keys, its requestState, several rounds).
-func startModernEverything(t *testing.T) *gemgate {
+func startSessionlessEverything(t *testing.T) *gemgate {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "modern-everything-server")
+	bin := filepath.Join(t.TempDir(), "sessionless-everything-server")
 	if out, err := exec.Command("go", "build", "-o", bin, confEverythingPkg).CombinedOutput(); err != nil {
-		t.Fatalf("building the modern everything-server: %v\n%s", err, out)
+		t.Fatalf("building the go-sdk v1.8.0 everything-server: %v\n%s", err, out)
 	}
 	return startDev(t, "--worker", "command", "--worker-command", bin, "--worker-start-rate", "0",
 		"--read-only-tools", "test_input_required_result_multi_round")
@@ -33,7 +33,7 @@ type inputRequired struct {
 	} `json:"content"`
 }
 
-// decodeResult returns a decoder of modernPost's answer that fails t unless it is a result.
+// decodeResult returns a decoder of sessionlessPost's answer that fails t unless it is a result.
 func decodeResult(t *testing.T) func(int, map[string]json.RawMessage) inputRequired {
 	return func(status int, out map[string]json.RawMessage) inputRequired {
 		t.Helper()
@@ -45,13 +45,13 @@ func decodeResult(t *testing.T) func(int, map[string]json.RawMessage) inputRequi
 	}
 }
 
-// A modern worker's own input-required results reach a 2026-07-28 client untouched (its keys,
+// A sessionless worker's own input-required results reach a 2026-07-28 client untouched (its keys,
 // its rounds), its requestState wrapped in gemgate's, which binds it to the user, the access
 // mode and the worker; each retry restores the worker's state. A state tampered with,
 // presented by another user, with a read-only token of the same user, or the worker's own
 // state presented raw, is refused before anything reaches the worker.
-func TestModernWorkerInputRequiredPassesThrough(t *testing.T) {
-	g := startModernEverything(t)
+func TestSessionlessWorkerInputRequiredPassesThrough(t *testing.T) {
+	g := startSessionlessEverything(t)
 	alice, bob := g.Tokens["alice"], g.Tokens["bob"]
 	aliceRO := puToken(t, g, "alice", "mcp:use")
 	const tool = "test_input_required_result_multi_round"
@@ -61,7 +61,7 @@ func TestModernWorkerInputRequiredPassesThrough(t *testing.T) {
 		for k, v := range extra {
 			params[k] = v
 		}
-		return modernPost(t, g.URL, token, id, "tools/call", params)
+		return sessionlessPost(t, g.URL, token, id, "tools/call", params)
 	}
 
 	r1 := result(call(alice, "1", nil))

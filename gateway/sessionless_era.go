@@ -9,21 +9,21 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// The 2026-07-28 revision ("modern") is sessionless: every request names its protocol
+// The 2026-07-28 revision is sessionless: every request names its protocol
 // version, client capabilities and client info in _meta, and no initialize comes first. Both
-// eras share the one endpoint; a request is modern when it carries no Mcp-Session-Id and its
+// eras share the one endpoint; a request is sessionless when it carries no Mcp-Session-Id and its
 // MCP-Protocol-Version header or its _meta version is 2026-07-28 or later (a later or unknown
 // one gets the spec's UnsupportedProtocolVersion answer). initialize and session ids stay
 // legacy.
 
-// modernVersion is the sessionless revision gemgate serves.
-const modernVersion = "2026-07-28"
+// sessionlessVersion is the sessionless revision gemgate serves.
+const sessionlessVersion = "2026-07-28"
 
-// servedVersions are every revision gemgate serves on its endpoint, newest first: the modern
+// servedVersions are every revision gemgate serves on its endpoint, newest first: the sessionless
 // one per request, the legacy ones through initialize.
-var servedVersions = append([]string{modernVersion}, supportedVersions...)
+var servedVersions = append([]string{sessionlessVersion}, supportedVersions...)
 
-// _meta keys of the modern era (basic/index.mdx).
+// _meta keys of the sessionless era (basic/index.mdx).
 const (
 	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
@@ -34,22 +34,22 @@ const (
 	metaPrefix             = "io.modelcontextprotocol/"
 )
 
-// Error codes of the modern era (basic/index.mdx, Error Codes).
+// Error codes of the sessionless era (basic/index.mdx, Error Codes).
 const (
-	codeHeaderMismatch        = -32020
-	codeMissingCapability     = -32021
-	codeUnsupportedVersion    = -32022
-	headerMethod              = "Mcp-Method"
-	headerName                = "Mcp-Name"
-	headerProtocolVersion     = "Mcp-Protocol-Version"
-	base64HeaderPrefix        = "=?base64?"
-	base64HeaderSuffix        = "?="
-	modernRemovedOrUnknownMsg = "method not found"
+	codeHeaderMismatch             = -32020
+	codeMissingCapability          = -32021
+	codeUnsupportedVersion         = -32022
+	headerMethod                   = "Mcp-Method"
+	headerName                     = "Mcp-Name"
+	headerProtocolVersion          = "Mcp-Protocol-Version"
+	base64HeaderPrefix             = "=?base64?"
+	base64HeaderSuffix             = "?="
+	sessionlessRemovedOrUnknownMsg = "method not found"
 )
 
-// modernMethods are the requests a modern client may send. Everything else, including the
+// sessionlessMethods are the requests a sessionless client may send. Everything else, including the
 // legacy-only initialize, ping, logging/setLevel and resources/(un)subscribe, is 404 -32601.
-var modernMethods = map[string]bool{
+var sessionlessMethods = map[string]bool{
 	"server/discover":          true,
 	"tools/list":               true,
 	"tools/call":               true,
@@ -71,16 +71,16 @@ func isSessionless(r *http.Request, msg *jsonrpc.Message) bool {
 	if r.Header.Get(headerSessionID) != "" {
 		return false
 	}
-	if modernOrLater(r.Header.Get(headerProtocolVersion)) {
+	if sessionlessOrLater(r.Header.Get(headerProtocolVersion)) {
 		return true
 	}
 	v, _ := metaVersion(msg)
-	return modernOrLater(v)
+	return sessionlessOrLater(v)
 }
 
-// modernOrLater: the revision names are dates, so a later one sorts after; a name that is no
+// sessionlessOrLater: the revision names are dates, so a later one sorts after; a name that is no
 // date at all (v999.0.0) sorts after every date and is refused as unsupported.
-func modernOrLater(v string) bool { return v != "" && v >= modernVersion }
+func sessionlessOrLater(v string) bool { return v != "" && v >= sessionlessVersion }
 
 // metaVersion reads params._meta's protocol version, strictly.
 func metaVersion(msg *jsonrpc.Message) (string, error) {
@@ -104,8 +104,8 @@ func paramsMeta(msg *jsonrpc.Message) (jsonrpc.Object, bool, error) {
 	return params.Object("_meta")
 }
 
-// modernRequest is what the checks of a modern request learned.
-type modernRequest struct {
+// sessionlessChecks is what the checks of a sessionless request learned.
+type sessionlessChecks struct {
 	params     requestParams // read once, strictly; every later check and edit uses this reading
 	version    string
 	caps       jsonrpc.Object // _meta clientCapabilities
@@ -114,26 +114,26 @@ type modernRequest struct {
 	name       string         // params.name or params.uri for the named methods
 }
 
-// checkModern applies the modern era's rules to a request, in the reference SDK's order:
+// checkSessionless applies the sessionless era's rules to a request, in the reference SDK's order:
 // the method is known (404), the version header and _meta agree and are served (400), the
 // required _meta fields are there (400 -32602), and Mcp-Method and Mcp-Name mirror the body
 // (400 -32020). The policy decides later, on the body's values only.
-func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpError) {
-	if !modernMethods[msg.Method] {
+func checkSessionless(r *http.Request, msg *jsonrpc.Message) (*sessionlessChecks, *httpError) {
+	if !sessionlessMethods[msg.Method] {
 		return nil, &httpError{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
-			Message: "method " + quoteSafe(msg.Method) + " is not available in protocol version " + modernVersion}
+			Message: "method " + quoteSafe(msg.Method) + " is not available in protocol version " + sessionlessVersion}
 	}
 	header := r.Header.Get(headerProtocolVersion)
 	if header == "" {
-		return nil, modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
-			"the MCP-Protocol-Version header is required on every "+modernVersion+" request", nil)
+		return nil, sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch,
+			"the MCP-Protocol-Version header is required on every "+sessionlessVersion+" request", nil)
 	}
 	rp, err := readRequestParams(msg)
 	if err != nil {
 		return nil, strictError(msg, err)
 	}
 	if !rp.hasMeta {
-		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "params._meta is required", nil)
+		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "params._meta is required", nil)
 	}
 	meta := rp.meta
 	if err := meta.Exact(metaProtocolVersion, metaClientCapabilities, metaClientInfo, metaLogLevel, "progressToken"); err != nil {
@@ -141,22 +141,22 @@ func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpEr
 	}
 	version, _, err := meta.String(metaProtocolVersion)
 	if err != nil || version == "" {
-		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
 			"missing or invalid _meta field "+quoteSafe(metaProtocolVersion), nil)
 	}
 	if header != version {
-		return nil, modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
+		return nil, sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch,
 			"the MCP-Protocol-Version header "+quoteSafe(header)+" does not match _meta "+quoteSafe(version), nil)
 	}
-	if version != modernVersion {
-		return nil, modernError(msg, http.StatusBadRequest, codeUnsupportedVersion,
+	if version != sessionlessVersion {
+		return nil, sessionlessError(msg, http.StatusBadRequest, codeUnsupportedVersion,
 			"unsupported protocol version "+quoteSafe(version),
 			map[string]any{"supported": servedVersions, "requested": version})
 	}
-	mr := &modernRequest{params: rp, version: version}
+	mr := &sessionlessChecks{params: rp, version: version}
 	caps, ok, err := meta.Object(metaClientCapabilities)
 	if err != nil || !ok {
-		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
 			"missing or invalid _meta field "+quoteSafe(metaClientCapabilities), nil)
 	}
 	// The capabilities gemgate decides on (which input requests a client takes) or removes
@@ -168,7 +168,7 @@ func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpEr
 	mr.caps = caps
 	// Read as an object within bytes already validated; any refusal has the one answer.
 	if _, ok, err := meta.Object(metaClientInfo); err != nil {
-		return nil, modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
 			"invalid _meta field "+quoteSafe(metaClientInfo), nil)
 	} else if ok {
 		mr.clientInfo, _ = meta.Raw(metaClientInfo)
@@ -189,20 +189,20 @@ func checkModern(r *http.Request, msg *jsonrpc.Message) (*modernRequest, *httpEr
 // SDK compares them: net/http has taken off the spaces and tabs HTTP allows around a value,
 // and any other white space (a NO-BREAK SPACE, a LINE SEPARATOR) is part of the value a proxy
 // sees. An Mcp-Name that is not the body's bytes must be visible ASCII or the base64 form.
-func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest) *httpError {
+func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks) *httpError {
 	m := r.Header.Get(headerMethod)
 	if m == "" {
-		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Method header is required", nil)
+		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Method header is required", nil)
 	}
 	if m != msg.Method {
-		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
+		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch,
 			"the Mcp-Method header "+quoteSafe(m)+" does not match the body's method "+quoteSafe(msg.Method), nil)
 	}
 	field, named := namedMethods[msg.Method]
 	if !named {
 		return nil
 	}
-	params := mr.params.params // an object: checkModern found _meta in it
+	params := mr.params.params // an object: checkSessionless found _meta in it
 	if err := params.Exact(field); err != nil {
 		return strictError(msg, err)
 	}
@@ -213,7 +213,7 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest
 	mr.name = body
 	h := r.Header.Get(headerName)
 	if h == "" {
-		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
+		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
 	}
 	if h == body && !sentinelForm(h) {
 		// The body's own bytes, as the go-sdk client sends a name outside ASCII (unencoded)
@@ -223,10 +223,10 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *modernRequest
 	}
 	v, err := plainHeaderValue(h)
 	if err != nil {
-		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header "+err.Error(), nil)
+		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header "+err.Error(), nil)
 	}
 	if v != body {
-		return modernError(msg, http.StatusBadRequest, codeHeaderMismatch,
+		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch,
 			"the Mcp-Name header "+quoteSafe(v)+" does not match the body's "+field+" "+quoteSafe(body), nil)
 	}
 	return nil
@@ -284,11 +284,11 @@ func decodeHeaderValue(v string) (string, error) {
 	return string(b), nil
 }
 
-func modernError(msg *jsonrpc.Message, status int, code int64, text string, data any) *httpError {
+func sessionlessError(msg *jsonrpc.Message, status int, code int64, text string, data any) *httpError {
 	return &httpError{Status: status, Code: code, ID: msg.ID, Message: text, Data: data}
 }
 
-// strictError is the answer to a field the strict reader refused, with the modern era's
+// strictError is the answer to a field the strict reader refused, with the sessionless era's
 // status: 400 for invalid params as for a malformed request.
 func strictError(msg *jsonrpc.Message, err error) *httpError {
 	he := fieldError(msg, err)
@@ -296,10 +296,10 @@ func strictError(msg *jsonrpc.Message, err error) *httpError {
 	return he
 }
 
-// modernStatus is the HTTP status of a JSON-RPC error answered to a modern request that has
-// no stream yet (SEP-2575): 404 for an unknown method, 400 for invalid params, an unsupported
-// version or a missing client capability, else 200.
-func modernStatus(code int64) int {
+// sessionlessStatus is the HTTP status of a JSON-RPC error answered to a sessionless request
+// that has no stream yet (SEP-2575): 404 for an unknown method, 400 for invalid params, an
+// unsupported version or a missing client capability, else 200.
+func sessionlessStatus(code int64) int {
 	switch code {
 	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
@@ -310,12 +310,12 @@ func modernStatus(code int64) int {
 }
 
 // legacyOnly guards GET and DELETE, which exist only for legacy sessions: one without a
-// session id that names 2026-07-28 or later is 405, as the modern transport says.
+// session id that names 2026-07-28 or later is 405, as the sessionless transport says.
 func (g *Gateway) legacyOnly(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(headerSessionID) == "" && modernOrLater(r.Header.Get(headerProtocolVersion)) {
+		if r.Header.Get(headerSessionID) == "" && sessionlessOrLater(r.Header.Get(headerProtocolVersion)) {
 			w.Header().Set("Allow", "POST")
-			http.Error(w, "method not allowed: protocol version "+modernVersion+" uses POST only", http.StatusMethodNotAllowed)
+			http.Error(w, "method not allowed: protocol version "+sessionlessVersion+" uses POST only", http.StatusMethodNotAllowed)
 			return
 		}
 		next(w, r)

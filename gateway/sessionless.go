@@ -16,25 +16,25 @@ import (
 )
 
 // sessionlessPost is the sessionless adapter (2026-07-28): the request is checked by its
-// era's rules (modern_era.go), then authorized by the same policy as a session's call, routed
+// era's rules (sessionless_era.go), then authorized by the same policy as a session's call, routed
 // to the user's worker (the one the user's sessions of the same access mode use) as a
 // short-lived pool caller, and answered (sessionlessCall).
 func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access) error {
 	switch {
 	case msg.IsResponse():
-		return badRequest("a " + modernVersion + " client sends no responses: there are no server-to-client requests")
+		return badRequest("a " + sessionlessVersion + " client sends no responses: there are no server-to-client requests")
 	case msg.IsNotification():
 		// Nothing a sessionless client notifies changes what gemgate does: cancellation is
 		// closing the request's stream.
 		w.WriteHeader(http.StatusAccepted)
 		return nil
 	}
-	mr, he := checkModern(r, msg)
+	mr, he := checkSessionless(r, msg)
 	if he != nil {
 		g.auditUnread(r, msg, p, true, he)
 		return he
 	}
-	fields, he := modernFields(msg, mr)
+	fields, he := sessionlessFields(msg, mr)
 	if he != nil {
 		he.Status = http.StatusBadRequest
 		g.auditUnread(r, msg, p, true, he)
@@ -43,7 +43,7 @@ func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *j
 	if g.pool.PerSession() {
 		// One worker per session: a sessionless request has no worker of its own, and
 		// starting one per request would be a worker start per call.
-		return modernError(msg, http.StatusBadRequest, codeUnsupportedVersion,
+		return sessionlessError(msg, http.StatusBadRequest, codeUnsupportedVersion,
 			"this gateway runs one worker per session (worker_per: session): use initialize",
 			map[string]any{"supported": supportedVersions, "requested": mr.version})
 	}
@@ -63,14 +63,14 @@ func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *j
 	q := &sessionlessRequest{msg: msg, mr: mr, fields: fields, p: p, access: access, id: id, hasState: hasState}
 	if hasState {
 		if !strings.HasPrefix(state, statePrefix) {
-			return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
+			return sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
 		}
 		claims, he := g.openState(msg, mr, ownerOf(p), access.ReadOnly, state)
 		if he != nil {
 			return he
 		}
 		if !claims.Pass {
-			return g.resumeModern(w, r, msg, p, access, claims)
+			return g.resumeSessionless(w, r, msg, p, access, claims)
 		}
 		q.pass = &claims
 	}
@@ -80,7 +80,7 @@ func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *j
 // sessionlessRequest is a sessionless request that passed its era's checks.
 type sessionlessRequest struct {
 	msg      *jsonrpc.Message
-	mr       *modernRequest
+	mr       *sessionlessChecks
 	fields   clientFields
 	p        auth.Principal
 	access   policy.Access
@@ -95,7 +95,7 @@ type sessionlessRequest struct {
 // by gemgate for both, from the worker's own discover answer or its InitializeResult.
 func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *sessionlessRequest) error {
 	msg := q.msg
-	c := newModernCaller(q.mr.logLevel != "")
+	c := newSessionlessCaller(q.mr.logLevel != "")
 	m, initResult, err := g.attachSessionless(r.Context(), q.id, c, q.mr)
 	if err != nil {
 		return sessionlessAttachError(msg, err)
@@ -108,7 +108,7 @@ func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *ses
 		}
 	}()
 	if q.pass != nil && (!m.SessionlessWorker() || m.WorkerID() != q.pass.Worker) {
-		return modernError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
+		return sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
 	}
 	if msg.Method == "server/discover" {
 		return g.discover(w, msg, initResult)
@@ -173,17 +173,17 @@ func (g *Gateway) discover(w http.ResponseWriter, msg *jsonrpc.Message, initResu
 	return nil
 }
 
-// defaultClientInfo is the clientInfo of a modern request that names none.
+// defaultClientInfo is the clientInfo of a sessionless request that names none.
 var defaultClientInfo = json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
 
-// legacyParams are the initialize params a modern request stands for, for the pool: the
+// legacyParams are the initialize params a sessionless request stands for, for the pool: the
 // version gemgate speaks with workers, the client capabilities that decide which worker
 // requests the pool may route to this caller (for the bridge), and the client's info.
 //
 // It is written by hand, as json.Marshal wrote it from maps (keys in order, the client's info
-// compacted and HTML-escaped; TestLegacyParamsBytes holds the bytes), since every modern
+// compacted and HTML-escaped; TestLegacyParamsBytes holds the bytes), since every sessionless
 // request makes it.
-func legacyParams(mr *modernRequest) json.RawMessage {
+func legacyParams(mr *sessionlessChecks) json.RawMessage {
 	info := defaultClientInfo
 	if mr.clientInfo != nil {
 		info = mr.clientInfo
@@ -210,12 +210,12 @@ func legacyParams(mr *modernRequest) json.RawMessage {
 
 // poolCaps are the capabilities legacyParams declares, as pool.ClientCapabilities reads them
 // from its bytes (TestPoolCapsAgreeWithLegacyParams): the pool need not read them again.
-func (mr *modernRequest) poolCaps() pool.Capabilities {
+func (mr *sessionlessChecks) poolCaps() pool.Capabilities {
 	return pool.Capabilities{Sampling: mr.caps.Has("sampling"), Elicitation: mr.caps.Has("elicitation"), Roots: mr.caps.Has("roots")}
 }
 
 // legacyMessageOf is a sessionless request as a legacy worker takes it, on the params
-// checkModern read: the io.modelcontextprotocol/ keys of _meta are removed (the worker was
+// checkSessionless read: the io.modelcontextprotocol/ keys of _meta are removed (the worker was
 // initialized by gemgate; a dual-era worker would otherwise take the request as a
 // sessionless one). Everything else keeps its bytes. It cannot fail: the reading was the
 // only step that could.
@@ -225,7 +225,7 @@ func legacyMessageOf(msg *jsonrpc.Message, rp requestParams) *jsonrpc.Message {
 		switch key {
 		case "inputResponses", "requestState": // the retry fields are gemgate's to answer (bridge.go)
 			return nil
-		case "task": // a task is not asked of the worker (modern_worker.go)
+		case "task": // a task is not asked of the worker (sessionless_worker.go)
 			return nil
 		case "_meta":
 			if !rp.hasMeta { // null

@@ -15,7 +15,7 @@ import (
 // that asks for a task anyway (a task parameter, the extension among the client's
 // capabilities) is served as a plain one, with a complete result, by both kinds of worker
 // program (extensions, "Graceful Degradation").
-func TestModernTasksUnsupported(t *testing.T) {
+func TestSessionlessTasksUnsupported(t *testing.T) {
 	for _, mode := range []string{"demo", "legacydemo"} {
 		t.Run(mode, func(t *testing.T) {
 			f := newFixture(t, func(o *Options) {
@@ -24,18 +24,18 @@ func TestModernTasksUnsupported(t *testing.T) {
 			})
 			c := f.client("alice-rw")
 			for i, method := range []string{"tasks/get", "tasks/list", "tasks/cancel", "tasks/result", "tasks/update"} {
-				r := c.modern(strings.Repeat("7", i+1), method, map[string]any{"taskId": "t1"})
+				r := c.sessionless(strings.Repeat("7", i+1), method, map[string]any{"taskId": "t1"})
 				if r.status != http.StatusNotFound || rpcError(t, r.only(t)).Code != jsonrpc.CodeMethodNotFound {
 					t.Errorf("%s: %d %s, want 404 -32601", method, r.status, r.body)
 				}
 			}
-			meta := modernMeta()
+			meta := sessionlessMeta()
 			meta[metaClientCapabilities] = map[string]any{"tasks": map[string]any{}, "extensions": map[string]any{tasksExtension: map[string]any{}}}
-			r := c.modern("1", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}, "task": map[string]any{"ttl": 60000}, "_meta": meta})
+			r := c.sessionless("1", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}, "task": map[string]any{"ttl": 60000}, "_meta": meta})
 			if r.status != http.StatusOK || toolText(t, r.only(t)) != "hi" || resultTypeOf(r.only(t).Result) != "complete" {
 				t.Errorf("tools/call with a task parameter: %d %s, want a complete result", r.status, r.body)
 			}
-			r = c.modern("2", "server/discover", nil)
+			r = c.sessionless("2", "server/discover", nil)
 			if m := r.only(t); m.Error != nil || strings.Contains(string(m.Result), "tasks") {
 				t.Errorf("server/discover advertises tasks: %s", r.body)
 			}
@@ -46,7 +46,7 @@ func TestModernTasksUnsupported(t *testing.T) {
 // What would ask a worker for a task never reaches it: the task parameter and the tasks
 // extension (or the 2025-11-25 tasks capability) among the client's capabilities are
 // dropped, on the way to either kind of worker; the rest of the request is kept.
-func TestModernTaskRequestDropped(t *testing.T) {
+func TestSessionlessTaskRequestDropped(t *testing.T) {
 	params := `{"name":"slow","arguments":{"n":1},"task":{"ttl":60000},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
 		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"tasks":{},"extensions":{"io.modelcontextprotocol/tasks":{},"x.y/z":{}}},` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"progressToken":3}}`
@@ -79,18 +79,18 @@ func TestModernTaskRequestDropped(t *testing.T) {
 	// of tasks.
 	for _, result := range []string{`{"resultType":"task","task":{"taskId":"t1","status":"working"}}`, `{"task":{"taskId":"t1","status":"working"}}`,
 		`{"resultType":"t\u0061sk"}`} {
-		if _, err := modernResult("tools/call", json.RawMessage(result)); err == nil {
-			t.Errorf("modernResult(%s) passed a task on", result)
+		if _, err := spliceSessionlessResult("tools/call", json.RawMessage(result)); err == nil {
+			t.Errorf("spliceSessionlessResult(%s) passed a task on", result)
 		}
 	}
 }
 
 // A key gemgate removes before forwarding is refused in another case: a worker that reads
 // keys without regard to case would take "Task" for "task".
-func TestModernTaskKeyInAnotherCaseRefused(t *testing.T) {
-	f := newModernFixture(t)
+func TestSessionlessTaskKeyInAnotherCaseRefused(t *testing.T) {
+	f := newSessionlessFixture(t)
 	for _, key := range []string{"Task", "TASK", "RequestState", "inputresponses"} {
-		r := f.client("alice-rw").modern(`"k"`, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}, key: map[string]any{}})
+		r := f.client("alice-rw").sessionless(`"k"`, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}, key: map[string]any{}})
 		if m := r.only(t); r.status != http.StatusBadRequest || m.Error == nil || !strings.Contains(string(m.Error), "ambiguous") {
 			t.Errorf("%s: %d %s, want 400 naming the ambiguous key", key, r.status, r.body)
 		}

@@ -9,13 +9,13 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// attachSessionless attaches a sessionless request's caller to the user's worker for its era. A worker
-// program that speaks 2026-07-28 itself gets the request on a sessionless worker of the
+// attachSessionless attaches a sessionless request's caller to the user's worker for its era. A
+// worker program that speaks 2026-07-28 itself gets the request on a sessionless worker of the
 // user's (a process of its own: one stdio session is of one era, and on a session gemgate
-// initialized, a go-sdk server turns its input-required results into requests of its own);
-// any other worker program gets it on the user's legacy worker, which gemgate bridges. What
-// the program speaks is learned from the first worker started.
-func (g *Gateway) attachSessionless(ctx context.Context, id pool.Identity, c pool.Caller, mr *modernRequest) (*pool.Member, json.RawMessage, error) {
+// initialized, a go-sdk server turns its input-required results into requests of its own); any
+// other worker program gets it on the user's legacy worker, which gemgate bridges. What the
+// program speaks is learned from the first worker started.
+func (g *Gateway) attachSessionless(ctx context.Context, id pool.Identity, c pool.Caller, mr *sessionlessChecks) (*pool.Member, json.RawMessage, error) {
 	a := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr), Caps: mr.poolCaps(), CapsRead: true}
 	if g.sessionlessProgram() {
 		a.Sessionless = true
@@ -43,8 +43,8 @@ func (g *Gateway) attachSessionless(ctx context.Context, id pool.Identity, c poo
 }
 
 // sessionlessProgram reports whether the worker program is known to speak 2026-07-28: then a
-// modern request goes to the user's sessionless worker (attachSessionless), and that is the worker
-// a drain asks about (drainRefusal).
+// sessionless request goes to the user's sessionless worker (attachSessionless), and that is
+// the worker a drain asks about (drainRefusal).
 func (g *Gateway) sessionlessProgram() bool {
 	known, yes := g.pool.SessionlessWorkers()
 	return known && yes
@@ -57,7 +57,7 @@ func (g *Gateway) sessionlessProgram() bool {
 const tasksExtension = "io.modelcontextprotocol/tasks"
 
 // passMessageOf is a sessionless request as a sessionless worker takes it, on the params
-// checkModern read: the client's _meta kept (the worker reads the client's capabilities and
+// checkSessionless read: the client's _meta kept (the worker reads the client's capabilities and
 // info per request), except a declared tasks extension; no task parameter (a 2025-11-25 task
 // request); and requestState replaced by the worker's own when the client's was gemgate's
 // wrapping of it (workerState; "" removes it). Everything else keeps its bytes.

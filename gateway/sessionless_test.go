@@ -13,30 +13,30 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// modernMeta is the _meta a 2026-07-28 client sends with every request.
-func modernMeta() map[string]any {
+// sessionlessMeta is the _meta a 2026-07-28 client sends with every request.
+func sessionlessMeta() map[string]any {
 	return map[string]any{
-		metaProtocolVersion:    modernVersion,
+		metaProtocolVersion:    sessionlessVersion,
 		metaClientCapabilities: map[string]any{},
 		metaClientInfo:         map[string]any{"name": "test", "version": "1"},
 	}
 }
 
-// modernPostBody is one modern request: params (with _meta unless params has its own or is
-// nil) and the headers a conforming client sends, which header overrides ("" deletes).
-func (c *client) modern(id, method string, params map[string]any, header ...string) reply {
+// sessionlessPostBody is one sessionless request: params (with _meta unless params has its own
+// or is nil) and the headers a conforming client sends, which header overrides ("" deletes).
+func (c *client) sessionless(id, method string, params map[string]any, header ...string) reply {
 	c.f.t.Helper()
 	if params == nil {
 		params = map[string]any{}
 	}
 	if _, ok := params["_meta"]; !ok {
-		params["_meta"] = modernMeta()
+		params["_meta"] = sessionlessMeta()
 	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
 	if err != nil {
 		c.f.t.Fatal(err)
 	}
-	h := []string{headerProtocolVersion, modernVersion, headerMethod, method}
+	h := []string{headerProtocolVersion, sessionlessVersion, headerMethod, method}
 	if name, ok := params["name"].(string); ok {
 		h = append(h, headerName, name)
 	}
@@ -46,17 +46,17 @@ func (c *client) modern(id, method string, params map[string]any, header ...stri
 	return c.post(string(body), append(h, header...)...)
 }
 
-func newModernFixture(t *testing.T) *fixture {
+func newSessionlessFixture(t *testing.T) *fixture {
 	return newFixture(t, func(o *Options) { o.Pool = pool.Settings{WorkerPer: pool.PerUser} })
 }
 
-// Each rule of a modern request's checks, with the spec's status and code, and the request
+// Each rule of a sessionless request's checks, with the spec's status and code, and the request
 // id kept in every error.
-func TestModernRequestChecks(t *testing.T) {
-	f := newModernFixture(t)
+func TestSessionlessRequestChecks(t *testing.T) {
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	meta := func(drop string, set ...any) map[string]any {
-		m := modernMeta()
+		m := sessionlessMeta()
 		delete(m, drop)
 		for i := 0; i+1 < len(set); i += 2 {
 			m[set[i].(string)] = set[i+1]
@@ -97,7 +97,7 @@ func TestModernRequestChecks(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			id := json.RawMessage(strings.Repeat("1", i+1))
-			r := c.modern(string(id), tc.method, tc.params, tc.header...)
+			r := c.sessionless(string(id), tc.method, tc.params, tc.header...)
 			if r.status != tc.status {
 				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
 			}
@@ -116,11 +116,11 @@ func TestModernRequestChecks(t *testing.T) {
 }
 
 // The unsupported-version error lists what gemgate serves and echoes what was asked.
-func TestModernUnsupportedVersionData(t *testing.T) {
-	f := newModernFixture(t)
-	m := modernMeta()
+func TestSessionlessUnsupportedVersionData(t *testing.T) {
+	f := newSessionlessFixture(t)
+	m := sessionlessMeta()
 	m[metaProtocolVersion] = "v999.0.0"
-	r := f.client("alice-rw").modern("7", "server/discover", map[string]any{"_meta": m}, headerProtocolVersion, "v999.0.0")
+	r := f.client("alice-rw").sessionless("7", "server/discover", map[string]any{"_meta": m}, headerProtocolVersion, "v999.0.0")
 	var e struct {
 		Data struct {
 			Supported []string `json:"supported"`
@@ -130,16 +130,16 @@ func TestModernUnsupportedVersionData(t *testing.T) {
 	if err := json.Unmarshal(r.only(t).Error, &e); err != nil {
 		t.Fatal(err)
 	}
-	if e.Data.Requested != "v999.0.0" || len(e.Data.Supported) == 0 || e.Data.Supported[0] != modernVersion {
+	if e.Data.Requested != "v999.0.0" || len(e.Data.Supported) == 0 || e.Data.Supported[0] != sessionlessVersion {
 		t.Errorf("data %+v", e.Data)
 	}
 }
 
 // server/discover for a worker gemgate initialized: gemgate's versions, the worker's
 // capabilities and serverInfo, private.
-func TestModernDiscover(t *testing.T) {
-	f := newModernFixture(t)
-	r := f.client("alice-rw").modern("1", "server/discover", nil)
+func TestSessionlessDiscover(t *testing.T) {
+	f := newSessionlessFixture(t)
+	r := f.client("alice-rw").sessionless("1", "server/discover", nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
@@ -156,7 +156,7 @@ func TestModernDiscover(t *testing.T) {
 	if err := json.Unmarshal(r.only(t).Result, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.SupportedVersions) == 0 || res.SupportedVersions[0] != modernVersion {
+	if len(res.SupportedVersions) == 0 || res.SupportedVersions[0] != sessionlessVersion {
 		t.Errorf("supportedVersions %v", res.SupportedVersions)
 	}
 	if _, ok := res.Capabilities["tools"]; !ok {
@@ -170,10 +170,10 @@ func TestModernDiscover(t *testing.T) {
 // A read-only caller's tools/list is filtered and private; its mutating call is refused with
 // the same 403 challenge as a legacy session's; a read-write caller's call works, and the
 // results say resultType complete.
-func TestModernPolicyAndResults(t *testing.T) {
-	f := newModernFixture(t)
+func TestSessionlessPolicyAndResults(t *testing.T) {
+	f := newSessionlessFixture(t)
 	ro, rw := f.client("alice-ro"), f.client("alice-rw")
-	r := ro.modern("1", "tools/list", nil)
+	r := ro.sessionless("1", "tools/list", nil)
 	var list struct {
 		Tools []struct {
 			Name string `json:"name"`
@@ -194,24 +194,24 @@ func TestModernPolicyAndResults(t *testing.T) {
 	if len(list.Tools) == 0 || list.CacheScope != "private" || list.ResultType != "complete" {
 		t.Errorf("tools/list %s", r.body)
 	}
-	r = ro.modern("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"id": "x"}})
+	r = ro.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"id": "x"}})
 	if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), "insufficient_scope") {
 		t.Errorf("read-only delete_note: %d %v %s", r.status, r.header, r.body)
 	}
-	r = rw.modern("3", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
+	r = rw.sessionless("3", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
 	if r.status != http.StatusOK || toolText(t, r.only(t)) != "hi" {
 		t.Fatalf("echo: %d %s", r.status, r.body)
 	}
 	if !strings.Contains(string(r.only(t).Result), `"resultType":"complete"`) {
 		t.Errorf("no resultType in %s", r.only(t).Result)
 	}
-	r = rw.modern("4", "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}})
+	r = rw.sessionless("4", "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}})
 	_ = r // the worker's own answer; only that it does not hang matters here
 }
 
-// A modern and a legacy client of the same user and access mode share one worker when the
+// A sessionless and a legacy client of the same user and access mode share one worker when the
 // worker program speaks no 2026-07-28 (gemgate bridges).
-func TestModernSharesTheUsersWorker(t *testing.T) {
+func TestSessionlessSharesTheUsersWorker(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
 		o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
@@ -219,35 +219,35 @@ func TestModernSharesTheUsersWorker(t *testing.T) {
 	legacy := f.client("alice-rw")
 	legacy.open()
 	pid := legacy.sessionObj().member.WorkerPid()
-	r := f.client("alice-rw").modern("1", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}})
+	r := f.client("alice-rw").sessionless("1", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}})
 	if r.status != http.StatusOK || r.only(t).Error != nil {
-		t.Fatalf("modern whoami: %d %s", r.status, r.body)
+		t.Fatalf("sessionless whoami: %d %s", r.status, r.body)
 	}
 	if n := f.gw.Workers(); n != 1 {
 		t.Errorf("%d workers, want the one alice's legacy session uses (pid %d)", n, pid)
 	}
 	if r := legacy.callTool("2", "whoami", map[string]any{}); r.only(t).Error != nil {
-		t.Fatalf("legacy after modern: %s", r.body)
+		t.Fatalf("legacy after sessionless: %s", r.body)
 	}
 }
 
 // A worker program that speaks 2026-07-28 itself (the demo, a go-sdk v1.8.0 server) serves a
-// user's modern requests on a sessionless worker of its own, which gemgate never initializes:
+// user's sessionless requests on a sessionless worker of its own, which gemgate never initializes:
 // its input-required results reach the client as the worker wrote them (its own input key),
 // where on gemgate's legacy session with it the go-sdk would have turned them into an
 // elicitation request that gemgate bridges under a key of its own. The legacy session keeps
 // its worker.
-func TestModernWorkerGetsModernRequests(t *testing.T) {
-	f := newModernFixture(t)
+func TestSessionlessWorkerGetsSessionlessRequests(t *testing.T) {
+	f := newSessionlessFixture(t)
 	legacy := f.client("alice-rw")
 	legacy.open()
 	c := f.client("alice-rw")
-	if r := c.modern("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
+	if r := c.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
 		t.Fatalf("write_note: %s", r.body)
 	}
-	meta := modernMeta()
+	meta := sessionlessMeta()
 	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
-	r := c.modern("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta})
+	r := c.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta})
 	var res struct {
 		ResultType    string                     `json:"resultType"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
@@ -255,9 +255,9 @@ func TestModernWorkerGetsModernRequests(t *testing.T) {
 	if err := json.Unmarshal(r.only(t).Result, &res); err != nil || res.ResultType != "input_required" || res.InputRequests["confirm_delete"] == nil {
 		t.Fatalf("delete_note: %s, want the worker's own input key confirm_delete", r.body)
 	}
-	meta2 := modernMeta()
+	meta2 := sessionlessMeta()
 	meta2[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
-	r = c.modern("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta2,
+	r = c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta2,
 		"inputResponses": map[string]any{"confirm_delete": map[string]any{"action": "accept", "content": map[string]any{}}}})
 	if r.status != http.StatusOK || !strings.Contains(toolText(t, r.only(t)), "deleted") {
 		t.Fatalf("retry: %d %s", r.status, r.body)
@@ -267,7 +267,7 @@ func TestModernWorkerGetsModernRequests(t *testing.T) {
 	}
 	started := 0
 	for _, rec := range f.log.records(t) {
-		if rec["msg"] == "worker started" && rec["protocol_version"] == modernVersion {
+		if rec["msg"] == "worker started" && rec["protocol_version"] == sessionlessVersion {
 			started++
 		}
 	}
@@ -275,17 +275,17 @@ func TestModernWorkerGetsModernRequests(t *testing.T) {
 		t.Errorf("%d sessionless workers started, want 1", started)
 	}
 	if r := legacy.callTool("4", "whoami", map[string]any{}); r.only(t).Error != nil {
-		t.Fatalf("legacy after modern: %s", r.body)
+		t.Fatalf("legacy after sessionless: %s", r.body)
 	}
 }
 
 // GET and DELETE without a session that name 2026-07-28 are 405; a legacy GET without a
 // session is refused as before.
-func TestModernGetDelete405(t *testing.T) {
-	f := newModernFixture(t)
+func TestSessionlessGetDelete405(t *testing.T) {
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	for _, m := range []string{http.MethodGet, http.MethodDelete} {
-		r := c.refused(t, m+" naming 2026-07-28", m, "", headerProtocolVersion, modernVersion)
+		r := c.refused(t, m+" naming 2026-07-28", m, "", headerProtocolVersion, sessionlessVersion)
 		if r.status != http.StatusMethodNotAllowed {
 			t.Errorf("%s: %d, want 405", m, r.status)
 		}
@@ -298,15 +298,15 @@ func TestModernGetDelete405(t *testing.T) {
 
 // subscriptions/listen: acknowledged first, then the worker's tools/list_changed tagged with
 // the listen request's id.
-func TestModernListen(t *testing.T) {
-	f := newModernFixture(t)
+func TestSessionlessListen(t *testing.T) {
+	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	open := func(id string, filter map[string]any) *bufio.Reader {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "subscriptions/listen",
-			"params": map[string]any{"_meta": modernMeta(), "notifications": filter}})
-		resp := c.postStreaming(ctx, string(body), headerProtocolVersion, modernVersion, headerMethod, "subscriptions/listen")
+			"params": map[string]any{"_meta": sessionlessMeta(), "notifications": filter}})
+		resp := c.postStreaming(ctx, string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
 		t.Cleanup(func() { resp.Body.Close() })
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 			t.Fatalf("listen: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -335,7 +335,7 @@ func TestModernListen(t *testing.T) {
 			t.Fatalf("first message %s, want acknowledged", m.Encode())
 		}
 	}
-	if r := c.modern("5", "tools/call", map[string]any{"name": "toggle_extra_tool", "arguments": map[string]any{}}); r.only(t).Error != nil {
+	if r := c.sessionless("5", "tools/call", map[string]any{"name": "toggle_extra_tool", "arguments": map[string]any{}}); r.only(t).Error != nil {
 		t.Fatalf("toggle: %s", r.body)
 	}
 	m := next(tools)
@@ -347,7 +347,7 @@ func TestModernListen(t *testing.T) {
 // A worker is sessionless when it answers the version probe with a -32022 that lists
 // 2026-07-28 (the demo, a go-sdk v1.8.0 server); a legacy one is not. Either way it is
 // initialized, and legacy sessions keep working on it.
-func TestModernWorkerDetection(t *testing.T) {
+func TestSessionlessWorkerDetection(t *testing.T) {
 	for _, tc := range []struct {
 		mode        string
 		sessionless bool
@@ -370,7 +370,7 @@ func TestModernWorkerDetection(t *testing.T) {
 			if !found || got != tc.sessionless {
 				t.Errorf("worker started: found %v, sessionless %v, want %v", found, got, tc.sessionless)
 			}
-			if r := f.client("alice-rw").modern("1", "server/discover", nil); r.status != http.StatusOK || r.only(t).Error != nil {
+			if r := f.client("alice-rw").sessionless("1", "server/discover", nil); r.status != http.StatusOK || r.only(t).Error != nil {
 				t.Errorf("discover: %d %s", r.status, r.body)
 			}
 		})
@@ -380,19 +380,19 @@ func TestModernWorkerDetection(t *testing.T) {
 // A parked call whose retry never comes ends after InputRequiredTimeout: the worker's request
 // gets an error, the parked call is gone (a late retry is told to start again), and the
 // worker serves the next call.
-func TestModernInputRequiredTimeout(t *testing.T) {
+func TestSessionlessInputRequiredTimeout(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
 		o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
 		o.InputRequiredTimeout = 200 * time.Millisecond
 	})
 	c := f.client("alice-rw")
-	meta := modernMeta()
+	meta := sessionlessMeta()
 	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
-	if r := c.modern("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
+	if r := c.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
 		t.Fatalf("write_note: %s", r.body)
 	}
-	r := c.modern("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta})
+	r := c.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta})
 	var res struct {
 		ResultType    string                     `json:"resultType"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
@@ -410,14 +410,14 @@ func TestModernInputRequiredTimeout(t *testing.T) {
 		defer f.gw.parks.mu.Unlock()
 		return len(f.gw.parks.calls) == 0
 	})
-	meta2 := modernMeta()
+	meta2 := sessionlessMeta()
 	meta2[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
-	r = c.modern("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta2,
+	r = c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta2,
 		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{}}}, "requestState": res.RequestState})
 	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "no waiting call") {
 		t.Errorf("late retry: %d %s", r.status, r.body)
 	}
-	if r := c.modern("4", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}}); r.status != http.StatusOK || r.only(t).Error != nil {
+	if r := c.sessionless("4", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}}); r.status != http.StatusOK || r.only(t).Error != nil {
 		t.Errorf("after the timeout: %d %s", r.status, r.body)
 	}
 }

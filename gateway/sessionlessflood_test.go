@@ -13,16 +13,16 @@ import (
 // A worker that stops reading and floods a parked 2026-07-28 call with requests: those over
 // the call's bound are refused through the worker's bounded queue of gemgate's answers
 // (pool.Member.Refuse), not each by a goroutine that waits on the worker's full stdin.
-func TestModernCallerRequestFloodIsBounded(t *testing.T) {
+func TestSessionlessCallerRequestFloodIsBounded(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
-		o.Workers = &testLauncher{mode: "modernflood", dataDir: t.TempDir()}
+		o.Workers = &testLauncher{mode: "sessionlessflood", dataDir: t.TempDir()}
 	})
 	c := f.client("alice-rw")
 	base := runtime.NumGoroutine()
-	meta := modernMeta()
+	meta := sessionlessMeta()
 	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
-	r := c.modern("1", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}, "_meta": meta})
+	r := c.sessionless("1", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}, "_meta": meta})
 	var res struct {
 		ResultType string `json:"resultType"`
 	}

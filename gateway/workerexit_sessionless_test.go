@@ -13,29 +13,29 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// A modern call whose worker dies under it, outside a shutdown, is answered 200 with a
+// A sessionless call whose worker dies under it, outside a shutdown, is answered 200 with a
 // JSON-RPC error for its id (data.kind workerExit), never a 503: the call reached the worker
 // and may have run, and a balancer replays a 503 on another replica.
 //
 // With on_worker_exit: end the pool also lets the call's caller go, which races the call's
 // own failure: each run takes either path, so the test runs a few times.
-func TestModernCallWorkerDiesIsAnErrorNotA503(t *testing.T) {
+func TestSessionlessCallWorkerDiesIsAnErrorNotA503(t *testing.T) {
 	for _, exit := range []string{pool.ExitKeep, pool.ExitEnd, pool.ExitEnd, pool.ExitEnd, pool.ExitEnd} {
-		t.Run(exit, func(t *testing.T) { modernCallWorkerDies(t, exit) })
+		t.Run(exit, func(t *testing.T) { sessionlessCallWorkerDies(t, exit) })
 	}
 }
 
-func modernCallWorkerDies(t *testing.T, onExit string) {
+func sessionlessCallWorkerDies(t *testing.T, onExit string) {
 	f := newFixture(t, func(o *Options) { o.Pool = pool.Settings{WorkerPer: pool.PerUser, OnWorkerExit: onExit} })
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "x", "method": "tools/call",
-		"params": map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 60}, "_meta": modernMeta()}})
+		"params": map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 60}, "_meta": sessionlessMeta()}})
 	var resp *http.Response
 	var lines <-chan string
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		resp, lines = rawStream(t, f.client("alice-rw"), http.MethodPost, string(b),
-			headerProtocolVersion, modernVersion, headerMethod, "tools/call", headerName, "slow", "Accept", "application/json")
+			headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "slow", "Accept", "application/json")
 	}()
 	eventually(t, 10*time.Second, "the call to reach the worker", func() bool {
 		for _, rec := range f.log.records(t) {

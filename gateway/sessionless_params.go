@@ -2,8 +2,8 @@ package gateway
 
 import "github.com/gemgate/gemgate/jsonrpc"
 
-// requestParams are a modern request's params and their _meta, as jsonrpc.Parse read them:
-// every check of a modern request (the era checks, the header mirror, the fields, the
+// requestParams are a sessionless request's params and their _meta, as jsonrpc.Parse read them:
+// every check of a sessionless request (the era checks, the header mirror, the fields, the
 // requestState, the edit for the worker) takes this one reading.
 type requestParams struct {
 	params  jsonrpc.Object // valid when present

@@ -33,11 +33,11 @@ func TestAttackPassMessageTasksCapabilityInAnotherCase(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-			r.Header.Set(headerProtocolVersion, modernVersion)
+			r.Header.Set(headerProtocolVersion, sessionlessVersion)
 			r.Header.Set(headerMethod, "tools/call")
 			r.Header.Set(headerName, "slow")
 			// A refusal at any check before passMessage would be the fix: the attack ends there.
-			if _, he := checkModern(r, msg); he != nil {
+			if _, he := checkSessionless(r, msg); he != nil {
 				return
 			}
 			if _, he := readClientFields(msg); he != nil {
@@ -84,18 +84,18 @@ func TestAttackBridgeRetryWithoutRuleScope(t *testing.T) {
 	})
 	admin, plain := f.client("alice-admin"), f.client("alice-rw")
 	meta := func() map[string]any {
-		m := modernMeta()
+		m := sessionlessMeta()
 		m[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 		return m
 	}
-	if r := admin.modern("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
+	if r := admin.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
 		t.Fatalf("write_note: %s", r.body)
 	}
 	// Without the rule's scope, delete_note is refused outright.
-	if r := plain.modern("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta()}); r.status != http.StatusForbidden {
+	if r := plain.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta()}); r.status != http.StatusForbidden {
 		t.Fatalf("delete_note without notes:admin: %d %s, want 403", r.status, r.body)
 	}
-	r := admin.modern("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta()})
+	r := admin.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta()})
 	var res struct {
 		ResultType    string                     `json:"resultType"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
@@ -108,12 +108,12 @@ func TestAttackBridgeRetryWithoutRuleScope(t *testing.T) {
 	for k := range res.InputRequests {
 		responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
 	}
-	r = plain.modern("4", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta(),
+	r = plain.sessionless("4", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta(),
 		"inputResponses": responses, "requestState": res.RequestState})
 	if r.status != http.StatusForbidden {
 		t.Errorf("retry with a token without notes:admin: %d %s, want 403 insufficient_scope", r.status, r.body)
 	}
-	if r := admin.modern("5", "tools/call", map[string]any{"name": "read_note", "arguments": map[string]any{"name": "n"}}); r.only(t).Error != nil || isToolError(r.only(t).Result) {
+	if r := admin.sessionless("5", "tools/call", map[string]any{"name": "read_note", "arguments": map[string]any{"name": "n"}}); r.only(t).Error != nil || isToolError(r.only(t).Result) {
 		t.Errorf("the note was deleted by a retry without the rule's scope: %s", r.body)
 	}
 }

@@ -9,18 +9,19 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// modernEventBuffer bounds the messages a modern call's stream holds for the client; beyond
-// it the oldest notifications are dropped (the call's answer never is: it travels apart).
-const modernEventBuffer = 64
+// sessionlessEventBuffer bounds the messages a sessionless call's stream holds for the client;
+// beyond it the oldest notifications are dropped (the call's answer never is: it travels
+// apart).
+const sessionlessEventBuffer = 64
 
-// maxWorkerRequestsPerCall bounds the worker requests one modern call holds for the bridge.
+// maxWorkerRequestsPerCall bounds the worker requests one sessionless call holds for the bridge.
 const maxWorkerRequestsPerCall = 16
 
-// modernCaller is one modern request attached to its user's worker for as long as it runs: a
-// short-lived pool caller. It takes the messages that belong to its own call (progress, and
-// log lines when the request asked for them) and nothing of the user's other callers.
-type modernCaller struct {
-	events    eventQueue            // progress and log lines, at most modernEventBuffer unread
+// sessionlessCaller is one sessionless request attached to its user's worker for as long as it
+// runs: a short-lived pool caller. It takes the messages that belong to its own call (progress,
+// and log lines when the request asked for them) and nothing of the user's other callers.
+type sessionlessCaller struct {
+	events    eventQueue            // progress and log lines, at most sessionlessEventBuffer unread
 	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
 	member    atomic.Pointer[pool.Member]
 	detached  chan struct{}
@@ -32,17 +33,17 @@ type modernCaller struct {
 	dropped int
 }
 
-func newModernCaller(wantsLogs bool) *modernCaller {
+func newSessionlessCaller(wantsLogs bool) *sessionlessCaller {
 	// The events wait in a queue that grows with them (eventqueue.go), not in a channel of
-	// modernEventBuffer slots made on every call, though most calls send none.
-	return &modernCaller{events: newEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
+	// sessionlessEventBuffer slots made on every call, though most calls send none.
+	return &sessionlessCaller{events: newEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
 		wantsLogs: wantsLogs, created: time.Now()}
 }
 
 // Deliver keeps a message of this call's; it never blocks. A worker request (which the pool
 // routes here only when the client declared the capability) goes to the bridge: 2026-07-28
 // has no server-to-client requests on a stream.
-func (c *modernCaller) Deliver(d pool.Delivery) {
+func (c *sessionlessCaller) Deliver(d pool.Delivery) {
 	if d.Call != nil && d.Call.Tag() != c {
 		return
 	}
@@ -77,20 +78,20 @@ func (c *modernCaller) Deliver(d pool.Delivery) {
 	if !c.wantsLogs && isLogMessage(d.Message) {
 		return
 	}
-	if !c.events.push(d.Message, modernEventBuffer) {
+	if !c.events.push(d.Message, sessionlessEventBuffer) {
 		c.mu.Lock()
 		c.dropped++
 		c.mu.Unlock()
 	}
 }
 
-func (c *modernCaller) LastActive() time.Time { return c.created }
+func (c *sessionlessCaller) LastActive() time.Time { return c.created }
 
 // CanTakeRequest is false: a 2026-07-28 client has no stream outside its own call, so it is
 // never asked a worker's request that belongs to no call of its (pool.workerRequest); within
 // its call, the bridge parks the request as an input-required result.
-func (c *modernCaller) CanTakeRequest() bool { return false }
-func (c *modernCaller) Detached(string)      { c.once.Do(func() { close(c.detached) }) }
+func (c *sessionlessCaller) CanTakeRequest() bool { return false }
+func (c *sessionlessCaller) Detached(string)      { c.once.Do(func() { close(c.detached) }) }
 
 // isLogMessage reports whether an encoded worker message is a notifications/message.
 func isLogMessage(b []byte) bool {

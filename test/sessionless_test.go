@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// modernPost sends one 2026-07-28 request as raw HTTP (JSON answers only) and decodes the
+// sessionlessPost sends one 2026-07-28 request as raw HTTP (JSON answers only) and decodes the
 // answer.
-func modernPost(t *testing.T, url, token, id, method string, params map[string]any) (int, map[string]json.RawMessage) {
+func sessionlessPost(t *testing.T, url, token, id, method string, params map[string]any) (int, map[string]json.RawMessage) {
 	t.Helper()
 	if params == nil {
 		params = map[string]any{}
@@ -84,11 +84,11 @@ func legacyPost(t *testing.T, url, token, session, body string) (string, []byte)
 // SDK client's calls go to the user's sessionless worker, whose own input-required results
 // (elicitation, sampling) the client answers by retrying, and the legacy session keeps the
 // user's initialized worker: two workers, one per era, since one stdio session is of one era.
-func TestModernClientAndLegacyClientSameUser(t *testing.T) {
+func TestSessionlessClientAndLegacyClientSameUser(t *testing.T) {
 	g := startDev(t)
 	token := g.Tokens["alice"]
 	elicited, sampled := 0, 0
-	cs := connectModern(t, g.URL, token, &mcp.ClientOptions{
+	cs := connectSessionless(t, g.URL, token, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			elicited++
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
@@ -126,15 +126,15 @@ func TestModernClientAndLegacyClientSameUser(t *testing.T) {
 
 // With a worker program that speaks no 2026-07-28 (the go-sdk v1.6.1 everything-server), a
 // legacy session (raw POSTs) and the Go SDK client speaking 2026-07-28, the same user at once,
-// share one worker: gemgate bridges the modern calls to it.
-func TestModernClientAndLegacyClientShareOneWorker(t *testing.T) {
+// share one worker: gemgate bridges the sessionless calls to it.
+func TestSessionlessClientAndLegacyClientShareOneWorker(t *testing.T) {
 	g := startLegacyEverything(t)
 	token := g.Tokens["alice"]
-	cs := connectModern(t, g.URL, token, nil)
+	cs := connectSessionless(t, g.URL, token, nil)
 	session, _ := legacyPost(t, g.URL, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`)
 	legacyPost(t, g.URL, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if got := text(callTool(t, cs, "test_simple_text", map[string]any{})); got == "" {
-		t.Errorf("modern test_simple_text: empty")
+		t.Errorf("sessionless test_simple_text: empty")
 	}
 	_, b := legacyPost(t, g.URL, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`)
 	if !strings.Contains(string(b), `"text"`) {
@@ -149,12 +149,12 @@ func TestModernClientAndLegacyClientShareOneWorker(t *testing.T) {
 // A bridged call's requestState (a legacy worker's elicitation, parked by gemgate) is refused
 // when tampered, presented by another user, or presented to another gemgate process (another
 // key), each with -32602 and a message saying what to do; the owner's retry then completes it.
-func TestModernRequestStateRefusals(t *testing.T) {
+func TestSessionlessRequestStateRefusals(t *testing.T) {
 	g := startLegacyEverything(t)
 	alice, bob := g.Tokens["alice"], g.Tokens["bob"]
 	const tool = "test_elicitation"
 	args := map[string]any{"message": "Your name?"}
-	status, out := modernPost(t, g.URL, alice, "2", "tools/call", map[string]any{"name": tool, "arguments": args})
+	status, out := sessionlessPost(t, g.URL, alice, "2", "tools/call", map[string]any{"name": tool, "arguments": args})
 	var res struct {
 		ResultType    string                     `json:"resultType"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
@@ -168,7 +168,7 @@ func TestModernRequestStateRefusals(t *testing.T) {
 		key = k
 	}
 	retry := func(url, token, state string) (int, string) {
-		status, out := modernPost(t, url, token, "3", "tools/call", map[string]any{"name": tool, "arguments": args,
+		status, out := sessionlessPost(t, url, token, "3", "tools/call", map[string]any{"name": tool, "arguments": args,
 			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"username": "ann"}}}, "requestState": state})
 		return status, string(out["error"]) + string(out["result"])
 	}
@@ -190,11 +190,11 @@ func TestModernRequestStateRefusals(t *testing.T) {
 	}
 }
 
-// connectModern is connect without the era pinned: the Go SDK client speaks 2026-07-28
+// connectSessionless is connect without the era pinned: the Go SDK client speaks 2026-07-28
 // first, which gemgate serves.
-func connectModern(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connectSessionless(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "gemgate-e2e-modern", Version: "1"}, opts)
+	client := mcp.NewClient(&mcp.Implementation{Name: "gemgate-e2e-sessionless", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClientWithToken(token)}, nil)

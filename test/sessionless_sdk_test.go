@@ -12,16 +12,17 @@ import (
 // The two SDKs at once as the same user: the TypeScript SDK client (1.32.2, which speaks
 // 2025-11-25 at most: a legacy session, OAuth client credentials included) and the Go SDK
 // client (v1.8.0, speaking 2026-07-28) calling tools while the other runs. Both work. The demo
-// worker program speaks 2026-07-28 itself, so the process table holds alice's two workers,
-// one per era: her initialized one for the legacy session and her sessionless one for the
-// modern calls (a stdio session is of one era; TestModernClientAndLegacyClientShareOneWorker
-// shows one worker for a program that gemgate bridges).
-func TestModernGoAndTypeScriptClientsAtOnce(t *testing.T) {
+// worker program speaks 2026-07-28 itself, so the process table holds alice's two workers, one
+// per era: her initialized one for the legacy session and her sessionless one for the
+// sessionless calls (a stdio session is of one era;
+// TestSessionlessClientAndLegacyClientShareOneWorker shows one worker for a program that
+// gemgate bridges).
+func TestSessionlessGoAndTypeScriptClientsAtOnce(t *testing.T) {
 	needNodeModules(t)
 	g := startDev(t)
-	cs := connectModern(t, g.URL, g.Tokens["alice"], nil)
+	cs := connectSessionless(t, g.URL, g.Tokens["alice"], nil)
 	if got := text(callTool(t, cs, "whoami", map[string]any{})); !strings.Contains(got, "user=alice ") {
-		t.Fatalf("modern whoami before: %q", got)
+		t.Fatalf("sessionless whoami before: %q", got)
 	}
 
 	// The Go client calls on while the TypeScript client runs its flow (a bounded number of
@@ -42,9 +43,9 @@ func TestModernGoAndTypeScriptClientsAtOnce(t *testing.T) {
 			default:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "modern"}})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "sessionless"}})
 			cancel()
-			if err != nil || res.IsError || text(res) != "modern" {
+			if err != nil || res.IsError || text(res) != "sessionless" {
 				n.err = err
 				if n.err == nil {
 					n.err = errText(text(res))
@@ -66,7 +67,7 @@ func TestModernGoAndTypeScriptClientsAtOnce(t *testing.T) {
 		t.Errorf("Go client while the TypeScript client ran: %d calls, error %v", got.calls, got.err)
 	}
 	if got := text(callTool(t, cs, "whoami", map[string]any{})); !strings.Contains(got, "user=alice ") {
-		t.Errorf("modern whoami after: %q", got)
+		t.Errorf("sessionless whoami after: %q", got)
 	}
 
 	g.waitWorkers(t, 2, 10*time.Second)
