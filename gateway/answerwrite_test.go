@@ -68,7 +68,7 @@ func nonReader(t *testing.T, accept string) {
 
 // A client on a slow link that reads a large answer steadily (64 KiB every tenth of the write
 // timeout) is not a client that does not read: it gets the whole answer, JSON or SSE, though
-// it takes longer than the write timeout to arrive (writeFlushed bounds each chunk, not the
+// it takes longer than the write timeout to arrive (wire.WriteFlushed bounds each chunk, not the
 // whole). The gateway's write timeout is short here (testWriteTimeout), and the link's speed
 // scaled to it: with the default 5 s, the reader would take 7 s an answer.
 func TestSlowReaderGetsALargeAnswer(t *testing.T) {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"time"
 
@@ -34,8 +35,8 @@ func (g *Gateway) newAnswerWriter(w http.ResponseWriter, traceID string, store *
 	return p
 }
 
-// writeTimeout bounds each write to a client (writeFlushed).
-func (g *Gateway) writeTimeout() time.Duration { return cmp.Or(g.opts.writeTimeout, sseWriteTimeout) }
+// writeTimeout bounds each write to a client (wire.WriteFlushed).
+func (g *Gateway) writeTimeout() time.Duration { return cmp.Or(g.opts.writeTimeout, wire.WriteTimeout) }
 
 func (p *answerWriter) resumable() bool { return p.primed }
 
@@ -60,7 +61,7 @@ func (p *answerWriter) answer(m *jsonrpc.Message, asStream bool, status int) {
 	}
 	body := m.Encode() // one encoding for the trace and the client
 	p.trace.outbound(p.traceID, body)
-	writeBodyWithin(p.st.w, status, body, p.st.timeout)
+	wire.WriteBodyWithin(p.st.w, status, body, p.st.timeout)
 }
 
 // placed writes an event whose message is encoded in place for its frame (sse.go): not

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"net/http"
 	"time"
@@ -38,7 +39,7 @@ func (g *Gateway) sessionlessLog(p auth.Principal, worker string) *slog.Logger {
 // and the outcome "malformed", and names what was refused; the call is counted with that
 // outcome. Nothing else of the message is logged: it was not read. No worker is known yet:
 // the line names the user and the session, or the era of a sessionless request.
-func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionless bool, he *httpError) {
+func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionless bool, he *wire.Error) {
 	if msg.Method != "tools/call" {
 		return
 	}

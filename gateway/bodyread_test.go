@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -43,7 +44,7 @@ func TestReadBodyDeclaredLength(t *testing.T) {
 			}
 			body, err := g.readBody(httptest.NewRecorder(), r)
 			if tt.status != 0 {
-				var he *httpError
+				var he *wire.Error
 				if !errors.As(err, &he) || he.Status != tt.status {
 					t.Fatalf("readBody = %d bytes, %v; want status %d", len(body), err, tt.status)
 				}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"slices"
 	"time"
@@ -82,7 +83,7 @@ func (g *Gateway) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 }
 
 // openState verifies a client's requestState and that it belongs to this caller and request.
-func (g *Gateway) openState(msg *jsonrpc.Message, mr *sessionlessChecks, o owner, readOnly bool, state string) (stateClaims, *httpError) {
+func (g *Gateway) openState(msg *jsonrpc.Message, mr *sessionlessChecks, o owner, readOnly bool, state string) (stateClaims, *wire.Error) {
 	claims, err := g.parks.key.open(state, time.Now())
 	if err == nil {
 		err = claims.belongsTo(o, readOnly, msg.Method, mr.name)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 
 	"github.com/gemgate/gemgate/auth"
@@ -94,7 +95,7 @@ func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg 
 			return refuse(err)
 		}
 		detach = false
-		writeBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
+		wire.WriteBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
 		return nil
 	}
 	_, parkedNow := g.awaitSessionless(w, r, pk)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"testing"
 )
@@ -74,7 +75,7 @@ func TestRepeatedContentTypeIsRefused(t *testing.T) {
 
 // postWithContentType is checkPostHeaders' answer to a POST of this Content-Type from a client
 // that accepts either form of answer.
-func postWithContentType(ct string) *httpError {
+func postWithContentType(ct string) *wire.Error {
 	r, _ := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
 	r.Header.Set("Content-Type", ct)
 	r.Header.Set("Accept", "application/json, text/event-stream")

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"strconv"
 	"time"
 
@@ -42,7 +43,7 @@ func (g *Gateway) Draining() bool { return g.closing.Load() }
 // runs here: that user's calls are still served, since moving them would cost the worker's
 // state. A worker that stops between this check and the request's attach is started again;
 // Close stops it with the rest.
-func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *httpError {
+func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *wire.Error {
 	if !g.closing.Load() {
 		return nil
 	}
@@ -50,7 +51,7 @@ func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *httpError
 	if g.pool.Serves(who, g.sessionlessProgram()) {
 		return nil
 	}
-	return overloaded(id, "the gateway is shutting down; try again (another replica will answer)", drainRetryAfter, nil)
+	return wire.Overloaded(id, "the gateway is shutting down; try again (another replica will answer)", drainRetryAfter, nil)
 }
 
 // stoppedCall is the answer to a call still running when the gateway stops. It is never a
@@ -58,7 +59,7 @@ func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *httpError
 func stoppedCall(id json.RawMessage) *jsonrpc.Message {
 	return jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError,
 		"the gateway stopped before the call finished; it may or may not have taken effect",
-		map[string]any{"kind": "shutdown", "retryAfter": retryAfterSeconds(drainRetryAfter)})
+		map[string]any{"kind": "shutdown", "retryAfter": wire.RetryAfterSeconds(drainRetryAfter)})
 }
 
 // retryHint sets the client's reconnection delay before a stream ends for shutdown: an SSE

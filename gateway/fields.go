@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -50,7 +51,7 @@ var (
 // repeated key, exact or in another case, in any object on the way to those fields, and a key
 // that differs only in case from one of them, is a *jsonrpc.KeyError (-32600); a field of the
 // wrong type is an invalid-params error (-32602).
-func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
+func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 	var f clientFields
 	if m.Method == "" {
 		return f, nil // a response: only its id is read, and Parse has read that
@@ -75,14 +76,14 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *httpError) {
 
 // sessionlessFields are readClientFields for a sessionless request: the same checks, in the same
 // order, on the same reading (Parse's, which checkSessionless took too).
-func sessionlessFields(m *jsonrpc.Message, _ *sessionlessChecks) (clientFields, *httpError) {
+func sessionlessFields(m *jsonrpc.Message, _ *sessionlessChecks) (clientFields, *wire.Error) {
 	return readClientFields(m)
 }
 
 // fieldsOf is readClientFields past the reading of params and of params._meta (meta, or
 // metaErr when _meta could not be read: reported after the check of params' keys, as it
 // always was).
-func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (clientFields, *httpError) {
+func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (clientFields, *wire.Error) {
 	var f clientFields
 	known, ok := exactParams[m.Method]
 	if !ok {
@@ -124,17 +125,17 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 	return f, nil
 }
 
-func fieldError(m *jsonrpc.Message, err error) *httpError {
+func fieldError(m *jsonrpc.Message, err error) *wire.Error {
 	var te *jsonrpc.TypeError
 	if errors.As(err, &te) {
 		return invalidParams(m, te.Error())
 	}
-	return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: m.ID, Message: err.Error()}
+	return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: m.ID, Message: err.Error()}
 }
 
-func invalidParams(m *jsonrpc.Message, msg string) *httpError {
+func invalidParams(m *jsonrpc.Message, msg string) *wire.Error {
 	if m.ID == nil { // a notification has no answer to carry an error
-		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidParams, Message: msg}
+		return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidParams, Message: msg}
 	}
-	return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: m.ID, Message: msg}
+	return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: m.ID, Message: msg}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"mime"
 	"net/http"
 	"net/netip"
@@ -20,11 +21,11 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if origin != "" && !g.originAllowed(origin, r.Host) {
-			(&httpError{Status: http.StatusForbidden, Code: jsonrpc.CodeInvalidRequest, Message: "origin not allowed"}).write(w)
+			(&wire.Error{Status: http.StatusForbidden, Code: jsonrpc.CodeInvalidRequest, Message: "origin not allowed"}).Write(w)
 			return
 		}
 		if he := repeatedHeader(r.Header); he != nil {
-			he.write(w)
+			he.Write(w)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -37,7 +38,7 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 // or WAF in front may read the last, or all of them joined (RFC 9110 §5.3), and route or
 // filter on something gemgate did not check (Content-Type: a WAF that took the body for
 // text/plain and never inspected it as JSON).
-func repeatedHeader(h http.Header) *httpError {
+func repeatedHeader(h http.Header) *wire.Error {
 	for name, values := range h {
 		if len(values) < 2 {
 			continue
@@ -50,7 +51,7 @@ func repeatedHeader(h http.Header) *httpError {
 		default:
 			continue
 		}
-		return &httpError{Status: http.StatusBadRequest, Code: code, Message: "the " + name + " header is given more than once"}
+		return &wire.Error{Status: http.StatusBadRequest, Code: code, Message: "the " + name + " header is given more than once"}
 	}
 	return nil
 }
@@ -196,19 +197,19 @@ const (
 
 // checkPostHeaders applies the transport's rules for a POST before its body is read: the body
 // is JSON in UTF-8, not content-coded, else 415; the client accepts JSON or SSE, else 406.
-func checkPostHeaders(r *http.Request) *httpError {
+func checkPostHeaders(r *http.Request) *wire.Error {
 	if !contentTypeJSON(r.Header.Get("Content-Type")) {
-		return &httpError{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
+		return &wire.Error{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
 			Message: "the body must be Content-Type: application/json (UTF-8)"}
 	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// gemgate reads the body as it comes; a reader in front that decodes the coding would
 		// read another body (RFC 9110 §8.4.1: 415 for a coding not applied).
-		return &httpError{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
+		return &wire.Error{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
 			Message: "the body must not be content-coded (Content-Encoding)"}
 	}
 	if !accepts(r.Header, mediaJSON) && !accepts(r.Header, mediaSSE) {
-		return &httpError{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest,
+		return &wire.Error{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest,
 			Message: "Accept must allow application/json or text/event-stream"}
 	}
 	return nil

@@ -81,7 +81,7 @@ type Options struct {
 
 	now               func() time.Time // the pool's clock; tests set it
 	keepaliveInterval time.Duration    // 0: keepaliveInterval; tests set it
-	writeTimeout      time.Duration    // 0: sseWriteTimeout; tests set it
+	writeTimeout      time.Duration    // 0: wire.WriteTimeout; tests set it
 }
 
 // How answers to POSTed requests travel; see Options.PostAnswers.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"slices"
 	"strings"
@@ -27,14 +28,14 @@ const kindGrant = "grant"
 // grantRefusal refuses a request of session s whose token grants less than the session's
 // worker was given; nil when it grants at least that, or the session has no worker any more
 // (the request meets that on its own). what names the request in the log.
-func (g *Gateway) grantRefusal(s *session, p auth.Principal, id json.RawMessage, what string) *httpError {
+func (g *Gateway) grantRefusal(s *session, p auth.Principal, id json.RawMessage, what string) *wire.Error {
 	return g.refuseNarrowerGrant(s.member, p, id, what, s.log)
 }
 
 // parkedGrantRefusal is grantRefusal for the retry of a parked 2026-07-28 call (claims, its
 // state, verified and bound to this caller): the parked call stays parked, so that a retry
 // with a token granting the worker's scopes can still finish it before it times out.
-func (g *Gateway) parkedGrantRefusal(msg *jsonrpc.Message, p auth.Principal, claims stateClaims) *httpError {
+func (g *Gateway) parkedGrantRefusal(msg *jsonrpc.Message, p auth.Principal, claims stateClaims) *wire.Error {
 	m := g.parks.memberOf(claims.Park)
 	if m == nil {
 		return nil // gone: the resume answers that
@@ -53,7 +54,7 @@ func (t *parkTable) memberOf(id string) *pool.Member {
 	return nil
 }
 
-func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *httpError {
+func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error {
 	scopes, audience, ok := m.Grant()
 	if !ok {
 		return nil

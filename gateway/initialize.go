@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"slices"
 	"strconv"
@@ -19,12 +20,12 @@ import (
 // supportedVersions are the protocol revisions the gateway speaks; the first is its latest.
 var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
-func checkProtocolVersion(r *http.Request) *httpError {
+func checkProtocolVersion(r *http.Request) *wire.Error {
 	v := r.Header.Get("Mcp-Protocol-Version")
 	if v == "" || slices.Contains(supportedVersions, v) {
 		return nil // absent means 2025-03-26 rules
 	}
-	return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest,
+	return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest,
 		Message: "unsupported MCP-Protocol-Version " + quoteSafe(v), Data: map[string]any{"supported": supportedVersions}}
 }
 
@@ -40,16 +41,16 @@ const (
 // successful InitializeResult.
 func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
 	if g.closing.Load() {
-		return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
+		return wire.Overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 	}
 	access := g.opts.Policy.Decide(p.Scopes) // with every required scope: postMessage refused it otherwise
 	o := ownerOf(p)
 	if err := g.sessions.reserve(o); err != nil {
 		g.metrics.sessionOpened("limit")
 		if errors.Is(err, errUserFull) {
-			return tooManyRequests(msg.ID, err.Error(), sessionLimitRetryAfter)
+			return wire.TooManyRequests(msg.ID, err.Error(), sessionLimitRetryAfter)
 		}
-		return overloaded(msg.ID, err.Error(), sessionLimitRetryAfter, nil)
+		return wire.Overloaded(msg.ID, err.Error(), sessionLimitRetryAfter, nil)
 	}
 	committed := false
 	defer func() {
@@ -59,7 +60,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}()
 	params, err := negotiate(msg)
 	if err != nil {
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
+		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
 	}
 	s := &session{
 		id: newSessionID(), owner: o, user: p.User, access: access, opened: time.Now(),
@@ -80,7 +81,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if err != nil {
 		member.Detach()
 		g.metrics.sessionOpened("worker_error")
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
+		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
 	s.version = version
 	// Idleness counts from the moment the session opens, not from when its worker started:
@@ -92,10 +93,10 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		member.Detach()
 		if reason == ReasonShutdown {
 			g.metrics.sessionOpened("shutdown")
-			return overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
+			return wire.Overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 		}
 		g.metrics.sessionOpened("worker_error")
-		return overloaded(msg.ID, "the session's worker ended as the session opened ("+reason+")", workerRetryAfter, nil)
+		return wire.Overloaded(msg.ID, "the session's worker ended as the session opened ("+reason+")", workerRetryAfter, nil)
 	}
 	committed = true
 	g.metrics.sessionOpened("ok")
@@ -104,7 +105,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	w.Header().Set(headerSessionID, s.id)
 	body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode() // one encoding for the trace and the client
 	g.trace.outbound(s.id, body)
-	writeBody(w, http.StatusOK, body)
+	wire.WriteBody(w, http.StatusOK, body)
 	return nil
 }
 
@@ -146,7 +147,7 @@ func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err e
 		g.log.Warn("worker refused initialize", "error", textclip.Bytes(refused.Answer, 512))
 		body := (&jsonrpc.Message{ID: msg.ID, Error: refused.Answer}).Encode()
 		g.trace.outbound("", body)
-		writeBody(w, http.StatusOK, body)
+		wire.WriteBody(w, http.StatusOK, body)
 		return nil
 	}
 	g.metrics.sessionOpened(outcome)

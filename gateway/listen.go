@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -268,7 +269,7 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	o := ownerOf(p)
 	if !g.listens.take(o) {
-		return nil, tooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", sessionLimitRetryAfter)
+		return nil, wire.TooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", sessionLimitRetryAfter)
 	}
 	// Given back on every way out but the stream's handing over, a panic's too (aside.Run
 	// raises it again on the handler's goroutine, past the wait that would release it).
@@ -358,7 +359,7 @@ func (g *Gateway) waitListen(l *listening, done, end <-chan struct{}) {
 
 // listenSubscribe subscribes this listen stream to uri at the worker (the pool counts
 // subscriptions per caller, so the worker hears one subscribe per URI however many listen).
-func (g *Gateway) listenSubscribe(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, id pool.Identity, uri string) *httpError {
+func (g *Gateway) listenSubscribe(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, id pool.Identity, uri string) *wire.Error {
 	ctx, cancel := context.WithTimeout(ctx, listenSubscribeTimeout)
 	defer cancel()
 	params, _ := json.Marshal(map[string]string{"uri": uri})
@@ -370,12 +371,12 @@ func (g *Gateway) listenSubscribe(ctx context.Context, m *pool.Member, msg *json
 	select {
 	case resp := <-call.Result():
 		if resp.Error != nil {
-			return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID,
+			return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID,
 				Message: "the worker refused the subscription to " + quoteSafe(uri)}
 		}
 		return nil
 	case <-ctx.Done():
 		call.Cancel("gemgate stopped waiting for resources/subscribe")
-		return overloaded(msg.ID, "the worker did not answer in time", workerRetryAfter, nil)
+		return wire.Overloaded(msg.ID, "the worker did not answer in time", workerRetryAfter, nil)
 	}
 }

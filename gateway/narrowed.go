@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -14,7 +15,7 @@ import (
 // its calls of mutating tools meet 403; these three have no tool to check, and are refused
 // the same way, with the challenge that asks for the write scope. nil when the token's
 // access is not narrower than the session's.
-func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *httpError {
+func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *wire.Error {
 	current := s.currentAccess()
 	if current.ReadOnly {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"math"
 	"net/http"
 	"strconv"
@@ -132,7 +133,7 @@ func (g *Gateway) toolBindings(ctx context.Context, m *pool.Member, tool string)
 }
 
 // checkParamHeaders compares each bound argument with its header: both absent, or equal.
-func checkParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []paramBinding) *httpError {
+func checkParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []paramBinding) *wire.Error {
 	var p struct {
 		Arguments map[string]json.RawMessage `json:"arguments"`
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"testing"
 
@@ -19,7 +20,7 @@ import (
 // plain decimal form, without leading zeros, may match.
 func TestParamIntegerHasOneSpelling(t *testing.T) {
 	bindings := schemaBindings(json.RawMessage(`{"properties":{"amount":{"type":"integer","x-mcp-header":"Amount"}}}`), nil, nil)
-	check := func(amount, header string) *httpError {
+	check := func(amount, header string) *wire.Error {
 		msg := &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call",
 			Params: json.RawMessage(`{"name":"pay","arguments":{"amount":` + amount + `}}`)}
 		h := http.Header{}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"os"
 	"slices"
@@ -29,9 +30,9 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 	h := r.Header
 	method, err := g.post(rec, r)
 	if err != nil {
-		var he *httpError
+		var he *wire.Error
 		if !errors.As(err, &he) {
-			he = &httpError{Status: http.StatusInternalServerError, Code: jsonrpc.CodeInternalError, Message: "internal error", Cause: err}
+			he = &wire.Error{Status: http.StatusInternalServerError, Code: jsonrpc.CodeInternalError, Message: "internal error", Cause: err}
 		}
 		if he.Cause != nil || he.Status >= 500 {
 			g.log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", loggedSessionID(h))
@@ -39,7 +40,7 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 		if g.trace != nil { // the body is encoded for the trace only when there is one
 			g.trace.outbound(loggedSessionID(h), errorBody(he))
 		}
-		he.write(rec)
+		he.Write(rec)
 	}
 	g.metrics.request(method, rec.status(), time.Since(start))
 }
@@ -60,9 +61,9 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 	msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true}) // body is this request's alone, and never written again
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrInvalid) {
-			return "other", &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+			return "other", &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 		}
-		return "other", &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
+		return "other", &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
 	}
 	return methodLabel(msg.Method), g.postMessage(w, r, msg)
 }
@@ -132,14 +133,14 @@ func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonr
 }
 
 // noSessionError refuses a session's message sent without Mcp-Session-Id.
-func noSessionError(msg *jsonrpc.Message) *httpError {
+func noSessionError(msg *jsonrpc.Message) *wire.Error {
 	if msg.IsRequest() && msg.Method == "server/discover" {
 		// The 2026-07-28 era's probe. A plain JSON-RPC error makes a dual-era client fall
 		// back to initialize; no session is minted for it.
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
+		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
 			Message: "server/discover is not supported; use initialize"}
 	}
-	e := badRequest("missing Mcp-Session-Id header; send initialize first")
+	e := wire.BadRequest("missing Mcp-Session-Id header; send initialize first")
 	e.ID = msg.ID
 	return e
 }
@@ -147,9 +148,9 @@ func noSessionError(msg *jsonrpc.Message) *httpError {
 // sessionOf is the session sessionID names, for a message of p's, touched; or the refusal:
 // 404 for a session that is not p's, not open or ending, 400 for an unsupported protocol
 // version, 403 for a token granting less than the session's worker holds.
-func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionID string) (*session, *httpError) {
-	notFound := func() (*session, *httpError) {
-		e := sessionNotFound()
+func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionID string) (*session, *wire.Error) {
+	notFound := func() (*session, *wire.Error) {
+		e := wire.SessionNotFound()
 		e.ID = msg.ID
 		return nil, e
 	}
@@ -174,7 +175,7 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 // access covers the worker's mode, whatever call it was asked with: a read-only token on a
 // read-write session answers nothing (the pool never asks a call of such a token), and the
 // pool checks the worker's own mode again (pool.ErrNotEntitled).
-func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) *httpError {
+func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) *wire.Error {
 	if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
 		auditAnswer(s.log, pool.Answered{}, true, "refused") // not looked up: the method is not known
 		return he
@@ -192,14 +193,14 @@ func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principa
 // requests, and notifications/cancelled is mapped to the session's own calls; passed on as
 // the other kind, either would reach the worker unchecked, where a server may act on the
 // method whatever the id (the go-sdk's transport cancels on any notifications/cancelled).
-func checkKind(msg *jsonrpc.Message) *httpError {
+func checkKind(msg *jsonrpc.Message) *wire.Error {
 	notificationName := strings.HasPrefix(msg.Method, "notifications/")
 	switch {
 	case msg.IsRequest() && notificationName:
-		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
+		return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
 			Message: "a request named " + quoteSafe(msg.Method) + ": notifications carry no id"}
 	case msg.IsNotification() && !notificationName:
-		return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest,
+		return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest,
 			Message: "a notification named " + quoteSafe(msg.Method) + ": requests carry an id"}
 	}
 	return nil
@@ -209,8 +210,8 @@ func checkKind(msg *jsonrpc.Message) *httpError {
 // 2026-07-28 protocol version: its worker (the go-sdk's server decides per request) would
 // take it as a sessionless request, with its own requestState and input responses and none
 // of gemgate's checks of that era, while gemgate reads it as the session's.
-func eraMetaError(msg *jsonrpc.Message) *httpError {
-	return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
+func eraMetaError(msg *jsonrpc.Message) *wire.Error {
+	return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
 		Message: "params._meta names " + metaProtocolVersion + ", which no message of a session carries: " +
 			"a 2026-07-28 request goes without Mcp-Session-Id, with MCP-Protocol-Version: 2026-07-28"}
 }
@@ -224,14 +225,14 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &httpError{Status: http.StatusRequestEntityTooLarge, Code: jsonrpc.CodeInvalidRequest,
+			return nil, &wire.Error{Status: http.StatusRequestEntityTooLarge, Code: jsonrpc.CodeInvalidRequest,
 				Message: "request body over the limit"}
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, &httpError{Status: http.StatusRequestTimeout, Code: jsonrpc.CodeParseError,
+			return nil, &wire.Error{Status: http.StatusRequestTimeout, Code: jsonrpc.CodeParseError,
 				Message: "the request body did not arrive within the read timeout"}
 		}
-		return nil, &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "could not read the request body", Cause: err}
+		return nil, &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "could not read the request body", Cause: err}
 	}
 	return body, nil
 }
@@ -265,18 +266,18 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	}
 	inf, err := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
 	if errors.Is(err, errEnding) {
-		e := sessionNotFound()
+		e := wire.SessionNotFound()
 		e.ID = msg.ID
 		return e
 	}
 	if errors.Is(err, errTooManyCalls) {
 		h := http.Header{}
 		h.Set("Retry-After", "1")
-		return &httpError{Status: http.StatusTooManyRequests, Code: jsonrpc.CodeInternalError, ID: msg.ID, Header: h,
+		return &wire.Error{Status: http.StatusTooManyRequests, Code: jsonrpc.CodeInternalError, ID: msg.ID, Header: h,
 			Message: fmt.Sprintf("too many calls in flight on this session (limit %d); wait for one to finish", g.opts.Lifetime.MaxCallsPerSession)}
 	}
 	if err != nil {
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
+		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
 	}
 	defer s.endCall(inf)
 	call, err := s.member.Call(r.Context(), pool.Request{Message: msg, ProgressToken: f.progressToken, Identity: g.identity(r, p, access, s), Tag: inf})
@@ -303,12 +304,12 @@ func (s *session) hint(name string) *bool {
 	return nil
 }
 
-func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, needed []string, kind, message string) *httpError {
+func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, needed []string, kind, message string) *wire.Error {
 	h := http.Header{}
 	if g.opts.InsufficientScope != nil {
 		g.opts.InsufficientScope(h, access.Granted(), needed, message)
 	}
-	return &httpError{Status: http.StatusForbidden, Code: codeForbidden, ID: id, Message: message, Header: h,
+	return &wire.Error{Status: http.StatusForbidden, Code: codeForbidden, ID: id, Message: message, Header: h,
 		Data: map[string]any{"kind": kind}}
 }
 
@@ -374,7 +375,7 @@ func quoteSafe(s string) string {
 	return string(b)
 }
 
-func errorBody(he *httpError) []byte {
+func errorBody(he *wire.Error) []byte {
 	if he.Code == 0 {
 		return []byte(he.Message)
 	}

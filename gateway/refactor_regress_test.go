@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,7 +31,7 @@ func TestAttachFailureOfNoKnownKindIs503(t *testing.T) {
 	f := newFixture(t)
 	msg := &jsonrpc.Message{ID: []byte(`1`), Method: "initialize"}
 	unnamed := errors.New("pool: the worker's start failed") // the pool's errStartPanicked
-	var he *httpError
+	var he *wire.Error
 	if !errors.As(f.gw.attachError(httptest.NewRecorder(), msg, unnamed), &he) {
 		t.Fatal("initialize: no refusal")
 	}

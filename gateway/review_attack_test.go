@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"io"
 	"math"
 	"net/http"
@@ -45,7 +46,7 @@ func TestReviewDeclaredLengthAtInt64Limit(t *testing.T) {
 				}
 				return
 			}
-			var he *httpError
+			var he *wire.Error
 			if !errors.As(err, &he) || he.Status != tt.status {
 				t.Fatalf("readBody = %d bytes, %v; want status %d", len(body), err, tt.status)
 			}

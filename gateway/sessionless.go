@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -22,7 +23,7 @@ import (
 func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access) error {
 	switch {
 	case msg.IsResponse():
-		return badRequest("a " + sessionlessVersion + " client sends no responses: there are no server-to-client requests")
+		return wire.BadRequest("a " + sessionlessVersion + " client sends no responses: there are no server-to-client requests")
 	case msg.IsNotification():
 		// Nothing a sessionless client notifies changes what gemgate does: cancellation is
 		// closing the request's stream.
@@ -132,7 +133,7 @@ func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *ses
 	}
 	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: q.fields.progressToken, Identity: q.id, Tag: c})
 	if errors.Is(err, pool.ErrDetached) {
-		return overloaded(msg.ID, "the worker is gone; try again", workerRetryAfter, err)
+		return wire.Overloaded(msg.ID, "the worker is gone; try again", workerRetryAfter, err)
 	}
 	if err != nil {
 		return callError(msg.ID, err)
@@ -165,11 +166,11 @@ func (q *sessionlessRequest) forWorker(sessionless bool) (*jsonrpc.Message, erro
 func (g *Gateway) discover(w http.ResponseWriter, msg *jsonrpc.Message, initResult json.RawMessage) error {
 	result, err := discoverFromInit(initResult)
 	if err != nil {
-		return &httpError{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
+		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
 	body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode()
 	g.trace.outbound("", body)
-	writeBody(w, http.StatusOK, body)
+	wire.WriteBody(w, http.StatusOK, body)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/base64"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"strings"
 
@@ -118,9 +119,9 @@ type sessionlessChecks struct {
 // the method is known (404), the version header and _meta agree and are served (400), the
 // required _meta fields are there (400 -32602), and Mcp-Method and Mcp-Name mirror the body
 // (400 -32020). The policy decides later, on the body's values only.
-func checkSessionless(r *http.Request, msg *jsonrpc.Message) (*sessionlessChecks, *httpError) {
+func checkSessionless(r *http.Request, msg *jsonrpc.Message) (*sessionlessChecks, *wire.Error) {
 	if !sessionlessMethods[msg.Method] {
-		return nil, &httpError{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
+		return nil, &wire.Error{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
 			Message: "method " + quoteSafe(msg.Method) + " is not available in protocol version " + sessionlessVersion}
 	}
 	header := r.Header.Get(headerProtocolVersion)
@@ -189,7 +190,7 @@ func checkSessionless(r *http.Request, msg *jsonrpc.Message) (*sessionlessChecks
 // SDK compares them: net/http has taken off the spaces and tabs HTTP allows around a value,
 // and any other white space (a NO-BREAK SPACE, a LINE SEPARATOR) is part of the value a proxy
 // sees. An Mcp-Name that is not the body's bytes must be visible ASCII or the base64 form.
-func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks) *httpError {
+func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks) *wire.Error {
 	m := r.Header.Get(headerMethod)
 	if m == "" {
 		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Method header is required", nil)
@@ -284,13 +285,13 @@ func decodeHeaderValue(v string) (string, error) {
 	return string(b), nil
 }
 
-func sessionlessError(msg *jsonrpc.Message, status int, code int64, text string, data any) *httpError {
-	return &httpError{Status: status, Code: code, ID: msg.ID, Message: text, Data: data}
+func sessionlessError(msg *jsonrpc.Message, status int, code int64, text string, data any) *wire.Error {
+	return &wire.Error{Status: status, Code: code, ID: msg.ID, Message: text, Data: data}
 }
 
 // strictError is the answer to a field the strict reader refused, with the sessionless era's
 // status: 400 for invalid params as for a malformed request.
-func strictError(msg *jsonrpc.Message, err error) *httpError {
+func strictError(msg *jsonrpc.Message, err error) *wire.Error {
 	he := fieldError(msg, err)
 	he.Status = http.StatusBadRequest
 	return he

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"io"
 	"net/http"
 	"strings"
@@ -11,7 +12,7 @@ import (
 
 // BeginShutdown ends every GET stream, so that the HTTP server's Shutdown does not wait on
 // it: one in the middle of a long message to a slow but steady reader (160 KiB/s) too, between
-// the message's chunks, within sseWriteTimeout.
+// the message's chunks, within wire.WriteTimeout.
 func TestGetStreamEndsAtShutdownMidMessage(t *testing.T) {
 	f, hc := newSlowLink(t)
 	c := f.client("alice-rw")
@@ -66,8 +67,8 @@ func TestGetStreamEndsAtShutdownMidMessage(t *testing.T) {
 	f.gw.BeginShutdown()
 	select {
 	case at := <-ended:
-		if took := at.Sub(begun); took > sseWriteTimeout+time.Second {
-			t.Fatalf("the GET stream ended %v after BeginShutdown, more than sseWriteTimeout (%v)", took.Round(100*time.Millisecond), sseWriteTimeout)
+		if took := at.Sub(begun); took > wire.WriteTimeout+time.Second {
+			t.Fatalf("the GET stream ended %v after BeginShutdown, more than wire.WriteTimeout (%v)", took.Round(100*time.Millisecond), wire.WriteTimeout)
 		}
 	case <-time.After(40 * time.Second):
 		t.Fatal("the GET stream did not end within 40s of BeginShutdown")

@@ -2,8 +2,7 @@ package gateway
 
 import (
 	"bytes"
-	"errors"
-	"io"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,19 +10,14 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// sseWriteTimeout is the default write timeout (Gateway.writeTimeout): it bounds every write
-// to a client, so a client that stops reading costs a stream, never a goroutine parked
-// forever.
-const sseWriteTimeout = 5 * time.Second
-
 // sse writes Server-Sent Events, in either era: a session's GET stream, a listen stream, a
 // call's answer stream (answerWriter). Every event is flushed at once, and every write is bounded
-// by timeout (writeFlushed).
+// by timeout (wire.WriteFlushed).
 type sse struct {
 	w       http.ResponseWriter
 	rc      http.ResponseController // a value: a stream inside another struct costs no allocation
 	timeout time.Duration
-	stop    <-chan struct{} // closed when a long write is to end between chunks (writeFlushed)
+	stop    <-chan struct{} // closed when a long write is to end between chunks (wire.WriteFlushed)
 }
 
 // newSSE is a stream whose writes are bounded by the gateway's write timeout.
@@ -190,51 +184,7 @@ func (s *sse) comment(text string) error {
 	return s.write([]byte(": " + text + "\n\n"))
 }
 
-func (s *sse) write(b []byte) error { return writeFlushed(&s.rc, s.w, b, s.stop, s.timeout) }
-
-// writeChunk is how much of a long write must reach the client within the write timeout, and
-// minWriteRate the rate a long write must keep on the whole, past its first timeout.
-const (
-	writeChunk   = 64 << 10
-	minWriteRate = 64 << 10 // bytes per second
-)
-
-// errWriteStopped is a long write given up between chunks because stop was closed.
-var errWriteStopped = errors.New("write stopped: the stream is ending")
-
-// writeFlushed writes b and flushes it, each writeChunk of it within timeout, and the whole
-// within timeout plus len(b) at minWriteRate: a client that reads at that rate gets all of a
-// long answer (16 MiB in under 5 minutes), and one that stops reading, or reads more slowly,
-// costs its connection, never a handler held for good. A write of one chunk or less (nearly
-// every one) sets the deadline once, as a write with one deadline did. stop, if not nil,
-// ends a long write between chunks: a GET stream ends at shutdown mid-message.
-func writeFlushed(rc *http.ResponseController, w io.Writer, b []byte, stop <-chan struct{}, timeout time.Duration) error {
-	now := time.Now()
-	end := now.Add(timeout + time.Duration(len(b))*time.Second/minWriteRate)
-	for {
-		n := min(len(b), writeChunk)
-		d := now.Add(timeout)
-		if d.After(end) {
-			d = end
-		}
-		_ = rc.SetWriteDeadline(d)
-		if _, err := w.Write(b[:n]); err != nil {
-			return err
-		}
-		if b = b[n:]; len(b) == 0 {
-			break
-		}
-		select {
-		case <-stop:
-			return errWriteStopped
-		default:
-		}
-		now = time.Now()
-	}
-	err := rc.Flush()
-	_ = rc.SetWriteDeadline(time.Time{})
-	return err
-}
+func (s *sse) write(b []byte) error { return wire.WriteFlushed(&s.rc, s.w, b, s.stop, s.timeout) }
 
 // flush flushes what was written (the headers), within the write timeout.
 func (s *sse) flush() error {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"time"
 
@@ -39,12 +40,12 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *session, sid, after uint64, resumed bool) {
 	s, he := g.sessionGates(r, "the session's stream")
 	if he != nil {
-		he.write(w)
+		he.Write(w)
 		return nil, 0, 0, false
 	}
 	if !accepts(r.Header, mediaSSE) {
-		(&httpError{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest,
-			Message: "the session stream is text/event-stream; Accept must allow it"}).write(w)
+		(&wire.Error{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest,
+			Message: "the session stream is text/event-stream; Accept must allow it"}).Write(w)
 		return nil, 0, 0, false
 	}
 	forgetBearer(r.Header)
@@ -55,7 +56,7 @@ func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *sess
 	sid, seq, err := s.outbox.resume.resolve(last)
 	if err != nil {
 		s.log.Info("stream resumption refused", "error", err)
-		badEventID(err).write(w)
+		badEventID(err).Write(w)
 		return nil, 0, 0, false
 	}
 	return s, sid, seq, sid == 0
@@ -246,20 +247,20 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 const sessionEndAnswerWait = 2 * time.Second
 
 // badEventID is the answer to a Last-Event-ID that cannot be resumed.
-func badEventID(err error) *httpError {
-	return &httpError{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error(),
+func badEventID(err error) *wire.Error {
+	return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error(),
 		Data: map[string]any{"kind": "last_event_id"}}
 }
 
 func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 	s, he := g.sessionGates(r, "ending the session")
 	if he != nil {
-		he.write(w)
+		he.Write(w)
 		return
 	}
 	if !g.endSession(s, ReasonDeleted) {
 		// Another DELETE (or the session's own end) took it between the lookup and here.
-		sessionNotFound().write(w)
+		wire.SessionNotFound().Write(w)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -267,15 +268,15 @@ func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 
 // sessionFor applies the session gates of GET and DELETE: 400 without a session id, 404 for
 // an unknown one or one that belongs to someone else, 400 for an unsupported version.
-func (g *Gateway) sessionFor(r *http.Request) (*session, *httpError) {
+func (g *Gateway) sessionFor(r *http.Request) (*session, *wire.Error) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
-		return nil, badRequest("missing Mcp-Session-Id header")
+		return nil, wire.BadRequest("missing Mcp-Session-Id header")
 	}
 	p, _ := auth.PrincipalFrom(r.Context())
 	s := g.sessions.lookup(id, ownerOf(p))
 	if s == nil {
-		return nil, sessionNotFound()
+		return nil, wire.SessionNotFound()
 	}
 	if he := checkProtocolVersion(r); he != nil {
 		return nil, he
@@ -286,7 +287,7 @@ func (g *Gateway) sessionFor(r *http.Request) (*session, *httpError) {
 
 // sessionGates applies sessionFor and then the token's refusals for what a GET or DELETE does
 // with the session: a narrowed token's (narrowed.go) and a grant's.
-func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *httpError) {
+func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *wire.Error) {
 	s, he := g.sessionFor(r)
 	if he != nil {
 		return nil, he

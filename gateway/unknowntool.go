@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -45,7 +46,7 @@ type toolCall struct {
 // naming what would unlock it, with the same text in both eras. An unknown tool is a JSON-RPC
 // error (200) on a session, as a worker would answer it, and 400 for a sessionless request,
 // whose errors map to HTTP statuses.
-func (g *Gateway) toolGate(ctx context.Context, c toolCall) *httpError {
+func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	verdict := g.opts.Policy.CheckTool(c.access, c.name, c.hint)
 	if verdict == policy.Allowed {
 		return nil
@@ -58,7 +59,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *httpError {
 		if c.sessionless {
 			status = http.StatusBadRequest
 		}
-		return &httpError{Status: status, Code: jsonrpc.CodeInvalidParams, ID: c.id, Message: "unknown tool " + quoteSafe(c.name)}
+		return &wire.Error{Status: status, Code: jsonrpc.CodeInvalidParams, ID: c.id, Message: "unknown tool " + quoteSafe(c.name)}
 	}
 	if c.sessionless && c.hint == nil {
 		c.hint = hint

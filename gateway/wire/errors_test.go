@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"errors"
@@ -34,23 +34,23 @@ func (c *slowConn) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// writeFlushed bounds a long write by its chunks (each within sseWriteTimeout) and on the
-// whole (minWriteRate past the first sseWriteTimeout): a client reading at 128 KiB/s gets a
+// WriteFlushed bounds a long write by its chunks (each within WriteTimeout) and on the
+// whole (MinWriteRate past the first WriteTimeout): a client reading at 128 KiB/s gets a
 // 1 MiB answer; one reading at 21 KiB/s, each chunk in time, is cut when the whole runs
 // late, not after the last chunk; and a stop channel ends a long write between chunks.
 func TestWriteFlushedBounds(t *testing.T) {
 	body := make([]byte, 1<<20)
 	synctest.Test(t, func(t *testing.T) {
 		c := &slowConn{perChunk: 500 * time.Millisecond, h: http.Header{}}
-		if err := writeFlushed(http.NewResponseController(c), c, body, nil, sseWriteTimeout); err != nil || c.written != len(body) {
+		if err := WriteFlushed(http.NewResponseController(c), c, body, nil, WriteTimeout); err != nil || c.written != len(body) {
 			t.Fatalf("128 KiB/s: %v after %d of %d bytes", err, c.written, len(body))
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
 		c := &slowConn{perChunk: 3 * time.Second, h: http.Header{}}
 		start := time.Now()
-		err := writeFlushed(http.NewResponseController(c), c, body, nil, sseWriteTimeout)
-		limit := sseWriteTimeout + time.Duration(len(body))*time.Second/minWriteRate
+		err := WriteFlushed(http.NewResponseController(c), c, body, nil, WriteTimeout)
+		limit := WriteTimeout + time.Duration(len(body))*time.Second/MinWriteRate
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Fatalf("21 KiB/s: %v after %d of %d bytes, want the deadline", err, c.written, len(body))
 		}
@@ -62,8 +62,8 @@ func TestWriteFlushedBounds(t *testing.T) {
 		c := &slowConn{perChunk: 500 * time.Millisecond, h: http.Header{}}
 		stop := make(chan struct{})
 		time.AfterFunc(2*time.Second, func() { close(stop) })
-		err := writeFlushed(http.NewResponseController(c), c, body, stop, sseWriteTimeout)
-		if !errors.Is(err, errWriteStopped) || c.written >= len(body) {
+		err := WriteFlushed(http.NewResponseController(c), c, body, stop, WriteTimeout)
+		if !errors.Is(err, ErrWriteStopped) || c.written >= len(body) {
 			t.Fatalf("stopped mid-write: %v after %d of %d bytes", err, c.written, len(body))
 		}
 	})
