@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,86 +136,41 @@ func (c config) openSession(ctx context.Context) (session, time.Duration, error)
 	return s, took, nil
 }
 
+// firstError keeps the first error of several goroutines.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) {
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
+}
+
+func (f *firstError) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
 func runCalls(c config) (map[string]any, error) {
 	ctx := context.Background()
 	fill := strings.Repeat("x", c.payload)
-	sessions := make([]session, c.sessions)
-	var mu sync.Mutex
-	var firstErr error
-	setErr := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-	}
-	// Open and warm up every session before the clock starts.
-	var wg sync.WaitGroup
-	for i := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, _, err := c.openSession(ctx)
-			if err != nil {
-				setErr(err)
-				return
-			}
-			sessions[i] = s
-			for n := range c.warmup {
-				if err := s.echo(ctx, echoText(fill, i, -1-n)); err != nil {
-					setErr(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	defer func() {
-		var wg sync.WaitGroup
-		for _, s := range sessions {
-			if s != nil {
-				wg.Add(1)
-				go func() { defer wg.Done(); s.end(ctx) }()
-			}
-		}
-		wg.Wait()
-	}()
-	if firstErr != nil {
-		return nil, firstErr
+	sessions, err := c.openWarm(ctx, fill)
+	defer endAll(ctx, sessions)
+	if err != nil {
+		return nil, err
 	}
 	runtime.GC()
-
-	cpu0 := c.cpu()
-	workers0 := treeCPU(c.workerParent())
-	busy0, _, _ := busyCPUSeconds()
-	self0, _ := cpuSeconds(os.Getpid())
-	lat := make([][]time.Duration, c.sessions)
-	start := time.Now()
-	for i, s := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d := make([]time.Duration, 0, c.calls)
-			for n := range c.calls {
-				text := echoText(fill, i, n)
-				t := time.Now()
-				if err := s.echo(ctx, text); err != nil {
-					setErr(err)
-					return
-				}
-				d = append(d, time.Since(t))
-			}
-			lat[i] = d
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	cpu1 := c.cpu()
-	workersCPU := treeCPUSince(c.workerParent(), workers0)
-	busy1, cpus, _ := busyCPUSeconds()
-	self1, _ := cpuSeconds(os.Getpid())
-	if firstErr != nil {
-		return nil, firstErr
+	before := c.snapshot()
+	lat, elapsed, err := c.callAll(ctx, sessions, fill)
+	workersCPU := treeCPUSince(c.workerParent(), before.workers)
+	after := c.snapshot()
+	if err != nil {
+		return nil, err
 	}
 	var all []time.Duration
 	for _, d := range lat {
@@ -230,16 +186,93 @@ func runCalls(c config) (map[string]any, error) {
 		// and the machine's, over the measured phase: the share of the machine the
 		// gateway's own CPU per call leaves to the rest.
 		"workers_cpu_s": workersCPU, "workers_cpu_us_per_call": workersCPU * 1e6 / float64(n),
-		"machine_busy_cpu_s": busy1 - busy0, "machine_cpus": cpus,
-		"loadgen_measured_cpu_s": self1 - self0,
+		"machine_busy_cpu_s": after.busy - before.busy, "machine_cpus": after.cpus,
+		"loadgen_measured_cpu_s": after.self - before.self,
 	}
 	if c.pid > 0 {
-		res["gateway_cpu_s"] = cpu1 - cpu0
-		res["gateway_cpu_us_per_call"] = (cpu1 - cpu0) * 1e6 / float64(n)
+		res["gateway_cpu_s"] = after.gateway - before.gateway
+		res["gateway_cpu_us_per_call"] = (after.gateway - before.gateway) * 1e6 / float64(n)
 		res["gateway_peak_rss_kib"], _ = statusKiB(c.pid, "VmHWM")
 		res["gateway_rss_kib"], _ = statusKiB(c.pid, "VmRSS")
 	}
 	return res, nil
+}
+
+// openWarm opens every session and warms each up before the clock starts; the sessions it
+// returns are to be ended even when it fails.
+func (c config) openWarm(ctx context.Context, fill string) ([]session, error) {
+	sessions := make([]session, c.sessions)
+	var first firstError
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Go(func() {
+			s, _, err := c.openSession(ctx)
+			if err != nil {
+				first.set(err)
+				return
+			}
+			sessions[i] = s
+			for n := range c.warmup {
+				if err := s.echo(ctx, echoText(fill, i, -1-n)); err != nil {
+					first.set(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return sessions, first.get()
+}
+
+func endAll(ctx context.Context, sessions []session) {
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		if s != nil {
+			wg.Go(func() { s.end(ctx) })
+		}
+	}
+	wg.Wait()
+}
+
+// callAll makes c.calls echo calls on every session at once and returns each call's latency
+// per session and the time all of them took.
+func (c config) callAll(ctx context.Context, sessions []session, fill string) ([][]time.Duration, time.Duration, error) {
+	lat := make([][]time.Duration, len(sessions))
+	var first firstError
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, s := range sessions {
+		wg.Go(func() {
+			d := make([]time.Duration, 0, c.calls)
+			for n := range c.calls {
+				t := time.Now()
+				if err := s.echo(ctx, echoText(fill, i, n)); err != nil {
+					first.set(err)
+					return
+				}
+				d = append(d, time.Since(t))
+			}
+			lat[i] = d
+		})
+	}
+	wg.Wait()
+	return lat, time.Since(start), first.get()
+}
+
+// cpuSnapshot is what a measured phase is judged by, taken at its start and its end.
+type cpuSnapshot struct {
+	gateway, busy, self float64
+	cpus                int
+	workers             map[int]float64
+}
+
+func (c config) snapshot() cpuSnapshot {
+	var s cpuSnapshot
+	s.gateway = c.cpu()
+	s.workers = treeCPU(c.workerParent())
+	s.busy, s.cpus, _ = busyCPUSeconds()
+	s.self, _ = cpuSeconds(os.Getpid())
+	return s
 }
 
 // workerParent is the process whose descendants are the workers: the gateway, or loadgen
@@ -292,84 +325,83 @@ func runIdle(c config) (map[string]any, error) {
 	warm.end(ctx)
 	runtime.GC()
 	time.Sleep(c.settle)
-	before, err := statusKiB(c.pid, "VmRSS")
+	before, err := c.usage()
 	if err != nil {
 		return nil, err
 	}
-	fdsBefore, err := openFDs(c.pid)
-	if err != nil {
-		return nil, err
+	start := time.Now()
+	sessions, err := c.openIdle(ctx)
+	opened, open := time.Since(start), len(sessions)
+	time.Sleep(c.settle)
+	after, _ := c.usage()
+	hwm, _ := statusKiB(c.pid, "VmHWM")
+	runtime.KeepAlive(sessions) // open until measured
+	res := map[string]any{
+		"sessions": c.sessions, "open_sessions": open, "open_s": opened.Seconds(),
+		"gateway_rss_before_kib": before.rss, "gateway_rss_after_kib": after.rss, "gateway_peak_rss_kib": hwm,
+		"gateway_fds_before": before.fds, "gateway_fds_after": after.fds,
+		"gateway_threads_before": before.threads, "gateway_threads_after": after.threads,
 	}
-	threadsBefore, err := statusKiB(c.pid, "Threads") // a count, read as the KiB figures are
-	if err != nil {
-		return nil, err
+	if open > 0 {
+		res["per_session_kib"] = float64(after.rss-before.rss) / float64(open)
+		// The gateway's descriptors: the GET stream's socket and, with a worker per
+		// session, the gateway's ends of that worker's pipes and its pidfd. The worker's
+		// own ends are the worker process's and are not counted here.
+		res["fds_per_session"] = float64(after.fds-before.fds) / float64(open)
+		// OS threads: with a worker per session, a thread blocked waiting for each worker's
+		// exit would show here.
+		res["threads_per_session"] = float64(after.threads-before.threads) / float64(open)
 	}
+	if err != nil {
+		res["error"] = err.Error()
+	}
+	return res, nil
+}
+
+// gatewayUsage is the gateway process's resident memory (KiB), open descriptors and OS
+// threads.
+type gatewayUsage struct {
+	rss, threads int64
+	fds          int
+}
+
+func (c config) usage() (gatewayUsage, error) {
+	var u gatewayUsage
+	var err1, err2, err3 error
+	u.rss, err1 = statusKiB(c.pid, "VmRSS")
+	u.fds, err2 = openFDs(c.pid)
+	u.threads, err3 = statusKiB(c.pid, "Threads") // a count, read as the KiB figures are
+	return u, errors.Join(err1, err2, err3)
+}
+
+// openIdle opens c.sessions sessions, c.parallel at a time, each holding one connection: its
+// GET stream. It stops at the first error and returns the sessions open, which stay open as
+// long as the slice is reachable.
+func (c config) openIdle(ctx context.Context) ([]*httpSession, error) {
 	sessions := make([]*httpSession, c.sessions)
+	var first firstError
 	sem := make(chan struct{}, c.parallel)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	start := time.Now()
-	for i := range sessions {
+	for i := range c.sessions {
+		if first.get() != nil {
+			break
+		}
 		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		wg.Go(func() {
+			defer func() { <-sem }()
 			s := newHTTPSession(c.url, c.token)
 			_, err := s.open(ctx)
 			if err == nil {
 				err = s.openStream(ctx)
 			}
-			// The session keeps one connection: its GET stream.
 			s.tr.CloseIdleConnections()
 			if err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = fmt.Errorf("session %d: %w", i, err)
-				}
-				mu.Unlock()
+				first.set(fmt.Errorf("session %d: %w", i, err))
 				return
 			}
 			sessions[i] = s
-		}()
-		mu.Lock()
-		stop := firstErr != nil
-		mu.Unlock()
-		if stop {
-			break
-		}
+		})
 	}
 	wg.Wait()
-	opened := time.Since(start)
-	open := 0
-	for _, s := range sessions {
-		if s != nil {
-			open++
-		}
-	}
-	time.Sleep(c.settle)
-	after, _ := statusKiB(c.pid, "VmRSS")
-	hwm, _ := statusKiB(c.pid, "VmHWM")
-	fdsAfter, _ := openFDs(c.pid)
-	threadsAfter, _ := statusKiB(c.pid, "Threads")
-	res := map[string]any{
-		"sessions": c.sessions, "open_sessions": open, "open_s": opened.Seconds(),
-		"gateway_rss_before_kib": before, "gateway_rss_after_kib": after, "gateway_peak_rss_kib": hwm,
-		"gateway_fds_before": fdsBefore, "gateway_fds_after": fdsAfter,
-		"gateway_threads_before": threadsBefore, "gateway_threads_after": threadsAfter,
-	}
-	if open > 0 {
-		res["per_session_kib"] = float64(after-before) / float64(open)
-		// The gateway's descriptors: the GET stream's socket and, with a worker per
-		// session, the gateway's ends of that worker's pipes and its pidfd. The worker's
-		// own ends are the worker process's and are not counted here.
-		res["fds_per_session"] = float64(fdsAfter-fdsBefore) / float64(open)
-		// OS threads: with a worker per session, a thread blocked waiting for each worker's
-		// exit would show here.
-		res["threads_per_session"] = float64(threadsAfter-threadsBefore) / float64(open)
-	}
-	if firstErr != nil {
-		res["error"] = firstErr.Error()
-	}
-	return res, nil
+	return slices.DeleteFunc(sessions, func(s *httpSession) bool { return s == nil }), first.get()
 }
