@@ -133,12 +133,10 @@ func algorithmFitsKey(alg jwa.SignatureAlgorithm, pk PublicKey) bool {
 	return false
 }
 
-// accessTokenType reports whether a JWS header's typ may be an access token's: absent, a
-// generic "JWT" or "JOSE", or RFC 9068's "at+jwt". A JWT typed as another kind ("dpop+jwt",
-// a DPoP proof; "logout+jwt", a back-channel logout token; "secevent+jwt"...) is signed by
-// the same keys for another purpose and never stands for a caller. typ is a media type,
-// read case-insensitively, "application/" optional (RFC 7515 §4.1.9), its parameters and
-// the white space around it aside.
+// accessTokenType reports whether a JWS header's typ may be an access token's: absent,
+// "JWT", "JOSE" or RFC 9068's "at+jwt", but no other "+jwt" kind (a DPoP proof, a logout
+// token), signed by the same keys for another purpose. typ is a media type (RFC 7515
+// §4.1.9): any case, "application/" optional, parameters and white space aside.
 func accessTokenType(typ string) bool {
 	t, _, _ := strings.Cut(strings.ToLower(typ), ";")
 	t = strings.TrimPrefix(strings.Trim(t, " \t"), "application/")
