@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,6 +199,15 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	}
 	s.cfg.Logger.Log(ctx, level, "auth: signing keys loaded", slog.String("issuer", s.cfg.Issuer), slog.String("jwks_url", url), slog.Int("keys", len(table.byID)))
 	return nil
+}
+
+// keyIDs lists the loaded key ids, sorted, for the log of an unknown-kid refusal.
+func (s *remoteKeySet) keyIDs() []string {
+	t := s.keys.Load()
+	if t == nil {
+		return []string{}
+	}
+	return slices.Sorted(maps.Keys(t.byID))
 }
 
 // unavailable is the error for a lookup before any key set was loaded.
