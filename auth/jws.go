@@ -93,10 +93,7 @@ func parseJWS(raw string) (*parsedJWS, error) {
 
 // verifySignature checks the signature over the exact bytes received.
 func (t *parsedJWS) verifySignature(pk PublicKey) error {
-	if pk.Algorithm != "" && pk.Algorithm != t.alg.String() {
-		return &AlgorithmError{Algorithm: t.alg.String()}
-	}
-	if !algorithmFitsKey(t.alg, pk) {
+	if (pk.Algorithm != "" && pk.Algorithm != t.alg.String()) || !algorithmFitsKey(t.alg, pk) {
 		return &AlgorithmError{Algorithm: t.alg.String()}
 	}
 	verifier, err := jws.NewVerifier(t.alg)
