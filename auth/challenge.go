@@ -61,7 +61,7 @@ func writeQuoted(b *strings.Builder, s string) {
 // %x23-5B / %x5D-7E).
 func errorParam(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == 0x20 || r == 0x21 || (r >= 0x23 && r <= 0x5b) || (r >= 0x5d && r <= 0x7e) {
+		if r == ' ' || nqchar(r) {
 			return r
 		}
 		return -1
@@ -80,11 +80,10 @@ func scopeParam(scopes []string) string {
 }
 
 func validScopeToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if !(ch == 0x21 || (ch >= 0x23 && ch <= 0x5b) || (ch >= 0x5d && ch <= 0x7e)) {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(r rune) bool { return !nqchar(r) })
+}
+
+// nqchar reports whether r is an RFC 6749 NQCHAR: %x21 / %x23-5B / %x5D-7E.
+func nqchar(r rune) bool {
+	return r == 0x21 || (r >= 0x23 && r <= 0x5b) || (r >= 0x5d && r <= 0x7e)
 }

@@ -12,7 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gemgate/gemgate/internal/jsontext"
+	"github.com/go-json-experiment/json/jsontext"
+
+	gjsontext "github.com/gemgate/gemgate/internal/jsontext"
 )
 
 // maxClaimsDepth bounds the nesting of a claims object (the object itself is depth 1).
@@ -22,14 +24,11 @@ const maxClaimsDepth = 32
 // time.Time would overflow, and no issuer means it.
 const maxNumericDate = 253402300799
 
-// claimSet is a verified payload read as exactly one JSON object, and nothing else.
-//
-// jwx's jwt.ParseInsecure would accept a payload that is itself a JWS in JSON serialization
-// and return that inner JWS's unsigned claims, letting an attacker pick the user. So the
-// claims are read with encoding/json alone, strictly: one object, no trailing data, no
-// duplicate member names at any depth, valid UTF-8, no lone UTF-16 surrogate escape
-// (encoding/json reads "\ud800" and "\udc00" alike as U+FFFD, so two user names would be
-// one), bounded depth.
+// claimSet is a verified payload read as exactly one JSON object, and nothing else. jwx's
+// jwt.ParseInsecure would take a payload that is itself a JWS in JSON serialization and
+// return its inner, unsigned claims. So the payload is checked strictly first: one object,
+// nothing after it, no name twice at any depth, bounded depth, valid UTF-8 and no lone
+// surrogate escape (encoding/json reads "\ud800" and "\udc00" alike as U+FFFD).
 type claimSet struct {
 	raw    map[string]json.RawMessage
 	values map[string]any // the same claims as plain encoding/json values
@@ -41,7 +40,7 @@ func parseClaimSet(payload []byte) (*claimSet, error) {
 	if !utf8.Valid(payload) {
 		return nil, &MalformedTokenError{Reason: "claims are not valid UTF-8"}
 	}
-	if jsontext.HasLoneSurrogate(payload) {
+	if gjsontext.HasLoneSurrogate(payload) {
 		return nil, &MalformedTokenError{Reason: "claims hold a lone UTF-16 surrogate escape"}
 	}
 	if err := checkOneObject(payload); err != nil {
@@ -62,61 +61,29 @@ func parseClaimSet(payload []byte) (*claimSet, error) {
 	return &claimSet{raw: raw, values: values}, nil
 }
 
-// checkOneObject walks the JSON tokens of payload: exactly one object, no member name
-// twice in any object, at most maxClaimsDepth levels, nothing after it but whitespace.
+// checkOneObject reads payload as exactly one object, no member name twice in any object,
+// at most maxClaimsDepth levels, nothing after it but whitespace.
 func checkOneObject(payload []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(payload))
 	notObject := &MalformedTokenError{Reason: "claims are not one JSON object"}
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
+	dec := jsontext.NewDecoder(bytes.NewReader(payload))
+	if dec.PeekKind() != '{' {
 		return notObject
 	}
-	// One frame per open object or array; names is nil for arrays.
-	type frame struct {
-		names   map[string]bool
-		wantKey bool
-	}
-	stack := []frame{{names: map[string]bool{}, wantKey: true}}
-	for len(stack) > 0 {
-		tok, err := dec.Token()
-		if err != nil {
+	for {
+		_, err := dec.ReadToken()
+		switch {
+		case errors.Is(err, jsontext.ErrDuplicateName):
+			return &MalformedTokenError{Reason: "claims name a member twice"}
+		case err != nil:
 			return notObject
+		case dec.StackDepth() > maxClaimsDepth:
+			return &MalformedTokenError{Reason: "claims nested too deeply"}
 		}
-		top := &stack[len(stack)-1]
-		if top.names != nil && top.wantKey {
-			if tok == json.Delim('}') {
-				stack = stack[:len(stack)-1]
-				continue
-			}
-			name, ok := tok.(string)
-			if !ok {
-				return notObject
-			}
-			if top.names[name] {
-				return &MalformedTokenError{Reason: "claims name a member twice"}
-			}
-			top.names[name] = true
-			top.wantKey = false
-			continue
-		}
-		if top.names != nil {
-			top.wantKey = true
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			if len(stack) >= maxClaimsDepth {
-				return &MalformedTokenError{Reason: "claims nested too deeply"}
-			}
-			f := frame{}
-			if tok == json.Delim('{') {
-				f = frame{names: map[string]bool{}, wantKey: true}
-			}
-			stack = append(stack, f)
-		case json.Delim(']'):
-			stack = stack[:len(stack)-1]
+		if dec.StackDepth() == 0 {
+			break
 		}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return &MalformedTokenError{Reason: "data after the claims object"}
 	}
 	return nil

@@ -3,7 +3,6 @@ package auth
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -56,7 +55,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.HTTPClient = GuardRedirects(c.HTTPClient, c.Issuer, c.AllowInsecureHTTP)
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	c.Audiences = append([]string(nil), c.Audiences...)
 	return c

@@ -66,7 +66,7 @@ func (e *AlgorithmError) Error() string {
 func (e *AlgorithmError) Unwrap() error { return ErrInvalidToken }
 
 // ForbiddenHeaderError: the token's JOSE header carries a parameter gemgate
-// refuses (jwk, jku, x5u, x5c, crit, b64).
+// refuses (jwk, jku, x5u, x5c, crit, b64, cty).
 type ForbiddenHeaderError struct{ Header string }
 
 func (e *ForbiddenHeaderError) Error() string {
@@ -185,47 +185,47 @@ func FailureReason(err error) string {
 	if err == nil {
 		return ""
 	}
-	switch {
-	case errors.Is(err, ErrNoToken):
-		return ReasonMissing
-	case errors.As(err, new(*UserNameError)):
-		return ReasonUserName
-	case errors.As(err, new(*UserTakenError)):
-		return ReasonUserTaken
-	case errors.As(err, new(*SubjectNamesError)):
-		return ReasonUserRenames
-	case errors.Is(err, ErrUserNamesFull):
-		return ReasonUserFull
-	case errors.Is(err, ErrInvalidRequest):
-		return ReasonRequest
-	case errors.Is(err, ErrKeysUnavailable):
-		return ReasonUnavailable
-	case errors.As(err, new(*MalformedTokenError)):
-		return ReasonMalformed
-	case errors.As(err, new(*AlgorithmError)):
-		return ReasonAlgorithm
-	case errors.As(err, new(*ForbiddenHeaderError)):
-		return ReasonHeader
-	case errors.As(err, new(*UnknownKeyError)):
-		return ReasonUnknownKey
-	case errors.As(err, new(*SignatureError)):
-		return ReasonSignature
-	case errors.As(err, new(*InvalidIssuerError)):
-		return ReasonIssuer
-	case errors.As(err, new(*InvalidAudienceError)):
-		return ReasonAudience
-	case errors.As(err, new(*TokenExpiredError)):
-		return ReasonExpired
-	case errors.As(err, new(*NotYetValidError)):
-		return ReasonNotYetValid
-	case errors.As(err, new(*ClaimError)):
-		return ReasonClaims
-	case errors.As(err, new(*InsufficientScopeError)):
-		return ReasonScope
-	case errors.Is(err, ErrInvalidToken):
-		return ReasonMalformed
+	for _, r := range failureReasons {
+		if r.match(err) {
+			return r.reason
+		}
 	}
 	return ReasonInternal
+}
+
+// failureReasons label errors; the first match wins.
+var failureReasons = []struct {
+	match  func(error) bool
+	reason string
+}{
+	{errIs(ErrNoToken), ReasonMissing},
+	{errAs[*UserNameError], ReasonUserName},
+	{errAs[*UserTakenError], ReasonUserTaken},
+	{errAs[*SubjectNamesError], ReasonUserRenames},
+	{errIs(ErrUserNamesFull), ReasonUserFull},
+	{errIs(ErrInvalidRequest), ReasonRequest},
+	{errIs(ErrKeysUnavailable), ReasonUnavailable},
+	{errAs[*MalformedTokenError], ReasonMalformed},
+	{errAs[*AlgorithmError], ReasonAlgorithm},
+	{errAs[*ForbiddenHeaderError], ReasonHeader},
+	{errAs[*UnknownKeyError], ReasonUnknownKey},
+	{errAs[*SignatureError], ReasonSignature},
+	{errAs[*InvalidIssuerError], ReasonIssuer},
+	{errAs[*InvalidAudienceError], ReasonAudience},
+	{errAs[*TokenExpiredError], ReasonExpired},
+	{errAs[*NotYetValidError], ReasonNotYetValid},
+	{errAs[*ClaimError], ReasonClaims},
+	{errAs[*InsufficientScopeError], ReasonScope},
+	{errIs(ErrInvalidToken), ReasonMalformed},
+}
+
+func errIs(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
+func errAs[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
 }
 
 // Describe returns the error_description for a failure: a fixed phrase per
@@ -250,39 +250,31 @@ func Describe(err error) string {
 	case errors.Is(err, ErrUserNamesFull):
 		return "the gateway cannot serve a new user until its operator raises max_user_names"
 	}
-	switch FailureReason(err) {
-	case ReasonMissing:
-		return "bearer token required"
-	case ReasonRequest:
-		var re *requestError
-		if errors.As(err, &re) {
-			return re.msg
-		}
-		return "malformed authorization request"
-	case ReasonAlgorithm:
-		return "token algorithm not accepted"
-	case ReasonHeader:
-		return "token header not accepted"
-	case ReasonUnknownKey:
-		return "token signing key not known"
-	case ReasonSignature:
-		return "token signature invalid"
-	case ReasonIssuer:
-		return "token issuer not accepted"
-	case ReasonAudience:
-		return "token audience not accepted"
-	case ReasonExpired:
-		return "token expired"
-	case ReasonNotYetValid:
-		return "token not yet valid"
-	case ReasonScope:
-		return "required scope missing"
-	case ReasonInternal:
-		return "token could not be verified"
-	case ReasonUnavailable:
-		return "the identity provider's signing keys are not loaded yet"
+	reason := FailureReason(err)
+	if re, ok := errors.AsType[*requestError](err); ok && reason == ReasonRequest {
+		return re.msg
+	}
+	if d, ok := descriptions[reason]; ok {
+		return d
 	}
 	return "malformed token"
+}
+
+// descriptions are the fixed phrases of the reasons Describe has no finer words for.
+var descriptions = map[string]string{
+	ReasonMissing:     "bearer token required",
+	ReasonRequest:     "malformed authorization request",
+	ReasonAlgorithm:   "token algorithm not accepted",
+	ReasonHeader:      "token header not accepted",
+	ReasonUnknownKey:  "token signing key not known",
+	ReasonSignature:   "token signature invalid",
+	ReasonIssuer:      "token issuer not accepted",
+	ReasonAudience:    "token audience not accepted",
+	ReasonExpired:     "token expired",
+	ReasonNotYetValid: "token not yet valid",
+	ReasonScope:       "required scope missing",
+	ReasonInternal:    "token could not be verified",
+	ReasonUnavailable: "the identity provider's signing keys are not loaded yet",
 }
 
 // maxQuoted bounds a value of the token's (a claim, a kid, an alg) quoted in an error or a

@@ -138,7 +138,7 @@ func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKey
 		if ks != nil {
 			known = fmt.Sprintf(" (the issuer publishes %s)", strings.Join(quoteAll(ks.keyIDs()), ", "))
 		}
-		x.problem("signature", &UnknownKeyError{KeyID: tok.kid, Err: err}, "no key of the issuer has kid "+fmt.Sprintf("%q", kid)+known)
+		x.problem("signature", &UnknownKeyError{KeyID: tok.kid, Err: err}, fmt.Sprintf("no key of the issuer has kid %q%s", kid, known))
 		return
 	}
 	if err := tok.verifySignature(pk); err != nil {

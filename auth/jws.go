@@ -93,10 +93,7 @@ func parseJWS(raw string) (*parsedJWS, error) {
 
 // verifySignature checks the signature over the exact bytes received.
 func (t *parsedJWS) verifySignature(pk PublicKey) error {
-	if pk.Algorithm != "" && pk.Algorithm != t.alg.String() {
-		return &AlgorithmError{Algorithm: t.alg.String()}
-	}
-	if !algorithmFitsKey(t.alg, pk) {
+	if (pk.Algorithm != "" && pk.Algorithm != t.alg.String()) || !algorithmFitsKey(t.alg, pk) {
 		return &AlgorithmError{Algorithm: t.alg.String()}
 	}
 	verifier, err := jws.NewVerifier(t.alg)
@@ -133,12 +130,10 @@ func algorithmFitsKey(alg jwa.SignatureAlgorithm, pk PublicKey) bool {
 	return false
 }
 
-// accessTokenType reports whether a JWS header's typ may be an access token's: absent, a
-// generic "JWT" or "JOSE", or RFC 9068's "at+jwt". A JWT typed as another kind ("dpop+jwt",
-// a DPoP proof; "logout+jwt", a back-channel logout token; "secevent+jwt"...) is signed by
-// the same keys for another purpose and never stands for a caller. typ is a media type,
-// read case-insensitively, "application/" optional (RFC 7515 §4.1.9), its parameters and
-// the white space around it aside.
+// accessTokenType reports whether a JWS header's typ may be an access token's: absent,
+// "JWT", "JOSE" or RFC 9068's "at+jwt", but no other "+jwt" kind (a DPoP proof, a logout
+// token), signed by the same keys for another purpose. typ is a media type (RFC 7515
+// §4.1.9): any case, "application/" optional, parameters and white space aside.
 func accessTokenType(typ string) bool {
 	t, _, _ := strings.Cut(strings.ToLower(typ), ";")
 	t = strings.TrimPrefix(strings.Trim(t, " \t"), "application/")

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,8 +49,8 @@ var errNoSuchKey = errors.New("no such key in the issuer's key set")
 
 const (
 	maxJWKSBytes = 1 << 20
-	// keyMaxAge: a key set this old is refreshed by the next lookup that
-	// can take the fetch lock, so keys the issuer withdrew stop verifying.
+	// keyMaxAge: a key set this old is refreshed by the next lookup, so keys the issuer
+	// withdrew stop verifying.
 	keyMaxAge    = time.Hour
 	fetchTimeout = 10 * time.Second
 	// healthInterval: how often a health check may fetch the keys to see the issuer is there.
@@ -75,18 +77,13 @@ func (t *keyTable) lookup(kid string) (PublicKey, bool) {
 	return k, ok
 }
 
-// remoteKeySet serves keys from the issuer's JWKS. Lookups read an atomic snapshot.
-// Fetches go through a singleflight group: however many requests ask at once, one fetch
-// runs, and each waiting request gives up with its own context; no lock is held while the
-// network is waited on. A fetch happens at most once per interval for unknown kids.
+// remoteKeySet serves keys from the issuer's JWKS. Lookups read an atomic snapshot. Fetches
+// go through a singleflight group: one fetch serves every request asking at once, each
+// waiting only as long as its own context, and no lock is held across network I/O. Unknown
+// kids cause a fetch at most once per cfg.KeyRefreshInterval.
 type remoteKeySet struct {
-	issuer    string
-	insecure  bool // cfg.AllowInsecureHTTP
-	client    *http.Client
-	interval  time.Duration
-	logger    *slog.Logger
-	onRefresh func(error)
-	now       func() time.Time
+	cfg Config
+	now func() time.Time
 
 	keys     atomic.Pointer[keyTable]
 	flight   singleflight.Group
@@ -98,50 +95,32 @@ type remoteKeySet struct {
 	lastAttempt time.Time  // zero before the first fetch
 	lastErr     error      // the error of the last fetch, nil when it worked
 
-	// onWithdraw is called after a refresh that dropped a key the previous set had, so
-	// that tokens verified with it stop being accepted from the cache.
+	// onWithdraw is called after a refresh that dropped or changed a key of the previous set,
+	// so that tokens it verified stop being accepted from the cache.
 	onWithdraw func()
 }
 
 func newRemoteKeySet(cfg Config, now func() time.Time) *remoteKeySet {
-	return &remoteKeySet{
-		issuer:    cfg.Issuer,
-		insecure:  cfg.AllowInsecureHTTP,
-		url:       cfg.JWKSURL,
-		client:    cfg.HTTPClient,
-		interval:  cfg.KeyRefreshInterval,
-		logger:    cfg.Logger,
-		onRefresh: cfg.OnKeyRefresh,
-		now:       now,
-		wake:      make(chan struct{}, 1),
-	}
+	return &remoteKeySet{cfg: cfg, now: now, url: cfg.JWKSURL, wake: make(chan struct{}, 1)}
 }
 
 func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 	t := s.keys.Load()
 	if t == nil {
-		// Never loaded: the background loader owns the retries; no request waits on an
-		// issuer that has not answered yet.
+		// Never loaded: the background loader retries; no request waits on the issuer.
 		s.nudge()
 		return PublicKey{}, s.unavailable()
 	}
-	if k, ok := t.lookup(kid); ok {
-		if s.now().Sub(t.fetched) <= keyMaxAge || s.fetching.Load() {
-			return k, nil
-		}
-		// A stale set is refreshed by the request that finds it so, so keys the issuer
-		// withdrew stop verifying. Best effort: on failure (or when this request's
-		// context ends first) the key in hand stays usable; a new set without it
-		// withdraws it.
-		if err := s.refresh(ctx, s.interval); err != nil {
-			return k, nil
-		}
-		if k2, ok := s.keys.Load().lookup(kid); ok {
-			return k2, nil
-		}
-		return PublicKey{}, errNoSuchKey
+	k, known := t.lookup(kid)
+	if known && (s.now().Sub(t.fetched) <= keyMaxAge || s.fetching.Load()) {
+		return k, nil
 	}
-	if err := s.refresh(ctx, s.interval); err != nil {
+	// An unknown kid, or a set past keyMaxAge, whose refresh withdraws the keys the issuer
+	// dropped. A known key stays usable when the refresh fails or this request ends first.
+	if err := s.refresh(ctx, s.cfg.KeyRefreshInterval); err != nil {
+		if known {
+			return k, nil
+		}
 		return PublicKey{}, err
 	}
 	if k, ok := s.keys.Load().lookup(kid); ok {
@@ -182,7 +161,7 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	defer cancel()
 	var err error
 	if url == "" {
-		if url, err = discoverJWKSURL(ctx, s.client, s.issuer, s.insecure); err == nil {
+		if url, err = discoverJWKSURL(ctx, s.cfg.HTTPClient, s.cfg.Issuer, s.cfg.AllowInsecureHTTP); err == nil {
 			s.mu.Lock()
 			s.url = url
 			s.mu.Unlock()
@@ -194,14 +173,14 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 		table, err = s.fetch(fctx, url)
 		fcancel()
 	}
-	if s.onRefresh != nil {
-		s.onRefresh(err)
+	if s.cfg.OnKeyRefresh != nil {
+		s.cfg.OnKeyRefresh(err)
 	}
 	s.mu.Lock()
 	s.lastErr = err
 	s.mu.Unlock()
 	if err != nil {
-		s.logger.Warn("auth: fetching signing keys failed", slog.String("issuer", s.issuer), slog.String("jwks_url", url), slog.Any("error", err))
+		s.cfg.Logger.Warn("auth: fetching signing keys failed", slog.String("issuer", s.cfg.Issuer), slog.String("jwks_url", url), slog.Any("error", err))
 		return err
 	}
 	table.fetched = s.now()
@@ -218,15 +197,24 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	if old == nil {
 		level = slog.LevelInfo
 	}
-	s.logger.Log(ctx, level, "auth: signing keys loaded", slog.String("issuer", s.issuer), slog.String("jwks_url", url), slog.Int("keys", len(table.byID)))
+	s.cfg.Logger.Log(ctx, level, "auth: signing keys loaded", slog.String("issuer", s.cfg.Issuer), slog.String("jwks_url", url), slog.Int("keys", len(table.byID)))
 	return nil
+}
+
+// keyIDs lists the loaded key ids, sorted, for the log of an unknown-kid refusal.
+func (s *remoteKeySet) keyIDs() []string {
+	t := s.keys.Load()
+	if t == nil {
+		return []string{}
+	}
+	return slices.Sorted(maps.Keys(t.byID))
 }
 
 // unavailable is the error for a lookup before any key set was loaded.
 func (s *remoteKeySet) unavailable() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &KeysUnavailableError{Issuer: s.issuer, Err: s.lastErr}
+	return &KeysUnavailableError{Issuer: s.cfg.Issuer, Err: s.lastErr}
 }
 
 // nudge asks the background loader to try again soon (it keeps a minimum gap).
@@ -247,13 +235,12 @@ func (s *remoteKeySet) Ready(ctx context.Context) error {
 	return s.unavailable()
 }
 
-// Health reports whether the issuer's keys can be fetched now: nil when the last fetch
-// worked. When that fetch is older than healthInterval it fetches again first (so a
-// readiness probe notices an issuer that went away within seconds), unless a fetch is
-// under way, whose outcome is then the next answer. Cached keys stay in use either way.
+// Health is the last fetch's error. A fetch older than healthInterval is repeated first, so
+// that a probe notices an issuer gone within seconds, unless one is under way (or outlives
+// ctx): then the last finished fetch answers. Cached keys stay in use either way.
 func (s *remoteKeySet) Health(ctx context.Context) error {
 	if !s.fetching.Load() {
-		if err := s.refresh(ctx, min(s.interval, healthInterval)); err == nil || ctx.Err() == nil {
+		if err := s.refresh(ctx, min(s.cfg.KeyRefreshInterval, healthInterval)); err == nil || ctx.Err() == nil {
 			return err
 		}
 	}
@@ -279,7 +266,7 @@ func (s *remoteKeySet) load(ctx context.Context) {
 	for attempt := 2; ; attempt++ {
 		last := time.Now()
 		wait := backoff/2 + rand.N(backoff/2+1)
-		s.logger.Debug("auth: retrying signing keys", slog.String("issuer", s.issuer), slog.Int("attempt", attempt), slog.Duration("in", wait))
+		s.cfg.Logger.Debug("auth: retrying signing keys", slog.String("issuer", s.cfg.Issuer), slog.Int("attempt", attempt), slog.Duration("in", wait))
 		deadline := last.Add(wait)
 		next := time.NewTimer(wait)
 	waiting:
@@ -310,7 +297,7 @@ func (s *remoteKeySet) fetch(ctx context.Context, url string) (*keyTable, error)
 		return nil, fmt.Errorf("auth: jwks request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json, application/jwk-set+json")
-	resp, err := s.client.Do(req)
+	resp, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {
 		// A refused redirect's error quotes where it led, which the issuer chose.
 		return nil, fmt.Errorf("auth: fetching jwks: %s", clip.String(err.Error(), maxDiscoveryErrorText))
@@ -326,13 +313,13 @@ func (s *remoteKeySet) fetch(ctx context.Context, url string) (*keyTable, error)
 	if len(body) > maxJWKSBytes {
 		return nil, errors.New("auth: jwks larger than 1 MiB")
 	}
-	return parseJWKS(body, s.logger)
+	return parseJWKS(body, s.cfg.Logger)
 }
 
-// parseJWKS keeps the usable signature keys of a JWKS document: public
-// RSA (>= 2048 bits), EC and Ed25519 keys not marked for encryption. A key of a type or
-// curve this build does not know (a post-quantum "kty" an issuer adds next to its RSA key)
-// is skipped, as RFC 7517 §5 asks, not a reason to refuse the whole set.
+// parseJWKS keeps the usable signature keys of a JWKS document: public RSA (>= 2048 bits),
+// EC and Ed25519 keys not marked for encryption. A key this build cannot read (a new "kty",
+// such as a post-quantum one) is skipped and logged, as RFC 7517 §5 asks: not a reason to
+// refuse the set.
 func parseJWKS(body []byte, logger *slog.Logger) (*keyTable, error) {
 	var doc map[string]json.RawMessage // "keys" in its exact case, not as a struct field would match it
 	var keys []json.RawMessage
@@ -354,27 +341,16 @@ func parseJWKS(body []byte, logger *slog.Logger) (*keyTable, error) {
 		if use := k.KeyUsage(); use != "" && use != string(jwk.ForSignature) {
 			continue
 		}
-		pub, err := k.PublicKey()
-		if err != nil {
-			continue
-		}
-		var raw any
-		if err := pub.Raw(&raw); err != nil {
-			continue
-		}
+		raw, err := jwk.PublicRawKeyOf(k)
 		key, ok := usableKey(raw)
-		if !ok {
+		if err != nil || !ok {
 			logger.Debug("auth: skipping unusable jwks key", slog.String("kid", k.KeyID()), slog.String("kty", k.KeyType().String()))
 			continue
 		}
 		if _, dup := t.byID[k.KeyID()]; dup {
 			continue
 		}
-		var alg string
-		if a := k.Algorithm(); a != nil {
-			alg = a.String()
-		}
-		t.byID[k.KeyID()] = PublicKey{Key: key, Algorithm: alg}
+		t.byID[k.KeyID()] = PublicKey{Key: key, Algorithm: k.Algorithm().String()}
 	}
 	if len(t.byID) == 0 {
 		return nil, errors.New("auth: jwks holds no usable signing key")

@@ -1,9 +1,9 @@
 package auth
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -14,21 +14,17 @@ type AuthenticatorOptions struct {
 	Verifier            TokenVerifier
 	ResourceMetadataURL string
 	RequiredScopes      []string
-	// ChallengeScopes are the scopes a 401 challenge asks for; default RequiredScopes.
-	// Clients request exactly these, so naming the write scope here lets an entitled user
-	// come back read-write at the first attempt; the issuer decides who really gets it.
+	// ChallengeScopes are what a 401 challenge asks for (default RequiredScopes). Naming the
+	// write scope lets an entitled user come back read-write at once; the issuer decides.
 	ChallengeScopes []string
 	OnFailure       func(r *http.Request, reason string) // metrics hook; reason from FailureReason
-	// RequestLogAttrs adds attributes of the request (client address, request id) to the
-	// refusal log line; nil adds none.
+	// RequestLogAttrs adds the request's attributes (client address, id) to a refusal's log.
 	RequestLogAttrs func(r *http.Request) []slog.Attr
 	Logger          *slog.Logger // nil = discard
-	// UserClaim names the claim the principal's user comes from, for refusals; default
-	// DefaultUserClaim.
+	// UserClaim names the user's claim in refusals (default DefaultUserClaim).
 	UserClaim string
-	// UserName, if set, judges a verified token's user name: the worker launcher's own check
-	// (worker.CommandLauncher.CheckUser), so that a token whose user no worker can act as is
-	// refused here, 403, and not at every request with a 503 its client retries for ever.
+	// UserName, if set, is the worker launcher's check of a verified token's user name: a
+	// user no worker can act as is refused here, 403, not by a 503 retried for ever.
 	UserName func(string) error
 	// Users, if set, binds each user name to the first subject that presents it; a token of
 	// another subject with that name is refused 403. Set it whenever UserClaim is not sub.
@@ -36,43 +32,20 @@ type AuthenticatorOptions struct {
 }
 
 // Authenticator turns token verification into RFC 6750 answers.
-type Authenticator struct {
-	verifier TokenVerifier
-	rm       string
-	required []string
-	ask      []string
-	onFail   func(*http.Request, string)
-	reqAttrs func(*http.Request) []slog.Attr
-	logger   *slog.Logger
-	claim    string
-	userName func(string) error
-	users    *UserBindings
-}
+type Authenticator struct{ o AuthenticatorOptions }
 
 // NewAuthenticator copies o. A nil Verifier refuses every token.
 func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
-	a := &Authenticator{
-		verifier: o.Verifier,
-		rm:       o.ResourceMetadataURL,
-		required: slices.Clone(o.RequiredScopes),
-		ask:      slices.Clone(o.ChallengeScopes),
-		onFail:   o.OnFailure,
-		reqAttrs: o.RequestLogAttrs,
-		logger:   o.Logger,
-		claim:    o.UserClaim,
-		userName: o.UserName,
-		users:    o.Users,
+	o.RequiredScopes = slices.Clone(o.RequiredScopes)
+	o.ChallengeScopes = slices.Clone(o.ChallengeScopes)
+	if len(o.ChallengeScopes) == 0 {
+		o.ChallengeScopes = o.RequiredScopes
 	}
-	if a.claim == "" {
-		a.claim = DefaultUserClaim
+	o.UserClaim = cmp.Or(o.UserClaim, DefaultUserClaim)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if len(a.ask) == 0 {
-		a.ask = a.required
-	}
-	if a.logger == nil {
-		a.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return a
+	return &Authenticator{o}
 }
 
 // retryAfterSeconds is the Retry-After of a 503 while the issuer's keys are not loaded:
@@ -122,24 +95,24 @@ func (a *Authenticator) authenticate(r *http.Request) (p Principal, raw string, 
 	if err != nil {
 		return Principal{}, "", err
 	}
-	if a.verifier == nil {
+	if a.o.Verifier == nil {
 		return Principal{}, "", &UnknownKeyError{Err: errors.New("no verifier configured")}
 	}
-	p, err = a.verifier.Verify(r.Context(), raw)
+	p, err = a.o.Verifier.Verify(r.Context(), raw)
 	if err != nil {
 		return Principal{}, "", err
 	}
-	if a.userName != nil {
+	if a.o.UserName != nil {
 		// Before the scopes: a step-up would not help this token's user.
-		if err := a.userName(p.User); err != nil {
-			return Principal{}, "", &UserNameError{Claim: a.claim, User: shown(p.User), Err: err}
+		if err := a.o.UserName(p.User); err != nil {
+			return Principal{}, "", &UserNameError{Claim: a.o.UserClaim, User: shown(p.User), Err: err}
 		}
 	}
-	if missing := missingScopes(p.Scopes, a.required); len(missing) > 0 {
+	if missing := missingScopes(p.Scopes, a.o.RequiredScopes); len(missing) > 0 {
 		return p, "", &InsufficientScopeError{Missing: missing}
 	}
-	if a.users != nil {
-		if err := a.users.Bind(p); err != nil {
+	if a.o.Users != nil {
+		if err := a.o.Users.Bind(p); err != nil {
 			return Principal{}, "", err
 		}
 	}
@@ -148,10 +121,10 @@ func (a *Authenticator) authenticate(r *http.Request) (p Principal, raw string, 
 
 func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Principal, err error) {
 	reason := FailureReason(err)
-	if a.onFail != nil {
-		a.onFail(r, reason)
+	if a.o.OnFailure != nil {
+		a.o.OnFailure(r, reason)
 	}
-	c := Challenge{Scopes: a.ask, ResourceMetadata: a.rm}
+	c := Challenge{Scopes: a.o.ChallengeScopes, ResourceMetadata: a.o.ResourceMetadataURL}
 	status, code := http.StatusUnauthorized, "unauthorized"
 	switch {
 	case errors.Is(err, ErrNoToken):
@@ -165,27 +138,27 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 		code = "invalid_request"
 	case reason == ReasonScope:
 		status, code = http.StatusForbidden, "insufficient_scope"
-		c.Scopes = union(p.Scopes, a.required)
+		c.Scopes = union(p.Scopes, a.o.RequiredScopes)
 	case errors.Is(err, ErrInvalidToken):
 		code = "invalid_token"
 	case errors.Is(err, ErrUserNamesFull):
 		// Not the token's fault, and not over by waiting: no Retry-After, so that clients do
 		// not retry for ever; the operator raises max_user_names (logged at error).
-		a.logger.LogAttrs(r.Context(), slog.LevelError, "request refused by authentication: no room to bind another user name; raise max_user_names", RefusalLogAttrs(err)...)
+		a.o.Logger.LogAttrs(r.Context(), slog.LevelError, "request refused by authentication: no room to bind another user name; raise max_user_names", RefusalLogAttrs(err)...)
 		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", Describe(err))
 		return
 	case errors.Is(err, ErrKeysUnavailable), r.Context().Err() != nil:
 		// No verdict on the token: the issuer's keys are not loaded yet (or the request
 		// ended while they were fetched). 401 would make the client drop a good token
 		// and log in again; 503 asks it to come back.
-		a.logger.Debug("auth: request deferred, signing keys not loaded", slog.String("reason", reason))
+		a.o.Logger.Debug("auth: request deferred, signing keys not loaded", slog.String("reason", reason))
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the identity provider's signing keys are not loaded yet; retry later")
 		return
 	default:
 		// A verifier fault, not a verdict on the token. The error text of a
 		// foreign verifier might quote the token, so only its reason is logged.
-		a.logger.Error("auth: token verification failed", slog.String("reason", reason))
+		a.o.Logger.Error("auth: token verification failed", slog.String("reason", reason))
 		writeJSONError(w, http.StatusInternalServerError, "server_error", "token could not be verified")
 		return
 	}
@@ -212,17 +185,17 @@ func (a *Authenticator) logRefusal(r *http.Request, status int, p Principal, err
 		// user name. The operator must hear of it.
 		level = slog.LevelWarn
 	}
-	if !a.logger.Enabled(r.Context(), level) {
+	if !a.o.Logger.Enabled(r.Context(), level) {
 		return
 	}
 	attrs := append([]slog.Attr{slog.Int("status", status)}, RefusalLogAttrs(err)...)
 	if status == http.StatusForbidden && p.User != "" {
 		attrs = append(attrs, slog.String("user", p.User), slog.Any("granted_scopes", p.Scopes))
 	}
-	if a.reqAttrs != nil {
-		attrs = append(attrs, a.reqAttrs(r)...)
+	if a.o.RequestLogAttrs != nil {
+		attrs = append(attrs, a.o.RequestLogAttrs(r)...)
 	}
-	a.logger.LogAttrs(r.Context(), level, "request refused by authentication", attrs...)
+	a.o.Logger.LogAttrs(r.Context(), level, "request refused by authentication", attrs...)
 }
 
 // InsufficientScope sets WWW-Authenticate for a 403 step-up; the caller
@@ -232,7 +205,7 @@ func (a *Authenticator) InsufficientScope(h http.Header, granted, needed []strin
 	h.Set("WWW-Authenticate", Challenge{
 		Error:            "insufficient_scope",
 		Scopes:           union(granted, needed),
-		ResourceMetadata: a.rm,
+		ResourceMetadata: a.o.ResourceMetadataURL,
 		Description:      description,
 	}.String())
 }

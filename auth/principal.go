@@ -23,23 +23,11 @@ func (p Principal) Claim(name string) (any, bool) {
 	return v, ok
 }
 
-// Audience returns the token's audiences (its aud claim), nil when p is not from a token.
-// A worker that holds the token, or one exchanged for it, holds them too: the pool keys its
-// workers on them.
+// Audience returns the token's aud claim, nil when p is not from a token. A worker given the
+// token (or one exchanged for it) holds these audiences too: the pool keys workers on them.
 func (p Principal) Audience() []string {
-	switch aud := p.claims[claimAudience].(type) {
-	case string:
-		return []string{aud}
-	case []any:
-		out := make([]string, 0, len(aud))
-		for _, a := range aud {
-			if s, ok := a.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
+	aud, _ := (&claimSet{values: p.claims}).strings(claimAudience, false)
+	return aud
 }
 
 // HasScope reports whether the principal was granted scope s.

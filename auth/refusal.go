@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -233,18 +232,4 @@ func firstOr(s []string) string {
 		return ""
 	}
 	return s[0]
-}
-
-// keyIDs lists the loaded key ids, sorted, for the log of an unknown-kid refusal.
-func (s *remoteKeySet) keyIDs() []string {
-	t := s.keys.Load()
-	if t == nil {
-		return []string{}
-	}
-	ids := make([]string, 0, len(t.byID))
-	for id := range t.byID {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
 }

@@ -39,13 +39,10 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	return newVerifier(ctx, cfg, time.Now)
 }
 
-// StartVerifier validates cfg and makes one attempt at discovery and the keys (bounded by
-// ctx and the fetch timeouts). If that fails it still returns the verifier, and keeps
-// retrying in the background with backoff until the keys load or ctx ends. Until then
-// Verify and Ready return a [*KeysUnavailableError] (which wraps [ErrKeysUnavailable], not
-// [ErrInvalidToken]): an identity provider that is down is no reason for a gateway to stop
-// or to call tokens invalid. Only a config problem is an error; Ready tells whether the
-// keys are in.
+// StartVerifier validates cfg and makes one attempt at discovery and the keys. If that
+// fails, it retries in the background with backoff until the keys load or ctx ends; until
+// then Verify and Ready return a [*KeysUnavailableError] (not [ErrInvalidToken]): an issuer
+// that is down is no reason to stop, or to call tokens invalid. Only bad config is an error.
 func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	v, ks, err := prepareVerifier(cfg, time.Now)
 	if err != nil || ks == nil {
