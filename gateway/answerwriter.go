@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/trace"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -17,7 +18,7 @@ import (
 // resumption: no store, no priming event, no event ids.
 type answerWriter struct {
 	st        sse
-	trace     *Tracer
+	trace     *trace.Tracer
 	traceID   string       // the session's id in the trace; "" for a sessionless request
 	store     *resumeStore // nil: not resumable
 	canStream bool         // the client accepts SSE; events for a client that does not are dropped
@@ -46,7 +47,7 @@ func (p *answerWriter) event(ev []byte) bool {
 	if !p.canStream {
 		return true
 	}
-	p.trace.outbound(p.traceID, ev)
+	p.trace.Outbound(p.traceID, ev)
 	return p.placed(placedEvent{buf: ev}, false) // no room in front: framed by copying
 }
 
@@ -55,12 +56,12 @@ func (p *answerWriter) event(ev []byte) bool {
 func (p *answerWriter) answer(m *jsonrpc.Message, asStream bool, status int) {
 	if p.begun || asStream && p.canStream {
 		pe := placeEvent(m) // encoded once, in its frame, for the trace and the client
-		p.trace.outbound(p.traceID, pe.data())
+		p.trace.Outbound(p.traceID, pe.data())
 		p.placed(pe, true)
 		return
 	}
 	body := m.Encode() // one encoding for the trace and the client
-	p.trace.outbound(p.traceID, body)
+	p.trace.Outbound(p.traceID, body)
 	wire.WriteBodyWithin(p.st.w, status, body, p.st.timeout)
 }
 

@@ -43,7 +43,7 @@ func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Prin
 	if msg.Method != "tools/call" {
 		return
 	}
-	g.metrics.toolCall("malformed")
+	g.metrics.ToolCall("malformed")
 	log := g.log.With("user", p.User)
 	if sessionless {
 		log = log.With("era", sessionlessVersion)

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/metrics"
+	"github.com/gemgate/gemgate/gateway/trace"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -75,9 +77,9 @@ type Options struct {
 	// taking every replica out of a load balancer for it would turn a blip into an outage.
 	// Its message is shown as is, so it must reveal no configuration.
 	Degraded func(context.Context) error
-	Logger   *slog.Logger // nil discards
-	Metrics  *Metrics     // nil: no metrics
-	Trace    *Tracer      // nil: no message trace
+	Logger   *slog.Logger     // nil discards
+	Metrics  *metrics.Metrics // nil: no metrics
+	Trace    *trace.Tracer    // nil: no message trace
 
 	now               func() time.Time // the pool's clock; tests set it
 	keepaliveInterval time.Duration    // 0: keepaliveInterval; tests set it
@@ -94,8 +96,8 @@ const (
 type Gateway struct {
 	opts     Options
 	log      *slog.Logger
-	metrics  *Metrics
-	trace    *Tracer
+	metrics  *metrics.Metrics
+	trace    *trace.Tracer
 	sessions *table
 	pool     *pool.Pool
 	starts   *startRate // nil: no rate
@@ -142,11 +144,11 @@ func New(o Options) (*Gateway, error) {
 	// (worker/redact.go), work for nothing when no trace is written.
 	var traceWorker func(dir, worker string, line []byte)
 	if g.trace != nil {
-		traceWorker = func(dir, worker string, line []byte) { g.trace.line(dir, worker, line) }
+		traceWorker = func(dir, worker string, line []byte) { g.trace.Line(dir, worker, line) }
 	}
 	p, err := pool.New(pool.Options{
 		Settings: o.Pool, Launcher: o.Workers, Versions: supportedVersions, InitTimeout: o.InitTimeout,
-		Logger: g.log, Metrics: g.metrics.poolMetrics(), Now: o.now,
+		Logger: g.log, Metrics: g.metrics.Pool(), Now: o.now,
 		Trace: traceWorker,
 		BeforeStart: func(id pool.Identity) error {
 			if ok, wait := g.starts.take(owner{id.Issuer, id.Subject}, time.Now()); !ok {
@@ -159,11 +161,7 @@ func New(o Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.pool = p
-	if o.Trace != nil { // the caller's Tracer is left as it was: the gateway traces with a copy
-		t := *o.Trace
-		t.secrets = p.RedactSecrets
-		g.trace = &t
-	}
+	g.trace = o.Trace.WithSecrets(p.RedactSecrets) // the caller's Tracer is left as it was
 	g.router = g.requestDeadline(g.routes())
 	g.reaper = startReaper(g)
 	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))

@@ -21,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/metrics"
+	"github.com/gemgate/gemgate/gateway/trace"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 )
@@ -116,7 +118,7 @@ type fixture struct {
 	url     string
 	log     *logBuffer
 	reg     *prometheus.Registry
-	metrics *Metrics
+	metrics *metrics.Metrics
 }
 
 var demoReadOnlyTools = []string{"whoami", "list_notes", "read_note", "search_notes", "slow", "echo"}
@@ -128,7 +130,7 @@ func newFixture(t *testing.T, mods ...func(*Options)) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, log: &logBuffer{}, reg: prometheus.NewRegistry()}
-	f.metrics = NewMetrics(f.reg)
+	f.metrics = metrics.New(f.reg)
 	logger := slog.New(slog.NewJSONHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
 		Verifier: tokens, ResourceMetadataURL: resourceMetadata, RequiredScopes: pol.RequiredScopes(),
@@ -140,7 +142,7 @@ func newFixture(t *testing.T, mods ...func(*Options)) *fixture {
 		Workers:           &testLauncher{mode: "demo", dataDir: t.TempDir()},
 		Logger:            logger,
 		Metrics:           f.metrics,
-		Trace:             &Tracer{Logger: logger},
+		Trace:             &trace.Tracer{Logger: logger},
 		InitTimeout:       10 * time.Second,
 		// Most tests here pin rules of one session and its worker; the per-user tests say so.
 		Pool: pool.Settings{WorkerPer: pool.PerSession},
@@ -254,7 +256,13 @@ func containsStr(s, sub string) bool { return strings.Contains(s, sub) }
 // module go.mod does not carry.)
 func metricValue(t *testing.T, f *fixture, name string, labels ...string) float64 {
 	t.Helper()
-	mfs, err := f.reg.Gather()
+	return gathered(t, f.reg, name, labels...)
+}
+
+// gathered is metricValue of the metrics registered with reg.
+func gathered(t *testing.T, reg prometheus.Gatherer, name string, labels ...string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	access := g.opts.Policy.Decide(p.Scopes) // with every required scope: postMessage refused it otherwise
 	o := ownerOf(p)
 	if err := g.sessions.reserve(o); err != nil {
-		g.metrics.sessionOpened("limit")
+		g.metrics.SessionOpened("limit")
 		if errors.Is(err, errUserFull) {
 			return wire.TooManyRequests(msg.ID, err.Error(), sessionLimitRetryAfter)
 		}
@@ -68,7 +68,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	s.lastActive = s.opened
 	s.logh, s.log = newSessionLog(g.log, s.id, p.User)
-	s.outbox = newOutbox(g.metrics.outboxDropped, g.metrics.streamMessageMoved)
+	s.outbox = newOutbox(g.metrics.OutboxDropped, g.metrics.StreamMessageMoved)
 	s.end = func(reason string) { g.endLater(s, reason) }
 
 	member, result, err := g.pool.Attach(r.Context(), pool.Attach{Identity: g.identity(r, p, access, s), Caller: s, Params: params})
@@ -80,7 +80,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	version, err := resultVersion(result)
 	if err != nil {
 		member.Detach()
-		g.metrics.sessionOpened("worker_error")
+		g.metrics.SessionOpened("worker_error")
 		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
 	s.version = version
@@ -92,19 +92,19 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if reason := g.admit(s); reason != "" {
 		member.Detach()
 		if reason == ReasonShutdown {
-			g.metrics.sessionOpened("shutdown")
+			g.metrics.SessionOpened("shutdown")
 			return wire.Overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 		}
-		g.metrics.sessionOpened("worker_error")
+		g.metrics.SessionOpened("worker_error")
 		return wire.Overloaded(msg.ID, "the session's worker ended as the session opened ("+reason+")", workerRetryAfter, nil)
 	}
 	committed = true
-	g.metrics.sessionOpened("ok")
+	g.metrics.SessionOpened("ok")
 	s.log.Info("session opened", "read_only", access.ReadOnly, "protocol_version", version, "pid", member.WorkerPid())
 
 	w.Header().Set(headerSessionID, s.id)
 	body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode() // one encoding for the trace and the client
-	g.trace.outbound(s.id, body)
+	g.trace.Outbound(s.id, body)
 	wire.WriteBody(w, http.StatusOK, body)
 	return nil
 }
@@ -139,18 +139,18 @@ func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err e
 	case errors.Is(err, pool.ErrInitTimeout):
 		outcome = "worker_timeout"
 	case errors.Is(err, context.Canceled):
-		g.metrics.sessionOpened("client_gone")
+		g.metrics.SessionOpened("client_gone")
 		return nil
 	case errors.As(err, &refused):
 		// The worker's own refusal (a backend login refused, say) is for the client to read.
-		g.metrics.sessionOpened(outcome)
+		g.metrics.SessionOpened(outcome)
 		g.log.Warn("worker refused initialize", "error", textclip.Bytes(refused.Answer, 512))
 		body := (&jsonrpc.Message{ID: msg.ID, Error: refused.Answer}).Encode()
-		g.trace.outbound("", body)
+		g.trace.Outbound("", body)
 		wire.WriteBody(w, http.StatusOK, body)
 		return nil
 	}
-	g.metrics.sessionOpened(outcome)
+	g.metrics.SessionOpened(outcome)
 	return attachFailed(msg.ID, err)
 }
 

@@ -334,7 +334,7 @@ func (g *Gateway) waitListen(l *listening, done, end <-chan struct{}) {
 	for {
 		select {
 		case ev := <-l.c.events:
-			g.trace.outbound("", ev)
+			g.trace.Outbound("", ev)
 			if l.stream.event(ev) != nil {
 				return
 			}

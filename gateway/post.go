@@ -14,6 +14,7 @@ import (
 	textclip "github.com/gemgate/gemgate/internal/clip"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/metrics"
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
@@ -38,11 +39,11 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 			g.log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", loggedSessionID(h))
 		}
 		if g.trace != nil { // the body is encoded for the trace only when there is one
-			g.trace.outbound(loggedSessionID(h), errorBody(he))
+			g.trace.Outbound(loggedSessionID(h), errorBody(he))
 		}
 		he.Write(rec)
 	}
-	g.metrics.request(method, rec.status(), time.Since(start))
+	g.metrics.Request(method, rec.status(), time.Since(start))
 }
 
 // post handles one POST; it returns the method's metrics label ("other" until the body is
@@ -56,7 +57,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 		return "other", err
 	}
 	if g.trace != nil {
-		g.trace.inbound(r, body)
+		g.traceInbound(r, body)
 	}
 	msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true}) // body is this request's alone, and never written again
 	if err != nil {
@@ -65,7 +66,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 		}
 		return "other", &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
 	}
-	return methodLabel(msg.Method), g.postMessage(w, r, msg)
+	return metrics.MethodLabel(msg.Method), g.postMessage(w, r, msg)
 }
 
 // postMessage decides the message's era, once, and hands it to that era's adapter: a
@@ -165,7 +166,7 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 	if !s.isProbeAnswer(msg) && !s.touch(time.Now()) {
 		return notFound()
 	}
-	if he := g.grantRefusal(s, p, msg.ID, methodLabel(msg.Method)); he != nil {
+	if he := g.grantRefusal(s, p, msg.ID, metrics.MethodLabel(msg.Method)); he != nil {
 		return nil, he
 	}
 	return s, nil
@@ -288,7 +289,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	started := time.Now()
 	outcome := g.await(&pending{w: w, r: r, s: s, inf: inf, method: msg.Method, access: access})
 	if f.tool != "" {
-		g.metrics.toolCall(outcome)
+		g.metrics.ToolCall(outcome)
 		auditCall(s.log, f.tool, access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gemgate/gemgate/auth"
+	gwmetrics "github.com/gemgate/gemgate/gateway/metrics"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -96,7 +97,7 @@ func newBenchGateway(b testing.TB) http.Handler {
 		Policy:            pol,
 		Workers:           &testLauncher{mode: "demo", dataDir: b.TempDir()},
 		Logger:            slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Metrics:           NewMetrics(prometheus.NewRegistry()),
+		Metrics:           gwmetrics.New(prometheus.NewRegistry()),
 		InitTimeout:       10 * time.Second,
 		Pool:              pool.Settings{WorkerPer: pool.PerUser},
 	})

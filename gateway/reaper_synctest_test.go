@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/gemgate/gemgate/gateway/metrics"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -30,10 +30,10 @@ import (
 
 // bubble is a gateway made inside a synctest bubble, logging into a buffer.
 type bubble struct {
-	gw      *Gateway
-	log     *logBuffer
-	metrics *Metrics
-	start   time.Time // the bubble's clock when the gateway (and its reaper's ticker) started
+	gw    *Gateway
+	log   *logBuffer
+	reg   *prometheus.Registry
+	start time.Time // the bubble's clock when the gateway (and its reaper's ticker) started
 }
 
 // newBubble builds a gateway with the lifetime l (zero fields keep DefaultLifetime's
@@ -44,13 +44,13 @@ func newBubble(t *testing.T, l Lifetime) *bubble {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bubble{log: &logBuffer{}, metrics: NewMetrics(prometheus.NewRegistry())}
+	b := &bubble{log: &logBuffer{}, reg: prometheus.NewRegistry()}
 	b.gw, err = New(Options{
 		Authenticate: func(h http.Handler) http.Handler { return h },
 		Policy:       pol,
 		Workers:      noLauncher{},
 		Logger:       slog.New(slog.NewJSONHandler(b.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Metrics:      b.metrics,
+		Metrics:      metrics.New(b.reg),
 		Lifetime:     l,
 	})
 	if err != nil {
@@ -132,7 +132,7 @@ func (b *bubble) ended(t *testing.T, s *session, reason string, lifetime time.Du
 	if !found {
 		t.Errorf("no \"session ended\" log line for the session; log:\n%s", b.log)
 	}
-	if n := testutil.ToFloat64(b.metrics.sessionsClosed.WithLabelValues(reason)); n != 1 {
+	if n := gathered(t, b.reg, "gemgate_sessions_closed_total", "reason", reason); n != 1 {
 		t.Errorf("sessions_closed_total{reason=%q} = %v, want 1", reason, n)
 	}
 }

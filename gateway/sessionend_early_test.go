@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/trace"
 )
 
 // hookHandler passes every record to inner and lets a test act on some of them, on the
@@ -67,7 +69,7 @@ func TestWorkerDeathBeforeAdmitRefusesTheSession(t *testing.T) {
 				})
 			}
 		}})
-		o.Trace = &Tracer{Logger: o.Logger}
+		o.Trace = &trace.Tracer{Logger: o.Logger}
 	})
 	c := f.client("alice-rw")
 	r := c.rpc("1", "initialize", initParams("2025-06-18"))

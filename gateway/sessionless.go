@@ -143,7 +143,7 @@ func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *ses
 	outcome, parkedNow := g.awaitSessionless(w, r, pk)
 	detach = !parkedNow
 	if msg.Method == "tools/call" {
-		g.metrics.toolCall(outcome)
+		g.metrics.ToolCall(outcome)
 		auditCall(log, q.fields.tool, q.access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
@@ -169,7 +169,7 @@ func (g *Gateway) discover(w http.ResponseWriter, msg *jsonrpc.Message, initResu
 		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
 	body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode()
-	g.trace.outbound("", body)
+	g.trace.Outbound("", body)
 	wire.WriteBody(w, http.StatusOK, body)
 	return nil
 }

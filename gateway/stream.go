@@ -84,7 +84,7 @@ func forgetBearer(h http.Header) {
 func (g *Gateway) streamEnded(s *session, gen uint64) {
 	s.outbox.Detach(gen)
 	s.streamClosed(gen, time.Now())
-	g.metrics.streamClosed()
+	g.metrics.StreamClosed()
 }
 
 // openStream starts the session's stream and replays what a resumed one missed. It runs
@@ -125,7 +125,7 @@ func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bo
 func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, s *session, after uint64, resumed bool) {
 	gen := s.outbox.Attach()
 	s.streamOpened()
-	g.metrics.streamOpened()
+	g.metrics.StreamOpened()
 	defer g.streamEnded(s, gen)
 	st := g.newSSE(w)
 	st.stop = g.stopping // at shutdown the stream ends, between chunks of a long message too
@@ -169,7 +169,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 //go:noinline
 func (g *Gateway) sendTaken(st *sse, s *session, evs []takenEvent) bool {
 	for _, e := range evs {
-		g.trace.outbound(s.id, e.data)
+		g.trace.Outbound(s.id, e.data)
 		if err := st.eventID(e.id, e.data); err != nil {
 			s.log.Info("session stream lost while writing", "error", err)
 			return false
@@ -207,7 +207,7 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 			return // its events went (bounds) while it was away: end, the client may retry
 		}
 		for _, e := range evs {
-			g.trace.outbound(s.id, e.data)
+			g.trace.Outbound(s.id, e.data)
 			if st.eventID(store.eventID(sid, e.seq), e.data) != nil {
 				return
 			}
@@ -310,7 +310,7 @@ func (g *Gateway) endSession(s *session, reason string) bool {
 	s.mu.Unlock()
 	s.outbox.Close()
 	s.member.Detach()
-	g.metrics.sessionClosed(reason)
+	g.metrics.SessionClosed(reason)
 	s.log.Info("session ended", "reason", reason, "lifetime", time.Since(s.opened).Round(time.Millisecond))
 	close(s.done)
 	return true

@@ -1,54 +1,11 @@
 package gateway
 
 import (
-	"bytes"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 )
-
-func TestTracerCut(t *testing.T) {
-	tests := []struct {
-		name   string
-		limit  int
-		body   string
-		unread int
-		want   string
-	}{
-		{"short", 100, `{"a":1}`, 0, `{"a":1}`},
-		{"newlines and tabs escaped", 100, "{\"a\":\n\t\"b\r\"}", 0, `{"a":\n\t"b\r"}`},
-		{"cut", 4, `0123456789`, 0, `0123...(+6 more)`},
-		{"cut counts escapes", 4, "01\n\n", 0, `01\n...(+2 more)`},
-		{"no cap", 0, strings.Repeat("x", 10000), 0, strings.Repeat("x", 10000)},
-		{"unread rest", 100, `{"a"`, 50, `{"a"...(+50 more)`},
-		{"cut and unread rest", 2, `{"a"`, 50, `{"...(+52 more)`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := (&Tracer{Limit: tt.limit}).cut([]byte(tt.body), tt.unread); got != tt.want {
-				t.Errorf("cut = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestTracerOneLinePerMessage(t *testing.T) {
-	var buf bytes.Buffer
-	tr := &Tracer{Logger: slog.New(slog.NewTextHandler(&buf, nil)), Limit: 4096}
-	tr.inbound(traceRequest("s1"), []byte("{\n\"jsonrpc\":\"2.0\",\n\t\"method\":\"x\"\n}\n"))
-	tr.outbound("s1", []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d lines for 2 messages:\n%s", len(lines), buf.String())
-	}
-	if !strings.Contains(lines[0], "direction=client_to_gateway") || !strings.Contains(lines[0], "session=s1") || !strings.Contains(lines[0], "size=") {
-		t.Errorf("line lacks direction, session or size: %s", lines[0])
-	}
-	var nilTracer *Tracer
-	nilTracer.inbound(traceRequest("s"), []byte("x")) // a nil tracer is off, not a crash
-}
 
 // traceRecords are the fixture's trace records for client-to-gateway messages.
 func traceRecords(t *testing.T, f *fixture) []map[string]any {
@@ -127,11 +84,4 @@ func TestPolicyRefusalTracedOnce(t *testing.T) {
 	if len(recs) != 1 || !strings.Contains(recs[0]["body"].(string), "write_note") || recs[0]["refused"] != nil {
 		t.Errorf("want the body traced once by the session layer, got %v", recs)
 	}
-}
-
-// traceRequest is a POST of session id with no token, as the trace sees one.
-func traceRequest(session string) *http.Request {
-	r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", nil)
-	r.Header.Set(headerSessionID, session)
-	return r
 }

@@ -53,7 +53,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	}
 	listed, hint, known := listedTool(ctx, c.member, g.opts.Policy, c.access, c.name, c.log)
 	if known && !listed {
-		g.metrics.toolCall("unknown")
+		g.metrics.ToolCall("unknown")
 		auditCall(c.log, c.name, c.access.ReadOnly, "unknown", 0)
 		status := http.StatusOK
 		if c.sessionless {
@@ -67,7 +67,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 			return nil
 		}
 	}
-	g.metrics.toolCall(verdict.String())
+	g.metrics.ToolCall(verdict.String())
 	auditCall(c.log, c.name, c.access.ReadOnly, verdict.String(), 0)
 	if verdict == policy.DeniedReadOnly {
 		// A session steps up to read-write when a request's token has the write scope

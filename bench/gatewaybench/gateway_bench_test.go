@@ -23,6 +23,7 @@ import (
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/auth/devissuer"
 	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/gateway/metrics"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker/demo"
@@ -70,7 +71,7 @@ func newFixture(tb testing.TB, authOn bool) *fixture {
 		AllowLoopbackOrigins: true,
 		// gemgate serve logs at info: every tools/call writes an audit line.
 		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Metrics: gateway.NewMetrics(prometheus.NewRegistry()),
+		Metrics: metrics.New(prometheus.NewRegistry()),
 		// As bench/run.sh runs gemgate: every loadgen session is alice's, opened at once.
 		Limits: gateway.Limits{MaxSessions: -1, MaxSessionsPerUser: -1, WorkerStartRate: -1},
 		Pool:   pool.Settings{WorkerPer: benchWorkerPer()},

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/gateway/metrics"
 )
 
 // A scrape of the metrics listener parses as Prometheus text and carries gemgate's families.
@@ -75,7 +75,7 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 		}
 	}
 	reg := &describer{Registerer: prometheus.NewRegistry()}
-	gateway.NewMetrics(reg)
+	metrics.New(reg)
 	auth.NewMetrics(reg)
 	name := regexp.MustCompile(`fqName: "([^"]+)"`)
 	labels := regexp.MustCompile(`variableLabels: \{([^}]*)\}`)

@@ -24,6 +24,8 @@ import (
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/auth/exchange"
 	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/gateway/metrics"
+	"github.com/gemgate/gemgate/gateway/trace"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
@@ -156,11 +158,11 @@ func (s *server) gatewayOptions(pol *policy.Policy) gateway.Options {
 		Pool:                 c.poolSettings(),
 		PostAnswers:          c.PostAnswers,
 		Logger:               log,
-		Metrics:              gateway.NewMetrics(s.reg),
+		Metrics:              metrics.New(s.reg),
 	}
 	if c.TraceMessages {
 		limit, _ := c.traceLimit()
-		opts.Trace = &gateway.Tracer{Logger: log, Limit: limit}
+		opts.Trace = &trace.Tracer{Logger: log, Limit: limit}
 		log.Info("message trace is on", "limit", c.TraceLimit)
 	}
 	return opts

@@ -1,4 +1,4 @@
-package gateway
+package metrics
 
 import (
 	"strconv"
@@ -11,8 +11,7 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// Metrics are the gateway's Prometheus instruments. Labels come from fixed sets only: never a
-// user, a session id, a token or a name a client chose.
+// Metrics are the gateway's Prometheus instruments. A nil *Metrics counts nothing.
 type Metrics struct {
 	sessionsOpen    prometheus.Gauge
 	sessionsOpened  *prometheus.CounterVec
@@ -28,9 +27,8 @@ type Metrics struct {
 	// The series every call touches, kept once looked up: WithLabelValues hashes its labels
 	// and formats the status on every call. Labels come from fixed sets (methods, outcomes,
 	// HTTP statuses), so the caches stay small.
-	seriesMu  sync.RWMutex
-	byRequest map[requestLabels]requestSeries
-	byOutcome map[string]prometheus.Counter
+	byRequest seriesCache[requestLabels, requestSeries]
+	byOutcome seriesCache[string, prometheus.Counter]
 }
 
 type requestLabels struct {
@@ -43,8 +41,31 @@ type requestSeries struct {
 	duration prometheus.Observer
 }
 
-// NewMetrics registers the gateway's metrics with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// seriesCache keeps the series of a vector by their labels, looked up once.
+type seriesCache[K comparable, S any] struct {
+	mu     sync.RWMutex
+	series map[K]S
+}
+
+// get is k's series, made by lookUp the first time.
+func (c *seriesCache[K, S]) get(k K, lookUp func() S) S {
+	c.mu.RLock()
+	s, ok := c.series[k]
+	c.mu.RUnlock()
+	if !ok {
+		s = lookUp()
+		c.mu.Lock()
+		if c.series == nil {
+			c.series = map[K]S{}
+		}
+		c.series[k] = s
+		c.mu.Unlock()
+	}
+	return s
+}
+
+// New registers the gateway's metrics with reg.
+func New(reg prometheus.Registerer) *Metrics {
 	f := promauto.With(reg)
 	return &Metrics{
 		sessionsOpen: f.NewGauge(prometheus.GaugeOpts{Name: "gemgate_sessions_open", Help: "Sessions open now."}),
@@ -76,7 +97,9 @@ var methods = map[string]bool{
 	"server/discover": true,
 }
 
-func methodLabel(m string) string {
+// MethodLabel is the label value of JSON-RPC method m: itself when it is one of a fixed set,
+// "response" for a message with no method, else "other".
+func MethodLabel(m string) string {
 	if methods[m] {
 		return m
 	}
@@ -86,28 +109,23 @@ func methodLabel(m string) string {
 	return "other"
 }
 
-func (m *Metrics) request(method string, code int, d time.Duration) {
+// Request counts an MCP POST of method (a MethodLabel) answered with code after d.
+func (m *Metrics) Request(method string, code int, d time.Duration) {
 	if m == nil {
 		return
 	}
-	k := requestLabels{method, code}
-	m.seriesMu.RLock()
-	rs, ok := m.byRequest[k]
-	m.seriesMu.RUnlock()
-	if !ok {
-		rs = requestSeries{m.requests.WithLabelValues(method, strconv.Itoa(code)), m.requestDuration.WithLabelValues(method)}
-		m.seriesMu.Lock()
-		if m.byRequest == nil {
-			m.byRequest = map[requestLabels]requestSeries{}
+	rs := m.byRequest.get(requestLabels{method, code}, func() requestSeries {
+		return requestSeries{
+			count:    m.requests.WithLabelValues(method, strconv.Itoa(code)),
+			duration: m.requestDuration.WithLabelValues(method),
 		}
-		m.byRequest[k] = rs
-		m.seriesMu.Unlock()
-	}
+	})
 	rs.count.Inc()
 	rs.duration.Observe(d.Seconds())
 }
 
-func (m *Metrics) sessionOpened(result string) {
+// SessionOpened counts an attempt to open a session by result; "ok" opens one.
+func (m *Metrics) SessionOpened(result string) {
 	if m == nil {
 		return
 	}
@@ -117,7 +135,8 @@ func (m *Metrics) sessionOpened(result string) {
 	}
 }
 
-func (m *Metrics) sessionClosed(reason string) {
+// SessionClosed counts the end of an open session by reason.
+func (m *Metrics) SessionClosed(reason string) {
 	if m == nil {
 		return
 	}
@@ -125,52 +144,45 @@ func (m *Metrics) sessionClosed(reason string) {
 	m.sessionsOpen.Dec()
 }
 
-// poolMetrics are the pool's instruments, registered with the gateway's.
-func (m *Metrics) poolMetrics() *pool.Metrics {
+// Pool is the pool's instruments, registered with the gateway's.
+func (m *Metrics) Pool() *pool.Metrics {
 	if m == nil {
 		return nil
 	}
 	return m.pool
 }
 
-func (m *Metrics) toolCall(outcome string) {
+// ToolCall counts a tools/call by outcome.
+func (m *Metrics) ToolCall(outcome string) {
 	if m == nil {
 		return
 	}
-	m.seriesMu.RLock()
-	c, ok := m.byOutcome[outcome]
-	m.seriesMu.RUnlock()
-	if !ok {
-		c = m.toolCalls.WithLabelValues(outcome)
-		m.seriesMu.Lock()
-		if m.byOutcome == nil {
-			m.byOutcome = map[string]prometheus.Counter{}
-		}
-		m.byOutcome[outcome] = c
-		m.seriesMu.Unlock()
-	}
-	c.Inc()
+	m.byOutcome.get(outcome, func() prometheus.Counter { return m.toolCalls.WithLabelValues(outcome) }).Inc()
 }
 
-func (m *Metrics) streamOpened() {
+// StreamOpened counts a session GET stream's start.
+func (m *Metrics) StreamOpened() {
 	if m != nil {
 		m.sseStreams.Inc()
 	}
 }
 
-func (m *Metrics) streamClosed() {
+// StreamClosed counts a session GET stream's end.
+func (m *Metrics) StreamClosed() {
 	if m != nil {
 		m.sseStreams.Dec()
 	}
 }
 
-func (m *Metrics) outboxDropped() {
+// OutboxDropped counts a message dropped from a full session outbox.
+func (m *Metrics) OutboxDropped() {
 	if m != nil {
 		m.outboxDrops.Inc()
 	}
 }
 
-func (m *Metrics) streamMessageMoved() {
+// StreamMessageMoved counts a message for a full request stream sent to the session stream.
+func (m *Metrics) StreamMessageMoved() {
 	if m != nil {
 		m.streamMoves.Inc()
 	}
