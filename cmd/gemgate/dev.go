@@ -116,7 +116,7 @@ func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error
 	if err != nil {
 		return nil, nil, listenError("listen", c.Listen, err)
 	}
-	info.URL = publicURLFor(c, ln)
+	info.URL = resourceURL(c, ln.Addr().String())
 	if c.Auth != "oidc" {
 		return ln, nil, nil
 	}

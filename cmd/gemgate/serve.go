@@ -84,11 +84,6 @@ type server struct {
 	sandbox string
 }
 
-// publicURLFor is public_url, or on loopback the URL the listener really has.
-func publicURLFor(c *Config, ln net.Listener) string {
-	return resourceURL(c, ln.Addr().String())
-}
-
 // resourceURL is public_url, or the URL of the MCP endpoint at addr, the address gemgate
 // listens on (an IP and port, as a listener reports it).
 func resourceURL(c *Config, addr string) string {
@@ -105,7 +100,7 @@ func resourceURL(c *Config, addr string) string {
 // build makes the gateway: verifier, policy, workers, metrics. Problems that need the outside
 // world (an unreachable issuer) surface here.
 func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, anonymous *auth.Principal) (*server, error) {
-	s := &server{cfg: c, log: log, ln: ln, publicURL: publicURLFor(c, ln), reg: prometheus.NewRegistry()}
+	s := &server{cfg: c, log: log, ln: ln, publicURL: resourceURL(c, ln.Addr().String()), reg: prometheus.NewRegistry()}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	pol, err := policy.New(c.policyConfig())
 	if err != nil {
