@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -276,11 +277,9 @@ func printDevInfo(w io.Writer, info devInfo) {
 		fmt.Fprintf(&b, "  workers        run as %s: gemgate runs as root and found no sandbox (see its log)\n", info.WorkerUser)
 		fmt.Fprintf(&b, "                 their data (the demo's notes): %s\n", info.WorkersDataDir)
 	}
-	if info.CACert != "" {
-		fmt.Fprintf(&b, "  TLS            certificate signed by the development CA %s\n", info.CACert)
-	}
 	inspectorEnv := ""
 	if info.CACert != "" {
+		fmt.Fprintf(&b, "  TLS            certificate signed by the development CA %s\n", info.CACert)
 		inspectorEnv = "NODE_EXTRA_CA_CERTS=" + info.CACert + " "
 	}
 	if info.Issuer == "" {
@@ -296,10 +295,8 @@ func printDevInfo(w io.Writer, info devInfo) {
 	printTrust(&b, info)
 	for _, cl := range info.Clients {
 		mode := "read-only"
-		for _, s := range cl.Scopes {
-			if s == "mcp:write" {
-				mode = "read-write"
-			}
+		if slices.Contains(cl.Scopes, "mcp:write") {
+			mode = "read-write"
 		}
 		fmt.Fprintf(&b, "%s (%s, scopes %s), valid %s, also after a restart:\n  %s\n", cl.User, mode, strings.Join(cl.Scopes, " "), devTokenTTL, info.Tokens[cl.User])
 		fmt.Fprintf(&b, "  client credentials: client_id=%s client_secret=%s\n\n", cl.ID, cl.Secret)
