@@ -97,7 +97,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 	log, _ := newLogger(c, stderr)
 	c.logWarnings(log)
-	srv, err := build(ctx, c, ln, log, nil)
+	srv, err := build(ctx, c, ln, log)
 	if err != nil {
 		ln.Close()
 		return err
