@@ -81,17 +81,14 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(errs) == 0 {
 		errs = c.validate()
 	}
+	if issuer != nil {
+		defer issuer.Close()
+	}
 	if len(errs) > 0 {
 		if ln != nil {
 			ln.Close()
 		}
-		if issuer != nil {
-			issuer.Close()
-		}
 		return configErrors(errs)
-	}
-	if issuer != nil {
-		defer issuer.Close()
 	}
 	c.metricsFallback = c.MetricsListen == devMetricsAddr
 
