@@ -66,7 +66,7 @@ func TestAttackPercentEncodedSpellingsAreRedacted(t *testing.T) {
 	}
 	p := &Process{secrets: [][]byte{[]byte(cred)}}
 	for _, form := range []string{url.QueryEscape(cred), url.PathEscape(cred), lower(url.QueryEscape(cred)), lower(url.PathEscape(cred))} {
-		got := string(p.redact([]byte("GET https://backend.test/x?t=" + form + " failed")))
+		got := string(p.Redacted([]byte("GET https://backend.test/x?t=" + form + " failed")))
 		if strings.Contains(got, "SECRETPART") || !strings.Contains(got, "[redacted]") {
 			t.Errorf("%q: logged as %q", form, got)
 		}

@@ -33,11 +33,11 @@ type Caps struct {
 // then executes the worker (or bubblewrap): see init below.
 const trampolineName = "gemgate-worker-caps"
 
-// rlimit is one resource limit the trampoline sets, soft and hard alike.
+// rlimit is one resource limit the trampoline sets, soft and hard alike, by its name in
+// rlimitNames.
 type rlimit struct {
-	name     string
-	resource int
-	value    uint64
+	name  string
+	value uint64
 }
 
 var rlimitNames = map[string]int{
@@ -53,14 +53,14 @@ func (c *Caps) rlimits() []rlimit {
 	}
 	var out []rlimit
 	if c.OpenFiles > 0 {
-		out = append(out, rlimit{"nofile", unix.RLIMIT_NOFILE, c.OpenFiles})
+		out = append(out, rlimit{"nofile", c.OpenFiles})
 	}
 	if c.Cgroup == nil {
 		if c.MemoryBytes > 0 {
-			out = append(out, rlimit{"data", unix.RLIMIT_DATA, uint64(c.MemoryBytes)})
+			out = append(out, rlimit{"data", uint64(c.MemoryBytes)})
 		}
 		if c.Nproc > 0 {
-			out = append(out, rlimit{"nproc", unix.RLIMIT_NPROC, uint64(c.Nproc)})
+			out = append(out, rlimit{"nproc", uint64(c.Nproc)})
 		}
 	}
 	return out

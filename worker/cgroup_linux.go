@@ -178,13 +178,6 @@ func (g *Cgroups) create(c *Caps) (*cgroup, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("worker cgroup: %w", err)
 	}
-	cg := &cgroup{dir: dir}
-	write := func(file, value string) error {
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0); err != nil {
-			return fmt.Errorf("worker cgroup: %s = %s: %w", file, value, err)
-		}
-		return nil
-	}
 	var settings [][2]string
 	if c.MemoryBytes > 0 {
 		settings = append(settings, [2]string{"memory.max", strconv.FormatInt(c.MemoryBytes, 10)})
@@ -204,9 +197,9 @@ func (g *Cgroups) create(c *Caps) (*cgroup, error) {
 		settings = append(settings, [2]string{"cpu.max", cpuMax(c.CPU)})
 	}
 	for _, s := range settings {
-		if err := write(s[0], s[1]); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, s[0]), []byte(s[1]), 0); err != nil {
 			_ = os.Remove(dir)
-			return nil, err
+			return nil, fmt.Errorf("worker cgroup: %s = %s: %w", s[0], s[1], err)
 		}
 	}
 	fd, err := os.Open(dir)
@@ -214,8 +207,7 @@ func (g *Cgroups) create(c *Caps) (*cgroup, error) {
 		_ = os.Remove(dir)
 		return nil, fmt.Errorf("worker cgroup: %w", err)
 	}
-	cg.fd = fd
-	return cg, nil
+	return &cgroup{dir: dir, fd: fd}, nil
 }
 
 // cpuPeriod is cpu.max's period, the kernel's default (100 ms).

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -165,20 +166,26 @@ func allProcesses() []int {
 
 // parentAndSession reads a process's parent pid and session id from /proc/<pid>/stat.
 func parentAndSession(pid int) (ppid, sid int, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	// pid (comm) state ppid pgrp session ...; comm may hold anything, so cut at the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := bytes.Fields(b[i+1:])
+	f := statFields(pid)
 	if len(f) < 4 {
 		return 0, 0, false
 	}
-	ppid, err1 := strconv.Atoi(string(f[1]))
-	sid, err2 := strconv.Atoi(string(f[3]))
+	ppid, err1 := strconv.Atoi(f[1])
+	sid, err2 := strconv.Atoi(f[3])
 	return ppid, sid, err1 == nil && err2 == nil
+}
+
+// statFields are the fields of /proc/<pid>/stat after the command name (state ppid pgrp
+// session ...), nil if it cannot be read. The name may hold anything, so it is cut at the
+// last ')'.
+func statFields(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
 }

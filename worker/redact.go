@@ -11,21 +11,18 @@ import (
 )
 
 // A worker may print what it was handed (a login message quoting its token): every line of
-// its that gemgate logs or traces, or reads as a greeting, goes through redact first.
+// its that gemgate logs or traces, or reads as a greeting, goes through Redacted first.
 
 // snippet is a worker's text as a log line quotes it: without the secrets it was handed, and
 // clipped.
-func (p *Process) snippet(b []byte) string { return clip.Bytes(p.redact(b), 512) }
+func (p *Process) snippet(b []byte) string { return clip.Bytes(p.Redacted(b), 512) }
 
-// Redacted is b without the secrets this worker was handed, as in its log lines. It is for
-// worker text that gemgate passes on, such as a refused initialize quoting a login.
-func (p *Process) Redacted(b []byte) []byte { return p.redact(b) }
-
-// redact is b with every secret the worker was handed replaced by [redacted]; b itself when
-// it holds none. It also finds a secret that is JSON-escaped (the line is then logged with
-// printable ASCII escapes written out), in base64 (encodedForms), as in a Basic
-// Authorization header, or percent-encoded (percentForms), as in a URL.
-func (p *Process) redact(b []byte) []byte {
+// Redacted is b with every secret the worker was handed replaced by [redacted], as in its
+// log lines; b itself when it holds none. It also finds a secret that is JSON-escaped (the
+// line is then logged with printable ASCII escapes written out), in base64 (encodedForms), as
+// in a Basic Authorization header, or percent-encoded (percentForms), as in a URL. It is also
+// for worker text that gemgate passes on, such as a refused initialize quoting a login.
+func (p *Process) Redacted(b []byte) []byte {
 	if len(p.secrets) == 0 {
 		return b
 	}

@@ -15,10 +15,10 @@ func TestRedactingAnOrdinaryLineAllocatesNothing(t *testing.T) {
 	cred := []byte("eyJhbGciOiJSUzI1NiJ9." + strings.Repeat("eyJzdWIiOiJhbGljZSJ9", 40) + ".c2lnbmF0dXJl")
 	p := &Process{secrets: keepSecrets(cred, nil)}
 	line := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"42 notes found"}]}}`)
-	if got := p.redact(line); string(got) != string(line) {
+	if got := p.Redacted(line); string(got) != string(line) {
 		t.Fatalf("a line without the secret changed: %s", got)
 	}
-	if n := testing.AllocsPerRun(200, func() { p.redact(line) }); n > 0 {
+	if n := testing.AllocsPerRun(200, func() { p.Redacted(line) }); n > 0 {
 		t.Errorf("redacting a worker's ordinary answer (no secret, no escape) allocates %.0f times per line; "+
 			"with tracing on it runs on every stdout line", n)
 	}

@@ -19,13 +19,13 @@ func TestNestedEscapedCredentialIsRedacted(t *testing.T) {
 	for depth := 1; depth <= 3; depth++ {
 		outer, _ := json.Marshal(map[string]string{"error": string(line)})
 		line = outer
-		got := string(p.redact(line))
+		got := string(p.Redacted(line))
 		if strings.Contains(got, "SECRETPART") || got != nestedSecret {
 			t.Errorf("escaped %d times more: redact(%s) = %s", depth, line, got)
 		}
 	}
 	clean := []byte(`{"error":"{\"login\":\"AbC\\/other\\u002bthing\"}"}`)
-	if got := p.redact(clean); string(got) != string(clean) {
+	if got := p.Redacted(clean); string(got) != string(clean) {
 		t.Errorf("a line without the credential was changed: %s", got)
 	}
 }
@@ -38,7 +38,7 @@ func TestPlainAndNestedCredentialAreBothRedacted(t *testing.T) {
 	p := &Process{secrets: [][]byte{[]byte(cred)}}
 	inner := `{"login":"AbC\/opaque\u002btoken\/SECRETPART=="}`
 	outer, _ := json.Marshal(map[string]string{"token": cred, "request": inner})
-	if got := string(p.redact(outer)); got != nestedSecret {
+	if got := string(p.Redacted(outer)); got != nestedSecret {
 		t.Errorf("redact(%s) = %s, want the line replaced whole", outer, got)
 	}
 }

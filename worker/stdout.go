@@ -42,12 +42,12 @@ func (p *Process) readStdout(r *os.File) {
 			line, owned = p.validUTF8(line), true // a fresh copy
 		}
 		if p.spec.OnTrace != nil {
-			p.spec.OnTrace("from_worker", p.redact(line))
+			p.spec.OnTrace("from_worker", p.Redacted(line))
 		}
 		if !greeted {
 			// The greeting's refusal goes to the log and to the client, its text cut to fit:
 			// the credential is taken out first, whole, not after a cut that could halve it.
-			done, err := p.spec.Greeting(p.redact(line))
+			done, err := p.spec.Greeting(p.Redacted(line))
 			if err != nil {
 				p.refuse(err)
 				break

@@ -15,28 +15,13 @@ type tokenError struct {
 
 func (e *tokenError) Error() string { return e.Code + ": " + e.Description }
 
-func errInvalidRequest(desc string) *tokenError {
-	return &tokenError{http.StatusBadRequest, "invalid_request", desc}
-}
-
-func errInvalidClient(desc string) *tokenError {
-	return &tokenError{http.StatusUnauthorized, "invalid_client", desc}
-}
-
-func errInvalidGrant(desc string) *tokenError {
-	return &tokenError{http.StatusBadRequest, "invalid_grant", desc}
-}
-
-func errInvalidScope(desc string) *tokenError {
-	return &tokenError{http.StatusBadRequest, "invalid_scope", desc}
-}
-
-func errInvalidTarget(desc string) *tokenError {
-	return &tokenError{http.StatusBadRequest, "invalid_target", desc}
-}
-
-func errUnsupportedGrantType(desc string) *tokenError {
-	return &tokenError{http.StatusBadRequest, "unsupported_grant_type", desc}
+// refusal is the token error code with desc: a 401 for invalid_client, else a 400.
+func refusal(code, desc string) *tokenError {
+	status := http.StatusBadRequest
+	if code == "invalid_client" {
+		status = http.StatusUnauthorized
+	}
+	return &tokenError{status, code, desc}
 }
 
 // writeJSON writes v with the headers RFC 6749 §5.1 asks of token responses; they are

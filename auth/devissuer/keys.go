@@ -37,11 +37,11 @@ func loadSigningKey(file string) (*signingKey, error) {
 	}
 	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		priv, err := rsa.GenerateKey(rand.Reader, 2048)
+		key, err := newSigningKey(nil)
 		if err != nil {
-			return nil, fmt.Errorf("generate RSA key: %w", err)
+			return nil, err
 		}
-		der, err := x509.MarshalPKCS8PrivateKey(priv)
+		der, err := x509.MarshalPKCS8PrivateKey(key.private)
 		if err != nil {
 			return nil, fmt.Errorf("encode RSA key: %w", err)
 		}
@@ -57,7 +57,7 @@ func loadSigningKey(file string) (*signingKey, error) {
 		if err := f.Close(); err != nil {
 			return nil, fmt.Errorf("key file: %w", err)
 		}
-		return newSigningKey(priv)
+		return key, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("key file: %w", err)

@@ -44,9 +44,9 @@ func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 			resp, err := i.tokenExchange(client, form)
 			return resp, client.ID, err
 		case "":
-			return tokenResponse{}, client.ID, errInvalidRequest("grant_type is required")
+			return tokenResponse{}, client.ID, refusal("invalid_request", "grant_type is required")
 		default:
-			return tokenResponse{}, client.ID, errUnsupportedGrantType("supported: client_credentials, " + grantTokenExchange)
+			return tokenResponse{}, client.ID, refusal("unsupported_grant_type", "supported: client_credentials, "+grantTokenExchange)
 		}
 	}()
 	if err != nil {
@@ -64,18 +64,18 @@ func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 func tokenForm(w http.ResponseWriter, r *http.Request) (url.Values, *tokenError) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
-		return nil, errInvalidRequest("Content-Type must be application/x-www-form-urlencoded")
+		return nil, refusal("invalid_request", "Content-Type must be application/x-www-form-urlencoded")
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenRequestBytes)
 	if err := r.ParseForm(); err != nil {
-		return nil, errInvalidRequest("malformed or oversized request body")
+		return nil, refusal("invalid_request", "malformed or oversized request body")
 	}
 	for k, v := range r.PostForm {
 		if len(v) > 1 {
 			if k == "resource" || k == "audience" {
-				return nil, errInvalidTarget("only one " + k + " is supported")
+				return nil, refusal("invalid_target", "only one "+k+" is supported")
 			}
-			return nil, errInvalidRequest("parameter " + k + " is repeated")
+			return nil, refusal("invalid_request", "parameter "+k+" is repeated")
 		}
 	}
 	return r.PostForm, nil
@@ -88,14 +88,14 @@ func (i *Issuer) authenticate(r *http.Request, form url.Values) (Client, *tokenE
 	id, secret, basic := r.BasicAuth()
 	if basic {
 		if form.Has("client_secret") || (form.Has("client_id") && form.Get("client_id") != unescape(id)) {
-			return Client{}, errInvalidRequest("use one client authentication method, not two")
+			return Client{}, refusal("invalid_request", "use one client authentication method, not two")
 		}
 		// RFC 6749 §2.3.1: id and secret are form-encoded before Basic encoding.
 		id, secret = unescape(id), unescape(secret)
 	} else {
 		id, secret = form.Get("client_id"), form.Get("client_secret")
 		if id == "" || secret == "" {
-			return Client{}, errInvalidClient("client authentication required (client_secret_basic or client_secret_post)")
+			return Client{}, refusal("invalid_client", "client authentication required (client_secret_basic or client_secret_post)")
 		}
 	}
 	c, ok := i.clients[id]
@@ -105,7 +105,7 @@ func (i *Issuer) authenticate(r *http.Request, form url.Values) (Client, *tokenE
 		want = "\x00unknown client"
 	}
 	if subtle.ConstantTimeCompare([]byte(secret), []byte(want)) != 1 || !ok {
-		return Client{}, errInvalidClient("client authentication failed")
+		return Client{}, refusal("invalid_client", "client authentication failed")
 	}
 	return c, nil
 }
@@ -131,7 +131,7 @@ func grantScopes(requested string, allowed []string) ([]string, *tokenError) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, errInvalidScope("none of the requested scopes may be granted to this client")
+		return nil, refusal("invalid_scope", "none of the requested scopes may be granted to this client")
 	}
 	return out, nil
 }

@@ -14,37 +14,37 @@ import (
 func (i *Issuer) tokenExchange(c Client, form url.Values) (tokenResponse, *tokenError) {
 	raw := form.Get("subject_token")
 	if raw == "" {
-		return tokenResponse{}, errInvalidRequest("subject_token is required")
+		return tokenResponse{}, refusal("invalid_request", "subject_token is required")
 	}
 	switch form.Get("subject_token_type") {
 	case tokenTypeAccessToken, tokenTypeJWT:
 	case "":
-		return tokenResponse{}, errInvalidRequest("subject_token_type is required")
+		return tokenResponse{}, refusal("invalid_request", "subject_token_type is required")
 	default:
-		return tokenResponse{}, errInvalidRequest("subject_token_type must be " + tokenTypeAccessToken)
+		return tokenResponse{}, refusal("invalid_request", "subject_token_type must be "+tokenTypeAccessToken)
 	}
 	if rt := form.Get("requested_token_type"); rt != "" && rt != tokenTypeAccessToken {
-		return tokenResponse{}, errInvalidRequest("requested_token_type must be " + tokenTypeAccessToken)
+		return tokenResponse{}, refusal("invalid_request", "requested_token_type must be "+tokenTypeAccessToken)
 	}
 	if form.Has("actor_token") {
-		return tokenResponse{}, errInvalidRequest("actor_token is not supported; the authenticated client is the actor")
+		return tokenResponse{}, refusal("invalid_request", "actor_token is not supported; the authenticated client is the actor")
 	}
 	target := form.Get("audience")
 	if res := form.Get("resource"); res != "" {
 		if target != "" && res != target {
-			return tokenResponse{}, errInvalidTarget("audience and resource disagree")
+			return tokenResponse{}, refusal("invalid_target", "audience and resource disagree")
 		}
 		target = res
 	}
 	if target == "" {
-		return tokenResponse{}, errInvalidRequest("audience is required")
+		return tokenResponse{}, refusal("invalid_request", "audience is required")
 	}
 	if !slices.Contains(i.opts.ExchangeAudiences, target) {
-		return tokenResponse{}, errInvalidTarget("tokens for this audience are not issued by exchange")
+		return tokenResponse{}, refusal("invalid_target", "tokens for this audience are not issued by exchange")
 	}
 	sub, err := i.verifyOwn(raw)
 	if err != nil {
-		return tokenResponse{}, errInvalidGrant("subject_token is invalid or expired")
+		return tokenResponse{}, refusal("invalid_grant", "subject_token is invalid or expired")
 	}
 	scopes, terr := grantScopes(form.Get("scope"), strings.Fields(sub.Scope))
 	if terr != nil {
@@ -55,27 +55,17 @@ func (i *Issuer) tokenExchange(c Client, form url.Values) (tokenResponse, *token
 		ttl = left.Truncate(time.Second)
 	}
 	if ttl <= 0 {
-		return tokenResponse{}, errInvalidGrant("subject_token is invalid or expired")
+		return tokenResponse{}, refusal("invalid_grant", "subject_token is invalid or expired")
 	}
-	scope := joinScopes(scopes)
-	tok, signErr := i.sign(accessClaims{
+	resp, terr := i.issue(accessClaims{
 		Subject:           sub.Subject,
 		PreferredUsername: sub.PreferredUsername,
 		Audience:          target,
-		Scope:             scope,
+		Scope:             joinScopes(scopes),
 		AuthorizedParty:   c.ID,
 		ClientID:          c.ID,
 		Actor:             &actor{Subject: c.ID, Actor: sub.Actor},
 	}, ttl)
-	if signErr != nil {
-		i.log.Error("devissuer: sign", "err", signErr)
-		return tokenResponse{}, &tokenError{Status: 500, Code: "server_error"}
-	}
-	return tokenResponse{
-		AccessToken:     tok,
-		IssuedTokenType: tokenTypeAccessToken,
-		TokenType:       "Bearer",
-		ExpiresIn:       seconds(ttl),
-		Scope:           scope,
-	}, nil
+	resp.IssuedTokenType = tokenTypeAccessToken
+	return resp, terr
 }

@@ -119,7 +119,6 @@ func parseBytes(s string) (int64, error) {
 // capsMechanism is how the caps are enforced on this host, and what that comes to.
 type capsMechanism struct {
 	caps     worker.Caps
-	rlimits  string // why rlimits: the cgroup v2 that is not delegated; "" with a cgroup
 	describe string
 }
 
@@ -142,10 +141,10 @@ func (c *Config) workerCaps(prepare bool) (capsMechanism, error) {
 		caps.Cgroup = g
 		return capsMechanism{caps: caps, describe: "worker caps: " + g.Describe(caps)}, nil
 	}
-	m := capsMechanism{rlimits: err.Error()}
-	nproc := ""
+	var nproc string
 	switch {
 	case v.pids == 0:
+		nproc = "worker_pids_max none"
 	case strings.Contains(c.WorkerUser, "{user}"):
 		caps.Nproc = v.pids
 		nproc = "one account per user: a user's workers share it"
@@ -157,12 +156,8 @@ func (c *Config) workerCaps(prepare bool) (capsMechanism, error) {
 	default:
 		nproc = "workers share gemgate's uid, all of whose processes and threads RLIMIT_NPROC would count; set worker_user with {user}, or delegate a cgroup"
 	}
-	if v.pids == 0 {
-		nproc = "worker_pids_max none"
-	}
-	m.caps = caps
-	m.describe = "worker caps: rlimits: " + worker.RlimitsEnforce(caps, nproc) + "; no delegated cgroup v2: " + m.rlimits
-	return m, nil
+	desc := "worker caps: rlimits: " + worker.RlimitsEnforce(caps, nproc) + "; no delegated cgroup v2: " + err.Error()
+	return capsMechanism{caps: caps, describe: desc}, nil
 }
 
 // capLauncher gives the launcher's workers the caps in force and says, once, which.

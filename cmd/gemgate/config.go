@@ -198,7 +198,8 @@ func (c *Config) fields() []field {
 	return out
 }
 
-var flagAliases = map[string]string{"data": "data_dir"}
+// flagAliases are short flag spellings kept for convenience, by key: --data for --data-dir.
+var flagAliases = map[string]string{"data_dir": "data"}
 
 func flagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
 func envName(key string) string  { return "GEMGATE_" + strings.ToUpper(key) }
@@ -214,22 +215,16 @@ func (f field) set(s string) error {
 			return fmt.Errorf("%s: %q is not true or false", f.key, s)
 		}
 		*p = b
-	case *int:
-		n, err := strconv.Atoi(s)
+	case *int, *int64:
+		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return fmt.Errorf("%s: %q is not a whole number", f.key, s)
 		}
-		*p = n
+		f.v.SetInt(n)
 	case *float64:
 		n, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
 			return fmt.Errorf("%s: %q is not a number", f.key, s)
-		}
-		*p = n
-	case *int64:
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return fmt.Errorf("%s: %q is not a whole number", f.key, s)
 		}
 		*p = n
 	case *time.Duration:
@@ -334,16 +329,10 @@ func load(name string, args []string, dev bool) (*Config, error) {
 		}
 		set := new(bool)
 		flagged[f.key] = set
-		fs.Var(flagValue{f: f, isSet: set, raw: &given}, flagName(f.key), f.help)
-	}
-	// Short spellings kept for convenience: --data for --data-dir.
-	for alias, key := range flagAliases {
-		if set, ok := flagged[key]; ok {
-			for _, f := range c.fields() {
-				if f.key == key {
-					fs.Var(flagValue{f: f, isSet: set, raw: &given}, alias, "same as --"+flagName(key))
-				}
-			}
+		v := flagValue{f: f, isSet: set, raw: &given}
+		fs.Var(v, flagName(f.key), f.help)
+		if alias, ok := flagAliases[f.key]; ok {
+			fs.Var(v, alias, "same as --"+flagName(f.key))
 		}
 	}
 	if err := refuseSecretFlags(args, c.fields()); err != nil {

@@ -63,7 +63,7 @@ func buildLoggedServer(t *testing.T, c *Config) (*server, *syncBuffer) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := build(ctx, c, ln, log, nil)
+	srv, err := build(ctx, c, ln, log)
 	if err != nil {
 		cancel()
 		ln.Close()
@@ -491,7 +491,7 @@ func TestMCPPathIsValidated(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ln.Close()
-			srv, err := build(context.Background(), c, ln, slog.New(slog.DiscardHandler), nil)
+			srv, err := build(context.Background(), c, ln, slog.New(slog.DiscardHandler))
 			if err != nil {
 				outcome = "build error: " + err.Error()
 				return

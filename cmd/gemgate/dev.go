@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,23 +81,20 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(errs) == 0 {
 		errs = c.validate()
 	}
+	if issuer != nil {
+		defer issuer.Close()
+	}
 	if len(errs) > 0 {
 		if ln != nil {
 			ln.Close()
 		}
-		if issuer != nil {
-			issuer.Close()
-		}
 		return configErrors(errs)
-	}
-	if issuer != nil {
-		defer issuer.Close()
 	}
 	c.metricsFallback = c.MetricsListen == devMetricsAddr
 
 	log, _ := newLogger(c, stderr)
 	c.logWarnings(log)
-	srv, err := build(ctx, c, ln, log, nil)
+	srv, err := build(ctx, c, ln, log)
 	if err != nil {
 		ln.Close()
 		return err
@@ -116,7 +114,7 @@ func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error
 	if err != nil {
 		return nil, nil, listenError("listen", c.Listen, err)
 	}
-	info.URL = publicURLFor(c, ln)
+	info.URL = resourceURL(c, ln.Addr().String())
 	if c.Auth != "oidc" {
 		return ln, nil, nil
 	}
@@ -276,11 +274,9 @@ func printDevInfo(w io.Writer, info devInfo) {
 		fmt.Fprintf(&b, "  workers        run as %s: gemgate runs as root and found no sandbox (see its log)\n", info.WorkerUser)
 		fmt.Fprintf(&b, "                 their data (the demo's notes): %s\n", info.WorkersDataDir)
 	}
-	if info.CACert != "" {
-		fmt.Fprintf(&b, "  TLS            certificate signed by the development CA %s\n", info.CACert)
-	}
 	inspectorEnv := ""
 	if info.CACert != "" {
+		fmt.Fprintf(&b, "  TLS            certificate signed by the development CA %s\n", info.CACert)
 		inspectorEnv = "NODE_EXTRA_CA_CERTS=" + info.CACert + " "
 	}
 	if info.Issuer == "" {
@@ -296,10 +292,8 @@ func printDevInfo(w io.Writer, info devInfo) {
 	printTrust(&b, info)
 	for _, cl := range info.Clients {
 		mode := "read-only"
-		for _, s := range cl.Scopes {
-			if s == "mcp:write" {
-				mode = "read-write"
-			}
+		if slices.Contains(cl.Scopes, "mcp:write") {
+			mode = "read-write"
 		}
 		fmt.Fprintf(&b, "%s (%s, scopes %s), valid %s, also after a restart:\n  %s\n", cl.User, mode, strings.Join(cl.Scopes, " "), devTokenTTL, info.Tokens[cl.User])
 		fmt.Fprintf(&b, "  client credentials: client_id=%s client_secret=%s\n\n", cl.ID, cl.Secret)

@@ -46,7 +46,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return listenError("listen", c.Listen, err)
 	}
-	srv, err := build(ctx, c, ln, log, nil)
+	srv, err := build(ctx, c, ln, log)
 	if err != nil {
 		ln.Close()
 		return err
@@ -86,11 +86,6 @@ type server struct {
 	sandbox string
 }
 
-// publicURLFor is public_url, or on loopback the URL the listener really has.
-func publicURLFor(c *Config, ln net.Listener) string {
-	return resourceURL(c, ln.Addr().String())
-}
-
 // resourceURL is public_url, or the URL of the MCP endpoint at addr, the address gemgate
 // listens on (an IP and port, as a listener reports it).
 func resourceURL(c *Config, addr string) string {
@@ -106,8 +101,8 @@ func resourceURL(c *Config, addr string) string {
 
 // build makes the gateway: verifier, policy, workers, metrics. Problems that need the outside
 // world (an unreachable issuer) surface here.
-func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, anonymous *auth.Principal) (*server, error) {
-	s := &server{cfg: c, log: log, ln: ln, publicURL: publicURLFor(c, ln), reg: prometheus.NewRegistry()}
+func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger) (*server, error) {
+	s := &server{cfg: c, log: log, ln: ln, publicURL: resourceURL(c, ln.Addr().String()), reg: prometheus.NewRegistry()}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	pol, err := policy.New(c.policyConfig())
 	if err != nil {
@@ -119,7 +114,7 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger, an
 	if err != nil {
 		return nil, err
 	}
-	verifier, err := s.authentication(ctx, &opts, pol, anonymous, launcher.CheckUser)
+	verifier, err := s.authentication(ctx, &opts, pol, launcher.CheckUser)
 	if err != nil {
 		return nil, err
 	}
@@ -169,16 +164,12 @@ func (s *server) gatewayOptions(pol *policy.Policy) gateway.Options {
 }
 
 // authentication sets how requests are authenticated: auth=none makes every request the
-// local user (or anonymous, for tests); auth=oidc verifies bearer tokens against the issuer
-// (oidcAuthentication).
-func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, anonymous *auth.Principal, checkUser func(string) error) (*auth.Verifier, error) {
+// local user; auth=oidc verifies bearer tokens against the issuer (oidcAuthentication).
+func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, checkUser func(string) error) (*auth.Verifier, error) {
 	authMetrics := auth.NewMetrics(s.reg)
 	switch s.cfg.Auth {
 	case "none":
 		p := auth.Principal{Issuer: "local", Subject: osUser(), User: osUser(), Scopes: pol.ScopesSupported()}
-		if anonymous != nil {
-			p = *anonymous
-		}
 		opts.Authenticate = auth.LocalUser(p, s.log)
 		s.log.Warn("authentication is off (auth=none): every request acts as the local user, and requests through a proxy or to a name other than loopback are refused", "user", p.User)
 	case "oidc":

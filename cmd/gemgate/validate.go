@@ -75,12 +75,12 @@ func (c *Config) validateAuth(loopback bool) []error {
 	case "oidc":
 		if c.Issuer == "" {
 			add("issuer: required with auth=oidc (e.g. https://keycloak.example.com/realms/team)")
-		} else if !c.secureURL(c.Issuer) {
-			add("issuer: %q must be an https URL (http only on loopback or with allow_insecure_http)", c.Issuer)
+		} else if err := c.secureURL("issuer", c.Issuer); err != nil {
+			errs = append(errs, err)
 		}
 		// The keys decide who is who, as much as the issuer: the same rule.
-		if c.JWKSURL != "" && !c.secureURL(c.JWKSURL) {
-			add("jwks_url: %q must be an https URL (http only on loopback or with allow_insecure_http)", c.JWKSURL)
+		if err := c.secureURL("jwks_url", c.JWKSURL); err != nil {
+			errs = append(errs, err)
 		}
 	case "none":
 		// Every request acts as the local user: only the local user may reach gemgate.
@@ -124,8 +124,8 @@ func (c *Config) validateWorker() []error {
 		errs = append(errs, c.validateGemStone()...)
 	}
 	// The token endpoint is sent gemgate's client secret and each caller's token.
-	if c.ExchangeTokenURL != "" && !c.secureURL(c.ExchangeTokenURL) {
-		add("exchange_token_url: %q must be an https URL (http only on loopback or with allow_insecure_http)", c.ExchangeTokenURL)
+	if err := c.secureURL("exchange_token_url", c.ExchangeTokenURL); err != nil {
+		errs = append(errs, err)
 	}
 	if c.WorkerCredential == "exchange" && (c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == "") {
 		add("worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
@@ -388,6 +388,12 @@ func reservedPath(p string) bool {
 	return false
 }
 
-// secureURL reports whether raw is an absolute https URL, or http on loopback or with
-// allow_insecure_http: the rule for every URL gemgate trusts keys or sends secrets to.
-func (c *Config) secureURL(raw string) bool { return auth.SecureURL(raw, c.AllowInsecure) }
+// secureURL refuses raw, the value of key, unless it is empty, an absolute https URL, or http
+// on loopback or with allow_insecure_http: the rule for every URL gemgate trusts keys or sends
+// secrets to.
+func (c *Config) secureURL(key, raw string) error {
+	if raw == "" || auth.SecureURL(raw, c.AllowInsecure) {
+		return nil
+	}
+	return fmt.Errorf("%s: %q must be an https URL (http only on loopback or with allow_insecure_http)", key, raw)
+}

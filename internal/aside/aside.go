@@ -5,16 +5,9 @@ package aside
 import "runtime"
 
 // Run runs f on a goroutine of its own and waits for it. It is for the deep work of a request
-// whose goroutine then waits for long: verifying a token not yet cached, opening a session and
-// starting its GET stream, on a connection that goes on to hold that stream, idle, for hours.
-//
-// A goroutine's stack grows to fit the deepest call it makes and is halved at most once per
-// garbage collection, and only while less than a quarter of it is in use. A token's full
-// check (signature and claims), an initialize (the worker's attach, strict reads, the
-// session's log line) or a stream's first flush (net/http's header writing) run on the
-// connection's goroutine would grow its stack to 16 KiB; the stream's wait needs 8, and an
-// idle gateway collects garbage rarely, so each idle session would keep the doubled stack
-// until collections came. Run aside, the deep frames live on a goroutine that ends with them.
+// whose goroutine then waits for long (a token's full check, an initialize, a stream's first
+// flush): run there, it would double the goroutine's stack, and an idle gateway's rare garbage
+// collections would leave it doubled for hours. docs/PERFORMANCE.md measures the gain.
 //
 // A panic in f is raised again on the caller's goroutine, where the recoverer sees it, and
 // an f that ends its goroutine (runtime.Goexit) ends the caller's too: the caller carries on

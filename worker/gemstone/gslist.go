@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -196,7 +197,7 @@ type GlobalDir struct {
 func ResolveGlobalDir(ctx context.Context, home, configured, stone string) GlobalDir {
 	var candidates []string
 	for _, c := range []string{configured, os.Getenv("GEMSTONE_GLOBAL_DIR"), "/opt/gemstone", "/usr/gemstone"} {
-		if c != "" && !contains(candidates, c) {
+		if c != "" && !slices.Contains(candidates, c) {
 			candidates = append(candidates, c)
 		}
 	}
@@ -223,13 +224,4 @@ func ResolveGlobalDir(ctx context.Context, home, configured, stone string) Globa
 	}
 	first.Note = fmt.Sprintf("gslist finds no running stone %s under %s", stone, strings.Join(candidates, ", "))
 	return first
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -18,9 +18,6 @@ import (
 //go:embed relay.tpz
 var relayScript []byte
 
-// Script is the relay's topaz command file.
-func Script() []byte { return bytes.Clone(relayScript) }
-
 // InstallScript writes the relay script into dir (created 0700 when missing) under a name
 // that carries its hash, and answers its path. Every session's topaz runs the script as the
 // service account, with the user's token in hand, so whoever can change it reads every
