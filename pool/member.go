@@ -289,15 +289,19 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 			uris, level = w.heldLocked(m, false)
 		} else {
 			dropped = w.queue.removeMember(m)
-			for _, c := range dropped {
-				// Never written: its bookkeeping ends here (a subscribe's count in flight).
-				if c.after != nil {
-					c.after(nil)
-					c.after = nil
-				}
-			}
 		}
 		unsub = w.releaseLocked(m)
+		for _, c := range dropped {
+			// Never written: its bookkeeping ends here (a subscribe's count in flight), and
+			// a reconcile it held back (subscribingLocked) runs.
+			if c.after != nil {
+				c.after(nil)
+				c.after = nil
+			}
+			if c.subFwd {
+				unsub = append(unsub, c.subURI)
+			}
+		}
 		for gid, pr := range w.requests {
 			if pr.m == m {
 				refuse = append(refuse, pr.workerID)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -428,7 +429,7 @@ func (w *wrk) reconcile(s *slot, uri string) {
 	defer w.subMu.Unlock()
 	s.mu.Lock()
 	want := len(w.subs[uri]) > 0
-	if want == (w.told[uri] != nil) {
+	if want == (w.told[uri] != nil) || want && w.subscribingLocked(uri) {
 		s.mu.Unlock()
 		return
 	}
@@ -460,6 +461,23 @@ func (w *wrk) reconcile(s *slot, uri string) {
 		w.reconciledLocked(uri, mark, false)
 		s.mu.Unlock()
 	}
+}
+
+// subscribingLocked reports whether a caller's subscribe of uri is decided and not yet
+// written. Its own write tells the worker, and reconciles after it.
+func (w *wrk) subscribingLocked(uri string) bool {
+	subscribes := func(c *Call) bool { return c.subFwd && c.subURI == uri && c.msg.Method == "resources/subscribe" }
+	for c := range w.calls {
+		if !c.written && subscribes(c) {
+			return true
+		}
+	}
+	for _, line := range w.queue.lines {
+		if slices.ContainsFunc(line, subscribes) {
+			return true
+		}
+	}
+	return false
 }
 
 // reconciledLocked settles reconcile's own subscribe of uri. If refused, the callers that
