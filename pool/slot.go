@@ -30,9 +30,6 @@ type slot struct {
 	// prev is the worker last taken out of service: the subscriptions and logging levels of
 	// the callers still attached carry over to the next one (carryLocked).
 	prev *wrk
-	// startLeft: the last start failed because the context of the request that made it
-	// ended (its client left); those who waited for it try again on their own.
-	startLeft bool
 }
 
 func (s *slot) everStarted() bool {
@@ -119,15 +116,21 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		}
 		if ch := s.starting; ch != nil {
 			s.mu.Unlock()
-			if err := s.awaitStart(ctx, ch); err != nil {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+			if err := s.startFailed(); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := s.refuseStart(id); err != nil {
-			// A narrowed call, or a later token with other scopes or audiences, must not
-			// start the worker: it would run with that token's grant for every caller of
-			// the slot.
+		err := s.refuseStart(id)
+		if err == nil {
+			err = context.Cause(ctx) // nobody waits: start nothing
+		}
+		if err != nil {
 			s.mu.Unlock()
 			return nil, err
 		}
@@ -135,8 +138,25 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		s.starting = ch
 		s.stopIdleLocked()
 		s.mu.Unlock()
-		return s.startWorker(ctx, id, params, ch)
+		// The start outlives its starter's request, so that whoever waits for it gets the
+		// worker; init_timeout bounds it. A starter that left gets its ctx's error, and the
+		// worker settles as an unattended one (dropIfEmpty, by the caller).
+		w, err := s.startWorker(context.WithoutCancel(ctx), id, params, ch)
+		if err == nil && ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return w, err
 	}
+}
+
+// startFailed is the error of the start just ended, nil if it put a worker in service.
+func (s *slot) startFailed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w != nil {
+		return nil
+	}
+	return s.startErr
 }
 
 // awaitRetired waits until the watcher retires a worker that has just died, so that no call
@@ -157,26 +177,6 @@ func (s *slot) awaitRetired(ctx context.Context, w *wrk, m *Member) error {
 	return nil
 }
 
-// awaitStart waits for the start under way, which ch announces; a start that failed fails
-// the caller too, unless only its starter's request went away.
-func (s *slot) awaitStart(ctx context.Context, ch chan struct{}) error {
-	select {
-	case <-ch:
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-	s.mu.Lock()
-	err, left, w := s.startErr, s.startLeft, s.w
-	s.mu.Unlock()
-	if w == nil && err != nil && !(left && ctx.Err() == nil) {
-		return err
-	}
-	// Started, or the starter's client left: this caller starts it itself or waits for
-	// whoever got there first. Each retry needs a starter that left, so it ends, and it
-	// counts against the start rate like any start.
-	return nil
-}
-
 // startWorker starts the slot's worker, whose start ch announces, and puts it in service.
 func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMessage, ch chan struct{}) (*wrk, error) {
 	w, err := s.startOrUnblock(ctx, id, params, ch)
@@ -187,7 +187,6 @@ func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMess
 		defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(w.readOnly, nil) }()
 	}
 	s.starting, s.startErr = nil, err
-	s.startLeft = err != nil && ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
 	var carried []string
 	if err == nil {
 		s.w = w
@@ -227,7 +226,7 @@ func (s *slot) startOrUnblock(ctx context.Context, id Identity, params json.RawM
 	defer func() {
 		if !returned {
 			s.mu.Lock()
-			s.starting, s.startErr, s.startLeft = nil, errStartPanicked, false
+			s.starting, s.startErr = nil, errStartPanicked
 			s.mu.Unlock()
 			close(ch)
 		}
@@ -286,6 +285,8 @@ func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.User, "worker", wid)
+	ctx, cancel := context.WithTimeout(ctx, p.opts.InitTimeout)
+	defer cancel()
 	launch, err := p.opts.Launcher.Launch(ctx, id.forWorker())
 	if err != nil {
 		return nil, &StartError{Err: fmt.Errorf("preparing the worker: %w", err)}
