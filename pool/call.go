@@ -122,18 +122,9 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 		return nil
 	}
 	c.mu.Unlock()
-	var wasTold *Call
+	var endSubWrite func(written bool)
 	if c.subFwd {
-		// Recorded before the write: the worker's answer may be read before Send returns.
-		c.w.subMu.Lock()
-		by := c // a subscribe
-		if c.msg.Method != "resources/subscribe" {
-			by = nil
-		}
-		s.mu.Lock()
-		wasTold = c.w.told[c.subURI]
-		c.w.setToldLocked(c.subURI, by)
-		s.mu.Unlock()
+		endSubWrite = s.beginSubWrite(c)
 	}
 	// From here on a worker request may belong to this call (askerLocked): anything the
 	// worker sent earlier was read before this line was written.
@@ -141,13 +132,8 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	c.written = true
 	s.mu.Unlock()
 	pc, err := c.w.proc.Send(ctx, c.msg, (*answerRelay)(c))
-	if c.subFwd {
-		if err != nil { // not written: what the worker was told stands
-			s.mu.Lock()
-			c.w.setToldLocked(c.subURI, wasTold)
-			s.mu.Unlock()
-		}
-		c.w.subMu.Unlock()
+	if endSubWrite != nil {
+		endSubWrite(err == nil)
 	}
 	if err != nil {
 		s.done(c)
@@ -193,14 +179,6 @@ func (s *slot) abandon(c *Call, pc *worker.Call, reason string, tell bool) {
 		s.settle(left)
 		s.reconcileSub(c)
 	}()
-}
-
-// reconcileSub brings the worker's subscription to a forwarded call's URI in line with the
-// count, after the call's bookkeeping so that a subscribe given up no longer counts.
-func (s *slot) reconcileSub(c *Call) {
-	if c.subFwd {
-		c.w.reconcile(s, c.subURI)
-	}
 }
 
 // answerRelay is a call as its worker sees it: the recipient of its answer.

@@ -17,7 +17,7 @@ import (
 )
 
 // Attacks on the carrying of a session's resource subscriptions and logging level from one
-// worker to the next (slot.go retireLocked, carryLocked; route.go tellCarried, heldLocked,
+// worker to the next (slot.go retireLocked; carry.go carryLocked, tellCarried, heldLocked,
 // takeOverLocked, unfollowSub; member.go Move). What a session was answered {} to and never
 // undid must hold at whatever worker serves it next; nothing may be kept for sessions that
 // left; the per-session cap must hold; a dying successor must neither hang nor lose the chain.
@@ -261,12 +261,12 @@ func TestMoveThereAndBack(t *testing.T) {
 		t.Fatal("not back at the read-only slot")
 	}
 	eventually(t, "the read-only worker is subscribed again", func() bool { return lastHeard(t, ro, "tb") == "subscribe tb" })
-	if st := stateOf(ro, "tb"); !st.counted[a.m] || len(st.counted) != 1 || !st.told {
-		t.Errorf("at the read-only worker: counted %v, told %v", st.counted, st.told)
+	if st := stateOf(ro, "tb"); !st.counted[a.m] || len(st.counted) != 1 || !st.heard {
+		t.Errorf("at the read-only worker: counted %v, told %v", st.counted, st.heard)
 	}
 	eventually(t, "the read-write worker lets tb go", func() bool { return lastHeard(t, rwProbe, "tb") == "unsubscribe tb" })
-	if st := stateOf(rwProbe, "tb"); st.subs+st.tells+st.in != 0 {
-		t.Errorf("the read-write worker keeps %d counted, %d told, %d in flight", st.subs, st.tells, st.in)
+	if st := stateOf(rwProbe, "tb"); st.subs+st.heardURIs+st.in != 0 {
+		t.Errorf("the read-write worker keeps %d counted, %d told, %d in flight", st.subs, st.heardURIs, st.in)
 	}
 	s := a.m.slot()
 	s.mu.Lock()

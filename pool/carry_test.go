@@ -111,7 +111,7 @@ func TestCarriedSubscribeRefusedBySuccessor(t *testing.T) {
 	eventually(t, "the refused URI is let go", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return len(s.w.subs)+len(s.w.subsOf)+len(s.w.told)+len(s.w.subPend) == 0
+		return len(s.w.subs)+len(s.w.subsOf)+len(s.w.heard)+len(s.w.subPending) == 0
 	})
 	if got := sub(); !strings.Contains(got, "-32002") {
 		t.Errorf("subscribing again: %s, want the successor's refusal", got)

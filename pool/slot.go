@@ -61,24 +61,23 @@ type wrk struct {
 	// by one goroutine at a time (refusing).
 	refusals []*jsonrpc.Message
 	refusing bool
-	dropped  bool                        // a refusal was dropped (and logged) for a full queue
-	subs     map[string]map[*Member]bool // resource subscriptions by URI
-	subsOf   map[*Member]int             // how many URIs each caller is subscribed to
-	// subPend counts unanswered subscribes per URI and per caller and URI (nil: gemgate's
-	// own). While any is pending, a new subscribe is forwarded, not answered by gemgate.
-	subPend   map[string]int
-	subPendOf map[subKey]int
-	// told holds the URIs whose last line to the worker was a subscribe, with the call that
-	// wrote it. subMu is held from the decision to write one to the end of the write, so
-	// that told follows the order the worker reads them in.
-	told     map[string]*Call
-	subMu    sync.Mutex
-	levels   map[*Member]int // each caller's logging level
-	level    int             // the level set at the worker; -1 none
-	once     map[string]bool // FirstTime topics
-	stopping bool            // gemgate stopped it: not a death
-	reason   string          // why gemgate killed it, when it counts as a death
-	checking bool            // a responsiveness check runs (CheckResponsive)
+	dropped  bool // a refusal was dropped (and logged) for a full queue
+	// Resource subscriptions (subscribe.go): the callers counted by URI, and the URIs each
+	// caller counts for; the unanswered subscribes by URI and by caller and URI (nil:
+	// reconcile's own); the URIs whose last line to the worker was a subscribe, with the call
+	// that wrote it. subMu orders the lines that change heard.
+	subs         map[string]map[*Member]bool
+	subsOf       map[*Member]int
+	subPending   map[string]int
+	subPendingOf map[subKey]int
+	heard        map[string]*Call
+	subMu        sync.Mutex
+	levels       map[*Member]int // each caller's logging level
+	level        int             // the level set at the worker; -1 none
+	once         map[string]bool // FirstTime topics
+	stopping     bool            // gemgate stopped it: not a death
+	reason       string          // why gemgate killed it, when it counts as a death
+	checking     bool            // a responsiveness check runs (CheckResponsive)
 
 	// abandoned are calls their callers gave up that the worker has not answered: they may
 	// still ask the client something (route.go, askerLocked); lostTrack: one was let go.
@@ -282,7 +281,7 @@ func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 		id.Session = wid
 	}
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
-		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPending: map[string]int{}, subPendingOf: map[subKey]int{}, subsOf: map[*Member]int{}, heard: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.User, "worker", wid)
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InitTimeout)

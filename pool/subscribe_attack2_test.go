@@ -9,11 +9,10 @@ import (
 	"time"
 )
 
-// More attacks on shared subscriptions (route.go shareLocked, subscribedLocked, reconcile,
-// addSubLocked, dropSubLocked, releaseLocked): what a caller was told it is subscribed to
-// must hold across the worker's restart and a step-up move, and gemgate's book of
-// subscriptions (subs, subsOf, subPend, subPendOf, told) must stay self-consistent through
-// cancels and detaches at any moment.
+// More attacks on shared subscriptions (subscribe.go): what a caller was told it is
+// subscribed to must hold across the worker's restart and a step-up move, and gemgate's book
+// of subscriptions (subs, subsOf, subPending, subPendingOf, heard) must stay self-consistent
+// through cancels and detaches at any moment.
 
 // subBookProblems checks the slot's worker's book of subscriptions against itself: subsOf
 // is each caller's number of URIs in subs, no set is kept empty, only attached callers
@@ -52,20 +51,20 @@ func subBookProblems(s *slot) []string {
 		}
 	}
 	pend := map[string]int{}
-	for k, n := range w.subPendOf {
+	for k, n := range w.subPendingOf {
 		if n <= 0 {
 			out = append(out, fmt.Sprintf("subPendOf %d kept for %s", n, k.uri))
 		}
 		pend[k.uri] += n
 	}
-	for uri, n := range w.subPend {
+	for uri, n := range w.subPending {
 		if n <= 0 || n != pend[uri] {
-			out = append(out, fmt.Sprintf("subPend %d for %s, the callers' sum is %d", n, uri, pend[uri]))
+			out = append(out, fmt.Sprintf("subPending %d for %s, the callers' sum is %d", n, uri, pend[uri]))
 		}
 	}
 	for uri, n := range pend {
-		if w.subPend[uri] != n {
-			out = append(out, fmt.Sprintf("subPend %d for %s, the callers' sum is %d", w.subPend[uri], uri, n))
+		if w.subPending[uri] != n {
+			out = append(out, fmt.Sprintf("subPending %d for %s, the callers' sum is %d", w.subPending[uri], uri, n))
 		}
 	}
 	return out
@@ -160,8 +159,8 @@ func TestSubscriptionsFollowAStepUp(t *testing.T) {
 			eventually(t, "the read-only worker lets the URI go", func() bool {
 				return lastHeard(t, ro, uri) == "unsubscribe "+uri
 			})
-			if st := stateOf(ro, uri); st.subs+st.tells+st.in != 0 {
-				t.Errorf("the read-only worker keeps %d counted, %d told, %d in-flight URIs", st.subs, st.tells, st.in)
+			if st := stateOf(ro, uri); st.subs+st.heardURIs+st.in != 0 {
+				t.Errorf("the read-only worker keeps %d counted, %d told, %d in-flight URIs", st.subs, st.heardURIs, st.in)
 			}
 			if bad := subBookProblems(roSlot); len(bad) > 0 {
 				t.Errorf("the read-only worker's book: %v", bad)
@@ -275,7 +274,7 @@ func subscriptionBookUnderCancelsAndDetaches(t *testing.T, settings Settings, ur
 	}
 	waitWorkerMatchesCount(t, probe, uris)
 	for _, uri := range uris {
-		if st := stateOf(probe, uri); st.told && len(st.counted) == 0 {
+		if st := stateOf(probe, uri); st.heard && len(st.counted) == 0 {
 			t.Errorf("nobody counts for %s, yet gemgate records the worker as subscribed", uri)
 		}
 	}

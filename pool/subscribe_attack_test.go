@@ -14,10 +14,10 @@ import (
 )
 
 // Attacks on the sharing of resources/subscribe and unsubscribe among one worker's callers
-// (route.go shareLocked, subscribedLocked, reconcile; call.go send, done, release): a
-// subscribe to a URI whose first subscribe is unanswered is written too and gets the
-// worker's own answer, and a subscribe or unsubscribe given up reconciles the worker's state. Once everything settles the worker must be subscribed to
-// a URI exactly when an attached caller counts as subscribed, a caller counts only after a
+// (subscribe.go; call.go send, done, release): a subscribe to a URI whose first subscribe is
+// unanswered is written too and gets the worker's own answer, and a subscribe or unsubscribe
+// given up reconciles the worker's state. Once everything settles the worker must be
+// subscribed to a URI exactly when an attached caller counts as subscribed, a caller counts only after a
 // success, gemgate keeps nothing for a URI nobody wants, and every call gets one answer with
 // its own id and never waits forever. The scripted worker (main_test.go) holds subscribes of
 // "held:" URIs until its release tool and refuses URIs containing "refused:".
@@ -54,9 +54,9 @@ func answeredYet(c *Call) *jsonrpc.Message {
 
 // subState is what gemgate keeps about subscriptions at a caller's worker.
 type subState struct {
-	counted         map[*Member]bool // the callers counted as subscribed to the URI asked about
-	told            bool             // the worker was last written a subscribe of that URI
-	subs, tells, in int              // URIs counted, told and with a subscribe in flight
+	counted             map[*Member]bool // the callers counted as subscribed to the URI asked about
+	heard               bool             // the worker's last line of the URI asked about was a subscribe
+	subs, heardURIs, in int              // URIs counted, heard subscribed and with a subscribe in flight
 }
 
 func stateOf(s *session, uri string) subState {
@@ -74,8 +74,8 @@ func stateOf(s *session, uri string) subState {
 	for m := range w.subs[uri] {
 		st.counted[m] = true
 	}
-	st.told = w.told[uri] != nil
-	st.subs, st.tells, st.in = len(w.subs), len(w.told), len(w.subPend)
+	st.heard = w.heard[uri] != nil
+	st.subs, st.heardURIs, st.in = len(w.subs), len(w.heard), len(w.subPending)
 	return st
 }
 
@@ -162,8 +162,8 @@ func TestDetachWithQueuedSubscribesLeavesNothing(t *testing.T) {
 			}
 		}
 	}
-	if st := stateOf(hog, ""); st.subs+st.tells+st.in != 0 {
-		t.Errorf("after 30 subscribes dropped unwritten gemgate keeps %d counted, %d told and %d in-flight URIs, want none", st.subs, st.tells, st.in)
+	if st := stateOf(hog, ""); st.subs+st.heardURIs+st.in != 0 {
+		t.Errorf("after 30 subscribes dropped unwritten gemgate keeps %d counted, %d told and %d in-flight URIs, want none", st.subs, st.heardURIs, st.in)
 	}
 	hold.Cancel("test done holding")
 }
@@ -287,7 +287,7 @@ func TestGivenUpFirstSubscribeLeavesTheOthersToTheWorker(t *testing.T) {
 			if isError(got) && st.counted[b.m] {
 				t.Errorf("the second subscribe was answered %s yet counts as subscribed", show(got))
 			}
-			if !st.counted[b.m] && st.told {
+			if !st.counted[b.m] && st.heard {
 				t.Errorf("nobody counts for %s, yet gemgate records the worker as subscribed", uri)
 			}
 		})
@@ -347,8 +347,8 @@ func TestSecondSubscribeOfADetachingCallerIsAnsweredAtTheDetach(t *testing.T) {
 	// The detached caller's call is withdrawn off its detach (a goroutine): wait for it.
 	eventually(t, "nothing in flight", func() bool { return stateOf(a, "held:r").in == 0 })
 	st := stateOf(a, "held:r")
-	if len(st.counted) != 1 || !st.counted[a.m] || !st.told || st.in != 0 {
-		t.Errorf("counted %v (want a alone), told %v, %d in flight", st.counted, st.told, st.in)
+	if len(st.counted) != 1 || !st.counted[a.m] || !st.heard || st.in != 0 {
+		t.Errorf("counted %v (want a alone), told %v, %d in flight", st.counted, st.heard, st.in)
 	}
 }
 
@@ -417,8 +417,8 @@ func TestSubscribesInFlightCountAgainstMaxCallsPerWorker(t *testing.T) {
 	if got := within(first); !isOK(got) {
 		t.Fatalf("the first subscribe: %s", show(got))
 	}
-	if st := stateOf(a, "held:many"); !st.counted[a.m] || !st.told || st.in != 0 {
-		t.Errorf("after the first was taken and the repeats cancelled: counted %v, told %v, %d in flight", st.counted[a.m], st.told, st.in)
+	if st := stateOf(a, "held:many"); !st.counted[a.m] || !st.heard || st.in != 0 {
+		t.Errorf("after the first was taken and the repeats cancelled: counted %v, told %v, %d in flight", st.counted[a.m], st.heard, st.in)
 	}
 }
 
@@ -488,8 +488,8 @@ func TestSharedSubscriptionsSettleConsistently(t *testing.T) {
 			counted++
 		}
 	}
-	if st.subs != counted || st.tells > counted || st.in != 0 {
-		t.Errorf("gemgate keeps %d counted, %d told and %d in-flight URIs; %d are wanted", st.subs, st.tells, st.in, counted)
+	if st.subs != counted || st.heardURIs > counted || st.in != 0 {
+		t.Errorf("gemgate keeps %d counted, %d told and %d in-flight URIs; %d are wanted", st.subs, st.heardURIs, st.in, counted)
 	}
 }
 
@@ -528,13 +528,13 @@ func TestSubscribeAfterALetGoFirstIsItsOwn(t *testing.T) {
 				t.Errorf("%d URIs in flight, a counted %v; want none, false", st.in, st.counted[a.m])
 			}
 			if strings.Contains(uri, "refused:") {
-				if !isError(gotStale) || !isError(gotFresh) || st.subs+st.tells != 0 {
-					t.Errorf("refused: stale %s, fresh %s, %d counted and %d told URIs kept", show(gotStale), show(gotFresh), st.subs, st.tells)
+				if !isError(gotStale) || !isError(gotFresh) || st.subs+st.heardURIs != 0 {
+					t.Errorf("refused: stale %s, fresh %s, %d counted and %d told URIs kept", show(gotStale), show(gotFresh), st.subs, st.heardURIs)
 				}
 				return
 			}
-			if !isOK(gotFresh) || !st.counted[b.m] || !st.told {
-				t.Errorf("accepted: fresh %s, b counted %v, told %v; want {}, true, true", show(gotFresh), st.counted[b.m], st.told)
+			if !isOK(gotFresh) || !st.counted[b.m] || !st.heard {
+				t.Errorf("accepted: fresh %s, b counted %v, told %v; want {}, true, true", show(gotFresh), st.counted[b.m], st.heard)
 			}
 		})
 	}

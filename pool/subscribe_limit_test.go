@@ -92,7 +92,7 @@ func TestUnreadableSubscribeURIIsRefused(t *testing.T) {
 	s := a.m.slot()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.w.subs)+len(s.w.subsOf)+len(s.w.subPend) != 0 {
+	if len(s.w.subs)+len(s.w.subsOf)+len(s.w.subPending) != 0 {
 		t.Errorf("gemgate counts %v", s.w.subs)
 	}
 }

@@ -112,7 +112,7 @@ func TestRefusedSubscribesLeaveNothing(t *testing.T) {
 	}
 	s := a.m.slot()
 	s.mu.Lock()
-	subs, told := len(s.w.subs), len(s.w.told)
+	subs, told := len(s.w.subs), len(s.w.heard)
 	s.mu.Unlock()
 	if subs != 0 || told != 0 {
 		t.Errorf("after 50 refused subscribes gemgate keeps %d counted and %d told URIs, want none", subs, told)
@@ -137,8 +137,8 @@ func TestRefusedSubscribesLeaveNothing(t *testing.T) {
 		t.Fatalf("subscribe u: %s", got)
 	}
 	s.mu.Lock()
-	_, toldU := s.w.told["u"]
-	ok := len(s.w.subs["u"]) == 1 && toldU && len(s.w.told) == 1
+	_, toldU := s.w.heard["u"]
+	ok := len(s.w.subs["u"]) == 1 && toldU && len(s.w.heard) == 1
 	s.mu.Unlock()
 	if !ok {
 		t.Error("an accepted subscribe after refused ones is not counted and recorded alone")
@@ -185,7 +185,7 @@ func TestSubscribesWhileTheFirstIsUnansweredGetTheWorkersAnswer(t *testing.T) {
 			state := func() (counted int, told bool, pending int) {
 				s.mu.Lock()
 				defer s.mu.Unlock()
-				return len(s.w.subs[uri]), s.w.told[uri] != nil, len(s.w.subPend) + len(s.w.subPendOf)
+				return len(s.w.subs[uri]), s.w.heard[uri] != nil, len(s.w.subPending) + len(s.w.subPendingOf)
 			}
 			counted, told, pending := state()
 			if pending != 0 {
@@ -248,7 +248,7 @@ func TestCancelledSubscribeIsUndone(t *testing.T) {
 	answer(t, probe.tool(t, "release", map[string]any{})) // its late answer changes nothing
 	s := a.m.slot()
 	s.mu.Lock()
-	subs, told, pending := len(s.w.subs), len(s.w.told), len(s.w.subPend)+len(s.w.subPendOf)
+	subs, told, pending := len(s.w.subs), len(s.w.heard), len(s.w.subPending)+len(s.w.subPendingOf)
 	s.mu.Unlock()
 	if subs+told+pending != 0 {
 		t.Errorf("gemgate keeps %d counted, %d told and %d pending URIs, want none", subs, told, pending)
