@@ -391,7 +391,7 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 			s.dropIfEmpty()
 			return nil, nil, err
 		}
-		if !s.attach(m, w) {
+		if attached, _ := s.attachFrom(m, w, nil, nil, -1); !attached {
 			continue
 		}
 		result := w.initResult

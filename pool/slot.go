@@ -95,11 +95,7 @@ var errSlotGone = errors.New("slot gone")
 func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
 	for {
 		s.mu.Lock()
-		if s.gone {
-			s.mu.Unlock()
-			return nil, errSlotGone
-		}
-		if _, in := s.members[m]; m != nil && !in {
+		if _, in := s.members[m]; s.gone || m != nil && !in {
 			s.mu.Unlock()
 			return nil, errSlotGone
 		}
@@ -491,12 +487,6 @@ func (s *slot) dropIfEmpty() {
 	if stop != nil {
 		stop.proc.Stop()
 	}
-}
-
-// attach adds a new member, if the slot is still in the pool.
-func (s *slot) attach(m *Member, w *wrk) bool {
-	attached, _ := s.attachFrom(m, w, nil, nil, -1)
-	return attached
 }
 
 // attachFrom adds a member coming from old (nil: a new one), if the slot is still in the pool
