@@ -134,7 +134,7 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		s.stopIdleLocked()
 		s.mu.Unlock()
 		// The start outlives its starter's request, so that whoever waits for it gets the
-		// worker; init_timeout bounds it. A starter that left gets its ctx's error, and the
+		// worker; InitTimeout bounds it. A starter that left gets its ctx's error, and the
 		// worker settles as an unattended one (dropIfEmpty, by the caller).
 		w, err := s.startWorker(context.WithoutCancel(ctx), id, params, ch)
 		if err == nil && ctx.Err() != nil {
