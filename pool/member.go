@@ -289,7 +289,7 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 		unsub = w.releaseLocked(m)
 		for _, c := range dropped {
 			// Never written: its bookkeeping ends here (a subscribe's count in flight), and
-			// a reconcile it held back (subscribingLocked) runs.
+			// a reconcile it held back (unwrittenSubLocked) runs.
 			if c.after != nil {
 				c.after(nil)
 				c.after = nil
