@@ -9,12 +9,9 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// A caller's subscriptions and logging level survive its worker: a successor (keep, an
-// expiry restart) or the worker it moves to (step-up) takes them over, since the client was
-// told of no change.
-
-// carryLocked gives w, a worker just started in the slot, what the callers held at the
-// previous one; it returns the URIs for tellCarried.
+// carryLocked gives w, a worker just started in the slot, the subscriptions and logging
+// levels its callers held at the previous one, since their clients were told of no change.
+// It returns the URIs for tellCarried.
 func (s *slot) carryLocked(w *wrk) []string {
 	prev := s.prev
 	s.prev = nil

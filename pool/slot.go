@@ -32,12 +32,6 @@ type slot struct {
 	prev *wrk
 }
 
-func (s *slot) everStarted() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.started
-}
-
 // wrk is one running worker and its routing state, guarded by its slot's mu.
 type wrk struct {
 	id          string
@@ -116,7 +110,10 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 			case <-ctx.Done():
 				return nil, context.Cause(ctx)
 			}
-			if err := s.startFailed(); err != nil {
+			s.mu.Lock()
+			w, err := s.w, s.startErr
+			s.mu.Unlock()
+			if w == nil && err != nil {
 				return nil, err
 			}
 			continue
@@ -142,16 +139,6 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		}
 		return w, err
 	}
-}
-
-// startFailed is the error of the start just ended, nil if it put a worker in service.
-func (s *slot) startFailed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.w != nil {
-		return nil
-	}
-	return s.startErr
 }
 
 // awaitRetired waits until the watcher retires a worker that has just died, so that no call
@@ -322,7 +309,9 @@ func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawM
 	if p.PerSession() {
 		// The client's own initialize goes to its worker; on a restart (no client params in
 		// hand but the first ones) gemgate sends initialized itself.
-		params, sendInitialized = clientParams, s.everStarted()
+		s.mu.Lock()
+		params, sendInitialized = clientParams, s.started
+		s.mu.Unlock()
 	}
 	result, version, err := p.handshake(ctx, w.proc, params, sendInitialized)
 	if err != nil {
