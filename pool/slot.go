@@ -159,9 +159,21 @@ func (s *slot) awaitRetired(ctx context.Context, w *wrk, m *Member) error {
 	return nil
 }
 
-// startWorker starts the slot's worker, whose start ch announces, and puts it in service.
+// startWorker starts the slot's worker, whose start ch announces, and puts it in service. A
+// panic of the start goes on up once the start has ended as failed, or waiters would wait on
+// ch for good.
 func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMessage, ch chan struct{}) (*wrk, error) {
-	w, err := s.startOrUnblock(ctx, id, params, ch)
+	var w *wrk
+	err := errStartPanicked // until p.start returns
+	defer func() {
+		if err == errStartPanicked {
+			s.mu.Lock()
+			s.starting, s.startErr = nil, err
+			s.mu.Unlock()
+			close(ch)
+		}
+	}()
+	w, err = s.p.start(ctx, s, id, params)
 	s.mu.Lock()
 	if err == nil && s.gone { // the pool closed while the worker started: it must not survive
 		w.stopping = true
@@ -199,23 +211,6 @@ func (s *slot) refuseStart(id Identity) error {
 		return ErrGrantMismatch
 	}
 	return nil
-}
-
-// startOrUnblock is p.start for the slot, whose start ch announces. A panic is re-raised
-// after ending the start as failed; otherwise later attaches would wait on ch for good.
-func (s *slot) startOrUnblock(ctx context.Context, id Identity, params json.RawMessage, ch chan struct{}) (*wrk, error) {
-	returned := false
-	defer func() {
-		if !returned {
-			s.mu.Lock()
-			s.starting, s.startErr = nil, errStartPanicked
-			s.mu.Unlock()
-			close(ch)
-		}
-	}()
-	w, err := s.p.start(ctx, s, id, params)
-	returned = true
-	return w, err
 }
 
 // errStartPanicked is what attaches that waited on a start that panicked get.
