@@ -12,19 +12,23 @@ import (
 	"github.com/gemgate/gemgate/worker"
 )
 
-// stallFirst blocks its first launch until the starting request's context ends, as a token
-// exchange against a slow issuer does; later launches start the demo worker.
+// stallFirst blocks its first launch, as a token exchange against a slow issuer does, until
+// release is closed (then it starts the demo worker) or its context ends; later launches
+// start the demo worker.
 type stallFirst struct {
 	testLauncher
-	first   atomic.Bool
-	entered chan struct{}
+	first            atomic.Bool
+	entered, release chan struct{}
 }
 
 func (l *stallFirst) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	if l.first.CompareAndSwap(false, true) {
 		close(l.entered)
-		<-ctx.Done()
-		return worker.Launch{}, fmt.Errorf("worker credential: exchange: %w", context.Cause(ctx))
+		select {
+		case <-l.release:
+		case <-ctx.Done():
+			return worker.Launch{}, fmt.Errorf("worker credential: exchange: %w", context.Cause(ctx))
+		}
 	}
 	return l.testLauncher.Launch(ctx, id)
 }
@@ -35,7 +39,7 @@ func (l *stallFirst) Launch(ctx context.Context, id worker.Identity) (worker.Lau
 // with the first request's context.Canceled (which attachError takes for its own client
 // having gone).
 func TestSecondInitializeIsAnsweredWhenTheFirstClientLeaves(t *testing.T) {
-	l := &stallFirst{testLauncher: testLauncher{mode: "demo", dataDir: t.TempDir()}, entered: make(chan struct{})}
+	l := &stallFirst{testLauncher: testLauncher{mode: "demo", dataDir: t.TempDir()}, entered: make(chan struct{}), release: make(chan struct{})}
 	f := newFixture(t, func(o *Options) {
 		o.Workers = l
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
@@ -55,6 +59,7 @@ func TestSecondInitializeIsAnsweredWhenTheFirstClientLeaves(t *testing.T) {
 	}()
 	time.Sleep(300 * time.Millisecond) // b waits on a's start
 	cancelA()
+	close(l.release) // the start goes on for b, whose client is still there
 	select {
 	case r := <-got:
 		if len(r.msgs) != 1 {

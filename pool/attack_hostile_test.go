@@ -113,7 +113,7 @@ func TestHeldAbandonedBookkeepingExhaustedNeverWidens(t *testing.T) {
 	a := attach(t, p, "alice", false, `{"elicitation":{}}`, &fakeCaller{noStream: true, detached: make(chan string, 1)})
 	for range maxAbandoned + 2 {
 		c := a.tool(t, "hold", nil)
-		c.Abandon() // gone without a cancel: the worker runs it on
+		c.Cancel("gone") // the worker ignores the cancel and runs it on
 	}
 	s, w := a.m.current()
 	s.mu.Lock()

@@ -45,7 +45,6 @@ type Call struct {
 
 	mu        sync.Mutex
 	proc      *worker.Call // set once written
-	queued    bool
 	cancelled bool
 	reason    string
 }
@@ -60,14 +59,9 @@ func (c *Call) finish(m *jsonrpc.Message) {
 	c.once.Do(func() { c.result <- m })
 }
 
-// Cancel withdraws the call: from its queue, or at the worker with the worker's own id. Only
-// this call is touched.
-func (c *Call) Cancel(reason string) { c.withdraw(reason, true) }
-
-// Abandon drops the call without telling the worker.
-func (c *Call) Abandon() { c.withdraw("", false) }
-
-func (c *Call) withdraw(reason string, tell bool) {
+// Cancel withdraws the call: from its queue, or at the worker, which is told
+// (notifications/cancelled with the worker's own id). Only this call is touched.
+func (c *Call) Cancel(reason string) {
 	c.mu.Lock()
 	if c.cancelled {
 		c.mu.Unlock()
@@ -77,7 +71,7 @@ func (c *Call) withdraw(reason string, tell bool) {
 	pc := c.proc
 	c.mu.Unlock()
 	if pc != nil {
-		c.s.abandon(c, pc, reason, tell)
+		c.s.abandon(c, pc, reason)
 		return
 	}
 	// Still queued (or on its way to the worker: send sees cancelled and does not write it).
@@ -103,7 +97,6 @@ func workerGone(c *Call) *jsonrpc.Message {
 func (s *slot) enqueueOrRunLocked(c *Call) bool {
 	w := c.w
 	if n := s.p.opts.Concurrency; n > 0 && len(w.calls) >= n {
-		c.queued = true
 		w.queue.push(c)
 		s.p.opts.Metrics.queued(1)
 		return false
@@ -122,18 +115,9 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 		return nil
 	}
 	c.mu.Unlock()
-	var wasTold *Call
+	var endSubWrite func(written bool)
 	if c.subFwd {
-		// Recorded before the write: the worker's answer may be read before Send returns.
-		c.w.subMu.Lock()
-		by := c // a subscribe
-		if c.msg.Method != "resources/subscribe" {
-			by = nil
-		}
-		s.mu.Lock()
-		wasTold = c.w.told[c.subURI]
-		c.w.setToldLocked(c.subURI, by)
-		s.mu.Unlock()
+		endSubWrite = s.beginSubWrite(c)
 	}
 	// From here on a worker request may belong to this call (askerLocked): anything the
 	// worker sent earlier was read before this line was written.
@@ -141,13 +125,8 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	c.written = true
 	s.mu.Unlock()
 	pc, err := c.w.proc.Send(ctx, c.msg, (*answerRelay)(c))
-	if c.subFwd {
-		if err != nil { // not written: what the worker was told stands
-			s.mu.Lock()
-			c.w.setToldLocked(c.subURI, wasTold)
-			s.mu.Unlock()
-		}
-		c.w.subMu.Unlock()
+	if endSubWrite != nil {
+		endSubWrite(err == nil)
 	}
 	if err != nil {
 		s.done(c)
@@ -161,16 +140,16 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	cancelled, reason := c.cancelled, c.reason
 	c.mu.Unlock()
 	if cancelled { // a cancel that came while the request was being written
-		s.abandon(c, pc, reason, true)
+		s.abandon(c, pc, reason)
 	}
 	return nil
 }
 
 // abandon gives up a call its caller no longer waits for, freeing its place, and tells the
-// worker (notifications/cancelled) when tell. The worker may ignore the cancel and still ask
-// the client something, so the call stays counted (keepAbandonedLocked) until the worker
-// answers it or ends.
-func (s *slot) abandon(c *Call, pc *worker.Call, reason string, tell bool) {
+// worker (notifications/cancelled). The worker may ignore the cancel and still ask the client
+// something, so the call stays counted (keepAbandonedLocked) until the worker answers it or
+// ends.
+func (s *slot) abandon(c *Call, pc *worker.Call, reason string) {
 	s.mu.Lock()
 	w := c.w
 	if _, ok := w.calls[c]; !ok {
@@ -182,25 +161,15 @@ func (s *slot) abandon(c *Call, pc *worker.Call, reason string, tell bool) {
 	s.mu.Unlock()
 	// The cancellation is written before this returns, so that what the caller sends next
 	// (the liveness ping after a timeout) comes after it (TestRequestTimeoutEscalation).
-	if tell {
-		params := map[string]any{"requestId": pc.WorkerID()}
-		if reason != "" {
-			params["reason"] = reason
-		}
-		_ = w.proc.Notify(context.Background(), jsonrpc.Notification("notifications/cancelled", params))
+	params := map[string]any{"requestId": pc.WorkerID()}
+	if reason != "" {
+		params["reason"] = reason
 	}
+	_ = w.proc.Notify(context.Background(), jsonrpc.Notification("notifications/cancelled", params))
 	go func() {
 		s.settle(left)
 		s.reconcileSub(c)
 	}()
-}
-
-// reconcileSub brings the worker's subscription to a forwarded call's URI in line with the
-// count, after the call's bookkeeping so that a subscribe given up no longer counts.
-func (s *slot) reconcileSub(c *Call) {
-	if c.subFwd {
-		c.w.reconcile(s, c.subURI)
-	}
 }
 
 // answerRelay is a call as its worker sees it: the recipient of its answer.
@@ -282,7 +251,6 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 	var left leftToDo
 	if n := s.p.opts.Concurrency; n > 0 && len(w.calls) < n && s.w == w {
 		if left.next = w.queue.pop(); left.next != nil {
-			left.next.queued = false
 			w.calls[left.next] = struct{}{}
 			left.next.m.inFlight.Add(1)
 		}

@@ -144,6 +144,15 @@ func sessionlessParams(params json.RawMessage) json.RawMessage {
 	return out
 }
 
+// ownParams are the params of a request of gemgate's own to w: with the _meta of the
+// sessionless revision when gemgate's session with w is one of it.
+func (w *wrk) ownParams(params json.RawMessage) json.RawMessage {
+	if w.openedSessionless {
+		return sessionlessParams(params)
+	}
+	return params
+}
+
 // eraKnowledge is whether the worker program speaks the sessionless revision; zero is not
 // known yet. A yes is never unlearned, since a later no is one worker's trouble.
 type eraKnowledge struct{ v atomic.Int32 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -213,4 +215,20 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func alive(pid int) bool {
 	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
 	return err == nil
+}
+
+// awaitStartWaiters waits until n callers wait in slot.worker for a start under way.
+func awaitStartWaiters(t *testing.T, n int) {
+	t.Helper()
+	eventually(t, "callers to wait for the start under way", func() bool {
+		buf := make([]byte, 1<<20)
+		waiting := 0
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			lines := strings.Split(g, "\n")
+			if strings.Contains(lines[0], "[select") && len(lines) > 1 && strings.Contains(lines[1], "(*slot).worker(") {
+				waiting++
+			}
+		}
+		return waiting >= n
+	})
 }

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"encoding/json"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -48,6 +49,51 @@ func TestLevelNames(t *testing.T) {
 		}
 		if got := levelOf(json.RawMessage(params)); got != 7 {
 			t.Errorf("levelOf(%s) = %d, want 7 (emergency)", params, got)
+		}
+	}
+}
+
+// logging/setLevel sets the worker to the most verbose level any caller asked for, and each
+// caller gets only the messages at or above its own level (all of them if it set none).
+func TestLoggingLevelIsTheMostVerboseAsked(t *testing.T) {
+	p := newTestPool(t, Settings{})
+	errs, debug, info, none := attach(t, p, "alice", false, `{}`, newCaller(time.Time{})), attach(t, p, "alice", false, `{}`, newCaller(time.Time{})),
+		attach(t, p, "alice", false, `{}`, newCaller(time.Time{})), attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	for _, step := range []struct {
+		s     *session
+		level string
+		heard string // what the worker has heard after this step
+	}{
+		{errs, "error", "setLevel error"},
+		{debug, "debug", "setLevel error,setLevel debug"},
+		{info, "info", "setLevel error,setLevel debug"}, // debug already covers it
+	} {
+		call, err := step.s.call(t, "logging/setLevel", map[string]string{"level": step.level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := answer(t, call); got != `{}` {
+			t.Fatalf("setLevel %s: %s", step.level, got)
+		}
+		if got := record(t, none); got != step.heard {
+			t.Errorf("after %s the worker heard %q, want %q", step.level, got, step.heard)
+		}
+	}
+	for _, level := range []string{"info", "critical"} {
+		answer(t, none.tool(t, "emit", map[string]any{"method": "notifications/message", "params": map[string]any{"level": level, "data": "x"}}))
+	}
+	levels := func(c *fakeCaller) string {
+		var out []string
+		for _, m := range c.deliveries(t) {
+			if m.Method == "notifications/message" {
+				out = append(out, levelName(m.Params))
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	for s, want := range map[*session]string{errs: "critical", debug: "info,critical", info: "info,critical", none: "info,critical"} {
+		if got := levels(s.c); got != want {
+			t.Errorf("session %s got messages %q, want %q", s.id.Session, got, want)
 		}
 	}
 }

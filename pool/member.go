@@ -204,12 +204,6 @@ func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 	return info, w.proc.Reply(context.Background(), &out)
 }
 
-// takeRequest takes out m's unanswered worker request id and hands it to then under the slot
-// lock. It returns the worker, or nil if there is no such request.
-func (m *Member) takeRequest(id json.RawMessage, then func(*slot, *wrk, pendingRequest)) *wrk {
-	return m.request(id, func(s *slot, w *wrk, pr pendingRequest) bool { then(s, w, pr); return true })
-}
-
 // request hands m's unanswered worker request id to then under the slot lock, and takes it
 // out if then returns true. It returns the worker, or nil if there is no such request.
 func (m *Member) request(id json.RawMessage, then func(*slot, *wrk, pendingRequest) bool) *wrk {
@@ -236,9 +230,10 @@ func (m *Member) request(id json.RawMessage, then func(*slot, *wrk, pendingReque
 // Decline gives a worker request delivered to the caller the safe refusal (unanswerable),
 // for a caller with nobody to ask. It reports whether the request was open and the caller's.
 func (m *Member) Decline(id json.RawMessage) bool {
-	return m.takeRequest(id, func(s *slot, w *wrk, pr pendingRequest) {
+	return m.request(id, func(s *slot, w *wrk, pr pendingRequest) bool {
 		answer, _ := unanswerable(&jsonrpc.Message{ID: pr.workerID, Method: pr.method})
 		s.refuseLocked(w, answer)
+		return true
 	}) != nil
 }
 
@@ -246,8 +241,9 @@ func (m *Member) Decline(id json.RawMessage) bool {
 // the answer joins the bounded queue of refuseLocked. It reports whether the request was
 // open and the caller's.
 func (m *Member) Refuse(id json.RawMessage, why string) bool {
-	return m.takeRequest(id, func(s *slot, w *wrk, pr pendingRequest) {
+	return m.request(id, func(s *slot, w *wrk, pr pendingRequest) bool {
 		s.refuseLocked(w, jsonrpc.ErrorResponse(pr.workerID, jsonrpc.CodeInternalError, why, nil))
+		return true
 	}) != nil
 }
 
@@ -289,15 +285,19 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 			uris, level = w.heldLocked(m, false)
 		} else {
 			dropped = w.queue.removeMember(m)
-			for _, c := range dropped {
-				// Never written: its bookkeeping ends here (a subscribe's count in flight).
-				if c.after != nil {
-					c.after(nil)
-					c.after = nil
-				}
-			}
 		}
 		unsub = w.releaseLocked(m)
+		for _, c := range dropped {
+			// Never written: its bookkeeping ends here (a subscribe's count in flight), and
+			// a reconcile it held back (unwrittenSubLocked) runs.
+			if c.after != nil {
+				c.after(nil)
+				c.after = nil
+			}
+			if c.subFwd {
+				unsub = append(unsub, c.subURI)
+			}
+		}
 		for gid, pr := range w.requests {
 			if pr.m == m {
 				refuse = append(refuse, pr.workerID)

@@ -96,7 +96,7 @@ func TestMoveCarriesALateRefusal(t *testing.T) {
 	s := a.m.slot()
 	eventually(t, "the read-write worker lets the URI go", func() bool {
 		s.mu.Lock()
-		counted := len(s.w.subs[uri]) > 0 || s.w.told[uri] != nil
+		counted := len(s.w.subs[uri]) > 0 || s.w.heard[uri] != nil
 		s.mu.Unlock()
 		heard := heardOf(record(t, a), uri)
 		return !counted && len(heard) > 0 && heard[len(heard)-1] == "unsubscribe "+uri

@@ -143,10 +143,11 @@ type Options struct {
 	Settings
 	Launcher Launcher // required
 	// Versions are the protocol revisions gemgate speaks, its latest first.
-	Versions    []string
-	InitTimeout time.Duration // how long a worker may take to answer initialize; default 60s
-	Logger      *slog.Logger  // nil discards
-	Metrics     *Metrics      // nil: none
+	Versions []string
+	// InitTimeout bounds a worker's launch, and then its answer to initialize; default 60s.
+	InitTimeout time.Duration
+	Logger      *slog.Logger // nil discards
+	Metrics     *Metrics     // nil: none
 	// Trace, if set, sees every line to and from a worker, with the worker's id.
 	Trace func(direction, worker string, line []byte)
 	// BeforeStart, if set, may refuse a worker start (a per-user start rate); its error is
@@ -391,7 +392,7 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 			s.dropIfEmpty()
 			return nil, nil, err
 		}
-		if !s.attach(m, w) {
+		if attached, _ := s.attachFrom(m, w, nil, nil, -1); !attached {
 			continue
 		}
 		result := w.initResult

@@ -30,15 +30,6 @@ type slot struct {
 	// prev is the worker last taken out of service: the subscriptions and logging levels of
 	// the callers still attached carry over to the next one (carryLocked).
 	prev *wrk
-	// startLeft: the last start failed because the context of the request that made it
-	// ended (its client left); those who waited for it try again on their own.
-	startLeft bool
-}
-
-func (s *slot) everStarted() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.started
 }
 
 // wrk is one running worker and its routing state, guarded by its slot's mu.
@@ -64,24 +55,23 @@ type wrk struct {
 	// by one goroutine at a time (refusing).
 	refusals []*jsonrpc.Message
 	refusing bool
-	dropped  bool                        // a refusal was dropped (and logged) for a full queue
-	subs     map[string]map[*Member]bool // resource subscriptions by URI
-	subsOf   map[*Member]int             // how many URIs each caller is subscribed to
-	// subPend counts unanswered subscribes per URI and per caller and URI (nil: gemgate's
-	// own). While any is pending, a new subscribe is forwarded, not answered by gemgate.
-	subPend   map[string]int
-	subPendOf map[subKey]int
-	// told holds the URIs whose last line to the worker was a subscribe, with the call that
-	// wrote it. subMu is held from the decision to write one to the end of the write, so
-	// that told follows the order the worker reads them in.
-	told     map[string]*Call
-	subMu    sync.Mutex
-	levels   map[*Member]int // each caller's logging level
-	level    int             // the level set at the worker; -1 none
-	once     map[string]bool // FirstTime topics
-	stopping bool            // gemgate stopped it: not a death
-	reason   string          // why gemgate killed it, when it counts as a death
-	checking bool            // a responsiveness check runs (CheckResponsive)
+	dropped  bool // a refusal was dropped (and logged) for a full queue
+	// Resource subscriptions (subscribe.go): the callers counted by URI, and the URIs each
+	// caller counts for; the unanswered subscribes by URI and by caller and URI (nil:
+	// reconcile's own); the URIs whose last line to the worker was a subscribe, with the call
+	// that wrote it. subMu orders the lines that change heard.
+	subs         map[string]map[*Member]bool
+	subsOf       map[*Member]int
+	subPending   map[string]int
+	subPendingOf map[subKey]int
+	heard        map[string]*Call
+	subMu        sync.Mutex
+	levels       map[*Member]int // each caller's logging level
+	level        int             // the level set at the worker; -1 none
+	once         map[string]bool // FirstTime topics
+	stopping     bool            // gemgate stopped it: not a death
+	reason       string          // why gemgate killed it, when it counts as a death
+	checking     bool            // a responsiveness check runs (CheckResponsive)
 
 	// abandoned are calls their callers gave up that the worker has not answered: they may
 	// still ask the client something (route.go, askerLocked); lostTrack: one was let go.
@@ -99,11 +89,7 @@ var errSlotGone = errors.New("slot gone")
 func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
 	for {
 		s.mu.Lock()
-		if s.gone {
-			s.mu.Unlock()
-			return nil, errSlotGone
-		}
-		if _, in := s.members[m]; m != nil && !in {
+		if _, in := s.members[m]; s.gone || m != nil && !in {
 			s.mu.Unlock()
 			return nil, errSlotGone
 		}
@@ -119,15 +105,24 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		}
 		if ch := s.starting; ch != nil {
 			s.mu.Unlock()
-			if err := s.awaitStart(ctx, ch); err != nil {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+			s.mu.Lock()
+			w, err := s.w, s.startErr
+			s.mu.Unlock()
+			if w == nil && err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := s.refuseStart(id); err != nil {
-			// A narrowed call, or a later token with other scopes or audiences, must not
-			// start the worker: it would run with that token's grant for every caller of
-			// the slot.
+		err := s.refuseStart(id)
+		if err == nil {
+			err = context.Cause(ctx) // nobody waits: start nothing
+		}
+		if err != nil {
 			s.mu.Unlock()
 			return nil, err
 		}
@@ -135,7 +130,14 @@ func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, 
 		s.starting = ch
 		s.stopIdleLocked()
 		s.mu.Unlock()
-		return s.startWorker(ctx, id, params, ch)
+		// The start outlives its starter's request, so that whoever waits for it gets the
+		// worker; InitTimeout bounds it. A starter that left gets its ctx's error, and the
+		// worker settles as an unattended one (dropIfEmpty, by the caller).
+		w, err := s.startWorker(context.WithoutCancel(ctx), id, params, ch)
+		if err == nil && ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return w, err
 	}
 }
 
@@ -157,29 +159,21 @@ func (s *slot) awaitRetired(ctx context.Context, w *wrk, m *Member) error {
 	return nil
 }
 
-// awaitStart waits for the start under way, which ch announces; a start that failed fails
-// the caller too, unless only its starter's request went away.
-func (s *slot) awaitStart(ctx context.Context, ch chan struct{}) error {
-	select {
-	case <-ch:
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-	s.mu.Lock()
-	err, left, w := s.startErr, s.startLeft, s.w
-	s.mu.Unlock()
-	if w == nil && err != nil && !(left && ctx.Err() == nil) {
-		return err
-	}
-	// Started, or the starter's client left: this caller starts it itself or waits for
-	// whoever got there first. Each retry needs a starter that left, so it ends, and it
-	// counts against the start rate like any start.
-	return nil
-}
-
-// startWorker starts the slot's worker, whose start ch announces, and puts it in service.
+// startWorker starts the slot's worker, whose start ch announces, and puts it in service. A
+// panic of the start goes on up once the start has ended as failed, or waiters would wait on
+// ch for good.
 func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMessage, ch chan struct{}) (*wrk, error) {
-	w, err := s.startOrUnblock(ctx, id, params, ch)
+	var w *wrk
+	err := errStartPanicked // until p.start returns
+	defer func() {
+		if err == errStartPanicked {
+			s.mu.Lock()
+			s.starting, s.startErr = nil, err
+			s.mu.Unlock()
+			close(ch)
+		}
+	}()
+	w, err = s.p.start(ctx, s, id, params)
 	s.mu.Lock()
 	if err == nil && s.gone { // the pool closed while the worker started: it must not survive
 		w.stopping = true
@@ -187,7 +181,6 @@ func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMess
 		defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(w.readOnly, nil) }()
 	}
 	s.starting, s.startErr = nil, err
-	s.startLeft = err != nil && ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
 	var carried []string
 	if err == nil {
 		s.w = w
@@ -218,23 +211,6 @@ func (s *slot) refuseStart(id Identity) error {
 		return ErrGrantMismatch
 	}
 	return nil
-}
-
-// startOrUnblock is p.start for the slot, whose start ch announces. A panic is re-raised
-// after ending the start as failed; otherwise later attaches would wait on ch for good.
-func (s *slot) startOrUnblock(ctx context.Context, id Identity, params json.RawMessage, ch chan struct{}) (*wrk, error) {
-	returned := false
-	defer func() {
-		if !returned {
-			s.mu.Lock()
-			s.starting, s.startErr, s.startLeft = nil, errStartPanicked, false
-			s.mu.Unlock()
-			close(ch)
-		}
-	}()
-	w, err := s.p.start(ctx, s, id, params)
-	returned = true
-	return w, err
 }
 
 // errStartPanicked is what attaches that waited on a start that panicked get.
@@ -283,9 +259,11 @@ func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 		id.Session = wid
 	}
 	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
-		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPend: map[string]int{}, subPendOf: map[subKey]int{}, subsOf: map[*Member]int{}, told: map[string]*Call{}, levels: map[*Member]int{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPending: map[string]int{}, subPendingOf: map[subKey]int{}, subsOf: map[*Member]int{}, heard: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.User, "worker", wid)
+	ctx, cancel := context.WithTimeout(ctx, p.opts.InitTimeout)
+	defer cancel()
 	launch, err := p.opts.Launcher.Launch(ctx, id.forWorker())
 	if err != nil {
 		return nil, &StartError{Err: fmt.Errorf("preparing the worker: %w", err)}
@@ -326,7 +304,9 @@ func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawM
 	if p.PerSession() {
 		// The client's own initialize goes to its worker; on a restart (no client params in
 		// hand but the first ones) gemgate sends initialized itself.
-		params, sendInitialized = clientParams, s.everStarted()
+		s.mu.Lock()
+		params, sendInitialized = clientParams, s.started
+		s.mu.Unlock()
 	}
 	result, version, err := p.handshake(ctx, w.proc, params, sendInitialized)
 	if err != nil {
@@ -491,12 +471,6 @@ func (s *slot) dropIfEmpty() {
 	if stop != nil {
 		stop.proc.Stop()
 	}
-}
-
-// attach adds a new member, if the slot is still in the pool.
-func (s *slot) attach(m *Member, w *wrk) bool {
-	attached, _ := s.attachFrom(m, w, nil, nil, -1)
-	return attached
 }
 
 // attachFrom adds a member coming from old (nil: a new one), if the slot is still in the pool

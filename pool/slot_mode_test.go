@@ -14,14 +14,15 @@ import (
 	"github.com/gemgate/gemgate/worker"
 )
 
-// stallFirstLauncher's first launch waits, as a token exchange against a slow issuer does,
-// until the context of the request that started it ends; later launches start the scripted
-// worker. It records every identity it launched for.
+// stallFirstLauncher's first launch, with entered set, waits as a token exchange against a
+// slow issuer does: until release is closed, then starts the scripted worker, or until its
+// context ends, then fails. Other launches start the scripted worker at once. It records
+// every identity it launched for.
 type stallFirstLauncher struct {
-	first   atomic.Bool
-	entered chan struct{}
-	mu      sync.Mutex
-	ids     []worker.Identity
+	first            atomic.Bool
+	entered, release chan struct{}
+	mu               sync.Mutex
+	ids              []worker.Identity
 }
 
 func (l *stallFirstLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
@@ -30,9 +31,14 @@ func (l *stallFirstLauncher) Launch(ctx context.Context, id worker.Identity) (wo
 	l.mu.Unlock()
 	if l.entered != nil && l.first.CompareAndSwap(false, true) {
 		close(l.entered)
-		<-ctx.Done()
-		// What ExchangeCredential returns when its context ends mid-exchange.
-		return worker.Launch{}, fmt.Errorf("worker credential: exchange: %w", context.Cause(ctx))
+		select {
+		case <-l.release:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			// What ExchangeCredential returns when its context ends mid-exchange.
+			return worker.Launch{}, fmt.Errorf("worker credential: exchange: %w", context.Cause(ctx))
+		}
 	}
 	return scriptLauncher{}.Launch(ctx, id)
 }

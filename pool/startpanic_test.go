@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -53,15 +51,7 @@ func TestStartPanicLeavesTheSlotUsable(t *testing.T) {
 	eventually(t, "the first attach to be in its launch", func() bool { return l.launches.Load() > 0 })
 	waited := make(chan error, 1)
 	go func() { _, err := attachOnce(); waited <- err }()
-	eventually(t, "the second attach to wait for the first one's start", func() bool {
-		buf := make([]byte, 1<<20)
-		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, "[select") && strings.Contains(g, "(*slot).worker(") {
-				return true // the first is in its launch, [chan receive]
-			}
-		}
-		return false
-	})
+	awaitStartWaiters(t, 1) // the second attach waits for the first one's start
 	close(l.held)
 	wg.Wait()
 	if firstPanic == nil {

@@ -1,0 +1,68 @@
+package pool
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// setLevelLocked sets the worker to the most verbose logging level any of its callers asked
+// for; when that leaves the worker's level as it is, gemgate answers.
+func (w *wrk) setLevelLocked(c *Call) *jsonrpc.Message {
+	if levelName(c.msg.Params) == "" {
+		return nil // the worker answers a malformed one
+	}
+	w.levels[c.m] = levelOf(c.msg.Params)
+	most := w.mostVerboseLocked()
+	if w.level >= 0 && most == w.level {
+		return okAnswer(c)
+	}
+	w.level = most
+	out := *c.msg
+	out.Params = levelParams(most)
+	c.msg = &out
+	return nil
+}
+
+// mostVerboseLocked is the most verbose level any caller of w asked for; -1 when none did.
+func (w *wrk) mostVerboseLocked() int {
+	most := -1
+	for _, l := range w.levels {
+		if most < 0 || l < most {
+			most = l
+		}
+	}
+	return most
+}
+
+// levelParams are logging/setLevel's params for a level.
+func levelParams(level int) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"level": levelNames[level]})
+	return b
+}
+
+// The syslog levels of MCP logging, most verbose first.
+var levelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// levelName is params.level, read strictly; "" when it is not one of levelNames.
+func levelName(params json.RawMessage) string {
+	p, err := jsonrpc.ReadObject(params, "params")
+	if err != nil || p.Exact("level") != nil {
+		return ""
+	}
+	name, _, err := p.String("level")
+	if err != nil || !slices.Contains(levelNames, name) {
+		return ""
+	}
+	return name
+}
+
+// levelOf is the rank of params.level; an unknown level counts as the most severe, so that
+// no caller misses it.
+func levelOf(params json.RawMessage) int {
+	if i := slices.Index(levelNames, levelName(params)); i >= 0 {
+		return i
+	}
+	return len(levelNames) - 1
+}
