@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -51,7 +52,7 @@ type Options struct {
 	InitTimeout time.Duration // how long a worker may take to answer initialize; default 60s
 
 	Lifetime Lifetime
-	Limits   Limits // session caps and the per-user worker start rate
+	Limits   limit.Settings // session caps and the per-user worker start rate
 	// PostAnswers is how a request's answer travels when the worker sends nothing else before
 	// it: PostAnswersSSE (the default) answers as an SSE stream whenever the client accepts
 	// one, as the reference SDK servers do and the official conformance suite expects;
@@ -98,7 +99,7 @@ type Gateway struct {
 	trace    *Tracer
 	sessions *table
 	pool     *pool.Pool
-	starts   *startRate // nil: no rate
+	starts   *limit.StartRate[owner] // nil: no rate
 	router   http.Handler
 
 	closing      atomic.Bool
@@ -131,7 +132,7 @@ func New(o Options) (*Gateway, error) {
 		metrics:  o.Metrics,
 		trace:    o.Trace,
 		sessions: newTable(o.Limits.MaxSessions, o.Limits.MaxSessionsPerUser),
-		starts:   newStartRate(o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
+		starts:   limit.NewStartRate[owner](o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
 		stopping: make(chan struct{}),
 	}
 	g.notReadyLog.interval = time.Minute
@@ -149,10 +150,7 @@ func New(o Options) (*Gateway, error) {
 		Logger: g.log, Metrics: g.metrics.poolMetrics(), Now: o.now,
 		Trace: traceWorker,
 		BeforeStart: func(id pool.Identity) error {
-			if ok, wait := g.starts.take(owner{id.Issuer, id.Subject}, time.Now()); !ok {
-				return &rateError{wait: wait}
-			}
-			return nil
+			return g.starts.Take(owner{id.Issuer, id.Subject}, time.Now())
 		},
 	})
 	if err != nil {
@@ -208,7 +206,7 @@ func (o *Options) setDefaults() {
 		o.InitTimeout = 60 * time.Second
 	}
 	o.Lifetime = o.Lifetime.withDefaults()
-	o.Limits = o.Limits.withDefaults()
+	o.Limits = o.Limits.WithDefaults()
 }
 
 // Handler is the gateway's HTTP handler.

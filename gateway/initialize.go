@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/limit"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
@@ -126,7 +127,7 @@ func poolIdentity(p auth.Principal, access policy.Access, token string) pool.Ide
 // worker's own refusal of initialize is the answer; any other is attachFailed's, as for a
 // sessionless request.
 func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err error) error {
-	var rate *rateError
+	var rate *limit.RateError
 	var refused *pool.RefusedError
 	outcome := "worker_error"
 	switch {

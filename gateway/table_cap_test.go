@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+
+	"github.com/gemgate/gemgate/gateway/limit"
 )
 
 // TestTableUserCapCountsTheSessionsLeft: the per-user cap counts the sessions a user still
@@ -96,7 +98,7 @@ func TestTableUserCapCountsTheSessionsLeft(t *testing.T) {
 // and so is the one after another end and reopen.
 func TestPerUserCapHoldsAfterASessionEnds(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
-		o.Limits = Limits{MaxSessions: 50, MaxSessionsPerUser: 2, WorkerStartRate: NoLimit}
+		o.Limits = limit.Settings{MaxSessions: 50, MaxSessionsPerUser: 2, WorkerStartRate: limit.None}
 	})
 	a, b := f.client("alice-rw"), f.client("alice-rw")
 	a.open()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/worker/demo"
 )
@@ -300,21 +301,21 @@ func (c *Config) lifetime() gateway.Lifetime {
 }
 
 // limits are the session caps and start rate; in the configuration 0 lifts a cap.
-func (c *Config) limits() gateway.Limits {
+func (c *Config) limits() limit.Settings {
 	lifted := func(n int) int {
 		if n == 0 {
-			return gateway.NoLimit
+			return limit.None
 		}
 		return n
 	}
-	l := gateway.Limits{
+	l := limit.Settings{
 		MaxSessions:        lifted(c.MaxSessions),
 		MaxSessionsPerUser: lifted(c.MaxSessionsPerUser),
 		WorkerStartRate:    c.WorkerStartRate,
 		WorkerStartBurst:   c.WorkerStartBurst,
 	}
 	if c.WorkerStartRate == 0 {
-		l.WorkerStartRate = gateway.NoLimit
+		l.WorkerStartRate = limit.None
 	}
 	return l
 }
