@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/gateway/limit"
+	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -51,7 +52,7 @@ type Options struct {
 	ReadTimeout time.Duration
 	InitTimeout time.Duration // how long a worker may take to answer initialize; default 60s
 
-	Lifetime Lifetime
+	Lifetime sessions.Lifetime
 	Limits   limit.Settings // session caps and the per-user worker start rate
 	// PostAnswers is how a request's answer travels when the worker sends nothing else before
 	// it: PostAnswersSSE (the default) answers as an SSE stream whenever the client accepts
@@ -97,7 +98,7 @@ type Gateway struct {
 	log      *slog.Logger
 	metrics  *Metrics
 	trace    *Tracer
-	sessions *table
+	sessions *sessions.Table[owner, *session]
 	pool     *pool.Pool
 	starts   *limit.StartRate[owner] // nil: no rate
 	router   http.Handler
@@ -106,7 +107,7 @@ type Gateway struct {
 	notReadyLog  quietLog      // /readyz is anyone's to call: see quietLog
 	stopping     chan struct{} // closed when shutdown begins: streams end
 	stopOnce     sync.Once
-	reaper       *reaper
+	reaper       *sessions.Reaper
 	keepalive    *keepaliveClock // the keepalive comments of every stream
 	listens      listenCounter   // open subscriptions/listen streams per user
 	parks        parkTable       // sessionless calls waiting for their client's input (bridge.go)
@@ -131,7 +132,7 @@ func New(o Options) (*Gateway, error) {
 		log:      o.Logger,
 		metrics:  o.Metrics,
 		trace:    o.Trace,
-		sessions: newTable(o.Limits.MaxSessions, o.Limits.MaxSessionsPerUser),
+		sessions: sessions.NewTable(o.Limits.MaxSessions, o.Limits.MaxSessionsPerUser, (*session).key),
 		starts:   limit.NewStartRate[owner](o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
 		stopping: make(chan struct{}),
 	}
@@ -163,7 +164,7 @@ func New(o Options) (*Gateway, error) {
 		g.trace = &t
 	}
 	g.router = g.requestDeadline(g.routes())
-	g.reaper = startReaper(g)
+	g.reaper = sessions.StartReaper(o.Lifetime.Tick, g.reap)
 	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))
 	return g, nil
 }
@@ -205,7 +206,7 @@ func (o *Options) setDefaults() {
 	if o.InitTimeout <= 0 {
 		o.InitTimeout = 60 * time.Second
 	}
-	o.Lifetime = o.Lifetime.withDefaults()
+	o.Lifetime = o.Lifetime.WithDefaults()
 	o.Limits = o.Limits.WithDefaults()
 }
 
@@ -288,11 +289,11 @@ func (g *Gateway) Close() {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
-	g.reaper.stop()
+	g.reaper.Stop()
 	var wg sync.WaitGroup
-	for _, s := range g.sessions.all() {
+	for _, s := range g.sessions.All() {
 		wg.Add(1)
-		go func() { defer wg.Done(); g.endSession(s, ReasonShutdown) }()
+		go func() { defer wg.Done(); g.endSession(s, sessions.ReasonShutdown) }()
 	}
 	wg.Wait()
 	g.wg.Wait()
@@ -306,13 +307,13 @@ func (g *Gateway) admit(s *session) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
-		return ReasonShutdown
+		return sessions.ReasonShutdown
 	}
 	if s.lostEarly != "" {
 		return s.lostEarly
 	}
 	s.admitted = true
-	g.sessions.commit(s)
+	g.sessions.Commit(s)
 	return ""
 }
 
@@ -343,7 +344,7 @@ func (g *Gateway) endLater(s *session, reason string) {
 func (g *Gateway) Workers() int { return g.pool.Workers() }
 
 // Sessions is the number of open sessions.
-func (g *Gateway) Sessions() int { return g.sessions.len() }
+func (g *Gateway) Sessions() int { return g.sessions.Len() }
 
 // quietLog passes a recurring warning that anyone can trigger (a request to /readyz) when its
 // text differs from the last one passed, and otherwise at most once per interval: a client

@@ -1,51 +1,12 @@
 package gateway
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"testing"
 
 	"github.com/gemgate/gemgate/gateway/limit"
 )
-
-// TestTableReserve: the gateway's cap is reported before the user's; a released or removed
-// slot is usable again; 0 is no cap.
-func TestTableReserve(t *testing.T) {
-	alice, bob := owner{"i", "alice"}, owner{"i", "bob"}
-	type step struct {
-		o    owner
-		want error
-	}
-	tests := []struct {
-		name          string
-		max, maxOwner int
-		steps         []step
-	}{
-		{"per user", 10, 2, []step{{alice, nil}, {alice, nil}, {alice, errUserFull}, {bob, nil}}},
-		{"gateway", 2, 2, []step{{alice, nil}, {bob, nil}, {bob, errGatewayFull}, {alice, errGatewayFull}}},
-		{"both reached: the gateway's", 2, 2, []step{{alice, nil}, {alice, nil}, {alice, errGatewayFull}}},
-		{"no caps", 0, 0, []step{{alice, nil}, {alice, nil}, {alice, nil}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tb := newTable(tt.max, tt.maxOwner)
-			for i, s := range tt.steps {
-				if err := tb.reserve(s.o); !errors.Is(err, s.want) || (err == nil) != (s.want == nil) {
-					t.Fatalf("step %d (%s): reserve = %v, want %v", i, s.o.subject, err, s.want)
-				}
-			}
-		})
-	}
-	tb := newTable(1, 1)
-	if err := tb.reserve(alice); err != nil {
-		t.Fatal(err)
-	}
-	tb.release(alice)
-	if err := tb.reserve(alice); err != nil {
-		t.Errorf("a released slot is not free: %v", err)
-	}
-}
 
 // refusal checks an answer to initialize refused by a limit: status, Retry-After (and the
 // same in the error's data), the request's own id, no session.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/gemgate/gemgate/gateway/sessions"
 )
 
 // The counters move on the right events, read with client_golang's testutil, and the whole
@@ -15,7 +17,7 @@ func TestMetricsWithTestutil(t *testing.T) {
 	m := NewMetrics(reg)
 	m.sessionOpened("ok")
 	m.sessionOpened("ok")
-	m.sessionClosed(ReasonIdle)
+	m.sessionClosed(sessions.ReasonIdle)
 	m.toolCall("readOnly")
 	m.request("tools/call", 403, 0)
 
@@ -26,7 +28,7 @@ func TestMetricsWithTestutil(t *testing.T) {
 	}{
 		{"sessions open", testutil.ToFloat64(m.sessionsOpen), 1},
 		{"sessions opened ok", testutil.ToFloat64(m.sessionsOpened.WithLabelValues("ok")), 2},
-		{"sessions closed idle", testutil.ToFloat64(m.sessionsClosed.WithLabelValues(ReasonIdle)), 1},
+		{"sessions closed idle", testutil.ToFloat64(m.sessionsClosed.WithLabelValues(sessions.ReasonIdle)), 1},
 		{"tool calls readOnly", testutil.ToFloat64(m.toolCalls.WithLabelValues("readOnly")), 1},
 		{"requests tools/call 403", testutil.ToFloat64(m.requests.WithLabelValues("tools/call", "403")), 1},
 	} {

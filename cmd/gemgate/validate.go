@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/gateway/limit"
+	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/worker/demo"
 )
@@ -274,15 +274,15 @@ func (c *Config) traceLimit() (int, error) {
 
 // lifetime is the session lifetime policy. In the configuration 0 turns a rule off (for
 // streamless_idle_timeout: falls back to idle_timeout; for stream_loss_grace: no grace), which
-// gateway.Lifetime spells Never, its zero meaning "the default".
-func (c *Config) lifetime() gateway.Lifetime {
+// sessions.Lifetime spells Never, its zero meaning "the default".
+func (c *Config) lifetime() sessions.Lifetime {
 	off := func(d time.Duration) time.Duration {
 		if d == 0 {
-			return gateway.Never
+			return sessions.Never
 		}
 		return d
 	}
-	l := gateway.DefaultLifetime()
+	l := sessions.DefaultLifetime()
 	l.IdleTimeout = off(c.IdleTimeout)
 	l.StreamlessIdleTimeout = off(c.StreamlessIdle)
 	l.StreamLossGrace = off(c.StreamLossGrace)
