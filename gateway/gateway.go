@@ -107,7 +107,7 @@ type Gateway struct {
 	notReadyLog  quietLog      // /readyz is anyone's to call: see quietLog
 	stopping     chan struct{} // closed when shutdown begins: streams end
 	stopOnce     sync.Once
-	reaper       *sessions.Reaper
+	stopReaper   func()          // ends the session reaper (sessions.Reap)
 	keepalive    *keepaliveClock // the keepalive comments of every stream
 	listens      listenCounter   // open subscriptions/listen streams per user
 	parks        parkTable       // sessionless calls waiting for their client's input (bridge.go)
@@ -164,7 +164,7 @@ func New(o Options) (*Gateway, error) {
 		g.trace = &t
 	}
 	g.router = g.requestDeadline(g.routes())
-	g.reaper = sessions.StartReaper(o.Lifetime.Tick, g.reap)
+	g.stopReaper = sessions.Reap(o.Lifetime.Tick, g.reap)
 	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))
 	return g, nil
 }
@@ -289,7 +289,7 @@ func (g *Gateway) Close() {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
-	g.reaper.Stop()
+	g.stopReaper()
 	var wg sync.WaitGroup
 	for _, s := range g.sessions.All() {
 		wg.Add(1)

@@ -9,7 +9,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// reap is the reaper's look at every session (sessions.Reaper): each ends, or gets its
+// reap is the reaper's look at every session (sessions.Reap): each ends, or gets its
 // liveness probe, as the lifetime policy's verdict on its state says.
 func (g *Gateway) reap(now time.Time) {
 	l := g.opts.Lifetime

@@ -5,36 +5,24 @@ import (
 	"time"
 )
 
-// Reaper runs the gateway's look at its sessions (pass) every tick, on a goroutine of its
-// own, until Stop: the look reads each session's State, asks Lifetime.Verdict, and ends the
-// session or sends its probe.
-type Reaper struct {
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
-}
-
-// StartReaper starts the ticker; tick is Lifetime.Tick.
-func StartReaper(tick time.Duration, pass func(now time.Time)) *Reaper {
-	r := &Reaper{quit: make(chan struct{}), done: make(chan struct{})}
+// Reap runs the reaper: the gateway's look at its sessions (pass) every tick, on a goroutine
+// of its own. The look reads each session's State, asks Lifetime.Verdict, and ends the
+// session or sends its probe. stop ends the ticker and waits for a pass under way; it may be
+// called more than once.
+func Reap(tick time.Duration, pass func(now time.Time)) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(r.done)
+		defer close(done)
 		t := time.NewTicker(tick)
 		defer t.Stop()
 		for {
 			select {
-			case <-r.quit:
+			case <-quit:
 				return
 			case now := <-t.C:
 				pass(now)
 			}
 		}
 	}()
-	return r
-}
-
-// Stop ends the ticker and waits for a pass under way; it may be called more than once.
-func (r *Reaper) Stop() {
-	r.once.Do(func() { close(r.quit) })
-	<-r.done
+	return sync.OnceFunc(func() { close(quit); <-done })
 }
