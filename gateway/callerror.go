@@ -8,6 +8,7 @@ import (
 	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 
+	"github.com/gemgate/gemgate/gateway/limit"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
@@ -21,7 +22,7 @@ const workerBusyRetryAfter = 1
 // A client that went away gets none (sessionlessAttachError, attachError). ErrDetached is a
 // session's end; a sessionless caller, which has no session to lose, answers it itself.
 func callError(id json.RawMessage, err error) *wire.Error {
-	var rate *rateError
+	var rate *limit.RateError
 	var refused *pool.RefusedError
 	var start *pool.StartError
 	switch {
@@ -35,7 +36,7 @@ func callError(id json.RawMessage, err error) *wire.Error {
 		return &wire.Error{Status: http.StatusTooManyRequests, Code: jsonrpc.CodeInternalError, ID: id, Header: h,
 			Message: "too many calls are waiting for your worker; wait for one to finish"}
 	case errors.As(err, &rate):
-		return wire.TooManyRequests(id, "your worker is being started too often; wait before the next request", rate.wait)
+		return wire.TooManyRequests(id, "your worker is being started too often; wait before the next request", rate.Wait)
 	case errors.Is(err, pool.ErrTooManyWorkers):
 		return wire.Overloaded(id, err.Error(), workerRetryAfter, nil)
 	case errors.Is(err, pool.ErrClosed):

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/sessions"
 )
 
 func TestCloseLeavesNoWorkersOrGoroutines(t *testing.T) {
@@ -49,7 +51,7 @@ func TestCloseLeavesNoWorkersOrGoroutines(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("the call in flight at Close was never answered")
 	}
-	if n := metricValue(t, f, "gemgate_sessions_closed_total", "reason", ReasonShutdown); n != 3 {
+	if n := metricValue(t, f, "gemgate_sessions_closed_total", "reason", sessions.ReasonShutdown); n != 3 {
 		t.Errorf("sessions_closed_total{shutdown} = %v, want 3", n)
 	}
 	if n := metricValue(t, f, "gemgate_workers_running", "mode", "read_write"); n != 0 {
@@ -108,7 +110,7 @@ func TestSessionDetachedDuringCloseEndsOnce(t *testing.T) {
 				// Detached at least once, whenever the goroutine runs: before Close (the
 				// session ends for worker_exit), during it, or after it (a no-op). Every order
 				// is allowed; which one is a matter of scheduling.
-				s.Detached(ReasonWorkerExit)
+				s.Detached(sessions.ReasonWorkerExit)
 				n++
 				select {
 				case <-stop:
@@ -122,8 +124,8 @@ func TestSessionDetachedDuringCloseEndsOnce(t *testing.T) {
 		f.gw.Close()
 		close(stop)
 		<-hammered
-		ended := metricValue(t, f, "gemgate_sessions_closed_total", "reason", ReasonShutdown) +
-			metricValue(t, f, "gemgate_sessions_closed_total", "reason", ReasonWorkerExit)
+		ended := metricValue(t, f, "gemgate_sessions_closed_total", "reason", sessions.ReasonShutdown) +
+			metricValue(t, f, "gemgate_sessions_closed_total", "reason", sessions.ReasonWorkerExit)
 		if ended != 1 {
 			t.Errorf("the session was counted ended %v times, want 1", ended)
 		}

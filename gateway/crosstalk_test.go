@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gemgate/gemgate/gateway/limit"
 )
 
 // TestNoCrossTalk runs many concurrent calls with distinct payloads and ids that collide
@@ -15,7 +17,7 @@ import (
 func TestNoCrossTalk(t *testing.T) {
 	const sessions, calls = 20, 50
 	// Ten sessions per user, opened back to back: more than the default start burst.
-	f := newFixture(t, func(o *Options) { o.Trace, o.Limits.WorkerStartRate = nil, NoLimit })
+	f := newFixture(t, func(o *Options) { o.Trace, o.Limits.WorkerStartRate = nil, limit.None })
 	clients := make([]*client, sessions)
 	var wg sync.WaitGroup
 	for i := range clients {

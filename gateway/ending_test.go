@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/sessions"
 )
 
 func bareSession() *session {
 	return &session{
 		calls:  map[string]*inflight{},
-		probes: map[string]*probe{}, hints: map[string]bool{}, outbox: newOutbox(nil, nil), lastActive: time.Now(),
+		probes: map[string]*sessions.Probe{}, hints: map[string]bool{}, outbox: newOutbox(nil, nil), lastActive: time.Now(),
 	}
 }
 
@@ -24,7 +26,7 @@ func TestReaperVerdictYieldsToALaterRequest(t *testing.T) {
 	if !s.touch(time.Now()) {
 		t.Fatal("touch refused on a live session")
 	}
-	if s.markEnding(st, ReasonIdle) {
+	if s.markEnding(st, sessions.ReasonIdle) {
 		t.Fatal("the reaper claimed a session a request had revived after its snapshot")
 	}
 
@@ -32,18 +34,18 @@ func TestReaperVerdictYieldsToALaterRequest(t *testing.T) {
 	if _, err := s.startCall(json.RawMessage(`1`), true, false, 0); err != nil {
 		t.Fatal(err)
 	}
-	if s.markEnding(st, ReasonIdle) {
+	if s.markEnding(st, sessions.ReasonIdle) {
 		t.Fatal("the reaper claimed a session with a call in flight")
 	}
 	// Expiry depends on when the session opened alone: it is claimed, call and all.
-	if !s.markEnding(st, ReasonExpired) {
+	if !s.markEnding(st, sessions.ReasonExpired) {
 		t.Fatal("the reaper did not claim an expired session with a call in flight")
 	}
 }
 
 func TestAClaimedSessionRefusesRequests(t *testing.T) {
 	s := bareSession()
-	if !s.markEnding(s.state(time.Now()), ReasonIdle) {
+	if !s.markEnding(s.state(time.Now()), sessions.ReasonIdle) {
 		t.Fatal("an unchanged session should be claimable")
 	}
 	if s.touch(time.Now()) {
@@ -56,7 +58,7 @@ func TestAClaimedSessionRefusesRequests(t *testing.T) {
 
 func TestCallsInFlightPerSessionAreCapped(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
-		o.Lifetime = DefaultLifetime()
+		o.Lifetime = sessions.DefaultLifetime()
 		o.Lifetime.MaxCallsPerSession = 2
 	})
 	c := f.client("alice-rw")

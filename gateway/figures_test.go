@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/sessions"
 )
 
 // TestKeepaliveEveryFifteenSeconds: with no interval set, as gemgate runs, each stream's
@@ -19,7 +21,7 @@ import (
 // (README: "keepalive every 15 s").
 func TestKeepaliveEveryFifteenSeconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := newBubble(t, Lifetime{})
+		b := newBubble(t, sessions.Lifetime{})
 		const interval = 15 * time.Second
 		for i := range 3 { // streams of their own
 			start := time.Now()

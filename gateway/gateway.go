@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/gateway/metrics"
+	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/gateway/trace"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -52,8 +54,8 @@ type Options struct {
 	ReadTimeout time.Duration
 	InitTimeout time.Duration // how long a worker may take to answer initialize; default 60s
 
-	Lifetime Lifetime
-	Limits   Limits // session caps and the per-user worker start rate
+	Lifetime sessions.Lifetime
+	Limits   limit.Settings // session caps and the per-user worker start rate
 	// PostAnswers is how a request's answer travels when the worker sends nothing else before
 	// it: PostAnswersSSE (the default) answers as an SSE stream whenever the client accepts
 	// one, as the reference SDK servers do and the official conformance suite expects;
@@ -98,16 +100,16 @@ type Gateway struct {
 	log      *slog.Logger
 	metrics  *metrics.Metrics
 	trace    *trace.Tracer
-	sessions *table
+	sessions *sessions.Table[owner, *session]
 	pool     *pool.Pool
-	starts   *startRate // nil: no rate
+	starts   *limit.StartRate[owner] // nil: no rate
 	router   http.Handler
 
 	closing      atomic.Bool
 	notReadyLog  quietLog      // /readyz is anyone's to call: see quietLog
 	stopping     chan struct{} // closed when shutdown begins: streams end
 	stopOnce     sync.Once
-	reaper       *reaper
+	stopReaper   func()          // ends the session reaper (sessions.Reap)
 	keepalive    *keepaliveClock // the keepalive comments of every stream
 	listens      listenCounter   // open subscriptions/listen streams per user
 	parks        parkTable       // sessionless calls waiting for their client's input (bridge.go)
@@ -132,8 +134,8 @@ func New(o Options) (*Gateway, error) {
 		log:      o.Logger,
 		metrics:  o.Metrics,
 		trace:    o.Trace,
-		sessions: newTable(o.Limits.MaxSessions, o.Limits.MaxSessionsPerUser),
-		starts:   newStartRate(o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
+		sessions: sessions.NewTable(o.Limits.MaxSessions, o.Limits.MaxSessionsPerUser, (*session).key),
+		starts:   limit.NewStartRate[owner](o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
 		stopping: make(chan struct{}),
 	}
 	g.notReadyLog.interval = time.Minute
@@ -151,10 +153,7 @@ func New(o Options) (*Gateway, error) {
 		Logger: g.log, Metrics: g.metrics.Pool(), Now: o.now,
 		Trace: traceWorker,
 		BeforeStart: func(id pool.Identity) error {
-			if ok, wait := g.starts.take(owner{id.Issuer, id.Subject}, time.Now()); !ok {
-				return &rateError{wait: wait}
-			}
-			return nil
+			return g.starts.Take(owner{id.Issuer, id.Subject}, time.Now())
 		},
 	})
 	if err != nil {
@@ -163,7 +162,7 @@ func New(o Options) (*Gateway, error) {
 	g.pool = p
 	g.trace = o.Trace.WithSecrets(p.RedactSecrets) // the caller's Tracer is left as it was
 	g.router = g.requestDeadline(g.routes())
-	g.reaper = startReaper(g)
+	g.stopReaper = sessions.Reap(o.Lifetime.Tick, g.reap)
 	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))
 	return g, nil
 }
@@ -205,8 +204,8 @@ func (o *Options) setDefaults() {
 	if o.InitTimeout <= 0 {
 		o.InitTimeout = 60 * time.Second
 	}
-	o.Lifetime = o.Lifetime.withDefaults()
-	o.Limits = o.Limits.withDefaults()
+	o.Lifetime = o.Lifetime.WithDefaults()
+	o.Limits = o.Limits.WithDefaults()
 }
 
 // Handler is the gateway's HTTP handler.
@@ -288,11 +287,11 @@ func (g *Gateway) Close() {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
-	g.reaper.stop()
+	g.stopReaper()
 	var wg sync.WaitGroup
-	for _, s := range g.sessions.all() {
+	for _, s := range g.sessions.All() {
 		wg.Add(1)
-		go func() { defer wg.Done(); g.endSession(s, ReasonShutdown) }()
+		go func() { defer wg.Done(); g.endSession(s, sessions.ReasonShutdown) }()
 	}
 	wg.Wait()
 	g.wg.Wait()
@@ -306,13 +305,13 @@ func (g *Gateway) admit(s *session) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
-		return ReasonShutdown
+		return sessions.ReasonShutdown
 	}
 	if s.lostEarly != "" {
 		return s.lostEarly
 	}
 	s.admitted = true
-	g.sessions.commit(s)
+	g.sessions.Commit(s)
 	return ""
 }
 
@@ -343,7 +342,7 @@ func (g *Gateway) endLater(s *session, reason string) {
 func (g *Gateway) Workers() int { return g.pool.Workers() }
 
 // Sessions is the number of open sessions.
-func (g *Gateway) Sessions() int { return g.sessions.len() }
+func (g *Gateway) Sessions() int { return g.sessions.Len() }
 
 // quietLog passes a recurring warning that anyone can trigger (a request to /readyz) when its
 // text differs from the last one passed, and otherwise at most once per interval: a client

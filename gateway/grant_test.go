@@ -134,7 +134,7 @@ func TestNarrowerGrantRefusedAtStepUp(t *testing.T) {
 	f := grantFixture(t, pool.PerUser, "demo")
 	ro := f.client("alice-ro-admin")
 	ro.open()
-	sess := f.gw.sessions.lookup(ro.session, owner{testIssuer, "sub-alice"})
+	sess := f.gw.sessions.Lookup(ro.session, owner{testIssuer, "sub-alice"})
 	before := sess.member.WorkerID()
 	rw := &client{f: f, token: "alice-rw", session: ro.session, version: ro.version}
 	checkGrantRefusal(t, "a step-up lacking files:admin", rw.callTool("2", "write_note", map[string]any{"name": "n", "text": "x"}))

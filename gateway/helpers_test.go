@@ -57,7 +57,7 @@ func (tt testTokens) Verify(_ context.Context, raw string) (auth.Principal, erro
 	p.Scopes = slices.Clone(p.Scopes)
 	if p.Expiry.IsZero() {
 		// As a JWT's exp: every token gemgate is given has one, and a stream arms a timer for
-		// it (streamEnd), which the idle stack and memory measures must include.
+		// it (sessions.StreamEnd), which the idle stack and memory measures must include.
 		p.Expiry = time.Now().Add(time.Hour)
 	}
 	return p, nil
@@ -198,7 +198,7 @@ func toolText(t *testing.T, m *jsonrpc.Message) string {
 // session is the gateway's session for c, or nil.
 func (c *client) sessionObj() *session {
 	p, _ := tokens.Verify(context.Background(), c.token)
-	return c.f.gw.sessions.lookup(c.session, ownerOf(p))
+	return c.f.gw.sessions.Lookup(c.session, ownerOf(p))
 }
 
 // eventually polls cond until it holds or the deadline passes.

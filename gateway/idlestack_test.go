@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/internal/stacktest"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -117,7 +118,7 @@ func idleStreamFixture(t *testing.T) *fixture {
 	return newFixture(t, func(o *Options) {
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
 		o.Trace = nil
-		o.Limits.MaxSessionsPerUser, o.Limits.WorkerStartRate = NoLimit, NoLimit
+		o.Limits.MaxSessionsPerUser, o.Limits.WorkerStartRate = limit.None, limit.None
 	})
 }
 

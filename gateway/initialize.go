@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/limit"
+	"github.com/gemgate/gemgate/gateway/sessions"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
@@ -45,9 +47,9 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	access := g.opts.Policy.Decide(p.Scopes) // with every required scope: postMessage refused it otherwise
 	o := ownerOf(p)
-	if err := g.sessions.reserve(o); err != nil {
+	if err := g.sessions.Reserve(o); err != nil {
 		g.metrics.SessionOpened("limit")
-		if errors.Is(err, errUserFull) {
+		if errors.Is(err, sessions.ErrUserFull) {
 			return wire.TooManyRequests(msg.ID, err.Error(), sessionLimitRetryAfter)
 		}
 		return wire.Overloaded(msg.ID, err.Error(), sessionLimitRetryAfter, nil)
@@ -55,7 +57,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	committed := false
 	defer func() {
 		if !committed {
-			g.sessions.release(o)
+			g.sessions.Release(o)
 		}
 	}()
 	params, err := negotiate(msg)
@@ -67,7 +69,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		done: make(chan struct{}), // probes and hints are made at their first entry: most sessions have none for long
 	}
 	s.lastActive = s.opened
-	s.logh, s.log = newSessionLog(g.log, s.id, p.User)
+	s.logh, s.log = sessions.NewLog(g.log, s.id, p.User)
 	s.outbox = newOutbox(g.metrics.OutboxDropped, g.metrics.StreamMessageMoved)
 	s.end = func(reason string) { g.endLater(s, reason) }
 
@@ -76,7 +78,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		return g.attachError(w, msg, err)
 	}
 	s.member = member
-	s.logh.setWorker(member.WorkerID())
+	s.logh.SetWorker(member.WorkerID())
 	version, err := resultVersion(result)
 	if err != nil {
 		member.Detach()
@@ -91,7 +93,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	s.mu.Unlock()
 	if reason := g.admit(s); reason != "" {
 		member.Detach()
-		if reason == ReasonShutdown {
+		if reason == sessions.ReasonShutdown {
 			g.metrics.SessionOpened("shutdown")
 			return wire.Overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 		}
@@ -126,7 +128,7 @@ func poolIdentity(p auth.Principal, access policy.Access, token string) pool.Ide
 // worker's own refusal of initialize is the answer; any other is attachFailed's, as for a
 // sessionless request.
 func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err error) error {
-	var rate *rateError
+	var rate *limit.RateError
 	var refused *pool.RefusedError
 	outcome := "worker_error"
 	switch {

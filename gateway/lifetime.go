@@ -2,171 +2,41 @@ package gateway
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
-	"sync"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// Why a session ended. Every end has exactly one reason, logged and counted.
-const (
-	ReasonDeleted        = "deleted"
-	ReasonIdle           = "idle"
-	ReasonStreamlessIdle = "streamless_idle"
-	ReasonStreamLost     = "stream_lost"
-	ReasonProbeFailed    = "probe_failed"
-	ReasonExpired        = "expired"
-	ReasonWorkerExit     = "worker_exit"
-	ReasonUnresponsive   = "unresponsive"
-	ReasonShutdown       = "shutdown"
-	ReasonTokenExpired   = "token_expired"
-)
-
-// Lifetime is session lifetime policy. The mechanism (keepalive interval, outbox size, write
-// timeout) is not configurable; these are.
-//
-// A zero duration takes its value from DefaultLifetime, so a partly filled Lifetime keeps
-// the defaults of the fields it leaves out; Never (any negative duration) turns a rule off.
-type Lifetime struct {
-	IdleTimeout           time.Duration // no client traffic for this long ends a session; Never: no idle end
-	StreamlessIdleTimeout time.Duration // the same for a session that never opened a GET stream; Never: use IdleTimeout
-	StreamLossGrace       time.Duration // a session whose GET stream closed ends after this, unless the client comes back; Never: at once
-	MaxSessionLifetime    time.Duration // every session ends after this; default and Never: no cap
-	RequestTimeout        time.Duration // a call running longer is cancelled; default and Never: no limit
-	ProbeLead             time.Duration // a liveness ping goes out this long before the idle deadline; Never: no ping
-	ProbeTimeout          time.Duration // an unanswered ping on the current stream ends the session after this
-	MaxCallsPerSession    int           // calls in flight on one session; 0 = no limit
-	Tick                  time.Duration // how often the reaper looks; default 500ms
-}
-
-// Never, as a Lifetime duration, turns its rule off.
-const Never time.Duration = -1
-
-// DefaultLifetime is the policy measured against real clients for the GemStone-native server.
-func DefaultLifetime() Lifetime {
-	return Lifetime{
-		IdleTimeout:           30 * time.Minute,
-		StreamlessIdleTimeout: time.Minute,
-		StreamLossGrace:       10 * time.Second,
-		ProbeLead:             5 * time.Minute,
-		ProbeTimeout:          30 * time.Second,
-		Tick:                  500 * time.Millisecond,
-	}
-}
-
-// withDefaults resolves l into the form the reaper reads: every zero field takes its default
-// and every Never becomes 0, which there means off.
-func (l Lifetime) withDefaults() Lifetime {
-	d := DefaultLifetime()
-	for _, f := range []struct{ v, def *time.Duration }{
-		{&l.IdleTimeout, &d.IdleTimeout}, {&l.StreamlessIdleTimeout, &d.StreamlessIdleTimeout},
-		{&l.StreamLossGrace, &d.StreamLossGrace}, {&l.MaxSessionLifetime, &d.MaxSessionLifetime},
-		{&l.RequestTimeout, &d.RequestTimeout}, {&l.ProbeLead, &d.ProbeLead},
-	} {
+// reap is the reaper's look at every session (sessions.Reap): each ends, or gets its
+// liveness probe, as the lifetime policy's verdict on its state says.
+func (g *Gateway) reap(now time.Time) {
+	l := g.opts.Lifetime
+	for _, s := range g.sessions.All() {
+		st := s.state(now)
+		reason, probe := l.Verdict(st)
 		switch {
-		case *f.v == 0:
-			*f.v = *f.def
-		case *f.v < 0:
-			*f.v = 0
+		case reason != "" && s.markEnding(st, reason):
+			g.endLater(s, reason)
+		case probe:
+			s.sendProbe(now)
 		}
 	}
-	if l.ProbeTimeout <= 0 { // a ping that never times out would decide nothing
-		l.ProbeTimeout = d.ProbeTimeout
-	}
-	if l.Tick <= 0 {
-		l.Tick = d.Tick
-	}
-	return l
 }
 
-// Validate reports every unworkable combination of settings at once, in a stable order. It
-// judges the policy as it will run, defaults filled in.
-func (l Lifetime) Validate() error {
-	var errs []error
-	r := l.withDefaults()
-	if r.IdleTimeout > 0 && r.ProbeLead >= r.IdleTimeout {
-		errs = append(errs, errors.New("probe_lead must be shorter than idle_timeout"))
-	}
-	if r.IdleTimeout > 0 && r.ProbeLead > 0 && r.ProbeTimeout >= r.ProbeLead {
-		errs = append(errs, errors.New("probe_timeout must be shorter than probe_lead, or an unanswered ping could never decide"))
-	}
-	if r.IdleTimeout > 0 && r.StreamlessIdleTimeout > r.IdleTimeout {
-		errs = append(errs, errors.New("streamless_idle_timeout must not exceed idle_timeout"))
-	}
-	if l.MaxCallsPerSession < 0 {
-		errs = append(errs, errors.New("max_calls_per_session must not be negative"))
-	}
-	return errors.Join(errs...)
-}
+// key is what the session table knows s by.
+func (s *session) key() (id string, o owner) { return s.id, s.owner }
 
-// probe is one liveness ping sent down a session's GET stream.
-type probe struct {
-	gen  uint64 // the stream generation it was written to
-	sent time.Time
-
-	mu       sync.Mutex
-	answered bool
-}
-
-func (p *probe) answer(time.Time) { p.mu.Lock(); p.answered = true; p.mu.Unlock() }
-func (p *probe) isAnswered() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.answered }
-
-// sessionState is what the reaper reads of a session, taken at one instant.
-type sessionState struct {
-	now, opened, lastActive, streamLost time.Time
-	busy, everStream, streamOpen        bool
-	probe                               *probe
-	currentGen                          uint64
-}
-
-// verdict decides a session's fate: a reason to end it, or "" to keep it, and whether a
-// liveness probe should go out now. It is a pure function of the state and the policy.
-func (l Lifetime) verdict(st sessionState) (reason string, sendProbe bool) {
-	// max_session_lifetime is a cap, whatever the session does: a client that always has a
-	// call in flight would hold its session, and the worker's login as the user, for ever.
-	// Its calls in flight are answered with the session's end.
-	if l.MaxSessionLifetime > 0 && st.now.Sub(st.opened) >= l.MaxSessionLifetime {
-		return ReasonExpired, false
-	}
-	if st.busy {
-		return "", false // a call in flight is never reaped for idleness
-	}
-	idle := st.now.Sub(st.lastActive)
-	if !st.everStream {
-		limit := l.StreamlessIdleTimeout
-		if limit <= 0 {
-			limit = l.IdleTimeout
-		}
-		if limit > 0 && idle >= limit {
-			return ReasonStreamlessIdle, false
-		}
-		return "", false
-	}
-	if !st.streamOpen && !st.streamLost.IsZero() && st.now.Sub(st.streamLost) >= l.StreamLossGrace {
-		return ReasonStreamLost, false
-	}
-	if l.IdleTimeout > 0 && idle >= l.IdleTimeout {
-		return ReasonIdle, false
-	}
-	if p := st.probe; p != nil && p.gen == st.currentGen && !p.isAnswered() && st.now.Sub(p.sent) >= l.ProbeTimeout {
-		return ReasonProbeFailed, false
-	}
-	probeDue := l.IdleTimeout > 0 && idle >= l.IdleTimeout-l.ProbeLead
-	// A probe written to a superseded stream decides nothing: it is sent again on the current one.
-	needProbe := st.probe == nil || (st.probe.gen != st.currentGen && !st.probe.isAnswered())
-	return "", probeDue && st.streamOpen && needProbe
-}
-
-// Probe state lives on the session; activity clears it.
-func (s *session) state(now time.Time) sessionState {
+// state is what the reaper reads of s, at one instant. Probe state lives on the session;
+// activity clears it.
+func (s *session) state(now time.Time) sessions.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sessionState{
-		now: now, opened: s.opened, lastActive: s.lastActive, streamLost: s.streamLost,
-		busy: len(s.calls) > 0, everStream: s.everStream, streamOpen: s.outbox.HasStream(),
-		probe: s.currentProbe, currentGen: s.outbox.Current(),
+	return sessions.State{
+		Now: now, Opened: s.opened, LastActive: s.lastActive, StreamLost: s.streamLost,
+		Busy: len(s.calls) > 0, EverStream: s.everStream, StreamOpen: s.outbox.HasStream(),
+		Probe: s.currentProbe, CurrentGen: s.outbox.Current(),
 	}
 }
 
@@ -188,7 +58,7 @@ func (s *session) streamClosed(gen uint64, now time.Time) {
 // sendProbe writes a ping to the session's stream, recording the stream generation.
 func (s *session) sendProbe(now time.Time) {
 	gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
-	p := &probe{gen: s.outbox.Current(), sent: now}
+	p := &sessions.Probe{Gen: s.outbox.Current(), Sent: now}
 	s.mu.Lock()
 	if s.currentProbe != nil {
 		for id, old := range s.probes {
@@ -199,57 +69,9 @@ func (s *session) sendProbe(now time.Time) {
 	}
 	s.currentProbe = p
 	if s.probes == nil {
-		s.probes = map[string]*probe{}
+		s.probes = map[string]*sessions.Probe{}
 	}
 	s.probes[gid] = p
 	s.mu.Unlock()
 	s.outbox.Push((&jsonrpc.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}).Encode())
-}
-
-// reaper ends sessions as the lifetime policy says.
-type reaper struct {
-	g    *Gateway
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
-}
-
-func startReaper(g *Gateway) *reaper {
-	r := &reaper{g: g, quit: make(chan struct{}), done: make(chan struct{})}
-	go r.run()
-	return r
-}
-
-func (r *reaper) run() {
-	defer close(r.done)
-	t := time.NewTicker(r.g.opts.Lifetime.Tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.quit:
-			return
-		case now := <-t.C:
-			r.pass(now)
-		}
-	}
-}
-
-// pass looks at every session once.
-func (r *reaper) pass(now time.Time) {
-	l := r.g.opts.Lifetime
-	for _, s := range r.g.sessions.all() {
-		st := s.state(now)
-		reason, probe := l.verdict(st)
-		switch {
-		case reason != "" && s.markEnding(st, reason):
-			r.g.endLater(s, reason)
-		case probe:
-			s.sendProbe(now)
-		}
-	}
-}
-
-func (r *reaper) stop() {
-	r.once.Do(func() { close(r.quit) })
-	<-r.done
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/internal/jsontext"
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -242,7 +243,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 	// from the headers (forgetBearer), and the wait holds a done channel, not the request
 	// whose context carries the verified token.
 	forgetBearer(r.Header)
-	end, stop := streamEnd(r, nil)
+	end, stop := sessions.StreamEnd(r, nil)
 	defer stop()
 	g.waitListen(l, r.Context().Done(), end)
 	return nil
@@ -323,7 +324,7 @@ func (l *listening) end() {
 }
 
 // waitListen passes the worker's notifications to the stream until done (the request's
-// context) or end (streamEnd) is closed, the stream is lost, the worker lets go or the gateway stops. Between
+// context) or end (sessions.StreamEnd) is closed, the stream is lost, the worker lets go or the gateway stops. Between
 // them a keepalive comment goes at least every keepaliveInterval, as on a GET stream: a
 // proxy's idle timeout would otherwise end a stream that had nothing to say.
 //

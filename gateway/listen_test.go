@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 )
@@ -24,7 +25,7 @@ func TestListenPanicGivesBackItsSlot(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
 		o.Workers = panickingLauncher{}
-		o.Limits.WorkerStartRate = NoLimit // each request starts the worker again
+		o.Limits.WorkerStartRate = limit.None // each request starts the worker again
 	})
 	c := f.client("alice-rw")
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/sessions"
 )
 
 // max_session_lifetime ends a session with a call in flight too, through the reaper (its
@@ -13,9 +15,9 @@ import (
 func TestMaxLifetimeEndsABusySession(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const max = 2 * time.Hour
-		def := DefaultLifetime()
-		b := newBubble(t, Lifetime{MaxSessionLifetime: max, IdleTimeout: Never, StreamlessIdleTimeout: Never,
-			StreamLossGrace: def.StreamLossGrace, ProbeLead: Never, ProbeTimeout: def.ProbeTimeout})
+		def := sessions.DefaultLifetime()
+		b := newBubble(t, sessions.Lifetime{MaxSessionLifetime: max, IdleTimeout: sessions.Never, StreamlessIdleTimeout: sessions.Never,
+			StreamLossGrace: def.StreamLossGrace, ProbeLead: sessions.Never, ProbeTimeout: def.ProbeTimeout})
 		s := b.open(t)
 		if _, err := s.startCall(json.RawMessage(`1`), false, false, 0); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/sessions"
 )
 
 func TestMetricsCountSessionsCallsAndRequests(t *testing.T) {
@@ -30,7 +32,7 @@ func TestMetricsCountSessionsCallsAndRequests(t *testing.T) {
 	}{
 		{"sessions opened ok", metricValue(t, f, "gemgate_sessions_opened_total", "result", "ok"), 2},
 		{"sessions open", metricValue(t, f, "gemgate_sessions_open"), 1},
-		{"sessions closed deleted", metricValue(t, f, "gemgate_sessions_closed_total", "reason", ReasonDeleted), 1},
+		{"sessions closed deleted", metricValue(t, f, "gemgate_sessions_closed_total", "reason", sessions.ReasonDeleted), 1},
 		{"workers running", waitMetric(t, f, 1, "gemgate_workers_running", "mode", "read_only"), 1},
 		{"worker stopped by the gateway", waitMetric(t, f, 1, "gemgate_worker_exits_total", "result", "stopped"), 1},
 		{"worker exited on its own", metricValue(t, f, "gemgate_worker_exits_total", "result", "exited"), 0},
@@ -75,7 +77,7 @@ func TestMetricsCountSessionsCallsAndRequests(t *testing.T) {
 func TestMetricsWorkerExitAndLimits(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Workers = &testLauncher{mode: "crashy"}
-		o.Lifetime = DefaultLifetime()
+		o.Lifetime = sessions.DefaultLifetime()
 		o.Limits.MaxSessionsPerUser = 1
 	})
 	c := f.client("alice-rw")
@@ -89,7 +91,7 @@ func TestMetricsWorkerExitAndLimits(t *testing.T) {
 		return metricValue(t, f, "gemgate_worker_exits_total", "result", "exited") == 1
 	})
 	for name, got := range map[string]float64{
-		"closed worker_exit": waitMetric(t, f, 1, "gemgate_sessions_closed_total", "reason", ReasonWorkerExit),
+		"closed worker_exit": waitMetric(t, f, 1, "gemgate_sessions_closed_total", "reason", sessions.ReasonWorkerExit),
 		"opened limit":       metricValue(t, f, "gemgate_sessions_opened_total", "result", "limit"),
 		"opened ok":          metricValue(t, f, "gemgate_sessions_opened_total", "result", "ok"),
 	} {

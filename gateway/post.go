@@ -155,7 +155,7 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 		e.ID = msg.ID
 		return nil, e
 	}
-	s := g.sessions.lookup(sessionID, ownerOf(p))
+	s := g.sessions.Lookup(sessionID, ownerOf(p))
 	if s == nil {
 		return notFound()
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gemgate/gemgate/gateway/metrics"
+	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -38,7 +39,7 @@ type bubble struct {
 
 // newBubble builds a gateway with the lifetime l (zero fields keep DefaultLifetime's
 // values, so a rule can be read against the shipped defaults). Call it inside synctest.Test.
-func newBubble(t *testing.T, l Lifetime) *bubble {
+func newBubble(t *testing.T, l sessions.Lifetime) *bubble {
 	t.Helper()
 	pol, err := policy.New(policy.Config{ReadOnlyTools: demoReadOnlyTools})
 	if err != nil {
@@ -72,12 +73,12 @@ func (noLauncher) Launch(context.Context, worker.Identity) (worker.Launch, error
 func (b *bubble) open(t *testing.T) *session {
 	t.Helper()
 	o := owner{testIssuer, "sub-alice"}
-	if err := b.gw.sessions.reserve(o); err != nil {
+	if err := b.gw.sessions.Reserve(o); err != nil {
 		t.Fatal(err)
 	}
 	s := &session{
 		id: newSessionID(), owner: o, user: "alice", opened: time.Now(), member: &pool.Member{},
-		calls: map[string]*inflight{}, probes: map[string]*probe{}, hints: map[string]bool{}, done: make(chan struct{}),
+		calls: map[string]*inflight{}, probes: map[string]*sessions.Probe{}, hints: map[string]bool{}, done: make(chan struct{}),
 	}
 	s.lastActive = s.opened
 	s.log = b.gw.log.With("session", s.id, "user", s.user)
@@ -111,7 +112,7 @@ func (b *bubble) at(d time.Duration) {
 }
 
 // alive reports whether s is still in the session table.
-func (b *bubble) alive(s *session) bool { return b.gw.sessions.lookup(s.id, s.owner) != nil }
+func (b *bubble) alive(s *session) bool { return b.gw.sessions.Lookup(s.id, s.owner) != nil }
 
 // ended checks that s ended for reason after exactly lifetime, in the log and the metric.
 func (b *bubble) ended(t *testing.T, s *session, reason string, lifetime time.Duration) {
@@ -158,25 +159,25 @@ func pings(t *testing.T, s *session, gen uint64) []*jsonrpc.Message {
 // tick at or past its deadline, and not a tick earlier. Ticks fall every 500ms from the
 // gateway's start and the deadlines here are whole seconds, so each end is exact.
 func TestReaperInstants(t *testing.T) {
-	const before = time.Nanosecond // "just before the deadline"
-	def := DefaultLifetime()       // streamless 1m, idle 30m, stream loss 10s, probe lead 5m, probe timeout 30s
+	const before = time.Nanosecond    // "just before the deadline"
+	def := sessions.DefaultLifetime() // streamless 1m, idle 30m, stream loss 10s, probe lead 5m, probe timeout 30s
 
 	t.Run("streamless idle", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := newBubble(t, Lifetime{})
+			b := newBubble(t, sessions.Lifetime{})
 			s := b.open(t)
 			b.at(def.StreamlessIdleTimeout - before)
 			if !b.alive(s) {
 				t.Fatalf("a streamless session ended before streamless_idle_timeout %v", def.StreamlessIdleTimeout)
 			}
 			b.at(def.StreamlessIdleTimeout)
-			b.ended(t, s, ReasonStreamlessIdle, def.StreamlessIdleTimeout)
+			b.ended(t, s, sessions.ReasonStreamlessIdle, def.StreamlessIdleTimeout)
 		})
 	})
 
 	t.Run("idleness counts from the last request", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := newBubble(t, Lifetime{})
+			b := newBubble(t, sessions.Lifetime{})
 			s := b.open(t)
 			b.at(40 * time.Second)
 			if !s.touch(time.Now()) {
@@ -187,13 +188,13 @@ func TestReaperInstants(t *testing.T) {
 				t.Fatal("a request did not restart the idle clock")
 			}
 			b.at(40*time.Second + def.StreamlessIdleTimeout)
-			b.ended(t, s, ReasonStreamlessIdle, 40*time.Second+def.StreamlessIdleTimeout)
+			b.ended(t, s, sessions.ReasonStreamlessIdle, 40*time.Second+def.StreamlessIdleTimeout)
 		})
 	})
 
 	t.Run("a call in flight is never reaped", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := newBubble(t, Lifetime{})
+			b := newBubble(t, sessions.Lifetime{})
 			s := b.open(t)
 			inf, err := s.startCall(json.RawMessage(`1`), true, false, 0)
 			if err != nil {
@@ -209,13 +210,13 @@ func TestReaperInstants(t *testing.T) {
 				t.Fatal("the session ended before streamless_idle_timeout after its call ended")
 			}
 			b.at(10*def.StreamlessIdleTimeout + def.StreamlessIdleTimeout)
-			b.ended(t, s, ReasonStreamlessIdle, 11*def.StreamlessIdleTimeout)
+			b.ended(t, s, sessions.ReasonStreamlessIdle, 11*def.StreamlessIdleTimeout)
 		})
 	})
 
 	t.Run("stream lost", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := newBubble(t, Lifetime{})
+			b := newBubble(t, sessions.Lifetime{})
 			s := b.open(t)
 			gen := openStream(s)
 			b.at(5 * def.StreamlessIdleTimeout)
@@ -229,13 +230,13 @@ func TestReaperInstants(t *testing.T) {
 				t.Fatalf("the session ended within stream_loss_grace %v", def.StreamLossGrace)
 			}
 			b.at(lost + def.StreamLossGrace)
-			b.ended(t, s, ReasonStreamLost, lost+def.StreamLossGrace)
+			b.ended(t, s, sessions.ReasonStreamLost, lost+def.StreamLossGrace)
 		})
 	})
 
 	t.Run("a new stream within the grace keeps the session", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := newBubble(t, Lifetime{})
+			b := newBubble(t, sessions.Lifetime{})
 			s := b.open(t)
 			closeStream(s, openStream(s))
 			b.at(def.StreamLossGrace - time.Second)
@@ -249,7 +250,7 @@ func TestReaperInstants(t *testing.T) {
 
 	t.Run("probe unanswered", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := newBubble(t, Lifetime{})
+			b := newBubble(t, sessions.Lifetime{})
 			s := b.open(t)
 			gen := openStream(s)
 			due := def.IdleTimeout - def.ProbeLead
@@ -266,13 +267,13 @@ func TestReaperInstants(t *testing.T) {
 				t.Fatalf("the session ended before probe_timeout %v", def.ProbeTimeout)
 			}
 			b.at(due + def.ProbeTimeout)
-			b.ended(t, s, ReasonProbeFailed, due+def.ProbeTimeout)
+			b.ended(t, s, sessions.ReasonProbeFailed, due+def.ProbeTimeout)
 		})
 	})
 
 	t.Run("probe answered: idle at idle_timeout, not later", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := newBubble(t, Lifetime{})
+			b := newBubble(t, sessions.Lifetime{})
 			s := b.open(t)
 			gen := openStream(s)
 			b.at(def.IdleTimeout - def.ProbeLead)
@@ -294,14 +295,14 @@ func TestReaperInstants(t *testing.T) {
 				t.Errorf("%d more pings after the answered one", n)
 			}
 			b.at(def.IdleTimeout)
-			b.ended(t, s, ReasonIdle, def.IdleTimeout)
+			b.ended(t, s, sessions.ReasonIdle, def.IdleTimeout)
 		})
 	})
 
 	t.Run("max session lifetime", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			const max = 2 * time.Hour
-			b := newBubble(t, Lifetime{MaxSessionLifetime: max, IdleTimeout: def.IdleTimeout, StreamlessIdleTimeout: def.StreamlessIdleTimeout,
+			b := newBubble(t, sessions.Lifetime{MaxSessionLifetime: max, IdleTimeout: def.IdleTimeout, StreamlessIdleTimeout: def.StreamlessIdleTimeout,
 				StreamLossGrace: def.StreamLossGrace, ProbeLead: def.ProbeLead, ProbeTimeout: def.ProbeTimeout})
 			s := b.open(t)
 			openStream(s)
@@ -316,7 +317,7 @@ func TestReaperInstants(t *testing.T) {
 				t.Fatal("the session ended before max_session_lifetime")
 			}
 			b.at(max)
-			b.ended(t, s, ReasonExpired, max)
+			b.ended(t, s, sessions.ReasonExpired, max)
 		})
 	})
 }
@@ -325,7 +326,7 @@ func TestReaperInstants(t *testing.T) {
 // streamless limit is noticed at the first tick past it, 63s.
 func TestReaperEndsAtTheFirstTickPastTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := DefaultLifetime()
+		l := sessions.DefaultLifetime()
 		l.Tick = 7 * time.Second
 		b := newBubble(t, l)
 		s := b.open(t)
@@ -335,6 +336,6 @@ func TestReaperEndsAtTheFirstTickPastTheDeadline(t *testing.T) {
 			t.Fatalf("the session ended before the tick at +%v", want)
 		}
 		b.at(want)
-		b.ended(t, s, ReasonStreamlessIdle, want)
+		b.ended(t, s, sessions.ReasonStreamlessIdle, want)
 	})
 }

@@ -6,15 +6,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/sessions"
 )
 
-func tinyLifetime(mod func(*Lifetime)) func(*Options) {
+func tinyLifetime(mod func(*sessions.Lifetime)) func(*Options) {
 	return func(o *Options) {
-		o.Lifetime = Lifetime{
+		o.Lifetime = sessions.Lifetime{
 			IdleTimeout:           10 * time.Second,
 			StreamlessIdleTimeout: 300 * time.Millisecond,
 			StreamLossGrace:       300 * time.Millisecond,
-			ProbeLead:             Never,
+			ProbeLead:             sessions.Never,
 			ProbeTimeout:          10 * time.Second,
 			Tick:                  20 * time.Millisecond,
 		}
@@ -49,7 +51,7 @@ func TestReaperEndsStreamlessSession(t *testing.T) {
 	c.open()
 	pid := c.sessionObj().member.WorkerPid()
 	start := time.Now()
-	sessionEnded(t, f, pid, ReasonStreamlessIdle, 5*time.Second)
+	sessionEnded(t, f, pid, sessions.ReasonStreamlessIdle, 5*time.Second)
 	if d := time.Since(start); d < 250*time.Millisecond {
 		t.Errorf("reaped after %v, before streamless_idle_timeout", d)
 	}
@@ -66,7 +68,7 @@ func TestReaperEndsSessionWhoseStreamWasLost(t *testing.T) {
 		t.Fatal("a session with an open stream was reaped")
 	}
 	st.cancel()
-	sessionEnded(t, f, pid, ReasonStreamLost, 5*time.Second)
+	sessionEnded(t, f, pid, sessions.ReasonStreamLost, 5*time.Second)
 }
 
 func TestReaperProbes(t *testing.T) {
@@ -79,7 +81,7 @@ func TestReaperProbes(t *testing.T) {
 			// from each, so a loaded machine cannot blur them. The exact instants are pinned
 			// under synctest (reaper_synctest_test.go).
 			const idle, lead = 4 * time.Second, 1500 * time.Millisecond
-			f := newFixture(t, tinyLifetime(func(l *Lifetime) {
+			f := newFixture(t, tinyLifetime(func(l *sessions.Lifetime) {
 				l.IdleTimeout, l.StreamlessIdleTimeout, l.ProbeLead = idle, idle, lead
 				l.ProbeTimeout = 300 * time.Millisecond
 				if answer {
@@ -104,14 +106,14 @@ func TestReaperProbes(t *testing.T) {
 				t.Errorf("probe id %s is not in the gateway's namespace", ping.id)
 			}
 			if !answer {
-				sessionEnded(t, f, pid, ReasonProbeFailed, 10*time.Second)
+				sessionEnded(t, f, pid, sessions.ReasonProbeFailed, 10*time.Second)
 				return
 			}
 			answered := time.Now()
 			if r := c.post(`{"jsonrpc":"2.0","id":` + string(ping.id) + `,"result":{}}`); r.status != 202 {
 				t.Fatalf("answer to the ping: %d", r.status)
 			}
-			sessionEnded(t, f, pid, ReasonIdle, 2*idle)
+			sessionEnded(t, f, pid, sessions.ReasonIdle, 2*idle)
 			if d := time.Since(answered); d > (lead+idle)/2 {
 				t.Errorf("session lived %v after the answered ping: the answer extended idleness", d)
 			}

@@ -109,7 +109,7 @@ func TestGoSDKSessionOutlivesAFailedRestart(t *testing.T) {
 	}
 	defer cs.Close()
 	p, _ := tokens.Verify(ctx, "alice-rw")
-	s := f.gw.sessions.lookup(cs.ID(), ownerOf(p))
+	s := f.gw.sessions.Lookup(cs.ID(), ownerOf(p))
 	if err := syscall.Kill(s.member.WorkerPid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

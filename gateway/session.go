@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/sessions"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
@@ -32,7 +33,7 @@ type session struct {
 	member  *pool.Member
 	outbox  *outbox
 	log     *slog.Logger // through logh: fixed at open, its worker swapped on step-up
-	logh    *sessionLog
+	logh    *sessions.Log
 	opened  time.Time
 	end     func(reason string) // ends the session when the pool lets it go
 
@@ -47,9 +48,9 @@ type session struct {
 	// read-only token opened on it end then (readWriteLater). Made at the first such stream.
 	steppedUp     context.Context
 	stepUpStreams context.CancelFunc
-	calls         map[string]*inflight // by the client's raw request id; made at the first call (most sessions idle)
-	probes        map[string]*probe    // liveness pings by the id they were sent with
-	currentProbe  *probe
+	calls         map[string]*inflight       // by the client's raw request id; made at the first call (most sessions idle)
+	probes        map[string]*sessions.Probe // liveness pings by the id they were sent with
+	currentProbe  *sessions.Probe
 	hints         map[string]bool // readOnlyHint per tool, learned from tools/list
 	lastActive    time.Time       // monotonic: a host suspend does not count as idleness
 	streamLost    time.Time       // when the last GET stream ended; zero while one is open or never
@@ -106,17 +107,17 @@ func (s *session) touch(now time.Time) bool {
 // a snapshot must not end a session that a request has since revived. An expired session
 // (max_session_lifetime) is claimed whatever it did since: its verdict depends on when it
 // opened alone, and its calls in flight are answered with its end.
-func (s *session) markEnding(st sessionState, reason string) bool {
+func (s *session) markEnding(st sessions.State, reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ending || s.closed {
 		return false
 	}
-	if reason != ReasonExpired {
-		if len(s.calls) > 0 || !s.lastActive.Equal(st.lastActive) || !s.streamLost.Equal(st.streamLost) {
+	if reason != sessions.ReasonExpired {
+		if len(s.calls) > 0 || !s.lastActive.Equal(st.LastActive) || !s.streamLost.Equal(st.StreamLost) {
 			return false
 		}
-		if st.streamOpen != s.outbox.HasStream() {
+		if st.StreamOpen != s.outbox.HasStream() {
 			return false
 		}
 	}
@@ -272,7 +273,7 @@ func (s *session) clientResponse(m *jsonrpc.Message, readOnly bool) error {
 	delete(s.probes, gid)
 	s.mu.Unlock()
 	if pr != nil {
-		pr.answer(time.Now())
+		pr.Answer()
 		return nil
 	}
 	info, err := s.member.Answer(m, readOnly)

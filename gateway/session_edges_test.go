@@ -226,7 +226,7 @@ func TestLookalikeSubjectsAreOtherUsers(t *testing.T) {
 			}
 			own := f.client(name)
 			own.open()
-			if pid := f.gw.sessions.lookup(own.session, owner{testIssuer, lookalikeSubjects[name]}).member.WorkerPid(); pid == alicePid {
+			if pid := f.gw.sessions.Lookup(own.session, owner{testIssuer, lookalikeSubjects[name]}).member.WorkerPid(); pid == alicePid {
 				t.Errorf("subject %q shares alice's worker %d", lookalikeSubjects[name], pid)
 			}
 			own.request(context.Background(), http.MethodDelete, "")

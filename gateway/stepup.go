@@ -37,7 +37,7 @@ func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided 
 		s.stepUpStreams() // a read-only token's stream may not listen to a read-write session
 	}
 	s.mu.Unlock()
-	s.logh.setWorker(s.member.WorkerID())
+	s.logh.SetWorker(s.member.WorkerID())
 	s.log.Info("session stepped up to read-write")
 	s.outbox.Push(jsonrpc.Notification("notifications/tools/list_changed", nil).Encode())
 }

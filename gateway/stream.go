@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -23,7 +24,7 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, _ := auth.PrincipalFrom(r.Context())
-	end, stop := streamEnd(r, g.readWriteLater(s, p))
+	end, stop := sessions.StreamEnd(r, g.readWriteLater(s, p))
 	defer stop()
 	if sid != 0 {
 		g.resumePost(w, r.Context().Done(), end, s, sid, after)
@@ -114,7 +115,7 @@ func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bo
 
 // serveStream serves the session's own stream, from after if resumed: it drains the outbox
 // into it, with keepalive comments between, until the stream is superseded, lost or the
-// gateway stops, or done (the request's context) or end (streamEnd) is closed. An idle stream waits here, under
+// gateway stops, or done (the request's context) or end (sessions.StreamEnd) is closed. An idle stream waits here, under
 // the whole handler chain, for as long as the client stays: the frames below it are what
 // every idle session pays in stack, so its opening and its writes are kept out of this frame
 // (openStream, sendTaken). It takes the context's done channel, not the request: nothing on
@@ -258,7 +259,7 @@ func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 		he.Write(w)
 		return
 	}
-	if !g.endSession(s, ReasonDeleted) {
+	if !g.endSession(s, sessions.ReasonDeleted) {
 		// Another DELETE (or the session's own end) took it between the lookup and here.
 		wire.SessionNotFound().Write(w)
 		return
@@ -274,7 +275,7 @@ func (g *Gateway) sessionFor(r *http.Request) (*session, *wire.Error) {
 		return nil, wire.BadRequest("missing Mcp-Session-Id header")
 	}
 	p, _ := auth.PrincipalFrom(r.Context())
-	s := g.sessions.lookup(id, ownerOf(p))
+	s := g.sessions.Lookup(id, ownerOf(p))
 	if s == nil {
 		return nil, wire.SessionNotFound()
 	}
@@ -302,7 +303,7 @@ func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *wire.Er
 // endSession unmaps a session and detaches it from its worker; the reason goes to the log and
 // metrics. It reports whether this call ended it (false: it was ended already).
 func (g *Gateway) endSession(s *session, reason string) bool {
-	if !g.sessions.remove(s) {
+	if !g.sessions.Remove(s) {
 		return false
 	}
 	s.mu.Lock()

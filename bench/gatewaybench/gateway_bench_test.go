@@ -24,6 +24,7 @@ import (
 	"github.com/gemgate/gemgate/auth/devissuer"
 	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/gateway/metrics"
+	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker/demo"
@@ -73,7 +74,7 @@ func newFixture(tb testing.TB, authOn bool) *fixture {
 		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		// As bench/run.sh runs gemgate: every loadgen session is alice's, opened at once.
-		Limits: gateway.Limits{MaxSessions: -1, MaxSessionsPerUser: -1, WorkerStartRate: -1},
+		Limits: limit.Settings{MaxSessions: -1, MaxSessionsPerUser: -1, WorkerStartRate: -1},
 		Pool:   pool.Settings{WorkerPer: benchWorkerPer()},
 	}
 	f := &fixture{url: url}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -50,7 +50,7 @@ func (c *Config) workerCapsValues() (capsValues, []error) {
 	auto := func(s string) bool { return strings.TrimSpace(s) == capsAuto || strings.TrimSpace(s) == "" }
 	switch s := c.WorkerMemoryMax; {
 	case auto(s):
-		v.memory = defaultWorkerMemory(gateway.HostCapacity().MemoryBytes)
+		v.memory = defaultWorkerMemory(limit.HostCapacity().MemoryBytes)
 	case none(s):
 	default:
 		n, err := parseBytes(s)

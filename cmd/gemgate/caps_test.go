@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/gateway/limit"
 )
 
 // The four caps in each of their forms: auto sized from the host, none and 0 lifting one, a
@@ -18,7 +18,7 @@ import (
 func TestWorkerCapsSettings(t *testing.T) {
 	c := mustLoad(t)
 	v, errs := c.workerCapsValues()
-	want := capsValues{memory: defaultWorkerMemory(gateway.HostCapacity().MemoryBytes), pids: 256, cpu: max(float64(runtime.NumCPU())/2, 1), openFiles: 1024}
+	want := capsValues{memory: defaultWorkerMemory(limit.HostCapacity().MemoryBytes), pids: 256, cpu: max(float64(runtime.NumCPU())/2, 1), openFiles: 1024}
 	if len(errs) > 0 || v != want {
 		t.Errorf("defaults: %+v %v, want %+v", v, errs, want)
 	}

@@ -16,7 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/gateway/limit"
 )
 
 // Config is every setting of gemgate. Each has one name in three spellings: the config key
@@ -121,7 +121,7 @@ type Config struct {
 }
 
 func defaults() Config {
-	limits := gateway.DefaultLimits(gateway.HostCapacity())
+	limits := limit.Defaults(limit.HostCapacity())
 	return Config{
 		MaxSessions:          limits.MaxSessions,
 		MaxSessionsPerUser:   limits.MaxSessionsPerUser,

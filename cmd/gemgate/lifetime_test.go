@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/gateway/sessions"
 )
 
 // How the lifetime settings become the gateway's Lifetime, and the probe rule derived from
@@ -33,7 +33,7 @@ func TestConfigLifetime(t *testing.T) {
 		l := c.lifetime()
 		wantIdle := tt.idle
 		if wantIdle == 0 {
-			wantIdle = gateway.Never
+			wantIdle = sessions.Never
 		}
 		if l.IdleTimeout != wantIdle || l.ProbeLead != tt.wantLead || l.ProbeTimeout != tt.wantOut {
 			t.Errorf("idle_timeout %v: idle %v, probe lead %v, probe timeout %v; want %v, %v, %v",
@@ -59,8 +59,8 @@ func TestConfigLifetime(t *testing.T) {
 	l = c.lifetime()
 	for name, d := range map[string]time.Duration{"idle": l.IdleTimeout, "streamless": l.StreamlessIdleTimeout,
 		"grace": l.StreamLossGrace, "max lifetime": l.MaxSessionLifetime, "request": l.RequestTimeout} {
-		if d != gateway.Never {
-			t.Errorf("%s: 0 in the configuration became %v, want gateway.Never", name, d)
+		if d != sessions.Never {
+			t.Errorf("%s: 0 in the configuration became %v, want sessions.Never", name, d)
 		}
 	}
 

@@ -26,6 +26,7 @@ import (
 	"github.com/gemgate/gemgate/gateway"
 	"github.com/gemgate/gemgate/gateway/metrics"
 	"github.com/gemgate/gemgate/gateway/trace"
+	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
@@ -300,7 +301,7 @@ func (s *server) servers() error {
 		}
 		// A scraper makes a request every few seconds; nobody needs more than a few
 		// connections, each bounded in time, out of the descriptors the caps were sized from.
-		s.metricsLn = gateway.LimitConnections(ln, gateway.ConnectionCap{Max: metricsMaxConnections, Logger: log, Setting: "a fixed bound of the metrics listener"})
+		s.metricsLn = limit.Connections(ln, limit.ConnectionCap{Max: metricsMaxConnections, Logger: log, Setting: "a fixed bound of the metrics listener"})
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
@@ -394,7 +395,7 @@ func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
 		tlsConfig = &tls.Config{GetCertificate: certs.get}
 	}
 	// The cap sits beneath TLS: it counts descriptors, and the server must still see *tls.Conn.
-	ln := gateway.LimitConnections(s.ln, gateway.ConnectionCap{Max: s.cfg.MaxConnections, TLS: tlsConfig, Logger: s.log})
+	ln := limit.Connections(s.ln, limit.ConnectionCap{Max: s.cfg.MaxConnections, TLS: tlsConfig, Logger: s.log})
 	errc := make(chan error, 2)
 	go func() {
 		var err error

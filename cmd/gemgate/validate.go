@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/gateway"
+	"github.com/gemgate/gemgate/gateway/limit"
+	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/worker/demo"
 )
@@ -273,15 +274,15 @@ func (c *Config) traceLimit() (int, error) {
 
 // lifetime is the session lifetime policy. In the configuration 0 turns a rule off (for
 // streamless_idle_timeout: falls back to idle_timeout; for stream_loss_grace: no grace), which
-// gateway.Lifetime spells Never, its zero meaning "the default".
-func (c *Config) lifetime() gateway.Lifetime {
+// sessions.Lifetime spells Never, its zero meaning "the default".
+func (c *Config) lifetime() sessions.Lifetime {
 	off := func(d time.Duration) time.Duration {
 		if d == 0 {
-			return gateway.Never
+			return sessions.Never
 		}
 		return d
 	}
-	l := gateway.DefaultLifetime()
+	l := sessions.DefaultLifetime()
 	l.IdleTimeout = off(c.IdleTimeout)
 	l.StreamlessIdleTimeout = off(c.StreamlessIdle)
 	l.StreamLossGrace = off(c.StreamLossGrace)
@@ -300,21 +301,21 @@ func (c *Config) lifetime() gateway.Lifetime {
 }
 
 // limits are the session caps and start rate; in the configuration 0 lifts a cap.
-func (c *Config) limits() gateway.Limits {
+func (c *Config) limits() limit.Settings {
 	lifted := func(n int) int {
 		if n == 0 {
-			return gateway.NoLimit
+			return limit.None
 		}
 		return n
 	}
-	l := gateway.Limits{
+	l := limit.Settings{
 		MaxSessions:        lifted(c.MaxSessions),
 		MaxSessionsPerUser: lifted(c.MaxSessionsPerUser),
 		WorkerStartRate:    c.WorkerStartRate,
 		WorkerStartBurst:   c.WorkerStartBurst,
 	}
 	if c.WorkerStartRate == 0 {
-		l.WorkerStartRate = gateway.NoLimit
+		l.WorkerStartRate = limit.None
 	}
 	return l
 }

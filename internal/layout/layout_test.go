@@ -32,11 +32,13 @@ var allowed = map[string][]string{
 	"worker/gemstone":                    {"worker", "internal/clip", "internal/private"},
 	"worker/gemstone/internal/fakestone": {},
 	"pool":                               {"worker", "jsonrpc", "internal/clip"},
-	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "gateway/trace", "gateway/metrics"},
+	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "gateway/trace", "gateway/metrics", "gateway/limit", "gateway/sessions"},
 	"gateway/wire":                       {"jsonrpc"},
 	"gateway/trace":                      {},
 	"gateway/metrics":                    {"pool"},
-	"cmd/gemgate":                        nil, // anything
+	"gateway/limit":                      {},       // connection caps, capacity, start rate: nothing of ours
+	"gateway/sessions":                   {"auth"}, // the table, lifetime and logger of sessions: never the core
+	"cmd/gemgate":                        nil,      // anything
 	"internal/layout":                    {},
 	"internal/freeport":                  {}, // loopback ports for tests; no package of the binary imports it
 	"internal/stacktest":                 {}, // stack measures for tests; likewise

@@ -1,16 +1,16 @@
-package gateway
+package limit
 
 import (
 	"errors"
 )
 
-// NoLimit, given as a cap or a rate in Limits, lifts it.
-const NoLimit = -1
+// None, given as a cap or a rate in Settings, lifts it.
+const None = -1
 
-// Limits bounds what users may start. Zero values mean the defaults below, which are never
+// Settings bound what users may start. Zero values mean the defaults below, which are never
 // "unlimited": a single user must not be able to take the host's descriptors or memory. A
-// negative value (NoLimit) lifts a cap.
-type Limits struct {
+// negative value (None) lifts a cap.
+type Settings struct {
 	// MaxSessions caps sessions (each with its worker) gateway-wide; over it, initialize gets
 	// 503. Default: Capacity.MaxSessions, from the open-files limit and memory.
 	MaxSessions int
@@ -37,13 +37,13 @@ const (
 	defaultMaxSessionsPerUser = 16
 )
 
-// DefaultLimits are the limits a gateway on a host of capacity c gets by default.
-func DefaultLimits(c Capacity) Limits {
-	return Limits{Capacity: c}.withDefaults()
+// Defaults are the settings a gateway on a host of capacity c gets by default.
+func Defaults(c Capacity) Settings {
+	return Settings{Capacity: c}.WithDefaults()
 }
 
 // Validate reports every unworkable combination at once.
-func (l Limits) Validate() error {
+func (l Settings) Validate() error {
 	var errs []error
 	if l.WorkerStartBurst < 0 {
 		errs = append(errs, errors.New("worker_start_burst must not be negative"))
@@ -51,35 +51,32 @@ func (l Limits) Validate() error {
 	return errors.Join(errs...)
 }
 
-// withDefaults fills in the defaults; a lifted cap becomes 0, which the table and the rate
-// read as "none".
-func (l Limits) withDefaults() Limits {
+// WithDefaults fills in the defaults; a lifted cap becomes 0, which the session table and
+// the start rate read as "none".
+func (l Settings) WithDefaults() Settings {
 	if l.Capacity == (Capacity{}) && (l.MaxSessions == 0 || l.MaxSessionsPerUser == 0) {
 		l.Capacity = HostCapacity()
 	}
-	switch {
-	case l.MaxSessions == 0:
-		l.MaxSessions = l.Capacity.MaxSessions()
-	case l.MaxSessions < 0:
-		l.MaxSessions = 0
-	}
-	switch {
-	case l.MaxSessionsPerUser == 0:
-		l.MaxSessionsPerUser = defaultMaxSessionsPerUser
-	case l.MaxSessionsPerUser < 0:
-		l.MaxSessionsPerUser = 0
-	}
+	l.MaxSessions = orDefault(l.MaxSessions, l.Capacity.MaxSessions())
+	l.MaxSessionsPerUser = orDefault(l.MaxSessionsPerUser, defaultMaxSessionsPerUser)
 	if l.MaxSessions > 0 && (l.MaxSessionsPerUser == 0 || l.MaxSessionsPerUser > l.MaxSessions) {
 		l.MaxSessionsPerUser = l.MaxSessions // the smaller cap is the one that holds
 	}
-	switch {
-	case l.WorkerStartRate == 0:
-		l.WorkerStartRate = defaultWorkerStartRate
-	case l.WorkerStartRate < 0:
-		l.WorkerStartRate = 0
-	}
+	l.WorkerStartRate = orDefault(l.WorkerStartRate, defaultWorkerStartRate)
 	if l.WorkerStartBurst <= 0 {
 		l.WorkerStartBurst = defaultWorkerStartBurst
 	}
 	return l
+}
+
+// orDefault is v as the table and the rate read it: 0 takes def, and None (any negative
+// value) becomes 0, "none".
+func orDefault[T int | float64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }

@@ -1,4 +1,4 @@
-package gateway
+package limit
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package gateway
+package limit
 
 import (
 	"bufio"
@@ -56,7 +56,7 @@ func TestConnectionCap(t *testing.T) {
 				serverTLS, clientTLS = selfSigned(t)
 			}
 			const max = 2
-			ln := LimitConnections(raw, ConnectionCap{Max: max, TLS: serverTLS})
+			ln := Connections(raw, ConnectionCap{Max: max, TLS: serverTLS})
 			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }),
 				TLSConfig: serverTLS}
 			go func() {
@@ -133,7 +133,7 @@ func TestConnectionCapBoundsRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := LimitConnections(raw, ConnectionCap{Max: 1}).(*cappedListener)
+	ln := Connections(raw, ConnectionCap{Max: 1}).(*cappedListener)
 	ln.refusalTimeout = time.Minute // refused clients that keep sending hold their slot
 	t.Cleanup(func() { ln.Close() })
 	go func() {
@@ -177,4 +177,16 @@ func TestConnectionCapBoundsRefusals(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// eventually waits for cond, checking every 10ms, and fails the test after d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package limit
 
 import (
 	"cmp"
@@ -14,7 +14,7 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// ConnectionCap configures LimitConnections.
+// ConnectionCap configures Connections.
 type ConnectionCap struct {
 	Max int // connections open at once; 0 or less: no cap
 	// TLS, when the listener is served with TLS, is used to answer refused connections in
@@ -41,13 +41,13 @@ var refusalAnswer = []byte("HTTP/1.1 503 Service Unavailable\r\n" +
 	"Connection: close\r\n" +
 	"Content-Length: " + strconv.Itoa(len(refusalBody)) + "\r\n\r\n" + refusalBody)
 
-// LimitConnections wraps a listener so that at most c.Max of its connections are open at
-// once. A connection over the cap is answered with a minimal HTTP 503 (Retry-After,
-// Connection: close) and closed, instead of being served until the process runs out of
-// descriptors, which would fail every client, and the workers' pipes, at once.
+// Connections wraps a listener so that at most c.Max of its connections are open at once.
+// A connection over the cap is answered with a minimal HTTP 503 (Retry-After, Connection:
+// close) and closed, instead of being served until the process runs out of descriptors,
+// which would fail every client, and the workers' pipes, at once.
 //
 // Wrap the raw TCP listener, beneath TLS, so that the server still sees *tls.Conn.
-func LimitConnections(ln net.Listener, c ConnectionCap) net.Listener {
+func Connections(ln net.Listener, c ConnectionCap) net.Listener {
 	if c.Max <= 0 {
 		return ln
 	}

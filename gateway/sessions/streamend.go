@@ -1,4 +1,4 @@
-package gateway
+package sessions
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/gemgate/gemgate/auth"
 )
 
-// streamEnd is when a stream that may stay open for hours (a session's GET stream, a
+// StreamEnd is when a stream that may stay open for hours (a session's GET stream, a
 // resumed POST stream, a 2026-07-28 listen) must end though its client is still there: when
 // the token that opened it is no longer accepted (its exp and the allowed clock skew), or when
 // also is done. Every request needs a live token, and a stream is a request: one opened with
@@ -17,7 +17,7 @@ import (
 // (never ready) when there is nothing to end it; stop releases its timer, and is called when
 // the stream ends. Neither holds the request, whose context carries the verified token: the
 // stream's wait takes the request's done channel beside this one.
-func streamEnd(r *http.Request, also context.Context) (end <-chan struct{}, stop func()) {
+func StreamEnd(r *http.Request, also context.Context) (end <-chan struct{}, stop func()) {
 	p, _ := auth.PrincipalFrom(r.Context())
 	until := auth.AcceptedUntil(p)
 	if until.IsZero() && also == nil { // auth none: no token to outlive

@@ -1,0 +1,40 @@
+package limit
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestLimitsDefaults: zero means a default that is never unlimited; None lifts a cap; the
+// per-user cap never exceeds the gateway's.
+func TestLimitsDefaults(t *testing.T) {
+	host := Capacity{OpenFiles: 65536, MemoryBytes: 8 * gib} // 128 sessions
+	tests := []struct {
+		name string
+		in   Settings
+		want Settings
+	}{
+		{"zero", Settings{Capacity: host}, Settings{Capacity: host, MaxSessions: 128, MaxSessionsPerUser: 16, WorkerStartRate: 2, WorkerStartBurst: 8}},
+		{"lifted", Settings{Capacity: host, MaxSessions: None, MaxSessionsPerUser: None, WorkerStartRate: None},
+			Settings{Capacity: host, WorkerStartBurst: 8}},
+		{"gateway cap below the per-user default", Settings{Capacity: host, MaxSessions: 5},
+			Settings{Capacity: host, MaxSessions: 5, MaxSessionsPerUser: 5, WorkerStartRate: 2, WorkerStartBurst: 8}},
+		{"per-user above the gateway's", Settings{Capacity: host, MaxSessions: 5, MaxSessionsPerUser: 9},
+			Settings{Capacity: host, MaxSessions: 5, MaxSessionsPerUser: 5, WorkerStartRate: 2, WorkerStartBurst: 8}},
+		{"per-user only lifted", Settings{Capacity: host, MaxSessionsPerUser: None},
+			Settings{Capacity: host, MaxSessions: 128, MaxSessionsPerUser: 128, WorkerStartRate: 2, WorkerStartBurst: 8}},
+		{"explicit", Settings{Capacity: host, MaxSessions: 50, MaxSessionsPerUser: 3, WorkerStartRate: 0.5, WorkerStartBurst: 2},
+			Settings{Capacity: host, MaxSessions: 50, MaxSessionsPerUser: 3, WorkerStartRate: 0.5, WorkerStartBurst: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.in.WithDefaults()); diff != "" {
+				t.Errorf("WithDefaults (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if err := (Settings{WorkerStartBurst: -1}).Validate(); err == nil {
+		t.Error("a negative burst is accepted")
+	}
+}

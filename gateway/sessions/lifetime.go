@@ -1,0 +1,157 @@
+package sessions
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// Why a session ended. Every end has exactly one reason, logged and counted.
+const (
+	ReasonDeleted        = "deleted"
+	ReasonIdle           = "idle"
+	ReasonStreamlessIdle = "streamless_idle"
+	ReasonStreamLost     = "stream_lost"
+	ReasonProbeFailed    = "probe_failed"
+	ReasonExpired        = "expired"
+	ReasonWorkerExit     = "worker_exit"
+	ReasonUnresponsive   = "unresponsive"
+	ReasonShutdown       = "shutdown"
+	ReasonTokenExpired   = "token_expired"
+)
+
+// Lifetime is session lifetime policy. The mechanism (keepalive interval, outbox size, write
+// timeout) is not configurable; these are.
+//
+// A zero duration takes its value from DefaultLifetime, so a partly filled Lifetime keeps
+// the defaults of the fields it leaves out; Never (any negative duration) turns a rule off.
+type Lifetime struct {
+	IdleTimeout           time.Duration // no client traffic for this long ends a session; Never: no idle end
+	StreamlessIdleTimeout time.Duration // the same for a session that never opened a GET stream; Never: use IdleTimeout
+	StreamLossGrace       time.Duration // a session whose GET stream closed ends after this, unless the client comes back; Never: at once
+	MaxSessionLifetime    time.Duration // every session ends after this; default and Never: no cap
+	RequestTimeout        time.Duration // a call running longer is cancelled; default and Never: no limit
+	ProbeLead             time.Duration // a liveness ping goes out this long before the idle deadline; Never: no ping
+	ProbeTimeout          time.Duration // an unanswered ping on the current stream ends the session after this
+	MaxCallsPerSession    int           // calls in flight on one session; 0 = no limit
+	Tick                  time.Duration // how often the reaper looks; default 500ms
+}
+
+// Never, as a Lifetime duration, turns its rule off.
+const Never time.Duration = -1
+
+// DefaultLifetime is the policy measured against real clients for the GemStone-native server.
+func DefaultLifetime() Lifetime {
+	return Lifetime{
+		IdleTimeout:           30 * time.Minute,
+		StreamlessIdleTimeout: time.Minute,
+		StreamLossGrace:       10 * time.Second,
+		ProbeLead:             5 * time.Minute,
+		ProbeTimeout:          30 * time.Second,
+		Tick:                  500 * time.Millisecond,
+	}
+}
+
+// WithDefaults resolves l into the form the reaper reads: every zero field takes its default
+// and every Never becomes 0, which there means off.
+func (l Lifetime) WithDefaults() Lifetime {
+	d := DefaultLifetime()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&l.IdleTimeout, &d.IdleTimeout}, {&l.StreamlessIdleTimeout, &d.StreamlessIdleTimeout},
+		{&l.StreamLossGrace, &d.StreamLossGrace}, {&l.MaxSessionLifetime, &d.MaxSessionLifetime},
+		{&l.RequestTimeout, &d.RequestTimeout}, {&l.ProbeLead, &d.ProbeLead},
+	} {
+		switch {
+		case *f.v == 0:
+			*f.v = *f.def
+		case *f.v < 0:
+			*f.v = 0
+		}
+	}
+	if l.ProbeTimeout <= 0 { // a ping that never times out would decide nothing
+		l.ProbeTimeout = d.ProbeTimeout
+	}
+	if l.Tick <= 0 {
+		l.Tick = d.Tick
+	}
+	return l
+}
+
+// Validate reports every unworkable combination of settings at once, in a stable order. It
+// judges the policy as it will run, defaults filled in.
+func (l Lifetime) Validate() error {
+	var errs []error
+	r := l.WithDefaults()
+	if r.IdleTimeout > 0 && r.ProbeLead >= r.IdleTimeout {
+		errs = append(errs, errors.New("probe_lead must be shorter than idle_timeout"))
+	}
+	if r.IdleTimeout > 0 && r.ProbeLead > 0 && r.ProbeTimeout >= r.ProbeLead {
+		errs = append(errs, errors.New("probe_timeout must be shorter than probe_lead, or an unanswered ping could never decide"))
+	}
+	if r.IdleTimeout > 0 && r.StreamlessIdleTimeout > r.IdleTimeout {
+		errs = append(errs, errors.New("streamless_idle_timeout must not exceed idle_timeout"))
+	}
+	if l.MaxCallsPerSession < 0 {
+		errs = append(errs, errors.New("max_calls_per_session must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Probe is one liveness ping sent down a session's GET stream.
+type Probe struct {
+	Gen  uint64 // the stream generation it was written to
+	Sent time.Time
+
+	mu   sync.Mutex
+	done bool // answered
+}
+
+// Answer records the client's answer to the ping.
+func (p *Probe) Answer()        { p.mu.Lock(); p.done = true; p.mu.Unlock() }
+func (p *Probe) answered() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.done }
+
+// State is what the reaper reads of a session, taken at one instant.
+type State struct {
+	Now, Opened, LastActive, StreamLost time.Time
+	Busy, EverStream, StreamOpen        bool
+	Probe                               *Probe // the latest liveness ping, nil since the last activity
+	CurrentGen                          uint64 // the generation of the session's current GET stream
+}
+
+// Verdict decides a session's fate: a reason to end it, or "" to keep it, and whether a
+// liveness probe should go out now. It is a pure function of the state and the policy.
+func (l Lifetime) Verdict(st State) (reason string, sendProbe bool) {
+	// max_session_lifetime is a cap, whatever the session does: a client that always has a
+	// call in flight would hold its session, and the worker's login as the user, for ever.
+	// Its calls in flight are answered with the session's end.
+	if l.MaxSessionLifetime > 0 && st.Now.Sub(st.Opened) >= l.MaxSessionLifetime {
+		return ReasonExpired, false
+	}
+	if st.Busy {
+		return "", false // a call in flight is never reaped for idleness
+	}
+	idle := st.Now.Sub(st.LastActive)
+	if !st.EverStream {
+		limit := l.StreamlessIdleTimeout
+		if limit <= 0 {
+			limit = l.IdleTimeout
+		}
+		if limit > 0 && idle >= limit {
+			return ReasonStreamlessIdle, false
+		}
+		return "", false
+	}
+	if !st.StreamOpen && !st.StreamLost.IsZero() && st.Now.Sub(st.StreamLost) >= l.StreamLossGrace {
+		return ReasonStreamLost, false
+	}
+	if l.IdleTimeout > 0 && idle >= l.IdleTimeout {
+		return ReasonIdle, false
+	}
+	if p := st.Probe; p != nil && p.Gen == st.CurrentGen && !p.answered() && st.Now.Sub(p.Sent) >= l.ProbeTimeout {
+		return ReasonProbeFailed, false
+	}
+	probeDue := l.IdleTimeout > 0 && idle >= l.IdleTimeout-l.ProbeLead
+	// A probe written to a superseded stream decides nothing: it is sent again on the current one.
+	needProbe := st.Probe == nil || (st.Probe.Gen != st.CurrentGen && !st.Probe.answered())
+	return "", probeDue && st.StreamOpen && needProbe
+}
