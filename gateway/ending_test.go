@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 func bareSession() *session {
 	return &session{
 		calls:  map[string]*inflight{},
-		probes: map[string]*probe{}, hints: map[string]bool{}, outbox: newOutbox(nil, nil), lastActive: time.Now(),
+		probes: map[string]*probe{}, hints: map[string]bool{}, outbox: wire.NewOutbox(nil, nil), lastActive: time.Now(),
 	}
 }
 

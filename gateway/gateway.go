@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -106,10 +107,10 @@ type Gateway struct {
 	stopping     chan struct{} // closed when shutdown begins: streams end
 	stopOnce     sync.Once
 	reaper       *reaper
-	keepalive    *keepaliveClock // the keepalive comments of every stream
-	listens      listenCounter   // open subscriptions/listen streams per user
-	parks        parkTable       // sessionless calls waiting for their client's input (bridge.go)
-	paramSchemas paramSchemas    // tools' x-mcp-header bindings per worker (param_headers.go)
+	keepalive    *wire.KeepaliveClock // the keepalive comments of every stream
+	listens      listenCounter        // open subscriptions/listen streams per user
+	parks        parkTable            // sessionless calls waiting for their client's input (bridge.go)
+	paramSchemas paramSchemas         // tools' x-mcp-header bindings per worker (param_headers.go)
 
 	mu     sync.Mutex     // orders admit and endLater against Close
 	closed bool           // Close has begun: no session may be admitted, nor ended by endLater
@@ -166,7 +167,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.router = g.requestDeadline(g.routes())
 	g.reaper = startReaper(g)
-	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))
+	g.keepalive = wire.NewKeepaliveClock(cmp.Or(o.keepaliveInterval, wire.KeepaliveInterval))
 	return g, nil
 }
 

@@ -68,7 +68,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	s.lastActive = s.opened
 	s.logh, s.log = newSessionLog(g.log, s.id, p.User)
-	s.outbox = newOutbox(g.metrics.outboxDropped, g.metrics.streamMessageMoved)
+	s.outbox = wire.NewOutbox(g.metrics.outboxDropped, g.metrics.streamMessageMoved)
 	s.end = func(reason string) { g.endLater(s, reason) }
 
 	member, result, err := g.pool.Attach(r.Context(), pool.Attach{Identity: g.identity(r, p, access, s), Caller: s, Params: params})

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"log/slog"
@@ -6,18 +6,18 @@ import (
 	"time"
 )
 
-// outboxSize and outboxBytes bound what a session holds for a client that is not reading:
+// OutboxSize and outboxBytes bound what a session holds for a client that is not reading:
 // the oldest messages go when a new one would overflow either. A single message larger than
 // outboxBytes is still kept, alone.
 const (
-	outboxSize  = 256
+	OutboxSize  = 256
 	outboxBytes = 16 << 20
 )
 
-// outbox is one session's queue of server-to-client messages waiting for its GET stream. It
+// Outbox is one session's queue of server-to-client messages waiting for its GET stream. It
 // also hands out stream generations: the newest GET stream wins, and a superseded stream
 // learns it on its next wake-up.
-type outbox struct {
+type Outbox struct {
 	mu      sync.Mutex
 	queue   [][]byte
 	head    int // index of the oldest message in queue (a ring)
@@ -30,22 +30,22 @@ type outbox struct {
 	onDrop  func()
 	onMove  func()
 	losses  lossLog
-	resume  *resumeStore // what the session's streams wrote, for replay on Last-Event-ID
+	store   *EventStore // what the session's streams wrote, for replay on Last-Event-ID
 }
 
-// newOutbox makes a session's outbox; onDrop and onMove, if set, count each message dropped
+// NewOutbox makes a session's outbox; onDrop and onMove, if set, count each message dropped
 // from it and each message moved to it from a full request stream.
-func newOutbox(onDrop, onMove func()) *outbox {
+func NewOutbox(onDrop, onMove func()) *Outbox {
 	// The ring comes with the first message: most sessions never get one, and an idle
 	// session should not hold 6 KiB of empty slots.
-	return &outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove, resume: newResumeStore()}
+	return &Outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove, store: NewEventStore()}
 }
 
 // Push queues a message; it reports how many messages were dropped to make room.
-func (o *outbox) Push(msg []byte) (dropped int) {
+func (o *Outbox) Push(msg []byte) (dropped int) {
 	o.mu.Lock()
 	if o.queue == nil {
-		o.queue = make([][]byte, outboxSize)
+		o.queue = make([][]byte, OutboxSize)
 	}
 	for o.n > 0 && (o.n == len(o.queue) || o.bytes+len(msg) > outboxBytes) {
 		o.bytes -= len(o.queue[o.head])
@@ -67,7 +67,7 @@ func (o *outbox) Push(msg []byte) (dropped int) {
 }
 
 // Attach registers a new stream, superseding any other, and returns its generation.
-func (o *outbox) Attach() uint64 {
+func (o *Outbox) Attach() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.gen++
@@ -77,30 +77,30 @@ func (o *outbox) Attach() uint64 {
 }
 
 // Detach records that the stream of generation gen has ended.
-func (o *outbox) Detach(gen uint64) {
+func (o *Outbox) Detach(gen uint64) {
 	o.mu.Lock()
 	o.streams--
 	o.mu.Unlock()
 }
 
 // Current is the generation of the newest stream; HasStream reports whether one is open.
-func (o *outbox) Current() uint64 {
+func (o *Outbox) Current() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.gen
 }
 
-func (o *outbox) HasStream() bool {
+func (o *Outbox) HasStream() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.streams > 0
 }
 
-// takenEvent is a message taken for the session's stream, with the event id it was logged
+// TakenEvent is a message taken for the session's stream, with the event id it was logged
 // under.
-type takenEvent struct {
-	id   string
-	data []byte
+type TakenEvent struct {
+	ID   string
+	Data []byte
 }
 
 // TakeLogged removes and returns the queued messages if gen is still the current stream, and
@@ -109,17 +109,17 @@ type takenEvent struct {
 // comes with its event id: a stream that attaches after it (a GET with Last-Event-ID) then
 // finds in the log every message the stream before it took, whether that stream wrote it or
 // died first.
-func (o *outbox) TakeLogged(gen uint64) (evs []takenEvent, wake <-chan struct{}, ok bool) {
+func (o *Outbox) TakeLogged(gen uint64) (evs []TakenEvent, wake <-chan struct{}, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if gen != o.gen {
 		return nil, nil, false
 	}
 	if o.n > 0 {
-		evs = make([]takenEvent, 0, o.n)
+		evs = make([]TakenEvent, 0, o.n)
 		for i := 0; i < o.n; i++ {
 			j := (o.head + i) % len(o.queue)
-			evs = append(evs, takenEvent{id: o.resume.record(0, o.queue[j], false), data: o.queue[j]})
+			evs = append(evs, TakenEvent{ID: o.store.record(0, o.queue[j], false), Data: o.queue[j]})
 			o.queue[j] = nil
 		}
 		o.head, o.n, o.bytes = 0, 0, 0
@@ -127,28 +127,31 @@ func (o *outbox) TakeLogged(gen uint64) (evs []takenEvent, wake <-chan struct{},
 	return evs, o.wake, true
 }
 
+// Store is what the session's streams wrote, for replay on Last-Event-ID.
+func (o *Outbox) Store() *EventStore { return o.store }
+
 // Close wakes every stream for the last time.
-func (o *outbox) Close() {
+func (o *Outbox) Close() {
 	o.mu.Lock()
 	o.gen++
 	o.signalLocked()
 	o.mu.Unlock()
 }
 
-func (o *outbox) signalLocked() {
+func (o *Outbox) signalLocked() {
 	close(o.wake)
 	o.wake = make(chan struct{})
 }
 
 // Dropped counts the messages lost to a full outbox.
-func (o *outbox) Dropped() uint64 {
+func (o *Outbox) Dropped() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.dropped
 }
 
-// lossLogInterval is how often a session may log that it lost or moved messages.
-const lossLogInterval = 10 * time.Second
+// LossLogInterval is how often a session may log that it lost or moved messages.
+const LossLogInterval = 10 * time.Second
 
 // lossLog tells the log about messages a session dropped or moved, at most once per
 // interval: a client that stops reading would otherwise cost a log line per message. Every
@@ -157,12 +160,11 @@ type lossLog struct {
 	mu             sync.Mutex
 	last           time.Time // when the last line was written; zero for never
 	dropped, moved int       // since that line
-	now            func() time.Time
 }
 
 // Moved records a message that was for a request's stream and went to the outbox instead,
 // since that stream was full.
-func (o *outbox) Moved(log *slog.Logger) {
+func (o *Outbox) Moved(log *slog.Logger) {
 	if o.onMove != nil {
 		o.onMove()
 	}
@@ -170,22 +172,18 @@ func (o *outbox) Moved(log *slog.Logger) {
 }
 
 // NoteDropped records messages Push dropped.
-func (o *outbox) NoteDropped(log *slog.Logger, n int) {
+func (o *Outbox) NoteDropped(log *slog.Logger, n int) {
 	if n > 0 {
 		o.losses.note(log, n, 0, o)
 	}
 }
 
-func (l *lossLog) note(log *slog.Logger, dropped, moved int, o *outbox) {
+func (l *lossLog) note(log *slog.Logger, dropped, moved int, o *Outbox) {
 	l.mu.Lock()
 	l.dropped += dropped
 	l.moved += moved
-	now := time.Now
-	if l.now != nil {
-		now = l.now
-	}
-	t := now()
-	if !l.last.IsZero() && t.Sub(l.last) < lossLogInterval {
+	t := time.Now()
+	if !l.last.IsZero() && t.Sub(l.last) < LossLogInterval {
 		l.mu.Unlock()
 		return
 	}
@@ -194,5 +192,5 @@ func (l *lossLog) note(log *slog.Logger, dropped, moved int, o *outbox) {
 	l.mu.Unlock()
 	log.Warn("client not reading: session outbox full or request stream full; messages dropped or moved",
 		"dropped", d, "moved_to_session_stream", m, "dropped_total", o.Dropped(),
-		"next_report_after", lossLogInterval)
+		"next_report_after", LossLogInterval)
 }
