@@ -19,44 +19,37 @@ const (
 // learns it on its next wake-up.
 type Outbox struct {
 	mu      sync.Mutex
-	queue   [][]byte
-	head    int // index of the oldest message in queue (a ring)
-	n       int
-	bytes   int // total size of the queued messages
+	queue   [][]byte // oldest first; made with the first message, as most sessions get none
+	bytes   int      // total size of the queued messages
 	dropped uint64
 	gen     uint64        // generation of the current stream; 0 = none ever attached
 	streams int           // streams attached and not yet detached (0 or 1 once settled)
 	wake    chan struct{} // closed and replaced whenever there is news for the stream
 	onDrop  func()
 	onMove  func()
-	losses  lossLog
 	store   *EventStore // what the session's streams wrote, for replay on Last-Event-ID
+	// The losses not yet logged, and when the last line was written (zero: never).
+	lostDropped, lostMoved int
+	lossLogged             time.Time
 }
 
 // NewOutbox makes a session's outbox; onDrop and onMove, if set, count each message dropped
 // from it and each message moved to it from a full request stream.
 func NewOutbox(onDrop, onMove func()) *Outbox {
-	// The ring comes with the first message: most sessions never get one, and an idle
-	// session should not hold 6 KiB of empty slots.
 	return &Outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove, store: NewEventStore()}
 }
 
 // Push queues a message; it reports how many messages were dropped to make room.
 func (o *Outbox) Push(msg []byte) (dropped int) {
 	o.mu.Lock()
-	if o.queue == nil {
-		o.queue = make([][]byte, OutboxSize)
-	}
-	for o.n > 0 && (o.n == len(o.queue) || o.bytes+len(msg) > outboxBytes) {
-		o.bytes -= len(o.queue[o.head])
-		o.queue[o.head] = nil
-		o.head = (o.head + 1) % len(o.queue)
-		o.n--
+	for len(o.queue) > 0 && (len(o.queue) == OutboxSize || o.bytes+len(msg) > outboxBytes) {
+		o.bytes -= len(o.queue[0])
+		o.queue[0] = nil
+		o.queue = o.queue[1:]
 		o.dropped++
 		dropped++
 	}
-	o.queue[(o.head+o.n)%len(o.queue)] = msg
-	o.n++
+	o.queue = append(o.queue, msg)
 	o.bytes += len(msg)
 	o.signalLocked()
 	o.mu.Unlock()
@@ -115,14 +108,12 @@ func (o *Outbox) TakeLogged(gen uint64) (evs []TakenEvent, wake <-chan struct{},
 	if gen != o.gen {
 		return nil, nil, false
 	}
-	if o.n > 0 {
-		evs = make([]TakenEvent, 0, o.n)
-		for i := 0; i < o.n; i++ {
-			j := (o.head + i) % len(o.queue)
-			evs = append(evs, TakenEvent{ID: o.store.record(0, o.queue[j], false), Data: o.queue[j]})
-			o.queue[j] = nil
+	if len(o.queue) > 0 {
+		evs = make([]TakenEvent, 0, len(o.queue))
+		for _, msg := range o.queue {
+			evs = append(evs, TakenEvent{ID: o.store.ID(0, o.store.Append(0, msg, false)), Data: msg})
 		}
-		o.head, o.n, o.bytes = 0, 0, 0
+		o.queue, o.bytes = nil, 0
 	}
 	return evs, o.wake, true
 }
@@ -143,24 +134,10 @@ func (o *Outbox) signalLocked() {
 	o.wake = make(chan struct{})
 }
 
-// Dropped counts the messages lost to a full outbox.
-func (o *Outbox) Dropped() uint64 {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.dropped
-}
-
-// LossLogInterval is how often a session may log that it lost or moved messages.
+// LossLogInterval is how often a session may log that it lost or moved messages: a client
+// that stops reading would otherwise cost a log line per message. Every message is still
+// counted by the metrics at once (onDrop, onMove).
 const LossLogInterval = 10 * time.Second
-
-// lossLog tells the log about messages a session dropped or moved, at most once per
-// interval: a client that stops reading would otherwise cost a log line per message. Every
-// message is still counted by the metrics at once.
-type lossLog struct {
-	mu             sync.Mutex
-	last           time.Time // when the last line was written; zero for never
-	dropped, moved int       // since that line
-}
 
 // Moved records a message that was for a request's stream and went to the outbox instead,
 // since that stream was full.
@@ -168,29 +145,31 @@ func (o *Outbox) Moved(log *slog.Logger) {
 	if o.onMove != nil {
 		o.onMove()
 	}
-	o.losses.note(log, 0, 1, o)
+	o.noteLosses(log, 0, 1)
 }
 
 // NoteDropped records messages Push dropped.
 func (o *Outbox) NoteDropped(log *slog.Logger, n int) {
 	if n > 0 {
-		o.losses.note(log, n, 0, o)
+		o.noteLosses(log, n, 0)
 	}
 }
 
-func (l *lossLog) note(log *slog.Logger, dropped, moved int, o *Outbox) {
-	l.mu.Lock()
-	l.dropped += dropped
-	l.moved += moved
-	t := time.Now()
-	if !l.last.IsZero() && t.Sub(l.last) < LossLogInterval {
-		l.mu.Unlock()
+// noteLosses tells log about the messages lost since its last line, once LossLogInterval
+// has passed since that line.
+func (o *Outbox) noteLosses(log *slog.Logger, dropped, moved int) {
+	o.mu.Lock()
+	o.lostDropped += dropped
+	o.lostMoved += moved
+	now := time.Now()
+	if !o.lossLogged.IsZero() && now.Sub(o.lossLogged) < LossLogInterval {
+		o.mu.Unlock()
 		return
 	}
-	d, m := l.dropped, l.moved
-	l.last, l.dropped, l.moved = t, 0, 0
-	l.mu.Unlock()
+	d, m, total := o.lostDropped, o.lostMoved, o.dropped
+	o.lossLogged, o.lostDropped, o.lostMoved = now, 0, 0
+	o.mu.Unlock()
 	log.Warn("client not reading: session outbox full or request stream full; messages dropped or moved",
-		"dropped", d, "moved_to_session_stream", m, "dropped_total", o.Dropped(),
+		"dropped", d, "moved_to_session_stream", m, "dropped_total", total,
 		"next_report_after", LossLogInterval)
 }

@@ -30,8 +30,8 @@ func TestOutboxDropsOldestWhenFull(t *testing.T) {
 			t.Fatalf("push %d into a full outbox dropped %d, want 1", i, d)
 		}
 	}
-	if o.Dropped() != over || drops != over {
-		t.Errorf("Dropped() = %d, hook called %d times, want %d", o.Dropped(), drops, over)
+	if o.dropped != over || drops != over {
+		t.Errorf("dropped = %d, hook called %d times, want %d", o.dropped, drops, over)
 	}
 	got, _, ok := o.Take(gen)
 	if !ok {

@@ -159,11 +159,6 @@ func (rs *EventStore) Position(sid uint64) uint64 {
 	return 0
 }
 
-// record is Append, returning the event's id rather than its seq.
-func (rs *EventStore) record(sid uint64, data []byte, last bool) string {
-	return rs.ID(sid, rs.Append(sid, data, last))
-}
-
 // Append keeps an event of stream sid and returns its seq. last marks the stream's final
 // event: a resumed POST stream ends after it.
 func (rs *EventStore) Append(sid uint64, data []byte, last bool) uint64 {

@@ -24,6 +24,11 @@ func newTestStore() (*EventStore, *fakeClock) {
 	return rs, c
 }
 
+// record is Append, returning the event's id rather than its seq.
+func (rs *EventStore) record(sid uint64, data []byte, last bool) string {
+	return rs.ID(sid, rs.Append(sid, data, last))
+}
+
 // TestResumeReplay: a resume from any id of a stream gets exactly the events after it, and
 // the stream is done once its answer is in.
 func TestResumeReplay(t *testing.T) {
