@@ -9,6 +9,7 @@ const KeepaliveInterval = 15 * time.Second
 // KeepaliveClock hands each stream a ticker of its own for its keepalive comments.
 type KeepaliveClock struct{ interval time.Duration }
 
+// NewKeepaliveClock is the clock of streams whose keepalives come every interval.
 func NewKeepaliveClock(interval time.Duration) *KeepaliveClock {
 	return &KeepaliveClock{interval: interval}
 }

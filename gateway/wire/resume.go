@@ -83,6 +83,7 @@ type EventStore struct {
 	sweepAt time.Time
 }
 
+// NewEventStore is a session's store, with a tag of its own for its event ids.
 func NewEventStore() *EventStore {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -44,22 +44,21 @@ var (
 
 // Start starts the stream with its headers alone.
 func (s *SSE) Start() error {
-	s.header()
-	s.w.WriteHeader(http.StatusOK)
+	s.writeHeader()
 	return s.flush()
 }
 
-func (s *SSE) header() {
+func (s *SSE) writeHeader() {
 	h := s.w.Header()
 	h["Content-Type"] = sseContentType
 	h["Cache-Control"] = sseCacheControl
 	h["X-Accel-Buffering"] = sseNoBuffering // tells nginx-style proxies not to buffer the stream
+	s.w.WriteHeader(http.StatusOK)
 }
 
 // Begin starts a stream with its first events, headers and events in one write.
 func (s *SSE) Begin(first []byte) error {
-	s.header()
-	s.w.WriteHeader(http.StatusOK)
+	s.writeHeader()
 	return s.Write(first)
 }
 
@@ -67,10 +66,8 @@ func (s *SSE) Begin(first []byte) error {
 // headers and body in one write, with its length, so that neither a flush per event nor the
 // chunked encoding's last chunk costs a system call of its own.
 func (s *SSE) Whole(body []byte) error {
-	s.header()
 	s.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
-	s.w.WriteHeader(http.StatusOK)
-	return s.Write(body)
+	return s.Begin(body)
 }
 
 // Event writes one JSON-RPC message. Messages are single-line JSON, so one data line holds
@@ -178,6 +175,7 @@ func (s *SSE) Prime(id string, retry time.Duration) error {
 	return s.Write(AppendPrime(nil, id, retry))
 }
 
+// AppendPrime appends the priming event with id and retry, the bytes Prime writes.
 func AppendPrime[ID string | []byte](buf []byte, id ID, retry time.Duration) []byte {
 	buf = append(append(append(buf, "id: "...), id...), "\nretry: "...)
 	buf = strconv.AppendInt(buf, retry.Milliseconds(), 10)
