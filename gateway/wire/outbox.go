@@ -113,7 +113,8 @@ func (o *Outbox) TakeLogged(gen uint64) (evs []TakenEvent, wake <-chan struct{},
 		for _, msg := range o.queue {
 			evs = append(evs, TakenEvent{ID: o.store.ID(0, o.store.Append(0, msg, false)), Data: msg})
 		}
-		o.queue, o.bytes = nil, 0
+		clear(o.queue) // the array is kept for the next messages, not what they were
+		o.queue, o.bytes = o.queue[:0], 0
 	}
 	return evs, o.wake, true
 }
