@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -12,7 +13,7 @@ import (
 // BenchmarkLongLine), parsed in place, and encoded straight into its frame.
 func BenchmarkAnswerInPlace(b *testing.B) {
 	clientID := []byte(`"req-7"`)
-	prime := appendPrime(nil, "0123456789ab_1_0", sseRetry)
+	prime := wire.AppendPrime(nil, "0123456789ab_1_0", wire.SSERetry)
 	for _, sz := range hotSizes {
 		b.Run("legacy/"+sz.name, func(b *testing.B) {
 			line := workerAnswerLine(sz.n)
@@ -29,7 +30,7 @@ func BenchmarkAnswerInPlace(b *testing.B) {
 				if isToolError(m.Result) {
 					b.Fatal("tool error")
 				}
-				frame := placeEvent(m).frame(prime, []byte("0123456789ab_1_1"))
+				frame := wire.PlaceEvent(m).Frame(prime, []byte("0123456789ab_1_1"))
 				if !bytes.HasSuffix(frame, []byte("}\n\n")) {
 					b.Fatal("bad frame")
 				}

@@ -17,24 +17,27 @@ import (
 // can GET the rest, answer included, with Last-Event-ID. A 2026-07-28 stream has no
 // resumption: no store, no priming event, no event ids.
 type answerWriter struct {
-	st        sse
+	st        wire.SSE
 	trace     *trace.Tracer
-	traceID   string       // the session's id in the trace; "" for a sessionless request
-	store     *resumeStore // nil: not resumable
-	canStream bool         // the client accepts SSE; events for a client that does not are dropped
-	asStream  bool         // an answer alone goes as a stream too (post_answers sse)
+	traceID   string           // the session's id in the trace; "" for a sessionless request
+	store     *wire.EventStore // nil: not resumable
+	canStream bool             // the client accepts SSE; events for a client that does not are dropped
+	asStream  bool             // an answer alone goes as a stream too (post_answers sse)
 	begun     bool
 	sid       uint64
 	primed    bool // the client holds an id it can resume from
 	live      bool // the connection still takes writes
 }
 
-func (g *Gateway) newAnswerWriter(w http.ResponseWriter, traceID string, store *resumeStore, canStream bool) *answerWriter {
+func (g *Gateway) newAnswerWriter(w http.ResponseWriter, traceID string, store *wire.EventStore, canStream bool) *answerWriter {
 	p := &answerWriter{trace: g.trace, traceID: traceID, store: store, canStream: canStream,
 		asStream: canStream && g.opts.PostAnswers != PostAnswersJSON}
-	p.st.init(w, g.writeTimeout())
+	p.st.Init(w, g.writeTimeout())
 	return p
 }
+
+// newSSE is a stream whose writes are bounded by the gateway's write timeout.
+func (g *Gateway) newSSE(w http.ResponseWriter) *wire.SSE { return wire.NewSSE(w, g.writeTimeout()) }
 
 // writeTimeout bounds each write to a client (wire.WriteFlushed).
 func (g *Gateway) writeTimeout() time.Duration { return cmp.Or(g.opts.writeTimeout, wire.WriteTimeout) }
@@ -48,38 +51,38 @@ func (p *answerWriter) event(ev []byte) bool {
 		return true
 	}
 	p.trace.Outbound(p.traceID, ev)
-	return p.placed(placedEvent{buf: ev}, false) // no room in front: framed by copying
+	return p.placed(wire.CopiedEvent(ev), false) // no room in front: framed by copying
 }
 
 // answer ends the request with its answer: the last event of a stream that has begun; else a
 // stream of the answer alone if asStream and the client accepts one; else JSON with status.
 func (p *answerWriter) answer(m *jsonrpc.Message, asStream bool, status int) {
 	if p.begun || asStream && p.canStream {
-		pe := placeEvent(m) // encoded once, in its frame, for the trace and the client
-		p.trace.Outbound(p.traceID, pe.data())
+		pe := wire.PlaceEvent(m) // encoded once, in its frame, for the trace and the client
+		p.trace.Outbound(p.traceID, pe.Data())
 		p.placed(pe, true)
 		return
 	}
 	body := m.Encode() // one encoding for the trace and the client
 	p.trace.Outbound(p.traceID, body)
-	wire.WriteBodyWithin(p.st.w, status, body, p.st.timeout)
+	p.st.WriteJSON(status, body)
 }
 
 // placed writes an event whose message is encoded in place for its frame (sse.go): not
 // copied again; last marks the answer. It reports whether the connection took it.
-func (p *answerWriter) placed(pe placedEvent, last bool) bool {
+func (p *answerWriter) placed(pe wire.PlacedEvent, last bool) bool {
 	if !p.begun {
 		return p.begin(pe, last)
 	}
 	if !p.primed && !p.live {
 		return false
 	}
-	var ids [maxEventIDLen]byte
+	var ids [wire.MaxEventIDLen]byte
 	id := ids[:0]
 	if p.store != nil {
-		id = p.store.appendEventID(id, p.sid, p.store.recordSeq(p.sid, pe.data(), last))
+		id = p.store.AppendID(id, p.sid, p.store.Append(p.sid, pe.Data(), last))
 	}
-	if p.live && p.st.write(pe.frame(nil, id)) != nil {
+	if p.live && p.st.Write(pe.Frame(nil, id)) != nil {
 		p.live = false
 	}
 	return p.live
@@ -87,22 +90,22 @@ func (p *answerWriter) placed(pe placedEvent, last bool) bool {
 
 // begin starts the stream with its first event: headers, priming event and event go in one
 // write; an answer alone makes the whole stream.
-func (p *answerWriter) begin(pe placedEvent, last bool) bool {
+func (p *answerWriter) begin(pe wire.PlacedEvent, last bool) bool {
 	p.begun = true
-	f := pe.frame(nil, nil)
+	f := pe.Frame(nil, nil)
 	if p.store != nil {
-		p.sid = p.store.open()
-		seq := p.store.recordSeq(p.sid, pe.data(), last)
-		var ids [2 * maxEventIDLen]byte
-		prime := p.store.appendEventID(ids[:0], p.sid, 0)
-		id := p.store.appendEventID(prime[len(prime):], p.sid, seq)
-		var head [maxEventIDLen + 48]byte
-		f = pe.frame(appendPrime(head[:0], prime, sseRetry), id)
+		p.sid = p.store.Open()
+		seq := p.store.Append(p.sid, pe.Data(), last)
+		var ids [2 * wire.MaxEventIDLen]byte
+		prime := p.store.AppendID(ids[:0], p.sid, 0)
+		id := p.store.AppendID(prime[len(prime):], p.sid, seq)
+		var head [wire.MaxEventIDLen + 48]byte
+		f = pe.Frame(wire.AppendPrime(head[:0], prime, wire.SSERetry), id)
 	}
 	if last {
-		p.live = p.st.whole(f) == nil
+		p.live = p.st.Whole(f) == nil
 	} else {
-		p.live = p.st.begin(f) == nil
+		p.live = p.st.Begin(f) == nil
 	}
 	p.primed = p.live && p.store != nil
 	return p.live
@@ -114,7 +117,7 @@ func (p *answerWriter) lose() { p.live = false }
 // cancelled ends a request the client cancelled: 202 and no answer, or the stream's end.
 func (p *answerWriter) cancelled() {
 	if !p.begun {
-		p.st.w.WriteHeader(http.StatusAccepted)
+		p.st.WriteHeader(http.StatusAccepted)
 	}
 	p.finish()
 }
@@ -123,9 +126,9 @@ func (p *answerWriter) cancelled() {
 // one that resumes from what reached the client of a first write that failed midway, too.
 func (p *answerWriter) finish() {
 	if p.begun && p.store != nil {
-		p.store.finish(p.sid)
+		p.store.Finish(p.sid)
 	}
 }
 
 // abandoned reports whether nobody came back for a lost stream's answer (resume.go).
-func (p *answerWriter) abandoned(lost time.Time) bool { return p.store.abandoned(p.sid, lost) }
+func (p *answerWriter) abandoned(lost time.Time) bool { return p.store.Abandoned(p.sid, lost) }

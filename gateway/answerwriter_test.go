@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -24,7 +25,7 @@ func TestAnswerWriterFramesBothEras(t *testing.T) {
 		t.Fatal("the sessionless stream did not take the progress event")
 	}
 	aw.answer(answer, false, http.StatusOK)
-	want := string(appendEvent(nil, "", progress)) + string(appendEvent(nil, "", answer.Encode()))
+	want := string(wire.AppendEvent(nil, "", progress)) + string(wire.AppendEvent(nil, "", answer.Encode()))
 	if got := rec.Body.String(); got != want {
 		t.Errorf("sessionless stream:\n%q\nwant\n%q", got, want)
 	}
@@ -32,17 +33,17 @@ func TestAnswerWriterFramesBothEras(t *testing.T) {
 		t.Error("a sessionless stream counts as resumable")
 	}
 
-	store := newResumeStore()
+	store := wire.NewEventStore()
 	rec = httptest.NewRecorder()
 	aw = g.newAnswerWriter(rec, "session", store, true)
 	aw.event(progress)
 	aw.answer(answer, false, http.StatusOK)
-	want = string(appendPrime(nil, store.eventID(1, 0), sseRetry)) +
-		string(appendEvent(nil, store.eventID(1, 1), progress)) + string(appendEvent(nil, store.eventID(1, 2), answer.Encode()))
+	want = string(wire.AppendPrime(nil, store.ID(1, 0), wire.SSERetry)) +
+		string(wire.AppendEvent(nil, store.ID(1, 1), progress)) + string(wire.AppendEvent(nil, store.ID(1, 2), answer.Encode()))
 	if got := rec.Body.String(); got != want {
 		t.Errorf("session stream:\n%q\nwant\n%q", got, want)
 	}
-	if evs, done, _, ok := store.since(1, 0); !ok || !done || len(evs) != 2 || !aw.resumable() {
+	if evs, done, _, ok := store.Since(1, 0); !ok || !done || len(evs) != 2 || !aw.resumable() {
 		t.Errorf("session stream: %d events logged, done %v, resumable %v; want both, done", len(evs), done, aw.resumable())
 	}
 }
@@ -76,7 +77,7 @@ func TestAnswerWriterAnswerAlone(t *testing.T) {
 			}
 			want := string(answer.Encode())
 			if tc.wantType == mediaSSE {
-				want = string(appendEvent(nil, "", answer.Encode()))
+				want = string(wire.AppendEvent(nil, "", answer.Encode()))
 			}
 			if got := rec.Body.String(); got != want || res.Header.Get("Content-Length") != strconv.Itoa(len(want)) {
 				t.Fatalf("body %q (Content-Length %s), want %q", got, res.Header.Get("Content-Length"), want)

@@ -3,8 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"github.com/gemgate/gemgate/gateway/wire"
-	"strconv"
-	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
@@ -60,11 +58,4 @@ func stoppedCall(id json.RawMessage) *jsonrpc.Message {
 	return jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError,
 		"the gateway stopped before the call finished; it may or may not have taken effect",
 		map[string]any{"kind": "shutdown", "retryAfter": wire.RetryAfterSeconds(drainRetryAfter)})
-}
-
-// retryHint sets the client's reconnection delay before a stream ends for shutdown: an SSE
-// retry field alone, which no client dispatches as an event. The delay lets the balancer take
-// this replica out before the client comes back.
-func (s *sse) retryHint(d time.Duration) error {
-	return s.write([]byte("retry: " + strconv.FormatInt(d.Milliseconds(), 10) + "\n\n"))
 }

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/gateway/sessions"
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 func bareSession() *session {
 	return &session{
 		calls:  map[string]*inflight{},
-		probes: map[string]*sessions.Probe{}, hints: map[string]bool{}, outbox: newOutbox(nil, nil), lastActive: time.Now(),
+		probes: map[string]*sessions.Probe{}, hints: map[string]bool{}, outbox: wire.NewOutbox(nil, nil), lastActive: time.Now(),
 	}
 }
 

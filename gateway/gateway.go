@@ -16,6 +16,7 @@ import (
 	"github.com/gemgate/gemgate/gateway/metrics"
 	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/gateway/trace"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -109,11 +110,11 @@ type Gateway struct {
 	notReadyLog  quietLog      // /readyz is anyone's to call: see quietLog
 	stopping     chan struct{} // closed when shutdown begins: streams end
 	stopOnce     sync.Once
-	stopReaper   func()          // ends the session reaper (sessions.Reap)
-	keepalive    *keepaliveClock // the keepalive comments of every stream
-	listens      listenCounter   // open subscriptions/listen streams per user
-	parks        parkTable       // sessionless calls waiting for their client's input (bridge.go)
-	paramSchemas paramSchemas    // tools' x-mcp-header bindings per worker (param_headers.go)
+	stopReaper   func()               // ends the session reaper (sessions.Reap)
+	keepalive    *wire.KeepaliveClock // the keepalive comments of every stream
+	listens      listenCounter        // open subscriptions/listen streams per user
+	parks        parkTable            // sessionless calls waiting for their client's input (bridge.go)
+	paramSchemas paramSchemas         // tools' x-mcp-header bindings per worker (param_headers.go)
 
 	mu     sync.Mutex     // orders admit and endLater against Close
 	closed bool           // Close has begun: no session may be admitted, nor ended by endLater
@@ -163,7 +164,7 @@ func New(o Options) (*Gateway, error) {
 	g.trace = o.Trace.WithSecrets(p.RedactSecrets) // the caller's Tracer is left as it was
 	g.router = g.requestDeadline(g.routes())
 	g.stopReaper = sessions.Reap(o.Lifetime.Tick, g.reap)
-	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))
+	g.keepalive = wire.NewKeepaliveClock(cmp.Or(o.keepaliveInterval, wire.KeepaliveInterval))
 	return g, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -128,7 +129,7 @@ func BenchmarkAnswer(b *testing.B) {
 					b.Fatal("tool error")
 				}
 				body := m.Encode()
-				frame := appendEvent(appendPrime(make([]byte, 0, len(body)+96), "0123456789ab_1_0", sseRetry), "0123456789ab_1_1", body)
+				frame := wire.AppendEvent(wire.AppendPrime(make([]byte, 0, len(body)+96), "0123456789ab_1_0", wire.SSERetry), "0123456789ab_1_1", body)
 				if !bytes.HasSuffix(frame, []byte("}\n\n")) {
 					b.Fatal("bad frame")
 				}
@@ -149,7 +150,7 @@ func BenchmarkAnswer(b *testing.B) {
 					b.Fatalf("outcome %s", outcome)
 				}
 				body := resp.Encode()
-				frame := appendEvent(make([]byte, 0, len(body)+24), "", body)
+				frame := wire.AppendEvent(make([]byte, 0, len(body)+24), "", body)
 				if !bytes.HasSuffix(frame, []byte("}\n\n")) {
 					b.Fatal("bad frame")
 				}

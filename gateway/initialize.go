@@ -70,7 +70,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	s.lastActive = s.opened
 	s.logh, s.log = sessions.NewLog(g.log, s.id, p.User)
-	s.outbox = newOutbox(g.metrics.OutboxDropped, g.metrics.StreamMessageMoved)
+	s.outbox = wire.NewOutbox(g.metrics.OutboxDropped, g.metrics.StreamMessageMoved)
 	s.end = func(reason string) { g.endLater(s, reason) }
 
 	member, result, err := g.pool.Attach(r.Context(), pool.Attach{Identity: g.identity(r, p, access, s), Caller: s, Params: params})

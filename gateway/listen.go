@@ -251,7 +251,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 
 // listening is an open listen stream: what its wait needs.
 type listening struct {
-	stream  *sse
+	stream  *wire.SSE
 	c       *listenCaller
 	subID   json.RawMessage
 	release func() // detaches from the worker and gives back the user's listen slot
@@ -302,11 +302,11 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	c.filter.Store(&agreed)
 
-	if l.stream.start() != nil {
+	if l.stream.Start() != nil {
 		return nil, nil
 	}
 	ackParams := map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: msg.ID}, "notifications": agreed}
-	if l.stream.event(jsonrpc.Notification("notifications/subscriptions/acknowledged", ackParams).Encode()) != nil {
+	if l.stream.Event(jsonrpc.Notification("notifications/subscriptions/acknowledged", ackParams).Encode()) != nil {
 		return nil, nil
 	}
 	if agreed.empty() {
@@ -320,7 +320,7 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 // end writes the listen request's result: the stream's graceful end.
 func (l *listening) end() {
 	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.subID}, "resultType": "complete"})
-	_ = l.stream.event((&jsonrpc.Message{ID: l.subID, Result: res}).Encode())
+	_ = l.stream.Event((&jsonrpc.Message{ID: l.subID, Result: res}).Encode())
 }
 
 // waitListen passes the worker's notifications to the stream until done (the request's
@@ -330,18 +330,18 @@ func (l *listening) end() {
 //
 //go:noinline
 func (g *Gateway) waitListen(l *listening, done, end <-chan struct{}) {
-	ka := g.keepalive.slot()
-	tick := ka.tick()
+	ka := g.keepalive.Slot()
+	tick := ka.Tick()
 	for {
 		select {
 		case ev := <-l.c.events:
 			g.trace.Outbound("", ev)
-			if l.stream.event(ev) != nil {
+			if l.stream.Event(ev) != nil {
 				return
 			}
 		case <-tick:
-			tick = ka.tick()
-			if l.stream.comment("keepalive") != nil {
+			tick = ka.Tick()
+			if l.stream.Comment("keepalive") != nil {
 				return
 			}
 		case <-done:

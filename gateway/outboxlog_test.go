@@ -5,25 +5,30 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 // A client that stops reading its streams must not cost one log line per message: 5,000
 // notifications made 4,700 lines. Losses are counted one by one and logged once per session
 // per interval.
 func TestOutboxLossesLoggedOncePerInterval(t *testing.T) {
+	synctest.Test(t, outboxLossesLoggedOncePerInterval) // the interval passes on the bubble's clock
+}
+
+func outboxLossesLoggedOncePerInterval(t *testing.T) {
 	var logs logBuffer
 	dropped, moved := 0, 0
-	s := &session{log: slog.New(slog.NewJSONHandler(&logs, nil)), outbox: newOutbox(func() { dropped++ }, func() { moved++ })}
-	clock := time.Unix(1000, 0)
-	s.outbox.losses.now = func() time.Time { return clock }
+	s := &session{log: slog.New(slog.NewJSONHandler(&logs, nil)), outbox: wire.NewOutbox(func() { dropped++ }, func() { moved++ })}
 	for i := range 5000 {
 		s.deliver(nil, []byte(strconv.Itoa(i)))
 	}
 	// A request whose own stream is full: its messages move to the session stream.
-	full := &inflight{canStream: true, events: newEventQueue()}
+	full := &inflight{canStream: true, events: wire.NewEventQueue()}
 	for range inflightEvents {
-		if !full.events.push([]byte("queued"), inflightEvents) {
+		if !full.events.Push([]byte("queued"), inflightEvents) {
 			t.Fatal("the request's own stream refused a message before it was full")
 		}
 	}
@@ -33,18 +38,18 @@ func TestOutboxLossesLoggedOncePerInterval(t *testing.T) {
 	if n := strings.Count(logs.String(), "\n"); n != 1 {
 		t.Errorf("%d log lines for one session's losses within an interval, want 1:\n%s", n, logs.String())
 	}
-	if dropped != 5100-outboxSize || moved != 100 {
-		t.Errorf("counted %d dropped and %d moved, want %d and 100", dropped, moved, 5100-outboxSize)
+	if dropped != 5100-wire.OutboxSize || moved != 100 {
+		t.Errorf("counted %d dropped and %d moved, want %d and 100", dropped, moved, 5100-wire.OutboxSize)
 	}
 	// After the interval, the next loss writes one more line with what was lost since.
-	clock = clock.Add(lossLogInterval)
+	time.Sleep(wire.LossLogInterval)
 	s.deliver(full, []byte("late"))
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("%d lines after the interval, want 2", len(lines))
 	}
 	// The first line reported the first drop; the second, written as "late" moved, the rest.
-	if want := `"dropped":` + strconv.Itoa(5100-outboxSize-1) + `,"moved_to_session_stream":101`; !strings.Contains(lines[1], want) {
+	if want := `"dropped":` + strconv.Itoa(5100-wire.OutboxSize-1) + `,"moved_to_session_stream":101`; !strings.Contains(lines[1], want) {
 		t.Errorf("second line %s lacks %s", lines[1], want)
 	}
 }

@@ -150,7 +150,7 @@ func TestStepUpMovesSessionToReadWriteWorker(t *testing.T) {
 			if pid := ro.sessionObj().member.WorkerPid(); pid == roPid {
 				t.Errorf("the stepped-up session still uses the read-only worker %d", pid)
 			}
-			msgs, _, _ := ro.sessionObj().outbox.Take(ro.sessionObj().outbox.Current())
+			msgs, _, _ := outboxTake(ro.sessionObj().outbox, ro.sessionObj().outbox.Current())
 			if len(msgs) == 0 || !strings.Contains(string(msgs[len(msgs)-1]), "notifications/tools/list_changed") {
 				t.Errorf("no tools/list_changed for the stepped-up session: %q", msgs)
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gemgate/gemgate/gateway/metrics"
 	"github.com/gemgate/gemgate/gateway/sessions"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -82,7 +83,7 @@ func (b *bubble) open(t *testing.T) *session {
 	}
 	s.lastActive = s.opened
 	s.log = b.gw.log.With("session", s.id, "user", s.user)
-	s.outbox = newOutbox(nil, nil)
+	s.outbox = wire.NewOutbox(nil, nil)
 	s.end = func(reason string) { b.gw.endSession(s, reason) }
 	if reason := b.gw.admit(s); reason != "" {
 		t.Fatalf("the gateway refused the session: %s", reason)
@@ -141,7 +142,7 @@ func (b *bubble) ended(t *testing.T, s *session, reason string, lifetime time.Du
 // pings are the liveness probes waiting in s's outbox for stream gen.
 func pings(t *testing.T, s *session, gen uint64) []*jsonrpc.Message {
 	t.Helper()
-	msgs, _, _ := s.outbox.Take(gen)
+	msgs, _, _ := outboxTake(s.outbox, gen)
 	var out []*jsonrpc.Message
 	for _, raw := range msgs {
 		m, err := jsonrpc.Parse(raw, jsonrpc.Options{})

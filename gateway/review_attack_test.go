@@ -4,18 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"runtime"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 // A Content-Length is the client's word, and max_body_bytes may be set as high as an int64
@@ -131,83 +128,4 @@ func FuzzReviewResultKeySkip(f *testing.F) {
 			t.Fatalf("%q: skipped, but its resultType member would be looked at", b)
 		}
 	})
-}
-
-// A worker floods a call with progress while the answer stream reads it: the reader, waking on
-// the queue's token and taking what is there, receives every message, in order, and is never
-// left asleep with messages queued (a lost token would leave it there until the deadline).
-func TestReviewEventQueueLosesNoWakeUp(t *testing.T) {
-	const n = 20000
-	q := newEventQueue()
-	go func() {
-		for i := 0; i < n; {
-			if q.push([]byte(strconv.Itoa(i)), 64) {
-				i++
-			} else {
-				runtime.Gosched() // the reader is behind: try again, as the bound tells a sender
-			}
-		}
-	}()
-	next := 0
-	deadline := time.After(30 * time.Second)
-	for next < n {
-		select {
-		case <-q.ready:
-		case <-deadline:
-			t.Fatalf("reader asleep after %d of %d messages, %d queued", next, n, len(q.take()))
-		}
-		for _, m := range q.take() {
-			if string(m) != strconv.Itoa(next) {
-				t.Fatalf("message %q, want %d", m, next)
-			}
-			next++
-		}
-	}
-}
-
-// Readers of a resumable stream wait on the channel since hands them while events are
-// recorded from another goroutine: each wait ends, and the events come out in order, none
-// lost between the read and the wait. (The writer stays within the log's bound of events,
-// resumeEvents, ahead of the reader: past it, a gap is the design.)
-func TestReviewResumeWakeLosesNothing(t *testing.T) {
-	rs := newResumeStore()
-	sid := rs.open()
-	const n = 5000
-	var read atomic.Int64
-	go func() {
-		for i := range n {
-			for int64(i)-read.Load() >= resumeEvents/2 {
-				runtime.Gosched() // the reader is behind: let it catch up
-			}
-			rs.record(sid, []byte(strconv.Itoa(i)), i == n-1)
-		}
-	}()
-	var after uint64
-	got := 0
-	deadline := time.After(30 * time.Second)
-	for {
-		evs, done, wake, ok := rs.since(sid, after)
-		if !ok {
-			t.Fatalf("the stream is gone after %d events", got)
-		}
-		for _, e := range evs {
-			if string(e.data) != strconv.Itoa(got) {
-				t.Fatalf("event %q, want %d", e.data, got)
-			}
-			got++
-			read.Store(int64(got))
-			after = e.seq
-		}
-		if done { // the last event is in, and was read with the rest
-			break
-		}
-		select {
-		case <-wake:
-		case <-deadline:
-			t.Fatalf("reader asleep after %d of %d events", got, n)
-		}
-	}
-	if got != n {
-		t.Fatalf("read %d events, want %d", got, n)
-	}
 }

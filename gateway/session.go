@@ -13,6 +13,7 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/sessions"
+	"github.com/gemgate/gemgate/gateway/wire"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
@@ -31,7 +32,7 @@ type session struct {
 	user    string
 	version string // the protocol version agreed with the client
 	member  *pool.Member
-	outbox  *outbox
+	outbox  *wire.Outbox
 	log     *slog.Logger // through logh: fixed at open, its worker swapped on step-up
 	logh    *sessions.Log
 	opened  time.Time
@@ -67,10 +68,10 @@ type session struct {
 type inflight struct {
 	call         *pool.Call // set under session.mu once the request is handed to the pool
 	clientID     json.RawMessage
-	cancelledBy  string        // the client's reason, once it cancelled; guarded by session.mu
-	wasCancelled bool          // guarded by session.mu
-	events       eventQueue    // messages related to this request, for its SSE response
-	cancelled    chan struct{} // closed when the client cancels the request
+	cancelledBy  string          // the client's reason, once it cancelled; guarded by session.mu
+	wasCancelled bool            // guarded by session.mu
+	events       wire.EventQueue // messages related to this request, for its SSE response
+	cancelled    chan struct{}   // closed when the client cancels the request
 	canStream    bool
 	readOnly     bool // made with read-only access: a read-only token may answer its questions
 	cancel       sync.Once
@@ -129,7 +130,7 @@ func (s *session) markEnding(st sessions.State, reason string) bool {
 // refused (errDuplicateID), and so is any request on a session that is ending (errEnding).
 // With max > 0, a request beyond max calls in flight is refused (errTooManyCalls).
 func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max int) (*inflight, error) {
-	inf := &inflight{clientID: id, events: newEventQueue(), cancelled: make(chan struct{}), canStream: canStream, readOnly: readOnly}
+	inf := &inflight{clientID: id, events: wire.NewEventQueue(), cancelled: make(chan struct{}), canStream: canStream, readOnly: readOnly}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ending || s.closed {
@@ -235,7 +236,7 @@ func (s *session) Detached(reason string) { s.end(reason) }
 
 func (s *session) deliver(inf *inflight, msg []byte) {
 	if inf != nil && inf.canStream {
-		if inf.events.push(msg, inflightEvents) {
+		if inf.events.Push(msg, inflightEvents) {
 			return
 		}
 		s.outbox.Moved(s.log)

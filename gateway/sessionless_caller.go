@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -21,7 +22,7 @@ const maxWorkerRequestsPerCall = 16
 // runs: a short-lived pool caller. It takes the messages that belong to its own call (progress,
 // and log lines when the request asked for them) and nothing of the user's other callers.
 type sessionlessCaller struct {
-	events    eventQueue            // progress and log lines, at most sessionlessEventBuffer unread
+	events    wire.EventQueue       // progress and log lines, at most sessionlessEventBuffer unread
 	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
 	member    atomic.Pointer[pool.Member]
 	detached  chan struct{}
@@ -36,7 +37,7 @@ type sessionlessCaller struct {
 func newSessionlessCaller(wantsLogs bool) *sessionlessCaller {
 	// The events wait in a queue that grows with them (eventqueue.go), not in a channel of
 	// sessionlessEventBuffer slots made on every call, though most calls send none.
-	return &sessionlessCaller{events: newEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
+	return &sessionlessCaller{events: wire.NewEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
 		wantsLogs: wantsLogs, created: time.Now()}
 }
 
@@ -78,7 +79,7 @@ func (c *sessionlessCaller) Deliver(d pool.Delivery) {
 	if !c.wantsLogs && isLogMessage(d.Message) {
 		return
 	}
-	if !c.events.push(d.Message, sessionlessEventBuffer) {
+	if !c.events.Push(d.Message, sessionlessEventBuffer) {
 		c.mu.Lock()
 		c.dropped++
 		c.mu.Unlock()

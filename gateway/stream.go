@@ -54,7 +54,7 @@ func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *sess
 	if last == "" {
 		return s, 0, 0, false
 	}
-	sid, seq, err := s.outbox.resume.resolve(last)
+	sid, seq, err := s.outbox.Store().Resolve(last)
 	if err != nil {
 		s.log.Info("stream resumption refused", "error", err)
 		badEventID(err).Write(w)
@@ -91,21 +91,21 @@ func (g *Gateway) streamEnded(s *session, gen uint64) {
 // openStream starts the session's stream and replays what a resumed one missed. It runs
 // aside, on a goroutine that ends with it: what it needs on the stack (resumption, encoding,
 // net/http's writing of the headers) never grows the stack of the goroutine that waits.
-func (g *Gateway) openStream(st *sse, s *session, after uint64, resumed bool) bool {
-	store := s.outbox.resume
+func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed bool) bool {
+	store := s.outbox.Store()
 	if !resumed {
-		after = store.position(0)
+		after = store.Position(0)
 	}
-	if st.start() != nil || st.prime(store.eventID(0, after), sseRetry) != nil {
+	if st.Start() != nil || st.Prime(store.ID(0, after), wire.SSERetry) != nil {
 		return false
 	}
 	if resumed { // what the lost stream was sent, or taken for and never sent, after its last id
-		evs, _, _, ok := store.since(0, after)
+		evs, _, _, ok := store.Since(0, after)
 		if !ok {
 			return false
 		}
 		for _, e := range evs {
-			if st.eventID(store.eventID(0, e.seq), e.data) != nil {
+			if st.EventID(store.ID(0, e.Seq), e.Data) != nil {
 				return false
 			}
 		}
@@ -129,14 +129,14 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 	g.metrics.StreamOpened()
 	defer g.streamEnded(s, gen)
 	st := g.newSSE(w)
-	st.stop = g.stopping // at shutdown the stream ends, between chunks of a long message too
+	st.Stop = g.stopping // at shutdown the stream ends, between chunks of a long message too
 	var opened bool
 	aside.Run(func() { opened = g.openStream(st, s, after, resumed) }) // net/http's first flush is deep
 	if !opened {
 		return
 	}
-	ka := g.keepalive.slot()
-	tick := ka.tick()
+	ka := g.keepalive.Slot()
+	tick := ka.Tick()
 	for {
 		evs, wake, ok := s.outbox.TakeLogged(gen)
 		if !ok {
@@ -148,8 +148,8 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 		select {
 		case <-wake:
 		case <-tick:
-			tick = ka.tick()
-			if err := st.comment("keepalive"); err != nil {
+			tick = ka.Tick()
+			if err := st.Comment("keepalive"); err != nil {
 				return
 			}
 		case <-done:
@@ -157,7 +157,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 		case <-end:
 			return
 		case <-g.stopping:
-			_ = st.retryHint(drainRetryAfter)
+			_ = st.RetryHint(drainRetryAfter)
 			return
 		}
 	}
@@ -168,10 +168,10 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 // replayed to the stream that resumes after it.
 //
 //go:noinline
-func (g *Gateway) sendTaken(st *sse, s *session, evs []takenEvent) bool {
+func (g *Gateway) sendTaken(st *wire.SSE, s *session, evs []wire.TakenEvent) bool {
 	for _, e := range evs {
-		g.trace.Outbound(s.id, e.data)
-		if err := st.eventID(e.id, e.data); err != nil {
+		g.trace.Outbound(s.id, e.Data)
+		if err := st.EventID(e.ID, e.Data); err != nil {
 			s.log.Info("session stream lost while writing", "error", err)
 			return false
 		}
@@ -184,35 +184,35 @@ func (g *Gateway) sendTaken(st *sse, s *session, evs []takenEvent) bool {
 // context) is closed. It runs as long as the call does, which may be hours: like serveStream it
 // takes the done channel, not the request, whose context holds the verified bearer token.
 func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}, s *session, sid, after uint64) {
-	store := s.outbox.resume
-	gen := store.attach(sid)
-	defer store.detach(sid)
+	store := s.outbox.Store()
+	gen := store.Attach(sid)
+	defer store.Detach(sid)
 	st := g.newSSE(w)
 	var opened bool
 	aside.Run(func() { // net/http's first flush is deep, as in serveStream
-		opened = st.start() == nil && st.prime(store.eventID(sid, after), sseRetry) == nil
+		opened = st.Start() == nil && st.Prime(store.ID(sid, after), wire.SSERetry) == nil
 	})
 	if !opened {
 		return
 	}
-	ka := g.keepalive.slot()
-	tick := ka.tick()
+	ka := g.keepalive.Slot()
+	tick := ka.Tick()
 	sessionDone := s.done
 	var giveUp <-chan time.Time
 	for {
-		if !store.current(sid, gen) {
+		if !store.Current(sid, gen) {
 			return // a newer resumption of the same stream took over
 		}
-		evs, done, wake, ok := store.since(sid, after)
+		evs, done, wake, ok := store.Since(sid, after)
 		if !ok {
 			return // its events went (bounds) while it was away: end, the client may retry
 		}
 		for _, e := range evs {
-			g.trace.Outbound(s.id, e.data)
-			if st.eventID(store.eventID(sid, e.seq), e.data) != nil {
+			g.trace.Outbound(s.id, e.Data)
+			if st.EventID(store.ID(sid, e.Seq), e.Data) != nil {
 				return
 			}
-			after = e.seq
+			after = e.Seq
 		}
 		if done {
 			return // the answer is out: the stream ends, as the POST's would have
@@ -220,8 +220,8 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 		select {
 		case <-wake:
 		case <-tick:
-			tick = ka.tick()
-			if st.comment("keepalive") != nil {
+			tick = ka.Tick()
+			if st.Comment("keepalive") != nil {
 				return
 			}
 		case <-reqDone:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -136,7 +137,7 @@ func TestCancelledCallGets202AndReachesWorker(t *testing.T) {
 			eventually(t, 10*time.Second, "the worker's late answer to arrive and be dropped", func() bool {
 				return strings.Contains(f.log.String(), "worker answered a call its client gave up; the answer is dropped")
 			})
-			msgs, _, _ := s.outbox.Take(s.outbox.Current())
+			msgs, _, _ := outboxTake(s.outbox, s.outbox.Current())
 			for _, m := range msgs {
 				if strings.Contains(string(m), `"id":21`) {
 					t.Errorf("late answer reached the outbox: %s", m)
@@ -208,4 +209,14 @@ func TestGetStreamCarriesServerMessages(t *testing.T) {
 	if !st2.ended(2 * time.Second) {
 		t.Error("the stream outlived its session")
 	}
+}
+
+// outboxTake is o.TakeLogged's messages without their event ids: what a stream would be sent.
+func outboxTake(o *wire.Outbox, gen uint64) ([][]byte, <-chan struct{}, bool) {
+	evs, wake, ok := o.TakeLogged(gen)
+	var msgs [][]byte
+	for _, e := range evs {
+		msgs = append(msgs, e.Data)
+	}
+	return msgs, wake, ok
 }

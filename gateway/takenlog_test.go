@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 // failAfterWriter is a stream connection that takes n writes, then fails every write: a
@@ -35,36 +37,36 @@ func (w *failAfterWriter) Write(b []byte) (int, error) {
 // old one still writes finds them too.
 func TestTakenMessagesAreLoggedAsTaken(t *testing.T) {
 	g := &Gateway{}
-	s := &session{id: "s", outbox: newOutbox(nil, nil), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &session{id: "s", outbox: wire.NewOutbox(nil, nil), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, m := range []string{`{"jsonrpc":"2.0","method":"a"}`, `{"jsonrpc":"2.0","method":"b"}`, `{"jsonrpc":"2.0","method":"c"}`} {
 		s.outbox.Push([]byte(m))
 	}
 	gen := s.outbox.Attach()
-	store := s.outbox.resume
-	primed := store.position(0) // the priming id the client holds
+	store := s.outbox.Store()
+	primed := store.Position(0) // the priming id the client holds
 	evs, _, ok := s.outbox.TakeLogged(gen)
 	if !ok || len(evs) != 3 {
 		t.Fatalf("took %d messages", len(evs))
 	}
 	// A newer stream attaches before the old one wrote anything: the log has all three.
-	if got, _, _, ok := store.since(0, primed); !ok || len(got) != 3 {
+	if got, _, _, ok := store.Since(0, primed); !ok || len(got) != 3 {
 		t.Fatalf("a stream resuming while the taker writes would replay %d of 3", len(got))
 	}
 	st := (&Gateway{}).newSSE(&failAfterWriter{h: http.Header{}, n: 0})
 	if g.sendTaken(st, s, evs) {
 		t.Fatal("a dead connection took the messages")
 	}
-	sid, after, err := store.resolve(store.eventID(0, primed))
+	sid, after, err := store.Resolve(store.ID(0, primed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, _, ok := store.since(sid, after)
+	got, _, _, ok := store.Since(sid, after)
 	if !ok || len(got) != 3 {
 		t.Fatalf("a resumed GET stream would replay %d of the 3 messages the lost stream took", len(got))
 	}
 	for i, e := range got {
-		if string(e.data) != string(evs[i].data) || store.eventID(0, e.seq) != evs[i].id {
-			t.Fatalf("event %d replayed as %s %q, taken as %s %q", i, store.eventID(0, e.seq), e.data, evs[i].id, evs[i].data)
+		if string(e.Data) != string(evs[i].Data) || store.ID(0, e.Seq) != evs[i].ID {
+			t.Fatalf("event %d replayed as %s %q, taken as %s %q", i, store.ID(0, e.Seq), e.Data, evs[i].ID, evs[i].Data)
 		}
 	}
 }
@@ -73,7 +75,7 @@ func TestTakenMessagesAreLoggedAsTaken(t *testing.T) {
 // and all) is finished when its call is let go: a GET that resumes from that id gets what was
 // logged and ends, rather than wait for events no one will log.
 func TestPostStreamCutAtItsFirstWriteIsFinished(t *testing.T) {
-	store := newResumeStore()
+	store := wire.NewEventStore()
 	ps := (&Gateway{}).newAnswerWriter(&failAfterWriter{h: http.Header{}, n: 0}, "", store, true)
 	if ps.event([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`)) {
 		t.Fatal("a dead connection took the first event")
@@ -82,11 +84,11 @@ func TestPostStreamCutAtItsFirstWriteIsFinished(t *testing.T) {
 		t.Fatal("a stream whose first write failed counts as resumable")
 	}
 	ps.finish()
-	sid, after, err := store.resolve(store.eventID(ps.sid, 0))
+	sid, after, err := store.Resolve(store.ID(ps.sid, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, done, _, ok := store.since(sid, after)
+	evs, done, _, ok := store.Since(sid, after)
 	if !ok || len(evs) != 1 || !done {
 		t.Fatalf("resumed from the priming id: %d events, done %v, ok %v; want the one logged and the end", len(evs), done, ok)
 	}

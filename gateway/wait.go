@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -23,7 +24,7 @@ type waiting struct {
 	access policy.Access
 	log    *slog.Logger
 	member *pool.Member
-	events *eventQueue // what the worker sends about the call before its answer
+	events *wire.EventQueue // what the worker sends about the call before its answer
 	out    *answerWriter
 
 	cancelled <-chan struct{}         // 2025-x: the client's notifications/cancelled
@@ -75,8 +76,8 @@ func (c *waiting) run() string {
 		select {
 		case resp := <-c.call.Result():
 			return c.answer(resp)
-		case <-c.events.ready:
-			for _, ev := range c.events.take() {
+		case <-c.events.Ready():
+			for _, ev := range c.events.Take() {
 				if !c.out.event(ev) && !c.orphan("client stream lost") {
 					return "disconnected"
 				}
@@ -114,7 +115,7 @@ func (c *waiting) run() string {
 // answer writes the worker's answer after whatever it sent about the call before it, which is
 // queued already: the order is kept.
 func (c *waiting) answer(resp *jsonrpc.Message) string {
-	for _, ev := range c.events.take() {
+	for _, ev := range c.events.Take() {
 		c.out.event(ev)
 	}
 	resp, hints := c.g.filterTools(c.log, c.member, c.method, c.access, resp)
@@ -139,7 +140,7 @@ func (c *waiting) orphan(reason string) bool {
 	c.out.lose()
 	if c.orphaned == nil {
 		c.lost = time.Now()
-		c.orphaned = time.NewTicker(resumeRetention / 4)
+		c.orphaned = time.NewTicker(wire.ResumeRetention / 4)
 	}
 	c.gone = nil
 	return true
@@ -184,7 +185,7 @@ func (g *Gateway) await(c *pending) string {
 	wt := &waiting{
 		g: g, era: c, call: inf.call, id: inf.clientID, method: c.method, access: c.access,
 		log: s.log, member: s.member, events: &inf.events,
-		out:       g.newAnswerWriter(c.w, s.id, s.outbox.resume, canStream),
+		out:       g.newAnswerWriter(c.w, s.id, s.outbox.Store(), canStream),
 		cancelled: inf.cancelled, gone: c.r.Context().Done(),
 	}
 	return wt.run()

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// appendEventByIndexAny is the framing appendEvent had when it looked for line breaks with
+// appendEventByIndexAny is the framing AppendEvent had when it looked for line breaks with
 // bytes.IndexAny: the reference its faster search must match byte for byte.
 func appendEventByIndexAny(buf []byte, id string, msg []byte) []byte {
 	if len(id) > 0 {
@@ -43,7 +43,7 @@ func TestEventFramingIsUnchanged(t *testing.T) {
 		strings.Repeat("\r", 1000) + "\n" + strings.Repeat("ab\n", 300),
 	} {
 		for _, id := range []string{"", "0123456789ab_1_1"} {
-			got := appendEvent([]byte("prefix"), id, []byte(msg))
+			got := AppendEvent([]byte("prefix"), id, []byte(msg))
 			want := appendEventByIndexAny([]byte("prefix"), id, []byte(msg))
 			if !bytes.Equal(got, want) {
 				t.Errorf("event(%q, id %q) = %q, want %q", clipString(msg), id, clipString(string(got)), clipString(string(want)))
@@ -58,7 +58,7 @@ func FuzzEventFramingIsUnchanged(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		if got, want := appendEvent(nil, "7", msg), appendEventByIndexAny(nil, "7", msg); !bytes.Equal(got, want) {
+		if got, want := AppendEvent(nil, "7", msg), appendEventByIndexAny(nil, "7", msg); !bytes.Equal(got, want) {
 			t.Fatalf("event(%q) = %q, want %q", msg, got, want)
 		}
 	})
@@ -79,7 +79,7 @@ func BenchmarkAppendEvent(b *testing.B) {
 	for _, impl := range []struct {
 		name  string
 		frame func([]byte, string, []byte) []byte
-	}{{"IndexByte", appendEvent[string]}, {"IndexAny", appendEventByIndexAny}} {
+	}{{"IndexByte", AppendEvent[string]}, {"IndexAny", appendEventByIndexAny}} {
 		b.Run(impl.name, func(b *testing.B) {
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()
@@ -91,7 +91,7 @@ func BenchmarkAppendEvent(b *testing.B) {
 }
 
 // TestPlacedEventFramesAsAppendEvent: a message encoded in place is framed byte for byte as
-// appendEvent frames its encoding, after any head, with or without an id; a method that
+// AppendEvent frames its encoding, after any head, with or without an id; a method that
 // escapes to more than its length, and a head that does not fit the room, still frame right.
 func TestPlacedEventFramesAsAppendEvent(t *testing.T) {
 	long := strings.Repeat("y", 70000)
@@ -101,23 +101,23 @@ func TestPlacedEventFramesAsAppendEvent(t *testing.T) {
 		{Method: "notifications/<odd>&", Params: []byte(`{"a":"<b>"}`)},
 		{ID: []byte(`1`), Result: []byte("{\n\"a\": 1\r\n}")}, // compacted by Encode
 	}
-	prime := appendPrime(nil, "0123456789ab_1_0", sseRetry)
+	prime := AppendPrime(nil, "0123456789ab_1_0", SSERetry)
 	for i, m := range msgs {
 		for _, head := range [][]byte{nil, prime, bytes.Repeat([]byte("h"), placedHeadRoom)} {
 			for _, id := range []string{"", "0123456789ab_1_1"} {
-				p := placeEvent(m)
-				want := appendEvent(append([]byte(nil), head...), id, m.Encode())
-				got := p.frame(head, []byte(id))
+				p := PlaceEvent(m)
+				want := AppendEvent(append([]byte(nil), head...), id, m.Encode())
+				got := p.Frame(head, []byte(id))
 				if !bytes.Equal(got, want) {
 					t.Errorf("message %d, head %d bytes, id %q: frame %q, want %q", i, len(head), id, clipString(string(got)), clipString(string(want)))
 				}
 				// The point of it: the frame holds the message where it was encoded, uncopied.
 				inPlace := len(head) < placedHeadRoom/2 && i != 2 // room enough, and no escapes
-				if d := p.data(); inPlace && &got[len(got)-2-len(d)] != &d[0] {
+				if d := p.Data(); inPlace && &got[len(got)-2-len(d)] != &d[0] {
 					t.Errorf("message %d, head %d bytes: the frame holds a copy of the message", i, len(head))
 				}
-				if !bytes.Equal(p.data(), m.Encode()) {
-					t.Errorf("message %d: data %q after framing, want %q", i, clipString(string(p.data())), clipString(string(m.Encode())))
+				if !bytes.Equal(p.Data(), m.Encode()) {
+					t.Errorf("message %d: data %q after framing, want %q", i, clipString(string(p.Data())), clipString(string(m.Encode())))
 				}
 			}
 		}

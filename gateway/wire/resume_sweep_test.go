@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"errors"
@@ -7,39 +7,39 @@ import (
 )
 
 // TestResumeSweepOnTime: the time bound holds to the nanosecond however rarely the store
-// sweeps: an event is kept for exactly resumeRetention and gone after it, a finished stream
+// sweeps: an event is kept for exactly ResumeRetention and gone after it, a finished stream
 // goes a retention after its last event, and one with a reader stays until the reader left.
 func TestResumeSweepOnTime(t *testing.T) {
 	rs, clock := newTestStore()
-	old := rs.open()
+	old := rs.Open()
 	oldID := rs.record(old, []byte("progress"), false)
-	clock.add(resumeRetention / 2)
-	done := rs.open()
+	clock.add(ResumeRetention / 2)
+	done := rs.Open()
 	rs.record(done, []byte("answer"), true)
-	followed := rs.open()
+	followed := rs.Open()
 	rs.record(followed, []byte("answer"), true)
-	rs.attach(followed)
+	rs.Attach(followed)
 
-	clock.add(resumeRetention / 2) // old's event is exactly resumeRetention old
-	rs.open()
-	if _, _, err := rs.resolve(oldID); err != nil {
-		t.Fatalf("an event exactly resumeRetention old is refused: %v", err)
+	clock.add(ResumeRetention / 2) // old's event is exactly ResumeRetention old
+	rs.Open()
+	if _, _, err := rs.Resolve(oldID); err != nil {
+		t.Fatalf("an event exactly ResumeRetention old is refused: %v", err)
 	}
 	clock.add(time.Nanosecond)
-	rs.open()
-	if _, _, err := rs.resolve(rs.eventID(old, 0)); !errors.Is(err, errEventIDExpired) {
-		t.Fatalf("an event past resumeRetention is still replayed: %v", err)
+	rs.Open()
+	if _, _, err := rs.Resolve(rs.ID(old, 0)); !errors.Is(err, errEventIDExpired) {
+		t.Fatalf("an event past ResumeRetention is still replayed: %v", err)
 	}
 
-	clock.add(resumeRetention/2 - time.Nanosecond) // done and followed ended exactly resumeRetention ago
-	rs.open()
-	if _, _, err := rs.resolve(rs.eventID(done, 0)); err != nil {
-		t.Fatalf("a stream ended exactly resumeRetention ago is gone: %v", err)
+	clock.add(ResumeRetention/2 - time.Nanosecond) // done and followed ended exactly ResumeRetention ago
+	rs.Open()
+	if _, _, err := rs.Resolve(rs.ID(done, 0)); err != nil {
+		t.Fatalf("a stream ended exactly ResumeRetention ago is gone: %v", err)
 	}
 	clock.add(time.Nanosecond)
-	rs.open()
-	if _, _, err := rs.resolve(rs.eventID(done, 1)); !errors.Is(err, errEventIDUnknown) {
-		t.Fatalf("a stream ended past resumeRetention is still resumable: %v", err)
+	rs.Open()
+	if _, _, err := rs.Resolve(rs.ID(done, 1)); !errors.Is(err, errEventIDUnknown) {
+		t.Fatalf("a stream ended past ResumeRetention is still resumable: %v", err)
 	}
 	rs.mu.Lock()
 	_, kept := rs.streams[followed]
@@ -47,8 +47,8 @@ func TestResumeSweepOnTime(t *testing.T) {
 	if !kept {
 		t.Fatal("a finished stream was dropped while a reader follows it")
 	}
-	rs.detach(followed) // its retention has passed long ago: the next use drops it
-	rs.open()
+	rs.Detach(followed) // its retention has passed long ago: the next use drops it
+	rs.Open()
 	rs.mu.Lock()
 	_, kept = rs.streams[followed]
 	rs.mu.Unlock()
@@ -63,7 +63,7 @@ func TestResumeWakesReaders(t *testing.T) {
 	rs, _ := newTestStore()
 	wait := func(sid uint64) <-chan struct{} {
 		t.Helper()
-		_, _, wake, ok := rs.since(sid, 0)
+		_, _, wake, ok := rs.Since(sid, 0)
 		if !ok || wake == nil {
 			t.Fatalf("since(%d): ok %v, wake %v", sid, ok, wake)
 		}
@@ -77,7 +77,7 @@ func TestResumeWakesReaders(t *testing.T) {
 			t.Fatalf("a reader is not woken by %s", what)
 		}
 	}
-	sid := rs.open()
+	sid := rs.Open()
 	w := wait(sid)
 	rs.record(sid, []byte("p"), false)
 	woken("an event", w)
@@ -87,13 +87,13 @@ func TestResumeWakesReaders(t *testing.T) {
 		t.Fatal("a fresh wait is already woken")
 	default:
 	}
-	rs.finish(sid)
+	rs.Finish(sid)
 	woken("the stream's end", w)
 
-	victim := rs.open()
+	victim := rs.Open()
 	w = wait(victim)
 	for range resumeStreams + 1 { // unfinished streams: the oldest goes
-		rs.open()
+		rs.Open()
 	}
 	woken("the stream's eviction", w)
 }
@@ -103,12 +103,12 @@ func TestResumeWakesReaders(t *testing.T) {
 func TestResumeLogAllocs(t *testing.T) {
 	rs, clock := newTestStore()
 	for range resumeStreams { // a busy session: every stream slot is taken
-		rs.record(rs.open(), []byte("answer"), true)
+		rs.record(rs.Open(), []byte("answer"), true)
 	}
 	ev := []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)
 	allocs := testing.AllocsPerRun(200, func() {
 		clock.add(time.Millisecond)
-		sid := rs.open()
+		sid := rs.Open()
 		rs.record(sid, ev, true)
 	})
 	// The stream's log itself, its map entry's share, the event id.

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bytes"
@@ -60,8 +60,8 @@ func FuzzSSEEvent(f *testing.F) {
 	// Seeds: testdata/fuzz/FuzzSSEEvent.
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec := httptest.NewRecorder()
-		s := (&Gateway{}).newSSE(rec)
-		if err := s.event(data); err != nil {
+		s := NewSSE(rec, WriteTimeout)
+		if err := s.Event(data); err != nil {
 			t.Fatal(err)
 		}
 		events := parseSSE(rec.Body.Bytes())

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"crypto/rand"
@@ -15,21 +15,21 @@ import (
 // session, so an id from another session (or another user's) is recognised as foreign rather
 // than read as a position in this one; stream 0 is the session's GET stream and 1, 2, … its
 // POST answer streams; seq counts the stream's events from 1, and seq 0 is the priming
-// position. A GET with Last-Event-ID replays what followed that id on the stream it names.
+// Position. A GET with Last-Event-ID replays what followed that id on the stream it names.
 //
 // What a session keeps for replay is bounded three ways: resumeEvents events per stream,
 // resumeBytes bytes over all its streams (the oldest events go first, the newest event of a
-// session stays even alone over the limit), and resumeRetention in time: an event older than
+// session stays even alone over the limit), and ResumeRetention in time: an event older than
 // that is gone, and so is a finished stream that long after its last event.
 const (
 	resumeEvents    = 128
 	resumeBytes     = 4 << 20
 	resumeStreams   = 32
-	resumeRetention = 60 * time.Second
-	// sseRetry is the reconnection delay every stream announces in its priming event.
-	sseRetry = time.Second
-	// maxEventIDLen bounds what a Last-Event-ID header may be before it is even parsed.
-	maxEventIDLen = 64
+	ResumeRetention = 60 * time.Second
+	// SSERetry is the reconnection delay every stream announces in its priming event.
+	SSERetry = time.Second
+	// MaxEventIDLen bounds what a Last-Event-ID header may be before it is even parsed.
+	MaxEventIDLen = 64
 )
 
 // Errors of a Last-Event-ID that cannot be resumed; each is answered 400.
@@ -40,16 +40,17 @@ var (
 	errEventIDExpired   = errors.New("the events after Last-Event-ID are no longer kept")
 )
 
-type loggedEvent struct {
-	seq  uint64
+// LoggedEvent is an event kept for replay: its seq in its stream, and its message.
+type LoggedEvent struct {
+	Seq  uint64
 	at   time.Time
-	data []byte
+	Data []byte
 }
 
 // streamLog is what one stream wrote, for replay.
 type streamLog struct {
-	events  []loggedEvent  // oldest first
-	first   [1]loggedEvent // events' first backing array: most POST streams log one event
+	events  []LoggedEvent  // oldest first
+	first   [1]LoggedEvent // events' first backing array: most POST streams log one event
 	lastSeq uint64
 	evicted uint64 // highest seq dropped from events; a resume from before it has a gap
 	done    bool   // the stream's last event (a POST's answer) is in
@@ -62,8 +63,9 @@ type streamLog struct {
 	wake chan struct{}
 }
 
-// resumeStore holds a session's stream logs.
-type resumeStore struct {
+// EventStore holds what a session's streams wrote, for replay on Last-Event-ID: a log per
+// stream, bounded as above. Its methods are safe for concurrent use.
+type EventStore struct {
 	mu      sync.Mutex
 	tag     string
 	now     func() time.Time
@@ -81,28 +83,29 @@ type resumeStore struct {
 	sweepAt time.Time
 }
 
-func newResumeStore() *resumeStore {
+// NewEventStore is a session's store, with a tag of its own for its event ids.
+func NewEventStore() *EventStore {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("gateway: no randomness for a stream tag: " + err.Error())
 	}
-	return &resumeStore{tag: hex.EncodeToString(b[:]), now: time.Now, streams: map[uint64]*streamLog{}}
+	return &EventStore{tag: hex.EncodeToString(b[:]), now: time.Now, streams: map[uint64]*streamLog{}}
 }
 
-// eventID is the id of event seq of stream sid.
-func (rs *resumeStore) eventID(sid, seq uint64) string {
-	return string(rs.appendEventID(make([]byte, 0, maxEventIDLen), sid, seq))
+// ID is the id of event seq of stream sid.
+func (rs *EventStore) ID(sid, seq uint64) string {
+	return string(rs.AppendID(make([]byte, 0, MaxEventIDLen), sid, seq))
 }
 
-// appendEventID appends eventID(sid, seq) to buf.
-func (rs *resumeStore) appendEventID(buf []byte, sid, seq uint64) []byte {
+// AppendID appends ID(sid, seq) to buf.
+func (rs *EventStore) AppendID(buf []byte, sid, seq uint64) []byte {
 	buf = append(append(buf, rs.tag...), '_')
 	buf = append(strconv.AppendUint(buf, sid, 10), '_')
 	return strconv.AppendUint(buf, seq, 10)
 }
 
-// open starts the log of a new POST answer stream.
-func (rs *resumeStore) open() uint64 {
+// Open starts the log of a new POST answer stream.
+func (rs *EventStore) Open() uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.next++
@@ -110,7 +113,7 @@ func (rs *resumeStore) open() uint64 {
 	return rs.next
 }
 
-func (rs *resumeStore) addLocked(sid uint64) *streamLog {
+func (rs *EventStore) addLocked(sid uint64) *streamLog {
 	now := rs.now()
 	l := &streamLog{last: now, alone: now}
 	if sid == 0 {
@@ -134,7 +137,7 @@ func (rs *resumeStore) addLocked(sid uint64) *streamLog {
 }
 
 // logLocked is stream sid's log, made on first use for the GET stream (0).
-func (rs *resumeStore) logLocked(sid uint64) *streamLog {
+func (rs *EventStore) logLocked(sid uint64) *streamLog {
 	l := rs.streams[sid]
 	if l == nil && sid == 0 {
 		l = rs.addLocked(0)
@@ -142,10 +145,10 @@ func (rs *resumeStore) logLocked(sid uint64) *streamLog {
 	return l
 }
 
-// position is the seq of the last event of stream sid: the priming id of a new GET stream.
-// It makes no log: a GET stream's is made with its first event (record) or the first
+// Position is the seq of the last event of stream sid: the priming id of a new GET stream.
+// It makes no log: a GET stream's is made with its first event (Append) or the first
 // resumption from it (resolve), and an idle session need not hold an empty one.
-func (rs *resumeStore) position(sid uint64) uint64 {
+func (rs *EventStore) Position(sid uint64) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if l := rs.streams[sid]; l != nil {
@@ -157,14 +160,9 @@ func (rs *resumeStore) position(sid uint64) uint64 {
 	return 0
 }
 
-// record keeps an event of stream sid and returns its id. last marks the stream's final
+// Append keeps an event of stream sid and returns its seq. last marks the stream's final
 // event: a resumed POST stream ends after it.
-func (rs *resumeStore) record(sid uint64, data []byte, last bool) string {
-	return rs.eventID(sid, rs.recordSeq(sid, data, last))
-}
-
-// recordSeq is record, returning the event's seq rather than its id.
-func (rs *resumeStore) recordSeq(sid uint64, data []byte, last bool) uint64 {
+func (rs *EventStore) Append(sid uint64, data []byte, last bool) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	l := rs.logLocked(sid)
@@ -177,27 +175,27 @@ func (rs *resumeStore) recordSeq(sid uint64, data []byte, last bool) uint64 {
 	}
 	now := rs.now()
 	l.lastSeq++
-	l.events = append(l.events, loggedEvent{seq: l.lastSeq, at: now, data: data})
+	l.events = append(l.events, LoggedEvent{Seq: l.lastSeq, at: now, Data: data})
 	l.last = now
 	l.done = l.done || last
 	rs.bytes += len(data)
 	if len(l.events) > resumeEvents {
 		rs.evictLocked(l)
 	}
-	rs.dueLocked(now.Add(resumeRetention)) // this event's, and a finished stream's, end
+	rs.dueLocked(now.Add(ResumeRetention)) // this event's, and a finished stream's, end
 	rs.sweepLocked(now)
 	rs.trimLocked(l)
 	l.signal()
 	return l.lastSeq
 }
 
-// finish marks stream sid as ended without a last event of its own (a cancelled call).
-func (rs *resumeStore) finish(sid uint64) {
+// Finish marks stream sid as ended without a last event of its own (a cancelled call).
+func (rs *EventStore) Finish(sid uint64) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if l := rs.streams[sid]; l != nil {
 		l.done, l.last = true, rs.now()
-		rs.dueLocked(l.last.Add(resumeRetention))
+		rs.dueLocked(l.last.Add(ResumeRetention))
 		l.signal()
 	}
 }
@@ -219,21 +217,21 @@ func (l *streamLog) wakeLocked() chan struct{} {
 }
 
 // dueLocked notes that the time bound may drop something at t.
-func (rs *resumeStore) dueLocked(t time.Time) {
+func (rs *EventStore) dueLocked(t time.Time) {
 	if rs.sweepAt.IsZero() || t.Before(rs.sweepAt) {
 		rs.sweepAt = t
 	}
 }
 
-func (rs *resumeStore) evictLocked(l *streamLog) {
-	rs.bytes -= len(l.events[0].data)
-	l.evicted = l.events[0].seq
-	l.events[0] = loggedEvent{}
+func (rs *EventStore) evictLocked(l *streamLog) {
+	rs.bytes -= len(l.events[0].Data)
+	l.evicted = l.events[0].Seq
+	l.events[0] = LoggedEvent{}
 	l.events = l.events[1:]
 }
 
 // sweepLocked applies the time bound once it is due, and works out when it is next due.
-func (rs *resumeStore) sweepLocked(now time.Time) {
+func (rs *EventStore) sweepLocked(now time.Time) {
 	if rs.sweepAt.IsZero() || !now.After(rs.sweepAt) {
 		return
 	}
@@ -241,18 +239,18 @@ func (rs *resumeStore) sweepLocked(now time.Time) {
 	for i := 0; i < len(rs.order); {
 		sid := rs.order[i]
 		l := rs.streams[sid]
-		for len(l.events) > 0 && now.Sub(l.events[0].at) > resumeRetention {
+		for len(l.events) > 0 && now.Sub(l.events[0].at) > ResumeRetention {
 			rs.evictLocked(l)
 		}
-		if l.done && l.readers == 0 && now.Sub(l.last) > resumeRetention {
+		if l.done && l.readers == 0 && now.Sub(l.last) > ResumeRetention {
 			rs.dropLocked(sid) // takes it out of rs.order: order[i] is the next one now
 			continue
 		}
 		if len(l.events) > 0 {
-			rs.dueLocked(l.events[0].at.Add(resumeRetention))
+			rs.dueLocked(l.events[0].at.Add(ResumeRetention))
 		}
 		if l.done && l.readers == 0 {
-			rs.dueLocked(l.last.Add(resumeRetention))
+			rs.dueLocked(l.last.Add(ResumeRetention))
 		}
 		i++
 	}
@@ -260,7 +258,7 @@ func (rs *resumeStore) sweepLocked(now time.Time) {
 
 // trimLocked applies the byte bound, oldest streams first; the event just written to keep
 // stays even alone over the bound.
-func (rs *resumeStore) trimLocked(keep *streamLog) {
+func (rs *EventStore) trimLocked(keep *streamLog) {
 	if rs.bytes <= resumeBytes {
 		return
 	}
@@ -275,13 +273,13 @@ func (rs *resumeStore) trimLocked(keep *streamLog) {
 	}
 }
 
-func (rs *resumeStore) dropLocked(sid uint64) {
+func (rs *EventStore) dropLocked(sid uint64) {
 	l := rs.streams[sid]
 	if l == nil {
 		return
 	}
 	for _, e := range l.events {
-		rs.bytes -= len(e.data)
+		rs.bytes -= len(e.Data)
 	}
 	if sid == 0 {
 		rs.zeroSeq = l.lastSeq
@@ -297,10 +295,10 @@ func (rs *resumeStore) dropLocked(sid uint64) {
 	}
 }
 
-// resolve checks a Last-Event-ID against this session: the stream it names and the seq
+// Resolve checks a Last-Event-ID against this session: the stream it names and the seq
 // after which to replay.
-func (rs *resumeStore) resolve(id string) (sid, after uint64, err error) {
-	if len(id) > maxEventIDLen {
+func (rs *EventStore) Resolve(id string) (sid, after uint64, err error) {
+	if len(id) > MaxEventIDLen {
 		return 0, 0, errEventIDMalformed
 	}
 	parts := strings.Split(id, "_")
@@ -331,9 +329,9 @@ func (rs *resumeStore) resolve(id string) (sid, after uint64, err error) {
 	return sid, after, nil
 }
 
-// since returns stream sid's events after seq, whether the stream is done, and the channel
+// Since returns stream sid's events after seq, whether the stream is done, and the channel
 // closed at its next event. ok is false when the events after seq are gone.
-func (rs *resumeStore) since(sid, after uint64) (evs []loggedEvent, done bool, wake <-chan struct{}, ok bool) {
+func (rs *EventStore) Since(sid, after uint64) (evs []LoggedEvent, done bool, wake <-chan struct{}, ok bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	l := rs.streams[sid]
@@ -341,16 +339,16 @@ func (rs *resumeStore) since(sid, after uint64) (evs []loggedEvent, done bool, w
 		return nil, true, nil, false
 	}
 	for _, e := range l.events {
-		if e.seq > after {
+		if e.Seq > after {
 			evs = append(evs, e)
 		}
 	}
 	return evs, l.done, l.wakeLocked(), true
 }
 
-// attach registers a reader of POST stream sid; the newest reader wins, so current(gen)
+// Attach registers a reader of POST stream sid; the newest reader wins, so Current(gen)
 // turns false for an older one. detach ends it.
-func (rs *resumeStore) attach(sid uint64) uint64 {
+func (rs *EventStore) Attach(sid uint64) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	l := rs.streams[sid]
@@ -363,14 +361,14 @@ func (rs *resumeStore) attach(sid uint64) uint64 {
 	return l.reader
 }
 
-func (rs *resumeStore) current(sid, gen uint64) bool {
+func (rs *EventStore) Current(sid, gen uint64) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	l := rs.streams[sid]
 	return l != nil && l.reader == gen
 }
 
-func (rs *resumeStore) detach(sid uint64) {
+func (rs *EventStore) Detach(sid uint64) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if l := rs.streams[sid]; l != nil {
@@ -378,15 +376,15 @@ func (rs *resumeStore) detach(sid uint64) {
 		if l.readers == 0 {
 			l.alone = rs.now()
 			if l.done { // its retention may have passed while it was read
-				rs.dueLocked(l.last.Add(resumeRetention))
+				rs.dueLocked(l.last.Add(ResumeRetention))
 			}
 		}
 	}
 }
 
-// abandoned reports whether POST stream sid has had no reader for resumeRetention since
+// Abandoned reports whether POST stream sid has had no reader for ResumeRetention since
 // its own connection was lost at lost: nobody is coming back for the answer.
-func (rs *resumeStore) abandoned(sid uint64, lost time.Time) bool {
+func (rs *EventStore) Abandoned(sid uint64, lost time.Time) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	l := rs.streams[sid]
@@ -400,5 +398,5 @@ func (rs *resumeStore) abandoned(sid uint64, lost time.Time) bool {
 	if lost.After(since) {
 		since = lost
 	}
-	return rs.now().Sub(since) > resumeRetention
+	return rs.now().Sub(since) > ResumeRetention
 }

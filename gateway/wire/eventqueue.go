@@ -1,12 +1,12 @@
-package gateway
+package wire
 
 import "sync"
 
-// eventQueue holds, in order, the messages a call's answer stream has yet to write: what the
+// EventQueue holds, in order, the messages a call's answer stream has yet to write: what the
 // worker sends about a request before its answer (progress, its own requests). It replaces a
 // channel of inflightEvents slots per call, 6 KiB made on every call although most calls
 // carry no such message: the queue grows only with what is in it, and is bounded the same.
-type eventQueue struct {
+type EventQueue struct {
 	mu    sync.Mutex
 	msgs  [][]byte
 	bytes int           // of msgs
@@ -18,11 +18,12 @@ type eventQueue struct {
 // behind by more costs no more, whatever the count of messages allows.
 const eventQueueBytes = 1 << 20
 
-func newEventQueue() eventQueue { return eventQueue{ready: make(chan struct{}, 1)} }
+// NewEventQueue is an empty queue.
+func NewEventQueue() EventQueue { return EventQueue{ready: make(chan struct{}, 1)} }
 
-// push queues msg unless max messages, or eventQueueBytes with msg, are queued already (the
+// Push queues msg unless max messages, or eventQueueBytes with msg, are queued already (the
 // reader is behind: the caller sends msg elsewhere), and wakes the reader.
-func (q *eventQueue) push(msg []byte, max int) bool {
+func (q *EventQueue) Push(msg []byte, max int) bool {
 	q.mu.Lock()
 	if len(q.msgs) >= max || len(q.msgs) > 0 && q.bytes+len(msg) > eventQueueBytes {
 		q.mu.Unlock()
@@ -38,8 +39,11 @@ func (q *eventQueue) push(msg []byte, max int) bool {
 	return true
 }
 
-// take returns every queued message, oldest first, and empties the queue.
-func (q *eventQueue) take() [][]byte {
+// Ready holds a token while messages may be queued: the reader's wake-up.
+func (q *EventQueue) Ready() <-chan struct{} { return q.ready }
+
+// Take returns every queued message, oldest first, and empties the queue.
+func (q *EventQueue) Take() [][]byte {
 	q.mu.Lock()
 	msgs := q.msgs
 	q.msgs, q.bytes = nil, 0

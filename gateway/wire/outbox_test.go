@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"strconv"
@@ -17,27 +17,27 @@ func msgs(from, to int) [][]byte {
 
 func TestOutboxDropsOldestWhenFull(t *testing.T) {
 	drops := 0
-	o := newOutbox(func() { drops++ }, nil)
+	o := NewOutbox(func() { drops++ }, nil)
 	gen := o.Attach()
-	for i := 1; i <= outboxSize; i++ {
+	for i := 1; i <= OutboxSize; i++ {
 		if d := o.Push([]byte(strconv.Itoa(i))); d != 0 {
 			t.Fatalf("push %d dropped %d below the bound", i, d)
 		}
 	}
 	const over = 10
-	for i := outboxSize + 1; i <= outboxSize+over; i++ {
+	for i := OutboxSize + 1; i <= OutboxSize+over; i++ {
 		if d := o.Push([]byte(strconv.Itoa(i))); d != 1 {
 			t.Fatalf("push %d into a full outbox dropped %d, want 1", i, d)
 		}
 	}
-	if o.Dropped() != over || drops != over {
-		t.Errorf("Dropped() = %d, hook called %d times, want %d", o.Dropped(), drops, over)
+	if o.dropped != over || drops != over {
+		t.Errorf("dropped = %d, hook called %d times, want %d", o.dropped, drops, over)
 	}
 	got, _, ok := o.Take(gen)
 	if !ok {
 		t.Fatal("Take on the current stream refused")
 	}
-	if diff := cmp.Diff(msgs(over+1, outboxSize+over), got); diff != "" {
+	if diff := cmp.Diff(msgs(over+1, OutboxSize+over), got); diff != "" {
 		t.Errorf("kept messages (-want +got):\n%s", diff)
 	}
 	if again, _, _ := o.Take(gen); len(again) != 0 {
@@ -52,7 +52,7 @@ func TestOutboxDropsOldestWhenFull(t *testing.T) {
 }
 
 func TestOutboxNewestStreamWins(t *testing.T) {
-	o := newOutbox(nil, nil)
+	o := NewOutbox(nil, nil)
 	first := o.Attach()
 	_, wake, ok := o.Take(first)
 	if !ok {
@@ -95,7 +95,7 @@ func TestOutboxNewestStreamWins(t *testing.T) {
 }
 
 func TestOutboxPushWakesStream(t *testing.T) {
-	o := newOutbox(nil, nil)
+	o := NewOutbox(nil, nil)
 	gen := o.Attach()
 	_, wake, _ := o.Take(gen)
 	select {
@@ -113,7 +113,7 @@ func TestOutboxPushWakesStream(t *testing.T) {
 
 // Invariant 8: the outbox is bounded in bytes too, since one worker line may be 16 MiB.
 func TestOutboxIsBoundedInBytes(t *testing.T) {
-	o := newOutbox(nil, nil)
+	o := NewOutbox(nil, nil)
 	gen := o.Attach()
 	big := make([]byte, 5<<20)
 	dropped := 0
@@ -143,11 +143,11 @@ func TestOutboxIsBoundedInBytes(t *testing.T) {
 }
 
 // Take is TakeLogged's messages without their event ids: what a stream would be sent.
-func (o *outbox) Take(gen uint64) ([][]byte, <-chan struct{}, bool) {
+func (o *Outbox) Take(gen uint64) ([][]byte, <-chan struct{}, bool) {
 	evs, wake, ok := o.TakeLogged(gen)
 	var msgs [][]byte
 	for _, e := range evs {
-		msgs = append(msgs, e.data)
+		msgs = append(msgs, e.Data)
 	}
 	return msgs, wake, ok
 }
