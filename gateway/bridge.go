@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"sync"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 // sampling/createMessage or roots/list in the middle of its call and waits for the answer.
 // gemgate parks that call (still running at the worker, still attached to the pool) with the
 // worker's requests, answers the client input_required with a requestState naming the parked
-// call (bridge_state.go), and on the retry answers the worker's requests with the client's
+// call (sessionless/state.go), and on the retry answers the worker's requests with the client's
 // responses and goes on streaming the original call. A retry that never comes ends after
 // input_required_timeout: the worker's requests are answered with an error and the call is
 // left to finish unseen.
@@ -56,7 +57,7 @@ type parked struct {
 
 // parkTable holds parked calls; its zero value is ready.
 type parkTable struct {
-	key    stateKey
+	key    sessionless.StateKey
 	mu     sync.Mutex
 	calls  map[string]*parked
 	byUser map[owner]int
@@ -118,7 +119,7 @@ func (g *Gateway) park(p *parked) (json.RawMessage, error) {
 		return nil, err
 	}
 	p.timer = time.AfterFunc(timeout, func() { g.abandonParked(p.id, "the client did not answer in time") })
-	state := g.parks.key.seal(stateClaims{
+	state := g.parks.key.Seal(sessionless.Claims{
 		Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly, Worker: p.member.WorkerID(),
 		Park: p.id, Method: p.msg.Method, Name: p.name, Keys: keys, Expires: time.Now().Add(timeout).Unix(),
 	})

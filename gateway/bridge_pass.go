@@ -4,19 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"slices"
 	"time"
 	"unicode/utf8"
 
+	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // A sessionless worker (one that speaks 2026-07-28 itself) answers its own input-required
 // results: its inputRequests, under its own keys, reach the client untouched, and so does
 // the round structure of a multi-round call. Only its requestState is wrapped: gemgate seals
-// it inside a state of its own (bridge_state.go) that binds it to the user (issuer, subject,
+// it inside a state of its own (sessionless/state.go) that binds it to the user (issuer, subject,
 // access mode), the worker, the method and name, the input keys and an expiry, so that a
 // retry can only go back to the worker that asked, for the user it asked, and the worker's
 // state is restored on the way in. A retry is a request like any other: authenticated, its
@@ -32,7 +34,7 @@ var (
 // the client, in a state with the claims of base (who, which worker, which request) and the
 // result's keys, the worker's state and an expiry. A result of another kind, or without a
 // requestState, is returned as it is.
-func (g *Gateway) wrapInputRequired(base stateClaims, result json.RawMessage) (json.RawMessage, error) {
+func (g *Gateway) wrapInputRequired(base sessionless.Claims, result json.RawMessage) (json.RawMessage, error) {
 	if isObject(result) {
 		if !mayHaveKey(result, "resultType") {
 			return result, nil // nearly every answer: not decoded, however large
@@ -74,8 +76,8 @@ func (g *Gateway) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 	}
 	c := base
 	c.Park, c.Keys, c.Expires, c.Pass, c.WorkerState = "", keys, time.Now().Add(timeout).Unix(), true, ws
-	state := g.parks.key.seal(c)
-	if len(state) > maxStateLen {
+	state := g.parks.key.Seal(c)
+	if len(state) > sessionless.MaxStateLen {
 		return nil, errStateTooLarge
 	}
 	fields["requestState"], _ = json.Marshal(state)
@@ -83,13 +85,13 @@ func (g *Gateway) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 }
 
 // openState verifies a client's requestState and that it belongs to this caller and request.
-func (g *Gateway) openState(msg *jsonrpc.Message, mr *sessionlessChecks, o owner, readOnly bool, state string) (stateClaims, *wire.Error) {
-	claims, err := g.parks.key.open(state, time.Now())
+func (g *Gateway) openState(msg *jsonrpc.Message, mr *sessionless.Checks, p auth.Principal, readOnly bool, state string) (sessionless.Claims, *wire.Error) {
+	claims, err := g.parks.key.Open(state, time.Now())
 	if err == nil {
-		err = claims.belongsTo(o, readOnly, msg.Method, mr.name)
+		err = claims.BelongsTo(p, readOnly, msg.Method, mr.Name)
 	}
 	if err != nil {
-		return claims, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return claims, sessionless.Refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
 	}
 	return claims, nil
 }
@@ -98,7 +100,7 @@ func (g *Gateway) openState(msg *jsonrpc.Message, mr *sessionlessChecks, o owner
 // input-required result gets its requestState wrapped; one that cannot be wrapped is an
 // error for the client (the worker's state is never handed out unbound).
 func (g *Gateway) passInputRequired(pk *parked, resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, string) {
-	wrapped, err := g.wrapInputRequired(stateClaims{Issuer: pk.owner.issuer, Subject: pk.owner.subject, ReadOnly: pk.access.ReadOnly,
+	wrapped, err := g.wrapInputRequired(sessionless.Claims{Issuer: pk.owner.issuer, Subject: pk.owner.subject, ReadOnly: pk.access.ReadOnly,
 		Worker: pk.member.WorkerID(), Method: pk.msg.Method, Name: pk.name}, resp.Result)
 	if err != nil {
 		g.log.Warn("a sessionless worker's input-required result could not be passed on", "worker", pk.member.WorkerID(), "error", err)

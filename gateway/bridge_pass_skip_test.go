@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -79,17 +80,17 @@ func TestResultKeySkipAgrees(t *testing.T) {
 func TestWrapInputRequiredPassesPlainResults(t *testing.T) {
 	g := &Gateway{}
 	for _, r := range []string{passResults[0], passResults[2], passResults[3], passResults[10]} {
-		got, err := g.wrapInputRequired(stateClaims{}, json.RawMessage(r))
+		got, err := g.wrapInputRequired(sessionless.Claims{}, json.RawMessage(r))
 		if err != nil || string(got) != r {
 			t.Errorf("wrapInputRequired(%s) = %s, %v; want it unchanged", r, got, err)
 		}
 	}
 	for _, r := range []string{`[]`, `"text"`} {
-		if _, err := g.wrapInputRequired(stateClaims{}, json.RawMessage(r)); err == nil {
+		if _, err := g.wrapInputRequired(sessionless.Claims{}, json.RawMessage(r)); err == nil {
 			t.Errorf("wrapInputRequired(%s): no error", r)
 		}
 	}
-	got, err := g.wrapInputRequired(stateClaims{}, json.RawMessage(passResults[4]))
+	got, err := g.wrapInputRequired(sessionless.Claims{}, json.RawMessage(passResults[4]))
 	if err != nil || strings.Contains(string(got), `"requestState":"s"`) {
 		t.Errorf("an input-required result's state is not wrapped: %s, %v", got, err)
 	}

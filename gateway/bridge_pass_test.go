@@ -3,6 +3,8 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +17,7 @@ import (
 // without a requestState, are not touched; one that cannot be wrapped is refused.
 func TestWrapInputRequired(t *testing.T) {
 	g := &Gateway{}
-	base := stateClaims{Issuer: "iss", Subject: "alice", ReadOnly: true, Worker: "w0002", Method: "tools/call", Name: "ask"}
+	base := sessionless.Claims{Issuer: "iss", Subject: "alice", ReadOnly: true, Worker: "w0002", Method: "tools/call", Name: "ask"}
 	in := `{"resultType":"input_required","inputRequests":{"step2":{"method":"elicitation/create","params":{}},"b":{"method":"roots/list"}},"requestState":"round=2;name=Ann","_meta":{"x":1}}`
 	out, err := g.wrapInputRequired(base, json.RawMessage(in))
 	if err != nil {
@@ -32,10 +34,10 @@ func TestWrapInputRequired(t *testing.T) {
 	if len(res.InputRequests) != 2 || res.InputRequests["step2"] == nil || string(res.Meta) != `{"x":1}` {
 		t.Errorf("the worker's result changed: %s", out)
 	}
-	if !strings.HasPrefix(res.RequestState, statePrefix) {
+	if !strings.HasPrefix(res.RequestState, sessionless.StatePrefix) {
 		t.Fatalf("requestState %q is not gemgate's", res.RequestState)
 	}
-	c, err := g.parks.key.open(res.RequestState, time.Now())
+	c, err := g.parks.key.Open(res.RequestState, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func TestWrapInputRequired(t *testing.T) {
 		c.Issuer != "iss" || c.Subject != "alice" || !c.ReadOnly || c.Worker != "w0002" || c.Method != "tools/call" || c.Name != "ask" {
 		t.Errorf("claims %+v", c)
 	}
-	if err := c.belongsTo(owner{issuer: "iss", subject: "alice"}, false, "tools/call", "ask"); !errors.Is(err, errStateNotYours) {
+	if err := c.BelongsTo(auth.Principal{Issuer: "iss", Subject: "alice"}, false, "tools/call", "ask"); !errors.Is(err, sessionless.ErrStateNotYours) {
 		t.Errorf("a read-write caller with a read-only state: %v", err)
 	}
 
@@ -58,7 +60,7 @@ func TestWrapInputRequired(t *testing.T) {
 	for name, bad := range map[string]string{
 		"state not a string":      `{"resultType":"input_required","inputRequests":{},"requestState":3}`,
 		"inputRequests missing":   `{"resultType":"input_required","requestState":"s"}`,
-		"state too large to bind": `{"resultType":"input_required","inputRequests":{},"requestState":"` + strings.Repeat("x", maxStateLen) + `"}`,
+		"state too large to bind": `{"resultType":"input_required","inputRequests":{},"requestState":"` + strings.Repeat("x", sessionless.MaxStateLen) + `"}`,
 	} {
 		if _, err := g.wrapInputRequired(base, json.RawMessage(bad)); err == nil {
 			t.Errorf("%s: wrapped", name)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 
@@ -23,27 +24,27 @@ func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	return requestStateIn(requestParams{params: params, present: true})
+	return requestStateIn(sessionless.Params{Object: params, Present: true})
 }
 
 // requestStateIn is requestStateOf on params already read.
-func requestStateIn(rp requestParams) (string, bool, error) {
-	if !rp.present {
+func requestStateIn(rp sessionless.Params) (string, bool, error) {
+	if !rp.Present {
 		return "", false, nil
 	}
-	if err := rp.params.Exact("requestState", "inputResponses", "task"); err != nil {
+	if err := rp.Object.Exact("requestState", "inputResponses", "task"); err != nil {
 		return "", false, err
 	}
-	return rp.params.String("requestState")
+	return rp.Object.String("requestState")
 }
 
 // resumeSessionless takes a client's retry of a parked call, its state verified and bound to this
 // caller and request (openState): the worker's parked requests are answered with the client's
 // inputResponses, and the original call's answer (or its next input-required round) is
 // written to this response. A key left unanswered is asked for again.
-func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
+func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims sessionless.Claims) error {
 	refuse := func(err error) error {
-		return sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return sessionless.Refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
 	}
 	if he := g.parkedGrantRefusal(msg, p, claims); he != nil {
 		return he
@@ -51,12 +52,12 @@ func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg 
 	o := ownerOf(p)
 	pk := g.parks.take(claims.Park)
 	if pk == nil {
-		return refuse(errStateGone)
+		return refuse(sessionless.ErrStateGone)
 	}
 	if pk.owner != o || pk.access.ReadOnly != access.ReadOnly || pk.member.WorkerID() != claims.Worker {
 		// The MAC already bound these; a mismatch is a bug, and the call is not handed over.
 		abandon(pk, "the retry did not match the parked call")
-		return refuse(errStateNotYours)
+		return refuse(sessionless.ErrStateNotYours)
 	}
 	// The retry is a request like any other: the policy decides on it again, with the
 	// retry's token. The state binds the access mode, not the scopes a rule may require; a
@@ -71,11 +72,11 @@ func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg 
 	}
 	params, err := jsonrpc.ReadObject(msg.Params, "params")
 	if err != nil {
-		return strictError(msg, err)
+		return sessionless.StrictError(msg, err)
 	}
 	responses, _, err := params.Object("inputResponses")
 	if err != nil {
-		return strictError(msg, err)
+		return sessionless.StrictError(msg, err)
 	}
 	missing := g.answerInputs(pk, p, access, claims, responses)
 	pk.msg = msg
@@ -105,11 +106,11 @@ func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg 
 
 // answerInputs answers the parked call's questions that the state asked for with the client's
 // inputResponses, and returns those left unanswered.
-func (g *Gateway) answerInputs(pk *parked, p auth.Principal, access policy.Access, claims stateClaims,
+func (g *Gateway) answerInputs(pk *parked, p auth.Principal, access policy.Access, claims sessionless.Claims,
 	responses jsonrpc.Object) map[string]*jsonrpc.Message {
 	missing := map[string]*jsonrpc.Message{}
 	for key, req := range pk.requests {
-		if !claims.hasKey(key) {
+		if !claims.HasKey(key) {
 			continue
 		}
 		raw, ok := responses.Raw(key)
@@ -120,7 +121,7 @@ func (g *Gateway) answerInputs(pk *parked, p auth.Principal, access policy.Acces
 		// Who answered is audited, with the retry's access (which the state bound to the
 		// parked call's, and the pool checks against the worker's mode once more).
 		info, err := pk.member.Answer(&jsonrpc.Message{ID: req.ID, Result: raw}, access.ReadOnly)
-		alog := g.log.With("user", p.User, "worker", pk.member.WorkerID(), "era", sessionlessVersion)
+		alog := g.log.With("user", p.User, "worker", pk.member.WorkerID(), "era", sessionless.Version)
 		switch {
 		case errors.Is(err, pool.ErrNotEntitled):
 			auditAnswer(alog, info, access.ReadOnly, "refused")

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -38,7 +39,7 @@ func discoverFromInit(initResult json.RawMessage) (json.RawMessage, error) {
 		"cacheScope":        "private",
 	}
 	if len(init.ServerInfo) > 0 && init.ServerInfo[0] == '{' {
-		out["_meta"] = map[string]json.RawMessage{metaServerInfo: init.ServerInfo}
+		out["_meta"] = map[string]json.RawMessage{sessionless.MetaServerInfo: init.ServerInfo}
 	}
 	if init.Instructions != "" {
 		out["instructions"] = init.Instructions

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"net/http"
 	"strings"
@@ -209,7 +210,7 @@ func TestCloseAnswersCallsInFlight(t *testing.T) {
 			"params": map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 60, "progress": true}, "_meta": meta}})
 		return string(b)
 	}
-	sessionlessHeaders := []string{headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "slow"}
+	sessionlessHeaders := []string{sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "slow"}
 	tests := []struct {
 		name   string
 		start  func(c *client) (*http.Response, <-chan string)

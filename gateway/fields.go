@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 
@@ -76,7 +77,7 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 
 // sessionlessFields are readClientFields for a sessionless request: the same checks, in the same
 // order, on the same reading (Parse's, which checkSessionless took too).
-func sessionlessFields(m *jsonrpc.Message, _ *sessionlessChecks) (clientFields, *wire.Error) {
+func sessionlessFields(m *jsonrpc.Message, _ *sessionless.Checks) (clientFields, *wire.Error) {
 	return readClientFields(m)
 }
 
@@ -95,11 +96,11 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 	if metaErr != nil {
 		return f, fieldError(m, metaErr)
 	}
-	if err := meta.Exact("progressToken", metaProtocolVersion); err != nil {
+	if err := meta.Exact("progressToken", sessionless.MetaProtocolVersion); err != nil {
 		return f, fieldError(m, err)
 	}
 	f.progressToken, _ = meta.Raw("progressToken")
-	_, f.eraMeta = meta.Raw(metaProtocolVersion)
+	_, f.eraMeta = meta.Raw(sessionless.MetaProtocolVersion)
 
 	switch m.Method {
 	case "tools/call":

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -106,10 +107,10 @@ type Gateway struct {
 	stopping     chan struct{} // closed when shutdown begins: streams end
 	stopOnce     sync.Once
 	reaper       *reaper
-	keepalive    *keepaliveClock // the keepalive comments of every stream
-	listens      listenCounter   // open subscriptions/listen streams per user
-	parks        parkTable       // sessionless calls waiting for their client's input (bridge.go)
-	paramSchemas paramSchemas    // tools' x-mcp-header bindings per worker (param_headers.go)
+	keepalive    *keepaliveClock          // the keepalive comments of every stream
+	listens      listenCounter            // open subscriptions/listen streams per user
+	parks        parkTable                // sessionless calls waiting for their client's input (bridge.go)
+	paramSchemas sessionless.ParamSchemas // tools' x-mcp-header bindings per worker (sessionless/param_headers.go)
 
 	mu     sync.Mutex     // orders admit and endLater against Close
 	closed bool           // Close has begun: no session may be admitted, nor ended by endLater

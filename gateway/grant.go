@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"slices"
@@ -35,7 +36,7 @@ func (g *Gateway) grantRefusal(s *session, p auth.Principal, id json.RawMessage,
 // parkedGrantRefusal is grantRefusal for the retry of a parked 2026-07-28 call (claims, its
 // state, verified and bound to this caller): the parked call stays parked, so that a retry
 // with a token granting the worker's scopes can still finish it before it times out.
-func (g *Gateway) parkedGrantRefusal(msg *jsonrpc.Message, p auth.Principal, claims stateClaims) *wire.Error {
+func (g *Gateway) parkedGrantRefusal(msg *jsonrpc.Message, p auth.Principal, claims sessionless.Claims) *wire.Error {
 	m := g.parks.memberOf(claims.Park)
 	if m == nil {
 		return nil // gone: the resume answers that

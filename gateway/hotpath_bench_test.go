@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,8 +32,8 @@ func legacyCallBody(n int) []byte {
 
 func sessionlessCallBody(n int) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + payload(n) +
-		`"},"_meta":{"` + metaProtocolVersion + `":"` + sessionlessVersion + `","` + metaClientCapabilities + `":{},"` +
-		metaClientInfo + `":{"name":"bench","version":"1"}}}}`)
+		`"},"_meta":{"` + sessionless.MetaProtocolVersion + `":"` + sessionless.Version + `","` + sessionless.MetaClientCapabilities + `":{},"` +
+		sessionless.MetaClientInfo + `":{"name":"bench","version":"1"}}}}`)
 }
 
 func workerAnswerLine(n int) []byte {
@@ -44,9 +45,9 @@ func sessionlessRequestFor(b *testing.B) *http.Request {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r.Header.Set(headerProtocolVersion, sessionlessVersion)
-	r.Header.Set(headerMethod, "tools/call")
-	r.Header.Set(headerName, "echo")
+	r.Header.Set(sessionless.HeaderProtocolVersion, sessionless.Version)
+	r.Header.Set(sessionless.HeaderMethod, "tools/call")
+	r.Header.Set(sessionless.HeaderName, "echo")
 	return r
 }
 
@@ -89,10 +90,10 @@ func BenchmarkForward(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if !isSessionless(r, msg) {
+				if !sessionless.Is(r, msg) {
 					b.Fatal("not sessionless")
 				}
-				mr, he := checkSessionless(r, msg)
+				mr, he := sessionless.Check(r, msg, servedVersions)
 				if he != nil {
 					b.Fatal(he)
 				}
@@ -100,7 +101,7 @@ func BenchmarkForward(b *testing.B) {
 				if he != nil || f.tool != "echo" {
 					b.Fatalf("fields %+v, %v", f, he)
 				}
-				fwd := legacyMessageOf(msg, mr.params)
+				fwd := legacyMessageOf(msg, mr.Params)
 				if line := toWorker(fwd, i); len(line) < sz.n {
 					b.Fatalf("%d bytes to the worker", len(line))
 				}

@@ -5,6 +5,7 @@ package gateway
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,7 +24,7 @@ func idleListenOpener(t *testing.T) func(token string) {
 		n++
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L" + strconv.Itoa(n), "method": "subscriptions/listen",
 			"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
-		resp := dialRawAs(t, f, token).send(http.MethodPost, "", string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
+		resp := dialRawAs(t, f, token).send(http.MethodPost, "", string(body), sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "subscriptions/listen")
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("listen: %d", resp.StatusCode)
 		}

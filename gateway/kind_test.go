@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,14 +56,14 @@ func TestDuplicateTasksExtensionIsRefused(t *testing.T) {
 		`{"other":{},"` + tasksExtension + `":{}}`,
 	} {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami",` +
-			`"_meta":{"` + metaProtocolVersion + `":"` + sessionlessVersion + `",` +
-			`"` + metaClientCapabilities + `":{"extensions":` + ext + `},` +
-			`"` + metaClientInfo + `":{"name":"t","version":"1"}}}}`
+			`"_meta":{"` + sessionless.MetaProtocolVersion + `":"` + sessionless.Version + `",` +
+			`"` + sessionless.MetaClientCapabilities + `":{"extensions":` + ext + `},` +
+			`"` + sessionless.MetaClientInfo + `":{"name":"t","version":"1"}}}}`
 		msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
 		if err != nil {
 			t.Fatalf("parse: %v", err)
 		}
-		rp, err := readRequestParams(msg)
+		rp, err := sessionless.ReadParams(msg)
 		if err != nil {
 			t.Fatalf("readRequestParams: %v", err)
 		}
@@ -83,7 +84,7 @@ func TestDuplicateTasksExtensionIsRefused(t *testing.T) {
 			if err := json.Unmarshal(fwd.Params, &p); err != nil {
 				t.Fatal(err)
 			}
-			if err := json.Unmarshal(p.Meta[metaClientCapabilities], &caps); err != nil {
+			if err := json.Unmarshal(p.Meta[sessionless.MetaClientCapabilities], &caps); err != nil {
 				t.Fatal(err)
 			}
 			if _, ok := caps.Extensions[tasksExtension]; ok || len(caps.Extensions) != 1 {
@@ -101,8 +102,8 @@ func TestSessionMessageOfTheOtherEraIsRefused(t *testing.T) {
 	c := f.client("alice-rw")
 	c.open()
 	for _, meta := range []string{
-		`{"` + metaProtocolVersion + `":"` + sessionlessVersion + `"}`,
-		`{"progressToken":1,"` + metaProtocolVersion + `":"2025-06-18"}`,
+		`{"` + sessionless.MetaProtocolVersion + `":"` + sessionless.Version + `"}`,
+		`{"progressToken":1,"` + sessionless.MetaProtocolVersion + `":"2025-06-18"}`,
 	} {
 		r := c.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":` + meta + `}}`)
 		if r.status != http.StatusBadRequest || !bytes.Contains(r.body, []byte(`"code":-32600`)) {
@@ -120,7 +121,7 @@ func TestSessionMessageOfTheOtherEraIsRefused(t *testing.T) {
 func TestEraMetaOutsideASession(t *testing.T) {
 	f := newFixture(t)
 	c := f.client("alice-rw")
-	meta := `{"` + metaProtocolVersion + `":"2025-06-18"}`
+	meta := `{"` + sessionless.MetaProtocolVersion + `":"2025-06-18"}`
 	r := c.post(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":` + meta + `}}`)
 	if m := r.only(t); r.status != http.StatusOK || m.Error == nil || !bytes.Contains(m.Error, []byte("use initialize")) {
 		t.Fatalf("server/discover without a session: status %d, body %s; want the fall-back answer", r.status, r.body)

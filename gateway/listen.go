@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"sync"
@@ -209,7 +210,7 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 			return nil, err
 		}
 	}
-	meta[metaSubscriptionID] = subID
+	meta[sessionless.MetaSubscriptionID] = subID
 	b, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 // The stream is opened aside (openListen): its reading, the attach to the worker and the
 // stream's first write would grow the connection's goroutine to 16 KiB, and that goroutine
 // then waits here, idle, for as long as the client listens (see aside.Run).
-func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks, p auth.Principal, id pool.Identity) error {
+func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *sessionless.Checks, p auth.Principal, id pool.Identity) error {
 	var l *listening
 	var err error
 	aside.Run(func() { l, err = g.openListen(w, r, msg, mr, p, id) })
@@ -259,13 +260,13 @@ type listening struct {
 // openListen reads the listen request, attaches it to the user's worker, subscribes what it
 // asks for and starts the stream with its acknowledgement. It returns nil when the request
 // is done: refused (the error), its stream lost, or nothing agreed (then it has its result).
-func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks, p auth.Principal, id pool.Identity) (*listening, error) {
+func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *sessionless.Checks, p auth.Principal, id pool.Identity) (*listening, error) {
 	want, err := readListenFilter(msg)
 	if err != nil {
-		return nil, strictError(msg, err)
+		return nil, sessionless.StrictError(msg, err)
 	}
 	if len(want.ResourceSubscriptions) > maxResourceSubscriptions {
-		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
+		return nil, sessionless.Refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
 	}
 	o := ownerOf(p)
 	if !g.listens.take(o) {
@@ -304,7 +305,7 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if l.stream.start() != nil {
 		return nil, nil
 	}
-	ackParams := map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: msg.ID}, "notifications": agreed}
+	ackParams := map[string]any{"_meta": map[string]json.RawMessage{sessionless.MetaSubscriptionID: msg.ID}, "notifications": agreed}
 	if l.stream.event(jsonrpc.Notification("notifications/subscriptions/acknowledged", ackParams).Encode()) != nil {
 		return nil, nil
 	}
@@ -318,7 +319,7 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 
 // end writes the listen request's result: the stream's graceful end.
 func (l *listening) end() {
-	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.subID}, "resultType": "complete"})
+	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{sessionless.MetaSubscriptionID: l.subID}, "resultType": "complete"})
 	_ = l.stream.event((&jsonrpc.Message{ID: l.subID, Result: res}).Encode())
 }
 

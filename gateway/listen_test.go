@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestListenPanicGivesBackItsSlot(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
 		"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
 	for n := range maxListensPerUser + 1 {
-		r := c.post(string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
+		r := c.post(string(body), sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "subscriptions/listen")
 		if r.status != http.StatusInternalServerError {
 			t.Fatalf("listen %d: status %d, want 500: %s", n, r.status, r.body)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"os"
@@ -78,7 +79,7 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	if msg.IsRequest() && len(decided.Missing()) > 0 {
 		return g.insufficientScope(msg.ID, decided, decided.Missing(), "forbidden", "missing required scopes")
 	}
-	if isSessionless(r, msg) {
+	if sessionless.Is(r, msg) {
 		return g.sessionlessPost(w, r, msg, p, decided)
 	}
 	return g.sessionPost(w, r, msg, p, decided)
@@ -212,7 +213,7 @@ func checkKind(msg *jsonrpc.Message) *wire.Error {
 // of gemgate's checks of that era, while gemgate reads it as the session's.
 func eraMetaError(msg *jsonrpc.Message) *wire.Error {
 	return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
-		Message: "params._meta names " + metaProtocolVersion + ", which no message of a session carries: " +
+		Message: "params._meta names " + sessionless.MetaProtocolVersion + ", which no message of a session carries: " +
 			"a 2026-07-28 request goes without Mcp-Session-Id, with MCP-Protocol-Version: 2026-07-28"}
 }
 

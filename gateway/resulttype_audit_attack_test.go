@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,7 @@ func TestAuditLineHostileToolNames(t *testing.T) {
 		for i, name := range hostileToolNames {
 			// Mcp-Name in the sentinel form: a line break may not go in a header.
 			sentinel := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(name)) + "?="
-			if r := c.sessionless(fmt.Sprint(i+1), "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, headerName, sentinel); r.status == 400 && strings.Contains(string(r.body), "Mcp-Name") {
+			if r := c.sessionless(fmt.Sprint(i+1), "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, sessionless.HeaderName, sentinel); r.status == 400 && strings.Contains(string(r.body), "Mcp-Name") {
 				t.Fatalf("%q: %d %s", name, r.status, r.body)
 			}
 		}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,11 +34,11 @@ func TestAttackPassMessageTasksCapabilityInAnotherCase(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-			r.Header.Set(headerProtocolVersion, sessionlessVersion)
-			r.Header.Set(headerMethod, "tools/call")
-			r.Header.Set(headerName, "slow")
+			r.Header.Set(sessionless.HeaderProtocolVersion, sessionless.Version)
+			r.Header.Set(sessionless.HeaderMethod, "tools/call")
+			r.Header.Set(sessionless.HeaderName, "slow")
 			// A refusal at any check before passMessage would be the fix: the attack ends there.
-			if _, he := checkSessionless(r, msg); he != nil {
+			if _, he := sessionless.Check(r, msg, servedVersions); he != nil {
 				return
 			}
 			if _, he := readClientFields(msg); he != nil {
@@ -85,7 +86,7 @@ func TestAttackBridgeRetryWithoutRuleScope(t *testing.T) {
 	admin, plain := f.client("alice-admin"), f.client("alice-rw")
 	meta := func() map[string]any {
 		m := sessionlessMeta()
-		m[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+		m[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 		return m
 	}
 	if r := admin.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {

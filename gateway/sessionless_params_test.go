@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -57,10 +58,10 @@ func TestSessionlessReadersAgreeWithFreshReads(t *testing.T) {
 				t.Fatalf("not a message: %v", err)
 			}
 			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-			r.Header.Set(headerProtocolVersion, sessionlessVersion)
-			r.Header.Set(headerMethod, "tools/call")
-			r.Header.Set(headerName, "echo")
-			mr, he := checkSessionless(r, msg)
+			r.Header.Set(sessionless.HeaderProtocolVersion, sessionless.Version)
+			r.Header.Set(sessionless.HeaderMethod, "tools/call")
+			r.Header.Set(sessionless.HeaderName, "echo")
+			mr, he := sessionless.Check(r, msg, servedVersions)
 			if he != nil {
 				t.Logf("refused by checkSessionless: %v", he)
 				return
@@ -70,18 +71,18 @@ func TestSessionlessReadersAgreeWithFreshReads(t *testing.T) {
 			if !reflect.DeepEqual(f1, f2) || !reflect.DeepEqual(he1, he2) {
 				t.Fatalf("fields %+v %v, a fresh read %+v %v", f1, he1, f2, he2)
 			}
-			s1, ok1, err1 := requestStateIn(mr.params)
+			s1, ok1, err1 := requestStateIn(mr.Params)
 			s2, ok2, err2 := requestStateOf(msg)
 			if s1 != s2 || ok1 != ok2 || fmt.Sprint(err1) != fmt.Sprint(err2) {
 				t.Fatalf("requestState %q %v %v, a fresh read %q %v %v", s1, ok1, err1, s2, ok2, err2)
 			}
-			l1 := legacyMessageOf(msg, mr.params)
+			l1 := legacyMessageOf(msg, mr.Params)
 			l2, err := freshLegacyMessage(msg)
 			if err != nil || string(l1.Params) != string(l2.Params) {
 				t.Fatalf("to a legacy worker %s, from a fresh read %s (%v)", l1.Params, l2.Params, err)
 			}
 			for _, retry := range []bool{false, true} {
-				p1, err1 := passMessageOf(msg, mr.params, retry, "ws")
+				p1, err1 := passMessageOf(msg, mr.Params, retry, "ws")
 				p2, err2 := passMessage(msg, retry, "ws")
 				if fmt.Sprint(err1) != fmt.Sprint(err2) || (err1 == nil && string(p1.Params) != string(p2.Params)) {
 					t.Fatalf("to a sessionless worker (retry %v) %v %v, from a fresh read %v %v", retry, p1, err1, p2, err2)
@@ -104,7 +105,7 @@ func freshLegacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 				return nil
 			}
 			meta, err := jsonrpc.EditObject(v, "params._meta", func(k string, v json.RawMessage) json.RawMessage {
-				if strings.HasPrefix(k, metaPrefix) {
+				if strings.HasPrefix(k, sessionless.MetaPrefix) {
 					return nil
 				}
 				return v
@@ -137,25 +138,25 @@ func freshLegacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 func TestSessionlessForwardReadsParamsOnce(t *testing.T) {
 	body := sessionlessCallBody(100)
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	r.Header.Set(headerProtocolVersion, sessionlessVersion)
-	r.Header.Set(headerMethod, "tools/call")
-	r.Header.Set(headerName, "echo")
+	r.Header.Set(sessionless.HeaderProtocolVersion, sessionless.Version)
+	r.Header.Set(sessionless.HeaderMethod, "tools/call")
+	r.Header.Set(sessionless.HeaderName, "echo")
 	msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := testing.AllocsPerRun(20, func() {
-		mr, he := checkSessionless(r, msg)
+		mr, he := sessionless.Check(r, msg, servedVersions)
 		if he != nil {
 			t.Fatal(he)
 		}
 		if f, he := sessionlessFields(msg, mr); he != nil || f.tool != "echo" {
 			t.Fatal(f, he)
 		}
-		if _, _, err := requestStateIn(mr.params); err != nil {
+		if _, _, err := requestStateIn(mr.Params); err != nil {
 			t.Fatal(err)
 		}
-		_ = legacyMessageOf(msg, mr.params)
+		_ = legacyMessageOf(msg, mr.Params)
 	})
 	if n > 34 {
 		t.Errorf("the checks and edit of a sessionless call allocate %v times, want at most 34 (94 when each check read the params again)", n)

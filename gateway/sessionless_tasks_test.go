@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestSessionlessTasksUnsupported(t *testing.T) {
 				}
 			}
 			meta := sessionlessMeta()
-			meta[metaClientCapabilities] = map[string]any{"tasks": map[string]any{}, "extensions": map[string]any{tasksExtension: map[string]any{}}}
+			meta[sessionless.MetaClientCapabilities] = map[string]any{"tasks": map[string]any{}, "extensions": map[string]any{tasksExtension: map[string]any{}}}
 			r := c.sessionless("1", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}, "task": map[string]any{"ttl": 60000}, "_meta": meta})
 			if r.status != http.StatusOK || toolText(t, r.only(t)) != "hi" || resultTypeOf(r.only(t).Result) != "complete" {
 				t.Errorf("tools/call with a task parameter: %d %s, want a complete result", r.status, r.body)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
@@ -15,8 +16,8 @@ import (
 // initialized, a go-sdk server turns its input-required results into requests of its own); any
 // other worker program gets it on the user's legacy worker, which gemgate bridges. What the
 // program speaks is learned from the first worker started.
-func (g *Gateway) attachSessionless(ctx context.Context, id pool.Identity, c pool.Caller, mr *sessionlessChecks) (*pool.Member, json.RawMessage, error) {
-	a := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr), Caps: mr.poolCaps(), CapsRead: true}
+func (g *Gateway) attachSessionless(ctx context.Context, id pool.Identity, c pool.Caller, mr *sessionless.Checks) (*pool.Member, json.RawMessage, error) {
+	a := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr), Caps: mr.PoolCaps(), CapsRead: true}
 	if g.sessionlessProgram() {
 		a.Sessionless = true
 		m, res, err := g.pool.Attach(ctx, a)
@@ -61,10 +62,10 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 // info per request), except a declared tasks extension; no task parameter (a 2025-11-25 task
 // request); and requestState replaced by the worker's own when the client's was gemgate's
 // wrapping of it (workerState; "" removes it). Everything else keeps its bytes.
-func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerState string) (*jsonrpc.Message, error) {
+func passMessageOf(msg *jsonrpc.Message, rp sessionless.Params, retry bool, workerState string) (*jsonrpc.Message, error) {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
 	var inner error
-	params := rp.params.Edit(func(key string, v json.RawMessage) json.RawMessage {
+	params := rp.Object.Edit(func(key string, v json.RawMessage) json.RawMessage {
 		switch key {
 		case "task":
 			return nil
@@ -73,8 +74,8 @@ func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerSta
 				return nil // the worker's own, if any, is added below
 			}
 		case "_meta":
-			if rp.hasMeta {
-				meta, err := dropTasksOf(rp.meta)
+			if rp.HasMeta {
+				meta, err := dropTasksOf(rp.Meta)
 				if err != nil {
 					inner = err
 				}
@@ -120,7 +121,7 @@ func dropTasks(meta json.RawMessage) (json.RawMessage, error) {
 func dropTasksOf(meta jsonrpc.Object) (json.RawMessage, error) {
 	var inner error
 	out := meta.Edit(func(key string, v json.RawMessage) json.RawMessage {
-		if key != metaClientCapabilities || string(v) == "null" {
+		if key != sessionless.MetaClientCapabilities || string(v) == "null" {
 			return v
 		}
 		caps, err := jsonrpc.EditObject(v, "params._meta.clientCapabilities", func(key string, v json.RawMessage) json.RawMessage {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"testing"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -13,7 +14,7 @@ import (
 func TestSessionlessMessagesAreSpliced(t *testing.T) {
 	t.Run("request", func(t *testing.T) {
 		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a<b"},`+
-			`"_meta":{"`+metaProtocolVersion+`":"`+sessionlessVersion+`","progressToken":5},"requestState":"x","inputResponses":{}}}`), jsonrpc.Options{})
+			`"_meta":{"`+sessionless.MetaProtocolVersion+`":"`+sessionless.Version+`","progressToken":5},"requestState":"x","inputResponses":{}}}`), jsonrpc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

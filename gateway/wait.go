@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"log/slog"
 	"net/http"
 	"time"
@@ -243,7 +244,7 @@ func (c *sessionlessWait) errorStatus(resp *jsonrpc.Message) (int, bool) {
 		Code int64 `json:"code"`
 	}
 	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
-	return sessionlessStatus(e.Code), true
+	return sessionless.Status(e.Code), true
 }
 
 // park parks the call with the worker's questions sent together (gatherRequests). When it

@@ -32,7 +32,9 @@ var allowed = map[string][]string{
 	"worker/gemstone":                    {"worker", "internal/clip", "internal/private"},
 	"worker/gemstone/internal/fakestone": {},
 	"pool":                               {"worker", "jsonrpc", "internal/clip"},
-	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext"},
+	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "gateway/sessionless"},
+	"gateway/sessionless":                {"auth", "pool", "jsonrpc", "internal/clip", "gateway/wire"},
+	"gateway/wire":                       {"jsonrpc"},
 	"cmd/gemgate":                        nil, // anything
 	"internal/layout":                    {},
 	"internal/freeport":                  {}, // loopback ports for tests; no package of the binary imports it

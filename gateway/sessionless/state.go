@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"crypto/hmac"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gemgate/gemgate/auth"
 )
 
 // The requestState gemgate hands a sessionless client with an input-required result is opaque to
@@ -22,14 +24,15 @@ import (
 // gemgate process (another key) is told apart from a tampered one, so that the client can be
 // told to start over.
 
-const statePrefix = "gg1."
+// StatePrefix begins every requestState gemgate issues.
+const StatePrefix = "gg1."
 
-// maxStateLen bounds a requestState gemgate hands out or takes back: its own claims and,
-// wrapped, a sessionless worker's requestState (bridge_pass.go refuses to wrap a bigger one).
-const maxStateLen = 64 << 10
+// MaxStateLen bounds a requestState gemgate hands out or takes back: its own claims and,
+// wrapped, a sessionless worker's requestState (the bridge refuses to wrap a bigger one).
+const MaxStateLen = 64 << 10
 
-// stateClaims is what a requestState binds.
-type stateClaims struct {
+// Claims are what a requestState binds.
+type Claims struct {
 	KeyID    string   `json:"k"`
 	Issuer   string   `json:"i"`
 	Subject  string   `json:"s"`
@@ -40,7 +43,7 @@ type stateClaims struct {
 	Name     string   `json:"n,omitempty"`
 	Keys     []string `json:"q"`
 	Expires  int64    `json:"e"`
-	// Pass marks the state of a sessionless worker's own input-required result (bridge_pass.go):
+	// Pass marks the state of a sessionless worker's own input-required result (the bridge's pass):
 	// it names no parked call, and WorkerState is the worker's requestState, restored on the
 	// retry.
 	Pass        bool   `json:"x,omitempty"`
@@ -49,21 +52,21 @@ type stateClaims struct {
 
 // Typed refusals of a requestState; each is an invalid-params error for the client.
 var (
-	errStateMalformed    = errors.New("requestState is not one gemgate issued")
+	ErrStateMalformed    = errors.New("requestState is not one gemgate issued")
 	errStateTampered     = errors.New("requestState failed verification")
 	errStateOtherProcess = errors.New("requestState was issued by another gemgate process; start the request again without it")
 	errStateExpired      = errors.New("requestState expired; start the request again without it")
-	errStateNotYours     = errors.New("requestState does not belong to this caller")
+	ErrStateNotYours     = errors.New("requestState does not belong to this caller")
 )
 
-// stateKey is the process's MAC key, drawn on first use.
-type stateKey struct {
+// StateKey is the process's MAC key, drawn on first use; its zero value is ready.
+type StateKey struct {
 	once sync.Once
 	key  []byte
 	id   string
 }
 
-func (k *stateKey) init() {
+func (k *StateKey) init() {
 	k.once.Do(func() {
 		k.key = make([]byte, 32)
 		if _, err := rand.Read(k.key); err != nil {
@@ -74,28 +77,28 @@ func (k *stateKey) init() {
 	})
 }
 
-func (k *stateKey) mac(payload []byte) []byte {
+func (k *StateKey) mac(payload []byte) []byte {
 	m := hmac.New(sha256.New, k.key)
 	m.Write(payload)
 	return m.Sum(nil)
 }
 
-// seal makes a requestState of c (KeyID is set here).
-func (k *stateKey) seal(c stateClaims) string {
+// Seal makes a requestState of c (KeyID is set here).
+func (k *StateKey) Seal(c Claims) string {
 	k.init()
 	c.KeyID = k.id
 	payload, _ := json.Marshal(c)
 	enc := base64.RawURLEncoding
-	return statePrefix + enc.EncodeToString(payload) + "." + enc.EncodeToString(k.mac(payload))
+	return StatePrefix + enc.EncodeToString(payload) + "." + enc.EncodeToString(k.mac(payload))
 }
 
-// open verifies a requestState and returns its claims; the caller still checks who asks.
-func (k *stateKey) open(state string, now time.Time) (stateClaims, error) {
+// Open verifies a requestState and returns its claims; the caller still checks who asks.
+func (k *StateKey) Open(state string, now time.Time) (Claims, error) {
 	k.init()
-	var c stateClaims
-	rest, ok := strings.CutPrefix(state, statePrefix)
-	if !ok || len(state) > maxStateLen {
-		return c, errStateMalformed
+	var c Claims
+	rest, ok := strings.CutPrefix(state, StatePrefix)
+	if !ok || len(state) > MaxStateLen {
+		return c, ErrStateMalformed
 	}
 	p64, m64, ok := strings.Cut(rest, ".")
 	if !ok {
@@ -110,7 +113,7 @@ func (k *stateKey) open(state string, now time.Time) (stateClaims, error) {
 	if !hmac.Equal(mac, k.mac(payload)) {
 		// Only after the MAC failed is the unauthenticated key id looked at, and only to word
 		// the refusal: it grants nothing.
-		var peek stateClaims
+		var peek Claims
 		if json.Unmarshal(payload, &peek) == nil && peek.KeyID != "" && peek.KeyID != k.id {
 			return c, errStateOtherProcess
 		}
@@ -125,10 +128,11 @@ func (k *stateKey) open(state string, now time.Time) (stateClaims, error) {
 	return c, nil
 }
 
-// belongsTo checks the claims against the caller and the request retried.
-func (c stateClaims) belongsTo(o owner, readOnly bool, method, name string) error {
-	if c.Issuer != o.issuer || c.Subject != o.subject || c.ReadOnly != readOnly {
-		return errStateNotYours
+// BelongsTo checks the claims against the caller (p, with access readOnly) and the request
+// retried.
+func (c Claims) BelongsTo(p auth.Principal, readOnly bool, method, name string) error {
+	if c.Issuer != p.Issuer || c.Subject != p.Subject || c.ReadOnly != readOnly {
+		return ErrStateNotYours
 	}
 	if c.Method != method || c.Name != name {
 		return errors.New("requestState belongs to another request")
@@ -136,7 +140,8 @@ func (c stateClaims) belongsTo(o owner, readOnly bool, method, name string) erro
 	return nil
 }
 
-// hasKey reports whether key is one the state asked for.
-func (c stateClaims) hasKey(key string) bool { return slices.Contains(c.Keys, key) }
+// HasKey reports whether key is one the state asked for.
+func (c Claims) HasKey(key string) bool { return slices.Contains(c.Keys, key) }
 
-var errStateGone = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")
+// ErrStateGone refuses a requestState whose parked call is not there.
+var ErrStateGone = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")

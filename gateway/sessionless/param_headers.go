@@ -1,10 +1,8 @@
-package gateway
+package sessionless
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"math"
 	"net/http"
 	"strconv"
@@ -12,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/pool"
 )
 
 // Mcp-Param-{Name} headers (SEP-2243): a tool's input schema may mark a primitive argument
@@ -24,29 +22,29 @@ import (
 // headers.
 
 const (
-	paramHeaderPrefix = "Mcp-Param-"
+	ParamHeaderPrefix = "Mcp-Param-"
 	paramSchemasTTL   = 30 * time.Second
 	paramSchemasMax   = 1024 // workers whose schemas are kept at once
 )
 
-// paramBinding is one argument path and the header that mirrors it.
-type paramBinding struct {
+// ParamBinding is one argument path and the header that mirrors it.
+type ParamBinding struct {
 	path   []string
 	header string
 }
 
-// paramSchemas caches, per worker, each tool's bindings; its zero value is ready.
-type paramSchemas struct {
+// ParamSchemas caches, per worker, each tool's bindings; its zero value is ready.
+type ParamSchemas struct {
 	mu      sync.Mutex
 	workers map[string]paramEntry
 }
 
 type paramEntry struct {
 	at    time.Time
-	tools map[string][]paramBinding
+	tools map[string][]ParamBinding
 }
 
-func (c *paramSchemas) get(worker string, now time.Time) (map[string][]paramBinding, bool) {
+func (c *ParamSchemas) Get(worker string, now time.Time) (map[string][]ParamBinding, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.workers[worker]
@@ -56,7 +54,7 @@ func (c *paramSchemas) get(worker string, now time.Time) (map[string][]paramBind
 	return e.tools, true
 }
 
-func (c *paramSchemas) put(worker string, tools map[string][]paramBinding, now time.Time) {
+func (c *ParamSchemas) Put(worker string, tools map[string][]ParamBinding, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.workers == nil || len(c.workers) >= paramSchemasMax {
@@ -65,8 +63,8 @@ func (c *paramSchemas) put(worker string, tools map[string][]paramBinding, now t
 	c.workers[worker] = paramEntry{at: now, tools: tools}
 }
 
-// bindingsFrom reads a tools/list result's x-mcp-header marks.
-func bindingsFrom(result json.RawMessage, into map[string][]paramBinding) {
+// BindingsFrom reads a tools/list result's x-mcp-header marks.
+func BindingsFrom(result json.RawMessage, into map[string][]ParamBinding) {
 	var list struct {
 		Tools []struct {
 			Name        string          `json:"name"`
@@ -90,7 +88,7 @@ type schemaProps struct {
 	} `json:"properties"`
 }
 
-func schemaBindings(schema json.RawMessage, prefix []string, out []paramBinding) []paramBinding {
+func schemaBindings(schema json.RawMessage, prefix []string, out []ParamBinding) []ParamBinding {
 	var s schemaProps
 	if len(prefix) > 8 || json.Unmarshal(schema, &s) != nil {
 		return out
@@ -99,7 +97,7 @@ func schemaBindings(schema json.RawMessage, prefix []string, out []paramBinding)
 		path := append(append([]string(nil), prefix...), name)
 		var h string
 		if json.Unmarshal(p.XMCPHeader, &h) == nil && h != "" {
-			out = append(out, paramBinding{path: path, header: h})
+			out = append(out, ParamBinding{path: path, header: h})
 		}
 		if len(p.Properties) > 0 {
 			out = schemaBindings(json.RawMessage(`{"properties":`+string(p.Properties)+`}`), path, out)
@@ -108,42 +106,18 @@ func schemaBindings(schema json.RawMessage, prefix []string, out []paramBinding)
 	return out
 }
 
-// toolBindings are the x-mcp-header bindings of tool at m's worker; ok is false when the
-// worker's list could not be read (then nothing is checked: the headers decide nothing).
-func (g *Gateway) toolBindings(ctx context.Context, m *pool.Member, tool string) ([]paramBinding, bool) {
-	now := time.Now()
-	if tools, ok := g.paramSchemas.get(m.WorkerID(), now); ok {
-		return tools[tool], true
-	}
-	tools := map[string][]paramBinding{}
-	read := toolPages(ctx, m, func(result json.RawMessage) (bool, error) {
-		bindingsFrom(result, tools)
-		// A nextCursor that is no string ends the list here: the bindings read so far are
-		// checked, never none at all.
-		var page struct {
-			NextCursor string `json:"nextCursor"`
-		}
-		return json.Unmarshal(result, &page) != nil, nil
-	})
-	if !read {
-		return nil, false
-	}
-	g.paramSchemas.put(m.WorkerID(), tools, now)
-	return tools[tool], true
-}
-
-// checkParamHeaders compares each bound argument with its header: both absent, or equal.
-func checkParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []paramBinding) *wire.Error {
+// CheckParamHeaders compares each bound argument with its header: both absent, or equal.
+func CheckParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []ParamBinding) *wire.Error {
 	var p struct {
 		Arguments map[string]json.RawMessage `json:"arguments"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
 	for _, b := range bindings {
-		name := paramHeaderPrefix + b.header
+		name := ParamHeaderPrefix + b.header
 		hv := h.Get(name)
 		arg, ok := lookupArg(p.Arguments, b.path)
 		if err := compareParam(hv, arg, ok); err != nil {
-			return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
+			return Refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
 		}
 	}
 	return nil
