@@ -27,12 +27,6 @@ func auditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d t
 		slog.String("outcome", outcome), slog.Duration("duration", d)}, extra...)...)
 }
 
-// sessionlessLog is the logger of a sessionless request served by worker: its lines name the
-// user, the worker and the era, as a session's name the session, the user and the worker.
-func (g *Gateway) sessionlessLog(p auth.Principal, worker string) *slog.Logger {
-	return g.log.With("user", p.User, "worker", worker, "era", sessionless.Version)
-}
-
 // auditUnread writes the audit line of a tools/call refused before its tool could be read:
 // params the strict reader refused (a name given twice, a key in another case, a lone
 // surrogate), the tries at passing one tool to the policy and another to the worker that an

@@ -24,7 +24,7 @@ func TestDrainRules(t *testing.T) {
 	alice.open() // alice's worker runs here
 	st := alice.openStream()
 	// The demo speaks 2026-07-28, so alice's sessionless requests have a sessionless worker of
-	// their own (sessionless_worker.go): one sessionless request before the drain starts it.
+	// their own (sessionless/worker.go): one sessionless request before the drain starts it.
 	if r := f.client("alice-rw").sessionless(`"m0"`, "tools/list", nil); r.status != http.StatusOK {
 		t.Fatalf("sessionless request before the drain: %d %s", r.status, r.body)
 	}

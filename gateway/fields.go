@@ -75,12 +75,6 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 	return fieldsOf(m, params, meta, metaErr)
 }
 
-// sessionlessFields are readClientFields for a sessionless request: the same checks, in the same
-// order, on the same reading (Parse's, which checkSessionless took too).
-func sessionlessFields(m *jsonrpc.Message, _ *sessionless.Checks) (clientFields, *wire.Error) {
-	return readClientFields(m)
-}
-
 // fieldsOf is readClientFields past the reading of params and of params._meta (meta, or
 // metaErr when _meta could not be read: reported after the check of params' keys, as it
 // always was).

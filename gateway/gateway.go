@@ -102,15 +102,13 @@ type Gateway struct {
 	starts   *startRate // nil: no rate
 	router   http.Handler
 
-	closing      atomic.Bool
-	notReadyLog  quietLog      // /readyz is anyone's to call: see quietLog
-	stopping     chan struct{} // closed when shutdown begins: streams end
-	stopOnce     sync.Once
-	reaper       *reaper
-	keepalive    *keepaliveClock          // the keepalive comments of every stream
-	listens      listenCounter            // open subscriptions/listen streams per user
-	parks        parkTable                // sessionless calls waiting for their client's input (bridge.go)
-	paramSchemas sessionless.ParamSchemas // tools' x-mcp-header bindings per worker (sessionless/param_headers.go)
+	closing     atomic.Bool
+	notReadyLog quietLog      // /readyz is anyone's to call: see quietLog
+	stopping    chan struct{} // closed when shutdown begins: streams end
+	stopOnce    sync.Once
+	reaper      *reaper
+	keepalive   *keepaliveClock      // the keepalive comments of every stream
+	sessionless *sessionless.Adapter // the 2026-07-28 era's requests
 
 	mu     sync.Mutex     // orders admit and endLater against Close
 	closed bool           // Close has begun: no session may be admitted, nor ended by endLater
@@ -165,6 +163,11 @@ func New(o Options) (*Gateway, error) {
 		t.secrets = p.RedactSecrets
 		g.trace = &t
 	}
+	g.sessionless = sessionless.New(sessionless.Config{
+		Pool: p, Steps: sessionlessSteps{g}, Log: g.log, Legacy: supportedVersions,
+		InputRequiredTimeout: o.InputRequiredTimeout, Stopping: g.stopping,
+		WorkerRetryAfter: workerRetryAfter, ListenRetryAfter: sessionLimitRetryAfter,
+	})
 	g.router = g.requestDeadline(g.routes())
 	g.reaper = startReaper(g)
 	g.keepalive = startKeepaliveClock(cmp.Or(o.keepaliveInterval, keepaliveInterval))

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"github.com/gemgate/gemgate/gateway/sessionless"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,17 +39,6 @@ func workerAnswerLine(n int) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + payload(n) + `"}]}}`)
 }
 
-func sessionlessRequestFor(b *testing.B) *http.Request {
-	r, err := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.Header.Set(sessionless.HeaderProtocolVersion, sessionless.Version)
-	r.Header.Set(sessionless.HeaderMethod, "tools/call")
-	r.Header.Set(sessionless.HeaderName, "echo")
-	return r
-}
-
 // toWorker is what the pool and the worker do to a forwarded request: the worker's id in the
 // client's place, one line.
 func toWorker(msg *jsonrpc.Message, workerID int64) []byte {
@@ -76,33 +64,6 @@ func BenchmarkForward(b *testing.B) {
 					b.Fatalf("fields %+v, %v", f, he)
 				}
 				if line := toWorker(msg, i); len(line) < sz.n {
-					b.Fatalf("%d bytes to the worker", len(line))
-				}
-			}
-		})
-		b.Run("sessionless/"+sz.name, func(b *testing.B) {
-			body := sessionlessCallBody(sz.n)
-			r := sessionlessRequestFor(b)
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for i := int64(0); b.Loop(); i++ {
-				msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if !sessionless.Is(r, msg) {
-					b.Fatal("not sessionless")
-				}
-				mr, he := sessionless.Check(r, msg, servedVersions)
-				if he != nil {
-					b.Fatal(he)
-				}
-				f, he := sessionlessFields(msg, mr) // as sessionlessPost: on checkSessionless's reading
-				if he != nil || f.tool != "echo" {
-					b.Fatalf("fields %+v, %v", f, he)
-				}
-				fwd := legacyMessageOf(msg, mr.Params)
-				if line := toWorker(fwd, i); len(line) < sz.n {
 					b.Fatalf("%d bytes to the worker", len(line))
 				}
 			}
@@ -145,7 +106,7 @@ func BenchmarkAnswer(b *testing.B) {
 					b.Fatal(err)
 				}
 				m.ID = clientID
-				resp := sessionlessResult("tools/call", m)
+				resp := (&sessionless.Wait{Method: "tools/call"}).Result(m)
 				if outcome := callOutcome("tools/call", resp); outcome != "ok" {
 					b.Fatalf("outcome %s", outcome)
 				}

@@ -47,7 +47,7 @@ func idleListenOpener(t *testing.T) func(token string) {
 // TestIdleListenStackNeverDoubles is TestIdleStreamStackNeverDoubles for the 2026-07-28
 // era's idle stream: opening a subscriptions/listen stream (the era's checks, the attach to
 // the user's worker, the stream's first write) never grows the connection's goroutine past
-// the 8 KiB its wait keeps. A user may hold maxListensPerUser listen streams: four users'
+// the 8 KiB its wait keeps. A user may hold sessionless.MaxListensPerUser listen streams: four users'
 // are measured, after a first of each has started their workers.
 func TestIdleListenStackNeverDoubles(t *testing.T) {
 	open := idleListenOpener(t)
@@ -55,7 +55,7 @@ func TestIdleListenStackNeverDoubles(t *testing.T) {
 	for _, u := range users {
 		open(u) // the user's worker, and everything made once, before the measure
 	}
-	per := maxListensPerUser - 1
+	per := sessionless.MaxListensPerUser - 1
 	n := 0
 	step := func() { open(users[n/per]); n++ }
 	perStream, startSize := stacktest.PerCall(len(users)*per, step)

@@ -2,14 +2,12 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
 
@@ -44,53 +42,6 @@ func TestMessagesOfTheOtherKindAreRefused(t *testing.T) {
 	// The kinds as they should be are served.
 	if r := attacker.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nothing"}}`); r.status != http.StatusAccepted {
 		t.Fatalf("a notifications/cancelled notification: status %d, body %s", r.status, r.body)
-	}
-}
-
-// An extensions object that names the tasks extension twice is refused: the edit that drops
-// the extension for the worker cannot read it, and the worker, which keeps the last of
-// duplicate keys, would see a client asking for tasks.
-func TestDuplicateTasksExtensionIsRefused(t *testing.T) {
-	for _, ext := range []string{
-		`{"` + tasksExtension + `":{},"` + tasksExtension + `":{}}`,
-		`{"other":{},"` + tasksExtension + `":{}}`,
-	} {
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami",` +
-			`"_meta":{"` + sessionless.MetaProtocolVersion + `":"` + sessionless.Version + `",` +
-			`"` + sessionless.MetaClientCapabilities + `":{"extensions":` + ext + `},` +
-			`"` + sessionless.MetaClientInfo + `":{"name":"t","version":"1"}}}}`
-		msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
-		if err != nil {
-			t.Fatalf("parse: %v", err)
-		}
-		rp, err := sessionless.ReadParams(msg)
-		if err != nil {
-			t.Fatalf("readRequestParams: %v", err)
-		}
-		fwd, err := passMessageOf(msg, rp, false, "")
-		duplicate := strings.Count(ext, tasksExtension) == 2
-		switch {
-		case duplicate && err == nil:
-			t.Fatalf("named twice, passed on: %s", fwd.Params)
-		case !duplicate && err != nil:
-			t.Fatalf("named once: %v", err)
-		case !duplicate:
-			var p struct {
-				Meta map[string]json.RawMessage `json:"_meta"`
-			}
-			var caps struct {
-				Extensions map[string]json.RawMessage `json:"extensions"`
-			}
-			if err := json.Unmarshal(fwd.Params, &p); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(p.Meta[sessionless.MetaClientCapabilities], &caps); err != nil {
-				t.Fatal(err)
-			}
-			if _, ok := caps.Extensions[tasksExtension]; ok || len(caps.Extensions) != 1 {
-				t.Fatalf("named once: forwarded %s, want the other extension alone", fwd.Params)
-			}
-		}
 	}
 }
 

@@ -71,7 +71,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 
 // postMessage decides the message's era, once, and hands it to that era's adapter: a
 // message without Mcp-Session-Id that names 2026-07-28 (isSessionless) is sessionless
-// (sessionlessPost); any other is initialize or a session's (sessionPost). A request whose
+// (sessionless.Adapter.Post); any other is initialize or a session's (sessionPost). A request whose
 // token lacks a required scope is refused first, in either era (see Options.Authenticate).
 func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
 	p, _ := auth.PrincipalFrom(r.Context())
@@ -80,7 +80,7 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 		return g.insufficientScope(msg.ID, decided, decided.Missing(), "forbidden", "missing required scopes")
 	}
 	if sessionless.Is(r, msg) {
-		return g.sessionlessPost(w, r, msg, p, decided)
+		return g.sessionless.Post(w, r, msg, p, decided)
 	}
 	return g.sessionPost(w, r, msg, p, decided)
 }
@@ -340,7 +340,7 @@ func isToolError(result json.RawMessage) bool {
 	// Most results say nothing of isError; a 1 MiB answer need not be decoded to learn that.
 	// Not a search for the exact text: a key spelled in escapes or in another case is the
 	// same member to encoding/json, which the decision below and the Go clients read with.
-	if !mayHaveKey(result, "isError") {
+	if !wire.MayHaveKey(result, "isError") {
 		return false
 	}
 	var r struct {

@@ -4,60 +4,12 @@ import (
 	"encoding/json"
 	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
-
-// A hostile client's request to a sessionless worker, through every check gemgate makes
-// before passMessage: a case variant of the client capabilities' tasks (or of extensions,
-// which holds the tasks extension) is let through and forwarded, although gemgate refuses a
-// case variant of the task parameter itself because "a worker reading keys without regard
-// to case would take a variant it let through for the real one" (bridge_resume.go). Such a
-// worker then answers with a task gemgate refuses as malformed, while the tool runs on.
-func TestAttackPassMessageTasksCapabilityInAnotherCase(t *testing.T) {
-	for name, caps := range map[string]string{
-		"Tasks":      `{"Tasks":{}}`,
-		"Extensions": `{"Extensions":{"io.modelcontextprotocol/tasks":{}}}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{` +
-				`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps +
-				`,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}`
-			msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-			r.Header.Set(sessionless.HeaderProtocolVersion, sessionless.Version)
-			r.Header.Set(sessionless.HeaderMethod, "tools/call")
-			r.Header.Set(sessionless.HeaderName, "slow")
-			// A refusal at any check before passMessage would be the fix: the attack ends there.
-			if _, he := sessionless.Check(r, msg, servedVersions); he != nil {
-				return
-			}
-			if _, he := readClientFields(msg); he != nil {
-				return
-			}
-			if _, _, err := requestStateOf(msg); err != nil {
-				return
-			}
-			out, err := passMessage(msg, false, "")
-			if err != nil {
-				return // refused: holds
-			}
-			p := strings.ToLower(string(out.Params))
-			if strings.Contains(p, `"tasks"`) || strings.Contains(p, tasksExtension) {
-				t.Errorf("a case variant of the tasks capability reached the sessionless worker: %s", out.Params)
-			}
-		})
-	}
-}
 
 // A call parked by the input-required bridge (a legacy worker program) is resumed by a retry
 // whose token no longer carries the scope a policy rule requires for the tool: only the

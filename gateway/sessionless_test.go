@@ -407,9 +407,7 @@ func TestSessionlessInputRequiredTimeout(t *testing.T) {
 		key = k
 	}
 	eventually(t, 10*time.Second, "the parked call to time out", func() bool {
-		f.gw.parks.mu.Lock()
-		defer f.gw.parks.mu.Unlock()
-		return len(f.gw.parks.calls) == 0
+		return f.gw.sessionless.Parked() == 0
 	})
 	meta2 := sessionlessMeta()
 	meta2[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}

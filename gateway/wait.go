@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"log/slog"
 	"net/http"
 	"time"
@@ -201,85 +200,3 @@ func (c *pending) errorStatus(*jsonrpc.Message) (int, bool)      { return 0, fal
 func (c *pending) park(*jsonrpc.Message) (json.RawMessage, bool) { return nil, false }
 func (c *pending) clientGone() (reason, outcome string)          { return "client disconnected", "disconnected" }
 func (c *pending) timedOut()                                     { go c.s.member.CheckResponsive(c.s.done) }
-
-// sessionlessWait is the wait of a 2026-07-28 request's call: closing the response stream, or
-// the connection, cancels the call at the worker (2026-07-28: closing the stream is
-// cancellation); an error the spec maps to an HTTP status (404 unknown method, 400 invalid
-// params, ...) goes as JSON with that status while no stream has begun; a legacy worker's
-// question parks the call for the client's input (the bridge, bridge.go).
-type sessionlessWait struct {
-	g      *Gateway
-	pk     *parked
-	parked bool // the call waits for the client's retry now: it owns the worker's attachment
-}
-
-// awaitSessionless waits for a 2026-07-28 call's answer and writes it (waiting.run). It
-// returns the audit outcome, and whether the call was parked for the client's input.
-func (g *Gateway) awaitSessionless(w http.ResponseWriter, r *http.Request, pk *parked) (outcome string, parkedNow bool) {
-	era := &sessionlessWait{g: g, pk: pk}
-	wt := &waiting{
-		g: g, era: era, call: pk.call, id: pk.msg.ID, method: pk.msg.Method, access: pk.access,
-		log: g.log, member: pk.member, events: &pk.caller.events,
-		out:      g.newAnswerWriter(w, "", nil, acceptsSSE(r)),
-		requests: pk.caller.requests, detached: pk.caller.detached, gone: r.Context().Done(),
-	}
-	outcome = wt.run()
-	return outcome, era.parked
-}
-
-func (c *sessionlessWait) answer(resp *jsonrpc.Message, _ map[string]bool) (*jsonrpc.Message, string) {
-	pk := c.pk
-	resp = sessionlessResult(pk.msg.Method, resp)
-	outcome := callOutcome(pk.msg.Method, resp)
-	if resp.Error == nil && pk.member.SessionlessWorker() {
-		resp, outcome = c.g.passInputRequired(pk, resp, outcome)
-	}
-	out := *resp
-	out.ID = pk.msg.ID // after a retry, the retry's id: the original request is answered already
-	return &out, outcome
-}
-
-func (c *sessionlessWait) errorStatus(resp *jsonrpc.Message) (int, bool) {
-	var e struct {
-		Code int64 `json:"code"`
-	}
-	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
-	return sessionless.Status(e.Code), true
-}
-
-// park parks the call with the worker's questions sent together (gatherRequests). When it
-// cannot be parked, the worker's questions get the refusal and the call goes on.
-func (c *sessionlessWait) park(req *jsonrpc.Message) (json.RawMessage, bool) {
-	pk := c.pk
-	pk.requests = gatherRequests(req, pk.caller.requests)
-	result, err := c.g.park(pk)
-	if err != nil {
-		for _, req := range pk.requests {
-			pk.member.Refuse(req.ID, err.Error())
-		}
-		return nil, false
-	}
-	c.parked = true
-	return result, true
-}
-
-func (c *sessionlessWait) clientGone() (string, string) {
-	return "client closed the request's stream", "cancelled"
-}
-func (c *sessionlessWait) timedOut() {}
-
-// gatherRequests collects the worker's requests sent together with first: those already
-// queued and those that follow within bridgeGather.
-func gatherRequests(first *jsonrpc.Message, more <-chan *jsonrpc.Message) map[string]*jsonrpc.Message {
-	out := map[string]*jsonrpc.Message{workerRequestKey(first): first}
-	t := time.NewTimer(bridgeGather)
-	defer t.Stop()
-	for {
-		select {
-		case req := <-more:
-			out[workerRequestKey(req)] = req
-		case <-t.C:
-			return out
-		}
-	}
-}

@@ -107,9 +107,9 @@ func paramsMeta(msg *jsonrpc.Message) (jsonrpc.Object, bool, error) {
 	return params.Object("_meta")
 }
 
-// Checks is what the checks of a sessionless request learned.
-type Checks struct {
-	Params     Params // read once, strictly; every later check and edit uses this reading
+// checks is what the checks of a sessionless request learned.
+type checks struct {
+	Params     requestParams // read once, strictly; every later check and edit uses this reading
 	Version    string
 	Caps       jsonrpc.Object // _meta clientCapabilities
 	ClientInfo []byte         // _meta clientInfo, raw; nil when absent
@@ -117,61 +117,61 @@ type Checks struct {
 	Name       string         // params.name or params.uri for the named methods
 }
 
-// Check applies the sessionless era's rules to a request, in the reference SDK's order:
+// check applies the sessionless era's rules to a request, in the reference SDK's order:
 // the method is known (404), the version header and _meta agree and are served (400), the
 // required _meta fields are there (400 -32602), and Mcp-Method and Mcp-Name mirror the body
 // (400 -32020). The policy decides later, on the body's values only.
-func Check(r *http.Request, msg *jsonrpc.Message, served []string) (*Checks, *wire.Error) {
+func check(r *http.Request, msg *jsonrpc.Message, served []string) (*checks, *wire.Error) {
 	if !sessionlessMethods[msg.Method] {
 		return nil, &wire.Error{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
 			Message: "method " + quote(msg.Method) + " is not available in protocol version " + Version}
 	}
 	header := r.Header.Get(HeaderProtocolVersion)
 	if header == "" {
-		return nil, Refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
+		return nil, refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
 			"the MCP-Protocol-Version header is required on every "+Version+" request", nil)
 	}
-	rp, err := ReadParams(msg)
+	rp, err := readParams(msg)
 	if err != nil {
-		return nil, StrictError(msg, err)
+		return nil, strictError(msg, err)
 	}
 	if !rp.HasMeta {
-		return nil, Refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "params._meta is required", nil)
+		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "params._meta is required", nil)
 	}
 	meta := rp.Meta
 	if err := meta.Exact(MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel, "progressToken"); err != nil {
-		return nil, StrictError(msg, err)
+		return nil, strictError(msg, err)
 	}
 	version, _, err := meta.String(MetaProtocolVersion)
 	if err != nil || version == "" {
-		return nil, Refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
 			"missing or invalid _meta field "+quote(MetaProtocolVersion), nil)
 	}
 	if header != version {
-		return nil, Refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
+		return nil, refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
 			"the MCP-Protocol-Version header "+quote(header)+" does not match _meta "+quote(version), nil)
 	}
 	if version != Version {
-		return nil, Refusal(msg, http.StatusBadRequest, CodeUnsupportedVersion,
+		return nil, refusal(msg, http.StatusBadRequest, CodeUnsupportedVersion,
 			"unsupported protocol version "+quote(version),
 			map[string]any{"supported": served, "requested": version})
 	}
-	mr := &Checks{Params: rp, Version: version}
+	mr := &checks{Params: rp, Version: version}
 	caps, ok, err := meta.Object(MetaClientCapabilities)
 	if err != nil || !ok {
-		return nil, Refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
 			"missing or invalid _meta field "+quote(MetaClientCapabilities), nil)
 	}
 	// The capabilities gemgate decides on (which input requests a client takes) or removes
 	// (tasks) are read by exact key; a case variant is refused, since a worker reading keys
 	// without regard to case would take it for the real one.
 	if err := caps.Exact("elicitation", "sampling", "roots", "tasks", "extensions"); err != nil {
-		return nil, StrictError(msg, err)
+		return nil, strictError(msg, err)
 	}
 	mr.Caps = caps
 	// Read as an object within bytes already validated; any refusal has the one answer.
 	if _, ok, err := meta.Object(MetaClientInfo); err != nil {
-		return nil, Refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
 			"invalid _meta field "+quote(MetaClientInfo), nil)
 	} else if ok {
 		mr.ClientInfo, _ = meta.Raw(MetaClientInfo)
@@ -192,31 +192,31 @@ func Check(r *http.Request, msg *jsonrpc.Message, served []string) (*Checks, *wi
 // SDK compares them: net/http has taken off the spaces and tabs HTTP allows around a value,
 // and any other white space (a NO-BREAK SPACE, a LINE SEPARATOR) is part of the value a proxy
 // sees. An Mcp-Name that is not the body's bytes must be visible ASCII or the base64 form.
-func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *Checks) *wire.Error {
+func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *checks) *wire.Error {
 	m := r.Header.Get(HeaderMethod)
 	if m == "" {
-		return Refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Method header is required", nil)
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Method header is required", nil)
 	}
 	if m != msg.Method {
-		return Refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
 			"the Mcp-Method header "+quote(m)+" does not match the body's method "+quote(msg.Method), nil)
 	}
 	field, named := namedMethods[msg.Method]
 	if !named {
 		return nil
 	}
-	params := mr.Params.Object // an object: checkSessionless found _meta in it
+	params := mr.Params.Object // an object: check found _meta in it
 	if err := params.Exact(field); err != nil {
-		return StrictError(msg, err)
+		return strictError(msg, err)
 	}
 	body, _, err := params.String(field)
 	if err != nil {
-		return StrictError(msg, err)
+		return strictError(msg, err)
 	}
 	mr.Name = body
 	h := r.Header.Get(HeaderName)
 	if h == "" {
-		return Refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
 	}
 	if h == body && !sentinelForm(h) {
 		// The body's own bytes, as the go-sdk client sends a name outside ASCII (unencoded)
@@ -226,10 +226,10 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *Checks) *wire
 	}
 	v, err := plainHeaderValue(h)
 	if err != nil {
-		return Refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Name header "+err.Error(), nil)
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Name header "+err.Error(), nil)
 	}
 	if v != body {
-		return Refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
 			"the Mcp-Name header "+quote(v)+" does not match the body's "+field+" "+quote(body), nil)
 	}
 	return nil
@@ -287,20 +287,20 @@ func decodeHeaderValue(v string) (string, error) {
 	return string(b), nil
 }
 
-// Refusal is an error answer to msg.
-func Refusal(msg *jsonrpc.Message, status int, code int64, text string, data any) *wire.Error {
+// refusal is an error answer to msg.
+func refusal(msg *jsonrpc.Message, status int, code int64, text string, data any) *wire.Error {
 	return &wire.Error{Status: status, Code: code, ID: msg.ID, Message: text, Data: data}
 }
 
-// StrictError is the answer to a field the strict reader refused, with the sessionless era's
+// strictError is the answer to a field the strict reader refused, with the sessionless era's
 // status: 400 for invalid params (a field of the wrong type) as for a malformed request, the
 // codes the core's field reader gives.
-func StrictError(msg *jsonrpc.Message, err error) *wire.Error {
+func strictError(msg *jsonrpc.Message, err error) *wire.Error {
 	var te *jsonrpc.TypeError
 	if errors.As(err, &te) {
-		return Refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, te.Error(), nil)
+		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, te.Error(), nil)
 	}
-	return Refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, err.Error(), nil)
+	return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, err.Error(), nil)
 }
 
 // quote shortens a client-supplied string before it goes into a message (the core's
@@ -310,10 +310,10 @@ func quote(s string) string {
 	return string(b)
 }
 
-// Status is the HTTP status of a JSON-RPC error answered to a sessionless request
+// statusOf is the HTTP status of a JSON-RPC error answered to a sessionless request
 // that has no stream yet (SEP-2575): 404 for an unknown method, 400 for invalid params, an
 // unsupported version or a missing client capability, else 200.
-func Status(code int64) int {
+func statusOf(code int64) int {
 	switch code {
 	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
@@ -336,9 +336,9 @@ func LegacyOnly(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// PoolCaps are the capabilities the initialize params of a sessionless request declare, as
+// poolCaps are the capabilities the initialize params of a sessionless request declare, as
 // pool.ClientCapabilities reads them from its bytes (TestPoolCapsAgreeWithLegacyParams): the
 // pool need not read them again.
-func (mr *Checks) PoolCaps() pool.Capabilities {
+func (mr *checks) poolCaps() pool.Capabilities {
 	return pool.Capabilities{Sampling: mr.Caps.Has("sampling"), Elicitation: mr.Caps.Has("elicitation"), Roots: mr.Caps.Has("roots")}
 }

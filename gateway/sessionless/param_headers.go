@@ -1,6 +1,7 @@
 package sessionless
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // Mcp-Param-{Name} headers (SEP-2243): a tool's input schema may mark a primitive argument
@@ -27,24 +29,24 @@ const (
 	paramSchemasMax   = 1024 // workers whose schemas are kept at once
 )
 
-// ParamBinding is one argument path and the header that mirrors it.
-type ParamBinding struct {
+// paramBinding is one argument path and the header that mirrors it.
+type paramBinding struct {
 	path   []string
 	header string
 }
 
-// ParamSchemas caches, per worker, each tool's bindings; its zero value is ready.
-type ParamSchemas struct {
+// paramSchemas caches, per worker, each tool's bindings; its zero value is ready.
+type paramSchemas struct {
 	mu      sync.Mutex
 	workers map[string]paramEntry
 }
 
 type paramEntry struct {
 	at    time.Time
-	tools map[string][]ParamBinding
+	tools map[string][]paramBinding
 }
 
-func (c *ParamSchemas) Get(worker string, now time.Time) (map[string][]ParamBinding, bool) {
+func (c *paramSchemas) get(worker string, now time.Time) (map[string][]paramBinding, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.workers[worker]
@@ -54,7 +56,7 @@ func (c *ParamSchemas) Get(worker string, now time.Time) (map[string][]ParamBind
 	return e.tools, true
 }
 
-func (c *ParamSchemas) Put(worker string, tools map[string][]ParamBinding, now time.Time) {
+func (c *paramSchemas) put(worker string, tools map[string][]paramBinding, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.workers == nil || len(c.workers) >= paramSchemasMax {
@@ -63,8 +65,8 @@ func (c *ParamSchemas) Put(worker string, tools map[string][]ParamBinding, now t
 	c.workers[worker] = paramEntry{at: now, tools: tools}
 }
 
-// BindingsFrom reads a tools/list result's x-mcp-header marks.
-func BindingsFrom(result json.RawMessage, into map[string][]ParamBinding) {
+// bindingsFrom reads a tools/list result's x-mcp-header marks.
+func bindingsFrom(result json.RawMessage, into map[string][]paramBinding) {
 	var list struct {
 		Tools []struct {
 			Name        string          `json:"name"`
@@ -88,7 +90,7 @@ type schemaProps struct {
 	} `json:"properties"`
 }
 
-func schemaBindings(schema json.RawMessage, prefix []string, out []ParamBinding) []ParamBinding {
+func schemaBindings(schema json.RawMessage, prefix []string, out []paramBinding) []paramBinding {
 	var s schemaProps
 	if len(prefix) > 8 || json.Unmarshal(schema, &s) != nil {
 		return out
@@ -97,7 +99,7 @@ func schemaBindings(schema json.RawMessage, prefix []string, out []ParamBinding)
 		path := append(append([]string(nil), prefix...), name)
 		var h string
 		if json.Unmarshal(p.XMCPHeader, &h) == nil && h != "" {
-			out = append(out, ParamBinding{path: path, header: h})
+			out = append(out, paramBinding{path: path, header: h})
 		}
 		if len(p.Properties) > 0 {
 			out = schemaBindings(json.RawMessage(`{"properties":`+string(p.Properties)+`}`), path, out)
@@ -106,8 +108,32 @@ func schemaBindings(schema json.RawMessage, prefix []string, out []ParamBinding)
 	return out
 }
 
-// CheckParamHeaders compares each bound argument with its header: both absent, or equal.
-func CheckParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []ParamBinding) *wire.Error {
+// toolBindings are the x-mcp-header bindings of tool at m's worker; ok is false when the
+// worker's list could not be read (then nothing is checked: the headers decide nothing).
+func (a *Adapter) toolBindings(ctx context.Context, m *pool.Member, tool string) ([]paramBinding, bool) {
+	now := time.Now()
+	if tools, ok := a.paramSchemas.get(m.WorkerID(), now); ok {
+		return tools[tool], true
+	}
+	tools := map[string][]paramBinding{}
+	read := a.Steps.ToolPages(ctx, m, func(result json.RawMessage) (bool, error) {
+		bindingsFrom(result, tools)
+		// A nextCursor that is no string ends the list here: the bindings read so far are
+		// checked, never none at all.
+		var page struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		return json.Unmarshal(result, &page) != nil, nil
+	})
+	if !read {
+		return nil, false
+	}
+	a.paramSchemas.put(m.WorkerID(), tools, now)
+	return tools[tool], true
+}
+
+// checkParamHeaders compares each bound argument with its header: both absent, or equal.
+func checkParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []paramBinding) *wire.Error {
 	var p struct {
 		Arguments map[string]json.RawMessage `json:"arguments"`
 	}
@@ -117,7 +143,7 @@ func CheckParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []ParamBind
 		hv := h.Get(name)
 		arg, ok := lookupArg(p.Arguments, b.path)
 		if err := compareParam(hv, arg, ok); err != nil {
-			return Refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
+			return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
 		}
 	}
 	return nil

@@ -39,7 +39,7 @@ func TestCheckParamHeaders(t *testing.T) {
 			for k, v := range tc.header {
 				h.Set(ParamHeaderPrefix+k, v)
 			}
-			he := CheckParamHeaders(h, msg, bindings)
+			he := checkParamHeaders(h, msg, bindings)
 			if (he == nil) != tc.ok {
 				t.Fatalf("got %v, want ok=%v", he, tc.ok)
 			}

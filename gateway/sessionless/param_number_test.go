@@ -25,7 +25,7 @@ func TestParamIntegerHasOneSpelling(t *testing.T) {
 			Params: json.RawMessage(`{"name":"pay","arguments":{"amount":` + amount + `}}`)}
 		h := http.Header{}
 		h.Set(ParamHeaderPrefix+"Amount", header)
-		return CheckParamHeaders(h, msg, bindings)
+		return checkParamHeaders(h, msg, bindings)
 	}
 	for amount, headers := range map[string][]string{
 		"10000":            {"10000", "10000.0", "10000.000", "=?base64?MTAwMDA=?="},

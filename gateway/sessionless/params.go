@@ -2,22 +2,22 @@ package sessionless
 
 import "github.com/gemgate/gemgate/jsonrpc"
 
-// Params are a sessionless request's params and their _meta, as jsonrpc.Parse read them:
+// requestParams are a sessionless request's params and their _meta, as jsonrpc.Parse read them:
 // every check of a sessionless request (the era checks, the header mirror, the fields, the
 // requestState, the edit for the worker) takes this one reading.
-type Params struct {
+type requestParams struct {
 	Object  jsonrpc.Object // valid when present
 	Present bool           // params is there and not null
 	Meta    jsonrpc.Object // params._meta
 	HasMeta bool           // _meta is there and not null
 }
 
-// ReadParams takes msg's params and their _meta from Parse's reading, with its key
+// readParams takes msg's params and their _meta from Parse's reading, with its key
 // checks. Params that are absent or null are not an error (present is false); params that
 // are not an object, or a _meta that is not one, are, with the errors ParamsObject and
 // Object give.
-func ReadParams(msg *jsonrpc.Message) (Params, error) {
-	var rp Params
+func readParams(msg *jsonrpc.Message) (requestParams, error) {
+	var rp requestParams
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
 		return rp, nil
 	}
@@ -28,7 +28,7 @@ func ReadParams(msg *jsonrpc.Message) (Params, error) {
 	rp.Object, rp.Present = params, true
 	rp.Meta, rp.HasMeta, err = params.Object("_meta")
 	if err != nil {
-		return Params{}, err
+		return requestParams{}, err
 	}
 	return rp, nil
 }

@@ -24,15 +24,15 @@ import (
 // gemgate process (another key) is told apart from a tampered one, so that the client can be
 // told to start over.
 
-// StatePrefix begins every requestState gemgate issues.
-const StatePrefix = "gg1."
+// statePrefix begins every requestState gemgate issues.
+const statePrefix = "gg1."
 
-// MaxStateLen bounds a requestState gemgate hands out or takes back: its own claims and,
+// maxStateLen bounds a requestState gemgate hands out or takes back: its own claims and,
 // wrapped, a sessionless worker's requestState (the bridge refuses to wrap a bigger one).
-const MaxStateLen = 64 << 10
+const maxStateLen = 64 << 10
 
-// Claims are what a requestState binds.
-type Claims struct {
+// stateClaims are what a requestState binds.
+type stateClaims struct {
 	KeyID    string   `json:"k"`
 	Issuer   string   `json:"i"`
 	Subject  string   `json:"s"`
@@ -52,21 +52,21 @@ type Claims struct {
 
 // Typed refusals of a requestState; each is an invalid-params error for the client.
 var (
-	ErrStateMalformed    = errors.New("requestState is not one gemgate issued")
+	errStateMalformed    = errors.New("requestState is not one gemgate issued")
 	errStateTampered     = errors.New("requestState failed verification")
 	errStateOtherProcess = errors.New("requestState was issued by another gemgate process; start the request again without it")
 	errStateExpired      = errors.New("requestState expired; start the request again without it")
-	ErrStateNotYours     = errors.New("requestState does not belong to this caller")
+	errStateNotYours     = errors.New("requestState does not belong to this caller")
 )
 
-// StateKey is the process's MAC key, drawn on first use; its zero value is ready.
-type StateKey struct {
+// stateKey is the process's MAC key, drawn on first use; its zero value is ready.
+type stateKey struct {
 	once sync.Once
 	key  []byte
 	id   string
 }
 
-func (k *StateKey) init() {
+func (k *stateKey) init() {
 	k.once.Do(func() {
 		k.key = make([]byte, 32)
 		if _, err := rand.Read(k.key); err != nil {
@@ -77,28 +77,28 @@ func (k *StateKey) init() {
 	})
 }
 
-func (k *StateKey) mac(payload []byte) []byte {
+func (k *stateKey) mac(payload []byte) []byte {
 	m := hmac.New(sha256.New, k.key)
 	m.Write(payload)
 	return m.Sum(nil)
 }
 
-// Seal makes a requestState of c (KeyID is set here).
-func (k *StateKey) Seal(c Claims) string {
+// seal makes a requestState of c (KeyID is set here).
+func (k *stateKey) seal(c stateClaims) string {
 	k.init()
 	c.KeyID = k.id
 	payload, _ := json.Marshal(c)
 	enc := base64.RawURLEncoding
-	return StatePrefix + enc.EncodeToString(payload) + "." + enc.EncodeToString(k.mac(payload))
+	return statePrefix + enc.EncodeToString(payload) + "." + enc.EncodeToString(k.mac(payload))
 }
 
-// Open verifies a requestState and returns its claims; the caller still checks who asks.
-func (k *StateKey) Open(state string, now time.Time) (Claims, error) {
+// open verifies a requestState and returns its claims; the caller still checks who asks.
+func (k *stateKey) open(state string, now time.Time) (stateClaims, error) {
 	k.init()
-	var c Claims
-	rest, ok := strings.CutPrefix(state, StatePrefix)
-	if !ok || len(state) > MaxStateLen {
-		return c, ErrStateMalformed
+	var c stateClaims
+	rest, ok := strings.CutPrefix(state, statePrefix)
+	if !ok || len(state) > maxStateLen {
+		return c, errStateMalformed
 	}
 	p64, m64, ok := strings.Cut(rest, ".")
 	if !ok {
@@ -113,7 +113,7 @@ func (k *StateKey) Open(state string, now time.Time) (Claims, error) {
 	if !hmac.Equal(mac, k.mac(payload)) {
 		// Only after the MAC failed is the unauthenticated key id looked at, and only to word
 		// the refusal: it grants nothing.
-		var peek Claims
+		var peek stateClaims
 		if json.Unmarshal(payload, &peek) == nil && peek.KeyID != "" && peek.KeyID != k.id {
 			return c, errStateOtherProcess
 		}
@@ -128,11 +128,11 @@ func (k *StateKey) Open(state string, now time.Time) (Claims, error) {
 	return c, nil
 }
 
-// BelongsTo checks the claims against the caller (p, with access readOnly) and the request
+// belongsTo checks the claims against the caller (p, with access readOnly) and the request
 // retried.
-func (c Claims) BelongsTo(p auth.Principal, readOnly bool, method, name string) error {
+func (c stateClaims) belongsTo(p auth.Principal, readOnly bool, method, name string) error {
 	if c.Issuer != p.Issuer || c.Subject != p.Subject || c.ReadOnly != readOnly {
-		return ErrStateNotYours
+		return errStateNotYours
 	}
 	if c.Method != method || c.Name != name {
 		return errors.New("requestState belongs to another request")
@@ -140,8 +140,8 @@ func (c Claims) BelongsTo(p auth.Principal, readOnly bool, method, name string) 
 	return nil
 }
 
-// HasKey reports whether key is one the state asked for.
-func (c Claims) HasKey(key string) bool { return slices.Contains(c.Keys, key) }
+// hasKey reports whether key is one the state asked for.
+func (c stateClaims) hasKey(key string) bool { return slices.Contains(c.Keys, key) }
 
-// ErrStateGone refuses a requestState whose parked call is not there.
-var ErrStateGone = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")
+// errStateGone refuses a requestState whose parked call is not there.
+var errStateGone = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")

@@ -12,11 +12,11 @@ import (
 // A requestState verifies only as issued, by this process, before its expiry, and for its own
 // caller and request.
 func TestRequestState(t *testing.T) {
-	var k, other StateKey
+	var k, other stateKey
 	now := time.Now()
-	claims := Claims{Issuer: "iss", Subject: "alice", Worker: "w1", Park: "p1", Method: "tools/call", Name: "ask",
+	claims := stateClaims{Issuer: "iss", Subject: "alice", Worker: "w1", Park: "p1", Method: "tools/call", Name: "ask",
 		Keys: []string{"gemgate-w1"}, Expires: now.Add(time.Minute).Unix()}
-	good := k.Seal(claims)
+	good := k.seal(claims)
 	flip := func(s string) string {
 		i := strings.Index(s, ".") + 5
 		b := []byte(s)
@@ -36,23 +36,23 @@ func TestRequestState(t *testing.T) {
 	}{
 		{"tampered payload", flip(good), errStateTampered},
 		{"tampered suffix", good + "-TAMPERED", errStateTampered},
-		{"not gemgate's", "opaque-worker-state", ErrStateMalformed},
+		{"not gemgate's", "opaque-worker-state", errStateMalformed},
 		{"no mac", strings.SplitN(good, ".", 3)[0] + "." + strings.SplitN(good, ".", 3)[1], errStateTampered},
-		{"expired", k.Seal(expired), errStateExpired},
-		{"another process", other.Seal(claims), errStateOtherProcess},
+		{"expired", k.seal(expired), errStateExpired},
+		{"another process", other.seal(claims), errStateOtherProcess},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := k.Open(tc.state, now); !errors.Is(err, tc.want) {
+			if _, err := k.open(tc.state, now); !errors.Is(err, tc.want) {
 				t.Errorf("open: %v, want %v", err, tc.want)
 			}
 		})
 	}
-	c, err := k.Open(good, now)
+	c, err := k.open(good, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.BelongsTo(auth.Principal{Issuer: "iss", Subject: "alice"}, false, "tools/call", "ask"); err != nil {
+	if err := c.belongsTo(auth.Principal{Issuer: "iss", Subject: "alice"}, false, "tools/call", "ask"); err != nil {
 		t.Errorf("own state refused: %v", err)
 	}
 	for _, tc := range []struct {
@@ -66,7 +66,7 @@ func TestRequestState(t *testing.T) {
 		{auth.Principal{Issuer: "iss", Subject: "alice"}, true, "tools/call", true},
 		{auth.Principal{Issuer: "iss", Subject: "alice"}, false, "prompts/get", true},
 	} {
-		if err := c.BelongsTo(tc.o, tc.ro, tc.method, "ask"); (err != nil) != tc.wantFail {
+		if err := c.belongsTo(tc.o, tc.ro, tc.method, "ask"); (err != nil) != tc.wantFail {
 			t.Errorf("belongsTo(%v, ro %v, %s): %v", tc.o, tc.ro, tc.method, err)
 		}
 	}

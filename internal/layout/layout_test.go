@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"worker/gemstone/internal/fakestone": {},
 	"pool":                               {"worker", "jsonrpc", "internal/clip"},
 	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "gateway/sessionless"},
-	"gateway/sessionless":                {"auth", "pool", "jsonrpc", "internal/clip", "gateway/wire"},
+	"gateway/sessionless":                {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire"},
 	"gateway/wire":                       {"jsonrpc"},
 	"cmd/gemgate":                        nil, // anything
 	"internal/layout":                    {},

@@ -1,21 +1,19 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// A sessionless request's params are read once (checkSessionless) and every later check and
+// A sessionless request's params are read once (check) and every later check and
 // edit takes that reading. These hold the readers on the one reading to the readers that read
-// the message afresh (readClientFields, requestStateOf, passMessage, and legacyMessage's own
+// the message afresh (requestStateOf, passMessage, and legacyMessage's own
 // reading): the same fields, the same refusals with the same texts, the same bytes forwarded.
 
 const sessionlessMetaOK = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
@@ -46,7 +44,7 @@ var sessionlessParamsCases = []string{
 	`{"name":"echo",` + strings.Replace(sessionlessMetaOK, `"clientCapabilities":{}`, `"clientCapabilities":{"extensions":7}`, 1) + `}}`,
 }
 
-// TestSessionlessReadersAgreeWithFreshReads: for each case that passes checkSessionless, the
+// TestSessionlessReadersAgreeWithFreshReads: for each case that passes check, the
 // fields, the requestState and the forwarded message (both kinds of worker) are what the
 // readers of a fresh reading give, refusals included.
 func TestSessionlessReadersAgreeWithFreshReads(t *testing.T) {
@@ -58,18 +56,13 @@ func TestSessionlessReadersAgreeWithFreshReads(t *testing.T) {
 				t.Fatalf("not a message: %v", err)
 			}
 			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-			r.Header.Set(sessionless.HeaderProtocolVersion, sessionless.Version)
-			r.Header.Set(sessionless.HeaderMethod, "tools/call")
-			r.Header.Set(sessionless.HeaderName, "echo")
-			mr, he := sessionless.Check(r, msg, servedVersions)
+			r.Header.Set(HeaderProtocolVersion, Version)
+			r.Header.Set(HeaderMethod, "tools/call")
+			r.Header.Set(HeaderName, "echo")
+			mr, he := check(r, msg, testServed)
 			if he != nil {
-				t.Logf("refused by checkSessionless: %v", he)
+				t.Logf("refused by check: %v", he)
 				return
-			}
-			f1, he1 := sessionlessFields(msg, mr)
-			f2, he2 := readClientFields(msg)
-			if !reflect.DeepEqual(f1, f2) || !reflect.DeepEqual(he1, he2) {
-				t.Fatalf("fields %+v %v, a fresh read %+v %v", f1, he1, f2, he2)
 			}
 			s1, ok1, err1 := requestStateIn(mr.Params)
 			s2, ok2, err2 := requestStateOf(msg)
@@ -105,7 +98,7 @@ func freshLegacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 				return nil
 			}
 			meta, err := jsonrpc.EditObject(v, "params._meta", func(k string, v json.RawMessage) json.RawMessage {
-				if strings.HasPrefix(k, sessionless.MetaPrefix) {
+				if strings.HasPrefix(k, MetaPrefix) {
 					return nil
 				}
 				return v
@@ -138,27 +131,35 @@ func freshLegacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 func TestSessionlessForwardReadsParamsOnce(t *testing.T) {
 	body := sessionlessCallBody(100)
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	r.Header.Set(sessionless.HeaderProtocolVersion, sessionless.Version)
-	r.Header.Set(sessionless.HeaderMethod, "tools/call")
-	r.Header.Set(sessionless.HeaderName, "echo")
+	r.Header.Set(HeaderProtocolVersion, Version)
+	r.Header.Set(HeaderMethod, "tools/call")
+	r.Header.Set(HeaderName, "echo")
 	msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := testing.AllocsPerRun(20, func() {
-		mr, he := sessionless.Check(r, msg, servedVersions)
+		mr, he := check(r, msg, testServed)
 		if he != nil {
 			t.Fatal(he)
-		}
-		if f, he := sessionlessFields(msg, mr); he != nil || f.tool != "echo" {
-			t.Fatal(f, he)
 		}
 		if _, _, err := requestStateIn(mr.Params); err != nil {
 			t.Fatal(err)
 		}
 		_ = legacyMessageOf(msg, mr.Params)
 	})
-	if n > 34 {
-		t.Errorf("the checks and edit of a sessionless call allocate %v times, want at most 34 (94 when each check read the params again)", n)
+	// 34 with the core's field reader (readClientFields, on the same reading) measured too.
+	if n > 12 {
+		t.Errorf("the checks and edit of a sessionless call allocate %v times, want at most 12 (34 with the field reader; 94 when each check read the params again)", n)
 	}
+}
+
+// testServed are the revisions the tests' gateway serves.
+var testServed = []string{Version, "2025-11-25", "2025-06-18", "2025-03-26"}
+
+// sessionlessCallBody is a tools/call of the era whose text argument is n bytes.
+func sessionlessCallBody(n int) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` +
+		strings.Repeat("x", n) + `"},"_meta":{"` + MetaProtocolVersion + `":"` + Version + `","` +
+		MetaClientCapabilities + `":{},"` + MetaClientInfo + `":{"name":"bench","version":"1"}}}}`)
 }

@@ -1,8 +1,7 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"strings"
 	"testing"
 
@@ -11,7 +10,7 @@ import (
 )
 
 // oldLegacyParams is legacyParams as a json.Marshal of maps: the bytes it must keep.
-func oldLegacyParams(mr *sessionless.Checks) json.RawMessage {
+func oldLegacyParams(mr *checks) json.RawMessage {
 	info := json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
 	if mr.ClientInfo != nil {
 		info = mr.ClientInfo
@@ -22,7 +21,7 @@ func oldLegacyParams(mr *sessionless.Checks) json.RawMessage {
 			caps[k] = map[string]any{}
 		}
 	}
-	out, _ := json.Marshal(map[string]any{"protocolVersion": supportedVersions[0], "capabilities": caps, "clientInfo": info})
+	out, _ := json.Marshal(map[string]any{"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": info})
 	return out
 }
 
@@ -40,11 +39,11 @@ func TestLegacyParamsBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, info := range infos {
-			mr := &sessionless.Checks{Caps: caps}
+			mr := &checks{Caps: caps}
 			if info != "" {
 				mr.ClientInfo = []byte(info)
 			}
-			if got, want := legacyParams(mr), oldLegacyParams(mr); string(got) != string(want) {
+			if got, want := legacyParams(mr, "2025-11-25"), oldLegacyParams(mr); string(got) != string(want) {
 				t.Errorf("caps %s, info %q:\n got %s\nwant %s", c, info, got, want)
 			}
 		}
@@ -67,8 +66,8 @@ func TestPoolCapsAgreeWithLegacyParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mr := &sessionless.Checks{Caps: caps}
-		if got, want := mr.PoolCaps(), pool.ClientCapabilities(legacyParams(mr)); got != want {
+		mr := &checks{Caps: caps}
+		if got, want := mr.poolCaps(), pool.ClientCapabilities(legacyParams(mr, "2025-11-25")); got != want {
 			t.Errorf("caps %s: poolCaps %+v, the pool reads %+v", c, got, want)
 		}
 	}
@@ -77,8 +76,8 @@ func TestPoolCapsAgreeWithLegacyParams(t *testing.T) {
 // TestLegacyParamsAllocs: a sessionless request's initialize params cost one allocation.
 func TestLegacyParamsAllocs(t *testing.T) {
 	caps, _ := jsonrpc.ReadObject([]byte(`{"elicitation":{},"roots":{}}`), "caps")
-	mr := &sessionless.Checks{Caps: caps, ClientInfo: []byte(`{"name":"bench","version":"1"}`)}
-	if n := testing.AllocsPerRun(100, func() { legacyParams(mr) }); n > 1 {
+	mr := &checks{Caps: caps, ClientInfo: []byte(`{"name":"bench","version":"1"}`)}
+	if n := testing.AllocsPerRun(100, func() { legacyParams(mr, "2025-11-25") }); n > 1 {
 		t.Fatalf("%.0f allocations, want 1", n)
 	}
 }

@@ -1,13 +1,12 @@
-package gateway
+package sessionless
 
 import (
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // legacyMessage is legacyMessageOf on a message's params, read here.
 func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
-	rp, err := sessionless.ReadParams(msg)
+	rp, err := readParams(msg)
 	if err != nil {
 		return nil, err
 	}
@@ -28,5 +27,5 @@ func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc
 	if err != nil {
 		return nil, err
 	}
-	return passMessageOf(msg, sessionless.Params{Object: params, Present: true}, retry, workerState)
+	return passMessageOf(msg, requestParams{Object: params, Present: true}, retry, workerState)
 }

@@ -1,11 +1,10 @@
-package gateway
+package sessionless
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"sync"
 	"time"
 
@@ -47,7 +46,7 @@ type parked struct {
 	owner    owner
 	access   policy.Access
 	member   *pool.Member
-	caller   *sessionlessCaller
+	caller   *caller
 	call     *pool.Call
 	msg      *jsonrpc.Message // the original request
 	name     string
@@ -57,7 +56,7 @@ type parked struct {
 
 // parkTable holds parked calls; its zero value is ready.
 type parkTable struct {
-	key    sessionless.StateKey
+	key    stateKey
 	mu     sync.Mutex
 	calls  map[string]*parked
 	byUser map[owner]int
@@ -103,7 +102,7 @@ func randomID() string {
 
 // park parks a call with the worker's requests and returns the input-required result for
 // the client. On an error the caller answers the worker's requests itself.
-func (g *Gateway) park(p *parked) (json.RawMessage, error) {
+func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	p.id = randomID()
 	inputs := map[string]any{}
 	keys := make([]string, 0, len(p.requests))
@@ -111,15 +110,12 @@ func (g *Gateway) park(p *parked) (json.RawMessage, error) {
 		keys = append(keys, key)
 		inputs[key] = map[string]any{"method": req.Method, "params": req.Params}
 	}
-	timeout := g.opts.InputRequiredTimeout
-	if timeout <= 0 {
-		timeout = DefaultInputRequiredTimeout
-	}
-	if err := g.parks.add(p); err != nil {
+	timeout := a.InputRequiredTimeout
+	if err := a.parks.add(p); err != nil {
 		return nil, err
 	}
-	p.timer = time.AfterFunc(timeout, func() { g.abandonParked(p.id, "the client did not answer in time") })
-	state := g.parks.key.Seal(sessionless.Claims{
+	p.timer = time.AfterFunc(timeout, func() { a.abandonParked(p.id, "the client did not answer in time") })
+	state := a.parks.key.seal(stateClaims{
 		Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly, Worker: p.member.WorkerID(),
 		Park: p.id, Method: p.msg.Method, Name: p.name, Keys: keys, Expires: time.Now().Add(timeout).Unix(),
 	})
@@ -128,8 +124,8 @@ func (g *Gateway) park(p *parked) (json.RawMessage, error) {
 
 // abandonParked ends a parked call whose retry did not come: the worker's requests get an
 // error, the call's answer is waited for (bounded) and dropped, and the worker let go.
-func (g *Gateway) abandonParked(id, why string) {
-	if p := g.parks.take(id); p != nil {
+func (a *Adapter) abandonParked(id, why string) {
+	if p := a.parks.take(id); p != nil {
 		abandon(p, why)
 	}
 }
