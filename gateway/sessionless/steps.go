@@ -109,8 +109,8 @@ type owner struct{ issuer, subject string }
 
 func ownerOf(p auth.Principal) owner { return owner{p.Issuer, p.Subject} }
 
-// log is the logger of a request of p's served by worker: its lines name the user, the worker
-// and the era, as a session's name the session, the user and the worker.
+// requestLog is the logger of a request of p's served by worker: its lines name the user,
+// the worker and the era, as a session's name the session, the user and the worker.
 func (a *Adapter) requestLog(p auth.Principal, worker string) *slog.Logger {
 	return a.Log.With("user", p.User, "worker", worker, "era", Version)
 }
