@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"testing"
@@ -147,7 +148,7 @@ func TestSessionlessToolsListIsNotFoldedWithStartupRequest(t *testing.T) {
 	f := stubbornFixture(t, "askatlist")
 	c := f.client("alice-rw")
 	meta := sessionlessMeta()
-	meta[metaClientCapabilities] = map[string]any{"roots": map[string]any{}, "elicitation": map[string]any{}}
+	meta[sessionless.MetaClientCapabilities] = map[string]any{"roots": map[string]any{}, "elicitation": map[string]any{}}
 	r := c.sessionless("1", "tools/list", map[string]any{"_meta": meta})
 	var list struct {
 		ResultType string            `json:"resultType"`
@@ -172,14 +173,14 @@ func TestSessionlessAbandonedConfirmationIsNotAnotherCallsInput(t *testing.T) {
 	f := stubbornFixture(t, "stubborn")
 	c := f.client("alice-rw")
 	meta := sessionlessMeta()
-	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	meta[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "del", "method": "tools/call",
 			"params": map[string]any{"name": "delete", "arguments": map[string]any{}, "_meta": meta}})
-		_, _ = c.do(ctx, http.MethodPost, string(b), headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "delete")
+		_, _ = c.do(ctx, http.MethodPost, string(b), sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "delete")
 	}()
 	waitLog(t, f, `stubborn: deleting`)
 	cancel() // the delete's client goes away

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"net/http"
@@ -26,12 +27,6 @@ func auditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d t
 		slog.String("outcome", outcome), slog.Duration("duration", d)}, extra...)...)
 }
 
-// sessionlessLog is the logger of a sessionless request served by worker: its lines name the
-// user, the worker and the era, as a session's name the session, the user and the worker.
-func (g *Gateway) sessionlessLog(p auth.Principal, worker string) *slog.Logger {
-	return g.log.With("user", p.User, "worker", worker, "era", sessionlessVersion)
-}
-
 // auditUnread writes the audit line of a tools/call refused before its tool could be read:
 // params the strict reader refused (a name given twice, a key in another case, a lone
 // surrogate), the tries at passing one tool to the policy and another to the worker that an
@@ -39,14 +34,14 @@ func (g *Gateway) sessionlessLog(p auth.Principal, worker string) *slog.Logger {
 // and the outcome "malformed", and names what was refused; the call is counted with that
 // outcome. Nothing else of the message is logged: it was not read. No worker is known yet:
 // the line names the user and the session, or the era of a sessionless request.
-func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionless bool, he *wire.Error) {
+func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionlessEra bool, he *wire.Error) {
 	if msg.Method != "tools/call" {
 		return
 	}
 	g.metrics.ToolCall("malformed")
 	log := g.log.With("user", p.User)
-	if sessionless {
-		log = log.With("era", sessionlessVersion)
+	if sessionlessEra {
+		log = log.With("era", sessionless.Version)
 	} else {
 		log = log.With("session", loggedSessionID(r.Header))
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +92,7 @@ func TestAuditLineFields(t *testing.T) {
 				t.Errorf("line %d: keys %q, want %q", i, keys[i], want)
 			}
 			v := vals[i]
-			if v["level"] != "INFO" || v["user"] != "alice" || v["era"] != sessionlessVersion || v["read_only"] != true || v["worker"] == "" {
+			if v["level"] != "INFO" || v["user"] != "alice" || v["era"] != sessionless.Version || v["read_only"] != true || v["worker"] == "" {
 				t.Errorf("line %d: %v", i, v)
 			}
 		}

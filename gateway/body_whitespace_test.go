@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestBodyInNonJSONWhitespaceIsRefused(t *testing.T) {
 		t.Fatal("test is wrong: encoding/json accepts the body")
 	}
 	for _, ws := range []string{"\u00a0", "\f"} {
-		r := c.post(ws+string(msg)+ws, headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "echo")
+		r := c.post(ws+string(msg)+ws, sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "echo")
 		if r.status != http.StatusBadRequest || len(r.msgs) != 1 || rpcError(t, r.only(t)).Code != jsonrpc.CodeParseError {
 			t.Errorf("body wrapped in %q (not JSON): status %d, body %s; want 400 with -32700 and nothing run", ws, r.status, r.body)
 		}

@@ -86,18 +86,3 @@ func callOutcome(method string, resp *jsonrpc.Message) string {
 	}
 	return "ok"
 }
-
-// sessionlessResult maps a worker's answer to 2026-07-28: resultType and, for lists, the
-// cache fields added (spliceSessionlessResult). An answer that cannot be mapped fails closed.
-func sessionlessResult(method string, resp *jsonrpc.Message) *jsonrpc.Message {
-	if resp.Error != nil {
-		return resp
-	}
-	mapped, err := spliceSessionlessResult(method, resp.Result)
-	if err != nil {
-		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's answer is malformed", nil)
-	}
-	out := *resp
-	out.Result = mapped
-	return &out
-}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +18,7 @@ const workerBusyRetryAfter = 1
 
 // callError is the answer to a request the pool could not serve, in either era: its worker
 // could not be had (attached, started, restarted or renewed) or the call not handed to it.
-// A client that went away gets none (sessionlessAttachError, attachError). ErrDetached is a
+// A client that went away gets none (the sessionless adapter's attachError, attachError). ErrDetached is a
 // session's end; a sessionless caller, which has no session to lose, answers it itself.
 func callError(id json.RawMessage, err error) *wire.Error {
 	var rate *limit.RateError
@@ -68,15 +67,6 @@ func callError(id json.RawMessage, err error) *wire.Error {
 		return wire.Overloaded(id, "could not start a worker for this request", workerRetryAfter, err)
 	}
 	return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: id, Message: "the worker is gone", Cause: err}
-}
-
-// sessionlessAttachError is callError for a sessionless request whose worker could not be had; nil when
-// the client went away while it waited (there is no one to answer).
-func sessionlessAttachError(msg *jsonrpc.Message, err error) error {
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return attachFailed(msg.ID, err)
 }
 
 // attachFailed is callError for a request whose worker could not be had: one that failed for

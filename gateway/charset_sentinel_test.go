@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/base64"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
 )
@@ -39,7 +40,7 @@ func TestMcpNameSentinelLiteralIsNotTakenAsItsOwnBytes(t *testing.T) {
 	lit := "=?base64?" + base64.StdEncoding.EncodeToString([]byte("echo")) + "?="
 	r := c.sessionless("1", "tools/call", map[string]any{"name": lit, "arguments": map[string]any{"text": "x"}})
 	if !(r.status == http.StatusBadRequest && len(r.msgs) == 1 && r.msgs[0].Error != nil &&
-		rpcError(t, r.msgs[0]).Code == codeHeaderMismatch) {
+		rpcError(t, r.msgs[0]).Code == sessionless.CodeHeaderMismatch) {
 		t.Errorf("tools/call name %q with Mcp-Name %q (which a SEP-2243 reader decodes to \"echo\"): status %d, body %s; want 400 -32020 header mismatch",
 			lit, lit, r.status, r.body)
 	}

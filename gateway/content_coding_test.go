@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
 )
@@ -46,7 +47,7 @@ func TestPostWithContentEncodingIsRefused(t *testing.T) {
 	for _, ce := range []string{"gzip", "deflate", "br", "x-gzip"} {
 		params := map[string]any{"name": "echo", "arguments": map[string]any{"text": "ran"}, "_meta": sessionlessMeta()}
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + string(mustJSON(t, params)) + `}`
-		r := c.post(body, headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "echo", "Content-Encoding", ce)
+		r := c.post(body, sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "echo", "Content-Encoding", ce)
 		if r.status != http.StatusUnsupportedMediaType {
 			t.Errorf("POST with Content-Encoding: %s and a body gemgate reads as plain JSON: status %d, body %s; want 415", ce, r.status, r.body)
 		}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -45,8 +46,8 @@ func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *wire.Erro
 	if !g.closing.Load() {
 		return nil
 	}
-	// The worker the request would attach to (attachSessionless).
-	if g.pool.Serves(who, g.sessionlessProgram()) {
+	// The worker the request would attach to (sessionless.Program).
+	if g.pool.Serves(who, sessionless.Program(g.pool)) {
 		return nil
 	}
 	return wire.Overloaded(id, "the gateway is shutting down; try again (another replica will answer)", drainRetryAfter, nil)

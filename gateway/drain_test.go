@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"net/http"
 	"strings"
@@ -23,7 +24,7 @@ func TestDrainRules(t *testing.T) {
 	alice.open() // alice's worker runs here
 	st := alice.openStream()
 	// The demo speaks 2026-07-28, so alice's sessionless requests have a sessionless worker of
-	// their own (sessionless_worker.go): one sessionless request before the drain starts it.
+	// their own (sessionless/worker.go): one sessionless request before the drain starts it.
 	if r := f.client("alice-rw").sessionless(`"m0"`, "tools/list", nil); r.status != http.StatusOK {
 		t.Fatalf("sessionless request before the drain: %d %s", r.status, r.body)
 	}
@@ -209,7 +210,7 @@ func TestCloseAnswersCallsInFlight(t *testing.T) {
 			"params": map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 60, "progress": true}, "_meta": meta}})
 		return string(b)
 	}
-	sessionlessHeaders := []string{headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "slow"}
+	sessionlessHeaders := []string{sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "slow"}
 	tests := []struct {
 		name   string
 		start  func(c *client) (*http.Response, <-chan string)

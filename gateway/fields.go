@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 
@@ -74,12 +75,6 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 	return fieldsOf(m, params, meta, metaErr)
 }
 
-// sessionlessFields are readClientFields for a sessionless request: the same checks, in the same
-// order, on the same reading (Parse's, which checkSessionless took too).
-func sessionlessFields(m *jsonrpc.Message, _ *sessionlessChecks) (clientFields, *wire.Error) {
-	return readClientFields(m)
-}
-
 // fieldsOf is readClientFields past the reading of params and of params._meta (meta, or
 // metaErr when _meta could not be read: reported after the check of params' keys, as it
 // always was).
@@ -95,11 +90,11 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 	if metaErr != nil {
 		return f, fieldError(m, metaErr)
 	}
-	if err := meta.Exact("progressToken", metaProtocolVersion); err != nil {
+	if err := meta.Exact("progressToken", sessionless.MetaProtocolVersion); err != nil {
 		return f, fieldError(m, err)
 	}
 	f.progressToken, _ = meta.Raw("progressToken")
-	_, f.eraMeta = meta.Raw(metaProtocolVersion)
+	_, f.eraMeta = meta.Raw(sessionless.MetaProtocolVersion)
 
 	switch m.Method {
 	case "tools/call":

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"mime"
 	"net/http"
@@ -45,8 +46,8 @@ func repeatedHeader(h http.Header) *wire.Error {
 		}
 		code := int64(jsonrpc.CodeInvalidRequest)
 		switch {
-		case name == headerMethod || name == headerName || strings.HasPrefix(name, paramHeaderPrefix):
-			code = codeHeaderMismatch // a mirror of the body, which one value alone can match
+		case name == sessionless.HeaderMethod || name == sessionless.HeaderName || strings.HasPrefix(name, sessionless.ParamHeaderPrefix):
+			code = sessionless.CodeHeaderMismatch // a mirror of the body, which one value alone can match
 		case strings.HasPrefix(name, "Mcp-") || name == "Last-Event-Id" || name == "Origin" || name == "Content-Type" || name == "Content-Encoding":
 		default:
 			continue
@@ -182,7 +183,7 @@ func corsAllowHeaders(requested string) string {
 	out := corsHeaders
 	for name := range strings.SplitSeq(requested, ",") {
 		name = strings.TrimSpace(name)
-		if len(name) > len(paramHeaderPrefix) && strings.EqualFold(name[:len(paramHeaderPrefix)], paramHeaderPrefix) && isToken(name) {
+		if len(name) > len(sessionless.ParamHeaderPrefix) && strings.EqualFold(name[:len(sessionless.ParamHeaderPrefix)], sessionless.ParamHeaderPrefix) && isToken(name) {
 			out += ", " + name
 		}
 	}
@@ -226,7 +227,7 @@ func checkPostHeaders(r *http.Request) *wire.Error {
 // escape, no name twice, at most four. A charset must be UTF-8, which is how gemgate reads every body (RFC 8259 §8.1): a
 // reader in front that honours "charset=utf-16" reads another body.
 func contentTypeJSON(ct string) bool {
-	if !headerSafe(ct) {
+	if !sessionless.HeaderSafe(ct) {
 		return false
 	}
 	mt, params, _ := strings.Cut(ct, ";")

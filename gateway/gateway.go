@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -106,15 +107,13 @@ type Gateway struct {
 	starts   *limit.StartRate[owner] // nil: no rate
 	router   http.Handler
 
-	closing      atomic.Bool
-	notReadyLog  quietLog      // /readyz is anyone's to call: see quietLog
-	stopping     chan struct{} // closed when shutdown begins: streams end
-	stopOnce     sync.Once
-	stopReaper   func()               // ends the session reaper (sessions.Reap)
-	keepalive    *wire.KeepaliveClock // the keepalive comments of every stream
-	listens      listenCounter        // open subscriptions/listen streams per user
-	parks        parkTable            // sessionless calls waiting for their client's input (bridge.go)
-	paramSchemas paramSchemas         // tools' x-mcp-header bindings per worker (param_headers.go)
+	closing     atomic.Bool
+	notReadyLog quietLog      // /readyz is anyone's to call: see quietLog
+	stopping    chan struct{} // closed when shutdown begins: streams end
+	stopOnce    sync.Once
+	stopReaper  func()               // ends the session reaper (sessions.Reap)
+	keepalive   *wire.KeepaliveClock // the keepalive comments of every stream
+	sessionless *sessionless.Adapter // the 2026-07-28 era's requests
 
 	mu     sync.Mutex     // orders admit and endLater against Close
 	closed bool           // Close has begun: no session may be admitted, nor ended by endLater
@@ -162,6 +161,11 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.pool = p
 	g.trace = o.Trace.WithSecrets(p.RedactSecrets) // the caller's Tracer is left as it was
+	g.sessionless = sessionless.New(sessionless.Config{
+		Pool: p, Steps: sessionlessSteps{g}, Log: g.log, Legacy: supportedVersions,
+		InputRequiredTimeout: o.InputRequiredTimeout, Stopping: g.stopping,
+		WorkerRetryAfter: workerRetryAfter, ListenRetryAfter: sessionLimitRetryAfter,
+	})
 	g.router = g.requestDeadline(g.routes())
 	g.stopReaper = sessions.Reap(o.Lifetime.Tick, g.reap)
 	g.keepalive = wire.NewKeepaliveClock(cmp.Or(o.keepaliveInterval, wire.KeepaliveInterval))

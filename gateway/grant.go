@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
 
@@ -30,28 +29,6 @@ const kindGrant = "grant"
 // (the request meets that on its own). what names the request in the log.
 func (g *Gateway) grantRefusal(s *session, p auth.Principal, id json.RawMessage, what string) *wire.Error {
 	return g.refuseNarrowerGrant(s.member, p, id, what, s.log)
-}
-
-// parkedGrantRefusal is grantRefusal for the retry of a parked 2026-07-28 call (claims, its
-// state, verified and bound to this caller): the parked call stays parked, so that a retry
-// with a token granting the worker's scopes can still finish it before it times out.
-func (g *Gateway) parkedGrantRefusal(msg *jsonrpc.Message, p auth.Principal, claims stateClaims) *wire.Error {
-	m := g.parks.memberOf(claims.Park)
-	if m == nil {
-		return nil // gone: the resume answers that
-	}
-	return g.refuseNarrowerGrant(m, p, msg.ID, "a retry of "+quoteSafe(msg.Method),
-		g.sessionlessLog(p, m.WorkerID()))
-}
-
-// memberOf is the pool member of a parked call, without taking it; nil when it is not there.
-func (t *parkTable) memberOf(id string) *pool.Member {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p := t.calls[id]; p != nil {
-		return p.member
-	}
-	return nil
 }
 
 func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"slices"
 	"strings"
@@ -156,7 +157,7 @@ func TestNarrowerGrantRefusedAtParkedRetry(t *testing.T) {
 	admin, narrow := f.client("alice-admin"), f.client("alice-rw")
 	meta := func() map[string]any {
 		m := sessionlessMeta()
-		m[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+		m[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 		return m
 	}
 	if r := admin.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {

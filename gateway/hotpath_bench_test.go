@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"bytes"
-	"net/http"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,23 +32,12 @@ func legacyCallBody(n int) []byte {
 
 func sessionlessCallBody(n int) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + payload(n) +
-		`"},"_meta":{"` + metaProtocolVersion + `":"` + sessionlessVersion + `","` + metaClientCapabilities + `":{},"` +
-		metaClientInfo + `":{"name":"bench","version":"1"}}}}`)
+		`"},"_meta":{"` + sessionless.MetaProtocolVersion + `":"` + sessionless.Version + `","` + sessionless.MetaClientCapabilities + `":{},"` +
+		sessionless.MetaClientInfo + `":{"name":"bench","version":"1"}}}}`)
 }
 
 func workerAnswerLine(n int) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + payload(n) + `"}]}}`)
-}
-
-func sessionlessRequestFor(b *testing.B) *http.Request {
-	r, err := http.NewRequest(http.MethodPost, "http://gw.test/mcp", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.Header.Set(headerProtocolVersion, sessionlessVersion)
-	r.Header.Set(headerMethod, "tools/call")
-	r.Header.Set(headerName, "echo")
-	return r
 }
 
 // toWorker is what the pool and the worker do to a forwarded request: the worker's id in the
@@ -76,33 +65,6 @@ func BenchmarkForward(b *testing.B) {
 					b.Fatalf("fields %+v, %v", f, he)
 				}
 				if line := toWorker(msg, i); len(line) < sz.n {
-					b.Fatalf("%d bytes to the worker", len(line))
-				}
-			}
-		})
-		b.Run("sessionless/"+sz.name, func(b *testing.B) {
-			body := sessionlessCallBody(sz.n)
-			r := sessionlessRequestFor(b)
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for i := int64(0); b.Loop(); i++ {
-				msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if !isSessionless(r, msg) {
-					b.Fatal("not sessionless")
-				}
-				mr, he := checkSessionless(r, msg)
-				if he != nil {
-					b.Fatal(he)
-				}
-				f, he := sessionlessFields(msg, mr) // as sessionlessPost: on checkSessionless's reading
-				if he != nil || f.tool != "echo" {
-					b.Fatalf("fields %+v, %v", f, he)
-				}
-				fwd := legacyMessageOf(msg, mr.params)
-				if line := toWorker(fwd, i); len(line) < sz.n {
 					b.Fatalf("%d bytes to the worker", len(line))
 				}
 			}
@@ -145,7 +107,7 @@ func BenchmarkAnswer(b *testing.B) {
 					b.Fatal(err)
 				}
 				m.ID = clientID
-				resp := sessionlessResult("tools/call", m)
+				resp := (&sessionless.Wait{Method: "tools/call"}).Result(m)
 				if outcome := callOutcome("tools/call", resp); outcome != "ok" {
 					b.Fatalf("outcome %s", outcome)
 				}

@@ -5,6 +5,7 @@ package gateway
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,7 +24,7 @@ func idleListenOpener(t *testing.T) func(token string) {
 		n++
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L" + strconv.Itoa(n), "method": "subscriptions/listen",
 			"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
-		resp := dialRawAs(t, f, token).send(http.MethodPost, "", string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
+		resp := dialRawAs(t, f, token).send(http.MethodPost, "", string(body), sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "subscriptions/listen")
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("listen: %d", resp.StatusCode)
 		}
@@ -46,7 +47,7 @@ func idleListenOpener(t *testing.T) func(token string) {
 // TestIdleListenStackNeverDoubles is TestIdleStreamStackNeverDoubles for the 2026-07-28
 // era's idle stream: opening a subscriptions/listen stream (the era's checks, the attach to
 // the user's worker, the stream's first write) never grows the connection's goroutine past
-// the 8 KiB its wait keeps. A user may hold maxListensPerUser listen streams: four users'
+// the 8 KiB its wait keeps. A user may hold sessionless.MaxListensPerUser listen streams: four users'
 // are measured, after a first of each has started their workers.
 func TestIdleListenStackNeverDoubles(t *testing.T) {
 	open := idleListenOpener(t)
@@ -54,7 +55,7 @@ func TestIdleListenStackNeverDoubles(t *testing.T) {
 	for _, u := range users {
 		open(u) // the user's worker, and everything made once, before the measure
 	}
-	per := maxListensPerUser - 1
+	per := sessionless.MaxListensPerUser - 1
 	n := 0
 	step := func() { open(users[n/per]); n++ }
 	perStream, startSize := stacktest.PerCall(len(users)*per, step)

@@ -7,6 +7,7 @@ package gateway
 
 import (
 	"bufio"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"net"
 	"net/http"
@@ -51,8 +52,8 @@ func dialRawAs(t *testing.T, f *fixture, token string) *rawConn {
 func (rc *rawConn) write(method, session, body string, extra ...string) {
 	req := method + " /mcp HTTP/1.1\r\nHost: " + rc.addr + "\r\nAuthorization: Bearer " + rc.token + "\r\n" +
 		"Accept: application/json, text/event-stream\r\n"
-	if !slices.Contains(extra, headerProtocolVersion) {
-		extra = append(extra, headerProtocolVersion, "2025-06-18")
+	if !slices.Contains(extra, sessionless.HeaderProtocolVersion) {
+		extra = append(extra, sessionless.HeaderProtocolVersion, "2025-06-18")
 	}
 	if session != "" {
 		extra = append(extra, headerSessionID, session)

@@ -176,7 +176,7 @@ func negotiate(msg *jsonrpc.Message) (json.RawMessage, error) {
 		return value
 	})
 	if !params.Has("protocolVersion") {
-		out = addMember(out, "protocolVersion", string(latest))
+		out = wire.AddMember(out, "protocolVersion", string(latest))
 	}
 	return out, nil
 }

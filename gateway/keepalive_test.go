@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"net/http"
 	"strings"
@@ -97,7 +98,7 @@ func TestStreamsCarryKeepalives(t *testing.T) {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L-k", "method": "subscriptions/listen",
 			"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
 		// A client of its own: a 2026-07-28 request carries no session.
-		resp := f.client("alice-rw").postStreaming(ctx, string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
+		resp := f.client("alice-rw").postStreaming(ctx, string(body), sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "subscriptions/listen")
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("listen: %d", resp.StatusCode)

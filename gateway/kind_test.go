@@ -2,13 +2,12 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
 
@@ -46,53 +45,6 @@ func TestMessagesOfTheOtherKindAreRefused(t *testing.T) {
 	}
 }
 
-// An extensions object that names the tasks extension twice is refused: the edit that drops
-// the extension for the worker cannot read it, and the worker, which keeps the last of
-// duplicate keys, would see a client asking for tasks.
-func TestDuplicateTasksExtensionIsRefused(t *testing.T) {
-	for _, ext := range []string{
-		`{"` + tasksExtension + `":{},"` + tasksExtension + `":{}}`,
-		`{"other":{},"` + tasksExtension + `":{}}`,
-	} {
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami",` +
-			`"_meta":{"` + metaProtocolVersion + `":"` + sessionlessVersion + `",` +
-			`"` + metaClientCapabilities + `":{"extensions":` + ext + `},` +
-			`"` + metaClientInfo + `":{"name":"t","version":"1"}}}}`
-		msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
-		if err != nil {
-			t.Fatalf("parse: %v", err)
-		}
-		rp, err := readRequestParams(msg)
-		if err != nil {
-			t.Fatalf("readRequestParams: %v", err)
-		}
-		fwd, err := passMessageOf(msg, rp, false, "")
-		duplicate := strings.Count(ext, tasksExtension) == 2
-		switch {
-		case duplicate && err == nil:
-			t.Fatalf("named twice, passed on: %s", fwd.Params)
-		case !duplicate && err != nil:
-			t.Fatalf("named once: %v", err)
-		case !duplicate:
-			var p struct {
-				Meta map[string]json.RawMessage `json:"_meta"`
-			}
-			var caps struct {
-				Extensions map[string]json.RawMessage `json:"extensions"`
-			}
-			if err := json.Unmarshal(fwd.Params, &p); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(p.Meta[metaClientCapabilities], &caps); err != nil {
-				t.Fatal(err)
-			}
-			if _, ok := caps.Extensions[tasksExtension]; ok || len(caps.Extensions) != 1 {
-				t.Fatalf("named once: forwarded %s, want the other extension alone", fwd.Params)
-			}
-		}
-	}
-}
-
 // A message in a session whose _meta names the 2026-07-28 protocol version is refused: the
 // worker (the go-sdk's server decides per request) would take it as a sessionless request,
 // with none of gemgate's checks of that era, while gemgate reads it as the session's.
@@ -101,8 +53,8 @@ func TestSessionMessageOfTheOtherEraIsRefused(t *testing.T) {
 	c := f.client("alice-rw")
 	c.open()
 	for _, meta := range []string{
-		`{"` + metaProtocolVersion + `":"` + sessionlessVersion + `"}`,
-		`{"progressToken":1,"` + metaProtocolVersion + `":"2025-06-18"}`,
+		`{"` + sessionless.MetaProtocolVersion + `":"` + sessionless.Version + `"}`,
+		`{"progressToken":1,"` + sessionless.MetaProtocolVersion + `":"2025-06-18"}`,
 	} {
 		r := c.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":` + meta + `}}`)
 		if r.status != http.StatusBadRequest || !bytes.Contains(r.body, []byte(`"code":-32600`)) {
@@ -120,7 +72,7 @@ func TestSessionMessageOfTheOtherEraIsRefused(t *testing.T) {
 func TestEraMetaOutsideASession(t *testing.T) {
 	f := newFixture(t)
 	c := f.client("alice-rw")
-	meta := `{"` + metaProtocolVersion + `":"2025-06-18"}`
+	meta := `{"` + sessionless.MetaProtocolVersion + `":"2025-06-18"}`
 	r := c.post(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":` + meta + `}}`)
 	if m := r.only(t); r.status != http.StatusOK || m.Error == nil || !bytes.Contains(m.Error, []byte("use initialize")) {
 		t.Fatalf("server/discover without a session: status %d, body %s; want the fall-back answer", r.status, r.body)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
 
@@ -30,15 +31,13 @@ func TestListenPanicGivesBackItsSlot(t *testing.T) {
 	c := f.client("alice-rw")
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
 		"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
-	for n := range maxListensPerUser + 1 {
-		r := c.post(string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
+	for n := range sessionless.MaxListensPerUser + 1 {
+		r := c.post(string(body), sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "subscriptions/listen")
 		if r.status != http.StatusInternalServerError {
 			t.Fatalf("listen %d: status %d, want 500: %s", n, r.status, r.body)
 		}
 	}
-	f.gw.listens.mu.Lock()
-	held := f.gw.listens.n[ownerOf(tokens["alice-rw"])]
-	f.gw.listens.mu.Unlock()
+	held := f.gw.sessionless.Listens()
 	if held != 0 {
 		t.Fatalf("%d listen slots held after the panics, want 0", held)
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func TestListenStreamHoldsNoToken(t *testing.T) {
 		"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	resp := c.postStreaming(ctx, string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
+	resp := c.postStreaming(ctx, string(body), sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "subscriptions/listen")
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("listen: %d", resp.StatusCode)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestToolNameWithLoneSurrogateIsRefused(t *testing.T) {
 	}
 	for _, name := range []string{`echo\ud800`, `\udc00echo`, `ec\ud83dho`} {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{"text":"ran"},"_meta":` + string(meta) + `}}`
-		r := c.post(body, headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "=?base64?ZWNob++/vQ==?=")
+		r := c.post(body, sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "=?base64?ZWNob++/vQ==?=")
 		if r.status != http.StatusBadRequest || len(r.msgs) != 1 || rpcError(t, r.only(t)).Code != jsonrpc.CodeInvalidParams ||
 			!strings.Contains(rpcError(t, r.only(t)).Message, "surrogate") || strings.Contains(string(r.body), "ran") {
 			t.Errorf("tools/call named %q: status %d, body %s; want 400 with %d (invalid params), nothing run", name, r.status, r.body, jsonrpc.CodeInvalidParams)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestMcpNameRawUTF8FromGoSDKClientIsNotAMismatch(t *testing.T) {
 		// c.sessionless sets Mcp-Name to the body's value as it is: what the go-sdk client sends.
 		r := c.sessionless(string(rune('1'+i)), tc.method, tc.params)
 		if r.status == http.StatusBadRequest && len(r.msgs) == 1 && r.msgs[0].Error != nil &&
-			rpcError(t, r.msgs[0]).Code == codeHeaderMismatch {
+			rpcError(t, r.msgs[0]).Code == sessionless.CodeHeaderMismatch {
 			t.Errorf("%s with a non-ASCII name, Mcp-Name raw as the go-sdk client sends it: status %d, body %s; want no header mismatch",
 				tc.method, r.status, r.body)
 		}

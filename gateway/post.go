@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"os"
@@ -71,7 +72,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 
 // postMessage decides the message's era, once, and hands it to that era's adapter: a
 // message without Mcp-Session-Id that names 2026-07-28 (isSessionless) is sessionless
-// (sessionlessPost); any other is initialize or a session's (sessionPost). A request whose
+// (sessionless.Adapter.Post); any other is initialize or a session's (sessionPost). A request whose
 // token lacks a required scope is refused first, in either era (see Options.Authenticate).
 func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
 	p, _ := auth.PrincipalFrom(r.Context())
@@ -79,8 +80,8 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	if msg.IsRequest() && len(decided.Missing()) > 0 {
 		return g.insufficientScope(msg.ID, decided, decided.Missing(), "forbidden", "missing required scopes")
 	}
-	if isSessionless(r, msg) {
-		return g.sessionlessPost(w, r, msg, p, decided)
+	if sessionless.Is(r, msg) {
+		return g.sessionless.Post(w, r, msg, p, decided)
 	}
 	return g.sessionPost(w, r, msg, p, decided)
 }
@@ -213,7 +214,7 @@ func checkKind(msg *jsonrpc.Message) *wire.Error {
 // of gemgate's checks of that era, while gemgate reads it as the session's.
 func eraMetaError(msg *jsonrpc.Message) *wire.Error {
 	return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
-		Message: "params._meta names " + metaProtocolVersion + ", which no message of a session carries: " +
+		Message: "params._meta names " + sessionless.MetaProtocolVersion + ", which no message of a session carries: " +
 			"a 2026-07-28 request goes without Mcp-Session-Id, with MCP-Protocol-Version: 2026-07-28"}
 }
 
@@ -340,7 +341,7 @@ func isToolError(result json.RawMessage) bool {
 	// Most results say nothing of isError; a 1 MiB answer need not be decoded to learn that.
 	// Not a search for the exact text: a key spelled in escapes or in another case is the
 	// same member to encoding/json, which the decision below and the Go clients read with.
-	if !mayHaveKey(result, "isError") {
+	if !wire.MayHaveKey(result, "isError") {
 		return false
 	}
 	var r struct {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"log/slog"
 	"net/http"
@@ -39,7 +40,7 @@ func legacyCallRequest(tb testing.TB, h http.Handler) func() *http.Request {
 	return func() *http.Request {
 		r := benchRequest(body)
 		r.Header.Set(headerSessionID, sid)
-		r.Header.Set(headerProtocolVersion, "2025-06-18")
+		r.Header.Set(sessionless.HeaderProtocolVersion, "2025-06-18")
 		return r
 	}
 }
@@ -47,9 +48,9 @@ func legacyCallRequest(tb testing.TB, h http.Handler) func() *http.Request {
 // sessionlessCallRequest is a sessionless tools/call echo request of 100 bytes.
 func sessionlessCallRequest() *http.Request {
 	r := benchRequest(sessionlessCallBody(100))
-	r.Header.Set(headerProtocolVersion, sessionlessVersion)
-	r.Header.Set(headerMethod, "tools/call")
-	r.Header.Set(headerName, "echo")
+	r.Header.Set(sessionless.HeaderProtocolVersion, sessionless.Version)
+	r.Header.Set(sessionless.HeaderMethod, "tools/call")
+	r.Header.Set(sessionless.HeaderName, "echo")
 	return r
 }
 
@@ -130,7 +131,7 @@ func benchOpen(b testing.TB, h http.Handler) string {
 	}
 	r := benchRequest([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	r.Header.Set(headerSessionID, sid)
-	r.Header.Set(headerProtocolVersion, "2025-06-18")
+	r.Header.Set(sessionless.HeaderProtocolVersion, "2025-06-18")
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	if w.Code != http.StatusAccepted {

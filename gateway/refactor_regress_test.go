@@ -38,7 +38,7 @@ func TestAttachFailureOfNoKnownKindIs503(t *testing.T) {
 	if he.Status != http.StatusServiceUnavailable || he.Header.Get("Retry-After") == "" {
 		t.Errorf("initialize: %d %q (Retry-After %q), want 503 with Retry-After", he.Status, he.Message, he.Header.Get("Retry-After"))
 	}
-	if !errors.As(sessionlessAttachError(msg, unnamed), &he) {
+	if !errors.As(attachFailed(msg.ID, unnamed), &he) { // the adapter answers through Steps.AttachError
 		t.Fatal("sessionless: no refusal")
 	}
 	if he.Status != http.StatusServiceUnavailable || he.Header.Get("Retry-After") == "" {

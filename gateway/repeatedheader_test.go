@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"net/http"
 	"testing"
@@ -19,7 +20,7 @@ func TestRepeatedHeadersAreRefused(t *testing.T) {
 	c := f.client("alice-rw")
 	c.open()
 	legacy := rpcBody("5", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}})
-	sessionless, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+	slBody, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 		"params": map[string]any{"name": "whoami", "arguments": map[string]any{}, "_meta": sessionlessMeta()}})
 	send := func(t *testing.T, method, body string, set map[string]string, twice string, values ...string) (int, []byte) {
 		t.Helper()
@@ -50,8 +51,8 @@ func TestRepeatedHeadersAreRefused(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, b
 	}
-	legacyHeaders := map[string]string{headerSessionID: c.session, headerProtocolVersion: "2025-06-18"}
-	sessionlessHeaders := map[string]string{headerProtocolVersion: sessionlessVersion, headerMethod: "tools/call", headerName: "whoami"}
+	legacyHeaders := map[string]string{headerSessionID: c.session, sessionless.HeaderProtocolVersion: "2025-06-18"}
+	sessionlessHeaders := map[string]string{sessionless.HeaderProtocolVersion: sessionless.Version, sessionless.HeaderMethod: "tools/call", sessionless.HeaderName: "whoami"}
 	tests := []struct {
 		name, method, body string
 		set                map[string]string
@@ -61,13 +62,13 @@ func TestRepeatedHeadersAreRefused(t *testing.T) {
 	}{
 		{"Mcp-Session-Id", http.MethodPost, legacy, legacyHeaders, headerSessionID, []string{c.session, "other"}, jsonrpc.CodeInvalidRequest},
 		{"Mcp-Session-Id, both the same", http.MethodPost, legacy, legacyHeaders, headerSessionID, []string{c.session, c.session}, jsonrpc.CodeInvalidRequest},
-		{"Mcp-Protocol-Version", http.MethodPost, legacy, legacyHeaders, headerProtocolVersion, []string{"2025-06-18", "2025-03-26"}, jsonrpc.CodeInvalidRequest},
+		{"Mcp-Protocol-Version", http.MethodPost, legacy, legacyHeaders, sessionless.HeaderProtocolVersion, []string{"2025-06-18", "2025-03-26"}, jsonrpc.CodeInvalidRequest},
 		{"Content-Type", http.MethodPost, legacy, legacyHeaders, "Content-Type", []string{"application/json", "text/plain"}, jsonrpc.CodeInvalidRequest},
 		{"Content-Type, both the same", http.MethodPost, legacy, legacyHeaders, "Content-Type", []string{"application/json", "application/json"}, jsonrpc.CodeInvalidRequest},
 		{"Last-Event-ID", http.MethodGet, "", legacyHeaders, "Last-Event-ID", []string{"1", "2"}, jsonrpc.CodeInvalidRequest},
-		{"Mcp-Name", http.MethodPost, string(sessionless), sessionlessHeaders, headerName, []string{"whoami", "delete_note"}, codeHeaderMismatch},
-		{"Mcp-Method", http.MethodPost, string(sessionless), sessionlessHeaders, headerMethod, []string{"tools/call", "tools/list"}, codeHeaderMismatch},
-		{"Mcp-Param-*", http.MethodPost, string(sessionless), sessionlessHeaders, paramHeaderPrefix + "Region", []string{"a", "b"}, codeHeaderMismatch},
+		{"Mcp-Name", http.MethodPost, string(slBody), sessionlessHeaders, sessionless.HeaderName, []string{"whoami", "delete_note"}, sessionless.CodeHeaderMismatch},
+		{"Mcp-Method", http.MethodPost, string(slBody), sessionlessHeaders, sessionless.HeaderMethod, []string{"tools/call", "tools/list"}, sessionless.CodeHeaderMismatch},
+		{"Mcp-Param-*", http.MethodPost, string(slBody), sessionlessHeaders, sessionless.ParamHeaderPrefix + "Region", []string{"a", "b"}, sessionless.CodeHeaderMismatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +90,7 @@ func TestRepeatedHeadersAreRefused(t *testing.T) {
 	for name, tt := range map[string]struct {
 		body string
 		set  map[string]string
-	}{"legacy": {legacy, legacyHeaders}, "sessionless": {string(sessionless), sessionlessHeaders}} {
+	}{"legacy": {legacy, legacyHeaders}, "sessionless": {string(slBody), sessionlessHeaders}} {
 		if status, body := send(t, http.MethodPost, tt.body, tt.set, "X-Trace-Note", "a", "b"); status != http.StatusOK {
 			t.Fatalf("%s, each header once: status %d, body %.200s", name, status, body)
 		}

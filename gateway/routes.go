@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -59,7 +60,7 @@ func (g *Gateway) chiRoutes(mcp http.Handler) http.Handler {
 // mcpEndpoint is the MCP endpoint: CORS, the refusal trace, the bearer token and the Origin
 // gate in front of every method, then the method's handler.
 func (g *Gateway) mcpEndpoint() http.Handler {
-	get, del := g.legacyOnly(g.handleGet), g.legacyOnly(g.handleDelete)
+	get, del := sessionless.LegacyOnly(g.handleGet), sessionless.LegacyOnly(g.handleDelete)
 	methods := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodPost:

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,8 +25,8 @@ func chiOnlyRoutes(g *Gateway) http.Handler {
 	r.Route(g.opts.MCPPath, func(r chi.Router) {
 		r.Use(g.cors, g.traceRefused, g.opts.Authenticate, g.originGate)
 		r.Post("/", g.handlePost)
-		r.Get("/", g.legacyOnly(g.handleGet))
-		r.Delete("/", g.legacyOnly(g.handleDelete))
+		r.Get("/", sessionless.LegacyOnly(g.handleGet))
+		r.Delete("/", sessionless.LegacyOnly(g.handleDelete))
 		r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Allow", "GET, POST, DELETE")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -51,7 +52,7 @@ func TestDirectEntryRoutesAsChi(t *testing.T) {
 	methods := []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodOptions, http.MethodHead, http.MethodPut, "PATCH", "FOO"}
 	type variant struct{ token, origin, session, version string }
 	variants := []variant{{}, {token: "alice-rw"}, {token: "alice-rw", session: "no-such-session"},
-		{token: "alice-rw", version: sessionlessVersion}, {token: "alice-rw", origin: "http://evil.example"},
+		{token: "alice-rw", version: sessionless.Version}, {token: "alice-rw", origin: "http://evil.example"},
 		{origin: "http://127.0.0.1"}, {token: "forged"}}
 	n := 0
 	for _, p := range paths {
@@ -80,7 +81,7 @@ func TestDirectEntryRoutesAsChi(t *testing.T) {
 						r.Header.Set(headerSessionID, v.session)
 					}
 					if v.version != "" {
-						r.Header.Set(headerProtocolVersion, v.version)
+						r.Header.Set(sessionless.HeaderProtocolVersion, v.version)
 					}
 					return r
 				}

@@ -2,61 +2,14 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
-
-// A hostile client's request to a sessionless worker, through every check gemgate makes
-// before passMessage: a case variant of the client capabilities' tasks (or of extensions,
-// which holds the tasks extension) is let through and forwarded, although gemgate refuses a
-// case variant of the task parameter itself because "a worker reading keys without regard
-// to case would take a variant it let through for the real one" (bridge_resume.go). Such a
-// worker then answers with a task gemgate refuses as malformed, while the tool runs on.
-func TestAttackPassMessageTasksCapabilityInAnotherCase(t *testing.T) {
-	for name, caps := range map[string]string{
-		"Tasks":      `{"Tasks":{}}`,
-		"Extensions": `{"Extensions":{"io.modelcontextprotocol/tasks":{}}}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{` +
-				`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps +
-				`,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}`
-			msg, err := jsonrpc.Parse([]byte(body), jsonrpc.Options{Client: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-			r.Header.Set(headerProtocolVersion, sessionlessVersion)
-			r.Header.Set(headerMethod, "tools/call")
-			r.Header.Set(headerName, "slow")
-			// A refusal at any check before passMessage would be the fix: the attack ends there.
-			if _, he := checkSessionless(r, msg); he != nil {
-				return
-			}
-			if _, he := readClientFields(msg); he != nil {
-				return
-			}
-			if _, _, err := requestStateOf(msg); err != nil {
-				return
-			}
-			out, err := passMessage(msg, false, "")
-			if err != nil {
-				return // refused: holds
-			}
-			p := strings.ToLower(string(out.Params))
-			if strings.Contains(p, `"tasks"`) || strings.Contains(p, tasksExtension) {
-				t.Errorf("a case variant of the tasks capability reached the sessionless worker: %s", out.Params)
-			}
-		})
-	}
-}
 
 // A call parked by the input-required bridge (a legacy worker program) is resumed by a retry
 // whose token no longer carries the scope a policy rule requires for the tool: only the
@@ -85,7 +38,7 @@ func TestAttackBridgeRetryWithoutRuleScope(t *testing.T) {
 	admin, plain := f.client("alice-admin"), f.client("alice-rw")
 	meta := func() map[string]any {
 		m := sessionlessMeta()
-		m[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+		m[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 		return m
 	}
 	if r := admin.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,9 +17,9 @@ import (
 // sessionlessMeta is the _meta a 2026-07-28 client sends with every request.
 func sessionlessMeta() map[string]any {
 	return map[string]any{
-		metaProtocolVersion:    sessionlessVersion,
-		metaClientCapabilities: map[string]any{},
-		metaClientInfo:         map[string]any{"name": "test", "version": "1"},
+		sessionless.MetaProtocolVersion:    sessionless.Version,
+		sessionless.MetaClientCapabilities: map[string]any{},
+		sessionless.MetaClientInfo:         map[string]any{"name": "test", "version": "1"},
 	}
 }
 
@@ -36,12 +37,12 @@ func (c *client) sessionless(id, method string, params map[string]any, header ..
 	if err != nil {
 		c.f.t.Fatal(err)
 	}
-	h := []string{headerProtocolVersion, sessionlessVersion, headerMethod, method}
+	h := []string{sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, method}
 	if name, ok := params["name"].(string); ok {
-		h = append(h, headerName, name)
+		h = append(h, sessionless.HeaderName, name)
 	}
 	if uri, ok := params["uri"].(string); ok {
-		h = append(h, headerName, uri)
+		h = append(h, sessionless.HeaderName, uri)
 	}
 	return c.post(string(body), append(h, header...)...)
 }
@@ -72,26 +73,26 @@ func TestSessionlessRequestChecks(t *testing.T) {
 		code   int64
 	}{
 		{"missing _meta", "server/discover", map[string]any{"_meta": nil}, nil, 400, jsonrpc.CodeInvalidParams},
-		{"missing protocolVersion", "server/discover", map[string]any{"_meta": meta(metaProtocolVersion)}, nil, 400, jsonrpc.CodeInvalidParams},
-		{"missing clientCapabilities", "server/discover", map[string]any{"_meta": meta(metaClientCapabilities)}, nil, 400, jsonrpc.CodeInvalidParams},
-		{"clientCapabilities not an object", "server/discover", map[string]any{"_meta": meta("", metaClientCapabilities, "x")}, nil, 400, jsonrpc.CodeInvalidParams},
-		{"clientInfo not an object", "server/discover", map[string]any{"_meta": meta("", metaClientInfo, 3)}, nil, 400, jsonrpc.CodeInvalidParams},
-		{"header missing", "server/discover", nil, []string{headerProtocolVersion, ""}, 400, codeHeaderMismatch},
-		{"header differs from _meta", "server/discover", map[string]any{"_meta": meta("", metaProtocolVersion, "v999.0.0")}, nil, 400, codeHeaderMismatch},
-		{"unsupported version", "server/discover", map[string]any{"_meta": meta("", metaProtocolVersion, "v999.0.0")}, []string{headerProtocolVersion, "v999.0.0"}, 400, codeUnsupportedVersion},
+		{"missing protocolVersion", "server/discover", map[string]any{"_meta": meta(sessionless.MetaProtocolVersion)}, nil, 400, jsonrpc.CodeInvalidParams},
+		{"missing clientCapabilities", "server/discover", map[string]any{"_meta": meta(sessionless.MetaClientCapabilities)}, nil, 400, jsonrpc.CodeInvalidParams},
+		{"clientCapabilities not an object", "server/discover", map[string]any{"_meta": meta("", sessionless.MetaClientCapabilities, "x")}, nil, 400, jsonrpc.CodeInvalidParams},
+		{"clientInfo not an object", "server/discover", map[string]any{"_meta": meta("", sessionless.MetaClientInfo, 3)}, nil, 400, jsonrpc.CodeInvalidParams},
+		{"header missing", "server/discover", nil, []string{sessionless.HeaderProtocolVersion, ""}, 400, sessionless.CodeHeaderMismatch},
+		{"header differs from _meta", "server/discover", map[string]any{"_meta": meta("", sessionless.MetaProtocolVersion, "v999.0.0")}, nil, 400, sessionless.CodeHeaderMismatch},
+		{"unsupported version", "server/discover", map[string]any{"_meta": meta("", sessionless.MetaProtocolVersion, "v999.0.0")}, []string{sessionless.HeaderProtocolVersion, "v999.0.0"}, 400, sessionless.CodeUnsupportedVersion},
 		{"initialize removed", "initialize", nil, nil, 404, jsonrpc.CodeMethodNotFound},
 		{"ping removed", "ping", nil, nil, 404, jsonrpc.CodeMethodNotFound},
 		{"logging/setLevel removed", "logging/setLevel", nil, nil, 404, jsonrpc.CodeMethodNotFound},
 		{"resources/subscribe removed", "resources/subscribe", map[string]any{"uri": "x"}, nil, 404, jsonrpc.CodeMethodNotFound},
 		{"unknown method", "unknown/method", nil, nil, 404, jsonrpc.CodeMethodNotFound},
-		{"Mcp-Method missing", "tools/list", nil, []string{headerMethod, ""}, 400, codeHeaderMismatch},
-		{"Mcp-Method differs", "tools/list", nil, []string{headerMethod, "prompts/list"}, 400, codeHeaderMismatch},
-		{"Mcp-Name missing", "tools/call", map[string]any{"name": "whoami"}, []string{headerName, ""}, 400, codeHeaderMismatch},
+		{"Mcp-Method missing", "tools/list", nil, []string{sessionless.HeaderMethod, ""}, 400, sessionless.CodeHeaderMismatch},
+		{"Mcp-Method differs", "tools/list", nil, []string{sessionless.HeaderMethod, "prompts/list"}, 400, sessionless.CodeHeaderMismatch},
+		{"Mcp-Name missing", "tools/call", map[string]any{"name": "whoami"}, []string{sessionless.HeaderName, ""}, 400, sessionless.CodeHeaderMismatch},
 		// The header may name a read-only tool while the body calls a mutating one: refused
 		// before the policy ever looks.
-		{"Mcp-Name differs", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{}}, []string{headerName, "whoami"}, 400, codeHeaderMismatch},
-		{"Mcp-Name base64 differs", "tools/call", map[string]any{"name": "delete_note"}, []string{headerName, "=?base64?d2hvYW1p?="}, 400, codeHeaderMismatch},
-		{"Mcp-Name bad base64", "tools/call", map[string]any{"name": "whoami"}, []string{headerName, "=?base64?***?="}, 400, codeHeaderMismatch},
+		{"Mcp-Name differs", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{}}, []string{sessionless.HeaderName, "whoami"}, 400, sessionless.CodeHeaderMismatch},
+		{"Mcp-Name base64 differs", "tools/call", map[string]any{"name": "delete_note"}, []string{sessionless.HeaderName, "=?base64?d2hvYW1p?="}, 400, sessionless.CodeHeaderMismatch},
+		{"Mcp-Name bad base64", "tools/call", map[string]any{"name": "whoami"}, []string{sessionless.HeaderName, "=?base64?***?="}, 400, sessionless.CodeHeaderMismatch},
 		{"_meta key in another case", "server/discover", map[string]any{"_meta": meta("", "io.modelcontextprotocol/ProtocolVersion", "x")}, nil, 400, jsonrpc.CodeInvalidRequest},
 	}
 	for i, tc := range tests {
@@ -119,8 +120,8 @@ func TestSessionlessRequestChecks(t *testing.T) {
 func TestSessionlessUnsupportedVersionData(t *testing.T) {
 	f := newSessionlessFixture(t)
 	m := sessionlessMeta()
-	m[metaProtocolVersion] = "v999.0.0"
-	r := f.client("alice-rw").sessionless("7", "server/discover", map[string]any{"_meta": m}, headerProtocolVersion, "v999.0.0")
+	m[sessionless.MetaProtocolVersion] = "v999.0.0"
+	r := f.client("alice-rw").sessionless("7", "server/discover", map[string]any{"_meta": m}, sessionless.HeaderProtocolVersion, "v999.0.0")
 	var e struct {
 		Data struct {
 			Supported []string `json:"supported"`
@@ -130,7 +131,7 @@ func TestSessionlessUnsupportedVersionData(t *testing.T) {
 	if err := json.Unmarshal(r.only(t).Error, &e); err != nil {
 		t.Fatal(err)
 	}
-	if e.Data.Requested != "v999.0.0" || len(e.Data.Supported) == 0 || e.Data.Supported[0] != sessionlessVersion {
+	if e.Data.Requested != "v999.0.0" || len(e.Data.Supported) == 0 || e.Data.Supported[0] != sessionless.Version {
 		t.Errorf("data %+v", e.Data)
 	}
 }
@@ -156,13 +157,13 @@ func TestSessionlessDiscover(t *testing.T) {
 	if err := json.Unmarshal(r.only(t).Result, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.SupportedVersions) == 0 || res.SupportedVersions[0] != sessionlessVersion {
+	if len(res.SupportedVersions) == 0 || res.SupportedVersions[0] != sessionless.Version {
 		t.Errorf("supportedVersions %v", res.SupportedVersions)
 	}
 	if _, ok := res.Capabilities["tools"]; !ok {
 		t.Errorf("capabilities %v lack the worker's tools", res.Capabilities)
 	}
-	if res.Meta[metaServerInfo].Name == "" || res.ResultType != "complete" || res.CacheScope != "private" || res.TTLMs == nil {
+	if res.Meta[sessionless.MetaServerInfo].Name == "" || res.ResultType != "complete" || res.CacheScope != "private" || res.TTLMs == nil {
 		t.Errorf("discover result %s", r.only(t).Result)
 	}
 }
@@ -246,7 +247,7 @@ func TestSessionlessWorkerGetsSessionlessRequests(t *testing.T) {
 		t.Fatalf("write_note: %s", r.body)
 	}
 	meta := sessionlessMeta()
-	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	meta[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 	r := c.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta})
 	var res struct {
 		ResultType    string                     `json:"resultType"`
@@ -256,7 +257,7 @@ func TestSessionlessWorkerGetsSessionlessRequests(t *testing.T) {
 		t.Fatalf("delete_note: %s, want the worker's own input key confirm_delete", r.body)
 	}
 	meta2 := sessionlessMeta()
-	meta2[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	meta2[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 	r = c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta2,
 		"inputResponses": map[string]any{"confirm_delete": map[string]any{"action": "accept", "content": map[string]any{}}}})
 	if r.status != http.StatusOK || !strings.Contains(toolText(t, r.only(t)), "deleted") {
@@ -267,7 +268,7 @@ func TestSessionlessWorkerGetsSessionlessRequests(t *testing.T) {
 	}
 	started := 0
 	for _, rec := range f.log.records(t) {
-		if rec["msg"] == "worker started" && rec["protocol_version"] == sessionlessVersion {
+		if rec["msg"] == "worker started" && rec["protocol_version"] == sessionless.Version {
 			started++
 		}
 	}
@@ -285,7 +286,7 @@ func TestSessionlessGetDelete405(t *testing.T) {
 	f := newSessionlessFixture(t)
 	c := f.client("alice-rw")
 	for _, m := range []string{http.MethodGet, http.MethodDelete} {
-		r := c.refused(t, m+" naming 2026-07-28", m, "", headerProtocolVersion, sessionlessVersion)
+		r := c.refused(t, m+" naming 2026-07-28", m, "", sessionless.HeaderProtocolVersion, sessionless.Version)
 		if r.status != http.StatusMethodNotAllowed {
 			t.Errorf("%s: %d, want 405", m, r.status)
 		}
@@ -306,7 +307,7 @@ func TestSessionlessListen(t *testing.T) {
 	open := func(id string, filter map[string]any) *bufio.Reader {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "subscriptions/listen",
 			"params": map[string]any{"_meta": sessionlessMeta(), "notifications": filter}})
-		resp := c.postStreaming(ctx, string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
+		resp := c.postStreaming(ctx, string(body), sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "subscriptions/listen")
 		t.Cleanup(func() { resp.Body.Close() })
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 			t.Fatalf("listen: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -339,7 +340,7 @@ func TestSessionlessListen(t *testing.T) {
 		t.Fatalf("toggle: %s", r.body)
 	}
 	m := next(tools)
-	if m.Method != "notifications/tools/list_changed" || !strings.Contains(string(m.Params), `"`+metaSubscriptionID+`":"L1"`) {
+	if m.Method != "notifications/tools/list_changed" || !strings.Contains(string(m.Params), `"`+sessionless.MetaSubscriptionID+`":"L1"`) {
 		t.Fatalf("got %s", m.Encode())
 	}
 }
@@ -388,7 +389,7 @@ func TestSessionlessInputRequiredTimeout(t *testing.T) {
 	})
 	c := f.client("alice-rw")
 	meta := sessionlessMeta()
-	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	meta[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 	if r := c.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
 		t.Fatalf("write_note: %s", r.body)
 	}
@@ -406,12 +407,10 @@ func TestSessionlessInputRequiredTimeout(t *testing.T) {
 		key = k
 	}
 	eventually(t, 10*time.Second, "the parked call to time out", func() bool {
-		f.gw.parks.mu.Lock()
-		defer f.gw.parks.mu.Unlock()
-		return len(f.gw.parks.calls) == 0
+		return f.gw.sessionless.Parked() == 0
 	})
 	meta2 := sessionlessMeta()
-	meta2[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	meta2[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 	r = c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta2,
 		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{}}}, "requestState": res.RequestState})
 	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "no waiting call") {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"runtime"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestSessionlessCallerRequestFloodIsBounded(t *testing.T) {
 	c := f.client("alice-rw")
 	base := runtime.NumGoroutine()
 	meta := sessionlessMeta()
-	meta[metaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	meta[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
 	r := c.sessionless("1", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}, "_meta": meta})
 	var res struct {
 		ResultType string `json:"resultType"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -55,7 +56,7 @@ type watchedGet struct {
 
 func (tw *tokenWatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	vals := r.Header["Authorization"]
-	stream := r.Method == http.MethodGet || r.Header.Get(headerMethod) == "subscriptions/listen"
+	stream := r.Method == http.MethodGet || r.Header.Get(sessionless.HeaderMethod) == "subscriptions/listen"
 	if !stream || len(vals) != 1 || !strings.HasSuffix(vals[0], longToken) {
 		tw.next.ServeHTTP(w, r)
 		return

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"net/http"
 	"testing"
@@ -72,7 +73,7 @@ func TestListenEndsWhenItsTokenIsNoLongerAccepted(t *testing.T) {
 	defer cancel()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L1", "method": "subscriptions/listen",
 		"params": map[string]any{"_meta": sessionlessMeta(), "notifications": map[string]any{"toolsListChanged": true}}})
-	resp := c.postStreaming(ctx, string(body), headerProtocolVersion, sessionlessVersion, headerMethod, "subscriptions/listen")
+	resp := c.postStreaming(ctx, string(body), sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "subscriptions/listen")
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("listen: %d", resp.StatusCode)

@@ -30,7 +30,7 @@ const (
 // toolCall is a tools/call for the policy to decide on, in either era.
 type toolCall struct {
 	member *pool.Member
-	log    *slog.Logger // the caller's: a session's, or sessionlessLog
+	log    *slog.Logger // the caller's: a session's, or the sessionless adapter's requestLog
 	id     json.RawMessage
 	access policy.Access
 	name   string // the body's params.name, read strictly

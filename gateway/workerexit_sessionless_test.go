@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"syscall"
@@ -35,7 +36,7 @@ func sessionlessCallWorkerDies(t *testing.T, onExit string) {
 	go func() {
 		defer close(done)
 		resp, lines = rawStream(t, f.client("alice-rw"), http.MethodPost, string(b),
-			headerProtocolVersion, sessionlessVersion, headerMethod, "tools/call", headerName, "slow", "Accept", "application/json")
+			sessionless.HeaderProtocolVersion, sessionless.Version, sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "slow", "Accept", "application/json")
 	}()
 	eventually(t, 10*time.Second, "the call to reach the worker", func() bool {
 		for _, rec := range f.log.records(t) {

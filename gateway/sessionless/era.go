@@ -1,13 +1,16 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"strings"
 
+	"github.com/gemgate/gemgate/gateway/wire"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // The 2026-07-28 revision is sessionless: every request names its protocol
@@ -17,32 +20,31 @@ import (
 // one gets the spec's UnsupportedProtocolVersion answer). initialize and session ids stay
 // legacy.
 
-// sessionlessVersion is the sessionless revision gemgate serves.
-const sessionlessVersion = "2026-07-28"
-
-// servedVersions are every revision gemgate serves on its endpoint, newest first: the sessionless
-// one per request, the legacy ones through initialize.
-var servedVersions = append([]string{sessionlessVersion}, supportedVersions...)
+// Version is the sessionless revision gemgate serves.
+const Version = "2026-07-28"
 
 // _meta keys of the sessionless era (basic/index.mdx).
 const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	metaLogLevel           = "io.modelcontextprotocol/logLevel"
-	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
-	metaPrefix             = "io.modelcontextprotocol/"
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	MetaPrefix             = "io.modelcontextprotocol/"
 )
 
 // Error codes of the sessionless era (basic/index.mdx, Error Codes).
 const (
-	codeHeaderMismatch             = -32020
-	codeMissingCapability          = -32021
-	codeUnsupportedVersion         = -32022
-	headerMethod                   = "Mcp-Method"
-	headerName                     = "Mcp-Name"
-	headerProtocolVersion          = "Mcp-Protocol-Version"
+	CodeHeaderMismatch     = -32020
+	CodeMissingCapability  = -32021
+	CodeUnsupportedVersion = -32022
+	HeaderMethod           = "Mcp-Method"
+	HeaderName             = "Mcp-Name"
+	HeaderProtocolVersion  = "Mcp-Protocol-Version"
+	// HeaderSessionID is the legacy era's session header: a request that carries it is not
+	// sessionless.
+	HeaderSessionID                = "Mcp-Session-Id"
 	base64HeaderPrefix             = "=?base64?"
 	base64HeaderSuffix             = "?="
 	sessionlessRemovedOrUnknownMsg = "method not found"
@@ -66,13 +68,13 @@ var sessionlessMethods = map[string]bool{
 // namedMethods are the methods whose Mcp-Name header mirrors a params field.
 var namedMethods = map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-// isSessionless classifies a POSTed message: true for the 2026-07-28 era. Only the era is
+// Is classifies a POSTed message: true for the 2026-07-28 era. Only the era is
 // decided here; nothing is trusted yet.
-func isSessionless(r *http.Request, msg *jsonrpc.Message) bool {
-	if r.Header.Get(headerSessionID) != "" {
+func Is(r *http.Request, msg *jsonrpc.Message) bool {
+	if r.Header.Get(HeaderSessionID) != "" {
 		return false
 	}
-	if sessionlessOrLater(r.Header.Get(headerProtocolVersion)) {
+	if sessionlessOrLater(r.Header.Get(HeaderProtocolVersion)) {
 		return true
 	}
 	v, _ := metaVersion(msg)
@@ -81,7 +83,7 @@ func isSessionless(r *http.Request, msg *jsonrpc.Message) bool {
 
 // sessionlessOrLater: the revision names are dates, so a later one sorts after; a name that is no
 // date at all (v999.0.0) sorts after every date and is refused as unsupported.
-func sessionlessOrLater(v string) bool { return v != "" && v >= sessionlessVersion }
+func sessionlessOrLater(v string) bool { return v != "" && v >= Version }
 
 // metaVersion reads params._meta's protocol version, strictly.
 func metaVersion(msg *jsonrpc.Message) (string, error) {
@@ -89,7 +91,7 @@ func metaVersion(msg *jsonrpc.Message) (string, error) {
 	if err != nil || !ok {
 		return "", err
 	}
-	v, _, err := meta.String(metaProtocolVersion)
+	v, _, err := meta.String(MetaProtocolVersion)
 	return v, err
 }
 
@@ -105,60 +107,60 @@ func paramsMeta(msg *jsonrpc.Message) (jsonrpc.Object, bool, error) {
 	return params.Object("_meta")
 }
 
-// sessionlessChecks is what the checks of a sessionless request learned.
-type sessionlessChecks struct {
-	params     requestParams // read once, strictly; every later check and edit uses this reading
-	version    string
-	caps       jsonrpc.Object // _meta clientCapabilities
-	clientInfo []byte         // _meta clientInfo, raw; nil when absent
-	logLevel   string         // _meta logLevel; "" means no log messages for this request
-	name       string         // params.name or params.uri for the named methods
+// checks is what the checks of a sessionless request learned.
+type checks struct {
+	Params     requestParams // read once, strictly; every later check and edit uses this reading
+	Version    string
+	Caps       jsonrpc.Object // _meta clientCapabilities
+	ClientInfo []byte         // _meta clientInfo, raw; nil when absent
+	LogLevel   string         // _meta logLevel; "" means no log messages for this request
+	Name       string         // params.name or params.uri for the named methods
 }
 
-// checkSessionless applies the sessionless era's rules to a request, in the reference SDK's order:
+// check applies the sessionless era's rules to a request, in the reference SDK's order:
 // the method is known (404), the version header and _meta agree and are served (400), the
 // required _meta fields are there (400 -32602), and Mcp-Method and Mcp-Name mirror the body
 // (400 -32020). The policy decides later, on the body's values only.
-func checkSessionless(r *http.Request, msg *jsonrpc.Message) (*sessionlessChecks, *wire.Error) {
+func check(r *http.Request, msg *jsonrpc.Message, served []string) (*checks, *wire.Error) {
 	if !sessionlessMethods[msg.Method] {
 		return nil, &wire.Error{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
-			Message: "method " + quoteSafe(msg.Method) + " is not available in protocol version " + sessionlessVersion}
+			Message: "method " + quote(msg.Method) + " is not available in protocol version " + Version}
 	}
-	header := r.Header.Get(headerProtocolVersion)
+	header := r.Header.Get(HeaderProtocolVersion)
 	if header == "" {
-		return nil, sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch,
-			"the MCP-Protocol-Version header is required on every "+sessionlessVersion+" request", nil)
+		return nil, refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
+			"the MCP-Protocol-Version header is required on every "+Version+" request", nil)
 	}
-	rp, err := readRequestParams(msg)
+	rp, err := readParams(msg)
 	if err != nil {
 		return nil, strictError(msg, err)
 	}
-	if !rp.hasMeta {
-		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "params._meta is required", nil)
+	if !rp.HasMeta {
+		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "params._meta is required", nil)
 	}
-	meta := rp.meta
-	if err := meta.Exact(metaProtocolVersion, metaClientCapabilities, metaClientInfo, metaLogLevel, "progressToken"); err != nil {
+	meta := rp.Meta
+	if err := meta.Exact(MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel, "progressToken"); err != nil {
 		return nil, strictError(msg, err)
 	}
-	version, _, err := meta.String(metaProtocolVersion)
+	version, _, err := meta.String(MetaProtocolVersion)
 	if err != nil || version == "" {
-		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
-			"missing or invalid _meta field "+quoteSafe(metaProtocolVersion), nil)
+		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+			"missing or invalid _meta field "+quote(MetaProtocolVersion), nil)
 	}
 	if header != version {
-		return nil, sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch,
-			"the MCP-Protocol-Version header "+quoteSafe(header)+" does not match _meta "+quoteSafe(version), nil)
+		return nil, refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
+			"the MCP-Protocol-Version header "+quote(header)+" does not match _meta "+quote(version), nil)
 	}
-	if version != sessionlessVersion {
-		return nil, sessionlessError(msg, http.StatusBadRequest, codeUnsupportedVersion,
-			"unsupported protocol version "+quoteSafe(version),
-			map[string]any{"supported": servedVersions, "requested": version})
+	if version != Version {
+		return nil, refusal(msg, http.StatusBadRequest, CodeUnsupportedVersion,
+			"unsupported protocol version "+quote(version),
+			map[string]any{"supported": served, "requested": version})
 	}
-	mr := &sessionlessChecks{params: rp, version: version}
-	caps, ok, err := meta.Object(metaClientCapabilities)
+	mr := &checks{Params: rp, Version: version}
+	caps, ok, err := meta.Object(MetaClientCapabilities)
 	if err != nil || !ok {
-		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
-			"missing or invalid _meta field "+quoteSafe(metaClientCapabilities), nil)
+		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+			"missing or invalid _meta field "+quote(MetaClientCapabilities), nil)
 	}
 	// The capabilities gemgate decides on (which input requests a client takes) or removes
 	// (tasks) are read by exact key; a case variant is refused, since a worker reading keys
@@ -166,16 +168,16 @@ func checkSessionless(r *http.Request, msg *jsonrpc.Message) (*sessionlessChecks
 	if err := caps.Exact("elicitation", "sampling", "roots", "tasks", "extensions"); err != nil {
 		return nil, strictError(msg, err)
 	}
-	mr.caps = caps
+	mr.Caps = caps
 	// Read as an object within bytes already validated; any refusal has the one answer.
-	if _, ok, err := meta.Object(metaClientInfo); err != nil {
-		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
-			"invalid _meta field "+quoteSafe(metaClientInfo), nil)
+	if _, ok, err := meta.Object(MetaClientInfo); err != nil {
+		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
+			"invalid _meta field "+quote(MetaClientInfo), nil)
 	} else if ok {
-		mr.clientInfo, _ = meta.Raw(metaClientInfo)
+		mr.ClientInfo, _ = meta.Raw(MetaClientInfo)
 	}
-	if lvl, _, err := meta.String(metaLogLevel); err == nil {
-		mr.logLevel = lvl
+	if lvl, _, err := meta.String(MetaLogLevel); err == nil {
+		mr.LogLevel = lvl
 	}
 	if he := checkMirrorHeaders(r, msg, mr); he != nil {
 		return nil, he
@@ -190,20 +192,20 @@ func checkSessionless(r *http.Request, msg *jsonrpc.Message) (*sessionlessChecks
 // SDK compares them: net/http has taken off the spaces and tabs HTTP allows around a value,
 // and any other white space (a NO-BREAK SPACE, a LINE SEPARATOR) is part of the value a proxy
 // sees. An Mcp-Name that is not the body's bytes must be visible ASCII or the base64 form.
-func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks) *wire.Error {
-	m := r.Header.Get(headerMethod)
+func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *checks) *wire.Error {
+	m := r.Header.Get(HeaderMethod)
 	if m == "" {
-		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Method header is required", nil)
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Method header is required", nil)
 	}
 	if m != msg.Method {
-		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch,
-			"the Mcp-Method header "+quoteSafe(m)+" does not match the body's method "+quoteSafe(msg.Method), nil)
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
+			"the Mcp-Method header "+quote(m)+" does not match the body's method "+quote(msg.Method), nil)
 	}
 	field, named := namedMethods[msg.Method]
 	if !named {
 		return nil
 	}
-	params := mr.params.params // an object: checkSessionless found _meta in it
+	params := mr.Params.Object // an object: check found _meta in it
 	if err := params.Exact(field); err != nil {
 		return strictError(msg, err)
 	}
@@ -211,10 +213,10 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *sessionlessCh
 	if err != nil {
 		return strictError(msg, err)
 	}
-	mr.name = body
-	h := r.Header.Get(headerName)
+	mr.Name = body
+	h := r.Header.Get(HeaderName)
 	if h == "" {
-		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
 	}
 	if h == body && !sentinelForm(h) {
 		// The body's own bytes, as the go-sdk client sends a name outside ASCII (unencoded)
@@ -224,11 +226,11 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *sessionlessCh
 	}
 	v, err := plainHeaderValue(h)
 	if err != nil {
-		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the Mcp-Name header "+err.Error(), nil)
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Name header "+err.Error(), nil)
 	}
 	if v != body {
-		return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch,
-			"the Mcp-Name header "+quoteSafe(v)+" does not match the body's "+field+" "+quoteSafe(body), nil)
+		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
+			"the Mcp-Name header "+quote(v)+" does not match the body's "+field+" "+quote(body), nil)
 	}
 	return nil
 }
@@ -242,15 +244,15 @@ var (
 // be visible ASCII, spaces and tabs (SEP-2243 asks a client to encode anything else, since
 // proxies read other bytes each their own way), and is decoded when in the =?base64?…?= form.
 func plainHeaderValue(h string) (string, error) {
-	if !headerSafe(h) {
+	if !HeaderSafe(h) {
 		return "", errMustBeEncoded
 	}
 	return decodeHeaderValue(h)
 }
 
-// headerSafe reports whether a header value is visible ASCII, spaces and tabs only: what every
+// HeaderSafe reports whether a header value is visible ASCII, spaces and tabs only: what every
 // reader in front reads byte for byte alike.
-func headerSafe(v string) bool {
+func HeaderSafe(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < 0x20 && c != '\t' || c > 0x7e {
 			return false
@@ -285,40 +287,58 @@ func decodeHeaderValue(v string) (string, error) {
 	return string(b), nil
 }
 
-func sessionlessError(msg *jsonrpc.Message, status int, code int64, text string, data any) *wire.Error {
+// refusal is an error answer to msg.
+func refusal(msg *jsonrpc.Message, status int, code int64, text string, data any) *wire.Error {
 	return &wire.Error{Status: status, Code: code, ID: msg.ID, Message: text, Data: data}
 }
 
 // strictError is the answer to a field the strict reader refused, with the sessionless era's
-// status: 400 for invalid params as for a malformed request.
+// status: 400 for invalid params (a field of the wrong type) as for a malformed request, the
+// codes the core's field reader gives.
 func strictError(msg *jsonrpc.Message, err error) *wire.Error {
-	he := fieldError(msg, err)
-	he.Status = http.StatusBadRequest
-	return he
+	var te *jsonrpc.TypeError
+	if errors.As(err, &te) {
+		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, te.Error(), nil)
+	}
+	return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, err.Error(), nil)
 }
 
-// sessionlessStatus is the HTTP status of a JSON-RPC error answered to a sessionless request
+// quote shortens a client-supplied string before it goes into a message (the core's
+// quoteSafe).
+func quote(s string) string {
+	b, _ := json.Marshal(textclip.String(s, 100))
+	return string(b)
+}
+
+// statusOf is the HTTP status of a JSON-RPC error answered to a sessionless request
 // that has no stream yet (SEP-2575): 404 for an unknown method, 400 for invalid params, an
 // unsupported version or a missing client capability, else 200.
-func sessionlessStatus(code int64) int {
+func statusOf(code int64) int {
 	switch code {
 	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
-	case jsonrpc.CodeInvalidParams, codeUnsupportedVersion, codeMissingCapability, codeHeaderMismatch:
+	case jsonrpc.CodeInvalidParams, CodeUnsupportedVersion, CodeMissingCapability, CodeHeaderMismatch:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
 }
 
-// legacyOnly guards GET and DELETE, which exist only for legacy sessions: one without a
+// LegacyOnly guards GET and DELETE, which exist only for legacy sessions: one without a
 // session id that names 2026-07-28 or later is 405, as the sessionless transport says.
-func (g *Gateway) legacyOnly(next http.HandlerFunc) http.HandlerFunc {
+func LegacyOnly(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(headerSessionID) == "" && sessionlessOrLater(r.Header.Get(headerProtocolVersion)) {
+		if r.Header.Get(HeaderSessionID) == "" && sessionlessOrLater(r.Header.Get(HeaderProtocolVersion)) {
 			w.Header().Set("Allow", "POST")
-			http.Error(w, "method not allowed: protocol version "+sessionlessVersion+" uses POST only", http.StatusMethodNotAllowed)
+			http.Error(w, "method not allowed: protocol version "+Version+" uses POST only", http.StatusMethodNotAllowed)
 			return
 		}
 		next(w, r)
 	}
+}
+
+// poolCaps are the capabilities the initialize params of a sessionless request declare, as
+// pool.ClientCapabilities reads them from its bytes (TestPoolCapsAgreeWithLegacyParams): the
+// pool need not read them again.
+func (mr *checks) poolCaps() pool.Capabilities {
+	return pool.Capabilities{Sampling: mr.Caps.Has("sampling"), Elicitation: mr.Caps.Has("elicitation"), Roots: mr.Caps.Has("roots")}
 }

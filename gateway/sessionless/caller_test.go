@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"runtime"
@@ -7,15 +7,15 @@ import (
 
 // TestSessionlessCallerIsSmall: a sessionless call's caller is made on every request, and most
 // calls carry no progress at all, so its event buffer grows with what it holds instead of being
-// a channel of sessionlessEventBuffer slots (1.5 KiB) made up front.
+// a channel of eventBuffer slots (1.5 KiB) made up front.
 func TestSessionlessCallerIsSmall(t *testing.T) {
 	const n = 200
-	keep := make([]*sessionlessCaller, n)
+	keep := make([]*caller, n)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := range keep {
-		keep[i] = newSessionlessCaller(false)
+		keep[i] = newCaller(false)
 	}
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(keep)

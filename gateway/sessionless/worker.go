@@ -1,31 +1,32 @@
-package gateway
+package sessionless
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/wire"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
 
-// attachSessionless attaches a sessionless request's caller to the user's worker for its era. A
+// attach attaches a request's caller to the user's worker for its era. A
 // worker program that speaks 2026-07-28 itself gets the request on a sessionless worker of the
 // user's (a process of its own: one stdio session is of one era, and on a session gemgate
 // initialized, a go-sdk server turns its input-required results into requests of its own); any
 // other worker program gets it on the user's legacy worker, which gemgate bridges. What the
 // program speaks is learned from the first worker started.
-func (g *Gateway) attachSessionless(ctx context.Context, id pool.Identity, c pool.Caller, mr *sessionlessChecks) (*pool.Member, json.RawMessage, error) {
-	a := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr), Caps: mr.poolCaps(), CapsRead: true}
-	if g.sessionlessProgram() {
-		a.Sessionless = true
-		m, res, err := g.pool.Attach(ctx, a)
+func (a *Adapter) attach(ctx context.Context, id pool.Identity, c pool.Caller, mr *checks) (*pool.Member, json.RawMessage, error) {
+	at := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr, a.Legacy[0]), Caps: mr.poolCaps(), CapsRead: true}
+	if Program(a.Pool) {
+		at.Sessionless = true
+		m, res, err := a.Pool.Attach(ctx, at)
 		if !errors.Is(err, pool.ErrNotSessionless) {
 			return m, res, err
 		}
-		a.Sessionless = false
+		at.Sessionless = false
 	}
-	m, res, err := g.pool.Attach(ctx, a)
+	m, res, err := a.Pool.Attach(ctx, at)
 	if err != nil || !m.Sessionless() {
 		return m, res, err
 	}
@@ -33,20 +34,20 @@ func (g *Gateway) attachSessionless(ctx context.Context, id pool.Identity, c poo
 	// next ones, go to the sessionless worker (the legacy one stays for legacy sessions,
 	// until idle).
 	m.Detach()
-	a.Sessionless = true
-	m, res, err = g.pool.Attach(ctx, a)
+	at.Sessionless = true
+	m, res, err = a.Pool.Attach(ctx, at)
 	if errors.Is(err, pool.ErrNotSessionless) {
-		a.Sessionless = false
-		return g.pool.Attach(ctx, a)
+		at.Sessionless = false
+		return a.Pool.Attach(ctx, at)
 	}
 	return m, res, err
 }
 
-// sessionlessProgram reports whether the worker program is known to speak 2026-07-28: then a
-// sessionless request goes to the user's sessionless worker (attachSessionless), and that is
-// the worker a drain asks about (drainRefusal).
-func (g *Gateway) sessionlessProgram() bool {
-	known, yes := g.pool.SessionlessWorkers()
+// Program reports whether p's worker program is known to speak 2026-07-28: then a
+// sessionless request goes to the user's sessionless worker (attach), and that is the worker
+// a drain asks about (the core's drainRefusal).
+func Program(p *pool.Pool) bool {
+	known, yes := p.SessionlessWorkers()
 	return known && yes
 }
 
@@ -57,14 +58,14 @@ func (g *Gateway) sessionlessProgram() bool {
 const tasksExtension = "io.modelcontextprotocol/tasks"
 
 // passMessageOf is a sessionless request as a sessionless worker takes it, on the params
-// checkSessionless read: the client's _meta kept (the worker reads the client's capabilities and
+// check read: the client's _meta kept (the worker reads the client's capabilities and
 // info per request), except a declared tasks extension; no task parameter (a 2025-11-25 task
 // request); and requestState replaced by the worker's own when the client's was gemgate's
 // wrapping of it (workerState; "" removes it). Everything else keeps its bytes.
 func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerState string) (*jsonrpc.Message, error) {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
 	var inner error
-	params := rp.params.Edit(func(key string, v json.RawMessage) json.RawMessage {
+	params := rp.Object.Edit(func(key string, v json.RawMessage) json.RawMessage {
 		switch key {
 		case "task":
 			return nil
@@ -73,8 +74,8 @@ func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerSta
 				return nil // the worker's own, if any, is added below
 			}
 		case "_meta":
-			if rp.hasMeta {
-				meta, err := dropTasksOf(rp.meta)
+			if rp.HasMeta {
+				meta, err := dropTasksOf(rp.Meta)
 				if err != nil {
 					inner = err
 				}
@@ -96,7 +97,7 @@ func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerSta
 		if err != nil {
 			return nil, err
 		}
-		params = addMember(params, "requestState", string(st))
+		params = wire.AddMember(params, "requestState", string(st))
 	}
 	out := *msg
 	out.Params = params
@@ -120,7 +121,7 @@ func dropTasks(meta json.RawMessage) (json.RawMessage, error) {
 func dropTasksOf(meta jsonrpc.Object) (json.RawMessage, error) {
 	var inner error
 	out := meta.Edit(func(key string, v json.RawMessage) json.RawMessage {
-		if key != metaClientCapabilities || string(v) == "null" {
+		if key != MetaClientCapabilities || string(v) == "null" {
 			return v
 		}
 		caps, err := jsonrpc.EditObject(v, "params._meta.clientCapabilities", func(key string, v json.RawMessage) json.RawMessage {

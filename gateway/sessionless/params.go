@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import "github.com/gemgate/gemgate/jsonrpc"
 
@@ -6,17 +6,17 @@ import "github.com/gemgate/gemgate/jsonrpc"
 // every check of a sessionless request (the era checks, the header mirror, the fields, the
 // requestState, the edit for the worker) takes this one reading.
 type requestParams struct {
-	params  jsonrpc.Object // valid when present
-	present bool           // params is there and not null
-	meta    jsonrpc.Object // params._meta
-	hasMeta bool           // _meta is there and not null
+	Object  jsonrpc.Object // valid when present
+	Present bool           // params is there and not null
+	Meta    jsonrpc.Object // params._meta
+	HasMeta bool           // _meta is there and not null
 }
 
-// readRequestParams takes msg's params and their _meta from Parse's reading, with its key
+// readParams takes msg's params and their _meta from Parse's reading, with its key
 // checks. Params that are absent or null are not an error (present is false); params that
 // are not an object, or a _meta that is not one, are, with the errors ParamsObject and
 // Object give.
-func readRequestParams(msg *jsonrpc.Message) (requestParams, error) {
+func readParams(msg *jsonrpc.Message) (requestParams, error) {
 	var rp requestParams
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
 		return rp, nil
@@ -25,8 +25,8 @@ func readRequestParams(msg *jsonrpc.Message) (requestParams, error) {
 	if err != nil {
 		return rp, err
 	}
-	rp.params, rp.present = params, true
-	rp.meta, rp.hasMeta, err = params.Object("_meta")
+	rp.Object, rp.Present = params, true
+	rp.Meta, rp.HasMeta, err = params.Object("_meta")
 	if err != nil {
 		return requestParams{}, err
 	}

@@ -1,18 +1,19 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/gateway/wire"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// discoverFromInit builds a server/discover result from the InitializeResult gemgate keeps for
+// discoverFromInit builds a server/discover result (supportedVersions: served) from the InitializeResult gemgate keeps for
 // a legacy worker, or from a sessionless worker's own discover answer: the versions gemgate
 // serves (not the worker's: the client talks to gemgate), the worker's capabilities, serverInfo
 // in _meta, instructions. It is cacheScope private: which worker answers, and so what it
 // declares, depends on the caller's identity and access.
-func discoverFromInit(initResult json.RawMessage) (json.RawMessage, error) {
+func discoverFromInit(initResult json.RawMessage, served []string) (json.RawMessage, error) {
 	var init struct {
 		Capabilities json.RawMessage `json:"capabilities"`
 		ServerInfo   json.RawMessage `json:"serverInfo"`
@@ -31,14 +32,14 @@ func discoverFromInit(initResult json.RawMessage) (json.RawMessage, error) {
 		return nil, errors.New("the worker's InitializeResult has no capabilities object")
 	}
 	out := map[string]any{
-		"supportedVersions": servedVersions,
+		"supportedVersions": served,
 		"capabilities":      sessionlessCapabilities(init.Capabilities),
 		"resultType":        "complete",
 		"ttlMs":             0,
 		"cacheScope":        "private",
 	}
 	if len(init.ServerInfo) > 0 && init.ServerInfo[0] == '{' {
-		out["_meta"] = map[string]json.RawMessage{metaServerInfo: init.ServerInfo}
+		out["_meta"] = map[string]json.RawMessage{MetaServerInfo: init.ServerInfo}
 	}
 	if init.Instructions != "" {
 		out["instructions"] = init.Instructions
@@ -76,11 +77,11 @@ var listMethods = map[string]bool{
 	"tools/list": true, "resources/list": true, "resources/templates/list": true, "prompts/list": true,
 }
 
-// spliceSessionlessResult maps a legacy worker's result to the sessionless era: resultType
+// spliceResult maps a legacy worker's result to the sessionless era: resultType
 // "complete" when the worker did not say, and for the lists ttlMs 0 when absent and cacheScope
 // private always: what gemgate answers depends on who asks (a read-only caller's tools/list is
 // filtered, and every worker serves one user), so no shared cache may keep it.
-func spliceSessionlessResult(method string, result json.RawMessage) (json.RawMessage, error) {
+func spliceResult(method string, result json.RawMessage) (json.RawMessage, error) {
 	// Spliced, not decoded and encoded again: a result may be a megabyte.
 	hasType, hasTTL, task := false, false, false
 	list := listMethods[method] || method == "resources/read" || method == "server/discover"
@@ -89,7 +90,7 @@ func spliceSessionlessResult(method string, result json.RawMessage) (json.RawMes
 		case "resultType":
 			hasType = true
 			// decoded (lastmember.go): "t\u0061sk" is "task" to the client too
-			task = task || (v[0] == '"' && decodesTo(v, "task"))
+			task = task || (v[0] == '"' && wire.DecodesTo(v, "task"))
 		case "task":
 			task = true
 		case "ttlMs":
@@ -105,27 +106,17 @@ func spliceSessionlessResult(method string, result json.RawMessage) (json.RawMes
 		return nil, errors.New("the worker's result is not an object")
 	}
 	if !hasType {
-		out = addMember(out, "resultType", `"complete"`)
+		out = wire.AddMember(out, "resultType", `"complete"`)
 	}
 	if task {
-		// gemgate asked for no task (sessionless_worker.go) and serves none.
+		// gemgate asked for no task (worker.go) and serves none.
 		return nil, errors.New("the worker answered with a task, which gemgate does not serve")
 	}
 	if list {
 		if !hasTTL {
-			out = addMember(out, "ttlMs", `0`)
+			out = wire.AddMember(out, "ttlMs", `0`)
 		}
-		out = addMember(out, "cacheScope", `"private"`)
+		out = wire.AddMember(out, "cacheScope", `"private"`)
 	}
 	return out, nil
-}
-
-// addMember appends "key":value to the object obj; key needs no escaping.
-func addMember(obj []byte, key, value string) []byte {
-	obj = obj[:len(obj)-1] // the closing brace
-	if len(obj) > 1 {
-		obj = append(obj, ',')
-	}
-	obj = append(append(append(append(obj, '"'), key...), `":`...), value...)
-	return append(obj, '}')
 }

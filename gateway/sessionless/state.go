@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"crypto/hmac"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gemgate/gemgate/auth"
 )
 
 // The requestState gemgate hands a sessionless client with an input-required result is opaque to
@@ -22,13 +24,14 @@ import (
 // gemgate process (another key) is told apart from a tampered one, so that the client can be
 // told to start over.
 
+// statePrefix begins every requestState gemgate issues.
 const statePrefix = "gg1."
 
 // maxStateLen bounds a requestState gemgate hands out or takes back: its own claims and,
-// wrapped, a sessionless worker's requestState (bridge_pass.go refuses to wrap a bigger one).
+// wrapped, a sessionless worker's requestState (the bridge refuses to wrap a bigger one).
 const maxStateLen = 64 << 10
 
-// stateClaims is what a requestState binds.
+// stateClaims are what a requestState binds.
 type stateClaims struct {
 	KeyID    string   `json:"k"`
 	Issuer   string   `json:"i"`
@@ -40,7 +43,7 @@ type stateClaims struct {
 	Name     string   `json:"n,omitempty"`
 	Keys     []string `json:"q"`
 	Expires  int64    `json:"e"`
-	// Pass marks the state of a sessionless worker's own input-required result (bridge_pass.go):
+	// Pass marks the state of a sessionless worker's own input-required result (the bridge's pass):
 	// it names no parked call, and WorkerState is the worker's requestState, restored on the
 	// retry.
 	Pass        bool   `json:"x,omitempty"`
@@ -56,7 +59,7 @@ var (
 	errStateNotYours     = errors.New("requestState does not belong to this caller")
 )
 
-// stateKey is the process's MAC key, drawn on first use.
+// stateKey is the process's MAC key, drawn on first use; its zero value is ready.
 type stateKey struct {
 	once sync.Once
 	key  []byte
@@ -125,9 +128,10 @@ func (k *stateKey) open(state string, now time.Time) (stateClaims, error) {
 	return c, nil
 }
 
-// belongsTo checks the claims against the caller and the request retried.
-func (c stateClaims) belongsTo(o owner, readOnly bool, method, name string) error {
-	if c.Issuer != o.issuer || c.Subject != o.subject || c.ReadOnly != readOnly {
+// belongsTo checks the claims against the caller (p, with access readOnly) and the request
+// retried.
+func (c stateClaims) belongsTo(p auth.Principal, readOnly bool, method, name string) error {
+	if c.Issuer != p.Issuer || c.Subject != p.Subject || c.ReadOnly != readOnly {
 		return errStateNotYours
 	}
 	if c.Method != method || c.Name != name {
@@ -139,4 +143,5 @@ func (c stateClaims) belongsTo(o owner, readOnly bool, method, name string) erro
 // hasKey reports whether key is one the state asked for.
 func (c stateClaims) hasKey(key string) bool { return slices.Contains(c.Keys, key) }
 
+// errStateGone refuses a requestState whose parked call is not there.
 var errStateGone = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")

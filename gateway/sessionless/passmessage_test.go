@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"

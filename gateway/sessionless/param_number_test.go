@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ func TestParamIntegerHasOneSpelling(t *testing.T) {
 		msg := &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call",
 			Params: json.RawMessage(`{"name":"pay","arguments":{"amount":` + amount + `}}`)}
 		h := http.Header{}
-		h.Set(paramHeaderPrefix+"Amount", header)
+		h.Set(ParamHeaderPrefix+"Amount", header)
 		return checkParamHeaders(h, msg, bindings)
 	}
 	for amount, headers := range map[string][]string{
@@ -51,7 +51,7 @@ func TestParamIntegerHasOneSpelling(t *testing.T) {
 			he := check(amount, header)
 			if he == nil {
 				t.Errorf("Mcp-Param-Amount: %q for amount %s: accepted; a proxy reads %q, want 400 -32020", header, amount, header)
-			} else if he.Status != http.StatusBadRequest || he.Code != codeHeaderMismatch {
+			} else if he.Status != http.StatusBadRequest || he.Code != CodeHeaderMismatch {
 				t.Errorf("Mcp-Param-Amount: %q for amount %s: refusal %d %d, want 400 -32020", header, amount, he.Status, he.Code)
 			}
 		}

@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"
@@ -10,18 +10,18 @@ import (
 )
 
 // oldLegacyParams is legacyParams as a json.Marshal of maps: the bytes it must keep.
-func oldLegacyParams(mr *sessionlessChecks) json.RawMessage {
+func oldLegacyParams(mr *checks) json.RawMessage {
 	info := json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
-	if mr.clientInfo != nil {
-		info = mr.clientInfo
+	if mr.ClientInfo != nil {
+		info = mr.ClientInfo
 	}
 	caps := map[string]any{}
 	for _, k := range []string{"sampling", "elicitation", "roots"} {
-		if mr.caps.Has(k) {
+		if mr.Caps.Has(k) {
 			caps[k] = map[string]any{}
 		}
 	}
-	out, _ := json.Marshal(map[string]any{"protocolVersion": supportedVersions[0], "capabilities": caps, "clientInfo": info})
+	out, _ := json.Marshal(map[string]any{"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": info})
 	return out
 }
 
@@ -39,11 +39,11 @@ func TestLegacyParamsBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, info := range infos {
-			mr := &sessionlessChecks{caps: caps}
+			mr := &checks{Caps: caps}
 			if info != "" {
-				mr.clientInfo = []byte(info)
+				mr.ClientInfo = []byte(info)
 			}
-			if got, want := legacyParams(mr), oldLegacyParams(mr); string(got) != string(want) {
+			if got, want := legacyParams(mr, "2025-11-25"), oldLegacyParams(mr); string(got) != string(want) {
 				t.Errorf("caps %s, info %q:\n got %s\nwant %s", c, info, got, want)
 			}
 		}
@@ -66,8 +66,8 @@ func TestPoolCapsAgreeWithLegacyParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mr := &sessionlessChecks{caps: caps}
-		if got, want := mr.poolCaps(), pool.ClientCapabilities(legacyParams(mr)); got != want {
+		mr := &checks{Caps: caps}
+		if got, want := mr.poolCaps(), pool.ClientCapabilities(legacyParams(mr, "2025-11-25")); got != want {
 			t.Errorf("caps %s: poolCaps %+v, the pool reads %+v", c, got, want)
 		}
 	}
@@ -76,8 +76,8 @@ func TestPoolCapsAgreeWithLegacyParams(t *testing.T) {
 // TestLegacyParamsAllocs: a sessionless request's initialize params cost one allocation.
 func TestLegacyParamsAllocs(t *testing.T) {
 	caps, _ := jsonrpc.ReadObject([]byte(`{"elicitation":{},"roots":{}}`), "caps")
-	mr := &sessionlessChecks{caps: caps, clientInfo: []byte(`{"name":"bench","version":"1"}`)}
-	if n := testing.AllocsPerRun(100, func() { legacyParams(mr) }); n > 1 {
+	mr := &checks{Caps: caps, ClientInfo: []byte(`{"name":"bench","version":"1"}`)}
+	if n := testing.AllocsPerRun(100, func() { legacyParams(mr, "2025-11-25") }); n > 1 {
 		t.Fatalf("%.0f allocations, want 1", n)
 	}
 }

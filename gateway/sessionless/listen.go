@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
-	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/internal/jsontext"
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -26,8 +25,8 @@ import (
 // receives another user's or another access mode's notifications.
 
 const (
-	// maxListensPerUser bounds the listen streams one user holds open at once.
-	maxListensPerUser = 16
+	// MaxListensPerUser bounds the listen streams one user holds open at once.
+	MaxListensPerUser = 16
 	// maxResourceSubscriptions bounds the URIs one listen request may name.
 	maxResourceSubscriptions = 100
 	// listenSubscribeTimeout bounds each resources/subscribe gemgate sends the worker for a
@@ -65,7 +64,7 @@ func (f listenFilter) wants(method string) bool {
 // readListenFilter reads params.notifications strictly.
 func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
 	var f listenFilter
-	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	params, err := msg.ParamsObject()
 	if err != nil {
 		return f, err
 	}
@@ -146,7 +145,7 @@ func (c *listenCounter) take(o owner) bool {
 	if c.n == nil {
 		c.n = map[owner]int{}
 	}
-	if c.n[o] >= maxListensPerUser {
+	if c.n[o] >= MaxListensPerUser {
 		return false
 	}
 	c.n[o]++
@@ -210,7 +209,7 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 			return nil, err
 		}
 	}
-	meta[metaSubscriptionID] = subID
+	meta[MetaSubscriptionID] = subID
 	b, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
@@ -231,10 +230,10 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 // The stream is opened aside (openListen): its reading, the attach to the worker and the
 // stream's first write would grow the connection's goroutine to 16 KiB, and that goroutine
 // then waits here, idle, for as long as the client listens (see aside.Run).
-func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks, p auth.Principal, id pool.Identity) error {
+func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, id pool.Identity) error {
 	var l *listening
 	var err error
-	aside.Run(func() { l, err = g.openListen(w, r, msg, mr, p, id) })
+	aside.Run(func() { l, err = a.openListen(w, r, msg, mr, p, id) })
 	if l == nil {
 		return err
 	}
@@ -242,10 +241,9 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 	// The stream may listen for hours, under frames that keep the request: its token goes
 	// from the headers (forgetBearer), and the wait holds a done channel, not the request
 	// whose context carries the verified token.
-	forgetBearer(r.Header)
-	end, stop := sessions.StreamEnd(r, nil)
+	end, stop := a.Steps.StreamLife(r)
 	defer stop()
-	g.waitListen(l, r.Context().Done(), end)
+	a.waitListen(l, r.Context().Done(), end)
 	return nil
 }
 
@@ -260,17 +258,17 @@ type listening struct {
 // openListen reads the listen request, attaches it to the user's worker, subscribes what it
 // asks for and starts the stream with its acknowledgement. It returns nil when the request
 // is done: refused (the error), its stream lost, or nothing agreed (then it has its result).
-func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *sessionlessChecks, p auth.Principal, id pool.Identity) (*listening, error) {
+func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, id pool.Identity) (*listening, error) {
 	want, err := readListenFilter(msg)
 	if err != nil {
 		return nil, strictError(msg, err)
 	}
 	if len(want.ResourceSubscriptions) > maxResourceSubscriptions {
-		return nil, sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
+		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
 	}
 	o := ownerOf(p)
-	if !g.listens.take(o) {
-		return nil, wire.TooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", sessionLimitRetryAfter)
+	if !a.listens.take(o) {
+		return nil, wire.TooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", a.ListenRetryAfter)
 	}
 	// Given back on every way out but the stream's handing over, a panic's too (aside.Run
 	// raises it again on the handler's goroutine, past the wait that would release it).
@@ -279,7 +277,7 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		if m != nil {
 			m.Detach() // also unsubscribes what this stream subscribed, as a session's end does
 		}
-		g.listens.release(o)
+		a.listens.release(o)
 	}
 	kept := false
 	defer func() {
@@ -287,16 +285,16 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			release()
 		}
 	}()
-	c := &listenCaller{subID: msg.ID, events: make(chan []byte, sessionlessEventBuffer), detached: make(chan struct{}), created: time.Now()}
-	attached, initResult, err := g.attachSessionless(r.Context(), id, c, mr)
+	c := &listenCaller{subID: msg.ID, events: make(chan []byte, eventBuffer), detached: make(chan struct{}), created: time.Now()}
+	attached, initResult, err := a.attach(r.Context(), id, c, mr)
 	if err != nil {
-		return nil, sessionlessAttachError(msg, err)
+		return nil, a.attachError(msg, err)
 	}
 	m = attached
-	l := &listening{stream: g.newSSE(w), c: c, subID: msg.ID, release: release}
+	l := &listening{stream: a.Steps.Stream(w), c: c, subID: msg.ID, release: release}
 	agreed := want.agreed(initResult)
 	for _, uri := range agreed.ResourceSubscriptions {
-		if he := g.listenSubscribe(r.Context(), m, msg, id, uri); he != nil {
+		if he := a.listenSubscribe(r.Context(), m, msg, id, uri); he != nil {
 			return nil, he
 		}
 	}
@@ -305,7 +303,7 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if l.stream.Start() != nil {
 		return nil, nil
 	}
-	ackParams := map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: msg.ID}, "notifications": agreed}
+	ackParams := map[string]any{"_meta": map[string]json.RawMessage{MetaSubscriptionID: msg.ID}, "notifications": agreed}
 	if l.stream.Event(jsonrpc.Notification("notifications/subscriptions/acknowledged", ackParams).Encode()) != nil {
 		return nil, nil
 	}
@@ -319,7 +317,7 @@ func (g *Gateway) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 
 // end writes the listen request's result: the stream's graceful end.
 func (l *listening) end() {
-	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.subID}, "resultType": "complete"})
+	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{MetaSubscriptionID: l.subID}, "resultType": "complete"})
 	_ = l.stream.Event((&jsonrpc.Message{ID: l.subID, Result: res}).Encode())
 }
 
@@ -329,18 +327,18 @@ func (l *listening) end() {
 // proxy's idle timeout would otherwise end a stream that had nothing to say.
 //
 //go:noinline
-func (g *Gateway) waitListen(l *listening, done, end <-chan struct{}) {
-	ka := g.keepalive.Slot()
-	tick := ka.Tick()
+func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
+	next := a.Steps.Keepalive()
+	tick := next()
 	for {
 		select {
 		case ev := <-l.c.events:
-			g.trace.Outbound("", ev)
+			a.Steps.Outbound(ev)
 			if l.stream.Event(ev) != nil {
 				return
 			}
 		case <-tick:
-			tick = ka.Tick()
+			tick = next()
 			if l.stream.Comment("keepalive") != nil {
 				return
 			}
@@ -348,7 +346,7 @@ func (g *Gateway) waitListen(l *listening, done, end <-chan struct{}) {
 			return
 		case <-end:
 			return
-		case <-g.stopping:
+		case <-a.Stopping:
 			l.end()
 			return
 		case <-l.c.detached:
@@ -360,24 +358,24 @@ func (g *Gateway) waitListen(l *listening, done, end <-chan struct{}) {
 
 // listenSubscribe subscribes this listen stream to uri at the worker (the pool counts
 // subscriptions per caller, so the worker hears one subscribe per URI however many listen).
-func (g *Gateway) listenSubscribe(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, id pool.Identity, uri string) *wire.Error {
+func (a *Adapter) listenSubscribe(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, id pool.Identity, uri string) *wire.Error {
 	ctx, cancel := context.WithTimeout(ctx, listenSubscribeTimeout)
 	defer cancel()
 	params, _ := json.Marshal(map[string]string{"uri": uri})
 	req := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-listen"`), Method: "resources/subscribe", Params: params}
 	call, err := m.Call(ctx, pool.Request{Message: req, Identity: id})
 	if err != nil {
-		return callError(msg.ID, err)
+		return a.Steps.CallError(msg.ID, err)
 	}
 	select {
 	case resp := <-call.Result():
 		if resp.Error != nil {
 			return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID,
-				Message: "the worker refused the subscription to " + quoteSafe(uri)}
+				Message: "the worker refused the subscription to " + quote(uri)}
 		}
 		return nil
 	case <-ctx.Done():
 		call.Cancel("gemgate stopped waiting for resources/subscribe")
-		return wire.Overloaded(msg.ID, "the worker did not answer in time", workerRetryAfter, nil)
+		return wire.Overloaded(msg.ID, "the worker did not answer in time", a.WorkerRetryAfter, nil)
 	}
 }

@@ -1,8 +1,9 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gemgate/gemgate/auth"
 	"slices"
 	"strings"
 	"testing"
@@ -14,10 +15,10 @@ import (
 // binds it to the user, the access mode, the worker and the request. Other results, and one
 // without a requestState, are not touched; one that cannot be wrapped is refused.
 func TestWrapInputRequired(t *testing.T) {
-	g := &Gateway{}
+	a := New(Config{})
 	base := stateClaims{Issuer: "iss", Subject: "alice", ReadOnly: true, Worker: "w0002", Method: "tools/call", Name: "ask"}
 	in := `{"resultType":"input_required","inputRequests":{"step2":{"method":"elicitation/create","params":{}},"b":{"method":"roots/list"}},"requestState":"round=2;name=Ann","_meta":{"x":1}}`
-	out, err := g.wrapInputRequired(base, json.RawMessage(in))
+	out, err := a.wrapInputRequired(base, json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestWrapInputRequired(t *testing.T) {
 	if !strings.HasPrefix(res.RequestState, statePrefix) {
 		t.Fatalf("requestState %q is not gemgate's", res.RequestState)
 	}
-	c, err := g.parks.key.open(res.RequestState, time.Now())
+	c, err := a.parks.key.open(res.RequestState, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestWrapInputRequired(t *testing.T) {
 		c.Issuer != "iss" || c.Subject != "alice" || !c.ReadOnly || c.Worker != "w0002" || c.Method != "tools/call" || c.Name != "ask" {
 		t.Errorf("claims %+v", c)
 	}
-	if err := c.belongsTo(owner{issuer: "iss", subject: "alice"}, false, "tools/call", "ask"); !errors.Is(err, errStateNotYours) {
+	if err := c.belongsTo(auth.Principal{Issuer: "iss", Subject: "alice"}, false, "tools/call", "ask"); !errors.Is(err, errStateNotYours) {
 		t.Errorf("a read-write caller with a read-only state: %v", err)
 	}
 
@@ -51,7 +52,7 @@ func TestWrapInputRequired(t *testing.T) {
 		`{"resultType":"complete","content":[]}`,
 		`{"resultType":"input_required","inputRequests":{"k":{}}}`,
 	} {
-		if out, err := g.wrapInputRequired(base, json.RawMessage(unchanged)); err != nil || string(out) != unchanged {
+		if out, err := a.wrapInputRequired(base, json.RawMessage(unchanged)); err != nil || string(out) != unchanged {
 			t.Errorf("%s: %s %v", unchanged, out, err)
 		}
 	}
@@ -60,7 +61,7 @@ func TestWrapInputRequired(t *testing.T) {
 		"inputRequests missing":   `{"resultType":"input_required","requestState":"s"}`,
 		"state too large to bind": `{"resultType":"input_required","inputRequests":{},"requestState":"` + strings.Repeat("x", maxStateLen) + `"}`,
 	} {
-		if _, err := g.wrapInputRequired(base, json.RawMessage(bad)); err == nil {
+		if _, err := a.wrapInputRequired(base, json.RawMessage(bad)); err == nil {
 			t.Errorf("%s: wrapped", name)
 		}
 	}

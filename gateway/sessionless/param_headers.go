@@ -1,10 +1,9 @@
-package gateway
+package sessionless
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"math"
 	"net/http"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -24,7 +24,7 @@ import (
 // headers.
 
 const (
-	paramHeaderPrefix = "Mcp-Param-"
+	ParamHeaderPrefix = "Mcp-Param-"
 	paramSchemasTTL   = 30 * time.Second
 	paramSchemasMax   = 1024 // workers whose schemas are kept at once
 )
@@ -110,13 +110,13 @@ func schemaBindings(schema json.RawMessage, prefix []string, out []paramBinding)
 
 // toolBindings are the x-mcp-header bindings of tool at m's worker; ok is false when the
 // worker's list could not be read (then nothing is checked: the headers decide nothing).
-func (g *Gateway) toolBindings(ctx context.Context, m *pool.Member, tool string) ([]paramBinding, bool) {
+func (a *Adapter) toolBindings(ctx context.Context, m *pool.Member, tool string) ([]paramBinding, bool) {
 	now := time.Now()
-	if tools, ok := g.paramSchemas.get(m.WorkerID(), now); ok {
+	if tools, ok := a.paramSchemas.get(m.WorkerID(), now); ok {
 		return tools[tool], true
 	}
 	tools := map[string][]paramBinding{}
-	read := toolPages(ctx, m, func(result json.RawMessage) (bool, error) {
+	read := a.Steps.ToolPages(ctx, m, func(result json.RawMessage) (bool, error) {
 		bindingsFrom(result, tools)
 		// A nextCursor that is no string ends the list here: the bindings read so far are
 		// checked, never none at all.
@@ -128,7 +128,7 @@ func (g *Gateway) toolBindings(ctx context.Context, m *pool.Member, tool string)
 	if !read {
 		return nil, false
 	}
-	g.paramSchemas.put(m.WorkerID(), tools, now)
+	a.paramSchemas.put(m.WorkerID(), tools, now)
 	return tools[tool], true
 }
 
@@ -139,11 +139,11 @@ func checkParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []paramBind
 	}
 	_ = json.Unmarshal(msg.Params, &p)
 	for _, b := range bindings {
-		name := paramHeaderPrefix + b.header
+		name := ParamHeaderPrefix + b.header
 		hv := h.Get(name)
 		arg, ok := lookupArg(p.Arguments, b.path)
 		if err := compareParam(hv, arg, ok); err != nil {
-			return sessionlessError(msg, http.StatusBadRequest, codeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
+			return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
 		}
 	}
 	return nil

@@ -1,14 +1,16 @@
-package gateway
+package sessionless
 
-import "github.com/gemgate/gemgate/jsonrpc"
+import (
+	"github.com/gemgate/gemgate/jsonrpc"
+)
 
 // legacyMessage is legacyMessageOf on a message's params, read here.
 func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
-	rp, err := readRequestParams(msg)
+	rp, err := readParams(msg)
 	if err != nil {
 		return nil, err
 	}
-	if !rp.present {
+	if !rp.Present {
 		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
 		return nil, err
 	}
@@ -25,5 +27,5 @@ func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc
 	if err != nil {
 		return nil, err
 	}
-	return passMessageOf(msg, requestParams{params: params, present: true}, retry, workerState)
+	return passMessageOf(msg, requestParams{Object: params, Present: true}, retry, workerState)
 }

@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"crypto/rand"
@@ -19,7 +19,7 @@ import (
 // sampling/createMessage or roots/list in the middle of its call and waits for the answer.
 // gemgate parks that call (still running at the worker, still attached to the pool) with the
 // worker's requests, answers the client input_required with a requestState naming the parked
-// call (bridge_state.go), and on the retry answers the worker's requests with the client's
+// call (sessionless/state.go), and on the retry answers the worker's requests with the client's
 // responses and goes on streaming the original call. A retry that never comes ends after
 // input_required_timeout: the worker's requests are answered with an error and the call is
 // left to finish unseen.
@@ -46,7 +46,7 @@ type parked struct {
 	owner    owner
 	access   policy.Access
 	member   *pool.Member
-	caller   *sessionlessCaller
+	caller   *caller
 	call     *pool.Call
 	msg      *jsonrpc.Message // the original request
 	name     string
@@ -102,7 +102,7 @@ func randomID() string {
 
 // park parks a call with the worker's requests and returns the input-required result for
 // the client. On an error the caller answers the worker's requests itself.
-func (g *Gateway) park(p *parked) (json.RawMessage, error) {
+func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	p.id = randomID()
 	inputs := map[string]any{}
 	keys := make([]string, 0, len(p.requests))
@@ -110,15 +110,12 @@ func (g *Gateway) park(p *parked) (json.RawMessage, error) {
 		keys = append(keys, key)
 		inputs[key] = map[string]any{"method": req.Method, "params": req.Params}
 	}
-	timeout := g.opts.InputRequiredTimeout
-	if timeout <= 0 {
-		timeout = DefaultInputRequiredTimeout
-	}
-	if err := g.parks.add(p); err != nil {
+	timeout := a.InputRequiredTimeout
+	if err := a.parks.add(p); err != nil {
 		return nil, err
 	}
-	p.timer = time.AfterFunc(timeout, func() { g.abandonParked(p.id, "the client did not answer in time") })
-	state := g.parks.key.seal(stateClaims{
+	p.timer = time.AfterFunc(timeout, func() { a.abandonParked(p.id, "the client did not answer in time") })
+	state := a.parks.key.seal(stateClaims{
 		Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly, Worker: p.member.WorkerID(),
 		Park: p.id, Method: p.msg.Method, Name: p.name, Keys: keys, Expires: time.Now().Add(timeout).Unix(),
 	})
@@ -127,8 +124,8 @@ func (g *Gateway) park(p *parked) (json.RawMessage, error) {
 
 // abandonParked ends a parked call whose retry did not come: the worker's requests get an
 // error, the call's answer is waited for (bounded) and dropped, and the worker let go.
-func (g *Gateway) abandonParked(id, why string) {
-	if p := g.parks.take(id); p != nil {
+func (a *Adapter) abandonParked(id, why string) {
+	if p := a.parks.take(id); p != nil {
 		abandon(p, why)
 	}
 }

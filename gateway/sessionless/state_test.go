@@ -1,10 +1,12 @@
-package gateway
+package sessionless
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/auth"
 )
 
 // A requestState verifies only as issued, by this process, before its expiry, and for its own
@@ -50,19 +52,19 @@ func TestRequestState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.belongsTo(owner{"iss", "alice"}, false, "tools/call", "ask"); err != nil {
+	if err := c.belongsTo(auth.Principal{Issuer: "iss", Subject: "alice"}, false, "tools/call", "ask"); err != nil {
 		t.Errorf("own state refused: %v", err)
 	}
 	for _, tc := range []struct {
-		o        owner
+		o        auth.Principal
 		ro       bool
 		method   string
 		wantFail bool
 	}{
-		{owner{"iss", "bob"}, false, "tools/call", true},
-		{owner{"other-iss", "alice"}, false, "tools/call", true},
-		{owner{"iss", "alice"}, true, "tools/call", true},
-		{owner{"iss", "alice"}, false, "prompts/get", true},
+		{auth.Principal{Issuer: "iss", Subject: "bob"}, false, "tools/call", true},
+		{auth.Principal{Issuer: "other-iss", Subject: "alice"}, false, "tools/call", true},
+		{auth.Principal{Issuer: "iss", Subject: "alice"}, true, "tools/call", true},
+		{auth.Principal{Issuer: "iss", Subject: "alice"}, false, "prompts/get", true},
 	} {
 		if err := c.belongsTo(tc.o, tc.ro, tc.method, "ask"); (err != nil) != tc.wantFail {
 			t.Errorf("belongsTo(%v, ro %v, %s): %v", tc.o, tc.ro, tc.method, err)

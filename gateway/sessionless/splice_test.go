@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 func TestSessionlessMessagesAreSpliced(t *testing.T) {
 	t.Run("request", func(t *testing.T) {
 		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a<b"},`+
-			`"_meta":{"`+metaProtocolVersion+`":"`+sessionlessVersion+`","progressToken":5},"requestState":"x","inputResponses":{}}}`), jsonrpc.Options{})
+			`"_meta":{"`+MetaProtocolVersion+`":"`+Version+`","progressToken":5},"requestState":"x","inputResponses":{}}}`), jsonrpc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestSessionlessMessagesAreSpliced(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run("answer "+tc.method+" "+tc.result, func(t *testing.T) {
-			got, err := spliceSessionlessResult(tc.method, json.RawMessage(tc.result))
+			got, err := spliceResult(tc.method, json.RawMessage(tc.result))
 			if err != nil || string(got) != tc.want {
 				t.Errorf("got %s, %v\nwant %s", got, err, tc.want)
 			}

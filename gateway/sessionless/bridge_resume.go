@@ -1,8 +1,9 @@
-package gateway
+package sessionless
 
 import (
 	"errors"
 	"github.com/gemgate/gemgate/gateway/wire"
+	"log/slog"
 	"net/http"
 
 	"github.com/gemgate/gemgate/auth"
@@ -19,37 +20,45 @@ func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
 		return "", false, nil
 	}
-	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	params, err := msg.ParamsObject()
 	if err != nil {
 		return "", false, err
 	}
-	return requestStateIn(requestParams{params: params, present: true})
+	return requestStateIn(requestParams{Object: params, Present: true})
 }
 
 // requestStateIn is requestStateOf on params already read.
 func requestStateIn(rp requestParams) (string, bool, error) {
-	if !rp.present {
+	if !rp.Present {
 		return "", false, nil
 	}
-	if err := rp.params.Exact("requestState", "inputResponses", "task"); err != nil {
+	if err := rp.Object.Exact("requestState", "inputResponses", "task"); err != nil {
 		return "", false, err
 	}
-	return rp.params.String("requestState")
+	return rp.Object.String("requestState")
 }
 
-// resumeSessionless takes a client's retry of a parked call, its state verified and bound to this
+// resume takes a client's retry of a parked call, its state verified and bound to this
 // caller and request (openState): the worker's parked requests are answered with the client's
 // inputResponses, and the original call's answer (or its next input-required round) is
 // written to this response. A key left unanswered is asked for again.
-func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
+func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
 	refuse := func(err error) error {
-		return sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
 	}
-	if he := g.parkedGrantRefusal(msg, p, claims); he != nil {
+	// The retry's token must grant what the parked call's worker was given; refused, the
+	// call stays parked, so that a retry with a token granting the worker's scopes can still
+	// finish it before it times out.
+	m := a.parks.memberOf(claims.Park)
+	if m == nil {
+		return refuse(errStateGone)
+	}
+	log := a.requestLog(p, m.WorkerID()) // the retry's lines, its refusals and answers alike
+	if he := a.Steps.GrantRefusal(m, p, msg.ID, "a retry of "+quote(msg.Method), log); he != nil {
 		return he
 	}
 	o := ownerOf(p)
-	pk := g.parks.take(claims.Park)
+	pk := a.parks.take(claims.Park)
 	if pk == nil {
 		return refuse(errStateGone)
 	}
@@ -63,13 +72,12 @@ func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg 
 	// token without them must not finish a call that needs them. The call is abandoned: the
 	// worker's requests get an error and the call ends.
 	if msg.Method == "tools/call" {
-		tc := toolCall{member: pk.member, log: g.sessionlessLog(p, pk.member.WorkerID()), id: msg.ID, access: access, name: pk.name, sessionless: true}
-		if he := g.toolGate(r.Context(), tc); he != nil {
+		if he := a.Steps.ToolGate(r.Context(), pk.member, log, msg.ID, access, pk.name); he != nil {
 			abandon(pk, "the retry was refused by the policy")
 			return he
 		}
 	}
-	params, err := jsonrpc.ReadObject(msg.Params, "params")
+	params, err := msg.ParamsObject()
 	if err != nil {
 		return strictError(msg, err)
 	}
@@ -77,7 +85,7 @@ func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg 
 	if err != nil {
 		return strictError(msg, err)
 	}
-	missing := g.answerInputs(pk, p, access, claims, responses)
+	missing := a.answerInputs(pk, log, access, claims, responses)
 	pk.msg = msg
 	detach := true
 	defer func() {
@@ -87,7 +95,7 @@ func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg 
 	}()
 	if len(missing) > 0 {
 		pk.requests = missing
-		result, err := g.park(pk)
+		result, err := a.park(pk)
 		if err != nil {
 			for _, req := range missing {
 				pk.member.Refuse(req.ID, err.Error())
@@ -98,14 +106,14 @@ func (g *Gateway) resumeSessionless(w http.ResponseWriter, r *http.Request, msg 
 		wire.WriteBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
 		return nil
 	}
-	_, parkedNow := g.awaitSessionless(w, r, pk)
+	_, parkedNow := a.await(w, r, pk)
 	detach = !parkedNow
 	return nil
 }
 
 // answerInputs answers the parked call's questions that the state asked for with the client's
-// inputResponses, and returns those left unanswered.
-func (g *Gateway) answerInputs(pk *parked, p auth.Principal, access policy.Access, claims stateClaims,
+// inputResponses, audited on log, and returns those left unanswered.
+func (a *Adapter) answerInputs(pk *parked, log *slog.Logger, access policy.Access, claims stateClaims,
 	responses jsonrpc.Object) map[string]*jsonrpc.Message {
 	missing := map[string]*jsonrpc.Message{}
 	for key, req := range pk.requests {
@@ -120,18 +128,27 @@ func (g *Gateway) answerInputs(pk *parked, p auth.Principal, access policy.Acces
 		// Who answered is audited, with the retry's access (which the state bound to the
 		// parked call's, and the pool checks against the worker's mode once more).
 		info, err := pk.member.Answer(&jsonrpc.Message{ID: req.ID, Result: raw}, access.ReadOnly)
-		alog := g.log.With("user", p.User, "worker", pk.member.WorkerID(), "era", sessionlessVersion)
 		switch {
 		case errors.Is(err, pool.ErrNotEntitled):
-			auditAnswer(alog, info, access.ReadOnly, "refused")
+			a.Steps.AuditAnswer(log, info, access.ReadOnly, "refused")
 			pk.member.Decline(req.ID)
 		case errors.Is(err, pool.ErrNoSuchRequest):
 		case err != nil:
-			auditAnswer(alog, info, access.ReadOnly, "answered")
-			g.log.Warn("could not pass an input response to the worker", "error", err)
+			a.Steps.AuditAnswer(log, info, access.ReadOnly, "answered")
+			a.Log.Warn("could not pass an input response to the worker", "error", err)
 		default:
-			auditAnswer(alog, info, access.ReadOnly, "answered")
+			a.Steps.AuditAnswer(log, info, access.ReadOnly, "answered")
 		}
 	}
 	return missing
+}
+
+// memberOf is the pool member of a parked call, without taking it; nil when it is not there.
+func (t *parkTable) memberOf(id string) *pool.Member {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.calls[id]; p != nil {
+		return p.member
+	}
+	return nil
 }

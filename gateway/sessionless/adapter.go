@@ -1,7 +1,8 @@
-package gateway
+package sessionless
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"github.com/gemgate/gemgate/gateway/wire"
@@ -16,90 +17,91 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// sessionlessPost is the sessionless adapter (2026-07-28): the request is checked by its
-// era's rules (sessionless_era.go), then authorized by the same policy as a session's call, routed
-// to the user's worker (the one the user's sessions of the same access mode use) as a
-// short-lived pool caller, and answered (sessionlessCall).
-func (g *Gateway) sessionlessPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access) error {
+// Post serves one request of the era, p's, whose token's access is access: the request is
+// checked by its era's rules (era.go), then authorized by the same policy as a session's call
+// (Steps.ToolGate), routed to the user's worker (the one the user's sessions of the same access
+// mode use) as a short-lived pool caller, and answered (call).
+func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access) error {
 	switch {
 	case msg.IsResponse():
-		return wire.BadRequest("a " + sessionlessVersion + " client sends no responses: there are no server-to-client requests")
+		return wire.BadRequest("a " + Version + " client sends no responses: there are no server-to-client requests")
 	case msg.IsNotification():
 		// Nothing a sessionless client notifies changes what gemgate does: cancellation is
 		// closing the request's stream.
 		w.WriteHeader(http.StatusAccepted)
 		return nil
 	}
-	mr, he := checkSessionless(r, msg)
+	mr, he := check(r, msg, a.served)
 	if he != nil {
-		g.auditUnread(r, msg, p, true, he)
+		a.Steps.AuditUnread(r, msg, p, he)
 		return he
 	}
-	fields, he := sessionlessFields(msg, mr)
+	tool, progressToken, he := a.Steps.Fields(msg) // on Check's reading
 	if he != nil {
 		he.Status = http.StatusBadRequest
-		g.auditUnread(r, msg, p, true, he)
+		a.Steps.AuditUnread(r, msg, p, he)
 		return he
 	}
-	if g.pool.PerSession() {
+	if a.Pool.PerSession() {
 		// One worker per session: a sessionless request has no worker of its own, and
 		// starting one per request would be a worker start per call.
-		return sessionlessError(msg, http.StatusBadRequest, codeUnsupportedVersion,
+		return refusal(msg, http.StatusBadRequest, CodeUnsupportedVersion,
 			"this gateway runs one worker per session (worker_per: session): use initialize",
-			map[string]any{"supported": supportedVersions, "requested": mr.version})
+			map[string]any{"supported": a.Legacy, "requested": mr.Version})
 	}
-	id := poolIdentity(p, access, bearer(r))
-	if he := g.drainRefusal(msg.ID, id); he != nil {
+	id := a.Steps.Identity(r, p, access)
+	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
 		return he
 	}
 	if msg.Method == "subscriptions/listen" {
-		return g.listen(w, r, msg, mr, p, id)
+		return a.listen(w, r, msg, mr, p, id)
 	}
 	// A requestState is always gemgate's own: a parked call of the bridge, or a sessionless
 	// worker's state wrapped (bridge_pass.go). It is checked before anything reaches a worker.
-	state, hasState, err := requestStateIn(mr.params)
+	state, hasState, err := requestStateIn(mr.Params)
 	if err != nil {
 		return strictError(msg, err)
 	}
-	q := &sessionlessRequest{msg: msg, mr: mr, fields: fields, p: p, access: access, id: id, hasState: hasState}
+	q := &request{msg: msg, mr: mr, tool: tool, progressToken: progressToken, p: p, access: access, id: id, hasState: hasState}
 	if hasState {
 		if !strings.HasPrefix(state, statePrefix) {
-			return sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
+			return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
 		}
-		claims, he := g.openState(msg, mr, ownerOf(p), access.ReadOnly, state)
+		claims, he := a.openState(msg, mr, p, access.ReadOnly, state)
 		if he != nil {
 			return he
 		}
 		if !claims.Pass {
-			return g.resumeSessionless(w, r, msg, p, access, claims)
+			return a.resume(w, r, msg, p, access, claims)
 		}
 		q.pass = &claims
 	}
-	return g.sessionlessCall(w, r, q)
+	return a.call(w, r, q)
 }
 
-// sessionlessRequest is a sessionless request that passed its era's checks.
-type sessionlessRequest struct {
-	msg      *jsonrpc.Message
-	mr       *sessionlessChecks
-	fields   clientFields
-	p        auth.Principal
-	access   policy.Access
-	id       pool.Identity
-	hasState bool
-	pass     *stateClaims // a retry of a sessionless worker's input-required result
+// request is a request of the era that passed its checks.
+type request struct {
+	msg           *jsonrpc.Message
+	mr            *checks
+	tool          string          // a tools/call's params.name
+	progressToken json.RawMessage // params._meta.progressToken, nil when absent
+	p             auth.Principal
+	access        policy.Access
+	id            pool.Identity
+	hasState      bool
+	pass          *stateClaims // a retry of a sessionless worker's input-required result
 }
 
-// sessionlessCall attaches the request's caller to the user's worker and forwards the request
+// call attaches the request's caller to the user's worker and forwards the request
 // to it. A sessionless worker takes the request as it is (the pool remaps the id); a legacy
 // one gets it as a legacy request of gemgate's session with it. server/discover is answered
 // by gemgate for both, from the worker's own discover answer or its InitializeResult.
-func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *sessionlessRequest) error {
+func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error {
 	msg := q.msg
-	c := newSessionlessCaller(q.mr.logLevel != "")
-	m, initResult, err := g.attachSessionless(r.Context(), q.id, c, q.mr)
+	c := newCaller(q.mr.LogLevel != "")
+	m, initResult, err := a.attach(r.Context(), q.id, c, q.mr)
 	if err != nil {
-		return sessionlessAttachError(msg, err)
+		return a.attachError(msg, err)
 	}
 	c.member.Store(m)
 	detach := true // not when the call is parked for the client's input: the parked call owns m
@@ -109,21 +111,20 @@ func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *ses
 		}
 	}()
 	if q.pass != nil && (!m.SessionlessWorker() || m.WorkerID() != q.pass.Worker) {
-		return sessionlessError(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
+		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
 	}
 	if msg.Method == "server/discover" {
-		return g.discover(w, msg, initResult)
+		return a.discover(w, msg, initResult)
 	}
 	var log *slog.Logger // the audit's: made for a tools/call only
 	if msg.Method == "tools/call" {
-		if b, ok := g.toolBindings(r.Context(), m, q.fields.tool); ok && len(b) > 0 {
+		if b, ok := a.toolBindings(r.Context(), m, q.tool); ok && len(b) > 0 {
 			if he := checkParamHeaders(r.Header, msg, b); he != nil {
 				return he
 			}
 		}
-		log = g.sessionlessLog(q.p, m.WorkerID())
-		tc := toolCall{member: m, log: log, id: msg.ID, access: q.access, name: q.fields.tool, sessionless: true}
-		if he := g.toolGate(r.Context(), tc); he != nil {
+		log = a.requestLog(q.p, m.WorkerID())
+		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.tool); he != nil {
 			return he
 		}
 	}
@@ -131,45 +132,44 @@ func (g *Gateway) sessionlessCall(w http.ResponseWriter, r *http.Request, q *ses
 	if err != nil {
 		return strictError(msg, err)
 	}
-	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: q.fields.progressToken, Identity: q.id, Tag: c})
+	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: q.progressToken, Identity: q.id, Tag: c})
 	if errors.Is(err, pool.ErrDetached) {
-		return wire.Overloaded(msg.ID, "the worker is gone; try again", workerRetryAfter, err)
+		return wire.Overloaded(msg.ID, "the worker is gone; try again", a.WorkerRetryAfter, err)
 	}
 	if err != nil {
-		return callError(msg.ID, err)
+		return a.Steps.CallError(msg.ID, err)
 	}
 	started := time.Now()
-	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.name}
-	outcome, parkedNow := g.awaitSessionless(w, r, pk)
+	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name}
+	outcome, parkedNow := a.await(w, r, pk)
 	detach = !parkedNow
 	if msg.Method == "tools/call" {
-		g.metrics.ToolCall(outcome)
-		auditCall(log, q.fields.tool, q.access.ReadOnly, outcome, time.Since(started))
+		a.Steps.AuditCall(log, q.tool, q.access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }
 
 // forWorker is the request as the worker takes it: a sessionless worker's with its state
 // unwrapped (passMessageOf), a legacy worker's without the 2026-07-28 fields (legacyMessageOf).
-func (q *sessionlessRequest) forWorker(sessionless bool) (*jsonrpc.Message, error) {
+func (q *request) forWorker(sessionless bool) (*jsonrpc.Message, error) {
 	if !sessionless {
-		return legacyMessageOf(q.msg, q.mr.params), nil
+		return legacyMessageOf(q.msg, q.mr.Params), nil
 	}
 	ws := ""
 	if q.pass != nil {
 		ws = q.pass.WorkerState
 	}
-	return passMessageOf(q.msg, q.mr.params, q.hasState, ws)
+	return passMessageOf(q.msg, q.mr.Params, q.hasState, ws)
 }
 
 // discover answers server/discover from the worker's InitializeResult.
-func (g *Gateway) discover(w http.ResponseWriter, msg *jsonrpc.Message, initResult json.RawMessage) error {
-	result, err := discoverFromInit(initResult)
+func (a *Adapter) discover(w http.ResponseWriter, msg *jsonrpc.Message, initResult json.RawMessage) error {
+	result, err := discoverFromInit(initResult, a.served)
 	if err != nil {
 		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
 	body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode()
-	g.trace.Outbound("", body)
+	a.Steps.Outbound(body)
 	wire.WriteBody(w, http.StatusOK, body)
 	return nil
 }
@@ -178,16 +178,16 @@ func (g *Gateway) discover(w http.ResponseWriter, msg *jsonrpc.Message, initResu
 var defaultClientInfo = json.RawMessage(`{"name":"gemgate-modern-client","version":"0"}`)
 
 // legacyParams are the initialize params a sessionless request stands for, for the pool: the
-// version gemgate speaks with workers, the client capabilities that decide which worker
+// version gemgate speaks with workers (legacy), the client capabilities that decide which worker
 // requests the pool may route to this caller (for the bridge), and the client's info.
 //
 // It is written by hand, as json.Marshal wrote it from maps (keys in order, the client's info
 // compacted and HTML-escaped; TestLegacyParamsBytes holds the bytes), since every sessionless
 // request makes it.
-func legacyParams(mr *sessionlessChecks) json.RawMessage {
+func legacyParams(mr *checks, legacy string) json.RawMessage {
 	info := defaultClientInfo
-	if mr.clientInfo != nil {
-		info = mr.clientInfo
+	if mr.ClientInfo != nil {
+		info = mr.ClientInfo
 	}
 	if bytes.ContainsAny(info, " \t\r\n<>&\u2028\u2029") {
 		info, _ = json.Marshal(info) // compacts and escapes, as it did inside the whole
@@ -196,7 +196,7 @@ func legacyParams(mr *sessionlessChecks) json.RawMessage {
 	out = append(out, `{"capabilities":{`...)
 	first := true
 	for _, k := range []string{"elicitation", "roots", "sampling"} { // a map's keys, sorted
-		if mr.caps.Has(k) {
+		if mr.Caps.Has(k) {
 			if !first {
 				out = append(out, ',')
 			}
@@ -205,35 +205,29 @@ func legacyParams(mr *sessionlessChecks) json.RawMessage {
 		}
 	}
 	out = append(append(out, `},"clientInfo":`...), info...)
-	out = append(append(append(out, `,"protocolVersion":"`...), supportedVersions[0]...), `"}`...)
+	out = append(append(append(out, `,"protocolVersion":"`...), legacy...), `"}`...)
 	return out
 }
 
-// poolCaps are the capabilities legacyParams declares, as pool.ClientCapabilities reads them
-// from its bytes (TestPoolCapsAgreeWithLegacyParams): the pool need not read them again.
-func (mr *sessionlessChecks) poolCaps() pool.Capabilities {
-	return pool.Capabilities{Sampling: mr.caps.Has("sampling"), Elicitation: mr.caps.Has("elicitation"), Roots: mr.caps.Has("roots")}
-}
-
 // legacyMessageOf is a sessionless request as a legacy worker takes it, on the params
-// checkSessionless read: the io.modelcontextprotocol/ keys of _meta are removed (the worker was
+// check read: the io.modelcontextprotocol/ keys of _meta are removed (the worker was
 // initialized by gemgate; a dual-era worker would otherwise take the request as a
 // sessionless one). Everything else keeps its bytes. It cannot fail: the reading was the
 // only step that could.
 func legacyMessageOf(msg *jsonrpc.Message, rp requestParams) *jsonrpc.Message {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
-	params := rp.params.Edit(func(key string, v json.RawMessage) json.RawMessage {
+	params := rp.Object.Edit(func(key string, v json.RawMessage) json.RawMessage {
 		switch key {
 		case "inputResponses", "requestState": // the retry fields are gemgate's to answer (bridge.go)
 			return nil
-		case "task": // a task is not asked of the worker (sessionless_worker.go)
+		case "task": // a task is not asked of the worker (worker.go)
 			return nil
 		case "_meta":
-			if !rp.hasMeta { // null
+			if !rp.HasMeta { // null
 				return nil
 			}
-			meta := rp.meta.Edit(func(k string, v json.RawMessage) json.RawMessage {
-				if strings.HasPrefix(k, metaPrefix) {
+			meta := rp.Meta.Edit(func(k string, v json.RawMessage) json.RawMessage {
+				if strings.HasPrefix(k, MetaPrefix) {
 					return nil
 				}
 				return v
@@ -248,4 +242,13 @@ func legacyMessageOf(msg *jsonrpc.Message, rp requestParams) *jsonrpc.Message {
 	out := *msg
 	out.Params = params
 	return &out
+}
+
+// attachError is the answer to a request whose worker could not be had; nil when the client
+// went away while it waited (there is no one to answer).
+func (a *Adapter) attachError(msg *jsonrpc.Message, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return a.Steps.AttachError(msg.ID, err)
 }

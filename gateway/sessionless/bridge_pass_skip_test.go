@@ -1,7 +1,8 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -56,11 +57,11 @@ func TestResultKeySkipAgrees(t *testing.T) {
 		if !json.Valid(raw) {
 			t.Fatalf("test result %s is not JSON", r)
 		}
-		skip := !mayHaveKey(raw, "resultType")
+		skip := !wire.MayHaveKey(raw, "resultType")
 		if skip && oldResultTypeOf(raw) != "" {
 			t.Errorf("%s: skipped, but it decodes to resultType %q", r, oldResultTypeOf(raw))
 		}
-		if skip && isObject(raw) && !oldWrapsNothing(raw) {
+		if skip && wire.IsObject(raw) && !oldWrapsNothing(raw) {
 			t.Errorf("%s: skipped, but its resultType member would be looked at", r)
 		}
 		if got, want := resultTypeOf(raw), oldResultTypeOf(raw); got != want {
@@ -68,7 +69,7 @@ func TestResultKeySkipAgrees(t *testing.T) {
 		}
 	}
 	for _, r := range passResults[:3] {
-		if mayHaveKey(json.RawMessage(r), "resultType") {
+		if wire.MayHaveKey(json.RawMessage(r), "resultType") {
 			t.Errorf("%s: a plain result is decoded to look for resultType", r)
 		}
 	}
@@ -77,19 +78,19 @@ func TestResultKeySkipAgrees(t *testing.T) {
 // TestWrapInputRequiredPassesPlainResults: a result that is not input-required comes back as
 // the very bytes it was, and a non-object result is still an error.
 func TestWrapInputRequiredPassesPlainResults(t *testing.T) {
-	g := &Gateway{}
+	a := New(Config{})
 	for _, r := range []string{passResults[0], passResults[2], passResults[3], passResults[10]} {
-		got, err := g.wrapInputRequired(stateClaims{}, json.RawMessage(r))
+		got, err := a.wrapInputRequired(stateClaims{}, json.RawMessage(r))
 		if err != nil || string(got) != r {
 			t.Errorf("wrapInputRequired(%s) = %s, %v; want it unchanged", r, got, err)
 		}
 	}
 	for _, r := range []string{`[]`, `"text"`} {
-		if _, err := g.wrapInputRequired(stateClaims{}, json.RawMessage(r)); err == nil {
+		if _, err := a.wrapInputRequired(stateClaims{}, json.RawMessage(r)); err == nil {
 			t.Errorf("wrapInputRequired(%s): no error", r)
 		}
 	}
-	got, err := g.wrapInputRequired(stateClaims{}, json.RawMessage(passResults[4]))
+	got, err := a.wrapInputRequired(stateClaims{}, json.RawMessage(passResults[4]))
 	if err != nil || strings.Contains(string(got), `"requestState":"s"`) {
 		t.Errorf("an input-required result's state is not wrapped: %s, %v", got, err)
 	}
@@ -129,6 +130,33 @@ func FuzzResultTypeOfAgrees(f *testing.F) {
 		}
 		if got, want := resultTypeOf(raw), oldResultTypeOf(raw); got != want {
 			t.Errorf("resultTypeOf(%s) = %q, encoding/json reads %q", r, got, want)
+		}
+	})
+}
+
+// FuzzReviewResultKeySkip: a hostile worker spells resultType any way it likes (escapes, case,
+// Unicode folding, invalid UTF-8, nested, as a value): whenever the byte scan lets a result
+// pass undecoded, decoding it would have found no resultType, by encoding/json's folding nor
+// by the exact name.
+func FuzzReviewResultKeySkip(f *testing.F) {
+	for _, r := range passResults {
+		f.Add([]byte(r))
+	}
+	f.Add([]byte("{\"result\xffype\":\"input_required\"}"))
+	f.Add([]byte(`{"re\u017fultType":"input_required"}`))
+	f.Add([]byte(`{"a":"\"","resultType":"input_required"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) || wire.MayHaveKey(b, "resultType") {
+			return
+		}
+		var folded struct {
+			ResultType *json.RawMessage `json:"resultType"`
+		}
+		if json.Unmarshal(b, &folded) == nil && folded.ResultType != nil {
+			t.Fatalf("%q: skipped, but it decodes to resultType %s", b, *folded.ResultType)
+		}
+		if wire.IsObject(b) && !oldWrapsNothing(b) {
+			t.Fatalf("%q: skipped, but its resultType member would be looked at", b)
 		}
 	})
 }

@@ -1,28 +1,28 @@
-package gateway
+package sessionless
 
 import (
+	"github.com/gemgate/gemgate/gateway/wire"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
 
-// sessionlessEventBuffer bounds the messages a sessionless call's stream holds for the client;
+// eventBuffer bounds the messages a call's stream holds for the client;
 // beyond it the oldest notifications are dropped (the call's answer never is: it travels
 // apart).
-const sessionlessEventBuffer = 64
+const eventBuffer = 64
 
 // maxWorkerRequestsPerCall bounds the worker requests one sessionless call holds for the bridge.
 const maxWorkerRequestsPerCall = 16
 
-// sessionlessCaller is one sessionless request attached to its user's worker for as long as it
+// caller is one request of the era attached to its user's worker for as long as it
 // runs: a short-lived pool caller. It takes the messages that belong to its own call (progress,
 // and log lines when the request asked for them) and nothing of the user's other callers.
-type sessionlessCaller struct {
-	events    wire.EventQueue       // progress and log lines, at most sessionlessEventBuffer unread
+type caller struct {
+	events    wire.EventQueue       // progress and log lines, at most eventBuffer unread
 	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
 	member    atomic.Pointer[pool.Member]
 	detached  chan struct{}
@@ -34,17 +34,17 @@ type sessionlessCaller struct {
 	dropped int
 }
 
-func newSessionlessCaller(wantsLogs bool) *sessionlessCaller {
-	// The events wait in a queue that grows with them (eventqueue.go), not in a channel of
-	// sessionlessEventBuffer slots made on every call, though most calls send none.
-	return &sessionlessCaller{events: wire.NewEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
+func newCaller(wantsLogs bool) *caller {
+	// The events wait in a queue that grows with them, not in a channel of eventBuffer slots
+	// made on every call, though most calls send none.
+	return &caller{events: wire.NewEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
 		wantsLogs: wantsLogs, created: time.Now()}
 }
 
 // Deliver keeps a message of this call's; it never blocks. A worker request (which the pool
 // routes here only when the client declared the capability) goes to the bridge: 2026-07-28
 // has no server-to-client requests on a stream.
-func (c *sessionlessCaller) Deliver(d pool.Delivery) {
+func (c *caller) Deliver(d pool.Delivery) {
 	if d.Call != nil && d.Call.Tag() != c {
 		return
 	}
@@ -79,20 +79,20 @@ func (c *sessionlessCaller) Deliver(d pool.Delivery) {
 	if !c.wantsLogs && isLogMessage(d.Message) {
 		return
 	}
-	if !c.events.Push(d.Message, sessionlessEventBuffer) {
+	if !c.events.Push(d.Message, eventBuffer) {
 		c.mu.Lock()
 		c.dropped++
 		c.mu.Unlock()
 	}
 }
 
-func (c *sessionlessCaller) LastActive() time.Time { return c.created }
+func (c *caller) LastActive() time.Time { return c.created }
 
 // CanTakeRequest is false: a 2026-07-28 client has no stream outside its own call, so it is
 // never asked a worker's request that belongs to no call of its (pool.workerRequest); within
 // its call, the bridge parks the request as an input-required result.
-func (c *sessionlessCaller) CanTakeRequest() bool { return false }
-func (c *sessionlessCaller) Detached(string)      { c.once.Do(func() { close(c.detached) }) }
+func (c *caller) CanTakeRequest() bool { return false }
+func (c *caller) Detached(string)      { c.once.Do(func() { close(c.detached) }) }
 
 // isLogMessage reports whether an encoded worker message is a notifications/message.
 func isLogMessage(b []byte) bool {

@@ -1,4 +1,4 @@
-package gateway
+package sessionless
 
 import (
 	"encoding/json"
@@ -37,13 +37,13 @@ func TestCheckParamHeaders(t *testing.T) {
 			msg := &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call", Params: json.RawMessage(`{"name":"t","arguments":` + tc.args + `}`)}
 			h := http.Header{}
 			for k, v := range tc.header {
-				h.Set(paramHeaderPrefix+k, v)
+				h.Set(ParamHeaderPrefix+k, v)
 			}
 			he := checkParamHeaders(h, msg, bindings)
 			if (he == nil) != tc.ok {
 				t.Fatalf("got %v, want ok=%v", he, tc.ok)
 			}
-			if he != nil && (he.Status != http.StatusBadRequest || he.Code != codeHeaderMismatch) {
+			if he != nil && (he.Status != http.StatusBadRequest || he.Code != CodeHeaderMismatch) {
 				t.Errorf("refusal %d %d, want 400 -32020", he.Status, he.Code)
 			}
 		})

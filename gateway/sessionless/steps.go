@@ -1,0 +1,119 @@
+package sessionless
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/wire"
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// Steps are the core's pipeline steps as this adapter uses them: each is written once, in the
+// core, for both eras. The core implements Steps and hands it to New; the adapter never
+// imports the core.
+type Steps interface {
+	// Fields reads, strictly, the fields every step decides on (the tool's name, the progress
+	// token), as for a session's message.
+	Fields(msg *jsonrpc.Message) (tool string, progressToken json.RawMessage, he *wire.Error)
+	// Identity is the pool identity a request of p's, with access, is served as.
+	Identity(r *http.Request, p auth.Principal, access policy.Access) pool.Identity
+	// DrainRefusal is the 503 for a request of who's while the gateway drains; nil to serve it.
+	DrainRefusal(id json.RawMessage, who pool.Identity) *wire.Error
+	// ToolGate is the one access decision on a tools/call of tool at m's worker.
+	ToolGate(ctx context.Context, m *pool.Member, log *slog.Logger, id json.RawMessage, access policy.Access, tool string) *wire.Error
+	// ToolPages reads m's worker's tools/list page by page; false when it could not.
+	ToolPages(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool
+	// GrantRefusal refuses a request whose token grants less than m's worker was given.
+	GrantRefusal(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
+	// CallError is the answer to a request the pool could not serve; AttachError is that for
+	// a request whose worker could not be had.
+	CallError(id json.RawMessage, err error) *wire.Error
+	AttachError(id json.RawMessage, err error) *wire.Error
+	// Await runs the one wait loop for a forwarded call and writes its answer; it returns the
+	// call's audit outcome.
+	Await(w http.ResponseWriter, r *http.Request, c *Wait) string
+	// AuditCall writes a tools/call's audit line and counts it; AuditUnread does that for a
+	// tools/call refused before its tool could be read; AuditAnswer writes the audit line of
+	// the client's answer to a worker's request.
+	AuditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration)
+	AuditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error)
+	AuditAnswer(log *slog.Logger, a pool.Answered, readOnly bool, outcome string)
+	// Stream is an SSE stream on w, its writes bounded by the gateway's write timeout.
+	Stream(w http.ResponseWriter) *wire.SSE
+	// Keepalive is a new stream's keepalive ticker: each call gives its next tick.
+	Keepalive() func() <-chan time.Time
+	// StreamLife readies a long-lived stream: the request's bearer token is forgotten, and
+	// end is closed when the token the stream was opened with expires (stop releases it).
+	StreamLife(r *http.Request) (end <-chan struct{}, stop func())
+	// Outbound traces a message gemgate writes to the client.
+	Outbound(body []byte)
+}
+
+// Config is what New needs besides the core's steps.
+type Config struct {
+	Pool  *pool.Pool
+	Steps Steps
+	Log   *slog.Logger
+	// Legacy are the legacy revisions gemgate serves through initialize, newest first.
+	Legacy []string
+	// InputRequiredTimeout is how long a parked call waits for its client's retry; 0 is
+	// DefaultInputRequiredTimeout.
+	InputRequiredTimeout time.Duration
+	// WorkerRetryAfter and ListenRetryAfter are the Retry-After of a refusal for a worker
+	// that is gone, and for a user with too many listen streams.
+	WorkerRetryAfter, ListenRetryAfter time.Duration
+	// Stopping is closed when the gateway shuts down: listen streams end.
+	Stopping <-chan struct{}
+}
+
+// Adapter is the 2026-07-28 era's adapter: the core hands it every request of the era (Post).
+type Adapter struct {
+	Config
+	served       []string      // every revision served, newest first
+	listens      listenCounter // open subscriptions/listen streams per user
+	parks        parkTable     // calls waiting for their client's input (bridge.go)
+	paramSchemas paramSchemas  // tools' x-mcp-header bindings per worker (param_headers.go)
+}
+
+// New is the adapter of a gateway whose core steps are c.Steps.
+func New(c Config) *Adapter {
+	if c.InputRequiredTimeout <= 0 {
+		c.InputRequiredTimeout = DefaultInputRequiredTimeout
+	}
+	return &Adapter{Config: c, served: append([]string{Version}, c.Legacy...)}
+}
+
+// owner is who a parked call or a listen stream belongs to.
+type owner struct{ issuer, subject string }
+
+func ownerOf(p auth.Principal) owner { return owner{p.Issuer, p.Subject} }
+
+// requestLog is the logger of a request of p's served by worker: its lines name the user,
+// the worker and the era, as a session's name the session, the user and the worker.
+func (a *Adapter) requestLog(p auth.Principal, worker string) *slog.Logger {
+	return a.Log.With("user", p.User, "worker", worker, "era", Version)
+}
+
+// Parked is the number of calls waiting for their client's input.
+func (a *Adapter) Parked() int {
+	a.parks.mu.Lock()
+	defer a.parks.mu.Unlock()
+	return len(a.parks.calls)
+}
+
+// Listens is the number of subscriptions/listen streams open.
+func (a *Adapter) Listens() int {
+	a.listens.mu.Lock()
+	defer a.listens.mu.Unlock()
+	n := 0
+	for _, k := range a.listens.n {
+		n += k
+	}
+	return n
+}

@@ -1,0 +1,114 @@
+package sessionless
+
+import (
+	"encoding/json"
+	"github.com/gemgate/gemgate/gateway/wire"
+	"net/http"
+	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// Wait is a 2026-07-28 call as the core's one wait loop waits for it (Steps.Await): what it
+// waits on, and, in its methods, what the era does differently. Closing the response stream,
+// or the connection, cancels the call at the worker (2026-07-28: closing the stream is
+// cancellation); an error the spec maps to an HTTP status (404 unknown method, 400 invalid
+// params, ...) goes as JSON with that status while no stream has begun; a legacy worker's
+// question parks the call for the client's input (the bridge, bridge.go).
+type Wait struct {
+	Call     *pool.Call
+	ID       json.RawMessage // the client's request id
+	Method   string
+	Access   policy.Access
+	Member   *pool.Member
+	Events   *wire.EventQueue        // what the worker sends about the call before its answer
+	Requests <-chan *jsonrpc.Message // the worker's questions, for the bridge
+	Detached <-chan struct{}         // the worker let go of the call
+
+	a      *Adapter
+	pk     *parked
+	parked bool // the call waits for the client's retry now: it owns the worker's attachment
+}
+
+// await waits for a call's answer and writes it (Steps.Await). It returns the audit outcome,
+// and whether the call was parked for the client's input.
+func (a *Adapter) await(w http.ResponseWriter, r *http.Request, pk *parked) (outcome string, parkedNow bool) {
+	c := &Wait{
+		Call: pk.call, ID: pk.msg.ID, Method: pk.msg.Method, Access: pk.access, Member: pk.member,
+		Events: &pk.caller.events, Requests: pk.caller.requests, Detached: pk.caller.detached,
+		a: a, pk: pk,
+	}
+	outcome = a.Steps.Await(w, r, c)
+	return outcome, c.parked
+}
+
+// Result maps the worker's answer to 2026-07-28: resultType and, for lists, the cache fields
+// added (spliceResult). An answer that cannot be mapped fails closed.
+func (c *Wait) Result(resp *jsonrpc.Message) *jsonrpc.Message {
+	if resp.Error != nil {
+		return resp
+	}
+	mapped, err := spliceResult(c.Method, resp.Result)
+	if err != nil {
+		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's answer is malformed", nil)
+	}
+	out := *resp
+	out.Result = mapped
+	return &out
+}
+
+// Answer is the mapped answer (Result) as the client gets it, with its audit outcome: a
+// sessionless worker's input-required result gets its requestState wrapped, and the id is the
+// request's (after a retry, the retry's: the original request is answered already).
+func (c *Wait) Answer(resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, string) {
+	if resp.Error == nil && c.Member.SessionlessWorker() {
+		resp, outcome = c.a.passInputRequired(c.pk, resp, outcome)
+	}
+	out := *resp
+	out.ID = c.ID
+	return &out, outcome
+}
+
+// ErrorStatus is the HTTP status of an error answer written before a stream began.
+func (c *Wait) ErrorStatus(resp *jsonrpc.Message) int {
+	var e struct {
+		Code int64 `json:"code"`
+	}
+	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
+	return statusOf(e.Code)
+}
+
+// Park parks the call with the worker's questions sent together (gatherRequests) and returns
+// the input-required result to answer with. When it cannot be parked, the worker's questions
+// get the refusal and the call goes on (false).
+func (c *Wait) Park(req *jsonrpc.Message) (json.RawMessage, bool) {
+	pk := c.pk
+	pk.requests = gatherRequests(req, pk.caller.requests)
+	result, err := c.a.park(pk)
+	if err != nil {
+		for _, req := range pk.requests {
+			pk.member.Refuse(req.ID, err.Error())
+		}
+		return nil, false
+	}
+	c.parked = true
+	return result, true
+}
+
+// gatherRequests collects the worker's requests sent together with first: those already
+// queued and those that follow within bridgeGather.
+func gatherRequests(first *jsonrpc.Message, more <-chan *jsonrpc.Message) map[string]*jsonrpc.Message {
+	out := map[string]*jsonrpc.Message{workerRequestKey(first): first}
+	t := time.NewTimer(bridgeGather)
+	defer t.Stop()
+	for {
+		select {
+		case req := <-more:
+			out[workerRequestKey(req)] = req
+		case <-t.C:
+			return out
+		}
+	}
+}
