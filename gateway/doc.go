@@ -10,6 +10,11 @@
 // (answerWriter), one audit line (audit.go). The sessionless adapter never imports this
 // package: it takes these steps through its Steps interface, which steps.go implements.
 //
+// The mechanisms both eras use live in subpackages the core imports and that never import
+// it: wire (errors, JSON bodies, SSE streams, the replay store, the outbox), sessions (the
+// session table, lifetime policy and reaper), limit (connection caps, capacity, the worker
+// start rate), trace (the redacted message trace) and metrics.
+//
 // It is where auth, policy and pool meet; they never meet anywhere else. Every request is
 // authenticated on its own (a session is never authentication), a session answers only to the
 // subject that opened it, and a response reaches only the request that caused it. Nothing a
