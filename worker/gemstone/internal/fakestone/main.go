@@ -38,8 +38,13 @@ type Config struct {
 	RawRelay        bool            `json:"raw_relay"`        // relay without the nonce check: corrupted bytes go out as they are
 	// Fault at every tools/call: "crash" (topaz dies), "stall" (the user's gem never answers,
 	// and the relay ignores the soft break), "gem_dies" (the user's gem dies mid-call). At the
-	// relay's visibility probe: "gem_dies_at_probe".
+	// relay's visibility probe: "gem_dies_at_probe". "wait_raises": the relay's wait for a
+	// tools/call raises while the call goes on in the gem.
 	Fault string `json:"fault"`
+	// IsLoggedIn is what GsTsExternalSession>>isLoggedIn does, a selector no public GemTalk
+	// source shows: "" answers whether the gem lives, "dnu" is not understood, "stale" answers
+	// true for a dead gem (login state read from instance variables).
+	IsLoggedIn string `json:"is_logged_in"`
 	// IferrExit is the status topaz exits with through `iferr 1 exit 3`: 3, or 0 as GemDB
 	// measured under some topaz versions. Default 3.
 	IferrExit *int `json:"iferr_exit"`
