@@ -68,6 +68,9 @@ func fakeStone(t *testing.T, cfg map[string]any) []string {
 		c[k] = v
 	}
 	writeJSONFile(t, filepath.Join(home, "fakestone.json"), c)
+	if err := os.WriteFile(filepath.Join(home, "version.txt"), []byte(fmt.Sprintf("GemStone/S 64 Bit\n%s Build: 64bit-fakestone\n", c["version"])), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for name, typ := range map[string]string{"gs64stone": "Stone", "gs64ldi": "Netldi"} {
 		writeJSONFile(t, filepath.Join(global, "locks", name+"..LCK"), map[string]any{"type": typ, "version": c["version"], "pid": 4242, "port": 50377})
 	}
@@ -163,7 +166,7 @@ func TestGemStoneRealStone(t *testing.T) {
 			t.Errorf("gemgate check against %s: %s", stoneName, line)
 		}
 	}
-	for _, w := range []string{"OK       gemstone: topaz found", "is running", "OK       gemstone: GemStone 3.", "OK       gemstone: netldi"} {
+	for _, w := range []string{"OK       gemstone: topaz found", "is running", "OK       gemstone: GemStone 3.", "OK       gemstone: gemstone_home is GemStone", "OK       gemstone: netldi"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("gemgate check against %s lacks %q:\n%s", stoneName, w, out)
 		}
@@ -457,7 +460,7 @@ func TestGemStoneCheck(t *testing.T) {
 	}
 	// auth none cannot give the relay a credential: one problem, and every GemStone check passes.
 	code, out := run("--worker-credential", "exchange")
-	for _, w := range []string{"OK       gemstone: topaz found", "gemstone: GemStone 3.7.5", "gemstone: netldi gs64ldi is running", "is 0600"} {
+	for _, w := range []string{"OK       gemstone: topaz found", "gemstone: GemStone 3.7.5", "OK       gemstone: gemstone_home is GemStone 3.7.5", "gemstone: netldi gs64ldi is running", "is 0600"} {
 		if !realStone() && !strings.Contains(out, w) {
 			t.Errorf("check output lacks %q:\n%s", w, out)
 		}

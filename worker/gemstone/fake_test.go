@@ -63,6 +63,7 @@ func newStone(t *testing.T, cfg map[string]any, servers ...string) stone {
 		base[k] = v
 	}
 	writeJSON(t, filepath.Join(s.home, "fakestone.json"), base)
+	writeVersionTxt(t, s.home, base["version"].(string))
 	if servers == nil {
 		servers = []string{"Stone gs64stone", "Netldi gs64ldi"}
 	}
@@ -79,6 +80,15 @@ func newStone(t *testing.T, cfg map[string]any, servers ...string) stone {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// writeVersionTxt writes the product's version.txt, as a GemStone product directory holds it.
+func writeVersionTxt(t *testing.T, home, version string) {
+	t.Helper()
+	text := "GemStone/S 64 Bit\n" + version + " Build: 64bit-fakestone (branch " + version + ")\n"
+	if err := os.WriteFile(filepath.Join(home, "version.txt"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (s stone) config(t *testing.T) Config {
