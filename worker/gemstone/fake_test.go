@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 // a global dir with lock files, and a 0600 service ini.
 type stone struct {
 	home, global, ini string
+	gemConfig         string // Config.GemConfig
 }
 
 func newStone(t *testing.T, cfg map[string]any, servers ...string) stone {
@@ -92,7 +93,7 @@ func writeVersionTxt(t *testing.T, home, version string) {
 }
 
 func (s stone) config(t *testing.T) Config {
-	return Config{Home: s.home, GlobalDir: s.global, ServiceINI: s.ini, ScriptDir: t.TempDir()}
+	return Config{Home: s.home, GlobalDir: s.global, ServiceINI: s.ini, ScriptDir: t.TempDir(), GemConfig: s.gemConfig}
 }
 
 func writeJSON(t *testing.T, path string, v any) {

@@ -1,6 +1,7 @@
 package gemstone
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -87,6 +88,32 @@ func TestReadOnlySessionCannotCommit(t *testing.T) {
 			if !strings.Contains(string(m.Result), "2249") {
 				t.Errorf("server %s: commit in a read-only session = %s %s", server, m.Result, m.Error)
 			}
+		}
+	}
+}
+
+// TestGemConfigReachesTheUsersGem: the user's gem is forked with the NetLDI's configuration
+// (50 MB of temporary object memory by product default) unless gemstone_gem_config is set,
+// which the relay passes in the NRS body as gemnetobject -C; a value with a space, which
+// gemnetobject would cut short without a word, is refused.
+func TestGemConfigReachesTheUsersGem(t *testing.T) {
+	for _, tc := range []struct{ config, want string }{
+		{"", "50000"},
+		{"GEM_TEMPOBJ_CACHE_SIZE=900000;GEM_TEMPOBJ_CODE_SIZE=300000;", "900000"},
+	} {
+		s := newStone(t, nil)
+		s.gemConfig = tc.config
+		p := startRelay(t, s, "alice", token(goodClaims("alice")), false)
+		m := call(t, p, "tools/call", map[string]any{"name": "execute_code", "arguments": map[string]any{"code": "System configurationAt: #GemTempObjCacheSize"}})
+		if !strings.Contains(string(m.Result), `"text":"`+tc.want+`"`) {
+			t.Errorf("gem config %q: the gem's GemTempObjCacheSize = %s %s, want %s", tc.config, m.Result, m.Error, tc.want)
+		}
+	}
+	for _, bad := range []string{"GEM_TEMPOBJ_CACHE_SIZE=900000; GEM_TEMPOBJ_CODE_SIZE=300000;", "GEM_TEMPOBJ_CACHE_SIZE=900000", "-T 900000"} {
+		s := newStone(t, nil)
+		s.gemConfig = bad
+		if _, err := Prepare(context.Background(), s.config(t)); err == nil || !strings.Contains(err.Error(), "gemstone_gem_config") {
+			t.Errorf("gem config %q: Prepare = %v, want it refused", bad, err)
 		}
 	}
 }

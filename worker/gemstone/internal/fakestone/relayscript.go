@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,8 @@ type relayScript struct {
 	// gemNRS is what the script sends the new GsTsExternalSession after newDefault (its
 	// gemNRS: and the NRS expression).
 	gemNRS string
+	// gemConfig: the NRS body is `gemnetobject -C <GEMGATE_GEM_CONFIG>` when that is set.
+	gemConfig bool
 	// readOnlyVar: readOnly is GEMGATE_READ_ONLY as the relay reads it.
 	readOnlyVar bool
 	// readOnlySource is the Smalltalk the relay runs in the user's session of a read-only
@@ -50,6 +53,7 @@ var (
 	literalWrite = regexp.MustCompile(`nextPutAll:\s*'`)
 	temporaries  = regexp.MustCompile(`^\s*\|[^|]*\|`)
 	endsTrue     = regexp.MustCompile(`(^|[\s.])true\s*$`)
+	nrsVariable  = regexp.MustCompile(`^gemNRS: (\w+); yourself$`)
 )
 
 func readRelay(src string) relayScript {
@@ -106,6 +110,11 @@ func (r *relayScript) readStatements(body string) {
 		strings.Contains(said, "err nextPutAll:") && strings.Contains(said, "indexOfSubCollection: '"+fatalMarker+"'")
 	if w := defs["w"]; strings.HasPrefix(w, "GsTsExternalSession newDefault") {
 		r.gemNRS = strings.TrimSpace(strings.TrimPrefix(w, "GsTsExternalSession newDefault"))
+		if m := nrsVariable.FindStringSubmatch(r.gemNRS); m != nil && defs[m[1]] != "" {
+			r.gemNRS = "gemNRS: (" + defs[m[1]] + "); yourself"
+			r.gemConfig = defs["gemConfig"] == "System gemEnvironmentVariable: 'GEMGATE_GEM_CONFIG'" &&
+				slices.Contains(stmts, "(gemConfig isNil or: [gemConfig isEmpty]) ifFalse: [nrs body: 'gemnetobject -C ', gemConfig]")
+		}
 	}
 	r.readOnlyVar = defs["readOnly"] == "(System gemEnvironmentVariable: 'GEMGATE_READ_ONLY') = '1'"
 	for _, st := range stmts {

@@ -17,6 +17,7 @@ type session struct {
 	cfg             Config
 	user, stone     string
 	netldi          string // the NetLDI that forked the gem
+	tempObjKB       string // GEM_TEMPOBJ_CACHE_SIZE the gem was forked with
 	readOnly        bool   // McpServer sessionReadOnly: took effect (server 0.8.0)
 	commitsDisabled bool   // System disableCommitsWithReason: took effect
 	dead            bool   // the gem is gone
@@ -302,6 +303,9 @@ func (s *session) call(name string, args map[string]any) (string, bool) {
 				return "a TransactionError occurred (error 2249): commits are disabled", true
 			}
 			return "true", false
+		}
+		if code == "System configurationAt: #GemTempObjCacheSize" {
+			return s.tempObjKB, false
 		}
 		if m := stringNew.FindStringSubmatch(code); m != nil {
 			n, _ := strconv.Atoi(m[1])

@@ -149,8 +149,9 @@ func (t *topazRun) greet(kind, msg string) int {
 }
 
 var (
-	netldiInNRS  = regexp.MustCompile(`#netldi:([^\s#!']+)`)
-	netldiSetter = regexp.MustCompile(`netldi: '([^']*)'`)
+	netldiInNRS    = regexp.MustCompile(`#netldi:([^\s#!']+)`)
+	netldiSetter   = regexp.MustCompile(`netldi: '([^']*)'`)
+	tempObjSetting = regexp.MustCompile(`(?:^|;)GEM_TEMPOBJ_CACHE_SIZE=(\d+);`)
 )
 
 // relay acts out relay.tpz after the service login.
@@ -182,7 +183,7 @@ func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
 	if !atLeast(c.Version, "3.7.5") {
 		return t.greet("versionTooOld", "this GemStone has no JWT login (GsTsExternalSession>>jwtPassword:)")
 	}
-	s := &session{cfg: c, user: name, stone: stone, netldi: t.netldi(), methods: map[string]string{}}
+	s := &session{cfg: c, user: name, stone: stone, netldi: t.netldi(), tempObjKB: t.tempObjKB(), methods: map[string]string{}}
 	if code, done := t.login(s, jwt, ls); done {
 		return code
 	}
@@ -224,6 +225,17 @@ func (t *topazRun) netldi() string {
 		return m[1]
 	}
 	return "gs64ldi"
+}
+
+// tempObjKB is the temporary object memory a forked gem gets: the NetLDI's (the product
+// default, 50 MB) unless the NRS body the script builds sets GEM_TEMPOBJ_CACHE_SIZE.
+func (t *topazRun) tempObjKB() string {
+	if t.rs.gemConfig {
+		if m := tempObjSetting.FindStringSubmatch(os.Getenv("GEMGATE_GEM_CONFIG")); m != nil {
+			return m[1]
+		}
+	}
+	return "50000"
 }
 
 // login is the user's GsTsExternalSession login: its gem forked through the NetLDI the NRS
