@@ -117,3 +117,26 @@ func TestGemConfigReachesTheUsersGem(t *testing.T) {
 		}
 	}
 }
+
+// TestBothGemsAreNamed: the relay names its own gem and the user's with System cacheName:, so
+// that a DBA tells them apart (unnamed they are TopazL and GciTs, like every other), cut to
+// the 31 characters GemStone allows.
+func TestBothGemsAreNamed(t *testing.T) {
+	long := "alice-with-a-rather-long-gemstone-name"
+	users := map[string]any{}
+	for _, u := range []string{"alice", long} {
+		users[u] = map[string]any{"audiences": []string{"gemstone"}, "issuers": []string{"*"}}
+	}
+	s := newStone(t, map[string]any{"users": users})
+	for user, want := range map[string]string{
+		"alice": `#( 'gemgate-relay:alice' 'gemgate:alice' )`,
+		long:    `#( 'gemgate-relay:alice-with-a-rath' 'gemgate:alice-with-a-rather-lon' )`,
+	} {
+		p := startRelay(t, s, user, token(goodClaims(user)), false)
+		m := call(t, p, "tools/call", map[string]any{"name": "execute_code", "arguments": map[string]any{"code": "System cacheStatisticsForAllSlots collect: [:each | each first]"}})
+		var r struct{ Content []struct{ Text string } }
+		if json.Unmarshal(m.Result, &r); len(r.Content) != 1 || r.Content[0].Text != want {
+			t.Errorf("%s: the gems are named %s %s, want %s", user, m.Result, m.Error, want)
+		}
+	}
+}

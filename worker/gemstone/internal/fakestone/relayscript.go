@@ -30,6 +30,11 @@ type relayScript struct {
 	gemNRS string
 	// gemConfig: the NRS body is `gemnetobject -C <GEMGATE_GEM_CONFIG>` when that is set.
 	gemConfig bool
+	// relayName and userGemName are the prefixes of the names the script gives its own gem and
+	// the user's with System cacheName: ("" for none); clipsNames: it cuts a name to 31
+	// characters.
+	relayName, userGemName string
+	clipsNames             bool
 	// readOnlyVar: readOnly is GEMGATE_READ_ONLY as the relay reads it.
 	readOnlyVar bool
 	// readOnlySource is the Smalltalk the relay runs in the user's session of a read-only
@@ -49,11 +54,13 @@ type liveness struct {
 const fatalMarker = " original number: "
 
 var (
-	narrowWriter = regexp.MustCompile(`nextPutAll:\s*\w+\s+(encodeAsUTF8|asString)\b`)
-	literalWrite = regexp.MustCompile(`nextPutAll:\s*'`)
-	temporaries  = regexp.MustCompile(`^\s*\|[^|]*\|`)
-	endsTrue     = regexp.MustCompile(`(^|[\s.])true\s*$`)
-	nrsVariable  = regexp.MustCompile(`^gemNRS: (\w+); yourself$`)
+	narrowWriter  = regexp.MustCompile(`nextPutAll:\s*\w+\s+(encodeAsUTF8|asString)\b`)
+	literalWrite  = regexp.MustCompile(`nextPutAll:\s*'`)
+	temporaries   = regexp.MustCompile(`^\s*\|[^|]*\|`)
+	endsTrue      = regexp.MustCompile(`(^|[\s.])true\s*$`)
+	nrsVariable   = regexp.MustCompile(`^gemNRS: (\w+); yourself$`)
+	relayNaming   = regexp.MustCompile(`^\[System cacheName: \(cacheName value: '([^']+)'\)\] on: Error do: \[:e \| nil\]$`)
+	userGemNaming = regexp.MustCompile(`^\[call value: 'System cacheName: ', \(cacheName value: '([^']+)'\) printString\] on: Error do: \[:e \| nil\]$`)
 )
 
 func readRelay(src string) relayScript {
@@ -114,6 +121,14 @@ func (r *relayScript) readStatements(body string) {
 			r.gemNRS = "gemNRS: (" + defs[m[1]] + "); yourself"
 			r.gemConfig = defs["gemConfig"] == "System gemEnvironmentVariable: 'GEMGATE_GEM_CONFIG'" &&
 				slices.Contains(stmts, "(gemConfig isNil or: [gemConfig isEmpty]) ifFalse: [nrs body: 'gemnetobject -C ', gemConfig]")
+		}
+	}
+	r.clipsNames = strings.Contains(defs["cacheName"], "s size > 31 ifTrue: [s := s copyFrom: 1 to: 31]")
+	for _, st := range stmts {
+		if m := relayNaming.FindStringSubmatch(st); m != nil {
+			r.relayName = m[1]
+		} else if m := userGemNaming.FindStringSubmatch(st); m != nil {
+			r.userGemName = m[1]
 		}
 	}
 	r.readOnlyVar = defs["readOnly"] == "(System gemEnvironmentVariable: 'GEMGATE_READ_ONLY') = '1'"

@@ -16,12 +16,13 @@ import (
 type session struct {
 	cfg             Config
 	user, stone     string
-	netldi          string // the NetLDI that forked the gem
-	tempObjKB       string // GEM_TEMPOBJ_CACHE_SIZE the gem was forked with
-	readOnly        bool   // McpServer sessionReadOnly: took effect (server 0.8.0)
-	commitsDisabled bool   // System disableCommitsWithReason: took effect
-	dead            bool   // the gem is gone
-	inFlight        bool   // a call is still in progress (the relay's wait raised under it)
+	netldi          string    // the NetLDI that forked the gem
+	tempObjKB       string    // GEM_TEMPOBJ_CACHE_SIZE the gem was forked with
+	names           [2]string // System cacheName: of the relay's gem and the user's
+	readOnly        bool      // McpServer sessionReadOnly: took effect (server 0.8.0)
+	commitsDisabled bool      // System disableCommitsWithReason: took effect
+	dead            bool      // the gem is gone
+	inFlight        bool      // a call is still in progress (the relay's wait raised under it)
 	buf             []byte
 	methods         map[string]string // compiled by compile_method: "Class>>selector" to source
 }
@@ -303,6 +304,9 @@ func (s *session) call(name string, args map[string]any) (string, bool) {
 				return "a TransactionError occurred (error 2249): commits are disabled", true
 			}
 			return "true", false
+		}
+		if code == "System cacheStatisticsForAllSlots collect: [:each | each first]" { // the two gems of this relay
+			return fmt.Sprintf("#( '%s' '%s' )", s.names[0], s.names[1]), false
 		}
 		if code == "System configurationAt: #GemTempObjCacheSize" {
 			return s.tempObjKB, false

@@ -190,6 +190,7 @@ func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
 	if code, done := t.probe(s); done {
 		return code
 	}
+	s.names = [2]string{t.cacheName(t.rs.relayName, name, "TopazL"), t.cacheName(t.rs.userGemName, name, "GciTs")}
 	if readOnly {
 		if code, done := t.makeReadOnly(s); done {
 			return code
@@ -236,6 +237,20 @@ func (t *topazRun) tempObjKB() string {
 		}
 	}
 	return "50000"
+}
+
+// cacheName is the name System cacheName: gives a gem: prefix and user, when the script sends
+// one; a name outside 1 to 31 characters raises OutOfRange (2061), which the script's guard
+// swallows, and the gem keeps its unnamed name.
+func (t *topazRun) cacheName(prefix, user, unnamed string) string {
+	n := prefix + user
+	if t.rs.clipsNames && len(n) > 31 {
+		n = n[:31]
+	}
+	if prefix == "" || len(n) > 31 {
+		return unnamed
+	}
+	return n
 }
 
 // login is the user's GsTsExternalSession login: its gem forked through the NetLDI the NRS
