@@ -11,8 +11,12 @@
 // needs (relayscript.go): where the script lacks one, the fake springs the trap a real
 // stone would (a re-registered JWT key raising, a NetLDI not named gs64ldi, error text in
 // UTF-16, a dead gem raising on logout, a session object displayed at the end of the run,
-// the line editor's line length, ...), so gemgate's tests fail without each fix. It also acts
-// out the admin script of scripts/gemstone-jwt-keys (keys.go).
+// the line editor's line length, ...), so gemgate's tests fail without each fix. What the
+// script sends is acted on as sent (statements.go): the NRS expression names the NetLDI the
+// user's gem is forked through and its body the gem's configuration, the read-only source runs
+// statement by statement in the user's session, and the alive block's terms decide whether a
+// session outlives an error. It also acts out the admin script of scripts/gemstone-jwt-keys
+// (keys.go).
 //
 // It is a test double and never verifies a signature: the gateway has done that already.
 package main
