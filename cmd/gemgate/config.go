@@ -78,6 +78,7 @@ type Config struct {
 	GemStoneGlobalDir string `key:"gemstone_global_dir" help:"GEMSTONE_GLOBAL_DIR the stone runs with (default: found by asking gslist)"`
 	GemStoneStone     string `key:"gemstone_stone" help:"the stone's name (default: the service ini's set gemstone)"`
 	GemStoneINI       string `key:"gemstone_service_ini" help:"topaz ini file (mode 0600) of the GemStone service account the relay logs in with"`
+	GemStoneGemConfig string `key:"gemstone_gem_config" help:"gemnetobject -C parameters each user's gem is forked with, NAME=value; pairs without spaces, e.g. GEM_TEMPOBJ_CACHE_SIZE=900000; (default: the NetLDI's)"`
 	GemStoneScriptDir string `key:"gemstone_script_dir" help:"folder, gemgate's user's own, the relay script is written to (default: the user's cache directory)"`
 
 	MetricsListen string   `key:"metrics_listen" help:"address of the Prometheus /metrics listener, or off"`

@@ -19,7 +19,7 @@ func defaultCredential(worker string) string {
 }
 
 func (c *Config) gemstoneConfig() gemstone.Config {
-	return gemstone.Config{Home: c.GemStoneHome, GlobalDir: c.GemStoneGlobalDir, Stone: c.GemStoneStone, ServiceINI: c.GemStoneINI, ScriptDir: c.GemStoneScriptDir}
+	return gemstone.Config{Home: c.GemStoneHome, GlobalDir: c.GemStoneGlobalDir, Stone: c.GemStoneStone, ServiceINI: c.GemStoneINI, ScriptDir: c.GemStoneScriptDir, GemConfig: c.GemStoneGemConfig}
 }
 
 // validateGemStone checks the settings of worker=gemstone without touching the stone.
@@ -30,6 +30,9 @@ func (c *Config) validateGemStone() []error {
 	}
 	if c.GemStoneINI == "" {
 		errs = append(errs, errors.New("gemstone_service_ini: required with worker=gemstone (the 0600 topaz ini of the service account)"))
+	}
+	if err := gemstone.ValidGemConfig(c.GemStoneGemConfig); err != nil {
+		errs = append(errs, fmt.Errorf("gemstone_gem_config: %w", err))
 	}
 	if c.WorkerCredential != "exchange" && c.WorkerCredential != "passthrough" {
 		errs = append(errs, fmt.Errorf("worker_credential: worker=gemstone logs each user in with a token, so it needs exchange (recommended) or passthrough, not %s", c.WorkerCredential))

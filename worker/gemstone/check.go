@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,7 +25,8 @@ type Finding struct {
 }
 
 // Check looks at everything a GemStone session needs, without logging in: topaz, the
-// version, the stone under the resolved GEMSTONE_GLOBAL_DIR, a netldi, the service ini.
+// version, the product against the stone's version, the stone under the resolved
+// GEMSTONE_GLOBAL_DIR, a netldi, the service ini.
 func Check(ctx context.Context, c Config) []Finding {
 	var out []Finding
 	ok := func(format string, a ...any) { out = append(out, Finding{OK: true, What: fmt.Sprintf(format, a...)}) }
@@ -79,8 +82,32 @@ func Check(ctx context.Context, c Config) []Finding {
 		bad("upgrade the stone to GemStone "+MinVersion+" or later: JWT login arrived as a preview in 3.7.4, and gemgate (like GemTalk's MCP server) requires "+MinVersion,
 			"stone %s runs GemStone %s, older than %s", stone, s.Version, MinVersion)
 	}
+	if s.Version != "" {
+		out = append(out, checkProduct(home, stone, s.Version))
+	}
 	out = append(out, checkNetLDI(g, stone)...)
 	return out
+}
+
+// productVersion is the version in $GEMSTONE/version.txt: its first dotted number of three
+// parts or more, as GemDB reads it.
+var productVersion = regexp.MustCompile(`[0-9]+(\.[0-9A-Za-z]+){2,}`)
+
+// checkProduct compares the product gemstone_home names with the version gslist lists for the
+// stone: a linked login through another version's topaz fails with error 4044, every time.
+func checkProduct(home, stone, running string) Finding {
+	path := filepath.Join(home, "version.txt")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Finding{What: fmt.Sprintf("cannot read %s to compare the product with stone %s (GemStone %s): %v", path, stone, running, err),
+			Fix: "point gemstone_home at the product directory of the stone's version (the one holding version.txt and bin/topaz)"}
+	}
+	product := productVersion.FindString(string(b))
+	if product == "" || !slices.Equal(versionParts(product), versionParts(running)) {
+		return Finding{What: fmt.Sprintf("gemstone_home %s is GemStone %q (version.txt), but stone %s runs %s: every login through this topaz fails with error 4044", home, product, stone, running),
+			Fix: "point gemstone_home (or GEMSTONE) at the product directory of GemStone " + running + ", the one the stone was started from"}
+	}
+	return Finding{OK: true, What: fmt.Sprintf("gemstone_home is GemStone %s (version.txt), the stone's version", product)}
 }
 
 // checkNetLDI names the NetLDI the relay will fork user sessions through, and says when the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -16,6 +17,22 @@ type Config struct {
 	Stone      string // the stone's name; default the service ini's `set gemstone`
 	ServiceINI string // topaz ini file of the service account, mode 0600
 	ScriptDir  string // where the relay script is written; default DefaultScriptDir()
+	// GemConfig is the gemnetobject -C parameters the user's gem is forked with
+	// (GEM_TEMPOBJ_CACHE_SIZE=900000;): "" leaves the NetLDI's, whose temporary object memory
+	// is the product default of 50 MB unless the NetLDI was started with more.
+	GemConfig string
+}
+
+// gemConfigForm is gemnetobject's -C argument: NAME=value pairs, each ended by a semicolon,
+// with no space anywhere (a space ends the argument, and what follows is silently ignored).
+var gemConfigForm = regexp.MustCompile(`^([A-Z][A-Z0-9_]*=[^;\s]+;)+$`)
+
+// ValidGemConfig says whether s is empty or a gemnetobject -C argument the relay can pass.
+func ValidGemConfig(s string) error {
+	if s != "" && !gemConfigForm.MatchString(s) {
+		return fmt.Errorf("%q is not NAME=value; pairs without spaces (e.g. GEM_TEMPOBJ_CACHE_SIZE=900000;)", s)
+	}
+	return nil
 }
 
 // Relay is a prepared relay: what every session's topaz is started with.
@@ -29,6 +46,8 @@ type Relay struct {
 	// NetLDI is the running NetLDI gslist found, through which each user's gem is forked; ""
 	// when none of the stone owner's was running at start-up (ChooseNetLDI).
 	NetLDI string
+	// GemConfig is Config.GemConfig.
+	GemConfig string
 }
 
 // HomeOrEnv is c.Home, or $GEMSTONE when it is empty.
@@ -51,6 +70,9 @@ func Prepare(ctx context.Context, c Config) (*Relay, error) {
 	if fi, err := os.Stat(topaz); err != nil || fi.Mode()&0o111 == 0 {
 		return nil, fmt.Errorf("no executable topaz at %s (is gemstone_home the GemStone product directory?)", topaz)
 	}
+	if err := ValidGemConfig(c.GemConfig); err != nil {
+		return nil, fmt.Errorf("gemstone_gem_config: %w", err)
+	}
 	ini, err := ReadServiceINI(c.ServiceINI)
 	if err != nil {
 		return nil, err
@@ -70,7 +92,7 @@ func Prepare(ctx context.Context, c Config) (*Relay, error) {
 		return nil, err
 	}
 	g := ResolveGlobalDir(ctx, home, c.GlobalDir, stone)
-	return &Relay{Home: home, Topaz: topaz, Script: script, GlobalDir: g, Stone: stone, INI: c.ServiceINI, NetLDI: ChooseNetLDI(g.Servers, stone)}, nil
+	return &Relay{Home: home, Topaz: topaz, Script: script, GlobalDir: g, Stone: stone, INI: c.ServiceINI, NetLDI: ChooseNetLDI(g.Servers, stone), GemConfig: c.GemConfig}, nil
 }
 
 // Command is the relay's command line. "{user}" is the GemStone user, filled in per session;
@@ -82,12 +104,16 @@ func (r *Relay) Command() []string {
 // Env is what the relay needs besides gemgate's own GEMGATE_* variables. The NetLDI the
 // user's gem is forked through is not in it: SessionNRS finds it at each session's start.
 func (r *Relay) Env() []string {
-	return []string{
+	env := []string{
 		"GEMSTONE=" + r.Home,
 		"GEMSTONE_GLOBAL_DIR=" + r.GlobalDir.Dir,
 		"PATH=" + filepath.Join(r.Home, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"LC_ALL=C",
 	}
+	if r.GemConfig != "" {
+		env = append(env, "GEMGATE_GEM_CONFIG="+r.GemConfig)
+	}
+	return env
 }
 
 // SessionNRS is the GEMSTONE_NRS_ALL entry a session's relay starts with: the NetLDI of the

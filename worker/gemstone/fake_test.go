@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 // a global dir with lock files, and a 0600 service ini.
 type stone struct {
 	home, global, ini string
+	gemConfig         string // Config.GemConfig
 }
 
 func newStone(t *testing.T, cfg map[string]any, servers ...string) stone {
@@ -63,6 +64,7 @@ func newStone(t *testing.T, cfg map[string]any, servers ...string) stone {
 		base[k] = v
 	}
 	writeJSON(t, filepath.Join(s.home, "fakestone.json"), base)
+	writeVersionTxt(t, s.home, base["version"].(string))
 	if servers == nil {
 		servers = []string{"Stone gs64stone", "Netldi gs64ldi"}
 	}
@@ -81,8 +83,17 @@ func newStone(t *testing.T, cfg map[string]any, servers ...string) stone {
 	return s
 }
 
+// writeVersionTxt writes the product's version.txt, as a GemStone product directory holds it.
+func writeVersionTxt(t *testing.T, home, version string) {
+	t.Helper()
+	text := "GemStone/S 64 Bit\n" + version + " Build: 64bit-fakestone (branch " + version + ")\n"
+	if err := os.WriteFile(filepath.Join(home, "version.txt"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (s stone) config(t *testing.T) Config {
-	return Config{Home: s.home, GlobalDir: s.global, ServiceINI: s.ini, ScriptDir: t.TempDir()}
+	return Config{Home: s.home, GlobalDir: s.global, ServiceINI: s.ini, ScriptDir: t.TempDir(), GemConfig: s.gemConfig}
 }
 
 func writeJSON(t *testing.T, path string, v any) {

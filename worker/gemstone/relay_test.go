@@ -3,6 +3,7 @@ package gemstone
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -14,6 +15,12 @@ import (
 
 // startRelay starts the relay for user as the gateway would, with the credential tok.
 func startRelay(t *testing.T, s stone, user, tok string, readOnly bool) *worker.Process {
+	t.Helper()
+	return startRelayLogging(t, s, user, tok, readOnly, nil)
+}
+
+// startRelayLogging is startRelay with gemgate's log for the worker (nil: none).
+func startRelayLogging(t *testing.T, s stone, user, tok string, readOnly bool, log *slog.Logger) *worker.Process {
 	t.Helper()
 	r, err := Prepare(context.Background(), s.config(t))
 	if err != nil {
@@ -28,7 +35,7 @@ func startRelay(t *testing.T, s stone, user, tok string, readOnly bool) *worker.
 		ro = "1"
 	}
 	env := append(append(os.Environ(), relayEnv(t, r)...), "GEMGATE_USER="+user, "GEMGATE_READ_ONLY="+ro)
-	spec := worker.Spec{Path: r.Topaz, Args: args, Env: env, Credential: []byte(tok), CredentialStdin: true, StopGrace: 200 * time.Millisecond}
+	spec := worker.Spec{Path: r.Topaz, Args: args, Env: env, Credential: []byte(tok), CredentialStdin: true, StopGrace: 200 * time.Millisecond, Logger: log}
 	Apply(&spec)
 	p, err := worker.Start(spec)
 	if err != nil {

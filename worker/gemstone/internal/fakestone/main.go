@@ -11,8 +11,12 @@
 // needs (relayscript.go): where the script lacks one, the fake springs the trap a real
 // stone would (a re-registered JWT key raising, a NetLDI not named gs64ldi, error text in
 // UTF-16, a dead gem raising on logout, a session object displayed at the end of the run,
-// the line editor's line length, ...), so gemgate's tests fail without each fix. It also acts
-// out the admin script of scripts/gemstone-jwt-keys (keys.go).
+// the line editor's line length, ...), so gemgate's tests fail without each fix. What the
+// script sends is acted on as sent (statements.go): the NRS expression names the NetLDI the
+// user's gem is forked through and its body the gem's configuration, the read-only source runs
+// statement by statement in the user's session, and the alive block's terms decide whether a
+// session outlives an error. It also acts out the admin script of scripts/gemstone-jwt-keys
+// (keys.go).
 //
 // It is a test double and never verifies a signature: the gateway has done that already.
 package main
@@ -38,8 +42,13 @@ type Config struct {
 	RawRelay        bool            `json:"raw_relay"`        // relay without the nonce check: corrupted bytes go out as they are
 	// Fault at every tools/call: "crash" (topaz dies), "stall" (the user's gem never answers,
 	// and the relay ignores the soft break), "gem_dies" (the user's gem dies mid-call). At the
-	// relay's visibility probe: "gem_dies_at_probe".
+	// relay's visibility probe: "gem_dies_at_probe". "wait_raises": the relay's wait for a
+	// tools/call raises while the call goes on in the gem.
 	Fault string `json:"fault"`
+	// IsLoggedIn is what GsTsExternalSession>>isLoggedIn does, a selector no public GemTalk
+	// source shows: "" answers whether the gem lives, "dnu" is not understood, "stale" answers
+	// true for a dead gem (login state read from instance variables).
+	IsLoggedIn string `json:"is_logged_in"`
 	// IferrExit is the status topaz exits with through `iferr 1 exit 3`: 3, or 0 as GemDB
 	// measured under some topaz versions. Default 3.
 	IferrExit *int `json:"iferr_exit"`

@@ -16,8 +16,13 @@ import (
 type session struct {
 	cfg             Config
 	user, stone     string
-	readOnly        bool // McpServer sessionReadOnly: took effect (server 0.8.0)
-	commitsDisabled bool // System disableCommitsWithReason: took effect
+	netldi          string    // the NetLDI that forked the gem
+	tempObjKB       string    // GEM_TEMPOBJ_CACHE_SIZE the gem was forked with
+	names           [2]string // System cacheName: of the relay's gem and the user's
+	readOnly        bool      // McpServer sessionReadOnly: took effect (server 0.8.0)
+	commitsDisabled bool      // System disableCommitsWithReason: took effect
+	dead            bool      // the gem is gone
+	inFlight        bool      // a call is still in progress (the relay's wait raised under it)
 	buf             []byte
 	methods         map[string]string // compiled by compile_method: "Class>>selector" to source
 }
@@ -95,6 +100,18 @@ type request struct {
 	Params json.RawMessage `json:"params"`
 }
 
+// execute is the relay's nbExecute: of a request: refused by a session whose gem is gone or
+// whose last call is still in progress, else handled by the MCP server.
+func (s *session) execute(line string) (answer string, o outcome, desc string) {
+	switch {
+	case s.dead:
+		return "", gemDied, s.goneText("GciError: the session is invalid")
+	case s.inFlight:
+		return "", remoteError, "a GciError occurred: a call is already in progress in this session"
+	}
+	return s.handle(line)
+}
+
 // handle is `McpServer handleJsonString:`: the JSON answer, or "" for a notification; or
 // how the call failed in the user's session, with GemStone's description.
 func (s *session) handle(line string) (answer string, o outcome, desc string) {
@@ -160,7 +177,13 @@ func (s *session) handle(line string) (answer string, o outcome, desc string) {
 		case "stall":
 			stall()
 		case "gem_dies":
-			return "", gemDied, "the connection to the user's gem was lost: its gem died"
+			s.dead = true
+			return "", gemDied, s.goneText("the connection to the user's gem was lost: its gem died")
+		case "wait_raises":
+			// The relay's wait raised while the call went on in the gem: its lastResult, read
+			// later, would be this call's answer to another request.
+			s.inFlight = true
+			return "", remoteError, "a GciError occurred: waitForResultForSeconds:otherwise: was interrupted while the call was in progress"
 		}
 		if code, _ := p.Arguments["code"].(string); tools[i].name == "execute_code" && strings.Contains(code, "halt") {
 			// McpServer's tools catch Error; a Halt is not one, so it stops the remote execution
@@ -171,6 +194,42 @@ func (s *session) handle(line string) (answer string, o outcome, desc string) {
 		return result(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isErr}), answered, ""
 	}
 	return rpcErr(-32601, "Method not found: "+req.Method, nil), answered, ""
+}
+
+// goneText is a GciError's description for a gem that is gone, as GciError>>_error:in: makes
+// one in the fatal band: GemStone's text, then the number and the session's description (the
+// stone's NRS, the user, the gem's host, NetLDI and gemnetobject command line).
+func (s *session) goneText(text string) string {
+	return text + fatalMarker + "4100 for session stone NRS !tcp@stonehost.example#server!" + s.stone +
+		" user " + s.user + " gem NRS !tcp@stonehost.example#netldi:" + s.netldi +
+		"#dir:/opt/gemstone#log:/opt/gemstone/log/gemnetobject%N%P.log!gemnetobject"
+}
+
+var (
+	disableCommits = regexp.MustCompile(`^System disableCommitsWithReason: '(?:[^']|'')*'$`)
+	guardedSRO     = "(McpServer respondsTo: #sessionReadOnly:) ifTrue: [McpServer sessionReadOnly: true]"
+	plainSRO       = "McpServer sessionReadOnly: true"
+)
+
+// evaluate runs one statement the relay sends to make the session read-only: ok, or the
+// error's description; "" and not ok for a statement the fake cannot act out.
+func (s *session) evaluate(st string) (desc string, ok bool) {
+	has := s.cfg.Server != "unreleased" // McpServer class>>sessionReadOnly: (0.2 to 0.8)
+	switch {
+	case disableCommits.MatchString(st):
+		s.commitsDisabled = true
+	case st == guardedSRO:
+		s.readOnly = s.readOnly || has
+	case st == plainSRO:
+		if !has {
+			return "a MessageNotUnderstood occurred (error 2010), McpServer class does not understand  #'sessionReadOnly:'", false
+		}
+		s.readOnly = true
+	case st == "true":
+	default:
+		return "", false
+	}
+	return "", true
 }
 
 // stall is a call whose gem never answers: the relay waits in waitForResultForSeconds: for
@@ -245,6 +304,12 @@ func (s *session) call(name string, args map[string]any) (string, bool) {
 				return "a TransactionError occurred (error 2249): commits are disabled", true
 			}
 			return "true", false
+		}
+		if code == "System cacheStatisticsForAllSlots collect: [:each | each first]" { // the two gems of this relay
+			return fmt.Sprintf("#( '%s' '%s' )", s.names[0], s.names[1]), false
+		}
+		if code == "System configurationAt: #GemTempObjCacheSize" {
+			return s.tempObjKB, false
 		}
 		if m := stringNew.FindStringSubmatch(code); m != nil {
 			n, _ := strconv.Atoi(m[1])

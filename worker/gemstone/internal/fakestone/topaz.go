@@ -17,7 +17,7 @@ import (
 // scriptNeeds are the relay script's parts this stand-in acts out; a script without them is
 // not the relay it imitates.
 var scriptNeeds = []string{"iferr 1 exit", "login", "jwt := in nextLineTo:", "GEMGATE_READ_ONLY", "jwtPassword:",
-	"disableCommitsWithReason:", "sessionReadOnly:", "nbExecute:", "lastResult", "handleJsonString:", "nextLineTo:", "gemgate-nonce-", "51438"}
+	"nbExecute:", "lastResult", "handleJsonString:", "nextLineTo:", "gemgate-nonce-", "51438"}
 
 func fail(code int, format string, a ...any) int {
 	fmt.Fprintf(os.Stderr, "fakestone topaz: "+format+"\n", a...)
@@ -148,7 +148,11 @@ func (t *topazRun) greet(kind, msg string) int {
 	return 0
 }
 
-var netldiInNRS = regexp.MustCompile(`#netldi:([^\s#]+)`)
+var (
+	netldiInNRS    = regexp.MustCompile(`#netldi:([^\s#!']+)`)
+	netldiSetter   = regexp.MustCompile(`netldi: '([^']*)'`)
+	tempObjSetting = regexp.MustCompile(`(?:^|;)GEM_TEMPOBJ_CACHE_SIZE=(\d+);`)
+)
 
 // relay acts out relay.tpz after the service login.
 func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
@@ -172,34 +176,25 @@ func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
 	if jwt = strings.TrimSpace(jwt); jwt == "" {
 		return t.greet("config", "no credential on the first line of stdin; set worker_credential to exchange (or passthrough)")
 	}
+	if !t.rs.readOnlyVar {
+		return fail(2, "the script does not read readOnly from GEMGATE_READ_ONLY as the fake acts it out")
+	}
 	readOnly := os.Getenv("GEMGATE_READ_ONLY") == "1"
 	if !atLeast(c.Version, "3.7.5") {
 		return t.greet("versionTooOld", "this GemStone has no JWT login (GsTsExternalSession>>jwtPassword:)")
 	}
-	// GsTsExternalSession forks the user's gem through the NetLDI its NRS names: the default
-	// gs64ldi unless GEMSTONE_NRS_ALL names another.
-	want := "gs64ldi"
-	if m := netldiInNRS.FindStringSubmatch(os.Getenv("GEMSTONE_NRS_ALL")); m != nil {
-		want = m[1]
+	s := &session{cfg: c, user: name, stone: stone, netldi: t.netldi(), tempObjKB: t.tempObjKB(), methods: map[string]string{}}
+	if code, done := t.login(s, jwt, ls); done {
+		return code
 	}
-	anyNetldi := false
-	for _, l := range ls {
-		anyNetldi = anyNetldi || (l.Type == "Netldi" && l.running())
+	if code, done := t.probe(s); done {
+		return code
 	}
-	if !anyNetldi {
-		return t.greet("login", "Unable to connect to netldi on host 'localhost': connection refused. Number: 4146")
-	}
-	if l, ok := ls[want]; !ok || l.Type != "Netldi" || !l.running() {
-		return t.greet("login", fmt.Sprintf("ERROR 2710, NetLDI service '%s' not found on host 'localhost'", want))
-	}
-	if msg := c.validateJWT(name, jwt, time.Now()); msg != "" {
-		return t.greet("login", msg)
-	}
-	if c.NoMcpServer {
-		return t.greet("noMcpServer", "a CompileError occurred (error 1001), undefined symbol  McpServer")
-	}
-	if c.Fault == "gem_dies_at_probe" {
-		return t.gemGone("the connection to the user's gem was lost: its gem died", true)
+	s.names = [2]string{t.cacheName(t.rs.relayName, name, "TopazL"), t.cacheName(t.rs.userGemName, name, "GciTs")}
+	if readOnly {
+		if code, done := t.makeReadOnly(s); done {
+			return code
+		}
 	}
 	b, _ := json.Marshal(map[string]any{"gemgate": "ready", "user": name, "readOnly": readOnly})
 	t.say(string(b))
@@ -210,13 +205,113 @@ func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
 			"The stone terminated this session: it held a commit record and did not answer SigAbort (fakestone: the relay is not #transactionless)\n")
 		return c.iferrExit()
 	}
+	return t.serve(s, in)
+}
 
-	s := &session{cfg: c, user: name, stone: stone, readOnly: readOnly && c.Server != "unreleased", commitsDisabled: readOnly, methods: map[string]string{}}
+// netldi is the NetLDI the NRS the script builds names: one the expression spells out
+// (`#netldi:<name>`, `netldi: '<name>'`); otherwise, as defaultGemNRSFromCurrent (and
+// newDefault without gemNRS:) folds it in, the one GEMSTONE_NRS_ALL names, or GemStone's
+// default gs64ldi.
+func (t *topazRun) netldi() string {
+	if m := netldiInNRS.FindStringSubmatch(t.rs.gemNRS); m != nil {
+		return m[1]
+	}
+	if m := netldiSetter.FindStringSubmatch(t.rs.gemNRS); m != nil {
+		return m[1]
+	}
+	if strings.Contains(t.rs.gemNRS, "gemNRS:") && !strings.Contains(t.rs.gemNRS, "defaultGemNRSFromCurrent") {
+		return "gs64ldi"
+	}
+	if m := netldiInNRS.FindStringSubmatch(os.Getenv("GEMSTONE_NRS_ALL")); m != nil {
+		return m[1]
+	}
+	return "gs64ldi"
+}
+
+// tempObjKB is the temporary object memory a forked gem gets: the NetLDI's (the product
+// default, 50 MB) unless the NRS body the script builds sets GEM_TEMPOBJ_CACHE_SIZE.
+func (t *topazRun) tempObjKB() string {
+	if t.rs.gemConfig {
+		if m := tempObjSetting.FindStringSubmatch(os.Getenv("GEMGATE_GEM_CONFIG")); m != nil {
+			return m[1]
+		}
+	}
+	return "50000"
+}
+
+// cacheName is the name System cacheName: gives a gem: prefix and user, when the script sends
+// one; a name outside 1 to 31 characters raises OutOfRange (2061), which the script's guard
+// swallows, and the gem keeps its unnamed name.
+func (t *topazRun) cacheName(prefix, user, unnamed string) string {
+	n := prefix + user
+	if t.rs.clipsNames && len(n) > 31 {
+		n = n[:31]
+	}
+	if prefix == "" || len(n) > 31 {
+		return unnamed
+	}
+	return n
+}
+
+// login is the user's GsTsExternalSession login: its gem forked through the NetLDI the NRS
+// names, the token checked against the user's JwtSecurityData. done says the run is over.
+func (t *topazRun) login(s *session, jwt string, ls map[string]Lock) (code int, done bool) {
+	anyNetldi := false
+	for _, l := range ls {
+		anyNetldi = anyNetldi || (l.Type == "Netldi" && l.running())
+	}
+	if !anyNetldi {
+		return t.greet("login", "Unable to connect to netldi on host 'localhost': connection refused. Number: 4146"), true
+	}
+	if l, ok := ls[s.netldi]; !ok || l.Type != "Netldi" || !l.running() {
+		return t.greet("login", fmt.Sprintf("ERROR 2710, NetLDI service '%s' not found on host 'localhost'", s.netldi)), true
+	}
+	if msg := t.c.validateJWT(s.user, jwt, time.Now()); msg != "" {
+		return t.greet("login", msg), true
+	}
+	return 0, false
+}
+
+// probe is the remote `McpServer name`: whether the user sees the MCP server, and whether
+// its gem lives.
+func (t *topazRun) probe(s *session) (code int, done bool) {
+	if t.c.Fault == "gem_dies_at_probe" {
+		s.dead = true
+		return t.gemGone(s, s.goneText("the connection to the user's gem was lost: its gem died"), true), true
+	}
+	if t.c.NoMcpServer {
+		desc := "a CompileError occurred (error 1001), undefined symbol  McpServer"
+		kind := "sessionLost"
+		if t.alive(s, desc) {
+			kind = "noMcpServer"
+		}
+		return t.greet(kind, t.said(desc)), true
+	}
+	return 0, false
+}
+
+// makeReadOnly runs in the user's session what the script sends there for a read-only
+// session, statement by statement, as that session would.
+func (t *topazRun) makeReadOnly(s *session) (code int, done bool) {
+	for _, st := range statements(t.rs.readOnlySource) {
+		desc, ok := s.evaluate(st)
+		if desc == "" && !ok {
+			return fail(2, "fakestone cannot act out %q in the user's session", st), true
+		}
+		if !ok {
+			return t.greet("readOnly", t.said(desc)), true
+		}
+	}
+	return 0, false
+}
+
+// serve is the relay's loop: each request line a round, until end of input.
+func (t *topazRun) serve(s *session, in *bufio.Reader) int {
 	for n := 1; ; {
 		line, err := t.readLine(in)
 		line = strings.TrimSpace(line)
 		if line != "" {
-			if c.Unicode16 && !t.rs.sourceStringClass {
+			if t.c.Unicode16 && !t.rs.sourceStringClass {
 				line = widen(line)
 			}
 			if end, code := t.round(s, line, n); end {
@@ -231,7 +326,7 @@ func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
 	// The final logout, and the run block's value, which topaz displays.
 	if !t.rs.endsWithTrue {
 		t.gemstoneError("a GsTsExternalSession could not print itself: the session is not logged in (printOn: asked the logged-out session for its ids)", "")
-		return c.iferrExit()
+		return t.c.iferrExit()
 	}
 	return 0
 }
@@ -266,20 +361,58 @@ func widen(s string) string {
 }
 
 // gemGone is what the relay does when the user's gem died under it: log out (which raises
-// unless the relay guards it) and name the cause.
-func (t *topazRun) gemGone(desc string, greeting bool) int {
+// unless the relay guards it) and, before the session was ready, name the cause.
+func (t *topazRun) gemGone(s *session, desc string, greeting bool) int {
 	if !t.rs.guardsLogout {
 		t.gemstoneError("GsTsExternalSession>>logout: the session is not logged in", "")
 		return t.c.iferrExit()
 	}
 	if greeting {
-		kind := "noMcpServer"
-		if t.rs.keepsLiveSession {
-			kind = "sessionLost"
+		kind := "sessionLost"
+		if t.alive(s, desc) {
+			kind = "noMcpServer"
 		}
-		return t.greet(kind, desc)
+		return t.greet(kind, t.said(desc))
 	}
 	return 0
+}
+
+// alive is the script's `alive` block after an error with this description: every term it
+// holds must answer true. isLoggedIn answers as the stone's configuration says (see
+// Config.IsLoggedIn); an error in the block answers false.
+func (t *topazRun) alive(s *session, desc string) bool {
+	l := t.rs.alive
+	if !l.loggedIn && !l.notInFlight && !l.notFatal {
+		return false
+	}
+	if l.loggedIn {
+		switch t.c.IsLoggedIn {
+		case "dnu":
+			return false // MessageNotUnderstood, answered false by the block's guard
+		case "stale":
+		default:
+			if s.dead {
+				return false
+			}
+		}
+	}
+	if l.notInFlight && s.inFlight {
+		return false
+	}
+	return !l.notFatal || !strings.Contains(desc, fatalMarker)
+}
+
+// said is what the client is told of an error: with the script's `said`, a fatal-band text
+// without the session's description (written whole to stderr), else the whole text.
+func (t *topazRun) said(desc string) string {
+	k := strings.Index(desc, fatalMarker)
+	if k < 0 || !t.rs.hidesFatalText {
+		return desc
+	}
+	n := desc[k+len(fatalMarker):]
+	n = n[:len(n)-len(strings.TrimLeft(n, "0123456789"))]
+	fmt.Fprintf(os.Stderr, "gemgate relay: GemStone error %s: %s\n", n, desc)
+	return desc[:k] + " (GemStone error " + n + ")"
 }
 
 // round is one round of the script's loop: handleJsonString: in the user's session with the
@@ -287,14 +420,15 @@ func (t *topazRun) gemGone(desc string, greeting bool) int {
 // end says the run is over, with topaz's exit status.
 func (t *topazRun) round(s *session, line string, n int) (end bool, code int) {
 	nonce := fmt.Sprintf(" gemgate-nonce-%d", n)
-	resp, outcome, desc := s.handle(line)
+	resp, outcome, desc := s.execute(line)
 	if outcome != answered {
-		kept := outcome == remoteError && t.rs.keepsLiveSession
+		kept := t.alive(s, desc)
+		text := t.said(desc)
 		id := requestID(line)
 		if id != nil && (t.rs.answersEveryID || isInteger(id)) {
-			msg, kind := "the GemStone session ended: "+desc, "sessionLost"
+			msg, kind := "the GemStone session ended: "+text, "sessionLost"
 			if kept {
-				msg, kind = "GemStone raised an error the MCP server did not handle (the session goes on): "+desc, "gemstoneError"
+				msg, kind = "GemStone raised an error the MCP server did not handle (the session goes on): "+text, "gemstoneError"
 			}
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603, "message": msg, "data": map[string]any{"kind": kind}}})
 			t.emitGemStoneText(string(b))
@@ -302,10 +436,10 @@ func (t *topazRun) round(s *session, line string, n int) (end bool, code int) {
 		switch {
 		case kept:
 			return false, 0
-		case outcome == gemDied:
-			return true, t.gemGone(desc, false)
+		case s.dead:
+			return true, t.gemGone(s, desc, false)
 		default:
-			return true, 0 // the old relay logs the live session out and ends
+			return true, 0 // the relay logs the live session out and ends
 		}
 	}
 	fetched := s.fetch(resp + nonce)
