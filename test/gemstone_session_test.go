@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,32 @@ func TestGemStoneSandboxedRelay(t *testing.T) {
 	}
 	if got := text(callTool(t, cs, "execute_code", map[string]any{"code": "'sandboxed'"})); got != "'sandboxed'" {
 		t.Errorf("execute_code from a sandboxed relay = %q", got)
+	}
+}
+
+// TestGemStoneCheckStatesTheSessionModel: gemgate check names what worker_per: user costs a
+// GemStone site, and why the relay runs as it does (the sandbox, or root).
+func TestGemStoneCheckStatesTheSessionModel(t *testing.T) {
+	t.Parallel()
+	flags := fakeStone(t, nil)
+	run := func(extra ...string) string {
+		cmd := exec.Command(gemgateBin, append(append([]string{"check", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--worker-credential", "exchange"}, flags...), extra...)...)
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	const shared = "share one GemStone session"
+	if out := run("--worker-per", "user"); !strings.Contains(out, "WARNING  worker_per: user with worker=gemstone") || !strings.Contains(out, shared) {
+		t.Errorf("check with worker_per: user does not state the shared session:\n%s", out)
+	}
+	out := run()
+	if strings.Contains(out, shared) {
+		t.Errorf("check warns of a shared session by default:\n%s", out)
+	}
+	want := "linked gem" // as an ordinary account: the sandbox line says why there is none
+	if os.Geteuid() == 0 {
+		want = "gemgate runs as root with worker=gemstone"
+	}
+	if !strings.Contains(out, want) {
+		t.Errorf("check lacks %q:\n%s", want, out)
 	}
 }
