@@ -63,6 +63,11 @@ type Settings struct {
 	// Concurrency is how many calls run at the worker at once; 0 = as many as come. Calls
 	// beyond it wait, served round robin across the callers.
 	Concurrency int
+	// SessionsOnly, when set, is why the pool serves callers of sessions only: a sessionless
+	// (2026-07-28) request is refused with it (SessionlessRefused), whatever WorkerPer says.
+	// A worker whose state between calls is the client's (a GemStone session's transaction
+	// view) has no owner for that state in a request without a session.
+	SessionsOnly string
 }
 
 // DefaultIdleTimeout and DefaultMaxCallsPerWorker are the defaults of Settings.
@@ -258,6 +263,19 @@ func New(o Options) (*Pool, error) {
 
 // PerSession reports whether each session has a worker of its own.
 func (p *Pool) PerSession() bool { return p.opts.WorkerPer == PerSession }
+
+// SessionlessRefused is why a sessionless request has no worker here, "" when it has one (the
+// user's): Settings.SessionsOnly, or with worker_per: session, that every worker is a
+// session's.
+func (p *Pool) SessionlessRefused() string {
+	switch {
+	case p.opts.SessionsOnly != "":
+		return p.opts.SessionsOnly
+	case p.PerSession():
+		return "this gateway runs one worker per session (worker_per: session)"
+	}
+	return ""
+}
 
 // KeyFor is the key of the worker that serves id.
 func (p *Pool) KeyFor(id Identity) Key {

@@ -403,7 +403,8 @@ func TestGemStoneCrashMidCall(t *testing.T) {
 // keeps topaz alive, blocked, and deaf to SIGINT) is answered -32001 with the caller's own id
 // once request_timeout has passed, not before and not at the end of the escalation; then, as
 // docs/session-lifetime.md says, the worker answers no ping, not even after SIGINT, so it is
-// stopped as "unresponsive"; the session (worker_per: user) stays, on a fresh worker.
+// stopped as "unresponsive", and the session, whose GemStone state went with the worker, ends
+// with it: the next request gets 404 and the client starts again.
 func TestGemStoneStallEndsAtTheRequestTimeout(t *testing.T) {
 	t.Parallel()
 	needFake(t, "a stalled call")
@@ -432,8 +433,9 @@ func TestGemStoneStallEndsAtTheRequestTimeout(t *testing.T) {
 	ltWaitGone(t, pid, 30*time.Second)
 	ltWaitWorkerEnd(t, g, "unresponsive")
 	ltWaitLog(t, g, "interrupting it", time.Second) // SIGINT came before the stop
-	if r := ltEndReason(g, s.id); r != "" {
-		t.Errorf("the session ended (%s) with its worker; with worker_per: user it stays", r)
+	pollUntil(t, 10*time.Second, "the session to end as unresponsive", func() bool { return ltEndReason(g, s.id) == "unresponsive" })
+	if _, _, _, err := s.call(ctx, "after-stall", "tools/list", nil); err == nil || !strings.Contains(err.Error(), "status 404") {
+		t.Errorf("the request after the unresponsive worker was stopped: %v; want 404", err)
 	}
 }
 

@@ -51,16 +51,16 @@ type Config struct {
 	OnTokenExpiry    string   `key:"on_token_expiry" help:"when a worker's credential expires: keep, restart (fresh credential and handshake, worker state lost, sessions kept) or end (the worker and its sessions)"`
 
 	// How workers are shared and how long they live (docs/session-lifetime.md, "Worker lifetime").
-	WorkerPer         string        `key:"worker_per" help:"user (one worker per user and access mode, shared by the user's sessions) or session (one worker per session)"`
+	WorkerPer         string        `key:"worker_per" help:"user (one worker per user and access mode, shared by the user's sessions) or session (one worker per session); default session for worker=gemstone, otherwise user"`
 	WorkerIdleTimeout time.Duration `key:"worker_idle_timeout" help:"a per-user worker with no session attached and no call in flight ends after this"`
-	OnWorkerExit      string        `key:"on_worker_exit" help:"when a per-user worker dies: keep its sessions (the next request starts a fresh worker) or end them; per-session workers always end their session"`
+	OnWorkerExit      string        `key:"on_worker_exit" help:"when a per-user worker dies: keep its sessions (the next request starts a fresh worker) or end them; per-session workers always end their session; default end for worker=gemstone (keep is refused there), otherwise keep"`
 	MaxWorkers        int           `key:"max_workers" help:"workers running at once (503 beyond); default sized like max_sessions"`
 	MaxCallsPerWorker int           `key:"max_calls_per_worker" help:"calls a worker holds, running and queued (429 beyond)"`
 	WorkerConcurrency int           `key:"worker_concurrency" help:"calls running at a worker at once, the rest queued fairly across sessions; 0 = unlimited (worker=gemstone: 1)"`
 	ExchangeTokenURL  string        `key:"exchange_token_url" help:"token endpoint for token exchange (default: from the issuer's discovery document)"`
 
 	// Worker isolation (docs/configuration.md, "Worker isolation").
-	WorkerSandbox         string        `key:"worker_sandbox" choices:"auto,bwrap,none" help:"auto (bubblewrap when it works on this host), bwrap (required) or none"`
+	WorkerSandbox         string        `key:"worker_sandbox" choices:"auto,bwrap,none" help:"auto (bubblewrap when it works on this host), bwrap (required) or none; default none for worker=gemstone run by an ordinary account (its relay is a linked gem), otherwise auto"`
 	WorkerSandboxWritable []string      `key:"worker_sandbox_writable" help:"host paths workers may write inside the sandbox, besides data_dir"`
 	WorkerSandboxReadable []string      `key:"worker_sandbox_readable" help:"host paths under /tmp workers may read inside the sandbox (the rest of the host is visible read-only)"`
 	WorkerUser            string        `key:"worker_user" help:"account workers run as when gemgate runs as root: a name or uid, or a template with {user} for one account per user"`
@@ -119,6 +119,9 @@ type Config struct {
 	dev         bool // loaded for gemgate dev, whose own settings serve ignores
 	// metricsFallback: dev's default metrics address may give way to a free port when taken.
 	metricsFallback bool
+	// sandboxByWorker: worker_sandbox is none because the worker kind chose it (GemStone), not
+	// the operator; the log and check say why.
+	sandboxByWorker bool
 }
 
 func defaults() Config {
@@ -139,15 +142,15 @@ func defaults() Config {
 		RequiredScopes:       []string{"mcp:use"},
 		WriteScope:           "mcp:write",
 		Worker:               "demo",
-		WorkerCredential:     "", // chosen by worker after loading: defaultCredential
+		WorkerCredential:     "", // chosen by worker after loading: byWorker
 		OnTokenExpiry:        "keep",
 		InputRequiredTimeout: 2 * time.Minute,
-		WorkerPer:            "user",
+		WorkerPer:            "user", // load leaves it unset for byWorker (session for gemstone)
 		WorkerIdleTimeout:    10 * time.Minute,
-		OnWorkerExit:         "keep",
+		OnWorkerExit:         "keep", // load leaves it unset for byWorker (end for gemstone)
 		MaxWorkers:           limits.MaxSessions,
 		MaxCallsPerWorker:    64,
-		WorkerSandbox:        "auto",
+		WorkerSandbox:        "auto", // load leaves it unset for byWorker (none for gemstone)
 		WorkerWriteTimeout:   10 * time.Second,
 		WorkerMemoryMax:      capsAuto,
 		WorkerPidsMax:        capsAuto,
@@ -312,6 +315,8 @@ func (v flagValue) IsBoolFlag() bool { return v.f.v.Kind() == reflect.Bool }
 func load(name string, args []string, dev bool) (*Config, error) {
 	c := defaults()
 	c.dev = dev
+	// The defaults that depend on the worker kind are chosen once it is known (byWorker).
+	c.WorkerPer, c.OnWorkerExit, c.WorkerSandbox = "", "", ""
 	if dev {
 		c.LogFormat = "text"
 		c.DrainDelay = 0 // one local gateway, no balancer to tell
@@ -370,9 +375,7 @@ func load(name string, args []string, dev bool) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if c.WorkerCredential == "" {
-		c.WorkerCredential = defaultCredential(c.Worker)
-	}
+	c.byWorker(runningAsRoot())
 	return &c, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
@@ -17,6 +18,52 @@ func defaultCredential(worker string) string {
 	}
 	return "none"
 }
+
+// byWorker fills in the settings left unset whose default depends on the worker kind (root:
+// whether gemgate runs as root). For GemStone:
+//
+//   - worker_per: session. A GemStone session is a transaction view: one set of uncommitted
+//     changes and locks. Shared by a user's clients, one client's abort or commit would act on
+//     another's half-done work; GemTalk's own server gives each client its own gem.
+//   - on_worker_exit: end. The state is in the gem, which dies with its relay: a kept session
+//     would meet a fresh login with its work silently gone. The client gets 404 and starts
+//     again (validateGemStone refuses keep).
+//   - worker_sandbox: none, for an ordinary account (gemstoneSandboxReason). As root the
+//     sandbox stays auto: unsandboxed, the relay would run as uid 0 with every capability.
+func (c *Config) byWorker(root bool) {
+	gs := c.Worker == "gemstone"
+	if c.WorkerCredential == "" {
+		c.WorkerCredential = defaultCredential(c.Worker)
+	}
+	if c.WorkerPer == "" {
+		c.WorkerPer = pool.PerUser
+		if gs {
+			c.WorkerPer = pool.PerSession
+		}
+	}
+	if c.OnWorkerExit == "" {
+		c.OnWorkerExit = pool.ExitKeep
+		if gs {
+			c.OnWorkerExit = pool.ExitEnd
+		}
+	}
+	if c.WorkerSandbox == "" {
+		c.WorkerSandbox = "auto"
+		if gs && !root {
+			c.WorkerSandbox, c.sandboxByWorker = "none", true
+		}
+	}
+}
+
+// gemstoneSandboxReason is why the GemStone relay runs without bubblewrap by default, for the
+// start log and `gemgate check`.
+const gemstoneSandboxReason = "the GemStone relay is a linked gem: it attaches to the stone's shared page cache as gemgate's account, " +
+	"and GemStone identifies sessions by host pid; that a linked gem works in bubblewrap's PID namespace is not yet measured on a real stone. " +
+	"The relay runs only gemgate's relay script; the user's code runs in the user's gem, which the NetLDI forks outside gemgate"
+
+// gemstoneSessionsOnly is why the GemStone worker serves no sessionless (2026-07-28) request.
+const gemstoneSessionsOnly = "the GemStone worker serves sessions only: a GemStone session is a transaction view that lives between calls, " +
+	"and a request without a session has none to own it, nor to end when its gem is lost"
 
 func (c *Config) gemstoneConfig() gemstone.Config {
 	return gemstone.Config{Home: c.GemStoneHome, GlobalDir: c.GemStoneGlobalDir, Stone: c.GemStoneStone, ServiceINI: c.GemStoneINI, ScriptDir: c.GemStoneScriptDir, GemConfig: c.GemStoneGemConfig}
@@ -36,6 +83,11 @@ func (c *Config) validateGemStone() []error {
 	}
 	if c.WorkerCredential != "exchange" && c.WorkerCredential != "passthrough" {
 		errs = append(errs, fmt.Errorf("worker_credential: worker=gemstone logs each user in with a token, so it needs exchange (recommended) or passthrough, not %s", c.WorkerCredential))
+	}
+	if c.OnWorkerExit == pool.ExitKeep {
+		errs = append(errs, errors.New("on_worker_exit: keep is refused with worker=gemstone: a GemStone session's state (uncommitted work, locks, session temporaries) "+
+			"lives in the user's gem, which dies with its relay, so a kept session would be handed a fresh login with its work silently gone; "+
+			"use end (the default for this worker): the client gets 404 and starts a new session"))
 	}
 	return errs
 }
@@ -108,4 +160,29 @@ func checkGemStone(ctx context.Context, c *Config, ok func(string), bad func(wha
 			bad("gemstone: "+f.What, f.Fix)
 		}
 	}
+}
+
+// gemstoneWarnings are the GemStone settings that work but cost what the operator may not
+// mean (root: whether gemgate runs as root), for the start log and `gemgate check`.
+func (c *Config) gemstoneWarnings(root bool) []warning {
+	if c.Worker != "gemstone" {
+		return nil
+	}
+	var out []warning
+	if c.WorkerPer == pool.PerUser {
+		out = append(out, warning{
+			what: "worker_per: user with worker=gemstone: all of a user's clients (per access mode) share one GemStone session, " +
+				"one transaction view, one set of uncommitted changes and locks: one client's abort or commit acts on another's half-done work, " +
+				"one client's long call holds up the others, and the native server's \"nobody else can see any of it until you commit\" is false",
+			fix: "leave worker_per unset (session, the default for this worker: each client its own GemStone session), unless one shared session per user is what you want",
+		})
+	}
+	if root {
+		out = append(out, warning{
+			what: "gemgate runs as root with worker=gemstone: the relay, a linked gem, would run as root (in the sandbox, without capabilities), " +
+				"or as worker_user, which cannot read its 0600 service ini and relay script",
+			fix: "run gemgate as an ordinary account, the one given linked-session access to the stone (docs/gemstone.md, \"The host a linked gem needs\")",
+		})
+	}
+	return out
 }

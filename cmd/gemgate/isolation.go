@@ -72,6 +72,7 @@ func (c *Config) validateIsolation() []error {
 type isolation struct {
 	bwrap    string // the bubblewrap in use; "" when workers run unconfined
 	fallback error  // why worker_sandbox=auto runs without the sandbox
+	byWorker string // why the worker kind runs without the sandbox by default (GemStone)
 }
 
 // probeAccount is the account the sandbox probe runs as: the workers' own when it is one fixed
@@ -104,6 +105,9 @@ var ErrNoSandbox = errors.New("no worker sandbox works on this host, and gemgate
 // workers unsandboxed and says so.
 func (c *Config) workerIsolation(ctx context.Context) (isolation, error) {
 	if c.WorkerSandbox == "none" {
+		if c.sandboxByWorker {
+			return isolation{byWorker: gemstoneSandboxReason}, nil
+		}
 		return isolation{}, nil
 	}
 	bwrap, err := worker.ProbeSandbox(ctx, c.probeAccount())
@@ -127,6 +131,9 @@ func (i isolation) describe() string {
 	}
 	if i.fallback != nil {
 		return "worker sandbox: none (auto: " + i.fallback.Error() + ")"
+	}
+	if i.byWorker != "" {
+		return "worker sandbox: none (the default for worker=gemstone: " + i.byWorker + "; worker_sandbox: auto tries it)"
 	}
 	return "worker sandbox: none (worker_sandbox=none)"
 }

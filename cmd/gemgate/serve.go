@@ -426,16 +426,21 @@ func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
 }
 
 // poolSettings are how workers are shared and how long they live. The GemStone relay runs one
-// call at a time, so its calls are queued here rather than piled on its stdin.
+// call at a time, so its calls are queued here rather than piled on its stdin; and it serves
+// sessions only (gemstoneSessionsOnly).
 func (c *Config) poolSettings() pool.Settings {
 	conc := c.WorkerConcurrency
-	if c.Worker == "gemstone" && conc == 0 {
-		conc = 1
+	var sessionsOnly string
+	if c.Worker == "gemstone" {
+		if conc == 0 {
+			conc = 1
+		}
+		sessionsOnly = gemstoneSessionsOnly
 	}
 	return pool.Settings{
 		WorkerPer: c.WorkerPer, IdleTimeout: c.WorkerIdleTimeout, OnWorkerExit: c.OnWorkerExit,
 		OnTokenExpiry: c.OnTokenExpiry, MaxWorkers: c.MaxWorkers, MaxCallsPerWorker: c.MaxCallsPerWorker,
-		Concurrency: conc,
+		Concurrency: conc, SessionsOnly: sessionsOnly,
 	}
 }
 

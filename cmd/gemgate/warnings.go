@@ -29,6 +29,7 @@ func (c *Config) warnings() []warning {
 			fix:  fix,
 		})
 	}
+	out = append(out, c.gemstoneWarnings(runningAsRoot())...)
 	devOnly := map[string]bool{}
 	for _, f := range c.fields() {
 		devOnly[envName(f.key)] = f.dev

@@ -42,11 +42,12 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		a.Steps.AuditUnread(r, msg, p, he)
 		return he
 	}
-	if a.Pool.PerSession() {
-		// One worker per session: a sessionless request has no worker of its own, and
-		// starting one per request would be a worker start per call.
-		return refusal(msg, http.StatusBadRequest, CodeUnsupportedVersion,
-			"this gateway runs one worker per session (worker_per: session): use initialize",
+	if why := a.Pool.SessionlessRefused(); why != "" {
+		// One worker per session (a sessionless request has no worker of its own, and
+		// starting one per request would be a worker start per call), or a worker whose
+		// state between calls needs a session to own it (GemStone): the client falls back to
+		// initialize.
+		return refusal(msg, http.StatusBadRequest, CodeUnsupportedVersion, why+": use initialize",
 			map[string]any{"supported": a.Legacy, "requested": mr.Version})
 	}
 	id := a.Steps.Identity(r, p, access)
