@@ -28,6 +28,19 @@ var decoders = sync.Pool{New: func() any {
 	return x
 }}
 
+// withDecoder runs read with a pooled decoder on b.
+func withDecoder(b []byte, read func(d *jsontext.Decoder)) {
+	x := decoders.Get().(*decoder)
+	defer func() {
+		x.buf = bytes.Buffer{}
+		x.d.Reset(&x.buf)
+		decoders.Put(x)
+	}()
+	x.buf = *bytes.NewBuffer(b)
+	x.d.Reset(&x.buf, lenient...)
+	read(x.d)
+}
+
 // reader walks one JSON text. It keeps the members of the objects gemgate reads (a message's
 // envelope, its params, their _meta and the objects in _meta) and only checks the rest.
 type reader struct {
@@ -41,31 +54,25 @@ type reader struct {
 // it is an object (walked says so; descend as in reader.object). err is ErrParse for any
 // syntax error, wherever it is; tooDeep is reported only for syntactically valid text.
 func readText(b []byte, limit int, descend int) (members []member, walked, tooDeep bool, err error) {
-	x := decoders.Get().(*decoder)
-	defer func() {
-		x.buf = bytes.Buffer{}
-		x.d.Reset(&x.buf)
-		decoders.Put(x)
-	}()
-	x.buf = *bytes.NewBuffer(b)
-	x.d.Reset(&x.buf, lenient...)
-	d := x.d
-	r := reader{d: d, b: b, limit: limit}
-	if d.PeekKind() == '{' {
-		members, err = r.object(descend)
-		walked = true
-	} else {
-		_, err = r.value()
-	}
-	if err == nil {
-		if _, end := d.ReadToken(); end != io.EOF {
-			err = ErrParse // something follows the value
+	withDecoder(b, func(d *jsontext.Decoder) {
+		r := reader{d: d, b: b, limit: limit}
+		if d.PeekKind() == '{' {
+			members, err = r.object(descend)
+			walked = true
+		} else {
+			_, err = r.value()
 		}
-	}
+		if err == nil {
+			if _, end := d.ReadToken(); end != io.EOF {
+				err = ErrParse // something follows the value
+			}
+		}
+		tooDeep = r.tooDeep
+	})
 	if err != nil {
 		return nil, false, false, ErrParse
 	}
-	return members, walked, r.tooDeep, nil
+	return members, walked, tooDeep, nil
 }
 
 // Which members of an object reader.object reads as objects of their own, by how deep the
@@ -187,3 +194,34 @@ var wellKnownStrings = func() map[string]string {
 	}
 	return m
 }()
+
+// EachMember calls each with the raw key (quotes included) and raw value of every member of
+// obj, a JSON object, in order, on the one tokenizer and without copying or decoding them: a
+// caller that looks for one member of a worker's answer learns it without decoding the whole.
+// It reports false, having called each for the members before, when obj is not one JSON
+// object.
+func EachMember(obj []byte, each func(key, value []byte)) (ok bool) {
+	withDecoder(obj, func(d *jsontext.Decoder) {
+		if d.PeekKind() != '{' {
+			return
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return
+		}
+		for d.PeekKind() != '}' {
+			before := d.InputOffset()
+			if _, err := d.ReadToken(); err != nil {
+				return
+			}
+			keyEnd := d.InputOffset()
+			if _, err := d.ReadValue(); err != nil {
+				return
+			}
+			each(trimLead(obj[before:keyEnd]), trimLead(obj[keyEnd:d.InputOffset()]))
+		}
+		_, err := d.ReadToken()
+		_, end := d.ReadToken()
+		ok = err == nil && end == io.EOF
+	})
+	return ok
+}

@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestParseReadsParamsOnce: Parse keeps the members of params, of their _meta and of the
 // objects in _meta, so that later steps read those fields without reading the bytes again;
@@ -52,5 +55,27 @@ func TestTrimLead(t *testing.T) {
 		if got := string(trimLead([]byte(in))); got != want {
 			t.Errorf("trimLead(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// EachMember gives every member of an object, in order, as its raw key and value, and says
+// whether the text was one object.
+func TestEachMember(t *testing.T) {
+	var got []string
+	ok := EachMember([]byte(" {\"a\" : 1,\n\"b\\u0062\":{\"c\":[2, 3]}, \"a\":\"x\"} "), func(k, v []byte) {
+		got = append(got, string(k)+"="+string(v))
+	})
+	want := []string{`"a"=1`, `"b\u0062"={"c":[2, 3]}`, `"a"="x"`}
+	if !ok || !slices.Equal(got, want) {
+		t.Errorf("EachMember = %v %q, want true %q", ok, got, want)
+	}
+	for _, bad := range []string{`[1]`, `"s"`, `{"a":1} {}`, `{"a":}`, `{"a":1`, ``} {
+		if EachMember([]byte(bad), func(k, v []byte) {}) {
+			t.Errorf("EachMember(%q) = true, want false", bad)
+		}
+	}
+	obj := []byte(`{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}`)
+	if n := testing.AllocsPerRun(100, func() { EachMember(obj, func(k, v []byte) {}) }); n != 0 {
+		t.Errorf("EachMember allocates %v times, want none", n)
 	}
 }

@@ -7,19 +7,22 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // LastMember is the raw value of obj's member key as encoding/json reads obj into a map: the
 // last member whose key decodes to key exactly. false when there is none, or obj is not an
-// object.
-func LastMember(obj []byte, key string) (json.RawMessage, bool) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(obj, &fields) != nil {
-		return nil, false
-	}
-	v, ok := fields[key]
-	return v, ok
+// object. It keeps and decodes nothing but keys that may be key.
+func LastMember(obj []byte, key string) (value json.RawMessage, found bool) {
+	ok := jsonrpc.EachMember(obj, func(k, v []byte) {
+		if DecodesTo(k, key) {
+			value, found = v, true
+		}
+	})
+	return value, ok && found
 }
 
 // DecodesTo reports whether the JSON string s (quotes included, valid JSON) decodes to want,
@@ -35,15 +38,49 @@ func DecodesTo(s []byte, want string) bool {
 }
 
 // LastFoldedString is the resultType that decoding obj (valid JSON) into a struct gives:
-// encoding/json matches a member's key to the field without regard to case, each match
-// overwrites the field, and a null or a value that is not a string leaves it as it was. ""
-// when there is none, or obj is not an object.
+// encoding/json matches a member's key to the field without regard to case (strings.EqualFold,
+// its folding), each match overwrites the field, and a null or a value that is not a string
+// leaves it as it was. "" when there is none, or obj is not an object. It decodes nothing but
+// the keys that may fold to resultType and the one value it returns.
 func LastFoldedString(obj []byte) string {
-	var v struct {
-		ResultType string `json:"resultType"`
+	var last []byte
+	if !jsonrpc.EachMember(obj, func(k, v []byte) {
+		if v[0] == '"' && foldsTo(k, "resultType") {
+			last = v
+		}
+	}) || last == nil {
+		return ""
 	}
-	_ = json.Unmarshal(obj, &v) // a member of another type is skipped, the rest still read
-	return v.ResultType
+	if v := last[1 : len(last)-1]; bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+		switch string(v) { // the two every sessionless answer names cost nothing
+		case "complete":
+			return "complete"
+		case "input_required":
+			return "input_required"
+		}
+		return string(v)
+	}
+	var s string
+	if json.Unmarshal(last, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// foldsTo reports whether the JSON string s (quotes included, valid JSON) decodes to a string
+// strings.EqualFold holds equal to key, an ASCII string. Only a string that may spell key
+// (mayFoldTo, or short enough to in escapes) is decoded; ill-formed UTF-8 decodes to U+FFFD,
+// which folds to no ASCII letter, so a plain string is compared as its bytes.
+func foldsTo(s []byte, key string) bool {
+	inner := s[1 : len(s)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return utf8.Valid(inner) && mayFoldTo(inner, key) && strings.EqualFold(string(inner), key)
+	}
+	if len(inner) > maxEscapedRune*len(key) {
+		return false
+	}
+	var d string
+	return json.Unmarshal(s, &d) == nil && strings.EqualFold(d, key)
 }
 
 // MayHaveKey reports whether raw, JSON that jsonrpc.Parse validated, may have a member that

@@ -46,3 +46,22 @@ func FuzzLastMemberAgreesWithMap(f *testing.F) {
 		}
 	})
 }
+
+// Every 2026-07-28 answer names its resultType, so LastMember and LastFoldedString run on
+// every sessionless call: they find it without decoding the answer (decoding a small echo
+// answer into a map twice cost the sessionless call 15 % of the gateway's CPU,
+// docs/PERFORMANCE.md).
+func TestResultTypeLookupDecodesNothing(t *testing.T) {
+	obj := []byte(`{"content":[{"type":"text","text":"hi"}],"isError":false,"resultType":"complete"}`)
+	n := testing.AllocsPerRun(100, func() {
+		if v, ok := LastMember(obj, "resultType"); !ok || string(v) != `"complete"` {
+			t.Fatalf("LastMember = %q %v", v, ok)
+		}
+		if s := LastFoldedString(obj); s != "complete" {
+			t.Fatalf("LastFoldedString = %q", s)
+		}
+	})
+	if n != 0 {
+		t.Errorf("the lookups allocate %v times, want none", n)
+	}
+}
