@@ -199,7 +199,7 @@ func TestConfigFilesLayerInOrder(t *testing.T) {
 // default is one of them.
 func TestChoices(t *testing.T) {
 	c := defaults()
-	c.WorkerCredential = defaultCredential(c.Worker) // as load resolves it
+	c.byWorker(runningAsRoot()) // as load resolves it
 	if errs := c.checkChoices(); len(errs) > 0 {
 		t.Fatalf("defaults outside their choices: %v", errs)
 	}

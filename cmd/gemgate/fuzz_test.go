@@ -30,7 +30,7 @@ func FuzzConfigFile(f *testing.F) {
 			c := defaults()
 			errs := c.applyFile(path, false)
 			if len(errs) == 0 {
-				c.WorkerCredential = defaultCredential(c.Worker)
+				c.byWorker(runningAsRoot())
 				_ = c.validate() // must not panic on anything the file could hold
 			}
 			return c, len(errs)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,47 +11,33 @@ import (
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
 
-// defaultCredential is worker_credential when none is given: the GemStone relay logs in with
-// a token minted for GemStone by exchange; other workers get no credential.
-func defaultCredential(worker string) string {
-	if worker == "gemstone" {
-		return "exchange"
-	}
-	return "none"
-}
-
 // byWorker fills in the settings left unset whose default depends on the worker kind (root:
 // whether gemgate runs as root). For GemStone:
 //
-//   - worker_per: session. A GemStone session is a transaction view: one set of uncommitted
-//     changes and locks. Shared by a user's clients, one client's abort or commit would act on
-//     another's half-done work; GemTalk's own server gives each client its own gem.
+//   - worker_credential: exchange (the relay logs in with a token minted for GemStone).
+//   - worker_per: session. A GemStone session is a transaction view (uncommitted changes,
+//     locks); shared by a user's clients, one's abort or commit would act on another's work.
+//     GemTalk's own server gives each client its own gem.
 //   - on_worker_exit: end. The state is in the gem, which dies with its relay: a kept session
-//     would meet a fresh login with its work silently gone. The client gets 404 and starts
-//     again (validateGemStone refuses keep).
-//   - worker_sandbox: none, for an ordinary account (gemstoneSandboxReason). As root the
-//     sandbox stays auto: unsandboxed, the relay would run as uid 0 with every capability.
+//     would meet a fresh login, its work silently gone; the client gets 404 and starts again.
+//   - worker_sandbox: none for an ordinary account (gemstoneSandboxReason); as root it stays
+//     auto, since unsandboxed the relay would run as uid 0 with every capability.
 func (c *Config) byWorker(root bool) {
 	gs := c.Worker == "gemstone"
-	if c.WorkerCredential == "" {
-		c.WorkerCredential = defaultCredential(c.Worker)
-	}
-	if c.WorkerPer == "" {
-		c.WorkerPer = pool.PerUser
+	either := func(gemstone, other string) string {
 		if gs {
-			c.WorkerPer = pool.PerSession
+			return gemstone
 		}
+		return other
 	}
-	if c.OnWorkerExit == "" {
-		c.OnWorkerExit = pool.ExitKeep
-		if gs {
-			c.OnWorkerExit = pool.ExitEnd
-		}
-	}
+	c.WorkerCredential = cmp.Or(c.WorkerCredential, either("exchange", "none"))
+	c.WorkerPer = cmp.Or(c.WorkerPer, either(pool.PerSession, pool.PerUser))
+	c.OnWorkerExit = cmp.Or(c.OnWorkerExit, either(pool.ExitEnd, pool.ExitKeep))
 	if c.WorkerSandbox == "" {
+		c.sandboxByWorker = gs && !root
 		c.WorkerSandbox = "auto"
-		if gs && !root {
-			c.WorkerSandbox, c.sandboxByWorker = "none", true
+		if c.sandboxByWorker {
+			c.WorkerSandbox = "none"
 		}
 	}
 }

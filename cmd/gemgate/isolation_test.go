@@ -30,7 +30,7 @@ func TestValidateIsolation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := defaults()
-			c.WorkerCredential = defaultCredential(c.Worker) // as load resolves it
+			c.byWorker(runningAsRoot()) // as load resolves it
 			tc.set(&c)
 			errs := append(c.checkChoices(), c.validateIsolation()...)
 			if tc.want == "" {

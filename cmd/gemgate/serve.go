@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -426,22 +427,18 @@ func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
 }
 
 // poolSettings are how workers are shared and how long they live. The GemStone relay runs one
-// call at a time, so its calls are queued here rather than piled on its stdin; and it serves
-// sessions only (gemstoneSessionsOnly).
+// call at a time (queued here, not piled on its stdin) and serves sessions only.
 func (c *Config) poolSettings() pool.Settings {
-	conc := c.WorkerConcurrency
-	var sessionsOnly string
-	if c.Worker == "gemstone" {
-		if conc == 0 {
-			conc = 1
-		}
-		sessionsOnly = gemstoneSessionsOnly
-	}
-	return pool.Settings{
+	s := pool.Settings{
 		WorkerPer: c.WorkerPer, IdleTimeout: c.WorkerIdleTimeout, OnWorkerExit: c.OnWorkerExit,
 		OnTokenExpiry: c.OnTokenExpiry, MaxWorkers: c.MaxWorkers, MaxCallsPerWorker: c.MaxCallsPerWorker,
-		Concurrency: conc, SessionsOnly: sessionsOnly,
+		Concurrency: c.WorkerConcurrency,
 	}
+	if c.Worker == "gemstone" {
+		s.Concurrency = cmp.Or(s.Concurrency, 1)
+		s.SessionsOnly = gemstoneSessionsOnly
+	}
+	return s
 }
 
 // audiences are those gemgate accepts tokens for: its public URL and the audiences setting.
