@@ -287,13 +287,17 @@ func writeFor(t *testing.T, writer *mcp.ClientSession, d time.Duration) {
 // naming the lost session and the session has ended: a call answered by a fresh gem (the work
 // silently gone) fails. On the fake the gem must have been terminated.
 func usersViewUnderWriteLoad(t *testing.T) {
-	g := startGemStoneDev(t, map[string]any{"write_load": true, "user_view_abort_ms": 300}, "--streamless-idle-timeout", "30m", "--idle-timeout", "30m")
+	g := startGemStoneDev(t, map[string]any{"write_load": true, "user_view_abort_ms": 2000}, "--streamless-idle-timeout", "30m", "--idle-timeout", "30m")
 	s := ltOpen(t, g, g.Tokens["alice"], nil)
 	idle := stoneIdle(t)
 	ctx, cancel := context.WithTimeout(context.Background(), idle+2*time.Minute)
 	defer cancel()
 	code := func(c string) map[string]any {
 		return map[string]any{"name": "execute_code", "arguments": map[string]any{"code": c}}
+	}
+	// A fresh view (the fake's clock starts again), then work left uncommitted in it.
+	if m, _, _, err := s.call(ctx, 0, "tools/call", map[string]any{"name": "abort", "arguments": map[string]any{}}); err != nil || m.Error != nil {
+		t.Fatalf("abort: %v %+v", err, m.Error)
 	}
 	if m, _, _, err := s.call(ctx, 1, "tools/call", code("UserGlobals at: #GemgateUncommitted put: 'kept'")); err != nil || m.Error != nil || !strings.Contains(string(m.Result), "'kept'") {
 		t.Fatalf("the uncommitted put: %v %+v %s", err, m.Error, m.Result)
@@ -314,7 +318,7 @@ func usersViewUnderWriteLoad(t *testing.T) {
 	case !strings.Contains(m.Error.Message, "the GemStone session ended"):
 		t.Errorf("the call that met the terminated gem: %q; want it to name the lost session", m.Error.Message)
 	}
-	pollUntil(t, 10*time.Second, "the session to end", func() bool { return ltEndReason(g, s.id) != "" })
+	pollUntil(t, 10*time.Second, "the session to end with its worker", func() bool { return ltEndReason(g, s.id) == "worker_exit" })
 	if _, _, _, err := s.call(ctx, 3, "tools/list", nil); err == nil || !strings.Contains(err.Error(), "status 404") {
 		t.Errorf("the request after the lost gem: %v; want 404", err)
 	}
