@@ -1,6 +1,7 @@
 package test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -181,6 +182,10 @@ func TestGemStoneRealStone(t *testing.T) {
 // springs each trap when the relay lacks the fix) and against a real stone when one is named:
 //   - an idle session under write load from another session survives (SigAbort: the relay is
 //     #transactionless, so it holds no commit record while it waits in a read);
+//   - the user's session idle under write load, holding uncommitted work in its transaction
+//     view: it either keeps that work, or, terminated by the stone, its next call gets an
+//     error naming the loss and the session ends (404); never a silent fresh login
+//     (usersViewUnderWriteLoad);
 //   - a 1 MiB request line arrives whole (the relay reads without the line editor);
 //   - a non-ASCII compile_method round-trips (set sourcestringclass String; mcp_server 0.6.1+);
 //   - the user's gem is forked with gemstone_gem_config (the NRS body reaches gemnetobject);
@@ -198,34 +203,15 @@ func TestGemStoneStoneChecks(t *testing.T) {
 	g := startGemStoneDev(t, map[string]any{"write_load": true, "unicode16": true}, "--streamless-idle-timeout", "30m", "--idle-timeout", "30m",
 		"--gemstone-gem-config", "GEM_TEMPOBJ_CACHE_SIZE=900000;")
 	t.Run("idle under write load", func(t *testing.T) {
-		idle := time.Duration(0) // the fake terminates a session holding a commit record at once
-		if realStone() {
-			idle = 2 * time.Minute
-			if v := os.Getenv("GEMGATE_TEST_GEMSTONE_IDLE"); v != "" {
-				d, err := time.ParseDuration(v)
-				if err != nil {
-					t.Fatalf("GEMGATE_TEST_GEMSTONE_IDLE: %v", err)
-				}
-				idle = d
-			}
-		}
 		quiet := connect(t, g.URL, g.Tokens["alice"], nil)
 		callTool(t, quiet, "status", nil)
-		writer := connect(t, g.URL, g.Tokens["alice"], nil)
-		for end := time.Now().Add(idle); ; {
-			res := callTool(t, writer, "execute_code", map[string]any{"code": "UserGlobals at: #GemgateWriteLoad put: (Array new: 100). System commitTransaction"})
-			if realStone() && (res.IsError || !strings.Contains(text(res), "true")) {
-				t.Fatalf("the writer's commit: %q", text(res))
-			}
-			if !time.Now().Before(end) {
-				break
-			}
-			time.Sleep(500 * time.Millisecond) // the pace of the write load, not a wait for a condition
-		}
+		idle := stoneIdle(t) // 0 on the fake, which terminates a session holding a commit record at once
+		writeFor(t, connect(t, g.URL, g.Tokens["alice"], nil), idle)
 		if got := text(callTool(t, quiet, "status", nil)); !strings.Contains(got, "alice") {
 			t.Errorf("after %v idle under write load, status = %q", idle, got)
 		}
 	})
+	t.Run("the user's session idle under write load", usersViewUnderWriteLoad)
 	cs := connect(t, g.URL, g.Tokens["alice"], nil)
 	t.Run("1 MiB line", func(t *testing.T) {
 		lit := "'" + strings.Repeat("m", 1<<20) + "'"
@@ -261,6 +247,81 @@ func TestGemStoneStoneChecks(t *testing.T) {
 			t.Errorf("get_method_source = %q, want it to hold %s", text(res), literal)
 		}
 	})
+}
+
+// stoneIdle is how long an idle session waits under write load: on a real stone
+// GEMGATE_TEST_GEMSTONE_IDLE (default 2m), on the fake 0.
+func stoneIdle(t *testing.T) time.Duration {
+	if !realStone() {
+		return 0
+	}
+	v := cmp.Or(os.Getenv("GEMGATE_TEST_GEMSTONE_IDLE"), "2m")
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("GEMGATE_TEST_GEMSTONE_IDLE: %v", err)
+	}
+	return d
+}
+
+// writeFor commits through writer for at least d (once when d is 0): write load from another
+// session.
+func writeFor(t *testing.T, writer *mcp.ClientSession, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); ; {
+		res := callTool(t, writer, "execute_code", map[string]any{"code": "UserGlobals at: #GemgateWriteLoad put: (Array new: 100). System commitTransaction"})
+		if realStone() && (res.IsError || !strings.Contains(text(res), "true")) {
+			t.Fatalf("the writer's commit: %q", text(res))
+		}
+		if !time.Now().Before(end) {
+			return
+		}
+		time.Sleep(500 * time.Millisecond) // the pace of the write load, not a wait for a condition
+	}
+}
+
+// usersViewUnderWriteLoad: the user's session leaves uncommitted work in its gem, which stays
+// in its transaction between calls (auto-begin) and so pins a commit record while another
+// session commits. A stone may terminate it for that (docs/gemstone.md, "The user's gem under
+// write load"); the fake does once the view is older than user_view_abort_ms, and says so on
+// stderr, which gemgate logs. Either the work is still there, or the next call is an error
+// naming the lost session and the session has ended: a call answered by a fresh gem (the work
+// silently gone) fails. On the fake the gem must have been terminated.
+func usersViewUnderWriteLoad(t *testing.T) {
+	g := startGemStoneDev(t, map[string]any{"write_load": true, "user_view_abort_ms": 2000}, "--streamless-idle-timeout", "30m", "--idle-timeout", "30m")
+	s := ltOpen(t, g, g.Tokens["alice"], nil)
+	idle := stoneIdle(t)
+	ctx, cancel := context.WithTimeout(context.Background(), idle+2*time.Minute)
+	defer cancel()
+	code := func(c string) map[string]any {
+		return map[string]any{"name": "execute_code", "arguments": map[string]any{"code": c}}
+	}
+	// A fresh view (the fake's clock starts again), then work left uncommitted in it.
+	if m, _, _, err := s.call(ctx, 0, "tools/call", map[string]any{"name": "abort", "arguments": map[string]any{}}); err != nil || m.Error != nil {
+		t.Fatalf("abort: %v %+v", err, m.Error)
+	}
+	if m, _, _, err := s.call(ctx, 1, "tools/call", code("UserGlobals at: #GemgateUncommitted put: 'kept'")); err != nil || m.Error != nil || !strings.Contains(string(m.Result), "'kept'") {
+		t.Fatalf("the uncommitted put: %v %+v %s", err, m.Error, m.Result)
+	}
+	if realStone() {
+		writeFor(t, connect(t, g.URL, g.Tokens["alice"], nil), idle)
+	} else {
+		ltWaitLog(t, g, "the stone terminated it", 30*time.Second)
+	}
+	m, _, _, err := s.call(ctx, 2, "tools/call", code("UserGlobals at: #GemgateUncommitted ifAbsent: [nil]"))
+	switch {
+	case err != nil:
+		t.Fatalf("the call after %v idle under write load: %v; want an answer", idle, err)
+	case m.Error == nil && strings.Contains(string(m.Result), "'kept'") && realStone():
+		return // the stone left the gem, and its work, alone
+	case m.Error == nil:
+		t.Fatalf("after the stone terminated the user's gem, the next call was answered %s: a fresh gem, the uncommitted work silently gone", m.Result)
+	case !strings.Contains(m.Error.Message, "the GemStone session ended"):
+		t.Errorf("the call that met the terminated gem: %q; want it to name the lost session", m.Error.Message)
+	}
+	pollUntil(t, 10*time.Second, "the session to end with its worker", func() bool { return ltEndReason(g, s.id) == "worker_exit" })
+	if _, _, _, err := s.call(ctx, 3, "tools/list", nil); err == nil || !strings.Contains(err.Error(), "status 404") {
+		t.Errorf("the request after the lost gem: %v; want 404", err)
+	}
 }
 
 func TestGemStoneSessionIsTheUsers(t *testing.T) {

@@ -58,6 +58,15 @@ type Config struct {
 	// WriteLoad is write traffic from other sessions: a relay that waits for input inside a
 	// transaction pins a commit record, misses SigAbort and is terminated by the stone.
 	WriteLoad bool `json:"write_load"`
+	// UserViewAbortMS, with WriteLoad, is how long the user's gem may keep one transaction
+	// view (since its login, or its last commit, abort or refresh) before the stone ends it.
+	// The relay leaves the user's session in GemStone's default auto-begin mode, so between
+	// calls it stays in its transaction and its view pins a commit record; the stone sends it
+	// SigAbort, which a gem idle in its transaction does not answer, and terminates it after
+	// STN_GEM_ABORT_TIMEOUT_SECONDS (this many milliseconds here), its uncommitted changes
+	// lost. The fake notes the termination on stderr, as the stone notes it in its log. 0: the
+	// stone never does.
+	UserViewAbortMS int `json:"user_view_abort_ms"`
 	// Unicode16 is a stone configured for Unicode16 source strings: unless the relay pins
 	// `set sourcestringclass String`, request bytes over 0x7F are widened one by one (Latin-1)
 	// on their way into the user's session.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,6 +26,7 @@ type session struct {
 	inFlight        bool      // a call is still in progress (the relay's wait raised under it)
 	buf             []byte
 	methods         map[string]string // compiled by compile_method: "Class>>selector" to source
+	globals         map[string]string // UserGlobals entries this session put, uncommitted: name to literal
 }
 
 // outcome is how a call ended in the user's session.
@@ -266,7 +268,11 @@ func (s *session) fetch(result string) string {
 	return string(s.buf[:len(result)])
 }
 
-var stringNew = regexp.MustCompile(`^String new:\s*(\d+)\s+withAll:\s*\$(.)$`)
+var (
+	stringNew = regexp.MustCompile(`^String new:\s*(\d+)\s+withAll:\s*\$(.)$`)
+	globalPut = regexp.MustCompile(`^UserGlobals at: #(\w+) put: ('(?:[^']|'')*')$`)
+	globalAt  = regexp.MustCompile(`^UserGlobals at: #(\w+) ifAbsent: \[nil\]$`)
+)
 
 // call answers a tool call with canned results; execute_code evaluates two expression forms.
 func (s *session) call(name string, args map[string]any) (string, bool) {
@@ -310,6 +316,13 @@ func (s *session) call(name string, args map[string]any) (string, bool) {
 		}
 		if code == "System configurationAt: #GemTempObjCacheSize" {
 			return s.tempObjKB, false
+		}
+		if m := globalPut.FindStringSubmatch(code); m != nil { // uncommitted: it lives in this gem only
+			s.globals[m[1]] = m[2]
+			return m[2], false
+		}
+		if m := globalAt.FindStringSubmatch(code); m != nil {
+			return cmp.Or(s.globals[m[1]], "nil"), false
 		}
 		if m := stringNew.FindStringSubmatch(code); m != nil {
 			n, _ := strconv.Atoi(m[1])

@@ -183,7 +183,7 @@ func (t *topazRun) relay(rest []string, stone string, ls map[string]Lock) int {
 	if !atLeast(c.Version, "3.7.5") {
 		return t.greet("versionTooOld", "this GemStone has no JWT login (GsTsExternalSession>>jwtPassword:)")
 	}
-	s := &session{cfg: c, user: name, stone: stone, netldi: t.netldi(), tempObjKB: t.tempObjKB(), methods: map[string]string{}}
+	s := &session{cfg: c, user: name, stone: stone, netldi: t.netldi(), tempObjKB: t.tempObjKB(), methods: map[string]string{}, globals: map[string]string{}}
 	if code, done := t.login(s, jwt, ls); done {
 		return code
 	}
@@ -306,7 +306,10 @@ func (t *topazRun) makeReadOnly(s *session) (code int, done bool) {
 }
 
 // serve is the relay's loop: each request line a round, until end of input.
+// Between rounds the user's gem waits in its transaction, where the stone may end it
+// (viewClock).
 func (t *topazRun) serve(s *session, in *bufio.Reader) int {
+	clock := t.watchView(s)
 	for n := 1; ; {
 		line, err := t.readLine(in)
 		line = strings.TrimSpace(line)
@@ -314,9 +317,11 @@ func (t *topazRun) serve(s *session, in *bufio.Reader) int {
 			if t.c.Unicode16 && !t.rs.sourceStringClass {
 				line = widen(line)
 			}
+			s.dead = s.dead || clock.terminated()
 			if end, code := t.round(s, line, n); end {
 				return code
 			}
+			clock.after(s, line)
 			n++
 		}
 		if err != nil {
