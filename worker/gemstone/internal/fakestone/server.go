@@ -173,19 +173,8 @@ func (s *session) handle(line string) (answer string, o outcome, desc string) {
 		if s.readOnly && !tools[i].safe {
 			return rpcErr(-32601, "Tool not available in a read-only session: "+p.Name, map[string]any{"kind": "readOnly"}), answered, ""
 		}
-		switch s.cfg.Fault {
-		case "crash":
-			os.Exit(1)
-		case "stall":
-			stall()
-		case "gem_dies":
-			s.dead = true
-			return "", gemDied, s.goneText("the connection to the user's gem was lost: its gem died")
-		case "wait_raises":
-			// The relay's wait raised while the call went on in the gem: its lastResult, read
-			// later, would be this call's answer to another request.
-			s.inFlight = true
-			return "", remoteError, "a GciError occurred: waitForResultForSeconds:otherwise: was interrupted while the call was in progress"
+		if answer, o, desc, ok := s.fault(); ok {
+			return answer, o, desc
 		}
 		if code, _ := p.Arguments["code"].(string); tools[i].name == "execute_code" && strings.Contains(code, "halt") {
 			// McpServer's tools catch Error; a Halt is not one, so it stops the remote execution
@@ -196,6 +185,25 @@ func (s *session) handle(line string) (answer string, o outcome, desc string) {
 		return result(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isErr}), answered, ""
 	}
 	return rpcErr(-32601, "Method not found: "+req.Method, nil), answered, ""
+}
+
+// fault is what the configured fault does to a tools/call; ok is false when the call goes on.
+func (s *session) fault() (answer string, o outcome, desc string, ok bool) {
+	switch s.cfg.Fault {
+	case "crash":
+		os.Exit(1)
+	case "stall":
+		stall()
+	case "gem_dies":
+		s.dead = true
+		return "", gemDied, s.goneText("the connection to the user's gem was lost: its gem died"), true
+	case "wait_raises":
+		// The relay's wait raised while the call went on in the gem: its lastResult, read
+		// later, would be this call's answer to another request.
+		s.inFlight = true
+		return "", remoteError, "a GciError occurred: waitForResultForSeconds:otherwise: was interrupted while the call was in progress", true
+	}
+	return "", answered, "", false
 }
 
 // goneText is a GciError's description for a gem that is gone, as GciError>>_error:in: makes
