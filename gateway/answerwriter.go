@@ -2,11 +2,11 @@ package gateway
 
 import (
 	"cmp"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"time"
 
 	"github.com/gemgate/gemgate/gateway/trace"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 

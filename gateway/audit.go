@@ -2,13 +2,13 @@ package gateway
 
 import (
 	"context"
-	"github.com/gemgate/gemgate/gateway/sessionless"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/sessionless"
+	"github.com/gemgate/gemgate/gateway/wire"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"

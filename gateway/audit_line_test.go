@@ -2,12 +2,13 @@ package gateway
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
 )
 
 // auditLines are the audit lines in the fixture's log, each as its keys in order and its

@@ -2,10 +2,10 @@ package gateway
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 

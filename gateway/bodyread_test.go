@@ -3,13 +3,14 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 // A body of declared length arrives in one buffer of its size (and one byte to see its end),

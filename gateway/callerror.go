@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 
 	"github.com/gemgate/gemgate/gateway/limit"
+	"github.com/gemgate/gemgate/gateway/wire"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"

@@ -2,9 +2,10 @@ package gateway
 
 import (
 	"encoding/base64"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
 )
 
 // contentTypeJSON takes the charset from mime.ParseMediaType, which lets an RFC 2231

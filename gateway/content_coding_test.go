@@ -2,9 +2,10 @@ package gateway
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
 )
 
 // contentTypeJSON reads the media type in ASCII now, but takes any charset parameter

@@ -1,9 +1,10 @@
 package gateway
 
 import (
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"testing"
+
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 // A POST's Content-Type decides whether gemgate reads the body as JSON (else 415), and a proxy

@@ -3,10 +3,10 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
-	"github.com/gemgate/gemgate/gateway/sessionless"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 

@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"github.com/gemgate/gemgate/gateway/sessionless"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"mime"
 	"net/http"
 	"net/netip"
@@ -12,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/gateway/metrics"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/gateway/trace"
 	"github.com/gemgate/gemgate/gateway/wire"

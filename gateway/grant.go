@@ -2,12 +2,12 @@ package gateway
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"slices"
 	"strings"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/pool"
 )
 

@@ -2,11 +2,11 @@ package gateway
 
 import (
 	"bytes"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )

@@ -5,12 +5,12 @@ package gateway
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/internal/stacktest"
 )
 

@@ -7,7 +7,6 @@ package gateway
 
 import (
 	"bufio"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/gateway/limit"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/internal/stacktest"
 	"github.com/gemgate/gemgate/pool"
 )

@@ -3,11 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
 
 	"github.com/gemgate/gemgate/gateway/limit"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/worker"
 )

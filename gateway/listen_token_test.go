@@ -3,12 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/pool"
 )
 

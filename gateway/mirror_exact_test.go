@@ -1,9 +1,10 @@
 package gateway
 
 import (
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
 )
 
 // Mcp-Method and Mcp-Name mirror the body for proxies and WAFs that route or filter on them

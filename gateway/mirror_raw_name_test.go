@@ -1,9 +1,10 @@
 package gateway
 
 import (
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"testing"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
 )
 
 // the go-sdk client (v1.8.0, the version in go.mod; mcp/streamable_headers.go

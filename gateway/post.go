@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gemgate/gemgate/gateway/sessionless"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"os"
 	"slices"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/metrics"
+	"github.com/gemgate/gemgate/gateway/sessionless"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"

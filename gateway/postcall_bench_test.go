@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	gwmetrics "github.com/gemgate/gemgate/gateway/metrics"
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )

@@ -3,11 +3,11 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"io"
 	"net/http"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 

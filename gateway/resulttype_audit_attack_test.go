@@ -3,10 +3,11 @@ package gateway
 import (
 	"encoding/base64"
 	"fmt"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
 )
 
 // Attacks on resultTypeOf (bridge_pass.go) as a hostile worker: every answer of a sessionless

@@ -1,10 +1,11 @@
 package gateway
 
 import (
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
 )
 
 // routes is the gateway's handler below requestDeadline.

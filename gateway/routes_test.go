@@ -1,13 +1,14 @@
 package gateway
 
 import (
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
 )
 
 // chiOnlyRoutes is how the gateway routed before routes had a direct entry for the MCP

@@ -1,12 +1,12 @@
 package gateway
 
 import (
-	"github.com/gemgate/gemgate/gateway/sessionless"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )

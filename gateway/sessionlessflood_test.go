@@ -2,12 +2,12 @@ package gateway
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/pool"
 )
 

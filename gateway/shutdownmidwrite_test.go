@@ -2,12 +2,13 @@ package gateway
 
 import (
 	"context"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 // BeginShutdown ends every GET stream, so that the HTTP server's Shutdown does not wait on

@@ -1,12 +1,12 @@
 package gateway
 
 import (
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/sessions"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/jsonrpc"
 )

@@ -3,12 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"net/http"
 	"slices"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"

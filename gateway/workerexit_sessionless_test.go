@@ -3,13 +3,13 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/gemgate/gemgate/gateway/sessionless"
 	"net/http"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )

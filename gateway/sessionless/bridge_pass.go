@@ -3,12 +3,12 @@ package sessionless
 import (
 	"encoding/json"
 	"errors"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"slices"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 

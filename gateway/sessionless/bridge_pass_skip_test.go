@@ -2,10 +2,11 @@ package sessionless
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 // passResults are worker results: plain ones, input-required ones, and ones that spell

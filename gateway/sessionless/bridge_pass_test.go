@@ -3,11 +3,12 @@ package sessionless
 import (
 	"encoding/json"
 	"errors"
-	"github.com/gemgate/gemgate/auth"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/auth"
 )
 
 // A sessionless worker's input-required result keeps its keys and everything else; only its

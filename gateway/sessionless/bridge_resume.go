@@ -2,11 +2,11 @@ package sessionless
 
 import (
 	"errors"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"log/slog"
 	"net/http"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"

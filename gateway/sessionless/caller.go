@@ -1,11 +1,11 @@
 package sessionless
 
 import (
-	"github.com/gemgate/gemgate/gateway/wire"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )

@@ -3,8 +3,8 @@ package sessionless
 import (
 	"encoding/json"
 	"errors"
-	"github.com/gemgate/gemgate/gateway/wire"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 

@@ -3,13 +3,13 @@ package sessionless
 import (
 	"context"
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/internal/jsontext"
 	"github.com/gemgate/gemgate/jsonrpc"

@@ -2,10 +2,10 @@ package sessionless
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 

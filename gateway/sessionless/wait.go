@@ -2,10 +2,10 @@ package sessionless
 
 import (
 	"encoding/json"
-	"github.com/gemgate/gemgate/gateway/wire"
 	"net/http"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
