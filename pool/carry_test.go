@@ -88,19 +88,7 @@ func TestCarriedSubscribeRefusedBySuccessor(t *testing.T) {
 	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
 	gone := filepath.Join(t.TempDir(), "gone")
 	uri := "refusedif:" + gone
-	sub := func() string {
-		t.Helper()
-		c, err := a.call(t, "resources/subscribe", map[string]string{"uri": uri})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := <-c.Result()
-		if got.Error != nil {
-			return string(got.Error)
-		}
-		return string(got.Result)
-	}
-	if got := sub(); got != `{}` {
+	if got := subAnswer(t, a, "subscribe", uri); got != `{}` {
 		t.Fatalf("subscribe: %s", got)
 	}
 	if err := os.WriteFile(gone, nil, 0o600); err != nil {
@@ -120,7 +108,7 @@ func TestCarriedSubscribeRefusedBySuccessor(t *testing.T) {
 		defer s.mu.Unlock()
 		return len(s.w.subs)+len(s.w.subsOf)+len(s.w.heard)+len(s.w.subPending) == 0
 	})
-	if got := sub(); !strings.Contains(got, "-32002") {
+	if got := subAnswer(t, a, "subscribe", uri); !strings.Contains(got, "-32002") {
 		t.Errorf("subscribing again: %s, want the successor's refusal", got)
 	}
 	if heard := record(t, a); heard != "subscribe "+uri+",subscribe "+uri {

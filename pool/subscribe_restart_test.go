@@ -216,40 +216,28 @@ func TestSubscriptionsPerCallerAreBounded(t *testing.T) {
 	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
 	b := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
 	probe := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
-	sub := func(s *session, method, uri string) string {
-		t.Helper()
-		call, err := s.call(t, method, map[string]string{"uri": uri})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := <-call.Result()
-		if got.Error != nil {
-			return string(got.Error)
-		}
-		return string(got.Result)
-	}
 	for i := range MaxSubscriptionsPerCaller {
-		if got := sub(a, "resources/subscribe", fmt.Sprintf("u%d", i)); got != `{}` {
+		if got := subAnswer(t, a, "subscribe", fmt.Sprintf("u%d", i)); got != `{}` {
 			t.Fatalf("subscribe %d: %s", i, got)
 		}
 	}
 	heard := strings.Count(record(t, probe), "subscribe ")
-	if got := sub(a, "resources/subscribe", "one-more"); !strings.Contains(got, "too many resource subscriptions") {
+	if got := subAnswer(t, a, "subscribe", "one-more"); !strings.Contains(got, "too many resource subscriptions") {
 		t.Fatalf("subscription %d: %s, want refused", MaxSubscriptionsPerCaller+1, got)
 	}
 	if now := strings.Count(record(t, probe), "subscribe "); now != heard {
 		t.Errorf("the refused subscribe reached the worker (%d lines, then %d)", heard, now)
 	}
-	if got := sub(a, "resources/subscribe", "u7"); got != `{}` {
+	if got := subAnswer(t, a, "subscribe", "u7"); got != `{}` {
 		t.Errorf("a URI the session has already: %s", got)
 	}
-	if got := sub(b, "resources/subscribe", "one-more"); got != `{}` {
+	if got := subAnswer(t, b, "subscribe", "one-more"); got != `{}` {
 		t.Errorf("another session's first subscribe: %s", got)
 	}
-	if got := sub(a, "resources/unsubscribe", "u7"); got != `{}` {
+	if got := subAnswer(t, a, "unsubscribe", "u7"); got != `{}` {
 		t.Fatalf("unsubscribe: %s", got)
 	}
-	if got := sub(a, "resources/subscribe", "one-more"); got != `{}` {
+	if got := subAnswer(t, a, "subscribe", "one-more"); got != `{}` {
 		t.Errorf("after letting one go: %s", got)
 	}
 	a.m.Detach()

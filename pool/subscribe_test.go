@@ -348,6 +348,19 @@ func subCall(t *testing.T, s *session, method, uri string) *Call {
 	return c
 }
 
+// subAnswer is the raw result, or error, of s's resources/<method> of uri.
+func subAnswer(t *testing.T, s *session, method, uri string) string {
+	t.Helper()
+	m := within(subCall(t, s, method, uri))
+	switch {
+	case m == nil:
+		t.Fatalf("%s %s: no answer within %v", method, uri, waitFor)
+	case m.Error != nil:
+		return string(m.Error)
+	}
+	return string(m.Result)
+}
+
 // within is c's answer, or nil when none came within waitFor.
 func within(c *Call) *jsonrpc.Message {
 	select {
