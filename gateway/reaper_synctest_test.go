@@ -99,7 +99,7 @@ func openStream(s *session) (gen uint64) {
 }
 
 func closeStream(s *session, gen uint64) {
-	s.outbox.Detach(gen)
+	s.outbox.Detach()
 	s.streamClosed(gen, time.Now())
 }
 

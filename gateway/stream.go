@@ -83,7 +83,7 @@ func forgetBearer(h http.Header) {
 }
 
 func (g *Gateway) streamEnded(s *session, gen uint64) {
-	s.outbox.Detach(gen)
+	s.outbox.Detach()
 	s.streamClosed(gen, time.Now())
 	g.metrics.StreamClosed()
 }

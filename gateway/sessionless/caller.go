@@ -11,8 +11,7 @@ import (
 )
 
 // eventBuffer bounds the messages a call's stream holds for the client;
-// beyond it the oldest notifications are dropped (the call's answer never is: it travels
-// apart).
+// beyond it further notifications are dropped (the call's answer never is: it travels apart).
 const eventBuffer = 64
 
 // maxWorkerRequestsPerCall bounds the worker requests one sessionless call holds for the bridge.
@@ -29,9 +28,6 @@ type caller struct {
 	once      sync.Once
 	wantsLogs bool
 	created   time.Time
-
-	mu      sync.Mutex
-	dropped int
 }
 
 func newCaller(wantsLogs bool) *caller {
@@ -79,11 +75,7 @@ func (c *caller) Deliver(d pool.Delivery) {
 	if !c.wantsLogs && isLogMessage(d.Message) {
 		return
 	}
-	if !c.events.Push(d.Message, eventBuffer) {
-		c.mu.Lock()
-		c.dropped++
-		c.mu.Unlock()
-	}
+	c.events.Push(d.Message, eventBuffer) // false: the buffer is full and the message dropped
 }
 
 func (c *caller) LastActive() time.Time { return c.created }

@@ -69,8 +69,8 @@ func (o *Outbox) Attach() uint64 {
 	return o.gen
 }
 
-// Detach records that the stream of generation gen has ended.
-func (o *Outbox) Detach(gen uint64) {
+// Detach records that one of its streams has ended.
+func (o *Outbox) Detach() {
 	o.mu.Lock()
 	o.streams--
 	o.mu.Unlock()

@@ -74,11 +74,11 @@ func TestOutboxNewestStreamWins(t *testing.T) {
 	if o.Current() != second || !o.HasStream() {
 		t.Errorf("Current() = %d, HasStream() = %v", o.Current(), o.HasStream())
 	}
-	o.Detach(first)
+	o.Detach()
 	if !o.HasStream() {
 		t.Error("detaching the superseded stream left no stream")
 	}
-	o.Detach(second)
+	o.Detach()
 	if o.HasStream() {
 		t.Error("HasStream after both detached")
 	}
