@@ -161,11 +161,7 @@ func (s *slot) abandon(c *Call, pc *worker.Call, reason string) {
 	s.mu.Unlock()
 	// The cancellation is written before this returns, so that what the caller sends next
 	// (the liveness ping after a timeout) comes after it (TestRequestTimeoutEscalation).
-	params := map[string]any{"requestId": pc.WorkerID()}
-	if reason != "" {
-		params["reason"] = reason
-	}
-	_ = w.proc.Notify(context.Background(), jsonrpc.Notification("notifications/cancelled", params))
+	pc.TellCancelled(reason)
 	go func() {
 		s.settle(left)
 		s.reconcileSub(c)

@@ -49,7 +49,7 @@ func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.
 		return nil, "", &StartError{Err: err}
 	}
 	if sendInitialized {
-		if err := proc.Notify(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
+		if err := proc.Write(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
 			return nil, "", &StartError{Exited: true, Err: err}
 		}
 	}

@@ -170,7 +170,7 @@ func (m *Member) Notify(msg *jsonrpc.Message) error {
 	if w == nil {
 		return nil // no worker runs: there is nobody to tell
 	}
-	return w.proc.Notify(context.Background(), msg)
+	return w.proc.Write(context.Background(), msg)
 }
 
 // Answered is what the pool knows of the worker request a client answered, for its audit
@@ -201,7 +201,7 @@ func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 	}
 	out := *msg
 	out.ID = pr.workerID
-	return info, w.proc.Reply(context.Background(), &out)
+	return info, w.proc.Write(context.Background(), &out)
 }
 
 // request hands m's unanswered worker request id to then under the slot lock, and takes it
@@ -347,7 +347,7 @@ func (w *wrk) tellAfterDetach(s *slot, unsub []string, refuse []json.RawMessage)
 		w.reconcile(s, uri) // not if another caller subscribed since
 	}
 	for _, id := range refuse {
-		_ = w.proc.Reply(context.Background(), jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, "the session this request went to has ended", nil))
+		_ = w.proc.Write(context.Background(), jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, "the session this request went to has ended", nil))
 	}
 }
 

@@ -297,7 +297,7 @@ func (s *slot) writeRefusals(w *wrk) {
 		w.refusals[0] = nil
 		w.refusals = w.refusals[1:]
 		s.mu.Unlock()
-		_ = w.proc.Reply(context.Background(), m)
+		_ = w.proc.Write(context.Background(), m)
 	}
 }
 

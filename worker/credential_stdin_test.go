@@ -47,10 +47,10 @@ func TestCredentialStdinIsTheFirstLine(t *testing.T) {
 		select {
 		case m := <-c.Result():
 			if m.Result == nil {
-				t.Errorf("request %d: %s", c.WorkerID(), m.Encode())
+				t.Errorf("request %d: %s", c.workerID, m.Encode())
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("no answer to request %d", c.WorkerID())
+			t.Fatalf("no answer to request %d", c.workerID)
 		}
 	}
 	var got struct{ Line, FDEnv, Env string }

@@ -76,7 +76,7 @@ func TestWriteWaitsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- p.Notify(ctx, jsonrpc.Notification("notifications/initialized", nil)) }()
+	go func() { done <- p.Write(ctx, jsonrpc.Notification("notifications/initialized", nil)) }()
 	select {
 	case err := <-done:
 		if err == nil {

@@ -142,9 +142,6 @@ type Call struct {
 // delivers a JSON-RPC error instead, so a receive on it always ends once the worker is done.
 func (c *Call) Result() <-chan *jsonrpc.Message { return c.result }
 
-// WorkerID is the id the request carries at the worker.
-func (c *Call) WorkerID() int64 { return c.workerID }
-
 // Cancel tells the worker that the caller no longer wants the answer
 // (notifications/cancelled with the worker's id) and drops the answer should it still come.
 func (c *Call) Cancel(reason string) { c.Withdraw(reason, true) }
@@ -158,15 +155,20 @@ func (c *Call) Withdraw(reason string, tell bool) (pending bool) {
 	if !c.p.forget(c.workerID) {
 		return false // already answered or failed
 	}
-	if !tell {
-		return true
+	if tell {
+		c.TellCancelled(reason)
 	}
+	return true
+}
+
+// TellCancelled writes notifications/cancelled for the call (the worker's id, and reason
+// unless empty), leaving it pending: an answer that still comes is delivered.
+func (c *Call) TellCancelled(reason string) {
 	params := map[string]any{"requestId": c.workerID}
 	if reason != "" {
 		params["reason"] = reason
 	}
-	_ = c.p.Notify(context.Background(), jsonrpc.Notification("notifications/cancelled", params))
-	return true
+	_ = c.p.Write(context.Background(), jsonrpc.Notification("notifications/cancelled", params))
 }
 
 // Start starts the worker in a session (and process group) of its own, so that Stop reaches
@@ -381,15 +383,10 @@ func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) 
 	return c, nil
 }
 
-// Notify writes a notification to the worker as it is, giving up while it waits for its turn
-// to write when ctx ends.
-func (p *Process) Notify(ctx context.Context, m *jsonrpc.Message) error {
-	return p.write(ctx, m.Encode())
-}
-
-// Reply writes a response to a request the worker sent (m.ID is the worker's own id), giving
-// up while it waits for its turn to write when ctx ends.
-func (p *Process) Reply(ctx context.Context, m *jsonrpc.Message) error {
+// Write writes m to the worker as it is: a notification, or a response to a request the
+// worker sent (m.ID the worker's own id). It gives up while it waits for its turn to write
+// when ctx ends.
+func (p *Process) Write(ctx context.Context, m *jsonrpc.Message) error {
 	return p.write(ctx, m.Encode())
 }
 
