@@ -38,11 +38,7 @@ const probeVersion = "9999-12-31"
 // sure is false when the worker gave no usable answer: one worker's trouble must not teach
 // the pool what the program speaks.
 func (p *Pool) discover(ctx context.Context, proc *worker.Process) (sessionless, sure bool) {
-	params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    probeVersion,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "gemgate", "version": "1"},
-	}})
+	params, _ := json.Marshal(map[string]any{"_meta": ownMeta(probeVersion)})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(discoverTimeout, p.opts.InitTimeout))
 	defer cancel()
 	call, err := proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-discover")), Method: "server/discover", Params: params}, nil)
@@ -128,21 +124,29 @@ func (p *Pool) listenForChanges(ctx context.Context, proc *worker.Process) {
 }
 
 // sessionlessParams are params with the _meta a sessionless request of gemgate's own
-// carries: gemgate as the client, declaring no client capabilities (a worker must not ask
-// gemgate itself for input).
+// carries (ownMeta).
 func sessionlessParams(params json.RawMessage) json.RawMessage {
 	fields := map[string]json.RawMessage{}
 	if len(params) > 0 {
 		_ = json.Unmarshal(params, &fields)
 	}
-	fields["_meta"], _ = json.Marshal(map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    SessionlessVersion,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "gemgate", "version": "1"},
-	})
+	fields["_meta"], _ = json.Marshal(ownMeta(SessionlessVersion))
 	out, _ := json.Marshal(fields)
 	return out
 }
+
+// ownMeta is the _meta of a sessionless request of gemgate's own at version: gemgate as the
+// client, declaring no client capabilities (a worker must not ask gemgate itself for input).
+func ownMeta(version string) map[string]any {
+	return map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    version,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         clientInfo,
+	}
+}
+
+// clientInfo is how gemgate names itself as a worker's client.
+var clientInfo = map[string]any{"name": "gemgate", "version": "1"}
 
 // ownParams are the params of a request of gemgate's own to w: with the _meta of the
 // sessionless revision when gemgate's session with w is one of it.

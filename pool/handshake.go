@@ -25,7 +25,7 @@ func (p *Pool) ownParams() json.RawMessage {
 		"capabilities": map[string]any{
 			"sampling": map[string]any{}, "elicitation": map[string]any{},
 		},
-		"clientInfo": map[string]any{"name": "gemgate", "version": "1"},
+		"clientInfo": clientInfo,
 	})
 	return b
 }
@@ -75,29 +75,33 @@ func refusal(proc *worker.Process, answer json.RawMessage) json.RawMessage {
 }
 
 func (p *Pool) resultVersion(proc *worker.Process, result json.RawMessage) (string, error) {
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if err := json.Unmarshal(result, &res); err != nil {
+	v, err := protocolVersion(result)
+	if err != nil {
 		return "", err
 	}
-	if !slices.Contains(p.opts.Versions, res.ProtocolVersion) {
-		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip.Bytes(proc.Redacted([]byte(res.ProtocolVersion)), 100)) + ", which the gateway does not speak")
+	if !slices.Contains(p.opts.Versions, v) {
+		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip.Bytes(proc.Redacted([]byte(v)), 100)) + ", which the gateway does not speak")
 	}
-	return res.ProtocolVersion, nil
+	return v, nil
+}
+
+// protocolVersion is the protocolVersion of initialize params or an InitializeResult.
+func protocolVersion(b json.RawMessage) (string, error) {
+	var v struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	err := json.Unmarshal(b, &v)
+	return v.ProtocolVersion, err
 }
 
 // resultFor is the worker's InitializeResult as one session sees it (worker_per: user): the
 // session's own protocol version when gemgate and the worker both speak it, else the one the
 // worker agreed with gemgate.
 func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
-	var asked struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	_ = json.Unmarshal(clientParams, &asked)
+	asked, _ := protocolVersion(clientParams)
 	v := w.version
-	if w.version == p.opts.Versions[0] && slices.Contains(p.opts.Versions, asked.ProtocolVersion) {
-		v = asked.ProtocolVersion
+	if w.version == p.opts.Versions[0] && slices.Contains(p.opts.Versions, asked) {
+		v = asked
 	}
 	if v == w.version {
 		return w.initResult

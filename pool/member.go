@@ -143,11 +143,7 @@ func (s *slot) applyExpiry(_ context.Context, id Identity) error {
 		return nil
 	}
 	s.stopLocked()
-	let := make([]*Member, 0, len(s.members))
-	for m := range s.members {
-		let = append(let, m)
-	}
-	clear(s.members)
+	let := s.takeMembersLocked()
 	s.gone = true
 	s.mu.Unlock()
 	s.p.forget(s)

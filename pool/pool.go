@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,11 +105,11 @@ func (s Settings) withDefaults() Settings {
 	if s.IdleTimeout == 0 {
 		s.IdleTimeout = DefaultIdleTimeout
 	}
-	if s.OnWorkerExit == "" || s.WorkerPer == PerSession {
+	switch {
+	case s.WorkerPer == PerSession:
+		s.OnWorkerExit = ExitEnd
+	case s.OnWorkerExit == "":
 		s.OnWorkerExit = ExitKeep
-		if s.WorkerPer == PerSession {
-			s.OnWorkerExit = ExitEnd
-		}
 	}
 	if s.OnTokenExpiry == "" {
 		s.OnTokenExpiry = ExpiryKeep
@@ -358,15 +359,11 @@ func (p *Pool) forget(s *slot) {
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
-	slots := make([]*slot, 0, len(p.slots))
-	for _, s := range p.slots {
-		slots = append(slots, s)
-	}
+	slots := slices.Collect(maps.Values(p.slots))
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range slots {
-		wg.Add(1)
-		go func() { defer wg.Done(); s.shutdown() }()
+		wg.Go(s.shutdown)
 	}
 	wg.Wait()
 	p.wg.Wait()

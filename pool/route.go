@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -216,10 +218,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	case owner.m.caps.allows(msg.Method):
 		to, call = owner.m, owner
 	}
-	members := make([]*Member, 0, len(s.members))
-	for m := range s.members {
-		members = append(members, m)
-	}
+	members := slices.Collect(maps.Keys(s.members))
 	s.mu.Unlock()
 	if to == nil && why == "" && s.p.PerSession() && len(members) == 1 {
 		to = members[0] // its own worker: it gets the request on its stream whenever it opens one

@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/gemgate/gemgate/worker"
@@ -42,11 +44,7 @@ func (t *traceSecrets) add(proc *worker.Process) {
 // redact is b with every secret of the workers counted taken out (worker.Process.Redacted).
 func (t *traceSecrets) redact(b []byte) []byte {
 	t.mu.Lock()
-	procs := make([]*worker.Process, 0, len(t.live)+len(t.ended))
-	for p := range t.live {
-		procs = append(procs, p)
-	}
-	procs = append(procs, t.ended...)
+	procs := append(slices.Collect(maps.Keys(t.live)), t.ended...)
 	t.mu.Unlock()
 	for _, p := range procs {
 		b = p.Redacted(b)

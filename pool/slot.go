@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -337,10 +339,7 @@ func (s *slot) watch(w *wrk) {
 	w.progress, w.requests = map[string]*Call{}, map[string]pendingRequest{}
 	var let []*Member
 	if !stopped && s.p.opts.OnWorkerExit == ExitEnd {
-		for m := range s.members {
-			let = append(let, m)
-		}
-		clear(s.members)
+		let = s.takeMembersLocked()
 	}
 	empty := len(s.members) == 0 && s.w == nil && s.starting == nil
 	if empty {
@@ -440,11 +439,7 @@ func (s *slot) shutdown() {
 	s.gone = true
 	s.stopIdleLocked()
 	w := s.stopLocked()
-	var let []*Member
-	for m := range s.members {
-		let = append(let, m)
-	}
-	clear(s.members)
+	let := s.takeMembersLocked()
 	s.mu.Unlock()
 	for _, m := range let {
 		m.letGo(ReasonShutdown)
@@ -452,6 +447,13 @@ func (s *slot) shutdown() {
 	if w != nil {
 		w.proc.Stop()
 	}
+}
+
+// takeMembersLocked takes every caller out of the slot, for letting them go once unlocked.
+func (s *slot) takeMembersLocked() []*Member {
+	let := slices.Collect(maps.Keys(s.members))
+	clear(s.members)
+	return let
 }
 
 func (s *slot) memberCount() int {
