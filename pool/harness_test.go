@@ -225,7 +225,7 @@ func awaitStartWaiters(t *testing.T, n int) {
 		waiting := 0
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
 			lines := strings.Split(g, "\n")
-			if strings.Contains(lines[0], "[select") && len(lines) > 1 && strings.Contains(lines[1], "(*slot).worker(") {
+			if strings.Contains(lines[0], "[select") && len(lines) > 1 && strings.Contains(lines[1], "(*slot).acquire(") {
 				waiting++
 			}
 		}

@@ -67,7 +67,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	if err := s.applyExpiry(ctx, req.Identity); err != nil {
 		return nil, err
 	}
-	w, err := s.worker(ctx, req.Identity, m.params, m)
+	w, err := s.acquire(ctx, req.Identity, m.params, m)
 	if errors.Is(err, errSlotGone) {
 		return nil, ErrDetached
 	}
@@ -378,7 +378,7 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 		if err != nil {
 			return err
 		}
-		w, err := s.worker(ctx, id, m.params, nil)
+		w, err := s.acquire(ctx, id, m.params, nil)
 		if errors.Is(err, errSlotGone) {
 			continue
 		}

@@ -399,7 +399,7 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 		if err != nil {
 			return nil, nil, err
 		}
-		w, err := s.worker(ctx, a.Identity, a.Params, nil)
+		w, err := s.acquire(ctx, a.Identity, a.Params, nil)
 		if errors.Is(err, errSlotGone) {
 			continue
 		}

@@ -84,11 +84,11 @@ type wrk struct {
 // errSlotGone is a slot dropped from the pool between lookup and use; the caller retries.
 var errSlotGone = errors.New("slot gone")
 
-// worker returns the slot's running worker, starting one if none runs; a start in progress
+// acquire returns the slot's running worker, starting one if none runs; a start in progress
 // is waited for. m is the caller, or nil while attaching. A caller the slot let go gets
 // errSlotGone, so it never starts a successor nobody would use. Only an identity of the
 // slot's key may start a worker (refuseStart).
-func (s *slot) worker(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
+func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
 	for {
 		s.mu.Lock()
 		if _, in := s.members[m]; s.gone || m != nil && !in {
