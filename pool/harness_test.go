@@ -217,7 +217,7 @@ func alive(pid int) bool {
 	return err == nil
 }
 
-// awaitStartWaiters waits until n callers wait in slot.worker for a start under way.
+// awaitStartWaiters waits until n callers wait in slot.acquire for a start under way.
 func awaitStartWaiters(t *testing.T, n int) {
 	t.Helper()
 	eventually(t, "callers to wait for the start under way", func() bool {
