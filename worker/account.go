@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -204,12 +205,9 @@ func (a *Account) credential() *syscall.Credential {
 
 // env points HOME, USER and LOGNAME at the account, so a worker does not try gemgate's home.
 func (a *Account) env(env []string) []string {
-	out := make([]string, 0, len(env)+3)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "USER=") && !strings.HasPrefix(kv, "LOGNAME=") {
-			out = append(out, kv)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "USER=") || strings.HasPrefix(kv, "LOGNAME=")
+	})
 	home := a.Home
 	if home == "" {
 		home = "/"

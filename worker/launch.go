@@ -188,13 +188,7 @@ func (l *CommandLauncher) sandbox(path string) *Sandbox {
 
 // inheritedEnv is the gateway's environment without its own settings.
 func inheritedEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GEMGATE_") {
-			env = append(env, kv)
-		}
-	}
-	return env
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GEMGATE_") })
 }
 
 // PassthroughCredential hands the client's own token to the worker. The MCP specification

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 	"unicode/utf8"
@@ -130,11 +131,8 @@ func (p *Process) route(m *jsonrpc.Message) {
 
 // dropOrder removes id from the answer order; p.mu is held.
 func (p *Process) dropOrder(id int64) {
-	for i, o := range p.order {
-		if o == id {
-			p.order = append(p.order[:i], p.order[i+1:]...)
-			return
-		}
+	if i := slices.Index(p.order, id); i >= 0 {
+		p.order = slices.Delete(p.order, i, i+1)
 	}
 }
 
