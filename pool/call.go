@@ -325,7 +325,7 @@ func (q *fairQueue) pop() *Call {
 	c := line[0]
 	if len(line) == 1 {
 		delete(q.lines, m)
-		q.ring = append(q.ring[:q.next], q.ring[q.next+1:]...)
+		q.ring = slices.Delete(q.ring, q.next, q.next+1)
 	} else {
 		q.lines[m] = line[1:]
 		q.next++
@@ -336,36 +336,31 @@ func (q *fairQueue) pop() *Call {
 
 func (q *fairQueue) remove(c *Call) bool {
 	line := q.lines[c.m]
-	for i, x := range line {
-		if x != c {
-			continue
-		}
-		line = append(line[:i:i], line[i+1:]...)
-		if len(line) == 0 {
-			delete(q.lines, c.m)
-			for j, m := range q.ring {
-				if m == c.m {
-					q.ring = append(q.ring[:j], q.ring[j+1:]...)
-					if q.next > j {
-						q.next--
-					}
-					break
-				}
-			}
-		} else {
-			q.lines[c.m] = line
-		}
-		q.n--
+	i := slices.Index(line, c)
+	if i < 0 {
+		return false
+	}
+	if len(line) == 1 {
+		q.removeMember(c.m)
 		return true
 	}
-	return false
+	q.lines[c.m] = slices.Delete(line, i, i+1)
+	q.n--
+	return true
 }
 
 // removeMember takes out every call of a caller.
 func (q *fairQueue) removeMember(m *Member) []*Call {
 	line := q.lines[m]
-	for _, c := range slices.Clone(line) {
-		q.remove(c)
+	if len(line) == 0 {
+		return nil
+	}
+	delete(q.lines, m)
+	q.n -= len(line)
+	j := slices.Index(q.ring, m)
+	q.ring = slices.Delete(q.ring, j, j+1)
+	if q.next > j {
+		q.next--
 	}
 	return line
 }
