@@ -142,12 +142,10 @@ func (p *Pool) openingCall(ctx context.Context, proc *worker.Process, id, method
 	if err != nil {
 		return nil, &StartError{Exited: true, Err: err}
 	}
-	t := time.NewTimer(p.opts.InitTimeout)
-	defer t.Stop()
 	select {
 	case resp := <-call.Result():
 		return resp, nil
-	case <-t.C:
+	case <-time.After(p.opts.InitTimeout):
 		call.Abandon()
 		return nil, ErrInitTimeout
 	case <-ctx.Done():

@@ -461,18 +461,14 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 		if err != nil {
 			return
 		}
-		t := time.NewTimer(grace)
 		select {
-		case <-c.Result():
-			t.Stop()
-			return
-		case <-t.C:
+		case <-time.After(grace):
 			c.Abandon()
+		case <-c.Result():
+			return
 		case <-done:
-			t.Stop()
 			return
 		case <-w.proc.Done():
-			t.Stop()
 			return
 		}
 	}
