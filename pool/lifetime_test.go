@@ -10,6 +10,8 @@ import (
 // A per-user worker outlives its callers by worker_idle_timeout, and no longer. The idle timer
 // is a real time.AfterFunc (Options.Now does not drive it, and a worker process is no goroutine
 // testing/synctest could wait on), so the timeout here is short and the end is waited for.
+// That the worker stays while a caller is attached is checked without waiting: no idle timer
+// is armed, and the timer's own end (idleEnd), run as if one had fired, leaves the worker.
 func TestIdleWorkerEndsAfterTimeout(t *testing.T) {
 	const idle = 50 * time.Millisecond
 	p := newTestPool(t, Settings{IdleTimeout: idle})
@@ -17,9 +19,14 @@ func TestIdleWorkerEndsAfterTimeout(t *testing.T) {
 	b := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
 	pid := a.m.WorkerPid()
 	a.m.Detach()
-	// b is still attached: several idle timeouts pass and the worker stays. (A fixed wait,
-	// for a thing that must not happen.)
-	time.Sleep(5 * idle)
+	s, w := b.m.current()
+	s.mu.Lock()
+	armed := s.idle != nil
+	s.mu.Unlock()
+	if armed {
+		t.Fatal("an idle timer runs for a worker with a caller attached")
+	}
+	s.idleEnd(w)
 	if p.Workers() != 1 || !alive(pid) || b.m.WorkerPid() != pid {
 		t.Fatalf("the worker ended with a caller attached: %d workers, pid %d alive %v", p.Workers(), pid, alive(pid))
 	}
