@@ -73,7 +73,7 @@ func TestWriteWaitsWithItsContext(t *testing.T) {
 			t.Fatal("the big write never started")
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- p.Write(ctx, jsonrpc.Notification("notifications/initialized", nil)) }()

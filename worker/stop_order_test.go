@@ -77,7 +77,7 @@ func TestStopClosesStdinFirst(t *testing.T) {
 // (TestStopEscalatesAndLeavesNoChildren pins the SIGKILL that follows for one that ignores
 // SIGTERM.)
 func TestStopSendsSIGTERMBeforeSIGKILL(t *testing.T) {
-	const grace = time.Second
+	const grace = 200 * time.Millisecond
 	p := startWithGrace(t, "deaf", grace)
 	took := stopWithin(t, p, 20*time.Second)
 	err := p.Err()
