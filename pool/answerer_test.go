@@ -1,30 +1,14 @@
 package pool
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/worker"
 )
-
-// envLauncher is scriptLauncher with more of the script worker's environment.
-type envLauncher struct{ env []string }
-
-func (l envLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return worker.Launch{}, err
-	}
-	env := append([]string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"}, l.env...)
-	cl := &worker.CommandLauncher{Command: []string{exe}, Env: env, StopGrace: time.Second}
-	return cl.Launch(ctx, id)
-}
 
 // narrowed is s's identity with read-only access: a read-only token's call on a read-write
 // session.
@@ -86,7 +70,7 @@ func TestNarrowedCallIsNeverAskedForReadWriteWorker(t *testing.T) {
 // tools/list, which cannot ask anything) is in flight, asks outside any call: the request is
 // not attached to the tools/list. A caller with a stream gets it there (Call nil).
 func TestStartupRequestIsNoCallsOwn(t *testing.T) {
-	p, err := New(Options{Settings: Settings{WorkerPer: PerUser}, Launcher: envLauncher{env: []string{"POOL_TEST_ASK_AT_LIST=1"}}, InitTimeout: waitFor})
+	p, err := New(Options{Settings: Settings{WorkerPer: PerUser}, Launcher: scriptLauncher{env: []string{"POOL_TEST_ASK_AT_LIST=1"}}, InitTimeout: waitFor})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +93,7 @@ func TestStartupRequestIsNoCallsOwn(t *testing.T) {
 // With no caller that can be asked (no stream), such a request gets gemgate's fail-safe
 // answer: no roots.
 func TestStartupRequestUnaskedGetsNoRoots(t *testing.T) {
-	p, err := New(Options{Settings: Settings{WorkerPer: PerUser}, Launcher: envLauncher{env: []string{"POOL_TEST_ASK_AT_LIST=1"}}, InitTimeout: waitFor})
+	p, err := New(Options{Settings: Settings{WorkerPer: PerUser}, Launcher: scriptLauncher{env: []string{"POOL_TEST_ASK_AT_LIST=1"}}, InitTimeout: waitFor})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -385,7 +385,7 @@ func TestMoveThereAndBack(t *testing.T) {
 // must carry the revision's _meta (as Ask's do): its successor must not be sent a bare
 // resources/subscribe or logging/setLevel it reads as of no revision.
 func TestSessionlessSuccessorGetsTheRevisionsMeta(t *testing.T) {
-	p, err := New(Options{Launcher: modeLauncher("sessionless"), InitTimeout: waitFor, Settings: Settings{OnWorkerExit: ExitKeep}})
+	p, err := New(Options{Launcher: scriptLauncher{mode: "sessionless"}, InitTimeout: waitFor, Settings: Settings{OnWorkerExit: ExitKeep}})
 	if err != nil {
 		t.Fatal(err)
 	}

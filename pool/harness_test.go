@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,15 +22,25 @@ import (
 const waitFor = 10 * time.Second
 
 // scriptLauncher starts the test binary as the scripted worker (see main_test.go) through the
-// real CommandLauncher.
-type scriptLauncher struct{}
+// real CommandLauncher. Its zero value starts the script worker; mode names another
+// (POOL_TEST_WORKER), env adds to the worker's environment, and edit, if set, changes the
+// launcher (a credential handed over, a command in front).
+type scriptLauncher struct {
+	mode string
+	env  []string
+	edit func(*worker.CommandLauncher)
+}
 
-func (scriptLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
+func (l scriptLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return worker.Launch{}, err
 	}
-	cl := &worker.CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
+	env := append([]string{"POOL_TEST_WORKER=" + cmp.Or(l.mode, "script"), "GORACE=atexit_sleep_ms=0"}, l.env...)
+	cl := &worker.CommandLauncher{Command: []string{exe}, Env: env, StopGrace: time.Second}
+	if l.edit != nil {
+		l.edit(cl)
+	}
 	return cl.Launch(ctx, id)
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/worker"
 )
 
 // POOL_TEST_WORKER=sessionless plays a worker that speaks only the sessionless revision: it
@@ -64,17 +63,6 @@ func sessionlessWorker() int {
 	return 0
 }
 
-type modeLauncher string
-
-func (l modeLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return worker.Launch{}, err
-	}
-	cl := &worker.CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=" + string(l), "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
-	return cl.Launch(ctx, id)
-}
-
 var alice = Identity{Issuer: "iss", Subject: "alice", User: "alice"}
 
 // A sessionless attach opens the worker the 2026-07-28 way: server/discover naming the
@@ -82,7 +70,7 @@ var alice = Identity{Issuer: "iss", Subject: "alice", User: "alice"}
 // answer stands for the InitializeResult, requests go as they are, and gemgate's own
 // requests (Ask) carry the revision's _meta. The pool learns that the program speaks it.
 func TestSessionlessAttach(t *testing.T) {
-	p, err := New(Options{Launcher: modeLauncher("sessionless"), InitTimeout: waitFor})
+	p, err := New(Options{Launcher: scriptLauncher{mode: "sessionless"}, InitTimeout: waitFor})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,7 @@
 package pool
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"log/slog"
-	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,53 +10,16 @@ import (
 
 // stderrLauncher starts the scripted worker behind a shell that first writes a line to its
 // stderr, naming the user it was started for.
-type stderrLauncher struct{}
-
-func (stderrLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return worker.Launch{}, err
-	}
-	cl := &worker.CommandLauncher{Command: []string{"/bin/sh", "-c", `echo "stderr line of $GEMGATE_USER's worker" >&2; exec "$0"`, exe},
-		Env: []string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"}, StopGrace: time.Second}
-	return cl.Launch(ctx, id)
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) records(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for line := range strings.SplitSeq(strings.TrimSpace(b.buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
+var stderrLauncher = scriptLauncher{edit: func(cl *worker.CommandLauncher) {
+	cl.Command = append([]string{"/bin/sh", "-c", `echo "stderr line of $GEMGATE_USER's worker" >&2; exec "$0"`}, cl.Command...)
+}}
 
 // TestWorkerStderrLineNamesUserAndWorker: what a worker writes to its stderr goes to
 // gemgate's log with the user the worker runs for and the worker's id (README, Workers), so
 // an operator can tell whose worker said it; two users' workers are told apart.
 func TestWorkerStderrLineNamesUserAndWorker(t *testing.T) {
-	logs := &syncBuffer{}
-	p, err := New(Options{Settings: Settings{WorkerPer: PerUser}, Launcher: stderrLauncher{}, InitTimeout: waitFor,
+	logs := &lockedLog{}
+	p, err := New(Options{Settings: Settings{WorkerPer: PerUser}, Launcher: stderrLauncher, InitTimeout: waitFor,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)

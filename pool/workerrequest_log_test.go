@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -25,17 +24,9 @@ func (handedCred) Credential(context.Context, worker.Identity) (worker.Credentia
 
 // credLauncher is scriptLauncher with a credential handed to every worker, as
 // worker_credential: exchange or static does.
-type credLauncher struct{}
-
-func (credLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return worker.Launch{}, err
-	}
-	cl := &worker.CommandLauncher{Command: []string{exe}, Env: []string{"POOL_TEST_WORKER=script", "GORACE=atexit_sleep_ms=0"},
-		StopGrace: time.Second, WriteTimeout: 500 * time.Millisecond, Credential: handedCred{}}
-	return cl.Launch(ctx, id)
-}
+var credLauncher = scriptLauncher{edit: func(cl *worker.CommandLauncher) {
+	cl.WriteTimeout, cl.Credential = 500*time.Millisecond, handedCred{}
+}}
 
 // lockedLog is a log written by the pool's goroutines and read by the test.
 type lockedLog struct {
@@ -55,6 +46,25 @@ func (l *lockedLog) String() string {
 	return l.b.String()
 }
 
+// records are the log's JSON lines.
+func (b *lockedLog) records(t *testing.T) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(b.b.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 // The two lines the pool logs when it refuses a worker's request, naming its method: the
 // requests the clients leave unanswered are too many, or no session can take one (the
 // worker's only caller has no stream open, and more than one call in flight, so that the
@@ -72,7 +82,7 @@ var refusalLogs = map[string]struct {
 // none, and returns gemgate's log once it has the refusal's line, msg.
 func requestFloodLog(t *testing.T, method, msg string, noStream bool) string {
 	var logs lockedLog
-	p, err := New(Options{Launcher: credLauncher{}, InitTimeout: waitFor,
+	p, err := New(Options{Launcher: credLauncher, InitTimeout: waitFor,
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
