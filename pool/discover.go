@@ -148,10 +148,10 @@ func ownMeta(version string) map[string]any {
 // clientInfo is how gemgate names itself as a worker's client.
 var clientInfo = map[string]any{"name": "gemgate", "version": "1"}
 
-// ownParams are the params of a request of gemgate's own to w: with the _meta of the
-// sessionless revision when gemgate's session with w is one of it.
-func (w *wrk) ownParams(params json.RawMessage) json.RawMessage {
-	if w.openedSessionless {
+// ownParams are the params of a request of gemgate's own to the slot's worker: with the _meta
+// of the sessionless revision when gemgate opened its session with server/discover.
+func (s *slot) ownParams(params json.RawMessage) json.RawMessage {
+	if s.key.Sessionless {
 		return sessionlessParams(params)
 	}
 	return params

@@ -184,8 +184,8 @@ func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 	entitled := true
 	var info Answered
 	w := m.request(msg.ID, func(s *slot, w *wrk, p pendingRequest) bool {
-		info = Answered{Method: auditMethod(p.method), WorkerReadOnly: w.readOnly}
-		entitled = w.readOnly || !readOnly
+		info = Answered{Method: auditMethod(p.method), WorkerReadOnly: s.key.ReadOnly}
+		entitled = s.key.ReadOnly || !readOnly
 		pr = p
 		return entitled
 	})
@@ -410,13 +410,11 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 // Ask sends a request of gemgate's own to the current worker, outside the caller's calls,
 // and waits for its result; ok is false on an error answer, no worker, or ctx ending.
 func (m *Member) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, bool) {
-	_, w := m.current()
+	s, w := m.current()
 	if w == nil {
 		return nil, false
 	}
-	if w.openedSessionless {
-		params = sessionlessParams(params)
-	}
+	params = s.ownParams(params)
 	call, err := w.proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(`0`), Method: method, Params: params}, nil)
 	if err != nil {
 		return nil, false

@@ -411,7 +411,7 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 			continue
 		}
 		result := w.initResult
-		if !p.PerSession() && !w.openedSessionless {
+		if !p.PerSession() && !s.key.Sessionless {
 			result = p.resultFor(w, a.Params)
 		}
 		w.log.Debug("session attached", "sessions", s.memberCount())

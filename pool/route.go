@@ -213,7 +213,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	case owner == nil:
 	case abandoned:
 		why = "the call that asked was given up by its client"
-	case owner.readOnly && !w.readOnly:
+	case owner.readOnly && !s.key.ReadOnly:
 		why = "the call that asked was made with a read-only token, which may not answer a read-write worker"
 	case owner.m.caps.allows(msg.Method):
 		to, call = owner.m, owner
@@ -241,7 +241,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		}
 		answer, named := unanswerable(msg)
 		w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(msg.Method),
-			"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", w.readOnly)
+			"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", s.key.ReadOnly)
 		s.mu.Lock()
 		s.refuseLocked(w, answer)
 		s.mu.Unlock()

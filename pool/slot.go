@@ -40,13 +40,9 @@ type wrk struct {
 	proc        *worker.Process
 	log         *slog.Logger
 	credExpiry  time.Time
-	initResult  json.RawMessage
-	sessionless bool // it speaks the sessionless revision itself (discover.go)
-	// openedSessionless: gemgate opened its stdio session with a 2026-07-28 server/discover
-	// and never initialized it (a Key.Sessionless slot): initResult is its discover result.
-	openedSessionless bool
-	version           string
-	readOnly          bool
+	initResult  json.RawMessage // server/discover's result for a Key.Sessionless slot
+	sessionless bool            // it speaks the sessionless revision itself (discover.go)
+	version     string
 
 	calls    map[*Call]struct{} // written to the worker, not yet answered
 	queue    fairQueue
@@ -180,7 +176,7 @@ func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMess
 	if err == nil && s.gone { // the pool closed while the worker started: it must not survive
 		w.stopping = true
 		err = ErrClosed
-		defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(w.readOnly, nil) }()
+		defer func() { w.proc.Stop(); s.p.releaseWorkerSlot(); s.p.opts.Metrics.exited(s.key.ReadOnly, nil) }()
 	}
 	s.starting, s.startErr = nil, err
 	var carried []string
@@ -260,7 +256,7 @@ func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 	if !p.PerSession() {
 		id.Session = wid
 	}
-	w := &wrk{id: wid, readOnly: s.key.ReadOnly, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
+	w := &wrk{id: wid, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
 		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPending: map[string]int{}, subPendingOf: map[subKey]int{}, subsOf: map[*Member]int{}, heard: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.log.With("user", id.User, "worker", wid)
@@ -299,7 +295,7 @@ func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawM
 			}
 			return err
 		}
-		w.initResult, w.version, w.sessionless, w.openedSessionless = result, SessionlessVersion, true, true
+		w.initResult, w.version, w.sessionless = result, SessionlessVersion, true
 		return nil
 	}
 	params, sendInitialized := p.ownParams(), true
@@ -355,7 +351,7 @@ func (s *slot) watch(w *wrk) {
 	if stopped {
 		exitErr = nil
 	}
-	s.p.opts.Metrics.exited(w.readOnly, exitErr)
+	s.p.opts.Metrics.exited(s.key.ReadOnly, exitErr)
 	for _, c := range queued {
 		c.finish(workerGone(c))
 	}

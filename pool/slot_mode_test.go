@@ -91,7 +91,7 @@ func TestRestartedWorkerMatchesItsSlotsAccessMode(t *testing.T) {
 	if got := answer(t, s.tool(t, "record", map[string]any{})); got != "" {
 		t.Errorf("a call of the slot's own access after the refusal: %q", got)
 	}
-	if _, cur := s.m.current(); cur == nil || cur.readOnly {
+	if sl, cur := s.m.current(); cur == nil || sl.key.ReadOnly {
 		t.Errorf("after a read-write call the slot's worker is %+v, want a read-write one", cur)
 	}
 	if n := len(l.launched()); n != 2 {

@@ -162,7 +162,7 @@ func (w *wrk) reconcile(s *slot, uri string) {
 	}
 	w.setHeardLocked(uri, mark)
 	s.mu.Unlock()
-	msg := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-` + method + `"`), Method: "resources/" + method, Params: w.ownParams(uriParams(uri))}
+	msg := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-` + method + `"`), Method: "resources/" + method, Params: s.ownParams(uriParams(uri))}
 	if !want {
 		if c, err := w.proc.Send(context.Background(), msg, nil); err == nil {
 			c.Abandon()
