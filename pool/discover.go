@@ -72,9 +72,9 @@ func (p *Pool) discover(ctx context.Context, proc *worker.Process) (sessionless,
 // codeUnsupportedVersion is the sessionless revision's UnsupportedProtocolVersionError.
 const codeUnsupportedVersion = -32022
 
-// Sessionless reports whether the caller's worker speaks the sessionless revision itself; a
+// SpeaksSessionless reports whether the caller's worker speaks the sessionless revision itself; a
 // sessionless request then goes to it as it is.
-func (m *Member) Sessionless() bool {
+func (m *Member) SpeaksSessionless() bool {
 	_, w := m.current()
 	return w != nil && w.sessionless
 }
@@ -176,7 +176,7 @@ func (p *Pool) SessionlessWorkers() (known, yes bool) {
 	return v != 0, v == 1
 }
 
-// SessionlessWorker reports whether the caller attached to the user's sessionless worker
+// AttachedSessionless reports whether the caller attached to the user's sessionless worker
 // (Attach.Sessionless). It is fixed at attach, so that a worker's exit does not change how a
 // call in flight is read.
-func (m *Member) SessionlessWorker() bool { return m.sessionlessWorker }
+func (m *Member) AttachedSessionless() bool { return m.attachedSessionless }

@@ -15,11 +15,11 @@ import (
 
 // Member is one caller's attachment to a key's worker.
 type Member struct {
-	p                 *Pool
-	c                 Caller
-	params            json.RawMessage // the client's initialize params
-	caps              Capabilities
-	sessionlessWorker bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
+	p                   *Pool
+	c                   Caller
+	params              json.RawMessage // the client's initialize params
+	caps                Capabilities
+	attachedSessionless bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
 
 	mu sync.Mutex
 	s  *slot // nil once detached

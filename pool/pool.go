@@ -390,7 +390,7 @@ type Attach struct {
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
 	key := p.KeyFor(a.Identity)
 	key.Sessionless = a.Sessionless && !p.PerSession()
-	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, sessionlessWorker: key.Sessionless}
+	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, attachedSessionless: key.Sessionless}
 	if !a.CapsRead {
 		m.caps = ClientCapabilities(a.Params)
 	}

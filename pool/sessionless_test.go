@@ -85,8 +85,8 @@ func TestSessionlessAttach(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Detach()
-	if !m.SessionlessWorker() || !strings.Contains(string(res), `"supportedVersions":["2026-07-28"]`) {
-		t.Errorf("attach: sessionless worker %v, result %s", m.SessionlessWorker(), res)
+	if !m.AttachedSessionless() || !strings.Contains(string(res), `"supportedVersions":["2026-07-28"]`) {
+		t.Errorf("attach: sessionless worker %v, result %s", m.AttachedSessionless(), res)
 	}
 	if known, yes := p.SessionlessWorkers(); !known || !yes {
 		t.Errorf("SessionlessWorkers = %v, %v after a sessionless start", known, yes)
@@ -129,7 +129,7 @@ func TestSessionlessAttachRefusedByLegacyWorker(t *testing.T) {
 		t.Errorf("%d workers left running", n)
 	}
 	m, _, err := p.Attach(ctx, Attach{Identity: alice, Caller: newCaller(time.Now()), Params: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`)})
-	if err != nil || m.SessionlessWorker() {
+	if err != nil || m.AttachedSessionless() {
 		t.Fatalf("legacy attach after: %v", err)
 	}
 	m.Detach()

@@ -111,7 +111,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 			m.Detach()
 		}
 	}()
-	if q.pass != nil && (!m.SessionlessWorker() || m.WorkerID() != q.pass.Worker) {
+	if q.pass != nil && (!m.AttachedSessionless() || m.WorkerID() != q.pass.Worker) {
 		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
 	}
 	if msg.Method == "server/discover" {
@@ -129,7 +129,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 			return he
 		}
 	}
-	fwd, err := q.forWorker(m.SessionlessWorker())
+	fwd, err := q.forWorker(m.AttachedSessionless())
 	if err != nil {
 		return strictError(msg, err)
 	}

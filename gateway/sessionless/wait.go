@@ -63,7 +63,7 @@ func (c *Wait) Result(resp *jsonrpc.Message) *jsonrpc.Message {
 // sessionless worker's input-required result gets its requestState wrapped, and the id is the
 // request's (after a retry, the retry's: the original request is answered already).
 func (c *Wait) Answer(resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, string) {
-	if resp.Error == nil && c.Member.SessionlessWorker() {
+	if resp.Error == nil && c.Member.AttachedSessionless() {
 		resp, outcome = c.a.passInputRequired(c.pk, resp, outcome)
 	}
 	out := *resp

@@ -27,7 +27,7 @@ func (a *Adapter) attach(ctx context.Context, id pool.Identity, c pool.Caller, m
 		at.Sessionless = false
 	}
 	m, res, err := a.Pool.Attach(ctx, at)
-	if err != nil || !m.Sessionless() {
+	if err != nil || !m.SpeaksSessionless() {
 		return m, res, err
 	}
 	// The first worker of the program showed it speaks the revision: this request, and the
