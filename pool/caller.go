@@ -53,7 +53,7 @@ func ClientCapabilities(params json.RawMessage) Capabilities {
 	return c
 }
 
-// needs is the capability a worker's request needs of the caller it goes to.
+// allows reports whether the caller declared what a worker request of method needs of it.
 func (c Capabilities) allows(method string) bool {
 	switch method {
 	case "sampling/createMessage":
