@@ -40,13 +40,7 @@ func TestAttackPercentEncodedCredentialIsRedacted(t *testing.T) {
 			}
 			defer p.Stop()
 			seen := func() bool { return strings.Contains(logs.String()+trace.String(), "backend.test") }
-			deadline := time.Now().Add(5 * time.Second)
-			for !seen() && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if !seen() {
-				t.Fatalf("the worker's line was neither logged nor traced:\nlog: %s\ntrace: %s", logs.String(), trace.String())
-			}
+			waitUntil(t, "the worker's line is logged or traced", seen)
 			for what, out := range map[string]string{"trace": trace.String(), "log": logs.String()} {
 				if strings.Contains(out, "SECRETPART") {
 					t.Errorf("the %s holds the percent-encoded credential:\n%s", what, out)

@@ -25,10 +25,7 @@ func TestBase64CredentialIsRedacted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for !strings.Contains(logs.String(), "Authorization") && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitUntil(t, "the line is logged", func() bool { return strings.Contains(logs.String(), "Authorization") })
 		p.Stop()
 		out := logs.String()
 		if !strings.Contains(out, "GET /api Authorization: Basic ") || !strings.Contains(out, "[redacted]") {

@@ -31,10 +31,7 @@ func TestEscapedCredentialIsRedacted(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Stop()
-			deadline := time.Now().Add(5 * time.Second)
-			for !strings.Contains(logs.String(), "never sent") && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitUntil(t, "the line is logged", func() bool { return strings.Contains(logs.String(), "never sent") })
 			for what, out := range map[string]string{"trace": trace.String(), "log": logs.String()} {
 				if strings.Contains(out, "SECRETPART") {
 					t.Errorf("the %s holds the escaped credential:\n%s", what, out)

@@ -27,15 +27,11 @@ func startEscaping(t *testing.T) (*Process, int) {
 		t.Fatal(err)
 	}
 	var pid int
-	deadline := time.Now().Add(10 * time.Second)
-	for pid == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the descendant never wrote its pid")
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitUntil(t, "the descendant wrote its pid", func() bool {
 		b, _ := os.ReadFile(pidFile)
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-	}
+		return pid != 0
+	})
 	t.Cleanup(func() {
 		if pr, err := os.FindProcess(pid); err == nil {
 			_ = pr.Kill()

@@ -68,11 +68,7 @@ func TestWriteWaitsWithItsContext(t *testing.T) {
 	big := json.RawMessage(`{"pad":"` + strings.Repeat("x", 1<<20) + `"}`)
 	go p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"big"`), Method: "tools/call", Params: big}, nil)
 	// Queue behind the big write once it holds the worker's stdin.
-	for deadline := time.Now().Add(10 * time.Second); !p.turnHeld(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the big write never started")
-		}
-	}
+	waitUntil(t, "the big write started", p.turnHeld)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)

@@ -299,13 +299,9 @@ func TestCancelDropsTheLateAnswer(t *testing.T) {
 	c.Cancel("client went away")
 	// The fake answers the cancelled call, then notifies; once the notification is in, the
 	// answer before it has been read and must have been dropped.
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.ContainsFunc(rec.all(), func(m *jsonrpc.Message) bool { return m.Method == "late-answer-sent" }) {
-		if time.Now().After(deadline) {
-			t.Fatal("the fake never sent its late answer")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(t, "the fake sent its late answer", func() bool {
+		return slices.ContainsFunc(rec.all(), func(m *jsonrpc.Message) bool { return m.Method == "late-answer-sent" })
+	})
 	select {
 	case m := <-c.Result():
 		t.Fatalf("cancelled call got its late answer: %s", m.Encode())
@@ -323,14 +319,8 @@ func TestCancelDropsTheLateAnswer(t *testing.T) {
 func TestStopEscalatesAndLeavesNoChildren(t *testing.T) {
 	rec := &recorder{}
 	p := startFake(t, "forking", rec)
-	deadline := time.Now().Add(5 * time.Second)
-	for len(rec.all()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, "the worker reported its child", func() bool { return len(rec.all()) > 0 })
 	msgs := rec.all()
-	if len(msgs) == 0 {
-		t.Fatal("the worker never reported its child")
-	}
 	var params struct{ Pid int }
 	json.Unmarshal(msgs[0].Params, &params)
 	if !alive(params.Pid) {
