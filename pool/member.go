@@ -327,12 +327,7 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 		// Most detaches leave nothing to tell: no goroutine for them.
 		go w.tellAfterDetach(s, unsub, refuse)
 	}
-	if drop {
-		s.p.forget(s)
-	}
-	if stop != nil {
-		stop.proc.Stop() // worker_per: session: the worker goes with its session, as before
-	}
+	s.settle(leftToDo{stop: stop, drop: drop}) // worker_per: session: the worker goes with its session
 	return uris, level
 }
 

@@ -463,12 +463,7 @@ func (s *slot) dropIfEmpty() {
 	s.mu.Lock()
 	stop, drop := s.settleLocked()
 	s.mu.Unlock()
-	if drop {
-		s.p.forget(s)
-	}
-	if stop != nil {
-		stop.proc.Stop()
-	}
+	s.settle(leftToDo{stop: stop, drop: drop})
 }
 
 // attachFrom adds a member coming from old (nil: a new one), if the slot is still in the pool
