@@ -361,8 +361,7 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 	if old == nil {
 		return ErrDetached
 	}
-	key := m.p.KeyFor(id)
-	key.Sessionless = old.key.Sessionless
+	key := m.p.keyFor(id, old.key.Sessionless)
 	if key == old.key {
 		return nil
 	}

@@ -278,10 +278,11 @@ func (p *Pool) SessionlessRefused() string {
 	return ""
 }
 
-// KeyFor is the key of the worker that serves id.
-func (p *Pool) KeyFor(id Identity) Key {
+// keyFor is the key of the worker that serves id: the user's sessionless one if sessionless
+// (worker_per: user only).
+func (p *Pool) keyFor(id Identity, sessionless bool) Key {
 	k := Key{Issuer: id.Issuer, Subject: id.Subject, User: id.User, ReadOnly: id.ReadOnly,
-		Scopes: grantSet(id.Scopes), Audience: grantSet(id.Audience)}
+		Scopes: grantSet(id.Scopes), Audience: grantSet(id.Audience), Sessionless: sessionless && !p.PerSession()}
 	if p.PerSession() {
 		k.Session = id.Session
 	}
@@ -388,8 +389,7 @@ type Attach struct {
 // Attach attaches a caller to the worker of its identity, starting and initializing the
 // worker if need be, and returns the InitializeResult for the caller.
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
-	key := p.KeyFor(a.Identity)
-	key.Sessionless = a.Sessionless && !p.PerSession()
+	key := p.keyFor(a.Identity, a.Sessionless)
 	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, attachedSessionless: key.Sessionless}
 	if !a.CapsRead {
 		m.caps = ClientCapabilities(a.Params)

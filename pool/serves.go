@@ -4,8 +4,7 @@ package pool
 // runs here or is starting. A draining gateway uses it to keep serving such users and to
 // refuse, with a retryable 503, requests that would start a worker.
 func (p *Pool) Serves(id Identity, sessionless bool) bool {
-	key := p.KeyFor(id)
-	key.Sessionless = sessionless && !p.PerSession()
+	key := p.keyFor(id, sessionless)
 	p.mu.Lock()
 	s := p.slots[key]
 	p.mu.Unlock()

@@ -200,8 +200,8 @@ func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMess
 // key. A worker gets what the identity that starts it holds, so only a matching identity may
 // start or renew it.
 func (s *slot) refuseStart(id Identity) error {
-	k := s.p.KeyFor(id)
-	k.Session, k.Sessionless = s.key.Session, s.key.Sessionless
+	k := s.p.keyFor(id, s.key.Sessionless)
+	k.Session = s.key.Session
 	switch {
 	case k.ReadOnly != s.key.ReadOnly:
 		return ErrAccessMismatch
