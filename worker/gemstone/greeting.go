@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	textclip "github.com/gemgate/gemgate/internal/clip"
@@ -61,12 +62,7 @@ func (r *Refusal) Error() string {
 func explainLogin(said string) string {
 	l := strings.ToLower(said)
 	has := func(s ...string) bool {
-		for _, x := range s {
-			if strings.Contains(l, x) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(s, func(x string) bool { return strings.Contains(l, x) })
 	}
 	var why string
 	switch {
