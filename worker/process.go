@@ -29,7 +29,6 @@ type Spec struct {
 	Path string   // the executable, resolved
 	Args []string // arguments after the program name; never secrets
 	Env  []string // the whole environment of the process
-	Dir  string
 
 	// OnMessage receives every message the worker sends that is not the answer to a call:
 	// notifications and the worker's own requests, with the worker's ids untouched. It runs on
@@ -49,9 +48,8 @@ type Spec struct {
 	Strict      bool
 	StrictError string
 
-	Logger       *slog.Logger  // nil discards; carries the session and user fields
-	StopGrace    time.Duration // how long each stage of Stop waits; default 2s
-	MaxLineBytes int           // default DefaultMaxLineBytes
+	Logger    *slog.Logger  // nil discards; carries the session and user fields
+	StopGrace time.Duration // how long each stage of Stop waits; default 2s
 	// WriteTimeout bounds every write to the worker's stdin; a worker that leaves its stdin
 	// full for longer is hung and is stopped. Default DefaultWriteTimeout.
 	WriteTimeout time.Duration
@@ -78,6 +76,8 @@ type Spec struct {
 	wrapStdin func(stdinFile) stdinFile
 	// logClock, if set, is the clock of the worker's log rate (loglimit.go): a test seam.
 	logClock func() time.Time
+	// maxLineBytes is the longest stdout line; DefaultMaxLineBytes unless a test sets less.
+	maxLineBytes int
 }
 
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
@@ -177,8 +177,8 @@ func Start(spec Spec) (*Process, error) {
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = 2 * time.Second
 	}
-	if spec.MaxLineBytes <= 0 {
-		spec.MaxLineBytes = DefaultMaxLineBytes
+	if spec.maxLineBytes <= 0 {
+		spec.maxLineBytes = DefaultMaxLineBytes
 	}
 	if spec.WriteTimeout <= 0 {
 		spec.WriteTimeout = DefaultWriteTimeout
@@ -282,14 +282,14 @@ func start(spec Spec, opened *pipes) (*Process, error) {
 func command(spec Spec, stdin, stdout, stderr *os.File) (*exec.Cmd, *cgroup, error) {
 	path, args := spec.Path, spec.Args
 	if spec.Sandbox != nil {
-		path, args = spec.Sandbox.Bwrap, spec.Sandbox.args(spec.Path, spec.Args, spec.Dir)
+		path, args = spec.Sandbox.Bwrap, spec.Sandbox.args(spec.Path, spec.Args)
 	}
 	path, argv0, args := spec.Caps.wrap(path, args)
 	cmd := exec.Command(path, args...)
 	if argv0 != "" {
 		cmd.Args[0] = argv0
 	}
-	cmd.Env, cmd.Dir = spec.Env, spec.Dir
+	cmd.Env = spec.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	var cg *cgroup

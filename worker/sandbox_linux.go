@@ -40,9 +40,8 @@ func baseArgs() []string {
 	}
 }
 
-// args is bwrap's command line for one worker: path and args run inside the sandbox, in dir
-// when dir is set and visible there.
-func (s *Sandbox) args(path string, args []string, dir string) []string {
+// args is bwrap's command line for one worker: path and args run inside the sandbox.
+func (s *Sandbox) args(path string, args []string) []string {
 	a := baseArgs()
 	for _, p := range s.Readable {
 		a = append(a, "--ro-bind-try", p, p)
@@ -58,9 +57,6 @@ func (s *Sandbox) args(path string, args []string, dir string) []string {
 		default:
 			a = append(a, "--ro-bind", "/dev/null", p)
 		}
-	}
-	if dir != "" {
-		a = append(a, "--chdir", dir)
 	}
 	a = append(a, "--", path)
 	return append(a, args...)
