@@ -87,7 +87,7 @@ func (w *wrk) askerLocked() (owner *Call, abandoned, ambiguous bool, of *Member)
 // counts it until the worker answers it or ends. Only calls that can ask are kept.
 func (w *wrk) keepAbandonedLocked(c *Call, pc *worker.Call) {
 	if !asks(c.out.Method) {
-		pc.Withdraw("", false) // it asks nothing: its answer, if any, is dropped
+		pc.Abandon() // it asks nothing: its answer, if any, is dropped
 		return
 	}
 	if len(w.abandoned) >= maxAbandoned {
@@ -95,7 +95,7 @@ func (w *wrk) keepAbandonedLocked(c *Call, pc *worker.Call) {
 			w.lostTrack = true
 			w.log.Warn("worker leaves too many cancelled calls unanswered; from now on none of its requests to the client is taken as a call's", "abandoned", len(w.abandoned))
 		}
-		pc.Withdraw("", false)
+		pc.Abandon()
 		return
 	}
 	if w.abandoned == nil {

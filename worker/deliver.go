@@ -6,7 +6,7 @@ import "github.com/gemgate/gemgate/jsonrpc"
 
 // A Recipient takes the answer to a call sent to it (Send).
 type Recipient interface {
-	// Deliver runs at most once, never after Withdraw reported the call pending, on the
+	// Deliver runs at most once, never after Abandon reported the call pending, on the
 	// goroutine that has the answer: the worker's stdout reader, or its waiter. It must not
 	// block, nor wait for anything that waits for this worker's reading or exit (Stop, a
 	// write to the worker).

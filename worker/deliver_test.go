@@ -37,8 +37,8 @@ func TestSendToRecipientDelivers(t *testing.T) {
 		t.Errorf("answer %s", m.Encode())
 	}
 	withdrawn := send(`"w"`, "hang")
-	if !withdrawn.Withdraw("", false) {
-		t.Error("Withdraw of an unanswered call reported it answered")
+	if !withdrawn.Abandon() {
+		t.Error("Abandon of an unanswered call reported it answered")
 	}
 	send(`"h"`, "hang")
 	send(`"x"`, "crash")

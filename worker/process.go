@@ -144,22 +144,16 @@ func (c *Call) Result() <-chan *jsonrpc.Message { return c.result }
 
 // Cancel tells the worker that the caller no longer wants the answer
 // (notifications/cancelled with the worker's id) and drops the answer should it still come.
-func (c *Call) Cancel(reason string) { c.Withdraw(reason, true) }
-
-// Abandon drops the call without telling the worker.
-func (c *Call) Abandon() { c.Withdraw("", false) }
-
-// Withdraw is Cancel (tell) or Abandon, reporting whether the call was still pending: if it
-// was, its answer is never delivered; if not, it has been or is being delivered.
-func (c *Call) Withdraw(reason string, tell bool) (pending bool) {
-	if !c.p.forget(c.workerID) {
-		return false // already answered or failed
-	}
-	if tell {
+// A call no longer pending is left as it is, and the worker is told nothing.
+func (c *Call) Cancel(reason string) {
+	if c.Abandon() {
 		c.TellCancelled(reason)
 	}
-	return true
 }
+
+// Abandon drops the call without telling the worker, reporting whether it was still pending:
+// if it was, its answer is never delivered; if not, it has been or is being delivered.
+func (c *Call) Abandon() (pending bool) { return c.p.forget(c.workerID) }
 
 // TellCancelled writes notifications/cancelled for the call (the worker's id, and reason
 // unless empty), leaving it pending: an answer that still comes is delivered.
