@@ -16,7 +16,7 @@ import (
 // fails within the write timeout, every pending call is answered with its caller's id, and
 // the worker is stopped with a reason that says it hung.
 func TestWorkerThatStopsReadingIsStopped(t *testing.T) {
-	p := startSpec(t, "deaf", Spec{WriteTimeout: 300 * time.Millisecond})
+	p := startSpec(t, "deaf", Spec{WriteTimeout: 100 * time.Millisecond})
 	// A small request fits in the pipe and stays pending.
 	first, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"first"`), Method: "ping"}, nil)
 	if err != nil {

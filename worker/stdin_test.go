@@ -155,7 +155,7 @@ func TestGivenUpLineIsNeverWritten(t *testing.T) {
 // Lines waiting behind a write to a worker that stopped reading fail with ErrHung, within the
 // write timeout, instead of waiting for good.
 func TestWaitingLinesFailWhenTheWorkerHangs(t *testing.T) {
-	p := startSpec(t, "deaf", Spec{WriteTimeout: 300 * time.Millisecond})
+	p := startSpec(t, "deaf", Spec{WriteTimeout: 100 * time.Millisecond})
 	big := `{"pad":"` + strings.Repeat("x", 1<<20) + `"}`
 	first := make(chan sendResult, 1)
 	sendAsync(t.Context(), p, `"big"`, "tools/call", big, first)
