@@ -169,12 +169,6 @@ func (l *lineReader) fill() {
 	}
 }
 
-func (l *lineReader) waiting() {
-	if l.onWait != nil {
-		l.onWait(cap(l.buf) + l.partLen)
-	}
-}
-
 // readOnce is RawConn.Read's callback: one read into the buffer, taking one from the pool if
 // none is held. On EAGAIN, with nothing unread, the buffer goes back before the poller's wait.
 func (l *lineReader) readOnce(fd uintptr) bool {
@@ -191,7 +185,9 @@ func (l *lineReader) readOnce(fd uintptr) bool {
 		if l.r == l.w {
 			l.release() // nothing to read yet: wait in the poller holding nothing
 		}
-		l.waiting()
+		if l.onWait != nil {
+			l.onWait(cap(l.buf) + l.partLen)
+		}
 		return false
 	}
 	return true
