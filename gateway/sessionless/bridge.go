@@ -50,6 +50,7 @@ type parked struct {
 	call     *pool.Call
 	msg      *jsonrpc.Message // the original request
 	name     string
+	declared declared                    // the client capabilities the request declared
 	requests map[string]*jsonrpc.Message // the worker's requests by input key (gemgate's id)
 	timer    *time.Timer
 }
@@ -114,6 +115,7 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	if err := a.parks.add(p); err != nil {
 		return nil, err
 	}
+	p.call.Waiting(true) // its worker's next questions are no longer taken for its own
 	p.timer = time.AfterFunc(timeout, func() { a.abandonParked(p.id, "the client did not answer in time") })
 	state := a.parks.key.seal(stateClaims{
 		Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly, Worker: p.member.WorkerID(),
