@@ -181,14 +181,7 @@ func listRoots(ctx context.Context, ss *mcp.ServerSession) ([]string, error) {
 
 // all runs fs at once (a legacy server's questions sent together) and returns their first error.
 func all(fs ...func() error) error {
-	errs := make([]error, len(fs))
-	var wg sync.WaitGroup
-	for i, f := range fs {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = f() }()
-	}
-	wg.Wait()
-	for _, err := range errs {
+	for _, err := range concurrently(fs) {
 		if err != nil {
 			return err
 		}
@@ -199,9 +192,19 @@ func all(fs ...func() error) error {
 // any1 runs fs at once and succeeds when one of them did (a question the client cannot
 // answer is refused, and the tool goes on with what it got).
 func any1(fs ...func() error) error {
-	if len(fs) == 0 {
+	errs := concurrently(fs)
+	for _, err := range errs {
+		if err == nil {
+			return nil
+		}
+	}
+	if len(errs) == 0 {
 		return nil
 	}
+	return errs[0]
+}
+
+func concurrently(fs []func() error) []error {
 	errs := make([]error, len(fs))
 	var wg sync.WaitGroup
 	for i, f := range fs {
@@ -209,10 +212,5 @@ func any1(fs ...func() error) error {
 		go func() { defer wg.Done(); errs[i] = f() }()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err == nil {
-			return nil
-		}
-	}
-	return errs[0]
+	return errs
 }
