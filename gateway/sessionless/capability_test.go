@@ -44,6 +44,7 @@ func TestDeclaredCapabilities(t *testing.T) {
 		{`{"sampling":{}}`, true, declared{sampling: true}},
 		{`{"sampling":{"tools":{}},"elicitation":{"form":{}},"roots":{"listChanged":true}}`, true, declared{true, true, true}},
 		{`{"sampling":null,"elicitation":true,"roots":[]}`, true, declared{}},
+		{"{ \"sampling\" :\n {} , \"roots\": {\"listChanged\":false}}", true, declared{sampling: true, roots: true}},
 		{`{"experimental":{"sampling":{}}}`, true, declared{}},
 		{`{"sampling":{},"sampling":{}}`, false, declared{}},
 		{`{"Sampling":{}}`, false, declared{}},
