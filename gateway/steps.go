@@ -107,7 +107,7 @@ func (e sessionlessWait) errorStatus(resp *jsonrpc.Message) (int, bool) {
 	return e.c.ErrorStatus(resp), true
 }
 
-func (e sessionlessWait) park(req *jsonrpc.Message) (json.RawMessage, bool) { return e.c.Park(req) }
+func (e sessionlessWait) park(req *jsonrpc.Message) (*jsonrpc.Message, bool) { return e.c.Park(req) }
 
 func (e sessionlessWait) clientGone() (string, string) {
 	return "client closed the request's stream", "cancelled"

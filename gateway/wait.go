@@ -44,9 +44,10 @@ type waitEra interface {
 	// errorStatus is the status of an error answer written before a stream began; false: an
 	// error goes as any answer does.
 	errorStatus(resp *jsonrpc.Message) (int, bool)
-	// park parks the call on a worker's question (the bridge) and returns the input-required
-	// result to answer with; false when the call goes on.
-	park(req *jsonrpc.Message) (json.RawMessage, bool)
+	// park parks the call on a worker's question (the bridge) and returns the answer to write:
+	// an input-required result, or an error when the client cannot be asked (a capability it
+	// did not declare); false when the call goes on.
+	park(req *jsonrpc.Message) (*jsonrpc.Message, bool)
 	// clientGone is the reason given to the worker, and the audit outcome, of a call whose
 	// client's request ended.
 	clientGone() (reason, outcome string)
@@ -83,9 +84,8 @@ func (c *waiting) run() string {
 				}
 			}
 		case req := <-c.requests:
-			if result, ok := c.era.park(req); ok {
-				c.out.answer(&jsonrpc.Message{ID: c.id, Result: result}, c.out.asStream, http.StatusOK)
-				return "input_required"
+			if ans, ok := c.era.park(req); ok {
+				return c.parkAnswer(ans)
 			}
 		case <-c.cancelled:
 			c.out.cancelled()
@@ -126,6 +126,18 @@ func (c *waiting) answer(resp *jsonrpc.Message) string {
 	}
 	c.out.answer(resp, asStream, status)
 	return outcome
+}
+
+// parkAnswer writes the bridge's answer to a call it parked (input_required) or ended on a
+// worker's question (an error, with its status while no stream has begun, as answer's).
+func (c *waiting) parkAnswer(ans *jsonrpc.Message) string {
+	ans.ID = c.id
+	if s, ok := c.era.errorStatus(ans); ok && ans.Error != nil {
+		c.out.answer(ans, false, s)
+		return "error"
+	}
+	c.out.answer(ans, c.out.asStream, http.StatusOK)
+	return "input_required"
 }
 
 // orphan decides what a lost connection means: a stream the client can resume keeps the call
@@ -197,7 +209,7 @@ func (c *pending) answer(resp *jsonrpc.Message, hints map[string]bool) (*jsonrpc
 	return resp, callOutcome(c.method, resp)
 }
 
-func (c *pending) errorStatus(*jsonrpc.Message) (int, bool)      { return 0, false }
-func (c *pending) park(*jsonrpc.Message) (json.RawMessage, bool) { return nil, false }
-func (c *pending) clientGone() (reason, outcome string)          { return "client disconnected", "disconnected" }
-func (c *pending) timedOut()                                     { go c.s.member.CheckResponsive(c.s.done) }
+func (c *pending) errorStatus(*jsonrpc.Message) (int, bool)       { return 0, false }
+func (c *pending) park(*jsonrpc.Message) (*jsonrpc.Message, bool) { return nil, false }
+func (c *pending) clientGone() (reason, outcome string)           { return "client disconnected", "disconnected" }
+func (c *pending) timedOut()                                      { go c.s.member.CheckResponsive(c.s.done) }

@@ -39,6 +39,7 @@ type Call struct {
 	subFwd   bool                          // it is one
 	readOnly bool                          // made with read-only access (Request.Identity)
 	written  bool                          // its write to the worker began; under the slot's lock
+	waiting  bool                          // parked for its client's input (Waiting); under the slot's lock
 
 	result chan *jsonrpc.Message
 	once   sync.Once
@@ -54,6 +55,16 @@ func (c *Call) Result() <-chan *jsonrpc.Message { return c.result }
 
 // Tag is the caller's handle given in Request.Tag.
 func (c *Call) Tag() any { return c.tag }
+
+// Waiting marks the call as parked for its client's input (on) or taken up again: while it
+// waits, the worker's requests are not taken for its own (askerLocked). A legacy worker's
+// call that waits for the answers to its questions asks nothing more meanwhile, and a call
+// parked until its client's retry must not make every other call's questions ambiguous.
+func (c *Call) Waiting(on bool) {
+	c.s.mu.Lock()
+	c.waiting = on
+	c.s.mu.Unlock()
+}
 
 func (c *Call) finish(m *jsonrpc.Message) {
 	c.once.Do(func() { c.result <- m })

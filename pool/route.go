@@ -64,7 +64,7 @@ func (w *wrk) askerLocked() (owner *Call, abandoned, ambiguous bool, of *Member)
 		owner, n = c, n+1
 	}
 	for c := range w.calls {
-		if c.written && asks(c.out.Method) {
+		if c.written && !c.waiting && asks(c.out.Method) {
 			note(c)
 		}
 	}

@@ -125,8 +125,36 @@ func confTables(workers []*confWorker, results []*confResult) string {
 			fmt.Fprintf(&b, " **%d/%d** |", totals[i][0], totals[i][1])
 		}
 		b.WriteString("\n\n")
+		b.WriteString(confPassedLine(workers, res))
 	}
 	return b.String()
+}
+
+// confPassedLine says, for one requirement set, how many checks the reference passes and how
+// many of those pass through gemgate with each worker (all but the gaps).
+func confPassedLine(workers []*confWorker, res *confResult) string {
+	ref := 0
+	for _, s := range res.Direct.Scenarios {
+		_, status := s.verdicts()
+		for _, c := range status {
+			if c.Status == "SUCCESS" {
+				ref++
+			}
+		}
+	}
+	line := fmt.Sprintf("The reference passes %d checks; through gemgate", ref)
+	for i, w := range workers {
+		g := res.Gaps[w.Name]
+		sep := ","
+		if i == len(workers)-1 {
+			sep = " and"
+		}
+		if i == 0 {
+			sep = ""
+		}
+		line += fmt.Sprintf("%s %d of them pass with the %s worker", sep, ref-len(g.Known)-len(g.New), w.Name)
+	}
+	return line + ".\n\n"
 }
 
 // confWriteDoc writes docs/conformance.md from this run (GEMGATE_CONFORMANCE_DOC=1).

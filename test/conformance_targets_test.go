@@ -26,22 +26,23 @@ type confWorker struct {
 const confEverythingPkg = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
 
 // confWorkers builds both workers: (a) the everything-server of the go-sdk that gemgate's
-// go.mod pins (v1.8.0), which speaks 2026-07-28 and 2025-11-25 over stdio, and (b) that of
-// go-sdk v1.6.1, pinned in test/conformance/legacyserver, which speaks 2025-11-25 and
-// older only: the kind of worker gemgate must bridge for a 2026-07-28 client.
+// go.mod pins (v1.8.0), which speaks 2026-07-28 and 2025-11-25 over stdio, and (b) gemgate's
+// legacy test worker (test/conformance/legacyserver): that of go-sdk v1.6.1, which speaks
+// 2025-11-25 and older only, with the 2026-07-28 suite's diagnostic tools written the legacy
+// way: the kind of worker gemgate must bridge for a 2026-07-28 client.
 func confWorkers(t *testing.T) []*confWorker {
 	t.Helper()
 	ws := []*confWorker{
 		{Name: "sessionless", About: "go-sdk v1.8.0 conformance/everything-server (2026-07-28 and 2025-11-25)"},
-		{Name: "legacy", About: "go-sdk v1.6.1 conformance/everything-server (2025-11-25 only)", Modfile: "conformance/legacyserver"},
+		{Name: "legacy", About: "go-sdk v1.6.1 conformance/everything-server with the 2026-07-28 suite's diagnostic tools, the legacy way (2025-11-25 only)", Modfile: "conformance/legacyserver"},
 	}
 	for _, w := range ws {
 		w.Bin = filepath.Join(t.TempDir(), w.Name+"-everything-server")
-		args := []string{"build"}
+		args := []string{"build", "-o", w.Bin, confEverythingPkg}
 		if w.Modfile != "" {
-			args = []string{"build", "-C", w.Modfile} // -C must come first
+			args = []string{"build", "-C", w.Modfile, "-o", w.Bin, "."} // -C must come first
 		}
-		build := exec.Command("go", append(args, "-o", w.Bin, confEverythingPkg)...)
+		build := exec.Command("go", args...)
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("building the %s everything-server: %v\n%s", w.Name, err, out)
 		}

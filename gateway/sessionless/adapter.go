@@ -141,7 +141,8 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 		return a.Steps.CallError(msg.ID, err)
 	}
 	started := time.Now()
-	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name}
+	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name,
+		declared: declaredCaps(q.mr.Caps)}
 	outcome, parkedNow := a.await(w, r, pk)
 	detach = !parkedNow
 	if msg.Method == "tools/call" {

@@ -50,8 +50,10 @@ type parked struct {
 	call     *pool.Call
 	msg      *jsonrpc.Message // the original request
 	name     string
+	declared declared                    // the client capabilities the request declared
 	requests map[string]*jsonrpc.Message // the worker's requests by input key (gemgate's id)
 	timer    *time.Timer
+	seq      uint64 // the order it was parked in (parkTable.add)
 }
 
 // parkTable holds parked calls; its zero value is ready.
@@ -60,20 +62,35 @@ type parkTable struct {
 	mu     sync.Mutex
 	calls  map[string]*parked
 	byUser map[owner]int
+	seq    uint64
 }
 
-func (t *parkTable) add(p *parked) error {
+// add adds p. When p's user has maxParkedPerUser calls parked already, the oldest of them is
+// taken out and returned (evicted) for the caller to abandon: a client that left that many
+// calls waiting has likeliest given up the oldest, and its new request is served, not
+// refused. Past maxParkedTotal in all, p is refused.
+func (t *parkTable) add(p *parked) (evicted *parked, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.calls == nil {
 		t.calls, t.byUser = map[string]*parked{}, map[owner]int{}
 	}
-	if len(t.calls) >= maxParkedTotal || t.byUser[p.owner] >= maxParkedPerUser {
-		return errTooManyParked
+	if len(t.calls) >= maxParkedTotal {
+		return nil, errTooManyParked
 	}
+	if t.byUser[p.owner] >= maxParkedPerUser {
+		for _, q := range t.calls {
+			if q.owner == p.owner && (evicted == nil || q.seq < evicted.seq) {
+				evicted = q
+			}
+		}
+		t.removeLocked(evicted)
+	}
+	t.seq++
+	p.seq = t.seq
 	t.calls[p.id] = p
 	t.byUser[p.owner]++
-	return nil
+	return evicted, nil
 }
 
 // take removes a parked call, nil when it is not (or no longer) there.
@@ -84,14 +101,19 @@ func (t *parkTable) take(id string) *parked {
 	if p == nil {
 		return nil
 	}
-	delete(t.calls, id)
+	t.removeLocked(p)
+	return p
+}
+
+// removeLocked takes p, which is in the table, out of it.
+func (t *parkTable) removeLocked(p *parked) {
+	delete(t.calls, p.id)
 	if t.byUser[p.owner]--; t.byUser[p.owner] <= 0 {
 		delete(t.byUser, p.owner)
 	}
 	if p.timer != nil {
 		p.timer.Stop()
 	}
-	return p
 }
 
 func randomID() string {
@@ -111,10 +133,18 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 		inputs[key] = map[string]any{"method": req.Method, "params": req.Params}
 	}
 	timeout := a.InputRequiredTimeout
-	if err := a.parks.add(p); err != nil {
+	// Set before the table has it, whose other users read them.
+	p.timer = time.AfterFunc(timeout, func() { a.abandonParked(p.id, "the client did not answer in time") })
+	p.call.Waiting(true) // its worker's next questions are no longer taken for its own
+	evicted, err := a.parks.add(p)
+	if err != nil {
+		p.timer.Stop()
+		p.call.Waiting(false)
 		return nil, err
 	}
-	p.timer = time.AfterFunc(timeout, func() { a.abandonParked(p.id, "the client did not answer in time") })
+	if evicted != nil {
+		abandon(evicted, "a newer call of the same user's took its place (at most 8 wait for their client)")
+	}
 	state := a.parks.key.seal(stateClaims{
 		Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly, Worker: p.member.WorkerID(),
 		Park: p.id, Method: p.msg.Method, Name: p.name, Keys: keys, Expires: time.Now().Add(timeout).Unix(),

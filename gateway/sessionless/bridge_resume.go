@@ -85,6 +85,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 	if err != nil {
 		return strictError(msg, err)
 	}
+	pk.call.Waiting(false) // answered, the worker may ask for more within the call
 	missing := a.answerInputs(pk, log, access, claims, responses)
 	pk.msg = msg
 	detach := true

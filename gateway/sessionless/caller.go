@@ -72,7 +72,7 @@ func (c *caller) Deliver(d pool.Delivery) {
 	if d.Call == nil {
 		return // the user's stream-level notifications are for subscriptions/listen
 	}
-	if !c.wantsLogs && isLogMessage(d.Message) {
+	if !c.takes(d.Message) {
 		return
 	}
 	c.events.Push(d.Message, eventBuffer) // false: the buffer is full and the message dropped
@@ -85,6 +85,11 @@ func (c *caller) LastActive() time.Time { return c.created }
 // its call, the bridge parks the request as an input-required result.
 func (c *caller) CanTakeRequest() bool { return false }
 func (c *caller) Detached(string)      { c.once.Do(func() { close(c.detached) }) }
+
+// takes reports whether a worker's notification about the call goes to the client: a log line
+// only when the request asked for a level (_meta logLevel), as 2026-07-28 says; a legacy
+// worker logs to every session that set one, whichever request it is about.
+func (c *caller) takes(msg []byte) bool { return c.wantsLogs || !isLogMessage(msg) }
 
 // isLogMessage reports whether an encoded worker message is a notifications/message.
 func isLogMessage(b []byte) bool {

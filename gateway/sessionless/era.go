@@ -10,7 +10,6 @@ import (
 	"github.com/gemgate/gemgate/gateway/wire"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/pool"
 )
 
 // The 2026-07-28 revision is sessionless: every request names its protocol
@@ -334,11 +333,4 @@ func LegacyOnly(next http.HandlerFunc) http.HandlerFunc {
 		}
 		next(w, r)
 	}
-}
-
-// poolCaps are the capabilities the initialize params of a sessionless request declare, as
-// pool.ClientCapabilities reads them from its bytes (TestPoolCapsAgreeWithLegacyParams): the
-// pool need not read them again.
-func (mr *checks) poolCaps() pool.Capabilities {
-	return pool.Capabilities{Sampling: mr.Caps.Has("sampling"), Elicitation: mr.Caps.Has("elicitation"), Roots: mr.Caps.Has("roots")}
 }

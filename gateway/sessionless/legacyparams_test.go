@@ -2,11 +2,9 @@ package sessionless
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/pool"
 )
 
 // oldLegacyParams is legacyParams as a json.Marshal of maps: the bytes it must keep.
@@ -46,29 +44,6 @@ func TestLegacyParamsBytes(t *testing.T) {
 			if got, want := legacyParams(mr, "2025-11-25"), oldLegacyParams(mr); string(got) != string(want) {
 				t.Errorf("caps %s, info %q:\n got %s\nwant %s", c, info, got, want)
 			}
-		}
-	}
-}
-
-// TestPoolCapsAgreeWithLegacyParams: the capabilities a sessionless request hands the pool are
-// those the pool reads from the request's initialize params, for every set of capabilities.
-func TestPoolCapsAgreeWithLegacyParams(t *testing.T) {
-	keys := []string{"sampling", "elicitation", "roots", "experimental", "tasks"}
-	for set := range 1 << len(keys) {
-		members := []string{}
-		for i, k := range keys {
-			if set&(1<<i) != 0 {
-				members = append(members, `"`+k+`":{}`)
-			}
-		}
-		c := "{" + strings.Join(members, ",") + "}"
-		caps, err := jsonrpc.ReadObject([]byte(c), "caps")
-		if err != nil {
-			t.Fatal(err)
-		}
-		mr := &checks{Caps: caps}
-		if got, want := mr.poolCaps(), pool.ClientCapabilities(legacyParams(mr, "2025-11-25")); got != want {
-			t.Errorf("caps %s: poolCaps %+v, the pool reads %+v", c, got, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package sessionless
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gemgate/gemgate/gateway/wire"
@@ -45,9 +46,13 @@ func (a *Adapter) await(w http.ResponseWriter, r *http.Request, pk *parked) (out
 }
 
 // Result maps the worker's answer to 2026-07-28: resultType and, for lists, the cache fields
-// added (spliceResult). An answer that cannot be mapped fails closed.
+// added (spliceResult); a legacy worker's resource-not-found error gets the new code
+// (resourceNotFound). An answer that cannot be mapped fails closed.
 func (c *Wait) Result(resp *jsonrpc.Message) *jsonrpc.Message {
 	if resp.Error != nil {
+		if c.Method == "resources/read" && !c.Member.SessionlessWorker() {
+			return resourceNotFound(resp)
+		}
 		return resp
 	}
 	mapped, err := spliceResult(c.Method, resp.Result)
@@ -81,11 +86,20 @@ func (c *Wait) ErrorStatus(resp *jsonrpc.Message) int {
 }
 
 // Park parks the call with the worker's questions sent together (gatherRequests) and returns
-// the input-required result to answer with. When it cannot be parked, the worker's questions
-// get the refusal and the call goes on (false).
-func (c *Wait) Park(req *jsonrpc.Message) (json.RawMessage, bool) {
+// the input-required result to answer with. A question that needs a capability the request
+// did not declare is refused to the worker, as a legacy client without it would answer; when
+// no question is left, the call ends and the client gets MissingRequiredClientCapability
+// (-32021) naming what it lacks. When the call cannot be parked, the worker's questions get
+// the refusal and the call goes on (false).
+func (c *Wait) Park(req *jsonrpc.Message) (*jsonrpc.Message, bool) {
 	pk := c.pk
-	pk.requests = gatherRequests(req, pk.caller.requests)
+	var lacking map[string]any
+	pk.requests, lacking = pk.declared.sort(gatherRequests(req, pk.caller.requests), pk.member.Refuse)
+	if len(pk.requests) == 0 {
+		c.Call.Cancel("the client did not declare a capability the call needs")
+		return jsonrpc.ErrorResponse(c.ID, CodeMissingCapability, "the request needs a client capability it did not declare",
+			map[string]any{"requiredCapabilities": lacking}), true
+	}
 	result, err := c.a.park(pk)
 	if err != nil {
 		for _, req := range pk.requests {
@@ -94,7 +108,7 @@ func (c *Wait) Park(req *jsonrpc.Message) (json.RawMessage, bool) {
 		return nil, false
 	}
 	c.parked = true
-	return result, true
+	return &jsonrpc.Message{ID: c.ID, Result: result}, true
 }
 
 // gatherRequests collects the worker's requests sent together with first: those already
@@ -111,4 +125,30 @@ func gatherRequests(first *jsonrpc.Message, more <-chan *jsonrpc.Message) map[st
 			return out
 		}
 	}
+}
+
+// codeLegacyResourceNotFound is the resource-not-found error code of 2025-11-25 and before;
+// 2026-07-28 (SEP-2164) answers an unknown resource with invalid params (-32602) instead.
+const codeLegacyResourceNotFound = "-32002"
+
+// resourceNotFound is a legacy worker's error answer to resources/read with the code of
+// 2026-07-28: -32002 becomes -32602 (message and data kept), any other error stays as it is.
+// The code is read as the client reads it: one error that names its code twice, or in
+// another case, is left alone (the client refuses it as the worker sent it).
+func resourceNotFound(resp *jsonrpc.Message) *jsonrpc.Message {
+	e, err := jsonrpc.ReadObject(resp.Error, "error")
+	if err != nil || e.Exact("code") != nil {
+		return resp
+	}
+	if code, _ := e.Raw("code"); string(code) != codeLegacyResourceNotFound {
+		return resp
+	}
+	out := *resp
+	out.Error = e.Edit(func(key string, v json.RawMessage) json.RawMessage {
+		if key == "code" {
+			return json.RawMessage(strconv.Itoa(jsonrpc.CodeInvalidParams))
+		}
+		return v
+	})
+	return &out
 }
