@@ -48,9 +48,13 @@ func TestBrowserSDKLoginAndStepUp(t *testing.T) {
 	}
 }
 
-// bob logs in the same way, gets a read-only session, and write_note is refused with 403.
+// bob logs in the same way, with a client whose callback is on the IPv6 loopback address,
+// gets a read-only session, and write_note is refused with 403.
 func TestBrowserSDKLoginReadOnly(t *testing.T) {
 	r := browserRun(t, "sdk", "bob")
+	if u, _ := r.report["redirect_uri"].(string); u != "http://[::1]:PORT/callback" {
+		t.Errorf("bob's client used the callback %q, want the IPv6 loopback", u)
+	}
 	if consent := browserConsent(r); strings.Contains(consent, "Change things") && !strings.Contains(consent, "only if your account holds the mcp-writer role") {
 		t.Errorf("bob's consent page promises the write scope: %q", consent)
 	}

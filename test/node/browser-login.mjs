@@ -11,7 +11,8 @@
 //             only (a read-only session), write_note gets 403 insufficient_scope, the SDK sends
 //             the browser back to Keycloak for the challenge's scope (the provider keeps no
 //             refresh token: a refresh cannot widen a scope), and the SAME session turns
-//             read-write. --user bob: read-only, write_note is refused with 403 and its text.
+//             read-write. --user bob: his client's callback is on the IPv6 loopback
+//             (http://[::1]:port/callback); read-only, write_note is refused with 403.
 //   inspector The MCP Inspector 2.x CLI with no client id: it registers itself, opens "the
 //             browser" ($BROWSER, which hands the URL to Chromium here), gets the callback on
 //             its own loopback server and calls whoami.
@@ -70,16 +71,17 @@ const closers = [];
 
 // callbackServer is a client's loopback redirect URI: it answers the browser and hands over the
 // query of each request it gets.
-async function callbackServer(path) {
+async function callbackServer(path, host = '127.0.0.1') {
   const waiting = [];
   const server = createServer((req, res) => {
     const u = new URL(req.url, 'http://127.0.0.1');
     res.writeHead(200, { 'Content-Type': 'text/html' }).end('<h1>Done. You can close this window.</h1>');
     if (u.pathname === path) waiting.splice(0).forEach((w) => w(u.searchParams));
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise((r) => server.listen(0, host, r));
   closers.push(() => new Promise((r) => server.close(r)));
-  return { url: `http://127.0.0.1:${server.address().port}${path}`, next: () => new Promise((r) => waiting.push(r)) };
+  const name = host.includes(':') ? `[${host}]` : host;
+  return { url: `http://${name}:${server.address().port}${path}`, next: () => new Promise((r) => waiting.push(r)) };
 }
 
 // codeFrom takes the authorization code out of a callback URL, or fails with Keycloak's error.
@@ -176,7 +178,9 @@ async function writeNote(client, text) {
 }
 
 async function scenarioSDK(user) {
-  const cb = await callbackServer('/callback');
+  // bob's client listens on the IPv6 loopback address, as some native clients do.
+  const cb = await callbackServer('/callback', opt.user === 'bob' ? '::1' : '127.0.0.1');
+  report.redirect_uri = cb.url.replace(/:\d+\//, ':PORT/');
   const provider = new BrowserProvider(user, cb.url);
   const { client } = await connect(provider);
   report.authorizations = provider.authorizations;
