@@ -43,6 +43,7 @@ if [ -z "$bin" ]; then
 fi
 
 "$repo/.ci/keycloak.sh" start
+# shellcheck disable=SC2317 # called by the trap
 stop_keycloak() { "$repo/.ci/keycloak.sh" stop || true; }
 trap stop_keycloak EXIT
 

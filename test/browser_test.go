@@ -100,6 +100,7 @@ type browserResult struct {
 // suite's Keycloak, and runs one scenario of browser-login.mjs as user.
 func browserRun(t *testing.T, scenario, user string) browserResult {
 	t.Helper()
+	t.Parallel()
 	e := needKeycloak(t)
 	needNodeModules(t)
 	needChromium(t)
