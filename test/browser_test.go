@@ -3,6 +3,7 @@ package test
 import (
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,6 +90,67 @@ func TestBrowserVSCodeRegistration(t *testing.T) {
 	}
 }
 
+// A client identified by a Client ID Metadata Document logs in with no registration:
+// Keycloak (started by .ci/keycloak.sh with its experimental `cimd` feature and trusting the
+// run's test CA) fetches the document from a TLS server on loopback, shows the login and
+// consent pages, and issues a token gemgate accepts. The realm file does not enable CIMD (a
+// realm with the CIMD executor does not import into a Keycloak without the feature); this test
+// adds the client profile and policy docs/clients.md describes through the admin API, and
+// removes them after.
+func TestBrowserCIMDLogin(t *testing.T) {
+	t.Parallel()
+	e := needKeycloak(t)
+	tls := os.Getenv("KEYCLOAK_CIMD_TLS_DIR")
+	if tls == "" {
+		t.Fatal("KEYCLOAK_CIMD_TLS_DIR is not set: start Keycloak with .ci/keycloak.sh (it makes the CIMD test certificate) and eval its env")
+	}
+	kcEnableCIMD(t, e)
+	for _, variant := range []struct {
+		name  string
+		extra []string
+	}{{"own callback", nil}, {"portless loopback callbacks as Claude Code's document", []string{"--claude-like"}}} {
+		t.Run(variant.name, func(t *testing.T) {
+			r := browserRun(t, "cimd", "alice", append([]string{"--tls-dir", tls}, variant.extra...)...)
+			if r.report["azp_is_document"] != true {
+				t.Errorf("the token's azp is not the metadata document's URL")
+			}
+			if consent := browserConsent(r); !strings.Contains(consent, "Use MCP tools through gemgate") {
+				t.Errorf("the CIMD client's consent page listed %q", consent)
+			}
+		})
+	}
+}
+
+// kcEnableCIMD adds the Client ID Metadata Document profile and policy of docs/clients.md to
+// the running realm, for loopback documents, until the test ends.
+func kcEnableCIMD(t *testing.T, e kcEnv) {
+	t.Helper()
+	admin := newKCAdmin(t, e)
+	var profiles, policies map[string]any
+	admin.do(t, http.MethodGet, "/client-policies/profiles", nil, &profiles)
+	admin.do(t, http.MethodGet, "/client-policies/policies", nil, &policies)
+	domains := []string{"127.0.0.1", "localhost"}
+	withProfile := map[string]any{"profiles": append(slices.Clone(anyList(profiles["profiles"])), map[string]any{"name": "cimd-test",
+		"executors": []any{map[string]any{"executor": "client-id-metadata-document", "configuration": map[string]any{
+			"cimd-allow-http-scheme": "false", "cimd-allow-permitted-domains": domains, "cimd-restrict-same-domain": "false"}}}})}
+	withPolicy := map[string]any{"policies": append(slices.Clone(anyList(policies["policies"])), map[string]any{"name": "cimd-test", "enabled": true,
+		"conditions": []any{map[string]any{"condition": "client-id-uri", "configuration": map[string]any{
+			"client-id-uri-scheme": []string{"https"}, "client-id-uri-allow-permitted-domains": domains}}},
+		"profiles": []string{"cimd-test"}})}
+	admin.do(t, http.MethodPut, "/client-policies/profiles", withProfile, nil)
+	admin.do(t, http.MethodPut, "/client-policies/policies", withPolicy, nil)
+	t.Cleanup(func() {
+		admin := newKCAdmin(t, e)
+		admin.do(t, http.MethodPut, "/client-policies/policies", map[string]any{"policies": anyList(policies["policies"])}, nil)
+		admin.do(t, http.MethodPut, "/client-policies/profiles", map[string]any{"profiles": anyList(profiles["profiles"])}, nil)
+	})
+}
+
+func anyList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
 // browserResult is one run of browser-login.mjs and the gemgate it ran against.
 type browserResult struct {
 	nodeRun
@@ -98,7 +160,7 @@ type browserResult struct {
 // browserRun starts gemgate as the compose demo configures it (demo worker, the
 // preferred_username claim, profile as an extra scope, the Inspector's origins) in front of the
 // suite's Keycloak, and runs one scenario of browser-login.mjs as user.
-func browserRun(t *testing.T, scenario, user string) browserResult {
+func browserRun(t *testing.T, scenario, user string, extra ...string) browserResult {
 	t.Helper()
 	t.Parallel()
 	e := needKeycloak(t)
@@ -130,7 +192,7 @@ func browserRun(t *testing.T, scenario, user string) browserResult {
 		os.RemoveAll(shots)
 	})
 	run := runNodeFor(t, browserTimeout, node22(t), "browser-login.mjs", []string{"GEMGATE_USER_PASSWORD=" + user},
-		"--scenario", scenario, "--url", "http://"+addr+"/mcp", "--user", user, "--shots", shots)
+		append([]string{"--scenario", scenario, "--url", "http://" + addr + "/mcp", "--user", user, "--shots", shots}, extra...)...)
 	checkNodeReport(t, g, run)
 	return browserResult{nodeRun: run, gg: g}
 }

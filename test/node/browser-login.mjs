@@ -16,6 +16,12 @@
 //   inspector The MCP Inspector 2.x CLI with no client id: it registers itself, opens "the
 //             browser" ($BROWSER, which hands the URL to Chromium here), gets the callback on
 //             its own loopback server and calls whoami.
+//   cimd      A client identified by a Client ID Metadata Document (Keycloak's experimental
+//             `cimd` feature): the document is served here over TLS (--tls-dir: leaf.pem and
+//             leaf.key for 127.0.0.1, whose CA Keycloak trusts) and its URL is the client_id;
+//             no registration. Login, consent, token, and whoami through gemgate.
+//             --claude-like: the document names portless loopback callbacks, as Claude Code's
+//             does, and the request uses http://localhost:<port>/callback.
 //   vscode    VS Code's exact registration request (client_uri code.visualstudio.com, the
 //             vscode.dev redirect URIs): 201; its vscode.dev redirect reaches the login page, not
 //             "Invalid parameter: redirect_uri"; its loopback way logs in and gets a token
@@ -25,7 +31,8 @@
 // a crash or timeout. Passwords come from GEMGATE_USER_PASSWORD. Needs Node >= 22.12 (the
 // node_modules/node/bin/node of this folder).
 //
-// Usage: node browser-login.mjs --scenario sdk|inspector|vscode --url URL --user NAME --shots DIR
+// Usage: node browser-login.mjs --scenario sdk|inspector|vscode|cimd --url URL --user NAME --shots DIR
+//        [--tls-dir DIR] [--claude-like]
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -47,6 +54,8 @@ const { values: flags } = parseArgs({
     user: { type: 'string' },
     shots: { type: 'string' },
     timeout: { type: 'string' },
+    'tls-dir': { type: 'string' },
+    'claude-like': { type: 'boolean' },
   },
   strict: true,
 });
@@ -338,6 +347,49 @@ async function scenarioVSCode(user) {
   if (!report.whoami.includes(`user=${opt.user} `)) fail(`VS Code's whoami: ${report.whoami}`);
 }
 
+async function scenarioCIMD(user) {
+  const { createServer: createHTTPS } = await import('node:https');
+  const { createHash, randomBytes } = await import('node:crypto');
+  const claudeLike = Boolean(flags['claude-like']);
+  const cb = await callbackServer('/callback');
+  const redirect = claudeLike ? cb.url.replace('127.0.0.1', 'localhost') : cb.url;
+  let clientId;
+  report.document_fetches = 0;
+  const tls = flags['tls-dir'];
+  const docServer = createHTTPS({ cert: readFileSync(join(tls, 'leaf.pem')), key: readFileSync(join(tls, 'leaf.key')) }, (req, res) => {
+    report.document_fetches++;
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=60' }).end(JSON.stringify({
+      client_id: clientId, client_name: 'gemgate CIMD test', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+      token_endpoint_auth_method: 'none', redirect_uris: claudeLike ? ['http://localhost/callback', 'http://127.0.0.1/callback'] : [redirect] }));
+  });
+  await new Promise((r) => docServer.listen(0, '127.0.0.1', r));
+  closers.push(() => new Promise((r) => docServer.close(r)));
+  clientId = `https://127.0.0.1:${docServer.address().port}/client-metadata.json`;
+  const prm = await (await recordingFetch(new URL('/.well-known/oauth-protected-resource/mcp', opt.url))).json();
+  const asMeta = await (await recordingFetch(`${prm.authorization_servers[0]}/.well-known/oauth-authorization-server`)).json();
+  report.as_metadata = { cimd: asMeta.client_id_metadata_document_supported ?? null, none: asMeta.token_endpoint_auth_methods_supported?.includes('none') };
+  if (!report.as_metadata.cimd || !report.as_metadata.none) fail(`Keycloak's metadata does not advertise CIMD with "none": ${JSON.stringify(report.as_metadata)}`);
+  const verifier = randomBytes(32).toString('base64url');
+  const u = new URL(asMeta.authorization_endpoint);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: redirect, scope: prm.scopes_supported.join(' '),
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: randomBytes(8).toString('hex') })) u.searchParams.set(k, v);
+  const { url: back } = await user.authorize(u.href, redirect, { tag: 'cimd' });
+  const form = new URLSearchParams({ grant_type: 'authorization_code', code: codeFrom(back), redirect_uri: redirect, client_id: clientId, code_verifier: verifier });
+  const tok = await recordingFetch(asMeta.token_endpoint, { method: 'POST', body: form });
+  const tokens = await tok.json();
+  if (tok.status !== 200) throw new Error(`token endpoint answered ${tok.status}: ${tokens.error_description ?? tokens.error}`);
+  report.token_scope = tokens.scope;
+  const claims = JSON.parse(Buffer.from(tokens.access_token.split('.')[1], 'base64url'));
+  report.azp_is_document = claims.azp === clientId;
+  const transport = new StreamableHTTPClientTransport(new URL(opt.url), { requestInit: { headers: { Authorization: `Bearer ${tokens.access_token}` } }, fetch: recordingFetch });
+  const client = new Client({ name: 'gemgate CIMD test', version: '1.0.0' });
+  await client.connect(transport);
+  closers.push(() => client.close().catch(() => {}));
+  report.whoami = await whoami(client);
+  if (!report.whoami.includes(`user=${opt.user} `)) fail(`whoami: ${report.whoami}`);
+  if (report.document_fetches < 1) fail('Keycloak never fetched the metadata document');
+}
+
 // callbackServerOn serves a loopback redirect URI "http://127.0.0.1:PORT/".
 async function callbackServerOn(port) {
   const server = createServer((req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<h1>Done.</h1>'));
@@ -350,7 +402,7 @@ async function main() {
   browser = await launchBrowser();
   report.browser = await browser.version();
   const user = new User(browser, { name: opt.user, password: opt.password, shots: opt.shots, log: report.pages });
-  const scenarios = { sdk: scenarioSDK, inspector: scenarioInspector, vscode: scenarioVSCode };
+  const scenarios = { sdk: scenarioSDK, inspector: scenarioInspector, vscode: scenarioVSCode, cimd: scenarioCIMD };
   if (!scenarios[opt.scenario]) throw new Error(`unknown scenario ${opt.scenario}`);
   await scenarios[opt.scenario](user);
 }
