@@ -24,7 +24,8 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${GEMGATE_CACHE:-$HOME/.cache/gemgate}
-export GEMGATE_CACHE=$cache KEYCLOAK_HTTP_PORT=8081
+# As the compose demo: no experimental Keycloak features (.ci/keycloak.sh enables cimd for CI).
+export GEMGATE_CACHE=$cache KEYCLOAK_HTTP_PORT=8081 KEYCLOAK_FEATURES=
 say() { printf 'demo-native: %s\n' "$*" >&2; }
 
 for p in 8080 9464; do
