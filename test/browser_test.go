@@ -165,7 +165,7 @@ func browserRun(t *testing.T, scenario, user string, extra ...string) browserRes
 	t.Parallel()
 	e := needKeycloak(t)
 	needNodeModules(t)
-	needChromium(t)
+	chromium := needChromium(t)
 	addr := freeAddr(t)
 	g := launch(t, launchOpts{Args: []string{"serve", "--drain-delay", "0s", "--listen", addr, "--allow-insecure-http",
 		"--public-url", "http://" + addr + "/mcp", "--issuer", e.Issuer, "--audiences", e.DemoAudience,
@@ -191,7 +191,7 @@ func browserRun(t *testing.T, scenario, user string, extra ...string) browserRes
 		}
 		os.RemoveAll(shots)
 	})
-	run := runNodeFor(t, browserTimeout, node22(t), "browser-login.mjs", []string{"GEMGATE_USER_PASSWORD=" + user},
+	run := runNodeFor(t, browserTimeout, node22(t), "browser-login.mjs", []string{"GEMGATE_USER_PASSWORD=" + user, "GEMGATE_CHROMIUM=" + chromium},
 		append([]string{"--scenario", scenario, "--url", "http://" + addr + "/mcp", "--user", user, "--shots", shots}, extra...)...)
 	checkNodeReport(t, g, run)
 	return browserResult{nodeRun: run, gg: g}
