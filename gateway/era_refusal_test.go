@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gemgate/gemgate/auth"
@@ -36,6 +37,15 @@ func TestRefusalTextIsTheSameInBothEras(t *testing.T) {
 		if le.Message != me.Message || le.Code != me.Code || !reflect.DeepEqual(le.Data, me.Data) {
 			t.Errorf("%s: a session's refusal %d %q %v, a sessionless one %d %q %v; want the same",
 				tc.tool, le.Code, le.Message, le.Data, me.Code, me.Message, me.Data)
+		}
+		// The refusal says what works: a token with the write scope, on this very session,
+		// got by authorizing again (a refresh grant cannot widen a token's scope).
+		if tc.tool == "write_note" {
+			for _, want := range []string{"a token with scope mcp:write may call it", "on this session too", "re-authorize"} {
+				if !strings.Contains(le.Message, want) || !strings.Contains(l.header.Get("WWW-Authenticate"), want) {
+					t.Errorf("write_note refusal %q (challenge %q) does not say %q", le.Message, l.header.Get("WWW-Authenticate"), want)
+				}
+			}
 		}
 		if lc, mc := l.header.Get("WWW-Authenticate"), m.header.Get("WWW-Authenticate"); lc != mc {
 			t.Errorf("%s: challenge %q on a session, %q sessionless", tc.tool, lc, mc)

@@ -74,7 +74,8 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 		// (stepUp), so on either era it is the token that decides.
 		write := g.opts.Policy.WriteScope()
 		return g.insufficientScope(c.id, c.access, []string{write}, "readOnly",
-			"tool "+quoteSafe(c.name)+" can change state and this token is read-only; only a token with scope "+write+" may call it")
+			"tool "+quoteSafe(c.name)+" can change state and this token is read-only; a token with scope "+write+
+				" may call it, on this session too: re-authorize to get one (a token refresh cannot add a scope)")
 	}
 	needed, why := g.forbiddenChallenge(c.access, c.name, c.hint)
 	return g.insufficientScope(c.id, c.access, needed, "forbidden", why)

@@ -69,7 +69,13 @@ type nodeRun struct {
 // go there, never on the command line).
 func runNode(t *testing.T, node, script string, env []string, args ...string) nodeRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), nodeScriptTimeout)
+	return runNodeFor(t, nodeScriptTimeout, node, script, env, args...)
+}
+
+// runNodeFor is runNode with its own bound on the script's run.
+func runNodeFor(t *testing.T, timeout time.Duration, node, script string, env []string, args ...string) nodeRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
 	cmd.Dir = nodeDir
@@ -88,7 +94,7 @@ func runNode(t *testing.T, node, script string, env []string, args ...string) no
 		t.Fatalf("running %s: %v\nstderr:\n%s", script, err, run.stderr)
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("%s did not finish within %v\nstdout:\n%s\nstderr:\n%s", script, nodeScriptTimeout, run.stdout, run.stderr)
+		t.Fatalf("%s did not finish within %v\nstdout:\n%s\nstderr:\n%s", script, timeout, run.stdout, run.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(run.stdout), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &run.report); err != nil {
