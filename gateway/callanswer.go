@@ -15,7 +15,7 @@ import (
 // worker gave for its tools. A read-only caller of a worker nobody vouched for sees an empty
 // list and no reason: what was hidden, and what would show it, is said once per worker.
 func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, access policy.Access,
-	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]bool) {
+	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]policy.Hints) {
 	if method != "tools/list" || resp.Result == nil {
 		return resp, nil
 	}
@@ -37,7 +37,7 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 }
 
 // hiddenTools counts the tools of a list that read-only access sees and those it does not.
-func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]bool) (visible, hidden, total int) {
+func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]policy.Hints) (visible, hidden, total int) {
 	var all struct {
 		Tools []struct {
 			Name string `json:"name"`
@@ -47,7 +47,7 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 		return 0, 0, 0
 	}
 	for _, tool := range all.Tools {
-		var hint *bool
+		var hint *policy.Hints
 		if h, ok := hints[tool.Name]; ok {
 			hint = &h
 		}
@@ -62,14 +62,14 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 }
 
 // learnHints keeps the readOnlyHints of a session's last tools/list, for its tool gate.
-func (s *session) learnHints(hints map[string]bool) {
+func (s *session) learnHints(hints map[string]policy.Hints) {
 	if len(hints) == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hints == nil {
-		s.hints = make(map[string]bool, len(hints))
+		s.hints = make(map[string]policy.Hints, len(hints))
 	}
 	for name, h := range hints {
 		s.hints[name] = h

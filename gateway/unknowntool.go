@@ -34,10 +34,10 @@ type toolCall struct {
 	id     json.RawMessage
 	access policy.Access
 	name   string // the body's params.name, read strictly
-	// hint is the tool's readOnlyHint from the session's last tools/list, if any. A
+	// hint is the tool's annotations from the session's last tools/list, if any. A
 	// sessionless caller has no list of its own: a call refused without a hint is decided
 	// again on the hint of the worker's current list.
-	hint        *bool
+	hint        *policy.Hints
 	sessionless bool
 }
 
@@ -47,7 +47,7 @@ type toolCall struct {
 // error (200) on a session, as a worker would answer it, and 400 for a sessionless request,
 // whose errors map to HTTP statuses.
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
-	verdict := g.opts.Policy.CheckTool(c.access, c.name, c.hint)
+	verdict, why := g.opts.Policy.Explain(c.access, c.name, c.hint)
 	if verdict == policy.Allowed {
 		return nil
 	}
@@ -63,12 +63,12 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	}
 	if c.sessionless && c.hint == nil {
 		c.hint = hint
-		if verdict = g.opts.Policy.CheckTool(c.access, c.name, hint); verdict == policy.Allowed {
+		if verdict, why = g.opts.Policy.Explain(c.access, c.name, hint); verdict == policy.Allowed {
 			return nil
 		}
 	}
 	g.metrics.ToolCall(verdict.String())
-	auditCall(c.log, c.name, c.access.ReadOnly, verdict.String(), 0)
+	auditCall(c.log, c.name, c.access.ReadOnly, verdict.String(), 0, slog.String("decided_by", why))
 	if verdict == policy.DeniedReadOnly {
 		// A session steps up to read-write when a request's token has the write scope
 		// (stepUp), so on either era it is the token that decides.
@@ -84,10 +84,10 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 // and the readOnlyHint it gave, if any. known is false when the worker could not tell (an
 // error, a timeout, a malformed or endless list): the caller then refuses the call as it
 // would refuse a real tool.
-func listedTool(ctx context.Context, m *pool.Member, pol *policy.Policy, access policy.Access, name string, log *slog.Logger) (listed bool, hint *bool, known bool) {
+func listedTool(ctx context.Context, m *pool.Member, pol *policy.Policy, access policy.Access, name string, log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
 	known = toolPages(ctx, m, func(result json.RawMessage) (bool, error) {
 		names, err := policy.ToolNames(result)
-		var hints map[string]bool // as the policy reads them
+		var hints map[string]policy.Hints // as the policy reads them
 		if err == nil {
 			_, hints, err = pol.FilterToolsList(access, result)
 		}

@@ -22,7 +22,7 @@ func TestFilterToolsList(t *testing.T) {
   "tools": `
 	const suffix = `,
   "_meta": {"tools":"not this one", "z": 1e3}  }`
-	wantHints := map[string]bool{"execute_code": false, "peek": true}
+	wantHints := map[string]bool{"execute_code": false, "peek": true, "drop_class": false}
 
 	tests := []struct {
 		name   string
@@ -54,7 +54,7 @@ func TestFilterToolsList(t *testing.T) {
 			if !json.Valid(got) {
 				t.Errorf("result is not valid JSON: %s", got)
 			}
-			if diff := cmp.Diff(wantHints, hints); diff != "" {
+			if diff := cmp.Diff(wantHints, readOnlyHints(hints)); diff != "" {
 				t.Errorf("hints (-want +got):\n%s", diff)
 			}
 		})
@@ -136,7 +136,7 @@ func TestFilterToolsListDuplicateNames(t *testing.T) {
 		{
 			"one without hint hides both",
 			`{"tools":[{"name":"x"},{"name":"x","annotations":{"readOnlyHint":true}}]}`,
-			`{"tools":[]}`,
+			`{"_meta":{"gemgate/hidden":{"explanation":"gemgate hides all 2 tools of this worker from this token: the token is read-only (no scope mcp:write) and the operator vouched for none of them (read_only_tools, trust_read_only_hints, or a preset from policy/presets)"}},"tools":[]}`,
 			map[string]bool{"x": false},
 		},
 	}
@@ -149,7 +149,7 @@ func TestFilterToolsListDuplicateNames(t *testing.T) {
 			if string(got) != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
-			if diff := cmp.Diff(tt.wantHints, hints); diff != "" {
+			if diff := cmp.Diff(tt.wantHints, readOnlyHints(hints)); diff != "" {
 				t.Errorf("hints (-want +got):\n%s", diff)
 			}
 		})
@@ -205,4 +205,13 @@ func TestFilterToolsListMalformed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readOnlyHints is the readOnlyHint of each annotated tool.
+func readOnlyHints(hints map[string]Hints) map[string]bool {
+	out := make(map[string]bool, len(hints))
+	for name, h := range hints {
+		out[name] = h.ReadOnly
+	}
+	return out
 }
