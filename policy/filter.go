@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -30,13 +31,7 @@ func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered jso
 	keep := make([]bool, len(list.tools))
 	var why []string
 	for i, t := range list.tools {
-		var reason string
-		var verdict Verdict
-		if h, ok := hints[t.name]; ok {
-			verdict, reason = p.Explain(a, t.name, &h)
-		} else {
-			verdict, reason = p.Explain(a, t.name, nil)
-		}
+		verdict, reason := p.Explain(a, t.name, hintOf(hints, t.name))
 		if keep[i] = verdict == Allowed; !keep[i] && !slices.Contains(why, reason) {
 			why = append(why, reason)
 		}
@@ -105,4 +100,31 @@ func listHints(tools []listedTool) map[string]Hints {
 		}
 	}
 	return hints
+}
+
+// ExplainTools writes, for each tool of result (a tools/list result), whether a may list and
+// call it and what decided: a rule's name, or the read-only gate's reason.
+func (p *Policy) ExplainTools(w io.Writer, a Access, result json.RawMessage) error {
+	list, err := parseToolsList(result)
+	if err != nil {
+		return err
+	}
+	hints := listHints(list.tools)
+	for _, t := range list.tools {
+		verdict, why := p.Explain(a, t.name, hintOf(hints, t.name))
+		word := "ALLOWED"
+		if verdict != Allowed {
+			word = "HIDDEN"
+		}
+		fmt.Fprintf(w, "%-8s %-32s %s\n", word, t.name, why)
+	}
+	return nil
+}
+
+// hintOf is the hints of name, nil when it has none.
+func hintOf(hints map[string]Hints, name string) *Hints {
+	if h, ok := hints[name]; ok {
+		return &h
+	}
+	return nil
 }
