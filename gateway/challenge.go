@@ -17,11 +17,12 @@ func (g *Gateway) decide(p auth.Principal) policy.Access {
 // read-only and the tool changes state, the write scope too. Both go in the one challenge:
 // 2026-07-28 asks a server to name every scope the operation needs at once, since a client
 // that asks for the rule's scope alone would only be refused again for the write scope. The
-// caller's granted scopes are added by the challenge itself (insufficientScope).
+// caller's granted scopes are added by the challenge itself (insufficientScope). None when
+// no scope would unlock the tool.
 func (g *Gateway) forbiddenChallenge(access policy.Access, tool string, hint *policy.Hints) (needed []string, why string) {
 	needed = g.unlockingScopes(access, tool, hint)
 	if len(needed) == 0 {
-		return nil, "tool " + quoteSafe(tool) + " is not allowed for this token"
+		return nil, ""
 	}
 	why = "tool " + quoteSafe(tool) + " needs scope " + strings.Join(needed, " or ")
 	if access.ReadOnly {

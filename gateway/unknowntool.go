@@ -42,10 +42,8 @@ type toolCall struct {
 }
 
 // toolGate applies the policy to a tools/call. A refused call is audited and counted, and
-// answered "unknown tool" when the worker does not list the tool; else 403 insufficient_scope
-// naming what would unlock it, with the same text in both eras. An unknown tool is a JSON-RPC
-// error (200) on a session, as a worker would answer it, and 400 for a sessionless request,
-// whose errors map to HTTP statuses.
+// answered "unknown tool" when the worker does not list the tool or no scope would unlock it;
+// else 403 insufficient_scope naming what would unlock it, with the same text in both eras.
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	verdict, why := g.opts.Policy.Explain(c.access, c.name, c.hint)
 	if verdict == policy.Allowed {
@@ -55,11 +53,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	if known && !listed {
 		g.metrics.ToolCall("unknown")
 		auditCall(c.log, c.name, c.access.ReadOnly, "unknown", 0)
-		status := http.StatusOK
-		if c.sessionless {
-			status = http.StatusBadRequest
-		}
-		return &wire.Error{Status: status, Code: jsonrpc.CodeInvalidParams, ID: c.id, Message: "unknown tool " + quoteSafe(c.name)}
+		return c.unknown()
 	}
 	if c.sessionless && c.hint == nil {
 		c.hint = hint
@@ -77,7 +71,22 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 			"tool "+quoteSafe(c.name)+" can change state and this token is read-only; only a token with scope "+write+" may call it")
 	}
 	needed, why := g.forbiddenChallenge(c.access, c.name, c.hint)
+	if len(needed) == 0 {
+		// Hidden from this token's list, and no scope would show it: as if the worker had no
+		// such tool, so that a rule on a role or a group does not tell who may call what.
+		return c.unknown()
+	}
 	return g.insufficientScope(c.id, c.access, needed, "forbidden", why)
+}
+
+// unknown is the worker's kind of answer to a tool it does not have: a JSON-RPC error (200)
+// on a session, 400 for a sessionless request, whose errors map to HTTP statuses.
+func (c toolCall) unknown() *wire.Error {
+	status := http.StatusOK
+	if c.sessionless {
+		status = http.StatusBadRequest
+	}
+	return &wire.Error{Status: status, Code: jsonrpc.CodeInvalidParams, ID: c.id, Message: "unknown tool " + quoteSafe(c.name)}
 }
 
 // listedTool looks name up in the worker's current tool list: whether the worker lists it,
