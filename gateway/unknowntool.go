@@ -35,8 +35,8 @@ type toolCall struct {
 	access policy.Access
 	name   string // the body's params.name, read strictly
 	// hint is the tool's annotations from the session's last tools/list, if any. A
-	// sessionless caller has no list of its own: a call refused without a hint is decided
-	// again on the hint of the worker's current list.
+	// sessionless caller has no list of its own, and a session may call before it lists: a
+	// call refused without a hint is decided again on the hint of the worker's current list.
 	hint        *policy.Hints
 	sessionless bool
 }
@@ -55,7 +55,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 		auditCall(c.log, c.name, c.access.ReadOnly, "unknown", 0)
 		return c.unknown()
 	}
-	if c.sessionless && c.hint == nil {
+	if c.hint == nil {
 		c.hint = hint
 		if verdict, why = g.opts.Policy.Explain(c.access, c.name, hint); verdict == policy.Allowed {
 			return nil

@@ -18,7 +18,7 @@ func (p *Policy) CheckTool(a Access, name string, h *Hints) Verdict {
 // An undecided Access, one missing a required scope, or an empty name is DeniedForbidden.
 func (p *Policy) Explain(a Access, name string, h *Hints) (Verdict, string) {
 	if !a.decided || len(a.missing) > 0 || name == "" {
-		return DeniedForbidden, "token"
+		return DeniedForbidden, "the token lacks a required scope"
 	}
 	verdict, why := p.readOnlyGate(a, name, h)
 	for i := range p.rules {

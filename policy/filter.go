@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,13 +41,14 @@ func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered jso
 		return result, hints, nil
 	}
 
+	if !slices.Contains(keep, true) && list.metaAt >= 0 {
+		result = withHiddenMeta(result, list.metaAt, p.hiddenMeta(len(list.tools), why))
+		if list, err = parseToolsList(result); err != nil {
+			return nil, nil, err
+		}
+	}
 	out := make([]byte, 0, len(result))
 	out = append(out, result[:list.start]...)
-	if len(why) > 0 && !slices.Contains(keep, true) && !list.meta {
-		brace := strings.IndexByte(string(result), '{')
-		out = append(out[:brace+1], p.hiddenMeta(len(list.tools), why)...)
-		out = append(out, result[brace+1:list.start]...)
-	}
 	out = append(out, '[')
 	first := true
 	for i, t := range list.tools {
@@ -67,8 +69,8 @@ func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered jso
 // HiddenMetaKey is the _meta key of a tools/list result whose every tool gemgate hid.
 const HiddenMetaKey = "gemgate/hidden"
 
-// hiddenMeta is the _meta member (with its trailing comma) that says why all n tools of a
-// list are hidden, given the distinct reasons Explain gave.
+// hiddenMeta is the _meta member that says why all n tools of a list are hidden, given the
+// distinct reasons Explain gave.
 func (p *Policy) hiddenMeta(n int, why []string) []byte {
 	for i, w := range why {
 		if strings.HasPrefix(w, "read-only") {
@@ -78,7 +80,21 @@ func (p *Policy) hiddenMeta(n int, why []string) []byte {
 	}
 	msg := fmt.Sprintf("gemgate hides all %d tools of this worker from this token: %s", n, strings.Join(why, "; "))
 	b, _ := json.Marshal(map[string]string{"explanation": msg})
-	return append(append([]byte(`"_meta":{"`+HiddenMetaKey+`":`), b...), '}', ',')
+	return append([]byte(`"`+HiddenMetaKey+`":`), b...)
+}
+
+// withHiddenMeta adds member to the result's _meta object, whose '{' is at metaAt, or a
+// _meta holding it when metaAt is 0.
+func withHiddenMeta(result []byte, metaAt int, member []byte) []byte {
+	if metaAt == 0 {
+		metaAt = bytes.IndexByte(result, '{')
+		member = append(append([]byte(`"_meta":{`), member...), '}')
+	}
+	rest := result[metaAt+1:]
+	if t := bytes.TrimLeft(rest, " \t\r\n"); len(t) > 0 && t[0] != '}' {
+		member = append(member, ',')
+	}
+	return slices.Concat(result[:metaAt+1], member, rest)
 }
 
 // listHints merges the annotations of every listing of each annotated name.

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -38,8 +39,8 @@ func TestFilterToolsList(t *testing.T) {
 			prefix + "[" + tool(0) + "," + tool(2) + "," + tool(4) + "]" + suffix},
 		{"read-only admin", false, []string{"mcp:use", "admin"},
 			prefix + "[" + tool(0) + "," + tool(4) + "]" + suffix},
-		{"missing required scope drops everything", false, []string{"mcp:write"},
-			prefix + "[]" + suffix},
+		{"missing required scope drops everything, and says why in _meta", false, []string{"mcp:write"},
+			prefix + "[]" + strings.Replace(suffix, `{"tools"`, `{"gemgate/hidden":{"explanation":"gemgate hides all 5 tools of this worker from this token: the token lacks a required scope"},"tools"`, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

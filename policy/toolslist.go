@@ -19,7 +19,7 @@ var ErrMalformedToolsList = errors.New("policy: malformed tools/list result")
 type toolsList struct {
 	start, end int // the tools array, brackets included
 	tools      []listedTool
-	meta       bool // the result has a _meta of its own
+	metaAt     int // offset of the '{' of the result's _meta; 0 without one, -1 when not an object
 }
 
 type listedTool struct {
@@ -49,7 +49,12 @@ func parseToolsList(b []byte) (toolsList, error) {
 	found := false
 	err := w.object("result", func(key []byte) error {
 		if !bytes.EqualFold(key, []byte("tools")) {
-			l.meta = l.meta || string(key) == "_meta"
+			if string(key) == "_meta" && l.metaAt == 0 {
+				l.metaAt = w.next()
+				if w.d.PeekKind() != '{' {
+					l.metaAt = -1
+				}
+			}
 			return w.d.SkipValue()
 		}
 		if string(key) != "tools" || found {
