@@ -241,6 +241,23 @@ func TestRulesCheck(t *testing.T) {
 		t.Errorf("check with a broken rule: %v\n%s", err, out)
 	}
 
+	// The example of docs/configuration.md, "Tool rules", is a valid configuration.
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, _ := strings.Cut(string(doc), "```yaml\ntrust_read_only_hints: true       # rules may read annotations")
+	example, _, _ = strings.Cut(example, "```")
+	if example == "" {
+		t.Fatal("docs/configuration.md has no tool rules example")
+	}
+	docCfg := filepath.Join(dir, "doc.yaml")
+	os.WriteFile(docCfg, []byte("trust_read_only_hints: true"+example), 0o600)
+	out, _ = exec.Command(gemgateBin, "check", "--config", docCfg, "--issuer", iss.URL(), "--allow-insecure-http", "--listen", "127.0.0.1:0").CombinedOutput()
+	if !strings.Contains(string(out), "OK       configuration is valid") {
+		t.Errorf("check with the docs' example:\n%s", out)
+	}
+
 	good := filepath.Join(dir, "good.yaml")
 	os.WriteFile(good, []byte(rulesConfig), 0o600)
 	tools := filepath.Join(dir, "tools.json")
