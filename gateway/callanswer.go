@@ -11,9 +11,10 @@ import (
 )
 
 // filterTools applies the policy to a tools/list answer, in either era: tools the access may
-// not call are dropped, and a malformed list fails closed. It returns the readOnlyHints the
-// worker gave for its tools. A read-only caller of a worker nobody vouched for sees an empty
-// list and no reason: what was hidden, and what would show it, is said once per worker.
+// not call are dropped, and a malformed list fails closed. It returns the annotations the
+// worker gave for its tools. A caller from whom every tool is hidden is told why in the
+// answer's _meta (policy.FilterToolsList); for read-only callers the log says once per worker
+// what was hidden and what would show it.
 func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, access policy.Access,
 	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]policy.Hints) {
 	if method != "tools/list" || resp.Result == nil {
@@ -27,7 +28,7 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 	if access.ReadOnly {
 		visible, hidden, total := g.hiddenTools(access, resp.Result, hints)
 		if hidden > 0 && m.FirstTime("read-only tools hidden") {
-			log.Info(fmt.Sprintf("read-only sessions see %d of %d tools of this worker; list the safe ones in read_only_tools or set trust_read_only_hints",
+			log.Info(fmt.Sprintf("read-only sessions see %d of %d tools of this worker; list the safe ones in read_only_tools (policy/presets has some servers' lists) or set trust_read_only_hints",
 				visible, total), "hidden", hidden, "tools", total)
 		}
 	}
