@@ -194,3 +194,24 @@ func FuzzRules(f *testing.F) {
 		}
 	})
 }
+
+// The explanation joins a _meta the worker sent, or stays out when that _meta is not an
+// object; a list with a tool left keeps its exact bytes.
+func TestHiddenMetaPlacement(t *testing.T) {
+	p := mustNew(t, Config{})
+	ro := p.Decide([]string{"mcp:use"})
+	why := `"gemgate/hidden":{"explanation":"gemgate hides all 1 tools of this worker from this token: the token is read-only (no scope mcp:write) and the operator vouched for none of them (read_only_tools, trust_read_only_hints, or a preset from policy/presets)"}`
+	for in, want := range map[string]string{
+		`{"tools":[{"name":"x"}]}`:                        `{"_meta":{` + why + `},"tools":[]}`,
+		`{"tools":[{"name":"x"}],"_meta":{}}`:             `{"tools":[],"_meta":{` + why + `}}`,
+		`{"_meta": { "a":1 },"tools":[{"name":"x"}]}`:     `{"_meta": {` + why + `, "a":1 },"tools":[]}`,
+		`{"tools":[{"name":"x"}],"_meta":null}`:           `{"tools":[],"_meta":null}`,
+		`{"tools":[{"name":"x"}],"_meta":[1]}`:            `{"tools":[],"_meta":[1]}`,
+		`{"tools":[{"name":"x"}],"_meta":{"k":1},"n":2} `: `{"tools":[],"_meta":{` + why + `,"k":1},"n":2} `,
+	} {
+		got, _, err := p.FilterToolsList(ro, json.RawMessage(in))
+		if err != nil || string(got) != want || !json.Valid(got) {
+			t.Errorf("FilterToolsList(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}
