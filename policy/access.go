@@ -117,10 +117,7 @@ func (a Access) Narrow(b Access) Access {
 	n := Access{
 		ReadOnly: a.ReadOnly || b.ReadOnly,
 		decided:  a.decided && b.decided,
-		tok:      b.tok, // the token presented now
-	}
-	if n.tok == nil {
-		n.tok = a.tok
+		tok:      b.tok, // what rules read is the token presented now
 	}
 	// An Access is never changed once made, so n may share a's slices; they are clipped
 	// so that an append to them copies.

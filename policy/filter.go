@@ -91,7 +91,7 @@ func withHiddenMeta(result []byte, metaAt int, member []byte) []byte {
 		member = append(append([]byte(`"_meta":{`), member...), '}')
 	}
 	rest := result[metaAt+1:]
-	if t := bytes.TrimLeft(rest, " \t\r\n"); len(t) > 0 && t[0] != '}' {
+	if bytes.TrimLeft(rest, " \t\r\n")[0] != '}' { // valid JSON: the object closes
 		member = append(member, ',')
 	}
 	return slices.Concat(result[:metaAt+1], member, rest)

@@ -2,8 +2,11 @@ package policy
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // rulesPolicy has one rule of each kind the docs show: a group's write access, a tool only
@@ -212,6 +215,38 @@ func TestHiddenMetaPlacement(t *testing.T) {
 		got, _, err := p.FilterToolsList(ro, json.RawMessage(in))
 		if err != nil || string(got) != want || !json.Valid(got) {
 			t.Errorf("FilterToolsList(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}
+
+func TestRulesFromYAML(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []Rule
+		err  string
+	}{
+		{"- name: a\n  tools: [x, \"y_*\"]\n  scope: s\n  allow: 'true'\n- allow: read_only\n",
+			[]Rule{{Name: "a", Tools: []string{"x", "y_*"}, Scope: "s", Allow: "true"}, {Allow: "read_only"}}, ""},
+		{"name: a\n", nil, "line 1: a list of rules"},
+		{"- [a]\n", nil, "line 1: rule 0 is not a mapping"},
+		{"- name: a\n- tool: [x]\n", nil, `line 2: rule 1, key "tool": is not one of name, tools, scope, allow`},
+		{"- allow: 'true'\n  allow: 'false'\n", nil, `line 2: rule 0, key "allow": is set twice`},
+		{"- tools: x\n", nil, `rule 0, key "tools"`},
+	}
+	for _, tt := range tests {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(tt.in), &doc); err != nil {
+			t.Fatal(err)
+		}
+		got, err := RulesFromYAML(doc.Content[0])
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q: %+v, %v; want %+v", tt.in, got, err, tt.want)
 		}
 	}
 }
