@@ -23,6 +23,10 @@ func (p Principal) Claim(name string) (any, bool) {
 	return v, ok
 }
 
+// Claims returns every verified claim, for the policy's rules. The map is shared: read it,
+// do not change it, never log it.
+func (p Principal) Claims() map[string]any { return p.claims }
+
 // Audience returns the token's aud claim, nil when p is not from a token. A worker given the
 // token (or one exchanged for it) holds these audiences too: the pool keys workers on them.
 func (p Principal) Audience() []string {

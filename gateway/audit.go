@@ -17,7 +17,9 @@ import (
 // Every tools/call, allowed or refused, in either era, is audited by auditCall: one line,
 // "audit tools/call", with the caller's attributes first (a session's: session, user,
 // worker; a sessionless request's: user, worker, era; see callerLog) and then tool,
-// read_only, outcome and duration (0 for a call refused before it reached the worker).
+// read_only, outcome and duration (0 for a call refused before it reached the worker). A
+// call the policy refused names what decided it: decided_by, a rule's name ("rule
+// editors-only") or the read-only gate's reason.
 
 // auditCall writes the audit line of a tools/call to log, the caller's logger. extra follows
 // the common attributes (refused, for a call refused unread).
@@ -45,7 +47,7 @@ func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Prin
 	} else {
 		log = log.With("session", loggedSessionID(r.Header))
 	}
-	auditCall(log, "", g.opts.Policy.Decide(p.Scopes).ReadOnly, "malformed", 0,
+	auditCall(log, "", g.decide(p).ReadOnly, "malformed", 0,
 		slog.String("refused", textclip.String(he.Message, 200)))
 }
 

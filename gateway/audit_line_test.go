@@ -87,7 +87,7 @@ func TestAuditLineFields(t *testing.T) {
 		}
 		for i, want := range [][]string{
 			{"time", "level", "msg", "user", "worker", "era", "tool", "read_only", "outcome", "duration"},
-			{"time", "level", "msg", "user", "worker", "era", "tool", "read_only", "outcome", "duration"},
+			{"time", "level", "msg", "user", "worker", "era", "tool", "read_only", "outcome", "duration", "decided_by"},
 		} {
 			if !slices.Equal(keys[i], want) {
 				t.Errorf("line %d: keys %q, want %q", i, keys[i], want)
@@ -97,7 +97,8 @@ func TestAuditLineFields(t *testing.T) {
 				t.Errorf("line %d: %v", i, v)
 			}
 		}
-		if vals[0]["tool"] != "echo" || vals[0]["outcome"] != "ok" || vals[1]["tool"] != "write_note" || vals[1]["outcome"] != "readOnly" {
+		if vals[0]["tool"] != "echo" || vals[0]["outcome"] != "ok" || vals[1]["tool"] != "write_note" || vals[1]["outcome"] != "readOnly" ||
+			vals[1]["decided_by"] != "read-only: not vouched read-only" {
 			t.Errorf("lines %v", vals)
 		}
 	})

@@ -11,11 +11,12 @@ import (
 )
 
 // filterTools applies the policy to a tools/list answer, in either era: tools the access may
-// not call are dropped, and a malformed list fails closed. It returns the readOnlyHints the
-// worker gave for its tools. A read-only caller of a worker nobody vouched for sees an empty
-// list and no reason: what was hidden, and what would show it, is said once per worker.
+// not call are dropped, and a malformed list fails closed. It returns the annotations the
+// worker gave for its tools. A caller from whom every tool is hidden is told why in the
+// answer's _meta (policy.FilterToolsList); for read-only callers the log says once per worker
+// what was hidden and what would show it.
 func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, access policy.Access,
-	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]bool) {
+	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]policy.Hints) {
 	if method != "tools/list" || resp.Result == nil {
 		return resp, nil
 	}
@@ -27,7 +28,7 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 	if access.ReadOnly {
 		visible, hidden, total := g.hiddenTools(access, resp.Result, hints)
 		if hidden > 0 && m.FirstTime("read-only tools hidden") {
-			log.Info(fmt.Sprintf("read-only sessions see %d of %d tools of this worker; list the safe ones in read_only_tools or set trust_read_only_hints",
+			log.Info(fmt.Sprintf("read-only sessions see %d of %d tools of this worker; list the safe ones in read_only_tools (policy/presets has some servers' lists) or set trust_read_only_hints",
 				visible, total), "hidden", hidden, "tools", total)
 		}
 	}
@@ -37,7 +38,7 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 }
 
 // hiddenTools counts the tools of a list that read-only access sees and those it does not.
-func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]bool) (visible, hidden, total int) {
+func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]policy.Hints) (visible, hidden, total int) {
 	var all struct {
 		Tools []struct {
 			Name string `json:"name"`
@@ -47,7 +48,7 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 		return 0, 0, 0
 	}
 	for _, tool := range all.Tools {
-		var hint *bool
+		var hint *policy.Hints
 		if h, ok := hints[tool.Name]; ok {
 			hint = &h
 		}
@@ -62,14 +63,14 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 }
 
 // learnHints keeps the readOnlyHints of a session's last tools/list, for its tool gate.
-func (s *session) learnHints(hints map[string]bool) {
+func (s *session) learnHints(hints map[string]policy.Hints) {
 	if len(hints) == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hints == nil {
-		s.hints = make(map[string]bool, len(hints))
+		s.hints = make(map[string]policy.Hints, len(hints))
 	}
 	for name, h := range hints {
 		s.hints[name] = h

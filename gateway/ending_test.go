@@ -11,12 +11,13 @@ import (
 
 	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/gateway/wire"
+	"github.com/gemgate/gemgate/policy"
 )
 
 func bareSession() *session {
 	return &session{
 		calls:  map[string]*inflight{},
-		probes: map[string]*sessions.Probe{}, hints: map[string]bool{}, outbox: wire.NewOutbox(nil, nil), lastActive: time.Now(),
+		probes: map[string]*sessions.Probe{}, hints: map[string]policy.Hints{}, outbox: wire.NewOutbox(nil, nil), lastActive: time.Now(),
 	}
 }
 

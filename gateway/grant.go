@@ -40,7 +40,7 @@ func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.
 	if len(lackScopes) == 0 && len(lackAudience) == 0 {
 		return nil
 	}
-	if access := g.opts.Policy.Decide(p.Scopes); len(access.Missing()) > 0 {
+	if access := g.decide(p); len(access.Missing()) > 0 {
 		// A token without the required scopes is refused as such, as postMessage refuses it.
 		return g.insufficientScope(id, access, access.Missing(), "forbidden", "missing required scopes")
 	}
@@ -53,7 +53,7 @@ func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.
 		needed = append(needed, write)
 		slices.Sort(needed)
 	}
-	he := g.insufficientScope(id, g.opts.Policy.Decide(p.Scopes), needed, kindGrant, grantMessage(needed, audience))
+	he := g.insufficientScope(id, g.decide(p), needed, kindGrant, grantMessage(needed, audience))
 	he.Data = map[string]any{"kind": kindGrant, "scopes": scopes, "audiences": audience,
 		"missing_scopes": lackScopes, "missing_audiences": lackAudience}
 	return he

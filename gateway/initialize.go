@@ -45,7 +45,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if g.closing.Load() {
 		return wire.Overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 	}
-	access := g.opts.Policy.Decide(p.Scopes) // with every required scope: postMessage refused it otherwise
+	access := g.decide(p) // with every required scope: postMessage refused it otherwise
 	o := ownerOf(p)
 	if err := g.sessions.Reserve(o); err != nil {
 		g.metrics.SessionOpened("limit")

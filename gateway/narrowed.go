@@ -20,7 +20,7 @@ func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *wi
 	if current.ReadOnly {
 		return nil
 	}
-	decided := g.opts.Policy.Decide(p.Scopes)
+	decided := g.decide(p)
 	if !decided.ReadOnly {
 		return nil
 	}

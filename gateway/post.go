@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -76,7 +75,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 // token lacks a required scope is refused first, in either era (see Options.Authenticate).
 func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
 	p, _ := auth.PrincipalFrom(r.Context())
-	decided := g.opts.Policy.Decide(p.Scopes) // the token's access; a session narrows it (forward)
+	decided := g.decide(p) // the token's access; a session narrows it (forward)
 	if msg.IsRequest() && len(decided.Missing()) > 0 {
 		return g.insufficientScope(msg.ID, decided, decided.Missing(), "forbidden", "missing required scopes")
 	}
@@ -297,7 +296,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 }
 
 // hint is the readOnlyHint the worker gave for a tool in its last tools/list, if any.
-func (s *session) hint(name string) *bool {
+func (s *session) hint(name string) *policy.Hints {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h, ok := s.hints[name]; ok {
@@ -318,14 +317,13 @@ func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, ne
 // unlockingScopes are the scopes any one of which would let access use the tool, so that a
 // forbidden call's challenge tells the client what to ask for. The session's read-only state
 // is kept: a scope that would only lift it is not one of them.
-func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *bool) []string {
+func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *policy.Hints) []string {
 	var out []string
-	granted := access.Granted()
 	for _, scope := range g.opts.Policy.ScopesSupported() {
 		if access.HasScope(scope) {
 			continue
 		}
-		wider := g.opts.Policy.Decide(append(slices.Clip(granted), scope))
+		wider := g.opts.Policy.WithScope(access, scope)
 		wider.ReadOnly = wider.ReadOnly || access.ReadOnly
 		if g.opts.Policy.CheckTool(wider, tool, hint) != policy.DeniedForbidden {
 			out = append(out, scope)

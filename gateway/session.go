@@ -52,9 +52,9 @@ type session struct {
 	calls         map[string]*inflight       // by the client's raw request id; made at the first call (most sessions idle)
 	probes        map[string]*sessions.Probe // liveness pings by the id they were sent with
 	currentProbe  *sessions.Probe
-	hints         map[string]bool // readOnlyHint per tool, learned from tools/list
-	lastActive    time.Time       // monotonic: a host suspend does not count as idleness
-	streamLost    time.Time       // when the last GET stream ended; zero while one is open or never
+	hints         map[string]policy.Hints // annotations per tool, learned from tools/list
+	lastActive    time.Time               // monotonic: a host suspend does not count as idleness
+	streamLost    time.Time               // when the last GET stream ended; zero while one is open or never
 	everStream    bool
 	ending        bool // the reaper has claimed it; requests meet 404
 	closed        bool

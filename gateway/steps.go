@@ -98,7 +98,7 @@ func (s sessionlessSteps) Await(w http.ResponseWriter, r *http.Request, c *sessi
 // sessionlessWait is the waitEra of a 2026-07-28 request's call: sessionless.Wait's.
 type sessionlessWait struct{ c *sessionless.Wait }
 
-func (e sessionlessWait) answer(resp *jsonrpc.Message, _ map[string]bool) (*jsonrpc.Message, string) {
+func (e sessionlessWait) answer(resp *jsonrpc.Message, _ map[string]policy.Hints) (*jsonrpc.Message, string) {
 	resp = e.c.Result(resp)
 	return e.c.Answer(resp, callOutcome(e.c.Method, resp))
 }

@@ -47,7 +47,7 @@ func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided 
 // the session is read-write already (narrowedRefusal refused the stream), or the token may
 // write.
 func (g *Gateway) readWriteLater(s *session, p auth.Principal) context.Context {
-	if !g.opts.Policy.Decide(p.Scopes).ReadOnly {
+	if !g.decide(p).ReadOnly {
 		return nil
 	}
 	s.mu.Lock()

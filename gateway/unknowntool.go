@@ -34,20 +34,18 @@ type toolCall struct {
 	id     json.RawMessage
 	access policy.Access
 	name   string // the body's params.name, read strictly
-	// hint is the tool's readOnlyHint from the session's last tools/list, if any. A
-	// sessionless caller has no list of its own: a call refused without a hint is decided
-	// again on the hint of the worker's current list.
-	hint        *bool
+	// hint is the tool's annotations from the session's last tools/list, if any. A
+	// sessionless caller has no list of its own, and a session may call before it lists: a
+	// call refused without a hint is decided again on the hint of the worker's current list.
+	hint        *policy.Hints
 	sessionless bool
 }
 
 // toolGate applies the policy to a tools/call. A refused call is audited and counted, and
-// answered "unknown tool" when the worker does not list the tool; else 403 insufficient_scope
-// naming what would unlock it, with the same text in both eras. An unknown tool is a JSON-RPC
-// error (200) on a session, as a worker would answer it, and 400 for a sessionless request,
-// whose errors map to HTTP statuses.
+// answered "unknown tool" when the worker does not list the tool or no scope would unlock it;
+// else 403 insufficient_scope naming what would unlock it, with the same text in both eras.
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
-	verdict := g.opts.Policy.CheckTool(c.access, c.name, c.hint)
+	verdict, why := g.opts.Policy.Explain(c.access, c.name, c.hint)
 	if verdict == policy.Allowed {
 		return nil
 	}
@@ -55,20 +53,16 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	if known && !listed {
 		g.metrics.ToolCall("unknown")
 		auditCall(c.log, c.name, c.access.ReadOnly, "unknown", 0)
-		status := http.StatusOK
-		if c.sessionless {
-			status = http.StatusBadRequest
-		}
-		return &wire.Error{Status: status, Code: jsonrpc.CodeInvalidParams, ID: c.id, Message: "unknown tool " + quoteSafe(c.name)}
+		return c.unknown()
 	}
-	if c.sessionless && c.hint == nil {
+	if c.hint == nil {
 		c.hint = hint
-		if verdict = g.opts.Policy.CheckTool(c.access, c.name, hint); verdict == policy.Allowed {
+		if verdict, why = g.opts.Policy.Explain(c.access, c.name, hint); verdict == policy.Allowed {
 			return nil
 		}
 	}
 	g.metrics.ToolCall(verdict.String())
-	auditCall(c.log, c.name, c.access.ReadOnly, verdict.String(), 0)
+	auditCall(c.log, c.name, c.access.ReadOnly, verdict.String(), 0, slog.String("decided_by", why))
 	if verdict == policy.DeniedReadOnly {
 		// A session steps up to read-write when a request's token has the write scope
 		// (stepUp), so on either era it is the token that decides.
@@ -78,17 +72,32 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 				" may call it, on this session too: re-authorize to get one (a token refresh cannot add a scope)")
 	}
 	needed, why := g.forbiddenChallenge(c.access, c.name, c.hint)
+	if len(needed) == 0 {
+		// Hidden from this token's list, and no scope would show it: as if the worker had no
+		// such tool, so that a rule on a role or a group does not tell who may call what.
+		return c.unknown()
+	}
 	return g.insufficientScope(c.id, c.access, needed, "forbidden", why)
+}
+
+// unknown is the worker's kind of answer to a tool it does not have: a JSON-RPC error (200)
+// on a session, 400 for a sessionless request, whose errors map to HTTP statuses.
+func (c toolCall) unknown() *wire.Error {
+	status := http.StatusOK
+	if c.sessionless {
+		status = http.StatusBadRequest
+	}
+	return &wire.Error{Status: status, Code: jsonrpc.CodeInvalidParams, ID: c.id, Message: "unknown tool " + quoteSafe(c.name)}
 }
 
 // listedTool looks name up in the worker's current tool list: whether the worker lists it,
 // and the readOnlyHint it gave, if any. known is false when the worker could not tell (an
 // error, a timeout, a malformed or endless list): the caller then refuses the call as it
 // would refuse a real tool.
-func listedTool(ctx context.Context, m *pool.Member, pol *policy.Policy, access policy.Access, name string, log *slog.Logger) (listed bool, hint *bool, known bool) {
+func listedTool(ctx context.Context, m *pool.Member, pol *policy.Policy, access policy.Access, name string, log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
 	known = toolPages(ctx, m, func(result json.RawMessage) (bool, error) {
 		names, err := policy.ToolNames(result)
-		var hints map[string]bool // as the policy reads them
+		var hints map[string]policy.Hints // as the policy reads them
 		if err == nil {
 			_, hints, err = pol.FilterToolsList(access, result)
 		}

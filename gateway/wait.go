@@ -40,7 +40,7 @@ type waiting struct {
 type waitEra interface {
 	// answer makes the worker's answer (through the tools/list filter, which found hints in
 	// it) the client's, and names the call's audit outcome.
-	answer(resp *jsonrpc.Message, hints map[string]bool) (*jsonrpc.Message, string)
+	answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string)
 	// errorStatus is the status of an error answer written before a stream began; false: an
 	// error goes as any answer does.
 	errorStatus(resp *jsonrpc.Message) (int, bool)
@@ -203,7 +203,7 @@ func (g *Gateway) await(c *pending) string {
 	return wt.run()
 }
 
-func (c *pending) answer(resp *jsonrpc.Message, hints map[string]bool) (*jsonrpc.Message, string) {
+func (c *pending) answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string) {
 	c.s.learnHints(hints)
 	c.s.endCall(c.inf)
 	return resp, callOutcome(c.method, resp)

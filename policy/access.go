@@ -15,10 +15,69 @@ type Access struct {
 	decided bool
 	granted []string // sorted, no duplicates
 	missing []string // required scopes not granted, in configured order
+	tok     *token   // what rules read of the token besides its scopes; nil: nothing
 }
 
-// Decide makes the Access for a token carrying scopes.
-func (p *Policy) Decide(scopes []string) Access {
+// Token is what rules may read of a verified token. Claims are every claim, shared with
+// the verifier: read, never changed, never logged.
+type Token struct {
+	Subject, User string
+	Scopes        []string
+	Claims        map[string]any
+}
+
+type token struct {
+	sub, user     string
+	groups, roles []string
+	claims        map[string]any
+}
+
+// Decide makes the Access for a token carrying scopes, with no other claims for rules.
+func (p *Policy) Decide(scopes []string) Access { return p.DecideToken(Token{Scopes: scopes}) }
+
+// DecideToken makes the Access for a token. Its groups are the "groups" claim; its roles
+// the "roles" claim and Keycloak's realm_access.roles. A claim of another shape counts as
+// none.
+func (p *Policy) DecideToken(t Token) Access {
+	a := p.decideScopes(t.Scopes)
+	tok := &token{sub: t.Subject, user: t.User, claims: t.Claims, groups: claimStrings(t.Claims["groups"])}
+	if tok.claims == nil {
+		tok.claims = map[string]any{}
+	}
+	tok.roles = claimStrings(t.Claims["roles"])
+	if realm, ok := t.Claims["realm_access"].(map[string]any); ok {
+		tok.roles = append(tok.roles, claimStrings(realm["roles"])...)
+	}
+	a.tok = tok
+	return a
+}
+
+// WithScope is a with scope also granted: what another token of the same caller would get.
+func (p *Policy) WithScope(a Access, scope string) Access {
+	w := p.decideScopes(append(slices.Clip(a.granted), scope))
+	w.tok = a.tok
+	return w
+}
+
+// claimStrings reads a claim as a list of strings: a string is one, an array keeps its
+// strings.
+func claimStrings(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func (p *Policy) decideScopes(scopes []string) Access {
 	granted := make([]string, 0, len(scopes))
 	for _, s := range scopes {
 		if s != "" {
@@ -58,6 +117,7 @@ func (a Access) Narrow(b Access) Access {
 	n := Access{
 		ReadOnly: a.ReadOnly || b.ReadOnly,
 		decided:  a.decided && b.decided,
+		tok:      b.tok, // what rules read is the token presented now
 	}
 	// An Access is never changed once made, so n may share a's slices; they are clipped
 	// so that an append to them copies.

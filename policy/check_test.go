@@ -2,7 +2,8 @@ package policy
 
 import "testing"
 
-func ptr(b bool) *bool { return &b }
+// ptr is the hints of a tool whose worker declared readOnlyHint b.
+func ptr(b bool) *Hints { return &Hints{ReadOnly: b, Destructive: !b, OpenWorld: true} }
 
 func TestCheckTool(t *testing.T) {
 	base := Config{
@@ -34,7 +35,7 @@ func TestCheckTool(t *testing.T) {
 		p    *Policy
 		a    Access
 		tool string
-		hint *bool
+		hint *Hints
 		want Verdict
 	}{
 		// read-write
@@ -71,8 +72,9 @@ func TestCheckTool(t *testing.T) {
 		{"rule tool with scope ro", strict, roAdmin, "drop_class", nil, DeniedReadOnly},
 		{"rule tool with scope ro trusted hint", trust, roAdmin, "drop_class", ptr(true), Allowed},
 		{"rule tool without scope trusted hint", trust, ro, "drop_class", ptr(true), DeniedForbidden},
-		{"either matching rule unlocks admin", strict, rwAdmin, "commit", nil, Allowed},
-		{"either matching rule unlocks ops", strict, rwOps, "commit", nil, Allowed},
+		{"every applying rule must pass: admin alone", strict, rwAdmin, "commit", nil, DeniedForbidden},
+		{"every applying rule must pass: ops alone", strict, rwOps, "commit", nil, DeniedForbidden},
+		{"every applying rule must pass: both", strict, strict.Decide([]string{"mcp:use", "mcp:write", "admin", "ops"}), "commit", nil, Allowed},
 		{"non-matching rule does not unlock", strict, rwOps, "drop_class", nil, DeniedForbidden},
 		{"rule beats safe list without scope", strict, ro, "find_secrets", nil, DeniedForbidden},
 		{"rule scope plus safe list", strict, roViewer, "find_secrets", nil, Allowed},

@@ -1,60 +1,52 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"slices"
+	"strings"
 )
 
 // FilterToolsList removes from result, the result object of a tools/list response, the
 // tools a may not call. Every other field, and every kept tool, keeps its exact bytes;
 // only the tools array is rebuilt (and when nothing is removed, result is returned as is).
+// When every tool is removed, and the result has no _meta of its own, a _meta entry
+// "gemgate/hidden" says why, for the operator ([HiddenMetaKey]).
 //
-// hints maps the name of each listed tool that carries annotations.readOnlyHint (kept or
-// not) to that hint, so later tools/call checks can use it. A name listed more than once
-// maps to true only if every listing hints true, and the filter decides on that value.
+// hints maps the name of each listed tool that carries annotations (kept or not) to them,
+// so later tools/call checks can use them. A name listed more than once gets the cautious
+// merge of its listings (read-only only if every listing says so), and the filter decides
+// on that value.
 //
 // Malformed input returns an error wrapping [ErrMalformedToolsList]; the caller must then
 // refuse rather than pass the result on.
-func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]bool, err error) {
+func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]Hints, err error) {
 	list, err := parseToolsList(result)
 	if err != nil {
 		return nil, nil, err
 	}
-
-	hints = make(map[string]bool)
-	var unhinted []string
-	for _, t := range list.tools {
-		switch prev, seen := hints[t.name]; {
-		case t.hint == nil:
-			unhinted = append(unhinted, t.name)
-		case seen:
-			hints[t.name] = prev && *t.hint
-		default:
-			hints[t.name] = *t.hint
-		}
-	}
-	for _, name := range unhinted {
-		if _, ok := hints[name]; ok {
-			hints[name] = false
-		}
-	}
+	hints = listHints(list.tools)
 
 	keep := make([]bool, len(list.tools))
-	dropped := 0
+	var why []string
 	for i, t := range list.tools {
-		var hint *bool
-		if h, ok := hints[t.name]; ok {
-			hint = &h
-		}
-		keep[i] = p.CheckTool(a, t.name, hint) == Allowed
-		if !keep[i] {
-			dropped++
+		verdict, reason := p.Explain(a, t.name, hintOf(hints, t.name))
+		if keep[i] = verdict == Allowed; !keep[i] && !slices.Contains(why, reason) {
+			why = append(why, reason)
 		}
 	}
-	if dropped == 0 {
+	if len(why) == 0 {
 		return result, hints, nil
 	}
 
+	if !slices.Contains(keep, true) && list.metaAt >= 0 {
+		result = withHiddenMeta(result, list.metaAt, p.hiddenMeta(len(list.tools), why))
+		if list, err = parseToolsList(result); err != nil {
+			return nil, nil, err
+		}
+	}
 	out := make([]byte, 0, len(result))
 	out = append(out, result[:list.start]...)
 	out = append(out, '[')
@@ -72,4 +64,83 @@ func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered jso
 	out = append(out, ']')
 	out = append(out, result[list.end:]...)
 	return slices.Clip(out), hints, nil
+}
+
+// HiddenMetaKey is the _meta key of a tools/list result whose every tool gemgate hid.
+const HiddenMetaKey = "gemgate/hidden"
+
+// hiddenMeta is the _meta member that says why all n tools of a list are hidden, given the
+// distinct reasons Explain gave.
+func (p *Policy) hiddenMeta(n int, why []string) []byte {
+	for i, w := range why {
+		if strings.HasPrefix(w, "read-only") {
+			why[i] = "the token is read-only (no scope " + p.write + ") and the operator vouched for none of them " +
+				"(read_only_tools, trust_read_only_hints, or a preset from policy/presets)"
+		}
+	}
+	msg := fmt.Sprintf("gemgate hides all %d tools of this worker from this token: %s", n, strings.Join(why, "; "))
+	b, _ := json.Marshal(map[string]string{"explanation": msg})
+	return append([]byte(`"`+HiddenMetaKey+`":`), b...)
+}
+
+// withHiddenMeta adds member to the result's _meta object, whose '{' is at metaAt, or a
+// _meta holding it when metaAt is 0.
+func withHiddenMeta(result []byte, metaAt int, member []byte) []byte {
+	if metaAt == 0 {
+		metaAt = bytes.IndexByte(result, '{')
+		member = append(append([]byte(`"_meta":{`), member...), '}')
+	}
+	rest := result[metaAt+1:]
+	if bytes.TrimLeft(rest, " \t\r\n")[0] != '}' { // valid JSON: the object closes
+		member = append(member, ',')
+	}
+	return slices.Concat(result[:metaAt+1], member, rest)
+}
+
+// listHints merges the annotations of every listing of each annotated name.
+func listHints(tools []listedTool) map[string]Hints {
+	hints := make(map[string]Hints)
+	for _, t := range tools {
+		if t.hints == nil {
+			continue
+		}
+		if prev, seen := hints[t.name]; seen {
+			hints[t.name] = prev.and(*t.hints)
+		} else {
+			hints[t.name] = *t.hints
+		}
+	}
+	for _, t := range tools {
+		if prev, seen := hints[t.name]; seen && t.hints == nil {
+			hints[t.name] = prev.and(defaultHints)
+		}
+	}
+	return hints
+}
+
+// ExplainTools writes, for each tool of result (a tools/list result), whether a may list and
+// call it and what decided: a rule's name, or the read-only gate's reason.
+func (p *Policy) ExplainTools(w io.Writer, a Access, result json.RawMessage) error {
+	list, err := parseToolsList(result)
+	if err != nil {
+		return err
+	}
+	hints := listHints(list.tools)
+	for _, t := range list.tools {
+		verdict, why := p.Explain(a, t.name, hintOf(hints, t.name))
+		word := "ALLOWED"
+		if verdict != Allowed {
+			word = "HIDDEN"
+		}
+		fmt.Fprintf(w, "%-8s %-32s %s\n", word, t.name, why)
+	}
+	return nil
+}
+
+// hintOf is the hints of name, nil when it has none.
+func hintOf(hints map[string]Hints, name string) *Hints {
+	if h, ok := hints[name]; ok {
+		return &h
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,7 +23,7 @@ func TestFilterToolsList(t *testing.T) {
   "tools": `
 	const suffix = `,
   "_meta": {"tools":"not this one", "z": 1e3}  }`
-	wantHints := map[string]bool{"execute_code": false, "peek": true}
+	wantHints := map[string]bool{"execute_code": false, "peek": true, "drop_class": false}
 
 	tests := []struct {
 		name   string
@@ -38,8 +39,8 @@ func TestFilterToolsList(t *testing.T) {
 			prefix + "[" + tool(0) + "," + tool(2) + "," + tool(4) + "]" + suffix},
 		{"read-only admin", false, []string{"mcp:use", "admin"},
 			prefix + "[" + tool(0) + "," + tool(4) + "]" + suffix},
-		{"missing required scope drops everything", false, []string{"mcp:write"},
-			prefix + "[]" + suffix},
+		{"missing required scope drops everything, and says why in _meta", false, []string{"mcp:write"},
+			prefix + "[]" + strings.Replace(suffix, `{"tools"`, `{"gemgate/hidden":{"explanation":"gemgate hides all 5 tools of this worker from this token: the token lacks a required scope"},"tools"`, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,7 +55,7 @@ func TestFilterToolsList(t *testing.T) {
 			if !json.Valid(got) {
 				t.Errorf("result is not valid JSON: %s", got)
 			}
-			if diff := cmp.Diff(wantHints, hints); diff != "" {
+			if diff := cmp.Diff(wantHints, readOnlyHints(hints)); diff != "" {
 				t.Errorf("hints (-want +got):\n%s", diff)
 			}
 		})
@@ -136,7 +137,7 @@ func TestFilterToolsListDuplicateNames(t *testing.T) {
 		{
 			"one without hint hides both",
 			`{"tools":[{"name":"x"},{"name":"x","annotations":{"readOnlyHint":true}}]}`,
-			`{"tools":[]}`,
+			`{"_meta":{"gemgate/hidden":{"explanation":"gemgate hides all 2 tools of this worker from this token: the token is read-only (no scope mcp:write) and the operator vouched for none of them (read_only_tools, trust_read_only_hints, or a preset from policy/presets)"}},"tools":[]}`,
 			map[string]bool{"x": false},
 		},
 	}
@@ -149,7 +150,7 @@ func TestFilterToolsListDuplicateNames(t *testing.T) {
 			if string(got) != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
-			if diff := cmp.Diff(tt.wantHints, hints); diff != "" {
+			if diff := cmp.Diff(tt.wantHints, readOnlyHints(hints)); diff != "" {
 				t.Errorf("hints (-want +got):\n%s", diff)
 			}
 		})
@@ -205,4 +206,13 @@ func TestFilterToolsListMalformed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readOnlyHints is the readOnlyHint of each annotated tool.
+func readOnlyHints(hints map[string]Hints) map[string]bool {
+	out := make(map[string]bool, len(hints))
+	for name, h := range hints {
+		out[name] = h.ReadOnly
+	}
+	return out
 }

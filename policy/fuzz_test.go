@@ -34,7 +34,7 @@ func FuzzFilterToolsList(f *testing.F) {
 			if err := json.Unmarshal(tool["name"], &name); err != nil {
 				t.Fatalf("name in %q: %v", out, err)
 			}
-			var hint *bool
+			var hint *Hints
 			if h, ok := hints[name]; ok {
 				hint = &h
 			}

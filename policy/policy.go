@@ -20,13 +20,6 @@ const (
 // client may hold it.
 const offlineAccess = "offline_access"
 
-// Rule lets the holder of Scope see and call the tools matching Tools. Once any rule
-// mentions a tool, only the holders of a matching rule's scope may use it.
-type Rule struct {
-	Scope string
-	Tools []string // tool names or path.Match globs
-}
-
 // Config is what the operator configures. Zero values mean the documented defaults; New
 // copies it and never changes the caller's slices.
 type Config struct {
@@ -45,7 +38,7 @@ type Config struct {
 	// read-only sessions. Off by default: the annotation is the worker's claim, not the
 	// operator's.
 	TrustReadOnlyHints bool
-	// Rules restrict tools to the holders of a scope.
+	// Rules restrict tools further; see [Rule].
 	Rules []Rule
 }
 
@@ -57,11 +50,6 @@ type Policy struct {
 	readOnlyTools matcher
 	trustHints    bool
 	rules         []rule
-}
-
-type rule struct {
-	scope string
-	tools matcher
 }
 
 // New validates c and fills in defaults. It reports every problem at once, joined with
@@ -106,22 +94,15 @@ func New(c Config) (*Policy, error) {
 			bad("read_only_tools[%d] %q: %v", i, pat, err)
 		}
 	}
+	env, err := ruleEnv(c.TrustReadOnlyHints)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]rule, len(c.Rules))
 	for i, r := range c.Rules {
-		if r.Scope == "" {
-			bad("rules[%d]: no scope", i)
-		} else if err := checkScope(r.Scope); err != nil {
-			bad("rules[%d].scope %q: %v", i, r.Scope, err)
-		} else if r.Scope == offlineAccess {
-			bad("rules[%d].scope: %s is not a resource scope", i, r.Scope)
-		}
-		if len(r.Tools) == 0 {
-			bad("rules[%d]: no tools", i)
-		}
-		for j, pat := range r.Tools {
-			if err := checkPattern(pat); err != nil {
-				bad("rules[%d].tools[%d] %q: %v", i, j, pat, err)
-			}
-		}
+		var rerrs []error
+		rules[i], rerrs = compileRule(env, i, r)
+		errs = append(errs, rerrs...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -132,11 +113,13 @@ func New(c Config) (*Policy, error) {
 		write:         write,
 		readOnlyTools: newMatcher(c.ReadOnlyTools),
 		trustHints:    c.TrustReadOnlyHints,
+		rules:         rules,
 	}
 	supported := slices.Concat(required, []string{write}, c.ExtraScopes)
 	for _, r := range c.Rules {
-		p.rules = append(p.rules, rule{scope: r.Scope, tools: newMatcher(r.Tools)})
-		supported = append(supported, r.Scope)
+		if r.Scope != "" {
+			supported = append(supported, r.Scope)
+		}
 	}
 	slices.Sort(supported)
 	p.supported = slices.Compact(supported)

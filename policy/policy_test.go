@@ -98,7 +98,7 @@ func TestNewValidation(t *testing.T) {
 				ReadOnlyTools:  []string{"list_[", "ok", ""},
 				Rules: []Rule{
 					{Tools: []string{"x"}},
-					{Scope: "admin"},
+					{Name: "bad", Allow: `"a" in nope`},
 					{Scope: "admin", Tools: []string{"a\\"}},
 				},
 			},
@@ -108,8 +108,8 @@ func TestNewValidation(t *testing.T) {
 				`extra_scopes[0] "has space": invalid character`,
 				`read_only_tools[0] "list_[": bad glob pattern`,
 				`read_only_tools[2] "": empty tool pattern`,
-				`rules[0]: no scope`,
-				`rules[1]: no tools`,
+				`rules[0]: neither scope nor allow`,
+				"rules[1] (bad).allow: ERROR: <input>:1:8: undeclared reference to 'nope'",
 				`rules[2].tools[0] "a\\": bad glob pattern`,
 			},
 		},
@@ -135,9 +135,9 @@ func TestNewValidation(t *testing.T) {
 			if err == nil {
 				t.Fatalf("New = %v, nil; want errors", p)
 			}
-			lines := strings.Split(err.Error(), "\n")
-			if len(lines) != len(tt.want) {
-				t.Errorf("got %d problems, want %d:\n%v", len(lines), len(tt.want), err)
+			var problems interface{ Unwrap() []error }
+			if errors.As(err, &problems) && len(problems.Unwrap()) != len(tt.want) {
+				t.Errorf("got %d problems, want %d:\n%v", len(problems.Unwrap()), len(tt.want), err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -18,12 +19,13 @@ var ErrMalformedToolsList = errors.New("policy: malformed tools/list result")
 type toolsList struct {
 	start, end int // the tools array, brackets included
 	tools      []listedTool
+	metaAt     int // offset of the '{' of the result's _meta; 0 without one, -1 when not an object
 }
 
 type listedTool struct {
 	start, end int // the tool object, braces included
 	name       string
-	hint       *bool // annotations.readOnlyHint, nil when absent or null
+	hints      *Hints // the four annotations, defaults where absent or null; nil without any
 }
 
 // parseToolsList checks the syntax, then walks the structure with the jsontext tokenizer.
@@ -47,6 +49,12 @@ func parseToolsList(b []byte) (toolsList, error) {
 	found := false
 	err := w.object("result", func(key []byte) error {
 		if !bytes.EqualFold(key, []byte("tools")) {
+			if string(key) == "_meta" && l.metaAt == 0 {
+				l.metaAt = w.next()
+				if w.d.PeekKind() != '{' {
+					l.metaAt = -1
+				}
+			}
 			return w.d.SkipValue()
 		}
 		if string(key) != "tools" || found {
@@ -182,26 +190,28 @@ func (w *walker) annotations(t *listedTool) error {
 	if w.d.PeekKind() == 'n' {
 		return w.d.SkipValue()
 	}
-	seen := false
-	return w.object("annotations", func(key []byte) error {
-		if !bytes.EqualFold(key, []byte("readOnlyHint")) {
+	var seen [len(annotationNames)]bool
+	h := defaultHints
+	err := w.object("annotations", func(key []byte) error {
+		i := slices.IndexFunc(annotationNames[:], func(n string) bool { return bytes.EqualFold(key, []byte(n)) })
+		if i < 0 {
 			return w.d.SkipValue()
 		}
-		if string(key) != "readOnlyHint" || seen {
+		if string(key) != annotationNames[i] || seen[i] {
 			return malformed("ambiguous key %q", key)
 		}
-		seen = true
+		seen[i] = true
 		switch w.d.PeekKind() {
-		case 't':
-			t.hint = new(true)
-		case 'f':
-			t.hint = new(false)
+		case 't', 'f':
+			*h.field(i) = w.d.PeekKind() == 't'
+			t.hints = &h
 		case 'n':
 		default:
-			return malformed("readOnlyHint is not a boolean")
+			return malformed("%s is not a boolean", annotationNames[i])
 		}
 		return w.d.SkipValue()
 	})
+	return err
 }
 
 func malformed(format string, args ...any) error {

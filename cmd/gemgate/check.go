@@ -22,7 +22,11 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(args) == 2 && (args[0] == "--health" || args[0] == "-health") {
 		return healthCheck(ctx, args[1], stdout)
 	}
-	token, args, explain, err := tokenFlag(args)
+	token, args, explain, err := takeFlag(args, "token", "a JWT, or - to read it from stdin")
+	toolsFile := ""
+	if err == nil {
+		toolsFile, args, _, err = takeFlag(args, "tools", "a file holding a worker's tools/list result")
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gemgate check: %v\n", err)
 		return 2
@@ -42,7 +46,7 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				return 2
 			}
 		}
-		return checkToken(ctx, c, token, stdout)
+		return checkToken(ctx, c, token, toolsFile, stdout)
 	}
 	r := &checkReport{w: stdout}
 	r.configuration(c)
@@ -165,13 +169,14 @@ func healthCheck(ctx context.Context, url string, stdout io.Writer) int {
 		return 2
 	}
 	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s answered %s", url, resp.Status)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stdout, "PROBLEM  %v\n", err)
-		return 1
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stdout, "PROBLEM  %s answered %s\n", url, resp.Status)
 		return 1
 	}
 	fmt.Fprintf(stdout, "OK       %s\n", url)

@@ -18,30 +18,31 @@ import (
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
 
-// tokenFlag takes --token <JWT> (or --token=<JWT>) out of args. "-" means: read the token
-// from stdin, which keeps it out of the shell history and the process list.
-func tokenFlag(args []string) (token string, rest []string, found bool, err error) {
+// takeFlag takes --name <value> (or --name=<value>) out of args; what says what the value
+// is. For --token, "-" means: read the token from stdin, which keeps it out of the shell
+// history and the process list.
+func takeFlag(args []string, name, what string) (value string, rest []string, found bool, err error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || name != "token" {
+		n, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || n != name {
 			rest = append(rest, a)
 			continue
 		}
 		if found {
-			return "", nil, true, errors.New("--token given twice")
+			return "", nil, true, fmt.Errorf("--%s given twice", name)
 		}
 		found = true
 		if !hasValue {
 			if i+1 >= len(args) {
-				return "", nil, true, errors.New("--token needs a value (a JWT, or - to read it from stdin)")
+				return "", nil, true, fmt.Errorf("--%s needs a value (%s)", name, what)
 			}
 			i++
-			value = args[i]
+			v = args[i]
 		}
-		token = value
+		value = v
 	}
-	return token, rest, found, nil
+	return value, rest, found, nil
 }
 
 // readTokenFrom reads one token from r, bounded.
@@ -53,10 +54,11 @@ func readTokenFrom(r io.Reader) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// checkToken is `gemgate check --token <JWT>`: claim by claim, would gemgate with this
-// configuration accept the token, and why not. Exit 0 when it would, 1 when not, 2 when
-// the configuration itself is wrong.
-func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) int {
+// checkToken is `gemgate check --token <JWT> [--tools FILE]`: claim by claim, would gemgate
+// with this configuration accept the token, and why not; with a worker's tools/list result
+// in FILE, which of its tools the token may list and call, and what decided each. Exit 0
+// when it would, 1 when not, 2 when the configuration itself is wrong.
+func checkToken(ctx context.Context, c *Config, raw, toolsFile string, stdout io.Writer) int {
 	if errs := c.validate(); len(errs) > 0 {
 		fmt.Fprintln(stdout, configErrors(errs))
 		return 2
@@ -82,7 +84,20 @@ func checkToken(ctx context.Context, c *Config, raw string, stdout io.Writer) in
 	for _, f := range ex.Findings {
 		fmt.Fprintf(stdout, "%-8s %-9s %s\n", statusWord(f.Status), f.Item, f.Detail)
 	}
-	return tokenVerdict(stdout, c, pol, ex)
+	code := tokenVerdict(stdout, c, pol, ex)
+	if code != 0 || toolsFile == "" {
+		return code
+	}
+	b, err := os.ReadFile(toolsFile)
+	p := ex.Principal
+	if err == nil {
+		err = pol.ExplainTools(stdout, pol.DecideToken(policy.Token{Subject: p.Subject, User: p.User, Scopes: p.Scopes, Claims: p.Claims()}), b)
+	}
+	if err != nil {
+		fmt.Fprintf(stdout, "--tools: %v\n", err)
+		return 2
+	}
+	return 0
 }
 
 // explainConfig is the verifier's configuration serve would have under c.
@@ -151,13 +166,8 @@ func tokenVerdict(stdout io.Writer, c *Config, pol *policy.Policy, ex auth.Expla
 }
 
 func statusWord(s auth.FindingStatus) string {
-	switch s {
-	case auth.FindingOK:
-		return "OK"
-	case auth.FindingProblem:
-		return "PROBLEM"
-	case auth.FindingNotChecked:
-		return "SKIPPED"
+	if w, ok := map[auth.FindingStatus]string{auth.FindingOK: "OK", auth.FindingProblem: "PROBLEM", auth.FindingNotChecked: "SKIPPED"}[s]; ok {
+		return w
 	}
 	return "INFO"
 }

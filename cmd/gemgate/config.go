@@ -17,6 +17,7 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/limit"
+	"github.com/gemgate/gemgate/policy"
 )
 
 // Config is every setting of gemgate. Each has one name in three spellings: the config key
@@ -40,6 +41,7 @@ type Config struct {
 	ExtraScopes    []string      `key:"extra_scopes" help:"further scopes to advertise in metadata"`
 	ReadOnlyTools  []string      `key:"read_only_tools" help:"tools (names or globs) allowed in read-only sessions"`
 	TrustHints     bool          `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
+	Rules          []policy.Rule // tool_rules: a list of mappings, so in the config file only
 
 	Worker           string   `key:"worker" choices:"demo,command,gemstone" help:"demo (built in), command or gemstone"`
 	WorkerCommand    []string `key:"worker_command" list:"words" help:"stdio MCP server command for worker=command, as shell words ('quotes' and \\ escapes; no expansion) or a YAML list; {user} expands to the user"`
@@ -254,12 +256,10 @@ func (f field) set(s string) error {
 }
 
 func (f field) String() string {
-	switch v := f.v.Interface().(type) {
-	case []string:
+	if v, ok := f.v.Interface().([]string); ok {
 		return strings.Join(v, ",")
-	default:
-		return fmt.Sprint(v)
 	}
+	return fmt.Sprint(f.v.Interface())
 }
 
 // commandHelp opens the -h text of each command that takes the settings as flags.
@@ -268,11 +268,12 @@ var commandHelp = map[string]string{
 	"dev": "usage: gemgate dev [flags]\n\nRun the gateway on loopback with a development issuer that prints tokens for alice\n" +
 		"(read-write) and bob (read-only), the demo worker, and metrics on 127.0.0.1:9464 (or a\n" +
 		"free port). Its keys and port are kept in the data directory, so tokens outlive a restart.\n",
-	"check": "usage: gemgate check [flags]\n       gemgate check --token JWT|- [flags]\n       gemgate check --health URL\n\n" +
+	"check": "usage: gemgate check [flags]\n       gemgate check --token JWT|- [--tools FILE] [flags]\n       gemgate check --health URL\n\n" +
 		"Check the configuration and what serving needs (issuer, worker, TLS files, free ports)\n" +
 		"and exit 0 only when all is well. With --token, say claim by claim whether gemgate with\n" +
 		"these settings would accept the token, and why not (- reads it from stdin, out of the\n" +
-		"shell history); exit 0 when it would. With --health URL, exit 0 only when URL answers\n" +
+		"shell history); exit 0 when it would; --tools FILE (a worker's tools/list result) adds\n" +
+		"which tools the token may list and call, and what decided each. With --health URL, exit 0 only when URL answers\n" +
 		"200 (a container health check for images without curl).\n",
 }
 
@@ -427,6 +428,12 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		switch {
 		case seen[k]:
 			errs = append(errs, fileError(path, "%q is set twice", k))
+			continue
+		case k == "tool_rules":
+			seen[k] = true
+			if c.Rules, err = policy.RulesFromYAML(v); err != nil {
+				errs = append(errs, fileError(path, "tool_rules: %w", err))
+			}
 			continue
 		case !ok:
 			errs = append(errs, fileError(path, "unknown setting %q", k))

@@ -57,12 +57,9 @@ func (c *Config) validateEndpoint(loopback bool) []error {
 		add("public_url: required when listening on %s (it is the token audience and is never guessed from requests)", c.Listen)
 	}
 	tls := c.TLSCert != "" || c.TLSKey != ""
-	if (c.TLSCert == "") != (c.TLSKey == "") {
-		add("tls_cert and tls_key: give both or neither")
-	}
-	if !loopback && !tls && !c.AllowInsecure && (public == nil || public.Scheme != "https") {
-		add("listen: plain HTTP on %s needs public_url with https behind a TLS proxy, tls_cert/tls_key, or allow_insecure_http", c.Listen)
-	}
+	problemIf(&errs, (c.TLSCert == "") != (c.TLSKey == ""), "tls_cert and tls_key: give both or neither")
+	problemIf(&errs, !loopback && !tls && !c.AllowInsecure && (public == nil || public.Scheme != "https"),
+		"listen: plain HTTP on %s needs public_url with https behind a TLS proxy, tls_cert/tls_key, or allow_insecure_http", c.Listen)
 
 	return errs
 }
@@ -85,27 +82,19 @@ func (c *Config) validateAuth(loopback bool) []error {
 		}
 	case "none":
 		// Every request acts as the local user: only the local user may reach gemgate.
-		if !loopback {
-			add("auth: none is only allowed on a loopback listen address, not %s", c.Listen)
-		}
+		problemIf(&errs, !loopback, "auth: none is only allowed on a loopback listen address, not %s", c.Listen)
 		// public_url's host is judged as a listen address's, by the rule listen was held to.
 		u, err := url.Parse(c.PublicURL)
-		if c.PublicURL != "" && (err != nil || !auth.IsLoopbackAddr(net.JoinHostPort(u.Hostname(), "0"))) {
-			add("auth: none is only for a gateway its own user reaches on loopback, but public_url %q names another host", c.PublicURL)
-		}
-		if len(c.TrustedProxy) > 0 {
-			add("auth: none cannot sit behind a proxy (trusted_proxies is set): every client of the proxy would act as the local user")
-		}
-		if slices.Contains(c.Origins, "*") {
-			add("auth: none with allowed_origins \"*\" lets any web page the user opens act as the user; name the origins")
-		}
+		problemIf(&errs, c.PublicURL != "" && (err != nil || !auth.IsLoopbackAddr(net.JoinHostPort(u.Hostname(),
+			"0"))), "auth: none is only for a gateway its own user reaches on loopback, but public_url %q names another host", c.PublicURL)
+		problemIf(&errs, len(c.TrustedProxy) > 0,
+			"auth: none cannot sit behind a proxy (trusted_proxies is set): every client of the proxy would act as the local user")
+		problemIf(&errs, slices.Contains(c.Origins,
+			"*"), "auth: none with allowed_origins \"*\" lets any web page the user opens act as the user; name the origins")
 	}
-	if c.KeyRefresh < time.Second {
-		add("key_refresh_interval: must be at least 1s (it bounds how often a flood of unknown keys can make gemgate fetch)")
-	}
-	if c.UserClaim == "" {
-		add("user_claim: must not be empty")
-	}
+	problemIf(&errs, c.KeyRefresh < time.Second,
+		"key_refresh_interval: must be at least 1s (it bounds how often a flood of unknown keys can make gemgate fetch)")
+	problemIf(&errs, c.UserClaim == "", "user_claim: must not be empty")
 
 	return errs
 }
@@ -118,9 +107,7 @@ func (c *Config) validateWorker() []error {
 	switch c.Worker {
 	case "demo":
 	case "command":
-		if len(c.WorkerCommand) == 0 {
-			add("worker_command: required with worker=command")
-		}
+		problemIf(&errs, len(c.WorkerCommand) == 0, "worker_command: required with worker=command")
 	case "gemstone":
 		errs = append(errs, c.validateGemStone()...)
 	}
@@ -128,18 +115,15 @@ func (c *Config) validateWorker() []error {
 	if err := c.secureURL("exchange_token_url", c.ExchangeTokenURL); err != nil {
 		errs = append(errs, err)
 	}
-	if c.WorkerCredential == "exchange" && (c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == "") {
-		add("worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
-	}
+	problemIf(&errs, c.WorkerCredential == "exchange" && (c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == ""),
+		"worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
 	if c.WorkerCredential == "exchange" && c.ExchangeAudience != "" &&
 		(c.ExchangeAudience == resourceURL(c, c.Listen) || slices.Contains(c.Audiences, c.ExchangeAudience)) {
 		// Every exchange would ask for a token gemgate itself accepts, which it refuses to
 		// hand a worker: say so now, not at each user's first request.
 		add("exchange_audience: %q is one of gemgate's own audiences (public_url, audiences); name the backend's", c.ExchangeAudience)
 	}
-	if c.WorkerCredential != "none" && c.Auth != "oidc" {
-		add("worker_credential: %s needs auth=oidc", c.WorkerCredential)
-	}
+	problemIf(&errs, c.WorkerCredential != "none" && c.Auth != "oidc", "worker_credential: %s needs auth=oidc", c.WorkerCredential)
 
 	errs = append(errs, c.validateIsolation()...)
 	_, capErrs := c.workerCapsValues()
@@ -148,9 +132,7 @@ func (c *Config) validateWorker() []error {
 	if err := c.poolSettings().Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.WorkerIdleTimeout == 0 {
-		add("worker_idle_timeout: must be positive")
-	}
+	problemIf(&errs, c.WorkerIdleTimeout == 0, "worker_idle_timeout: must be positive")
 	return errs
 }
 
@@ -178,15 +160,9 @@ func (c *Config) validateLimits() []error {
 	if _, err := newLogger(c, nil); err != nil {
 		errs = append(errs, err)
 	}
-	if c.MaxBodyBytes <= 0 {
-		add("max_body_bytes: must be positive")
-	}
-	if c.ShutdownGrace < 0 {
-		add("shutdown_grace: must not be negative")
-	}
-	if c.DrainDelay < 0 {
-		add("drain_delay: must not be negative (0 turns the drain off)")
-	}
+	problemIf(&errs, c.MaxBodyBytes <= 0, "max_body_bytes: must be positive")
+	problemIf(&errs, c.ShutdownGrace < 0, "shutdown_grace: must not be negative")
+	problemIf(&errs, c.DrainDelay < 0, "drain_delay: must not be negative (0 turns the drain off)")
 	for _, d := range []struct {
 		key string
 		v   time.Duration
@@ -194,28 +170,19 @@ func (c *Config) validateLimits() []error {
 		{"idle_timeout", c.IdleTimeout}, {"streamless_idle_timeout", c.StreamlessIdle}, {"stream_loss_grace", c.StreamLossGrace},
 		{"max_session_lifetime", c.MaxSessionLifetime}, {"request_timeout", c.RequestTimeout},
 	} {
-		if d.v < 0 {
-			add("%s: must not be negative (0 turns it off)", d.key)
-		}
+		problemIf(&errs, d.v < 0, "%s: must not be negative (0 turns it off)", d.key)
 	}
 	if err := c.lifetime().Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.MaxSessions < 0 || c.MaxSessionsPerUser < 0 || c.MaxConnections < 0 {
-		add("max_sessions, max_sessions_per_user and max_connections must not be negative (0 lifts a cap)")
-	}
-	if c.MaxUserNames < 1 {
-		add("max_user_names: must be at least 1")
-	}
-	if c.WorkerStartRate < 0 {
-		add("worker_start_rate: must not be negative (0 lifts the limit)")
-	}
-	if c.WorkerStartRate > 0 && c.WorkerStartBurst < 1 {
-		add("worker_start_burst: must be at least 1 while worker_start_rate is set")
-	}
-	if c.ReadTimeout < time.Second {
-		add("read_timeout: must be at least 1s (every request must be able to arrive, and none may take forever)")
-	}
+	problemIf(&errs, c.MaxSessions < 0 || c.MaxSessionsPerUser < 0 || c.MaxConnections < 0,
+		"max_sessions, max_sessions_per_user and max_connections must not be negative (0 lifts a cap)")
+	problemIf(&errs, c.MaxUserNames < 1, "max_user_names: must be at least 1")
+	problemIf(&errs, c.WorkerStartRate < 0, "worker_start_rate: must not be negative (0 lifts the limit)")
+	problemIf(&errs, c.WorkerStartRate > 0 && c.WorkerStartBurst < 1,
+		"worker_start_burst: must be at least 1 while worker_start_rate is set")
+	problemIf(&errs, c.ReadTimeout < time.Second,
+		"read_timeout: must be at least 1s (every request must be able to arrive, and none may take forever)")
 	if _, err := policy.New(c.policyConfig()); err != nil {
 		errs = append(errs, err)
 	}
@@ -226,6 +193,13 @@ func (c *Config) validateLimits() []error {
 	}
 
 	return errs
+}
+
+// problemIf adds the problem format describes to errs when bad.
+func problemIf(errs *[]error, bad bool, format string, a ...any) {
+	if bad {
+		*errs = append(*errs, fmt.Errorf(format, a...))
+	}
 }
 
 // flattenErrors spreads joined errors (a validator that reports several problems at once)
@@ -333,6 +307,7 @@ func (c *Config) policyConfig() policy.Config {
 		ExtraScopes:        c.ExtraScopes,
 		ReadOnlyTools:      readOnly,
 		TrustReadOnlyHints: c.TrustHints,
+		Rules:              c.Rules,
 	}
 }
 
