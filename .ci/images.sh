@@ -70,9 +70,10 @@ base_tar() {
 	local key tar
 	key=$(printf '%s %s\n' "$SUITE" "$PACKAGES" | sha256sum | cut -c1-12)
 	tar=$CACHE/debian-$SUITE-$key.tar
-	if [ ! -s "$tar" ]; then
+	if [ ! -f "$tar" ] || [ ! -s "$tar" ]; then
+		rm -rf "$tar" "$tar.part"
 		# Documentation and translations left out; man1 kept for update-alternatives' links.
-		mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
+		mmdebstrap --quiet --variant=minbase --format=tar --include="$PACKAGES" \
 			--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
 			--dpkgopt='path-exclude=/usr/share/man/*' --setup-hook='mkdir -p "$1/usr/share/man/man1"' \
 			"$SUITE" "$tar.part" >&2

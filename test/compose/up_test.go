@@ -184,7 +184,7 @@ func sandboxed(t *testing.T, p *project, users ...*session) {
 	for ns, cmds := range inNS {
 		n := 0
 		for _, c := range cmds {
-			if strings.Contains(c, "gemgate worker") {
+			if strings.HasPrefix(c, "/usr/local/bin/gemgate worker ") { // not bwrap's line, which names it too
 				n++
 			}
 		}
