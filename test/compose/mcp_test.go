@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -198,10 +197,10 @@ func (d *docker) open(t *testing.T, token string) *session {
 	return s
 }
 
-// call calls a tool and returns the HTTP status and the text of its result (or of the error).
+// call calls a tool and returns the HTTP status and the JSON-RPC response message as JSON.
 func (s *session) call(t *testing.T, tool string, args map[string]any) (int, string) {
 	t.Helper()
 	code, res := s.rpc(t, "tools/call", map[string]any{"name": tool, "arguments": args})
 	b, _ := json.Marshal(res)
-	return code, fmt.Sprintf("%s", b)
+	return code, string(b)
 }
