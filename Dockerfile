@@ -1,5 +1,3 @@
-# syntax=docker/dockerfile:1
-#
 # gemgate image: one static binary (the gateway and its built-in demo worker) and bubblewrap,
 # which gemgate serve runs every worker in (it refuses to run workers unsandboxed unless
 # worker_sandbox is none), as a non-root user on Debian slim. Build:
@@ -9,10 +7,16 @@
 # --security-opt systempaths=unconfined; Kubernetes: the chart's sandbox values). See
 # deploy/README.md, "The worker sandbox in a container".
 
+# The base images are arguments whose defaults are the upstream images users pull. CI, which
+# reaches no image registry, builds local ones from Debian's packages and passes them
+# (.ci/images.sh): BUILD_IMAGE any image with Go on PATH (and a GOPROXY it can reach),
+# RUNTIME_IMAGE a Debian (a base that already has bubblewrap and ca-certificates installs
+# nothing).
 ARG GO_VERSION=1.26
+ARG BUILD_IMAGE=golang:${GO_VERSION}
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 
-FROM golang:${GO_VERSION} AS build
+FROM ${BUILD_IMAGE} AS build
 WORKDIR /src
 # Modules first, so the download layer is reused when only sources change.
 COPY go.mod go.sum ./
@@ -32,9 +36,11 @@ LABEL org.opencontainers.image.title="gemgate" \
 # bubblewrap: the worker sandbox (not setuid in Debian: it needs user namespaces).
 # ca-certificates: the issuer and token exchange over https. The account is distroless's
 # nonroot (65532), so volumes and the chart's securityContext stay as they were.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap ca-certificates \
- && rm -rf /var/lib/apt/lists/* \
+RUN if ! command -v bwrap >/dev/null || [ ! -s /etc/ssl/certs/ca-certificates.crt ]; then \
+      apt-get update \
+      && apt-get install -y --no-install-recommends bubblewrap ca-certificates \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi \
  && groupadd --gid 65532 nonroot \
  && useradd --uid 65532 --gid 65532 --home-dir /data --no-create-home --shell /usr/sbin/nologin nonroot
 COPY --from=build /out/gemgate /usr/local/bin/gemgate

@@ -2,7 +2,10 @@ module github.com/gemgate/gemgate/test/compose
 
 go 1.26.8
 
-require github.com/compose-spec/compose-go/v2 v2.16.2
+require (
+	github.com/compose-spec/compose-go/v2 v2.16.2
+	golang.org/x/sys v0.13.0
+)
 
 require (
 	github.com/distribution/reference v0.5.0 // indirect
@@ -17,6 +20,5 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.4 // indirect
 	golang.org/x/sync v0.3.0 // indirect
-	golang.org/x/sys v0.13.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
