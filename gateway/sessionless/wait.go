@@ -50,7 +50,7 @@ func (a *Adapter) await(w http.ResponseWriter, r *http.Request, pk *parked) (out
 // (resourceNotFound). An answer that cannot be mapped fails closed.
 func (c *Wait) Result(resp *jsonrpc.Message) *jsonrpc.Message {
 	if resp.Error != nil {
-		if c.Method == "resources/read" && !c.Member.SessionlessWorker() {
+		if c.Method == "resources/read" && !c.Member.AttachedSessionless() {
 			return resourceNotFound(resp)
 		}
 		return resp
