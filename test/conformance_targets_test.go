@@ -2,11 +2,13 @@ package test
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -38,16 +40,59 @@ func confWorkers(t *testing.T) []*confWorker {
 	}
 	for _, w := range ws {
 		w.Bin = filepath.Join(t.TempDir(), w.Name+"-everything-server")
-		args := []string{"build", "-o", w.Bin, confEverythingPkg}
 		if w.Modfile != "" {
-			args = []string{"build", "-C", w.Modfile, "-o", w.Bin, "."} // -C must come first
+			buildLegacyWorker(t, w.Modfile, w.Bin)
+			continue
 		}
-		build := exec.Command("go", args...)
-		if out, err := build.CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", w.Bin, confEverythingPkg).CombinedOutput(); err != nil {
 			t.Fatalf("building the %s everything-server: %v\n%s", w.Name, err, out)
 		}
 	}
 	return ws
+}
+
+// buildLegacyWorker builds gemgate's legacy test worker into bin: go-sdk v1.6.1's
+// everything-server, as the module in dir pins it, and dir's diagnostics.go, as one package.
+// The server's source is not copied into gemgate: its main.go, read from the module cache,
+// joins dir through a build overlay with one line added (registerDiagnostics after its
+// prompts), and the build fails if that anchor is no longer there.
+func buildLegacyWorker(t *testing.T, dir, bin string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-C", dir, "-f", "{{.Dir}}", confEverythingPkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("finding go-sdk v1.6.1's everything-server: %v\n%s", err, out)
+	}
+	upstream, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const anchor = "\tregisterPrompts(server)\n"
+	if strings.Count(string(upstream), anchor) != 1 {
+		t.Fatalf("go-sdk v1.6.1's everything-server: want exactly one %q to add the diagnostic tools after", anchor)
+	}
+	tmp := t.TempDir()
+	patched := filepath.Join(tmp, "main.go")
+	main := strings.Replace(string(upstream), anchor, anchor+"\tregisterDiagnostics(server)\n", 1)
+	if err := os.WriteFile(patched, []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target, err := filepath.Abs(filepath.Join(dir, "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {target: patched}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// -C must come first.
+	build := exec.Command("go", "build", "-C", dir, "-overlay", ov, "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the legacy test worker: %v\n%s", err, out)
+	}
 }
 
 // confStartEverything runs the go-sdk v1.8.0 everything-server in its own streamable HTTP mode on

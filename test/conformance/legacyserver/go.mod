@@ -1,8 +1,9 @@
-// A separate module, so that gemgate's own go.mod keeps go-sdk v1.8.0: gemgate's legacy test
-// worker, go-sdk v1.6.1's conformance everything-server (everything.go, a copy) with the
-// 2026-07-28 suite's diagnostic tools written the legacy way (diagnostics.go). It speaks MCP up
-// to 2025-11-25 only (no server/discover). TestConformance builds it as a legacy-only stdio
-// worker.
+// A separate module, so that gemgate's own go.mod keeps go-sdk v1.8.0. gemgate's legacy test
+// worker is go-sdk v1.6.1's conformance everything-server, read from the module cache (not
+// copied here), with this folder's diagnostics.go (the 2026-07-28 suite's diagnostic tools,
+// written the legacy way) added to its package through a build overlay: see
+// buildLegacyWorker in test/conformance_targets_test.go. It speaks MCP up to 2025-11-25 only
+// (no server/discover).
 module github.com/gemgate/gemgate/test/conformance/legacyserver
 
 go 1.26.8
