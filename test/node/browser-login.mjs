@@ -391,9 +391,21 @@ async function scenarioCIMD(user) {
 }
 
 // callbackServerOn serves a loopback redirect URI "http://127.0.0.1:PORT/".
+// callbackServerOn listens on a fixed port, such as VS Code's 33418. That port lies in the
+// kernel's ephemeral range, so another test's connection may hold it for a moment: it tries
+// again while the port is in use, for up to 30 s, then gives up with the error.
 async function callbackServerOn(port) {
   const server = createServer((req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<h1>Done.</h1>'));
-  await new Promise((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  const listen = () => new Promise((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  for (const deadline = Date.now() + 30_000; ; ) {
+    try {
+      await listen();
+      break;
+    } catch (err) {
+      if (err.code !== 'EADDRINUSE' || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
   closers.push(() => new Promise((r) => server.close(r)));
   return `http://127.0.0.1:${port}/`;
 }
