@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,16 +14,7 @@ func bridgeCall(t *testing.T, g *gemgate, id, tool, caps string) (int, string) {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{},"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
-	req, err := http.NewRequest(http.MethodPost, g.URL, bytes.NewReader([]byte(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+g.Tokens["alice"])
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
+	req := sessionlessRequest(t, g.URL, g.Tokens["alice"], []byte(body), "tools/call", tool)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -73,16 +73,8 @@ func sessionlessPostHeader(t *testing.T, url, token, method string, params map[s
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if name, ok := params["name"].(string); ok {
-		req.Header.Set("Mcp-Name", name)
-	}
-	code, challenge, out := rulesDo(t, req)
+	name, _ := params["name"].(string)
+	code, challenge, out := rulesDo(t, sessionlessRequest(t, url, token, body, method, name))
 	return httpOutcome{code, challenge}, out
 }
 

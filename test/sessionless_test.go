@@ -28,19 +28,8 @@ func sessionlessPost(t *testing.T, url, token, id, method string, params map[str
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if name, ok := params["name"].(string); ok {
-		req.Header.Set("Mcp-Name", name)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	name, _ := params["name"].(string)
+	resp, err := http.DefaultClient.Do(sessionlessRequest(t, url, token, body, method, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +40,25 @@ func sessionlessPost(t *testing.T, url, token, id, method string, params map[str
 		t.Fatalf("%s: %d %q", method, resp.StatusCode, b)
 	}
 	return resp.StatusCode, out
+}
+
+// sessionlessRequest is a 2026-07-28 POST of body (JSON answers only) with the headers that
+// mirror it: the version, Mcp-Method and, when name is set, Mcp-Name.
+func sessionlessRequest(t *testing.T, url, token string, body []byte, method, name string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	return req
 }
 
 // legacyPost is one legacy POST (session id and version header when given).

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -133,8 +134,9 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 		inputs[key] = map[string]any{"method": req.Method, "params": req.Params}
 	}
 	timeout := a.InputRequiredTimeout
-	// Set before the table has it, whose other users read them.
-	p.timer = time.AfterFunc(timeout, func() { a.abandonParked(p.id, "the client did not answer in time") })
+	// The timer is made before the table has p (whose other users read the field) and runs
+	// only once it does: fired earlier, it would find nothing to abandon and p would stay.
+	p.timer = time.AfterFunc(time.Duration(math.MaxInt64), func() { a.abandonParked(p.id, "the client did not answer in time") })
 	p.call.Waiting(true) // its worker's next questions are no longer taken for its own
 	evicted, err := a.parks.add(p)
 	if err != nil {
@@ -142,6 +144,7 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 		p.call.Waiting(false)
 		return nil, err
 	}
+	p.timer.Reset(timeout)
 	if evicted != nil {
 		abandon(evicted, "a newer call of the same user's took its place (at most 8 wait for their client)")
 	}
