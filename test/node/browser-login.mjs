@@ -331,8 +331,9 @@ async function scenarioVSCode(user) {
   await user.shot(page, 'vscode-urlhandler');
   await page.close();
   if (report.urlhandler_page !== 'login') fail(`the vscode.dev redirect did not reach the login page: ${report.urlhandler_page}`);
-  // 2. The loopback way, on VS Code's own port 33418 (its registered http://127.0.0.1:33418/).
-  const cb = await callbackServerOn(33418);
+  // 2. The loopback way, on VS Code's own port 33418 (its registered http://127.0.0.1:33418/),
+  // or a free port when that one is taken, as VS Code does.
+  const cb = await loopbackServer(33418);
   const { url: back } = await user.authorize(authURL(cb), cb, { tag: 'vscode-loopback' });
   const form = new URLSearchParams({ grant_type: 'authorization_code', code: codeFrom(back), redirect_uri: cb, client_id: regBody.client_id, code_verifier: verifier, resource: prm.resource });
   const tok = await recordingFetch(asMeta.token_endpoint, { method: 'POST', body: form });
@@ -390,24 +391,23 @@ async function scenarioCIMD(user) {
   if (report.document_fetches < 1) fail('Keycloak never fetched the metadata document');
 }
 
-// callbackServerOn serves a loopback redirect URI "http://127.0.0.1:PORT/".
-// callbackServerOn listens on a fixed port, such as VS Code's 33418. That port lies in the
-// kernel's ephemeral range, so another test's connection may hold it for a moment: it tries
-// again while the port is in use, for up to 30 s, then gives up with the error.
-async function callbackServerOn(port) {
+// loopbackServer listens as VS Code's loopback flow does: on its own port 33418 (registered
+// as http://127.0.0.1:33418/) and, when another process holds that port (it lies in the
+// kernel's ephemeral range), on a free one, which the registered portless http://127.0.0.1/
+// admits.
+async function loopbackServer(port) {
   const server = createServer((req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<h1>Done.</h1>'));
-  const listen = () => new Promise((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
-  for (const deadline = Date.now() + 30_000; ; ) {
-    try {
-      await listen();
-      break;
-    } catch (err) {
-      if (err.code !== 'EADDRINUSE' || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+  const listen = (p) => new Promise((resolve, reject) => server.once('error', reject).listen(p, '127.0.0.1', resolve));
+  try {
+    await listen(port);
+  } catch (err) {
+    if (err.code !== 'EADDRINUSE') throw err;
+    server.removeAllListeners('listening');
+    await listen(0);
   }
+  report.loopback_port = server.address().port;
   closers.push(() => new Promise((r) => server.close(r)));
-  return `http://127.0.0.1:${port}/`;
+  return `http://127.0.0.1:${server.address().port}/`;
 }
 
 async function main() {
