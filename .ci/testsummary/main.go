@@ -1,7 +1,7 @@
 // Command testsummary reads `go test -json` on stdin and prints what a plain `go test` would
 // (each package's result, the output of every failed test), then a summary that a green run
-// cannot hide anything behind: every skipped test with its reason, and a last line
-// "N passed, M failed, K skipped". .ci/test pipes go test through it; the exit status stays
+// cannot hide anything behind: every skipped test with its reason, the slowest tests (where
+// CI's time goes), and a last line "N passed, M failed, K skipped". .ci/test pipes go test through it; the exit status stays
 // go test's (this program fails only when its input cannot be read).
 package main
 
@@ -28,7 +28,8 @@ type event struct {
 	Package    string
 	Test       string
 	Output     string
-	ImportPath string // build-output and build-fail events
+	ImportPath string  // build-output and build-fail events
+	Elapsed    float64 // seconds, on a test's pass or fail
 }
 
 // maxTestOutput bounds what is kept of one test's output until its result is known.
@@ -42,6 +43,28 @@ type result struct {
 	Skipped        []skipped
 	FailedTests    []string // "package Test"
 	FailedPackages []string // failed outside any test: build error, TestMain, panic, timeout
+	Slowest        []timed  // the slowest top-level tests, slowest first
+}
+
+// timed is a top-level test and its wall time; a parallel test's includes its wait for a slot.
+type timed struct {
+	Name    string // "package Test"
+	Elapsed float64
+}
+
+// slowestShown is how many of the slowest tests the summary lists.
+const slowestShown = 12
+
+// addTimed keeps the slowestShown slowest top-level tests in res.Slowest.
+func (res *result) addTimed(e event) {
+	if strings.Contains(e.Test, "/") {
+		return
+	}
+	res.Slowest = append(res.Slowest, timed{e.Package + " " + e.Test, e.Elapsed})
+	sort.SliceStable(res.Slowest, func(i, j int) bool { return res.Slowest[i].Elapsed > res.Slowest[j].Elapsed })
+	if len(res.Slowest) > slowestShown {
+		res.Slowest = res.Slowest[:slowestShown]
+	}
 }
 
 type testOutput struct {
@@ -117,9 +140,11 @@ func summarize(r io.Reader, w io.Writer) (result, error) {
 			}
 		case e.Action == "pass":
 			res.Passed++
+			res.addTimed(e)
 			delete(running, key)
 		case e.Action == "fail":
 			res.Failed++
+			res.addTimed(e)
 			res.FailedTests = append(res.FailedTests, e.Package+" "+e.Test)
 			failedIn[e.Package] = true
 			if o := running[key]; o != nil {
@@ -165,6 +190,12 @@ func printSummary(w io.Writer, res result) {
 		fmt.Fprintf(w, "Skipped (%d):\n", len(res.Skipped))
 		for _, s := range res.Skipped {
 			fmt.Fprintf(w, "  %s %s: %s\n", s.Package, s.Test, s.Reason)
+		}
+	}
+	if len(res.Slowest) > 0 {
+		fmt.Fprintf(w, "Slowest tests (%d):\n", len(res.Slowest))
+		for _, s := range res.Slowest {
+			fmt.Fprintf(w, "  %7.1fs %s\n", s.Elapsed, s.Name)
 		}
 	}
 	if len(res.FailedTests) > 0 {

@@ -71,6 +71,22 @@ func TestSummarizeEvents(t *testing.T) {
 			shows: []string{"q.go:1:1: syntax error", "q (build failed)"},
 		},
 		{
+			name: "the slowest top-level tests, slowest first, subtests left out",
+			events: `{"Action":"run","Package":"p","Test":"TestQuick"}
+{"Action":"pass","Package":"p","Test":"TestQuick","Elapsed":0.5}
+{"Action":"run","Package":"p","Test":"TestSlow"}
+{"Action":"run","Package":"p","Test":"TestSlow/sub"}
+{"Action":"pass","Package":"p","Test":"TestSlow/sub","Elapsed":40}
+{"Action":"pass","Package":"p","Test":"TestSlow","Elapsed":41.25}
+{"Action":"run","Package":"q","Test":"TestBroken"}
+{"Action":"fail","Package":"q","Test":"TestBroken","Elapsed":7}
+{"Action":"fail","Package":"q"}
+`,
+			want:  "3 passed, 1 failed, 0 skipped",
+			shows: []string{"Slowest tests (3):\n     41.2s p TestSlow\n      7.0s q TestBroken\n      0.5s p TestQuick\n"},
+			hides: []string{"TestSlow/sub"},
+		},
+		{
 			name:   "lines that are not events pass through",
 			events: "go: downloading example.com/x v1.0.0\n",
 			want:   "0 passed, 0 failed, 0 skipped",
