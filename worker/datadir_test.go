@@ -61,11 +61,14 @@ func dataDirFixture(t *testing.T) (data, key string) {
 	return data, key
 }
 
-// probeDataDir launches probeScript as alice through l, as gemgate does, and returns what it
-// found.
-func probeDataDir(t *testing.T, l *CommandLauncher, key string) string {
+// probeDataDir launches probeScript (or command) as alice through l, as gemgate does, and
+// returns what it found.
+func probeDataDir(t *testing.T, l *CommandLauncher, key string, command ...string) string {
 	t.Helper()
 	l.Command = []string{"/bin/sh", "-c", probeScript}
+	if command != nil {
+		l.Command = command
+	}
 	l.Env = []string{"GEMGATE_TEST_KEY=" + key}
 	ln, err := l.Launch(context.Background(), Identity{User: "alice", Subject: "alice-sub"})
 	if err != nil {
@@ -191,5 +194,21 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// What the operator asks for that holds data_dir (worker_sandbox_writable set to data_dir or
+// above it, as before each user had a folder of their own) shows no other user's folder; what
+// lies within it (here the worker's script, an absolute path of worker_command) still shows.
+func TestDataDirStaysConfinedUnderWiderBinds(t *testing.T) {
+	bwrap := probe(t, nil)
+	data, key := dataDirFixture(t)
+	script := filepath.Join(data, "probe.sh")
+	must(t, os.WriteFile(script, []byte(probeScript), 0o644))
+	l := &CommandLauncher{DataDir: data, Sandbox: &Sandbox{Bwrap: bwrap, Writable: []string{data, filepath.Dir(data)},
+		Hidden: []string{key, filepath.Join(data, ".dev-issuer"), filepath.Join(data, "bob")}}}
+	got := probeDataDir(t, l, key, "/bin/sh", script)
+	if want := "ok no no no no no no no alice,probe.sh,"; got != want {
+		t.Errorf("the sandboxed worker of alice found %q, want %q", got, want)
 	}
 }

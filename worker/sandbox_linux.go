@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -56,12 +57,23 @@ func (s *Sandbox) args(path string, args []string) []string {
 	for _, p := range s.Writable {
 		a = append(a, "--bind", p, p)
 	}
-	if s.DataDir != "" { // after the binds, so that none can show the rest of DataDir
+	// After the binds, so that none can show the rest of DataDir, but for what was asked for
+	// in it (the worker's executable may lie there), shown again.
+	var shown []string
+	if s.DataDir != "" {
 		a = append(a, "--tmpfs", s.DataDir, "--bind", s.UserDir, s.UserDir)
+		for i, paths := range [][]string{s.Readable, s.Writable} {
+			for _, p := range paths {
+				if s.coveredByDataDir(p) {
+					shown = append(shown, p)
+					a = append(a, []string{"--ro-bind-try", "--bind"}[i], p, p)
+				}
+			}
+		}
 	}
 	for _, p := range s.Hidden { // after the binds, so that a secret inside one stays hidden
 		switch fi, err := os.Stat(p); {
-		case err != nil, s.hiddenByDataDir(p):
+		case err != nil, s.coveredByDataDir(p) && !slices.ContainsFunc(shown, func(d string) bool { return within(p, d) }):
 		case fi.IsDir():
 			a = append(a, "--tmpfs", p)
 		default:
@@ -76,10 +88,10 @@ func (s *Sandbox) args(path string, args []string) []string {
 	return append(a, args...)
 }
 
-// hiddenByDataDir tells whether p is in DataDir but not in UserDir: the empty folder shown for
-// DataDir already hides it.
-func (s *Sandbox) hiddenByDataDir(p string) bool {
-	return s.DataDir != "" && within(p, s.DataDir) && !within(p, s.UserDir)
+// coveredByDataDir tells whether p is below DataDir but not in UserDir: the empty folder shown
+// for DataDir hides it.
+func (s *Sandbox) coveredByDataDir(p string) bool {
+	return s.DataDir != "" && p != s.DataDir && within(p, s.DataDir) && !within(p, s.UserDir)
 }
 
 // within tells whether p is dir or below it.
