@@ -27,6 +27,7 @@ try 'echo planted > "$D/planted"'
 try 'mkdir "$D/carol"'
 try 'cat "$D/.dev-issuer/key.pem"'
 try 'cat "$GEMGATE_TEST_KEY"'
+try 'cat "$D/shown/secret.key"'
 printf '%s' "$(ls -A "$D" | tr '\n' ,)")
 printf '{"jsonrpc":"2.0","method":"fs","params":{"found":"%s"}}\n' "$r"
 exec cat >/dev/null
@@ -104,7 +105,7 @@ func TestSandboxShowsOnlyTheUsersFolderOfDataDir(t *testing.T) {
 	got := probeDataDir(t, &CommandLauncher{DataDir: data, Sandbox: &Sandbox{Bwrap: bwrap, Hidden: hidden}}, key)
 	// Own note written; bob's note, bob's folder, writes to bob's folder and to data_dir, the
 	// issuer's state and the TLS key refused; data_dir shows alice alone.
-	if want := "ok no no no no no no no alice,"; got != want {
+	if want := "ok no no no no no no no no alice,"; got != want {
 		t.Errorf("the sandboxed worker of alice found %q, want %q", got, want)
 	}
 	for _, f := range []string{"planted", "bob/planted", "carol"} {
@@ -135,7 +136,7 @@ func TestSandboxedAccountOwnsItsFolder(t *testing.T) {
 	data, key := dataDirFixture(t)
 	os.RemoveAll(data) // gemgate makes data_dir too, 0711 for the account to pass through
 	got := probeDataDir(t, &CommandLauncher{DataDir: data, WorkerUser: "nobody", Sandbox: &Sandbox{Bwrap: bwrap}}, key)
-	if want := "ok no no no no no no no alice,"; got != want {
+	if want := "ok no no no no no no no no alice,"; got != want {
 		t.Errorf("alice's worker as nobody found %q, want %q", got, want)
 	}
 	var st syscall.Stat_t
@@ -199,16 +200,20 @@ func must(t *testing.T, err error) {
 
 // What the operator asks for that holds data_dir (worker_sandbox_writable set to data_dir or
 // above it, as before each user had a folder of their own) shows no other user's folder; what
-// lies within it (here the worker's script, an absolute path of worker_command) still shows.
+// lies within it (here the worker's script, an absolute path of worker_command, and a folder
+// of worker_sandbox_readable) still shows, with gemgate's secrets in it still hidden.
 func TestDataDirStaysConfinedUnderWiderBinds(t *testing.T) {
 	bwrap := probe(t, nil)
 	data, key := dataDirFixture(t)
 	script := filepath.Join(data, "probe.sh")
 	must(t, os.WriteFile(script, []byte(probeScript), 0o644))
-	l := &CommandLauncher{DataDir: data, Sandbox: &Sandbox{Bwrap: bwrap, Writable: []string{data, filepath.Dir(data)},
-		Hidden: []string{key, filepath.Join(data, ".dev-issuer"), filepath.Join(data, "bob")}}}
+	shown := filepath.Join(data, "shown") // a folder the operator shows, with a secret hidden in it
+	must(t, os.Mkdir(shown, 0o755))
+	must(t, os.WriteFile(filepath.Join(shown, "secret.key"), []byte("secret"), 0o644))
+	l := &CommandLauncher{DataDir: data, Sandbox: &Sandbox{Bwrap: bwrap, Writable: []string{data, filepath.Dir(data)}, Readable: []string{shown},
+		Hidden: []string{key, filepath.Join(data, ".dev-issuer"), filepath.Join(data, "bob"), filepath.Join(shown, "secret.key")}}}
 	got := probeDataDir(t, l, key, "/bin/sh", script)
-	if want := "ok no no no no no no no alice,probe.sh,"; got != want {
+	if want := "ok no no no no no no no no alice,probe.sh,shown,"; got != want {
 		t.Errorf("the sandboxed worker of alice found %q, want %q", got, want)
 	}
 }
