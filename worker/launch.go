@@ -66,12 +66,13 @@ type CredentialSource interface {
 
 // CommandLauncher starts a stdio MCP server from a command template. The worker learns who it
 // serves from its environment (GEMGATE_USER, GEMGATE_SUBJECT, GEMGATE_READ_ONLY,
-// GEMGATE_SCOPES, GEMGATE_SESSION), and gets its credential on GEMGATE_CREDENTIAL_FD unless
+// GEMGATE_SCOPES, GEMGATE_SESSION; GEMGATE_DATA_DIR and its user's folder of it,
+// GEMGATE_USER_DATA_DIR, with a DataDir), and gets its credential on GEMGATE_CREDENTIAL_FD unless
 // CredentialStdin or CredentialEnv says otherwise. The gateway's own GEMGATE_* settings,
 // secrets among them, are never passed on.
 type CommandLauncher struct {
 	Command    []string // argv; "{user}" in an argument becomes the user's name
-	DataDir    string   // GEMGATE_DATA_DIR for workers that keep files
+	DataDir    string   // GEMGATE_DATA_DIR for workers that keep files, one folder per user
 	Env        []string // extra KEY=VALUE pairs
 	Credential CredentialSource
 	StopGrace  time.Duration
@@ -79,9 +80,10 @@ type CommandLauncher struct {
 	// WriteTimeout bounds each write to a worker (worker_write_timeout); zero means
 	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
-	// Sandbox, if set, confines every worker with bubblewrap; its Readable and Writable
-	// lists are the operator's, and each launch adds the worker's executable, the absolute
-	// paths of the command template and the data directory.
+	// Sandbox, if set, confines every worker with bubblewrap; its Readable, Writable and
+	// Hidden lists are the operator's and gemgate's, and each launch adds the worker's
+	// executable and the absolute paths of the command template, and shows of DataDir only
+	// the user's folder, which it makes for the worker's account first.
 	Sandbox *Sandbox
 	// Caps, if set, bound each worker's memory, processes, CPU and open files.
 	Caps *Caps
