@@ -67,7 +67,7 @@ func TestAttackWorkerReadsNoSecret(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the worker isolation attack tests need root (worker_user); CI runs as root")
 	}
-	bin, dir := hostileWorker(t)
+	bin, _ := hostileWorker(t)
 	for _, tc := range []struct {
 		name      string
 		flags     []string
@@ -84,7 +84,8 @@ func TestAttackWorkerReadsNoSecret(t *testing.T) {
 			const resource = "urn:gemgate:attack"
 			iss, canary := canaryIssuer(t, resource)
 			flags := append([]string{"--issuer", iss.URL(), "--audiences", resource, "--worker", "command", "--worker-command", bin,
-				"--worker-credential", "exchange", "--exchange-client-id", "gemgate", "--exchange-audience", "backend", "--data-dir", dir}, tc.flags...)
+				"--worker-credential", "exchange", "--exchange-client-id", "gemgate", "--exchange-audience", "backend",
+				"--data-dir", searchableTempDir(t)}, tc.flags...) // its own: each user's folder belongs to the case's account
 			g := startServeEnv(t, []string{"GEMGATE_EXCHANGE_CLIENT_SECRET=" + canary}, flags...) // in gemgate's /proc/<pid>/environ
 			wantMode := "worker sandbox: none"
 			if tc.sandboxed {

@@ -6,7 +6,8 @@
 // handed back with the caller's raw id restored byte for byte), the routing of what the
 // worker sends on its own (notifications and requests) to a callback, the logging of its
 // stderr, and its staged stop (close stdin, SIGTERM to its process group, SIGKILL). It also
-// confines a worker (bubblewrap, sandbox_linux.go; an account of its own, account.go) and caps
+// confines a worker (bubblewrap, which shows it of the data directory only its user's folder,
+// sandbox_linux.go; an account of its own, account.go) and caps
 // it (caps_linux.go, cgroup_linux.go): in a cgroup v2 of its own where one is delegated, or
 // with rlimits that gemgate's own binary sets before it executes the worker. A binary that
 // links this package and is started under the name "gemgate-worker-caps" is that trampoline

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gemgate/gemgate/internal/userdir"
 )
 
 // Identity is who a worker is started for: what its environment, command line and
@@ -64,12 +66,13 @@ type CredentialSource interface {
 
 // CommandLauncher starts a stdio MCP server from a command template. The worker learns who it
 // serves from its environment (GEMGATE_USER, GEMGATE_SUBJECT, GEMGATE_READ_ONLY,
-// GEMGATE_SCOPES, GEMGATE_SESSION), and gets its credential on GEMGATE_CREDENTIAL_FD unless
+// GEMGATE_SCOPES, GEMGATE_SESSION; GEMGATE_DATA_DIR and its user's folder of it,
+// GEMGATE_USER_DATA_DIR, with a DataDir), and gets its credential on GEMGATE_CREDENTIAL_FD unless
 // CredentialStdin or CredentialEnv says otherwise. The gateway's own GEMGATE_* settings,
 // secrets among them, are never passed on.
 type CommandLauncher struct {
 	Command    []string // argv; "{user}" in an argument becomes the user's name
-	DataDir    string   // GEMGATE_DATA_DIR for workers that keep files
+	DataDir    string   // GEMGATE_DATA_DIR for workers that keep files, one folder per user
 	Env        []string // extra KEY=VALUE pairs
 	Credential CredentialSource
 	StopGrace  time.Duration
@@ -77,9 +80,10 @@ type CommandLauncher struct {
 	// WriteTimeout bounds each write to a worker (worker_write_timeout); zero means
 	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
-	// Sandbox, if set, confines every worker with bubblewrap; its Readable and Writable
-	// lists are the operator's, and each launch adds the worker's executable, the absolute
-	// paths of the command template and the data directory.
+	// Sandbox, if set, confines every worker with bubblewrap; its Readable, Writable and
+	// Hidden lists are the operator's and gemgate's, and each launch adds the worker's
+	// executable and the absolute paths of the command template, and shows of DataDir only
+	// the user's folder, which it makes for the worker's account first.
 	Sandbox *Sandbox
 	// Caps, if set, bound each worker's memory, processes, CPU and open files.
 	Caps *Caps
@@ -126,8 +130,13 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		"GEMGATE_SCOPES="+strings.Join(scopeSet(id.Scopes), " "),
 		"GEMGATE_SESSION="+id.Session,
 	)
+	var dataDir, userDir string
 	if l.DataDir != "" {
-		env = append(env, "GEMGATE_DATA_DIR="+l.DataDir)
+		if dataDir, err = filepath.Abs(l.DataDir); err != nil {
+			return Launch{}, fmt.Errorf("data_dir: %w", err)
+		}
+		userDir = filepath.Join(dataDir, userdir.Name(user))
+		env = append(env, "GEMGATE_DATA_DIR="+l.DataDir, "GEMGATE_USER_DATA_DIR="+userDir)
 	}
 	env = append(env, l.Env...)
 	spec := Spec{Path: path, Args: args, Env: env, StopGrace: l.StopGrace, WriteTimeout: l.WriteTimeout, Caps: l.Caps}
@@ -137,7 +146,9 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		}
 	}
 	if l.Sandbox != nil {
-		spec.Sandbox = l.sandbox(path)
+		if spec.Sandbox, err = l.sandbox(path, dataDir, userDir, spec.RunAs); err != nil {
+			return Launch{}, err
+		}
 	}
 	var expiry time.Time
 	if l.Credential != nil {
@@ -166,8 +177,9 @@ func scopeSet(scopes []string) []string {
 
 // sandbox is the launcher's sandbox completed for one worker: what the worker's command needs
 // to see over the sandbox's private /tmp (its executable, the absolute paths of the template,
-// never a path a user name filled in) and the data directory, writable.
-func (l *CommandLauncher) sandbox(path string) *Sandbox {
+// never a path a user name filled in), and of dataDir only userDir, writable, which it makes
+// for the worker's account (runAs) first.
+func (l *CommandLauncher) sandbox(path, dataDir, userDir string, runAs *Account) (*Sandbox, error) {
 	sb := &Sandbox{Bwrap: l.Sandbox.Bwrap}
 	sb.Readable = append(append(sb.Readable, l.Sandbox.Readable...), path)
 	for _, a := range l.Command[1:] {
@@ -176,14 +188,20 @@ func (l *CommandLauncher) sandbox(path string) *Sandbox {
 		}
 	}
 	sb.Writable = append(sb.Writable, l.Sandbox.Writable...)
-	if l.DataDir != "" {
-		if dir, err := filepath.Abs(l.DataDir); err == nil {
-			// A bind needs the directory to exist; the demo would create it anyway.
-			_ = os.MkdirAll(dir, 0o700)
-			sb.Writable = append(sb.Writable, dir)
-		}
+	sb.Hidden = l.Sandbox.Hidden
+	if dataDir == "" {
+		return sb, nil
 	}
-	return sb
+	if err := makeUserDir(dataDir, filepath.Base(userDir), runAs); err != nil {
+		return nil, err
+	}
+	// bubblewrap mounts on the folder a link leads to.
+	dir, err := filepath.EvalSymlinks(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("data_dir: %w", err)
+	}
+	sb.DataDir, sb.UserDir = dir, filepath.Join(dir, filepath.Base(userDir))
+	return sb, nil
 }
 
 // inheritedEnv is the gateway's environment without its own settings.

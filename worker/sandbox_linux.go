@@ -3,28 +3,36 @@ package worker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Sandbox confines a worker with bubblewrap (bwrap): its own PID namespace and /proc, so it
 // sees no other process (not gemgate, not another worker) and no /proc/<pid>/environ but its
-// own; the host's filesystem read-only; a private, empty /tmp; all capabilities dropped; and
-// it dies with gemgate. Network and System V IPC stay shared: workers reach their backends
+// own; the host's filesystem read-only; a private, empty /tmp; of the data directory, only its
+// own user's folder; all capabilities dropped; and it dies with gemgate. Network and System V IPC stay shared: workers reach their backends
 // (GemStone's shared page cache among them).
 type Sandbox struct {
 	Bwrap    string   // the bwrap executable
-	Writable []string // host paths the worker may write (the data directory)
+	Writable []string // host paths the worker may write (worker_sandbox_writable)
 	Readable []string // host paths shown read-only over the private /tmp (the worker's executable, scripts)
 	// Hidden are host paths the worker must not read although the host is visible: gemgate's
 	// own secrets (its TLS key, its config files, the development issuer's state). A file is
 	// covered by /dev/null (on the sandbox's mounts, without devices, it cannot be read), a
 	// directory by an empty tmpfs; a path that does not exist is skipped.
 	Hidden []string
+	// DataDir, if set, is shown as an empty read-only folder but for UserDir, a folder in it,
+	// writable: the worker reaches its own user's files of data_dir and no other user's.
+	DataDir, UserDir string
 }
 
 // baseArgs is the confinement every worker gets.
@@ -49,17 +57,97 @@ func (s *Sandbox) args(path string, args []string) []string {
 	for _, p := range s.Writable {
 		a = append(a, "--bind", p, p)
 	}
+	// After the binds, so that none can show the rest of DataDir, but for what was asked for
+	// in it (the worker's executable may lie there), shown again.
+	var shown []string
+	if s.DataDir != "" {
+		a = append(a, "--tmpfs", s.DataDir, "--bind", s.UserDir, s.UserDir)
+		for i, paths := range [][]string{s.Readable, s.Writable} {
+			for _, p := range paths {
+				if s.coveredByDataDir(p) {
+					shown = append(shown, p)
+					a = append(a, []string{"--ro-bind-try", "--bind"}[i], p, p)
+				}
+			}
+		}
+	}
 	for _, p := range s.Hidden { // after the binds, so that a secret inside one stays hidden
 		switch fi, err := os.Stat(p); {
-		case err != nil:
+		case err != nil, s.coveredByDataDir(p) && !slices.ContainsFunc(shown, func(d string) bool { return within(p, d) }):
 		case fi.IsDir():
 			a = append(a, "--tmpfs", p)
 		default:
 			a = append(a, "--ro-bind", "/dev/null", p)
 		}
 	}
+	if s.DataDir != "" {
+		// Last, once every mount point in it is made; the mounts within keep their own flags.
+		a = append(a, "--remount-ro", s.DataDir)
+	}
 	a = append(a, "--", path)
 	return append(a, args...)
+}
+
+// coveredByDataDir tells whether p is below DataDir but not in UserDir: the empty folder shown
+// for DataDir hides it.
+func (s *Sandbox) coveredByDataDir(p string) bool {
+	return s.DataDir != "" && p != s.DataDir && within(p, s.DataDir) && !within(p, s.UserDir)
+}
+
+// within tells whether p is dir or below it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// makeUserDir makes name, the folder of one user in dataDir (mode 0700), for the account the
+// user's workers run as (runAs; nil: gemgate's own), and makes dataDir first if it is missing
+// (mode 0700, or 0711 with runAs, whose bubblewrap must pass through it to bind the folder).
+// A folder that exists must be a folder (not a link) of that account, or it is refused: it may
+// have been planted when every worker could write all of dataDir. The folder is opened without
+// following links and given away through that descriptor, so nothing swapped in its place is.
+func makeUserDir(dataDir, name string, runAs *Account) error {
+	mode, uid, gid, who := os.FileMode(0o700), os.Geteuid(), os.Getegid(), "gemgate's account"
+	if runAs != nil {
+		mode, uid, gid, who = 0o711, int(runAs.Uid), int(runAs.Gid), runAs.Name
+	}
+	if err := os.MkdirAll(dataDir, mode); err != nil {
+		return fmt.Errorf("data_dir: %w", err)
+	}
+	dfd, err := unix.Open(dataDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("data_dir: opening %s: %w", dataDir, err)
+	}
+	defer unix.Close(dfd)
+	dir := filepath.Join(dataDir, name)
+	made := true
+	if err := unix.Mkdirat(dfd, name, 0o700); errors.Is(err, unix.EEXIST) {
+		made = false
+	} else if err != nil {
+		return fmt.Errorf("data_dir: making %s: %w", dir, err)
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		return fmt.Errorf("data_dir: %s exists and is not a folder (a link or a file); remove it", dir)
+	} else if err != nil {
+		return fmt.Errorf("data_dir: opening %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("data_dir: %s: %w", dir, err)
+	}
+	switch {
+	case int(st.Uid) == uid:
+		return nil
+	case !made:
+		return fmt.Errorf("data_dir: %s belongs to uid %d, not to %s (uid %d), which the user's workers run as; remove it, or give it to that account", dir, st.Uid, who, uid)
+	}
+	if err := unix.Fchown(fd, uid, gid); err != nil {
+		_ = unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR)
+		return fmt.Errorf("data_dir: giving %s to %s: %w", dir, who, err)
+	}
+	return nil
 }
 
 // SandboxError says why bubblewrap cannot confine workers on this host.

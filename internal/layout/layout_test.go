@@ -22,13 +22,14 @@ var allowed = map[string][]string{
 	"internal/jsontext":                  {}, // lone surrogate escapes (auth's claims, jsonrpc's decided strings)
 	"internal/aside":                     {}, // deep work on a goroutine of its own (auth, gateway)
 	"internal/private":                   {}, // files and folders no other account may change (dev state, GemStone relay)
+	"internal/userdir":                   {}, // the name of a user's folder of data_dir (worker, the demo worker)
 	"jsonrpc":                            {"internal/clip", "internal/jsontext"},
 	"auth":                               {"internal/clip", "internal/aside", "internal/jsontext"},
 	"auth/devissuer":                     {},
 	"auth/exchange":                      {"auth", "internal/clip"},
 	"policy":                             {"jsonrpc"},
-	"worker":                             {"jsonrpc", "internal/clip"},
-	"worker/demo":                        {},
+	"worker":                             {"jsonrpc", "internal/clip", "internal/userdir"},
+	"worker/demo":                        {"internal/userdir"},
 	"worker/gemstone":                    {"worker", "internal/clip", "internal/private"},
 	"worker/gemstone/internal/fakestone": {},
 	"pool":                               {"worker", "jsonrpc", "internal/clip"},

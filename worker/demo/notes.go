@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gemgate/gemgate/internal/userdir"
 )
 
 // maxNoteBytes bounds one note's text.
@@ -31,11 +31,16 @@ type noteStore struct {
 	dir string // empty when not configured
 }
 
-func newNoteStore(dataDir, user string) noteStore {
-	if dataDir == "" || user == "" {
+// newNoteStore is the store of o's user: o.UserDataDir when gemgate named it, else the user's
+// folder of o.DataDir (the name gemgate gives it too).
+func newNoteStore(o Options) noteStore {
+	switch {
+	case o.UserDataDir != "":
+		return noteStore{dir: o.UserDataDir}
+	case o.DataDir == "" || o.User == "":
 		return noteStore{}
 	}
-	return noteStore{dir: filepath.Join(dataDir, userDirName(user))}
+	return noteStore{dir: filepath.Join(o.DataDir, userdir.Name(o.User))}
 }
 
 // noteInfo describes one note in a listing.
@@ -77,29 +82,6 @@ func checkNoteName(name string) error {
 		return fmt.Errorf("invalid note name %q: use 1 to 64 characters from A-Z a-z 0-9 . _ - and do not start with a dot", name)
 	}
 	return nil
-}
-
-// userDirName maps a user name to a directory name injectively, so two
-// users never share a directory: letters, digits, '.', '-' and '@' stay
-// (a leading '.' does not); every other byte becomes "_xx" (lowercase hex).
-// Names that would grow past 128 bytes become "_h" and the SHA-256 of the
-// user, which the escaping can never produce.
-func userDirName(user string) string {
-	var b strings.Builder
-	for i := 0; i < len(user); i++ {
-		c := user[i]
-		keep := c != '_' && isNameByte(c) || c == '@'
-		if keep && !(i == 0 && c == '.') {
-			b.WriteByte(c)
-			continue
-		}
-		fmt.Fprintf(&b, "_%02x", c)
-	}
-	if b.Len() > 128 {
-		sum := sha256.Sum256([]byte(user))
-		return "_h" + hex.EncodeToString(sum[:])
-	}
-	return b.String()
 }
 
 // open returns a root on the user's directory, creating it (0700) when

@@ -129,43 +129,6 @@ func TestNotesIsolation(t *testing.T) {
 	}
 }
 
-func TestUserDirName(t *testing.T) {
-	tests := []struct{ user, want string }{
-		{"alice", "alice"},
-		{"alice@example.com", "alice@example.com"},
-		{"a_b", "a_5fb"},
-		{"a/b", "a_2fb"},
-		{"..", "_2e."},
-		{".hidden", "_2ehidden"},
-		{"auth0|1234", "auth0_7c1234"},
-		{"Ü", "_c3_9c"},
-	}
-	for _, tc := range tests {
-		if got := userDirName(tc.user); got != tc.want {
-			t.Errorf("userDirName(%q) = %q, want %q", tc.user, got, tc.want)
-		}
-	}
-	long := strings.Repeat("/", 100)
-	if got := userDirName(long); !strings.HasPrefix(got, "_h") || len(got) != 66 {
-		t.Errorf("userDirName(long) = %q, want _h and a SHA-256", got)
-	}
-	seen := map[string]string{}
-	for _, u := range []string{"a_b", "a_5fb", "a/b", "a_2fb", ".", "_2e", "x", strings.Repeat("y", 200), strings.Repeat("/", 100)} {
-		d := userDirName(u)
-		if other, ok := seen[d]; ok {
-			t.Errorf("users %q and %q share the directory %q", u, other, d)
-		}
-		seen[d] = u
-		if !validDirName(d) {
-			t.Errorf("userDirName(%q) = %q is not a safe single path element", u, d)
-		}
-	}
-}
-
-func validDirName(d string) bool {
-	return d != "" && d != "." && d != ".." && !strings.ContainsAny(d, "/\\\x00") && len(d) <= 255
-}
-
 func TestNoteNamesRefused(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")

@@ -12,8 +12,13 @@ import (
 // discarded.
 type Options struct {
 	// DataDir holds one directory per user for the notes store.
-	// Empty means no store.
+	// Empty means no store (unless UserDataDir is set).
 	DataDir string
+	// UserDataDir, when set, is the user's own folder, which the notes
+	// store uses instead of the user's folder of DataDir: gemgate names it
+	// (GEMGATE_USER_DATA_DIR), and in its sandbox it is the only folder of
+	// DataDir the worker sees.
+	UserDataDir string
 	// User and Session are the identity the gateway assigned to this worker.
 	User, Session string
 	// ReadOnly makes the mutating tools refuse, even when called.
@@ -40,6 +45,9 @@ const (
 	EnvReadOnly = "GEMGATE_READ_ONLY"
 	EnvDataDir  = "GEMGATE_DATA_DIR"
 	EnvChatter  = "GEMGATE_DEMO_CHATTER"
+	// EnvUserDataDir is the user's folder of GEMGATE_DATA_DIR, as gemgate
+	// names it.
+	EnvUserDataDir = "GEMGATE_USER_DATA_DIR"
 )
 
 // OptionsFromEnv reads the options the gateway passes in the worker's
@@ -48,13 +56,14 @@ const (
 // "0": an unset or mistyped value fails closed.
 func OptionsFromEnv() Options {
 	return Options{
-		DataDir:  os.Getenv(EnvDataDir),
-		User:     os.Getenv(EnvUser),
-		Session:  os.Getenv(EnvSession),
-		ReadOnly: os.Getenv(EnvReadOnly) != "0",
-		Chatter:  os.Getenv(EnvChatter) == "1",
-		Logger:   slog.New(slog.NewTextHandler(os.Stderr, nil)),
-		Stderr:   os.Stderr,
+		DataDir:     os.Getenv(EnvDataDir),
+		UserDataDir: os.Getenv(EnvUserDataDir),
+		User:        os.Getenv(EnvUser),
+		Session:     os.Getenv(EnvSession),
+		ReadOnly:    os.Getenv(EnvReadOnly) != "0",
+		Chatter:     os.Getenv(EnvChatter) == "1",
+		Logger:      slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Stderr:      os.Stderr,
 	}
 }
 

@@ -32,7 +32,7 @@ func NewServer(o Options) (*mcp.Server, error) {
 	if o.DataDir != "" && o.User == "" {
 		return nil, errors.New("demo worker: a data directory needs a user (" + EnvUser + " is empty)")
 	}
-	d := &demoServer{opts: o, notes: newNoteStore(o.DataDir, o.User), log: o.logger()}
+	d := &demoServer{opts: o, notes: newNoteStore(o), log: o.logger()}
 	d.server = mcp.NewServer(&mcp.Implementation{Name: ServerName, Version: Version}, &mcp.ServerOptions{
 		Logger: d.log,
 		Instructions: "gemgate demo worker: whoami shows the identity the gateway assigned; " +
