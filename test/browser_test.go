@@ -208,9 +208,9 @@ func TestKeycloakAnonymousRegistrationsExpire(t *testing.T) {
 	stepCfg["after"] = []string{"3s"}
 	name := fmt.Sprintf("gemgate-expiry-%d", time.Now().UnixNano())
 	realm["realm"] = name
-	admin := newKCAdmin(t, e)
-	kcAdminAt(t, admin, http.MethodPost, "", realm, nil)
+	kcAdminAt(t, newKCAdmin(t, e), http.MethodPost, "", realm, nil)
 	t.Cleanup(func() { kcAdminAt(t, newKCAdmin(t, e), http.MethodDelete, "/"+name, nil, nil) })
+	admin := newKCAdmin(t, e) // afresh: an import can outlast an admin token (60 s)
 
 	body := `{"client_name":"Claude Code (gemgate)","redirect_uris":["http://localhost:45123/callback"],"grant_types":["authorization_code","refresh_token"],` +
 		`"response_types":["code"],"token_endpoint_auth_method":"none","scope":"mcp:use mcp:write profile offline_access"}`
@@ -263,7 +263,7 @@ func TestKeycloakAnonymousRegistrationsExpire(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	kcAdminAt(t, admin, http.MethodGet, "/"+name+"/clients?clientId=mcp-client", nil, &own)
+	kcAdminAt(t, newKCAdmin(t, e), http.MethodGet, "/"+name+"/clients?clientId=mcp-client", nil, &own)
 	if len(own) != 1 {
 		t.Error("the workflow deleted the realm's own mcp-client too")
 	}
