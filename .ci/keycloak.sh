@@ -21,7 +21,12 @@
 #   KEYCLOAK_START_TIMEOUT   seconds to wait for the realm (default 240).
 #   MAVEN_CENTRAL            repository base URL (default https://repo1.maven.org/maven2).
 #   KEYCLOAK_FEATURES        Keycloak features to enable (default cimd: Client ID Metadata
-#                            Documents, experimental in 26.7, which the realm's client policy uses).
+#                            Documents, experimental in 26.7, which the CIMD test adds to the realm).
+#   KEYCLOAK_WORKFLOW_INTERVAL  how often Keycloak runs the workflow steps that are due (default 2s;
+#                            Keycloak's own default is 12h). The realm's workflow deletes anonymous
+#                            registrations 30 days after they were made; a short interval lets the
+#                            test of that workflow (a copy of the realm with a 3-second delay) see
+#                            it happen.
 #
 # For the Client ID Metadata Document test, start also makes a throwaway CA and a certificate
 # for 127.0.0.1 (openssl) in the run folder and has Keycloak trust that CA (KC_TRUSTSTORE_PATHS),
@@ -46,6 +51,7 @@ ADMIN_PASSWORD=${KEYCLOAK_ADMIN_PASSWORD:-admin}
 START_TIMEOUT=${KEYCLOAK_START_TIMEOUT:-240}
 MAVEN_CENTRAL=${MAVEN_CENTRAL:-https://repo1.maven.org/maven2}
 FEATURES=${KEYCLOAK_FEATURES-cimd}
+WORKFLOW_INTERVAL=${KEYCLOAK_WORKFLOW_INTERVAL:-2s}
 
 KC_DIR=$CACHE/keycloak
 KC_HOME=$KC_DIR/keycloak-$KEYCLOAK_VERSION
@@ -225,6 +231,7 @@ cmd_start() {
 		export KC_HOSTNAME=$BASE_URL KC_HEALTH_ENABLED=true KC_DB=dev-mem
 		export KC_LOG_CONSOLE_COLOR=false KC_TRUSTSTORE_PATHS=$CIMD_TLS/ca.pem
 		if [ -n "$FEATURES" ]; then export KC_FEATURES=$FEATURES; fi
+		export KC_SPI_EVENTS_LISTENER__WORKFLOW_EVENT_LISTENER__STEP_RUNNER_TASK_INTERVAL=$WORKFLOW_INTERVAL
 		unset JAVA_OPTS
 		cd "$RUN_DIR"
 		exec setsid "$KC_HOME/bin/kc.sh" start-dev --import-realm </dev/null >"$LOG_FILE" 2>&1

@@ -17,15 +17,18 @@
 # No Prometheus or Grafana: scrape the metrics URL yourself if you want them.
 #
 # Settings (environment): GEMGATE_BIN (a gemgate binary; default: go build into the cache),
-# GEMGATE_DEMO_DATA (gemgate's data dir; default ~/.cache/gemgate/demo-data), GEMGATE_CACHE.
+# GEMGATE_DEMO_DATA (gemgate's data dir; default ~/.cache/gemgate/demo-data), GEMGATE_CACHE,
+# KEYCLOAK_FEATURES (default none).
 # Differences from the compose demo: gemgate reaches the issuer URL itself, so it needs no
 # GEMGATE_JWKS_URL; its workers run in the bubblewrap sandbox when bwrap is installed (as in
 # the image), else gemgate says why it cannot sandbox them.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${GEMGATE_CACHE:-$HOME/.cache/gemgate}
-# As the compose demo: no experimental Keycloak features (.ci/keycloak.sh enables cimd for CI).
-export GEMGATE_CACHE=$cache KEYCLOAK_HTTP_PORT=8081 KEYCLOAK_FEATURES=
+# As the compose demo: no experimental Keycloak features unless KEYCLOAK_FEATURES names some
+# (KEYCLOAK_FEATURES=cimd for Client ID Metadata Documents, docs/clients.md); .ci/keycloak.sh
+# alone enables cimd for CI.
+export GEMGATE_CACHE=$cache KEYCLOAK_HTTP_PORT=8081 KEYCLOAK_FEATURES=${KEYCLOAK_FEATURES:-}
 say() { printf 'demo-native: %s\n' "$*" >&2; }
 
 for p in 8080 9464; do

@@ -1,11 +1,16 @@
 package test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // People log in through a real browser: Keycloak with the shipped realm
@@ -46,6 +51,18 @@ func TestBrowserSDKLoginAndStepUp(t *testing.T) {
 	}
 	if n := len(kcLogLines(r.gg, "session stepped up to read-write")); n != 1 {
 		t.Errorf("gemgate logged %d step-ups, want 1", n)
+	}
+	// A client registered with only mcp:use cannot ask for mcp:write later: Keycloak 26.7 keeps
+	// a registration's scope as the client's only optional scopes, and no registration policy,
+	// client policy or workflow step of 26.7 adds one. docs/clients.md says so; when this
+	// fails, Keycloak has changed and the docs (and perhaps the realm) must follow.
+	narrow, _ := r.report["narrow"].(map[string]any)
+	registered, _ := narrow["registered_scope"].(string)
+	scopes := strings.Fields(registered)
+	slices.Sort(scopes)
+	if !slices.Equal(scopes, []string{"mcp:use", "profile"}) || narrow["error"] != "invalid_scope" || narrow["got_code"] != false {
+		t.Errorf("a client registered with %v asked for mcp:write and got error=%v code=%v; want invalid_scope, as docs/clients.md says",
+			narrow["registered_scope"], narrow["error"], narrow["got_code"])
 	}
 }
 
@@ -144,6 +161,149 @@ func kcEnableCIMD(t *testing.T, e kcEnv) {
 		admin.do(t, http.MethodPut, "/client-policies/policies", map[string]any{"policies": anyList(policies["policies"])}, nil)
 		admin.do(t, http.MethodPut, "/client-policies/profiles", map[string]any{"profiles": anyList(profiles["profiles"])}, nil)
 	})
+}
+
+// Anonymous registrations do not pile up to the realm's "Max Clients Limit" (every logout and
+// login of Claude Code registers one more client): the realm's Keycloak workflow deletes every
+// client created after the realm's import 30 days after its creation. 30 days cannot be waited
+// for, so the test imports a copy of the shipped realm under another name with that delay cut to
+// 3 s (nothing else changed; .ci/keycloak.sh has Keycloak run due workflow steps every 2 s),
+// registers a client as Claude Code does, sees the deletion scheduled, and waits for the client
+// to go. The realm's own clients are never scheduled. A realm of its own, so that no other test's
+// client is deleted under it.
+func TestKeycloakAnonymousRegistrationsExpire(t *testing.T) {
+	t.Parallel()
+	e := needKeycloak(t)
+	if e.RealmFile == "" {
+		t.Fatal("KEYCLOAK_REALM_FILE is not set; eval \"$(.ci/keycloak.sh env)\"")
+	}
+	raw, err := os.ReadFile(e.RealmFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var realm map[string]any
+	if err := json.Unmarshal(raw, &realm); err != nil {
+		t.Fatal(err)
+	}
+	components, _ := realm["components"].(map[string]any)
+	workflows := anyList(components["org.keycloak.models.workflow.WorkflowProvider"])
+	if len(workflows) != 1 {
+		t.Fatalf("the realm file holds %d workflows, want the one that expires registrations", len(workflows))
+	}
+	wf, _ := workflows[0].(map[string]any)
+	cfg, _ := wf["config"].(map[string]any)
+	if on, supports := anyList(cfg["on"]), anyList(cfg["supports"]); len(on) != 1 || on[0] != "client-created" || len(supports) != 1 || supports[0] != "CLIENTS" {
+		t.Fatalf("the realm's workflow runs on %v for %v, want client-created for CLIENTS", on, supports)
+	}
+	subs, _ := wf["subComponents"].(map[string]any)
+	steps := anyList(subs["org.keycloak.models.workflow.WorkflowStepProvider"])
+	if len(steps) != 1 {
+		t.Fatalf("the realm's workflow has %d steps, want one delete-client", len(steps))
+	}
+	step, _ := steps[0].(map[string]any)
+	stepCfg, _ := step["config"].(map[string]any)
+	if step["providerId"] != "delete-client" || fmt.Sprint(stepCfg["after"]) != "[30d]" {
+		t.Fatalf("the realm's workflow steps are %v, want one delete-client after 30d (docs/clients.md says 30 days)", steps)
+	}
+	stepCfg["after"] = []string{"3s"}
+	name := fmt.Sprintf("gemgate-expiry-%d", time.Now().UnixNano())
+	realm["realm"] = name
+	kcAdminAt(t, newKCAdmin(t, e), http.MethodPost, "", realm, nil)
+	t.Cleanup(func() { kcAdminAt(t, newKCAdmin(t, e), http.MethodDelete, "/"+name, nil, nil) })
+	admin := newKCAdmin(t, e) // afresh: an import can outlast an admin token (60 s)
+
+	body := `{"client_name":"Claude Code (gemgate)","redirect_uris":["http://localhost:45123/callback"],"grant_types":["authorization_code","refresh_token"],` +
+		`"response_types":["code"],"token_endpoint_auth_method":"none","scope":"mcp:use mcp:write profile offline_access"}`
+	resp, err := http.Post(e.URL+"/realms/"+name+"/clients-registrations/openid-connect", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(b, &reg) != nil || reg.ClientID == "" {
+		t.Fatalf("anonymous registration answered %s: %s", resp.Status, b)
+	}
+	// A registered client's internal id is its client_id.
+	var scheduled []struct {
+		Name  string `json:"name"`
+		Steps []struct {
+			Uses   string `json:"uses"`
+			Status string `json:"status"`
+		} `json:"steps"`
+	}
+	kcAdminAt(t, admin, http.MethodGet, "/"+name+"/workflows/scheduled/"+reg.ClientID, nil, &scheduled)
+	if len(scheduled) != 1 || len(scheduled[0].Steps) != 1 || scheduled[0].Steps[0].Uses != "delete-client" {
+		t.Fatalf("the registered client's scheduled workflows: %+v, want one delete-client", scheduled)
+	}
+	var own []struct {
+		ID string `json:"id"`
+	}
+	kcAdminAt(t, admin, http.MethodGet, "/"+name+"/clients?clientId=mcp-client", nil, &own)
+	if len(own) != 1 {
+		t.Fatalf("mcp-client is not in the imported realm: %v", own)
+	}
+	var ownScheduled []any
+	kcAdminAt(t, admin, http.MethodGet, "/"+name+"/workflows/scheduled/"+own[0].ID, nil, &ownScheduled)
+	if len(ownScheduled) != 0 {
+		t.Errorf("the realm's own client mcp-client is scheduled for deletion: %v", ownScheduled)
+	}
+
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var found []any
+		kcAdminAt(t, newKCAdmin(t, e), http.MethodGet, "/"+name+"/clients?clientId="+reg.ClientID, nil, &found)
+		if len(found) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the registered client %s still exists 90 s after a 3 s expiry (does Keycloak run due workflow steps often? KEYCLOAK_WORKFLOW_INTERVAL in .ci/keycloak.sh)", reg.ClientID)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	kcAdminAt(t, newKCAdmin(t, e), http.MethodGet, "/"+name+"/clients?clientId=mcp-client", nil, &own)
+	if len(own) != 1 {
+		t.Error("the workflow deleted the realm's own mcp-client too")
+	}
+}
+
+// kcAdminAt sends one admin request below /admin/realms (any realm) and decodes a JSON answer
+// into out when out is not nil.
+func kcAdminAt(t *testing.T, a *kcAdmin, method, path string, in, out any) {
+	t.Helper()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, a.e.URL+"/admin/realms"+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("admin %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("admin %s %s answered %s: %s", method, path, resp.Status, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("admin %s %s: %v", method, path, err)
+		}
+	}
 }
 
 func anyList(v any) []any {
