@@ -22,6 +22,7 @@ var allowed = map[string][]string{
 	"internal/jsontext":                  {}, // lone surrogate escapes (auth's claims, jsonrpc's decided strings)
 	"internal/aside":                     {}, // deep work on a goroutine of its own (auth, gateway)
 	"internal/private":                   {}, // files and folders no other account may change (dev state, GemStone relay)
+	"telemetry":                          {}, // OpenTelemetry set-up and a request's spans (gateway, pool)
 	"jsonrpc":                            {"internal/clip", "internal/jsontext"},
 	"auth":                               {"internal/clip", "internal/aside", "internal/jsontext"},
 	"auth/devissuer":                     {},
@@ -31,9 +32,9 @@ var allowed = map[string][]string{
 	"worker/demo":                        {},
 	"worker/gemstone":                    {"worker", "internal/clip", "internal/private"},
 	"worker/gemstone/internal/fakestone": {},
-	"pool":                               {"worker", "jsonrpc", "internal/clip"},
-	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "gateway/trace", "gateway/metrics", "gateway/limit", "gateway/sessions", "gateway/sessionless"},
-	"gateway/sessionless":                {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire"},
+	"pool":                               {"worker", "jsonrpc", "internal/clip", "telemetry"},
+	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "gateway/trace", "gateway/metrics", "gateway/limit", "gateway/sessions", "gateway/sessionless", "telemetry"},
+	"gateway/sessionless":                {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "telemetry"},
 	"gateway/wire":                       {"jsonrpc"},
 	"gateway/trace":                      {},
 	"gateway/metrics":                    {"pool"},
