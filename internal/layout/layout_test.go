@@ -19,10 +19,11 @@ const module = "github.com/gemgate/gemgate/"
 // gateway imports auth: pool keys workers on an Identity of its own.
 var allowed = map[string][]string{
 	"internal/clip":                      {},
-	"internal/jsontext":                  {}, // lone surrogate escapes (auth's claims, jsonrpc's decided strings)
-	"internal/aside":                     {}, // deep work on a goroutine of its own (auth, gateway)
-	"internal/private":                   {}, // files and folders no other account may change (dev state, GemStone relay)
-	"telemetry":                          {}, // OpenTelemetry set-up and a request's spans (gateway, pool)
+	"internal/jsontext":                  {},                // lone surrogate escapes (auth's claims, jsonrpc's decided strings)
+	"internal/aside":                     {},                // deep work on a goroutine of its own (auth, gateway)
+	"internal/private":                   {},                // files and folders no other account may change (dev state, GemStone relay)
+	"internal/httperrorlog":              {"internal/clip"}, // the HTTP servers' ErrorLog, clipped and rate limited (cmd)
+	"telemetry":                          {},                // OpenTelemetry set-up and a request's spans (gateway, pool)
 	"jsonrpc":                            {"internal/clip", "internal/jsontext"},
 	"auth":                               {"internal/clip", "internal/aside", "internal/jsontext"},
 	"auth/devissuer":                     {},
