@@ -356,3 +356,24 @@ func TestTracingOffChangesNothing(t *testing.T) {
 		t.Errorf("exemplars with tracing off: %s", ex)
 	}
 }
+
+// BenchmarkPostCallTracing is BenchmarkPostCall with tracing off and on (every span sampled,
+// the SDK's batch processor, an exporter that drops the batches): gemgate's own cost of its
+// spans, without the export's.
+//
+//	go test ./gateway -run '^$' -bench PostCallTracing -benchmem
+func BenchmarkPostCallTracing(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		var mods []func(*Options)
+		name := "off"
+		if on {
+			name = "on"
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+			b.Cleanup(func() { _ = tp.Shutdown(b.Context()) })
+			mods = append(mods, func(o *Options) { o.Tracing = telemetry.NewWith(tp, telemetry.Settings{}) })
+		}
+		h := newBenchGateway(b, mods...)
+		b.Run("legacy/tracing="+name, func(b *testing.B) { benchCalls(b, h, legacyCallRequest(b, h)) })
+		b.Run("sessionless/tracing="+name, func(b *testing.B) { benchCalls(b, h, sessionlessCallRequest) })
+	}
+}

@@ -90,11 +90,11 @@ var errSlotGone = errors.New("slot gone")
 // errSlotGone, so it never starts a successor nobody would use. Only an identity of the
 // slot's key may start a worker (refuseStart).
 func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
-	ctx, span := telemetry.Step(ctx, "gemgate.worker.acquire", trace.SpanKindInternal)
-	if !span.IsRecording() {
+	if !trace.SpanFromContext(ctx).IsRecording() {
 		return s.acquireWorker(ctx, id, params, m)
 	}
-	span.SetAttributes(attribute.Bool("gemgate.worker.started", false)) // set again by a start
+	ctx, span := telemetry.Step(ctx, "gemgate.worker.acquire", trace.SpanKindInternal,
+		attribute.Bool("gemgate.worker.started", false)) // set again by a start
 	w, err := s.acquireWorker(ctx, id, params, m)
 	if err != nil {
 		span.SetStatus(codes.Error, "no worker")

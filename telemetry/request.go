@@ -123,7 +123,8 @@ func spanName(c Call, path string) string {
 }
 
 func (q *Request) attributes(c Call) []attribute.KeyValue {
-	a := []attribute.KeyValue{attribute.String("network.transport", "tcp"), attribute.String("http.request.method", "POST")}
+	a := make([]attribute.KeyValue, 0, 12)
+	a = append(a, attribute.String("network.transport", "tcp"), attribute.String("http.request.method", "POST"))
 	add := func(k, v string) {
 		if v != "" {
 			a = append(a, attribute.String(k, v))
@@ -181,11 +182,12 @@ func (q *Request) End(status int) {
 	default:
 		outcome = "ok"
 	}
-	q.span.SetAttributes(attribute.String("gemgate.outcome", outcome), attribute.Int("http.response.status_code", status))
+	end := []attribute.KeyValue{attribute.String("gemgate.outcome", outcome), attribute.Int("http.response.status_code", status), {}, {}}[:2]
 	if q.rpcCode != 0 {
 		code := strconv.FormatInt(q.rpcCode, 10)
-		q.span.SetAttributes(attribute.String("rpc.response.status_code", code), attribute.String("error.type", code))
+		end = append(end, attribute.String("rpc.response.status_code", code), attribute.String("error.type", code))
 	}
+	q.span.SetAttributes(end...)
 	if status >= 500 || q.rpcCode != 0 || status >= 400 && outcome != "refused" {
 		q.span.SetStatus(codes.Error, outcome)
 	}
@@ -213,12 +215,12 @@ var noSpan = trace.SpanFromContext(context.Background())
 
 // Step starts a child span of ctx's recording span; off, or under a span that does not
 // record, it starts nothing and returns ctx and a span that does nothing, allocating nothing.
-func Step(ctx context.Context, name string, kind trace.SpanKind) (context.Context, trace.Span) {
+func Step(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	parent := trace.SpanFromContext(ctx)
 	if !parent.IsRecording() {
 		return ctx, noSpan
 	}
-	return parent.TracerProvider().Tracer(scope).Start(ctx, name, trace.WithSpanKind(kind))
+	return parent.TracerProvider().Tracer(scope).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }
 
 // RoundTrip starts the span of the request's round trip to its worker: a CLIENT span named
