@@ -91,7 +91,7 @@ func oneSpan(t *testing.T, rec *tracetest.SpanRecorder, name string, kind trace.
 func attrs(s sdktrace.ReadOnlySpan) map[string]string {
 	out := map[string]string{}
 	for _, a := range s.Attributes() {
-		out[string(a.Key)] = a.Value.Emit()
+		out[string(a.Key)] = a.Value.String()
 	}
 	return out
 }
@@ -283,17 +283,17 @@ func TestTracingKeepsSecretsOut(t *testing.T) {
 		n++
 		var texts []string
 		for _, a := range s.Attributes() {
-			texts = append(texts, a.Value.Emit())
+			texts = append(texts, a.Value.String())
 		}
 		for _, e := range s.Events() {
 			texts = append(texts, e.Name)
 			for _, a := range e.Attributes {
-				texts = append(texts, a.Value.Emit())
+				texts = append(texts, a.Value.String())
 			}
 		}
 		texts = append(texts, s.Status().Description, s.Name())
 		for _, a := range s.Resource().Attributes() {
-			texts = append(texts, a.Value.Emit())
+			texts = append(texts, a.Value.String())
 		}
 		for _, text := range texts {
 			for _, secret := range []string{"alice-rw", "s3cret-argument", "Bearer"} {
