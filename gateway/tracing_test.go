@@ -377,3 +377,56 @@ func BenchmarkPostCallTracing(b *testing.B) {
 		b.Run("sessionless/tracing="+name, func(b *testing.B) { benchCalls(b, h, sessionlessCallRequest) })
 	}
 }
+
+// The bridge: a legacy worker's question parks a 2026-07-28 call, and the client's retry with
+// its answer is one gemgate.bridge.round, under the retry's server span.
+func TestTracingBridgeRound(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	f := newFixture(t, func(o *Options) {
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
+		o.Tracing = telemetry.NewWith(tp, telemetry.Settings{})
+	})
+	c := f.client("alice-rw")
+	meta := func() map[string]any {
+		m := sessionlessMeta()
+		m[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+		return m
+	}
+	if r := c.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
+		t.Fatalf("write_note: %s", r.body)
+	}
+	r := c.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta()})
+	var res struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(r.only(t).Result, &res); err != nil || res.ResultType != "input_required" {
+		t.Fatalf("delete_note: %s", r.body)
+	}
+	if n := len(spansNamed(rec, "gemgate.bridge.round")); n != 0 {
+		t.Fatalf("%d bridge rounds before the retry", n)
+	}
+	responses := map[string]any{}
+	for k := range res.InputRequests {
+		responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
+	}
+	r = c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta(),
+		"inputResponses": responses, "requestState": res.RequestState})
+	if m := r.only(t); m.Error != nil {
+		t.Fatalf("retry: %s", r.body)
+	}
+	eventually(t, 5*time.Second, "the retry's span", func() bool { return len(spansNamed(rec, "tools/call delete_note")) >= 3 })
+	round := oneSpan(t, rec, "gemgate.bridge.round", trace.SpanKindInternal, nil)
+	var retry sdktrace.ReadOnlySpan
+	for _, s := range spansNamed(rec, "tools/call delete_note") {
+		if s.SpanKind() == trace.SpanKindServer && attrs(s)["jsonrpc.request.id"] == "3" {
+			retry = s
+		}
+	}
+	if retry == nil || round.Parent().SpanID() != retry.SpanContext().SpanID() {
+		t.Errorf("the bridge round is not a child of the retry's server span")
+	}
+}
