@@ -117,7 +117,9 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger) (*
 	if opts.Tracing, err = telemetry.New(ctx, c.tracing()); err != nil {
 		return nil, err
 	}
-	s.tracing = opts.Tracing
+	if s.tracing = opts.Tracing; s.tracing != nil {
+		log.Info(telemetry.Describe(c.tracing(), os.Getenv))
+	}
 
 	launcher, err := s.launcher(ctx)
 	if err != nil {
