@@ -121,6 +121,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 			if !live {
 				return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: v.cfg.ClockSkew}
 			}
+			noteCached(ctx)
 			return p.clone(), nil
 		}
 		gen = v.cache.generation() // before the check: a clear from here on drops its result

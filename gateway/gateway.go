@@ -20,6 +20,7 @@ import (
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/telemetry"
 )
 
 // Options configures a Gateway. Zero values mean the documented defaults.
@@ -81,9 +82,10 @@ type Options struct {
 	// taking every replica out of a load balancer for it would turn a blip into an outage.
 	// Its message is shown as is, so it must reveal no configuration.
 	Degraded func(context.Context) error
-	Logger   *slog.Logger     // nil discards
-	Metrics  *metrics.Metrics // nil: no metrics
-	Trace    *trace.Tracer    // nil: no message trace
+	Logger   *slog.Logger       // nil discards
+	Metrics  *metrics.Metrics   // nil: no metrics
+	Trace    *trace.Tracer      // nil: no message trace
+	Tracing  *telemetry.Tracing // nil: no distributed tracing (spans)
 
 	now               func() time.Time // the pool's clock; tests set it
 	keepaliveInterval time.Duration    // 0: keepaliveInterval; tests set it

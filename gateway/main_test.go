@@ -26,6 +26,7 @@ import (
 //	            tools/call it asks the client one elicitation/create (the call is parked for
 //	            the client's input), then stops reading and asks 20,000 more at once
 //	stubborn    a legacy worker that ignores notifications/cancelled (playStubborn)
+//	echometa    answers a tools/call with the params._meta it got, as its bytes, for text
 //	askatlist   a legacy worker that asks its client roots/list at its first tools/list, as
 //	            a worker that asks at start-up does while gemgate's first call is in flight
 func TestMain(m *testing.M) {
@@ -54,6 +55,9 @@ func playWorker(mode string) int {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Meta json.RawMessage `json:"_meta"`
+			} `json:"params"`
 		}
 		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
 			continue
@@ -66,6 +70,10 @@ func playWorker(mode string) int {
 			time.Sleep(10 * time.Second)
 		case req.Method == "tools/call" && mode == "crashy":
 			return 3
+		case req.Method == "tools/call" && mode == "echometa":
+			text, _ := json.Marshal(string(req.Params.Meta))
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`+"\n", req.ID, text)
+			continue
 		case req.Method == "server/discover" && mode == "sessionlessflood":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
 			continue

@@ -19,6 +19,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/telemetry"
 )
 
 const headerSessionID = "Mcp-Session-Id"
@@ -29,21 +30,33 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 	// Only the headers are kept past g.post, not the request: a subscriptions/listen stream
 	// runs under this frame for hours, and the request's context holds the bearer token.
 	h := r.Header
+	q := telemetry.RequestFrom(r.Context()) // nil when tracing is off
 	method, err := g.post(rec, r)
 	if err != nil {
-		var he *wire.Error
-		if !errors.As(err, &he) {
-			he = &wire.Error{Status: http.StatusInternalServerError, Code: jsonrpc.CodeInternalError, Message: "internal error", Cause: err}
-		}
-		if he.Cause != nil || he.Status >= 500 {
-			g.log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", loggedSessionID(h))
-		}
-		if g.trace != nil { // the body is encoded for the trace only when there is one
-			g.trace.Outbound(loggedSessionID(h), errorBody(he))
-		}
-		he.Write(rec)
+		g.postFailed(rec, h, q, err)
 	}
-	g.metrics.Request(method, rec.status(), time.Since(start))
+	g.metrics.Request(method, rec.status(), time.Since(start), q.TraceID())
+}
+
+// postFailed answers a POST that failed with err. Out of handlePost, whose frame is under
+// every call's deepest (TestIdleStreamStackNeverDoubles).
+func (g *Gateway) postFailed(w http.ResponseWriter, h http.Header, q *telemetry.Request, err error) {
+	var he *wire.Error
+	if !errors.As(err, &he) {
+		he = &wire.Error{Status: http.StatusInternalServerError, Code: jsonrpc.CodeInternalError, Message: "internal error", Cause: err}
+	}
+	q.Error(he.Code)
+	if he.Cause != nil || he.Status >= 500 {
+		log := g.log
+		if id := q.TraceID(); id != "" {
+			log = log.With("trace_id", id)
+		}
+		log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", loggedSessionID(h))
+	}
+	if g.trace != nil { // the body is encoded for the trace only when there is one
+		g.trace.Outbound(loggedSessionID(h), errorBody(he))
+	}
+	he.Write(w)
 }
 
 // post handles one POST; it returns the method's metrics label ("other" until the body is
@@ -66,6 +79,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 		}
 		return "other", &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeParseError, Message: "parse error: the body is not one JSON-RPC message"}
 	}
+	r = beginSpan(r, msg)
 	return metrics.MethodLabel(msg.Method), g.postMessage(w, r, msg)
 }
 
@@ -259,8 +273,9 @@ func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields)
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal, decided policy.Access) error {
 	g.stepUp(r, s, p, decided)
 	access := s.currentAccess().Narrow(decided)
+	log := telemetry.Log(r.Context(), s.log) // the audit's, with the trace id when traced
 	if msg.Method == "tools/call" {
-		c := toolCall{member: s.member, log: s.log, id: msg.ID, access: access, name: f.tool, hint: s.hint(f.tool)}
+		c := toolCall{member: s.member, log: log, id: msg.ID, access: access, name: f.tool, hint: s.hint(f.tool)}
 		if he := g.toolGate(r.Context(), c); he != nil {
 			return he
 		}
@@ -281,16 +296,23 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
 	}
 	defer s.endCall(inf)
-	call, err := s.member.Call(r.Context(), pool.Request{Message: msg, ProgressToken: f.progressToken, Identity: g.identity(r, p, access, s), Tag: inf})
+	span, fwd, err := roundTrip(r.Context(), msg)
 	if err != nil {
+		return fieldError(msg, err)
+	}
+	call, err := s.member.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: f.progressToken, Identity: g.identity(r, p, access, s), Tag: inf})
+	if err != nil {
+		telemetry.EndRoundTrip(span, "error")
 		return callError(msg.ID, err)
 	}
 	s.setCall(inf, call)
 	started := time.Now()
 	outcome := g.await(&pending{w: w, r: r, s: s, inf: inf, method: msg.Method, access: access})
+	telemetry.EndRoundTrip(span, outcome)
+	telemetry.RequestFrom(r.Context()).Outcome(outcome)
 	if f.tool != "" {
 		g.metrics.ToolCall(outcome)
-		auditCall(s.log, f.tool, access.ReadOnly, outcome, time.Since(started))
+		auditCall(log, f.tool, access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }

@@ -84,7 +84,7 @@ func TestCallsStartNoGoroutine(t *testing.T) {
 	}
 }
 
-func newBenchGateway(b testing.TB) http.Handler {
+func newBenchGateway(b testing.TB, mods ...func(*Options)) http.Handler {
 	pol, err := policy.New(policy.Config{ReadOnlyTools: demoReadOnlyTools})
 	if err != nil {
 		b.Fatal(err)
@@ -92,7 +92,7 @@ func newBenchGateway(b testing.TB) http.Handler {
 	authn := auth.NewAuthenticator(auth.AuthenticatorOptions{
 		Verifier: tokens, ResourceMetadataURL: resourceMetadata, RequiredScopes: pol.RequiredScopes(),
 	})
-	gw, err := New(Options{
+	o := Options{
 		Authenticate:      authn.Middleware,
 		InsufficientScope: authn.InsufficientScope,
 		Policy:            pol,
@@ -101,7 +101,11 @@ func newBenchGateway(b testing.TB) http.Handler {
 		Metrics:           gwmetrics.New(prometheus.NewRegistry()),
 		InitTimeout:       10 * time.Second,
 		Pool:              pool.Settings{WorkerPer: pool.PerUser},
-	})
+	}
+	for _, mod := range mods {
+		mod(&o)
+	}
+	gw, err := New(o)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -58,8 +58,8 @@ func (g *Gateway) chiRoutes(mcp http.Handler) http.Handler {
 	return r
 }
 
-// mcpEndpoint is the MCP endpoint: CORS, the refusal trace, the bearer token and the Origin
-// gate in front of every method, then the method's handler.
+// mcpEndpoint is the MCP endpoint: CORS, a POST's span (traced, verified), the refusal trace,
+// the bearer token and the Origin gate in front of every method, then the method's handler.
 func (g *Gateway) mcpEndpoint() http.Handler {
 	get, del := sessionless.LegacyOnly(g.handleGet), sessionless.LegacyOnly(g.handleDelete)
 	methods := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -75,7 +75,7 @@ func (g *Gateway) mcpEndpoint() http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		}
 	})
-	return g.cors(g.traceRefused(g.opts.Authenticate(g.originGate(methods))))
+	return g.cors(g.traced(g.traceRefused(g.opts.Authenticate(g.verified(g.originGate(methods))))))
 }
 
 // servedDirect: the methods the direct entry takes.

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/sessions"
@@ -81,6 +83,10 @@ func (s sessionlessSteps) StreamLife(r *http.Request) (<-chan struct{}, func()) 
 }
 
 func (s sessionlessSteps) Outbound(body []byte) { s.g.trace.Outbound("", body) }
+
+func (s sessionlessSteps) RoundTrip(ctx context.Context, msg *jsonrpc.Message) (trace.Span, *jsonrpc.Message, error) {
+	return roundTrip(ctx, msg)
+}
 
 // Await waits for a 2026-07-28 call's answer and writes it (waiting.run), the era's part
 // being c's.

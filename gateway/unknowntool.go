@@ -45,7 +45,9 @@ type toolCall struct {
 // answered "unknown tool" when the worker does not list the tool or no scope would unlock it;
 // else 403 insufficient_scope naming what would unlock it, with the same text in both eras.
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
+	ctx, span := policySpan(ctx)
 	verdict, why := g.opts.Policy.Explain(c.access, c.name, c.hint)
+	defer func() { endPolicySpan(span, verdict, why) }()
 	if verdict == policy.Allowed {
 		return nil
 	}

@@ -11,7 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/telemetry"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -85,6 +90,21 @@ var errSlotGone = errors.New("slot gone")
 // errSlotGone, so it never starts a successor nobody would use. Only an identity of the
 // slot's key may start a worker (refuseStart).
 func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return s.acquireWorker(ctx, id, params, m)
+	}
+	ctx, span := telemetry.Step(ctx, "gemgate.worker.acquire", trace.SpanKindInternal,
+		attribute.Bool("gemgate.worker.started", false)) // set again by a start
+	w, err := s.acquireWorker(ctx, id, params, m)
+	if err != nil {
+		span.SetStatus(codes.Error, "no worker")
+	}
+	span.End()
+	return w, err
+}
+
+// acquireWorker is acquire past its span.
+func (s *slot) acquireWorker(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
 	for {
 		s.mu.Lock()
 		if _, in := s.members[m]; s.gone || m != nil && !in {
@@ -128,6 +148,7 @@ func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage,
 		s.starting = ch
 		s.stopIdleLocked()
 		s.mu.Unlock()
+		trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("gemgate.worker.started", true))
 		// The start outlives its starter's request, so that whoever waits for it gets the
 		// worker; InitTimeout bounds it. A starter that left gets its ctx's error, and the
 		// worker settles as an unattended one (dropIfEmpty, by the caller).

@@ -50,7 +50,7 @@ type fixture struct {
 	gw         *gateway.Gateway
 }
 
-func newFixture(tb testing.TB, authOn bool) *fixture {
+func newFixture(tb testing.TB, authOn bool, mods ...func(*gateway.Options)) *fixture {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -95,6 +95,9 @@ func newFixture(tb testing.TB, authOn bool) *fixture {
 		}
 	} else {
 		opts.Authenticate = auth.Anonymous(auth.Principal{Issuer: "local", Subject: "bench", User: "bench", Scopes: pol.ScopesSupported()})
+	}
+	for _, mod := range mods {
+		mod(&opts)
 	}
 	if f.gw, err = gateway.New(opts); err != nil {
 		tb.Fatal(err)
@@ -192,41 +195,45 @@ func BenchmarkGatewayEcho(b *testing.B) {
 	for _, authOn := range []bool{true, false} {
 		for _, n := range []int{1, 32} {
 			b.Run(fmt.Sprintf("auth=%s/sessions=%d", onOff(authOn), n), func(b *testing.B) {
-				f := newFixture(b, authOn)
-				params := echoParams(100)
-				clients := make([]*client, n)
-				for i := range clients {
-					clients[i] = f.open(b)
-					for range 20 {
-						clients[i].echo(b, params, 100)
-					}
-				}
-				var next sync.Mutex
-				left := 0
-				b.ReportAllocs()
-				b.ResetTimer()
-				left = b.N
-				var wg sync.WaitGroup
-				for _, c := range clients {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for {
-							next.Lock()
-							if left == 0 {
-								next.Unlock()
-								return
-							}
-							left--
-							next.Unlock()
-							c.echo(b, params, 100)
-						}
-					}()
-				}
-				wg.Wait()
+				echoFrom(b, newFixture(b, authOn), n)
 			})
 		}
 	}
+}
+
+// echoFrom makes b.N tools/call echo calls of 100 bytes from n concurrent sessions of f.
+func echoFrom(b *testing.B, f *fixture, n int) {
+	params := echoParams(100)
+	clients := make([]*client, n)
+	for i := range clients {
+		clients[i] = f.open(b)
+		for range 20 {
+			clients[i].echo(b, params, 100)
+		}
+	}
+	var next sync.Mutex
+	left := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	left = b.N
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				if left == 0 {
+					next.Unlock()
+					return
+				}
+				left--
+				next.Unlock()
+				c.echo(b, params, 100)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func onOff(v bool) string {

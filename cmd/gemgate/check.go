@@ -9,10 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/telemetry"
 )
 
 // checkCommand validates the configuration, then checks live what serving would need, and
@@ -92,6 +94,7 @@ func (r *checkReport) configuration(c *Config) {
 	}
 	if len(errs) == 0 {
 		r.ok("configuration is valid")
+		r.ok(telemetry.Describe(c.tracing(), os.Getenv))
 	}
 }
 

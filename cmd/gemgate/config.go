@@ -88,6 +88,9 @@ type Config struct {
 	LogLevel      string   `key:"log_level" help:"debug, info, warn or error"`
 	TraceMessages bool     `key:"trace_messages" help:"log every JSON-RPC message body"`
 	TraceLimit    string   `key:"trace_limit" help:"cap on traced bodies in bytes, or none"`
+	TraceEndpoint string   `key:"trace_endpoint" help:"OTLP endpoint URL spans are exported to, as OTEL_EXPORTER_OTLP_ENDPOINT (which it overrides); tracing is off without either"`
+	TraceUser     bool     `key:"trace_user" help:"name the user on each request's span (gemgate.user)"`
+	TraceBaggage  bool     `key:"trace_baggage" help:"take a client's W3C baggage and pass it on to the worker (dropped otherwise)"`
 	TLSCert       string   `key:"tls_cert" help:"TLS certificate file (PEM)"`
 	TLSKey        string   `key:"tls_key" help:"TLS key file (PEM)"`
 	TrustedProxy  []string `key:"trusted_proxies" help:"CIDRs of proxies whose X-Forwarded-For is believed (for logs)"`

@@ -28,8 +28,10 @@ import (
 	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/gateway/metrics"
 	"github.com/gemgate/gemgate/gateway/trace"
+	"github.com/gemgate/gemgate/internal/httperrorlog"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/telemetry"
 	"github.com/gemgate/gemgate/worker"
 	"github.com/gemgate/gemgate/worker/gemstone"
 )
@@ -78,9 +80,10 @@ type server struct {
 	http      *http.Server
 	metrics   *http.Server
 	metricsLn net.Listener
-	errorLog  *httpErrorLog // the servers' ErrorLog: clipped and rate limited
+	errorLog  *httperrorlog.Log // the servers' ErrorLog: clipped and rate limited
 	reg       *prometheus.Registry
-	relay     *gemstone.Relay // with worker=gemstone
+	tracing   *telemetry.Tracing // nil: off
+	relay     *gemstone.Relay    // with worker=gemstone
 	// devWorkersDir: gemgate dev as root with no sandbox runs its workers as devWorkerAccount,
 	// with this data directory; "" otherwise.
 	devWorkersDir string
@@ -111,6 +114,12 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger) (*
 		return nil, err
 	}
 	opts := s.gatewayOptions(pol)
+	if opts.Tracing, err = telemetry.New(ctx, c.tracing()); err != nil {
+		return nil, err
+	}
+	if s.tracing = opts.Tracing; s.tracing != nil {
+		log.Info(telemetry.Describe(c.tracing(), os.Getenv))
+	}
 
 	launcher, err := s.launcher(ctx)
 	if err != nil {
@@ -285,15 +294,15 @@ func (s *server) servers() error {
 	// MaxHeaderBytes: max_connections is sized on this bound, which no header gemgate reads
 	// comes near; net/http's default would allow a megabyte per connection.
 	// ErrorLog: net/http's lines, which any client can provoke and fill with its own text (a
-	// TLS handshake's), are clipped and rate limited (errorlog.go).
-	s.errorLog = newHTTPErrorLog(log)
+	// TLS handshake's), are clipped and rate limited (internal/httperrorlog).
+	s.errorLog = httperrorlog.New(log)
 	s.http = &http.Server{
 		Handler:           s.gw.Handler(),
 		ReadTimeout:       c.ReadTimeout,
 		ReadHeaderTimeout: min(10*time.Second, c.ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          s.errorLog.logger(),
+		ErrorLog:          s.errorLog.Logger(),
 	}
 	if c.MetricsListen != "off" {
 		ln, err := listenMetrics(c.MetricsListen, c.metricsFallback)
@@ -304,10 +313,10 @@ func (s *server) servers() error {
 		// connections, each bounded in time, out of the descriptors the caps were sized from.
 		s.metricsLn = limit.Connections(ln, limit.ConnectionCap{Max: metricsMaxConnections, Logger: log, Setting: "a fixed bound of the metrics listener"})
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
+		mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
 		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
 			WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: maxHeaderBytes,
-			ErrorLog: s.errorLog.logger()}
+			ErrorLog: s.errorLog.Logger()}
 	}
 	return nil
 }

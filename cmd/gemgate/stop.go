@@ -49,6 +49,9 @@ func (s *server) stop(broken bool) {
 		}
 		s.http.Close()
 	}
-	s.errorLog.flush() // what the servers' error log did not write is counted before the end
+	s.errorLog.Flush() // what the servers' error log did not write is counted before the end
+	if err := s.tracing.Shutdown(); err != nil {
+		s.log.Warn("spans could not be exported at shutdown", "error", err)
+	}
 	s.log.Info("stopped")
 }

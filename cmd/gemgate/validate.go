@@ -17,6 +17,7 @@ import (
 	"github.com/gemgate/gemgate/gateway/limit"
 	"github.com/gemgate/gemgate/gateway/sessions"
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/telemetry"
 	"github.com/gemgate/gemgate/worker/demo"
 )
 
@@ -154,6 +155,9 @@ func (c *Config) validateLimits() []error {
 			add("allowed_origins: %q is not an origin like https://app.example.com", o)
 		}
 	}
+	if err := c.tracing().Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if _, err := c.traceLimit(); err != nil {
 		errs = append(errs, err)
 	}
@@ -233,6 +237,10 @@ func listenError(key, addr string, err error) error {
 		return fmt.Errorf("%s: %s is already in use: stop what listens there, or choose another address with --%s (%s)", key, addr, flagName(key), envName(key))
 	}
 	return fmt.Errorf("%s: cannot listen on %s: %w (change it with --%s or %s)", key, addr, err, flagName(key), envName(key))
+}
+
+func (c *Config) tracing() telemetry.Settings {
+	return telemetry.Settings{Endpoint: c.TraceEndpoint, User: c.TraceUser, Baggage: c.TraceBaggage}
 }
 
 func (c *Config) traceLimit() (int, error) {

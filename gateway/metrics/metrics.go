@@ -109,8 +109,9 @@ func MethodLabel(m string) string {
 	return "other"
 }
 
-// Request counts an MCP POST of method (a MethodLabel) answered with code after d.
-func (m *Metrics) Request(method string, code int, d time.Duration) {
+// Request counts an MCP POST of method (a MethodLabel) answered with code after d. A traced
+// request's duration carries its trace id as an exemplar ("" when not traced).
+func (m *Metrics) Request(method string, code int, d time.Duration, traceID string) {
 	if m == nil {
 		return
 	}
@@ -121,6 +122,10 @@ func (m *Metrics) Request(method string, code int, d time.Duration) {
 		}
 	})
 	rs.count.Inc()
+	if eo, ok := rs.duration.(prometheus.ExemplarObserver); ok && traceID != "" {
+		eo.ObserveWithExemplar(d.Seconds(), prometheus.Labels{"trace_id": traceID})
+		return
+	}
 	rs.duration.Observe(d.Seconds())
 }
 

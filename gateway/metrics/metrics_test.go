@@ -16,11 +16,11 @@ func TestMetricsSeriesCached(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := New(reg)
 	for range 3 {
-		m.Request("tools/call", 200, time.Millisecond)
+		m.Request("tools/call", 200, time.Millisecond, "")
 		m.ToolCall("ok")
 	}
-	m.Request("tools/call", 429, time.Millisecond)
-	m.Request("ping", 200, time.Millisecond)
+	m.Request("tools/call", 429, time.Millisecond, "")
+	m.Request("ping", 200, time.Millisecond, "")
 	m.ToolCall("error")
 	for _, c := range []struct {
 		name      string
@@ -39,13 +39,13 @@ func TestMetricsSeriesCached(t *testing.T) {
 		}
 	}
 	if n := testing.AllocsPerRun(100, func() {
-		m.Request("tools/call", 200, time.Millisecond)
+		m.Request("tools/call", 200, time.Millisecond, "")
 		m.ToolCall("ok")
 	}); n != 0 {
 		t.Errorf("%.1f allocations per call's metrics, want 0", n)
 	}
 	var none *Metrics // no metrics configured: every method is a no-op
-	none.Request("tools/call", 200, time.Millisecond)
+	none.Request("tools/call", 200, time.Millisecond, "")
 	none.ToolCall("ok")
 }
 
@@ -58,7 +58,7 @@ func TestMetricsWithTestutil(t *testing.T) {
 	m.SessionOpened("ok")
 	m.SessionClosed("idle")
 	m.ToolCall("readOnly")
-	m.Request("tools/call", 403, 0)
+	m.Request("tools/call", 403, 0, "")
 
 	for _, c := range []struct {
 		name string

@@ -10,11 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/telemetry"
 )
 
 // Post serves one request of the era, p's, whose token's access is access: the request is
@@ -73,7 +76,10 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 			return he
 		}
 		if !claims.Pass {
-			return a.resume(w, r, msg, p, access, claims)
+			// One round of the bridge: the client's answers to a parked call's questions.
+			ctx, span := telemetry.Step(r.Context(), "gemgate.bridge.round", trace.SpanKindInternal)
+			defer span.End()
+			return a.resume(w, r.WithContext(ctx), msg, p, access, claims)
 		}
 		q.pass = &claims
 	}
@@ -124,7 +130,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 				return he
 			}
 		}
-		log = a.requestLog(q.p, m.WorkerID())
+		log = telemetry.Log(r.Context(), a.requestLog(q.p, m.WorkerID()))
 		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.tool); he != nil {
 			return he
 		}
@@ -133,7 +139,14 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	if err != nil {
 		return strictError(msg, err)
 	}
+	span, fwd, err := a.Steps.RoundTrip(r.Context(), fwd)
+	if err != nil {
+		return strictError(msg, err)
+	}
 	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: q.progressToken, Identity: q.id, Tag: c})
+	if err != nil {
+		telemetry.EndRoundTrip(span, "error")
+	}
 	if errors.Is(err, pool.ErrDetached) {
 		return wire.Overloaded(msg.ID, "the worker is gone; try again", a.WorkerRetryAfter, err)
 	}
@@ -144,6 +157,8 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name,
 		declared: declaredCaps(q.mr.Caps)}
 	outcome, parkedNow := a.await(w, r, pk)
+	telemetry.EndRoundTrip(span, outcome)
+	telemetry.RequestFrom(r.Context()).Outcome(outcome)
 	detach = !parkedNow
 	if msg.Method == "tools/call" {
 		a.Steps.AuditCall(log, q.tool, q.access.ReadOnly, outcome, time.Since(started))

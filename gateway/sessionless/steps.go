@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -53,6 +55,9 @@ type Steps interface {
 	StreamLife(r *http.Request) (end <-chan struct{}, stop func())
 	// Outbound traces a message gemgate writes to the client.
 	Outbound(body []byte)
+	// RoundTrip starts the span of msg's round trip to the worker and returns msg as the
+	// worker gets it, its params._meta carrying that span's trace context (tracing on).
+	RoundTrip(ctx context.Context, msg *jsonrpc.Message) (trace.Span, *jsonrpc.Message, error)
 }
 
 // Config is what New needs besides the core's steps.

@@ -19,10 +19,12 @@ const module = "github.com/gemgate/gemgate/"
 // gateway imports auth: pool keys workers on an Identity of its own.
 var allowed = map[string][]string{
 	"internal/clip":                      {},
-	"internal/jsontext":                  {}, // lone surrogate escapes (auth's claims, jsonrpc's decided strings)
-	"internal/aside":                     {}, // deep work on a goroutine of its own (auth, gateway)
-	"internal/private":                   {}, // files and folders no other account may change (dev state, GemStone relay)
-	"internal/userdir":                   {}, // the name of a user's folder of data_dir (worker, the demo worker)
+	"internal/jsontext":                  {},                // lone surrogate escapes (auth's claims, jsonrpc's decided strings)
+	"internal/aside":                     {},                // deep work on a goroutine of its own (auth, gateway)
+	"internal/private":                   {},                // files and folders no other account may change (dev state, GemStone relay)
+	"internal/httperrorlog":              {"internal/clip"}, // the HTTP servers' ErrorLog, clipped and rate limited (cmd)
+	"telemetry":                          {},                // OpenTelemetry set-up and a request's spans (gateway, pool)
+	"internal/userdir":                   {},                // the name of a user's folder of data_dir (worker, the demo worker)
 	"jsonrpc":                            {"internal/clip", "internal/jsontext"},
 	"auth":                               {"internal/clip", "internal/aside", "internal/jsontext"},
 	"auth/devissuer":                     {},
@@ -32,9 +34,9 @@ var allowed = map[string][]string{
 	"worker/demo":                        {"internal/userdir"},
 	"worker/gemstone":                    {"worker", "internal/clip", "internal/private"},
 	"worker/gemstone/internal/fakestone": {},
-	"pool":                               {"worker", "jsonrpc", "internal/clip"},
-	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "gateway/trace", "gateway/metrics", "gateway/limit", "gateway/sessions", "gateway/sessionless"},
-	"gateway/sessionless":                {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire"},
+	"pool":                               {"worker", "jsonrpc", "internal/clip", "telemetry"},
+	"gateway":                            {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "gateway/trace", "gateway/metrics", "gateway/limit", "gateway/sessions", "gateway/sessionless", "telemetry"},
+	"gateway/sessionless":                {"auth", "policy", "pool", "jsonrpc", "internal/clip", "internal/aside", "internal/jsontext", "gateway/wire", "telemetry"},
 	"gateway/wire":                       {"jsonrpc"},
 	"gateway/trace":                      {},
 	"gateway/metrics":                    {"pool"},

@@ -1,4 +1,6 @@
-package main
+// Package httperrorlog is the ErrorLog of gemgate's HTTP servers: net/http's lines, which any
+// client can provoke and fill with its own text, clipped and rate limited into gemgate's log.
+package httperrorlog
 
 import (
 	"bytes"
@@ -24,9 +26,9 @@ const (
 	httpErrorReport  = 10 * time.Second
 )
 
-// httpErrorLog is the ErrorLog of gemgate's HTTP servers: their lines go to gemgate's log at
+// Log is the ErrorLog of gemgate's HTTP servers: their lines go to gemgate's log at
 // warn, clipped and rate limited (see maxHTTPErrorLine).
-type httpErrorLog struct {
+type Log struct {
 	log         *slog.Logger
 	limit       *rate.Limiter
 	reportAfter time.Duration // httpErrorReport; shorter in tests
@@ -36,15 +38,16 @@ type httpErrorLog struct {
 	report  *time.Timer // reports skipped; nil when none is due
 }
 
-func newHTTPErrorLog(l *slog.Logger) *httpErrorLog {
-	return &httpErrorLog{log: l, limit: rate.NewLimiter(httpErrorLines, httpErrorBurst), reportAfter: httpErrorReport}
+// New is the error log of servers that log to l.
+func New(l *slog.Logger) *Log {
+	return &Log{log: l, limit: rate.NewLimiter(httpErrorLines, httpErrorBurst), reportAfter: httpErrorReport}
 }
 
-// logger is the *log.Logger for http.Server.ErrorLog; every server given one shares its limit.
-func (e *httpErrorLog) logger() *log.Logger { return log.New(e, "", 0) }
+// Logger is the *log.Logger for http.Server.ErrorLog; every server given one shares its limit.
+func (e *Log) Logger() *log.Logger { return log.New(e, "", 0) }
 
 // Write logs one line of net/http's (log.Logger writes each with one Write).
-func (e *httpErrorLog) Write(p []byte) (int, error) {
+func (e *Log) Write(p []byte) (int, error) {
 	if !e.log.Enabled(context.Background(), slog.LevelWarn) {
 		return len(p), nil
 	}
@@ -52,18 +55,18 @@ func (e *httpErrorLog) Write(p []byte) (int, error) {
 		e.mu.Lock()
 		e.skipped++
 		if e.report == nil {
-			e.report = time.AfterFunc(e.reportAfter, e.flush)
+			e.report = time.AfterFunc(e.reportAfter, e.Flush)
 		}
 		e.mu.Unlock()
 		return len(p), nil
 	}
-	e.flush()
+	e.Flush()
 	e.log.Warn(clip.Bytes(bytes.TrimSuffix(p, []byte("\n")), maxHTTPErrorLine))
 	return len(p), nil
 }
 
-// flush logs how many lines were not logged since the last report, if any.
-func (e *httpErrorLog) flush() {
+// Flush logs how many lines were not logged since the last report, if any.
+func (e *Log) Flush() {
 	e.mu.Lock()
 	n := e.skipped
 	e.skipped = 0

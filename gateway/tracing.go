@@ -1,0 +1,120 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/gateway/sessionless"
+	"github.com/gemgate/gemgate/gateway/wire"
+	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/telemetry"
+)
+
+// Tracing (docs/operations.md, "Tracing"): a POST's SERVER span is begun once its body is
+// read, since its parent may be the body's params._meta.traceparent (beginSpan), dated back
+// to the request's arrival (traced); the steps beneath it are the token's verification, the
+// policy's decision (toolGate), the worker's acquisition (pool) and the round trip to the
+// worker (roundTrip), whose context the worker's message carries. With tracing off none of
+// this runs: the handlers are not wrapped, and the request's context carries no span.
+
+// traced begins a POST's tracing before its token is verified, and ends its span once the
+// POST is answered. The token's verifier notes a cache hit (auth.WithCacheNote).
+func (g *Gateway) traced(next http.Handler) http.Handler {
+	if g.opts.Tracing == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q, ctx := g.opts.Tracing.Arrive(r)
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(auth.WithCacheNote(ctx, q.Cached())))
+		q.End(rec.status())
+	})
+}
+
+// verified marks the end of the token's verification, for its span.
+func (g *Gateway) verified(next http.Handler) http.Handler {
+	if g.opts.Tracing == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		telemetry.RequestFrom(r.Context()).Verified()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// beginSpan begins the SERVER span of msg, read from its body (telemetry.Request.Begin):
+// r with the span in its context. Off, r as it is.
+func beginSpan(r *http.Request, msg *jsonrpc.Message) *http.Request {
+	q := telemetry.RequestFrom(r.Context())
+	if q == nil {
+		return r
+	}
+	p, _ := auth.PrincipalFrom(r.Context())
+	c := telemetry.Call{Method: msg.Method, ID: idAttribute(msg.ID), Version: r.Header.Get(sessionless.HeaderProtocolVersion),
+		Era: "2025", User: p.User}
+	if sessionless.Is(r, msg) {
+		c.Era = sessionless.Version
+	} else if r.Header.Get(headerSessionID) != "" {
+		c.Session = loggedSessionID(r.Header)
+	}
+	// From Parse's reading; a field it cannot read is left out here and refused later.
+	if params, err := msg.ParamsObject(); err == nil {
+		if msg.Method == "tools/call" || msg.Method == "prompts/get" {
+			name, _, _ := params.String("name")
+			c.Target = auditTool(name)
+		}
+		if meta, ok, err := params.Object("_meta"); ok && err == nil {
+			c.TraceParent, _, _ = meta.String("traceparent")
+			c.TraceState, _, _ = meta.String("tracestate")
+			c.Baggage, _, _ = meta.String("baggage")
+		}
+	}
+	return r.WithContext(q.Begin(r.Context(), c))
+}
+
+// idAttribute is a JSON-RPC id as jsonrpc.request.id shows it: a string's text, a number's.
+func idAttribute(id []byte) string {
+	if len(id) >= 2 && id[0] == '"' {
+		return auditTool(string(id[1 : len(id)-1]))
+	}
+	return string(id)
+}
+
+// roundTrip starts the span of msg's round trip to the worker (a CLIENT span) and returns msg
+// as the worker gets it: params._meta carrying that span's context (wire.WithTraceMeta). Off,
+// or when the trace is not recorded, msg is passed as it is.
+func roundTrip(ctx context.Context, msg *jsonrpc.Message) (trace.Span, *jsonrpc.Message, error) {
+	q := telemetry.RequestFrom(ctx)
+	ctx, span := q.RoundTrip(ctx)
+	fwd, err := wire.WithTraceMeta(msg, q.WorkerMeta(ctx))
+	if err != nil {
+		span.End()
+	}
+	return span, fwd, err
+}
+
+// policySpan starts the span of the policy's decision on a tools/call.
+func policySpan(ctx context.Context) (context.Context, trace.Span) {
+	return telemetry.Step(ctx, "gemgate.policy", trace.SpanKindInternal)
+}
+
+// endPolicySpan ends it with the verdict and what decided it.
+func endPolicySpan(span trace.Span, verdict policy.Verdict, why string) {
+	if span.IsRecording() {
+		decision := "deny"
+		if verdict == policy.Allowed {
+			decision = "allow"
+		}
+		span.SetAttributes(attribute.String("gemgate.decision", decision), attribute.String("gemgate.decided_by", why))
+	}
+	span.End()
+}

@@ -1,0 +1,81 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+// traceKeys are the params._meta members of trace context (SEP-414), in the order gemgate
+// writes them.
+var traceKeys = []string{"traceparent", "tracestate", "baggage"}
+
+// WithTraceMeta is msg as the worker gets it with gemgate's trace context: every member of
+// params._meta named traceparent, tracestate or baggage, in any case, is removed (the client's
+// are not the worker's parent, and its baggage goes on only as carrier has it), and carrier's
+// are added. Every other member keeps its bytes; params are taken from Parse's reading while
+// they are the bytes it read (ParamsObject). An empty carrier, or params by position, leave
+// msg as it is.
+func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Message, error) {
+	if len(carrier) == 0 {
+		return msg, nil
+	}
+	added := []byte("{}")
+	for _, k := range traceKeys {
+		if v := carrier[k]; v != "" {
+			q, _ := json.Marshal(v)
+			added = AddMember(added, k, string(q))
+		}
+	}
+	out := *msg
+	if len(msg.Params) == 0 || string(msg.Params) == "null" {
+		out.Params = AddMember([]byte("{}"), "_meta", string(added))
+		return &out, nil
+	}
+	params, err := msg.ParamsObject()
+	var te *jsonrpc.TypeError
+	if errors.As(err, &te) {
+		return msg, nil // params by position: no _meta to carry it
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := params.Exact("_meta"); err != nil {
+		return nil, err // a _meta in another case: the strict reading refuses the message
+	}
+	meta, has, err := params.Object("_meta")
+	if err != nil {
+		return nil, err
+	}
+	newMeta := added
+	if has {
+		newMeta = meta.Edit(func(k string, v json.RawMessage) json.RawMessage {
+			for _, t := range traceKeys {
+				if strings.EqualFold(k, t) {
+					return nil
+				}
+			}
+			return v
+		})
+		for _, k := range traceKeys {
+			if v := carrier[k]; v != "" {
+				q, _ := json.Marshal(v)
+				newMeta = AddMember(newMeta, k, string(q))
+			}
+		}
+	}
+	found := false
+	out.Params = params.Edit(func(k string, v json.RawMessage) json.RawMessage {
+		if k == "_meta" {
+			found = true
+			return newMeta
+		}
+		return v
+	})
+	if !found {
+		out.Params = AddMember(out.Params, "_meta", string(newMeta))
+	}
+	return &out, nil
+}

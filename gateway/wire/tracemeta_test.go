@@ -1,0 +1,118 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gemgate/gemgate/jsonrpc"
+)
+
+const (
+	ourParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	ourState  = "gemgate=1"
+)
+
+func TestWithTraceMetaReplacesTheClients(t *testing.T) {
+	cases := []struct{ name, params, want string }{
+		{"no params", ``, `{"_meta":{"traceparent":"` + ourParent + `","tracestate":"gemgate=1"}}`},
+		{"null params", `null`, `{"_meta":{"traceparent":"` + ourParent + `","tracestate":"gemgate=1"}}`},
+		{"no _meta", `{"name":"echo","arguments":{"a":1}}`,
+			`{"name":"echo","arguments":{"a":1},"_meta":{"traceparent":"` + ourParent + `","tracestate":"gemgate=1"}}`},
+		{"null _meta", `{"_meta":null,"name":"x"}`, `{"_meta":{"traceparent":"` + ourParent + `","tracestate":"gemgate=1"},"name":"x"}`},
+		{"client's replaced, baggage and case variants dropped, rest kept",
+			`{"name":"echo","_meta":{"progressToken":7,"traceparent":"00-11111111111111111111111111111111-2222222222222222-01","TraceState":"x=y","baggage":"user=alice","k":{"z":1}}}`,
+			`{"name":"echo","_meta":{"progressToken":7,"k":{"z":1},"traceparent":"` + ourParent + `","tracestate":"gemgate=1"}}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call"`
+			if c.params != "" {
+				body += `,"params":` + c.params
+			}
+			msg, err := jsonrpc.Parse([]byte(body+`}`), jsonrpc.Options{Client: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := WithTraceMeta(msg, map[string]string{"traceparent": ourParent, "tracestate": ourState})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out.Params) != c.want {
+				t.Errorf("params\n got %s\nwant %s", out.Params, c.want)
+			}
+			if string(out.ID) != "1" || out.Method != "tools/call" {
+				t.Errorf("envelope changed: %s", out.Encode())
+			}
+		})
+	}
+}
+
+func TestWithTraceMetaWithoutCarrierKeepsTheMessage(t *testing.T) {
+	msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"traceparent":"x"}}}`), jsonrpc.Options{Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := WithTraceMeta(msg, nil)
+	if err != nil || out != msg {
+		t.Fatalf("got %v, %v; want the message itself", out, err)
+	}
+}
+
+// FuzzWithTraceMeta: whatever a client's params, the worker's message is one JSON object whose
+// _meta has gemgate's traceparent once and no other trace member in any case, and keeps every
+// other params member.
+func FuzzWithTraceMeta(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"_meta":{}}`, `{"_meta":{"traceparent":"a","Baggage":"b"}}`, `{"a":[1,{"_meta":2}],"_meta":{"x":"\u00e9"}}`,
+		`[1,2]`, `{"_meta":null}`, `{"_meta":"str"}`, `{"_meta":{"TRACEPARENT":1,"tracestate":{"a":1}}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, params string) {
+		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":`+params+`}`), jsonrpc.Options{Client: true})
+		if err != nil {
+			return
+		}
+		out, err := WithTraceMeta(msg, map[string]string{"traceparent": ourParent, "tracestate": ourState, "baggage": "k=v"})
+		if err != nil {
+			return // refused, as the strict reading refuses it
+		}
+		if out == msg {
+			if bytes.HasPrefix(bytes.TrimLeft(msg.Params, " \t\r\n"), []byte("{")) {
+				t.Fatalf("params object left without gemgate's context: %s", msg.Params)
+			}
+			return // params that are no object: nothing to carry it
+		}
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal(out.Params, &p); err != nil {
+			t.Fatalf("params not an object: %v: %s", err, out.Params)
+		}
+		var meta map[string]json.RawMessage
+		if err := json.Unmarshal(p["_meta"], &meta); err != nil {
+			t.Fatalf("_meta not an object: %v: %s", err, out.Params)
+		}
+		for k, v := range meta {
+			for _, tk := range traceKeys {
+				if strings.EqualFold(k, tk) && k != tk {
+					t.Fatalf("a case variant of %s is left: %s", tk, out.Params)
+				}
+			}
+			if k == "traceparent" && string(v) != `"`+ourParent+`"` {
+				t.Fatalf("traceparent %s", v)
+			}
+		}
+		if bytes.Count(out.Params, []byte(`"traceparent"`)) != 1 {
+			t.Fatalf("traceparent not exactly once: %s", out.Params)
+		}
+		in, _ := msg.ParamsObject()
+		o, err := jsonrpc.ReadObject(out.Params, "params")
+		if err != nil {
+			t.Fatalf("the worker's params are not strict: %v", err)
+		}
+		if in.Len() > 0 && o.Len() < in.Len() {
+			t.Fatalf("a params member was lost: %s -> %s", msg.Params, out.Params)
+		}
+	})
+}

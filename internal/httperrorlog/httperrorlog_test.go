@@ -1,0 +1,159 @@
+package httperrorlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func newTestHTTPErrorLog(t *testing.T) (*Log, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	return New(slog.New(slog.NewJSONHandler(logs, nil))), logs
+}
+
+// syncBuffer collects log output from many goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// jsonLines decodes the JSON log lines of logs.
+func jsonLines(logs string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(logs, "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// A line of net/http's that is neither long nor part of a flood is logged at once, at warn,
+// as net/http wrote it.
+func TestHTTPErrorLogPassesAnOrdinaryLineWhole(t *testing.T) {
+	e, logs := newTestHTTPErrorLog(t)
+	const line = "http: TLS handshake error from 192.0.2.7:50312: remote error: tls: bad certificate"
+	e.Logger().Print(line)
+	evs := jsonLines(logs.String())
+	if len(evs) != 1 || evs[0]["msg"] != line || evs[0]["level"] != "WARN" {
+		t.Fatalf("one ordinary error line of net/http's logged as:\n%s\nwant one WARN line with msg %q", logs, line)
+	}
+}
+
+// A line is clipped by its bytes before it is escaped: one of invalid UTF-8 and control
+// bytes, which JSON writes six bytes each, still makes a JSON line under 8 KiB.
+func TestHTTPErrorLogClipsUnprintableText(t *testing.T) {
+	e, logs := newTestHTTPErrorLog(t)
+	e.Logger().Print("http: TLS handshake error from 192.0.2.7:50312: " + strings.Repeat("\xff\x01\u202e", 20000))
+	out := logs.String()
+	if len(out) > 8<<10 {
+		t.Fatalf("a 100 KB line of unprintable bytes made %d bytes of log", len(out))
+	}
+	evs := jsonLines(out)
+	if len(evs) != 1 {
+		t.Fatalf("want one JSON line:\n%s", out)
+	}
+	if msg, _ := evs[0]["msg"].(string); !strings.HasPrefix(msg, "http: TLS handshake error from 192.0.2.7:50312: ") || !strings.HasSuffix(msg, " more)") {
+		t.Errorf("clipped line %q: want its beginning and the count of what was cut", msg)
+	}
+}
+
+// net/http's lines, from every connection of every server gemgate runs, share one limit:
+// a flood is logged as its first httpErrorBurst lines, and the lines not logged are counted
+// in a line of their own, written before the next line that is logged once the rate allows
+// it again (a second later), which comes through whole.
+func TestHTTPErrorLogLimitsAFloodAndCountsIt(t *testing.T) {
+	e, logs := newTestHTTPErrorLog(t)
+	e.reportAfter = time.Hour // the count comes with the next line logged
+	const flood = 500
+	var wg sync.WaitGroup
+	for g := range 5 {
+		wg.Go(func() {
+			l := e.Logger()
+			for i := range flood / 5 {
+				l.Printf("http: TLS handshake error from 192.0.2.%d:%d: EOF", g, 40000+i)
+			}
+		})
+	}
+	wg.Wait()
+	logged := len(jsonLines(logs.String()))
+	if logged < httpErrorBurst || logged > httpErrorBurst+2 {
+		t.Fatalf("%d error lines at once: %d logged, want the burst of %d:\n%s", flood, logged, httpErrorBurst, logs)
+	}
+	time.Sleep(time.Second / httpErrorLines * 11 / 10)
+	const line = "http: Accept error: accept tcp 127.0.0.1:8000: accept4: too many open files; retrying in 5ms"
+	e.Logger().Print(line)
+	evs := jsonLines(logs.String())
+	if len(evs) != logged+2 {
+		t.Fatalf("after the flood, one line more: want it and the count of the lines not logged, got:\n%s", logs)
+	}
+	report, last := evs[logged], evs[logged+1]
+	if report["msg"] != "HTTP server error log lines not logged: over the rate" || report["count"] != float64(flood-logged) {
+		t.Errorf("report %v: want count %d", report, flood-logged)
+	}
+	if last["msg"] != line || last["level"] != "WARN" {
+		t.Errorf("the line after the flood logged as %v, want msg %q", last, line)
+	}
+}
+
+// When no line follows a flood, the count of the lines not logged is still written, once,
+// shortly after the first of them (httpErrorReport); and when gemgate stops.
+func TestHTTPErrorLogReportsAFloodWithNoLineAfterIt(t *testing.T) {
+	e, logs := newTestHTTPErrorLog(t)
+	e.reportAfter = 50 * time.Millisecond
+	const flood = 100
+	l := e.Logger()
+	for i := range flood {
+		l.Printf("http: TLS handshake error from 192.0.2.1:%d: EOF", 40000+i)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		evs := jsonLines(logs.String())
+		var counted, reports, logged float64
+		for _, ev := range evs {
+			if ev["msg"] == "HTTP server error log lines not logged: over the rate" {
+				reports++
+				counted += ev["count"].(float64)
+			} else {
+				logged++
+			}
+		}
+		if reports > 0 {
+			if reports != 1 || counted+logged != flood {
+				t.Fatalf("%d lines: %v logged, %v reports counting %v:\n%s", flood, logged, reports, counted, logs)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no count of the lines not logged within 5s of a flood:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	e.reportAfter = time.Hour
+	before := len(jsonLines(logs.String()))
+	l.Print("http: TLS handshake error from 192.0.2.1:1: EOF")
+	e.Flush() // as stop does
+	evs := jsonLines(logs.String())
+	if len(evs) != before+1 || evs[before]["count"] != float64(1) {
+		t.Errorf("a line not logged, then stop: want its count logged:\n%s", logs)
+	}
+}
