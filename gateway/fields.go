@@ -15,6 +15,7 @@ import (
 // anything is forwarded: the gateway must see the message exactly as the worker will.
 type clientFields struct {
 	tool          string          // tools/call params.name
+	target        string          // prompts/get params.name, resources/read and resources/subscribe params.uri
 	progressToken json.RawMessage // params._meta.progressToken, nil when absent
 	cancelID      json.RawMessage // notifications/cancelled params.requestId, nil when absent
 	cancelReason  string
@@ -34,6 +35,10 @@ var readParams = map[string][]string{
 	"resources/unsubscribe":   {"uri"},
 	"prompts/get":             {"name", "arguments"},
 }
+
+// gatedKey is, per method the policy gates besides tools/call, the params key naming what it
+// decides on (clientFields.target).
+var gatedKey = map[string]string{"prompts/get": "name", "resources/read": "uri", "resources/subscribe": "uri"}
 
 // exactParams are readParams with _meta first, made once: the keys params.Exact checks, per
 // method (metaOnly for the others).
@@ -61,12 +66,15 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 		if m.Method == "tools/call" {
 			return f, invalidParams(m, "tools/call needs params.name")
 		}
+		if key, gated := gatedKey[m.Method]; gated {
+			return f, invalidParams(m, m.Method+" needs params."+key)
+		}
 		return f, nil
 	}
 	params, err := m.ParamsObject() // Parse's reading of them
 	if err != nil {
 		var te *jsonrpc.TypeError
-		if errors.As(err, &te) && m.Method != "tools/call" {
+		if _, gated := gatedKey[m.Method]; errors.As(err, &te) && m.Method != "tools/call" && !gated {
 			return f, nil // params by position: nothing in them the gateway reads
 		}
 		return f, fieldError(m, err)
@@ -109,6 +117,16 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 			return f, invalidParams(m, "params.arguments must be an object")
 		}
 		f.tool = name
+	case "prompts/get", "resources/read", "resources/subscribe":
+		key := gatedKey[m.Method]
+		target, ok, err := params.String(key)
+		if err != nil {
+			return f, fieldError(m, err)
+		}
+		if !ok || target == "" {
+			return f, invalidParams(m, m.Method+" needs params."+key)
+		}
+		f.target = target
 	case "notifications/cancelled":
 		f.cancelID, _ = params.Raw("requestId")
 		f.cancelReason, _, _ = params.String("reason")

@@ -259,11 +259,8 @@ func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields)
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal, decided policy.Access) error {
 	g.stepUp(r, s, p, decided)
 	access := s.currentAccess().Narrow(decided)
-	if msg.Method == "tools/call" {
-		c := toolCall{member: s.member, log: s.log, id: msg.ID, access: access, name: f.tool, hint: s.hint(f.tool)}
-		if he := g.toolGate(r.Context(), c); he != nil {
-			return he
-		}
+	if he := g.gate(r.Context(), s, msg, f, access); he != nil {
+		return he
 	}
 	inf, err := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
 	if errors.Is(err, errEnding) {
@@ -317,7 +314,7 @@ func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, ne
 // unlockingScopes are the scopes any one of which would let access use the tool, so that a
 // forbidden call's challenge tells the client what to ask for. The session's read-only state
 // is kept: a scope that would only lift it is not one of them.
-func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *policy.Hints) []string {
+func (g *Gateway) unlockingScopes(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) []string {
 	var out []string
 	for _, scope := range g.opts.Policy.ScopesSupported() {
 		if access.HasScope(scope) {
@@ -325,7 +322,7 @@ func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *polic
 		}
 		wider := g.opts.Policy.WithScope(access, scope)
 		wider.ReadOnly = wider.ReadOnly || access.ReadOnly
-		if g.opts.Policy.CheckTool(wider, tool, hint) != policy.DeniedForbidden {
+		if v, _ := g.opts.Policy.ExplainKind(k, wider, tool, hint); v != policy.DeniedForbidden {
 			out = append(out, scope)
 		}
 	}
