@@ -41,7 +41,8 @@ type Config struct {
 	ExtraScopes    []string      `key:"extra_scopes" help:"further scopes to advertise in metadata"`
 	ReadOnlyTools  []string      `key:"read_only_tools" help:"tools (names or globs) allowed in read-only sessions"`
 	TrustHints     bool          `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
-	Rules          [policy.Kinds][]policy.Rule // tool_rules, prompt_rules, resource_rules: lists of mappings, so in the config file only
+
+	Rules [policy.Kinds][]policy.Rule // tool_rules, prompt_rules, resource_rules: lists of mappings, so in the config file only
 
 	Worker           string   `key:"worker" choices:"demo,command,gemstone" help:"demo (built in), command or gemstone"`
 	WorkerCommand    []string `key:"worker_command" list:"words" help:"stdio MCP server command for worker=command, as shell words ('quotes' and \\ escapes; no expansion) or a YAML list; {user} expands to the user"`

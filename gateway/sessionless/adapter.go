@@ -55,7 +55,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		return he
 	}
 	if msg.Method == "subscriptions/listen" {
-		return a.listen(w, r, msg, mr, p, id)
+		return a.listen(w, r, msg, mr, p, access, id)
 	}
 	// A requestState is always gemgate's own: a parked call of the bridge, or a sessionless
 	// worker's state wrapped (bridge_pass.go). It is checked before anything reaches a worker.
