@@ -14,8 +14,8 @@ import (
 
 // rulesConfig has one rule of each kind docs/configuration.md shows, over the demo worker:
 // write_note for the editors group, delete_note for the admin role, destructive tools only
-// with a second scope, and a claim every token must carry. The last rule tries to open
-// everything to read-only sessions; no rule can.
+// with a second scope, and a claim every token must carry. One rule tries to open
+// everything to read-only sessions; no rule can. The last keeps a tool for read-write tokens.
 const rulesConfig = `
 trust_read_only_hints: true
 extra_scopes: [notes:admin]
@@ -32,6 +32,9 @@ tool_rules:
     allow: 'claims.tenant == "acme"'
   - name: try-to-widen
     allow: 'read_only || true'
+  - name: search-for-writers
+    tools: [search_notes]
+    allow: '!read_only'
 `
 
 // ruleCaller is a token for one era's raw client.
@@ -198,6 +201,11 @@ func TestRulesBothEras(t *testing.T) {
 			challenged("bob", bob, write, "mcp:write", "readOnly")
 			challenged("bob", bob, del, "mcp:write", "readOnly")
 			allowed("bob", bob, map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
+			// a rule that reads read_only refuses as the read-only gate does: the write scope
+			// would unlock the tool, and the challenge says so
+			search := map[string]any{"name": "search_notes", "arguments": map[string]any{"query": "x"}}
+			challenged("bob", bob, search, "mcp:write", "readOnly")
+			allowed("carol", carol, search)
 
 			for who, want := range map[string][2]bool{"carol": {true, false}, "dave": {false, false}, "erin": {false, true}, "bob": {false, false}} {
 				names, _ := listedTools(t, map[string]*ruleCaller{"carol": carol, "dave": dave, "erin": erin, "bob": bob}[who])
