@@ -271,4 +271,24 @@ func TestRulesCheck(t *testing.T) {
 			t.Errorf("check --token --tools: %v; lacks %q:\n%s", err, want, out)
 		}
 	}
+
+	// A saved prompts/list or resources/list answer: which prompts and resources, by the
+	// prompt and resource rules.
+	items := filepath.Join(dir, "items.yaml")
+	os.WriteFile(items, []byte(promptRulesConfig), 0o600)
+	for list, wants := range map[string][]string{
+		`{"prompts":[{"name":"test_simple_prompt"},{"name":"summarize"}]}`: {
+			"HIDDEN   test_simple_prompt               rule simple-for-reviewers", "ALLOWED  summarize                        reading is not a change"},
+		`{"resources":[{"uri":"test://static-binary"},{"uri":"test://static-text"}],"nextCursor":"2"}`: {
+			"HIDDEN   test://static-binary             rule binary-for-admins", "ALLOWED  test://static-text               reading is not a change"},
+	} {
+		file := filepath.Join(dir, "list.json")
+		os.WriteFile(file, []byte(list), 0o600)
+		out, err = exec.Command(gemgateBin, "check", "--config", items, "--issuer", iss.URL(), "--allow-insecure-http", "--token", tok, "--tools", file).CombinedOutput()
+		for _, want := range wants {
+			if err != nil || !strings.Contains(string(out), want) {
+				t.Errorf("check --token --tools with %s: %v; lacks %q:\n%s", list, err, want, out)
+			}
+		}
+	}
 }
