@@ -257,6 +257,17 @@ func TestRulesCheck(t *testing.T) {
 	if !strings.Contains(string(out), "OK       configuration is valid") {
 		t.Errorf("check with the docs' example:\n%s", out)
 	}
+	// And that of "Prompt and resource rules".
+	_, example, _ = strings.Cut(string(doc), "```yaml\nextra_scopes: [hr:read]\nprompt_rules:")
+	example, _, _ = strings.Cut(example, "```")
+	if example == "" {
+		t.Fatal("docs/configuration.md has no prompt rules example")
+	}
+	os.WriteFile(docCfg, []byte("extra_scopes: [hr:read]\nprompt_rules:"+example), 0o600)
+	out, _ = exec.Command(gemgateBin, "check", "--config", docCfg, "--issuer", iss.URL(), "--allow-insecure-http", "--listen", "127.0.0.1:0").CombinedOutput()
+	if !strings.Contains(string(out), "OK       configuration is valid") {
+		t.Errorf("check with the docs' prompt and resource example:\n%s", out)
+	}
 
 	good := filepath.Join(dir, "good.yaml")
 	os.WriteFile(good, []byte(rulesConfig), 0o600)
