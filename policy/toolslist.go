@@ -62,9 +62,6 @@ type listedTool struct {
 	hints      *Hints // the four annotations, defaults where absent or null; nil without any
 }
 
-// parseToolsList reads a tools/list result (parseList).
-func parseToolsList(b []byte) (toolsList, error) { return parseList(b, &listShapes[0]) }
-
 // parseList checks the syntax, then walks the structure with the jsontext tokenizer.
 // The walk records byte ranges, so kept bytes stay exact, and reads keys exactly:
 // encoding/json matches struct fields case-insensitively, so {"name":"a","Name":"b"}
