@@ -11,9 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The differential test of prompts/get and resources/read, as differential_test.go's for
-// tools/call: whatever the bytes, the prompt name or resource URI the gateway decides on is
-// the one the go-sdk server dispatches on, or the gateway refuses the request.
+// The differential test of prompts/get, resources/read and completion/complete's ref, as
+// differential_test.go's for tools/call: whatever the bytes, the prompt name or resource URI
+// the gateway decides on is the one the go-sdk server dispatches on, or the gateway refuses
+// the request.
 
 var targetCorpus = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"summary"}}`,
@@ -34,6 +35,12 @@ var targetCorpus = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":7}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///docs/a"},"params":{"uri":"file:///hr/x"}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"prompts/list","Method":"resources/read","params":{"uri":"file:///hr/x"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"summary"},"argument":{"name":"a","value":""}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"file:///docs/a"},"argument":{"name":"a","value":""}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"secret","Name":"summary"},"argument":{"name":"a","value":""}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","type":"ref/resource","name":"secret","uri":"file:///docs/a"},"argument":{"name":"a","value":""}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"Ref":{"type":"ref/prompt","name":"secret"},"ref":{"type":"ref/prompt","name":"summary"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/tool","name":"secret"}}}`,
 }
 
 // sdkTargets is a go-sdk server that records what it decodes of prompts/get and
@@ -51,7 +58,9 @@ var sdkTargets struct {
 func sdkTarget(body []byte) (method, target string) {
 	ref := &sdkTargets
 	ref.once.Do(func() {
-		s := mcp.NewServer(&mcp.Implementation{Name: "reference", Version: "1"}, nil)
+		s := mcp.NewServer(&mcp.Implementation{Name: "reference", Version: "1"}, &mcp.ServerOptions{
+			CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) { return &mcp.CompleteResult{}, nil },
+		})
 		s.AddPrompt(&mcp.Prompt{Name: "summary"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{}, nil
 		})
@@ -65,6 +74,8 @@ func sdkTarget(body []byte) (method, target string) {
 					ref.method, ref.target = method, p.Name
 				case *mcp.ReadResourceParams:
 					ref.method, ref.target = method, p.URI
+				case *mcp.CompleteParams:
+					ref.method, ref.target = method, p.Ref.Name+p.Ref.URI
 				}
 				return next(ctx, method, req)
 			}
@@ -98,7 +109,7 @@ func checkTargetAgrees(t *testing.T, body []byte) {
 		out.ID = []byte("7")
 	}
 	method, target := sdkTarget(out.Encode())
-	if _, gated := gatedKey[m.Method]; gated && m.Method != "resources/subscribe" && m.ID != nil && (method != m.Method || target != f.target) {
+	if gated(m.Method) && m.Method != "resources/subscribe" && m.ID != nil && (method != m.Method || target != f.target) {
 		t.Fatalf("%q: the gateway approves %s of %q, the worker would get %s of %q", body, m.Method, f.target, method, target)
 	}
 	if !gated(m.Method) && method != "" {
@@ -116,7 +127,7 @@ func TestTargetAgreesWithSDK(t *testing.T) {
 		checkTargetAgrees(t, []byte(body))
 	}
 	// The corpus must exercise both outcomes.
-	for i, want := range map[int]string{0: "summary", 9: "file:///docs/a", 13: "file:///hr/x", 14: "file:///docs/a"} {
+	for i, want := range map[int]string{0: "summary", 9: "file:///docs/a", 13: "file:///hr/x", 14: "file:///docs/a", 18: "summary", 19: "file:///docs/a"} {
 		m, _, ok := gatewayToolName([]byte(targetCorpus[i]))
 		if !ok {
 			t.Errorf("%s is refused", targetCorpus[i])
@@ -124,7 +135,7 @@ func TestTargetAgreesWithSDK(t *testing.T) {
 			t.Errorf("%s: not approved as %q", targetCorpus[i], want)
 		}
 	}
-	for _, i := range []int{1, 2, 3, 4, 5, 7, 8, 10, 11, 12, 15, 16} {
+	for _, i := range []int{1, 2, 3, 4, 5, 7, 8, 10, 11, 12, 15, 16, 20, 21, 22, 23} {
 		if _, _, ok := gatewayToolName([]byte(targetCorpus[i])); ok {
 			t.Errorf("%s is forwarded", targetCorpus[i])
 		}

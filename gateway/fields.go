@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -22,6 +23,9 @@ type clientFields struct {
 	// eraMeta: params._meta names the 2026-07-28 era's protocol version, which makes an MCP
 	// server (the go-sdk's, per request) take the message as of that era (readClientFields).
 	eraMeta bool
+	// refResource: a completion/complete's params.ref is a resource's (type ref/resource),
+	// target its uri; else a prompt's, target its name.
+	refResource bool
 }
 
 // readParams are, per method, the params keys the gateway or an MCP server reads: each must be
@@ -34,11 +38,12 @@ var readParams = map[string][]string{
 	"resources/subscribe":     {"uri"},
 	"resources/unsubscribe":   {"uri"},
 	"prompts/get":             {"name", "arguments"},
+	"completion/complete":     {"ref", "argument", "context"},
 }
 
 // gatedKey is, per method the policy gates besides tools/call, the params key naming what it
 // decides on (clientFields.target).
-var gatedKey = map[string]string{"prompts/get": "name", "resources/read": "uri", "resources/subscribe": "uri"}
+var gatedKey = map[string]string{"prompts/get": "name", "resources/read": "uri", "resources/subscribe": "uri", "completion/complete": "ref"}
 
 // exactParams are readParams with _meta first, made once: the keys params.Exact checks, per
 // method (metaOnly for the others).
@@ -117,16 +122,10 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 			return f, invalidParams(m, "params.arguments must be an object")
 		}
 		f.tool = name
-	case "prompts/get", "resources/read", "resources/subscribe":
-		key := gatedKey[m.Method]
-		target, ok, err := params.String(key)
-		if err != nil {
-			return f, fieldError(m, err)
+	case "prompts/get", "resources/read", "resources/subscribe", "completion/complete":
+		if he := targetOf(m, params, &f); he != nil {
+			return f, he
 		}
-		if !ok || target == "" {
-			return f, invalidParams(m, m.Method+" needs params."+key)
-		}
-		f.target = target
 	case "notifications/cancelled":
 		f.cancelID, _ = params.Raw("requestId")
 		f.cancelReason, _, _ = params.String("reason")
@@ -136,6 +135,61 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 		}
 	}
 	return f, nil
+}
+
+// targetOf reads what the policy decides on of a prompts/get (params.name), a resources/read
+// or resources/subscribe (params.uri), or a completion/complete (completionRef). Not inlined:
+// its frame would be fieldsOf's, under every message of a session (TestIdleStreamStackNeverDoubles).
+//
+//go:noinline
+func targetOf(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.Error {
+	if m.Method == "completion/complete" {
+		return completionRef(m, params, f)
+	}
+	key := gatedKey[m.Method]
+	target, ok, err := params.String(key)
+	if err != nil {
+		return fieldError(m, err)
+	}
+	if !ok || target == "" {
+		return invalidParams(m, m.Method+" needs params."+key)
+	}
+	f.target = target
+	return nil
+}
+
+// completionRef reads a completion/complete's params.ref: the prompt's name or the resource's
+// URI it completes an argument of, which the policy decides on as on a prompts/get or a
+// resources/read. A ref that names both is refused: the go-sdk refuses it, other readers may
+// take either.
+func completionRef(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.Error {
+	ref, ok, err := params.Object("ref")
+	if err == nil && !ok {
+		return invalidParams(m, "completion/complete needs params.ref")
+	}
+	if err == nil {
+		err = ref.Exact("type", "name", "uri")
+	}
+	if err != nil {
+		return fieldError(m, err)
+	}
+	typ, _, err := ref.String("type")
+	key := map[string]string{"ref/prompt": "name", "ref/resource": "uri"}[typ]
+	if err == nil && key == "" {
+		return invalidParams(m, "params.ref.type must be ref/prompt or ref/resource")
+	}
+	target, ok, err2 := ref.String(key)
+	if err = cmp.Or(err, err2); err != nil {
+		return fieldError(m, err)
+	}
+	if ref.Has(map[string]string{"name": "uri", "uri": "name"}[key]) {
+		return invalidParams(m, "params.ref of type "+typ+" names both a prompt and a resource")
+	}
+	if !ok || target == "" {
+		return invalidParams(m, "completion/complete needs params.ref."+key)
+	}
+	f.target, f.refResource = target, typ == "ref/resource"
+	return nil
 }
 
 func fieldError(m *jsonrpc.Message, err error) *wire.Error {

@@ -45,25 +45,26 @@ type toolCall struct {
 	sessionless bool
 }
 
-// gatedCall is the toolCall of a prompts/get, resources/read or resources/subscribe whose
-// params.name or params.uri is target (clientFields.target); false for any other method.
-func gatedCall(method, target string) (toolCall, bool) {
-	switch method {
-	case "prompts/get":
-		return toolCall{kind: policy.KindPrompt, method: method, name: target}, true
-	case "resources/read", "resources/subscribe":
-		return toolCall{kind: policy.KindResource, method: method, name: target}, true
+// gatedCall is the toolCall of a prompts/get, resources/read, resources/subscribe or
+// completion/complete whose params.name, params.uri or params.ref is f's target; false for
+// any other method.
+func gatedCall(method string, f clientFields) (toolCall, bool) {
+	switch {
+	case method == "prompts/get", method == "completion/complete" && !f.refResource:
+		return toolCall{kind: policy.KindPrompt, method: method, name: f.target}, true
+	case method == "resources/read", method == "resources/subscribe", method == "completion/complete" && f.refResource:
+		return toolCall{kind: policy.KindResource, method: method, name: f.target}, true
 	}
 	return toolCall{}, false
 }
 
 // gate applies the policy to a session's request: a tools/call, prompts/get,
-// resources/read or resources/subscribe (toolGate); nil for any other.
+// resources/read, resources/subscribe or completion/complete (toolGate); nil for any other.
 func (g *Gateway) gate(ctx context.Context, s *session, msg *jsonrpc.Message, f clientFields, access policy.Access) *wire.Error {
 	if msg.Method == "tools/call" {
 		return g.toolGate(ctx, toolCall{member: s.member, log: s.log, id: msg.ID, access: access, name: f.tool, hint: s.hint(f.tool)})
 	}
-	c, ok := gatedCall(msg.Method, f.target)
+	c, ok := gatedCall(msg.Method, f)
 	if !ok {
 		return nil
 	}
@@ -72,10 +73,10 @@ func (g *Gateway) gate(ctx context.Context, s *session, msg *jsonrpc.Message, f 
 }
 
 // sessionlessGate is gate for a 2026-07-28 request to m's worker (sessionless.Steps.Gate): a
-// prompts/get, resources/read or resources/subscribe; nil for any other method. Its target
+// prompts/get, resources/read, resources/subscribe or completion/complete; nil for any other. Its target
 // is read as a session's is (readClientFields).
 func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
-	if _, gated := gatedCall(msg.Method, ""); !gated {
+	if _, gated := gatedKey[msg.Method]; !gated {
 		return nil
 	}
 	f, he := readClientFields(msg)
@@ -83,7 +84,10 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log *slog
 		he.Status = http.StatusBadRequest
 		return he
 	}
-	c, _ := gatedCall(msg.Method, f.target)
+	c, ok := gatedCall(msg.Method, f)
+	if !ok {
+		return nil
+	}
 	c.member, c.log, c.id, c.access, c.sessionless = m, log, msg.ID, access, true
 	return g.toolGate(ctx, c)
 }
