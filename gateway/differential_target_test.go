@@ -59,7 +59,9 @@ func sdkTarget(body []byte) (method, target string) {
 	ref := &sdkTargets
 	ref.once.Do(func() {
 		s := mcp.NewServer(&mcp.Implementation{Name: "reference", Version: "1"}, &mcp.ServerOptions{
-			CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) { return &mcp.CompleteResult{}, nil },
+			CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+				return &mcp.CompleteResult{}, nil
+			},
 		})
 		s.AddPrompt(&mcp.Prompt{Name: "summary"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{}, nil
