@@ -103,16 +103,16 @@ func checkTargetAgrees(t *testing.T, body []byte) {
 		return
 	}
 	f, _ := readClientFields(m)
-	if method, target := sdkTarget(body); method != "" && (method != m.Method || target != f.target) {
-		t.Fatalf("%q: the gateway reads %s of %q, the go-sdk %s of %q", body, m.Method, f.target, method, target)
+	if method, target := sdkTarget(body); method != "" && (method != m.Method || target != f.name) {
+		t.Fatalf("%q: the gateway reads %s of %q, the go-sdk %s of %q", body, m.Method, f.name, method, target)
 	}
 	out := *m
 	if out.ID != nil {
 		out.ID = []byte("7")
 	}
 	method, target := sdkTarget(out.Encode())
-	if gated(m.Method) && m.Method != "resources/subscribe" && m.ID != nil && (method != m.Method || target != f.target) {
-		t.Fatalf("%q: the gateway approves %s of %q, the worker would get %s of %q", body, m.Method, f.target, method, target)
+	if gated(m.Method) && m.Method != "resources/subscribe" && m.ID != nil && (method != m.Method || target != f.name) {
+		t.Fatalf("%q: the gateway approves %s of %q, the worker would get %s of %q", body, m.Method, f.name, method, target)
 	}
 	if !gated(m.Method) && method != "" {
 		t.Fatalf("%q: the gateway reads method %q, the worker %s of %q", body, m.Method, method, target)
@@ -133,7 +133,7 @@ func TestTargetAgreesWithSDK(t *testing.T) {
 		m, _, ok := gatewayToolName([]byte(targetCorpus[i]))
 		if !ok {
 			t.Errorf("%s is refused", targetCorpus[i])
-		} else if f, _ := readClientFields(m); f.target != want {
+		} else if f, _ := readClientFields(m); f.name != want {
 			t.Errorf("%s: not approved as %q", targetCorpus[i], want)
 		}
 	}

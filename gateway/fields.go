@@ -15,8 +15,11 @@ import (
 // strict reading jsonrpc.Parse made of the message (its params and their _meta), before
 // anything is forwarded: the gateway must see the message exactly as the worker will.
 type clientFields struct {
-	tool          string          // tools/call params.name
-	target        string          // prompts/get params.name, resources/read and resources/subscribe params.uri
+	// name is what the policy decides on: a tools/call's or a prompts/get's params.name, a
+	// resources/read's or resources/subscribe's params.uri, a completion/complete's
+	// params.ref name or uri. One field, so that the struct, copied in every message's
+	// frames, does not grow (TestIdleStreamStackNeverDoubles).
+	name          string
 	progressToken json.RawMessage // params._meta.progressToken, nil when absent
 	cancelID      json.RawMessage // notifications/cancelled params.requestId, nil when absent
 	cancelReason  string
@@ -24,7 +27,7 @@ type clientFields struct {
 	// server (the go-sdk's, per request) take the message as of that era (readClientFields).
 	eraMeta bool
 	// refResource: a completion/complete's params.ref is a resource's (type ref/resource),
-	// target its uri; else a prompt's, target its name.
+	// name its uri; else a prompt's.
 	refResource bool
 }
 
@@ -42,7 +45,7 @@ var readParams = map[string][]string{
 }
 
 // gatedKey is, per method the policy gates besides tools/call, the params key naming what it
-// decides on (clientFields.target).
+// decides on (clientFields.name).
 var gatedKey = map[string]string{"prompts/get": "name", "resources/read": "uri", "resources/subscribe": "uri", "completion/complete": "ref"}
 
 // exactParams are readParams with _meta first, made once: the keys params.Exact checks, per
@@ -68,24 +71,34 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 		return f, nil // a response: only its id is read, and Parse has read that
 	}
 	if len(m.Params) == 0 || string(m.Params) == "null" {
-		if m.Method == "tools/call" {
-			return f, invalidParams(m, "tools/call needs params.name")
-		}
-		if key, gated := gatedKey[m.Method]; gated {
-			return f, invalidParams(m, m.Method+" needs params."+key)
-		}
-		return f, nil
+		return f, paramsNeeded(m)
 	}
 	params, err := m.ParamsObject() // Parse's reading of them
 	if err != nil {
 		var te *jsonrpc.TypeError
-		if _, gated := gatedKey[m.Method]; errors.As(err, &te) && m.Method != "tools/call" && !gated {
+		if errors.As(err, &te) && paramsNeeded(m) == nil {
 			return f, nil // params by position: nothing in them the gateway reads
 		}
 		return f, fieldError(m, err)
 	}
 	meta, _, metaErr := params.Object("_meta")
 	return fieldsOf(m, params, meta, metaErr)
+}
+
+// paramsNeeded refuses a message without params by name whose method needs them: a
+// tools/call, or a method the policy gates (gatedKey); nil for another. Not inlined: its
+// frame would be readClientFields', under every message of a session
+// (TestIdleStreamStackNeverDoubles).
+//
+//go:noinline
+func paramsNeeded(m *jsonrpc.Message) *wire.Error {
+	if m.Method == "tools/call" {
+		return invalidParams(m, "tools/call needs params.name")
+	}
+	if key, gated := gatedKey[m.Method]; gated {
+		return invalidParams(m, m.Method+" needs params."+key)
+	}
+	return nil
 }
 
 // fieldsOf is readClientFields past the reading of params and of params._meta (meta, or
@@ -121,7 +134,7 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 		if args, ok := params.Raw("arguments"); ok && args[0] != '{' && string(args) != "null" {
 			return f, invalidParams(m, "params.arguments must be an object")
 		}
-		f.tool = name
+		f.name = name
 	case "prompts/get", "resources/read", "resources/subscribe", "completion/complete":
 		if he := targetOf(m, params, &f); he != nil {
 			return f, he
@@ -154,7 +167,7 @@ func targetOf(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.
 	if !ok || target == "" {
 		return invalidParams(m, m.Method+" needs params."+key)
 	}
-	f.target = target
+	f.name = target
 	return nil
 }
 
@@ -188,7 +201,7 @@ func completionRef(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *
 	if !ok || target == "" {
 		return invalidParams(m, "completion/complete needs params.ref."+key)
 	}
-	f.target, f.refResource = target, typ == "ref/resource"
+	f.name, f.refResource = target, typ == "ref/resource"
 	return nil
 }
 

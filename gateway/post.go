@@ -285,9 +285,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	s.setCall(inf, call)
 	started := time.Now()
 	outcome := g.await(&pending{w: w, r: r, s: s, inf: inf, method: msg.Method, access: access})
-	if f.tool != "" {
+	if msg.Method == "tools/call" {
 		g.metrics.ToolCall(outcome)
-		auditCall(s.log, f.tool, access.ReadOnly, outcome, time.Since(started))
+		auditCall(s.log, f.name, access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ var _ sessionless.Steps = sessionlessSteps{}
 
 func (s sessionlessSteps) Fields(msg *jsonrpc.Message) (string, json.RawMessage, *wire.Error) {
 	f, he := readClientFields(msg)
-	return f.tool, f.progressToken, he
+	return f.name, f.progressToken, he
 }
 
 func (s sessionlessSteps) Identity(r *http.Request, p auth.Principal, access policy.Access) pool.Identity {

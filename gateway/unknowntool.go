@@ -46,14 +46,14 @@ type toolCall struct {
 }
 
 // gatedCall is the toolCall of a prompts/get, resources/read, resources/subscribe or
-// completion/complete whose params.name, params.uri or params.ref is f's target; false for
+// completion/complete whose params.name, params.uri or params.ref is f's name; false for
 // any other method.
 func gatedCall(method string, f clientFields) (toolCall, bool) {
 	switch {
 	case method == "prompts/get", method == "completion/complete" && !f.refResource:
-		return toolCall{kind: policy.KindPrompt, method: method, name: f.target}, true
+		return toolCall{kind: policy.KindPrompt, method: method, name: f.name}, true
 	case method == "resources/read", method == "resources/subscribe", method == "completion/complete" && f.refResource:
-		return toolCall{kind: policy.KindResource, method: method, name: f.target}, true
+		return toolCall{kind: policy.KindResource, method: method, name: f.name}, true
 	}
 	return toolCall{}, false
 }
@@ -62,7 +62,7 @@ func gatedCall(method string, f clientFields) (toolCall, bool) {
 // resources/read, resources/subscribe or completion/complete (toolGate); nil for any other.
 func (g *Gateway) gate(ctx context.Context, s *session, msg *jsonrpc.Message, f clientFields, access policy.Access) *wire.Error {
 	if msg.Method == "tools/call" {
-		return g.toolGate(ctx, toolCall{member: s.member, log: s.log, id: msg.ID, access: access, name: f.tool, hint: s.hint(f.tool)})
+		return g.toolGate(ctx, toolCall{member: s.member, log: s.log, id: msg.ID, access: access, name: f.name, hint: s.hint(f.name)})
 	}
 	c, ok := gatedCall(msg.Method, f)
 	if !ok {
