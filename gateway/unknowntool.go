@@ -28,8 +28,8 @@ const (
 )
 
 // toolCall is a tools/call for the policy to decide on, in either era; or, by its kind, a
-// prompts/get (name is the prompt's) or a resources/read or resources/subscribe (name is the
-// resource's URI), which the same gate decides.
+// prompts/get (name is the prompt's), a resources/read or resources/subscribe (name is the
+// resource's URI) or a completion/complete of either's argument, which the same gate decides.
 type toolCall struct {
 	member *pool.Member
 	log    *slog.Logger // the caller's: a session's, or the sessionless adapter's requestLog
@@ -73,8 +73,8 @@ func (g *Gateway) gate(ctx context.Context, s *session, msg *jsonrpc.Message, f 
 }
 
 // sessionlessGate is gate for a 2026-07-28 request to m's worker (sessionless.Steps.Gate): a
-// prompts/get, resources/read, resources/subscribe or completion/complete; nil for any other. Its target
-// is read as a session's is (readClientFields).
+// prompts/get, resources/read, resources/subscribe or completion/complete; nil for any other.
+// What it decides on is read as a session's is (readClientFields).
 func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
 	if _, gated := gatedKey[msg.Method]; !gated {
 		return nil
