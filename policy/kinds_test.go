@@ -73,15 +73,20 @@ func TestPromptAndResourceRules(t *testing.T) {
 	}
 }
 
-// Prompt and resource rules alone read the token's claims: DecideToken must gather them.
-func TestPromptRulesAloneReadClaims(t *testing.T) {
+// Rules of any kind, alone or together, read the token's claims: DecideToken must gather
+// them whenever there is a rule.
+func TestEveryKindOfRuleReadsClaims(t *testing.T) {
+	g := []Rule{{Allow: `"g" in groups`}}
 	for _, c := range []Config{
-		{PromptRules: []Rule{{Allow: `"g" in groups`}}},
-		{ResourceRules: []Rule{{Allow: `"g" in groups`}}},
+		{PromptRules: g},
+		{ResourceRules: g},
+		{Rules: g, PromptRules: g},
+		{PromptRules: g, ResourceRules: g},
+		{Rules: g, ResourceRules: g},
 	} {
 		p := mustNew(t, c)
-		a := p.DecideToken(tok("mcp:use", map[string]any{"groups": []any{"g"}}))
-		for k := KindPrompt; k < Kinds; k++ {
+		a := p.DecideToken(tok("mcp:use mcp:write", map[string]any{"groups": []any{"g"}}))
+		for k := range Kinds {
 			if v, _ := p.ExplainKind(k, a, "x", nil); v != Allowed {
 				t.Errorf("%+v, %v: %v", c, k, v)
 			}
