@@ -14,8 +14,8 @@ const (
 	Kinds // how many kinds there are
 )
 
-// kindNames are, per kind: the configuration key of its rules, a rule's selector key (the
-// CEL variable is the selector's singular), the CEL variable, and the noun for messages.
+// kindNames are, per kind: the configuration key of its rules, a rule's selector key, the
+// CEL variable naming the item, and the noun for messages.
 var kindNames = [Kinds]struct{ key, selector, variable, noun string }{
 	KindTool:     {"tool_rules", "tools", "tool", "tool"},
 	KindPrompt:   {"prompt_rules", "prompts", "prompt", "prompt"},
