@@ -39,7 +39,7 @@ func (s sessionlessSteps) ToolGate(ctx context.Context, m *pool.Member, log *slo
 	return s.g.toolGate(ctx, toolCall{member: m, log: log, id: id, access: access, name: tool, sessionless: true})
 }
 
-func (s sessionlessSteps) Gate(ctx context.Context, m *pool.Member, log *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
+func (s sessionlessSteps) Gate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
 	return s.g.sessionlessGate(ctx, m, log, msg, access)
 }
 

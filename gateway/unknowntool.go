@@ -75,7 +75,7 @@ func (g *Gateway) gate(ctx context.Context, s *session, msg *jsonrpc.Message, f 
 // sessionlessGate is gate for a 2026-07-28 request to m's worker (sessionless.Steps.Gate): a
 // prompts/get, resources/read, resources/subscribe or completion/complete; nil for any other.
 // What it decides on is read as a session's is (readClientFields).
-func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
+func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
 	if _, gated := gatedKey[msg.Method]; !gated {
 		return nil
 	}
@@ -88,7 +88,10 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log *slog
 	if !ok {
 		return nil
 	}
-	c.member, c.log, c.id, c.access, c.sessionless = m, log, msg.ID, access, true
+	if v, _ := g.opts.Policy.ExplainKind(c.kind, access, c.name, nil); v == policy.Allowed {
+		return nil // the common case, without a logger made for it
+	}
+	c.member, c.log, c.id, c.access, c.sessionless = m, log(), msg.ID, access, true
 	return g.toolGate(ctx, c)
 }
 

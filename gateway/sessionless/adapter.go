@@ -128,7 +128,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.tool); he != nil {
 			return he
 		}
-	} else if he := a.Steps.Gate(r.Context(), m, a.requestLog(q.p, m.WorkerID()), msg, q.access); he != nil {
+	} else if he := a.Steps.Gate(r.Context(), m, func() *slog.Logger { return a.requestLog(q.p, m.WorkerID()) }, msg, q.access); he != nil {
 		return he
 	}
 	fwd, err := q.forWorker(m.AttachedSessionless())

@@ -3,6 +3,7 @@ package sessionless
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -365,7 +366,7 @@ func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
 func (a *Adapter) subscribeGate(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, p auth.Principal, access policy.Access, uri string) *wire.Error {
 	params, _ := json.Marshal(map[string]string{"uri": uri})
 	sub := &jsonrpc.Message{ID: msg.ID, Method: "resources/subscribe", Params: params}
-	return a.Steps.Gate(ctx, m, a.requestLog(p, m.WorkerID()), sub, access)
+	return a.Steps.Gate(ctx, m, func() *slog.Logger { return a.requestLog(p, m.WorkerID()) }, sub, access)
 }
 
 // listenSubscribe subscribes this listen stream to uri at the worker (the pool counts
