@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
@@ -14,18 +15,19 @@ import (
 // not call are dropped, and a malformed list fails closed. It returns the annotations the
 // worker gave for its tools. A caller from whom every tool is hidden is told why in the
 // answer's _meta (policy.FilterToolsList); for read-only callers the log says once per worker
-// what was hidden and what would show it.
+// what was hidden and what would show it. prompts/list, resources/list and
+// resources/templates/list answers are filtered alike, by the prompt and resource rules.
 func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, access policy.Access,
 	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]policy.Hints) {
-	if method != "tools/list" || resp.Result == nil {
+	if !policy.Filters(method) || resp.Result == nil {
 		return resp, nil
 	}
-	filtered, hints, err := g.opts.Policy.FilterToolsList(access, resp.Result)
+	filtered, hints, err := g.opts.Policy.FilterList(method, access, resp.Result)
 	if err != nil {
-		log.Warn("worker's tools/list answer is malformed; refused", "error", err)
-		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's tool list is malformed", nil), nil
+		log.Warn("worker's "+method+" answer is malformed; refused", "error", err)
+		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's "+strings.TrimSuffix(method, "/list")+" list is malformed", nil), nil
 	}
-	if access.ReadOnly {
+	if access.ReadOnly && method == "tools/list" {
 		visible, hidden, total := g.hiddenTools(access, resp.Result, hints)
 		if hidden > 0 && m.FirstTime("read-only tools hidden") {
 			log.Info(fmt.Sprintf("read-only sessions see %d of %d tools of this worker; list the safe ones in read_only_tools (policy/presets has some servers' lists) or set trust_read_only_hints",

@@ -19,16 +19,16 @@ func (g *Gateway) decide(p auth.Principal) policy.Access {
 // that asks for the rule's scope alone would only be refused again for the write scope. The
 // caller's granted scopes are added by the challenge itself (insufficientScope). None when
 // no scope would unlock the tool.
-func (g *Gateway) forbiddenChallenge(access policy.Access, tool string, hint *policy.Hints) (needed []string, why string) {
-	needed = g.unlockingScopes(access, tool, hint)
+func (g *Gateway) forbiddenChallenge(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) (needed []string, why string) {
+	needed = g.unlockingScopes(k, access, tool, hint)
 	if len(needed) == 0 {
 		return nil, ""
 	}
-	why = "tool " + quoteSafe(tool) + " needs scope " + strings.Join(needed, " or ")
+	why = k.String() + " " + quoteSafe(tool) + " needs scope " + strings.Join(needed, " or ")
 	if access.ReadOnly {
 		unlocked := g.opts.Policy.WithScope(access, needed[0])
 		unlocked.ReadOnly = true
-		if g.opts.Policy.CheckTool(unlocked, tool, hint) == policy.DeniedReadOnly {
+		if v, _ := g.opts.Policy.ExplainKind(k, unlocked, tool, hint); v == policy.DeniedReadOnly {
 			write := g.opts.Policy.WriteScope()
 			needed = append(needed, write)
 			why += ", and scope " + write + " since it can change state"

@@ -89,7 +89,7 @@ func gatewayToolName(body []byte) (msg *jsonrpc.Message, tool string, forwarded 
 	if he != nil {
 		return nil, "", false
 	}
-	return m, f.tool, true
+	return m, f.name, true
 }
 
 func checkToolNameAgrees(t *testing.T, body []byte) {

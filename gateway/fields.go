@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -14,13 +15,20 @@ import (
 // strict reading jsonrpc.Parse made of the message (its params and their _meta), before
 // anything is forwarded: the gateway must see the message exactly as the worker will.
 type clientFields struct {
-	tool          string          // tools/call params.name
+	// name is what the policy decides on: a tools/call's or a prompts/get's params.name, a
+	// resources/read's or resources/subscribe's params.uri, a completion/complete's
+	// params.ref name or uri. One field, so that the struct, copied in every message's
+	// frames, does not grow (TestIdleStreamStackNeverDoubles).
+	name          string
 	progressToken json.RawMessage // params._meta.progressToken, nil when absent
 	cancelID      json.RawMessage // notifications/cancelled params.requestId, nil when absent
 	cancelReason  string
 	// eraMeta: params._meta names the 2026-07-28 era's protocol version, which makes an MCP
 	// server (the go-sdk's, per request) take the message as of that era (readClientFields).
 	eraMeta bool
+	// refResource: a completion/complete's params.ref is a resource's (type ref/resource),
+	// name its uri; else a prompt's.
+	refResource bool
 }
 
 // readParams are, per method, the params keys the gateway or an MCP server reads: each must be
@@ -33,7 +41,12 @@ var readParams = map[string][]string{
 	"resources/subscribe":     {"uri"},
 	"resources/unsubscribe":   {"uri"},
 	"prompts/get":             {"name", "arguments"},
+	"completion/complete":     {"ref", "argument", "context"},
 }
+
+// gatedKey is, per method the policy gates besides tools/call, the params key naming what it
+// decides on (clientFields.name).
+var gatedKey = map[string]string{"prompts/get": "name", "resources/read": "uri", "resources/subscribe": "uri", "completion/complete": "ref"}
 
 // exactParams are readParams with _meta first, made once: the keys params.Exact checks, per
 // method (metaOnly for the others).
@@ -58,21 +71,34 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 		return f, nil // a response: only its id is read, and Parse has read that
 	}
 	if len(m.Params) == 0 || string(m.Params) == "null" {
-		if m.Method == "tools/call" {
-			return f, invalidParams(m, "tools/call needs params.name")
-		}
-		return f, nil
+		return f, paramsNeeded(m)
 	}
 	params, err := m.ParamsObject() // Parse's reading of them
 	if err != nil {
 		var te *jsonrpc.TypeError
-		if errors.As(err, &te) && m.Method != "tools/call" {
+		if errors.As(err, &te) && paramsNeeded(m) == nil {
 			return f, nil // params by position: nothing in them the gateway reads
 		}
 		return f, fieldError(m, err)
 	}
 	meta, _, metaErr := params.Object("_meta")
 	return fieldsOf(m, params, meta, metaErr)
+}
+
+// paramsNeeded refuses a message without params by name whose method needs them: a
+// tools/call, or a method the policy gates (gatedKey); nil for another. Not inlined: its
+// frame would be readClientFields', under every message of a session
+// (TestIdleStreamStackNeverDoubles).
+//
+//go:noinline
+func paramsNeeded(m *jsonrpc.Message) *wire.Error {
+	if m.Method == "tools/call" {
+		return invalidParams(m, "tools/call needs params.name")
+	}
+	if key, gated := gatedKey[m.Method]; gated {
+		return invalidParams(m, m.Method+" needs params."+key)
+	}
+	return nil
 }
 
 // fieldsOf is readClientFields past the reading of params and of params._meta (meta, or
@@ -108,7 +134,11 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 		if args, ok := params.Raw("arguments"); ok && args[0] != '{' && string(args) != "null" {
 			return f, invalidParams(m, "params.arguments must be an object")
 		}
-		f.tool = name
+		f.name = name
+	case "prompts/get", "resources/read", "resources/subscribe", "completion/complete":
+		if he := targetOf(m, params, &f); he != nil {
+			return f, he
+		}
 	case "notifications/cancelled":
 		f.cancelID, _ = params.Raw("requestId")
 		f.cancelReason, _, _ = params.String("reason")
@@ -118,6 +148,61 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 		}
 	}
 	return f, nil
+}
+
+// targetOf reads what the policy decides on of a prompts/get (params.name), a resources/read
+// or resources/subscribe (params.uri), or a completion/complete (completionRef). Not inlined:
+// its frame would be fieldsOf's, under every message of a session (TestIdleStreamStackNeverDoubles).
+//
+//go:noinline
+func targetOf(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.Error {
+	if m.Method == "completion/complete" {
+		return completionRef(m, params, f)
+	}
+	key := gatedKey[m.Method]
+	target, ok, err := params.String(key)
+	if err != nil {
+		return fieldError(m, err)
+	}
+	if !ok || target == "" {
+		return invalidParams(m, m.Method+" needs params."+key)
+	}
+	f.name = target
+	return nil
+}
+
+// completionRef reads a completion/complete's params.ref: the prompt's name or the resource's
+// URI it completes an argument of, which the policy decides on as on a prompts/get or a
+// resources/read. A ref that names both is refused: the go-sdk refuses it, other readers may
+// take either.
+func completionRef(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.Error {
+	ref, ok, err := params.Object("ref")
+	if err == nil && !ok {
+		return invalidParams(m, "completion/complete needs params.ref")
+	}
+	if err == nil {
+		err = ref.Exact("type", "name", "uri")
+	}
+	if err != nil {
+		return fieldError(m, err)
+	}
+	typ, _, err := ref.String("type")
+	key := map[string]string{"ref/prompt": "name", "ref/resource": "uri"}[typ]
+	if err == nil && key == "" {
+		return invalidParams(m, "params.ref.type must be ref/prompt or ref/resource")
+	}
+	target, ok, err2 := ref.String(key)
+	if err = cmp.Or(err, err2); err != nil {
+		return fieldError(m, err)
+	}
+	if ref.Has(map[string]string{"name": "uri", "uri": "name"}[key]) {
+		return invalidParams(m, "params.ref of type "+typ+" names both a prompt and a resource")
+	}
+	if !ok || target == "" {
+		return invalidParams(m, "completion/complete needs params.ref."+key)
+	}
+	f.name, f.refResource = target, typ == "ref/resource"
+	return nil
 }
 
 func fieldError(m *jsonrpc.Message, err error) *wire.Error {

@@ -61,7 +61,7 @@ func BenchmarkForward(b *testing.B) {
 					b.Fatal(err)
 				}
 				f, he := readClientFields(msg)
-				if he != nil || f.tool != "echo" {
+				if he != nil || f.name != "echo" {
 					b.Fatalf("fields %+v, %v", f, he)
 				}
 				if line := toWorker(msg, i); len(line) < sz.n {

@@ -274,11 +274,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	g.stepUp(r, s, p, decided)
 	access := s.currentAccess().Narrow(decided)
 	log := telemetry.Log(r.Context(), s.log) // the audit's, with the trace id when traced
-	if msg.Method == "tools/call" {
-		c := toolCall{member: s.member, log: log, id: msg.ID, access: access, name: f.tool, hint: s.hint(f.tool)}
-		if he := g.toolGate(r.Context(), c); he != nil {
-			return he
-		}
+	if he := g.gate(r.Context(), s, log, msg, f, access); he != nil {
+		return he
 	}
 	inf, err := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
 	if errors.Is(err, errEnding) {
@@ -310,9 +307,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	outcome := g.await(&pending{w: w, r: r, s: s, inf: inf, method: msg.Method, access: access})
 	telemetry.EndRoundTrip(span, outcome)
 	telemetry.RequestFrom(r.Context()).Outcome(outcome)
-	if f.tool != "" {
+	if msg.Method == "tools/call" {
 		g.metrics.ToolCall(outcome)
-		auditCall(log, f.tool, access.ReadOnly, outcome, time.Since(started))
+		auditCall(log, f.name, access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }
@@ -339,7 +336,7 @@ func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, ne
 // unlockingScopes are the scopes any one of which would let access use the tool, so that a
 // forbidden call's challenge tells the client what to ask for. The session's read-only state
 // is kept: a scope that would only lift it is not one of them.
-func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *policy.Hints) []string {
+func (g *Gateway) unlockingScopes(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) []string {
 	var out []string
 	for _, scope := range g.opts.Policy.ScopesSupported() {
 		if access.HasScope(scope) {
@@ -347,7 +344,7 @@ func (g *Gateway) unlockingScopes(access policy.Access, tool string, hint *polic
 		}
 		wider := g.opts.Policy.WithScope(access, scope)
 		wider.ReadOnly = wider.ReadOnly || access.ReadOnly
-		if g.opts.Policy.CheckTool(wider, tool, hint) != policy.DeniedForbidden {
+		if v, _ := g.opts.Policy.ExplainKind(k, wider, tool, hint); v != policy.DeniedForbidden {
 			out = append(out, scope)
 		}
 	}

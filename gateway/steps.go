@@ -26,7 +26,7 @@ var _ sessionless.Steps = sessionlessSteps{}
 
 func (s sessionlessSteps) Fields(msg *jsonrpc.Message) (string, json.RawMessage, *wire.Error) {
 	f, he := readClientFields(msg)
-	return f.tool, f.progressToken, he
+	return f.name, f.progressToken, he
 }
 
 func (s sessionlessSteps) Identity(r *http.Request, p auth.Principal, access policy.Access) pool.Identity {
@@ -39,6 +39,10 @@ func (s sessionlessSteps) DrainRefusal(id json.RawMessage, who pool.Identity) *w
 
 func (s sessionlessSteps) ToolGate(ctx context.Context, m *pool.Member, log *slog.Logger, id json.RawMessage, access policy.Access, tool string) *wire.Error {
 	return s.g.toolGate(ctx, toolCall{member: m, log: log, id: id, access: access, name: tool, sessionless: true})
+}
+
+func (s sessionlessSteps) Gate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
+	return s.g.sessionlessGate(ctx, m, log, msg, access)
 }
 
 func (s sessionlessSteps) ToolPages(ctx context.Context, m *pool.Member, page func(json.RawMessage) (bool, error)) bool {

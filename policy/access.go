@@ -40,7 +40,7 @@ func (p *Policy) Decide(scopes []string) Access { return p.DecideToken(Token{Sco
 // none.
 func (p *Policy) DecideToken(t Token) Access {
 	a := p.decideScopes(t.Scopes)
-	if len(p.rules) == 0 {
+	if len(p.rules[KindTool])+len(p.rules[KindPrompt])+len(p.rules[KindResource]) == 0 {
 		return a // nothing reads the token's other claims
 	}
 	tok := &token{sub: t.Subject, user: t.User, claims: t.Claims, groups: claimStrings(t.Claims["groups"])}

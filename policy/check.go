@@ -13,21 +13,46 @@ func (p *Policy) CheckTool(a Access, name string, h *Hints) Verdict {
 // only tools matching ReadOnlyTools, or tools hinted read-only when the operator trusts
 // hints; everything else is DeniedReadOnly. Then every rule that applies to name must pass,
 // else DeniedForbidden (reported before DeniedReadOnly, so that a refusal's challenge can
-// name both the rule's scope and the write scope).
+// name both the rule's scope and the write scope) - unless the write scope alone would let
+// a use the tool (a rule that reads read_only), which is DeniedReadOnly naming the rule.
 //
 // An undecided Access, one missing a required scope, or an empty name is DeniedForbidden.
 func (p *Policy) Explain(a Access, name string, h *Hints) (Verdict, string) {
+	return p.ExplainKind(KindTool, a, name, h)
+}
+
+// ExplainKind is Explain for a tool, a prompt (name is its name) or a resource (name is
+// its URI, or a resource template's URI template in a list). A prompt or a resource has no
+// read-only gate: reading one is not a change, so a read-only access keeps every prompt and
+// resource that no rule of its kind takes away. h is read for tools only.
+func (p *Policy) ExplainKind(k Kind, a Access, name string, h *Hints) (Verdict, string) {
 	if !a.decided || len(a.missing) > 0 || name == "" {
 		return DeniedForbidden, "the token lacks a required scope"
 	}
-	verdict, why := p.readOnlyGate(a, name, h)
-	for i := range p.rules {
-		r := &p.rules[i]
+	verdict, why := Allowed, "reading is not a change"
+	if k == KindTool {
+		verdict, why = p.readOnlyGate(a, name, h)
+	}
+	r := p.failing(k, a, name, h)
+	switch {
+	case r == nil:
+		return verdict, why
+	case a.ReadOnly && p.failing(k, p.WithScope(a, p.write), name, h) == nil:
+		return DeniedReadOnly, "rule " + r.name
+	}
+	return DeniedForbidden, "rule " + r.name
+}
+
+// failing is the first rule of kind k that applies to name and does not pass for a; nil
+// when every one passes.
+func (p *Policy) failing(k Kind, a Access, name string, h *Hints) *rule {
+	for i := range p.rules[k] {
+		r := &p.rules[k][i]
 		if r.applies(name) && !r.passes(p, a, name, h) {
-			return DeniedForbidden, "rule " + r.name
+			return r
 		}
 	}
-	return verdict, why
+	return nil
 }
 
 func (p *Policy) readOnlyGate(a Access, name string, h *Hints) (Verdict, string) {

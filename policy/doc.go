@@ -15,6 +15,12 @@
 // take away, never lift the read-only gate. Rules are compiled and type-checked in [New]; an
 // evaluation that fails denies, and each is bounded in cost.
 //
+// Prompt and resource rules ([Config].PromptRules, ResourceRules) restrict a worker's prompts
+// (by name) and resources (by URI) the same way ([Policy.ExplainKind], [Policy.FilterList] on
+// prompts/list, resources/list and resources/templates/list). They have no read-only gate:
+// reading a prompt or a resource is not a change, so a read-only access keeps every one that
+// no rule takes away.
+//
 // The package does no I/O, no logging and reads no clock, and it imports nothing else of
 // gemgate's. It must never loosen a decision on malformed input (it returns an error and the
 // caller refuses), never treat an Access it did not make as read-write, never advertise

@@ -23,7 +23,23 @@ import (
 // Malformed input returns an error wrapping [ErrMalformedToolsList]; the caller must then
 // refuse rather than pass the result on.
 func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]Hints, err error) {
-	list, err := parseToolsList(result)
+	return p.FilterList("tools/list", a, result)
+}
+
+// FilterList is FilterToolsList for the result of any list gemgate filters: tools/list,
+// prompts/list (by prompt_rules on each prompt's name), resources/list and
+// resources/templates/list (by resource_rules on each resource's uri, each template's
+// uriTemplate; without such rules, the result is returned as is). hints are a tool list's
+// only. Another method is an error.
+func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]Hints, err error) {
+	shape, ok := shapeOf(method)
+	if !ok {
+		return nil, nil, malformed("%s is not a list gemgate filters", method)
+	}
+	if shape.kind != KindTool && len(p.rules[shape.kind]) == 0 {
+		return result, nil, nil // nothing decides on it: no read-only gate, no rule
+	}
+	list, err := parseList(result, shape)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -32,7 +48,7 @@ func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered jso
 	keep := make([]bool, len(list.tools))
 	var why []string
 	for i, t := range list.tools {
-		verdict, reason := p.Explain(a, t.name, hintOf(hints, t.name))
+		verdict, reason := p.ExplainKind(shape.kind, a, t.name, hintOf(hints, t.name))
 		if keep[i] = verdict == Allowed; !keep[i] && !slices.Contains(why, reason) {
 			why = append(why, reason)
 		}
@@ -42,8 +58,8 @@ func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered jso
 	}
 
 	if !slices.Contains(keep, true) && list.metaAt >= 0 {
-		result = withHiddenMeta(result, list.metaAt, p.hiddenMeta(len(list.tools), why))
-		if list, err = parseToolsList(result); err != nil {
+		result = withHiddenMeta(result, list.metaAt, p.hiddenMeta(shape.plural, len(list.tools), why))
+		if list, err = parseList(result, shape); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -66,19 +82,19 @@ func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered jso
 	return slices.Clip(out), hints, nil
 }
 
-// HiddenMetaKey is the _meta key of a tools/list result whose every tool gemgate hid.
+// HiddenMetaKey is the _meta key of a list result whose every item gemgate hid.
 const HiddenMetaKey = "gemgate/hidden"
 
-// hiddenMeta is the _meta member that says why all n tools of a list are hidden, given the
-// distinct reasons Explain gave.
-func (p *Policy) hiddenMeta(n int, why []string) []byte {
+// hiddenMeta is the _meta member that says why all n items (plural: "tools", "prompts"...)
+// of a list are hidden, given the distinct reasons Explain gave.
+func (p *Policy) hiddenMeta(plural string, n int, why []string) []byte {
 	for i, w := range why {
 		if strings.HasPrefix(w, "read-only") {
 			why[i] = "the token is read-only (no scope " + p.write + ") and the operator vouched for none of them " +
 				"(read_only_tools, trust_read_only_hints, or a preset from policy/presets)"
 		}
 	}
-	msg := fmt.Sprintf("gemgate hides all %d tools of this worker from this token: %s", n, strings.Join(why, "; "))
+	msg := fmt.Sprintf("gemgate hides all %d %s of this worker from this token: %s", n, plural, strings.Join(why, "; "))
 	b, _ := json.Marshal(map[string]string{"explanation": msg})
 	return append([]byte(`"`+HiddenMetaKey+`":`), b...)
 }
@@ -118,16 +134,34 @@ func listHints(tools []listedTool) map[string]Hints {
 	return hints
 }
 
-// ExplainTools writes, for each tool of result (a tools/list result), whether a may list and
-// call it and what decided: a rule's name, or the read-only gate's reason.
+// ExplainTools writes, for each item of result, whether a may list and use it and what
+// decided: a rule's name, or the read-only gate's reason. result is the result object of a
+// tools/list, prompts/list, resources/list or resources/templates/list answer, told apart
+// by its array (tools, prompts, resources, resourceTemplates): it must have exactly one.
 func (p *Policy) ExplainTools(w io.Writer, a Access, result json.RawMessage) error {
-	list, err := parseToolsList(result)
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(result, &top); err != nil {
+		return malformed("%v", err)
+	}
+	var shape *listShape
+	for i := range listShapes {
+		if _, ok := top[listShapes[i].array]; ok {
+			if shape != nil {
+				return malformed("both %s and %s: which list is it?", shape.array, listShapes[i].array)
+			}
+			shape = &listShapes[i]
+		}
+	}
+	if shape == nil {
+		return malformed("no tools, prompts, resources or resourceTemplates array")
+	}
+	list, err := parseList(result, shape)
 	if err != nil {
 		return err
 	}
 	hints := listHints(list.tools)
 	for _, t := range list.tools {
-		verdict, why := p.Explain(a, t.name, hintOf(hints, t.name))
+		verdict, why := p.ExplainKind(shape.kind, a, t.name, hintOf(hints, t.name))
 		word := "ALLOWED"
 		if verdict != Allowed {
 			word = "HIDDEN"

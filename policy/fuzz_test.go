@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -43,4 +44,56 @@ func FuzzFilterToolsList(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzFilterPromptAndResourceLists: whatever the bytes of a prompts/list, resources/list or
+// resources/templates/list result, what the filter keeps, read as a client reads it
+// (encoding/json), is only what the policy allows; and the filter reads the names and URIs
+// a client reads.
+func FuzzFilterPromptAndResourceLists(f *testing.F) {
+	f.Add([]byte(`{"prompts":[{"name":"summarize"},{"name":"salary","arguments":[{"name":"x"}]}],"nextCursor":"n"}`))
+	f.Add([]byte(`{"resources":[{"uri":"file:///hr/pay.csv"},{"uri":"file:///a/secret/k","name":"s"}],"_meta":{}}`))
+	f.Add([]byte(`{"resourceTemplates":[{"uriTemplate":"file:///hr/{x}"},{"uriTemplate":"file:///docs/{p}"}]}`))
+	f.Add([]byte(`{"prompts":[{"n\u0061me":"salary"}],"resources":[{"URI":"file:///hr/a"}]}`))
+	p := kindsPolicy(f)
+	ro := p.DecideToken(tok("mcp:use", nil))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, s := range listShapes[1:] {
+			out, _, err := p.FilterList(s.method, ro, in)
+			if err != nil {
+				continue
+			}
+			names, err := ListNames(s.method, in)
+			if err != nil {
+				t.Fatalf("%s: filtered %q but ListNames: %v", s.method, in, err)
+			}
+			if got := clientNames(t, s, in); !slices.Equal(got, names) {
+				t.Fatalf("%s: gemgate reads %q, a client %q in %q", s.method, names, got, in)
+			}
+			for _, name := range clientNames(t, s, out) {
+				if v, _ := p.ExplainKind(s.kind, ro, name, nil); v != Allowed {
+					t.Fatalf("%s: kept %q with verdict %v in %q", s.method, name, v, out)
+				}
+			}
+		}
+	})
+}
+
+// clientNames reads the names (URIs) of a list as encoding/json does.
+func clientNames(t *testing.T, s listShape, b []byte) []string {
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("%q: %v", b, err)
+	}
+	var items []map[string]json.RawMessage
+	if err := json.Unmarshal(res[s.array], &items); err != nil {
+		t.Fatalf("%s in %q: %v", s.array, b, err)
+	}
+	names := make([]string, len(items))
+	for i, it := range items {
+		if err := json.Unmarshal(it[s.key], &names[i]); err != nil {
+			t.Fatalf("%s in %q: %v", s.key, b, err)
+		}
+	}
+	return names
 }

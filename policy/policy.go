@@ -38,8 +38,9 @@ type Config struct {
 	// read-only sessions. Off by default: the annotation is the worker's claim, not the
 	// operator's.
 	TrustReadOnlyHints bool
-	// Rules restrict tools further; see [Rule].
-	Rules []Rule
+	// Rules restrict tools further; PromptRules and ResourceRules restrict prompts and
+	// resources (which read-only sessions otherwise keep: reading is not a change). See [Rule].
+	Rules, PromptRules, ResourceRules []Rule
 }
 
 // Policy is a validated Config. It is immutable and safe for concurrent use.
@@ -49,7 +50,7 @@ type Policy struct {
 	supported     []string
 	readOnlyTools matcher
 	trustHints    bool
-	rules         []rule
+	rules         [Kinds][]rule // by kind
 }
 
 // New validates c and fills in defaults. It reports every problem at once, joined with
@@ -94,15 +95,18 @@ func New(c Config) (*Policy, error) {
 			bad("read_only_tools[%d] %q: %v", i, pat, err)
 		}
 	}
-	env, err := ruleEnv(c.TrustReadOnlyHints)
-	if err != nil {
-		return nil, err
-	}
-	rules := make([]rule, len(c.Rules))
-	for i, r := range c.Rules {
-		var rerrs []error
-		rules[i], rerrs = compileRule(env, i, r)
-		errs = append(errs, rerrs...)
+	var rules [Kinds][]rule
+	for k, list := range c.rules() {
+		env, err := ruleEnv(Kind(k), c.TrustReadOnlyHints)
+		if err != nil {
+			return nil, err
+		}
+		rules[k] = make([]rule, len(list))
+		for i, r := range list {
+			var rerrs []error
+			rules[k][i], rerrs = compileRule(env, Kind(k), i, r)
+			errs = append(errs, rerrs...)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -116,15 +120,20 @@ func New(c Config) (*Policy, error) {
 		rules:         rules,
 	}
 	supported := slices.Concat(required, []string{write}, c.ExtraScopes)
-	for _, r := range c.Rules {
-		if r.Scope != "" {
-			supported = append(supported, r.Scope)
+	for _, list := range c.rules() {
+		for _, r := range list {
+			if r.Scope != "" {
+				supported = append(supported, r.Scope)
+			}
 		}
 	}
 	slices.Sort(supported)
 	p.supported = slices.Compact(supported)
 	return p, nil
 }
+
+// rules are the configured rules by kind.
+func (c Config) rules() [Kinds][]Rule { return [Kinds][]Rule{c.Rules, c.PromptRules, c.ResourceRules} }
 
 // RequiredScopes returns the scopes every token must carry, in configured order.
 func (p *Policy) RequiredScopes() []string { return slices.Clone(p.required) }

@@ -238,7 +238,7 @@ func TestRulesFromYAML(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(tt.in), &doc); err != nil {
 			t.Fatal(err)
 		}
-		got, err := RulesFromYAML(doc.Content[0])
+		got, err := RulesFromYAML(KindTool, doc.Content[0])
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("%q: %v, want %q", tt.in, err, tt.err)

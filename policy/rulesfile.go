@@ -6,40 +6,44 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// RulesFromYAML reads rules as a config file writes them: a list of mappings with the keys
-// name, tools (a list), scope and allow. An unknown or repeated key is refused, so that a
-// misspelt "tools" does not quietly make a rule apply to every tool.
-func RulesFromYAML(n *yaml.Node) ([]Rule, error) {
+// RulesFromYAML reads rules of kind k as a config file writes them: a list of mappings with
+// the keys name, the kind's selector (a list: tools, prompts or uris), scope and allow. An
+// unknown or repeated key is refused, so that a misspelt "tools" does not quietly make a
+// rule apply to every tool.
+func RulesFromYAML(k Kind, n *yaml.Node) ([]Rule, error) {
+	sel := kindNames[k].selector
+	keys := "name, " + sel + ", scope, allow"
 	if n.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("line %d: a list of rules, each a mapping (name, tools, scope, allow)", n.Line)
+		return nil, fmt.Errorf("line %d: a list of rules, each a mapping (%s)", n.Line, keys)
 	}
 	rules := make([]Rule, len(n.Content))
 	for i, m := range n.Content {
 		if m.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("line %d: rule %d is not a mapping (name, tools, scope, allow)", m.Line, i)
+			return nil, fmt.Errorf("line %d: rule %d is not a mapping (%s)", m.Line, i, keys)
 		}
+		selector := [Kinds]*[]string{&rules[i].Tools, &rules[i].Prompts, &rules[i].URIs}[k]
 		seen := map[string]bool{}
 		for j := 0; j+1 < len(m.Content); j += 2 {
-			k, v := m.Content[j].Value, m.Content[j+1]
+			key, v := m.Content[j].Value, m.Content[j+1]
 			var err error
 			switch {
-			case seen[k]:
+			case seen[key]:
 				err = fmt.Errorf("is set twice")
-			case k == "name":
+			case key == "name":
 				err = v.Decode(&rules[i].Name)
-			case k == "tools":
-				err = v.Decode(&rules[i].Tools)
-			case k == "scope":
+			case key == sel:
+				err = v.Decode(selector)
+			case key == "scope":
 				err = v.Decode(&rules[i].Scope)
-			case k == "allow":
+			case key == "allow":
 				err = v.Decode(&rules[i].Allow)
 			default:
-				err = fmt.Errorf("is not one of name, tools, scope, allow")
+				err = fmt.Errorf("is not one of %s", keys)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("line %d: rule %d, key %q: %v", m.Content[j].Line, i, k, err)
+				return nil, fmt.Errorf("line %d: rule %d, key %q: %v", m.Content[j].Line, i, key, err)
 			}
-			seen[k] = true
+			seen[key] = true
 		}
 	}
 	return rules, nil

@@ -11,11 +11,45 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// ErrMalformedToolsList is wrapped by every error FilterToolsList returns.
-var ErrMalformedToolsList = errors.New("policy: malformed tools/list result")
+// ErrMalformedList is wrapped by every error FilterList and FilterToolsList return.
+var ErrMalformedList = errors.New("policy: malformed list result")
 
-// toolsList locates the tools array of a tools/list result and each tool in it, as byte
-// ranges of the input.
+// ErrMalformedToolsList is ErrMalformedList, by its older name.
+var ErrMalformedToolsList = ErrMalformedList
+
+// listShape is how a list result names its array and, in each item, what rules decide on.
+type listShape struct {
+	method, array, key, plural string
+	kind                       Kind
+}
+
+// listShapes are the lists gemgate filters. Only a tool has annotations that gemgate reads.
+var listShapes = [...]listShape{
+	{"tools/list", "tools", "name", "tools", KindTool},
+	{"prompts/list", "prompts", "name", "prompts", KindPrompt},
+	{"resources/list", "resources", "uri", "resources", KindResource},
+	{"resources/templates/list", "resourceTemplates", "uriTemplate", "resource templates", KindResource},
+}
+
+// shapeOf is the shape of the list method answers; false for any other method.
+func shapeOf(method string) (*listShape, bool) {
+	for i := range listShapes {
+		if listShapes[i].method == method {
+			return &listShapes[i], true
+		}
+	}
+	return nil, false
+}
+
+// Filters reports whether the answer to method is a list FilterList filters: tools/list,
+// prompts/list, resources/list or resources/templates/list.
+func Filters(method string) bool {
+	_, ok := shapeOf(method)
+	return ok
+}
+
+// toolsList locates the array of a list result (tools, prompts, resources or resource
+// templates) and each item in it, as byte ranges of the input.
 type toolsList struct {
 	start, end int // the tools array, brackets included
 	tools      []listedTool
@@ -23,18 +57,19 @@ type toolsList struct {
 }
 
 type listedTool struct {
-	start, end int // the tool object, braces included
-	name       string
+	start, end int    // the item's object, braces included
+	name       string // a tool's or prompt's name, a resource's URI, a template's URI template
 	hints      *Hints // the four annotations, defaults where absent or null; nil without any
 }
 
-// parseToolsList checks the syntax, then walks the structure with the jsontext tokenizer.
+// parseList checks the syntax, then walks the structure with the jsontext tokenizer.
 // The walk records byte ranges, so kept bytes stay exact, and reads keys exactly:
 // encoding/json matches struct fields case-insensitively, so {"name":"a","Name":"b"}
-// would be "b" to gemgate and "a" to most clients. Keys that differ from "tools", "name",
-// "annotations" or "readOnlyHint" only in case, and repeats of those keys, are refused as
-// ambiguous; other keys are not gemgate's to judge.
-func parseToolsList(b []byte) (toolsList, error) {
+// would be "b" to gemgate and "a" to most clients. Keys that differ from the array's
+// ("tools"), the item's key ("name", "uri") and, for tools, "annotations" or "readOnlyHint"
+// only in case, and repeats of those keys, are refused as ambiguous; other keys are not
+// gemgate's to judge.
+func parseList(b []byte, shape *listShape) (toolsList, error) {
 	var l toolsList
 	if !jsontext.Value(b).IsValid(lenient...) {
 		return l, malformed("invalid JSON")
@@ -45,10 +80,10 @@ func parseToolsList(b []byte) (toolsList, error) {
 	if !utf8.Valid(b) {
 		return l, malformed("not valid UTF-8")
 	}
-	w := walker{d: jsontext.NewDecoder(bytes.NewBuffer(b), lenient...), b: b}
+	w := walker{d: jsontext.NewDecoder(bytes.NewBuffer(b), lenient...), b: b, shape: shape}
 	found := false
 	err := w.object("result", func(key []byte) error {
-		if !bytes.EqualFold(key, []byte("tools")) {
+		if !bytes.EqualFold(key, []byte(shape.array)) {
 			if string(key) == "_meta" && l.metaAt == 0 {
 				l.metaAt = w.next()
 				if w.d.PeekKind() != '{' {
@@ -57,7 +92,7 @@ func parseToolsList(b []byte) (toolsList, error) {
 			}
 			return w.d.SkipValue()
 		}
-		if string(key) != "tools" || found {
+		if string(key) != shape.array || found {
 			return malformed("ambiguous key %q", key)
 		}
 		found = true
@@ -71,7 +106,7 @@ func parseToolsList(b []byte) (toolsList, error) {
 		return l, err
 	}
 	if !found {
-		return l, malformed("no tools array")
+		return l, malformed("no %s array", shape.array)
 	}
 	return l, nil
 }
@@ -82,8 +117,9 @@ var lenient = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.Al
 
 // walker reads JSON the tokenizer has validated, so it checks shapes, not syntax.
 type walker struct {
-	d *jsontext.Decoder
-	b []byte
+	d     *jsontext.Decoder
+	b     []byte
+	shape *listShape
 }
 
 // next is the offset where the next token starts.
@@ -135,7 +171,7 @@ func (w *walker) object(what string, field func(key []byte) error) error {
 
 func (w *walker) tools() ([]listedTool, error) {
 	if w.d.PeekKind() != '[' {
-		return nil, malformed("tools is not an array")
+		return nil, malformed("%s is not an array", w.shape.array)
 	}
 	if _, err := w.d.ReadToken(); err != nil {
 		return nil, malformed("%v", err)
@@ -144,7 +180,7 @@ func (w *walker) tools() ([]listedTool, error) {
 	for w.d.PeekKind() != ']' {
 		t := listedTool{start: w.next()}
 		if err := w.tool(&t); err != nil {
-			return nil, fmt.Errorf("%w (tool %d)", err, len(tools))
+			return nil, fmt.Errorf("%w (%s %d)", err, w.shape.kind, len(tools))
 		}
 		t.end = int(w.d.InputOffset())
 		tools = append(tools, t)
@@ -155,20 +191,20 @@ func (w *walker) tools() ([]listedTool, error) {
 
 func (w *walker) tool(t *listedTool) error {
 	hasName, hasAnnotations := false, false
-	err := w.object("tool", func(key []byte) error {
+	err := w.object(w.shape.kind.String(), func(key []byte) error {
 		switch {
-		case bytes.EqualFold(key, []byte("name")):
-			if string(key) != "name" || hasName {
+		case bytes.EqualFold(key, []byte(w.shape.key)):
+			if string(key) != w.shape.key || hasName {
 				return malformed("ambiguous key %q", key)
 			}
 			hasName = true
 			if w.d.PeekKind() != '"' {
-				return malformed("tool name is not a string")
+				return malformed("%s %s is not a string", w.shape.kind, w.shape.key)
 			}
 			name, err := w.str()
 			t.name = string(name)
 			return err
-		case bytes.EqualFold(key, []byte("annotations")):
+		case w.shape.kind == KindTool && bytes.EqualFold(key, []byte("annotations")):
 			if string(key) != "annotations" || hasAnnotations {
 				return malformed("ambiguous key %q", key)
 			}
@@ -181,7 +217,7 @@ func (w *walker) tool(t *listedTool) error {
 		return err
 	}
 	if t.name == "" {
-		return malformed("tool without a name")
+		return malformed("%s without a %s", w.shape.kind, w.shape.key)
 	}
 	return nil
 }
@@ -215,13 +251,23 @@ func (w *walker) annotations(t *listedTool) error {
 }
 
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrMalformedToolsList, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrMalformedList, fmt.Sprintf(format, args...))
 }
 
 // ToolNames lists the name of every tool in result, the result object of a tools/list
 // response, read as strictly as FilterToolsList reads it.
-func ToolNames(result json.RawMessage) ([]string, error) {
-	list, err := parseToolsList(result)
+func ToolNames(result json.RawMessage) ([]string, error) { return ListNames("tools/list", result) }
+
+// ListNames lists what rules decide on of every item of result, the result object of the
+// list method's response (tools/list, prompts/list, resources/list,
+// resources/templates/list): names, URIs or URI templates, read as strictly as FilterList
+// reads them.
+func ListNames(method string, result json.RawMessage) ([]string, error) {
+	shape, ok := shapeOf(method)
+	if !ok {
+		return nil, malformed("%s is not a list gemgate reads", method)
+	}
+	list, err := parseList(result, shape)
 	if err != nil {
 		return nil, err
 	}

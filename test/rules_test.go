@@ -14,8 +14,8 @@ import (
 
 // rulesConfig has one rule of each kind docs/configuration.md shows, over the demo worker:
 // write_note for the editors group, delete_note for the admin role, destructive tools only
-// with a second scope, and a claim every token must carry. The last rule tries to open
-// everything to read-only sessions; no rule can.
+// with a second scope, and a claim every token must carry. One rule tries to open
+// everything to read-only sessions; no rule can. The last keeps a tool for read-write tokens.
 const rulesConfig = `
 trust_read_only_hints: true
 extra_scopes: [notes:admin]
@@ -32,6 +32,9 @@ tool_rules:
     allow: 'claims.tenant == "acme"'
   - name: try-to-widen
     allow: 'read_only || true'
+  - name: search-for-writers
+    tools: [search_notes]
+    allow: '!read_only'
 `
 
 // ruleCaller is a token for one era's raw client.
@@ -198,6 +201,11 @@ func TestRulesBothEras(t *testing.T) {
 			challenged("bob", bob, write, "mcp:write", "readOnly")
 			challenged("bob", bob, del, "mcp:write", "readOnly")
 			allowed("bob", bob, map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
+			// a rule that reads read_only refuses as the read-only gate does: the write scope
+			// would unlock the tool, and the challenge says so
+			search := map[string]any{"name": "search_notes", "arguments": map[string]any{"query": "x"}}
+			challenged("bob", bob, search, "mcp:write", "readOnly")
+			allowed("carol", carol, search)
 
 			for who, want := range map[string][2]bool{"carol": {true, false}, "dave": {false, false}, "erin": {false, true}, "bob": {false, false}} {
 				names, _ := listedTools(t, map[string]*ruleCaller{"carol": carol, "dave": dave, "erin": erin, "bob": bob}[who])
@@ -249,6 +257,17 @@ func TestRulesCheck(t *testing.T) {
 	if !strings.Contains(string(out), "OK       configuration is valid") {
 		t.Errorf("check with the docs' example:\n%s", out)
 	}
+	// And that of "Prompt and resource rules".
+	_, example, _ = strings.Cut(string(doc), "```yaml\nextra_scopes: [hr:read]\nprompt_rules:")
+	example, _, _ = strings.Cut(example, "```")
+	if example == "" {
+		t.Fatal("docs/configuration.md has no prompt rules example")
+	}
+	os.WriteFile(docCfg, []byte("extra_scopes: [hr:read]\nprompt_rules:"+example), 0o600)
+	out, _ = exec.Command(gemgateBin, "check", "--config", docCfg, "--issuer", iss.URL(), "--allow-insecure-http", "--listen", "127.0.0.1:0").CombinedOutput()
+	if !strings.Contains(string(out), "OK       configuration is valid") {
+		t.Errorf("check with the docs' prompt and resource example:\n%s", out)
+	}
 
 	good := filepath.Join(dir, "good.yaml")
 	os.WriteFile(good, []byte(rulesConfig), 0o600)
@@ -261,6 +280,26 @@ func TestRulesCheck(t *testing.T) {
 	for _, want := range []string{"ALLOWED  write_note", "HIDDEN   delete_note                      rule admins-delete", "ALLOWED  echo                             read-write token"} {
 		if err != nil || !strings.Contains(string(out), want) {
 			t.Errorf("check --token --tools: %v; lacks %q:\n%s", err, want, out)
+		}
+	}
+
+	// A saved prompts/list or resources/list answer: which prompts and resources, by the
+	// prompt and resource rules.
+	items := filepath.Join(dir, "items.yaml")
+	os.WriteFile(items, []byte(promptRulesConfig), 0o600)
+	for list, wants := range map[string][]string{
+		`{"prompts":[{"name":"test_simple_prompt"},{"name":"summarize"}]}`: {
+			"HIDDEN   test_simple_prompt               rule simple-for-reviewers", "ALLOWED  summarize                        reading is not a change"},
+		`{"resources":[{"uri":"test://static-binary"},{"uri":"test://static-text"}],"nextCursor":"2"}`: {
+			"HIDDEN   test://static-binary             rule binary-for-admins", "ALLOWED  test://static-text               reading is not a change"},
+	} {
+		file := filepath.Join(dir, "list.json")
+		os.WriteFile(file, []byte(list), 0o600)
+		out, err = exec.Command(gemgateBin, "check", "--config", items, "--issuer", iss.URL(), "--allow-insecure-http", "--token", tok, "--tools", file).CombinedOutput()
+		for _, want := range wants {
+			if err != nil || !strings.Contains(string(out), want) {
+				t.Errorf("check --token --tools with %s: %v; lacks %q:\n%s", list, err, want, out)
+			}
 		}
 	}
 }

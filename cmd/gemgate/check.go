@@ -27,7 +27,7 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	token, args, explain, err := takeFlag(args, "token", "a JWT, or - to read it from stdin")
 	toolsFile := ""
 	if err == nil {
-		toolsFile, args, _, err = takeFlag(args, "tools", "a file holding a worker's tools/list result")
+		toolsFile, args, _, err = takeFlag(args, "tools", "a file holding a worker's tools/list, prompts/list or resources/list result")
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gemgate check: %v\n", err)

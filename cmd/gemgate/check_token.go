@@ -45,18 +45,16 @@ func takeFlag(args []string, name, what string) (value string, rest []string, fo
 	return value, rest, found, nil
 }
 
-// readTokenFrom reads one token from r, bounded.
+// readTokenFrom reads one token from r, bounded; what it read is not a token when err is set.
 func readTokenFrom(r io.Reader) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(r), 64<<10))
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
+	return strings.TrimSpace(string(b)), err
 }
 
 // checkToken is `gemgate check --token <JWT> [--tools FILE]`: claim by claim, would gemgate
 // with this configuration accept the token, and why not; with a worker's tools/list result
-// in FILE, which of its tools the token may list and call, and what decided each. Exit 0
+// in FILE (or its prompts/list, resources/list or resources/templates/list result), which of
+// its tools (prompts, resources) the token may list and use, and what decided each. Exit 0
 // when it would, 1 when not, 2 when the configuration itself is wrong.
 func checkToken(ctx context.Context, c *Config, raw, toolsFile string, stdout io.Writer) int {
 	if errs := c.validate(); len(errs) > 0 {

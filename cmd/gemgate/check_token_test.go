@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth/devissuer"
+	"github.com/gemgate/gemgate/policy"
 )
 
 func TestCheckToken(t *testing.T) {
@@ -121,5 +122,36 @@ func TestCheckTokenFromStdin(t *testing.T) {
 	var out bytes.Buffer
 	if code := checkCommand(context.Background(), []string{"--issuer", iss.URL(), "--listen", "127.0.0.1:8080", "--worker", "demo", "--token", "-"}, &out, &out); code != 0 {
 		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+}
+
+// prompt_rules and resource_rules are read from the config file as tool_rules is, each with
+// its own selector key, and reach the policy; the last file's list of a kind is in force.
+func TestPromptAndResourceRulesSettings(t *testing.T) {
+	first := writeFile(t, "first.yaml", "prompt_rules:\n  - prompts: [old]\n    scope: old\n")
+	file := writeFile(t, "gemgate.yaml", "extra_scopes: [p:s]\nprompt_rules:\n  - name: p\n    prompts: [a_*]\n    scope: p:s\n"+
+		"resource_rules:\n  - name: r\n    uris: [\"file:///hr/*\"]\n    allow: 'uri.startsWith(\"file:\") && \"hr\" in groups'\n")
+	c, err := load("serve", []string{"--config", first, "--config", file}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := c.policyConfig()
+	if len(pc.PromptRules) != 1 || pc.PromptRules[0].Prompts[0] != "a_*" || len(pc.ResourceRules) != 1 || pc.ResourceRules[0].URIs[0] != "file:///hr/*" || len(pc.Rules) != 0 {
+		t.Errorf("policy config: %+v", pc)
+	}
+	for body, want := range map[string]string{
+		"prompt_rules:\n  - tools: [x]\n    scope: s\n":                `prompt_rules: line 2: rule 0, key "tools": is not one of name, prompts, scope, allow`,
+		"resource_rules:\n  - uris: x\n":                               `resource_rules: line 2: rule 0, key "uris"`,
+		"prompt_rules: []\nprompt_rules: []\n":                         `"prompt_rules" is set twice`,
+		"resource_rules:\n  - allow: 'tool == \"x\"'\n":                `resource_rules[0].allow: ERROR: <input>:1:1: undeclared reference to 'tool'`,
+		"prompt_rules:\n  - prompts: [x]\n    scope: offline_access\n": `prompt_rules[0].scope: offline_access`,
+	} {
+		c, err := load("serve", []string{"--config", writeFile(t, "bad.yaml", body)}, false)
+		if err == nil {
+			_, err = policy.New(c.policyConfig())
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want %q", body, err, want)
+		}
 	}
 }

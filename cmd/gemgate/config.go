@@ -41,7 +41,8 @@ type Config struct {
 	ExtraScopes    []string      `key:"extra_scopes" help:"further scopes to advertise in metadata"`
 	ReadOnlyTools  []string      `key:"read_only_tools" help:"tools (names or globs) allowed in read-only sessions"`
 	TrustHints     bool          `key:"trust_read_only_hints" help:"let a tool's readOnlyHint annotation vouch for it in read-only sessions"`
-	Rules          []policy.Rule // tool_rules: a list of mappings, so in the config file only
+
+	Rules [policy.Kinds][]policy.Rule // tool_rules, prompt_rules, resource_rules: lists of mappings, so in the config file only
 
 	Worker           string   `key:"worker" choices:"demo,command,gemstone" help:"demo (built in), command or gemstone"`
 	WorkerCommand    []string `key:"worker_command" list:"words" help:"stdio MCP server command for worker=command, as shell words ('quotes' and \\ escapes; no expansion) or a YAML list; {user} expands to the user"`
@@ -432,10 +433,11 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		case seen[k]:
 			errs = append(errs, fileError(path, "%q is set twice", k))
 			continue
-		case k == "tool_rules":
+		case k == "tool_rules" || k == "prompt_rules" || k == "resource_rules":
 			seen[k] = true
-			if c.Rules, err = policy.RulesFromYAML(v); err != nil {
-				errs = append(errs, fileError(path, "tool_rules: %w", err))
+			kind, _ := policy.RulesKind(k)
+			if c.Rules[kind], err = policy.RulesFromYAML(kind, v); err != nil {
+				errs = append(errs, fileError(path, "%s: %w", k, err))
 			}
 			continue
 		case !ok:

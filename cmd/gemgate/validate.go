@@ -315,7 +315,9 @@ func (c *Config) policyConfig() policy.Config {
 		ExtraScopes:        c.ExtraScopes,
 		ReadOnlyTools:      readOnly,
 		TrustReadOnlyHints: c.TrustHints,
-		Rules:              c.Rules,
+		Rules:              c.Rules[policy.KindTool],
+		PromptRules:        c.Rules[policy.KindPrompt],
+		ResourceRules:      c.Rules[policy.KindResource],
 	}
 }
 

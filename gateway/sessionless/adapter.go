@@ -58,7 +58,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		return he
 	}
 	if msg.Method == "subscriptions/listen" {
-		return a.listen(w, r, msg, mr, p, id)
+		return a.listen(w, r, msg, mr, p, access, id)
 	}
 	// A requestState is always gemgate's own: a parked call of the bridge, or a sessionless
 	// worker's state wrapped (bridge_pass.go). It is checked before anything reaches a worker.
@@ -134,6 +134,8 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.tool); he != nil {
 			return he
 		}
+	} else if he := a.Steps.Gate(r.Context(), m, func() *slog.Logger { return a.requestLog(q.p, m.WorkerID()) }, msg, q.access); he != nil {
+		return he
 	}
 	fwd, err := q.forWorker(m.AttachedSessionless())
 	if err != nil {

@@ -76,6 +76,9 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 			abandon(pk, "the retry was refused by the policy")
 			return he
 		}
+	} else if he := a.Steps.Gate(r.Context(), pk.member, func() *slog.Logger { return log }, msg, access); he != nil {
+		abandon(pk, "the retry was refused by the policy")
+		return he
 	}
 	params, err := msg.ParamsObject()
 	if err != nil {

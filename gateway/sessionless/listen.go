@@ -3,6 +3,7 @@ package sessionless
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/internal/jsontext"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
 
@@ -230,10 +232,10 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 // The stream is opened aside (openListen): its reading, the attach to the worker and the
 // stream's first write would grow the connection's goroutine to 16 KiB, and that goroutine
 // then waits here, idle, for as long as the client listens (see aside.Run).
-func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, id pool.Identity) error {
+func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, access policy.Access, id pool.Identity) error {
 	var l *listening
 	var err error
-	aside.Run(func() { l, err = a.openListen(w, r, msg, mr, p, id) })
+	aside.Run(func() { l, err = a.openListen(w, r, msg, mr, p, access, id) })
 	if l == nil {
 		return err
 	}
@@ -258,7 +260,7 @@ type listening struct {
 // openListen reads the listen request, attaches it to the user's worker, subscribes what it
 // asks for and starts the stream with its acknowledgement. It returns nil when the request
 // is done: refused (the error), its stream lost, or nothing agreed (then it has its result).
-func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, id pool.Identity) (*listening, error) {
+func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, access policy.Access, id pool.Identity) (*listening, error) {
 	want, err := readListenFilter(msg)
 	if err != nil {
 		return nil, strictError(msg, err)
@@ -294,6 +296,9 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	l := &listening{stream: a.Steps.Stream(w), c: c, subID: msg.ID, release: release}
 	agreed := want.agreed(initResult)
 	for _, uri := range agreed.ResourceSubscriptions {
+		if he := a.subscribeGate(r.Context(), m, msg, p, access, uri); he != nil {
+			return nil, he
+		}
 		if he := a.listenSubscribe(r.Context(), m, msg, id, uri); he != nil {
 			return nil, he
 		}
@@ -354,6 +359,14 @@ func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// subscribeGate is the policy's decision on a listen request's subscription to uri: the
+// one a resources/subscribe of uri gets (Steps.Gate).
+func (a *Adapter) subscribeGate(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, p auth.Principal, access policy.Access, uri string) *wire.Error {
+	params, _ := json.Marshal(map[string]string{"uri": uri})
+	sub := &jsonrpc.Message{ID: msg.ID, Method: "resources/subscribe", Params: params}
+	return a.Steps.Gate(ctx, m, func() *slog.Logger { return a.requestLog(p, m.WorkerID()) }, sub, access)
 }
 
 // listenSubscribe subscribes this listen stream to uri at the worker (the pool counts

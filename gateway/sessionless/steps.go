@@ -29,6 +29,9 @@ type Steps interface {
 	DrainRefusal(id json.RawMessage, who pool.Identity) *wire.Error
 	// ToolGate is the one access decision on a tools/call of tool at m's worker.
 	ToolGate(ctx context.Context, m *pool.Member, log *slog.Logger, id json.RawMessage, access policy.Access, tool string) *wire.Error
+	// Gate is ToolGate's decision on a prompts/get, resources/read, resources/subscribe or
+	// completion/complete; nil for any other method. log is called only for a refusal's line.
+	Gate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error
 	// ToolPages reads m's worker's tools/list page by page; false when it could not.
 	ToolPages(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool
 	// GrantRefusal refuses a request whose token grants less than m's worker was given.
