@@ -61,10 +61,10 @@ func names(spans []sdktrace.ReadOnlySpan) []string {
 func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]string {
 	m := map[attribute.Key]string{}
 	for _, kv := range s.Attributes() {
-		m[kv.Key] = kv.Value.Emit()
+		m[kv.Key] = kv.Value.String()
 	}
 	for _, kv := range s.Resource().Attributes() {
-		m["resource."+kv.Key] = kv.Value.Emit()
+		m["resource."+kv.Key] = kv.Value.String()
 	}
 	return m
 }
