@@ -17,6 +17,7 @@
 #   gemgate-ci/keycloak:KEYCLOAK_VERSION  Keycloak's distribution from Maven Central (the one
 #                              .ci/keycloak.sh caches) on Debian's Java 21
 #   gemgate-ci/prometheus:local, gemgate-ci/haproxy:local  Debian's packages
+#   gemgate-ci/jaeger:local    Jaeger v2's all-in-one, built from its Go module by .ci/jaeger.sh
 # .ci/compose/*.yml (the CI override files) name them.
 #
 # Settings: GEMGATE_CACHE (default ~/.cache/gemgate) holds the base tarball, the compose
@@ -170,9 +171,30 @@ EOF
 	tar -c -C "$ctx" Dockerfile keycloak | build "gemgate-ci/keycloak:$KEYCLOAK_VERSION"
 }
 
+# jaeger_image: the binary .ci/jaeger.sh built (or is building: it waits for that build), run as
+# the upstream image runs it (every interface, an unprivileged user, the embedded all-in-one
+# configuration).
+jaeger_image() {
+	local ctx=$1
+	cp "$("$REPO/.ci/jaeger.sh" path)" "$ctx/jaeger"
+	cat >"$ctx/Dockerfile" <<'EOF'
+FROM gemgate-ci/debian:trixie
+COPY jaeger /usr/local/bin/jaeger
+ENV JAEGER_LISTEN_HOST=0.0.0.0
+USER 10001
+EXPOSE 4317 4318 16686
+ENTRYPOINT ["/usr/local/bin/jaeger"]
+EOF
+	tar -c -C "$ctx" Dockerfile jaeger | build gemgate-ci/jaeger:local
+}
+
 cmd_build() {
 	cmd_tools
 	local tar work
+	# Jaeger's build (minutes, cold) runs beside the base image and the others; .ci/test may
+	# have started it already, and then this one waits for that one.
+	"$REPO/.ci/jaeger.sh" build &
+	local jaeger_pid=$!
 	tar=$(base_tar)
 	trap 'stop_daemon; rm -rf "${work:-}"' EXIT
 	trap 'exit 1' TERM INT
@@ -204,6 +226,9 @@ EXPOSE 8080
 ENTRYPOINT ["/usr/sbin/haproxy", "-W", "-db", "-f", "/usr/local/etc/haproxy/haproxy.cfg"]
 EOF2
 	tar -c -C "$work/haproxy" Dockerfile | build gemgate-ci/haproxy:local
+	wait "$jaeger_pid" || die "building Jaeger failed"
+	mkdir -p "$work/jaeger"
+	jaeger_image "$work/jaeger"
 	wait "$go_pid"
 	# The shipped Dockerfile, as users build it, with the two base images local.
 	DOCKER_BUILDKIT=1 "$DOCKER_CLI" build --quiet -t gemgate:demo --build-arg VERSION=demo \

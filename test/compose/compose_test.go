@@ -46,7 +46,7 @@ func TestComposeFileIsValidForComposeV2(t *testing.T) {
 	if p.Name != "gemgate-demo" {
 		t.Errorf("project name %q", p.Name)
 	}
-	for _, name := range []string{"keycloak", "gemgate", "prometheus", "grafana"} {
+	for _, name := range []string{"keycloak", "gemgate", "prometheus", "jaeger", "grafana"} {
 		svc, ok := p.Services[name]
 		if !ok {
 			t.Errorf("no service %s", name)

@@ -117,6 +117,47 @@ func TestComposeUpDemo(t *testing.T) {
 		}
 		return ""
 	})
+
+	// Jaeger holds the trace of a whoami call: gemgate's spans (OTLP to jaeger:4318 over the
+	// compose network) and, under gemgate's round trip to it, the demo worker's own span.
+	eventually(t, 60*time.Second, func() string { return d.workerTraced(t, "tools/call whoami") })
+}
+
+// workerTraced is "" when Jaeger (its query API on the published port 16686) holds a trace of
+// gemgate's operation op in which a span of the demo worker is the child of a gemgate span;
+// else what it holds.
+func (d *docker) workerTraced(t *testing.T, op string) string {
+	t.Helper()
+	var r struct {
+		Data []struct {
+			Spans []struct {
+				SpanID     string `json:"spanID"`
+				References []struct {
+					SpanID string `json:"spanID"`
+				} `json:"references"`
+				ProcessID string `json:"processID"`
+			} `json:"spans"`
+			Processes map[string]struct {
+				ServiceName string `json:"serviceName"`
+			} `json:"processes"`
+		} `json:"data"`
+	}
+	q := url.Values{"service": {"gemgate"}, "operation": {op}, "limit": {"20"}}
+	d.get(t, "http://127.0.0.1:16686/api/traces?"+q.Encode(), &r)
+	for _, tr := range r.Data {
+		gemgate := map[string]bool{}
+		for _, s := range tr.Spans {
+			if tr.Processes[s.ProcessID].ServiceName == "gemgate" {
+				gemgate[s.SpanID] = true
+			}
+		}
+		for _, s := range tr.Spans {
+			if tr.Processes[s.ProcessID].ServiceName == "gemgate-demo-worker" && len(s.References) > 0 && gemgate[s.References[0].SpanID] {
+				return ""
+			}
+		}
+	}
+	return "Jaeger has no trace of " + op + " with the demo worker's span under gemgate's: " + mustJSON(r)
 }
 
 // ready waits for gemgate's readiness (the issuer's keys loaded): compose's --wait waits for the

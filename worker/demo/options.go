@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure the demo server. The zero value is usable: no notes
@@ -32,6 +34,11 @@ type Options struct {
 	// Stderr receives plain marker lines tests look for (such as
 	// "slow: cancelled"). Nil means os.Stderr.
 	Stderr io.Writer
+	// OTLP makes Run export a span per request over OTLP, as the standard
+	// OTEL_EXPORTER_OTLP_* variables say, and flush them before it returns.
+	OTLP bool
+	// Tracer, when set, receives a span per request instead (tests).
+	Tracer trace.TracerProvider
 
 	// tick is the length of one "second" of the slow tool; zero means
 	// one second. Tests shorten it.
@@ -52,7 +59,8 @@ const (
 
 // OptionsFromEnv reads the options the gateway passes in the worker's
 // environment. Logs go to stderr as slog text; stdout carries only protocol
-// messages. The session is read-only unless GEMGATE_READ_ONLY is exactly
+// messages. Spans go over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. The session is read-only unless GEMGATE_READ_ONLY is exactly
 // "0": an unset or mistyped value fails closed.
 func OptionsFromEnv() Options {
 	return Options{
@@ -64,6 +72,7 @@ func OptionsFromEnv() Options {
 		Chatter:     os.Getenv(EnvChatter) == "1",
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		Stderr:      os.Stderr,
+		OTLP:        otlpConfigured(),
 	}
 }
 

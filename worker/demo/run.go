@@ -16,6 +16,9 @@ import (
 // poller, not in a blocking system call (see pollable), and puts its
 // blocking mode back when it returns.
 //
+// With o.OTLP it exports a span per request and flushes them before it
+// returns (see traceRequests).
+//
 // The session starts at log level "info", so slow's log messages reach a
 // client that never sent logging/setLevel; the client may change the level.
 func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
@@ -26,6 +29,17 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	// The SDK does not cancel running handlers when the connection's context
 	// ends, and closing the session waits for them: tie them to ctx.
 	srv.AddReceivingMiddleware(cancelWith(ctx))
+	if tp := o.Tracer; tp != nil {
+		srv.AddReceivingMiddleware(traceRequests(tp))
+	} else if o.OTLP {
+		tp, err := newOTLPProvider(ctx)
+		if err != nil {
+			o.logger().Warn("demo worker: serving without traces", "err", err)
+		} else {
+			defer flushTraces(tp, o.logger().Warn)
+			srv.AddReceivingMiddleware(traceRequests(tp))
+		}
+	}
 
 	if f, ok := in.(*os.File); ok {
 		p, undo := pollable(f)

@@ -70,7 +70,10 @@ type Config struct {
 	// Unicode16 is a stone configured for Unicode16 source strings: unless the relay pins
 	// `set sourcestringclass String`, request bytes over 0x7F are widened one by one (Latin-1)
 	// on their way into the user's session.
-	Unicode16     bool   `json:"unicode16"`
+	Unicode16 bool `json:"unicode16"`
+	// MetaLog is a file to which McpServer appends the params._meta of every request it
+	// handles, one JSON line each ("null" when there is none): what the server was handed.
+	MetaLog       string `json:"meta_log"`
 	AdminUser     string `json:"admin_user"`     // the account gemstone-jwt-keys logs in as; default DataCurator
 	AdminPassword string `json:"admin_password"` // default swordfish
 }

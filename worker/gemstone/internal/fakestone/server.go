@@ -121,6 +121,7 @@ func (s *session) handle(line string) (answer string, o outcome, desc string) {
 	if err := json.Unmarshal([]byte(line), &req); err != nil {
 		return `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, answered, ""
 	}
+	s.logMeta(req.Params)
 	if req.ID == nil {
 		return "", answered, ""
 	}
@@ -185,6 +186,24 @@ func (s *session) handle(line string) (answer string, o outcome, desc string) {
 		return result(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isErr}), answered, ""
 	}
 	return rpcErr(-32601, "Method not found: "+req.Method, nil), answered, ""
+}
+
+// logMeta appends the request's params._meta to Config.MetaLog, when that names a file.
+func (s *session) logMeta(params json.RawMessage) {
+	if s.cfg.MetaLog == "" {
+		return
+	}
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	json.Unmarshal(params, &p)
+	f, err := os.OpenFile(s.cfg.MetaLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakestone: meta_log:", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s\n", cmp.Or(string(p.Meta), "null"))
 }
 
 // fault is what the configured fault does to a tools/call; ok is false when the call goes on.
