@@ -193,7 +193,7 @@ cmd_build() {
 	local tar work
 	# Jaeger's build (minutes, cold) runs beside the base image and the others; .ci/test may
 	# have started it already, and then this one waits for that one.
-	"$REPO/.ci/jaeger.sh" build &
+	nice -n 10 "$REPO/.ci/jaeger.sh" build &
 	local jaeger_pid=$!
 	tar=$(base_tar)
 	trap 'stop_daemon; rm -rf "${work:-}"' EXIT
