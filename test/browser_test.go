@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -266,43 +265,6 @@ func TestKeycloakAnonymousRegistrationsExpire(t *testing.T) {
 	kcAdminAt(t, newKCAdmin(t, e), http.MethodGet, "/"+name+"/clients?clientId=mcp-client", nil, &own)
 	if len(own) != 1 {
 		t.Error("the workflow deleted the realm's own mcp-client too")
-	}
-}
-
-// kcAdminAt sends one admin request below /admin/realms (any realm) and decodes a JSON answer
-// into out when out is not nil.
-func kcAdminAt(t *testing.T, a *kcAdmin, method, path string, in, out any) {
-	t.Helper()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, a.e.URL+"/admin/realms"+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("admin %s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		t.Fatalf("admin %s %s answered %s: %s", method, path, resp.Status, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("admin %s %s: %v", method, path, err)
-		}
 	}
 }
 

@@ -259,6 +259,13 @@ func newKCAdmin(t *testing.T, e kcEnv) *kcAdmin {
 // out when out is not nil.
 func (a *kcAdmin) do(t *testing.T, method, path string, in, out any) *http.Response {
 	t.Helper()
+	return kcAdminAt(t, a, method, "/gemgate"+path, in, out)
+}
+
+// kcAdminAt sends one admin request below /admin/realms (any realm) and decodes a JSON answer
+// into out when out is not nil.
+func kcAdminAt(t *testing.T, a *kcAdmin, method, path string, in, out any) *http.Response {
+	t.Helper()
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -267,11 +274,12 @@ func (a *kcAdmin) do(t *testing.T, method, path string, in, out any) *http.Respo
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, a.e.URL+"/admin/realms/gemgate"+path, body)
+	req, err := http.NewRequest(method, a.e.URL+"/admin/realms"+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+a.token)
+	req.Header.Set("Accept", "application/json")
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
