@@ -26,7 +26,7 @@ const headerSessionID = "Mcp-Session-Id"
 
 func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &wire.StatusRecorder{ResponseWriter: w}
 	// Only the headers are kept past g.post, not the request: a subscriptions/listen stream
 	// runs under this frame for hours, and the request's context holds the bearer token.
 	h := r.Header
@@ -35,7 +35,7 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		g.postFailed(rec, h, q, err)
 	}
-	g.metrics.Request(method, rec.status(), time.Since(start), q.TraceID())
+	g.metrics.Request(method, rec.Status(), time.Since(start), q.TraceID())
 }
 
 // postFailed answers a POST that failed with err. Out of handlePost, whose frame is under
@@ -399,34 +399,4 @@ func errorBody(he *wire.Error) []byte {
 		return []byte(he.Message)
 	}
 	return jsonrpc.ErrorResponse(he.ID, he.Code, he.Message, he.Data).Encode()
-}
-
-// statusRecorder remembers the status a handler wrote; it keeps Unwrap so that
-// http.ResponseController still reaches the connection.
-type statusRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-func (r *statusRecorder) status() int {
-	if r.code == 0 {
-		return http.StatusOK
-	}
-	return r.code
 }

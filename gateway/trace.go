@@ -6,6 +6,7 @@ import (
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/trace"
+	"github.com/gemgate/gemgate/gateway/wire"
 )
 
 // traceInbound traces a client's message, r's body. Not inlined: a POST's handler frame
@@ -35,11 +36,11 @@ func (g *Gateway) traceRefused(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &wire.StatusRecorder{ResponseWriter: w}
 		tap := &readTap{ReadCloser: r.Body}
 		r.Body = tap
 		next.ServeHTTP(rec, r)
-		c := rec.status()
+		c := rec.Status()
 		if (c != http.StatusUnauthorized && c != http.StatusForbidden) || tap.n > 0 {
 			return
 		}

@@ -4,14 +4,12 @@ import (
 	"context"
 	"net/http"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/telemetry"
 )
 
@@ -34,9 +32,9 @@ func (g *Gateway) traced(next http.Handler) http.Handler {
 			return
 		}
 		q, ctx := g.opts.Tracing.Arrive(r)
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &wire.StatusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(auth.WithCacheNote(ctx, q.Cached())))
-		q.End(rec.status())
+		q.End(rec.Status())
 	})
 }
 
@@ -100,21 +98,4 @@ func roundTrip(ctx context.Context, msg *jsonrpc.Message) (trace.Span, *jsonrpc.
 		span.End()
 	}
 	return span, fwd, err
-}
-
-// policySpan starts the span of the policy's decision on a tools/call.
-func policySpan(ctx context.Context) (context.Context, trace.Span) {
-	return telemetry.Step(ctx, "gemgate.policy", trace.SpanKindInternal)
-}
-
-// endPolicySpan ends it with the verdict and what decided it.
-func endPolicySpan(span trace.Span, verdict policy.Verdict, why string) {
-	if span.IsRecording() {
-		decision := "deny"
-		if verdict == policy.Allowed {
-			decision = "allow"
-		}
-		span.SetAttributes(attribute.String("gemgate.decision", decision), attribute.String("gemgate.decided_by", why))
-	}
-	span.End()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/telemetry"
 )
 
 // A call the policy refuses is checked against the worker's own tool list before it is
@@ -101,10 +102,10 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 // it; else 403 insufficient_scope naming what would unlock it, with the same text in both
 // eras. A resource is not looked up: its URIs need not all be listed (templates).
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
-	ctx, span := policySpan(ctx)
+	ctx, span := telemetry.Decision(ctx)
 	pol := g.opts.Policy
 	verdict, why := pol.ExplainKind(c.kind, c.access, c.name, c.hint)
-	defer func() { endPolicySpan(span, verdict, why) }()
+	defer func() { telemetry.EndDecision(span, verdict == policy.Allowed, why) }()
 	if verdict == policy.Allowed {
 		return nil
 	}

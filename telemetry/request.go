@@ -263,3 +263,20 @@ func (q *Request) WorkerMeta(ctx context.Context) map[string]string {
 	q.t.prop.Inject(ctx, m)
 	return m
 }
+
+// Decision starts the span of the policy's decision on a request (gemgate.policy).
+func Decision(ctx context.Context) (context.Context, trace.Span) {
+	return Step(ctx, "gemgate.policy", trace.SpanKindInternal)
+}
+
+// EndDecision ends a decision's span with its verdict and what decided it.
+func EndDecision(span trace.Span, allowed bool, why string) {
+	if span.IsRecording() {
+		decision := "deny"
+		if allowed {
+			decision = "allow"
+		}
+		span.SetAttributes(attribute.String("gemgate.decision", decision), attribute.String("gemgate.decided_by", why))
+	}
+	span.End()
+}
