@@ -22,16 +22,9 @@ func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Me
 	if len(carrier) == 0 {
 		return msg, nil
 	}
-	added := []byte("{}")
-	for _, k := range traceKeys {
-		if v := carrier[k]; v != "" {
-			q, _ := json.Marshal(v)
-			added = AddMember(added, k, string(q))
-		}
-	}
 	out := *msg
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
-		out.Params = AddMember([]byte("{}"), "_meta", string(added))
+		out.Params = AddMember([]byte("{}"), "_meta", string(withTrace([]byte("{}"), carrier)))
 		return &out, nil
 	}
 	params, err := msg.ParamsObject()
@@ -49,7 +42,7 @@ func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Me
 	if err != nil {
 		return nil, err
 	}
-	newMeta := added
+	newMeta := []byte("{}")
 	if has {
 		newMeta = meta.Edit(func(k string, v json.RawMessage) json.RawMessage {
 			for _, t := range traceKeys {
@@ -59,13 +52,8 @@ func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Me
 			}
 			return v
 		})
-		for _, k := range traceKeys {
-			if v := carrier[k]; v != "" {
-				q, _ := json.Marshal(v)
-				newMeta = AddMember(newMeta, k, string(q))
-			}
-		}
 	}
+	newMeta = withTrace(newMeta, carrier)
 	found := false
 	out.Params = params.Edit(func(k string, v json.RawMessage) json.RawMessage {
 		if k == "_meta" {
@@ -78,4 +66,15 @@ func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Me
 		out.Params = AddMember(out.Params, "_meta", string(newMeta))
 	}
 	return &out, nil
+}
+
+// withTrace is the object meta with carrier's trace context added, in traceKeys' order.
+func withTrace(meta []byte, carrier map[string]string) []byte {
+	for _, k := range traceKeys {
+		if v := carrier[k]; v != "" {
+			q, _ := json.Marshal(v)
+			meta = AddMember(meta, k, string(q))
+		}
+	}
+	return meta
 }
