@@ -158,7 +158,7 @@ func TestVerifySpanOnlyWhenChecked(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, a := range server.Attributes() {
-				got[string(a.Key)] = a.Value.Emit()
+				got[string(a.Key)] = a.Value.String()
 			}
 			if got["gemgate.token.cached"] != strconv.FormatBool(c.cached) || got["gemgate.decision"] != "allow" || got["gemgate.decided_by"] != "read-write token" {
 				t.Errorf("server span attributes %v", got)
