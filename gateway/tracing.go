@@ -15,10 +15,12 @@ import (
 
 // Tracing (docs/operations.md, "Tracing"): a POST's SERVER span is begun once its body is
 // read, since its parent may be the body's params._meta.traceparent (beginSpan), dated back
-// to the request's arrival (traced); the steps beneath it are the token's verification, the
-// policy's decision (toolGate), the worker's acquisition (pool) and the round trip to the
-// worker (roundTrip), whose context the worker's message carries. With tracing off none of
-// this runs: the handlers are not wrapped, and the request's context carries no span.
+// to the request's arrival (traced); beneath it, the round trip to the worker (roundTrip),
+// whose context the worker's message carries, and the steps that did some work: a full
+// check of the token, a policy decision that asked the worker (toolGate), a worker's start or
+// a wait for a turn (pool). A step that took no time of its own is an attribute of the SERVER
+// span instead: a span costs more than such a step. With tracing off none of this runs: the
+// handlers are not wrapped, and the request's context carries no span.
 
 // traced begins a POST's tracing before its token is verified, and ends its span once the
 // POST is answered. The token's verifier notes a cache hit (auth.WithCacheNote).

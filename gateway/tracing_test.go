@@ -143,16 +143,17 @@ func TestTracingSessionCall(t *testing.T) {
 	if _, ok := attrs(server)["gemgate.user"]; ok {
 		t.Error("gemgate.user on the span without trace_user")
 	}
-	for name, want := range map[string]map[string]string{
-		"gemgate.verify_token":   {"gemgate.token.cached": "false"},
-		"gemgate.policy":         {"gemgate.decision": "allow", "gemgate.decided_by": "read-write token"},
-		"gemgate.worker.acquire": {"gemgate.worker.started": "false"},
-	} {
-		s := oneSpan(t, rec, name, trace.SpanKindInternal, server)
-		if s.Parent().SpanID() != server.SpanContext().SpanID() {
-			t.Errorf("%s is not a child of the server span", name)
+	// The steps that did nothing worth a span are the server span's attributes: the policy's
+	// decision, and the token's verification when it came from the cache. The worker, started
+	// by initialize, was found at once: no acquire span.
+	wantAttrs(t, server, map[string]string{"gemgate.decision": "allow", "gemgate.decided_by": "read-write token"})
+	checkVerifySpan(t, rec, server)
+	for _, name := range []string{"gemgate.policy", "gemgate.worker.acquire", "gemgate.worker.queue"} {
+		for _, s := range spansNamed(rec, name) {
+			if s.Parent().SpanID() == server.SpanContext().SpanID() {
+				t.Errorf("a %s span under a call allowed at once to a running worker: %v", name, attrs(s))
+			}
 		}
-		wantAttrs(t, s, want)
 	}
 	client := oneSpan(t, rec, "tools/call echo", trace.SpanKindClient, server)
 	if client.Parent().SpanID() != server.SpanContext().SpanID() {
@@ -186,6 +187,29 @@ func TestTracingSessionCall(t *testing.T) {
 	}
 	if ex := exemplarTraceIDs(t, f); !strings.Contains(ex, clientTrace) {
 		t.Errorf("request duration exemplars %q lack the trace id", ex)
+	}
+}
+
+// checkVerifySpan checks the token's verification under server: a gemgate.verify_token span
+// when the token was checked in full, none when it came from the cache of verified tokens,
+// as server's gemgate.token.cached says.
+func checkVerifySpan(t *testing.T, rec *tracetest.SpanRecorder, server sdktrace.ReadOnlySpan) {
+	t.Helper()
+	var under []sdktrace.ReadOnlySpan
+	for _, s := range spansNamed(rec, "gemgate.verify_token") {
+		if s.Parent().SpanID() == server.SpanContext().SpanID() {
+			under = append(under, s)
+		}
+	}
+	switch cached := attrs(server)["gemgate.token.cached"]; {
+	case cached == "true" && len(under) != 0:
+		t.Errorf("a token from the cache has a verify_token span")
+	case cached == "false" && len(under) != 1:
+		t.Errorf("a token checked in full has %d verify_token spans, want 1", len(under))
+	case cached == "false":
+		wantAttrs(t, under[0], map[string]string{"gemgate.token.cached": "false"})
+	case cached != "true":
+		t.Errorf("server span's gemgate.token.cached = %q", cached)
 	}
 }
 
@@ -231,10 +255,29 @@ func TestTracingSessionlessCall(t *testing.T) {
 	if want := "00-" + headerTrace + "-" + client.SpanContext().SpanID().String() + "-01"; meta["traceparent"] != want {
 		t.Errorf("the worker got traceparent %v, want %s", meta["traceparent"], want)
 	}
-	for _, name := range []string{"gemgate.verify_token", "gemgate.policy", "gemgate.worker.acquire"} {
-		if len(spansNamed(rec, name)) == 0 {
-			t.Errorf("no %s span", name)
+	// The first request of a per-user worker starts it: an acquire span says so.
+	acquire := spansNamed(rec, "gemgate.worker.acquire")
+	started := 0
+	for _, a := range acquire {
+		if a.Parent().SpanID() != server.SpanContext().SpanID() {
+			t.Errorf("gemgate.worker.acquire is not a child of the server span")
 		}
+		if attrs(a)["gemgate.worker.started"] == "true" {
+			started++
+		}
+	}
+	if started != 1 {
+		t.Errorf("%d acquire spans of %d say they started the worker, want 1", started, len(acquire))
+	}
+	wantAttrs(t, server, map[string]string{"gemgate.decision": "allow"})
+	checkVerifySpan(t, rec, server)
+
+	// The next request finds the worker running: no acquire span.
+	before := len(acquire)
+	c.sessionless("4", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{}})
+	eventually(t, 5*time.Second, "the second call's server span ended", func() bool { return len(spansNamed(rec, "tools/call echo")) >= 4 })
+	if n := len(spansNamed(rec, "gemgate.worker.acquire")); n != before {
+		t.Errorf("a call to a running worker made %d acquire spans", n-before)
 	}
 }
 

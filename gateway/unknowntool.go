@@ -102,13 +102,16 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 // it; else 403 insufficient_scope naming what would unlock it, with the same text in both
 // eras. A resource is not looked up: its URIs need not all be listed (templates).
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
-	ctx, span := telemetry.Decision(ctx)
 	pol := g.opts.Policy
 	verdict, why := pol.ExplainKind(c.kind, c.access, c.name, c.hint)
-	defer func() { telemetry.EndDecision(span, verdict == policy.Allowed, why) }()
 	if verdict == policy.Allowed {
+		telemetry.Decided(ctx, true, why)
 		return nil
 	}
+	// Not allowed at once: what the worker lists may still decide it, which is worth a span.
+	server := ctx
+	ctx, span := telemetry.Decision(ctx)
+	defer func() { telemetry.EndDecision(server, span, verdict == policy.Allowed, why) }()
 	listed, hint, known := false, (*policy.Hints)(nil), false
 	if c.kind != policy.KindResource {
 		listed, hint, known = listedItem(ctx, c.member, pol, c.kind, c.access, c.name, c.log)

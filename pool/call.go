@@ -7,7 +7,11 @@ import (
 	"strconv"
 	"sync"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/telemetry"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -48,6 +52,11 @@ type Call struct {
 	proc      *worker.Call // set once written
 	cancelled bool
 	reason    string
+
+	// queued is the span of its wait for a turn under worker_concurrency (nil: it did not
+	// wait, or is not traced); set under the slot's lock when queued, ended when it is sent
+	// or finished.
+	queued trace.Span
 }
 
 // Result delivers the answer with the caller's id; a worker that dies delivers an error.
@@ -67,7 +76,18 @@ func (c *Call) Waiting(on bool) {
 }
 
 func (c *Call) finish(m *jsonrpc.Message) {
-	c.once.Do(func() { c.result <- m })
+	c.once.Do(func() {
+		c.endQueued()
+		c.result <- m
+	})
+}
+
+// endQueued ends the span of the call's wait for its turn, if it waited (a second end does
+// nothing).
+func (c *Call) endQueued() {
+	if c.queued != nil {
+		c.queued.End()
+	}
 }
 
 // Cancel withdraws the call: from its queue, or at the worker, which is told
@@ -105,9 +125,13 @@ func workerGone(c *Call) *jsonrpc.Message {
 
 // enqueueOrRunLocked takes a call in: run now, or wait its turn with worker_concurrency.
 // It reports whether the caller must send it now.
-func (s *slot) enqueueOrRunLocked(c *Call) bool {
+func (s *slot) enqueueOrRunLocked(ctx context.Context, c *Call) bool {
 	w := c.w
 	if n := s.p.opts.Concurrency; n > 0 && len(w.calls) >= n {
+		if trace.SpanFromContext(ctx).IsRecording() {
+			_, c.queued = telemetry.Step(ctx, "gemgate.worker.queue", trace.SpanKindInternal,
+				attribute.Int("gemgate.worker.concurrency", n))
+		}
 		w.queue.push(c)
 		s.p.opts.Metrics.queued(1)
 		return false
@@ -119,6 +143,7 @@ func (s *slot) enqueueOrRunLocked(c *Call) bool {
 
 // send writes a call to its worker and relays the answer when it comes.
 func (s *slot) send(ctx context.Context, c *Call) error {
+	c.endQueued()
 	c.mu.Lock()
 	if c.cancelled {
 		c.mu.Unlock()

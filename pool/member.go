@@ -100,7 +100,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 			w.progress[tok] = c
 		}
 	}
-	now := s.enqueueOrRunLocked(c)
+	now := s.enqueueOrRunLocked(ctx, c)
 	s.mu.Unlock()
 	if !now {
 		return c, nil

@@ -90,7 +90,8 @@ var errSlotGone = errors.New("slot gone")
 // errSlotGone, so it never starts a successor nobody would use. Only an identity of the
 // slot's key may start a worker (refuseStart).
 func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
-	if !trace.SpanFromContext(ctx).IsRecording() {
+	if !trace.SpanFromContext(ctx).IsRecording() || s.running() {
+		// A worker that runs already is found at once: no span for that.
 		return s.acquireWorker(ctx, id, params, m)
 	}
 	ctx, span := telemetry.Step(ctx, "gemgate.worker.acquire", trace.SpanKindInternal,
@@ -101,6 +102,15 @@ func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage,
 	}
 	span.End()
 	return w, err
+}
+
+// running reports whether the slot has a worker that is not on its way out, for tracing: a
+// worker found at once gets no gemgate.worker.acquire span.
+func (s *slot) running() bool {
+	s.mu.Lock()
+	w := s.w
+	s.mu.Unlock()
+	return w != nil && !w.proc.Closing()
 }
 
 // acquireWorker is acquire past its span.

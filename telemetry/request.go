@@ -99,6 +99,11 @@ func (q *Request) Begin(ctx context.Context, c Call) context.Context {
 	q.name, q.attrs = spanName(c, q.path), q.attributes(c)
 	ctx, q.span = q.t.tracer.Start(pctx, q.name, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(q.start), trace.WithAttributes(q.attrs...))
+	// A token from the cache of verified tokens took a map lookup: the attribute above says
+	// so. A full check (a signature, perhaps a key fetch) or a refusal gets its span.
+	if q.cached && !q.verified.IsZero() {
+		return ctx
+	}
 	_, v := q.t.tracer.Start(ctx, "gemgate.verify_token", trace.WithTimestamp(q.start),
 		trace.WithAttributes(attribute.Bool("gemgate.token.cached", q.cached)))
 	end := q.verified
@@ -123,8 +128,9 @@ func spanName(c Call, path string) string {
 }
 
 func (q *Request) attributes(c Call) []attribute.KeyValue {
-	a := make([]attribute.KeyValue, 0, 12)
-	a = append(a, attribute.String("network.transport", "tcp"), attribute.String("http.request.method", "POST"))
+	a := make([]attribute.KeyValue, 0, 13)
+	a = append(a, attribute.String("network.transport", "tcp"), attribute.String("http.request.method", "POST"),
+		attribute.Bool("gemgate.token.cached", q.cached))
 	add := func(k, v string) {
 		if v != "" {
 			a = append(a, attribute.String(k, v))
@@ -224,21 +230,22 @@ func Step(ctx context.Context, name string, kind trace.SpanKind, attrs ...attrib
 }
 
 // RoundTrip starts the span of the request's round trip to its worker: a CLIENT span named
-// as the SERVER span, with its MCP attributes and network.transport pipe (stdio).
+// as the SERVER span, with network.transport pipe (stdio) and the method and the tool's or
+// prompt's name; the rest of the request's attributes are its parent's, not repeated (each
+// attribute is a cost in every exported span).
 func (q *Request) RoundTrip(ctx context.Context) (context.Context, trace.Span) {
 	if q == nil || q.span == nil || !q.span.IsRecording() {
 		return ctx, noSpan
 	}
-	attrs := make([]attribute.KeyValue, 0, len(q.attrs))
+	attrs := make([]attribute.KeyValue, 1, 4)
+	attrs[0] = attribute.String("network.transport", "pipe")
 	for _, a := range q.attrs {
 		switch a.Key {
-		case "network.transport", "http.request.method", "gemgate.user":
-		default:
+		case "mcp.method.name", "gen_ai.tool.name", "gen_ai.prompt.name":
 			attrs = append(attrs, a)
 		}
 	}
-	return q.t.tracer.Start(ctx, q.name, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(append(attrs, attribute.String("network.transport", "pipe"))...))
+	return q.t.tracer.Start(ctx, q.name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
 // EndRoundTrip ends a round trip's span with the call's outcome.
@@ -264,19 +271,33 @@ func (q *Request) WorkerMeta(ctx context.Context) map[string]string {
 	return m
 }
 
-// Decision starts the span of the policy's decision on a request (gemgate.policy).
+// Decided records the policy's decision on a request on ctx's span (the SERVER span, or the
+// decision's own span when Decision started one): gemgate.decision and gemgate.decided_by.
+func Decided(ctx context.Context, allowed bool, why string) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	decision := "deny"
+	if allowed {
+		decision = "allow"
+	}
+	span.SetAttributes(attribute.String("gemgate.decision", decision), attribute.String("gemgate.decided_by", why))
+}
+
+// Decision starts the span of a policy decision that has work to do (gemgate.policy): one
+// that asks the worker what it lists, on the way to a refusal. A decision read off the
+// policy at once is only Decided on the SERVER span.
 func Decision(ctx context.Context) (context.Context, trace.Span) {
 	return Step(ctx, "gemgate.policy", trace.SpanKindInternal)
 }
 
-// EndDecision ends a decision's span with its verdict and what decided it.
-func EndDecision(span trace.Span, allowed bool, why string) {
+// EndDecision ends a decision's span with its verdict and what decided it, which the SERVER
+// span carries too.
+func EndDecision(server context.Context, span trace.Span, allowed bool, why string) {
+	Decided(server, allowed, why)
 	if span.IsRecording() {
-		decision := "deny"
-		if allowed {
-			decision = "allow"
-		}
-		span.SetAttributes(attribute.String("gemgate.decision", decision), attribute.String("gemgate.decided_by", why))
+		Decided(trace.ContextWithSpan(server, span), allowed, why)
 	}
 	span.End()
 }

@@ -6,9 +6,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -109,5 +113,56 @@ func TestOffAllocatesNothing(t *testing.T) {
 	})
 	if n != 0 {
 		t.Errorf("%v allocations per request with tracing off", n)
+	}
+}
+
+// The token's verification is a span only when it was more than a cache lookup: a full check
+// or a refusal. The SERVER span says gemgate.token.cached either way; Decided puts the
+// policy's verdict on it.
+func TestVerifySpanOnlyWhenChecked(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		cached, verified bool
+		spans            int
+	}{
+		{"from the cache", true, true, 0},
+		{"checked in full", false, true, 1},
+		{"refused", false, false, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			q, ctx := NewWith(tp, Settings{}).Arrive(httptest.NewRequest(http.MethodPost, "/mcp", nil))
+			*q.Cached() = c.cached
+			if c.verified {
+				q.Verified()
+			}
+			ctx = q.Begin(ctx, Call{Method: "tools/call", Target: "echo"})
+			Decided(ctx, true, "read-write token")
+			q.End(http.StatusOK)
+			var server sdktrace.ReadOnlySpan
+			verify := 0
+			for _, s := range rec.Ended() {
+				switch s.Name() {
+				case "tools/call echo":
+					server = s
+				case "gemgate.verify_token":
+					verify++
+					if s.Parent().SpanID() != q.span.SpanContext().SpanID() {
+						t.Error("verify_token is not the server span's child")
+					}
+				}
+			}
+			if verify != c.spans {
+				t.Errorf("%d verify_token spans, want %d", verify, c.spans)
+			}
+			got := map[string]string{}
+			for _, a := range server.Attributes() {
+				got[string(a.Key)] = a.Value.String()
+			}
+			if got["gemgate.token.cached"] != strconv.FormatBool(c.cached) || got["gemgate.decision"] != "allow" || got["gemgate.decided_by"] != "read-write token" {
+				t.Errorf("server span attributes %v", got)
+			}
+		})
 	}
 }

@@ -17,19 +17,24 @@ import (
 )
 
 // BenchmarkGatewayTracing is BenchmarkGatewayEcho (JWT on, 32 sessions) with tracing off and
-// on, side by side in one run. On is what an operator gets with every trace sampled: the
-// always_on sampler, the SDK's batch processor and the OTLP/HTTP exporter, sending to a local
-// receiver that reads and discards each export (in this process, so its CPU counts against
-// tracing). cpu-µs/op is this process's CPU (gateway, clients, receiver) per call; the worker
-// is another process. Run it with -count to interleave the two:
+// on, side by side in one run. On is what an operator gets with the SDK's batch processor and
+// the OTLP/HTTP exporter, sending to a local receiver that reads and discards each export (in
+// this process, so its CPU counts against tracing): "on" samples every trace (always_on),
+// "ratio10" one in ten (traceidratio 0.1, as OTEL_TRACES_SAMPLER=parentbased_traceidratio with
+// OTEL_TRACES_SAMPLER_ARG=0.1 does for a request without a sampled parent). cpu-µs/op is this
+// process's CPU (gateway, clients, receiver) per call; the worker is another process. Run it
+// with -count to interleave them:
 //
 //	go test ./bench/gatewaybench -run '^$' -bench GatewayTracing -benchtime 20000x -count 3
 func BenchmarkGatewayTracing(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		b.Run("tracing="+onOff(on), func(b *testing.B) {
+	for _, mode := range []struct {
+		name    string
+		sampler sdktrace.Sampler // nil: tracing off
+	}{{"off", nil}, {"on", sdktrace.AlwaysSample()}, {"ratio10", sdktrace.TraceIDRatioBased(0.1)}} {
+		b.Run("tracing="+mode.name, func(b *testing.B) {
 			var mods []func(*gateway.Options)
-			if on {
-				mods = append(mods, func(o *gateway.Options) { o.Tracing = benchTracing(b) })
+			if mode.sampler != nil {
+				mods = append(mods, func(o *gateway.Options) { o.Tracing = benchTracing(b, mode.sampler) })
 			}
 			f := newFixture(b, true, mods...)
 			before := cpuTime()
@@ -40,9 +45,9 @@ func BenchmarkGatewayTracing(b *testing.B) {
 	}
 }
 
-// benchTracing is tracing with every span sampled and exported over OTLP/HTTP to a local
-// receiver that discards what it gets.
-func benchTracing(b *testing.B) *telemetry.Tracing {
+// benchTracing is tracing with sampler, exported over OTLP/HTTP to a local receiver that
+// discards what it gets.
+func benchTracing(b *testing.B, sampler sdktrace.Sampler) *telemetry.Tracing {
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
@@ -51,7 +56,7 @@ func benchTracing(b *testing.B) *telemetry.Tracing {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(exp))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(exp))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	return telemetry.NewWith(tp, telemetry.Settings{})
 }

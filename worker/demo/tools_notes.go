@@ -94,8 +94,9 @@ const confirmDeleteID = "confirm_delete"
 // sends them an elicitation/create request and calls this handler again
 // with the answer; newer clients answer in a retried tools/call. The
 // confirmation protects the user from a careless model, not the store from
-// the client: a client can always answer for its user.
-func (d *demoServer) deleteNote(_ context.Context, req *mcp.CallToolRequest, in noteNameInput) (*mcp.CallToolResult, any, error) {
+// the client: a client can always answer for its user. The question
+// carries the trace context of the call's span onward (traceMeta).
+func (d *demoServer) deleteNote(ctx context.Context, req *mcp.CallToolRequest, in noteNameInput) (*mcp.CallToolResult, any, error) {
 	if err := d.refuseReadOnly("delete_note"); err != nil {
 		return nil, nil, err
 	}
@@ -110,6 +111,7 @@ func (d *demoServer) deleteNote(_ context.Context, req *mcp.CallToolRequest, in 
 		answer, asked := req.Params.InputResponses[confirmDeleteID]
 		if !asked {
 			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{confirmDeleteID: &mcp.ElicitParams{
+				Meta:            traceMeta(ctx),
 				Mode:            "form",
 				Message:         fmt.Sprintf("Delete the note %q? This cannot be undone.", in.Name),
 				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},

@@ -86,14 +86,15 @@ const sampleID = "sample"
 
 // askModel asks the client for a completion through the SDK's multi
 // round-trip input requests (see deleteNote for how both protocol eras are
-// served).
-func (d *demoServer) askModel(_ context.Context, req *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
+// served), carrying the call's trace context onward (traceMeta).
+func (d *demoServer) askModel(ctx context.Context, req *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
 	if caps := req.ClientCapabilities(); caps == nil || caps.Sampling == nil {
 		return nil, nil, errors.New("ask_model needs sampling, and this client did not declare the sampling capability")
 	}
 	answer, asked := req.Params.InputResponses[sampleID]
 	if !asked {
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{sampleID: &mcp.CreateMessageParams{
+			Meta:      traceMeta(ctx),
 			MaxTokens: 1024,
 			Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Prompt}}},
 		}}}, nil, nil

@@ -143,3 +143,24 @@ func metaCarrier(req mcp.Request) propagation.MapCarrier {
 	}
 	return c
 }
+
+// traceMeta is the params._meta of a request the worker makes of the client within ctx (an
+// elicitation, a sampling request): traceparent, and tracestate when there is one, of ctx's
+// span, the one traceRequests started for the call that asks, so that the client's handling
+// of the request joins the trace as that span's child. It is nil, and adds nothing, unless
+// that span is recording: with tracing off there is no span to carry on.
+func traceMeta(ctx context.Context) mcp.Meta {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return nil
+	}
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	if len(c) == 0 {
+		return nil
+	}
+	m := make(mcp.Meta, len(c))
+	for k, v := range c {
+		m[k] = v
+	}
+	return m
+}

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling is deprecated from 2026-07-28 but still part of 2025-11-25, which gemgate serves; ask_model's sampling request must carry the trace context too.
+
 package demo
 
 import (
@@ -5,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -221,5 +224,144 @@ func TestNoOTLPWithoutAnEndpoint(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:4318/v1/traces")
 	if !OptionsFromEnv().OTLP {
 		t.Error("OTLP off with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set")
+	}
+}
+
+// tracedServer serves NewServer(o) with traceRequests(tp) over in-memory transports to a
+// client speaking version ("" = the SDK's latest, 2026-07-28).
+func tracedServer(t *testing.T, o Options, tp trace.TracerProvider, copts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	srv, err := NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp != nil {
+		srv.AddReceivingMiddleware(traceRequests(tp))
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "demo-test", Version: "1"}, copts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+// askingClient answers delete_note's confirmation and ask_model's sampling request, and
+// keeps the _meta of each request it is asked.
+func askingClient() (*mcp.ClientOptions, chan mcp.Meta) {
+	asked := make(chan mcp.Meta, 4)
+	return &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- req.Params.Meta
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			asked <- req.Params.Meta
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "forty-two"}}, nil
+		},
+	}, asked
+}
+
+// askOnce calls tool (delete_note or ask_model) with the caller's traceparent and returns
+// the _meta of the one request the client was asked.
+func askOnce(t *testing.T, cs *mcp.ClientSession, asked chan mcp.Meta, tool string) mcp.Meta {
+	t.Helper()
+	ctx := context.Background()
+	args := map[string]any{"prompt": "what is six times seven?"}
+	if tool == "delete_note" {
+		args = map[string]any{"name": "doomed"}
+		mustOK(t, call(t, cs, "write_note", map[string]any{"name": "doomed", "text": "x"}))
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args,
+		Meta: mcp.Meta{"traceparent": "00-" + callerTrace + "-" + callerSpan + "-01", "tracestate": "vendor=1"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%s: %v %v", tool, err, res)
+	}
+	select {
+	case m := <-asked:
+		if len(asked) != 0 {
+			t.Fatalf("%s asked the client more than once", tool)
+		}
+		return m
+	default:
+		t.Fatalf("%s asked the client nothing", tool)
+		return nil
+	}
+}
+
+// The elicitation of delete_note and the sampling request of ask_model carry the context of
+// the worker's span for the call onward, in both eras: traceparent in the same trace with
+// that span as parent, and the caller's tracestate.
+func TestRequestsToTheClientCarryTheSpan(t *testing.T) {
+	for _, version := range []string{legacyVersion, ""} {
+		for _, tool := range []string{"delete_note", "ask_model"} {
+			t.Run(tool+"/version="+version, func(t *testing.T) {
+				rec := tracetest.NewSpanRecorder()
+				copts, asked := askingClient()
+				cs := tracedServer(t, Options{DataDir: t.TempDir(), User: "alice"}, newProvider(rec), copts, version)
+				meta := askOnce(t, cs, asked, tool)
+
+				tp, _ := meta["traceparent"].(string)
+				parts := strings.Split(tp, "-")
+				if len(parts) != 4 || parts[0] != "00" || parts[3] != "01" {
+					t.Fatalf("the request's _meta %v has no valid sampled traceparent", meta)
+				}
+				if parts[1] != callerTrace {
+					t.Errorf("traceparent's trace id %s, want the caller's %s", parts[1], callerTrace)
+				}
+				// The span that asked: in 2025-11-25 the SDK asks within the call; in
+				// 2026-07-28 the call answers input_required and is retried, two spans.
+				var calls []sdktrace.ReadOnlySpan
+				for _, s := range rec.Ended() {
+					if s.Name() == "tools/call "+tool {
+						calls = append(calls, s)
+					}
+				}
+				want := 1
+				if version == "" {
+					want = 2
+				}
+				if len(calls) != want {
+					t.Fatalf("%d spans tools/call %s, want %d: %v", len(calls), tool, want, names(rec.Ended()))
+				}
+				if got, asker := parts[2], calls[0].SpanContext().SpanID().String(); got != asker {
+					t.Errorf("traceparent's parent %s, want the span of the call that asked %s (spans: %v)", got, asker, calls)
+				}
+				if got := meta["tracestate"]; got != "vendor=1" {
+					t.Errorf("tracestate %v, want the caller's vendor=1", got)
+				}
+				if len(meta) != 2 {
+					t.Errorf("the request's _meta %v holds more than the trace context", meta)
+				}
+			})
+		}
+	}
+}
+
+// With tracing off, or a span that is not recording (not sampled), the requests to the
+// client carry no _meta.
+func TestRequestsToTheClientWithoutARecordingSpan(t *testing.T) {
+	never := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+	for name, tp := range map[string]trace.TracerProvider{"off": nil, "not sampled": never} {
+		for _, version := range []string{legacyVersion, ""} {
+			for _, tool := range []string{"delete_note", "ask_model"} {
+				t.Run(name+"/"+tool+"/version="+version, func(t *testing.T) {
+					copts, asked := askingClient()
+					cs := tracedServer(t, Options{DataDir: t.TempDir(), User: "alice"}, tp, copts, version)
+					if meta := askOnce(t, cs, asked, tool); meta != nil {
+						t.Errorf("the request carries _meta %v", meta)
+					}
+				})
+			}
+		}
+	}
+	if m := traceMeta(context.Background()); m != nil {
+		t.Errorf("traceMeta without a span: %v", m)
 	}
 }
