@@ -97,8 +97,9 @@ func TestBrowserInspectorWebLogin(t *testing.T) {
 	}
 }
 
-// browserServeDemo starts gemgate as browserRun does (the compose demo's settings in front of
-// the suite's Keycloak) and returns it with its MCP URL.
+// browserServeDemo starts gemgate as the compose demo configures it (demo worker, the
+// preferred_username claim, profile as an extra scope, the Inspector's origins) in front of the
+// suite's Keycloak, and returns it with its MCP URL.
 func browserServeDemo(t *testing.T, e kcEnv) (*gemgate, string) {
 	t.Helper()
 	addr := freeAddr(t)
