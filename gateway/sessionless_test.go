@@ -387,6 +387,11 @@ func TestSessionlessInputRequiredTimeout(t *testing.T) {
 		o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
 		o.InputRequiredTimeout = 200 * time.Millisecond
 	})
+	// The requestState's expiry (whole seconds) is read by a clock that stands still: on a
+	// loaded machine the retry below may come more than a second after the park, and is then
+	// refused as expired before the parked call is looked for.
+	frozen := time.Now()
+	f.gw.sessionless.Now = func() time.Time { return frozen }
 	c := f.client("alice-rw")
 	meta := sessionlessMeta()
 	meta[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}

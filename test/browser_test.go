@@ -279,42 +279,19 @@ type browserResult struct {
 	gg *gemgate
 }
 
-// browserRun starts gemgate as the compose demo configures it (demo worker, the
-// preferred_username claim, profile as an extra scope, the Inspector's origins) in front of the
-// suite's Keycloak, and runs one scenario of browser-login.mjs as user.
+// browserRun starts gemgate as the compose demo configures it (browserServeDemo) and runs one
+// scenario of browser-login.mjs as user, its screenshots kept when the test fails
+// (browserShots).
 func browserRun(t *testing.T, scenario, user string, extra ...string) browserResult {
 	t.Helper()
 	t.Parallel()
 	e := needKeycloak(t)
 	needNodeModules(t)
 	chromium := needChromium(t)
-	addr := freeAddr(t)
-	g := launch(t, launchOpts{Args: []string{"serve", "--drain-delay", "0s", "--listen", addr, "--allow-insecure-http",
-		"--public-url", "http://" + addr + "/mcp", "--issuer", e.Issuer, "--audiences", e.DemoAudience,
-		"--user-claim", "preferred_username", "--extra-scopes", "profile",
-		"--allowed-origins", "http://localhost:6274,http://127.0.0.1:6274", "--worker", "demo",
-		"--data-dir", t.TempDir(), "--metrics-listen", "off", "--log-format", "json", "--log-level", "info"},
-		Poll: func(*gemgate) bool {
-			resp, err := http.Get("http://" + addr + "/healthz")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		}})
-	shots, err := os.MkdirTemp("", "gemgate-browser-"+scenario+"-"+user+"-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screenshots of every page the browser showed: %s", shots)
-			return
-		}
-		os.RemoveAll(shots)
-	})
+	g, url := browserServeDemo(t, e)
+	shots := browserShots(t, strings.ReplaceAll(t.Name(), "/", "-")) // subtests run side by side
 	run := runNodeFor(t, browserTimeout, node22(t), "browser-login.mjs", []string{"GEMGATE_USER_PASSWORD=" + user, "GEMGATE_CHROMIUM=" + chromium},
-		append([]string{"--scenario", scenario, "--url", "http://" + addr + "/mcp", "--user", user, "--shots", shots}, extra...)...)
+		append([]string{"--scenario", scenario, "--url", url, "--user", user, "--shots", shots}, extra...)...)
 	checkNodeReport(t, g, run)
 	return browserResult{nodeRun: run, gg: g}
 }

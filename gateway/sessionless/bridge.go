@@ -150,7 +150,7 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	}
 	state := a.parks.key.seal(stateClaims{
 		Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly, Worker: p.member.WorkerID(),
-		Park: p.id, Method: p.msg.Method, Name: p.name, Keys: keys, Expires: time.Now().Add(timeout).Unix(),
+		Park: p.id, Method: p.msg.Method, Name: p.name, Keys: keys, Expires: a.Now().Add(timeout).Unix(),
 	})
 	return json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": inputs, "requestState": state})
 }

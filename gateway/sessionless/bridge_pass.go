@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
@@ -69,7 +68,7 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 	slices.Sort(keys)
 	timeout := a.InputRequiredTimeout
 	c := base
-	c.Park, c.Keys, c.Expires, c.Pass, c.WorkerState = "", keys, time.Now().Add(timeout).Unix(), true, ws
+	c.Park, c.Keys, c.Expires, c.Pass, c.WorkerState = "", keys, a.Now().Add(timeout).Unix(), true, ws
 	state := a.parks.key.seal(c)
 	if len(state) > maxStateLen {
 		return nil, errStateTooLarge
@@ -80,7 +79,7 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 
 // openState verifies a client's requestState and that it belongs to this caller and request.
 func (a *Adapter) openState(msg *jsonrpc.Message, mr *checks, p auth.Principal, readOnly bool, state string) (stateClaims, *wire.Error) {
-	claims, err := a.parks.key.open(state, time.Now())
+	claims, err := a.parks.key.open(state, a.Now())
 	if err == nil {
 		err = claims.belongsTo(p, readOnly, msg.Method, mr.Name)
 	}

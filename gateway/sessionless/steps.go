@@ -78,6 +78,8 @@ type Config struct {
 	WorkerRetryAfter, ListenRetryAfter time.Duration
 	// Stopping is closed when the gateway shuts down: listen streams end.
 	Stopping <-chan struct{}
+	// Now is the clock a requestState's expiry is written and read by; nil is time.Now.
+	Now func() time.Time
 }
 
 // Adapter is the 2026-07-28 era's adapter: the core hands it every request of the era (Post).
@@ -93,6 +95,9 @@ type Adapter struct {
 func New(c Config) *Adapter {
 	if c.InputRequiredTimeout <= 0 {
 		c.InputRequiredTimeout = DefaultInputRequiredTimeout
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return &Adapter{Config: c, served: append([]string{Version}, c.Legacy...)}
 }

@@ -31,7 +31,8 @@ const (
 type Log struct {
 	log         *slog.Logger
 	limit       *rate.Limiter
-	reportAfter time.Duration // httpErrorReport; shorter in tests
+	reportAfter time.Duration    // httpErrorReport; shorter in tests
+	now         func() time.Time // the limiter's clock: time.Now; a test's own in tests
 
 	mu      sync.Mutex
 	skipped int         // lines not logged since the last report
@@ -40,7 +41,7 @@ type Log struct {
 
 // New is the error log of servers that log to l.
 func New(l *slog.Logger) *Log {
-	return &Log{log: l, limit: rate.NewLimiter(httpErrorLines, httpErrorBurst), reportAfter: httpErrorReport}
+	return &Log{log: l, limit: rate.NewLimiter(httpErrorLines, httpErrorBurst), reportAfter: httpErrorReport, now: time.Now}
 }
 
 // Logger is the *log.Logger for http.Server.ErrorLog; every server given one shares its limit.
@@ -51,7 +52,7 @@ func (e *Log) Write(p []byte) (int, error) {
 	if !e.log.Enabled(context.Background(), slog.LevelWarn) {
 		return len(p), nil
 	}
-	if !e.limit.Allow() {
+	if !e.limit.AllowN(e.now(), 1) {
 		e.mu.Lock()
 		e.skipped++
 		if e.report == nil {
