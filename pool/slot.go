@@ -163,6 +163,11 @@ func (s *slot) acquireWorker(ctx context.Context, id Identity, params json.RawMe
 		// worker; InitTimeout bounds it. A starter that left gets its ctx's error, and the
 		// worker settles as an unattended one (dropIfEmpty, by the caller).
 		w, err := s.startWorker(context.WithoutCancel(ctx), id, params, ch)
+		if err == nil {
+			// Which worker it started: a first 2026-07-28 request may start two, the probe
+			// of the user's legacy worker and the sessionless one (docs/eras.md).
+			trace.SpanFromContext(ctx).SetAttributes(attribute.String("gemgate.worker.protocol_version", w.version))
+		}
 		if err == nil && ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}

@@ -58,6 +58,9 @@ func TestStepSpans(t *testing.T) {
 	if len(acquired) != 1 || attrs(acquired[0])["gemgate.worker.started"] != "true" {
 		t.Fatalf("the attach that started the worker: %d acquire spans, want 1 saying started", len(acquired))
 	}
+	if v := attrs(acquired[0])["gemgate.worker.protocol_version"]; v != "2025-06-18" {
+		t.Errorf("the acquire span names the started worker's protocol version %q, want 2025-06-18", v)
+	}
 	a := &session{m: m, id: id}
 
 	b := attach(t, p, "alice", false, `{}`, newCaller(time.Now()))
