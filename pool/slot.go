@@ -90,31 +90,36 @@ var errSlotGone = errors.New("slot gone")
 // errSlotGone, so it never starts a successor nobody would use. Only an identity of the
 // slot's key may start a worker (refuseStart).
 func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
-	if !trace.SpanFromContext(ctx).IsRecording() || s.running() {
-		// A worker that runs already is found at once: no span for that.
-		return s.acquireWorker(ctx, id, params, m)
+	a := acquiring{ctx: ctx}
+	w, err := s.acquireWorker(&a, id, params, m)
+	if a.span != nil {
+		if err != nil {
+			a.span.SetStatus(codes.Error, "no worker")
+		}
+		a.span.End()
 	}
-	ctx, span := telemetry.Step(ctx, "gemgate.worker.acquire", trace.SpanKindInternal,
-		attribute.Bool("gemgate.worker.started", false)) // set again by a start
-	w, err := s.acquireWorker(ctx, id, params, m)
-	if err != nil {
-		span.SetStatus(codes.Error, "no worker")
-	}
-	span.End()
 	return w, err
 }
 
-// running reports whether the slot has a worker that is not on its way out, for tracing: a
-// worker found at once gets no gemgate.worker.acquire span.
-func (s *slot) running() bool {
-	s.mu.Lock()
-	w := s.w
-	s.mu.Unlock()
-	return w != nil && !w.proc.Closing()
+// acquiring is one acquire's context and, once it has to wait for a worker or start one, the
+// span of that (gemgate.worker.acquire): a worker found running at once gets no span.
+type acquiring struct {
+	ctx  context.Context
+	span trace.Span // nil until slow
+}
+
+// slow begins the span, once (a step under a span that does not record starts none), and
+// returns the context to wait or start in.
+func (a *acquiring) slow() context.Context {
+	if a.span == nil {
+		a.ctx, a.span = telemetry.Step(a.ctx, "gemgate.worker.acquire", trace.SpanKindInternal,
+			attribute.Bool("gemgate.worker.started", false)) // set again by a start
+	}
+	return a.ctx
 }
 
 // acquireWorker is acquire past its span.
-func (s *slot) acquireWorker(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
+func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
 	for {
 		s.mu.Lock()
 		if _, in := s.members[m]; s.gone || m != nil && !in {
@@ -126,13 +131,14 @@ func (s *slot) acquireWorker(ctx context.Context, id Identity, params json.RawMe
 			if !w.proc.Closing() {
 				return w, nil
 			}
-			if err := s.awaitRetired(ctx, w, m); err != nil {
+			if err := s.awaitRetired(a.slow(), w, m); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if ch := s.starting; ch != nil {
 			s.mu.Unlock()
+			ctx := a.slow()
 			select {
 			case <-ch:
 			case <-ctx.Done():
@@ -146,6 +152,7 @@ func (s *slot) acquireWorker(ctx context.Context, id Identity, params json.RawMe
 			}
 			continue
 		}
+		ctx := a.slow()
 		err := s.refuseStart(id)
 		if err == nil {
 			err = context.Cause(ctx) // nobody waits: start nothing

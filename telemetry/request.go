@@ -271,10 +271,13 @@ func (q *Request) WorkerMeta(ctx context.Context) map[string]string {
 	return m
 }
 
-// Decided records the policy's decision on a request on ctx's span (the SERVER span, or the
-// decision's own span when Decision started one): gemgate.decision and gemgate.decided_by.
+// Decided records the policy's decision on a request on ctx's span (the SERVER span):
+// gemgate.decision and gemgate.decided_by.
 func Decided(ctx context.Context, allowed bool, why string) {
-	span := trace.SpanFromContext(ctx)
+	decided(trace.SpanFromContext(ctx), allowed, why)
+}
+
+func decided(span trace.Span, allowed bool, why string) {
 	if !span.IsRecording() {
 		return
 	}
@@ -292,12 +295,10 @@ func Decision(ctx context.Context) (context.Context, trace.Span) {
 	return Step(ctx, "gemgate.policy", trace.SpanKindInternal)
 }
 
-// EndDecision ends a decision's span with its verdict and what decided it, which the SERVER
-// span carries too.
+// EndDecision ends a decision's span with its verdict and what decided it, which server's
+// span (the SERVER span) carries too.
 func EndDecision(server context.Context, span trace.Span, allowed bool, why string) {
 	Decided(server, allowed, why)
-	if span.IsRecording() {
-		Decided(trace.ContextWithSpan(server, span), allowed, why)
-	}
+	decided(span, allowed, why)
 	span.End()
 }
