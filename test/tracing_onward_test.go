@@ -3,13 +3,9 @@
 package test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"maps"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,75 +142,13 @@ func checkOnward(t *testing.T, j *jaeger, era, tool, traceID string, meta mcp.Me
 	}
 }
 
-// onwardWorkerArg, as the test binary's only argument, makes it the legacy worker of
-// TestWorkerRequestMetaPassesUnchanged instead of running tests.
-const onwardWorkerArg = "gemgate-test-onward-legacy-worker"
-
-func init() {
-	if len(os.Args) == 2 && os.Args[1] == onwardWorkerArg {
-		onwardLegacyWorker(os.Stdin, os.Stdout)
-		os.Exit(0)
-	}
-}
-
-// onwardMeta is the params._meta the legacy worker's elicitation carries: a trace context of
-// its own and a member of another kind, all of which the client must get as they are.
+// onwardMeta is the params._meta of the elicitation stubbornworker's peek asks
+// (testdata/stubbornworker): a trace context of its own and a member of another kind, all of
+// which the client must get as they are.
 var onwardMeta = map[string]any{
 	"traceparent":     "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
 	"tracestate":      "worker=1,vendor=x",
 	"io.example/kept": map[string]any{"n": 1.0},
-}
-
-// onwardLegacyWorker is a stdio MCP server that speaks 2025-11-25 only (server/discover is an
-// unknown method, so gemgate bridges a 2026-07-28 client to it): its one tool, ask, sends the
-// client elicitation/create with onwardMeta in the middle of the call, and answers the call
-// once the client has answered.
-func onwardLegacyWorker(in io.Reader, out io.Writer) {
-	enc := json.NewEncoder(out)
-	sc := bufio.NewScanner(in)
-	sc.Buffer(nil, 16<<20)
-	asked := map[string]json.RawMessage{} // the call waiting for each elicitation's answer
-	n := 0
-	for sc.Scan() {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil {
-			continue
-		}
-		reply := func(result any) { enc.Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result}) }
-		switch {
-		case m.Method == "": // the client's answer to an elicitation
-			var id string
-			json.Unmarshal(m.ID, &id)
-			if call, ok := asked[id]; ok {
-				delete(asked, id)
-				enc.Encode(map[string]any{"jsonrpc": "2.0", "id": call, "result": map[string]any{
-					"content": []any{map[string]any{"type": "text", "text": "asked"}}}})
-			}
-		case strings.HasPrefix(m.Method, "notifications/"):
-		case m.Method == "initialize":
-			reply(map[string]any{"protocolVersion": m.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo": map[string]any{"name": "onward-legacy", "version": "1"}})
-		case m.Method == "ping":
-			reply(map[string]any{})
-		case m.Method == "tools/list":
-			reply(map[string]any{"tools": []any{map[string]any{"name": "ask", "inputSchema": map[string]any{"type": "object"}}}})
-		case m.Method == "tools/call":
-			n++
-			id := "onward-" + strconv.Itoa(n)
-			asked[id] = m.ID
-			enc.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": map[string]any{
-				"_meta": onwardMeta, "mode": "form", "message": "Go on?",
-				"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{}}}})
-		default:
-			enc.Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
-		}
-	}
 }
 
 // A worker's request reaches the client with its params._meta as the worker wrote it, in a
@@ -222,11 +156,9 @@ func onwardLegacyWorker(in io.Reader, out io.Writer) {
 // (gemgate parks it and puts it in an input-required result).
 func TestWorkerRequestMetaPassesUnchanged(t *testing.T) {
 	t.Parallel()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := startDev(t, "--worker-command", self+" "+onwardWorkerArg, "--worker-start-rate", "0", "--read-only-tools", "ask")
+	// stubbornworker speaks 2025-06-18 only (server/discover is an unknown method, so gemgate
+	// bridges a 2026-07-28 client to it); its peek asks the client mid-call.
+	g := startDev(t, "--worker-command", stubbornWorker(t), "--worker-start-rate", "0", "--read-only-tools", "peek")
 	token := g.Tokens["alice"]
 	for _, era := range []string{"2025", "2026-07-28 bridged"} {
 		t.Run(era, func(t *testing.T) {
@@ -241,8 +173,8 @@ func TestWorkerRequestMetaPassesUnchanged(t *testing.T) {
 			} else {
 				cs = connectSessionless(t, g.URL, token, opts)
 			}
-			if res := callTool(t, cs, "ask", map[string]any{}); res.IsError || text(res) != "asked" {
-				t.Fatalf("ask: %q (isError %v)", text(res), res.IsError)
+			if res := callTool(t, cs, "peek", map[string]any{}); res.IsError || !strings.HasPrefix(text(res), "confirmation: ") {
+				t.Fatalf("peek: %q (isError %v)", text(res), res.IsError)
 			}
 			select {
 			case meta := <-asked:

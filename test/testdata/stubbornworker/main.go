@@ -3,9 +3,10 @@
 //
 //	delete  writes "stubborn: deleting" on stderr and runs until a confirmation comes,
 //	        whatever notifications/cancelled says
-//	peek    asks the client to confirm the last delete (elicitation/create), as a worker whose
-//	        delete reached its confirmation does, and answers both calls with the client's
-//	        answer: "confirmation: <answer>"
+//	peek    asks the client to confirm the last delete (elicitation/create, its params._meta
+//	        a trace context of the worker's own and a member of another kind, which the
+//	        client must get as written), as a worker whose delete reached its confirmation
+//	        does, and answers both calls with the client's answer: "confirmation: <answer>"
 //	roots   answers what its start-up roots/list was answered ("roots: none" when not asked)
 //
 // With the argument "askatlist" it asks its client roots/list before it answers its first
@@ -74,7 +75,7 @@ func main() {
 				fmt.Fprintln(os.Stderr, "stubborn: deleting")
 			case "peek":
 				peeking = msg.ID
-				out(`{"jsonrpc":"2.0","id":"confirm","method":"elicitation/create","params":{"message":"Delete everything?","requestedSchema":{"type":"object","properties":{}}}}`)
+				out(`{"jsonrpc":"2.0","id":"confirm","method":"elicitation/create","params":{"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"worker=1,vendor=x","io.example/kept":{"n":1}},"message":"Delete everything?","requestedSchema":{"type":"object","properties":{}}}}`)
 			case "roots":
 				text(msg.ID, "roots: "+roots)
 			default:
