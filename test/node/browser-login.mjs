@@ -40,14 +40,13 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError, auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { newReport, textOf } from './report.mjs';
-import { User, launchBrowser } from './browser.mjs';
+import { User, freePort, inspector, launchBrowser } from './browser.mjs';
 
 const { values: flags } = parseArgs({
   options: {
@@ -270,26 +269,18 @@ async function narrowRegistration(user) {
 }
 
 async function scenarioInspector(user) {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const pkgDir = join(here, 'node_modules', '@modelcontextprotocol', 'inspector');
-  const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-  report.inspector_version = pkg.version;
+  const cli = inspector();
+  report.inspector_version = cli.version;
   const home = mkdtempSync(join(tmpdir(), 'gemgate-inspector-'));
   closers.push(() => rmSync(home, { recursive: true, force: true }));
   // "The browser": xdg-open (through the `open` package) runs $BROWSER with the URL.
   const urls = join(home, 'opened-urls');
   const opener = join(home, 'browser.sh');
   writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${urls}'\n`, { mode: 0o755 });
-  const port = await new Promise((r) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port: free } = s.address();
-      s.close(() => r(free));
-    });
-  });
-  const callback = `http://127.0.0.1:${port}/oauth/callback`;
+  const callback = `http://127.0.0.1:${await freePort()}/oauth/callback`;
   const env = { PATH: process.env.PATH, HOME: home, BROWSER: opener, NO_COLOR: '1', MCP_AUTO_OPEN_ENABLED: 'true',
     MCP_CATALOG_PATH: join(home, 'catalog.json'), MCP_CLIENT_CONFIG_PATH: join(home, 'client.json'), MCP_INSPECTOR_SECRET_STORE: 'memory' };
-  const child = spawn(process.execPath, [join(pkgDir, pkg.bin['mcp-inspector']), '--cli', '--format', 'json', '--server-url', opt.url,
+  const child = spawn(process.execPath, [cli.bin, '--cli', '--format', 'json', '--server-url', opt.url,
     '--callback-url', callback, '--method', 'tools/call', '--tool-name', 'whoami'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';

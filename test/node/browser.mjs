@@ -7,9 +7,30 @@
 // redirect URI (a loopback callback the client itself serves). Every page is saved as a
 // screenshot into the shots folder, so a failed run shows what the user saw.
 
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
+
+// inspector is the MCP Inspector installed beside these scripts (npm ci of test/node): the
+// script its `mcp-inspector` command runs, and its version.
+export function inspector() {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), 'node_modules', '@modelcontextprotocol', 'inspector');
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  return { bin: join(dir, pkg.bin['mcp-inspector']), version: pkg.version };
+}
+
+// freePort is a loopback port nothing listens on right now, for a callback or a server a
+// client must be told the port of before it starts.
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
 
 export function chromiumPath() {
   const p = process.env.GEMGATE_CHROMIUM || '/usr/bin/chromium';

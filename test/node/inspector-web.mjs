@@ -23,14 +23,12 @@
 // Usage: node inspector-web.mjs --url URL --user NAME --shots DIR [--timeout MS]
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { newReport } from './report.mjs';
-import { User, launchBrowser } from './browser.mjs';
+import { User, freePort, inspector, launchBrowser } from './browser.mjs';
 
 const { values: flags } = parseArgs({
   options: {
@@ -69,23 +67,10 @@ let inspectorOut = '';
 // step notes what the user did, for the report; a failure names the last step.
 const step = (what) => report.steps.push(what);
 
-// freePort is a loopback port nothing listens on right now. The Inspector needs fixed ports
-// (its origin allow-list and the sandbox's CSP are derived from them).
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 // startInspector runs `mcp-inspector --web` and returns the URL it prints.
 async function startInspector() {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const pkgDir = join(here, 'node_modules', '@modelcontextprotocol', 'inspector');
-  const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-  report.inspector_version = pkg.version;
+  const insp = inspector();
+  report.inspector_version = insp.version;
   // A throwaway home: the Inspector keeps its server list (~/.mcp-inspector/mcp.json) and OAuth
   // state there, and must neither read nor write the user's.
   const home = mkdtempSync(join(tmpdir(), 'gemgate-inspector-web-'));
@@ -97,7 +82,7 @@ async function startInspector() {
     MCP_AUTO_OPEN_ENABLED: 'false', // the test's browser opens the URL, not xdg-open
     MCP_INSPECTOR_SECRET_STORE: 'memory', // no keychain on a CI machine; nothing written
   };
-  const child = spawn(process.execPath, [join(pkgDir, pkg.bin['mcp-inspector']), '--web'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [insp.bin, '--web'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((r) => child.once('close', (code, signal) => r({ code, signal })));
   closers.push(async () => {
     if (child.exitCode === null && child.signalCode === null) {
