@@ -154,10 +154,7 @@ func traceMeta(ctx context.Context) mcp.Meta {
 		return nil
 	}
 	c := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(ctx, c)
-	if len(c) == 0 {
-		return nil
-	}
+	propagation.TraceContext{}.Inject(ctx, c) // a recording span's context is valid: never empty
 	m := make(mcp.Meta, len(c))
 	for k, v := range c {
 		m[k] = v
