@@ -7,9 +7,8 @@ import (
 	"syscall"
 )
 
-// Capacity is what the host gives gemgate: open files and memory. The default session and
-// connection caps are derived from it, so that a flood is refused with 503 before gemgate
-// runs out of descriptors (EMFILE breaks every user at once) or the host out of memory.
+// Capacity is the host's open files and memory, from which the default caps derive: a flood
+// is refused with 503 before descriptors (EMFILE breaks every user at once) or memory run out.
 type Capacity struct {
 	OpenFiles   int   // RLIMIT_NOFILE soft limit (the Go runtime raises it to the hard limit at start)
 	MemoryBytes int64 // the cgroup's memory limit when it has one, else the host's RAM
@@ -17,36 +16,23 @@ type Capacity struct {
 
 // The sizing rules, documented in docs/configuration.md.
 const (
-	// reservedFiles are descriptors kept for everything but clients and workers: listeners,
-	// the metrics endpoint, issuer and token-exchange connections, the runtime's poller, logs,
-	// and workers' pipes while they start.
-	reservedFiles = 64
-	// filesPerWorker are the descriptors gemgate holds for each running worker: its stdin,
-	// stdout and stderr pipe ends and the pidfd it waits on.
-	filesPerWorker = 4
-	// connectionsPerSession is what a session typically keeps open: its GET stream and a POST.
-	connectionsPerSession = 2
-	// Half of memory is set aside for workers, at memoryPerWorker each: a demo worker takes
-	// about 15 MiB, a GemStone relay more.
-	memoryPerWorker = 32 << 20
-	// A quarter of memory is set aside for connections, at memoryPerConnection each: buffers,
-	// TLS state and goroutine stacks take 10-40 KiB.
-	memoryPerConnection = 64 << 10
+	reservedFiles         = 64       // listeners, issuer connections, logs, starting workers' pipes
+	filesPerWorker        = 4        // three pipe ends and a pidfd
+	connectionsPerSession = 2        // its GET stream and a POST
+	memoryPerWorker       = 32 << 20 // of half of memory: a demo worker takes ~15 MiB
+	memoryPerConnection   = 64 << 10 // of a quarter of memory: buffers, TLS, stacks take 10-40 KiB
 )
 
-// MaxSessions is the default gateway-wide session cap: as many sessions as half of memory
-// allows (memoryPerWorker each) and as descriptors allow (a worker's filesPerWorker plus its
-// connections), whichever is fewer; at least 1.
+// MaxSessions is the default session cap: what half of memory and the descriptors allow,
+// whichever is fewer; at least 1.
 func (c Capacity) MaxSessions() int {
 	byMemory := c.MemoryBytes / 2 / memoryPerWorker
 	byFiles := int64(c.OpenFiles-reservedFiles) / (filesPerWorker + connectionsPerSession)
 	return int(max(1, min(byMemory, byFiles)))
 }
 
-// MaxConnections is the default connection cap given the session cap: the descriptors left
-// once the reserve and every session's worker are counted, and no more than a quarter of
-// memory allows (memoryPerConnection each); at least 16. Since the session cap leaves
-// connectionsPerSession descriptors per session, every session can have its connections.
+// MaxConnections is the default connection cap: the descriptors the reserve and every
+// session's worker leave, at most what a quarter of memory allows; at least 16.
 func (c Capacity) MaxConnections(maxSessions int) int {
 	byFiles := int64(c.OpenFiles - reservedFiles - max(maxSessions, 0)*filesPerWorker)
 	byMemory := c.MemoryBytes / 4 / memoryPerConnection
@@ -70,9 +56,8 @@ func HostCapacity() Capacity {
 	return c
 }
 
-// cgroupMemoryLimit is the memory limit of this process's cgroup (v2 memory.max or v1
-// memory.limit_in_bytes), looked up where a container sees its own cgroup (the mount's
-// root) and where a host process sees it (the path in /proc/self/cgroup).
+// cgroupMemoryLimit is this process's cgroup memory limit (v2 or v1), looked up at the mount's
+// root (a container) and at the path in /proc/self/cgroup (a host process).
 func cgroupMemoryLimit() (int64, bool) {
 	candidates := []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
 	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {

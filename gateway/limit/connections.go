@@ -16,19 +16,15 @@ import (
 
 // ConnectionCap configures Connections.
 type ConnectionCap struct {
-	Max int // connections open at once; 0 or less: no cap
-	// TLS, when the listener is served with TLS, is used to answer refused connections in
-	// TLS too; it is cloned and offers HTTP/1.1 only.
-	TLS    *tls.Config
-	Logger *slog.Logger // nil discards; refusals are logged at most once a minute
-	// Setting names what sets the cap, for the log line (default "max_connections").
-	Setting string
+	Max     int          // connections open at once; 0 or less: no cap
+	TLS     *tls.Config  // the listener's, to refuse in TLS too (cloned, HTTP/1.1 only)
+	Logger  *slog.Logger // nil discards; refusals are logged at most once a minute
+	Setting string       // what sets the cap, for the log (default "max_connections")
 }
 
-// How a refused connection is answered. The answer is written by its own goroutine so that
-// Accept never waits on a client; at most maxRefusing such goroutines run, each for at most
-// refusalTimeout, and connections beyond them are closed without an answer, so that a flood
-// cannot turn refusals into the descriptor exhaustion the cap is there to prevent.
+// A refusal is written by a goroutine of its own, so Accept never waits on a client; beyond
+// maxRefusing of them, each bounded by refusalTimeout, connections are closed unanswered, so a
+// flood cannot turn refusals into the descriptor exhaustion the cap prevents.
 const (
 	maxRefusing    = 64
 	refusalTimeout = 2 * time.Second
@@ -41,11 +37,8 @@ var refusalAnswer = []byte("HTTP/1.1 503 Service Unavailable\r\n" +
 	"Connection: close\r\n" +
 	"Content-Length: " + strconv.Itoa(len(refusalBody)) + "\r\n\r\n" + refusalBody)
 
-// Connections wraps a listener so that at most c.Max of its connections are open at once.
-// A connection over the cap is answered with a minimal HTTP 503 (Retry-After, Connection:
-// close) and closed, instead of being served until the process runs out of descriptors,
-// which would fail every client, and the workers' pipes, at once.
-//
+// Connections wraps a listener so that at most c.Max of its connections are open at once; one
+// over the cap gets a minimal HTTP 503 and is closed, before descriptors run out for everyone.
 // Wrap the raw TCP listener, beneath TLS, so that the server still sees *tls.Conn.
 func Connections(ln net.Listener, c ConnectionCap) net.Listener {
 	if c.Max <= 0 {
@@ -66,15 +59,16 @@ func Connections(ln net.Listener, c ConnectionCap) net.Listener {
 
 type cappedListener struct {
 	net.Listener
-	max            int64
-	open           atomic.Int64
-	refusing       chan struct{} // a slot per refusal being written
-	refusalTimeout time.Duration
-	tls            *tls.Config
-	log            *slog.Logger
-	warn           rate.Sometimes
-	setting        string // what the log calls the cap
-	refused        atomic.Int64
+	max      int64
+	open     atomic.Int64
+	refusing chan struct{} // a slot per refusal being written
+	tls      *tls.Config
+	log      *slog.Logger
+	warn     rate.Sometimes
+	setting  string
+	refused  atomic.Int64
+
+	refusalTimeout time.Duration // refusalTimeout; tests set it
 }
 
 func (l *cappedListener) Accept() (net.Conn, error) {
@@ -111,9 +105,8 @@ func (l *cappedListener) refuse(c net.Conn) {
 	}()
 }
 
-// answer writes the 503 and closes c. It first shuts its side down and reads what the client
-// still sends, briefly, so that unread request bytes do not make the kernel reset the
-// connection before the client has read the answer.
+// answer writes the 503 and closes c, after reading what the client still sends, briefly:
+// unread bytes would make the kernel reset the connection before the client reads the answer.
 func answer(c net.Conn, cfg *tls.Config, timeout time.Duration) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
@@ -144,7 +137,7 @@ func (c *cappedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// CloseWrite keeps net/http's lingering close (half-close, then wait) for TCP connections.
+// CloseWrite keeps net/http's lingering close for TCP connections.
 func (c *cappedConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()

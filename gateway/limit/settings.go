@@ -7,52 +7,38 @@ import (
 // None, given as a cap or a rate in Settings, lifts it.
 const None = -1
 
-// Settings bound what users may start. Zero values mean the defaults below, which are never
-// "unlimited": a single user must not be able to take the host's descriptors or memory. A
-// negative value (None) lifts a cap.
+// Settings bound what users may start. Zero values mean defaults that are never "unlimited":
+// one user must not take the host's descriptors or memory. None lifts a cap.
 type Settings struct {
-	// MaxSessions caps sessions (each with its worker) gateway-wide; over it, initialize gets
-	// 503. Default: Capacity.MaxSessions, from the open-files limit and memory.
+	// MaxSessions caps sessions gateway-wide (503). Default: Capacity.MaxSessions.
 	MaxSessions int
-	// MaxSessionsPerUser caps one user's sessions; over it, initialize gets 429. Default 16;
-	// never more than MaxSessions.
+	// MaxSessionsPerUser caps one user's sessions (429). Default 16, at most MaxSessions.
 	MaxSessionsPerUser int
 	// WorkerStartRate is how many workers one user may start per second once the burst is
-	// spent; faster, initialize gets 429 with the wait in Retry-After. Default 2.
-	WorkerStartRate float64
-	// WorkerStartBurst is how many workers one user may start at once. Default 8.
-	WorkerStartBurst int
+	// spent; faster gets 429 with the wait in Retry-After. Default 2.
+	WorkerStartRate  float64
+	WorkerStartBurst int // default 8
 
-	// Capacity sizes the defaults; zero means HostCapacity(). A test seam.
-	Capacity Capacity
+	Capacity Capacity // sizes the defaults; zero means HostCapacity(). A test seam.
 }
 
-// Default start rate: a client opens a session or two at a time; an open-and-drop loop is
-// held to 2 worker starts a second per user.
 const (
-	defaultWorkerStartRate  = 2
-	defaultWorkerStartBurst = 8
-	// defaultMaxSessionsPerUser lets one user run a few clients at once (an editor, an
-	// inspector, scripts) but not take the gateway.
-	defaultMaxSessionsPerUser = 16
+	defaultWorkerStartRate    = 2
+	defaultWorkerStartBurst   = 8
+	defaultMaxSessionsPerUser = 16 // a few clients at once (an editor, an inspector, scripts)
 )
 
 // Defaults are the settings a gateway on a host of capacity c gets by default.
-func Defaults(c Capacity) Settings {
-	return Settings{Capacity: c}.WithDefaults()
-}
+func Defaults(c Capacity) Settings { return Settings{Capacity: c}.WithDefaults() }
 
-// Validate reports every unworkable combination at once.
 func (l Settings) Validate() error {
-	var errs []error
 	if l.WorkerStartBurst < 0 {
-		errs = append(errs, errors.New("worker_start_burst must not be negative"))
+		return errors.New("worker_start_burst must not be negative")
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// WithDefaults fills in the defaults; a lifted cap becomes 0, which the session table and
-// the start rate read as "none".
+// WithDefaults fills in the defaults; a lifted cap becomes 0, read as "none".
 func (l Settings) WithDefaults() Settings {
 	if l.Capacity == (Capacity{}) && (l.MaxSessions == 0 || l.MaxSessionsPerUser == 0) {
 		l.Capacity = HostCapacity()
@@ -69,8 +55,7 @@ func (l Settings) WithDefaults() Settings {
 	return l
 }
 
-// orDefault is v as the table and the rate read it: 0 takes def, and None (any negative
-// value) becomes 0, "none".
+// orDefault: 0 takes def, and None (any negative value) becomes 0, "none".
 func orDefault[T int | float64](v, def T) T {
 	switch {
 	case v == 0:

@@ -7,14 +7,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// StartRate holds each user to a rate of worker starts: a token bucket per user, K being
-// how the caller names a user. Starting a worker costs a process, its memory and its
-// backend login, so a user who opens and drops sessions in a loop is slowed down long before
-// the session caps are reached.
-//
-// Only users who started a worker recently have a bucket: a bucket that has refilled is the
-// same as a new one and is forgotten, so the map is bounded by the users active in the last
-// burst/rate seconds.
+// StartRate holds each user (K) to a rate of worker starts, a token bucket each: a worker
+// costs a process, memory and a backend login, so an open-and-drop loop is slowed long before
+// the session caps. A refilled bucket is forgotten: the map holds only recently active users.
 type StartRate[K comparable] struct {
 	limit rate.Limit
 	burst int
@@ -34,8 +29,7 @@ func NewStartRate[K comparable](perSecond float64, burst int) *StartRate[K] {
 	return &StartRate[K]{limit: rate.Limit(perSecond), burst: burst, buckets: map[K]*rate.Limiter{}, sweepAt: minSweep}
 }
 
-// Take spends one start of user k's at now. If none is left it spends nothing and returns a
-// *RateError saying how long until one is.
+// Take spends one start of user k's at now, or returns a *RateError with the wait.
 func (s *StartRate[K]) Take(k K, now time.Time) error {
 	if s == nil {
 		return nil
@@ -58,7 +52,6 @@ func (s *StartRate[K]) Take(k K, now time.Time) error {
 	return nil
 }
 
-// sweep forgets the buckets that have refilled.
 func (s *StartRate[K]) sweep(now time.Time) {
 	for k, b := range s.buckets {
 		if b.TokensAt(now) >= float64(s.burst) {
@@ -68,8 +61,7 @@ func (s *StartRate[K]) sweep(now time.Time) {
 	s.sweepAt = max(minSweep, 2*len(s.buckets))
 }
 
-// RateError is a worker start refused by the per-user start rate; Wait is how long until
-// the next is allowed.
+// RateError is a worker start refused by the per-user start rate.
 type RateError struct{ Wait time.Duration }
 
 func (e *RateError) Error() string { return "worker starts too fast for this user" }
