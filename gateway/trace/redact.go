@@ -7,11 +7,9 @@ import (
 	"strings"
 )
 
-// The trace shows bodies, and a body can carry a credential: a token a client sent as a form
-// parameter (RFC 6750 section 2.2, which gemgate refuses, but only after the trace saw it), or
-// a field of a JSON message named like one. redact replaces the value of every such field,
-// at any depth, and keeps every other byte as it was. It never fails: a body that is neither
-// JSON nor a form, or is cut short, is redacted as far as it can be read.
+// A body can carry a credential: a form parameter (RFC 6750 §2.2, refused after the trace saw
+// it) or a JSON field named like one. redact replaces every such value at any depth, keeping
+// every other byte; a body cut short or neither JSON nor a form is redacted as far as it reads.
 
 const redacted = "[redacted]"
 
@@ -26,7 +24,6 @@ var credentialNames = map[string]bool{
 // notCredentials end like a credential's name but are protocol fields worth seeing.
 var notCredentials = map[string]bool{"progresstoken": true}
 
-// isCredentialName says whether a field called name holds a secret.
 func isCredentialName(name string) bool {
 	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
 	if credentialNames[n] {
@@ -43,7 +40,6 @@ func isCredentialName(name string) bool {
 	return false
 }
 
-// redact returns body with the values of credential fields replaced.
 func redact(body []byte) []byte {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
@@ -56,7 +52,7 @@ func redact(body []byte) []byte {
 }
 
 // redactJSON scans strings: one followed by ':' is a key, and a credential key's value is
-// skipped and replaced. The scan needs no valid JSON, so a cut or broken body is covered too.
+// replaced. It needs no valid JSON.
 func redactJSON(b []byte) []byte {
 	var out []byte // allocated at the first redaction
 	last := 0      // b[last:] is not yet copied to out
@@ -88,7 +84,6 @@ func redactJSON(b []byte) []byte {
 	return append(out, b[last:]...)
 }
 
-// redactForm treats body as application/x-www-form-urlencoded.
 func redactForm(b []byte) []byte {
 	parts := strings.Split(string(b), "&")
 	changed := false
