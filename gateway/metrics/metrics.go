@@ -24,9 +24,8 @@ type Metrics struct {
 	outboxDrops     prometheus.Counter
 	streamMoves     prometheus.Counter
 
-	// The series every call touches, kept once looked up: WithLabelValues hashes its labels
-	// and formats the status on every call. Labels come from fixed sets (methods, outcomes,
-	// HTTP statuses), so the caches stay small.
+	// The series every call touches, kept once looked up (WithLabelValues hashes and formats
+	// on every call); labels come from fixed sets, so the caches stay small.
 	byRequest seriesCache[requestLabels, requestSeries]
 	byOutcome seriesCache[string, prometheus.Counter]
 }
@@ -41,13 +40,11 @@ type requestSeries struct {
 	duration prometheus.Observer
 }
 
-// seriesCache keeps the series of a vector by their labels, looked up once.
 type seriesCache[K comparable, S any] struct {
 	mu     sync.RWMutex
 	series map[K]S
 }
 
-// get is k's series, made by lookUp the first time.
 func (c *seriesCache[K, S]) get(k K, lookUp func() S) S {
 	c.mu.RLock()
 	s, ok := c.series[k]
@@ -64,7 +61,6 @@ func (c *seriesCache[K, S]) get(k K, lookUp func() S) S {
 	return s
 }
 
-// New registers the gateway's metrics with reg.
 func New(reg prometheus.Registerer) *Metrics {
 	f := promauto.With(reg)
 	return &Metrics{
@@ -87,7 +83,6 @@ func New(reg prometheus.Registerer) *Metrics {
 	}
 }
 
-// methods is the fixed set of JSON-RPC methods that get their own label value.
 var methods = map[string]bool{
 	"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
 	"resources/list": true, "resources/read": true, "resources/templates/list": true,
@@ -97,8 +92,7 @@ var methods = map[string]bool{
 	"server/discover": true,
 }
 
-// MethodLabel is the label value of JSON-RPC method m: itself when it is one of a fixed set,
-// "response" for a message with no method, else "other".
+// MethodLabel is m itself when one of a fixed set, "response" for no method, else "other".
 func MethodLabel(m string) string {
 	if methods[m] {
 		return m
@@ -109,8 +103,8 @@ func MethodLabel(m string) string {
 	return "other"
 }
 
-// Request counts an MCP POST of method (a MethodLabel) answered with code after d. A traced
-// request's duration carries its trace id as an exemplar ("" when not traced).
+// Request counts an MCP POST of method (a MethodLabel); a traced request's duration carries
+// its trace id as an exemplar.
 func (m *Metrics) Request(method string, code int, d time.Duration, traceID string) {
 	if m == nil {
 		return
@@ -129,7 +123,6 @@ func (m *Metrics) Request(method string, code int, d time.Duration, traceID stri
 	rs.duration.Observe(d.Seconds())
 }
 
-// SessionOpened counts an attempt to open a session by result; "ok" opens one.
 func (m *Metrics) SessionOpened(result string) {
 	if m == nil {
 		return
@@ -140,7 +133,6 @@ func (m *Metrics) SessionOpened(result string) {
 	}
 }
 
-// SessionClosed counts the end of an open session by reason.
 func (m *Metrics) SessionClosed(reason string) {
 	if m == nil {
 		return
@@ -149,7 +141,6 @@ func (m *Metrics) SessionClosed(reason string) {
 	m.sessionsOpen.Dec()
 }
 
-// Pool is the pool's instruments, registered with the gateway's.
 func (m *Metrics) Pool() *pool.Metrics {
 	if m == nil {
 		return nil
@@ -157,7 +148,6 @@ func (m *Metrics) Pool() *pool.Metrics {
 	return m.pool
 }
 
-// ToolCall counts a tools/call by outcome.
 func (m *Metrics) ToolCall(outcome string) {
 	if m == nil {
 		return
@@ -165,28 +155,24 @@ func (m *Metrics) ToolCall(outcome string) {
 	m.byOutcome.get(outcome, func() prometheus.Counter { return m.toolCalls.WithLabelValues(outcome) }).Inc()
 }
 
-// StreamOpened counts a session GET stream's start.
 func (m *Metrics) StreamOpened() {
 	if m != nil {
 		m.sseStreams.Inc()
 	}
 }
 
-// StreamClosed counts a session GET stream's end.
 func (m *Metrics) StreamClosed() {
 	if m != nil {
 		m.sseStreams.Dec()
 	}
 }
 
-// OutboxDropped counts a message dropped from a full session outbox.
 func (m *Metrics) OutboxDropped() {
 	if m != nil {
 		m.outboxDrops.Inc()
 	}
 }
 
-// StreamMessageMoved counts a message for a full request stream sent to the session stream.
 func (m *Metrics) StreamMessageMoved() {
 	if m != nil {
 		m.streamMoves.Inc()

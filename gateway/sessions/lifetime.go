@@ -20,11 +20,8 @@ const (
 	ReasonTokenExpired   = "token_expired"
 )
 
-// Lifetime is session lifetime policy. The mechanism (keepalive interval, outbox size, write
-// timeout) is not configurable; these are.
-//
-// A zero duration takes its value from DefaultLifetime, so a partly filled Lifetime keeps
-// the defaults of the fields it leaves out; Never (any negative duration) turns a rule off.
+// Lifetime is session lifetime policy. A zero duration takes DefaultLifetime's value; Never
+// (any negative duration) turns a rule off.
 type Lifetime struct {
 	IdleTimeout           time.Duration // no client traffic for this long ends a session; Never: no idle end
 	StreamlessIdleTimeout time.Duration // the same for a session that never opened a GET stream; Never: use IdleTimeout
@@ -40,7 +37,7 @@ type Lifetime struct {
 // Never, as a Lifetime duration, turns its rule off.
 const Never time.Duration = -1
 
-// DefaultLifetime is the policy measured against real clients for the GemStone-native server.
+// DefaultLifetime is the policy measured against real clients.
 func DefaultLifetime() Lifetime {
 	return Lifetime{
 		IdleTimeout:           30 * time.Minute,
@@ -52,8 +49,7 @@ func DefaultLifetime() Lifetime {
 	}
 }
 
-// WithDefaults resolves l into the form the reaper reads: every zero field takes its default
-// and every Never becomes 0, which there means off.
+// WithDefaults resolves l as the reaper reads it: zero takes the default, Never becomes 0 (off).
 func (l Lifetime) WithDefaults() Lifetime {
 	d := DefaultLifetime()
 	for _, f := range []struct{ v, def *time.Duration }{
@@ -77,8 +73,7 @@ func (l Lifetime) WithDefaults() Lifetime {
 	return l
 }
 
-// Validate reports every unworkable combination of settings at once, in a stable order. It
-// judges the policy as it will run, defaults filled in.
+// Validate reports every unworkable combination at once, defaults filled in.
 func (l Lifetime) Validate() error {
 	var errs []error
 	r := l.WithDefaults()
@@ -106,7 +101,6 @@ type Probe struct {
 	done bool // answered
 }
 
-// Answer records the client's answer to the ping.
 func (p *Probe) Answer()        { p.mu.Lock(); p.done = true; p.mu.Unlock() }
 func (p *Probe) answered() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.done }
 
@@ -118,12 +112,11 @@ type State struct {
 	CurrentGen                          uint64 // the generation of the session's current GET stream
 }
 
-// Verdict decides a session's fate: a reason to end it, or "" to keep it, and whether a
-// liveness probe should go out now. It is a pure function of the state and the policy.
+// Verdict decides a session's fate: a reason to end it ("" keeps it), and whether a liveness
+// probe goes out now.
 func (l Lifetime) Verdict(st State) (reason string, sendProbe bool) {
-	// max_session_lifetime is a cap, whatever the session does: a client that always has a
-	// call in flight would hold its session, and the worker's login as the user, for ever.
-	// Its calls in flight are answered with the session's end.
+	// A cap whatever the session does: a client always in a call would hold its worker's
+	// login as the user for ever.
 	if l.MaxSessionLifetime > 0 && st.Now.Sub(st.Opened) >= l.MaxSessionLifetime {
 		return ReasonExpired, false
 	}

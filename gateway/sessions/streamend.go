@@ -7,16 +7,10 @@ import (
 	"github.com/gemgate/gemgate/auth"
 )
 
-// StreamEnd is when a stream that may stay open for hours (a session's GET stream, a
-// resumed POST stream, a 2026-07-28 listen) must end though its client is still there: when
-// the token that opened it is no longer accepted (its exp and the allowed clock skew), or when
-// also is done. Every request needs a live token, and a stream is a request: one opened with
-// a token that has since expired, or was never renewed because its user was disabled, must
-// not go on receiving the session's messages. Nothing is lost by its end: the client comes
-// back with a fresh token and Last-Event-ID, as after any dropped stream. The channel is nil
-// (never ready) when there is nothing to end it; stop releases its timer, and is called when
-// the stream ends. Neither holds the request, whose context carries the verified token: the
-// stream's wait takes the request's done channel beside this one.
+// StreamEnd is closed when a long-lived stream must end though its client is there: when the
+// token that opened it is no longer accepted, or also is done. A stream is a request, and
+// every request needs a live token; the client comes back with a fresh one and Last-Event-ID.
+// end is nil when nothing ends it; stop releases the timer. Neither holds the request.
 func StreamEnd(r *http.Request, also context.Context) (end <-chan struct{}, stop func()) {
 	p, _ := auth.PrincipalFrom(r.Context())
 	until := auth.AcceptedUntil(p)

@@ -2,11 +2,13 @@ package sessions
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 )
 
-// Table maps session ids to sessions (S) and enforces the session limits: sessions open at
-// once, and per owner (K, who a session belongs to).
+// Table maps session ids to sessions (S) and enforces the session caps, overall and per
+// owner (K).
 type Table[K, S comparable] struct {
 	keyOf    func(S) (id string, owner K)
 	mu       sync.Mutex
@@ -17,21 +19,18 @@ type Table[K, S comparable] struct {
 	maxOwner int
 }
 
-// NewTable makes a table holding at most max sessions, and maxPerOwner of one owner; a cap
-// of 0 is no cap. keyOf is a session's id and owner.
+// NewTable makes a table; a cap of 0 is no cap.
 func NewTable[K, S comparable](max, maxPerOwner int, keyOf func(S) (id string, owner K)) *Table[K, S] {
 	return &Table[K, S]{keyOf: keyOf, byID: map[string]S{}, perOwner: map[K]int{}, max: max, maxOwner: maxPerOwner}
 }
 
-// Why a session cannot be reserved.
 var (
 	ErrGatewayFull = errors.New("the gateway is at its session limit; try again later")
 	ErrUserFull    = errors.New("you are at your session limit; end a session first")
 )
 
-// Reserve takes a slot for a session about to start; Release gives it back if it never
-// opens. The gateway's cap is checked first: when both are reached the answer is the one no
-// client can help (503), not the one that blames the caller.
+// Reserve takes a slot for a session about to start; Release gives it back if it never opens.
+// With both caps reached the answer is the gateway's (503), not the one that blames the caller.
 func (t *Table[K, S]) Reserve(o K) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -68,8 +67,7 @@ func (t *Table[K, S]) Commit(s S) {
 	t.byID[id] = s
 }
 
-// Lookup finds a session for its owner. A session of someone else is reported as absent
-// (the zero S).
+// Lookup finds a session for its owner; someone else's is absent (the zero S).
 func (t *Table[K, S]) Lookup(id string, o K) S {
 	t.mu.Lock()
 	s, ok := t.byID[id]
@@ -96,18 +94,12 @@ func (t *Table[K, S]) Remove(s S) bool {
 	return true
 }
 
-// All is every open session.
 func (t *Table[K, S]) All() []S {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]S, 0, len(t.byID))
-	for _, s := range t.byID {
-		out = append(out, s)
-	}
-	return out
+	return slices.Collect(maps.Values(t.byID))
 }
 
-// Len is the number of open sessions.
 func (t *Table[K, S]) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
