@@ -11,12 +11,10 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// filterTools applies the policy to a tools/list answer, in either era: tools the access may
-// not call are dropped, and a malformed list fails closed. It returns the annotations the
-// worker gave for its tools. A caller from whom every tool is hidden is told why in the
-// answer's _meta (policy.FilterToolsList); for read-only callers the log says once per worker
-// what was hidden and what would show it. prompts/list, resources/list and
-// resources/templates/list answers are filtered alike, by the prompt and resource rules.
+// filterTools applies the policy to a list answer (tools, prompts, resources, templates), in
+// either era: what the access may not use is dropped, a malformed list fails closed. It
+// returns the tools' annotations. For read-only callers the log says once per worker what was
+// hidden and what would show it.
 func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, access policy.Access,
 	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]policy.Hints) {
 	if !policy.Filters(method) || resp.Result == nil {
@@ -50,11 +48,7 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 		return 0, 0, 0
 	}
 	for _, tool := range all.Tools {
-		var hint *policy.Hints
-		if h, ok := hints[tool.Name]; ok {
-			hint = &h
-		}
-		switch g.opts.Policy.CheckTool(access, tool.Name, hint) {
+		switch g.opts.Policy.CheckTool(access, tool.Name, hintOf(hints, tool.Name)) {
 		case policy.DeniedReadOnly:
 			hidden++
 		case policy.Allowed:
@@ -79,7 +73,6 @@ func (s *session) learnHints(hints map[string]policy.Hints) {
 	}
 }
 
-// callOutcome is the audit outcome of a call's answer: error, tool_error or ok.
 func callOutcome(method string, resp *jsonrpc.Message) string {
 	switch {
 	case resp.Error != nil:

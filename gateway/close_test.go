@@ -28,7 +28,7 @@ func TestCloseLeavesNoWorkersOrGoroutines(t *testing.T) {
 		r, _ := clients[1].do(context.Background(), http.MethodPost, rpcBody("9", "tools/call", slowParams(60, false, nil)))
 		inflight <- r
 	}()
-	eventually(t, 5*time.Second, "the call to be in flight", clients[1].sessionObj().busy)
+	eventually(t, 5*time.Second, "the call to be in flight", clients[1].sessionObj().inCall)
 
 	f.gw.BeginShutdown()
 	if !st.ended(2 * time.Second) {

@@ -7,21 +7,13 @@ import (
 	"time"
 )
 
-// requestDeadline bounds every request's arrival and frees the connection of every request
-// whose body was not read, refused or not.
+// requestDeadline bounds every request's arrival to ReadTimeout (the http.Server's own, from
+// the first byte, when it has one); net/http lifts the deadline once the body is read, so a
+// long answer or stream is not cut.
 //
-// A request must arrive whole within ReadTimeout: counted from its first byte by the
-// http.Server's ReadTimeout when the server has one, otherwise from here. Once it has
-// arrived (no body, or the body read to its end) net/http lifts the read deadline itself,
-// as it starts reading in the background to notice a client that hangs up; so a long answer
-// or a GET stream is not cut by it.
-//
-// A request whose body was not read to its end (refused by the authenticator, a gate or a
-// limit, or a read that failed) would otherwise hold its connection for good: after the
-// handler returns, net/http reads what is left of the body before answering, to reuse the
-// connection, under whatever read deadline is then in force, and a refusal path may have
-// lifted it. The deadline is set to now instead, so that read fails at once, net/http
-// answers with Connection: close, and the connection is closed.
+// A body not read to its end (a refusal, a failed read) would hold the connection for good:
+// net/http reads the rest after the handler, under whatever deadline is then in force. The
+// deadline is set to now, so net/http answers with Connection: close instead.
 func (g *Gateway) requestDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {

@@ -11,28 +11,21 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// clientFields are the fields of a client message the gateway decides on, taken from the one
-// strict reading jsonrpc.Parse made of the message (its params and their _meta), before
-// anything is forwarded: the gateway must see the message exactly as the worker will.
+// clientFields are the fields of a client message the gateway decides on, from jsonrpc.Parse's
+// one strict reading: the gateway must see the message exactly as the worker will.
 type clientFields struct {
-	// name is what the policy decides on: a tools/call's or a prompts/get's params.name, a
-	// resources/read's or resources/subscribe's params.uri, a completion/complete's
-	// params.ref name or uri. One field, so that the struct, copied in every message's
-	// frames, does not grow (TestIdleStreamStackNeverDoubles).
+	// name is what the policy decides on (params.name, params.uri or params.ref's): one field,
+	// as the struct is copied in every message's frames (TestIdleStreamStackNeverDoubles).
 	name          string
 	progressToken json.RawMessage // params._meta.progressToken, nil when absent
 	cancelID      json.RawMessage // notifications/cancelled params.requestId, nil when absent
 	cancelReason  string
-	// eraMeta: params._meta names the 2026-07-28 era's protocol version, which makes an MCP
-	// server (the go-sdk's, per request) take the message as of that era (readClientFields).
-	eraMeta bool
-	// refResource: a completion/complete's params.ref is a resource's (type ref/resource),
-	// name its uri; else a prompt's.
-	refResource bool
+	eraMeta       bool // params._meta names 2026-07-28 (eraMetaError)
+	refResource   bool // a completion/complete's params.ref is a ref/resource
 }
 
 // readParams are, per method, the params keys the gateway or an MCP server reads: each must be
-// spelled exactly. _meta is read for every method.
+// spelled exactly, as must _meta for every method.
 var readParams = map[string][]string{
 	"tools/call":              {"name", "arguments"},
 	"notifications/cancelled": {"requestId", "reason"},
@@ -44,12 +37,10 @@ var readParams = map[string][]string{
 	"completion/complete":     {"ref", "argument", "context"},
 }
 
-// gatedKey is, per method the policy gates besides tools/call, the params key naming what it
-// decides on (clientFields.name).
+// gatedKey is the params key of clientFields.name, per gated method besides tools/call.
 var gatedKey = map[string]string{"prompts/get": "name", "resources/read": "uri", "resources/subscribe": "uri", "completion/complete": "ref"}
 
-// exactParams are readParams with _meta first, made once: the keys params.Exact checks, per
-// method (metaOnly for the others).
+// exactParams are readParams with _meta first; metaOnly for the other methods.
 var (
 	exactParams = func() map[string][]string {
 		out := map[string][]string{}
@@ -61,10 +52,9 @@ var (
 	metaOnly = []string{"_meta"}
 )
 
-// readClientFields reads what the gateway decides on from a request or notification. A
-// repeated key, exact or in another case, in any object on the way to those fields, and a key
-// that differs only in case from one of them, is a *jsonrpc.KeyError (-32600); a field of the
-// wrong type is an invalid-params error (-32602).
+// readClientFields reads what the gateway decides on from a request or notification. A key
+// repeated (in any case) on the way to those fields, or differing from one only in case, is a
+// *jsonrpc.KeyError (-32600); a field of the wrong type is -32602.
 func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 	var f clientFields
 	if m.Method == "" {
@@ -85,10 +75,8 @@ func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 	return fieldsOf(m, params, meta, metaErr)
 }
 
-// paramsNeeded refuses a message without params by name whose method needs them: a
-// tools/call, or a method the policy gates (gatedKey); nil for another. Not inlined: its
-// frame would be readClientFields', under every message of a session
-// (TestIdleStreamStackNeverDoubles).
+// paramsNeeded refuses a gated method's message without params by name. Not inlined: its
+// frame would be readClientFields' (TestIdleStreamStackNeverDoubles).
 //
 //go:noinline
 func paramsNeeded(m *jsonrpc.Message) *wire.Error {
@@ -101,9 +89,8 @@ func paramsNeeded(m *jsonrpc.Message) *wire.Error {
 	return nil
 }
 
-// fieldsOf is readClientFields past the reading of params and of params._meta (meta, or
-// metaErr when _meta could not be read: reported after the check of params' keys, as it
-// always was).
+// fieldsOf is readClientFields past the reading of params and _meta (metaErr is reported
+// after the check of params' keys).
 func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (clientFields, *wire.Error) {
 	var f clientFields
 	known, ok := exactParams[m.Method]
@@ -150,9 +137,8 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 	return f, nil
 }
 
-// targetOf reads what the policy decides on of a prompts/get (params.name), a resources/read
-// or resources/subscribe (params.uri), or a completion/complete (completionRef). Not inlined:
-// its frame would be fieldsOf's, under every message of a session (TestIdleStreamStackNeverDoubles).
+// targetOf reads the name of a gated method besides tools/call. Not inlined: its frame would
+// be fieldsOf's (TestIdleStreamStackNeverDoubles).
 //
 //go:noinline
 func targetOf(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.Error {
@@ -171,10 +157,8 @@ func targetOf(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.
 	return nil
 }
 
-// completionRef reads a completion/complete's params.ref: the prompt's name or the resource's
-// URI it completes an argument of, which the policy decides on as on a prompts/get or a
-// resources/read. A ref that names both is refused: the go-sdk refuses it, other readers may
-// take either.
+// completionRef reads a completion/complete's params.ref: a prompt's name or a resource's URI.
+// A ref naming both is refused: the go-sdk refuses it, other readers may take either.
 func completionRef(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.Error {
 	ref, ok, err := params.Object("ref")
 	if err == nil && !ok {

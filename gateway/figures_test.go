@@ -24,13 +24,13 @@ func TestKeepaliveEveryFifteenSeconds(t *testing.T) {
 		const interval = 15 * time.Second
 		for i := range 3 { // streams of their own
 			start := time.Now()
-			s := b.gw.keepalive.Slot()
-			<-s.Tick()
+			s := b.gw.keepaliveTicker()
+			<-s.C
 			if first := time.Since(start); first > interval || first <= 0 {
 				t.Fatalf("stream %d: first keepalive %v after its start, want within %v", i, first, interval)
 			}
 			at := time.Now()
-			<-s.Tick()
+			<-s.C
 			if gap := time.Since(at); gap != interval {
 				t.Fatalf("stream %d: keepalives %v apart, want %v", i, gap, interval)
 			}

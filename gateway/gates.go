@@ -16,8 +16,7 @@ import (
 )
 
 // originGate refuses browser requests from origins nobody allowed (DNS rebinding), and any
-// request that repeats a header gemgate reads (repeatedHeader). A request without Origin is a
-// non-browser client and passes.
+// request that repeats a header gemgate reads. No Origin: a non-browser client, passed.
 func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -33,12 +32,9 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 	})
 }
 
-// repeatedHeader refuses a request that gives a header gemgate reads more than once: the MCP
-// headers (Mcp-Session-Id, Mcp-Protocol-Version, the 2026-07-28 Mcp-Method, Mcp-Name and
-// Mcp-Param-*), Last-Event-ID, Origin, Content-Type and Content-Encoding. gemgate reads the first value; a proxy
-// or WAF in front may read the last, or all of them joined (RFC 9110 §5.3), and route or
-// filter on something gemgate did not check (Content-Type: a WAF that took the body for
-// text/plain and never inspected it as JSON).
+// repeatedHeader refuses a request that repeats a header gemgate reads (Mcp-*, Last-Event-ID,
+// Origin, Content-Type, Content-Encoding): gemgate reads the first value, a proxy or WAF in
+// front may read the last or all joined (RFC 9110 §5.3) and filter on what gemgate never saw.
 func repeatedHeader(h http.Header) *wire.Error {
 	for name, values := range h {
 		if len(values) < 2 {
@@ -57,12 +53,10 @@ func repeatedHeader(h http.Header) *wire.Error {
 	return nil
 }
 
-// originAllowed: an origin listed in AllowedOrigins, or with AllowLoopbackOrigins, the
-// gateway's own origin: PublicURL's scheme and port spelled with its host or any of the
-// loopback names, or the loopback host and port the request was addressed to (host, its Host
-// header: a local proxy in front of gemgate). Another loopback port is a different origin, a
-// page of some other local program, and is refused like any foreign one; a non-loopback name
-// in Host is what DNS rebinding would send, and earns nothing.
+// originAllowed: an origin in AllowedOrigins; or, with AllowLoopbackOrigins, the gateway's own
+// (PublicURL's scheme and port, with its host or a loopback name) or the loopback host:port of
+// the Host header (a local proxy). Another loopback port is another local program's page; a
+// non-loopback Host is what DNS rebinding sends.
 func (g *Gateway) originAllowed(origin, host string) bool {
 	if slices.Contains(g.opts.AllowedOrigins, origin) || slices.Contains(g.opts.AllowedOrigins, "*") {
 		return true
@@ -85,7 +79,6 @@ func (g *Gateway) originAllowed(origin, host string) bool {
 	return strings.EqualFold(name, own.Hostname()) || loopbackName(name)
 }
 
-// originPort is the URL's port, or its scheme's default.
 func originPort(u *url.URL) string {
 	if p := u.Port(); p != "" {
 		return p
@@ -96,13 +89,12 @@ func originPort(u *url.URL) string {
 	return "80"
 }
 
-// loopbackName: the spellings a browser uses for this machine's loopback listener.
 func loopbackName(host string) bool {
 	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
-// clientIP is the client's address for logs: the peer, or the nearest untrusted address of
-// X-Forwarded-For when the peer is a trusted proxy. It is never used for a security decision.
+// clientIP is the client's address for logs (never for a security decision): the peer, or
+// the nearest untrusted X-Forwarded-For address behind trusted proxies.
 func (g *Gateway) clientIP(r *http.Request) netip.Addr {
 	ip := peerAddr(r.RemoteAddr)
 	if ip.IsValid() && g.trusted(ip) {
@@ -147,10 +139,8 @@ func ClientIP(ctx context.Context) netip.Addr {
 	return info.ip
 }
 
-// cors lets browser clients on allowed origins use the endpoint: it answers their preflight
-// (which carries no token, so it must come before authentication) and exposes the headers
-// they need to read. Requests from other origins get no CORS headers, and the Origin gate
-// refuses them.
+// cors answers allowed origins' preflights (which carry no token: before authentication) and
+// exposes the headers they read. Other origins get no CORS headers; originGate refuses them.
 func (g *Gateway) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -172,13 +162,11 @@ func (g *Gateway) cors(next http.Handler) http.Handler {
 	})
 }
 
-// corsHeaders are the request headers a browser client may send: the transport's, and the
-// 2026-07-28 era's Mcp-Method and Mcp-Name.
+// corsHeaders are the request headers a browser client may send.
 const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
 
-// corsAllowHeaders answers a preflight's Access-Control-Request-Headers: corsHeaders, and
-// those of the requested that are Mcp-Param-* headers, whose names each tool chooses (a name
-// echoed only if it is a token: nothing in it can end the list or the header).
+// corsAllowHeaders is corsHeaders plus the requested Mcp-Param-* headers (named by each tool),
+// echoed only if a token: nothing in it can end the list or the header.
 func corsAllowHeaders(requested string) string {
 	out := corsHeaders
 	for name := range strings.SplitSeq(requested, ",") {
@@ -190,22 +178,20 @@ func corsAllowHeaders(requested string) string {
 	return out
 }
 
-// Media types of the Streamable HTTP transport.
 const (
 	mediaJSON = "application/json"
 	mediaSSE  = "text/event-stream"
 )
 
-// checkPostHeaders applies the transport's rules for a POST before its body is read: the body
-// is JSON in UTF-8, not content-coded, else 415; the client accepts JSON or SSE, else 406.
+// checkPostHeaders: the body is JSON in UTF-8, not content-coded, else 415; the client
+// accepts JSON or SSE, else 406.
 func checkPostHeaders(r *http.Request) *wire.Error {
 	if !contentTypeJSON(r.Header.Get("Content-Type")) {
 		return &wire.Error{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
 			Message: "the body must be Content-Type: application/json (UTF-8)"}
 	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		// gemgate reads the body as it comes; a reader in front that decodes the coding would
-		// read another body (RFC 9110 §8.4.1: 415 for a coding not applied).
+		// A reader in front that decodes it would read another body (RFC 9110 §8.4.1).
 		return &wire.Error{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
 			Message: "the body must not be content-coded (Content-Encoding)"}
 	}
@@ -216,16 +202,12 @@ func checkPostHeaders(r *http.Request) *wire.Error {
 	return nil
 }
 
-// contentTypeJSON reports whether a Content-Type value is application/json as a proxy or WAF
-// in front reads it: the media type is the part before the first ';' with only SP and HTAB
-// trimmed, compared case-insensitively in ASCII. Any byte outside printable ASCII, SP and
-// HTAB refuses the value: mime.ParseMediaType lowers and trims in Unicode ("appl\u0130cation/json"
-// and "application/json\u00a0" would be JSON to it, and to no proxy). Each parameter, split at
-// ';' as the simplest reader splits them, must be a plain name=value (the value may be quoted
-// whole): no quoted string that holds a ';' and hides a parameter from one reader but not
-// another, no RFC 2231 "charset*=" (mime applies it over a plain charset), no quoted-pair
-// escape, no name twice, at most four. A charset must be UTF-8, which is how gemgate reads every body (RFC 8259 §8.1): a
-// reader in front that honours "charset=utf-16" reads another body.
+// contentTypeJSON reports whether a Content-Type is application/json as any proxy or WAF in
+// front reads it alike: printable ASCII, SP and HTAB only (mime.ParseMediaType folds Unicode:
+// "appl\u0130cation/json"); the type before the first ';', SP/HTAB-trimmed, in any ASCII case;
+// each ';'-split parameter a plain name=value (value optionally quoted whole): no ';' hidden
+// in quotes, no RFC 2231 "charset*=", no quoted-pair, no name twice, at most four. A charset
+// must be UTF-8 (RFC 8259 §8.1): a reader honouring "charset=utf-16" reads another body.
 func contentTypeJSON(ct string) bool {
 	if !sessionless.HeaderSafe(ct) {
 		return false
@@ -234,7 +216,7 @@ func contentTypeJSON(ct string) bool {
 	if !strings.EqualFold(strings.Trim(mt, " \t"), mediaJSON) {
 		return false
 	}
-	var seen [4]string // the names so far: a name given twice is read first or last by each reader
+	var seen [4]string // a name given twice is read first or last by each reader
 	n := 0
 	pieces := strings.Split(params, ";")
 	for i, param := range pieces {
@@ -286,9 +268,8 @@ func paramToken(s string) bool {
 	return true
 }
 
-// accepts reports whether the request's Accept header allows media type mt (type/subtype, in
-// lower case): a range that matches it with a q above zero. No Accept header allows anything
-// (RFC 9110, 12.5.1); an unreadable element allows nothing.
+// accepts reports whether Accept allows mt (lower case) with q above zero. No Accept allows
+// anything (RFC 9110, 12.5.1); an unreadable element allows nothing.
 func accepts(h http.Header, mt string) bool {
 	values := h.Values("Accept")
 	if len(values) == 0 {
@@ -313,8 +294,6 @@ func accepts(h http.Header, mt string) bool {
 					}
 				}
 			}
-			// rng is in lower case after mime.ParseMediaType, in ASCII of any case from
-			// plainRange: EqualFold reads both alike.
 			rt, rs, _ := strings.Cut(rng, "/")
 			if rng == "*/*" || rng == "*" || (strings.EqualFold(rt, typ) && (rs == "*" || strings.EqualFold(rs, sub))) {
 				return true
@@ -324,11 +303,9 @@ func accepts(h http.Header, mt string) bool {
 	return false
 }
 
-// plainRange reads an Accept element that is a bare media range, as clients send them
-// ("application/json", " text/event-stream"): ASCII, no parameters, no quotes. It decides as
-// mime.ParseMediaType does (token, or token/token; the caller lowers the case by EqualFold)
-// without allocating. ok is false for anything else, which the caller reads with
-// mime.ParseMediaType; TestAcceptsAgreesWithMIME holds the two to the same answers.
+// plainRange reads a bare media range (ASCII, no parameters, no quotes) as mime.ParseMediaType
+// would, without allocating; ok is false for anything else. TestAcceptsAgreesWithMIME holds
+// the two to the same answers.
 func plainRange(elem string) (rng string, ok bool) {
 	for i := 0; i < len(elem); i++ {
 		if c := elem[i]; c >= 0x80 || c == ';' || c == '"' {

@@ -28,11 +28,9 @@ type Options struct {
 	MCPPath   string // default "/mcp"
 	PublicURL string // the resource identifier; only used for metadata paths and logs
 
-	// Authenticate wraps the MCP endpoint: auth.Authenticator.Middleware, or auth.LocalUser
-	// for `--auth none`. Required. It must refuse a token that lacks one of the policy's
-	// required scopes (auth.Authenticator does, 403 insufficient_scope, when its
-	// RequiredScopes are the policy's): the gateway refuses such a request once more, before
-	// either era's adapter sees it, and the policy allows no tool without them.
+	// Authenticate wraps the MCP endpoint (auth.Authenticator.Middleware, or auth.LocalUser
+	// for `--auth none`). Required. It must refuse a token lacking a required scope; the
+	// gateway refuses one again before either era's adapter sees it.
 	Authenticate func(http.Handler) http.Handler
 	// Metadata serves RFC 9728 metadata at the well-known paths; nil when there is no issuer.
 	Metadata http.Handler
@@ -41,46 +39,36 @@ type Options struct {
 
 	Policy  *policy.Policy // required
 	Workers pool.Launcher  // required: how a worker is started
-	// Pool is how workers are shared and how long they live (worker_per, worker_idle_timeout,
-	// on_worker_exit, max_workers, max_calls_per_worker, worker_concurrency).
-	Pool pool.Settings
+	Pool    pool.Settings  // how workers are shared and how long they live
 
 	AllowedOrigins       []string // exact origins (scheme://host[:port]) allowed besides none
 	AllowLoopbackOrigins bool     // allow http(s)://localhost, 127.0.0.1, [::1] origins
 	TrustedProxies       []netip.Prefix
 
 	MaxBodyBytes int64 // default 4 MiB
-	// ReadTimeout bounds how long a request's headers and body may take to arrive; a request
-	// still arriving then, or refused before its body was read, has its connection closed.
-	// When the http.Server has a ReadTimeout of its own, that one (counted from the request's
-	// first byte) is used instead. Default 30s.
+	// ReadTimeout bounds how long a request's headers and body may take to arrive
+	// (requestDeadline); the http.Server's own ReadTimeout wins when set. Default 30s.
 	ReadTimeout time.Duration
 	InitTimeout time.Duration // how long a worker may take to answer initialize; default 60s
 
 	Lifetime sessions.Lifetime
 	Limits   limit.Settings // session caps and the per-user worker start rate
-	// PostAnswers is how a request's answer travels when the worker sends nothing else before
-	// it: PostAnswersSSE (the default) answers as an SSE stream whenever the client accepts
-	// one, as the reference SDK servers do and the official conformance suite expects;
-	// PostAnswersJSON answers application/json unless the worker sends related messages first.
-	// A client that accepts only JSON gets JSON either way.
+	// PostAnswers is how an answer travels when the worker sends nothing before it:
+	// PostAnswersSSE (default, as the reference SDK servers and the conformance suite expect)
+	// as an SSE stream when the client accepts one; PostAnswersJSON as application/json.
 	PostAnswers string
-	// InputRequiredTimeout is how long a 2026-07-28 call that needs the client's input
-	// (bridged from a legacy worker's elicitation, sampling or roots request) waits for the
-	// client's retry; then the worker's request gets an error. Default 2m.
+	// InputRequiredTimeout is how long a 2026-07-28 call parked on a legacy worker's question
+	// waits for the client's retry; then the worker's request gets an error. Default 2m.
 	InputRequiredTimeout time.Duration
-	// OnTokenExpiry is what happens to a worker whose credential expired: pool.ExpiryKeep
-	// (the default), pool.ExpiryRestart or pool.ExpiryEnd. It overrides Pool.OnTokenExpiry.
+	// OnTokenExpiry (pool.ExpiryKeep, ExpiryRestart, ExpiryEnd) overrides Pool.OnTokenExpiry.
 	OnTokenExpiry string
 
-	// Ready is an extra readiness check for /readyz (keys loaded, ...). Its error goes to the
-	// log; /readyz shows only "not ready", plus the error's PublicReason() when it has one
-	// (errors.As): a fixed phrase that reveals no configuration.
+	// Ready is an extra readiness check for /readyz. Its error is logged; /readyz shows only
+	// "not ready" and the error's PublicReason(), if any: a phrase that reveals no config.
 	Ready func(context.Context) error
-	// Degraded, if it returns an error, keeps /readyz at 200 but names the problem there:
-	// the gateway still serves (say, with cached keys while the issuer is unreachable), and
-	// taking every replica out of a load balancer for it would turn a blip into an outage.
-	// Its message is shown as is, so it must reveal no configuration.
+	// Degraded keeps /readyz at 200 but names its error there (cached keys while the issuer
+	// is unreachable: taking every replica out would turn a blip into an outage). The
+	// message is shown as is, so it must reveal no configuration.
 	Degraded func(context.Context) error
 	Logger   *slog.Logger       // nil discards
 	Metrics  *metrics.Metrics   // nil: no metrics
@@ -114,7 +102,7 @@ type Gateway struct {
 	stopping    chan struct{} // closed when shutdown begins: streams end
 	stopOnce    sync.Once
 	stopReaper  func()               // ends the session reaper (sessions.Reap)
-	keepalive   *wire.KeepaliveClock // the keepalive comments of every stream
+	keepalive   time.Duration        // between a stream's keepalive comments
 	sessionless *sessionless.Adapter // the 2026-07-28 era's requests
 
 	mu     sync.Mutex     // orders admit and endLater against Close
@@ -144,8 +132,7 @@ func New(o Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	// Workers' lines are traced only with tracing on: a worker's every line is redacted first
-	// (worker/redact.go), work for nothing when no trace is written.
+	// Workers' lines are redacted before tracing (worker/redact.go): only worth it with a trace.
 	var traceWorker func(dir, worker string, line []byte)
 	if g.trace != nil {
 		traceWorker = func(dir, worker string, line []byte) { g.trace.Line(dir, worker, line) }
@@ -170,11 +157,10 @@ func New(o Options) (*Gateway, error) {
 	})
 	g.router = g.requestDeadline(g.routes())
 	g.stopReaper = sessions.Reap(o.Lifetime.Tick, g.reap)
-	g.keepalive = wire.NewKeepaliveClock(cmp.Or(o.keepaliveInterval, wire.KeepaliveInterval))
+	g.keepalive = cmp.Or(o.keepaliveInterval, wire.KeepaliveInterval)
 	return g, nil
 }
 
-// validate reports every problem of o at once.
 func (o *Options) validate() error {
 	var errs []error
 	if o.Authenticate == nil {
@@ -189,15 +175,9 @@ func (o *Options) validate() error {
 	if o.PostAnswers != "" && o.PostAnswers != PostAnswersSSE && o.PostAnswers != PostAnswersJSON {
 		errs = append(errs, fmt.Errorf("gateway: post_answers %q is not sse or json", o.PostAnswers))
 	}
-	for _, err := range []error{o.Pool.Validate(), o.Lifetime.Validate(), o.Limits.Validate()} {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, o.Pool.Validate(), o.Lifetime.Validate(), o.Limits.Validate())...) // nils dropped
 }
 
-// setDefaults gives the zero options their documented values.
 func (o *Options) setDefaults() {
 	if o.MCPPath == "" {
 		o.MCPPath = "/mcp"
@@ -215,7 +195,6 @@ func (o *Options) setDefaults() {
 	o.Limits = o.Limits.WithDefaults()
 }
 
-// Handler is the gateway's HTTP handler.
 func (g *Gateway) Handler() http.Handler { return g.router }
 
 func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
@@ -233,9 +212,8 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if g.opts.Ready != nil {
 		if err := g.opts.Ready(ctx); err != nil {
-			// Only a reason meant for the public is shown (see Options.Ready). It is also what
-			// tells one cause from another in the log: the error itself may name a connection's
-			// ephemeral port, and would make every retry look new.
+			// The public reason also keys the quiet log: the error itself may name an
+			// ephemeral port, making every retry look new.
 			msg, cause := "not ready", err.Error()
 			var pr interface{ PublicReason() string }
 			if errors.As(err, &pr) {
@@ -262,8 +240,8 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 // recoverer turns a panic in a handler into a 500 without taking the gateway down.
 func (g *Gateway) recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The deferred function keeps the context, not the request: an idle GET stream runs
-		// under this frame for as long as its client stays, and would hold the request copy.
+		// The deferred function keeps the context, not the request, which an idle GET stream
+		// would hold under this frame for hours.
 		ctx := r.Context()
 		defer func() {
 			if v := recover(); v != nil {
@@ -278,17 +256,14 @@ func (g *Gateway) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// BeginShutdown is phase 2 of a graceful stop (drain.go): it drains as BeginDrain does and
-// ends every GET and listen stream with a reconnection hint, so that an http.Server's
-// Shutdown does not wait on streams that would never end by themselves.
+// BeginShutdown is phase 2 of a graceful stop (drain.go).
 func (g *Gateway) BeginShutdown() {
 	g.BeginDrain()
 	g.stopOnce.Do(func() { close(g.stopping) })
 }
 
-// Close ends every session and stops its worker; a call still in flight is answered with a
-// JSON-RPC error for its id first. Call it after the HTTP server's Shutdown, and give the
-// handlers a moment to write those answers before closing the server's connections.
+// Close is phase 3 of a graceful stop (drain.go). Call it after the HTTP server's Shutdown,
+// and give the handlers a moment to write their answers before closing its connections.
 func (g *Gateway) Close() {
 	g.BeginShutdown()
 	g.mu.Lock()
@@ -305,9 +280,8 @@ func (g *Gateway) Close() {
 	g.pool.Close()
 }
 
-// admit makes a started session visible, unless Close has begun (an initialize that finishes
-// during Close must not leave a worker behind it: ReasonShutdown) or the pool let the session
-// go while initialize waited (its worker ended: the reason the pool gave). "" admitted it.
+// admit makes a started session visible; else it returns why not: Close has begun (no worker
+// may be left behind), or the pool let the session go while initialize waited.
 func (g *Gateway) admit(s *session) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -322,11 +296,9 @@ func (g *Gateway) admit(s *session) string {
 	return ""
 }
 
-// endLater ends s on a goroutine of its own, which Close waits for. Once Close has begun it
-// does nothing: Close ends every admitted session itself, and the WaitGroup must not gain a
-// member while Close waits on it (a worker that dies during Close detaches its session then).
-// A session not yet admitted is not in the table for endSession to find: the reason is kept
-// for admit, which then refuses the session, rather than open it on a worker already gone.
+// endLater ends s on a goroutine Close waits for. Once Close has begun it does nothing: Close
+// ends every session itself, and its WaitGroup must not grow while it waits. For a session
+// not yet admitted the reason is kept, and admit refuses it.
 func (g *Gateway) endLater(s *session, reason string) {
 	g.mu.Lock()
 	early := !s.admitted && s.lostEarly == ""
@@ -345,15 +317,18 @@ func (g *Gateway) endLater(s *session, reason string) {
 	}
 }
 
-// Workers is the number of workers running or starting.
+// keepaliveTicker ticks a new stream's keepalive comments: an interval after its start, then
+// every interval. Unreferenced, it is collected, stopped or not.
+func (g *Gateway) keepaliveTicker() *time.Ticker { return time.NewTicker(g.keepalive) }
+
+// Workers counts workers running or starting.
 func (g *Gateway) Workers() int { return g.pool.Workers() }
 
 // Sessions is the number of open sessions.
 func (g *Gateway) Sessions() int { return g.sessions.Len() }
 
-// quietLog passes a recurring warning that anyone can trigger (a request to /readyz) when its
-// text differs from the last one passed, and otherwise at most once per interval: a client
-// cannot flood the log, and a new cause is seen at once.
+// quietLog passes a warning anyone can trigger (/readyz) when its text is new, else at most
+// once per interval: no client can flood the log, and a new cause is seen at once.
 type quietLog struct {
 	interval time.Duration
 
@@ -372,7 +347,6 @@ func (q *quietLog) allow(text string, now time.Time) bool {
 	return true
 }
 
-// reset forgets the last text: the condition is over, and its return is news.
 func (q *quietLog) reset() {
 	q.mu.Lock()
 	q.last = ""

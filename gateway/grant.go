@@ -11,22 +11,16 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// A client never runs in a worker that holds more than its token grants. A worker is keyed
-// on the scope set and audiences of the token that started it (pool.Key), so a new session
-// or a 2026-07-28 request gets a worker of its own token's grant; but a legacy session stays
-// with the worker of the token that opened it (or stepped it up), and a 2026-07-28 retry
-// resumes the call where it was parked. A later token of the session, or a retry's token,
-// that does not grant every scope (the write scope aside: a token without it is narrowed
-// per request, narrowed.go) and every audience that worker was given is refused here, 403
-// insufficient_scope naming the worker's scopes, before anything reaches the worker. A token
-// that grants more than the worker holds is served: the worker holds less than its client.
+// A client never runs in a worker that holds more than its token grants. Workers are keyed on
+// their token's grant (pool.Key), but a session stays on its worker and a 2026-07-28 retry
+// resumes its parked call: a later token lacking a scope (write aside: narrowed.go) or an
+// audience that worker was given is refused, 403 insufficient_scope, before anything reaches
+// the worker. A token granting more is served.
 
-// kindGrant is the error data kind of a grant refusal.
-const kindGrant = "grant"
+const kindGrant = "grant" // the error data kind of a grant refusal
 
-// grantRefusal refuses a request of session s whose token grants less than the session's
-// worker was given; nil when it grants at least that, or the session has no worker any more
-// (the request meets that on its own). what names the request in the log.
+// grantRefusal refuses a request of s whose token grants less than its worker was given; nil
+// when the session has no worker any more. what names the request in the log.
 func (g *Gateway) grantRefusal(s *session, p auth.Principal, id json.RawMessage, what string) *wire.Error {
 	return g.refuseNarrowerGrant(s.member, p, id, what, s.log)
 }
@@ -41,13 +35,12 @@ func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.
 		return nil
 	}
 	if access := g.decide(p); len(access.Missing()) > 0 {
-		// A token without the required scopes is refused as such, as postMessage refuses it.
+		// Refused as postMessage refuses it.
 		return g.insufficientScope(id, access, access.Missing(), "forbidden", "missing required scopes")
 	}
 	log.Warn("request refused: its token grants less than the worker serving it was given",
 		"request", what, "missing_scopes", lackScopes, "missing_audiences", lackAudience, "worker_scopes", scopes)
-	// The scopes to ask for: the worker's, and the write scope when this token has it (a
-	// step-up of a read-only session), so that asking for them loses nothing the token had.
+	// Ask for the worker's scopes, and the write scope if this token has it, losing nothing.
 	needed := slices.Clone(scopes)
 	if write := g.opts.Policy.WriteScope(); write != "" && slices.Contains(p.Scopes, write) && !slices.Contains(needed, write) {
 		needed = append(needed, write)
@@ -59,9 +52,7 @@ func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.
 	return he
 }
 
-// grantShortfall is what a worker given scopes and audience holds that a token granting
-// hasScopes and hasAudience does not; the write scope is not counted (a token without it is
-// narrowed, not refused).
+// grantShortfall is what the worker holds that the token does not, the write scope aside.
 func grantShortfall(scopes, audience, hasScopes, hasAudience []string, write string) (lackScopes, lackAudience []string) {
 	for _, s := range scopes {
 		if s != write && !slices.Contains(hasScopes, s) {
@@ -76,7 +67,6 @@ func grantShortfall(scopes, audience, hasScopes, hasAudience []string, write str
 	return lackScopes, lackAudience
 }
 
-// grantMessage is the refusal's text, the same in both eras.
 func grantMessage(scopes, audience []string) string {
 	var b strings.Builder
 	b.WriteString("this token grants less than the token the worker serving this request was started with, " +

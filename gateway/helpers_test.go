@@ -305,3 +305,6 @@ func waitMetric(t *testing.T, f *fixture, want float64, name string, labels ...s
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// inCall reports whether s has a call in flight, as the reaper reads it.
+func (s *session) inCall() bool { return s.state(time.Now()).Busy }

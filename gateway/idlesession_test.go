@@ -29,7 +29,7 @@ func TestIdleSessionHoldsNoCallTable(t *testing.T) {
 	if got := toolText(t, c.callTool("1", "echo", map[string]any{"text": "hi"}).only(t)); got != "hi" {
 		t.Fatalf("echo after idling: %q", got)
 	}
-	if s.busy() {
+	if s.inCall() {
 		t.Error("the session is busy after its only call ended")
 	}
 	var opened string

@@ -19,7 +19,7 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// supportedVersions are the protocol revisions the gateway speaks; the first is its latest.
+// supportedVersions are the protocol revisions the gateway speaks, latest first.
 var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 func checkProtocolVersion(r *http.Request) *wire.Error {
@@ -31,21 +31,19 @@ func checkProtocolVersion(r *http.Request) *wire.Error {
 		Message: "unsupported MCP-Protocol-Version " + quoteSafe(v), Data: map[string]any{"supported": supportedVersions}}
 }
 
-// How long a refused initialize is told to wait.
 const (
 	shutdownRetryAfter     = 5 * time.Second
-	sessionLimitRetryAfter = 10 * time.Second // sessions end by themselves at their idle timeout
+	sessionLimitRetryAfter = 10 * time.Second // sessions end at their idle timeout
 	workerRetryAfter       = 5 * time.Second
 )
 
-// initialize opens a session: the caller is attached to its worker (started and initialized
-// if need be) and the client's initialize is answered; the session id is minted only on a
-// successful InitializeResult.
+// initialize opens a session on the caller's worker; the id is minted only on a successful
+// InitializeResult.
 func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
 	if g.closing.Load() {
 		return wire.Overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
 	}
-	access := g.decide(p) // with every required scope: postMessage refused it otherwise
+	access := g.decide(p) // postMessage checked its required scopes
 	o := ownerOf(p)
 	if err := g.sessions.Reserve(o); err != nil {
 		g.metrics.SessionOpened("limit")
@@ -65,8 +63,8 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID, Message: err.Error()}
 	}
 	s := &session{
-		id: newSessionID(), owner: o, user: p.User, access: access, opened: time.Now(),
-		done: make(chan struct{}), // probes and hints are made at their first entry: most sessions have none for long
+		id: newSessionID(), owner: o, access: access, opened: time.Now(),
+		done: make(chan struct{}),
 	}
 	s.lastActive = s.opened
 	s.logh, s.log = sessions.NewLog(g.log, s.id, p.User)
@@ -85,9 +83,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		g.metrics.SessionOpened("worker_error")
 		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
-	s.version = version
-	// Idleness counts from the moment the session opens, not from when its worker started:
-	// a slow login is not the client's quiet.
+	// Idleness counts from the open, not the worker's start: a slow login is not quiet.
 	s.mu.Lock()
 	s.lastActive = time.Now()
 	s.mu.Unlock()
@@ -105,28 +101,25 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	s.log.Info("session opened", "read_only", access.ReadOnly, "protocol_version", version, "pid", member.WorkerPid())
 
 	w.Header().Set(headerSessionID, s.id)
-	body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode() // one encoding for the trace and the client
+	body := (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode()
 	g.trace.Outbound(s.id, body)
 	wire.WriteBody(w, http.StatusOK, body)
 	return nil
 }
 
-// identity is who a worker started for this request serves.
 func (g *Gateway) identity(r *http.Request, p auth.Principal, access policy.Access, s *session) pool.Identity {
 	id := poolIdentity(p, access, bearer(r))
 	id.Session = s.id
 	return id
 }
 
-// poolIdentity is who p is to the pool, with the access decided for the request.
 func poolIdentity(p auth.Principal, access policy.Access, token string) pool.Identity {
 	return pool.Identity{Issuer: p.Issuer, Subject: p.Subject, User: p.User, Scopes: p.Scopes,
 		Audience: p.Audience(), Expiry: p.Expiry, ReadOnly: access.ReadOnly, Token: token}
 }
 
-// attachError answers an initialize whose worker could not be had, and counts it. The
-// worker's own refusal of initialize is the answer; any other is attachFailed's, as for a
-// sessionless request.
+// attachError answers an initialize whose worker could not be had, and counts it: with the
+// worker's own refusal, or attachFailed's.
 func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err error) error {
 	var rate *limit.RateError
 	var refused *pool.RefusedError
@@ -144,7 +137,6 @@ func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err e
 		g.metrics.SessionOpened("client_gone")
 		return nil
 	case errors.As(err, &refused):
-		// The worker's own refusal (a backend login refused, say) is for the client to read.
 		g.metrics.SessionOpened(outcome)
 		g.log.Warn("worker refused initialize", "error", textclip.Bytes(refused.Answer, 512))
 		body := (&jsonrpc.Message{ID: msg.ID, Error: refused.Answer}).Encode()
@@ -156,10 +148,8 @@ func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err e
 	return attachFailed(msg.ID, err)
 }
 
-// negotiate passes the client's protocol version on to the worker if the gateway speaks it,
-// and otherwise asks the worker for the gateway's latest, as a server would answer. The
-// version is read by the strict reader, as every field the gateway decides on, and the
-// params are passed on as the client wrote them but for that member.
+// negotiate passes the client's protocol version on if the gateway speaks it, else asks the
+// worker for the latest; the params are passed on as written but for that member.
 func negotiate(msg *jsonrpc.Message) (json.RawMessage, error) {
 	params, err := msg.ParamsObject() // an error for params absent, null or not an object
 	if err != nil {

@@ -9,8 +9,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// reap is the reaper's look at every session (sessions.Reap): each ends, or gets its
-// liveness probe, as the lifetime policy's verdict on its state says.
+// reap ends or probes each session as the lifetime policy's verdict says (sessions.Reap).
 func (g *Gateway) reap(now time.Time) {
 	l := g.opts.Lifetime
 	for _, s := range g.sessions.All() {
@@ -25,11 +24,9 @@ func (g *Gateway) reap(now time.Time) {
 	}
 }
 
-// key is what the session table knows s by.
 func (s *session) key() (id string, o owner) { return s.id, s.owner }
 
-// state is what the reaper reads of s, at one instant. Probe state lives on the session;
-// activity clears it.
+// state is what the reaper reads of s, at one instant.
 func (s *session) state(now time.Time) sessions.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -55,7 +52,6 @@ func (s *session) streamClosed(gen uint64, now time.Time) {
 	}
 }
 
-// sendProbe writes a ping to the session's stream, recording the stream generation.
 func (s *session) sendProbe(now time.Time) {
 	gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
 	p := &sessions.Probe{Gen: s.outbox.Current(), Sent: now}

@@ -6,15 +6,10 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// narrowedRefusal refuses a request that would act on a read-write session's worker with a
-// token that may only read: an answer to the worker's own request (an elicitation's
-// "accept" decides whether a write goes ahead; refused whatever call the request was asked
-// with: the pool never asks a call made with such a token, pool.workerRequest), its
-// session's GET stream (where the worker asks those questions) and the session's end (which
-// throws away what the worker holds uncommitted). A read-only token on a read-write session is narrowed per request, so that
-// its calls of mutating tools meet 403; these three have no tool to check, and are refused
-// the same way, with the challenge that asks for the write scope. nil when the token's
-// access is not narrower than the session's.
+// narrowedRefusal refuses a read-only token acting on a read-write session's worker where no
+// tool is checked: answering the worker's request (an elicitation's "accept" decides a write),
+// the GET stream (where it asks) and the session's end (which drops uncommitted work). The
+// challenge asks for the write scope. nil when the token is not narrower than the session.
 func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *wire.Error {
 	current := s.currentAccess()
 	if current.ReadOnly {
@@ -29,9 +24,8 @@ func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *wi
 		"this session is read-write and this token may only read: "+what+" needs a token with scope "+write)
 }
 
-// cancelsReadOnlyCall reports whether msg is a notifications/cancelled of a call in flight
-// that was made with read-only access: a read-only token may cancel its own call, not a
-// read-write one's.
+// cancelsReadOnlyCall: msg cancels a call made with read-only access, which a read-only
+// token may do.
 func (s *session) cancelsReadOnlyCall(msg *jsonrpc.Message, f clientFields) bool {
 	if msg.Method != "notifications/cancelled" || f.cancelID == nil {
 		return false

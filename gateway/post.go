@@ -27,8 +27,8 @@ const headerSessionID = "Mcp-Session-Id"
 func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &wire.StatusRecorder{ResponseWriter: w}
-	// Only the headers are kept past g.post, not the request: a subscriptions/listen stream
-	// runs under this frame for hours, and the request's context holds the bearer token.
+	// Only the headers outlive g.post: a listen stream runs under this frame for hours, and
+	// the request's context holds the bearer token.
 	h := r.Header
 	q := telemetry.RequestFrom(r.Context()) // nil when tracing is off
 	method, err := g.post(rec, r)
@@ -38,8 +38,7 @@ func (g *Gateway) handlePost(w http.ResponseWriter, r *http.Request) {
 	g.metrics.Request(method, rec.Status(), time.Since(start), q.TraceID())
 }
 
-// postFailed answers a POST that failed with err. Out of handlePost, whose frame is under
-// every call's deepest (TestIdleStreamStackNeverDoubles).
+// postFailed answers a failed POST; out of handlePost's frame (TestIdleStreamStackNeverDoubles).
 func (g *Gateway) postFailed(w http.ResponseWriter, h http.Header, q *telemetry.Request, err error) {
 	var he *wire.Error
 	if !errors.As(err, &he) {
@@ -53,14 +52,13 @@ func (g *Gateway) postFailed(w http.ResponseWriter, h http.Header, q *telemetry.
 		}
 		log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", loggedSessionID(h))
 	}
-	if g.trace != nil { // the body is encoded for the trace only when there is one
+	if g.trace != nil {
 		g.trace.Outbound(loggedSessionID(h), errorBody(he))
 	}
 	he.Write(w)
 }
 
-// post handles one POST; it returns the method's metrics label ("other" until the body is
-// read) with the error to answer, if any.
+// post handles one POST; it returns the method's metrics label with the error to answer.
 func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 	if he := checkPostHeaders(r); he != nil {
 		return "other", he
@@ -83,10 +81,8 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 	return metrics.MethodLabel(msg.Method), g.postMessage(w, r, msg)
 }
 
-// postMessage decides the message's era, once, and hands it to that era's adapter: a
-// message without Mcp-Session-Id that names 2026-07-28 (isSessionless) is sessionless
-// (sessionless.Adapter.Post); any other is initialize or a session's (sessionPost). A request whose
-// token lacks a required scope is refused first, in either era (see Options.Authenticate).
+// postMessage decides the message's era, once, and hands it to that era's adapter. A request
+// whose token lacks a required scope is refused first, in either era (Options.Authenticate).
 func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
 	p, _ := auth.PrincipalFrom(r.Context())
 	decided := g.decide(p) // the token's access; a session narrows it (forward)
@@ -99,12 +95,10 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	return g.sessionPost(w, r, msg, p, decided)
 }
 
-// sessionPost is the session adapter (2025-x): initialize, or one of a session's messages.
-// It is a function of its own so that its frame, which the session checks make large, is not
-// under a 2026-07-28 listen stream for the hours it idles (TestIdleListenStackNeverDoubles).
+// sessionPost is the session adapter (2025-x). Its large frame is kept out from under an
+// idle 2026-07-28 listen stream (TestIdleListenStackNeverDoubles).
 func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) error {
-	// Every field the gateway decides on is read here, strictly, before anything else is done
-	// with the message: an ambiguous one is refused before it can reach a worker.
+	// Every field decided on is read strictly first: an ambiguous message never reaches a worker.
 	fields, he := readClientFields(msg)
 	if he != nil {
 		g.auditUnread(r, msg, p, false, he)
@@ -123,7 +117,7 @@ func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonr
 	}
 	if initialize {
 		var err error
-		aside.Run(func() { err = g.initialize(w, r, msg, p) }) // see aside.Run: the connection may go on to idle
+		aside.Run(func() { err = g.initialize(w, r, msg, p) }) // the connection may go on to idle
 		return err
 	}
 	s, he := g.sessionOf(r, msg, p, sessionID)
@@ -147,11 +141,9 @@ func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonr
 	return nil
 }
 
-// noSessionError refuses a session's message sent without Mcp-Session-Id.
 func noSessionError(msg *jsonrpc.Message) *wire.Error {
 	if msg.IsRequest() && msg.Method == "server/discover" {
-		// The 2026-07-28 era's probe. A plain JSON-RPC error makes a dual-era client fall
-		// back to initialize; no session is minted for it.
+		// The 2026-07-28 probe: a plain JSON-RPC error makes a dual-era client fall back.
 		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
 			Message: "server/discover is not supported; use initialize"}
 	}
@@ -160,25 +152,19 @@ func noSessionError(msg *jsonrpc.Message) *wire.Error {
 	return e
 }
 
-// sessionOf is the session sessionID names, for a message of p's, touched; or the refusal:
-// 404 for a session that is not p's, not open or ending, 400 for an unsupported protocol
-// version, 403 for a token granting less than the session's worker holds.
+// sessionOf is p's session sessionID, touched; or the refusal: 404, 400 for an unsupported
+// protocol version, 403 for a token granting less than the session's worker holds.
 func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionID string) (*session, *wire.Error) {
-	notFound := func() (*session, *wire.Error) {
-		e := wire.SessionNotFound()
-		e.ID = msg.ID
-		return nil, e
-	}
 	s := g.sessions.Lookup(sessionID, ownerOf(p))
 	if s == nil {
-		return notFound()
+		return nil, wire.SessionNotFound(msg.ID)
 	}
 	if err := checkProtocolVersion(r); err != nil {
 		err.ID = msg.ID
 		return nil, err
 	}
 	if !s.isProbeAnswer(msg) && !s.touch(time.Now()) {
-		return notFound()
+		return nil, wire.SessionNotFound(msg.ID)
 	}
 	if he := g.grantRefusal(s, p, msg.ID, metrics.MethodLabel(msg.Method)); he != nil {
 		return nil, he
@@ -186,13 +172,12 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 	return s, nil
 }
 
-// clientAnswer passes the client's answer to a worker's request. It needs a token whose
-// access covers the worker's mode, whatever call it was asked with: a read-only token on a
-// read-write session answers nothing (the pool never asks a call of such a token), and the
-// pool checks the worker's own mode again (pool.ErrNotEntitled).
+// clientAnswer passes the client's answer to a worker's request. A read-only token on a
+// read-write session answers nothing, whatever call asked; the pool checks the worker's own
+// mode again (pool.ErrNotEntitled).
 func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) *wire.Error {
 	if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
-		auditAnswer(s.log, pool.Answered{}, true, "refused") // not looked up: the method is not known
+		auditAnswer(s.log, pool.Answered{}, true, "refused") // not looked up: method unknown
 		return he
 	}
 	if err := s.clientResponse(msg, decided.ReadOnly); errors.Is(err, pool.ErrNotEntitled) {
@@ -203,11 +188,9 @@ func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principa
 	return nil
 }
 
-// checkKind refuses a message whose method says it is of the other kind: a request (it has
-// an id) named notifications/…, or a notification named anything else. The policy decides on
-// requests, and notifications/cancelled is mapped to the session's own calls; passed on as
-// the other kind, either would reach the worker unchecked, where a server may act on the
-// method whatever the id (the go-sdk's transport cancels on any notifications/cancelled).
+// checkKind refuses a request named notifications/… and a notification named anything else:
+// passed on, either would reach the worker unchecked, where a server may act on the method
+// whatever the id (the go-sdk cancels on any notifications/cancelled).
 func checkKind(msg *jsonrpc.Message) *wire.Error {
 	notificationName := strings.HasPrefix(msg.Method, "notifications/")
 	switch {
@@ -221,20 +204,16 @@ func checkKind(msg *jsonrpc.Message) *wire.Error {
 	return nil
 }
 
-// eraMetaError refuses a session's message, or an initialize, whose _meta names the
-// 2026-07-28 protocol version: its worker (the go-sdk's server decides per request) would
-// take it as a sessionless request, with its own requestState and input responses and none
-// of gemgate's checks of that era, while gemgate reads it as the session's.
+// eraMetaError refuses a session's message whose _meta names 2026-07-28: its worker (the
+// go-sdk decides per request) would take it as sessionless, past gemgate's checks of that era.
 func eraMetaError(msg *jsonrpc.Message) *wire.Error {
 	return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
 		Message: "params._meta names " + sessionless.MetaProtocolVersion + ", which no message of a session carries: " +
 			"a 2026-07-28 request goes without Mcp-Session-Id, with MCP-Protocol-Version: 2026-07-28"}
 }
 
-// readBody reads the whole body, up to MaxBodyBytes, into a buffer of its own, sized by the
-// length the request declares (readDeclared): the message parsed from it keeps that buffer
-// (jsonrpc.Parse, Owned). How long it may take is bounded by requestDeadline, which also
-// closes the connection when the body is not read to its end.
+// readBody reads the body, up to MaxBodyBytes, into a buffer the parsed message keeps
+// (jsonrpc.Parse, Owned); requestDeadline bounds its time.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := readDeclared(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes), r.ContentLength, g.opts.MaxBodyBytes)
 	if err != nil {
@@ -252,8 +231,8 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return body, nil
 }
 
-// notification passes a client notification to the worker; notifications/cancelled is
-// mapped to the worker's id of the call it names.
+// notification passes a client notification to the worker; notifications/cancelled cancels
+// the call it names.
 func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields) {
 	if msg.Method == "notifications/cancelled" {
 		if f.cancelID != nil {
@@ -268,26 +247,21 @@ func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields)
 	}
 }
 
-// forward passes a request to the session's worker and answers it: application/json, or an
-// SSE stream when the worker sends messages related to the request before its answer.
+// forward passes a request to the session's worker and answers it (await).
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal, decided policy.Access) error {
 	g.stepUp(r, s, p, decided)
 	access := s.currentAccess().Narrow(decided)
-	log := telemetry.Log(r.Context(), s.log) // the audit's, with the trace id when traced
+	log := telemetry.Log(r.Context(), s.log) // with the trace id when traced
 	if he := g.gate(r.Context(), s, log, msg, f, access); he != nil {
 		return he
 	}
 	inf, err := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
 	if errors.Is(err, errEnding) {
-		e := wire.SessionNotFound()
-		e.ID = msg.ID
-		return e
+		return wire.SessionNotFound(msg.ID)
 	}
 	if errors.Is(err, errTooManyCalls) {
-		h := http.Header{}
-		h.Set("Retry-After", "1")
-		return &wire.Error{Status: http.StatusTooManyRequests, Code: jsonrpc.CodeInternalError, ID: msg.ID, Header: h,
-			Message: fmt.Sprintf("too many calls in flight on this session (limit %d); wait for one to finish", g.opts.Lifetime.MaxCallsPerSession)}
+		return busy(msg.ID, fmt.Sprintf("too many calls in flight on this session (limit %d); wait for one to finish",
+			g.opts.Lifetime.MaxCallsPerSession))
 	}
 	if err != nil {
 		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
@@ -314,11 +288,15 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	return nil
 }
 
-// hint is the readOnlyHint the worker gave for a tool in its last tools/list, if any.
+// hint is the annotations the worker gave a tool in its last tools/list, if any.
 func (s *session) hint(name string) *policy.Hints {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if h, ok := s.hints[name]; ok {
+	return hintOf(s.hints, name)
+}
+
+func hintOf(hints map[string]policy.Hints, name string) *policy.Hints {
+	if h, ok := hints[name]; ok {
 		return &h
 	}
 	return nil
@@ -333,9 +311,8 @@ func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, ne
 		Data: map[string]any{"kind": kind}}
 }
 
-// unlockingScopes are the scopes any one of which would let access use the tool, so that a
-// forbidden call's challenge tells the client what to ask for. The session's read-only state
-// is kept: a scope that would only lift it is not one of them.
+// unlockingScopes are the scopes any one of which would let access use the tool; a scope that
+// would only lift the read-only state is not one of them.
 func (g *Gateway) unlockingScopes(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) []string {
 	var out []string
 	for _, scope := range g.opts.Policy.ScopesSupported() {
@@ -351,13 +328,11 @@ func (g *Gateway) unlockingScopes(k policy.Kind, access policy.Access, tool stri
 	return out
 }
 
-// codeForbidden is the JSON-RPC error code of a request the policy refuses.
-const codeForbidden = -32003
+const codeForbidden = -32003 // JSON-RPC error code of a request the policy refuses
 
 func isToolError(result json.RawMessage) bool {
-	// Most results say nothing of isError; a 1 MiB answer need not be decoded to learn that.
-	// Not a search for the exact text: a key spelled in escapes or in another case is the
-	// same member to encoding/json, which the decision below and the Go clients read with.
+	// Skips decoding a large answer that cannot name isError; MayHaveKey, not a text search,
+	// since encoding/json (and the Go clients) also match escaped and case-folded keys.
 	if !wire.MayHaveKey(result, "isError") {
 		return false
 	}
@@ -371,7 +346,7 @@ func acceptsSSE(r *http.Request) bool { return accepts(r.Header, mediaSSE) }
 
 func bearer(r *http.Request) string {
 	if tok, ok := auth.TokenFrom(r.Context()); ok {
-		return tok // the authenticator read and checked this request's header already
+		return tok // checked by the authenticator
 	}
 	tok, err := auth.BearerToken(r)
 	if err != nil {
@@ -380,12 +355,10 @@ func bearer(r *http.Request) string {
 	return tok
 }
 
-// maxAuditTool bounds the tool name an audit line records: the name is the client's, as long
-// as its body allows, and MCP asks tool names to be at most 128 characters, so twice that
-// keeps any real name whole and a made-up one from filling the log.
+// maxAuditTool clips the client's tool name in an audit line: MCP's limit is 128, twice that
+// keeps real names whole and a made-up one from filling the log.
 const maxAuditTool = 256
 
-// auditTool is the tool name as an audit line records it (internal/clip's rule).
 func auditTool(name string) string { return textclip.String(name, maxAuditTool) }
 
 // quoteSafe shortens a client-supplied string before it goes into a message.

@@ -78,11 +78,11 @@ func (b *bubble) open(t *testing.T) *session {
 		t.Fatal(err)
 	}
 	s := &session{
-		id: newSessionID(), owner: o, user: "alice", opened: time.Now(), member: &pool.Member{},
+		id: newSessionID(), owner: o, opened: time.Now(), member: &pool.Member{},
 		calls: map[string]*inflight{}, probes: map[string]*sessions.Probe{}, hints: map[string]policy.Hints{}, done: make(chan struct{}),
 	}
 	s.lastActive = s.opened
-	s.log = b.gw.log.With("session", s.id, "user", s.user)
+	s.log = b.gw.log.With("session", s.id, "user", "alice")
 	s.outbox = wire.NewOutbox(nil, nil)
 	s.end = func(reason string) { b.gw.endSession(s, reason) }
 	if reason := b.gw.admit(s); reason != "" {

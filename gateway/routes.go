@@ -10,25 +10,17 @@ import (
 
 // routes is the gateway's handler below requestDeadline.
 //
-// chi routes every path. The MCP endpoint's own path, spelled exactly (the common case:
-// every call and every GET stream), is also served by a direct entry that runs the very
-// same handlers (requestInfo, recoverer, then mcpEndpoint) without chi's two routers in
-// between. Two reasons, both measured (docs/PERFORMANCE.md): an idle GET stream waits on
-// its connection's goroutine for as long as it is open, and the frames beneath the wait
-// decide whether the runtime can halve that goroutine's stack (it halves a stack only when
-// less than a quarter is in use): chi's frames kept it from doing so, 8 KiB per idle
-// session. And a call skips chi's route context. The direct entry takes a request only
-// when chi would route it to the same handler (the path chi reads is r.URL.Path exactly
-// when r.URL.RawPath is empty) and the method is one of the endpoint's three (chi answers
-// any other before the endpoint's middleware), which TestDirectEntryRoutesAsChi checks
-// against chi alone.
+// chi routes every path, but the MCP path spelled exactly is served by a direct entry with the
+// same handlers and without chi (docs/PERFORMANCE.md): chi's frames under an idle GET stream
+// kept the runtime from halving its stack, 8 KiB per idle session. It takes only what chi
+// would route there (RawPath empty, one of the three methods): TestDirectEntryRoutesAsChi.
 func (g *Gateway) routes() http.Handler {
 	mcp := g.mcpEndpoint()
 	return &entry{path: g.opts.MCPPath, direct: g.requestInfo(g.recoverer(mcp)), viaChi: g.chiRoutes(mcp)}
 }
 
-// entry picks the direct entry or chi (routes). Its ServeHTTP makes one dynamic call, so
-// that neither router is inlined into its frame, which every idle GET stream keeps.
+// entry picks the direct entry or chi, in one dynamic call: neither router is inlined into a
+// frame every idle GET stream keeps.
 type entry struct {
 	path           string
 	direct, viaChi http.Handler
@@ -42,7 +34,6 @@ func (e *entry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-// chiRoutes routes every path the gateway serves; mcp is the MCP endpoint (mcpEndpoint).
 func (g *Gateway) chiRoutes(mcp http.Handler) http.Handler {
 	r := chi.NewRouter()
 	r.Use(g.requestInfo, g.recoverer)
@@ -52,14 +43,11 @@ func (g *Gateway) chiRoutes(mcp http.Handler) http.Handler {
 		r.Handle("/.well-known/oauth-protected-resource", g.opts.Metadata)
 		r.Handle("/.well-known/oauth-protected-resource"+g.opts.MCPPath, g.opts.Metadata)
 	}
-	// MCPPath and MCPPath/ are the endpoint; nothing beneath it is.
 	r.Handle(g.opts.MCPPath, mcp)
 	r.Handle(g.opts.MCPPath+"/", mcp)
 	return r
 }
 
-// mcpEndpoint is the MCP endpoint: CORS, a POST's span (traced, verified), the refusal trace,
-// the bearer token and the Origin gate in front of every method, then the method's handler.
 func (g *Gateway) mcpEndpoint() http.Handler {
 	get, del := sessionless.LegacyOnly(g.handleGet), sessionless.LegacyOnly(g.handleDelete)
 	methods := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -78,7 +66,6 @@ func (g *Gateway) mcpEndpoint() http.Handler {
 	return g.cors(g.traced(g.traceRefused(g.opts.Authenticate(g.verified(g.originGate(methods))))))
 }
 
-// servedDirect: the methods the direct entry takes.
 func servedDirect(method string) bool {
 	return method == http.MethodPost || method == http.MethodGet || method == http.MethodDelete
 }

@@ -27,38 +27,34 @@ func ownerOf(p auth.Principal) owner { return owner{p.Issuer, p.Subject} }
 
 // session is one client session, attached to a worker of the pool.
 type session struct {
-	id      string
-	owner   owner
-	user    string
-	version string // the protocol version agreed with the client
-	member  *pool.Member
-	outbox  *wire.Outbox
-	log     *slog.Logger // through logh: fixed at open, its worker swapped on step-up
-	logh    *sessions.Log
-	opened  time.Time
-	end     func(reason string) // ends the session when the pool lets it go
+	id     string
+	owner  owner
+	member *pool.Member
+	outbox *wire.Outbox
+	log    *slog.Logger // through logh, whose worker changes on step-up
+	logh   *sessions.Log
+	opened time.Time
+	end    func(reason string) // ends the session when the pool lets it go
 
-	// Guarded by Gateway.mu: whether initialize has made the session visible, and why the
-	// pool let it go before then (its worker ended while initialize waited on it).
+	// Guarded by Gateway.mu (admit, endLater).
 	admitted  bool
 	lostEarly string
 
 	mu     sync.Mutex
 	access policy.Access // a request can narrow it; a write token moves it to the read-write worker
-	// steppedUp is done when a read-only session steps up to read-write: the streams a
-	// read-only token opened on it end then (readWriteLater). Made at the first such stream.
+	// steppedUp is done when a read-only session steps up: a read-only token's streams end
+	// (readWriteLater). Made at the first such stream.
 	steppedUp     context.Context
 	stepUpStreams context.CancelFunc
-	calls         map[string]*inflight       // by the client's raw request id; made at the first call (most sessions idle)
+	calls         map[string]*inflight       // by the client's raw request id; made at the first call
 	probes        map[string]*sessions.Probe // liveness pings by the id they were sent with
 	currentProbe  *sessions.Probe
-	hints         map[string]policy.Hints // annotations per tool, learned from tools/list
+	hints         map[string]policy.Hints // per tool, from tools/list
 	lastActive    time.Time               // monotonic: a host suspend does not count as idleness
 	streamLost    time.Time               // when the last GET stream ended; zero while one is open or never
 	everStream    bool
 	ending        bool // the reaper has claimed it; requests meet 404
 	closed        bool
-	reason        string
 
 	nextOut atomic.Uint64
 	done    chan struct{}
@@ -73,7 +69,7 @@ type inflight struct {
 	events       wire.EventQueue // messages related to this request, for its SSE response
 	cancelled    chan struct{}   // closed when the client cancels the request
 	canStream    bool
-	readOnly     bool // made with read-only access: a read-only token may answer its questions
+	readOnly     bool // made with read-only access
 	cancel       sync.Once
 }
 
@@ -81,14 +77,11 @@ const inflightEvents = 256
 
 func newSessionID() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("gateway: no randomness for a session id: " + err.Error())
-	}
+	_, _ = rand.Read(b[:]) // never fails: it crashes the program instead
 	return hex.EncodeToString(b[:])
 }
 
-// touch records client activity. It reports false for a session the reaper has already
-// decided to end: the request must then meet 404, as it would a moment later.
+// touch records client activity; false for a session the reaper claimed (the request meets 404).
 func (s *session) touch(now time.Time) bool {
 	s.mu.Lock()
 	if s.ending || s.closed {
@@ -98,16 +91,14 @@ func (s *session) touch(now time.Time) bool {
 	s.lastActive = now
 	s.streamLost = time.Time{}
 	s.currentProbe = nil
-	clear(s.probes) // answers to them decide nothing now; without this they pile up
+	clear(s.probes) // their answers decide nothing now
 	s.mu.Unlock()
 	return true
 }
 
-// markEnding claims the session for the reaper, ending for reason, if nothing changed since
-// the state st was read: no request, no call, no new stream in between. A verdict drawn from
-// a snapshot must not end a session that a request has since revived. An expired session
-// (max_session_lifetime) is claimed whatever it did since: its verdict depends on when it
-// opened alone, and its calls in flight are answered with its end.
+// markEnding claims the session for the reaper if nothing changed since st was read: a verdict
+// on a snapshot must not end a session a request has since revived. An expired session is
+// claimed whatever it did since: its verdict depends on when it opened alone.
 func (s *session) markEnding(st sessions.State, reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -126,9 +117,8 @@ func (s *session) markEnding(st sessions.State, reason string) bool {
 	return true
 }
 
-// startCall registers a client request; a second request with an id still in flight is
-// refused (errDuplicateID), and so is any request on a session that is ending (errEnding).
-// With max > 0, a request beyond max calls in flight is refused (errTooManyCalls).
+// startCall registers a client request, unless its id is in flight, the session is ending,
+// or max > 0 calls are in flight.
 func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max int) (*inflight, error) {
 	inf := &inflight{clientID: id, events: wire.NewEventQueue(), cancelled: make(chan struct{}), canStream: canStream, readOnly: readOnly}
 	s.mu.Lock()
@@ -165,14 +155,8 @@ func (s *session) endCall(inf *inflight) {
 	s.lastActive = time.Now()
 }
 
-func (s *session) busy() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.calls) > 0
-}
-
-// cancelCall handles notifications/cancelled from the client: the worker is told with its own
-// id, and the request's POST ends with 202 and no answer.
+// cancelCall handles the client's notifications/cancelled: the worker is told, and the POST
+// ends with 202 and no answer.
 func (s *session) cancelCall(requestID json.RawMessage, reason string) bool {
 	s.mu.Lock()
 	inf := s.calls[string(requestID)]
@@ -194,8 +178,7 @@ func (s *session) cancelCall(requestID json.RawMessage, reason string) bool {
 	return true
 }
 
-// setCall records the worker call of a request. A cancel that arrived while the request was
-// being written is passed on now.
+// setCall records a request's worker call, and passes on a cancel that came meanwhile.
 func (s *session) setCall(inf *inflight, call *pool.Call) {
 	s.mu.Lock()
 	inf.call = call
@@ -206,10 +189,9 @@ func (s *session) setCall(inf *inflight, call *pool.Call) {
 	}
 }
 
-// Deliver takes a message the pool routed to this session: progress and log lines of a
-// call go to that call's SSE response when it can take one; a worker's request goes there
-// only while the session has no GET stream; everything else waits in the outbox for the
-// session's stream.
+// Deliver takes a message the pool routed to this session: a call's messages go to its SSE
+// response when it can take one (a worker's request only while the session has no GET
+// stream); everything else waits in the outbox.
 func (s *session) Deliver(d pool.Delivery) {
 	var inf *inflight
 	if d.Call != nil {
@@ -221,14 +203,13 @@ func (s *session) Deliver(d pool.Delivery) {
 	s.deliver(inf, d.Message)
 }
 
-// LastActive is when the client was last heard from.
 func (s *session) LastActive() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastActive
 }
 
-// CanTakeRequest: a request from the worker can reach the client now, on its GET stream.
+// CanTakeRequest: a worker's request can reach the client now, on its GET stream.
 func (s *session) CanTakeRequest() bool { return s.outbox.HasStream() }
 
 // Detached ends the session when the pool lets it go (its worker died or expired).
@@ -244,13 +225,12 @@ func (s *session) deliver(inf *inflight, msg []byte) {
 	s.outbox.NoteDropped(s.log, s.outbox.Push(msg))
 }
 
-// isProbeAnswer reports whether m answers one of the gateway's liveness probes. Such an
-// answer proves the client is there but is not activity: it must not refresh the idle clock.
+// isProbeAnswer reports whether m answers a liveness probe: not activity for the idle clock.
 func (s *session) isProbeAnswer(m *jsonrpc.Message) bool {
 	if !m.IsResponse() {
 		return false
 	}
-	var gid string // escapes to the heap: made only for a response, not for every request
+	var gid string // escapes: made only for a response
 	if json.Unmarshal(m.ID, &gid) != nil {
 		return false
 	}
@@ -259,10 +239,8 @@ func (s *session) isProbeAnswer(m *jsonrpc.Message) bool {
 	return s.probes[gid] != nil
 }
 
-// clientResponse routes a response the client POSTed: to a liveness probe of the
-// gateway's, or through the pool to the worker request it answers, if the token's access
-// (readOnly) covers the worker's mode (pool.ErrNotEntitled otherwise). Each answer to a
-// worker's request is audited (auditAnswer).
+// clientResponse routes the client's response to a liveness probe, or to the worker's request
+// if readOnly access covers the worker's mode (pool.ErrNotEntitled otherwise), audited.
 func (s *session) clientResponse(m *jsonrpc.Message, readOnly bool) error {
 	var gid string
 	if err := json.Unmarshal(m.ID, &gid); err != nil {

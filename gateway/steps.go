@@ -18,8 +18,7 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// sessionlessSteps are the core's pipeline steps as the 2026-07-28 adapter takes them
-// (sessionless.Steps): the same tool gate, wait loop, writer and audit line as a session's.
+// sessionlessSteps are the core's steps as the 2026-07-28 adapter takes them (sessionless.Steps).
 type sessionlessSteps struct{ g *Gateway }
 
 var _ sessionless.Steps = sessionlessSteps{}
@@ -33,20 +32,12 @@ func (s sessionlessSteps) Identity(r *http.Request, p auth.Principal, access pol
 	return poolIdentity(p, access, bearer(r))
 }
 
-func (s sessionlessSteps) DrainRefusal(id json.RawMessage, who pool.Identity) *wire.Error {
-	return s.g.drainRefusal(id, who)
-}
-
 func (s sessionlessSteps) ToolGate(ctx context.Context, m *pool.Member, log *slog.Logger, id json.RawMessage, access policy.Access, tool string) *wire.Error {
 	return s.g.toolGate(ctx, toolCall{member: m, log: log, id: id, access: access, name: tool, sessionless: true})
 }
 
-func (s sessionlessSteps) Gate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
-	return s.g.sessionlessGate(ctx, m, log, msg, access)
-}
-
 func (s sessionlessSteps) ToolPages(ctx context.Context, m *pool.Member, page func(json.RawMessage) (bool, error)) bool {
-	return toolPages(ctx, m, page)
+	return listPages(ctx, m, "tools/list", page)
 }
 
 func (s sessionlessSteps) GrantRefusal(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error {
@@ -76,12 +67,13 @@ func (s sessionlessSteps) AuditAnswer(log *slog.Logger, a pool.Answered, readOnl
 
 func (s sessionlessSteps) Stream(w http.ResponseWriter) *wire.SSE { return s.g.newSSE(w) }
 
-func (s sessionlessSteps) Keepalive() func() <-chan time.Time { return s.g.keepalive.Slot().Tick }
+func (s sessionlessSteps) Keepalive() func() <-chan time.Time {
+	t := s.g.keepaliveTicker()
+	return func() <-chan time.Time { return t.C }
+}
 
 func (s sessionlessSteps) StreamLife(r *http.Request) (<-chan struct{}, func()) {
-	// The stream may listen for hours, under frames that keep the request: its token goes
-	// from the headers, and the wait holds a done channel, not the request whose context
-	// carries the verified token.
+	// The stream may listen for hours (see forgetBearer).
 	forgetBearer(r.Header)
 	return sessions.StreamEnd(r, nil)
 }
@@ -92,8 +84,7 @@ func (s sessionlessSteps) RoundTrip(ctx context.Context, msg *jsonrpc.Message) (
 	return roundTrip(ctx, msg)
 }
 
-// Await waits for a 2026-07-28 call's answer and writes it (waiting.run), the era's part
-// being c's.
+// Await waits for and writes a 2026-07-28 call's answer (waiting.run).
 func (s sessionlessSteps) Await(w http.ResponseWriter, r *http.Request, c *sessionless.Wait) string {
 	g := s.g
 	wt := &waiting{
@@ -105,7 +96,7 @@ func (s sessionlessSteps) Await(w http.ResponseWriter, r *http.Request, c *sessi
 	return wt.run()
 }
 
-// sessionlessWait is the waitEra of a 2026-07-28 request's call: sessionless.Wait's.
+// sessionlessWait is the 2026-07-28 waitEra.
 type sessionlessWait struct{ c *sessionless.Wait }
 
 func (e sessionlessWait) answer(resp *jsonrpc.Message, _ map[string]policy.Hints) (*jsonrpc.Message, string) {

@@ -9,18 +9,15 @@ import (
 	"github.com/gemgate/gemgate/policy"
 )
 
-// currentAccess is what the session may do before this request's token is considered.
 func (s *session) currentAccess() policy.Access {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.access
 }
 
-// stepUp moves a read-only session whose request carries a token with the write scope to the
-// user's read-write worker (started if need be), and tells the client its tool list changed.
-// This is the flow a 403 insufficient_scope asks the client for; without it the session would
-// stay read-only for good. The reverse never happens here: a read-write session presenting a
-// read-only token is narrowed per request, so its mutating calls meet 403.
+// stepUp moves a read-only session whose token has the write scope to the user's read-write
+// worker, as a 403 insufficient_scope asks, and tells the client its tool list changed. The
+// reverse is narrowing per request.
 func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided policy.Access) {
 	current := s.currentAccess()
 	if !current.ReadOnly || decided.ReadOnly || len(decided.Missing()) > 0 {
@@ -32,7 +29,7 @@ func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided 
 	}
 	s.mu.Lock()
 	s.access = decided
-	clear(s.hints) // another worker: what the old one said of its tools does not hold
+	clear(s.hints) // another worker's
 	if s.stepUpStreams != nil {
 		s.stepUpStreams() // a read-only token's stream may not listen to a read-write session
 	}
@@ -42,10 +39,8 @@ func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided 
 	s.outbox.Push(jsonrpc.Notification("notifications/tools/list_changed", nil).Encode())
 }
 
-// readWriteLater is done when the session steps up to read-write, for a stream a read-only
-// token opens on a read-only session; nil when that token's stream has nothing to wait for:
-// the session is read-write already (narrowedRefusal refused the stream), or the token may
-// write.
+// readWriteLater is done when the session steps up, for a read-only token's stream on a
+// read-only session; nil otherwise.
 func (g *Gateway) readWriteLater(s *session, p auth.Principal) context.Context {
 	if !g.decide(p).ReadOnly {
 		return nil

@@ -11,13 +11,11 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// handleGet serves the session's server-to-client stream: the outbox drained as it fills,
-// with keepalive comments between. The newest stream of a session wins.
+// handleGet serves the session's server-to-client stream; the newest stream of a session wins.
 //
-// An idle stream waits under this handler, and under the whole handler chain, for as long as
-// its client stays; the runtime keeps a goroutine's stack at twice what the frames on it use
-// at least, so every frame on the way to the wait is paid by every idle session. Hence the
-// work before and around the wait runs in functions of its own that have returned by then.
+// An idle stream waits under the whole handler chain for as long as its client stays, and the
+// runtime keeps a stack at twice what its frames use: so the work before and around the wait
+// runs in functions that have returned by then.
 func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 	s, sid, after, resumed := g.streamRequest(w, r)
 	if s == nil {
@@ -33,9 +31,9 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// streamRequest applies the gates of a GET and reads its Last-Event-ID: the session, and the
-// stream (0, the session's own; else a POST's) and position to resume after, if asked. It
-// answers a refused request itself and returns a nil session then.
+// streamRequest applies the gates of a GET and reads its Last-Event-ID: the session, the
+// stream to resume (0: the session's own; else a POST's) and the position. A refused request
+// is answered here, with a nil session.
 //
 //go:noinline
 func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *session, sid, after uint64, resumed bool) {
@@ -63,18 +61,13 @@ func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *sess
 	return s, sid, seq, sid == 0
 }
 
-// forgetBearer drops the verified bearer token from a stream's request headers. net/http
-// holds the request for as long as its handler runs, and an idle stream runs for hours: the
-// token's string, a kilobyte or more, would stay reachable all that time, though nothing
-// reads it after admission. The value's slot is cleared too, since net/http's header parser
-// backs all of a request's header values with one array, which the other headers keep
-// alive. The stream's handlers must not hold the request either, whose context carries the
-// verified token (auth.TokenFrom): they keep its done channel.
+// forgetBearer drops the verified token from a stream's request headers, which net/http holds
+// for the hours a stream idles. The slot is cleared too: net/http backs all header values with
+// one array, which the other headers keep alive. For the same reason the stream's handlers
+// keep the request's done channel, not its context (auth.TokenFrom).
 //
-// This frees the gateway's own copy only. The connection's read buffer (HTTP/1.1, and TLS's
-// record buffers) still holds the request's bytes until the connection reads again, and an
-// HTTP/2 client that lets HPACK index the header (Go's does) leaves it in the connection's
-// decoder table: net/http owns both.
+// This frees the gateway's copy only: the connection's read buffers, and an HTTP/2 HPACK
+// table that indexed the header, are net/http's.
 func forgetBearer(h http.Header) {
 	if v, ok := h["Authorization"]; ok {
 		clear(v)
@@ -89,8 +82,7 @@ func (g *Gateway) streamEnded(s *session, gen uint64) {
 }
 
 // openStream starts the session's stream and replays what a resumed one missed. It runs
-// aside, on a goroutine that ends with it: what it needs on the stack (resumption, encoding,
-// net/http's writing of the headers) never grows the stack of the goroutine that waits.
+// aside (aside.Run), so its deep stack never grows the waiting goroutine's.
 func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed bool) bool {
 	store := s.outbox.Store()
 	if !resumed {
@@ -99,7 +91,7 @@ func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed boo
 	if st.Start() != nil || st.Prime(store.ID(0, after), wire.SSERetry) != nil {
 		return false
 	}
-	if resumed { // what the lost stream was sent, or taken for and never sent, after its last id
+	if resumed { // what the lost stream was sent, or taken for, after its last id
 		evs, _, _, ok := store.Since(0, after)
 		if !ok {
 			return false
@@ -113,14 +105,10 @@ func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed boo
 	return true
 }
 
-// serveStream serves the session's own stream, from after if resumed: it drains the outbox
-// into it, with keepalive comments between, until the stream is superseded, lost or the
-// gateway stops, or done (the request's context) or end (sessions.StreamEnd) is closed. An idle stream waits here, under
-// the whole handler chain, for as long as the client stays: the frames below it are what
-// every idle session pays in stack, so its opening and its writes are kept out of this frame
-// (openStream, sendTaken). It takes the context's done channel, not the request: nothing on
-// the stack then holds the request the middleware derived (its context with the principal
-// and the token's claims), and that is garbage while the stream idles.
+// serveStream drains the outbox into the session's own stream, with keepalive comments
+// between, until it is superseded or lost, the gateway stops, or done (the request's) or end
+// (sessions.StreamEnd) is closed. An idle stream waits here: its opening and writes are kept
+// out of this frame (openStream, sendTaken), and it holds no request (see forgetBearer).
 //
 //go:noinline
 func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, s *session, after uint64, resumed bool) {
@@ -129,14 +117,13 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 	g.metrics.StreamOpened()
 	defer g.streamEnded(s, gen)
 	st := g.newSSE(w)
-	st.Stop = g.stopping // at shutdown the stream ends, between chunks of a long message too
+	st.Stop = g.stopping // ends a long message between chunks at shutdown
 	var opened bool
 	aside.Run(func() { opened = g.openStream(st, s, after, resumed) }) // net/http's first flush is deep
 	if !opened {
 		return
 	}
-	ka := g.keepalive.Slot()
-	tick := ka.Tick()
+	ka := g.keepaliveTicker()
 	for {
 		evs, wake, ok := s.outbox.TakeLogged(gen)
 		if !ok {
@@ -147,8 +134,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 		}
 		select {
 		case <-wake:
-		case <-tick:
-			tick = ka.Tick()
+		case <-ka.C:
 			if err := st.Comment("keepalive"); err != nil {
 				return
 			}
@@ -163,9 +149,8 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 	}
 }
 
-// sendTaken writes messages taken from the outbox to the session's stream. They were logged
-// as they were taken (TakeLogged): those a stream that dies under them never wrote are
-// replayed to the stream that resumes after it.
+// sendTaken writes messages taken from the outbox (TakeLogged: those a dying stream never wrote
+// are replayed to the one that resumes it).
 //
 //go:noinline
 func (g *Gateway) sendTaken(st *wire.SSE, s *session, evs []wire.TakenEvent) bool {
@@ -180,23 +165,20 @@ func (g *Gateway) sendTaken(st *wire.SSE, s *session, evs []wire.TakenEvent) boo
 }
 
 // resumePost serves a GET that resumes a POST's answer stream after seq: the events it
-// missed, then the rest live, ending after the answer, or when reqDone (the request's
-// context) is closed. It runs as long as the call does, which may be hours: like serveStream it
-// takes the done channel, not the request, whose context holds the verified bearer token.
+// missed, then the rest live, until the answer or reqDone. Like serveStream it holds no request.
 func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}, s *session, sid, after uint64) {
 	store := s.outbox.Store()
 	gen := store.Attach(sid)
 	defer store.Detach(sid)
 	st := g.newSSE(w)
 	var opened bool
-	aside.Run(func() { // net/http's first flush is deep, as in serveStream
+	aside.Run(func() { // as in serveStream
 		opened = st.Start() == nil && st.Prime(store.ID(sid, after), wire.SSERetry) == nil
 	})
 	if !opened {
 		return
 	}
-	ka := g.keepalive.Slot()
-	tick := ka.Tick()
+	ka := g.keepaliveTicker()
 	sessionDone := s.done
 	var giveUp <-chan time.Time
 	for {
@@ -205,7 +187,7 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 		}
 		evs, done, wake, ok := store.Since(sid, after)
 		if !ok {
-			return // its events went (bounds) while it was away: end, the client may retry
+			return // its events went (bounds) while it was away; the client may retry
 		}
 		for _, e := range evs {
 			g.trace.Outbound(s.id, e.Data)
@@ -219,8 +201,7 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 		}
 		select {
 		case <-wake:
-		case <-tick:
-			tick = ka.Tick()
+		case <-ka.C:
 			if st.Comment("keepalive") != nil {
 				return
 			}
@@ -229,10 +210,8 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 		case <-end:
 			return
 		case <-sessionDone:
-			// The session ended under the call: the call's error, the answer its client is
-			// owed, is being logged by the POST's handler. The stream waits a moment for it.
-			// (At gemgate's shutdown it goes on as the POST's own stream does: it ends with
-			// its call, which the grace lets finish.)
+			// The session ended under the call: wait a moment for the call's error, which
+			// the POST's handler is logging.
 			sessionDone = nil
 			t := time.NewTimer(sessionEndAnswerWait)
 			defer t.Stop()
@@ -243,11 +222,8 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 	}
 }
 
-// sessionEndAnswerWait bounds how long a resumed POST stream waits, after its session ended,
-// for its call's error to be logged.
 const sessionEndAnswerWait = 2 * time.Second
 
-// badEventID is the answer to a Last-Event-ID that cannot be resumed.
 func badEventID(err error) *wire.Error {
 	return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: err.Error(),
 		Data: map[string]any{"kind": "last_event_id"}}
@@ -260,16 +236,17 @@ func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !g.endSession(s, sessions.ReasonDeleted) {
-		// Another DELETE (or the session's own end) took it between the lookup and here.
-		wire.SessionNotFound().Write(w)
+		// Another DELETE (or the session's own end) took it since the lookup.
+		wire.SessionNotFound(nil).Write(w)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
 }
 
-// sessionFor applies the session gates of GET and DELETE: 400 without a session id, 404 for
-// an unknown one or one that belongs to someone else, 400 for an unsupported version.
-func (g *Gateway) sessionFor(r *http.Request) (*session, *wire.Error) {
+// sessionGates applies the session gates of GET and DELETE: 400 without a session id, 404
+// for one not the caller's, 400 for an unsupported version; then a narrowed token's refusal
+// (narrowed.go) and a grant's. The session is not touched: a stream is not activity.
+func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *wire.Error) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
 		return nil, wire.BadRequest("missing Mcp-Session-Id header")
@@ -277,37 +254,24 @@ func (g *Gateway) sessionFor(r *http.Request) (*session, *wire.Error) {
 	p, _ := auth.PrincipalFrom(r.Context())
 	s := g.sessions.Lookup(id, ownerOf(p))
 	if s == nil {
-		return nil, wire.SessionNotFound()
+		return nil, wire.SessionNotFound(nil)
 	}
 	if he := checkProtocolVersion(r); he != nil {
 		return nil, he
 	}
-	// Opening a stream is not activity: only real MCP traffic keeps a session from idling.
-	return s, nil
-}
-
-// sessionGates applies sessionFor and then the token's refusals for what a GET or DELETE does
-// with the session: a narrowed token's (narrowed.go) and a grant's.
-func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *wire.Error) {
-	s, he := g.sessionFor(r)
-	if he != nil {
-		return nil, he
-	}
-	p, _ := auth.PrincipalFrom(r.Context())
 	if he := g.narrowedRefusal(s, p, what); he != nil {
 		return nil, he
 	}
 	return s, g.grantRefusal(s, p, nil, what)
 }
 
-// endSession unmaps a session and detaches it from its worker; the reason goes to the log and
-// metrics. It reports whether this call ended it (false: it was ended already).
+// endSession unmaps a session and detaches it from its worker; false if it had ended already.
 func (g *Gateway) endSession(s *session, reason string) bool {
 	if !g.sessions.Remove(s) {
 		return false
 	}
 	s.mu.Lock()
-	s.closed, s.reason = true, reason
+	s.closed = true
 	s.mu.Unlock()
 	s.outbox.Close()
 	s.member.Detach()

@@ -95,7 +95,7 @@ func TestCancelledCallGets202AndReachesWorker(t *testing.T) {
 				answer <- r
 				errc <- err
 			}()
-			eventually(t, 5*time.Second, "the call to be in flight", s.busy)
+			eventually(t, 5*time.Second, "the call to be in flight", s.inCall)
 			// In flight at the gateway is not yet running at the worker: a cancel that overtakes
 			// the call's start would find nothing to cancel there.
 			eventually(t, 15*time.Second, "the worker to start the call", func() bool {
@@ -143,7 +143,7 @@ func TestCancelledCallGets202AndReachesWorker(t *testing.T) {
 					t.Errorf("late answer reached the outbox: %s", m)
 				}
 			}
-			if s.busy() {
+			if s.inCall() {
 				t.Error("the cancelled call is still registered")
 			}
 			if r := c.callTool("22", "echo", map[string]any{"text": "after"}); toolText(t, r.only(t)) != "after" {
@@ -163,7 +163,7 @@ func TestDuplicateInFlightID(t *testing.T) {
 		r, _ := c.do(context.Background(), http.MethodPost, rpcBody(`"dup"`, "tools/call", slowParams(30, false, nil)))
 		first <- r
 	}()
-	eventually(t, 5*time.Second, "the call to be in flight", s.busy)
+	eventually(t, 5*time.Second, "the call to be in flight", s.inCall)
 	r := c.callTool(`"dup"`, "echo", map[string]any{"text": "x"})
 	m := r.only(t)
 	if e := rpcError(t, m); e.Code != jsonrpc.CodeInvalidRequest || string(m.ID) != `"dup"` {

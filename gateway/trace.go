@@ -9,8 +9,7 @@ import (
 	"github.com/gemgate/gemgate/gateway/wire"
 )
 
-// traceInbound traces a client's message, r's body. Not inlined: a POST's handler frame
-// stays as small as it was, for the streams it serves for hours
+// traceInbound traces a client's message. Not inlined: a POST's handler frame stays small
 // (TestIdleListenStackNeverDoubles).
 //
 //go:noinline
@@ -18,8 +17,7 @@ func (g *Gateway) traceInbound(r *http.Request, body []byte) {
 	g.trace.Inbound(tracedRequest(r), body)
 }
 
-// tracedRequest is what a trace line says of r: the session id as log lines carry it, and
-// the bearer token, which the trace takes out of the body.
+// tracedRequest is what a trace line says of r, with the bearer token the trace redacts.
 func tracedRequest(r *http.Request) trace.Request {
 	tr := trace.Request{Session: loggedSessionID(r.Header), Method: r.Method}
 	if tok, err := auth.BearerToken(r); err == nil {
@@ -28,9 +26,8 @@ func tracedRequest(r *http.Request) trace.Request {
 	return tr
 }
 
-// traceRefused notes requests that the authentication or origin gates turn away, with their
-// body: the gates never read it, so the trace reads it after the refusal. A body the session
-// layer already read was traced there.
+// traceRefused traces requests the authentication or origin gates turn away, with the body
+// they never read; a body already read was traced.
 func (g *Gateway) traceRefused(next http.Handler) http.Handler {
 	if g.trace == nil {
 		return next
@@ -48,7 +45,6 @@ func (g *Gateway) traceRefused(next http.Handler) http.Handler {
 	})
 }
 
-// readTap counts what a handler read of a request body.
 type readTap struct {
 	io.ReadCloser
 	n int64

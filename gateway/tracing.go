@@ -13,17 +13,13 @@ import (
 	"github.com/gemgate/gemgate/telemetry"
 )
 
-// Tracing (docs/operations.md, "Tracing"): a POST's SERVER span is begun once its body is
-// read, since its parent may be the body's params._meta.traceparent (beginSpan), dated back
-// to the request's arrival (traced); beneath it, the round trip to the worker (roundTrip),
-// whose context the worker's message carries, and the steps that did some work: a full
-// check of the token, a policy decision that asked the worker (toolGate), a worker's start or
-// a wait for a turn (pool). A step that took no time of its own is an attribute of the SERVER
-// span instead: a span costs more than such a step. With tracing off none of this runs: the
-// handlers are not wrapped, and the request's context carries no span.
+// Tracing (docs/operations.md): a POST's SERVER span begins once its body is read, as its
+// parent may be params._meta.traceparent (beginSpan), dated back to its arrival (traced).
+// Beneath it: the round trip to the worker (roundTrip) and the steps that did work; a step
+// that took no time is an attribute instead. With tracing off none of this runs.
 
 // traced begins a POST's tracing before its token is verified, and ends its span once the
-// POST is answered. The token's verifier notes a cache hit (auth.WithCacheNote).
+// POST is answered.
 func (g *Gateway) traced(next http.Handler) http.Handler {
 	if g.opts.Tracing == nil {
 		return next
@@ -40,7 +36,6 @@ func (g *Gateway) traced(next http.Handler) http.Handler {
 	})
 }
 
-// verified marks the end of the token's verification, for its span.
 func (g *Gateway) verified(next http.Handler) http.Handler {
 	if g.opts.Tracing == nil {
 		return next
@@ -51,8 +46,7 @@ func (g *Gateway) verified(next http.Handler) http.Handler {
 	})
 }
 
-// beginSpan begins the SERVER span of msg, read from its body (telemetry.Request.Begin):
-// r with the span in its context. Off, r as it is.
+// beginSpan begins the SERVER span of msg: r with the span in its context.
 func beginSpan(r *http.Request, msg *jsonrpc.Message) *http.Request {
 	q := telemetry.RequestFrom(r.Context())
 	if q == nil {
@@ -66,7 +60,7 @@ func beginSpan(r *http.Request, msg *jsonrpc.Message) *http.Request {
 	} else if r.Header.Get(headerSessionID) != "" {
 		c.Session = loggedSessionID(r.Header)
 	}
-	// From Parse's reading; a field it cannot read is left out here and refused later.
+	// A field Parse cannot read is left out here and refused later.
 	if params, err := msg.ParamsObject(); err == nil {
 		if msg.Method == "tools/call" || msg.Method == "prompts/get" {
 			name, _, _ := params.String("name")
@@ -89,9 +83,8 @@ func idAttribute(id []byte) string {
 	return string(id)
 }
 
-// roundTrip starts the span of msg's round trip to the worker (a CLIENT span) and returns msg
-// as the worker gets it: params._meta carrying that span's context (wire.WithTraceMeta). Off,
-// or when the trace is not recorded, msg is passed as it is.
+// roundTrip starts the CLIENT span of msg's round trip to the worker and returns msg with that
+// span's context in params._meta (wire.WithTraceMeta).
 func roundTrip(ctx context.Context, msg *jsonrpc.Message) (trace.Span, *jsonrpc.Message, error) {
 	q := telemetry.RequestFrom(ctx)
 	ctx, span := q.RoundTrip(ctx)

@@ -15,40 +15,34 @@ import (
 	"github.com/gemgate/gemgate/telemetry"
 )
 
-// A call the policy refuses is checked against the worker's own tool list before it is
-// answered: a tool that does not exist gets the worker's kind of answer (-32602 "unknown
-// tool"), not a scope challenge that would send the client into a re-login over a typo. The
-// list is asked for afresh each time, so a tool added or removed since is seen as it is now;
-// a client can ask for the list itself anyway, so this costs it nothing it could not spend.
+// A call the policy refuses is checked against the worker's current tool list first: a tool
+// that does not exist gets the worker's kind of answer (-32602 "unknown tool"), not a scope
+// challenge that would send the client into a re-login over a typo. The client could ask for
+// the list itself, so this costs it nothing it could not spend.
 
 const (
-	// toolLookupTimeout bounds how long a refused call waits for the worker's list.
 	toolLookupTimeout = 10 * time.Second
-	// toolLookupPages bounds how many pages of the list are read.
-	toolLookupPages = 100
+	toolLookupPages   = 100
 )
 
 // toolCall is a tools/call for the policy to decide on, in either era; or, by its kind, a
-// prompts/get (name is the prompt's), a resources/read or resources/subscribe (name is the
-// resource's URI) or a completion/complete of either's argument, which the same gate decides.
+// prompts/get, resources/read, resources/subscribe or completion/complete (name is the
+// prompt's or the resource's URI).
 type toolCall struct {
 	member *pool.Member
-	log    *slog.Logger // the caller's: a session's, or the sessionless adapter's requestLog
+	log    *slog.Logger // the caller's
 	id     json.RawMessage
 	access policy.Access
 	kind   policy.Kind
 	method string // for a prompt or a resource: the request's method, for its audit line
 	name   string // the body's params.name (params.uri), read strictly
-	// hint is the tool's annotations from the session's last tools/list, if any. A
-	// sessionless caller has no list of its own, and a session may call before it lists: a
-	// call refused without a hint is decided again on the hint of the worker's current list.
+	// hint is the tool's annotations from the session's last tools/list, if any; a call
+	// refused without one is decided again on the worker's current list.
 	hint        *policy.Hints
 	sessionless bool
 }
 
-// gatedCall is the toolCall of a prompts/get, resources/read, resources/subscribe or
-// completion/complete whose params.name, params.uri or params.ref is f's name; false for
-// any other method.
+// gatedCall is the toolCall of a gated method other than tools/call; false for any other.
 func gatedCall(method string, f clientFields) (toolCall, bool) {
 	switch {
 	case method == "prompts/get", method == "completion/complete" && !f.refResource:
@@ -59,8 +53,7 @@ func gatedCall(method string, f clientFields) (toolCall, bool) {
 	return toolCall{}, false
 }
 
-// gate applies the policy to a session's request: a tools/call, prompts/get,
-// resources/read, resources/subscribe or completion/complete (toolGate); nil for any other.
+// gate applies the policy (toolGate) to a session's request; nil for an ungated method.
 func (g *Gateway) gate(ctx context.Context, s *session, log *slog.Logger, msg *jsonrpc.Message, f clientFields, access policy.Access) *wire.Error {
 	if msg.Method == "tools/call" {
 		return g.toolGate(ctx, toolCall{member: s.member, log: log, id: msg.ID, access: access, name: f.name, hint: s.hint(f.name)})
@@ -73,10 +66,9 @@ func (g *Gateway) gate(ctx context.Context, s *session, log *slog.Logger, msg *j
 	return g.toolGate(ctx, c)
 }
 
-// sessionlessGate is gate for a 2026-07-28 request to m's worker (sessionless.Steps.Gate): a
-// prompts/get, resources/read, resources/subscribe or completion/complete; nil for any other.
-// What it decides on is read as a session's is (readClientFields).
-func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
+// Gate is gate for a 2026-07-28 request other than tools/call.
+func (s sessionlessSteps) Gate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
+	g := s.g
 	if _, gated := gatedKey[msg.Method]; !gated {
 		return nil
 	}
@@ -90,17 +82,16 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 		return nil
 	}
 	if v, _ := g.opts.Policy.ExplainKind(c.kind, access, c.name, nil); v == policy.Allowed {
-		return nil // the common case, without a logger made for it
+		return nil // the common case, without making a logger
 	}
 	c.member, c.log, c.id, c.access, c.sessionless = m, log(), msg.ID, access, true
 	return g.toolGate(ctx, c)
 }
 
-// toolGate applies the policy to a tools/call (or a prompt's or a resource's request, by
-// c.kind). A refused call is audited and counted, and answered as the worker answers what it
-// does not have ("unknown tool") when the worker does not list it or no scope would unlock
-// it; else 403 insufficient_scope naming what would unlock it, with the same text in both
-// eras. A resource is not looked up: its URIs need not all be listed (templates).
+// toolGate applies the policy to c. A refused call is audited and counted, and answered as
+// the worker answers what it lacks when the worker does not list it or no scope would unlock
+// it; else 403 insufficient_scope naming what would, the same in both eras. A resource is not
+// looked up: its URIs need not all be listed (templates).
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	pol := g.opts.Policy
 	verdict, why := pol.ExplainKind(c.kind, c.access, c.name, c.hint)
@@ -108,7 +99,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 		telemetry.Decided(ctx, true, why)
 		return nil
 	}
-	// Not allowed at once: what the worker lists may still decide it, which is worth a span.
+	// The worker's list may still decide it: worth a span.
 	server := ctx
 	ctx, span := telemetry.Decision(ctx)
 	defer func() { telemetry.EndDecision(server, span, verdict == policy.Allowed, why) }()
@@ -129,8 +120,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	c.audit(g, verdict.String(), slog.String("decided_by", why))
 	noun := c.kind.String() + " " + quoteSafe(c.name)
 	if verdict == policy.DeniedReadOnly {
-		// A session steps up to read-write when a request's token has the write scope
-		// (stepUp), so on either era it is the token that decides.
+		// A session steps up with a write token (stepUp): in either era the token decides.
 		write := pol.WriteScope()
 		what, use := "can change state and this token is read-only", "call"
 		if c.kind != policy.KindTool || why != "read-only: not vouched read-only" {
@@ -142,15 +132,13 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	}
 	needed, why := g.forbiddenChallenge(c.kind, c.access, c.name, c.hint)
 	if len(needed) == 0 {
-		// Hidden from this token's list, and no scope would show it: as if the worker had no
-		// such tool, so that a rule on a role or a group does not tell who may call what.
+		// No scope would show it: unknown, so a rule on a role does not tell who may call what.
 		return c.unknown()
 	}
 	return g.insufficientScope(c.id, c.access, needed, "forbidden", why)
 }
 
-// audit writes the audit line of a refused call and counts it: a tools/call's (auditCall),
-// or the line of a refused prompt's or resource's request, which names the prompt or the URI.
+// audit writes the audit line of a refused call (auditCall for a tool) and counts it.
 func (c toolCall) audit(g *Gateway, outcome string, extra ...slog.Attr) {
 	if c.kind == policy.KindTool {
 		g.metrics.ToolCall(outcome)
@@ -162,10 +150,8 @@ func (c toolCall) audit(g *Gateway, outcome string, extra ...slog.Attr) {
 		slog.String("outcome", outcome)}, extra...)...)
 }
 
-// unknown is the worker's kind of answer to a tool or prompt it does not have: a JSON-RPC
-// error (200) on a session, 400 for a sessionless request, whose errors map to HTTP
-// statuses. A resource's is -32002 on a session (MCP 2025-x's resource not found), -32602
-// for a sessionless request (2026-07-28's).
+// unknown is the worker's kind of answer to what it lacks: 200 on a session, 400 sessionless;
+// for a resource -32002 on a session (2025-x), -32602 sessionless (2026-07-28).
 func (c toolCall) unknown() *wire.Error {
 	status, code := http.StatusOK, int64(jsonrpc.CodeInvalidParams)
 	if c.sessionless {
@@ -181,18 +167,16 @@ func (c toolCall) unknown() *wire.Error {
 	return &wire.Error{Status: status, Code: code, ID: c.id, Message: "unknown " + c.kind.String() + " " + quoteSafe(c.name)}
 }
 
-// codeResourceNotFound is MCP 2025-x's error code for a resource the server does not have.
-const codeResourceNotFound = -32002
+const codeResourceNotFound = -32002 // MCP 2025-x
 
-// listedItem looks name up in the worker's current tool (or prompt) list: whether the worker
-// lists it, and the annotations it gave a tool, if any. known is false when the worker could
-// not tell (an error, a timeout, a malformed or endless list): the caller then refuses the
-// call as it would refuse a real tool.
+// listedItem looks name up in the worker's current tool (or prompt) list, with the tool's
+// annotations. known is false when the worker could not tell (an error, a timeout, a malformed
+// or endless list): the call is then refused as a real tool's would be.
 func listedItem(ctx context.Context, m *pool.Member, pol *policy.Policy, k policy.Kind, access policy.Access, name string, log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
 	method := map[policy.Kind]string{policy.KindTool: "tools/list", policy.KindPrompt: "prompts/list"}[k]
 	known = listPages(ctx, m, method, func(result json.RawMessage) (bool, error) {
 		names, err := policy.ListNames(method, result)
-		var hints map[string]policy.Hints // as the policy reads them
+		var hints map[string]policy.Hints
 		if err == nil {
 			_, hints, err = pol.FilterList(method, access, result)
 		}
@@ -202,24 +186,16 @@ func listedItem(ctx context.Context, m *pool.Member, pol *policy.Policy, k polic
 		}
 		if slices.Contains(names, name) {
 			listed = true
-			if h, ok := hints[name]; ok {
-				hint = &h
-			}
+			hint = hintOf(hints, name)
 		}
 		return listed, nil
 	})
 	return listed, hint, known
 }
 
-// toolPages asks m's worker for its tool list page by page, bounded in time and pages, and
-// hands each page's result to page until page has what it needs (done) or the list ends. It
-// reports whether the list was read that far: not when the worker did not answer in time,
-// page refused a page, a page's nextCursor was malformed, or the list did not end.
-func toolPages(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool {
-	return listPages(ctx, m, "tools/list", page)
-}
-
-// listPages is toolPages for the list method (tools/list, prompts/list).
+// listPages asks m's worker for a list (tools/list, prompts/list) page by page, bounded in
+// time and pages, until page is done or the list ends. It reports whether it got that far:
+// not on a timeout, a page refused, a malformed nextCursor or an endless list.
 func listPages(ctx context.Context, m *pool.Member, method string, page func(result json.RawMessage) (done bool, err error)) bool {
 	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
 	defer cancel()

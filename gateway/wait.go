@@ -12,14 +12,13 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// waiting is one forwarded call waiting for its worker's answer, in either era: the state of
-// the one wait loop (run). What differs by era is its waitEra, and which signals it has (a
-// nil channel is one the era never sends on).
+// waiting is one forwarded call waiting for its worker's answer, in either era. What differs
+// by era is its waitEra and which channels are nil.
 type waiting struct {
 	g      *Gateway
 	era    waitEra
 	call   *pool.Call
-	id     json.RawMessage // the client's request id, for the answers gemgate makes
+	id     json.RawMessage // the client's request id
 	method string
 	access policy.Access
 	log    *slog.Logger
@@ -35,28 +34,23 @@ type waiting struct {
 	lost      time.Time
 }
 
-// waitEra is what waiting for an answer does differently by era: pending for a 2025-x
-// session's call, sessionlessWait for a 2026-07-28 request's.
+// waitEra is what waiting does differently by era: pending (2025-x), sessionlessWait.
 type waitEra interface {
-	// answer makes the worker's answer (through the tools/list filter, which found hints in
-	// it) the client's, and names the call's audit outcome.
+	// answer makes the filtered answer the client's, and names the audit outcome.
 	answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string)
-	// errorStatus is the status of an error answer written before a stream began; false: an
-	// error goes as any answer does.
+	// errorStatus is the status of an error answer written before a stream began; false: as
+	// any answer.
 	errorStatus(resp *jsonrpc.Message) (int, bool)
-	// park parks the call on a worker's question (the bridge) and returns the answer to write:
-	// an input-required result, or an error when the client cannot be asked (a capability it
-	// did not declare); false when the call goes on.
+	// park parks the call on a worker's question (the bridge): input-required, or an error
+	// when the client cannot be asked; false when the call goes on.
 	park(req *jsonrpc.Message) (*jsonrpc.Message, bool)
-	// clientGone is the reason given to the worker, and the audit outcome, of a call whose
-	// client's request ended.
+	// clientGone is the cancel reason and audit outcome when the client's request ended.
 	clientGone() (reason, outcome string)
 	timedOut()
 }
 
-// run waits for the call's answer and writes it: application/json, or an SSE stream when the
-// worker sends messages about the call first (or post_answers is sse). It returns the call's
-// audit outcome: ok, tool_error, error, cancelled, disconnected, timeout or input_required.
+// run waits for the call's answer and writes it. It returns the call's audit outcome: ok,
+// tool_error, error, cancelled, disconnected, timeout or input_required.
 func (c *waiting) run() string {
 	var timeout <-chan time.Time
 	if d := c.g.opts.Lifetime.RequestTimeout; d > 0 {
@@ -112,8 +106,7 @@ func (c *waiting) run() string {
 	}
 }
 
-// answer writes the worker's answer after whatever it sent about the call before it, which is
-// queued already: the order is kept.
+// answer writes the worker's answer after what it queued about the call before it.
 func (c *waiting) answer(resp *jsonrpc.Message) string {
 	for _, ev := range c.events.Take() {
 		c.out.event(ev)
@@ -128,8 +121,7 @@ func (c *waiting) answer(resp *jsonrpc.Message) string {
 	return outcome
 }
 
-// parkAnswer writes the bridge's answer to a call it parked (input_required) or ended on a
-// worker's question (an error, with its status while no stream has begun, as answer's).
+// parkAnswer writes the bridge's answer: input_required, or an error (as answer's status).
 func (c *waiting) parkAnswer(ans *jsonrpc.Message) string {
 	ans.ID = c.id
 	if s, ok := c.era.errorStatus(ans); ok && ans.Error != nil {
@@ -140,13 +132,12 @@ func (c *waiting) parkAnswer(ans *jsonrpc.Message) string {
 	return "input_required"
 }
 
-// orphan decides what a lost connection means: a stream the client can resume keeps the call
-// running (disconnection is not cancellation); any other ends it. It reports whether the
-// wait goes on.
+// orphan: a lost stream the client can resume keeps the call running (disconnection is not
+// cancellation); any other ends it. It reports whether the wait goes on.
 func (c *waiting) orphan(reason string) bool {
 	if !c.out.resumable() {
 		c.call.Cancel(reason)
-		c.out.finish() // a first write cut midway may have given the client an id to resume from
+		c.out.finish() // a first write cut midway may have given an id to resume from
 		return false
 	}
 	c.out.lose()
@@ -158,9 +149,8 @@ func (c *waiting) orphan(reason string) bool {
 	return true
 }
 
-// workerGone answers a call its worker let go of: with the answer, if it came with the
-// let-go; else with an error for the call's id, never a 503, since the call reached the
-// worker and may have run (a balancer retries a 503 elsewhere).
+// workerGone answers a call its worker let go of: with the answer if it came, else an error,
+// never a 503: the call may have run, and a balancer retries a 503 elsewhere.
 func (c *waiting) workerGone() string {
 	select {
 	case resp := <-c.call.Result():
@@ -169,15 +159,14 @@ func (c *waiting) workerGone() string {
 	}
 	c.call.Cancel("the worker let go of the request")
 	resp := jsonrpc.ErrorResponse(c.id, jsonrpc.CodeInternalError, "the worker is gone", map[string]any{"kind": "workerExit"})
-	if c.g.closing.Load() { // the gateway stops (drain.go)
+	if c.g.closing.Load() {
 		resp = stoppedCall(c.id)
 	}
 	c.out.answer(resp, false, http.StatusOK)
 	return "error"
 }
 
-// pending is one forwarded request of a 2025-x session waiting for its answer: the session
-// era's waitEra.
+// pending is a 2025-x session's waitEra.
 type pending struct {
 	w      http.ResponseWriter
 	r      *http.Request
@@ -187,17 +176,14 @@ type pending struct {
 	access policy.Access
 }
 
-// await waits for the worker's answer to a session's request and writes it (waiting.run). The
-// request's id is freed before the answer is written, since a client may reuse the id the
-// moment it has the answer. A stream the client can resume (resume.go) outlives its
-// connection: the call goes on, and the client may GET the rest with Last-Event-ID.
+// await waits for and writes the answer to a session's request (waiting.run). The id is freed
+// before the answer is written: a client may reuse it the moment it has the answer.
 func (g *Gateway) await(c *pending) string {
 	s, inf := c.s, c.inf
-	canStream := inf.canStream // acceptsSSE, as the call was started
 	wt := &waiting{
 		g: g, era: c, call: inf.call, id: inf.clientID, method: c.method, access: c.access,
 		log: s.log, member: s.member, events: &inf.events,
-		out:       g.newAnswerWriter(c.w, s.id, s.outbox.Store(), canStream),
+		out:       g.newAnswerWriter(c.w, s.id, s.outbox.Store(), inf.canStream),
 		cancelled: inf.cancelled, gone: c.r.Context().Done(),
 	}
 	return wt.run()

@@ -40,20 +40,20 @@ func (e *Error) Write(w http.ResponseWriter) {
 		http.Error(w, e.Message, e.Status)
 		return
 	}
-	WriteMessage(w, e.Status, jsonrpc.ErrorResponse(e.ID, e.Code, e.Message, e.Data))
+	WriteBody(w, e.Status, jsonrpc.ErrorResponse(e.ID, e.Code, e.Message, e.Data).Encode())
 }
 
 func BadRequest(msg string) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: msg}
 }
 
-func SessionNotFound() *Error {
-	return &Error{Status: http.StatusNotFound, Code: jsonrpc.CodeInvalidRequest, Message: "session not found; initialize a new one"}
+// SessionNotFound is the 404 for a session that is not the caller's, not open or ending.
+func SessionNotFound(id json.RawMessage) *Error {
+	return &Error{Status: http.StatusNotFound, Code: jsonrpc.CodeInvalidRequest, ID: id,
+		Message: "session not found; initialize a new one"}
 }
 
-// Overloaded is a 503: the gateway cannot take the request now (shutting down, at its
-// session cap, a worker that could not be started), and says when to try again. id is the
-// request's own, so that the client can match the refusal to its call.
+// Overloaded is a 503: the gateway cannot take the request now, and says when to try again.
 func Overloaded(id json.RawMessage, msg string, retryAfter time.Duration, cause error) *Error {
 	return retryLater(http.StatusServiceUnavailable, id, msg, retryAfter, cause)
 }
@@ -63,8 +63,8 @@ func TooManyRequests(id json.RawMessage, msg string, retryAfter time.Duration) *
 	return retryLater(http.StatusTooManyRequests, id, msg, retryAfter, nil)
 }
 
-// retryLater says when to come back twice: in Retry-After for HTTP clients, and in the
-// error's data for clients that only see the JSON-RPC message.
+// retryLater says when to come back in Retry-After and, for clients that only see the
+// JSON-RPC message, in its data.
 func retryLater(status int, id json.RawMessage, msg string, retryAfter time.Duration, cause error) *Error {
 	secs := RetryAfterSeconds(retryAfter)
 	h := http.Header{}
@@ -78,18 +78,10 @@ func RetryAfterSeconds(d time.Duration) int64 {
 	return max(1, int64((d+time.Second-1)/time.Second))
 }
 
-func WriteMessage(w http.ResponseWriter, status int, m *jsonrpc.Message) {
-	WriteBody(w, status, m.Encode())
-}
-
 // WriteBody writes an encoded JSON-RPC message as an application/json answer. One of
-// directAnswer bytes or more passes net/http's first buffer in this Write, and may block on
-// the socket here, so it is written and flushed as every stream's write is (WriteFlushed): a
-// client that does not read it costs its connection, never a handler blocked for good
-// holding the answer and the request. A smaller one stays in that buffer, and net/http
-// writes it once the handler has returned; flushing it here would cost a refused request's
-// trace its body, which net/http discards when the answer's header goes out before the body
-// was read.
+// directAnswer bytes or more may block on the socket, so it is bounded as a stream's write is
+// (WriteFlushed). A smaller one is left to net/http: flushing it here would cost a refused
+// request's trace its body, which net/http discards once the answer's header goes out.
 func WriteBody(w http.ResponseWriter, status int, body []byte) {
 	WriteBodyWithin(w, status, body, WriteTimeout)
 }
@@ -106,17 +98,14 @@ func WriteBodyWithin(w http.ResponseWriter, status int, body []byte, timeout tim
 	_ = WriteFlushed(http.NewResponseController(w), w, body, nil, timeout)
 }
 
-// directAnswer is the size from which net/http passes a response body on from its first
-// buffer (bufferBeforeChunkingSize, 2 KiB) towards the connection.
+// directAnswer is net/http's bufferBeforeChunkingSize.
 const directAnswer = 2 << 10
 
-// WriteTimeout is the default write timeout (the gateway's writeTimeout): it bounds every write
-// to a client, so a client that stops reading costs a stream, never a goroutine parked
-// forever.
+// WriteTimeout is the default bound of every write to a client.
 const WriteTimeout = 5 * time.Second
 
-// WriteChunk is how much of a long write must reach the client within the write timeout, and
-// MinWriteRate the rate a long write must keep on the whole, past its first timeout.
+// WriteChunk must reach the client within the write timeout, and a long write keep
+// MinWriteRate on the whole.
 const (
 	WriteChunk   = 64 << 10
 	MinWriteRate = 64 << 10 // bytes per second
@@ -125,12 +114,9 @@ const (
 // ErrWriteStopped is a long write given up between chunks because stop was closed.
 var ErrWriteStopped = errors.New("write stopped: the stream is ending")
 
-// WriteFlushed writes b and flushes it, each WriteChunk of it within timeout, and the whole
-// within timeout plus len(b) at MinWriteRate: a client that reads at that rate gets all of a
-// long answer (16 MiB in under 5 minutes), and one that stops reading, or reads more slowly,
-// costs its connection, never a handler held for good. A write of one chunk or less (nearly
-// every one) sets the deadline once, as a write with one deadline did. stop, if not nil,
-// ends a long write between chunks: a GET stream ends at shutdown mid-message.
+// WriteFlushed writes and flushes b, each WriteChunk within timeout and the whole within
+// timeout plus len(b) at MinWriteRate (16 MiB in under 5 minutes); a slower client costs its
+// connection. stop, if not nil, ends a long write between chunks (shutdown).
 func WriteFlushed(rc *http.ResponseController, w io.Writer, b []byte, stop <-chan struct{}, timeout time.Duration) error {
 	now := time.Now()
 	end := now.Add(timeout + time.Duration(len(b))*time.Second/MinWriteRate)

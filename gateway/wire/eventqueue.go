@@ -2,10 +2,8 @@ package wire
 
 import "sync"
 
-// EventQueue holds, in order, the messages a call's answer stream has yet to write: what the
-// worker sends about a request before its answer (progress, its own requests). It replaces a
-// channel of inflightEvents slots per call, 6 KiB made on every call although most calls
-// carry no such message: the queue grows only with what is in it, and is bounded the same.
+// EventQueue holds, in order, what the worker sends about a call before its answer, for the
+// call's answer stream. It grows only with what is in it (a channel cost 6 KiB per call).
 type EventQueue struct {
 	mu    sync.Mutex
 	msgs  [][]byte
@@ -13,16 +11,13 @@ type EventQueue struct {
 	ready chan struct{} // holds a token while msgs may be non-empty; capacity 1
 }
 
-// eventQueueBytes bounds the bytes a call's queue holds beyond its first message (a worker's
-// line may be 16 MiB, and a call's stream takes one whatever its size): a reader that is
-// behind by more costs no more, whatever the count of messages allows.
+// eventQueueBytes bounds a queue's bytes beyond its first message (which may be 16 MiB).
 const eventQueueBytes = 1 << 20
 
-// NewEventQueue is an empty queue.
 func NewEventQueue() EventQueue { return EventQueue{ready: make(chan struct{}, 1)} }
 
-// Push queues msg unless max messages, or eventQueueBytes with msg, are queued already (the
-// reader is behind: the caller sends msg elsewhere), and wakes the reader.
+// Push queues msg and wakes the reader; false when max messages or eventQueueBytes with msg
+// are queued (the caller sends msg elsewhere).
 func (q *EventQueue) Push(msg []byte, max int) bool {
 	q.mu.Lock()
 	if len(q.msgs) >= max || len(q.msgs) > 0 && q.bytes+len(msg) > eventQueueBytes {
@@ -34,7 +29,7 @@ func (q *EventQueue) Push(msg []byte, max int) bool {
 	q.mu.Unlock()
 	select {
 	case q.ready <- struct{}{}:
-	default: // a token is there already: the reader will take this message with it
+	default: // a token is there already
 	}
 	return true
 }
@@ -42,7 +37,6 @@ func (q *EventQueue) Push(msg []byte, max int) bool {
 // Ready holds a token while messages may be queued: the reader's wake-up.
 func (q *EventQueue) Ready() <-chan struct{} { return q.ready }
 
-// Take returns every queued message, oldest first, and empties the queue.
 func (q *EventQueue) Take() [][]byte {
 	q.mu.Lock()
 	msgs := q.msgs

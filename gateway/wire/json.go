@@ -1,8 +1,7 @@
 package wire
 
-// JSON read as encoding/json (and the Go SDKs, which use it) reads it, without decoding a
-// whole message to learn one member: both eras ask a worker's answer whether it is a tool error
-// or input-required, and a megabyte answer need not be decoded to learn it is neither.
+// JSON read as encoding/json (and the Go SDKs) reads it, without decoding a whole megabyte
+// answer to learn whether it is a tool error or input-required.
 
 import (
 	"bytes"
@@ -14,8 +13,7 @@ import (
 )
 
 // LastMember is the raw value of obj's member key as encoding/json reads obj into a map: the
-// last member whose key decodes to key exactly. false when there is none, or obj is not an
-// object. It keeps and decodes nothing but keys that may be key.
+// last whose key decodes to key exactly. false when there is none, or obj is not an object.
 func LastMember(obj []byte, key string) (value json.RawMessage, found bool) {
 	ok := jsonrpc.EachMember(obj, func(k, v []byte) {
 		if DecodesTo(k, key) {
@@ -25,9 +23,8 @@ func LastMember(obj []byte, key string) (value json.RawMessage, found bool) {
 	return value, ok && found
 }
 
-// DecodesTo reports whether the JSON string s (quotes included, valid JSON) decodes to want,
-// an ASCII string. Without an escape a string decodes to its own bytes, but for ill-formed
-// UTF-8, which becomes U+FFFD and so can never equal ASCII: the bytes decide.
+// DecodesTo reports whether the JSON string s (quoted, valid) decodes to want, an ASCII string.
+// Without an escape the bytes decide (ill-formed UTF-8 becomes U+FFFD, never ASCII).
 func DecodesTo(s []byte, want string) bool {
 	inner := s[1 : len(s)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
@@ -37,11 +34,8 @@ func DecodesTo(s []byte, want string) bool {
 	return json.Unmarshal(s, &d) == nil && d == want
 }
 
-// LastFoldedString is the resultType that decoding obj (valid JSON) into a struct gives:
-// encoding/json matches a member's key to the field without regard to case (strings.EqualFold,
-// its folding), each match overwrites the field, and a null or a value that is not a string
-// leaves it as it was. "" when there is none, or obj is not an object. It decodes nothing but
-// the keys that may fold to resultType and the one value it returns.
+// LastFoldedString is the resultType that decoding obj (valid JSON) into a struct gives: the
+// last string member whose key folds to it (strings.EqualFold); "" when none.
 func LastFoldedString(obj []byte) string {
 	var last []byte
 	if !jsonrpc.EachMember(obj, func(k, v []byte) {
@@ -52,7 +46,7 @@ func LastFoldedString(obj []byte) string {
 		return ""
 	}
 	if v := last[1 : len(last)-1]; bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
-		switch string(v) { // the two every sessionless answer names cost nothing
+		switch string(v) { // the common two allocate nothing
 		case "complete":
 			return "complete"
 		case "input_required":
@@ -67,10 +61,8 @@ func LastFoldedString(obj []byte) string {
 	return s
 }
 
-// foldsTo reports whether the JSON string s (quotes included, valid JSON) decodes to a string
-// strings.EqualFold holds equal to key, an ASCII string. Only a string that may spell key
-// (mayFoldTo, or short enough to in escapes) is decoded; ill-formed UTF-8 decodes to U+FFFD,
-// which folds to no ASCII letter, so a plain string is compared as its bytes.
+// foldsTo reports whether the JSON string s (quoted, valid) decodes to one EqualFold to key,
+// an ASCII string. Only a string that may spell key is decoded.
 func foldsTo(s []byte, key string) bool {
 	inner := s[1 : len(s)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
@@ -84,11 +76,9 @@ func foldsTo(s []byte, key string) bool {
 }
 
 // MayHaveKey reports whether raw, JSON that jsonrpc.Parse validated, may have a member that
-// encoding/json reads as key: by its exact name, or by the case folding it applies to struct
-// fields. false means decoding raw to look for key would find nothing, so a megabyte answer
-// need not be decoded to learn it is not input-required, or not a tool error. It looks only
-// at the strings, one IndexByte between quotes: a string too long to spell key even in
-// escapes is passed over, a short one with an escape is decoded first.
+// encoding/json reads as key (exactly or case-folded into a struct field); false means
+// decoding raw would find none. It looks only at strings short enough to spell key, decoding
+// one with an escape first.
 func MayHaveKey(raw []byte, key string) bool {
 	for rest := raw; ; {
 		i := bytes.IndexByte(rest, '"')
@@ -115,12 +105,10 @@ func MayHaveKey(raw []byte, key string) bool {
 	}
 }
 
-// maxEscapedRune is the most bytes one rune takes inside a JSON string: a surrogate pair of
-// \u escapes.
+// maxEscapedRune is the most bytes one rune takes in a JSON string: a \u surrogate pair.
 const maxEscapedRune = 12
 
-// closingQuote is the index in s, what follows a string's opening quote, of its closing quote:
-// the first quote not escaped (preceded by an even number of backslashes); -1 if none.
+// closingQuote is the index in s, after an opening quote, of the first unescaped quote; or -1.
 func closingQuote(s []byte) int {
 	for off := 0; ; {
 		j := bytes.IndexByte(s[off:], '"')
@@ -132,8 +120,7 @@ func closingQuote(s []byte) int {
 		for k > off && s[k-1] == '\\' {
 			k--
 		}
-		// A run of backslashes that reaches back to off began after an unescaped quote's
-		// successor or at the string's start, so counting from off is counting it whole.
+		// A run reaching back to off began at the string's start or after a quote: it is whole.
 		if (j-k)%2 == 0 {
 			return j
 		}
@@ -141,8 +128,8 @@ func closingQuote(s []byte) int {
 	}
 }
 
-// mayFoldTo: s has key's length in runes, and each of its runes is key's in ASCII of either
-// case, or not ASCII at all (some, such as U+017F, fold to ASCII letters: counted as a match).
+// mayFoldTo: s has key's length in runes, each key's in either ASCII case or not ASCII at all
+// (some, such as U+017F, fold to ASCII letters).
 func mayFoldTo(s []byte, key string) bool {
 	if len(s) < len(key) || len(s) > utf8.UTFMax*len(key) {
 		return false

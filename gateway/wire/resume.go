@@ -10,29 +10,23 @@ import (
 	"time"
 )
 
-// Resumable streams (2025-11-25, "Resumability and Redelivery"): every event gemgate writes
-// on a legacy session's SSE stream carries an id <tag>_<stream>_<seq>. The tag is random per
-// session, so an id from another session (or another user's) is recognised as foreign rather
-// than read as a position in this one; stream 0 is the session's GET stream and 1, 2, … its
-// POST answer streams; seq counts the stream's events from 1, and seq 0 is the priming
-// Position. A GET with Last-Event-ID replays what followed that id on the stream it names.
+// Resumable streams (2025-11-25, "Resumability and Redelivery"): every event on a legacy
+// session's SSE stream carries an id <tag>_<stream>_<seq>. The tag is random per session, so
+// another session's id is foreign, not a position in this one; stream 0 is the GET stream,
+// 1, 2, … its POST answer streams; seq counts from 1, 0 being the priming position.
 //
-// What a session keeps for replay is bounded three ways: resumeEvents events per stream,
-// resumeBytes bytes over all its streams (the oldest events go first, the newest event of a
-// session stays even alone over the limit), and ResumeRetention in time: an event older than
-// that is gone, and so is a finished stream that long after its last event.
+// Replay is bounded: resumeEvents per stream, resumeBytes per session (oldest first; the
+// newest event stays even alone over it), and ResumeRetention per event and finished stream.
 const (
 	resumeEvents    = 128
 	resumeBytes     = 4 << 20
 	resumeStreams   = 32
 	ResumeRetention = 60 * time.Second
-	// SSERetry is the reconnection delay every stream announces in its priming event.
-	SSERetry = time.Second
-	// MaxEventIDLen bounds what a Last-Event-ID header may be before it is even parsed.
-	MaxEventIDLen = 64
+	SSERetry        = time.Second // announced in every priming event
+	MaxEventIDLen   = 64          // a longer Last-Event-ID is not parsed
 )
 
-// Errors of a Last-Event-ID that cannot be resumed; each is answered 400.
+// Each is answered 400.
 var (
 	errEventIDMalformed = errors.New("Last-Event-ID is not an event id of this gateway")
 	errEventIDForeign   = errors.New("Last-Event-ID belongs to another session")
@@ -40,14 +34,12 @@ var (
 	errEventIDExpired   = errors.New("the events after Last-Event-ID are no longer kept")
 )
 
-// LoggedEvent is an event kept for replay: its seq in its stream, and its message.
 type LoggedEvent struct {
 	Seq  uint64
 	at   time.Time
 	Data []byte
 }
 
-// streamLog is what one stream wrote, for replay.
 type streamLog struct {
 	events  []LoggedEvent  // oldest first
 	first   [1]LoggedEvent // events' first backing array: most POST streams log one event
@@ -58,13 +50,11 @@ type streamLog struct {
 	reader  uint64 // generation of the newest reader of a POST stream; 0 for none ever
 	readers int    // readers attached now
 	alone   time.Time
-	// wake is closed at the stream's next news. It is made only when a reader asks for it
-	// (since): most streams are never read back, and a channel per event would be waste.
+	// wake is closed at the stream's next news; made only when a reader asks (Since).
 	wake chan struct{}
 }
 
-// EventStore holds what a session's streams wrote, for replay on Last-Event-ID: a log per
-// stream, bounded as above. Its methods are safe for concurrent use.
+// EventStore holds what a session's streams wrote, for replay; safe for concurrent use.
 type EventStore struct {
 	mu      sync.Mutex
 	tag     string
@@ -73,31 +63,22 @@ type EventStore struct {
 	order   []uint64 // stream ids, oldest first
 	next    uint64
 	bytes   int
-	// zeroSeq is the GET stream's (0) last seq when its log was last dropped (a session's
-	// other streams may push it out): a log made for it again goes on from there, so that no
-	// id it gave names another event, and a resumption from before it is refused.
+	// zeroSeq is the GET stream's last seq when its log was dropped: a new log goes on from
+	// there, so no id it gave names another event.
 	zeroSeq uint64
-	// sweepAt is the earliest moment the time bound may drop something (zero: nothing to
-	// drop); a sweep before it would find nothing, so every use of the store need not walk
-	// its streams.
-	sweepAt time.Time
+	sweepAt time.Time // earliest the time bound may drop something; zero: nothing
 }
 
-// NewEventStore is a session's store, with a tag of its own for its event ids.
 func NewEventStore() *EventStore {
 	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("gateway: no randomness for a stream tag: " + err.Error())
-	}
+	_, _ = rand.Read(b[:]) // never fails: it crashes the program instead
 	return &EventStore{tag: hex.EncodeToString(b[:]), now: time.Now, streams: map[uint64]*streamLog{}}
 }
 
-// ID is the id of event seq of stream sid.
 func (rs *EventStore) ID(sid, seq uint64) string {
 	return string(rs.AppendID(make([]byte, 0, MaxEventIDLen), sid, seq))
 }
 
-// AppendID appends ID(sid, seq) to buf.
 func (rs *EventStore) AppendID(buf []byte, sid, seq uint64) []byte {
 	buf = append(append(buf, rs.tag...), '_')
 	buf = append(strconv.AppendUint(buf, sid, 10), '_')
@@ -145,9 +126,8 @@ func (rs *EventStore) logLocked(sid uint64) *streamLog {
 	return l
 }
 
-// Position is the seq of the last event of stream sid: the priming id of a new GET stream.
-// It makes no log: a GET stream's is made with its first event (Append) or the first
-// resumption from it (resolve), and an idle session need not hold an empty one.
+// Position is the seq of stream sid's last event: a new GET stream's priming id. It makes no
+// log: an idle session need not hold an empty one.
 func (rs *EventStore) Position(sid uint64) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -167,10 +147,8 @@ func (rs *EventStore) Append(sid uint64, data []byte, last bool) uint64 {
 	defer rs.mu.Unlock()
 	l := rs.logLocked(sid)
 	if l == nil {
-		// A POST stream pushed out meanwhile: its events are no longer logged, and get the
-		// stream's priming id, from which resolve refuses a resumption (the stream is
-		// unknown). A log made again would number its events from 1 again, and an id the
-		// client had been given would name another event.
+		// A POST stream pushed out: its events get the priming id, which Resolve refuses. A
+		// new log would number from 1 again, and a given id would name another event.
 		return 0
 	}
 	now := rs.now()
@@ -182,7 +160,7 @@ func (rs *EventStore) Append(sid uint64, data []byte, last bool) uint64 {
 	if len(l.events) > resumeEvents {
 		rs.evictLocked(l)
 	}
-	rs.dueLocked(now.Add(ResumeRetention)) // this event's, and a finished stream's, end
+	rs.dueLocked(now.Add(ResumeRetention))
 	rs.sweepLocked(now)
 	rs.trimLocked(l)
 	l.signal()
@@ -200,7 +178,6 @@ func (rs *EventStore) Finish(sid uint64) {
 	}
 }
 
-// signal wakes the stream's readers, if any wait.
 func (l *streamLog) signal() {
 	if l.wake != nil {
 		close(l.wake)
@@ -208,7 +185,6 @@ func (l *streamLog) signal() {
 	}
 }
 
-// wakeLocked is the channel closed at the stream's next news.
 func (l *streamLog) wakeLocked() chan struct{} {
 	if l.wake == nil {
 		l.wake = make(chan struct{})
@@ -216,7 +192,6 @@ func (l *streamLog) wakeLocked() chan struct{} {
 	return l.wake
 }
 
-// dueLocked notes that the time bound may drop something at t.
 func (rs *EventStore) dueLocked(t time.Time) {
 	if rs.sweepAt.IsZero() || t.Before(rs.sweepAt) {
 		rs.sweepAt = t
@@ -230,7 +205,7 @@ func (rs *EventStore) evictLocked(l *streamLog) {
 	l.events = l.events[1:]
 }
 
-// sweepLocked applies the time bound once it is due, and works out when it is next due.
+// sweepLocked applies the time bound once due, and works out when it is next due.
 func (rs *EventStore) sweepLocked(now time.Time) {
 	if rs.sweepAt.IsZero() || !now.After(rs.sweepAt) {
 		return
@@ -256,8 +231,7 @@ func (rs *EventStore) sweepLocked(now time.Time) {
 	}
 }
 
-// trimLocked applies the byte bound, oldest streams first; the event just written to keep
-// stays even alone over the bound.
+// trimLocked applies the byte bound, oldest streams first, sparing keep's newest event.
 func (rs *EventStore) trimLocked(keep *streamLog) {
 	if rs.bytes <= resumeBytes {
 		return
@@ -295,8 +269,7 @@ func (rs *EventStore) dropLocked(sid uint64) {
 	}
 }
 
-// Resolve checks a Last-Event-ID against this session: the stream it names and the seq
-// after which to replay.
+// Resolve checks a Last-Event-ID: the stream it names and the seq after which to replay.
 func (rs *EventStore) Resolve(id string) (sid, after uint64, err error) {
 	if len(id) > MaxEventIDLen {
 		return 0, 0, errEventIDMalformed
@@ -346,8 +319,7 @@ func (rs *EventStore) Since(sid, after uint64) (evs []LoggedEvent, done bool, wa
 	return evs, l.done, l.wakeLocked(), true
 }
 
-// Attach registers a reader of POST stream sid; the newest reader wins, so Current(gen)
-// turns false for an older one. detach ends it.
+// Attach registers a reader of POST stream sid; the newest wins (Current). Detach ends it.
 func (rs *EventStore) Attach(sid uint64) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -382,8 +354,8 @@ func (rs *EventStore) Detach(sid uint64) {
 	}
 }
 
-// Abandoned reports whether POST stream sid has had no reader for ResumeRetention since
-// its own connection was lost at lost: nobody is coming back for the answer.
+// Abandoned reports whether POST stream sid has had no reader for ResumeRetention since its
+// connection was lost at lost.
 func (rs *EventStore) Abandoned(sid uint64, lost time.Time) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()

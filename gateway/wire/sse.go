@@ -9,40 +9,33 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// SSE writes Server-Sent Events, in either era: a session's GET stream, a listen stream, a
-// call's answer stream. Every event is flushed at once, and every write is bounded by timeout
-// (WriteFlushed).
+// SSE writes Server-Sent Events, each flushed at once and bounded by timeout (WriteFlushed).
 type SSE struct {
 	w       http.ResponseWriter
-	rc      http.ResponseController // a value: a stream inside another struct costs no allocation
+	rc      http.ResponseController // a value: no allocation inside another struct
 	timeout time.Duration
-	// Stop, when closed, ends a long write between chunks (WriteFlushed): gemgate's shutdown.
-	Stop <-chan struct{}
+	Stop    <-chan struct{} // closed: a long write ends between chunks (shutdown)
 }
 
-// NewSSE is a stream on w whose writes are each bounded by timeout.
 func NewSSE(w http.ResponseWriter, timeout time.Duration) *SSE {
 	s := &SSE{}
 	s.Init(w, timeout)
 	return s
 }
 
-// Init makes s, held by value in another struct, a stream on w.
+// Init makes s, held by value, a stream on w.
 func (s *SSE) Init(w http.ResponseWriter, timeout time.Duration) {
 	s.w, s.rc, s.timeout = w, *http.NewResponseController(w), timeout
 }
 
-// The values of a stream's fixed headers, shared by every stream rather than made per answer.
-// net/http copies the header map when the status is written, and nothing in gemgate changes a
-// value in place, so sharing them is safe; each has no spare capacity, so an Add makes a new
-// slice rather than appending into the shared one.
+// Fixed header values, shared by every stream: net/http copies the header map, nothing
+// changes a value in place, and no spare capacity means an Add makes a new slice.
 var (
 	sseContentType  = []string{"text/event-stream"}
 	sseCacheControl = []string{"no-cache, no-transform"}
 	sseNoBuffering  = []string{"no"}
 )
 
-// Start starts the stream with its headers alone.
 func (s *SSE) Start() error {
 	s.writeHeader()
 	return s.flush()
@@ -52,41 +45,36 @@ func (s *SSE) writeHeader() {
 	h := s.w.Header()
 	h["Content-Type"] = sseContentType
 	h["Cache-Control"] = sseCacheControl
-	h["X-Accel-Buffering"] = sseNoBuffering // tells nginx-style proxies not to buffer the stream
+	h["X-Accel-Buffering"] = sseNoBuffering // nginx-style proxies must not buffer it
 	s.w.WriteHeader(http.StatusOK)
 }
 
-// Begin starts a stream with its first events, headers and events in one write.
+// Begin writes the headers and first events in one write.
 func (s *SSE) Begin(first []byte) error {
 	s.writeHeader()
 	return s.Write(first)
 }
 
-// Whole writes a stream that is complete at its start (an answer with nothing before it):
-// headers and body in one write, with its length, so that neither a flush per event nor the
-// chunked encoding's last chunk costs a system call of its own.
+// Whole writes a complete stream (an answer alone) with its length in one write: no chunked
+// encoding's last chunk costs a system call of its own.
 func (s *SSE) Whole(body []byte) error {
 	s.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
 	return s.Begin(body)
 }
 
-// Event writes one JSON-RPC message. Messages are single-line JSON, so one data line holds
-// it; anything with a line break (CR, LF or CRLF, each of which ends an SSE line) is split
-// into several data lines, which a client joins back with LF, so it can never end the event
-// early or smuggle in fields of its own.
+// Event writes one JSON-RPC message. A line break in it (CR, LF, CRLF) splits it into data
+// lines, so it can never end the event early or smuggle in fields.
 func (s *SSE) Event(msg []byte) error { return s.EventID("", msg) }
 
-// EventID writes a message with an event id, so that a client can resume after it. Ids are
-// gemgate's own (EventStore): they never hold a line break.
+// EventID writes a message with an event id (EventStore's: no line break).
 func (s *SSE) EventID(id string, msg []byte) error {
 	return s.Write(AppendEvent(make([]byte, 0, len(msg)+24+len(id)), id, msg))
 }
 
 // AppendEvent appends the event that carries msg, with id unless it is empty.
 //
-// Line breaks are looked for with bytes.IndexByte, once for LF and once for CR, each found
-// again only once the framing has passed it: a vectorised scan where IndexAny tested every
-// byte against a set (8 % of a 1 MiB answer's CPU), and linear however the two interleave.
+// LF and CR are each found by bytes.IndexByte, again only once passed: vectorised, where
+// IndexAny cost 8 % of a 1 MiB answer's CPU, and linear however the two interleave.
 func AppendEvent[ID string | []byte](buf []byte, id ID, msg []byte) []byte {
 	if len(id) > 0 {
 		buf = append(append(append(buf, "id: "...), id...), '\n')
@@ -115,10 +103,8 @@ func AppendEvent[ID string | []byte](buf []byte, id ID, msg []byte) []byte {
 	return append(buf, "\n\n"...)
 }
 
-// PlacedEvent is a message encoded in place for its event: behind room for the event's head,
-// with room for its end, so that framing it copies the head, not the message. A 1 MiB answer
-// was encoded into a body and copied again into its frame: a megabyte copied and allocated
-// more per call.
+// PlacedEvent is a message encoded behind room for its event's head, so framing copies the
+// head, not the message (a 1 MiB answer was copied and allocated once more per call).
 type PlacedEvent struct {
 	buf []byte // buf[at:] is the message
 	at  int
@@ -136,14 +122,12 @@ func PlaceEvent(m *jsonrpc.Message) PlacedEvent {
 	return PlacedEvent{buf: m.AppendEncode(buf), at: placedHeadRoom}
 }
 
-// Data is the encoded message, for the replay log and the trace; it lives as long as the frame.
+// Data is the encoded message; it lives as long as the frame.
 func (p PlacedEvent) Data() []byte { return p.buf[p.at:] }
 
-// Frame completes the event that carries the message, with id unless it is empty, after head
-// (a priming event, or nothing): the bytes AppendEvent(head, id, data) would make. Encode
-// never writes a line break, so the message is one data line; should one be there, or the
-// head not fit (a PlacedEvent{buf: msg} has no room at all), the event is framed by
-// AppendEvent, copying.
+// Frame completes the event after head (a priming event, or nothing): the bytes
+// AppendEvent(head, id, data) makes. A line break in the message, or no room for the head
+// (CopiedEvent), frames it by AppendEvent, copying.
 func (p PlacedEvent) Frame(head []byte, id []byte) []byte {
 	msg := p.Data()
 	n := len(head) + len("event: message\ndata: ")
@@ -169,40 +153,34 @@ func indexFrom(b []byte, from int, c byte) int {
 	return -1
 }
 
-// Prime writes the priming event: an id the client can resume from before any message has
-// come, and the reconnection delay, with empty data.
+// Prime writes the priming event: an id to resume from before any message, and the
+// reconnection delay.
 func (s *SSE) Prime(id string, retry time.Duration) error {
 	return s.Write(AppendPrime(nil, id, retry))
 }
 
-// AppendPrime appends the priming event with id and retry, the bytes Prime writes.
 func AppendPrime[ID string | []byte](buf []byte, id ID, retry time.Duration) []byte {
 	buf = append(append(append(buf, "id: "...), id...), "\nretry: "...)
 	buf = strconv.AppendInt(buf, retry.Milliseconds(), 10)
 	return append(buf, "\ndata: \n\n"...)
 }
 
-// Comment writes a comment line: an event that no client dispatches (keepalives).
+// Comment writes a comment line, which no client dispatches (keepalives).
 func (s *SSE) Comment(text string) error {
 	return s.Write([]byte(": " + text + "\n\n"))
 }
 
-// RetryHint sets the client's reconnection delay before a stream ends for shutdown: an SSE
-// retry field alone, which no client dispatches as an event.
+// RetryHint sets the reconnection delay before a stream ends for shutdown.
 func (s *SSE) RetryHint(d time.Duration) error {
 	return s.Write([]byte("retry: " + strconv.FormatInt(d.Milliseconds(), 10) + "\n\n"))
 }
 
-// WriteJSON answers with a JSON body instead of a stream (WriteBodyWithin).
 func (s *SSE) WriteJSON(status int, body []byte) { WriteBodyWithin(s.w, status, body, s.timeout) }
 
-// WriteHeader answers with status alone.
 func (s *SSE) WriteHeader(status int) { s.w.WriteHeader(status) }
 
-// Write writes b and flushes it, within the write timeout.
 func (s *SSE) Write(b []byte) error { return WriteFlushed(&s.rc, s.w, b, s.Stop, s.timeout) }
 
-// flush flushes what was written (the headers), within the write timeout.
 func (s *SSE) flush() error {
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
 	err := s.rc.Flush()

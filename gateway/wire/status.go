@@ -2,8 +2,8 @@ package wire
 
 import "net/http"
 
-// StatusRecorder remembers the status a handler wrote (Status, 200 when it wrote none); it keeps Unwrap so that
-// http.ResponseController still reaches the connection.
+// StatusRecorder remembers the status a handler wrote (200 when none); Unwrap lets
+// http.ResponseController reach the connection.
 type StatusRecorder struct {
 	http.ResponseWriter
 	code int

@@ -8,16 +8,12 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// traceKeys are the params._meta members of trace context (SEP-414), in the order gemgate
-// writes them.
+// traceKeys are the params._meta members of trace context (SEP-414), in order.
 var traceKeys = []string{"traceparent", "tracestate", "baggage"}
 
-// WithTraceMeta is msg as the worker gets it with gemgate's trace context: every member of
-// params._meta named traceparent, tracestate or baggage, in any case, is removed (the client's
-// are not the worker's parent, and its baggage goes on only as carrier has it), and carrier's
-// are added. Every other member keeps its bytes; params are taken from Parse's reading while
-// they are the bytes it read (ParamsObject). An empty carrier, or params by position, leave
-// msg as it is.
+// WithTraceMeta is msg with carrier's trace context in params._meta, replacing the client's
+// traceKeys in any case; every other member keeps its bytes. An empty carrier, or params by
+// position, leave msg as it is.
 func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Message, error) {
 	if len(carrier) == 0 {
 		return msg, nil
@@ -68,7 +64,6 @@ func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Me
 	return &out, nil
 }
 
-// withTrace is the object meta with carrier's trace context added, in traceKeys' order.
 func withTrace(meta []byte, carrier map[string]string) []byte {
 	for _, k := range traceKeys {
 		if v := carrier[k]; v != "" {
