@@ -35,9 +35,7 @@ func (l *Log) Enabled(ctx context.Context, level slog.Level) bool {
 	return l.current().Enabled(ctx, level)
 }
 
-func (l *Log) Handle(ctx context.Context, r slog.Record) error {
-	return l.current().Handle(ctx, r)
-}
+func (l *Log) Handle(ctx context.Context, r slog.Record) error { return l.current().Handle(ctx, r) }
 
 // A logger derived for one call keeps the worker that call runs on.
 func (l *Log) WithAttrs(attrs []slog.Attr) slog.Handler { return l.current().WithAttrs(attrs) }
