@@ -1,9 +1,6 @@
-// Package wire is how gemgate's answers go on the wire: the gateway's own answers (Error,
-// WriteBody) and the bounded write every stream uses (WriteFlushed), so a client that stops
-// reading costs its connection, never a goroutine parked for good; the SSE writer and its
-// framing (SSE, PlacedEvent), the replay store (EventStore), a session's queue for its GET
-// stream (Outbox) and a call's for its answer stream (EventQueue).
-//
-// wire never imports the gateway core, and never decides what to answer nor who may read a
-// stream: the core does, and hands wire the bytes.
+// Package wire is how gemgate's answers go on the wire: its own answers (Error), the bounded
+// write every stream uses (WriteFlushed: a client that stops reading costs its connection,
+// never a goroutine), SSE framing, the replay store (EventStore) and the queues of a session
+// (Outbox) and of a call (EventQueue). It never imports the gateway core, nor decides what to
+// answer or who may read a stream.
 package wire

@@ -11,8 +11,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// Error is an answer the gateway gives instead of forwarding: an HTTP status, optionally
-// a JSON-RPC error body, and headers. Cause is for the log only and never reaches the client.
+// Error is an answer the gateway gives instead of forwarding. Cause is for the log only.
 type Error struct {
 	Status  int
 	Code    int64           // JSON-RPC error code; 0 means a plain-text body
@@ -63,8 +62,7 @@ func TooManyRequests(id json.RawMessage, msg string, retryAfter time.Duration) *
 	return retryLater(http.StatusTooManyRequests, id, msg, retryAfter, nil)
 }
 
-// retryLater says when to come back in Retry-After and, for clients that only see the
-// JSON-RPC message, in its data.
+// retryLater says when to come back in Retry-After and in the JSON-RPC error's data.
 func retryLater(status int, id json.RawMessage, msg string, retryAfter time.Duration, cause error) *Error {
 	secs := RetryAfterSeconds(retryAfter)
 	h := http.Header{}
@@ -78,10 +76,9 @@ func RetryAfterSeconds(d time.Duration) int64 {
 	return max(1, int64((d+time.Second-1)/time.Second))
 }
 
-// WriteBody writes an encoded JSON-RPC message as an application/json answer. One of
-// directAnswer bytes or more may block on the socket, so it is bounded as a stream's write is
-// (WriteFlushed). A smaller one is left to net/http: flushing it here would cost a refused
-// request's trace its body, which net/http discards once the answer's header goes out.
+// WriteBody writes an encoded JSON-RPC message as application/json, bounded (WriteFlushed) if
+// it may block on the socket. A smaller one is left to net/http: flushing it would cost a
+// refused request's trace its body, which net/http discards once the header goes out.
 func WriteBody(w http.ResponseWriter, status int, body []byte) {
 	WriteBodyWithin(w, status, body, WriteTimeout)
 }
@@ -104,8 +101,6 @@ const directAnswer = 2 << 10
 // WriteTimeout is the default bound of every write to a client.
 const WriteTimeout = 5 * time.Second
 
-// WriteChunk must reach the client within the write timeout, and a long write keep
-// MinWriteRate on the whole.
 const (
 	WriteChunk   = 64 << 10
 	MinWriteRate = 64 << 10 // bytes per second
@@ -115,8 +110,8 @@ const (
 var ErrWriteStopped = errors.New("write stopped: the stream is ending")
 
 // WriteFlushed writes and flushes b, each WriteChunk within timeout and the whole within
-// timeout plus len(b) at MinWriteRate (16 MiB in under 5 minutes); a slower client costs its
-// connection. stop, if not nil, ends a long write between chunks (shutdown).
+// timeout plus len(b) at MinWriteRate (16 MiB in under 5 minutes). stop, if not nil, ends a
+// long write between chunks (shutdown).
 func WriteFlushed(rc *http.ResponseController, w io.Writer, b []byte, stop <-chan struct{}, timeout time.Duration) error {
 	now := time.Now()
 	end := now.Add(timeout + time.Duration(len(b))*time.Second/MinWriteRate)

@@ -2,8 +2,8 @@ package wire
 
 import "sync"
 
-// EventQueue holds, in order, what the worker sends about a call before its answer, for the
-// call's answer stream. It grows only with what is in it (a channel cost 6 KiB per call).
+// EventQueue holds what the worker sends about a call before its answer; it grows only with
+// what is in it (a channel cost 6 KiB per call).
 type EventQueue struct {
 	mu    sync.Mutex
 	msgs  [][]byte
@@ -16,8 +16,7 @@ const eventQueueBytes = 1 << 20
 
 func NewEventQueue() EventQueue { return EventQueue{ready: make(chan struct{}, 1)} }
 
-// Push queues msg and wakes the reader; false when max messages or eventQueueBytes with msg
-// are queued (the caller sends msg elsewhere).
+// Push queues msg and wakes the reader; false when full (the caller sends msg elsewhere).
 func (q *EventQueue) Push(msg []byte, max int) bool {
 	q.mu.Lock()
 	if len(q.msgs) >= max || len(q.msgs) > 0 && q.bytes+len(msg) > eventQueueBytes {

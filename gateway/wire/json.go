@@ -12,8 +12,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// LastMember is the raw value of obj's member key as encoding/json reads obj into a map: the
-// last whose key decodes to key exactly. false when there is none, or obj is not an object.
+// LastMember is obj's member key as encoding/json reads obj into a map: the last one.
 func LastMember(obj []byte, key string) (value json.RawMessage, found bool) {
 	ok := jsonrpc.EachMember(obj, func(k, v []byte) {
 		if DecodesTo(k, key) {
@@ -34,8 +33,8 @@ func DecodesTo(s []byte, want string) bool {
 	return json.Unmarshal(s, &d) == nil && d == want
 }
 
-// LastFoldedString is the resultType that decoding obj (valid JSON) into a struct gives: the
-// last string member whose key folds to it (strings.EqualFold); "" when none.
+// LastFoldedString is the resultType decoding obj into a struct gives: the last string
+// member whose key folds to it.
 func LastFoldedString(obj []byte) string {
 	var last []byte
 	if !jsonrpc.EachMember(obj, func(k, v []byte) {
@@ -61,8 +60,7 @@ func LastFoldedString(obj []byte) string {
 	return s
 }
 
-// foldsTo reports whether the JSON string s (quoted, valid) decodes to one EqualFold to key,
-// an ASCII string. Only a string that may spell key is decoded.
+// foldsTo reports whether the JSON string s decodes to one EqualFold to key, an ASCII string.
 func foldsTo(s []byte, key string) bool {
 	inner := s[1 : len(s)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
@@ -76,9 +74,7 @@ func foldsTo(s []byte, key string) bool {
 }
 
 // MayHaveKey reports whether raw, JSON that jsonrpc.Parse validated, may have a member that
-// encoding/json reads as key (exactly or case-folded into a struct field); false means
-// decoding raw would find none. It looks only at strings short enough to spell key, decoding
-// one with an escape first.
+// encoding/json reads as key, exactly or case-folded: false means decoding would find none.
 func MayHaveKey(raw []byte, key string) bool {
 	for rest := raw; ; {
 		i := bytes.IndexByte(rest, '"')
@@ -128,8 +124,7 @@ func closingQuote(s []byte) int {
 	}
 }
 
-// mayFoldTo: s has key's length in runes, each key's in either ASCII case or not ASCII at all
-// (some, such as U+017F, fold to ASCII letters).
+// mayFoldTo: s has key's runes in either ASCII case, or not ASCII (U+017F folds to 's').
 func mayFoldTo(s []byte, key string) bool {
 	if len(s) < len(key) || len(s) > utf8.UTFMax*len(key) {
 		return false

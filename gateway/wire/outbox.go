@@ -6,33 +6,29 @@ import (
 	"time"
 )
 
-// OutboxSize and outboxBytes bound what a session holds for a client that is not reading:
-// the oldest go first; a single larger message is still kept, alone.
+// OutboxSize and outboxBytes bound a session's queue, oldest first; one larger message stays.
 const (
 	OutboxSize  = 256
 	outboxBytes = 16 << 20
 )
 
-// Outbox is one session's queue of messages for its GET stream. It also hands out stream
-// generations: the newest stream wins, and a superseded one learns it on its next wake-up.
+// Outbox is one session's queue for its GET stream; the newest stream (generation) wins.
 type Outbox struct {
-	mu      sync.Mutex
-	queue   [][]byte // oldest first; made with the first message
-	bytes   int
-	dropped uint64
-	gen     uint64        // generation of the current stream; 0 = none ever attached
-	streams int           // streams attached and not yet detached (0 or 1 once settled)
-	wake    chan struct{} // closed and replaced whenever there is news for the stream
-	onDrop  func()
-	onMove  func()
-	store   *EventStore
-	// The losses not yet logged, and when they last were.
+	mu                     sync.Mutex
+	queue                  [][]byte // oldest first; made with the first message
+	bytes                  int
+	dropped                uint64
+	gen                    uint64        // generation of the current stream; 0 = none ever attached
+	streams                int           // streams attached and not yet detached (0 or 1 once settled)
+	wake                   chan struct{} // closed and replaced whenever there is news for the stream
+	onDrop                 func()
+	onMove                 func()
+	store                  *EventStore
 	lostDropped, lostMoved int
 	lossLogged             time.Time
 }
 
-// NewOutbox makes a session's outbox; onDrop and onMove, if set, count messages dropped from
-// it and moved to it from a full request stream.
+// NewOutbox makes a session's outbox; onDrop and onMove, if set, count its losses.
 func NewOutbox(onDrop, onMove func()) *Outbox {
 	return &Outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove, store: NewEventStore()}
 }
@@ -92,9 +88,8 @@ type TakenEvent struct {
 	Data []byte
 }
 
-// TakeLogged takes the queued messages if gen is still current (ok), with the channel closed
-// at the next news. Each is logged for resumption under the outbox's lock: a stream resuming
-// this one finds every message it took, written or not.
+// TakeLogged takes the queued messages if gen is current, each logged for resumption under the
+// lock: a stream resuming this one finds every message it took, written or not.
 func (o *Outbox) TakeLogged(gen uint64) (evs []TakenEvent, wake <-chan struct{}, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -127,8 +122,7 @@ func (o *Outbox) signalLocked() {
 	o.wake = make(chan struct{})
 }
 
-// LossLogInterval is how often a session may log lost or moved messages (the metrics count
-// each at once): else a client that stops reading costs a line per message.
+// LossLogInterval spaces a session's loss lines: else a client not reading costs one a message.
 const LossLogInterval = 10 * time.Second
 
 // Moved records a message moved here from a full request stream.

@@ -10,13 +10,9 @@ import (
 	"time"
 )
 
-// Resumable streams (2025-11-25, "Resumability and Redelivery"): every event on a legacy
-// session's SSE stream carries an id <tag>_<stream>_<seq>. The tag is random per session, so
-// another session's id is foreign, not a position in this one; stream 0 is the GET stream,
-// 1, 2, … its POST answer streams; seq counts from 1, 0 being the priming position.
-//
-// Replay is bounded: resumeEvents per stream, resumeBytes per session (oldest first; the
-// newest event stays even alone over it), and ResumeRetention per event and finished stream.
+// Resumable streams (2025-11-25): an event's id is <tag>_<stream>_<seq>, the tag random per
+// session (another's id is foreign), stream 0 the GET stream, seq from 1 (0: priming). Replay
+// is bounded per stream, per session (the newest event stays) and in time.
 const (
 	resumeEvents    = 128
 	resumeBytes     = 4 << 20
@@ -63,8 +59,7 @@ type EventStore struct {
 	order   []uint64 // stream ids, oldest first
 	next    uint64
 	bytes   int
-	// zeroSeq is the GET stream's last seq when its log was dropped: a new log goes on from
-	// there, so no id it gave names another event.
+	// zeroSeq is the GET stream's last seq when its log was dropped: a new one goes on from it.
 	zeroSeq uint64
 	sweepAt time.Time // earliest the time bound may drop something; zero: nothing
 }
@@ -126,8 +121,7 @@ func (rs *EventStore) logLocked(sid uint64) *streamLog {
 	return l
 }
 
-// Position is the seq of stream sid's last event: a new GET stream's priming id. It makes no
-// log: an idle session need not hold an empty one.
+// Position is the seq of stream sid's last event, making no log.
 func (rs *EventStore) Position(sid uint64) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -140,8 +134,7 @@ func (rs *EventStore) Position(sid uint64) uint64 {
 	return 0
 }
 
-// Append keeps an event of stream sid and returns its seq. last marks the stream's final
-// event: a resumed POST stream ends after it.
+// Append keeps an event of stream sid and returns its seq; last ends a resumed POST stream.
 func (rs *EventStore) Append(sid uint64, data []byte, last bool) uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -302,8 +295,7 @@ func (rs *EventStore) Resolve(id string) (sid, after uint64, err error) {
 	return sid, after, nil
 }
 
-// Since returns stream sid's events after seq, whether the stream is done, and the channel
-// closed at its next event. ok is false when the events after seq are gone.
+// Since returns stream sid's events after seq; ok is false when they are gone.
 func (rs *EventStore) Since(sid, after uint64) (evs []LoggedEvent, done bool, wake <-chan struct{}, ok bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -354,8 +346,7 @@ func (rs *EventStore) Detach(sid uint64) {
 	}
 }
 
-// Abandoned reports whether POST stream sid has had no reader for ResumeRetention since its
-// connection was lost at lost.
+// Abandoned: POST stream sid had no reader for ResumeRetention since lost.
 func (rs *EventStore) Abandoned(sid uint64, lost time.Time) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()

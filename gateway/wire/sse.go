@@ -17,6 +17,10 @@ type SSE struct {
 	Stop    <-chan struct{} // closed: a long write ends between chunks (shutdown)
 }
 
+// KeepaliveInterval is sized to proxy and NAT idle timeouts, not to sessions: an idle stream
+// carries a comment at least this often.
+const KeepaliveInterval = 15 * time.Second
+
 func NewSSE(w http.ResponseWriter, timeout time.Duration) *SSE {
 	s := &SSE{}
 	s.Init(w, timeout)
@@ -28,8 +32,7 @@ func (s *SSE) Init(w http.ResponseWriter, timeout time.Duration) {
 	s.w, s.rc, s.timeout = w, *http.NewResponseController(w), timeout
 }
 
-// Fixed header values, shared by every stream: net/http copies the header map, nothing
-// changes a value in place, and no spare capacity means an Add makes a new slice.
+// Shared by every stream: net/http copies the map, and no spare capacity makes Add copy too.
 var (
 	sseContentType  = []string{"text/event-stream"}
 	sseCacheControl = []string{"no-cache, no-transform"}
@@ -55,15 +58,14 @@ func (s *SSE) Begin(first []byte) error {
 	return s.Write(first)
 }
 
-// Whole writes a complete stream (an answer alone) with its length in one write: no chunked
-// encoding's last chunk costs a system call of its own.
+// Whole writes a complete stream with its length: no chunked encoding's last chunk.
 func (s *SSE) Whole(body []byte) error {
 	s.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
 	return s.Begin(body)
 }
 
-// Event writes one JSON-RPC message. A line break in it (CR, LF, CRLF) splits it into data
-// lines, so it can never end the event early or smuggle in fields.
+// Event writes one message; a line break splits data lines, so it can never end the event or
+// smuggle in fields.
 func (s *SSE) Event(msg []byte) error { return s.EventID("", msg) }
 
 // EventID writes a message with an event id (EventStore's: no line break).
@@ -103,8 +105,8 @@ func AppendEvent[ID string | []byte](buf []byte, id ID, msg []byte) []byte {
 	return append(buf, "\n\n"...)
 }
 
-// PlacedEvent is a message encoded behind room for its event's head, so framing copies the
-// head, not the message (a 1 MiB answer was copied and allocated once more per call).
+// PlacedEvent is a message encoded behind room for its event's head: framing copies the head,
+// not a megabyte answer.
 type PlacedEvent struct {
 	buf []byte // buf[at:] is the message
 	at  int
@@ -125,9 +127,8 @@ func PlaceEvent(m *jsonrpc.Message) PlacedEvent {
 // Data is the encoded message; it lives as long as the frame.
 func (p PlacedEvent) Data() []byte { return p.buf[p.at:] }
 
-// Frame completes the event after head (a priming event, or nothing): the bytes
-// AppendEvent(head, id, data) makes. A line break in the message, or no room for the head
-// (CopiedEvent), frames it by AppendEvent, copying.
+// Frame completes the event after head: AppendEvent(head, id, data)'s bytes, which it falls
+// back to for a line break or no room.
 func (p PlacedEvent) Frame(head []byte, id []byte) []byte {
 	msg := p.Data()
 	n := len(head) + len("event: message\ndata: ")
@@ -153,8 +154,7 @@ func indexFrom(b []byte, from int, c byte) int {
 	return -1
 }
 
-// Prime writes the priming event: an id to resume from before any message, and the
-// reconnection delay.
+// Prime writes the priming event: an id to resume from, and the reconnection delay.
 func (s *SSE) Prime(id string, retry time.Duration) error {
 	return s.Write(AppendPrime(nil, id, retry))
 }

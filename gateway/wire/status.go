@@ -2,8 +2,7 @@ package wire
 
 import "net/http"
 
-// StatusRecorder remembers the status a handler wrote (200 when none); Unwrap lets
-// http.ResponseController reach the connection.
+// StatusRecorder remembers the status a handler wrote; Unwrap reaches the connection.
 type StatusRecorder struct {
 	http.ResponseWriter
 	code int

@@ -12,8 +12,7 @@ import (
 var traceKeys = []string{"traceparent", "tracestate", "baggage"}
 
 // WithTraceMeta is msg with carrier's trace context in params._meta, replacing the client's
-// traceKeys in any case; every other member keeps its bytes. An empty carrier, or params by
-// position, leave msg as it is.
+// in any case; every other member keeps its bytes.
 func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Message, error) {
 	if len(carrier) == 0 {
 		return msg, nil
