@@ -10,10 +10,8 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// answerWriter writes the answer to one forwarded request, in either era: application/json,
-// or an SSE stream that begins at its first event. A 2025-x stream is resumable (store): a
-// priming event, and every event logged before it is written, so a client that lost its
-// connection can GET the rest with Last-Event-ID. A 2026-07-28 stream has no store or ids.
+// answerWriter writes one forwarded request's answer: JSON, or SSE from its first event. A
+// 2025-x stream is resumable (store): primed, each event logged before it is written.
 type answerWriter struct {
 	st        wire.SSE
 	trace     *trace.Tracer
@@ -49,8 +47,7 @@ func (p *answerWriter) event(ev []byte) bool {
 	return p.placed(wire.CopiedEvent(ev), false)
 }
 
-// answer ends the request: the last event of a begun stream, a stream of its own if asStream
-// and the client accepts one, else JSON with status.
+// answer ends the request: in the stream, as one if asStream allows, else JSON with status.
 func (p *answerWriter) answer(m *jsonrpc.Message, asStream bool, status int) {
 	if p.begun || asStream && p.canStream {
 		pe := wire.PlaceEvent(m) // encoded once, in its frame

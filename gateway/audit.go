@@ -14,18 +14,16 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// auditCall writes the one audit line of every tools/call, allowed or refused, in either era:
-// the caller's attributes (log's), then tool, read_only, outcome, duration (0 if refused),
-// then extra (decided_by: a rule's name or the read-only gate's reason; refused).
+// auditCall writes the one audit line of every tools/call, in either era; extra is decided_by
+// for a refusal (a rule's name or the read-only gate's reason), or refused.
 func auditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration, extra ...slog.Attr) {
 	log.LogAttrs(context.Background(), slog.LevelInfo, "audit tools/call", append([]slog.Attr{
 		slog.String("tool", auditTool(tool)), slog.Bool("read_only", readOnly),
 		slog.String("outcome", outcome), slog.Duration("duration", d)}, extra...)...)
 }
 
-// auditUnread audits a tools/call the strict reader refused (a name twice, a key in another
-// case, a lone surrogate): the tries at passing one tool to the policy and another to the
-// worker. Outcome "malformed", tool empty; nothing else of the unread message is logged.
+// auditUnread audits a tools/call the strict reader refused: the tries at passing one tool to
+// the policy and another to the worker. Nothing of the unread message is logged.
 func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionlessEra bool, he *wire.Error) {
 	if msg.Method != "tools/call" {
 		return
@@ -41,8 +39,7 @@ func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Prin
 		slog.String("refused", textclip.String(he.Message, 200)))
 }
 
-// auditAnswer audits a client's answer to a worker's request: "answered", or "refused" when
-// the token's access does not cover the worker's mode. The pool audits those gemgate answers.
+// auditAnswer audits a client's answer to a worker's request (the pool audits gemgate's own).
 func auditAnswer(log *slog.Logger, a pool.Answered, readOnly bool, outcome string) {
 	log.LogAttrs(context.Background(), slog.LevelInfo, "audit worker request",
 		slog.String("method", a.Method), slog.String("answered_by", "client"),

@@ -7,13 +7,10 @@ import (
 	"time"
 )
 
-// requestDeadline bounds every request's arrival to ReadTimeout (the http.Server's own, from
-// the first byte, when it has one); net/http lifts the deadline once the body is read, so a
-// long answer or stream is not cut.
-//
-// A body not read to its end (a refusal, a failed read) would hold the connection for good:
-// net/http reads the rest after the handler, under whatever deadline is then in force. The
-// deadline is set to now, so net/http answers with Connection: close instead.
+// requestDeadline bounds every request's arrival to ReadTimeout (the server's own, if set);
+// net/http lifts it once the body is read. A body not read to its end would hold the
+// connection for good (net/http reads the rest, under whatever deadline then holds): the
+// deadline goes to now, and net/http closes the connection.
 func (g *Gateway) requestDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {

@@ -11,14 +11,10 @@ import (
 
 // A graceful stop has three phases, driven by the caller (gemgate serve on SIGTERM):
 //
-//  1. BeginDrain: /readyz answers 503 while the listener stays open, so a balancer moves
-//     traffic instead of meeting refused connections. New work that would need this replica
-//     gets 503 and Retry-After (nothing was started for it); work that belongs here (open
-//     sessions, sessionless users whose worker runs here) is still served.
-//  2. BeginShutdown: GET and listen streams end with a reconnection hint, so the server's
-//     Shutdown does not wait on them; calls in flight go on.
-//  3. Close: every session ends and every worker stops; a call still running first gets a
-//     JSON-RPC error for its id.
+//  1. BeginDrain: /readyz answers 503 while the listener stays open. New work gets 503 and
+//     Retry-After; work that belongs here (sessions, users whose worker runs here) is served.
+//  2. BeginShutdown: GET and listen streams end with a reconnection hint; calls go on.
+//  3. Close: every session ends and every worker stops; a running call first gets an error.
 
 // drainRetryAfter: by then the balancer has taken this replica out.
 const drainRetryAfter = shutdownRetryAfter
@@ -29,9 +25,6 @@ func (g *Gateway) BeginDrain() {
 		g.log.Info("draining: /readyz is 503; new sessions and users without a worker here get 503")
 	}
 }
-
-// Draining reports whether a graceful stop has begun.
-func (g *Gateway) Draining() bool { return g.closing.Load() }
 
 // DrainRefusal is the 503 for a sessionless request while draining, unless its user's worker
 // runs here (moving would cost the worker's state).
@@ -46,8 +39,7 @@ func (s sessionlessSteps) DrainRefusal(id json.RawMessage, who pool.Identity) *w
 	return wire.Overloaded(id, "the gateway is shutting down; try again (another replica will answer)", drainRetryAfter, nil)
 }
 
-// stoppedCall answers a call still running when the gateway stops: never a 503, as the call
-// may have run and a balancer retries a 503 elsewhere.
+// stoppedCall is never a 503: the call may have run, and a balancer retries a 503 elsewhere.
 func stoppedCall(id json.RawMessage) *jsonrpc.Message {
 	return jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError,
 		"the gateway stopped before the call finished; it may or may not have taken effect",

@@ -11,8 +11,8 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// clientFields are the fields of a client message the gateway decides on, from jsonrpc.Parse's
-// one strict reading: the gateway must see the message exactly as the worker will.
+// clientFields are what the gateway decides on, from jsonrpc.Parse's strict reading: it must
+// see the message exactly as the worker will.
 type clientFields struct {
 	// name is what the policy decides on (params.name, params.uri or params.ref's): one field,
 	// as the struct is copied in every message's frames (TestIdleStreamStackNeverDoubles).
@@ -24,36 +24,26 @@ type clientFields struct {
 	refResource   bool // a completion/complete's params.ref is a ref/resource
 }
 
-// readParams are, per method, the params keys the gateway or an MCP server reads: each must be
-// spelled exactly, as must _meta for every method.
-var readParams = map[string][]string{
-	"tools/call":              {"name", "arguments"},
-	"notifications/cancelled": {"requestId", "reason"},
-	"initialize":              {"protocolVersion", "capabilities", "clientInfo"},
-	"resources/read":          {"uri"},
-	"resources/subscribe":     {"uri"},
-	"resources/unsubscribe":   {"uri"},
-	"prompts/get":             {"name", "arguments"},
-	"completion/complete":     {"ref", "argument", "context"},
-}
+// exactParams are, per method, the params keys the gateway or an MCP server reads: each must
+// be spelled exactly. metaOnly is the other methods'.
+var (
+	exactParams = map[string][]string{
+		"tools/call":              {"_meta", "name", "arguments"},
+		"notifications/cancelled": {"_meta", "requestId", "reason"},
+		"initialize":              {"_meta", "protocolVersion", "capabilities", "clientInfo"},
+		"resources/read":          {"_meta", "uri"},
+		"resources/subscribe":     {"_meta", "uri"},
+		"resources/unsubscribe":   {"_meta", "uri"},
+		"prompts/get":             {"_meta", "name", "arguments"},
+		"completion/complete":     {"_meta", "ref", "argument", "context"},
+	}
+	metaOnly = []string{"_meta"}
+)
 
 // gatedKey is the params key of clientFields.name, per gated method besides tools/call.
 var gatedKey = map[string]string{"prompts/get": "name", "resources/read": "uri", "resources/subscribe": "uri", "completion/complete": "ref"}
 
-// exactParams are readParams with _meta first; metaOnly for the other methods.
-var (
-	exactParams = func() map[string][]string {
-		out := map[string][]string{}
-		for m, keys := range readParams {
-			out[m] = append([]string{"_meta"}, keys...)
-		}
-		return out
-	}()
-	metaOnly = []string{"_meta"}
-)
-
-// readClientFields reads what the gateway decides on from a request or notification. A key
-// repeated (in any case) on the way to those fields, or differing from one only in case, is a
+// readClientFields reads clientFields. A key repeated or differing only in case is a
 // *jsonrpc.KeyError (-32600); a field of the wrong type is -32602.
 func readClientFields(m *jsonrpc.Message) (clientFields, *wire.Error) {
 	var f clientFields
@@ -89,8 +79,7 @@ func paramsNeeded(m *jsonrpc.Message) *wire.Error {
 	return nil
 }
 
-// fieldsOf is readClientFields past the reading of params and _meta (metaErr is reported
-// after the check of params' keys).
+// fieldsOf is readClientFields past params and _meta (metaErr comes after params' keys).
 func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (clientFields, *wire.Error) {
 	var f clientFields
 	known, ok := exactParams[m.Method]
@@ -157,8 +146,8 @@ func targetOf(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.
 	return nil
 }
 
-// completionRef reads a completion/complete's params.ref: a prompt's name or a resource's URI.
-// A ref naming both is refused: the go-sdk refuses it, other readers may take either.
+// completionRef reads params.ref's prompt name or resource URI; one naming both is refused:
+// the go-sdk refuses it, other readers may take either.
 func completionRef(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.Error {
 	ref, ok, err := params.Object("ref")
 	if err == nil && !ok {

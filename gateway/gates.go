@@ -15,8 +15,8 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// originGate refuses browser requests from origins nobody allowed (DNS rebinding), and any
-// request that repeats a header gemgate reads. No Origin: a non-browser client, passed.
+// originGate refuses origins nobody allowed (DNS rebinding; no Origin is no browser) and
+// repeated headers.
 func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -53,10 +53,9 @@ func repeatedHeader(h http.Header) *wire.Error {
 	return nil
 }
 
-// originAllowed: an origin in AllowedOrigins; or, with AllowLoopbackOrigins, the gateway's own
-// (PublicURL's scheme and port, with its host or a loopback name) or the loopback host:port of
-// the Host header (a local proxy). Another loopback port is another local program's page; a
-// non-loopback Host is what DNS rebinding sends.
+// originAllowed: AllowedOrigins; with AllowLoopbackOrigins, the gateway's own (PublicURL's
+// scheme and port, with its host or a loopback name) or a loopback Host (a local proxy).
+// Another loopback port is another program's page; a non-loopback Host is DNS rebinding.
 func (g *Gateway) originAllowed(origin, host string) bool {
 	if slices.Contains(g.opts.AllowedOrigins, origin) || slices.Contains(g.opts.AllowedOrigins, "*") {
 		return true
@@ -93,8 +92,8 @@ func loopbackName(host string) bool {
 	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
-// clientIP is the client's address for logs (never for a security decision): the peer, or
-// the nearest untrusted X-Forwarded-For address behind trusted proxies.
+// clientIP is the client's address for logs only: the peer, or the nearest X-Forwarded-For
+// address no trusted proxy's.
 func (g *Gateway) clientIP(r *http.Request) netip.Addr {
 	ip := peerAddr(r.RemoteAddr)
 	if ip.IsValid() && g.trusted(ip) {
@@ -139,8 +138,8 @@ func ClientIP(ctx context.Context) netip.Addr {
 	return info.ip
 }
 
-// cors answers allowed origins' preflights (which carry no token: before authentication) and
-// exposes the headers they read. Other origins get no CORS headers; originGate refuses them.
+// cors answers allowed origins' preflights (no token: before authentication) and exposes the
+// headers they read.
 func (g *Gateway) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -162,11 +161,9 @@ func (g *Gateway) cors(next http.Handler) http.Handler {
 	})
 }
 
-// corsHeaders are the request headers a browser client may send.
 const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
 
-// corsAllowHeaders is corsHeaders plus the requested Mcp-Param-* headers (named by each tool),
-// echoed only if a token: nothing in it can end the list or the header.
+// corsAllowHeaders adds the requested Mcp-Param-* headers, only tokens: none can end the list.
 func corsAllowHeaders(requested string) string {
 	out := corsHeaders
 	for name := range strings.SplitSeq(requested, ",") {
@@ -183,8 +180,7 @@ const (
 	mediaSSE  = "text/event-stream"
 )
 
-// checkPostHeaders: the body is JSON in UTF-8, not content-coded, else 415; the client
-// accepts JSON or SSE, else 406.
+// checkPostHeaders: a JSON body in UTF-8, not content-coded, else 415; Accept, else 406.
 func checkPostHeaders(r *http.Request) *wire.Error {
 	if !contentTypeJSON(r.Header.Get("Content-Type")) {
 		return &wire.Error{Status: http.StatusUnsupportedMediaType, Code: jsonrpc.CodeInvalidRequest,
@@ -268,8 +264,8 @@ func paramToken(s string) bool {
 	return true
 }
 
-// accepts reports whether Accept allows mt (lower case) with q above zero. No Accept allows
-// anything (RFC 9110, 12.5.1); an unreadable element allows nothing.
+// accepts reports whether Accept allows mt with q above zero (none: anything, RFC 9110
+// 12.5.1); an unreadable element allows nothing.
 func accepts(h http.Header, mt string) bool {
 	values := h.Values("Accept")
 	if len(values) == 0 {
@@ -303,9 +299,8 @@ func accepts(h http.Header, mt string) bool {
 	return false
 }
 
-// plainRange reads a bare media range (ASCII, no parameters, no quotes) as mime.ParseMediaType
-// would, without allocating; ok is false for anything else. TestAcceptsAgreesWithMIME holds
-// the two to the same answers.
+// plainRange reads a bare media range as mime.ParseMediaType would, without allocating; false
+// for anything else (TestAcceptsAgreesWithMIME).
 func plainRange(elem string) (rng string, ok bool) {
 	for i := 0; i < len(elem); i++ {
 		if c := elem[i]; c >= 0x80 || c == ';' || c == '"' {

@@ -28,9 +28,8 @@ type Options struct {
 	MCPPath   string // default "/mcp"
 	PublicURL string // the resource identifier; only used for metadata paths and logs
 
-	// Authenticate wraps the MCP endpoint (auth.Authenticator.Middleware, or auth.LocalUser
-	// for `--auth none`). Required. It must refuse a token lacking a required scope; the
-	// gateway refuses one again before either era's adapter sees it.
+	// Authenticate wraps the MCP endpoint (auth.Authenticator.Middleware, or auth.LocalUser).
+	// Required. It must refuse a token lacking a required scope (postMessage checks again).
 	Authenticate func(http.Handler) http.Handler
 	// Metadata serves RFC 9728 metadata at the well-known paths; nil when there is no issuer.
 	Metadata http.Handler
@@ -45,17 +44,14 @@ type Options struct {
 	AllowLoopbackOrigins bool     // allow http(s)://localhost, 127.0.0.1, [::1] origins
 	TrustedProxies       []netip.Prefix
 
-	MaxBodyBytes int64 // default 4 MiB
-	// ReadTimeout bounds how long a request's headers and body may take to arrive
-	// (requestDeadline); the http.Server's own ReadTimeout wins when set. Default 30s.
-	ReadTimeout time.Duration
-	InitTimeout time.Duration // how long a worker may take to answer initialize; default 60s
+	MaxBodyBytes int64         // default 4 MiB
+	ReadTimeout  time.Duration // a request's arrival (requestDeadline); default 30s
+	InitTimeout  time.Duration // how long a worker may take to answer initialize; default 60s
 
 	Lifetime sessions.Lifetime
 	Limits   limit.Settings // session caps and the per-user worker start rate
-	// PostAnswers is how an answer travels when the worker sends nothing before it:
-	// PostAnswersSSE (default, as the reference SDK servers and the conformance suite expect)
-	// as an SSE stream when the client accepts one; PostAnswersJSON as application/json.
+	// PostAnswers is how an answer alone travels: PostAnswersSSE (default, as the reference SDK
+	// servers and the conformance suite expect) when the client accepts it, or PostAnswersJSON.
 	PostAnswers string
 	// InputRequiredTimeout is how long a 2026-07-28 call parked on a legacy worker's question
 	// waits for the client's retry; then the worker's request gets an error. Default 2m.
@@ -63,12 +59,11 @@ type Options struct {
 	// OnTokenExpiry (pool.ExpiryKeep, ExpiryRestart, ExpiryEnd) overrides Pool.OnTokenExpiry.
 	OnTokenExpiry string
 
-	// Ready is an extra readiness check for /readyz. Its error is logged; /readyz shows only
-	// "not ready" and the error's PublicReason(), if any: a phrase that reveals no config.
+	// Ready is an extra check for /readyz, which shows only "not ready" and the error's
+	// PublicReason(), if any: a phrase that reveals no configuration.
 	Ready func(context.Context) error
-	// Degraded keeps /readyz at 200 but names its error there (cached keys while the issuer
-	// is unreachable: taking every replica out would turn a blip into an outage). The
-	// message is shown as is, so it must reveal no configuration.
+	// Degraded keeps /readyz at 200 but shows its error, which must reveal no configuration
+	// (cached keys while the issuer is unreachable: a blip must not become an outage).
 	Degraded func(context.Context) error
 	Logger   *slog.Logger       // nil discards
 	Metrics  *metrics.Metrics   // nil: no metrics
@@ -120,21 +115,18 @@ func New(o Options) (*Gateway, error) {
 	}
 	o.setDefaults()
 	g := &Gateway{
-		opts:     o,
-		log:      o.Logger,
-		metrics:  o.Metrics,
-		trace:    o.Trace,
-		sessions: sessions.NewTable(o.Limits.MaxSessions, o.Limits.MaxSessionsPerUser, (*session).key),
-		starts:   limit.NewStartRate[owner](o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
-		stopping: make(chan struct{}),
-	}
-	g.notReadyLog.interval = time.Minute
-	if g.log == nil {
-		g.log = slog.New(slog.DiscardHandler)
+		opts:        o,
+		log:         cmp.Or(o.Logger, slog.New(slog.DiscardHandler)),
+		metrics:     o.Metrics,
+		sessions:    sessions.NewTable(o.Limits.MaxSessions, o.Limits.MaxSessionsPerUser, (*session).key),
+		starts:      limit.NewStartRate[owner](o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
+		notReadyLog: quietLog{interval: time.Minute},
+		stopping:    make(chan struct{}),
+		keepalive:   cmp.Or(o.keepaliveInterval, wire.KeepaliveInterval),
 	}
 	// Workers' lines are redacted before tracing (worker/redact.go): only worth it with a trace.
 	var traceWorker func(dir, worker string, line []byte)
-	if g.trace != nil {
+	if o.Trace != nil {
 		traceWorker = func(dir, worker string, line []byte) { g.trace.Line(dir, worker, line) }
 	}
 	p, err := pool.New(pool.Options{
@@ -157,7 +149,6 @@ func New(o Options) (*Gateway, error) {
 	})
 	g.router = g.requestDeadline(g.routes())
 	g.stopReaper = sessions.Reap(o.Lifetime.Tick, g.reap)
-	g.keepalive = cmp.Or(o.keepaliveInterval, wire.KeepaliveInterval)
 	return g, nil
 }
 
@@ -212,8 +203,7 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if g.opts.Ready != nil {
 		if err := g.opts.Ready(ctx); err != nil {
-			// The public reason also keys the quiet log: the error itself may name an
-			// ephemeral port, making every retry look new.
+			// The public reason keys the quiet log: the error may name an ephemeral port.
 			msg, cause := "not ready", err.Error()
 			var pr interface{ PublicReason() string }
 			if errors.As(err, &pr) {
@@ -240,8 +230,7 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 // recoverer turns a panic in a handler into a 500 without taking the gateway down.
 func (g *Gateway) recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The deferred function keeps the context, not the request, which an idle GET stream
-		// would hold under this frame for hours.
+		// Not the request, which an idle stream would hold under this frame for hours.
 		ctx := r.Context()
 		defer func() {
 			if v := recover(); v != nil {
@@ -262,8 +251,8 @@ func (g *Gateway) BeginShutdown() {
 	g.stopOnce.Do(func() { close(g.stopping) })
 }
 
-// Close is phase 3 of a graceful stop (drain.go). Call it after the HTTP server's Shutdown,
-// and give the handlers a moment to write their answers before closing its connections.
+// Close is phase 3 of a graceful stop (drain.go), after the HTTP server's Shutdown; give the
+// handlers a moment to write their answers before closing its connections.
 func (g *Gateway) Close() {
 	g.BeginShutdown()
 	g.mu.Lock()
@@ -280,8 +269,7 @@ func (g *Gateway) Close() {
 	g.pool.Close()
 }
 
-// admit makes a started session visible; else it returns why not: Close has begun (no worker
-// may be left behind), or the pool let the session go while initialize waited.
+// admit makes a started session visible, unless Close has begun or its worker ended.
 func (g *Gateway) admit(s *session) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -296,9 +284,8 @@ func (g *Gateway) admit(s *session) string {
 	return ""
 }
 
-// endLater ends s on a goroutine Close waits for. Once Close has begun it does nothing: Close
-// ends every session itself, and its WaitGroup must not grow while it waits. For a session
-// not yet admitted the reason is kept, and admit refuses it.
+// endLater ends s on a goroutine Close waits for, unless Close has begun (its WaitGroup must
+// not grow while it waits). A session not yet admitted keeps the reason for admit.
 func (g *Gateway) endLater(s *session, reason string) {
 	g.mu.Lock()
 	early := !s.admitted && s.lostEarly == ""
@@ -317,18 +304,13 @@ func (g *Gateway) endLater(s *session, reason string) {
 	}
 }
 
-// keepaliveTicker ticks a new stream's keepalive comments: an interval after its start, then
-// every interval. Unreferenced, it is collected, stopped or not.
+// keepaliveTicker ticks a stream's keepalive comments; unreferenced, it is collected.
 func (g *Gateway) keepaliveTicker() *time.Ticker { return time.NewTicker(g.keepalive) }
-
-// Workers counts workers running or starting.
-func (g *Gateway) Workers() int { return g.pool.Workers() }
 
 // Sessions is the number of open sessions.
 func (g *Gateway) Sessions() int { return g.sessions.Len() }
 
-// quietLog passes a warning anyone can trigger (/readyz) when its text is new, else at most
-// once per interval: no client can flood the log, and a new cause is seen at once.
+// quietLog passes a warning anyone can trigger (/readyz) when new, else once per interval.
 type quietLog struct {
 	interval time.Duration
 

@@ -11,16 +11,13 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// A client never runs in a worker that holds more than its token grants. Workers are keyed on
-// their token's grant (pool.Key), but a session stays on its worker and a 2026-07-28 retry
-// resumes its parked call: a later token lacking a scope (write aside: narrowed.go) or an
-// audience that worker was given is refused, 403 insufficient_scope, before anything reaches
-// the worker. A token granting more is served.
+// A client never runs in a worker that holds more than its token grants. A session stays on
+// its worker, and a 2026-07-28 retry resumes its parked call: a later token lacking a scope
+// (write aside: narrowed.go) or audience that worker was given is refused, 403.
 
 const kindGrant = "grant" // the error data kind of a grant refusal
 
-// grantRefusal refuses a request of s whose token grants less than its worker was given; nil
-// when the session has no worker any more. what names the request in the log.
+// grantRefusal refuses a request of s whose token grants less than its worker was given.
 func (g *Gateway) grantRefusal(s *session, p auth.Principal, id json.RawMessage, what string) *wire.Error {
 	return g.refuseNarrowerGrant(s.member, p, id, what, s.log)
 }

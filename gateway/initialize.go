@@ -37,8 +37,7 @@ const (
 	workerRetryAfter       = 5 * time.Second
 )
 
-// initialize opens a session on the caller's worker; the id is minted only on a successful
-// InitializeResult.
+// initialize opens a session on the caller's worker; the id is minted only on success.
 func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
 	if g.closing.Load() {
 		return wire.Overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
@@ -118,8 +117,7 @@ func poolIdentity(p auth.Principal, access policy.Access, token string) pool.Ide
 		Audience: p.Audience(), Expiry: p.Expiry, ReadOnly: access.ReadOnly, Token: token}
 }
 
-// attachError answers an initialize whose worker could not be had, and counts it: with the
-// worker's own refusal, or attachFailed's.
+// attachError answers and counts an initialize whose worker could not be had.
 func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err error) error {
 	var rate *limit.RateError
 	var refused *pool.RefusedError
@@ -148,8 +146,7 @@ func (g *Gateway) attachError(w http.ResponseWriter, msg *jsonrpc.Message, err e
 	return attachFailed(msg.ID, err)
 }
 
-// negotiate passes the client's protocol version on if the gateway speaks it, else asks the
-// worker for the latest; the params are passed on as written but for that member.
+// negotiate passes the client's protocol version on if spoken here, else asks for the latest.
 func negotiate(msg *jsonrpc.Message) (json.RawMessage, error) {
 	params, err := msg.ParamsObject() // an error for params absent, null or not an object
 	if err != nil {

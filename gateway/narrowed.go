@@ -6,10 +6,9 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// narrowedRefusal refuses a read-only token acting on a read-write session's worker where no
-// tool is checked: answering the worker's request (an elicitation's "accept" decides a write),
-// the GET stream (where it asks) and the session's end (which drops uncommitted work). The
-// challenge asks for the write scope. nil when the token is not narrower than the session.
+// narrowedRefusal refuses a read-only token on a read-write session where no tool is checked:
+// answering the worker (an elicitation's "accept" decides a write), the GET stream (where it
+// asks), and DELETE (which drops uncommitted work).
 func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *wire.Error {
 	current := s.currentAccess()
 	if current.ReadOnly {
@@ -24,8 +23,7 @@ func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *wi
 		"this session is read-write and this token may only read: "+what+" needs a token with scope "+write)
 }
 
-// cancelsReadOnlyCall: msg cancels a call made with read-only access, which a read-only
-// token may do.
+// cancelsReadOnlyCall: msg cancels a call made with read-only access.
 func (s *session) cancelsReadOnlyCall(msg *jsonrpc.Message, f clientFields) bool {
 	if msg.Method != "notifications/cancelled" || f.cancelID == nil {
 		return false

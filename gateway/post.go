@@ -9,13 +9,12 @@ import (
 	"strings"
 	"time"
 
-	textclip "github.com/gemgate/gemgate/internal/clip"
-
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/metrics"
 	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/internal/aside"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -95,8 +94,8 @@ func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonr
 	return g.sessionPost(w, r, msg, p, decided)
 }
 
-// sessionPost is the session adapter (2025-x). Its large frame is kept out from under an
-// idle 2026-07-28 listen stream (TestIdleListenStackNeverDoubles).
+// sessionPost is the 2025-x adapter; its frame stays out from under an idle listen stream
+// (TestIdleListenStackNeverDoubles).
 func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) error {
 	// Every field decided on is read strictly first: an ambiguous message never reaches a worker.
 	fields, he := readClientFields(msg)
@@ -152,8 +151,7 @@ func noSessionError(msg *jsonrpc.Message) *wire.Error {
 	return e
 }
 
-// sessionOf is p's session sessionID, touched; or the refusal: 404, 400 for an unsupported
-// protocol version, 403 for a token granting less than the session's worker holds.
+// sessionOf is p's session sessionID, touched; or 404, 400 (version) or 403 (grant).
 func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionID string) (*session, *wire.Error) {
 	s := g.sessions.Lookup(sessionID, ownerOf(p))
 	if s == nil {
@@ -172,9 +170,8 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 	return s, nil
 }
 
-// clientAnswer passes the client's answer to a worker's request. A read-only token on a
-// read-write session answers nothing, whatever call asked; the pool checks the worker's own
-// mode again (pool.ErrNotEntitled).
+// clientAnswer passes the client's answer to a worker's request, if its token may answer
+// that worker (narrowedRefusal; pool.ErrNotEntitled).
 func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) *wire.Error {
 	if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
 		auditAnswer(s.log, pool.Answered{}, true, "refused") // not looked up: method unknown
@@ -188,9 +185,8 @@ func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principa
 	return nil
 }
 
-// checkKind refuses a request named notifications/… and a notification named anything else:
-// passed on, either would reach the worker unchecked, where a server may act on the method
-// whatever the id (the go-sdk cancels on any notifications/cancelled).
+// checkKind refuses a request named notifications/… and a notification named otherwise: either
+// would pass unchecked, and a server may act on the method whatever the id (the go-sdk does).
 func checkKind(msg *jsonrpc.Message) *wire.Error {
 	notificationName := strings.HasPrefix(msg.Method, "notifications/")
 	switch {
@@ -212,8 +208,7 @@ func eraMetaError(msg *jsonrpc.Message) *wire.Error {
 			"a 2026-07-28 request goes without Mcp-Session-Id, with MCP-Protocol-Version: 2026-07-28"}
 }
 
-// readBody reads the body, up to MaxBodyBytes, into a buffer the parsed message keeps
-// (jsonrpc.Parse, Owned); requestDeadline bounds its time.
+// readBody reads the body, up to MaxBodyBytes, into a buffer the parsed message keeps.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := readDeclared(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes), r.ContentLength, g.opts.MaxBodyBytes)
 	if err != nil {
@@ -231,8 +226,6 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return body, nil
 }
 
-// notification passes a client notification to the worker; notifications/cancelled cancels
-// the call it names.
 func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields) {
 	if msg.Method == "notifications/cancelled" {
 		if f.cancelID != nil {
@@ -311,8 +304,8 @@ func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, ne
 		Data: map[string]any{"kind": kind}}
 }
 
-// unlockingScopes are the scopes any one of which would let access use the tool; a scope that
-// would only lift the read-only state is not one of them.
+// unlockingScopes are the scopes any one of which would let access use the tool, read-only
+// state kept.
 func (g *Gateway) unlockingScopes(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) []string {
 	var out []string
 	for _, scope := range g.opts.Policy.ScopesSupported() {
@@ -331,8 +324,7 @@ func (g *Gateway) unlockingScopes(k policy.Kind, access policy.Access, tool stri
 const codeForbidden = -32003 // JSON-RPC error code of a request the policy refuses
 
 func isToolError(result json.RawMessage) bool {
-	// Skips decoding a large answer that cannot name isError; MayHaveKey, not a text search,
-	// since encoding/json (and the Go clients) also match escaped and case-folded keys.
+	// MayHaveKey, not a text search: encoding/json matches escaped and case-folded keys too.
 	if !wire.MayHaveKey(result, "isError") {
 		return false
 	}
@@ -355,8 +347,7 @@ func bearer(r *http.Request) string {
 	return tok
 }
 
-// maxAuditTool clips the client's tool name in an audit line: MCP's limit is 128, twice that
-// keeps real names whole and a made-up one from filling the log.
+// maxAuditTool is twice MCP's limit on tool names: real ones stay whole in an audit line.
 const maxAuditTool = 256
 
 func auditTool(name string) string { return textclip.String(name, maxAuditTool) }
@@ -372,4 +363,29 @@ func errorBody(he *wire.Error) []byte {
 		return []byte(he.Message)
 	}
 	return jsonrpc.ErrorResponse(he.ID, he.Code, he.Message, he.Data).Encode()
+}
+
+func (g *Gateway) decide(p auth.Principal) policy.Access {
+	return g.opts.Policy.DecideToken(policy.Token{Subject: p.Subject, User: p.User, Scopes: p.Scopes, Claims: p.Claims()})
+}
+
+// forbiddenChallenge is what the 403 for a forbidden tool asks for, and why: the scopes any
+// one of which unlocks it, and the write scope too for a read-only token on a tool that
+// changes state (2026-07-28 asks for every needed scope at once). None when nothing unlocks it.
+func (g *Gateway) forbiddenChallenge(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) (needed []string, why string) {
+	needed = g.unlockingScopes(k, access, tool, hint)
+	if len(needed) == 0 {
+		return nil, ""
+	}
+	why = k.String() + " " + quoteSafe(tool) + " needs scope " + strings.Join(needed, " or ")
+	if access.ReadOnly {
+		unlocked := g.opts.Policy.WithScope(access, needed[0])
+		unlocked.ReadOnly = true
+		if v, _ := g.opts.Policy.ExplainKind(k, unlocked, tool, hint); v == policy.DeniedReadOnly {
+			write := g.opts.Policy.WriteScope()
+			needed = append(needed, write)
+			why += ", and scope " + write + " since it can change state"
+		}
+	}
+	return needed, why
 }

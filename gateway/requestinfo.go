@@ -11,8 +11,7 @@ import (
 	"sync/atomic"
 )
 
-// requestInfo is the client's address and the request's id, for logs: one context value, and
-// the id formatted only when a log line asks (requestID).
+// requestInfo is the client's address and the request's id, for logs, in one context value.
 type requestInfo struct {
 	ip     netip.Addr
 	client string // the client's X-Request-Id, if it sent one
@@ -58,8 +57,7 @@ func (g *Gateway) requestInfo(next http.Handler) http.Handler {
 
 const maxClientRequestID = 128 // UUIDs and proxies' trace ids are well under it
 
-// clientRequestIDOK: an X-Request-Id the gateway honours in its log lines, empty or up to
-// maxClientRequestID bytes of visible ASCII; else the request gets an id of gemgate's.
+// clientRequestIDOK: an X-Request-Id short and visible ASCII enough for the log.
 func clientRequestIDOK(id string) bool {
 	if len(id) > maxClientRequestID {
 		return false
@@ -72,8 +70,7 @@ func clientRequestIDOK(id string) bool {
 	return true
 }
 
-// loggedSessionID is Mcp-Session-Id for log and trace lines: as is if clientRequestIDOK
-// would honour it, else its length alone.
+// loggedSessionID is Mcp-Session-Id for the log: as is if clientRequestIDOK, else its length.
 func loggedSessionID(h http.Header) string {
 	id := h.Get(headerSessionID)
 	if clientRequestIDOK(id) {

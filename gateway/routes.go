@@ -8,19 +8,15 @@ import (
 	"github.com/gemgate/gemgate/gateway/sessionless"
 )
 
-// routes is the gateway's handler below requestDeadline.
-//
-// chi routes every path, but the MCP path spelled exactly is served by a direct entry with the
-// same handlers and without chi (docs/PERFORMANCE.md): chi's frames under an idle GET stream
-// kept the runtime from halving its stack, 8 KiB per idle session. It takes only what chi
-// would route there (RawPath empty, one of the three methods): TestDirectEntryRoutesAsChi.
+// routes is the gateway's handler below requestDeadline. The MCP path spelled exactly skips chi
+// (docs/PERFORMANCE.md: chi's frames under an idle GET stream cost 8 KiB per session), for
+// what chi would route there alone (TestDirectEntryRoutesAsChi).
 func (g *Gateway) routes() http.Handler {
 	mcp := g.mcpEndpoint()
 	return &entry{path: g.opts.MCPPath, direct: g.requestInfo(g.recoverer(mcp)), viaChi: g.chiRoutes(mcp)}
 }
 
-// entry picks the direct entry or chi, in one dynamic call: neither router is inlined into a
-// frame every idle GET stream keeps.
+// entry makes one dynamic call: neither router is inlined into every idle stream's frame.
 type entry struct {
 	path           string
 	direct, viaChi http.Handler

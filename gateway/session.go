@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,11 +41,9 @@ type session struct {
 	admitted  bool
 	lostEarly string
 
-	mu     sync.Mutex
-	access policy.Access // a request can narrow it; a write token moves it to the read-write worker
-	// steppedUp is done when a read-only session steps up: a read-only token's streams end
-	// (readWriteLater). Made at the first such stream.
-	steppedUp     context.Context
+	mu            sync.Mutex
+	access        policy.Access   // a request can narrow it; a write token moves it to the read-write worker
+	steppedUp     context.Context // readWriteLater
 	stepUpStreams context.CancelFunc
 	calls         map[string]*inflight       // by the client's raw request id; made at the first call
 	probes        map[string]*sessions.Probe // liveness pings by the id they were sent with
@@ -96,9 +95,8 @@ func (s *session) touch(now time.Time) bool {
 	return true
 }
 
-// markEnding claims the session for the reaper if nothing changed since st was read: a verdict
-// on a snapshot must not end a session a request has since revived. An expired session is
-// claimed whatever it did since: its verdict depends on when it opened alone.
+// markEnding claims the session for the reaper if nothing changed since st was read: a request
+// may have revived it. An expired one is claimed whatever it did since.
 func (s *session) markEnding(st sessions.State, reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,8 +115,6 @@ func (s *session) markEnding(st sessions.State, reason string) bool {
 	return true
 }
 
-// startCall registers a client request, unless its id is in flight, the session is ending,
-// or max > 0 calls are in flight.
 func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max int) (*inflight, error) {
 	inf := &inflight{clientID: id, events: wire.NewEventQueue(), cancelled: make(chan struct{}), canStream: canStream, readOnly: readOnly}
 	s.mu.Lock()
@@ -155,8 +151,7 @@ func (s *session) endCall(inf *inflight) {
 	s.lastActive = time.Now()
 }
 
-// cancelCall handles the client's notifications/cancelled: the worker is told, and the POST
-// ends with 202 and no answer.
+// cancelCall tells the worker, and the POST ends with 202 and no answer.
 func (s *session) cancelCall(requestID json.RawMessage, reason string) bool {
 	s.mu.Lock()
 	inf := s.calls[string(requestID)]
@@ -189,9 +184,8 @@ func (s *session) setCall(inf *inflight, call *pool.Call) {
 	}
 }
 
-// Deliver takes a message the pool routed to this session: a call's messages go to its SSE
-// response when it can take one (a worker's request only while the session has no GET
-// stream); everything else waits in the outbox.
+// Deliver routes a worker's message: to its call's SSE response when it can take one (a
+// worker's request only while there is no GET stream), else to the outbox.
 func (s *session) Deliver(d pool.Delivery) {
 	var inf *inflight
 	if d.Call != nil {
@@ -239,8 +233,7 @@ func (s *session) isProbeAnswer(m *jsonrpc.Message) bool {
 	return s.probes[gid] != nil
 }
 
-// clientResponse routes the client's response to a liveness probe, or to the worker's request
-// if readOnly access covers the worker's mode (pool.ErrNotEntitled otherwise), audited.
+// clientResponse routes the client's response to a liveness probe or, audited, to the worker.
 func (s *session) clientResponse(m *jsonrpc.Message, readOnly bool) error {
 	var gid string
 	if err := json.Unmarshal(m.ID, &gid); err != nil {
@@ -269,4 +262,67 @@ func (s *session) clientResponse(m *jsonrpc.Message, readOnly bool) error {
 		auditAnswer(s.log, info, readOnly, "answered")
 	}
 	return nil
+}
+
+// reap ends or probes each session as the lifetime policy's verdict says (sessions.Reap).
+func (g *Gateway) reap(now time.Time) {
+	l := g.opts.Lifetime
+	for _, s := range g.sessions.All() {
+		st := s.state(now)
+		reason, probe := l.Verdict(st)
+		switch {
+		case reason != "" && s.markEnding(st, reason):
+			g.endLater(s, reason)
+		case probe:
+			s.sendProbe(now)
+		}
+	}
+}
+
+func (s *session) key() (id string, o owner) { return s.id, s.owner }
+
+// state is what the reaper reads of s, at one instant.
+func (s *session) state(now time.Time) sessions.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sessions.State{
+		Now: now, Opened: s.opened, LastActive: s.lastActive, StreamLost: s.streamLost,
+		Busy: len(s.calls) > 0, EverStream: s.everStream, StreamOpen: s.outbox.HasStream(),
+		Probe: s.currentProbe, CurrentGen: s.outbox.Current(),
+	}
+}
+
+func (s *session) streamOpened() {
+	s.mu.Lock()
+	s.everStream = true
+	s.streamLost = time.Time{}
+	s.mu.Unlock()
+}
+
+func (s *session) streamClosed(gen uint64, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.outbox.HasStream() && !s.closed {
+		s.streamLost = now
+	}
+}
+
+func (s *session) sendProbe(now time.Time) {
+	gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
+	p := &sessions.Probe{Gen: s.outbox.Current(), Sent: now}
+	s.mu.Lock()
+	if s.currentProbe != nil {
+		for id, old := range s.probes {
+			if old == s.currentProbe {
+				delete(s.probes, id)
+			}
+		}
+	}
+	s.currentProbe = p
+	if s.probes == nil {
+		s.probes = map[string]*sessions.Probe{}
+	}
+	s.probes[gid] = p
+	s.mu.Unlock()
+	s.outbox.Push((&jsonrpc.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}).Encode())
 }

@@ -15,9 +15,8 @@ func (s *session) currentAccess() policy.Access {
 	return s.access
 }
 
-// stepUp moves a read-only session whose token has the write scope to the user's read-write
-// worker, as a 403 insufficient_scope asks, and tells the client its tool list changed. The
-// reverse is narrowing per request.
+// stepUp moves a read-only session whose token may write to the user's read-write worker, as
+// a 403 insufficient_scope asks. The reverse is narrowing per request.
 func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided policy.Access) {
 	current := s.currentAccess()
 	if !current.ReadOnly || decided.ReadOnly || len(decided.Missing()) > 0 {
@@ -39,8 +38,7 @@ func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided 
 	s.outbox.Push(jsonrpc.Notification("notifications/tools/list_changed", nil).Encode())
 }
 
-// readWriteLater is done when the session steps up, for a read-only token's stream on a
-// read-only session; nil otherwise.
+// readWriteLater ends a read-only token's stream when its session steps up; nil if moot.
 func (g *Gateway) readWriteLater(s *session, p auth.Principal) context.Context {
 	if !g.decide(p).ReadOnly {
 		return nil

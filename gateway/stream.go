@@ -12,10 +12,8 @@ import (
 )
 
 // handleGet serves the session's server-to-client stream; the newest stream of a session wins.
-//
-// An idle stream waits under the whole handler chain for as long as its client stays, and the
-// runtime keeps a stack at twice what its frames use: so the work before and around the wait
-// runs in functions that have returned by then.
+// The runtime keeps an idle stream's stack at twice what its frames use, so the work around
+// the wait runs in functions that have returned by then.
 func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 	s, sid, after, resumed := g.streamRequest(w, r)
 	if s == nil {
@@ -31,9 +29,8 @@ func (g *Gateway) handleGet(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// streamRequest applies the gates of a GET and reads its Last-Event-ID: the session, the
-// stream to resume (0: the session's own; else a POST's) and the position. A refused request
-// is answered here, with a nil session.
+// streamRequest applies a GET's gates and reads its Last-Event-ID: the stream to resume (0:
+// the session's own) and the position. A refused request is answered here (nil session).
 //
 //go:noinline
 func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *session, sid, after uint64, resumed bool) {
@@ -61,13 +58,9 @@ func (g *Gateway) streamRequest(w http.ResponseWriter, r *http.Request) (s *sess
 	return s, sid, seq, sid == 0
 }
 
-// forgetBearer drops the verified token from a stream's request headers, which net/http holds
-// for the hours a stream idles. The slot is cleared too: net/http backs all header values with
-// one array, which the other headers keep alive. For the same reason the stream's handlers
-// keep the request's done channel, not its context (auth.TokenFrom).
-//
-// This frees the gateway's copy only: the connection's read buffers, and an HTTP/2 HPACK
-// table that indexed the header, are net/http's.
+// forgetBearer drops the verified token from the headers net/http holds while a stream idles,
+// clearing the slot too (all values share one array). The stream's handlers keep the done
+// channel, not the context (auth.TokenFrom). net/http's own buffers are out of reach.
 func forgetBearer(h http.Header) {
 	if v, ok := h["Authorization"]; ok {
 		clear(v)
@@ -81,8 +74,7 @@ func (g *Gateway) streamEnded(s *session, gen uint64) {
 	g.metrics.StreamClosed()
 }
 
-// openStream starts the session's stream and replays what a resumed one missed. It runs
-// aside (aside.Run), so its deep stack never grows the waiting goroutine's.
+// openStream starts the session's stream and replays what a resumed one missed (aside.Run).
 func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed bool) bool {
 	store := s.outbox.Store()
 	if !resumed {
@@ -105,10 +97,9 @@ func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed boo
 	return true
 }
 
-// serveStream drains the outbox into the session's own stream, with keepalive comments
-// between, until it is superseded or lost, the gateway stops, or done (the request's) or end
-// (sessions.StreamEnd) is closed. An idle stream waits here: its opening and writes are kept
-// out of this frame (openStream, sendTaken), and it holds no request (see forgetBearer).
+// serveStream drains the outbox into the session's stream until it is superseded or lost, the
+// gateway stops, or done or end (sessions.StreamEnd) closes. Idle streams wait here: opening
+// and writing stay out of this frame, which holds no request.
 //
 //go:noinline
 func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, s *session, after uint64, resumed bool) {
@@ -149,8 +140,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 	}
 }
 
-// sendTaken writes messages taken from the outbox (TakeLogged: those a dying stream never wrote
-// are replayed to the one that resumes it).
+// sendTaken writes messages taken (and logged for replay) from the outbox.
 //
 //go:noinline
 func (g *Gateway) sendTaken(st *wire.SSE, s *session, evs []wire.TakenEvent) bool {
@@ -164,8 +154,7 @@ func (g *Gateway) sendTaken(st *wire.SSE, s *session, evs []wire.TakenEvent) boo
 	return true
 }
 
-// resumePost serves a GET that resumes a POST's answer stream after seq: the events it
-// missed, then the rest live, until the answer or reqDone. Like serveStream it holds no request.
+// resumePost serves a GET resuming a POST's answer stream: what it missed, then the rest live.
 func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}, s *session, sid, after uint64) {
 	store := s.outbox.Store()
 	gen := store.Attach(sid)
@@ -210,8 +199,7 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 		case <-end:
 			return
 		case <-sessionDone:
-			// The session ended under the call: wait a moment for the call's error, which
-			// the POST's handler is logging.
+			// Wait a moment for the call's error, which the POST's handler is logging.
 			sessionDone = nil
 			t := time.NewTimer(sessionEndAnswerWait)
 			defer t.Stop()
@@ -243,9 +231,8 @@ func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// sessionGates applies the session gates of GET and DELETE: 400 without a session id, 404
-// for one not the caller's, 400 for an unsupported version; then a narrowed token's refusal
-// (narrowed.go) and a grant's. The session is not touched: a stream is not activity.
+// sessionGates applies the gates of GET and DELETE, the narrowed token's and the grant's
+// included. The session is not touched: a stream is not activity.
 func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *wire.Error) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {

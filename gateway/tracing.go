@@ -15,11 +15,8 @@ import (
 
 // Tracing (docs/operations.md): a POST's SERVER span begins once its body is read, as its
 // parent may be params._meta.traceparent (beginSpan), dated back to its arrival (traced).
-// Beneath it: the round trip to the worker (roundTrip) and the steps that did work; a step
-// that took no time is an attribute instead. With tracing off none of this runs.
 
-// traced begins a POST's tracing before its token is verified, and ends its span once the
-// POST is answered.
+// traced begins a POST's tracing before its token is verified, and ends its span once answered.
 func (g *Gateway) traced(next http.Handler) http.Handler {
 	if g.opts.Tracing == nil {
 		return next
@@ -83,8 +80,7 @@ func idAttribute(id []byte) string {
 	return string(id)
 }
 
-// roundTrip starts the CLIENT span of msg's round trip to the worker and returns msg with that
-// span's context in params._meta (wire.WithTraceMeta).
+// roundTrip starts the CLIENT span to the worker, its context in msg's params._meta.
 func roundTrip(ctx context.Context, msg *jsonrpc.Message) (trace.Span, *jsonrpc.Message, error) {
 	q := telemetry.RequestFrom(ctx)
 	ctx, span := q.RoundTrip(ctx)

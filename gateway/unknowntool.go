@@ -15,19 +15,17 @@ import (
 	"github.com/gemgate/gemgate/telemetry"
 )
 
-// A call the policy refuses is checked against the worker's current tool list first: a tool
-// that does not exist gets the worker's kind of answer (-32602 "unknown tool"), not a scope
-// challenge that would send the client into a re-login over a typo. The client could ask for
-// the list itself, so this costs it nothing it could not spend.
+// A call the policy refuses is checked against the worker's current tool list: a tool that
+// does not exist gets the worker's kind of answer, not a scope challenge that would send the
+// client into a re-login over a typo.
 
 const (
 	toolLookupTimeout = 10 * time.Second
 	toolLookupPages   = 100
 )
 
-// toolCall is a tools/call for the policy to decide on, in either era; or, by its kind, a
-// prompts/get, resources/read, resources/subscribe or completion/complete (name is the
-// prompt's or the resource's URI).
+// toolCall is a tools/call for the policy to decide on, in either era, or by its kind a
+// prompt's or a resource's request.
 type toolCall struct {
 	member *pool.Member
 	log    *slog.Logger // the caller's
@@ -36,8 +34,7 @@ type toolCall struct {
 	kind   policy.Kind
 	method string // for a prompt or a resource: the request's method, for its audit line
 	name   string // the body's params.name (params.uri), read strictly
-	// hint is the tool's annotations from the session's last tools/list, if any; a call
-	// refused without one is decided again on the worker's current list.
+	// hint is from the session's last tools/list; without one, the current list may decide.
 	hint        *policy.Hints
 	sessionless bool
 }
@@ -68,7 +65,6 @@ func (g *Gateway) gate(ctx context.Context, s *session, log *slog.Logger, msg *j
 
 // Gate is gate for a 2026-07-28 request other than tools/call.
 func (s sessionlessSteps) Gate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
-	g := s.g
 	if _, gated := gatedKey[msg.Method]; !gated {
 		return nil
 	}
@@ -81,17 +77,16 @@ func (s sessionlessSteps) Gate(ctx context.Context, m *pool.Member, log func() *
 	if !ok {
 		return nil
 	}
-	if v, _ := g.opts.Policy.ExplainKind(c.kind, access, c.name, nil); v == policy.Allowed {
+	if v, _ := s.g.opts.Policy.ExplainKind(c.kind, access, c.name, nil); v == policy.Allowed {
 		return nil // the common case, without making a logger
 	}
 	c.member, c.log, c.id, c.access, c.sessionless = m, log(), msg.ID, access, true
-	return g.toolGate(ctx, c)
+	return s.g.toolGate(ctx, c)
 }
 
-// toolGate applies the policy to c. A refused call is audited and counted, and answered as
-// the worker answers what it lacks when the worker does not list it or no scope would unlock
-// it; else 403 insufficient_scope naming what would, the same in both eras. A resource is not
-// looked up: its URIs need not all be listed (templates).
+// toolGate applies the policy to c. A refusal is audited, and unknown when the worker does not
+// list it or no scope would unlock it, else 403 naming what would. Resources are not looked
+// up: their URIs need not be listed (templates).
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	pol := g.opts.Policy
 	verdict, why := pol.ExplainKind(c.kind, c.access, c.name, c.hint)
@@ -150,8 +145,7 @@ func (c toolCall) audit(g *Gateway, outcome string, extra ...slog.Attr) {
 		slog.String("outcome", outcome)}, extra...)...)
 }
 
-// unknown is the worker's kind of answer to what it lacks: 200 on a session, 400 sessionless;
-// for a resource -32002 on a session (2025-x), -32602 sessionless (2026-07-28).
+// unknown is the worker's kind of answer to what it lacks, per era.
 func (c toolCall) unknown() *wire.Error {
 	status, code := http.StatusOK, int64(jsonrpc.CodeInvalidParams)
 	if c.sessionless {
@@ -169,9 +163,8 @@ func (c toolCall) unknown() *wire.Error {
 
 const codeResourceNotFound = -32002 // MCP 2025-x
 
-// listedItem looks name up in the worker's current tool (or prompt) list, with the tool's
-// annotations. known is false when the worker could not tell (an error, a timeout, a malformed
-// or endless list): the call is then refused as a real tool's would be.
+// listedItem looks name up in the worker's current list; known is false when it could not
+// tell, and the call is refused as a real tool's would be.
 func listedItem(ctx context.Context, m *pool.Member, pol *policy.Policy, k policy.Kind, access policy.Access, name string, log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
 	method := map[policy.Kind]string{policy.KindTool: "tools/list", policy.KindPrompt: "prompts/list"}[k]
 	known = listPages(ctx, m, method, func(result json.RawMessage) (bool, error) {
@@ -193,9 +186,8 @@ func listedItem(ctx context.Context, m *pool.Member, pol *policy.Policy, k polic
 	return listed, hint, known
 }
 
-// listPages asks m's worker for a list (tools/list, prompts/list) page by page, bounded in
-// time and pages, until page is done or the list ends. It reports whether it got that far:
-// not on a timeout, a page refused, a malformed nextCursor or an endless list.
+// listPages reads a worker's list page by page, bounded in time and pages, until page is done
+// or the list ends; false if it got nowhere that far.
 func listPages(ctx context.Context, m *pool.Member, method string, page func(result json.RawMessage) (done bool, err error)) bool {
 	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
 	defer cancel()

@@ -12,8 +12,7 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// waiting is one forwarded call waiting for its worker's answer, in either era. What differs
-// by era is its waitEra and which channels are nil.
+// waiting is a forwarded call waiting for its answer; eras differ by waitEra and nil channels.
 type waiting struct {
 	g      *Gateway
 	era    waitEra
@@ -38,19 +37,16 @@ type waiting struct {
 type waitEra interface {
 	// answer makes the filtered answer the client's, and names the audit outcome.
 	answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string)
-	// errorStatus is the status of an error answer written before a stream began; false: as
-	// any answer.
+	// errorStatus is the status of an error answer before a stream began; false: as any.
 	errorStatus(resp *jsonrpc.Message) (int, bool)
-	// park parks the call on a worker's question (the bridge): input-required, or an error
-	// when the client cannot be asked; false when the call goes on.
+	// park parks the call on a worker's question (the bridge); false when it goes on.
 	park(req *jsonrpc.Message) (*jsonrpc.Message, bool)
 	// clientGone is the cancel reason and audit outcome when the client's request ended.
 	clientGone() (reason, outcome string)
 	timedOut()
 }
 
-// run waits for the call's answer and writes it. It returns the call's audit outcome: ok,
-// tool_error, error, cancelled, disconnected, timeout or input_required.
+// run waits for the call's answer and writes it; it returns the audit outcome.
 func (c *waiting) run() string {
 	var timeout <-chan time.Time
 	if d := c.g.opts.Lifetime.RequestTimeout; d > 0 {
@@ -132,8 +128,7 @@ func (c *waiting) parkAnswer(ans *jsonrpc.Message) string {
 	return "input_required"
 }
 
-// orphan: a lost stream the client can resume keeps the call running (disconnection is not
-// cancellation); any other ends it. It reports whether the wait goes on.
+// orphan: a lost stream the client can resume keeps the call running; false ends the wait.
 func (c *waiting) orphan(reason string) bool {
 	if !c.out.resumable() {
 		c.call.Cancel(reason)
@@ -149,8 +144,8 @@ func (c *waiting) orphan(reason string) bool {
 	return true
 }
 
-// workerGone answers a call its worker let go of: with the answer if it came, else an error,
-// never a 503: the call may have run, and a balancer retries a 503 elsewhere.
+// workerGone answers a call its worker let go of: the answer if it came, else an error,
+// never a 503 (stoppedCall).
 func (c *waiting) workerGone() string {
 	select {
 	case resp := <-c.call.Result():
@@ -176,8 +171,7 @@ type pending struct {
 	access policy.Access
 }
 
-// await waits for and writes the answer to a session's request (waiting.run). The id is freed
-// before the answer is written: a client may reuse it the moment it has the answer.
+// await waits for a session's answer; the id is freed before it is written (reused at once).
 func (g *Gateway) await(c *pending) string {
 	s, inf := c.s, c.inf
 	wt := &waiting{
