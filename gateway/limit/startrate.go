@@ -1,6 +1,7 @@
 package limit
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -53,11 +54,7 @@ func (s *StartRate[K]) Take(k K, now time.Time) error {
 }
 
 func (s *StartRate[K]) sweep(now time.Time) {
-	for k, b := range s.buckets {
-		if b.TokensAt(now) >= float64(s.burst) {
-			delete(s.buckets, k)
-		}
-	}
+	maps.DeleteFunc(s.buckets, func(_ K, b *rate.Limiter) bool { return b.TokensAt(now) >= float64(s.burst) })
 	s.sweepAt = max(minSweep, 2*len(s.buckets))
 }
 

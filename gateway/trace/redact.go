@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -32,12 +33,8 @@ func isCredentialName(name string) bool {
 	if notCredentials[n] {
 		return false
 	}
-	for _, suffix := range []string{"token", "secret", "password", "apikey", "credential", "credentials"} {
-		if strings.HasSuffix(n, suffix) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"token", "secret", "password", "apikey", "credential", "credentials"},
+		func(suffix string) bool { return strings.HasSuffix(n, suffix) })
 }
 
 func redact(body []byte) []byte {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,11 +102,8 @@ func (rs *EventStore) addLocked(sid uint64) *streamLog {
 	rs.sweepLocked(now)
 	for len(rs.order) > resumeStreams {
 		victim := rs.order[0] // the oldest; the oldest finished one if there is any
-		for _, x := range rs.order {
-			if rs.streams[x].done {
-				victim = x
-				break
-			}
+		if i := slices.IndexFunc(rs.order, func(x uint64) bool { return rs.streams[x].done }); i >= 0 {
+			victim = rs.order[i]
 		}
 		rs.dropLocked(victim)
 	}
@@ -254,11 +252,8 @@ func (rs *EventStore) dropLocked(sid uint64) {
 	l.done = true
 	l.signal() // a reader of a dropped stream ends
 	delete(rs.streams, sid)
-	for i, x := range rs.order {
-		if x == sid {
-			rs.order = append(rs.order[:i], rs.order[i+1:]...)
-			break
-		}
+	if i := slices.Index(rs.order, sid); i >= 0 {
+		rs.order = slices.Delete(rs.order, i, i+1)
 	}
 }
 
