@@ -36,8 +36,6 @@ func (g *Gateway) newSSE(w http.ResponseWriter) *wire.SSE { return wire.NewSSE(w
 
 func (g *Gateway) writeTimeout() time.Duration { return cmp.Or(g.opts.writeTimeout, wire.WriteTimeout) }
 
-func (p *answerWriter) resumable() bool { return p.primed }
-
 // event writes one message about the call; false if the connection did not take it.
 func (p *answerWriter) event(ev []byte) bool {
 	if !p.canStream {
@@ -101,9 +99,6 @@ func (p *answerWriter) begin(pe wire.PlacedEvent, last bool) bool {
 	return p.live
 }
 
-// lose: the connection is gone; later events are only logged.
-func (p *answerWriter) lose() { p.live = false }
-
 // cancelled ends a request the client cancelled: 202 and no answer, or the stream's end.
 func (p *answerWriter) cancelled() {
 	if !p.begun {
@@ -118,5 +113,3 @@ func (p *answerWriter) finish() {
 		p.store.Finish(p.sid)
 	}
 }
-
-func (p *answerWriter) abandoned(lost time.Time) bool { return p.store.Abandoned(p.sid, lost) }

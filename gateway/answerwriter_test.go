@@ -29,7 +29,7 @@ func TestAnswerWriterFramesBothEras(t *testing.T) {
 	if got := rec.Body.String(); got != want {
 		t.Errorf("sessionless stream:\n%q\nwant\n%q", got, want)
 	}
-	if aw.resumable() {
+	if aw.primed {
 		t.Error("a sessionless stream counts as resumable")
 	}
 
@@ -43,8 +43,8 @@ func TestAnswerWriterFramesBothEras(t *testing.T) {
 	if got := rec.Body.String(); got != want {
 		t.Errorf("session stream:\n%q\nwant\n%q", got, want)
 	}
-	if evs, done, _, ok := store.Since(1, 0); !ok || !done || len(evs) != 2 || !aw.resumable() {
-		t.Errorf("session stream: %d events logged, done %v, resumable %v; want both, done", len(evs), done, aw.resumable())
+	if evs, done, _, ok := store.Since(1, 0); !ok || !done || len(evs) != 2 || !aw.primed {
+		t.Errorf("session stream: %d events logged, done %v, resumable %v; want both, done", len(evs), done, aw.primed)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -43,23 +44,16 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 
 // hiddenTools counts the tools of a list that read-only access sees and those it does not.
 func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]policy.Hints) (visible, hidden, total int) {
-	var all struct {
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	if json.Unmarshal(result, &all) != nil {
-		return 0, 0, 0
-	}
-	for _, tool := range all.Tools {
-		switch g.opts.Policy.CheckTool(access, tool.Name, hintOf(hints, tool.Name)) {
+	names, _ := policy.ListNames("tools/list", result) // FilterList read it already
+	for _, name := range names {
+		switch g.opts.Policy.CheckTool(access, name, hintOf(hints, name)) {
 		case policy.DeniedReadOnly:
 			hidden++
 		case policy.Allowed:
 			visible++
 		}
 	}
-	return visible, hidden, len(all.Tools)
+	return visible, hidden, len(names)
 }
 
 // learnHints keeps the readOnlyHints of a session's last tools/list, for its tool gate.
@@ -72,9 +66,7 @@ func (s *session) learnHints(hints map[string]policy.Hints) {
 	if s.hints == nil {
 		s.hints = make(map[string]policy.Hints, len(hints))
 	}
-	for name, h := range hints {
-		s.hints[name] = h
-	}
+	maps.Copy(s.hints, hints)
 }
 
 func callOutcome(method string, resp *jsonrpc.Message) string {
@@ -91,7 +83,8 @@ func callOutcome(method string, resp *jsonrpc.Message) string {
 func busy(id json.RawMessage, msg string) *wire.Error {
 	h := http.Header{}
 	h.Set("Retry-After", "1")
-	return &wire.Error{Status: http.StatusTooManyRequests, Code: jsonrpc.CodeInternalError, ID: id, Header: h, Message: msg}
+	return &wire.Error{Status: http.StatusTooManyRequests, Code: jsonrpc.CodeInternalError, ID: id, Header: h,
+		Message: msg}
 }
 
 // callError answers a request whose worker could not be had or call not handed to it.

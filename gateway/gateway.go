@@ -166,7 +166,8 @@ func (o *Options) validate() error {
 	if o.PostAnswers != "" && o.PostAnswers != PostAnswersSSE && o.PostAnswers != PostAnswersJSON {
 		errs = append(errs, fmt.Errorf("gateway: post_answers %q is not sse or json", o.PostAnswers))
 	}
-	return errors.Join(append(errs, o.Pool.Validate(), o.Lifetime.Validate(), o.Limits.Validate())...) // nils dropped
+	errs = append(errs, o.Pool.Validate(), o.Lifetime.Validate(), o.Limits.Validate())
+	return errors.Join(errs...) // nils dropped
 }
 
 func (o *Options) setDefaults() {

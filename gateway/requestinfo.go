@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -29,10 +30,8 @@ var (
 )
 
 func newRequestIDPrefix() string {
-	host, err := os.Hostname()
-	if host == "" || err != nil {
-		host = "localhost"
-	}
+	host, _ := os.Hostname() // "" on an error
+	host = cmp.Or(host, "localhost")
 	const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	var b [10]byte
 	_, _ = rand.Read(b[:]) // never fails: it crashes the program instead

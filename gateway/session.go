@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -312,11 +313,7 @@ func (s *session) sendProbe(now time.Time) {
 	p := &sessions.Probe{Gen: s.outbox.Current(), Sent: now}
 	s.mu.Lock()
 	if s.currentProbe != nil {
-		for id, old := range s.probes {
-			if old == s.currentProbe {
-				delete(s.probes, id)
-			}
-		}
+		maps.DeleteFunc(s.probes, func(_ string, old *sessions.Probe) bool { return old == s.currentProbe })
 	}
 	s.currentProbe = p
 	if s.probes == nil {

@@ -80,7 +80,7 @@ func TestPostStreamCutAtItsFirstWriteIsFinished(t *testing.T) {
 	if ps.event([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`)) {
 		t.Fatal("a dead connection took the first event")
 	}
-	if ps.resumable() {
+	if ps.primed {
 		t.Fatal("a stream whose first write failed counts as resumable")
 	}
 	ps.finish()

@@ -87,7 +87,7 @@ func (c *waiting) run() string {
 				return outcome
 			}
 		case <-orphanCheck:
-			if c.out.abandoned(c.lost) {
+			if c.out.store.Abandoned(c.out.sid, c.lost) { // nobody came back for the answer
 				c.call.Cancel("client stream lost and not resumed")
 				c.out.finish()
 				return "disconnected"
@@ -130,12 +130,12 @@ func (c *waiting) parkAnswer(ans *jsonrpc.Message) string {
 
 // orphan: a lost stream the client can resume keeps the call running; false ends the wait.
 func (c *waiting) orphan(reason string) bool {
-	if !c.out.resumable() {
+	if !c.out.primed {
 		c.call.Cancel(reason)
 		c.out.finish() // a first write cut midway may have given an id to resume from
 		return false
 	}
-	c.out.lose()
+	c.out.live = false // later events are only logged
 	if c.orphaned == nil {
 		c.lost = time.Now()
 		c.orphaned = time.NewTicker(wire.ResumeRetention / 4)
