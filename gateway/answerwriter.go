@@ -10,8 +10,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// answerWriter writes one forwarded request's answer: JSON, or SSE from its first event. A
-// 2025-x stream is resumable (store): primed, each event logged before it is written.
+// answerWriter writes a forwarded request's answer; a 2025-x stream is resumable (store).
 type answerWriter struct {
 	st        wire.SSE
 	trace     *trace.Tracer

@@ -22,8 +22,8 @@ func auditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d t
 		slog.String("outcome", outcome), slog.Duration("duration", d)}, extra...)...)
 }
 
-// auditUnread audits a tools/call the strict reader refused: the tries at passing one tool to
-// the policy and another to the worker. Nothing of the unread message is logged.
+// auditUnread audits a tools/call the strict reader refused (a try at showing the policy one
+// tool and the worker another); nothing of the unread message is logged.
 func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionlessEra bool, he *wire.Error) {
 	if msg.Method != "tools/call" {
 		return

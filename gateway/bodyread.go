@@ -13,8 +13,7 @@ const (
 	bodyGrowth     = 8        // how far ahead of what has arrived the buffer may grow
 )
 
-// readDeclared is io.ReadAll for a body that declared its length (negative: none): its last
-// buffer is that length, up to limit, plus one byte to see the end without growing.
+// readDeclared is io.ReadAll for a body that declared its length (negative: none), up to limit.
 func readDeclared(r io.Reader, declared, limit int64) ([]byte, error) {
 	if declared < 0 {
 		return io.ReadAll(r)

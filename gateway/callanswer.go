@@ -17,9 +17,8 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// filterTools drops from a list answer what access may not use (a malformed list fails
-// closed), and returns the tools' annotations; read-only callers' hidden tools are logged
-// once per worker.
+// filterTools drops from a list answer what access may not use (malformed: fails closed), and
+// returns the tools' annotations.
 func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, access policy.Access,
 	resp *jsonrpc.Message) (*jsonrpc.Message, map[string]policy.Hints) {
 	if !policy.Filters(method) || resp.Result == nil {

@@ -30,14 +30,16 @@ func (g *Gateway) requestDeadline(next http.Handler) http.Handler {
 	})
 }
 
-// arrival is a request body that notes whether it was read to its end.
+// arrival is a request body that notes what was read of it, and whether to its end.
 type arrival struct {
 	io.ReadCloser
+	n     int64
 	whole bool
 }
 
 func (a *arrival) Read(p []byte) (int, error) {
 	n, err := a.ReadCloser.Read(p)
+	a.n += int64(n)
 	if errors.Is(err, io.EOF) {
 		a.whole = true
 	}

@@ -26,8 +26,7 @@ func (g *Gateway) BeginDrain() {
 	}
 }
 
-// DrainRefusal is the 503 for a sessionless request while draining, unless its user's worker
-// runs here (moving would cost the worker's state).
+// DrainRefusal is the 503 while draining, unless the user's worker runs here (it has state).
 func (s sessionlessSteps) DrainRefusal(id json.RawMessage, who pool.Identity) *wire.Error {
 	g := s.g
 	if !g.closing.Load() {

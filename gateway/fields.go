@@ -11,8 +11,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// clientFields are what the gateway decides on, from jsonrpc.Parse's strict reading: it must
-// see the message exactly as the worker will.
+// clientFields are what the gateway decides on, read strictly: as the worker will see them.
 type clientFields struct {
 	// name is what the policy decides on (params.name, params.uri or params.ref's): one field,
 	// as the struct is copied in every message's frames (TestIdleStreamStackNeverDoubles).
@@ -24,8 +23,7 @@ type clientFields struct {
 	refResource   bool // a completion/complete's params.ref is a ref/resource
 }
 
-// exactParams are, per method, the params keys the gateway or an MCP server reads: each must
-// be spelled exactly. metaOnly is the other methods'.
+// exactParams are the params keys the gateway or a server reads, per method: spelled exactly.
 var (
 	exactParams = map[string][]string{
 		"tools/call":              {"_meta", "name", "arguments"},
@@ -146,8 +144,7 @@ func targetOf(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.
 	return nil
 }
 
-// completionRef reads params.ref's prompt name or resource URI; one naming both is refused:
-// the go-sdk refuses it, other readers may take either.
+// completionRef reads params.ref's name or URI; both is refused (readers differ on it).
 func completionRef(m *jsonrpc.Message, params jsonrpc.Object, f *clientFields) *wire.Error {
 	ref, ok, err := params.Object("ref")
 	if err == nil && !ok {

@@ -15,8 +15,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// originGate refuses origins nobody allowed (DNS rebinding; no Origin is no browser) and
-// repeated headers.
+// originGate refuses origins nobody allowed (DNS rebinding) and repeated headers.
 func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -92,8 +91,7 @@ func loopbackName(host string) bool {
 	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
-// clientIP is the client's address for logs only: the peer, or the nearest X-Forwarded-For
-// address no trusted proxy's.
+// clientIP is the client's address for logs only, past trusted proxies.
 func (g *Gateway) clientIP(r *http.Request) netip.Addr {
 	ip := peerAddr(r.RemoteAddr)
 	if ip.IsValid() && g.trusted(ip) {
@@ -138,8 +136,7 @@ func ClientIP(ctx context.Context) netip.Addr {
 	return info.ip
 }
 
-// cors answers allowed origins' preflights (no token: before authentication) and exposes the
-// headers they read.
+// cors answers allowed origins' preflights, which carry no token, before authentication.
 func (g *Gateway) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -264,8 +261,7 @@ func paramToken(s string) bool {
 	return true
 }
 
-// accepts reports whether Accept allows mt with q above zero (none: anything, RFC 9110
-// 12.5.1); an unreadable element allows nothing.
+// accepts reports whether Accept allows mt (RFC 9110 12.5.1); an unreadable element, nothing.
 func accepts(h http.Header, mt string) bool {
 	values := h.Values("Accept")
 	if len(values) == 0 {
@@ -299,8 +295,7 @@ func accepts(h http.Header, mt string) bool {
 	return false
 }
 
-// plainRange reads a bare media range as mime.ParseMediaType would, without allocating; false
-// for anything else (TestAcceptsAgreesWithMIME).
+// plainRange is mime.ParseMediaType for a bare range, without allocating (TestAcceptsAgreesWithMIME).
 func plainRange(elem string) (rng string, ok bool) {
 	for i := 0; i < len(elem); i++ {
 		if c := elem[i]; c >= 0x80 || c == ';' || c == '"' {

@@ -252,8 +252,7 @@ func (g *Gateway) BeginShutdown() {
 	g.stopOnce.Do(func() { close(g.stopping) })
 }
 
-// Close is phase 3 of a graceful stop (drain.go), after the HTTP server's Shutdown; give the
-// handlers a moment to write their answers before closing its connections.
+// Close is phase 3 of a graceful stop (drain.go), after the HTTP server's Shutdown.
 func (g *Gateway) Close() {
 	g.BeginShutdown()
 	g.mu.Lock()

@@ -7,8 +7,7 @@ import (
 )
 
 // narrowedRefusal refuses a read-only token on a read-write session where no tool is checked:
-// answering the worker (an elicitation's "accept" decides a write), the GET stream (where it
-// asks), and DELETE (which drops uncommitted work).
+// answering the worker (an "accept" may decide a write), its GET stream, DELETE.
 func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *wire.Error {
 	current := s.currentAccess()
 	if current.ReadOnly {

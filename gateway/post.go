@@ -80,8 +80,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 	return metrics.MethodLabel(msg.Method), g.postMessage(w, r, msg)
 }
 
-// postMessage decides the message's era, once, and hands it to that era's adapter. A request
-// whose token lacks a required scope is refused first, in either era (Options.Authenticate).
+// postMessage decides the message's era, once, after refusing a token without required scopes.
 func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
 	p, _ := auth.PrincipalFrom(r.Context())
 	decided := g.decide(p) // the token's access; a session narrows it (forward)
@@ -170,8 +169,7 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 	return s, nil
 }
 
-// clientAnswer passes the client's answer to a worker's request, if its token may answer
-// that worker (narrowedRefusal; pool.ErrNotEntitled).
+// clientAnswer passes the client's answer to a worker's request, if its token may.
 func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) *wire.Error {
 	if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
 		auditAnswer(s.log, pool.Answered{}, true, "refused") // not looked up: method unknown
@@ -304,8 +302,7 @@ func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, ne
 		Data: map[string]any{"kind": kind}}
 }
 
-// unlockingScopes are the scopes any one of which would let access use the tool, read-only
-// state kept.
+// unlockingScopes are the scopes any one of which would let access use the tool.
 func (g *Gateway) unlockingScopes(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) []string {
 	var out []string
 	for _, scope := range g.opts.Policy.ScopesSupported() {
@@ -340,10 +337,7 @@ func bearer(r *http.Request) string {
 	if tok, ok := auth.TokenFrom(r.Context()); ok {
 		return tok // checked by the authenticator
 	}
-	tok, err := auth.BearerToken(r)
-	if err != nil {
-		return ""
-	}
+	tok, _ := auth.BearerToken(r) // "" on an error
 	return tok
 }
 
@@ -369,9 +363,8 @@ func (g *Gateway) decide(p auth.Principal) policy.Access {
 	return g.opts.Policy.DecideToken(policy.Token{Subject: p.Subject, User: p.User, Scopes: p.Scopes, Claims: p.Claims()})
 }
 
-// forbiddenChallenge is what the 403 for a forbidden tool asks for, and why: the scopes any
-// one of which unlocks it, and the write scope too for a read-only token on a tool that
-// changes state (2026-07-28 asks for every needed scope at once). None when nothing unlocks it.
+// forbiddenChallenge is what the 403 for a forbidden tool asks for, and why: with the write
+// scope too where needed (2026-07-28 asks for every scope at once).
 func (g *Gateway) forbiddenChallenge(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) (needed []string, why string) {
 	needed = g.unlockingScopes(k, access, tool, hint)
 	if len(needed) == 0 {

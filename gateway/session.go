@@ -96,8 +96,8 @@ func (s *session) touch(now time.Time) bool {
 	return true
 }
 
-// markEnding claims the session for the reaper if nothing changed since st was read: a request
-// may have revived it. An expired one is claimed whatever it did since.
+// markEnding claims the session for the reaper unless a request revived it since st (expired:
+// whatever it did).
 func (s *session) markEnding(st sessions.State, reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

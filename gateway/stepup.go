@@ -15,8 +15,8 @@ func (s *session) currentAccess() policy.Access {
 	return s.access
 }
 
-// stepUp moves a read-only session whose token may write to the user's read-write worker, as
-// a 403 insufficient_scope asks. The reverse is narrowing per request.
+// stepUp moves a read-only session whose token may write to the read-write worker, as a 403
+// asks.
 func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided policy.Access) {
 	current := s.currentAccess()
 	if !current.ReadOnly || decided.ReadOnly || len(decided.Missing()) > 0 {

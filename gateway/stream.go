@@ -231,8 +231,7 @@ func (g *Gateway) handleDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// sessionGates applies the gates of GET and DELETE, the narrowed token's and the grant's
-// included. The session is not touched: a stream is not activity.
+// sessionGates applies the gates of GET and DELETE; a stream is not activity (no touch).
 func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *wire.Error) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {

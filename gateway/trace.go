@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"io"
 	"net/http"
 
 	"github.com/gemgate/gemgate/auth"
@@ -19,39 +18,24 @@ func (g *Gateway) traceInbound(r *http.Request, body []byte) {
 
 // tracedRequest is what a trace line says of r, with the bearer token the trace redacts.
 func tracedRequest(r *http.Request) trace.Request {
-	tr := trace.Request{Session: loggedSessionID(r.Header), Method: r.Method}
-	if tok, err := auth.BearerToken(r); err == nil {
-		tr.Bearer = tok
-	}
-	return tr
+	tok, _ := auth.BearerToken(r) // "" on an error
+	return trace.Request{Session: loggedSessionID(r.Header), Bearer: tok, Method: r.Method}
 }
 
-// traceRefused traces requests the authentication or origin gates turn away, with the body
-// they never read; a body already read was traced.
+// traceRefused traces requests the gates turn away, with the body they never read (a body
+// read, as requestDeadline's arrival counts, was traced already).
 func (g *Gateway) traceRefused(next http.Handler) http.Handler {
 	if g.trace == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &wire.StatusRecorder{ResponseWriter: w}
-		tap := &readTap{ReadCloser: r.Body}
-		r.Body = tap
 		next.ServeHTTP(rec, r)
 		c := rec.Status()
-		if (c != http.StatusUnauthorized && c != http.StatusForbidden) || tap.n > 0 {
+		body, _ := r.Body.(*arrival)
+		if (c != http.StatusUnauthorized && c != http.StatusForbidden) || body != nil && body.n > 0 {
 			return
 		}
-		g.trace.Refused(w, tracedRequest(r), c, tap, g.opts.MaxBodyBytes)
+		g.trace.Refused(w, tracedRequest(r), c, r.Body, g.opts.MaxBodyBytes)
 	})
-}
-
-type readTap struct {
-	io.ReadCloser
-	n int64
-}
-
-func (t *readTap) Read(p []byte) (int, error) {
-	n, err := t.ReadCloser.Read(p)
-	t.n += int64(n)
-	return n, err
 }

@@ -13,8 +13,7 @@ import (
 	"github.com/gemgate/gemgate/telemetry"
 )
 
-// Tracing (docs/operations.md): a POST's SERVER span begins once its body is read, as its
-// parent may be params._meta.traceparent (beginSpan), dated back to its arrival (traced).
+// Tracing (docs/operations.md): a POST's span begins once its body (traceparent) is read.
 
 // traced begins a POST's tracing before its token is verified, and ends its span once answered.
 func (g *Gateway) traced(next http.Handler) http.Handler {

@@ -24,8 +24,7 @@ const (
 	toolLookupPages   = 100
 )
 
-// toolCall is a tools/call for the policy to decide on, in either era, or by its kind a
-// prompt's or a resource's request.
+// toolCall is a tools/call, or by kind a prompt's or resource's request, for the policy.
 type toolCall struct {
 	member *pool.Member
 	log    *slog.Logger // the caller's

@@ -23,16 +23,15 @@ const (
 	memoryPerConnection   = 64 << 10 // of a quarter of memory: buffers, TLS, stacks take 10-40 KiB
 )
 
-// MaxSessions is the default session cap: what half of memory and the descriptors allow,
-// whichever is fewer; at least 1.
+// MaxSessions is the default session cap: what half of memory and the descriptors allow.
 func (c Capacity) MaxSessions() int {
 	byMemory := c.MemoryBytes / 2 / memoryPerWorker
 	byFiles := int64(c.OpenFiles-reservedFiles) / (filesPerWorker + connectionsPerSession)
 	return int(max(1, min(byMemory, byFiles)))
 }
 
-// MaxConnections is the default connection cap: the descriptors the reserve and every
-// session's worker leave, at most what a quarter of memory allows; at least 16.
+// MaxConnections is the default connection cap: the descriptors sessions leave, within a
+// quarter of memory.
 func (c Capacity) MaxConnections(maxSessions int) int {
 	byFiles := int64(c.OpenFiles - reservedFiles - max(maxSessions, 0)*filesPerWorker)
 	byMemory := c.MemoryBytes / 4 / memoryPerConnection
@@ -56,8 +55,8 @@ func HostCapacity() Capacity {
 	return c
 }
 
-// cgroupMemoryLimit is this process's cgroup memory limit (v2 or v1), looked up at the mount's
-// root (a container) and at the path in /proc/self/cgroup (a host process).
+// cgroupMemoryLimit is this process's cgroup memory limit (v2 or v1), seen from a container
+// (the mount's root) or a host (/proc/self/cgroup).
 func cgroupMemoryLimit() (int64, bool) {
 	candidates := []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
 	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {

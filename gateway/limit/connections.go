@@ -37,8 +37,7 @@ var refusalAnswer = []byte("HTTP/1.1 503 Service Unavailable\r\n" +
 	"Connection: close\r\n" +
 	"Content-Length: " + strconv.Itoa(len(refusalBody)) + "\r\n\r\n" + refusalBody)
 
-// Connections wraps a listener so that at most c.Max of its connections are open at once; one
-// over the cap gets a minimal HTTP 503 and is closed, before descriptors run out for everyone.
+// Connections caps a listener's open connections; one over the cap gets a minimal HTTP 503.
 // Wrap the raw TCP listener, beneath TLS, so that the server still sees *tls.Conn.
 func Connections(ln net.Listener, c ConnectionCap) net.Listener {
 	if c.Max <= 0 {
@@ -85,7 +84,6 @@ func (l *cappedListener) Accept() (net.Conn, error) {
 	}
 }
 
-// Open is the number of connections open now.
 func (l *cappedListener) Open() int { return int(l.open.Load()) }
 
 func (l *cappedListener) refuse(c net.Conn) {
@@ -105,8 +103,8 @@ func (l *cappedListener) refuse(c net.Conn) {
 	}()
 }
 
-// answer writes the 503 and closes c, after reading what the client still sends, briefly:
-// unread bytes would make the kernel reset the connection before the client reads the answer.
+// answer writes the 503 and closes c, after reading what the client still sends: unread bytes
+// would make the kernel reset the connection first.
 func answer(c net.Conn, cfg *tls.Config, timeout time.Duration) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))

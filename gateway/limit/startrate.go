@@ -8,9 +8,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// StartRate holds each user (K) to a rate of worker starts, a token bucket each: a worker
-// costs a process, memory and a backend login, so an open-and-drop loop is slowed long before
-// the session caps. A refilled bucket is forgotten: the map holds only recently active users.
+// StartRate holds each user (K) to a rate of worker starts (a process, memory, a backend
+// login each), a token bucket each; a refilled bucket is forgotten.
 type StartRate[K comparable] struct {
 	limit rate.Limit
 	burst int

@@ -103,8 +103,7 @@ func MethodLabel(m string) string {
 	return "other"
 }
 
-// Request counts an MCP POST of method (a MethodLabel); a traced request's duration carries
-// its trace id as an exemplar.
+// Request counts an MCP POST; a traced one's duration carries its trace id as an exemplar.
 func (m *Metrics) Request(method string, code int, d time.Duration, traceID string) {
 	if m == nil {
 		return

@@ -112,8 +112,7 @@ type State struct {
 	CurrentGen                          uint64 // the generation of the session's current GET stream
 }
 
-// Verdict decides a session's fate: a reason to end it ("" keeps it), and whether a liveness
-// probe goes out now.
+// Verdict is a reason to end the session ("" keeps it), and whether a probe goes out now.
 func (l Lifetime) Verdict(st State) (reason string, sendProbe bool) {
 	// A cap whatever the session does: a client always in a call would hold its worker's
 	// login as the user for ever.
@@ -149,8 +148,7 @@ func (l Lifetime) Verdict(st State) (reason string, sendProbe bool) {
 	return "", probeDue && st.StreamOpen && needProbe
 }
 
-// Reap runs pass every tick on a goroutine of its own. stop ends it and waits for a pass
-// under way; it may be called more than once.
+// Reap runs pass every tick; stop, idempotent, waits for a pass under way.
 func Reap(tick time.Duration, pass func(now time.Time)) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {

@@ -7,9 +7,8 @@ import (
 	"github.com/gemgate/gemgate/auth"
 )
 
-// StreamEnd is closed when a long-lived stream must end though its client is there: when the
-// token that opened it is no longer accepted, or also is done. A stream is a request, and
-// every request needs a live token; the client comes back with a fresh one and Last-Event-ID.
+// StreamEnd is closed when the token that opened a long-lived stream is no longer accepted, or
+// also is done: every request needs a live token, and the client resumes with a fresh one.
 // end is nil when nothing ends it; stop releases the timer. Neither holds the request.
 func StreamEnd(r *http.Request, also context.Context) (end <-chan struct{}, stop func()) {
 	p, _ := auth.PrincipalFrom(r.Context())

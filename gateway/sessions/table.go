@@ -7,8 +7,7 @@ import (
 	"sync"
 )
 
-// Table maps session ids to sessions (S) and enforces the session caps, overall and per
-// owner (K).
+// Table maps session ids to sessions (S) and enforces the caps, overall and per owner (K).
 type Table[K, S comparable] struct {
 	keyOf    func(S) (id string, owner K)
 	mu       sync.Mutex

@@ -124,8 +124,7 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// valueEnd is the index just past the value starting at b[i]: a string, an object or array
-// (brackets counted outside strings), or a literal up to the next delimiter.
+// valueEnd is the index just past the value starting at b[i].
 func valueEnd(b []byte, i int) int {
 	switch b[i] {
 	case '"':

@@ -26,8 +26,7 @@ type Request struct {
 	Method  string // the HTTP method, for a refused request's line
 }
 
-// WithSecrets is a copy of t that also redacts what secrets finds (pool.Pool.RedactSecrets)
-// in every line, whichever way it goes; nil when t is nil.
+// WithSecrets is a copy of t that also redacts what secrets finds in every line.
 func (t *Tracer) WithSecrets(secrets func([]byte) []byte) *Tracer {
 	if t == nil {
 		return nil
@@ -91,8 +90,7 @@ var jwtShaped = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-
 
 var traceEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
 
-// cut redacts body, makes it one line and applies the cap; unread bytes count towards the
-// "...(+N more)".
+// cut redacts body, makes it one line and applies the cap (unread counts as cut).
 func (t *Tracer) cut(body []byte, unread int) string {
 	if t.secrets != nil {
 		body = t.secrets(body)
