@@ -15,27 +15,23 @@ import (
 )
 
 // The input-required bridge. 2026-07-28 has no server-to-client requests: a server that needs
-// the client's input answers the call with resultType input_required, and the client retries
-// the call with inputResponses. A legacy worker instead sends elicitation/create,
-// sampling/createMessage or roots/list in the middle of its call and waits for the answer.
-// gemgate parks that call (still running at the worker, still attached to the pool) with the
-// worker's requests, answers the client input_required with a requestState naming the parked
-// call (sessionless/state.go), and on the retry answers the worker's requests with the client's
-// responses and goes on streaming the original call. A retry that never comes ends after
-// input_required_timeout: the worker's requests are answered with an error and the call is
-// left to finish unseen.
+// the client's input answers input_required, and the client retries the call with
+// inputResponses. A legacy worker instead sends elicitation/create, sampling/createMessage or
+// roots/list within its call and waits. gemgate parks that call (still running, still
+// attached) with the worker's requests, answers input_required with a requestState naming it
+// (state.go), and on the retry answers the worker's requests with the client's responses and
+// goes on streaming the call. Without a retry within input_required_timeout, the worker's
+// requests get an error and the call is left to finish unseen.
 
 const (
 	// DefaultInputRequiredTimeout is how long a parked call waits for the client's retry.
 	DefaultInputRequiredTimeout = 2 * time.Minute
 	maxParkedPerUser            = 8
 	maxParkedTotal              = 1024
-	// bridgeGather is how long gemgate waits after a worker's first request for the others
-	// it sends at once (a tool asking for roots, a sample and a form together), so that one
-	// input-required result carries them all.
+	// bridgeGather is how long gemgate waits after a worker's first request for the others it
+	// sends at once, so that one input-required result carries them all.
 	bridgeGather = 30 * time.Millisecond
-	// parkedDrain bounds how long an abandoned call's answer is waited for before its
-	// caller lets go of the worker.
+	// parkedDrain bounds the wait for an abandoned call's answer before the worker is let go.
 	parkedDrain = 30 * time.Second
 )
 
@@ -66,10 +62,9 @@ type parkTable struct {
 	seq    uint64
 }
 
-// add adds p. When p's user has maxParkedPerUser calls parked already, the oldest of them is
-// taken out and returned (evicted) for the caller to abandon: a client that left that many
-// calls waiting has likeliest given up the oldest, and its new request is served, not
-// refused. Past maxParkedTotal in all, p is refused.
+// add adds p. When p's user has maxParkedPerUser calls parked already, the oldest is taken out
+// and returned for the caller to abandon: a client that left that many waiting has likeliest
+// given up on it. Past maxParkedTotal in all, p is refused.
 func (t *parkTable) add(p *parked) (evicted *parked, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -106,7 +101,6 @@ func (t *parkTable) take(id string) *parked {
 	return p
 }
 
-// removeLocked takes p, which is in the table, out of it.
 func (t *parkTable) removeLocked(p *parked) {
 	delete(t.calls, p.id)
 	if t.byUser[p.owner]--; t.byUser[p.owner] <= 0 {
@@ -124,7 +118,7 @@ func randomID() string {
 }
 
 // park parks a call with the worker's requests and returns the input-required result for
-// the client. On an error the caller answers the worker's requests itself.
+// the client. On an error the worker's requests are refused with it.
 func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	p.id = randomID()
 	inputs := map[string]any{}
@@ -142,6 +136,9 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	if err != nil {
 		p.timer.Stop()
 		p.call.Waiting(false)
+		for _, req := range p.requests {
+			p.member.Refuse(req.ID, err.Error())
+		}
 		return nil, err
 	}
 	p.timer.Reset(timeout)
@@ -163,7 +160,7 @@ func (a *Adapter) abandonParked(id, why string) {
 	}
 }
 
-// abandon is abandonParked for a parked call already taken from the table.
+// abandon is abandonParked for a call already taken from the table.
 func abandon(p *parked, why string) {
 	for _, req := range p.requests {
 		p.member.Refuse(req.ID, why)

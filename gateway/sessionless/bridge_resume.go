@@ -13,9 +13,8 @@ import (
 )
 
 // requestStateOf reads params.requestState strictly; ok is false when absent. A case variant
-// of requestState, inputResponses or task is refused: gemgate replaces or removes those
-// keys before the worker sees the request, and a worker reading keys without regard to case
-// would take a variant it let through for the real one.
+// of requestState, inputResponses or task is refused: gemgate replaces or removes those keys,
+// and a worker reading keys without regard to case would take a variant for the real one.
 func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
 		return "", false, nil
@@ -38,17 +37,15 @@ func requestStateIn(rp requestParams) (string, bool, error) {
 	return rp.Object.String("requestState")
 }
 
-// resume takes a client's retry of a parked call, its state verified and bound to this
-// caller and request (openState): the worker's parked requests are answered with the client's
-// inputResponses, and the original call's answer (or its next input-required round) is
-// written to this response. A key left unanswered is asked for again.
+// resume takes a client's retry of a parked call, its state verified (openState): the worker's
+// parked requests are answered with the client's inputResponses, and the call's answer (or its
+// next input-required round) is written to this response. A key left unanswered is asked again.
 func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
 	refuse := func(err error) error {
 		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
 	}
-	// The retry's token must grant what the parked call's worker was given; refused, the
-	// call stays parked, so that a retry with a token granting the worker's scopes can still
-	// finish it before it times out.
+	// The retry's token must grant what the parked call's worker was given; refused, the call
+	// stays parked, for a retry with a token that does to finish.
 	m := a.parks.memberOf(claims.Park)
 	if m == nil {
 		return refuse(errStateGone)
@@ -67,10 +64,8 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 		abandon(pk, "the retry did not match the parked call")
 		return refuse(errStateNotYours)
 	}
-	// The retry is a request like any other: the policy decides on it again, with the
-	// retry's token. The state binds the access mode, not the scopes a rule may require; a
-	// token without them must not finish a call that needs them. The call is abandoned: the
-	// worker's requests get an error and the call ends.
+	// The policy decides on the retry again, with its token: the state binds the access mode,
+	// not the scopes a rule may require. Refused, the call is abandoned.
 	if msg.Method == "tools/call" {
 		if he := a.Steps.ToolGate(r.Context(), pk.member, log, msg.ID, access, pk.name); he != nil {
 			abandon(pk, "the retry was refused by the policy")
@@ -101,9 +96,6 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 		pk.requests = missing
 		result, err := a.park(pk)
 		if err != nil {
-			for _, req := range missing {
-				pk.member.Refuse(req.ID, err.Error())
-			}
 			return refuse(err)
 		}
 		detach = false
@@ -129,8 +121,8 @@ func (a *Adapter) answerInputs(pk *parked, log *slog.Logger, access policy.Acces
 			missing[key] = req
 			continue
 		}
-		// Who answered is audited, with the retry's access (which the state bound to the
-		// parked call's, and the pool checks against the worker's mode once more).
+		// Audited with the retry's access, which the state bound to the parked call's and the
+		// pool checks against the worker's mode once more.
 		info, err := pk.member.Answer(&jsonrpc.Message{ID: req.ID, Result: raw}, access.ReadOnly)
 		switch {
 		case errors.Is(err, pool.ErrNotEntitled):

@@ -12,12 +12,9 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// The 2026-07-28 revision is sessionless: every request names its protocol
-// version, client capabilities and client info in _meta, and no initialize comes first. Both
-// eras share the one endpoint; a request is sessionless when it carries no Mcp-Session-Id and its
-// MCP-Protocol-Version header or its _meta version is 2026-07-28 or later (a later or unknown
-// one gets the spec's UnsupportedProtocolVersion answer). initialize and session ids stay
-// legacy.
+// The 2026-07-28 revision is sessionless: every request names its protocol version, client
+// capabilities and client info in _meta, and no initialize comes first. Both eras share the
+// one endpoint (Is).
 
 // Version is the sessionless revision gemgate serves.
 const Version = "2026-07-28"
@@ -43,14 +40,13 @@ const (
 	HeaderProtocolVersion  = "Mcp-Protocol-Version"
 	// HeaderSessionID is the legacy era's session header: a request that carries it is not
 	// sessionless.
-	HeaderSessionID                = "Mcp-Session-Id"
-	base64HeaderPrefix             = "=?base64?"
-	base64HeaderSuffix             = "?="
-	sessionlessRemovedOrUnknownMsg = "method not found"
+	HeaderSessionID    = "Mcp-Session-Id"
+	base64HeaderPrefix = "=?base64?"
+	base64HeaderSuffix = "?="
 )
 
-// sessionlessMethods are the requests a sessionless client may send. Everything else, including the
-// legacy-only initialize, ping, logging/setLevel and resources/(un)subscribe, is 404 -32601.
+// sessionlessMethods are the requests a sessionless client may send. Everything else, the
+// legacy-only initialize, ping, logging/setLevel and resources/(un)subscribe too, is 404 -32601.
 var sessionlessMethods = map[string]bool{
 	"server/discover":          true,
 	"tools/list":               true,
@@ -67,8 +63,9 @@ var sessionlessMethods = map[string]bool{
 // namedMethods are the methods whose Mcp-Name header mirrors a params field.
 var namedMethods = map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-// Is classifies a POSTed message: true for the 2026-07-28 era. Only the era is
-// decided here; nothing is trusted yet.
+// Is classifies a POSTed message: true for the 2026-07-28 era, when it carries no
+// Mcp-Session-Id and its MCP-Protocol-Version header or its _meta version is 2026-07-28 or
+// later (a later or unknown one is refused by check as unsupported). Nothing is trusted yet.
 func Is(r *http.Request, msg *jsonrpc.Message) bool {
 	if r.Header.Get(HeaderSessionID) != "" {
 		return false
@@ -76,35 +73,17 @@ func Is(r *http.Request, msg *jsonrpc.Message) bool {
 	if sessionlessOrLater(r.Header.Get(HeaderProtocolVersion)) {
 		return true
 	}
-	v, _ := metaVersion(msg)
+	rp, err := readParams(msg)
+	if err != nil || !rp.HasMeta {
+		return false
+	}
+	v, _, _ := rp.Meta.String(MetaProtocolVersion)
 	return sessionlessOrLater(v)
 }
 
-// sessionlessOrLater: the revision names are dates, so a later one sorts after; a name that is no
+// sessionlessOrLater: revision names are dates, so a later one sorts after; a name that is no
 // date at all (v999.0.0) sorts after every date and is refused as unsupported.
 func sessionlessOrLater(v string) bool { return v != "" && v >= Version }
-
-// metaVersion reads params._meta's protocol version, strictly.
-func metaVersion(msg *jsonrpc.Message) (string, error) {
-	meta, ok, err := paramsMeta(msg)
-	if err != nil || !ok {
-		return "", err
-	}
-	v, _, err := meta.String(MetaProtocolVersion)
-	return v, err
-}
-
-// paramsMeta is params._meta, read strictly; ok is false when there is none.
-func paramsMeta(msg *jsonrpc.Message) (jsonrpc.Object, bool, error) {
-	if len(msg.Params) == 0 || string(msg.Params) == "null" {
-		return jsonrpc.Object{}, false, nil
-	}
-	params, err := msg.ParamsObject()
-	if err != nil {
-		return jsonrpc.Object{}, false, err
-	}
-	return params.Object("_meta")
-}
 
 // checks is what the checks of a sessionless request learned.
 type checks struct {
@@ -168,7 +147,6 @@ func check(r *http.Request, msg *jsonrpc.Message, served []string) (*checks, *wi
 		return nil, strictError(msg, err)
 	}
 	mr.Caps = caps
-	// Read as an object within bytes already validated; any refusal has the one answer.
 	if _, ok, err := meta.Object(MetaClientInfo); err != nil {
 		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
 			"invalid _meta field "+quote(MetaClientInfo), nil)
@@ -218,9 +196,9 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *checks) *wire
 		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
 	}
 	if h == body && !sentinelForm(h) {
-		// The body's own bytes, as the go-sdk client sends a name outside ASCII (unencoded)
-		// and its server compares it: a proxy sees the very bytes gemgate compared. Not a
-		// value in the =?base64?…?= form, which every reader in front decodes.
+		// The body's own bytes, as the go-sdk client sends a name outside ASCII and its server
+		// compares it: a proxy sees the bytes gemgate compared. Not the =?base64?…?= form,
+		// which every reader in front decodes.
 		return nil
 	}
 	v, err := plainHeaderValue(h)
@@ -271,15 +249,10 @@ func sentinelForm(v string) bool {
 // strictly (padding bits zero), so that one value has one spelling: a proxy that matches the
 // encoded form sees every header that gemgate takes for that value.
 func decodeHeaderValue(v string) (string, error) {
-	inner, ok := strings.CutPrefix(v, base64HeaderPrefix)
-	if !ok {
+	if !sentinelForm(v) {
 		return v, nil
 	}
-	inner, ok = strings.CutSuffix(inner, base64HeaderSuffix)
-	if !ok {
-		return v, nil
-	}
-	b, err := base64.StdEncoding.Strict().DecodeString(inner)
+	b, err := base64.StdEncoding.Strict().DecodeString(v[len(base64HeaderPrefix) : len(v)-len(base64HeaderSuffix)])
 	if err != nil {
 		return "", errBadBase64
 	}
@@ -302,16 +275,14 @@ func strictError(msg *jsonrpc.Message, err error) *wire.Error {
 	return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, err.Error(), nil)
 }
 
-// quote shortens a client-supplied string before it goes into a message (the core's
-// quoteSafe).
+// quote shortens a client-supplied string for a message (the core's quoteSafe).
 func quote(s string) string {
 	b, _ := json.Marshal(textclip.String(s, 100))
 	return string(b)
 }
 
-// statusOf is the HTTP status of a JSON-RPC error answered to a sessionless request
-// that has no stream yet (SEP-2575): 404 for an unknown method, 400 for invalid params, an
-// unsupported version or a missing client capability, else 200.
+// statusOf is the HTTP status of a JSON-RPC error answered to a sessionless request that has
+// no stream yet (SEP-2575).
 func statusOf(code int64) int {
 	switch code {
 	case jsonrpc.CodeMethodNotFound:
@@ -323,7 +294,7 @@ func statusOf(code int64) int {
 }
 
 // LegacyOnly guards GET and DELETE, which exist only for legacy sessions: one without a
-// session id that names 2026-07-28 or later is 405, as the sessionless transport says.
+// session id that names 2026-07-28 or later is 405.
 func LegacyOnly(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(HeaderSessionID) == "" && sessionlessOrLater(r.Header.Get(HeaderProtocolVersion)) {

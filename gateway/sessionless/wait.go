@@ -102,9 +102,6 @@ func (c *Wait) Park(req *jsonrpc.Message) (*jsonrpc.Message, bool) {
 	}
 	result, err := c.a.park(pk)
 	if err != nil {
-		for _, req := range pk.requests {
-			pk.member.Refuse(req.ID, err.Error())
-		}
 		return nil, false
 	}
 	c.parked = true
