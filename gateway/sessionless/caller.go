@@ -10,16 +10,17 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// eventBuffer bounds the messages a call's stream holds for the client;
-// beyond it further notifications are dropped (the call's answer never is: it travels apart).
-const eventBuffer = 64
+const (
+	// eventBuffer bounds the messages a call's stream holds for the client; beyond it
+	// notifications are dropped (the call's answer never is: it travels apart).
+	eventBuffer = 64
+	// maxWorkerRequestsPerCall bounds the worker requests one call holds for the bridge.
+	maxWorkerRequestsPerCall = 16
+)
 
-// maxWorkerRequestsPerCall bounds the worker requests one sessionless call holds for the bridge.
-const maxWorkerRequestsPerCall = 16
-
-// caller is one request of the era attached to its user's worker for as long as it
-// runs: a short-lived pool caller. It takes the messages that belong to its own call (progress,
-// and log lines when the request asked for them) and nothing of the user's other callers.
+// caller is one request of the era attached to its user's worker while it runs: a short-lived
+// pool caller. It takes its own call's messages (progress, and log lines when the request asked
+// for them) and nothing of the user's other callers.
 type caller struct {
 	events    wire.EventQueue       // progress and log lines, at most eventBuffer unread
 	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
@@ -31,8 +32,8 @@ type caller struct {
 }
 
 func newCaller(wantsLogs bool) *caller {
-	// The events wait in a queue that grows with them, not in a channel of eventBuffer slots
-	// made on every call, though most calls send none.
+	// A queue that grows with the events, not a channel of eventBuffer slots made on every
+	// call, though most calls send none.
 	return &caller{events: wire.NewEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
 		wantsLogs: wantsLogs, created: time.Now()}
 }
@@ -44,38 +45,34 @@ func (c *caller) Deliver(d pool.Delivery) {
 	if d.Call != nil && d.Call.Tag() != c {
 		return
 	}
-	if d.Request && d.Call == nil {
-		// A request of no call of this one's (the pool does not send such, CanTakeRequest):
-		// a 2026-07-28 client is asked only within its own call. Answered as if asked and
-		// not agreed.
-		if req, err := jsonrpc.Parse(d.Message, jsonrpc.Options{}); err == nil {
-			if m := c.member.Load(); m != nil {
-				m.Decline(req.ID)
-			}
-		}
-		return
-	}
 	if d.Request {
 		req, err := jsonrpc.Parse(d.Message, jsonrpc.Options{})
 		if err != nil {
 			return
 		}
-		select {
-		case c.requests <- req:
-		default:
-			if m := c.member.Load(); m != nil {
-				m.Refuse(req.ID, "too many requests to the client in one call")
+		if d.Call != nil {
+			select {
+			case c.requests <- req:
+				return
+			default:
 			}
+		}
+		m := c.member.Load()
+		switch {
+		case m == nil:
+		case d.Call == nil:
+			// Of no call of this one's (the pool sends none such, CanTakeRequest): a 2026-07-28
+			// client is asked only within its own call. Answered as if asked and not agreed.
+			m.Decline(req.ID)
+		default:
+			m.Refuse(req.ID, "too many requests to the client in one call")
 		}
 		return
 	}
-	if d.Call == nil {
-		return // the user's stream-level notifications are for subscriptions/listen
+	// The user's stream-level notifications are for subscriptions/listen.
+	if d.Call != nil && c.takes(d.Message) {
+		c.events.Push(d.Message, eventBuffer) // false: the buffer is full and the message dropped
 	}
-	if !c.takes(d.Message) {
-		return
-	}
-	c.events.Push(d.Message, eventBuffer) // false: the buffer is full and the message dropped
 }
 
 func (c *caller) LastActive() time.Time { return c.created }
@@ -87,12 +84,12 @@ func (c *caller) CanTakeRequest() bool { return false }
 func (c *caller) Detached(string)      { c.once.Do(func() { close(c.detached) }) }
 
 // takes reports whether a worker's notification about the call goes to the client: a log line
-// only when the request asked for a level (_meta logLevel), as 2026-07-28 says; a legacy
-// worker logs to every session that set one, whichever request it is about.
-func (c *caller) takes(msg []byte) bool { return c.wantsLogs || !isLogMessage(msg) }
-
-// isLogMessage reports whether an encoded worker message is a notifications/message.
-func isLogMessage(b []byte) bool {
-	m, err := jsonrpc.Parse(b, jsonrpc.Options{})
-	return err == nil && m.Method == "notifications/message"
+// only when the request asked for a level (_meta logLevel), as 2026-07-28 says (a legacy worker
+// logs to every session that set one, whichever request it is about).
+func (c *caller) takes(msg []byte) bool {
+	if c.wantsLogs {
+		return true
+	}
+	m, err := jsonrpc.Parse(msg, jsonrpc.Options{})
+	return err != nil || m.Method != "notifications/message"
 }
