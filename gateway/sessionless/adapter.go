@@ -48,8 +48,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		// One worker per session (starting one per request would be a worker start per call),
 		// or a worker whose state between calls needs a session (GemStone): the client falls
 		// back to initialize.
-		return refusal(msg, http.StatusBadRequest, CodeUnsupportedVersion, why+": use initialize",
-			map[string]any{"supported": a.Legacy, "requested": mr.Version})
+		return unsupported(msg, why+": use initialize", a.Legacy, mr.Version)
 	}
 	id := a.Steps.Identity(r, p, access)
 	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
@@ -67,7 +66,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	q := &request{msg: msg, mr: mr, tool: tool, progressToken: progressToken, p: p, access: access, id: id, hasState: hasState}
 	if hasState {
 		if !strings.HasPrefix(state, statePrefix) {
-			return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
+			return refusal(msg, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it")
 		}
 		claims, he := a.openState(msg, mr, p, access.ReadOnly, state)
 		if he != nil {
@@ -115,7 +114,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 		}
 	}()
 	if q.pass != nil && (!m.AttachedSessionless() || m.WorkerID() != q.pass.Worker) {
-		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
+		return refusal(msg, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error())
 	}
 	if msg.Method == "server/discover" {
 		return a.discover(w, msg, initResult)

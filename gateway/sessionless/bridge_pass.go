@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"net/http"
 	"slices"
 
 	"github.com/gemgate/gemgate/auth"
@@ -76,7 +75,7 @@ func (a *Adapter) openState(msg *jsonrpc.Message, mr *checks, p auth.Principal, 
 		err = claims.belongsTo(p, readOnly, msg.Method, mr.Name)
 	}
 	if err != nil {
-		return claims, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return claims, refusal(msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
 	return claims, nil
 }

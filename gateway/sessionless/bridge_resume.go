@@ -42,7 +42,7 @@ func requestStateIn(rp requestParams) (string, bool, error) {
 // next input-required round) is written to this response. A key left unanswered is asked again.
 func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
 	refuse := func(err error) error {
-		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return refusal(msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
 	// The retry's token must grant what the parked call's worker was given; refused, the call
 	// stays parked, for a retry with a token that does to finish.

@@ -250,7 +250,7 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		return nil, strictError(msg, err)
 	}
 	if len(want.ResourceSubscriptions) > maxResourceSubscriptions {
-		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
+		return nil, refusal(msg, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions")
 	}
 	o := ownerOf(p)
 	if !a.listens.take(o) {

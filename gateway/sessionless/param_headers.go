@@ -143,7 +143,7 @@ func checkParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []paramBind
 		hv := h.Get(name)
 		arg, ok := lookupArg(p.Arguments, b.path)
 		if err := compareParam(hv, arg, ok); err != nil {
-			return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
+			return refusal(msg, CodeHeaderMismatch, "the "+name+" header "+err.Error())
 		}
 	}
 	return nil
