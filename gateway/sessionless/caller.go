@@ -22,21 +22,36 @@ const (
 // pool caller. It takes its own call's messages (progress, and log lines when the request asked
 // for them) and nothing of the user's other callers.
 type caller struct {
+	attachment
 	events    wire.EventQueue       // progress and log lines, at most eventBuffer unread
 	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
 	member    atomic.Pointer[pool.Member]
-	detached  chan struct{}
-	once      sync.Once
 	wantsLogs bool
-	created   time.Time
 }
 
 func newCaller(wantsLogs bool) *caller {
 	// A queue that grows with the events, not a channel of eventBuffer slots made on every
 	// call, though most calls send none.
-	return &caller{events: wire.NewEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
-		wantsLogs: wantsLogs, created: time.Now()}
+	return &caller{attachment: newAttachment(), events: wire.NewEventQueue(),
+		requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), wantsLogs: wantsLogs}
 }
+
+// attachment is what the era's pool callers share. CanTakeRequest is false: a 2026-07-28
+// client has no stream outside its own call, so it is never asked a worker's request that
+// belongs to no call of its (pool.workerRequest); within its call, the bridge parks it.
+type attachment struct {
+	detached chan struct{} // closed when the worker lets go
+	once     sync.Once
+	created  time.Time
+}
+
+func newAttachment() attachment {
+	return attachment{detached: make(chan struct{}), created: time.Now()}
+}
+
+func (c *attachment) LastActive() time.Time { return c.created }
+func (c *attachment) CanTakeRequest() bool  { return false }
+func (c *attachment) Detached(string)       { c.once.Do(func() { close(c.detached) }) }
 
 // Deliver keeps a message of this call's; it never blocks. A worker request (which the pool
 // routes here only when the client declared the capability) goes to the bridge: 2026-07-28
@@ -74,14 +89,6 @@ func (c *caller) Deliver(d pool.Delivery) {
 		c.events.Push(d.Message, eventBuffer) // false: the buffer is full and the message dropped
 	}
 }
-
-func (c *caller) LastActive() time.Time { return c.created }
-
-// CanTakeRequest is false: a 2026-07-28 client has no stream outside its own call, so it is
-// never asked a worker's request that belongs to no call of its (pool.workerRequest); within
-// its call, the bridge parks the request as an input-required result.
-func (c *caller) CanTakeRequest() bool { return false }
-func (c *caller) Detached(string)      { c.once.Do(func() { close(c.detached) }) }
 
 // takes reports whether a worker's notification about the call goes to the client: a log line
 // only when the request asked for a level (_meta logLevel), as 2026-07-28 says (a legacy worker

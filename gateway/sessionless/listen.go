@@ -150,14 +150,12 @@ func (c *listenCounter) release(o owner) {
 
 // listenCaller is a listen stream's attachment to the worker.
 type listenCaller struct {
+	attachment
 	// filter is set once the worker's capabilities are known, after the attach: until then
 	// (nil) nothing passes. The pool delivers from the worker's reading goroutine.
-	filter   atomic.Pointer[listenFilter]
-	subID    json.RawMessage
-	events   chan []byte
-	detached chan struct{}
-	once     sync.Once
-	created  time.Time
+	filter atomic.Pointer[listenFilter]
+	subID  json.RawMessage
+	events chan []byte
 }
 
 func (c *listenCaller) Deliver(d pool.Delivery) {
@@ -178,10 +176,6 @@ func (c *listenCaller) Deliver(d pool.Delivery) {
 	default: // a client that does not read loses notifications, never gemgate's memory
 	}
 }
-
-func (c *listenCaller) LastActive() time.Time { return c.created }
-func (c *listenCaller) CanTakeRequest() bool  { return false }
-func (c *listenCaller) Detached(string)       { c.once.Do(func() { close(c.detached) }) }
 
 // tagSubscription adds _meta subscriptionId to a notification's params.
 func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error) {
@@ -271,7 +265,7 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			release()
 		}
 	}()
-	c := &listenCaller{subID: msg.ID, events: make(chan []byte, eventBuffer), detached: make(chan struct{}), created: time.Now()}
+	c := &listenCaller{attachment: newAttachment(), subID: msg.ID, events: make(chan []byte, eventBuffer)}
 	attached, initResult, err := a.attach(r.Context(), id, c, mr)
 	if err != nil {
 		return nil, a.attachError(msg, err)
