@@ -2,7 +2,6 @@ package sessionless
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
@@ -111,16 +110,10 @@ func (t *parkTable) removeLocked(p *parked) {
 	}
 }
 
-func randomID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // park parks a call with the worker's requests and returns the input-required result for
 // the client. On an error the worker's requests are refused with it.
 func (a *Adapter) park(p *parked) (json.RawMessage, error) {
-	p.id = randomID()
+	p.id = rand.Text()
 	inputs := map[string]any{}
 	keys := make([]string, 0, len(p.requests))
 	for key, req := range p.requests {
@@ -145,11 +138,16 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	if evicted != nil {
 		abandon(evicted, "a newer call of the same user's took its place (at most 8 wait for their client)")
 	}
-	state := a.parks.key.seal(stateClaims{
-		Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly, Worker: p.member.WorkerID(),
-		Park: p.id, Method: p.msg.Method, Name: p.name, Keys: keys, Expires: a.Now().Add(timeout).Unix(),
-	})
+	c := p.claims()
+	c.Park, c.Keys, c.Expires = p.id, keys, a.Now().Add(timeout).Unix()
+	state := a.parks.key.seal(c)
 	return json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": inputs, "requestState": state})
+}
+
+// claims are what a requestState for p's retry binds: who, which worker, which request.
+func (p *parked) claims() stateClaims {
+	return stateClaims{Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly,
+		Worker: p.member.WorkerID(), Method: p.msg.Method, Name: p.name}
 }
 
 // abandonParked ends a parked call whose retry did not come: the worker's requests get an

@@ -84,8 +84,7 @@ func (a *Adapter) openState(msg *jsonrpc.Message, mr *checks, p auth.Principal, 
 // input-required result gets its requestState wrapped, or is an error for the client (the
 // worker's state is never handed out unbound).
 func (a *Adapter) passInputRequired(pk *parked, resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, string) {
-	wrapped, err := a.wrapInputRequired(stateClaims{Issuer: pk.owner.issuer, Subject: pk.owner.subject, ReadOnly: pk.access.ReadOnly,
-		Worker: pk.member.WorkerID(), Method: pk.msg.Method, Name: pk.name}, resp.Result)
+	wrapped, err := a.wrapInputRequired(pk.claims(), resp.Result)
 	if err != nil {
 		a.Log.Warn("a sessionless worker's input-required result could not be passed on", "worker", pk.member.WorkerID(), "error", err)
 		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's answer could not be passed on: "+err.Error(), nil), "error"
