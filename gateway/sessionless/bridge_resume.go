@@ -12,21 +12,9 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// requestStateOf reads params.requestState strictly; ok is false when absent. A case variant
+// requestStateIn reads params.requestState strictly; ok is false when absent. A case variant
 // of requestState, inputResponses or task is refused: gemgate replaces or removes those keys,
 // and a worker reading keys without regard to case would take a variant for the real one.
-func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
-	if len(msg.Params) == 0 || string(msg.Params) == "null" {
-		return "", false, nil
-	}
-	params, err := msg.ParamsObject()
-	if err != nil {
-		return "", false, err
-	}
-	return requestStateIn(requestParams{Object: params, Present: true})
-}
-
-// requestStateIn is requestStateOf on params already read.
 func requestStateIn(rp requestParams) (string, bool, error) {
 	if !rp.Present {
 		return "", false, nil

@@ -87,8 +87,8 @@ func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
 			return f, &jsonrpc.TypeError{Field: "params.notifications.resourceSubscriptions", Want: "an array of strings"}
 		}
 		if jsontext.HasLoneSurrogate(raw) {
-			// The URIs gemgate subscribes the worker to, read as every string it decides on
-			// is (jsonrpc's Object.String): not one URI to it and another to the client.
+			// Read as every string gemgate decides on is (jsonrpc's Object.String): not one
+			// URI to it and another to the client.
 			return f, &jsonrpc.TypeError{Field: "params.notifications.resourceSubscriptions", Want: "strings without a lone UTF-16 surrogate escape"}
 		}
 	}
@@ -99,24 +99,19 @@ func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
 func (f listenFilter) agreed(initResult json.RawMessage) listenFilter {
 	var init struct {
 		Capabilities struct {
-			Tools     *struct{ ListChanged bool } `json:"tools"`
-			Prompts   *struct{ ListChanged bool } `json:"prompts"`
-			Resources *struct {
-				ListChanged bool `json:"listChanged"`
-				Subscribe   bool `json:"subscribe"`
-			} `json:"resources"`
-		} `json:"capabilities"`
+			Tools, Prompts struct{ ListChanged bool }
+			Resources      struct{ ListChanged, Subscribe bool }
+		}
 	}
 	_ = json.Unmarshal(initResult, &init)
 	c := init.Capabilities
-	var out listenFilter
-	out.ToolsListChanged = f.ToolsListChanged && c.Tools != nil && c.Tools.ListChanged
-	out.PromptsListChanged = f.PromptsListChanged && c.Prompts != nil && c.Prompts.ListChanged
-	if c.Resources != nil {
-		out.ResourcesListChanged = f.ResourcesListChanged && c.Resources.ListChanged
-		if c.Resources.Subscribe {
-			out.ResourceSubscriptions = f.ResourceSubscriptions
-		}
+	out := listenFilter{
+		ToolsListChanged:     f.ToolsListChanged && c.Tools.ListChanged,
+		PromptsListChanged:   f.PromptsListChanged && c.Prompts.ListChanged,
+		ResourcesListChanged: f.ResourcesListChanged && c.Resources.ListChanged,
+	}
+	if c.Resources.Subscribe {
+		out.ResourceSubscriptions = f.ResourceSubscriptions
 	}
 	return out
 }

@@ -17,6 +17,18 @@ func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 	return legacyMessageOf(msg, rp), nil
 }
 
+// requestStateOf is requestStateIn on a message's params, read here.
+func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
+	if len(msg.Params) == 0 || string(msg.Params) == "null" {
+		return "", false, nil
+	}
+	params, err := msg.ParamsObject()
+	if err != nil {
+		return "", false, err
+	}
+	return requestStateIn(requestParams{Object: params, Present: true})
+}
+
 // passMessage is passMessageOf on a message's params and their _meta, read here.
 func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc.Message, error) {
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
