@@ -63,7 +63,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	if err != nil {
 		return strictError(msg, err)
 	}
-	q := &request{msg: msg, mr: mr, tool: tool, progressToken: progressToken, p: p, access: access, id: id, hasState: hasState}
+	q := &request{msg: msg, mr: mr, tool: tool, progressToken: progressToken, p: p, access: access, id: id}
 	if hasState {
 		if !strings.HasPrefix(state, statePrefix) {
 			return refusal(msg, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it")
@@ -92,7 +92,6 @@ type request struct {
 	p             auth.Principal
 	access        policy.Access
 	id            pool.Identity
-	hasState      bool
 	pass          *stateClaims // a retry of a sessionless worker's input-required result
 }
 
@@ -164,14 +163,13 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 
 // forWorker is the request as the worker takes it: passMessageOf or legacyMessageOf.
 func (q *request) forWorker(sessionless bool) (*jsonrpc.Message, error) {
-	if !sessionless {
+	switch {
+	case !sessionless:
 		return legacyMessageOf(q.msg, q.mr.Params), nil
+	case q.pass != nil:
+		return passMessageOf(q.msg, q.mr.Params, true, q.pass.WorkerState)
 	}
-	ws := ""
-	if q.pass != nil {
-		ws = q.pass.WorkerState
-	}
-	return passMessageOf(q.msg, q.mr.Params, q.hasState, ws)
+	return passMessageOf(q.msg, q.mr.Params, false, "")
 }
 
 // discover answers server/discover from the worker's InitializeResult.
