@@ -123,7 +123,11 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	timeout := a.InputRequiredTimeout
 	// The timer is made before the table has p (whose other users read the field) and runs
 	// only once it does: fired earlier, it would find nothing to abandon and p would stay.
-	p.timer = time.AfterFunc(time.Duration(math.MaxInt64), func() { a.abandonParked(p.id, "the client did not answer in time") })
+	p.timer = time.AfterFunc(time.Duration(math.MaxInt64), func() {
+		if taken := a.parks.take(p.id); taken != nil {
+			abandon(taken, "the client did not answer in time")
+		}
+	})
 	p.call.Waiting(true) // its worker's next questions are no longer taken for its own
 	evicted, err := a.parks.add(p)
 	if err != nil {
@@ -150,15 +154,9 @@ func (p *parked) claims() stateClaims {
 		Worker: p.member.WorkerID(), Method: p.msg.Method, Name: p.name}
 }
 
-// abandonParked ends a parked call whose retry did not come: the worker's requests get an
-// error, the call's answer is waited for (bounded) and dropped, and the worker let go.
-func (a *Adapter) abandonParked(id, why string) {
-	if p := a.parks.take(id); p != nil {
-		abandon(p, why)
-	}
-}
-
-// abandon is abandonParked for a call already taken from the table.
+// abandon ends a parked call, taken from the table, whose retry will not come: the worker's
+// requests get an error, the call's answer is waited for (bounded) and dropped, and the worker
+// let go.
 func abandon(p *parked, why string) {
 	for _, req := range p.requests {
 		p.member.Refuse(req.ID, why)

@@ -281,18 +281,6 @@ func quote(s string) string {
 	return string(b)
 }
 
-// statusOf is the HTTP status of a JSON-RPC error answered to a sessionless request that has
-// no stream yet (SEP-2575).
-func statusOf(code int64) int {
-	switch code {
-	case jsonrpc.CodeMethodNotFound:
-		return http.StatusNotFound
-	case jsonrpc.CodeInvalidParams, CodeUnsupportedVersion, CodeMissingCapability, CodeHeaderMismatch:
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
-}
-
 // LegacyOnly guards GET and DELETE, which exist only for legacy sessions: one without a
 // session id that names 2026-07-28 or later is 405.
 func LegacyOnly(next http.HandlerFunc) http.HandlerFunc {

@@ -73,13 +73,19 @@ func (c *Wait) Answer(resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, 
 	return &out, outcome
 }
 
-// ErrorStatus is the HTTP status of an error answer written before a stream began.
+// ErrorStatus is the HTTP status of an error answer written before a stream began (SEP-2575).
 func (c *Wait) ErrorStatus(resp *jsonrpc.Message) int {
 	var e struct {
 		Code int64 `json:"code"`
 	}
 	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
-	return statusOf(e.Code)
+	switch e.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, CodeUnsupportedVersion, CodeMissingCapability, CodeHeaderMismatch:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // Park parks the call with the worker's questions sent together and returns the input-required
