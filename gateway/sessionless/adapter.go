@@ -54,8 +54,9 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
 		return he
 	}
+	q := &request{msg: msg, mr: mr, tool: tool, progressToken: progressToken, p: p, access: access, id: id}
 	if msg.Method == "subscriptions/listen" {
-		return a.listen(w, r, msg, mr, p, access, id)
+		return a.listen(w, r, q)
 	}
 	// A requestState is always gemgate's own (a parked call, or a sessionless worker's state
 	// wrapped: bridge_pass.go), checked before anything reaches a worker.
@@ -63,7 +64,6 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	if err != nil {
 		return strictError(msg, err)
 	}
-	q := &request{msg: msg, mr: mr, tool: tool, progressToken: progressToken, p: p, access: access, id: id}
 	if hasState {
 		if !strings.HasPrefix(state, statePrefix) {
 			return refusal(msg, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it")

@@ -246,7 +246,8 @@ func decodeHeaderValue(v string) (string, error) {
 	if !sentinelForm(v) {
 		return v, nil
 	}
-	b, err := base64.StdEncoding.Strict().DecodeString(v[len(base64HeaderPrefix) : len(v)-len(base64HeaderSuffix)])
+	inner := v[len(base64HeaderPrefix) : len(v)-len(base64HeaderSuffix)]
+	b, err := base64.StdEncoding.Strict().DecodeString(inner)
 	if err != nil {
 		return "", errBadBase64
 	}

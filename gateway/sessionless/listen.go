@@ -9,12 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/internal/jsontext"
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
 
@@ -70,7 +68,8 @@ func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
 	if err != nil || !ok {
 		return f, err
 	}
-	if err := n.Exact("toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions"); err != nil {
+	if err := n.Exact("toolsListChanged", "promptsListChanged", "resourcesListChanged",
+		"resourceSubscriptions"); err != nil {
 		return f, err
 	}
 	for _, b := range []struct {
@@ -207,10 +206,10 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 // The stream is opened aside: opening it would grow the connection's goroutine to 16 KiB,
 // which then waits here, idle, for as long as the client listens (aside.Run,
 // TestIdleListenStackNeverDoubles).
-func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, access policy.Access, id pool.Identity) error {
+func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, q *request) error {
 	var l *listening
 	var err error
-	aside.Run(func() { l, err = a.openListen(w, r, msg, mr, p, access, id) })
+	aside.Run(func() { l, err = a.openListen(w, r, q) })
 	if l == nil {
 		return err
 	}
@@ -233,7 +232,8 @@ type listening struct {
 // openListen reads the listen request, attaches it to the user's worker, subscribes what it
 // asks for and starts the stream with its acknowledgement. It returns nil when the request
 // is done: refused (the error), its stream lost, or nothing agreed (then it has its result).
-func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, access policy.Access, id pool.Identity) (*listening, error) {
+func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, q *request) (*listening, error) {
+	msg := q.msg
 	want, err := readListenFilter(msg)
 	if err != nil {
 		return nil, strictError(msg, err)
@@ -241,7 +241,7 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	if len(want.ResourceSubscriptions) > maxResourceSubscriptions {
 		return nil, refusal(msg, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions")
 	}
-	o := ownerOf(p)
+	o := ownerOf(q.p)
 	if !a.listens.take(o) {
 		return nil, wire.TooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", a.ListenRetryAfter)
 	}
@@ -261,7 +261,7 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		}
 	}()
 	c := &listenCaller{attachment: newAttachment(), subID: msg.ID, events: make(chan []byte, eventBuffer)}
-	attached, initResult, err := a.attach(r.Context(), id, c, mr)
+	attached, initResult, err := a.attach(r.Context(), q.id, c, q.mr)
 	if err != nil {
 		return nil, a.attachError(msg, err)
 	}
@@ -269,7 +269,7 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	l := &listening{stream: a.Steps.Stream(w), c: c, release: release}
 	agreed := want.agreed(initResult)
 	for _, uri := range agreed.ResourceSubscriptions {
-		if he := a.listenSubscribe(r.Context(), m, msg, p, access, id, uri); he != nil {
+		if he := a.listenSubscribe(r.Context(), m, q, uri); he != nil {
 			return nil, he
 		}
 	}
@@ -334,17 +334,17 @@ func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
 // listenSubscribe subscribes this listen stream to uri at the worker, once the policy allowed
 // it as it would a resources/subscribe of uri (Steps.Gate). The pool counts subscriptions per
 // caller, so the worker hears one subscribe per URI however many listen.
-func (a *Adapter) listenSubscribe(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, p auth.Principal,
-	access policy.Access, id pool.Identity, uri string) *wire.Error {
+func (a *Adapter) listenSubscribe(ctx context.Context, m *pool.Member, q *request, uri string) *wire.Error {
+	msg := q.msg
 	params, _ := json.Marshal(map[string]string{"uri": uri})
 	sub := &jsonrpc.Message{ID: msg.ID, Method: "resources/subscribe", Params: params}
-	if he := a.Steps.Gate(ctx, m, func() *slog.Logger { return a.requestLog(p, m.WorkerID()) }, sub, access); he != nil {
+	if he := a.Steps.Gate(ctx, m, func() *slog.Logger { return a.requestLog(q.p, m.WorkerID()) }, sub, q.access); he != nil {
 		return he
 	}
 	ctx, cancel := context.WithTimeout(ctx, listenSubscribeTimeout)
 	defer cancel()
 	req := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-listen"`), Method: "resources/subscribe", Params: params}
-	call, err := m.Call(ctx, pool.Request{Message: req, Identity: id})
+	call, err := m.Call(ctx, pool.Request{Message: req, Identity: q.id})
 	if err != nil {
 		return a.Steps.CallError(msg.ID, err)
 	}
