@@ -11,12 +11,10 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// A sessionless worker answers its own input-required results: its inputRequests and rounds
-// reach the client untouched. Only its requestState is wrapped, sealed in a state of gemgate's
-// (state.go) that binds it to the user, the worker, the method and name, the input keys and an
-// expiry: a retry goes back only to the worker that asked, for the user it asked, and the
-// worker's state is restored on the way in. A retry is a request like any other: authenticated,
-// its headers checked, and decided by the policy again.
+// A sessionless worker answers its own input-required results, which reach the client untouched
+// but for its requestState: sealed in one of gemgate's (state.go), a retry goes back only to the
+// worker that asked, for the user it asked, and gets the worker's state back. A retry is a
+// request like any other: authenticated, its headers checked, and decided by the policy again.
 
 var (
 	errStateTooLarge   = errors.New("the worker's requestState is too large to pass on")
@@ -31,8 +29,7 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 		if !wire.MayHaveKey(result, "resultType") {
 			return result, nil // nearly every answer: not decoded, however large
 		}
-		// Looked up as the map below would: exact key, the last one; a value that decodes
-		// to anything but the string input_required is not one.
+		// Looked up as the map below would: exact key, the last one.
 		if raw, ok := wire.LastMember(result, "resultType"); !ok || raw[0] != '"' || !wire.DecodesTo(raw, "input_required") {
 			return result, nil
 		}

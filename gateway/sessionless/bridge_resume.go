@@ -38,7 +38,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 	if m == nil {
 		return refuse(errStateGone)
 	}
-	log := a.requestLog(p, m.WorkerID()) // the retry's lines, its refusals and answers alike
+	log := a.requestLog(p, m.WorkerID())
 	if he := a.Steps.GrantRefusal(m, p, msg.ID, "a retry of "+quote(msg.Method), log); he != nil {
 		return he
 	}

@@ -53,9 +53,8 @@ func (c *attachment) LastActive() time.Time { return c.created }
 func (c *attachment) CanTakeRequest() bool  { return false }
 func (c *attachment) Detached(string)       { c.once.Do(func() { close(c.detached) }) }
 
-// Deliver keeps a message of this call's; it never blocks. A worker request (which the pool
-// routes here only when the client declared the capability) goes to the bridge: 2026-07-28
-// has no server-to-client requests on a stream.
+// Deliver keeps a message of this call's; it never blocks. A worker request goes to the bridge:
+// 2026-07-28 has no server-to-client requests on a stream.
 func (c *caller) Deliver(d pool.Delivery) {
 	if d.Call != nil && d.Call.Tag() != c {
 		return

@@ -229,9 +229,9 @@ type listening struct {
 	release func() // detaches from the worker and gives back the user's listen slot
 }
 
-// openListen reads the listen request, attaches it to the user's worker, subscribes what it
-// asks for and starts the stream with its acknowledgement. It returns nil when the request
-// is done: refused (the error), its stream lost, or nothing agreed (then it has its result).
+// openListen attaches a listen request to the user's worker, subscribes what it asks for and
+// starts the stream with its acknowledgement. It returns nil when the request is done: refused
+// (the error), its stream lost, or nothing agreed (then it has its result).
 func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, q *request) (*listening, error) {
 	msg := q.msg
 	want, err := readListenFilter(msg)

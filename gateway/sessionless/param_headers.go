@@ -170,32 +170,30 @@ func compareParam(header string, arg json.RawMessage, present bool) error {
 	if json.Unmarshal(arg, &val) != nil {
 		return errors.New("mirrors an unreadable argument")
 	}
-	var want string
+	var match bool
 	switch x := val.(type) {
 	case string:
-		want = x
+		match = v == x
 	case bool:
-		want = strconv.FormatBool(x)
+		match = v == strconv.FormatBool(x)
 	case float64:
 		if x != math.Trunc(x) || math.Abs(x) > 1<<53-1 {
-			return errors.New("mirrors an argument that is not an integer, string or boolean")
+			return errNotPrimitive
 		}
-		eq, ok := decimalIsInteger(v, int64(x))
-		if !ok {
+		var plain bool
+		if match, plain = decimalIsInteger(v, int64(x)); !plain {
 			return errors.New("is not a plain decimal number")
 		}
-		if !eq {
-			return errors.New("does not match the argument")
-		}
-		return nil
 	default:
-		return errors.New("mirrors an argument that is not an integer, string or boolean")
+		return errNotPrimitive
 	}
-	if v != want {
+	if !match {
 		return errors.New("does not match the argument")
 	}
 	return nil
 }
+
+var errNotPrimitive = errors.New("mirrors an argument that is not an integer, string or boolean")
 
 // decimalIsInteger reads an integer argument's header: ok only for the plain decimal form
 // -?[0-9]+(\.[0-9]+)? with no leading zero before another digit (what the TypeScript SDK's

@@ -33,8 +33,8 @@ type Steps interface {
 	ToolPages(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool
 	// GrantRefusal refuses a request whose token grants less than m's worker was given.
 	GrantRefusal(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
-	// CallError is the answer to a request the pool could not serve; AttachError is that for
-	// a request whose worker could not be had.
+	// CallError answers a request the pool could not serve; AttachError one whose worker
+	// could not be had.
 	CallError(id json.RawMessage, err error) *wire.Error
 	AttachError(id json.RawMessage, err error) *wire.Error
 	// Await runs the one wait loop for a forwarded call, writes its answer and returns the
@@ -49,8 +49,8 @@ type Steps interface {
 	Stream(w http.ResponseWriter) *wire.SSE
 	// Keepalive is a new stream's keepalive ticker: each call gives its next tick.
 	Keepalive() func() <-chan time.Time
-	// StreamLife readies a long-lived stream: the request's bearer token is forgotten, and
-	// end is closed when the token the stream was opened with expires (stop releases it).
+	// StreamLife forgets the request's bearer token for a long-lived stream; end is closed
+	// when that token expires (stop releases it).
 	StreamLife(r *http.Request) (end <-chan struct{}, stop func())
 	// Outbound traces a message gemgate writes to the client.
 	Outbound(body []byte)
@@ -69,8 +69,8 @@ type Config struct {
 	// InputRequiredTimeout is how long a parked call waits for its client's retry; 0 is
 	// DefaultInputRequiredTimeout.
 	InputRequiredTimeout time.Duration
-	// WorkerRetryAfter and ListenRetryAfter are the Retry-After of a refusal for a worker
-	// that is gone, and for a user with too many listen streams.
+	// WorkerRetryAfter and ListenRetryAfter are the Retry-After for a worker that is gone,
+	// and for a user with too many listen streams.
 	WorkerRetryAfter, ListenRetryAfter time.Duration
 	// Stopping is closed when the gateway shuts down: listen streams end.
 	Stopping <-chan struct{}
