@@ -48,7 +48,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		// One worker per session (starting one per request would be a worker start per call),
 		// or a worker whose state between calls needs a session (GemStone): the client falls
 		// back to initialize.
-		return unsupported(msg, why+": use initialize", a.Legacy, mr.Version)
+		return unsupported(msg, why+": use initialize", a.Legacy, Version)
 	}
 	id := a.Steps.Identity(r, p, access)
 	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {

@@ -87,8 +87,7 @@ func sessionlessOrLater(v string) bool { return v != "" && v >= Version }
 
 // checks is what the checks of a sessionless request learned.
 type checks struct {
-	Params     requestParams // every later check and edit uses this reading
-	Version    string
+	Params     requestParams  // every later check and edit uses this reading
 	Caps       jsonrpc.Object // _meta clientCapabilities
 	ClientInfo []byte         // _meta clientInfo, raw; nil when absent
 	LogLevel   string         // _meta logLevel; "" means no log messages for this request
@@ -132,7 +131,7 @@ func check(r *http.Request, msg *jsonrpc.Message, served []string) (*checks, *wi
 	if version != Version {
 		return nil, unsupported(msg, "unsupported protocol version "+quote(version), served, version)
 	}
-	mr := &checks{Params: rp, Version: version}
+	mr := &checks{Params: rp}
 	caps, ok, err := meta.Object(MetaClientCapabilities)
 	if err != nil || !ok {
 		return nil, refusal(msg, jsonrpc.CodeInvalidParams,
