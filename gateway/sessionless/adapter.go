@@ -68,7 +68,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		if !strings.HasPrefix(state, statePrefix) {
 			return refusal(msg, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it")
 		}
-		claims, he := a.openState(msg, mr, p, access.ReadOnly, state)
+		claims, he := a.openState(q, state)
 		if he != nil {
 			return he
 		}
@@ -76,7 +76,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 			// One round of the bridge: the client's answers to a parked call's questions.
 			ctx, span := telemetry.Step(r.Context(), "gemgate.bridge.round", trace.SpanKindInternal)
 			defer span.End()
-			return a.resume(w, r.WithContext(ctx), msg, p, access, claims)
+			return a.resume(w, r.WithContext(ctx), q, claims)
 		}
 		q.pass = &claims
 	}

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -66,13 +65,13 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 }
 
 // openState verifies a client's requestState and that it belongs to this caller and request.
-func (a *Adapter) openState(msg *jsonrpc.Message, mr *checks, p auth.Principal, readOnly bool, state string) (stateClaims, *wire.Error) {
+func (a *Adapter) openState(q *request, state string) (stateClaims, *wire.Error) {
 	claims, err := a.parks.key.open(state, a.Now())
 	if err == nil {
-		err = claims.belongsTo(p, readOnly, msg.Method, mr.Name)
+		err = claims.belongsTo(q.p, q.access.ReadOnly, q.msg.Method, q.mr.Name)
 	}
 	if err != nil {
-		return claims, refusal(msg, jsonrpc.CodeInvalidParams, err.Error())
+		return claims, refusal(q.msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
 	return claims, nil
 }

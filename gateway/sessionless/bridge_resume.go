@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
@@ -28,7 +27,8 @@ func requestStateIn(rp requestParams) (string, bool, error) {
 // resume takes a client's retry of a parked call, its state verified (openState): the worker's
 // parked requests are answered with the client's inputResponses, and the call's answer (or its
 // next input-required round) is written to this response. A key left unanswered is asked again.
-func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
+func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, claims stateClaims) error {
+	msg, p, access := q.msg, q.p, q.access
 	refuse := func(err error) error {
 		return refusal(msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
@@ -63,11 +63,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 		abandon(pk, "the retry was refused by the policy")
 		return he
 	}
-	params, err := msg.ParamsObject()
-	if err != nil {
-		return strictError(msg, err)
-	}
-	responses, _, err := params.Object("inputResponses")
+	responses, _, err := q.mr.Params.Object.Object("inputResponses")
 	if err != nil {
 		return strictError(msg, err)
 	}
