@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -97,7 +98,7 @@ func (a *Adapter) answerInputs(pk *parked, log *slog.Logger, access policy.Acces
 	responses jsonrpc.Object) map[string]*jsonrpc.Message {
 	missing := map[string]*jsonrpc.Message{}
 	for key, req := range pk.requests {
-		if !claims.hasKey(key) {
+		if !slices.Contains(claims.Keys, key) { // not asked for in this state
 			continue
 		}
 		raw, ok := responses.Raw(key)

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -137,6 +136,3 @@ func (c stateClaims) belongsTo(p auth.Principal, readOnly bool, method, name str
 	}
 	return nil
 }
-
-// hasKey reports whether key is one the state asked for.
-func (c stateClaims) hasKey(key string) bool { return slices.Contains(c.Keys, key) }
