@@ -30,7 +30,7 @@ const (
 	MetaPrefix             = "io.modelcontextprotocol/"
 )
 
-// Error codes of the sessionless era (basic/index.mdx, Error Codes).
+// Error codes (basic/index.mdx, Error Codes) and headers of the sessionless era.
 const (
 	CodeHeaderMismatch     = -32020
 	CodeMissingCapability  = -32021
@@ -38,8 +38,7 @@ const (
 	HeaderMethod           = "Mcp-Method"
 	HeaderName             = "Mcp-Name"
 	HeaderProtocolVersion  = "Mcp-Protocol-Version"
-	// HeaderSessionID is the legacy era's session header: a request that carries it is not
-	// sessionless.
+	// HeaderSessionID is the legacy era's: a request that carries it is not sessionless.
 	HeaderSessionID    = "Mcp-Session-Id"
 	base64HeaderPrefix = "=?base64?"
 	base64HeaderSuffix = "?="
