@@ -14,10 +14,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Request is the tracing of one MCP POST. Its SERVER span begins once the body is read
-// (Begin), since its parent may be the body's params._meta.traceparent, and is dated back to
-// the request's arrival; the token's verification, done before, is recorded as its child then.
-// A nil *Request (tracing off) does nothing.
+// Request is the tracing of one MCP POST. Its SERVER span begins once the body is read (Begin),
+// since its parent may be the body's params._meta.traceparent, dated back to the request's
+// arrival; the token's verification, done before, is then recorded as its child. A nil
+// *Request (tracing off) does nothing.
 type Request struct {
 	t        *Tracing
 	start    time.Time
@@ -34,8 +34,7 @@ type Request struct {
 
 type requestKey struct{}
 
-// Arrive begins the tracing of a POST: the returned context carries the *Request (RequestFrom).
-// Off, it returns nil and ctx.
+// Arrive begins the tracing of a POST, in the returned context (RequestFrom).
 func (t *Tracing) Arrive(r *http.Request) (*Request, context.Context) {
 	if t == nil {
 		return nil, r.Context()
@@ -99,8 +98,8 @@ func (q *Request) Begin(ctx context.Context, c Call) context.Context {
 	q.name, q.attrs = spanName(c, q.path), q.attributes(c)
 	ctx, q.span = q.t.tracer.Start(pctx, q.name, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(q.start), trace.WithAttributes(q.attrs...))
-	// A token from the cache of verified tokens took a map lookup: the attribute above says
-	// so. A full check (a signature, perhaps a key fetch) or a refusal gets its span.
+	// A token from the cache took a map lookup, which the attribute says; a full check or a
+	// refusal gets its span.
 	if q.cached && !q.verified.IsZero() {
 		return ctx
 	}
@@ -154,8 +153,8 @@ func (q *Request) attributes(c Call) []attribute.KeyValue {
 	return a
 }
 
-// Outcome sets the request's outcome (the audit's, for a tools/call); without one it follows
-// from the status (End).
+// Outcome sets the request's outcome (the audit's, for a tools/call); else End takes it from
+// the status.
 func (q *Request) Outcome(outcome string) {
 	if q != nil {
 		q.outcome = outcome
@@ -229,10 +228,9 @@ func Step(ctx context.Context, name string, kind trace.SpanKind, attrs ...attrib
 	return parent.TracerProvider().Tracer(scope).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }
 
-// RoundTrip starts the span of the request's round trip to its worker: a CLIENT span named
-// as the SERVER span, with network.transport pipe (stdio) and the method and the tool's or
-// prompt's name; the rest of the request's attributes are its parent's, not repeated (each
-// attribute is a cost in every exported span).
+// RoundTrip starts the span of the request's round trip to its worker: a CLIENT span named as
+// the SERVER span, with network.transport pipe, the method and the tool's or prompt's name; the
+// other attributes are its parent's, not repeated (each is a cost in every exported span).
 func (q *Request) RoundTrip(ctx context.Context) (context.Context, trace.Span) {
 	if q == nil || q.span == nil || !q.span.IsRecording() {
 		return ctx, noSpan
@@ -259,9 +257,8 @@ func EndRoundTrip(span trace.Span, outcome string) {
 	span.End()
 }
 
-// WorkerMeta is the trace context the worker's message carries in params._meta: the worker
-// round trip span's (ctx's) traceparent and tracestate, and its baggage when trace_baggage
-// is on. nil when ctx has no recording span.
+// WorkerMeta is the trace context the worker's message carries in params._meta: ctx's span's
+// traceparent and tracestate, and baggage with trace_baggage; nil unless ctx's span records.
 func (q *Request) WorkerMeta(ctx context.Context) map[string]string {
 	if q == nil || !trace.SpanFromContext(ctx).IsRecording() {
 		return nil
@@ -288,15 +285,13 @@ func decided(span trace.Span, allowed bool, why string) {
 	span.SetAttributes(attribute.String("gemgate.decision", decision), attribute.String("gemgate.decided_by", why))
 }
 
-// Decision starts the span of a policy decision that has work to do (gemgate.policy): one
-// that asks the worker what it lists, on the way to a refusal. A decision read off the
-// policy at once is only Decided on the SERVER span.
+// Decision starts the span of a policy decision that asks the worker what it lists; one read
+// off the policy at once is only Decided on the SERVER span.
 func Decision(ctx context.Context) (context.Context, trace.Span) {
 	return Step(ctx, "gemgate.policy", trace.SpanKindInternal)
 }
 
-// EndDecision ends a decision's span with its verdict and what decided it, which server's
-// span (the SERVER span) carries too.
+// EndDecision ends a decision's span with its verdict, which server's span carries too.
 func EndDecision(server context.Context, span trace.Span, allowed bool, why string) {
 	Decided(server, allowed, why)
 	decided(span, allowed, why)

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -18,16 +19,14 @@ import (
 )
 
 // Settings are gemgate's own tracing settings; everything else comes from the standard
-// OTEL_* environment (OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, OTEL_RESOURCE_ATTRIBUTES, the
-// exporter's OTEL_EXPORTER_OTLP_* headers, timeouts and TLS).
+// OTEL_* environment.
 type Settings struct {
-	// Endpoint (trace_endpoint) is the OTLP endpoint, read as OTEL_EXPORTER_OTLP_ENDPOINT
-	// is; when set it wins over the environment's endpoint.
+	// Endpoint (trace_endpoint) is the OTLP endpoint, read as OTEL_EXPORTER_OTLP_ENDPOINT is,
+	// and wins over it.
 	Endpoint string
 	// User (trace_user) puts the user's name on the server span as gemgate.user.
 	User bool
-	// Baggage (trace_baggage) takes a client's W3C baggage in and passes it to the worker;
-	// without it a client's baggage is dropped.
+	// Baggage (trace_baggage) passes a client's W3C baggage to the worker; else it is dropped.
 	Baggage bool
 }
 
@@ -50,13 +49,15 @@ type Tracing struct {
 	provider *sdktrace.TracerProvider // nil for one made by NewWith
 }
 
-// scope is the instrumentation scope of gemgate's spans.
-const scope = "github.com/gemgate/gemgate"
+const (
+	scope         = "github.com/gemgate/gemgate" // the instrumentation scope of gemgate's spans
+	shutdownBound = 5 * time.Second
+)
 
 // Destination is where traces go: the OTLP endpoint and protocol, and which setting named the
 // endpoint; an empty endpoint is tracing off. getenv is os.Getenv outside tests.
 func Destination(s Settings, getenv func(string) string) (endpoint, protocol, from string) {
-	protocol = firstOf(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "http/protobuf")
+	protocol = cmp.Or(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "http/protobuf")
 	switch {
 	case s.Endpoint != "":
 		return s.Endpoint, protocol, "trace_endpoint"
@@ -75,7 +76,7 @@ func Describe(s Settings, getenv func(string) string) string {
 		return "tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT or trace_endpoint to export traces)"
 	}
 	return fmt.Sprintf("tracing: OTLP %s to %s (from %s), service.name %s, sampler %s", protocol, endpoint, from,
-		firstOf(getenv("OTEL_SERVICE_NAME"), "gemgate"), firstOf(getenv("OTEL_TRACES_SAMPLER"), "parentbased_always_on"))
+		cmp.Or(getenv("OTEL_SERVICE_NAME"), "gemgate"), cmp.Or(getenv("OTEL_TRACES_SAMPLER"), "parentbased_always_on"))
 }
 
 // New sets tracing up from s and the environment; nil, nil when no endpoint is configured.
@@ -95,8 +96,7 @@ func New(ctx context.Context, s Settings) (*Tracing, error) {
 	if err != nil {
 		return nil, err
 	}
-	// service.name defaults to gemgate; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read
-	// after it, win.
+	// service.name defaults to gemgate; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win.
 	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", "gemgate")),
 		resource.WithTelemetrySDK(), resource.WithFromEnv())
 	if err != nil {
@@ -128,8 +128,6 @@ func (t *Tracing) Shutdown() error {
 	return t.provider.Shutdown(ctx)
 }
 
-const shutdownBound = 5 * time.Second
-
 // exporter is the OTLP exporter for protocol; endpoint, when set, is trace_endpoint's.
 func exporter(ctx context.Context, protocol, endpoint string) (sdktrace.SpanExporter, error) {
 	switch protocol {
@@ -158,13 +156,4 @@ func signalURL(base string) string {
 	}
 	u.Path = "/v1/traces"
 	return u.String()
-}
-
-func firstOf(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -20,17 +20,16 @@ import (
 	"github.com/gemgate/gemgate/telemetry"
 )
 
-// Post serves one request of the era, p's, whose token's access is access: the request is
-// checked by its era's rules (era.go), then authorized by the same policy as a session's call
-// (Steps.ToolGate), routed to the user's worker (the one the user's sessions of the same access
-// mode use) as a short-lived pool caller, and answered (call).
+// Post serves one request of the era, p's, with its token's access: checked by the era's rules
+// (era.go), authorized by the same policy as a session's call, and sent to the user's worker
+// of that access mode as a short-lived pool caller (call).
 func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access) error {
 	switch {
 	case msg.IsResponse():
 		return wire.BadRequest("a " + Version + " client sends no responses: there are no server-to-client requests")
 	case msg.IsNotification():
-		// Nothing a sessionless client notifies changes what gemgate does: cancellation is
-		// closing the request's stream.
+		// Nothing a sessionless client notifies changes anything: cancellation is closing the
+		// request's stream.
 		w.WriteHeader(http.StatusAccepted)
 		return nil
 	}
@@ -39,39 +38,37 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		a.Steps.AuditUnread(r, msg, p, he)
 		return he
 	}
-	tool, progressToken, he := a.Steps.Fields(msg) // on Check's reading
+	tool, progressToken, he := a.Steps.Fields(msg)
 	if he != nil {
 		he.Status = http.StatusBadRequest
 		a.Steps.AuditUnread(r, msg, p, he)
 		return he
 	}
 	if why := a.Pool.SessionlessRefused(); why != "" {
-		// One worker per session (a sessionless request has no worker of its own, and
-		// starting one per request would be a worker start per call), or a worker whose
-		// state between calls needs a session to own it (GemStone): the client falls back to
-		// initialize.
-		return refusal(msg, http.StatusBadRequest, CodeUnsupportedVersion, why+": use initialize",
-			map[string]any{"supported": a.Legacy, "requested": mr.Version})
+		// One worker per session (starting one per request would be a worker start per call),
+		// or a worker whose state between calls needs a session (GemStone): the client falls
+		// back to initialize.
+		return unsupported(msg, why+": use initialize", a.Legacy, Version)
 	}
 	id := a.Steps.Identity(r, p, access)
 	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
 		return he
 	}
+	q := &request{msg: msg, mr: mr, tool: tool, progressToken: progressToken, p: p, access: access, id: id}
 	if msg.Method == "subscriptions/listen" {
-		return a.listen(w, r, msg, mr, p, access, id)
+		return a.listen(w, r, q)
 	}
-	// A requestState is always gemgate's own: a parked call of the bridge, or a sessionless
-	// worker's state wrapped (bridge_pass.go). It is checked before anything reaches a worker.
+	// A requestState is always gemgate's own (a parked call, or a sessionless worker's state
+	// wrapped: bridge_pass.go), checked before anything reaches a worker.
 	state, hasState, err := requestStateIn(mr.Params)
 	if err != nil {
 		return strictError(msg, err)
 	}
-	q := &request{msg: msg, mr: mr, tool: tool, progressToken: progressToken, p: p, access: access, id: id, hasState: hasState}
 	if hasState {
 		if !strings.HasPrefix(state, statePrefix) {
-			return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it", nil)
+			return refusal(msg, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it")
 		}
-		claims, he := a.openState(msg, mr, p, access.ReadOnly, state)
+		claims, he := a.openState(q, state)
 		if he != nil {
 			return he
 		}
@@ -79,7 +76,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 			// One round of the bridge: the client's answers to a parked call's questions.
 			ctx, span := telemetry.Step(r.Context(), "gemgate.bridge.round", trace.SpanKindInternal)
 			defer span.End()
-			return a.resume(w, r.WithContext(ctx), msg, p, access, claims)
+			return a.resume(w, r.WithContext(ctx), q, claims)
 		}
 		q.pass = &claims
 	}
@@ -95,14 +92,12 @@ type request struct {
 	p             auth.Principal
 	access        policy.Access
 	id            pool.Identity
-	hasState      bool
 	pass          *stateClaims // a retry of a sessionless worker's input-required result
 }
 
-// call attaches the request's caller to the user's worker and forwards the request
-// to it. A sessionless worker takes the request as it is (the pool remaps the id); a legacy
-// one gets it as a legacy request of gemgate's session with it. server/discover is answered
-// by gemgate for both, from the worker's own discover answer or its InitializeResult.
+// call attaches the request's caller to the user's worker and forwards the request to it, as
+// the worker's era takes it (forWorker). server/discover is answered by gemgate, from the
+// worker's own discover answer or its InitializeResult.
 func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error {
 	msg := q.msg
 	c := newCaller(q.mr.LogLevel != "")
@@ -118,7 +113,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 		}
 	}()
 	if q.pass != nil && (!m.AttachedSessionless() || m.WorkerID() != q.pass.Worker) {
-		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error(), nil)
+		return refusal(msg, jsonrpc.CodeInvalidParams, errStateWorkerGone.Error())
 	}
 	if msg.Method == "server/discover" {
 		return a.discover(w, msg, initResult)
@@ -148,11 +143,9 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: q.progressToken, Identity: q.id, Tag: c})
 	if err != nil {
 		telemetry.EndRoundTrip(span, "error")
-	}
-	if errors.Is(err, pool.ErrDetached) {
-		return wire.Overloaded(msg.ID, "the worker is gone; try again", a.WorkerRetryAfter, err)
-	}
-	if err != nil {
+		if errors.Is(err, pool.ErrDetached) {
+			return wire.Overloaded(msg.ID, "the worker is gone; try again", a.WorkerRetryAfter, err)
+		}
 		return a.Steps.CallError(msg.ID, err)
 	}
 	started := time.Now()
@@ -168,17 +161,15 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	return nil
 }
 
-// forWorker is the request as the worker takes it: a sessionless worker's with its state
-// unwrapped (passMessageOf), a legacy worker's without the 2026-07-28 fields (legacyMessageOf).
+// forWorker is the request as the worker takes it: passMessageOf or legacyMessageOf.
 func (q *request) forWorker(sessionless bool) (*jsonrpc.Message, error) {
-	if !sessionless {
+	switch {
+	case !sessionless:
 		return legacyMessageOf(q.msg, q.mr.Params), nil
+	case q.pass != nil:
+		return passMessageOf(q.msg, q.mr.Params, true, q.pass.WorkerState)
 	}
-	ws := ""
-	if q.pass != nil {
-		ws = q.pass.WorkerState
-	}
-	return passMessageOf(q.msg, q.mr.Params, q.hasState, ws)
+	return passMessageOf(q.msg, q.mr.Params, false, "")
 }
 
 // discover answers server/discover from the worker's InitializeResult.
@@ -198,11 +189,10 @@ var defaultClientInfo = json.RawMessage(`{"name":"gemgate-modern-client","versio
 
 // legacyParams are the initialize params a sessionless request stands for, for the pool: the
 // version gemgate speaks with workers (legacy), the client capabilities that decide which worker
-// requests the pool may route to this caller (for the bridge), and the client's info.
+// requests the pool may route to this caller, and the client's info.
 //
-// It is written by hand, as json.Marshal wrote it from maps (keys in order, the client's info
-// compacted and HTML-escaped; TestLegacyParamsBytes holds the bytes), since every sessionless
-// request makes it.
+// Written by hand, as json.Marshal wrote it from maps (TestLegacyParamsBytes holds the bytes),
+// since every sessionless request makes it.
 func legacyParams(mr *checks, legacy string) json.RawMessage {
 	info := defaultClientInfo
 	if mr.ClientInfo != nil {
@@ -228,18 +218,14 @@ func legacyParams(mr *checks, legacy string) json.RawMessage {
 	return out
 }
 
-// legacyMessageOf is a sessionless request as a legacy worker takes it, on the params
-// check read: the io.modelcontextprotocol/ keys of _meta are removed (the worker was
-// initialized by gemgate; a dual-era worker would otherwise take the request as a
-// sessionless one). Everything else keeps its bytes. It cannot fail: the reading was the
-// only step that could.
+// legacyMessageOf is a sessionless request as a legacy worker takes it, on check's reading:
+// without the io.modelcontextprotocol/ keys of _meta (a dual-era worker would otherwise take it
+// as a sessionless request) and the retry and task fields. Everything else keeps its bytes.
 func legacyMessageOf(msg *jsonrpc.Message, rp requestParams) *jsonrpc.Message {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
 	params := rp.Object.Edit(func(key string, v json.RawMessage) json.RawMessage {
 		switch key {
-		case "inputResponses", "requestState": // the retry fields are gemgate's to answer (bridge.go)
-			return nil
-		case "task": // a task is not asked of the worker (worker.go)
+		case "inputResponses", "requestState", "task": // gemgate's to answer; no task is asked for
 			return nil
 		case "_meta":
 			if !rp.HasMeta { // null
@@ -264,7 +250,7 @@ func legacyMessageOf(msg *jsonrpc.Message, rp requestParams) *jsonrpc.Message {
 }
 
 // attachError is the answer to a request whose worker could not be had; nil when the client
-// went away while it waited (there is no one to answer).
+// went away while it waited.
 func (a *Adapter) attachError(msg *jsonrpc.Message, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return nil

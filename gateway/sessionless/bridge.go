@@ -2,7 +2,6 @@ package sessionless
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
@@ -15,27 +14,23 @@ import (
 )
 
 // The input-required bridge. 2026-07-28 has no server-to-client requests: a server that needs
-// the client's input answers the call with resultType input_required, and the client retries
-// the call with inputResponses. A legacy worker instead sends elicitation/create,
-// sampling/createMessage or roots/list in the middle of its call and waits for the answer.
-// gemgate parks that call (still running at the worker, still attached to the pool) with the
-// worker's requests, answers the client input_required with a requestState naming the parked
-// call (sessionless/state.go), and on the retry answers the worker's requests with the client's
-// responses and goes on streaming the original call. A retry that never comes ends after
-// input_required_timeout: the worker's requests are answered with an error and the call is
-// left to finish unseen.
+// the client's input answers input_required, and the client retries the call with
+// inputResponses. A legacy worker instead sends elicitation/create, sampling/createMessage or
+// roots/list within its call and waits. gemgate parks that call (still running, still
+// attached) with the worker's requests, answers input_required with a requestState naming it
+// (state.go), and on the retry answers the worker's requests with the client's responses and
+// goes on streaming the call. Without a retry within input_required_timeout, the worker's
+// requests get an error and the call is left to finish unseen.
 
 const (
 	// DefaultInputRequiredTimeout is how long a parked call waits for the client's retry.
 	DefaultInputRequiredTimeout = 2 * time.Minute
 	maxParkedPerUser            = 8
 	maxParkedTotal              = 1024
-	// bridgeGather is how long gemgate waits after a worker's first request for the others
-	// it sends at once (a tool asking for roots, a sample and a form together), so that one
-	// input-required result carries them all.
+	// bridgeGather is how long gemgate waits after a worker's first request for the others it
+	// sends at once, so that one input-required result carries them all.
 	bridgeGather = 30 * time.Millisecond
-	// parkedDrain bounds how long an abandoned call's answer is waited for before its
-	// caller lets go of the worker.
+	// parkedDrain bounds the wait for an abandoned call's answer before the worker is let go.
 	parkedDrain = 30 * time.Second
 )
 
@@ -66,10 +61,9 @@ type parkTable struct {
 	seq    uint64
 }
 
-// add adds p. When p's user has maxParkedPerUser calls parked already, the oldest of them is
-// taken out and returned (evicted) for the caller to abandon: a client that left that many
-// calls waiting has likeliest given up the oldest, and its new request is served, not
-// refused. Past maxParkedTotal in all, p is refused.
+// add adds p. When p's user has maxParkedPerUser calls parked already, the oldest is taken out
+// and returned for the caller to abandon: a client that left that many waiting has likeliest
+// given up on it. Past maxParkedTotal in all, p is refused.
 func (t *parkTable) add(p *parked) (evicted *parked, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -106,7 +100,6 @@ func (t *parkTable) take(id string) *parked {
 	return p
 }
 
-// removeLocked takes p, which is in the table, out of it.
 func (t *parkTable) removeLocked(p *parked) {
 	delete(t.calls, p.id)
 	if t.byUser[p.owner]--; t.byUser[p.owner] <= 0 {
@@ -117,16 +110,10 @@ func (t *parkTable) removeLocked(p *parked) {
 	}
 }
 
-func randomID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // park parks a call with the worker's requests and returns the input-required result for
-// the client. On an error the caller answers the worker's requests itself.
+// the client. On an error the worker's requests are refused with it.
 func (a *Adapter) park(p *parked) (json.RawMessage, error) {
-	p.id = randomID()
+	p.id = rand.Text()
 	inputs := map[string]any{}
 	keys := make([]string, 0, len(p.requests))
 	for key, req := range p.requests {
@@ -136,34 +123,40 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	timeout := a.InputRequiredTimeout
 	// The timer is made before the table has p (whose other users read the field) and runs
 	// only once it does: fired earlier, it would find nothing to abandon and p would stay.
-	p.timer = time.AfterFunc(time.Duration(math.MaxInt64), func() { a.abandonParked(p.id, "the client did not answer in time") })
+	p.timer = time.AfterFunc(time.Duration(math.MaxInt64), func() {
+		if taken := a.parks.take(p.id); taken != nil {
+			abandon(taken, "the client did not answer in time")
+		}
+	})
 	p.call.Waiting(true) // its worker's next questions are no longer taken for its own
 	evicted, err := a.parks.add(p)
 	if err != nil {
 		p.timer.Stop()
 		p.call.Waiting(false)
+		for _, req := range p.requests {
+			p.member.Refuse(req.ID, err.Error())
+		}
 		return nil, err
 	}
 	p.timer.Reset(timeout)
 	if evicted != nil {
 		abandon(evicted, "a newer call of the same user's took its place (at most 8 wait for their client)")
 	}
-	state := a.parks.key.seal(stateClaims{
-		Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly, Worker: p.member.WorkerID(),
-		Park: p.id, Method: p.msg.Method, Name: p.name, Keys: keys, Expires: a.Now().Add(timeout).Unix(),
-	})
+	c := p.claims()
+	c.Park, c.Keys, c.Expires = p.id, keys, a.Now().Add(timeout).Unix()
+	state := a.parks.key.seal(c)
 	return json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": inputs, "requestState": state})
 }
 
-// abandonParked ends a parked call whose retry did not come: the worker's requests get an
-// error, the call's answer is waited for (bounded) and dropped, and the worker let go.
-func (a *Adapter) abandonParked(id, why string) {
-	if p := a.parks.take(id); p != nil {
-		abandon(p, why)
-	}
+// claims are what a requestState for p's retry binds: who, which worker, which request.
+func (p *parked) claims() stateClaims {
+	return stateClaims{Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly,
+		Worker: p.member.WorkerID(), Method: p.msg.Method, Name: p.name}
 }
 
-// abandon is abandonParked for a parked call already taken from the table.
+// abandon ends a parked call, taken from the table, whose retry will not come: the worker's
+// requests get an error, the call's answer is waited for (bounded) and dropped, and the worker
+// let go.
 func abandon(p *parked, why string) {
 	for _, req := range p.requests {
 		p.member.Refuse(req.ID, why)

@@ -3,40 +3,32 @@ package sessionless
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
+	"maps"
 	"slices"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// A sessionless worker (one that speaks 2026-07-28 itself) answers its own input-required
-// results: its inputRequests, under its own keys, reach the client untouched, and so does
-// the round structure of a multi-round call. Only its requestState is wrapped: gemgate seals
-// it inside a state of its own (sessionless/state.go) that binds it to the user (issuer, subject,
-// access mode), the worker, the method and name, the input keys and an expiry, so that a
-// retry can only go back to the worker that asked, for the user it asked, and the worker's
-// state is restored on the way in. A retry is a request like any other: authenticated, its
-// headers checked, and decided by the policy again (a read-only token cannot turn a retry
-// into a write).
+// A sessionless worker answers its own input-required results, which reach the client untouched
+// but for its requestState: sealed in one of gemgate's (state.go), a retry goes back only to the
+// worker that asked, for the user it asked, and gets the worker's state back. A retry is a
+// request like any other: authenticated, its headers checked, and decided by the policy again.
 
 var (
 	errStateTooLarge   = errors.New("the worker's requestState is too large to pass on")
 	errStateWorkerGone = errors.New("requestState names a worker that is no longer running (restarted or ended); start the request again without it")
 )
 
-// wrapInputRequired seals a sessionless worker's input-required result's requestState for
-// the client, in a state with the claims of base (who, which worker, which request) and the
-// result's keys, the worker's state and an expiry. A result of another kind, or without a
-// requestState, is returned as it is.
+// wrapInputRequired seals a sessionless worker's input-required result's requestState for the
+// client, with the claims of base, the result's keys, the worker's state and an expiry. A result
+// of another kind, or without a requestState, is returned as it is.
 func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (json.RawMessage, error) {
 	if wire.IsObject(result) {
 		if !wire.MayHaveKey(result, "resultType") {
 			return result, nil // nearly every answer: not decoded, however large
 		}
-		// Looked up as the map below would: exact key, the last one; a value that decodes
-		// to anything but the string input_required is not one.
+		// Looked up as the map below would: exact key, the last one.
 		if raw, ok := wire.LastMember(result, "resultType"); !ok || raw[0] != '"' || !wire.DecodesTo(raw, "input_required") {
 			return result, nil
 		}
@@ -61,14 +53,9 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 	if err := json.Unmarshal(fields["inputRequests"], &inputs); err != nil {
 		return nil, errors.New("the worker's inputRequests is not an object")
 	}
-	keys := make([]string, 0, len(inputs))
-	for k := range inputs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	timeout := a.InputRequiredTimeout
 	c := base
-	c.Park, c.Keys, c.Expires, c.Pass, c.WorkerState = "", keys, a.Now().Add(timeout).Unix(), true, ws
+	c.Keys, c.Pass, c.WorkerState = slices.Sorted(maps.Keys(inputs)), true, ws
+	c.Expires = a.Now().Add(a.InputRequiredTimeout).Unix()
 	state := a.parks.key.seal(c)
 	if len(state) > maxStateLen {
 		return nil, errStateTooLarge
@@ -78,23 +65,22 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 }
 
 // openState verifies a client's requestState and that it belongs to this caller and request.
-func (a *Adapter) openState(msg *jsonrpc.Message, mr *checks, p auth.Principal, readOnly bool, state string) (stateClaims, *wire.Error) {
+func (a *Adapter) openState(q *request, state string) (stateClaims, *wire.Error) {
 	claims, err := a.parks.key.open(state, a.Now())
 	if err == nil {
-		err = claims.belongsTo(p, readOnly, msg.Method, mr.Name)
+		err = claims.belongsTo(q.p, q.access.ReadOnly, q.msg.Method, q.mr.Name)
 	}
 	if err != nil {
-		return claims, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return claims, refusal(q.msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
 	return claims, nil
 }
 
 // passInputRequired is a sessionless worker's answer on its way to the client: an
-// input-required result gets its requestState wrapped; one that cannot be wrapped is an
-// error for the client (the worker's state is never handed out unbound).
+// input-required result gets its requestState wrapped, or is an error for the client (the
+// worker's state is never handed out unbound).
 func (a *Adapter) passInputRequired(pk *parked, resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, string) {
-	wrapped, err := a.wrapInputRequired(stateClaims{Issuer: pk.owner.issuer, Subject: pk.owner.subject, ReadOnly: pk.access.ReadOnly,
-		Worker: pk.member.WorkerID(), Method: pk.msg.Method, Name: pk.name}, resp.Result)
+	wrapped, err := a.wrapInputRequired(pk.claims(), resp.Result)
 	if err != nil {
 		a.Log.Warn("a sessionless worker's input-required result could not be passed on", "worker", pk.member.WorkerID(), "error", err)
 		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's answer could not be passed on: "+err.Error(), nil), "error"

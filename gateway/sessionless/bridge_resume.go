@@ -4,30 +4,17 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
 
-// requestStateOf reads params.requestState strictly; ok is false when absent. A case variant
-// of requestState, inputResponses or task is refused: gemgate replaces or removes those
-// keys before the worker sees the request, and a worker reading keys without regard to case
-// would take a variant it let through for the real one.
-func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
-	if len(msg.Params) == 0 || string(msg.Params) == "null" {
-		return "", false, nil
-	}
-	params, err := msg.ParamsObject()
-	if err != nil {
-		return "", false, err
-	}
-	return requestStateIn(requestParams{Object: params, Present: true})
-}
-
-// requestStateIn is requestStateOf on params already read.
+// requestStateIn reads params.requestState strictly; ok is false when absent. A case variant
+// of requestState, inputResponses or task is refused: gemgate replaces or removes those keys,
+// and a worker reading keys without regard to case would take a variant for the real one.
 func requestStateIn(rp requestParams) (string, bool, error) {
 	if !rp.Present {
 		return "", false, nil
@@ -38,22 +25,21 @@ func requestStateIn(rp requestParams) (string, bool, error) {
 	return rp.Object.String("requestState")
 }
 
-// resume takes a client's retry of a parked call, its state verified and bound to this
-// caller and request (openState): the worker's parked requests are answered with the client's
-// inputResponses, and the original call's answer (or its next input-required round) is
-// written to this response. A key left unanswered is asked for again.
-func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal, access policy.Access, claims stateClaims) error {
+// resume takes a client's retry of a parked call, its state verified (openState): the worker's
+// parked requests are answered with the client's inputResponses, and the call's answer (or its
+// next input-required round) is written to this response. A key left unanswered is asked again.
+func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, claims stateClaims) error {
+	msg, p, access := q.msg, q.p, q.access
 	refuse := func(err error) error {
-		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return refusal(msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
-	// The retry's token must grant what the parked call's worker was given; refused, the
-	// call stays parked, so that a retry with a token granting the worker's scopes can still
-	// finish it before it times out.
+	// The retry's token must grant what the parked call's worker was given; refused, the call
+	// stays parked, for a retry with a token that does to finish.
 	m := a.parks.memberOf(claims.Park)
 	if m == nil {
 		return refuse(errStateGone)
 	}
-	log := a.requestLog(p, m.WorkerID()) // the retry's lines, its refusals and answers alike
+	log := a.requestLog(p, m.WorkerID())
 	if he := a.Steps.GrantRefusal(m, p, msg.ID, "a retry of "+quote(msg.Method), log); he != nil {
 		return he
 	}
@@ -67,10 +53,8 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 		abandon(pk, "the retry did not match the parked call")
 		return refuse(errStateNotYours)
 	}
-	// The retry is a request like any other: the policy decides on it again, with the
-	// retry's token. The state binds the access mode, not the scopes a rule may require; a
-	// token without them must not finish a call that needs them. The call is abandoned: the
-	// worker's requests get an error and the call ends.
+	// The policy decides on the retry again, with its token: the state binds the access mode,
+	// not the scopes a rule may require. Refused, the call is abandoned.
 	if msg.Method == "tools/call" {
 		if he := a.Steps.ToolGate(r.Context(), pk.member, log, msg.ID, access, pk.name); he != nil {
 			abandon(pk, "the retry was refused by the policy")
@@ -80,11 +64,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 		abandon(pk, "the retry was refused by the policy")
 		return he
 	}
-	params, err := msg.ParamsObject()
-	if err != nil {
-		return strictError(msg, err)
-	}
-	responses, _, err := params.Object("inputResponses")
+	responses, _, err := q.mr.Params.Object.Object("inputResponses")
 	if err != nil {
 		return strictError(msg, err)
 	}
@@ -101,9 +81,6 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 		pk.requests = missing
 		result, err := a.park(pk)
 		if err != nil {
-			for _, req := range missing {
-				pk.member.Refuse(req.ID, err.Error())
-			}
 			return refuse(err)
 		}
 		detach = false
@@ -121,7 +98,7 @@ func (a *Adapter) answerInputs(pk *parked, log *slog.Logger, access policy.Acces
 	responses jsonrpc.Object) map[string]*jsonrpc.Message {
 	missing := map[string]*jsonrpc.Message{}
 	for key, req := range pk.requests {
-		if !claims.hasKey(key) {
+		if !slices.Contains(claims.Keys, key) { // not asked for in this state
 			continue
 		}
 		raw, ok := responses.Raw(key)
@@ -129,8 +106,8 @@ func (a *Adapter) answerInputs(pk *parked, log *slog.Logger, access policy.Acces
 			missing[key] = req
 			continue
 		}
-		// Who answered is audited, with the retry's access (which the state bound to the
-		// parked call's, and the pool checks against the worker's mode once more).
+		// Audited with the retry's access, which the state bound to the parked call's and the
+		// pool checks against the worker's mode once more.
 		info, err := pk.member.Answer(&jsonrpc.Message{ID: req.ID, Result: raw}, access.ReadOnly)
 		switch {
 		case errors.Is(err, pool.ErrNotEntitled):

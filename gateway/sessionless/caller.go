@@ -10,49 +10,53 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// eventBuffer bounds the messages a call's stream holds for the client;
-// beyond it further notifications are dropped (the call's answer never is: it travels apart).
-const eventBuffer = 64
+const (
+	// eventBuffer bounds the messages a call's stream holds for the client; beyond it
+	// notifications are dropped (the call's answer never is: it travels apart).
+	eventBuffer = 64
+	// maxWorkerRequestsPerCall bounds the worker requests one call holds for the bridge.
+	maxWorkerRequestsPerCall = 16
+)
 
-// maxWorkerRequestsPerCall bounds the worker requests one sessionless call holds for the bridge.
-const maxWorkerRequestsPerCall = 16
-
-// caller is one request of the era attached to its user's worker for as long as it
-// runs: a short-lived pool caller. It takes the messages that belong to its own call (progress,
-// and log lines when the request asked for them) and nothing of the user's other callers.
+// caller is one request of the era attached to its user's worker while it runs: a short-lived
+// pool caller. It takes its own call's messages (progress, and log lines when the request asked
+// for them) and nothing of the user's other callers.
 type caller struct {
+	attachment
 	events    wire.EventQueue       // progress and log lines, at most eventBuffer unread
 	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
 	member    atomic.Pointer[pool.Member]
-	detached  chan struct{}
-	once      sync.Once
 	wantsLogs bool
-	created   time.Time
 }
 
 func newCaller(wantsLogs bool) *caller {
-	// The events wait in a queue that grows with them, not in a channel of eventBuffer slots
-	// made on every call, though most calls send none.
-	return &caller{events: wire.NewEventQueue(), requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), detached: make(chan struct{}),
-		wantsLogs: wantsLogs, created: time.Now()}
+	// A queue that grows with the events, not a channel of eventBuffer slots made on every
+	// call, though most calls send none.
+	return &caller{attachment: newAttachment(), events: wire.NewEventQueue(),
+		requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), wantsLogs: wantsLogs}
 }
 
-// Deliver keeps a message of this call's; it never blocks. A worker request (which the pool
-// routes here only when the client declared the capability) goes to the bridge: 2026-07-28
-// has no server-to-client requests on a stream.
+// attachment is what the era's pool callers share. CanTakeRequest is false: a 2026-07-28
+// client has no stream outside its own call, so it is never asked a worker's request that
+// belongs to no call of its (pool.workerRequest); within its call, the bridge parks it.
+type attachment struct {
+	detached chan struct{} // closed when the worker lets go
+	once     sync.Once
+	created  time.Time
+}
+
+func newAttachment() attachment {
+	return attachment{detached: make(chan struct{}), created: time.Now()}
+}
+
+func (c *attachment) LastActive() time.Time { return c.created }
+func (c *attachment) CanTakeRequest() bool  { return false }
+func (c *attachment) Detached(string)       { c.once.Do(func() { close(c.detached) }) }
+
+// Deliver keeps a message of this call's; it never blocks. A worker request goes to the bridge:
+// 2026-07-28 has no server-to-client requests on a stream.
 func (c *caller) Deliver(d pool.Delivery) {
 	if d.Call != nil && d.Call.Tag() != c {
-		return
-	}
-	if d.Request && d.Call == nil {
-		// A request of no call of this one's (the pool does not send such, CanTakeRequest):
-		// a 2026-07-28 client is asked only within its own call. Answered as if asked and
-		// not agreed.
-		if req, err := jsonrpc.Parse(d.Message, jsonrpc.Options{}); err == nil {
-			if m := c.member.Load(); m != nil {
-				m.Decline(req.ID)
-			}
-		}
 		return
 	}
 	if d.Request {
@@ -60,39 +64,38 @@ func (c *caller) Deliver(d pool.Delivery) {
 		if err != nil {
 			return
 		}
-		select {
-		case c.requests <- req:
-		default:
-			if m := c.member.Load(); m != nil {
-				m.Refuse(req.ID, "too many requests to the client in one call")
+		if d.Call != nil {
+			select {
+			case c.requests <- req:
+				return
+			default:
 			}
+		}
+		m := c.member.Load()
+		switch {
+		case m == nil:
+		case d.Call == nil:
+			// Of no call of this one's (the pool sends none such, CanTakeRequest): a 2026-07-28
+			// client is asked only within its own call. Answered as if asked and not agreed.
+			m.Decline(req.ID)
+		default:
+			m.Refuse(req.ID, "too many requests to the client in one call")
 		}
 		return
 	}
-	if d.Call == nil {
-		return // the user's stream-level notifications are for subscriptions/listen
+	// The user's stream-level notifications are for subscriptions/listen.
+	if d.Call != nil && c.takes(d.Message) {
+		c.events.Push(d.Message, eventBuffer) // false: the buffer is full and the message dropped
 	}
-	if !c.takes(d.Message) {
-		return
-	}
-	c.events.Push(d.Message, eventBuffer) // false: the buffer is full and the message dropped
 }
 
-func (c *caller) LastActive() time.Time { return c.created }
-
-// CanTakeRequest is false: a 2026-07-28 client has no stream outside its own call, so it is
-// never asked a worker's request that belongs to no call of its (pool.workerRequest); within
-// its call, the bridge parks the request as an input-required result.
-func (c *caller) CanTakeRequest() bool { return false }
-func (c *caller) Detached(string)      { c.once.Do(func() { close(c.detached) }) }
-
 // takes reports whether a worker's notification about the call goes to the client: a log line
-// only when the request asked for a level (_meta logLevel), as 2026-07-28 says; a legacy
-// worker logs to every session that set one, whichever request it is about.
-func (c *caller) takes(msg []byte) bool { return c.wantsLogs || !isLogMessage(msg) }
-
-// isLogMessage reports whether an encoded worker message is a notifications/message.
-func isLogMessage(b []byte) bool {
-	m, err := jsonrpc.Parse(b, jsonrpc.Options{})
-	return err == nil && m.Method == "notifications/message"
+// only when the request asked for a level (_meta logLevel), as 2026-07-28 says (a legacy worker
+// logs to every session that set one, whichever request it is about).
+func (c *caller) takes(msg []byte) bool {
+	if c.wantsLogs {
+		return true
+	}
+	m, err := jsonrpc.Parse(msg, jsonrpc.Options{})
+	return err != nil || m.Method != "notifications/message"
 }

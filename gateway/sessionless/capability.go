@@ -7,10 +7,9 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// declared are the client capabilities a sessionless request declares in its _meta, as the
-// bridge decides on them: a capability is declared when its member is an object, as a
-// go-sdk server reads it (a null member decodes to no capability at all). The keys were read
-// exactly (check refuses a duplicate or a case variant), so the worker reads the same.
+// declared are the client capabilities a sessionless request declares in its _meta: a
+// capability is declared when its member is an object, as a go-sdk server reads it (null is no
+// capability). check read the keys exactly, so the worker reads the same.
 type declared struct{ sampling, elicitation, roots bool }
 
 func declaredCaps(caps jsonrpc.Object) declared {
@@ -22,43 +21,31 @@ func declaredCaps(caps jsonrpc.Object) declared {
 }
 
 // askAll are the capabilities a sessionless caller is attached with: every worker question
-// within its call reaches the bridge, which decides on the request's own declaration
-// (declared.sort), rather than the pool answering it unasked.
+// within its call reaches the bridge, which decides on the request's declaration (sort),
+// rather than the pool answering it unasked.
 var askAll = pool.Capabilities{Sampling: true, Elicitation: true, Roots: true}
 
-// needs is the client capability a worker's question needs; "" for one that needs none.
-func needs(method string) string {
-	switch method {
-	case "sampling/createMessage":
+// lacks is the client capability a worker's question needs and the request did not declare;
+// "" for none.
+func (d declared) lacks(method string) string {
+	switch {
+	case method == "sampling/createMessage" && !d.sampling:
 		return "sampling"
-	case "elicitation/create":
+	case method == "elicitation/create" && !d.elicitation:
 		return "elicitation"
-	case "roots/list":
+	case method == "roots/list" && !d.roots:
 		return "roots"
 	}
 	return ""
 }
 
-func (d declared) has(capability string) bool {
-	switch capability {
-	case "sampling":
-		return d.sampling
-	case "elicitation":
-		return d.elicitation
-	case "roots":
-		return d.roots
-	}
-	return true
-}
-
 // sort keeps the worker's questions the client declared it can answer, and refuses the others
-// to the worker (refuse: Member.Refuse) with an error, as a legacy client without the
-// capability would. lacking names the capabilities refused, as
-// MissingRequiredClientCapability's requiredCapabilities (a ClientCapabilities object).
+// to the worker (refuse: Member.Refuse), as a legacy client without the capability would.
+// lacking names those capabilities, as MissingRequiredClientCapability's requiredCapabilities.
 func (d declared) sort(asked map[string]*jsonrpc.Message, refuse func(id json.RawMessage, why string) bool) (kept map[string]*jsonrpc.Message, lacking map[string]any) {
 	kept, lacking = map[string]*jsonrpc.Message{}, map[string]any{}
 	for key, req := range asked {
-		if c := needs(req.Method); !d.has(c) {
+		if c := d.lacks(req.Method); c != "" {
 			lacking[c] = json.RawMessage(`{}`)
 			refuse(req.ID, "the client did not declare the "+c+" capability")
 			continue

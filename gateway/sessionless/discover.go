@@ -8,11 +8,10 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// discoverFromInit builds a server/discover result (supportedVersions: served) from the InitializeResult gemgate keeps for
-// a legacy worker, or from a sessionless worker's own discover answer: the versions gemgate
-// serves (not the worker's: the client talks to gemgate), the worker's capabilities, serverInfo
-// in _meta, instructions. It is cacheScope private: which worker answers, and so what it
-// declares, depends on the caller's identity and access.
+// discoverFromInit builds a server/discover result from a legacy worker's InitializeResult or
+// a sessionless worker's own discover answer: the versions gemgate serves (the client talks to
+// gemgate), the worker's capabilities, serverInfo in _meta, instructions. It is cacheScope
+// private: which worker answers depends on the caller's identity and access.
 func discoverFromInit(initResult json.RawMessage, served []string) (json.RawMessage, error) {
 	var init struct {
 		Capabilities json.RawMessage `json:"capabilities"`
@@ -47,10 +46,8 @@ func discoverFromInit(initResult json.RawMessage, served []string) (json.RawMess
 	return json.Marshal(out)
 }
 
-// sessionlessCapabilities are a worker's capabilities as a sessionless client may use them:
-// tasks (the 2025-11-25 capability and the 2026-07-28 extension) are dropped, which gemgate
-// does not serve; the rest is kept (resources.subscribe is what subscriptions/listen delivers,
-// logging's level travels in _meta per request).
+// sessionlessCapabilities are a worker's capabilities without tasks (the 2025-11-25 capability
+// and the 2026-07-28 extension), which gemgate does not serve.
 func sessionlessCapabilities(raw json.RawMessage) json.RawMessage {
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(raw, &caps) != nil {
@@ -71,20 +68,19 @@ func sessionlessCapabilities(raw json.RawMessage) json.RawMessage {
 	return out
 }
 
-// listMethods are the lists; they and resources/read are the results the spec makes
-// cacheable (ttlMs, cacheScope).
-var listMethods = map[string]bool{
+// cacheable are the results the spec makes cacheable (ttlMs, cacheScope).
+var cacheable = map[string]bool{
 	"tools/list": true, "resources/list": true, "resources/templates/list": true, "prompts/list": true,
+	"resources/read": true, "server/discover": true,
 }
 
-// spliceResult maps a legacy worker's result to the sessionless era: resultType
-// "complete" when the worker did not say, and for the lists ttlMs 0 when absent and cacheScope
-// private always: what gemgate answers depends on who asks (a read-only caller's tools/list is
-// filtered, and every worker serves one user), so no shared cache may keep it.
+// spliceResult maps a worker's result to the sessionless era: resultType "complete" when the
+// worker did not say, and for the cacheable ones ttlMs 0 when absent and cacheScope private always:
+// what gemgate answers depends on who asks, so no shared cache may keep it.
 func spliceResult(method string, result json.RawMessage) (json.RawMessage, error) {
 	// Spliced, not decoded and encoded again: a result may be a megabyte.
 	hasType, hasTTL, task := false, false, false
-	list := listMethods[method] || method == "resources/read" || method == "server/discover"
+	list := cacheable[method]
 	out, err := jsonrpc.EditObject(result, "result", func(k string, v json.RawMessage) json.RawMessage {
 		switch k {
 		case "resultType":

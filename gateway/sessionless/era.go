@@ -12,12 +12,9 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// The 2026-07-28 revision is sessionless: every request names its protocol
-// version, client capabilities and client info in _meta, and no initialize comes first. Both
-// eras share the one endpoint; a request is sessionless when it carries no Mcp-Session-Id and its
-// MCP-Protocol-Version header or its _meta version is 2026-07-28 or later (a later or unknown
-// one gets the spec's UnsupportedProtocolVersion answer). initialize and session ids stay
-// legacy.
+// The 2026-07-28 revision is sessionless: every request names its protocol version, client
+// capabilities and client info in _meta, and no initialize comes first. Both eras share the
+// one endpoint (Is).
 
 // Version is the sessionless revision gemgate serves.
 const Version = "2026-07-28"
@@ -33,7 +30,7 @@ const (
 	MetaPrefix             = "io.modelcontextprotocol/"
 )
 
-// Error codes of the sessionless era (basic/index.mdx, Error Codes).
+// Error codes (basic/index.mdx, Error Codes) and headers of the sessionless era.
 const (
 	CodeHeaderMismatch     = -32020
 	CodeMissingCapability  = -32021
@@ -41,16 +38,14 @@ const (
 	HeaderMethod           = "Mcp-Method"
 	HeaderName             = "Mcp-Name"
 	HeaderProtocolVersion  = "Mcp-Protocol-Version"
-	// HeaderSessionID is the legacy era's session header: a request that carries it is not
-	// sessionless.
-	HeaderSessionID                = "Mcp-Session-Id"
-	base64HeaderPrefix             = "=?base64?"
-	base64HeaderSuffix             = "?="
-	sessionlessRemovedOrUnknownMsg = "method not found"
+	// HeaderSessionID is the legacy era's: a request that carries it is not sessionless.
+	HeaderSessionID    = "Mcp-Session-Id"
+	base64HeaderPrefix = "=?base64?"
+	base64HeaderSuffix = "?="
 )
 
-// sessionlessMethods are the requests a sessionless client may send. Everything else, including the
-// legacy-only initialize, ping, logging/setLevel and resources/(un)subscribe, is 404 -32601.
+// sessionlessMethods are the requests a sessionless client may send. Everything else, the
+// legacy-only initialize, ping, logging/setLevel and resources/(un)subscribe too, is 404 -32601.
 var sessionlessMethods = map[string]bool{
 	"server/discover":          true,
 	"tools/list":               true,
@@ -67,8 +62,9 @@ var sessionlessMethods = map[string]bool{
 // namedMethods are the methods whose Mcp-Name header mirrors a params field.
 var namedMethods = map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-// Is classifies a POSTed message: true for the 2026-07-28 era. Only the era is
-// decided here; nothing is trusted yet.
+// Is classifies a POSTed message: true for the 2026-07-28 era, when it carries no
+// Mcp-Session-Id and its MCP-Protocol-Version header or its _meta version is 2026-07-28 or
+// later (a later or unknown one is refused by check as unsupported). Nothing is trusted yet.
 func Is(r *http.Request, msg *jsonrpc.Message) bool {
 	if r.Header.Get(HeaderSessionID) != "" {
 		return false
@@ -76,50 +72,31 @@ func Is(r *http.Request, msg *jsonrpc.Message) bool {
 	if sessionlessOrLater(r.Header.Get(HeaderProtocolVersion)) {
 		return true
 	}
-	v, _ := metaVersion(msg)
+	rp, err := readParams(msg)
+	if err != nil || !rp.HasMeta {
+		return false
+	}
+	v, _, _ := rp.Meta.String(MetaProtocolVersion)
 	return sessionlessOrLater(v)
 }
 
-// sessionlessOrLater: the revision names are dates, so a later one sorts after; a name that is no
+// sessionlessOrLater: revision names are dates, so a later one sorts after; a name that is no
 // date at all (v999.0.0) sorts after every date and is refused as unsupported.
 func sessionlessOrLater(v string) bool { return v != "" && v >= Version }
 
-// metaVersion reads params._meta's protocol version, strictly.
-func metaVersion(msg *jsonrpc.Message) (string, error) {
-	meta, ok, err := paramsMeta(msg)
-	if err != nil || !ok {
-		return "", err
-	}
-	v, _, err := meta.String(MetaProtocolVersion)
-	return v, err
-}
-
-// paramsMeta is params._meta, read strictly; ok is false when there is none.
-func paramsMeta(msg *jsonrpc.Message) (jsonrpc.Object, bool, error) {
-	if len(msg.Params) == 0 || string(msg.Params) == "null" {
-		return jsonrpc.Object{}, false, nil
-	}
-	params, err := msg.ParamsObject()
-	if err != nil {
-		return jsonrpc.Object{}, false, err
-	}
-	return params.Object("_meta")
-}
-
 // checks is what the checks of a sessionless request learned.
 type checks struct {
-	Params     requestParams // read once, strictly; every later check and edit uses this reading
-	Version    string
+	Params     requestParams  // every later check and edit uses this reading
 	Caps       jsonrpc.Object // _meta clientCapabilities
 	ClientInfo []byte         // _meta clientInfo, raw; nil when absent
 	LogLevel   string         // _meta logLevel; "" means no log messages for this request
 	Name       string         // params.name or params.uri for the named methods
 }
 
-// check applies the sessionless era's rules to a request, in the reference SDK's order:
-// the method is known (404), the version header and _meta agree and are served (400), the
-// required _meta fields are there (400 -32602), and Mcp-Method and Mcp-Name mirror the body
-// (400 -32020). The policy decides later, on the body's values only.
+// check applies the era's rules to a request, in the reference SDK's order: the method is
+// known (404), the version header and _meta agree and are served, the required _meta fields
+// are there, and Mcp-Method and Mcp-Name mirror the body. The policy decides later, on the
+// body's values only.
 func check(r *http.Request, msg *jsonrpc.Message, served []string) (*checks, *wire.Error) {
 	if !sessionlessMethods[msg.Method] {
 		return nil, &wire.Error{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
@@ -127,15 +104,15 @@ func check(r *http.Request, msg *jsonrpc.Message, served []string) (*checks, *wi
 	}
 	header := r.Header.Get(HeaderProtocolVersion)
 	if header == "" {
-		return nil, refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
-			"the MCP-Protocol-Version header is required on every "+Version+" request", nil)
+		return nil, refusal(msg, CodeHeaderMismatch,
+			"the MCP-Protocol-Version header is required on every "+Version+" request")
 	}
 	rp, err := readParams(msg)
 	if err != nil {
 		return nil, strictError(msg, err)
 	}
 	if !rp.HasMeta {
-		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "params._meta is required", nil)
+		return nil, refusal(msg, jsonrpc.CodeInvalidParams, "params._meta is required")
 	}
 	meta := rp.Meta
 	if err := meta.Exact(MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel, "progressToken"); err != nil {
@@ -143,35 +120,30 @@ func check(r *http.Request, msg *jsonrpc.Message, served []string) (*checks, *wi
 	}
 	version, _, err := meta.String(MetaProtocolVersion)
 	if err != nil || version == "" {
-		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
-			"missing or invalid _meta field "+quote(MetaProtocolVersion), nil)
+		return nil, refusal(msg, jsonrpc.CodeInvalidParams,
+			"missing or invalid _meta field "+quote(MetaProtocolVersion))
 	}
 	if header != version {
-		return nil, refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
-			"the MCP-Protocol-Version header "+quote(header)+" does not match _meta "+quote(version), nil)
+		return nil, refusal(msg, CodeHeaderMismatch,
+			"the MCP-Protocol-Version header "+quote(header)+" does not match _meta "+quote(version))
 	}
 	if version != Version {
-		return nil, refusal(msg, http.StatusBadRequest, CodeUnsupportedVersion,
-			"unsupported protocol version "+quote(version),
-			map[string]any{"supported": served, "requested": version})
+		return nil, unsupported(msg, "unsupported protocol version "+quote(version), served, version)
 	}
-	mr := &checks{Params: rp, Version: version}
+	mr := &checks{Params: rp}
 	caps, ok, err := meta.Object(MetaClientCapabilities)
 	if err != nil || !ok {
-		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
-			"missing or invalid _meta field "+quote(MetaClientCapabilities), nil)
+		return nil, refusal(msg, jsonrpc.CodeInvalidParams,
+			"missing or invalid _meta field "+quote(MetaClientCapabilities))
 	}
-	// The capabilities gemgate decides on (which input requests a client takes) or removes
-	// (tasks) are read by exact key; a case variant is refused, since a worker reading keys
-	// without regard to case would take it for the real one.
+	// The capabilities gemgate decides on or removes are read by exact key: a worker reading
+	// keys without regard to case would take a case variant for the real one.
 	if err := caps.Exact("elicitation", "sampling", "roots", "tasks", "extensions"); err != nil {
 		return nil, strictError(msg, err)
 	}
 	mr.Caps = caps
-	// Read as an object within bytes already validated; any refusal has the one answer.
 	if _, ok, err := meta.Object(MetaClientInfo); err != nil {
-		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams,
-			"invalid _meta field "+quote(MetaClientInfo), nil)
+		return nil, refusal(msg, jsonrpc.CodeInvalidParams, "invalid _meta field "+quote(MetaClientInfo))
 	} else if ok {
 		mr.ClientInfo, _ = meta.Raw(MetaClientInfo)
 	}
@@ -185,20 +157,19 @@ func check(r *http.Request, msg *jsonrpc.Message, served []string) (*checks, *wi
 }
 
 // checkMirrorHeaders: Mcp-Method must equal the body's method, and for the named methods
-// Mcp-Name (plain, or in the =?base64?…?= form) must equal the body's name or uri. A proxy or
-// WAF may route on these headers; gemgate never decides on them, but refuses a request whose
-// headers say something the body does not. Both are compared byte for byte, as the worker's
-// SDK compares them: net/http has taken off the spaces and tabs HTTP allows around a value,
-// and any other white space (a NO-BREAK SPACE, a LINE SEPARATOR) is part of the value a proxy
-// sees. An Mcp-Name that is not the body's bytes must be visible ASCII or the base64 form.
+// Mcp-Name (plain, or =?base64?…?=) the body's name or uri. A proxy or WAF may route on these
+// headers; gemgate never decides on them, but refuses headers that say what the body does not.
+// Both are compared byte for byte, as the worker's SDK does: net/http has taken off the spaces
+// and tabs around a value, and other white space (NO-BREAK SPACE, LINE SEPARATOR) is part of
+// what a proxy sees. An Mcp-Name that is not the body's bytes must be visible ASCII or base64.
 func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *checks) *wire.Error {
 	m := r.Header.Get(HeaderMethod)
 	if m == "" {
-		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Method header is required", nil)
+		return refusal(msg, CodeHeaderMismatch, "the Mcp-Method header is required")
 	}
 	if m != msg.Method {
-		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
-			"the Mcp-Method header "+quote(m)+" does not match the body's method "+quote(msg.Method), nil)
+		return refusal(msg, CodeHeaderMismatch,
+			"the Mcp-Method header "+quote(m)+" does not match the body's method "+quote(msg.Method))
 	}
 	field, named := namedMethods[msg.Method]
 	if !named {
@@ -215,21 +186,21 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *checks) *wire
 	mr.Name = body
 	h := r.Header.Get(HeaderName)
 	if h == "" {
-		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method, nil)
+		return refusal(msg, CodeHeaderMismatch, "the Mcp-Name header is required for "+msg.Method)
 	}
 	if h == body && !sentinelForm(h) {
-		// The body's own bytes, as the go-sdk client sends a name outside ASCII (unencoded)
-		// and its server compares it: a proxy sees the very bytes gemgate compared. Not a
-		// value in the =?base64?…?= form, which every reader in front decodes.
+		// The body's own bytes, as the go-sdk client sends a name outside ASCII and its server
+		// compares it: a proxy sees the bytes gemgate compared. Not the =?base64?…?= form,
+		// which every reader in front decodes.
 		return nil
 	}
 	v, err := plainHeaderValue(h)
 	if err != nil {
-		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the Mcp-Name header "+err.Error(), nil)
+		return refusal(msg, CodeHeaderMismatch, "the Mcp-Name header "+err.Error())
 	}
 	if v != body {
-		return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch,
-			"the Mcp-Name header "+quote(v)+" does not match the body's "+field+" "+quote(body), nil)
+		return refusal(msg, CodeHeaderMismatch,
+			"the Mcp-Name header "+quote(v)+" does not match the body's "+field+" "+quote(body))
 	}
 	return nil
 }
@@ -239,9 +210,9 @@ var (
 	errMustBeEncoded = errors.New("holds characters that must be sent base64-encoded (=?base64?...?=)")
 )
 
-// plainHeaderValue is the value a mirrored header (Mcp-Name, Mcp-Param-*) stands for. It must
-// be visible ASCII, spaces and tabs (SEP-2243 asks a client to encode anything else, since
-// proxies read other bytes each their own way), and is decoded when in the =?base64?…?= form.
+// plainHeaderValue is the value a mirrored header (Mcp-Name, Mcp-Param-*) stands for: visible
+// ASCII, spaces and tabs (SEP-2243: proxies read other bytes each their own way), decoded from
+// the =?base64?…?= form.
 func plainHeaderValue(h string) (string, error) {
 	if !HeaderSafe(h) {
 		return "", errMustBeEncoded
@@ -250,7 +221,7 @@ func plainHeaderValue(h string) (string, error) {
 }
 
 // HeaderSafe reports whether a header value is visible ASCII, spaces and tabs only: what every
-// reader in front reads byte for byte alike.
+// reader in front reads alike.
 func HeaderSafe(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < 0x20 && c != '\t' || c > 0x7e {
@@ -266,19 +237,14 @@ func sentinelForm(v string) bool {
 		len(v) >= len(base64HeaderPrefix)+len(base64HeaderSuffix)
 }
 
-// decodeHeaderValue undoes the transport's sentinel encoding of a header value
-// (=?base64?<standard base64>?=); any other value is taken as it is. The base64 is read
-// strictly (padding bits zero), so that one value has one spelling: a proxy that matches the
-// encoded form sees every header that gemgate takes for that value.
+// decodeHeaderValue undoes the =?base64?<standard base64>?= form; any other value is taken as
+// it is. The base64 is read strictly (padding bits zero): one value has one spelling, so a
+// proxy that matches the encoded form sees every header gemgate takes for that value.
 func decodeHeaderValue(v string) (string, error) {
-	inner, ok := strings.CutPrefix(v, base64HeaderPrefix)
-	if !ok {
+	if !sentinelForm(v) {
 		return v, nil
 	}
-	inner, ok = strings.CutSuffix(inner, base64HeaderSuffix)
-	if !ok {
-		return v, nil
-	}
+	inner := v[len(base64HeaderPrefix) : len(v)-len(base64HeaderSuffix)]
 	b, err := base64.StdEncoding.Strict().DecodeString(inner)
 	if err != nil {
 		return "", errBadBase64
@@ -286,44 +252,36 @@ func decodeHeaderValue(v string) (string, error) {
 	return string(b), nil
 }
 
-// refusal is an error answer to msg.
-func refusal(msg *jsonrpc.Message, status int, code int64, text string, data any) *wire.Error {
-	return &wire.Error{Status: status, Code: code, ID: msg.ID, Message: text, Data: data}
+// refusal is a 400 error answer to msg.
+func refusal(msg *jsonrpc.Message, code int64, text string) *wire.Error {
+	return &wire.Error{Status: http.StatusBadRequest, Code: code, ID: msg.ID, Message: text}
 }
 
-// strictError is the answer to a field the strict reader refused, with the sessionless era's
-// status: 400 for invalid params (a field of the wrong type) as for a malformed request, the
-// codes the core's field reader gives.
+// unsupported refuses msg's protocol version, naming those it may use.
+func unsupported(msg *jsonrpc.Message, text string, supported []string, requested string) *wire.Error {
+	he := refusal(msg, CodeUnsupportedVersion, text)
+	he.Data = map[string]any{"supported": supported, "requested": requested}
+	return he
+}
+
+// strictError is the answer to a field the strict reader refused: 400, with the codes the
+// core's field reader gives.
 func strictError(msg *jsonrpc.Message, err error) *wire.Error {
 	var te *jsonrpc.TypeError
 	if errors.As(err, &te) {
-		return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, te.Error(), nil)
+		return refusal(msg, jsonrpc.CodeInvalidParams, te.Error())
 	}
-	return refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, err.Error(), nil)
+	return refusal(msg, jsonrpc.CodeInvalidRequest, err.Error())
 }
 
-// quote shortens a client-supplied string before it goes into a message (the core's
-// quoteSafe).
+// quote shortens a client-supplied string for a message (the core's quoteSafe).
 func quote(s string) string {
 	b, _ := json.Marshal(textclip.String(s, 100))
 	return string(b)
 }
 
-// statusOf is the HTTP status of a JSON-RPC error answered to a sessionless request
-// that has no stream yet (SEP-2575): 404 for an unknown method, 400 for invalid params, an
-// unsupported version or a missing client capability, else 200.
-func statusOf(code int64) int {
-	switch code {
-	case jsonrpc.CodeMethodNotFound:
-		return http.StatusNotFound
-	case jsonrpc.CodeInvalidParams, CodeUnsupportedVersion, CodeMissingCapability, CodeHeaderMismatch:
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
-}
-
 // LegacyOnly guards GET and DELETE, which exist only for legacy sessions: one without a
-// session id that names 2026-07-28 or later is 405, as the sessionless transport says.
+// session id that names 2026-07-28 or later is 405.
 func LegacyOnly(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(HeaderSessionID) == "" && sessionlessOrLater(r.Header.Get(HeaderProtocolVersion)) {

@@ -9,30 +9,24 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/internal/aside"
 	"github.com/gemgate/gemgate/internal/jsontext"
 	"github.com/gemgate/gemgate/jsonrpc"
-	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
 
 // subscriptions/listen (basic/patterns/subscriptions.mdx) replaces the legacy GET stream and
-// resources/subscribe: one long-lived SSE answer per listen request, first
-// notifications/subscriptions/acknowledged with what gemgate agreed to, then the worker's
-// list_changed and resources/updated notifications the client asked for, each tagged with
-// _meta subscriptionId = the listen request's id. A listen stream is a pool caller of its
-// user's worker for the (issuer, subject, access mode) of its token, always: it never
-// receives another user's or another access mode's notifications.
+// resources/subscribe: one long-lived SSE answer, first notifications/subscriptions/acknowledged
+// with what gemgate agreed to, then the worker's notifications the client asked for, tagged
+// with _meta subscriptionId = the listen request's id. A listen stream is a pool caller of the
+// worker of its token's (issuer, subject, access mode): never another user's or mode's.
 
 const (
 	// MaxListensPerUser bounds the listen streams one user holds open at once.
-	MaxListensPerUser = 16
-	// maxResourceSubscriptions bounds the URIs one listen request may name.
-	maxResourceSubscriptions = 100
-	// listenSubscribeTimeout bounds each resources/subscribe gemgate sends the worker for a
-	// listen request's URIs.
+	MaxListensPerUser        = 16
+	maxResourceSubscriptions = 100 // the URIs one listen request may name
+	// listenSubscribeTimeout bounds each resources/subscribe sent for a listen request's URIs.
 	listenSubscribeTimeout = 10 * time.Second
 )
 
@@ -74,26 +68,17 @@ func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
 	if err != nil || !ok {
 		return f, err
 	}
-	keys := []string{"toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions"}
-	if err := n.Exact(keys...); err != nil {
+	if err := n.Exact("toolsListChanged", "promptsListChanged", "resourcesListChanged",
+		"resourceSubscriptions"); err != nil {
 		return f, err
 	}
-	for _, k := range keys[:3] {
-		raw, ok := n.Raw(k)
-		if !ok {
-			continue
-		}
-		var b bool
-		if err := json.Unmarshal(raw, &b); err != nil {
-			return f, &jsonrpc.TypeError{Field: "params.notifications." + k, Want: "a boolean"}
-		}
-		switch k {
-		case "toolsListChanged":
-			f.ToolsListChanged = b
-		case "promptsListChanged":
-			f.PromptsListChanged = b
-		case "resourcesListChanged":
-			f.ResourcesListChanged = b
+	for _, b := range []struct {
+		key string
+		to  *bool
+	}{{"toolsListChanged", &f.ToolsListChanged}, {"promptsListChanged", &f.PromptsListChanged},
+		{"resourcesListChanged", &f.ResourcesListChanged}} {
+		if raw, ok := n.Raw(b.key); ok && json.Unmarshal(raw, b.to) != nil {
+			return f, &jsonrpc.TypeError{Field: "params.notifications." + b.key, Want: "a boolean"}
 		}
 	}
 	if raw, ok := n.Raw("resourceSubscriptions"); ok && string(raw) != "null" {
@@ -101,8 +86,8 @@ func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
 			return f, &jsonrpc.TypeError{Field: "params.notifications.resourceSubscriptions", Want: "an array of strings"}
 		}
 		if jsontext.HasLoneSurrogate(raw) {
-			// The URIs gemgate subscribes the worker to, read as every string it decides on
-			// is (jsonrpc's Object.String): not one URI to it and another to the client.
+			// Read as every string gemgate decides on is (jsonrpc's Object.String): not one
+			// URI to it and another to the client.
 			return f, &jsonrpc.TypeError{Field: "params.notifications.resourceSubscriptions", Want: "strings without a lone UTF-16 surrogate escape"}
 		}
 	}
@@ -113,24 +98,19 @@ func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
 func (f listenFilter) agreed(initResult json.RawMessage) listenFilter {
 	var init struct {
 		Capabilities struct {
-			Tools     *struct{ ListChanged bool } `json:"tools"`
-			Prompts   *struct{ ListChanged bool } `json:"prompts"`
-			Resources *struct {
-				ListChanged bool `json:"listChanged"`
-				Subscribe   bool `json:"subscribe"`
-			} `json:"resources"`
-		} `json:"capabilities"`
+			Tools, Prompts struct{ ListChanged bool }
+			Resources      struct{ ListChanged, Subscribe bool }
+		}
 	}
 	_ = json.Unmarshal(initResult, &init)
 	c := init.Capabilities
-	var out listenFilter
-	out.ToolsListChanged = f.ToolsListChanged && c.Tools != nil && c.Tools.ListChanged
-	out.PromptsListChanged = f.PromptsListChanged && c.Prompts != nil && c.Prompts.ListChanged
-	if c.Resources != nil {
-		out.ResourcesListChanged = f.ResourcesListChanged && c.Resources.ListChanged
-		if c.Resources.Subscribe {
-			out.ResourceSubscriptions = f.ResourceSubscriptions
-		}
+	out := listenFilter{
+		ToolsListChanged:     f.ToolsListChanged && c.Tools.ListChanged,
+		PromptsListChanged:   f.PromptsListChanged && c.Prompts.ListChanged,
+		ResourcesListChanged: f.ResourcesListChanged && c.Resources.ListChanged,
+	}
+	if c.Resources.Subscribe {
+		out.ResourceSubscriptions = f.ResourceSubscriptions
 	}
 	return out
 }
@@ -164,14 +144,12 @@ func (c *listenCounter) release(o owner) {
 
 // listenCaller is a listen stream's attachment to the worker.
 type listenCaller struct {
+	attachment
 	// filter is set once the worker's capabilities are known, after the attach: until then
 	// (nil) nothing passes. The pool delivers from the worker's reading goroutine.
-	filter   atomic.Pointer[listenFilter]
-	subID    json.RawMessage
-	events   chan []byte
-	detached chan struct{}
-	once     sync.Once
-	created  time.Time
+	filter atomic.Pointer[listenFilter]
+	subID  json.RawMessage
+	events chan []byte
 }
 
 func (c *listenCaller) Deliver(d pool.Delivery) {
@@ -192,10 +170,6 @@ func (c *listenCaller) Deliver(d pool.Delivery) {
 	default: // a client that does not read loses notifications, never gemgate's memory
 	}
 }
-
-func (c *listenCaller) LastActive() time.Time { return c.created }
-func (c *listenCaller) CanTakeRequest() bool  { return false }
-func (c *listenCaller) Detached(string)       { c.once.Do(func() { close(c.detached) }) }
 
 // tagSubscription adds _meta subscriptionId to a notification's params.
 func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error) {
@@ -229,20 +203,19 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 // listen serves one subscriptions/listen request until the client closes it, the worker lets
 // go, or the gateway shuts down (then the request gets its result: a graceful end).
 //
-// The stream is opened aside (openListen): its reading, the attach to the worker and the
-// stream's first write would grow the connection's goroutine to 16 KiB, and that goroutine
-// then waits here, idle, for as long as the client listens (see aside.Run).
-func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, access policy.Access, id pool.Identity) error {
+// The stream is opened aside: opening it would grow the connection's goroutine to 16 KiB,
+// which then waits here, idle, for as long as the client listens (aside.Run,
+// TestIdleListenStackNeverDoubles).
+func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, q *request) error {
 	var l *listening
 	var err error
-	aside.Run(func() { l, err = a.openListen(w, r, msg, mr, p, access, id) })
+	aside.Run(func() { l, err = a.openListen(w, r, q) })
 	if l == nil {
 		return err
 	}
 	defer l.release()
-	// The stream may listen for hours, under frames that keep the request: its token goes
-	// from the headers (forgetBearer), and the wait holds a done channel, not the request
-	// whose context carries the verified token.
+	// The stream may listen for hours under frames that keep the request: its token goes
+	// from the headers, and the wait holds a done channel, not the request's context.
 	end, stop := a.Steps.StreamLife(r)
 	defer stop()
 	a.waitListen(l, r.Context().Done(), end)
@@ -253,27 +226,27 @@ func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Me
 type listening struct {
 	stream  *wire.SSE
 	c       *listenCaller
-	subID   json.RawMessage
 	release func() // detaches from the worker and gives back the user's listen slot
 }
 
-// openListen reads the listen request, attaches it to the user's worker, subscribes what it
-// asks for and starts the stream with its acknowledgement. It returns nil when the request
-// is done: refused (the error), its stream lost, or nothing agreed (then it has its result).
-func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, mr *checks, p auth.Principal, access policy.Access, id pool.Identity) (*listening, error) {
+// openListen attaches a listen request to the user's worker, subscribes what it asks for and
+// starts the stream with its acknowledgement. It returns nil when the request is done: refused
+// (the error), its stream lost, or nothing agreed (then it has its result).
+func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, q *request) (*listening, error) {
+	msg := q.msg
 	want, err := readListenFilter(msg)
 	if err != nil {
 		return nil, strictError(msg, err)
 	}
 	if len(want.ResourceSubscriptions) > maxResourceSubscriptions {
-		return nil, refusal(msg, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions", nil)
+		return nil, refusal(msg, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions")
 	}
-	o := ownerOf(p)
+	o := ownerOf(q.p)
 	if !a.listens.take(o) {
 		return nil, wire.TooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", a.ListenRetryAfter)
 	}
-	// Given back on every way out but the stream's handing over, a panic's too (aside.Run
-	// raises it again on the handler's goroutine, past the wait that would release it).
+	// Given back on every way out but the handing over, a panic's too (aside.Run raises it
+	// again on the handler's goroutine, past the wait that would release it).
 	var m *pool.Member
 	release := func() {
 		if m != nil {
@@ -287,19 +260,16 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 			release()
 		}
 	}()
-	c := &listenCaller{subID: msg.ID, events: make(chan []byte, eventBuffer), detached: make(chan struct{}), created: time.Now()}
-	attached, initResult, err := a.attach(r.Context(), id, c, mr)
+	c := &listenCaller{attachment: newAttachment(), subID: msg.ID, events: make(chan []byte, eventBuffer)}
+	attached, initResult, err := a.attach(r.Context(), q.id, c, q.mr)
 	if err != nil {
 		return nil, a.attachError(msg, err)
 	}
 	m = attached
-	l := &listening{stream: a.Steps.Stream(w), c: c, subID: msg.ID, release: release}
+	l := &listening{stream: a.Steps.Stream(w), c: c, release: release}
 	agreed := want.agreed(initResult)
 	for _, uri := range agreed.ResourceSubscriptions {
-		if he := a.subscribeGate(r.Context(), m, msg, p, access, uri); he != nil {
-			return nil, he
-		}
-		if he := a.listenSubscribe(r.Context(), m, msg, id, uri); he != nil {
+		if he := a.listenSubscribe(r.Context(), m, q, uri); he != nil {
 			return nil, he
 		}
 	}
@@ -322,14 +292,14 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 
 // end writes the listen request's result: the stream's graceful end.
 func (l *listening) end() {
-	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{MetaSubscriptionID: l.subID}, "resultType": "complete"})
-	_ = l.stream.Event((&jsonrpc.Message{ID: l.subID, Result: res}).Encode())
+	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{MetaSubscriptionID: l.c.subID}, "resultType": "complete"})
+	_ = l.stream.Event((&jsonrpc.Message{ID: l.c.subID, Result: res}).Encode())
 }
 
 // waitListen passes the worker's notifications to the stream until done (the request's
-// context) or end (sessions.StreamEnd) is closed, the stream is lost, the worker lets go or the gateway stops. Between
-// them a keepalive comment goes at least every keepaliveInterval, as on a GET stream: a
-// proxy's idle timeout would otherwise end a stream that had nothing to say.
+// context) or end (the token's expiry) is closed, the stream is lost, the worker lets go or
+// the gateway stops. A keepalive comment goes between them, as on a GET stream: a proxy's
+// idle timeout would otherwise end a stream that had nothing to say.
 //
 //go:noinline
 func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
@@ -361,22 +331,20 @@ func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
 	}
 }
 
-// subscribeGate is the policy's decision on a listen request's subscription to uri: the
-// one a resources/subscribe of uri gets (Steps.Gate).
-func (a *Adapter) subscribeGate(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, p auth.Principal, access policy.Access, uri string) *wire.Error {
+// listenSubscribe subscribes this listen stream to uri at the worker, once the policy allowed
+// it as it would a resources/subscribe of uri (Steps.Gate). The pool counts subscriptions per
+// caller, so the worker hears one subscribe per URI however many listen.
+func (a *Adapter) listenSubscribe(ctx context.Context, m *pool.Member, q *request, uri string) *wire.Error {
+	msg := q.msg
 	params, _ := json.Marshal(map[string]string{"uri": uri})
 	sub := &jsonrpc.Message{ID: msg.ID, Method: "resources/subscribe", Params: params}
-	return a.Steps.Gate(ctx, m, func() *slog.Logger { return a.requestLog(p, m.WorkerID()) }, sub, access)
-}
-
-// listenSubscribe subscribes this listen stream to uri at the worker (the pool counts
-// subscriptions per caller, so the worker hears one subscribe per URI however many listen).
-func (a *Adapter) listenSubscribe(ctx context.Context, m *pool.Member, msg *jsonrpc.Message, id pool.Identity, uri string) *wire.Error {
+	if he := a.Steps.Gate(ctx, m, func() *slog.Logger { return a.requestLog(q.p, m.WorkerID()) }, sub, q.access); he != nil {
+		return he
+	}
 	ctx, cancel := context.WithTimeout(ctx, listenSubscribeTimeout)
 	defer cancel()
-	params, _ := json.Marshal(map[string]string{"uri": uri})
 	req := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-listen"`), Method: "resources/subscribe", Params: params}
-	call, err := m.Call(ctx, pool.Request{Message: req, Identity: id})
+	call, err := m.Call(ctx, pool.Request{Message: req, Identity: q.id})
 	if err != nil {
 		return a.Steps.CallError(msg.ID, err)
 	}

@@ -17,11 +17,10 @@ import (
 )
 
 // Mcp-Param-{Name} headers (SEP-2243): a tool's input schema may mark a primitive argument
-// with x-mcp-header, and a 2026-07-28 client then mirrors that argument in a header, for
-// proxies that route on it. The worker sits behind stdio and never sees the headers, so
-// gemgate checks them against the body, as the server would. Which tool marks what comes from
-// the worker's tools/list, kept for a short while per worker. The policy never reads these
-// headers.
+// with x-mcp-header, and a 2026-07-28 client mirrors it in a header, for proxies that route on
+// it. The worker behind stdio never sees the headers, so gemgate checks them against the body,
+// as the server would, with the marks of the worker's tools/list, kept a short while per
+// worker. The policy never reads these headers.
 
 const (
 	ParamHeaderPrefix = "Mcp-Param-"
@@ -44,25 +43,6 @@ type paramSchemas struct {
 type paramEntry struct {
 	at    time.Time
 	tools map[string][]paramBinding
-}
-
-func (c *paramSchemas) get(worker string, now time.Time) (map[string][]paramBinding, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.workers[worker]
-	if !ok || now.Sub(e.at) > paramSchemasTTL {
-		return nil, false
-	}
-	return e.tools, true
-}
-
-func (c *paramSchemas) put(worker string, tools map[string][]paramBinding, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.workers == nil || len(c.workers) >= paramSchemasMax {
-		c.workers = map[string]paramEntry{}
-	}
-	c.workers[worker] = paramEntry{at: now, tools: tools}
 }
 
 // bindingsFrom reads a tools/list result's x-mcp-header marks.
@@ -111,9 +91,12 @@ func schemaBindings(schema json.RawMessage, prefix []string, out []paramBinding)
 // toolBindings are the x-mcp-header bindings of tool at m's worker; ok is false when the
 // worker's list could not be read (then nothing is checked: the headers decide nothing).
 func (a *Adapter) toolBindings(ctx context.Context, m *pool.Member, tool string) ([]paramBinding, bool) {
-	now := time.Now()
-	if tools, ok := a.paramSchemas.get(m.WorkerID(), now); ok {
-		return tools[tool], true
+	c, now := &a.paramSchemas, time.Now()
+	c.mu.Lock()
+	e, ok := c.workers[m.WorkerID()]
+	c.mu.Unlock()
+	if ok && now.Sub(e.at) <= paramSchemasTTL {
+		return e.tools[tool], true
 	}
 	tools := map[string][]paramBinding{}
 	read := a.Steps.ToolPages(ctx, m, func(result json.RawMessage) (bool, error) {
@@ -128,7 +111,12 @@ func (a *Adapter) toolBindings(ctx context.Context, m *pool.Member, tool string)
 	if !read {
 		return nil, false
 	}
-	a.paramSchemas.put(m.WorkerID(), tools, now)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.workers == nil || len(c.workers) >= paramSchemasMax {
+		c.workers = map[string]paramEntry{}
+	}
+	c.workers[m.WorkerID()] = paramEntry{at: now, tools: tools}
 	return tools[tool], true
 }
 
@@ -143,7 +131,7 @@ func checkParamHeaders(h http.Header, msg *jsonrpc.Message, bindings []paramBind
 		hv := h.Get(name)
 		arg, ok := lookupArg(p.Arguments, b.path)
 		if err := compareParam(hv, arg, ok); err != nil {
-			return refusal(msg, http.StatusBadRequest, CodeHeaderMismatch, "the "+name+" header "+err.Error(), nil)
+			return refusal(msg, CodeHeaderMismatch, "the "+name+" header "+err.Error())
 		}
 	}
 	return nil
@@ -182,39 +170,36 @@ func compareParam(header string, arg json.RawMessage, present bool) error {
 	if json.Unmarshal(arg, &val) != nil {
 		return errors.New("mirrors an unreadable argument")
 	}
-	var want string
+	var match bool
 	switch x := val.(type) {
 	case string:
-		want = x
+		match = v == x
 	case bool:
-		want = strconv.FormatBool(x)
+		match = v == strconv.FormatBool(x)
 	case float64:
 		if x != math.Trunc(x) || math.Abs(x) > 1<<53-1 {
-			return errors.New("mirrors an argument that is not an integer, string or boolean")
+			return errNotPrimitive
 		}
-		eq, ok := decimalIsInteger(v, int64(x))
-		if !ok {
+		var plain bool
+		if match, plain = decimalIsInteger(v, int64(x)); !plain {
 			return errors.New("is not a plain decimal number")
 		}
-		if !eq {
-			return errors.New("does not match the argument")
-		}
-		return nil
 	default:
-		return errors.New("mirrors an argument that is not an integer, string or boolean")
+		return errNotPrimitive
 	}
-	if v != want {
+	if !match {
 		return errors.New("does not match the argument")
 	}
 	return nil
 }
 
+var errNotPrimitive = errors.New("mirrors an argument that is not an integer, string or boolean")
+
 // decimalIsInteger reads an integer argument's header: ok only for the plain decimal form
 // -?[0-9]+(\.[0-9]+)? with no leading zero before another digit (what the TypeScript SDK's
-// server accepts, and what both SDK clients send), and eq when its value is n ("42.0" and "42"
-// alike, as the transport's value comparison asks). strconv.ParseFloat would also take "1e4",
-// "+10000", "0x2710p0" and "010000" for 10000, spellings a proxy routing or filtering on the
-// header reads as other strings. The comparison is on the digits, exact at any length.
+// server accepts and both SDK clients send), and eq when its value is n ("42.0" as "42").
+// strconv.ParseFloat would also take "1e4", "+10000", "0x2710p0" and "010000" for 10000,
+// which a proxy reads as other strings. The comparison is on the digits, exact at any length.
 func decimalIsInteger(s string, n int64) (eq, ok bool) {
 	neg := len(s) > 0 && s[0] == '-'
 	if neg {
@@ -237,14 +222,4 @@ func decimalIsInteger(s string, n int64) (eq, ok bool) {
 	return neg == (n < 0) && whole == strconv.FormatInt(abs, 10), true
 }
 
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func allDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }

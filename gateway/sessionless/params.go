@@ -3,8 +3,7 @@ package sessionless
 import "github.com/gemgate/gemgate/jsonrpc"
 
 // requestParams are a sessionless request's params and their _meta, as jsonrpc.Parse read them:
-// every check of a sessionless request (the era checks, the header mirror, the fields, the
-// requestState, the edit for the worker) takes this one reading.
+// every check and edit of the request takes this one reading.
 type requestParams struct {
 	Object  jsonrpc.Object // valid when present
 	Present bool           // params is there and not null
@@ -12,10 +11,8 @@ type requestParams struct {
 	HasMeta bool           // _meta is there and not null
 }
 
-// readParams takes msg's params and their _meta from Parse's reading, with its key
-// checks. Params that are absent or null are not an error (present is false); params that
-// are not an object, or a _meta that is not one, are, with the errors ParamsObject and
-// Object give.
+// readParams takes msg's params and their _meta from Parse's reading. Params absent or null
+// are not an error (Present is false); params or a _meta that are not an object are.
 func readParams(msg *jsonrpc.Message) (requestParams, error) {
 	var rp requestParams
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,20 +15,19 @@ import (
 	"github.com/gemgate/gemgate/auth"
 )
 
-// The requestState gemgate hands a sessionless client with an input-required result is opaque to
-// the client and authenticated by gemgate: HMAC-SHA256 under a key drawn at random when the
-// process starts, over who the call belongs to (issuer, subject, access mode), the worker, the
-// parked call, the input keys asked for, the request's method and name, and an expiry. It
-// names a parked call; it carries nothing the client may not see. A state made by another
-// gemgate process (another key) is told apart from a tampered one, so that the client can be
-// told to start over.
+// The requestState gemgate hands a sessionless client with an input-required result is opaque
+// to the client: HMAC-SHA256, under a key drawn at random per process, over who the call belongs
+// to (issuer, subject, access mode), the worker, the parked call, the input keys asked for, the
+// request's method and name, and an expiry. It carries nothing the client may not see. A state
+// of another gemgate process (another key) is told apart from a tampered one, so that the
+// client can be told to start over.
 
-// statePrefix begins every requestState gemgate issues.
-const statePrefix = "gg1."
-
-// maxStateLen bounds a requestState gemgate hands out or takes back: its own claims and,
-// wrapped, a sessionless worker's requestState (the bridge refuses to wrap a bigger one).
-const maxStateLen = 64 << 10
+const (
+	statePrefix = "gg1." // begins every requestState gemgate issues
+	// maxStateLen bounds a requestState gemgate hands out (wrapping a sessionless worker's
+	// too: a bigger one is refused) or takes back.
+	maxStateLen = 64 << 10
+)
 
 // stateClaims are what a requestState binds.
 type stateClaims struct {
@@ -43,9 +41,8 @@ type stateClaims struct {
 	Name     string   `json:"n,omitempty"`
 	Keys     []string `json:"q"`
 	Expires  int64    `json:"e"`
-	// Pass marks the state of a sessionless worker's own input-required result (the bridge's pass):
-	// it names no parked call, and WorkerState is the worker's requestState, restored on the
-	// retry.
+	// Pass marks the state of a sessionless worker's own input-required result: it names no
+	// parked call, and WorkerState is the worker's requestState, restored on the retry.
 	Pass        bool   `json:"x,omitempty"`
 	WorkerState string `json:"ws,omitempty"`
 }
@@ -57,6 +54,7 @@ var (
 	errStateOtherProcess = errors.New("requestState was issued by another gemgate process; start the request again without it")
 	errStateExpired      = errors.New("requestState expired; start the request again without it")
 	errStateNotYours     = errors.New("requestState does not belong to this caller")
+	errStateGone         = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")
 )
 
 // stateKey is the process's MAC key, drawn on first use; its zero value is ready.
@@ -111,8 +109,7 @@ func (k *stateKey) open(state string, now time.Time) (stateClaims, error) {
 		return c, errStateTampered
 	}
 	if !hmac.Equal(mac, k.mac(payload)) {
-		// Only after the MAC failed is the unauthenticated key id looked at, and only to word
-		// the refusal: it grants nothing.
+		// The unauthenticated key id only words the refusal: it grants nothing.
 		var peek stateClaims
 		if json.Unmarshal(payload, &peek) == nil && peek.KeyID != "" && peek.KeyID != k.id {
 			return c, errStateOtherProcess
@@ -139,9 +136,3 @@ func (c stateClaims) belongsTo(p auth.Principal, readOnly bool, method, name str
 	}
 	return nil
 }
-
-// hasKey reports whether key is one the state asked for.
-func (c stateClaims) hasKey(key string) bool { return slices.Contains(c.Keys, key) }
-
-// errStateGone refuses a requestState whose parked call is not there.
-var errStateGone = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")

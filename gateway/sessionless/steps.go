@@ -16,12 +16,9 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// Steps are the core's pipeline steps as this adapter uses them: each is written once, in the
-// core, for both eras. The core implements Steps and hands it to New; the adapter never
-// imports the core.
+// Steps are the core's pipeline steps, written once there for both eras and handed to New.
 type Steps interface {
-	// Fields reads, strictly, the fields every step decides on (the tool's name, the progress
-	// token), as for a session's message.
+	// Fields reads, strictly, the fields every step decides on, as for a session's message.
 	Fields(msg *jsonrpc.Message) (tool string, progressToken json.RawMessage, he *wire.Error)
 	// Identity is the pool identity a request of p's, with access, is served as.
 	Identity(r *http.Request, p auth.Principal, access policy.Access) pool.Identity
@@ -36,16 +33,15 @@ type Steps interface {
 	ToolPages(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool
 	// GrantRefusal refuses a request whose token grants less than m's worker was given.
 	GrantRefusal(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
-	// CallError is the answer to a request the pool could not serve; AttachError is that for
-	// a request whose worker could not be had.
+	// CallError answers a request the pool could not serve; AttachError one whose worker
+	// could not be had.
 	CallError(id json.RawMessage, err error) *wire.Error
 	AttachError(id json.RawMessage, err error) *wire.Error
-	// Await runs the one wait loop for a forwarded call and writes its answer; it returns the
+	// Await runs the one wait loop for a forwarded call, writes its answer and returns the
 	// call's audit outcome.
 	Await(w http.ResponseWriter, r *http.Request, c *Wait) string
-	// AuditCall writes a tools/call's audit line and counts it; AuditUnread does that for a
-	// tools/call refused before its tool could be read; AuditAnswer writes the audit line of
-	// the client's answer to a worker's request.
+	// AuditCall writes a tools/call's audit line and counts it; AuditUnread does so for one
+	// refused before its tool was read; AuditAnswer for the client's answer to a worker.
 	AuditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration)
 	AuditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error)
 	AuditAnswer(log *slog.Logger, a pool.Answered, readOnly bool, outcome string)
@@ -53,13 +49,13 @@ type Steps interface {
 	Stream(w http.ResponseWriter) *wire.SSE
 	// Keepalive is a new stream's keepalive ticker: each call gives its next tick.
 	Keepalive() func() <-chan time.Time
-	// StreamLife readies a long-lived stream: the request's bearer token is forgotten, and
-	// end is closed when the token the stream was opened with expires (stop releases it).
+	// StreamLife forgets the request's bearer token for a long-lived stream; end is closed
+	// when that token expires (stop releases it).
 	StreamLife(r *http.Request) (end <-chan struct{}, stop func())
 	// Outbound traces a message gemgate writes to the client.
 	Outbound(body []byte)
-	// RoundTrip starts the span of msg's round trip to the worker and returns msg as the
-	// worker gets it, its params._meta carrying that span's trace context (tracing on).
+	// RoundTrip starts the span of msg's round trip to the worker and returns msg with that
+	// span's trace context in params._meta (tracing on).
 	RoundTrip(ctx context.Context, msg *jsonrpc.Message) (trace.Span, *jsonrpc.Message, error)
 }
 
@@ -73,8 +69,8 @@ type Config struct {
 	// InputRequiredTimeout is how long a parked call waits for its client's retry; 0 is
 	// DefaultInputRequiredTimeout.
 	InputRequiredTimeout time.Duration
-	// WorkerRetryAfter and ListenRetryAfter are the Retry-After of a refusal for a worker
-	// that is gone, and for a user with too many listen streams.
+	// WorkerRetryAfter and ListenRetryAfter are the Retry-After for a worker that is gone,
+	// and for a user with too many listen streams.
 	WorkerRetryAfter, ListenRetryAfter time.Duration
 	// Stopping is closed when the gateway shuts down: listen streams end.
 	Stopping <-chan struct{}
@@ -85,10 +81,10 @@ type Config struct {
 // Adapter is the 2026-07-28 era's adapter: the core hands it every request of the era (Post).
 type Adapter struct {
 	Config
-	served       []string      // every revision served, newest first
-	listens      listenCounter // open subscriptions/listen streams per user
-	parks        parkTable     // calls waiting for their client's input (bridge.go)
-	paramSchemas paramSchemas  // tools' x-mcp-header bindings per worker (param_headers.go)
+	served       []string // every revision served, newest first
+	listens      listenCounter
+	parks        parkTable
+	paramSchemas paramSchemas
 }
 
 // New is the adapter of a gateway whose core steps are c.Steps.
@@ -107,8 +103,7 @@ type owner struct{ issuer, subject string }
 
 func ownerOf(p auth.Principal) owner { return owner{p.Issuer, p.Subject} }
 
-// requestLog is the logger of a request of p's served by worker: its lines name the user,
-// the worker and the era, as a session's name the session, the user and the worker.
+// requestLog is the logger of a request of p's served by worker.
 func (a *Adapter) requestLog(p auth.Principal, worker string) *slog.Logger {
 	return a.Log.With("user", p.User, "worker", worker, "era", Version)
 }

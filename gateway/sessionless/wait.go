@@ -13,11 +13,9 @@ import (
 )
 
 // Wait is a 2026-07-28 call as the core's one wait loop waits for it (Steps.Await): what it
-// waits on, and, in its methods, what the era does differently. Closing the response stream,
-// or the connection, cancels the call at the worker (2026-07-28: closing the stream is
-// cancellation); an error the spec maps to an HTTP status (404 unknown method, 400 invalid
-// params, ...) goes as JSON with that status while no stream has begun; a legacy worker's
-// question parks the call for the client's input (the bridge, bridge.go).
+// waits on, and, in its methods, what the era does differently. Closing the response stream
+// cancels the call at the worker; an error the spec maps to an HTTP status goes as JSON with
+// that status while no stream has begun; a legacy worker's question parks the call (bridge.go).
 type Wait struct {
 	Call     *pool.Call
 	ID       json.RawMessage // the client's request id
@@ -33,8 +31,8 @@ type Wait struct {
 	parked bool // the call waits for the client's retry now: it owns the worker's attachment
 }
 
-// await waits for a call's answer and writes it (Steps.Await). It returns the audit outcome,
-// and whether the call was parked for the client's input.
+// await waits for a call's answer and writes it. It returns the audit outcome, and whether the
+// call was parked for the client's input.
 func (a *Adapter) await(w http.ResponseWriter, r *http.Request, pk *parked) (outcome string, parkedNow bool) {
 	c := &Wait{
 		Call: pk.call, ID: pk.msg.ID, Method: pk.msg.Method, Access: pk.access, Member: pk.member,
@@ -45,9 +43,8 @@ func (a *Adapter) await(w http.ResponseWriter, r *http.Request, pk *parked) (out
 	return outcome, c.parked
 }
 
-// Result maps the worker's answer to 2026-07-28: resultType and, for lists, the cache fields
-// added (spliceResult); a legacy worker's resource-not-found error gets the new code
-// (resourceNotFound). An answer that cannot be mapped fails closed.
+// Result maps the worker's answer to 2026-07-28 (spliceResult, resourceNotFound). An answer
+// that cannot be mapped fails closed.
 func (c *Wait) Result(resp *jsonrpc.Message) *jsonrpc.Message {
 	if resp.Error != nil {
 		if c.Method == "resources/read" && !c.Member.AttachedSessionless() {
@@ -64,9 +61,9 @@ func (c *Wait) Result(resp *jsonrpc.Message) *jsonrpc.Message {
 	return &out
 }
 
-// Answer is the mapped answer (Result) as the client gets it, with its audit outcome: a
-// sessionless worker's input-required result gets its requestState wrapped, and the id is the
-// request's (after a retry, the retry's: the original request is answered already).
+// Answer is the mapped answer as the client gets it, with its audit outcome: a sessionless
+// worker's input-required result gets its requestState wrapped, and the id is the request's
+// (after a retry, the retry's: the original request is answered already).
 func (c *Wait) Answer(resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, string) {
 	if resp.Error == nil && c.Member.AttachedSessionless() {
 		resp, outcome = c.a.passInputRequired(c.pk, resp, outcome)
@@ -76,21 +73,25 @@ func (c *Wait) Answer(resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, 
 	return &out, outcome
 }
 
-// ErrorStatus is the HTTP status of an error answer written before a stream began.
+// ErrorStatus is the HTTP status of an error answer written before a stream began (SEP-2575).
 func (c *Wait) ErrorStatus(resp *jsonrpc.Message) int {
 	var e struct {
 		Code int64 `json:"code"`
 	}
 	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
-	return statusOf(e.Code)
+	switch e.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, CodeUnsupportedVersion, CodeMissingCapability, CodeHeaderMismatch:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
-// Park parks the call with the worker's questions sent together (gatherRequests) and returns
-// the input-required result to answer with. A question that needs a capability the request
-// did not declare is refused to the worker, as a legacy client without it would answer; when
-// no question is left, the call ends and the client gets MissingRequiredClientCapability
-// (-32021) naming what it lacks. When the call cannot be parked, the worker's questions get
-// the refusal and the call goes on (false).
+// Park parks the call with the worker's questions sent together and returns the input-required
+// result to answer with. A question needing a capability the request did not declare is
+// refused to the worker (declared.sort); when none is left, the call ends and the client gets
+// MissingRequiredClientCapability. When the call cannot be parked, it goes on (false).
 func (c *Wait) Park(req *jsonrpc.Message) (*jsonrpc.Message, bool) {
 	pk := c.pk
 	var lacking map[string]any
@@ -102,9 +103,6 @@ func (c *Wait) Park(req *jsonrpc.Message) (*jsonrpc.Message, bool) {
 	}
 	result, err := c.a.park(pk)
 	if err != nil {
-		for _, req := range pk.requests {
-			pk.member.Refuse(req.ID, err.Error())
-		}
 		return nil, false
 	}
 	c.parked = true
@@ -127,14 +125,13 @@ func gatherRequests(first *jsonrpc.Message, more <-chan *jsonrpc.Message) map[st
 	}
 }
 
-// codeLegacyResourceNotFound is the resource-not-found error code of 2025-11-25 and before;
-// 2026-07-28 (SEP-2164) answers an unknown resource with invalid params (-32602) instead.
+// codeLegacyResourceNotFound is the resource-not-found code of 2025-11-25 and before;
+// 2026-07-28 (SEP-2164) answers an unknown resource with invalid params instead.
 const codeLegacyResourceNotFound = "-32002"
 
 // resourceNotFound is a legacy worker's error answer to resources/read with the code of
-// 2026-07-28: -32002 becomes -32602 (message and data kept), any other error stays as it is.
-// The code is read as the client reads it: one error that names its code twice, or in
-// another case, is left alone (the client refuses it as the worker sent it).
+// 2026-07-28, message and data kept. An error that names its code twice, or in another case,
+// is left alone (the client refuses it as the worker sent it).
 func resourceNotFound(resp *jsonrpc.Message) *jsonrpc.Message {
 	e, err := jsonrpc.ReadObject(resp.Error, "error")
 	if err != nil || e.Exact("code") != nil {

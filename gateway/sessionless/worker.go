@@ -10,12 +10,11 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// attach attaches a request's caller to the user's worker for its era. A
-// worker program that speaks 2026-07-28 itself gets the request on a sessionless worker of the
-// user's (a process of its own: one stdio session is of one era, and on a session gemgate
-// initialized, a go-sdk server turns its input-required results into requests of its own); any
-// other worker program gets it on the user's legacy worker, which gemgate bridges. What the
-// program speaks is learned from the first worker started.
+// attach attaches a request's caller to the user's worker. A worker program that speaks
+// 2026-07-28 gets it on the user's sessionless worker (a process of its own: one stdio session
+// is of one era, and on a session gemgate initialized, a go-sdk server turns its input-required
+// results into requests); any other on the user's legacy worker, which gemgate bridges. What
+// the program speaks is learned from the first worker started.
 func (a *Adapter) attach(ctx context.Context, id pool.Identity, c pool.Caller, mr *checks) (*pool.Member, json.RawMessage, error) {
 	at := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr, a.Legacy[0]), Caps: askAll, CapsRead: true}
 	if Program(a.Pool) {
@@ -30,9 +29,8 @@ func (a *Adapter) attach(ctx context.Context, id pool.Identity, c pool.Caller, m
 	if err != nil || !m.SpeaksSessionless() {
 		return m, res, err
 	}
-	// The first worker of the program showed it speaks the revision: this request, and the
-	// next ones, go to the sessionless worker (the legacy one stays for legacy sessions,
-	// until idle).
+	// The program's first worker speaks the revision: this request and the next go to the
+	// sessionless worker (the legacy one stays for legacy sessions, until idle).
 	m.Detach()
 	at.Sessionless = true
 	m, res, err = a.Pool.Attach(ctx, at)
@@ -43,25 +41,22 @@ func (a *Adapter) attach(ctx context.Context, id pool.Identity, c pool.Caller, m
 	return m, res, err
 }
 
-// Program reports whether p's worker program is known to speak 2026-07-28: then a
-// sessionless request goes to the user's sessionless worker (attach), and that is the worker
-// a drain asks about (the core's drainRefusal).
+// Program reports whether p's worker program is known to speak 2026-07-28: then a sessionless
+// request goes to the user's sessionless worker, the one a drain asks about (drainRefusal).
 func Program(p *pool.Pool) bool {
 	known, yes := p.SessionlessWorkers()
 	return known && yes
 }
 
-// The tasks extension (io.modelcontextprotocol/tasks) is not one gemgate serves: discover
-// does not advertise it, tasks/* are unknown methods (404 -32601), and a request that asks
-// for a task anyway is served as a plain one. That is what 2026-07-28 asks of a server
-// without an extension (extensions "Graceful Degradation": fall back to core behaviour).
+// The tasks extension is not one gemgate serves: discover does not advertise it, tasks/* are
+// unknown methods, and a request that asks for a task is served as a plain one, as 2026-07-28
+// asks of a server without an extension (extensions, "Graceful Degradation").
 const tasksExtension = "io.modelcontextprotocol/tasks"
 
-// passMessageOf is a sessionless request as a sessionless worker takes it, on the params
-// check read: the client's _meta kept (the worker reads the client's capabilities and
-// info per request), except a declared tasks extension; no task parameter (a 2025-11-25 task
-// request); and requestState replaced by the worker's own when the client's was gemgate's
-// wrapping of it (workerState; "" removes it). Everything else keeps its bytes.
+// passMessageOf is a sessionless request as a sessionless worker takes it, on check's reading:
+// the client's _meta kept but for the tasks extension and capability; no task parameter (a
+// 2025-11-25 task request); and on a retry requestState replaced by the worker's own
+// (workerState; "" removes it). Everything else keeps its bytes.
 func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerState string) (*jsonrpc.Message, error) {
 	// Spliced, not decoded and encoded again: the arguments may be a megabyte.
 	var inner error
@@ -74,14 +69,10 @@ func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerSta
 				return nil // the worker's own, if any, is added below
 			}
 		case "_meta":
-			if rp.HasMeta {
-				meta, err := dropTasksOf(rp.Meta)
-				if err != nil {
-					inner = err
-				}
-				return meta
+			if !rp.HasMeta {
+				return v // null
 			}
-			meta, err := dropTasks(v)
+			meta, err := dropTasks(rp.Meta)
 			if err != nil {
 				inner = err
 			}
@@ -106,19 +97,7 @@ func passMessageOf(msg *jsonrpc.Message, rp requestParams, retry bool, workerSta
 
 // dropTasks removes from a request's _meta the tasks extension and capability among the
 // client capabilities; every other member keeps its bytes.
-func dropTasks(meta json.RawMessage) (json.RawMessage, error) {
-	if string(meta) == "null" {
-		return meta, nil
-	}
-	o, err := jsonrpc.ReadObject(meta, "params._meta")
-	if err != nil {
-		return nil, err
-	}
-	return dropTasksOf(o)
-}
-
-// dropTasksOf is dropTasks on a _meta already read.
-func dropTasksOf(meta jsonrpc.Object) (json.RawMessage, error) {
+func dropTasks(meta jsonrpc.Object) (json.RawMessage, error) {
 	var inner error
 	out := meta.Edit(func(key string, v json.RawMessage) json.RawMessage {
 		if key != MetaClientCapabilities || string(v) == "null" {
@@ -129,9 +108,8 @@ func dropTasksOf(meta jsonrpc.Object) (json.RawMessage, error) {
 			case "tasks":
 				return nil
 			case "extensions":
-				// Read as strictly as the rest: an extensions object that names the tasks
-				// extension twice (or in two spellings) is refused, never passed on unedited to a
-				// worker that would keep the last.
+				// Read strictly: one that names the tasks extension twice (or in two
+				// spellings) is refused, never passed on to a worker that keeps the last.
 				ext, err := jsonrpc.EditObject(v, "params._meta.clientCapabilities.extensions", func(key string, v json.RawMessage) json.RawMessage {
 					if key == tasksExtension {
 						return nil
