@@ -368,16 +368,8 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 	var uris []string
 	level, moved := -1, false
 	for {
-		s, err := m.p.slotFor(key)
+		s, w, err := m.p.workerFor(ctx, key, id, m.params)
 		if err != nil {
-			return err
-		}
-		w, err := s.acquire(ctx, id, m.params, nil)
-		if errors.Is(err, errSlotGone) {
-			continue
-		}
-		if err != nil {
-			s.dropIfEmpty()
 			return err
 		}
 		if m.slot() != old {

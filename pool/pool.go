@@ -395,16 +395,8 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 		m.caps = ClientCapabilities(a.Params)
 	}
 	for {
-		s, err := p.slotFor(key)
+		s, w, err := p.workerFor(ctx, key, a.Identity, a.Params)
 		if err != nil {
-			return nil, nil, err
-		}
-		w, err := s.acquire(ctx, a.Identity, a.Params, nil)
-		if errors.Is(err, errSlotGone) {
-			continue
-		}
-		if err != nil {
-			s.dropIfEmpty()
 			return nil, nil, err
 		}
 		if attached, _ := s.attachFrom(m, w, nil, nil, -1); !attached {
@@ -417,5 +409,24 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 		w.log.Debug("session attached", "sessions", s.memberCount())
 		p.opts.Metrics.attached(s.memberCount())
 		return m, result, nil
+	}
+}
+
+// workerFor is key's slot and its running worker, started for id if need be (acquire).
+func (p *Pool) workerFor(ctx context.Context, key Key, id Identity, params json.RawMessage) (*slot, *wrk, error) {
+	for {
+		s, err := p.slotFor(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		w, err := s.acquire(ctx, id, params, nil)
+		if errors.Is(err, errSlotGone) {
+			continue
+		}
+		if err != nil {
+			s.dropIfEmpty()
+			return nil, nil, err
+		}
+		return s, w, nil
 	}
 }

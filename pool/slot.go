@@ -88,38 +88,25 @@ var errSlotGone = errors.New("slot gone")
 // acquire returns the slot's running worker, starting one if none runs; a start in progress
 // is waited for. m is the caller, or nil while attaching. A caller the slot let go gets
 // errSlotGone, so it never starts a successor nobody would use. Only an identity of the
-// slot's key may start a worker (refuseStart).
-func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
-	a := acquiring{ctx: ctx}
-	w, err := s.acquireWorker(&a, id, params, m)
-	if a.span != nil {
-		if err != nil {
-			a.span.SetStatus(codes.Error, "no worker")
+// slot's key may start a worker (refuseStart). Once it has to wait for a worker or start
+// one, it runs under a span (gemgate.worker.acquire): a worker found running gets none.
+func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage, m *Member) (_ *wrk, err error) {
+	var span trace.Span
+	slow := func() context.Context {
+		if span == nil {
+			ctx, span = telemetry.Step(ctx, "gemgate.worker.acquire", trace.SpanKindInternal,
+				attribute.Bool("gemgate.worker.started", false)) // set again by a start
 		}
-		a.span.End()
+		return ctx
 	}
-	return w, err
-}
-
-// acquiring is one acquire's context and, once it has to wait for a worker or start one, the
-// span of that (gemgate.worker.acquire): a worker found running at once gets no span.
-type acquiring struct {
-	ctx  context.Context
-	span trace.Span // nil until slow
-}
-
-// slow begins the span, once (a step under a span that does not record starts none), and
-// returns the context to wait or start in.
-func (a *acquiring) slow() context.Context {
-	if a.span == nil {
-		a.ctx, a.span = telemetry.Step(a.ctx, "gemgate.worker.acquire", trace.SpanKindInternal,
-			attribute.Bool("gemgate.worker.started", false)) // set again by a start
-	}
-	return a.ctx
-}
-
-// acquireWorker is acquire past its span.
-func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
+	defer func() {
+		if span != nil {
+			if err != nil {
+				span.SetStatus(codes.Error, "no worker")
+			}
+			span.End()
+		}
+	}()
 	for {
 		s.mu.Lock()
 		if _, in := s.members[m]; s.gone || m != nil && !in {
@@ -131,17 +118,16 @@ func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, 
 			if !w.proc.Closing() {
 				return w, nil
 			}
-			if err := s.awaitRetired(a.slow(), w, m); err != nil {
+			if err := s.awaitRetired(slow(), w, m); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if ch := s.starting; ch != nil {
 			s.mu.Unlock()
-			ctx := a.slow()
 			select {
 			case <-ch:
-			case <-ctx.Done():
+			case <-slow().Done():
 				return nil, context.Cause(ctx)
 			}
 			s.mu.Lock()
@@ -152,7 +138,7 @@ func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, 
 			}
 			continue
 		}
-		ctx := a.slow()
+		ctx := slow()
 		err := s.refuseStart(id)
 		if err == nil {
 			err = context.Cause(ctx) // nobody waits: start nothing
@@ -165,7 +151,7 @@ func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, 
 		s.starting = ch
 		s.stopIdleLocked()
 		s.mu.Unlock()
-		trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("gemgate.worker.started", true))
+		span.SetAttributes(attribute.Bool("gemgate.worker.started", true))
 		// The start outlives its starter's request, so that whoever waits for it gets the
 		// worker; InitTimeout bounds it. A starter that left gets its ctx's error, and the
 		// worker settles as an unattended one (dropIfEmpty, by the caller).
@@ -173,7 +159,7 @@ func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, 
 		if err == nil {
 			// Which worker it started: a first 2026-07-28 request may start two, the probe
 			// of the user's legacy worker and the sessionless one (docs/eras.md).
-			trace.SpanFromContext(ctx).SetAttributes(attribute.String("gemgate.worker.protocol_version", w.version))
+			span.SetAttributes(attribute.String("gemgate.worker.protocol_version", w.version))
 		}
 		if err == nil && ctx.Err() != nil {
 			return nil, context.Cause(ctx)
