@@ -10,18 +10,16 @@ import (
 // setLevelLocked sets the worker to the most verbose logging level any of its callers asked
 // for; when that leaves the worker's level as it is, gemgate answers.
 func (w *wrk) setLevelLocked(c *Call) *jsonrpc.Message {
-	if levelName(c.msg.Params) == "" {
+	if levelName(c.out.Params) == "" {
 		return nil // the worker answers a malformed one
 	}
-	w.levels[c.m] = levelOf(c.msg.Params)
+	w.levels[c.m] = levelOf(c.out.Params)
 	most := w.mostVerboseLocked()
 	if w.level >= 0 && most == w.level {
 		return okAnswer(c)
 	}
 	w.level = most
-	out := *c.msg
-	out.Params = levelParams(most)
-	c.msg = &out
+	c.out.Params = levelParams(most)
 	return nil
 }
 

@@ -64,7 +64,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	if s == nil {
 		return nil, ErrDetached
 	}
-	if err := s.applyExpiry(ctx, req.Identity); err != nil {
+	if err := s.applyExpiry(req.Identity); err != nil {
 		return nil, err
 	}
 	w, err := s.acquire(ctx, req.Identity, m.params, m)
@@ -76,7 +76,6 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	}
 	c := &Call{s: s, w: w, m: m, tag: req.Tag, clientID: req.Message.ID, readOnly: req.Identity.ReadOnly, result: make(chan *jsonrpc.Message, 1)}
 	c.out = *req.Message
-	c.msg = &c.out
 	s.mu.Lock()
 	if _, in := s.members[m]; !in {
 		s.mu.Unlock()
@@ -116,7 +115,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 // let go. Only a call of the slot's access mode may restart it, since the fresh credential
 // comes from its token. A narrowed call gets ErrAccessMismatch instead of running on the
 // expired login, which would otherwise stay alive for good.
-func (s *slot) applyExpiry(_ context.Context, id Identity) error {
+func (s *slot) applyExpiry(id Identity) error {
 	policy := s.p.opts.OnTokenExpiry
 	if policy == ExpiryKeep {
 		return nil

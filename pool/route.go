@@ -102,9 +102,7 @@ func (w *wrk) keepAbandonedLocked(c *Call, pc *worker.Call) {
 		w.abandoned = map[*Call]struct{}{}
 	}
 	w.abandoned[c] = struct{}{}
-	if c.msg == &c.out {
-		c.out.Params = nil
-	}
+	c.out.Params = nil
 }
 
 // onMessage routes what the worker sends on its own. It runs on the worker's reading

@@ -360,7 +360,8 @@ func (s *slot) watch(w *wrk) {
 	s.mu.Lock()
 	stopped := w.stopping
 	s.retireLocked(w)
-	queued := w.queue.drain()
+	queued := slices.Concat(w.queue.lines...)
+	w.queue = fairQueue{}
 	w.progress, w.requests = map[string]*Call{}, map[string]pendingRequest{}
 	var let []*Member
 	if !stopped && s.p.opts.OnWorkerExit == ExitEnd {

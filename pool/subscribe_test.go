@@ -74,7 +74,7 @@ func TestSubscriptionsAreCountedAcrossCallers(t *testing.T) {
 // the answer it gives to a shared subscription or level is made only when it is given.
 func TestShareLockedAllocatesNothingForAPlainCall(t *testing.T) {
 	s := &slot{}
-	c := &Call{w: &wrk{}, clientID: json.RawMessage(`1`), msg: &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call"}}
+	c := &Call{w: &wrk{}, clientID: json.RawMessage(`1`), out: jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call"}}
 	if n := testing.AllocsPerRun(100, func() {
 		if s.shareLocked(c) != nil {
 			t.Fatal("a tools/call was answered by the pool")
