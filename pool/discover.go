@@ -83,18 +83,12 @@ func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.
 	if err != nil {
 		return nil, err
 	}
-	if resp.Error != nil {
-		if exitedUnasked(resp) {
-			return nil, &StartError{Exited: true, Err: workerText(proc, resp.Error)}
-		}
-		p.eras.learn(false)
-		return nil, ErrNotSessionless
-	}
 	var res struct {
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
 	}
-	if json.Unmarshal(resp.Result, &res) != nil || !slices.Contains(res.SupportedVersions, SessionlessVersion) || len(res.Capabilities) == 0 || res.Capabilities[0] != '{' {
+	if resp.Error != nil || json.Unmarshal(resp.Result, &res) != nil ||
+		!slices.Contains(res.SupportedVersions, SessionlessVersion) || len(res.Capabilities) == 0 || res.Capabilities[0] != '{' {
 		p.eras.learn(false)
 		return nil, ErrNotSessionless
 	}
