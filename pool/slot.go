@@ -314,18 +314,19 @@ func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 
 // open opens a fresh worker's stdio session, or stops the worker: server/discover for a
 // Key.Sessionless slot, else the MCP handshake, followed for a user's worker by the era probe.
-func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawMessage) error {
-	if s.key.Sessionless {
-		result, err := p.openSessionless(ctx, w.proc)
+func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawMessage) (err error) {
+	defer func() {
 		if err != nil {
 			w.proc.Stop()
 			if !errors.Is(err, ErrNotSessionless) {
 				p.opts.Metrics.startFailed()
 			}
-			return err
 		}
-		w.initResult, w.version, w.sessionless = result, SessionlessVersion, true
-		return nil
+	}()
+	if s.key.Sessionless {
+		w.version, w.sessionless = SessionlessVersion, true
+		w.initResult, err = p.openSessionless(ctx, w.proc)
+		return err
 	}
 	params, sendInitialized := p.ownParams(), true
 	if p.PerSession() {
@@ -335,19 +336,14 @@ func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawM
 		params, sendInitialized = clientParams, s.started
 		s.mu.Unlock()
 	}
-	result, version, err := p.handshake(ctx, w.proc, params, sendInitialized)
-	if err != nil {
-		w.proc.Stop()
-		p.opts.Metrics.startFailed()
+	w.initResult, w.version, err = p.handshake(ctx, w.proc, params, sendInitialized)
+	if err != nil || p.PerSession() {
 		return err
 	}
-	w.initResult, w.version = result, version
-	if !p.PerSession() {
-		var sure bool
-		w.sessionless, sure = p.discover(ctx, w.proc)
-		if sure {
-			p.eras.learn(w.sessionless)
-		}
+	var sure bool
+	w.sessionless, sure = p.discover(ctx, w.proc)
+	if sure {
+		p.eras.learn(w.sessionless)
 	}
 	return nil
 }
