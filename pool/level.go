@@ -2,6 +2,7 @@ package pool
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -25,13 +26,10 @@ func (w *wrk) setLevelLocked(c *Call) *jsonrpc.Message {
 
 // mostVerboseLocked is the most verbose level any caller of w asked for; -1 when none did.
 func (w *wrk) mostVerboseLocked() int {
-	most := -1
-	for _, l := range w.levels {
-		if most < 0 || l < most {
-			most = l
-		}
+	if len(w.levels) == 0 {
+		return -1
 	}
-	return most
+	return slices.Min(slices.Collect(maps.Values(w.levels)))
 }
 
 // levelParams are logging/setLevel's params for a level.

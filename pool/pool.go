@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/worker"
 )
@@ -153,7 +155,7 @@ type Options struct {
 	// InitTimeout bounds a worker's launch, and then its answer to initialize; default 60s.
 	InitTimeout time.Duration
 	Logger      *slog.Logger // nil discards
-	Metrics     *Metrics     // nil: none
+	Metrics     *Metrics     // nil: none (kept in a registry of the pool's own)
 	// Trace, if set, sees every line to and from a worker, with the worker's id.
 	Trace func(direction, worker string, line []byte)
 	// BeforeStart, if set, may refuse a worker start (a per-user start rate); its error is
@@ -248,6 +250,9 @@ func New(o Options) (*Pool, error) {
 	o.Settings = o.Settings.withDefaults()
 	if o.InitTimeout <= 0 {
 		o.InitTimeout = 60 * time.Second
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
 	if len(o.Versions) == 0 {
 		o.Versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
