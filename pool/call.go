@@ -266,10 +266,10 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 		delete(w.calls, c)
 		c.m.inFlight.Add(-1)
 	}
-	givenUp := false
+	var left leftToDo
 	if _, ok := w.abandoned[c]; ok {
 		delete(w.abandoned, c)
-		givenUp = true
+		left.givenUp = true
 		w.log.Debug("worker answered a call its client gave up; the answer is dropped")
 	}
 	if c.wtoken != "" && w.progress[c.wtoken] == c {
@@ -279,7 +279,6 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 		c.after(answer)
 		c.after = nil
 	}
-	var left leftToDo
 	if n := s.p.opts.Concurrency; n > 0 && len(w.calls) < n && s.w == w {
 		if left.next = w.queue.pop(); left.next != nil {
 			w.calls[left.next] = struct{}{}
@@ -287,7 +286,6 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 		}
 	}
 	left.stop, left.drop = s.settleLocked()
-	left.givenUp = givenUp
 	return left
 }
 

@@ -433,11 +433,10 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 	if !m.p.PerSession() {
 		done = nil
 	}
-	grace := 5 * time.Second
-	for i, act := range []func(){nil, w.proc.Interrupt} {
-		if act != nil {
+	for i := range 2 {
+		if i > 0 {
 			w.log.Warn("worker did not answer a ping after a request timeout; interrupting it")
-			act()
+			w.proc.Interrupt()
 		}
 		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
 		c, err := w.proc.Send(context.Background(), &jsonrpc.Message{ID: id, Method: "ping"}, nil)
@@ -445,7 +444,7 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 			return
 		}
 		select {
-		case <-time.After(grace):
+		case <-time.After(5 * time.Second):
 			c.Abandon()
 		case <-c.Result():
 			return

@@ -228,9 +228,9 @@ type Pool struct {
 	running int // workers running or starting, for max_workers
 	eras    eraKnowledge
 	closed  bool
-	nextW   uint64
 	wg      sync.WaitGroup // worker watchers
 
+	nextW atomic.Uint64 // numbers the workers
 	// nextReq numbers the worker requests passed to clients ("gemgate-wN"). It is pool-wide
 	// so that no other worker reuses an id a client may still answer.
 	nextReq atomic.Uint64

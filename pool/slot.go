@@ -278,10 +278,7 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 
 // spawn runs the process of a new worker for the slot, as the launcher says.
 func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
-	p.mu.Lock()
-	p.nextW++
-	wid := fmt.Sprintf("w%04x", p.nextW)
-	p.mu.Unlock()
+	wid := fmt.Sprintf("w%04x", p.nextW.Add(1))
 	if !p.PerSession() {
 		id.Session = wid
 	}
