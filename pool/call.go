@@ -311,16 +311,22 @@ func rewriteProgress(params json.RawMessage, token string) (json.RawMessage, err
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, err
 	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(p["_meta"], &meta); err != nil {
+	meta, err := withField(p["_meta"], "progressToken", json.RawMessage(strconv.Quote(token)))
+	if err != nil {
 		return nil, err
 	}
-	meta["progressToken"] = json.RawMessage(strconv.Quote(token))
-	var err error
-	if p["_meta"], err = json.Marshal(meta); err != nil {
-		return nil, err
-	}
+	p["_meta"] = meta
 	return json.Marshal(p)
+}
+
+// withField is the JSON object obj with key set to value.
+func withField(obj json.RawMessage, key string, value json.RawMessage) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &fields); err != nil {
+		return nil, err
+	}
+	fields[key] = value
+	return json.Marshal(fields)
 }
 
 // fairQueue holds calls waiting for a turn, one line per caller, served round robin: a caller

@@ -95,16 +95,11 @@ func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 	if v == w.version {
 		return w.initResult
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(w.initResult, &fields) != nil {
-		return w.initResult
+	version, _ := json.Marshal(v)
+	if out, err := withField(w.initResult, "protocolVersion", version); err == nil {
+		return out
 	}
-	fields["protocolVersion"], _ = json.Marshal(v)
-	out, err := json.Marshal(fields)
-	if err != nil {
-		return w.initResult
-	}
-	return out
+	return w.initResult
 }
 
 // workerText is a worker's error text as gemgate logs it, without the credential and

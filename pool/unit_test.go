@@ -66,7 +66,7 @@ func TestProgressTokensAreRemappedAndRestored(t *testing.T) {
 	if _, ok := workerToken(json.RawMessage(`{"progressToken":"gemgate-p7","ProgressToken":"x"}`)); ok {
 		t.Error("an ambiguous token was routed")
 	}
-	back, err := restoreProgress(json.RawMessage(`{"progressToken":"gemgate-p7","progress":1}`), json.RawMessage(`1`))
+	back, err := withField(json.RawMessage(`{"progressToken":"gemgate-p7","progress":1}`), "progressToken", json.RawMessage(`1`))
 	if err != nil || !bytes.Contains(back, []byte(`"progressToken":1`)) {
 		t.Errorf("restore: %s %v", back, err)
 	}
