@@ -298,11 +298,8 @@ func (p *Pool) keyFor(id Identity, sessionless bool) Key {
 // prefixed with its length, so that no two sets share a form (a scope from scp may hold a
 // space).
 func grantSet(values []string) string {
-	sorted := slices.Clone(values)
-	slices.Sort(sorted)
-	sorted = slices.Compact(sorted)
 	var b strings.Builder
-	for _, v := range sorted {
+	for _, v := range slices.Compact(slices.Sorted(slices.Values(values))) {
 		b.WriteString(strconv.Itoa(len(v)))
 		b.WriteByte(':')
 		b.WriteString(v)
@@ -310,11 +307,53 @@ func grantSet(values []string) string {
 	return b.String()
 }
 
+// Grant is the scope and audience sets the member's worker was started with, from its key.
+// ok is false once the member is detached.
+func (m *Member) Grant() (scopes, audience []string, ok bool) {
+	s := m.slot()
+	if s == nil {
+		return nil, nil, false
+	}
+	return grantValues(s.key.Scopes), grantValues(s.key.Audience), true
+}
+
+// grantValues reads back a set grantSet wrote; nil for an empty set, and for a malformed
+// one (grantSet writes none).
+func grantValues(set string) []string {
+	var out []string
+	for set != "" {
+		n, rest, found := strings.Cut(set, ":")
+		size, err := strconv.Atoi(n)
+		if !found || err != nil || size < 0 || size > len(rest) {
+			return nil
+		}
+		out = append(out, rest[:size])
+		set = rest[size:]
+	}
+	return out
+}
+
 // Workers is the number of workers running or starting.
 func (p *Pool) Workers() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.running
+}
+
+// Serves reports whether the worker that would serve id (the sessionless one if sessionless)
+// runs here or is starting. A draining gateway uses it to keep serving such users and to
+// refuse, with a retryable 503, requests that would start a worker.
+func (p *Pool) Serves(id Identity, sessionless bool) bool {
+	key := p.keyFor(id, sessionless)
+	p.mu.Lock()
+	s := p.slots[key]
+	p.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.gone && (s.w != nil || s.starting != nil)
 }
 
 // slotFor finds or makes the slot of key.
