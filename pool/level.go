@@ -11,10 +11,11 @@ import (
 // setLevelLocked sets the worker to the most verbose logging level any of its callers asked
 // for; when that leaves the worker's level as it is, gemgate answers.
 func (w *wrk) setLevelLocked(c *Call) *jsonrpc.Message {
-	if levelName(c.out.Params) == "" {
+	level := slices.Index(levelNames, levelName(c.out.Params))
+	if level < 0 {
 		return nil // the worker answers a malformed one
 	}
-	w.levels[c.m] = levelOf(c.out.Params)
+	w.levels[c.m] = level
 	most := w.mostVerboseLocked()
 	if w.level >= 0 && most == w.level {
 		return okAnswer(c)

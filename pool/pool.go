@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,23 +102,15 @@ func (s Settings) Validate() error {
 }
 
 func (s Settings) withDefaults() Settings {
-	if s.WorkerPer == "" {
-		s.WorkerPer = PerUser
-	}
-	if s.IdleTimeout == 0 {
-		s.IdleTimeout = DefaultIdleTimeout
-	}
+	s.WorkerPer = cmp.Or(s.WorkerPer, PerUser)
+	s.IdleTimeout = cmp.Or(s.IdleTimeout, DefaultIdleTimeout)
+	s.OnTokenExpiry = cmp.Or(s.OnTokenExpiry, ExpiryKeep)
+	s.MaxCallsPerWorker = cmp.Or(s.MaxCallsPerWorker, DefaultMaxCallsPerWorker)
 	switch {
 	case s.WorkerPer == PerSession:
 		s.OnWorkerExit = ExitEnd
 	case s.OnWorkerExit == "":
 		s.OnWorkerExit = ExitKeep
-	}
-	if s.OnTokenExpiry == "" {
-		s.OnTokenExpiry = ExpiryKeep
-	}
-	if s.MaxCallsPerWorker == 0 {
-		s.MaxCallsPerWorker = DefaultMaxCallsPerWorker
 	}
 	return s
 }
@@ -257,10 +250,7 @@ func New(o Options) (*Pool, error) {
 	if len(o.Versions) == 0 {
 		o.Versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 	}
-	p := &Pool{opts: o, log: o.Logger, now: o.Now, slots: map[Key]*slot{}}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
-	}
+	p := &Pool{opts: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), now: o.Now, slots: map[Key]*slot{}}
 	if p.now == nil {
 		p.now = time.Now
 	}

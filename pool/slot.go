@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -381,10 +382,7 @@ func (s *slot) watch(w *wrk) {
 	if stopped {
 		return
 	}
-	reason := ReasonWorkerExit
-	if w.reason != "" {
-		reason = w.reason
-	}
+	reason := cmp.Or(w.reason, ReasonWorkerExit)
 	w.log.Warn("worker ended on its own; its calls failed", "reason", reason, "sessions_let_go", len(let))
 	for _, m := range let {
 		m.letGo(reason)
