@@ -81,8 +81,7 @@ func (c *Call) finish(m *jsonrpc.Message) {
 	})
 }
 
-// endQueued ends the span of the call's wait for its turn, if it waited (a second end does
-// nothing).
+// endQueued ends the span of the call's wait for its turn, if it waited; a second end does nothing.
 func (c *Call) endQueued() {
 	if c.queued != nil {
 		c.queued.End()

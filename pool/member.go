@@ -52,8 +52,7 @@ func (m *Member) current() (*slot, *wrk) {
 func (m *Member) Call(ctx context.Context, req Request) (*Call, error) {
 	c, err := m.call(ctx, req)
 	if errors.Is(err, worker.ErrExited) {
-		// The worker died between being chosen and being written to: once more, on its
-		// successor.
+		// The worker died between being chosen and written to: once more, on its successor.
 		c, err = m.call(ctx, req)
 	}
 	return c, err
@@ -168,8 +167,7 @@ func (m *Member) Notify(msg *jsonrpc.Message) error {
 	return w.proc.Write(context.Background(), msg)
 }
 
-// Answered is what the pool knows of the worker request a client answered, for its audit
-// line.
+// Answered is what the pool knows of a worker request a client answered, for its audit line.
 type Answered struct {
 	Method         string // the worker's method, or "other" for one MCP does not name (auditMethod)
 	WorkerReadOnly bool   // the access mode of the worker that asked

@@ -220,7 +220,6 @@ func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	// watch runs on the worker's own waiter once it is done.
 	w.proc.AfterDone(func() { s.watch(w) })
 	w.tellCarried(s, carried)
 	return w, nil
