@@ -261,10 +261,9 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 	level = -1
 	s.mu.Lock()
 	delete(s.members, m)
-	var dropped []*Call
+	var dropped, running []*Call
 	var unsub []string
 	var refuse []json.RawMessage
-	var running []*Call
 	w := s.w
 	if w != nil {
 		if !keepCalls && m.inFlight.Load() > 0 {
