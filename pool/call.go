@@ -33,8 +33,7 @@ type Call struct {
 	w        *wrk
 	m        *Member
 	tag      any
-	clientID json.RawMessage
-	out      jsonrpc.Message               // the client's message, copied to be changed on its way
+	out      jsonrpc.Message               // the client's message, its id the client's own, copied to be changed
 	token    json.RawMessage               // the client's progress token; nil when none
 	wtoken   string                        // the worker-side progress token
 	after    func(answer *jsonrpc.Message) // bookkeeping once the call ends (nil: no answer); under the slot's lock
@@ -114,11 +113,11 @@ func (c *Call) Cancel(reason string) {
 }
 
 func sessionEnded(c *Call) *jsonrpc.Message {
-	return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, "the session ended before the worker answered", map[string]any{"kind": "sessionEnded"})
+	return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInternalError, "the session ended before the worker answered", map[string]any{"kind": "sessionEnded"})
 }
 
 func workerGone(c *Call) *jsonrpc.Message {
-	return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, "worker exited before answering", map[string]any{"kind": "workerExit"})
+	return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInternalError, "worker exited before answering", map[string]any{"kind": "workerExit"})
 }
 
 // enqueueOrRunLocked takes a call in: run now, or wait its turn with worker_concurrency.

@@ -73,7 +73,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Call{s: s, w: w, m: m, tag: req.Tag, clientID: req.Message.ID, readOnly: req.Identity.ReadOnly, result: make(chan *jsonrpc.Message, 1)}
+	c := &Call{s: s, w: w, m: m, tag: req.Tag, readOnly: req.Identity.ReadOnly, result: make(chan *jsonrpc.Message, 1)}
 	c.out = *req.Message
 	s.mu.Lock()
 	if _, in := s.members[m]; !in {

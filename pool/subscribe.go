@@ -37,7 +37,7 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 }
 
 func okAnswer(c *Call) *jsonrpc.Message {
-	return &jsonrpc.Message{ID: c.clientID, Result: json.RawMessage(`{}`)}
+	return &jsonrpc.Message{ID: c.out.ID, Result: json.RawMessage(`{}`)}
 }
 
 // subscribeLocked counts a subscribe or unsubscribe by the URI as gemgate reads it. A URI the
@@ -47,13 +47,13 @@ func (w *wrk) subscribeLocked(c *Call) *jsonrpc.Message {
 	uri, readable := uriOf(c.out.Params)
 	switch {
 	case !readable:
-		return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, c.out.Method+" needs params.uri, a string", nil)
+		return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInvalidParams, c.out.Method+" needs params.uri, a string", nil)
 	case c.out.Method == "resources/unsubscribe":
 		if !w.dropSubLocked(uri, c.m) {
 			return okAnswer(c) // others still count
 		}
 	case !w.subs[uri][c.m] && w.subsOf[c.m] >= MaxSubscriptionsPerCaller:
-		return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil)
+		return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil)
 	case len(w.subs[uri]) > 0 && w.subPending[uri] == 0:
 		w.addSubLocked(uri, c.m)
 		return okAnswer(c) // the worker took uri, and nothing about it is in flight
