@@ -121,7 +121,7 @@ func (s *slot) applyExpiry(id Identity) error {
 	}
 	s.mu.Lock()
 	w := s.w
-	if w == nil || w.credExpiry.IsZero() || !s.p.now().After(w.credExpiry) {
+	if w == nil || w.credExpiry.IsZero() || !s.p.opts.Now().After(w.credExpiry) {
 		s.mu.Unlock()
 		return nil
 	}

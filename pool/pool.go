@@ -212,9 +212,7 @@ type Key struct {
 
 // Pool holds the workers.
 type Pool struct {
-	opts Options
-	log  *slog.Logger
-	now  func() time.Time
+	opts Options // with its defaults
 
 	mu      sync.Mutex
 	slots   map[Key]*slot
@@ -250,11 +248,11 @@ func New(o Options) (*Pool, error) {
 	if len(o.Versions) == 0 {
 		o.Versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 	}
-	p := &Pool{opts: o, log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), now: o.Now, slots: map[Key]*slot{}}
-	if p.now == nil {
-		p.now = time.Now
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	return p, nil
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	return &Pool{opts: o, slots: map[Key]*slot{}}, nil
 }
 
 // PerSession reports whether each session has a worker of its own.

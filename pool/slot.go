@@ -285,7 +285,7 @@ func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 	w := &wrk{id: wid, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
 		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPending: map[string]int{}, subPendingOf: map[subKey]int{}, subsOf: map[*Member]int{}, heard: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
-	w.log = p.log.With("user", id.User, "worker", wid)
+	w.log = p.opts.Logger.With("user", id.User, "worker", wid)
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InitTimeout)
 	defer cancel()
 	launch, err := p.opts.Launcher.Launch(ctx, id.forWorker())
