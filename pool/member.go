@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,8 +20,7 @@ type Member struct {
 	caps                Capabilities
 	attachedSessionless bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
 
-	mu sync.Mutex
-	s  *slot // nil once detached
+	s atomic.Pointer[slot] // nil once detached
 
 	// inFlight counts the member's calls at any worker (a moved member's may still run on
 	// the old one). It changes only under that worker's slot lock, so a detach that reads 0
@@ -30,11 +28,7 @@ type Member struct {
 	inFlight atomic.Int32
 }
 
-func (m *Member) slot() *slot {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.s
-}
+func (m *Member) slot() *slot { return m.s.Load() }
 
 // current is the member's slot and its running worker, if one runs.
 func (m *Member) current() (*slot, *wrk) {
@@ -244,14 +238,9 @@ func (m *Member) Refuse(id json.RawMessage, why string) bool {
 // worker requests answered with an error; the worker lives on until idle (worker_per: user)
 // or stops now (worker_per: session).
 func (m *Member) Detach() {
-	m.mu.Lock()
-	s := m.s
-	m.s = nil
-	m.mu.Unlock()
-	if s == nil {
-		return
+	if s := m.s.Swap(nil); s != nil {
+		s.detach(m, false)
 	}
-	s.detach(m, false)
 }
 
 // detach takes m out of the slot, ending its calls there. With keepCalls (a step-up move),
@@ -340,11 +329,7 @@ func (w *wrk) tellAfterDetach(s *slot, unsub []string, refuse []json.RawMessage)
 
 // letGo detaches a member on the pool's initiative and tells its caller why.
 func (m *Member) letGo(reason string) {
-	m.mu.Lock()
-	was := m.s != nil
-	m.s = nil
-	m.mu.Unlock()
-	if was {
+	if m.s.Swap(nil) != nil {
 		m.c.Detached(reason)
 	}
 }

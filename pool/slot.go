@@ -494,13 +494,9 @@ func (s *slot) attachFrom(m *Member, w *wrk, old *slot, uris []string, level int
 	if s.gone {
 		return false, false
 	}
-	m.mu.Lock()
-	if m.s != old {
-		m.mu.Unlock()
+	if !m.s.CompareAndSwap(old, s) {
 		return false, true
 	}
-	m.s = s
-	m.mu.Unlock()
 	s.stopIdleLocked()
 	s.members[m] = struct{}{}
 	if s.w == w {
