@@ -404,14 +404,10 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 	if w == nil {
 		return
 	}
-	s.mu.Lock()
-	if w.checking {
-		s.mu.Unlock()
+	if !w.checking.CompareAndSwap(false, true) {
 		return
 	}
-	w.checking = true
-	s.mu.Unlock()
-	defer func() { s.mu.Lock(); w.checking = false; s.mu.Unlock() }()
+	defer w.checking.Store(false)
 	if !m.p.PerSession() {
 		done = nil
 	}

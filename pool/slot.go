@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -75,7 +76,7 @@ type wrk struct {
 	once         map[string]bool // FirstTime topics
 	stopping     bool            // gemgate stopped it: not a death
 	reason       string          // why gemgate killed it, when it counts as a death
-	checking     bool            // a responsiveness check runs (CheckResponsive)
+	checking     atomic.Bool     // a responsiveness check runs (CheckResponsive)
 
 	// abandoned are calls their callers gave up that the worker has not answered: they may
 	// still ask the client something (route.go, askerLocked); lostTrack: one was let go.
