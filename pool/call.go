@@ -33,9 +33,7 @@ type Call struct {
 	w        *wrk
 	m        *Member
 	tag      any
-	clientID json.RawMessage
-	msg      *jsonrpc.Message              // as it goes to the worker
-	out      jsonrpc.Message               // the client's message, copied to be changed: msg unless replaced
+	out      jsonrpc.Message               // the client's message, its id the client's own, copied to be changed
 	token    json.RawMessage               // the client's progress token; nil when none
 	wtoken   string                        // the worker-side progress token
 	after    func(answer *jsonrpc.Message) // bookkeeping once the call ends (nil: no answer); under the slot's lock
@@ -82,8 +80,7 @@ func (c *Call) finish(m *jsonrpc.Message) {
 	})
 }
 
-// endQueued ends the span of the call's wait for its turn, if it waited (a second end does
-// nothing).
+// endQueued ends the span of the call's wait for its turn, if it waited; a second end does nothing.
 func (c *Call) endQueued() {
 	if c.queued != nil {
 		c.queued.End()
@@ -116,11 +113,11 @@ func (c *Call) Cancel(reason string) {
 }
 
 func sessionEnded(c *Call) *jsonrpc.Message {
-	return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, "the session ended before the worker answered", map[string]any{"kind": "sessionEnded"})
+	return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInternalError, "the session ended before the worker answered", map[string]any{"kind": "sessionEnded"})
 }
 
 func workerGone(c *Call) *jsonrpc.Message {
-	return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, "worker exited before answering", map[string]any{"kind": "workerExit"})
+	return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInternalError, "worker exited before answering", map[string]any{"kind": "workerExit"})
 }
 
 // enqueueOrRunLocked takes a call in: run now, or wait its turn with worker_concurrency.
@@ -160,7 +157,7 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	s.mu.Lock()
 	c.written = true
 	s.mu.Unlock()
-	pc, err := c.w.proc.Send(ctx, c.msg, (*answerRelay)(c))
+	pc, err := c.w.proc.Send(ctx, &c.out, (*answerRelay)(c))
 	if endSubWrite != nil {
 		endSubWrite(err == nil)
 	}
@@ -229,7 +226,7 @@ func (s *slot) answered(c *Call, resp *jsonrpc.Message) {
 			c.finish(resp)
 		}
 		s.reconcileSub(c) // a write to the worker: not on its reader
-		if c.subFwd && resp.Error != nil && c.msg.Method == "resources/subscribe" {
+		if c.subFwd && resp.Error != nil && c.out.Method == "resources/subscribe" {
 			c.m.unfollowSub(s, c.subURI) // refused after its caller moved
 		}
 	}()
@@ -267,10 +264,10 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 		delete(w.calls, c)
 		c.m.inFlight.Add(-1)
 	}
-	givenUp := false
+	var left leftToDo
 	if _, ok := w.abandoned[c]; ok {
 		delete(w.abandoned, c)
-		givenUp = true
+		left.givenUp = true
 		w.log.Debug("worker answered a call its client gave up; the answer is dropped")
 	}
 	if c.wtoken != "" && w.progress[c.wtoken] == c {
@@ -280,7 +277,6 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 		c.after(answer)
 		c.after = nil
 	}
-	var left leftToDo
 	if n := s.p.opts.Concurrency; n > 0 && len(w.calls) < n && s.w == w {
 		if left.next = w.queue.pop(); left.next != nil {
 			w.calls[left.next] = struct{}{}
@@ -288,7 +284,6 @@ func (s *slot) releaseLocked(c *Call, answer *jsonrpc.Message) leftToDo {
 		}
 	}
 	left.stop, left.drop = s.settleLocked()
-	left.givenUp = givenUp
 	return left
 }
 
@@ -314,37 +309,45 @@ func rewriteProgress(params json.RawMessage, token string) (json.RawMessage, err
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, err
 	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(p["_meta"], &meta); err != nil {
+	meta, err := withField(p["_meta"], "progressToken", json.RawMessage(strconv.Quote(token)))
+	if err != nil {
 		return nil, err
 	}
-	meta["progressToken"] = json.RawMessage(strconv.Quote(token))
-	var err error
-	if p["_meta"], err = json.Marshal(meta); err != nil {
-		return nil, err
-	}
+	p["_meta"] = meta
 	return json.Marshal(p)
+}
+
+// withField is the JSON object obj with key set to value.
+func withField(obj json.RawMessage, key string, value json.RawMessage) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &fields); err != nil {
+		return nil, err
+	}
+	fields[key] = value
+	return json.Marshal(fields)
 }
 
 // fairQueue holds calls waiting for a turn, one line per caller, served round robin: a caller
 // with a hundred calls queued does not hold up another's one.
 type fairQueue struct {
-	lines map[*Member][]*Call
-	ring  []*Member
-	next  int
+	lines [][]*Call // one caller's calls each, never empty, in the order of their turns
+	next  int       // the line whose turn it is
 	n     int
 }
 
 func (q *fairQueue) len() int { return q.n }
 
+// line is the index of m's line, -1 if m has no call queued.
+func (q *fairQueue) line(m *Member) int {
+	return slices.IndexFunc(q.lines, func(l []*Call) bool { return l[0].m == m })
+}
+
 func (q *fairQueue) push(c *Call) {
-	if q.lines == nil {
-		q.lines = map[*Member][]*Call{}
+	if i := q.line(c.m); i >= 0 {
+		q.lines[i] = append(q.lines[i], c)
+	} else {
+		q.lines = append(q.lines, []*Call{c})
 	}
-	if len(q.lines[c.m]) == 0 {
-		q.ring = append(q.ring, c.m)
-	}
-	q.lines[c.m] = append(q.lines[c.m], c)
 	q.n++
 }
 
@@ -353,58 +356,50 @@ func (q *fairQueue) pop() *Call {
 	if q.n == 0 {
 		return nil
 	}
-	if q.next >= len(q.ring) {
+	if q.next >= len(q.lines) {
 		q.next = 0
 	}
-	m := q.ring[q.next]
-	line := q.lines[m]
-	c := line[0]
-	if len(line) == 1 {
-		delete(q.lines, m)
-		q.ring = slices.Delete(q.ring, q.next, q.next+1)
-	} else {
-		q.lines[m] = line[1:]
+	i := q.next
+	c := q.lines[i][0]
+	if len(q.lines[i]) > 1 {
 		q.next++
 	}
-	q.n--
+	q.cut(i, 0, 1)
 	return c
 }
 
 func (q *fairQueue) remove(c *Call) bool {
-	line := q.lines[c.m]
-	i := slices.Index(line, c)
+	i := q.line(c.m)
 	if i < 0 {
 		return false
 	}
-	if len(line) == 1 {
-		q.removeMember(c.m)
-		return true
+	j := slices.Index(q.lines[i], c)
+	if j < 0 {
+		return false
 	}
-	q.lines[c.m] = slices.Delete(line, i, i+1)
-	q.n--
+	q.cut(i, j, j+1)
 	return true
 }
 
 // removeMember takes out every call of a caller.
 func (q *fairQueue) removeMember(m *Member) []*Call {
-	line := q.lines[m]
-	if len(line) == 0 {
+	i := q.line(m)
+	if i < 0 {
 		return nil
 	}
-	delete(q.lines, m)
-	q.n -= len(line)
-	j := slices.Index(q.ring, m)
-	q.ring = slices.Delete(q.ring, j, j+1)
-	if q.next > j {
-		q.next--
-	}
+	line := slices.Clone(q.lines[i])
+	q.cut(i, 0, len(line))
 	return line
 }
 
-func (q *fairQueue) drain() []*Call {
-	var out []*Call
-	for c := q.pop(); c != nil; c = q.pop() {
-		out = append(out, c)
+// cut takes calls j to k-1 out of line i; a line left empty leaves the ring.
+func (q *fairQueue) cut(i, j, k int) {
+	q.n -= k - j
+	if q.lines[i] = slices.Delete(q.lines[i], j, k); len(q.lines[i]) > 0 {
+		return
 	}
-	return out
+	q.lines = slices.Delete(q.lines, i, i+1)
+	if q.next > i {
+		q.next--
+	}
 }

@@ -38,19 +38,15 @@ type Capabilities struct{ Sampling, Elicitation, Roots bool }
 
 // ClientCapabilities reads them from initialize params; what cannot be read is not declared.
 func ClientCapabilities(params json.RawMessage) Capabilities {
-	var c Capabilities
 	p, err := jsonrpc.ReadObject(params, "params")
 	if err != nil {
-		return c
+		return Capabilities{}
 	}
 	caps, ok, err := p.Object("capabilities")
 	if !ok || err != nil {
-		return c
+		return Capabilities{}
 	}
-	c.Sampling = caps.Has("sampling")
-	c.Elicitation = caps.Has("elicitation")
-	c.Roots = caps.Has("roots")
-	return c
+	return Capabilities{Sampling: caps.Has("sampling"), Elicitation: caps.Has("elicitation"), Roots: caps.Has("roots")}
 }
 
 // allows reports whether the caller declared what a worker request of method needs of it.

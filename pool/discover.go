@@ -41,32 +41,24 @@ func (p *Pool) discover(ctx context.Context, proc *worker.Process) (sessionless,
 	params, _ := json.Marshal(map[string]any{"_meta": ownMeta(probeVersion)})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(discoverTimeout, p.opts.InitTimeout))
 	defer cancel()
-	call, err := proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-discover")), Method: "server/discover", Params: params}, nil)
-	if err != nil {
+	resp, err := p.openingCall(ctx, proc, "gemgate-discover", "server/discover", params)
+	if err != nil || resp.Error == nil {
 		return false, false
 	}
-	select {
-	case resp := <-call.Result():
-		var e struct {
-			Code int64 `json:"code"`
-			Data struct {
-				Supported []string `json:"supported"`
-			} `json:"data"`
-		}
-		if resp.Error == nil || json.Unmarshal(resp.Error, &e) != nil {
-			return false, false
-		}
-		switch e.Code {
-		case codeUnsupportedVersion:
-			return slices.Contains(e.Data.Supported, SessionlessVersion), true
-		case jsonrpc.CodeMethodNotFound: // a legacy worker: no server/discover at all
-			return false, true
-		}
-		return false, false
-	case <-ctx.Done():
-		call.Abandon()
-		return false, false
+	var e struct {
+		Code int64 `json:"code"`
+		Data struct {
+			Supported []string `json:"supported"`
+		} `json:"data"`
 	}
+	switch {
+	case json.Unmarshal(resp.Error, &e) != nil:
+	case e.Code == codeUnsupportedVersion:
+		return slices.Contains(e.Data.Supported, SessionlessVersion), true
+	case e.Code == jsonrpc.CodeMethodNotFound: // a legacy worker: no server/discover at all
+		return false, true
+	}
+	return false, false
 }
 
 // codeUnsupportedVersion is the sessionless revision's UnsupportedProtocolVersionError.
@@ -91,18 +83,12 @@ func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.
 	if err != nil {
 		return nil, err
 	}
-	if resp.Error != nil {
-		if exitedUnasked(resp) {
-			return nil, &StartError{Exited: true, Err: workerText(proc, resp.Error)}
-		}
-		p.eras.learn(false)
-		return nil, ErrNotSessionless
-	}
 	var res struct {
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
 	}
-	if json.Unmarshal(resp.Result, &res) != nil || !slices.Contains(res.SupportedVersions, SessionlessVersion) || len(res.Capabilities) == 0 || res.Capabilities[0] != '{' {
+	if resp.Error != nil || json.Unmarshal(resp.Result, &res) != nil ||
+		!slices.Contains(res.SupportedVersions, SessionlessVersion) || len(res.Capabilities) == 0 || res.Capabilities[0] != '{' {
 		p.eras.learn(false)
 		return nil, ErrNotSessionless
 	}

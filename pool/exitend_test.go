@@ -40,9 +40,7 @@ func TestOnWorkerExitEndStartsNoSuccessor(t *testing.T) {
 			case <-time.After(waitFor):
 				t.Fatal("the caller was not let go")
 			}
-			a.m.mu.Lock()
-			a.m.s = s // the let-go has not run yet
-			a.m.mu.Unlock()
+			a.m.s.Store(s) // the let-go has not run yet
 			if _, err := a.call(t, "tools/call", map[string]any{"name": "record"}); !errors.Is(err, ErrDetached) {
 				t.Errorf("a call racing the death: %v, want ErrDetached", err)
 			}

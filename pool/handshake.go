@@ -39,12 +39,12 @@ func (p *Pool) handshake(ctx context.Context, proc *worker.Process, params json.
 		return nil, "", err
 	}
 	if resp.Error != nil {
-		if exitedUnasked(resp) {
-			return nil, "", &StartError{Exited: true, Err: workerText(proc, resp.Error)}
-		}
 		return nil, "", &RefusedError{Answer: refusal(proc, resp.Error)}
 	}
-	version, err := p.resultVersion(proc, resp.Result)
+	version, err := protocolVersion(resp.Result)
+	if err == nil && !slices.Contains(p.opts.Versions, version) {
+		err = errors.New("the worker chose protocol version " + strconv.Quote(clip.Bytes(proc.Redacted([]byte(version)), 100)) + ", which the gateway does not speak")
+	}
 	if err != nil {
 		return nil, "", &StartError{Err: err}
 	}
@@ -74,17 +74,6 @@ func refusal(proc *worker.Process, answer json.RawMessage) json.RawMessage {
 	return out
 }
 
-func (p *Pool) resultVersion(proc *worker.Process, result json.RawMessage) (string, error) {
-	v, err := protocolVersion(result)
-	if err != nil {
-		return "", err
-	}
-	if !slices.Contains(p.opts.Versions, v) {
-		return "", errors.New("the worker chose protocol version " + strconv.Quote(clip.Bytes(proc.Redacted([]byte(v)), 100)) + ", which the gateway does not speak")
-	}
-	return v, nil
-}
-
 // protocolVersion is the protocolVersion of initialize params or an InitializeResult.
 func protocolVersion(b json.RawMessage) (string, error) {
 	var v struct {
@@ -106,16 +95,11 @@ func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 	if v == w.version {
 		return w.initResult
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(w.initResult, &fields) != nil {
-		return w.initResult
+	version, _ := json.Marshal(v)
+	if out, err := withField(w.initResult, "protocolVersion", version); err == nil {
+		return out
 	}
-	fields["protocolVersion"], _ = json.Marshal(v)
-	out, err := json.Marshal(fields)
-	if err != nil {
-		return w.initResult
-	}
-	return out
+	return w.initResult
 }
 
 // workerText is a worker's error text as gemgate logs it, without the credential and
@@ -136,7 +120,8 @@ func exitedUnasked(resp *jsonrpc.Message) bool {
 }
 
 // openingCall sends the request that opens a fresh worker's session (initialize, or a
-// sessionless server/discover) and waits for its answer, within init_timeout.
+// sessionless server/discover) and waits for its answer, within init_timeout. A worker that
+// exited before answering is a StartError.
 func (p *Pool) openingCall(ctx context.Context, proc *worker.Process, id, method string, params json.RawMessage) (*jsonrpc.Message, error) {
 	call, err := proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote(id)), Method: method, Params: params}, nil)
 	if err != nil {
@@ -144,6 +129,9 @@ func (p *Pool) openingCall(ctx context.Context, proc *worker.Process, id, method
 	}
 	select {
 	case resp := <-call.Result():
+		if resp.Error != nil && exitedUnasked(resp) {
+			return nil, &StartError{Exited: true, Err: workerText(proc, resp.Error)}
+		}
 		return resp, nil
 	case <-time.After(p.opts.InitTimeout):
 		call.Abandon()

@@ -228,7 +228,7 @@ func alive(pid int) bool {
 	return err == nil
 }
 
-// awaitStartWaiters waits until n callers wait in slot.acquireWorker for a start under way.
+// awaitStartWaiters waits until n callers wait in slot.acquire for a start under way.
 func awaitStartWaiters(t *testing.T, n int) {
 	t.Helper()
 	eventually(t, "callers to wait for the start under way", func() bool {
@@ -236,7 +236,7 @@ func awaitStartWaiters(t *testing.T, n int) {
 		waiting := 0
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
 			lines := strings.Split(g, "\n")
-			if strings.Contains(lines[0], "[select") && len(lines) > 1 && strings.Contains(lines[1], "(*slot).acquireWorker(") {
+			if strings.Contains(lines[0], "[select") && len(lines) > 1 && strings.Contains(lines[1], "(*slot).acquire(") {
 				waiting++
 			}
 		}

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -10,30 +11,26 @@ import (
 // setLevelLocked sets the worker to the most verbose logging level any of its callers asked
 // for; when that leaves the worker's level as it is, gemgate answers.
 func (w *wrk) setLevelLocked(c *Call) *jsonrpc.Message {
-	if levelName(c.msg.Params) == "" {
+	level := slices.Index(levelNames, levelName(c.out.Params))
+	if level < 0 {
 		return nil // the worker answers a malformed one
 	}
-	w.levels[c.m] = levelOf(c.msg.Params)
+	w.levels[c.m] = level
 	most := w.mostVerboseLocked()
 	if w.level >= 0 && most == w.level {
 		return okAnswer(c)
 	}
 	w.level = most
-	out := *c.msg
-	out.Params = levelParams(most)
-	c.msg = &out
+	c.out.Params = levelParams(most)
 	return nil
 }
 
 // mostVerboseLocked is the most verbose level any caller of w asked for; -1 when none did.
 func (w *wrk) mostVerboseLocked() int {
-	most := -1
-	for _, l := range w.levels {
-		if most < 0 || l < most {
-			most = l
-		}
+	if len(w.levels) == 0 {
+		return -1
 	}
-	return most
+	return slices.Min(slices.Collect(maps.Values(w.levels)))
 }
 
 // levelParams are logging/setLevel's params for a level.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,8 +20,7 @@ type Member struct {
 	caps                Capabilities
 	attachedSessionless bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
 
-	mu sync.Mutex
-	s  *slot // nil once detached
+	s atomic.Pointer[slot] // nil once detached
 
 	// inFlight counts the member's calls at any worker (a moved member's may still run on
 	// the old one). It changes only under that worker's slot lock, so a detach that reads 0
@@ -30,11 +28,7 @@ type Member struct {
 	inFlight atomic.Int32
 }
 
-func (m *Member) slot() *slot {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.s
-}
+func (m *Member) slot() *slot { return m.s.Load() }
 
 // current is the member's slot and its running worker, if one runs.
 func (m *Member) current() (*slot, *wrk) {
@@ -52,8 +46,7 @@ func (m *Member) current() (*slot, *wrk) {
 func (m *Member) Call(ctx context.Context, req Request) (*Call, error) {
 	c, err := m.call(ctx, req)
 	if errors.Is(err, worker.ErrExited) {
-		// The worker died between being chosen and being written to: once more, on its
-		// successor.
+		// The worker died between being chosen and written to: once more, on its successor.
 		c, err = m.call(ctx, req)
 	}
 	return c, err
@@ -64,7 +57,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	if s == nil {
 		return nil, ErrDetached
 	}
-	if err := s.applyExpiry(ctx, req.Identity); err != nil {
+	if err := s.applyExpiry(req.Identity); err != nil {
 		return nil, err
 	}
 	w, err := s.acquire(ctx, req.Identity, m.params, m)
@@ -74,9 +67,8 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Call{s: s, w: w, m: m, tag: req.Tag, clientID: req.Message.ID, readOnly: req.Identity.ReadOnly, result: make(chan *jsonrpc.Message, 1)}
+	c := &Call{s: s, w: w, m: m, tag: req.Tag, readOnly: req.Identity.ReadOnly, result: make(chan *jsonrpc.Message, 1)}
 	c.out = *req.Message
-	c.msg = &c.out
 	s.mu.Lock()
 	if _, in := s.members[m]; !in {
 		s.mu.Unlock()
@@ -116,14 +108,14 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 // let go. Only a call of the slot's access mode may restart it, since the fresh credential
 // comes from its token. A narrowed call gets ErrAccessMismatch instead of running on the
 // expired login, which would otherwise stay alive for good.
-func (s *slot) applyExpiry(_ context.Context, id Identity) error {
+func (s *slot) applyExpiry(id Identity) error {
 	policy := s.p.opts.OnTokenExpiry
 	if policy == ExpiryKeep {
 		return nil
 	}
 	s.mu.Lock()
 	w := s.w
-	if w == nil || w.credExpiry.IsZero() || !s.p.now().After(w.credExpiry) {
+	if w == nil || w.credExpiry.IsZero() || !s.p.opts.Now().After(w.credExpiry) {
 		s.mu.Unlock()
 		return nil
 	}
@@ -169,8 +161,7 @@ func (m *Member) Notify(msg *jsonrpc.Message) error {
 	return w.proc.Write(context.Background(), msg)
 }
 
-// Answered is what the pool knows of the worker request a client answered, for its audit
-// line.
+// Answered is what the pool knows of a worker request a client answered, for its audit line.
 type Answered struct {
 	Method         string // the worker's method, or "other" for one MCP does not name (auditMethod)
 	WorkerReadOnly bool   // the access mode of the worker that asked
@@ -247,14 +238,9 @@ func (m *Member) Refuse(id json.RawMessage, why string) bool {
 // worker requests answered with an error; the worker lives on until idle (worker_per: user)
 // or stops now (worker_per: session).
 func (m *Member) Detach() {
-	m.mu.Lock()
-	s := m.s
-	m.s = nil
-	m.mu.Unlock()
-	if s == nil {
-		return
+	if s := m.s.Swap(nil); s != nil {
+		s.detach(m, false)
 	}
-	s.detach(m, false)
 }
 
 // detach takes m out of the slot, ending its calls there. With keepCalls (a step-up move),
@@ -264,10 +250,9 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 	level = -1
 	s.mu.Lock()
 	delete(s.members, m)
-	var dropped []*Call
+	var dropped, running []*Call
 	var unsub []string
 	var refuse []json.RawMessage
-	var running []*Call
 	w := s.w
 	if w != nil {
 		if !keepCalls && m.inFlight.Load() > 0 {
@@ -344,11 +329,7 @@ func (w *wrk) tellAfterDetach(s *slot, unsub []string, refuse []json.RawMessage)
 
 // letGo detaches a member on the pool's initiative and tells its caller why.
 func (m *Member) letGo(reason string) {
-	m.mu.Lock()
-	was := m.s != nil
-	m.s = nil
-	m.mu.Unlock()
-	if was {
+	if m.s.Swap(nil) != nil {
 		m.c.Detached(reason)
 	}
 }
@@ -368,16 +349,8 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 	var uris []string
 	level, moved := -1, false
 	for {
-		s, err := m.p.slotFor(key)
+		s, w, err := m.p.workerFor(ctx, key, id, m.params)
 		if err != nil {
-			return err
-		}
-		w, err := s.acquire(ctx, id, m.params, nil)
-		if errors.Is(err, errSlotGone) {
-			continue
-		}
-		if err != nil {
-			s.dropIfEmpty()
 			return err
 		}
 		if m.slot() != old {
@@ -431,22 +404,17 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 	if w == nil {
 		return
 	}
-	s.mu.Lock()
-	if w.checking {
-		s.mu.Unlock()
+	if !w.checking.CompareAndSwap(false, true) {
 		return
 	}
-	w.checking = true
-	s.mu.Unlock()
-	defer func() { s.mu.Lock(); w.checking = false; s.mu.Unlock() }()
+	defer w.checking.Store(false)
 	if !m.p.PerSession() {
 		done = nil
 	}
-	grace := 5 * time.Second
-	for i, act := range []func(){nil, w.proc.Interrupt} {
-		if act != nil {
+	for i := range 2 {
+		if i > 0 {
 			w.log.Warn("worker did not answer a ping after a request timeout; interrupting it")
-			act()
+			w.proc.Interrupt()
 		}
 		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
 		c, err := w.proc.Send(context.Background(), &jsonrpc.Message{ID: id, Method: "ping"}, nil)
@@ -454,7 +422,7 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 			return
 		}
 		select {
-		case <-time.After(grace):
+		case <-time.After(5 * time.Second):
 			c.Abandon()
 		case <-c.Result():
 			return

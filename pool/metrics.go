@@ -51,17 +51,12 @@ func modeLabel(readOnly bool) string {
 }
 
 func (m *Metrics) started(readOnly bool, d time.Duration) {
-	if m != nil {
-		m.running.WithLabelValues(modeLabel(readOnly)).Inc()
-		m.startTime.Observe(d.Seconds())
-	}
+	m.running.WithLabelValues(modeLabel(readOnly)).Inc()
+	m.startTime.Observe(d.Seconds())
 }
 
 // exited counts a worker's end: stopped by gemgate (err nil), hung, or exited on its own.
 func (m *Metrics) exited(readOnly bool, err error) {
-	if m == nil {
-		return
-	}
 	m.running.WithLabelValues(modeLabel(readOnly)).Dec()
 	result := "stopped"
 	switch {
@@ -74,20 +69,8 @@ func (m *Metrics) exited(readOnly bool, err error) {
 }
 
 // startFailed counts a worker that was started but never got through its handshake.
-func (m *Metrics) startFailed() {
-	if m != nil {
-		m.exits.WithLabelValues("stopped").Inc()
-	}
-}
+func (m *Metrics) startFailed() { m.exits.WithLabelValues("stopped").Inc() }
 
-func (m *Metrics) attached(n int) {
-	if m != nil {
-		m.perWorker.Observe(float64(n))
-	}
-}
+func (m *Metrics) attached(n int) { m.perWorker.Observe(float64(n)) }
 
-func (m *Metrics) queued(delta int) {
-	if m != nil {
-		m.queue.Add(float64(delta))
-	}
-}
+func (m *Metrics) queued(delta int) { m.queue.Add(float64(delta)) }

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/worker"
@@ -99,23 +102,15 @@ func (s Settings) Validate() error {
 }
 
 func (s Settings) withDefaults() Settings {
-	if s.WorkerPer == "" {
-		s.WorkerPer = PerUser
-	}
-	if s.IdleTimeout == 0 {
-		s.IdleTimeout = DefaultIdleTimeout
-	}
+	s.WorkerPer = cmp.Or(s.WorkerPer, PerUser)
+	s.IdleTimeout = cmp.Or(s.IdleTimeout, DefaultIdleTimeout)
+	s.OnTokenExpiry = cmp.Or(s.OnTokenExpiry, ExpiryKeep)
+	s.MaxCallsPerWorker = cmp.Or(s.MaxCallsPerWorker, DefaultMaxCallsPerWorker)
 	switch {
 	case s.WorkerPer == PerSession:
 		s.OnWorkerExit = ExitEnd
 	case s.OnWorkerExit == "":
 		s.OnWorkerExit = ExitKeep
-	}
-	if s.OnTokenExpiry == "" {
-		s.OnTokenExpiry = ExpiryKeep
-	}
-	if s.MaxCallsPerWorker == 0 {
-		s.MaxCallsPerWorker = DefaultMaxCallsPerWorker
 	}
 	return s
 }
@@ -153,7 +148,7 @@ type Options struct {
 	// InitTimeout bounds a worker's launch, and then its answer to initialize; default 60s.
 	InitTimeout time.Duration
 	Logger      *slog.Logger // nil discards
-	Metrics     *Metrics     // nil: none
+	Metrics     *Metrics     // nil: none (kept in a registry of the pool's own)
 	// Trace, if set, sees every line to and from a worker, with the worker's id.
 	Trace func(direction, worker string, line []byte)
 	// BeforeStart, if set, may refuse a worker start (a per-user start rate); its error is
@@ -217,18 +212,16 @@ type Key struct {
 
 // Pool holds the workers.
 type Pool struct {
-	opts Options
-	log  *slog.Logger
-	now  func() time.Time
+	opts Options // with its defaults
 
 	mu      sync.Mutex
 	slots   map[Key]*slot
 	running int // workers running or starting, for max_workers
 	eras    eraKnowledge
 	closed  bool
-	nextW   uint64
 	wg      sync.WaitGroup // worker watchers
 
+	nextW atomic.Uint64 // numbers the workers
 	// nextReq numbers the worker requests passed to clients ("gemgate-wN"). It is pool-wide
 	// so that no other worker reuses an id a client may still answer.
 	nextReq atomic.Uint64
@@ -249,17 +242,17 @@ func New(o Options) (*Pool, error) {
 	if o.InitTimeout <= 0 {
 		o.InitTimeout = 60 * time.Second
 	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
 	if len(o.Versions) == 0 {
 		o.Versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 	}
-	p := &Pool{opts: o, log: o.Logger, now: o.Now, slots: map[Key]*slot{}}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	if p.now == nil {
-		p.now = time.Now
-	}
-	return p, nil
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	return &Pool{opts: o, slots: map[Key]*slot{}}, nil
 }
 
 // PerSession reports whether each session has a worker of its own.
@@ -293,11 +286,8 @@ func (p *Pool) keyFor(id Identity, sessionless bool) Key {
 // prefixed with its length, so that no two sets share a form (a scope from scp may hold a
 // space).
 func grantSet(values []string) string {
-	sorted := slices.Clone(values)
-	slices.Sort(sorted)
-	sorted = slices.Compact(sorted)
 	var b strings.Builder
-	for _, v := range sorted {
+	for _, v := range slices.Compact(slices.Sorted(slices.Values(values))) {
 		b.WriteString(strconv.Itoa(len(v)))
 		b.WriteByte(':')
 		b.WriteString(v)
@@ -305,11 +295,53 @@ func grantSet(values []string) string {
 	return b.String()
 }
 
+// Grant is the scope and audience sets the member's worker was started with, from its key.
+// ok is false once the member is detached.
+func (m *Member) Grant() (scopes, audience []string, ok bool) {
+	s := m.slot()
+	if s == nil {
+		return nil, nil, false
+	}
+	return grantValues(s.key.Scopes), grantValues(s.key.Audience), true
+}
+
+// grantValues reads back a set grantSet wrote; nil for an empty set, and for a malformed
+// one (grantSet writes none).
+func grantValues(set string) []string {
+	var out []string
+	for set != "" {
+		n, rest, found := strings.Cut(set, ":")
+		size, err := strconv.Atoi(n)
+		if !found || err != nil || size < 0 || size > len(rest) {
+			return nil
+		}
+		out = append(out, rest[:size])
+		set = rest[size:]
+	}
+	return out
+}
+
 // Workers is the number of workers running or starting.
 func (p *Pool) Workers() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.running
+}
+
+// Serves reports whether the worker that would serve id (the sessionless one if sessionless)
+// runs here or is starting. A draining gateway uses it to keep serving such users and to
+// refuse, with a retryable 503, requests that would start a worker.
+func (p *Pool) Serves(id Identity, sessionless bool) bool {
+	key := p.keyFor(id, sessionless)
+	p.mu.Lock()
+	s := p.slots[key]
+	p.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.gone && (s.w != nil || s.starting != nil)
 }
 
 // slotFor finds or makes the slot of key.
@@ -395,16 +427,8 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 		m.caps = ClientCapabilities(a.Params)
 	}
 	for {
-		s, err := p.slotFor(key)
+		s, w, err := p.workerFor(ctx, key, a.Identity, a.Params)
 		if err != nil {
-			return nil, nil, err
-		}
-		w, err := s.acquire(ctx, a.Identity, a.Params, nil)
-		if errors.Is(err, errSlotGone) {
-			continue
-		}
-		if err != nil {
-			s.dropIfEmpty()
 			return nil, nil, err
 		}
 		if attached, _ := s.attachFrom(m, w, nil, nil, -1); !attached {
@@ -417,5 +441,24 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 		w.log.Debug("session attached", "sessions", s.memberCount())
 		p.opts.Metrics.attached(s.memberCount())
 		return m, result, nil
+	}
+}
+
+// workerFor is key's slot and its running worker, started for id if need be (acquire).
+func (p *Pool) workerFor(ctx context.Context, key Key, id Identity, params json.RawMessage) (*slot, *wrk, error) {
+	for {
+		s, err := p.slotFor(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		w, err := s.acquire(ctx, id, params, nil)
+		if errors.Is(err, errSlotGone) {
+			continue
+		}
+		if err != nil {
+			s.dropIfEmpty()
+			return nil, nil, err
+		}
+		return s, w, nil
 	}
 }

@@ -102,9 +102,7 @@ func (w *wrk) keepAbandonedLocked(c *Call, pc *worker.Call) {
 		w.abandoned = map[*Call]struct{}{}
 	}
 	w.abandoned[c] = struct{}{}
-	if c.msg == &c.out {
-		c.out.Params = nil
-	}
+	c.out.Params = nil
 }
 
 // onMessage routes what the worker sends on its own. It runs on the worker's reading
@@ -125,7 +123,7 @@ func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
 	case msg.Method == "notifications/progress":
 		tok, ok := workerToken(msg.Params)
 		if c := w.progress[tok]; ok && c != nil {
-			if params, err := restoreProgress(msg.Params, c.token); err == nil {
+			if params, err := withField(msg.Params, "progressToken", c.token); err == nil {
 				restored := *msg
 				restored.Params = params
 				body = &restored
@@ -326,14 +324,4 @@ func workerToken(params json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return tok, true
-}
-
-// restoreProgress puts the client's own progress token back.
-func restoreProgress(params, token json.RawMessage) (json.RawMessage, error) {
-	var p map[string]json.RawMessage
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, err
-	}
-	p["progressToken"] = token
-	return json.Marshal(p)
 }

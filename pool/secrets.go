@@ -34,8 +34,7 @@ func (t *traceSecrets) add(proc *worker.Process) {
 		defer t.mu.Unlock()
 		delete(t.live, proc)
 		if len(t.ended) == keptEnded {
-			t.ended[0] = nil
-			t.ended = t.ended[1:]
+			t.ended = slices.Delete(t.ended, 0, 1)
 		}
 		t.ended = append(t.ended, proc)
 	})

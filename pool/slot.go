@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -74,7 +76,7 @@ type wrk struct {
 	once         map[string]bool // FirstTime topics
 	stopping     bool            // gemgate stopped it: not a death
 	reason       string          // why gemgate killed it, when it counts as a death
-	checking     bool            // a responsiveness check runs (CheckResponsive)
+	checking     atomic.Bool     // a responsiveness check runs (CheckResponsive)
 
 	// abandoned are calls their callers gave up that the worker has not answered: they may
 	// still ask the client something (route.go, askerLocked); lostTrack: one was let go.
@@ -88,38 +90,25 @@ var errSlotGone = errors.New("slot gone")
 // acquire returns the slot's running worker, starting one if none runs; a start in progress
 // is waited for. m is the caller, or nil while attaching. A caller the slot let go gets
 // errSlotGone, so it never starts a successor nobody would use. Only an identity of the
-// slot's key may start a worker (refuseStart).
-func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
-	a := acquiring{ctx: ctx}
-	w, err := s.acquireWorker(&a, id, params, m)
-	if a.span != nil {
-		if err != nil {
-			a.span.SetStatus(codes.Error, "no worker")
+// slot's key may start a worker (refuseStart). Once it has to wait for a worker or start
+// one, it runs under a span (gemgate.worker.acquire): a worker found running gets none.
+func (s *slot) acquire(ctx context.Context, id Identity, params json.RawMessage, m *Member) (_ *wrk, err error) {
+	var span trace.Span
+	slow := func() context.Context {
+		if span == nil {
+			ctx, span = telemetry.Step(ctx, "gemgate.worker.acquire", trace.SpanKindInternal,
+				attribute.Bool("gemgate.worker.started", false)) // set again by a start
 		}
-		a.span.End()
+		return ctx
 	}
-	return w, err
-}
-
-// acquiring is one acquire's context and, once it has to wait for a worker or start one, the
-// span of that (gemgate.worker.acquire): a worker found running at once gets no span.
-type acquiring struct {
-	ctx  context.Context
-	span trace.Span // nil until slow
-}
-
-// slow begins the span, once (a step under a span that does not record starts none), and
-// returns the context to wait or start in.
-func (a *acquiring) slow() context.Context {
-	if a.span == nil {
-		a.ctx, a.span = telemetry.Step(a.ctx, "gemgate.worker.acquire", trace.SpanKindInternal,
-			attribute.Bool("gemgate.worker.started", false)) // set again by a start
-	}
-	return a.ctx
-}
-
-// acquireWorker is acquire past its span.
-func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, m *Member) (*wrk, error) {
+	defer func() {
+		if span != nil {
+			if err != nil {
+				span.SetStatus(codes.Error, "no worker")
+			}
+			span.End()
+		}
+	}()
 	for {
 		s.mu.Lock()
 		if _, in := s.members[m]; s.gone || m != nil && !in {
@@ -131,17 +120,16 @@ func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, 
 			if !w.proc.Closing() {
 				return w, nil
 			}
-			if err := s.awaitRetired(a.slow(), w, m); err != nil {
+			if err := s.awaitRetired(slow(), w, m); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if ch := s.starting; ch != nil {
 			s.mu.Unlock()
-			ctx := a.slow()
 			select {
 			case <-ch:
-			case <-ctx.Done():
+			case <-slow().Done():
 				return nil, context.Cause(ctx)
 			}
 			s.mu.Lock()
@@ -152,7 +140,7 @@ func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, 
 			}
 			continue
 		}
-		ctx := a.slow()
+		ctx := slow()
 		err := s.refuseStart(id)
 		if err == nil {
 			err = context.Cause(ctx) // nobody waits: start nothing
@@ -165,7 +153,7 @@ func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, 
 		s.starting = ch
 		s.stopIdleLocked()
 		s.mu.Unlock()
-		trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("gemgate.worker.started", true))
+		span.SetAttributes(attribute.Bool("gemgate.worker.started", true))
 		// The start outlives its starter's request, so that whoever waits for it gets the
 		// worker; InitTimeout bounds it. A starter that left gets its ctx's error, and the
 		// worker settles as an unattended one (dropIfEmpty, by the caller).
@@ -173,7 +161,7 @@ func (s *slot) acquireWorker(a *acquiring, id Identity, params json.RawMessage, 
 		if err == nil {
 			// Which worker it started: a first 2026-07-28 request may start two, the probe
 			// of the user's legacy worker and the sessionless one (docs/eras.md).
-			trace.SpanFromContext(ctx).SetAttributes(attribute.String("gemgate.worker.protocol_version", w.version))
+			span.SetAttributes(attribute.String("gemgate.worker.protocol_version", w.version))
 		}
 		if err == nil && ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -233,7 +221,6 @@ func (s *slot) startWorker(ctx context.Context, id Identity, params json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	// watch runs on the worker's own waiter once it is done.
 	w.proc.AfterDone(func() { s.watch(w) })
 	w.tellCarried(s, carried)
 	return w, nil
@@ -292,17 +279,14 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 
 // spawn runs the process of a new worker for the slot, as the launcher says.
 func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
-	p.mu.Lock()
-	p.nextW++
-	wid := fmt.Sprintf("w%04x", p.nextW)
-	p.mu.Unlock()
+	wid := fmt.Sprintf("w%04x", p.nextW.Add(1))
 	if !p.PerSession() {
 		id.Session = wid
 	}
 	w := &wrk{id: wid, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
 		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPending: map[string]int{}, subPendingOf: map[subKey]int{}, subsOf: map[*Member]int{}, heard: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
-	w.log = p.log.With("user", id.User, "worker", wid)
+	w.log = p.opts.Logger.With("user", id.User, "worker", wid)
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InitTimeout)
 	defer cancel()
 	launch, err := p.opts.Launcher.Launch(ctx, id.forWorker())
@@ -328,18 +312,19 @@ func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 
 // open opens a fresh worker's stdio session, or stops the worker: server/discover for a
 // Key.Sessionless slot, else the MCP handshake, followed for a user's worker by the era probe.
-func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawMessage) error {
-	if s.key.Sessionless {
-		result, err := p.openSessionless(ctx, w.proc)
+func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawMessage) (err error) {
+	defer func() {
 		if err != nil {
 			w.proc.Stop()
 			if !errors.Is(err, ErrNotSessionless) {
 				p.opts.Metrics.startFailed()
 			}
-			return err
 		}
-		w.initResult, w.version, w.sessionless = result, SessionlessVersion, true
-		return nil
+	}()
+	if s.key.Sessionless {
+		w.version, w.sessionless = SessionlessVersion, true
+		w.initResult, err = p.openSessionless(ctx, w.proc)
+		return err
 	}
 	params, sendInitialized := p.ownParams(), true
 	if p.PerSession() {
@@ -349,19 +334,14 @@ func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawM
 		params, sendInitialized = clientParams, s.started
 		s.mu.Unlock()
 	}
-	result, version, err := p.handshake(ctx, w.proc, params, sendInitialized)
-	if err != nil {
-		w.proc.Stop()
-		p.opts.Metrics.startFailed()
+	w.initResult, w.version, err = p.handshake(ctx, w.proc, params, sendInitialized)
+	if err != nil || p.PerSession() {
 		return err
 	}
-	w.initResult, w.version = result, version
-	if !p.PerSession() {
-		var sure bool
-		w.sessionless, sure = p.discover(ctx, w.proc)
-		if sure {
-			p.eras.learn(w.sessionless)
-		}
+	var sure bool
+	w.sessionless, sure = p.discover(ctx, w.proc)
+	if sure {
+		p.eras.learn(w.sessionless)
 	}
 	return nil
 }
@@ -374,7 +354,8 @@ func (s *slot) watch(w *wrk) {
 	s.mu.Lock()
 	stopped := w.stopping
 	s.retireLocked(w)
-	queued := w.queue.drain()
+	queued := slices.Concat(w.queue.lines...)
+	w.queue = fairQueue{}
 	w.progress, w.requests = map[string]*Call{}, map[string]pendingRequest{}
 	var let []*Member
 	if !stopped && s.p.opts.OnWorkerExit == ExitEnd {
@@ -401,10 +382,7 @@ func (s *slot) watch(w *wrk) {
 	if stopped {
 		return
 	}
-	reason := ReasonWorkerExit
-	if w.reason != "" {
-		reason = w.reason
-	}
+	reason := cmp.Or(w.reason, ReasonWorkerExit)
 	w.log.Warn("worker ended on its own; its calls failed", "reason", reason, "sessions_let_go", len(let))
 	for _, m := range let {
 		m.letGo(reason)
@@ -517,13 +495,9 @@ func (s *slot) attachFrom(m *Member, w *wrk, old *slot, uris []string, level int
 	if s.gone {
 		return false, false
 	}
-	m.mu.Lock()
-	if m.s != old {
-		m.mu.Unlock()
+	if !m.s.CompareAndSwap(old, s) {
 		return false, true
 	}
-	m.s = s
-	m.mu.Unlock()
 	s.stopIdleLocked()
 	s.members[m] = struct{}{}
 	if s.w == w {

@@ -27,7 +27,7 @@ var tooManySubscriptions = "too many resource subscriptions in this session (at 
 // shareLocked handles the requests whose effect every caller of a worker shares. It returns
 // an answer when the worker need not be asked, and otherwise prepares the call.
 func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
-	switch c.msg.Method {
+	switch c.out.Method {
 	case "resources/subscribe", "resources/unsubscribe":
 		return c.w.subscribeLocked(c)
 	case "logging/setLevel":
@@ -37,23 +37,23 @@ func (s *slot) shareLocked(c *Call) *jsonrpc.Message {
 }
 
 func okAnswer(c *Call) *jsonrpc.Message {
-	return &jsonrpc.Message{ID: c.clientID, Result: json.RawMessage(`{}`)}
+	return &jsonrpc.Message{ID: c.out.ID, Result: json.RawMessage(`{}`)}
 }
 
 // subscribeLocked counts a subscribe or unsubscribe by the URI as gemgate reads it. A URI the
 // worker might read differently is refused, or two callers asking for different things would
 // share one count.
 func (w *wrk) subscribeLocked(c *Call) *jsonrpc.Message {
-	uri, readable := uriOf(c.msg.Params)
+	uri, readable := uriOf(c.out.Params)
 	switch {
 	case !readable:
-		return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, c.msg.Method+" needs params.uri, a string", nil)
-	case c.msg.Method == "resources/unsubscribe":
+		return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInvalidParams, c.out.Method+" needs params.uri, a string", nil)
+	case c.out.Method == "resources/unsubscribe":
 		if !w.dropSubLocked(uri, c.m) {
 			return okAnswer(c) // others still count
 		}
 	case !w.subs[uri][c.m] && w.subsOf[c.m] >= MaxSubscriptionsPerCaller:
-		return jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil)
+		return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil)
 	case len(w.subs[uri]) > 0 && w.subPending[uri] == 0:
 		w.addSubLocked(uri, c.m)
 		return okAnswer(c) // the worker took uri, and nothing about it is in flight
@@ -118,7 +118,7 @@ func (w *wrk) setHeardLocked(uri string, by *Call) {
 // heard if the line was not written.
 func (s *slot) beginSubWrite(c *Call) (end func(written bool)) {
 	w, uri, by := c.w, c.subURI, c
-	if c.msg.Method != "resources/subscribe" {
+	if c.out.Method != "resources/subscribe" {
 		by = nil
 	}
 	w.subMu.Lock()
@@ -195,7 +195,7 @@ func (w *wrk) reconcile(s *slot, uri string) {
 // unwrittenSubLocked reports whether a caller's subscribe of uri is decided and not yet
 // written. Its own write tells the worker, and reconciles after it.
 func (w *wrk) unwrittenSubLocked(uri string) bool {
-	subscribes := func(c *Call) bool { return c.subFwd && c.subURI == uri && c.msg.Method == "resources/subscribe" }
+	subscribes := func(c *Call) bool { return c.subFwd && c.subURI == uri && c.out.Method == "resources/subscribe" }
 	for c := range w.calls {
 		if !c.written && subscribes(c) {
 			return true

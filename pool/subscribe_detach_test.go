@@ -91,8 +91,8 @@ func TestClosingThePoolAnswersQueuedSubscribes(t *testing.T) {
 	if got := within(first); !isError(got) {
 		t.Errorf("the queued first subscribe at close: %s, want an error", show(got))
 	}
-	if got := within(other); !isError(got) || string(got.ID) != string(other.clientID) {
-		t.Errorf("the second at close: %s, want an error with its own id %s", show(got), other.clientID)
+	if got := within(other); !isError(got) || string(got.ID) != string(other.out.ID) {
+		t.Errorf("the second at close: %s, want an error with its own id %s", show(got), other.out.ID)
 	}
 }
 
@@ -133,8 +133,8 @@ func TestWorkerDeathFailsEverySubscribeInFlight(t *testing.T) {
 			}
 			for i, r := range others {
 				got := within(r)
-				if !isError(got) || string(got.ID) != string(r.clientID) {
-					t.Errorf("other subscribe %d: %s, want an error with its own id %s", i, show(got), r.clientID)
+				if !isError(got) || string(got.ID) != string(r.out.ID) {
+					t.Errorf("other subscribe %d: %s, want an error with its own id %s", i, show(got), r.out.ID)
 				}
 			}
 		})

@@ -158,8 +158,8 @@ func TestSubscribeAfterALetGoFirstIsItsOwn(t *testing.T) {
 			}
 			answer(t, a.tool(t, "release", map[string]any{}))
 			gotStale, gotFresh := within(stale), within(fresh)
-			if gotStale == nil || gotFresh == nil || string(gotFresh.ID) != string(fresh.clientID) {
-				t.Fatalf("answers: stale %s, fresh %s (want its id %s)", show(gotStale), show(gotFresh), fresh.clientID)
+			if gotStale == nil || gotFresh == nil || string(gotFresh.ID) != string(fresh.out.ID) {
+				t.Fatalf("answers: stale %s, fresh %s (want its id %s)", show(gotStale), show(gotFresh), fresh.out.ID)
 			}
 			st := stateOf(a, uri)
 			if st.in != 0 || st.counted[a.m] {
@@ -205,8 +205,8 @@ func ownAnswer(t *testing.T, c *Call, what string) *jsonrpc.Message {
 		t.Errorf("%s: no answer within %v", what, waitFor)
 		return nil
 	}
-	if string(got.ID) != string(c.clientID) {
-		t.Errorf("%s: answered with id %s, want %s", what, got.ID, c.clientID)
+	if string(got.ID) != string(c.out.ID) {
+		t.Errorf("%s: answered with id %s, want %s", what, got.ID, c.out.ID)
 	}
 	return got
 }

@@ -74,7 +74,7 @@ func TestSubscriptionsAreCountedAcrossCallers(t *testing.T) {
 // the answer it gives to a shared subscription or level is made only when it is given.
 func TestShareLockedAllocatesNothingForAPlainCall(t *testing.T) {
 	s := &slot{}
-	c := &Call{w: &wrk{}, clientID: json.RawMessage(`1`), msg: &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call"}}
+	c := &Call{w: &wrk{}, out: jsonrpc.Message{ID: json.RawMessage(`1`), Method: "tools/call"}}
 	if n := testing.AllocsPerRun(100, func() {
 		if s.shareLocked(c) != nil {
 			t.Fatal("a tools/call was answered by the pool")
@@ -252,8 +252,8 @@ func TestSubscribesWhileTheFirstIsUnansweredGetTheWorkersAnswer(t *testing.T) {
 			}
 			answer(t, probe.tool(t, "release", map[string]any{}))
 			got1, got2 := <-first.Result(), <-second.Result()
-			if string(got2.ID) != string(second.clientID) {
-				t.Errorf("the second subscribe's answer has id %s, want its own %s", got2.ID, second.clientID)
+			if string(got2.ID) != string(second.out.ID) {
+				t.Errorf("the second subscribe's answer has id %s, want its own %s", got2.ID, second.out.ID)
 			}
 			s := a.m.slot()
 			state := func() (counted int, told bool, pending int) {

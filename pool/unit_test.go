@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // Calls waiting for a turn are served round robin across callers: one caller's backlog does
@@ -14,7 +16,7 @@ import (
 func TestFairQueueIsRoundRobinAcrossCallers(t *testing.T) {
 	a, b, c := &Member{}, &Member{}, &Member{}
 	var q fairQueue
-	mk := func(m *Member, id string) *Call { return &Call{m: m, clientID: json.RawMessage(id)} }
+	mk := func(m *Member, id string) *Call { return &Call{m: m, out: jsonrpc.Message{ID: json.RawMessage(id)}} }
 	for i := range 3 {
 		q.push(mk(a, fmt.Sprintf(`"a%d"`, i)))
 	}
@@ -27,7 +29,7 @@ func TestFairQueueIsRoundRobinAcrossCallers(t *testing.T) {
 	}
 	var got []string
 	for x := q.pop(); x != nil; x = q.pop() {
-		got = append(got, string(x.clientID))
+		got = append(got, string(x.out.ID))
 	}
 	want := []string{`"a0"`, `"b0"`, `"c1"`, `"a1"`, `"a2"`}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
@@ -66,7 +68,7 @@ func TestProgressTokensAreRemappedAndRestored(t *testing.T) {
 	if _, ok := workerToken(json.RawMessage(`{"progressToken":"gemgate-p7","ProgressToken":"x"}`)); ok {
 		t.Error("an ambiguous token was routed")
 	}
-	back, err := restoreProgress(json.RawMessage(`{"progressToken":"gemgate-p7","progress":1}`), json.RawMessage(`1`))
+	back, err := withField(json.RawMessage(`{"progressToken":"gemgate-p7","progress":1}`), "progressToken", json.RawMessage(`1`))
 	if err != nil || !bytes.Contains(back, []byte(`"progressToken":1`)) {
 		t.Errorf("restore: %s %v", back, err)
 	}
