@@ -30,9 +30,8 @@ type Spec struct {
 	Args []string // arguments after the program name; never secrets
 	Env  []string // the whole environment of the process
 
-	// OnMessage receives every message the worker sends that is not the answer to a call:
-	// notifications and the worker's own requests, with the worker's ids untouched. It runs on
-	// the reading goroutine, so it must not block.
+	// OnMessage gets every message of the worker's that answers no call (notifications, its
+	// own requests, their ids untouched), on the reading goroutine: it must not block.
 	OnMessage func(*jsonrpc.Message)
 	// OnTrace, if set, sees every line written to or read from the worker ("to_worker",
 	// "from_worker").
@@ -43,40 +42,32 @@ type Spec struct {
 	// stdout ends first, Greeting gets a nil line, to explain from the chatter it saw.
 	Greeting func(line []byte) (done bool, err error)
 	// Strict is for workers that answer one request at a time and write only JSON-RPC: a
-	// line that is not a valid answer fails the oldest pending call with StrictError, so
-	// that no call waits forever.
+	// line that is not a valid answer fails the oldest pending call with StrictError.
 	Strict      bool
 	StrictError string
 
-	Logger    *slog.Logger  // nil discards; carries the session and user fields
-	StopGrace time.Duration // how long each stage of Stop waits; default 2s
-	// WriteTimeout bounds every write to the worker's stdin; a worker that leaves its stdin
-	// full for longer is hung and is stopped. Default DefaultWriteTimeout.
-	WriteTimeout time.Duration
+	Logger       *slog.Logger  // nil discards; carries the session and user fields
+	StopGrace    time.Duration // how long each stage of Stop waits; default 2s
+	WriteTimeout time.Duration // bounds each write to stdin, else the worker is hung; default DefaultWriteTimeout
 
 	// Credential, if not nil, is handed to the worker on an inherited pipe (descriptor 3,
-	// named by GEMGATE_CREDENTIAL_FD) that the worker reads to its end once. It never appears
-	// in the worker's environment or on its command line, so no other process reads it there.
+	// named by GEMGATE_CREDENTIAL_FD) that the worker reads to its end once: never in its
+	// environment or on its command line, where other processes could read it.
 	Credential []byte
 	// CredentialStdin hands the Credential over as the first line of stdin instead, never
-	// traced, for workers that read nothing else (the GemStone relay under topaz). Start
-	// refuses a credential that holds a CR or LF.
+	// traced (the GemStone relay under topaz). Start refuses a credential with a CR or LF.
 	CredentialStdin bool
 	// Secrets are other values the worker was handed that no log line may carry (a credential
-	// in its environment). Credential is one without being named here.
+	// in its environment).
 	Secrets [][]byte
-	// Sandbox, if not nil, confines the worker with bubblewrap.
-	Sandbox *Sandbox
-	// RunAs, if not nil, is the account the worker runs as; gemgate must be root to use it.
-	RunAs *Account
-	// Caps, if not nil, bound the worker's memory, processes, CPU and open files.
-	Caps *Caps
+	Sandbox *Sandbox // if not nil, confines the worker with bubblewrap
+	RunAs   *Account // if not nil, the account the worker runs as; gemgate must be root
+	Caps    *Caps    // if not nil, bound the worker's memory, processes, CPU and open files
 
-	// wrapStdin, if set, wraps the worker's stdin: a test seam that counts or holds writes.
-	wrapStdin func(stdinFile) stdinFile
-	// logClock, if set, is the clock of the worker's log rate (loglimit.go): a test seam.
-	logClock func() time.Time
-	// maxLineBytes is the longest stdout line; DefaultMaxLineBytes unless a test sets less.
+	// Test seams: a wrapper of the worker's stdin, the clock of its log rate (loglimit.go),
+	// and the longest stdout line (default DefaultMaxLineBytes).
+	wrapStdin    func(stdinFile) stdinFile
+	logClock     func() time.Time
 	maxLineBytes int
 }
 
@@ -112,9 +103,8 @@ type Process struct {
 	afterDone    []func() // AfterDone's functions, run once done is closed
 	afterDoneRan bool
 
-	// secrets are the credential and Spec.Secrets, replaced in every line gemgate logs or
-	// traces (redact.go); spellings adds their other forms. They are all the Process keeps of
-	// what it handed over.
+	// secrets are the credential and Spec.Secrets, redacted from every line gemgate logs or
+	// traces (redact.go); spellings adds their other forms.
 	secrets       [][]byte
 	spellingsOnce sync.Once
 	spellings     [][]byte
@@ -189,36 +179,35 @@ func Start(spec Spec) (*Process, error) {
 	var opened pipes
 	p, err := start(spec, &opened)
 	if err != nil {
-		closeAll(opened...)
-		return nil, err
+		closeAll(opened.files...)
 	}
-	return p, nil
+	return p, err
 }
 
-// pipes are the ends of a starting worker's pipes, all closed again if the start fails.
-type pipes []*os.File
+// pipes are the ends of a starting worker's pipes, all closed again if the start fails, and
+// the first error in opening them, after which open opens no more.
+type pipes struct {
+	files []*os.File
+	err   error
+}
 
-func (ps *pipes) open() (r, w *os.File, err error) {
-	if r, w, err = os.Pipe(); err == nil {
-		*ps = append(*ps, r, w)
+func (ps *pipes) open() (r, w *os.File) {
+	if ps.err == nil {
+		if r, w, ps.err = os.Pipe(); ps.err == nil {
+			ps.files = append(ps.files, r, w)
+		}
 	}
-	return r, w, err
+	return r, w
 }
 
 // start is Start once spec is complete: the process started, its pipes' child ends closed,
 // and the goroutines that read its output and wait for its exit running.
 func start(spec Spec, opened *pipes) (*Process, error) {
-	inR, inW, err := opened.open()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := opened.open()
-	if err != nil {
-		return nil, err
-	}
-	errR, errW, err := opened.open()
-	if err != nil {
-		return nil, err
+	inR, inW := opened.open()
+	outR, outW := opened.open()
+	errR, errW := opened.open()
+	if opened.err != nil {
+		return nil, opened.err
 	}
 	cmd, cg, err := command(spec, inR, outW, errW)
 	if err != nil {
@@ -311,9 +300,9 @@ func credentialTo(cmd *exec.Cmd, spec Spec, opened *pipes) (line []byte, w *os.F
 	case spec.CredentialStdin:
 		return append(slices.Clip(spec.Credential), '\n'), nil, nil
 	}
-	r, w, err := opened.open()
-	if err != nil {
-		return nil, nil, err
+	r, w := opened.open()
+	if opened.err != nil {
+		return nil, nil, opened.err
 	}
 	cmd.ExtraFiles = []*os.File{r} // descriptor 3
 	cmd.Env = append(slices.Clip(cmd.Env), CredentialFDEnv+"=3")
