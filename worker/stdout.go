@@ -102,37 +102,26 @@ func (p *Process) route(m *jsonrpc.Message) {
 		return
 	}
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
-	if err != nil {
-		if p.spec.Strict {
-			p.failOldest(m.Encode())
-			return
+	var c *Call
+	if err == nil {
+		p.mu.Lock()
+		c = p.pending[id]
+		delete(p.pending, id)
+		if i := slices.Index(p.order, id); i >= 0 {
+			p.order = slices.Delete(p.order, i, i+1)
 		}
+		p.mu.Unlock()
+	}
+	switch {
+	case c != nil:
+		m.ID = c.clientID
+		c.give(m)
+	case p.spec.Strict:
+		p.failOldest(m.Encode())
+	case err != nil:
 		p.LogQuoting(slog.LevelWarn, "worker answered an id the gateway never sent; dropped", "id", m.ID)
-		return
-	}
-	p.mu.Lock()
-	c, ok := p.pending[id]
-	delete(p.pending, id)
-	p.dropOrder(id)
-	p.mu.Unlock()
-	if !ok {
-		if p.spec.Strict {
-			p.failOldest(m.Encode())
-			return
-		}
-		if p.allow(slog.LevelDebug) {
-			p.log.Debug("late or unknown answer from worker; dropped", "id", id)
-		}
-		return
-	}
-	m.ID = c.clientID
-	c.give(m)
-}
-
-// dropOrder removes id from the answer order; p.mu is held.
-func (p *Process) dropOrder(id int64) {
-	if i := slices.Index(p.order, id); i >= 0 {
-		p.order = slices.Delete(p.order, i, i+1)
+	case p.allow(slog.LevelDebug):
+		p.log.Debug("late or unknown answer from worker; dropped", "id", id)
 	}
 }
 
