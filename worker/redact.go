@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -78,13 +79,19 @@ func encodedForms(s []byte) [][]byte {
 			if len(e)-head-tail < minEncodedForm {
 				continue
 			}
-			form := e[head : len(e)-tail]
-			if !slices.ContainsFunc(out, func(f []byte) bool { return bytes.Equal(f, form) }) {
-				out = append(out, form) // the alphabets differ only where s's encoding has + or /
-			}
+			// The alphabets differ only where s's encoding has + or /.
+			out = addForm(out, e[head:len(e)-tail])
 		}
 	}
 	return out
+}
+
+// addForm is forms with form added, unless it is there already.
+func addForm(forms [][]byte, form []byte) [][]byte {
+	if slices.ContainsFunc(forms, func(f []byte) bool { return bytes.Equal(f, form) }) {
+		return forms
+	}
+	return append(forms, form)
 }
 
 // percentForms are the spellings of secret s percent-encoded, as a URL quotes it: in a query
@@ -93,33 +100,18 @@ func encodedForms(s []byte) [][]byte {
 func percentForms(s []byte) [][]byte {
 	var out [][]byte
 	for _, e := range [2]string{url.QueryEscape(string(s)), url.PathEscape(string(s))} {
-		for _, form := range [2][]byte{[]byte(e), lowerHex(e)} {
-			if !bytes.Equal(form, s) && !slices.ContainsFunc(out, func(f []byte) bool { return bytes.Equal(f, form) }) {
-				out = append(out, form)
+		lower := percentEscape.ReplaceAllFunc([]byte(e), bytes.ToLower)
+		for _, form := range [2][]byte{[]byte(e), lower} {
+			if !bytes.Equal(form, s) {
+				out = addForm(out, form)
 			}
 		}
 	}
 	return out
 }
 
-// lowerHex is percent-encoded e with its hex digits in lower case.
-func lowerHex(e string) []byte {
-	b := []byte(e)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == '%' {
-			b[i+1], b[i+2] = lowerASCII(b[i+1]), lowerASCII(b[i+2])
-			i += 2
-		}
-	}
-	return b
-}
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
+// percentEscape is one escape of url's escaping, whose hex digits are upper case.
+var percentEscape = regexp.MustCompile(`%[0-9A-F]{2}`)
 
 // nestedSecret stands for a line that quotes a secret in escapes within escapes (JSON quoted
 // in JSON): such a line cannot be written out as the same text without it, so none of it is.
@@ -138,12 +130,7 @@ func holdsNested(b []byte, secrets [][]byte) bool {
 }
 
 func holdsSecret(b []byte, secrets [][]byte) bool {
-	for _, s := range secrets {
-		if bytes.Contains(b, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(secrets, func(s []byte) bool { return bytes.Contains(b, s) })
 }
 
 // unescapeASCII writes out, in a copy of b, the JSON escapes of printable ASCII that need
