@@ -33,37 +33,11 @@ type Caps struct {
 // then executes the worker (or bubblewrap): see init below.
 const trampolineName = "gemgate-worker-caps"
 
-// rlimit is one resource limit the trampoline sets, soft and hard alike, by its name in
-// rlimitNames.
-type rlimit struct {
-	name  string
-	value uint64
-}
-
+// rlimitNames are the resource limits the trampoline sets, soft and hard alike, by name.
 var rlimitNames = map[string]int{
 	"nofile": unix.RLIMIT_NOFILE,
 	"data":   unix.RLIMIT_DATA,
 	"nproc":  unix.RLIMIT_NPROC,
-}
-
-// rlimits are the limits a worker's first process is given under these caps.
-func (c *Caps) rlimits() []rlimit {
-	if c == nil {
-		return nil
-	}
-	var out []rlimit
-	if c.OpenFiles > 0 {
-		out = append(out, rlimit{"nofile", c.OpenFiles})
-	}
-	if c.Cgroup == nil {
-		if c.MemoryBytes > 0 {
-			out = append(out, rlimit{"data", uint64(c.MemoryBytes)})
-		}
-		if c.Nproc > 0 {
-			out = append(out, rlimit{"nproc", uint64(c.Nproc)})
-		}
-	}
-	return out
 }
 
 // wrap is the command that starts path with args under the caps' rlimits, through gemgate's
@@ -71,16 +45,21 @@ func (c *Caps) rlimits() []rlimit {
 // prlimit(2) after the start is too late: bubblewrap has forked by then. argv0 is the
 // trampoline's argv[0].
 func (c *Caps) wrap(path string, args []string) (newPath, argv0 string, newArgs []string) {
-	limits := c.rlimits()
+	var limits []string
+	if c != nil && c.OpenFiles > 0 {
+		limits = append(limits, "nofile="+strconv.FormatUint(c.OpenFiles, 10))
+	}
+	if c != nil && c.Cgroup == nil && c.MemoryBytes > 0 {
+		limits = append(limits, "data="+strconv.FormatInt(c.MemoryBytes, 10))
+	}
+	if c != nil && c.Cgroup == nil && c.Nproc > 0 {
+		limits = append(limits, "nproc="+strconv.FormatInt(c.Nproc, 10))
+	}
 	if len(limits) == 0 {
 		return path, "", args
 	}
-	a := make([]string, 0, len(limits)+2+len(args))
-	for _, l := range limits {
-		a = append(a, l.name+"="+strconv.FormatUint(l.value, 10))
-	}
-	a = append(a, "--", path)
-	return "/proc/self/exe", trampolineName, append(a, args...)
+	limits = append(limits, "--", path)
+	return "/proc/self/exe", trampolineName, append(limits, args...)
 }
 
 // The trampoline: a binary that links this package and is started under trampolineName sets
