@@ -116,7 +116,7 @@ func adopted(self, sid int) []int {
 		if live[pid] != nil {
 			continue
 		}
-		ppid, psid, ok := parentAndSession(pid)
+		ppid, _, psid, ok := statIDs(pid)
 		if ok && ppid == self && psid != sid {
 			out = append(out, pid)
 		}
@@ -164,28 +164,21 @@ func allProcesses() []int {
 	return out
 }
 
-// parentAndSession reads a process's parent pid and session id from /proc/<pid>/stat.
-func parentAndSession(pid int) (ppid, sid int, ok bool) {
-	f := statFields(pid)
+// statIDs reads a process's parent pid, process group and session id from /proc/<pid>/stat,
+// whose fields after the command name are state ppid pgrp session ... The name may hold
+// anything, so it is cut at the last ')'.
+func statIDs(pid int) (ppid, pgrp, sid int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := bytes.LastIndexByte(b, ')')
+	if err != nil || i < 0 {
+		return 0, 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 4 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
-	sid, err2 := strconv.Atoi(f[3])
-	return ppid, sid, err1 == nil && err2 == nil
-}
-
-// statFields are the fields of /proc/<pid>/stat after the command name (state ppid pgrp
-// session ...), nil if it cannot be read. The name may hold anything, so it is cut at the
-// last ')'.
-func statFields(pid int) []string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(string(b[i+1:]))
+	pgrp, err2 := strconv.Atoi(f[2])
+	sid, err3 := strconv.Atoi(f[3])
+	return ppid, pgrp, sid, err1 == nil && err2 == nil && err3 == nil
 }
