@@ -150,22 +150,13 @@ func makeUserDir(dataDir, name string, runAs *Account) error {
 	return nil
 }
 
-// SandboxError says why bubblewrap cannot confine workers on this host.
-type SandboxError struct {
-	Bwrap  string
-	Err    error
-	Stderr string
-}
-
-func (e *SandboxError) Error() string {
-	msg := fmt.Sprintf("bubblewrap (%s) cannot confine workers here: %v", e.Bwrap, e.Err)
-	if e.Stderr != "" {
-		msg += ": " + e.Stderr
+// sandboxError says why bubblewrap cannot confine workers on this host.
+func sandboxError(bwrap string, err error, stderr string) error {
+	if stderr != "" {
+		return fmt.Errorf("bubblewrap (%s) cannot confine workers here: %w: %s", bwrap, err, stderr)
 	}
-	return msg
+	return fmt.Errorf("bubblewrap (%s) cannot confine workers here: %w", bwrap, err)
 }
-
-func (e *SandboxError) Unwrap() error { return e.Err }
 
 // ProbeSandbox finds bwrap and checks, once, that it can start a confined process on this
 // host as runAs (nil: as gemgate itself). It fails in containers without user namespaces or
@@ -173,7 +164,7 @@ func (e *SandboxError) Unwrap() error { return e.Err }
 func ProbeSandbox(ctx context.Context, runAs *Account) (string, error) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		return "", &SandboxError{Bwrap: "bwrap", Err: err}
+		return "", sandboxError("bwrap", err, "")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -192,7 +183,7 @@ func ProbeSandbox(ctx context.Context, runAs *Account) (string, error) {
 		err = fmt.Errorf("unexpected output %q", out)
 	}
 	if err != nil {
-		return "", &SandboxError{Bwrap: bwrap, Err: err, Stderr: strings.TrimSpace(stderr.String())}
+		return "", sandboxError(bwrap, err, strings.TrimSpace(stderr.String()))
 	}
 	return bwrap, nil
 }
