@@ -54,15 +54,8 @@ func InstallScript(dir string) (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(relayScript); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
+	_, err = tmp.Write(relayScript)
+	if err = errors.Join(err, tmp.Chmod(0o600), tmp.Close()); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
