@@ -1,8 +1,6 @@
 package worker
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -60,15 +58,14 @@ func ownCgroupDir(cgroup, mountinfo []byte) (string, error) {
 	if !found {
 		return "", errors.New("this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)")
 	}
-	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
-	for sc.Scan() {
+	for line := range strings.Lines(string(mountinfo)) {
 		// id parent major:minor root mountpoint options [optional...] - fstype source superoptions
-		fields := strings.Fields(sc.Text())
+		fields := strings.Fields(line)
 		sep := slices.Index(fields, "-")
 		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) || fields[sep+1] != "cgroup2" {
 			continue
 		}
-		root, mnt := unescapeMount(fields[3]), unescapeMount(fields[4])
+		root, mnt := mountUnescaper.Replace(fields[3]), mountUnescaper.Replace(fields[4])
 		rel := path
 		if root != "/" {
 			r, ok := strings.CutPrefix(path, root)
@@ -82,24 +79,9 @@ func ownCgroupDir(cgroup, mountinfo []byte) (string, error) {
 	return "", errors.New("no cgroup v2 file system is mounted that shows this process's cgroup")
 }
 
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+// mountUnescaper undoes the octal escapes mountinfo writes for the characters it escapes in
+// a path: space, tab, newline and backslash.
+var mountUnescaper = strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
 
 // probeCgroupDir checks that dir is a cgroup gemgate may split: it is not the root of the
 // hierarchy (which has no cgroup.type and is the whole host's), it offers memory and pids,
