@@ -4,6 +4,7 @@ package worker
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,15 +162,11 @@ func Start(spec Spec) (*Process, error) {
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = 2 * time.Second
 	}
-	if spec.maxLineBytes <= 0 {
-		spec.maxLineBytes = DefaultMaxLineBytes
-	}
 	if spec.WriteTimeout <= 0 {
 		spec.WriteTimeout = DefaultWriteTimeout
 	}
-	if spec.Logger == nil {
-		spec.Logger = slog.New(slog.DiscardHandler)
-	}
+	spec.maxLineBytes = cmp.Or(spec.maxLineBytes, DefaultMaxLineBytes)
+	spec.Logger = cmp.Or(spec.Logger, slog.New(slog.DiscardHandler))
 	if spec.CredentialStdin && bytes.ContainsAny(spec.Credential, "\r\n") {
 		// Nothing of the credential itself goes into the error, which is logged.
 		return nil, errors.New("the worker credential contains a line break, so it cannot be handed over as the first line of the worker's stdin")
@@ -404,11 +401,9 @@ func (p *Process) hang() {
 func (p *Process) forget(id int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.pending[id]; !ok {
-		return false
-	}
+	_, ok := p.pending[id]
 	delete(p.pending, id)
-	return true
+	return ok
 }
 
 // wait ends the worker once its process has exited.
