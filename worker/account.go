@@ -51,11 +51,9 @@ func lookupAccount(name string, byID bool) (*Account, error) {
 	}
 	var u *user.User
 	var err error
-	if _, numErr := strconv.ParseUint(name, 10, 32); numErr == nil && byID {
-		u, err = user.LookupId(name)
-		if err != nil {
+	if n, numErr := strconv.ParseUint(name, 10, 32); numErr == nil && byID {
+		if u, err = user.LookupId(name); err != nil {
 			// A bare uid without an entry is allowed: its gid is the same number.
-			n, _ := strconv.ParseUint(name, 10, 32)
 			if n == 0 {
 				return nil, ErrRootAccount
 			}
@@ -154,12 +152,10 @@ const (
 	maxAccountsKept = 4096
 )
 
-var accountChecks = accountCache{lookup: func(name string) (*Account, error) { return lookupAccount(name, false) }}
+var accountChecks accountCache
 
 // accountCache is CheckAccountFor's memory of lookups: name → answer, until it expires.
 type accountCache struct {
-	lookup func(name string) (*Account, error)
-
 	mu   sync.Mutex
 	kept map[string]accountAnswer
 }
@@ -177,7 +173,7 @@ func (c *accountCache) check(name string) error {
 	if ok && now.Before(ans.until) {
 		return ans.err
 	}
-	a, err := c.lookup(name)
+	a, err := lookupAccount(name, false)
 	var unknown user.UnknownUserError
 	switch {
 	case err == nil && regularAccount(a):

@@ -13,15 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A worker's descendant can leave the worker's session (setsid) and outlive the worker's
-// process group. gemgate therefore makes itself a child subreaper: such a process, once its
-// parent is gone, becomes gemgate's child instead of init's, and every time a worker ends
-// gemgate kills and reaps every child it did not start itself. (In the sandbox the PID
-// namespace does this: when the worker ends, everything inside it dies.)
-//
-// Which worker such an adopted orphan came from cannot be told once its parent is gone, so an
-// orphan is killed at the next end of any worker, not only of its own: a worker that wants a
-// helper to live must keep it as its own child.
+// A worker's descendant can leave the worker's session (setsid) and outlive its process group.
+// gemgate therefore is a child subreaper: such a process, once its parent is gone, becomes
+// gemgate's child, and every time a worker ends gemgate kills and reaps every child it did not
+// start itself (in the sandbox, the PID namespace does this). Whose orphan it was cannot be
+// told, so it dies at the next end of any worker: a worker's helper must stay its own child.
 
 var (
 	subreaper atomic.Bool
@@ -66,9 +62,8 @@ func untrack(cmd *exec.Cmd) {
 }
 
 // ReapOrphans kills and reaps every child of gemgate that is not a live worker and not in
-// gemgate's own session: processes adopted as a subreaper. gemgate's other children (tools it
-// runs, such as gslist) stay in its session and are left alone. It returns how many it
-// reaped, and does nothing unless BecomeSubreaper was called.
+// gemgate's own session (where tools it runs, such as gslist, stay): processes adopted as a
+// subreaper. It returns how many it reaped, and does nothing before BecomeSubreaper.
 func ReapOrphans() int {
 	if !subreaper.Load() {
 		return 0
@@ -88,8 +83,7 @@ func ReapOrphans() int {
 		if len(orphans) == 0 {
 			break
 		}
-		// The pids are safe from reuse: a child's pid stays taken until its parent reaps it,
-		// and only this sweep reaps these.
+		// Safe from reuse: a child's pid stays taken until this sweep reaps it.
 		for _, pid := range orphans {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -124,8 +118,8 @@ func adopted(self, sid int) []int {
 	return out
 }
 
-// childrenOf lists pid's children from /proc/<pid>/task/*/children, which avoids a scan of
-// every process. ok is false where the kernel lacks those files (CONFIG_PROC_CHILDREN).
+// childrenOf lists pid's children from /proc/<pid>/task/*/children, sparing a scan of every
+// process; ok is false where the kernel lacks those files (CONFIG_PROC_CHILDREN).
 func childrenOf(pid int) (children []int, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	tasks, err := os.ReadDir(dir)
