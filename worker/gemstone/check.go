@@ -139,16 +139,10 @@ func AtLeast(version, min string) bool {
 	if len(a) == 0 {
 		return false
 	}
-	for i := 0; i < len(b); i++ {
-		var x int
-		if i < len(a) {
-			x = a[i]
-		}
-		if x != b[i] {
-			return x > b[i]
-		}
+	for len(a) < len(b) {
+		a = append(a, 0) // 3.7 is 3.7.0
 	}
-	return true
+	return slices.Compare(a, b) >= 0
 }
 
 func versionParts(v string) []int {
