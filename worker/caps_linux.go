@@ -112,24 +112,18 @@ func setRlimit(resource int, n uint64) error {
 // RlimitsEnforce says what the rlimits of caps cap, in words for the log and `gemgate check`;
 // procs says how the processes are counted, or why they are not capped.
 func RlimitsEnforce(c Caps, procs string) string {
-	var parts []string
+	mem, nproc, files := "memory not capped", "processes not capped ("+procs+")", "open files not capped"
 	if c.MemoryBytes > 0 {
-		parts = append(parts, fmt.Sprintf("memory %s per process (RLIMIT_DATA: heap and private writable mappings of each process, not the worker's processes together)", FormatBytes(c.MemoryBytes)))
-	} else {
-		parts = append(parts, "memory not capped")
+		mem = fmt.Sprintf("memory %s per process (RLIMIT_DATA: heap and private writable mappings of each process, not the worker's processes together)", FormatBytes(c.MemoryBytes))
 	}
 	if c.Nproc > 0 {
-		parts = append(parts, fmt.Sprintf("processes %d (RLIMIT_NPROC: every process and thread of the worker's uid on the host; %s)", c.Nproc, procs))
-	} else {
-		parts = append(parts, "processes not capped ("+procs+")")
+		nproc = fmt.Sprintf("processes %d (RLIMIT_NPROC: every process and thread of the worker's uid on the host; %s)", c.Nproc, procs)
 	}
-	parts = append(parts, "CPU not capped (RLIMIT_CPU would end a long-lived worker after a total of CPU seconds)")
 	if c.OpenFiles > 0 {
-		parts = append(parts, fmt.Sprintf("open files %d per process (RLIMIT_NOFILE)", c.OpenFiles))
-	} else {
-		parts = append(parts, "open files not capped")
+		files = fmt.Sprintf("open files %d per process (RLIMIT_NOFILE)", c.OpenFiles)
 	}
-	return strings.Join(parts, "; ")
+	cpu := "CPU not capped (RLIMIT_CPU would end a long-lived worker after a total of CPU seconds)"
+	return strings.Join([]string{mem, nproc, cpu, files}, "; ")
 }
 
 // FormatBytes writes n in the largest binary unit that divides it (512MiB, 3GiB), or bytes.
