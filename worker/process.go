@@ -133,9 +133,8 @@ type Call struct {
 // delivers a JSON-RPC error instead, so a receive on it always ends once the worker is done.
 func (c *Call) Result() <-chan *jsonrpc.Message { return c.result }
 
-// Cancel tells the worker that the caller no longer wants the answer
-// (notifications/cancelled with the worker's id) and drops the answer should it still come.
-// A call no longer pending is left as it is, and the worker is told nothing.
+// Cancel drops a pending call's answer and tells the worker (notifications/cancelled with
+// the worker's id); a call no longer pending is left as it is, and the worker told nothing.
 func (c *Call) Cancel(reason string) {
 	if c.Abandon() {
 		c.TellCancelled(reason)
@@ -333,10 +332,9 @@ func (p *Process) Closing() bool {
 	return p.closed
 }
 
-// Send writes a request to the worker under a fresh worker-side id; the caller's id
-// (req.ID) is restored on the answer. ctx bounds only the wait for a turn to write;
-// WriteTimeout bounds the write. The answer goes to Result, or to to if not nil (then on the
-// reading goroutine, and Result is nil).
+// Send writes a request to the worker under a fresh worker-side id; the answer gets req.ID
+// back. ctx bounds only the wait for a turn to write. The answer goes to Result, or to to if
+// not nil (then on the reading goroutine, and Result is nil).
 func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
@@ -363,9 +361,8 @@ func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) 
 	return c, nil
 }
 
-// Write writes m to the worker as it is: a notification, or a response to a request the
-// worker sent (m.ID the worker's own id). It gives up while it waits for its turn to write
-// when ctx ends.
+// Write writes m to the worker as it is: a notification, or a response to the worker's own
+// request (m.ID its id). ctx bounds only the wait for a turn to write.
 func (p *Process) Write(ctx context.Context, m *jsonrpc.Message) error {
 	return p.write(ctx, m.Encode())
 }
@@ -416,14 +413,12 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	if err == nil {
 		err = errors.New("worker exited")
 	}
-	// Descendants that left the worker's session were adopted by gemgate (a subreaper). They
-	// go before the worker counts as done and before stdout is waited for, since one may
-	// hold it open.
+	// Descendants that left the worker's session, adopted by gemgate (a subreaper), go first:
+	// one may hold stdout open.
 	reaped := ReapOrphans()
 	capHit := ""
 	if p.cgroup != nil {
-		// What is left in the worker's cgroup goes too; its own cap counters say which cap
-		// ended it.
+		// What is left in the worker's cgroup goes too; its counters say which cap ended it.
 		capHit = p.cgroup.capHit()
 		if err := p.cgroup.remove(); err != nil {
 			p.log.Warn("worker cgroup left behind", "error", err.Error())
@@ -432,8 +427,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	select {
 	case <-stdoutDone:
 	case <-time.After(p.spec.StopGrace):
-		// Still open: a process gemgate cannot reap holds it. The worker is gone, so its
-		// calls are failed below rather than wait for that process.
+		// Held open by a process gemgate cannot reap: the calls fail below without it.
 		p.stdoutCut.Store(true)
 		stdout.Close()
 		<-stdoutDone
@@ -512,9 +506,8 @@ func (p *Process) Stop() {
 }
 
 // CloseInheritedOnExec marks every descriptor of this process above stderr close-on-exec,
-// so that none inherited from gemgate's parent (a listener, a secret) reaches a worker. Call
-// it once at program start, before opening anything; not per worker, as it scans
-// /proc/self/fd (docs/PERFORMANCE.md). Any program that calls Start should call it too.
+// so that none inherited from gemgate's parent (a listener, a secret) reaches a worker. Any
+// program that calls Start calls it once at its start, before opening anything.
 func CloseInheritedOnExec() {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {

@@ -3,8 +3,7 @@
 package worker
 
 // What a worker writes: its stdout lines, each checked and routed to the call it answers (or
-// handed on as the worker's own message), and its stderr, logged. What gemgate writes to it
-// is in stdin.go; its start and end are in process.go.
+// handed on as the worker's own message), and its stderr, logged.
 
 import (
 	"bytes"
@@ -30,8 +29,7 @@ func (p *Process) readStdout(r *os.File) {
 	}
 	greeted := p.spec.Greeting == nil
 	for {
-		// An owned line (a long one, assembled for the purpose) is parsed in place: the reader
-		// never reads into it again, so the message may alias it for as long as it lives.
+		// An owned line (lines.go) is parsed in place: the message may alias it.
 		line, owned, ok := sc.take()
 		if !ok {
 			break
@@ -46,8 +44,8 @@ func (p *Process) readStdout(r *os.File) {
 			p.spec.OnTrace("from_worker", p.Redacted(line))
 		}
 		if !greeted {
-			// The greeting's refusal goes to the log and to the client, its text cut to fit:
-			// the credential is taken out first, whole, not after a cut that could halve it.
+			// The refusal goes to the log and the client, cut to fit: the credential is taken
+			// out first, whole, not after a cut that could halve it.
 			done, err := p.spec.Greeting(p.Redacted(line))
 			if err != nil {
 				p.refuse(err)
@@ -83,9 +81,8 @@ func (p *Process) readStdout(r *os.File) {
 	}
 }
 
-// validUTF8 replaces each run of invalid UTF-8 with U+FFFD, so that no client ever receives
-// it: such bytes can only sit inside JSON strings (anywhere else the line is not JSON), so the
-// line stays the same JSON. It is logged once per worker.
+// validUTF8 replaces each run of invalid UTF-8 with U+FFFD, so that no client receives it:
+// such bytes can only sit inside JSON strings, so the line stays the same JSON.
 func (p *Process) validUTF8(line []byte) []byte {
 	if !p.badUTF8 {
 		p.badUTF8 = true // only the reading goroutine touches it
@@ -125,8 +122,8 @@ func (p *Process) route(m *jsonrpc.Message) {
 	}
 }
 
-// failOldest fails the oldest pending call of a Strict worker with the worker's StrictError:
-// the line was its answer, and it is not a valid one.
+// failOldest fails the oldest pending call of a Strict worker with StrictError: the line was
+// its answer, and not a valid one.
 func (p *Process) failOldest(line []byte) {
 	p.mu.Lock()
 	var c *Call
@@ -166,8 +163,7 @@ func (p *Process) Refusal() error {
 	return p.greetErr
 }
 
-// A worker's stderr lines are logged at the worker's log rate (loglimit.go), shared with every
-// other line the worker causes.
+// A worker's stderr lines are logged at the worker's log rate (loglimit.go).
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
 	sc, err := newLineReader(r, 1<<20)
