@@ -157,7 +157,7 @@ func (c *Call) TellCancelled(reason string) {
 
 // Start starts the worker in a session (and process group) of its own, so that Stop reaches
 // whatever it starts and it has no controlling terminal.
-func Start(spec Spec) (*Process, error) {
+func Start(spec Spec) (_ *Process, err error) {
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = 2 * time.Second
 	}
@@ -172,33 +172,17 @@ func Start(spec Spec) (*Process, error) {
 	}
 	// The gateway keeps its ends of the pipes itself rather than through exec's helpers, so
 	// that the process can be reaped even while something it started still holds stdout.
+	// They, and the worker's cgroup, go again if the start fails.
 	var opened pipes
-	p, err := start(spec, &opened)
-	if err != nil {
-		closeAll(opened.files...)
-	}
-	return p, err
-}
-
-// pipes are the ends of a starting worker's pipes, all closed again if the start fails, and
-// the first error in opening them, after which open opens no more.
-type pipes struct {
-	files []*os.File
-	err   error
-}
-
-func (ps *pipes) open() (r, w *os.File) {
-	if ps.err == nil {
-		if r, w, ps.err = os.Pipe(); ps.err == nil {
-			ps.files = append(ps.files, r, w)
+	var cg *cgroup
+	defer func() {
+		if err != nil {
+			closeAll(opened.files...)
+			if cg != nil {
+				_ = cg.remove()
+			}
 		}
-	}
-	return r, w
-}
-
-// start is Start once spec is complete: the process started, its pipes' child ends closed,
-// and the goroutines that read its output and wait for its exit running.
-func start(spec Spec, opened *pipes) (*Process, error) {
+	}()
 	inR, inW := opened.open()
 	outR, outW := opened.open()
 	errR, errW := opened.open()
@@ -209,17 +193,12 @@ func start(spec Spec, opened *pipes) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	credLine, credW, err := credentialTo(cmd, spec, opened)
-	if err == nil {
-		if err = startTracked(cmd); err != nil {
-			err = fmt.Errorf("starting worker %s: %w", spec.Path, err)
-		}
-	}
+	credLine, credW, err := credentialTo(cmd, spec, &opened)
 	if err != nil {
-		if cg != nil {
-			_ = cg.remove()
-		}
 		return nil, err
+	}
+	if err := startTracked(cmd); err != nil {
+		return nil, fmt.Errorf("starting worker %s: %w", spec.Path, err)
 	}
 	if cg != nil {
 		cg.fd.Close()
@@ -254,6 +233,22 @@ func start(spec Spec, opened *pipes) (*Process, error) {
 	// The exit is awaited on the worker's pidfd, in the runtime's poller (exitwait_linux.go).
 	go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
 	return p, nil
+}
+
+// pipes are the ends of a starting worker's pipes, all closed again if the start fails, and
+// the first error in opening them, after which open opens no more.
+type pipes struct {
+	files []*os.File
+	err   error
+}
+
+func (ps *pipes) open() (r, w *os.File) {
+	if ps.err == nil {
+		if r, w, ps.err = os.Pipe(); ps.err == nil {
+			ps.files = append(ps.files, r, w)
+		}
+	}
+	return r, w
 }
 
 // command is the worker's command on the given standard streams, with its Sandbox, Caps and
