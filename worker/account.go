@@ -14,9 +14,8 @@ import (
 	"time"
 )
 
-// Account is a system account a worker runs as (worker_user), so that workers do not share
-// gemgate's uid: they can then neither read gemgate's memory nor, with one account per user,
-// each other's.
+// Account is a system account a worker runs as (worker_user): a worker then cannot read
+// gemgate's memory, nor, with one account per user, another user's worker's.
 type Account struct {
 	Name   string
 	Uid    uint32
@@ -35,8 +34,8 @@ func LookupAccount(name string) (*Account, error) { return lookupAccount(name, t
 var ErrNotAccountName = errors.New("is not an account name")
 
 // CheckAccountName applies the syntax rules of an account name: not empty, no '/', ':', NUL
-// or newline (the separators of /etc/passwd), and no leading '-'. Lookups and the check at
-// authentication (CheckAccountFor) both use it, so that they cannot disagree.
+// or newline (the separators of /etc/passwd), and no leading '-'. Lookups and CheckAccountFor
+// both use it, so that they cannot disagree.
 func CheckAccountName(name string) error {
 	if name == "" || strings.ContainsAny(name, "/:\x00\n") || strings.HasPrefix(name, "-") {
 		return fmt.Errorf("%q %w", name, ErrNotAccountName)
@@ -66,8 +65,8 @@ func lookupAccount(name string, byID bool) (*Account, error) {
 	return accountOf(name, u, groups)
 }
 
-// ErrRootGroup refuses an account whose primary group is root's: its workers would read and
-// write what that group may (gid 0 cannot be left out as a supplementary group can).
+// ErrRootGroup refuses an account whose primary group is root's (gid 0 cannot be left out
+// as a supplementary one can): its workers would read and write what that group may.
 var ErrRootGroup = errors.New("a worker account's primary group must not be root's (gid 0)")
 
 // accountOf is the account of u, found as name, with its supplementary groups but root's.
@@ -92,8 +91,8 @@ func accountOf(name string, u *user.User, groups []string) (*Account, error) {
 	return a, nil
 }
 
-// MinUserUID is the least uid a worker_user template may resolve to: below it are the system's
-// own accounts (daemon, www-data, postgres), which a user must not be able to name.
+// MinUserUID is the least uid a worker_user template may resolve to: below are the system's
+// accounts (daemon, www-data, postgres), which a user must not be able to name.
 const MinUserUID = 1000
 
 // AccountFor resolves worker_user for one gemgate user, "{user}" becoming the user's name.
@@ -131,9 +130,8 @@ func regularAccount(a *Account) bool { return a.Uid >= MinUserUID && a.Uid != 65
 
 // CheckAccountFor reports, for a worker_user template with "{user}", whether AccountFor would
 // find an account for gemgateUser: an error wrapping ErrNotAccountName, ErrNoAccount or
-// ErrSystemAccount if it never will, and nil otherwise, including when the account database
-// cannot be read (the start reports that). It runs at every authentication, so answers are
-// cached (accountFound, accountMissing).
+// ErrSystemAccount if it never will, else nil (also when the account database cannot be
+// read: the start reports that). It runs at every authentication, so answers are cached.
 func CheckAccountFor(template, gemgateUser string) error {
 	if !strings.Contains(template, "{user}") {
 		return nil

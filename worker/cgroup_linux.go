@@ -27,8 +27,8 @@ type Cgroups struct {
 // capControllers are the controllers the caps use; memory and pids are required.
 var capControllers = []string{"memory", "pids", "cpu"}
 
-// ProbeCgroups finds gemgate's own cgroup v2 and tells whether it is delegated: not the
-// host's root, writable, and offering the memory and pids controllers. It changes nothing.
+// ProbeCgroups finds gemgate's own cgroup v2 and tells whether it is delegated
+// (probeCgroupDir). It changes nothing.
 func ProbeCgroups() (*Cgroups, error) {
 	cg, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -207,28 +207,25 @@ func cpuMax(cores float64) string {
 // capHit names the cap the kernel enforced on the worker, from its cgroup's event counters:
 // "memory" when it was killed for memory, "processes" when a fork was refused; "" otherwise.
 func (cg *cgroup) capHit() string {
-	if events(filepath.Join(cg.dir, "memory.events"))["oom_kill"] > 0 {
+	if eventCount(filepath.Join(cg.dir, "memory.events"), "oom_kill") > 0 {
 		return "memory"
 	}
-	if events(filepath.Join(cg.dir, "pids.events"))["max"] > 0 {
+	if eventCount(filepath.Join(cg.dir, "pids.events"), "max") > 0 {
 		return "processes"
 	}
 	return ""
 }
 
-// events reads a cgroup's "name count" lines.
-func events(path string) map[string]int64 {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	out := map[string]int64{}
+// eventCount is the count of name in a cgroup's "name count" lines; 0 if it has none.
+func eventCount(path, name string) int64 {
+	raw, _ := os.ReadFile(path)
 	for _, line := range strings.Split(string(raw), "\n") {
-		if k, v, ok := strings.Cut(line, " "); ok {
-			out[k], _ = strconv.ParseInt(v, 10, 64)
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
 		}
 	}
-	return out
+	return 0
 }
 
 // remove kills whatever is left in the worker's cgroup and removes it; a cgroup can be removed
