@@ -12,9 +12,8 @@ import (
 )
 
 // MinVersion is the oldest GemStone the relay logs in to. JWT login arrived as a preview in
-// 3.7.4 (its release notes, chapter 2); gemgate, like GemTalk's own MCP server, requires 3.7.5,
-// the first version on which JwtSecurityData, System addJwtKey:withId: and
-// GsTsExternalSession>>jwtPassword: were measured.
+// 3.7.4; gemgate, like GemTalk's MCP server, requires 3.7.5, the first version on which
+// JwtSecurityData, System addJwtKey:withId: and GsTsExternalSession>>jwtPassword: were measured.
 const MinVersion = "3.7.5"
 
 // Finding is one line of `gemgate check`.

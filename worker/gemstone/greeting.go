@@ -15,9 +15,7 @@ import (
 
 // StrictError is what a call gets when the relay's answer is not a well-formed answer to it:
 // the shape kernel defect #51438 gives a result over 1,024 bytes on stones before 3.7.4.1.
-//
-// A topaz error report printed after the greeting (the stone ended the relay's session, say)
-// takes the same path, so the message points at the log, which holds the line.
+// A topaz error report after the greeting takes the same path: the message points at the log.
 const StrictError = "GemStone returned a corrupted answer (kernel defect #51438: a result over 1,024 bytes " +
 	"fetched through GsTsExternalSession came back with a stale tail). This call failed and was not " +
 	"relayed; later large answers in this session may fail too. Fix: upgrade the stone to GemStone " +
@@ -100,9 +98,9 @@ type greetingLine struct {
 // gemstoneErrorNumber finds topaz's error report ("... Number: 4065 ...").
 var gemstoneErrorNumber = regexp.MustCompile(`Number:\s*(\d+)`)
 
-// NewGreeting answers a parser for one relay's greeting: topaz chatter is skipped, a ready
-// line ends the greeting, an error line or a topaz error report refuses the session. Each
-// worker needs its own, since it remembers the chatter it saw.
+// NewGreeting answers a parser for one relay's greeting, which remembers the chatter it saw:
+// topaz chatter is skipped, a ready line ends the greeting, an error line or a topaz error
+// report refuses the session.
 func NewGreeting() func(line []byte) (done bool, err error) {
 	var chatter []string
 	return func(line []byte) (bool, error) {
