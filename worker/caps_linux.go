@@ -11,11 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Caps bound what one worker may take of the host: memory, processes, CPU and open files. A
-// zero field leaves that resource uncapped. With Cgroup set each worker runs in a cgroup v2
-// of its own (memory.max, pids.max, cpu.max) that holds it and everything it starts; without,
-// the caps that rlimits can express are set on the worker's first process before it runs
-// anything, and every descendant inherits them (see RlimitsEnforce for what they cap).
+// Caps bound what one worker may take of the host; a zero field leaves that uncapped. With
+// Cgroup set each worker runs in a cgroup v2 of its own that holds it and everything it
+// starts; without, the caps rlimits can express are set on the worker's first process before
+// it runs anything, and every descendant inherits them (RlimitsEnforce says what they cap).
 type Caps struct {
 	MemoryBytes int64   // cgroup: memory.max (swap none); rlimits: RLIMIT_DATA per process
 	Pids        int64   // cgroup: pids.max (processes and threads of the worker)
@@ -62,9 +61,8 @@ func (c *Caps) wrap(path string, args []string) (newPath, argv0 string, newArgs 
 	return "/proc/self/exe", trampolineName, append(limits, args...)
 }
 
-// The trampoline: a binary that links this package and is started under trampolineName sets
-// the limits it is given and executes the program after "--". It runs before main, with
-// nothing of the program's own set up; it is how Start gives a worker its rlimits.
+// The trampoline: a binary that links this package, started as trampolineName, sets the
+// limits it is given and executes the program after "--", before anything of main runs.
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == trampolineName {
 		err := runTrampoline(os.Args[1:])

@@ -18,11 +18,10 @@ import (
 // clipped.
 func (p *Process) snippet(b []byte) string { return clip.Bytes(p.Redacted(b), 512) }
 
-// Redacted is b with every secret the worker was handed replaced by [redacted], as in its
-// log lines; b itself when it holds none. It also finds a secret that is JSON-escaped (the
-// line is then logged with printable ASCII escapes written out), in base64 (encodedForms), as
-// in a Basic Authorization header, or percent-encoded (percentForms), as in a URL. It is also
-// for worker text that gemgate passes on, such as a refused initialize quoting a login.
+// Redacted is b with every secret the worker was handed replaced by [redacted] (b itself when
+// it holds none), for its log lines and for worker text gemgate passes on (a refused
+// initialize quoting a login). It also finds a secret JSON-escaped (the line is then logged
+// with printable ASCII escapes written out), in base64 or percent-encoded (allSpellings).
 func (p *Process) Redacted(b []byte) []byte {
 	if len(p.secrets) == 0 {
 		return b
@@ -143,22 +142,21 @@ func unescapeASCII(b []byte) []byte {
 			out = append(out, b[i])
 			continue
 		}
-		switch next := b[i+1]; {
-		case next == '/':
+		next := b[i+1]
+		if next == '/' {
 			out = append(out, '/')
 			i++
-		case next == 'u' && i+5 < len(b):
+			continue
+		}
+		if next == 'u' && i+5 < len(b) {
 			if r, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16); err == nil && r >= 0x20 && r <= 0x7e && r != '"' && r != '\\' {
 				out = append(out, byte(r))
 				i += 5
 				continue
 			}
-			out = append(out, b[i], next)
-			i++
-		default: // an escaped backslash or any other escape: kept whole
-			out = append(out, b[i], next)
-			i++
 		}
+		out = append(out, b[i], next) // an escaped backslash or any other escape: kept whole
+		i++
 	}
 	return out
 }

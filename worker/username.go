@@ -5,6 +5,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -68,13 +69,6 @@ func (l *CommandLauncher) CheckUser(user string) error {
 // userInArguments reports whether the user name goes on the worker's command line or into the
 // name of the account it runs as.
 func (l *CommandLauncher) userInArguments() bool {
-	if strings.Contains(l.WorkerUser, "{user}") {
-		return true
-	}
-	for _, a := range l.Command[min(1, len(l.Command)):] {
-		if strings.Contains(a, "{user}") {
-			return true
-		}
-	}
-	return false
+	hasUser := func(s string) bool { return strings.Contains(s, "{user}") }
+	return hasUser(l.WorkerUser) || slices.ContainsFunc(l.Command[min(1, len(l.Command)):], hasUser)
 }
