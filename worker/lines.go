@@ -93,7 +93,7 @@ func (l *lineReader) take() (line []byte, owned, ok bool) {
 					line = l.buf[l.r:end]
 				}
 				l.r = min(end+1, l.w)
-				return dropCR(line), owned, true
+				return bytes.TrimSuffix(line, []byte{'\r'}), owned, true
 			}
 		}
 		if l.eof || l.err != nil {
@@ -204,11 +204,4 @@ func putBuf(b []byte) {
 	case partBufSize:
 		partBufs.Put((*[partBufSize]byte)(b))
 	}
-}
-
-func dropCR(b []byte) []byte {
-	if len(b) > 0 && b[len(b)-1] == '\r' {
-		return b[:len(b)-1]
-	}
-	return b
 }
