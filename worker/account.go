@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os/user"
@@ -202,9 +203,5 @@ func (a *Account) env(env []string) []string {
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		return strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "USER=") || strings.HasPrefix(kv, "LOGNAME=")
 	})
-	home := a.Home
-	if home == "" {
-		home = "/"
-	}
-	return append(out, "HOME="+home, "USER="+a.Name, "LOGNAME="+a.Name)
+	return append(out, "HOME="+cmp.Or(a.Home, "/"), "USER="+a.Name, "LOGNAME="+a.Name)
 }

@@ -7,6 +7,7 @@ package worker
 
 import (
 	"bytes"
+	"cmp"
 	"io"
 	"log/slog"
 	"os"
@@ -134,10 +135,7 @@ func (p *Process) failOldest(line []byte) {
 		delete(p.pending, id)
 	}
 	p.mu.Unlock()
-	msg := p.spec.StrictError
-	if msg == "" {
-		msg = "the worker's answer is not valid JSON-RPC"
-	}
+	msg := cmp.Or(p.spec.StrictError, "the worker's answer is not valid JSON-RPC")
 	if p.allow(slog.LevelError) {
 		p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", p.snippet(line))
 	}

@@ -1,6 +1,7 @@
 package gemstone
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -56,9 +57,7 @@ func Check(ctx context.Context, c Config) []Finding {
 			bad("make gemstone_stone and the ini's `set gemstone` agree", "gemstone_stone is %s but the service ini logs in to %s", stone, ini.Stone)
 		}
 	}
-	if stone == "" {
-		stone = "gs64stone"
-	}
+	stone = cmp.Or(stone, "gs64stone")
 
 	g := ResolveGlobalDir(ctx, home, c.GlobalDir, stone)
 	if !g.Found {

@@ -1,6 +1,7 @@
 package gemstone
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,12 +50,7 @@ type Relay struct {
 }
 
 // HomeOrEnv is c.Home, or $GEMSTONE when it is empty.
-func (c Config) HomeOrEnv() string {
-	if c.Home != "" {
-		return c.Home
-	}
-	return os.Getenv("GEMSTONE")
-}
+func (c Config) HomeOrEnv() string { return cmp.Or(c.Home, os.Getenv("GEMSTONE")) }
 
 // Prepare checks what a session will need, resolves GEMSTONE_GLOBAL_DIR and installs the relay
 // script. A stone not running yet is no error; the Relay's GlobalDir.Note says what was found.
@@ -80,11 +76,7 @@ func Prepare(ctx context.Context, c Config) (*Relay, error) {
 	} else if stone != ini.Stone {
 		return nil, fmt.Errorf("gemstone_stone is %s but the service ini logs in to %s", stone, ini.Stone)
 	}
-	dir := c.ScriptDir
-	if dir == "" {
-		dir = DefaultScriptDir()
-	}
-	script, err := InstallScript(dir)
+	script, err := InstallScript(cmp.Or(c.ScriptDir, DefaultScriptDir()))
 	if err != nil {
 		return nil, err
 	}
