@@ -34,8 +34,7 @@ type Spec struct {
 	// OnMessage gets every message of the worker's that answers no call (notifications, its
 	// own requests, their ids untouched), on the reading goroutine: it must not block.
 	OnMessage func(*jsonrpc.Message)
-	// OnTrace, if set, sees every line written to or read from the worker ("to_worker",
-	// "from_worker").
+	// OnTrace, if set, sees every line to ("to_worker") and from ("from_worker") the worker.
 	OnTrace func(direction string, line []byte)
 
 	// Greeting, if set, sees every stdout line until it reports done; no line is routed
@@ -49,7 +48,7 @@ type Spec struct {
 
 	Logger       *slog.Logger  // nil discards; carries the session and user fields
 	StopGrace    time.Duration // how long each stage of Stop waits; default 2s
-	WriteTimeout time.Duration // bounds each write to stdin, else the worker is hung; default DefaultWriteTimeout
+	WriteTimeout time.Duration // bounds each write, else the worker is hung; default DefaultWriteTimeout
 
 	// Credential, if not nil, is handed to the worker on an inherited pipe (descriptor 3,
 	// named by GEMGATE_CREDENTIAL_FD) that the worker reads to its end once: never in its
@@ -75,8 +74,7 @@ type Spec struct {
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
 const DefaultWriteTimeout = 10 * time.Second
 
-// ErrHung is why a worker that stopped reading its stdin was stopped: Send fails with it, and
-// Err wraps it once the worker is gone.
+// ErrHung is why a worker that stopped reading its stdin was stopped (Send's error; Err wraps it).
 var ErrHung = errors.New("worker stopped reading its input")
 
 // ErrExited is returned by Send once the worker has exited or is being stopped.
@@ -376,8 +374,7 @@ func (p *Process) writeErr(err error) error {
 	return err
 }
 
-// hang stops a worker whose stdin stayed full past WriteTimeout. Its pending calls are failed
-// by wait, with the reason.
+// hang stops a worker whose stdin stayed full past WriteTimeout; wait fails its calls.
 func (p *Process) hang() {
 	p.mu.Lock()
 	first := !p.hung
@@ -389,7 +386,7 @@ func (p *Process) hang() {
 	}
 }
 
-// forget removes a pending call; it reports whether the call was still pending.
+// forget removes a pending call, reporting whether it was still pending.
 func (p *Process) forget(id int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
