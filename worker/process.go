@@ -347,17 +347,11 @@ func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) 
 
 	out := *req
 	out.ID = strconv.AppendInt(nil, c.workerID, 10)
-	if err := p.write(ctx, out.Encode()); err != nil {
+	if err := p.Write(ctx, &out); err != nil {
 		p.forget(c.workerID)
 		return nil, err
 	}
 	return c, nil
-}
-
-// Write writes m to the worker as it is: a notification, or a response to the worker's own
-// request (m.ID its id). ctx bounds only the wait for a turn to write.
-func (p *Process) Write(ctx context.Context, m *jsonrpc.Message) error {
-	return p.write(ctx, m.Encode())
 }
 
 // writeErr is err, ErrHung if the worker was stopped for not reading, or err naming the

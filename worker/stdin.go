@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // stdinFile is the gateway's end of a worker's stdin: the pipe's *os.File, or a test's
@@ -19,12 +21,14 @@ type stdinFile interface {
 	Close() error
 }
 
-// write writes one line whole while it holds the turn (Process.turn), so that the lines of
-// callers sharing a worker never interleave. It waits for its turn until ctx ends, and on the
-// write WriteTimeout, after which the worker is hung and stopped: no one waits on it for good.
-// ctx never cuts a line short (half a line would corrupt every later message); a line whose
-// caller gives up before its turn is never written.
-func (p *Process) write(ctx context.Context, line []byte) error {
+// Write writes m to the worker as it is: a notification, or a response to the worker's own
+// request (m.ID its id). Its line is written whole while it holds the turn (Process.turn), so
+// that the lines of callers sharing a worker never interleave. It waits for its turn until ctx
+// ends, and on the write WriteTimeout, after which the worker is hung and stopped: no one
+// waits on it for good. ctx never cuts a line short (half a line would corrupt every later
+// message); a line whose caller gives up before its turn is never written.
+func (p *Process) Write(ctx context.Context, m *jsonrpc.Message) error {
+	line := m.Encode()
 	if p.spec.OnTrace != nil {
 		p.spec.OnTrace("to_worker", line)
 	}
