@@ -148,17 +148,15 @@ func (l *lineReader) fill() {
 			l.r, l.w = 0, 0
 		}
 	}
-	err := l.rc.Read(l.readFn)
-	n, rerr := l.n, l.rerr
-	switch {
+	switch err := l.rc.Read(l.readFn); {
 	case err != nil:
 		l.err = err
-	case rerr != nil:
-		l.err = os.NewSyscallError("read", rerr)
-	case n == 0:
+	case l.rerr != nil:
+		l.err = os.NewSyscallError("read", l.rerr)
+	case l.n == 0:
 		l.eof = true
 	default:
-		l.w += n
+		l.w += l.n
 	}
 }
 
