@@ -45,8 +45,7 @@ func ProbeCgroups() (*Cgroups, error) {
 	return probeCgroupDir(dir)
 }
 
-// ownCgroupDir is the directory of this process's cgroup v2, from /proc/self/cgroup and
-// /proc/self/mountinfo.
+// ownCgroupDir is this process's cgroup v2 directory, from /proc/self/cgroup and mountinfo.
 func ownCgroupDir(cgroup, mountinfo []byte) (string, error) {
 	var path string
 	found := false

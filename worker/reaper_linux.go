@@ -51,8 +51,7 @@ func startTracked(cmd *exec.Cmd) error {
 	return nil
 }
 
-// untrack forgets a reaped worker. Its pid may already belong to a newer worker, whose entry
-// stays.
+// untrack forgets a reaped worker, unless its pid already belongs to a newer one.
 func untrack(cmd *exec.Cmd) {
 	liveMu.Lock()
 	if live[cmd.Process.Pid] == cmd {

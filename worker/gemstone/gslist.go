@@ -42,9 +42,8 @@ func (s Server) present() bool { return s.Running() || s.Starting() }
 const rowFields = 9
 
 // ParseGslist reads gslist's table: a header naming Status ... Type Name, then one row per
-// server. Status may be two words ("exe deleted") and Started holds spaces, so Version is the
-// first field after Status that starts with a digit, Owner the one after it, Type and Name
-// the last two.
+// server. Status may be two words ("exe deleted") and Started holds spaces: Version is the
+// first later field that starts with a digit, Owner the next, Type and Name the last two.
 func ParseGslist(out string) []Server {
 	var servers []Server
 	header := false
@@ -82,9 +81,8 @@ func ParseGslist(out string) []Server {
 	return servers
 }
 
-// Gslist runs `$GEMSTONE/bin/gslist -l` with the given GEMSTONE_GLOBAL_DIR and reads its
-// table. Never -c: it removes the lock files of servers that do not answer, which is no
-// business of a gateway's check.
+// Gslist runs `$GEMSTONE/bin/gslist -l` under globalDir and reads its table; never -c, which
+// removes the lock files of servers that do not answer.
 func Gslist(ctx context.Context, home, globalDir string) ([]Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
