@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os/user"
@@ -14,9 +15,8 @@ import (
 	"time"
 )
 
-// Account is a system account a worker runs as (worker_user), so that workers do not share
-// gemgate's uid: they can then neither read gemgate's memory nor, with one account per user,
-// each other's.
+// Account is a system account a worker runs as (worker_user): a worker then cannot read
+// gemgate's memory, nor, with one account per user, another user's worker's.
 type Account struct {
 	Name   string
 	Uid    uint32
@@ -35,8 +35,8 @@ func LookupAccount(name string) (*Account, error) { return lookupAccount(name, t
 var ErrNotAccountName = errors.New("is not an account name")
 
 // CheckAccountName applies the syntax rules of an account name: not empty, no '/', ':', NUL
-// or newline (the separators of /etc/passwd), and no leading '-'. Lookups and the check at
-// authentication (CheckAccountFor) both use it, so that they cannot disagree.
+// or newline (the separators of /etc/passwd), and no leading '-'. Lookups and CheckAccountFor
+// both use it, so that they cannot disagree.
 func CheckAccountName(name string) error {
 	if name == "" || strings.ContainsAny(name, "/:\x00\n") || strings.HasPrefix(name, "-") {
 		return fmt.Errorf("%q %w", name, ErrNotAccountName)
@@ -51,11 +51,9 @@ func lookupAccount(name string, byID bool) (*Account, error) {
 	}
 	var u *user.User
 	var err error
-	if _, numErr := strconv.ParseUint(name, 10, 32); numErr == nil && byID {
-		u, err = user.LookupId(name)
-		if err != nil {
+	if n, numErr := strconv.ParseUint(name, 10, 32); numErr == nil && byID {
+		if u, err = user.LookupId(name); err != nil {
 			// A bare uid without an entry is allowed: its gid is the same number.
-			n, _ := strconv.ParseUint(name, 10, 32)
 			if n == 0 {
 				return nil, ErrRootAccount
 			}
@@ -68,8 +66,8 @@ func lookupAccount(name string, byID bool) (*Account, error) {
 	return accountOf(name, u, groups)
 }
 
-// ErrRootGroup refuses an account whose primary group is root's: its workers would read and
-// write what that group may (gid 0 cannot be left out as a supplementary group can).
+// ErrRootGroup refuses an account whose primary group is root's (gid 0 cannot be left out
+// as a supplementary one can): its workers would read and write what that group may.
 var ErrRootGroup = errors.New("a worker account's primary group must not be root's (gid 0)")
 
 // accountOf is the account of u, found as name, with its supplementary groups but root's.
@@ -94,8 +92,8 @@ func accountOf(name string, u *user.User, groups []string) (*Account, error) {
 	return a, nil
 }
 
-// MinUserUID is the least uid a worker_user template may resolve to: below it are the system's
-// own accounts (daemon, www-data, postgres), which a user must not be able to name.
+// MinUserUID is the least uid a worker_user template may resolve to: below are the system's
+// accounts (daemon, www-data, postgres), which a user must not be able to name.
 const MinUserUID = 1000
 
 // AccountFor resolves worker_user for one gemgate user, "{user}" becoming the user's name.
@@ -133,9 +131,8 @@ func regularAccount(a *Account) bool { return a.Uid >= MinUserUID && a.Uid != 65
 
 // CheckAccountFor reports, for a worker_user template with "{user}", whether AccountFor would
 // find an account for gemgateUser: an error wrapping ErrNotAccountName, ErrNoAccount or
-// ErrSystemAccount if it never will, and nil otherwise, including when the account database
-// cannot be read (the start reports that). It runs at every authentication, so answers are
-// cached (accountFound, accountMissing).
+// ErrSystemAccount if it never will, else nil (also when the account database cannot be
+// read: the start reports that). It runs at every authentication, so answers are cached.
 func CheckAccountFor(template, gemgateUser string) error {
 	if !strings.Contains(template, "{user}") {
 		return nil
@@ -154,12 +151,10 @@ const (
 	maxAccountsKept = 4096
 )
 
-var accountChecks = accountCache{lookup: func(name string) (*Account, error) { return lookupAccount(name, false) }}
+var accountChecks accountCache
 
 // accountCache is CheckAccountFor's memory of lookups: name → answer, until it expires.
 type accountCache struct {
-	lookup func(name string) (*Account, error)
-
 	mu   sync.Mutex
 	kept map[string]accountAnswer
 }
@@ -177,7 +172,7 @@ func (c *accountCache) check(name string) error {
 	if ok && now.Before(ans.until) {
 		return ans.err
 	}
-	a, err := c.lookup(name)
+	a, err := lookupAccount(name, false)
 	var unknown user.UnknownUserError
 	switch {
 	case err == nil && regularAccount(a):
@@ -208,9 +203,5 @@ func (a *Account) env(env []string) []string {
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		return strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "USER=") || strings.HasPrefix(kv, "LOGNAME=")
 	})
-	home := a.Home
-	if home == "" {
-		home = "/"
-	}
-	return append(out, "HOME="+home, "USER="+a.Name, "LOGNAME="+a.Name)
+	return append(out, "HOME="+cmp.Or(a.Home, "/"), "USER="+a.Name, "LOGNAME="+a.Name)
 }

@@ -2,10 +2,9 @@
 
 package worker
 
-// AfterDone runs f once, after the worker is done (Done closed, pending calls failed), on the
-// goroutine that waited for its exit; registered later, f runs at once on a goroutine of its
-// own. It saves a goroutine parked on Done (docs/PERFORMANCE.md). f must not wait for
-// anything the worker's end waits for.
+// AfterDone runs f once the worker is done (Done closed, pending calls failed), on the
+// goroutine that waited for its exit, or at once on its own if it is done already: no
+// goroutine parked on Done (docs/PERFORMANCE.md). f must not wait for what the end waits for.
 func (p *Process) AfterDone(f func()) {
 	p.mu.Lock()
 	if !p.afterDoneRan {

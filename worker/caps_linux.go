@@ -11,11 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Caps bound what one worker may take of the host: memory, processes, CPU and open files. A
-// zero field leaves that resource uncapped. With Cgroup set each worker runs in a cgroup v2
-// of its own (memory.max, pids.max, cpu.max) that holds it and everything it starts; without,
-// the caps that rlimits can express are set on the worker's first process before it runs
-// anything, and every descendant inherits them (see RlimitsEnforce for what they cap).
+// Caps bound what one worker may take of the host; a zero field leaves that uncapped. With
+// Cgroup set each worker runs in a cgroup v2 of its own that holds it and everything it
+// starts; without, the caps rlimits can express are set on the worker's first process before
+// it runs anything, and every descendant inherits them (RlimitsEnforce says what they cap).
 type Caps struct {
 	MemoryBytes int64   // cgroup: memory.max (swap none); rlimits: RLIMIT_DATA per process
 	Pids        int64   // cgroup: pids.max (processes and threads of the worker)
@@ -33,37 +32,11 @@ type Caps struct {
 // then executes the worker (or bubblewrap): see init below.
 const trampolineName = "gemgate-worker-caps"
 
-// rlimit is one resource limit the trampoline sets, soft and hard alike, by its name in
-// rlimitNames.
-type rlimit struct {
-	name  string
-	value uint64
-}
-
+// rlimitNames are the resource limits the trampoline sets, soft and hard alike, by name.
 var rlimitNames = map[string]int{
 	"nofile": unix.RLIMIT_NOFILE,
 	"data":   unix.RLIMIT_DATA,
 	"nproc":  unix.RLIMIT_NPROC,
-}
-
-// rlimits are the limits a worker's first process is given under these caps.
-func (c *Caps) rlimits() []rlimit {
-	if c == nil {
-		return nil
-	}
-	var out []rlimit
-	if c.OpenFiles > 0 {
-		out = append(out, rlimit{"nofile", c.OpenFiles})
-	}
-	if c.Cgroup == nil {
-		if c.MemoryBytes > 0 {
-			out = append(out, rlimit{"data", uint64(c.MemoryBytes)})
-		}
-		if c.Nproc > 0 {
-			out = append(out, rlimit{"nproc", uint64(c.Nproc)})
-		}
-	}
-	return out
 }
 
 // wrap is the command that starts path with args under the caps' rlimits, through gemgate's
@@ -71,21 +44,25 @@ func (c *Caps) rlimits() []rlimit {
 // prlimit(2) after the start is too late: bubblewrap has forked by then. argv0 is the
 // trampoline's argv[0].
 func (c *Caps) wrap(path string, args []string) (newPath, argv0 string, newArgs []string) {
-	limits := c.rlimits()
+	var limits []string
+	if c != nil && c.OpenFiles > 0 {
+		limits = append(limits, "nofile="+strconv.FormatUint(c.OpenFiles, 10))
+	}
+	if c != nil && c.Cgroup == nil && c.MemoryBytes > 0 {
+		limits = append(limits, "data="+strconv.FormatInt(c.MemoryBytes, 10))
+	}
+	if c != nil && c.Cgroup == nil && c.Nproc > 0 {
+		limits = append(limits, "nproc="+strconv.FormatInt(c.Nproc, 10))
+	}
 	if len(limits) == 0 {
 		return path, "", args
 	}
-	a := make([]string, 0, len(limits)+2+len(args))
-	for _, l := range limits {
-		a = append(a, l.name+"="+strconv.FormatUint(l.value, 10))
-	}
-	a = append(a, "--", path)
-	return "/proc/self/exe", trampolineName, append(a, args...)
+	limits = append(limits, "--", path)
+	return "/proc/self/exe", trampolineName, append(limits, args...)
 }
 
-// The trampoline: a binary that links this package and is started under trampolineName sets
-// the limits it is given and executes the program after "--". It runs before main, with
-// nothing of the program's own set up; it is how Start gives a worker its rlimits.
+// The trampoline: a binary that links this package, started as trampolineName, sets the
+// limits it is given and executes the program after "--", before anything of main runs.
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == trampolineName {
 		err := runTrampoline(os.Args[1:])
@@ -133,24 +110,18 @@ func setRlimit(resource int, n uint64) error {
 // RlimitsEnforce says what the rlimits of caps cap, in words for the log and `gemgate check`;
 // procs says how the processes are counted, or why they are not capped.
 func RlimitsEnforce(c Caps, procs string) string {
-	var parts []string
+	mem, nproc, files := "memory not capped", "processes not capped ("+procs+")", "open files not capped"
 	if c.MemoryBytes > 0 {
-		parts = append(parts, fmt.Sprintf("memory %s per process (RLIMIT_DATA: heap and private writable mappings of each process, not the worker's processes together)", FormatBytes(c.MemoryBytes)))
-	} else {
-		parts = append(parts, "memory not capped")
+		mem = fmt.Sprintf("memory %s per process (RLIMIT_DATA: heap and private writable mappings of each process, not the worker's processes together)", FormatBytes(c.MemoryBytes))
 	}
 	if c.Nproc > 0 {
-		parts = append(parts, fmt.Sprintf("processes %d (RLIMIT_NPROC: every process and thread of the worker's uid on the host; %s)", c.Nproc, procs))
-	} else {
-		parts = append(parts, "processes not capped ("+procs+")")
+		nproc = fmt.Sprintf("processes %d (RLIMIT_NPROC: every process and thread of the worker's uid on the host; %s)", c.Nproc, procs)
 	}
-	parts = append(parts, "CPU not capped (RLIMIT_CPU would end a long-lived worker after a total of CPU seconds)")
 	if c.OpenFiles > 0 {
-		parts = append(parts, fmt.Sprintf("open files %d per process (RLIMIT_NOFILE)", c.OpenFiles))
-	} else {
-		parts = append(parts, "open files not capped")
+		files = fmt.Sprintf("open files %d per process (RLIMIT_NOFILE)", c.OpenFiles)
 	}
-	return strings.Join(parts, "; ")
+	cpu := "CPU not capped (RLIMIT_CPU would end a long-lived worker after a total of CPU seconds)"
+	return strings.Join([]string{mem, nproc, cpu, files}, "; ")
 }
 
 // FormatBytes writes n in the largest binary unit that divides it (512MiB, 3GiB), or bytes.

@@ -1,8 +1,6 @@
 package worker
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -29,8 +27,8 @@ type Cgroups struct {
 // capControllers are the controllers the caps use; memory and pids are required.
 var capControllers = []string{"memory", "pids", "cpu"}
 
-// ProbeCgroups finds gemgate's own cgroup v2 and tells whether it is delegated: not the
-// host's root, writable, and offering the memory and pids controllers. It changes nothing.
+// ProbeCgroups finds gemgate's own cgroup v2 and tells whether it is delegated
+// (probeCgroupDir). It changes nothing.
 func ProbeCgroups() (*Cgroups, error) {
 	cg, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -47,8 +45,7 @@ func ProbeCgroups() (*Cgroups, error) {
 	return probeCgroupDir(dir)
 }
 
-// ownCgroupDir is the directory of this process's cgroup v2, from /proc/self/cgroup and
-// /proc/self/mountinfo.
+// ownCgroupDir is this process's cgroup v2 directory, from /proc/self/cgroup and mountinfo.
 func ownCgroupDir(cgroup, mountinfo []byte) (string, error) {
 	var path string
 	found := false
@@ -60,15 +57,14 @@ func ownCgroupDir(cgroup, mountinfo []byte) (string, error) {
 	if !found {
 		return "", errors.New("this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)")
 	}
-	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
-	for sc.Scan() {
+	for line := range strings.Lines(string(mountinfo)) {
 		// id parent major:minor root mountpoint options [optional...] - fstype source superoptions
-		fields := strings.Fields(sc.Text())
+		fields := strings.Fields(line)
 		sep := slices.Index(fields, "-")
 		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) || fields[sep+1] != "cgroup2" {
 			continue
 		}
-		root, mnt := unescapeMount(fields[3]), unescapeMount(fields[4])
+		root, mnt := mountUnescaper.Replace(fields[3]), mountUnescaper.Replace(fields[4])
 		rel := path
 		if root != "/" {
 			r, ok := strings.CutPrefix(path, root)
@@ -82,24 +78,9 @@ func ownCgroupDir(cgroup, mountinfo []byte) (string, error) {
 	return "", errors.New("no cgroup v2 file system is mounted that shows this process's cgroup")
 }
 
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+// mountUnescaper undoes the octal escapes mountinfo writes for the characters it escapes in
+// a path: space, tab, newline and backslash.
+var mountUnescaper = strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
 
 // probeCgroupDir checks that dir is a cgroup gemgate may split: it is not the root of the
 // hierarchy (which has no cgroup.type and is the whole host's), it offers memory and pids,
@@ -225,28 +206,25 @@ func cpuMax(cores float64) string {
 // capHit names the cap the kernel enforced on the worker, from its cgroup's event counters:
 // "memory" when it was killed for memory, "processes" when a fork was refused; "" otherwise.
 func (cg *cgroup) capHit() string {
-	if events(filepath.Join(cg.dir, "memory.events"))["oom_kill"] > 0 {
+	if eventCount(filepath.Join(cg.dir, "memory.events"), "oom_kill") > 0 {
 		return "memory"
 	}
-	if events(filepath.Join(cg.dir, "pids.events"))["max"] > 0 {
+	if eventCount(filepath.Join(cg.dir, "pids.events"), "max") > 0 {
 		return "processes"
 	}
 	return ""
 }
 
-// events reads a cgroup's "name count" lines.
-func events(path string) map[string]int64 {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	out := map[string]int64{}
+// eventCount is the count of name in a cgroup's "name count" lines; 0 if it has none.
+func eventCount(path, name string) int64 {
+	raw, _ := os.ReadFile(path)
 	for _, line := range strings.Split(string(raw), "\n") {
-		if k, v, ok := strings.Cut(line, " "); ok {
-			out[k], _ = strconv.ParseInt(v, 10, 64)
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
 		}
 	}
-	return out
+	return 0
 }
 
 // remove kills whatever is left in the worker's cgroup and removes it; a cgroup can be removed

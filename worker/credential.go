@@ -8,9 +8,8 @@ import (
 	"time"
 )
 
-// CredentialFDEnv names the environment variable that tells a worker on which inherited file
-// descriptor its credential waits. The contract: read the descriptor to its end once, close
-// it, and keep the credential in memory only; the variable holds only a number.
+// CredentialFDEnv names the variable that tells a worker on which inherited descriptor its
+// credential waits: read it to its end once, close it, and keep the credential in memory only.
 const CredentialFDEnv = "GEMGATE_CREDENTIAL_FD"
 
 // handOver writes the credential into the pipe the worker inherited, then closes it so the
@@ -25,8 +24,7 @@ func handOver(w *os.File, cred []byte, timeout time.Duration, log *slog.Logger) 
 }
 
 // handOverLine writes the credential line first on the worker's stdin, in the turn Start
-// reserved for it, then passes the turn on. The line is never traced or logged; a worker
-// that does not read it within WriteTimeout is hung.
+// reserved for it, never traced or logged, then passes the turn on.
 func (p *Process) handOverLine(line []byte) {
 	if err := p.writeOut(line); err != nil {
 		p.log.Warn("could not hand the credential to the worker on its stdin", "error", err)

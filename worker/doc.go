@@ -1,19 +1,15 @@
 // Package worker starts MCP servers as child processes and talks to them over stdio.
 //
-// A worker speaks newline-delimited JSON-RPC on stdin and stdout. This package owns the
-// framing (one message per line, lines up to 16 MiB; the message codec itself is package jsonrpc), the remapping of request ids (every
-// request the gateway sends gets the worker-side id from its own counter, and the answer is
-// handed back with the caller's raw id restored byte for byte), the routing of what the
-// worker sends on its own (notifications and requests) to a callback, the logging of its
-// stderr, and its staged stop (close stdin, SIGTERM to its process group, SIGKILL). It also
-// confines a worker (bubblewrap, which shows it of the data directory only its user's folder,
-// sandbox_linux.go; an account of its own, account.go) and caps
-// it (caps_linux.go, cgroup_linux.go): in a cgroup v2 of its own where one is delegated, or
-// with rlimits that gemgate's own binary sets before it executes the worker. A binary that
-// links this package and is started under the name "gemgate-worker-caps" is that trampoline
-// (an init function), and runs nothing of its own program. How one worker is built for the
-// user it serves (command template, environment, credential, account, sandbox) is
-// CommandLauncher (launch.go), whose user-name check authentication makes too (username.go).
+// A worker speaks newline-delimited JSON-RPC (codec: package jsonrpc) on stdin and stdout,
+// one message per line of up to 16 MiB. This package remaps request ids (each request gets a
+// worker-side id from its own counter; the answer gets the caller's raw id back, byte for
+// byte), routes what the worker sends on its own to a callback, logs its stderr, and stops it
+// in stages (close stdin, SIGTERM to its process group, SIGKILL). It confines a worker
+// (bubblewrap, showing of the data directory only its user's folder; an account of its own)
+// and caps it: in a cgroup v2 of its own where one is delegated, else with rlimits that
+// gemgate's own binary, started as "gemgate-worker-caps" (an init function), sets before it
+// executes the worker. CommandLauncher builds a worker for the user it serves, and its
+// user-name check is authentication's too.
 //
 // It must never import the gateway, auth or policy packages, never put a secret on a
 // worker's command line, and never let a worker's failure panic or block its caller: a

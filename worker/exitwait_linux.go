@@ -7,10 +7,9 @@ import (
 )
 
 // awaitExit parks the calling goroutine until process pid has exited, without reaping it, so
-// that exec.Cmd.Wait then returns at once. exec.Cmd.Wait alone blocks an OS thread in waitid
-// for the whole life of the worker: a thread per worker (docs/PERFORMANCE.md measures it).
-// Here the process's pidfd waits in the runtime's poller instead. On a kernel without pidfd_open it
-// returns at once and Wait blocks its thread as before.
+// that exec.Cmd.Wait then returns at once. Wait alone blocks an OS thread per worker in waitid
+// (docs/PERFORMANCE.md); here the pidfd waits in the runtime's poller. Without pidfd_open it
+// returns at once, and Wait blocks its thread.
 func awaitExit(pid int) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -31,9 +30,8 @@ func awaitExit(pid int) {
 	_ = rc.Read(func(fd uintptr) bool { return exited(int(fd)) })
 }
 
-// exited asks, without blocking and without reaping, whether the pidfd's process has exited.
-// With WNOHANG, waitid leaves the siginfo zeroed while the child runs and fills it (si_signo
-// SIGCHLD) once it has exited; WNOWAIT leaves the child for exec.Cmd.Wait to reap.
+// exited asks, without blocking or reaping (WNOWAIT: exec.Cmd.Wait reaps), whether the
+// pidfd's process has exited: with WNOHANG, waitid fills the siginfo only once it has.
 func exited(pidfd int) bool {
 	var info unix.Siginfo
 	if err := unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil {

@@ -23,26 +23,24 @@ type Identity struct {
 	User, Subject string   // the name the worker acts as (GEMGATE_USER, {user}) and its owner
 	Scopes        []string // the token's scopes (GEMGATE_SCOPES)
 	ReadOnly      bool
-	// Session is the legacy session the worker serves with worker_per: session, and the
-	// worker's own id with worker_per: user (GEMGATE_SESSION either way).
+	// Session (GEMGATE_SESSION) is the legacy session the worker serves with worker_per:
+	// session, and the worker's own id with worker_per: user.
 	Session string
-	// Token is the raw bearer token of the opening request, for a credential exchange only,
-	// and Expiry its expiry (zero when not from a token). The token never goes into a
-	// worker's environment unless the operator chose passthrough.
+	// Token is the raw bearer token of the opening request, for a credential exchange only
+	// (or passthrough, if the operator chose it), and Expiry its expiry (zero if no token).
 	Token  string
 	Expiry time.Time
 }
 
 // Launch is how to start one worker: its process, and when the credential in its
-// environment expires (zero when it has none, or one that does not expire), for
-// on_token_expiry.
+// environment expires (zero if never), for on_token_expiry.
 type Launch struct {
 	Spec
 	CredentialExpiry time.Time
 }
 
-// Credential is a backend credential for a worker. It prints as a redaction in logs and
-// formatted strings: its token must never reach a log line by accident.
+// Credential is a backend credential for a worker. It prints as a redaction: its token must
+// never reach a log line by accident.
 type Credential struct {
 	Token  string
 	Expiry time.Time // zero when unknown or never
@@ -66,27 +64,22 @@ type CredentialSource interface {
 
 // CommandLauncher starts a stdio MCP server from a command template. The worker learns who it
 // serves from its environment (GEMGATE_USER, GEMGATE_SUBJECT, GEMGATE_READ_ONLY,
-// GEMGATE_SCOPES, GEMGATE_SESSION; GEMGATE_DATA_DIR and its user's folder of it,
-// GEMGATE_USER_DATA_DIR, with a DataDir), and gets its credential on GEMGATE_CREDENTIAL_FD unless
-// CredentialStdin or CredentialEnv says otherwise. The gateway's own GEMGATE_* settings,
-// secrets among them, are never passed on.
+// GEMGATE_SCOPES, GEMGATE_SESSION; with a DataDir, GEMGATE_DATA_DIR and GEMGATE_USER_DATA_DIR),
+// and gets its credential on GEMGATE_CREDENTIAL_FD unless CredentialStdin or CredentialEnv
+// says otherwise. The gateway's own GEMGATE_* settings, secrets among them, are never passed on.
 type CommandLauncher struct {
-	Command    []string // argv; "{user}" in an argument becomes the user's name
-	DataDir    string   // GEMGATE_DATA_DIR for workers that keep files, one folder per user
-	Env        []string // extra KEY=VALUE pairs
-	Credential CredentialSource
-	StopGrace  time.Duration
+	Command      []string // argv; "{user}" in an argument becomes the user's name
+	DataDir      string   // GEMGATE_DATA_DIR for workers that keep files, one folder per user
+	Env          []string // extra KEY=VALUE pairs
+	Credential   CredentialSource
+	StopGrace    time.Duration
+	WriteTimeout time.Duration // worker_write_timeout; zero means DefaultWriteTimeout
 
-	// WriteTimeout bounds each write to a worker (worker_write_timeout); zero means
-	// DefaultWriteTimeout.
-	WriteTimeout time.Duration
-	// Sandbox, if set, confines every worker with bubblewrap; its Readable, Writable and
-	// Hidden lists are the operator's and gemgate's, and each launch adds the worker's
-	// executable and the absolute paths of the command template, and shows of DataDir only
-	// the user's folder, which it makes for the worker's account first.
+	// Sandbox, if set, confines every worker with bubblewrap; each launch adds to its lists the
+	// worker's executable and the absolute paths of the command template, and shows of DataDir
+	// only the user's folder, which it makes for the worker's account first.
 	Sandbox *Sandbox
-	// Caps, if set, bound each worker's memory, processes, CPU and open files.
-	Caps *Caps
+	Caps    *Caps // if set, bound each worker's memory, processes, CPU and open files
 	// WorkerUser, if set, is the account workers run as (worker_user): a name or uid, or a
 	// template in which "{user}" becomes the user's name, for one account per user.
 	WorkerUser string
@@ -95,8 +88,7 @@ type CommandLauncher struct {
 	// the worker's /proc/<pid>/environ reads the credential, for the worker's whole life.
 	CredentialEnv bool
 	// CredentialStdin hands the credential over as the first line of the worker's stdin
-	// (Spec.CredentialStdin). It wins over CredentialEnv, keeping the credential out of the
-	// environment.
+	// (Spec.CredentialStdin). It wins over CredentialEnv.
 	CredentialStdin bool
 }
 
@@ -175,10 +167,9 @@ func scopeSet(scopes []string) []string {
 	return slices.Compact(s)
 }
 
-// sandbox is the launcher's sandbox completed for one worker: what the worker's command needs
-// to see over the sandbox's private /tmp (its executable, the absolute paths of the template,
-// never a path a user name filled in), and of dataDir only userDir, writable, which it makes
-// for the worker's account (runAs) first.
+// sandbox is the launcher's sandbox completed for one worker: its executable and the template's
+// absolute paths (never one a user name filled in) shown over the private /tmp, and of dataDir
+// only userDir, writable, which it makes for the worker's account (runAs) first.
 func (l *CommandLauncher) sandbox(path, dataDir, userDir string, runAs *Account) (*Sandbox, error) {
 	sb := &Sandbox{Bwrap: l.Sandbox.Bwrap}
 	sb.Readable = append(append(sb.Readable, l.Sandbox.Readable...), path)
@@ -210,8 +201,8 @@ func inheritedEnv() []string {
 }
 
 // PassthroughCredential hands the client's own token to the worker. The MCP specification
-// forbids this for tokens issued to the gateway; it exists for backends that accept the
-// gateway's audience and is opt-in only.
+// forbids this for tokens issued to the gateway: it is opt-in only, for backends that accept
+// the gateway's audience.
 type PassthroughCredential struct{}
 
 func (PassthroughCredential) Credential(_ context.Context, id Identity) (Credential, error) {

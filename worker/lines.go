@@ -11,15 +11,13 @@ import (
 )
 
 // lineReader cuts a worker's pipe into lines as bufio.Scanner with bufio.ScanLines does, but
-// holds no buffer while the pipe is empty between lines: a Scanner keeps its buffer for the
-// reader's whole life, 4 KiB per idle session, and the megabytes one long answer made it grow
-// to. Here the reader takes a buffer from a pool to read, and gives it back before it waits in
-// the runtime's poller with every byte read handed out: no syscall more than a Scanner's.
+// holds no buffer while the pipe is empty between lines (a Scanner keeps 4 KiB per idle
+// session, or the megabytes one long answer grew it to): it reads into a pooled buffer, and
+// gives it back before it waits in the runtime's poller with every byte read handed out.
 //
-// A line longer than the buffer is not grown into one buffer by doubling (copying each prefix
-// again and allocating four times the line): the full buffers are set aside as they are, and
-// the line is assembled once, into a slice of exactly its length that the reader hands over
-// and never touches again (take reports it owned), so the caller may keep it without a copy.
+// A line longer than the buffer is not grown by doubling: the full buffers are set aside, and
+// the line assembled once into a slice of its length that the reader never touches again
+// (take reports it owned), so the caller may keep it without a copy.
 type lineReader struct {
 	rc  syscall.RawConn
 	max int // longest line, its newline not counted
@@ -29,8 +27,8 @@ type lineReader struct {
 	eof  bool
 	err  error // the error that ended the reading: bufio.ErrTooLong or a read error
 
-	// parts are the full buffers of a line that did not fit in one, in order; the line goes
-	// on in buf[r:w], r being 0. partLen is their length together.
+	// parts are the full buffers of a line that did not fit in one; it goes on in buf[r:w],
+	// r being 0. partLen is their length together.
 	parts   [][]byte
 	partLen int
 
@@ -41,9 +39,8 @@ type lineReader struct {
 	rerr   error
 }
 
-// lineBufSize is the buffer a burst of reading starts with; partBufSize the buffer each
-// further part of a long line is read into. Both are pooled; a long line is read in parts of
-// a pipe's default capacity, so that no read is shorter than the pipe could give.
+// lineBufSize is the pooled buffer a burst of reading starts with; partBufSize, a pipe's
+// default capacity, the pooled buffer each further part of a long line is read into.
 const (
 	lineBufSize = 4 << 10
 	partBufSize = 64 << 10
@@ -71,9 +68,8 @@ func (l *lineReader) next() (line []byte, ok bool) {
 	return line, ok
 }
 
-// take is next, also saying whether the line is owned: a slice the reader made for this line
-// alone and keeps no reference to, which the caller may keep and alias for as long as it
-// likes. A line that is not owned lies in the reader's buffer and is overwritten later.
+// take is next, also saying whether the line is owned: made for this line alone, with no
+// reference kept, so the caller may keep it. A line not owned is overwritten later.
 func (l *lineReader) take() (line []byte, owned, ok bool) {
 	for {
 		if (l.r < l.w || l.eof && l.partLen > 0) && l.err == nil {
@@ -97,7 +93,7 @@ func (l *lineReader) take() (line []byte, owned, ok bool) {
 					line = l.buf[l.r:end]
 				}
 				l.r = min(end+1, l.w)
-				return dropCR(line), owned, true
+				return bytes.TrimSuffix(line, []byte{'\r'}), owned, true
 			}
 		}
 		if l.eof || l.err != nil {
@@ -109,9 +105,8 @@ func (l *lineReader) take() (line []byte, owned, ok bool) {
 	}
 }
 
-// assemble copies the parts and buf[:end] into a slice of the line's length, once, and gives
-// the parts back: the line is the caller's from here on. bytes.Join allocates it without
-// zeroing it first, which a make would do, only for the copy to overwrite every byte.
+// assemble copies the parts and buf[:end] into a slice of the line's length (bytes.Join does
+// not zero it first, as make would), and gives the parts back: the line is the caller's.
 func (l *lineReader) assemble(end int) []byte {
 	l.parts = append(l.parts, l.buf[:end])
 	line := bytes.Join(l.parts, nil)
@@ -130,8 +125,7 @@ func (l *lineReader) dropParts() {
 	l.parts, l.partLen = l.parts[:0], 0
 }
 
-// fill reads once more into the buffer, making room first. With nothing unread, the buffer
-// goes back before the reader waits.
+// fill reads once more into the buffer, making room first.
 func (l *lineReader) fill() {
 	if l.r == l.w {
 		l.r, l.w = 0, 0 // kept for a read that does not wait; a wait gives it back
@@ -144,8 +138,7 @@ func (l *lineReader) fill() {
 			l.err = bufio.ErrTooLong
 			return
 		default:
-			// The buffer holds nothing but the start of a line: set it aside whole, and go
-			// on in a fresh one. No byte is copied before the line is complete.
+			// The buffer holds only the start of a line: set it aside, go on in a fresh one.
 			if l.parts == nil {
 				l.parts = make([][]byte, 0, 32) // two megabytes in parts; grown for longer lines
 			}
@@ -155,17 +148,15 @@ func (l *lineReader) fill() {
 			l.r, l.w = 0, 0
 		}
 	}
-	err := l.rc.Read(l.readFn)
-	n, rerr := l.n, l.rerr
-	switch {
+	switch err := l.rc.Read(l.readFn); {
 	case err != nil:
 		l.err = err
-	case rerr != nil:
-		l.err = os.NewSyscallError("read", rerr)
-	case n == 0:
+	case l.rerr != nil:
+		l.err = os.NewSyscallError("read", l.rerr)
+	case l.n == 0:
 		l.eof = true
 	default:
-		l.w += n
+		l.w += l.n
 	}
 }
 
@@ -193,9 +184,8 @@ func (l *lineReader) readOnce(fd uintptr) bool {
 	return true
 }
 
-// release gives the buffer back; nothing unread may be in it. The parts of a line still
-// coming in are kept; with none, not even the list that held them stays (a 16 MiB line's
-// took 6 KiB).
+// release gives the buffer back; nothing unread may be in it. Without a line coming in, the
+// list of parts goes too (a 16 MiB line's took 6 KiB).
 func (l *lineReader) release() {
 	putBuf(l.buf)
 	l.buf, l.r, l.w = nil, 0, 0
@@ -204,8 +194,7 @@ func (l *lineReader) release() {
 	}
 }
 
-// putBuf gives a buffer back to the pool it came from: every buffer the reader reads into is
-// one of the two sizes.
+// putBuf gives a buffer back to the pool of its size.
 func putBuf(b []byte) {
 	switch len(b) {
 	case lineBufSize:
@@ -213,11 +202,4 @@ func putBuf(b []byte) {
 	case partBufSize:
 		partBufs.Put((*[partBufSize]byte)(b))
 	}
-}
-
-func dropCR(b []byte) []byte {
-	if len(b) > 0 && b[len(b)-1] == '\r' {
-		return b[:len(b)-1]
-	}
-	return b
 }

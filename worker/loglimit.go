@@ -11,10 +11,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Every line a worker causes in gemgate's log shares one rate limit (workerLogRate,
-// workerLogBurst): the log is every user's, audit lines included, and one worker must not
-// flood it. Lines over the rate are counted, and the count is logged at most once a second
-// and at the end of the worker's output.
+// Every line a worker causes in gemgate's log shares one rate limit: the log is every user's,
+// audit lines included, and one worker must not flood it. Lines over the rate are counted,
+// and the count is logged at most once a second and at the end of the worker's output.
 const (
 	workerLogRate  = 50
 	workerLogBurst = 200
@@ -58,7 +57,7 @@ func (p *Process) allow(level slog.Level) bool {
 	return true
 }
 
-// logSkipped logs how many lines were over the rate, if any were: at most once a second, or
+// logSkipped logs how many lines were over the rate, if any: at most once a second, or
 // whenever final (an output of the worker's has ended).
 func (p *Process) logSkipped(final bool) {
 	l := &p.logged

@@ -4,6 +4,7 @@ package worker
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,12 +31,10 @@ type Spec struct {
 	Args []string // arguments after the program name; never secrets
 	Env  []string // the whole environment of the process
 
-	// OnMessage receives every message the worker sends that is not the answer to a call:
-	// notifications and the worker's own requests, with the worker's ids untouched. It runs on
-	// the reading goroutine, so it must not block.
+	// OnMessage gets every message of the worker's that answers no call (notifications, its
+	// own requests, their ids untouched), on the reading goroutine: it must not block.
 	OnMessage func(*jsonrpc.Message)
-	// OnTrace, if set, sees every line written to or read from the worker ("to_worker",
-	// "from_worker").
+	// OnTrace, if set, sees every line to ("to_worker") and from ("from_worker") the worker.
 	OnTrace func(direction string, line []byte)
 
 	// Greeting, if set, sees every stdout line until it reports done; no line is routed
@@ -43,48 +42,39 @@ type Spec struct {
 	// stdout ends first, Greeting gets a nil line, to explain from the chatter it saw.
 	Greeting func(line []byte) (done bool, err error)
 	// Strict is for workers that answer one request at a time and write only JSON-RPC: a
-	// line that is not a valid answer fails the oldest pending call with StrictError, so
-	// that no call waits forever.
+	// line that is not a valid answer fails the oldest pending call with StrictError.
 	Strict      bool
 	StrictError string
 
-	Logger    *slog.Logger  // nil discards; carries the session and user fields
-	StopGrace time.Duration // how long each stage of Stop waits; default 2s
-	// WriteTimeout bounds every write to the worker's stdin; a worker that leaves its stdin
-	// full for longer is hung and is stopped. Default DefaultWriteTimeout.
-	WriteTimeout time.Duration
+	Logger       *slog.Logger  // nil discards; carries the session and user fields
+	StopGrace    time.Duration // how long each stage of Stop waits; default 2s
+	WriteTimeout time.Duration // bounds each write, else the worker is hung; default DefaultWriteTimeout
 
 	// Credential, if not nil, is handed to the worker on an inherited pipe (descriptor 3,
-	// named by GEMGATE_CREDENTIAL_FD) that the worker reads to its end once. It never appears
-	// in the worker's environment or on its command line, so no other process reads it there.
+	// named by GEMGATE_CREDENTIAL_FD) that the worker reads to its end once: never in its
+	// environment or on its command line, where other processes could read it.
 	Credential []byte
 	// CredentialStdin hands the Credential over as the first line of stdin instead, never
-	// traced, for workers that read nothing else (the GemStone relay under topaz). Start
-	// refuses a credential that holds a CR or LF.
+	// traced (the GemStone relay under topaz). Start refuses a credential with a CR or LF.
 	CredentialStdin bool
 	// Secrets are other values the worker was handed that no log line may carry (a credential
-	// in its environment). Credential is one without being named here.
+	// in its environment).
 	Secrets [][]byte
-	// Sandbox, if not nil, confines the worker with bubblewrap.
-	Sandbox *Sandbox
-	// RunAs, if not nil, is the account the worker runs as; gemgate must be root to use it.
-	RunAs *Account
-	// Caps, if not nil, bound the worker's memory, processes, CPU and open files.
-	Caps *Caps
+	Sandbox *Sandbox // if not nil, confines the worker with bubblewrap
+	RunAs   *Account // if not nil, the account the worker runs as; gemgate must be root
+	Caps    *Caps    // if not nil, bound the worker's memory, processes, CPU and open files
 
-	// wrapStdin, if set, wraps the worker's stdin: a test seam that counts or holds writes.
-	wrapStdin func(stdinFile) stdinFile
-	// logClock, if set, is the clock of the worker's log rate (loglimit.go): a test seam.
-	logClock func() time.Time
-	// maxLineBytes is the longest stdout line; DefaultMaxLineBytes unless a test sets less.
+	// Test seams: a wrapper of the worker's stdin, the clock of its log rate (loglimit.go),
+	// and the longest stdout line (default DefaultMaxLineBytes).
+	wrapStdin    func(stdinFile) stdinFile
+	logClock     func() time.Time
 	maxLineBytes int
 }
 
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
 const DefaultWriteTimeout = 10 * time.Second
 
-// ErrHung is why a worker that stopped reading its stdin was stopped: Send fails with it, and
-// Err wraps it once the worker is gone.
+// ErrHung is why a worker that stopped reading its stdin was stopped (Send's error; Err wraps it).
 var ErrHung = errors.New("worker stopped reading its input")
 
 // ErrExited is returned by Send once the worker has exited or is being stopped.
@@ -112,9 +102,8 @@ type Process struct {
 	afterDone    []func() // AfterDone's functions, run once done is closed
 	afterDoneRan bool
 
-	// secrets are the credential and Spec.Secrets, replaced in every line gemgate logs or
-	// traces (redact.go); spellings adds their other forms. They are all the Process keeps of
-	// what it handed over.
+	// secrets are the credential and Spec.Secrets, redacted from every line gemgate logs or
+	// traces (redact.go); spellings adds their other forms.
 	secrets       [][]byte
 	spellingsOnce sync.Once
 	spellings     [][]byte
@@ -142,9 +131,8 @@ type Call struct {
 // delivers a JSON-RPC error instead, so a receive on it always ends once the worker is done.
 func (c *Call) Result() <-chan *jsonrpc.Message { return c.result }
 
-// Cancel tells the worker that the caller no longer wants the answer
-// (notifications/cancelled with the worker's id) and drops the answer should it still come.
-// A call no longer pending is left as it is, and the worker is told nothing.
+// Cancel drops a pending call's answer and tells the worker (notifications/cancelled with
+// the worker's id); a call no longer pending is left as it is, and the worker told nothing.
 func (c *Call) Cancel(reason string) {
 	if c.Abandon() {
 		c.TellCancelled(reason)
@@ -167,74 +155,48 @@ func (c *Call) TellCancelled(reason string) {
 
 // Start starts the worker in a session (and process group) of its own, so that Stop reaches
 // whatever it starts and it has no controlling terminal.
-func Start(spec Spec) (*Process, error) {
+func Start(spec Spec) (_ *Process, err error) {
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = 2 * time.Second
-	}
-	if spec.maxLineBytes <= 0 {
-		spec.maxLineBytes = DefaultMaxLineBytes
 	}
 	if spec.WriteTimeout <= 0 {
 		spec.WriteTimeout = DefaultWriteTimeout
 	}
-	if spec.Logger == nil {
-		spec.Logger = slog.New(slog.DiscardHandler)
-	}
+	spec.maxLineBytes = cmp.Or(spec.maxLineBytes, DefaultMaxLineBytes)
+	spec.Logger = cmp.Or(spec.Logger, slog.New(slog.DiscardHandler))
 	if spec.CredentialStdin && bytes.ContainsAny(spec.Credential, "\r\n") {
 		// Nothing of the credential itself goes into the error, which is logged.
 		return nil, errors.New("the worker credential contains a line break, so it cannot be handed over as the first line of the worker's stdin")
 	}
 	// The gateway keeps its ends of the pipes itself rather than through exec's helpers, so
 	// that the process can be reaped even while something it started still holds stdout.
+	// They, and the worker's cgroup, go again if the start fails.
 	var opened pipes
-	p, err := start(spec, &opened)
-	if err != nil {
-		closeAll(opened...)
-		return nil, err
-	}
-	return p, nil
-}
-
-// pipes are the ends of a starting worker's pipes, all closed again if the start fails.
-type pipes []*os.File
-
-func (ps *pipes) open() (r, w *os.File, err error) {
-	if r, w, err = os.Pipe(); err == nil {
-		*ps = append(*ps, r, w)
-	}
-	return r, w, err
-}
-
-// start is Start once spec is complete: the process started, its pipes' child ends closed,
-// and the goroutines that read its output and wait for its exit running.
-func start(spec Spec, opened *pipes) (*Process, error) {
-	inR, inW, err := opened.open()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := opened.open()
-	if err != nil {
-		return nil, err
-	}
-	errR, errW, err := opened.open()
-	if err != nil {
-		return nil, err
+	var cg *cgroup
+	defer func() {
+		if err != nil {
+			closeAll(opened.files...)
+			if cg != nil {
+				_ = cg.remove()
+			}
+		}
+	}()
+	inR, inW := opened.open()
+	outR, outW := opened.open()
+	errR, errW := opened.open()
+	if opened.err != nil {
+		return nil, opened.err
 	}
 	cmd, cg, err := command(spec, inR, outW, errW)
 	if err != nil {
 		return nil, err
 	}
-	credLine, credW, err := credentialTo(cmd, spec, opened)
-	if err == nil {
-		if err = startTracked(cmd); err != nil {
-			err = fmt.Errorf("starting worker %s: %w", spec.Path, err)
-		}
-	}
+	credLine, credW, err := credentialTo(cmd, spec, &opened)
 	if err != nil {
-		if cg != nil {
-			_ = cg.remove()
-		}
 		return nil, err
+	}
+	if err := startTracked(cmd); err != nil {
+		return nil, fmt.Errorf("starting worker %s: %w", spec.Path, err)
 	}
 	if cg != nil {
 		cg.fd.Close()
@@ -269,6 +231,22 @@ func start(spec Spec, opened *pipes) (*Process, error) {
 	// The exit is awaited on the worker's pidfd, in the runtime's poller (exitwait_linux.go).
 	go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
 	return p, nil
+}
+
+// pipes are the ends of a starting worker's pipes, all closed again if the start fails, and
+// the first error in opening them, after which open opens no more.
+type pipes struct {
+	files []*os.File
+	err   error
+}
+
+func (ps *pipes) open() (r, w *os.File) {
+	if ps.err == nil {
+		if r, w, ps.err = os.Pipe(); ps.err == nil {
+			ps.files = append(ps.files, r, w)
+		}
+	}
+	return r, w
 }
 
 // command is the worker's command on the given standard streams, with its Sandbox, Caps and
@@ -311,9 +289,9 @@ func credentialTo(cmd *exec.Cmd, spec Spec, opened *pipes) (line []byte, w *os.F
 	case spec.CredentialStdin:
 		return append(slices.Clip(spec.Credential), '\n'), nil, nil
 	}
-	r, w, err := opened.open()
-	if err != nil {
-		return nil, nil, err
+	r, w := opened.open()
+	if opened.err != nil {
+		return nil, nil, opened.err
 	}
 	cmd.ExtraFiles = []*os.File{r} // descriptor 3
 	cmd.Env = append(slices.Clip(cmd.Env), CredentialFDEnv+"=3")
@@ -347,10 +325,9 @@ func (p *Process) Closing() bool {
 	return p.closed
 }
 
-// Send writes a request to the worker under a fresh worker-side id; the caller's id
-// (req.ID) is restored on the answer. ctx bounds only the wait for a turn to write;
-// WriteTimeout bounds the write. The answer goes to Result, or to to if not nil (then on the
-// reading goroutine, and Result is nil).
+// Send writes a request to the worker under a fresh worker-side id; the answer gets req.ID
+// back. ctx bounds only the wait for a turn to write. The answer goes to Result, or to to if
+// not nil (then on the reading goroutine, and Result is nil).
 func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) (*Call, error) {
 	p.mu.Lock()
 	if p.closed {
@@ -370,18 +347,11 @@ func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) 
 
 	out := *req
 	out.ID = strconv.AppendInt(nil, c.workerID, 10)
-	if err := p.write(ctx, out.Encode()); err != nil {
+	if err := p.Write(ctx, &out); err != nil {
 		p.forget(c.workerID)
 		return nil, err
 	}
 	return c, nil
-}
-
-// Write writes m to the worker as it is: a notification, or a response to a request the
-// worker sent (m.ID the worker's own id). It gives up while it waits for its turn to write
-// when ctx ends.
-func (p *Process) Write(ctx context.Context, m *jsonrpc.Message) error {
-	return p.write(ctx, m.Encode())
 }
 
 // writeErr is err, ErrHung if the worker was stopped for not reading, or err naming the
@@ -398,8 +368,7 @@ func (p *Process) writeErr(err error) error {
 	return err
 }
 
-// hang stops a worker whose stdin stayed full past WriteTimeout. Its pending calls are failed
-// by wait, with the reason.
+// hang stops a worker whose stdin stayed full past WriteTimeout; wait fails its calls.
 func (p *Process) hang() {
 	p.mu.Lock()
 	first := !p.hung
@@ -411,15 +380,13 @@ func (p *Process) hang() {
 	}
 }
 
-// forget removes a pending call; it reports whether the call was still pending.
+// forget removes a pending call, reporting whether it was still pending.
 func (p *Process) forget(id int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.pending[id]; !ok {
-		return false
-	}
+	_, ok := p.pending[id]
 	delete(p.pending, id)
-	return true
+	return ok
 }
 
 // wait ends the worker once its process has exited.
@@ -432,14 +399,12 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	if err == nil {
 		err = errors.New("worker exited")
 	}
-	// Descendants that left the worker's session were adopted by gemgate (a subreaper). They
-	// go before the worker counts as done and before stdout is waited for, since one may
-	// hold it open.
+	// Descendants that left the worker's session, adopted by gemgate (a subreaper), go first:
+	// one may hold stdout open.
 	reaped := ReapOrphans()
 	capHit := ""
 	if p.cgroup != nil {
-		// What is left in the worker's cgroup goes too; its own cap counters say which cap
-		// ended it.
+		// What is left in the worker's cgroup goes too; its counters say which cap ended it.
 		capHit = p.cgroup.capHit()
 		if err := p.cgroup.remove(); err != nil {
 			p.log.Warn("worker cgroup left behind", "error", err.Error())
@@ -448,8 +413,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	select {
 	case <-stdoutDone:
 	case <-time.After(p.spec.StopGrace):
-		// Still open: a process gemgate cannot reap holds it. The worker is gone, so its
-		// calls are failed below rather than wait for that process.
+		// Held open by a process gemgate cannot reap: the calls fail below without it.
 		p.stdoutCut.Store(true)
 		stdout.Close()
 		<-stdoutDone
@@ -528,9 +492,8 @@ func (p *Process) Stop() {
 }
 
 // CloseInheritedOnExec marks every descriptor of this process above stderr close-on-exec,
-// so that none inherited from gemgate's parent (a listener, a secret) reaches a worker. Call
-// it once at program start, before opening anything; not per worker, as it scans
-// /proc/self/fd (docs/PERFORMANCE.md). Any program that calls Start should call it too.
+// so that none inherited from gemgate's parent (a listener, a secret) reaches a worker. Any
+// program that calls Start calls it once at its start, before opening anything.
 func CloseInheritedOnExec() {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {

@@ -13,15 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A worker's descendant can leave the worker's session (setsid) and outlive the worker's
-// process group. gemgate therefore makes itself a child subreaper: such a process, once its
-// parent is gone, becomes gemgate's child instead of init's, and every time a worker ends
-// gemgate kills and reaps every child it did not start itself. (In the sandbox the PID
-// namespace does this: when the worker ends, everything inside it dies.)
-//
-// Which worker such an adopted orphan came from cannot be told once its parent is gone, so an
-// orphan is killed at the next end of any worker, not only of its own: a worker that wants a
-// helper to live must keep it as its own child.
+// A worker's descendant can leave the worker's session (setsid) and outlive its process group.
+// gemgate therefore is a child subreaper: such a process, once its parent is gone, becomes
+// gemgate's child, and every time a worker ends gemgate kills and reaps every child it did not
+// start itself (in the sandbox, the PID namespace does this). Whose orphan it was cannot be
+// told, so it dies at the next end of any worker: a worker's helper must stay its own child.
 
 var (
 	subreaper atomic.Bool
@@ -55,8 +51,7 @@ func startTracked(cmd *exec.Cmd) error {
 	return nil
 }
 
-// untrack forgets a reaped worker. Its pid may already belong to a newer worker, whose entry
-// stays.
+// untrack forgets a reaped worker, unless its pid already belongs to a newer one.
 func untrack(cmd *exec.Cmd) {
 	liveMu.Lock()
 	if live[cmd.Process.Pid] == cmd {
@@ -66,9 +61,8 @@ func untrack(cmd *exec.Cmd) {
 }
 
 // ReapOrphans kills and reaps every child of gemgate that is not a live worker and not in
-// gemgate's own session: processes adopted as a subreaper. gemgate's other children (tools it
-// runs, such as gslist) stay in its session and are left alone. It returns how many it
-// reaped, and does nothing unless BecomeSubreaper was called.
+// gemgate's own session (where tools it runs, such as gslist, stay): processes adopted as a
+// subreaper. It returns how many it reaped, and does nothing before BecomeSubreaper.
 func ReapOrphans() int {
 	if !subreaper.Load() {
 		return 0
@@ -88,8 +82,7 @@ func ReapOrphans() int {
 		if len(orphans) == 0 {
 			break
 		}
-		// The pids are safe from reuse: a child's pid stays taken until its parent reaps it,
-		// and only this sweep reaps these.
+		// Safe from reuse: a child's pid stays taken until this sweep reaps it.
 		for _, pid := range orphans {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -116,7 +109,7 @@ func adopted(self, sid int) []int {
 		if live[pid] != nil {
 			continue
 		}
-		ppid, psid, ok := parentAndSession(pid)
+		ppid, _, psid, ok := statIDs(pid)
 		if ok && ppid == self && psid != sid {
 			out = append(out, pid)
 		}
@@ -124,8 +117,8 @@ func adopted(self, sid int) []int {
 	return out
 }
 
-// childrenOf lists pid's children from /proc/<pid>/task/*/children, which avoids a scan of
-// every process. ok is false where the kernel lacks those files (CONFIG_PROC_CHILDREN).
+// childrenOf lists pid's children from /proc/<pid>/task/*/children, sparing a scan of every
+// process; ok is false where the kernel lacks those files (CONFIG_PROC_CHILDREN).
 func childrenOf(pid int) (children []int, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	tasks, err := os.ReadDir(dir)
@@ -164,28 +157,21 @@ func allProcesses() []int {
 	return out
 }
 
-// parentAndSession reads a process's parent pid and session id from /proc/<pid>/stat.
-func parentAndSession(pid int) (ppid, sid int, ok bool) {
-	f := statFields(pid)
+// statIDs reads a process's parent pid, process group and session id from /proc/<pid>/stat,
+// whose fields after the command name are state ppid pgrp session ... The name may hold
+// anything, so it is cut at the last ')'.
+func statIDs(pid int) (ppid, pgrp, sid int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := bytes.LastIndexByte(b, ')')
+	if err != nil || i < 0 {
+		return 0, 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 4 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
-	sid, err2 := strconv.Atoi(f[3])
-	return ppid, sid, err1 == nil && err2 == nil
-}
-
-// statFields are the fields of /proc/<pid>/stat after the command name (state ppid pgrp
-// session ...), nil if it cannot be read. The name may hold anything, so it is cut at the
-// last ')'.
-func statFields(pid int) []string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(string(b[i+1:]))
+	pgrp, err2 := strconv.Atoi(f[2])
+	sid, err3 := strconv.Atoi(f[3])
+	return ppid, pgrp, sid, err1 == nil && err2 == nil && err3 == nil
 }

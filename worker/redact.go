@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -17,11 +18,10 @@ import (
 // clipped.
 func (p *Process) snippet(b []byte) string { return clip.Bytes(p.Redacted(b), 512) }
 
-// Redacted is b with every secret the worker was handed replaced by [redacted], as in its
-// log lines; b itself when it holds none. It also finds a secret that is JSON-escaped (the
-// line is then logged with printable ASCII escapes written out), in base64 (encodedForms), as
-// in a Basic Authorization header, or percent-encoded (percentForms), as in a URL. It is also
-// for worker text that gemgate passes on, such as a refused initialize quoting a login.
+// Redacted is b with every secret the worker was handed replaced by [redacted] (b itself when
+// it holds none), for its log lines and for worker text gemgate passes on (a refused
+// initialize quoting a login). It also finds a secret JSON-escaped (the line is then logged
+// with printable ASCII escapes written out), in base64 or percent-encoded (allSpellings).
 func (p *Process) Redacted(b []byte) []byte {
 	if len(p.secrets) == 0 {
 		return b
@@ -78,13 +78,19 @@ func encodedForms(s []byte) [][]byte {
 			if len(e)-head-tail < minEncodedForm {
 				continue
 			}
-			form := e[head : len(e)-tail]
-			if !slices.ContainsFunc(out, func(f []byte) bool { return bytes.Equal(f, form) }) {
-				out = append(out, form) // the alphabets differ only where s's encoding has + or /
-			}
+			// The alphabets differ only where s's encoding has + or /.
+			out = addForm(out, e[head:len(e)-tail])
 		}
 	}
 	return out
+}
+
+// addForm is forms with form added, unless it is there already.
+func addForm(forms [][]byte, form []byte) [][]byte {
+	if slices.ContainsFunc(forms, func(f []byte) bool { return bytes.Equal(f, form) }) {
+		return forms
+	}
+	return append(forms, form)
 }
 
 // percentForms are the spellings of secret s percent-encoded, as a URL quotes it: in a query
@@ -93,33 +99,18 @@ func encodedForms(s []byte) [][]byte {
 func percentForms(s []byte) [][]byte {
 	var out [][]byte
 	for _, e := range [2]string{url.QueryEscape(string(s)), url.PathEscape(string(s))} {
-		for _, form := range [2][]byte{[]byte(e), lowerHex(e)} {
-			if !bytes.Equal(form, s) && !slices.ContainsFunc(out, func(f []byte) bool { return bytes.Equal(f, form) }) {
-				out = append(out, form)
+		lower := percentEscape.ReplaceAllFunc([]byte(e), bytes.ToLower)
+		for _, form := range [2][]byte{[]byte(e), lower} {
+			if !bytes.Equal(form, s) {
+				out = addForm(out, form)
 			}
 		}
 	}
 	return out
 }
 
-// lowerHex is percent-encoded e with its hex digits in lower case.
-func lowerHex(e string) []byte {
-	b := []byte(e)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == '%' {
-			b[i+1], b[i+2] = lowerASCII(b[i+1]), lowerASCII(b[i+2])
-			i += 2
-		}
-	}
-	return b
-}
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
+// percentEscape is one escape of url's escaping, whose hex digits are upper case.
+var percentEscape = regexp.MustCompile(`%[0-9A-F]{2}`)
 
 // nestedSecret stands for a line that quotes a secret in escapes within escapes (JSON quoted
 // in JSON): such a line cannot be written out as the same text without it, so none of it is.
@@ -138,12 +129,7 @@ func holdsNested(b []byte, secrets [][]byte) bool {
 }
 
 func holdsSecret(b []byte, secrets [][]byte) bool {
-	for _, s := range secrets {
-		if bytes.Contains(b, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(secrets, func(s []byte) bool { return bytes.Contains(b, s) })
 }
 
 // unescapeASCII writes out, in a copy of b, the JSON escapes of printable ASCII that need
@@ -156,22 +142,21 @@ func unescapeASCII(b []byte) []byte {
 			out = append(out, b[i])
 			continue
 		}
-		switch next := b[i+1]; {
-		case next == '/':
+		next := b[i+1]
+		if next == '/' {
 			out = append(out, '/')
 			i++
-		case next == 'u' && i+5 < len(b):
+			continue
+		}
+		if next == 'u' && i+5 < len(b) {
 			if r, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16); err == nil && r >= 0x20 && r <= 0x7e && r != '"' && r != '\\' {
 				out = append(out, byte(r))
 				i += 5
 				continue
 			}
-			out = append(out, b[i], next)
-			i++
-		default: // an escaped backslash or any other escape: kept whole
-			out = append(out, b[i], next)
-			i++
 		}
+		out = append(out, b[i], next) // an escaped backslash or any other escape: kept whole
+		i++
 	}
 	return out
 }

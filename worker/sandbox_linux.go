@@ -17,21 +17,21 @@ import (
 )
 
 // Sandbox confines a worker with bubblewrap (bwrap): its own PID namespace and /proc, so it
-// sees no other process (not gemgate, not another worker) and no /proc/<pid>/environ but its
-// own; the host's filesystem read-only; a private, empty /tmp; of the data directory, only its
-// own user's folder; all capabilities dropped; and it dies with gemgate. Network and System V IPC stay shared: workers reach their backends
-// (GemStone's shared page cache among them).
+// sees no other process and no /proc/<pid>/environ but its own; the host's filesystem
+// read-only; a private, empty /tmp; of the data directory, only its own user's folder; all
+// capabilities dropped; and it dies with gemgate. Network and System V IPC stay shared:
+// workers reach their backends (GemStone's shared page cache among them).
 type Sandbox struct {
 	Bwrap    string   // the bwrap executable
 	Writable []string // host paths the worker may write (worker_sandbox_writable)
 	Readable []string // host paths shown read-only over the private /tmp (the worker's executable, scripts)
-	// Hidden are host paths the worker must not read although the host is visible: gemgate's
-	// own secrets (its TLS key, its config files, the development issuer's state). A file is
-	// covered by /dev/null (on the sandbox's mounts, without devices, it cannot be read), a
-	// directory by an empty tmpfs; a path that does not exist is skipped.
+	// Hidden are host paths the worker must not read: gemgate's own secrets (its TLS key,
+	// config files, the development issuer's state). A file is covered by /dev/null (which
+	// the sandbox's mounts without devices cannot read), a directory by an empty tmpfs, and
+	// a missing path is skipped.
 	Hidden []string
-	// DataDir, if set, is shown as an empty read-only folder but for UserDir, a folder in it,
-	// writable: the worker reaches its own user's files of data_dir and no other user's.
+	// DataDir, if set, is shown as an empty read-only folder but for UserDir in it, writable:
+	// the worker reaches its own user's files of data_dir and no other user's.
 	DataDir, UserDir string
 }
 
@@ -88,8 +88,8 @@ func (s *Sandbox) args(path string, args []string) []string {
 	return append(a, args...)
 }
 
-// coveredByDataDir tells whether p is below DataDir but not in UserDir: the empty folder shown
-// for DataDir hides it.
+// coveredByDataDir tells whether p is below DataDir but not in UserDir, hidden by DataDir's
+// empty folder.
 func (s *Sandbox) coveredByDataDir(p string) bool {
 	return s.DataDir != "" && p != s.DataDir && within(p, s.DataDir) && !within(p, s.UserDir)
 }
@@ -100,12 +100,12 @@ func within(p, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// makeUserDir makes name, the folder of one user in dataDir (mode 0700), for the account the
-// user's workers run as (runAs; nil: gemgate's own), and makes dataDir first if it is missing
-// (mode 0700, or 0711 with runAs, whose bubblewrap must pass through it to bind the folder).
-// A folder that exists must be a folder (not a link) of that account, or it is refused: it may
-// have been planted when every worker could write all of dataDir. The folder is opened without
-// following links and given away through that descriptor, so nothing swapped in its place is.
+// makeUserDir makes name, one user's folder in dataDir (mode 0700), for the account the
+// user's workers run as (runAs; nil: gemgate's), and dataDir first if missing (0700, or 0711
+// with runAs, whose bubblewrap must pass through it). A folder that exists must be a folder
+// (not a link) of that account, or it is refused: it may have been planted when every worker
+// could write all of dataDir. It is opened without following links and given away through
+// that descriptor, so nothing swapped in its place is.
 func makeUserDir(dataDir, name string, runAs *Account) error {
 	mode, uid, gid, who := os.FileMode(0o700), os.Geteuid(), os.Getegid(), "gemgate's account"
 	if runAs != nil {
@@ -150,30 +150,21 @@ func makeUserDir(dataDir, name string, runAs *Account) error {
 	return nil
 }
 
-// SandboxError says why bubblewrap cannot confine workers on this host.
-type SandboxError struct {
-	Bwrap  string
-	Err    error
-	Stderr string
-}
-
-func (e *SandboxError) Error() string {
-	msg := fmt.Sprintf("bubblewrap (%s) cannot confine workers here: %v", e.Bwrap, e.Err)
-	if e.Stderr != "" {
-		msg += ": " + e.Stderr
+// sandboxError says why bubblewrap cannot confine workers on this host.
+func sandboxError(bwrap string, err error, stderr string) error {
+	if stderr != "" {
+		return fmt.Errorf("bubblewrap (%s) cannot confine workers here: %w: %s", bwrap, err, stderr)
 	}
-	return msg
+	return fmt.Errorf("bubblewrap (%s) cannot confine workers here: %w", bwrap, err)
 }
 
-func (e *SandboxError) Unwrap() error { return e.Err }
-
-// ProbeSandbox finds bwrap and checks, once, that it can start a confined process on this
-// host as runAs (nil: as gemgate itself). It fails in containers without user namespaces or
-// whose seccomp profile forbids mounts, and where bwrap is not installed.
+// ProbeSandbox finds bwrap and checks, once, that it can start a confined process here as
+// runAs (nil: as gemgate). It fails without bwrap, and in containers without user namespaces
+// or whose seccomp profile forbids mounts.
 func ProbeSandbox(ctx context.Context, runAs *Account) (string, error) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		return "", &SandboxError{Bwrap: "bwrap", Err: err}
+		return "", sandboxError("bwrap", err, "")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -192,7 +183,7 @@ func ProbeSandbox(ctx context.Context, runAs *Account) (string, error) {
 		err = fmt.Errorf("unexpected output %q", out)
 	}
 	if err != nil {
-		return "", &SandboxError{Bwrap: bwrap, Err: err, Stderr: strings.TrimSpace(stderr.String())}
+		return "", sandboxError(bwrap, err, strings.TrimSpace(stderr.String()))
 	}
 	return bwrap, nil
 }

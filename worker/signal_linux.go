@@ -32,13 +32,8 @@ func signalSandboxed(pgid int, sig syscall.Signal, bwrap string) {
 
 // processGroup is pid's process group as /proc/<pid>/stat gives it, or -1.
 func processGroup(pid int) int {
-	f := statFields(pid)
-	if len(f) < 3 {
-		return -1
+	if _, pgrp, _, ok := statIDs(pid); ok {
+		return pgrp
 	}
-	g, err := strconv.Atoi(f[2])
-	if err != nil {
-		return -1
-	}
-	return g
+	return -1
 }

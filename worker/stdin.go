@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // stdinFile is the gateway's end of a worker's stdin: the pipe's *os.File, or a test's
@@ -19,14 +21,14 @@ type stdinFile interface {
 	Close() error
 }
 
-// write writes one line. Many callers may share one worker: one at a time holds the turn
-// (Process.turn) and writes its line whole, so that lines are never interleaved. It waits
-// for its turn at most until ctx ends, and the write itself at most WriteTimeout: a worker
-// that leaves its stdin full that long is hung, and is stopped so that neither this caller
-// nor anyone waiting behind it waits on it for good. A line is never cut short by ctx: half
-// a line would corrupt every message after it; a line whose caller gives up before its turn
-// is never written.
-func (p *Process) write(ctx context.Context, line []byte) error {
+// Write writes m to the worker as it is: a notification, or a response to the worker's own
+// request (m.ID its id). Its line is written whole while it holds the turn (Process.turn), so
+// that the lines of callers sharing a worker never interleave. It waits for its turn until ctx
+// ends, and on the write WriteTimeout, after which the worker is hung and stopped: no one
+// waits on it for good. ctx never cuts a line short (half a line would corrupt every later
+// message); a line whose caller gives up before its turn is never written.
+func (p *Process) Write(ctx context.Context, m *jsonrpc.Message) error {
+	line := m.Encode()
 	if p.spec.OnTrace != nil {
 		p.spec.OnTrace("to_worker", line)
 	}
@@ -62,8 +64,8 @@ func (p *Process) writeOut(buf []byte) error {
 		return ErrHung
 	}
 	if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
-		// The worker is gone, and its last words (a refusal at greeting time) may still be
-		// in the pipe: wait, briefly, for its output to be read, so the error can say why.
+		// The worker is gone, and its last words (a refusal) may still be in the pipe: wait,
+		// briefly, for its output to be read, so the error can say why.
 		select {
 		case <-p.done:
 		case <-time.After(2 * time.Second):

@@ -3,11 +3,11 @@
 package worker
 
 // What a worker writes: its stdout lines, each checked and routed to the call it answers (or
-// handed on as the worker's own message), and its stderr, logged. What gemgate writes to it
-// is in stdin.go; its start and end are in process.go.
+// handed on as the worker's own message), and its stderr, logged.
 
 import (
 	"bytes"
+	"cmp"
 	"io"
 	"log/slog"
 	"os"
@@ -30,8 +30,7 @@ func (p *Process) readStdout(r *os.File) {
 	}
 	greeted := p.spec.Greeting == nil
 	for {
-		// An owned line (a long one, assembled for the purpose) is parsed in place: the reader
-		// never reads into it again, so the message may alias it for as long as it lives.
+		// An owned line (lines.go) is parsed in place: the message may alias it.
 		line, owned, ok := sc.take()
 		if !ok {
 			break
@@ -46,8 +45,8 @@ func (p *Process) readStdout(r *os.File) {
 			p.spec.OnTrace("from_worker", p.Redacted(line))
 		}
 		if !greeted {
-			// The greeting's refusal goes to the log and to the client, its text cut to fit:
-			// the credential is taken out first, whole, not after a cut that could halve it.
+			// The refusal goes to the log and the client, cut to fit: the credential is taken
+			// out first, whole, not after a cut that could halve it.
 			done, err := p.spec.Greeting(p.Redacted(line))
 			if err != nil {
 				p.refuse(err)
@@ -83,9 +82,8 @@ func (p *Process) readStdout(r *os.File) {
 	}
 }
 
-// validUTF8 replaces each run of invalid UTF-8 with U+FFFD, so that no client ever receives
-// it: such bytes can only sit inside JSON strings (anywhere else the line is not JSON), so the
-// line stays the same JSON. It is logged once per worker.
+// validUTF8 replaces each run of invalid UTF-8 with U+FFFD, so that no client receives it:
+// such bytes can only sit inside JSON strings, so the line stays the same JSON.
 func (p *Process) validUTF8(line []byte) []byte {
 	if !p.badUTF8 {
 		p.badUTF8 = true // only the reading goroutine touches it
@@ -102,42 +100,31 @@ func (p *Process) route(m *jsonrpc.Message) {
 		return
 	}
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
-	if err != nil {
-		if p.spec.Strict {
-			p.failOldest(m.Encode())
-			return
+	var c *Call
+	if err == nil {
+		p.mu.Lock()
+		c = p.pending[id]
+		delete(p.pending, id)
+		if i := slices.Index(p.order, id); i >= 0 {
+			p.order = slices.Delete(p.order, i, i+1)
 		}
+		p.mu.Unlock()
+	}
+	switch {
+	case c != nil:
+		m.ID = c.clientID
+		c.give(m)
+	case p.spec.Strict:
+		p.failOldest(m.Encode())
+	case err != nil:
 		p.LogQuoting(slog.LevelWarn, "worker answered an id the gateway never sent; dropped", "id", m.ID)
-		return
-	}
-	p.mu.Lock()
-	c, ok := p.pending[id]
-	delete(p.pending, id)
-	p.dropOrder(id)
-	p.mu.Unlock()
-	if !ok {
-		if p.spec.Strict {
-			p.failOldest(m.Encode())
-			return
-		}
-		if p.allow(slog.LevelDebug) {
-			p.log.Debug("late or unknown answer from worker; dropped", "id", id)
-		}
-		return
-	}
-	m.ID = c.clientID
-	c.give(m)
-}
-
-// dropOrder removes id from the answer order; p.mu is held.
-func (p *Process) dropOrder(id int64) {
-	if i := slices.Index(p.order, id); i >= 0 {
-		p.order = slices.Delete(p.order, i, i+1)
+	case p.allow(slog.LevelDebug):
+		p.log.Debug("late or unknown answer from worker; dropped", "id", id)
 	}
 }
 
-// failOldest fails the oldest pending call of a Strict worker with the worker's StrictError:
-// the line was its answer, and it is not a valid one.
+// failOldest fails the oldest pending call of a Strict worker with StrictError: the line was
+// its answer, and not a valid one.
 func (p *Process) failOldest(line []byte) {
 	p.mu.Lock()
 	var c *Call
@@ -148,10 +135,7 @@ func (p *Process) failOldest(line []byte) {
 		delete(p.pending, id)
 	}
 	p.mu.Unlock()
-	msg := p.spec.StrictError
-	if msg == "" {
-		msg = "the worker's answer is not valid JSON-RPC"
-	}
+	msg := cmp.Or(p.spec.StrictError, "the worker's answer is not valid JSON-RPC")
 	if p.allow(slog.LevelError) {
 		p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", p.snippet(line))
 	}
@@ -177,8 +161,7 @@ func (p *Process) Refusal() error {
 	return p.greetErr
 }
 
-// A worker's stderr lines are logged at the worker's log rate (loglimit.go), shared with every
-// other line the worker causes.
+// A worker's stderr lines are logged at the worker's log rate (loglimit.go).
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
 	sc, err := newLineReader(r, 1<<20)

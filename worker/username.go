@@ -5,6 +5,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,15 +21,13 @@ type UserNameError struct{ Reason string }
 
 func (e *UserNameError) Error() string { return "the user name " + e.Reason }
 
-// CheckUser reports whether a worker can act as user. Launch and authentication
-// (auth.AuthenticatorOptions.UserName) make the same call, so that such a token is refused
-// at authentication rather than failing every start with a retryable 503.
+// CheckUser reports whether a worker can act as user. Authentication makes the same call
+// (auth.AuthenticatorOptions.UserName), so that such a token is refused there rather than
+// failing every start with a retryable 503.
 //
-// Always: the name is not empty, at most MaxUserNameBytes, valid UTF-8, and holds no control
-// character or line separator (they would forge log lines). When "{user}" appears in the
-// command template or in worker_user, also: no leading '-' (it would be an option), no '/',
-// and not "." or ".." (it must not step out of a path). When it appears in worker_user, also
-// CheckAccountFor.
+// Always: not empty, at most MaxUserNameBytes, valid UTF-8, and no control character or line
+// separator (they would forge log lines). With "{user}" in the command template or in
+// worker_user, also: no leading '-', no '/', not "." or ".."; in worker_user, CheckAccountFor.
 func (l *CommandLauncher) CheckUser(user string) error {
 	switch {
 	case user == "":
@@ -70,13 +69,6 @@ func (l *CommandLauncher) CheckUser(user string) error {
 // userInArguments reports whether the user name goes on the worker's command line or into the
 // name of the account it runs as.
 func (l *CommandLauncher) userInArguments() bool {
-	if strings.Contains(l.WorkerUser, "{user}") {
-		return true
-	}
-	for _, a := range l.Command[min(1, len(l.Command)):] {
-		if strings.Contains(a, "{user}") {
-			return true
-		}
-	}
-	return false
+	hasUser := func(s string) bool { return strings.Contains(s, "{user}") }
+	return hasUser(l.WorkerUser) || slices.ContainsFunc(l.Command[min(1, len(l.Command)):], hasUser)
 }

@@ -1,6 +1,7 @@
 package gemstone
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -12,9 +13,8 @@ import (
 )
 
 // MinVersion is the oldest GemStone the relay logs in to. JWT login arrived as a preview in
-// 3.7.4 (its release notes, chapter 2); gemgate, like GemTalk's own MCP server, requires 3.7.5,
-// the first version on which JwtSecurityData, System addJwtKey:withId: and
-// GsTsExternalSession>>jwtPassword: were measured.
+// 3.7.4; gemgate, like GemTalk's MCP server, requires 3.7.5, the first version on which
+// JwtSecurityData, System addJwtKey:withId: and GsTsExternalSession>>jwtPassword: were measured.
 const MinVersion = "3.7.5"
 
 // Finding is one line of `gemgate check`.
@@ -57,9 +57,7 @@ func Check(ctx context.Context, c Config) []Finding {
 			bad("make gemstone_stone and the ini's `set gemstone` agree", "gemstone_stone is %s but the service ini logs in to %s", stone, ini.Stone)
 		}
 	}
-	if stone == "" {
-		stone = "gs64stone"
-	}
+	stone = cmp.Or(stone, "gs64stone")
 
 	g := ResolveGlobalDir(ctx, home, c.GlobalDir, stone)
 	if !g.Found {
@@ -139,16 +137,10 @@ func AtLeast(version, min string) bool {
 	if len(a) == 0 {
 		return false
 	}
-	for i := 0; i < len(b); i++ {
-		var x int
-		if i < len(a) {
-			x = a[i]
-		}
-		if x != b[i] {
-			return x > b[i]
-		}
+	for len(a) < len(b) {
+		a = append(a, 0) // 3.7 is 3.7.0
 	}
-	return true
+	return slices.Compare(a, b) >= 0
 }
 
 func versionParts(v string) []int {

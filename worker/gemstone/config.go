@@ -1,6 +1,7 @@
 package gemstone
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,8 +19,7 @@ type Config struct {
 	ServiceINI string // topaz ini file of the service account, mode 0600
 	ScriptDir  string // where the relay script is written; default DefaultScriptDir()
 	// GemConfig is the gemnetobject -C parameters the user's gem is forked with
-	// (GEM_TEMPOBJ_CACHE_SIZE=900000;): "" leaves the NetLDI's, whose temporary object memory
-	// is the product default of 50 MB unless the NetLDI was started with more.
+	// (GEM_TEMPOBJ_CACHE_SIZE=900000;); "" leaves the NetLDI's (50 MB of temporary objects).
 	GemConfig string
 }
 
@@ -43,24 +43,17 @@ type Relay struct {
 	GlobalDir GlobalDir
 	Stone     string
 	INI       string
-	// NetLDI is the running NetLDI gslist found, through which each user's gem is forked; ""
-	// when none of the stone owner's was running at start-up (ChooseNetLDI).
-	NetLDI string
-	// GemConfig is Config.GemConfig.
+	// NetLDI is the stone owner's running NetLDI gslist found at start-up (ChooseNetLDI); ""
+	// when none was running.
+	NetLDI    string
 	GemConfig string
 }
 
 // HomeOrEnv is c.Home, or $GEMSTONE when it is empty.
-func (c Config) HomeOrEnv() string {
-	if c.Home != "" {
-		return c.Home
-	}
-	return os.Getenv("GEMSTONE")
-}
+func (c Config) HomeOrEnv() string { return cmp.Or(c.Home, os.Getenv("GEMSTONE")) }
 
 // Prepare checks what a session will need, resolves GEMSTONE_GLOBAL_DIR and installs the relay
-// script. A stone that is not running yet is not an error (its sessions will fail until it
-// is); the returned Relay's GlobalDir.Note says what was found.
+// script. A stone not running yet is no error; the Relay's GlobalDir.Note says what was found.
 func Prepare(ctx context.Context, c Config) (*Relay, error) {
 	home := c.HomeOrEnv()
 	if home == "" {
@@ -83,11 +76,7 @@ func Prepare(ctx context.Context, c Config) (*Relay, error) {
 	} else if stone != ini.Stone {
 		return nil, fmt.Errorf("gemstone_stone is %s but the service ini logs in to %s", stone, ini.Stone)
 	}
-	dir := c.ScriptDir
-	if dir == "" {
-		dir = DefaultScriptDir()
-	}
-	script, err := InstallScript(dir)
+	script, err := InstallScript(cmp.Or(c.ScriptDir, DefaultScriptDir()))
 	if err != nil {
 		return nil, err
 	}
@@ -116,12 +105,11 @@ func (r *Relay) Env() []string {
 	return env
 }
 
-// SessionNRS is the GEMSTONE_NRS_ALL entry a session's relay starts with: the NetLDI of the
-// stone's owner that gslist lists running now, so that one started, restarted or replaced
-// since gemgate started is seen as it is. "" when the operator set GEMSTONE_NRS_ALL (theirs
-// is left alone); an error when no NetLDI of the stone's owner runs, or gslist cannot tell
-// (the stone not running): the session must not start, since GemStone's default NRS would
-// fork the user's gem, and hand it the user's login, through any NetLDI named gs64ldi.
+// SessionNRS is the GEMSTONE_NRS_ALL entry a session's relay starts with: the stone owner's
+// NetLDI that gslist lists running now (one restarted since start-up included). "" when the
+// operator set GEMSTONE_NRS_ALL; an error when no NetLDI of the stone's owner runs, or gslist
+// cannot tell: then the session must not start, since GemStone's default NRS would fork the
+// user's gem, and hand it the user's login, through any NetLDI named gs64ldi.
 func (r *Relay) SessionNRS(ctx context.Context) (string, error) {
 	if os.Getenv("GEMSTONE_NRS_ALL") != "" {
 		return "", nil

@@ -3,6 +3,7 @@ package gemstone
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,9 +15,7 @@ import (
 
 // StrictError is what a call gets when the relay's answer is not a well-formed answer to it:
 // the shape kernel defect #51438 gives a result over 1,024 bytes on stones before 3.7.4.1.
-//
-// A topaz error report printed after the greeting (the stone ended the relay's session, say)
-// takes the same path, so the message points at the log, which holds the line.
+// A topaz error report after the greeting takes the same path: the message points at the log.
 const StrictError = "GemStone returned a corrupted answer (kernel defect #51438: a result over 1,024 bytes " +
 	"fetched through GsTsExternalSession came back with a stale tail). This call failed and was not " +
 	"relayed; later large answers in this session may fail too. Fix: upgrade the stone to GemStone " +
@@ -37,25 +36,24 @@ type Refusal struct {
 }
 
 func (r *Refusal) Error() string {
-	d := r.Detail
-	switch r.Kind {
-	case "login":
-		return explainLogin(d)
-	case "versionTooOld":
-		return "GemStone cannot log this session in: the stone has no JWT login (" + d + "). JWT login arrived as a preview in GemStone 3.7.4; gemgate's GemStone worker, like GemTalk's MCP server, requires 3.7.5 or later."
-	case "noMcpServer":
-		return "GemStone logged the user in, but the native GemStone MCP server is not visible to that user (" + d + "). Load it (install.sh) and put its dictionary in the user's symbol list; see docs/gemstone.md."
-	case "sessionLost":
-		return "GemStone logged the user in, but the user's session ended before it was ready (" + d + "): its gem is gone. Check the stone's and the NetLDI's logs; run `gemgate check`."
-	case "readOnly":
-		return "GemStone could not make the session read-only (" + d + "); the session was not opened."
-	case "stoneUnreachable":
-		return "topaz cannot reach the stone: " + d + ". The usual cause is a wrong GEMSTONE_GLOBAL_DIR (set gemstone_global_dir, or leave it empty so gemgate asks gslist); run `gemgate check`."
-	case "config":
-		return "the GemStone relay is misconfigured: " + d
-	default:
-		return "topaz failed before the GemStone session was ready: " + d + ". Run `gemgate check`."
+	if r.Kind == "login" {
+		return explainLogin(r.Detail)
 	}
+	text, ok := refusalFormat[r.Kind]
+	if !ok {
+		text = "topaz failed before the GemStone session was ready: %s. Run `gemgate check`."
+	}
+	return fmt.Sprintf(text, r.Detail)
+}
+
+// refusalFormat explains a Refusal of each Kind but login; %s is its Detail.
+var refusalFormat = map[string]string{
+	"versionTooOld":    "GemStone cannot log this session in: the stone has no JWT login (%s). JWT login arrived as a preview in GemStone 3.7.4; gemgate's GemStone worker, like GemTalk's MCP server, requires 3.7.5 or later.",
+	"noMcpServer":      "GemStone logged the user in, but the native GemStone MCP server is not visible to that user (%s). Load it (install.sh) and put its dictionary in the user's symbol list; see docs/gemstone.md.",
+	"sessionLost":      "GemStone logged the user in, but the user's session ended before it was ready (%s): its gem is gone. Check the stone's and the NetLDI's logs; run `gemgate check`.",
+	"readOnly":         "GemStone could not make the session read-only (%s); the session was not opened.",
+	"stoneUnreachable": "topaz cannot reach the stone: %s. The usual cause is a wrong GEMSTONE_GLOBAL_DIR (set gemstone_global_dir, or leave it empty so gemgate asks gslist); run `gemgate check`.",
+	"config":           "the GemStone relay is misconfigured: %s",
 }
 
 // explainLogin turns what GemStone said about a refused JWT login into advice.
@@ -100,9 +98,9 @@ type greetingLine struct {
 // gemstoneErrorNumber finds topaz's error report ("... Number: 4065 ...").
 var gemstoneErrorNumber = regexp.MustCompile(`Number:\s*(\d+)`)
 
-// NewGreeting answers a parser for one relay's greeting: topaz chatter is skipped, a ready
-// line ends the greeting, an error line or a topaz error report refuses the session. Each
-// worker needs its own, since it remembers the chatter it saw.
+// NewGreeting answers a parser for one relay's greeting, which remembers the chatter it saw:
+// topaz chatter is skipped, a ready line ends the greeting, an error line or a topaz error
+// report refuses the session.
 func NewGreeting() func(line []byte) (done bool, err error) {
 	var chatter []string
 	return func(line []byte) (bool, error) {

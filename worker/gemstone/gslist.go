@@ -22,17 +22,16 @@ type Server struct {
 	Owner   string // the account the server runs as
 }
 
-// Running reports whether gslist saw the server alive. `gslist -l` prints OK for a server
-// that answered; other flag and version combinations print exists for a live one (GsDevKit's
-// `gslist -lc` output), so both count.
-func (s Server) Running() bool {
-	return strings.EqualFold(s.Status, "OK") || strings.EqualFold(s.Status, "exists")
-}
+// Running reports whether gslist saw the server alive: OK from `gslist -l`, or exists, which
+// other flags and versions print for a live one (GsDevKit's `gslist -lc`).
+func (s Server) Running() bool { return s.statusIs("OK", "exists") }
 
 // Starting reports a server that is there but not serving yet: a stone in startup or in
-// recovery after a crash. It is the right GEMSTONE_GLOBAL_DIR; logins wait until it is OK.
-func (s Server) Starting() bool {
-	return strings.EqualFold(s.Status, "startup") || strings.EqualFold(s.Status, "recovery")
+// recovery after a crash.
+func (s Server) Starting() bool { return s.statusIs("startup", "recovery") }
+
+func (s Server) statusIs(names ...string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(s.Status, n) })
 }
 
 // present is a server that lives under this GEMSTONE_GLOBAL_DIR, running or on its way.
@@ -43,9 +42,8 @@ func (s Server) present() bool { return s.Running() || s.Starting() }
 const rowFields = 9
 
 // ParseGslist reads gslist's table: a header naming Status ... Type Name, then one row per
-// server. Status may be two words ("exe deleted") and Started holds spaces, so the row is read
-// from both ends: Version is the first field after Status that starts with a digit, Owner
-// the one after it, Type and Name are the last two.
+// server. Status may be two words ("exe deleted") and Started holds spaces: Version is the
+// first later field that starts with a digit, Owner the next, Type and Name the last two.
 func ParseGslist(out string) []Server {
 	var servers []Server
 	header := false
@@ -70,9 +68,8 @@ func ParseGslist(out string) []Server {
 			continue // no version, or nothing after it: not a server row
 		}
 		if len(f) > v+rowFields {
-			// More words than a server row has (Version Owner Pid Port, three of Started,
-			// Type Name): a name with spaces, which its starter chose, and which could pass
-			// itself off as another type and name. Not read.
+			// A name with spaces, chosen by its starter, could pass itself off as another
+			// type and name: not read.
 			continue
 		}
 		s := Server{Status: strings.Join(f[:v], " "), Version: f[v], Type: f[len(f)-2], Name: f[len(f)-1]}
@@ -84,9 +81,8 @@ func ParseGslist(out string) []Server {
 	return servers
 }
 
-// Gslist runs `$GEMSTONE/bin/gslist -l` with the given GEMSTONE_GLOBAL_DIR and reads its
-// table. Never -c: it removes the lock files of servers that do not answer, which is no
-// business of a gateway's check.
+// Gslist runs `$GEMSTONE/bin/gslist -l` under globalDir and reads its table; never -c, which
+// removes the lock files of servers that do not answer.
 func Gslist(ctx context.Context, home, globalDir string) ([]Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -130,11 +126,10 @@ func find(servers []Server, typ, name string) (Server, bool) {
 const DefaultNetLDI = "gs64ldi"
 
 // ChooseNetLDI picks the running NetLDI the relay's user sessions are forked through: of
-// those that run as the stone's owner, the default one when it runs, else the first gslist
-// lists; "" when none does, or when the stone is not listed. Each user's gem is forked by
-// that NetLDI and given the user's token at login, and any account that may write the global
-// directory's locks can start a NetLDI there, under any name: one of another account is
-// never chosen (OtherNetLDIs names them).
+// those that run as the stone's owner, the default one, else the first listed; "" when none
+// does, or the stone is not listed. That NetLDI gets the user's token at login, and any
+// account that may write the global directory's locks can start one there, under any name:
+// one of another account is never chosen (OtherNetLDIs names them).
 func ChooseNetLDI(servers []Server, stone string) string {
 	owner, ok := stoneOwner(servers, stone)
 	if !ok {
@@ -168,9 +163,8 @@ func OtherNetLDIs(servers []Server, stone string) []string {
 	return out
 }
 
-// stoneOwner is the account the stone runs as: the owner of the one row of that stone that
-// is running or starting. None, or several (a lock left by another account's stone of the
-// same name), and the owner is not known.
+// stoneOwner is the owner of the one row of the stone that is running or starting; with none,
+// or several (a lock left by another account's stone of that name), it is not known.
 func stoneOwner(servers []Server, stone string) (string, bool) {
 	owner, n := "", 0
 	for _, s := range servers {
@@ -189,11 +183,10 @@ type GlobalDir struct {
 	Note    string   // set when the configured value was supplied or corrected
 }
 
-// ResolveGlobalDir finds the GEMSTONE_GLOBAL_DIR where the stone actually runs, as the native
-// server's gs-env.sh does: ask gslist under each candidate (the configured value, the
-// environment's, the product's defaults /opt/gemstone and /usr/gemstone) and take the first
-// that lists the stone. A wrong directory is the usual cause of the 4065 "could not find
-// server" login failure, since clients find a stone through its lock files there.
+// ResolveGlobalDir finds the GEMSTONE_GLOBAL_DIR where the stone runs, as the native server's
+// gs-env.sh does: the first candidate (configured, environment, /opt/gemstone, /usr/gemstone)
+// under which gslist lists it. A wrong one is the usual cause of the 4065 "could not find
+// server" login failure.
 func ResolveGlobalDir(ctx context.Context, home, configured, stone string) GlobalDir {
 	var candidates []string
 	for _, c := range []string{configured, os.Getenv("GEMSTONE_GLOBAL_DIR"), "/opt/gemstone", "/usr/gemstone"} {

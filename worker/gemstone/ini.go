@@ -35,7 +35,15 @@ func ReadServiceINI(path string) (ServiceINI, error) {
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return ini, fmt.Errorf("service ini %s has mode %04o; it holds a password, so make it 0600 (chmod 600 %s)", path, perm, path)
 	}
-	if err := iniHeldPrivately(path); err != nil {
+	// topaz reads the ini again, as topaz commands, at the start of every session, in the
+	// process that holds the user's token: the file it leads to (through any links) must be
+	// this user's and written by no one else, and no folder on the way, up to /, may let
+	// another account rename or re-point an entry (private.Path).
+	real, err := private.Path(path)
+	if err == nil {
+		err = private.Owned(real)
+	}
+	if err != nil {
 		return ini, fmt.Errorf("service ini: %w; it must be gemgate's user's own, in a folder no other account may write", err)
 	}
 	b, err := os.ReadFile(path)
@@ -75,17 +83,4 @@ func ReadServiceINI(path string) (ServiceINI, error) {
 		return ini, fmt.Errorf("service ini %s lacks %s", path, strings.Join(missing, ", "))
 	}
 	return ini, nil
-}
-
-// iniHeldPrivately refuses an ini that another account could change or replace: topaz reads
-// it again, as topaz commands, at the start of every session, in the process that holds the
-// user's token. The file it leads to (through any links) must be this user's and written by
-// no one else, and no folder on the way, up to /, may let another account rename or re-point
-// an entry (private.Path).
-func iniHeldPrivately(path string) error {
-	real, err := private.Path(path)
-	if err != nil {
-		return err
-	}
-	return private.Owned(real)
 }

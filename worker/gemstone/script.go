@@ -19,13 +19,11 @@ import (
 var relayScript []byte
 
 // InstallScript writes the relay script into dir (created 0700 when missing) under a name
-// that carries its hash, and answers its path. Every session's topaz runs the script as the
-// service account, with the user's token in hand, so whoever can change it reads every
-// user's token: the folder must be this user's, written by no one else, below folders where no
-// one else can rename it away, up to / (a shared /tmp is such a folder through its sticky
-// bit), and a script already there must be this user's and hold exactly the relay. A missing
-// folder is made only below a folder that passes those checks: nothing is made where another
-// account could have redirected it.
+// that carries its hash, and answers its path. Every session's topaz runs it with the user's
+// token in hand, so whoever can change it reads every user's token: the folder must be this
+// user's, written by no one else, below folders where no one else can rename it away, up to /
+// (a sticky /tmp is such a folder), and a script already there must be this user's and hold
+// exactly the relay. A missing folder is made only below a folder that passes those checks.
 func InstallScript(dir string) (string, error) {
 	if err := private.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("relay script directory: %w", err)
@@ -54,15 +52,8 @@ func InstallScript(dir string) (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(relayScript); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
+	_, err = tmp.Write(relayScript)
+	if err = errors.Join(err, tmp.Chmod(0o600), tmp.Close()); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
@@ -72,8 +63,8 @@ func InstallScript(dir string) (string, error) {
 }
 
 // DefaultScriptDir is where the relay script goes unless configured: the user's cache
-// directory, or a private directory under the temporary directory. That one's name is
-// foreseeable, so another account may have made it first: InstallScript then refuses it.
+// directory, or else a folder in the temporary directory, whose foreseeable name another
+// account may have taken first (InstallScript then refuses it).
 func DefaultScriptDir() string {
 	if d, err := os.UserCacheDir(); err == nil && d != "" {
 		return filepath.Join(d, "gemgate")
