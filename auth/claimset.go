@@ -147,21 +147,13 @@ func (c *claimSet) numericDate(name string) (t time.Time, ok bool, err error) {
 	if s == "" || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
 		return time.Time{}, true, bad
 	}
-	if sec, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if sec < 0 || sec > maxNumericDate {
-			return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
-		}
-		return time.Unix(sec, 0), true, nil
-	}
+	// A whole NumericDate in range is below 2^53, which a float64 holds exactly.
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		if errors.Is(err, strconv.ErrRange) {
-			return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
-		}
-		return time.Time{}, true, bad
-	}
-	if f < 0 || f > maxNumericDate {
+	switch {
+	case errors.Is(err, strconv.ErrRange), err == nil && (f < 0 || f > maxNumericDate):
 		return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
+	case err != nil || math.IsNaN(f):
+		return time.Time{}, true, bad
 	}
 	sec, frac := math.Modf(f)
 	return time.Unix(int64(sec), int64(frac*1e9)), true, nil
