@@ -38,8 +38,7 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Pr
 	return provider, nil
 }
 
-// discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration; it must pass
-// SecureURL, as a configured jwks_url must.
+// discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration.
 func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string, allowInsecure bool) (string, error) {
 	provider, err := discover(ctx, client, issuer)
 	if err != nil {
@@ -51,30 +50,32 @@ func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string, al
 	if err := provider.Claims(&doc); err != nil {
 		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, err)
 	}
-	if doc.JWKSURI == "" {
-		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no jwks_uri"))
-	}
-	if !TrustedURL(issuer, doc.JWKSURI, allowInsecure) {
-		return "", fmt.Errorf("auth: discovery for issuer %q: jwks_uri %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url", issuer, clip.String(doc.JWKSURI, maxDiscoveryErrorText))
-	}
-	return doc.JWKSURI, nil
+	return discovered(issuer, "jwks_uri", doc.JWKSURI, allowInsecure,
+		"fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url")
 }
 
 // TokenEndpoint reads the issuer's token endpoint from its OpenID configuration (for a token
-// exchange, which sends it a client secret and the caller's token); it must pass SecureURL. A
-// nil client means http.DefaultClient.
+// exchange, which sends it a client secret and the caller's token). A nil client means
+// http.DefaultClient.
 func TokenEndpoint(ctx context.Context, client *http.Client, issuer string, allowInsecure bool) (string, error) {
 	provider, err := discover(ctx, GuardRedirects(client, issuer, allowInsecure), issuer)
 	if err != nil {
 		return "", err
 	}
-	if u := provider.Endpoint().TokenURL; u != "" {
-		if !TrustedURL(issuer, u, allowInsecure) {
-			return "", fmt.Errorf("auth: discovery for issuer %q: token_endpoint %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL, or set exchange_token_url", issuer, clip.String(u, maxDiscoveryErrorText))
-		}
-		return u, nil
+	return discovered(issuer, "token_endpoint", provider.Endpoint().TokenURL, allowInsecure,
+		"fix the issuer's public URL, or set exchange_token_url")
+}
+
+// discovered is the URL u that discovery named as field, if it is there and passes
+// TrustedURL; the error's advice ends with fix.
+func discovered(issuer, field, u string, allowInsecure bool, fix string) (string, error) {
+	switch {
+	case u == "":
+		return "", fmt.Errorf("auth: discovery for issuer %q: no %s", issuer, field)
+	case !TrustedURL(issuer, u, allowInsecure):
+		return "", fmt.Errorf("auth: discovery for issuer %q: %s %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; %s", issuer, field, clip.String(u, maxDiscoveryErrorText), fix)
 	}
-	return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no token_endpoint"))
+	return u, nil
 }
 
 // SecureURL reports whether raw is an absolute https URL, or an http one whose host is
