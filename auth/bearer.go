@@ -73,39 +73,12 @@ func BearerToken(r *http.Request) (string, error) {
 // quotes, control or non-ASCII bytes) is not a bearer token and goes no further: not to
 // the verifier, not to a log.
 func IsBearerToken(s string) bool {
-	i := 0
-	for ; i < len(s); i++ {
-		if !b64TokenChar[s[i]] {
-			break
-		}
-	}
-	if i == 0 {
-		return false
-	}
-	for ; i < len(s); i++ {
-		if s[i] != '=' {
-			return false
-		}
-	}
-	return true
+	body := strings.TrimRight(s, "=")
+	return body != "" && !strings.ContainsFunc(body, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-._~+/", r))
+	})
 }
 
-// b64TokenChar marks the bytes of b64token other than its padding.
-var b64TokenChar = func() (t [256]bool) {
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-	}
-	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = true
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for _, c := range []byte("-._~+/") {
-		t[c] = true
-	}
-	return t
-}()
 
 // queryHasToken reports whether a raw query names access_token, in any case, as a key of a
 // pair split at '&' or ';'. url.Query drops a pair with a ';' in it, and a server or proxy

@@ -223,8 +223,11 @@ func (e *Exchanger) cleanError(err error, subjectToken string) error {
 		}
 		return out
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("exchange: %w", ctxErr(err))
+	// A context error keeps its sentinel for errors.Is, without the wrapped message.
+	for _, sentinel := range []error{context.DeadlineExceeded, context.Canceled} {
+		if errors.Is(err, sentinel) {
+			return fmt.Errorf("exchange: %w", sentinel)
+		}
 	}
 	return fmt.Errorf("exchange: %s", e.clean(err.Error(), subjectToken))
 }
@@ -234,7 +237,9 @@ func (e *Exchanger) clean(s, subjectToken string) string {
 	secret := e.cfg.ClientSecret
 	basic := base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(e.cfg.ClientID) + ":" + url.QueryEscape(secret)))
 	for _, v := range []string{subjectToken, url.QueryEscape(subjectToken), secret, url.QueryEscape(secret), basic} {
-		s = redact(s, v)
+		if v != "" {
+			s = strings.ReplaceAll(s, v, "[redacted]")
+		}
 	}
 	return clip.String(s, maxErrorText)
 }
@@ -244,17 +249,3 @@ func (e *Exchanger) quote(s, subjectToken string) string {
 	return strconv.Quote(e.clean(s, subjectToken))
 }
 
-// ctxErr keeps the context sentinel for errors.Is without the wrapped message.
-func ctxErr(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return context.DeadlineExceeded
-	}
-	return context.Canceled
-}
-
-func redact(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "[redacted]")
-}
