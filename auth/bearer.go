@@ -79,7 +79,6 @@ func IsBearerToken(s string) bool {
 	})
 }
 
-
 // queryHasToken reports whether a raw query names access_token, in any case, as a key of a
 // pair split at '&' or ';'. url.Query drops a pair with a ';' in it, and a server or proxy
 // that splits at ';' as well would read a token from it.

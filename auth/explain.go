@@ -117,7 +117,6 @@ func (x *explainer) problem(item string, err error, detail string) {
 }
 
 // signature checks the token's signature, unless keysErr says the keys could not be loaded.
-
 func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKeySet, keysErr error) {
 	if keysErr != nil {
 		x.add("signature", FindingNotChecked, "the issuer's keys could not be loaded, so the signature is not checked: %v", keysErr)

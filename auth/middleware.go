@@ -192,7 +192,6 @@ func (a *Authenticator) logRefusal(r *http.Request, status int, p Principal, err
 
 // InsufficientScope sets WWW-Authenticate for a 403 step-up; the caller writes the status
 // and body. scope = granted ∪ needed: clients that replace their scopes keep what they had.
-
 func (a *Authenticator) InsufficientScope(h http.Header, granted, needed []string, description string) {
 	h.Set("WWW-Authenticate", Challenge{
 		Error:            "insufficient_scope",
@@ -214,7 +213,6 @@ func Anonymous(p Principal) func(http.Handler) http.Handler {
 func missingScopes(granted, required []string) []string {
 	return slices.DeleteFunc(slices.Clone(required), func(s string) bool { return slices.Contains(granted, s) })
 }
-
 
 func union(a, b []string) []string {
 	out := make([]string, 0, len(a)+len(b))

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -87,12 +86,11 @@ func Start(o Options) (*Issuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devissuer: %w", err)
 	}
-	host, err := loopbackHost(o.Addr)
+	addr, err := loopbackAddr(o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("devissuer: %w", err)
 	}
-	_, port, _ := net.SplitHostPort(o.Addr) // already checked by loopbackHost
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("devissuer: listen: %w", err)
 	}
@@ -101,13 +99,12 @@ func Start(o Options) (*Issuer, error) {
 		scheme = "https"
 		ln = tls.NewListener(ln, o.TLS)
 	}
-	addr := ln.Addr().(*net.TCPAddr)
 	log := o.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	i := &Issuer{
-		url:      scheme + "://" + net.JoinHostPort(addr.IP.String(), fmt.Sprint(addr.Port)),
+		url:      scheme + "://" + ln.Addr().String(),
 		opts:     o,
 		clients:  clients,
 		key:      key,
@@ -197,12 +194,7 @@ func (i *Issuer) Mint(user string, scopes []string, ttl time.Duration) (string, 
 	if ttl == 0 {
 		ttl = i.opts.TokenTTL
 	}
-	return i.sign(accessClaims{
-		Subject:           user,
-		PreferredUsername: user,
-		Audience:          i.opts.Audience,
-		Scope:             joinScopes(scopes),
-	}, ttl)
+	return i.sign(i.userClaims(user, scopes), ttl)
 }
 
 // Close stops the server and closes its listener. Tokens already minted stay

@@ -248,4 +248,3 @@ func (e *Exchanger) clean(s, subjectToken string) string {
 func (e *Exchanger) quote(s, subjectToken string) string {
 	return strconv.Quote(e.clean(s, subjectToken))
 }
-
