@@ -27,9 +27,7 @@ type Config struct {
 	KeyRefreshInterval time.Duration // min gap between JWKS fetches; default 1m
 	CacheSize          int           // verified-token cache entries; default 10000; <0 disables
 	HTTPClient         *http.Client  // nil = http.DefaultClient
-	// AllowInsecureHTTP lets discovery name a plain-HTTP jwks_uri on a host that is not
-	// loopback (see SecureURL); without it such a document is refused.
-	AllowInsecureHTTP bool
+	AllowInsecureHTTP bool // see SecureURL
 	Logger            *slog.Logger // nil = discard
 	OnKeyRefresh      func(err error)
 
