@@ -27,9 +27,9 @@ type Config struct {
 	KeyRefreshInterval time.Duration // min gap between JWKS fetches; default 1m
 	CacheSize          int           // verified-token cache entries; default 10000; <0 disables
 	HTTPClient         *http.Client  // nil = http.DefaultClient
-	AllowInsecureHTTP bool // see SecureURL
-	Logger            *slog.Logger // nil = discard
-	OnKeyRefresh      func(err error)
+	AllowInsecureHTTP  bool          // see SecureURL
+	Logger             *slog.Logger  // nil = discard
+	OnKeyRefresh       func(err error)
 
 	// Keys, when set, replaces discovery and JWKS fetching (static keys, tests).
 	Keys KeySet

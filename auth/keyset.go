@@ -50,10 +50,9 @@ const (
 	maxJWKSBytes = 1 << 20
 	// keyMaxAge: a key set this old is refreshed by the next lookup, so keys the issuer
 	// withdrew stop verifying.
-	keyMaxAge    = time.Hour
-	fetchTimeout = 10 * time.Second
-	// healthInterval: how often a health check may fetch the keys to see the issuer is there.
-	healthInterval = 5 * time.Second
+	keyMaxAge      = time.Hour
+	fetchTimeout   = 10 * time.Second
+	healthInterval = 5 * time.Second // how often a health check may fetch the keys
 	minRSABits     = 2048
 )
 
@@ -112,8 +111,8 @@ func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 	if known && (s.now().Sub(t.fetched) <= keyMaxAge || s.fetching.Load()) {
 		return k, nil
 	}
-	// An unknown kid, or a set past keyMaxAge, whose refresh withdraws the keys the issuer
-	// dropped. A known key stays usable when the refresh fails or this request ends first.
+	// An unknown kid, or a set past keyMaxAge. A known key stays usable when the refresh
+	// fails or this request ends first.
 	if err := s.refresh(ctx, s.cfg.KeyRefreshInterval); err != nil {
 		if known {
 			return k, nil
@@ -226,7 +225,7 @@ func (s *remoteKeySet) lastError() error {
 
 // Health is the last fetch's error. A fetch older than healthInterval is repeated first, so
 // that a probe notices an issuer gone within seconds, unless one is under way (or outlives
-// ctx): then the last finished fetch answers. Cached keys stay in use either way.
+// ctx): then the last finished fetch answers.
 func (s *remoteKeySet) Health(ctx context.Context) error {
 	if !s.fetching.Load() {
 		if err := s.refresh(ctx, min(s.cfg.KeyRefreshInterval, healthInterval)); err == nil || ctx.Err() == nil {
@@ -302,9 +301,8 @@ func (s *remoteKeySet) fetch(ctx context.Context, url string) (*keyTable, error)
 }
 
 // parseJWKS keeps the usable signature keys of a JWKS document: public RSA (>= 2048 bits),
-// EC and Ed25519 keys not marked for encryption. A key this build cannot read (a new "kty",
-// such as a post-quantum one) is skipped and logged, as RFC 7517 §5 asks: not a reason to
-// refuse the set.
+// EC and Ed25519 keys not marked for encryption. A key this build cannot read (a new "kty")
+// is skipped and logged, as RFC 7517 §5 asks.
 func parseJWKS(body []byte, logger *slog.Logger) (*keyTable, error) {
 	var doc map[string]json.RawMessage // "keys" in its exact case, not as a struct field would match it
 	var keys []json.RawMessage
