@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,21 +37,10 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.UserClaim == "" {
-		c.UserClaim = DefaultUserClaim
-	}
-	if c.ClockSkew == 0 {
-		c.ClockSkew = DefaultClockSkew
-	}
-	if c.KeyRefreshInterval == 0 {
-		c.KeyRefreshInterval = DefaultKeyRefreshInterval
-	}
-	if c.CacheSize == 0 {
-		c.CacheSize = DefaultCacheSize
-	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = http.DefaultClient
-	}
+	c.UserClaim = cmp.Or(c.UserClaim, DefaultUserClaim)
+	c.ClockSkew = cmp.Or(c.ClockSkew, DefaultClockSkew)
+	c.KeyRefreshInterval = cmp.Or(c.KeyRefreshInterval, DefaultKeyRefreshInterval)
+	c.CacheSize = cmp.Or(c.CacheSize, DefaultCacheSize)
 	c.HTTPClient = GuardRedirects(c.HTTPClient, c.Issuer, c.AllowInsecureHTTP)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -1,6 +1,7 @@
 package devissuer
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
@@ -129,14 +130,10 @@ func Start(o Options) (*Issuer, error) {
 // at once. The caller's slices are copied, never shared.
 func (o Options) withDefaults() (Options, error) {
 	var errs []error
-	if o.Addr == "" {
-		o.Addr = defaultAddr
-	}
+	o.Addr = cmp.Or(o.Addr, defaultAddr)
+	o.TokenTTL = cmp.Or(o.TokenTTL, defaultTokenTTL)
 	if o.Audience == "" {
 		errs = append(errs, errors.New("audience is required (the gateway's public MCP URL)"))
-	}
-	if o.TokenTTL == 0 {
-		o.TokenTTL = defaultTokenTTL
 	}
 	if o.TokenTTL < 0 {
 		errs = append(errs, fmt.Errorf("TokenTTL %v is negative", o.TokenTTL))
@@ -191,10 +188,7 @@ func (i *Issuer) Mint(user string, scopes []string, ttl time.Duration) (string, 
 	if user == "" {
 		return "", errors.New("devissuer: Mint: empty user")
 	}
-	if ttl == 0 {
-		ttl = i.opts.TokenTTL
-	}
-	return i.sign(i.userClaims(user, scopes), ttl)
+	return i.sign(i.userClaims(user, scopes), cmp.Or(ttl, i.opts.TokenTTL))
 }
 
 // Close stops the server and closes its listener. Tokens already minted stay

@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -127,9 +128,7 @@ func New(cfg Config) (*Exchanger, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("exchange: invalid config:\n%w", err)
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	cfg.Scopes = slices.Clone(cfg.Scopes)
 	// The request carries the client secret (its Authorization header) and the user's own
 	// token (its body). A redirect of it, as a 307 or 308 would have Go's client send it, is
