@@ -21,8 +21,7 @@ type Client struct {
 	Scopes           []string
 }
 
-// Options configures [Start]. The zero value of every field but Audience means the
-// documented default.
+// Options configures [Start]; a zero field but Audience means the documented default.
 type Options struct {
 	// Addr is the listen address, default "127.0.0.1:0". Only loopback addresses are
 	// accepted; a host name must resolve to loopback addresses only ("localhost" does).
@@ -34,15 +33,15 @@ type Options struct {
 	Clients []Client
 	// TokenTTL is the lifetime of issued access tokens, default 1h.
 	TokenTTL time.Duration
-	// ExchangeAudiences are the audiences the token-exchange grant may issue tokens
-	// for (e.g. "gemstone"). Empty means every exchange is refused.
+	// ExchangeAudiences are the audiences the token-exchange grant may issue tokens for
+	// (e.g. "gemstone"); none refuses every exchange.
 	ExchangeAudiences []string
 	// TLS, when set, makes the issuer serve HTTPS with this configuration.
 	TLS *tls.Config
 	// Logger receives one line per issued or refused token; nil discards.
 	Logger *slog.Logger
-	// KeyFile, when set, keeps the signing key across starts (PEM, written 0600 when it does
-	// not exist yet), so tokens outlive a restart. Empty means a fresh key on every Start.
+	// KeyFile, when set, keeps the signing key across starts (PEM, mode 0600), so tokens
+	// outlive a restart.
 	KeyFile string
 }
 
@@ -51,9 +50,8 @@ const (
 	defaultTokenTTL = time.Hour
 )
 
-// DefaultClients returns the development clients: "alice" (user alice, scopes mcp:use
-// mcp:write: a read-write user) and "bob" (user bob, scope mcp:use: a read-only user).
-// The secrets are random on every call.
+// DefaultClients returns the development clients, with secrets random on every call: "alice"
+// (scopes mcp:use mcp:write: read-write) and "bob" (scope mcp:use: read-only).
 func DefaultClients() []Client {
 	return []Client{
 		{ID: "alice", Secret: randomHex(16), User: "alice", Scopes: []string{"mcp:use", "mcp:write"}},
@@ -126,8 +124,8 @@ func Start(o Options) (*Issuer, error) {
 	return i, nil
 }
 
-// withDefaults returns a copy of o with defaults filled in and every problem reported
-// at once. The caller's slices are copied, never shared.
+// withDefaults returns a copy of o, its slices copied too, with defaults filled in and every
+// problem reported at once.
 func (o Options) withDefaults() (Options, error) {
 	var errs []error
 	o.Addr = cmp.Or(o.Addr, defaultAddr)
@@ -166,12 +164,11 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// URL returns the issuer identifier, e.g. "http://127.0.0.1:41234", without a
-// trailing slash. It is the `iss` of every token and the base of every endpoint.
+// URL returns the issuer identifier, e.g. "http://127.0.0.1:41234": the `iss` of every token
+// and the base of every endpoint.
 func (i *Issuer) URL() string { return i.url }
 
-// Clients returns a copy of the registered clients, secrets included, so that
-// `gemgate dev` can print them.
+// Clients returns a copy of the registered clients, secrets included.
 func (i *Issuer) Clients() []Client {
 	out := slices.Clone(i.opts.Clients)
 	for n := range out {
@@ -180,10 +177,8 @@ func (i *Issuer) Clients() []Client {
 	return out
 }
 
-// Mint issues an access token for user with the given scopes, as the token endpoint
-// would, without a client: for tests and for `gemgate dev` to print ready tokens.
-// ttl 0 means Options.TokenTTL; a negative ttl mints a token that has already
-// expired, for tests of expiry handling.
+// Mint issues an access token for user with the given scopes, as the token endpoint would,
+// without a client. ttl 0 means Options.TokenTTL; a negative ttl mints an expired token.
 func (i *Issuer) Mint(user string, scopes []string, ttl time.Duration) (string, error) {
 	if user == "" {
 		return "", errors.New("devissuer: Mint: empty user")
@@ -191,12 +186,10 @@ func (i *Issuer) Mint(user string, scopes []string, ttl time.Duration) (string, 
 	return i.sign(i.userClaims(user, scopes), cmp.Or(ttl, i.opts.TokenTTL))
 }
 
-// Close stops the server and closes its listener. Tokens already minted stay
-// verifiable only as long as a verifier caches the key.
+// Close stops the server and closes its listener.
 func (i *Issuer) Close() error {
 	err := i.srv.Close()
-	// srv.Close closes only the listeners Serve has taken; if the Serve goroutine has not
-	// started yet, the port would stay bound. Closing it twice is harmless.
+	// srv.Close closes only the listeners Serve has taken, maybe not this one yet.
 	if lerr := i.listener.Close(); lerr != nil && !errors.Is(lerr, net.ErrClosed) && err == nil {
 		err = lerr
 	}

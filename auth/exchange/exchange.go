@@ -144,11 +144,9 @@ func New(cfg Config) (*Exchanger, error) {
 	return &Exchanger{cfg: cfg}, nil
 }
 
-// Exchange trades subjectToken (the user's access token, already verified by the
-// gateway) for a token aimed at the configured audience.
-//
-// It uses golang.org/x/oauth2/clientcredentials, whose EndpointParams may replace
-// grant_type, for RFC 6749 client authentication and response parsing. The MCP Go SDK's
+// Exchange trades subjectToken (the user's verified access token) for a token aimed at the
+// configured audience. golang.org/x/oauth2/clientcredentials, whose EndpointParams may
+// replace grant_type, does the client authentication and response parsing; the MCP Go SDK's
 // oauthex.ExchangeToken is shaped for ID-JAG (SEP-990), not for this exchange.
 func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credential, error) {
 	if subjectToken == "" {
@@ -210,9 +208,8 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 }
 
 // cleanError turns an oauth2 error into one that cannot carry a secret, since the error is
-// logged: a refusal keeps only status, code and description. What the issuer wrote is
-// clipped and cleared of the subject token and client secret in every form the request
-// carried them, since an issuer or proxy may quote the request back.
+// logged: a refusal keeps only status, code and description, clipped and cleared of the
+// subject token and client secret in every form the request carried them.
 func (e *Exchanger) cleanError(err error, subjectToken string) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
