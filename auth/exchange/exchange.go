@@ -108,14 +108,12 @@ func New(cfg Config) (*Exchanger, error) {
 	} else if u.User != nil || u.Fragment != "" {
 		errs = append(errs, errors.New("TokenURL must not carry user info or a fragment"))
 	}
-	if cfg.ClientID == "" {
-		errs = append(errs, errors.New("ClientID is required"))
-	}
-	if cfg.ClientSecret == "" {
-		errs = append(errs, errors.New("ClientSecret is required"))
-	}
-	if cfg.Audience == "" {
-		errs = append(errs, errors.New("audience is required"))
+	required := []struct{ name, value string }{
+		{"ClientID", cfg.ClientID}, {"ClientSecret", cfg.ClientSecret}, {"audience", cfg.Audience}}
+	for _, f := range required {
+		if f.value == "" {
+			errs = append(errs, errors.New(f.name+" is required"))
+		}
 	}
 	for _, s := range cfg.Scopes {
 		if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
