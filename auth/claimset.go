@@ -49,13 +49,9 @@ func parseClaimSet(payload []byte) (*claimSet, error) {
 	if err := json.Unmarshal(payload, &raw); err != nil || raw == nil {
 		return nil, &MalformedTokenError{Reason: "claims are not a JSON object"}
 	}
-	values := make(map[string]any, len(raw))
-	for k, r := range raw {
-		var v any
-		if err := json.Unmarshal(r, &v); err != nil {
-			return nil, &MalformedTokenError{Reason: "unparsable claims"}
-		}
-		values[k] = v
+	var values map[string]any
+	if err := json.Unmarshal(payload, &values); err != nil {
+		return nil, &MalformedTokenError{Reason: "unparsable claims"}
 	}
 	return &claimSet{raw: raw, values: values}, nil
 }
