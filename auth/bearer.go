@@ -70,7 +70,8 @@ func BearerToken(r *http.Request) (string, error) {
 func IsBearerToken(s string) bool {
 	body := strings.TrimRight(s, "=")
 	return body != "" && !strings.ContainsFunc(body, func(r rune) bool {
-		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-._~+/", r))
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' ||
+			strings.ContainsRune("-._~+/", r))
 	})
 }
 

@@ -23,7 +23,8 @@ func (i *Issuer) clientCredentials(c Client, form url.Values) (tokenResponse, *t
 
 // userClaims are the claims of a token for user, aimed at the issuer's Audience.
 func (i *Issuer) userClaims(user string, scopes []string) accessClaims {
-	return accessClaims{Subject: user, PreferredUsername: user, Audience: i.opts.Audience, Scope: joinScopes(scopes)}
+	return accessClaims{Subject: user, PreferredUsername: user, Audience: i.opts.Audience,
+		Scope: joinScopes(scopes)}
 }
 
 // issue signs claims into a Bearer token that lasts ttl.
@@ -33,5 +34,6 @@ func (i *Issuer) issue(claims accessClaims, ttl time.Duration) (tokenResponse, *
 		i.log.Error("devissuer: sign", "err", err)
 		return tokenResponse{}, &tokenError{Status: 500, Code: "server_error"}
 	}
-	return tokenResponse{AccessToken: tok, TokenType: "Bearer", ExpiresIn: int64(ttl / time.Second), Scope: claims.Scope}, nil
+	return tokenResponse{AccessToken: tok, TokenType: "Bearer", ExpiresIn: int64(ttl / time.Second),
+		Scope: claims.Scope}, nil
 }
