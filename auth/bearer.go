@@ -24,14 +24,11 @@ var (
 	errBearerTab    = &requestError{"the Bearer scheme and its token must be separated by spaces, not a tab (RFC 7235)", ErrInvalidRequest}
 )
 
-// BearerToken returns the token of the request's single
-// "Authorization: Bearer <token>" header. It returns [ErrNoToken] when there
-// is no Authorization header, an error wrapping ErrNoToken for another
-// scheme (Basic, ...), and an error wrapping [ErrInvalidRequest] for an
-// access_token query parameter (refused even next to a header: RFC 6750
-// §2.3 is never accepted, MCP forbids it), two Authorization headers or an
-// empty token. A token that is not in RFC 6750 token syntax is a
-// [*MalformedTokenError] (wrapping [ErrInvalidToken]).
+// BearerToken returns the token of the request's single "Authorization: Bearer <token>"
+// header. It returns [ErrNoToken] when there is none, an error wrapping ErrNoToken for
+// another scheme, an error wrapping [ErrInvalidRequest] for an access_token query parameter
+// (RFC 6750 §2.3, which MCP forbids, even next to a header), two Authorization headers or an
+// empty token, and a [*MalformedTokenError] for a token not in RFC 6750 token syntax.
 func BearerToken(r *http.Request) (string, error) {
 	// Most requests have no query string: there is nothing to parse then.
 	if r.URL != nil && r.URL.RawQuery != "" && queryHasToken(r.URL.RawQuery) {
@@ -67,45 +64,16 @@ func BearerToken(r *http.Request) (string, error) {
 	return token, nil
 }
 
-// IsBearerToken reports whether s is a bearer token as gemgate reads one from a request,
-// RFC 6750 §2.1 token syntax with nothing around it:
-// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". Anything else (spaces,
-// quotes, control or non-ASCII bytes) is not a bearer token and goes no further: not to
-// the verifier, not to a log.
+// IsBearerToken reports whether s is in RFC 6750 §2.1 token syntax with nothing around it:
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". Anything else goes no
+// further: not to the verifier, not to a log.
 func IsBearerToken(s string) bool {
-	i := 0
-	for ; i < len(s); i++ {
-		if !b64TokenChar[s[i]] {
-			break
-		}
-	}
-	if i == 0 {
-		return false
-	}
-	for ; i < len(s); i++ {
-		if s[i] != '=' {
-			return false
-		}
-	}
-	return true
+	body := strings.TrimRight(s, "=")
+	return body != "" && !strings.ContainsFunc(body, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' ||
+			strings.ContainsRune("-._~+/", r))
+	})
 }
-
-// b64TokenChar marks the bytes of b64token other than its padding.
-var b64TokenChar = func() (t [256]bool) {
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-	}
-	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = true
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for _, c := range []byte("-._~+/") {
-		t[c] = true
-	}
-	return t
-}()
 
 // queryHasToken reports whether a raw query names access_token, in any case, as a key of a
 // pair split at '&' or ';'. url.Query drops a pair with a ';' in it, and a server or proxy

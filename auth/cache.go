@@ -8,10 +8,8 @@ import (
 	"time"
 )
 
-// tokenCache remembers verified tokens by the SHA-256 of their raw text, so
-// repeated requests skip the signature check. It never stores the token.
-// An entry is only usable before its deadline (exp + skew), which every hit
-// checks; when full, the oldest entry goes first.
+// tokenCache remembers verified tokens by the SHA-256 of their text, never the token. An entry
+// is usable before its deadline (exp + skew), which every hit checks; the oldest goes first.
 type tokenCache struct {
 	max int
 
@@ -34,8 +32,8 @@ func newTokenCache(max int) *tokenCache {
 	return &tokenCache{max: max, entries: make(map[[sha256.Size]byte]*list.Element), order: list.New()}
 }
 
-// get returns the cached principal and whether it is still live at now. An
-// expired entry is dropped and reported with its deadline.
+// get returns the cached principal and whether it is still live at now (an expired entry is
+// dropped).
 func (c *tokenCache) get(key [sha256.Size]byte, now time.Time) (p Principal, live, found bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -17,9 +17,8 @@ type Challenge struct {
 //
 //	Bearer error="...", scope="...", resource_metadata="...", error_description="..."
 //
-// Values are quoted-strings with '"' and '\' escaped; control characters are
-// dropped, as are scope tokens and description characters outside the
-// RFC 6750 §3 character sets.
+// Values are quoted-strings with '"' and '\' escaped; control characters are dropped, as are
+// scope tokens and description characters outside the RFC 6750 §3 character sets.
 func (c Challenge) String() string {
 	var b strings.Builder
 	b.WriteString("Bearer")

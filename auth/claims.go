@@ -20,7 +20,7 @@ const (
 )
 
 // checkClaims validates the claims of a token whose signature is verified and builds its
-// principal. Refuse by default: no exp, no sub or no user claim means no principal.
+// principal: no exp, no sub or no user claim means no principal.
 func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error) {
 	cs, err := parseClaimSet(payload)
 	if err != nil {
@@ -30,9 +30,8 @@ func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error)
 }
 
 // notAccessToken are the values of Keycloak's "typ" claim for tokens it signs with the same
-// keys that are not access tokens (its access tokens say "Bearer"): an ID token, a refresh
-// or offline token, a logout token. With an audience of this resource (a client named so,
-// or an audience mapper) one of them would otherwise pass for an access token.
+// keys that are not access tokens ("Bearer"): with an audience of this resource (a client
+// named so, or an audience mapper) one of them would otherwise pass for an access token.
 var notAccessToken = map[string]bool{"ID": true, "Refresh": true, "Offline": true, "Logout": true}
 
 func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
@@ -56,8 +55,7 @@ func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 	}
 	if cs.has(claimConfirmation) {
 		// A sender-constrained token (DPoP, RFC 9449; mTLS, RFC 8705) is good only with a proof
-		// of its key, which gemgate does not check: taken as a bearer token, a stolen one
-		// would work here, undoing what binding it was for.
+		// of its key, which gemgate does not check: a stolen one would work here.
 		return Principal{}, &ClaimError{Claim: claimConfirmation, Reason: "binds the token to a key gemgate cannot check the proof of (DPoP or mTLS)"}
 	}
 	exp, err := checkTimes(cs, now, v.cfg.ClockSkew)
@@ -135,42 +133,28 @@ func requiredString(cs *claimSet, name string) (string, error) {
 	return s, nil
 }
 
-// splitScope splits a scope string at SP (%x20) alone, as RFC 6749 §3.3 and the issuer
-// write it: a tab, a NO-BREAK SPACE or another Unicode space is part of a scope-token, not
-// a separator (strings.Fields would make "tenant:x<NBSP>mcp:write", one scope to the issuer
-// and to every other reader, grant mcp:write here). Empty parts are dropped.
-func splitScope(s string) []string {
-	var out []string
-	for x := range strings.SplitSeq(s, " ") {
-		if x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// tokenScopes reads `scope` (space-separated string) and `scp` (array of strings, or a
-// string); a token carrying both grants their union.
+// tokenScopes reads `scope` (a string) and `scp` (an array of strings, or a string); a token
+// carrying both grants their union. A string splits at SP (%x20) alone, as RFC 6749 §3.3
+// does: strings.Fields would make "tenant:x<NBSP>mcp:write", one scope to the issuer, grant
+// mcp:write here.
 func tokenScopes(cs *claimSet) ([]string, error) {
-	var scopes []string
-	add := func(s ...string) {
-		for _, x := range s {
-			if x != "" && !slices.Contains(scopes, x) {
-				scopes = append(scopes, x)
-			}
-		}
-	}
+	var all []string
 	if cs.has("scope") {
 		s, _, err := cs.str("scope")
 		if err != nil {
 			return nil, err
 		}
-		add(splitScope(s)...)
+		all = strings.Split(s, " ")
 	}
 	scp, err := cs.strings("scp", true)
 	if err != nil {
 		return nil, &ClaimError{Claim: "scp", Reason: "is not an array of strings"}
 	}
-	add(scp...)
+	var scopes []string
+	for _, x := range append(all, scp...) {
+		if x != "" && !slices.Contains(scopes, x) {
+			scopes = append(scopes, x)
+		}
+	}
 	return scopes, nil
 }

@@ -20,8 +20,7 @@ import (
 // maxClaimsDepth bounds the nesting of a claims object (the object itself is depth 1).
 const maxClaimsDepth = 32
 
-// Latest NumericDate accepted: 9999-12-31T23:59:59Z. Beyond it the conversion to
-// time.Time would overflow, and no issuer means it.
+// Latest NumericDate accepted: 9999-12-31T23:59:59Z. No issuer means a later one.
 const maxNumericDate = 253402300799
 
 // claimSet is a verified payload read as exactly one JSON object, and nothing else. jwx's
@@ -50,13 +49,9 @@ func parseClaimSet(payload []byte) (*claimSet, error) {
 	if err := json.Unmarshal(payload, &raw); err != nil || raw == nil {
 		return nil, &MalformedTokenError{Reason: "claims are not a JSON object"}
 	}
-	values := make(map[string]any, len(raw))
-	for k, r := range raw {
-		var v any
-		if err := json.Unmarshal(r, &v); err != nil {
-			return nil, &MalformedTokenError{Reason: "unparsable claims"}
-		}
-		values[k] = v
+	var values map[string]any
+	if err := json.Unmarshal(payload, &values); err != nil {
+		return nil, &MalformedTokenError{Reason: "unparsable claims"}
 	}
 	return &claimSet{raw: raw, values: values}, nil
 }
@@ -109,7 +104,7 @@ func (c *claimSet) str(name string) (s string, ok bool, err error) {
 }
 
 // strings returns a claim that is a string or an array of strings (aud, scp); split
-// turns a lone string into several (space-separated scopes).
+// turns a lone string into several at each space (scopes, some maybe empty).
 func (c *claimSet) strings(name string, split bool) ([]string, error) {
 	v, present := c.values[name]
 	if !present {
@@ -118,7 +113,7 @@ func (c *claimSet) strings(name string, split bool) ([]string, error) {
 	switch x := v.(type) {
 	case string:
 		if split {
-			return splitScope(x), nil
+			return strings.Split(x, " "), nil
 		}
 		return []string{x}, nil
 	case []any:
@@ -147,31 +142,21 @@ func (c *claimSet) numericDate(name string) (t time.Time, ok bool, err error) {
 	if s == "" || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
 		return time.Time{}, true, bad
 	}
-	if sec, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if sec < 0 || sec > maxNumericDate {
-			return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
-		}
-		return time.Unix(sec, 0), true, nil
-	}
+	// A whole NumericDate in range is below 2^53, which a float64 holds exactly.
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		if errors.Is(err, strconv.ErrRange) {
-			return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
-		}
-		return time.Time{}, true, bad
-	}
-	if f < 0 || f > maxNumericDate {
+	switch {
+	case errors.Is(err, strconv.ErrRange), err == nil && (f < 0 || f > maxNumericDate):
 		return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
+	case err != nil || math.IsNaN(f):
+		return time.Time{}, true, bad
 	}
 	sec, frac := math.Modf(f)
 	return time.Unix(int64(sec), int64(frac*1e9)), true, nil
 }
 
-// UnverifiedAudience reads the aud claim of a token that is a compact JWS (three base64url
-// parts, the second a JSON object), without checking its signature, with the reading Verify
-// uses: exact-case names, no name twice, a string or an array of strings. isJWT is false for
-// a token of another form (an opaque one), whose audience only its issuer knows; err is set
-// for a JWT whose claims that reading refuses.
+// UnverifiedAudience reads the aud claim of a compact JWS without checking its signature, as
+// Verify reads it. isJWT is false for a token of another form (an opaque one), whose audience
+// only its issuer knows; err is set for a JWT whose claims that reading refuses.
 func UnverifiedAudience(token string) (aud []string, isJWT bool, err error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {

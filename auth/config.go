@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,32 +28,19 @@ type Config struct {
 	KeyRefreshInterval time.Duration // min gap between JWKS fetches; default 1m
 	CacheSize          int           // verified-token cache entries; default 10000; <0 disables
 	HTTPClient         *http.Client  // nil = http.DefaultClient
-	// AllowInsecureHTTP lets discovery name a plain-HTTP jwks_uri on a host that is not
-	// loopback (see SecureURL); without it such a document is refused.
-	AllowInsecureHTTP bool
-	Logger            *slog.Logger // nil = discard
-	OnKeyRefresh      func(err error)
+	AllowInsecureHTTP  bool          // see SecureURL
+	Logger             *slog.Logger  // nil = discard
+	OnKeyRefresh       func(err error)
 
 	// Keys, when set, replaces discovery and JWKS fetching (static keys, tests).
 	Keys KeySet
 }
 
 func (c Config) withDefaults() Config {
-	if c.UserClaim == "" {
-		c.UserClaim = DefaultUserClaim
-	}
-	if c.ClockSkew == 0 {
-		c.ClockSkew = DefaultClockSkew
-	}
-	if c.KeyRefreshInterval == 0 {
-		c.KeyRefreshInterval = DefaultKeyRefreshInterval
-	}
-	if c.CacheSize == 0 {
-		c.CacheSize = DefaultCacheSize
-	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = http.DefaultClient
-	}
+	c.UserClaim = cmp.Or(c.UserClaim, DefaultUserClaim)
+	c.ClockSkew = cmp.Or(c.ClockSkew, DefaultClockSkew)
+	c.KeyRefreshInterval = cmp.Or(c.KeyRefreshInterval, DefaultKeyRefreshInterval)
+	c.CacheSize = cmp.Or(c.CacheSize, DefaultCacheSize)
 	c.HTTPClient = GuardRedirects(c.HTTPClient, c.Issuer, c.AllowInsecureHTTP)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -13,23 +13,22 @@ import (
 	"github.com/gemgate/gemgate/internal/clip"
 )
 
-// maxDiscoveryErrorText bounds what of a failed discovery's error is kept: go-oidc's own
-// words and the start of the issuer's answer.
-const maxDiscoveryErrorText = 300
+const (
+	// maxDiscoveryErrorText bounds what of a failed discovery's error is kept: go-oidc's own
+	// words and the start of the issuer's answer.
+	maxDiscoveryErrorText = 300
+	maxDiscoveryBytes     = 1 << 20 // the issuer's OpenID configuration
+)
 
-// maxDiscoveryBytes bounds the issuer's OpenID configuration, as maxJWKSBytes bounds its keys.
-const maxDiscoveryBytes = 1 << 20
-
-// discover reads the issuer's OpenID configuration. go-oidc also checks that the document
-// names exactly this issuer. go-oidc reads the document whole, so the client's answers are
-// bounded here: past maxDiscoveryBytes the read fails.
+// discover reads the issuer's OpenID configuration, which go-oidc checks names exactly this
+// issuer. go-oidc reads the document whole: past maxDiscoveryBytes the read fails.
 func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Provider, error) {
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, boundedBodies(client, maxDiscoveryBytes)), issuer)
 	if err != nil {
-		// go-oidc quotes the body of a refused answer whole: up to the bound above, on every
-		// retry's log line. The issuer's words are clipped; a context error stays one.
+		// go-oidc quotes the body of a refused answer whole, on every retry's log line: the
+		// issuer's words are clipped; a context error stays one.
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("auth: discovery for issuer %q: %w", issuer, ctxErr)
 		}
@@ -38,8 +37,7 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Pr
 	return provider, nil
 }
 
-// discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration; it must pass
-// SecureURL, as a configured jwks_url must.
+// discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration.
 func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string, allowInsecure bool) (string, error) {
 	provider, err := discover(ctx, client, issuer)
 	if err != nil {
@@ -51,35 +49,37 @@ func discoverJWKSURL(ctx context.Context, client *http.Client, issuer string, al
 	if err := provider.Claims(&doc); err != nil {
 		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, err)
 	}
-	if doc.JWKSURI == "" {
-		return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no jwks_uri"))
-	}
-	if !TrustedURL(issuer, doc.JWKSURI, allowInsecure) {
-		return "", fmt.Errorf("auth: discovery for issuer %q: jwks_uri %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url", issuer, clip.String(doc.JWKSURI, maxDiscoveryErrorText))
-	}
-	return doc.JWKSURI, nil
+	return discovered(issuer, "jwks_uri", doc.JWKSURI, allowInsecure,
+		"fix the issuer's public URL (Keycloak: KC_HOSTNAME, or its proxy headers), or set jwks_url")
 }
 
 // TokenEndpoint reads the issuer's token endpoint from its OpenID configuration (for a token
-// exchange, which sends it a client secret and the caller's token); it must pass SecureURL. A
-// nil client means http.DefaultClient.
+// exchange, which sends it a client secret and the caller's token). A nil client means
+// http.DefaultClient.
 func TokenEndpoint(ctx context.Context, client *http.Client, issuer string, allowInsecure bool) (string, error) {
 	provider, err := discover(ctx, GuardRedirects(client, issuer, allowInsecure), issuer)
 	if err != nil {
 		return "", err
 	}
-	if u := provider.Endpoint().TokenURL; u != "" {
-		if !TrustedURL(issuer, u, allowInsecure) {
-			return "", fmt.Errorf("auth: discovery for issuer %q: token_endpoint %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; fix the issuer's public URL, or set exchange_token_url", issuer, clip.String(u, maxDiscoveryErrorText))
-		}
-		return u, nil
+	return discovered(issuer, "token_endpoint", provider.Endpoint().TokenURL, allowInsecure,
+		"fix the issuer's public URL, or set exchange_token_url")
+}
+
+// discovered is the URL u that discovery named as field, if it is there and passes
+// TrustedURL; the error's advice ends with fix.
+func discovered(issuer, field, u string, allowInsecure bool, fix string) (string, error) {
+	switch {
+	case u == "":
+		return "", fmt.Errorf("auth: discovery for issuer %q: no %s", issuer, field)
+	case !TrustedURL(issuer, u, allowInsecure):
+		return "", fmt.Errorf("auth: discovery for issuer %q: %s %q is not https (http only on loopback or with allow_insecure_http), or names this host for an issuer elsewhere; %s", issuer, field, clip.String(u, maxDiscoveryErrorText), fix)
 	}
-	return "", fmt.Errorf("auth: discovery for issuer %q: %w", issuer, errors.New("no token_endpoint"))
+	return u, nil
 }
 
 // SecureURL reports whether raw is an absolute https URL, or an http one whose host is
-// loopback (localhost or a loopback IP) or allowed by allowInsecure: the rule for every URL
-// gemgate takes keys from or sends secrets to, configured or discovered.
+// loopback or allowed by allowInsecure: the rule for every URL gemgate takes keys from or
+// sends secrets to.
 func SecureURL(raw string, allowInsecure bool) bool {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
@@ -101,8 +101,8 @@ func TrustedURL(issuer, raw string, allowInsecure bool) bool {
 }
 
 // GuardRedirects returns a copy of c (nil: http.DefaultClient) that follows a redirect only to
-// a URL TrustedURL allows for issuer: a redirect must not take keys, a client secret or a
-// caller's token to plain HTTP, or to this host, that the URL first asked would not have.
+// a URL TrustedURL allows for issuer, so that no redirect takes keys, a client secret or a
+// caller's token where the URL first asked would not.
 func GuardRedirects(c *http.Client, issuer string, allowInsecure bool) *http.Client {
 	if c == nil {
 		c = http.DefaultClient
@@ -124,12 +124,8 @@ func GuardRedirects(c *http.Client, issuer string, allowInsecure bool) *http.Cli
 	return &g
 }
 
-// boundedBodies returns a copy of c (nil: http.DefaultClient) whose response bodies fail to
-// read past max bytes.
+// boundedBodies returns a copy of c whose response bodies fail to read past max bytes.
 func boundedBodies(c *http.Client, max int64) *http.Client {
-	if c == nil {
-		c = http.DefaultClient
-	}
 	b := *c
 	next := c.Transport
 	if next == nil {

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -185,38 +186,45 @@ func FailureReason(err error) string {
 	if err == nil {
 		return ""
 	}
-	for _, r := range failureReasons {
-		if r.match(err) {
-			return r.reason
-		}
-	}
-	return ReasonInternal
+	return failureOf(err).reason
 }
 
-// failureReasons label errors; the first match wins.
-var failureReasons = []struct {
-	match  func(error) bool
-	reason string
-}{
-	{errIs(ErrNoToken), ReasonMissing},
-	{errAs[*UserNameError], ReasonUserName},
-	{errAs[*UserTakenError], ReasonUserTaken},
-	{errAs[*SubjectNamesError], ReasonUserRenames},
-	{errIs(ErrUserNamesFull), ReasonUserFull},
-	{errIs(ErrInvalidRequest), ReasonRequest},
-	{errIs(ErrKeysUnavailable), ReasonUnavailable},
-	{errAs[*MalformedTokenError], ReasonMalformed},
-	{errAs[*AlgorithmError], ReasonAlgorithm},
-	{errAs[*ForbiddenHeaderError], ReasonHeader},
-	{errAs[*UnknownKeyError], ReasonUnknownKey},
-	{errAs[*SignatureError], ReasonSignature},
-	{errAs[*InvalidIssuerError], ReasonIssuer},
-	{errAs[*InvalidAudienceError], ReasonAudience},
-	{errAs[*TokenExpiredError], ReasonExpired},
-	{errAs[*NotYetValidError], ReasonNotYetValid},
-	{errAs[*ClaimError], ReasonClaims},
-	{errAs[*InsufficientScopeError], ReasonScope},
-	{errIs(ErrInvalidToken), ReasonMalformed},
+type failure struct {
+	match       func(error) bool
+	reason      string
+	description string // Describe's fixed phrase; "" for "malformed token" or finer words
+}
+
+// failures label errors; the first match wins.
+var failures = []failure{
+	{errIs(ErrNoToken), ReasonMissing, "bearer token required"},
+	{errAs[*UserNameError], ReasonUserName, ""},
+	{errAs[*UserTakenError], ReasonUserTaken, ""},
+	{errAs[*SubjectNamesError], ReasonUserRenames, ""},
+	{errIs(ErrUserNamesFull), ReasonUserFull, ""},
+	{errIs(ErrInvalidRequest), ReasonRequest, "malformed authorization request"},
+	{errIs(ErrKeysUnavailable), ReasonUnavailable, "the identity provider's signing keys are not loaded yet"},
+	{errAs[*MalformedTokenError], ReasonMalformed, ""},
+	{errAs[*AlgorithmError], ReasonAlgorithm, "token algorithm not accepted"},
+	{errAs[*ForbiddenHeaderError], ReasonHeader, "token header not accepted"},
+	{errAs[*UnknownKeyError], ReasonUnknownKey, "token signing key not known"},
+	{errAs[*SignatureError], ReasonSignature, "token signature invalid"},
+	{errAs[*InvalidIssuerError], ReasonIssuer, "token issuer not accepted"},
+	{errAs[*InvalidAudienceError], ReasonAudience, "token audience not accepted"},
+	{errAs[*TokenExpiredError], ReasonExpired, "token expired"},
+	{errAs[*NotYetValidError], ReasonNotYetValid, "token not yet valid"},
+	{errAs[*ClaimError], ReasonClaims, ""},
+	{errAs[*InsufficientScopeError], ReasonScope, "required scope missing"},
+	{errIs(ErrInvalidToken), ReasonMalformed, ""},
+}
+
+func failureOf(err error) failure {
+	for _, f := range failures {
+		if f.match(err) {
+			return f
+		}
+	}
+	return failure{reason: ReasonInternal, description: "token could not be verified"}
 }
 
 func errIs(target error) func(error) bool {
@@ -250,31 +258,11 @@ func Describe(err error) string {
 	case errors.Is(err, ErrUserNamesFull):
 		return "the gateway cannot serve a new user until its operator raises max_user_names"
 	}
-	reason := FailureReason(err)
-	if re, ok := errors.AsType[*requestError](err); ok && reason == ReasonRequest {
+	f := failureOf(err)
+	if re, ok := errors.AsType[*requestError](err); ok && f.reason == ReasonRequest {
 		return re.msg
 	}
-	if d, ok := descriptions[reason]; ok {
-		return d
-	}
-	return "malformed token"
-}
-
-// descriptions are the fixed phrases of the reasons Describe has no finer words for.
-var descriptions = map[string]string{
-	ReasonMissing:     "bearer token required",
-	ReasonRequest:     "malformed authorization request",
-	ReasonAlgorithm:   "token algorithm not accepted",
-	ReasonHeader:      "token header not accepted",
-	ReasonUnknownKey:  "token signing key not known",
-	ReasonSignature:   "token signature invalid",
-	ReasonIssuer:      "token issuer not accepted",
-	ReasonAudience:    "token audience not accepted",
-	ReasonExpired:     "token expired",
-	ReasonNotYetValid: "token not yet valid",
-	ReasonScope:       "required scope missing",
-	ReasonInternal:    "token could not be verified",
-	ReasonUnavailable: "the identity provider's signing keys are not loaded yet",
+	return cmp.Or(f.description, "malformed token")
 }
 
 // maxQuoted bounds a value of the token's (a claim, a kid, an alg) quoted in an error or a

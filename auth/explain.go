@@ -21,8 +21,7 @@ const (
 	FindingNotChecked                      // could not be checked (issuer unreachable)
 )
 
-// Finding is one line of [Explain]: a part of the token (header, signature, a claim) and
-// what gemgate makes of it.
+// Finding is one line of [Explain]: a part of the token and what gemgate makes of it.
 type Finding struct {
 	Item   string
 	Status FindingStatus
@@ -33,25 +32,21 @@ type Finding struct {
 type Explanation struct {
 	Findings []Finding
 	// Verdict is nil when gemgate would accept the token; otherwise the refusal, from the
-	// verifier itself when the issuer's keys could be loaded.
-	Verdict error
-	// Principal is the accepted token's principal (Verdict nil).
-	Principal Principal
-	// SignatureChecked is false when the issuer's keys could not be loaded: the verdict then
-	// covers the claims only.
+	// verifier itself when the issuer's keys could be loaded (SignatureChecked).
+	Verdict          error
+	Principal        Principal // the accepted token's principal (Verdict nil)
 	SignatureChecked bool
 }
 
 // Explain says, claim by claim, whether a verifier built from cfg would accept raw, for
-// `gemgate check --token`. It loads the issuer's keys to check the signature; when they
-// cannot be loaded it says so and still checks the claims. The token is never part of the
-// findings, only its header parameters and claim values.
+// `gemgate check --token`. When the issuer's keys cannot be loaded it says so and still
+// checks the claims. The findings hold header parameters and claim values, never the token.
 func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 	v, ks, err := prepareVerifier(cfg, time.Now)
 	if err != nil {
 		return Explanation{}, err
 	}
-	x := &explainer{v: v, cfg: v.cfg}
+	x := &explainer{v: v}
 	if len(raw) > maxTokenBytes {
 		x.Verdict = &MalformedTokenError{Reason: "larger than 16 KiB"}
 		x.add("token", FindingProblem, "larger than 16 KiB")
@@ -95,9 +90,8 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 	case x.first != nil:
 		x.Verdict = x.first
 	default:
-		// The claims pass; without the keys the token cannot be judged, and a serving
-		// gemgate would answer 503 until they load.
-		x.Verdict = &KeysUnavailableError{Issuer: x.cfg.Issuer, Err: keysErr}
+		// The claims pass; a serving gemgate would answer 503 until the keys load.
+		x.Verdict = &KeysUnavailableError{Issuer: x.v.cfg.Issuer, Err: keysErr}
 	}
 	return x.Explanation, nil
 }
@@ -106,7 +100,6 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 type explainer struct {
 	Explanation
 	v     *Verifier
-	cfg   Config
 	now   time.Time
 	first error // the first problem found: the verdict when the signature is not checked
 }
@@ -123,8 +116,7 @@ func (x *explainer) problem(item string, err error, detail string) {
 	x.add(item, FindingProblem, "%s", detail)
 }
 
-// signature checks the token's signature with the issuer's keys, unless keysErr says they
-// could not be loaded.
+// signature checks the token's signature, unless keysErr says the keys could not be loaded.
 func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKeySet, keysErr error) {
 	if keysErr != nil {
 		x.add("signature", FindingNotChecked, "the issuer's keys could not be loaded, so the signature is not checked: %v", keysErr)
@@ -153,12 +145,12 @@ func (x *explainer) issuer(cs *claimSet) {
 	switch {
 	case err != nil:
 		x.problem("iss", err, "is not a string")
-	case iss != x.cfg.Issuer:
-		d := fmt.Sprintf("%q, but gemgate accepts %q", clip.String(iss, maxQuoted), x.cfg.Issuer)
-		if h := issuerHint(iss, x.cfg.Issuer); h != "" {
+	case iss != x.v.cfg.Issuer:
+		d := fmt.Sprintf("%q, but gemgate accepts %q", clip.String(iss, maxQuoted), x.v.cfg.Issuer)
+		if h := issuerHint(iss, x.v.cfg.Issuer); h != "" {
 			d += "\n         hint: " + h
 		}
-		x.problem("iss", &InvalidIssuerError{Issuer: iss, Expected: x.cfg.Issuer}, d)
+		x.problem("iss", &InvalidIssuerError{Issuer: iss, Expected: x.v.cfg.Issuer}, d)
 	default:
 		x.add("iss", FindingOK, "%q", iss)
 	}
@@ -167,7 +159,7 @@ func (x *explainer) issuer(cs *claimSet) {
 // audience checks aud, and shows azp: the client the token was issued to.
 func (x *explainer) audience(cs *claimSet) {
 	azp, _, _ := cs.str(claimAuthorizedParty)
-	accepted := x.cfg.Audiences
+	accepted := x.v.cfg.Audiences
 	aud, err := cs.strings(claimAudience, false)
 	switch {
 	case err != nil:
@@ -185,7 +177,7 @@ func (x *explainer) audience(cs *claimSet) {
 
 // times checks exp (required), nbf and iat against this clock and the allowed skew.
 func (x *explainer) times(cs *claimSet) {
-	now, skew := x.now, x.cfg.ClockSkew
+	now, skew := x.now, x.v.cfg.ClockSkew
 	exp, hasExp, err := cs.numericDate(claimExpiry)
 	switch {
 	case err != nil:
@@ -220,7 +212,7 @@ func (x *explainer) identity(cs *claimSet) {
 	} else {
 		x.add("sub", FindingOK, "%q", clip.String(sub, maxQuoted))
 	}
-	if userClaim := x.cfg.UserClaim; userClaim != claimSubject {
+	if userClaim := x.v.cfg.UserClaim; userClaim != claimSubject {
 		if user, err := requiredString(cs, userClaim); err != nil {
 			x.problem(userClaim, err, Describe(err)+" (user_claim names it)")
 		} else {

@@ -13,9 +13,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 )
 
-// acceptedAlgorithms are the asymmetric JWS algorithms gemgate verifies.
-// Symmetric (HS*) and "none" are absent on purpose: with a public JWKS an
-// HMAC "key" is public knowledge.
+// acceptedAlgorithms are the asymmetric JWS algorithms gemgate verifies. HS* and "none" are
+// absent on purpose: with a public JWKS an HMAC "key" is public knowledge.
 var acceptedAlgorithms = map[jwa.SignatureAlgorithm]bool{
 	jwa.RS256: true, jwa.RS384: true, jwa.RS512: true,
 	jwa.PS256: true, jwa.PS384: true, jwa.PS512: true,
@@ -23,10 +22,8 @@ var acceptedAlgorithms = map[jwa.SignatureAlgorithm]bool{
 	jwa.EdDSA: true,
 }
 
-// forbiddenHeaders name keys or semantics chosen by the token itself; any of
-// them present means the token is refused before a key is looked up. cty says the
-// payload is itself a JWT (a nested token): gemgate's claims are the signed payload
-// and nothing inside it, so a token announcing nesting is refused outright.
+// forbiddenHeaders name keys or semantics chosen by the token itself: refused before a key is
+// looked up. cty announces a nested token; gemgate's claims are the signed payload itself.
 var forbiddenHeaders = []string{
 	jws.JWKKey, jws.JWKSetURLKey, jws.X509URLKey, jws.X509CertChainKey, jws.CriticalKey, "b64",
 	jws.ContentTypeKey,
@@ -42,16 +39,14 @@ type parsedJWS struct {
 }
 
 func parseJWS(raw string) (*parsedJWS, error) {
-	// Compact serialization only: exactly three parts (a JWE has five, the
-	// JSON serialization none).
+	// Compact serialization only: a JWE has five parts, the JSON serialization none.
 	if strings.Count(raw, ".") != 2 {
 		return nil, &MalformedTokenError{Reason: "not a compact JWS"}
 	}
 	// One token, one spelling: each part base64url without padding (RFC 7515 §2), its unused
-	// bits zero. jwx also reads padding, the standard alphabet and stray bits, so without this
-	// one signed token would verify under many texts, and anything keyed on the text (the
-	// cache, a revocation list or a proxy in front) would see several tokens where gemgate
-	// sees one.
+	// bits zero. jwx also reads padding, the standard alphabet and stray bits: one signed token
+	// would verify under many texts, and anything keyed on the text (the cache, a revocation
+	// list) would see several tokens.
 	for part := range strings.SplitSeq(raw, ".") {
 		if _, err := base64.RawURLEncoding.Strict().DecodeString(part); err != nil || strings.ContainsAny(part, "\r\n") {
 			return nil, &MalformedTokenError{Reason: "a part is not base64url without padding"}
@@ -106,8 +101,11 @@ func (t *parsedJWS) verifySignature(pk PublicKey) error {
 	return nil
 }
 
-// algorithmFitsKey refuses, for example, ES256 over a P-384 key or RS256
-// over an EC key, before the signature check.
+var ecCurves = map[jwa.SignatureAlgorithm]elliptic.Curve{
+	jwa.ES256: elliptic.P256(), jwa.ES384: elliptic.P384(), jwa.ES512: elliptic.P521(),
+}
+
+// algorithmFitsKey refuses, for example, ES256 over a P-384 key or RS256 over an EC key.
 func algorithmFitsKey(alg jwa.SignatureAlgorithm, pk PublicKey) bool {
 	switch k := pk.Key.(type) {
 	case *rsa.PublicKey:
@@ -116,24 +114,18 @@ func algorithmFitsKey(alg jwa.SignatureAlgorithm, pk PublicKey) bool {
 			return true
 		}
 	case *ecdsa.PublicKey:
-		switch alg {
-		case jwa.ES256:
-			return k.Curve == elliptic.P256()
-		case jwa.ES384:
-			return k.Curve == elliptic.P384()
-		case jwa.ES512:
-			return k.Curve == elliptic.P521()
-		}
+		curve, ok := ecCurves[alg]
+		return ok && k.Curve == curve
 	case ed25519.PublicKey:
 		return alg == jwa.EdDSA
 	}
 	return false
 }
 
-// accessTokenType reports whether a JWS header's typ may be an access token's: absent,
-// "JWT", "JOSE" or RFC 9068's "at+jwt", but no other "+jwt" kind (a DPoP proof, a logout
-// token), signed by the same keys for another purpose. typ is a media type (RFC 7515
-// §4.1.9): any case, "application/" optional, parameters and white space aside.
+// accessTokenType reports whether a JWS header's typ may be an access token's: absent, "JWT",
+// "JOSE" or RFC 9068's "at+jwt", but no other "+jwt" kind (a DPoP proof, a logout token)
+// signed by the same keys. typ is a media type (RFC 7515 §4.1.9): any case, "application/"
+// optional, parameters and white space aside.
 func accessTokenType(typ string) bool {
 	t, _, _ := strings.Cut(strings.ToLower(typ), ";")
 	t = strings.TrimPrefix(strings.Trim(t, " \t"), "application/")

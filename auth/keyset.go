@@ -26,9 +26,8 @@ import (
 
 // KeySet finds the issuer's public signing key named by a token.
 type KeySet interface {
-	// Key returns the key with id kid. kid is "" when the token names none;
-	// a key set may then answer with its only key. Any error is reported
-	// to the client as an unknown key.
+	// Key returns the key with id kid ("" when the token names none: a set may then answer
+	// with its only key). Any error is reported to the client as an unknown key.
 	Key(ctx context.Context, kid string) (PublicKey, error)
 }
 
@@ -51,10 +50,9 @@ const (
 	maxJWKSBytes = 1 << 20
 	// keyMaxAge: a key set this old is refreshed by the next lookup, so keys the issuer
 	// withdrew stop verifying.
-	keyMaxAge    = time.Hour
-	fetchTimeout = 10 * time.Second
-	// healthInterval: how often a health check may fetch the keys to see the issuer is there.
-	healthInterval = 5 * time.Second
+	keyMaxAge      = time.Hour
+	fetchTimeout   = 10 * time.Second
+	healthInterval = 5 * time.Second // how often a health check may fetch the keys
 	minRSABits     = 2048
 )
 
@@ -77,10 +75,9 @@ func (t *keyTable) lookup(kid string) (PublicKey, bool) {
 	return k, ok
 }
 
-// remoteKeySet serves keys from the issuer's JWKS. Lookups read an atomic snapshot. Fetches
-// go through a singleflight group: one fetch serves every request asking at once, each
-// waiting only as long as its own context, and no lock is held across network I/O. Unknown
-// kids cause a fetch at most once per cfg.KeyRefreshInterval.
+// remoteKeySet serves keys from the issuer's JWKS. Lookups read an atomic snapshot; one
+// fetch (singleflight) serves every request asking at once, each waiting only as long as its
+// own context. Unknown kids cause a fetch at most once per cfg.KeyRefreshInterval.
 type remoteKeySet struct {
 	cfg Config
 	now func() time.Time
@@ -95,8 +92,8 @@ type remoteKeySet struct {
 	lastAttempt time.Time  // zero before the first fetch
 	lastErr     error      // the error of the last fetch, nil when it worked
 
-	// onWithdraw is called after a refresh that dropped or changed a key of the previous set,
-	// so that tokens it verified stop being accepted from the cache.
+	// onWithdraw is called after a refresh that dropped or changed a key: the tokens it
+	// verified must leave the cache.
 	onWithdraw func()
 }
 
@@ -108,15 +105,14 @@ func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 	t := s.keys.Load()
 	if t == nil {
 		// Never loaded: the background loader retries; no request waits on the issuer.
-		s.nudge()
-		return PublicKey{}, s.unavailable()
+		return PublicKey{}, s.Ready(ctx)
 	}
 	k, known := t.lookup(kid)
 	if known && (s.now().Sub(t.fetched) <= keyMaxAge || s.fetching.Load()) {
 		return k, nil
 	}
-	// An unknown kid, or a set past keyMaxAge, whose refresh withdraws the keys the issuer
-	// dropped. A known key stays usable when the refresh fails or this request ends first.
+	// An unknown kid, or a set past keyMaxAge. A known key stays usable when the refresh
+	// fails or this request ends first.
 	if err := s.refresh(ctx, s.cfg.KeyRefreshInterval); err != nil {
 		if known {
 			return k, nil
@@ -130,8 +126,7 @@ func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 }
 
 // refresh fetches the JWKS unless the last attempt is younger than gap, joining a fetch
-// already under way. It waits for the outcome only as long as ctx lets it; the fetch
-// itself, serving every waiter, runs to its own timeout.
+// under way. It waits only as long as ctx lets it; the fetch runs to its own timeout.
 func (s *remoteKeySet) refresh(ctx context.Context, gap time.Duration) error {
 	ch := s.flight.DoChan("jwks", func() (any, error) { return nil, s.fetchIfDue(gap) })
 	select {
@@ -142,8 +137,7 @@ func (s *remoteKeySet) refresh(ctx context.Context, gap time.Duration) error {
 	}
 }
 
-// fetchIfDue runs inside the singleflight group. Not due, it answers with the last
-// fetch's outcome.
+// fetchIfDue runs inside the singleflight group. Not due, it returns the last fetch's error.
 func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	s.mu.Lock()
 	if !s.lastAttempt.IsZero() && s.now().Sub(s.lastAttempt) < gap {
@@ -210,57 +204,47 @@ func (s *remoteKeySet) keyIDs() []string {
 	return slices.Sorted(maps.Keys(t.byID))
 }
 
-// unavailable is the error for a lookup before any key set was loaded.
-func (s *remoteKeySet) unavailable() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return &KeysUnavailableError{Issuer: s.cfg.Issuer, Err: s.lastErr}
-}
-
-// nudge asks the background loader to try again soon (it keeps a minimum gap).
-func (s *remoteKeySet) nudge() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Ready reports whether keys are loaded. Before they are, it nudges the background
-// loader and returns a *KeysUnavailableError.
+// Ready reports whether keys are loaded. Before they are, it asks the background loader to
+// try again soon (it keeps a minimum gap) and returns a *KeysUnavailableError.
 func (s *remoteKeySet) Ready(ctx context.Context) error {
 	if t := s.keys.Load(); t != nil && len(t.byID) > 0 {
 		return nil
 	}
-	s.nudge()
-	return s.unavailable()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return &KeysUnavailableError{Issuer: s.cfg.Issuer, Err: s.lastError()}
+}
+
+func (s *remoteKeySet) lastError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
 }
 
 // Health is the last fetch's error. A fetch older than healthInterval is repeated first, so
 // that a probe notices an issuer gone within seconds, unless one is under way (or outlives
-// ctx): then the last finished fetch answers. Cached keys stay in use either way.
+// ctx): then the last finished fetch answers.
 func (s *remoteKeySet) Health(ctx context.Context) error {
 	if !s.fetching.Load() {
 		if err := s.refresh(ctx, min(s.cfg.KeyRefreshInterval, healthInterval)); err == nil || ctx.Err() == nil {
 			return err
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastErr
+	return s.lastError()
 }
 
 // Backoff of the background loader while no key set has been loaded.
 const (
 	loadRetryMin = 500 * time.Millisecond
 	loadRetryMax = 30 * time.Second
-	// loadNudgeGap: a nudge (readiness probe, request) retries at once, but not more
-	// often than this.
+	// loadNudgeGap: a nudge (readiness probe, request) retries at once, at most this often.
 	loadNudgeGap = time.Second
 )
 
 // load retries discovery and the JWKS with exponential backoff (and jitter) until a key
-// set is loaded or ctx ends; the caller has made the first attempt. Later refreshes are
-// driven by lookups, as usual.
+// set is loaded or ctx ends; the caller has made the first attempt.
 func (s *remoteKeySet) load(ctx context.Context) {
 	backoff := loadRetryMin
 	for attempt := 2; ; attempt++ {
@@ -317,9 +301,8 @@ func (s *remoteKeySet) fetch(ctx context.Context, url string) (*keyTable, error)
 }
 
 // parseJWKS keeps the usable signature keys of a JWKS document: public RSA (>= 2048 bits),
-// EC and Ed25519 keys not marked for encryption. A key this build cannot read (a new "kty",
-// such as a post-quantum one) is skipped and logged, as RFC 7517 §5 asks: not a reason to
-// refuse the set.
+// EC and Ed25519 keys not marked for encryption. A key this build cannot read (a new "kty")
+// is skipped and logged, as RFC 7517 §5 asks.
 func parseJWKS(body []byte, logger *slog.Logger) (*keyTable, error) {
 	var doc map[string]json.RawMessage // "keys" in its exact case, not as a struct field would match it
 	var keys []json.RawMessage

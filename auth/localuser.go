@@ -5,10 +5,8 @@ import (
 	"net/http"
 )
 
-// forwardingHeaders are the headers proxies, load balancers and tunnels add to what they pass
-// on (RFC 7239 Forwarded, RFC 9110 Via and the de facto X-Forwarded-* family, X-Real-IP,
-// and the client-address headers of the common CDNs and tunnels). A client on this machine
-// talking to gemgate itself sends none of them.
+// forwardingHeaders are the headers proxies, load balancers, CDNs and tunnels add to what
+// they pass on. A client on this machine talking to gemgate itself sends none of them.
 var forwardingHeaders = []string{
 	"Forwarded", "Via",
 	"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port",
@@ -16,11 +14,10 @@ var forwardingHeaders = []string{
 	"Fastly-Client-Ip", "X-Original-Forwarded-For", "X-Envoy-External-Address",
 }
 
-// LocalUser is the `auth: none` middleware of a served gateway: every request acts as p,
-// and is served only if it is plainly the local user's own. A proxy or tunnel on this
-// machine could carry other people's requests to the loopback listener, and each would act
-// as the local user. Its requests show it: a forwarding header, or a Host that is not a
-// loopback name. Such a request is refused 403, logged with why, and reaches no worker.
+// LocalUser is the `auth: none` middleware of a served gateway: every request acts as p, and
+// is served only if it is plainly the local user's own. A proxy or tunnel on this machine
+// could carry other people's requests to the loopback listener; they show it by a forwarding
+// header, or a Host that is not a loopback name, and are refused 403.
 func LocalUser(p Principal, log *slog.Logger) func(http.Handler) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -6,10 +6,8 @@ import (
 	"strings"
 )
 
-// gemgate's one loopback rule, for a host alone (IsLoopbackHost), a Host header whose port is
-// optional (loopbackHostHeader) and a listen address whose port is required (IsLoopbackAddr).
-// Not this rule, on purpose: the development issuer resolves its listen address and binds what
-// it found (devissuer), and gemgate dev's CA is checked for its name constraints (devcert.go).
+// gemgate's one loopback rule, for a host, a Host header and a listen address. Not this rule,
+// on purpose: the development issuer binds what its listen address resolves to (devissuer).
 
 // IsLoopbackHost reports whether host (no port, no brackets) is localhost or a loopback IP.
 func IsLoopbackHost(host string) bool {
@@ -22,8 +20,7 @@ func IsLoopbackHost(host string) bool {
 }
 
 // IsLoopbackAddr reports whether a listen address ("host:port") binds only loopback
-// interfaces. An address without a port, or without a host (":8080", every interface), is
-// not loopback.
+// interfaces; one without a port or a host (":8080") does not.
 func IsLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	return err == nil && IsLoopbackHost(host)

@@ -25,9 +25,8 @@ type metadataDocument struct {
 	ResourceName           string   `json:"resource_name,omitempty"`
 }
 
-// MetadataHandler serves m as RFC 9728 JSON for GET and HEAD, answers CORS
-// preflights (browser clients send MCP-Protocol-Version, which needs one) and
-// refuses other methods with 405. The document is public: any origin may read it.
+// MetadataHandler serves m as RFC 9728 JSON for GET and HEAD to any origin, answers CORS
+// preflights (browser clients send MCP-Protocol-Version, which needs one), else 405.
 func MetadataHandler(m Metadata) http.Handler {
 	doc := metadataDocument{
 		Resource:               m.Resource,
@@ -68,10 +67,8 @@ func MetadataHandler(m Metadata) http.Handler {
 	})
 }
 
-// MetadataURL returns the RFC 9728 well-known URL for a resource:
-// https://h/mcp -> https://h/.well-known/oauth-protected-resource/mcp. A
-// resource with no path maps to the root document. It returns "" when
-// resource is not an absolute URL.
+// MetadataURL returns the RFC 9728 well-known URL for a resource, "" if it is not absolute:
+// https://h/mcp -> https://h/.well-known/oauth-protected-resource/mcp.
 func MetadataURL(resource string) string {
 	u, err := url.Parse(resource)
 	if err != nil || u.Scheme == "" || u.Host == "" {

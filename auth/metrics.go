@@ -5,9 +5,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-// Metrics counts what authentication refuses and how the issuer's keys are fetched. Build it
-// with NewMetrics; a nil *Metrics counts nothing. Labels come from fixed sets (FailureReason,
-// ok/error): no token, claim or user ever becomes a label.
+// Metrics counts what authentication refuses and how the issuer's keys are fetched; a nil
+// *Metrics counts nothing. Labels come from fixed sets: no token, claim or user is one.
 type Metrics struct {
 	failures  *prometheus.CounterVec
 	refreshes *prometheus.CounterVec

@@ -14,8 +14,8 @@ type AuthenticatorOptions struct {
 	Verifier            TokenVerifier
 	ResourceMetadataURL string
 	RequiredScopes      []string
-	// ChallengeScopes are what a 401 challenge asks for (default RequiredScopes). Naming the
-	// write scope lets an entitled user come back read-write at once; the issuer decides.
+	// ChallengeScopes are what a 401 challenge asks for (default RequiredScopes): naming the
+	// write scope lets an entitled user come back read-write at once.
 	ChallengeScopes []string
 	OnFailure       func(r *http.Request, reason string) // metrics hook; reason from FailureReason
 	// RequestLogAttrs adds the request's attributes (client address, id) to a refusal's log.
@@ -23,11 +23,11 @@ type AuthenticatorOptions struct {
 	Logger          *slog.Logger // nil = discard
 	// UserClaim names the user's claim in refusals (default DefaultUserClaim).
 	UserClaim string
-	// UserName, if set, is the worker launcher's check of a verified token's user name: a
-	// user no worker can act as is refused here, 403, not by a 503 retried for ever.
+	// UserName, if set, is the worker launcher's check of a token's user name: a user no
+	// worker can act as is refused here, 403, not by a 503 retried for ever.
 	UserName func(string) error
-	// Users, if set, binds each user name to the first subject that presents it; a token of
-	// another subject with that name is refused 403. Set it whenever UserClaim is not sub.
+	// Users, if set, refuses (403) a user name that another subject presented first. Set it
+	// whenever UserClaim is not sub.
 	Users *UserBindings
 }
 
@@ -48,15 +48,13 @@ func NewAuthenticator(o AuthenticatorOptions) *Authenticator {
 	return &Authenticator{o}
 }
 
-// retryAfterSeconds is the Retry-After of a 503 while the issuer's keys are not loaded:
-// about the background loader's first retries.
+// retryAfterSeconds is the Retry-After of a 503 while the issuer's keys are not loaded.
 const retryAfterSeconds = "5"
 
 // Middleware authenticates every request:
 //   - no token (or another scheme): 401, challenge without an error code;
-//   - a token presented badly (query string, two headers, empty): 401
-//     error="invalid_request". 401 rather than RFC 6750's 400, because MCP
-//     clients (re)start authorization only on 401;
+//   - a token presented badly (query string, two headers, empty): 401 (not RFC 6750's 400:
+//     MCP clients restart authorization only on 401) error="invalid_request";
 //   - a token that fails verification: 401 error="invalid_token";
 //   - a valid token whose user name no worker can act as (UserName), or that
 //     another subject holds (Users): 403 error="invalid_token", no Retry-After;
@@ -75,9 +73,9 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// admit is Middleware's decision and refusal: the request to pass on, with the principal
-// in its context, or nil once the refusal is written. It is kept out of line so that its
-// frame is gone while an idle stream waits below (docs/PERFORMANCE.md).
+// admit returns the request to pass on, with the principal in its context, or nil once the
+// refusal is written. Out of line, so that its frame is gone while an idle stream waits
+// below (docs/PERFORMANCE.md).
 //
 //go:noinline
 func (a *Authenticator) admit(w http.ResponseWriter, r *http.Request) *http.Request {
@@ -130,9 +128,8 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 	case errors.Is(err, ErrNoToken):
 		// RFC 6750 §3.1: no error code when no credentials were sent.
 	case errors.Is(err, ErrUserRefused):
-		// The token is genuine, but gemgate will never serve its user. 403 rather than 401,
-		// which would send MCP clients to sign in again to the same name; RFC 9110 §15.5.4
-		// says a 403 is not repeated with the same credentials. No Retry-After.
+		// A genuine token whose user gemgate will never serve: 401 would send MCP clients to
+		// sign in again to the same name; a 403 is not repeated (RFC 9110 §15.5.4).
 		status, code = http.StatusForbidden, "invalid_token"
 	case errors.Is(err, ErrInvalidRequest):
 		code = "invalid_request"
@@ -142,22 +139,20 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 	case errors.Is(err, ErrInvalidToken):
 		code = "invalid_token"
 	case errors.Is(err, ErrUserNamesFull):
-		// Not the token's fault, and not over by waiting: no Retry-After, so that clients do
-		// not retry for ever; the operator raises max_user_names (logged at error).
+		// Not over by waiting: no Retry-After, so that clients do not retry for ever.
 		a.o.Logger.LogAttrs(r.Context(), slog.LevelError, "request refused by authentication: no room to bind another user name; raise max_user_names", RefusalLogAttrs(err)...)
 		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", Describe(err))
 		return
 	case errors.Is(err, ErrKeysUnavailable), r.Context().Err() != nil:
-		// No verdict on the token: the issuer's keys are not loaded yet (or the request
-		// ended while they were fetched). 401 would make the client drop a good token
-		// and log in again; 503 asks it to come back.
+		// No verdict on the token (keys not loaded, or the request ended while they were
+		// fetched): 401 would make the client drop a good token; 503 asks it to come back.
 		a.o.Logger.Debug("auth: request deferred, signing keys not loaded", slog.String("reason", reason))
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the identity provider's signing keys are not loaded yet; retry later")
 		return
 	default:
-		// A verifier fault, not a verdict on the token. The error text of a
-		// foreign verifier might quote the token, so only its reason is logged.
+		// A verifier fault. A foreign verifier's error text might quote the token: only
+		// its reason is logged.
 		a.o.Logger.Error("auth: token verification failed", slog.String("reason", reason))
 		writeJSONError(w, http.StatusInternalServerError, "server_error", "token could not be verified")
 		return
@@ -172,18 +167,15 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, p Princip
 	writeJSONError(w, status, code, desc)
 }
 
-// logRefusal writes the one log line of a refusal, with what the client is never told:
-// expected against received claims, the kid, the clock skew, a hint. A request with no
-// token is how every OAuth client starts, so it is logged at debug level only.
+// logRefusal logs a refusal with what the client is never told (RefusalLogAttrs). No token
+// is how every OAuth client starts: debug level only.
 func (a *Authenticator) logRefusal(r *http.Request, status int, p Principal, err error) {
 	level := slog.LevelInfo
 	if errors.Is(err, ErrNoToken) {
 		level = slog.LevelDebug
 	}
 	if errors.Is(err, ErrUserRefused) {
-		// Not a client's mistake: an account gemgate cannot serve, or one presenting another's
-		// user name. The operator must hear of it.
-		level = slog.LevelWarn
+		level = slog.LevelWarn // not a client's mistake: the operator must hear of it
 	}
 	if !a.o.Logger.Enabled(r.Context(), level) {
 		return
@@ -198,9 +190,8 @@ func (a *Authenticator) logRefusal(r *http.Request, status int, p Principal, err
 	a.o.Logger.LogAttrs(r.Context(), level, "request refused by authentication", attrs...)
 }
 
-// InsufficientScope sets WWW-Authenticate for a 403 step-up; the caller
-// writes the status and body. scope = granted ∪ needed, so clients that
-// replace rather than merge their scopes keep what they had.
+// InsufficientScope sets WWW-Authenticate for a 403 step-up; the caller writes the status
+// and body. scope = granted ∪ needed: clients that replace their scopes keep what they had.
 func (a *Authenticator) InsufficientScope(h http.Header, granted, needed []string, description string) {
 	h.Set("WWW-Authenticate", Challenge{
 		Error:            "insufficient_scope",
@@ -220,13 +211,7 @@ func Anonymous(p Principal) func(http.Handler) http.Handler {
 }
 
 func missingScopes(granted, required []string) []string {
-	var missing []string
-	for _, s := range required {
-		if !slices.Contains(granted, s) {
-			missing = append(missing, s)
-		}
-	}
-	return missing
+	return slices.DeleteFunc(slices.Clone(required), func(s string) bool { return slices.Contains(granted, s) })
 }
 
 func union(a, b []string) []string {

@@ -11,8 +11,8 @@ type Principal struct {
 	Issuer, Subject, User string // User is the value of the configured user claim
 	Scopes                []string
 	Expiry                time.Time // zero when not from a token (auth none)
-	// claims are the token's verified claims, read with Claim; never logged. Unexported, so
-	// that copies of a cached principal can share them and no holder can change them.
+	// claims are the token's verified claims; never logged. Unexported, so that copies of a
+	// cached principal can share them and no holder can change them.
 	claims map[string]any
 }
 
@@ -27,8 +27,7 @@ func (p Principal) Claim(name string) (any, bool) {
 // do not change it, never log it.
 func (p Principal) Claims() map[string]any { return p.claims }
 
-// Audience returns the token's aud claim, nil when p is not from a token. A worker given the
-// token (or one exchanged for it) holds these audiences too: the pool keys workers on them.
+// Audience returns the token's aud claim, nil when p is not from a token.
 func (p Principal) Audience() []string {
 	aud, _ := (&claimSet{values: p.claims}).strings(claimAudience, false)
 	return aud
@@ -40,7 +39,7 @@ func (p Principal) HasScope(s string) bool {
 }
 
 // clone returns a copy whose scopes the caller may change without affecting cached
-// principals. The claims are not copied: nothing outside this package can change them.
+// principals (the claims no one can change).
 func (p Principal) clone() Principal {
 	p.Scopes = slices.Clone(p.Scopes)
 	return p
@@ -49,7 +48,7 @@ func (p Principal) clone() Principal {
 type principalKey struct{}
 
 // verified is what a request's context carries: the principal, and the bearer token it was
-// verified from when the Authenticator's middleware put it there.
+// verified from (by the Authenticator's middleware).
 type verified struct {
 	p     Principal
 	token string
@@ -57,7 +56,7 @@ type verified struct {
 
 // WithPrincipal returns a context carrying p.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, verified{p: p})
+	return withVerified(ctx, p, "")
 }
 
 func withVerified(ctx context.Context, p Principal, token string) context.Context {
@@ -71,16 +70,15 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 }
 
 // TokenFrom returns the bearer token the [Authenticator]'s middleware verified for this
-// request: what [BearerToken] returned for it, without reading the header again. It reports
-// false when no token was verified (a context from [WithPrincipal] or [Anonymous]).
+// request, or false (a context from [WithPrincipal] or [Anonymous]).
 func TokenFrom(ctx context.Context) (string, bool) {
 	v, _ := ctx.Value(principalKey{}).(verified)
 	return v.token, v.token != ""
 }
 
-// AcceptedUntil is when a verifier with the default clock skew (gemgate's, which is not
-// configurable) stops accepting p's token: its exp plus DefaultClockSkew. Zero when p is not
-// from a token (auth none), or its token has no exp. A stream the token opened ends then.
+// AcceptedUntil is when a verifier with gemgate's clock skew (not configurable) stops
+// accepting p's token: its exp plus DefaultClockSkew; zero when p is not from a token. A
+// stream the token opened ends then.
 func AcceptedUntil(p Principal) time.Time {
 	if p.Expiry.IsZero() {
 		return time.Time{}

@@ -11,24 +11,20 @@ import (
 	"github.com/gemgate/gemgate/internal/clip"
 )
 
-// tokenFacts are what a refused token said about itself, kept for the log so an operator
-// can tell why it was refused. Never the token, a signature or any encoded part of it:
-// only header parameters and claim values, each clipped.
+// tokenFacts are what a refused token said about itself, for the log: header parameters and
+// claim values, each clipped, never the token or any encoded part of it.
 type tokenFacts struct {
 	KeyID, Algorithm string
 	Issuer           string
 	Audience         []string
 	AuthorizedParty  string
-	// Unverified: the claims above were read from a payload whose signature did not
-	// verify (unknown key, bad signature): what the token claims, not what is true.
+	// Unverified: the claims above are from a payload whose signature did not verify.
 	Unverified bool
 	HaveClaims bool
 	KnownKeys  []string // the issuer's key ids, when the token's kid was not among them
 }
 
-// refusal wraps a verification failure with the token's facts. It unwraps to the
-// typed error, so errors.As, errors.Is and [FailureReason] see through it, and its text
-// is the typed error's.
+// refusal wraps a verification failure, whose text it keeps, with the token's facts.
 type refusal struct {
 	facts tokenFacts
 	err   error
@@ -40,38 +36,33 @@ func (r *refusal) Unwrap() error { return r.err }
 // withFacts wraps err with what tok says about itself.
 func (v *Verifier) withFacts(tok *parsedJWS, err error) error {
 	f := tokenFacts{KeyID: clip.String(tok.kid, maxQuoted), Algorithm: tok.alg.String()}
-	var kidErr *UnknownKeyError
-	var sigErr *SignatureError
-	var algErr *AlgorithmError
-	f.Unverified = errors.As(err, &kidErr) || errors.As(err, &sigErr) || errors.As(err, &algErr)
+	unknownKey := errAs[*UnknownKeyError](err)
+	f.Unverified = unknownKey || errAs[*SignatureError](err) || errAs[*AlgorithmError](err)
 	if cs, perr := parseClaimSet(tok.payload); perr == nil {
 		f.HaveClaims = true
 		f.Issuer, _, _ = cs.str(claimIssuer)
 		f.Issuer = clip.String(f.Issuer, maxQuoted)
 		aud, _ := cs.strings(claimAudience, false)
-		for i, a := range aud {
-			if i == 8 {
-				f.Audience = append(f.Audience, "…")
-				break
-			}
+		for _, a := range aud[:min(len(aud), 8)] {
 			f.Audience = append(f.Audience, clip.String(a, maxQuoted))
+		}
+		if len(aud) > 8 {
+			f.Audience = append(f.Audience, "…")
 		}
 		f.AuthorizedParty, _, _ = cs.str(claimAuthorizedParty)
 		f.AuthorizedParty = clip.String(f.AuthorizedParty, maxQuoted)
 	}
-	if kidErr != nil {
-		if ks, ok := v.keys.(interface{ keyIDs() []string }); ok {
-			f.KnownKeys = ks.keyIDs()
-		}
+	if ks, ok := v.keys.(*remoteKeySet); ok && unknownKey {
+		f.KnownKeys = ks.keyIDs()
 	}
+
 	return &refusal{facts: f, err: err}
 }
 
 // RefusalLogAttrs returns, for a token verification failure, log attributes that say why:
 // the reason, the token's kid and alg, the received and expected iss and aud, the azp, the
-// clock skew seen for time claims, and a hint for well-known misconfigurations. They hold
-// claim values and key ids, never the token or its signature. They are for the log only:
-// the HTTP answer carries a fixed phrase.
+// clock skew seen, and a hint for well-known misconfigurations. Never the token or its
+// signature; for the log only (the HTTP answer carries a fixed phrase).
 func RefusalLogAttrs(err error) []slog.Attr {
 	if err == nil {
 		return nil
@@ -109,8 +100,8 @@ func (f tokenFacts) attrs(attrs []slog.Attr) []slog.Attr {
 	return attrs
 }
 
-// errorAttrs are the facts of err's typed error: expected against received, the clock skew
-// seen, the missing scopes. haveFacts: the token's own iss and aud are logged already.
+// errorAttrs are the facts of err's typed error. haveFacts: the token's own iss and aud are
+// logged already.
 func errorAttrs(err error, haveFacts bool) []slog.Attr {
 	var (
 		iss *InvalidIssuerError
@@ -204,9 +195,10 @@ func refusalHint(err error) string {
 	return ""
 }
 
-// issuerHint recognises the classic split-horizon mistake: the client reached the issuer
-// under one host name (http://localhost:8080/realms/x), gemgate under another
-// (http://keycloak:8080/realms/x), and Keycloak puts the URL it was reached by into iss.
+// issuerHint recognises the split-horizon mistake: the client reached the issuer as
+// http://localhost:8080/realms/x, gemgate as http://keycloak:8080/realms/x, and Keycloak puts
+// the URL it was reached by into iss.
+
 func issuerHint(got, want string) string {
 	g, err1 := url.Parse(got)
 	w, err2 := url.Parse(want)

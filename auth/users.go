@@ -11,10 +11,8 @@ import (
 )
 
 // ErrUserRefused is wrapped by the refusals of a verified token whose user gemgate will not
-// serve: a user name no worker can act as ([UserNameError]), or one gemgate knows under
-// another subject ([UserTakenError]). It is not [ErrInvalidToken]: the answer is 403 with no
-// Retry-After, since a new token would carry the same name and a 401 would loop the client
-// through sign-in.
+// serve ([UserNameError], [UserTakenError], [SubjectNamesError]). It is not [ErrInvalidToken]:
+// a new token would carry the same name, and a 401 would loop the client through sign-in.
 var ErrUserRefused = errors.New("auth: the token's user is refused")
 
 // ErrUserNamesFull is wrapped by [UserNamesFullError].
@@ -47,9 +45,8 @@ func (e *UserTakenError) Error() string {
 func (e *UserTakenError) Unwrap() error { return ErrUserRefused }
 
 // SubjectNamesError: the token's user name is new, and its subject has bound
-// MaxNamesPerSubject names already (an account renamed again and again). Refused like a
-// taken name (403, no Retry-After): a subject that could bind names without end would fill
-// max_user_names alone and lock every new user out. User and Subject are for the log only.
+// MaxNamesPerSubject names already (an account renamed again and again). User and Subject are
+// for the log only.
 type SubjectNamesError struct {
 	Claim, User, Subject string
 	Max                  int
@@ -60,14 +57,12 @@ func (e *SubjectNamesError) Error() string {
 }
 func (e *SubjectNamesError) Unwrap() error { return ErrUserRefused }
 
-// MaxNamesPerSubject bounds the user names one subject binds: an account renamed a few times
-// keeps working under each name it had; past the bound its new names are refused
-// (SubjectNamesError), so no one account can fill max_user_names.
+// MaxNamesPerSubject bounds the user names one subject binds, so that no one account can fill
+// max_user_names and lock every new user out.
 const MaxNamesPerSubject = 8
 
 // UserNamesFullError: the token's user name is new, and UserBindings holds as many names as
-// it may. Forgetting one would let its name pass to another subject, so the new one is
-// refused until gemgate restarts with a larger bound.
+// it may. Forgetting one would let its name pass to another subject.
 type UserNamesFullError struct{ Max int }
 
 func (e *UserNamesFullError) Error() string {
@@ -81,9 +76,7 @@ const DefaultMaxUserNames = 100_000
 // UserBindings binds each user name to the first subject that presented it, per issuer, for
 // the life of the process. A worker acts as the user name (GEMGATE_USER, {user}), so a second
 // subject with the same name (a reused or self-chosen name) would get the same user's data;
-// it is refused instead. At Max names a new name is refused (UserNamesFullError), never an
-// old one forgotten, and one subject binds at most MaxNamesPerSubject names
-// (SubjectNamesError). Safe for concurrent use.
+// it is refused instead. Safe for concurrent use.
 type UserBindings struct {
 	claim string
 	max   int

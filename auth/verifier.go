@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -23,26 +22,25 @@ type TokenVerifier interface {
 // Verifier checks JWT access tokens of one issuer. Build it once with
 // [NewVerifier]; it is safe for concurrent use.
 type Verifier struct {
-	cfg    Config
-	keys   KeySet
-	cache  *tokenCache
-	now    func() time.Time
-	logger *slog.Logger
+	cfg   Config
+	keys  KeySet
+	cache *tokenCache
+	now   func() time.Time
 }
 
 var _ TokenVerifier = (*Verifier)(nil)
 
 // NewVerifier validates cfg, discovers the issuer's JWKS (unless cfg.JWKSURL or cfg.Keys is
-// set) and loads its keys before it returns. It fails when the issuer or its keys cannot be
-// reached: for `gemgate check` and tests. A server starts with [StartVerifier].
+// set) and loads its keys, failing when they cannot be reached: for `gemgate check` and
+// tests. A server starts with [StartVerifier].
 func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	return newVerifier(ctx, cfg, time.Now)
 }
 
-// StartVerifier validates cfg and makes one attempt at discovery and the keys. If that
-// fails, it retries in the background with backoff until the keys load or ctx ends; until
-// then Verify and Ready return a [*KeysUnavailableError] (not [ErrInvalidToken]): an issuer
-// that is down is no reason to stop, or to call tokens invalid. Only bad config is an error.
+// StartVerifier validates cfg and makes one attempt at discovery and the keys, then retries
+// in the background until the keys load or ctx ends; until then Verify and Ready return a
+// [*KeysUnavailableError], not [ErrInvalidToken]: an issuer that is down is no reason to stop,
+// or to call tokens invalid. Only bad config is an error.
 func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	v, ks, err := prepareVerifier(cfg, time.Now)
 	if err != nil || ks == nil {
@@ -73,7 +71,7 @@ func prepareVerifier(cfg Config, now func() time.Time) (*Verifier, *remoteKeySet
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
-	v := &Verifier{cfg: cfg, keys: cfg.Keys, cache: newTokenCache(cfg.CacheSize), now: now, logger: cfg.Logger}
+	v := &Verifier{cfg: cfg, keys: cfg.Keys, cache: newTokenCache(cfg.CacheSize), now: now}
 	if v.keys != nil {
 		return v, nil, nil
 	}
@@ -91,9 +89,8 @@ func (v *Verifier) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Health returns nil when the issuer's keys could be fetched at the last attempt, and the
-// fetch error otherwise (retried at most once per refresh interval). Tokens keep being
-// verified with the keys already loaded either way; Health only says whether they are fresh.
+// Health returns the last attempt's error at fetching the issuer's keys (retried at most once
+// per refresh interval). Tokens keep being verified with the keys loaded either way.
 func (v *Verifier) Health(ctx context.Context) error {
 	if h, ok := v.keys.(interface{ Health(context.Context) error }); ok {
 		if err := h.Health(ctx); err != nil {
@@ -103,8 +100,7 @@ func (v *Verifier) Health(ctx context.Context) error {
 	return nil
 }
 
-// Verify checks raw and returns its principal. Every failure wraps
-// [ErrInvalidToken]; see [FailureReason] for labels.
+// Verify checks raw and returns its principal. See [FailureReason] for the failures' labels.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if raw == "" {
 		return Principal{}, &MalformedTokenError{Reason: "empty"}
@@ -126,9 +122,8 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		}
 		gen = v.cache.generation() // before the check: a clear from here on drops its result
 	}
-	// The full check is deep (signature, claims), and the request that makes it may go on to
-	// hold an idle stream for hours: it runs aside, so its frames leave no doubled stack on the
-	// caller's goroutine. A cache hit, the common case, stays on the caller's.
+	// The full check is deep, and the request may go on to hold an idle stream for hours: it
+	// runs aside, so its frames leave no doubled stack on the caller's goroutine.
 	var p Principal
 	var err error
 	aside.Run(func() { p, err = v.verify(ctx, raw, now) })
@@ -142,7 +137,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 }
 
 // verify is the full check, without the cache. A refusal of a well-formed JWS carries the
-// token's facts for the log (see [RefusalLogAttrs]).
+// token's facts for the log.
 func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (Principal, error) {
 	tok, err := parseJWS(raw)
 	if err != nil {
@@ -174,9 +169,8 @@ func (v *Verifier) verifyParsed(ctx context.Context, tok *parsedJWS, now time.Ti
 // tokenBufs hold a token's bytes while tokenKey hashes them.
 var tokenBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
-// tokenKey is the cache's key for raw: its SHA-256, so that the cache holds no token. The
-// bytes are hashed from a pooled buffer: the conversion sha256.Sum256 would need copied the
-// token, a kilobyte or more, to the heap on every request.
+// tokenKey is the cache's key for raw: its SHA-256, so that the cache holds no token. Hashed
+// from a pooled buffer: converting raw to []byte would copy it to the heap on every request.
 func tokenKey(raw string) [sha256.Size]byte {
 	bp := tokenBufs.Get().(*[]byte)
 	buf := append((*bp)[:0], raw...)

@@ -16,14 +16,15 @@ func (i *Issuer) clientCredentials(c Client, form url.Values) (tokenResponse, *t
 	if terr != nil {
 		return tokenResponse{}, terr
 	}
-	return i.issue(accessClaims{
-		Subject:           c.User,
-		PreferredUsername: c.User,
-		Audience:          i.opts.Audience,
-		Scope:             joinScopes(scopes),
-		AuthorizedParty:   c.ID,
-		ClientID:          c.ID,
-	}, i.opts.TokenTTL)
+	claims := i.userClaims(c.User, scopes)
+	claims.AuthorizedParty, claims.ClientID = c.ID, c.ID
+	return i.issue(claims, i.opts.TokenTTL)
+}
+
+// userClaims are the claims of a token for user, aimed at the issuer's Audience.
+func (i *Issuer) userClaims(user string, scopes []string) accessClaims {
+	return accessClaims{Subject: user, PreferredUsername: user, Audience: i.opts.Audience,
+		Scope: joinScopes(scopes)}
 }
 
 // issue signs claims into a Bearer token that lasts ttl.
@@ -33,5 +34,6 @@ func (i *Issuer) issue(claims accessClaims, ttl time.Duration) (tokenResponse, *
 		i.log.Error("devissuer: sign", "err", err)
 		return tokenResponse{}, &tokenError{Status: 500, Code: "server_error"}
 	}
-	return tokenResponse{AccessToken: tok, TokenType: "Bearer", ExpiresIn: seconds(ttl), Scope: claims.Scope}, nil
+	return tokenResponse{AccessToken: tok, TokenType: "Bearer", ExpiresIn: int64(ttl / time.Second),
+		Scope: claims.Scope}, nil
 }

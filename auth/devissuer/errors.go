@@ -13,8 +13,6 @@ type tokenError struct {
 	Description string `json:"error_description,omitempty"`
 }
 
-func (e *tokenError) Error() string { return e.Code + ": " + e.Description }
-
 // refusal is the token error code with desc: a 401 for invalid_client, else a 400.
 func refusal(code, desc string) *tokenError {
 	status := http.StatusBadRequest

@@ -1,12 +1,12 @@
 package devissuer
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,8 +21,7 @@ type Client struct {
 	Scopes           []string
 }
 
-// Options configures [Start]. The zero value of every field but Audience means the
-// documented default.
+// Options configures [Start]; a zero field but Audience means the documented default.
 type Options struct {
 	// Addr is the listen address, default "127.0.0.1:0". Only loopback addresses are
 	// accepted; a host name must resolve to loopback addresses only ("localhost" does).
@@ -34,15 +33,15 @@ type Options struct {
 	Clients []Client
 	// TokenTTL is the lifetime of issued access tokens, default 1h.
 	TokenTTL time.Duration
-	// ExchangeAudiences are the audiences the token-exchange grant may issue tokens
-	// for (e.g. "gemstone"). Empty means every exchange is refused.
+	// ExchangeAudiences are the audiences the token-exchange grant may issue tokens for
+	// (e.g. "gemstone"); none refuses every exchange.
 	ExchangeAudiences []string
 	// TLS, when set, makes the issuer serve HTTPS with this configuration.
 	TLS *tls.Config
 	// Logger receives one line per issued or refused token; nil discards.
 	Logger *slog.Logger
-	// KeyFile, when set, keeps the signing key across starts (PEM, written 0600 when it does
-	// not exist yet), so tokens outlive a restart. Empty means a fresh key on every Start.
+	// KeyFile, when set, keeps the signing key across starts (PEM, mode 0600), so tokens
+	// outlive a restart.
 	KeyFile string
 }
 
@@ -51,9 +50,8 @@ const (
 	defaultTokenTTL = time.Hour
 )
 
-// DefaultClients returns the development clients: "alice" (user alice, scopes mcp:use
-// mcp:write: a read-write user) and "bob" (user bob, scope mcp:use: a read-only user).
-// The secrets are random on every call.
+// DefaultClients returns the development clients, with secrets random on every call: "alice"
+// (scopes mcp:use mcp:write: read-write) and "bob" (scope mcp:use: read-only).
 func DefaultClients() []Client {
 	return []Client{
 		{ID: "alice", Secret: randomHex(16), User: "alice", Scopes: []string{"mcp:use", "mcp:write"}},
@@ -87,12 +85,11 @@ func Start(o Options) (*Issuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devissuer: %w", err)
 	}
-	host, err := loopbackHost(o.Addr)
+	addr, err := loopbackAddr(o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("devissuer: %w", err)
 	}
-	_, port, _ := net.SplitHostPort(o.Addr) // already checked by loopbackHost
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("devissuer: listen: %w", err)
 	}
@@ -101,13 +98,12 @@ func Start(o Options) (*Issuer, error) {
 		scheme = "https"
 		ln = tls.NewListener(ln, o.TLS)
 	}
-	addr := ln.Addr().(*net.TCPAddr)
 	log := o.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	i := &Issuer{
-		url:      scheme + "://" + net.JoinHostPort(addr.IP.String(), fmt.Sprint(addr.Port)),
+		url:      scheme + "://" + ln.Addr().String(),
 		opts:     o,
 		clients:  clients,
 		key:      key,
@@ -128,18 +124,14 @@ func Start(o Options) (*Issuer, error) {
 	return i, nil
 }
 
-// withDefaults returns a copy of o with defaults filled in and every problem reported
-// at once. The caller's slices are copied, never shared.
+// withDefaults returns a copy of o, its slices copied too, with defaults filled in and every
+// problem reported at once.
 func (o Options) withDefaults() (Options, error) {
 	var errs []error
-	if o.Addr == "" {
-		o.Addr = defaultAddr
-	}
+	o.Addr = cmp.Or(o.Addr, defaultAddr)
+	o.TokenTTL = cmp.Or(o.TokenTTL, defaultTokenTTL)
 	if o.Audience == "" {
 		errs = append(errs, errors.New("audience is required (the gateway's public MCP URL)"))
-	}
-	if o.TokenTTL == 0 {
-		o.TokenTTL = defaultTokenTTL
 	}
 	if o.TokenTTL < 0 {
 		errs = append(errs, fmt.Errorf("TokenTTL %v is negative", o.TokenTTL))
@@ -172,12 +164,11 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// URL returns the issuer identifier, e.g. "http://127.0.0.1:41234", without a
-// trailing slash. It is the `iss` of every token and the base of every endpoint.
+// URL returns the issuer identifier, e.g. "http://127.0.0.1:41234": the `iss` of every token
+// and the base of every endpoint.
 func (i *Issuer) URL() string { return i.url }
 
-// Clients returns a copy of the registered clients, secrets included, so that
-// `gemgate dev` can print them.
+// Clients returns a copy of the registered clients, secrets included.
 func (i *Issuer) Clients() []Client {
 	out := slices.Clone(i.opts.Clients)
 	for n := range out {
@@ -186,31 +177,19 @@ func (i *Issuer) Clients() []Client {
 	return out
 }
 
-// Mint issues an access token for user with the given scopes, as the token endpoint
-// would, without a client: for tests and for `gemgate dev` to print ready tokens.
-// ttl 0 means Options.TokenTTL; a negative ttl mints a token that has already
-// expired, for tests of expiry handling.
+// Mint issues an access token for user with the given scopes, as the token endpoint would,
+// without a client. ttl 0 means Options.TokenTTL; a negative ttl mints an expired token.
 func (i *Issuer) Mint(user string, scopes []string, ttl time.Duration) (string, error) {
 	if user == "" {
 		return "", errors.New("devissuer: Mint: empty user")
 	}
-	if ttl == 0 {
-		ttl = i.opts.TokenTTL
-	}
-	return i.sign(accessClaims{
-		Subject:           user,
-		PreferredUsername: user,
-		Audience:          i.opts.Audience,
-		Scope:             joinScopes(scopes),
-	}, ttl)
+	return i.sign(i.userClaims(user, scopes), cmp.Or(ttl, i.opts.TokenTTL))
 }
 
-// Close stops the server and closes its listener. Tokens already minted stay
-// verifiable only as long as a verifier caches the key.
+// Close stops the server and closes its listener.
 func (i *Issuer) Close() error {
 	err := i.srv.Close()
-	// srv.Close closes only the listeners Serve has taken; if the Serve goroutine has not
-	// started yet, the port would stay bound. Closing it twice is harmless.
+	// srv.Close closes only the listeners Serve has taken, maybe not this one yet.
 	if lerr := i.listener.Close(); lerr != nil && !errors.Is(lerr, net.ErrClosed) && err == nil {
 		err = lerr
 	}
@@ -219,8 +198,6 @@ func (i *Issuer) Close() error {
 
 func randomHex(n int) string {
 	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("devissuer: crypto/rand failed: " + err.Error()) // rand.Read does not fail on supported platforms
-	}
+	_, _ = rand.Read(b) // never fails: crypto/rand crashes the program instead
 	return hex.EncodeToString(b)
 }

@@ -37,27 +37,7 @@ func loadSigningKey(file string) (*signingKey, error) {
 	}
 	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		key, err := newSigningKey(nil)
-		if err != nil {
-			return nil, err
-		}
-		der, err := x509.MarshalPKCS8PrivateKey(key.private)
-		if err != nil {
-			return nil, fmt.Errorf("encode RSA key: %w", err)
-		}
-		// O_EXCL: two starts racing on a new data directory must not overwrite each other's key.
-		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("key file: %w", err)
-		}
-		if _, err := f.Write(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("key file: %w", err)
-		}
-		if err := f.Close(); err != nil {
-			return nil, fmt.Errorf("key file: %w", err)
-		}
-		return key, nil
+		return newKeyFile(file)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("key file: %w", err)
@@ -72,6 +52,28 @@ func loadSigningKey(file string) (*signingKey, error) {
 		return nil, fmt.Errorf("key file %s: not an RSA-2048 PKCS#8 key; delete it to make a new key", file)
 	}
 	return newSigningKey(priv)
+}
+
+// newKeyFile makes a key and writes it to file, which must not exist yet: O_EXCL, so that two
+// starts racing on a new data directory do not overwrite each other's key.
+func newKeyFile(file string) (*signingKey, error) {
+	key, err := newSigningKey(nil)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key.private)
+	if err != nil {
+		return nil, fmt.Errorf("encode RSA key: %w", err)
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.Write(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
+	}
+	return key, nil
 }
 
 // newSigningKey wraps priv, or a fresh key when priv is nil. The key id is the RFC 7638
@@ -97,11 +99,7 @@ func newSigningKey(priv *rsa.PrivateKey) (*signingKey, error) {
 			return nil, fmt.Errorf("public JWK %s: %w", k, err)
 		}
 	}
-	set := jwk.NewSet()
-	if err := set.AddKey(pub); err != nil {
-		return nil, fmt.Errorf("JWK set: %w", err)
-	}
-	doc, err := json.Marshal(set)
+	doc, err := json.Marshal(map[string][]jwk.Key{"keys": {pub}})
 	if err != nil {
 		return nil, fmt.Errorf("JWK set: %w", err)
 	}

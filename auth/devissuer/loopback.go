@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 )
 
-// loopbackHost checks that addr ("host:port") names only loopback addresses and returns
-// the IP literal to listen on. A name is resolved once and the listener bound to the result,
-// so it cannot resolve differently between check and bind. An empty host is refused. This
-// differs on purpose from auth.IsLoopbackAddr, which judges a name as written.
-func loopbackHost(addr string) (string, error) {
-	host, _, err := net.SplitHostPort(addr)
+// loopbackAddr checks that addr ("host:port") names only loopback addresses and returns the
+// address to listen on, its host an IP literal. A name is resolved once and the listener bound
+// to the result, so it cannot resolve differently between check and bind. An empty host is
+// refused. This differs on purpose from auth.IsLoopbackAddr, which judges a name as written.
+func loopbackAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", fmt.Errorf("listen address %q: %w", addr, err)
 	}
@@ -24,7 +25,7 @@ func loopbackHost(addr string) (string, error) {
 		if !ip.Unmap().IsLoopback() {
 			return "", fmt.Errorf("listen address %q is not a loopback address; the development issuer listens on loopback only (use 127.0.0.1 or localhost)", addr)
 		}
-		return ip.Unmap().String(), nil
+		return net.JoinHostPort(ip.Unmap().String(), port), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -41,10 +42,9 @@ func loopbackHost(addr string) (string, error) {
 		}
 	}
 	// Prefer IPv4 so that "localhost" gives the familiar http://127.0.0.1:PORT issuer.
-	for _, ip := range ips {
-		if ip.Unmap().Is4() {
-			return ip.Unmap().String(), nil
-		}
+	ip := ips[0]
+	if i := slices.IndexFunc(ips, func(ip netip.Addr) bool { return ip.Unmap().Is4() }); i >= 0 {
+		ip = ips[i].Unmap()
 	}
-	return ips[0].String(), nil
+	return net.JoinHostPort(ip.String(), port), nil
 }

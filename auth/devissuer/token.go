@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 )
 
 const maxTokenRequestBytes = 64 << 10
@@ -137,5 +136,3 @@ func grantScopes(requested string, allowed []string) ([]string, *tokenError) {
 }
 
 func joinScopes(s []string) string { return strings.Join(s, " ") }
-
-func seconds(d time.Duration) int64 { return int64(d / time.Second) }

@@ -7,10 +7,9 @@ import (
 	"time"
 )
 
-// tokenExchange implements the RFC 8693 token-exchange grant for an authenticated
-// client: a token this issuer minted (subject_token) is exchanged for one with the same
-// subject, aimed at one of Options.ExchangeAudiences, naming the client as actor
-// (act.sub) and authorized party (azp). The new token never outlives the subject token.
+// tokenExchange implements the RFC 8693 token-exchange grant: a token this issuer minted is
+// exchanged for one with the same subject, aimed at one of Options.ExchangeAudiences, naming
+// the client as actor (act.sub) and azp. It never outlives the subject token.
 func (i *Issuer) tokenExchange(c Client, form url.Values) (tokenResponse, *tokenError) {
 	raw := form.Get("subject_token")
 	if raw == "" {

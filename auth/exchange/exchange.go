@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -107,14 +108,12 @@ func New(cfg Config) (*Exchanger, error) {
 	} else if u.User != nil || u.Fragment != "" {
 		errs = append(errs, errors.New("TokenURL must not carry user info or a fragment"))
 	}
-	if cfg.ClientID == "" {
-		errs = append(errs, errors.New("ClientID is required"))
-	}
-	if cfg.ClientSecret == "" {
-		errs = append(errs, errors.New("ClientSecret is required"))
-	}
-	if cfg.Audience == "" {
-		errs = append(errs, errors.New("audience is required"))
+	required := []struct{ name, value string }{
+		{"ClientID", cfg.ClientID}, {"ClientSecret", cfg.ClientSecret}, {"audience", cfg.Audience}}
+	for _, f := range required {
+		if f.value == "" {
+			errs = append(errs, errors.New(f.name+" is required"))
+		}
 	}
 	for _, s := range cfg.Scopes {
 		if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
@@ -127,9 +126,7 @@ func New(cfg Config) (*Exchanger, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("exchange: invalid config:\n%w", err)
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	cfg.Scopes = slices.Clone(cfg.Scopes)
 	// The request carries the client secret (its Authorization header) and the user's own
 	// token (its body). A redirect of it, as a 307 or 308 would have Go's client send it, is
@@ -145,11 +142,9 @@ func New(cfg Config) (*Exchanger, error) {
 	return &Exchanger{cfg: cfg}, nil
 }
 
-// Exchange trades subjectToken (the user's access token, already verified by the
-// gateway) for a token aimed at the configured audience.
-//
-// It uses golang.org/x/oauth2/clientcredentials, whose EndpointParams may replace
-// grant_type, for RFC 6749 client authentication and response parsing. The MCP Go SDK's
+// Exchange trades subjectToken (the user's verified access token) for a token aimed at the
+// configured audience. golang.org/x/oauth2/clientcredentials, whose EndpointParams may
+// replace grant_type, does the client authentication and response parsing; the MCP Go SDK's
 // oauthex.ExchangeToken is shaped for ID-JAG (SEP-990), not for this exchange.
 func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credential, error) {
 	if subjectToken == "" {
@@ -211,9 +206,8 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 }
 
 // cleanError turns an oauth2 error into one that cannot carry a secret, since the error is
-// logged: a refusal keeps only status, code and description. What the issuer wrote is
-// clipped and cleared of the subject token and client secret in every form the request
-// carried them, since an issuer or proxy may quote the request back.
+// logged: a refusal keeps only status, code and description, clipped and cleared of the
+// subject token and client secret in every form the request carried them.
 func (e *Exchanger) cleanError(err error, subjectToken string) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
@@ -223,8 +217,11 @@ func (e *Exchanger) cleanError(err error, subjectToken string) error {
 		}
 		return out
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("exchange: %w", ctxErr(err))
+	// A context error keeps its sentinel for errors.Is, without the wrapped message.
+	for _, sentinel := range []error{context.DeadlineExceeded, context.Canceled} {
+		if errors.Is(err, sentinel) {
+			return fmt.Errorf("exchange: %w", sentinel)
+		}
 	}
 	return fmt.Errorf("exchange: %s", e.clean(err.Error(), subjectToken))
 }
@@ -234,7 +231,9 @@ func (e *Exchanger) clean(s, subjectToken string) string {
 	secret := e.cfg.ClientSecret
 	basic := base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(e.cfg.ClientID) + ":" + url.QueryEscape(secret)))
 	for _, v := range []string{subjectToken, url.QueryEscape(subjectToken), secret, url.QueryEscape(secret), basic} {
-		s = redact(s, v)
+		if v != "" {
+			s = strings.ReplaceAll(s, v, "[redacted]")
+		}
 	}
 	return clip.String(s, maxErrorText)
 }
@@ -242,19 +241,4 @@ func (e *Exchanger) clean(s, subjectToken string) string {
 // quote is s cleaned and quoted, for a value of the issuer's named in an error.
 func (e *Exchanger) quote(s, subjectToken string) string {
 	return strconv.Quote(e.clean(s, subjectToken))
-}
-
-// ctxErr keeps the context sentinel for errors.Is without the wrapped message.
-func ctxErr(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return context.DeadlineExceeded
-	}
-	return context.Canceled
-}
-
-func redact(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "[redacted]")
 }
