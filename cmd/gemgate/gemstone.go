@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/gemgate/gemgate/pool"
@@ -58,25 +57,18 @@ func (c *Config) gemstoneConfig() gemstone.Config {
 
 // validateGemStone checks the settings of worker=gemstone without touching the stone.
 func (c *Config) validateGemStone() []error {
-	var errs []error
-	if c.gemstoneConfig().HomeOrEnv() == "" {
-		errs = append(errs, errors.New("gemstone_home: required with worker=gemstone (or set GEMSTONE)"))
-	}
-	if c.GemStoneINI == "" {
-		errs = append(errs, errors.New("gemstone_service_ini: required with worker=gemstone (the 0600 topaz ini of the service account)"))
-	}
+	var p problemList
+	p.addIf(c.gemstoneConfig().HomeOrEnv() == "", "gemstone_home: required with worker=gemstone (or set GEMSTONE)")
+	p.addIf(c.GemStoneINI == "", "gemstone_service_ini: required with worker=gemstone (the 0600 topaz ini of the service account)")
 	if err := gemstone.ValidGemConfig(c.GemStoneGemConfig); err != nil {
-		errs = append(errs, fmt.Errorf("gemstone_gem_config: %w", err))
+		p.add("gemstone_gem_config: %w", err)
 	}
-	if c.WorkerCredential != "exchange" && c.WorkerCredential != "passthrough" {
-		errs = append(errs, fmt.Errorf("worker_credential: worker=gemstone logs each user in with a token, so it needs exchange (recommended) or passthrough, not %s", c.WorkerCredential))
-	}
-	if c.OnWorkerExit == pool.ExitKeep {
-		errs = append(errs, errors.New("on_worker_exit: keep is refused with worker=gemstone: a GemStone session's state (uncommitted work, locks, session temporaries) "+
-			"lives in the user's gem, which dies with its relay, so a kept session would be handed a fresh login with its work silently gone; "+
-			"use end (the default for this worker): the client gets 404 and starts a new session"))
-	}
-	return errs
+	p.addIf(c.WorkerCredential != "exchange" && c.WorkerCredential != "passthrough",
+		"worker_credential: worker=gemstone logs each user in with a token, so it needs exchange (recommended) or passthrough, not %s", c.WorkerCredential)
+	p.addIf(c.OnWorkerExit == pool.ExitKeep, "on_worker_exit: keep is refused with worker=gemstone: a GemStone session's state (uncommitted work, locks, session temporaries) "+
+		"lives in the user's gem, which dies with its relay, so a kept session would be handed a fresh login with its work silently gone; "+
+		"use end (the default for this worker): the client gets 404 and starts a new session")
+	return p
 }
 
 // gemstoneCommand points l at the topaz relay: checks the product and the service ini,

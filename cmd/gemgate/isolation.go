@@ -38,34 +38,35 @@ func runningAsRoot() bool { return os.Geteuid() == 0 }
 
 // validateIsolation checks the worker isolation settings without touching bubblewrap.
 func (c *Config) validateIsolation() []error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.WorkerSandbox == "none" && runningAsRoot() && c.WorkerUser == "" && !c.devWorkersAsNobody() {
-		errs = append(errs, fmt.Errorf("worker_sandbox: %w", ErrRootWorkers))
+	var p problemList
+	if c.WorkerSandbox == "none" && c.rootWorkers() {
+		p.add("worker_sandbox: %w", ErrRootWorkers)
 	}
 	for _, list := range []struct {
 		key   string
 		paths []string
 	}{{"worker_sandbox_writable", c.WorkerSandboxWritable}, {"worker_sandbox_readable", c.WorkerSandboxReadable}} {
-		for _, p := range list.paths {
-			if !filepath.IsAbs(p) || filepath.Clean(p) == "/" {
-				add("%s: %q must be an absolute path other than /", list.key, p)
-			}
+		for _, path := range list.paths {
+			p.addIf(!filepath.IsAbs(path) || filepath.Clean(path) == "/", "%s: %q must be an absolute path other than /", list.key, path)
 		}
 	}
 	if c.WorkerUser != "" {
 		if !runningAsRoot() {
-			add("worker_user: running workers as another account needs gemgate to run as root (it runs as uid %d)", os.Geteuid())
+			p.add("worker_user: running workers as another account needs gemgate to run as root (it runs as uid %d)", os.Geteuid())
 		} else if !strings.Contains(c.WorkerUser, "{user}") {
 			if _, err := worker.LookupAccount(c.WorkerUser); err != nil {
-				add("worker_user: %v", err)
+				p.add("worker_user: %v", err)
 			}
 		}
 	}
-	if c.WorkerWriteTimeout <= 0 {
-		add("worker_write_timeout: must be positive (a write to a worker that does not read must end)")
-	}
-	return errs
+	p.addIf(c.WorkerWriteTimeout <= 0, "worker_write_timeout: must be positive (a write to a worker that does not read must end)")
+	return p
+}
+
+// rootWorkers tells whether workers would run as root with nothing but a sandbox between
+// them and the host: gemgate runs as root, no worker_user, and not gemgate dev's nobody.
+func (c *Config) rootWorkers() bool {
+	return runningAsRoot() && c.WorkerUser == "" && !c.devWorkersAsNobody()
 }
 
 // isolation is what the worker isolation settings come to on this host.
@@ -118,7 +119,7 @@ func (c *Config) workerIsolation(ctx context.Context) (isolation, error) {
 		return isolation{}, fmt.Errorf("worker_sandbox: %w", err)
 	case !c.dev:
 		return isolation{}, fmt.Errorf("worker_sandbox: auto: %v; %w", err, ErrNoSandbox)
-	case runningAsRoot() && c.WorkerUser == "" && !c.devWorkersAsNobody():
+	case c.rootWorkers():
 		return isolation{}, fmt.Errorf("worker_sandbox: auto found no working sandbox (%v), and %w", err, ErrRootWorkers)
 	}
 	return isolation{fallback: err}, nil

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/gemgate/gemgate/auth"
@@ -99,7 +98,7 @@ func issuerChecks(rest []string, listen, audience, users string) ([]string, []er
 	if !auth.IsLoopbackAddr(listen) {
 		errs = append(errs, fmt.Errorf("listen: gemgate issuer listens on loopback only; %q is not a loopback address", listen))
 	}
-	if u, err := url.Parse(audience); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	if absoluteHTTPURL(audience) == nil {
 		errs = append(errs, fmt.Errorf("audience: %q must be an absolute http(s) URL without query or fragment, like %s", audience, issuerDefaultAudience))
 	}
 	var extra []string

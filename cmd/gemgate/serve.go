@@ -148,13 +148,14 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger) (*
 // are authenticated and which workers serve them.
 func (s *server) gatewayOptions(pol *policy.Policy) gateway.Options {
 	c, log := s.cfg, s.log
+	proxies, _ := trustedPrefixes(c.TrustedProxy)
 	opts := gateway.Options{
 		MCPPath:              c.MCPPath,
 		PublicURL:            s.publicURL,
 		Policy:               pol,
 		AllowedOrigins:       c.Origins,
 		AllowLoopbackOrigins: auth.IsLoopbackAddr(c.Listen),
-		TrustedProxies:       trustedPrefixes(c.TrustedProxy),
+		TrustedProxies:       proxies,
 		MaxBodyBytes:         c.MaxBodyBytes,
 		Lifetime:             c.lifetime(),
 		Limits:               c.limits(),
