@@ -176,28 +176,21 @@ func (s *server) gatewayOptions(pol *policy.Policy) gateway.Options {
 }
 
 // authentication sets how requests are authenticated: auth=none makes every request the
-// local user; auth=oidc verifies bearer tokens against the issuer (oidcAuthentication).
-func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, checkUser func(string) error) (*auth.Verifier, error) {
-	authMetrics := auth.NewMetrics(s.reg)
-	switch s.cfg.Auth {
-	case "none":
-		p := auth.Principal{Issuer: "local", Subject: osUser(), User: osUser(), Scopes: pol.ScopesSupported()}
-		opts.Authenticate = auth.LocalUser(p, s.log)
-		s.log.Warn("authentication is off (auth=none): every request acts as the local user, and requests through a proxy or to a name other than loopback are refused", "user", p.User)
-	case "oidc":
-		return s.oidcAuthentication(ctx, opts, pol, checkUser, authMetrics)
-	}
-	return nil, nil
-}
-
-// oidcAuthentication verifies bearer tokens against the issuer, which may still be down (the
-// verifier then keeps trying), and serves the RFC 9728 metadata.
+// local user; auth=oidc verifies bearer tokens against the issuer, which may still be down
+// (the verifier then keeps trying), and serves the RFC 9728 metadata.
 //
 // checkUser is the launcher's judgement of a user name: a token whose user no worker can act
 // as is refused at authentication. With a user_claim other than sub, each user name is bound
 // to the first subject that presents it (auth.UserBindings).
-func (s *server) oidcAuthentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, checkUser func(string) error, authMetrics *auth.Metrics) (*auth.Verifier, error) {
+func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, checkUser func(string) error) (*auth.Verifier, error) {
 	c, log := s.cfg, s.log
+	authMetrics := auth.NewMetrics(s.reg)
+	if c.Auth == "none" {
+		p := auth.Principal{Issuer: "local", Subject: osUser(), User: osUser(), Scopes: pol.ScopesSupported()}
+		opts.Authenticate = auth.LocalUser(p, log)
+		log.Warn("authentication is off (auth=none): every request acts as the local user, and requests through a proxy or to a name other than loopback are refused", "user", p.User)
+		return nil, nil
+	}
 	// The issuer may be down at start (compose and Kubernetes start things in any order):
 	// gemgate serves anyway, answers 503 to tokens and is not ready until the keys load,
 	// retried in the background for as long as ctx lives.
