@@ -169,16 +169,16 @@ func (m capsMechanism) mechanism() string {
 	return "rlimits"
 }
 
-// checkCaps is the caps' part of `gemgate check`: which mechanism would be in force, with the
+// caps is the caps' part of `gemgate check`: which mechanism would be in force, with the
 // values, without changing any cgroup.
-func checkCaps(c *Config, ok func(string), warn func(what, fix string)) {
+func (r *checkReport) caps(c *Config) {
 	m, err := c.workerCaps(false)
 	switch {
 	case err != nil:
 		return // validation has said so
 	case m.caps.Cgroup != nil:
-		ok(m.describe)
+		r.ok(m.describe)
 	default:
-		warn(m.describe, "for caps on each worker's processes together (memory, processes, CPU), run gemgate with a cgroup v2 delegated to it: systemd Delegate=yes, or a container with its own cgroup namespace and a writable /sys/fs/cgroup")
+		r.warn(m.describe, "for caps on each worker's processes together (memory, processes, CPU), run gemgate with a cgroup v2 delegated to it: systemd Delegate=yes, or a container with its own cgroup namespace and a writable /sys/fs/cgroup")
 	}
 }

@@ -130,13 +130,13 @@ func (l gemstoneLauncher) Launch(ctx context.Context, id worker.Identity) (worke
 	return la, nil
 }
 
-// checkGemStone adds the GemStone environment to `gemgate check`.
-func checkGemStone(ctx context.Context, c *Config, ok func(string), bad func(what, fix string)) {
+// gemstone adds the GemStone environment to `gemgate check`.
+func (r *checkReport) gemstone(ctx context.Context, c *Config) {
 	for _, f := range gemstone.Check(ctx, c.gemstoneConfig()) {
 		if f.OK {
-			ok("gemstone: " + f.What)
+			r.ok("gemstone: " + f.What)
 		} else {
-			bad("gemstone: "+f.What, f.Fix)
+			r.bad("gemstone: "+f.What, f.Fix)
 		}
 	}
 }

@@ -190,23 +190,23 @@ func (s *server) isolate(ctx context.Context, l *worker.CommandLauncher) error {
 	return nil
 }
 
-// checkIsolation is the worker isolation part of `gemgate check`: which sandbox would be in
-// force, and whether workers would run as root. Workers without a sandbox, or as root, are
-// warnings: allowed, but not what the defaults give.
-func checkIsolation(ctx context.Context, c *Config, ok func(string), warn, bad func(what, fix string)) {
+// isolation is the worker isolation part of `gemgate check`: which sandbox would be in force,
+// and whether workers would run as root. Workers without a sandbox, or as root, are warnings:
+// allowed, but not what the defaults give.
+func (r *checkReport) isolation(ctx context.Context, c *Config) {
 	iso, err := c.workerIsolation(ctx)
 	switch {
 	case err != nil:
-		bad(err.Error(), "install bubblewrap and allow it user namespaces (docs/operations.md), or set worker_sandbox: none to accept the risk (as root, with worker_user)")
+		r.bad(err.Error(), "install bubblewrap and allow it user namespaces (docs/operations.md), or set worker_sandbox: none to accept the risk (as root, with worker_user)")
 		return
 	case iso.bwrap != "":
-		ok(iso.describe())
+		r.ok(iso.describe())
 	default:
-		warn(iso.describe()+"; NOT isolated: "+worker.Unisolated(c.WorkerUser != ""),
+		r.warn(iso.describe()+"; NOT isolated: "+worker.Unisolated(c.WorkerUser != ""),
 			"install bubblewrap and set worker_sandbox: auto (or bwrap)")
 	}
 	if runningAsRoot() && c.WorkerUser == "" {
-		warn("workers run as uid 0 (in the sandbox, without capabilities)", "set worker_user")
+		r.warn("workers run as uid 0 (in the sandbox, without capabilities)", "set worker_user")
 	}
 }
 
