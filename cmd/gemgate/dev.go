@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -65,30 +64,27 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	errs := devOnlyRules(c)
+	var p problemList
+	devOnlyRules(c, &p)
 	if c.DataDir == "" {
 		c.DataDir = defaultDataDir()
 	}
 	info := devInfo{Auth: c.Auth, DataDir: c.DataDir}
 	tlsConfig, err := devTLS(c, &info)
-	if err != nil {
-		errs = append(errs, err)
-	}
+	p.addErr(err)
 	ln, issuer, err := devListen(c, &info)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) == 0 {
-		errs = c.validate()
+	p.addErr(err)
+	if len(p) == 0 {
+		p = c.validate()
 	}
 	if issuer != nil {
 		defer issuer.Close()
 	}
-	if len(errs) > 0 {
+	if len(p) > 0 {
 		if ln != nil {
 			ln.Close()
 		}
-		return configErrors(errs)
+		return configErrors(p)
 	}
 	c.metricsFallback = c.MetricsListen == devMetricsAddr
 
@@ -159,20 +155,12 @@ func devReady(stdout io.Writer, c *Config, srv *server, issuer *devissuer.Issuer
 
 // devOnlyRules are what dev refuses that serve would take: any address off loopback, a
 // public URL (dev derives it) and another issuer (dev runs its own).
-func devOnlyRules(c *Config) []error {
-	var errs []error
+func devOnlyRules(c *Config, p *problemList) {
 	for _, addr := range []string{c.Listen, c.DevIssuerListen, c.MetricsListen} {
-		if addr != "off" && !auth.IsLoopbackAddr(addr) {
-			errs = append(errs, fmt.Errorf("gemgate dev listens on loopback only; %q is not a loopback address", addr))
-		}
+		p.addIf(addr != "off" && !auth.IsLoopbackAddr(addr), "gemgate dev listens on loopback only; %q is not a loopback address", addr)
 	}
-	if c.PublicURL != "" {
-		errs = append(errs, errors.New("public_url: gemgate dev derives it from listen"))
-	}
-	if c.Auth == "oidc" && c.Issuer != "" {
-		errs = append(errs, errors.New("issuer: gemgate dev runs its own; use gemgate serve for another"))
-	}
-	return errs
+	p.addIf(c.PublicURL != "", "public_url: gemgate dev derives it from listen")
+	p.addIf(c.Auth == "oidc" && c.Issuer != "", "issuer: gemgate dev runs its own; use gemgate serve for another")
 }
 
 // devTLS is dev's TLS configuration with --tls: the files given, or a loopback certificate
