@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -47,7 +46,7 @@ func takeFlag(args []string, name, what string) (value string, rest []string, fo
 
 // readTokenFrom reads one token from r, bounded; what it read is not a token when err is set.
 func readTokenFrom(r io.Reader) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(r), 64<<10))
+	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
 	return strings.TrimSpace(string(b)), err
 }
 

@@ -11,16 +11,11 @@ import (
 )
 
 // byWorker fills in the settings left unset whose default depends on the worker kind (root:
-// whether gemgate runs as root). For GemStone:
-//
-//   - worker_credential: exchange (the relay logs in with a token minted for GemStone).
-//   - worker_per: session. A GemStone session is a transaction view (uncommitted changes,
-//     locks); shared by a user's clients, one's abort or commit would act on another's work.
-//     GemTalk's own server gives each client its own gem.
-//   - on_worker_exit: end. The state is in the gem, which dies with its relay: a kept session
-//     would meet a fresh login, its work silently gone; the client gets 404 and starts again.
-//   - worker_sandbox: none for an ordinary account (gemstoneSandboxReason); as root it stays
-//     auto, since unsandboxed the relay would run as uid 0 with every capability.
+// whether gemgate runs as root). For GemStone: worker_credential exchange (the relay logs in
+// with a token minted for GemStone); worker_per session and on_worker_exit end, since a
+// session's state lives in its gem (why: gemstoneWarnings, validateGemStone); worker_sandbox
+// none for an ordinary account (gemstoneSandboxReason), but auto as root, since unsandboxed
+// the relay would run as uid 0 with every capability.
 func (c *Config) byWorker(root bool) {
 	gs := c.Worker == "gemstone"
 	either := func(gemstone, other string) string {

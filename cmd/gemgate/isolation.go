@@ -93,8 +93,7 @@ func (c *Config) probeAccount() *worker.Account {
 }
 
 // ErrNoSandbox refuses to serve with workers that nothing isolates from each other, unless
-// the operator said so: an unsandboxed worker reads the memory of every process of its uid
-// (another user's worker and its token, through /proc/<pid>/mem) and may signal them.
+// the operator said so.
 var ErrNoSandbox = errors.New("no worker sandbox works on this host, and gemgate serve does not run workers unsandboxed unless told to: " +
 	"unsandboxed, a worker can read the memory of every process of its uid (another user's worker and its credential, through /proc/<pid>/mem), " +
 	"send signals to other users' workers and to gemgate, and see every process on the host; " +
@@ -161,20 +160,19 @@ func (s *server) isolate(ctx context.Context, l *worker.CommandLauncher) error {
 	l.WriteTimeout = c.WorkerWriteTimeout
 	l.WorkerUser = c.WorkerUser
 	l.CredentialEnv = l.CredentialEnv || c.WorkerCredentialEnv
-	// The launcher may already name what its worker kind needs to see (GemStone's product).
-	needs := l.Sandbox
-	l.Sandbox = nil
 	if iso.bwrap != "" {
-		l.Sandbox = &worker.Sandbox{Bwrap: iso.bwrap}
-		if needs != nil {
-			l.Sandbox.Readable, l.Sandbox.Writable = needs.Readable, needs.Writable
+		// The launcher may already name what its worker kind needs to see (GemStone's product).
+		if l.Sandbox == nil {
+			l.Sandbox = &worker.Sandbox{}
 		}
+		l.Sandbox.Bwrap = iso.bwrap
 		l.Sandbox.Readable = append(l.Sandbox.Readable, c.WorkerSandboxReadable...)
 		l.Sandbox.Writable = append(l.Sandbox.Writable, c.WorkerSandboxWritable...)
 		l.Sandbox.Hidden = c.gatewaySecrets(l.DataDir)
 		s.log.Info(iso.describe(), "worker_user", c.WorkerUser)
 		s.sandbox = "bwrap"
 	} else {
+		l.Sandbox = nil
 		// At every start: the operator chose this (worker_sandbox: none), or gemgate dev runs
 		// without a sandbox it could not find.
 		s.log.Warn(iso.describe()+"; workers are NOT isolated", "not_isolated", worker.Unisolated(c.WorkerUser != ""))
