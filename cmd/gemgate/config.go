@@ -123,8 +123,6 @@ type Config struct {
 
 	configFiles []string
 	dev         bool // loaded for gemgate dev, whose own settings serve ignores
-	// metricsFallback: dev's default metrics address may give way to a free port when taken.
-	metricsFallback bool
 	// sandboxByWorker: worker_sandbox is none because the worker kind chose it (GemStone), not
 	// the operator; the log and check say why.
 	sandboxByWorker bool

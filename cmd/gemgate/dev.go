@@ -86,7 +86,6 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return configErrors(p)
 	}
-	c.metricsFallback = c.MetricsListen == devMetricsAddr
 
 	log, _ := newLogger(c, stderr)
 	c.logWarnings(log)

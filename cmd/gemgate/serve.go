@@ -299,7 +299,8 @@ func (s *server) servers() error {
 		ErrorLog:          s.errorLog.Logger(),
 	}
 	if c.MetricsListen != "off" {
-		ln, err := listenMetrics(c.MetricsListen, c.metricsFallback)
+		// dev's default metrics address may give way to a free port when taken.
+		ln, err := listenMetrics(c.MetricsListen, c.dev && c.MetricsListen == devMetricsAddr)
 		if err != nil {
 			return fmt.Errorf("metrics_listen: %w", err)
 		}
