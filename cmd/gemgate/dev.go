@@ -203,10 +203,9 @@ func listenMetrics(addr string, fallback bool) (net.Listener, error) {
 // in the data directory (see startKeptIssuer). It returns the issuer and gemgate's own client
 // at it.
 func startDevIssuer(c *Config, audience string) (*devissuer.Issuer, devissuer.Client, error) {
-	clients := devClients(nil)
 	issuer, clients, err := startKeptIssuer(keptIssuer{
 		DataDir: c.DataDir, Addr: c.DevIssuerListen, KeepAddr: c.DevIssuerListen == defaults().DevIssuerListen,
-		AddrHint: "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN", Audience: audience, Clients: clients,
+		AddrHint: "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN", Audience: audience, Clients: devClients(nil),
 	})
 	if err != nil {
 		return nil, devissuer.Client{}, err

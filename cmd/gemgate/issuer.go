@@ -60,10 +60,9 @@ func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *dataDir == "" {
 		*dataDir = defaultDataDir()
 	}
-	clients := devClients(extra)
 	issuer, clients, err := startKeptIssuer(keptIssuer{
 		DataDir: *dataDir, Addr: *listen, KeepAddr: *listen == "127.0.0.1:0",
-		AddrHint: "--listen", Audience: *audience, Clients: clients,
+		AddrHint: "--listen", Audience: *audience, Clients: devClients(extra),
 	})
 	if err != nil {
 		return err

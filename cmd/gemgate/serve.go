@@ -402,16 +402,12 @@ func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
 	// The cap sits beneath TLS: it counts descriptors, and the server must still see *tls.Conn.
 	ln := limit.Connections(s.ln, limit.ConnectionCap{Max: s.cfg.MaxConnections, TLS: tlsConfig, Logger: s.log})
 	errc := make(chan error, 2)
-	go func() {
-		var err error
-		if tlsConfig != nil {
-			s.http.TLSConfig = tlsConfig
-			err = s.http.ServeTLS(ln, "", "")
-		} else {
-			err = s.http.Serve(ln)
-		}
-		errc <- err
-	}()
+	serve := s.http.Serve
+	if tlsConfig != nil {
+		s.http.TLSConfig = tlsConfig
+		serve = func(ln net.Listener) error { return s.http.ServeTLS(ln, "", "") }
+	}
+	go func() { errc <- serve(ln) }()
 	if s.metrics != nil {
 		go func() { errc <- s.metrics.Serve(s.metricsLn) }()
 		s.log.Info("metrics listening", "addr", s.metricsLn.Addr().String())

@@ -328,22 +328,15 @@ var mcpPathPattern = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
 // hasDotSegment reports whether p has a "." or ".." segment, which clients remove before
 // they send the path: the resource URL would name one path and clients reach another.
 func hasDotSegment(p string) bool {
-	for _, seg := range strings.Split(p, "/") {
-		if seg == "." || seg == ".." {
-			return true
-		}
-	}
-	return false
+	segs := strings.Split(p, "/")
+	return slices.Contains(segs, ".") || slices.Contains(segs, "..")
 }
 
 // reservedPath reports whether p is, or is under, a path gemgate serves itself.
 func reservedPath(p string) bool {
-	for _, own := range []string{"/healthz", "/readyz", "/.well-known"} {
-		if p == own || strings.HasPrefix(p, own+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"/healthz", "/readyz", "/.well-known"}, func(own string) bool {
+		return p == own || strings.HasPrefix(p, own+"/")
+	})
 }
 
 // secureURL refuses raw, the value of key, unless it is empty, an absolute https URL, or http
