@@ -190,15 +190,10 @@ func writeFileAtomic(name string, b []byte, mode os.FileMode) error {
 		return err
 	}
 	defer os.Remove(f.Name())
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
+	if err = f.Chmod(mode); err == nil {
+		_, err = f.Write(b)
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err = errors.Join(err, f.Close()); err != nil {
 		return err
 	}
 	return os.Rename(f.Name(), name)
