@@ -421,24 +421,22 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		}
 		k := kn.Value
 		f, ok := byKey[k]
+		kind, isRules := policy.RulesKind(k)
 		switch {
 		case seen[k]:
 			errs = append(errs, fileError(path, "%q is set twice", k))
-			continue
-		case k == "tool_rules" || k == "prompt_rules" || k == "resource_rules":
+		case isRules:
 			seen[k] = true
-			kind, _ := policy.RulesKind(k)
 			if c.Rules[kind], err = policy.RulesFromYAML(kind, v); err != nil {
 				errs = append(errs, fileError(path, "%s: %w", k, err))
 			}
-			continue
 		case !ok:
 			errs = append(errs, fileError(path, "unknown setting %q", k))
-			continue
-		}
-		seen[k] = true
-		if err := f.setNode(k, v); err != nil {
-			errs = append(errs, fileError(path, "%w", err))
+		default:
+			seen[k] = true
+			if err := f.setNode(k, v); err != nil {
+				errs = append(errs, fileError(path, "%w", err))
+			}
 		}
 	}
 	return errs
