@@ -18,21 +18,12 @@ import (
 // capsAuto is the value of a cap sized from the host.
 const capsAuto = "auto"
 
-// Defaults of the caps sized from nothing but constants.
-const (
-	defaultWorkerPids      = 256  // processes and threads of one worker
-	defaultWorkerOpenFiles = 1024 // per process, the traditional soft limit
-)
-
 // defaultWorkerMemory is an eighth of the memory gemgate may use (the host's, or its own
 // cgroup's limit), between 1 GiB and 4 GiB: a few runaway workers cannot take the host, and a
 // worker's runtime (a Go race build, node) still starts under RLIMIT_DATA.
 func defaultWorkerMemory(hostBytes int64) int64 {
 	return min(max(hostBytes/8, 1<<30), 4<<30) &^ (1<<20 - 1) // whole MiB
 }
-
-// defaultWorkerCPU is half the host's CPUs, at least one: one worker cannot take them all.
-func defaultWorkerCPU(cpus int) float64 { return max(float64(cpus)/2, 1) }
 
 // capsValues are the caps as numbers; 0 is no cap.
 type capsValues struct {
@@ -48,12 +39,14 @@ func (c *Config) workerCapsValues() (capsValues, []error) {
 	v := capsValues{
 		memory: capValue(&errs, "worker_memory_max", c.WorkerMemoryMax, defaultWorkerMemory(limit.HostCapacity().MemoryBytes),
 			parseBytes, 16<<20, "a size of 16MiB or more (512MiB, 2GiB)"),
-		pids: capValue(&errs, "worker_pids_max", c.WorkerPidsMax, defaultWorkerPids,
+		pids: capValue(&errs, "worker_pids_max", c.WorkerPidsMax, 256, // processes and threads of one worker
 			func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) },
 			8, "a whole number of 8 or more (a worker's runtime has threads of its own)"),
-		cpu: capValue(&errs, "worker_cpu_max", c.WorkerCPUMax, defaultWorkerCPU(runtime.NumCPU()),
+		// auto: half the host's CPUs, at least one: one worker cannot take them all.
+		cpu: capValue(&errs, "worker_cpu_max", c.WorkerCPUMax, max(float64(runtime.NumCPU())/2, 1),
 			parseFiniteFloat, 0.01, "a number of CPUs of 0.01 or more (0.5, 2)"),
-		openFiles: capValue(&errs, "worker_open_files_max", c.WorkerOpenFilesMax, defaultWorkerOpenFiles,
+		// auto: per process, the traditional soft limit.
+		openFiles: capValue(&errs, "worker_open_files_max", c.WorkerOpenFilesMax, 1024,
 			func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) }, 16, "a whole number of 16 or more"),
 	}
 	return v, errs
