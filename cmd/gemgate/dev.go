@@ -101,8 +101,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // devListen opens dev's listener, whose URL goes in info, and with auth=oidc starts the
-// development issuer for it: c's issuer, whose client for gemgate is the exchange client of
-// worker_credential=exchange unless one is set. What it opened before a failure is returned
+// development issuer for it, its key, address and client secrets kept in the data directory:
+// c's issuer, whose client for gemgate is the exchange client of worker_credential=exchange
+// unless one is set. What it opened before a failure is returned
 // with the error, to be closed.
 func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error) {
 	ln, err := net.Listen("tcp", c.Listen)
@@ -113,12 +114,16 @@ func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error
 	if c.Auth != "oidc" {
 		return ln, nil, nil
 	}
-	issuer, self, err := startDevIssuer(c, info.URL)
+	issuer, clients, err := startKeptIssuer(keptIssuer{
+		DataDir: c.DataDir, Addr: c.DevIssuerListen, KeepAddr: c.DevIssuerListen == defaults().DevIssuerListen,
+		AddrHint: "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN", Audience: info.URL, Clients: devClients(nil),
+	})
 	if err != nil {
 		return ln, nil, err
 	}
 	c.Issuer = issuer.URL()
 	if c.WorkerCredential == "exchange" && c.ExchangeClientID == "" {
+		self := clients[len(clients)-1] // gemgate's own (devClients)
 		c.ExchangeClientID, c.ExchangeSecret = self.ID, self.Secret
 		if c.ExchangeAudience == "" {
 			c.ExchangeAudience = "gemstone"
@@ -197,20 +202,6 @@ func listenMetrics(addr string, fallback bool) (net.Listener, error) {
 		return net.Listen("tcp", "127.0.0.1:0")
 	}
 	return ln, err
-}
-
-// startDevIssuer starts the development issuer with the key, address and client secrets kept
-// in the data directory (see startKeptIssuer). It returns the issuer and gemgate's own client
-// at it.
-func startDevIssuer(c *Config, audience string) (*devissuer.Issuer, devissuer.Client, error) {
-	issuer, clients, err := startKeptIssuer(keptIssuer{
-		DataDir: c.DataDir, Addr: c.DevIssuerListen, KeepAddr: c.DevIssuerListen == defaults().DevIssuerListen,
-		AddrHint: "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN", Audience: audience, Clients: devClients(nil),
-	})
-	if err != nil {
-		return nil, devissuer.Client{}, err
-	}
-	return issuer, clients[len(clients)-1], nil
 }
 
 // devClients are the development issuer's clients: alice and bob, one read-write client per
