@@ -365,7 +365,6 @@ func load(name string, args []string, dev bool) (*Config, error) {
 			}
 		}
 	}
-	// Re-apply the flags so they win over file and environment.
 	for _, g := range given {
 		if err := g.f.set(g.value); err != nil {
 			errs = append(errs, err)

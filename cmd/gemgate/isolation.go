@@ -80,16 +80,15 @@ type isolation struct {
 // account; for per-user accounts a stand-in unprivileged one, since bwrap then needs user
 // namespaces, as it will for each user's account.
 func (c *Config) probeAccount() *worker.Account {
-	switch {
-	case c.WorkerUser == "":
+	name := c.WorkerUser
+	if name == "" {
 		return nil
-	case strings.Contains(c.WorkerUser, "{user}"):
-		a, _ := worker.LookupAccount("nobody")
-		return a
-	default:
-		a, _ := worker.LookupAccount(c.WorkerUser)
-		return a
 	}
+	if strings.Contains(name, "{user}") {
+		name = "nobody"
+	}
+	a, _ := worker.LookupAccount(name)
+	return a
 }
 
 // ErrNoSandbox refuses to serve with workers that nothing isolates from each other, unless
