@@ -101,15 +101,9 @@ func explainConfig(c *Config) auth.Config {
 	if a, err := net.ResolveTCPAddr("tcp", c.Listen); err == nil && c.PublicURL == "" {
 		addr = a.String()
 	}
-	return auth.Config{
-		Issuer:    c.Issuer,
-		JWKSURL:   c.JWKSURL,
-		Audiences: append([]string{resourceURL(c, addr)}, c.Audiences...),
-		UserClaim: c.UserClaim,
-		CacheSize: -1,
-
-		AllowInsecureHTTP: c.AllowInsecure,
-	}
+	cfg := c.verifierConfig(resourceURL(c, addr))
+	cfg.CacheSize = -1
+	return cfg
 }
 
 // tokenVerdict prints what serving would do with the token ex explains, after the checks

@@ -194,16 +194,9 @@ func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol 
 	// The issuer may be down at start (compose and Kubernetes start things in any order):
 	// gemgate serves anyway, answers 503 to tokens and is not ready until the keys load,
 	// retried in the background for as long as ctx lives.
-	verifier, err := auth.StartVerifier(ctx, auth.Config{
-		Issuer:             c.Issuer,
-		JWKSURL:            c.JWKSURL,
-		Audiences:          s.audiences(),
-		UserClaim:          c.UserClaim,
-		KeyRefreshInterval: c.KeyRefresh,
-		Logger:             log,
-		OnKeyRefresh:       authMetrics.KeysFetched,
-		AllowInsecureHTTP:  c.AllowInsecure,
-	})
+	cfg := c.verifierConfig(s.publicURL)
+	cfg.KeyRefreshInterval, cfg.Logger, cfg.OnKeyRefresh = c.KeyRefresh, log, authMetrics.KeysFetched
+	verifier, err := auth.StartVerifier(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
 	}
@@ -342,7 +335,7 @@ func (s *server) launcher(ctx context.Context) (*worker.CommandLauncher, error) 
 		l.Credential = worker.PassthroughCredential{}
 	case "exchange":
 		cfg := c.exchangeConfig()
-		cfg.GatewayAudiences = s.audiences() // an issued token for one of these is gemgate's, not the backend's
+		cfg.GatewayAudiences = c.audiences(s.publicURL) // an issued token for one of these is gemgate's, not the backend's
 		ex, err := newLazyExchanger(c.Issuer, cfg, c.AllowInsecure)
 		if err != nil {
 			return nil, err
@@ -442,8 +435,15 @@ func (c *Config) poolSettings() pool.Settings {
 }
 
 // audiences are those gemgate accepts tokens for: its public URL and the audiences setting.
-func (s *server) audiences() []string {
-	return append([]string{s.publicURL}, s.cfg.Audiences...)
+func (c *Config) audiences(publicURL string) []string {
+	return append([]string{publicURL}, c.Audiences...)
+}
+
+// verifierConfig is how serve verifies tokens for the resource publicURL; check --token
+// explains a token by the same.
+func (c *Config) verifierConfig(publicURL string) auth.Config {
+	return auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: c.audiences(publicURL),
+		UserClaim: c.UserClaim, AllowInsecureHTTP: c.AllowInsecure}
 }
 
 // exchangeConfig is the token exchange's configuration.
