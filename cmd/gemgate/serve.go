@@ -58,8 +58,8 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return srv.run(ctx, nil)
 }
 
+// configErrors reports the problems of a problemList, one a line.
 func configErrors(errs []error) error {
-	errs = flattenErrors(errs)
 	var b strings.Builder
 	fmt.Fprintf(&b, "the configuration has %s:", problems(len(errs)))
 	for _, e := range errs {

@@ -173,21 +173,14 @@ func (p *problemList) addIf(bad bool, format string, a ...any) {
 
 // addErr adds each error but nil, a joined one (a validator that reports several problems at
 // once) as one problem per error, so that counts match the lines printed.
-func (p *problemList) addErr(errs ...error) { *p = append(*p, flattenErrors(errs)...) }
-
-// flattenErrors spreads joined errors into one entry per problem and drops nil ones.
-func flattenErrors(errs []error) []error {
-	var out []error
+func (p *problemList) addErr(errs ...error) {
 	for _, e := range errs {
 		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			out = append(out, flattenErrors(j.Unwrap())...)
-			continue
-		}
-		if e != nil {
-			out = append(out, e)
+			p.addErr(j.Unwrap()...)
+		} else if e != nil {
+			*p = append(*p, e)
 		}
 	}
-	return out
 }
 
 // problems is "1 problem" or "n problems".
