@@ -113,11 +113,8 @@ func tokenVerdict(stdout io.Writer, c *Config, pol *policy.Policy, ex auth.Expla
 	var missing []string
 	var nameErr error
 	if verdict == nil {
-		for _, s := range pol.RequiredScopes() {
-			if !slices.Contains(ex.Principal.Scopes, s) {
-				missing = append(missing, s)
-			}
-		}
+		missing = slices.DeleteFunc(slices.Clone(pol.RequiredScopes()),
+			func(s string) bool { return slices.Contains(ex.Principal.Scopes, s) })
 		if len(missing) > 0 {
 			fmt.Fprintf(stdout, "%-8s %-9s lacks the required scope(s) %s (required_scopes)\n", "PROBLEM", "scope", strings.Join(missing, " "))
 		}
