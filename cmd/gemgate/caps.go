@@ -18,21 +18,12 @@ import (
 // capsAuto is the value of a cap sized from the host.
 const capsAuto = "auto"
 
-// Defaults of the caps sized from nothing but constants.
-const (
-	defaultWorkerPids      = 256  // processes and threads of one worker
-	defaultWorkerOpenFiles = 1024 // per process, the traditional soft limit
-)
-
 // defaultWorkerMemory is an eighth of the memory gemgate may use (the host's, or its own
 // cgroup's limit), between 1 GiB and 4 GiB: a few runaway workers cannot take the host, and a
 // worker's runtime (a Go race build, node) still starts under RLIMIT_DATA.
 func defaultWorkerMemory(hostBytes int64) int64 {
 	return min(max(hostBytes/8, 1<<30), 4<<30) &^ (1<<20 - 1) // whole MiB
 }
-
-// defaultWorkerCPU is half the host's CPUs, at least one: one worker cannot take them all.
-func defaultWorkerCPU(cpus int) float64 { return max(float64(cpus)/2, 1) }
 
 // capsValues are the caps as numbers; 0 is no cap.
 type capsValues struct {
@@ -44,55 +35,46 @@ type capsValues struct {
 
 // workerCapsValues parses the four settings, every problem listed.
 func (c *Config) workerCapsValues() (capsValues, []error) {
-	var v capsValues
 	var errs []error
-	none := func(s string) bool { s = strings.TrimSpace(s); return s == "none" || s == "0" }
-	auto := func(s string) bool { return strings.TrimSpace(s) == capsAuto || strings.TrimSpace(s) == "" }
-	switch s := c.WorkerMemoryMax; {
-	case auto(s):
-		v.memory = defaultWorkerMemory(limit.HostCapacity().MemoryBytes)
-	case none(s):
-	default:
-		n, err := parseBytes(s)
-		if err != nil || n < 16<<20 {
-			errs = append(errs, fmt.Errorf("worker_memory_max: %q is not auto, none or a size of 16MiB or more (512MiB, 2GiB)", s))
-		}
-		v.memory = n
-	}
-	switch s := c.WorkerPidsMax; {
-	case auto(s):
-		v.pids = defaultWorkerPids
-	case none(s):
-	default:
-		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil || n < 8 {
-			errs = append(errs, fmt.Errorf("worker_pids_max: %q is not auto, none or a whole number of 8 or more (a worker's runtime has threads of its own)", s))
-		}
-		v.pids = n
-	}
-	switch s := c.WorkerCPUMax; {
-	case auto(s):
-		v.cpu = defaultWorkerCPU(runtime.NumCPU())
-	case none(s):
-	default:
-		n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || n < 0.01 {
-			errs = append(errs, fmt.Errorf("worker_cpu_max: %q is not auto, none or a number of CPUs of 0.01 or more (0.5, 2)", s))
-		}
-		v.cpu = n
-	}
-	switch s := c.WorkerOpenFilesMax; {
-	case auto(s):
-		v.openFiles = defaultWorkerOpenFiles
-	case none(s):
-	default:
-		n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-		if err != nil || n < 16 {
-			errs = append(errs, fmt.Errorf("worker_open_files_max: %q is not auto, none or a whole number of 16 or more", s))
-		}
-		v.openFiles = n
+	v := capsValues{
+		memory: capValue(&errs, "worker_memory_max", c.WorkerMemoryMax, defaultWorkerMemory(limit.HostCapacity().MemoryBytes),
+			parseBytes, 16<<20, "a size of 16MiB or more (512MiB, 2GiB)"),
+		pids: capValue(&errs, "worker_pids_max", c.WorkerPidsMax, 256, // processes and threads of one worker
+			func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) },
+			8, "a whole number of 8 or more (a worker's runtime has threads of its own)"),
+		// auto: half the host's CPUs, at least one: one worker cannot take them all.
+		cpu: capValue(&errs, "worker_cpu_max", c.WorkerCPUMax, max(float64(runtime.NumCPU())/2, 1),
+			parseFiniteFloat, 0.01, "a number of CPUs of 0.01 or more (0.5, 2)"),
+		// auto: per process, the traditional soft limit.
+		openFiles: capValue(&errs, "worker_open_files_max", c.WorkerOpenFilesMax, 1024,
+			func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) }, 16, "a whole number of 16 or more"),
 	}
 	return v, errs
+}
+
+// capValue reads the cap key from s: auto (or empty) is def, none or 0 no cap (0), anything
+// else parsed and at least least, or a problem added to errs.
+func capValue[T int64 | uint64 | float64](errs *[]error, key, s string, def T, parse func(string) (T, error), least T, want string) T {
+	switch strings.TrimSpace(s) {
+	case capsAuto, "":
+		return def
+	case "none", "0":
+		return 0
+	}
+	n, err := parse(strings.TrimSpace(s))
+	if err != nil || n < least {
+		*errs = append(*errs, fmt.Errorf("%s: %q is not auto, none or %s", key, s, want))
+	}
+	return n
+}
+
+// parseFiniteFloat is strconv.ParseFloat refusing NaN and the infinities.
+func parseFiniteFloat(s string) (float64, error) {
+	n, err := strconv.ParseFloat(s, 64)
+	if err == nil && (math.IsNaN(n) || math.IsInf(n, 0)) {
+		err = fmt.Errorf("%q is not a finite number", s)
+	}
+	return n, err
 }
 
 // parseBytes reads a size: bytes, or a number with K, M, G or T (KiB, MiB, GiB, TiB; binary
@@ -180,16 +162,16 @@ func (m capsMechanism) mechanism() string {
 	return "rlimits"
 }
 
-// checkCaps is the caps' part of `gemgate check`: which mechanism would be in force, with the
+// caps is the caps' part of `gemgate check`: which mechanism would be in force, with the
 // values, without changing any cgroup.
-func checkCaps(c *Config, ok func(string), warn func(what, fix string)) {
+func (r *checkReport) caps(c *Config) {
 	m, err := c.workerCaps(false)
 	switch {
 	case err != nil:
 		return // validation has said so
 	case m.caps.Cgroup != nil:
-		ok(m.describe)
+		r.ok(m.describe)
 	default:
-		warn(m.describe, "for caps on each worker's processes together (memory, processes, CPU), run gemgate with a cgroup v2 delegated to it: systemd Delegate=yes, or a container with its own cgroup namespace and a writable /sys/fs/cgroup")
+		r.warn(m.describe, "for caps on each worker's processes together (memory, processes, CPU), run gemgate with a cgroup v2 delegated to it: systemd Delegate=yes, or a container with its own cgroup namespace and a writable /sys/fs/cgroup")
 	}
 }

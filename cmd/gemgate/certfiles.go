@@ -26,7 +26,8 @@ type certFiles struct {
 // certCheckInterval is how often at most a handshake looks at the files.
 const certCheckInterval = time.Second
 
-// fileStamp tells one version of a file from the next.
+// fileStamp tells one version of a file from the next. The inode counts too: a renewal that
+// moves a new file into place may keep the size and, within the clock's grain, the time.
 type fileStamp struct {
 	mod  time.Time
 	size int64
@@ -48,7 +49,7 @@ func (cf *certFiles) stamps() [2]fileStamp {
 	var out [2]fileStamp
 	for i, p := range []string{cf.certPath, cf.keyPath} {
 		if fi, err := os.Stat(p); err == nil {
-			out[i] = fileStamp{mod: fi.ModTime(), size: fi.Size(), ino: inode(fi)}
+			out[i] = fileStamp{mod: fi.ModTime(), size: fi.Size(), ino: fi.Sys().(*syscall.Stat_t).Ino}
 		}
 	}
 	return out
@@ -80,13 +81,4 @@ func (cf *certFiles) reload() {
 		attrs = append(attrs, "not_after", cert.Leaf.NotAfter.UTC().Format(time.RFC3339), "serial", fmt.Sprint(cert.Leaf.SerialNumber))
 	}
 	cf.log.Info("tls certificate reloaded", attrs...)
-}
-
-// inode is the file's inode number: a renewal that moves a new file into place may keep the
-// size and, within the clock's grain, the time.
-func inode(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
 }

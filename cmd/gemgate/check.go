@@ -57,8 +57,8 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		r.warn(w.what, w.fix)
 	}
 	r.worker(ctx, c)
-	checkIsolation(ctx, c, r.ok, r.warn, r.bad)
-	checkCaps(c, r.ok, r.warn)
+	r.isolation(ctx, c)
+	r.caps(c)
 	r.tls(c)
 	r.listeners(c)
 	if r.problems > 0 {
@@ -130,7 +130,7 @@ func (r *checkReport) worker(ctx context.Context, c *Config) {
 			r.ok("worker command found: " + p)
 		}
 	case "gemstone":
-		checkGemStone(ctx, c, r.ok, r.bad)
+		r.gemstone(ctx, c)
 	}
 }
 

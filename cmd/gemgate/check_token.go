@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -47,7 +46,7 @@ func takeFlag(args []string, name, what string) (value string, rest []string, fo
 
 // readTokenFrom reads one token from r, bounded; what it read is not a token when err is set.
 func readTokenFrom(r io.Reader) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(r), 64<<10))
+	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
 	return strings.TrimSpace(string(b)), err
 }
 
@@ -65,11 +64,7 @@ func checkToken(ctx context.Context, c *Config, raw, toolsFile string, stdout io
 		fmt.Fprintf(stdout, "auth is %q: gemgate checks no token at all\n", c.Auth)
 		return 2
 	}
-	pol, err := policy.New(c.policyConfig())
-	if err != nil {
-		fmt.Fprintln(stdout, err)
-		return 2
-	}
+	pol, _ := policy.New(c.policyConfig()) // validate built it without error
 	cfg := explainConfig(c)
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -106,15 +101,9 @@ func explainConfig(c *Config) auth.Config {
 	if a, err := net.ResolveTCPAddr("tcp", c.Listen); err == nil && c.PublicURL == "" {
 		addr = a.String()
 	}
-	return auth.Config{
-		Issuer:    c.Issuer,
-		JWKSURL:   c.JWKSURL,
-		Audiences: append([]string{resourceURL(c, addr)}, c.Audiences...),
-		UserClaim: c.UserClaim,
-		CacheSize: -1,
-
-		AllowInsecureHTTP: c.AllowInsecure,
-	}
+	cfg := c.verifierConfig(resourceURL(c, addr))
+	cfg.CacheSize = -1
+	return cfg
 }
 
 // tokenVerdict prints what serving would do with the token ex explains, after the checks
@@ -124,11 +113,8 @@ func tokenVerdict(stdout io.Writer, c *Config, pol *policy.Policy, ex auth.Expla
 	var missing []string
 	var nameErr error
 	if verdict == nil {
-		for _, s := range pol.RequiredScopes() {
-			if !slices.Contains(ex.Principal.Scopes, s) {
-				missing = append(missing, s)
-			}
-		}
+		missing = slices.DeleteFunc(slices.Clone(pol.RequiredScopes()),
+			func(s string) bool { return slices.Contains(ex.Principal.Scopes, s) })
 		if len(missing) > 0 {
 			fmt.Fprintf(stdout, "%-8s %-9s lacks the required scope(s) %s (required_scopes)\n", "PROBLEM", "scope", strings.Join(missing, " "))
 		}

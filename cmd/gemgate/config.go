@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,8 +123,6 @@ type Config struct {
 
 	configFiles []string
 	dev         bool // loaded for gemgate dev, whose own settings serve ignores
-	// metricsFallback: dev's default metrics address may give way to a free port when taken.
-	metricsFallback bool
 	// sandboxByWorker: worker_sandbox is none because the worker kind chose it (GemStone), not
 	// the operator; the log and check say why.
 	sandboxByWorker bool
@@ -208,6 +206,11 @@ func (c *Config) fields() []field {
 	return out
 }
 
+// settings are the fields load takes: all but gemgate dev's own unless dev.
+func (c *Config) settings(dev bool) []field {
+	return slices.DeleteFunc(c.fields(), func(f field) bool { return f.dev && !dev })
+}
+
 // flagAliases are short flag spellings kept for convenience, by key: --data for --data-dir.
 var flagAliases = map[string]string{"data_dir": "data"}
 
@@ -232,8 +235,8 @@ func (f field) set(s string) error {
 		}
 		f.v.SetInt(n)
 	case *float64:
-		n, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+		n, err := parseFiniteFloat(s)
+		if err != nil {
 			return fmt.Errorf("%s: %q is not a number", f.key, s)
 		}
 		*p = n
@@ -293,8 +296,7 @@ func commandUsage(fs *flag.FlagSet) {
 // flagValue adapts a field to the flag package.
 type flagValue struct {
 	f     field
-	isSet *bool
-	raw   *[]flagSetting // every flag as given, re-applied after the file and environment
+	given *[]flagSetting // every flag as given, re-applied after the file and environment
 }
 
 type flagSetting struct {
@@ -309,8 +311,7 @@ func (v flagValue) String() string {
 	return v.f.String()
 }
 func (v flagValue) Set(s string) error {
-	*v.isSet = true
-	*v.raw = append(*v.raw, flagSetting{v.f, s})
+	*v.given = append(*v.given, flagSetting{v.f, s})
 	return v.f.set(s)
 }
 func (v flagValue) IsBoolFlag() bool { return v.f.v.Kind() == reflect.Bool }
@@ -332,21 +333,16 @@ func load(name string, args []string, dev bool) (*Config, error) {
 		c.configFiles = append(c.configFiles, v)
 		return nil
 	})
-	flagged := map[string]*bool{}
+	fields := c.settings(dev)
 	var given []flagSetting
-	for _, f := range c.fields() {
-		if f.dev && !dev {
-			continue
-		}
-		set := new(bool)
-		flagged[f.key] = set
-		v := flagValue{f: f, isSet: set, raw: &given}
+	for _, f := range fields {
+		v := flagValue{f: f, given: &given}
 		fs.Var(v, flagName(f.key), f.help)
 		if alias, ok := flagAliases[f.key]; ok {
 			fs.Var(v, alias, "same as --"+flagName(f.key))
 		}
 	}
-	if err := refuseSecretFlags(args, c.fields()); err != nil {
+	if err := refuseSecretFlags(args, fields); err != nil {
 		return nil, err
 	}
 	// Flags first, to learn the config file; the file and the environment are then applied
@@ -361,17 +357,14 @@ func load(name string, args []string, dev bool) (*Config, error) {
 	for _, f := range c.configFiles {
 		errs = append(errs, c.applyFile(f, dev)...)
 	}
-	for _, f := range c.fields() {
-		if f.dev && !dev {
-			continue
-		}
-		if v, ok := os.LookupEnv(envName(f.key)); ok && !*flagged[f.key] {
+	for _, f := range fields {
+		flagged := slices.ContainsFunc(given, func(g flagSetting) bool { return g.f.key == f.key })
+		if v, ok := os.LookupEnv(envName(f.key)); ok && !flagged {
 			if err := f.set(v); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", envName(f.key), err))
 			}
 		}
 	}
-	// Re-apply the flags so they win over file and environment.
 	for _, g := range given {
 		if err := g.f.set(g.value); err != nil {
 			errs = append(errs, err)
@@ -414,10 +407,8 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		return nil
 	}
 	byKey := map[string]field{}
-	for _, f := range c.fields() {
-		if !f.dev || dev {
-			byKey[f.key] = f
-		}
+	for _, f := range c.settings(dev) {
+		byKey[f.key] = f
 	}
 	var errs []error
 	seen := map[string]bool{}
@@ -429,24 +420,22 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		}
 		k := kn.Value
 		f, ok := byKey[k]
+		kind, isRules := policy.RulesKind(k)
 		switch {
 		case seen[k]:
 			errs = append(errs, fileError(path, "%q is set twice", k))
-			continue
-		case k == "tool_rules" || k == "prompt_rules" || k == "resource_rules":
+		case isRules:
 			seen[k] = true
-			kind, _ := policy.RulesKind(k)
 			if c.Rules[kind], err = policy.RulesFromYAML(kind, v); err != nil {
 				errs = append(errs, fileError(path, "%s: %w", k, err))
 			}
-			continue
 		case !ok:
 			errs = append(errs, fileError(path, "unknown setting %q", k))
-			continue
-		}
-		seen[k] = true
-		if err := f.setNode(k, v); err != nil {
-			errs = append(errs, fileError(path, "%w", err))
+		default:
+			seen[k] = true
+			if err := f.setNode(k, v); err != nil {
+				errs = append(errs, fileError(path, "%w", err))
+			}
 		}
 	}
 	return errs

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,9 +23,7 @@ const devGatewayClient = "gemgate"
 
 func randomSecret() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
+	rand.Read(b[:]) // never fails: crypto/rand crashes the program rather than return an error
 	return hex.EncodeToString(b[:])
 }
 
@@ -65,32 +62,28 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	errs := devOnlyRules(c)
+	var p problemList
+	devOnlyRules(c, &p)
 	if c.DataDir == "" {
 		c.DataDir = defaultDataDir()
 	}
 	info := devInfo{Auth: c.Auth, DataDir: c.DataDir}
 	tlsConfig, err := devTLS(c, &info)
-	if err != nil {
-		errs = append(errs, err)
-	}
+	p.addErr(err)
 	ln, issuer, err := devListen(c, &info)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) == 0 {
-		errs = c.validate()
+	p.addErr(err)
+	if len(p) == 0 {
+		p = c.validate()
 	}
 	if issuer != nil {
 		defer issuer.Close()
 	}
-	if len(errs) > 0 {
+	if len(p) > 0 {
 		if ln != nil {
 			ln.Close()
 		}
-		return configErrors(errs)
+		return configErrors(p)
 	}
-	c.metricsFallback = c.MetricsListen == devMetricsAddr
 
 	log, _ := newLogger(c, stderr)
 	c.logWarnings(log)
@@ -106,8 +99,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // devListen opens dev's listener, whose URL goes in info, and with auth=oidc starts the
-// development issuer for it: c's issuer, whose client for gemgate is the exchange client of
-// worker_credential=exchange unless one is set. What it opened before a failure is returned
+// development issuer for it, its key, address and client secrets kept in the data directory:
+// c's issuer, whose client for gemgate is the exchange client of worker_credential=exchange
+// unless one is set. What it opened before a failure is returned
 // with the error, to be closed.
 func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error) {
 	ln, err := net.Listen("tcp", c.Listen)
@@ -118,12 +112,16 @@ func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error
 	if c.Auth != "oidc" {
 		return ln, nil, nil
 	}
-	issuer, self, err := startDevIssuer(c, info.URL)
+	issuer, clients, err := startKeptIssuer(keptIssuer{
+		DataDir: c.DataDir, Addr: c.DevIssuerListen, KeepAddr: c.DevIssuerListen == defaults().DevIssuerListen,
+		AddrHint: "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN", Audience: info.URL, Clients: devClients(nil),
+	})
 	if err != nil {
 		return ln, nil, err
 	}
 	c.Issuer = issuer.URL()
 	if c.WorkerCredential == "exchange" && c.ExchangeClientID == "" {
+		self := clients[len(clients)-1] // gemgate's own (devClients)
 		c.ExchangeClientID, c.ExchangeSecret = self.ID, self.Secret
 		if c.ExchangeAudience == "" {
 			c.ExchangeAudience = "gemstone"
@@ -159,20 +157,12 @@ func devReady(stdout io.Writer, c *Config, srv *server, issuer *devissuer.Issuer
 
 // devOnlyRules are what dev refuses that serve would take: any address off loopback, a
 // public URL (dev derives it) and another issuer (dev runs its own).
-func devOnlyRules(c *Config) []error {
-	var errs []error
+func devOnlyRules(c *Config, p *problemList) {
 	for _, addr := range []string{c.Listen, c.DevIssuerListen, c.MetricsListen} {
-		if addr != "off" && !auth.IsLoopbackAddr(addr) {
-			errs = append(errs, fmt.Errorf("gemgate dev listens on loopback only; %q is not a loopback address", addr))
-		}
+		p.addIf(addr != "off" && !auth.IsLoopbackAddr(addr), "gemgate dev listens on loopback only; %q is not a loopback address", addr)
 	}
-	if c.PublicURL != "" {
-		errs = append(errs, errors.New("public_url: gemgate dev derives it from listen"))
-	}
-	if c.Auth == "oidc" && c.Issuer != "" {
-		errs = append(errs, errors.New("issuer: gemgate dev runs its own; use gemgate serve for another"))
-	}
-	return errs
+	p.addIf(c.PublicURL != "", "public_url: gemgate dev derives it from listen")
+	p.addIf(c.Auth == "oidc" && c.Issuer != "", "issuer: gemgate dev runs its own; use gemgate serve for another")
 }
 
 // devTLS is dev's TLS configuration with --tls: the files given, or a loopback certificate
@@ -210,21 +200,6 @@ func listenMetrics(addr string, fallback bool) (net.Listener, error) {
 		return net.Listen("tcp", "127.0.0.1:0")
 	}
 	return ln, err
-}
-
-// startDevIssuer starts the development issuer with the key, address and client secrets kept
-// in the data directory (see startKeptIssuer). It returns the issuer and gemgate's own client
-// at it.
-func startDevIssuer(c *Config, audience string) (*devissuer.Issuer, devissuer.Client, error) {
-	clients := devClients(nil)
-	issuer, clients, err := startKeptIssuer(keptIssuer{
-		DataDir: c.DataDir, Addr: c.DevIssuerListen, KeepAddr: c.DevIssuerListen == defaults().DevIssuerListen,
-		AddrHint: "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN", Audience: audience, Clients: clients,
-	})
-	if err != nil {
-		return nil, devissuer.Client{}, err
-	}
-	return issuer, clients[len(clients)-1], nil
 }
 
 // devClients are the development issuer's clients: alice and bob, one read-write client per

@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -78,35 +79,18 @@ func devCertificate(dir string) (devCerts, error) {
 // loadPair reads a certificate and its ECDSA key, if the certificate is still valid for at
 // least margin.
 func loadPair(certFile, keyFile string, margin time.Duration) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	cb, err := os.ReadFile(certFile)
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile) // checks that the key matches
 	if err != nil {
 		return nil, nil, err
 	}
-	kb, err := os.ReadFile(keyFile)
-	if err != nil {
-		return nil, nil, err
+	key, ok := pair.PrivateKey.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, nil, errors.New("not an ECDSA key")
 	}
-	cblk, _ := pem.Decode(cb)
-	kblk, _ := pem.Decode(kb)
-	if cblk == nil || kblk == nil {
-		return nil, nil, errors.New("not PEM")
-	}
-	cert, err := x509.ParseCertificate(cblk.Bytes)
-	if err != nil {
-		return nil, nil, err
-	}
-	k, err := x509.ParsePKCS8PrivateKey(kblk.Bytes)
-	if err != nil {
-		return nil, nil, err
-	}
-	key, ok := k.(*ecdsa.PrivateKey)
-	if !ok || !key.PublicKey.Equal(cert.PublicKey) {
-		return nil, nil, errors.New("key does not match the certificate")
-	}
-	if time.Now().Add(margin).After(cert.NotAfter) {
+	if time.Now().Add(margin).After(pair.Leaf.NotAfter) {
 		return nil, nil, errors.New("expires soon")
 	}
-	return cert, key, nil
+	return pair.Leaf, key, nil
 }
 
 // devCALoopback are the only names gemgate's development CA may vouch for.
@@ -127,18 +111,12 @@ func loopbackOnly(ca *x509.Certificate) bool {
 }
 
 func newDevCA(p devCerts) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
 	who := "gemgate dev CA"
 	if host, err := os.Hostname(); err == nil {
 		who += " " + osUser() + "@" + host
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:                serial(),
+	return issue(p.CA, p.CAKey, &x509.Certificate{
 		Subject:                     pkix.Name{CommonName: who, Organization: []string{"gemgate development CA"}},
-		NotBefore:                   time.Now().Add(-time.Hour),
 		NotAfter:                    time.Now().Add(devCALifetime),
 		KeyUsage:                    x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		BasicConstraintsValid:       true,
@@ -147,38 +125,42 @@ func newDevCA(p devCerts) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 		PermittedDNSDomainsCritical: true,
 		PermittedDNSDomains:         []string{"localhost"},
 		PermittedIPRanges:           devCALoopback,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := writePair(p.CA, p.CAKey, der, key); err != nil {
-		return nil, nil, err
-	}
-	ca, err := x509.ParseCertificate(der)
-	return ca, key, err
+	}, nil, nil)
 }
 
 func newDevLeaf(p devCerts, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
+	_, _, err := issue(p.Cert, p.Key, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "gemgate dev (loopback)"},
+		NotAfter:    time.Now().Add(devCertLifetime),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}, ca, caKey)
+	return err
+}
+
+// issue makes a fresh P-256 key and a certificate from tmpl, signed by parent, or by itself
+// when parent is nil, and writes both (writePair).
+func issue(certFile, keyFile string, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: "gemgate dev (loopback)"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(devCertLifetime),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	if parent == nil {
+		parent, parentKey = tmpl, key
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return writePair(p.Cert, p.Key, der, key)
+	if err := writePair(certFile, keyFile, der, key); err != nil {
+		return nil, nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	return cert, key, err
 }
 
 func serial() *big.Int {
@@ -208,15 +190,10 @@ func writeFileAtomic(name string, b []byte, mode os.FileMode) error {
 		return err
 	}
 	defer os.Remove(f.Name())
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
+	if err = f.Chmod(mode); err == nil {
+		_, err = f.Write(b)
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err = errors.Join(err, f.Close()); err != nil {
 		return err
 	}
 	return os.Rename(f.Name(), name)

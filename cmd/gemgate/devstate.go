@@ -64,14 +64,6 @@ func loadDevState(f devStateFiles) (devState, error) {
 	return s, nil
 }
 
-func (s devState) save(f devStateFiles) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(f.state, append(b, '\n'), 0o600)
-}
-
 // keptIssuer says how to start a development issuer whose key, address and client secrets are
 // kept in the data directory: gemgate dev's and gemgate issuer's.
 type keptIssuer struct {
@@ -126,7 +118,11 @@ func startKeptIssuer(k keptIssuer) (*devissuer.Issuer, []devissuer.Client, error
 	for _, cl := range clients {
 		state.Secrets[cl.ID] = cl.Secret
 	}
-	if err := state.save(files); err != nil {
+	b, err := json.MarshalIndent(state, "", "  ")
+	if err == nil {
+		err = writeFileAtomic(files.state, append(b, '\n'), 0o600)
+	}
+	if err != nil {
 		issuer.Close()
 		return nil, nil, fmt.Errorf("development issuer state: %w", err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/gemgate/gemgate/pool"
@@ -12,16 +11,11 @@ import (
 )
 
 // byWorker fills in the settings left unset whose default depends on the worker kind (root:
-// whether gemgate runs as root). For GemStone:
-//
-//   - worker_credential: exchange (the relay logs in with a token minted for GemStone).
-//   - worker_per: session. A GemStone session is a transaction view (uncommitted changes,
-//     locks); shared by a user's clients, one's abort or commit would act on another's work.
-//     GemTalk's own server gives each client its own gem.
-//   - on_worker_exit: end. The state is in the gem, which dies with its relay: a kept session
-//     would meet a fresh login, its work silently gone; the client gets 404 and starts again.
-//   - worker_sandbox: none for an ordinary account (gemstoneSandboxReason); as root it stays
-//     auto, since unsandboxed the relay would run as uid 0 with every capability.
+// whether gemgate runs as root). For GemStone: worker_credential exchange (the relay logs in
+// with a token minted for GemStone); worker_per session and on_worker_exit end, since a
+// session's state lives in its gem (why: gemstoneWarnings, validateGemStone); worker_sandbox
+// none for an ordinary account (gemstoneSandboxReason), but auto as root, since unsandboxed
+// the relay would run as uid 0 with every capability.
 func (c *Config) byWorker(root bool) {
 	gs := c.Worker == "gemstone"
 	either := func(gemstone, other string) string {
@@ -58,25 +52,18 @@ func (c *Config) gemstoneConfig() gemstone.Config {
 
 // validateGemStone checks the settings of worker=gemstone without touching the stone.
 func (c *Config) validateGemStone() []error {
-	var errs []error
-	if c.gemstoneConfig().HomeOrEnv() == "" {
-		errs = append(errs, errors.New("gemstone_home: required with worker=gemstone (or set GEMSTONE)"))
-	}
-	if c.GemStoneINI == "" {
-		errs = append(errs, errors.New("gemstone_service_ini: required with worker=gemstone (the 0600 topaz ini of the service account)"))
-	}
+	var p problemList
+	p.addIf(c.gemstoneConfig().HomeOrEnv() == "", "gemstone_home: required with worker=gemstone (or set GEMSTONE)")
+	p.addIf(c.GemStoneINI == "", "gemstone_service_ini: required with worker=gemstone (the 0600 topaz ini of the service account)")
 	if err := gemstone.ValidGemConfig(c.GemStoneGemConfig); err != nil {
-		errs = append(errs, fmt.Errorf("gemstone_gem_config: %w", err))
+		p.add("gemstone_gem_config: %w", err)
 	}
-	if c.WorkerCredential != "exchange" && c.WorkerCredential != "passthrough" {
-		errs = append(errs, fmt.Errorf("worker_credential: worker=gemstone logs each user in with a token, so it needs exchange (recommended) or passthrough, not %s", c.WorkerCredential))
-	}
-	if c.OnWorkerExit == pool.ExitKeep {
-		errs = append(errs, errors.New("on_worker_exit: keep is refused with worker=gemstone: a GemStone session's state (uncommitted work, locks, session temporaries) "+
-			"lives in the user's gem, which dies with its relay, so a kept session would be handed a fresh login with its work silently gone; "+
-			"use end (the default for this worker): the client gets 404 and starts a new session"))
-	}
-	return errs
+	p.addIf(c.WorkerCredential != "exchange" && c.WorkerCredential != "passthrough",
+		"worker_credential: worker=gemstone logs each user in with a token, so it needs exchange (recommended) or passthrough, not %s", c.WorkerCredential)
+	p.addIf(c.OnWorkerExit == pool.ExitKeep, "on_worker_exit: keep is refused with worker=gemstone: a GemStone session's state (uncommitted work, locks, session temporaries) "+
+		"lives in the user's gem, which dies with its relay, so a kept session would be handed a fresh login with its work silently gone; "+
+		"use end (the default for this worker): the client gets 404 and starts a new session")
+	return p
 }
 
 // gemstoneCommand points l at the topaz relay: checks the product and the service ini,
@@ -138,13 +125,13 @@ func (l gemstoneLauncher) Launch(ctx context.Context, id worker.Identity) (worke
 	return la, nil
 }
 
-// checkGemStone adds the GemStone environment to `gemgate check`.
-func checkGemStone(ctx context.Context, c *Config, ok func(string), bad func(what, fix string)) {
+// gemstone adds the GemStone environment to `gemgate check`.
+func (r *checkReport) gemstone(ctx context.Context, c *Config) {
 	for _, f := range gemstone.Check(ctx, c.gemstoneConfig()) {
 		if f.OK {
-			ok("gemstone: " + f.What)
+			r.ok("gemstone: " + f.What)
 		} else {
-			bad("gemstone: "+f.What, f.Fix)
+			r.bad("gemstone: "+f.What, f.Fix)
 		}
 	}
 }

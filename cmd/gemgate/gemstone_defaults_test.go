@@ -128,8 +128,13 @@ func TestGemStoneRunsUnsandboxedByDefault(t *testing.T) {
 	}
 	c := &Config{Worker: "gemstone"}
 	c.byWorker(false)
-	var warned string
-	checkIsolation(context.Background(), c, func(string) {}, func(what, fix string) { warned += what }, func(what, fix string) { t.Errorf("problem: %s (%s)", what, fix) })
+	var out strings.Builder
+	r := &checkReport{w: &out}
+	r.isolation(context.Background(), c)
+	warned := out.String()
+	if r.problems > 0 {
+		t.Errorf("problem: %s", warned)
+	}
 	for _, w := range []string{"worker sandbox: none", "linked gem", "PID namespace", "worker_sandbox: auto"} {
 		if !strings.Contains(warned, w) {
 			t.Errorf("check's isolation line lacks %q: %s", w, warned)

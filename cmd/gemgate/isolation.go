@@ -38,34 +38,35 @@ func runningAsRoot() bool { return os.Geteuid() == 0 }
 
 // validateIsolation checks the worker isolation settings without touching bubblewrap.
 func (c *Config) validateIsolation() []error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.WorkerSandbox == "none" && runningAsRoot() && c.WorkerUser == "" && !c.devWorkersAsNobody() {
-		errs = append(errs, fmt.Errorf("worker_sandbox: %w", ErrRootWorkers))
+	var p problemList
+	if c.WorkerSandbox == "none" && c.rootWorkers() {
+		p.add("worker_sandbox: %w", ErrRootWorkers)
 	}
 	for _, list := range []struct {
 		key   string
 		paths []string
 	}{{"worker_sandbox_writable", c.WorkerSandboxWritable}, {"worker_sandbox_readable", c.WorkerSandboxReadable}} {
-		for _, p := range list.paths {
-			if !filepath.IsAbs(p) || filepath.Clean(p) == "/" {
-				add("%s: %q must be an absolute path other than /", list.key, p)
-			}
+		for _, path := range list.paths {
+			p.addIf(!filepath.IsAbs(path) || filepath.Clean(path) == "/", "%s: %q must be an absolute path other than /", list.key, path)
 		}
 	}
 	if c.WorkerUser != "" {
 		if !runningAsRoot() {
-			add("worker_user: running workers as another account needs gemgate to run as root (it runs as uid %d)", os.Geteuid())
+			p.add("worker_user: running workers as another account needs gemgate to run as root (it runs as uid %d)", os.Geteuid())
 		} else if !strings.Contains(c.WorkerUser, "{user}") {
 			if _, err := worker.LookupAccount(c.WorkerUser); err != nil {
-				add("worker_user: %v", err)
+				p.add("worker_user: %v", err)
 			}
 		}
 	}
-	if c.WorkerWriteTimeout <= 0 {
-		add("worker_write_timeout: must be positive (a write to a worker that does not read must end)")
-	}
-	return errs
+	p.addIf(c.WorkerWriteTimeout <= 0, "worker_write_timeout: must be positive (a write to a worker that does not read must end)")
+	return p
+}
+
+// rootWorkers tells whether workers would run as root with nothing but a sandbox between
+// them and the host: gemgate runs as root, no worker_user, and not gemgate dev's nobody.
+func (c *Config) rootWorkers() bool {
+	return runningAsRoot() && c.WorkerUser == "" && !c.devWorkersAsNobody()
 }
 
 // isolation is what the worker isolation settings come to on this host.
@@ -79,21 +80,19 @@ type isolation struct {
 // account; for per-user accounts a stand-in unprivileged one, since bwrap then needs user
 // namespaces, as it will for each user's account.
 func (c *Config) probeAccount() *worker.Account {
-	switch {
-	case c.WorkerUser == "":
+	name := c.WorkerUser
+	if name == "" {
 		return nil
-	case strings.Contains(c.WorkerUser, "{user}"):
-		a, _ := worker.LookupAccount("nobody")
-		return a
-	default:
-		a, _ := worker.LookupAccount(c.WorkerUser)
-		return a
 	}
+	if strings.Contains(name, "{user}") {
+		name = "nobody"
+	}
+	a, _ := worker.LookupAccount(name)
+	return a
 }
 
 // ErrNoSandbox refuses to serve with workers that nothing isolates from each other, unless
-// the operator said so: an unsandboxed worker reads the memory of every process of its uid
-// (another user's worker and its token, through /proc/<pid>/mem) and may signal them.
+// the operator said so.
 var ErrNoSandbox = errors.New("no worker sandbox works on this host, and gemgate serve does not run workers unsandboxed unless told to: " +
 	"unsandboxed, a worker can read the memory of every process of its uid (another user's worker and its credential, through /proc/<pid>/mem), " +
 	"send signals to other users' workers and to gemgate, and see every process on the host; " +
@@ -118,7 +117,7 @@ func (c *Config) workerIsolation(ctx context.Context) (isolation, error) {
 		return isolation{}, fmt.Errorf("worker_sandbox: %w", err)
 	case !c.dev:
 		return isolation{}, fmt.Errorf("worker_sandbox: auto: %v; %w", err, ErrNoSandbox)
-	case runningAsRoot() && c.WorkerUser == "" && !c.devWorkersAsNobody():
+	case c.rootWorkers():
 		return isolation{}, fmt.Errorf("worker_sandbox: auto found no working sandbox (%v), and %w", err, ErrRootWorkers)
 	}
 	return isolation{fallback: err}, nil
@@ -160,20 +159,19 @@ func (s *server) isolate(ctx context.Context, l *worker.CommandLauncher) error {
 	l.WriteTimeout = c.WorkerWriteTimeout
 	l.WorkerUser = c.WorkerUser
 	l.CredentialEnv = l.CredentialEnv || c.WorkerCredentialEnv
-	// The launcher may already name what its worker kind needs to see (GemStone's product).
-	needs := l.Sandbox
-	l.Sandbox = nil
 	if iso.bwrap != "" {
-		l.Sandbox = &worker.Sandbox{Bwrap: iso.bwrap}
-		if needs != nil {
-			l.Sandbox.Readable, l.Sandbox.Writable = needs.Readable, needs.Writable
+		// The launcher may already name what its worker kind needs to see (GemStone's product).
+		if l.Sandbox == nil {
+			l.Sandbox = &worker.Sandbox{}
 		}
+		l.Sandbox.Bwrap = iso.bwrap
 		l.Sandbox.Readable = append(l.Sandbox.Readable, c.WorkerSandboxReadable...)
 		l.Sandbox.Writable = append(l.Sandbox.Writable, c.WorkerSandboxWritable...)
 		l.Sandbox.Hidden = c.gatewaySecrets(l.DataDir)
 		s.log.Info(iso.describe(), "worker_user", c.WorkerUser)
 		s.sandbox = "bwrap"
 	} else {
+		l.Sandbox = nil
 		// At every start: the operator chose this (worker_sandbox: none), or gemgate dev runs
 		// without a sandbox it could not find.
 		s.log.Warn(iso.describe()+"; workers are NOT isolated", "not_isolated", worker.Unisolated(c.WorkerUser != ""))
@@ -189,23 +187,23 @@ func (s *server) isolate(ctx context.Context, l *worker.CommandLauncher) error {
 	return nil
 }
 
-// checkIsolation is the worker isolation part of `gemgate check`: which sandbox would be in
-// force, and whether workers would run as root. Workers without a sandbox, or as root, are
-// warnings: allowed, but not what the defaults give.
-func checkIsolation(ctx context.Context, c *Config, ok func(string), warn, bad func(what, fix string)) {
+// isolation is the worker isolation part of `gemgate check`: which sandbox would be in force,
+// and whether workers would run as root. Workers without a sandbox, or as root, are warnings:
+// allowed, but not what the defaults give.
+func (r *checkReport) isolation(ctx context.Context, c *Config) {
 	iso, err := c.workerIsolation(ctx)
 	switch {
 	case err != nil:
-		bad(err.Error(), "install bubblewrap and allow it user namespaces (docs/operations.md), or set worker_sandbox: none to accept the risk (as root, with worker_user)")
+		r.bad(err.Error(), "install bubblewrap and allow it user namespaces (docs/operations.md), or set worker_sandbox: none to accept the risk (as root, with worker_user)")
 		return
 	case iso.bwrap != "":
-		ok(iso.describe())
+		r.ok(iso.describe())
 	default:
-		warn(iso.describe()+"; NOT isolated: "+worker.Unisolated(c.WorkerUser != ""),
+		r.warn(iso.describe()+"; NOT isolated: "+worker.Unisolated(c.WorkerUser != ""),
 			"install bubblewrap and set worker_sandbox: auto (or bwrap)")
 	}
 	if runningAsRoot() && c.WorkerUser == "" {
-		warn("workers run as uid 0 (in the sandbox, without capabilities)", "set worker_user")
+		r.warn("workers run as uid 0 (in the sandbox, without capabilities)", "set worker_user")
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/gemgate/gemgate/auth"
@@ -61,10 +60,9 @@ func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *dataDir == "" {
 		*dataDir = defaultDataDir()
 	}
-	clients := devClients(extra)
 	issuer, clients, err := startKeptIssuer(keptIssuer{
 		DataDir: *dataDir, Addr: *listen, KeepAddr: *listen == "127.0.0.1:0",
-		AddrHint: "--listen", Audience: *audience, Clients: clients,
+		AddrHint: "--listen", Audience: *audience, Clients: devClients(extra),
 	})
 	if err != nil {
 		return err
@@ -91,17 +89,12 @@ func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // issuerChecks lists every problem of the flags at once and returns the extra users.
 func issuerChecks(rest []string, listen, audience, users string) ([]string, []error) {
-	var errs []error
-	if len(rest) > 0 {
-		errs = append(errs, fmt.Errorf("unexpected arguments %q", rest))
-	}
+	var p problemList
+	p.addIf(len(rest) > 0, "unexpected arguments %q", rest)
 	// The issuer signs tokens for anyone who asks: it must never be reachable from elsewhere.
-	if !auth.IsLoopbackAddr(listen) {
-		errs = append(errs, fmt.Errorf("listen: gemgate issuer listens on loopback only; %q is not a loopback address", listen))
-	}
-	if u, err := url.Parse(audience); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		errs = append(errs, fmt.Errorf("audience: %q must be an absolute http(s) URL without query or fragment, like %s", audience, issuerDefaultAudience))
-	}
+	p.addIf(!auth.IsLoopbackAddr(listen), "listen: gemgate issuer listens on loopback only; %q is not a loopback address", listen)
+	p.addIf(absoluteHTTPURL(audience) == nil,
+		"audience: %q must be an absolute http(s) URL without query or fragment, like %s", audience, issuerDefaultAudience)
 	var extra []string
 	seen := map[string]bool{"alice": true, "bob": true, devGatewayClient: true}
 	for _, u := range strings.Split(users, ",") {
@@ -109,15 +102,15 @@ func issuerChecks(rest []string, listen, audience, users string) ([]string, []er
 		switch {
 		case u == "":
 		case seen[u]:
-			errs = append(errs, fmt.Errorf("users: %q is listed twice or is a built-in client (alice, bob, %s)", u, devGatewayClient))
+			p.add("users: %q is listed twice or is a built-in client (alice, bob, %s)", u, devGatewayClient)
 		case strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == ':' || r == '%' || r > '~' }):
-			errs = append(errs, fmt.Errorf("users: %q may hold printable ASCII only, without ':' or '%%' (it is also the client id)", u))
+			p.add("users: %q may hold printable ASCII only, without ':' or '%%' (it is also the client id)", u)
 		default:
 			seen[u] = true
 			extra = append(extra, u)
 		}
 	}
-	return extra, errs
+	return extra, p
 }
 
 func printIssuerInfo(w io.Writer, info issuerInfo) {

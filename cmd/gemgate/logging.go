@@ -88,13 +88,7 @@ func invisible(r rune) bool {
 func appendEscape(out []byte, r rune) []byte {
 	if r > 0xFFFF {
 		r1, r2 := utf16.EncodeRune(r)
-		return appendUnit(appendUnit(out, r1), r2)
+		return fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
 	}
-	return appendUnit(out, r)
-}
-
-// appendUnit appends one UTF-16 unit as \uXXXX.
-func appendUnit(out []byte, u rune) []byte {
-	const hex = "0123456789abcdef"
-	return append(out, '\\', 'u', hex[u>>12&0xF], hex[u>>8&0xF], hex[u>>4&0xF], hex[u&0xF])
+	return fmt.Appendf(out, `\u%04x`, r)
 }

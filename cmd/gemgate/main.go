@@ -1,12 +1,6 @@
-// Command gemgate is an OAuth 2.1 resource-server gateway in front of MCP workers.
-//
-//	gemgate serve   run the gateway (the default)
-//	gemgate dev     run it on loopback with a built-in issuer and the demo worker
-//	gemgate issuer  the development issuer alone, on loopback, for several replicas to share
-//	gemgate check   validate the configuration and what serving would need, then exit
-//	gemgate check --health URL   exit 0 when URL answers 200 (container health checks)
-//	gemgate worker demo   the built-in demo MCP server on stdio (what `dev` runs per session)
-//	gemgate version
+// Command gemgate is an OAuth 2.1 resource-server gateway in front of MCP workers. Its
+// commands (serve, dev, issuer, check, worker demo, version) are listed in usage, which
+// `gemgate help` prints.
 package main
 
 import (

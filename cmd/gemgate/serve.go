@@ -58,8 +58,8 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return srv.run(ctx, nil)
 }
 
+// configErrors reports the problems of a problemList, one a line.
 func configErrors(errs []error) error {
-	errs = flattenErrors(errs)
 	var b strings.Builder
 	fmt.Fprintf(&b, "the configuration has %s:", problems(len(errs)))
 	for _, e := range errs {
@@ -148,13 +148,14 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger) (*
 // are authenticated and which workers serve them.
 func (s *server) gatewayOptions(pol *policy.Policy) gateway.Options {
 	c, log := s.cfg, s.log
+	proxies, _ := trustedPrefixes(c.TrustedProxy)
 	opts := gateway.Options{
 		MCPPath:              c.MCPPath,
 		PublicURL:            s.publicURL,
 		Policy:               pol,
 		AllowedOrigins:       c.Origins,
 		AllowLoopbackOrigins: auth.IsLoopbackAddr(c.Listen),
-		TrustedProxies:       trustedPrefixes(c.TrustedProxy),
+		TrustedProxies:       proxies,
 		MaxBodyBytes:         c.MaxBodyBytes,
 		Lifetime:             c.lifetime(),
 		Limits:               c.limits(),
@@ -175,41 +176,27 @@ func (s *server) gatewayOptions(pol *policy.Policy) gateway.Options {
 }
 
 // authentication sets how requests are authenticated: auth=none makes every request the
-// local user; auth=oidc verifies bearer tokens against the issuer (oidcAuthentication).
-func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, checkUser func(string) error) (*auth.Verifier, error) {
-	authMetrics := auth.NewMetrics(s.reg)
-	switch s.cfg.Auth {
-	case "none":
-		p := auth.Principal{Issuer: "local", Subject: osUser(), User: osUser(), Scopes: pol.ScopesSupported()}
-		opts.Authenticate = auth.LocalUser(p, s.log)
-		s.log.Warn("authentication is off (auth=none): every request acts as the local user, and requests through a proxy or to a name other than loopback are refused", "user", p.User)
-	case "oidc":
-		return s.oidcAuthentication(ctx, opts, pol, checkUser, authMetrics)
-	}
-	return nil, nil
-}
-
-// oidcAuthentication verifies bearer tokens against the issuer, which may still be down (the
-// verifier then keeps trying), and serves the RFC 9728 metadata.
+// local user; auth=oidc verifies bearer tokens against the issuer, which may still be down
+// (the verifier then keeps trying), and serves the RFC 9728 metadata.
 //
 // checkUser is the launcher's judgement of a user name: a token whose user no worker can act
 // as is refused at authentication. With a user_claim other than sub, each user name is bound
 // to the first subject that presents it (auth.UserBindings).
-func (s *server) oidcAuthentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, checkUser func(string) error, authMetrics *auth.Metrics) (*auth.Verifier, error) {
+func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol *policy.Policy, checkUser func(string) error) (*auth.Verifier, error) {
 	c, log := s.cfg, s.log
+	authMetrics := auth.NewMetrics(s.reg)
+	if c.Auth == "none" {
+		p := auth.Principal{Issuer: "local", Subject: osUser(), User: osUser(), Scopes: pol.ScopesSupported()}
+		opts.Authenticate = auth.LocalUser(p, log)
+		log.Warn("authentication is off (auth=none): every request acts as the local user, and requests through a proxy or to a name other than loopback are refused", "user", p.User)
+		return nil, nil
+	}
 	// The issuer may be down at start (compose and Kubernetes start things in any order):
 	// gemgate serves anyway, answers 503 to tokens and is not ready until the keys load,
 	// retried in the background for as long as ctx lives.
-	verifier, err := auth.StartVerifier(ctx, auth.Config{
-		Issuer:             c.Issuer,
-		JWKSURL:            c.JWKSURL,
-		Audiences:          s.audiences(),
-		UserClaim:          c.UserClaim,
-		KeyRefreshInterval: c.KeyRefresh,
-		Logger:             log,
-		OnKeyRefresh:       authMetrics.KeysFetched,
-		AllowInsecureHTTP:  c.AllowInsecure,
-	})
+	cfg := c.verifierConfig(s.publicURL)
+	cfg.KeyRefreshInterval, cfg.Logger, cfg.OnKeyRefresh = c.KeyRefresh, log, authMetrics.KeysFetched
+	verifier, err := auth.StartVerifier(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
 	}
@@ -305,7 +292,8 @@ func (s *server) servers() error {
 		ErrorLog:          s.errorLog.Logger(),
 	}
 	if c.MetricsListen != "off" {
-		ln, err := listenMetrics(c.MetricsListen, c.metricsFallback)
+		// dev's default metrics address may give way to a free port when taken.
+		ln, err := listenMetrics(c.MetricsListen, c.dev && c.MetricsListen == devMetricsAddr)
 		if err != nil {
 			return fmt.Errorf("metrics_listen: %w", err)
 		}
@@ -347,7 +335,7 @@ func (s *server) launcher(ctx context.Context) (*worker.CommandLauncher, error) 
 		l.Credential = worker.PassthroughCredential{}
 	case "exchange":
 		cfg := c.exchangeConfig()
-		cfg.GatewayAudiences = s.audiences() // an issued token for one of these is gemgate's, not the backend's
+		cfg.GatewayAudiences = c.audiences(s.publicURL) // an issued token for one of these is gemgate's, not the backend's
 		ex, err := newLazyExchanger(c.Issuer, cfg, c.AllowInsecure)
 		if err != nil {
 			return nil, err
@@ -407,16 +395,12 @@ func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
 	// The cap sits beneath TLS: it counts descriptors, and the server must still see *tls.Conn.
 	ln := limit.Connections(s.ln, limit.ConnectionCap{Max: s.cfg.MaxConnections, TLS: tlsConfig, Logger: s.log})
 	errc := make(chan error, 2)
-	go func() {
-		var err error
-		if tlsConfig != nil {
-			s.http.TLSConfig = tlsConfig
-			err = s.http.ServeTLS(ln, "", "")
-		} else {
-			err = s.http.Serve(ln)
-		}
-		errc <- err
-	}()
+	serve := s.http.Serve
+	if tlsConfig != nil {
+		s.http.TLSConfig = tlsConfig
+		serve = func(ln net.Listener) error { return s.http.ServeTLS(ln, "", "") }
+	}
+	go func() { errc <- serve(ln) }()
 	if s.metrics != nil {
 		go func() { errc <- s.metrics.Serve(s.metricsLn) }()
 		s.log.Info("metrics listening", "addr", s.metricsLn.Addr().String())
@@ -451,8 +435,15 @@ func (c *Config) poolSettings() pool.Settings {
 }
 
 // audiences are those gemgate accepts tokens for: its public URL and the audiences setting.
-func (s *server) audiences() []string {
-	return append([]string{s.publicURL}, s.cfg.Audiences...)
+func (c *Config) audiences(publicURL string) []string {
+	return append([]string{publicURL}, c.Audiences...)
+}
+
+// verifierConfig is how serve verifies tokens for the resource publicURL; check --token
+// explains a token by the same.
+func (c *Config) verifierConfig(publicURL string) auth.Config {
+	return auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: c.audiences(publicURL),
+		UserClaim: c.UserClaim, AllowInsecureHTTP: c.AllowInsecure}
 }
 
 // exchangeConfig is the token exchange's configuration.

@@ -24,8 +24,7 @@ func (s *server) stop(broken bool) {
 	s.log.Info("draining", "sessions", s.gw.Sessions(), "drain_delay", s.cfg.DrainDelay)
 	s.gw.BeginDrain()
 	if d := s.cfg.DrainDelay; d > 0 && !broken {
-		t := time.NewTimer(d)
-		<-t.C
+		time.Sleep(d)
 	}
 	s.log.Info("shutting down", "sessions", s.gw.Sessions(), "shutdown_grace", s.cfg.ShutdownGrace)
 	s.gw.BeginShutdown()

@@ -24,149 +24,114 @@ import (
 // validate lists every problem of the configuration at once.
 func (c *Config) validate() []error {
 	loopback := auth.IsLoopbackAddr(c.Listen)
-	errs := c.checkChoices()
-	errs = append(errs, c.validateEndpoint(loopback)...)
-	errs = append(errs, c.validateAuth(loopback)...)
-	errs = append(errs, c.validateWorker()...)
-	errs = append(errs, c.validateLimits()...)
-	return flattenErrors(errs)
+	var p problemList
+	p.addErr(c.checkChoices()...)
+	c.validateEndpoint(&p, loopback)
+	c.validateAuth(&p, loopback)
+	c.validateWorker(&p)
+	c.validateLimits(&p)
+	return p
 }
 
 // validateEndpoint checks where gemgate listens and what it calls itself: address, path,
 // public URL, TLS.
-func (c *Config) validateEndpoint(loopback bool) []error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-
+func (c *Config) validateEndpoint(p *problemList, loopback bool) {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		add("listen: %q is not host:port", c.Listen)
+		p.add("listen: %q is not host:port", c.Listen)
 	}
 	if !mcpPathPattern.MatchString(c.MCPPath) || hasDotSegment(c.MCPPath) {
-		add("mcp_path: %q must be a plain path like /mcp or /team/mcp: segments of letters, digits, '.', '_', '~' and '-', none of them . or ..", c.MCPPath)
+		p.add("mcp_path: %q must be a plain path like /mcp or /team/mcp: segments of letters, digits, '.', '_', '~' and '-', none of them . or ..", c.MCPPath)
 	} else if reservedPath(c.MCPPath) {
-		add("mcp_path: %q is one of gemgate's own paths (/healthz, /readyz, /.well-known/...)", c.MCPPath)
+		p.add("mcp_path: %q is one of gemgate's own paths (/healthz, /readyz, /.well-known/...)", c.MCPPath)
 	}
-	var public *url.URL
-	if c.PublicURL != "" {
-		u, err := url.Parse(c.PublicURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			add("public_url: %q must be an absolute http(s) URL without query or fragment", c.PublicURL)
-		} else {
-			public = u
-		}
-	} else if !loopback {
-		add("public_url: required when listening on %s (it is the token audience and is never guessed from requests)", c.Listen)
+	public := absoluteHTTPURL(c.PublicURL)
+	if c.PublicURL != "" && public == nil {
+		p.add("public_url: %q must be an absolute http(s) URL without query or fragment", c.PublicURL)
+	} else if c.PublicURL == "" && !loopback {
+		p.add("public_url: required when listening on %s (it is the token audience and is never guessed from requests)", c.Listen)
 	}
 	tls := c.TLSCert != "" || c.TLSKey != ""
-	problemIf(&errs, (c.TLSCert == "") != (c.TLSKey == ""), "tls_cert and tls_key: give both or neither")
-	problemIf(&errs, !loopback && !tls && !c.AllowInsecure && (public == nil || public.Scheme != "https"),
+	p.addIf((c.TLSCert == "") != (c.TLSKey == ""), "tls_cert and tls_key: give both or neither")
+	p.addIf(!loopback && !tls && !c.AllowInsecure && (public == nil || public.Scheme != "https"),
 		"listen: plain HTTP on %s needs public_url with https behind a TLS proxy, tls_cert/tls_key, or allow_insecure_http", c.Listen)
+}
 
-	return errs
+// absoluteHTTPURL is s parsed when it is an absolute http(s) URL without query or fragment,
+// or nil.
+func absoluteHTTPURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil
+	}
+	return u
 }
 
 // validateAuth checks how tokens are verified.
-func (c *Config) validateAuth(loopback bool) []error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-
+func (c *Config) validateAuth(p *problemList, loopback bool) {
 	switch c.Auth {
 	case "oidc":
-		if c.Issuer == "" {
-			add("issuer: required with auth=oidc (e.g. https://keycloak.example.com/realms/team)")
-		} else if err := c.secureURL("issuer", c.Issuer); err != nil {
-			errs = append(errs, err)
-		}
+		p.addIf(c.Issuer == "", "issuer: required with auth=oidc (e.g. https://keycloak.example.com/realms/team)")
 		// The keys decide who is who, as much as the issuer: the same rule.
-		if err := c.secureURL("jwks_url", c.JWKSURL); err != nil {
-			errs = append(errs, err)
-		}
+		p.addErr(c.secureURL("issuer", c.Issuer), c.secureURL("jwks_url", c.JWKSURL))
 	case "none":
 		// Every request acts as the local user: only the local user may reach gemgate.
-		problemIf(&errs, !loopback, "auth: none is only allowed on a loopback listen address, not %s", c.Listen)
+		p.addIf(!loopback, "auth: none is only allowed on a loopback listen address, not %s", c.Listen)
 		// public_url's host is judged as a listen address's, by the rule listen was held to.
 		u, err := url.Parse(c.PublicURL)
-		problemIf(&errs, c.PublicURL != "" && (err != nil || !auth.IsLoopbackAddr(net.JoinHostPort(u.Hostname(),
+		p.addIf(c.PublicURL != "" && (err != nil || !auth.IsLoopbackAddr(net.JoinHostPort(u.Hostname(),
 			"0"))), "auth: none is only for a gateway its own user reaches on loopback, but public_url %q names another host", c.PublicURL)
-		problemIf(&errs, len(c.TrustedProxy) > 0,
+		p.addIf(len(c.TrustedProxy) > 0,
 			"auth: none cannot sit behind a proxy (trusted_proxies is set): every client of the proxy would act as the local user")
-		problemIf(&errs, slices.Contains(c.Origins,
+		p.addIf(slices.Contains(c.Origins,
 			"*"), "auth: none with allowed_origins \"*\" lets any web page the user opens act as the user; name the origins")
 	}
-	problemIf(&errs, c.KeyRefresh < time.Second,
+	p.addIf(c.KeyRefresh < time.Second,
 		"key_refresh_interval: must be at least 1s (it bounds how often a flood of unknown keys can make gemgate fetch)")
-	problemIf(&errs, c.UserClaim == "", "user_claim: must not be empty")
-
-	return errs
+	p.addIf(c.UserClaim == "", "user_claim: must not be empty")
 }
 
 // validateWorker checks what workers run, with which credential, isolation and pool.
-func (c *Config) validateWorker() []error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-
+func (c *Config) validateWorker(p *problemList) {
 	switch c.Worker {
-	case "demo":
 	case "command":
-		problemIf(&errs, len(c.WorkerCommand) == 0, "worker_command: required with worker=command")
+		p.addIf(len(c.WorkerCommand) == 0, "worker_command: required with worker=command")
 	case "gemstone":
-		errs = append(errs, c.validateGemStone()...)
+		p.addErr(c.validateGemStone()...)
 	}
 	// The token endpoint is sent gemgate's client secret and each caller's token.
-	if err := c.secureURL("exchange_token_url", c.ExchangeTokenURL); err != nil {
-		errs = append(errs, err)
-	}
-	problemIf(&errs, c.WorkerCredential == "exchange" && (c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == ""),
+	p.addErr(c.secureURL("exchange_token_url", c.ExchangeTokenURL))
+	p.addIf(c.WorkerCredential == "exchange" && (c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == ""),
 		"worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
-	if c.WorkerCredential == "exchange" && c.ExchangeAudience != "" &&
-		(c.ExchangeAudience == resourceURL(c, c.Listen) || slices.Contains(c.Audiences, c.ExchangeAudience)) {
-		// Every exchange would ask for a token gemgate itself accepts, which it refuses to
-		// hand a worker: say so now, not at each user's first request.
-		add("exchange_audience: %q is one of gemgate's own audiences (public_url, audiences); name the backend's", c.ExchangeAudience)
-	}
-	problemIf(&errs, c.WorkerCredential != "none" && c.Auth != "oidc", "worker_credential: %s needs auth=oidc", c.WorkerCredential)
+	// Every exchange would ask for a token gemgate itself accepts, which it refuses to hand a
+	// worker: say so now, not at each user's first request.
+	p.addIf(c.WorkerCredential == "exchange" && c.ExchangeAudience != "" &&
+		(c.ExchangeAudience == resourceURL(c, c.Listen) || slices.Contains(c.Audiences, c.ExchangeAudience)),
+		"exchange_audience: %q is one of gemgate's own audiences (public_url, audiences); name the backend's", c.ExchangeAudience)
+	p.addIf(c.WorkerCredential != "none" && c.Auth != "oidc", "worker_credential: %s needs auth=oidc", c.WorkerCredential)
 
-	errs = append(errs, c.validateIsolation()...)
+	p.addErr(c.validateIsolation()...)
 	_, capErrs := c.workerCapsValues()
-	errs = append(errs, capErrs...)
-
-	if err := c.poolSettings().Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	problemIf(&errs, c.WorkerIdleTimeout == 0, "worker_idle_timeout: must be positive")
-	return errs
+	p.addErr(capErrs...)
+	p.addErr(c.poolSettings().Validate())
+	p.addIf(c.WorkerIdleTimeout == 0, "worker_idle_timeout: must be positive")
 }
 
 // validateLimits checks the rest: proxies, origins, trace, log, limits, lifetime, policy,
 // metrics.
-func (c *Config) validateLimits() []error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-
-	for _, p := range c.TrustedProxy {
-		if _, err := netip.ParsePrefix(p); err != nil {
-			if _, err := netip.ParseAddr(p); err != nil {
-				add("trusted_proxies: %q is not a CIDR or an address", p)
-			}
-		}
-	}
+func (c *Config) validateLimits(p *problemList) {
+	_, proxyErrs := trustedPrefixes(c.TrustedProxy)
+	p.addErr(proxyErrs...)
 	for _, o := range c.Origins {
 		if u, err := url.Parse(o); o != "*" && (err != nil || u.Host == "" || u.Path != "") {
-			add("allowed_origins: %q is not an origin like https://app.example.com", o)
+			p.add("allowed_origins: %q is not an origin like https://app.example.com", o)
 		}
 	}
-	if err := c.tracing().Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := c.traceLimit(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := newLogger(c, nil); err != nil {
-		errs = append(errs, err)
-	}
-	problemIf(&errs, c.MaxBodyBytes <= 0, "max_body_bytes: must be positive")
-	problemIf(&errs, c.ShutdownGrace < 0, "shutdown_grace: must not be negative")
-	problemIf(&errs, c.DrainDelay < 0, "drain_delay: must not be negative (0 turns the drain off)")
+	_, traceErr := c.traceLimit()
+	_, logErr := newLogger(c, nil)
+	p.addErr(c.tracing().Validate(), traceErr, logErr)
+	p.addIf(c.MaxBodyBytes <= 0, "max_body_bytes: must be positive")
+	p.addIf(c.ShutdownGrace < 0, "shutdown_grace: must not be negative")
+	p.addIf(c.DrainDelay < 0, "drain_delay: must not be negative (0 turns the drain off)")
 	for _, d := range []struct {
 		key string
 		v   time.Duration
@@ -174,52 +139,48 @@ func (c *Config) validateLimits() []error {
 		{"idle_timeout", c.IdleTimeout}, {"streamless_idle_timeout", c.StreamlessIdle}, {"stream_loss_grace", c.StreamLossGrace},
 		{"max_session_lifetime", c.MaxSessionLifetime}, {"request_timeout", c.RequestTimeout},
 	} {
-		problemIf(&errs, d.v < 0, "%s: must not be negative (0 turns it off)", d.key)
+		p.addIf(d.v < 0, "%s: must not be negative (0 turns it off)", d.key)
 	}
-	if err := c.lifetime().Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	problemIf(&errs, c.MaxSessions < 0 || c.MaxSessionsPerUser < 0 || c.MaxConnections < 0,
+	p.addErr(c.lifetime().Validate())
+	p.addIf(c.MaxSessions < 0 || c.MaxSessionsPerUser < 0 || c.MaxConnections < 0,
 		"max_sessions, max_sessions_per_user and max_connections must not be negative (0 lifts a cap)")
-	problemIf(&errs, c.MaxUserNames < 1, "max_user_names: must be at least 1")
-	problemIf(&errs, c.WorkerStartRate < 0, "worker_start_rate: must not be negative (0 lifts the limit)")
-	problemIf(&errs, c.WorkerStartRate > 0 && c.WorkerStartBurst < 1,
+	p.addIf(c.MaxUserNames < 1, "max_user_names: must be at least 1")
+	p.addIf(c.WorkerStartRate < 0, "worker_start_rate: must not be negative (0 lifts the limit)")
+	p.addIf(c.WorkerStartRate > 0 && c.WorkerStartBurst < 1,
 		"worker_start_burst: must be at least 1 while worker_start_rate is set")
-	problemIf(&errs, c.ReadTimeout < time.Second,
+	p.addIf(c.ReadTimeout < time.Second,
 		"read_timeout: must be at least 1s (every request must be able to arrive, and none may take forever)")
-	if _, err := policy.New(c.policyConfig()); err != nil {
-		errs = append(errs, err)
-	}
+	_, policyErr := policy.New(c.policyConfig())
+	p.addErr(policyErr)
 	if c.MetricsListen != "off" {
 		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
-			add("metrics_listen: %q is not host:port or off", c.MetricsListen)
+			p.add("metrics_listen: %q is not host:port or off", c.MetricsListen)
 		}
 	}
-
-	return errs
 }
 
-// problemIf adds the problem format describes to errs when bad.
-func problemIf(errs *[]error, bad bool, format string, a ...any) {
+// problemList collects the problems of a configuration, to be reported together.
+type problemList []error
+
+func (p *problemList) add(format string, a ...any) { *p = append(*p, fmt.Errorf(format, a...)) }
+
+// addIf adds the problem format describes when bad.
+func (p *problemList) addIf(bad bool, format string, a ...any) {
 	if bad {
-		*errs = append(*errs, fmt.Errorf(format, a...))
+		p.add(format, a...)
 	}
 }
 
-// flattenErrors spreads joined errors (a validator that reports several problems at once)
-// into one entry per problem, so that counts match the lines printed.
-func flattenErrors(errs []error) []error {
-	var out []error
+// addErr adds each error but nil, a joined one (a validator that reports several problems at
+// once) as one problem per error, so that counts match the lines printed.
+func (p *problemList) addErr(errs ...error) {
 	for _, e := range errs {
 		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			out = append(out, flattenErrors(j.Unwrap())...)
-			continue
-		}
-		if e != nil {
-			out = append(out, e)
+			p.addErr(j.Unwrap()...)
+		} else if e != nil {
+			*p = append(*p, e)
 		}
 	}
-	return out
 }
 
 // problems is "1 problem" or "n problems".
@@ -321,16 +282,20 @@ func (c *Config) policyConfig() policy.Config {
 	}
 }
 
-func trustedPrefixes(list []string) []netip.Prefix {
+// trustedPrefixes reads trusted_proxies: CIDRs, and addresses as prefixes of one address.
+func trustedPrefixes(list []string) ([]netip.Prefix, []error) {
 	var out []netip.Prefix
+	var errs []error
 	for _, p := range list {
 		if pr, err := netip.ParsePrefix(p); err == nil {
 			out = append(out, pr)
 		} else if a, err := netip.ParseAddr(p); err == nil {
 			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		} else {
+			errs = append(errs, fmt.Errorf("trusted_proxies: %q is not a CIDR or an address", p))
 		}
 	}
-	return out
+	return out, errs
 }
 
 // checkChoices refuses a setting whose value is not one of its choices (the choices tag of
@@ -356,22 +321,15 @@ var mcpPathPattern = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
 // hasDotSegment reports whether p has a "." or ".." segment, which clients remove before
 // they send the path: the resource URL would name one path and clients reach another.
 func hasDotSegment(p string) bool {
-	for _, seg := range strings.Split(p, "/") {
-		if seg == "." || seg == ".." {
-			return true
-		}
-	}
-	return false
+	segs := strings.Split(p, "/")
+	return slices.Contains(segs, ".") || slices.Contains(segs, "..")
 }
 
 // reservedPath reports whether p is, or is under, a path gemgate serves itself.
 func reservedPath(p string) bool {
-	for _, own := range []string{"/healthz", "/readyz", "/.well-known"} {
-		if p == own || strings.HasPrefix(p, own+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"/healthz", "/readyz", "/.well-known"}, func(own string) bool {
+		return p == own || strings.HasPrefix(p, own+"/")
+	})
 }
 
 // secureURL refuses raw, the value of key, unless it is empty, an absolute https URL, or http

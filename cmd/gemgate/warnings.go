@@ -30,16 +30,12 @@ func (c *Config) warnings() []warning {
 		})
 	}
 	out = append(out, c.gemstoneWarnings(runningAsRoot())...)
-	devOnly := map[string]bool{}
-	for _, f := range c.fields() {
-		devOnly[envName(f.key)] = f.dev
-	}
 	for _, name := range c.unknownEnvironment(os.Environ()) {
 		w := warning{
 			what: "environment variable " + name + " is not a gemgate setting and is ignored",
 			fix:  "check its spelling against gemgate serve -h (each setting's variable is GEMGATE_ and its key in capitals), or unset it",
 		}
-		if devOnly[name] {
+		if slices.ContainsFunc(c.fields(), func(f field) bool { return f.dev && envName(f.key) == name }) {
 			w = warning{what: "environment variable " + name + " is a setting of gemgate dev only; serve ignores it", fix: "unset it"}
 		}
 		out = append(out, w)
@@ -60,10 +56,8 @@ var notSettings = []string{"GEMGATE_CREDENTIAL", "GEMGATE_CREDENTIAL_FD", "GEMGA
 // compose file or a chart leaves the default in force without a word otherwise.
 func (c *Config) unknownEnvironment(env []string) []string {
 	known := map[string]bool{}
-	for _, f := range c.fields() {
-		if !f.dev || c.dev { // serve ignores dev's own settings: name them too
-			known[envName(f.key)] = true
-		}
+	for _, f := range c.settings(c.dev) { // serve ignores dev's own settings: name them too
+		known[envName(f.key)] = true
 	}
 	var out []string
 	for _, kv := range env {
