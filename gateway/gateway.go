@@ -71,7 +71,7 @@ type Options struct {
 	Tracing  *telemetry.Tracing // nil: no distributed tracing (spans)
 
 	now               func() time.Time // the pool's clock; tests set it
-	keepaliveInterval time.Duration    // 0: keepaliveInterval; tests set it
+	keepaliveInterval time.Duration    // 0: wire.KeepaliveInterval; tests set it
 	writeTimeout      time.Duration    // 0: wire.WriteTimeout; tests set it
 }
 
