@@ -120,7 +120,7 @@ func startKeptIssuer(k keptIssuer) (*devissuer.Issuer, []devissuer.Client, error
 	}
 	b, err := json.MarshalIndent(state, "", "  ")
 	if err == nil {
-		err = writeFileAtomic(files.state, append(b, '\n'), 0o600)
+		err = private.WriteFile(files.state, append(b, '\n'), 0o600)
 	}
 	if err != nil {
 		issuer.Close()

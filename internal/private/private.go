@@ -217,3 +217,20 @@ func MkdirAll(dir string, perm os.FileMode) error {
 	}
 	return os.MkdirAll(dir, perm)
 }
+
+// WriteFile writes b to name with mode through a temporary file in the same folder, renamed
+// over name, so that a reader never sees a part of it.
+func WriteFile(name string, b []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err = f.Chmod(mode); err == nil {
+		_, err = f.Write(b)
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
+}

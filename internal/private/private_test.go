@@ -178,3 +178,27 @@ func TestGroupIsOwn(t *testing.T) {
 		t.Error("unreadable account files: the group was taken as the user's own")
 	}
 }
+
+func TestWriteFileReplacesWholeAndLeavesNoTemporary(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(name, []byte("old contents, longer than the new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(name, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil || string(b) != "new" {
+		t.Fatalf("read %q, %v; want %q", b, err, "new")
+	}
+	if fi, _ := os.Stat(name); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the folder holds %d entries, want the file alone", len(entries))
+	}
+	if err := WriteFile(filepath.Join(dir, "missing", "f"), []byte("x"), 0o600); err == nil {
+		t.Error("a write into a missing folder succeeded")
+	}
+}

@@ -47,16 +47,7 @@ func InstallScript(dir string) (string, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(dir, ".relay-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(relayScript)
-	if err = errors.Join(err, tmp.Chmod(0o600), tmp.Close()); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := private.WriteFile(path, relayScript, 0o600); err != nil {
 		return "", err
 	}
 	return path, nil
