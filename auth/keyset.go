@@ -104,8 +104,9 @@ func newRemoteKeySet(cfg Config, now func() time.Time) *remoteKeySet {
 func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 	t := s.keys.Load()
 	if t == nil {
-		// Never loaded: the background loader retries; no request waits on the issuer.
-		return PublicKey{}, s.Ready(ctx)
+		// Never loaded: the background loader retries; no request waits on the issuer. Not
+		// Ready, which loads again: keys stored meanwhile would make it answer no key, no error.
+		return PublicKey{}, s.unloaded()
 	}
 	k, known := t.lookup(kid)
 	if known && (s.now().Sub(t.fetched) <= keyMaxAge || s.fetching.Load()) {
@@ -210,6 +211,12 @@ func (s *remoteKeySet) Ready(ctx context.Context) error {
 	if t := s.keys.Load(); t != nil && len(t.byID) > 0 {
 		return nil
 	}
+	return s.unloaded()
+}
+
+// unloaded asks the background loader to try again soon and returns the error of a lookup
+// before keys are loaded.
+func (s *remoteKeySet) unloaded() error {
 	select {
 	case s.wake <- struct{}{}:
 	default:

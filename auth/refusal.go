@@ -198,7 +198,6 @@ func refusalHint(err error) string {
 // issuerHint recognises the split-horizon mistake: the client reached the issuer as
 // http://localhost:8080/realms/x, gemgate as http://keycloak:8080/realms/x, and Keycloak puts
 // the URL it was reached by into iss.
-
 func issuerHint(got, want string) string {
 	g, err1 := url.Parse(got)
 	w, err2 := url.Parse(want)
