@@ -42,7 +42,7 @@ func (a *Adapter) attach(ctx context.Context, id pool.Identity, c pool.Caller, m
 }
 
 // Program reports whether p's worker program is known to speak 2026-07-28: then a sessionless
-// request goes to the user's sessionless worker, the one a drain asks about (drainRefusal).
+// request goes to the user's sessionless worker, the one a drain asks about (Steps.DrainRefusal).
 func Program(p *pool.Pool) bool {
 	known, yes := p.SessionlessWorkers()
 	return known && yes
