@@ -94,23 +94,26 @@ func readListenFilter(msg *jsonrpc.Message) (listenFilter, error) {
 	return f, nil
 }
 
-// agreed is the part of f the worker can honour, by its capabilities.
+// agreed is the part of f the worker can honour, by its capabilities as the client reads them
+// (server/discover): a capability given twice is its last member, and a null one is none.
+// Pointers, since a null member leaves a struct as an earlier member filled it.
 func (f listenFilter) agreed(initResult json.RawMessage) listenFilter {
 	var init struct {
 		Capabilities struct {
-			Tools, Prompts struct{ ListChanged bool }
-			Resources      struct{ ListChanged, Subscribe bool }
+			Tools, Prompts *struct{ ListChanged bool }
+			Resources      *struct{ ListChanged, Subscribe bool }
 		}
 	}
 	_ = json.Unmarshal(initResult, &init)
 	c := init.Capabilities
-	out := listenFilter{
-		ToolsListChanged:     f.ToolsListChanged && c.Tools.ListChanged,
-		PromptsListChanged:   f.PromptsListChanged && c.Prompts.ListChanged,
-		ResourcesListChanged: f.ResourcesListChanged && c.Resources.ListChanged,
-	}
-	if c.Resources.Subscribe {
-		out.ResourceSubscriptions = f.ResourceSubscriptions
+	var out listenFilter
+	out.ToolsListChanged = f.ToolsListChanged && c.Tools != nil && c.Tools.ListChanged
+	out.PromptsListChanged = f.PromptsListChanged && c.Prompts != nil && c.Prompts.ListChanged
+	if c.Resources != nil {
+		out.ResourcesListChanged = f.ResourcesListChanged && c.Resources.ListChanged
+		if c.Resources.Subscribe {
+			out.ResourceSubscriptions = f.ResourceSubscriptions
+		}
 	}
 	return out
 }

@@ -23,3 +23,27 @@ func TestListenResourceSubscriptionWithLoneSurrogateIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A listen stream is agreed only what the worker's InitializeResult declares as the client
+// reads that result (server/discover passes it on through encoding/json, last member wins): a
+// capability given twice, an object and then null, is not declared, and no list_changed or
+// resources/subscribe is agreed on it.
+func TestListenAgreedReadsARepeatedCapabilityAsItsLast(t *testing.T) {
+	want := listenFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true,
+		ResourceSubscriptions: []string{"res://a"}}
+	for _, init := range []string{
+		`{"capabilities":{"tools":{"listChanged":true},"tools":null}}`,
+		`{"capabilities":{"prompts":{"listChanged":true},"prompts":null}}`,
+		`{"capabilities":{"resources":{"listChanged":true,"subscribe":true},"resources":null}}`,
+	} {
+		got := want.agreed([]byte(init))
+		if got.ToolsListChanged || got.PromptsListChanged || got.ResourcesListChanged || got.ResourceSubscriptions != nil {
+			t.Errorf("%s: agreed %+v, want nothing", init, got)
+		}
+	}
+	// The last member, an object, declares it.
+	got := want.agreed([]byte(`{"capabilities":{"tools":null,"tools":{"listChanged":true}}}`))
+	if !got.ToolsListChanged {
+		t.Errorf("tools declared last: agreed %+v, want toolsListChanged", got)
+	}
+}
