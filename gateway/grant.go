@@ -51,17 +51,17 @@ func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.
 
 // grantShortfall is what the worker holds that the token does not, the write scope aside.
 func grantShortfall(scopes, audience, hasScopes, hasAudience []string, write string) (lackScopes, lackAudience []string) {
-	return lacking(scopes, append(slices.Clip(hasScopes), write)), lacking(audience, hasAudience)
-}
-
-// lacking is what of want is not in have, in want's order; nil for nothing.
-func lacking(want, have []string) (out []string) {
-	for _, s := range want {
-		if !slices.Contains(have, s) {
-			out = append(out, s)
+	for _, s := range scopes {
+		if s != write && !slices.Contains(hasScopes, s) {
+			lackScopes = append(lackScopes, s)
 		}
 	}
-	return out
+	for _, a := range audience {
+		if !slices.Contains(hasAudience, a) {
+			lackAudience = append(lackAudience, a)
+		}
+	}
+	return lackScopes, lackAudience
 }
 
 func grantMessage(scopes, audience []string) string {

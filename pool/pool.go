@@ -286,8 +286,10 @@ func (p *Pool) keyFor(id Identity, sessionless bool) Key {
 // prefixed with its length, so that no two sets share a form (a scope from scp may hold a
 // space).
 func grantSet(values []string) string {
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
 	var b strings.Builder
-	for _, v := range slices.Compact(slices.Sorted(slices.Values(values))) {
+	for _, v := range slices.Compact(sorted) {
 		b.WriteString(strconv.Itoa(len(v)))
 		b.WriteByte(':')
 		b.WriteString(v)
