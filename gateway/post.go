@@ -337,8 +337,10 @@ func bearer(r *http.Request) string {
 	if tok, ok := auth.TokenFrom(r.Context()); ok {
 		return tok // checked by the authenticator
 	}
-	tok, _ := auth.BearerToken(r) // "" on an error
-	return tok
+	if tok, err := auth.BearerToken(r); err == nil {
+		return tok
+	}
+	return ""
 }
 
 // maxAuditTool is twice MCP's limit on tool names: real ones stay whole in an audit line.

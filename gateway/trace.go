@@ -18,8 +18,11 @@ func (g *Gateway) traceInbound(r *http.Request, body []byte) {
 
 // tracedRequest is what a trace line says of r, with the bearer token the trace redacts.
 func tracedRequest(r *http.Request) trace.Request {
-	tok, _ := auth.BearerToken(r) // "" on an error
-	return trace.Request{Session: loggedSessionID(r.Header), Bearer: tok, Method: r.Method}
+	tr := trace.Request{Session: loggedSessionID(r.Header), Method: r.Method}
+	if tok, err := auth.BearerToken(r); err == nil {
+		tr.Bearer = tok
+	}
+	return tr
 }
 
 // traceRefused traces requests the gates turn away, with the body they never read (a body
