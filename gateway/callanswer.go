@@ -45,7 +45,7 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]policy.Hints) (visible, hidden, total int) {
 	names, _ := policy.ListNames("tools/list", result) // FilterList read it already
 	for _, name := range names {
-		switch g.opts.Policy.CheckTool(access, name, hintOf(hints, name)) {
+		switch g.opts.Policy.CheckTool(access, name, policy.HintOf(hints, name)) {
 		case policy.DeniedReadOnly:
 			hidden++
 		case policy.Allowed:

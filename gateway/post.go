@@ -283,14 +283,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 func (s *session) hint(name string) *policy.Hints {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return hintOf(s.hints, name)
-}
-
-func hintOf(hints map[string]policy.Hints, name string) *policy.Hints {
-	if h, ok := hints[name]; ok {
-		return &h
-	}
-	return nil
+	return policy.HintOf(s.hints, name)
 }
 
 func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, needed []string, kind, message string) *wire.Error {

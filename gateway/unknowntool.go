@@ -178,7 +178,7 @@ func listedItem(ctx context.Context, m *pool.Member, pol *policy.Policy, k polic
 		}
 		if slices.Contains(names, name) {
 			listed = true
-			hint = hintOf(hints, name)
+			hint = policy.HintOf(hints, name)
 		}
 		return listed, nil
 	})

@@ -48,7 +48,7 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 	keep := make([]bool, len(list.tools))
 	var why []string
 	for i, t := range list.tools {
-		verdict, reason := p.ExplainKind(shape.kind, a, t.name, hintOf(hints, t.name))
+		verdict, reason := p.ExplainKind(shape.kind, a, t.name, HintOf(hints, t.name))
 		if keep[i] = verdict == Allowed; !keep[i] && !slices.Contains(why, reason) {
 			why = append(why, reason)
 		}
@@ -161,7 +161,7 @@ func (p *Policy) ExplainTools(w io.Writer, a Access, result json.RawMessage) err
 	}
 	hints := listHints(list.tools)
 	for _, t := range list.tools {
-		verdict, why := p.ExplainKind(shape.kind, a, t.name, hintOf(hints, t.name))
+		verdict, why := p.ExplainKind(shape.kind, a, t.name, HintOf(hints, t.name))
 		word := "ALLOWED"
 		if verdict != Allowed {
 			word = "HIDDEN"
@@ -171,8 +171,8 @@ func (p *Policy) ExplainTools(w io.Writer, a Access, result json.RawMessage) err
 	return nil
 }
 
-// hintOf is the hints of name, nil when it has none.
-func hintOf(hints map[string]Hints, name string) *Hints {
+// HintOf is the hints of name in hints (as FilterList returns them), nil when it has none.
+func HintOf(hints map[string]Hints, name string) *Hints {
 	if h, ok := hints[name]; ok {
 		return &h
 	}
