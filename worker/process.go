@@ -91,8 +91,7 @@ type Process struct {
 
 	mu       sync.Mutex
 	nextID   int64
-	pending  map[int64]*Call
-	order    []int64 // pending worker ids in the order sent (Strict workers answer in order)
+	pending  map[int64]*Call // by worker id, given in the order sent (Strict workers answer in order)
 	closed   bool
 	hung     bool // a write outlived WriteTimeout: the worker was stopped for it
 	badUTF8  bool // invalid UTF-8 seen (and logged) already
@@ -102,11 +101,9 @@ type Process struct {
 	afterDone    []func() // AfterDone's functions, run once done is closed
 	afterDoneRan bool
 
-	// secrets are the credential and Spec.Secrets, redacted from every line gemgate logs or
-	// traces (redact.go); spellings adds their other forms.
-	secrets       [][]byte
-	spellingsOnce sync.Once
-	spellings     [][]byte
+	// secrets are the credential and Spec.Secrets, and their other spellings, redacted from
+	// every line gemgate logs or traces (redact.go).
+	secrets [][]byte
 
 	logged logLimit // the worker's share of the log, every line it causes (loglimit.go)
 
@@ -208,8 +205,8 @@ func Start(spec Spec) (_ *Process, err error) {
 		go handOver(credW, spec.Credential, spec.WriteTimeout, spec.Logger)
 	}
 	// The Process keeps none of the environment, which may name secrets, and of the
-	// credential only a copy to redact with.
-	secrets := keepSecrets(spec.Credential, spec.Secrets)
+	// credential only copies to redact with.
+	secrets := secretSpellings(spec.Credential, spec.Secrets)
 	cmd.Env, spec.Env, spec.Credential, spec.Secrets = nil, nil, nil, nil
 
 	var stdin stdinFile = inW
@@ -340,9 +337,6 @@ func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) 
 		c.result = make(chan *jsonrpc.Message, 1)
 	}
 	p.pending[c.workerID] = c
-	if p.spec.Strict {
-		p.order = append(p.order, c.workerID)
-	}
 	p.mu.Unlock()
 
 	out := *req
@@ -428,7 +422,6 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	p.exitErr = err
 	pending := p.pending
 	p.pending = map[int64]*Call{}
-	p.order = nil
 	refusal, hung := p.greetErr, p.hung
 	p.mu.Unlock()
 	p.stdin.Close()

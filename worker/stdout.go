@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"syscall"
 	"unicode/utf8"
@@ -105,9 +104,6 @@ func (p *Process) route(m *jsonrpc.Message) {
 		p.mu.Lock()
 		c = p.pending[id]
 		delete(p.pending, id)
-		if i := slices.Index(p.order, id); i >= 0 {
-			p.order = slices.Delete(p.order, i, i+1)
-		}
 		p.mu.Unlock()
 	}
 	switch {
@@ -123,16 +119,18 @@ func (p *Process) route(m *jsonrpc.Message) {
 	}
 }
 
-// failOldest fails the oldest pending call of a Strict worker with StrictError: the line was
-// its answer, and not a valid one.
+// failOldest fails the oldest pending call (the least worker id) of a Strict worker with
+// StrictError: the line was its answer, and not a valid one.
 func (p *Process) failOldest(line []byte) {
 	p.mu.Lock()
 	var c *Call
-	for len(p.order) > 0 && c == nil {
-		id := p.order[0]
-		p.order = p.order[1:]
-		c = p.pending[id]
-		delete(p.pending, id)
+	for id, pc := range p.pending {
+		if c == nil || id < c.workerID {
+			c = pc
+		}
+	}
+	if c != nil {
+		delete(p.pending, c.workerID)
 	}
 	p.mu.Unlock()
 	msg := cmp.Or(p.spec.StrictError, "the worker's answer is not valid JSON-RPC")
