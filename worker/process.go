@@ -64,11 +64,9 @@ type Spec struct {
 	RunAs   *Account // if not nil, the account the worker runs as; gemgate must be root
 	Caps    *Caps    // if not nil, bound the worker's memory, processes, CPU and open files
 
-	// Test seams: a wrapper of the worker's stdin, the clock of its log rate (loglimit.go),
-	// and the longest stdout line (default DefaultMaxLineBytes).
-	wrapStdin    func(stdinFile) stdinFile
-	logClock     func() time.Time
-	maxLineBytes int
+	// Test seams: a wrapper of the worker's stdin, and the clock of its log rate (loglimit.go).
+	wrapStdin func(stdinFile) stdinFile
+	logClock  func() time.Time
 }
 
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
@@ -159,7 +157,6 @@ func Start(spec Spec) (_ *Process, err error) {
 	if spec.WriteTimeout <= 0 {
 		spec.WriteTimeout = DefaultWriteTimeout
 	}
-	spec.maxLineBytes = cmp.Or(spec.maxLineBytes, DefaultMaxLineBytes)
 	spec.Logger = cmp.Or(spec.Logger, slog.New(slog.DiscardHandler))
 	if spec.CredentialStdin && bytes.ContainsAny(spec.Credential, "\r\n") {
 		// Nothing of the credential itself goes into the error, which is logged.

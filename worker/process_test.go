@@ -100,7 +100,7 @@ func fakeWorker(mode string) {
 			out.Flush()
 			continue
 		case req.Method == "longline":
-			fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", 4096)+`"}`)
+			fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", DefaultMaxLineBytes)+`"}`)
 			out.Flush()
 			continue
 		case req.Method == "badutf8":
@@ -472,7 +472,7 @@ func TestGreetingIsAskedWhenStdoutEndsEarly(t *testing.T) {
 // Invariant 8: a worker line longer than the limit does not grow the gateway's memory without
 // end; the worker is stopped and its pending calls answered.
 func TestOverlongLineStopsTheWorker(t *testing.T) {
-	p := startSpec(t, "echo", Spec{maxLineBytes: 1024})
+	p := startSpec(t, "echo", Spec{})
 	m := call(t, p, `"long"`, "longline", "")
 	var e jsonrpc.RPCError
 	if err := json.Unmarshal(m.Error, &e); err != nil || string(m.ID) != `"long"` {

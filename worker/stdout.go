@@ -21,7 +21,7 @@ import (
 func (p *Process) readStdout(r *os.File) {
 	defer r.Close()
 	// An idle worker's reader holds no buffer (lines.go), whatever the longest line was.
-	sc, err := newLineReader(r, p.spec.maxLineBytes)
+	sc, err := newLineReader(r, DefaultMaxLineBytes)
 	if err != nil {
 		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
 		p.kill(syscall.SIGKILL)
