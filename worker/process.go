@@ -64,9 +64,7 @@ type Spec struct {
 	RunAs   *Account // if not nil, the account the worker runs as; gemgate must be root
 	Caps    *Caps    // if not nil, bound the worker's memory, processes, CPU and open files
 
-	// Test seams: a wrapper of the worker's stdin, and the clock of its log rate (loglimit.go).
-	wrapStdin func(stdinFile) stdinFile
-	logClock  func() time.Time
+	logClock func() time.Time // a test's clock of the worker's log rate (loglimit.go)
 }
 
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
@@ -83,7 +81,7 @@ type Process struct {
 	spec  Spec
 	log   *slog.Logger
 	cmd   *exec.Cmd
-	stdin stdinFile
+	stdin *os.File // the gateway's end of the worker's stdin
 
 	turn chan struct{} // holds a value while a caller writes to stdin (stdin.go)
 
@@ -206,11 +204,7 @@ func Start(spec Spec) (_ *Process, err error) {
 	secrets := secretSpellings(spec.Credential, spec.Secrets)
 	cmd.Env, spec.Env, spec.Credential, spec.Secrets = nil, nil, nil, nil
 
-	var stdin stdinFile = inW
-	if spec.wrapStdin != nil {
-		stdin = spec.wrapStdin(stdin)
-	}
-	p := &Process{spec: spec, log: spec.Logger, cmd: cmd, stdin: stdin, pending: make(map[int64]*Call),
+	p := &Process{spec: spec, log: spec.Logger, cmd: cmd, stdin: inW, pending: make(map[int64]*Call),
 		secrets: secrets, cgroup: cg, logged: newLogLimit(spec.logClock), exited: make(chan struct{}), done: make(chan struct{}),
 		turn: make(chan struct{}, 1)}
 	if credLine != nil {

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -49,6 +51,24 @@ func fakeWorker(mode string) {
 	if extraMode(mode) {
 		return
 	}
+	if mode == "held" {
+		// Reads nothing until SIGUSR1, which it says it is ready for: the gateway's writes
+		// fill the pipe and wait, as on a worker busy with something else.
+		released := make(chan os.Signal, 1)
+		signal.Notify(released, syscall.SIGUSR1)
+		fmt.Println(`{"jsonrpc":"2.0","method":"held"}`)
+		<-released
+	}
+	if mode == "slow" {
+		// A slow reader behind a pipe of one page: the gateway's writes wait for it to read,
+		// and callers pile up behind the turn to write. A line it cannot read as a request,
+		// half of one or two run together, it reports.
+		if _, err := unix.FcntlInt(0, unix.F_SETPIPE_SZ, 4096); err != nil {
+			fmt.Fprintln(os.Stderr, "slow:", err)
+			os.Exit(1)
+		}
+		fmt.Println(`{"jsonrpc":"2.0","method":"slow"}`)
+	}
 	switch mode {
 	case "greet-ok", "strict":
 		fmt.Println("login chatter: connecting to the stone")
@@ -72,7 +92,14 @@ func fakeWorker(mode string) {
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
 		}
+		if mode == "slow" {
+			time.Sleep(200 * time.Microsecond)
+		}
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			if mode == "slow" {
+				fmt.Fprintf(out, "{\"jsonrpc\":\"2.0\",\"method\":\"unreadable\",\"params\":{\"line\":%q}}\n", clip.Bytes(in.Bytes(), 120))
+				out.Flush()
+			}
 			continue
 		}
 		if req.Method == "notifications/cancelled" && lateID != nil {
