@@ -63,8 +63,6 @@ type Spec struct {
 	Sandbox *Sandbox // if not nil, confines the worker with bubblewrap
 	RunAs   *Account // if not nil, the account the worker runs as; gemgate must be root
 	Caps    *Caps    // if not nil, bound the worker's memory, processes, CPU and open files
-
-	logClock func() time.Time // a test's clock of the worker's log rate (loglimit.go)
 }
 
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
@@ -205,7 +203,7 @@ func Start(spec Spec) (_ *Process, err error) {
 	cmd.Env, spec.Env, spec.Credential, spec.Secrets = nil, nil, nil, nil
 
 	p := &Process{spec: spec, log: spec.Logger, cmd: cmd, stdin: inW, pending: make(map[int64]*Call),
-		secrets: secrets, cgroup: cg, logged: newLogLimit(spec.logClock), exited: make(chan struct{}), done: make(chan struct{}),
+		secrets: secrets, cgroup: cg, logged: newLogLimit(), exited: make(chan struct{}), done: make(chan struct{}),
 		turn: make(chan struct{}, 1)}
 	if credLine != nil {
 		// The turn to write is the credential's before anyone can ask for it: every line sent
