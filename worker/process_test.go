@@ -455,10 +455,11 @@ func TestGreetingRefusalFailsCallsWithItsReason(t *testing.T) {
 			t.Fatalf("got %s", m.Encode())
 		}
 	}
-	if p.Refusal() == nil {
-		t.Error("Refusal() = nil")
-	}
 	<-p.Done()
+	if _, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`2`), Method: "ping"}, nil); err == nil ||
+		!strings.Contains(err.Error(), "cannot log in: bad token") {
+		t.Errorf("Send after the refusal: %v, want an error naming it", err)
+	}
 }
 
 // A request sent after the worker refused and exited (a race a fast refusal wins) must still
@@ -491,8 +492,9 @@ func TestStrictWorkerCorruptAnswerFailsItsCall(t *testing.T) {
 func TestGreetingIsAskedWhenStdoutEndsEarly(t *testing.T) {
 	p := startSpec(t, "greet-exit", Spec{Greeting: greeting})
 	<-p.Done()
-	if err := p.Refusal(); err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
-		t.Fatalf("Refusal() = %v", err)
+	_, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
+		t.Fatalf("Send after the greeting ended early: %v, want an error naming the greeting's refusal", err)
 	}
 }
 

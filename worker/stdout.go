@@ -27,7 +27,7 @@ func (p *Process) readStdout(r *os.File) {
 		p.kill(syscall.SIGKILL)
 		return
 	}
-	greeted := p.spec.Greeting == nil
+	greeted := p.spec.Greeting == nil // the greeting is over: done, or refused
 	for {
 		// An owned line (lines.go) is parsed in place: the message may alias it.
 		line, owned, ok := sc.take()
@@ -49,6 +49,7 @@ func (p *Process) readStdout(r *os.File) {
 			done, err := p.spec.Greeting(p.Redacted(line))
 			if err != nil {
 				p.refuse(err)
+				greeted = true
 				break
 			}
 			greeted = done
@@ -70,7 +71,7 @@ func (p *Process) readStdout(r *os.File) {
 		p.route(m)
 	}
 	p.logSkipped(true)
-	if !greeted && p.Refusal() == nil {
+	if !greeted {
 		if _, err := p.spec.Greeting(nil); err != nil {
 			p.refuse(err)
 		}
@@ -150,13 +151,6 @@ func (p *Process) refuse(err error) {
 	p.mu.Unlock()
 	p.log.Warn("worker refused to serve", "error", err) // from a line redacted before the greeting read it
 	p.kill(syscall.SIGKILL)
-}
-
-// Refusal is the reason the worker gave, in its greeting, for not serving; nil otherwise.
-func (p *Process) Refusal() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.greetErr
 }
 
 // A worker's stderr lines are logged at the worker's log rate (loglimit.go).
