@@ -1,7 +1,6 @@
 package gemstone
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -47,9 +46,8 @@ const rowFields = 9
 func ParseGslist(out string) []Server {
 	var servers []Server
 	header := false
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
 		}
