@@ -92,8 +92,7 @@ type Process struct {
 	exitErr  error
 	greetErr error // why the worker refused to serve, from its greeting
 
-	afterDone    []func() // AfterDone's functions, run once done is closed
-	afterDoneRan bool
+	afterDone []func() // AfterDone's functions, run once done is closed
 
 	// secrets are the credential and Spec.Secrets, and their other spellings, redacted from
 	// every line gemgate logs or traces (redact.go).
