@@ -61,15 +61,10 @@ func newLineReader(f *os.File, max int) (*lineReader, error) {
 	return l, nil
 }
 
-// next returns the next line without its newline (nor a carriage return before it), valid
-// until the next call; ok is false once the input has ended or l.err is set.
-func (l *lineReader) next() (line []byte, ok bool) {
-	line, _, ok = l.take()
-	return line, ok
-}
-
-// take is next, also saying whether the line is owned: made for this line alone, with no
-// reference kept, so the caller may keep it. A line not owned is overwritten later.
+// take returns the next line without its newline (nor a carriage return before it); ok is
+// false once the input has ended or l.err is set. A line owned is made for this line alone,
+// with no reference kept, so the caller may keep it; one not owned is valid until the next
+// call.
 func (l *lineReader) take() (line []byte, owned, ok bool) {
 	for {
 		if (l.r < l.w || l.eof && l.partLen > 0) && l.err == nil {

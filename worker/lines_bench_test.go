@@ -28,7 +28,7 @@ func BenchmarkPipeLines(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				next = func() []byte { l, _ := lr.next(); return l }
+				next = func() []byte { l, _, _ := lr.take(); return l }
 			}
 			got := make(chan int)
 			go func() {

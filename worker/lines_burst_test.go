@@ -39,7 +39,7 @@ func TestLinesOfOneReadNeedNoMoreReads(t *testing.T) {
 	}
 	w.Close() // a reader that reads again finds the end, rather than waiting for good
 	for i := range n {
-		line, ok := lr.next()
+		line, _, ok := lr.take()
 		if !ok || !bytes.Equal(line, echoAnswer(strconv.Itoa(i), 100)) {
 			t.Fatalf("line %d = %q, %v", i, line, ok)
 		}
@@ -61,7 +61,7 @@ func BenchmarkPipeLineBursts(b *testing.B) {
 	got := make(chan int)
 	go func() {
 		for {
-			l, ok := lr.next()
+			l, _, ok := lr.take()
 			got <- len(l)
 			if !ok {
 				return

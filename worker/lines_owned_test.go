@@ -74,7 +74,7 @@ func TestLongLineAllocatesItsLengthOnce(t *testing.T) {
 	read := func() {
 		t.Helper()
 		send <- struct{}{}
-		if l, ok := lr.next(); !ok || len(l) != size {
+		if l, _, ok := lr.take(); !ok || len(l) != size {
 			t.Fatalf("line: %d bytes, %v (%v)", len(l), ok, lr.err)
 		}
 	}
@@ -175,7 +175,7 @@ func BenchmarkLongLine(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		send <- struct{}{}
-		if l, ok := lr.next(); !ok || len(l) != len(line)-1 {
+		if l, _, ok := lr.take(); !ok || len(l) != len(line)-1 {
 			b.Fatalf("read %d bytes, %v", len(l), ok)
 		}
 	}
@@ -200,13 +200,13 @@ func TestIdleReaderKeepsNoPartList(t *testing.T) {
 		}
 	}
 	go w.Write([]byte(strings.Repeat("x", 4<<20) + "\n"))
-	if l, ok := lr.next(); !ok || len(l) != 4<<20 {
+	if l, _, ok := lr.take(); !ok || len(l) != 4<<20 {
 		t.Fatalf("read %d bytes, %v (%v)", len(l), ok, lr.err)
 	}
 	for len(idle) > 0 {
 		<-idle // waits before the line came
 	}
-	go lr.next() // waits for a line that never comes
+	go lr.take() // waits for a line that never comes
 	for {
 		select {
 		case n := <-idle:

@@ -61,7 +61,7 @@ func TestLineReaderHoldsNoBufferWhileIdle(t *testing.T) {
 	lines, ack := make(chan string), make(chan struct{})
 	go func() {
 		for {
-			got, ok := lr.next()
+			got, _, ok := lr.take()
 			if !ok {
 				close(lines)
 				return
@@ -114,7 +114,7 @@ func readLinesChunked(t *testing.T, in string, chunk, max int) ([]string, error)
 	lr := newChunkedLineReader(t, in, chunk, max)
 	var out []string
 	for {
-		line, ok := lr.next()
+		line, _, ok := lr.take()
 		if !ok {
 			return out, lr.err
 		}

@@ -158,7 +158,7 @@ func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
 	sc, err := newLineReader(r, 1<<20)
 	if err == nil {
-		for line, ok := sc.next(); ok; line, ok = sc.next() {
+		for line, _, ok := sc.take(); ok; line, _, ok = sc.take() {
 			p.LogQuoting(slog.LevelInfo, "worker stderr", "line", line)
 		}
 		p.logSkipped(true)
