@@ -131,7 +131,7 @@ func (c *Call) Cancel(reason string) {
 
 // Abandon drops the call without telling the worker, reporting whether it was still pending:
 // if it was, its answer is never delivered; if not, it has been or is being delivered.
-func (c *Call) Abandon() (pending bool) { return c.p.forget(c.workerID) }
+func (c *Call) Abandon() (pending bool) { return c.p.forget(c.workerID) != nil }
 
 // TellCancelled writes notifications/cancelled for the call (the worker's id, and reason
 // unless empty), leaving it pending: an answer that still comes is delivered.
@@ -362,13 +362,13 @@ func (p *Process) hang() {
 	}
 }
 
-// forget removes a pending call, reporting whether it was still pending.
-func (p *Process) forget(id int64) bool {
+// forget removes the pending call of worker id id and returns it; nil if none is pending.
+func (p *Process) forget(id int64) *Call {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, ok := p.pending[id]
+	c := p.pending[id]
 	delete(p.pending, id)
-	return ok
+	return c
 }
 
 // wait ends the worker once its process has exited.

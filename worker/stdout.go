@@ -102,10 +102,7 @@ func (p *Process) route(m *jsonrpc.Message) {
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	var c *Call
 	if err == nil {
-		p.mu.Lock()
-		c = p.pending[id]
-		delete(p.pending, id)
-		p.mu.Unlock()
+		c = p.forget(id)
 	}
 	switch {
 	case c != nil:
