@@ -25,7 +25,7 @@ type lineReader struct {
 	buf  []byte // nil while idle; unread bytes are buf[r:w]; always a pooled buffer
 	r, w int
 	eof  bool
-	err  error // the error that ended the reading: bufio.ErrTooLong or a read error
+	err  error // the error that ended the reading: bufio.ErrTooLong, a read error, or SyscallConn's
 
 	// parts are the full buffers of a line that did not fit in one; it goes on in buf[r:w],
 	// r being 0. partLen is their length together.
@@ -51,14 +51,12 @@ var (
 	partBufs = sync.Pool{New: func() any { return new([partBufSize]byte) }}
 )
 
-func newLineReader(f *os.File, max int) (*lineReader, error) {
+// newLineReader reads f; a file without raw access (never a pipe) fails the first take.
+func newLineReader(f *os.File, max int) *lineReader {
 	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	l := &lineReader{rc: rc, max: max}
+	l := &lineReader{rc: rc, max: max, err: err}
 	l.readFn = l.readOnce
-	return l, nil
+	return l
 }
 
 // take returns the next line without its newline (nor a carriage return before it); ok is

@@ -24,10 +24,7 @@ func BenchmarkPipeLines(b *testing.B) {
 				sc.Buffer(make([]byte, 0, 4<<10), DefaultMaxLineBytes+1)
 				next = func() []byte { sc.Scan(); return sc.Bytes() }
 			} else {
-				lr, err := newLineReader(r, DefaultMaxLineBytes)
-				if err != nil {
-					b.Fatal(err)
-				}
+				lr := newLineReader(r, DefaultMaxLineBytes)
 				next = func() []byte { l, _, _ := lr.take(); return l }
 			}
 			got := make(chan int)

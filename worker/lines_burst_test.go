@@ -16,9 +16,7 @@ func newCountedLineReader(t testing.TB) (lr *lineReader, w *os.File, reads *int)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	if lr, err = newLineReader(r, DefaultMaxLineBytes); err != nil {
-		t.Fatal(err)
-	}
+	lr = newLineReader(r, DefaultMaxLineBytes)
 	reads = new(int)
 	read := lr.readFn
 	lr.readFn = func(fd uintptr) bool { *reads++; return read(fd) }

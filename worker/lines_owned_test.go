@@ -94,10 +94,7 @@ func newLineOnRequest(tb testing.TB, line []byte) (lr *lineReader, send chan<- s
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { r.Close(); w.Close() })
-	lr, err = newLineReader(r, DefaultMaxLineBytes)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	lr = newLineReader(r, DefaultMaxLineBytes)
 	ch := make(chan struct{})
 	tb.Cleanup(func() { close(ch) })
 	go func() {
@@ -129,10 +126,7 @@ func newChunkedLineReader(t *testing.T, in string, chunk, max int) *lineReader {
 			b = b[n:]
 		}
 	}()
-	lr, err := newLineReader(r, max)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lr := newLineReader(r, max)
 	return lr
 }
 
@@ -189,10 +183,7 @@ func TestIdleReaderKeepsNoPartList(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	lr, err := newLineReader(r, DefaultMaxLineBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lr := newLineReader(r, DefaultMaxLineBytes)
 	idle := make(chan int, 100) // the part list's capacity each time the reader waits empty
 	lr.onWait = func(held int) {
 		if held == 0 {

@@ -52,10 +52,7 @@ func TestLineReaderHoldsNoBufferWhileIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	lr, err := newLineReader(r, 4<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lr := newLineReader(r, 4<<20)
 	held := make(chan int, 1000)
 	lr.onWait = func(n int) { held <- n }
 	lines, ack := make(chan string), make(chan struct{})
@@ -128,4 +125,12 @@ func clipAll(ls []string) []string {
 		out[i] = snippet([]byte(l))
 	}
 	return out
+}
+
+// A file the reader cannot read raw gives no line, and the reader's error says why.
+func TestLineReaderOfNoFileEndsWithItsError(t *testing.T) {
+	lr := newLineReader(nil, 1024)
+	if _, _, ok := lr.take(); ok || !errors.Is(lr.err, os.ErrInvalid) {
+		t.Fatalf("take = %v, err %v; want no line and os.ErrInvalid", ok, lr.err)
+	}
 }

@@ -21,12 +21,7 @@ import (
 func (p *Process) readStdout(r *os.File) {
 	defer r.Close()
 	// An idle worker's reader holds no buffer (lines.go), whatever the longest line was.
-	sc, err := newLineReader(r, DefaultMaxLineBytes)
-	if err != nil {
-		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
-		p.kill(syscall.SIGKILL)
-		return
-	}
+	sc := newLineReader(r, DefaultMaxLineBytes)
 	greeted := p.spec.Greeting == nil // the greeting is over: done, or refused
 	for {
 		// An owned line (lines.go) is parsed in place: the message may alias it.
@@ -153,13 +148,11 @@ func (p *Process) refuse(err error) {
 // A worker's stderr lines are logged at the worker's log rate (loglimit.go).
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
-	sc, err := newLineReader(r, 1<<20)
-	if err == nil {
-		for line, _, ok := sc.take(); ok; line, _, ok = sc.take() {
-			p.LogQuoting(slog.LevelInfo, "worker stderr", "line", line)
-		}
-		p.logSkipped(true)
+	sc := newLineReader(r, 1<<20)
+	for line, _, ok := sc.take(); ok; line, _, ok = sc.take() {
+		p.LogQuoting(slog.LevelInfo, "worker stderr", "line", line)
 	}
+	p.logSkipped(true)
 	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
 	_, _ = io.Copy(io.Discard, r)
 }
