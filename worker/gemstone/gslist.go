@@ -2,6 +2,7 @@ package gemstone
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -88,11 +89,10 @@ func Gslist(ctx context.Context, home, globalDir string) ([]Server, error) {
 	cmd.Env = append(productEnv(home), "GEMSTONE_GLOBAL_DIR="+globalDir)
 	out, err := cmd.CombinedOutput()
 	servers := ParseGslist(string(out))
-	if err != nil && len(servers) == 0 {
-		// gslist exits non-zero when it finds no servers; that is an answer, not a failure.
-		if _, ok := err.(*exec.ExitError); !ok {
-			return nil, fmt.Errorf("running gslist: %w", err)
-		}
+	// gslist exits non-zero when it finds no servers; that is an answer, not a failure.
+	var exited *exec.ExitError
+	if err != nil && len(servers) == 0 && !errors.As(err, &exited) {
+		return nil, fmt.Errorf("running gslist: %w", err)
 	}
 	return servers, nil
 }
