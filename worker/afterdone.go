@@ -7,20 +7,21 @@ package worker
 // goroutine parked on Done (docs/PERFORMANCE.md). f must not wait for what the end waits for.
 func (p *Process) AfterDone(f func()) {
 	p.mu.Lock()
-	if !p.afterDoneRan {
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+		go f()
+	default:
 		p.afterDone = append(p.afterDone, f)
-		p.mu.Unlock()
-		return
 	}
-	p.mu.Unlock()
-	go f()
 }
 
-// runAfterDone runs what AfterDone registered; wait calls it once done is closed.
+// runAfterDone runs what AfterDone registered; wait calls it once done is closed, after
+// which AfterDone registers no more.
 func (p *Process) runAfterDone() {
 	p.mu.Lock()
 	fs := p.afterDone
-	p.afterDone, p.afterDoneRan = nil, true
+	p.afterDone = nil
 	p.mu.Unlock()
 	for _, f := range fs {
 		f()

@@ -25,7 +25,7 @@ type lineReader struct {
 	buf  []byte // nil while idle; unread bytes are buf[r:w]; always a pooled buffer
 	r, w int
 	eof  bool
-	err  error // the error that ended the reading: bufio.ErrTooLong or a read error
+	err  error // the error that ended the reading: bufio.ErrTooLong, a read error, or SyscallConn's
 
 	// parts are the full buffers of a line that did not fit in one; it goes on in buf[r:w],
 	// r being 0. partLen is their length together.
@@ -51,25 +51,18 @@ var (
 	partBufs = sync.Pool{New: func() any { return new([partBufSize]byte) }}
 )
 
-func newLineReader(f *os.File, max int) (*lineReader, error) {
+// newLineReader reads f; a file without raw access (never a pipe) fails the first take.
+func newLineReader(f *os.File, max int) *lineReader {
 	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	l := &lineReader{rc: rc, max: max}
+	l := &lineReader{rc: rc, max: max, err: err}
 	l.readFn = l.readOnce
-	return l, nil
+	return l
 }
 
-// next returns the next line without its newline (nor a carriage return before it), valid
-// until the next call; ok is false once the input has ended or l.err is set.
-func (l *lineReader) next() (line []byte, ok bool) {
-	line, _, ok = l.take()
-	return line, ok
-}
-
-// take is next, also saying whether the line is owned: made for this line alone, with no
-// reference kept, so the caller may keep it. A line not owned is overwritten later.
+// take returns the next line without its newline (nor a carriage return before it); ok is
+// false once the input has ended or l.err is set. A line owned is made for this line alone,
+// with no reference kept, so the caller may keep it; one not owned is valid until the next
+// call.
 func (l *lineReader) take() (line []byte, owned, ok bool) {
 	for {
 		if (l.r < l.w || l.eof && l.partLen > 0) && l.err == nil {

@@ -24,11 +24,8 @@ func BenchmarkPipeLines(b *testing.B) {
 				sc.Buffer(make([]byte, 0, 4<<10), DefaultMaxLineBytes+1)
 				next = func() []byte { sc.Scan(); return sc.Bytes() }
 			} else {
-				lr, err := newLineReader(r, DefaultMaxLineBytes)
-				if err != nil {
-					b.Fatal(err)
-				}
-				next = func() []byte { l, _ := lr.next(); return l }
+				lr := newLineReader(r, DefaultMaxLineBytes)
+				next = func() []byte { l, _, _ := lr.take(); return l }
 			}
 			got := make(chan int)
 			go func() {

@@ -16,9 +16,7 @@ func newCountedLineReader(t testing.TB) (lr *lineReader, w *os.File, reads *int)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	if lr, err = newLineReader(r, DefaultMaxLineBytes); err != nil {
-		t.Fatal(err)
-	}
+	lr = newLineReader(r, DefaultMaxLineBytes)
 	reads = new(int)
 	read := lr.readFn
 	lr.readFn = func(fd uintptr) bool { *reads++; return read(fd) }
@@ -39,7 +37,7 @@ func TestLinesOfOneReadNeedNoMoreReads(t *testing.T) {
 	}
 	w.Close() // a reader that reads again finds the end, rather than waiting for good
 	for i := range n {
-		line, ok := lr.next()
+		line, _, ok := lr.take()
 		if !ok || !bytes.Equal(line, echoAnswer(strconv.Itoa(i), 100)) {
 			t.Fatalf("line %d = %q, %v", i, line, ok)
 		}
@@ -61,7 +59,7 @@ func BenchmarkPipeLineBursts(b *testing.B) {
 	got := make(chan int)
 	go func() {
 		for {
-			l, ok := lr.next()
+			l, _, ok := lr.take()
 			got <- len(l)
 			if !ok {
 				return

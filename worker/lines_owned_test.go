@@ -74,7 +74,7 @@ func TestLongLineAllocatesItsLengthOnce(t *testing.T) {
 	read := func() {
 		t.Helper()
 		send <- struct{}{}
-		if l, ok := lr.next(); !ok || len(l) != size {
+		if l, _, ok := lr.take(); !ok || len(l) != size {
 			t.Fatalf("line: %d bytes, %v (%v)", len(l), ok, lr.err)
 		}
 	}
@@ -94,10 +94,7 @@ func newLineOnRequest(tb testing.TB, line []byte) (lr *lineReader, send chan<- s
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { r.Close(); w.Close() })
-	lr, err = newLineReader(r, DefaultMaxLineBytes)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	lr = newLineReader(r, DefaultMaxLineBytes)
 	ch := make(chan struct{})
 	tb.Cleanup(func() { close(ch) })
 	go func() {
@@ -129,10 +126,7 @@ func newChunkedLineReader(t *testing.T, in string, chunk, max int) *lineReader {
 			b = b[n:]
 		}
 	}()
-	lr, err := newLineReader(r, max)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lr := newLineReader(r, max)
 	return lr
 }
 
@@ -175,7 +169,7 @@ func BenchmarkLongLine(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		send <- struct{}{}
-		if l, ok := lr.next(); !ok || len(l) != len(line)-1 {
+		if l, _, ok := lr.take(); !ok || len(l) != len(line)-1 {
 			b.Fatalf("read %d bytes, %v", len(l), ok)
 		}
 	}
@@ -189,10 +183,7 @@ func TestIdleReaderKeepsNoPartList(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	lr, err := newLineReader(r, DefaultMaxLineBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lr := newLineReader(r, DefaultMaxLineBytes)
 	idle := make(chan int, 100) // the part list's capacity each time the reader waits empty
 	lr.onWait = func(held int) {
 		if held == 0 {
@@ -200,13 +191,13 @@ func TestIdleReaderKeepsNoPartList(t *testing.T) {
 		}
 	}
 	go w.Write([]byte(strings.Repeat("x", 4<<20) + "\n"))
-	if l, ok := lr.next(); !ok || len(l) != 4<<20 {
+	if l, _, ok := lr.take(); !ok || len(l) != 4<<20 {
 		t.Fatalf("read %d bytes, %v (%v)", len(l), ok, lr.err)
 	}
 	for len(idle) > 0 {
 		<-idle // waits before the line came
 	}
-	go lr.next() // waits for a line that never comes
+	go lr.take() // waits for a line that never comes
 	for {
 		select {
 		case n := <-idle:

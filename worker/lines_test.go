@@ -52,16 +52,13 @@ func TestLineReaderHoldsNoBufferWhileIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	lr, err := newLineReader(r, 4<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lr := newLineReader(r, 4<<20)
 	held := make(chan int, 1000)
 	lr.onWait = func(n int) { held <- n }
 	lines, ack := make(chan string), make(chan struct{})
 	go func() {
 		for {
-			got, ok := lr.next()
+			got, _, ok := lr.take()
 			if !ok {
 				close(lines)
 				return
@@ -114,7 +111,7 @@ func readLinesChunked(t *testing.T, in string, chunk, max int) ([]string, error)
 	lr := newChunkedLineReader(t, in, chunk, max)
 	var out []string
 	for {
-		line, ok := lr.next()
+		line, _, ok := lr.take()
 		if !ok {
 			return out, lr.err
 		}
@@ -128,4 +125,12 @@ func clipAll(ls []string) []string {
 		out[i] = snippet([]byte(l))
 	}
 	return out
+}
+
+// A file the reader cannot read raw gives no line, and the reader's error says why.
+func TestLineReaderOfNoFileEndsWithItsError(t *testing.T) {
+	lr := newLineReader(nil, 1024)
+	if _, _, ok := lr.take(); ok || !errors.Is(lr.err, os.ErrInvalid) {
+		t.Fatalf("take = %v, err %v; want no line and os.ErrInvalid", ok, lr.err)
+	}
 }

@@ -23,21 +23,13 @@ const (
 // logLimit is one worker's share of the log.
 type logLimit struct {
 	lim     *rate.Limiter
-	clock   func() time.Time // a test's clock (Spec.logClock); nil is time.Now
 	mu      sync.Mutex
 	skipped int       // lines over the rate since the last count was logged
 	counted time.Time // when the last count was logged
 }
 
-func newLogLimit(clock func() time.Time) logLimit {
-	return logLimit{lim: rate.NewLimiter(workerLogRate, workerLogBurst), clock: clock}
-}
-
-func (l *logLimit) now() time.Time {
-	if l.clock != nil {
-		return l.clock()
-	}
-	return time.Now()
+func newLogLimit() logLimit {
+	return logLimit{lim: rate.NewLimiter(workerLogRate, workerLogBurst)}
 }
 
 // allow reports whether a line the worker caused, at level, is logged now; one over the rate
@@ -47,7 +39,7 @@ func (p *Process) allow(level slog.Level) bool {
 		return false
 	}
 	l := &p.logged
-	if !l.lim.AllowN(l.now(), 1) {
+	if !l.lim.Allow() {
 		l.mu.Lock()
 		l.skipped++
 		l.mu.Unlock()
@@ -61,7 +53,7 @@ func (p *Process) allow(level slog.Level) bool {
 // whenever final (an output of the worker's has ended).
 func (p *Process) logSkipped(final bool) {
 	l := &p.logged
-	now := l.now()
+	now := time.Now()
 	l.mu.Lock()
 	n := l.skipped
 	if n == 0 || (!final && now.Sub(l.counted) < countEvery) {

@@ -63,12 +63,6 @@ type Spec struct {
 	Sandbox *Sandbox // if not nil, confines the worker with bubblewrap
 	RunAs   *Account // if not nil, the account the worker runs as; gemgate must be root
 	Caps    *Caps    // if not nil, bound the worker's memory, processes, CPU and open files
-
-	// Test seams: a wrapper of the worker's stdin, the clock of its log rate (loglimit.go),
-	// and the longest stdout line (default DefaultMaxLineBytes).
-	wrapStdin    func(stdinFile) stdinFile
-	logClock     func() time.Time
-	maxLineBytes int
 }
 
 // DefaultWriteTimeout is how long a write to a worker may wait for the worker to read.
@@ -85,28 +79,24 @@ type Process struct {
 	spec  Spec
 	log   *slog.Logger
 	cmd   *exec.Cmd
-	stdin stdinFile
+	stdin *os.File // the gateway's end of the worker's stdin
 
 	turn chan struct{} // holds a value while a caller writes to stdin (stdin.go)
 
 	mu       sync.Mutex
 	nextID   int64
-	pending  map[int64]*Call
-	order    []int64 // pending worker ids in the order sent (Strict workers answer in order)
+	pending  map[int64]*Call // by worker id, given in the order sent (Strict workers answer in order)
 	closed   bool
 	hung     bool // a write outlived WriteTimeout: the worker was stopped for it
 	badUTF8  bool // invalid UTF-8 seen (and logged) already
 	exitErr  error
 	greetErr error // why the worker refused to serve, from its greeting
 
-	afterDone    []func() // AfterDone's functions, run once done is closed
-	afterDoneRan bool
+	afterDone []func() // AfterDone's functions, run once done is closed
 
-	// secrets are the credential and Spec.Secrets, redacted from every line gemgate logs or
-	// traces (redact.go); spellings adds their other forms.
-	secrets       [][]byte
-	spellingsOnce sync.Once
-	spellings     [][]byte
+	// secrets are the credential and Spec.Secrets, and their other spellings, redacted from
+	// every line gemgate logs or traces (redact.go).
+	secrets [][]byte
 
 	logged logLimit // the worker's share of the log, every line it causes (loglimit.go)
 
@@ -141,7 +131,7 @@ func (c *Call) Cancel(reason string) {
 
 // Abandon drops the call without telling the worker, reporting whether it was still pending:
 // if it was, its answer is never delivered; if not, it has been or is being delivered.
-func (c *Call) Abandon() (pending bool) { return c.p.forget(c.workerID) }
+func (c *Call) Abandon() (pending bool) { return c.p.forget(c.workerID) != nil }
 
 // TellCancelled writes notifications/cancelled for the call (the worker's id, and reason
 // unless empty), leaving it pending: an answer that still comes is delivered.
@@ -162,7 +152,6 @@ func Start(spec Spec) (_ *Process, err error) {
 	if spec.WriteTimeout <= 0 {
 		spec.WriteTimeout = DefaultWriteTimeout
 	}
-	spec.maxLineBytes = cmp.Or(spec.maxLineBytes, DefaultMaxLineBytes)
 	spec.Logger = cmp.Or(spec.Logger, slog.New(slog.DiscardHandler))
 	if spec.CredentialStdin && bytes.ContainsAny(spec.Credential, "\r\n") {
 		// Nothing of the credential itself goes into the error, which is logged.
@@ -208,16 +197,12 @@ func Start(spec Spec) (_ *Process, err error) {
 		go handOver(credW, spec.Credential, spec.WriteTimeout, spec.Logger)
 	}
 	// The Process keeps none of the environment, which may name secrets, and of the
-	// credential only a copy to redact with.
-	secrets := keepSecrets(spec.Credential, spec.Secrets)
+	// credential only copies to redact with.
+	secrets := secretSpellings(spec.Credential, spec.Secrets)
 	cmd.Env, spec.Env, spec.Credential, spec.Secrets = nil, nil, nil, nil
 
-	var stdin stdinFile = inW
-	if spec.wrapStdin != nil {
-		stdin = spec.wrapStdin(stdin)
-	}
-	p := &Process{spec: spec, log: spec.Logger, cmd: cmd, stdin: stdin, pending: make(map[int64]*Call),
-		secrets: secrets, cgroup: cg, logged: newLogLimit(spec.logClock), exited: make(chan struct{}), done: make(chan struct{}),
+	p := &Process{spec: spec, log: spec.Logger, cmd: cmd, stdin: inW, pending: make(map[int64]*Call),
+		secrets: secrets, cgroup: cg, logged: newLogLimit(), exited: make(chan struct{}), done: make(chan struct{}),
 		turn: make(chan struct{}, 1)}
 	if credLine != nil {
 		// The turn to write is the credential's before anyone can ask for it: every line sent
@@ -340,9 +325,6 @@ func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) 
 		c.result = make(chan *jsonrpc.Message, 1)
 	}
 	p.pending[c.workerID] = c
-	if p.spec.Strict {
-		p.order = append(p.order, c.workerID)
-	}
 	p.mu.Unlock()
 
 	out := *req
@@ -380,13 +362,13 @@ func (p *Process) hang() {
 	}
 }
 
-// forget removes a pending call, reporting whether it was still pending.
-func (p *Process) forget(id int64) bool {
+// forget removes the pending call of worker id id and returns it; nil if none is pending.
+func (p *Process) forget(id int64) *Call {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, ok := p.pending[id]
+	c := p.pending[id]
 	delete(p.pending, id)
-	return ok
+	return c
 }
 
 // wait ends the worker once its process has exited.
@@ -428,7 +410,6 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 	p.exitErr = err
 	pending := p.pending
 	p.pending = map[int64]*Call{}
-	p.order = nil
 	refusal, hung := p.greetErr, p.hung
 	p.mu.Unlock()
 	p.stdin.Close()

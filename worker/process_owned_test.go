@@ -56,7 +56,7 @@ func TestMessagesOutliveTheReadersBuffer(t *testing.T) {
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
 	rec := &recorder{}
-	p := &Process{spec: Spec{OnMessage: rec.add, maxLineBytes: DefaultMaxLineBytes}, log: slog.New(slog.DiscardHandler), pending: map[int64]*Call{}}
+	p := &Process{spec: Spec{OnMessage: rec.add}, log: slog.New(slog.DiscardHandler), pending: map[int64]*Call{}}
 	var in bytes.Buffer
 	var want []string
 	for i, n := range []int{10, 200000, 100, 1 << 20, 5000, 70000, 3, 300000, 50, 4000, 4100} {
@@ -89,8 +89,7 @@ func TestLongMessageIsNotCopied(t *testing.T) {
 	t.Cleanup(func() { r.Close(); w.Close() })
 	got := make(chan int, 1)
 	p := &Process{log: slog.New(slog.DiscardHandler), pending: map[int64]*Call{}, spec: Spec{
-		maxLineBytes: DefaultMaxLineBytes,
-		OnMessage:    func(m *jsonrpc.Message) { got <- len(m.Params) },
+		OnMessage: func(m *jsonrpc.Message) { got <- len(m.Params) },
 	}}
 	line := []byte(`{"jsonrpc":"2.0","method":"m","params":"` + strings.Repeat("x", size) + "\"}\n")
 	done := make(chan struct{})

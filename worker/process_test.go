@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
@@ -49,6 +51,24 @@ func fakeWorker(mode string) {
 	if extraMode(mode) {
 		return
 	}
+	if mode == "held" {
+		// Reads nothing until SIGUSR1, which it says it is ready for: the gateway's writes
+		// fill the pipe and wait, as on a worker busy with something else.
+		released := make(chan os.Signal, 1)
+		signal.Notify(released, syscall.SIGUSR1)
+		fmt.Println(`{"jsonrpc":"2.0","method":"held"}`)
+		<-released
+	}
+	if mode == "slow" {
+		// A slow reader behind a pipe of one page: the gateway's writes wait for it to read,
+		// and callers pile up behind the turn to write. A line it cannot read as a request,
+		// half of one or two run together, it reports.
+		if _, err := unix.FcntlInt(0, unix.F_SETPIPE_SZ, 4096); err != nil {
+			fmt.Fprintln(os.Stderr, "slow:", err)
+			os.Exit(1)
+		}
+		fmt.Println(`{"jsonrpc":"2.0","method":"slow"}`)
+	}
 	switch mode {
 	case "greet-ok", "strict":
 		fmt.Println("login chatter: connecting to the stone")
@@ -72,7 +92,14 @@ func fakeWorker(mode string) {
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
 		}
+		if mode == "slow" {
+			time.Sleep(200 * time.Microsecond)
+		}
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			if mode == "slow" {
+				fmt.Fprintf(out, "{\"jsonrpc\":\"2.0\",\"method\":\"unreadable\",\"params\":{\"line\":%q}}\n", clip.Bytes(in.Bytes(), 120))
+				out.Flush()
+			}
 			continue
 		}
 		if req.Method == "notifications/cancelled" && lateID != nil {
@@ -100,7 +127,7 @@ func fakeWorker(mode string) {
 			out.Flush()
 			continue
 		case req.Method == "longline":
-			fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", 4096)+`"}`)
+			fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", DefaultMaxLineBytes)+`"}`)
 			out.Flush()
 			continue
 		case req.Method == "badutf8":
@@ -428,10 +455,11 @@ func TestGreetingRefusalFailsCallsWithItsReason(t *testing.T) {
 			t.Fatalf("got %s", m.Encode())
 		}
 	}
-	if p.Refusal() == nil {
-		t.Error("Refusal() = nil")
-	}
 	<-p.Done()
+	if _, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`2`), Method: "ping"}, nil); err == nil ||
+		!strings.Contains(err.Error(), "cannot log in: bad token") {
+		t.Errorf("Send after the refusal: %v, want an error naming it", err)
+	}
 }
 
 // A request sent after the worker refused and exited (a race a fast refusal wins) must still
@@ -464,15 +492,16 @@ func TestStrictWorkerCorruptAnswerFailsItsCall(t *testing.T) {
 func TestGreetingIsAskedWhenStdoutEndsEarly(t *testing.T) {
 	p := startSpec(t, "greet-exit", Spec{Greeting: greeting})
 	<-p.Done()
-	if err := p.Refusal(); err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
-		t.Fatalf("Refusal() = %v", err)
+	_, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
+		t.Fatalf("Send after the greeting ended early: %v, want an error naming the greeting's refusal", err)
 	}
 }
 
 // Invariant 8: a worker line longer than the limit does not grow the gateway's memory without
 // end; the worker is stopped and its pending calls answered.
 func TestOverlongLineStopsTheWorker(t *testing.T) {
-	p := startSpec(t, "echo", Spec{maxLineBytes: 1024})
+	p := startSpec(t, "echo", Spec{})
 	m := call(t, p, `"long"`, "longline", "")
 	var e jsonrpc.RPCError
 	if err := json.Unmarshal(m.Error, &e); err != nil || string(m.ID) != `"long"` {

@@ -21,12 +21,12 @@ func (p *Process) snippet(b []byte) string { return clip.Bytes(p.Redacted(b), 51
 // Redacted is b with every secret the worker was handed replaced by [redacted] (b itself when
 // it holds none), for its log lines and for worker text gemgate passes on (a refused
 // initialize quoting a login). It also finds a secret JSON-escaped (the line is then logged
-// with printable ASCII escapes written out), in base64 or percent-encoded (allSpellings).
+// with printable ASCII escapes written out), in base64 or percent-encoded (secretSpellings).
 func (p *Process) Redacted(b []byte) []byte {
-	if len(p.secrets) == 0 {
+	secrets := p.secrets
+	if len(secrets) == 0 {
 		return b
 	}
-	secrets := p.allSpellings()
 	if bytes.IndexByte(b, '\\') >= 0 {
 		if plain := unescapeASCII(b); holdsSecret(plain, secrets) {
 			b = plain
@@ -43,19 +43,6 @@ func (p *Process) Redacted(b []byte) []byte {
 		return []byte(nestedSecret)
 	}
 	return b
-}
-
-// allSpellings are the secrets and their encoded forms, made at the first line redacted.
-func (p *Process) allSpellings() [][]byte {
-	p.spellingsOnce.Do(func() {
-		all := slices.Clip(p.secrets)
-		for _, s := range p.secrets {
-			all = append(all, encodedForms(s)...)
-			all = append(all, percentForms(s)...)
-		}
-		p.spellings = all
-	})
-	return p.spellings
 }
 
 // minEncodedForm is the shortest base64 form of a secret that is looked for: shorter ones
@@ -161,14 +148,15 @@ func unescapeASCII(b []byte) []byte {
 	return out
 }
 
-// keepSecrets copies the values to redact a worker's lines of: the credential and the
-// others, none empty.
-func keepSecrets(credential []byte, others [][]byte) [][]byte {
-	var out [][]byte
+// secretSpellings are copies of the values to redact a worker's lines of, the credential and
+// the others, none empty, followed by their encoded forms.
+func secretSpellings(credential []byte, others [][]byte) [][]byte {
+	var out, forms [][]byte
 	for _, s := range append([][]byte{credential}, others...) {
 		if len(s) > 0 {
 			out = append(out, bytes.Clone(s))
+			forms = append(append(forms, encodedForms(s)...), percentForms(s)...)
 		}
 	}
-	return out
+	return append(out, forms...)
 }

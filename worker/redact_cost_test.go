@@ -13,7 +13,7 @@ import (
 // about 15 KB and 16 allocations on each line).
 func TestRedactingAnOrdinaryLineAllocatesNothing(t *testing.T) {
 	cred := []byte("eyJhbGciOiJSUzI1NiJ9." + strings.Repeat("eyJzdWIiOiJhbGljZSJ9", 40) + ".c2lnbmF0dXJl")
-	p := &Process{secrets: keepSecrets(cred, nil)}
+	p := &Process{secrets: secretSpellings(cred, nil)}
 	line := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"42 notes found"}]}}`)
 	if got := p.Redacted(line); string(got) != string(line) {
 		t.Fatalf("a line without the secret changed: %s", got)

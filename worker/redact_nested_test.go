@@ -14,7 +14,7 @@ import (
 // without the escapes, so it is replaced whole; one without the credential is left as it is.
 func TestNestedEscapedCredentialIsRedacted(t *testing.T) {
 	const cred = "AbC/opaque+token/SECRETPART=="
-	p := &Process{secrets: [][]byte{[]byte(cred)}}
+	p := &Process{secrets: secretSpellings([]byte(cred), nil)}
 	line := []byte(`{"login":"AbC\/opaque\u002btoken\/SECRETPART=="}`) // PHP json_encode, and a \u escape
 	for depth := 1; depth <= 3; depth++ {
 		outer, _ := json.Marshal(map[string]string{"error": string(line)})
@@ -35,7 +35,7 @@ func TestNestedEscapedCredentialIsRedacted(t *testing.T) {
 // leaves the nested one, and the line is replaced whole all the same.
 func TestPlainAndNestedCredentialAreBothRedacted(t *testing.T) {
 	const cred = "AbC/opaque+token/SECRETPART=="
-	p := &Process{secrets: [][]byte{[]byte(cred)}}
+	p := &Process{secrets: secretSpellings([]byte(cred), nil)}
 	inner := `{"login":"AbC\/opaque\u002btoken\/SECRETPART=="}`
 	outer, _ := json.Marshal(map[string]string{"token": cred, "request": inner})
 	if got := string(p.Redacted(outer)); got != nestedSecret {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,31 +16,40 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// slowStdin keeps a copy of every write and makes each take a little while, as a worker
-// that reads slowly does: callers pile up behind the turn, so that lines are combined,
-// queued and given up while queued or taken.
-type slowStdin struct {
-	stdinFile
-	mu     sync.Mutex
-	writes [][]byte
-}
-
-func (s *slowStdin) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	s.writes = append(s.writes, bytes.Clone(b))
-	s.mu.Unlock()
-	time.Sleep(200 * time.Microsecond) // a slow reader, not a wait for anything
-	return s.stdinFile.Write(b)
-}
-
 // Hostile callers: many at once, each giving up at a random moment (before it sends, while
-// it waits for its turn, while its line is being written, or never). Whatever the timing:
-// every write holds whole lines only; a line is written exactly when its Send reported no
+// it waits for its turn, while its line is being written, or never), to a worker that reads
+// slowly through a small pipe, so that callers pile up behind the turn. Whatever the timing:
+// the worker reads whole lines only; a line is written exactly when its Send reported no
 // error (a line given up before its turn is never written; one being written is, and its
-// caller learns so); each line is written once; and every call sent is answered.
+// caller learns so); each line is written once; and every call sent is answered. The worker
+// answers every line it reads, with its key: its answers, as traced, are what it read.
 func TestReviewGiveUpAtAnyMoment(t *testing.T) {
-	rec := &slowStdin{}
-	p := startSpec(t, "echo", Spec{wrapStdin: func(f stdinFile) stdinFile { rec.stdinFile = f; return rec }})
+	ready := make(chan struct{})
+	var mu sync.Mutex
+	var answered [][]byte
+	p := startSpec(t, "slow", Spec{
+		OnMessage: func(m *jsonrpc.Message) {
+			switch m.Method {
+			case "slow":
+				close(ready)
+			case "unreadable":
+				t.Errorf("the worker read a line that is not one request: %s", m.Params)
+			}
+		},
+		OnTrace: func(direction string, line []byte) {
+			if direction == "from_worker" {
+				mu.Lock()
+				answered = append(answered, bytes.Clone(line))
+				mu.Unlock()
+			}
+		},
+	})
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow worker never said it was ready")
+	}
+	pad := strings.Repeat("x", 1000) // four lines fill the worker's pipe
 	const callers, each = 16, 40
 	type outcome struct {
 		key  string
@@ -61,7 +71,7 @@ func TestReviewGiveUpAtAnyMoment(t *testing.T) {
 					time.AfterFunc(time.Duration(rng.IntN(400))*time.Microsecond, cancel)
 				}
 				req := &jsonrpc.Message{ID: json.RawMessage(`"` + key + `"`), Method: "ping",
-					Params: json.RawMessage(`{"key":"` + key + `"}`)}
+					Params: json.RawMessage(`{"key":"` + key + `","pad":"` + pad + `"}`)}
 				call, err := p.Send(ctx, req, nil)
 				results <- outcome{key, call, err}
 				cancel()
@@ -86,23 +96,29 @@ func TestReviewGiveUpAtAnyMoment(t *testing.T) {
 			sent[r.key] = r.call
 		}
 	}
-	written := map[string]int{}
-	rec.mu.Lock()
-	writes := rec.writes
-	rec.mu.Unlock()
-	for _, w := range writes {
-		if len(w) == 0 || w[len(w)-1] != '\n' {
-			t.Fatalf("a write does not end a line: %.80q", w)
+	for key, call := range sent {
+		select {
+		case m := <-call.Result():
+			if string(m.ID) != `"`+key+`"` || m.Result == nil {
+				t.Errorf("call %s answered %s", key, m.Encode())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no answer to call %s", key)
 		}
-		for line := range bytes.Lines(w) {
-			m, err := jsonrpc.Parse(bytes.TrimSuffix(line, []byte("\n")), jsonrpc.Options{})
-			if err != nil {
-				t.Fatalf("a line written is not one message (%v): %.120q", err, line)
-			}
-			var params struct{ Key string }
-			if m.Method == "ping" && json.Unmarshal(m.Params, &params) == nil && params.Key != "" {
-				written[params.Key]++
-			}
+	}
+	// The worker answers in the order it reads: once this is answered, all before it are.
+	if m := call(t, p, `"last"`, "ping", ""); m.Result == nil {
+		t.Fatalf("last call answered %s", m.Encode())
+	}
+	written := map[string]int{}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, line := range answered {
+		var answer struct {
+			Result struct{ Params struct{ Key string } }
+		}
+		if json.Unmarshal(line, &answer) == nil && answer.Result.Params.Key != "" {
+			written[answer.Result.Params.Key]++
 		}
 	}
 	for key, n := range written {
@@ -113,24 +129,15 @@ func TestReviewGiveUpAtAnyMoment(t *testing.T) {
 			t.Errorf("line %s was written, but its Send reported an error", key)
 		}
 	}
-	for key, call := range sent {
+	for key := range sent {
 		if written[key] != 1 {
 			t.Errorf("Send %s reported no error, but its line was not written", key)
-			continue
-		}
-		select {
-		case m := <-call.Result():
-			if string(m.ID) != `"`+key+`"` || m.Result == nil {
-				t.Errorf("call %s answered %s", key, m.Encode())
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no answer to call %s", key)
 		}
 	}
 	if len(sent) == 0 || len(failed) == 0 {
 		t.Fatalf("%d calls sent, %d gave up: the test needs both", len(sent), len(failed))
 	}
-	t.Logf("%d sent, %d gave up, %d writes", len(sent), len(failed), len(writes))
+	t.Logf("%d sent, %d gave up", len(sent), len(failed))
 	if p.turnHeld() {
 		t.Error("after every caller returned, the turn is still held")
 	}

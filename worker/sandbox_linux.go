@@ -150,21 +150,13 @@ func makeUserDir(dataDir, name string, runAs *Account) error {
 	return nil
 }
 
-// sandboxError says why bubblewrap cannot confine workers on this host.
-func sandboxError(bwrap string, err error, stderr string) error {
-	if stderr != "" {
-		return fmt.Errorf("bubblewrap (%s) cannot confine workers here: %w: %s", bwrap, err, stderr)
-	}
-	return fmt.Errorf("bubblewrap (%s) cannot confine workers here: %w", bwrap, err)
-}
-
 // ProbeSandbox finds bwrap and checks, once, that it can start a confined process here as
 // runAs (nil: as gemgate). It fails without bwrap, and in containers without user namespaces
 // or whose seccomp profile forbids mounts.
 func ProbeSandbox(ctx context.Context, runAs *Account) (string, error) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		return "", sandboxError("bwrap", err, "")
+		return "", fmt.Errorf("bubblewrap (bwrap) cannot confine workers here: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -182,8 +174,11 @@ func ProbeSandbox(ctx context.Context, runAs *Account) (string, error) {
 	if err == nil && !strings.HasPrefix(string(out), "bubblewrap") {
 		err = fmt.Errorf("unexpected output %q", out)
 	}
+	if said := strings.TrimSpace(stderr.String()); err != nil && said != "" {
+		err = fmt.Errorf("%w: %s", err, said)
+	}
 	if err != nil {
-		return "", sandboxError(bwrap, err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("bubblewrap (%s) cannot confine workers here: %w", bwrap, err)
 	}
 	return bwrap, nil
 }

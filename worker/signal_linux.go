@@ -20,7 +20,7 @@ func signalSandboxed(pgid int, sig syscall.Signal, bwrap string) {
 	}
 	bwrapReal, _ := filepath.EvalSymlinks(bwrap)
 	for _, pid := range pids {
-		if processGroup(pid) != pgid {
+		if _, pgrp, _, ok := statIDs(pid); !ok || pgrp != pgid {
 			continue
 		}
 		if exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil && (exe == bwrap || exe == bwrapReal) {
@@ -28,12 +28,4 @@ func signalSandboxed(pgid int, sig syscall.Signal, bwrap string) {
 		}
 		_ = syscall.Kill(pid, sig)
 	}
-}
-
-// processGroup is pid's process group as /proc/<pid>/stat gives it, or -1.
-func processGroup(pid int) int {
-	if _, pgrp, _, ok := statIDs(pid); ok {
-		return pgrp
-	}
-	return -1
 }

@@ -6,14 +6,20 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
-func TestProcessGroup(t *testing.T) {
-	if got, want := processGroup(os.Getpid()), syscall.Getpgrp(); got != want {
-		t.Errorf("processGroup(self) = %d, want %d", got, want)
+func TestStatIDs(t *testing.T) {
+	ppid, pgrp, sid, ok := statIDs(os.Getpid())
+	if !ok || ppid != os.Getppid() || pgrp != syscall.Getpgrp() {
+		t.Errorf("statIDs(self) = %d, %d, %d, %v, want ppid %d, pgrp %d", ppid, pgrp, sid, ok, os.Getppid(), syscall.Getpgrp())
 	}
-	if got := processGroup(-5); got != -1 {
-		t.Errorf("processGroup of no process = %d, want -1", got)
+	if gotSid, err := unix.Getsid(0); err == nil && sid != gotSid {
+		t.Errorf("statIDs(self) session = %d, want %d", sid, gotSid)
+	}
+	if _, _, _, ok := statIDs(-5); ok {
+		t.Error("statIDs of no process reports one")
 	}
 }
 

@@ -13,14 +13,6 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// stdinFile is the gateway's end of a worker's stdin: the pipe's *os.File, or a test's
-// wrapper around it.
-type stdinFile interface {
-	Write(b []byte) (int, error)
-	SetWriteDeadline(t time.Time) error
-	Close() error
-}
-
 // Write writes m to the worker as it is: a notification, or a response to the worker's own
 // request (m.ID its id). Its line is written whole while it holds the turn (Process.turn), so
 // that the lines of callers sharing a worker never interleave. It waits for its turn until ctx

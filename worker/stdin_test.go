@@ -3,13 +3,14 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,48 +20,39 @@ import (
 // turnHeld reports whether a caller holds the turn to write to the worker's stdin.
 func (p *Process) turnHeld() bool { return len(p.turn) > 0 }
 
-// heldStdin wraps a worker's stdin: it keeps a copy of what each Write was given, and holds
-// the first Write until released, as a worker busy reading something else would.
-type heldStdin struct {
-	stdinFile
-	mu      sync.Mutex
-	writes  [][]byte
-	held    chan struct{} // closed once the first Write waits
-	release func()        // lets the first Write go on
-	hold    chan struct{}
-}
-
-func newHeldStdin(t *testing.T) *heldStdin {
-	h := &heldStdin{held: make(chan struct{}), hold: make(chan struct{})}
-	h.release = sync.OnceFunc(func() { close(h.hold) })
-	t.Cleanup(h.release) // before the worker's Stop: Cleanup runs last in, first out
-	return h
-}
-
-func (h *heldStdin) Write(b []byte) (int, error) {
-	h.mu.Lock()
-	first := len(h.writes) == 0
-	h.writes = append(h.writes, bytes.Clone(b))
-	h.mu.Unlock()
-	if first {
-		close(h.held)
-		<-h.hold
-	}
-	return h.stdinFile.Write(b)
-}
-
-func (h *heldStdin) all() [][]byte {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([][]byte(nil), h.writes...)
-}
-
-// startHeld starts the echo worker with its stdin wrapped by a heldStdin.
-func startHeld(t *testing.T, spec Spec) (*Process, *heldStdin) {
+// startHeld starts the held worker, which reads nothing until released (release), and waits
+// until it is ready to be; lines are the lines it writes, as traced.
+func startHeld(t *testing.T) (p *Process, release func(), lines func() []string) {
 	t.Helper()
-	h := newHeldStdin(t)
-	spec.wrapStdin = func(f stdinFile) stdinFile { h.stdinFile = f; return h }
-	return startSpec(t, "echo", spec), h
+	ready := make(chan struct{})
+	var mu sync.Mutex
+	var traced []string
+	p = startSpec(t, "held", Spec{
+		OnMessage: func(m *jsonrpc.Message) {
+			if m.Method == "held" {
+				close(ready)
+			}
+		},
+		OnTrace: func(direction string, line []byte) {
+			if direction == "from_worker" {
+				mu.Lock()
+				traced = append(traced, string(line))
+				mu.Unlock()
+			}
+		},
+	})
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held worker never said it was ready")
+	}
+	release = sync.OnceFunc(func() { syscall.Kill(p.Pid(), syscall.SIGUSR1) })
+	lines = func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(traced)
+	}
+	return p, release, lines
 }
 
 // waitUntil polls cond until it holds, failing the test after a generous deadline.
@@ -122,26 +114,30 @@ func receive(t *testing.T, ch <-chan sendResult) sendResult {
 }
 
 // A line whose caller gives up while another line is being written is never written; the
-// line sent after it still is.
+// line sent after it still is. The first line fills the pipe of a worker that reads nothing
+// until released, so that the lines after it wait for their turn.
 func TestGivenUpLineIsNeverWritten(t *testing.T) {
-	p, h := startHeld(t, Spec{})
+	p, release, lines := startHeld(t)
 	results := make(chan sendResult, 3)
-	sendAsync(t.Context(), p, "1", "ping", "", results)
-	<-h.held
+	sendAsync(t.Context(), p, "1", "ping", `{"pad":"`+strings.Repeat("x", 1<<20)+`"}`, results)
+	waitUntil(t, "the first write holds the turn", p.turnHeld)
 	ctx, cancel := context.WithCancel(t.Context())
 	gaveUp := make(chan sendResult, 1)
-	sendAsync(ctx, p, `"given-up"`, "given-up", "", gaveUp)
+	sendAsync(ctx, p, `"given-up"`, "ping", `{"key":"given-up"}`, gaveUp)
 	sendAsync(t.Context(), p, "3", "ping", "", results)
 	cancel()
 	if r := receive(t, gaveUp); !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("Send that gave up = %v, want context.Canceled", r.err)
 	}
-	h.release()
+	release()
 	answerOf(t, receive(t, results))
 	answerOf(t, receive(t, results))
-	for _, w := range h.all() {
-		if bytes.Contains(w, []byte("given-up")) {
-			t.Errorf("the line given up was written: %q", w)
+	// Its answer would have come before this one's.
+	sendAsync(t.Context(), p, "4", "ping", "", results)
+	answerOf(t, receive(t, results))
+	for _, l := range lines() {
+		if strings.Contains(l, "given-up") {
+			t.Errorf("the line given up was written, and answered: %s", l)
 		}
 	}
 	p.mu.Lock()

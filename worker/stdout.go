@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"syscall"
 	"unicode/utf8"
@@ -22,13 +21,8 @@ import (
 func (p *Process) readStdout(r *os.File) {
 	defer r.Close()
 	// An idle worker's reader holds no buffer (lines.go), whatever the longest line was.
-	sc, err := newLineReader(r, p.spec.maxLineBytes)
-	if err != nil {
-		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
-		p.kill(syscall.SIGKILL)
-		return
-	}
-	greeted := p.spec.Greeting == nil
+	sc := newLineReader(r, DefaultMaxLineBytes)
+	greeted := p.spec.Greeting == nil // the greeting is over: done, or refused
 	for {
 		// An owned line (lines.go) is parsed in place: the message may alias it.
 		line, owned, ok := sc.take()
@@ -50,6 +44,7 @@ func (p *Process) readStdout(r *os.File) {
 			done, err := p.spec.Greeting(p.Redacted(line))
 			if err != nil {
 				p.refuse(err)
+				greeted = true
 				break
 			}
 			greeted = done
@@ -71,7 +66,7 @@ func (p *Process) readStdout(r *os.File) {
 		p.route(m)
 	}
 	p.logSkipped(true)
-	if !greeted && p.Refusal() == nil {
+	if !greeted {
 		if _, err := p.spec.Greeting(nil); err != nil {
 			p.refuse(err)
 		}
@@ -102,13 +97,7 @@ func (p *Process) route(m *jsonrpc.Message) {
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	var c *Call
 	if err == nil {
-		p.mu.Lock()
-		c = p.pending[id]
-		delete(p.pending, id)
-		if i := slices.Index(p.order, id); i >= 0 {
-			p.order = slices.Delete(p.order, i, i+1)
-		}
-		p.mu.Unlock()
+		c = p.forget(id)
 	}
 	switch {
 	case c != nil:
@@ -123,16 +112,18 @@ func (p *Process) route(m *jsonrpc.Message) {
 	}
 }
 
-// failOldest fails the oldest pending call of a Strict worker with StrictError: the line was
-// its answer, and not a valid one.
+// failOldest fails the oldest pending call (the least worker id) of a Strict worker with
+// StrictError: the line was its answer, and not a valid one.
 func (p *Process) failOldest(line []byte) {
 	p.mu.Lock()
 	var c *Call
-	for len(p.order) > 0 && c == nil {
-		id := p.order[0]
-		p.order = p.order[1:]
-		c = p.pending[id]
-		delete(p.pending, id)
+	for id, pc := range p.pending {
+		if c == nil || id < c.workerID {
+			c = pc
+		}
+	}
+	if c != nil {
+		delete(p.pending, c.workerID)
 	}
 	p.mu.Unlock()
 	msg := cmp.Or(p.spec.StrictError, "the worker's answer is not valid JSON-RPC")
@@ -154,23 +145,14 @@ func (p *Process) refuse(err error) {
 	p.kill(syscall.SIGKILL)
 }
 
-// Refusal is the reason the worker gave, in its greeting, for not serving; nil otherwise.
-func (p *Process) Refusal() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.greetErr
-}
-
 // A worker's stderr lines are logged at the worker's log rate (loglimit.go).
 func (p *Process) readStderr(r *os.File) {
 	defer r.Close()
-	sc, err := newLineReader(r, 1<<20)
-	if err == nil {
-		for line, ok := sc.next(); ok; line, ok = sc.next() {
-			p.LogQuoting(slog.LevelInfo, "worker stderr", "line", line)
-		}
-		p.logSkipped(true)
+	sc := newLineReader(r, 1<<20)
+	for line, _, ok := sc.take(); ok; line, _, ok = sc.take() {
+		p.LogQuoting(slog.LevelInfo, "worker stderr", "line", line)
 	}
+	p.logSkipped(true)
 	// A line over 1 MiB ends the scan; drain the rest so the worker never blocks on stderr.
 	_, _ = io.Copy(io.Discard, r)
 }

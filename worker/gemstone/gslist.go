@@ -1,8 +1,8 @@
 package gemstone
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,9 +47,8 @@ const rowFields = 9
 func ParseGslist(out string) []Server {
 	var servers []Server
 	header := false
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
 		}
@@ -90,11 +89,10 @@ func Gslist(ctx context.Context, home, globalDir string) ([]Server, error) {
 	cmd.Env = append(productEnv(home), "GEMSTONE_GLOBAL_DIR="+globalDir)
 	out, err := cmd.CombinedOutput()
 	servers := ParseGslist(string(out))
-	if err != nil && len(servers) == 0 {
-		// gslist exits non-zero when it finds no servers; that is an answer, not a failure.
-		if _, ok := err.(*exec.ExitError); !ok {
-			return nil, fmt.Errorf("running gslist: %w", err)
-		}
+	// gslist exits non-zero when it finds no servers; that is an answer, not a failure.
+	var exited *exec.ExitError
+	if err != nil && len(servers) == 0 && !errors.As(err, &exited) {
+		return nil, fmt.Errorf("running gslist: %w", err)
 	}
 	return servers, nil
 }

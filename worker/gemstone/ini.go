@@ -1,8 +1,6 @@
 package gemstone
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -50,9 +48,8 @@ func ReadServiceINI(path string) (ServiceINI, error) {
 	if err != nil {
 		return ini, fmt.Errorf("service ini: %w", err)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
 		if len(f) < 3 || !strings.EqualFold(f[0], "set") {
 			continue
 		}

@@ -4,12 +4,15 @@ package gemstone
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/worker"
 )
 
@@ -46,7 +49,11 @@ func TestRefusalQuotingTheTokenIsRedactedBeforeItIsCut(t *testing.T) {
 	if strings.Contains(logs.String(), cred[:30]) {
 		t.Errorf("gemgate's log holds the first part of the credential:\n%s", logs.String())
 	}
-	if r := p.Refusal(); r != nil && strings.Contains(r.Error(), cred[:30]) {
-		t.Errorf("the refusal pending calls and writes are failed with quotes the credential: %v", r)
+	_, err = p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`1`), Method: "ping"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "GemStone refused the login") {
+		t.Fatalf("Send after the refusal: %v, want an error naming it", err)
+	}
+	if strings.Contains(err.Error(), cred[:30]) {
+		t.Errorf("the refusal pending calls and writes are failed with quotes the credential: %v", err)
 	}
 }
