@@ -21,9 +21,6 @@ import (
 // message); a line whose caller gives up before its turn is never written.
 func (p *Process) Write(ctx context.Context, m *jsonrpc.Message) error {
 	line := m.Encode()
-	if p.spec.OnTrace != nil {
-		p.spec.OnTrace("to_worker", line)
-	}
 	buf := append(line, '\n') // Encode leaves room for the newline: no copy
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("waiting to write to the worker: %w", context.Cause(ctx))
@@ -36,6 +33,11 @@ func (p *Process) Write(ctx context.Context, m *jsonrpc.Message) error {
 		return p.writeErr(ErrExited)
 	}
 	defer p.passTurn()
+	if p.spec.OnTrace != nil {
+		// Traced in its turn: a line given up before its turn was never sent, and lines are
+		// traced in the order they are written.
+		p.spec.OnTrace("to_worker", line)
+	}
 	return p.writeOut(buf)
 }
 
