@@ -24,13 +24,6 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// KeySet finds the issuer's public signing key named by a token.
-type KeySet interface {
-	// Key returns the key with id kid ("" when the token names none: a set may then answer
-	// with its only key). Any error is reported to the client as an unknown key.
-	Key(ctx context.Context, kid string) (PublicKey, error)
-}
-
 // PublicKey is one signing key of the issuer.
 type PublicKey struct {
 	Key       crypto.PublicKey // *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey
@@ -101,6 +94,8 @@ func newRemoteKeySet(cfg Config, now func() time.Time) *remoteKeySet {
 	return &remoteKeySet{cfg: cfg, now: now, url: cfg.JWKSURL, wake: make(chan struct{}, 1)}
 }
 
+// Key returns the key with id kid ("" when the token names none: the set may then answer with
+// its only key).
 func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 	t := s.keys.Load()
 	if t == nil {

@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,7 +57,7 @@ func TestVerifyGoodTokens(t *testing.T) {
 			}
 			want := Principal{Issuer: iss.URL(), Subject: "user-123", User: "alice", Scopes: tt.scopes, Expiry: wantExp}
 			if got, want := AcceptedUntil(p), wantExp.Add(DefaultClockSkew); !got.Equal(want) {
-				t.Errorf("AcceptedUntil = %v, want %v (exp and the verifier's skew, %v)", got, want, v.cfg.ClockSkew)
+				t.Errorf("AcceptedUntil = %v, want %v (exp and the verifier's skew, %v)", got, want, DefaultClockSkew)
 			}
 			if diff := cmp.Diff(want, p, cmpopts.IgnoreUnexported(Principal{}), cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
 				t.Errorf("principal (-want +got):\n%s", diff)
@@ -116,29 +116,31 @@ func TestVerifyErrorsAreTyped(t *testing.T) {
 	}
 }
 
+// verifyNoting verifies tok and reports whether v took it from its cache of verified tokens.
+func verifyNoting(v *Verifier, tok string) (Principal, bool, error) {
+	var hit bool
+	p, err := v.Verify(WithCacheNote(context.Background(), &hit), tok)
+	return p, hit, err
+}
+
 func TestVerifyCache(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t)
 	clock := newFakeClock()
-	keys := &countingKeySet{keys: map[string]PublicKey{"k1": {Key: kr.rsa1.public()}}}
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.Keys = keys })
+	v := newTestVerifier(t, iss, clock, nil)
 	now := clock.Now()
 	tok := token(t, kr.rsa1, iss.claims(now, map[string]any{"exp": now.Add(2 * time.Minute).Unix()}), nil)
-	ctx := context.Background()
 
-	first, err := v.Verify(ctx, tok)
-	if err != nil {
-		t.Fatal(err)
+	first, hit, err := verifyNoting(v, tok)
+	if err != nil || hit {
+		t.Fatalf("first Verify: hit=%v err=%v; want a full check", hit, err)
 	}
 	first.Scopes[0] = "changed by caller" // must not reach the cache
-	second, err := v.Verify(ctx, tok)
-	if err != nil {
-		t.Fatal(err)
+	second, hit, err := verifyNoting(v, tok)
+	if err != nil || !hit {
+		t.Fatalf("second Verify: hit=%v err=%v; want a cache hit", hit, err)
 	}
-	if got := keys.lookups.Load(); got != 1 {
-		t.Errorf("key lookups = %d, want 1 (second Verify is a cache hit)", got)
-	}
-	third, _ := v.Verify(ctx, tok)
+	third, _, _ := verifyNoting(v, tok)
 	if diff := cmp.Diff(second, third, cmp.AllowUnexported(Principal{})); diff != "" {
 		t.Errorf("cache hits differ (-want +got):\n%s", diff)
 	}
@@ -147,62 +149,70 @@ func TestVerifyCache(t *testing.T) {
 	}
 
 	clock.advance(2*time.Minute + DefaultClockSkew - time.Second)
-	if _, err := v.Verify(ctx, tok); err != nil {
-		t.Fatalf("within skew after exp: %v", err)
+	if _, hit, err := verifyNoting(v, tok); err != nil || !hit {
+		t.Fatalf("within skew after exp: hit=%v err=%v; want a cache hit", hit, err)
 	}
 	clock.advance(time.Second)
-	_, err = v.Verify(ctx, tok)
+	// The cache decides the expiry: its refusal carries none of the token's facts (kid), which
+	// only the full check reads.
+	_, _, err = verifyNoting(v, tok)
 	var expired *TokenExpiredError
 	if !errors.As(err, &expired) {
 		t.Fatalf("after exp+skew: err = %v, want TokenExpiredError", err)
 	}
-	if got := keys.lookups.Load(); got != 1 {
-		t.Errorf("key lookups = %d, want 1 (expiry decided by the cache)", got)
+	if kid := logAttr(RefusalLogAttrs(err), "kid"); kid != "" {
+		t.Errorf("after exp+skew: the refusal logs kid %q; want the cache's verdict, without the token's facts", kid)
 	}
 	// Dropped from the cache, the full check refuses it too.
-	if _, err := v.Verify(ctx, tok); !errors.As(err, &expired) {
+	_, _, err = verifyNoting(v, tok)
+	if !errors.As(err, &expired) {
 		t.Fatalf("second try after expiry: %v", err)
 	}
-	if got := keys.lookups.Load(); got != 2 {
-		t.Errorf("key lookups = %d, want 2", got)
+	if kid := logAttr(RefusalLogAttrs(err), "kid"); kid != "k1" {
+		t.Errorf("second try after expiry: the refusal logs kid %q; want k1 from the full check", kid)
 	}
+}
+
+// logAttr is the value of the attribute key in attrs, "" when there is none.
+func logAttr(attrs []slog.Attr, key string) string {
+	for _, a := range attrs {
+		if a.Key == key {
+			return a.Value.String()
+		}
+	}
+	return ""
 }
 
 func TestVerifyCacheDisabledAndBounded(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t)
 	clock := newFakeClock()
-	ctx := context.Background()
 	toks := make([]string, 3)
 	for i := range toks {
 		toks[i] = token(t, kr.rsa1, iss.claims(clock.Now(), map[string]any{"jti": fmt.Sprint(i)}), nil)
 	}
 
-	keys := &countingKeySet{keys: map[string]PublicKey{"k1": {Key: kr.rsa1.public()}}}
-	off := newTestVerifier(t, iss, clock, func(c *Config) { c.Keys = keys; c.CacheSize = -1 })
+	off := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
 	for range 3 {
-		if _, err := off.Verify(ctx, toks[0]); err != nil {
-			t.Fatal(err)
+		if _, hit, err := verifyNoting(off, toks[0]); err != nil || hit {
+			t.Fatalf("cache disabled: hit=%v err=%v; want a full check every time", hit, err)
 		}
-	}
-	if got := keys.lookups.Load(); got != 3 {
-		t.Errorf("cache disabled: lookups = %d, want 3", got)
 	}
 
-	keys = &countingKeySet{keys: map[string]PublicKey{"k1": {Key: kr.rsa1.public()}}}
-	small := newTestVerifier(t, iss, clock, func(c *Config) { c.Keys = keys; c.CacheSize = 2 })
+	small := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = 2 })
 	for _, tok := range toks {
-		if _, err := small.Verify(ctx, tok); err != nil {
+		if _, _, err := verifyNoting(small, tok); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := small.cache.len(); n != 2 {
+	if n := small.cache.order.Len(); n != 2 {
 		t.Errorf("cache holds %d entries, want 2", n)
 	}
-	_, _ = small.Verify(ctx, toks[2]) // newest: hit
-	_, _ = small.Verify(ctx, toks[0]) // oldest: evicted
-	if got := keys.lookups.Load(); got != 4 {
-		t.Errorf("lookups = %d, want 4 (oldest evicted, newest kept)", got)
+	if _, hit, _ := verifyNoting(small, toks[2]); !hit {
+		t.Error("the newest token was not kept")
+	}
+	if _, hit, _ := verifyNoting(small, toks[0]); hit {
+		t.Error("the oldest token was kept; want it evicted")
 	}
 }
 
@@ -348,11 +358,11 @@ func TestNewVerifier(t *testing.T) {
 		}
 	})
 	t.Run("invalid config lists every problem", func(t *testing.T) {
-		_, err := NewVerifier(ctx, Config{ClockSkew: -1})
+		_, err := NewVerifier(ctx, Config{KeyRefreshInterval: -1})
 		if err == nil {
 			t.Fatal("no error")
 		}
-		for _, want := range []string{"issuer is required", "audience is required", "clock skew"} {
+		for _, want := range []string{"issuer is required", "audience is required", "key refresh interval"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q lacks %q", err, want)
 			}
@@ -369,22 +379,6 @@ func TestTokenKeyIsSHA256(t *testing.T) {
 			t.Errorf("tokenKey of %d bytes is not their SHA-256", n)
 		}
 	}
-}
-
-// countingKeySet is a static key set that counts lookups, so tests can tell
-// a cache hit (no lookup) from a full verification.
-type countingKeySet struct {
-	keys    map[string]PublicKey
-	lookups atomic.Int32
-}
-
-func (s *countingKeySet) Key(_ context.Context, kid string) (PublicKey, error) {
-	s.lookups.Add(1)
-	k, ok := s.keys[kid]
-	if !ok {
-		return PublicKey{}, errNoSuchKey
-	}
-	return k, nil
 }
 
 // A gateway started while its issuer is down answers 503 with Retry-After to requests
@@ -453,7 +447,7 @@ func TestStartVerifierStopsRetryingWithItsContext(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
-	ks := v.keys.(*remoteKeySet)
+	ks := v.keys
 	for ks.fetching.Load() && time.Now().Before(deadline) { // an attempt already on the wire
 		time.Sleep(10 * time.Millisecond)
 	}
