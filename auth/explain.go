@@ -42,7 +42,7 @@ type Explanation struct {
 // `gemgate check --token`. When the issuer's keys cannot be loaded it says so and still
 // checks the claims. The findings hold header parameters and claim values, never the token.
 func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
-	v, err := prepareVerifier(cfg, time.Now)
+	v, err := prepareVerifier(cfg)
 	if err != nil {
 		return Explanation{}, err
 	}
@@ -61,7 +61,7 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 	x.add("header", FindingOK, "alg %s, kid %q", tok.alg, clip.String(cmp.Or(tok.kid, "(none)"), maxQuoted))
 
 	keysErr := v.keys.refresh(ctx, 0)
-	x.now = v.now()
+	x.now = time.Now()
 	x.signature(ctx, tok, keysErr)
 
 	cs, err := parseClaimSet(tok.payload)

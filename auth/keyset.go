@@ -73,7 +73,6 @@ func (t *keyTable) lookup(kid string) (PublicKey, bool) {
 // own context. Unknown kids cause a fetch at most once per cfg.KeyRefreshInterval.
 type remoteKeySet struct {
 	cfg Config
-	now func() time.Time
 
 	keys     atomic.Pointer[keyTable]
 	flight   singleflight.Group
@@ -90,8 +89,8 @@ type remoteKeySet struct {
 	onWithdraw func()
 }
 
-func newRemoteKeySet(cfg Config, now func() time.Time) *remoteKeySet {
-	return &remoteKeySet{cfg: cfg, now: now, url: cfg.JWKSURL, wake: make(chan struct{}, 1)}
+func newRemoteKeySet(cfg Config) *remoteKeySet {
+	return &remoteKeySet{cfg: cfg, url: cfg.JWKSURL, wake: make(chan struct{}, 1)}
 }
 
 // Key returns the key with id kid ("" when the token names none: the set may then answer with
@@ -104,7 +103,7 @@ func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 		return PublicKey{}, s.unloaded()
 	}
 	k, known := t.lookup(kid)
-	if known && (s.now().Sub(t.fetched) <= keyMaxAge || s.fetching.Load()) {
+	if known && (time.Since(t.fetched) <= keyMaxAge || s.fetching.Load()) {
 		return k, nil
 	}
 	// An unknown kid, or a set past keyMaxAge. A known key stays usable when the refresh
@@ -136,12 +135,12 @@ func (s *remoteKeySet) refresh(ctx context.Context, gap time.Duration) error {
 // fetchIfDue runs inside the singleflight group. Not due, it returns the last fetch's error.
 func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	s.mu.Lock()
-	if !s.lastAttempt.IsZero() && s.now().Sub(s.lastAttempt) < gap {
+	if !s.lastAttempt.IsZero() && time.Since(s.lastAttempt) < gap {
 		err := s.lastErr
 		s.mu.Unlock()
 		return err
 	}
-	s.lastAttempt = s.now()
+	s.lastAttempt = time.Now()
 	url := s.url
 	s.mu.Unlock()
 
@@ -173,7 +172,7 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 		s.cfg.Logger.Warn("auth: fetching signing keys failed", slog.String("issuer", s.cfg.Issuer), slog.String("jwks_url", url), slog.Any("error", err))
 		return err
 	}
-	table.fetched = s.now()
+	table.fetched = time.Now()
 	old := s.keys.Swap(table)
 	if old != nil && s.onWithdraw != nil {
 		for kid, was := range old.byID {

@@ -25,7 +25,6 @@ type Verifier struct {
 	cfg   Config
 	keys  *remoteKeySet
 	cache *tokenCache
-	now   func() time.Time
 }
 
 var _ TokenVerifier = (*Verifier)(nil)
@@ -34,27 +33,7 @@ var _ TokenVerifier = (*Verifier)(nil)
 // loads its keys, failing when they cannot be reached: for `gemgate check` and tests. A
 // server starts with [StartVerifier].
 func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
-	return newVerifier(ctx, cfg, time.Now)
-}
-
-// StartVerifier validates cfg and makes one attempt at discovery and the keys, then retries
-// in the background until the keys load or ctx ends; until then Verify and Ready return a
-// [*KeysUnavailableError], not [ErrInvalidToken]: an issuer that is down is no reason to stop,
-// or to call tokens invalid. Only bad config is an error.
-func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
-	v, err := prepareVerifier(cfg, time.Now)
-	if err != nil {
-		return nil, err
-	}
-	if err := v.keys.refresh(ctx, 0); err != nil && ctx.Err() == nil {
-		go v.keys.load(ctx)
-	}
-	return v, nil
-}
-
-// newVerifier takes the clock as a test seam.
-func newVerifier(ctx context.Context, cfg Config, now func() time.Time) (*Verifier, error) {
-	v, err := prepareVerifier(cfg, now)
+	v, err := prepareVerifier(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -64,13 +43,28 @@ func newVerifier(ctx context.Context, cfg Config, now func() time.Time) (*Verifi
 	return v, nil
 }
 
+// StartVerifier validates cfg and makes one attempt at discovery and the keys, then retries
+// in the background until the keys load or ctx ends; until then Verify and Ready return a
+// [*KeysUnavailableError], not [ErrInvalidToken]: an issuer that is down is no reason to stop,
+// or to call tokens invalid. Only bad config is an error.
+func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
+	v, err := prepareVerifier(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.keys.refresh(ctx, 0); err != nil && ctx.Err() == nil {
+		go v.keys.load(ctx)
+	}
+	return v, nil
+}
+
 // prepareVerifier builds a verifier whose key set has nothing loaded yet.
-func prepareVerifier(cfg Config, now func() time.Time) (*Verifier, error) {
+func prepareVerifier(cfg Config) (*Verifier, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	v := &Verifier{cfg: cfg, keys: newRemoteKeySet(cfg, now), cache: newTokenCache(cfg.CacheSize), now: now}
+	v := &Verifier{cfg: cfg, keys: newRemoteKeySet(cfg), cache: newTokenCache(cfg.CacheSize)}
 	v.keys.onWithdraw = v.cache.clear
 	return v, nil
 }
@@ -95,7 +89,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if len(raw) > maxTokenBytes {
 		return Principal{}, &MalformedTokenError{Reason: "larger than 16 KiB"}
 	}
-	now := v.now()
+	now := time.Now()
 	var key [sha256.Size]byte
 	var gen uint64
 	if v.cache != nil {
