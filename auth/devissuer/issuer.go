@@ -68,7 +68,6 @@ type Issuer struct {
 	srv      *http.Server
 	listener net.Listener
 	log      *slog.Logger
-	now      func() time.Time
 }
 
 // Start validates o, listens on its loopback address and serves until [Issuer.Close].
@@ -109,7 +108,6 @@ func Start(o Options) (*Issuer, error) {
 		key:      key,
 		listener: ln,
 		log:      log,
-		now:      time.Now,
 	}
 	i.srv = &http.Server{
 		Handler:           i.routes(),

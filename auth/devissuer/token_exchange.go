@@ -50,7 +50,7 @@ func (i *Issuer) tokenExchange(c Client, form url.Values) (tokenResponse, *token
 		return tokenResponse{}, terr
 	}
 	ttl := i.opts.TokenTTL
-	if left := time.Unix(sub.Expiry, 0).Sub(i.now()); left < ttl {
+	if left := time.Until(time.Unix(sub.Expiry, 0)); left < ttl {
 		ttl = left.Truncate(time.Second)
 	}
 	if ttl <= 0 {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -189,7 +190,8 @@ func TestTokenExchangeAudienceAndResource(t *testing.T) {
 
 // TestTokenExchangeLifetime: the exchanged token lives min(TokenTTL, what the subject token
 // has left), in whole seconds, and a subject token with less than a second left is not
-// exchanged at all. The grant is called directly, at instants set on the issuer's clock.
+// exchanged at all. The grant is called directly, each instant in a testing/synctest bubble,
+// whose clock starts at one fixed instant, when the subject token is minted.
 func TestTokenExchangeLifetime(t *testing.T) {
 	const ttl = 1500 * time.Millisecond // a fraction, so cutting a second off shows
 	i := startIssuer(t, Options{
@@ -197,12 +199,15 @@ func TestTokenExchangeLifetime(t *testing.T) {
 		ExchangeAudiences: []string{"gemstone"},
 		TokenTTL:          ttl,
 	})
-	minted := time.Unix(1_700_000_000, 0)
-	i.now = func() time.Time { return minted }
-	subject, err := i.Mint("alice", []string{"mcp:use"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var subject string
+	var minted time.Time
+	synctest.Test(t, func(t *testing.T) {
+		var err error
+		if subject, err = i.Mint("alice", []string{"mcp:use"}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		minted = time.Now()
+	})
 	exp := minted.Add(time.Hour)
 	tests := []struct {
 		name        string
@@ -219,24 +224,26 @@ func TestTokenExchangeLifetime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			i.now = func() time.Time { return tt.at }
-			resp, terr := i.tokenExchange(gateway, exchangeForm(subject))
-			if tt.wantExp.IsZero() {
-				if terr == nil || terr.Code != "invalid_grant" {
-					t.Fatalf("tokenExchange = %+v, %v; want invalid_grant", resp, terr)
+			synctest.Test(t, func(t *testing.T) {
+				time.Sleep(tt.at.Sub(minted))
+				resp, terr := i.tokenExchange(gateway, exchangeForm(subject))
+				if tt.wantExp.IsZero() {
+					if terr == nil || terr.Code != "invalid_grant" {
+						t.Fatalf("tokenExchange = %+v, %v; want invalid_grant", resp, terr)
+					}
+					return
 				}
-				return
-			}
-			if terr != nil {
-				t.Fatalf("tokenExchange: %v", terr)
-			}
-			if resp.ExpiresIn != tt.wantExpires {
-				t.Errorf("expires_in = %d, want %d", resp.ExpiresIn, tt.wantExpires)
-			}
-			got := int64(payload(t, resp.AccessToken)["exp"].(float64))
-			if got != tt.wantExp.Unix() {
-				t.Errorf("exp = %v, want %v (subject's %v)", time.Unix(got, 0), tt.wantExp, exp)
-			}
+				if terr != nil {
+					t.Fatalf("tokenExchange: %v", terr)
+				}
+				if resp.ExpiresIn != tt.wantExpires {
+					t.Errorf("expires_in = %d, want %d", resp.ExpiresIn, tt.wantExpires)
+				}
+				got := int64(payload(t, resp.AccessToken)["exp"].(float64))
+				if got != tt.wantExp.Unix() {
+					t.Errorf("exp = %v, want %v (subject's %v)", time.Unix(got, 0), tt.wantExp, exp)
+				}
+			})
 		})
 	}
 }
