@@ -3,7 +3,6 @@ package devissuer
 import (
 	"cmp"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -36,8 +35,6 @@ type Options struct {
 	// ExchangeAudiences are the audiences the token-exchange grant may issue tokens for
 	// (e.g. "gemstone"); none refuses every exchange.
 	ExchangeAudiences []string
-	// TLS, when set, makes the issuer serve HTTPS with this configuration.
-	TLS *tls.Config
 	// Logger receives one line per issued or refused token; nil discards.
 	Logger *slog.Logger
 	// KeyFile, when set, keeps the signing key across starts (PEM, mode 0600), so tokens
@@ -92,17 +89,12 @@ func Start(o Options) (*Issuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devissuer: listen: %w", err)
 	}
-	scheme := "http"
-	if o.TLS != nil {
-		scheme = "https"
-		ln = tls.NewListener(ln, o.TLS)
-	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	i := &Issuer{
-		url:      scheme + "://" + ln.Addr().String(),
+		url:      "http://" + ln.Addr().String(),
 		opts:     o,
 		clients:  clients,
 		key:      key,

@@ -3,11 +3,8 @@ package devissuer
 import (
 	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -178,30 +175,6 @@ func TestURLShape(t *testing.T) {
 	i := startIssuer(t, Options{})
 	if !strings.HasPrefix(i.URL(), "http://127.0.0.1:") || strings.HasSuffix(i.URL(), "/") {
 		t.Errorf("URL() = %q, want http://127.0.0.1:PORT", i.URL())
-	}
-}
-
-func TestServesTLS(t *testing.T) {
-	// httptest's TLS server carries a certificate for 127.0.0.1 and a client trusting it.
-	ts := httptest.NewTLSServer(http.NotFoundHandler())
-	cfg, hc := ts.TLS.Clone(), ts.Client()
-	ts.Close()
-
-	i := startIssuer(t, Options{TLS: cfg})
-	if !strings.HasPrefix(i.URL(), "https://127.0.0.1:") {
-		t.Fatalf("URL() = %q, want https://127.0.0.1:PORT", i.URL())
-	}
-	res, err := hc.Get(i.URL() + "/.well-known/openid-configuration")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var m serverMetadata
-	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	if m.Issuer != i.URL() || m.TokenEndpoint != i.URL()+"/token" {
-		t.Errorf("issuer %q token_endpoint %q", m.Issuer, m.TokenEndpoint)
 	}
 }
 
