@@ -30,8 +30,6 @@ type Options struct {
 	Audience string
 	// Clients are the registered clients, default [DefaultClients].
 	Clients []Client
-	// TokenTTL is the lifetime of issued access tokens, default 1h.
-	TokenTTL time.Duration
 	// ExchangeAudiences are the audiences the token-exchange grant may issue tokens for
 	// (e.g. "gemstone"); none refuses every exchange.
 	ExchangeAudiences []string
@@ -43,8 +41,8 @@ type Options struct {
 }
 
 const (
-	defaultAddr     = "127.0.0.1:0"
-	defaultTokenTTL = time.Hour
+	defaultAddr = "127.0.0.1:0"
+	tokenTTL    = time.Hour // the lifetime of issued access tokens
 )
 
 // DefaultClients returns the development clients, with secrets random on every call: "alice"
@@ -119,12 +117,8 @@ func Start(o Options) (*Issuer, error) {
 func (o Options) withDefaults() (Options, error) {
 	var errs []error
 	o.Addr = cmp.Or(o.Addr, defaultAddr)
-	o.TokenTTL = cmp.Or(o.TokenTTL, defaultTokenTTL)
 	if o.Audience == "" {
 		errs = append(errs, errors.New("audience is required (the gateway's public MCP URL)"))
-	}
-	if o.TokenTTL < 0 {
-		errs = append(errs, fmt.Errorf("TokenTTL %v is negative", o.TokenTTL))
 	}
 	if o.Clients == nil {
 		o.Clients = DefaultClients()
@@ -168,12 +162,12 @@ func (i *Issuer) Clients() []Client {
 }
 
 // Mint issues an access token for user with the given scopes, as the token endpoint would,
-// without a client. ttl 0 means Options.TokenTTL; a negative ttl mints an expired token.
+// without a client. ttl 0 means an hour; a negative ttl mints an expired token.
 func (i *Issuer) Mint(user string, scopes []string, ttl time.Duration) (string, error) {
 	if user == "" {
 		return "", errors.New("devissuer: Mint: empty user")
 	}
-	return i.sign(i.userClaims(user, scopes), cmp.Or(ttl, i.opts.TokenTTL))
+	return i.sign(i.userClaims(user, scopes), cmp.Or(ttl, tokenTTL))
 }
 
 // Close stops the server and closes its listener.

@@ -53,8 +53,8 @@ func TestStartValidatesOptions(t *testing.T) {
 		{"bad clients", Options{Audience: testAudience, Clients: []Client{
 			{ID: "a", Secret: "s", User: "u"}, {ID: "a", Secret: "s", User: "u"}, {ID: "b", User: "u"},
 		}}, []string{`client "a" is listed twice`, `client "b" has no Secret`}},
-		{"all at once", Options{TokenTTL: -1, Clients: []Client{{Secret: "s"}}},
-			[]string{"audience is required", "TokenTTL", "has no ID"}},
+		{"all at once", Options{Clients: []Client{{Secret: "s"}}},
+			[]string{"audience is required", "has no ID"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,7 +217,7 @@ func (w *waitWriter) Write(p []byte) (int, error) {
 }
 
 func TestMint(t *testing.T) {
-	i := startIssuer(t, Options{TokenTTL: 10 * time.Minute})
+	i := startIssuer(t, Options{})
 	tok, err := i.Mint("carol", []string{"mcp:use"}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -226,8 +226,8 @@ func TestMint(t *testing.T) {
 	if claims["sub"] != "carol" || claims["preferred_username"] != "carol" || claims["scope"] != "mcp:use" {
 		t.Errorf("claims = %v", claims)
 	}
-	if raw := payload(t, tok); raw["exp"].(float64)-raw["iat"].(float64) != 600 {
-		t.Errorf("lifetime %v s, want the default TokenTTL", raw["exp"].(float64)-raw["iat"].(float64))
+	if raw := payload(t, tok); raw["exp"].(float64)-raw["iat"].(float64) != 3600 {
+		t.Errorf("lifetime %v s, want an hour, for ttl 0", raw["exp"].(float64)-raw["iat"].(float64))
 	}
 
 	expired, err := i.Mint("carol", nil, -time.Minute)

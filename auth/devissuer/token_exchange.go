@@ -49,7 +49,7 @@ func (i *Issuer) tokenExchange(c Client, form url.Values) (tokenResponse, *token
 	if terr != nil {
 		return tokenResponse{}, terr
 	}
-	ttl := i.opts.TokenTTL
+	ttl := tokenTTL
 	if left := time.Until(time.Unix(sub.Expiry, 0)); left < ttl {
 		ttl = left.Truncate(time.Second)
 	}

@@ -188,35 +188,34 @@ func TestTokenExchangeAudienceAndResource(t *testing.T) {
 	}
 }
 
-// TestTokenExchangeLifetime: the exchanged token lives min(TokenTTL, what the subject token
+// TestTokenExchangeLifetime: the exchanged token lives min(an hour, what the subject token
 // has left), in whole seconds, and a subject token with less than a second left is not
 // exchanged at all. The grant is called directly, each instant in a testing/synctest bubble,
 // whose clock starts at one fixed instant, when the subject token is minted.
 func TestTokenExchangeLifetime(t *testing.T) {
-	const ttl = 1500 * time.Millisecond // a fraction, so cutting a second off shows
 	i := startIssuer(t, Options{
 		Clients:           []Client{gateway},
 		ExchangeAudiences: []string{"gemstone"},
-		TokenTTL:          ttl,
 	})
 	var subject string
 	var minted time.Time
 	synctest.Test(t, func(t *testing.T) {
 		var err error
-		if subject, err = i.Mint("alice", []string{"mcp:use"}, time.Hour); err != nil {
+		if subject, err = i.Mint("alice", []string{"mcp:use"}, 2*time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		minted = time.Now()
 	})
-	exp := minted.Add(time.Hour)
+	exp := minted.Add(2 * time.Hour)
 	tests := []struct {
 		name        string
 		at          time.Time
 		wantExp     time.Time // zero: refused
 		wantExpires int64
 	}{
-		{"plenty left: TokenTTL", exp.Add(-time.Minute), exp.Add(-time.Minute + ttl).Truncate(time.Second), 1},
-		{"exactly TokenTTL left: all of it", exp.Add(-ttl), exp, 1},
+		// A fraction of a second past the mint, so that cutting it off shows.
+		{"plenty left: an hour", minted.Add(500 * time.Millisecond), minted.Add(time.Hour), 3600},
+		{"exactly an hour left: all of it", exp.Add(-time.Hour), exp, 3600},
 		{"one second left", exp.Add(-time.Second), exp, 1},
 		{"1.2 s left: one whole second", exp.Add(-1200 * time.Millisecond), exp.Add(-time.Second), 1},
 		{"half a second left: refused", exp.Add(-500 * time.Millisecond), time.Time{}, 0},
