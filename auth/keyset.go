@@ -202,7 +202,7 @@ func (s *remoteKeySet) keyIDs() []string {
 // Ready reports whether keys are loaded. Before they are, it asks the background loader to
 // try again soon (it keeps a minimum gap) and returns a *KeysUnavailableError.
 func (s *remoteKeySet) Ready(ctx context.Context) error {
-	if t := s.keys.Load(); t != nil && len(t.byID) > 0 {
+	if s.keys.Load() != nil { // never empty: parseJWKS refuses a set without a usable key
 		return nil
 	}
 	return s.unloaded()
