@@ -346,13 +346,7 @@ func usableKey(raw any) (crypto.PublicKey, bool) {
 	switch k := raw.(type) {
 	case *rsa.PublicKey:
 		return k, k.N.BitLen() >= minRSABits
-	case rsa.PublicKey:
-		return &k, k.N.BitLen() >= minRSABits
-	case *ecdsa.PublicKey:
-		return k, true
-	case ecdsa.PublicKey:
-		return &k, true
-	case ed25519.PublicKey:
+	case *ecdsa.PublicKey, ed25519.PublicKey: // jwx's raw keys: pointers, but for Ed25519
 		return k, true
 	}
 	return nil, false

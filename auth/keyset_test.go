@@ -18,6 +18,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 )
 
@@ -81,29 +82,29 @@ func TestJWKSFetchDoesNotHoldRequests(t *testing.T) {
 	})
 }
 
-// TestUsableKeyRSASize: an RSA key below 2048 bits is never used, whether the JWKS
-// library hands it over as a pointer or as a value.
+// TestUsableKeyRSASize: an RSA key below 2048 bits is never used: a key set of only such a
+// key is refused, and next to a good key it verifies nothing.
 func TestUsableKeyRSASize(t *testing.T) {
-	small, err := rsa.GenerateKey(rand.Reader, 1024)
+	priv, err := rsa.GenerateKey(rand.Reader, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := keyring().rsa1.priv.(*rsa.PrivateKey)
-	tests := []struct {
-		name string
-		raw  any
-		ok   bool
-	}{
-		{"2048-bit pointer", &big.PublicKey, true},
-		{"2048-bit value", big.PublicKey, true},
-		{"1024-bit pointer", &small.PublicKey, false},
-		{"1024-bit value", small.PublicKey, false},
-		{"not a key", "rsa", false},
+	small := signingKey{kid: "small", alg: jwa.RS256, priv: priv}
+	iss := newTestIssuer(t, small)
+	cfg := Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client()}
+	if _, err := NewVerifier(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "no usable signing key") {
+		t.Fatalf("a key set of a 1024-bit RSA key: %v, want refused as holding no usable key", err)
 	}
-	for _, tt := range tests {
-		if _, ok := usableKey(tt.raw); ok != tt.ok {
-			t.Errorf("usableKey(%s) ok = %v, want %v", tt.name, ok, tt.ok)
-		}
+	iss.publish(t, keyring().rsa1, small)
+	v, err := NewVerifier(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(t.Context(), token(t, small, iss.claims(time.Now(), nil), nil)); FailureReason(err) != ReasonUnknownKey {
+		t.Errorf("a token of the 1024-bit key: %v, want refused as signed by an unknown key", err)
+	}
+	if _, err := v.Verify(t.Context(), token(t, keyring().rsa1, iss.claims(time.Now(), nil), nil)); err != nil {
+		t.Errorf("a token of the 2048-bit key: %v", err)
 	}
 }
 
