@@ -56,9 +56,6 @@ type keyTable struct {
 }
 
 func (t *keyTable) lookup(kid string) (PublicKey, bool) {
-	if t == nil {
-		return PublicKey{}, false
-	}
 	if kid == "" && len(t.byID) == 1 {
 		for _, k := range t.byID {
 			return k, true
