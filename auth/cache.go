@@ -95,12 +95,6 @@ func (c *tokenCache) removeLocked(el *list.Element) {
 	delete(c.entries, el.Value.(*cacheEntry).key)
 }
 
-func (c *tokenCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}
-
 // clear forgets every verified token: a key was withdrawn or replaced, and tokens it signed
 // must be checked again.
 func (c *tokenCache) clear() {

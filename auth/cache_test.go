@@ -34,7 +34,7 @@ func TestTokenCacheEvictsExpiredFirst(t *testing.T) {
 	c.put(cacheKey(2), Principal{Subject: "2"}, live, now, 0)
 	c.put(cacheKey(3), Principal{Subject: "3"}, live, now, 0)
 
-	if n := c.len(); n != 3 {
+	if n := c.order.Len(); n != 3 {
 		t.Fatalf("len = %d, want 3", n)
 	}
 	for _, i := range []int{0, 2, 3} {
@@ -61,7 +61,7 @@ func TestTokenCacheScansOnlyTheOldestEight(t *testing.T) {
 	}
 	c.put(cacheKey(10), Principal{Subject: "10"}, now.Add(time.Hour), now, 0)
 
-	if n := c.len(); n != 10 {
+	if n := c.order.Len(); n != 10 {
 		t.Fatalf("len = %d, want 10", n)
 	}
 	if _, _, found := c.get(cacheKey(0), now); found {
@@ -80,7 +80,7 @@ func TestTokenCacheFullOfExpired(t *testing.T) {
 		c.put(cacheKey(i), Principal{}, now.Add(-time.Duration(i+1)*time.Second), now, 0)
 	}
 	c.put(cacheKey(4), Principal{}, now.Add(time.Hour), now, 0)
-	if n := c.len(); n != 1 {
+	if n := c.order.Len(); n != 1 {
 		t.Errorf("len = %d, want 1: every expired entry among the oldest goes", n)
 	}
 }

@@ -58,7 +58,7 @@ func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 		// of its key, which gemgate does not check: a stolen one would work here.
 		return Principal{}, &ClaimError{Claim: claimConfirmation, Reason: "binds the token to a key gemgate cannot check the proof of (DPoP or mTLS)"}
 	}
-	exp, err := checkTimes(cs, now, v.cfg.ClockSkew)
+	exp, err := checkTimes(cs, now)
 	if err != nil {
 		return Principal{}, err
 	}
@@ -96,8 +96,10 @@ func audienceMatches(aud, accepted []string) bool {
 	return false
 }
 
-// checkTimes requires exp and checks exp, nbf and iat against now with skew. It returns exp.
-func checkTimes(cs *claimSet, now time.Time, skew time.Duration) (time.Time, error) {
+// checkTimes requires exp and checks exp, nbf and iat against now with DefaultClockSkew. It
+// returns exp.
+func checkTimes(cs *claimSet, now time.Time) (time.Time, error) {
+	const skew = DefaultClockSkew
 	exp, ok, err := cs.numericDate(claimExpiry)
 	if err != nil {
 		return time.Time{}, err

@@ -35,9 +35,8 @@ func nestedJWS(t *testing.T, inner map[string]any, general bool) []byte {
 func TestNestedJWSIsRefused(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
-	now := clock.Now()
+	v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+	now := time.Now()
 	inner := iss.claims(now, map[string]any{"sub": "mallory", "preferred_username": "mallory", "scope": "mcp:use mcp:write"})
 	for _, general := range []bool{false, true} {
 		name := "flattened"
@@ -61,9 +60,8 @@ func TestNestedJWSIsRefused(t *testing.T) {
 func TestClaimsPayloadShapes(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
-	now := clock.Now()
+	v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+	now := time.Now()
 	good, err := json.Marshal(iss.claims(now, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -249,10 +247,9 @@ func bracketDepth(s string) int {
 func TestLoneSurrogateEscapesAreRefused(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.UserClaim = "preferred_username" })
+	v := newTestVerifier(t, iss, func(c *Config) { c.UserClaim = "preferred_username" })
 	sign := func(esc string) string {
-		c := iss.claims(clock.Now(), map[string]any{"preferred_username": nil, "sub": nil})
+		c := iss.claims(time.Now(), map[string]any{"preferred_username": nil, "sub": nil})
 		payload := mustJSON(t, c)
 		payload = append(payload[:len(payload)-1], []byte(`,"sub":"user-`+esc+`","preferred_username":"alice`+esc+`"}`)...)
 		return signRaw(t, map[string]any{"alg": "RS256", "kid": "k1", "typ": "at+jwt"}, payload, kr.rsa1.alg, kr.rsa1.priv)

@@ -9,10 +9,12 @@ import (
 	"time"
 )
 
+// DefaultClockSkew is how far exp, nbf and iat may be off gemgate's clock.
+const DefaultClockSkew = 30 * time.Second
+
 // Defaults for zero [Config] fields.
 const (
 	DefaultUserClaim          = "sub"
-	DefaultClockSkew          = 30 * time.Second
 	DefaultKeyRefreshInterval = time.Minute
 	DefaultCacheSize          = 10000
 )
@@ -24,21 +26,16 @@ type Config struct {
 	JWKSURL            string        // optional; otherwise jwks_uri from OIDC discovery
 	Audiences          []string      // required; accepted `aud` values, Audiences[0] is the resource
 	UserClaim          string        // default "sub"
-	ClockSkew          time.Duration // default 30s
 	KeyRefreshInterval time.Duration // min gap between JWKS fetches; default 1m
 	CacheSize          int           // verified-token cache entries; default 10000; <0 disables
 	HTTPClient         *http.Client  // nil = http.DefaultClient
 	AllowInsecureHTTP  bool          // see SecureURL
 	Logger             *slog.Logger  // nil = discard
 	OnKeyRefresh       func(err error)
-
-	// Keys, when set, replaces discovery and JWKS fetching (static keys, tests).
-	Keys KeySet
 }
 
 func (c Config) withDefaults() Config {
 	c.UserClaim = cmp.Or(c.UserClaim, DefaultUserClaim)
-	c.ClockSkew = cmp.Or(c.ClockSkew, DefaultClockSkew)
 	c.KeyRefreshInterval = cmp.Or(c.KeyRefreshInterval, DefaultKeyRefreshInterval)
 	c.CacheSize = cmp.Or(c.CacheSize, DefaultCacheSize)
 	c.HTTPClient = GuardRedirects(c.HTTPClient, c.Issuer, c.AllowInsecureHTTP)
@@ -62,9 +59,6 @@ func (c Config) validate() error {
 		if a == "" {
 			errs = append(errs, fmt.Errorf("audience %d is empty", i))
 		}
-	}
-	if c.ClockSkew < 0 {
-		errs = append(errs, errors.New("clock skew must not be negative"))
 	}
 	if c.KeyRefreshInterval < 0 {
 		errs = append(errs, errors.New("key refresh interval must not be negative"))

@@ -42,7 +42,7 @@ type Explanation struct {
 // `gemgate check --token`. When the issuer's keys cannot be loaded it says so and still
 // checks the claims. The findings hold header parameters and claim values, never the token.
 func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
-	v, ks, err := prepareVerifier(cfg, time.Now)
+	v, err := prepareVerifier(cfg)
 	if err != nil {
 		return Explanation{}, err
 	}
@@ -60,12 +60,9 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 	}
 	x.add("header", FindingOK, "alg %s, kid %q", tok.alg, clip.String(cmp.Or(tok.kid, "(none)"), maxQuoted))
 
-	var keysErr error
-	if ks != nil {
-		keysErr = ks.refresh(ctx, 0)
-	}
-	x.now = v.now()
-	x.signature(ctx, tok, ks, keysErr)
+	keysErr := v.keys.refresh(ctx, 0)
+	x.now = time.Now()
+	x.signature(ctx, tok, keysErr)
 
 	cs, err := parseClaimSet(tok.payload)
 	if err != nil {
@@ -117,7 +114,7 @@ func (x *explainer) problem(item string, err error, detail string) {
 }
 
 // signature checks the token's signature, unless keysErr says the keys could not be loaded.
-func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKeySet, keysErr error) {
+func (x *explainer) signature(ctx context.Context, tok *parsedJWS, keysErr error) {
 	if keysErr != nil {
 		x.add("signature", FindingNotChecked, "the issuer's keys could not be loaded, so the signature is not checked: %v", keysErr)
 		return
@@ -126,10 +123,7 @@ func (x *explainer) signature(ctx context.Context, tok *parsedJWS, ks *remoteKey
 	kid := clip.String(cmp.Or(tok.kid, "(none)"), maxQuoted)
 	pk, err := x.v.keys.Key(ctx, tok.kid)
 	if err != nil {
-		known := ""
-		if ks != nil {
-			known = fmt.Sprintf(" (the issuer publishes %s)", strings.Join(quoteAll(ks.keyIDs()), ", "))
-		}
+		known := fmt.Sprintf(" (the issuer publishes %s)", strings.Join(quoteAll(x.v.keys.keyIDs()), ", "))
 		x.problem("signature", &UnknownKeyError{KeyID: tok.kid, Err: err}, fmt.Sprintf("no key of the issuer has kid %q%s", kid, known))
 		return
 	}
@@ -177,7 +171,7 @@ func (x *explainer) audience(cs *claimSet) {
 
 // times checks exp (required), nbf and iat against this clock and the allowed skew.
 func (x *explainer) times(cs *claimSet) {
-	now, skew := x.now, x.v.cfg.ClockSkew
+	now, skew := x.now, DefaultClockSkew
 	exp, hasExp, err := cs.numericDate(claimExpiry)
 	switch {
 	case err != nil:

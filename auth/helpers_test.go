@@ -10,6 +10,8 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -70,19 +72,31 @@ var keyring = sync.OnceValue(func() testKeyring {
 	}
 })
 
-// testIssuer is an in-process OIDC issuer serving discovery and a JWKS.
+// testIssuer is an OIDC issuer, serving discovery and a JWKS, inside an http.RoundTripper:
+// no sockets, so it also works inside a testing/synctest bubble. While down, every request
+// fails. Its URL is a loopback one, each issuer's its own port.
 type testIssuer struct {
-	srv         *httptest.Server
+	url         string
+	handler     http.Handler
 	mu          sync.Mutex
 	jwks        []byte
+	down        atomic.Bool
 	discoveryOK atomic.Bool
 	fetches     atomic.Int32
 	discoveries atomic.Int32
+
+	holdFetches atomic.Bool   // JWKS fetches wait until release is closed
+	held        chan struct{} // one value per JWKS fetch that waits
+	release     chan struct{}
 }
+
+var testIssuerPorts atomic.Int32
 
 func newTestIssuer(t testing.TB, published ...signingKey) *testIssuer {
 	t.Helper()
-	iss := &testIssuer{}
+	iss := &testIssuer{url: fmt.Sprintf("http://127.0.0.1:%d", 20000+testIssuerPorts.Add(1)),
+		held: make(chan struct{}, 100), release: make(chan struct{})}
+	t.Cleanup(iss.unblock)
 	iss.discoveryOK.Store(true)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
@@ -93,22 +107,29 @@ func newTestIssuer(t testing.TB, published ...signingKey) *testIssuer {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
-			"issuer":                 iss.srv.URL,
-			"jwks_uri":               iss.srv.URL + "/jwks",
-			"authorization_endpoint": iss.srv.URL + "/authorize",
-			"token_endpoint":         iss.srv.URL + "/token",
+			"issuer":                 iss.url,
+			"jwks_uri":               iss.url + "/jwks",
+			"authorization_endpoint": iss.url + "/authorize",
+			"token_endpoint":         iss.url + "/token",
 		})
 	})
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		iss.fetches.Add(1)
+		if iss.holdFetches.Load() {
+			iss.held <- struct{}{}
+			select {
+			case <-iss.release:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		iss.mu.Lock()
 		body := iss.jwks
 		iss.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	})
-	iss.srv = httptest.NewServer(mux)
-	t.Cleanup(iss.srv.Close)
+	iss.handler = mux
 	if len(published) == 0 {
 		published = []signingKey{keyring().rsa1}
 	}
@@ -116,7 +137,40 @@ func newTestIssuer(t testing.TB, published ...signingKey) *testIssuer {
 	return iss
 }
 
-func (iss *testIssuer) URL() string { return iss.srv.URL }
+func (iss *testIssuer) URL() string { return iss.url }
+
+// unblock lets every held JWKS fetch answer, and the ones after it.
+func (iss *testIssuer) unblock() {
+	iss.mu.Lock()
+	defer iss.mu.Unlock()
+	select {
+	case <-iss.release:
+	default:
+		close(iss.release)
+	}
+}
+
+// client reaches the issuer, and nothing else.
+func (iss *testIssuer) client() *http.Client { return &http.Client{Transport: iss} }
+
+func (iss *testIssuer) RoundTrip(r *http.Request) (*http.Response, error) {
+	return serveInMemory(iss.handler, &iss.down, r)
+}
+
+// serveInMemory answers r with h, or fails as a refused connection while down is set.
+func serveInMemory(h http.Handler, down *atomic.Bool, r *http.Request) (*http.Response, error) {
+	if down.Load() {
+		return nil, errors.New("connection refused")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if err := r.Context().Err(); err != nil {
+		return nil, err
+	}
+	resp := rec.Result()
+	resp.Request = r
+	return resp, nil
+}
 
 // publish replaces the JWKS with the public halves of keys.
 func (iss *testIssuer) publish(t testing.TB, keys ...signingKey) {
@@ -138,6 +192,11 @@ func (iss *testIssuer) publish(t testing.TB, keys ...signingKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	iss.setJWKS(body)
+}
+
+// setJWKS replaces the JWKS document.
+func (iss *testIssuer) setJWKS(body []byte) {
 	iss.mu.Lock()
 	iss.jwks = body
 	iss.mu.Unlock()
@@ -209,31 +268,19 @@ func signRaw(t testing.TB, header map[string]any, payload []byte, alg jwa.Signat
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
-// fakeClock is the verifier's injected clock.
-type fakeClock struct{ ns atomic.Int64 }
-
-func newFakeClock() *fakeClock {
-	c := &fakeClock{}
-	c.ns.Store(time.Now().Truncate(time.Second).UnixNano())
-	return c
-}
-
-func (c *fakeClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
-
-func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
-
-// newTestVerifier builds a verifier against iss with the fake clock.
-func newTestVerifier(t testing.TB, iss *testIssuer, clock *fakeClock, mutate func(*Config)) *Verifier {
+// newTestVerifier builds a verifier against iss. Tests that move the clock run in a
+// testing/synctest bubble.
+func newTestVerifier(t testing.TB, iss *testIssuer, mutate func(*Config)) *Verifier {
 	t.Helper()
 	cfg := Config{
 		Issuer:     iss.URL(),
 		Audiences:  []string{testResource, "gemgate-extra"},
-		HTTPClient: iss.srv.Client(),
+		HTTPClient: iss.client(),
 	}
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	v, err := newVerifier(context.Background(), cfg, clock.Now)
+	v, err := NewVerifier(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,6 +405,5 @@ func mustJSON(t testing.TB, v any) []byte {
 func verifierWithToken(t *testing.T) (*Verifier, string) {
 	t.Helper()
 	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	return newTestVerifier(t, iss, clock, nil), token(t, keyring().rsa1, iss.claims(clock.Now(), nil), nil)
+	return newTestVerifier(t, iss, nil), token(t, keyring().rsa1, iss.claims(time.Now(), nil), nil)
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 )
@@ -69,8 +70,7 @@ func TestAlgorithmFitsKey(t *testing.T) {
 func TestOnlyAccessTokensAreAccepted(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
+	v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
 	ctx := context.Background()
 	accepted := []struct {
 		name   string
@@ -84,7 +84,7 @@ func TestOnlyAccessTokensAreAccepted(t *testing.T) {
 		{"JOSE", nil, map[string]any{"typ": "JOSE"}},
 	}
 	for _, tc := range accepted {
-		if _, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(clock.Now(), tc.claims), tc.header)); err != nil {
+		if _, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(time.Now(), tc.claims), tc.header)); err != nil {
 			t.Errorf("%s: refused: %v", tc.name, err)
 		}
 	}
@@ -106,7 +106,7 @@ func TestOnlyAccessTokensAreAccepted(t *testing.T) {
 		{"DPoP proof with white space", nil, map[string]any{"typ": " dpop+jwt "}},
 	}
 	for _, tc := range refused {
-		_, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(clock.Now(), tc.claims), tc.header))
+		_, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(time.Now(), tc.claims), tc.header))
 		if !errors.Is(err, ErrInvalidToken) {
 			t.Errorf("%s: %v, want an invalid token", tc.name, err)
 		}
@@ -121,9 +121,8 @@ func TestOnlyAccessTokensAreAccepted(t *testing.T) {
 func TestSignatureHasOneSpelling(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
-	tok := token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)
+	v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+	tok := token(t, kr.rsa1, iss.claims(time.Now(), nil), nil)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("the canonical token: %v", err)
 	}

@@ -24,13 +24,6 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// KeySet finds the issuer's public signing key named by a token.
-type KeySet interface {
-	// Key returns the key with id kid ("" when the token names none: a set may then answer
-	// with its only key). Any error is reported to the client as an unknown key.
-	Key(ctx context.Context, kid string) (PublicKey, error)
-}
-
 // PublicKey is one signing key of the issuer.
 type PublicKey struct {
 	Key       crypto.PublicKey // *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey
@@ -63,9 +56,6 @@ type keyTable struct {
 }
 
 func (t *keyTable) lookup(kid string) (PublicKey, bool) {
-	if t == nil {
-		return PublicKey{}, false
-	}
 	if kid == "" && len(t.byID) == 1 {
 		for _, k := range t.byID {
 			return k, true
@@ -80,7 +70,6 @@ func (t *keyTable) lookup(kid string) (PublicKey, bool) {
 // own context. Unknown kids cause a fetch at most once per cfg.KeyRefreshInterval.
 type remoteKeySet struct {
 	cfg Config
-	now func() time.Time
 
 	keys     atomic.Pointer[keyTable]
 	flight   singleflight.Group
@@ -97,10 +86,12 @@ type remoteKeySet struct {
 	onWithdraw func()
 }
 
-func newRemoteKeySet(cfg Config, now func() time.Time) *remoteKeySet {
-	return &remoteKeySet{cfg: cfg, now: now, url: cfg.JWKSURL, wake: make(chan struct{}, 1)}
+func newRemoteKeySet(cfg Config) *remoteKeySet {
+	return &remoteKeySet{cfg: cfg, url: cfg.JWKSURL, wake: make(chan struct{}, 1)}
 }
 
+// Key returns the key with id kid ("" when the token names none: the set may then answer with
+// its only key).
 func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 	t := s.keys.Load()
 	if t == nil {
@@ -109,7 +100,7 @@ func (s *remoteKeySet) Key(ctx context.Context, kid string) (PublicKey, error) {
 		return PublicKey{}, s.unloaded()
 	}
 	k, known := t.lookup(kid)
-	if known && (s.now().Sub(t.fetched) <= keyMaxAge || s.fetching.Load()) {
+	if known && (time.Since(t.fetched) <= keyMaxAge || s.fetching.Load()) {
 		return k, nil
 	}
 	// An unknown kid, or a set past keyMaxAge. A known key stays usable when the refresh
@@ -141,12 +132,12 @@ func (s *remoteKeySet) refresh(ctx context.Context, gap time.Duration) error {
 // fetchIfDue runs inside the singleflight group. Not due, it returns the last fetch's error.
 func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	s.mu.Lock()
-	if !s.lastAttempt.IsZero() && s.now().Sub(s.lastAttempt) < gap {
+	if !s.lastAttempt.IsZero() && time.Since(s.lastAttempt) < gap {
 		err := s.lastErr
 		s.mu.Unlock()
 		return err
 	}
-	s.lastAttempt = s.now()
+	s.lastAttempt = time.Now()
 	url := s.url
 	s.mu.Unlock()
 
@@ -178,7 +169,7 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 		s.cfg.Logger.Warn("auth: fetching signing keys failed", slog.String("issuer", s.cfg.Issuer), slog.String("jwks_url", url), slog.Any("error", err))
 		return err
 	}
-	table.fetched = s.now()
+	table.fetched = time.Now()
 	old := s.keys.Swap(table)
 	if old != nil && s.onWithdraw != nil {
 		for kid, was := range old.byID {
@@ -208,7 +199,7 @@ func (s *remoteKeySet) keyIDs() []string {
 // Ready reports whether keys are loaded. Before they are, it asks the background loader to
 // try again soon (it keeps a minimum gap) and returns a *KeysUnavailableError.
 func (s *remoteKeySet) Ready(ctx context.Context) error {
-	if t := s.keys.Load(); t != nil && len(t.byID) > 0 {
+	if s.keys.Load() != nil { // never empty: parseJWKS refuses a set without a usable key
 		return nil
 	}
 	return s.unloaded()
@@ -352,13 +343,7 @@ func usableKey(raw any) (crypto.PublicKey, bool) {
 	switch k := raw.(type) {
 	case *rsa.PublicKey:
 		return k, k.N.BitLen() >= minRSABits
-	case rsa.PublicKey:
-		return &k, k.N.BitLen() >= minRSABits
-	case *ecdsa.PublicKey:
-		return k, true
-	case ecdsa.PublicKey:
-		return &k, true
-	case ed25519.PublicKey:
+	case *ecdsa.PublicKey, ed25519.PublicKey: // jwx's raw keys: pointers, but for Ed25519
 		return k, true
 	}
 	return nil, false

@@ -10,7 +10,7 @@ import (
 // either finds the key or says the keys are unavailable (503); it never answers with no key
 // and no error, which the signature check would turn into a 401 for a good token.
 func TestKeyRacingTheFirstLoadIsNeverKeyless(t *testing.T) {
-	s := newRemoteKeySet(Config{Issuer: "https://issuer.invalid", Audiences: []string{testResource}}.withDefaults(), time.Now)
+	s := newRemoteKeySet(Config{Issuer: "https://issuer.invalid", Audiences: []string{testResource}}.withDefaults())
 	table := &keyTable{byID: map[string]PublicKey{"k1": {Key: ed25519.PublicKey(make([]byte, ed25519.PublicKeySize))}}, fetched: time.Now()}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {

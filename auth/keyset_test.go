@@ -9,227 +9,184 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 )
-
-// slowJWKS serves a JWKS that answers only when released, counting fetches.
-type slowJWKS struct {
-	srv      *httptest.Server
-	body     atomic.Pointer[[]byte]
-	fetches  atomic.Int32
-	entered  chan struct{} // one value per fetch that reached the handler
-	release  chan struct{} // closed to let fetches answer
-	holdNext atomic.Bool
-}
-
-func newSlowJWKS(t *testing.T, keys ...signingKey) *slowJWKS {
-	t.Helper()
-	s := &slowJWKS{entered: make(chan struct{}, 100), release: make(chan struct{})}
-	iss := newTestIssuer(t, keys...) // only for its JWKS document
-	iss.mu.Lock()
-	body := iss.jwks
-	iss.mu.Unlock()
-	s.body.Store(&body)
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fetches.Add(1)
-		if s.holdNext.Load() {
-			s.entered <- struct{}{}
-			select {
-			case <-s.release:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(*s.body.Load())
-	}))
-	t.Cleanup(s.srv.Close)
-	t.Cleanup(s.unblock)
-	return s
-}
-
-func (s *slowJWKS) unblock() {
-	select {
-	case <-s.release:
-	default:
-		close(s.release)
-	}
-}
-
-func (s *slowJWKS) publish(t *testing.T, keys ...signingKey) {
-	iss := newTestIssuer(t, keys...)
-	iss.mu.Lock()
-	body := iss.jwks
-	iss.mu.Unlock()
-	s.body.Store(&body)
-}
 
 // A JWKS fetch waiting on a slow issuer must not hold up other requests beyond their own
 // context, and however many requests name unknown kids at once, one fetch serves them.
 func TestJWKSFetchDoesNotHoldRequests(t *testing.T) {
-	kr := keyring()
-	jwks := newSlowJWKS(t, kr.rsa1)
-	iss := newTestIssuer(t, kr.rsa1) // claims only
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) {
-		c.JWKSURL = jwks.srv.URL
-		c.HTTPClient = jwks.srv.Client()
-		c.CacheSize = -1
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1)
+		v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+		if got := iss.fetches.Load(); got != 1 {
+			t.Fatalf("fetches at start = %d, want 1", got)
+		}
+		iss.publish(t, kr.rsa1, kr.rsa2)
+		iss.holdFetches.Store(true)
+		time.Sleep(DefaultKeyRefreshInterval)
+
+		// Many requests with a new kid start (and wait on) one fetch.
+		const n = 20
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			tok := token(t, kr.rsa2, iss.claims(time.Now(), map[string]any{"jti": fmt.Sprint(i)}), nil)
+			wg.Go(func() { _, errs[i] = v.Verify(context.Background(), tok) })
+		}
+		select {
+		case <-iss.held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no JWKS fetch started")
+		}
+
+		// While it is in flight, a request with a short context gives up on time.
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		done := make(chan error, 1)
+		tok := token(t, kr.rsa2, iss.claims(time.Now(), map[string]any{"jti": "short"}), nil)
+		start := time.Now()
+		go func() { _, err := v.Verify(ctx, tok); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("short request: err = %v, want its context's deadline error", err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("short request returned after %v", d)
+			}
+		case <-time.After(3 * time.Second):
+			t.Error("a request with a 100ms context still waits on the JWKS fetch after 3s")
+		}
+
+		iss.unblock()
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("request %d: %v", i, err)
+			}
+		}
+		if got := iss.fetches.Load(); got != 2 {
+			t.Errorf("fetches = %d, want 2 (one at start, one for the new kid)", got)
+		}
 	})
-	if got := jwks.fetches.Load(); got != 1 {
-		t.Fatalf("fetches at start = %d, want 1", got)
-	}
-	jwks.publish(t, kr.rsa1, kr.rsa2)
-	jwks.holdNext.Store(true)
-	clock.advance(DefaultKeyRefreshInterval)
-
-	// Many requests with a new kid start (and wait on) one fetch.
-	const n = 20
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		tok := token(t, kr.rsa2, iss.claims(clock.Now(), map[string]any{"jti": fmt.Sprint(i)}), nil)
-		wg.Go(func() { _, errs[i] = v.Verify(context.Background(), tok) })
-	}
-	select {
-	case <-jwks.entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no JWKS fetch started")
-	}
-
-	// While it is in flight, a request with a short context gives up on time.
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	done := make(chan error, 1)
-	tok := token(t, kr.rsa2, iss.claims(clock.Now(), map[string]any{"jti": "short"}), nil)
-	start := time.Now()
-	go func() { _, err := v.Verify(ctx, tok); done <- err }()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("short request: err = %v, want its context's deadline error", err)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("short request returned after %v", d)
-		}
-	case <-time.After(3 * time.Second):
-		t.Error("a request with a 100ms context still waits on the JWKS fetch after 3s")
-	}
-
-	jwks.unblock()
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("request %d: %v", i, err)
-		}
-	}
-	if got := jwks.fetches.Load(); got != 2 {
-		t.Errorf("fetches = %d, want 2 (one at start, one for the new kid)", got)
-	}
 }
 
-// TestUsableKeyRSASize: an RSA key below 2048 bits is never used, whether the JWKS
-// library hands it over as a pointer or as a value.
+// TestUsableKeyRSASize: an RSA key below 2048 bits is never used: a key set of only such a
+// key is refused, and next to a good key it verifies nothing.
 func TestUsableKeyRSASize(t *testing.T) {
-	small, err := rsa.GenerateKey(rand.Reader, 1024)
+	priv, err := rsa.GenerateKey(rand.Reader, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := keyring().rsa1.priv.(*rsa.PrivateKey)
-	tests := []struct {
-		name string
-		raw  any
-		ok   bool
-	}{
-		{"2048-bit pointer", &big.PublicKey, true},
-		{"2048-bit value", big.PublicKey, true},
-		{"1024-bit pointer", &small.PublicKey, false},
-		{"1024-bit value", small.PublicKey, false},
-		{"not a key", "rsa", false},
+	small := signingKey{kid: "small", alg: jwa.RS256, priv: priv}
+	iss := newTestIssuer(t, small)
+	cfg := Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client()}
+	if _, err := NewVerifier(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "no usable signing key") {
+		t.Fatalf("a key set of a 1024-bit RSA key: %v, want refused as holding no usable key", err)
 	}
-	for _, tt := range tests {
-		if _, ok := usableKey(tt.raw); ok != tt.ok {
-			t.Errorf("usableKey(%s) ok = %v, want %v", tt.name, ok, tt.ok)
+	iss.publish(t, keyring().rsa1, small)
+	v, err := NewVerifier(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(t.Context(), token(t, small, iss.claims(time.Now(), nil), nil)); FailureReason(err) != ReasonUnknownKey {
+		t.Errorf("a token of the 1024-bit key: %v, want refused as signed by an unknown key", err)
+	}
+	if _, err := v.Verify(t.Context(), token(t, keyring().rsa1, iss.claims(time.Now(), nil), nil)); err != nil {
+		t.Errorf("a token of the 2048-bit key: %v", err)
+	}
+}
+
+// jwksOf is a JWKS document holding keys as "keys" names them.
+func jwksOf(t *testing.T, keys string, ks ...signingKey) []byte {
+	t.Helper()
+	var list []jwk.Key
+	for _, k := range ks {
+		j, err := jwk.FromRaw(k.public())
+		if err != nil {
+			t.Fatal(err)
 		}
+		_ = j.Set(jwk.KeyIDKey, k.kid) // no "use": absent means any use, signing included
+		list = append(list, j)
 	}
+	b, err := json.Marshal(map[string][]jwk.Key{keys: list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // The key set's "keys" is read in its exact case, as jwx and every issuer write it.
 func TestJWKSKeysInExactCase(t *testing.T) {
-	j, err := jwk.FromRaw(keyring().rsa1.public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = j.Set(jwk.KeyIDKey, "k1")
-	key, err := json.Marshal(j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	if _, err := parseJWKS([]byte(`{"keys":[`+string(key)+`]}`), log); err != nil {
+	iss := newTestIssuer(t)
+	iss.setJWKS(jwksOf(t, "keys", keyring().rsa1))
+	if _, err := NewVerifier(t.Context(), Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client()}); err != nil {
 		t.Fatalf(`a key set with "keys": %v`, err)
 	}
-	if _, err := parseJWKS([]byte(`{"KEYS":[`+string(key)+`]}`), log); err == nil {
+	iss.setJWKS(jwksOf(t, "KEYS", keyring().rsa1))
+	if _, err := NewVerifier(t.Context(), Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client()}); err == nil {
 		t.Error(`a key set with "KEYS" was read`)
 	}
 }
 
 // A token verified before its key was withdrawn must not live on in the cache.
 func TestWithdrawnKeyEvictsCachedTokens(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t, kr.rsa1, kr.rsa2)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, nil)
-	ctx := context.Background()
-	old := token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)
-	if _, err := v.Verify(ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	// The issuer withdraws k1; a token naming an unknown kid makes the gateway refetch.
-	iss.publish(t, kr.rsa2, kr.rsa3)
-	clock.advance(DefaultKeyRefreshInterval)
-	if _, err := v.Verify(ctx, token(t, kr.rsa3, iss.claims(clock.Now(), nil), nil)); err != nil {
-		t.Fatalf("new key: %v", err)
-	}
-	if _, err := v.Verify(ctx, old); err == nil {
-		t.Fatal("a token signed by a withdrawn key was still accepted from the cache")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1, kr.rsa2)
+		v := newTestVerifier(t, iss, nil)
+		ctx := context.Background()
+		old := token(t, kr.rsa1, iss.claims(time.Now(), nil), nil)
+		if _, err := v.Verify(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		// The issuer withdraws k1; a token naming an unknown kid makes the gateway refetch.
+		iss.publish(t, kr.rsa2, kr.rsa3)
+		time.Sleep(DefaultKeyRefreshInterval)
+		if _, err := v.Verify(ctx, token(t, kr.rsa3, iss.claims(time.Now(), nil), nil)); err != nil {
+			t.Fatalf("new key: %v", err)
+		}
+		if _, err := v.Verify(ctx, old); err == nil {
+			t.Fatal("a token signed by a withdrawn key was still accepted from the cache")
+		}
+	})
 }
 
 func TestHealthReportsAnUnreachableIssuerButKeysStayInUse(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, nil)
-	ctx := context.Background()
-	if err := v.Health(ctx); err != nil {
-		t.Fatalf("Health with a reachable issuer: %v", err)
-	}
-	iss.srv.Close()
-	if err := v.Health(ctx); err != nil {
-		t.Fatalf("Health fetched again at once: %v", err)
-	}
-	clock.advance(healthInterval)
-	if err := v.Health(ctx); err == nil {
-		t.Fatal("Health = nil with the issuer unreachable")
-	}
-	if err := v.Ready(ctx); err != nil {
-		t.Errorf("Ready = %v; cached keys are still loaded", err)
-	}
-	if _, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)); err != nil {
-		t.Errorf("a token signed by a cached key: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1)
+		v := newTestVerifier(t, iss, nil)
+		ctx := context.Background()
+		if err := v.Health(ctx); err != nil {
+			t.Fatalf("Health with a reachable issuer: %v", err)
+		}
+		iss.down.Store(true)
+		if err := v.Health(ctx); err != nil {
+			t.Fatalf("Health fetched again at once: %v", err)
+		}
+		time.Sleep(healthInterval)
+		if err := v.Health(ctx); err == nil {
+			t.Fatal("Health = nil with the issuer unreachable")
+		}
+		if err := v.Ready(ctx); err != nil {
+			t.Errorf("Ready = %v; cached keys are still loaded", err)
+		}
+		if _, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(time.Now(), nil), nil)); err != nil {
+			t.Errorf("a token signed by a cached key: %v", err)
+		}
+	})
 }
 
 // 50931e8/fa4d2f0 clip what a failed discovery quotes of the issuer's answer, so that the
@@ -255,7 +212,7 @@ func TestJWKSFetchErrorIsClipped(t *testing.T) {
 		_ = buf
 	}))
 	defer srv.Close()
-	s := newRemoteKeySet(Config{Issuer: srv.URL, HTTPClient: GuardRedirects(srv.Client(), srv.URL, false)}, time.Now)
+	s := newRemoteKeySet(Config{Issuer: srv.URL, HTTPClient: GuardRedirects(srv.Client(), srv.URL, false)})
 	for _, path := range []string{"/status", "/redirect"} {
 		_, err := s.fetch(context.Background(), srv.URL+path)
 		if err == nil {
@@ -267,123 +224,60 @@ func TestJWKSFetchErrorIsClipped(t *testing.T) {
 	}
 }
 
-// fakeIdP is an identity provider inside an http.RoundTripper: no sockets, so it also
-// works inside a testing/synctest bubble. While down, every request fails.
-type fakeIdP struct {
-	issuer      string
-	up          atomic.Bool
-	jwks        atomic.Pointer[[]byte]
-	discoveries atomic.Int32
-	fetches     atomic.Int32
-}
-
-func newFakeIdP(t *testing.T, keys ...signingKey) *fakeIdP {
-	t.Helper()
-	f := &fakeIdP{issuer: "https://idp.test"}
-	f.up.Store(true)
-	f.publishJWKS(t, keys...)
-	return f
-}
-
-func (f *fakeIdP) publishJWKS(t *testing.T, keys ...signingKey) {
-	t.Helper()
-	set := jwk.NewSet()
-	for _, k := range keys {
-		j, err := jwk.FromRaw(k.public())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = j.Set(jwk.KeyIDKey, k.kid) // no "use": absent means any use, signing included
-		_ = set.AddKey(j)
-	}
-	b, err := json.Marshal(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.setJWKS(b)
-}
-
-func (f *fakeIdP) setJWKS(b []byte) { f.jwks.Store(&b) }
-
-func (f *fakeIdP) client() *http.Client { return &http.Client{Transport: f} }
-
-func (f *fakeIdP) RoundTrip(r *http.Request) (*http.Response, error) {
-	if !f.up.Load() {
-		return nil, errors.New("connection refused")
-	}
-	var body []byte
-	switch r.URL.Path {
-	case "/.well-known/openid-configuration":
-		f.discoveries.Add(1)
-		body, _ = json.Marshal(map[string]string{"issuer": f.issuer, "jwks_uri": f.issuer + "/jwks"})
-	case "/jwks":
-		f.fetches.Add(1)
-		body = *f.jwks.Load()
-	default:
-		return &http.Response{StatusCode: 404, Status: "404 Not Found", Body: http.NoBody, Request: r}, nil
-	}
-	return &http.Response{
-		StatusCode: 200, Status: "200 OK", Request: r,
-		Header:        http.Header{"Content-Type": {"application/json"}},
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
-	}, nil
-}
-
-func fakeIdPKeySet(f *fakeIdP, logger *slog.Logger, now func() time.Time) *remoteKeySet {
-	cfg := Config{Issuer: f.issuer, Audiences: []string{testResource}, HTTPClient: f.client(), Logger: logger}
-	return newRemoteKeySet(cfg.withDefaults(), now)
-}
-
 // TestKeySetRemembersTheJWKSURL: discovery runs once; later refreshes go straight to the
 // JWKS it named.
 func TestKeySetRemembersTheJWKSURL(t *testing.T) {
-	f := newFakeIdP(t, keyring().rsa1)
-	clock := newFakeClock()
-	s := fakeIdPKeySet(f, nil, clock.Now)
-	for range 3 {
-		if err := s.refresh(t.Context(), 0); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		iss := newTestIssuer(t, keyring().rsa1)
+		v := newTestVerifier(t, iss, nil)
+		for range 2 {
+			time.Sleep(healthInterval)
+			if err := v.Health(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 		}
-		clock.advance(time.Minute)
-	}
-	if d, j := f.discoveries.Load(), f.fetches.Load(); d != 1 || j != 3 {
-		t.Errorf("discoveries = %d, JWKS fetches = %d; want 1 and 3", d, j)
-	}
+		if d, j := iss.discoveries.Load(), iss.fetches.Load(); d != 1 || j != 3 {
+			t.Errorf("discoveries = %d, JWKS fetches = %d; want 1 and 3", d, j)
+		}
+	})
 }
 
 // TestKeySetLogsTheFirstLoadOnly: the first key set loaded is logged at info, so an
 // operator sees the keys arrive; the routine refreshes after it only at debug.
 func TestKeySetLogsTheFirstLoadOnly(t *testing.T) {
-	f := newFakeIdP(t, keyring().rsa1)
-	h := &records{}
-	s := fakeIdPKeySet(f, slog.New(h), newFakeClock().Now)
-	for range 3 {
-		if err := s.refresh(t.Context(), 0); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		iss := newTestIssuer(t, keyring().rsa1)
+		h := &records{}
+		v := newTestVerifier(t, iss, func(c *Config) { c.Logger = slog.New(h) })
+		for range 2 {
+			time.Sleep(healthInterval)
+			if err := v.Health(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	var levels []slog.Level
-	for _, r := range h.find("auth: signing keys loaded") {
-		levels = append(levels, r.Level)
-	}
-	if len(levels) != 3 || levels[0] != slog.LevelInfo || levels[1] != slog.LevelDebug || levels[2] != slog.LevelDebug {
-		t.Errorf("levels of the load lines = %v, want [INFO DEBUG DEBUG]", levels)
-	}
+		var levels []slog.Level
+		for _, r := range h.find("auth: signing keys loaded") {
+			levels = append(levels, r.Level)
+		}
+		if len(levels) != 3 || levels[0] != slog.LevelInfo || levels[1] != slog.LevelDebug || levels[2] != slog.LevelDebug {
+			t.Errorf("levels of the load lines = %v, want [INFO DEBUG DEBUG]", levels)
+		}
+	})
 }
 
 // TestKeySetAcceptsKeysWithoutUse: a JWK without "use" may sign (RFC 7517 §4.2 makes the
 // member optional); only one marked for another use is skipped.
 func TestKeySetAcceptsKeysWithoutUse(t *testing.T) {
 	kr := keyring()
-	f := newFakeIdP(t, kr.rsa1, kr.ec256)
-	s := fakeIdPKeySet(f, nil, newFakeClock().Now)
-	if err := s.refresh(t.Context(), 0); err != nil {
+	iss := newTestIssuer(t)
+	iss.setJWKS(jwksOf(t, "keys", kr.rsa1, kr.ec256))
+	v, err := NewVerifier(t.Context(), Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client()})
+	if err != nil {
 		t.Fatalf("a JWKS of keys without use: %v", err)
 	}
-	for _, kid := range []string{"k1", "ec"} {
-		if _, err := s.Key(t.Context(), kid); err != nil {
-			t.Errorf("Key(%s): %v", kid, err)
+	for _, k := range []signingKey{kr.rsa1, kr.ec256} {
+		if _, err := v.Verify(t.Context(), token(t, k, iss.claims(time.Now(), nil), nil)); err != nil {
+			t.Errorf("a token of key %s: %v", k.kid, err)
 		}
 	}
 }
@@ -391,20 +285,21 @@ func TestKeySetAcceptsKeysWithoutUse(t *testing.T) {
 // TestJWKSSizeLimit: a JWKS of exactly 1 MiB is read; one byte more is refused, and the
 // refusal says why rather than failing to parse a truncated document.
 func TestJWKSSizeLimit(t *testing.T) {
-	f := newFakeIdP(t, keyring().rsa1)
-	doc := *f.jwks.Load()
+	iss := newTestIssuer(t, keyring().rsa1)
+	iss.mu.Lock()
+	doc := iss.jwks
+	iss.mu.Unlock()
 	pad := func(n int) []byte { // the document, then whitespace up to n bytes
 		return append(bytes.Clone(doc), bytes.Repeat([]byte(" "), n-len(doc))...)
 	}
-	s := fakeIdPKeySet(f, nil, newFakeClock().Now)
-	url := f.issuer + "/jwks"
+	cfg := Config{Issuer: iss.URL(), JWKSURL: iss.URL() + "/jwks", Audiences: []string{testResource}, HTTPClient: iss.client()}
 
-	f.setJWKS(pad(maxJWKSBytes))
-	if _, err := s.fetch(t.Context(), url); err != nil {
+	iss.setJWKS(pad(maxJWKSBytes))
+	if _, err := NewVerifier(t.Context(), cfg); err != nil {
 		t.Errorf("a JWKS of exactly %d bytes: %v", maxJWKSBytes, err)
 	}
-	f.setJWKS(pad(maxJWKSBytes + 1))
-	if _, err := s.fetch(t.Context(), url); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+	iss.setJWKS(pad(maxJWKSBytes + 1))
+	if _, err := NewVerifier(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
 		t.Errorf("a JWKS of %d bytes: %v, want the size refusal", maxJWKSBytes+1, err)
 	}
 }
@@ -412,62 +307,59 @@ func TestJWKSSizeLimit(t *testing.T) {
 // TestKeysUsedUpToMaxAge: a key set is used without a fetch up to and including keyMaxAge
 // after it was fetched; past that the next lookup refreshes it (TestStaleKeysAreRefreshed).
 func TestKeysUsedUpToMaxAge(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
-	iss.publish(t, kr.rsa2) // withdrawn at the issuer, but not yet noticed
-	clock.advance(keyMaxAge)
-	if _, err := v.Verify(t.Context(), token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)); err != nil {
-		t.Fatalf("key set exactly keyMaxAge old: %v", err)
-	}
-	if got := iss.fetches.Load(); got != 1 {
-		t.Errorf("fetches = %d, want 1: a set keyMaxAge old is still fresh", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1)
+		v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+		iss.publish(t, kr.rsa2) // withdrawn at the issuer, but not yet noticed
+		time.Sleep(keyMaxAge)
+		if _, err := v.Verify(t.Context(), token(t, kr.rsa1, iss.claims(time.Now(), nil), nil)); err != nil {
+			t.Fatalf("key set exactly keyMaxAge old: %v", err)
+		}
+		if got := iss.fetches.Load(); got != 1 {
+			t.Errorf("fetches = %d, want 1: a set keyMaxAge old is still fresh", got)
+		}
+	})
 }
 
 // TestHealthWhileAFetchOutlivesTheProbe: when the probe's context ends while a fetch is
 // still on the network, Health answers with the last finished fetch (here: it worked), not
 // with the probe's own deadline.
 func TestHealthWhileAFetchOutlivesTheProbe(t *testing.T) {
-	kr := keyring()
-	jwks := newSlowJWKS(t, kr.rsa1)
-	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) {
-		c.JWKSURL = jwks.srv.URL
-		c.HTTPClient = jwks.srv.Client()
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1)
+		v := newTestVerifier(t, iss, nil)
+		iss.holdFetches.Store(true)
+		time.Sleep(healthInterval)
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		if err := v.Health(ctx); err != nil {
+			t.Errorf("Health with the last fetch good and the next one slow = %v, want nil", err)
+		}
+		select {
+		case <-iss.held:
+		case <-time.After(10 * time.Second):
+			t.Error("Health did not start a fetch")
+		}
 	})
-	jwks.holdNext.Store(true)
-	clock.advance(healthInterval)
-	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-	defer cancel()
-	if err := v.Health(ctx); err != nil {
-		t.Errorf("Health with the last fetch good and the next one slow = %v, want nil", err)
-	}
-	select {
-	case <-jwks.entered:
-	case <-time.After(10 * time.Second):
-		t.Error("Health did not start a fetch")
-	}
 }
 
-// TestLoaderBacksOffThenStops runs the background loader against an identity provider
-// that is down, in a synctest bubble so its minutes of backoff pass at once: each retry
-// waits between half and all of a backoff that doubles from loadRetryMin up to
+// TestLoaderBacksOffThenStops runs the background loader of a verifier started while its
+// identity provider is down, in a synctest bubble so its minutes of backoff pass at once:
+// each retry waits between half and all of a backoff that doubles from loadRetryMin up to
 // loadRetryMax, the attempts are numbered on, and once the provider is back the loader
 // loads the keys and ends by itself.
 func TestLoaderBacksOffThenStops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFakeIdP(t, keyring().rsa1)
-		f.up.Store(false)
+		iss := newTestIssuer(t, keyring().rsa1)
+		iss.down.Store(true)
 		h := &records{}
-		s := fakeIdPKeySet(f, slog.New(h), time.Now)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			s.load(t.Context())
-		}()
+		cfg := Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client(), Logger: slog.New(h)}
+		v, err := StartVerifier(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 
 		time.Sleep(3 * time.Minute) // fake time: about a dozen retries
 		synctest.Wait()
@@ -490,16 +382,21 @@ func TestLoaderBacksOffThenStops(t *testing.T) {
 			t.Errorf("backoff reached %v, want the cap %v", backoff, loadRetryMax)
 		}
 
-		f.up.Store(true)
+		iss.down.Store(false)
 		time.Sleep(loadRetryMax)
 		synctest.Wait()
-		select {
-		case <-done:
-		default:
-			t.Fatal("the loader is still running after the keys loaded")
+		if err := v.Ready(t.Context()); err != nil {
+			t.Fatalf("Ready after the provider came back: %v", err)
 		}
-		if _, err := s.Key(t.Context(), "k1"); err != nil {
-			t.Errorf("Key after the loader ended: %v", err)
+		// Ready nudges a loader still running; none retries again.
+		loaded := len(h.find("auth: retrying signing keys"))
+		time.Sleep(2 * loadRetryMax)
+		synctest.Wait()
+		if n := len(h.find("auth: retrying signing keys")); n != loaded {
+			t.Fatalf("the loader retried %d more times after the keys loaded", n-loaded)
+		}
+		if _, err := v.Verify(t.Context(), token(t, keyring().rsa1, iss.claims(time.Now(), nil), nil)); err != nil {
+			t.Errorf("Verify after the loader ended: %v", err)
 		}
 	})
 }
@@ -522,12 +419,11 @@ func TestJWKSKeyOfUnknownTypeIsSkipped(t *testing.T) {
 	iss.jwks, _ = json.Marshal(set)
 	iss.mu.Unlock()
 
-	clock := newFakeClock()
-	v, err := newVerifier(context.Background(), Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.srv.Client()}, clock.Now)
+	v, err := NewVerifier(context.Background(), Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client()})
 	if err != nil {
 		t.Fatalf("a JWKS holding the issuer's RSA key and one key of a type gemgate does not know: %v", err)
 	}
-	if _, err := v.Verify(context.Background(), token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil)); err != nil {
+	if _, err := v.Verify(context.Background(), token(t, kr.rsa1, iss.claims(time.Now(), nil), nil)); err != nil {
 		t.Errorf("token signed with the known RSA key: %v", err)
 	}
 }
@@ -535,84 +431,76 @@ func TestJWKSKeyOfUnknownTypeIsSkipped(t *testing.T) {
 // TestKeySetRefreshWithdrawsOnlyWhatChanged: a refresh that brings the same keys (same kid,
 // key and "alg") withdraws nothing, so the verified-token cache is kept; a kid re-published
 // with another "alg" or another key, or dropped, counts as withdrawn (the cache is cleared).
+// The cache is watched through a token of k2, whose key never changes.
 func TestKeySetRefreshWithdrawsOnlyWhatChanged(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t, kr.rsa1, kr.rsa2) // rsa2 publishes its "alg"
-	clock := newFakeClock()
-	ks := newRemoteKeySet(Config{Issuer: iss.URL(), HTTPClient: iss.srv.Client(), Logger: slog.New(slog.DiscardHandler)}, clock.Now)
-	var withdrawn atomic.Int32
-	ks.onWithdraw = func() { withdrawn.Add(1) }
-	ctx := context.Background()
-	refresh := func(what string, want int32) {
-		t.Helper()
-		if err := ks.refresh(ctx, 0); err != nil {
-			t.Fatalf("%s: refresh: %v", what, err)
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1, kr.rsa2) // rsa2 publishes its "alg"
+		v := newTestVerifier(t, iss, nil)
+		probe := token(t, kr.rsa2, iss.claims(time.Now(), map[string]any{"exp": time.Now().Add(24 * time.Hour).Unix()}), nil)
+		if _, _, err := verifyNoting(v, probe); err != nil {
+			t.Fatal(err)
 		}
-		if got := withdrawn.Swap(0); got != want {
-			t.Errorf("%s: %d withdrawals, want %d", what, got, want)
+		refresh := func(what string, withdrawn bool) {
+			t.Helper()
+			time.Sleep(healthInterval)
+			if err := v.Health(t.Context()); err != nil {
+				t.Fatalf("%s: refresh: %v", what, err)
+			}
+			_, hit, err := verifyNoting(v, probe)
+			if err != nil {
+				t.Fatalf("%s: the probe token: %v", what, err)
+			}
+			if hit == withdrawn {
+				t.Errorf("%s: the cache was kept = %v, want %v", what, hit, !withdrawn)
+			}
 		}
-	}
-	refresh("first load", 0)
-	refresh("the same set again", 0)
-	refresh("and again", 0)
+		refresh("the same set again", false)
+		refresh("and again", false)
 
-	other := kr.rsa2
-	other.publishAlg = false // the same kid and key, now without "alg": another key to a verifier
-	iss.publish(t, kr.rsa1, other)
-	refresh("a kid re-published with another alg", 1)
+		other := kr.rsa2
+		other.publishAlg = false // the same kid and key, now without "alg": another key to a verifier
+		iss.publish(t, kr.rsa1, other)
+		refresh("a kid re-published with another alg", true)
 
-	iss.publish(t, kr.rsa1, other)
-	refresh("unchanged after that", 0)
+		iss.publish(t, kr.rsa1, other)
+		refresh("unchanged after that", false)
 
-	iss.publish(t, kr.rsaOther, other) // rsaOther: rsa1's kid, another key
-	refresh("a kid re-published with another key", 1)
+		iss.publish(t, kr.rsaOther, other) // rsaOther: rsa1's kid, another key
+		refresh("a kid re-published with another key", true)
 
-	iss.publish(t, other)
-	refresh("a kid dropped", 1)
-
-	for _, tt := range []struct {
-		a, b PublicKey
-		same bool
-	}{
-		{PublicKey{Key: kr.rsa1.public(), Algorithm: "RS256"}, PublicKey{Key: kr.rsa1.public(), Algorithm: "RS256"}, true},
-		{PublicKey{Key: kr.rsa1.public()}, PublicKey{Key: kr.rsa1.public()}, true},
-		{PublicKey{Key: kr.rsa1.public(), Algorithm: "RS256"}, PublicKey{Key: kr.rsa1.public(), Algorithm: "PS256"}, false},
-		{PublicKey{Key: kr.rsa1.public(), Algorithm: "RS256"}, PublicKey{Key: kr.rsa1.public()}, false},
-		{PublicKey{Key: kr.rsa1.public()}, PublicKey{Key: kr.rsa2.public()}, false},
-	} {
-		if got := tt.a.same(tt.b); got != tt.same {
-			t.Errorf("%+v same %+v = %v, want %v", tt.a.Algorithm, tt.b.Algorithm, got, tt.same)
-		}
-	}
+		iss.publish(t, other)
+		refresh("a kid dropped", true)
+	})
 }
 
 // TestRekeyedKidDropsCachedTokens: the issuer replaces the key under a kid (the old key
 // leaked; an IdP or an operator reusing kids "k1"/"rsa"), and publishes the new one. A fresh
-// token signed with the old key is refused from then on, but a token verified with the old
-// key before the change stays accepted from the cache until it expires: the cache is
-// cleared only when a kid disappears, not when the key it names changes.
+// token signed with the old key is refused from then on, and so is a token verified with the
+// old key before the change, which the cache drops.
 func TestRekeyedKidDropsCachedTokens(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, nil)
-	ctx := context.Background()
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1)
+		v := newTestVerifier(t, iss, nil)
+		ctx := context.Background()
 
-	old := token(t, kr.rsa1, iss.claims(clock.Now(), map[string]any{"jti": "before-rekey", "exp": clock.Now().Add(8 * time.Hour).Unix()}), nil)
-	if _, err := v.Verify(ctx, old); err != nil {
-		t.Fatalf("token before the rekey: %v", err)
-	}
+		old := token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"jti": "before-rekey", "exp": time.Now().Add(8 * time.Hour).Unix()}), nil)
+		if _, err := v.Verify(ctx, old); err != nil {
+			t.Fatalf("token before the rekey: %v", err)
+		}
 
-	iss.publish(t, kr.rsaOther) // same kid "k1", another key; rsa1 is withdrawn
-	clock.advance(2 * time.Minute)
-	if err := v.Health(ctx); err != nil { // readiness probe refreshes the keys
-		t.Fatalf("Health: %v", err)
-	}
-	fresh := token(t, kr.rsa1, iss.claims(clock.Now(), map[string]any{"jti": "after-rekey"}), nil)
-	if _, err := v.Verify(ctx, fresh); err == nil {
-		t.Fatal("setup: the withdrawn key still verifies a fresh token; the new key set is not in force")
-	}
-	if _, err := v.Verify(ctx, old); err == nil {
-		t.Error("a token signed with the withdrawn key (kid k1 now names another key) is still accepted from the cache")
-	}
+		iss.publish(t, kr.rsaOther) // same kid "k1", another key; rsa1 is withdrawn
+		time.Sleep(2 * time.Minute)
+		if err := v.Health(ctx); err != nil { // readiness probe refreshes the keys
+			t.Fatalf("Health: %v", err)
+		}
+		fresh := token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"jti": "after-rekey"}), nil)
+		if _, err := v.Verify(ctx, fresh); err == nil {
+			t.Fatal("setup: the withdrawn key still verifies a fresh token; the new key set is not in force")
+		}
+		if _, err := v.Verify(ctx, old); err == nil {
+			t.Error("a token signed with the withdrawn key (kid k1 now names another key) is still accepted from the cache")
+		}
+	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -35,48 +37,49 @@ func TestMetrics(t *testing.T) {
 // and counted by the verifier's own fetches: at start, at a rotation, and at a key set that
 // does not parse.
 func TestJWKSRefreshResultLabel(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg)
-	counts := func() (ok, bad float64) {
-		return testutil.ToFloat64(m.refreshes.WithLabelValues("ok")), testutil.ToFloat64(m.refreshes.WithLabelValues("error"))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		m := NewMetrics(reg)
+		counts := func() (ok, bad float64) {
+			return testutil.ToFloat64(m.refreshes.WithLabelValues("ok")), testutil.ToFloat64(m.refreshes.WithLabelValues("error"))
+		}
 
-	kr := keyring()
-	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.OnKeyRefresh = m.KeysFetched })
-	ctx := context.Background()
-	if ok, bad := counts(); ok != 1 || bad != 0 {
-		t.Fatalf("after the fetch at start: ok %v, error %v; want 1, 0", ok, bad)
-	}
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1)
+		v := newTestVerifier(t, iss, func(c *Config) { c.OnKeyRefresh = m.KeysFetched })
+		ctx := context.Background()
+		if ok, bad := counts(); ok != 1 || bad != 0 {
+			t.Fatalf("after the fetch at start: ok %v, error %v; want 1, 0", ok, bad)
+		}
 
-	iss.publish(t, kr.rsa1, kr.rsa2)
-	clock.advance(DefaultKeyRefreshInterval)
-	if _, err := v.Verify(ctx, token(t, kr.rsa2, iss.claims(clock.Now(), nil), nil)); err != nil {
-		t.Fatalf("a token of the rotated-in key: %v", err)
-	}
-	if ok, bad := counts(); ok != 2 || bad != 0 {
-		t.Fatalf("after a good refresh: ok %v, error %v; want 2, 0", ok, bad)
-	}
+		iss.publish(t, kr.rsa1, kr.rsa2)
+		time.Sleep(DefaultKeyRefreshInterval)
+		if _, err := v.Verify(ctx, token(t, kr.rsa2, iss.claims(time.Now(), nil), nil)); err != nil {
+			t.Fatalf("a token of the rotated-in key: %v", err)
+		}
+		if ok, bad := counts(); ok != 2 || bad != 0 {
+			t.Fatalf("after a good refresh: ok %v, error %v; want 2, 0", ok, bad)
+		}
 
-	iss.mu.Lock()
-	iss.jwks = []byte("this is not a key set")
-	iss.mu.Unlock()
-	clock.advance(DefaultKeyRefreshInterval)
-	if _, err := v.Verify(ctx, token(t, kr.rsa3, iss.claims(clock.Now(), nil), nil)); err == nil {
-		t.Fatal("a token of an unpublished key verified")
-	}
-	if ok, bad := counts(); ok != 2 || bad != 1 {
-		t.Fatalf("after a refresh that failed: ok %v, error %v; want 2, 1", ok, bad)
-	}
+		iss.mu.Lock()
+		iss.jwks = []byte("this is not a key set")
+		iss.mu.Unlock()
+		time.Sleep(DefaultKeyRefreshInterval)
+		if _, err := v.Verify(ctx, token(t, kr.rsa3, iss.claims(time.Now(), nil), nil)); err == nil {
+			t.Fatal("a token of an unpublished key verified")
+		}
+		if ok, bad := counts(); ok != 2 || bad != 1 {
+			t.Fatalf("after a refresh that failed: ok %v, error %v; want 2, 1", ok, bad)
+		}
 
-	// The same, called directly.
-	m2 := NewMetrics(prometheus.NewRegistry())
-	m2.KeysFetched(nil)
-	m2.KeysFetched(nil)
-	m2.KeysFetched(nil)
-	m2.KeysFetched(errors.New("down"))
-	if ok, bad := testutil.ToFloat64(m2.refreshes.WithLabelValues("ok")), testutil.ToFloat64(m2.refreshes.WithLabelValues("error")); ok != 3 || bad != 1 {
-		t.Errorf("KeysFetched: ok %v, error %v; want 3, 1", ok, bad)
-	}
+		// The same, called directly.
+		m2 := NewMetrics(prometheus.NewRegistry())
+		m2.KeysFetched(nil)
+		m2.KeysFetched(nil)
+		m2.KeysFetched(nil)
+		m2.KeysFetched(errors.New("down"))
+		if ok, bad := testutil.ToFloat64(m2.refreshes.WithLabelValues("ok")), testutil.ToFloat64(m2.refreshes.WithLabelValues("error")); ok != 3 || bad != 1 {
+			t.Errorf("KeysFetched: ok %v, error %v; want 3, 1", ok, bad)
+		}
+	})
 }

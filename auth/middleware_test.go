@@ -23,9 +23,8 @@ import (
 func TestMiddlewareRefusesBadTokens(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t, kr.rsa1, kr.rsa2, kr.ec256)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.UserClaim = "preferred_username" })
-	now := clock.Now()
+	v := newTestVerifier(t, iss, func(c *Config) { c.UserClaim = "preferred_username" })
+	now := time.Now()
 	good := func(over map[string]any) map[string]any { return iss.claims(now, over) }
 	sign := func(over map[string]any) string { return token(t, kr.rsa1, good(over), nil) }
 	valid := sign(nil)
@@ -242,10 +241,9 @@ func TestMiddlewareRefusesBadTokens(t *testing.T) {
 func TestMiddlewareInsufficientScope(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, nil)
+	v := newTestVerifier(t, iss, nil)
 	h := newMiddlewareHarness(v)
-	tok := token(t, kr.rsa1, iss.claims(clock.Now(), map[string]any{"scope": "openid mcp:read"}), nil)
+	tok := token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"scope": "openid mcp:read"}), nil)
 	rec := h.serve(bearerRequest(tok))
 	if rec.Code != http.StatusForbidden {
 		t.Fatalf("status = %d, want 403", rec.Code)
@@ -270,10 +268,9 @@ func TestMiddlewareInsufficientScope(t *testing.T) {
 func TestMiddlewarePutsPrincipalInContext(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, nil)
+	v := newTestVerifier(t, iss, nil)
 	h := newMiddlewareHarness(v)
-	claims := iss.claims(clock.Now(), nil)
+	claims := iss.claims(time.Now(), nil)
 	rec := h.serve(bearerRequest(token(t, kr.rsa1, claims, nil)))
 	if rec.Code != http.StatusNoContent || h.calls != 1 {
 		t.Fatalf("status %d, calls %d", rec.Code, h.calls)

@@ -52,8 +52,8 @@ func (v *Verifier) withFacts(tok *parsedJWS, err error) error {
 		f.AuthorizedParty, _, _ = cs.str(claimAuthorizedParty)
 		f.AuthorizedParty = clip.String(f.AuthorizedParty, maxQuoted)
 	}
-	if ks, ok := v.keys.(*remoteKeySet); ok && unknownKey {
-		f.KnownKeys = ks.keyIDs()
+	if unknownKey {
+		f.KnownKeys = v.keys.keyIDs()
 	}
 
 	return &refusal{facts: f, err: err}

@@ -139,13 +139,6 @@ func (b *UserBindings) Bind(p Principal) error {
 	return nil
 }
 
-// Len is the number of names bound.
-func (b *UserBindings) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.n
-}
-
 // shown is a claim value as a log line may carry it: quoted with control characters
 // escaped, and clipped.
 func shown(s string) string { return strconv.QuoteToASCII(clip.String(s, maxQuoted)) }

@@ -49,7 +49,7 @@ func TestUserBindings(t *testing.T) {
 			t.Errorf("step %d (%s, %s, %s): %v, want %v", i, s.p.Issuer, clip.String(s.p.Subject, maxQuoted), s.p.User, err, s.want)
 		}
 	}
-	if n := b.Len(); n != 3 {
+	if n := b.n; n != 3 {
 		t.Errorf("%d names bound, want 3", n)
 	}
 }
@@ -188,7 +188,7 @@ func TestUserBindingsCapNamesPerSubject(t *testing.T) {
 			t.Errorf("%s %s %s: %v", q.Issuer, q.Subject, q.User, err)
 		}
 	}
-	if n := b.Len(); n != MaxNamesPerSubject+2 {
+	if n := b.n; n != MaxNamesPerSubject+2 {
 		t.Errorf("%d names bound, want %d", n, MaxNamesPerSubject+2)
 	}
 }

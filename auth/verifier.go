@@ -23,18 +23,24 @@ type TokenVerifier interface {
 // [NewVerifier]; it is safe for concurrent use.
 type Verifier struct {
 	cfg   Config
-	keys  KeySet
+	keys  *remoteKeySet
 	cache *tokenCache
-	now   func() time.Time
 }
 
 var _ TokenVerifier = (*Verifier)(nil)
 
-// NewVerifier validates cfg, discovers the issuer's JWKS (unless cfg.JWKSURL or cfg.Keys is
-// set) and loads its keys, failing when they cannot be reached: for `gemgate check` and
-// tests. A server starts with [StartVerifier].
+// NewVerifier validates cfg, discovers the issuer's JWKS (unless cfg.JWKSURL is set) and
+// loads its keys, failing when they cannot be reached: for `gemgate check` and tests. A
+// server starts with [StartVerifier].
 func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
-	return newVerifier(ctx, cfg, time.Now)
+	v, err := prepareVerifier(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.keys.refresh(ctx, 0); err != nil {
+		return nil, fmt.Errorf("auth: loading signing keys of issuer %q: %w", v.cfg.Issuer, err)
+	}
+	return v, nil
 }
 
 // StartVerifier validates cfg and makes one attempt at discovery and the keys, then retries
@@ -42,60 +48,35 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 // [*KeysUnavailableError], not [ErrInvalidToken]: an issuer that is down is no reason to stop,
 // or to call tokens invalid. Only bad config is an error.
 func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
-	v, ks, err := prepareVerifier(cfg, time.Now)
-	if err != nil || ks == nil {
-		return v, err
+	v, err := prepareVerifier(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if err := ks.refresh(ctx, 0); err != nil && ctx.Err() == nil {
-		go ks.load(ctx)
-	}
-	return v, nil
-}
-
-// newVerifier takes the clock as a test seam.
-func newVerifier(ctx context.Context, cfg Config, now func() time.Time) (*Verifier, error) {
-	v, ks, err := prepareVerifier(cfg, now)
-	if err != nil || ks == nil {
-		return v, err
-	}
-	if err := ks.refresh(ctx, 0); err != nil {
-		return nil, fmt.Errorf("auth: loading signing keys of issuer %q: %w", v.cfg.Issuer, err)
+	if err := v.keys.refresh(ctx, 0); err != nil && ctx.Err() == nil {
+		go v.keys.load(ctx)
 	}
 	return v, nil
 }
 
-// prepareVerifier builds a verifier and, unless cfg.Keys is set, its remote key set with
-// nothing loaded yet.
-func prepareVerifier(cfg Config, now func() time.Time) (*Verifier, *remoteKeySet, error) {
+// prepareVerifier builds a verifier whose key set has nothing loaded yet.
+func prepareVerifier(cfg Config) (*Verifier, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	v := &Verifier{cfg: cfg, keys: cfg.Keys, cache: newTokenCache(cfg.CacheSize), now: now}
-	if v.keys != nil {
-		return v, nil, nil
-	}
-	ks := newRemoteKeySet(cfg, now)
-	ks.onWithdraw = v.cache.clear
-	v.keys = ks
-	return v, ks, nil
+	v := &Verifier{cfg: cfg, keys: newRemoteKeySet(cfg), cache: newTokenCache(cfg.CacheSize)}
+	v.keys.onWithdraw = v.cache.clear
+	return v, nil
 }
 
 // Ready returns nil when signing keys are loaded (for /readyz).
-func (v *Verifier) Ready(ctx context.Context) error {
-	if r, ok := v.keys.(interface{ Ready(context.Context) error }); ok {
-		return r.Ready(ctx)
-	}
-	return nil
-}
+func (v *Verifier) Ready(ctx context.Context) error { return v.keys.Ready(ctx) }
 
 // Health returns the last attempt's error at fetching the issuer's keys (retried at most once
 // per refresh interval). Tokens keep being verified with the keys loaded either way.
 func (v *Verifier) Health(ctx context.Context) error {
-	if h, ok := v.keys.(interface{ Health(context.Context) error }); ok {
-		if err := h.Health(ctx); err != nil {
-			return fmt.Errorf("issuer keys unreachable (cached keys in use): %w", err)
-		}
+	if err := v.keys.Health(ctx); err != nil {
+		return fmt.Errorf("issuer keys unreachable (cached keys in use): %w", err)
 	}
 	return nil
 }
@@ -108,14 +89,14 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if len(raw) > maxTokenBytes {
 		return Principal{}, &MalformedTokenError{Reason: "larger than 16 KiB"}
 	}
-	now := v.now()
+	now := time.Now()
 	var key [sha256.Size]byte
 	var gen uint64
 	if v.cache != nil {
 		key = tokenKey(raw)
 		if p, live, found := v.cache.get(key, now); found {
 			if !live {
-				return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: v.cfg.ClockSkew}
+				return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: DefaultClockSkew}
 			}
 			noteCached(ctx)
 			return p.clone(), nil
@@ -131,7 +112,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		return Principal{}, err
 	}
 	if v.cache != nil {
-		v.cache.put(key, p, p.Expiry.Add(v.cfg.ClockSkew), now, gen)
+		v.cache.put(key, p, p.Expiry.Add(DefaultClockSkew), now, gen)
 	}
 	return p.clone(), nil
 }

@@ -5,12 +5,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,9 +21,8 @@ import (
 func TestVerifyGoodTokens(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t, kr.rsa1, kr.rsa2, kr.ps, kr.ec256, kr.ed)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.UserClaim = "preferred_username" })
-	now := clock.Now()
+	v := newTestVerifier(t, iss, func(c *Config) { c.UserClaim = "preferred_username" })
+	now := time.Now().Truncate(time.Second) // as the claims say it
 	exp := now.Add(time.Hour)
 
 	tests := []struct {
@@ -57,7 +57,7 @@ func TestVerifyGoodTokens(t *testing.T) {
 			}
 			want := Principal{Issuer: iss.URL(), Subject: "user-123", User: "alice", Scopes: tt.scopes, Expiry: wantExp}
 			if got, want := AcceptedUntil(p), wantExp.Add(DefaultClockSkew); !got.Equal(want) {
-				t.Errorf("AcceptedUntil = %v, want %v (exp and the verifier's skew, %v)", got, want, v.cfg.ClockSkew)
+				t.Errorf("AcceptedUntil = %v, want %v (exp and the verifier's skew, %v)", got, want, DefaultClockSkew)
 			}
 			if diff := cmp.Diff(want, p, cmpopts.IgnoreUnexported(Principal{}), cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
 				t.Errorf("principal (-want +got):\n%s", diff)
@@ -76,9 +76,8 @@ func TestVerifyGoodTokens(t *testing.T) {
 func TestVerifyNoKidSingleKey(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, nil)
-	if _, err := v.Verify(context.Background(), token(t, kr.rsa1, iss.claims(clock.Now(), nil), map[string]any{"kid": nil})); err != nil {
+	v := newTestVerifier(t, iss, nil)
+	if _, err := v.Verify(context.Background(), token(t, kr.rsa1, iss.claims(time.Now(), nil), map[string]any{"kid": nil})); err != nil {
 		t.Fatalf("a token without kid against a one-key set: %v", err)
 	}
 }
@@ -86,9 +85,8 @@ func TestVerifyNoKidSingleKey(t *testing.T) {
 func TestVerifyErrorsAreTyped(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, nil)
-	now := clock.Now()
+	v := newTestVerifier(t, iss, nil)
+	now := time.Now()
 	tests := []struct {
 		tok    string
 		target any
@@ -116,192 +114,204 @@ func TestVerifyErrorsAreTyped(t *testing.T) {
 	}
 }
 
+// verifyNoting verifies tok and reports whether v took it from its cache of verified tokens.
+func verifyNoting(v *Verifier, tok string) (Principal, bool, error) {
+	var hit bool
+	p, err := v.Verify(WithCacheNote(context.Background(), &hit), tok)
+	return p, hit, err
+}
+
 func TestVerifyCache(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	keys := &countingKeySet{keys: map[string]PublicKey{"k1": {Key: kr.rsa1.public()}}}
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.Keys = keys })
-	now := clock.Now()
-	tok := token(t, kr.rsa1, iss.claims(now, map[string]any{"exp": now.Add(2 * time.Minute).Unix()}), nil)
-	ctx := context.Background()
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t)
+		v := newTestVerifier(t, iss, nil)
+		now := time.Now()
+		tok := token(t, kr.rsa1, iss.claims(now, map[string]any{"exp": now.Add(2 * time.Minute).Unix()}), nil)
 
-	first, err := v.Verify(ctx, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first.Scopes[0] = "changed by caller" // must not reach the cache
-	second, err := v.Verify(ctx, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := keys.lookups.Load(); got != 1 {
-		t.Errorf("key lookups = %d, want 1 (second Verify is a cache hit)", got)
-	}
-	third, _ := v.Verify(ctx, tok)
-	if diff := cmp.Diff(second, third, cmp.AllowUnexported(Principal{})); diff != "" {
-		t.Errorf("cache hits differ (-want +got):\n%s", diff)
-	}
-	if second.Scopes[0] != "mcp:use" {
-		t.Errorf("cached principal was changed through a returned copy: %v", second.Scopes)
-	}
+		first, hit, err := verifyNoting(v, tok)
+		if err != nil || hit {
+			t.Fatalf("first Verify: hit=%v err=%v; want a full check", hit, err)
+		}
+		first.Scopes[0] = "changed by caller" // must not reach the cache
+		second, hit, err := verifyNoting(v, tok)
+		if err != nil || !hit {
+			t.Fatalf("second Verify: hit=%v err=%v; want a cache hit", hit, err)
+		}
+		third, _, _ := verifyNoting(v, tok)
+		if diff := cmp.Diff(second, third, cmp.AllowUnexported(Principal{})); diff != "" {
+			t.Errorf("cache hits differ (-want +got):\n%s", diff)
+		}
+		if second.Scopes[0] != "mcp:use" {
+			t.Errorf("cached principal was changed through a returned copy: %v", second.Scopes)
+		}
 
-	clock.advance(2*time.Minute + DefaultClockSkew - time.Second)
-	if _, err := v.Verify(ctx, tok); err != nil {
-		t.Fatalf("within skew after exp: %v", err)
+		time.Sleep(2*time.Minute + DefaultClockSkew - time.Second)
+		if _, hit, err := verifyNoting(v, tok); err != nil || !hit {
+			t.Fatalf("within skew after exp: hit=%v err=%v; want a cache hit", hit, err)
+		}
+		time.Sleep(time.Second)
+		// The cache decides the expiry: its refusal carries none of the token's facts (kid), which
+		// only the full check reads.
+		_, _, err = verifyNoting(v, tok)
+		var expired *TokenExpiredError
+		if !errors.As(err, &expired) {
+			t.Fatalf("after exp+skew: err = %v, want TokenExpiredError", err)
+		}
+		if kid := logAttr(RefusalLogAttrs(err), "kid"); kid != "" {
+			t.Errorf("after exp+skew: the refusal logs kid %q; want the cache's verdict, without the token's facts", kid)
+		}
+		// Dropped from the cache, the full check refuses it too.
+		_, _, err = verifyNoting(v, tok)
+		if !errors.As(err, &expired) {
+			t.Fatalf("second try after expiry: %v", err)
+		}
+		if kid := logAttr(RefusalLogAttrs(err), "kid"); kid != "k1" {
+			t.Errorf("second try after expiry: the refusal logs kid %q; want k1 from the full check", kid)
+		}
+	})
+}
+
+// logAttr is the value of the attribute key in attrs, "" when there is none.
+func logAttr(attrs []slog.Attr, key string) string {
+	for _, a := range attrs {
+		if a.Key == key {
+			return a.Value.String()
+		}
 	}
-	clock.advance(time.Second)
-	_, err = v.Verify(ctx, tok)
-	var expired *TokenExpiredError
-	if !errors.As(err, &expired) {
-		t.Fatalf("after exp+skew: err = %v, want TokenExpiredError", err)
-	}
-	if got := keys.lookups.Load(); got != 1 {
-		t.Errorf("key lookups = %d, want 1 (expiry decided by the cache)", got)
-	}
-	// Dropped from the cache, the full check refuses it too.
-	if _, err := v.Verify(ctx, tok); !errors.As(err, &expired) {
-		t.Fatalf("second try after expiry: %v", err)
-	}
-	if got := keys.lookups.Load(); got != 2 {
-		t.Errorf("key lookups = %d, want 2", got)
-	}
+	return ""
 }
 
 func TestVerifyCacheDisabledAndBounded(t *testing.T) {
 	kr := keyring()
 	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	ctx := context.Background()
 	toks := make([]string, 3)
 	for i := range toks {
-		toks[i] = token(t, kr.rsa1, iss.claims(clock.Now(), map[string]any{"jti": fmt.Sprint(i)}), nil)
+		toks[i] = token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"jti": fmt.Sprint(i)}), nil)
 	}
 
-	keys := &countingKeySet{keys: map[string]PublicKey{"k1": {Key: kr.rsa1.public()}}}
-	off := newTestVerifier(t, iss, clock, func(c *Config) { c.Keys = keys; c.CacheSize = -1 })
+	off := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
 	for range 3 {
-		if _, err := off.Verify(ctx, toks[0]); err != nil {
-			t.Fatal(err)
+		if _, hit, err := verifyNoting(off, toks[0]); err != nil || hit {
+			t.Fatalf("cache disabled: hit=%v err=%v; want a full check every time", hit, err)
 		}
-	}
-	if got := keys.lookups.Load(); got != 3 {
-		t.Errorf("cache disabled: lookups = %d, want 3", got)
 	}
 
-	keys = &countingKeySet{keys: map[string]PublicKey{"k1": {Key: kr.rsa1.public()}}}
-	small := newTestVerifier(t, iss, clock, func(c *Config) { c.Keys = keys; c.CacheSize = 2 })
+	small := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = 2 })
 	for _, tok := range toks {
-		if _, err := small.Verify(ctx, tok); err != nil {
+		if _, _, err := verifyNoting(small, tok); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := small.cache.len(); n != 2 {
+	if n := small.cache.order.Len(); n != 2 {
 		t.Errorf("cache holds %d entries, want 2", n)
 	}
-	_, _ = small.Verify(ctx, toks[2]) // newest: hit
-	_, _ = small.Verify(ctx, toks[0]) // oldest: evicted
-	if got := keys.lookups.Load(); got != 4 {
-		t.Errorf("lookups = %d, want 4 (oldest evicted, newest kept)", got)
+	if _, hit, _ := verifyNoting(small, toks[2]); !hit {
+		t.Error("the newest token was not kept")
+	}
+	if _, hit, _ := verifyNoting(small, toks[0]); hit {
+		t.Error("the oldest token was kept; want it evicted")
 	}
 }
 
 func TestKeyRotation(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	var refreshes []error
-	var mu sync.Mutex
-	v := newTestVerifier(t, iss, clock, func(c *Config) {
-		c.OnKeyRefresh = func(err error) { mu.Lock(); refreshes = append(refreshes, err); mu.Unlock() }
-	})
-	ctx := context.Background()
-	if got := iss.fetches.Load(); got != 1 {
-		t.Fatalf("fetches after start = %d, want 1", got)
-	}
-
-	// The issuer rotates to k2; within the interval the new kid is unknown
-	// and no fetch happens.
-	iss.publish(t, kr.rsa1, kr.rsa2)
-	tok2 := token(t, kr.rsa2, iss.claims(clock.Now(), nil), nil)
-	var unknown *UnknownKeyError
-	if _, err := v.Verify(ctx, tok2); !errors.As(err, &unknown) {
-		t.Fatalf("within interval: err = %v, want UnknownKeyError", err)
-	}
-	if got := iss.fetches.Load(); got != 1 {
-		t.Fatalf("fetches within interval = %d, want 1", got)
-	}
-
-	clock.advance(DefaultKeyRefreshInterval)
-	if _, err := v.Verify(ctx, tok2); err != nil {
-		t.Fatalf("after interval: %v", err)
-	}
-	if got := iss.fetches.Load(); got != 2 {
-		t.Fatalf("fetches = %d, want 2", got)
-	}
-
-	burst := func(kid signingKey, wantOK bool) {
-		t.Helper()
-		var wg sync.WaitGroup
-		errs := make([]error, 50)
-		for i := range errs {
-			tok := token(t, kid, iss.claims(clock.Now(), map[string]any{"jti": fmt.Sprint(i)}), nil)
-			wg.Go(func() { _, errs[i] = v.Verify(ctx, tok) })
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1)
+		var refreshes []error
+		var mu sync.Mutex
+		v := newTestVerifier(t, iss, func(c *Config) {
+			c.OnKeyRefresh = func(err error) { mu.Lock(); refreshes = append(refreshes, err); mu.Unlock() }
+		})
+		ctx := context.Background()
+		if got := iss.fetches.Load(); got != 1 {
+			t.Fatalf("fetches after start = %d, want 1", got)
 		}
-		wg.Wait()
-		for i, err := range errs {
-			if (err == nil) != wantOK {
-				t.Fatalf("token %d: err = %v, want ok=%v", i, err, wantOK)
+
+		// The issuer rotates to k2; within the interval the new kid is unknown
+		// and no fetch happens.
+		iss.publish(t, kr.rsa1, kr.rsa2)
+		tok2 := token(t, kr.rsa2, iss.claims(time.Now(), nil), nil)
+		var unknown *UnknownKeyError
+		if _, err := v.Verify(ctx, tok2); !errors.As(err, &unknown) {
+			t.Fatalf("within interval: err = %v, want UnknownKeyError", err)
+		}
+		if got := iss.fetches.Load(); got != 1 {
+			t.Fatalf("fetches within interval = %d, want 1", got)
+		}
+
+		time.Sleep(DefaultKeyRefreshInterval)
+		if _, err := v.Verify(ctx, tok2); err != nil {
+			t.Fatalf("after interval: %v", err)
+		}
+		if got := iss.fetches.Load(); got != 2 {
+			t.Fatalf("fetches = %d, want 2", got)
+		}
+
+		burst := func(kid signingKey, wantOK bool) {
+			t.Helper()
+			var wg sync.WaitGroup
+			errs := make([]error, 50)
+			for i := range errs {
+				tok := token(t, kid, iss.claims(time.Now(), map[string]any{"jti": fmt.Sprint(i)}), nil)
+				wg.Go(func() { _, errs[i] = v.Verify(ctx, tok) })
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if (err == nil) != wantOK {
+					t.Fatalf("token %d: err = %v, want ok=%v", i, err, wantOK)
+				}
 			}
 		}
-	}
 
-	// 50 concurrent tokens naming a new kid: one fetch serves them all.
-	iss.publish(t, kr.rsa2, kr.rsa3)
-	clock.advance(DefaultKeyRefreshInterval)
-	burst(kr.rsa3, true)
-	if got := iss.fetches.Load(); got != 3 {
-		t.Fatalf("fetches after burst = %d, want 3", got)
-	}
-	// k1 was withdrawn; 50 concurrent tokens with a kid nobody has: one fetch per interval.
-	clock.advance(DefaultKeyRefreshInterval)
-	burst(kr.rsa1, false)
-	if got := iss.fetches.Load(); got != 4 {
-		t.Fatalf("fetches after unknown-kid burst = %d, want 4", got)
-	}
-	burst(kr.rsa1, false)
-	if got := iss.fetches.Load(); got != 4 {
-		t.Fatalf("fetches after second burst in the same interval = %d, want 4", got)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(refreshes) != 4 {
-		t.Errorf("OnKeyRefresh called %d times, want 4", len(refreshes))
-	}
+		// 50 concurrent tokens naming a new kid: one fetch serves them all.
+		iss.publish(t, kr.rsa2, kr.rsa3)
+		time.Sleep(DefaultKeyRefreshInterval)
+		burst(kr.rsa3, true)
+		if got := iss.fetches.Load(); got != 3 {
+			t.Fatalf("fetches after burst = %d, want 3", got)
+		}
+		// k1 was withdrawn; 50 concurrent tokens with a kid nobody has: one fetch per interval.
+		time.Sleep(DefaultKeyRefreshInterval)
+		burst(kr.rsa1, false)
+		if got := iss.fetches.Load(); got != 4 {
+			t.Fatalf("fetches after unknown-kid burst = %d, want 4", got)
+		}
+		burst(kr.rsa1, false)
+		if got := iss.fetches.Load(); got != 4 {
+			t.Fatalf("fetches after second burst in the same interval = %d, want 4", got)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(refreshes) != 4 {
+			t.Errorf("OnKeyRefresh called %d times, want 4", len(refreshes))
+		}
+	})
 }
 
 func TestStaleKeysAreRefreshed(t *testing.T) {
-	kr := keyring()
-	iss := newTestIssuer(t, kr.rsa1)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
-	ctx := context.Background()
-	iss.publish(t, kr.rsa2) // the issuer withdraws k1
-	clock.advance(keyMaxAge + time.Second)
-	_, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(clock.Now(), nil), nil))
-	if !errors.Is(err, ErrInvalidToken) || FailureReason(err) != ReasonUnknownKey {
-		t.Fatalf("withdrawn key after max age: err = %v", err)
-	}
-	if got := iss.fetches.Load(); got != 2 {
-		t.Errorf("fetches = %d, want 2", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1)
+		v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+		ctx := context.Background()
+		iss.publish(t, kr.rsa2) // the issuer withdraws k1
+		time.Sleep(keyMaxAge + time.Second)
+		_, err := v.Verify(ctx, token(t, kr.rsa1, iss.claims(time.Now(), nil), nil))
+		if !errors.Is(err, ErrInvalidToken) || FailureReason(err) != ReasonUnknownKey {
+			t.Fatalf("withdrawn key after max age: err = %v", err)
+		}
+		if got := iss.fetches.Load(); got != 2 {
+			t.Errorf("fetches = %d, want 2", got)
+		}
+	})
 }
 
 func TestNewVerifier(t *testing.T) {
 	ctx := context.Background()
 	t.Run("discovery", func(t *testing.T) {
 		iss := newTestIssuer(t)
-		v, err := NewVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.srv.Client()})
+		v, err := NewVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +324,7 @@ func TestNewVerifier(t *testing.T) {
 	})
 	t.Run("JWKSURL skips discovery", func(t *testing.T) {
 		iss := newTestIssuer(t)
-		_, err := NewVerifier(ctx, Config{Issuer: "https://issuer.example", JWKSURL: iss.URL() + "/jwks", Audiences: []string{testResource}})
+		_, err := NewVerifier(ctx, Config{Issuer: "https://issuer.example", JWKSURL: iss.URL() + "/jwks", Audiences: []string{testResource}, HTTPClient: iss.client()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,15 +334,14 @@ func TestNewVerifier(t *testing.T) {
 	})
 	t.Run("issuer unreachable", func(t *testing.T) {
 		iss := newTestIssuer(t)
-		url := iss.URL()
-		iss.srv.Close()
-		if _, err := NewVerifier(ctx, Config{Issuer: url, Audiences: []string{testResource}}); err == nil {
+		iss.down.Store(true)
+		if _, err := NewVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client()}); err == nil {
 			t.Fatal("no error")
 		}
 	})
 	t.Run("issuer mismatch", func(t *testing.T) {
 		iss := newTestIssuer(t)
-		if _, err := NewVerifier(ctx, Config{Issuer: iss.URL() + "/", Audiences: []string{testResource}}); err == nil {
+		if _, err := NewVerifier(ctx, Config{Issuer: iss.URL() + "/", Audiences: []string{testResource}, HTTPClient: iss.client()}); err == nil {
 			t.Fatal("no error")
 		}
 	})
@@ -348,11 +357,11 @@ func TestNewVerifier(t *testing.T) {
 		}
 	})
 	t.Run("invalid config lists every problem", func(t *testing.T) {
-		_, err := NewVerifier(ctx, Config{ClockSkew: -1})
+		_, err := NewVerifier(ctx, Config{KeyRefreshInterval: -1})
 		if err == nil {
 			t.Fatal("no error")
 		}
-		for _, want := range []string{"issuer is required", "audience is required", "clock skew"} {
+		for _, want := range []string{"issuer is required", "audience is required", "key refresh interval"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q lacks %q", err, want)
 			}
@@ -371,22 +380,6 @@ func TestTokenKeyIsSHA256(t *testing.T) {
 	}
 }
 
-// countingKeySet is a static key set that counts lookups, so tests can tell
-// a cache hit (no lookup) from a full verification.
-type countingKeySet struct {
-	keys    map[string]PublicKey
-	lookups atomic.Int32
-}
-
-func (s *countingKeySet) Key(_ context.Context, kid string) (PublicKey, error) {
-	s.lookups.Add(1)
-	k, ok := s.keys[kid]
-	if !ok {
-		return PublicKey{}, errNoSuchKey
-	}
-	return k, nil
-}
-
 // A gateway started while its issuer is down answers 503 with Retry-After to requests
 // with a token (never 401: the token may be perfectly good), and verifies tokens once the
 // issuer answers, without a restart.
@@ -396,7 +389,7 @@ func TestStartVerifierWhileIssuerIsDown(t *testing.T) {
 	iss.discoveryOK.Store(false)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	v, err := StartVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.srv.Client(), UserClaim: "preferred_username"})
+	v, err := StartVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client(), UserClaim: "preferred_username"})
 	if err != nil {
 		t.Fatalf("StartVerifier with the issuer down: %v", err)
 	}
@@ -444,7 +437,7 @@ func TestStartVerifierStopsRetryingWithItsContext(t *testing.T) {
 	iss := newTestIssuer(t)
 	iss.discoveryOK.Store(false)
 	ctx, cancel := context.WithCancel(context.Background())
-	v, err := StartVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.srv.Client()})
+	v, err := StartVerifier(ctx, Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +446,7 @@ func TestStartVerifierStopsRetryingWithItsContext(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
-	ks := v.keys.(*remoteKeySet)
+	ks := v.keys
 	for ks.fetching.Load() && time.Now().Before(deadline) { // an attempt already on the wire
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -477,13 +470,13 @@ func TestStartVerifierRefusesBadConfig(t *testing.T) {
 
 // sizedToken signs a good token padded to exactly n bytes, varying a pad claim and a pad
 // header (base64url cannot make every length from the payload alone).
-func sizedToken(t *testing.T, iss *testIssuer, clock *fakeClock, n int) string {
+func sizedToken(t *testing.T, iss *testIssuer, n int) string {
 	t.Helper()
 	k := keyring().ec256 // quick to sign, and its signatures are all one length
-	base := len(token(t, k, iss.claims(clock.Now(), map[string]any{"pad": ""}), map[string]any{"x": ""}))
+	base := len(token(t, k, iss.claims(time.Now(), map[string]any{"pad": ""}), map[string]any{"x": ""}))
 	for h := range 4 {
 		for p := max(0, (n-base)*3/4-8); p < (n-base)*3/4+8; p++ {
-			tok := token(t, k, iss.claims(clock.Now(), map[string]any{"pad": strings.Repeat("p", p)}), map[string]any{"x": strings.Repeat("h", h)})
+			tok := token(t, k, iss.claims(time.Now(), map[string]any{"pad": strings.Repeat("p", p)}), map[string]any{"x": strings.Repeat("h", h)})
 			if len(tok) == n {
 				return tok
 			}
@@ -497,12 +490,11 @@ func sizedToken(t *testing.T, iss *testIssuer, clock *fakeClock, n int) string {
 // too large before any parsing.
 func TestTokenSizeLimit(t *testing.T) {
 	iss := newTestIssuer(t, keyring().ec256)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 })
-	if _, err := v.Verify(t.Context(), sizedToken(t, iss, clock, maxTokenBytes)); err != nil {
+	v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+	if _, err := v.Verify(t.Context(), sizedToken(t, iss, maxTokenBytes)); err != nil {
 		t.Errorf("a token of exactly %d bytes: %v", maxTokenBytes, err)
 	}
-	_, err := v.Verify(t.Context(), sizedToken(t, iss, clock, maxTokenBytes+1))
+	_, err := v.Verify(t.Context(), sizedToken(t, iss, maxTokenBytes+1))
 	var me *MalformedTokenError
 	if !errors.As(err, &me) || me.Reason != "larger than 16 KiB" {
 		t.Errorf("a token of %d bytes: %v, want refused as larger than 16 KiB", maxTokenBytes+1, err)

@@ -8,6 +8,7 @@ package auth
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/gemgate/gemgate/internal/stacktest"
 )
@@ -33,9 +34,8 @@ func underFrames(f func()) {
 func TestVerifyMissLeavesNoDoubledStack(t *testing.T) {
 	const callers = 64
 	iss := newTestIssuer(t)
-	clock := newFakeClock()
-	v := newTestVerifier(t, iss, clock, func(c *Config) { c.CacheSize = -1 }) // every check a miss
-	tok := token(t, keyring().rsa1, iss.claims(clock.Now(), nil), nil)
+	v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 }) // every check a miss
+	tok := token(t, keyring().rsa1, iss.claims(time.Now(), nil), nil)
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func (i *Issuer) clientCredentials(c Client, form url.Values) (tokenResponse, *t
 	}
 	claims := i.userClaims(c.User, scopes)
 	claims.AuthorizedParty, claims.ClientID = c.ID, c.ID
-	return i.issue(claims, i.opts.TokenTTL)
+	return i.issue(claims, tokenTTL)
 }
 
 // userClaims are the claims of a token for user, aimed at the issuer's Audience.

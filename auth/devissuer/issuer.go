@@ -3,7 +3,6 @@ package devissuer
 import (
 	"cmp"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -31,13 +30,9 @@ type Options struct {
 	Audience string
 	// Clients are the registered clients, default [DefaultClients].
 	Clients []Client
-	// TokenTTL is the lifetime of issued access tokens, default 1h.
-	TokenTTL time.Duration
 	// ExchangeAudiences are the audiences the token-exchange grant may issue tokens for
 	// (e.g. "gemstone"); none refuses every exchange.
 	ExchangeAudiences []string
-	// TLS, when set, makes the issuer serve HTTPS with this configuration.
-	TLS *tls.Config
 	// Logger receives one line per issued or refused token; nil discards.
 	Logger *slog.Logger
 	// KeyFile, when set, keeps the signing key across starts (PEM, mode 0600), so tokens
@@ -46,8 +41,8 @@ type Options struct {
 }
 
 const (
-	defaultAddr     = "127.0.0.1:0"
-	defaultTokenTTL = time.Hour
+	defaultAddr = "127.0.0.1:0"
+	tokenTTL    = time.Hour // the lifetime of issued access tokens
 )
 
 // DefaultClients returns the development clients, with secrets random on every call: "alice"
@@ -68,7 +63,6 @@ type Issuer struct {
 	srv      *http.Server
 	listener net.Listener
 	log      *slog.Logger
-	now      func() time.Time
 }
 
 // Start validates o, listens on its loopback address and serves until [Issuer.Close].
@@ -93,23 +87,17 @@ func Start(o Options) (*Issuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devissuer: listen: %w", err)
 	}
-	scheme := "http"
-	if o.TLS != nil {
-		scheme = "https"
-		ln = tls.NewListener(ln, o.TLS)
-	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	i := &Issuer{
-		url:      scheme + "://" + ln.Addr().String(),
+		url:      "http://" + ln.Addr().String(),
 		opts:     o,
 		clients:  clients,
 		key:      key,
 		listener: ln,
 		log:      log,
-		now:      time.Now,
 	}
 	i.srv = &http.Server{
 		Handler:           i.routes(),
@@ -129,12 +117,8 @@ func Start(o Options) (*Issuer, error) {
 func (o Options) withDefaults() (Options, error) {
 	var errs []error
 	o.Addr = cmp.Or(o.Addr, defaultAddr)
-	o.TokenTTL = cmp.Or(o.TokenTTL, defaultTokenTTL)
 	if o.Audience == "" {
 		errs = append(errs, errors.New("audience is required (the gateway's public MCP URL)"))
-	}
-	if o.TokenTTL < 0 {
-		errs = append(errs, fmt.Errorf("TokenTTL %v is negative", o.TokenTTL))
 	}
 	if o.Clients == nil {
 		o.Clients = DefaultClients()
@@ -178,12 +162,12 @@ func (i *Issuer) Clients() []Client {
 }
 
 // Mint issues an access token for user with the given scopes, as the token endpoint would,
-// without a client. ttl 0 means Options.TokenTTL; a negative ttl mints an expired token.
+// without a client. ttl 0 means an hour; a negative ttl mints an expired token.
 func (i *Issuer) Mint(user string, scopes []string, ttl time.Duration) (string, error) {
 	if user == "" {
 		return "", errors.New("devissuer: Mint: empty user")
 	}
-	return i.sign(i.userClaims(user, scopes), cmp.Or(ttl, i.opts.TokenTTL))
+	return i.sign(i.userClaims(user, scopes), cmp.Or(ttl, tokenTTL))
 }
 
 // Close stops the server and closes its listener.

@@ -3,11 +3,8 @@ package devissuer
 import (
 	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -56,8 +53,8 @@ func TestStartValidatesOptions(t *testing.T) {
 		{"bad clients", Options{Audience: testAudience, Clients: []Client{
 			{ID: "a", Secret: "s", User: "u"}, {ID: "a", Secret: "s", User: "u"}, {ID: "b", User: "u"},
 		}}, []string{`client "a" is listed twice`, `client "b" has no Secret`}},
-		{"all at once", Options{TokenTTL: -1, Clients: []Client{{Secret: "s"}}},
-			[]string{"audience is required", "TokenTTL", "has no ID"}},
+		{"all at once", Options{Clients: []Client{{Secret: "s"}}},
+			[]string{"audience is required", "has no ID"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,30 +178,6 @@ func TestURLShape(t *testing.T) {
 	}
 }
 
-func TestServesTLS(t *testing.T) {
-	// httptest's TLS server carries a certificate for 127.0.0.1 and a client trusting it.
-	ts := httptest.NewTLSServer(http.NotFoundHandler())
-	cfg, hc := ts.TLS.Clone(), ts.Client()
-	ts.Close()
-
-	i := startIssuer(t, Options{TLS: cfg})
-	if !strings.HasPrefix(i.URL(), "https://127.0.0.1:") {
-		t.Fatalf("URL() = %q, want https://127.0.0.1:PORT", i.URL())
-	}
-	res, err := hc.Get(i.URL() + "/.well-known/openid-configuration")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var m serverMetadata
-	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	if m.Issuer != i.URL() || m.TokenEndpoint != i.URL()+"/token" {
-		t.Errorf("issuer %q token_endpoint %q", m.Issuer, m.TokenEndpoint)
-	}
-}
-
 // TestServerBoundsHeaderReads: the token endpoint listens on a real port, so a client that
 // sends its headers a byte at a time must not hold a connection for ever.
 func TestServerBoundsHeaderReads(t *testing.T) {
@@ -244,7 +217,7 @@ func (w *waitWriter) Write(p []byte) (int, error) {
 }
 
 func TestMint(t *testing.T) {
-	i := startIssuer(t, Options{TokenTTL: 10 * time.Minute})
+	i := startIssuer(t, Options{})
 	tok, err := i.Mint("carol", []string{"mcp:use"}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -253,8 +226,8 @@ func TestMint(t *testing.T) {
 	if claims["sub"] != "carol" || claims["preferred_username"] != "carol" || claims["scope"] != "mcp:use" {
 		t.Errorf("claims = %v", claims)
 	}
-	if raw := payload(t, tok); raw["exp"].(float64)-raw["iat"].(float64) != 600 {
-		t.Errorf("lifetime %v s, want the default TokenTTL", raw["exp"].(float64)-raw["iat"].(float64))
+	if raw := payload(t, tok); raw["exp"].(float64)-raw["iat"].(float64) != 3600 {
+		t.Errorf("lifetime %v s, want an hour, for ttl 0", raw["exp"].(float64)-raw["iat"].(float64))
 	}
 
 	expired, err := i.Mint("carol", nil, -time.Minute)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -62,36 +63,41 @@ func TestFreshKeyEachStart(t *testing.T) {
 
 // TestVerifyOwnValidityWindow: a token of this issuer is good from its nbf second up to,
 // not including, its exp second (RFC 7519 §4.1.4: "on or after" exp it must be refused).
+// Each instant is a testing/synctest bubble, whose clock starts at one fixed instant.
 func TestVerifyOwnValidityWindow(t *testing.T) {
 	i := startIssuer(t, Options{})
-	minted := time.Unix(1_700_000_000, 0)
-	i.now = func() time.Time { return minted }
-	tok, err := i.Mint("alice", []string{"mcp:use"}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var tok string
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Second) // minted a second into the bubble's time, to check before it too
+		var err error
+		if tok, err = i.Mint("alice", []string{"mcp:use"}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	})
 	tests := []struct {
-		at time.Time
-		ok bool
+		after time.Duration // since the mint
+		ok    bool
 	}{
-		{minted.Add(-time.Second), false}, // before nbf
-		{minted, true},                    // nbf itself
-		{minted.Add(59 * time.Second), true},
-		{minted.Add(59*time.Second + 999*time.Millisecond), true},
-		{minted.Add(time.Minute), false}, // exp itself
-		{minted.Add(time.Hour), false},
+		{-time.Second, false}, // before nbf
+		{0, true},             // nbf itself
+		{59 * time.Second, true},
+		{59*time.Second + 999*time.Millisecond, true},
+		{time.Minute, false}, // exp itself
+		{time.Hour, false},
 	}
 	for _, tt := range tests {
-		i.now = func() time.Time { return tt.at }
-		c, err := i.verifyOwn(tok)
-		if (err == nil) != tt.ok {
-			t.Errorf("verifyOwn at mint%+v = %v, want ok=%v", tt.at.Sub(minted), err, tt.ok)
-		}
-		if err == nil && c.Subject != "alice" {
-			t.Errorf("verifyOwn at mint%+v: subject %q, want alice", tt.at.Sub(minted), c.Subject)
-		}
-		if err != nil && err != errForeignToken {
-			t.Errorf("verifyOwn error %v, want errForeignToken", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			time.Sleep(time.Second + tt.after)
+			c, err := i.verifyOwn(tok)
+			if (err == nil) != tt.ok {
+				t.Errorf("verifyOwn at mint%+v = %v, want ok=%v", tt.after, err, tt.ok)
+			}
+			if err == nil && c.Subject != "alice" {
+				t.Errorf("verifyOwn at mint%+v: subject %q, want alice", tt.after, c.Subject)
+			}
+			if err != nil && err != errForeignToken {
+				t.Errorf("verifyOwn error %v, want errForeignToken", err)
+			}
+		})
 	}
 }

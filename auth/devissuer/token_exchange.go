@@ -49,8 +49,8 @@ func (i *Issuer) tokenExchange(c Client, form url.Values) (tokenResponse, *token
 	if terr != nil {
 		return tokenResponse{}, terr
 	}
-	ttl := i.opts.TokenTTL
-	if left := time.Unix(sub.Expiry, 0).Sub(i.now()); left < ttl {
+	ttl := tokenTTL
+	if left := time.Until(time.Unix(sub.Expiry, 0)); left < ttl {
 		ttl = left.Truncate(time.Second)
 	}
 	if ttl <= 0 {

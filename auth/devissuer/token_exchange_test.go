@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -187,31 +188,34 @@ func TestTokenExchangeAudienceAndResource(t *testing.T) {
 	}
 }
 
-// TestTokenExchangeLifetime: the exchanged token lives min(TokenTTL, what the subject token
+// TestTokenExchangeLifetime: the exchanged token lives min(an hour, what the subject token
 // has left), in whole seconds, and a subject token with less than a second left is not
-// exchanged at all. The grant is called directly, at instants set on the issuer's clock.
+// exchanged at all. The grant is called directly, each instant in a testing/synctest bubble,
+// whose clock starts at one fixed instant, when the subject token is minted.
 func TestTokenExchangeLifetime(t *testing.T) {
-	const ttl = 1500 * time.Millisecond // a fraction, so cutting a second off shows
 	i := startIssuer(t, Options{
 		Clients:           []Client{gateway},
 		ExchangeAudiences: []string{"gemstone"},
-		TokenTTL:          ttl,
 	})
-	minted := time.Unix(1_700_000_000, 0)
-	i.now = func() time.Time { return minted }
-	subject, err := i.Mint("alice", []string{"mcp:use"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp := minted.Add(time.Hour)
+	var subject string
+	var minted time.Time
+	synctest.Test(t, func(t *testing.T) {
+		var err error
+		if subject, err = i.Mint("alice", []string{"mcp:use"}, 2*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		minted = time.Now()
+	})
+	exp := minted.Add(2 * time.Hour)
 	tests := []struct {
 		name        string
 		at          time.Time
 		wantExp     time.Time // zero: refused
 		wantExpires int64
 	}{
-		{"plenty left: TokenTTL", exp.Add(-time.Minute), exp.Add(-time.Minute + ttl).Truncate(time.Second), 1},
-		{"exactly TokenTTL left: all of it", exp.Add(-ttl), exp, 1},
+		// A fraction of a second past the mint, so that cutting it off shows.
+		{"plenty left: an hour", minted.Add(500 * time.Millisecond), minted.Add(time.Hour), 3600},
+		{"exactly an hour left: all of it", exp.Add(-time.Hour), exp, 3600},
 		{"one second left", exp.Add(-time.Second), exp, 1},
 		{"1.2 s left: one whole second", exp.Add(-1200 * time.Millisecond), exp.Add(-time.Second), 1},
 		{"half a second left: refused", exp.Add(-500 * time.Millisecond), time.Time{}, 0},
@@ -219,24 +223,26 @@ func TestTokenExchangeLifetime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			i.now = func() time.Time { return tt.at }
-			resp, terr := i.tokenExchange(gateway, exchangeForm(subject))
-			if tt.wantExp.IsZero() {
-				if terr == nil || terr.Code != "invalid_grant" {
-					t.Fatalf("tokenExchange = %+v, %v; want invalid_grant", resp, terr)
+			synctest.Test(t, func(t *testing.T) {
+				time.Sleep(tt.at.Sub(minted))
+				resp, terr := i.tokenExchange(gateway, exchangeForm(subject))
+				if tt.wantExp.IsZero() {
+					if terr == nil || terr.Code != "invalid_grant" {
+						t.Fatalf("tokenExchange = %+v, %v; want invalid_grant", resp, terr)
+					}
+					return
 				}
-				return
-			}
-			if terr != nil {
-				t.Fatalf("tokenExchange: %v", terr)
-			}
-			if resp.ExpiresIn != tt.wantExpires {
-				t.Errorf("expires_in = %d, want %d", resp.ExpiresIn, tt.wantExpires)
-			}
-			got := int64(payload(t, resp.AccessToken)["exp"].(float64))
-			if got != tt.wantExp.Unix() {
-				t.Errorf("exp = %v, want %v (subject's %v)", time.Unix(got, 0), tt.wantExp, exp)
-			}
+				if terr != nil {
+					t.Fatalf("tokenExchange: %v", terr)
+				}
+				if resp.ExpiresIn != tt.wantExpires {
+					t.Errorf("expires_in = %d, want %d", resp.ExpiresIn, tt.wantExpires)
+				}
+				got := int64(payload(t, resp.AccessToken)["exp"].(float64))
+				if got != tt.wantExp.Unix() {
+					t.Errorf("exp = %v, want %v (subject's %v)", time.Unix(got, 0), tt.wantExp, exp)
+				}
+			})
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package exchange
 
 import (
-	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -36,16 +35,12 @@ type Config struct {
 	// GatewayAudiences are the audiences gemgate accepts tokens for: an issued JWT naming one
 	// would be a token for gemgate in a worker's hands, and is refused.
 	GatewayAudiences []string
-	Scopes           []string     // optional scope parameter
 	HTTPClient       *http.Client // nil means http.DefaultClient; its redirects are never followed
-	// Timeout bounds one exchange; 0 means DefaultTimeout.
-	Timeout time.Duration
 }
 
-// DefaultTimeout bounds an exchange unless Config says otherwise, so a token endpoint that
-// never answers cannot hold the opening request and the user's worker slot. Discovery is
-// bounded alike.
-const DefaultTimeout = 10 * time.Second
+// timeout bounds an exchange, so that a token endpoint that never answers cannot hold the
+// opening request and the user's worker slot. Discovery is bounded alike.
+const timeout = 10 * time.Second
 
 // maxErrorText bounds what of the issuer's words an error quotes (a description, a token
 // type): enough for any real message, never a log line of the issuer's choosing.
@@ -115,19 +110,9 @@ func New(cfg Config) (*Exchanger, error) {
 			errs = append(errs, errors.New(f.name+" is required"))
 		}
 	}
-	for _, s := range cfg.Scopes {
-		if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
-			errs = append(errs, fmt.Errorf("scope %q is not a valid scope token", s))
-		}
-	}
-	if cfg.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout %s is negative", cfg.Timeout))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("exchange: invalid config:\n%w", err)
 	}
-	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
-	cfg.Scopes = slices.Clone(cfg.Scopes)
 	// The request carries the client secret (its Authorization header) and the user's own
 	// token (its body). A redirect of it, as a 307 or 308 would have Go's client send it, is
 	// never followed: the secret and the token go to the configured endpoint or nowhere.
@@ -154,7 +139,6 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 		ClientID:     e.cfg.ClientID,
 		ClientSecret: e.cfg.ClientSecret,
 		TokenURL:     e.cfg.TokenURL,
-		Scopes:       e.cfg.Scopes,
 		AuthStyle:    oauth2.AuthStyleInHeader, // never probe: the secret goes one way only
 		EndpointParams: url.Values{
 			"grant_type":           {grantTypeTokenExchange},
@@ -165,14 +149,14 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 		},
 	}
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, e.cfg.HTTPClient)
-	bounded, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	bounded, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tok, err := cc.Token(bounded)
 	if err != nil {
 		if ctx.Err() == nil && bounded.Err() != nil {
 			// Not a context error to the caller: its own context is live, and a caller that
 			// reads context.DeadlineExceeded as its client gone would answer no one.
-			return Credential{}, fmt.Errorf("exchange: the token endpoint gave no answer within %s", e.cfg.Timeout)
+			return Credential{}, fmt.Errorf("exchange: the token endpoint gave no answer within %s", timeout)
 		}
 		return Credential{}, e.cleanError(err, subjectToken)
 	}
