@@ -9,28 +9,23 @@ import (
 	"strings"
 )
 
-// FilterToolsList removes from result, the result object of a tools/list response, the
-// tools a may not call. Every other field, and every kept tool, keeps its exact bytes;
-// only the tools array is rebuilt (and when nothing is removed, result is returned as is).
-// When every tool is removed, and the result has no _meta of its own, a _meta entry
-// "gemgate/hidden" says why, for the operator ([HiddenMetaKey]).
-//
-// hints maps the name of each listed tool that carries annotations (kept or not) to them,
-// so later tools/call checks can use them. A name listed more than once gets the cautious
-// merge of its listings (read-only only if every listing says so), and the filter decides
-// on that value.
-//
-// Malformed input returns an error wrapping [ErrMalformedToolsList]; the caller must then
-// refuse rather than pass the result on.
-func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]Hints, err error) {
-	return p.FilterList("tools/list", a, result)
-}
-
-// FilterList is FilterToolsList for the result of any list gemgate filters: tools/list,
-// prompts/list (by prompt_rules on each prompt's name), resources/list and
+// FilterList removes from result, the result object of the list method's response, the
+// items a may not list: tools/list (by the read-only gate and tool rules on each tool's
+// name), prompts/list (by prompt_rules on each prompt's name), resources/list and
 // resources/templates/list (by resource_rules on each resource's uri, each template's
-// uriTemplate; without such rules, the result is returned as is). hints are a tool list's
-// only. Another method is an error.
+// uriTemplate; without such rules, the result is returned as is). Another method is an
+// error. Every other field, and every kept item, keeps its exact bytes; only the array is
+// rebuilt (and when nothing is removed, result is returned as is). When every item is
+// removed, and the result has no _meta of its own, a _meta entry "gemgate/hidden" says why,
+// for the operator ([HiddenMetaKey]).
+//
+// hints, a tool list's only, maps the name of each listed tool that carries annotations
+// (kept or not) to them, so later tools/call checks can use them. A name listed more than
+// once gets the cautious merge of its listings (read-only only if every listing says so),
+// and the filter decides on that value.
+//
+// Malformed input returns an error wrapping [ErrMalformedList]; the caller must then refuse
+// rather than pass the result on.
 func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]Hints, err error) {
 	shape, ok := shapeOf(method)
 	if !ok {

@@ -240,7 +240,7 @@ func TestFilterPromptAndResourceLists(t *testing.T) {
 	if got, _, err := plain.FilterList("resources/list", ro, json.RawMessage(odd)); err != nil || string(got) != odd {
 		t.Errorf("unruled list: %s, %v", got, err)
 	}
-	if _, _, err := plain.FilterList("prompts/list", ro, json.RawMessage(`{"prompts":[{"name":1}]}`)); !errors.Is(err, ErrMalformedToolsList) {
+	if _, _, err := plain.FilterList("prompts/list", ro, json.RawMessage(`{"prompts":[{"name":1}]}`)); !errors.Is(err, ErrMalformedList) {
 		t.Errorf("ruled list: %v", err)
 	}
 	for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
