@@ -21,13 +21,13 @@ type Message struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  json.RawMessage `json:"error,omitempty"`
 
-	// params are the members of Params as Parse read them (paramsWalked: Params were an
-	// object), with a hash of those bytes. ParamsObject reuses this reading only while
-	// Params are still the same bytes: an edit in place keeps address and length.
-	params       []member
-	paramsWalked bool
-	paramsRead   json.RawMessage
-	paramsSum    uint64
+	// params are the members of Params as Parse read them, when Params were an object
+	// (paramsRead are then those bytes, paramsSum their hash). ParamsObject reuses this
+	// reading only while Params are still the same bytes: an edit in place keeps address and
+	// length.
+	params     []member
+	paramsRead json.RawMessage
+	paramsSum  uint64
 }
 
 // Kinds of message, as told by which fields are present.
@@ -112,8 +112,8 @@ func fromEnvelope(env Object) (*Message, error) {
 	m := &Message{}
 	m.ID, _ = env.Raw("id")
 	params := env.member("params")
-	m.Params, m.params, m.paramsWalked = params.value, params.members, params.walked
-	if m.paramsWalked {
+	m.Params, m.params = params.value, params.members
+	if params.walked {
 		m.paramsRead, m.paramsSum = m.Params, hashParams(m.Params)
 	}
 	m.Result, _ = env.Raw("result")

@@ -42,7 +42,7 @@ func oldParse(b []byte) (*Message, error) {
 		return nil, err
 	}
 	if p, ok := env.Raw("params"); ok && p[0] == '{' {
-		m.paramsWalked, m.paramsRead, m.paramsSum = true, p, hashParams(p) // as Parse keeps them
+		m.paramsRead, m.paramsSum = p, hashParams(p) // as Parse keeps them
 	}
 	return m, nil
 }

@@ -109,7 +109,7 @@ func sameResult(t *testing.T, name string, b []byte, m *Message, err error, want
 		!bytes.Equal(m.Result, wantM.Result) || !bytes.Equal(m.Error, wantM.Error) ||
 		(m.ID == nil) != (wantM.ID == nil) || (m.Params == nil) != (wantM.Params == nil) ||
 		(m.Result == nil) != (wantM.Result == nil) || (m.Error == nil) != (wantM.Error == nil) ||
-		m.paramsWalked != wantM.paramsWalked || m.paramsSum != wantM.paramsSum {
+		(m.paramsRead == nil) != (wantM.paramsRead == nil) || m.paramsSum != wantM.paramsSum {
 		t.Fatalf("%s(%.200q) = %+v, the old checks %+v", name, b, m, wantM)
 	}
 }
