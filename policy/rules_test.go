@@ -66,7 +66,7 @@ func TestRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, why := p.Explain(p.DecideToken(tt.tok), tt.tool, tt.h)
+			v, why := p.ExplainKind(KindTool, p.DecideToken(tt.tok), tt.tool, tt.h)
 			if v != tt.want || why != tt.wantDecider {
 				t.Errorf("Explain = %v, %q; want %v, %q", v, why, tt.want, tt.wantDecider)
 			}
@@ -126,7 +126,7 @@ func TestRuleCostLimitDenies(t *testing.T) {
 		many[i] = strings.Repeat("g", i)
 	}
 	a := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}, Claims: map[string]any{"groups": many}})
-	if v, why := p.Explain(a, "x", nil); v != DeniedForbidden || why != "rule slow" {
+	if v, why := p.ExplainKind(KindTool, a, "x", nil); v != DeniedForbidden || why != "rule slow" {
 		t.Errorf("Explain = %v, %q; want forbidden by rule slow", v, why)
 	}
 	few := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}, Claims: map[string]any{"groups": many[1:4]}})
