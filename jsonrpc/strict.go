@@ -240,7 +240,7 @@ func clip(s string) string { return textclip.String(s, 64) }
 func decodeString(raw []byte) (string, error) {
 	inner := raw[1 : len(raw)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		if s, ok := wellKnown(inner); ok {
+		if s, ok := wellKnownStrings[string(inner)]; ok {
 			return s, nil
 		}
 		return string(inner), nil
