@@ -66,7 +66,7 @@ type Options struct {
 // UTF-8, then JSON syntax (ErrParse), then the depth limit (a *DepthError, ErrInvalid), then
 // the shape.
 func Parse(b []byte, opts Options) (*Message, error) {
-	b = trimJSONSpace(b)
+	b = bytes.Trim(b, jsonSpace)
 	if !opts.Client && (len(b) == 0 || b[0] != '{' && b[0] != '[') {
 		return nil, ErrParse // not even the start of an object: no need to read on
 	}
@@ -259,12 +259,8 @@ func Notification(method string, v any) *Message {
 	return &Message{Method: method, Params: b}
 }
 
-// trimJSONSpace takes off the white space JSON allows around a value: space, tab, CR and LF
-// (RFC 8259 §2), and no other. A body wrapped in form feeds, NO-BREAK SPACEs or other Unicode
-// spaces is not JSON to encoding/json, to the worker's SDK or to a proxy that reads the body,
-// so gemgate must not read it as a message either.
-func trimJSONSpace(b []byte) []byte {
-	return bytes.TrimRight(bytes.TrimLeft(b, jsonSpace), jsonSpace)
-}
-
+// jsonSpace is the white space JSON allows around a value: space, tab, CR and LF (RFC 8259
+// §2), and no other. A body wrapped in form feeds, NO-BREAK SPACEs or other Unicode spaces is
+// not JSON to encoding/json, to the worker's SDK or to a proxy that reads the body, so
+// gemgate must not read it as a message either.
 const jsonSpace = " \t\r\n"
