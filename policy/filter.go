@@ -58,22 +58,18 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 			return nil, nil, err
 		}
 	}
-	out := make([]byte, 0, len(result))
-	out = append(out, result[:list.start]...)
-	out = append(out, '[')
-	first := true
+	out := append(make([]byte, 0, len(result)), result[:list.start+1]...) // through the array's '['
+	items := len(out)
 	for i, t := range list.tools {
 		if !keep[i] {
 			continue
 		}
-		if !first {
+		if len(out) > items {
 			out = append(out, ',')
 		}
-		first = false
 		out = append(out, result[t.start:t.end]...)
 	}
-	out = append(out, ']')
-	out = append(out, result[list.end:]...)
+	out = append(append(out, ']'), result[list.end:]...)
 	return slices.Clip(out), hints, nil
 }
 
@@ -81,7 +77,7 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 const HiddenMetaKey = "gemgate/hidden"
 
 // hiddenMeta is the _meta member that says why all n items (plural: "tools", "prompts"...)
-// of a list are hidden, given the distinct reasons Explain gave.
+// of a list are hidden, given the distinct reasons ExplainKind gave.
 func (p *Policy) hiddenMeta(plural string, n int, why []string) []byte {
 	for i, w := range why {
 		if strings.HasPrefix(w, "read-only") {
