@@ -63,7 +63,7 @@ type Options struct {
 // gateway speaks allows them. The envelope is read strictly (see Object).
 //
 // The order of the checks matters, since the first failure decides the answer: ill-formed
-// UTF-8, then JSON syntax (ErrParse), then the depth limit (a *DepthError, ErrInvalid), then
+// UTF-8, then JSON syntax (ErrParse), then the depth limit (ErrInvalid), then
 // the shape.
 func Parse(b []byte, opts Options) (*Message, error) {
 	b = bytes.Trim(b, jsonSpace)
@@ -85,7 +85,7 @@ func Parse(b []byte, opts Options) (*Message, error) {
 	case err != nil:
 		return nil, err
 	case tooDeep:
-		return nil, &DepthError{Limit: MaxDepth}
+		return nil, errTooDeep
 	case b[0] == '[':
 		return nil, fmt.Errorf("%w: batches are not supported", ErrInvalid)
 	case !walked:

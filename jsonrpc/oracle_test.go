@@ -17,7 +17,7 @@ func oldParseClient(b []byte) (*Message, error) {
 		return nil, fmt.Errorf("%w: the body is not valid UTF-8", ErrParse)
 	}
 	if json.Valid(b) && referenceDepth(b) > MaxDepth {
-		return nil, &DepthError{Limit: MaxDepth}
+		return nil, errTooDeep
 	}
 	return oldParse(b)
 }

@@ -51,14 +51,8 @@ func (e *KeyError) Error() string {
 
 func (e *KeyError) Unwrap() error { return ErrInvalid }
 
-// DepthError reports a message nested deeper than the limit.
-type DepthError struct{ Limit int }
-
-func (e *DepthError) Error() string {
-	return fmt.Sprintf("%s: nested deeper than %d levels", ErrInvalid, e.Limit)
-}
-
-func (e *DepthError) Unwrap() error { return ErrInvalid }
+// errTooDeep refuses a client message nested deeper than MaxDepth.
+var errTooDeep = fmt.Errorf("%w: nested deeper than %d levels", ErrInvalid, MaxDepth)
 
 // TypeError reports a field the gateway reads whose value has the wrong JSON type.
 type TypeError struct {
