@@ -63,8 +63,7 @@ type Options struct {
 // gateway speaks allows them. The envelope is read strictly (see Object).
 //
 // The order of the checks matters, since the first failure decides the answer: ill-formed
-// UTF-8, then JSON syntax (ErrParse), then the depth limit (ErrInvalid), then
-// the shape.
+// UTF-8, then JSON syntax (ErrParse), then the depth limit (ErrInvalid), then the shape.
 func Parse(b []byte, opts Options) (*Message, error) {
 	b = bytes.Trim(b, jsonSpace)
 	if !opts.Client && (len(b) == 0 || b[0] != '{' && b[0] != '[') {
