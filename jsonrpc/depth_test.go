@@ -49,8 +49,7 @@ func TestParseClientDepth(t *testing.T) {
 		t.Errorf("depth %d: %v", MaxDepth, err)
 	}
 	_, err := Parse(msg(MaxDepth+1), Options{Client: true})
-	var de *DepthError
-	if !errors.As(err, &de) || errors.Is(err, ErrParse) {
-		t.Errorf("depth %d: %v, want a DepthError", MaxDepth+1, err)
+	if !errors.Is(err, errTooDeep) || errors.Is(err, ErrParse) {
+		t.Errorf("depth %d: %v, want errTooDeep", MaxDepth+1, err)
 	}
 }

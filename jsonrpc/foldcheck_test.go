@@ -126,8 +126,8 @@ func TestWellKnownIsIdentity(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"", "Jsonrpc", "id ", "tools/list", "io.modelcontextprotocol/protocolversion"} {
-		if got, ok := wellKnown([]byte(s)); ok {
-			t.Errorf("wellKnown(%q) = %q, want not known", s, got)
+		if got, ok := wellKnownStrings[s]; ok {
+			t.Errorf("wellKnownStrings[%q] = %q, want not known", s, got)
 		}
 	}
 }

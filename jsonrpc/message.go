@@ -21,13 +21,13 @@ type Message struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  json.RawMessage `json:"error,omitempty"`
 
-	// params are the members of Params as Parse read them (paramsWalked: Params were an
-	// object), with a hash of those bytes. ParamsObject reuses this reading only while
-	// Params are still the same bytes: an edit in place keeps address and length.
-	params       []member
-	paramsWalked bool
-	paramsRead   json.RawMessage
-	paramsSum    uint64
+	// params are the members of Params as Parse read them, when Params were an object
+	// (paramsRead are then those bytes, paramsSum their hash). ParamsObject reuses this
+	// reading only while Params are still the same bytes: an edit in place keeps address and
+	// length.
+	params     []member
+	paramsRead json.RawMessage
+	paramsSum  uint64
 }
 
 // Kinds of message, as told by which fields are present.
@@ -63,10 +63,9 @@ type Options struct {
 // gateway speaks allows them. The envelope is read strictly (see Object).
 //
 // The order of the checks matters, since the first failure decides the answer: ill-formed
-// UTF-8, then JSON syntax (ErrParse), then the depth limit (a *DepthError, ErrInvalid), then
-// the shape.
+// UTF-8, then JSON syntax (ErrParse), then the depth limit (ErrInvalid), then the shape.
 func Parse(b []byte, opts Options) (*Message, error) {
-	b = trimJSONSpace(b)
+	b = bytes.Trim(b, jsonSpace)
 	if !opts.Client && (len(b) == 0 || b[0] != '{' && b[0] != '[') {
 		return nil, ErrParse // not even the start of an object: no need to read on
 	}
@@ -85,7 +84,7 @@ func Parse(b []byte, opts Options) (*Message, error) {
 	case err != nil:
 		return nil, err
 	case tooDeep:
-		return nil, &DepthError{Limit: MaxDepth}
+		return nil, errTooDeep
 	case b[0] == '[':
 		return nil, fmt.Errorf("%w: batches are not supported", ErrInvalid)
 	case !walked:
@@ -112,8 +111,8 @@ func fromEnvelope(env Object) (*Message, error) {
 	m := &Message{}
 	m.ID, _ = env.Raw("id")
 	params := env.member("params")
-	m.Params, m.params, m.paramsWalked = params.value, params.members, params.walked
-	if m.paramsWalked {
+	m.Params, m.params = params.value, params.members
+	if params.walked {
 		m.paramsRead, m.paramsSum = m.Params, hashParams(m.Params)
 	}
 	m.Result, _ = env.Raw("result")
@@ -259,12 +258,8 @@ func Notification(method string, v any) *Message {
 	return &Message{Method: method, Params: b}
 }
 
-// trimJSONSpace takes off the white space JSON allows around a value: space, tab, CR and LF
-// (RFC 8259 §2), and no other. A body wrapped in form feeds, NO-BREAK SPACEs or other Unicode
-// spaces is not JSON to encoding/json, to the worker's SDK or to a proxy that reads the body,
-// so gemgate must not read it as a message either.
-func trimJSONSpace(b []byte) []byte {
-	return bytes.TrimRight(bytes.TrimLeft(b, jsonSpace), jsonSpace)
-}
-
+// jsonSpace is the white space JSON allows around a value: space, tab, CR and LF (RFC 8259
+// §2), and no other. A body wrapped in form feeds, NO-BREAK SPACEs or other Unicode spaces is
+// not JSON to encoding/json, to the worker's SDK or to a proxy that reads the body, so
+// gemgate must not read it as a message either.
 const jsonSpace = " \t\r\n"

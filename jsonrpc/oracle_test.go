@@ -17,7 +17,7 @@ func oldParseClient(b []byte) (*Message, error) {
 		return nil, fmt.Errorf("%w: the body is not valid UTF-8", ErrParse)
 	}
 	if json.Valid(b) && referenceDepth(b) > MaxDepth {
-		return nil, &DepthError{Limit: MaxDepth}
+		return nil, errTooDeep
 	}
 	return oldParse(b)
 }
@@ -42,7 +42,7 @@ func oldParse(b []byte) (*Message, error) {
 		return nil, err
 	}
 	if p, ok := env.Raw("params"); ok && p[0] == '{' {
-		m.paramsWalked, m.paramsRead, m.paramsSum = true, p, hashParams(p) // as Parse keeps them
+		m.paramsRead, m.paramsSum = p, hashParams(p) // as Parse keeps them
 	}
 	return m, nil
 }

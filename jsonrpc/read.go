@@ -98,7 +98,7 @@ func (r *reader) object(descend int) ([]member, error) {
 			return nil, err
 		}
 		m := member{rawKey: trimLead(r.b[before:r.d.InputOffset()])}
-		if k, ok := wellKnown(m.rawKey[1 : len(m.rawKey)-1]); ok {
+		if k, ok := wellKnownStrings[string(m.rawKey[1:len(m.rawKey)-1])]; ok {
 			m.key = k
 		} else {
 			m.key = name.String()
@@ -173,14 +173,9 @@ func trimLead(b []byte) []byte {
 	return b[i:len(b):len(b)]
 }
 
-// wellKnown is raw, a string's bytes between its quotes, as one of the keys and values every
-// MCP message repeats; ok is false for any other raw.
-func wellKnown(raw []byte) (s string, ok bool) {
-	s, ok = wellKnownStrings[string(raw)] // the lookup converts nothing
-	return s, ok
-}
-
-// wellKnownStrings maps each string wellKnown knows to itself.
+// wellKnownStrings maps each of the keys and values every MCP message repeats to itself, so
+// that a string read as one of them (wellKnownStrings[string(raw)], raw its bytes between the
+// quotes: the lookup converts nothing) is not allocated again.
 var wellKnownStrings = func() map[string]string {
 	m := map[string]string{}
 	for _, s := range []string{

@@ -24,8 +24,8 @@ func TestParseReadsParamsOnce(t *testing.T) {
 		t.Fatalf("no member %q in %+v", key, ms)
 		return member{}
 	}
-	if !m.paramsWalked || len(m.params) != 3 {
-		t.Fatalf("params read as %+v (walked %v)", m.params, m.paramsWalked)
+	if m.paramsRead == nil || len(m.params) != 3 {
+		t.Fatalf("params read as %+v (walked %v)", m.params, m.paramsRead != nil)
 	}
 	if args := walked(m.params, "arguments"); args.walked || args.members != nil {
 		t.Errorf("arguments were read member by member: %+v", args)

@@ -23,7 +23,7 @@ func EditObject(raw json.RawMessage, name string, edit func(key string, value js
 // ParamsObject is m.Params read strictly, as ReadObject(m.Params, "params") reads them. It
 // reuses Parse's reading while Params are still the bytes Parse read.
 func (m *Message) ParamsObject() (Object, error) {
-	if m.paramsWalked && m.paramsUnchanged() {
+	if m.paramsUnchanged() {
 		return newObject("params", m.params)
 	}
 	return ReadObject(m.Params, "params")
@@ -38,8 +38,8 @@ func (m *Message) EditParams(edit func(key string, value json.RawMessage) json.R
 	return o.Edit(edit), nil
 }
 
-// paramsUnchanged reports whether m.Params are the bytes Parse read: the same memory, and the
-// same contents (by hash).
+// paramsUnchanged reports whether m.Params are the bytes Parse read as an object: the same
+// memory, and the same contents (by hash).
 func (m *Message) paramsUnchanged() bool {
 	return sameBytes(m.Params, m.paramsRead) && hashParams(m.Params) == m.paramsSum
 }

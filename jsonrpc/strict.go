@@ -51,14 +51,8 @@ func (e *KeyError) Error() string {
 
 func (e *KeyError) Unwrap() error { return ErrInvalid }
 
-// DepthError reports a message nested deeper than the limit.
-type DepthError struct{ Limit int }
-
-func (e *DepthError) Error() string {
-	return fmt.Sprintf("%s: nested deeper than %d levels", ErrInvalid, e.Limit)
-}
-
-func (e *DepthError) Unwrap() error { return ErrInvalid }
+// errTooDeep refuses a client message nested deeper than MaxDepth.
+var errTooDeep = fmt.Errorf("%w: nested deeper than %d levels", ErrInvalid, MaxDepth)
 
 // TypeError reports a field the gateway reads whose value has the wrong JSON type.
 type TypeError struct {
@@ -99,49 +93,40 @@ func ReadObject(raw json.RawMessage, name string) (Object, error) {
 }
 
 // newObject is the object of members read from name, once its keys are checked: a key given
-// twice, exactly or in another case, is a *KeyError.
+// twice, exactly or in another case (simple folding, as strings.EqualFold), is a *KeyError.
 func newObject(name string, members []member) (Object, error) {
-	o := Object{name: name}
-	var seen map[string]string // folded key -> key as written; made only for a large object
+	var folded map[string]string // fold(key) -> key as written, once there are pairwiseKeys
 	for i, m := range members {
-		o.members = members[:i] // the keys before m, which foldedDuplicate compares it with
-		if other, dup := o.foldedDuplicate(m.key, &seen); dup {
+		if i == pairwiseKeys {
+			folded = make(map[string]string, 2*pairwiseKeys)
+			for _, e := range members[:i] {
+				folded[fold(e.key)] = e.key // unique: each was checked on its way in
+			}
+		}
+		other, dup := "", false
+		if folded == nil {
+			for _, e := range members[:i] {
+				if strings.EqualFold(e.key, m.key) {
+					other, dup = e.key, true
+					break
+				}
+			}
+		} else {
+			f := fold(m.key)
+			if other, dup = folded[f]; !dup {
+				folded[f] = m.key
+			}
+		}
+		if dup {
 			return Object{}, &KeyError{Object: name, Key: m.key, Other: other}
 		}
 	}
-	o.members = members
-	return o, nil
+	return Object{name: name, members: members}, nil
 }
 
 // pairwiseKeys is how many keys an object may have before its duplicate check folds them
 // into a map instead of comparing pairs, so a hostile object of many keys costs linear work.
 const pairwiseKeys = 16
-
-// foldedDuplicate reports the earlier key of o that key equals without regard to case (simple
-// folding, as strings.EqualFold: it holds exactly when fold gives both one spelling), if any.
-// *seen is the map of folded keys once o has more than pairwiseKeys; nil before.
-func (o *Object) foldedDuplicate(key string, seen *map[string]string) (string, bool) {
-	if len(o.members) < pairwiseKeys {
-		for _, m := range o.members {
-			if strings.EqualFold(m.key, key) {
-				return m.key, true
-			}
-		}
-		return "", false
-	}
-	if *seen == nil {
-		*seen = make(map[string]string, 2*pairwiseKeys)
-		for _, m := range o.members {
-			(*seen)[fold(m.key)] = m.key // unique: each was checked on its way in
-		}
-	}
-	f := fold(key)
-	if other, dup := (*seen)[f]; dup {
-		return other, true
-	}
-	(*seen)[f] = key
-	return "", false
-}
 
 // Exact refuses a key that differs only in case from one of known: a reader that folds case
 // would take it for the known key, a reader that does not would ignore it.
@@ -204,21 +189,16 @@ func (o Object) String(key string) (string, bool, error) {
 // Object is the value of key read strictly, which must be a JSON object when present. A null
 // counts as absent.
 func (o Object) Object(key string) (Object, bool, error) {
-	raw, ok := o.Raw(key)
-	if !ok || string(raw) == "null" {
+	m := o.member(key)
+	if m.value == nil || string(m.value) == "null" {
 		return Object{}, false, nil
 	}
-	var child Object
-	var err error
-	if m := o.member(key); m.walked {
-		child, err = newObject(o.name+"."+key, m.members)
-	} else {
-		child, err = ReadObject(raw, o.name+"."+key)
+	if m.walked {
+		child, err := newObject(o.name+"."+key, m.members)
+		return child, err == nil, err
 	}
-	if err != nil {
-		return Object{}, false, err
-	}
-	return child, true, nil
+	child, err := ReadObject(m.value, o.name+"."+key)
+	return child, err == nil, err
 }
 
 // fold maps a key to one spelling for all the keys strings.EqualFold holds equal: each rune
@@ -254,7 +234,7 @@ func clip(s string) string { return textclip.String(s, 64) }
 func decodeString(raw []byte) (string, error) {
 	inner := raw[1 : len(raw)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		if s, ok := wellKnown(inner); ok {
+		if s, ok := wellKnownStrings[string(inner)]; ok {
 			return s, nil
 		}
 		return string(inner), nil

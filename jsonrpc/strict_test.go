@@ -113,9 +113,8 @@ func TestObjectAccessors(t *testing.T) {
 func TestParseClientLimits(t *testing.T) {
 	deep := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":` +
 		strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}}`
-	var de *DepthError
-	if _, err := Parse([]byte(deep), Options{Client: true}); !errors.As(err, &de) || !errors.Is(err, ErrInvalid) {
-		t.Errorf("1000 deep: %v, want a DepthError", err)
+	if _, err := Parse([]byte(deep), Options{Client: true}); !errors.Is(err, errTooDeep) || !errors.Is(err, ErrInvalid) {
+		t.Errorf("1000 deep: %v, want errTooDeep", err)
 	}
 	ok := `{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", 60) + strings.Repeat("]", 60) + `}`
 	if _, err := Parse([]byte(ok), Options{Client: true}); err != nil {

@@ -124,11 +124,12 @@ func (a Access) Narrow(b Access) Access {
 	}
 	// An Access is never changed once made, so n may share a's slices; they are clipped
 	// so that an append to them copies.
-	if b.hasAll(a.granted) {
+	bLacks := func(s string) bool { return !b.HasScope(s) }
+	if !slices.ContainsFunc(a.granted, bLacks) {
 		n.granted = slices.Clip(a.granted)
 	} else {
 		for _, s := range a.granted {
-			if b.HasScope(s) {
+			if !bLacks(s) {
 				n.granted = append(n.granted, s)
 			}
 		}
@@ -140,14 +141,4 @@ func (a Access) Narrow(b Access) Access {
 		}
 	}
 	return n
-}
-
-// hasAll reports whether every one of scopes was granted.
-func (a Access) hasAll(scopes []string) bool {
-	for _, s := range scopes {
-		if !a.HasScope(s) {
-			return false
-		}
-	}
-	return true
 }

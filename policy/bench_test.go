@@ -11,7 +11,7 @@ func TestRealisticToolsList(t *testing.T) {
 		t.Fatal("benchmark input is not valid JSON")
 	}
 	p := mustNew(t, Config{ReadOnlyTools: []string{"list_*", "find_*"}})
-	out, hints, err := p.FilterToolsList(p.Decide([]string{"mcp:use"}), in)
+	out, hints, err := p.FilterList("tools/list", p.Decide([]string{"mcp:use"}), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func BenchmarkFilterToolsList(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := p.FilterToolsList(a, in); err != nil {
+				if _, _, err := p.FilterList("tools/list", a, in); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,30 +1,27 @@
 package policy
 
 // CheckTool decides whether a may list and call the tool name. h are the annotations the
-// worker declared for it, or nil when unknown. See [Policy.Explain].
+// worker declared for it, or nil when unknown. See [Policy.ExplainKind].
 func (p *Policy) CheckTool(a Access, name string, h *Hints) Verdict {
-	v, _ := p.Explain(a, name, h)
+	v, _ := p.ExplainKind(KindTool, a, name, h)
 	return v
 }
 
-// Explain is CheckTool with what decided: a rule's name, or the read-only gate's reason.
+// ExplainKind decides whether a may list and use the tool, prompt (name is its name) or
+// resource (name is its URI, or a resource template's URI template in a list) of kind k, and
+// says what decided: a rule's name, or the read-only gate's reason.
 //
-// The read-only gate is decided first and no rule can lift it: a read-only access may use
-// only tools matching ReadOnlyTools, or tools hinted read-only when the operator trusts
-// hints; everything else is DeniedReadOnly. Then every rule that applies to name must pass,
-// else DeniedForbidden (reported before DeniedReadOnly, so that a refusal's challenge can
-// name both the rule's scope and the write scope) - unless the write scope alone would let
-// a use the tool (a rule that reads read_only), which is DeniedReadOnly naming the rule.
+// For a tool the read-only gate is decided first and no rule can lift it: a read-only
+// access may use only tools matching ReadOnlyTools, or tools hinted read-only (h, the
+// worker's annotations, nil when unknown) when the operator trusts hints; everything else is
+// DeniedReadOnly. Then every rule that applies to name must pass, else DeniedForbidden
+// (reported before DeniedReadOnly, so that a refusal's challenge can name both the rule's
+// scope and the write scope) - unless the write scope alone would let a use it (a rule that
+// reads read_only), which is DeniedReadOnly naming the rule. A prompt or a resource has no
+// read-only gate: reading one is not a change, so a read-only access keeps every prompt and
+// resource that no rule of its kind takes away.
 //
 // An undecided Access, one missing a required scope, or an empty name is DeniedForbidden.
-func (p *Policy) Explain(a Access, name string, h *Hints) (Verdict, string) {
-	return p.ExplainKind(KindTool, a, name, h)
-}
-
-// ExplainKind is Explain for a tool, a prompt (name is its name) or a resource (name is
-// its URI, or a resource template's URI template in a list). A prompt or a resource has no
-// read-only gate: reading one is not a change, so a read-only access keeps every prompt and
-// resource that no rule of its kind takes away. h is read for tools only.
 func (p *Policy) ExplainKind(k Kind, a Access, name string, h *Hints) (Verdict, string) {
 	if !a.decided || len(a.missing) > 0 || name == "" {
 		return DeniedForbidden, "the token lacks a required scope"

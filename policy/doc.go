@@ -3,8 +3,8 @@
 // It turns a verified token into an [Access] (which required scopes are missing, whether the
 // session is read-only, and what rules may read of the token: its subject, user, groups,
 // roles and claims), answers whether one tool may be called and what decided it
-// ([Policy.CheckTool], [Policy.Explain]), and removes the tools an Access may not call from
-// a tools/list result ([Policy.FilterToolsList]), saying in its _meta why when it removes
+// ([Policy.CheckTool], [Policy.ExplainKind]), and removes the tools an Access may not call from
+// a tools/list result ([Policy.FilterList]), saying in its _meta why when it removes
 // them all. It also derives the scopes gemgate advertises ([Policy.ScopesSupported]).
 //
 // Read-only is fail-closed and decided first: in a read-only session a tool is visible and

@@ -9,28 +9,23 @@ import (
 	"strings"
 )
 
-// FilterToolsList removes from result, the result object of a tools/list response, the
-// tools a may not call. Every other field, and every kept tool, keeps its exact bytes;
-// only the tools array is rebuilt (and when nothing is removed, result is returned as is).
-// When every tool is removed, and the result has no _meta of its own, a _meta entry
-// "gemgate/hidden" says why, for the operator ([HiddenMetaKey]).
-//
-// hints maps the name of each listed tool that carries annotations (kept or not) to them,
-// so later tools/call checks can use them. A name listed more than once gets the cautious
-// merge of its listings (read-only only if every listing says so), and the filter decides
-// on that value.
-//
-// Malformed input returns an error wrapping [ErrMalformedToolsList]; the caller must then
-// refuse rather than pass the result on.
-func (p *Policy) FilterToolsList(a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]Hints, err error) {
-	return p.FilterList("tools/list", a, result)
-}
-
-// FilterList is FilterToolsList for the result of any list gemgate filters: tools/list,
-// prompts/list (by prompt_rules on each prompt's name), resources/list and
+// FilterList removes from result, the result object of the list method's response, the
+// items a may not list: tools/list (by the read-only gate and tool rules on each tool's
+// name), prompts/list (by prompt_rules on each prompt's name), resources/list and
 // resources/templates/list (by resource_rules on each resource's uri, each template's
-// uriTemplate; without such rules, the result is returned as is). hints are a tool list's
-// only. Another method is an error.
+// uriTemplate; without such rules, the result is returned as is). Another method is an
+// error. Every other field, and every kept item, keeps its exact bytes; only the array is
+// rebuilt (and when nothing is removed, result is returned as is). When every item is
+// removed, and the result has no _meta of its own, a _meta entry "gemgate/hidden" says why,
+// for the operator ([HiddenMetaKey]).
+//
+// hints, a tool list's only, maps the name of each listed tool that carries annotations
+// (kept or not) to them, so later tools/call checks can use them. A name listed more than
+// once gets the cautious merge of its listings (read-only only if every listing says so),
+// and the filter decides on that value.
+//
+// Malformed input returns an error wrapping [ErrMalformedList]; the caller must then refuse
+// rather than pass the result on.
 func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]Hints, err error) {
 	shape, ok := shapeOf(method)
 	if !ok {
@@ -63,22 +58,18 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 			return nil, nil, err
 		}
 	}
-	out := make([]byte, 0, len(result))
-	out = append(out, result[:list.start]...)
-	out = append(out, '[')
-	first := true
+	out := append(make([]byte, 0, len(result)), result[:list.start+1]...) // through the array's '['
+	items := len(out)
 	for i, t := range list.tools {
 		if !keep[i] {
 			continue
 		}
-		if !first {
+		if len(out) > items {
 			out = append(out, ',')
 		}
-		first = false
 		out = append(out, result[t.start:t.end]...)
 	}
-	out = append(out, ']')
-	out = append(out, result[list.end:]...)
+	out = append(append(out, ']'), result[list.end:]...)
 	return slices.Clip(out), hints, nil
 }
 
@@ -86,7 +77,7 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 const HiddenMetaKey = "gemgate/hidden"
 
 // hiddenMeta is the _meta member that says why all n items (plural: "tools", "prompts"...)
-// of a list are hidden, given the distinct reasons Explain gave.
+// of a list are hidden, given the distinct reasons ExplainKind gave.
 func (p *Policy) hiddenMeta(plural string, n int, why []string) []byte {
 	for i, w := range why {
 		if strings.HasPrefix(w, "read-only") {

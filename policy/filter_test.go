@@ -45,7 +45,7 @@ func TestFilterToolsList(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filterPolicy(t, tt.trust)
-			got, hints, err := p.FilterToolsList(p.Decide(tt.scopes), json.RawMessage(untidyResult))
+			got, hints, err := p.FilterList("tools/list", p.Decide(tt.scopes), json.RawMessage(untidyResult))
 			if err != nil {
 				t.Fatalf("FilterToolsList: %v", err)
 			}
@@ -65,7 +65,7 @@ func TestFilterToolsList(t *testing.T) {
 func TestFilterToolsListKeepsAllUnchanged(t *testing.T) {
 	p := filterPolicy(t, false)
 	a := p.Decide([]string{"mcp:use", "mcp:write", "admin"})
-	got, _, err := p.FilterToolsList(a, json.RawMessage(untidyResult))
+	got, _, err := p.FilterList("tools/list", a, json.RawMessage(untidyResult))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestFilterToolsListKeepsAllUnchanged(t *testing.T) {
 func TestFilterToolsListNextCursor(t *testing.T) {
 	p := filterPolicy(t, false)
 	in := `{"tools":[{"name":"list_a"},{"name":"write_b"}],"nextCursor":"abc=="}`
-	got, _, err := p.FilterToolsList(p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+	got, _, err := p.FilterList("tools/list", p.Decide([]string{"mcp:use"}), json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestFilterToolsListNextCursor(t *testing.T) {
 func TestFilterToolsListEscapes(t *testing.T) {
 	p := filterPolicy(t, false)
 	in := `{"t\u006fols":[{"n\u0061me":"list_\u0061"},{"name":"exec\"ute"},{"name":"list_b","d":"\\\"\\"}]}`
-	got, _, err := p.FilterToolsList(p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+	got, _, err := p.FilterList("tools/list", p.Decide([]string{"mcp:use"}), json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestFilterToolsListEscapes(t *testing.T) {
 func TestFilterToolsListEmpty(t *testing.T) {
 	p := filterPolicy(t, false)
 	for _, in := range []string{`{"tools":[]}`, `{"tools": [ ] , "nextCursor": null}`, " {\"tools\":[]}\n"} {
-		got, hints, err := p.FilterToolsList(p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+		got, hints, err := p.FilterList("tools/list", p.Decide([]string{"mcp:use"}), json.RawMessage(in))
 		if err != nil {
 			t.Errorf("%s: %v", in, err)
 			continue
@@ -143,7 +143,7 @@ func TestFilterToolsListDuplicateNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, hints, err := p.FilterToolsList(ro, json.RawMessage(tt.in))
+			got, hints, err := p.FilterList("tools/list", ro, json.RawMessage(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,12 +194,12 @@ func TestFilterToolsListMalformed(t *testing.T) {
 		"skipped field not UTF-8": "{\"tools\":[{\"name\":\"x\",\"description\":\"\xff\"}]}",
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, hints, err := p.FilterToolsList(a, json.RawMessage(in))
+			got, hints, err := p.FilterList("tools/list", a, json.RawMessage(in))
 			if err == nil {
 				t.Fatalf("FilterToolsList(%s) = %s, %v; want error", in, got, hints)
 			}
-			if !errors.Is(err, ErrMalformedToolsList) {
-				t.Errorf("error %v does not wrap ErrMalformedToolsList", err)
+			if !errors.Is(err, ErrMalformedList) {
+				t.Errorf("error %v does not wrap ErrMalformedList", err)
 			}
 			if got != nil || hints != nil {
 				t.Errorf("error with result %s, %v", got, hints)

@@ -15,7 +15,7 @@ func FuzzFilterToolsList(f *testing.F) {
 	p := filterPolicy(f, true)
 	ro := p.Decide([]string{"mcp:use"})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, hints, err := p.FilterToolsList(ro, in)
+		out, hints, err := p.FilterList("tools/list", ro, in)
 		if err != nil {
 			return
 		}

@@ -105,14 +105,14 @@ func TestReadOnlyRuleIsAReadOnlyRefusal(t *testing.T) {
 		},
 	})
 	ro := p.Decide([]string{"mcp:use"})
-	if v, why := p.Explain(ro, "peek", nil); v != DeniedReadOnly || why != "rule rw-only" {
+	if v, why := p.ExplainKind(KindTool, ro, "peek", nil); v != DeniedReadOnly || why != "rule rw-only" {
 		t.Errorf("read-only peek = %v, %q; want readOnly by rule rw-only", v, why)
 	}
 	if v := p.CheckTool(p.Decide([]string{"mcp:use", "mcp:write"}), "peek", nil); v != Allowed {
 		t.Errorf("read-write peek = %v", v)
 	}
 	// The write scope alone does not unlock list: the rule's scope is needed too.
-	if v, why := p.Explain(ro, "list", nil); v != DeniedForbidden || why != "rule admin-rw" {
+	if v, why := p.ExplainKind(KindTool, ro, "list", nil); v != DeniedForbidden || why != "rule admin-rw" {
 		t.Errorf("read-only list = %v, %q; want forbidden by rule admin-rw", v, why)
 	}
 	if v := p.CheckTool(p.Decide([]string{"mcp:use", "admin"}), "list", nil); v != DeniedReadOnly {
@@ -240,7 +240,7 @@ func TestFilterPromptAndResourceLists(t *testing.T) {
 	if got, _, err := plain.FilterList("resources/list", ro, json.RawMessage(odd)); err != nil || string(got) != odd {
 		t.Errorf("unruled list: %s, %v", got, err)
 	}
-	if _, _, err := plain.FilterList("prompts/list", ro, json.RawMessage(`{"prompts":[{"name":1}]}`)); !errors.Is(err, ErrMalformedToolsList) {
+	if _, _, err := plain.FilterList("prompts/list", ro, json.RawMessage(`{"prompts":[{"name":1}]}`)); !errors.Is(err, ErrMalformedList) {
 		t.Errorf("ruled list: %v", err)
 	}
 	for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {

@@ -96,6 +96,7 @@ func New(c Config) (*Policy, error) {
 		}
 	}
 	var rules [Kinds][]rule
+	supported := slices.Concat(required, []string{write}, c.ExtraScopes)
 	for k, list := range c.rules() {
 		env, err := ruleEnv(Kind(k), c.TrustReadOnlyHints)
 		if err != nil {
@@ -106,30 +107,23 @@ func New(c Config) (*Policy, error) {
 			var rerrs []error
 			rules[k][i], rerrs = compileRule(env, Kind(k), i, r)
 			errs = append(errs, rerrs...)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-
-	p := &Policy{
-		required:      dedup(required),
-		write:         write,
-		readOnlyTools: newMatcher(c.ReadOnlyTools),
-		trustHints:    c.TrustReadOnlyHints,
-		rules:         rules,
-	}
-	supported := slices.Concat(required, []string{write}, c.ExtraScopes)
-	for _, list := range c.rules() {
-		for _, r := range list {
 			if r.Scope != "" {
 				supported = append(supported, r.Scope)
 			}
 		}
 	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	slices.Sort(supported)
-	p.supported = slices.Compact(supported)
-	return p, nil
+	return &Policy{
+		required:      dedup(required),
+		write:         write,
+		supported:     slices.Compact(supported),
+		readOnlyTools: newMatcher(c.ReadOnlyTools),
+		trustHints:    c.TrustReadOnlyHints,
+		rules:         rules,
+	}, nil
 }
 
 // rules are the configured rules by kind.

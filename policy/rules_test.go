@@ -66,7 +66,7 @@ func TestRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, why := p.Explain(p.DecideToken(tt.tok), tt.tool, tt.h)
+			v, why := p.ExplainKind(KindTool, p.DecideToken(tt.tok), tt.tool, tt.h)
 			if v != tt.want || why != tt.wantDecider {
 				t.Errorf("Explain = %v, %q; want %v, %q", v, why, tt.want, tt.wantDecider)
 			}
@@ -126,7 +126,7 @@ func TestRuleCostLimitDenies(t *testing.T) {
 		many[i] = strings.Repeat("g", i)
 	}
 	a := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}, Claims: map[string]any{"groups": many}})
-	if v, why := p.Explain(a, "x", nil); v != DeniedForbidden || why != "rule slow" {
+	if v, why := p.ExplainKind(KindTool, a, "x", nil); v != DeniedForbidden || why != "rule slow" {
 		t.Errorf("Explain = %v, %q; want forbidden by rule slow", v, why)
 	}
 	few := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}, Claims: map[string]any{"groups": many[1:4]}})
@@ -138,7 +138,7 @@ func TestRuleCostLimitDenies(t *testing.T) {
 func TestHiddenToolsSayWhy(t *testing.T) {
 	p := rulesPolicy(t)
 	list := `{"tools":[{"name":"write_note","annotations":{"destructiveHint":false}},{"name":"drop"}]}`
-	out, _, err := p.FilterToolsList(p.DecideToken(tok("mcp:use", nil)), json.RawMessage(list))
+	out, _, err := p.FilterList("tools/list", p.DecideToken(tok("mcp:use", nil)), json.RawMessage(list))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestHiddenMetaPlacement(t *testing.T) {
 		`{"tools":[{"name":"x"}],"_meta":[1]}`:            `{"tools":[],"_meta":[1]}`,
 		`{"tools":[{"name":"x"}],"_meta":{"k":1},"n":2} `: `{"tools":[],"_meta":{` + why + `,"k":1},"n":2} `,
 	} {
-		got, _, err := p.FilterToolsList(ro, json.RawMessage(in))
+		got, _, err := p.FilterList("tools/list", ro, json.RawMessage(in))
 		if err != nil || string(got) != want || !json.Valid(got) {
 			t.Errorf("FilterToolsList(%s) = %s, %v; want %s", in, got, err, want)
 		}

@@ -11,11 +11,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// ErrMalformedList is wrapped by every error FilterList and FilterToolsList return.
+// ErrMalformedList is wrapped by every error FilterList returns.
 var ErrMalformedList = errors.New("policy: malformed list result")
-
-// ErrMalformedToolsList is ErrMalformedList, by its older name.
-var ErrMalformedToolsList = ErrMalformedList
 
 // listShape is how a list result names its array and, in each item, what rules decide on.
 type listShape struct {
@@ -253,10 +250,6 @@ func (w *walker) annotations(t *listedTool) error {
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformedList, fmt.Sprintf(format, args...))
 }
-
-// ToolNames lists the name of every tool in result, the result object of a tools/list
-// response, read as strictly as FilterToolsList reads it.
-func ToolNames(result json.RawMessage) ([]string, error) { return ListNames("tools/list", result) }
 
 // ListNames lists what rules decide on of every item of result, the result object of the
 // list method's response (tools/list, prompts/list, resources/list,

@@ -10,7 +10,7 @@ import (
 
 // TestToolNamesWalk covers the walk's edges that the filter tests do not
 // reach: empty objects in the middle of a tool, a string that starts with an escape, and
-// ToolNames' own refusal of what FilterToolsList refuses.
+// ListNames' own refusal of what FilterList refuses.
 func TestToolNamesWalk(t *testing.T) {
 	tests := []struct {
 		name string
@@ -28,7 +28,7 @@ func TestToolNamesWalk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ToolNames(json.RawMessage(tt.in))
+			got, err := ListNames("tools/list", json.RawMessage(tt.in))
 			if err != nil {
 				t.Fatalf("ToolNames(%s): %v", tt.in, err)
 			}
@@ -41,9 +41,9 @@ func TestToolNamesWalk(t *testing.T) {
 
 func TestToolNamesRefusesMalformed(t *testing.T) {
 	for _, in := range []string{``, `{"tools":[{"name":""}]}`, `{"tools":[],"Tools":[]}`, `{"x":{}}`} {
-		names, err := ToolNames(json.RawMessage(in))
-		if !errors.Is(err, ErrMalformedToolsList) {
-			t.Errorf("ToolNames(%s) = %q, %v; want ErrMalformedToolsList", in, names, err)
+		names, err := ListNames("tools/list", json.RawMessage(in))
+		if !errors.Is(err, ErrMalformedList) {
+			t.Errorf("ToolNames(%s) = %q, %v; want ErrMalformedList", in, names, err)
 		}
 		if names != nil {
 			t.Errorf("ToolNames(%s) returned names %q with its error", in, names)
@@ -56,7 +56,7 @@ func TestToolNamesRefusesMalformed(t *testing.T) {
 func TestFilterToolsListEmptyAnnotations(t *testing.T) {
 	p := filterPolicy(t, true)
 	in := `{"tools":[{"annotations":{},"name":"list_a"},{"name":"x","annotations":{ }}]}`
-	got, hints, err := p.FilterToolsList(p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+	got, hints, err := p.FilterList("tools/list", p.Decide([]string{"mcp:use"}), json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,29 +13,18 @@ import (
 
 // String returns s if it is at most max bytes long, and otherwise its first max bytes (fewer,
 // to end on a whole UTF-8 sequence) followed by "...(+N more)", N the bytes cut.
-func String(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	n := cut(s[:max+1])
-	return s[:n] + "...(+" + strconv.Itoa(len(s)-n) + " more)"
-}
+func String(s string, max int) string { return clipped(s, max) }
 
 // Bytes is String for a byte slice; only what is kept is copied.
-func Bytes(b []byte, max int) string {
-	if len(b) <= max {
-		return string(b)
-	}
-	n := cut(string(b[:max+1]))
-	return string(b[:n]) + "...(+" + strconv.Itoa(len(b)-n) + " more)"
-}
+func Bytes(b []byte, max int) string { return clipped(b, max) }
 
-// cut is where to cut head, whose last byte is the first one dropped: before it, moved back
-// to the start of a UTF-8 sequence.
-func cut(head string) int {
-	n := len(head) - 1
-	for n > 0 && !utf8.RuneStart(head[n]) {
+func clipped[T string | []byte](s T, max int) string {
+	if len(s) <= max {
+		return string(s)
+	}
+	n := max // the first byte dropped, moved back to the start of a UTF-8 sequence
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return n
+	return string(s[:n]) + "...(+" + strconv.Itoa(len(s)-n) + " more)"
 }

@@ -29,10 +29,8 @@ const (
 // Log is the ErrorLog of gemgate's HTTP servers: their lines go to gemgate's log at
 // warn, clipped and rate limited (see maxHTTPErrorLine).
 type Log struct {
-	log         *slog.Logger
-	limit       *rate.Limiter
-	reportAfter time.Duration    // httpErrorReport; shorter in tests
-	now         func() time.Time // the limiter's clock: time.Now; a test's own in tests
+	log   *slog.Logger
+	limit *rate.Limiter
 
 	mu      sync.Mutex
 	skipped int         // lines not logged since the last report
@@ -41,7 +39,7 @@ type Log struct {
 
 // New is the error log of servers that log to l.
 func New(l *slog.Logger) *Log {
-	return &Log{log: l, limit: rate.NewLimiter(httpErrorLines, httpErrorBurst), reportAfter: httpErrorReport, now: time.Now}
+	return &Log{log: l, limit: rate.NewLimiter(httpErrorLines, httpErrorBurst)}
 }
 
 // Logger is the *log.Logger for http.Server.ErrorLog; every server given one shares its limit.
@@ -52,11 +50,11 @@ func (e *Log) Write(p []byte) (int, error) {
 	if !e.log.Enabled(context.Background(), slog.LevelWarn) {
 		return len(p), nil
 	}
-	if !e.limit.AllowN(e.now(), 1) {
+	if !e.limit.Allow() {
 		e.mu.Lock()
 		e.skipped++
 		if e.report == nil {
-			e.report = time.AfterFunc(e.reportAfter, e.Flush)
+			e.report = time.AfterFunc(httpErrorReport, e.Flush)
 		}
 		e.mu.Unlock()
 		return len(p), nil

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -80,86 +80,77 @@ func TestHTTPErrorLogClipsUnprintableText(t *testing.T) {
 // net/http's lines, from every connection of every server gemgate runs, share one limit:
 // a flood is logged as its first httpErrorBurst lines, and the lines not logged are counted
 // in a line of their own, written before the next line that is logged once the rate allows
-// it again (a second later), which comes through whole.
+// it again (a second later), which comes through whole. In a synctest bubble the clock
+// stands still through the flood, however long a loaded machine takes over it.
 func TestHTTPErrorLogLimitsAFloodAndCountsIt(t *testing.T) {
-	e, logs := newTestHTTPErrorLog(t)
-	e.reportAfter = time.Hour // the count comes with the next line logged
-	// The limiter's clock stands still through the flood, however long a loaded machine
-	// takes over it, and moves on past one token's refill afterwards.
-	var clock atomic.Int64
-	clock.Store(time.Now().UnixNano())
-	e.now = func() time.Time { return time.Unix(0, clock.Load()) }
-	const flood = 500
-	var wg sync.WaitGroup
-	for g := range 5 {
-		wg.Go(func() {
-			l := e.Logger()
-			for i := range flood / 5 {
-				l.Printf("http: TLS handshake error from 192.0.2.%d:%d: EOF", g, 40000+i)
-			}
-		})
-	}
-	wg.Wait()
-	logged := len(jsonLines(logs.String()))
-	if logged < httpErrorBurst || logged > httpErrorBurst+2 {
-		t.Fatalf("%d error lines at once: %d logged, want the burst of %d:\n%s", flood, logged, httpErrorBurst, logs)
-	}
-	clock.Add(int64(time.Second / httpErrorLines * 11 / 10))
-	const line = "http: Accept error: accept tcp 127.0.0.1:8000: accept4: too many open files; retrying in 5ms"
-	e.Logger().Print(line)
-	evs := jsonLines(logs.String())
-	if len(evs) != logged+2 {
-		t.Fatalf("after the flood, one line more: want it and the count of the lines not logged, got:\n%s", logs)
-	}
-	report, last := evs[logged], evs[logged+1]
-	if report["msg"] != "HTTP server error log lines not logged: over the rate" || report["count"] != float64(flood-logged) {
-		t.Errorf("report %v: want count %d", report, flood-logged)
-	}
-	if last["msg"] != line || last["level"] != "WARN" {
-		t.Errorf("the line after the flood logged as %v, want msg %q", last, line)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		e, logs := newTestHTTPErrorLog(t)
+		const flood = 500
+		var wg sync.WaitGroup
+		for g := range 5 {
+			wg.Go(func() {
+				l := e.Logger()
+				for i := range flood / 5 {
+					l.Printf("http: TLS handshake error from 192.0.2.%d:%d: EOF", g, 40000+i)
+				}
+			})
+		}
+		wg.Wait()
+		logged := len(jsonLines(logs.String()))
+		if logged != httpErrorBurst {
+			t.Fatalf("%d error lines at once: %d logged, want the burst of %d:\n%s", flood, logged, httpErrorBurst, logs)
+		}
+		time.Sleep(time.Second / httpErrorLines * 11 / 10) // past one token's refill, before the report
+		const line = "http: Accept error: accept tcp 127.0.0.1:8000: accept4: too many open files; retrying in 5ms"
+		e.Logger().Print(line)
+		evs := jsonLines(logs.String())
+		if len(evs) != logged+2 {
+			t.Fatalf("after the flood, one line more: want it and the count of the lines not logged, got:\n%s", logs)
+		}
+		report, last := evs[logged], evs[logged+1]
+		if report["msg"] != "HTTP server error log lines not logged: over the rate" || report["count"] != float64(flood-logged) {
+			t.Errorf("report %v: want count %d", report, flood-logged)
+		}
+		if last["msg"] != line || last["level"] != "WARN" {
+			t.Errorf("the line after the flood logged as %v, want msg %q", last, line)
+		}
+	})
 }
 
 // When no line follows a flood, the count of the lines not logged is still written, once,
-// shortly after the first of them (httpErrorReport); and when gemgate stops.
+// httpErrorReport after the first of them; and when gemgate stops.
 func TestHTTPErrorLogReportsAFloodWithNoLineAfterIt(t *testing.T) {
-	e, logs := newTestHTTPErrorLog(t)
-	e.reportAfter = 50 * time.Millisecond
-	const flood = 100
-	l := e.Logger()
-	for i := range flood {
-		l.Printf("http: TLS handshake error from 192.0.2.1:%d: EOF", 40000+i)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	synctest.Test(t, func(t *testing.T) {
+		e, logs := newTestHTTPErrorLog(t)
+		const flood = 100
+		l := e.Logger()
+		for i := range flood {
+			l.Printf("http: TLS handshake error from 192.0.2.1:%d: EOF", 40000+i)
+		}
+		time.Sleep(httpErrorReport - time.Millisecond)
+		synctest.Wait()
+		if n := len(jsonLines(logs.String())); n != httpErrorBurst {
+			t.Fatalf("a report before httpErrorReport: %d lines:\n%s", n, logs)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
 		evs := jsonLines(logs.String())
-		var counted, reports, logged float64
-		for _, ev := range evs {
-			if ev["msg"] == "HTTP server error log lines not logged: over the rate" {
-				reports++
-				counted += ev["count"].(float64)
-			} else {
-				logged++
-			}
+		if len(evs) != httpErrorBurst+1 || evs[httpErrorBurst]["msg"] != "HTTP server error log lines not logged: over the rate" ||
+			evs[httpErrorBurst]["count"] != float64(flood-httpErrorBurst) {
+			t.Fatalf("%d lines, then httpErrorReport: want %d logged and one report counting the rest:\n%s", flood, httpErrorBurst, logs)
 		}
-		if reports > 0 {
-			if reports != 1 || counted+logged != flood {
-				t.Fatalf("%d lines: %v logged, %v reports counting %v:\n%s", flood, logged, reports, counted, logs)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no count of the lines not logged within 5s of a flood:\n%s", logs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 
-	e.reportAfter = time.Hour
-	before := len(jsonLines(logs.String()))
-	l.Print("http: TLS handshake error from 192.0.2.1:1: EOF")
-	e.Flush() // as stop does
-	evs := jsonLines(logs.String())
-	if len(evs) != before+1 || evs[before]["count"] != float64(1) {
-		t.Errorf("a line not logged, then stop: want its count logged:\n%s", logs)
-	}
+		// The rate has given back a token a second since: a flood of as many and one more
+		// leaves one line not logged.
+		tokens := int(httpErrorReport / time.Second * httpErrorLines)
+		for i := range tokens + 1 {
+			l.Printf("http: TLS handshake error from 192.0.2.1:%d: EOF", i)
+		}
+		before := len(jsonLines(logs.String()))
+		e.Flush() // as stop does
+		evs = jsonLines(logs.String())
+		if len(evs) != before+1 || evs[before]["count"] != float64(1) {
+			t.Errorf("a line not logged, then stop: want its count logged:\n%s", logs)
+		}
+	})
 }

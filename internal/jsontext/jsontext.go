@@ -5,6 +5,8 @@
 // It must never import another gemgate package: auth and jsonrpc both use it.
 package jsontext
 
+import "encoding/hex"
+
 // HasLoneSurrogate reports whether a JSON text holds a \uD800-\uDFFF escape that is not
 // half of a pair: a high surrogate followed at once by an escaped low one. Outside strings a
 // backslash is no JSON, which the reading after this refuses.
@@ -36,21 +38,12 @@ func HasLoneSurrogate(b []byte) bool {
 
 // escapedUnit reads the \uXXXX escape at b[i:], if there is one.
 func escapedUnit(b []byte, i int) (rune, bool) {
+	var u [2]byte
 	if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[i+2 : i+6] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
+	if _, err := hex.Decode(u[:], b[i+2:i+6]); err != nil {
+		return 0, false
 	}
-	return r, true
+	return rune(u[0])<<8 | rune(u[1]), true
 }
