@@ -70,7 +70,7 @@ func TestConfigurationDocListsEverySetting(t *testing.T) {
 				if p.key != f.key {
 					continue
 				}
-				if err := p.set(value); err != nil {
+				if err := p.Set(value); err != nil {
 					t.Errorf("%s: the documented default %q does not parse: %v", f.key, value, err)
 				} else if !reflect.DeepEqual(p.v.Interface(), f.v.Interface()) {
 					t.Errorf("%s: the doc's default is %q, the code's is %q", f.key, value, f.String())
