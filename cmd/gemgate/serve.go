@@ -334,9 +334,10 @@ func (s *server) launcher(ctx context.Context) (*worker.CommandLauncher, error) 
 		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
 		l.Credential = worker.PassthroughCredential{}
 	case "exchange":
-		cfg := c.exchangeConfig()
-		cfg.GatewayAudiences = c.audiences(s.publicURL) // an issued token for one of these is gemgate's, not the backend's
-		ex, err := newLazyExchanger(c.Issuer, cfg, c.AllowInsecure)
+		ex, err := newLazyExchanger(c.Issuer, exchange.Config{TokenURL: c.ExchangeTokenURL, ClientID: c.ExchangeClientID,
+			ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience,
+			GatewayAudiences: c.audiences(s.publicURL), // an issued token for one of these is gemgate's, not the backend's
+		}, c.AllowInsecure)
 		if err != nil {
 			return nil, err
 		}
@@ -444,10 +445,4 @@ func (c *Config) audiences(publicURL string) []string {
 func (c *Config) verifierConfig(publicURL string) auth.Config {
 	return auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: c.audiences(publicURL),
 		UserClaim: c.UserClaim, AllowInsecureHTTP: c.AllowInsecure}
-}
-
-// exchangeConfig is the token exchange's configuration.
-func (c *Config) exchangeConfig() exchange.Config {
-	return exchange.Config{TokenURL: c.ExchangeTokenURL, ClientID: c.ExchangeClientID,
-		ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience}
 }
