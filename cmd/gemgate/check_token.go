@@ -44,12 +44,6 @@ func takeFlag(args []string, name, what string) (value string, rest []string, fo
 	return value, rest, found, nil
 }
 
-// readTokenFrom reads one token from r, bounded; what it read is not a token when err is set.
-func readTokenFrom(r io.Reader) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
-	return strings.TrimSpace(string(b)), err
-}
-
 // checkToken is `gemgate check --token <JWT> [--tools FILE]`: claim by claim, would gemgate
 // with this configuration accept the token, and why not; with a worker's tools/list result
 // in FILE (or its prompts/list, resources/list or resources/templates/list result), which of
@@ -155,9 +149,6 @@ func statusWord(s auth.FindingStatus) string {
 	}
 	return "INFO"
 }
-
-// stdin is the token source for --token -; a variable so tests can replace it.
-var stdin io.Reader = os.Stdin
 
 // userNameCheck is the launcher's judgement of a user name under c, as serve makes it at
 // authentication (worker.CommandLauncher.CheckUser). The command matters: {user} in
