@@ -143,7 +143,7 @@ func TestGatewaySecretsAreHiddenFromWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := devTLS(dc, &devInfo{}); err != nil {
+	if err := devTLS(dc, &devInfo{}); err != nil {
 		t.Fatal(err)
 	}
 	caKey := filepath.Join(dir, "certs", "dev-ca-key.pem")

@@ -55,7 +55,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		ln.Close()
 		return err
 	}
-	return srv.run(ctx, nil)
+	return srv.run(ctx)
 }
 
 // configErrors reports the problems of a problemList, one a line.
@@ -384,8 +384,9 @@ func osUser() string {
 // run serves until ctx ends, then stops gracefully (stop.go): a drain while the listener
 // still serves, streams ended, in-flight calls given shutdown_grace to finish, every worker
 // stopped.
-func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
-	if tlsConfig == nil && s.cfg.TLSCert != "" {
+func (s *server) run(ctx context.Context) error {
+	var tlsConfig *tls.Config
+	if s.cfg.TLSCert != "" {
 		certs, err := newCertFiles(s.cfg.TLSCert, s.cfg.TLSKey, s.log)
 		if err != nil {
 			s.ln.Close()
