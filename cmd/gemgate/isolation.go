@@ -37,8 +37,7 @@ var ErrRootWorkers = errors.New("gemgate runs as root without a worker sandbox a
 func runningAsRoot() bool { return os.Geteuid() == 0 }
 
 // validateIsolation checks the worker isolation settings without touching bubblewrap.
-func (c *Config) validateIsolation() []error {
-	var p problemList
+func (c *Config) validateIsolation(p *problemList) {
 	if c.WorkerSandbox == "none" && c.rootWorkers() {
 		p.add("worker_sandbox: %w", ErrRootWorkers)
 	}
@@ -60,7 +59,6 @@ func (c *Config) validateIsolation() []error {
 		}
 	}
 	p.addIf(c.WorkerWriteTimeout <= 0, "worker_write_timeout: must be positive (a write to a worker that does not read must end)")
-	return p
 }
 
 // rootWorkers tells whether workers would run as root with nothing but a sandbox between

@@ -96,7 +96,7 @@ func (c *Config) validateWorker(p *problemList) {
 	case "command":
 		p.addIf(len(c.WorkerCommand) == 0, "worker_command: required with worker=command")
 	case "gemstone":
-		p.addErr(c.validateGemStone()...)
+		c.validateGemStone(p)
 	}
 	// The token endpoint is sent gemgate's client secret and each caller's token.
 	p.addErr(c.secureURL("exchange_token_url", c.ExchangeTokenURL))
@@ -109,7 +109,7 @@ func (c *Config) validateWorker(p *problemList) {
 		"exchange_audience: %q is one of gemgate's own audiences (public_url, audiences); name the backend's", c.ExchangeAudience)
 	p.addIf(c.WorkerCredential != "none" && c.Auth != "oidc", "worker_credential: %s needs auth=oidc", c.WorkerCredential)
 
-	p.addErr(c.validateIsolation()...)
+	c.validateIsolation(p)
 	_, capErrs := c.workerCapsValues()
 	p.addErr(capErrs...)
 	p.addErr(c.poolSettings().Validate())
