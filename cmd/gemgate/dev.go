@@ -48,6 +48,7 @@ type devInfo struct {
 	WorkersDataDir string `json:"workers_data_dir,omitempty"`
 }
 
+// devClient is a devissuer.Client as printed.
 type devClient struct {
 	ID     string   `json:"id"`
 	Secret string   `json:"secret"`
@@ -225,7 +226,7 @@ func issuerCredentials(issuer *devissuer.Issuer) (map[string]string, []devClient
 			return nil, nil, err
 		}
 		tokens[cl.User] = tok
-		clients = append(clients, devClient{ID: cl.ID, Secret: cl.Secret, User: cl.User, Scopes: cl.Scopes})
+		clients = append(clients, devClient(cl))
 	}
 	return tokens, clients, nil
 }
