@@ -128,6 +128,8 @@ type Config struct {
 	sandboxByWorker bool
 }
 
+// defaults are the settings before any source is read; those whose default depends on the
+// worker kind stay empty until byWorker chooses them.
 func defaults() Config {
 	limits := limit.Defaults(limit.HostCapacity())
 	return Config{
@@ -146,15 +148,11 @@ func defaults() Config {
 		RequiredScopes:       []string{"mcp:use"},
 		WriteScope:           "mcp:write",
 		Worker:               "demo",
-		WorkerCredential:     "", // chosen by worker after loading: byWorker
 		OnTokenExpiry:        "keep",
 		InputRequiredTimeout: 2 * time.Minute,
-		WorkerPer:            "user", // load leaves it unset for byWorker (session for gemstone)
 		WorkerIdleTimeout:    10 * time.Minute,
-		OnWorkerExit:         "keep", // load leaves it unset for byWorker (end for gemstone)
 		MaxWorkers:           limits.MaxSessions,
 		MaxCallsPerWorker:    64,
-		WorkerSandbox:        "auto", // load leaves it unset for byWorker (none for gemstone)
 		WorkerWriteTimeout:   10 * time.Second,
 		WorkerMemoryMax:      capsAuto,
 		WorkerPidsMax:        capsAuto,
@@ -304,8 +302,6 @@ func (f field) IsBoolFlag() bool { return f.v.Kind() == reflect.Bool }
 func load(name string, args []string, dev bool) (*Config, error) {
 	c := defaults()
 	c.dev = dev
-	// The defaults that depend on the worker kind are chosen once it is known (byWorker).
-	c.WorkerPer, c.OnWorkerExit, c.WorkerSandbox = "", "", ""
 	if dev {
 		c.LogFormat = "text"
 		c.DrainDelay = 0 // one local gateway, no balancer to tell
