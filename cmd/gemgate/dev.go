@@ -186,10 +186,6 @@ func devTLS(c *Config, info *devInfo) error {
 	return nil
 }
 
-// devMetricsAddr is where dev serves metrics unless told otherwise: the address the README
-// and serve use.
-const devMetricsAddr = "127.0.0.1:9464"
-
 // listenMetrics opens the metrics listener at addr. With fallback (dev's default address), a
 // busy address gives way to any free loopback port, chosen by binding so that two gemgates
 // starting at once cannot pick the same one. An address the user chose is kept, busy or not.

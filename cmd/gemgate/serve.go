@@ -293,7 +293,7 @@ func (s *server) servers() error {
 	}
 	if c.MetricsListen != "off" {
 		// dev's default metrics address may give way to a free port when taken.
-		ln, err := listenMetrics(c.MetricsListen, c.dev && c.MetricsListen == devMetricsAddr)
+		ln, err := listenMetrics(c.MetricsListen, c.dev && c.MetricsListen == defaults().MetricsListen)
 		if err != nil {
 			return fmt.Errorf("metrics_listen: %w", err)
 		}
