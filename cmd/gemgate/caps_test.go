@@ -119,7 +119,7 @@ func TestCapsMechanismIsLoggedAndChecked(t *testing.T) {
 func TestAutoWithoutSandboxRefusesToServe(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no bwrap
 	c := mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off")
-	_, err := c.workerIsolation(context.Background())
+	_, _, err := c.workerIsolation(context.Background())
 	if !errors.Is(err, ErrNoSandbox) {
 		t.Fatalf("serve, auto, no bubblewrap: %v; want ErrNoSandbox", err)
 	}
@@ -142,9 +142,9 @@ func TestAutoWithoutSandboxRefusesToServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	iso, err := dev.workerIsolation(context.Background())
-	if err != nil || iso.fallback == nil {
-		t.Errorf("dev without a sandbox: %+v %v; want it to run on, unsandboxed", iso, err)
+	bwrap, describe, err := dev.workerIsolation(context.Background())
+	if err != nil || bwrap != "" || !strings.HasPrefix(describe, "worker sandbox: none (auto: ") {
+		t.Errorf("dev without a sandbox: %q %q %v; want it to run on, unsandboxed", bwrap, describe, err)
 	}
 }
 
