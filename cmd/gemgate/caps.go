@@ -25,28 +25,21 @@ func defaultWorkerMemory(hostBytes int64) int64 {
 	return min(max(hostBytes/8, 1<<30), 4<<30) &^ (1<<20 - 1) // whole MiB
 }
 
-// capsValues are the caps as numbers; 0 is no cap.
-type capsValues struct {
-	memory    int64
-	pids      int64
-	cpu       float64
-	openFiles uint64
-}
-
-// workerCapsValues parses the four settings, every problem listed.
-func (c *Config) workerCapsValues() (capsValues, []error) {
+// workerCapsValues parses the four settings into the caps; 0 is no cap. Every problem is
+// listed.
+func (c *Config) workerCapsValues() (worker.Caps, []error) {
 	var errs []error
-	v := capsValues{
-		memory: capValue(&errs, "worker_memory_max", c.WorkerMemoryMax, defaultWorkerMemory(limit.HostCapacity().MemoryBytes),
+	v := worker.Caps{
+		MemoryBytes: capValue(&errs, "worker_memory_max", c.WorkerMemoryMax, defaultWorkerMemory(limit.HostCapacity().MemoryBytes),
 			parseBytes, 16<<20, "a size of 16MiB or more (512MiB, 2GiB)"),
-		pids: capValue(&errs, "worker_pids_max", c.WorkerPidsMax, 256, // processes and threads of one worker
+		Pids: capValue(&errs, "worker_pids_max", c.WorkerPidsMax, 256, // processes and threads of one worker
 			func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) },
 			8, "a whole number of 8 or more (a worker's runtime has threads of its own)"),
 		// auto: half the host's CPUs, at least one: one worker cannot take them all.
-		cpu: capValue(&errs, "worker_cpu_max", c.WorkerCPUMax, max(float64(runtime.NumCPU())/2, 1),
+		CPU: capValue(&errs, "worker_cpu_max", c.WorkerCPUMax, max(float64(runtime.NumCPU())/2, 1),
 			parseFiniteFloat, 0.01, "a number of CPUs of 0.01 or more (0.5, 2)"),
 		// auto: per process, the traditional soft limit.
-		openFiles: capValue(&errs, "worker_open_files_max", c.WorkerOpenFilesMax, 1024,
+		OpenFiles: capValue(&errs, "worker_open_files_max", c.WorkerOpenFilesMax, 1024,
 			func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) }, 16, "a whole number of 16 or more"),
 	}
 	return v, errs
@@ -98,80 +91,69 @@ func parseBytes(s string) (int64, error) {
 	return int64(n * float64(mult)), nil
 }
 
-// capsMechanism is how the caps are enforced on this host, and what that comes to.
-type capsMechanism struct {
-	caps     worker.Caps
-	describe string
-}
-
-// workerCaps decides the mechanism: a delegated cgroup v2 when there is one (prepare moves
-// gemgate into its leaf; only serve does), rlimits otherwise. RLIMIT_NPROC counts a uid's
-// processes across the host, so under rlimits the process cap is per account ({user} in
-// worker_user), times max_workers when all workers share one account, and not set for
-// gemgate's own uid, which gemgate's threads share, or uid 0, which the kernel exempts.
-func (c *Config) workerCaps(prepare bool) (capsMechanism, error) {
-	v, errs := c.workerCapsValues()
+// workerCaps decides how the caps are enforced, and says what that comes to: a delegated
+// cgroup v2 when there is one (prepare moves gemgate into its leaf; only serve does), rlimits
+// otherwise. RLIMIT_NPROC counts a uid's processes across the host, so under rlimits the
+// process cap is per account ({user} in worker_user), times max_workers when all workers
+// share one account, and not set for gemgate's own uid, which gemgate's threads share, or uid
+// 0, which the kernel exempts.
+func (c *Config) workerCaps(prepare bool) (caps worker.Caps, describe string, err error) {
+	caps, errs := c.workerCapsValues()
 	if len(errs) > 0 {
-		return capsMechanism{}, errs[0]
+		return caps, "", errs[0]
 	}
-	caps := worker.Caps{MemoryBytes: v.memory, Pids: v.pids, CPU: v.cpu, OpenFiles: v.openFiles}
 	g, err := worker.ProbeCgroups()
 	if err == nil && prepare {
 		err = g.Prepare()
 	}
 	if err == nil {
 		caps.Cgroup = g
-		return capsMechanism{caps: caps, describe: "worker caps: " + g.Describe(caps)}, nil
+		return caps, "worker caps: " + g.Describe(caps), nil
 	}
 	var nproc string
 	switch {
-	case v.pids == 0:
+	case caps.Pids == 0:
 		nproc = "worker_pids_max none"
 	case strings.Contains(c.WorkerUser, "{user}"):
-		caps.Nproc = v.pids
+		caps.Nproc = caps.Pids
 		nproc = "one account per user: a user's workers share it"
 	case c.WorkerUser != "":
-		caps.Nproc = v.pids * int64(max(c.MaxWorkers, 1))
-		nproc = fmt.Sprintf("one account for all workers: worker_pids_max %d × max_workers %d", v.pids, max(c.MaxWorkers, 1))
+		caps.Nproc = caps.Pids * int64(max(c.MaxWorkers, 1))
+		nproc = fmt.Sprintf("one account for all workers: worker_pids_max %d × max_workers %d", caps.Pids, max(c.MaxWorkers, 1))
 	case runningAsRoot():
 		nproc = "workers run as uid 0, which RLIMIT_NPROC does not hold; set worker_user"
 	default:
 		nproc = "workers share gemgate's uid, all of whose processes and threads RLIMIT_NPROC would count; set worker_user with {user}, or delegate a cgroup"
 	}
-	desc := "worker caps: rlimits: " + worker.RlimitsEnforce(caps, nproc) + "; no delegated cgroup v2: " + err.Error()
-	return capsMechanism{caps: caps, describe: desc}, nil
+	return caps, "worker caps: rlimits: " + worker.RlimitsEnforce(caps, nproc) + "; no delegated cgroup v2: " + err.Error(), nil
 }
 
 // capLauncher gives the launcher's workers the caps in force and says, once, which.
 func (s *server) capLauncher(l *worker.CommandLauncher) error {
-	m, err := s.cfg.workerCaps(true)
+	caps, describe, err := s.cfg.workerCaps(true)
 	if err != nil {
 		return err
 	}
-	l.Caps = &m.caps
-	s.log.Info(m.describe, "mechanism", m.mechanism(), "memory_max", m.caps.MemoryBytes, "pids_max", max(m.caps.Pids, m.caps.Nproc),
-		"cpu_max", m.caps.CPU, "open_files_max", m.caps.OpenFiles)
-	return nil
-}
-
-// mechanism names it in one word, for the log's field.
-func (m capsMechanism) mechanism() string {
-	if m.caps.Cgroup != nil {
-		return "cgroup2"
+	l.Caps = &caps
+	mechanism := "rlimits"
+	if caps.Cgroup != nil {
+		mechanism = "cgroup2"
 	}
-	return "rlimits"
+	s.log.Info(describe, "mechanism", mechanism, "memory_max", caps.MemoryBytes, "pids_max", max(caps.Pids, caps.Nproc),
+		"cpu_max", caps.CPU, "open_files_max", caps.OpenFiles)
+	return nil
 }
 
 // caps is the caps' part of `gemgate check`: which mechanism would be in force, with the
 // values, without changing any cgroup.
 func (r *checkReport) caps(c *Config) {
-	m, err := c.workerCaps(false)
+	caps, describe, err := c.workerCaps(false)
 	switch {
 	case err != nil:
 		return // validation has said so
-	case m.caps.Cgroup != nil:
-		r.ok(m.describe)
+	case caps.Cgroup != nil:
+		r.ok(describe)
 	default:
-		r.warn(m.describe, "for caps on each worker's processes together (memory, processes, CPU), run gemgate with a cgroup v2 delegated to it: systemd Delegate=yes, or a container with its own cgroup namespace and a writable /sys/fs/cgroup")
+		r.warn(describe, "for caps on each worker's processes together (memory, processes, CPU), run gemgate with a cgroup v2 delegated to it: systemd Delegate=yes, or a container with its own cgroup namespace and a writable /sys/fs/cgroup")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gemgate/gemgate/gateway/limit"
+	"github.com/gemgate/gemgate/worker"
 )
 
 // The four caps in each of their forms: auto sized from the host, none and 0 lifting one, a
@@ -18,15 +19,15 @@ import (
 func TestWorkerCapsSettings(t *testing.T) {
 	c := mustLoad(t)
 	v, errs := c.workerCapsValues()
-	want := capsValues{memory: defaultWorkerMemory(limit.HostCapacity().MemoryBytes), pids: 256, cpu: max(float64(runtime.NumCPU())/2, 1), openFiles: 1024}
+	want := worker.Caps{MemoryBytes: defaultWorkerMemory(limit.HostCapacity().MemoryBytes), Pids: 256, CPU: max(float64(runtime.NumCPU())/2, 1), OpenFiles: 1024}
 	if len(errs) > 0 || v != want {
 		t.Errorf("defaults: %+v %v, want %+v", v, errs, want)
 	}
-	if m := want.memory; m < 1<<30 || m > 4<<30 || m%(1<<20) != 0 {
+	if m := want.MemoryBytes; m < 1<<30 || m > 4<<30 || m%(1<<20) != 0 {
 		t.Errorf("default memory cap %d: want whole MiB between 1 GiB and 4 GiB", m)
 	}
 	c = mustLoad(t, "--worker-memory-max", "512MiB", "--worker-pids-max", "none", "--worker-cpu-max", "0.5", "--worker-open-files-max", "0")
-	if v, errs := c.workerCapsValues(); len(errs) > 0 || v != (capsValues{memory: 512 << 20, cpu: 0.5}) {
+	if v, errs := c.workerCapsValues(); len(errs) > 0 || v != (worker.Caps{MemoryBytes: 512 << 20, CPU: 0.5}) {
 		t.Errorf("set: %+v %v", v, errs)
 	}
 	for in, n := range map[string]int64{"2G": 2 << 30, "2 GiB": 2 << 30, "1.5G": 3 << 29, "100M": 100 << 20, "67108864": 64 << 20, "1T": 1 << 40} {
@@ -53,7 +54,7 @@ func TestWorkerCapsThreeSpellings(t *testing.T) {
 	os.WriteFile(file, []byte("worker_memory_max: 300MiB\nworker_cpu_max: 1.5\n"), 0o600)
 	t.Setenv("GEMGATE_WORKER_PIDS_MAX", "99")
 	c := mustLoad(t, "--config", file, "--worker-open-files-max", "4096")
-	if v, errs := c.workerCapsValues(); len(errs) > 0 || v != (capsValues{memory: 300 << 20, pids: 99, cpu: 1.5, openFiles: 4096}) {
+	if v, errs := c.workerCapsValues(); len(errs) > 0 || v != (worker.Caps{MemoryBytes: 300 << 20, Pids: 99, CPU: 1.5, OpenFiles: 4096}) {
 		t.Errorf("%+v %v", v, errs)
 	}
 }
@@ -66,34 +67,34 @@ func TestRlimitProcessCapFollowsTheWorkerAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := mustLoad(t, "--max-workers", "10")
-	m, err := c.workerCaps(false)
+	caps, describe, err := c.workerCaps(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.caps.Cgroup != nil {
+	if caps.Cgroup != nil {
 		// A delegated cgroup: pids.max per worker, and no RLIMIT_NPROC.
-		if m.caps.Pids != 256 || m.caps.Nproc != 0 || !strings.Contains(m.describe, "cgroup v2 at ") {
-			t.Errorf("cgroup caps %+v: %s", m.caps, m.describe)
+		if caps.Pids != 256 || caps.Nproc != 0 || !strings.Contains(describe, "cgroup v2 at ") {
+			t.Errorf("cgroup caps %+v: %s", caps, describe)
 		}
 		return
 	}
-	if m.caps.Nproc != 0 || !strings.Contains(m.describe, "processes not capped") || !strings.Contains(m.describe, "rlimits") {
-		t.Errorf("workers of gemgate's uid: Nproc %d, %s", m.caps.Nproc, m.describe)
+	if caps.Nproc != 0 || !strings.Contains(describe, "processes not capped") || !strings.Contains(describe, "rlimits") {
+		t.Errorf("workers of gemgate's uid: Nproc %d, %s", caps.Nproc, describe)
 	}
-	if !strings.Contains(m.describe, "no delegated cgroup v2: ") {
-		t.Errorf("the log does not say why not a cgroup: %s", m.describe)
+	if !strings.Contains(describe, "no delegated cgroup v2: ") {
+		t.Errorf("the log does not say why not a cgroup: %s", describe)
 	}
 	c.WorkerUser = "nobody"
-	if m, _ := c.workerCaps(false); m.caps.Nproc != 2560 {
-		t.Errorf("one account for all workers: Nproc %d, want 256 × 10", m.caps.Nproc)
+	if caps, _, _ := c.workerCaps(false); caps.Nproc != 2560 {
+		t.Errorf("one account for all workers: Nproc %d, want 256 × 10", caps.Nproc)
 	}
 	c.WorkerUser = "mcp-{user}"
-	if m, _ := c.workerCaps(false); m.caps.Nproc != 256 {
-		t.Errorf("one account per user: Nproc %d, want 256", m.caps.Nproc)
+	if caps, _, _ := c.workerCaps(false); caps.Nproc != 256 {
+		t.Errorf("one account per user: Nproc %d, want 256", caps.Nproc)
 	}
 	c.WorkerPidsMax = "none"
-	if m, _ := c.workerCaps(false); m.caps.Nproc != 0 {
-		t.Errorf("worker_pids_max none: Nproc %d", m.caps.Nproc)
+	if caps, _, _ := c.workerCaps(false); caps.Nproc != 0 {
+		t.Errorf("worker_pids_max none: Nproc %d", caps.Nproc)
 	}
 }
 
@@ -118,7 +119,7 @@ func TestCapsMechanismIsLoggedAndChecked(t *testing.T) {
 func TestAutoWithoutSandboxRefusesToServe(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no bwrap
 	c := mustLoad(t, "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off")
-	_, err := c.workerIsolation(context.Background())
+	_, _, err := c.workerIsolation(context.Background())
 	if !errors.Is(err, ErrNoSandbox) {
 		t.Fatalf("serve, auto, no bubblewrap: %v; want ErrNoSandbox", err)
 	}
@@ -141,9 +142,9 @@ func TestAutoWithoutSandboxRefusesToServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	iso, err := dev.workerIsolation(context.Background())
-	if err != nil || iso.fallback == nil {
-		t.Errorf("dev without a sandbox: %+v %v; want it to run on, unsandboxed", iso, err)
+	bwrap, describe, err := dev.workerIsolation(context.Background())
+	if err != nil || bwrap != "" || !strings.HasPrefix(describe, "worker sandbox: none (auto: ") {
+		t.Errorf("dev without a sandbox: %q %q %v; want it to run on, unsandboxed", bwrap, describe, err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
@@ -42,11 +43,13 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	if explain {
-		if token == "-" {
-			if token, err = readTokenFrom(stdin); err != nil {
+		if token == "-" { // bounded; what was read is no token when reading fails
+			b, err := io.ReadAll(io.LimitReader(os.Stdin, 64<<10))
+			if err != nil {
 				fmt.Fprintf(stderr, "gemgate check: reading the token from stdin: %v\n", err)
 				return 2
 			}
+			token = strings.TrimSpace(string(b))
 		}
 		return checkToken(ctx, c, token, toolsFile, stdout)
 	}

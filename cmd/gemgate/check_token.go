@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,12 +45,6 @@ func takeFlag(args []string, name, what string) (value string, rest []string, fo
 	return value, rest, found, nil
 }
 
-// readTokenFrom reads one token from r, bounded; what it read is not a token when err is set.
-func readTokenFrom(r io.Reader) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
-	return strings.TrimSpace(string(b)), err
-}
-
 // checkToken is `gemgate check --token <JWT> [--tools FILE]`: claim by claim, would gemgate
 // with this configuration accept the token, and why not; with a worker's tools/list result
 // in FILE (or its prompts/list, resources/list or resources/templates/list result), which of
@@ -65,7 +60,14 @@ func checkToken(ctx context.Context, c *Config, raw, toolsFile string, stdout io
 		return 2
 	}
 	pol, _ := policy.New(c.policyConfig()) // validate built it without error
-	cfg := explainConfig(c)
+	// The verifier serve would have. Without public_url, serve's resource is the address its
+	// listener binds: a host name resolves as net.Listen resolves it (localhost to 127.0.0.1).
+	addr := c.Listen
+	if a, err := net.ResolveTCPAddr("tcp", c.Listen); err == nil && c.PublicURL == "" {
+		addr = a.String()
+	}
+	cfg := c.verifierConfig(resourceURL(c, addr))
+	cfg.CacheSize = -1
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	ex, err := auth.Explain(cctx, cfg, raw)
@@ -75,7 +77,7 @@ func checkToken(ctx context.Context, c *Config, raw, toolsFile string, stdout io
 	}
 	fmt.Fprintf(stdout, "Token checked against issuer %s and audience %s\n\n", c.Issuer, strings.Join(cfg.Audiences, ", "))
 	for _, f := range ex.Findings {
-		fmt.Fprintf(stdout, "%-8s %-9s %s\n", statusWord(f.Status), f.Item, f.Detail)
+		fmt.Fprintf(stdout, "%-8s %-9s %s\n", cmp.Or(statusWords[f.Status], "INFO"), f.Item, f.Detail)
 	}
 	code := tokenVerdict(stdout, c, pol, ex)
 	if code != 0 || toolsFile == "" {
@@ -91,19 +93,6 @@ func checkToken(ctx context.Context, c *Config, raw, toolsFile string, stdout io
 		return 2
 	}
 	return 0
-}
-
-// explainConfig is the verifier's configuration serve would have under c.
-func explainConfig(c *Config) auth.Config {
-	// Without public_url, serve's resource is the address its listener binds: a host name
-	// resolves as net.Listen resolves it (localhost to 127.0.0.1).
-	addr := c.Listen
-	if a, err := net.ResolveTCPAddr("tcp", c.Listen); err == nil && c.PublicURL == "" {
-		addr = a.String()
-	}
-	cfg := c.verifierConfig(resourceURL(c, addr))
-	cfg.CacheSize = -1
-	return cfg
 }
 
 // tokenVerdict prints what serving would do with the token ex explains, after the checks
@@ -149,15 +138,8 @@ func tokenVerdict(stdout io.Writer, c *Config, pol *policy.Policy, ex auth.Expla
 	return 0
 }
 
-func statusWord(s auth.FindingStatus) string {
-	if w, ok := map[auth.FindingStatus]string{auth.FindingOK: "OK", auth.FindingProblem: "PROBLEM", auth.FindingNotChecked: "SKIPPED"}[s]; ok {
-		return w
-	}
-	return "INFO"
-}
-
-// stdin is the token source for --token -; a variable so tests can replace it.
-var stdin io.Reader = os.Stdin
+// statusWords name the findings' statuses; the rest are INFO.
+var statusWords = map[auth.FindingStatus]string{auth.FindingOK: "OK", auth.FindingProblem: "PROBLEM", auth.FindingNotChecked: "SKIPPED"}
 
 // userNameCheck is the launcher's judgement of a user name under c, as serve makes it at
 // authentication (worker.CommandLauncher.CheckUser). The command matters: {user} in

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -116,9 +118,18 @@ func TestCheckTokenFromStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := stdin
-	stdin = strings.NewReader(tok + "\n")
-	t.Cleanup(func() { stdin = old })
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, tok+"\n")
+	w.Close()
+	old := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() {
+		os.Stdin = old
+		r.Close()
+	})
 	var out bytes.Buffer
 	if code := checkCommand(context.Background(), []string{"--issuer", iss.URL(), "--listen", "127.0.0.1:8080", "--worker", "demo", "--token", "-"}, &out, &out); code != 0 {
 		t.Errorf("exit %d:\n%s", code, out.String())

@@ -128,6 +128,8 @@ type Config struct {
 	sandboxByWorker bool
 }
 
+// defaults are the settings before any source is read; those whose default depends on the
+// worker kind stay empty until byWorker chooses them.
 func defaults() Config {
 	limits := limit.Defaults(limit.HostCapacity())
 	return Config{
@@ -146,15 +148,11 @@ func defaults() Config {
 		RequiredScopes:       []string{"mcp:use"},
 		WriteScope:           "mcp:write",
 		Worker:               "demo",
-		WorkerCredential:     "", // chosen by worker after loading: byWorker
 		OnTokenExpiry:        "keep",
 		InputRequiredTimeout: 2 * time.Minute,
-		WorkerPer:            "user", // load leaves it unset for byWorker (session for gemstone)
 		WorkerIdleTimeout:    10 * time.Minute,
-		OnWorkerExit:         "keep", // load leaves it unset for byWorker (end for gemstone)
 		MaxWorkers:           limits.MaxSessions,
 		MaxCallsPerWorker:    64,
-		WorkerSandbox:        "auto", // load leaves it unset for byWorker (none for gemstone)
 		WorkerWriteTimeout:   10 * time.Second,
 		WorkerMemoryMax:      capsAuto,
 		WorkerPidsMax:        capsAuto,
@@ -217,8 +215,8 @@ var flagAliases = map[string]string{"data_dir": "data"}
 func flagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
 func envName(key string) string  { return "GEMGATE_" + strings.ToUpper(key) }
 
-// set parses s into the field.
-func (f field) set(s string) error {
+// Set parses s into the field.
+func (f field) Set(s string) error {
 	switch p := f.v.Addr().Interface().(type) {
 	case *string:
 		*p = s
@@ -263,6 +261,9 @@ func (f field) set(s string) error {
 }
 
 func (f field) String() string {
+	if !f.v.IsValid() { // the flag package's zero value, to tell a default from none
+		return ""
+	}
 	if v, ok := f.v.Interface().([]string); ok {
 		return strings.Join(v, ",")
 	}
@@ -293,36 +294,14 @@ func commandUsage(fs *flag.FlagSet) {
 	fs.PrintDefaults()
 }
 
-// flagValue adapts a field to the flag package.
-type flagValue struct {
-	f     field
-	given *[]flagSetting // every flag as given, re-applied after the file and environment
-}
-
-type flagSetting struct {
-	f     field
-	value string
-}
-
-func (v flagValue) String() string {
-	if !v.f.v.IsValid() {
-		return ""
-	}
-	return v.f.String()
-}
-func (v flagValue) Set(s string) error {
-	*v.given = append(*v.given, flagSetting{v.f, s})
-	return v.f.set(s)
-}
-func (v flagValue) IsBoolFlag() bool { return v.f.v.Kind() == reflect.Bool }
+// IsBoolFlag makes a bool setting's flag take no value, as a field is its setting's flag.
+func (f field) IsBoolFlag() bool { return f.v.Kind() == reflect.Bool }
 
 // load fills a Config from defaults, the config file, the environment and the flags in args.
 // Every problem found is returned together.
 func load(name string, args []string, dev bool) (*Config, error) {
 	c := defaults()
 	c.dev = dev
-	// The defaults that depend on the worker kind are chosen once it is known (byWorker).
-	c.WorkerPer, c.OnWorkerExit, c.WorkerSandbox = "", "", ""
 	if dev {
 		c.LogFormat = "text"
 		c.DrainDelay = 0 // one local gateway, no balancer to tell
@@ -334,44 +313,46 @@ func load(name string, args []string, dev bool) (*Config, error) {
 		return nil
 	})
 	fields := c.settings(dev)
-	var given []flagSetting
 	for _, f := range fields {
-		v := flagValue{f: f, given: &given}
-		fs.Var(v, flagName(f.key), f.help)
+		fs.Var(f, flagName(f.key), f.help)
 		if alias, ok := flagAliases[f.key]; ok {
-			fs.Var(v, alias, "same as --"+flagName(f.key))
+			fs.Var(f, alias, "same as --"+flagName(f.key))
 		}
 	}
 	if err := refuseSecretFlags(args, fields); err != nil {
 		return nil, err
 	}
-	// Flags first, to learn the config file; the file and the environment are then applied
-	// beneath them by re-applying the flags last.
+	// Flags first, to learn the config files; the files and the environment are then applied
+	// beneath them by parsing the flags again.
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
+	flagged := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) {
+		if f, ok := fl.Value.(field); ok {
+			flagged[f.key] = true
+		}
+	})
 	var errs []error
 	for _, f := range c.configFiles {
 		errs = append(errs, c.applyFile(f, dev)...)
 	}
 	for _, f := range fields {
-		flagged := slices.ContainsFunc(given, func(g flagSetting) bool { return g.f.key == f.key })
-		if v, ok := os.LookupEnv(envName(f.key)); ok && !flagged {
-			if err := f.set(v); err != nil {
+		if v, ok := os.LookupEnv(envName(f.key)); ok && !flagged[f.key] {
+			if err := f.Set(v); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", envName(f.key), err))
 			}
 		}
 	}
-	for _, g := range given {
-		if err := g.f.set(g.value); err != nil {
-			errs = append(errs, err)
-		}
-	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	c.configFiles = nil // the second parse lists them again
+	if err := fs.Parse(args); err != nil {
+		return nil, err
 	}
 	c.byWorker(runningAsRoot())
 	return &c, nil
@@ -492,7 +473,7 @@ func (f field) setNode(k string, v *yaml.Node) error {
 		if err != nil {
 			return fmt.Errorf("%s %w; write its value, or leave the key out for its default", k, err)
 		}
-		return f.set(text)
+		return f.Set(text)
 	}
 	if f.v.Kind() != reflect.Slice {
 		return fmt.Errorf("%s takes one value, not a list", k)

@@ -31,6 +31,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/auth/exchange"
 )
 
 // mustLoad loads a serve configuration from args or fails the test.
@@ -120,7 +122,8 @@ func TestExchangeTokenURLOverPlainHTTPIsRefused(t *testing.T) {
 		"--worker-credential", "exchange", "--exchange-client-id", "gemgate", "--exchange-audience", "backend",
 		"--exchange-token-url", "http://id.example/realms/team/protocol/openid-connect/token")
 	errs := c.validate()
-	_, buildErr := newLazyExchanger(c.Issuer, c.exchangeConfig(), c.AllowInsecure)
+	_, buildErr := newLazyExchanger(c.Issuer, exchange.Config{TokenURL: c.ExchangeTokenURL, ClientID: c.ExchangeClientID,
+		ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience}, c.AllowInsecure)
 	if !strings.Contains(configErrors(errs).Error(), "exchange_token_url") && buildErr == nil {
 		t.Errorf("a plain-HTTP exchange_token_url on a non-loopback host was accepted: validate() = %v, newLazyExchanger error = %v", errs, buildErr)
 	}

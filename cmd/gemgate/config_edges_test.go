@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/auth/exchange"
 )
 
 // docs/configuration.md: "a value that is null ... is refused". Only a null inside a list is;
@@ -126,7 +127,8 @@ func TestDiscoveredTokenEndpointMustBeHTTPS(t *testing.T) {
 	if errs := c.validate(); len(errs) > 0 {
 		t.Fatalf("setup: %v", configErrors(errs))
 	}
-	l, err := newLazyExchanger(c.Issuer, c.exchangeConfig(), c.AllowInsecure)
+	l, err := newLazyExchanger(c.Issuer, exchange.Config{ClientID: c.ExchangeClientID, ClientSecret: c.ExchangeSecret,
+		Audience: c.ExchangeAudience}, c.AllowInsecure)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,7 @@ type devInfo struct {
 	WorkersDataDir string `json:"workers_data_dir,omitempty"`
 }
 
+// devClient is a devissuer.Client as printed.
 type devClient struct {
 	ID     string   `json:"id"`
 	Secret string   `json:"secret"`
@@ -68,8 +69,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		c.DataDir = defaultDataDir()
 	}
 	info := devInfo{Auth: c.Auth, DataDir: c.DataDir}
-	tlsConfig, err := devTLS(c, &info)
-	p.addErr(err)
+	p.addErr(devTLS(c, &info))
 	ln, issuer, err := devListen(c, &info)
 	p.addErr(err)
 	if len(p) == 0 {
@@ -95,7 +95,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := devReady(stdout, c, srv, issuer, info); err != nil {
 		return err
 	}
-	return srv.run(ctx, tlsConfig)
+	return srv.run(ctx)
 }
 
 // devListen opens dev's listener, whose URL goes in info, and with auth=oidc starts the
@@ -165,31 +165,26 @@ func devOnlyRules(c *Config, p *problemList) {
 	p.addIf(c.Auth == "oidc" && c.Issuer != "", "issuer: gemgate dev runs its own; use gemgate serve for another")
 }
 
-// devTLS is dev's TLS configuration with --tls: the files given, or a loopback certificate
-// signed by the development CA under certs/ (made once, reused), whose path goes in info.
-// Without --tls it is nil.
-func devTLS(c *Config, info *devInfo) (*tls.Config, error) {
+// devTLS sets dev's TLS files with --tls: the files given, or a loopback certificate signed
+// by the development CA under certs/ (made once, reused), whose path goes in info. They are
+// loaded here, so that a pair that does not load is refused before dev says it is ready.
+func devTLS(c *Config, info *devInfo) error {
 	if !c.DevTLS {
-		return nil, nil
+		return nil
 	}
 	if c.TLSCert == "" {
 		certs, err := devCertificate(devCertsDir)
 		if err != nil {
-			return nil, fmt.Errorf("tls: %w", err)
+			return fmt.Errorf("tls: %w", err)
 		}
 		c.TLSCert, c.TLSKey = certs.Cert, certs.Key
 		info.CACert, _ = filepath.Abs(certs.CA)
 	}
-	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
-	if err != nil {
-		return nil, fmt.Errorf("tls: %w", err)
+	if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
+		return fmt.Errorf("tls: %w", err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	return nil
 }
-
-// devMetricsAddr is where dev serves metrics unless told otherwise: the address the README
-// and serve use.
-const devMetricsAddr = "127.0.0.1:9464"
 
 // listenMetrics opens the metrics listener at addr. With fallback (dev's default address), a
 // busy address gives way to any free loopback port, chosen by binding so that two gemgates
@@ -227,7 +222,7 @@ func issuerCredentials(issuer *devissuer.Issuer) (map[string]string, []devClient
 			return nil, nil, err
 		}
 		tokens[cl.User] = tok
-		clients = append(clients, devClient{ID: cl.ID, Secret: cl.Secret, User: cl.User, Scopes: cl.Scopes})
+		clients = append(clients, devClient(cl))
 	}
 	return tokens, clients, nil
 }

@@ -169,7 +169,7 @@ func TestDevMetricsAndResource(t *testing.T) {
 	// that keeps it all along leaves the port unheld here, and then it is busy all the same.
 	held := false
 	for deadline := time.Now().Add(15 * time.Second); !held && time.Now().Before(deadline); {
-		if ln, err := net.Listen("tcp", devMetricsAddr); err == nil {
+		if ln, err := net.Listen("tcp", defaults().MetricsListen); err == nil {
 			t.Cleanup(func() { ln.Close() })
 			held = true
 		} else {
@@ -177,7 +177,7 @@ func TestDevMetricsAndResource(t *testing.T) {
 		}
 	}
 	if !held {
-		t.Logf("%s stayed held by another process for 15 s; it is taken all the same", devMetricsAddr)
+		t.Logf("%s stayed held by another process for 15 s; it is taken all the same", defaults().MetricsListen)
 	}
 	info := runDev(t, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
 	if !strings.HasPrefix(info.Metrics, "http://127.0.0.1:") || strings.Contains(info.Metrics, ":9464/") {

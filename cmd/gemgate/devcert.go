@@ -10,7 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -141,7 +140,7 @@ func newDevLeaf(p devCerts, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error
 }
 
 // issue makes a fresh P-256 key and a certificate from tmpl, signed by parent, or by itself
-// when parent is nil, and writes both (writePair).
+// when parent is nil, and writes both (writePair). x509 draws the random serial number.
 func issue(certFile, keyFile string, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -150,7 +149,6 @@ func issue(certFile, keyFile string, tmpl, parent *x509.Certificate, parentKey *
 	if parent == nil {
 		parent, parentKey = tmpl, key
 	}
-	tmpl.SerialNumber = serial()
 	tmpl.NotBefore = time.Now().Add(-time.Hour)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
 	if err != nil {
@@ -161,14 +159,6 @@ func issue(certFile, keyFile string, tmpl, parent *x509.Certificate, parentKey *
 	}
 	cert, err := x509.ParseCertificate(der)
 	return cert, key, err
-}
-
-func serial() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	if err != nil {
-		panic(err)
-	}
-	return n
 }
 
 // writePair writes the key first (0600), then the certificate, each through a temporary

@@ -29,7 +29,7 @@ func TestDevCertificateRefusesAPlantedCA(t *testing.T) {
 			t.Fatal(err)
 		}
 		tmpl := &x509.Certificate{
-			SerialNumber: serial(), Subject: pkix.Name{CommonName: "planted CA, no name constraints"},
+			Subject:   pkix.Name{CommonName: "planted CA, no name constraints"},
 			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(devCALifetime),
 			KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
 		}

@@ -34,7 +34,7 @@ func TestDevCAKeyIsHiddenWhenThisRunDoesNotUseIt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := devTLS(c, &devInfo{}); err != nil {
+			if err := devTLS(c, &devInfo{}); err != nil {
 				t.Fatal(err)
 			}
 			if got := c.gatewaySecrets(""); !slices.Contains(got, caKey) {

@@ -51,8 +51,7 @@ func (c *Config) gemstoneConfig() gemstone.Config {
 }
 
 // validateGemStone checks the settings of worker=gemstone without touching the stone.
-func (c *Config) validateGemStone() []error {
-	var p problemList
+func (c *Config) validateGemStone(p *problemList) {
 	p.addIf(c.gemstoneConfig().HomeOrEnv() == "", "gemstone_home: required with worker=gemstone (or set GEMSTONE)")
 	p.addIf(c.GemStoneINI == "", "gemstone_service_ini: required with worker=gemstone (the 0600 topaz ini of the service account)")
 	if err := gemstone.ValidGemConfig(c.GemStoneGemConfig); err != nil {
@@ -63,7 +62,6 @@ func (c *Config) validateGemStone() []error {
 	p.addIf(c.OnWorkerExit == pool.ExitKeep, "on_worker_exit: keep is refused with worker=gemstone: a GemStone session's state (uncommitted work, locks, session temporaries) "+
 		"lives in the user's gem, which dies with its relay, so a kept session would be handed a fresh login with its work silently gone; "+
 		"use end (the default for this worker): the client gets 404 and starts a new session")
-	return p
 }
 
 // gemstoneCommand points l at the topaz relay: checks the product and the service ini,

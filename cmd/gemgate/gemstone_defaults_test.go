@@ -46,7 +46,7 @@ func TestGemStoneRefusesKeepingSessionsOfADeadGem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range c.validateGemStone() {
+		for _, e := range c.validate() {
 			if strings.Contains(e.Error(), "on_worker_exit: keep is refused") && strings.Contains(e.Error(), "silently") {
 				return true
 			}

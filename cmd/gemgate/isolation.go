@@ -37,8 +37,7 @@ var ErrRootWorkers = errors.New("gemgate runs as root without a worker sandbox a
 func runningAsRoot() bool { return os.Geteuid() == 0 }
 
 // validateIsolation checks the worker isolation settings without touching bubblewrap.
-func (c *Config) validateIsolation() []error {
-	var p problemList
+func (c *Config) validateIsolation(p *problemList) {
 	if c.WorkerSandbox == "none" && c.rootWorkers() {
 		p.add("worker_sandbox: %w", ErrRootWorkers)
 	}
@@ -60,20 +59,12 @@ func (c *Config) validateIsolation() []error {
 		}
 	}
 	p.addIf(c.WorkerWriteTimeout <= 0, "worker_write_timeout: must be positive (a write to a worker that does not read must end)")
-	return p
 }
 
 // rootWorkers tells whether workers would run as root with nothing but a sandbox between
 // them and the host: gemgate runs as root, no worker_user, and not gemgate dev's nobody.
 func (c *Config) rootWorkers() bool {
 	return runningAsRoot() && c.WorkerUser == "" && !c.devWorkersAsNobody()
-}
-
-// isolation is what the worker isolation settings come to on this host.
-type isolation struct {
-	bwrap    string // the bubblewrap in use; "" when workers run unconfined
-	fallback error  // why worker_sandbox=auto runs without the sandbox
-	byWorker string // why the worker kind runs without the sandbox by default (GemStone)
 }
 
 // probeAccount is the account the sandbox probe runs as: the workers' own when it is one fixed
@@ -101,56 +92,45 @@ var ErrNoSandbox = errors.New("no worker sandbox works on this host, and gemgate
 
 // workerIsolation decides the sandbox: auto and bwrap probe bubblewrap once, here, at start.
 // Without a working one, auto refuses to serve; gemgate dev (loopback, one person) runs its
-// workers unsandboxed and says so.
-func (c *Config) workerIsolation(ctx context.Context) (isolation, error) {
+// workers unsandboxed and says so. It returns the bubblewrap in use ("" when workers run
+// unconfined) and one line on the isolation in force, for the log and `gemgate check`.
+func (c *Config) workerIsolation(ctx context.Context) (bwrap, describe string, err error) {
 	if c.WorkerSandbox == "none" {
 		if c.sandboxByWorker {
-			return isolation{byWorker: gemstoneSandboxReason}, nil
+			return "", "worker sandbox: none (the default for worker=gemstone: " + gemstoneSandboxReason +
+				"; worker_sandbox: auto tries it)", nil
 		}
-		return isolation{}, nil
+		return "", "worker sandbox: none (worker_sandbox=none)", nil
 	}
-	bwrap, err := worker.ProbeSandbox(ctx, c.probeAccount())
+	bwrap, err = worker.ProbeSandbox(ctx, c.probeAccount())
 	switch {
 	case err == nil:
-		return isolation{bwrap: bwrap}, nil
+		return bwrap, "worker sandbox: bwrap (" + bwrap + "): own PID namespace and /proc, host filesystem read-only, " +
+			"gemgate's own secrets hidden, private /tmp, no capabilities, dies with gemgate", nil
 	case c.WorkerSandbox == "bwrap":
-		return isolation{}, fmt.Errorf("worker_sandbox: %w", err)
+		return "", "", fmt.Errorf("worker_sandbox: %w", err)
 	case !c.dev:
-		return isolation{}, fmt.Errorf("worker_sandbox: auto: %v; %w", err, ErrNoSandbox)
+		return "", "", fmt.Errorf("worker_sandbox: auto: %v; %w", err, ErrNoSandbox)
 	case c.rootWorkers():
-		return isolation{}, fmt.Errorf("worker_sandbox: auto found no working sandbox (%v), and %w", err, ErrRootWorkers)
+		return "", "", fmt.Errorf("worker_sandbox: auto found no working sandbox (%v), and %w", err, ErrRootWorkers)
 	}
-	return isolation{fallback: err}, nil
-}
-
-// describe is one line on the isolation in force, for the log and `gemgate check`.
-func (i isolation) describe() string {
-	if i.bwrap != "" {
-		return "worker sandbox: bwrap (" + i.bwrap + "): own PID namespace and /proc, host filesystem read-only, gemgate's own secrets hidden, private /tmp, no capabilities, dies with gemgate"
-	}
-	if i.fallback != nil {
-		return "worker sandbox: none (auto: " + i.fallback.Error() + ")"
-	}
-	if i.byWorker != "" {
-		return "worker sandbox: none (the default for worker=gemstone: " + i.byWorker + "; worker_sandbox: auto tries it)"
-	}
-	return "worker sandbox: none (worker_sandbox=none)"
+	return "", "worker sandbox: none (auto: " + err.Error() + ")", nil
 }
 
 // isolate applies the worker isolation settings to the launcher and says, once, at start, what
 // is in force and what is not isolated.
 func (s *server) isolate(ctx context.Context, l *worker.CommandLauncher) error {
 	c := s.cfg
-	iso, err := c.workerIsolation(ctx)
+	bwrap, describe, err := c.workerIsolation(ctx)
 	if err != nil {
 		return err
 	}
-	if iso.bwrap == "" && c.devWorkersAsNobody() {
+	if bwrap == "" && c.devWorkersAsNobody() {
 		if err := s.runDevWorkersAsNobody(l); err != nil {
 			return err
 		}
 	}
-	if iso.bwrap == "" && c.WorkerUser != "" && c.Worker == "demo" {
+	if bwrap == "" && c.WorkerUser != "" && c.Worker == "demo" {
 		// The demo worker is gemgate's own binary, which may sit where the workers' account
 		// cannot reach it (go run builds it in a folder only its user may enter). The
 		// kernel's link to the running binary needs no such search permission.
@@ -159,22 +139,22 @@ func (s *server) isolate(ctx context.Context, l *worker.CommandLauncher) error {
 	l.WriteTimeout = c.WorkerWriteTimeout
 	l.WorkerUser = c.WorkerUser
 	l.CredentialEnv = l.CredentialEnv || c.WorkerCredentialEnv
-	if iso.bwrap != "" {
+	if bwrap != "" {
 		// The launcher may already name what its worker kind needs to see (GemStone's product).
 		if l.Sandbox == nil {
 			l.Sandbox = &worker.Sandbox{}
 		}
-		l.Sandbox.Bwrap = iso.bwrap
+		l.Sandbox.Bwrap = bwrap
 		l.Sandbox.Readable = append(l.Sandbox.Readable, c.WorkerSandboxReadable...)
 		l.Sandbox.Writable = append(l.Sandbox.Writable, c.WorkerSandboxWritable...)
 		l.Sandbox.Hidden = c.gatewaySecrets(l.DataDir)
-		s.log.Info(iso.describe(), "worker_user", c.WorkerUser)
+		s.log.Info(describe, "worker_user", c.WorkerUser)
 		s.sandbox = "bwrap"
 	} else {
 		l.Sandbox = nil
 		// At every start: the operator chose this (worker_sandbox: none), or gemgate dev runs
 		// without a sandbox it could not find.
-		s.log.Warn(iso.describe()+"; workers are NOT isolated", "not_isolated", worker.Unisolated(c.WorkerUser != ""))
+		s.log.Warn(describe+"; workers are NOT isolated", "not_isolated", worker.Unisolated(c.WorkerUser != ""))
 		s.sandbox = "none"
 	}
 	if runningAsRoot() && c.WorkerUser == "" {
@@ -191,15 +171,15 @@ func (s *server) isolate(ctx context.Context, l *worker.CommandLauncher) error {
 // and whether workers would run as root. Workers without a sandbox, or as root, are warnings:
 // allowed, but not what the defaults give.
 func (r *checkReport) isolation(ctx context.Context, c *Config) {
-	iso, err := c.workerIsolation(ctx)
+	bwrap, describe, err := c.workerIsolation(ctx)
 	switch {
 	case err != nil:
 		r.bad(err.Error(), "install bubblewrap and allow it user namespaces (docs/operations.md), or set worker_sandbox: none to accept the risk (as root, with worker_user)")
 		return
-	case iso.bwrap != "":
-		r.ok(iso.describe())
+	case bwrap != "":
+		r.ok(describe)
 	default:
-		r.warn(iso.describe()+"; NOT isolated: "+worker.Unisolated(c.WorkerUser != ""),
+		r.warn(describe+"; NOT isolated: "+worker.Unisolated(c.WorkerUser != ""),
 			"install bubblewrap and set worker_sandbox: auto (or bwrap)")
 	}
 	if runningAsRoot() && c.WorkerUser == "" {

@@ -14,6 +14,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// isolationProblems are the problems validate finds in c's worker isolation settings.
+func isolationProblems(c *Config) problemList {
+	var p problemList
+	c.validateIsolation(&p)
+	return p
+}
+
 func TestValidateIsolation(t *testing.T) {
 	root := os.Geteuid() == 0
 	for _, tc := range []struct {
@@ -32,7 +39,7 @@ func TestValidateIsolation(t *testing.T) {
 			c := defaults()
 			c.byWorker(runningAsRoot()) // as load resolves it
 			tc.set(&c)
-			errs := append(c.checkChoices(), c.validateIsolation()...)
+			errs := append(c.checkChoices(), isolationProblems(&c)...)
 			if tc.want == "" {
 				if len(errs) > 0 {
 					t.Fatalf("errors %v, want none", errs)
@@ -47,15 +54,15 @@ func TestValidateIsolation(t *testing.T) {
 	t.Run("worker_user", func(t *testing.T) {
 		c := defaults()
 		c.WorkerUser = "gemgate-no-such-account"
-		if errs := c.validateIsolation(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "worker_user") {
+		if errs := isolationProblems(&c); len(errs) != 1 || !strings.Contains(errs[0].Error(), "worker_user") {
 			t.Errorf("an unknown worker_user: errors %v", errs)
 		}
 		c.WorkerUser = "root"
-		if errs := c.validateIsolation(); len(errs) != 1 {
+		if errs := isolationProblems(&c); len(errs) != 1 {
 			t.Errorf("worker_user root: errors %v, want one", errs)
 		}
 		c.WorkerUser = "{user}" // resolved per user, at each start
-		if errs := c.validateIsolation(); len(errs) != 0 && root {
+		if errs := isolationProblems(&c); len(errs) != 0 && root {
 			t.Errorf("a worker_user template: errors %v", errs)
 		}
 	})
@@ -65,12 +72,12 @@ func TestValidateIsolation(t *testing.T) {
 		}
 		c := defaults()
 		c.WorkerSandbox = "none"
-		errs := c.validateIsolation()
+		errs := isolationProblems(&c)
 		if len(errs) != 1 || !errors.Is(errs[0], ErrRootWorkers) {
 			t.Fatalf("errors %v, want ErrRootWorkers", errs)
 		}
 		c.WorkerUser = "nobody"
-		if errs := c.validateIsolation(); len(errs) != 0 {
+		if errs := isolationProblems(&c); len(errs) != 0 {
 			t.Errorf("with worker_user: errors %v", errs)
 		}
 	})
@@ -82,11 +89,11 @@ func TestValidateIsolation(t *testing.T) {
 		}
 		c := defaults()
 		c.dev, c.WorkerSandbox = true, "none"
-		if errs := c.validateIsolation(); len(errs) != 0 {
+		if errs := isolationProblems(&c); len(errs) != 0 {
 			t.Errorf("dev with the demo worker: errors %v, want none (its workers run as nobody)", errs)
 		}
 		c.Worker = "gemstone"
-		if errs := c.validateIsolation(); len(errs) != 1 || !errors.Is(errs[0], ErrRootWorkers) {
+		if errs := isolationProblems(&c); len(errs) != 1 || !errors.Is(errs[0], ErrRootWorkers) {
 			t.Errorf("dev with worker=gemstone: errors %v, want ErrRootWorkers", errs)
 		}
 	})
@@ -143,7 +150,7 @@ func TestGatewaySecretsAreHiddenFromWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := devTLS(dc, &devInfo{}); err != nil {
+	if err := devTLS(dc, &devInfo{}); err != nil {
 		t.Fatal(err)
 	}
 	caKey := filepath.Join(dir, "certs", "dev-ca-key.pem")

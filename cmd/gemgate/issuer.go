@@ -68,10 +68,9 @@ func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer issuer.Close()
-	self := clients[len(clients)-1]
 	info := issuerInfo{
 		Issuer: issuer.URL(), Audience: *audience, DataDir: *dataDir,
-		ExchangeClient: devClient{ID: self.ID, Secret: self.Secret, User: self.User},
+		ExchangeClient: devClient(clients[len(clients)-1]), // gemgate's own (devClients)
 	}
 	if info.Tokens, info.Clients, err = issuerCredentials(issuer); err != nil {
 		return err

@@ -55,7 +55,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		ln.Close()
 		return err
 	}
-	return srv.run(ctx, nil)
+	return srv.run(ctx)
 }
 
 // configErrors reports the problems of a problemList, one a line.
@@ -293,7 +293,7 @@ func (s *server) servers() error {
 	}
 	if c.MetricsListen != "off" {
 		// dev's default metrics address may give way to a free port when taken.
-		ln, err := listenMetrics(c.MetricsListen, c.dev && c.MetricsListen == devMetricsAddr)
+		ln, err := listenMetrics(c.MetricsListen, c.dev && c.MetricsListen == defaults().MetricsListen)
 		if err != nil {
 			return fmt.Errorf("metrics_listen: %w", err)
 		}
@@ -334,9 +334,10 @@ func (s *server) launcher(ctx context.Context) (*worker.CommandLauncher, error) 
 		s.log.Warn("worker_credential=passthrough hands each client's token to its worker; the MCP specification forbids passing tokens through, so use it only for a backend that accepts the gateway's audience")
 		l.Credential = worker.PassthroughCredential{}
 	case "exchange":
-		cfg := c.exchangeConfig()
-		cfg.GatewayAudiences = c.audiences(s.publicURL) // an issued token for one of these is gemgate's, not the backend's
-		ex, err := newLazyExchanger(c.Issuer, cfg, c.AllowInsecure)
+		ex, err := newLazyExchanger(c.Issuer, exchange.Config{TokenURL: c.ExchangeTokenURL, ClientID: c.ExchangeClientID,
+			ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience,
+			GatewayAudiences: c.audiences(s.publicURL), // an issued token for one of these is gemgate's, not the backend's
+		}, c.AllowInsecure)
 		if err != nil {
 			return nil, err
 		}
@@ -383,8 +384,9 @@ func osUser() string {
 // run serves until ctx ends, then stops gracefully (stop.go): a drain while the listener
 // still serves, streams ended, in-flight calls given shutdown_grace to finish, every worker
 // stopped.
-func (s *server) run(ctx context.Context, tlsConfig *tls.Config) error {
-	if tlsConfig == nil && s.cfg.TLSCert != "" {
+func (s *server) run(ctx context.Context) error {
+	var tlsConfig *tls.Config
+	if s.cfg.TLSCert != "" {
 		certs, err := newCertFiles(s.cfg.TLSCert, s.cfg.TLSKey, s.log)
 		if err != nil {
 			s.ln.Close()
@@ -444,10 +446,4 @@ func (c *Config) audiences(publicURL string) []string {
 func (c *Config) verifierConfig(publicURL string) auth.Config {
 	return auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: c.audiences(publicURL),
 		UserClaim: c.UserClaim, AllowInsecureHTTP: c.AllowInsecure}
-}
-
-// exchangeConfig is the token exchange's configuration.
-func (c *Config) exchangeConfig() exchange.Config {
-	return exchange.Config{TokenURL: c.ExchangeTokenURL, ClientID: c.ExchangeClientID,
-		ClientSecret: c.ExchangeSecret, Audience: c.ExchangeAudience}
 }

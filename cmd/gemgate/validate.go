@@ -96,7 +96,7 @@ func (c *Config) validateWorker(p *problemList) {
 	case "command":
 		p.addIf(len(c.WorkerCommand) == 0, "worker_command: required with worker=command")
 	case "gemstone":
-		p.addErr(c.validateGemStone()...)
+		c.validateGemStone(p)
 	}
 	// The token endpoint is sent gemgate's client secret and each caller's token.
 	p.addErr(c.secureURL("exchange_token_url", c.ExchangeTokenURL))
@@ -109,7 +109,7 @@ func (c *Config) validateWorker(p *problemList) {
 		"exchange_audience: %q is one of gemgate's own audiences (public_url, audiences); name the backend's", c.ExchangeAudience)
 	p.addIf(c.WorkerCredential != "none" && c.Auth != "oidc", "worker_credential: %s needs auth=oidc", c.WorkerCredential)
 
-	p.addErr(c.validateIsolation()...)
+	c.validateIsolation(p)
 	_, capErrs := c.workerCapsValues()
 	p.addErr(capErrs...)
 	p.addErr(c.poolSettings().Validate())
@@ -215,22 +215,25 @@ func (c *Config) traceLimit() (int, error) {
 	return n, nil
 }
 
-// lifetime is the session lifetime policy. In the configuration 0 turns a rule off (for
-// streamless_idle_timeout: falls back to idle_timeout; for stream_loss_grace: no grace), which
-// sessions.Lifetime spells Never, its zero meaning "the default".
-func (c *Config) lifetime() sessions.Lifetime {
-	off := func(d time.Duration) time.Duration {
-		if d == 0 {
-			return sessions.Never
-		}
-		return d
+// orOff is v, or off when v is 0: in the configuration 0 turns a rule off or lifts a cap,
+// which the gateway's packages spell off (sessions.Never, limit.None), their zero meaning
+// "the default".
+func orOff[T time.Duration | int | float64](v, off T) T {
+	if v == 0 {
+		return off
 	}
+	return v
+}
+
+// lifetime is the session lifetime policy. 0 turns a rule off (for streamless_idle_timeout:
+// falls back to idle_timeout; for stream_loss_grace: no grace).
+func (c *Config) lifetime() sessions.Lifetime {
 	l := sessions.DefaultLifetime()
-	l.IdleTimeout = off(c.IdleTimeout)
-	l.StreamlessIdleTimeout = off(c.StreamlessIdle)
-	l.StreamLossGrace = off(c.StreamLossGrace)
-	l.MaxSessionLifetime = off(c.MaxSessionLifetime)
-	l.RequestTimeout = off(c.RequestTimeout)
+	l.IdleTimeout = orOff(c.IdleTimeout, sessions.Never)
+	l.StreamlessIdleTimeout = orOff(c.StreamlessIdle, sessions.Never)
+	l.StreamLossGrace = orOff(c.StreamLossGrace, sessions.Never)
+	l.MaxSessionLifetime = orOff(c.MaxSessionLifetime, sessions.Never)
+	l.RequestTimeout = orOff(c.RequestTimeout, sessions.Never)
 	l.MaxCallsPerSession = c.MaxCallsPerSession
 	if l.IdleTimeout > 0 && l.ProbeLead >= l.IdleTimeout {
 		l.ProbeLead = l.IdleTimeout / 6 // idle_timeout of five minutes or less: probe a sixth before
@@ -243,24 +246,14 @@ func (c *Config) lifetime() sessions.Lifetime {
 	return l
 }
 
-// limits are the session caps and start rate; in the configuration 0 lifts a cap.
+// limits are the session caps and start rate; 0 lifts a cap.
 func (c *Config) limits() limit.Settings {
-	lifted := func(n int) int {
-		if n == 0 {
-			return limit.None
-		}
-		return n
-	}
-	l := limit.Settings{
-		MaxSessions:        lifted(c.MaxSessions),
-		MaxSessionsPerUser: lifted(c.MaxSessionsPerUser),
-		WorkerStartRate:    c.WorkerStartRate,
+	return limit.Settings{
+		MaxSessions:        orOff(c.MaxSessions, limit.None),
+		MaxSessionsPerUser: orOff(c.MaxSessionsPerUser, limit.None),
+		WorkerStartRate:    orOff(c.WorkerStartRate, limit.None),
 		WorkerStartBurst:   c.WorkerStartBurst,
 	}
-	if c.WorkerStartRate == 0 {
-		l.WorkerStartRate = limit.None
-	}
-	return l
 }
 
 func (c *Config) policyConfig() policy.Config {
