@@ -106,7 +106,7 @@ func (a *Authenticator) authenticate(r *http.Request) (p Principal, raw string, 
 			return Principal{}, "", &UserNameError{Claim: a.o.UserClaim, User: shown(p.User), Err: err}
 		}
 	}
-	if missing := missingScopes(p.Scopes, a.o.RequiredScopes); len(missing) > 0 {
+	if missing := MissingScopes(p.Scopes, a.o.RequiredScopes); len(missing) > 0 {
 		return p, "", &InsufficientScopeError{Missing: missing}
 	}
 	if a.o.Users != nil {
@@ -210,7 +210,8 @@ func Anonymous(p Principal) func(http.Handler) http.Handler {
 	}
 }
 
-func missingScopes(granted, required []string) []string {
+// MissingScopes is the required scopes a token's granted scopes lack, in required's order.
+func MissingScopes(granted, required []string) []string {
 	var missing []string // nil, without an allocation, for a token that has them all
 	for _, s := range required {
 		if !slices.Contains(granted, s) {

@@ -102,8 +102,7 @@ func tokenVerdict(stdout io.Writer, c *Config, pol *policy.Policy, ex auth.Expla
 	var missing []string
 	var nameErr error
 	if verdict == nil {
-		missing = slices.DeleteFunc(slices.Clone(pol.RequiredScopes()),
-			func(s string) bool { return slices.Contains(ex.Principal.Scopes, s) })
+		missing = auth.MissingScopes(ex.Principal.Scopes, pol.RequiredScopes())
 		if len(missing) > 0 {
 			fmt.Fprintf(stdout, "%-8s %-9s lacks the required scope(s) %s (required_scopes)\n", "PROBLEM", "scope", strings.Join(missing, " "))
 		}
