@@ -143,8 +143,9 @@ func New(o Options) (*Gateway, error) {
 	g.pool = p
 	g.trace = o.Trace.WithSecrets(p.RedactSecrets) // the caller's Tracer is left as it was
 	g.sessionless = sessionless.New(sessionless.Config{
-		Pool: p, Steps: sessionlessSteps{g}, Log: g.log, Legacy: supportedVersions,
+		Pool: p, Steps: g.sessionlessSteps(), Log: g.log, Legacy: supportedVersions,
 		InputRequiredTimeout: o.InputRequiredTimeout, Stopping: g.stopping,
+		Keepalive: g.keepalive, WriteTimeout: g.writeTimeout(),
 		WorkerRetryAfter: workerRetryAfter, ListenRetryAfter: sessionLimitRetryAfter,
 	})
 	g.router = g.requestDeadline(g.routes())
