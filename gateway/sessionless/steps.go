@@ -112,14 +112,3 @@ func (a *Adapter) Parked() int {
 	defer a.parks.mu.Unlock()
 	return len(a.parks.calls)
 }
-
-// Listens is the number of subscriptions/listen streams open.
-func (a *Adapter) Listens() int {
-	a.listens.mu.Lock()
-	defer a.listens.mu.Unlock()
-	n := 0
-	for _, k := range a.listens.n {
-		n += k
-	}
-	return n
-}
