@@ -58,30 +58,10 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 // awaitSessionless waits for and writes a 2026-07-28 call's answer (waiting.run).
 func (g *Gateway) awaitSessionless(w http.ResponseWriter, r *http.Request, c *sessionless.Wait) string {
 	wt := &waiting{
-		g: g, era: sessionlessWait{c}, call: c.Call, id: c.ID, method: c.Method, access: c.Access,
+		g: g, era: c, call: c.Call, id: c.ID, method: c.Method, access: c.Access,
 		log: g.log, member: c.Member, events: c.Events,
 		out:      g.newAnswerWriter(w, "", nil, acceptsSSE(r)),
 		requests: c.Requests, detached: c.Detached, gone: r.Context().Done(),
 	}
 	return wt.run()
 }
-
-// sessionlessWait is the 2026-07-28 waitEra.
-type sessionlessWait struct{ c *sessionless.Wait }
-
-func (e sessionlessWait) answer(resp *jsonrpc.Message, _ map[string]policy.Hints) (*jsonrpc.Message, string) {
-	resp = e.c.Result(resp)
-	return e.c.Answer(resp, callOutcome(e.c.Method, resp))
-}
-
-func (e sessionlessWait) errorStatus(resp *jsonrpc.Message) (int, bool) {
-	return e.c.ErrorStatus(resp), true
-}
-
-func (e sessionlessWait) park(req *jsonrpc.Message) (*jsonrpc.Message, bool) { return e.c.Park(req) }
-
-func (e sessionlessWait) clientGone() (string, string) {
-	return "client closed the request's stream", "cancelled"
-}
-
-func (e sessionlessWait) timedOut() {}
