@@ -19,9 +19,9 @@ import (
 // sessionlessSteps are the core's steps as the 2026-07-28 adapter takes them.
 func (g *Gateway) sessionlessSteps() sessionless.Steps {
 	return sessionless.Steps{
-		Fields: func(msg *jsonrpc.Message) (string, json.RawMessage, *wire.Error) {
+		Fields: func(msg *jsonrpc.Message) (json.RawMessage, *wire.Error) {
 			f, he := readClientFields(msg)
-			return f.name, f.progressToken, he
+			return f.progressToken, he
 		},
 		Identity: func(r *http.Request, p auth.Principal, access policy.Access) pool.Identity {
 			return poolIdentity(p, access, bearer(r))

@@ -18,8 +18,9 @@ import (
 
 // Steps are the core's pipeline steps, written once there for both eras and handed to New.
 type Steps struct {
-	// Fields reads, strictly, the fields every step decides on, as for a session's message.
-	Fields func(msg *jsonrpc.Message) (tool string, progressToken json.RawMessage, he *wire.Error)
+	// Fields reads, strictly, the fields every step decides on, as for a session's message
+	// (a tools/call's name is the one check read: mr.Name).
+	Fields func(msg *jsonrpc.Message) (progressToken json.RawMessage, he *wire.Error)
 	// Identity is the pool identity a request of p's, with access, is served as.
 	Identity func(r *http.Request, p auth.Principal, access policy.Access) pool.Identity
 	// DrainRefusal is the 503 for a request of who's while the gateway drains; nil to serve it.
