@@ -273,8 +273,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	telemetry.EndRoundTrip(span, outcome)
 	telemetry.RequestFrom(r.Context()).Outcome(outcome)
 	if msg.Method == "tools/call" {
-		g.metrics.ToolCall(outcome)
-		auditCall(log, f.name, access.ReadOnly, outcome, time.Since(started))
+		g.auditCall(log, f.name, access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/sessionless"
@@ -38,10 +37,7 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 		CallError:    callError,
 		AttachError:  attachFailed,
 		Await:        g.awaitSessionless,
-		AuditCall: func(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration) {
-			g.metrics.ToolCall(outcome)
-			auditCall(log, tool, readOnly, outcome, d)
-		},
+		AuditCall:    g.auditCall,
 		AuditUnread: func(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error) {
 			g.auditUnread(r, msg, p, true, he)
 		},

@@ -135,8 +135,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 // audit writes the audit line of a refused call (auditCall for a tool) and counts it.
 func (c toolCall) audit(g *Gateway, outcome string, extra ...slog.Attr) {
 	if c.kind == policy.KindTool {
-		g.metrics.ToolCall(outcome)
-		auditCall(c.log, c.name, c.access.ReadOnly, outcome, 0, extra...)
+		g.auditCall(c.log, c.name, c.access.ReadOnly, outcome, 0, extra...)
 		return
 	}
 	c.log.LogAttrs(context.Background(), slog.LevelInfo, "audit "+c.method, append([]slog.Attr{

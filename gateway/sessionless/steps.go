@@ -42,7 +42,7 @@ type Steps struct {
 	Await func(w http.ResponseWriter, r *http.Request, c *Wait) string
 	// AuditCall writes a tools/call's audit line and counts it; AuditUnread does so for one
 	// refused before its tool was read; AuditAnswer for the client's answer to a worker.
-	AuditCall   func(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration)
+	AuditCall   func(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration, extra ...slog.Attr)
 	AuditUnread func(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error)
 	AuditAnswer func(log *slog.Logger, a pool.Answered, readOnly bool, outcome string)
 	// StreamLife forgets the request's bearer token for a long-lived stream; end is closed
