@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"cmp"
 	"net/http"
-	"time"
 
 	"github.com/gemgate/gemgate/gateway/trace"
 	"github.com/gemgate/gemgate/gateway/wire"
@@ -27,13 +25,11 @@ type answerWriter struct {
 func (g *Gateway) newAnswerWriter(w http.ResponseWriter, traceID string, store *wire.EventStore, canStream bool) *answerWriter {
 	p := &answerWriter{trace: g.trace, traceID: traceID, store: store, canStream: canStream,
 		asStream: canStream && g.opts.PostAnswers != PostAnswersJSON}
-	p.st.Init(w, g.writeTimeout())
+	p.st.Init(w, g.opts.writeTimeout)
 	return p
 }
 
-func (g *Gateway) newSSE(w http.ResponseWriter) *wire.SSE { return wire.NewSSE(w, g.writeTimeout()) }
-
-func (g *Gateway) writeTimeout() time.Duration { return cmp.Or(g.opts.writeTimeout, wire.WriteTimeout) }
+func (g *Gateway) newSSE(w http.ResponseWriter) *wire.SSE { return wire.NewSSE(w, g.opts.writeTimeout) }
 
 // event writes one message about the call; false if the connection did not take it.
 func (p *answerWriter) event(ev []byte) bool {

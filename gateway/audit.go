@@ -14,9 +14,10 @@ import (
 	"github.com/gemgate/gemgate/pool"
 )
 
-// auditCall writes the one audit line of every tools/call, in either era; extra is decided_by
-// for a refusal (a rule's name or the read-only gate's reason), or refused.
-func auditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration, extra ...slog.Attr) {
+// auditCall writes the one audit line of every tools/call, in either era, and counts it; extra
+// is decided_by for a refusal (a rule's name or the read-only gate's reason), or refused.
+func (g *Gateway) auditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration, extra ...slog.Attr) {
+	g.metrics.ToolCall(outcome)
 	log.LogAttrs(context.Background(), slog.LevelInfo, "audit tools/call", append([]slog.Attr{
 		slog.String("tool", auditTool(tool)), slog.Bool("read_only", readOnly),
 		slog.String("outcome", outcome), slog.Duration("duration", d)}, extra...)...)
@@ -28,14 +29,13 @@ func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Prin
 	if msg.Method != "tools/call" {
 		return
 	}
-	g.metrics.ToolCall("malformed")
 	log := g.log.With("user", p.User)
 	if sessionlessEra {
 		log = log.With("era", sessionless.Version)
 	} else {
 		log = log.With("session", loggedSessionID(r.Header))
 	}
-	auditCall(log, "", g.decide(p).ReadOnly, "malformed", 0,
+	g.auditCall(log, "", g.decide(p).ReadOnly, "malformed", 0,
 		slog.String("refused", textclip.String(he.Message, 200)))
 }
 

@@ -26,9 +26,8 @@ func (g *Gateway) BeginDrain() {
 	}
 }
 
-// DrainRefusal is the 503 while draining, unless the user's worker runs here (it has state).
-func (s sessionlessSteps) DrainRefusal(id json.RawMessage, who pool.Identity) *wire.Error {
-	g := s.g
+// drainRefusal is the 2026-07-28 era's 503 while draining, unless the user's worker runs here (it has state).
+func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *wire.Error {
 	if !g.closing.Load() {
 		return nil
 	}

@@ -71,8 +71,8 @@ type Options struct {
 	Tracing  *telemetry.Tracing // nil: no distributed tracing (spans)
 
 	now               func() time.Time // the pool's clock; tests set it
-	keepaliveInterval time.Duration    // 0: wire.KeepaliveInterval; tests set it
-	writeTimeout      time.Duration    // 0: wire.WriteTimeout; tests set it
+	keepaliveInterval time.Duration    // default wire.KeepaliveInterval; tests set it
+	writeTimeout      time.Duration    // default wire.WriteTimeout; tests set it
 }
 
 // How answers to POSTed requests travel; see Options.PostAnswers.
@@ -97,7 +97,6 @@ type Gateway struct {
 	stopping    chan struct{} // closed when shutdown begins: streams end
 	stopOnce    sync.Once
 	stopReaper  func()               // ends the session reaper (sessions.Reap)
-	keepalive   time.Duration        // between a stream's keepalive comments
 	sessionless *sessionless.Adapter // the 2026-07-28 era's requests
 
 	mu     sync.Mutex     // orders admit and endLater against Close
@@ -122,7 +121,6 @@ func New(o Options) (*Gateway, error) {
 		starts:      limit.NewStartRate[owner](o.Limits.WorkerStartRate, o.Limits.WorkerStartBurst),
 		notReadyLog: quietLog{interval: time.Minute},
 		stopping:    make(chan struct{}),
-		keepalive:   cmp.Or(o.keepaliveInterval, wire.KeepaliveInterval),
 	}
 	// Workers' lines are redacted before tracing (worker/redact.go): only worth it with a trace.
 	var traceWorker func(dir, worker string, line []byte)
@@ -143,8 +141,9 @@ func New(o Options) (*Gateway, error) {
 	g.pool = p
 	g.trace = o.Trace.WithSecrets(p.RedactSecrets) // the caller's Tracer is left as it was
 	g.sessionless = sessionless.New(sessionless.Config{
-		Pool: p, Steps: sessionlessSteps{g}, Log: g.log, Legacy: supportedVersions,
+		Pool: p, Steps: g.sessionlessSteps(), Log: g.log, Legacy: supportedVersions,
 		InputRequiredTimeout: o.InputRequiredTimeout, Stopping: g.stopping,
+		Keepalive: o.keepaliveInterval, WriteTimeout: o.writeTimeout,
 		WorkerRetryAfter: workerRetryAfter, ListenRetryAfter: sessionLimitRetryAfter,
 	})
 	g.router = g.requestDeadline(g.routes())
@@ -183,6 +182,8 @@ func (o *Options) setDefaults() {
 	if o.InitTimeout <= 0 {
 		o.InitTimeout = 60 * time.Second
 	}
+	o.keepaliveInterval = cmp.Or(o.keepaliveInterval, wire.KeepaliveInterval)
+	o.writeTimeout = cmp.Or(o.writeTimeout, wire.WriteTimeout)
 	o.Lifetime = o.Lifetime.WithDefaults()
 	o.Limits = o.Limits.WithDefaults()
 }
@@ -305,7 +306,7 @@ func (g *Gateway) endLater(s *session, reason string) {
 }
 
 // keepaliveTicker ticks a stream's keepalive comments; unreferenced, it is collected.
-func (g *Gateway) keepaliveTicker() *time.Ticker { return time.NewTicker(g.keepalive) }
+func (g *Gateway) keepaliveTicker() *time.Ticker { return time.NewTicker(g.opts.keepaliveInterval) }
 
 // Sessions is the number of open sessions.
 func (g *Gateway) Sessions() int { return g.sessions.Len() }

@@ -21,7 +21,8 @@ func (panickingLauncher) Launch(context.Context, worker.Identity) (worker.Launch
 
 // TestListenPanicGivesBackItsSlot: a panic while a listen stream opens (here, in its worker's
 // start) is answered 500 by the recoverer and leaves the user's listen slot free: seventeen
-// such requests, one more than a user may hold open, all get the 500, none a 429.
+// such requests, one more than a user may hold open, all get the 500, none a 429 (a slot
+// held by each would refuse the last).
 func TestListenPanicGivesBackItsSlot(t *testing.T) {
 	f := newFixture(t, func(o *Options) {
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
@@ -36,9 +37,5 @@ func TestListenPanicGivesBackItsSlot(t *testing.T) {
 		if r.status != http.StatusInternalServerError {
 			t.Fatalf("listen %d: status %d, want 500: %s", n, r.status, r.body)
 		}
-	}
-	held := f.gw.sessionless.Listens()
-	if held != 0 {
-		t.Fatalf("%d listen slots held after the panics, want 0", held)
 	}
 }

@@ -269,12 +269,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	}
 	s.setCall(inf, call)
 	started := time.Now()
-	outcome := g.await(&pending{w: w, r: r, s: s, inf: inf, method: msg.Method, access: access})
+	outcome := g.await(w, r, s, inf, msg.Method, access)
 	telemetry.EndRoundTrip(span, outcome)
 	telemetry.RequestFrom(r.Context()).Outcome(outcome)
 	if msg.Method == "tools/call" {
-		g.metrics.ToolCall(outcome)
-		auditCall(log, f.name, access.ReadOnly, outcome, time.Since(started))
+		g.auditCall(log, f.name, access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }

@@ -98,9 +98,9 @@ func openStream(s *session) (gen uint64) {
 	return gen
 }
 
-func closeStream(s *session, gen uint64) {
+func closeStream(s *session) {
 	s.outbox.Detach()
-	s.streamClosed(gen, time.Now())
+	s.streamClosed(time.Now())
 }
 
 // at sleeps until the bubble's clock reads b.start+d and lets every goroutine that time
@@ -219,12 +219,12 @@ func TestReaperInstants(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			b := newBubble(t, sessions.Lifetime{})
 			s := b.open(t)
-			gen := openStream(s)
+			openStream(s)
 			b.at(5 * def.StreamlessIdleTimeout)
 			if !b.alive(s) {
 				t.Fatal("a session with an open stream ended at streamless_idle_timeout")
 			}
-			closeStream(s, gen)
+			closeStream(s)
 			lost := 5 * def.StreamlessIdleTimeout
 			b.at(lost + def.StreamLossGrace - before)
 			if !b.alive(s) {
@@ -239,7 +239,8 @@ func TestReaperInstants(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			b := newBubble(t, sessions.Lifetime{})
 			s := b.open(t)
-			closeStream(s, openStream(s))
+			openStream(s)
+			closeStream(s)
 			b.at(def.StreamLossGrace - time.Second)
 			openStream(s)
 			b.at(10 * def.StreamLossGrace)

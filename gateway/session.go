@@ -300,7 +300,7 @@ func (s *session) streamOpened() {
 	s.mu.Unlock()
 }
 
-func (s *session) streamClosed(gen uint64, now time.Time) {
+func (s *session) streamClosed(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.outbox.HasStream() && !s.closed {

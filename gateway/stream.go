@@ -68,9 +68,9 @@ func forgetBearer(h http.Header) {
 	}
 }
 
-func (g *Gateway) streamEnded(s *session, gen uint64) {
+func (g *Gateway) streamEnded(s *session) {
 	s.outbox.Detach()
-	s.streamClosed(gen, time.Now())
+	s.streamClosed(time.Now())
 	g.metrics.StreamClosed()
 }
 
@@ -106,7 +106,7 @@ func (g *Gateway) serveStream(w http.ResponseWriter, done, end <-chan struct{}, 
 	gen := s.outbox.Attach()
 	s.streamOpened()
 	g.metrics.StreamOpened()
-	defer g.streamEnded(s, gen)
+	defer g.streamEnded(s)
 	st := g.newSSE(w)
 	st.Stop = g.stopping // ends a long message between chunks at shutdown
 	var opened bool

@@ -62,8 +62,8 @@ func (g *Gateway) gate(ctx context.Context, s *session, log *slog.Logger, msg *j
 	return g.toolGate(ctx, c)
 }
 
-// Gate is gate for a 2026-07-28 request other than tools/call.
-func (s sessionlessSteps) Gate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
+// sessionlessGate is gate for a 2026-07-28 request other than tools/call.
+func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error {
 	if _, gated := gatedKey[msg.Method]; !gated {
 		return nil
 	}
@@ -76,11 +76,11 @@ func (s sessionlessSteps) Gate(ctx context.Context, m *pool.Member, log func() *
 	if !ok {
 		return nil
 	}
-	if v, _ := s.g.opts.Policy.ExplainKind(c.kind, access, c.name, nil); v == policy.Allowed {
+	if v, _ := g.opts.Policy.ExplainKind(c.kind, access, c.name, nil); v == policy.Allowed {
 		return nil // the common case, without making a logger
 	}
 	c.member, c.log, c.id, c.access, c.sessionless = m, log(), msg.ID, access, true
-	return s.g.toolGate(ctx, c)
+	return g.toolGate(ctx, c)
 }
 
 // toolGate applies the policy to c. A refusal is audited, and unknown when the worker does not
@@ -135,8 +135,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 // audit writes the audit line of a refused call (auditCall for a tool) and counts it.
 func (c toolCall) audit(g *Gateway, outcome string, extra ...slog.Attr) {
 	if c.kind == policy.KindTool {
-		g.metrics.ToolCall(outcome)
-		auditCall(c.log, c.name, c.access.ReadOnly, outcome, 0, extra...)
+		g.auditCall(c.log, c.name, c.access.ReadOnly, outcome, 0, extra...)
 		return
 	}
 	c.log.LogAttrs(context.Background(), slog.LevelInfo, "audit "+c.method, append([]slog.Attr{

@@ -33,17 +33,17 @@ type waiting struct {
 	lost      time.Time
 }
 
-// waitEra is what waiting does differently by era: pending (2025-x), sessionlessWait.
+// waitEra is what waiting does differently by era: pending (2025-x), *sessionless.Wait.
 type waitEra interface {
-	// answer makes the filtered answer the client's, and names the audit outcome.
-	answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string)
-	// errorStatus is the status of an error answer before a stream began; false: as any.
-	errorStatus(resp *jsonrpc.Message) (int, bool)
-	// park parks the call on a worker's question (the bridge); false when it goes on.
-	park(req *jsonrpc.Message) (*jsonrpc.Message, bool)
-	// clientGone is the cancel reason and audit outcome when the client's request ended.
-	clientGone() (reason, outcome string)
-	timedOut()
+	// Answer makes the filtered answer the client's; its audit outcome, "" for callOutcome's.
+	Answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string)
+	// ErrorStatus is the status of an error answer before a stream began; false: as any.
+	ErrorStatus(resp *jsonrpc.Message) (int, bool)
+	// Park parks the call on a worker's question (the bridge); false when it goes on.
+	Park(req *jsonrpc.Message) (*jsonrpc.Message, bool)
+	// ClientGone is the cancel reason and audit outcome when the client's request ended.
+	ClientGone() (reason, outcome string)
+	TimedOut()
 }
 
 // run waits for the call's answer and writes it; it returns the audit outcome.
@@ -74,7 +74,7 @@ func (c *waiting) run() string {
 				}
 			}
 		case req := <-c.requests:
-			if ans, ok := c.era.park(req); ok {
+			if ans, ok := c.era.Park(req); ok {
 				return c.parkAnswer(ans)
 			}
 		case <-c.cancelled:
@@ -83,7 +83,7 @@ func (c *waiting) run() string {
 		case <-c.detached:
 			return c.workerGone()
 		case <-c.gone:
-			if reason, outcome := c.era.clientGone(); !c.orphan(reason) {
+			if reason, outcome := c.era.ClientGone(); !c.orphan(reason) {
 				return outcome
 			}
 		case <-orphanCheck:
@@ -94,7 +94,7 @@ func (c *waiting) run() string {
 			}
 		case <-timeout:
 			c.call.Cancel("request timeout")
-			c.era.timedOut()
+			c.era.TimedOut()
 			resp := jsonrpc.ErrorResponse(c.id, jsonrpc.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
 			c.out.answer(resp, false, http.StatusOK)
 			return "timeout"
@@ -108,9 +108,12 @@ func (c *waiting) answer(resp *jsonrpc.Message) string {
 		c.out.event(ev)
 	}
 	resp, hints := c.g.filterTools(c.log, c.member, c.method, c.access, resp)
-	resp, outcome := c.era.answer(resp, hints)
+	resp, outcome := c.era.Answer(resp, hints)
+	if outcome == "" {
+		outcome = callOutcome(c.method, resp)
+	}
 	asStream, status := c.out.asStream, http.StatusOK
-	if s, ok := c.era.errorStatus(resp); ok && resp.Error != nil {
+	if s, ok := c.era.ErrorStatus(resp); ok && resp.Error != nil {
 		asStream, status = false, s
 	}
 	c.out.answer(resp, asStream, status)
@@ -120,7 +123,7 @@ func (c *waiting) answer(resp *jsonrpc.Message) string {
 // parkAnswer writes the bridge's answer: input_required, or an error (as answer's status).
 func (c *waiting) parkAnswer(ans *jsonrpc.Message) string {
 	ans.ID = c.id
-	if s, ok := c.era.errorStatus(ans); ok && ans.Error != nil {
+	if s, ok := c.era.ErrorStatus(ans); ok && ans.Error != nil {
 		c.out.answer(ans, false, s)
 		return "error"
 	}
@@ -163,33 +166,28 @@ func (c *waiting) workerGone() string {
 
 // pending is a 2025-x session's waitEra.
 type pending struct {
-	w      http.ResponseWriter
-	r      *http.Request
-	s      *session
-	inf    *inflight
-	method string
-	access policy.Access
+	s   *session
+	inf *inflight
 }
 
 // await waits for a session's answer; the id is freed before it is written (reused at once).
-func (g *Gateway) await(c *pending) string {
-	s, inf := c.s, c.inf
+func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *session, inf *inflight, method string, access policy.Access) string {
 	wt := &waiting{
-		g: g, era: c, call: inf.call, id: inf.clientID, method: c.method, access: c.access,
+		g: g, era: &pending{s: s, inf: inf}, call: inf.call, id: inf.clientID, method: method, access: access,
 		log: s.log, member: s.member, events: &inf.events,
-		out:       g.newAnswerWriter(c.w, s.id, s.outbox.Store(), inf.canStream),
-		cancelled: inf.cancelled, gone: c.r.Context().Done(),
+		out:       g.newAnswerWriter(w, s.id, s.outbox.Store(), inf.canStream),
+		cancelled: inf.cancelled, gone: r.Context().Done(),
 	}
 	return wt.run()
 }
 
-func (c *pending) answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string) {
+func (c *pending) Answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string) {
 	c.s.learnHints(hints)
 	c.s.endCall(c.inf)
-	return resp, callOutcome(c.method, resp)
+	return resp, ""
 }
 
-func (c *pending) errorStatus(*jsonrpc.Message) (int, bool)       { return 0, false }
-func (c *pending) park(*jsonrpc.Message) (*jsonrpc.Message, bool) { return nil, false }
-func (c *pending) clientGone() (reason, outcome string)           { return "client disconnected", "disconnected" }
-func (c *pending) timedOut()                                      { go c.s.member.CheckResponsive(c.s.done) }
+func (c *pending) ErrorStatus(*jsonrpc.Message) (int, bool)       { return 0, false }
+func (c *pending) Park(*jsonrpc.Message) (*jsonrpc.Message, bool) { return nil, false }
+func (c *pending) ClientGone() (reason, outcome string)           { return "client disconnected", "disconnected" }
+func (c *pending) TimedOut()                                      { go c.s.member.CheckResponsive(c.s.done) }

@@ -38,7 +38,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		a.Steps.AuditUnread(r, msg, p, he)
 		return he
 	}
-	tool, progressToken, he := a.Steps.Fields(msg)
+	progressToken, he := a.Steps.Fields(msg)
 	if he != nil {
 		he.Status = http.StatusBadRequest
 		a.Steps.AuditUnread(r, msg, p, he)
@@ -54,7 +54,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
 		return he
 	}
-	q := &request{msg: msg, mr: mr, tool: tool, progressToken: progressToken, p: p, access: access, id: id}
+	q := &request{msg: msg, mr: mr, progressToken: progressToken, p: p, access: access, id: id}
 	if msg.Method == "subscriptions/listen" {
 		return a.listen(w, r, q)
 	}
@@ -87,7 +87,6 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 type request struct {
 	msg           *jsonrpc.Message
 	mr            *checks
-	tool          string          // a tools/call's params.name
 	progressToken json.RawMessage // params._meta.progressToken, nil when absent
 	p             auth.Principal
 	access        policy.Access
@@ -120,13 +119,13 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	}
 	var log *slog.Logger // the audit's: made for a tools/call only
 	if msg.Method == "tools/call" {
-		if b, ok := a.toolBindings(r.Context(), m, q.tool); ok && len(b) > 0 {
+		if b, ok := a.toolBindings(r.Context(), m, q.mr.Name); ok && len(b) > 0 {
 			if he := checkParamHeaders(r.Header, msg, b); he != nil {
 				return he
 			}
 		}
 		log = telemetry.Log(r.Context(), a.requestLog(q.p, m.WorkerID()))
-		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.tool); he != nil {
+		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.mr.Name); he != nil {
 			return he
 		}
 	} else if he := a.Steps.Gate(r.Context(), m, func() *slog.Logger { return a.requestLog(q.p, m.WorkerID()) }, msg, q.access); he != nil {
@@ -156,7 +155,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	telemetry.RequestFrom(r.Context()).Outcome(outcome)
 	detach = !parkedNow
 	if msg.Method == "tools/call" {
-		a.Steps.AuditCall(log, q.tool, q.access.ReadOnly, outcome, time.Since(started))
+		a.Steps.AuditCall(log, q.mr.Name, q.access.ReadOnly, outcome, time.Since(started))
 	}
 	return nil
 }

@@ -78,8 +78,8 @@ func (a *Adapter) openState(q *request, state string) (stateClaims, *wire.Error)
 
 // passInputRequired is a sessionless worker's answer on its way to the client: an
 // input-required result gets its requestState wrapped, or is an error for the client (the
-// worker's state is never handed out unbound).
-func (a *Adapter) passInputRequired(pk *parked, resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, string) {
+// worker's state is never handed out unbound). The outcome is "" when the answer's own.
+func (a *Adapter) passInputRequired(pk *parked, resp *jsonrpc.Message) (*jsonrpc.Message, string) {
 	wrapped, err := a.wrapInputRequired(pk.claims(), resp.Result)
 	if err != nil {
 		a.Log.Warn("a sessionless worker's input-required result could not be passed on", "worker", pk.member.WorkerID(), "error", err)
@@ -88,9 +88,9 @@ func (a *Adapter) passInputRequired(pk *parked, resp *jsonrpc.Message, outcome s
 	out := *resp
 	out.Result = wrapped
 	if resultTypeOf(wrapped) == "input_required" {
-		outcome = "input_required"
+		return &out, "input_required"
 	}
-	return &out, outcome
+	return &out, ""
 }
 
 // resultTypeOf is a result's resultType, "" when absent or unreadable.

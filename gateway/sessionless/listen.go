@@ -269,7 +269,7 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, q *request)
 		return nil, a.attachError(msg, err)
 	}
 	m = attached
-	l := &listening{stream: a.Steps.Stream(w), c: c, release: release}
+	l := &listening{stream: wire.NewSSE(w, a.WriteTimeout), c: c, release: release}
 	agreed := want.agreed(initResult)
 	for _, uri := range agreed.ResourceSubscriptions {
 		if he := a.listenSubscribe(r.Context(), m, q, uri); he != nil {
@@ -306,8 +306,7 @@ func (l *listening) end() {
 //
 //go:noinline
 func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
-	next := a.Steps.Keepalive()
-	tick := next()
+	tick := time.NewTicker(a.Keepalive) // unreferenced, it is collected
 	for {
 		select {
 		case ev := <-l.c.events:
@@ -315,8 +314,7 @@ func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
 			if l.stream.Event(ev) != nil {
 				return
 			}
-		case <-tick:
-			tick = next()
+		case <-tick.C:
 			if l.stream.Comment("keepalive") != nil {
 				return
 			}

@@ -17,46 +17,42 @@ import (
 )
 
 // Steps are the core's pipeline steps, written once there for both eras and handed to New.
-type Steps interface {
-	// Fields reads, strictly, the fields every step decides on, as for a session's message.
-	Fields(msg *jsonrpc.Message) (tool string, progressToken json.RawMessage, he *wire.Error)
+type Steps struct {
+	// Fields reads, strictly, the fields every step decides on, as for a session's message
+	// (a tools/call's name is the one check read: mr.Name).
+	Fields func(msg *jsonrpc.Message) (progressToken json.RawMessage, he *wire.Error)
 	// Identity is the pool identity a request of p's, with access, is served as.
-	Identity(r *http.Request, p auth.Principal, access policy.Access) pool.Identity
+	Identity func(r *http.Request, p auth.Principal, access policy.Access) pool.Identity
 	// DrainRefusal is the 503 for a request of who's while the gateway drains; nil to serve it.
-	DrainRefusal(id json.RawMessage, who pool.Identity) *wire.Error
+	DrainRefusal func(id json.RawMessage, who pool.Identity) *wire.Error
 	// ToolGate is the one access decision on a tools/call of tool at m's worker.
-	ToolGate(ctx context.Context, m *pool.Member, log *slog.Logger, id json.RawMessage, access policy.Access, tool string) *wire.Error
+	ToolGate func(ctx context.Context, m *pool.Member, log *slog.Logger, id json.RawMessage, access policy.Access, tool string) *wire.Error
 	// Gate is ToolGate's decision on a prompts/get, resources/read, resources/subscribe or
 	// completion/complete; nil for any other method. log is called only for a refusal's line.
-	Gate(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error
+	Gate func(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error
 	// ToolPages reads m's worker's tools/list page by page; false when it could not.
-	ToolPages(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool
+	ToolPages func(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool
 	// GrantRefusal refuses a request whose token grants less than m's worker was given.
-	GrantRefusal(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
+	GrantRefusal func(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
 	// CallError answers a request the pool could not serve; AttachError one whose worker
 	// could not be had.
-	CallError(id json.RawMessage, err error) *wire.Error
-	AttachError(id json.RawMessage, err error) *wire.Error
+	CallError, AttachError func(id json.RawMessage, err error) *wire.Error
 	// Await runs the one wait loop for a forwarded call, writes its answer and returns the
 	// call's audit outcome.
-	Await(w http.ResponseWriter, r *http.Request, c *Wait) string
+	Await func(w http.ResponseWriter, r *http.Request, c *Wait) string
 	// AuditCall writes a tools/call's audit line and counts it; AuditUnread does so for one
 	// refused before its tool was read; AuditAnswer for the client's answer to a worker.
-	AuditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration)
-	AuditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error)
-	AuditAnswer(log *slog.Logger, a pool.Answered, readOnly bool, outcome string)
-	// Stream is an SSE stream on w, its writes bounded by the gateway's write timeout.
-	Stream(w http.ResponseWriter) *wire.SSE
-	// Keepalive is a new stream's keepalive ticker: each call gives its next tick.
-	Keepalive() func() <-chan time.Time
+	AuditCall   func(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration, extra ...slog.Attr)
+	AuditUnread func(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error)
+	AuditAnswer func(log *slog.Logger, a pool.Answered, readOnly bool, outcome string)
 	// StreamLife forgets the request's bearer token for a long-lived stream; end is closed
 	// when that token expires (stop releases it).
-	StreamLife(r *http.Request) (end <-chan struct{}, stop func())
+	StreamLife func(r *http.Request) (end <-chan struct{}, stop func())
 	// Outbound traces a message gemgate writes to the client.
-	Outbound(body []byte)
+	Outbound func(body []byte)
 	// RoundTrip starts the span of msg's round trip to the worker and returns msg with that
 	// span's trace context in params._meta (tracing on).
-	RoundTrip(ctx context.Context, msg *jsonrpc.Message) (trace.Span, *jsonrpc.Message, error)
+	RoundTrip func(ctx context.Context, msg *jsonrpc.Message) (trace.Span, *jsonrpc.Message, error)
 }
 
 // Config is what New needs besides the core's steps.
@@ -74,6 +70,9 @@ type Config struct {
 	WorkerRetryAfter, ListenRetryAfter time.Duration
 	// Stopping is closed when the gateway shuts down: listen streams end.
 	Stopping <-chan struct{}
+	// Keepalive is the time between a listen stream's keepalive comments; WriteTimeout bounds
+	// each of its writes.
+	Keepalive, WriteTimeout time.Duration
 	// Now is the clock a requestState's expiry is written and read by; nil is time.Now.
 	Now func() time.Time
 }
@@ -113,15 +112,4 @@ func (a *Adapter) Parked() int {
 	a.parks.mu.Lock()
 	defer a.parks.mu.Unlock()
 	return len(a.parks.calls)
-}
-
-// Listens is the number of subscriptions/listen streams open.
-func (a *Adapter) Listens() int {
-	a.listens.mu.Lock()
-	defer a.listens.mu.Unlock()
-	n := 0
-	for _, k := range a.listens.n {
-		n += k
-	}
-	return n
 }

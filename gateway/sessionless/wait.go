@@ -13,7 +13,7 @@ import (
 )
 
 // Wait is a 2026-07-28 call as the core's one wait loop waits for it (Steps.Await): what it
-// waits on, and, in its methods, what the era does differently. Closing the response stream
+// waits on, and, in its methods (the core's waitEra), what the era does differently. Closing the response stream
 // cancels the call at the worker; an error the spec maps to an HTTP status goes as JSON with
 // that status while no stream has begun; a legacy worker's question parks the call (bridge.go).
 type Wait struct {
@@ -61,12 +61,15 @@ func (c *Wait) Result(resp *jsonrpc.Message) *jsonrpc.Message {
 	return &out
 }
 
-// Answer is the mapped answer as the client gets it, with its audit outcome: a sessionless
-// worker's input-required result gets its requestState wrapped, and the id is the request's
-// (after a retry, the retry's: the original request is answered already).
-func (c *Wait) Answer(resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, string) {
+// Answer is the worker's answer as the client gets it (Result), and its audit outcome when
+// not the answer's own (""): a sessionless worker's input-required result gets its
+// requestState wrapped, and the id is the request's (after a retry, the retry's: the original
+// request is answered already).
+func (c *Wait) Answer(resp *jsonrpc.Message, _ map[string]policy.Hints) (*jsonrpc.Message, string) {
+	resp = c.Result(resp)
+	outcome := ""
 	if resp.Error == nil && c.Member.AttachedSessionless() {
-		resp, outcome = c.a.passInputRequired(c.pk, resp, outcome)
+		resp, outcome = c.a.passInputRequired(c.pk, resp)
 	}
 	out := *resp
 	out.ID = c.ID
@@ -74,19 +77,26 @@ func (c *Wait) Answer(resp *jsonrpc.Message, outcome string) (*jsonrpc.Message, 
 }
 
 // ErrorStatus is the HTTP status of an error answer written before a stream began (SEP-2575).
-func (c *Wait) ErrorStatus(resp *jsonrpc.Message) int {
+func (c *Wait) ErrorStatus(resp *jsonrpc.Message) (int, bool) {
 	var e struct {
 		Code int64 `json:"code"`
 	}
 	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
 	switch e.Code {
 	case jsonrpc.CodeMethodNotFound:
-		return http.StatusNotFound
+		return http.StatusNotFound, true
 	case jsonrpc.CodeInvalidParams, CodeUnsupportedVersion, CodeMissingCapability, CodeHeaderMismatch:
-		return http.StatusBadRequest
+		return http.StatusBadRequest, true
 	}
-	return http.StatusOK
+	return http.StatusOK, true
 }
+
+// ClientGone: closing the request's stream cancels the call.
+func (c *Wait) ClientGone() (reason, outcome string) {
+	return "client closed the request's stream", "cancelled"
+}
+
+func (c *Wait) TimedOut() {}
 
 // Park parks the call with the worker's questions sent together and returns the input-required
 // result to answer with. A question needing a capability the request did not declare is
