@@ -73,7 +73,7 @@ func (w *wrk) takeOverLocked(m *Member, uris []string, level int) {
 // unfollowSub uncounts m for uri at its new worker, after its old worker refused the
 // subscribe that came along with the move.
 func (m *Member) unfollowSub(from *slot, uri string) {
-	s := m.slot()
+	s := m.s.Load()
 	if s == nil || s == from {
 		return
 	}

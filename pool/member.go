@@ -28,11 +28,9 @@ type Member struct {
 	inFlight atomic.Int32
 }
 
-func (m *Member) slot() *slot { return m.s.Load() }
-
 // current is the member's slot and its running worker, if one runs.
 func (m *Member) current() (*slot, *wrk) {
-	s := m.slot()
+	s := m.s.Load()
 	if s == nil {
 		return nil, nil
 	}
@@ -53,7 +51,7 @@ func (m *Member) Call(ctx context.Context, req Request) (*Call, error) {
 }
 
 func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
-	s := m.slot()
+	s := m.s.Load()
 	if s == nil {
 		return nil, ErrDetached
 	}
@@ -338,7 +336,7 @@ func (m *Member) letGo(reason string) {
 // now holds a read-write token), starting that worker if need be. Nothing changes when id
 // maps to the same worker.
 func (m *Member) Move(ctx context.Context, id Identity) error {
-	old := m.slot()
+	old := m.s.Load()
 	if old == nil {
 		return ErrDetached
 	}
@@ -353,7 +351,7 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 		if err != nil {
 			return err
 		}
-		if m.slot() != old {
+		if m.s.Load() != old {
 			return ErrDetached
 		}
 		if !moved {

@@ -300,7 +300,7 @@ func grantSet(values []string) string {
 // Grant is the scope and audience sets the member's worker was started with, from its key.
 // ok is false once the member is detached.
 func (m *Member) Grant() (scopes, audience []string, ok bool) {
-	s := m.slot()
+	s := m.s.Load()
 	if s == nil {
 		return nil, nil, false
 	}
