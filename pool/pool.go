@@ -217,11 +217,11 @@ type Pool struct {
 	mu      sync.Mutex
 	slots   map[Key]*slot
 	running int // workers running or starting, for max_workers
-	eras    eraKnowledge
 	closed  bool
 	wg      sync.WaitGroup // worker watchers
 
 	nextW atomic.Uint64 // numbers the workers
+	eras  atomic.Int32  // whether the worker program speaks the sessionless revision: 0 unknown, 1 yes, 2 no
 	// nextReq numbers the worker requests passed to clients ("gemgate-wN"). It is pool-wide
 	// so that no other worker reuses an id a client may still answer.
 	nextReq atomic.Uint64

@@ -338,7 +338,7 @@ func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawM
 	var sure bool
 	w.sessionless, sure = p.discover(ctx, w.proc)
 	if sure {
-		p.eras.learn(w.sessionless)
+		p.learnEra(w.sessionless)
 	}
 	return nil
 }
