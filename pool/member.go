@@ -14,7 +14,6 @@ import (
 
 // Member is one caller's attachment to a key's worker.
 type Member struct {
-	p                   *Pool
 	c                   Caller
 	params              json.RawMessage // the client's initialize params
 	caps                Capabilities
@@ -72,7 +71,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 		s.mu.Unlock()
 		return nil, ErrDetached
 	}
-	if len(w.calls)+w.queue.len() >= m.p.opts.MaxCallsPerWorker {
+	if len(w.calls)+w.queue.len() >= s.p.opts.MaxCallsPerWorker {
 		s.mu.Unlock()
 		return nil, ErrWorkerBusy
 	}
@@ -149,12 +148,12 @@ func (s *slot) applyExpiry(id Identity) error {
 // notifications/initialized (it sent its own) and roots/list_changed (the worker was told of
 // no roots).
 func (m *Member) Notify(msg *jsonrpc.Message) error {
-	if (msg.Method == "notifications/initialized" || msg.Method == "notifications/roots/list_changed") && !m.p.PerSession() {
-		return nil
-	}
-	_, w := m.current()
+	s, w := m.current()
 	if w == nil {
 		return nil // no worker runs: there is nobody to tell
+	}
+	if (msg.Method == "notifications/initialized" || msg.Method == "notifications/roots/list_changed") && !s.p.PerSession() {
+		return nil
 	}
 	return w.proc.Write(context.Background(), msg)
 }
@@ -340,14 +339,14 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 	if old == nil {
 		return ErrDetached
 	}
-	key := m.p.keyFor(id, old.key.Sessionless)
+	key := old.p.keyFor(id, old.key.Sessionless)
 	if key == old.key {
 		return nil
 	}
 	var uris []string
 	level, moved := -1, false
 	for {
-		s, w, err := m.p.workerFor(ctx, key, id, m.params)
+		s, w, err := old.p.workerFor(ctx, key, id, m.params)
 		if err != nil {
 			return err
 		}
@@ -406,7 +405,7 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 		return
 	}
 	defer w.checking.Store(false)
-	if !m.p.PerSession() {
+	if !s.p.PerSession() {
 		done = nil
 	}
 	for i := range 2 {

@@ -424,7 +424,7 @@ type Attach struct {
 // worker if need be, and returns the InitializeResult for the caller.
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
 	key := p.keyFor(a.Identity, a.Sessionless)
-	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, attachedSessionless: key.Sessionless}
+	m := &Member{c: a.Caller, params: a.Params, caps: a.Caps, attachedSessionless: key.Sessionless}
 	if !a.CapsRead {
 		m.caps = ClientCapabilities(a.Params)
 	}

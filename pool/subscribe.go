@@ -125,6 +125,7 @@ func (s *slot) beginSubWrite(c *Call) (end func(written bool)) {
 	s.mu.Lock()
 	was := w.heard[uri]
 	w.setHeardLocked(uri, by)
+	c.written = true
 	s.mu.Unlock()
 	return func(written bool) {
 		if !written {
