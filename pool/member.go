@@ -168,23 +168,19 @@ type Answered struct {
 // Only the caller the request went to may answer (else ErrNoSuchRequest), and a read-only
 // token never answers a read-write worker (ErrNotEntitled; the request stays open).
 func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
-	var pr pendingRequest
-	entitled := true
 	var info Answered
-	w := m.request(msg.ID, func(s *slot, w *wrk, p pendingRequest) bool {
-		info = Answered{Method: auditMethod(p.method), WorkerReadOnly: s.key.ReadOnly}
-		entitled = s.key.ReadOnly || !readOnly
-		pr = p
-		return entitled
+	out := *msg
+	w := m.request(msg.ID, func(s *slot, w *wrk, pr pendingRequest) bool {
+		info = Answered{Method: auditMethod(pr.method), WorkerReadOnly: s.key.ReadOnly}
+		out.ID = pr.workerID
+		return s.key.ReadOnly || !readOnly
 	})
 	switch {
 	case w == nil:
 		return info, ErrNoSuchRequest
-	case !entitled:
+	case readOnly && !info.WorkerReadOnly:
 		return info, ErrNotEntitled
 	}
-	out := *msg
-	out.ID = pr.workerID
 	return info, w.proc.Write(context.Background(), &out)
 }
 
