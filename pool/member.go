@@ -245,7 +245,6 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 	delete(s.members, m)
 	var dropped, running []*Call
 	var unsub []string
-	var refuse []json.RawMessage
 	w := s.w
 	if w != nil {
 		if !keepCalls && m.inFlight.Load() > 0 {
@@ -274,7 +273,8 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 		}
 		for gid, pr := range w.requests {
 			if pr.m == m {
-				refuse = append(refuse, pr.workerID)
+				s.refuseLocked(w, jsonrpc.ErrorResponse(pr.workerID, jsonrpc.CodeInternalError,
+					"the session this request went to has ended", nil))
 				delete(w.requests, gid)
 			}
 		}
@@ -301,23 +301,17 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 			}
 		}()
 	}
-	if w != nil && stop != w && len(unsub)+len(refuse) > 0 {
-		// Most detaches leave nothing to tell: no goroutine for them.
-		go w.tellAfterDetach(s, unsub, refuse)
+	if w != nil && stop != w && len(unsub) > 0 {
+		// Off the detaching goroutine, since a write may wait on the worker; most detaches
+		// leave nothing to unsubscribe: no goroutine for them.
+		go func() {
+			for _, uri := range unsub {
+				w.reconcile(s, uri) // not if another caller subscribed since
+			}
+		}()
 	}
 	s.settle(leftToDo{stop: stop, drop: drop}) // worker_per: session: the worker goes with its session
 	return uris, level
-}
-
-// tellAfterDetach unsubscribes what no caller wants any more and refuses requests nobody will
-// answer; off the detaching goroutine, since a write may wait on the worker.
-func (w *wrk) tellAfterDetach(s *slot, unsub []string, refuse []json.RawMessage) {
-	for _, uri := range unsub {
-		w.reconcile(s, uri) // not if another caller subscribed since
-	}
-	for _, id := range refuse {
-		_ = w.proc.Write(context.Background(), jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, "the session this request went to has ended", nil))
-	}
 }
 
 // letGo detaches a member on the pool's initiative and tells its caller why.
