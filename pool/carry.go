@@ -39,7 +39,9 @@ func (w *wrk) tellCarried(s *slot, uris []string) {
 	}
 	w.level = most
 	s.mu.Unlock()
-	if c, err := w.proc.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: s.ownParams(levelParams(most))}, nil); err == nil {
+	msg := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel",
+		Params: s.ownParams(stringParams("level", levelNames[most]))}
+	if c, err := w.proc.Send(context.Background(), msg, nil); err == nil {
 		c.Abandon()
 	}
 }

@@ -163,7 +163,8 @@ func (w *wrk) reconcile(s *slot, uri string) {
 	}
 	w.setHeardLocked(uri, mark)
 	s.mu.Unlock()
-	msg := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-` + method + `"`), Method: "resources/" + method, Params: s.ownParams(uriParams(uri))}
+	msg := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-` + method + `"`), Method: "resources/" + method,
+		Params: s.ownParams(stringParams("uri", uri))}
 	if !want {
 		if c, err := w.proc.Send(context.Background(), msg, nil); err == nil {
 			c.Abandon()
@@ -258,9 +259,4 @@ func uriOf(params json.RawMessage) (uri string, ok bool) {
 	}
 	uri, present, err := p.String("uri")
 	return uri, present && err == nil
-}
-
-func uriParams(uri string) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"uri": uri})
-	return b
 }
