@@ -113,9 +113,9 @@ func (w *wrk) setHeardLocked(uri string, by *Call) {
 }
 
 // beginSubWrite records the line of a forwarded call as the worker's last of its URI before
-// it is written, since the answer may be read before the write returns. It holds subMu until
-// end, so that heard follows the order the worker reads lines in; end puts back what was
-// heard if the line was not written.
+// it is written, since the answer may be read before the write returns, and marks the call
+// written (unwrittenSubLocked). It holds subMu until end, so that heard follows the order the
+// worker reads lines in; end puts back what was heard if the line was not written.
 func (s *slot) beginSubWrite(c *Call) (end func(written bool)) {
 	w, uri, by := c.w, c.subURI, c
 	if c.out.Method != "resources/subscribe" {
