@@ -46,7 +46,7 @@ type Call struct {
 	result chan *jsonrpc.Message
 	once   sync.Once
 
-	mu        sync.Mutex
+	// Under the slot's lock, as the flags above.
 	proc      *worker.Call // set once written
 	cancelled bool
 	reason    string
@@ -90,22 +90,21 @@ func (c *Call) endQueued() {
 // Cancel withdraws the call: from its queue, or at the worker, which is told
 // (notifications/cancelled with the worker's own id). Only this call is touched.
 func (c *Call) Cancel(reason string) {
-	c.mu.Lock()
+	c.s.mu.Lock()
 	if c.cancelled {
-		c.mu.Unlock()
+		c.s.mu.Unlock()
 		return
 	}
 	c.cancelled, c.reason = true, reason
 	pc := c.proc
-	c.mu.Unlock()
+	// Still queued, or on its way to the worker: send sees cancelled and does not write it,
+	// or abandons it once written.
+	removed := pc == nil && c.w.queue.remove(c)
+	c.s.mu.Unlock()
 	if pc != nil {
 		c.s.abandon(c, pc, reason)
 		return
 	}
-	// Still queued (or on its way to the worker: send sees cancelled and does not write it).
-	c.s.mu.Lock()
-	removed := c.w.queue.remove(c)
-	c.s.mu.Unlock()
 	if removed {
 		c.s.p.opts.Metrics.queued(-1)
 		c.s.done(c)
@@ -141,22 +140,21 @@ func (s *slot) enqueueOrRunLocked(ctx context.Context, c *Call) bool {
 // send writes a call to its worker and relays the answer when it comes.
 func (s *slot) send(ctx context.Context, c *Call) error {
 	c.endQueued()
-	c.mu.Lock()
-	if c.cancelled {
-		c.mu.Unlock()
+	// Once written is set, a worker request may belong to this call (askerLocked): anything
+	// the worker sent earlier was read before this line was written. A forwarded
+	// subscription change sets it when its write begins (beginSubWrite).
+	s.mu.Lock()
+	cancelled := c.cancelled
+	c.written = !cancelled && !c.subFwd
+	s.mu.Unlock()
+	if cancelled {
 		s.done(c) // a subscription change decided and never written is reconciled there
 		return nil
 	}
-	c.mu.Unlock()
 	var endSubWrite func(written bool)
 	if c.subFwd {
 		endSubWrite = s.beginSubWrite(c)
 	}
-	// From here on a worker request may belong to this call (askerLocked): anything the
-	// worker sent earlier was read before this line was written.
-	s.mu.Lock()
-	c.written = true
-	s.mu.Unlock()
 	pc, err := c.w.proc.Send(ctx, &c.out, (*answerRelay)(c))
 	if endSubWrite != nil {
 		endSubWrite(err == nil)
@@ -168,10 +166,10 @@ func (s *slot) send(ctx context.Context, c *Call) error {
 	// Another caller's change to the URI may have been written just before this line, or be
 	// decided already and counted: make the worker's state the count's.
 	s.reconcileSub(c)
-	c.mu.Lock()
+	s.mu.Lock()
 	c.proc = pc
 	cancelled, reason := c.cancelled, c.reason
-	c.mu.Unlock()
+	s.mu.Unlock()
 	if cancelled { // a cancel that came while the request was being written
 		s.abandon(c, pc, reason)
 	}

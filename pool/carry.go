@@ -39,7 +39,9 @@ func (w *wrk) tellCarried(s *slot, uris []string) {
 	}
 	w.level = most
 	s.mu.Unlock()
-	if c, err := w.proc.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel", Params: s.ownParams(levelParams(most))}, nil); err == nil {
+	msg := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-setLevel"`), Method: "logging/setLevel",
+		Params: s.ownParams(stringParams("level", levelNames[most]))}
+	if c, err := w.proc.Send(context.Background(), msg, nil); err == nil {
 		c.Abandon()
 	}
 }
@@ -73,7 +75,7 @@ func (w *wrk) takeOverLocked(m *Member, uris []string, level int) {
 // unfollowSub uncounts m for uri at its new worker, after its old worker refused the
 // subscribe that came along with the move.
 func (m *Member) unfollowSub(from *slot, uri string) {
-	s := m.slot()
+	s := m.s.Load()
 	if s == nil || s == from {
 		return
 	}

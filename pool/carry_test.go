@@ -102,7 +102,7 @@ func TestCarriedSubscribeRefusedBySuccessor(t *testing.T) {
 	if heard := record(t, a); heard != "subscribe "+uri {
 		t.Fatalf("the successor heard %q", heard)
 	}
-	s := a.m.slot()
+	s := a.m.s.Load()
 	eventually(t, "the refused URI is let go", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -193,7 +193,7 @@ func TestDetachWithNoWorkerRunningKeepsNothing(t *testing.T) {
 	killWorker(t, stay)
 	gm := gone.m
 	gone.m.Detach()
-	s := stay.m.slot()
+	s := stay.m.s.Load()
 	s.mu.Lock()
 	var kept []string
 	if prev := s.prev; prev != nil {
@@ -253,7 +253,7 @@ func TestSuccessorDyingDuringTellCarried(t *testing.T) {
 	if heard := record(t, a); heard != "subscribe "+uri+",setLevel notice" {
 		t.Errorf("the surviving successor heard %q, want %s subscribed and the level notice", heard, uri)
 	}
-	if bad := subBookProblems(a.m.slot()); len(bad) > 0 {
+	if bad := subBookProblems(a.m.s.Load()); len(bad) > 0 {
 		t.Errorf("the book: %v", bad)
 	}
 }
@@ -272,11 +272,11 @@ func TestMoveRacingDetachLeavesNoZombie(t *testing.T) {
 		wg.Go(func() { _ = a.m.Move(t.Context(), rw) })
 		wg.Go(func() { a.m.Detach() })
 		wg.Wait()
-		if s := a.m.slot(); s != nil {
+		if s := a.m.s.Load(); s != nil {
 			t.Fatalf("round %d: a session detached while it stepped up is attached again (to the slot with read-only %v): Move attaches after Detach cleared it",
 				i, s.key.ReadOnly)
 		}
-		rwSlot := rwHolder.m.slot()
+		rwSlot := rwHolder.m.s.Load()
 		rwSlot.mu.Lock()
 		_, in := rwSlot.members[a.m]
 		rwSlot.mu.Unlock()
@@ -299,7 +299,7 @@ func TestPerSessionMoveCarries(t *testing.T) {
 		t.Errorf("the session's read-write worker heard %q, want ps subscribed and the level error", heard)
 	}
 	eventually(t, "the read-only worker stops", func() bool { return !alive(roPid) })
-	if bad := subBookProblems(a.m.slot()); len(bad) > 0 {
+	if bad := subBookProblems(a.m.s.Load()); len(bad) > 0 {
 		t.Errorf("the book: %v", bad)
 	}
 }
@@ -324,7 +324,7 @@ func TestCapHoldsAcrossAMove(t *testing.T) {
 	if got := within(late); !isError(got) {
 		t.Fatalf("the late subscribe: %s, want the read-only worker's refusal", show(got))
 	}
-	s := a.m.slot()
+	s := a.m.s.Load()
 	eventually(t, "the late refusal is carried", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -357,7 +357,7 @@ func TestMoveThereAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.id = roID
-	if a.m.slot() != ro.m.slot() {
+	if a.m.s.Load() != ro.m.s.Load() {
 		t.Fatal("not back at the read-only slot")
 	}
 	eventually(t, "the read-only worker is subscribed again", func() bool { return lastHeard(t, ro, "tb") == "subscribe tb" })
@@ -368,7 +368,7 @@ func TestMoveThereAndBack(t *testing.T) {
 	if st := stateOf(rwProbe, "tb"); st.subs+st.heardURIs+st.in != 0 {
 		t.Errorf("the read-write worker keeps %d counted, %d told, %d in flight", st.subs, st.heardURIs, st.in)
 	}
-	s := a.m.slot()
+	s := a.m.s.Load()
 	s.mu.Lock()
 	level, set := s.w.levels[a.m]
 	s.mu.Unlock()

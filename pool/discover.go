@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -89,10 +88,10 @@ func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.
 	}
 	if resp.Error != nil || json.Unmarshal(resp.Result, &res) != nil ||
 		!slices.Contains(res.SupportedVersions, SessionlessVersion) || len(res.Capabilities) == 0 || res.Capabilities[0] != '{' {
-		p.eras.learn(false)
+		p.learnEra(false)
 		return nil, ErrNotSessionless
 	}
-	p.eras.learn(true)
+	p.learnEra(true)
 	p.listenForChanges(ctx, proc)
 	return resp.Result, nil
 }
@@ -143,22 +142,20 @@ func (s *slot) ownParams(params json.RawMessage) json.RawMessage {
 	return params
 }
 
-// eraKnowledge is whether the worker program speaks the sessionless revision; zero is not
-// known yet. A yes is never unlearned, since a later no is one worker's trouble.
-type eraKnowledge struct{ v atomic.Int32 }
-
-func (e *eraKnowledge) learn(sessionless bool) {
+// learnEra records whether the worker program speaks the sessionless revision (Pool.eras). A
+// yes is never unlearned, since a later no is one worker's trouble.
+func (p *Pool) learnEra(sessionless bool) {
 	if sessionless {
-		e.v.Store(1)
+		p.eras.Store(1)
 	} else {
-		e.v.CompareAndSwap(0, 2)
+		p.eras.CompareAndSwap(0, 2)
 	}
 }
 
 // SessionlessWorkers reports what the pool knows of its worker program: known is false until
 // a worker has started; then yes tells whether it speaks the sessionless revision.
 func (p *Pool) SessionlessWorkers() (known, yes bool) {
-	v := p.eras.v.Load()
+	v := p.eras.Load()
 	return v != 0, v == 1
 }
 

@@ -20,7 +20,7 @@ func TestEraKnowledge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &Pool{}
 			for _, v := range tt.learn {
-				p.eras.learn(v)
+				p.learnEra(v)
 			}
 			if known, yes := p.SessionlessWorkers(); known != tt.known || yes != tt.want {
 				t.Errorf("SessionlessWorkers() = %v, %v; want %v, %v", known, yes, tt.known, tt.want)

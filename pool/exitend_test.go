@@ -33,7 +33,7 @@ func TestOnWorkerExitEndStartsNoSuccessor(t *testing.T) {
 			}
 			t.Cleanup(p.Close)
 			a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
-			s := a.m.slot()
+			s := a.m.s.Load()
 			answer(t, a.tool(t, "die", map[string]any{}))
 			select {
 			case <-a.c.detached:
@@ -63,7 +63,7 @@ func TestOnWorkerExitEndCallWhileTheWorkerDies(t *testing.T) {
 	}
 	t.Cleanup(p.Close)
 	a := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
-	s := a.m.slot()
+	s := a.m.s.Load()
 	dead, err := worker.Start(worker.Spec{Path: "/bin/true"})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -127,15 +126,14 @@ func (p *Pool) openingCall(ctx context.Context, proc *worker.Process, id, method
 	if err != nil {
 		return nil, &StartError{Exited: true, Err: err}
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, p.opts.InitTimeout, ErrInitTimeout)
+	defer cancel()
 	select {
 	case resp := <-call.Result():
 		if resp.Error != nil && exitedUnasked(resp) {
 			return nil, &StartError{Exited: true, Err: workerText(proc, resp.Error)}
 		}
 		return resp, nil
-	case <-time.After(p.opts.InitTimeout):
-		call.Abandon()
-		return nil, ErrInitTimeout
 	case <-ctx.Done():
 		call.Abandon()
 		return nil, context.Cause(ctx)

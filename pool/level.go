@@ -21,7 +21,7 @@ func (w *wrk) setLevelLocked(c *Call) *jsonrpc.Message {
 		return okAnswer(c)
 	}
 	w.level = most
-	c.out.Params = levelParams(most)
+	c.out.Params = stringParams("level", levelNames[most])
 	return nil
 }
 
@@ -33,9 +33,9 @@ func (w *wrk) mostVerboseLocked() int {
 	return slices.Min(slices.Collect(maps.Values(w.levels)))
 }
 
-// levelParams are logging/setLevel's params for a level.
-func levelParams(level int) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"level": levelNames[level]})
+// stringParams are params of one string field: logging/setLevel's, resources/subscribe's.
+func stringParams(key, value string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{key: value})
 	return b
 }
 

@@ -1,10 +1,14 @@
 package pool
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/worker"
 )
 
 // A per-user worker outlives its callers by worker_idle_timeout, and no longer. The idle timer
@@ -87,5 +91,39 @@ func TestOnWorkerExit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// expiringLauncher is scriptLauncher with a backend credential that expires an hour after
+// each launch.
+type expiringLauncher struct{ scriptLauncher }
+
+func (l expiringLauncher) Launch(ctx context.Context, id worker.Identity) (worker.Launch, error) {
+	la, err := l.scriptLauncher.Launch(ctx, id)
+	la.CredentialExpiry = time.Now().Add(time.Hour)
+	return la, err
+}
+
+// With worker_per: session the client's own initialize goes to its worker, and the client's
+// notifications/initialized after it: gemgate sends none at the first start. A successor (an
+// on_token_expiry restart, with no client to send it) gets gemgate's.
+func TestPerSessionRestartSendsInitialized(t *testing.T) {
+	var skew atomic.Int64 // how far the pool's clock runs ahead
+	p, err := New(Options{Settings: Settings{WorkerPer: PerSession, OnTokenExpiry: ExpiryRestart},
+		Launcher: expiringLauncher{}, InitTimeout: waitFor,
+		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	a := attach(t, p, "alice", false, `{}`, newCaller(time.Now()))
+	pid := a.m.WorkerPid()
+	if got := answer(t, a.tool(t, "initialized", nil)); got != "0" {
+		t.Fatalf("the first worker read %s initialized notifications from gemgate, want 0", got)
+	}
+	skew.Store(int64(2 * time.Hour))
+	if got := answer(t, a.tool(t, "initialized", nil)); got != "1" || a.m.WorkerPid() == pid {
+		t.Fatalf("the restarted worker (pid %d, was %d) read %s initialized notifications, want gemgate's 1",
+			a.m.WorkerPid(), pid, got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,7 @@ func scriptWorker() int {
 	var later json.RawMessage                // the last later call, unanswered
 	triggers := map[string]json.RawMessage{} // our request id -> the trigger call that sent it
 	askAtList := os.Getenv("POOL_TEST_ASK_AT_LIST") != ""
+	initialized := 0 // notifications/initialized read
 	for in.Scan() {
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
@@ -138,6 +140,9 @@ func scriptWorker() int {
 			continue
 		}
 		if msg.ID == nil {
+			if msg.Method == "notifications/initialized" {
+				initialized++
+			}
 			if msg.Method == "notifications/cancelled" && later != nil {
 				// Told to cancel its later call, it asks for its confirmation all the same.
 				send(map[string]any{"jsonrpc": "2.0", "id": "after-cancel", "method": "elicitation/create",
@@ -190,6 +195,8 @@ func scriptWorker() int {
 				text(msg.ID, "emitted")
 			case "record":
 				text(msg.ID, strings.Join(received, ","))
+			case "initialized":
+				text(msg.ID, strconv.Itoa(initialized))
 			case "release":
 				for _, h := range held {
 					subAnswer(h.id, h.uri)

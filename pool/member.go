@@ -14,7 +14,6 @@ import (
 
 // Member is one caller's attachment to a key's worker.
 type Member struct {
-	p                   *Pool
 	c                   Caller
 	params              json.RawMessage // the client's initialize params
 	caps                Capabilities
@@ -28,11 +27,9 @@ type Member struct {
 	inFlight atomic.Int32
 }
 
-func (m *Member) slot() *slot { return m.s.Load() }
-
 // current is the member's slot and its running worker, if one runs.
 func (m *Member) current() (*slot, *wrk) {
-	s := m.slot()
+	s := m.s.Load()
 	if s == nil {
 		return nil, nil
 	}
@@ -53,7 +50,7 @@ func (m *Member) Call(ctx context.Context, req Request) (*Call, error) {
 }
 
 func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
-	s := m.slot()
+	s := m.s.Load()
 	if s == nil {
 		return nil, ErrDetached
 	}
@@ -74,7 +71,7 @@ func (m *Member) call(ctx context.Context, req Request) (*Call, error) {
 		s.mu.Unlock()
 		return nil, ErrDetached
 	}
-	if len(w.calls)+w.queue.len() >= m.p.opts.MaxCallsPerWorker {
+	if len(w.calls)+w.queue.len() >= s.p.opts.MaxCallsPerWorker {
 		s.mu.Unlock()
 		return nil, ErrWorkerBusy
 	}
@@ -151,12 +148,12 @@ func (s *slot) applyExpiry(id Identity) error {
 // notifications/initialized (it sent its own) and roots/list_changed (the worker was told of
 // no roots).
 func (m *Member) Notify(msg *jsonrpc.Message) error {
-	if (msg.Method == "notifications/initialized" || msg.Method == "notifications/roots/list_changed") && !m.p.PerSession() {
-		return nil
-	}
-	_, w := m.current()
+	s, w := m.current()
 	if w == nil {
 		return nil // no worker runs: there is nobody to tell
+	}
+	if (msg.Method == "notifications/initialized" || msg.Method == "notifications/roots/list_changed") && !s.p.PerSession() {
+		return nil
 	}
 	return w.proc.Write(context.Background(), msg)
 }
@@ -171,23 +168,19 @@ type Answered struct {
 // Only the caller the request went to may answer (else ErrNoSuchRequest), and a read-only
 // token never answers a read-write worker (ErrNotEntitled; the request stays open).
 func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
-	var pr pendingRequest
-	entitled := true
 	var info Answered
-	w := m.request(msg.ID, func(s *slot, w *wrk, p pendingRequest) bool {
-		info = Answered{Method: auditMethod(p.method), WorkerReadOnly: s.key.ReadOnly}
-		entitled = s.key.ReadOnly || !readOnly
-		pr = p
-		return entitled
+	out := *msg
+	w := m.request(msg.ID, func(s *slot, w *wrk, pr pendingRequest) bool {
+		info = Answered{Method: auditMethod(pr.method), WorkerReadOnly: s.key.ReadOnly}
+		out.ID = pr.workerID
+		return s.key.ReadOnly || !readOnly
 	})
 	switch {
 	case w == nil:
 		return info, ErrNoSuchRequest
-	case !entitled:
+	case readOnly && !info.WorkerReadOnly:
 		return info, ErrNotEntitled
 	}
-	out := *msg
-	out.ID = pr.workerID
 	return info, w.proc.Write(context.Background(), &out)
 }
 
@@ -252,7 +245,6 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 	delete(s.members, m)
 	var dropped, running []*Call
 	var unsub []string
-	var refuse []json.RawMessage
 	w := s.w
 	if w != nil {
 		if !keepCalls && m.inFlight.Load() > 0 {
@@ -281,7 +273,8 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 		}
 		for gid, pr := range w.requests {
 			if pr.m == m {
-				refuse = append(refuse, pr.workerID)
+				s.refuseLocked(w, jsonrpc.ErrorResponse(pr.workerID, jsonrpc.CodeInternalError,
+					"the session this request went to has ended", nil))
 				delete(w.requests, gid)
 			}
 		}
@@ -308,23 +301,17 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 			}
 		}()
 	}
-	if w != nil && stop != w && len(unsub)+len(refuse) > 0 {
-		// Most detaches leave nothing to tell: no goroutine for them.
-		go w.tellAfterDetach(s, unsub, refuse)
+	if w != nil && stop != w && len(unsub) > 0 {
+		// Off the detaching goroutine, since a write may wait on the worker; most detaches
+		// leave nothing to unsubscribe: no goroutine for them.
+		go func() {
+			for _, uri := range unsub {
+				w.reconcile(s, uri) // not if another caller subscribed since
+			}
+		}()
 	}
 	s.settle(leftToDo{stop: stop, drop: drop}) // worker_per: session: the worker goes with its session
 	return uris, level
-}
-
-// tellAfterDetach unsubscribes what no caller wants any more and refuses requests nobody will
-// answer; off the detaching goroutine, since a write may wait on the worker.
-func (w *wrk) tellAfterDetach(s *slot, unsub []string, refuse []json.RawMessage) {
-	for _, uri := range unsub {
-		w.reconcile(s, uri) // not if another caller subscribed since
-	}
-	for _, id := range refuse {
-		_ = w.proc.Write(context.Background(), jsonrpc.ErrorResponse(id, jsonrpc.CodeInternalError, "the session this request went to has ended", nil))
-	}
 }
 
 // letGo detaches a member on the pool's initiative and tells its caller why.
@@ -338,22 +325,22 @@ func (m *Member) letGo(reason string) {
 // now holds a read-write token), starting that worker if need be. Nothing changes when id
 // maps to the same worker.
 func (m *Member) Move(ctx context.Context, id Identity) error {
-	old := m.slot()
+	old := m.s.Load()
 	if old == nil {
 		return ErrDetached
 	}
-	key := m.p.keyFor(id, old.key.Sessionless)
+	key := old.p.keyFor(id, old.key.Sessionless)
 	if key == old.key {
 		return nil
 	}
 	var uris []string
 	level, moved := -1, false
 	for {
-		s, w, err := m.p.workerFor(ctx, key, id, m.params)
+		s, w, err := old.p.workerFor(ctx, key, id, m.params)
 		if err != nil {
 			return err
 		}
-		if m.slot() != old {
+		if m.s.Load() != old {
 			return ErrDetached
 		}
 		if !moved {
@@ -408,7 +395,7 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 		return
 	}
 	defer w.checking.Store(false)
-	if !m.p.PerSession() {
+	if !s.p.PerSession() {
 		done = nil
 	}
 	for i := range 2 {

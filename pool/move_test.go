@@ -93,7 +93,7 @@ func TestMoveCarriesALateRefusal(t *testing.T) {
 	if got := <-sub.Result(); got.Error == nil {
 		t.Fatalf("the subscribe: %s, want the read-only worker's refusal", got.Encode())
 	}
-	s := a.m.slot()
+	s := a.m.s.Load()
 	eventually(t, "the read-write worker lets the URI go", func() bool {
 		s.mu.Lock()
 		counted := len(s.w.subs[uri]) > 0 || s.w.heard[uri] != nil

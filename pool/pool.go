@@ -217,11 +217,11 @@ type Pool struct {
 	mu      sync.Mutex
 	slots   map[Key]*slot
 	running int // workers running or starting, for max_workers
-	eras    eraKnowledge
 	closed  bool
 	wg      sync.WaitGroup // worker watchers
 
 	nextW atomic.Uint64 // numbers the workers
+	eras  atomic.Int32  // whether the worker program speaks the sessionless revision: 0 unknown, 1 yes, 2 no
 	// nextReq numbers the worker requests passed to clients ("gemgate-wN"). It is pool-wide
 	// so that no other worker reuses an id a client may still answer.
 	nextReq atomic.Uint64
@@ -300,7 +300,7 @@ func grantSet(values []string) string {
 // Grant is the scope and audience sets the member's worker was started with, from its key.
 // ok is false once the member is detached.
 func (m *Member) Grant() (scopes, audience []string, ok bool) {
-	s := m.slot()
+	s := m.s.Load()
 	if s == nil {
 		return nil, nil, false
 	}
@@ -424,7 +424,7 @@ type Attach struct {
 // worker if need be, and returns the InitializeResult for the caller.
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
 	key := p.keyFor(a.Identity, a.Sessionless)
-	m := &Member{p: p, c: a.Caller, params: a.Params, caps: a.Caps, attachedSessionless: key.Sessionless}
+	m := &Member{c: a.Caller, params: a.Params, caps: a.Caps, attachedSessionless: key.Sessionless}
 	if !a.CapsRead {
 		m.caps = ClientCapabilities(a.Params)
 	}

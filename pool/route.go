@@ -222,16 +222,14 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		to = members[0] // its own worker: it gets the request on its stream whenever it opens one
 	}
 	if to == nil && why == "" {
-		var best *Member
 		for _, m := range members {
 			if !m.caps.allows(msg.Method) || !m.c.CanTakeRequest() {
 				continue
 			}
-			if best == nil || m.c.LastActive().After(best.c.LastActive()) {
-				best = m
+			if to == nil || m.c.LastActive().After(to.c.LastActive()) {
+				to = m
 			}
 		}
-		to = best
 	}
 	if to == nil {
 		if why == "" {

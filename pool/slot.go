@@ -35,9 +35,9 @@ type slot struct {
 	startErr error
 	idle     *time.Timer
 	gone     bool // out of the pool's map: a caller must find a fresh slot
-	started  bool // a worker got through its handshake here once: a next one is a restart
 	// prev is the worker last taken out of service: the subscriptions and logging levels of
-	// the callers still attached carry over to the next one (carryLocked).
+	// the callers still attached carry over to the next one (carryLocked). Set, the next
+	// start is a restart.
 	prev *wrk
 }
 
@@ -271,9 +271,6 @@ func (p *Pool) start(ctx context.Context, s *slot, id Identity, clientParams jso
 	ok = true
 	p.opts.Metrics.started(s.key.ReadOnly, time.Since(started))
 	w.log.Info("worker started", "pid", w.proc.Pid(), "read_only", s.key.ReadOnly, "protocol_version", w.version, "sessionless", w.sessionless)
-	s.mu.Lock()
-	s.started = true
-	s.mu.Unlock()
 	return w, nil
 }
 
@@ -331,7 +328,7 @@ func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawM
 		// The client's own initialize goes to its worker; on a restart (no client params in
 		// hand but the first ones) gemgate sends initialized itself.
 		s.mu.Lock()
-		params, sendInitialized = clientParams, s.started
+		params, sendInitialized = clientParams, s.prev != nil
 		s.mu.Unlock()
 	}
 	w.initResult, w.version, err = p.handshake(ctx, w.proc, params, sendInitialized)
@@ -341,7 +338,7 @@ func (p *Pool) open(ctx context.Context, s *slot, w *wrk, clientParams json.RawM
 	var sure bool
 	w.sessionless, sure = p.discover(ctx, w.proc)
 	if sure {
-		p.eras.learn(w.sessionless)
+		p.learnEra(w.sessionless)
 	}
 	return nil
 }

@@ -113,9 +113,9 @@ func (w *wrk) setHeardLocked(uri string, by *Call) {
 }
 
 // beginSubWrite records the line of a forwarded call as the worker's last of its URI before
-// it is written, since the answer may be read before the write returns. It holds subMu until
-// end, so that heard follows the order the worker reads lines in; end puts back what was
-// heard if the line was not written.
+// it is written, since the answer may be read before the write returns, and marks the call
+// written (unwrittenSubLocked). It holds subMu until end, so that heard follows the order the
+// worker reads lines in; end puts back what was heard if the line was not written.
 func (s *slot) beginSubWrite(c *Call) (end func(written bool)) {
 	w, uri, by := c.w, c.subURI, c
 	if c.out.Method != "resources/subscribe" {
@@ -125,6 +125,7 @@ func (s *slot) beginSubWrite(c *Call) (end func(written bool)) {
 	s.mu.Lock()
 	was := w.heard[uri]
 	w.setHeardLocked(uri, by)
+	c.written = true
 	s.mu.Unlock()
 	return func(written bool) {
 		if !written {
@@ -162,7 +163,8 @@ func (w *wrk) reconcile(s *slot, uri string) {
 	}
 	w.setHeardLocked(uri, mark)
 	s.mu.Unlock()
-	msg := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-` + method + `"`), Method: "resources/" + method, Params: s.ownParams(uriParams(uri))}
+	msg := &jsonrpc.Message{ID: json.RawMessage(`"gemgate-` + method + `"`), Method: "resources/" + method,
+		Params: s.ownParams(stringParams("uri", uri))}
 	if !want {
 		if c, err := w.proc.Send(context.Background(), msg, nil); err == nil {
 			c.Abandon()
@@ -257,9 +259,4 @@ func uriOf(params json.RawMessage) (uri string, ok bool) {
 	}
 	uri, present, err := p.String("uri")
 	return uri, present && err == nil
-}
-
-func uriParams(uri string) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"uri": uri})
-	return b
 }

@@ -39,7 +39,7 @@ func TestSubscriptionsOutliveAWorkerRestart(t *testing.T) {
 	if heard != "subscribe u" {
 		t.Errorf("the successor last heard %q of u, want a subscribe: the caller still believes it is subscribed", heard)
 	}
-	if bad := subBookProblems(a.m.slot()); len(bad) > 0 {
+	if bad := subBookProblems(a.m.s.Load()); len(bad) > 0 {
 		t.Errorf("the successor's book: %v", bad)
 	}
 }
@@ -67,7 +67,7 @@ func TestSubscriptionsFollowAStepUp(t *testing.T) {
 			} else {
 				eventually(t, "the worker reads the subscribe", func() bool { return lastHeard(t, ro, uri) == "subscribe "+uri })
 			}
-			roSlot := ro.m.slot()
+			roSlot := ro.m.s.Load()
 			rw := a.id
 			rw.ReadOnly = false
 			if err := a.m.Move(t.Context(), rw); err != nil {
@@ -184,7 +184,7 @@ func subscriptionBookUnderCancelsAndDetaches(t *testing.T, settings Settings, ur
 		t.Fatal("release failed")
 	}
 	eventually(t, "nothing in flight", func() bool { return stateOf(probe, "").in == 0 })
-	if bad := subBookProblems(probe.m.slot()); len(bad) > 0 {
+	if bad := subBookProblems(probe.m.s.Load()); len(bad) > 0 {
 		t.Errorf("the book: %v", bad)
 	}
 	for i, f := range finals {
@@ -242,7 +242,7 @@ func TestSubscriptionsPerCallerAreBounded(t *testing.T) {
 	}
 	a.m.Detach()
 	b.m.Detach()
-	s := probe.m.slot()
+	s := probe.m.s.Load()
 	eventually(t, "no subscription left", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -273,7 +273,7 @@ func TestUnreadableSubscribeURIIsRefused(t *testing.T) {
 	if heard := record(t, a); heard != "" {
 		t.Errorf("the worker heard %q", heard)
 	}
-	s := a.m.slot()
+	s := a.m.s.Load()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.w.subs)+len(s.w.subsOf)+len(s.w.subPending) != 0 {

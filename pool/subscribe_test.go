@@ -184,7 +184,7 @@ func TestRefusedSubscribesLeaveNothing(t *testing.T) {
 		}
 		heard = append(heard, "subscribe "+uri)
 	}
-	s := a.m.slot()
+	s := a.m.s.Load()
 	s.mu.Lock()
 	subs, told := len(s.w.subs), len(s.w.heard)
 	s.mu.Unlock()
@@ -255,7 +255,7 @@ func TestSubscribesWhileTheFirstIsUnansweredGetTheWorkersAnswer(t *testing.T) {
 			if string(got2.ID) != string(second.out.ID) {
 				t.Errorf("the second subscribe's answer has id %s, want its own %s", got2.ID, second.out.ID)
 			}
-			s := a.m.slot()
+			s := a.m.s.Load()
 			state := func() (counted int, told bool, pending int) {
 				s.mu.Lock()
 				defer s.mu.Unlock()
@@ -320,7 +320,7 @@ func TestCancelledSubscribeIsUndone(t *testing.T) {
 		return record(t, probe) == "subscribe held:z,unsubscribe held:z"
 	})
 	answer(t, probe.tool(t, "release", map[string]any{})) // its late answer changes nothing
-	s := a.m.slot()
+	s := a.m.s.Load()
 	s.mu.Lock()
 	subs, told, pending := len(s.w.subs), len(s.w.heard), len(s.w.subPending)+len(s.w.subPendingOf)
 	s.mu.Unlock()
@@ -389,7 +389,7 @@ type subState struct {
 }
 
 func stateOf(s *session, uri string) subState {
-	sl := s.m.slot()
+	sl := s.m.s.Load()
 	if sl == nil {
 		panic("stateOf: detached session")
 	}

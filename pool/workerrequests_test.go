@@ -89,3 +89,21 @@ func TestWorkerRequestIDsOutliveTheirWorker(t *testing.T) {
 		t.Fatalf("the successor's question was answered with %s", got)
 	}
 }
+
+// A worker request out to a caller that detaches is answered, once, with an error naming the
+// session's end: the worker is not left waiting for a client that is gone. Another caller's
+// call, answered by the worker with whatever its question got, shows what the worker read.
+func TestDetachRefusesTheCallersWorkerRequests(t *testing.T) {
+	p := newTestPool(t, Settings{})
+	a := attach(t, p, "alice", false, `{"elicitation":{}}`, newCaller(time.Now()))
+	b := attach(t, p, "alice", false, `{}`, newCaller(time.Now()))
+	a.tool(t, "trigger", nil)
+	if _, q := a.c.request(t); q.Method != "elicitation/create" {
+		t.Fatalf("a got %s, want the worker's elicitation", q.Method)
+	}
+	later := b.tool(t, "later", nil) // written before the detach: answered with the question's answer
+	a.m.Detach()
+	if got := answer(t, later); !strings.Contains(got, "the session this request went to has ended") {
+		t.Fatalf("the worker's question was answered with %s, want the session's end", got)
+	}
+}
