@@ -4,8 +4,8 @@
 // session adapter, a 2026-07-28 one to gateway/sessionless, which runs it as a short-lived
 // caller of the user's worker. Both take the same steps: one tool gate (toolGate), the route
 // to the worker (pool), one wait loop (wait.go), one JSON/SSE writer (answerWriter), one audit
-// line (audit.go). The sessionless adapter takes them through its Steps interface (steps.go,
-// drain.go, unknowntool.go).
+// line (audit.go). The sessionless adapter takes them as a struct of the core's functions
+// (Steps; steps.go, drain.go, unknowntool.go).
 //
 // Subpackages hold what both eras use, and never import the core: wire, sessions, limit,
 // trace and metrics.
