@@ -393,6 +393,11 @@ func (s *server) run(ctx context.Context) error {
 			return fmt.Errorf("tls_cert/tls_key: %w", err)
 		}
 		tlsConfig = &tls.Config{GetCertificate: certs.get}
+		if s.cfg.dev {
+			// gemgate dev: TLS 1.2 or later, even where GODEBUG=tls10server=1 would let Go's
+			// servers speak TLS 1.0 and 1.1 again.
+			tlsConfig.MinVersion = tls.VersionTLS12
+		}
 	}
 	// The cap sits beneath TLS: it counts descriptors, and the server must still see *tls.Conn.
 	ln := limit.Connections(s.ln, limit.ConnectionCap{Max: s.cfg.MaxConnections, TLS: tlsConfig, Logger: s.log})
