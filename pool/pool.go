@@ -323,13 +323,6 @@ func grantValues(set string) []string {
 	return out
 }
 
-// Workers is the number of workers running or starting.
-func (p *Pool) Workers() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.running
-}
-
 // Serves reports whether the worker that would serve id (the sessionless one if sessionless)
 // runs here or is starting. A draining gateway uses it to keep serving such users and to
 // refuse, with a retryable 503, requests that would start a worker.
