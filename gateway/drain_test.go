@@ -30,7 +30,7 @@ func TestDrainRules(t *testing.T) {
 	}
 	// alice read-only has a legacy session, so a legacy worker, but no sessionless one.
 	f.client("alice-ro").open()
-	if w := f.gw.pool.Workers(); w != 3 {
+	if w := workersRunning(t, f); w != 3 {
 		t.Fatalf("%d workers before the drain, want alice's three (read-write legacy and sessionless, read-only legacy)", w)
 	}
 
@@ -80,7 +80,7 @@ func TestDrainRules(t *testing.T) {
 			}
 		})
 	}
-	if w := f.gw.pool.Workers(); w != 3 {
+	if w := workersRunning(t, f); w != 3 {
 		t.Errorf("%d workers after the refusals, want alice's 3: a refused request must not start one", w)
 	}
 	if status, body := getBody(t, f.srv.URL+"/readyz"); status != http.StatusServiceUnavailable {

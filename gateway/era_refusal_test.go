@@ -77,8 +77,8 @@ func TestMissingRequiredScopeIsRefusedInBothEras(t *testing.T) {
 			if r := c.sessionless("3", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}); r.status != http.StatusForbidden {
 				t.Errorf("sessionless tools/call: %d %s, want 403", r.status, r.body)
 			}
-			if f.gw.pool.Workers() != 0 {
-				t.Errorf("%d workers started for a token without the required scopes", f.gw.pool.Workers())
+			if workersRunning(t, f) != 0 {
+				t.Errorf("%d workers started for a token without the required scopes", workersRunning(t, f))
 			}
 		})
 	}

@@ -293,6 +293,16 @@ func gathered(t *testing.T, reg prometheus.Gatherer, name string, labels ...stri
 	return 0
 }
 
+// workersRunning is gemgate_workers_running, over both access modes.
+func workersRunning(t *testing.T, f *fixture) int {
+	t.Helper()
+	n := 0.0
+	for _, mode := range []string{"read_only", "read_write"} {
+		n += metricValue(t, f, "gemgate_workers_running", "mode", mode)
+	}
+	return int(n)
+}
+
 // waitMetric waits up to 2s for a series to reach want, for counts made after the fact.
 func waitMetric(t *testing.T, f *fixture, want float64, name string, labels ...string) float64 {
 	t.Helper()

@@ -23,7 +23,7 @@ func TestPerUserWorkersAreKeyedOnUserAndMode(t *testing.T) {
 	if pid(aro) == pid(a1) || pid(bob) == pid(a1) || pid(bob) == pid(aro) {
 		t.Errorf("workers shared across users or modes: alice rw %d, alice ro %d, bob %d", pid(a1), pid(aro), pid(bob))
 	}
-	if n := f.gw.pool.Workers(); n != 3 {
+	if n := workersRunning(t, f); n != 3 {
 		t.Errorf("%d workers, want 3", n)
 	}
 	// Every session of the shared worker gets its own answers, with the same ids at once.

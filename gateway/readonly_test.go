@@ -187,7 +187,7 @@ func TestForbiddenToolNamesUnlockingScope(t *testing.T) {
 		t.Errorf("WWW-Authenticate %q does not name granted ∪ notes:admin", ch)
 	}
 	// For a read-only access only the rule's scope unlocks it; the write scope alone does not.
-	if got := f.gw.unlockingScopes(policy.KindTool, pol.Decide([]string{"mcp:use"}), "delete_note", nil); !slices.Equal(got, []string{"notes:admin"}) {
+	if got := f.gw.unlockingScopes(policy.KindTool, pol.DecideToken(policy.Token{Scopes: []string{"mcp:use"}}), "delete_note", nil); !slices.Equal(got, []string{"notes:admin"}) {
 		t.Errorf("unlockingScopes = %v, want [notes:admin]", got)
 	}
 }

@@ -83,7 +83,7 @@ func TestNarrowedRequestDoesNotStartTheReadWriteWorker(t *testing.T) {
 	if m := r.only(t); m.Error == nil || string(m.ID) != `20` {
 		t.Errorf("narrowed request's answer: %s, want an error with its id", r.body)
 	}
-	if n := f.gw.pool.Workers(); n != 0 {
+	if n := workersRunning(t, f); n != 0 {
 		t.Errorf("%d workers after the narrowed request, want 0", n)
 	}
 	c.token = "alice-rw"

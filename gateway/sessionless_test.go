@@ -111,7 +111,7 @@ func TestSessionlessRequestChecks(t *testing.T) {
 			}
 		})
 	}
-	if n := f.gw.pool.Workers(); n != 0 {
+	if n := workersRunning(t, f); n != 0 {
 		t.Errorf("%d workers started for refused requests, want 0", n)
 	}
 }
@@ -224,7 +224,7 @@ func TestSessionlessSharesTheUsersWorker(t *testing.T) {
 	if r.status != http.StatusOK || r.only(t).Error != nil {
 		t.Fatalf("sessionless whoami: %d %s", r.status, r.body)
 	}
-	if n := f.gw.pool.Workers(); n != 1 {
+	if n := workersRunning(t, f); n != 1 {
 		t.Errorf("%d workers, want the one alice's legacy session uses (pid %d)", n, pid)
 	}
 	if r := legacy.callTool("2", "whoami", map[string]any{}); r.only(t).Error != nil {
@@ -263,7 +263,7 @@ func TestSessionlessWorkerGetsSessionlessRequests(t *testing.T) {
 	if r.status != http.StatusOK || !strings.Contains(toolText(t, r.only(t)), "deleted") {
 		t.Fatalf("retry: %d %s", r.status, r.body)
 	}
-	if n := f.gw.pool.Workers(); n != 2 {
+	if n := workersRunning(t, f); n != 2 {
 		t.Errorf("%d workers, want alice's legacy one and her sessionless one", n)
 	}
 	started := 0

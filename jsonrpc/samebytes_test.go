@@ -50,8 +50,8 @@ func TestParamsObjectValidatesParamsParseDidNotSee(t *testing.T) {
 		if _, err := m.ParamsObject(); !errors.Is(err, ErrParse) {
 			t.Errorf("%s: ParamsObject(%s) = %v, want ErrParse", name, p, err)
 		}
-		if out, err := m.EditParams(func(_ string, v json.RawMessage) json.RawMessage { return v }); err == nil {
-			t.Errorf("%s: EditParams(%s) = %s, want an error", name, p, out)
+		if out, err := editParams(&m, func(_ string, v json.RawMessage) json.RawMessage { return v }); err == nil {
+			t.Errorf("%s: ParamsObject().Edit on %s = %s, want an error", name, p, out)
 		}
 	}
 	byHand := &Message{Method: "m", Params: json.RawMessage(`{"a":1,"a":2}`)}

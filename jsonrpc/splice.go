@@ -29,15 +29,6 @@ func (m *Message) ParamsObject() (Object, error) {
 	return ReadObject(m.Params, "params")
 }
 
-// EditParams is EditObject on m.Params, on Parse's reading of them (ParamsObject).
-func (m *Message) EditParams(edit func(key string, value json.RawMessage) json.RawMessage) (json.RawMessage, error) {
-	o, err := m.ParamsObject()
-	if err != nil {
-		return nil, err
-	}
-	return o.Edit(edit), nil
-}
-
 // paramsUnchanged reports whether m.Params are the bytes Parse read as an object: the same
 // memory, and the same contents (by hash).
 func (m *Message) paramsUnchanged() bool {

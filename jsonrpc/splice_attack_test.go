@@ -22,8 +22,8 @@ func TestAttackParamsObjectAfterInPlaceEdit(t *testing.T) {
 	if _, err := m.ParamsObject(); !errors.Is(err, ErrParse) {
 		t.Errorf("ParamsObject on params edited in place to %s: err %v, want ErrParse", m.Params, err)
 	}
-	out, err := m.EditParams(func(_ string, v json.RawMessage) json.RawMessage { return v })
+	out, err := editParams(m, func(_ string, v json.RawMessage) json.RawMessage { return v })
 	if err == nil && !json.Valid(out) {
-		t.Errorf("EditParams spliced invalid JSON for the worker: %s", out)
+		t.Errorf("ParamsObject().Edit spliced invalid JSON for the worker: %s", out)
 	}
 }

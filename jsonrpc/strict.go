@@ -163,9 +163,6 @@ func (o Object) Has(key string) bool {
 	return ok
 }
 
-// Len is the number of keys.
-func (o Object) Len() int { return len(o.members) }
-
 // String is the value of key, which must be a JSON string when present. A null counts as
 // absent.
 func (o Object) String(key string) (string, bool, error) {

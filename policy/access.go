@@ -3,8 +3,8 @@ package policy
 import "slices"
 
 // Access is what one token (or a session and the token now presented on it) may do. Get
-// it from [Policy.Decide]. The zero Access is undecided: it grants nothing, and CheckTool
-// refuses every tool for it, so a forgotten Decide fails closed.
+// it from [Policy.DecideToken]. The zero Access is undecided: it grants nothing, and CheckTool
+// refuses every tool for it, so a forgotten DecideToken fails closed.
 //
 // ReadOnly may be set to true to force a decided Access read-only; setting it to false
 // does not add the write scope to its grants but does lift the read-only gate.
@@ -31,9 +31,6 @@ type token struct {
 	groups, roles []string
 	claims        map[string]any
 }
-
-// Decide makes the Access for a token carrying scopes, with no other claims for rules.
-func (p *Policy) Decide(scopes []string) Access { return p.DecideToken(Token{Scopes: scopes}) }
 
 // DecideToken makes the Access for a token. Its groups are the "groups" claim; its roles
 // the "roles" claim and Keycloak's realm_access.roles. A claim of another shape counts as

@@ -7,6 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
+// decide is the Access for a token carrying scopes and no other claims.
+func decide(p *Policy, scopes []string) Access { return p.DecideToken(Token{Scopes: scopes}) }
+
 func TestDecide(t *testing.T) {
 	p := mustNew(t, Config{RequiredScopes: []string{"mcp:use", "tenant"}})
 	tests := []struct {
@@ -25,7 +28,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := p.Decide(tt.scopes)
+			a := decide(p, tt.scopes)
 			if diff := cmp.Diff(tt.wantMissing, a.Missing(), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Missing (-want +got):\n%s", diff)
 			}
@@ -50,7 +53,7 @@ func TestDecide(t *testing.T) {
 func TestDecideDoesNotAliasInput(t *testing.T) {
 	p := mustNew(t, Config{})
 	in := []string{"mcp:write", "mcp:use"}
-	a := p.Decide(in)
+	a := decide(p, in)
 	in[0], in[1] = "x", "y"
 	if !a.HasScope("mcp:use") || a.ReadOnly {
 		t.Errorf("Access changed with its input: %v", a.Granted())
@@ -63,10 +66,10 @@ func TestDecideDoesNotAliasInput(t *testing.T) {
 
 func TestNarrow(t *testing.T) {
 	p := mustNew(t, Config{Rules: []Rule{{Scope: "admin", Tools: []string{"drop"}}}})
-	rw := p.Decide([]string{"mcp:use", "mcp:write", "admin"})
-	ro := p.Decide([]string{"mcp:use", "admin"})
-	plain := p.Decide([]string{"mcp:use", "mcp:write"})
-	none := p.Decide([]string{"other"})
+	rw := decide(p, []string{"mcp:use", "mcp:write", "admin"})
+	ro := decide(p, []string{"mcp:use", "admin"})
+	plain := decide(p, []string{"mcp:use", "mcp:write"})
+	none := decide(p, []string{"other"})
 	tests := []struct {
 		name        string
 		a, b        Access

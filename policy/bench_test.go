@@ -11,7 +11,7 @@ func TestRealisticToolsList(t *testing.T) {
 		t.Fatal("benchmark input is not valid JSON")
 	}
 	p := mustNew(t, Config{ReadOnlyTools: []string{"list_*", "find_*"}})
-	out, hints, err := p.FilterList("tools/list", p.Decide([]string{"mcp:use"}), in)
+	out, hints, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func BenchmarkFilterToolsList(b *testing.B) {
 		{"read-only", []string{"mcp:use"}},
 		{"read-write", []string{"mcp:use", "mcp:write", "admin"}},
 	} {
-		a := p.Decide(bc.scopes)
+		a := decide(p, bc.scopes)
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			b.ReportAllocs()

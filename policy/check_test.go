@@ -20,13 +20,13 @@ func TestCheckTool(t *testing.T) {
 	strict := mustNew(t, base)
 	trust := mustNew(t, trusting)
 
-	rw := strict.Decide([]string{"mcp:use", "mcp:write"})
-	ro := strict.Decide([]string{"mcp:use"})
-	rwAdmin := strict.Decide([]string{"mcp:use", "mcp:write", "admin"})
-	roAdmin := strict.Decide([]string{"mcp:use", "admin"})
-	rwOps := strict.Decide([]string{"mcp:use", "mcp:write", "ops"})
-	roViewer := strict.Decide([]string{"mcp:use", "viewer"})
-	missing := strict.Decide([]string{"mcp:write"})
+	rw := decide(strict, []string{"mcp:use", "mcp:write"})
+	ro := decide(strict, []string{"mcp:use"})
+	rwAdmin := decide(strict, []string{"mcp:use", "mcp:write", "admin"})
+	roAdmin := decide(strict, []string{"mcp:use", "admin"})
+	rwOps := decide(strict, []string{"mcp:use", "mcp:write", "ops"})
+	roViewer := decide(strict, []string{"mcp:use", "viewer"})
+	missing := decide(strict, []string{"mcp:write"})
 	forcedRO := rw
 	forcedRO.ReadOnly = true
 
@@ -74,7 +74,7 @@ func TestCheckTool(t *testing.T) {
 		{"rule tool without scope trusted hint", trust, ro, "drop_class", ptr(true), DeniedForbidden},
 		{"every applying rule must pass: admin alone", strict, rwAdmin, "commit", nil, DeniedForbidden},
 		{"every applying rule must pass: ops alone", strict, rwOps, "commit", nil, DeniedForbidden},
-		{"every applying rule must pass: both", strict, strict.Decide([]string{"mcp:use", "mcp:write", "admin", "ops"}), "commit", nil, Allowed},
+		{"every applying rule must pass: both", strict, decide(strict, []string{"mcp:use", "mcp:write", "admin", "ops"}), "commit", nil, Allowed},
 		{"non-matching rule does not unlock", strict, rwOps, "drop_class", nil, DeniedForbidden},
 		{"rule beats safe list without scope", strict, ro, "find_secrets", nil, DeniedForbidden},
 		{"rule scope plus safe list", strict, roViewer, "find_secrets", nil, Allowed},

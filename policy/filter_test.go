@@ -45,7 +45,7 @@ func TestFilterToolsList(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filterPolicy(t, tt.trust)
-			got, hints, err := p.FilterList("tools/list", p.Decide(tt.scopes), json.RawMessage(untidyResult))
+			got, hints, err := p.FilterList("tools/list", decide(p, tt.scopes), json.RawMessage(untidyResult))
 			if err != nil {
 				t.Fatalf("FilterToolsList: %v", err)
 			}
@@ -64,7 +64,7 @@ func TestFilterToolsList(t *testing.T) {
 
 func TestFilterToolsListKeepsAllUnchanged(t *testing.T) {
 	p := filterPolicy(t, false)
-	a := p.Decide([]string{"mcp:use", "mcp:write", "admin"})
+	a := decide(p, []string{"mcp:use", "mcp:write", "admin"})
 	got, _, err := p.FilterList("tools/list", a, json.RawMessage(untidyResult))
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestFilterToolsListKeepsAllUnchanged(t *testing.T) {
 func TestFilterToolsListNextCursor(t *testing.T) {
 	p := filterPolicy(t, false)
 	in := `{"tools":[{"name":"list_a"},{"name":"write_b"}],"nextCursor":"abc=="}`
-	got, _, err := p.FilterList("tools/list", p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+	got, _, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestFilterToolsListNextCursor(t *testing.T) {
 func TestFilterToolsListEscapes(t *testing.T) {
 	p := filterPolicy(t, false)
 	in := `{"t\u006fols":[{"n\u0061me":"list_\u0061"},{"name":"exec\"ute"},{"name":"list_b","d":"\\\"\\"}]}`
-	got, _, err := p.FilterList("tools/list", p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+	got, _, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestFilterToolsListEscapes(t *testing.T) {
 func TestFilterToolsListEmpty(t *testing.T) {
 	p := filterPolicy(t, false)
 	for _, in := range []string{`{"tools":[]}`, `{"tools": [ ] , "nextCursor": null}`, " {\"tools\":[]}\n"} {
-		got, hints, err := p.FilterList("tools/list", p.Decide([]string{"mcp:use"}), json.RawMessage(in))
+		got, hints, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
 		if err != nil {
 			t.Errorf("%s: %v", in, err)
 			continue
@@ -115,7 +115,7 @@ func TestFilterToolsListEmpty(t *testing.T) {
 
 func TestFilterToolsListDuplicateNames(t *testing.T) {
 	p := filterPolicy(t, true)
-	ro := p.Decide([]string{"mcp:use"})
+	ro := decide(p, []string{"mcp:use"})
 	tests := []struct {
 		name      string
 		in        string
@@ -159,7 +159,7 @@ func TestFilterToolsListDuplicateNames(t *testing.T) {
 
 func TestFilterToolsListMalformed(t *testing.T) {
 	p := filterPolicy(t, true)
-	a := p.Decide([]string{"mcp:use", "mcp:write"})
+	a := decide(p, []string{"mcp:use", "mcp:write"})
 	for name, in := range map[string]string{
 		"empty":                   ``,
 		"not json":                `tools`,

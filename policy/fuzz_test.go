@@ -13,7 +13,7 @@ func FuzzFilterToolsList(f *testing.F) {
 	f.Add([]byte(`{"tools":[{"n\u0061me":"x"}]}`))
 	f.Add([]byte(`{"tools":[]}`))
 	p := filterPolicy(f, true)
-	ro := p.Decide([]string{"mcp:use"})
+	ro := decide(p, []string{"mcp:use"})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, hints, err := p.FilterList("tools/list", ro, in)
 		if err != nil {

@@ -104,18 +104,18 @@ func TestReadOnlyRuleIsAReadOnlyRefusal(t *testing.T) {
 			{Name: "admin-rw", Tools: []string{"list"}, Scope: "admin", Allow: `!read_only`},
 		},
 	})
-	ro := p.Decide([]string{"mcp:use"})
+	ro := decide(p, []string{"mcp:use"})
 	if v, why := p.ExplainKind(KindTool, ro, "peek", nil); v != DeniedReadOnly || why != "rule rw-only" {
 		t.Errorf("read-only peek = %v, %q; want readOnly by rule rw-only", v, why)
 	}
-	if v := p.CheckTool(p.Decide([]string{"mcp:use", "mcp:write"}), "peek", nil); v != Allowed {
+	if v := p.CheckTool(decide(p, []string{"mcp:use", "mcp:write"}), "peek", nil); v != Allowed {
 		t.Errorf("read-write peek = %v", v)
 	}
 	// The write scope alone does not unlock list: the rule's scope is needed too.
 	if v, why := p.ExplainKind(KindTool, ro, "list", nil); v != DeniedForbidden || why != "rule admin-rw" {
 		t.Errorf("read-only list = %v, %q; want forbidden by rule admin-rw", v, why)
 	}
-	if v := p.CheckTool(p.Decide([]string{"mcp:use", "admin"}), "list", nil); v != DeniedReadOnly {
+	if v := p.CheckTool(decide(p, []string{"mcp:use", "admin"}), "list", nil); v != DeniedReadOnly {
 		t.Errorf("read-only list with admin = %v; want readOnly", v)
 	}
 }

@@ -202,7 +202,7 @@ func FuzzRules(f *testing.F) {
 // object; a list with a tool left keeps its exact bytes.
 func TestHiddenMetaPlacement(t *testing.T) {
 	p := mustNew(t, Config{})
-	ro := p.Decide([]string{"mcp:use"})
+	ro := decide(p, []string{"mcp:use"})
 	why := `"gemgate/hidden":{"explanation":"gemgate hides all 1 tools of this worker from this token: the token is read-only (no scope mcp:write) and the operator vouched for none of them (read_only_tools, trust_read_only_hints, or a preset from policy/presets)"}`
 	for in, want := range map[string]string{
 		`{"tools":[{"name":"x"}]}`:                        `{"_meta":{` + why + `},"tools":[]}`,

@@ -211,6 +211,13 @@ func answer(t *testing.T, c *Call) string {
 	}
 }
 
+// workers is the number of p's workers running or starting, as max_workers counts them.
+func workers(p *Pool) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running
+}
+
 // eventually waits for cond with a generous deadline.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()

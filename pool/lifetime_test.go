@@ -31,11 +31,11 @@ func TestIdleWorkerEndsAfterTimeout(t *testing.T) {
 		t.Fatal("an idle timer runs for a worker with a caller attached")
 	}
 	s.idleEnd(w)
-	if p.Workers() != 1 || !alive(pid) || b.m.WorkerPid() != pid {
-		t.Fatalf("the worker ended with a caller attached: %d workers, pid %d alive %v", p.Workers(), pid, alive(pid))
+	if workers(p) != 1 || !alive(pid) || b.m.WorkerPid() != pid {
+		t.Fatalf("the worker ended with a caller attached: %d workers, pid %d alive %v", workers(p), pid, alive(pid))
 	}
 	b.m.Detach()
-	eventually(t, "the unattended worker ends", func() bool { return p.Workers() == 0 && !alive(pid) })
+	eventually(t, "the unattended worker ends", func() bool { return workers(p) == 0 && !alive(pid) })
 	// A new caller gets a new worker.
 	c := attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
 	if c.m.WorkerPid() == pid || c.m.WorkerPid() == 0 {
@@ -59,7 +59,7 @@ func TestOnWorkerExit(t *testing.T) {
 			if got := answer(t, held); !strings.Contains(got, "code") {
 				t.Errorf("the other caller's pending call got %s, want an error", got)
 			}
-			eventually(t, "the dead worker is out of service", func() bool { return p.Workers() == 0 })
+			eventually(t, "the dead worker is out of service", func() bool { return workers(p) == 0 })
 			switch mode {
 			case ExitKeep:
 				for _, s := range []*session{a, b} {

@@ -15,11 +15,11 @@ func TestMaxWorkers(t *testing.T) {
 	if !errors.Is(err, ErrTooManyWorkers) {
 		t.Fatalf("a second worker: %v, want ErrTooManyWorkers", err)
 	}
-	if n := p.Workers(); n != 1 {
+	if n := workers(p); n != 1 {
 		t.Errorf("%d workers, want 1", n)
 	}
 	a.m.Detach() // per session: its worker stops now
-	eventually(t, "the first worker ends", func() bool { return p.Workers() == 0 })
+	eventually(t, "the first worker ends", func() bool { return workers(p) == 0 })
 	attach(t, p, "bob", false, `{}`, newCaller(time.Time{}))
 }
 

@@ -323,13 +323,6 @@ func grantValues(set string) []string {
 	return out
 }
 
-// Workers is the number of workers running or starting.
-func (p *Pool) Workers() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.running
-}
-
 // Serves reports whether the worker that would serve id (the sessionless one if sessionless)
 // runs here or is starting. A draining gateway uses it to keep serving such users and to
 // refuse, with a retryable 503, requests that would start a worker.
@@ -410,10 +403,8 @@ type Attach struct {
 	Caller   Caller
 	// Params are the client's initialize params, negotiated to a version gemgate speaks.
 	Params json.RawMessage
-	// Caps, when CapsRead, are the capabilities Params declare; otherwise they are read from
-	// Params.
-	Caps     Capabilities
-	CapsRead bool
+	// Caps are the capabilities Params declare; nil reads them from Params.
+	Caps *Capabilities
 	// Sessionless asks for the user's sessionless worker (worker_per: user only), opened with
 	// server/discover instead of initialize. If the program does not speak 2026-07-28, the
 	// attach fails with ErrNotSessionless.
@@ -424,8 +415,10 @@ type Attach struct {
 // worker if need be, and returns the InitializeResult for the caller.
 func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, error) {
 	key := p.keyFor(a.Identity, a.Sessionless)
-	m := &Member{c: a.Caller, params: a.Params, caps: a.Caps, attachedSessionless: key.Sessionless}
-	if !a.CapsRead {
+	m := &Member{c: a.Caller, params: a.Params, attachedSessionless: key.Sessionless}
+	if a.Caps != nil {
+		m.caps = *a.Caps
+	} else {
 		m.caps = ClientCapabilities(a.Params)
 	}
 	for {

@@ -125,7 +125,7 @@ func TestSessionlessAttachRefusedByLegacyWorker(t *testing.T) {
 	if known, yes := p.SessionlessWorkers(); !known || yes {
 		t.Errorf("SessionlessWorkers = %v, %v, want known and no", known, yes)
 	}
-	if n := p.Workers(); n != 0 {
+	if n := workers(p); n != 0 {
 		t.Errorf("%d workers left running", n)
 	}
 	m, _, err := p.Attach(ctx, Attach{Identity: alice, Caller: newCaller(time.Now()), Params: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`)})

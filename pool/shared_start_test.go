@@ -81,7 +81,7 @@ func TestStartWhoseCallerLeftLeavesNoWorker(t *testing.T) {
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Fatalf("the attach whose client left: %v, want context.Canceled", err)
 			}
-			eventually(t, "the unattended worker to end", func() bool { return p.Workers() == 0 })
+			eventually(t, "the unattended worker to end", func() bool { return workers(p) == 0 })
 		})
 	}
 }

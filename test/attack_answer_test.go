@@ -230,8 +230,8 @@ func fsWorker(t *testing.T, dir string) string {
 	}
 	if _, err := os.Stat(script); err != nil {
 		msg := "test/fsworker/node_modules lacks @modelcontextprotocol/server-filesystem; run `npm ci --prefix test/fsworker`"
-		if os.Getenv("GEMGATE_REQUIRE_NODE") == "1" {
-			t.Fatal(msg + " (GEMGATE_REQUIRE_NODE=1)")
+		if os.Getenv("GEMGATE_TEST_REQUIRE_NODE") == "1" {
+			t.Fatal(msg + " (GEMGATE_TEST_REQUIRE_NODE=1)")
 		}
 		t.Skip(msg)
 	}

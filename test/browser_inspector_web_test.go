@@ -25,7 +25,7 @@ func TestBrowserInspectorWebLogin(t *testing.T) {
 	chromium := needChromium(t)
 	g, url := browserServeDemo(t, e)
 	shots := browserShots(t, "inspector-web")
-	run := runNodeFor(t, browserTimeout, node22(t), "inspector-web.mjs", []string{"GEMGATE_USER_PASSWORD=alice", "GEMGATE_CHROMIUM=" + chromium},
+	run := runNodeFor(t, browserTimeout, node22(t), "inspector-web.mjs", []string{"GEMGATE_USER_PASSWORD=alice", "GEMGATE_TEST_CHROMIUM=" + chromium},
 		"--url", url, "--user", "alice", "--shots", shots)
 	checkNodeReport(t, g, run)
 	if t.Failed() {
@@ -119,13 +119,13 @@ func browserServeDemo(t *testing.T, e kcEnv) (*gemgate, string) {
 	return g, "http://" + addr + "/mcp"
 }
 
-// browserShots is the folder for a browser test's screenshots: $GEMGATE_ARTIFACTS/browser-<name>
+// browserShots is the folder for a browser test's screenshots: $GEMGATE_TEST_ARTIFACTS/browser-<name>
 // when set (CI keeps it), else a temporary folder. A failing test keeps them and logs where; a
 // passing one removes them.
 func browserShots(t *testing.T, name string) string {
 	t.Helper()
 	var dir string
-	if a := os.Getenv("GEMGATE_ARTIFACTS"); a != "" {
+	if a := os.Getenv("GEMGATE_TEST_ARTIFACTS"); a != "" {
 		abs, err := filepath.Abs(filepath.Join(a, "browser-"+name))
 		if err != nil {
 			t.Fatal(err)

@@ -290,7 +290,7 @@ func browserRun(t *testing.T, scenario, user string, extra ...string) browserRes
 	chromium := needChromium(t)
 	g, url := browserServeDemo(t, e)
 	shots := browserShots(t, strings.ReplaceAll(t.Name(), "/", "-")) // subtests run side by side
-	run := runNodeFor(t, browserTimeout, node22(t), "browser-login.mjs", []string{"GEMGATE_USER_PASSWORD=" + user, "GEMGATE_CHROMIUM=" + chromium},
+	run := runNodeFor(t, browserTimeout, node22(t), "browser-login.mjs", []string{"GEMGATE_USER_PASSWORD=" + user, "GEMGATE_TEST_CHROMIUM=" + chromium},
 		append([]string{"--scenario", scenario, "--url", url, "--user", user, "--shots", shots}, extra...)...)
 	checkNodeReport(t, g, run)
 	return browserResult{nodeRun: run, gg: g}

@@ -157,7 +157,7 @@ func confPassedLine(workers []*confWorker, res *confResult) string {
 	return line + ".\n\n"
 }
 
-// confWriteDoc writes docs/conformance.md from this run (GEMGATE_CONFORMANCE_DOC=1).
+// confWriteDoc writes docs/conformance.md from this run (GEMGATE_TEST_CONFORMANCE_DOC=1).
 func confWriteDoc(t *testing.T, path string, workers []*confWorker, results []*confResult, wall time.Duration) {
 	t.Helper()
 	var b strings.Builder
@@ -183,7 +183,7 @@ and are compared too. The tables below come from one run on %s (its six suite ru
 
 `+"```sh"+`
 npm ci --prefix test/conformance
-GEMGATE_CONFORMANCE_DOC=1 GEMGATE_REQUIRE_NODE=1 go test -race -count=1 -run 'TestConformance$' -v ./test/
+GEMGATE_TEST_CONFORMANCE_DOC=1 GEMGATE_TEST_REQUIRE_NODE=1 go test -race -count=1 -run 'TestConformance$' -v ./test/
 `+"```"+`
 
 `, time.Now().UTC().Format("2006-01-02"), wall.Round(100*time.Millisecond))

@@ -59,7 +59,7 @@ func TestConformancePerSession(t *testing.T) {
 	direct := "http://" + confLocalhost(t, confStartEverything(t, bin, false)) + "/mcp"
 
 	artifacts := filepath.Join(t.TempDir(), "conformance-session")
-	if dir := os.Getenv("GEMGATE_ARTIFACTS"); dir != "" {
+	if dir := os.Getenv("GEMGATE_TEST_ARTIFACTS"); dir != "" {
 		artifacts = filepath.Join(dir, "conformance-session") // not conformance/: TestConformance clears that
 	}
 	if err := os.RemoveAll(artifacts); err != nil {

@@ -128,7 +128,7 @@ func TestConformance(t *testing.T) {
 	}
 	confCheckKnownRuns(t, known, workers)
 	confWriteSummary(t, artifacts, workers, results, wall)
-	if os.Getenv("GEMGATE_CONFORMANCE_DOC") == "1" {
+	if os.Getenv("GEMGATE_TEST_CONFORMANCE_DOC") == "1" {
 		confWriteDoc(t, filepath.Join("..", "docs", "conformance.md"), workers, results, wall)
 	}
 
@@ -238,7 +238,7 @@ func confCheckKnownRuns(t *testing.T, known map[confGapKey]string, workers []*co
 }
 
 // confTool is the Node 22 binary and the suite's CLI script. It skips the test when
-// test/conformance has not been installed, or fails it when GEMGATE_REQUIRE_NODE=1.
+// test/conformance has not been installed, or fails it when GEMGATE_TEST_REQUIRE_NODE=1.
 func confTool(t *testing.T) (node, cli string) {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join(confDir, "node_modules"))
@@ -250,8 +250,8 @@ func confTool(t *testing.T) (node, cli string) {
 	for _, f := range []string{node, cli} {
 		if _, err := os.Stat(f); err != nil {
 			msg := fmt.Sprintf("%s is missing; run `npm ci --prefix test/conformance`", f)
-			if os.Getenv("GEMGATE_REQUIRE_NODE") == "1" {
-				t.Fatal(msg + " (GEMGATE_REQUIRE_NODE=1)")
+			if os.Getenv("GEMGATE_TEST_REQUIRE_NODE") == "1" {
+				t.Fatal(msg + " (GEMGATE_TEST_REQUIRE_NODE=1)")
 			}
 			t.Skip(msg)
 		}
@@ -259,11 +259,11 @@ func confTool(t *testing.T) (node, cli string) {
 	return node, cli
 }
 
-// confArtifacts is where the per-scenario results go: $GEMGATE_ARTIFACTS/conformance when
+// confArtifacts is where the per-scenario results go: $GEMGATE_TEST_ARTIFACTS/conformance when
 // set (CI keeps it), else a temporary directory.
 func confArtifacts(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("GEMGATE_ARTIFACTS")
+	dir := os.Getenv("GEMGATE_TEST_ARTIFACTS")
 	if dir == "" {
 		dir = t.TempDir()
 	}

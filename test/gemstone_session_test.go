@@ -109,8 +109,8 @@ func TestGemStoneSessionlessIsRefused(t *testing.T) {
 // sandbox"); this leg settles it. Against the fake it shows only that the relay runs there.
 func TestGemStoneSandboxedRelay(t *testing.T) {
 	t.Parallel()
-	if !realStone() && os.Getenv("GEMGATE_REQUIRE_GEMSTONE") == "1" {
-		t.Fatal("GEMGATE_REQUIRE_GEMSTONE=1: the relay in bubblewrap's PID namespace is a check only a real stone settles, and GEMGATE_TEST_GEMSTONE names none")
+	if !realStone() && os.Getenv("GEMGATE_TEST_REQUIRE_GEMSTONE") == "1" {
+		t.Fatal("GEMGATE_TEST_REQUIRE_GEMSTONE=1: the relay in bubblewrap's PID namespace is a check only a real stone settles, and GEMGATE_TEST_GEMSTONE names none")
 	}
 	g := startGemStoneDev(t, nil, "--worker-sandbox", "bwrap")
 	cs := connect(t, g.URL, g.Tokens["alice"], nil)

@@ -28,7 +28,7 @@ import (
 //	GEMGATE_TEST_GEMSTONE_KEYS        a command run with an issuer's JWKS URL that registers its
 //	                                  keys with the stone (worker/gemstone/scripts/gemstone-jwt-keys)
 //	GEMGATE_TEST_GEMSTONE_IDLE        how long TestGemStoneStoneChecks idles under write load (default 2m)
-//	GEMGATE_REQUIRE_GEMSTONE=1        a run without GEMGATE_TEST_GEMSTONE fails instead of skipping
+//	GEMGATE_TEST_REQUIRE_GEMSTONE=1        a run without GEMGATE_TEST_GEMSTONE fails instead of skipping
 //
 // Fault modes (a crash, a stall, #51438 corruption) exist only in the fake and are skipped on a
 // real stone.
@@ -147,17 +147,17 @@ func presetTools(t *testing.T) []string {
 
 // TestGemStoneRealStone says whether the GemStone suite ran against a real stone, and, when it
 // did, checks that it is one: gemgate check finds every GemStone part in order, and a
-// session's status names that stone. GEMGATE_REQUIRE_GEMSTONE=1 makes a run without a stone a
+// session's status names that stone. GEMGATE_TEST_REQUIRE_GEMSTONE=1 makes a run without a stone a
 // failure (for CI with a stone), instead of a skip that says why.
 func TestGemStoneRealStone(t *testing.T) {
 	t.Parallel()
 	if !realStone() {
 		why := "GEMGATE_TEST_GEMSTONE is not set, so no real stone was named and the GemStone tests ran against the fake stone (worker/gemstone/internal/fakestone) only; " +
 			"set it and the GEMGATE_TEST_GEMSTONE_* variables of docs/gemstone.md (\"Acceptance run\") to run them against a stone"
-		if os.Getenv("GEMGATE_REQUIRE_GEMSTONE") == "1" {
-			t.Fatal("GEMGATE_REQUIRE_GEMSTONE=1: " + why)
+		if os.Getenv("GEMGATE_TEST_REQUIRE_GEMSTONE") == "1" {
+			t.Fatal("GEMGATE_TEST_REQUIRE_GEMSTONE=1: " + why)
 		}
-		t.Skip(why + "; GEMGATE_REQUIRE_GEMSTONE=1 makes this a failure")
+		t.Skip(why + "; GEMGATE_TEST_REQUIRE_GEMSTONE=1 makes this a failure")
 	}
 	stoneName := os.Getenv("GEMGATE_TEST_GEMSTONE")
 	cmd := exec.Command(gemgateBin, append([]string{"check", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--worker-credential", "exchange"}, realStoneFlags(t)...)...)

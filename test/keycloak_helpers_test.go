@@ -36,7 +36,7 @@ type kcEnv struct {
 }
 
 // needKeycloak returns the Keycloak settings, skipping the test when there are none, or failing
-// it when GEMGATE_REQUIRE_KEYCLOAK=1 says a Keycloak is expected.
+// it when GEMGATE_TEST_REQUIRE_KEYCLOAK=1 says a Keycloak is expected.
 func needKeycloak(t *testing.T) kcEnv {
 	t.Helper()
 	e := kcEnv{
@@ -51,8 +51,8 @@ func needKeycloak(t *testing.T) kcEnv {
 	}
 	if e.Issuer == "" {
 		msg := "KEYCLOAK_ISSUER is not set; run .ci/keycloak.sh start and eval its env: eval \"$(.ci/keycloak.sh env)\""
-		if os.Getenv("GEMGATE_REQUIRE_KEYCLOAK") == "1" {
-			t.Fatal(msg + " (GEMGATE_REQUIRE_KEYCLOAK=1)")
+		if os.Getenv("GEMGATE_TEST_REQUIRE_KEYCLOAK") == "1" {
+			t.Fatal(msg + " (GEMGATE_TEST_REQUIRE_KEYCLOAK=1)")
 		}
 		t.Skip(msg)
 	}

@@ -381,7 +381,7 @@ func TestKeycloakStoppedMidTest(t *testing.T) {
 	}
 	if out, err := exec.Command(script, "status").CombinedOutput(); err != nil {
 		msg := "this Keycloak was not started by .ci/keycloak.sh, which this test stops and restarts: " + strings.TrimSpace(string(out))
-		if os.Getenv("GEMGATE_REQUIRE_KEYCLOAK") == "1" {
+		if os.Getenv("GEMGATE_TEST_REQUIRE_KEYCLOAK") == "1" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)

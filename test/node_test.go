@@ -21,14 +21,14 @@ const nodeDir = "node"
 const nodeScriptTimeout = 2 * time.Minute
 
 // needNodeModules skips the test when test/node has not been installed, or fails it when
-// GEMGATE_REQUIRE_NODE=1 says the installation is expected (CI runs `npm ci` first).
+// GEMGATE_TEST_REQUIRE_NODE=1 says the installation is expected (CI runs `npm ci` first).
 func needNodeModules(t *testing.T) {
 	t.Helper()
 	for _, pkg := range []string{"@modelcontextprotocol/sdk", "@modelcontextprotocol/inspector", "node"} {
 		if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", pkg, "package.json")); err != nil {
 			msg := "test/node/node_modules lacks " + pkg + "; run `npm ci --prefix test/node`"
-			if os.Getenv("GEMGATE_REQUIRE_NODE") == "1" {
-				t.Fatal(msg + " (GEMGATE_REQUIRE_NODE=1)")
+			if os.Getenv("GEMGATE_TEST_REQUIRE_NODE") == "1" {
+				t.Fatal(msg + " (GEMGATE_TEST_REQUIRE_NODE=1)")
 			}
 			t.Skip(msg)
 		}

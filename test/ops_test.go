@@ -48,7 +48,7 @@ func freeAddr(t *testing.T) string {
 // deploy/, pointed at a running gemgate, and queries it for gemgate_sessions_open.
 func TestPrometheusScrapesGemgate(t *testing.T) {
 	t.Parallel()
-	prom := requireTool(t, "prometheus", "GEMGATE_REQUIRE_PROMETHEUS")
+	prom := requireTool(t, "prometheus", "GEMGATE_TEST_REQUIRE_PROMETHEUS")
 	g := startDev(t, "--metrics-listen", "127.0.0.1:0")
 	if g.Metrics == "" {
 		t.Fatal("gemgate dev printed no metrics URL")

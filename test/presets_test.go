@@ -94,10 +94,10 @@ func TestPresetsAgainstRealServers(t *testing.T) {
 			t.Parallel()
 			argv, missing := presetServerCommand(t, args)
 			if missing != "" {
-				if os.Getenv("GEMGATE_REQUIRE_PRESETS") == "1" {
-					t.Fatal(missing + " (GEMGATE_REQUIRE_PRESETS=1)")
+				if os.Getenv("GEMGATE_TEST_REQUIRE_PRESETS") == "1" {
+					t.Fatal(missing + " (GEMGATE_TEST_REQUIRE_PRESETS=1)")
 				}
-				t.Skip(missing + "; .ci/run installs it (set GEMGATE_REQUIRE_PRESETS=1 to make this a failure)")
+				t.Skip(missing + "; .ci/run installs it (set GEMGATE_TEST_REQUIRE_PRESETS=1 to make this a failure)")
 			}
 			if len(argv) > 2 && argv[1] == "--repository" {
 				if out, err := exec.Command("git", "init", "-q", argv[2]).CombinedOutput(); err != nil {

@@ -30,7 +30,7 @@ const (
 
 // jaegerBin is Jaeger v2's all-in-one binary (.ci/jaeger.sh builds it from its Go module):
 // GEMGATE_JAEGER, else `jaeger` on PATH. Without one the test skips, or fails when
-// GEMGATE_REQUIRE_JAEGER=1 says CI built it.
+// GEMGATE_TEST_REQUIRE_JAEGER=1 says CI built it.
 func jaegerBin(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("GEMGATE_JAEGER"); p != "" {
@@ -39,7 +39,7 @@ func jaegerBin(t *testing.T) string {
 		}
 		return p
 	}
-	return requireTool(t, "jaeger", "GEMGATE_REQUIRE_JAEGER")
+	return requireTool(t, "jaeger", "GEMGATE_TEST_REQUIRE_JAEGER")
 }
 
 // jaeger is one running Jaeger all-in-one, its traces in memory, every port on loopback.

@@ -44,13 +44,11 @@ func (c *Config) warnings() []warning {
 }
 
 // notSettings are GEMGATE_ names that are not settings but have a meaning of their own: what
-// gemgate hands its workers, and what its tests and benchmarks read.
+// gemgate hands its workers, and what the demo worker and gemgate's scripts read. What its
+// tests and benchmarks read is GEMGATE_TEST_ and GEMGATE_BENCH_.
 var notSettings = []string{"GEMGATE_CREDENTIAL", "GEMGATE_CREDENTIAL_FD", "GEMGATE_READ_ONLY", "GEMGATE_USER",
-	"GEMGATE_SUBJECT", "GEMGATE_SCOPES", "GEMGATE_SESSION", "GEMGATE_TOKEN", "GEMGATE_ARTIFACTS",
-	"GEMGATE_CONFORMANCE_DOC", "GEMGATE_DEMO_CHATTER", "GEMGATE_FUZZ_TIME", "GEMGATE_GEMSTONE_ADMIN_INI",
-	"GEMGATE_MUTATION_OUT", "GEMGATE_CACHE", "GEMGATE_CLIENT_SECRET", "GEMGATE_REQUIRE_GEMSTONE",
-	"GEMGATE_REQUIRE_KEYCLOAK", "GEMGATE_REQUIRE_NODE", "GEMGATE_REQUIRE_PROMETHEUS", "GEMGATE_REQUIRE_CHROMIUM", "GEMGATE_CHROMIUM",
-	"GEMGATE_REQUIRE_PRESETS", "GEMGATE_REQUIRE_DOCKER"}
+	"GEMGATE_SUBJECT", "GEMGATE_SCOPES", "GEMGATE_SESSION", "GEMGATE_TOKEN", "GEMGATE_CLIENT_SECRET",
+	"GEMGATE_DEMO_CHATTER", "GEMGATE_GEMSTONE_ADMIN_INI", "GEMGATE_CACHE"}
 
 // unknownEnvironment lists the GEMGATE_ variables of env that name no setting: a typo in a
 // compose file or a chart leaves the default in force without a word otherwise.

@@ -85,11 +85,10 @@ func TestSessionlessReadersAgreeWithFreshReads(t *testing.T) {
 	}
 }
 
-// freshLegacyMessage is legacyMessage as it was: every object read again by EditParams and
-// EditObject.
+// freshLegacyMessage is legacyMessage as it was: every object read again by EditObject.
 func freshLegacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 	var metaErr error
-	params, err := msg.EditParams(func(key string, v json.RawMessage) json.RawMessage {
+	params, err := jsonrpc.EditObject(msg.Params, "params", func(key string, v json.RawMessage) json.RawMessage {
 		switch key {
 		case "inputResponses", "requestState", "task":
 			return nil

@@ -16,7 +16,7 @@ import (
 // results into requests); any other on the user's legacy worker, which gemgate bridges. What
 // the program speaks is learned from the first worker started.
 func (a *Adapter) attach(ctx context.Context, id pool.Identity, c pool.Caller, mr *checks) (*pool.Member, json.RawMessage, error) {
-	at := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr, a.Legacy[0]), Caps: askAll, CapsRead: true}
+	at := pool.Attach{Identity: id, Caller: c, Params: legacyParams(mr, a.Legacy[0]), Caps: &askAll}
 	if Program(a.Pool) {
 		at.Sessionless = true
 		m, res, err := a.Pool.Attach(ctx, at)

@@ -11,7 +11,7 @@ func legacyMessage(msg *jsonrpc.Message) (*jsonrpc.Message, error) {
 		return nil, err
 	}
 	if !rp.Present {
-		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
+		_, err := msg.ParamsObject() // absent or null params: the error an edit of them gives
 		return nil, err
 	}
 	return legacyMessageOf(msg, rp), nil
@@ -32,7 +32,7 @@ func requestStateOf(msg *jsonrpc.Message) (string, bool, error) {
 // passMessage is passMessageOf on a message's params and their _meta, read here.
 func passMessage(msg *jsonrpc.Message, retry bool, workerState string) (*jsonrpc.Message, error) {
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
-		_, err := msg.EditParams(nil) // absent or null params: the error an edit of them gives
+		_, err := msg.ParamsObject() // absent or null params: the error an edit of them gives
 		return nil, err
 	}
 	params, err := msg.ParamsObject()

@@ -34,7 +34,7 @@ type docker struct {
 	client *http.Client
 }
 
-// requireDocker fails (in CI, or with GEMGATE_REQUIRE_DOCKER=1) or skips when what the test
+// requireDocker fails (in CI, or with GEMGATE_TEST_REQUIRE_DOCKER=1) or skips when what the test
 // needs is missing: root, dockerd, Debian's docker client, the compose plugin and the images.
 func requireDocker(t *testing.T) (data, cli, config string) {
 	t.Helper()
@@ -55,7 +55,7 @@ func requireDocker(t *testing.T) (data, cli, config string) {
 		return data, cli, config
 	}
 	msg := "the compose demo cannot run: missing " + strings.Join(missing, "; ")
-	if os.Getenv("CI") != "" || os.Getenv("GEMGATE_REQUIRE_DOCKER") != "" {
+	if os.Getenv("CI") != "" || os.Getenv("GEMGATE_TEST_REQUIRE_DOCKER") != "" {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)

@@ -2,7 +2,7 @@ package compose
 
 // The shipped compose files brought up for real (Docker's daemon and Compose v2, images from
 // Debian's packages: .ci/images.sh), then used from the host side of the published ports as a
-// user would. In CI (CI set) or with GEMGATE_REQUIRE_DOCKER=1 they fail when they cannot run.
+// user would. In CI (CI set) or with GEMGATE_TEST_REQUIRE_DOCKER=1 they fail when they cannot run.
 
 import (
 	"encoding/json"

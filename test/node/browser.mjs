@@ -1,7 +1,7 @@
 // browser.mjs: a person at a real browser, for the login tests (browser-login.mjs).
 //
 // Headless Chromium from the system (Debian's `chromium` package, /usr/bin/chromium, or
-// $GEMGATE_CHROMIUM) driven by puppeteer-core, which downloads no browser. The "person" opens
+// $GEMGATE_TEST_CHROMIUM) driven by puppeteer-core, which downloads no browser. The "person" opens
 // the authorization URL a client hands over, signs in on Keycloak's own login page, accepts
 // the consent page when there is one, and stops once the browser arrives at the client's
 // redirect URI (a loopback callback the client itself serves). Every page is saved as a
@@ -33,8 +33,8 @@ export function freePort() {
 }
 
 export function chromiumPath() {
-  const p = process.env.GEMGATE_CHROMIUM || '/usr/bin/chromium';
-  if (!existsSync(p)) throw new Error(`no Chromium at ${p}: install Debian's chromium package (or set GEMGATE_CHROMIUM)`);
+  const p = process.env.GEMGATE_TEST_CHROMIUM || '/usr/bin/chromium';
+  if (!existsSync(p)) throw new Error(`no Chromium at ${p}: install Debian's chromium package (or set GEMGATE_TEST_CHROMIUM)`);
   return p;
 }
 
