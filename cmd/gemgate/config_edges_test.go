@@ -69,7 +69,7 @@ func TestConfigFileScalarTextIsKeptAsWritten(t *testing.T) {
 }
 
 // Two names the first version of the warning let by: a typo of required_scopes that starts
-// like the test suite's GEMGATE_REQUIRE_ names, and a setting of gemgate dev only (GEMGATE_TLS,
+// like the names the test suite once used (GEMGATE_REQUIRE_…), and a setting of gemgate dev only (GEMGATE_TLS,
 // GEMGATE_JSON, GEMGATE_DEV_ISSUER_LISTEN), which serve ignores.
 func TestTyposTheTestNamesHideAreWarned(t *testing.T) {
 	for name, want := range map[string]string{
