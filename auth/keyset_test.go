@@ -282,6 +282,48 @@ func TestKeySetAcceptsKeysWithoutUse(t *testing.T) {
 	}
 }
 
+// TestKeySetSkipsEncryptionKeys: a JWK marked "use": "enc" never verifies a signature (RFC
+// 7517 §4.2): a token naming it is refused as signed by an unknown key, and a key set of only
+// such keys holds no usable key.
+func TestKeySetSkipsEncryptionKeys(t *testing.T) {
+	kr := keyring()
+	jwksWithUses := func(uses map[signingKey]string) []byte {
+		t.Helper()
+		var list []jwk.Key
+		for k, use := range uses {
+			j, err := jwk.FromRaw(k.public())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = j.Set(jwk.KeyIDKey, k.kid)
+			_ = j.Set(jwk.KeyUsageKey, use)
+			list = append(list, j)
+		}
+		b, err := json.Marshal(map[string][]jwk.Key{"keys": list})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	iss := newTestIssuer(t)
+	cfg := Config{Issuer: iss.URL(), Audiences: []string{testResource}, HTTPClient: iss.client(), CacheSize: -1}
+	iss.setJWKS(jwksWithUses(map[signingKey]string{kr.rsa2: "enc"}))
+	if _, err := NewVerifier(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "no usable signing key") {
+		t.Fatalf(`a key set of one "enc" key: %v, want refused as holding no usable key`, err)
+	}
+	iss.setJWKS(jwksWithUses(map[signingKey]string{kr.rsa1: "sig", kr.rsa2: "enc"}))
+	v, err := NewVerifier(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(t.Context(), token(t, kr.rsa2, iss.claims(time.Now(), nil), nil)); FailureReason(err) != ReasonUnknownKey {
+		t.Errorf(`a token of the "enc" key: %v, want refused as signed by an unknown key`, err)
+	}
+	if _, err := v.Verify(t.Context(), token(t, kr.rsa1, iss.claims(time.Now(), nil), nil)); err != nil {
+		t.Errorf(`a token of the "sig" key: %v`, err)
+	}
+}
+
 // TestJWKSSizeLimit: a JWKS of exactly 1 MiB is read; one byte more is refused, and the
 // refusal says why rather than failing to parse a truncated document.
 func TestJWKSSizeLimit(t *testing.T) {

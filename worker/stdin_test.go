@@ -113,19 +113,21 @@ func receive(t *testing.T, ch <-chan sendResult) sendResult {
 
 // A line whose caller gives up while another line is being written is never written; the
 // line sent after it still is. The first line fills the pipe of a worker that reads nothing
-// until released, so that the lines after it wait for their turn.
+// until released, so that the lines after it wait for their turn. The caller that gives up
+// does so at its deadline, while it waits for its turn (not before it asks for one), queued
+// behind the first line and before the line sent after it.
 func TestGivenUpLineIsNeverWritten(t *testing.T) {
 	p, release, lines := startHeld(t)
 	results := make(chan sendResult, 3)
 	sendAsync(t.Context(), p, "1", "ping", `{"pad":"`+strings.Repeat("x", 1<<20)+`"}`, results)
 	waitUntil(t, "the first write holds the turn", p.turnHeld)
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
 	gaveUp := make(chan sendResult, 1)
 	sendAsync(ctx, p, `"given-up"`, "ping", `{"key":"given-up"}`, gaveUp)
 	sendAsync(t.Context(), p, "3", "ping", "", results)
-	cancel()
-	if r := receive(t, gaveUp); !errors.Is(r.err, context.Canceled) {
-		t.Fatalf("Send that gave up = %v, want context.Canceled", r.err)
+	if r := receive(t, gaveUp); !errors.Is(r.err, context.DeadlineExceeded) {
+		t.Fatalf("Send that gave up = %v, want context.DeadlineExceeded", r.err)
 	}
 	release()
 	answerOf(t, receive(t, results))
