@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,5 +175,64 @@ func TestGivenUpCallsQuestionIsAskedOfNobody(t *testing.T) {
 	}
 	if n := a.c.requests(); n != 0 {
 		t.Errorf("the given-up call's question was delivered to its caller %d times; want none", n)
+	}
+}
+
+// detachingCaller is a session that ends while gemgate chooses it to take a worker's request:
+// asked whether it can take one, it detaches its member, then says it can.
+type detachingCaller struct {
+	*fakeCaller
+	m    atomic.Pointer[Member]
+	once sync.Once
+}
+
+func (c *detachingCaller) CanTakeRequest() bool {
+	m := c.m.Load()
+	if m == nil {
+		return false // not attached yet
+	}
+	c.once.Do(m.Detach)
+	return true
+}
+
+// A worker's request whose chosen session ends before the request is recorded for it is
+// refused at once, as the session's end refuses the requests it holds: it is never left to a
+// session that is gone, where nobody would answer it and the worker would wait for good.
+func TestRequestToASessionThatEndedWhileChosenIsRefused(t *testing.T) {
+	p, err := New(Options{Settings: Settings{WorkerPer: PerUser}, Launcher: scriptLauncher{env: []string{"POOL_TEST_ASK_AT_LIST=1"}}, InitTimeout: waitFor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	dc := &detachingCaller{fakeCaller: newCaller(time.Now())}
+	id := Identity{Issuer: "https://issuer.test", Subject: "sub-alice", User: "alice", Session: "ending"}
+	m, _, err := p.Attach(t.Context(), Attach{Identity: id, Caller: dc,
+		Params: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"0"}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc.m.Store(m)
+	// The user's other session, which cannot be asked, keeps the worker and reads its record.
+	b := attach(t, p, "alice", false, `{}`, &fakeCaller{noStream: true, detached: make(chan string, 1)})
+	ending := &session{m: m, id: id, c: dc.fakeCaller}
+	if _, err := ending.call(t, "tools/list", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitFor)
+	for {
+		got := answer(t, b.tool(t, "record", nil))
+		if strings.Contains(got, "roots:") {
+			if !strings.Contains(got, "the session this request went to has ended") {
+				t.Fatalf("the worker's roots/list was answered %q; want the session's end", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker's roots/list was never answered (recorded %q)", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := dc.requests(); n != 0 {
+		t.Errorf("%d requests delivered to the session that had ended", n)
 	}
 }

@@ -248,6 +248,13 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		s.mu.Unlock()
 		return
 	}
+	if _, in := s.members[to]; !in {
+		// It detached while it was chosen, after detach refused the requests it held.
+		s.refuseLocked(w, jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeInternalError,
+			"the session this request went to has ended", nil))
+		s.mu.Unlock()
+		return
+	}
 	gid := "gemgate-w" + strconv.FormatUint(s.p.nextReq.Add(1), 10)
 	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID, method: msg.Method}
 	s.mu.Unlock()
