@@ -568,3 +568,58 @@ func TestClockSkewBoundary(t *testing.T) {
 		})
 	})
 }
+
+// TestUnknownKidRefetchInterval: a token naming a kid the loaded keys lack makes gemgate
+// fetch the issuer's keys again only once KeyRefreshInterval (default a minute, as the
+// README says) has passed since the last fetch: 1 ns before it, the token is refused as of
+// an unknown key and nothing is fetched; at it, the keys are fetched and the token verifies.
+// Pinned twice in a row, so that the interval counts from the last fetch, not from the start.
+func TestUnknownKidRefetchInterval(t *testing.T) {
+	kr := keyring()
+	for _, tt := range []struct {
+		name       string
+		configured time.Duration
+		interval   time.Duration
+	}{
+		{"default", 0, time.Minute},
+		{"configured", 10 * time.Second, 10 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				iss := newTestIssuer(t, kr.rsa1)
+				v := newTestVerifier(t, iss, func(c *Config) {
+					c.CacheSize = -1
+					c.KeyRefreshInterval = tt.configured
+				})
+				if got := iss.fetches.Load(); got != 1 {
+					t.Fatalf("fetches after start = %d, want 1", got)
+				}
+				// Each round the issuer publishes one more key, and a token names it.
+				published := []signingKey{kr.rsa1}
+				for n, k := range []signingKey{kr.rsa2, kr.rsa3} {
+					last := time.Now() // the last fetch
+					published = append(published, k)
+					iss.publish(t, published...)
+					tok := token(t, k, iss.claims(time.Now(), nil), nil)
+
+					time.Sleep(tt.interval - time.Nanosecond)
+					var unknown *UnknownKeyError
+					if _, err := v.Verify(context.Background(), tok); !errors.As(err, &unknown) {
+						t.Fatalf("kid %s, %v after the last fetch: err = %v, want UnknownKeyError", k.kid, time.Since(last), err)
+					}
+					if got, want := iss.fetches.Load(), int32(n+1); got != want {
+						t.Fatalf("kid %s, %v after the last fetch: fetches = %d, want %d", k.kid, time.Since(last), got, want)
+					}
+
+					time.Sleep(time.Nanosecond)
+					if _, err := v.Verify(context.Background(), tok); err != nil {
+						t.Fatalf("kid %s, %v after the last fetch: %v, want a fetch and the token verified", k.kid, time.Since(last), err)
+					}
+					if got, want := iss.fetches.Load(), int32(n+2); got != want {
+						t.Fatalf("kid %s, %v after the last fetch: fetches = %d, want %d", k.kid, time.Since(last), got, want)
+					}
+				}
+			})
+		})
+	}
+}
