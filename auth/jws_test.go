@@ -10,6 +10,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
@@ -149,4 +150,82 @@ func TestSignatureHasOneSpelling(t *testing.T) {
 			t.Errorf("%s: another spelling of the same token verified", name)
 		}
 	}
+}
+
+// TestAcceptedAlgorithms: the algorithms gemgate verifies are exactly RFC 7518's asymmetric
+// ones (DESIGN §4): each of them verifies a token signed with a key it fits, and a token
+// with any other alg is refused as such before its key is looked up, whatever its kid: an
+// HMAC keyed with the issuer's public key (the classic algorithm confusion), "none", an alg
+// this build cannot verify. Looked up, a kid the issuer lacks would cost a fetch of the
+// issuer's keys (one is due here) and be refused as an unknown key; a forged alg costs
+// nothing. In a testing/synctest bubble, to be past the refresh interval at once.
+func TestAcceptedAlgorithms(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		ec := func(kid string, alg jwa.SignatureAlgorithm, c elliptic.Curve) signingKey {
+			k, err := ecdsa.GenerateKey(c, rand.Reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return signingKey{kid: kid, alg: alg, priv: k}
+		}
+		ec384, ec521 := ec("ec384", jwa.ES384, elliptic.P384()), ec("ec521", jwa.ES512, elliptic.P521())
+		iss := newTestIssuer(t, kr.rsa1, kr.ec256, ec384, ec521, kr.ed)
+		v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+		now := time.Now()
+		claims := iss.claims(now, nil)
+		as := func(k signingKey, alg jwa.SignatureAlgorithm) signingKey { k.alg = alg; return k }
+
+		accepted := []signingKey{
+			as(kr.rsa1, jwa.RS256), as(kr.rsa1, jwa.RS384), as(kr.rsa1, jwa.RS512),
+			as(kr.rsa1, jwa.PS256), as(kr.rsa1, jwa.PS384), as(kr.rsa1, jwa.PS512),
+			kr.ec256, ec384, ec521, kr.ed,
+		}
+		for _, k := range accepted {
+			if _, err := v.Verify(context.Background(), token(t, k, claims, nil)); err != nil {
+				t.Errorf("%s over key %s: %v, want accepted", k.alg, k.kid, err)
+			}
+		}
+		if len(accepted) != len(acceptedAlgorithms) {
+			t.Errorf("%d accepted algorithms tried, the list has %d", len(accepted), len(acceptedAlgorithms))
+		}
+
+		time.Sleep(DefaultKeyRefreshInterval) // an unknown kid may now fetch the keys again
+		pem := publicKeyPEM(t, kr.rsa1)
+		payload := mustJSON(t, claims)
+		refused := []struct {
+			alg jwa.SignatureAlgorithm
+			key any
+		}{
+			{jwa.HS256, pem}, {jwa.HS384, pem}, {jwa.HS512, pem}, {jwa.NoSignature, nil},
+			{"RS1", nil}, {"ES256K", nil},
+		}
+		for _, tt := range refused {
+			for _, kid := range []string{"k1", "not-published", ""} {
+				header := map[string]any{"alg": tt.alg.String(), "kid": kid, "typ": "at+jwt"}
+				if kid == "" {
+					delete(header, "kid")
+				}
+				var tok string
+				if tt.key != nil || tt.alg == jwa.NoSignature {
+					tok = signRaw(t, header, payload, tt.alg, tt.key)
+				} else { // no signer for it: the signature of RS256, under another name
+					good := token(t, kr.rsa1, claims, nil)
+					hb := mustJSON(t, header)
+					tok = b64(hb) + good[strings.IndexByte(good, '.'):]
+				}
+				_, err := v.Verify(context.Background(), tok)
+				var algErr *AlgorithmError
+				if !errors.As(err, &algErr) || algErr.Algorithm != tt.alg.String() {
+					t.Errorf("alg %s, kid %q: err = %v, want AlgorithmError for %s", tt.alg, kid, err, tt.alg)
+				}
+				if got := FailureReason(err); got != ReasonAlgorithm {
+					t.Errorf("alg %s, kid %q: FailureReason = %q, want %q", tt.alg, kid, got, ReasonAlgorithm)
+				}
+			}
+		}
+		if got := iss.fetches.Load(); got != 1 {
+			t.Errorf("fetches = %d, want 1 (at start): a token with a refused alg made gemgate fetch the issuer's keys", got)
+		}
+	})
 }

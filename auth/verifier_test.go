@@ -500,3 +500,126 @@ func TestTokenSizeLimit(t *testing.T) {
 		t.Errorf("a token of %d bytes: %v, want refused as larger than 16 KiB", maxTokenBytes+1, err)
 	}
 }
+
+// TestClockSkewBoundary: nbf, iat and exp are judged against gemgate's clock with a skew of
+// 30 s (README, DESIGN §4), to the nanosecond: a token whose nbf or iat is exactly 30 s
+// ahead is accepted, 30 s and 1 ns ahead refused as not yet valid; one whose exp is 30 s
+// less 1 ns behind is accepted, exactly 30 s behind refused as expired. The skew is written
+// out, not DefaultClockSkew, so that a changed constant is noticed too. In a
+// testing/synctest bubble, whose clock moves only when told.
+func TestClockSkewBoundary(t *testing.T) {
+	const skew = 30 * time.Second
+	kr := keyring()
+	for _, claim := range []string{claimNotBefore, claimIssuedAt} {
+		t.Run(claim, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				iss := newTestIssuer(t, kr.rsa1)
+				v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+				start := time.Now()
+				// A whole second, as the claim says it; iat is start unless it is the claim.
+				at := time.Unix(start.Unix(), 0).Add(skew + 2*time.Second)
+				tok := token(t, kr.rsa1, iss.claims(start, map[string]any{claim: at.Unix()}), nil)
+
+				time.Sleep(time.Until(at.Add(-skew - time.Nanosecond)))
+				_, err := v.Verify(context.Background(), tok)
+				var nyv *NotYetValidError
+				if !errors.As(err, &nyv) {
+					t.Fatalf("%s %v ahead of the clock: err = %v, want NotYetValidError", claim, time.Until(at), err)
+				}
+				if nyv.Claim != claim || !nyv.At.Equal(at) || !nyv.Now.Equal(time.Now()) || nyv.Skew != skew {
+					t.Errorf("refusal %+v, want claim %s at %v, now %v, skew %v", *nyv, claim, at, time.Now(), skew)
+				}
+				if got := FailureReason(err); got != ReasonNotYetValid {
+					t.Errorf("FailureReason = %q, want %q", got, ReasonNotYetValid)
+				}
+
+				time.Sleep(time.Nanosecond)
+				if _, err := v.Verify(context.Background(), tok); err != nil {
+					t.Errorf("%s %v ahead of the clock: %v, want accepted", claim, time.Until(at), err)
+				}
+			})
+		})
+	}
+	t.Run(claimExpiry, func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			iss := newTestIssuer(t, kr.rsa1)
+			v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = -1 })
+			start := time.Now()
+			exp := time.Unix(start.Unix(), 0).Add(2 * time.Second)
+			tok := token(t, kr.rsa1, iss.claims(start, map[string]any{"exp": exp.Unix()}), nil)
+
+			time.Sleep(time.Until(exp.Add(skew - time.Nanosecond)))
+			if _, err := v.Verify(context.Background(), tok); err != nil {
+				t.Errorf("exp %v behind the clock: %v, want accepted", time.Since(exp), err)
+			}
+
+			time.Sleep(time.Nanosecond)
+			_, err := v.Verify(context.Background(), tok)
+			var expired *TokenExpiredError
+			if !errors.As(err, &expired) {
+				t.Fatalf("exp %v behind the clock: err = %v, want TokenExpiredError", time.Since(exp), err)
+			}
+			if !expired.Expiry.Equal(exp) || expired.Skew != skew {
+				t.Errorf("refusal %+v, want expiry %v, skew %v", *expired, exp, skew)
+			}
+			if got := FailureReason(err); got != ReasonExpired {
+				t.Errorf("FailureReason = %q, want %q", got, ReasonExpired)
+			}
+		})
+	})
+}
+
+// TestUnknownKidRefetchInterval: a token naming a kid the loaded keys lack makes gemgate
+// fetch the issuer's keys again only once KeyRefreshInterval (default a minute, as the
+// README says) has passed since the last fetch: 1 ns before it, the token is refused as of
+// an unknown key and nothing is fetched; at it, the keys are fetched and the token verifies.
+// Pinned twice in a row, so that the interval counts from the last fetch, not from the start.
+func TestUnknownKidRefetchInterval(t *testing.T) {
+	kr := keyring()
+	for _, tt := range []struct {
+		name       string
+		configured time.Duration
+		interval   time.Duration
+	}{
+		{"default", 0, time.Minute},
+		{"configured", 10 * time.Second, 10 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				iss := newTestIssuer(t, kr.rsa1)
+				v := newTestVerifier(t, iss, func(c *Config) {
+					c.CacheSize = -1
+					c.KeyRefreshInterval = tt.configured
+				})
+				if got := iss.fetches.Load(); got != 1 {
+					t.Fatalf("fetches after start = %d, want 1", got)
+				}
+				// Each round the issuer publishes one more key, and a token names it.
+				published := []signingKey{kr.rsa1}
+				for n, k := range []signingKey{kr.rsa2, kr.rsa3} {
+					last := time.Now() // the last fetch
+					published = append(published, k)
+					iss.publish(t, published...)
+					tok := token(t, k, iss.claims(time.Now(), nil), nil)
+
+					time.Sleep(tt.interval - time.Nanosecond)
+					var unknown *UnknownKeyError
+					if _, err := v.Verify(context.Background(), tok); !errors.As(err, &unknown) {
+						t.Fatalf("kid %s, %v after the last fetch: err = %v, want UnknownKeyError", k.kid, time.Since(last), err)
+					}
+					if got, want := iss.fetches.Load(), int32(n+1); got != want {
+						t.Fatalf("kid %s, %v after the last fetch: fetches = %d, want %d", k.kid, time.Since(last), got, want)
+					}
+
+					time.Sleep(time.Nanosecond)
+					if _, err := v.Verify(context.Background(), tok); err != nil {
+						t.Fatalf("kid %s, %v after the last fetch: %v, want a fetch and the token verified", k.kid, time.Since(last), err)
+					}
+					if got, want := iss.fetches.Load(), int32(n+2); got != want {
+						t.Fatalf("kid %s, %v after the last fetch: fetches = %d, want %d", k.kid, time.Since(last), got, want)
+					}
+				}
+			})
+		})
+	}
+}

@@ -3,6 +3,7 @@ package devissuer
 import (
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -244,5 +245,47 @@ func TestTokenExchangeLifetime(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestTokenExchangeRefusesAnotherIssuersName: a subject token signed with this issuer's very
+// key, under its key id, but naming another issuer is not this issuer's, and is not
+// exchanged. The other issuer is a second dev issuer started on the same key file: same
+// key, same kid, another URL, so only the iss check tells its tokens apart.
+func TestTokenExchangeRefusesAnotherIssuersName(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "key.pem")
+	i := startIssuer(t, Options{
+		KeyFile:           file,
+		Clients:           append(DefaultClients(), gateway),
+		ExchangeAudiences: []string{"gemstone"},
+	})
+	twin := startIssuer(t, Options{KeyFile: file})
+	if twin.key.kid != i.key.kid || !twin.key.private.Equal(i.key.private) || twin.URL() == i.URL() {
+		t.Fatalf("want the same key under the same kid at another URL: kids %s %s, URLs %s %s", i.key.kid, twin.key.kid, i.URL(), twin.URL())
+	}
+	own, err := i.Mint("alice", []string{"mcp:use"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := twin.Mint("alice", []string{"mcp:use"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iss := payload(t, foreign)["iss"]; iss != twin.URL() {
+		t.Fatalf("the twin's token names iss %v, want %s", iss, twin.URL())
+	}
+
+	if _, err := i.verifyOwn(own); err != nil {
+		t.Errorf("verifyOwn(own token) = %v", err)
+	}
+	if c, err := i.verifyOwn(foreign); err != errForeignToken {
+		t.Errorf("verifyOwn(token naming %s) = %+v, %v; want errForeignToken", twin.URL(), c, err)
+	}
+	if r := post(t, i, exchangeForm(own), &gateway); r.status != http.StatusOK {
+		t.Errorf("exchanging its own token: status %d %v", r.status, r.body)
+	}
+	r := post(t, i, exchangeForm(foreign), &gateway)
+	if diff := cmp.Diff(map[string]any{"error": "invalid_grant", "error_description": "subject_token is invalid or expired"}, r.body); r.status != http.StatusBadRequest || diff != "" {
+		t.Errorf("exchanging a token naming %s: status %d, want 400; body (-want +got):\n%s", twin.URL(), r.status, diff)
 	}
 }
