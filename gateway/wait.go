@@ -37,8 +37,8 @@ type waiting struct {
 type waitEra interface {
 	// Answer makes the filtered answer the client's; its audit outcome, "" for callOutcome's.
 	Answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string)
-	// ErrorStatus is the status of an error answer before a stream began; false: as any.
-	ErrorStatus(resp *jsonrpc.Message) (int, bool)
+	// ErrorStatus is the status of an error answer before a stream began; 0: as any answer.
+	ErrorStatus(resp *jsonrpc.Message) int
 	// Park parks the call on a worker's question (the bridge); false when it goes on.
 	Park(req *jsonrpc.Message) (*jsonrpc.Message, bool)
 	// ClientGone is the cancel reason and audit outcome when the client's request ended.
@@ -113,8 +113,10 @@ func (c *waiting) answer(resp *jsonrpc.Message) string {
 		outcome = callOutcome(c.method, resp)
 	}
 	asStream, status := c.out.asStream, http.StatusOK
-	if s, ok := c.era.ErrorStatus(resp); ok && resp.Error != nil {
-		asStream, status = false, s
+	if resp.Error != nil {
+		if s := c.era.ErrorStatus(resp); s != 0 {
+			asStream, status = false, s
+		}
 	}
 	c.out.answer(resp, asStream, status)
 	return outcome
@@ -123,9 +125,11 @@ func (c *waiting) answer(resp *jsonrpc.Message) string {
 // parkAnswer writes the bridge's answer: input_required, or an error (as answer's status).
 func (c *waiting) parkAnswer(ans *jsonrpc.Message) string {
 	ans.ID = c.id
-	if s, ok := c.era.ErrorStatus(ans); ok && ans.Error != nil {
-		c.out.answer(ans, false, s)
-		return "error"
+	if ans.Error != nil {
+		if s := c.era.ErrorStatus(ans); s != 0 {
+			c.out.answer(ans, false, s)
+			return "error"
+		}
 	}
 	c.out.answer(ans, c.out.asStream, http.StatusOK)
 	return "input_required"
@@ -187,7 +191,7 @@ func (c *pending) Answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (
 	return resp, ""
 }
 
-func (c *pending) ErrorStatus(*jsonrpc.Message) (int, bool)       { return 0, false }
+func (c *pending) ErrorStatus(*jsonrpc.Message) int               { return 0 }
 func (c *pending) Park(*jsonrpc.Message) (*jsonrpc.Message, bool) { return nil, false }
 func (c *pending) ClientGone() (reason, outcome string)           { return "client disconnected", "disconnected" }
 func (c *pending) TimedOut()                                      { go c.s.member.CheckResponsive(c.s.done) }

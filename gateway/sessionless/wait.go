@@ -77,18 +77,18 @@ func (c *Wait) Answer(resp *jsonrpc.Message, _ map[string]policy.Hints) (*jsonrp
 }
 
 // ErrorStatus is the HTTP status of an error answer written before a stream began (SEP-2575).
-func (c *Wait) ErrorStatus(resp *jsonrpc.Message) (int, bool) {
+func (c *Wait) ErrorStatus(resp *jsonrpc.Message) int {
 	var e struct {
 		Code int64 `json:"code"`
 	}
 	_ = json.Unmarshal(resp.Error, &e) // 0 when unreadable: 200
 	switch e.Code {
 	case jsonrpc.CodeMethodNotFound:
-		return http.StatusNotFound, true
+		return http.StatusNotFound
 	case jsonrpc.CodeInvalidParams, CodeUnsupportedVersion, CodeMissingCapability, CodeHeaderMismatch:
-		return http.StatusBadRequest, true
+		return http.StatusBadRequest
 	}
-	return http.StatusOK, true
+	return http.StatusOK
 }
 
 // ClientGone: closing the request's stream cancels the call.
