@@ -212,12 +212,22 @@ var (
 
 // plainHeaderValue is the value a mirrored header (Mcp-Name, Mcp-Param-*) stands for: visible
 // ASCII, spaces and tabs (SEP-2243: proxies read other bytes each their own way), decoded from
-// the =?base64?…?= form.
+// the =?base64?<standard base64>?= form. The base64 is read strictly (padding bits zero): one
+// value has one spelling, so a proxy that matches the encoded form sees every header gemgate
+// takes for that value.
 func plainHeaderValue(h string) (string, error) {
 	if !HeaderSafe(h) {
 		return "", errMustBeEncoded
 	}
-	return decodeHeaderValue(h)
+	if !sentinelForm(h) {
+		return h, nil
+	}
+	inner := h[len(base64HeaderPrefix) : len(h)-len(base64HeaderSuffix)]
+	b, err := base64.StdEncoding.Strict().DecodeString(inner)
+	if err != nil {
+		return "", errBadBase64
+	}
+	return string(b), nil
 }
 
 // HeaderSafe reports whether a header value is visible ASCII, spaces and tabs only: what every
@@ -235,21 +245,6 @@ func HeaderSafe(v string) bool {
 func sentinelForm(v string) bool {
 	return strings.HasPrefix(v, base64HeaderPrefix) && strings.HasSuffix(v, base64HeaderSuffix) &&
 		len(v) >= len(base64HeaderPrefix)+len(base64HeaderSuffix)
-}
-
-// decodeHeaderValue undoes the =?base64?<standard base64>?= form; any other value is taken as
-// it is. The base64 is read strictly (padding bits zero): one value has one spelling, so a
-// proxy that matches the encoded form sees every header gemgate takes for that value.
-func decodeHeaderValue(v string) (string, error) {
-	if !sentinelForm(v) {
-		return v, nil
-	}
-	inner := v[len(base64HeaderPrefix) : len(v)-len(base64HeaderSuffix)]
-	b, err := base64.StdEncoding.Strict().DecodeString(inner)
-	if err != nil {
-		return "", errBadBase64
-	}
-	return string(b), nil
 }
 
 // refusal is a 400 error answer to msg.
