@@ -86,7 +86,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 // request is a request of the era that passed its checks.
 type request struct {
 	msg           *jsonrpc.Message
-	mr            *checks
+	mr            checks
 	progressToken json.RawMessage // params._meta.progressToken, nil when absent
 	p             auth.Principal
 	access        policy.Access
@@ -100,7 +100,7 @@ type request struct {
 func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error {
 	msg := q.msg
 	c := newCaller(q.mr.LogLevel != "")
-	m, initResult, err := a.attach(r.Context(), q.id, c, q.mr)
+	m, initResult, err := a.attach(r.Context(), q.id, c, &q.mr)
 	if err != nil {
 		return a.attachError(msg, err)
 	}

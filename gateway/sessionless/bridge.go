@@ -54,7 +54,6 @@ type parked struct {
 
 // parkTable holds parked calls; its zero value is ready.
 type parkTable struct {
-	key    stateKey
 	mu     sync.Mutex
 	calls  map[string]*parked
 	byUser map[owner]int
@@ -144,7 +143,7 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	}
 	c := p.claims()
 	c.Park, c.Keys, c.Expires = p.id, keys, a.Now().Add(timeout).Unix()
-	state := a.parks.key.seal(c)
+	state := a.key.seal(c)
 	return json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": inputs, "requestState": state})
 }
 

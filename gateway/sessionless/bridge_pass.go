@@ -56,7 +56,7 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 	c := base
 	c.Keys, c.Pass, c.WorkerState = slices.Sorted(maps.Keys(inputs)), true, ws
 	c.Expires = a.Now().Add(a.InputRequiredTimeout).Unix()
-	state := a.parks.key.seal(c)
+	state := a.key.seal(c)
 	if len(state) > maxStateLen {
 		return nil, errStateTooLarge
 	}
@@ -66,7 +66,7 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 
 // openState verifies a client's requestState and that it belongs to this caller and request.
 func (a *Adapter) openState(q *request, state string) (stateClaims, *wire.Error) {
-	claims, err := a.parks.key.open(state, a.Now())
+	claims, err := a.key.open(state, a.Now())
 	if err == nil {
 		err = claims.belongsTo(q.p, q.access.ReadOnly, q.msg.Method, q.mr.Name)
 	}

@@ -37,7 +37,7 @@ func TestWrapInputRequired(t *testing.T) {
 	if !strings.HasPrefix(res.RequestState, statePrefix) {
 		t.Fatalf("requestState %q is not gemgate's", res.RequestState)
 	}
-	c, err := a.parks.key.open(res.RequestState, time.Now())
+	c, err := a.key.open(res.RequestState, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

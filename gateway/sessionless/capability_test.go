@@ -28,7 +28,7 @@ func checkCaps(t *testing.T, caps, logLevel string) (*checks, bool) {
 	r.Header.Set(HeaderMethod, "tools/call")
 	r.Header.Set(HeaderName, "t")
 	mr, he := check(r, msg, testServed)
-	return mr, he == nil
+	return &mr, he == nil
 }
 
 // TestDeclaredCapabilities: the bridge takes a capability as declared when its member is an

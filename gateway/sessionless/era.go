@@ -97,61 +97,61 @@ type checks struct {
 // known (404), the version header and _meta agree and are served, the required _meta fields
 // are there, and Mcp-Method and Mcp-Name mirror the body. The policy decides later, on the
 // body's values only.
-func check(r *http.Request, msg *jsonrpc.Message, served []string) (*checks, *wire.Error) {
+func check(r *http.Request, msg *jsonrpc.Message, served []string) (checks, *wire.Error) {
 	if !sessionlessMethods[msg.Method] {
-		return nil, &wire.Error{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
+		return checks{}, &wire.Error{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
 			Message: "method " + quote(msg.Method) + " is not available in protocol version " + Version}
 	}
 	header := r.Header.Get(HeaderProtocolVersion)
 	if header == "" {
-		return nil, refusal(msg, CodeHeaderMismatch,
+		return checks{}, refusal(msg, CodeHeaderMismatch,
 			"the MCP-Protocol-Version header is required on every "+Version+" request")
 	}
 	rp, err := readParams(msg)
 	if err != nil {
-		return nil, strictError(msg, err)
+		return checks{}, strictError(msg, err)
 	}
 	if !rp.HasMeta {
-		return nil, refusal(msg, jsonrpc.CodeInvalidParams, "params._meta is required")
+		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams, "params._meta is required")
 	}
 	meta := rp.Meta
 	if err := meta.Exact(MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel, "progressToken"); err != nil {
-		return nil, strictError(msg, err)
+		return checks{}, strictError(msg, err)
 	}
 	version, _, err := meta.String(MetaProtocolVersion)
 	if err != nil || version == "" {
-		return nil, refusal(msg, jsonrpc.CodeInvalidParams,
+		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams,
 			"missing or invalid _meta field "+quote(MetaProtocolVersion))
 	}
 	if header != version {
-		return nil, refusal(msg, CodeHeaderMismatch,
+		return checks{}, refusal(msg, CodeHeaderMismatch,
 			"the MCP-Protocol-Version header "+quote(header)+" does not match _meta "+quote(version))
 	}
 	if version != Version {
-		return nil, unsupported(msg, "unsupported protocol version "+quote(version), served, version)
+		return checks{}, unsupported(msg, "unsupported protocol version "+quote(version), served, version)
 	}
-	mr := &checks{Params: rp}
+	mr := checks{Params: rp}
 	caps, ok, err := meta.Object(MetaClientCapabilities)
 	if err != nil || !ok {
-		return nil, refusal(msg, jsonrpc.CodeInvalidParams,
+		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams,
 			"missing or invalid _meta field "+quote(MetaClientCapabilities))
 	}
 	// The capabilities gemgate decides on or removes are read by exact key: a worker reading
 	// keys without regard to case would take a case variant for the real one.
 	if err := caps.Exact("elicitation", "sampling", "roots", "tasks", "extensions"); err != nil {
-		return nil, strictError(msg, err)
+		return checks{}, strictError(msg, err)
 	}
 	mr.Caps = caps
 	if _, ok, err := meta.Object(MetaClientInfo); err != nil {
-		return nil, refusal(msg, jsonrpc.CodeInvalidParams, "invalid _meta field "+quote(MetaClientInfo))
+		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams, "invalid _meta field "+quote(MetaClientInfo))
 	} else if ok {
 		mr.ClientInfo, _ = meta.Raw(MetaClientInfo)
 	}
 	if lvl, _, err := meta.String(MetaLogLevel); err == nil {
 		mr.LogLevel = lvl
 	}
-	if he := checkMirrorHeaders(r, msg, mr); he != nil {
-		return nil, he
+	if he := checkMirrorHeaders(r, msg, &mr); he != nil {
+		return checks{}, he
 	}
 	return mr, nil
 }
@@ -212,12 +212,22 @@ var (
 
 // plainHeaderValue is the value a mirrored header (Mcp-Name, Mcp-Param-*) stands for: visible
 // ASCII, spaces and tabs (SEP-2243: proxies read other bytes each their own way), decoded from
-// the =?base64?…?= form.
+// the =?base64?<standard base64>?= form. The base64 is read strictly (padding bits zero): one
+// value has one spelling, so a proxy that matches the encoded form sees every header gemgate
+// takes for that value.
 func plainHeaderValue(h string) (string, error) {
 	if !HeaderSafe(h) {
 		return "", errMustBeEncoded
 	}
-	return decodeHeaderValue(h)
+	if !sentinelForm(h) {
+		return h, nil
+	}
+	inner := h[len(base64HeaderPrefix) : len(h)-len(base64HeaderSuffix)]
+	b, err := base64.StdEncoding.Strict().DecodeString(inner)
+	if err != nil {
+		return "", errBadBase64
+	}
+	return string(b), nil
 }
 
 // HeaderSafe reports whether a header value is visible ASCII, spaces and tabs only: what every
@@ -235,21 +245,6 @@ func HeaderSafe(v string) bool {
 func sentinelForm(v string) bool {
 	return strings.HasPrefix(v, base64HeaderPrefix) && strings.HasSuffix(v, base64HeaderSuffix) &&
 		len(v) >= len(base64HeaderPrefix)+len(base64HeaderSuffix)
-}
-
-// decodeHeaderValue undoes the =?base64?<standard base64>?= form; any other value is taken as
-// it is. The base64 is read strictly (padding bits zero): one value has one spelling, so a
-// proxy that matches the encoded form sees every header gemgate takes for that value.
-func decodeHeaderValue(v string) (string, error) {
-	if !sentinelForm(v) {
-		return v, nil
-	}
-	inner := v[len(base64HeaderPrefix) : len(v)-len(base64HeaderSuffix)]
-	b, err := base64.StdEncoding.Strict().DecodeString(inner)
-	if err != nil {
-		return "", errBadBase64
-	}
-	return string(b), nil
 }
 
 // refusal is a 400 error answer to msg.

@@ -264,7 +264,7 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, q *request)
 		}
 	}()
 	c := &listenCaller{attachment: newAttachment(), subID: msg.ID, events: make(chan []byte, eventBuffer)}
-	attached, initResult, err := a.attach(r.Context(), q.id, c, q.mr)
+	attached, initResult, err := a.attach(r.Context(), q.id, c, &q.mr)
 	if err != nil {
 		return nil, a.attachError(msg, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
@@ -57,33 +56,28 @@ var (
 	errStateGone         = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")
 )
 
-// stateKey is the process's MAC key, drawn on first use; its zero value is ready.
+// stateKey is the process's MAC key, drawn at random by New.
 type stateKey struct {
-	once sync.Once
-	key  []byte
-	id   string
+	key []byte
+	id  string
 }
 
-func (k *stateKey) init() {
-	k.once.Do(func() {
-		k.key = make([]byte, 32)
-		if _, err := rand.Read(k.key); err != nil {
-			panic("gemgate: no randomness for the requestState key: " + err.Error())
-		}
-		sum := sha256.Sum256(append([]byte("gemgate requestState key id "), k.key...))
-		k.id = hex.EncodeToString(sum[:8])
-	})
+func newStateKey() stateKey {
+	k := stateKey{key: make([]byte, 32)}
+	rand.Read(k.key) // never fails: crypto/rand ends the program instead
+	sum := sha256.Sum256(append([]byte("gemgate requestState key id "), k.key...))
+	k.id = hex.EncodeToString(sum[:8])
+	return k
 }
 
-func (k *stateKey) mac(payload []byte) []byte {
+func (k stateKey) mac(payload []byte) []byte {
 	m := hmac.New(sha256.New, k.key)
 	m.Write(payload)
 	return m.Sum(nil)
 }
 
 // seal makes a requestState of c (KeyID is set here).
-func (k *stateKey) seal(c stateClaims) string {
-	k.init()
+func (k stateKey) seal(c stateClaims) string {
 	c.KeyID = k.id
 	payload, _ := json.Marshal(c)
 	enc := base64.RawURLEncoding
@@ -91,8 +85,7 @@ func (k *stateKey) seal(c stateClaims) string {
 }
 
 // open verifies a requestState and returns its claims; the caller still checks who asks.
-func (k *stateKey) open(state string, now time.Time) (stateClaims, error) {
-	k.init()
+func (k stateKey) open(state string, now time.Time) (stateClaims, error) {
 	var c stateClaims
 	rest, ok := strings.CutPrefix(state, statePrefix)
 	if !ok || len(state) > maxStateLen {

@@ -12,7 +12,7 @@ import (
 // A requestState verifies only as issued, by this process, before its expiry, and for its own
 // caller and request.
 func TestRequestState(t *testing.T) {
-	var k, other stateKey
+	k, other := newStateKey(), newStateKey()
 	now := time.Now()
 	claims := stateClaims{Issuer: "iss", Subject: "alice", Worker: "w1", Park: "p1", Method: "tools/call", Name: "ask",
 		Keys: []string{"gemgate-w1"}, Expires: now.Add(time.Minute).Unix()}

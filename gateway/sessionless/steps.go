@@ -81,6 +81,7 @@ type Config struct {
 type Adapter struct {
 	Config
 	served       []string // every revision served, newest first
+	key          stateKey // seals and opens requestStates
 	listens      listenCounter
 	parks        parkTable
 	paramSchemas paramSchemas
@@ -94,7 +95,7 @@ func New(c Config) *Adapter {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Adapter{Config: c, served: append([]string{Version}, c.Legacy...)}
+	return &Adapter{Config: c, served: append([]string{Version}, c.Legacy...), key: newStateKey()}
 }
 
 // owner is who a parked call or a listen stream belongs to.
