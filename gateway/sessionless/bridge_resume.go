@@ -33,6 +33,12 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	refuse := func(err error) error {
 		return refusal(msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
+	// Read before the parked call is taken: a retry that cannot be read leaves it parked, for
+	// a retry that can to finish.
+	responses, _, err := q.mr.Params.Object.Object("inputResponses")
+	if err != nil {
+		return strictError(msg, err)
+	}
 	// The retry's token must grant what the parked call's worker was given; refused, the call
 	// stays parked, for a retry with a token that does to finish.
 	m := a.parks.memberOf(claims.Park)
@@ -63,10 +69,6 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	} else if he := a.Steps.Gate(r.Context(), pk.member, func() *slog.Logger { return log }, msg, access); he != nil {
 		abandon(pk, "the retry was refused by the policy")
 		return he
-	}
-	responses, _, err := q.mr.Params.Object.Object("inputResponses")
-	if err != nil {
-		return strictError(msg, err)
 	}
 	pk.call.Waiting(false) // answered, the worker may ask for more within the call
 	missing := a.answerInputs(pk, log, access, claims, responses)
