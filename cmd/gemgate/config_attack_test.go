@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/auth/devissuer"
 	"github.com/gemgate/gemgate/auth/exchange"
 )
 
@@ -319,7 +320,7 @@ func TestDevIssuerRefusesAKeyOthersCouldWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(keyFile, 0o666)
-	issuer, _, err := startKeptIssuer(keptIssuer{DataDir: dataDir, Addr: "127.0.0.1:0", Audience: "http://127.0.0.1:1/mcp", Clients: devClients(nil)})
+	issuer, _, err := startKeptIssuer(dataDir, "", devissuer.Options{Addr: "127.0.0.1:0", Audience: "http://127.0.0.1:1/mcp", Clients: devClients(nil)})
 	if err != nil {
 		if !strings.Contains(err.Error(), "may be written by others") {
 			t.Errorf("refused for another reason: %v", err)

@@ -112,10 +112,8 @@ func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error
 	if c.Auth != "oidc" {
 		return ln, nil, nil
 	}
-	issuer, clients, err := startKeptIssuer(keptIssuer{
-		DataDir: c.DataDir, Addr: c.DevIssuerListen, KeepAddr: c.DevIssuerListen == defaults().DevIssuerListen,
-		AddrHint: "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN", Audience: info.URL, Clients: devClients(nil),
-	})
+	issuer, clients, err := startKeptIssuer(c.DataDir, "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN",
+		devissuer.Options{Addr: c.DevIssuerListen, Audience: info.URL, Clients: devClients(nil)})
 	if err != nil {
 		return ln, nil, err
 	}
