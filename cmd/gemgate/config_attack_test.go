@@ -39,7 +39,7 @@ import (
 // mustLoad loads a serve configuration from args or fails the test.
 func mustLoad(t *testing.T, args ...string) *Config {
 	t.Helper()
-	c, err := load("serve", args, false)
+	c, err := load("serve", args)
 	if err != nil {
 		t.Fatalf("load %v: %v", args, err)
 	}
@@ -166,7 +166,7 @@ func TestAuthNoneWithAnyOriginIsRefused(t *testing.T) {
 // silently dropped: here a body limit and a required sandbox.
 func TestConfigFileSecondDocumentIsNotIgnored(t *testing.T) {
 	file := writeFile(t, "gemgate.yaml", "issuer: https://id.example/realms/team\n---\nmax_body_bytes: 1024\nworker_sandbox: bwrap\n")
-	c, err := load("serve", []string{"--config", file}, false)
+	c, err := load("serve", []string{"--config", file})
 	if err != nil {
 		if !strings.Contains(err.Error(), "more than one YAML document") {
 			t.Errorf("refused for another reason: %v", err)
@@ -188,7 +188,7 @@ func TestConfigFileNullAndMappingValuesAreRefused(t *testing.T) {
 		"issuer: {url: https://id.example}\n",
 	} {
 		file := writeFile(t, "gemgate.yaml", body)
-		c, err := load("serve", []string{"--config", file}, false)
+		c, err := load("serve", []string{"--config", file})
 		if err != nil {
 			continue
 		}

@@ -60,7 +60,7 @@ type devClient struct {
 // devCommand runs the gateway on loopback with a development issuer and the demo worker.
 // It refuses any address that is not loopback: its issuer signs tokens for anyone who asks.
 func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := load("dev", args, true)
+	c, err := load("dev", args)
 	if err != nil {
 		return err
 	}
