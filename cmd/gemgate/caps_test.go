@@ -138,7 +138,7 @@ func TestAutoWithoutSandboxRefusesToServe(t *testing.T) {
 		t.Errorf("serve started without a sandbox: %v", err)
 	}
 
-	dev, err := load("dev", []string{"--listen", "127.0.0.1:0"}, true)
+	dev, err := load("dev", []string{"--listen", "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // certFiles serves tls_cert and tls_key, and picks up a renewed pair (ACME, cert-manager)
@@ -17,14 +19,10 @@ type certFiles struct {
 	certPath, keyPath string
 	log               *slog.Logger
 
-	mu      sync.Mutex
-	cert    *tls.Certificate
-	seen    [2]fileStamp // of the files when last loaded or tried
-	checked time.Time
+	cert  atomic.Pointer[tls.Certificate]
+	check rate.Sometimes // how often at most a handshake looks at the files
+	seen  [2]fileStamp   // of the files when last loaded or tried; touched only within check.Do
 }
-
-// certCheckInterval is how often at most a handshake looks at the files.
-const certCheckInterval = time.Second
 
 // fileStamp tells one version of a file from the next. The inode counts too: a renewal that
 // moves a new file into place may keep the size and, within the clock's grain, the time.
@@ -35,13 +33,13 @@ type fileStamp struct {
 }
 
 func newCertFiles(certPath, keyPath string, log *slog.Logger) (*certFiles, error) {
-	cf := &certFiles{certPath: certPath, keyPath: keyPath, log: log}
+	cf := &certFiles{certPath: certPath, keyPath: keyPath, log: log, check: rate.Sometimes{Interval: time.Second}}
 	cf.seen = cf.stamps()
 	cert, err := tls.LoadX509KeyPair(certPath, keyPath)
 	if err != nil {
 		return nil, err
 	}
-	cf.cert, cf.checked = &cert, time.Now()
+	cf.cert.Store(&cert)
 	return cf, nil
 }
 
@@ -57,16 +55,13 @@ func (cf *certFiles) stamps() [2]fileStamp {
 
 // get is the tls.Config's GetCertificate.
 func (cf *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	cf.mu.Lock()
-	defer cf.mu.Unlock()
-	if now := time.Now(); now.Sub(cf.checked) >= certCheckInterval {
-		cf.checked = now
+	cf.check.Do(func() {
 		if st := cf.stamps(); st != cf.seen {
 			cf.seen = st
 			cf.reload()
 		}
-	}
-	return cf.cert, nil
+	})
+	return cf.cert.Load(), nil
 }
 
 func (cf *certFiles) reload() {
@@ -75,7 +70,7 @@ func (cf *certFiles) reload() {
 		cf.log.Warn("tls_cert/tls_key changed but do not load; serving the certificate loaded before", "error", err)
 		return
 	}
-	cf.cert = &cert
+	cf.cert.Store(&cert)
 	attrs := []any{"cert", cf.certPath}
 	if cert.Leaf != nil {
 		attrs = append(attrs, "not_after", cert.Leaf.NotAfter.UTC().Format(time.RFC3339), "serial", fmt.Sprint(cert.Leaf.SerialNumber))

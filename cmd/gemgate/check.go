@@ -34,7 +34,7 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "gemgate check: %v\n", err)
 		return 2
 	}
-	c, err := load("check", args, false)
+	c, err := load("check", args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

@@ -142,7 +142,7 @@ func TestPromptAndResourceRulesSettings(t *testing.T) {
 	first := writeFile(t, "first.yaml", "prompt_rules:\n  - prompts: [old]\n    scope: old\n")
 	file := writeFile(t, "gemgate.yaml", "extra_scopes: [p:s]\nprompt_rules:\n  - name: p\n    prompts: [a_*]\n    scope: p:s\n"+
 		"resource_rules:\n  - name: r\n    uris: [\"file:///hr/*\"]\n    allow: 'uri.startsWith(\"file:\") && \"hr\" in groups'\n")
-	c, err := load("serve", []string{"--config", first, "--config", file}, false)
+	c, err := load("serve", []string{"--config", first, "--config", file})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestPromptAndResourceRulesSettings(t *testing.T) {
 		"resource_rules:\n  - allow: 'tool == \"x\"'\n":                `resource_rules[0].allow: ERROR: <input>:1:1: undeclared reference to 'tool'`,
 		"prompt_rules:\n  - prompts: [x]\n    scope: offline_access\n": `prompt_rules[0].scope: offline_access`,
 	} {
-		c, err := load("serve", []string{"--config", writeFile(t, "bad.yaml", body)}, false)
+		c, err := load("serve", []string{"--config", writeFile(t, "bad.yaml", body)})
 		if err == nil {
 			_, err = policy.New(c.policyConfig())
 		}

@@ -204,9 +204,9 @@ func (c *Config) fields() []field {
 	return out
 }
 
-// settings are the fields load takes: all but gemgate dev's own unless dev.
-func (c *Config) settings(dev bool) []field {
-	return slices.DeleteFunc(c.fields(), func(f field) bool { return f.dev && !dev })
+// settings are the fields load takes: all but gemgate dev's own unless loaded for dev.
+func (c *Config) settings() []field {
+	return slices.DeleteFunc(c.fields(), func(f field) bool { return f.dev && !c.dev })
 }
 
 // flagAliases are short flag spellings kept for convenience, by key: --data for --data-dir.
@@ -297,12 +297,12 @@ func commandUsage(fs *flag.FlagSet) {
 // IsBoolFlag makes a bool setting's flag take no value, as a field is its setting's flag.
 func (f field) IsBoolFlag() bool { return f.v.Kind() == reflect.Bool }
 
-// load fills a Config from defaults, the config file, the environment and the flags in args.
-// Every problem found is returned together.
-func load(name string, args []string, dev bool) (*Config, error) {
+// load fills a Config for the command name from defaults, the config file, the environment
+// and the flags in args. Every problem found is returned together.
+func load(name string, args []string) (*Config, error) {
 	c := defaults()
-	c.dev = dev
-	if dev {
+	c.dev = name == "dev"
+	if c.dev {
 		c.LogFormat = "text"
 		c.DrainDelay = 0 // one local gateway, no balancer to tell
 	}
@@ -312,7 +312,7 @@ func load(name string, args []string, dev bool) (*Config, error) {
 		c.configFiles = append(c.configFiles, v)
 		return nil
 	})
-	fields := c.settings(dev)
+	fields := c.settings()
 	for _, f := range fields {
 		fs.Var(f, flagName(f.key), f.help)
 		if alias, ok := flagAliases[f.key]; ok {
@@ -338,7 +338,7 @@ func load(name string, args []string, dev bool) (*Config, error) {
 	})
 	var errs []error
 	for _, f := range c.configFiles {
-		errs = append(errs, c.applyFile(f, dev)...)
+		errs = append(errs, c.applyFile(f)...)
 	}
 	for _, f := range fields {
 		if v, ok := os.LookupEnv(envName(f.key)); ok && !flagged[f.key] {
@@ -379,7 +379,7 @@ func refuseSecretFlags(args []string, fields []field) error {
 }
 
 // applyFile applies the settings of the config file at path, and returns every problem found.
-func (c *Config) applyFile(path string, dev bool) []error {
+func (c *Config) applyFile(path string) []error {
 	root, err := readConfigFile(path)
 	if err != nil {
 		return []error{err}
@@ -388,7 +388,7 @@ func (c *Config) applyFile(path string, dev bool) []error {
 		return nil
 	}
 	byKey := map[string]field{}
-	for _, f := range c.settings(dev) {
+	for _, f := range c.settings() {
 		byKey[f.key] = f
 	}
 	var errs []error

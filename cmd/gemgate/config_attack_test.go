@@ -32,13 +32,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/auth/devissuer"
 	"github.com/gemgate/gemgate/auth/exchange"
 )
 
 // mustLoad loads a serve configuration from args or fails the test.
 func mustLoad(t *testing.T, args ...string) *Config {
 	t.Helper()
-	c, err := load("serve", args, false)
+	c, err := load("serve", args)
 	if err != nil {
 		t.Fatalf("load %v: %v", args, err)
 	}
@@ -165,7 +166,7 @@ func TestAuthNoneWithAnyOriginIsRefused(t *testing.T) {
 // silently dropped: here a body limit and a required sandbox.
 func TestConfigFileSecondDocumentIsNotIgnored(t *testing.T) {
 	file := writeFile(t, "gemgate.yaml", "issuer: https://id.example/realms/team\n---\nmax_body_bytes: 1024\nworker_sandbox: bwrap\n")
-	c, err := load("serve", []string{"--config", file}, false)
+	c, err := load("serve", []string{"--config", file})
 	if err != nil {
 		if !strings.Contains(err.Error(), "more than one YAML document") {
 			t.Errorf("refused for another reason: %v", err)
@@ -187,7 +188,7 @@ func TestConfigFileNullAndMappingValuesAreRefused(t *testing.T) {
 		"issuer: {url: https://id.example}\n",
 	} {
 		file := writeFile(t, "gemgate.yaml", body)
-		c, err := load("serve", []string{"--config", file}, false)
+		c, err := load("serve", []string{"--config", file})
 		if err != nil {
 			continue
 		}
@@ -319,7 +320,7 @@ func TestDevIssuerRefusesAKeyOthersCouldWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(keyFile, 0o666)
-	issuer, _, err := startKeptIssuer(keptIssuer{DataDir: dataDir, Addr: "127.0.0.1:0", Audience: "http://127.0.0.1:1/mcp", Clients: devClients(nil)})
+	issuer, _, err := startKeptIssuer(dataDir, "", devissuer.Options{Addr: "127.0.0.1:0", Audience: "http://127.0.0.1:1/mcp", Clients: devClients(nil)})
 	if err != nil {
 		if !strings.Contains(err.Error(), "may be written by others") {
 			t.Errorf("refused for another reason: %v", err)

@@ -72,7 +72,7 @@ func TestReadyzSameCauseWithEphemeralPortIsQuiet(t *testing.T) {
 // "https://mcp.example/mcp" (unknown, refused) sets listen instead.
 func TestConfigFileAliasKeyIsRefused(t *testing.T) {
 	file := writeFile(t, "gemgate.yaml", "public_url: &listen https://mcp.example/mcp\n*listen : 0.0.0.0:9000\n")
-	c, err := load("serve", []string{"--config", file}, false)
+	c, err := load("serve", []string{"--config", file})
 	if err == nil {
 		t.Errorf("a key written as the alias *listen (its YAML value is %q) set listen=%q", c.PublicURL, c.Listen)
 	}
@@ -91,7 +91,7 @@ func TestConfigFileLineBreakIsRefused(t *testing.T) {
 		"user_claim: \"preferred_username\\nsub\"\n":   "",
 	} {
 		file := writeFile(t, "gemgate.yaml", "issuer: https://id.example/realms/t\n"+body)
-		c, err := load("serve", []string{"--config", file}, false)
+		c, err := load("serve", []string{"--config", file})
 		switch {
 		case want == "" && err == nil:
 			t.Errorf("%q: a line break was taken: user_claim %q", body, c.UserClaim)

@@ -28,7 +28,7 @@ import (
 // mcp:use: every token of the issuer with the right audience is let in, scope or not.
 func TestConfigFileTopLevelNullIsRefused(t *testing.T) {
 	file := writeFile(t, "gemgate.yaml", "issuer: https://id.example\nrequired_scopes:\n")
-	c, err := load("serve", []string{"--config", file}, false)
+	c, err := load("serve", []string{"--config", file})
 	if err != nil {
 		if !strings.Contains(err.Error(), "required_scopes is empty (null)") {
 			t.Errorf("refused for another reason: %v", err)
@@ -42,7 +42,7 @@ func TestConfigFileTopLevelNullIsRefused(t *testing.T) {
 // dropped, yet it is now refused as "more than one YAML document" (yaml.Unmarshal took it).
 func TestConfigFileTrailingDocumentMarkerIsOneDocument(t *testing.T) {
 	file := writeFile(t, "gemgate.yaml", "issuer: https://id.example\n---\n")
-	if _, err := load("serve", []string{"--config", file}, false); err != nil {
+	if _, err := load("serve", []string{"--config", file}); err != nil {
 		t.Errorf("a single document followed by a bare --- is refused: %v", err)
 	}
 }
@@ -56,7 +56,7 @@ func TestConfigFileScalarTextIsKeptAsWritten(t *testing.T) {
 		{"exchange_client_secret: 0x1F", "0x1F"},
 	} {
 		file := writeFile(t, "gemgate.yaml", "issuer: https://id.example\n"+tc.yaml+"\n")
-		c, err := load("serve", []string{"--config", file}, false)
+		c, err := load("serve", []string{"--config", file})
 		if err != nil {
 			t.Errorf("%q refused: %v", tc.yaml, err)
 			continue

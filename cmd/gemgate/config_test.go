@@ -32,7 +32,7 @@ trace_limit: none
 	t.Setenv("GEMGATE_IDLE_TIMEOUT", "15m")
 	t.Setenv("GEMGATE_STREAM_LOSS_GRACE", "7s")
 	t.Setenv("GEMGATE_EXCHANGE_CLIENT_SECRET", "from-env")
-	c, err := load("serve", []string{"--config", file, "--stream-loss-grace", "9s", "--audiences", "a,b c"}, false)
+	c, err := load("serve", []string{"--config", file, "--stream-loss-grace", "9s", "--audiences", "a,b c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ trace_limit: none
 
 func TestConfigFileProblemsAreListedTogether(t *testing.T) {
 	file := writeFile(t, "bad.yaml", "idle_timeout: soon\nno_such_setting: 1\nmax_sessions: many\n")
-	_, err := load("serve", []string{"--config", file}, false)
+	_, err := load("serve", []string{"--config", file})
 	if err == nil {
 		t.Fatal("want an error")
 	}
@@ -78,7 +78,7 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	c, err := load("serve", []string{
 		"--listen", "0.0.0.0:8080", "--auth", "none", "--worker", "command",
 		"--worker-credential", "exchange", "--trace-limit", "-3", "--tls-cert", "x.pem",
-	}, false)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,15 +103,15 @@ func TestValidateListsEveryProblem(t *testing.T) {
 }
 
 func TestServeRefusesPlainHTTPOffLoopback(t *testing.T) {
-	c, _ := load("serve", []string{"--listen", "0.0.0.0:8080", "--public-url", "http://gw.example/mcp", "--issuer", "https://id.example"}, false)
+	c, _ := load("serve", []string{"--listen", "0.0.0.0:8080", "--public-url", "http://gw.example/mcp", "--issuer", "https://id.example"})
 	if errs := c.validate(); !strings.Contains(configErrors(errs).Error(), "plain HTTP") {
 		t.Errorf("want the plain-HTTP refusal, got %v", errs)
 	}
-	c, _ = load("serve", []string{"--listen", "0.0.0.0:8080", "--public-url", "https://gw.example/mcp", "--issuer", "https://id.example"}, false)
+	c, _ = load("serve", []string{"--listen", "0.0.0.0:8080", "--public-url", "https://gw.example/mcp", "--issuer", "https://id.example"})
 	if errs := c.validate(); len(errs) != 0 {
 		t.Errorf("https public URL behind a proxy should validate: %v", errs)
 	}
-	c, _ = load("serve", []string{"--listen", "0.0.0.0:8080", "--public-url", "http://gw.example/mcp", "--issuer", "https://id.example", "--allow-insecure-http"}, false)
+	c, _ = load("serve", []string{"--listen", "0.0.0.0:8080", "--public-url", "http://gw.example/mcp", "--issuer", "https://id.example", "--allow-insecure-http"})
 	if errs := c.validate(); len(errs) != 0 {
 		t.Errorf("allow_insecure_http should validate: %v", errs)
 	}
@@ -183,7 +183,7 @@ func TestCheck(t *testing.T) {
 func TestConfigFilesLayerInOrder(t *testing.T) {
 	preset := writeFile(t, "preset.yaml", "read_only_tools: [status, list_*]\nidle_timeout: 10m\n")
 	own := writeFile(t, "own.yaml", "issuer: https://id.example/realms/x\nidle_timeout: 20m\n")
-	c, err := load("serve", []string{"--config", preset, "--config", own}, false)
+	c, err := load("serve", []string{"--config", preset, "--config", own})
 	if err != nil {
 		t.Fatal(err)
 	}

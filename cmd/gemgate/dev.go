@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"slices"
@@ -59,7 +60,7 @@ type devClient struct {
 // devCommand runs the gateway on loopback with a development issuer and the demo worker.
 // It refuses any address that is not loopback: its issuer signs tokens for anyone who asks.
 func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := load("dev", args, true)
+	c, err := load("dev", args)
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,8 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	info := devInfo{Auth: c.Auth, DataDir: c.DataDir}
 	p.addErr(devTLS(c, &info))
-	ln, issuer, err := devListen(c, &info)
+	log, _ := newLogger(c, stderr) // nil with a bad log setting, which validate reports
+	ln, issuer, err := devListen(c, &info, log)
 	p.addErr(err)
 	if len(p) == 0 {
 		p = c.validate()
@@ -85,7 +87,6 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return configErrors(p)
 	}
 
-	log, _ := newLogger(c, stderr)
 	c.logWarnings(log)
 	srv, err := build(ctx, c, ln, log)
 	if err != nil {
@@ -101,9 +102,9 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // devListen opens dev's listener, whose URL goes in info, and with auth=oidc starts the
 // development issuer for it, its key, address and client secrets kept in the data directory:
 // c's issuer, whose client for gemgate is the exchange client of worker_credential=exchange
-// unless one is set. What it opened before a failure is returned
-// with the error, to be closed.
-func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error) {
+// unless one is set. The issuer writes a line to log for each token it issues or refuses.
+// What it opened before a failure is returned with the error, to be closed.
+func devListen(c *Config, info *devInfo, log *slog.Logger) (net.Listener, *devissuer.Issuer, error) {
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return nil, nil, listenError("listen", c.Listen, err)
@@ -112,10 +113,8 @@ func devListen(c *Config, info *devInfo) (net.Listener, *devissuer.Issuer, error
 	if c.Auth != "oidc" {
 		return ln, nil, nil
 	}
-	issuer, clients, err := startKeptIssuer(keptIssuer{
-		DataDir: c.DataDir, Addr: c.DevIssuerListen, KeepAddr: c.DevIssuerListen == defaults().DevIssuerListen,
-		AddrHint: "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN", Audience: info.URL, Clients: devClients(nil),
-	})
+	issuer, clients, err := startKeptIssuer(c.DataDir, "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN",
+		devissuer.Options{Addr: c.DevIssuerListen, Audience: info.URL, Clients: devClients(nil), Logger: log})
 	if err != nil {
 		return ln, nil, err
 	}

@@ -35,7 +35,7 @@ func runDev(t *testing.T, args ...string) devInfo {
 func startDev(t *testing.T, args ...string) (devInfo, error) {
 	t.Helper()
 	var info devInfo
-	err := startJSONCommand(t, "dev", devCommand, append([]string{"--json", "--log-level", "warn"}, args...), &info)
+	_, err := startJSONCommand(t, "dev", devCommand, append([]string{"--json", "--log-level", "warn"}, args...), &info)
 	return info, err
 }
 
@@ -44,14 +44,15 @@ func startDev(t *testing.T, args ...string) (devInfo, error) {
 // error, when the test ends.
 func runJSONCommand(t *testing.T, name string, command func(context.Context, []string, io.Writer, io.Writer) error, args []string, out any) {
 	t.Helper()
-	if err := startJSONCommand(t, name, command, args, out); err != nil {
+	if _, err := startJSONCommand(t, name, command, args, out); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 }
 
 // startJSONCommand is runJSONCommand that returns the error of a command that ended before
-// it printed its line (a configuration it refused, say), for the test to judge.
-func startJSONCommand(t *testing.T, name string, command func(context.Context, []string, io.Writer, io.Writer) error, args []string, out any) error {
+// it printed its line (a configuration it refused, say), for the test to judge, and the
+// command's log.
+func startJSONCommand(t *testing.T, name string, command func(context.Context, []string, io.Writer, io.Writer) error, args []string, out any) (*syncBuffer, error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r, w := io.Pipe()
@@ -91,7 +92,7 @@ func startJSONCommand(t *testing.T, name string, command func(context.Context, [
 			// Nothing printed: the pipe closed because the command ended.
 			ended = true
 			if err := <-done; err != nil {
-				return err
+				return logs, err
 			}
 			t.Fatalf("%s ended without printing, and without an error\nlogs:\n%s", name, logs)
 		}
@@ -101,7 +102,7 @@ func startJSONCommand(t *testing.T, name string, command func(context.Context, [
 	case <-time.After(60 * time.Second):
 		t.Fatalf("%s not ready\nlogs:\n%s", name, logs)
 	}
-	return nil
+	return logs, nil
 }
 
 // freeAddr is a loopback address nothing listens on right now (internal/freeport).

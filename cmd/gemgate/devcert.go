@@ -140,7 +140,9 @@ func newDevLeaf(p devCerts, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error
 }
 
 // issue makes a fresh P-256 key and a certificate from tmpl, signed by parent, or by itself
-// when parent is nil, and writes both (writePair). x509 draws the random serial number.
+// when parent is nil, and writes the key first (0600), then the certificate, each through a
+// temporary file, so a reader never sees a certificate without its key. x509 draws the random
+// serial number.
 func issue(certFile, keyFile string, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -154,22 +156,16 @@ func issue(certFile, keyFile string, tmpl, parent *x509.Certificate, parentKey *
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := writePair(certFile, keyFile, der, key); err != nil {
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err == nil {
+		err = private.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
+	}
+	if err == nil {
+		err = private.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	cert, err := x509.ParseCertificate(der)
 	return cert, key, err
-}
-
-// writePair writes the key first (0600), then the certificate, each through a temporary
-// file, so a reader never sees a certificate without its key.
-func writePair(certFile, keyFile string, der []byte, key *ecdsa.PrivateKey) error {
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return err
-	}
-	if err := private.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		return err
-	}
-	return private.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }

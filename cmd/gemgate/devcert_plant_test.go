@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"os"
@@ -24,21 +21,11 @@ func TestDevCertificateRefusesAPlantedCA(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{
-			Subject:   pkix.Name{CommonName: "planted CA, no name constraints"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(devCALifetime),
-			KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			t.Fatal(err)
-		}
 		p := devCertPaths(dir)
-		if err := writePair(p.CA, p.CAKey, der, key); err != nil {
+		if _, _, err := issue(p.CA, p.CAKey, &x509.Certificate{
+			Subject:  pkix.Name{CommonName: "planted CA, no name constraints"},
+			NotAfter: time.Now().Add(devCALifetime), KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
+		}, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

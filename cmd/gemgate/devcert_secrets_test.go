@@ -30,7 +30,7 @@ func TestDevCAKeyIsHiddenWhenThisRunDoesNotUseIt(t *testing.T) {
 		{"dev --tls with its own --tls-cert/--tls-key", []string{"--tls", "--tls-cert", other.Cert, "--tls-key", other.Key}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := load("dev", tc.args, true)
+			c, err := load("dev", tc.args)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -64,40 +64,28 @@ func loadDevState(f devStateFiles) (devState, error) {
 	return s, nil
 }
 
-// keptIssuer says how to start a development issuer whose key, address and client secrets are
-// kept in the data directory: gemgate dev's and gemgate issuer's.
-type keptIssuer struct {
-	DataDir string
-	Addr    string // the listen address asked for
-	// KeepAddr tries the address of the last start first (the issuer URL is every token's
-	// iss), and Addr when that is taken: set it when Addr is the default, not the user's choice.
-	KeepAddr bool
-	AddrHint string // the settings that change Addr, for the error when it cannot listen
-	Audience string
-	Clients  []devissuer.Client // secrets of clients known from the last start are replaced by the kept ones
-}
-
-// startKeptIssuer starts the development issuer with the key, address and client secrets kept
-// in the data directory, so tokens and client credentials printed before a restart keep
-// working until they expire. It returns the issuer and its clients with their secrets.
-func startKeptIssuer(k keptIssuer) (*devissuer.Issuer, []devissuer.Client, error) {
-	files := devStatePaths(k.DataDir)
+// startKeptIssuer starts the development issuer of opts (gemgate dev's or gemgate issuer's)
+// with the key, address and client secrets kept in dataDir, so tokens and client credentials
+// printed before a restart keep working until they expire: secrets of clients known from the
+// last start replace those of opts.Clients. At 127.0.0.1:0, the default, the issuer tries the
+// port of the last start first (the issuer URL is every token's iss); addrHint names the
+// settings that change opts.Addr, for the error when it cannot listen. It returns the issuer
+// and its clients with their secrets.
+func startKeptIssuer(dataDir, addrHint string, opts devissuer.Options) (*devissuer.Issuer, []devissuer.Client, error) {
+	files := devStatePaths(dataDir)
 	state, err := loadDevState(files)
 	if err != nil {
 		return nil, nil, err
 	}
-	clients := append([]devissuer.Client(nil), k.Clients...)
+	clients := append([]devissuer.Client(nil), opts.Clients...)
 	for i, cl := range clients {
 		if s := state.Secrets[cl.ID]; s != "" {
 			clients[i].Secret = s
 		}
 	}
-	opts := devissuer.Options{
-		Addr: k.Addr, Audience: k.Audience, ExchangeAudiences: []string{"gemstone"},
-		Clients: clients, KeyFile: files.key,
-	}
+	opts.Clients, opts.KeyFile, opts.ExchangeAudiences = clients, files.key, []string{"gemstone"}
 	var issuer *devissuer.Issuer
-	if k.KeepAddr && state.IssuerAddr != "" {
+	if opts.Addr == "127.0.0.1:0" && state.IssuerAddr != "" {
 		// The port of the last start, so the issuer URL stays the same; a free one if it is
 		// taken now.
 		kept := opts
@@ -106,7 +94,7 @@ func startKeptIssuer(k keptIssuer) (*devissuer.Issuer, []devissuer.Client, error
 	}
 	if issuer == nil {
 		if issuer, err = devissuer.Start(opts); err != nil {
-			return nil, nil, fmt.Errorf("development issuer: %w (change its address with %s)", err, k.AddrHint)
+			return nil, nil, fmt.Errorf("development issuer: %w (change its address with %s)", err, addrHint)
 		}
 	}
 	state.IssuerAddr = strings.TrimPrefix(strings.TrimPrefix(issuer.URL(), "http://"), "https://")

@@ -28,7 +28,7 @@ func FuzzConfigFile(f *testing.F) {
 		}
 		read := func() (Config, int) {
 			c := defaults()
-			errs := c.applyFile(path, false)
+			errs := c.applyFile(path)
 			if len(errs) == 0 {
 				c.byWorker(runningAsRoot())
 				_ = c.validate() // must not panic on anything the file could hold

@@ -24,7 +24,7 @@ func TestGemStoneSessionDefaults(t *testing.T) {
 		{[]string{"--worker", "demo", "--worker-per", "session"}, "session", "keep", false, "none"},
 		{nil, "user", "keep", false, "none"},
 	} {
-		c, err := load("serve", tc.args, false)
+		c, err := load("serve", tc.args)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
@@ -42,7 +42,7 @@ func TestGemStoneSessionDefaults(t *testing.T) {
 // session a fresh login after its gem died, its uncommitted work silently gone.
 func TestGemStoneRefusesKeepingSessionsOfADeadGem(t *testing.T) {
 	refused := func(args ...string) bool {
-		c, err := load("serve", args, false)
+		c, err := load("serve", args)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestGemStoneRefusesKeepingSessionsOfADeadGem(t *testing.T) {
 	if refused("--worker", "gemstone", "--worker-per", "user") || refused("--worker", "gemstone", "--on-worker-exit", "end") {
 		t.Error("worker=gemstone was refused without on_worker_exit: keep")
 	}
-	c, err := load("serve", []string{"--worker", "demo", "--on-worker-exit", "keep"}, false)
+	c, err := load("serve", []string{"--worker", "demo", "--on-worker-exit", "keep"})
 	if err != nil || c.OnWorkerExit != "keep" {
 		t.Errorf("the demo worker with keep: %v, %q", err, c.OnWorkerExit)
 	}

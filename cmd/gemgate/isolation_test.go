@@ -146,7 +146,7 @@ func TestGatewaySecretsAreHiddenFromWorkers(t *testing.T) {
 
 	dir := t.TempDir()
 	t.Chdir(dir) // dev --tls keeps its CA under certs/ in the working directory
-	dc, err := load("dev", []string{"--tls"}, true)
+	dc, err := load("dev", []string{"--tls"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/auth/devissuer"
 )
 
 // issuerInfo is what `gemgate issuer --json` prints once ready.
@@ -60,10 +61,8 @@ func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *dataDir == "" {
 		*dataDir = defaultDataDir()
 	}
-	issuer, clients, err := startKeptIssuer(keptIssuer{
-		DataDir: *dataDir, Addr: *listen, KeepAddr: *listen == "127.0.0.1:0",
-		AddrHint: "--listen", Audience: *audience, Clients: devClients(extra),
-	})
+	issuer, clients, err := startKeptIssuer(*dataDir, "--listen",
+		devissuer.Options{Addr: *listen, Audience: *audience, Clients: devClients(extra)})
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func TestWorkerCommandIsShellWords(t *testing.T) {
 		{"hash inside a word", "srv a#b", []string{"srv", "a#b"}},
 	} {
 		t.Run(tc.name+"/flag", func(t *testing.T) {
-			c, err := load("serve", []string{"--worker-command", tc.line}, false)
+			c, err := load("serve", []string{"--worker-command", tc.line})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +33,7 @@ func TestWorkerCommandIsShellWords(t *testing.T) {
 		})
 		t.Run(tc.name+"/environment", func(t *testing.T) {
 			t.Setenv("GEMGATE_WORKER_COMMAND", tc.line)
-			c, err := load("serve", nil, false)
+			c, err := load("serve", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestWorkerCommandIsShellWords(t *testing.T) {
 // guessed at.
 func TestWorkerCommandRefusesIncompleteLines(t *testing.T) {
 	for _, line := range []string{"srv 'unterminated", `srv "unterminated`, `srv \`, "srv #comment"} {
-		_, err := load("serve", []string{"--worker-command", line}, false)
+		_, err := load("serve", []string{"--worker-command", line})
 		if err == nil || !strings.Contains(err.Error(), "worker_command") {
 			t.Errorf("%q: want a worker_command error, got %v", line, err)
 		}
@@ -59,7 +59,7 @@ func TestWorkerCommandRefusesIncompleteLines(t *testing.T) {
 // A plain YAML string is read like the flag.
 func TestWorkerCommandInTheFile(t *testing.T) {
 	list := writeFile(t, "list.yaml", "worker_command: [\"/opt/srv\", \"--tools\", \"read,write\", \"two words\", \"it's\", \"{user}\"]\n")
-	c, err := load("serve", []string{"--config", list}, false)
+	c, err := load("serve", []string{"--config", list})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestWorkerCommandInTheFile(t *testing.T) {
 		t.Errorf("from a YAML list (-want +got):\n%s", diff)
 	}
 	str := writeFile(t, "string.yaml", "worker_command: /opt/srv --tools read,write 'two words'\n")
-	c, err = load("serve", []string{"--config", str}, false)
+	c, err = load("serve", []string{"--config", str})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestOtherListsRefuseEntriesHoldingASeparator(t *testing.T) {
 	for _, key := range lists {
 		t.Run(key, func(t *testing.T) {
 			flag := "--" + flagName(key)
-			c, err := load("serve", []string{flag, "a, b\tc  d,,e"}, false)
+			c, err := load("serve", []string{flag, "a, b\tc  d,,e"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,12 +103,12 @@ func TestOtherListsRefuseEntriesHoldingASeparator(t *testing.T) {
 			}
 			for _, entry := range []string{"a,b", "a b", ""} {
 				file := writeFile(t, "f.yaml", key+": [ok, \""+entry+"\"]\n")
-				if _, err := load("serve", []string{"--config", file}, false); err == nil || !strings.Contains(err.Error(), key) {
+				if _, err := load("serve", []string{"--config", file}); err == nil || !strings.Contains(err.Error(), key) {
 					t.Errorf("YAML entry %q: want an error naming %s, got %v", entry, key, err)
 				}
 			}
 			file := writeFile(t, "f.yaml", key+": [one, two]\n")
-			c, err = load("serve", []string{"--config", file}, false)
+			c, err = load("serve", []string{"--config", file})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ func TestMaxUserNamesMustBePositive(t *testing.T) {
 		value string
 		ok    bool
 	}{{"0", false}, {"-1", false}, {"1", true}, {"100000", true}} {
-		c, err := load("serve", []string{"--issuer", "https://id.example", "--max-user-names", tc.value}, false)
+		c, err := load("serve", []string{"--issuer", "https://id.example", "--max-user-names", tc.value})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func TestMaxUserNamesMustBePositive(t *testing.T) {
 			t.Errorf("max_user_names %s: refused %t, want %t", tc.value, refused, !tc.ok)
 		}
 	}
-	c, _ := load("serve", nil, false)
+	c, _ := load("serve", nil)
 	if c.MaxUserNames != 100000 {
 		t.Errorf("default max_user_names %d, want 100000", c.MaxUserNames)
 	}

@@ -17,13 +17,13 @@ func TestSecretFlagIsRefused(t *testing.T) {
 		{"---exchange-client-secret=s3cret-value"},                             // bad syntax, which the flag package would quote
 		{"--exchange-audience", "--", "--exchange-client-secret=s3cret-value"}, // "--" as a value
 	} {
-		_, err := load("serve", append([]string{"--issuer", "https://idp.example"}, args...), false)
+		_, err := load("serve", append([]string{"--issuer", "https://idp.example"}, args...))
 		if err == nil || !strings.Contains(err.Error(), "GEMGATE_EXCHANGE_CLIENT_SECRET") || strings.Contains(err.Error(), "s3cret-value") {
 			t.Errorf("%v: got %v; want it refused, naming the environment variable and not quoting the secret", args, err)
 		}
 	}
 	t.Setenv("GEMGATE_EXCHANGE_CLIENT_SECRET", "from-env")
-	c, err := load("serve", []string{"--issuer", "https://idp.example"}, false)
+	c, err := load("serve", []string{"--issuer", "https://idp.example"})
 	if err != nil || c.ExchangeSecret != "from-env" {
 		t.Errorf("the environment's secret: got %+v, %v", c, err)
 	}

@@ -37,7 +37,7 @@ import (
 )
 
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := load("serve", args, false)
+	c, err := load("serve", args)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ var notSettings = []string{"GEMGATE_CREDENTIAL", "GEMGATE_CREDENTIAL_FD", "GEMGA
 // compose file or a chart leaves the default in force without a word otherwise.
 func (c *Config) unknownEnvironment(env []string) []string {
 	known := map[string]bool{}
-	for _, f := range c.settings(c.dev) { // serve ignores dev's own settings: name them too
+	for _, f := range c.settings() { // serve ignores dev's own settings: name them too
 		known[envName(f.key)] = true
 	}
 	var out []string
