@@ -11,23 +11,13 @@ import (
 	"github.com/gemgate/gemgate/internal/clip"
 )
 
-// tokenFacts are what a refused token said about itself, for the log: header parameters and
-// claim values, each clipped, never the token or any encoded part of it.
-type tokenFacts struct {
-	KeyID, Algorithm string
-	Issuer           string
-	Audience         []string
-	AuthorizedParty  string
-	// Unverified: the claims above are from a payload whose signature did not verify.
-	Unverified bool
-	HaveClaims bool
-	KnownKeys  []string // the issuer's key ids, when the token's kid was not among them
-}
-
-// refusal wraps a verification failure, whose text it keeps, with the token's facts.
+// refusal wraps a verification failure, whose text it keeps, with what the token said about
+// itself for the log: header parameters and claim values, each clipped, never the token or
+// any encoded part of it.
 type refusal struct {
-	facts tokenFacts
 	err   error
+	facts []slog.Attr
+	hint  string // for an unknown kid of a token that names an issuer
 }
 
 func (r *refusal) Error() string { return r.err.Error() }
@@ -35,28 +25,39 @@ func (r *refusal) Unwrap() error { return r.err }
 
 // withFacts wraps err with what tok says about itself.
 func (v *Verifier) withFacts(tok *parsedJWS, err error) error {
-	f := tokenFacts{KeyID: clip.String(tok.kid, maxQuoted), Algorithm: tok.alg.String()}
+	r := &refusal{err: err}
+	if tok.kid != "" {
+		r.facts = append(r.facts, slog.String("kid", clip.String(tok.kid, maxQuoted)))
+	}
+	r.facts = append(r.facts, slog.String("alg", tok.alg.String()))
 	unknownKey := errAs[*UnknownKeyError](err)
-	f.Unverified = unknownKey || errAs[*SignatureError](err) || errAs[*AlgorithmError](err)
 	if cs, perr := parseClaimSet(tok.payload); perr == nil {
-		f.HaveClaims = true
-		f.Issuer, _, _ = cs.str(claimIssuer)
-		f.Issuer = clip.String(f.Issuer, maxQuoted)
+		iss, _, _ := cs.str(claimIssuer)
+		iss = clip.String(iss, maxQuoted)
 		aud, _ := cs.strings(claimAudience, false)
+		var shownAud []string
 		for _, a := range aud[:min(len(aud), 8)] {
-			f.Audience = append(f.Audience, clip.String(a, maxQuoted))
+			shownAud = append(shownAud, clip.String(a, maxQuoted))
 		}
 		if len(aud) > 8 {
-			f.Audience = append(f.Audience, "…")
+			shownAud = append(shownAud, "…")
 		}
-		f.AuthorizedParty, _, _ = cs.str(claimAuthorizedParty)
-		f.AuthorizedParty = clip.String(f.AuthorizedParty, maxQuoted)
+		r.facts = append(r.facts, slog.String("iss", iss), slog.Any("aud", shownAud))
+		if azp, _, _ := cs.str(claimAuthorizedParty); azp != "" {
+			r.facts = append(r.facts, slog.String("azp", clip.String(azp, maxQuoted)))
+		}
+		// The claims of a payload whose signature did not verify.
+		if unknownKey || errAs[*SignatureError](err) || errAs[*AlgorithmError](err) {
+			r.facts = append(r.facts, slog.Bool("claims_unverified", true))
+		}
+		if unknownKey && iss != "" {
+			r.hint = fmt.Sprintf("no key of the configured issuer has this kid; the token names issuer %q (a token of another issuer or realm?)", iss)
+		}
 	}
 	if unknownKey {
-		f.KnownKeys = v.keys.keyIDs()
+		r.facts = append(r.facts, slog.Any("known_kids", v.keys.keyIDs()))
 	}
-
-	return &refusal{facts: f, err: err}
+	return r
 }
 
 // RefusalLogAttrs returns, for a token verification failure, log attributes that say why:
@@ -70,32 +71,11 @@ func RefusalLogAttrs(err error) []slog.Attr {
 	attrs := []slog.Attr{slog.String("reason", FailureReason(err))}
 	var r *refusal
 	if errors.As(err, &r) {
-		attrs = r.facts.attrs(attrs)
+		attrs = append(attrs, r.facts...)
 	}
 	attrs = append(attrs, errorAttrs(err, r != nil)...)
 	if h := refusalHint(err); h != "" {
 		attrs = append(attrs, slog.String("hint", h))
-	}
-	return attrs
-}
-
-// attrs appends what the token said about itself to attrs.
-func (f tokenFacts) attrs(attrs []slog.Attr) []slog.Attr {
-	if f.KeyID != "" {
-		attrs = append(attrs, slog.String("kid", f.KeyID))
-	}
-	attrs = append(attrs, slog.String("alg", f.Algorithm))
-	if f.HaveClaims {
-		attrs = append(attrs, slog.String("iss", f.Issuer), slog.Any("aud", f.Audience))
-		if f.AuthorizedParty != "" {
-			attrs = append(attrs, slog.String("azp", f.AuthorizedParty))
-		}
-		if f.Unverified {
-			attrs = append(attrs, slog.Bool("claims_unverified", true))
-		}
-	}
-	if f.KnownKeys != nil {
-		attrs = append(attrs, slog.Any("known_kids", f.KnownKeys))
 	}
 	return attrs
 }
@@ -167,7 +147,6 @@ func refusalHint(err error) string {
 		exp *TokenExpiredError
 		r   *refusal
 	)
-	errors.As(err, &r)
 	switch {
 	case errors.As(err, new(*UserTakenError)):
 		return "two subjects of the issuer carry one user name; workers act as the name, so only the first is served. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
@@ -187,10 +166,8 @@ func refusalHint(err error) string {
 		if exp.Now.Sub(exp.Expiry) < 5*time.Minute && exp.Now.Sub(exp.Expiry) > 0 {
 			return "the token expired moments ago: the client should refresh it; if fresh tokens fail too, gemgate's clock is ahead of the issuer's"
 		}
-	case errors.As(err, new(*UnknownKeyError)):
-		if r != nil && r.facts.HaveClaims && r.facts.Issuer != "" && r.facts.Unverified {
-			return fmt.Sprintf("no key of the configured issuer has this kid; the token names issuer %q (a token of another issuer or realm?)", r.facts.Issuer)
-		}
+	case errors.As(err, &r):
+		return r.hint
 	}
 	return ""
 }
