@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -63,4 +64,48 @@ func TestRefusalLogAttrsInFull(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The same for refusals made after verification (the user name, the scopes) and for token
+// errors built without a token's facts.
+func TestRefusalLogAttrsOfBareErrors(t *testing.T) {
+	exp := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&UserNameError{Claim: "preferred_username", User: `"root"`, Err: errors.New("names a system account")},
+			" reason=user_name claim=preferred_username user=\"root\" problem=names a system account"},
+		{&UserTakenError{Claim: "preferred_username", User: `"bob"`, Subject: `"s2"`, BoundTo: `"s1"`},
+			" reason=user_taken claim=preferred_username user=\"bob\" subject=\"s2\" bound_subject=\"s1\" hint=two subjects of the issuer carry one user name; workers act as the name, so only the first is served. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"},
+		{&SubjectNamesError{Claim: "preferred_username", User: `"bob9"`, Subject: `"s1"`, Max: MaxNamesPerSubject},
+			" reason=user_names_per_subject claim=preferred_username user=\"bob9\" subject=\"s1\" max_names_per_subject=8 hint=one subject carries ever new user names (an account renamed again and again); each is bound to it until gemgate restarts, so past a few new ones are refused. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"},
+		{&UserNamesFullError{Max: 3},
+			" reason=user_names_full max_user_names=3"},
+		{&InsufficientScopeError{Missing: []string{"mcp:use"}},
+			" reason=scope missing_scopes=[mcp:use]"},
+		{&InvalidIssuerError{Issuer: "https://idp/realms/a", Expected: "https://idp/realms/b"},
+			" reason=issuer iss=https://idp/realms/a expected_iss=https://idp/realms/b hint=a token of another Keycloak realm"},
+		{&InvalidAudienceError{Audience: []string{"x"}, Expected: []string{testResource}, AuthorizedParty: "c1"},
+			" reason=audience aud=[x] expected_aud=[https://gw.example.com/mcp] hint=the token's aud must contain \"https://gw.example.com/mcp\" (gemgate's public MCP URL, public_url) or a value of the audiences setting; on Keycloak, give client \"c1\" an audience mapper (or client scope) that adds it"},
+		{&TokenExpiredError{Expiry: exp, Now: exp.Add(time.Hour), Skew: DefaultClockSkew},
+			" reason=expired exp=2000-01-01 00:00:00 +0000 UTC now=2000-01-01 01:00:00 +0000 UTC expired_for=1h0m0s allowed_skew=30s"},
+		{&UnknownKeyError{KeyID: "k9", Err: errNoSuchKey},
+			" reason=unknown_key"},
+		{&KeysUnavailableError{Issuer: "https://idp"},
+			" reason=keys_unavailable"},
+		{ErrNoToken,
+			" reason=missing"},
+		{errTokenInQuery,
+			" reason=request"},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		for _, a := range RefusalLogAttrs(tt.err) {
+			fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		}
+		if got := b.String(); got != tt.want {
+			t.Errorf("%T:\ngot: %s\nwant:%s", tt.err, got, tt.want)
+		}
+	}
 }
