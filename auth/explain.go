@@ -134,9 +134,9 @@ func (x *explainer) signature(ctx context.Context, tok *parsedJWS, keysErr error
 	x.add("signature", FindingOK, "verified with the issuer's key %q", kid)
 }
 
-// hinted is detail with the usual cause of err, when refusalHint knows it.
+// hinted is detail with the usual cause of err, when errorFacts knows it.
 func hinted(detail string, err error) string {
-	if h := refusalHint(err); h != "" {
+	if _, h := errorFacts(err, true); h != "" {
 		return detail + "\n         hint: " + h
 	}
 	return detail

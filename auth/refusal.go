@@ -73,16 +73,17 @@ func RefusalLogAttrs(err error) []slog.Attr {
 	if errors.As(err, &r) {
 		attrs = append(attrs, r.facts...)
 	}
-	attrs = append(attrs, errorAttrs(err, r != nil)...)
-	if h := refusalHint(err); h != "" {
-		attrs = append(attrs, slog.String("hint", h))
+	more, hint := errorFacts(err, r != nil)
+	attrs = append(attrs, more...)
+	if hint != "" {
+		attrs = append(attrs, slog.String("hint", hint))
 	}
 	return attrs
 }
 
-// errorAttrs are the facts of err's typed error. haveFacts: the token's own iss and aud are
-// logged already.
-func errorAttrs(err error, haveFacts bool) []slog.Attr {
+// errorFacts are the log attributes of err's typed error, and the usual cause of the refusal
+// when it is recognisable. haveFacts: the token's own iss and aud are logged already.
+func errorFacts(err error, haveFacts bool) (attrs []slog.Attr, hint string) {
 	var (
 		iss *InvalidIssuerError
 		aud *InvalidAudienceError
@@ -97,79 +98,60 @@ func errorAttrs(err error, haveFacts bool) []slog.Attr {
 		ut  *UserTakenError
 		sn  *SubjectNamesError
 		uf  *UserNamesFullError
-	)
-	switch {
-	case errors.As(err, &scp):
-		return []slog.Attr{slog.Any("missing_scopes", scp.Missing)}
-	case errors.As(err, &un):
-		return []slog.Attr{slog.String("claim", un.Claim), slog.String("user", un.User), slog.String("problem", un.Err.Error())}
-	case errors.As(err, &ut):
-		return []slog.Attr{slog.String("claim", ut.Claim), slog.String("user", ut.User),
-			slog.String("subject", ut.Subject), slog.String("bound_subject", ut.BoundTo)}
-	case errors.As(err, &sn):
-		return []slog.Attr{slog.String("claim", sn.Claim), slog.String("user", sn.User),
-			slog.String("subject", sn.Subject), slog.Int("max_names_per_subject", sn.Max)}
-	case errors.As(err, &uf):
-		return []slog.Attr{slog.Int("max_user_names", uf.Max)}
-	case errors.As(err, &iss):
-		if haveFacts {
-			return []slog.Attr{slog.String("expected_iss", iss.Expected)}
-		}
-		return []slog.Attr{slog.String("iss", clip.String(iss.Issuer, maxQuoted)), slog.String("expected_iss", iss.Expected)}
-	case errors.As(err, &aud):
-		if haveFacts {
-			return []slog.Attr{slog.Any("expected_aud", aud.Expected)}
-		}
-		return []slog.Attr{slog.Any("aud", aud.Audience), slog.Any("expected_aud", aud.Expected)}
-	case errors.As(err, &exp):
-		return []slog.Attr{slog.Time("exp", exp.Expiry), slog.Time("now", exp.Now),
-			slog.Duration("expired_for", exp.Now.Sub(exp.Expiry).Truncate(time.Second)), slog.Duration("allowed_skew", exp.Skew)}
-	case errors.As(err, &nyv):
-		return []slog.Attr{slog.Time(nyv.Claim, nyv.At), slog.Time("now", nyv.Now),
-			slog.Duration("clock_skew", nyv.At.Sub(nyv.Now).Truncate(time.Second)), slog.Duration("allowed_skew", nyv.Skew)}
-	case errors.As(err, &ce):
-		return []slog.Attr{slog.String("claim", clip.String(ce.Claim, maxQuoted)), slog.String("problem", ce.Reason)}
-	case errors.As(err, &alg):
-		return []slog.Attr{slog.String("token_alg", clip.String(alg.Algorithm, maxQuoted))}
-	case errors.As(err, &hdr):
-		return []slog.Attr{slog.String("header", hdr.Header)}
-	case errors.As(err, &mal):
-		return []slog.Attr{slog.String("problem", mal.Reason)}
-	}
-	return nil
-}
-
-// refusalHint names the usual cause of a refusal when it is recognisable.
-func refusalHint(err error) string {
-	var (
-		iss *InvalidIssuerError
-		aud *InvalidAudienceError
-		exp *TokenExpiredError
 		r   *refusal
 	)
 	switch {
-	case errors.As(err, new(*UserTakenError)):
-		return "two subjects of the issuer carry one user name; workers act as the name, so only the first is served. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
-	case errors.As(err, new(*SubjectNamesError)):
-		return "one subject carries ever new user names (an account renamed again and again); each is bound to it until gemgate restarts, so past a few new ones are refused. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
+	case errors.As(err, &scp):
+		return []slog.Attr{slog.Any("missing_scopes", scp.Missing)}, ""
+	case errors.As(err, &un):
+		return []slog.Attr{slog.String("claim", un.Claim), slog.String("user", un.User), slog.String("problem", un.Err.Error())}, ""
+	case errors.As(err, &ut):
+		return []slog.Attr{slog.String("claim", ut.Claim), slog.String("user", ut.User),
+				slog.String("subject", ut.Subject), slog.String("bound_subject", ut.BoundTo)},
+			"two subjects of the issuer carry one user name; workers act as the name, so only the first is served. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
+	case errors.As(err, &sn):
+		return []slog.Attr{slog.String("claim", sn.Claim), slog.String("user", sn.User),
+				slog.String("subject", sn.Subject), slog.Int("max_names_per_subject", sn.Max)},
+			"one subject carries ever new user names (an account renamed again and again); each is bound to it until gemgate restarts, so past a few new ones are refused. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
+	case errors.As(err, &uf):
+		return []slog.Attr{slog.Int("max_user_names", uf.Max)}, ""
 	case errors.As(err, &iss):
-		return issuerHint(iss.Issuer, iss.Expected)
+		hint = issuerHint(iss.Issuer, iss.Expected)
+		if haveFacts {
+			return []slog.Attr{slog.String("expected_iss", iss.Expected)}, hint
+		}
+		return []slog.Attr{slog.String("iss", clip.String(iss.Issuer, maxQuoted)), slog.String("expected_iss", iss.Expected)}, hint
 	case errors.As(err, &aud):
-		h := fmt.Sprintf("the token's aud must contain %q (gemgate's public MCP URL, public_url) or a value of the audiences setting", firstOr(aud.Expected))
+		hint = fmt.Sprintf("the token's aud must contain %q (gemgate's public MCP URL, public_url) or a value of the audiences setting", firstOr(aud.Expected))
 		if aud.AuthorizedParty != "" {
-			h += fmt.Sprintf("; on Keycloak, give client %q an audience mapper (or client scope) that adds it", aud.AuthorizedParty)
+			hint += fmt.Sprintf("; on Keycloak, give client %q an audience mapper (or client scope) that adds it", aud.AuthorizedParty)
 		}
-		return h
-	case errors.As(err, new(*NotYetValidError)):
-		return "the issuer's clock is ahead of gemgate's: synchronise both clocks (NTP)"
+		if haveFacts {
+			return []slog.Attr{slog.Any("expected_aud", aud.Expected)}, hint
+		}
+		return []slog.Attr{slog.Any("aud", aud.Audience), slog.Any("expected_aud", aud.Expected)}, hint
 	case errors.As(err, &exp):
-		if exp.Now.Sub(exp.Expiry) < 5*time.Minute && exp.Now.Sub(exp.Expiry) > 0 {
-			return "the token expired moments ago: the client should refresh it; if fresh tokens fail too, gemgate's clock is ahead of the issuer's"
+		if ago := exp.Now.Sub(exp.Expiry); ago < 5*time.Minute && ago > 0 {
+			hint = "the token expired moments ago: the client should refresh it; if fresh tokens fail too, gemgate's clock is ahead of the issuer's"
 		}
+		return []slog.Attr{slog.Time("exp", exp.Expiry), slog.Time("now", exp.Now),
+			slog.Duration("expired_for", exp.Now.Sub(exp.Expiry).Truncate(time.Second)), slog.Duration("allowed_skew", exp.Skew)}, hint
+	case errors.As(err, &nyv):
+		return []slog.Attr{slog.Time(nyv.Claim, nyv.At), slog.Time("now", nyv.Now),
+				slog.Duration("clock_skew", nyv.At.Sub(nyv.Now).Truncate(time.Second)), slog.Duration("allowed_skew", nyv.Skew)},
+			"the issuer's clock is ahead of gemgate's: synchronise both clocks (NTP)"
+	case errors.As(err, &ce):
+		return []slog.Attr{slog.String("claim", clip.String(ce.Claim, maxQuoted)), slog.String("problem", ce.Reason)}, ""
+	case errors.As(err, &alg):
+		return []slog.Attr{slog.String("token_alg", clip.String(alg.Algorithm, maxQuoted))}, ""
+	case errors.As(err, &hdr):
+		return []slog.Attr{slog.String("header", hdr.Header)}, ""
+	case errors.As(err, &mal):
+		return []slog.Attr{slog.String("problem", mal.Reason)}, ""
 	case errors.As(err, &r):
-		return r.hint
+		return nil, r.hint
 	}
-	return ""
+	return nil, ""
 }
 
 // issuerHint recognises the split-horizon mistake: the client reached the issuer as
