@@ -34,7 +34,7 @@ func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error)
 // named so, or an audience mapper) one of them would otherwise pass for an access token.
 var notAccessToken = map[string]bool{"ID": true, "Refresh": true, "Offline": true, "Logout": true}
 
-func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
+func (v *Verifier) principal(cs claimSet, now time.Time) (Principal, error) {
 	iss, err := v.checkIssuer(cs)
 	if err != nil {
 		return Principal{}, err
@@ -81,12 +81,12 @@ func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 		User:    user,
 		Scopes:  scopes,
 		Expiry:  exp,
-		claims:  cs.values,
+		claims:  cs,
 	}, nil
 }
 
 // checkIssuer returns iss, and an error unless it is the configured issuer.
-func (v *Verifier) checkIssuer(cs *claimSet) (string, error) {
+func (v *Verifier) checkIssuer(cs claimSet) (string, error) {
 	iss, _, err := cs.str(claimIssuer)
 	if err == nil && iss != v.cfg.Issuer {
 		err = &InvalidIssuerError{Issuer: iss, Expected: v.cfg.Issuer}
@@ -95,7 +95,7 @@ func (v *Verifier) checkIssuer(cs *claimSet) (string, error) {
 }
 
 // checkAudience returns aud, and an error unless it names an accepted audience.
-func (v *Verifier) checkAudience(cs *claimSet) ([]string, error) {
+func (v *Verifier) checkAudience(cs claimSet) ([]string, error) {
 	aud, err := cs.strings(claimAudience, false)
 	if err == nil && !slices.ContainsFunc(aud, func(a string) bool { return slices.Contains(v.cfg.Audiences, a) }) {
 		azp, _, _ := cs.str(claimAuthorizedParty)
@@ -109,7 +109,7 @@ var timeClaims = []string{claimExpiry, claimNotBefore, claimIssuedAt}
 
 // checkTime reads the time claim name and checks it against now with DefaultClockSkew: exp
 // is required and must not have passed, nbf and iat must not be ahead.
-func checkTime(cs *claimSet, name string, now time.Time) (at time.Time, present bool, err error) {
+func checkTime(cs claimSet, name string, now time.Time) (at time.Time, present bool, err error) {
 	const skew = DefaultClockSkew
 	at, present, err = cs.numericDate(name)
 	switch {
@@ -126,7 +126,7 @@ func checkTime(cs *claimSet, name string, now time.Time) (at time.Time, present 
 	return at, present, err
 }
 
-func requiredString(cs *claimSet, name string) (string, error) {
+func requiredString(cs claimSet, name string) (string, error) {
 	s, ok, err := cs.str(name)
 	switch {
 	case err != nil:
@@ -143,7 +143,7 @@ func requiredString(cs *claimSet, name string) (string, error) {
 // carrying both grants their union. A string splits at SP (%x20) alone, as RFC 6749 §3.3
 // does: strings.Fields would make "tenant:x<NBSP>mcp:write", one scope to the issuer, grant
 // mcp:write here.
-func tokenScopes(cs *claimSet) ([]string, error) {
+func tokenScopes(cs claimSet) ([]string, error) {
 	var all []string
 	if cs.has("scope") {
 		s, _, err := cs.str("scope")

@@ -142,7 +142,7 @@ func hinted(detail string, err error) string {
 	return detail
 }
 
-func (x *explainer) issuer(cs *claimSet) {
+func (x *explainer) issuer(cs claimSet) {
 	iss, err := x.v.checkIssuer(cs)
 	switch {
 	case errAs[*InvalidIssuerError](err):
@@ -155,7 +155,7 @@ func (x *explainer) issuer(cs *claimSet) {
 }
 
 // audience checks aud, and shows azp: the client the token was issued to.
-func (x *explainer) audience(cs *claimSet) {
+func (x *explainer) audience(cs claimSet) {
 	aud, err := x.v.checkAudience(cs)
 	switch {
 	case errAs[*InvalidAudienceError](err):
@@ -171,7 +171,7 @@ func (x *explainer) audience(cs *claimSet) {
 }
 
 // times checks exp (required), nbf and iat as the verifier does, at this clock.
-func (x *explainer) times(cs *claimSet) {
+func (x *explainer) times(cs claimSet) {
 	for _, name := range timeClaims {
 		at, present, err := checkTime(cs, name, x.now)
 		when := at.UTC().Format(time.RFC3339)
@@ -197,7 +197,7 @@ func (x *explainer) times(cs *claimSet) {
 }
 
 // identity checks sub and the user claim, and shows the scopes.
-func (x *explainer) identity(cs *claimSet) {
+func (x *explainer) identity(cs claimSet) {
 	if sub, _, err := cs.str(claimSubject); err != nil || sub == "" {
 		x.problem("sub", &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}, "is missing, empty or not a string")
 	} else {
