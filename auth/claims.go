@@ -34,21 +34,13 @@ func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error)
 // named so, or an audience mapper) one of them would otherwise pass for an access token.
 var notAccessToken = map[string]bool{"ID": true, "Refresh": true, "Offline": true, "Logout": true}
 
-func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
-	iss, _, err := cs.str(claimIssuer)
+func (v *Verifier) principal(cs claimSet, now time.Time) (Principal, error) {
+	iss, err := v.checkIssuer(cs)
 	if err != nil {
 		return Principal{}, err
 	}
-	if iss != v.cfg.Issuer {
-		return Principal{}, &InvalidIssuerError{Issuer: iss, Expected: v.cfg.Issuer}
-	}
-	aud, err := cs.strings(claimAudience, false)
-	if err != nil {
+	if _, err := v.checkAudience(cs); err != nil {
 		return Principal{}, err
-	}
-	if !audienceMatches(aud, v.cfg.Audiences) {
-		azp, _, _ := cs.str(claimAuthorizedParty)
-		return Principal{}, &InvalidAudienceError{Audience: aud, Expected: slices.Clone(v.cfg.Audiences), AuthorizedParty: azp}
 	}
 	if typ, _, err := cs.str(claimType); err == nil && notAccessToken[typ] {
 		return Principal{}, &ClaimError{Claim: claimType, Reason: "names a " + typ + " token, not an access token"}
@@ -58,9 +50,15 @@ func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 		// of its key, which gemgate does not check: a stolen one would work here.
 		return Principal{}, &ClaimError{Claim: claimConfirmation, Reason: "binds the token to a key gemgate cannot check the proof of (DPoP or mTLS)"}
 	}
-	exp, err := checkTimes(cs, now)
-	if err != nil {
-		return Principal{}, err
+	var exp time.Time
+	for _, name := range timeClaims {
+		at, _, err := checkTime(cs, name, now)
+		if err != nil {
+			return Principal{}, err
+		}
+		if name == claimExpiry {
+			exp = at
+		}
 	}
 	sub, _, err := cs.str(claimSubject)
 	if err != nil {
@@ -83,46 +81,52 @@ func (v *Verifier) principal(cs *claimSet, now time.Time) (Principal, error) {
 		User:    user,
 		Scopes:  scopes,
 		Expiry:  exp,
-		claims:  cs.values,
+		claims:  cs,
 	}, nil
 }
 
-func audienceMatches(aud, accepted []string) bool {
-	for _, a := range aud {
-		if slices.Contains(accepted, a) {
-			return true
-		}
+// checkIssuer returns iss, and an error unless it is the configured issuer.
+func (v *Verifier) checkIssuer(cs claimSet) (string, error) {
+	iss, _, err := cs.str(claimIssuer)
+	if err == nil && iss != v.cfg.Issuer {
+		err = &InvalidIssuerError{Issuer: iss, Expected: v.cfg.Issuer}
 	}
-	return false
+	return iss, err
 }
 
-// checkTimes requires exp and checks exp, nbf and iat against now with DefaultClockSkew. It
-// returns exp.
-func checkTimes(cs *claimSet, now time.Time) (time.Time, error) {
+// checkAudience returns aud, and an error unless it names an accepted audience.
+func (v *Verifier) checkAudience(cs claimSet) ([]string, error) {
+	aud, err := cs.strings(claimAudience, false)
+	if err == nil && !slices.ContainsFunc(aud, func(a string) bool { return slices.Contains(v.cfg.Audiences, a) }) {
+		azp, _, _ := cs.str(claimAuthorizedParty)
+		err = &InvalidAudienceError{Audience: aud, Expected: slices.Clone(v.cfg.Audiences), AuthorizedParty: azp}
+	}
+	return aud, err
+}
+
+// timeClaims are checked in this order by checkTime.
+var timeClaims = []string{claimExpiry, claimNotBefore, claimIssuedAt}
+
+// checkTime reads the time claim name and checks it against now with DefaultClockSkew: exp
+// is required and must not have passed, nbf and iat must not be ahead.
+func checkTime(cs claimSet, name string, now time.Time) (at time.Time, present bool, err error) {
 	const skew = DefaultClockSkew
-	exp, ok, err := cs.numericDate(claimExpiry)
-	if err != nil {
-		return time.Time{}, err
-	}
-	if !ok {
-		return time.Time{}, &ClaimError{Claim: claimExpiry, Reason: "is missing"}
-	}
-	if !now.Before(exp.Add(skew)) {
-		return time.Time{}, &TokenExpiredError{Expiry: exp, Now: now, Skew: skew}
-	}
-	for _, name := range []string{claimNotBefore, claimIssuedAt} {
-		at, ok, err := cs.numericDate(name)
-		if err != nil {
-			return time.Time{}, err
+	at, present, err = cs.numericDate(name)
+	switch {
+	case err != nil:
+	case name != claimExpiry:
+		if present && now.Add(skew).Before(at) {
+			err = &NotYetValidError{Claim: name, At: at, Now: now, Skew: skew}
 		}
-		if ok && now.Add(skew).Before(at) {
-			return time.Time{}, &NotYetValidError{Claim: name, At: at, Now: now, Skew: skew}
-		}
+	case !present:
+		err = &ClaimError{Claim: claimExpiry, Reason: "is missing"}
+	case !now.Before(at.Add(skew)):
+		err = &TokenExpiredError{Expiry: at, Now: now, Skew: skew}
 	}
-	return exp, nil
+	return at, present, err
 }
 
-func requiredString(cs *claimSet, name string) (string, error) {
+func requiredString(cs claimSet, name string) (string, error) {
 	s, ok, err := cs.str(name)
 	switch {
 	case err != nil:
@@ -139,7 +143,7 @@ func requiredString(cs *claimSet, name string) (string, error) {
 // carrying both grants their union. A string splits at SP (%x20) alone, as RFC 6749 §3.3
 // does: strings.Fields would make "tenant:x<NBSP>mcp:write", one scope to the issuer, grant
 // mcp:write here.
-func tokenScopes(cs *claimSet) ([]string, error) {
+func tokenScopes(cs claimSet) ([]string, error) {
 	var all []string
 	if cs.has("scope") {
 		s, _, err := cs.str("scope")

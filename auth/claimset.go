@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,14 +27,11 @@ const maxNumericDate = 253402300799
 // return its inner, unsigned claims. So the payload is checked strictly first: one object,
 // nothing after it, no name twice at any depth, bounded depth, valid UTF-8 and no lone
 // surrogate escape (encoding/json reads "\ud800" and "\udc00" alike as U+FFFD).
-type claimSet struct {
-	raw    map[string]json.RawMessage
-	values map[string]any // the same claims as plain encoding/json values
-}
+type claimSet map[string]any
 
 // parseClaimSet reads payload strictly. Every error is a *MalformedTokenError with a
 // fixed reason.
-func parseClaimSet(payload []byte) (*claimSet, error) {
+func parseClaimSet(payload []byte) (claimSet, error) {
 	if !utf8.Valid(payload) {
 		return nil, &MalformedTokenError{Reason: "claims are not valid UTF-8"}
 	}
@@ -45,15 +41,11 @@ func parseClaimSet(payload []byte) (*claimSet, error) {
 	if err := checkOneObject(payload); err != nil {
 		return nil, err
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(payload, &raw); err != nil || raw == nil {
-		return nil, &MalformedTokenError{Reason: "claims are not a JSON object"}
-	}
-	var values map[string]any
-	if err := json.Unmarshal(payload, &values); err != nil {
+	var cs claimSet
+	if err := json.Unmarshal(payload, &cs); err != nil {
 		return nil, &MalformedTokenError{Reason: "unparsable claims"}
 	}
-	return &claimSet{raw: raw, values: values}, nil
+	return cs, nil
 }
 
 // checkOneObject reads payload as exactly one object, no member name twice in any object,
@@ -85,14 +77,14 @@ func checkOneObject(payload []byte) error {
 }
 
 // has reports whether the claim is present (null counts as present).
-func (c *claimSet) has(name string) bool {
-	_, ok := c.raw[name]
+func (c claimSet) has(name string) bool {
+	_, ok := c[name]
 	return ok
 }
 
 // str returns a string claim; ok is false when it is absent.
-func (c *claimSet) str(name string) (s string, ok bool, err error) {
-	v, present := c.values[name]
+func (c claimSet) str(name string) (s string, ok bool, err error) {
+	v, present := c[name]
 	if !present {
 		return "", false, nil
 	}
@@ -105,8 +97,8 @@ func (c *claimSet) str(name string) (s string, ok bool, err error) {
 
 // strings returns a claim that is a string or an array of strings (aud, scp); split
 // turns a lone string into several at each space (scopes, some maybe empty).
-func (c *claimSet) strings(name string, split bool) ([]string, error) {
-	v, present := c.values[name]
+func (c claimSet) strings(name string, split bool) ([]string, error) {
+	v, present := c[name]
 	if !present {
 		return nil, nil
 	}
@@ -132,23 +124,20 @@ func (c *claimSet) strings(name string, split bool) ([]string, error) {
 
 // numericDate reads an RFC 7519 NumericDate: a JSON number of seconds since the epoch,
 // possibly with a fraction. Strings, null, booleans and dates past year 9999 are refused.
-func (c *claimSet) numericDate(name string) (t time.Time, ok bool, err error) {
-	r, present := c.raw[name]
+func (c claimSet) numericDate(name string) (t time.Time, ok bool, err error) {
+	v, present := c[name]
 	if !present {
 		return time.Time{}, false, nil
 	}
-	bad := &ClaimError{Claim: name, Reason: "is not a NumericDate (a JSON number of seconds)"}
-	s := string(bytes.TrimSpace(r))
-	if s == "" || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
-		return time.Time{}, true, bad
-	}
-	// A whole NumericDate in range is below 2^53, which a float64 holds exactly.
-	f, err := strconv.ParseFloat(s, 64)
+	// encoding/json reads a number as strconv.ParseFloat does, and one past float64's range
+	// fails the whole payload. A whole NumericDate in range is below 2^53, which a float64
+	// holds exactly.
+	f, isNumber := v.(float64)
 	switch {
-	case errors.Is(err, strconv.ErrRange), err == nil && (f < 0 || f > maxNumericDate):
+	case !isNumber:
+		return time.Time{}, true, &ClaimError{Claim: name, Reason: "is not a NumericDate (a JSON number of seconds)"}
+	case f < 0 || f > maxNumericDate:
 		return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
-	case err != nil || math.IsNaN(f):
-		return time.Time{}, true, bad
 	}
 	sec, frac := math.Modf(f)
 	return time.Unix(int64(sec), int64(frac*1e9)), true, nil

@@ -134,73 +134,70 @@ func (x *explainer) signature(ctx context.Context, tok *parsedJWS, keysErr error
 	x.add("signature", FindingOK, "verified with the issuer's key %q", kid)
 }
 
-func (x *explainer) issuer(cs *claimSet) {
-	iss, _, err := cs.str(claimIssuer)
+// hinted is detail with the usual cause of err, when errorFacts knows it.
+func hinted(detail string, err error) string {
+	if _, h := errorFacts(err, true); h != "" {
+		return detail + "\n         hint: " + h
+	}
+	return detail
+}
+
+func (x *explainer) issuer(cs claimSet) {
+	iss, err := x.v.checkIssuer(cs)
 	switch {
+	case errAs[*InvalidIssuerError](err):
+		x.problem("iss", err, hinted(fmt.Sprintf("%q, but gemgate accepts %q", clip.String(iss, maxQuoted), x.v.cfg.Issuer), err))
 	case err != nil:
 		x.problem("iss", err, "is not a string")
-	case iss != x.v.cfg.Issuer:
-		d := fmt.Sprintf("%q, but gemgate accepts %q", clip.String(iss, maxQuoted), x.v.cfg.Issuer)
-		if h := issuerHint(iss, x.v.cfg.Issuer); h != "" {
-			d += "\n         hint: " + h
-		}
-		x.problem("iss", &InvalidIssuerError{Issuer: iss, Expected: x.v.cfg.Issuer}, d)
 	default:
 		x.add("iss", FindingOK, "%q", iss)
 	}
 }
 
 // audience checks aud, and shows azp: the client the token was issued to.
-func (x *explainer) audience(cs *claimSet) {
-	azp, _, _ := cs.str(claimAuthorizedParty)
-	accepted := x.v.cfg.Audiences
-	aud, err := cs.strings(claimAudience, false)
+func (x *explainer) audience(cs claimSet) {
+	aud, err := x.v.checkAudience(cs)
 	switch {
+	case errAs[*InvalidAudienceError](err):
+		x.problem("aud", err, hinted(fmt.Sprintf("%s names none of %s", listOrNone(aud), strings.Join(quoteAll(x.v.cfg.Audiences), ", ")), err))
 	case err != nil:
 		x.problem("aud", err, "is not a string or an array of strings")
-	case !audienceMatches(aud, accepted):
-		ae := &InvalidAudienceError{Audience: aud, Expected: accepted, AuthorizedParty: azp}
-		x.problem("aud", ae, fmt.Sprintf("%s names none of %s\n         hint: %s", listOrNone(aud), strings.Join(quoteAll(accepted), ", "), refusalHint(ae)))
 	default:
 		x.add("aud", FindingOK, "%s includes an accepted audience", listOrNone(aud))
 	}
-	if azp != "" {
+	if azp, _, _ := cs.str(claimAuthorizedParty); azp != "" {
 		x.add("azp", FindingInfo, "%q (the client the token was issued to)", clip.String(azp, maxQuoted))
 	}
 }
 
-// times checks exp (required), nbf and iat against this clock and the allowed skew.
-func (x *explainer) times(cs *claimSet) {
-	now, skew := x.now, DefaultClockSkew
-	exp, hasExp, err := cs.numericDate(claimExpiry)
-	switch {
-	case err != nil:
-		x.problem("exp", err, Describe(err))
-	case !hasExp:
-		x.problem("exp", &ClaimError{Claim: claimExpiry, Reason: "is missing"}, "is missing; gemgate requires it")
-	case !now.Before(exp.Add(skew)):
-		x.problem("exp", &TokenExpiredError{Expiry: exp, Now: now, Skew: skew},
-			fmt.Sprintf("%s: expired %s ago (allowed clock skew %s)", exp.UTC().Format(time.RFC3339), now.Sub(exp).Truncate(time.Second), skew))
-	default:
-		x.add("exp", FindingOK, "%s: valid for another %s", exp.UTC().Format(time.RFC3339), exp.Sub(now).Truncate(time.Second))
-	}
-	for _, name := range []string{claimNotBefore, claimIssuedAt} {
-		at, ok, err := cs.numericDate(name)
-		switch {
-		case err != nil:
-			x.problem(name, err, Describe(err))
-		case !ok:
-		case now.Add(skew).Before(at):
-			x.problem(name, &NotYetValidError{Claim: name, At: at, Now: now, Skew: skew},
-				fmt.Sprintf("%s is %s ahead of this clock (allowed skew %s)", at.UTC().Format(time.RFC3339), at.Sub(now).Truncate(time.Second), skew))
+// times checks exp (required), nbf and iat as the verifier does, at this clock.
+func (x *explainer) times(cs claimSet) {
+	for _, name := range timeClaims {
+		at, present, err := checkTime(cs, name, x.now)
+		when := at.UTC().Format(time.RFC3339)
+		switch e := err.(type) {
+		case *TokenExpiredError:
+			x.problem(name, e, fmt.Sprintf("%s: expired %s ago (allowed clock skew %s)", when, x.now.Sub(at).Truncate(time.Second), e.Skew))
+		case *NotYetValidError:
+			x.problem(name, e, fmt.Sprintf("%s is %s ahead of this clock (allowed skew %s)", when, at.Sub(x.now).Truncate(time.Second), e.Skew))
+		case nil:
+			if name == claimExpiry {
+				x.add(name, FindingOK, "%s: valid for another %s", when, at.Sub(x.now).Truncate(time.Second))
+			} else if present {
+				x.add(name, FindingOK, "%s", when)
+			}
 		default:
-			x.add(name, FindingOK, "%s", at.UTC().Format(time.RFC3339))
+			if !present {
+				x.problem(name, e, "is missing; gemgate requires it")
+			} else {
+				x.problem(name, e, Describe(e))
+			}
 		}
 	}
 }
 
 // identity checks sub and the user claim, and shows the scopes.
-func (x *explainer) identity(cs *claimSet) {
+func (x *explainer) identity(cs claimSet) {
 	if sub, _, err := cs.str(claimSubject); err != nil || sub == "" {
 		x.problem("sub", &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}, "is missing, empty or not a string")
 	} else {

@@ -29,7 +29,7 @@ func (p Principal) Claims() map[string]any { return p.claims }
 
 // Audience returns the token's aud claim, nil when p is not from a token.
 func (p Principal) Audience() []string {
-	aud, _ := (&claimSet{values: p.claims}).strings(claimAudience, false)
+	aud, _ := claimSet(p.claims).strings(claimAudience, false)
 	return aud
 }
 

@@ -11,23 +11,13 @@ import (
 	"github.com/gemgate/gemgate/internal/clip"
 )
 
-// tokenFacts are what a refused token said about itself, for the log: header parameters and
-// claim values, each clipped, never the token or any encoded part of it.
-type tokenFacts struct {
-	KeyID, Algorithm string
-	Issuer           string
-	Audience         []string
-	AuthorizedParty  string
-	// Unverified: the claims above are from a payload whose signature did not verify.
-	Unverified bool
-	HaveClaims bool
-	KnownKeys  []string // the issuer's key ids, when the token's kid was not among them
-}
-
-// refusal wraps a verification failure, whose text it keeps, with the token's facts.
+// refusal wraps a verification failure, whose text it keeps, with what the token said about
+// itself for the log: header parameters and claim values, each clipped, never the token or
+// any encoded part of it.
 type refusal struct {
-	facts tokenFacts
 	err   error
+	facts []slog.Attr
+	hint  string // for an unknown kid of a token that names an issuer
 }
 
 func (r *refusal) Error() string { return r.err.Error() }
@@ -35,28 +25,39 @@ func (r *refusal) Unwrap() error { return r.err }
 
 // withFacts wraps err with what tok says about itself.
 func (v *Verifier) withFacts(tok *parsedJWS, err error) error {
-	f := tokenFacts{KeyID: clip.String(tok.kid, maxQuoted), Algorithm: tok.alg.String()}
+	r := &refusal{err: err}
+	if tok.kid != "" {
+		r.facts = append(r.facts, slog.String("kid", clip.String(tok.kid, maxQuoted)))
+	}
+	r.facts = append(r.facts, slog.String("alg", tok.alg.String()))
 	unknownKey := errAs[*UnknownKeyError](err)
-	f.Unverified = unknownKey || errAs[*SignatureError](err) || errAs[*AlgorithmError](err)
 	if cs, perr := parseClaimSet(tok.payload); perr == nil {
-		f.HaveClaims = true
-		f.Issuer, _, _ = cs.str(claimIssuer)
-		f.Issuer = clip.String(f.Issuer, maxQuoted)
+		iss, _, _ := cs.str(claimIssuer)
+		iss = clip.String(iss, maxQuoted)
 		aud, _ := cs.strings(claimAudience, false)
+		var shownAud []string
 		for _, a := range aud[:min(len(aud), 8)] {
-			f.Audience = append(f.Audience, clip.String(a, maxQuoted))
+			shownAud = append(shownAud, clip.String(a, maxQuoted))
 		}
 		if len(aud) > 8 {
-			f.Audience = append(f.Audience, "…")
+			shownAud = append(shownAud, "…")
 		}
-		f.AuthorizedParty, _, _ = cs.str(claimAuthorizedParty)
-		f.AuthorizedParty = clip.String(f.AuthorizedParty, maxQuoted)
+		r.facts = append(r.facts, slog.String("iss", iss), slog.Any("aud", shownAud))
+		if azp, _, _ := cs.str(claimAuthorizedParty); azp != "" {
+			r.facts = append(r.facts, slog.String("azp", clip.String(azp, maxQuoted)))
+		}
+		// The claims of a payload whose signature did not verify.
+		if unknownKey || errAs[*SignatureError](err) || errAs[*AlgorithmError](err) {
+			r.facts = append(r.facts, slog.Bool("claims_unverified", true))
+		}
+		if unknownKey && iss != "" {
+			r.hint = fmt.Sprintf("no key of the configured issuer has this kid; the token names issuer %q (a token of another issuer or realm?)", iss)
+		}
 	}
 	if unknownKey {
-		f.KnownKeys = v.keys.keyIDs()
+		r.facts = append(r.facts, slog.Any("known_kids", v.keys.keyIDs()))
 	}
-
-	return &refusal{facts: f, err: err}
+	return r
 }
 
 // RefusalLogAttrs returns, for a token verification failure, log attributes that say why:
@@ -70,39 +71,19 @@ func RefusalLogAttrs(err error) []slog.Attr {
 	attrs := []slog.Attr{slog.String("reason", FailureReason(err))}
 	var r *refusal
 	if errors.As(err, &r) {
-		attrs = r.facts.attrs(attrs)
+		attrs = append(attrs, r.facts...)
 	}
-	attrs = append(attrs, errorAttrs(err, r != nil)...)
-	if h := refusalHint(err); h != "" {
-		attrs = append(attrs, slog.String("hint", h))
-	}
-	return attrs
-}
-
-// attrs appends what the token said about itself to attrs.
-func (f tokenFacts) attrs(attrs []slog.Attr) []slog.Attr {
-	if f.KeyID != "" {
-		attrs = append(attrs, slog.String("kid", f.KeyID))
-	}
-	attrs = append(attrs, slog.String("alg", f.Algorithm))
-	if f.HaveClaims {
-		attrs = append(attrs, slog.String("iss", f.Issuer), slog.Any("aud", f.Audience))
-		if f.AuthorizedParty != "" {
-			attrs = append(attrs, slog.String("azp", f.AuthorizedParty))
-		}
-		if f.Unverified {
-			attrs = append(attrs, slog.Bool("claims_unverified", true))
-		}
-	}
-	if f.KnownKeys != nil {
-		attrs = append(attrs, slog.Any("known_kids", f.KnownKeys))
+	more, hint := errorFacts(err, r != nil)
+	attrs = append(attrs, more...)
+	if hint != "" {
+		attrs = append(attrs, slog.String("hint", hint))
 	}
 	return attrs
 }
 
-// errorAttrs are the facts of err's typed error. haveFacts: the token's own iss and aud are
-// logged already.
-func errorAttrs(err error, haveFacts bool) []slog.Attr {
+// errorFacts are the log attributes of err's typed error, and the usual cause of the refusal
+// when it is recognisable. haveFacts: the token's own iss and aud are logged already.
+func errorFacts(err error, haveFacts bool) (attrs []slog.Attr, hint string) {
 	var (
 		iss *InvalidIssuerError
 		aud *InvalidAudienceError
@@ -117,82 +98,60 @@ func errorAttrs(err error, haveFacts bool) []slog.Attr {
 		ut  *UserTakenError
 		sn  *SubjectNamesError
 		uf  *UserNamesFullError
+		r   *refusal
 	)
 	switch {
 	case errors.As(err, &scp):
-		return []slog.Attr{slog.Any("missing_scopes", scp.Missing)}
+		return []slog.Attr{slog.Any("missing_scopes", scp.Missing)}, ""
 	case errors.As(err, &un):
-		return []slog.Attr{slog.String("claim", un.Claim), slog.String("user", un.User), slog.String("problem", un.Err.Error())}
+		return []slog.Attr{slog.String("claim", un.Claim), slog.String("user", un.User), slog.String("problem", un.Err.Error())}, ""
 	case errors.As(err, &ut):
 		return []slog.Attr{slog.String("claim", ut.Claim), slog.String("user", ut.User),
-			slog.String("subject", ut.Subject), slog.String("bound_subject", ut.BoundTo)}
+				slog.String("subject", ut.Subject), slog.String("bound_subject", ut.BoundTo)},
+			"two subjects of the issuer carry one user name; workers act as the name, so only the first is served. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
 	case errors.As(err, &sn):
 		return []slog.Attr{slog.String("claim", sn.Claim), slog.String("user", sn.User),
-			slog.String("subject", sn.Subject), slog.Int("max_names_per_subject", sn.Max)}
+				slog.String("subject", sn.Subject), slog.Int("max_names_per_subject", sn.Max)},
+			"one subject carries ever new user names (an account renamed again and again); each is bound to it until gemgate restarts, so past a few new ones are refused. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
 	case errors.As(err, &uf):
-		return []slog.Attr{slog.Int("max_user_names", uf.Max)}
+		return []slog.Attr{slog.Int("max_user_names", uf.Max)}, ""
 	case errors.As(err, &iss):
+		hint = issuerHint(iss.Issuer, iss.Expected)
 		if haveFacts {
-			return []slog.Attr{slog.String("expected_iss", iss.Expected)}
+			return []slog.Attr{slog.String("expected_iss", iss.Expected)}, hint
 		}
-		return []slog.Attr{slog.String("iss", clip.String(iss.Issuer, maxQuoted)), slog.String("expected_iss", iss.Expected)}
+		return []slog.Attr{slog.String("iss", clip.String(iss.Issuer, maxQuoted)), slog.String("expected_iss", iss.Expected)}, hint
 	case errors.As(err, &aud):
-		if haveFacts {
-			return []slog.Attr{slog.Any("expected_aud", aud.Expected)}
+		hint = fmt.Sprintf("the token's aud must contain %q (gemgate's public MCP URL, public_url) or a value of the audiences setting", firstOr(aud.Expected))
+		if aud.AuthorizedParty != "" {
+			hint += fmt.Sprintf("; on Keycloak, give client %q an audience mapper (or client scope) that adds it", aud.AuthorizedParty)
 		}
-		return []slog.Attr{slog.Any("aud", aud.Audience), slog.Any("expected_aud", aud.Expected)}
+		if haveFacts {
+			return []slog.Attr{slog.Any("expected_aud", aud.Expected)}, hint
+		}
+		return []slog.Attr{slog.Any("aud", aud.Audience), slog.Any("expected_aud", aud.Expected)}, hint
 	case errors.As(err, &exp):
+		if ago := exp.Now.Sub(exp.Expiry); ago < 5*time.Minute && ago > 0 {
+			hint = "the token expired moments ago: the client should refresh it; if fresh tokens fail too, gemgate's clock is ahead of the issuer's"
+		}
 		return []slog.Attr{slog.Time("exp", exp.Expiry), slog.Time("now", exp.Now),
-			slog.Duration("expired_for", exp.Now.Sub(exp.Expiry).Truncate(time.Second)), slog.Duration("allowed_skew", exp.Skew)}
+			slog.Duration("expired_for", exp.Now.Sub(exp.Expiry).Truncate(time.Second)), slog.Duration("allowed_skew", exp.Skew)}, hint
 	case errors.As(err, &nyv):
 		return []slog.Attr{slog.Time(nyv.Claim, nyv.At), slog.Time("now", nyv.Now),
-			slog.Duration("clock_skew", nyv.At.Sub(nyv.Now).Truncate(time.Second)), slog.Duration("allowed_skew", nyv.Skew)}
+				slog.Duration("clock_skew", nyv.At.Sub(nyv.Now).Truncate(time.Second)), slog.Duration("allowed_skew", nyv.Skew)},
+			"the issuer's clock is ahead of gemgate's: synchronise both clocks (NTP)"
 	case errors.As(err, &ce):
-		return []slog.Attr{slog.String("claim", clip.String(ce.Claim, maxQuoted)), slog.String("problem", ce.Reason)}
+		return []slog.Attr{slog.String("claim", clip.String(ce.Claim, maxQuoted)), slog.String("problem", ce.Reason)}, ""
 	case errors.As(err, &alg):
-		return []slog.Attr{slog.String("token_alg", clip.String(alg.Algorithm, maxQuoted))}
+		return []slog.Attr{slog.String("token_alg", clip.String(alg.Algorithm, maxQuoted))}, ""
 	case errors.As(err, &hdr):
-		return []slog.Attr{slog.String("header", hdr.Header)}
+		return []slog.Attr{slog.String("header", hdr.Header)}, ""
 	case errors.As(err, &mal):
-		return []slog.Attr{slog.String("problem", mal.Reason)}
+		return []slog.Attr{slog.String("problem", mal.Reason)}, ""
+	case errors.As(err, &r):
+		return nil, r.hint
 	}
-	return nil
-}
-
-// refusalHint names the usual cause of a refusal when it is recognisable.
-func refusalHint(err error) string {
-	var (
-		iss *InvalidIssuerError
-		aud *InvalidAudienceError
-		exp *TokenExpiredError
-		r   *refusal
-	)
-	errors.As(err, &r)
-	switch {
-	case errors.As(err, new(*UserTakenError)):
-		return "two subjects of the issuer carry one user name; workers act as the name, so only the first is served. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
-	case errors.As(err, new(*SubjectNamesError)):
-		return "one subject carries ever new user names (an account renamed again and again); each is bound to it until gemgate restarts, so past a few new ones are refused. Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
-	case errors.As(err, &iss):
-		return issuerHint(iss.Issuer, iss.Expected)
-	case errors.As(err, &aud):
-		h := fmt.Sprintf("the token's aud must contain %q (gemgate's public MCP URL, public_url) or a value of the audiences setting", firstOr(aud.Expected))
-		if aud.AuthorizedParty != "" {
-			h += fmt.Sprintf("; on Keycloak, give client %q an audience mapper (or client scope) that adds it", aud.AuthorizedParty)
-		}
-		return h
-	case errors.As(err, new(*NotYetValidError)):
-		return "the issuer's clock is ahead of gemgate's: synchronise both clocks (NTP)"
-	case errors.As(err, &exp):
-		if exp.Now.Sub(exp.Expiry) < 5*time.Minute && exp.Now.Sub(exp.Expiry) > 0 {
-			return "the token expired moments ago: the client should refresh it; if fresh tokens fail too, gemgate's clock is ahead of the issuer's"
-		}
-	case errors.As(err, new(*UnknownKeyError)):
-		if r != nil && r.facts.HaveClaims && r.facts.Issuer != "" && r.facts.Unverified {
-			return fmt.Sprintf("no key of the configured issuer has this kid; the token names issuer %q (a token of another issuer or realm?)", r.facts.Issuer)
-		}
-	}
-	return ""
+	return nil, ""
 }
 
 // issuerHint recognises the split-horizon mistake: the client reached the issuer as

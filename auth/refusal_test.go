@@ -210,7 +210,7 @@ func TestExpiredMomentsAgoHint(t *testing.T) {
 		{5 * time.Minute, false},
 		{time.Hour, false},
 	} {
-		h := refusalHint(&TokenExpiredError{Expiry: exp, Now: exp.Add(tt.ago), Skew: DefaultClockSkew})
+		h := logAttr(RefusalLogAttrs(&TokenExpiredError{Expiry: exp, Now: exp.Add(tt.ago), Skew: DefaultClockSkew}), "hint")
 		if got := strings.Contains(h, "expired moments ago"); got != tt.hint {
 			t.Errorf("expired %v ago: hint %q, want hint=%v", tt.ago, h, tt.hint)
 		}
@@ -220,11 +220,11 @@ func TestExpiredMomentsAgoHint(t *testing.T) {
 // TestAudienceHintNamesTheResource: the hint for a wrong audience names the value the token
 // should carry, the first accepted audience, and copes with none configured.
 func TestAudienceHintNamesTheResource(t *testing.T) {
-	h := refusalHint(&InvalidAudienceError{Audience: []string{"x"}, Expected: []string{testResource, "other"}})
+	h := logAttr(RefusalLogAttrs(&InvalidAudienceError{Audience: []string{"x"}, Expected: []string{testResource, "other"}}), "hint")
 	if !strings.Contains(h, `"`+testResource+`"`) {
 		t.Errorf("hint %q does not name %s", h, testResource)
 	}
-	if h := refusalHint(&InvalidAudienceError{Audience: []string{"x"}}); !strings.Contains(h, `""`) {
+	if h := logAttr(RefusalLogAttrs(&InvalidAudienceError{Audience: []string{"x"}}), "hint"); !strings.Contains(h, `""`) {
 		t.Errorf("hint with no audiences configured = %q", h)
 	}
 }

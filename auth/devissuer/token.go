@@ -24,36 +24,31 @@ type tokenResponse struct {
 // serveToken is the token endpoint. It turns the request into a form, authenticates the
 // client and hands both to the grant; the grants decide, this only writes the answer.
 func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
-	grant := ""
-	resp, clientID, err := func() (tokenResponse, string, *tokenError) {
-		form, err := tokenForm(w, r)
-		if err != nil {
-			return tokenResponse{}, "", err
-		}
-		grant = form.Get("grant_type")
-		client, err := i.authenticate(r, form)
-		if err != nil {
-			return tokenResponse{}, "", err
-		}
+	form, err := tokenForm(w, r)
+	grant := form.Get("grant_type")
+	var client Client
+	if err == nil {
+		client, err = i.authenticate(r, form)
+	}
+	var resp tokenResponse
+	if err == nil {
 		switch grant {
 		case grantClientCredentials:
-			resp, err := i.clientCredentials(client, form)
-			return resp, client.ID, err
+			resp, err = i.clientCredentials(client, form)
 		case grantTokenExchange:
-			resp, err := i.tokenExchange(client, form)
-			return resp, client.ID, err
+			resp, err = i.tokenExchange(client, form)
 		case "":
-			return tokenResponse{}, client.ID, refusal("invalid_request", "grant_type is required")
+			err = refusal("invalid_request", "grant_type is required")
 		default:
-			return tokenResponse{}, client.ID, refusal("unsupported_grant_type", "supported: client_credentials, "+grantTokenExchange)
+			err = refusal("unsupported_grant_type", "supported: client_credentials, "+grantTokenExchange)
 		}
-	}()
+	}
 	if err != nil {
-		i.log.Info("devissuer: token refused", "grant", grant, "client", clientID, "error", err.Code, "description", err.Description)
+		i.log.Info("devissuer: token refused", "grant", grant, "client", client.ID, "error", err.Code, "description", err.Description)
 		writeTokenError(w, err)
 		return
 	}
-	i.log.Info("devissuer: token issued", "grant", grant, "client", clientID, "scope", resp.Scope)
+	i.log.Info("devissuer: token issued", "grant", grant, "client", client.ID, "scope", resp.Scope)
 	writeJSON(w, http.StatusOK, resp)
 }
 
