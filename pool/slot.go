@@ -27,6 +27,8 @@ import (
 type slot struct {
 	p   *Pool
 	key Key
+	// scopes and audience are the key's sets as lists (grantList), for Member.Grant.
+	scopes, audience []string
 
 	mu       sync.Mutex
 	members  map[*Member]struct{}
