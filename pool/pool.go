@@ -133,12 +133,6 @@ type Launcher interface {
 	Launch(ctx context.Context, id worker.Identity) (worker.Launch, error)
 }
 
-// forWorker is what a worker started for id is given of it.
-func (id Identity) forWorker() worker.Identity {
-	return worker.Identity{User: id.User, Subject: id.Subject, Scopes: id.Scopes, ReadOnly: id.ReadOnly,
-		Session: id.Session, Token: id.Token, Expiry: id.Expiry}
-}
-
 // Options configure a Pool.
 type Options struct {
 	Settings
