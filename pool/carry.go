@@ -51,7 +51,7 @@ func (w *wrk) tellCarried(s *slot, uris []string) {
 // (unfollowSub).
 func (w *wrk) heldLocked(m *Member, settled bool) (uris []string, level int) {
 	for uri, subs := range w.subs {
-		if subs[m] && !(settled && w.subPendingOf[subKey{uri, m}] > 0) {
+		if subs[m] && !(settled && w.subPending[uri][m] > 0) {
 			uris = append(uris, uri)
 		}
 	}

@@ -37,10 +37,9 @@ const probeVersion = "9999-12-31"
 // sure is false when the worker gave no usable answer: one worker's trouble must not teach
 // the pool what the program speaks.
 func (p *Pool) discover(ctx context.Context, proc *worker.Process) (sessionless, sure bool) {
-	params, _ := json.Marshal(map[string]any{"_meta": ownMeta(probeVersion)})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(discoverTimeout, p.opts.InitTimeout))
 	defer cancel()
-	resp, err := p.openingCall(ctx, proc, "gemgate-discover", "server/discover", params)
+	resp, err := p.openingCall(ctx, proc, "gemgate-discover", "server/discover", sessionlessParams(probeVersion, nil))
 	if err != nil || resp.Error == nil {
 		return false, false
 	}
@@ -78,7 +77,7 @@ var ErrNotSessionless = errors.New("the worker does not speak the sessionless re
 // server/discover naming SessionlessVersion instead of initialize. The worker then returns
 // input-required results itself. The discover result stands for the InitializeResult.
 func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.RawMessage, error) {
-	resp, err := p.openingCall(ctx, proc, "gemgate-discover", "server/discover", sessionlessParams(nil))
+	resp, err := p.openingCall(ctx, proc, "gemgate-discover", "server/discover", sessionlessParams(SessionlessVersion, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -100,34 +99,27 @@ func (p *Pool) openSessionless(ctx context.Context, proc *worker.Process) (json.
 // whole life: such a worker sends list_changed only on a listen stream. They reach the pool
 // like a legacy worker's. The answer is never awaited.
 func (p *Pool) listenForChanges(ctx context.Context, proc *worker.Process) {
-	params, _ := json.Marshal(map[string]any{"notifications": map[string]bool{
-		"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
-	}})
+	params := json.RawMessage(`{"notifications":{"promptsListChanged":true,"resourcesListChanged":true,"toolsListChanged":true}}`)
 	// The call's answer lands in its buffered result channel, which nobody reads: nothing
 	// waits on it.
-	_, _ = proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-listen")), Method: "subscriptions/listen", Params: sessionlessParams(params)}, nil)
+	_, _ = proc.Send(ctx, &jsonrpc.Message{ID: json.RawMessage(strconv.Quote("gemgate-listen")), Method: "subscriptions/listen", Params: sessionlessParams(SessionlessVersion, params)}, nil)
 }
 
-// sessionlessParams are params with the _meta a sessionless request of gemgate's own
-// carries (ownMeta).
-func sessionlessParams(params json.RawMessage) json.RawMessage {
+// sessionlessParams are params with the _meta a sessionless request of gemgate's own at
+// version carries: gemgate as the client, declaring no client capabilities (a worker must not
+// ask gemgate itself for input).
+func sessionlessParams(version string, params json.RawMessage) json.RawMessage {
 	fields := map[string]json.RawMessage{}
 	if len(params) > 0 {
 		_ = json.Unmarshal(params, &fields)
 	}
-	fields["_meta"], _ = json.Marshal(ownMeta(SessionlessVersion))
-	out, _ := json.Marshal(fields)
-	return out
-}
-
-// ownMeta is the _meta of a sessionless request of gemgate's own at version: gemgate as the
-// client, declaring no client capabilities (a worker must not ask gemgate itself for input).
-func ownMeta(version string) map[string]any {
-	return map[string]any{
+	fields["_meta"], _ = json.Marshal(map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    version,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 		"io.modelcontextprotocol/clientInfo":         clientInfo,
-	}
+	})
+	out, _ := json.Marshal(fields)
+	return out
 }
 
 // clientInfo is how gemgate names itself as a worker's client.
@@ -137,7 +129,7 @@ var clientInfo = map[string]any{"name": "gemgate", "version": "1"}
 // of the sessionless revision when gemgate opened its session with server/discover.
 func (s *slot) ownParams(params json.RawMessage) json.RawMessage {
 	if s.key.Sessionless {
-		return sessionlessParams(params)
+		return sessionlessParams(SessionlessVersion, params)
 	}
 	return params
 }

@@ -7,30 +7,10 @@ import (
 	"time"
 )
 
-// A worker's grant is read back from its key as it was given: every scope and audience,
-// sorted and without repeats, whatever they hold (a scope from scp may hold a space or a
-// colon, a digit may start one).
-func TestGrantValuesReadsBackGrantSet(t *testing.T) {
-	for _, set := range [][]string{
-		nil,
-		{"mcp:use"},
-		{"mcp:write", "mcp:use", "files:admin", "mcp:use"},
-		{"a b", "12:x", "", "ü"},
-	} {
-		want := slices.Clone(set)
-		slices.Sort(want)
-		want = slices.Compact(want)
-		if len(want) == 0 {
-			want = nil
-		}
-		if got := grantValues(grantSet(set)); !slices.Equal(got, want) {
-			t.Errorf("grantValues(grantSet(%q)) = %q, want %q", set, got, want)
-		}
-	}
-}
-
-// A member's grant is its worker's key's: the scope set of the token that started it, and
-// nothing once detached.
+// A member's grant is its worker's key's: every scope and audience of the token that started
+// it, sorted and without repeats, whatever they hold (a scope from scp may hold a space or a
+// colon, a digit may start one), and nothing once detached. Two sets that would join to one
+// string ("a b" and "a", "b") are two workers, each with its own grant.
 func TestMemberGrantIsItsWorkers(t *testing.T) {
 	var launches atomic.Int32
 	p, err := New(Options{Launcher: countingLauncher{&launches}, InitTimeout: waitFor})
@@ -38,18 +18,39 @@ func TestMemberGrantIsItsWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	id := Identity{Issuer: "https://issuer.test", Subject: "sub-a", User: "alice",
-		Scopes: []string{"mcp:write", "files:admin", "mcp:use"}}
-	m, _, err := p.Attach(t.Context(), Attach{Identity: id, Caller: newCaller(time.Time{}), Params: []byte(`{"protocolVersion":"2025-06-18","capabilities":{}}`)})
-	if err != nil {
-		t.Fatal(err)
+	sets := [][]string{
+		nil,
+		{"mcp:use"},
+		{"mcp:write", "mcp:use", "files:admin", "mcp:use"},
+		{"a b", "12:x", "", "ü"},
+		{"a", "b", "12:x", "", "ü"},
 	}
-	scopes, audience, ok := m.Grant()
-	if !ok || !slices.Equal(scopes, []string{"files:admin", "mcp:use", "mcp:write"}) || audience != nil {
-		t.Errorf("Grant() = %q, %q, %v; want the token's scopes, no audience", scopes, audience, ok)
+	var members []*Member
+	for i, set := range sets {
+		want := slices.Clone(set)
+		slices.Sort(want)
+		want = slices.Compact(want)
+		if len(want) == 0 {
+			want = nil
+		}
+		id := Identity{Issuer: "https://issuer.test", Subject: "sub-a", User: "alice", Scopes: set, Audience: slices.Clone(set)}
+		m, _, err := p.Attach(t.Context(), Attach{Identity: id, Caller: newCaller(time.Time{}), Params: []byte(`{"protocolVersion":"2025-06-18","capabilities":{}}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+		if n := launches.Load(); n != int32(i+1) {
+			t.Fatalf("set %q: %d workers started, want %d: a worker of its own", set, n, i+1)
+		}
+		scopes, audience, ok := m.Grant()
+		if !ok || !slices.Equal(scopes, want) || !slices.Equal(audience, want) || (scopes == nil) != (want == nil) {
+			t.Errorf("set %q: Grant() = %q, %q, %v; want %q for both", set, scopes, audience, ok, want)
+		}
 	}
-	m.Detach()
-	if _, _, ok := m.Grant(); ok {
-		t.Error("a detached member still has a grant")
+	for _, m := range members {
+		m.Detach()
+		if _, _, ok := m.Grant(); ok {
+			t.Error("a detached member still has a grant")
+		}
 	}
 }

@@ -101,12 +101,6 @@ func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 	return w.initResult
 }
 
-// workerText is a worker's error text as gemgate logs it, without the credential and
-// clipped. It is never taken as gemgate's own text: a worker can forge exitedUnasked's.
-func workerText(proc *worker.Process, text []byte) error {
-	return errors.New(clip.Bytes(proc.Redacted(text), 100))
-}
-
 // exitedUnasked reports whether an error answer is the worker package's note that the worker
 // exited before answering, rather than an answer the worker gave.
 func exitedUnasked(resp *jsonrpc.Message) bool {
@@ -131,7 +125,9 @@ func (p *Pool) openingCall(ctx context.Context, proc *worker.Process, id, method
 	select {
 	case resp := <-call.Result():
 		if resp.Error != nil && exitedUnasked(resp) {
-			return nil, &StartError{Exited: true, Err: workerText(proc, resp.Error)}
+			// The text as gemgate logs it, without the credential and clipped; never taken as
+			// gemgate's own text, since a worker can forge exitedUnasked's.
+			return nil, &StartError{Exited: true, Err: errors.New(clip.Bytes(proc.Redacted(resp.Error), 100))}
 		}
 		return resp, nil
 	case <-ctx.Done():

@@ -133,12 +133,6 @@ type Launcher interface {
 	Launch(ctx context.Context, id worker.Identity) (worker.Launch, error)
 }
 
-// forWorker is what a worker started for id is given of it.
-func (id Identity) forWorker() worker.Identity {
-	return worker.Identity{User: id.User, Subject: id.Subject, Scopes: id.Scopes, ReadOnly: id.ReadOnly,
-		Session: id.Session, Token: id.Token, Expiry: id.Expiry}
-}
-
 // Options configure a Pool.
 type Options struct {
 	Settings
@@ -282,14 +276,22 @@ func (p *Pool) keyFor(id Identity, sessionless bool) Key {
 	return k
 }
 
-// grantSet is a canonical form of a set of scopes or audiences: sorted, without repeats, each
-// prefixed with its length, so that no two sets share a form (a scope from scp may hold a
-// space).
-func grantSet(values []string) string {
+// grantList is a set of scopes or audiences in canonical order: sorted, without repeats; nil
+// when empty.
+func grantList(values []string) []string {
+	if len(values) == 0 {
+		return nil
+	}
 	sorted := slices.Clone(values)
 	slices.Sort(sorted)
+	return slices.Compact(sorted)
+}
+
+// grantSet is grantList as one string, each value prefixed with its length, so that no two
+// sets share a form (a scope from scp may hold a space).
+func grantSet(values []string) string {
 	var b strings.Builder
-	for _, v := range slices.Compact(sorted) {
+	for _, v := range grantList(values) {
 		b.WriteString(strconv.Itoa(len(v)))
 		b.WriteByte(':')
 		b.WriteString(v)
@@ -297,30 +299,14 @@ func grantSet(values []string) string {
 	return b.String()
 }
 
-// Grant is the scope and audience sets the member's worker was started with, from its key.
-// ok is false once the member is detached.
+// Grant is the scope and audience sets the member's worker was started with (its key's, as
+// grantList), shared: not to be changed. ok is false once the member is detached.
 func (m *Member) Grant() (scopes, audience []string, ok bool) {
 	s := m.s.Load()
 	if s == nil {
 		return nil, nil, false
 	}
-	return grantValues(s.key.Scopes), grantValues(s.key.Audience), true
-}
-
-// grantValues reads back a set grantSet wrote; nil for an empty set, and for a malformed
-// one (grantSet writes none).
-func grantValues(set string) []string {
-	var out []string
-	for set != "" {
-		n, rest, found := strings.Cut(set, ":")
-		size, err := strconv.Atoi(n)
-		if !found || err != nil || size < 0 || size > len(rest) {
-			return nil
-		}
-		out = append(out, rest[:size])
-		set = rest[size:]
-	}
-	return out
+	return s.scopes, s.audience, true
 }
 
 // Serves reports whether the worker that would serve id (the sessionless one if sessionless)
@@ -339,8 +325,8 @@ func (p *Pool) Serves(id Identity, sessionless bool) bool {
 	return !s.gone && (s.w != nil || s.starting != nil)
 }
 
-// slotFor finds or makes the slot of key.
-func (p *Pool) slotFor(key Key) (*slot, error) {
+// slotFor finds or makes the slot of key, whose identities id is one of.
+func (p *Pool) slotFor(key Key, id Identity) (*slot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -348,7 +334,8 @@ func (p *Pool) slotFor(key Key) (*slot, error) {
 	}
 	s := p.slots[key]
 	if s == nil {
-		s = &slot{p: p, key: key, members: map[*Member]struct{}{}}
+		s = &slot{p: p, key: key, scopes: grantList(id.Scopes), audience: grantList(id.Audience),
+			members: map[*Member]struct{}{}}
 		p.slots[key] = s
 	}
 	return s, nil
@@ -442,7 +429,7 @@ func (p *Pool) Attach(ctx context.Context, a Attach) (*Member, json.RawMessage, 
 // workerFor is key's slot and its running worker, started for id if need be (acquire).
 func (p *Pool) workerFor(ctx context.Context, key Key, id Identity, params json.RawMessage) (*slot, *wrk, error) {
 	for {
-		s, err := p.slotFor(key)
+		s, err := p.slotFor(key, id)
 		if err != nil {
 			return nil, nil, err
 		}

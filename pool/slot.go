@@ -27,6 +27,8 @@ import (
 type slot struct {
 	p   *Pool
 	key Key
+	// scopes and audience are the key's sets as lists (grantList), for Member.Grant.
+	scopes, audience []string
 
 	mu       sync.Mutex
 	members  map[*Member]struct{}
@@ -62,21 +64,20 @@ type wrk struct {
 	refusing bool
 	dropped  bool // a refusal was dropped (and logged) for a full queue
 	// Resource subscriptions (subscribe.go): the callers counted by URI, and the URIs each
-	// caller counts for; the unanswered subscribes by URI and by caller and URI (nil:
-	// reconcile's own); the URIs whose last line to the worker was a subscribe, with the call
-	// that wrote it. subMu orders the lines that change heard.
-	subs         map[string]map[*Member]bool
-	subsOf       map[*Member]int
-	subPending   map[string]int
-	subPendingOf map[subKey]int
-	heard        map[string]*Call
-	subMu        sync.Mutex
-	levels       map[*Member]int // each caller's logging level
-	level        int             // the level set at the worker; -1 none
-	once         map[string]bool // FirstTime topics
-	stopping     bool            // gemgate stopped it: not a death
-	reason       string          // why gemgate killed it, when it counts as a death
-	checking     atomic.Bool     // a responsiveness check runs (CheckResponsive)
+	// caller counts for; the unanswered subscribes by URI and caller (nil: reconcile's own);
+	// the URIs whose last line to the worker was a subscribe, with the call that wrote it.
+	// subMu orders the lines that change heard.
+	subs       map[string]map[*Member]bool
+	subsOf     map[*Member]int
+	subPending map[string]map[*Member]int
+	heard      map[string]*Call
+	subMu      sync.Mutex
+	levels     map[*Member]int // each caller's logging level
+	level      int             // the level set at the worker; -1 none
+	once       map[string]bool // FirstTime topics
+	stopping   bool            // gemgate stopped it: not a death
+	reason     string          // why gemgate killed it, when it counts as a death
+	checking   atomic.Bool     // a responsiveness check runs (CheckResponsive)
 
 	// abandoned are calls their callers gave up that the worker has not answered: they may
 	// still ask the client something (route.go, askerLocked); lostTrack: one was let go.
@@ -281,12 +282,13 @@ func (p *Pool) spawn(ctx context.Context, s *slot, id Identity) (*wrk, error) {
 		id.Session = wid
 	}
 	w := &wrk{id: wid, calls: map[*Call]struct{}{}, progress: map[string]*Call{},
-		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPending: map[string]int{}, subPendingOf: map[subKey]int{}, subsOf: map[*Member]int{}, heard: map[string]*Call{}, levels: map[*Member]int{},
+		requests: map[string]pendingRequest{}, subs: map[string]map[*Member]bool{}, subPending: map[string]map[*Member]int{}, subsOf: map[*Member]int{}, heard: map[string]*Call{}, levels: map[*Member]int{},
 		level: -1, once: map[string]bool{}}
 	w.log = p.opts.Logger.With("user", id.User, "worker", wid)
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InitTimeout)
 	defer cancel()
-	launch, err := p.opts.Launcher.Launch(ctx, id.forWorker())
+	launch, err := p.opts.Launcher.Launch(ctx, worker.Identity{User: id.User, Subject: id.Subject, Scopes: id.Scopes,
+		ReadOnly: id.ReadOnly, Session: id.Session, Token: id.Token, Expiry: id.Expiry})
 	if err != nil {
 		return nil, &StartError{Err: fmt.Errorf("preparing the worker: %w", err)}
 	}

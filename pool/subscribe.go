@@ -54,7 +54,7 @@ func (w *wrk) subscribeLocked(c *Call) *jsonrpc.Message {
 		}
 	case !w.subs[uri][c.m] && w.subsOf[c.m] >= MaxSubscriptionsPerCaller:
 		return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInvalidParams, tooManySubscriptions, nil)
-	case len(w.subs[uri]) > 0 && w.subPending[uri] == 0:
+	case len(w.subs[uri]) > 0 && len(w.subPending[uri]) == 0:
 		w.addSubLocked(uri, c.m)
 		return okAnswer(c) // the worker took uri, and nothing about it is in flight
 	default:
@@ -66,16 +66,16 @@ func (w *wrk) subscribeLocked(c *Call) *jsonrpc.Message {
 	return nil
 }
 
-// subKey is a caller's subscription to a URI; a nil caller is reconcile's own.
-type subKey struct {
-	uri string
-	m   *Member
-}
-
 // pendingLocked counts a subscribe of uri by m in flight (delta 1) or ended (-1).
 func (w *wrk) pendingLocked(uri string, m *Member, delta int) {
-	add(w.subPending, uri, delta)
-	add(w.subPendingOf, subKey{uri, m}, delta)
+	of := w.subPending[uri]
+	if of == nil {
+		of = map[*Member]int{}
+		w.subPending[uri] = of
+	}
+	if add(of, m, delta); len(of) == 0 {
+		delete(w.subPending, uri)
+	}
 }
 
 // add adds delta to m[k], and drops the entry once it is not positive.
@@ -94,7 +94,7 @@ func (w *wrk) subscribedLocked(c *Call, uri string, answer *jsonrpc.Message) {
 	if answer != nil && !refused {
 		return
 	}
-	if w.subPendingOf[subKey{uri, c.m}] == 0 {
+	if w.subPending[uri][c.m] == 0 {
 		w.dropSubLocked(uri, c.m)
 	}
 	if refused && w.heard[uri] == c {
@@ -182,7 +182,7 @@ func (w *wrk) reconcile(s *slot, uri string) {
 		}
 		delete(w.heard, uri)
 		for m := range w.subs[uri] {
-			if w.subPendingOf[subKey{uri, m}] == 0 {
+			if w.subPending[uri][m] == 0 {
 				w.dropSubLocked(uri, m)
 			}
 		}

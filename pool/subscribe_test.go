@@ -259,7 +259,7 @@ func TestSubscribesWhileTheFirstIsUnansweredGetTheWorkersAnswer(t *testing.T) {
 			state := func() (counted int, told bool, pending int) {
 				s.mu.Lock()
 				defer s.mu.Unlock()
-				return len(s.w.subs[uri]), s.w.heard[uri] != nil, len(s.w.subPending) + len(s.w.subPendingOf)
+				return len(s.w.subs[uri]), s.w.heard[uri] != nil, len(s.w.subPending)
 			}
 			counted, told, pending := state()
 			if pending != 0 {
@@ -322,7 +322,7 @@ func TestCancelledSubscribeIsUndone(t *testing.T) {
 	answer(t, probe.tool(t, "release", map[string]any{})) // its late answer changes nothing
 	s := a.m.s.Load()
 	s.mu.Lock()
-	subs, told, pending := len(s.w.subs), len(s.w.heard), len(s.w.subPending)+len(s.w.subPendingOf)
+	subs, told, pending := len(s.w.subs), len(s.w.heard), len(s.w.subPending)
 	s.mu.Unlock()
 	if subs+told+pending != 0 {
 		t.Errorf("gemgate keeps %d counted, %d told and %d pending URIs, want none", subs, told, pending)
