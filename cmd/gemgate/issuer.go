@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/gemgate/gemgate/auth"
@@ -61,8 +62,10 @@ func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *dataDir == "" {
 		*dataDir = defaultDataDir()
 	}
+	// A line on stderr for each token issued or refused, as gemgate dev logs them.
+	log := slog.New(slog.NewTextHandler(stderr, nil))
 	issuer, clients, err := startKeptIssuer(*dataDir, "--listen",
-		devissuer.Options{Addr: *listen, Audience: *audience, Clients: devClients(extra)})
+		devissuer.Options{Addr: *listen, Audience: *audience, Clients: devClients(extra), Logger: log})
 	if err != nil {
 		return err
 	}

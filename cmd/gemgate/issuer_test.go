@@ -127,3 +127,62 @@ func TestIssuerHelp(t *testing.T) {
 		t.Errorf("gemgate issuer -h: exit %d:\n%s", code, errb.String())
 	}
 }
+
+// gemgate issuer writes a line to stderr for each token it issues or refuses, as gemgate dev
+// logs them, and no token or client secret is in it.
+func TestIssuerLogsTheTokensItIssues(t *testing.T) {
+	var info issuerInfo
+	logs, err := startJSONCommand(t, "issuer", issuerCommand, []string{"--json", "--data-dir", t.TempDir(), "--users", "u01"}, &info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u01 devClient
+	for _, cl := range info.Clients {
+		if cl.ID == "u01" {
+			u01 = cl
+		}
+	}
+	token := func(secret string) (string, int) {
+		t.Helper()
+		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {u01.ID}, "client_secret": {secret}}
+		resp, err := http.PostForm(info.Issuer+"/token", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var tr struct {
+			AccessToken string `json:"access_token"`
+		}
+		json.NewDecoder(resp.Body).Decode(&tr)
+		return tr.AccessToken, resp.StatusCode
+	}
+	issued, status := token(u01.Secret)
+	if issued == "" || status != http.StatusOK {
+		t.Fatalf("u01's client credentials: %d", status)
+	}
+	wrong := "wrong-" + u01.Secret
+	if tok, status := token(wrong); tok != "" || status == http.StatusOK {
+		t.Fatalf("a wrong client secret was answered %d", status)
+	}
+	// The issuer logs before it answers: both lines are there once the answers are in.
+	var got []string
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, `msg="devissuer: `) {
+			_, rest, _ := strings.Cut(line, " level=")
+			got = append(got, strings.TrimSpace(rest))
+		}
+	}
+	want := []string{
+		`INFO msg="devissuer: token issued" grant=client_credentials client=u01 scope="mcp:use mcp:write"`,
+		`INFO msg="devissuer: token refused" grant=client_credentials client="" error=invalid_client description="client authentication failed"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the issuer's lines on stderr:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for what, s := range map[string]string{"the issued token": issued, "the wrong secret": wrong, "u01's secret": u01.Secret,
+		"u01's printed token": info.Tokens["u01"], "gemgate's secret": info.ExchangeClient.Secret} {
+		if strings.Contains(logs.String(), s) {
+			t.Errorf("the issuer's stderr holds %s:\n%s", what, logs)
+		}
+	}
+}
