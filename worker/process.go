@@ -209,8 +209,7 @@ func Start(spec Spec) (_ *Process, err error) {
 		return nil, fmt.Errorf("starting worker %s: %w", spec.Path, err)
 	}
 	if cg != nil {
-		cg.fd.Close()
-		cg.fd = nil
+		cg.fd.Close() // again in remove: a second Close does nothing
 	}
 	closeAll(inR, outW, errW)
 	if credW != nil {

@@ -109,10 +109,10 @@ func productEnv(home string) []string {
 	return env
 }
 
-// find answers the server of that type and name, if listed.
+// find answers the first listed server of that type and name.
 func find(servers []Server, typ, name string) (Server, bool) {
 	for _, s := range servers {
-		if strings.EqualFold(s.Type, typ) && (name == "" || s.Name == name) {
+		if strings.EqualFold(s.Type, typ) && s.Name == name {
 			return s, true
 		}
 	}
