@@ -35,8 +35,8 @@ func LookupAccount(name string) (*Account, error) { return lookupAccount(name, t
 var ErrNotAccountName = errors.New("is not an account name")
 
 // CheckAccountName applies the syntax rules of an account name: not empty, no '/', ':', NUL
-// or newline (the separators of /etc/passwd), and no leading '-'. Lookups and CheckAccountFor
-// both use it, so that they cannot disagree.
+// or newline (the separators of /etc/passwd), and no leading '-'. Lookups and CheckUser both
+// use it, so that they cannot disagree.
 func CheckAccountName(name string) error {
 	if name == "" || strings.ContainsAny(name, "/:\x00\n") || strings.HasPrefix(name, "-") {
 		return fmt.Errorf("%q %w", name, ErrNotAccountName)
@@ -124,27 +124,9 @@ func AccountName(template, gemgateUser string) string {
 // ErrSystemAccount is wrapped by AccountFor's refusal of an account below MinUserUID, or nobody.
 var ErrSystemAccount = errors.New("a system account")
 
-// ErrNoAccount is wrapped by CheckAccountFor's report of an account the system does not have.
-var ErrNoAccount = errors.New("no such account")
-
 func regularAccount(a *Account) bool { return a.Uid >= MinUserUID && a.Uid != 65534 }
 
-// CheckAccountFor reports, for a worker_user template with "{user}", whether AccountFor would
-// find an account for gemgateUser: an error wrapping ErrNotAccountName, ErrNoAccount or
-// ErrSystemAccount if it never will, else nil (also when the account database cannot be
-// read: the start reports that). It runs at every authentication, so answers are cached.
-func CheckAccountFor(template, gemgateUser string) error {
-	if !strings.Contains(template, "{user}") {
-		return nil
-	}
-	name := AccountName(template, gemgateUser)
-	if err := CheckAccountName(name); err != nil {
-		return err
-	}
-	return accountChecks.check(name)
-}
-
-// How long CheckAccountFor keeps a lookup's answer, and how many it keeps.
+// How long the account check of CheckUser keeps a lookup's answer, and how many it keeps.
 const (
 	accountFound    = time.Minute
 	accountMissing  = 10 * time.Second
@@ -153,7 +135,8 @@ const (
 
 var accountChecks accountCache
 
-// accountCache is CheckAccountFor's memory of lookups: name → answer, until it expires.
+// accountCache is CheckUser's memory of account lookups: name → answer, until it expires.
+// The check runs at every authentication, so answers are kept.
 type accountCache struct {
 	mu   sync.Mutex
 	kept map[string]accountAnswer
@@ -164,6 +147,15 @@ type accountAnswer struct {
 	until time.Time
 }
 
+// The refusals of a name whose account is not a regular one, or does not exist.
+var (
+	errSystemAccountUser = &UserNameError{Reason: fmt.Sprintf(
+		"names a system account (uid below %d, or 65534), which no worker may run as ({user} is in worker_user)", MinUserUID)}
+	errNoAccountUser = &UserNameError{Reason: "names a system account that does not exist ({user} is in worker_user)"}
+)
+
+// check reports whether AccountFor would find a regular account of name: a UserNameError if it
+// never will, else nil (also when the account database cannot be read: the start reports that).
 func (c *accountCache) check(name string) error {
 	now := time.Now()
 	c.mu.Lock()
@@ -178,9 +170,9 @@ func (c *accountCache) check(name string) error {
 	case err == nil && regularAccount(a):
 		ans = accountAnswer{until: now.Add(accountFound)}
 	case err == nil, errors.Is(err, ErrRootAccount), errors.Is(err, ErrRootGroup):
-		ans = accountAnswer{err: fmt.Errorf("worker account %q: %w", name, ErrSystemAccount), until: now.Add(accountMissing)}
+		ans = accountAnswer{err: errSystemAccountUser, until: now.Add(accountMissing)}
 	case errors.As(err, &unknown):
-		ans = accountAnswer{err: fmt.Errorf("worker account %q: %w", name, ErrNoAccount), until: now.Add(accountMissing)}
+		ans = accountAnswer{err: errNoAccountUser, until: now.Add(accountMissing)}
 	default:
 		return nil // the database could not be read: not an answer to keep or to refuse on
 	}

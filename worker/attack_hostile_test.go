@@ -74,7 +74,7 @@ func TestAttackPercentEncodedSpellingsAreRedacted(t *testing.T) {
 // CheckUser, the judgement authentication makes, and then every launch refused it
 // ("is not an account name"): the token was let in and every request got 503 with
 // Retry-After, for ever. The launcher and the authentication check must agree: CheckUser
-// applies the account lookup's own rules (CheckAccountFor).
+// applies the account lookup's own rules (CheckAccountName).
 func TestAttackWorkerUserNameRefusedByCheckUserAsByLaunch(t *testing.T) {
 	l := &CommandLauncher{Command: []string{"/bin/true"}, WorkerUser: "{user}"}
 	for _, name := range []string{"a:b", "svc:alice"} {

@@ -150,7 +150,7 @@ func (g *Cgroups) Prepare() error {
 // cgroup is one worker's cgroup.
 type cgroup struct {
 	dir string
-	fd  *os.File // open until the worker has started in it
+	fd  *os.File // open until the worker has started in it (Start closes it)
 }
 
 // create makes a worker's cgroup with the caps written into it, open for clone3.
@@ -230,9 +230,7 @@ func eventCount(path, name string) int64 {
 // remove kills whatever is left in the worker's cgroup and removes it; a cgroup can be removed
 // only once the last of its processes is gone, which takes a moment after the kill.
 func (cg *cgroup) remove() error {
-	if cg.fd != nil {
-		cg.fd.Close()
-	}
+	cg.fd.Close()
 	_ = os.WriteFile(filepath.Join(cg.dir, "cgroup.kill"), []byte("1"), 0)
 	deadline := time.Now().Add(5 * time.Second)
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {

@@ -26,16 +26,12 @@ func awaitExit(pid int) {
 		return
 	}
 	// The callback runs once at first and again each time the poller reports the pidfd
-	// readable, which it becomes when the process exits.
-	_ = rc.Read(func(fd uintptr) bool { return exited(int(fd)) })
-}
-
-// exited asks, without blocking or reaping (WNOWAIT: exec.Cmd.Wait reaps), whether the
-// pidfd's process has exited: with WNOHANG, waitid fills the siginfo only once it has.
-func exited(pidfd int) bool {
-	var info unix.Siginfo
-	if err := unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil {
-		return true // nothing to wait for: let Wait report it
-	}
-	return info.Signo != 0
+	// readable, which it becomes when the process exits. It asks, without blocking or reaping
+	// (WNOWAIT: exec.Cmd.Wait reaps), whether the process has exited: with WNOHANG, waitid
+	// fills the siginfo only once it has; an error means nothing to wait for, which Wait reports.
+	_ = rc.Read(func(fd uintptr) bool {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		return err != nil || info.Signo != 0
+	})
 }

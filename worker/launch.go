@@ -171,15 +171,13 @@ func scopeSet(scopes []string) []string {
 // absolute paths (never one a user name filled in) shown over the private /tmp, and of dataDir
 // only userDir, writable, which it makes for the worker's account (runAs) first.
 func (l *CommandLauncher) sandbox(path, dataDir, userDir string, runAs *Account) (*Sandbox, error) {
-	sb := &Sandbox{Bwrap: l.Sandbox.Bwrap}
-	sb.Readable = append(append(sb.Readable, l.Sandbox.Readable...), path)
+	sb := &Sandbox{Bwrap: l.Sandbox.Bwrap, Readable: append(slices.Clone(l.Sandbox.Readable), path),
+		Writable: slices.Clone(l.Sandbox.Writable), Hidden: l.Sandbox.Hidden}
 	for _, a := range l.Command[1:] {
 		if filepath.IsAbs(a) && !strings.Contains(a, "{user}") {
 			sb.Readable = append(sb.Readable, filepath.Clean(a))
 		}
 	}
-	sb.Writable = append(sb.Writable, l.Sandbox.Writable...)
-	sb.Hidden = l.Sandbox.Hidden
 	if dataDir == "" {
 		return sb, nil
 	}

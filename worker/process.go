@@ -113,13 +113,15 @@ type Call struct {
 	p        *Process
 	workerID int64
 	clientID json.RawMessage
-	result   chan *jsonrpc.Message // nil when a Recipient takes the answer
-	to       Recipient
+	to       Recipient // Send's, or Result's buffer of one (answers)
 }
 
 // Result delivers the answer, with the caller's id restored. A worker that exits first
 // delivers a JSON-RPC error instead, so a receive on it always ends once the worker is done.
-func (c *Call) Result() <-chan *jsonrpc.Message { return c.result }
+func (c *Call) Result() <-chan *jsonrpc.Message {
+	ch, _ := c.to.(answers)
+	return ch
+}
 
 // Cancel drops a pending call's answer and tells the worker (notifications/cancelled with
 // the worker's id); a call no longer pending is left as it is, and the worker told nothing.
@@ -142,6 +144,25 @@ func (c *Call) TellCancelled(reason string) {
 	}
 	_ = c.p.Write(context.Background(), jsonrpc.Notification("notifications/cancelled", params))
 }
+
+// A Recipient takes the answer to a call sent to it (Send).
+type Recipient interface {
+	// Deliver runs at most once, never after Abandon reported the call pending, on the
+	// goroutine that has the answer: the worker's stdout reader, or its waiter. It must not
+	// block, nor wait for anything that waits for this worker's reading or exit (Stop, a
+	// write to the worker).
+	Deliver(*jsonrpc.Message)
+}
+
+// RecipientFunc is a function as a Recipient.
+type RecipientFunc func(*jsonrpc.Message)
+
+func (f RecipientFunc) Deliver(m *jsonrpc.Message) { f(m) }
+
+// answers is Result's buffer of one as a Recipient.
+type answers chan *jsonrpc.Message
+
+func (a answers) Deliver(m *jsonrpc.Message) { a <- m }
 
 // Start starts the worker in a session (and process group) of its own, so that Stop reaches
 // whatever it starts and it has no controlling terminal.
@@ -188,8 +209,7 @@ func Start(spec Spec) (_ *Process, err error) {
 		return nil, fmt.Errorf("starting worker %s: %w", spec.Path, err)
 	}
 	if cg != nil {
-		cg.fd.Close()
-		cg.fd = nil
+		cg.fd.Close() // again in remove: a second Close does nothing
 	}
 	closeAll(inR, outW, errW)
 	if credW != nil {
@@ -295,6 +315,32 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // Done is closed once the worker has exited and every pending call has been answered.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// AfterDone runs f once the worker is done (Done closed, pending calls failed), on the
+// goroutine that waited for its exit, or at once on its own if it is done already: no
+// goroutine parked on Done (docs/PERFORMANCE.md). f must not wait for what the end waits for.
+func (p *Process) AfterDone(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+		go f()
+	default:
+		p.afterDone = append(p.afterDone, f)
+	}
+}
+
+// runAfterDone runs what AfterDone registered; wait calls it once done is closed, after
+// which AfterDone registers no more.
+func (p *Process) runAfterDone() {
+	p.mu.Lock()
+	fs := p.afterDone
+	p.afterDone = nil
+	p.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
 // Err says why the worker exited; nil while it runs.
 func (p *Process) Err() error {
 	p.mu.Lock()
@@ -322,7 +368,7 @@ func (p *Process) Send(ctx context.Context, req *jsonrpc.Message, to Recipient) 
 	p.nextID++
 	c := &Call{p: p, workerID: p.nextID, clientID: req.ID, to: to}
 	if to == nil {
-		c.result = make(chan *jsonrpc.Message, 1)
+		c.to = make(answers, 1)
 	}
 	p.pending[c.workerID] = c
 	p.mu.Unlock()
@@ -424,7 +470,7 @@ func (p *Process) wait(stdoutDone <-chan struct{}, stdout *os.File) {
 		p.log.Warn("worker reached its "+capHit+" cap", "pid", p.cmd.Process.Pid)
 	}
 	for _, c := range pending {
-		c.give(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data))
+		c.to.Deliver(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, data))
 	}
 	if n := reaped; n > 0 && p.spec.Sandbox == nil {
 		p.log.Warn("killed processes a worker had left behind outside its session", "count", n)

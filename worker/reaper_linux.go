@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,8 +26,7 @@ var (
 	// startMu keeps a sweep from mistaking a worker being started for an orphan: the child
 	// exists (and has its own session) a moment before its pid is tracked.
 	startMu sync.RWMutex
-	liveMu  sync.Mutex
-	live    = map[int]*exec.Cmd{} // workers started and not yet reaped, by pid
+	live    sync.Map // pid → *exec.Cmd: workers started and not yet reaped
 )
 
 // BecomeSubreaper makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER) and
@@ -45,20 +45,12 @@ func startTracked(cmd *exec.Cmd) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	liveMu.Lock()
-	live[cmd.Process.Pid] = cmd
-	liveMu.Unlock()
+	live.Store(cmd.Process.Pid, cmd)
 	return nil
 }
 
 // untrack forgets a reaped worker, unless its pid already belongs to a newer one.
-func untrack(cmd *exec.Cmd) {
-	liveMu.Lock()
-	if live[cmd.Process.Pid] == cmd {
-		delete(live, cmd.Process.Pid)
-	}
-	liveMu.Unlock()
-}
+func untrack(cmd *exec.Cmd) { live.CompareAndDelete(cmd.Process.Pid, cmd) }
 
 // ReapOrphans kills and reaps every child of gemgate that is not a live worker and not in
 // gemgate's own session (where tools it runs, such as gslist, stay): processes adopted as a
@@ -102,11 +94,9 @@ func adopted(self, sid int) []int {
 	if !ok {
 		candidates = allProcesses()
 	}
-	liveMu.Lock()
-	defer liveMu.Unlock()
 	var out []int
 	for _, pid := range candidates {
-		if live[pid] != nil {
+		if _, ok := live.Load(pid); ok {
 			continue
 		}
 		ppid, _, psid, ok := statIDs(pid)
@@ -155,6 +145,29 @@ func allProcesses() []int {
 		}
 	}
 	return out
+}
+
+// signalSandboxed sends sig to the members of process group pgid except bubblewrap's own
+// processes (whose executable is bwrap). bwrap neither forwards signals nor survives SIGINT or
+// SIGTERM: signalled with its group it would die at once and, with --die-with-parent, take the
+// worker down with SIGKILL, so a worker asked to stop or to drop a stuck call would get no
+// chance to. Signalled alone, the worker acts on it, and bwrap exits when the worker does.
+func signalSandboxed(pgid int, sig syscall.Signal, bwrap string) {
+	pids := allProcesses()
+	if pids == nil {
+		_ = syscall.Kill(-pgid, sig) // no /proc to look into: the whole group, as unsandboxed
+		return
+	}
+	bwrapReal, _ := filepath.EvalSymlinks(bwrap)
+	for _, pid := range pids {
+		if _, pgrp, _, ok := statIDs(pid); !ok || pgrp != pgid {
+			continue
+		}
+		if exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil && (exe == bwrap || exe == bwrapReal) {
+			continue
+		}
+		_ = syscall.Kill(pid, sig)
+	}
 }
 
 // statIDs reads a process's parent pid, process group and session id from /proc/<pid>/stat,

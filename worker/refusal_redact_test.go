@@ -36,7 +36,7 @@ func TestRefusalQuotingTheCredentialIsRedacted(t *testing.T) {
 	}
 	var answer string
 	select {
-	case m := <-c.result:
+	case m := <-c.Result():
 		answer = string(m.Encode())
 	case <-time.After(10 * time.Second):
 		t.Fatal("no answer")

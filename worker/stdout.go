@@ -102,7 +102,7 @@ func (p *Process) route(m *jsonrpc.Message) {
 	switch {
 	case c != nil:
 		m.ID = c.clientID
-		c.give(m)
+		c.to.Deliver(m)
 	case p.spec.Strict:
 		p.failOldest(m.Encode())
 	case err != nil:
@@ -133,7 +133,7 @@ func (p *Process) failOldest(line []byte) {
 	if c == nil {
 		return
 	}
-	c.give(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"}))
+	c.to.Deliver(jsonrpc.ErrorResponse(c.clientID, jsonrpc.CodeInternalError, msg, map[string]any{"kind": "corruptAnswer"}))
 }
 
 // refuse records why the worker cannot serve and stops it; pending calls get that reason.

@@ -3,7 +3,6 @@
 package worker
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,7 +26,8 @@ func (e *UserNameError) Error() string { return "the user name " + e.Reason }
 //
 // Always: not empty, at most MaxUserNameBytes, valid UTF-8, and no control character or line
 // separator (they would forge log lines). With "{user}" in the command template or in
-// worker_user, also: no leading '-', no '/', not "." or ".."; in worker_user, CheckAccountFor.
+// worker_user, also: no leading '-', no '/', not "." or ".."; in worker_user, also a name of a
+// regular account (as AccountFor finds it).
 func (l *CommandLauncher) CheckUser(user string) error {
 	switch {
 	case user == "":
@@ -53,17 +53,14 @@ func (l *CommandLauncher) CheckUser(user string) error {
 	case user == "." || user == "..":
 		return &UserNameError{Reason: "is . or .., which would step out of a path it is put in ({user} is in worker_command or worker_user)"}
 	}
-	if strings.Contains(l.WorkerUser, "{user}") {
-		switch err := CheckAccountFor(l.WorkerUser, user); {
-		case errors.Is(err, ErrNotAccountName):
-			return &UserNameError{Reason: "makes a name no system account can have (':' in it, or a leading '-'; {user} is in worker_user)"}
-		case errors.Is(err, ErrNoAccount):
-			return &UserNameError{Reason: "names a system account that does not exist ({user} is in worker_user)"}
-		case errors.Is(err, ErrSystemAccount):
-			return &UserNameError{Reason: fmt.Sprintf("names a system account (uid below %d, or 65534), which no worker may run as ({user} is in worker_user)", MinUserUID)}
-		}
+	if !strings.Contains(l.WorkerUser, "{user}") {
+		return nil
 	}
-	return nil
+	name := AccountName(l.WorkerUser, user)
+	if CheckAccountName(name) != nil {
+		return &UserNameError{Reason: "makes a name no system account can have (':' in it, or a leading '-'; {user} is in worker_user)"}
+	}
+	return accountChecks.check(name)
 }
 
 // userInArguments reports whether the user name goes on the worker's command line or into the

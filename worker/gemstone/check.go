@@ -83,7 +83,7 @@ func Check(ctx context.Context, c Config) []Finding {
 	if s.Version != "" {
 		out = append(out, checkProduct(home, stone, s.Version))
 	}
-	out = append(out, checkNetLDI(g, stone)...)
+	out = append(out, checkNetLDI(g, stone))
 	return out
 }
 
@@ -110,24 +110,24 @@ func checkProduct(home, stone, running string) Finding {
 
 // checkNetLDI names the NetLDI the relay will fork user sessions through, and says when the
 // environment points them at another one.
-func checkNetLDI(g GlobalDir, stone string) []Finding {
+func checkNetLDI(g GlobalDir, stone string) Finding {
 	name := ChooseNetLDI(g.Servers, stone)
 	if name == "" {
 		what := fmt.Sprintf("no running netldi under %s", g.Dir)
 		if others := OtherNetLDIs(g.Servers, stone); len(others) > 0 {
 			what = fmt.Sprintf("no running netldi under %s runs as the stone's owner; passed over: %s", g.Dir, strings.Join(others, ", "))
 		}
-		return []Finding{{What: what,
-			Fix: "start one as the stone's owner with the same GEMSTONE_GLOBAL_DIR, in guest mode (startnetldi -g -a <owner>): the relay's GsTsExternalSession login forks the user's gem through it and supplies no host credentials"}}
+		return Finding{What: what,
+			Fix: "start one as the stone's owner with the same GEMSTONE_GLOBAL_DIR, in guest mode (startnetldi -g -a <owner>): the relay's GsTsExternalSession login forks the user's gem through it and supplies no host credentials"}
 	}
 	if env := os.Getenv("GEMSTONE_NRS_ALL"); env != "" {
 		if !strings.Contains(env, "#netldi:"+name) {
-			return []Finding{{What: fmt.Sprintf("GEMSTONE_NRS_ALL is %q, which does not name the running netldi %s; user logins will use what it names", env, name),
-				Fix: "unset GEMSTONE_NRS_ALL so that gemgate sets #netldi:" + name + ", or make it name that netldi"}}
+			return Finding{What: fmt.Sprintf("GEMSTONE_NRS_ALL is %q, which does not name the running netldi %s; user logins will use what it names", env, name),
+				Fix: "unset GEMSTONE_NRS_ALL so that gemgate sets #netldi:" + name + ", or make it name that netldi"}
 		}
-		return []Finding{{OK: true, What: fmt.Sprintf("netldi %s is running; user sessions are forked through it (GEMSTONE_NRS_ALL=%s, from the environment)", name, env)}}
+		return Finding{OK: true, What: fmt.Sprintf("netldi %s is running; user sessions are forked through it (GEMSTONE_NRS_ALL=%s, from the environment)", name, env)}
 	}
-	return []Finding{{OK: true, What: fmt.Sprintf("netldi %s is running; user sessions are forked through it (gemgate sets GEMSTONE_NRS_ALL=#netldi:%s)", name, name)}}
+	return Finding{OK: true, What: fmt.Sprintf("netldi %s is running; user sessions are forked through it (gemgate sets GEMSTONE_NRS_ALL=#netldi:%s)", name, name)}
 }
 
 // AtLeast compares dotted GemStone versions (3.7.4.1 < 3.7.5); text after the numbers is

@@ -26,16 +26,13 @@ type Server struct {
 // other flags and versions print for a live one (GsDevKit's `gslist -lc`).
 func (s Server) Running() bool { return s.statusIs("OK", "exists") }
 
-// Starting reports a server that is there but not serving yet: a stone in startup or in
-// recovery after a crash.
-func (s Server) Starting() bool { return s.statusIs("startup", "recovery") }
+// present is a server that lives under this GEMSTONE_GLOBAL_DIR, running or on its way: a
+// stone in startup, or in recovery after a crash, is there but not serving yet.
+func (s Server) present() bool { return s.statusIs("OK", "exists", "startup", "recovery") }
 
 func (s Server) statusIs(names ...string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(s.Status, n) })
 }
-
-// present is a server that lives under this GEMSTONE_GLOBAL_DIR, running or on its way.
-func (s Server) present() bool { return s.Running() || s.Starting() }
 
 // rowFields is how many words a server row has after its status: Version, Owner, Pid,
 // Port, three for Started ("Aug 20 08:53"), Type and Name.
@@ -109,10 +106,10 @@ func productEnv(home string) []string {
 	return env
 }
 
-// find answers the server of that type and name, if listed.
+// find answers the first listed server of that type and name.
 func find(servers []Server, typ, name string) (Server, bool) {
 	for _, s := range servers {
-		if strings.EqualFold(s.Type, typ) && (name == "" || s.Name == name) {
+		if strings.EqualFold(s.Type, typ) && s.Name == name {
 			return s, true
 		}
 	}

@@ -56,12 +56,12 @@ func TestParseGslistReadsRealOutputs(t *testing.T) {
 }
 
 func TestServerStates(t *testing.T) {
-	for status, want := range map[string][2]bool{ // running, starting
+	for status, want := range map[string][2]bool{ // running, starting (present, not running)
 		"OK": {true, false}, "exists": {true, false}, "startup": {false, true}, "recovery": {false, true},
 		"exe deleted": {false, false}, "frozen": {false, false}, "killed": {false, false},
 	} {
 		s := Server{Status: status}
-		if got := [2]bool{s.Running(), s.Starting()}; got != want {
+		if got := [2]bool{s.Running(), s.present() && !s.Running()}; got != want {
 			t.Errorf("%q: running, starting = %v, want %v", status, got, want)
 		}
 	}
