@@ -64,7 +64,7 @@ func Check(ctx context.Context, c Config) []Finding {
 		bad("start the stone, or set gemstone_global_dir to the GEMSTONE_GLOBAL_DIR it was started with (its lock files are in <dir>/locks)", "%s", g.Note)
 		return out
 	}
-	s, _ := find(g.Servers, "Stone", stone)
+	s, _ := stoneRow(g.Servers, stone)
 	switch {
 	case g.Note != "" && c.GlobalDir != "" && g.Dir != c.GlobalDir:
 		bad("set gemstone_global_dir to "+g.Dir, "%s", g.Note)

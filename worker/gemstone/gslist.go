@@ -106,14 +106,26 @@ func productEnv(home string) []string {
 	return env
 }
 
-// find answers the first listed server of that type and name.
-func find(servers []Server, typ, name string) (Server, bool) {
+// stoneRow answers the stone's row: a running one before one on its way (startup, recovery),
+// before any other (a lock left by a stone that died, perhaps another account's), as
+// stoneOwner reads the rows; the first listed of the best.
+func stoneRow(servers []Server, name string) (Server, bool) {
+	best, rank := Server{}, -1
 	for _, s := range servers {
-		if strings.EqualFold(s.Type, typ) && s.Name == name {
-			return s, true
+		if !strings.EqualFold(s.Type, "Stone") || s.Name != name {
+			continue
+		}
+		r := 0
+		if s.Running() {
+			r = 2
+		} else if s.present() {
+			r = 1
+		}
+		if r > rank {
+			best, rank = s, r
 		}
 	}
-	return Server{}, false
+	return best, rank >= 0
 }
 
 // DefaultNetLDI is the NetLDI name GemStone assumes when nothing says otherwise: an external
@@ -199,7 +211,7 @@ func ResolveGlobalDir(ctx context.Context, home, configured, stone string) Globa
 		if i == 0 {
 			first.Servers = servers
 		}
-		if s, ok := find(servers, "Stone", stone); ok && s.present() {
+		if s, ok := stoneRow(servers, stone); ok && s.present() {
 			g := GlobalDir{Dir: c, Servers: servers, Found: true}
 			switch {
 			case configured != "" && c != configured:

@@ -37,3 +37,30 @@ func TestStoneOwnerIsTheOneRunningStones(t *testing.T) {
 		t.Errorf("two running stones of one name: ChooseNetLDI = %q, want none", got)
 	}
 }
+
+// The stone's row, for the global directory it runs under and for gemgate check's status and
+// version, is the running one, as for its owner: a dead Stone row listed first (a lock left
+// by another account) is passed over, and a row on its way is taken over a dead one.
+func TestStoneRowIsTheRunningOne(t *testing.T) {
+	dead := "  killed     3.7.4     mallory    11113 40002 Aug 23 12:31  Stone   gs64stone\n"
+	starting := "  startup    3.7.5     gsstart    60041 56821 Aug 20 08:52  Stone   gs64stone\n"
+	running := "  OK         3.7.5     gsadmin    60042 56820 Aug 20 08:53  Stone   gs64stone\n"
+	other := "  OK         3.7.5     gsadmin    60043 56822 Aug 20 08:53  Stone   other\n"
+	for _, tc := range []struct {
+		table  string
+		found  bool
+		status string
+		owner  string
+	}{
+		{dead + running, true, "OK", "gsadmin"},
+		{dead + starting, true, "startup", "gsstart"},
+		{starting + running, true, "OK", "gsadmin"},
+		{dead, true, "killed", "mallory"},
+		{other, false, "", ""},
+	} {
+		s, ok := stoneRow(ParseGslist(gslistHeader+tc.table), "gs64stone")
+		if ok != tc.found || s.Status != tc.status || s.Owner != tc.owner {
+			t.Errorf("stoneRow of\n%s= %+v, %v; want status %q owner %q", tc.table, s, ok, tc.status, tc.owner)
+		}
+	}
+}
