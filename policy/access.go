@@ -78,12 +78,7 @@ func claimStrings(v any) []string {
 }
 
 func (p *Policy) decideScopes(scopes []string) Access {
-	granted := make([]string, 0, len(scopes))
-	for _, s := range scopes {
-		if s != "" {
-			granted = append(granted, s)
-		}
-	}
+	granted := slices.DeleteFunc(slices.Clone(scopes), func(s string) bool { return s == "" })
 	slices.Sort(granted)
 	granted = slices.Compact(granted)
 
