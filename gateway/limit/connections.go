@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,7 +76,7 @@ func (l *cappedListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		if l.open.Add(1) <= l.max {
-			return &cappedConn{Conn: c, release: func() { l.open.Add(-1) }}, nil
+			return &cappedConn{Conn: c, open: &l.open}, nil
 		}
 		l.open.Add(-1)
 		l.refuse(c)
@@ -126,12 +125,14 @@ func answer(c net.Conn, cfg *tls.Config, timeout time.Duration) {
 // cappedConn gives its slot back when closed, once.
 type cappedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	open   *atomic.Int64 // the listener's count
+	closed atomic.Bool
 }
 
 func (c *cappedConn) Close() error {
-	c.once.Do(c.release)
+	if c.closed.CompareAndSwap(false, true) {
+		c.open.Add(-1)
+	}
 	return c.Conn.Close()
 }
 
