@@ -116,15 +116,10 @@ func (a Access) Narrow(b Access) Access {
 	}
 	// An Access is never changed once made, so n may share a's slices; they are clipped
 	// so that an append to them copies.
+	n.granted = slices.Clip(a.granted)
 	bLacks := func(s string) bool { return !b.HasScope(s) }
-	if !slices.ContainsFunc(a.granted, bLacks) {
-		n.granted = slices.Clip(a.granted)
-	} else {
-		for _, s := range a.granted {
-			if !bLacks(s) {
-				n.granted = append(n.granted, s)
-			}
-		}
+	if slices.ContainsFunc(n.granted, bLacks) {
+		n.granted = slices.DeleteFunc(slices.Clone(n.granted), bLacks)
 	}
 	n.missing = slices.Clip(a.missing)
 	for _, s := range b.missing {
