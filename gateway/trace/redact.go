@@ -111,12 +111,8 @@ func stringEnd(b []byte, i int) int {
 	return len(b)
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
+// skipSpace is the index of the first byte from b[i] on that is not JSON white space.
+func skipSpace(b []byte, i int) int { return len(b) - len(bytes.TrimLeft(b[i:], " \t\r\n")) }
 
 // valueEnd is the index just past the value starting at b[i].
 func valueEnd(b []byte, i int) int {
