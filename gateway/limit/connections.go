@@ -83,6 +83,8 @@ func (l *cappedListener) Accept() (net.Conn, error) {
 	}
 }
 
+func (l *cappedListener) Open() int { return int(l.open.Load()) }
+
 func (l *cappedListener) refuse(c net.Conn) {
 	n := l.refused.Add(1)
 	l.warn.Do(func() {

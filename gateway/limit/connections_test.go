@@ -108,7 +108,7 @@ func TestConnectionCap(t *testing.T) {
 				}
 				held = append(held, c)
 			}
-			if n := ln.(*cappedListener).open.Load(); n != int64(max) {
+			if n := ln.(*cappedListener).Open(); n != max {
 				t.Errorf("%d connections counted open, want %d", n, max)
 			}
 			// A client that would rather speak HTTP/2 is refused in HTTP/1.1, which it also offers.
@@ -118,7 +118,7 @@ func TestConnectionCap(t *testing.T) {
 					r.StatusCode, r.Header.Get("Retry-After"), r.Close)
 			}
 			held[0].Close()
-			eventually(t, 5*time.Second, "the closed connection's slot to be free", func() bool { return ln.(*cappedListener).open.Load() < int64(max) })
+			eventually(t, 5*time.Second, "the closed connection's slot to be free", func() bool { return ln.(*cappedListener).Open() < max })
 			if r := get(dial()); r.StatusCode != http.StatusOK {
 				t.Errorf("after a connection closed: status %d, want 200", r.StatusCode)
 			}
@@ -169,7 +169,7 @@ func TestConnectionCapBoundsRefusals(t *testing.T) {
 	if answered != maxRefusing || closed != extra {
 		t.Errorf("%d answered 503 and %d closed at once, want %d and %d", answered, closed, maxRefusing, extra)
 	}
-	if n := ln.open.Load(); n != 1 {
+	if n := ln.Open(); n != 1 {
 		t.Errorf("%d connections counted open, want 1", n)
 	}
 }
