@@ -28,7 +28,7 @@ func isCredentialName(name string) bool {
 	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
 	// progressToken ends like a credential's name but is a protocol field worth seeing.
 	return credentialNames[n] || n != "progresstoken" &&
-		slices.ContainsFunc(credentialSuffixes, func(suffix string) bool { return strings.HasSuffix(n, suffix) })
+		slices.ContainsFunc(credentialSuffixes, func(end string) bool { return strings.HasSuffix(n, end) })
 }
 
 func redact(body []byte) []byte {
