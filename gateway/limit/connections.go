@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -76,7 +77,7 @@ func (l *cappedListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		if l.open.Add(1) <= l.max {
-			return &cappedConn{Conn: c, open: &l.open}, nil
+			return &cappedConn{Conn: c, release: func() { l.open.Add(-1) }}, nil
 		}
 		l.open.Add(-1)
 		l.refuse(c)
@@ -125,14 +126,12 @@ func answer(c net.Conn, cfg *tls.Config, timeout time.Duration) {
 // cappedConn gives its slot back when closed, once.
 type cappedConn struct {
 	net.Conn
-	open   *atomic.Int64 // the listener's count
-	closed atomic.Bool
+	once    sync.Once
+	release func()
 }
 
 func (c *cappedConn) Close() error {
-	if c.closed.CompareAndSwap(false, true) {
-		c.open.Add(-1)
-	}
+	c.once.Do(c.release)
 	return c.Conn.Close()
 }
 
