@@ -204,11 +204,7 @@ func appendRaw(b []byte, key string, raw json.RawMessage) []byte {
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, err := json.Marshal(s)
-			if err != nil {
-				panic(fmt.Sprintf("jsonrpc: encoding a JSON-RPC method: %v", err))
-			}
-			return append(b, q...)
+			return append(b, mustMarshal(s, "a JSON-RPC method")...)
 		}
 	}
 	b = append(b, '"')
@@ -238,11 +234,8 @@ func ErrorResponse(id json.RawMessage, code int64, message string, data any) *Me
 	if id == nil {
 		id = json.RawMessage("null")
 	}
-	b, err := json.Marshal(RPCError{Code: code, Message: message, Data: data})
-	if err != nil {
-		panic(fmt.Sprintf("jsonrpc: encoding a JSON-RPC error: %v", err))
-	}
-	return &Message{ID: id, Error: b}
+	rpcErr := RPCError{Code: code, Message: message, Data: data}
+	return &Message{ID: id, Error: mustMarshal(rpcErr, "a JSON-RPC error")}
 }
 
 // Notification builds a notification with params marshalled from v; a nil v gives none (a
@@ -251,11 +244,16 @@ func Notification(method string, v any) *Message {
 	if v == nil {
 		return &Message{Method: method}
 	}
+	return &Message{Method: method, Params: mustMarshal(v, "notification params")}
+}
+
+// mustMarshal is v as JSON; what gemgate encodes always encodes, so a failure is a bug.
+func mustMarshal(v any, what string) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("jsonrpc: encoding notification params: %v", err))
+		panic(fmt.Sprintf("jsonrpc: encoding %s: %v", what, err))
 	}
-	return &Message{Method: method, Params: b}
+	return b
 }
 
 // jsonSpace is the white space JSON allows around a value: space, tab, CR and LF (RFC 8259

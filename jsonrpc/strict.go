@@ -158,10 +158,7 @@ func (o Object) member(key string) member {
 }
 
 // Has reports whether key is present, matched exactly.
-func (o Object) Has(key string) bool {
-	_, ok := o.Raw(key)
-	return ok
-}
+func (o Object) Has(key string) bool { return o.member(key).value != nil }
 
 // String is the value of key, which must be a JSON string when present. A null counts as
 // absent.

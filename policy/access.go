@@ -78,12 +78,7 @@ func claimStrings(v any) []string {
 }
 
 func (p *Policy) decideScopes(scopes []string) Access {
-	granted := make([]string, 0, len(scopes))
-	for _, s := range scopes {
-		if s != "" {
-			granted = append(granted, s)
-		}
-	}
+	granted := slices.DeleteFunc(slices.Clone(scopes), func(s string) bool { return s == "" })
 	slices.Sort(granted)
 	granted = slices.Compact(granted)
 
@@ -121,15 +116,10 @@ func (a Access) Narrow(b Access) Access {
 	}
 	// An Access is never changed once made, so n may share a's slices; they are clipped
 	// so that an append to them copies.
+	n.granted = slices.Clip(a.granted)
 	bLacks := func(s string) bool { return !b.HasScope(s) }
-	if !slices.ContainsFunc(a.granted, bLacks) {
-		n.granted = slices.Clip(a.granted)
-	} else {
-		for _, s := range a.granted {
-			if !bLacks(s) {
-				n.granted = append(n.granted, s)
-			}
-		}
+	if slices.ContainsFunc(n.granted, bLacks) {
+		n.granted = slices.DeleteFunc(slices.Clone(n.granted), bLacks)
 	}
 	n.missing = slices.Clip(a.missing)
 	for _, s := range b.missing {

@@ -1,17 +1,12 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
-)
-
-// Defaults for the zero values of [Config].
-const (
-	DefaultRequiredScope = "mcp:use"
-	DefaultWriteScope    = "mcp:write"
 )
 
 // offlineAccess is the refresh-token scope. A resource must not ask for it (refresh tokens
@@ -58,12 +53,9 @@ type Policy struct {
 func New(c Config) (*Policy, error) {
 	required := c.RequiredScopes
 	if len(required) == 0 {
-		required = []string{DefaultRequiredScope}
+		required = []string{"mcp:use"}
 	}
-	write := c.WriteScope
-	if write == "" {
-		write = DefaultWriteScope
-	}
+	write := cmp.Or(c.WriteScope, "mcp:write")
 
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -97,7 +89,7 @@ func New(c Config) (*Policy, error) {
 	}
 	var rules [Kinds][]rule
 	supported := slices.Concat(required, []string{write}, c.ExtraScopes)
-	for k, list := range c.rules() {
+	for k, list := range [Kinds][]Rule{c.Rules, c.PromptRules, c.ResourceRules} {
 		env, err := ruleEnv(Kind(k), c.TrustReadOnlyHints)
 		if err != nil {
 			return nil, err
@@ -125,9 +117,6 @@ func New(c Config) (*Policy, error) {
 		rules:         rules,
 	}, nil
 }
-
-// rules are the configured rules by kind.
-func (c Config) rules() [Kinds][]Rule { return [Kinds][]Rule{c.Rules, c.PromptRules, c.ResourceRules} }
 
 // RequiredScopes returns the scopes every token must carry, in configured order.
 func (p *Policy) RequiredScopes() []string { return slices.Clone(p.required) }

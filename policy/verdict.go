@@ -19,13 +19,8 @@ const (
 // String returns the label used in error data and metrics: "allowed", "readOnly" or
 // "forbidden".
 func (v Verdict) String() string {
-	switch v {
-	case Allowed:
-		return "allowed"
-	case DeniedReadOnly:
-		return "readOnly"
-	case DeniedForbidden:
-		return "forbidden"
+	if names := [...]string{"allowed", "readOnly", "forbidden"}; v >= 0 && int(v) < len(names) {
+		return names[v]
 	}
 	return "Verdict(" + strconv.Itoa(int(v)) + ")"
 }

@@ -80,19 +80,15 @@ func (q *Request) Begin(ctx context.Context, c Call) context.Context {
 	if q == nil || q.span != nil {
 		return ctx
 	}
-	parent, bag := trace.SpanContextFromContext(q.header), baggage.FromContext(q.header)
+	// The body's valid traceparent and non-empty baggage win over the headers'; the
+	// propagators leave what they cannot read as it was.
+	p := q.header
 	if c.TraceParent != "" || c.Baggage != "" {
 		m := propagation.MapCarrier{"traceparent": c.TraceParent, "tracestate": c.TraceState, "baggage": c.Baggage}
-		p := q.t.prop.Extract(context.Background(), m)
-		if sc := trace.SpanContextFromContext(p); sc.IsValid() {
-			parent = sc
-		}
-		if b := baggage.FromContext(p); b.Len() > 0 {
-			bag = b
-		}
+		p = q.t.prop.Extract(p, m)
 	}
-	pctx := trace.ContextWithSpanContext(ctx, parent)
-	if bag.Len() > 0 {
+	pctx := trace.ContextWithSpanContext(ctx, trace.SpanContextFromContext(p))
+	if bag := baggage.FromContext(p); bag.Len() > 0 {
 		pctx = baggage.ContextWithBaggage(pctx, bag)
 	}
 	q.name, q.attrs = spanName(c, q.path), q.attributes(c)

@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -96,13 +97,11 @@ func (l Lifetime) Validate() error {
 type Probe struct {
 	Gen  uint64 // the stream generation it was written to
 	Sent time.Time
-
-	mu   sync.Mutex
-	done bool // answered
+	done atomic.Bool // answered
 }
 
-func (p *Probe) Answer()        { p.mu.Lock(); p.done = true; p.mu.Unlock() }
-func (p *Probe) answered() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.done }
+func (p *Probe) Answer()        { p.done.Store(true) }
+func (p *Probe) answered() bool { return p.done.Load() }
 
 // State is what the reaper reads of a session, taken at one instant.
 type State struct {

@@ -13,19 +13,14 @@ import (
 func StreamEnd(r *http.Request, also context.Context) (end <-chan struct{}, stop func()) {
 	p, _ := auth.PrincipalFrom(r.Context())
 	until := auth.AcceptedUntil(p)
-	if until.IsZero() && also == nil { // auth none: no token to outlive
+	switch {
+	case until.IsZero() && also == nil: // auth none: no token to outlive
 		return nil, func() {}
+	case until.IsZero():
+		return also.Done(), func() {}
+	case also == nil:
+		also = context.Background()
 	}
-	var ctx context.Context
-	var cancel context.CancelFunc
-	if until.IsZero() {
-		ctx, cancel = context.WithCancel(context.Background())
-	} else {
-		ctx, cancel = context.WithDeadline(context.Background(), until)
-	}
-	unhook := func() bool { return false }
-	if also != nil {
-		unhook = context.AfterFunc(also, cancel)
-	}
-	return ctx.Done(), func() { unhook(); cancel() }
+	ctx, cancel := context.WithDeadline(also, until)
+	return ctx.Done(), cancel
 }

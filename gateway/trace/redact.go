@@ -14,27 +14,21 @@ import (
 
 const redacted = "[redacted]"
 
-// credentialNames are field names, lower case without '_' and '-', whose values are secret.
-var credentialNames = map[string]bool{
-	"token": true, "accesstoken": true, "refreshtoken": true, "idtoken": true, "bearer": true,
-	"password": true, "passwd": true, "secret": true, "clientsecret": true, "authorization": true,
-	"credential": true, "credentials": true, "apikey": true, "privatekey": true, "cookie": true,
-	"setcookie": true, "sessiontoken": true, "authtoken": true, "subjecttoken": true, "assertion": true,
-}
-
-// notCredentials end like a credential's name but are protocol fields worth seeing.
-var notCredentials = map[string]bool{"progresstoken": true}
+// A field's value is secret when its name, lower case without '_' and '-', is one of
+// credentialNames or ends in one of credentialSuffixes (accesstoken, clientsecret...).
+var (
+	credentialNames = map[string]bool{
+		"bearer": true, "passwd": true, "authorization": true, "privatekey": true, "cookie": true,
+		"setcookie": true, "assertion": true,
+	}
+	credentialSuffixes = []string{"token", "secret", "password", "apikey", "credential", "credentials"}
+)
 
 func isCredentialName(name string) bool {
 	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
-	if credentialNames[n] {
-		return true
-	}
-	if notCredentials[n] {
-		return false
-	}
-	return slices.ContainsFunc([]string{"token", "secret", "password", "apikey", "credential", "credentials"},
-		func(suffix string) bool { return strings.HasSuffix(n, suffix) })
+	// progressToken ends like a credential's name but is a protocol field worth seeing.
+	return credentialNames[n] || n != "progresstoken" &&
+		slices.ContainsFunc(credentialSuffixes, func(end string) bool { return strings.HasSuffix(n, end) })
 }
 
 func redact(body []byte) []byte {
@@ -117,12 +111,8 @@ func stringEnd(b []byte, i int) int {
 	return len(b)
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
+// skipSpace is the index of the first byte from b[i] on that is not JSON white space.
+func skipSpace(b []byte, i int) int { return len(b) - len(bytes.TrimLeft(b[i:], " \t\r\n")) }
 
 // valueEnd is the index just past the value starting at b[i].
 func valueEnd(b []byte, i int) int {

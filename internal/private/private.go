@@ -56,22 +56,16 @@ func groupIsOwn(gid uint32, files [2]string) bool {
 		return false
 	}
 	me, uid, g := "", strconv.Itoa(os.Getuid()), strconv.FormatUint(uint64(gid), 10)
-	var primary []string // the accounts whose primary group is gid
 	for line := range strings.Lines(string(passwd)) {
 		f := strings.Split(strings.TrimRight(line, "\n"), ":")
 		if len(f) < 4 {
 			continue
 		}
+		if f[3] == g && f[2] != uid {
+			return false // another account's primary group
+		}
 		if f[2] == uid {
 			me = f[0]
-		}
-		if f[3] == g {
-			primary = append(primary, f[2])
-		}
-	}
-	for _, u := range primary {
-		if u != uid {
-			return false
 		}
 	}
 	group, err := os.ReadFile(files[1])
