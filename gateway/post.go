@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -163,7 +162,7 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 	if !s.isProbeAnswer(msg) && !s.touch(time.Now()) {
 		return nil, wire.SessionNotFound(msg.ID)
 	}
-	if he := g.grantRefusal(s, p, msg.ID, metrics.MethodLabel(msg.Method)); he != nil {
+	if he := g.grantRefusal(s.member, p, msg.ID, metrics.MethodLabel(msg.Method), s.log); he != nil {
 		return nil, he
 	}
 	return s, nil
@@ -246,16 +245,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	if he := g.gate(r.Context(), s, log, msg, f, access); he != nil {
 		return he
 	}
-	inf, err := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
-	if errors.Is(err, errEnding) {
-		return wire.SessionNotFound(msg.ID)
-	}
-	if errors.Is(err, errTooManyCalls) {
-		return busy(msg.ID, fmt.Sprintf("too many calls in flight on this session (limit %d); wait for one to finish",
-			g.opts.Lifetime.MaxCallsPerSession))
-	}
-	if err != nil {
-		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
+	inf, he := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
+	if he != nil {
+		return he
 	}
 	defer s.endCall(inf)
 	span, fwd, err := roundTrip(r.Context(), msg)

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -52,8 +54,7 @@ type session struct {
 	hints         map[string]policy.Hints // per tool, from tools/list
 	lastActive    time.Time               // monotonic: a host suspend does not count as idleness
 	streamLost    time.Time               // when the last GET stream ended; zero while one is open or never
-	everStream    bool
-	ending        bool // the reaper has claimed it; requests meet 404
+	ending        bool                    // the reaper has claimed it; requests meet 404
 	closed        bool
 
 	nextOut atomic.Uint64
@@ -116,19 +117,21 @@ func (s *session) markEnding(st sessions.State, reason string) bool {
 	return true
 }
 
-func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max int) (*inflight, error) {
+// startCall registers a call; a session ending, an id in flight or too many calls refuse it.
+func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max int) (*inflight, *wire.Error) {
 	inf := &inflight{clientID: id, events: wire.NewEventQueue(), cancelled: make(chan struct{}), canStream: canStream, readOnly: readOnly}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ending || s.closed {
-		return nil, errEnding
+		return nil, wire.SessionNotFound(id)
 	}
 	key := string(id)
 	if _, dup := s.calls[key]; dup {
-		return nil, errDuplicateID
+		return nil, &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: id,
+			Message: "a request with this id is already in flight"}
 	}
 	if max > 0 && len(s.calls) >= max {
-		return nil, errTooManyCalls
+		return nil, busy(id, fmt.Sprintf("too many calls in flight on this session (limit %d); wait for one to finish", max))
 	}
 	if s.calls == nil {
 		s.calls = make(map[string]*inflight, 1)
@@ -136,12 +139,6 @@ func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max in
 	s.calls[key] = inf
 	return inf, nil
 }
-
-var (
-	errEnding       = errors.New("session is ending")
-	errDuplicateID  = errors.New("a request with this id is already in flight")
-	errTooManyCalls = errors.New("too many calls in flight on this session")
-)
 
 func (s *session) endCall(inf *inflight) {
 	s.mu.Lock()
@@ -286,16 +283,16 @@ func (s *session) key() (id string, o owner) { return s.id, s.owner }
 func (s *session) state(now time.Time) sessions.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	gen := s.outbox.Current() // 0 until a GET stream first attaches
 	return sessions.State{
 		Now: now, Opened: s.opened, LastActive: s.lastActive, StreamLost: s.streamLost,
-		Busy: len(s.calls) > 0, EverStream: s.everStream, StreamOpen: s.outbox.HasStream(),
-		Probe: s.currentProbe, CurrentGen: s.outbox.Current(),
+		Busy: len(s.calls) > 0, EverStream: gen > 0, StreamOpen: s.outbox.HasStream(),
+		Probe: s.currentProbe, CurrentGen: gen,
 	}
 }
 
 func (s *session) streamOpened() {
 	s.mu.Lock()
-	s.everStream = true
 	s.streamLost = time.Time{}
 	s.mu.Unlock()
 }
