@@ -248,7 +248,7 @@ func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *wire.Er
 	if he := g.narrowedRefusal(s, p, what); he != nil {
 		return nil, he
 	}
-	return s, g.grantRefusal(s, p, nil, what)
+	return s, g.grantRefusal(s.member, p, nil, what, s.log)
 }
 
 // endSession unmaps a session and detaches it from its worker; false if it had ended already.
