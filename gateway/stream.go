@@ -78,7 +78,7 @@ func (g *Gateway) streamEnded(s *session) {
 func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed bool) bool {
 	store := s.outbox.Store()
 	if !resumed {
-		after = store.Position(0)
+		after = store.Position()
 	}
 	if st.Start() != nil || st.Prime(store.ID(0, after), wire.SSERetry) != nil {
 		return false
