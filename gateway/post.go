@@ -286,22 +286,6 @@ func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, ne
 		Data: map[string]any{"kind": kind}}
 }
 
-// unlockingScopes are the scopes any one of which would let access use the tool.
-func (g *Gateway) unlockingScopes(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) []string {
-	var out []string
-	for _, scope := range g.opts.Policy.ScopesSupported() {
-		if access.HasScope(scope) {
-			continue
-		}
-		wider := g.opts.Policy.WithScope(access, scope)
-		wider.ReadOnly = wider.ReadOnly || access.ReadOnly
-		if v, _ := g.opts.Policy.ExplainKind(k, wider, tool, hint); v != policy.DeniedForbidden {
-			out = append(out, scope)
-		}
-	}
-	return out
-}
-
 const codeForbidden = -32003 // JSON-RPC error code of a request the policy refuses
 
 func isToolError(result json.RawMessage) bool {
@@ -352,7 +336,16 @@ func (g *Gateway) decide(p auth.Principal) policy.Access {
 // forbiddenChallenge is what the 403 for a forbidden tool asks for, and why: with the write
 // scope too where needed (2026-07-28 asks for every scope at once).
 func (g *Gateway) forbiddenChallenge(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) (needed []string, why string) {
-	needed = g.unlockingScopes(k, access, tool, hint)
+	for _, scope := range g.opts.Policy.ScopesSupported() { // any one of needed unlocks it
+		if access.HasScope(scope) {
+			continue
+		}
+		wider := g.opts.Policy.WithScope(access, scope)
+		wider.ReadOnly = wider.ReadOnly || access.ReadOnly
+		if v, _ := g.opts.Policy.ExplainKind(k, wider, tool, hint); v != policy.DeniedForbidden {
+			needed = append(needed, scope)
+		}
+	}
 	if len(needed) == 0 {
 		return nil, ""
 	}
