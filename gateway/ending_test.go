@@ -15,8 +15,8 @@ import (
 
 func bareSession() *session {
 	return &session{
-		calls:  map[string]*inflight{},
-		probes: map[string]*sessions.Probe{}, hints: map[string]policy.Hints{}, outbox: wire.NewOutbox(nil, nil), lastActive: time.Now(),
+		calls: map[string]*inflight{},
+		hints: map[string]policy.Hints{}, outbox: wire.NewOutbox(nil, nil), lastActive: time.Now(),
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -48,9 +47,9 @@ type session struct {
 	access        policy.Access   // a request can narrow it; a write token moves it to the read-write worker
 	steppedUp     context.Context // readWriteLater
 	stepUpStreams context.CancelFunc
-	calls         map[string]*inflight       // by the client's raw request id; made at the first call
-	probes        map[string]*sessions.Probe // liveness pings by the id they were sent with
-	currentProbe  *sessions.Probe
+	calls         map[string]*inflight    // by the client's raw request id; made at the first call
+	currentProbe  *sessions.Probe         // the latest liveness ping, nil since the last activity
+	probeID       string                  // currentProbe's id until it is answered; else ""
 	hints         map[string]policy.Hints // per tool, from tools/list
 	lastActive    time.Time               // monotonic: a host suspend does not count as idleness
 	streamLost    time.Time               // when the last GET stream ended; zero while one is open or never
@@ -91,8 +90,7 @@ func (s *session) touch(now time.Time) bool {
 	}
 	s.lastActive = now
 	s.streamLost = time.Time{}
-	s.currentProbe = nil
-	clear(s.probes) // their answers decide nothing now
+	s.currentProbe, s.probeID = nil, "" // its answer decides nothing now
 	s.mu.Unlock()
 	return true
 }
@@ -228,7 +226,7 @@ func (s *session) isProbeAnswer(m *jsonrpc.Message) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.probes[gid] != nil
+	return gid != "" && gid == s.probeID
 }
 
 // clientResponse routes the client's response to a liveness probe or, audited, to the worker.
@@ -238,9 +236,11 @@ func (s *session) clientResponse(m *jsonrpc.Message, readOnly bool) error {
 		s.log.Debug("client answered an id the gateway never sent", "id", textclip.Bytes(m.ID, 128))
 		return nil
 	}
+	var pr *sessions.Probe
 	s.mu.Lock()
-	pr := s.probes[gid]
-	delete(s.probes, gid)
+	if gid != "" && gid == s.probeID {
+		pr, s.probeID = s.currentProbe, ""
+	}
 	s.mu.Unlock()
 	if pr != nil {
 		pr.Answer()
@@ -309,14 +309,7 @@ func (s *session) sendProbe(now time.Time) {
 	gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
 	p := &sessions.Probe{Gen: s.outbox.Current(), Sent: now}
 	s.mu.Lock()
-	if s.currentProbe != nil {
-		maps.DeleteFunc(s.probes, func(_ string, old *sessions.Probe) bool { return old == s.currentProbe })
-	}
-	s.currentProbe = p
-	if s.probes == nil {
-		s.probes = map[string]*sessions.Probe{}
-	}
-	s.probes[gid] = p
+	s.currentProbe, s.probeID = p, gid // an earlier ping's answer decides nothing now
 	s.mu.Unlock()
 	s.outbox.Push((&jsonrpc.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}).Encode())
 }
