@@ -348,9 +348,5 @@ func (rs *EventStore) Abandoned(sid uint64, lost time.Time) bool {
 	if l.readers > 0 {
 		return false
 	}
-	since := l.alone
-	if lost.After(since) {
-		since = lost
-	}
-	return time.Since(since) > ResumeRetention
+	return time.Since(l.alone) > ResumeRetention && time.Since(lost) > ResumeRetention
 }
