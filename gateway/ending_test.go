@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,8 +15,8 @@ import (
 
 func bareSession() *session {
 	return &session{
-		calls:  map[string]*inflight{},
-		probes: map[string]*sessions.Probe{}, hints: map[string]policy.Hints{}, outbox: wire.NewOutbox(nil, nil), lastActive: time.Now(),
+		calls: map[string]*inflight{},
+		hints: map[string]policy.Hints{}, outbox: wire.NewOutbox(nil, nil), lastActive: time.Now(),
 	}
 }
 
@@ -53,8 +52,8 @@ func TestAClaimedSessionRefusesRequests(t *testing.T) {
 	if s.touch(time.Now()) {
 		t.Error("touch accepted a request on a session being ended")
 	}
-	if _, err := s.startCall(json.RawMessage(`2`), true, false, 0); !errors.Is(err, errEnding) {
-		t.Errorf("startCall = %v, want errEnding", err)
+	if _, he := s.startCall(json.RawMessage(`2`), true, false, 0); he == nil || he.Status != http.StatusNotFound {
+		t.Errorf("startCall = %v, want the 404 of a session not found", he)
 	}
 }
 

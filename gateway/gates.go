@@ -247,19 +247,9 @@ func contentTypeJSON(ct string) bool {
 	return true
 }
 
-// paramToken reports whether s is a non-empty RFC 9110 token without '*' (RFC 2231's mark).
-func paramToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
+// paramToken reports whether s is a non-empty RFC 9110 token without '*' (RFC 2231's mark):
+// an RFC 2045 token (isToken) less the '{' and '}' RFC 9110 does not allow.
+func paramToken(s string) bool { return isToken(s) && !strings.ContainsAny(s, "*{}") }
 
 // accepts reports whether Accept allows mt (RFC 9110 12.5.1); an unreadable element, nothing.
 func accepts(h http.Header, mt string) bool {

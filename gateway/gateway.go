@@ -291,11 +291,9 @@ func (g *Gateway) endLater(s *session, reason string) {
 	g.mu.Lock()
 	early := !s.admitted && s.lostEarly == ""
 	switch {
-	case !s.admitted:
-		if early {
-			s.lostEarly = reason
-		}
-	case !g.closed:
+	case early:
+		s.lostEarly = reason
+	case s.admitted && !g.closed:
 		g.wg.Add(1)
 		go func() { defer g.wg.Done(); g.endSession(s, reason) }()
 	}

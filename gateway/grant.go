@@ -17,12 +17,8 @@ import (
 
 const kindGrant = "grant" // the error data kind of a grant refusal
 
-// grantRefusal refuses a request of s whose token grants less than its worker was given.
-func (g *Gateway) grantRefusal(s *session, p auth.Principal, id json.RawMessage, what string) *wire.Error {
-	return g.refuseNarrowerGrant(s.member, p, id, what, s.log)
-}
-
-func (g *Gateway) refuseNarrowerGrant(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error {
+// grantRefusal refuses a request whose token grants less than m's worker was given.
+func (g *Gateway) grantRefusal(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error {
 	scopes, audience, ok := m.Grant()
 	if !ok {
 		return nil

@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -163,7 +162,7 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 	if !s.isProbeAnswer(msg) && !s.touch(time.Now()) {
 		return nil, wire.SessionNotFound(msg.ID)
 	}
-	if he := g.grantRefusal(s, p, msg.ID, metrics.MethodLabel(msg.Method)); he != nil {
+	if he := g.grantRefusal(s.member, p, msg.ID, metrics.MethodLabel(msg.Method), s.log); he != nil {
 		return nil, he
 	}
 	return s, nil
@@ -246,16 +245,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	if he := g.gate(r.Context(), s, log, msg, f, access); he != nil {
 		return he
 	}
-	inf, err := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
-	if errors.Is(err, errEnding) {
-		return wire.SessionNotFound(msg.ID)
-	}
-	if errors.Is(err, errTooManyCalls) {
-		return busy(msg.ID, fmt.Sprintf("too many calls in flight on this session (limit %d); wait for one to finish",
-			g.opts.Lifetime.MaxCallsPerSession))
-	}
-	if err != nil {
-		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID, Message: err.Error()}
+	inf, he := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
+	if he != nil {
+		return he
 	}
 	defer s.endCall(inf)
 	span, fwd, err := roundTrip(r.Context(), msg)
@@ -292,22 +284,6 @@ func (g *Gateway) insufficientScope(id json.RawMessage, access policy.Access, ne
 	}
 	return &wire.Error{Status: http.StatusForbidden, Code: codeForbidden, ID: id, Message: message, Header: h,
 		Data: map[string]any{"kind": kind}}
-}
-
-// unlockingScopes are the scopes any one of which would let access use the tool.
-func (g *Gateway) unlockingScopes(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) []string {
-	var out []string
-	for _, scope := range g.opts.Policy.ScopesSupported() {
-		if access.HasScope(scope) {
-			continue
-		}
-		wider := g.opts.Policy.WithScope(access, scope)
-		wider.ReadOnly = wider.ReadOnly || access.ReadOnly
-		if v, _ := g.opts.Policy.ExplainKind(k, wider, tool, hint); v != policy.DeniedForbidden {
-			out = append(out, scope)
-		}
-	}
-	return out
 }
 
 const codeForbidden = -32003 // JSON-RPC error code of a request the policy refuses
@@ -360,7 +336,16 @@ func (g *Gateway) decide(p auth.Principal) policy.Access {
 // forbiddenChallenge is what the 403 for a forbidden tool asks for, and why: with the write
 // scope too where needed (2026-07-28 asks for every scope at once).
 func (g *Gateway) forbiddenChallenge(k policy.Kind, access policy.Access, tool string, hint *policy.Hints) (needed []string, why string) {
-	needed = g.unlockingScopes(k, access, tool, hint)
+	for _, scope := range g.opts.Policy.ScopesSupported() { // any one of needed unlocks it
+		if access.HasScope(scope) {
+			continue
+		}
+		wider := g.opts.Policy.WithScope(access, scope)
+		wider.ReadOnly = wider.ReadOnly || access.ReadOnly
+		if v, _ := g.opts.Policy.ExplainKind(k, wider, tool, hint); v != policy.DeniedForbidden {
+			needed = append(needed, scope)
+		}
+	}
 	if len(needed) == 0 {
 		return nil, ""
 	}

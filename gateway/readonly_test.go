@@ -186,9 +186,11 @@ func TestForbiddenToolNamesUnlockingScope(t *testing.T) {
 	if ch := r.header.Get("WWW-Authenticate"); !containsStr(ch, `scope="mcp:use mcp:write notes:admin"`) {
 		t.Errorf("WWW-Authenticate %q does not name granted ∪ notes:admin", ch)
 	}
-	// For a read-only access only the rule's scope unlocks it; the write scope alone does not.
-	if got := f.gw.unlockingScopes(policy.KindTool, pol.DecideToken(policy.Token{Scopes: []string{"mcp:use"}}), "delete_note", nil); !slices.Equal(got, []string{"notes:admin"}) {
-		t.Errorf("unlockingScopes = %v, want [notes:admin]", got)
+	// For a read-only access only the rule's scope unlocks it; the write scope alone does not,
+	// and is asked for besides it.
+	got, why := f.gw.forbiddenChallenge(policy.KindTool, pol.DecideToken(policy.Token{Scopes: []string{"mcp:use"}}), "delete_note", nil)
+	if !slices.Equal(got, []string{"notes:admin", "mcp:write"}) || !strings.Contains(why, "needs scope notes:admin, and scope mcp:write") {
+		t.Errorf("forbiddenChallenge = %v, %q; want notes:admin, and mcp:write besides", got, why)
 	}
 }
 

@@ -79,7 +79,7 @@ func (b *bubble) open(t *testing.T) *session {
 	}
 	s := &session{
 		id: newSessionID(), owner: o, opened: time.Now(), member: &pool.Member{},
-		calls: map[string]*inflight{}, probes: map[string]*sessions.Probe{}, hints: map[string]policy.Hints{}, done: make(chan struct{}),
+		calls: map[string]*inflight{}, hints: map[string]policy.Hints{}, done: make(chan struct{}),
 	}
 	s.lastActive = s.opened
 	s.log = b.gw.log.With("session", s.id, "user", "alice")

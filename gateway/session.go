@@ -6,8 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
-	"maps"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -46,14 +47,13 @@ type session struct {
 	access        policy.Access   // a request can narrow it; a write token moves it to the read-write worker
 	steppedUp     context.Context // readWriteLater
 	stepUpStreams context.CancelFunc
-	calls         map[string]*inflight       // by the client's raw request id; made at the first call
-	probes        map[string]*sessions.Probe // liveness pings by the id they were sent with
-	currentProbe  *sessions.Probe
+	calls         map[string]*inflight    // by the client's raw request id; made at the first call
+	currentProbe  *sessions.Probe         // the latest liveness ping, nil since the last activity
+	probeID       string                  // currentProbe's id until it is answered; else ""
 	hints         map[string]policy.Hints // per tool, from tools/list
 	lastActive    time.Time               // monotonic: a host suspend does not count as idleness
 	streamLost    time.Time               // when the last GET stream ended; zero while one is open or never
-	everStream    bool
-	ending        bool // the reaper has claimed it; requests meet 404
+	ending        bool                    // the reaper has claimed it; requests meet 404
 	closed        bool
 
 	nextOut atomic.Uint64
@@ -90,8 +90,7 @@ func (s *session) touch(now time.Time) bool {
 	}
 	s.lastActive = now
 	s.streamLost = time.Time{}
-	s.currentProbe = nil
-	clear(s.probes) // their answers decide nothing now
+	s.currentProbe, s.probeID = nil, "" // its answer decides nothing now
 	s.mu.Unlock()
 	return true
 }
@@ -116,19 +115,21 @@ func (s *session) markEnding(st sessions.State, reason string) bool {
 	return true
 }
 
-func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max int) (*inflight, error) {
+// startCall registers a call; a session ending, an id in flight or too many calls refuse it.
+func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max int) (*inflight, *wire.Error) {
 	inf := &inflight{clientID: id, events: wire.NewEventQueue(), cancelled: make(chan struct{}), canStream: canStream, readOnly: readOnly}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ending || s.closed {
-		return nil, errEnding
+		return nil, wire.SessionNotFound(id)
 	}
 	key := string(id)
 	if _, dup := s.calls[key]; dup {
-		return nil, errDuplicateID
+		return nil, &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidRequest, ID: id,
+			Message: "a request with this id is already in flight"}
 	}
 	if max > 0 && len(s.calls) >= max {
-		return nil, errTooManyCalls
+		return nil, busy(id, fmt.Sprintf("too many calls in flight on this session (limit %d); wait for one to finish", max))
 	}
 	if s.calls == nil {
 		s.calls = make(map[string]*inflight, 1)
@@ -136,12 +137,6 @@ func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max in
 	s.calls[key] = inf
 	return inf, nil
 }
-
-var (
-	errEnding       = errors.New("session is ending")
-	errDuplicateID  = errors.New("a request with this id is already in flight")
-	errTooManyCalls = errors.New("too many calls in flight on this session")
-)
 
 func (s *session) endCall(inf *inflight) {
 	s.mu.Lock()
@@ -231,7 +226,7 @@ func (s *session) isProbeAnswer(m *jsonrpc.Message) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.probes[gid] != nil
+	return gid != "" && gid == s.probeID
 }
 
 // clientResponse routes the client's response to a liveness probe or, audited, to the worker.
@@ -241,9 +236,11 @@ func (s *session) clientResponse(m *jsonrpc.Message, readOnly bool) error {
 		s.log.Debug("client answered an id the gateway never sent", "id", textclip.Bytes(m.ID, 128))
 		return nil
 	}
+	var pr *sessions.Probe
 	s.mu.Lock()
-	pr := s.probes[gid]
-	delete(s.probes, gid)
+	if gid != "" && gid == s.probeID {
+		pr, s.probeID = s.currentProbe, ""
+	}
 	s.mu.Unlock()
 	if pr != nil {
 		pr.Answer()
@@ -286,16 +283,16 @@ func (s *session) key() (id string, o owner) { return s.id, s.owner }
 func (s *session) state(now time.Time) sessions.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	gen := s.outbox.Current() // 0 until a GET stream first attaches
 	return sessions.State{
 		Now: now, Opened: s.opened, LastActive: s.lastActive, StreamLost: s.streamLost,
-		Busy: len(s.calls) > 0, EverStream: s.everStream, StreamOpen: s.outbox.HasStream(),
-		Probe: s.currentProbe, CurrentGen: s.outbox.Current(),
+		Busy: len(s.calls) > 0, EverStream: gen > 0, StreamOpen: s.outbox.HasStream(),
+		Probe: s.currentProbe, CurrentGen: gen,
 	}
 }
 
 func (s *session) streamOpened() {
 	s.mu.Lock()
-	s.everStream = true
 	s.streamLost = time.Time{}
 	s.mu.Unlock()
 }
@@ -312,14 +309,7 @@ func (s *session) sendProbe(now time.Time) {
 	gid := "gemgate-" + strconv.FormatUint(s.nextOut.Add(1), 10)
 	p := &sessions.Probe{Gen: s.outbox.Current(), Sent: now}
 	s.mu.Lock()
-	if s.currentProbe != nil {
-		maps.DeleteFunc(s.probes, func(_ string, old *sessions.Probe) bool { return old == s.currentProbe })
-	}
-	s.currentProbe = p
-	if s.probes == nil {
-		s.probes = map[string]*sessions.Probe{}
-	}
-	s.probes[gid] = p
+	s.currentProbe, s.probeID = p, gid // an earlier ping's answer decides nothing now
 	s.mu.Unlock()
 	s.outbox.Push((&jsonrpc.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}).Encode())
 }

@@ -33,7 +33,7 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 		ToolPages: func(ctx context.Context, m *pool.Member, page func(json.RawMessage) (bool, error)) bool {
 			return listPages(ctx, m, "tools/list", page)
 		},
-		GrantRefusal: g.refuseNarrowerGrant,
+		GrantRefusal: g.grantRefusal,
 		CallError:    callError,
 		AttachError:  attachFailed,
 		Await:        g.awaitSessionless,

@@ -78,7 +78,7 @@ func (g *Gateway) streamEnded(s *session) {
 func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed bool) bool {
 	store := s.outbox.Store()
 	if !resumed {
-		after = store.Position(0)
+		after = store.Position()
 	}
 	if st.Start() != nil || st.Prime(store.ID(0, after), wire.SSERetry) != nil {
 		return false
@@ -248,7 +248,7 @@ func (g *Gateway) sessionGates(r *http.Request, what string) (*session, *wire.Er
 	if he := g.narrowedRefusal(s, p, what); he != nil {
 		return nil, he
 	}
-	return s, g.grantRefusal(s, p, nil, what)
+	return s, g.grantRefusal(s.member, p, nil, what, s.log)
 }
 
 // endSession unmaps a session and detaches it from its worker; false if it had ended already.

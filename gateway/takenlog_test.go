@@ -43,7 +43,7 @@ func TestTakenMessagesAreLoggedAsTaken(t *testing.T) {
 	}
 	gen := s.outbox.Attach()
 	store := s.outbox.Store()
-	primed := store.Position(0) // the priming id the client holds
+	primed := store.Position() // the priming id the client holds
 	evs, _, ok := s.outbox.TakeLogged(gen)
 	if !ok || len(evs) != 3 {
 		t.Fatalf("took %d messages", len(evs))

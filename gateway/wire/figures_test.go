@@ -6,13 +6,14 @@ package wire
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 // TestReplayKeeps128EventsPerStream: a stream's last 128 events can be replayed; the 129th
 // pushes out the first.
 func TestReplayKeeps128EventsPerStream(t *testing.T) {
-	rs, _ := newTestStore()
+	rs := NewEventStore()
 	sid := rs.Open()
 	for range 128 {
 		rs.record(sid, []byte("e"), false)
@@ -34,24 +35,26 @@ func TestReplayKeeps128EventsPerStream(t *testing.T) {
 
 // TestReplayKeepsEventsSixtySeconds: an event can be replayed for 60 s, not a nanosecond more.
 func TestReplayKeepsEventsSixtySeconds(t *testing.T) {
-	rs, clock := newTestStore()
-	sid := rs.Open()
-	rs.record(sid, []byte("e1"), false)
-	rs.record(sid, []byte("e2"), false)
-	clock.add(60 * time.Second)
-	if _, _, err := rs.Resolve(rs.ID(sid, 0)); err != nil {
-		t.Fatalf("an event 60 s old: %v, want it replayed", err)
-	}
-	clock.add(time.Nanosecond)
-	if _, _, err := rs.Resolve(rs.ID(sid, 0)); !errors.Is(err, errEventIDExpired) {
-		t.Fatalf("an event 60 s and 1 ns old: %v, want it expired", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		rs := NewEventStore()
+		sid := rs.Open()
+		rs.record(sid, []byte("e1"), false)
+		rs.record(sid, []byte("e2"), false)
+		time.Sleep(60 * time.Second)
+		if _, _, err := rs.Resolve(rs.ID(sid, 0)); err != nil {
+			t.Fatalf("an event 60 s old: %v, want it replayed", err)
+		}
+		time.Sleep(time.Nanosecond)
+		if _, _, err := rs.Resolve(rs.ID(sid, 0)); !errors.Is(err, errEventIDExpired) {
+			t.Fatalf("an event 60 s and 1 ns old: %v, want it expired", err)
+		}
+	})
 }
 
 // TestReplayKeeps4MiBPerSession: a session's replay holds 4 MiB of event data over all its
 // streams; past it the oldest event goes first.
 func TestReplayKeeps4MiBPerSession(t *testing.T) {
-	rs, _ := newTestStore()
+	rs := NewEventStore()
 	a, b := rs.Open(), rs.Open()
 	for range 4 {
 		rs.record(a, make([]byte, 1<<20), false)
@@ -71,7 +74,7 @@ func TestReplayKeeps4MiBPerSession(t *testing.T) {
 // TestReplayKeeps32Streams: a session keeps the logs of its last 32 POST streams; a 33rd
 // pushes out the oldest.
 func TestReplayKeeps32Streams(t *testing.T) {
-	rs, _ := newTestStore()
+	rs := NewEventStore()
 	var ids []uint64
 	for range 32 {
 		sid := rs.Open()

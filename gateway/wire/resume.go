@@ -55,7 +55,6 @@ type streamLog struct {
 type EventStore struct {
 	mu      sync.Mutex
 	tag     string
-	now     func() time.Time
 	streams map[uint64]*streamLog
 	order   []uint64 // stream ids, oldest first
 	next    uint64
@@ -68,7 +67,7 @@ type EventStore struct {
 func NewEventStore() *EventStore {
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // never fails: it crashes the program instead
-	return &EventStore{tag: hex.EncodeToString(b[:]), now: time.Now, streams: map[uint64]*streamLog{}}
+	return &EventStore{tag: hex.EncodeToString(b[:]), streams: map[uint64]*streamLog{}}
 }
 
 func (rs *EventStore) ID(sid, seq uint64) string {
@@ -91,7 +90,7 @@ func (rs *EventStore) Open() uint64 {
 }
 
 func (rs *EventStore) addLocked(sid uint64) *streamLog {
-	now := rs.now()
+	now := time.Now()
 	l := &streamLog{last: now, alone: now}
 	if sid == 0 {
 		l.lastSeq, l.evicted = rs.zeroSeq, rs.zeroSeq
@@ -119,17 +118,14 @@ func (rs *EventStore) logLocked(sid uint64) *streamLog {
 	return l
 }
 
-// Position is the seq of stream sid's last event, making no log.
-func (rs *EventStore) Position(sid uint64) uint64 {
+// Position is the seq of the GET stream's last event, making no log.
+func (rs *EventStore) Position() uint64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if l := rs.streams[sid]; l != nil {
+	if l := rs.streams[0]; l != nil {
 		return l.lastSeq
 	}
-	if sid == 0 {
-		return rs.zeroSeq
-	}
-	return 0
+	return rs.zeroSeq
 }
 
 // Append keeps an event of stream sid and returns its seq; last ends a resumed POST stream.
@@ -142,7 +138,7 @@ func (rs *EventStore) Append(sid uint64, data []byte, last bool) uint64 {
 		// new log would number from 1 again, and a given id would name another event.
 		return 0
 	}
-	now := rs.now()
+	now := time.Now()
 	l.lastSeq++
 	l.events = append(l.events, LoggedEvent{Seq: l.lastSeq, at: now, Data: data})
 	l.last = now
@@ -163,7 +159,7 @@ func (rs *EventStore) Finish(sid uint64) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if l := rs.streams[sid]; l != nil {
-		l.done, l.last = true, rs.now()
+		l.done, l.last = true, time.Now()
 		rs.dueLocked(l.last.Add(ResumeRetention))
 		l.signal()
 	}
@@ -279,7 +275,7 @@ func (rs *EventStore) Resolve(id string) (sid, after uint64, err error) {
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.sweepLocked(rs.now())
+	rs.sweepLocked(time.Now())
 	l := rs.logLocked(sid)
 	if l == nil || after > l.lastSeq {
 		return 0, 0, errEventIDUnknown
@@ -333,7 +329,7 @@ func (rs *EventStore) Detach(sid uint64) {
 	if l := rs.streams[sid]; l != nil {
 		l.readers--
 		if l.readers == 0 {
-			l.alone = rs.now()
+			l.alone = time.Now()
 			if l.done { // its retention may have passed while it was read
 				rs.dueLocked(l.last.Add(ResumeRetention))
 			}
@@ -352,9 +348,5 @@ func (rs *EventStore) Abandoned(sid uint64, lost time.Time) bool {
 	if l.readers > 0 {
 		return false
 	}
-	since := l.alone
-	if lost.After(since) {
-		since = lost
-	}
-	return rs.now().Sub(since) > ResumeRetention
+	return time.Since(l.alone) > ResumeRetention && time.Since(lost) > ResumeRetention
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -10,57 +11,59 @@ import (
 // sweeps: an event is kept for exactly ResumeRetention and gone after it, a finished stream
 // goes a retention after its last event, and one with a reader stays until the reader left.
 func TestResumeSweepOnTime(t *testing.T) {
-	rs, clock := newTestStore()
-	old := rs.Open()
-	oldID := rs.record(old, []byte("progress"), false)
-	clock.add(ResumeRetention / 2)
-	done := rs.Open()
-	rs.record(done, []byte("answer"), true)
-	followed := rs.Open()
-	rs.record(followed, []byte("answer"), true)
-	rs.Attach(followed)
+	synctest.Test(t, func(t *testing.T) {
+		rs := NewEventStore()
+		old := rs.Open()
+		oldID := rs.record(old, []byte("progress"), false)
+		time.Sleep(ResumeRetention / 2)
+		done := rs.Open()
+		rs.record(done, []byte("answer"), true)
+		followed := rs.Open()
+		rs.record(followed, []byte("answer"), true)
+		rs.Attach(followed)
 
-	clock.add(ResumeRetention / 2) // old's event is exactly ResumeRetention old
-	rs.Open()
-	if _, _, err := rs.Resolve(oldID); err != nil {
-		t.Fatalf("an event exactly ResumeRetention old is refused: %v", err)
-	}
-	clock.add(time.Nanosecond)
-	rs.Open()
-	if _, _, err := rs.Resolve(rs.ID(old, 0)); !errors.Is(err, errEventIDExpired) {
-		t.Fatalf("an event past ResumeRetention is still replayed: %v", err)
-	}
+		time.Sleep(ResumeRetention / 2) // old's event is exactly ResumeRetention old
+		rs.Open()
+		if _, _, err := rs.Resolve(oldID); err != nil {
+			t.Fatalf("an event exactly ResumeRetention old is refused: %v", err)
+		}
+		time.Sleep(time.Nanosecond)
+		rs.Open()
+		if _, _, err := rs.Resolve(rs.ID(old, 0)); !errors.Is(err, errEventIDExpired) {
+			t.Fatalf("an event past ResumeRetention is still replayed: %v", err)
+		}
 
-	clock.add(ResumeRetention/2 - time.Nanosecond) // done and followed ended exactly ResumeRetention ago
-	rs.Open()
-	if _, _, err := rs.Resolve(rs.ID(done, 0)); err != nil {
-		t.Fatalf("a stream ended exactly ResumeRetention ago is gone: %v", err)
-	}
-	clock.add(time.Nanosecond)
-	rs.Open()
-	if _, _, err := rs.Resolve(rs.ID(done, 1)); !errors.Is(err, errEventIDUnknown) {
-		t.Fatalf("a stream ended past ResumeRetention is still resumable: %v", err)
-	}
-	rs.mu.Lock()
-	_, kept := rs.streams[followed]
-	rs.mu.Unlock()
-	if !kept {
-		t.Fatal("a finished stream was dropped while a reader follows it")
-	}
-	rs.Detach(followed) // its retention has passed long ago: the next use drops it
-	rs.Open()
-	rs.mu.Lock()
-	_, kept = rs.streams[followed]
-	rs.mu.Unlock()
-	if kept {
-		t.Fatal("a finished stream past its retention stays after its reader left")
-	}
+		time.Sleep(ResumeRetention/2 - time.Nanosecond) // done and followed ended exactly ResumeRetention ago
+		rs.Open()
+		if _, _, err := rs.Resolve(rs.ID(done, 0)); err != nil {
+			t.Fatalf("a stream ended exactly ResumeRetention ago is gone: %v", err)
+		}
+		time.Sleep(time.Nanosecond)
+		rs.Open()
+		if _, _, err := rs.Resolve(rs.ID(done, 1)); !errors.Is(err, errEventIDUnknown) {
+			t.Fatalf("a stream ended past ResumeRetention is still resumable: %v", err)
+		}
+		rs.mu.Lock()
+		_, kept := rs.streams[followed]
+		rs.mu.Unlock()
+		if !kept {
+			t.Fatal("a finished stream was dropped while a reader follows it")
+		}
+		rs.Detach(followed) // its retention has passed long ago: the next use drops it
+		rs.Open()
+		rs.mu.Lock()
+		_, kept = rs.streams[followed]
+		rs.mu.Unlock()
+		if kept {
+			t.Fatal("a finished stream past its retention stays after its reader left")
+		}
+	})
 }
 
 // TestResumeWakesReaders: a reader waiting on a stream is woken by its next event, by its
 // end, and by its eviction.
 func TestResumeWakesReaders(t *testing.T) {
-	rs, _ := newTestStore()
+	rs := NewEventStore()
 	wait := func(sid uint64) <-chan struct{} {
 		t.Helper()
 		_, _, wake, ok := rs.Since(sid, 0)
@@ -101,13 +104,12 @@ func TestResumeWakesReaders(t *testing.T) {
 // TestResumeLogAllocs: logging a POST's answer stream (open, its one event, its ids) costs a
 // few allocations, not a copy of the stream list and a channel per event.
 func TestResumeLogAllocs(t *testing.T) {
-	rs, clock := newTestStore()
+	rs := NewEventStore()
 	for range resumeStreams { // a busy session: every stream slot is taken
 		rs.record(rs.Open(), []byte("answer"), true)
 	}
 	ev := []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)
 	allocs := testing.AllocsPerRun(200, func() {
-		clock.add(time.Millisecond)
 		sid := rs.Open()
 		rs.record(sid, ev, true)
 	})

@@ -10,19 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
-
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time      { return c.t }
-func (c *fakeClock) add(d time.Duration) { c.t = c.t.Add(d) }
-func newTestStore() (*EventStore, *fakeClock) {
-	c := &fakeClock{t: time.Unix(1_000_000, 0)}
-	rs := NewEventStore()
-	rs.now = c.now
-	return rs, c
-}
 
 // record is Append, returning the event's id rather than its seq.
 func (rs *EventStore) record(sid uint64, data []byte, last bool) string {
@@ -32,7 +22,7 @@ func (rs *EventStore) record(sid uint64, data []byte, last bool) string {
 // TestResumeReplay: a resume from any id of a stream gets exactly the events after it, and
 // the stream is done once its answer is in.
 func TestResumeReplay(t *testing.T) {
-	rs, _ := newTestStore()
+	rs := NewEventStore()
 	sid := rs.Open()
 	prime := rs.ID(sid, 0)
 	var ids []string
@@ -57,96 +47,100 @@ func TestResumeReplay(t *testing.T) {
 // TestResumeRefused: ids that are malformed, another session's, of an unknown stream, past
 // the stream's end, or older than what is kept are refused with their own errors.
 func TestResumeRefused(t *testing.T) {
-	rs, clock := newTestStore()
-	other, _ := newTestStore()
-	sid := rs.Open()
-	first := rs.record(sid, []byte("one"), false)
-	for i := 0; i < resumeEvents; i++ {
-		rs.record(sid, []byte("more"), false)
-	}
-	timed := rs.Open()
-	timedID := rs.record(timed, []byte("old"), false)
-	clock.add(ResumeRetention + time.Second)
-	rs.record(timed, []byte("new"), false)
+	synctest.Test(t, func(t *testing.T) {
+		rs := NewEventStore()
+		other := NewEventStore()
+		sid := rs.Open()
+		first := rs.record(sid, []byte("one"), false)
+		for i := 0; i < resumeEvents; i++ {
+			rs.record(sid, []byte("more"), false)
+		}
+		timed := rs.Open()
+		timedID := rs.record(timed, []byte("old"), false)
+		time.Sleep(ResumeRetention + time.Second)
+		rs.record(timed, []byte("new"), false)
 
-	tests := []struct {
-		name, id string
-		want     error
-	}{
-		{"empty parts", "__", errEventIDMalformed},
-		{"not ours", "42", errEventIDMalformed},
-		{"line break", rs.tag + "_1_1\n", errEventIDMalformed},
-		{"negative", rs.tag + "_1_-1", errEventIDMalformed},
-		{"too long", rs.tag + "_1_" + strings.Repeat("1", 80), errEventIDMalformed},
-		{"not hex tag", strings.Repeat("z", len(rs.tag)) + "_1_1", errEventIDMalformed},
-		{"another session", other.ID(1, 0), errEventIDForeign},
-		{"unknown stream", rs.ID(99, 0), errEventIDUnknown},
-		{"past the end", rs.ID(sid, resumeEvents+5), errEventIDUnknown},
-		{"evicted by count", first, errEventIDExpired},
-		{"evicted by time", rs.ID(timed, 0), errEventIDExpired},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		tests := []struct {
+			name, id string
+			want     error
+		}{
+			{"empty parts", "__", errEventIDMalformed},
+			{"not ours", "42", errEventIDMalformed},
+			{"line break", rs.tag + "_1_1\n", errEventIDMalformed},
+			{"negative", rs.tag + "_1_-1", errEventIDMalformed},
+			{"too long", rs.tag + "_1_" + strings.Repeat("1", 80), errEventIDMalformed},
+			{"not hex tag", strings.Repeat("z", len(rs.tag)) + "_1_1", errEventIDMalformed},
+			{"another session", other.ID(1, 0), errEventIDForeign},
+			{"unknown stream", rs.ID(99, 0), errEventIDUnknown},
+			{"past the end", rs.ID(sid, resumeEvents+5), errEventIDUnknown},
+			{"evicted by count", first, errEventIDExpired},
+			{"evicted by time", rs.ID(timed, 0), errEventIDExpired},
+		}
+		for _, tc := range tests {
 			if _, _, err := rs.Resolve(tc.id); !errors.Is(err, tc.want) {
-				t.Fatalf("resolve(%q) = %v, want %v", tc.id, err, tc.want)
+				t.Errorf("%s: resolve(%q) = %v, want %v", tc.name, tc.id, err, tc.want)
 			}
-		})
-	}
-	if _, _, err := rs.Resolve(timedID); err != nil {
-		t.Fatalf("the newest event's id is refused: %v", err)
-	}
+		}
+		if _, _, err := rs.Resolve(timedID); err != nil {
+			t.Fatalf("the newest event's id is refused: %v", err)
+		}
+	})
 }
 
 // TestResumeBounds: the bytes kept and the streams kept stay within their bounds; a stream
 // ended longer than ResumeRetention ago is gone.
 func TestResumeBounds(t *testing.T) {
-	rs, clock := newTestStore()
-	big := bytes.Repeat([]byte("x"), 1<<20)
-	for i := 0; i < 3*resumeStreams; i++ {
-		sid := rs.Open()
-		for j := 0; j < 3; j++ {
-			rs.record(sid, big, j == 2)
+	synctest.Test(t, func(t *testing.T) {
+		rs := NewEventStore()
+		big := bytes.Repeat([]byte("x"), 1<<20)
+		for i := 0; i < 3*resumeStreams; i++ {
+			sid := rs.Open()
+			for j := 0; j < 3; j++ {
+				rs.record(sid, big, j == 2)
+			}
 		}
-	}
-	rs.mu.Lock()
-	n, b := len(rs.streams), rs.bytes
-	rs.mu.Unlock()
-	if n > resumeStreams || b > resumeBytes {
-		t.Fatalf("kept %d streams and %d bytes; bounds %d and %d", n, b, resumeStreams, resumeBytes)
-	}
-	sid := rs.Open()
-	rs.record(sid, []byte("answer"), true)
-	clock.add(ResumeRetention + time.Second)
-	rs.Open() // any use sweeps
-	if _, _, err := rs.Resolve(rs.ID(sid, 0)); !errors.Is(err, errEventIDUnknown) {
-		t.Fatalf("a stream ended past the retention is still resumable: %v", err)
-	}
+		rs.mu.Lock()
+		n, b := len(rs.streams), rs.bytes
+		rs.mu.Unlock()
+		if n > resumeStreams || b > resumeBytes {
+			t.Fatalf("kept %d streams and %d bytes; bounds %d and %d", n, b, resumeStreams, resumeBytes)
+		}
+		sid := rs.Open()
+		rs.record(sid, []byte("answer"), true)
+		time.Sleep(ResumeRetention + time.Second)
+		rs.Open() // any use sweeps
+		if _, _, err := rs.Resolve(rs.ID(sid, 0)); !errors.Is(err, errEventIDUnknown) {
+			t.Fatalf("a stream ended past the retention is still resumable: %v", err)
+		}
+	})
 }
 
 // TestResumeAbandoned: a lost stream with no reader is abandoned after the retention, not
 // before, and never while a reader follows it.
 func TestResumeAbandoned(t *testing.T) {
-	rs, clock := newTestStore()
-	sid := rs.Open()
-	lost := clock.now()
-	clock.add(ResumeRetention / 2)
-	if rs.Abandoned(sid, lost) {
-		t.Fatal("abandoned before the retention")
-	}
-	rs.Attach(sid)
-	clock.add(2 * ResumeRetention)
-	if rs.Abandoned(sid, lost) {
-		t.Fatal("abandoned while a reader follows it")
-	}
-	rs.Detach(sid)
-	clock.add(ResumeRetention / 2)
-	if rs.Abandoned(sid, lost) {
-		t.Fatal("abandoned right after its reader left")
-	}
-	clock.add(ResumeRetention)
-	if !rs.Abandoned(sid, lost) {
-		t.Fatal("not abandoned a retention after its reader left")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		rs := NewEventStore()
+		sid := rs.Open()
+		lost := time.Now()
+		time.Sleep(ResumeRetention / 2)
+		if rs.Abandoned(sid, lost) {
+			t.Fatal("abandoned before the retention")
+		}
+		rs.Attach(sid)
+		time.Sleep(2 * ResumeRetention)
+		if rs.Abandoned(sid, lost) {
+			t.Fatal("abandoned while a reader follows it")
+		}
+		rs.Detach(sid)
+		time.Sleep(ResumeRetention / 2)
+		if rs.Abandoned(sid, lost) {
+			t.Fatal("abandoned right after its reader left")
+		}
+		time.Sleep(ResumeRetention)
+		if !rs.Abandoned(sid, lost) {
+			t.Fatal("not abandoned a retention after its reader left")
+		}
+	})
 }
 
 // TestSSEPrime: the priming event carries the id and the retry field, and no data a client
@@ -174,7 +168,7 @@ func TestSSEPrime(t *testing.T) {
 // again, goes on numbering from where it was, and refuses a resumption from before the events
 // it lost; a POST stream pushed out logs nothing more, and a resumption of it is refused.
 func TestResumeIDsNeverNameAnotherEvent(t *testing.T) {
-	rs, _ := newTestStore()
+	rs := NewEventStore()
 	var old []string
 	for _, m := range []string{"a1", "a2", "a3"} {
 		old = append(old, rs.record(0, []byte(m), false))
@@ -184,7 +178,7 @@ func TestResumeIDsNeverNameAnotherEvent(t *testing.T) {
 	for range resumeStreams {
 		rs.Open() // the GET stream's log and the POST stream's go, the oldest first
 	}
-	if got := rs.Position(0); got != 3 {
+	if got := rs.Position(); got != 3 {
 		t.Fatalf("a new GET stream after the log went is primed at %d, want 3", got)
 	}
 	var fresh []string
