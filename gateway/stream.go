@@ -89,6 +89,7 @@ func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed boo
 			return false
 		}
 		for _, e := range evs {
+			g.trace.Outbound(s.id, e.Data)
 			if st.EventID(store.ID(0, e.Seq), e.Data) != nil {
 				return false
 			}

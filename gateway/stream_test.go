@@ -220,3 +220,75 @@ func outboxTake(o *wire.Outbox, gen uint64) ([][]byte, <-chan struct{}, bool) {
 	}
 	return msgs, wake, ok
 }
+
+// A GET stream resumed with Last-Event-ID traces what it replays, as a live stream and a
+// resumed POST stream trace what they send: with the message trace on, every message the
+// client is sent has its gateway_to_client line, the second sending of one included.
+func TestResumedGetStreamTracesItsReplay(t *testing.T) {
+	f := newFixture(t)
+	c := f.client("alice-rw")
+	c.open()
+	ctx, cut := context.WithCancel(context.Background())
+	defer cut()
+	req, err := c.newRequest(ctx, http.MethodGet, nil, "Accept", "text/event-stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %v %v", err, resp)
+	}
+	evs := readEvents(resp.Body)
+	nextEvent(t, evs) // the priming event
+	var changed []rawEvent // the two list_changed events, each with its id
+	for i, id := range []string{"3", "4"} {
+		if r := c.callTool(id, "toggle_extra_tool", map[string]any{}); r.only(t).Error != nil {
+			t.Fatalf("toggle_extra_tool: %s", r.body)
+		}
+		for len(changed) == i {
+			ev, ok := nextEvent(t, evs)
+			if !ok {
+				t.Fatal("the GET stream ended")
+			}
+			if strings.Contains(ev.data, "notifications/tools/list_changed") {
+				changed = append(changed, ev)
+			}
+		}
+	}
+	cut()
+	resp.Body.Close()
+	traced := func() int {
+		n := 0
+		for _, rec := range f.log.records(t) {
+			if body, _ := rec["body"].(string); rec["msg"] == "trace" && rec["direction"] == "gateway_to_client" &&
+				strings.Contains(body, "notifications/tools/list_changed") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := traced(); n != 2 {
+		t.Fatalf("%d gateway_to_client trace lines of list_changed before the resumption, want 2", n)
+	}
+
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel2()
+	gresp := c.resumeStream(ctx2, changed[0].id)
+	defer gresp.Body.Close()
+	gevs := readEvents(gresp.Body)
+	for {
+		ev, ok := nextEvent(t, gevs)
+		if !ok {
+			t.Fatal("the resumed stream ended before its replay")
+		}
+		if ev.id == changed[1].id {
+			if ev.data != changed[1].data {
+				t.Fatalf("replayed %q, want %q", ev.data, changed[1].data)
+			}
+			break
+		}
+	}
+	if n := traced(); n != 3 {
+		t.Errorf("%d gateway_to_client trace lines of list_changed after the replay, want 3 (the replay traced)", n)
+	}
+}
