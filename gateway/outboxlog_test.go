@@ -53,3 +53,23 @@ func outboxLossesLoggedOncePerInterval(t *testing.T) {
 		t.Errorf("second line %s lacks %s", lines[1], want)
 	}
 }
+
+// A message gemgate itself pushes to a full outbox (the liveness ping) logs what it drops,
+// as a worker's message does: the loss is counted and said once, not only counted.
+func TestOwnPushLogsItsDrops(t *testing.T) {
+	var logs logBuffer
+	dropped := 0
+	s := &session{log: slog.New(slog.NewJSONHandler(&logs, nil)), outbox: wire.NewOutbox(func() { dropped++ }, func() {})}
+	for i := range wire.OutboxSize {
+		if s.outbox.Push([]byte(strconv.Itoa(i))) != 0 {
+			t.Fatal("the outbox dropped a message before it was full")
+		}
+	}
+	s.sendProbe(time.Now())
+	if dropped != 1 {
+		t.Fatalf("counted %d dropped, want 1", dropped)
+	}
+	if out := logs.String(); strings.Count(out, "\n") != 1 || !strings.Contains(out, `"dropped":1,`) {
+		t.Errorf("the ping's drop was logged as %q, want one line with dropped 1", out)
+	}
+}

@@ -311,5 +311,6 @@ func (s *session) sendProbe(now time.Time) {
 	s.mu.Lock()
 	s.currentProbe, s.probeID = p, gid // an earlier ping's answer decides nothing now
 	s.mu.Unlock()
-	s.outbox.Push((&jsonrpc.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}).Encode())
+	ping := &jsonrpc.Message{ID: json.RawMessage(strconv.Quote(gid)), Method: "ping"}
+	s.outbox.NoteDropped(s.log, s.outbox.Push(ping.Encode()))
 }

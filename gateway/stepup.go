@@ -35,7 +35,8 @@ func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided 
 	s.mu.Unlock()
 	s.logh.SetWorker(s.member.WorkerID())
 	s.log.Info("session stepped up to read-write")
-	s.outbox.Push(jsonrpc.Notification("notifications/tools/list_changed", nil).Encode())
+	changed := jsonrpc.Notification("notifications/tools/list_changed", nil).Encode()
+	s.outbox.NoteDropped(s.log, s.outbox.Push(changed))
 }
 
 // readWriteLater ends a read-only token's stream when its session steps up; nil if moot.
