@@ -239,7 +239,7 @@ func TestResumedGetStreamTracesItsReplay(t *testing.T) {
 		t.Fatalf("GET: %v %v", err, resp)
 	}
 	evs := readEvents(resp.Body)
-	nextEvent(t, evs) // the priming event
+	nextEvent(t, evs)      // the priming event
 	var changed []rawEvent // the two list_changed events, each with its id
 	for i, id := range []string{"3", "4"} {
 		if r := c.callTool(id, "toggle_extra_tool", map[string]any{}); r.only(t).Error != nil {
