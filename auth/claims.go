@@ -104,7 +104,7 @@ func (v *Verifier) checkAudience(cs claimSet) ([]string, error) {
 	return aud, err
 }
 
-// timeClaims are checked in this order by checkTime.
+// timeClaims are the time claims principal and Explain check, one checkTime each, in this order.
 var timeClaims = []string{claimExpiry, claimNotBefore, claimIssuedAt}
 
 // checkTime reads the time claim name and checks it against now with DefaultClockSkew: exp
