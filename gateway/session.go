@@ -283,7 +283,7 @@ func (s *session) key() (id string, o owner) { return s.id, s.owner }
 func (s *session) state(now time.Time) sessions.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	gen := s.outbox.Current() // 0 until a GET stream first attaches
+	gen := s.outbox.Current() // 0 until a GET stream first attaches or the session ends
 	return sessions.State{
 		Now: now, Opened: s.opened, LastActive: s.lastActive, StreamLost: s.streamLost,
 		Busy: len(s.calls) > 0, EverStream: gen > 0, StreamOpen: s.outbox.HasStream(),

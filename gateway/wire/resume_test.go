@@ -143,6 +143,27 @@ func TestResumeAbandoned(t *testing.T) {
 	})
 }
 
+// TestResumeAbandonedCountsFromTheLoss: a stream whose last reader left long ago is abandoned
+// a retention after its connection was lost, not a nanosecond sooner.
+func TestResumeAbandonedCountsFromTheLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := NewEventStore()
+		sid := rs.Open()
+		rs.Attach(sid)
+		rs.Detach(sid) // no reader since now
+		time.Sleep(2 * ResumeRetention)
+		lost := time.Now()
+		time.Sleep(ResumeRetention)
+		if rs.Abandoned(sid, lost) {
+			t.Fatal("abandoned exactly a retention after the loss")
+		}
+		time.Sleep(time.Nanosecond)
+		if !rs.Abandoned(sid, lost) {
+			t.Fatal("not abandoned past a retention after the loss")
+		}
+	})
+}
+
 // TestSSEPrime: the priming event carries the id and the retry field, and no data a client
 // would dispatch as a message.
 func TestSSEPrime(t *testing.T) {
