@@ -260,13 +260,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 		return callError(msg.ID, err)
 	}
 	s.setCall(inf, call)
-	started := time.Now()
-	outcome := g.await(w, r, s, inf, msg.Method, access)
-	telemetry.EndRoundTrip(span, outcome)
-	telemetry.RequestFrom(r.Context()).Outcome(outcome)
-	if msg.Method == "tools/call" {
-		g.auditCall(log, f.name, access.ReadOnly, outcome, time.Since(started))
-	}
+	g.await(w, r, s, inf, msg.Method, access, span, log, f.name)
 	return nil
 }
 
