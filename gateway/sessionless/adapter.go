@@ -123,7 +123,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 				return he
 			}
 		}
-		log = telemetry.Log(r.Context(), a.requestLog(q.p, m.WorkerID()))
+		log = telemetry.RequestFrom(r.Context()).Log(a.requestLog(q.p, m.WorkerID()))
 		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.mr.Name); he != nil {
 			return he
 		}
