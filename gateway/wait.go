@@ -52,15 +52,14 @@ type waitEra interface {
 	TimedOut()
 }
 
-// run waits for the call's answer and writes it, then ends the call for both eras: its round
-// trip's span, the request's outcome, a tools/call's audit line (a bridge retry's: by its first).
+// run waits for the call's answer, writes it, and ends the call for both eras: the round trip's
+// span, the request's outcome, a tools/call's audit line. A bridge retry (no span) ends nothing.
 func (c *waiting) run(r *http.Request) {
-	if c.span == nil {
-		c.wait()
-		return
-	}
 	started := time.Now()
 	outcome := c.wait()
+	if c.span == nil {
+		return
+	}
 	telemetry.EndRoundTrip(c.span, outcome)
 	telemetry.RequestFrom(r.Context()).Outcome(outcome)
 	if c.method == "tools/call" {
