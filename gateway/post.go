@@ -44,11 +44,7 @@ func (g *Gateway) postFailed(w http.ResponseWriter, h http.Header, q *telemetry.
 	}
 	q.Error(he.Code)
 	if he.Cause != nil || he.Status >= 500 {
-		log := g.log
-		if id := q.TraceID(); id != "" {
-			log = log.With("trace_id", id)
-		}
-		log.Warn("request failed", "status", he.Status, "error", he.Error(), "session", loggedSessionID(h))
+		q.Log(g.log).Warn("request failed", "status", he.Status, "error", he.Error(), "session", loggedSessionID(h))
 	}
 	if g.trace != nil {
 		g.trace.Outbound(loggedSessionID(h), errorBody(he))
@@ -241,7 +237,7 @@ func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields)
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal, decided policy.Access) error {
 	g.stepUp(r, s, p, decided)
 	access := s.currentAccess().Narrow(decided)
-	log := telemetry.Log(r.Context(), s.log) // with the trace id when traced
+	log := telemetry.RequestFrom(r.Context()).Log(s.log) // with the trace id when traced
 	if he := g.gate(r.Context(), s, log, msg, f, access); he != nil {
 		return he
 	}
@@ -260,13 +256,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 		return callError(msg.ID, err)
 	}
 	s.setCall(inf, call)
-	started := time.Now()
-	outcome := g.await(w, r, s, inf, msg.Method, access)
-	telemetry.EndRoundTrip(span, outcome)
-	telemetry.RequestFrom(r.Context()).Outcome(outcome)
-	if msg.Method == "tools/call" {
-		g.auditCall(log, f.name, access.ReadOnly, outcome, time.Since(started))
-	}
+	g.await(w, r, s, inf, msg.Method, access, span, log, f.name)
 	return nil
 }
 

@@ -37,7 +37,6 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 		CallError:    callError,
 		AttachError:  attachFailed,
 		Await:        g.awaitSessionless,
-		AuditCall:    g.auditCall,
 		AuditUnread: func(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error) {
 			g.auditUnread(r, msg, p, true, he)
 		},
@@ -51,13 +50,14 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 	}
 }
 
-// awaitSessionless waits for and writes a 2026-07-28 call's answer (waiting.run).
-func (g *Gateway) awaitSessionless(w http.ResponseWriter, r *http.Request, c *sessionless.Wait) string {
+// awaitSessionless waits for and writes a 2026-07-28 call's answer, and ends the call (waiting.run).
+func (g *Gateway) awaitSessionless(w http.ResponseWriter, r *http.Request, c *sessionless.Wait) {
 	wt := &waiting{
 		g: g, era: c, call: c.Call, id: c.ID, method: c.Method, access: c.Access,
 		log: g.log, member: c.Member, events: c.Events,
-		out:      g.newAnswerWriter(w, "", nil, acceptsSSE(r)),
+		out:  g.newAnswerWriter(w, "", nil, acceptsSSE(r)),
+		span: c.Span, audit: c.Log, tool: c.Tool,
 		requests: c.Requests, detached: c.Detached, gone: r.Context().Done(),
 	}
-	return wt.run()
+	wt.run(r)
 }

@@ -271,6 +271,18 @@ func TestTracingSessionlessCall(t *testing.T) {
 	}
 	wantAttrs(t, server, map[string]string{"gemgate.decision": "allow"})
 	checkVerifySpan(t, rec, server)
+	audited := 0
+	for _, l := range f.log.records(t) {
+		if l["msg"] == "audit tools/call" {
+			audited++
+			if l["trace_id"] != headerTrace || l["outcome"] != "ok" {
+				t.Errorf("audit line %v, want trace_id %s and outcome ok", l, headerTrace)
+			}
+		}
+	}
+	if audited != 1 {
+		t.Errorf("%d audit lines, want 1", audited)
+	}
 
 	// The next request finds the worker running: no acquire span.
 	before := len(acquire)

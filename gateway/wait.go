@@ -6,10 +6,13 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/telemetry"
 )
 
 // waiting is a forwarded call waiting for its answer; eras differ by waitEra and nil channels.
@@ -24,6 +27,9 @@ type waiting struct {
 	member *pool.Member
 	events *wire.EventQueue // what the worker sends about the call before its answer
 	out    *answerWriter
+	span   trace.Span   // the round trip to the worker; nil for a bridge retry (run)
+	audit  *slog.Logger // a tools/call's audit line's, of tool
+	tool   string
 
 	cancelled <-chan struct{}         // 2025-x: the client's notifications/cancelled
 	requests  <-chan *jsonrpc.Message // 2026-07-28: the worker's questions, for the bridge
@@ -46,8 +52,23 @@ type waitEra interface {
 	TimedOut()
 }
 
-// run waits for the call's answer and writes it; it returns the audit outcome.
-func (c *waiting) run() string {
+// run waits for the call's answer, writes it, and ends the call for both eras: the round trip's
+// span, the request's outcome, a tools/call's audit line. A bridge retry (no span) ends nothing.
+func (c *waiting) run(r *http.Request) {
+	started := time.Now()
+	outcome := c.wait()
+	if c.span == nil {
+		return
+	}
+	telemetry.EndRoundTrip(c.span, outcome)
+	telemetry.RequestFrom(r.Context()).Outcome(outcome)
+	if c.method == "tools/call" {
+		c.g.auditCall(c.audit, c.tool, c.access.ReadOnly, outcome, time.Since(started))
+	}
+}
+
+// wait waits for the call's answer and writes it; it returns the audit outcome.
+func (c *waiting) wait() string {
 	var timeout <-chan time.Time
 	if d := c.g.opts.Lifetime.RequestTimeout; d > 0 {
 		t := time.NewTimer(d)
@@ -174,15 +195,18 @@ type pending struct {
 	inf *inflight
 }
 
-// await waits for a session's answer; the id is freed before it is written (reused at once).
-func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *session, inf *inflight, method string, access policy.Access) string {
+// await waits for a session's answer and ends the call (run); the id is freed before the
+// answer is written (reused at once).
+func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *session, inf *inflight, method string, access policy.Access,
+	span trace.Span, audit *slog.Logger, tool string) {
 	wt := &waiting{
 		g: g, era: &pending{s: s, inf: inf}, call: inf.call, id: inf.clientID, method: method, access: access,
 		log: s.log, member: s.member, events: &inf.events,
-		out:       g.newAnswerWriter(w, s.id, s.outbox.Store(), inf.canStream),
+		out:  g.newAnswerWriter(w, s.id, s.outbox.Store(), inf.canStream),
+		span: span, audit: audit, tool: tool,
 		cancelled: inf.cancelled, gone: r.Context().Done(),
 	}
-	return wt.run()
+	wt.run(r)
 }
 
 func (c *pending) Answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string) {

@@ -203,10 +203,10 @@ func (q *Request) TraceID() string {
 	return q.span.SpanContext().TraceID().String()
 }
 
-// Log is log with the trace_id of ctx's recording span; log itself otherwise.
-func Log(ctx context.Context, log *slog.Logger) *slog.Logger {
-	if sc := trace.SpanFromContext(ctx); sc.IsRecording() {
-		return log.With("trace_id", sc.SpanContext().TraceID().String())
+// Log is log with the request's trace_id (TraceID); log itself when there is none.
+func (q *Request) Log(log *slog.Logger) *slog.Logger {
+	if id := q.TraceID(); id != "" {
+		return log.With("trace_id", id)
 	}
 	return log
 }

@@ -91,7 +91,6 @@ func TestNewExportsOverOTLPHTTP(t *testing.T) {
 // Tracing off costs no allocation on a request's path: the nil request, a step under no span,
 // the round trip, the log.
 func TestOffAllocatesNothing(t *testing.T) {
-	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	var tr *Tracing
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
@@ -103,7 +102,7 @@ func TestOffAllocatesNothing(t *testing.T) {
 		_, s := Step(c, "gemgate.policy", 0)
 		s.End()
 		_, rt := q.RoundTrip(c)
-		if q.WorkerMeta(c) != nil || q.TraceID() != "" || Log(ctx, log) != log {
+		if q.WorkerMeta(c) != nil || q.TraceID() != "" || q.Log(log) != log {
 			t.Fatal("off, yet traced")
 		}
 		EndRoundTrip(rt, "ok")

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -124,7 +123,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 				return he
 			}
 		}
-		log = telemetry.Log(r.Context(), a.requestLog(q.p, m.WorkerID()))
+		log = telemetry.RequestFrom(r.Context()).Log(a.requestLog(q.p, m.WorkerID()))
 		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.mr.Name); he != nil {
 			return he
 		}
@@ -147,16 +146,9 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 		}
 		return a.Steps.CallError(msg.ID, err)
 	}
-	started := time.Now()
 	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name,
 		declared: declaredCaps(q.mr.Caps)}
-	outcome, parkedNow := a.await(w, r, pk)
-	telemetry.EndRoundTrip(span, outcome)
-	telemetry.RequestFrom(r.Context()).Outcome(outcome)
-	detach = !parkedNow
-	if msg.Method == "tools/call" {
-		a.Steps.AuditCall(log, q.mr.Name, q.access.ReadOnly, outcome, time.Since(started))
-	}
+	detach = !a.await(w, r, pk, span, log)
 	return nil
 }
 

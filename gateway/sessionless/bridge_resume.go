@@ -89,8 +89,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 		wire.WriteBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
 		return nil
 	}
-	_, parkedNow := a.await(w, r, pk)
-	detach = !parkedNow
+	detach = !a.await(w, r, pk, nil, nil)
 	return nil
 }
 

@@ -2,9 +2,12 @@ package sessionless
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -25,22 +28,27 @@ type Wait struct {
 	Events   *wire.EventQueue        // what the worker sends about the call before its answer
 	Requests <-chan *jsonrpc.Message // the worker's questions, for the bridge
 	Detached <-chan struct{}         // the worker let go of the call
+	// Span, the round trip to the worker, the core ends with the call (nil for a bridge retry:
+	// the round that parked it did); Log is a tools/call's audit logger, of Tool.
+	Span trace.Span
+	Log  *slog.Logger
+	Tool string
 
 	a      *Adapter
 	pk     *parked
 	parked bool // the call waits for the client's retry now: it owns the worker's attachment
 }
 
-// await waits for a call's answer and writes it. It returns the audit outcome, and whether the
+// await waits for a call's answer, writes it and ends the call (Span). It returns whether the
 // call was parked for the client's input.
-func (a *Adapter) await(w http.ResponseWriter, r *http.Request, pk *parked) (outcome string, parkedNow bool) {
+func (a *Adapter) await(w http.ResponseWriter, r *http.Request, pk *parked, span trace.Span, log *slog.Logger) (parkedNow bool) {
 	c := &Wait{
 		Call: pk.call, ID: pk.msg.ID, Method: pk.msg.Method, Access: pk.access, Member: pk.member,
 		Events: &pk.caller.events, Requests: pk.caller.requests, Detached: pk.caller.detached,
-		a: a, pk: pk,
+		Span: span, Log: log, Tool: pk.name, a: a, pk: pk,
 	}
-	outcome = a.Steps.Await(w, r, c)
-	return outcome, c.parked
+	a.Steps.Await(w, r, c)
+	return c.parked
 }
 
 // Result maps the worker's answer to 2026-07-28 (spliceResult, resourceNotFound). An answer
