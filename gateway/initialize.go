@@ -28,7 +28,8 @@ func checkProtocolVersion(r *http.Request) *wire.Error {
 		return nil // absent means 2025-03-26 rules
 	}
 	return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest,
-		Message: "unsupported MCP-Protocol-Version " + quoteSafe(v), Data: map[string]any{"supported": supportedVersions}}
+		Message: "unsupported MCP-Protocol-Version " + textclip.Quote(v),
+		Data:    map[string]any{"supported": supportedVersions}}
 }
 
 const (
@@ -176,7 +177,8 @@ func resultVersion(result json.RawMessage) (string, error) {
 		return "", err
 	}
 	if !slices.Contains(supportedVersions, res.ProtocolVersion) {
-		return "", errors.New("the worker chose protocol version " + quoteSafe(res.ProtocolVersion) + ", which the gateway does not speak")
+		return "", errors.New("the worker chose protocol version " + textclip.Quote(res.ProtocolVersion) +
+			", which the gateway does not speak")
 	}
 	return res.ProtocolVersion, nil
 }

@@ -185,10 +185,10 @@ func checkKind(msg *jsonrpc.Message) *wire.Error {
 	switch {
 	case msg.IsRequest() && notificationName:
 		return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, ID: msg.ID,
-			Message: "a request named " + quoteSafe(msg.Method) + ": notifications carry no id"}
+			Message: "a request named " + textclip.Quote(msg.Method) + ": notifications carry no id"}
 	case msg.IsNotification() && !notificationName:
 		return &wire.Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest,
-			Message: "a notification named " + quoteSafe(msg.Method) + ": requests carry an id"}
+			Message: "a notification named " + textclip.Quote(msg.Method) + ": requests carry an id"}
 	}
 	return nil
 }
@@ -306,12 +306,6 @@ const maxAuditTool = 256
 
 func auditTool(name string) string { return textclip.String(name, maxAuditTool) }
 
-// quoteSafe shortens a client-supplied string before it goes into a message.
-func quoteSafe(s string) string {
-	b, _ := json.Marshal(textclip.String(s, 100))
-	return string(b)
-}
-
 func errorBody(he *wire.Error) []byte {
 	if he.Code == 0 {
 		return []byte(he.Message)
@@ -339,7 +333,7 @@ func (g *Gateway) forbiddenChallenge(k policy.Kind, access policy.Access, tool s
 	if len(needed) == 0 {
 		return nil, ""
 	}
-	why = k.String() + " " + quoteSafe(tool) + " needs scope " + strings.Join(needed, " or ")
+	why = k.String() + " " + textclip.Quote(tool) + " needs scope " + strings.Join(needed, " or ")
 	if access.ReadOnly {
 		unlocked := g.opts.Policy.WithScope(access, needed[0])
 		unlocked.ReadOnly = true

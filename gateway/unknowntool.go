@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/gateway/wire"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -112,7 +113,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 		}
 	}
 	c.audit(g, verdict.String(), slog.String("decided_by", why))
-	noun := c.kind.String() + " " + quoteSafe(c.name)
+	noun := c.kind.String() + " " + textclip.Quote(c.name)
 	if verdict == policy.DeniedReadOnly {
 		// A session steps up with a write token (stepUp): in either era the token decides.
 		write := pol.WriteScope()
@@ -156,7 +157,8 @@ func (c toolCall) unknown() *wire.Error {
 		return &wire.Error{Status: status, Code: code, ID: c.id, Message: "resource not found",
 			Data: map[string]any{"uri": c.name}}
 	}
-	return &wire.Error{Status: status, Code: code, ID: c.id, Message: "unknown " + c.kind.String() + " " + quoteSafe(c.name)}
+	return &wire.Error{Status: status, Code: code, ID: c.id,
+		Message: "unknown " + c.kind.String() + " " + textclip.Quote(c.name)}
 }
 
 const codeResourceNotFound = -32002 // MCP 2025-x

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/gemgate/gemgate/gateway/wire"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -46,7 +47,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 		return refuse(errStateGone)
 	}
 	log := a.requestLog(p, m.WorkerID())
-	if he := a.Steps.GrantRefusal(m, p, msg.ID, "a retry of "+quote(msg.Method), log); he != nil {
+	if he := a.Steps.GrantRefusal(m, p, msg.ID, "a retry of "+textclip.Quote(msg.Method), log); he != nil {
 		return he
 	}
 	o := ownerOf(p)

@@ -2,7 +2,6 @@ package sessionless
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -100,7 +99,7 @@ type checks struct {
 func check(r *http.Request, msg *jsonrpc.Message, served []string) (checks, *wire.Error) {
 	if !sessionlessMethods[msg.Method] {
 		return checks{}, &wire.Error{Status: http.StatusNotFound, Code: jsonrpc.CodeMethodNotFound, ID: msg.ID,
-			Message: "method " + quote(msg.Method) + " is not available in protocol version " + Version}
+			Message: "method " + textclip.Quote(msg.Method) + " is not available in protocol version " + Version}
 	}
 	header := r.Header.Get(HeaderProtocolVersion)
 	if header == "" {
@@ -121,20 +120,20 @@ func check(r *http.Request, msg *jsonrpc.Message, served []string) (checks, *wir
 	version, _, err := meta.String(MetaProtocolVersion)
 	if err != nil || version == "" {
 		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams,
-			"missing or invalid _meta field "+quote(MetaProtocolVersion))
+			"missing or invalid _meta field "+textclip.Quote(MetaProtocolVersion))
 	}
 	if header != version {
 		return checks{}, refusal(msg, CodeHeaderMismatch,
-			"the MCP-Protocol-Version header "+quote(header)+" does not match _meta "+quote(version))
+			"the MCP-Protocol-Version header "+textclip.Quote(header)+" does not match _meta "+textclip.Quote(version))
 	}
 	if version != Version {
-		return checks{}, unsupported(msg, "unsupported protocol version "+quote(version), served, version)
+		return checks{}, unsupported(msg, "unsupported protocol version "+textclip.Quote(version), served, version)
 	}
 	mr := checks{Params: rp}
 	caps, ok, err := meta.Object(MetaClientCapabilities)
 	if err != nil || !ok {
 		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams,
-			"missing or invalid _meta field "+quote(MetaClientCapabilities))
+			"missing or invalid _meta field "+textclip.Quote(MetaClientCapabilities))
 	}
 	// The capabilities gemgate decides on or removes are read by exact key: a worker reading
 	// keys without regard to case would take a case variant for the real one.
@@ -143,7 +142,8 @@ func check(r *http.Request, msg *jsonrpc.Message, served []string) (checks, *wir
 	}
 	mr.Caps = caps
 	if _, ok, err := meta.Object(MetaClientInfo); err != nil {
-		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams, "invalid _meta field "+quote(MetaClientInfo))
+		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams,
+			"invalid _meta field "+textclip.Quote(MetaClientInfo))
 	} else if ok {
 		mr.ClientInfo, _ = meta.Raw(MetaClientInfo)
 	}
@@ -169,7 +169,7 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *checks) *wire
 	}
 	if m != msg.Method {
 		return refusal(msg, CodeHeaderMismatch,
-			"the Mcp-Method header "+quote(m)+" does not match the body's method "+quote(msg.Method))
+			"the Mcp-Method header "+textclip.Quote(m)+" does not match the body's method "+textclip.Quote(msg.Method))
 	}
 	field, named := namedMethods[msg.Method]
 	if !named {
@@ -200,7 +200,7 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message, mr *checks) *wire
 	}
 	if v != body {
 		return refusal(msg, CodeHeaderMismatch,
-			"the Mcp-Name header "+quote(v)+" does not match the body's "+field+" "+quote(body))
+			"the Mcp-Name header "+textclip.Quote(v)+" does not match the body's "+field+" "+textclip.Quote(body))
 	}
 	return nil
 }
@@ -267,12 +267,6 @@ func strictError(msg *jsonrpc.Message, err error) *wire.Error {
 		return refusal(msg, jsonrpc.CodeInvalidParams, te.Error())
 	}
 	return refusal(msg, jsonrpc.CodeInvalidRequest, err.Error())
-}
-
-// quote shortens a client-supplied string for a message (the core's quoteSafe).
-func quote(s string) string {
-	b, _ := json.Marshal(textclip.String(s, 100))
-	return string(b)
 }
 
 // LegacyOnly guards GET and DELETE, which exist only for legacy sessions: one without a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/internal/aside"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/internal/jsontext"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
@@ -353,7 +354,7 @@ func (a *Adapter) listenSubscribe(ctx context.Context, m *pool.Member, q *reques
 	case resp := <-call.Result():
 		if resp.Error != nil {
 			return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInvalidParams, ID: msg.ID,
-				Message: "the worker refused the subscription to " + quote(uri)}
+				Message: "the worker refused the subscription to " + textclip.Quote(uri)}
 		}
 		return nil
 	case <-ctx.Done():

@@ -7,6 +7,7 @@
 package clip
 
 import (
+	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -14,6 +15,12 @@ import (
 // String returns s if it is at most max bytes long, and otherwise its first max bytes (fewer,
 // to end on a whole UTF-8 sequence) followed by "...(+N more)", N the bytes cut.
 func String(s string, max int) string { return clipped(s, max) }
+
+// Quote is String(s, 100) as a JSON string: how a message quotes a field a client sent.
+func Quote(s string) string {
+	b, _ := json.Marshal(clipped(s, 100))
+	return string(b)
+}
 
 // Bytes is String for a byte slice; only what is kept is copied.
 func Bytes(b []byte, max int) string { return clipped(b, max) }

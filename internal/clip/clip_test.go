@@ -50,3 +50,18 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+// Quote is what a message quotes of a client's field: JSON-quoted, so that no control
+// character or quote of the field's own can change the message, and clipped to 100 bytes.
+func TestQuote(t *testing.T) {
+	long := strings.Repeat("é", 60) // 120 bytes
+	for _, tt := range []struct{ in, want string }{
+		{"tools/call", `"tools/call"`},
+		{"a\"b\n\u2028<", `"a\"b\n\u2028\u003c"`},
+		{long, `"` + strings.Repeat("é", 50) + `...(+20 more)"`},
+	} {
+		if got := Quote(tt.in); got != tt.want {
+			t.Errorf("Quote(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
