@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 )
 
 // A tools/call the wait ends without the worker's answer (the request timeout, the client's
-// notifications/cancelled, the client gone) is ended once, in either era: one audit line and
+// notifications/cancelled, the client gone, its worker's exit) is ended once, in either era: one audit line and
 // one count with the outcome of the wait, the trace id of its request, and its round trip span
 // ended once with that outcome.
 func TestWaitEndsAnUnansweredCallOnce(t *testing.T) {
@@ -66,6 +68,50 @@ func TestWaitEndsAnUnansweredCallOnce(t *testing.T) {
 			eventually(t, 10*time.Second, "the call in flight", func() bool { s := c.sessionObj(); return s != nil && s.inCall() })
 			cancel()
 			<-done
+		}},
+		{"session worker exit", "error", "", func(t *testing.T, c *client) {
+			c.open()
+			done := make(chan reply, 1)
+			go func() {
+				r, _ := c.do(context.Background(), http.MethodPost, rpcBody("7", "tools/call", map[string]any{"name": "slow", "arguments": slowArgs}))
+				done <- r
+			}()
+			eventually(t, 10*time.Second, "the call in flight", func() bool { s := c.sessionObj(); return s != nil && s.inCall() })
+			if err := syscall.Kill(c.sessionObj().member.WorkerPid(), syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			if r := <-done; r.status != http.StatusOK || len(r.msgs) != 1 || r.msgs[0].Error == nil {
+				t.Errorf("the call whose worker died: %d %s, want a JSON-RPC error", r.status, r.body)
+			}
+		}},
+		{"sessionless worker exit", "error", sessionless.Version, func(t *testing.T, c *client) {
+			done := make(chan reply, 1)
+			go func() {
+				body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+					"params": map[string]any{"name": "slow", "arguments": slowArgs, "_meta": sessionlessMeta()}})
+				r, _ := c.do(context.Background(), http.MethodPost, string(body), sessionless.HeaderProtocolVersion, sessionless.Version,
+					sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "slow")
+				done <- r
+			}()
+			pid := 0
+			eventually(t, 10*time.Second, "the call to reach the worker", func() bool {
+				reached := false
+				for _, rec := range c.f.log.records(t) {
+					if rec["direction"] == "to_worker" && strings.Contains(fmt.Sprint(rec["body"]), `"slow"`) {
+						reached = true
+					}
+					if rec["msg"] == "worker started" && rec["sessionless"] == true {
+						pid = int(rec["pid"].(float64))
+					}
+				}
+				return reached && pid != 0
+			})
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			if r := <-done; r.status != http.StatusOK || len(r.msgs) != 1 || r.msgs[0].Error == nil {
+				t.Errorf("the call whose worker died: %d %s, want a JSON-RPC error", r.status, r.body)
+			}
 		}},
 		{"sessionless client gone", "cancelled", sessionless.Version, func(t *testing.T, c *client) {
 			meta := sessionlessMeta()
