@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,5 +72,32 @@ func TestOwnPushLogsItsDrops(t *testing.T) {
 	}
 	if out := logs.String(); strings.Count(out, "\n") != 1 || !strings.Contains(out, `"dropped":1,`) {
 		t.Errorf("the ping's drop was logged as %q, want one line with dropped 1", out)
+	}
+}
+
+// The step-up's tools/list_changed, pushed to a full outbox, logs what it drops too.
+func TestStepUpPushLogsItsDrops(t *testing.T) {
+	f := newFixture(t)
+	ro := f.client("alice-ro")
+	ro.open()
+	s := ro.sessionObj()
+	for i := range wire.OutboxSize {
+		s.outbox.NoteDropped(s.log, s.outbox.Push([]byte(strconv.Itoa(i))))
+	}
+	if strings.Contains(f.log.String(), "messages dropped") {
+		t.Fatal("the outbox dropped a message before it was full")
+	}
+	rw := &client{f: f, token: "alice-rw", session: ro.session, version: ro.version}
+	if r := rw.callTool("7", "write_note", map[string]any{"name": "n", "text": "x"}); r.status != http.StatusOK || r.only(t).Error != nil {
+		t.Fatalf("write after step-up: %d %s", r.status, r.body)
+	}
+	var lines []string
+	for l := range strings.SplitSeq(f.log.String(), "\n") {
+		if strings.Contains(l, "messages dropped") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], `"dropped":1,`) {
+		t.Errorf("the step-up's drop was logged as %q, want one line with dropped 1", lines)
 	}
 }
