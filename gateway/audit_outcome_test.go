@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -99,6 +100,10 @@ func TestToolCallAuditOutcomeInEachEra(t *testing.T) {
 			o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
 		})
 		c := f.client("alice-rw")
+		var parked struct {
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+		}
 		auditedOnce(t, f, sessionless.Version, []auditStep{
 			{"echo", "ok", func() reply {
 				return c.sessionless("1", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
@@ -107,10 +112,22 @@ func TestToolCallAuditOutcomeInEachEra(t *testing.T) {
 				return c.sessionless("2", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}})
 			}},
 			{"delete_note", "input_required", func() reply { // the worker's elicitation, bridged
-				return c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta()})
+				r := c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta()})
+				if err := json.Unmarshal(r.only(t).Result, &parked); err != nil || parked.RequestState == "" {
+					t.Fatalf("delete_note: %s", r.body)
+				}
+				return r
+			}},
+			{"delete_note", "ok", func() reply { // the retry, which the tool's answer ends
+				responses := map[string]any{}
+				for k := range parked.InputRequests {
+					responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
+				}
+				return c.sessionless("4", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta(),
+					"inputResponses": responses, "requestState": parked.RequestState})
 			}},
 			{"no_such_tool", "error", func() reply {
-				return c.sessionless("4", "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}})
+				return c.sessionless("5", "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}})
 			}},
 		})
 	})

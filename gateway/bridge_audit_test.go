@@ -14,11 +14,11 @@ import (
 	"github.com/gemgate/gemgate/telemetry"
 )
 
-// A tools/call through the bridge is ended once, by the round that parked it: one audit line
-// and one count (input_required), with the trace id of that round's request, and one round
-// trip span; the client's retry, which the worker's answer ends, adds no audit line, no count
-// and no round trip span (waiting.run ends nothing without a span).
-func TestBridgedCallIsEndedOnce(t *testing.T) {
+// A tools/call through the bridge is audited and counted each round, as a 2026-07-28 worker's
+// is: the round that parked it (input_required), then the client's retry, which the tool's
+// answer ends (ok), each line with its own request's trace id. There is one round trip span,
+// the parked round's: the retry sends the worker no call of its own.
+func TestBridgedCallIsAuditedEachRound(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
@@ -59,16 +59,18 @@ func TestBridgedCallIsEndedOnce(t *testing.T) {
 		}
 		return n == 2
 	})
-	time.Sleep(100 * time.Millisecond) // a late second line or span would be written by now
-
-	var first sdktrace.ReadOnlySpan
+	// A server span ends after its handler, and so after the handler's audit line.
+	var first, retry sdktrace.ReadOnlySpan
 	for _, s := range spansNamed(rec, "tools/call delete_note") {
 		if s.SpanKind() == trace.SpanKindServer && attrs(s)["jsonrpc.request.id"] == "2" {
 			first = s
 		}
+		if s.SpanKind() == trace.SpanKindServer && attrs(s)["jsonrpc.request.id"] == "3" {
+			retry = s
+		}
 	}
-	if first == nil {
-		t.Fatal("no server span of the parked round")
+	if first == nil || retry == nil {
+		t.Fatal("no server span of the parked round or of the retry")
 	}
 	rt := oneSpan(t, rec, "tools/call delete_note", trace.SpanKindClient, nil)
 	if rt.Parent().SpanID() != first.SpanContext().SpanID() || attrs(rt)["gemgate.outcome"] != "input_required" {
@@ -81,17 +83,25 @@ func TestBridgedCallIsEndedOnce(t *testing.T) {
 			lines = append(lines, rec)
 		}
 	}
-	if len(lines) != 1 {
-		t.Fatalf("%d audit lines of delete_note through the bridge, want 1: %v", len(lines), lines)
+	if len(lines) != 2 {
+		t.Fatalf("%d audit lines of delete_note through the bridge, want 2: %v", len(lines), lines)
 	}
-	l := lines[0]
-	if l["outcome"] != "input_required" || l["era"] != sessionless.Version || l["trace_id"] != first.SpanContext().TraceID().String() {
-		t.Errorf("audit line %v, want outcome input_required, era %s, trace_id %s", l, sessionless.Version, first.SpanContext().TraceID())
+	for i, want := range []struct {
+		outcome string
+		span    sdktrace.ReadOnlySpan
+	}{{"input_required", first}, {"ok", retry}} {
+		l := lines[i]
+		if l["outcome"] != want.outcome || l["era"] != sessionless.Version || l["trace_id"] != want.span.SpanContext().TraceID().String() {
+			t.Errorf("audit line %d: %v, want outcome %s, era %s, trace_id %s", i, l, want.outcome, sessionless.Version, want.span.SpanContext().TraceID())
+		}
 	}
 	if v := metricValue(t, f, "gemgate_tool_calls_total", "outcome", "input_required"); v != 1 {
 		t.Errorf("tool_calls_total{outcome=input_required} = %v, want 1", v)
 	}
-	if v := metricValue(t, f, "gemgate_tool_calls_total", "outcome", "ok"); v != 1 { // write_note's
-		t.Errorf("tool_calls_total{outcome=ok} = %v, want 1 (write_note; the retry is not counted)", v)
+	if v := metricValue(t, f, "gemgate_tool_calls_total", "outcome", "ok"); v != 2 { // write_note's and the retry's
+		t.Errorf("tool_calls_total{outcome=ok} = %v, want 2 (write_note and the retry)", v)
+	}
+	if got := attrs(retry)["gemgate.outcome"]; got != "ok" {
+		t.Errorf("the retry's server span has outcome %v, want ok", got)
 	}
 }

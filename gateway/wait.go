@@ -53,14 +53,14 @@ type waitEra interface {
 }
 
 // run waits for the call's answer, writes it, and ends the call for both eras: the round trip's
-// span, the request's outcome, a tools/call's audit line. A bridge retry (no span) ends nothing.
+// span (a bridge retry has none: the round that parked the call ended it), the request's
+// outcome, a tools/call's audit line.
 func (c *waiting) run(r *http.Request) {
 	started := time.Now()
 	outcome := c.wait()
-	if c.span == nil {
-		return
+	if c.span != nil {
+		telemetry.EndRoundTrip(c.span, outcome)
 	}
-	telemetry.EndRoundTrip(c.span, outcome)
 	telemetry.RequestFrom(r.Context()).Outcome(outcome)
 	if c.method == "tools/call" {
 		c.g.auditCall(c.audit, c.tool, c.access.ReadOnly, outcome, time.Since(started))

@@ -11,6 +11,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/telemetry"
 )
 
 // requestStateIn reads params.requestState strictly; ok is false when absent. A case variant
@@ -46,7 +47,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	if m == nil {
 		return refuse(errStateGone)
 	}
-	log := a.requestLog(p, m.WorkerID())
+	log := telemetry.RequestFrom(r.Context()).Log(a.requestLog(p, m.WorkerID()))
 	if he := a.Steps.GrantRefusal(m, p, msg.ID, "a retry of "+textclip.Quote(msg.Method), log); he != nil {
 		return he
 	}
@@ -90,7 +91,9 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 		wire.WriteBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
 		return nil
 	}
-	detach = !a.await(w, r, pk, nil, nil)
+	// The round trip's span was ended by the round that parked the call; the retry's wait is
+	// audited, as a 2026-07-28 worker's own retry is: its outcome is the tool's.
+	detach = !a.await(w, r, pk, nil, log)
 	return nil
 }
 
