@@ -118,16 +118,24 @@ func TestToolCallAuditOutcomeInEachEra(t *testing.T) {
 				}
 				return r
 			}},
+			{"delete_note", "input_required", func() reply { // a retry that answers nothing: parked again
+				r := c.sessionless("4", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta(),
+					"inputResponses": map[string]any{}, "requestState": parked.RequestState})
+				if err := json.Unmarshal(r.only(t).Result, &parked); err != nil || parked.RequestState == "" || len(parked.InputRequests) == 0 {
+					t.Fatalf("delete_note's empty retry: %s", r.body)
+				}
+				return r
+			}},
 			{"delete_note", "ok", func() reply { // the retry, which the tool's answer ends
 				responses := map[string]any{}
 				for k := range parked.InputRequests {
 					responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
 				}
-				return c.sessionless("4", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta(),
+				return c.sessionless("5", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta(),
 					"inputResponses": responses, "requestState": parked.RequestState})
 			}},
 			{"no_such_tool", "error", func() reply {
-				return c.sessionless("5", "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}})
+				return c.sessionless("6", "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}})
 			}},
 		})
 	})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/sessionless"
@@ -37,6 +38,9 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 		CallError:    callError,
 		AttachError:  attachFailed,
 		Await:        g.awaitSessionless,
+		AuditCall: func(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration) {
+			g.auditCall(log, tool, readOnly, outcome, d)
+		},
 		AuditUnread: func(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error) {
 			g.auditUnread(r, msg, p, true, he)
 		},

@@ -89,6 +89,10 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 		}
 		detach = false
 		wire.WriteBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
+		telemetry.RequestFrom(r.Context()).Outcome("input_required")
+		if msg.Method == "tools/call" {
+			a.Steps.AuditCall(log, pk.name, access.ReadOnly, "input_required", 0)
+		}
 		return nil
 	}
 	// The round trip's span was ended by the round that parked the call; the retry's wait is
