@@ -64,6 +64,30 @@ func elicitingMeta() map[string]any {
 	return meta
 }
 
+// parkDeleteNote has c write note n (request 1) and call delete_note on it (request 2) with
+// elicitation declared; a worker of mode legacydemo asks to confirm, and the bridge parks the
+// call. It returns the parked round's requestState and the inputResponses that accept.
+func parkDeleteNote(t *testing.T, c *client) (state string, accept map[string]any) {
+	t.Helper()
+	if r := c.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
+		t.Fatalf("write_note: %s", r.body)
+	}
+	r := c.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta()})
+	var res struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(r.only(t).Result, &res); err != nil || res.ResultType != "input_required" || res.RequestState == "" {
+		t.Fatalf("delete_note: %s", r.body)
+	}
+	accept = map[string]any{}
+	for k := range res.InputRequests {
+		accept[k] = map[string]any{"action": "accept", "content": map[string]any{}}
+	}
+	return res.RequestState, accept
+}
+
 // Every tools/call is audited and counted once, with the outcome of the answer its client
 // got: ok, tool_error, error, and for a 2026-07-28 client input_required, whether the worker
 // returned the input-required result itself (its requestState wrapped) or gemgate made it

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -28,24 +27,9 @@ func TestBridgedCallIsAuditedEachRound(t *testing.T) {
 		o.Tracing = telemetry.NewWith(tp, telemetry.Settings{})
 	})
 	c := f.client("alice-rw")
-	if r := c.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
-		t.Fatalf("write_note: %s", r.body)
-	}
-	r := c.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta()})
-	var res struct {
-		ResultType    string                     `json:"resultType"`
-		InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		RequestState  string                     `json:"requestState"`
-	}
-	if err := json.Unmarshal(r.only(t).Result, &res); err != nil || res.ResultType != "input_required" {
-		t.Fatalf("delete_note: %s", r.body)
-	}
-	responses := map[string]any{}
-	for k := range res.InputRequests {
-		responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
-	}
-	r = c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta(),
-		"inputResponses": responses, "requestState": res.RequestState})
+	state, responses := parkDeleteNote(t, c)
+	r := c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta(),
+		"inputResponses": responses, "requestState": state})
 	if m := r.only(t); m.Error != nil || isToolError(m.Result) {
 		t.Fatalf("retry: %s", r.body)
 	}

@@ -436,37 +436,17 @@ func TestSessionlessUnreadableRetryLeavesTheCallParked(t *testing.T) {
 		o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
 	})
 	c := f.client("alice-rw")
-	meta := func() map[string]any {
-		m := sessionlessMeta()
-		m[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
-		return m
-	}
-	if r := c.sessionless("1", "tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"name": "n", "text": "x"}}); r.only(t).Error != nil {
-		t.Fatalf("write_note: %s", r.body)
-	}
-	r := c.sessionless("2", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta()})
-	var res struct {
-		ResultType    string                     `json:"resultType"`
-		InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		RequestState  string                     `json:"requestState"`
-	}
-	if err := json.Unmarshal(r.only(t).Result, &res); err != nil || res.ResultType != "input_required" {
-		t.Fatalf("delete_note: %s", r.body)
-	}
-	r = c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta(),
-		"inputResponses": "accept", "requestState": res.RequestState})
+	state, responses := parkDeleteNote(t, c)
+	r := c.sessionless("3", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta(),
+		"inputResponses": "accept", "requestState": state})
 	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "inputResponses") {
 		t.Fatalf("retry with a string for inputResponses: %d %s, want 400 naming inputResponses", r.status, r.body)
 	}
 	if n := f.gw.sessionless.Parked(); n != 1 {
 		t.Fatalf("%d parked calls after the unreadable retry, want 1", n)
 	}
-	responses := map[string]any{}
-	for k := range res.InputRequests {
-		responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
-	}
-	r = c.sessionless("4", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": meta(),
-		"inputResponses": responses, "requestState": res.RequestState})
+	r = c.sessionless("4", "tools/call", map[string]any{"name": "delete_note", "arguments": map[string]any{"name": "n"}, "_meta": elicitingMeta(),
+		"inputResponses": responses, "requestState": state})
 	if r.status != http.StatusOK || r.only(t).Error != nil || isToolError(r.only(t).Result) {
 		t.Fatalf("retry after the unreadable one: %d %s", r.status, r.body)
 	}
