@@ -60,12 +60,9 @@ func (v *Verifier) principal(cs claimSet, now time.Time) (Principal, error) {
 			exp = at
 		}
 	}
-	sub, _, err := cs.str(claimSubject)
+	sub, err := subject(cs)
 	if err != nil {
 		return Principal{}, err
-	}
-	if sub == "" {
-		return Principal{}, &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}
 	}
 	user, err := requiredString(cs, v.cfg.UserClaim)
 	if err != nil {
@@ -124,6 +121,15 @@ func checkTime(cs claimSet, name string, now time.Time) (at time.Time, present b
 		err = &TokenExpiredError{Expiry: at, Now: now, Skew: skew}
 	}
 	return at, present, err
+}
+
+// subject reads sub, which must be a string, not empty.
+func subject(cs claimSet) (string, error) {
+	sub, _, err := cs.str(claimSubject)
+	if err == nil && sub == "" {
+		err = &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}
+	}
+	return sub, err
 }
 
 func requiredString(cs claimSet, name string) (string, error) {

@@ -198,8 +198,8 @@ func (x *explainer) times(cs claimSet) {
 
 // identity checks sub and the user claim, and shows the scopes.
 func (x *explainer) identity(cs claimSet) {
-	if sub, _, err := cs.str(claimSubject); err != nil || sub == "" {
-		x.problem("sub", &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}, "is missing, empty or not a string")
+	if sub, err := subject(cs); err != nil {
+		x.problem("sub", err, Describe(err))
 	} else {
 		x.add("sub", FindingOK, "%q", clip.String(sub, maxQuoted))
 	}

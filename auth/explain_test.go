@@ -96,7 +96,7 @@ PROBLEM iss: is not a string
 PROBLEM aud: is not a string or an array of strings
 PROBLEM exp: token claim exp is not a NumericDate (a JSON number of seconds)
 PROBLEM iat: token claim iat is not a NumericDate (a JSON number of seconds)
-PROBLEM sub: is missing, empty or not a string
+PROBLEM sub: token claim sub is not a string
 PROBLEM preferred_username: token claim preferred_username is empty (user_claim names it)
 PROBLEM scope: token claim scp is not an array of strings
 verdict: claims: token claim iss is not a string, signature not checked`},
@@ -108,7 +108,7 @@ PROBLEM aud: (none) names none of "https://gw.example.com/mcp", "gemgate-extra"
          hint: the token's aud must contain "https://gw.example.com/mcp" (gemgate's public MCP URL, public_url) or a value of the audiences setting
 PROBLEM exp: is missing; gemgate requires it
 OK iat: 2000-01-01T00:00:00Z
-PROBLEM sub: is missing, empty or not a string
+PROBLEM sub: token claim sub is missing or empty
 PROBLEM preferred_username: token claim preferred_username is missing (user_claim names it)
 INFO scope: "mcp:use" "mcp:write"
 verdict: audience: token audience not accepted, signature not checked`},
@@ -119,10 +119,10 @@ OK iss: "ISS"
 OK aud: "https://gw.example.com/mcp" includes an accepted audience
 OK exp: 2000-01-01T01:00:00Z: valid for another 1h0m0s
 OK iat: 2000-01-01T00:00:00Z
-PROBLEM sub: is missing, empty or not a string
+PROBLEM sub: token claim sub is not a string
 OK preferred_username: "alice" (the user, from user_claim)
 INFO scope: "mcp:use" "mcp:write"
-verdict: claims: token claim sub is missing or empty, signature not checked`},
+verdict: claims: token claim sub is not a string, signature not checked`},
 			{"keys unavailable, claims pass", good(nil), true, `
 OK header: alg RS256, kid "k1"
 NOT_CHECKED signature: the issuer's keys could not be loaded, so the signature is not checked: auth: discovery for issuer "ISS": Get "ISS/.well-known/openid-configuration": connection refused
