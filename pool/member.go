@@ -169,16 +169,18 @@ type Answered struct {
 // token never answers a read-write worker (ErrNotEntitled; the request stays open).
 func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 	var info Answered
+	entitled := false // the one rule: a read-only token answers only a read-only worker
 	out := *msg
 	w := m.request(msg.ID, func(s *slot, w *wrk, pr pendingRequest) bool {
 		info = Answered{Method: auditMethod(pr.method), WorkerReadOnly: s.key.ReadOnly}
 		out.ID = pr.workerID
-		return s.key.ReadOnly || !readOnly
+		entitled = s.key.ReadOnly || !readOnly
+		return entitled
 	})
 	switch {
 	case w == nil:
 		return info, ErrNoSuchRequest
-	case readOnly && !info.WorkerReadOnly:
+	case !entitled:
 		return info, ErrNotEntitled
 	}
 	return info, w.proc.Write(context.Background(), &out)
@@ -245,6 +247,7 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 	delete(s.members, m)
 	var dropped, running []*Call
 	var unsub []string
+	var orphaned []json.RawMessage // the worker's ids of m's open requests
 	w := s.w
 	if w != nil {
 		if !keepCalls && m.inFlight.Load() > 0 {
@@ -273,8 +276,7 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 		}
 		for gid, pr := range w.requests {
 			if pr.m == m {
-				s.refuseLocked(w, jsonrpc.ErrorResponse(pr.workerID, jsonrpc.CodeInternalError,
-					"the session this request went to has ended", nil))
+				orphaned = append(orphaned, pr.workerID)
 				delete(w.requests, gid)
 			}
 		}
@@ -287,6 +289,11 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 		prev.releaseLocked(m) // nothing to tell a worker that is gone
 	}
 	stop, drop := s.settleLocked()
+	if stop != w { // a worker that stops now needs no answers
+		for _, id := range orphaned {
+			s.refuseLocked(w, sessionEndedRefusal(id))
+		}
+	}
 	s.mu.Unlock()
 	s.p.opts.Metrics.queued(-len(dropped))
 	// The session's calls end with it: the worker is told to cancel each (a shared worker

@@ -250,8 +250,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 	}
 	if _, in := s.members[to]; !in {
 		// It detached while it was chosen, after detach refused the requests it held.
-		s.refuseLocked(w, jsonrpc.ErrorResponse(msg.ID, jsonrpc.CodeInternalError,
-			"the session this request went to has ended", nil))
+		s.refuseLocked(w, sessionEndedRefusal(msg.ID))
 		s.mu.Unlock()
 		return
 	}
@@ -329,4 +328,9 @@ func workerToken(params json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return tok, true
+}
+
+// sessionEndedRefusal answers a worker's request whose session ended before a client answered.
+func sessionEndedRefusal(workerID json.RawMessage) *jsonrpc.Message {
+	return jsonrpc.ErrorResponse(workerID, jsonrpc.CodeInternalError, "the session this request went to has ended", nil)
 }
