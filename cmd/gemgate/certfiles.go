@@ -34,7 +34,7 @@ type fileStamp struct {
 
 func newCertFiles(certPath, keyPath string, log *slog.Logger) (*certFiles, error) {
 	cf := &certFiles{certPath: certPath, keyPath: keyPath, log: log, check: rate.Sometimes{Interval: time.Second}}
-	cf.seen = cf.stamps()
+	cf.check.Do(func() { cf.seen = cf.stamps() }) // the first look: a handshake looks a second later
 	cert, err := tls.LoadX509KeyPair(certPath, keyPath)
 	if err != nil {
 		return nil, err

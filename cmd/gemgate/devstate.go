@@ -85,7 +85,7 @@ func startKeptIssuer(dataDir, addrHint string, opts devissuer.Options) (*devissu
 	}
 	opts.Clients, opts.KeyFile, opts.ExchangeAudiences = clients, files.key, []string{"gemstone"}
 	var issuer *devissuer.Issuer
-	if opts.Addr == "127.0.0.1:0" && state.IssuerAddr != "" {
+	if opts.Addr == defaults().DevIssuerListen && state.IssuerAddr != "" {
 		// The port of the last start, so the issuer URL stays the same; a free one if it is
 		// taken now.
 		kept := opts
@@ -97,7 +97,7 @@ func startKeptIssuer(dataDir, addrHint string, opts devissuer.Options) (*devissu
 			return nil, nil, fmt.Errorf("development issuer: %w (change its address with %s)", err, addrHint)
 		}
 	}
-	state.IssuerAddr = strings.TrimPrefix(strings.TrimPrefix(issuer.URL(), "http://"), "https://")
+	state.IssuerAddr = strings.TrimPrefix(issuer.URL(), "http://")
 	// Secrets of clients this start does not have (gemgate issuer's extra users, when dev
 	// shares the data directory) stay, so that a later start can reuse them.
 	if state.Secrets == nil {

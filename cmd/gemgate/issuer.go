@@ -43,7 +43,7 @@ flags:
 func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("issuer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:0", "loopback address to listen on; 127.0.0.1:0 means the port of the last start, else a free one")
+	listen := fs.String("listen", defaults().DevIssuerListen, "loopback address to listen on; 127.0.0.1:0 means the port of the last start, else a free one")
 	audience := fs.String("audience", issuerDefaultAudience, "the aud of every token: the replicas' shared public_url (the balancer's MCP URL)")
 	users := fs.String("users", "", "extra read-write users (comma-separated), each with a client and a ready token, besides alice and bob")
 	dataDir := fs.String("data-dir", "", "where the key, address and client secrets are kept (default: gemgate dev's data directory)")

@@ -107,8 +107,8 @@ func productEnv(home string) []string {
 }
 
 // stoneRow answers the stone's row: a running one before one on its way (startup, recovery),
-// before any other (a lock left by a stone that died, perhaps another account's), as
-// stoneOwner reads the rows; the first listed of the best.
+// before any other (a lock left by a stone that died, perhaps another account's); the first
+// listed of the best. stoneOwner, too, passes over a row that is not present.
 func stoneRow(servers []Server, name string) (Server, bool) {
 	best, rank := Server{}, -1
 	for _, s := range servers {
@@ -211,7 +211,7 @@ func ResolveGlobalDir(ctx context.Context, home, configured, stone string) Globa
 		if i == 0 {
 			first.Servers = servers
 		}
-		if s, ok := stoneRow(servers, stone); ok && s.present() {
+		if s, _ := stoneRow(servers, stone); s.present() {
 			g := GlobalDir{Dir: c, Servers: servers, Found: true}
 			switch {
 			case configured != "" && c != configured:
