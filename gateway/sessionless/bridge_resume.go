@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/gemgate/gemgate/gateway/wire"
 	textclip "github.com/gemgate/gemgate/internal/clip"
@@ -31,7 +32,7 @@ func requestStateIn(rp requestParams) (string, bool, error) {
 // parked requests are answered with the client's inputResponses, and the call's answer (or its
 // next input-required round) is written to this response. A key left unanswered is asked again.
 func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, claims stateClaims) error {
-	msg, p, access := q.msg, q.p, q.access
+	msg, p, access, started := q.msg, q.p, q.access, time.Now()
 	refuse := func(err error) error {
 		return refusal(msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
@@ -91,7 +92,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 		wire.WriteBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
 		telemetry.RequestFrom(r.Context()).Outcome("input_required")
 		if msg.Method == "tools/call" {
-			a.Steps.AuditCall(log, pk.name, access.ReadOnly, "input_required", 0)
+			a.Steps.AuditCall(log, pk.name, access.ReadOnly, "input_required", time.Since(started))
 		}
 		return nil
 	}

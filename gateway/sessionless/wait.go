@@ -16,9 +16,10 @@ import (
 )
 
 // Wait is a 2026-07-28 call as the core's one wait loop waits for it (Steps.Await): what it
-// waits on, and, in its methods (the core's waitEra), what the era does differently. Closing the response stream
-// cancels the call at the worker; an error the spec maps to an HTTP status goes as JSON with
-// that status while no stream has begun; a legacy worker's question parks the call (bridge.go).
+// waits on, and, in its methods (the core's waitEra), what the era does differently. Closing
+// the response stream cancels the call at the worker; an error the spec maps to an HTTP status
+// goes as JSON with that status while no stream has begun; a legacy worker's question parks
+// the call (bridge.go).
 type Wait struct {
 	Call     *pool.Call
 	ID       json.RawMessage // the client's request id
