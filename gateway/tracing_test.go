@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gemgate/gemgate/gateway/sessionless"
+	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/telemetry"
 )
@@ -483,5 +484,46 @@ func TestTracingBridgeRound(t *testing.T) {
 	}
 	if retry == nil || round.Parent().SpanID() != retry.SpanContext().SpanID() {
 		t.Errorf("the bridge round is not a child of the retry's server span")
+	}
+}
+
+// A policy refusal of a gated method other than tools/call (here resources/read, under a
+// resource rule) is audited with the request's trace id in both eras, as a tools/call is.
+func TestTracingGatedRefusalInEachEra(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	f := newFixture(t, func(o *Options) {
+		pol, err := policy.New(policy.Config{ReadOnlyTools: demoReadOnlyTools,
+			ResourceRules: []policy.Rule{{URIs: []string{"notes://*"}, Scope: "notes:admin"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Policy = pol
+		o.Tracing = telemetry.NewWith(tp, telemetry.Settings{})
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+	})
+	read := map[string]any{"uri": "notes://secret"}
+	session := f.client("alice-rw")
+	session.open()
+	if r := session.post(rpcBody("2", "resources/read", read), "traceparent", headerParent); r.status != http.StatusForbidden {
+		t.Fatalf("resources/read on a session: %d %s, want 403", r.status, r.body)
+	}
+	if r := f.client("alice-rw").sessionless("3", "resources/read", read, "traceparent", headerParent); r.status != http.StatusForbidden {
+		t.Fatalf("sessionless resources/read: %d %s, want 403", r.status, r.body)
+	}
+	eras := map[string]bool{}
+	for _, l := range f.log.records(t) {
+		if l["msg"] != "audit resources/read" {
+			continue
+		}
+		era, _ := l["era"].(string)
+		eras[era] = true
+		if l["trace_id"] != headerTrace || l["outcome"] != "forbidden" {
+			t.Errorf("audit line %v, want trace_id %s and outcome forbidden", l, headerTrace)
+		}
+	}
+	if len(eras) != 2 {
+		t.Errorf("audit lines of the eras %v, want one of each", eras)
 	}
 }

@@ -123,11 +123,11 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 				return he
 			}
 		}
-		log = telemetry.RequestFrom(r.Context()).Log(a.requestLog(q.p, m.WorkerID()))
+		log = a.requestLog(r.Context(), q.p, m.WorkerID())
 		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.mr.Name); he != nil {
 			return he
 		}
-	} else if he := a.Steps.Gate(r.Context(), m, func() *slog.Logger { return a.requestLog(q.p, m.WorkerID()) }, msg, q.access); he != nil {
+	} else if he := a.Steps.Gate(r.Context(), m, func() *slog.Logger { return a.requestLog(r.Context(), q.p, m.WorkerID()) }, msg, q.access); he != nil {
 		return he
 	}
 	fwd, err := q.forWorker(m.AttachedSessionless())

@@ -48,7 +48,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	if m == nil {
 		return refuse(errStateGone)
 	}
-	log := telemetry.RequestFrom(r.Context()).Log(a.requestLog(p, m.WorkerID()))
+	log := a.requestLog(r.Context(), p, m.WorkerID())
 	if he := a.Steps.GrantRefusal(m, p, msg.ID, "a retry of "+textclip.Quote(msg.Method), log); he != nil {
 		return he
 	}

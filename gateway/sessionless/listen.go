@@ -340,7 +340,7 @@ func (a *Adapter) listenSubscribe(ctx context.Context, m *pool.Member, q *reques
 	msg := q.msg
 	params, _ := json.Marshal(map[string]string{"uri": uri})
 	sub := &jsonrpc.Message{ID: msg.ID, Method: "resources/subscribe", Params: params}
-	if he := a.Steps.Gate(ctx, m, func() *slog.Logger { return a.requestLog(q.p, m.WorkerID()) }, sub, q.access); he != nil {
+	if he := a.Steps.Gate(ctx, m, func() *slog.Logger { return a.requestLog(ctx, q.p, m.WorkerID()) }, sub, q.access); he != nil {
 		return he
 	}
 	ctx, cancel := context.WithTimeout(ctx, listenSubscribeTimeout)

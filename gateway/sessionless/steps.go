@@ -14,6 +14,7 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
+	"github.com/gemgate/gemgate/telemetry"
 )
 
 // Steps are the core's pipeline steps, written once there for both eras and handed to New.
@@ -105,9 +106,10 @@ type owner struct{ issuer, subject string }
 
 func ownerOf(p auth.Principal) owner { return owner{p.Issuer, p.Subject} }
 
-// requestLog is the logger of a request of p's served by worker.
-func (a *Adapter) requestLog(p auth.Principal, worker string) *slog.Logger {
-	return a.Log.With("user", p.User, "worker", worker, "era", Version)
+// requestLog is the logger of a request of p's served by worker, with the request's trace id
+// when it is traced.
+func (a *Adapter) requestLog(ctx context.Context, p auth.Principal, worker string) *slog.Logger {
+	return telemetry.RequestFrom(ctx).Log(a.Log.With("user", p.User, "worker", worker, "era", Version))
 }
 
 // Parked is the number of calls waiting for their client's input.
