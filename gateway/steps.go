@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -35,9 +36,14 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 			return listPages(ctx, m, "tools/list", page)
 		},
 		GrantRefusal: g.grantRefusal,
-		CallError:    callError,
-		AttachError:  attachFailed,
-		Await:        g.awaitSessionless,
+		CallError: func(id json.RawMessage, err error) *wire.Error {
+			if errors.Is(err, pool.ErrDetached) { // no session to be gone: the worker is
+				return wire.Overloaded(id, "the worker is gone; try again", workerRetryAfter, err)
+			}
+			return callError(id, err)
+		},
+		AttachError: attachFailed,
+		Await:       g.awaitSessionless,
 		AuditCall: func(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration) {
 			g.auditCall(log, tool, readOnly, outcome, d)
 		},

@@ -141,9 +141,6 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: q.progressToken, Identity: q.id, Tag: c})
 	if err != nil {
 		telemetry.EndRoundTrip(span, "error")
-		if errors.Is(err, pool.ErrDetached) {
-			return wire.Overloaded(msg.ID, "the worker is gone; try again", a.WorkerRetryAfter, err)
-		}
 		return a.Steps.CallError(msg.ID, err)
 	}
 	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name,

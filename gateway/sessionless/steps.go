@@ -35,8 +35,8 @@ type Steps struct {
 	ToolPages func(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool
 	// GrantRefusal refuses a request whose token grants less than m's worker was given.
 	GrantRefusal func(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
-	// CallError answers a request the pool could not serve; AttachError one whose worker
-	// could not be had.
+	// CallError answers a request the pool could not serve (a worker gone meanwhile: 503, as
+	// there is no session to be gone); AttachError one whose worker could not be had.
 	CallError, AttachError func(id json.RawMessage, err error) *wire.Error
 	// Await runs the one wait loop for a forwarded call, writes its answer and ends the call:
 	// c.Span, the request's outcome, a tools/call's audit line and count.
