@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +92,76 @@ func TestBridgedCallIsAuditedEachRound(t *testing.T) {
 	if got := attrs(retry)["gemgate.outcome"]; got != "ok" {
 		t.Errorf("the retry's server span has outcome %v, want ok", got)
 	}
+}
+
+// A retry that answers one of the three questions a worker asked at once is parked again with
+// the other two, under a new requestState, and audited input_required; the retry that answers
+// them gets the tool's answer, which holds the three answers, each passed on once.
+func TestBridgeRetryAsksAgainWhatItLeftUnanswered(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = &testLauncher{mode: "askthree", dataDir: t.TempDir()}
+	})
+	c := f.client("alice-rw")
+	var parked struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	call := func(id string, responses map[string]any) reply {
+		t.Helper()
+		params := map[string]any{"name": "ask", "arguments": map[string]any{}, "_meta": elicitingMeta()}
+		if responses != nil {
+			params["inputResponses"], params["requestState"] = responses, parked.RequestState
+		}
+		return c.sessionless(id, "tools/call", params)
+	}
+	park := func(r reply, want int) {
+		t.Helper()
+		parked.InputRequests = nil
+		if err := json.Unmarshal(r.only(t).Result, &parked); err != nil || parked.ResultType != "input_required" {
+			t.Fatalf("%s, want input_required", r.body)
+		}
+		if len(parked.InputRequests) != want {
+			t.Fatalf("input requests %s, want %d", r.body, want)
+		}
+	}
+	// keyOf is the key of the question whose message is msg.
+	keyOf := func(msg string) string {
+		for k, req := range parked.InputRequests {
+			if strings.Contains(string(req), `"message":"`+msg+`"`) {
+				return k
+			}
+		}
+		t.Fatalf("no question %q among %v", msg, maps.Keys(parked.InputRequests))
+		return ""
+	}
+	accept := func(n int) map[string]any {
+		return map[string]any{"action": "accept", "content": map[string]any{"n": n}}
+	}
+
+	park(call("1", nil), 3)
+	first, q2, q3 := parked.RequestState, keyOf("second?"), keyOf("third?")
+	park(call("2", map[string]any{keyOf("first?"): accept(1)}), 2)
+	if parked.RequestState == first || keyOf("second?") != q2 || keyOf("third?") != q3 {
+		t.Errorf("parked again under the same requestState, or under other keys than %s and %s: %v", q2, q3, parked.InputRequests)
+	}
+	r := call("3", map[string]any{q2: accept(2), q3: accept(3)})
+	m := r.only(t)
+	want := `q1={\"action\":\"accept\",\"content\":{\"n\":1}} q2={\"action\":\"accept\",\"content\":{\"n\":2}} q3={\"action\":\"accept\",\"content\":{\"n\":3}}`
+	if m.Error != nil || !strings.Contains(string(m.Result), want) {
+		t.Fatalf("the last retry: %s, want the tool's answer with %s", r.body, want)
+	}
+	// Each round's audit line is written after its answer.
+	want = "[input_required input_required ok]"
+	var outcomes []any
+	eventually(t, 5*time.Second, "the audit lines "+want, func() bool {
+		outcomes = nil
+		for _, l := range f.log.records(t) {
+			if l["msg"] == "audit tools/call" && l["tool"] == "ask" {
+				outcomes = append(outcomes, l["outcome"])
+			}
+		}
+		return fmt.Sprint(outcomes) == want
+	})
 }

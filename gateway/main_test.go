@@ -29,6 +29,8 @@ import (
 //	echometa    answers a tools/call with the params._meta it got, as its bytes, for text
 //	askatlist   a legacy worker that asks its client roots/list at its first tools/list, as
 //	            a worker that asks at start-up does while gemgate's first call is in flight
+//	askthree    a legacy worker whose every tools/call asks three questions at once
+//	            (elicitation/create q1, q2, q3) and answers with the answers (playAskThree)
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
@@ -48,6 +50,9 @@ func playWorker(mode string) int {
 	}
 	if mode == "stubborn" || mode == "askatlist" {
 		return playStubborn(mode)
+	}
+	if mode == "askthree" {
+		return playAskThree()
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
@@ -84,6 +89,47 @@ func playWorker(mode string) int {
 			continue
 		}
 		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{},"serverInfo":{"name":"fake","version":"0"}}}`+"\n", req.ID, version)
+	}
+	return 0
+}
+
+// playAskThree is the askthree worker: a tools/call asks q1, q2 and q3 together, and is
+// answered "q1=<answer> q2=<answer> q3=<answer>" once all are.
+func playAskThree() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 32<<20)
+	const ask = `{"jsonrpc":"2.0","id":%q,"method":"elicitation/create","params":{"message":%q,"requestedSchema":{"type":"object","properties":{}}}}` + "\n"
+	var call json.RawMessage
+	answers := map[string]string{}
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"askthree","version":"0"}}}`+"\n", msg.ID)
+		case "tools/list":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ask","inputSchema":{"type":"object"}}]}}`+"\n", msg.ID)
+		case "tools/call":
+			call, answers = msg.ID, map[string]string{}
+			fmt.Printf(ask+ask+ask, "q1", "first?", "q2", "second?", "q3", "third?")
+		case "": // an answer to q1 or q2
+			var id string
+			_ = json.Unmarshal(msg.ID, &id)
+			answers[id] = string(msg.Result)
+			if len(answers) == 3 && call != nil {
+				text, _ := json.Marshal("q1=" + answers["q1"] + " q2=" + answers["q2"] + " q3=" + answers["q3"])
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`+"\n", call, text)
+				call = nil
+			}
+		default:
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", msg.ID)
+		}
 	}
 	return 0
 }

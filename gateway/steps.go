@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/sessionless"
@@ -44,9 +43,6 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 		},
 		AttachError: attachFailed,
 		Await:       g.awaitSessionless,
-		AuditCall: func(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration) {
-			g.auditCall(log, tool, readOnly, outcome, d)
-		},
 		AuditUnread: func(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error) {
 			g.auditUnread(r, msg, p, true, he)
 		},

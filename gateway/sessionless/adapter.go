@@ -145,7 +145,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	}
 	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name,
 		declared: declaredCaps(q.mr.Caps)}
-	detach = !a.await(w, r, pk, span, log)
+	detach = !a.await(w, r, pk, span, log, nil)
 	return nil
 }
 

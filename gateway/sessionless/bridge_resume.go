@@ -5,14 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"time"
 
-	"github.com/gemgate/gemgate/gateway/wire"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
-	"github.com/gemgate/gemgate/telemetry"
 )
 
 // requestStateIn reads params.requestState strictly; ok is false when absent. A case variant
@@ -32,7 +29,7 @@ func requestStateIn(rp requestParams) (string, bool, error) {
 // parked requests are answered with the client's inputResponses, and the call's answer (or its
 // next input-required round) is written to this response. A key left unanswered is asked again.
 func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, claims stateClaims) error {
-	msg, p, access, started := q.msg, q.p, q.access, time.Now()
+	msg, p, access := q.msg, q.p, q.access
 	refuse := func(err error) error {
 		return refusal(msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
@@ -76,29 +73,13 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	pk.call.Waiting(false) // answered, the worker may ask for more within the call
 	missing := a.answerInputs(pk, log, access, claims, responses)
 	pk.msg = msg
-	detach := true
-	defer func() {
-		if detach {
-			pk.member.Detach()
-		}
-	}()
-	if len(missing) > 0 {
-		pk.requests = missing
-		result, err := a.park(pk)
-		if err != nil {
-			return refuse(err)
-		}
-		detach = false
-		wire.WriteBody(w, http.StatusOK, (&jsonrpc.Message{ID: msg.ID, Result: result}).Encode())
-		telemetry.RequestFrom(r.Context()).Outcome("input_required")
-		if msg.Method == "tools/call" {
-			a.Steps.AuditCall(log, pk.name, access.ReadOnly, "input_required", time.Since(started))
-		}
-		return nil
-	}
 	// The round trip's span was ended by the round that parked the call; the retry's wait is
-	// audited, as a 2026-07-28 worker's own retry is: its outcome is the tool's.
-	detach = !a.await(w, r, pk, nil, log)
+	// audited, as a 2026-07-28 worker's own retry is: its outcome is the tool's, or
+	// input_required when a question left unanswered parks the call again (Wait.Park, with any
+	// the worker asks next, as in the first round).
+	if !a.await(w, r, pk, nil, log, missing) {
+		pk.member.Detach()
+	}
 	return nil
 }
 

@@ -41,11 +41,8 @@ type Steps struct {
 	// Await runs the one wait loop for a forwarded call, writes its answer and ends the call:
 	// c.Span, the request's outcome, a tools/call's audit line and count.
 	Await func(w http.ResponseWriter, r *http.Request, c *Wait)
-	// AuditCall writes a tools/call's audit line and counts it, for a bridge retry parked again
-	// without a wait (Await audits the rest). AuditUnread writes the audit line of a tools/call
-	// refused before its tool was read, and counts it; AuditAnswer of the client's answer to a
-	// worker.
-	AuditCall   func(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration)
+	// AuditUnread writes the audit line of a tools/call refused before its tool was read, and
+	// counts it; AuditAnswer of the client's answer to a worker.
 	AuditUnread func(r *http.Request, msg *jsonrpc.Message, p auth.Principal, he *wire.Error)
 	AuditAnswer func(log *slog.Logger, a pool.Answered, readOnly bool, outcome string)
 	// StreamLife forgets the request's bearer token for a long-lived stream; end is closed

@@ -3,6 +3,7 @@ package sessionless
 import (
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -37,16 +38,28 @@ type Wait struct {
 
 	a      *Adapter
 	pk     *parked
-	parked bool // the call waits for the client's retry now: it owns the worker's attachment
+	again  map[string]*jsonrpc.Message // a retry's unanswered questions, parked with the next
+	parked bool                        // the call waits for the client's retry now: it owns the worker's attachment
 }
 
-// await waits for a call's answer, writes it and ends the call (Span). It returns whether the
-// call was parked for the client's input.
-func (a *Adapter) await(w http.ResponseWriter, r *http.Request, pk *parked, span trace.Span, log *slog.Logger) (parkedNow bool) {
+// await waits for a call's answer, writes it and ends the call (Span). again are a retry's
+// questions the client left unanswered, asked again at once. It returns whether the call was
+// parked for the client's input.
+func (a *Adapter) await(w http.ResponseWriter, r *http.Request, pk *parked, span trace.Span, log *slog.Logger,
+	again map[string]*jsonrpc.Message) (parkedNow bool) {
 	c := &Wait{
 		Call: pk.call, ID: pk.msg.ID, Method: pk.msg.Method, Access: pk.access, Member: pk.member,
 		Events: &pk.caller.events, Requests: pk.caller.requests, Detached: pk.caller.detached,
-		Span: span, Log: log, Tool: pk.name, a: a, pk: pk,
+		Span: span, Log: log, Tool: pk.name, a: a, pk: pk, again: again,
+	}
+	for _, req := range again {
+		// One wakes the wait loop's Park, which takes them all; when the queue is full, the
+		// worker's own next question does.
+		select {
+		case pk.caller.requests <- req:
+		default:
+		}
+		break
 	}
 	a.Steps.Await(w, r, c)
 	return c.parked
@@ -114,7 +127,10 @@ func (c *Wait) TimedOut() {}
 func (c *Wait) Park(req *jsonrpc.Message) (*jsonrpc.Message, bool) {
 	pk := c.pk
 	var lacking map[string]any
-	pk.requests, lacking = pk.declared.sort(gatherRequests(req, pk.caller.requests), pk.member.Refuse)
+	asked := gatherRequests(req, pk.caller.requests)
+	maps.Copy(asked, c.again)
+	c.again = nil
+	pk.requests, lacking = pk.declared.sort(asked, pk.member.Refuse)
 	if len(pk.requests) == 0 {
 		c.Call.Cancel("the client did not declare a capability the call needs")
 		return jsonrpc.ErrorResponse(c.ID, CodeMissingCapability, "the request needs a client capability it did not declare",
