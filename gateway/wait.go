@@ -32,6 +32,7 @@ type waiting struct {
 	tool   string
 
 	cancelled <-chan struct{}         // 2025-x: the client's notifications/cancelled
+	ended     <-chan struct{}         // 2025-x: the session ended (CheckResponsive)
 	requests  <-chan *jsonrpc.Message // 2026-07-28: the worker's questions, for the bridge
 	detached  <-chan struct{}         // 2026-07-28: the worker let go of the call
 	gone      <-chan struct{}         // the client's request ended; nil once the call is orphaned
@@ -49,7 +50,6 @@ type waitEra interface {
 	Park(req *jsonrpc.Message) (*jsonrpc.Message, bool)
 	// ClientGone is the cancel reason and audit outcome when the client's request ended.
 	ClientGone() (reason, outcome string)
-	TimedOut()
 }
 
 // run waits for the call's answer, writes it, and ends the call for both eras: the round trip's
@@ -115,7 +115,7 @@ func (c *waiting) wait() string {
 			}
 		case <-timeout:
 			c.call.Cancel("request timeout")
-			c.era.TimedOut()
+			go c.member.CheckResponsive(c.ended) // a worker that hangs is stopped, in either era
 			resp := jsonrpc.ErrorResponse(c.id, jsonrpc.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
 			c.out.answer(resp, false, http.StatusOK)
 			return "timeout"
@@ -204,7 +204,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *session, inf 
 		log: s.log, member: s.member, events: &inf.events,
 		out:  g.newAnswerWriter(w, s.id, s.outbox.Store(), inf.canStream),
 		span: span, audit: audit, tool: tool,
-		cancelled: inf.cancelled, gone: r.Context().Done(),
+		cancelled: inf.cancelled, ended: s.done, gone: r.Context().Done(),
 	}
 	wt.run(r)
 }
@@ -218,4 +218,3 @@ func (c *pending) Answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (
 func (c *pending) ErrorStatus(*jsonrpc.Message) int               { return 0 }
 func (c *pending) Park(*jsonrpc.Message) (*jsonrpc.Message, bool) { return nil, false }
 func (c *pending) ClientGone() (reason, outcome string)           { return "client disconnected", "disconnected" }
-func (c *pending) TimedOut()                                      { go c.s.member.CheckResponsive(c.s.done) }

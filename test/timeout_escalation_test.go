@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -97,6 +98,30 @@ func TestRequestTimeoutEscalation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A 2026-07-28 call that times out checks its worker as a session's does: a worker deaf to
+// the ping and to SIGINT is stopped as unresponsive, and the next request gets a fresh one.
+func TestSessionlessRequestTimeoutEscalation(t *testing.T) {
+	t.Parallel()
+	bin := buildTestdata(t, "stuckworker")
+	g := startDev(t, "--worker-command", bin+" deaf", "--worker-per", "user", "--request-timeout", "1s")
+	token := g.Tokens["alice"]
+	status, m := sessionlessPost(t, g.URL, token, "1", "tools/call", map[string]any{"name": "hang", "arguments": map[string]any{}})
+	if status != http.StatusOK || !strings.Contains(string(m["error"]), "-32001") {
+		t.Fatalf("the hung call: %d %v, want -32001", status, m)
+	}
+	// Two pings of 5 s each, then the staged stop: SIGTERM ignored, only SIGKILL ends it.
+	ltWaitLog(t, g, "stuck: got terminated", 30*time.Second)
+	ltWaitWorkerEnd(t, g, "unresponsive")
+	want := []string{"stuck: hanging on a call", "stuck: ping", "worker did not answer a ping after a request timeout; interrupting it",
+		"stuck: ping", "worker unresponsive after a request timeout; stopping it", "stuck: got terminated"}
+	if seq := logSequence(g); !isSubsequence(seq, want) {
+		t.Errorf("gemgate's log does not show, in order, %q; it shows:\n%s", want, strings.Join(seq, "\n"))
+	}
+	if status, m := sessionlessPost(t, g.URL, token, "2", "tools/list", nil); status != http.StatusOK || m["result"] == nil {
+		t.Errorf("tools/list after the worker was stopped: %d %v", status, m)
 	}
 }
 

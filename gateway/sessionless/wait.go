@@ -118,8 +118,6 @@ func (c *Wait) ClientGone() (reason, outcome string) {
 	return "client closed the request's stream", "cancelled"
 }
 
-func (c *Wait) TimedOut() {}
-
 // Park parks the call with the worker's questions sent together and returns the input-required
 // result to answer with. A question needing a capability the request did not declare is
 // refused to the worker (declared.sort); when none is left, the call ends and the client gets
