@@ -150,3 +150,27 @@ func FuzzQueryTokenSeen(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScopesReadAlikeJoined: the scopes a token grants, joined at spaces as the worker is told
+// them (GEMGATE_SCOPES), read back as the same set by a reader that splits at SP alone and by
+// one that splits at any white space (strings.Fields, Python's str.split()): no scope appears
+// to a worker that gemgate did not grant, whatever `scope` and `scp` hold.
+func FuzzScopesReadAlikeJoined(f *testing.F) {
+	f.Add("mcp:use tenant:x\tmcp:write", "a b", "c")
+	f.Add("mcp:use\u00a0mcp:write", "", "mcp:read\u2028mcp:write")
+	f.Add("  mcp:use  ", "mcp:write\x00", "\x85")
+	f.Fuzz(func(t *testing.T, scope, scp1, scp2 string) {
+		got, err := tokenScopes(claimSet{"scope": scope, "scp": []any{scp1, scp2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		joined := strings.Join(got, " ")
+		want := slices.Sorted(slices.Values(got))
+		for name, read := range map[string][]string{"SP": strings.Split(joined, " "), "white space": strings.Fields(joined)} {
+			read = slices.Compact(slices.Sorted(slices.Values(slices.DeleteFunc(read, func(s string) bool { return s == "" }))))
+			if !slices.Equal(read, want) {
+				t.Fatalf("scopes %q joined read at %s as %q", got, name, read)
+			}
+		}
+	})
+}
