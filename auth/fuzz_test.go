@@ -1,12 +1,14 @@
 package auth
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -104,8 +106,9 @@ func FuzzClaims(f *testing.F) {
 			t.Fatalf("accepted a token expired at %v", p.Expiry)
 		}
 		var want []string
-		add := func(s string) {
-			if s != "" && !slices.Contains(want, s) {
+		add := func(s string) { // RFC 6749 §3.3's scope-token: NQCHARs only
+			nqchar := s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x21 || r > 0x7e || r == '"' || r == '\\' })
+			if nqchar && !slices.Contains(want, s) {
 				want = append(want, s)
 			}
 		}
@@ -127,10 +130,84 @@ func FuzzClaims(f *testing.F) {
 		if !slices.Equal(p.Scopes, want) {
 			t.Fatalf("scopes %q, plain decode gives %q", p.Scopes, want)
 		}
-		if !reflect.DeepEqual(p.claims, plain) {
+		if !reflect.DeepEqual(asFloats(p.claims), plain) {
 			t.Fatalf("claims %v, plain decode %v", p.claims, plain)
 		}
+		var exact map[string]any
+		dec := json.NewDecoder(bytes.NewReader(payload))
+		dec.UseNumber()
+		if err := dec.Decode(&exact); err != nil {
+			t.Fatal(err)
+		}
+		if !sameNumbers(p.claims, exact) {
+			t.Fatalf("claims %v do not hold the numbers the payload wrote, %v", p.claims, exact)
+		}
 	})
+}
+
+// asFloats is v with every number a float64, as encoding/json decodes into any.
+func asFloats(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = asFloats(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = asFloats(e)
+		}
+		return out
+	}
+	return v
+}
+
+// sameNumbers reports whether every integer the payload wrote within 64 bits (exact, decoded
+// with UseNumber) is that very integer in claims.
+func sameNumbers(claims, exact any) bool {
+	switch x := exact.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(x.String(), 10, 64); err == nil {
+			return claims == any(i)
+		}
+		if u, err := strconv.ParseUint(x.String(), 10, 64); err == nil {
+			return claims == any(u)
+		}
+		_, isFloat := claims.(float64)
+		return isFloat
+	case map[string]any:
+		c, ok := claims.(map[string]any)
+		if !ok {
+			c, ok = claims.(claimSet)
+		}
+		if !ok || len(c) != len(x) {
+			return false
+		}
+		for k, e := range x {
+			if !sameNumbers(c[k], e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		c, ok := claims.([]any)
+		if !ok || len(c) != len(x) {
+			return false
+		}
+		for i, e := range x {
+			if !sameNumbers(c[i], e) {
+				return false
+			}
+		}
+		return true
+	}
+	return true
 }
 
 // FuzzQueryTokenSeen: queryHasToken sees an access_token wherever a query parser would find
