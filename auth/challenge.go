@@ -71,15 +71,16 @@ func errorParam(s string) string {
 func scopeParam(scopes []string) string {
 	var out []string
 	for _, s := range scopes {
-		if s != "" && validScopeToken(s) && !slices.Contains(out, s) {
+		if validScopeToken(s) && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
 	return strings.Join(out, " ")
 }
 
+// validScopeToken reports whether s is an RFC 6749 scope-token: one or more NQCHARs.
 func validScopeToken(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return !nqchar(r) })
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return !nqchar(r) })
 }
 
 // nqchar reports whether r is an RFC 6749 NQCHAR: %x21 / %x23-5B / %x5D-7E.

@@ -148,7 +148,10 @@ func requiredString(cs claimSet, name string) (string, error) {
 // tokenScopes reads `scope` (a string) and `scp` (an array of strings, or a string); a token
 // carrying both grants their union. A string splits at SP (%x20) alone, as RFC 6749 §3.3
 // does: strings.Fields would make "tenant:x<NBSP>mcp:write", one scope to the issuer, grant
-// mcp:write here.
+// mcp:write here. A value that is not an RFC 6749 scope-token (NQCHARs: no white space) is
+// left out: no scope gemgate checks can be one (policy's scopes are scope-tokens), and the
+// worker is told the scopes joined at spaces (GEMGATE_SCOPES), where a worker splitting at
+// white space would find mcp:write in it.
 func tokenScopes(cs claimSet) ([]string, error) {
 	var all []string
 	if cs.has("scope") {
@@ -164,7 +167,7 @@ func tokenScopes(cs claimSet) ([]string, error) {
 	}
 	var scopes []string
 	for _, x := range append(all, scp...) {
-		if x != "" && !slices.Contains(scopes, x) {
+		if validScopeToken(x) && !slices.Contains(scopes, x) {
 			scopes = append(scopes, x)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -41,11 +42,52 @@ func parseClaimSet(payload []byte) (claimSet, error) {
 	if err := checkOneObject(payload); err != nil {
 		return nil, err
 	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
 	var cs claimSet
-	if err := json.Unmarshal(payload, &cs); err != nil {
+	if err := dec.Decode(&cs); err != nil {
 		return nil, &MalformedTokenError{Reason: "unparsable claims"}
 	}
+	for name, v := range cs {
+		var err error
+		if cs[name], err = exactNumbers(v); err != nil {
+			return nil, &MalformedTokenError{Reason: "unparsable claims"}
+		}
+	}
 	return cs, nil
+}
+
+// exactNumbers is v with each number as the issuer wrote it, for the rules that compare
+// claims: an integer as an int64 (or a uint64 above int64's range), any other number as a
+// float64. Read as float64 alone, an integer id past 2^53 is one number with its neighbours
+// (1234567890123456789 and ...790), and a rule for one id would hold for the others. A
+// number past float64's range fails the payload, as encoding/json's reading of it does.
+func exactNumbers(v any) (any, error) {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(x.String(), 10, 64); err == nil {
+			return i, nil
+		}
+		if u, err := strconv.ParseUint(x.String(), 10, 64); err == nil {
+			return u, nil
+		}
+		return strconv.ParseFloat(x.String(), 64)
+	case map[string]any:
+		for k, e := range x {
+			var err error
+			if x[k], err = exactNumbers(e); err != nil {
+				return nil, err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			var err error
+			if x[i], err = exactNumbers(e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return v, nil
 }
 
 // checkOneObject reads payload as exactly one object, no member name twice in any object,
@@ -129,10 +171,21 @@ func (c claimSet) numericDate(name string) (t time.Time, ok bool, err error) {
 	if !present {
 		return time.Time{}, false, nil
 	}
-	// encoding/json reads a number as strconv.ParseFloat does, and one past float64's range
-	// fails the whole payload. A whole NumericDate in range is below 2^53, which a float64
+	// A number is an int64, a uint64 or a float64 (exactNumbers); one past float64's range
+	// failed the whole payload. A whole NumericDate in range is below 2^53, which a float64
 	// holds exactly.
-	f, isNumber := v.(float64)
+	var f float64
+	isNumber := true
+	switch n := v.(type) {
+	case int64:
+		f = float64(n)
+	case uint64:
+		f = float64(n)
+	case float64:
+		f = n
+	default:
+		isNumber = false
+	}
 	switch {
 	case !isNumber:
 		return time.Time{}, true, &ClaimError{Claim: name, Reason: "is not a NumericDate (a JSON number of seconds)"}

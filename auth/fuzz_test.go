@@ -1,12 +1,14 @@
 package auth
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -104,8 +106,9 @@ func FuzzClaims(f *testing.F) {
 			t.Fatalf("accepted a token expired at %v", p.Expiry)
 		}
 		var want []string
-		add := func(s string) {
-			if s != "" && !slices.Contains(want, s) {
+		add := func(s string) { // RFC 6749 §3.3's scope-token: NQCHARs only
+			nqchar := s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x21 || r > 0x7e || r == '"' || r == '\\' })
+			if nqchar && !slices.Contains(want, s) {
 				want = append(want, s)
 			}
 		}
@@ -127,10 +130,84 @@ func FuzzClaims(f *testing.F) {
 		if !slices.Equal(p.Scopes, want) {
 			t.Fatalf("scopes %q, plain decode gives %q", p.Scopes, want)
 		}
-		if !reflect.DeepEqual(p.claims, plain) {
+		if !reflect.DeepEqual(asFloats(p.claims), plain) {
 			t.Fatalf("claims %v, plain decode %v", p.claims, plain)
 		}
+		var exact map[string]any
+		dec := json.NewDecoder(bytes.NewReader(payload))
+		dec.UseNumber()
+		if err := dec.Decode(&exact); err != nil {
+			t.Fatal(err)
+		}
+		if !sameNumbers(p.claims, exact) {
+			t.Fatalf("claims %v do not hold the numbers the payload wrote, %v", p.claims, exact)
+		}
 	})
+}
+
+// asFloats is v with every number a float64, as encoding/json decodes into any.
+func asFloats(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = asFloats(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = asFloats(e)
+		}
+		return out
+	}
+	return v
+}
+
+// sameNumbers reports whether every integer the payload wrote within 64 bits (exact, decoded
+// with UseNumber) is that very integer in claims.
+func sameNumbers(claims, exact any) bool {
+	switch x := exact.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(x.String(), 10, 64); err == nil {
+			return claims == any(i)
+		}
+		if u, err := strconv.ParseUint(x.String(), 10, 64); err == nil {
+			return claims == any(u)
+		}
+		_, isFloat := claims.(float64)
+		return isFloat
+	case map[string]any:
+		c, ok := claims.(map[string]any)
+		if !ok {
+			c, ok = claims.(claimSet)
+		}
+		if !ok || len(c) != len(x) {
+			return false
+		}
+		for k, e := range x {
+			if !sameNumbers(c[k], e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		c, ok := claims.([]any)
+		if !ok || len(c) != len(x) {
+			return false
+		}
+		for i, e := range x {
+			if !sameNumbers(c[i], e) {
+				return false
+			}
+		}
+		return true
+	}
+	return true
 }
 
 // FuzzQueryTokenSeen: queryHasToken sees an access_token wherever a query parser would find
@@ -147,6 +224,30 @@ func FuzzQueryTokenSeen(f *testing.F) {
 		}
 		if v, _ := url.ParseQuery(strings.ReplaceAll(raw, ";", "&")); v.Has("access_token") && !got {
 			t.Fatalf("split at ';' too, %q has access_token; queryHasToken does not see it", raw)
+		}
+	})
+}
+
+// FuzzScopesReadAlikeJoined: the scopes a token grants, joined at spaces as the worker is told
+// them (GEMGATE_SCOPES), read back as the same set by a reader that splits at SP alone and by
+// one that splits at any white space (strings.Fields, Python's str.split()): no scope appears
+// to a worker that gemgate did not grant, whatever `scope` and `scp` hold.
+func FuzzScopesReadAlikeJoined(f *testing.F) {
+	f.Add("mcp:use tenant:x\tmcp:write", "a b", "c")
+	f.Add("mcp:use\u00a0mcp:write", "", "mcp:read\u2028mcp:write")
+	f.Add("  mcp:use  ", "mcp:write\x00", "\x85")
+	f.Fuzz(func(t *testing.T, scope, scp1, scp2 string) {
+		got, err := tokenScopes(claimSet{"scope": scope, "scp": []any{scp1, scp2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		joined := strings.Join(got, " ")
+		want := slices.Sorted(slices.Values(got))
+		for name, read := range map[string][]string{"SP": strings.Split(joined, " "), "white space": strings.Fields(joined)} {
+			read = slices.Compact(slices.Sorted(slices.Values(slices.DeleteFunc(read, func(s string) bool { return s == "" }))))
+			if !slices.Equal(read, want) {
+				t.Fatalf("scopes %q joined read at %s as %q", got, name, read)
+			}
 		}
 	})
 }

@@ -187,6 +187,13 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	return nil
 }
 
+// fresh reports whether the loaded key set is at most keyMaxAge old at now: younger than
+// that, a lookup of a key it holds fetches nothing.
+func (s *remoteKeySet) fresh(now time.Time) bool {
+	t := s.keys.Load()
+	return t != nil && now.Sub(t.fetched) <= keyMaxAge
+}
+
 // keyIDs lists the loaded key ids, sorted, for the log of an unknown-kid refusal.
 func (s *remoteKeySet) keyIDs() []string {
 	t := s.keys.Load()

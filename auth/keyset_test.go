@@ -546,3 +546,30 @@ func TestRekeyedKidDropsCachedTokens(t *testing.T) {
 		}
 	})
 }
+
+// A key set past keyMaxAge is refreshed by the next lookup, so that a key the issuer withdrew
+// stops verifying (keyMaxAge's promise). A token the cache holds must meet the same end: the
+// cache is only a shortcut, and a verifier without it refuses the token then, since the
+// lookup finds its kid gone. No probe refreshes the keys here: every request is the one token.
+func TestCachedTokenMeetsTheKeySetsMaxAge(t *testing.T) {
+	for _, cacheSize := range []int{0, -1} { // the default cache, and none
+		t.Run(fmt.Sprintf("cache=%d", cacheSize), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				kr := keyring()
+				iss := newTestIssuer(t, kr.rsa1)
+				v := newTestVerifier(t, iss, func(c *Config) { c.CacheSize = cacheSize })
+				ctx := context.Background()
+
+				tok := token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"exp": time.Now().Add(8 * time.Hour).Unix()}), nil)
+				if _, err := v.Verify(ctx, tok); err != nil {
+					t.Fatalf("token before the withdrawal: %v", err)
+				}
+				iss.publish(t, kr.rsa2) // k1 withdrawn
+				time.Sleep(keyMaxAge + time.Minute)
+				if _, err := v.Verify(ctx, tok); err == nil {
+					t.Errorf("a token signed with a key withdrawn %v ago (past keyMaxAge, %v) is still accepted", keyMaxAge+time.Minute, keyMaxAge)
+				}
+			})
+		})
+	}
+}

@@ -16,8 +16,9 @@ type Principal struct {
 	claims map[string]any
 }
 
-// Claim returns the verified claim name, if the token has it. A claim that is an object or
-// an array is returned as decoded, and is shared: read it, do not change it.
+// Claim returns the verified claim name, if the token has it. A number is an int64 (a uint64
+// past its range) when the issuer wrote an integer, else a float64. A claim that is an object
+// or an array is returned as decoded, and is shared: read it, do not change it.
 func (p Principal) Claim(name string) (any, bool) {
 	v, ok := p.claims[name]
 	return v, ok

@@ -94,12 +94,16 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	var gen uint64
 	if v.cache != nil {
 		key = tokenKey(raw)
-		if p, live, found := v.cache.get(key, now); found {
-			if !live {
-				return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: DefaultClockSkew}
+		// A key set past keyMaxAge is refreshed by the next lookup, which may find the token's
+		// key withdrawn: until then no cached verification stands in for that lookup.
+		if v.keys.fresh(now) {
+			if p, live, found := v.cache.get(key, now); found {
+				if !live {
+					return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: DefaultClockSkew}
+				}
+				noteCached(ctx)
+				return p.clone(), nil
 			}
-			noteCached(ctx)
-			return p.clone(), nil
 		}
 		gen = v.cache.generation() // before the check: a clear from here on drops its result
 	}

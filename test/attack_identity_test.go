@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ type credEnv struct {
 	User         string   `json:"user"`
 	Subject      string   `json:"subject"`
 	Scopes       string   `json:"scopes"`
+	ReadOnly     string   `json:"read_only"`
 	Args         []string `json:"args"`
 	CredentialSH string   `json:"credential_sha256"`
 }
@@ -369,5 +371,34 @@ func TestAttackIdentityNarrowerTokenResumesParkedCall(t *testing.T) {
 	status, _, answer = post(wide, "4", map[string]any{"inputResponses": responses, "requestState": out.Result.RequestState})
 	if status != http.StatusOK || !strings.Contains(answer, "action=accept") || !strings.Contains(answer, "ann") || strings.Contains(answer, "mallory") {
 		t.Errorf("the opening token's retry: %d %s", status, answer)
+	}
+}
+
+// TestAttackIdentityWorkerIsNotToldAWriteScopeItLacks: a token whose one scope holds a white
+// space other than the separator (a tab in `scope`, a space inside an element of `scp`) is
+// read-only to gemgate, which splits `scope` at SP alone and takes each `scp` element whole.
+// Its worker is told GEMGATE_READ_ONLY=1 and must not be told, in GEMGATE_SCOPES, a scope
+// list in which a worker splitting at white space (Python's str.split(), Go's strings.Fields,
+// or at SP alone) finds the write scope.
+func TestAttackIdentityWorkerIsNotToldAWriteScopeItLacks(t *testing.T) {
+	t.Parallel()
+	iss := newTestIssuer(t)
+	g := startServe(t, "--issuer", iss.URL(), "--worker", "command", "--worker-command", buildTestdata(t, "credworker"),
+		"--read-only-tools", "env")
+	for _, tc := range []struct {
+		name string
+		set  func(c map[string]any)
+	}{
+		{"a tab in scope", func(c map[string]any) { c["scope"] = "mcp:use tenant:x\tmcp:write" }},
+		{"a no-break space in scope", func(c map[string]any) { c["scope"] = "mcp:use tenant:x\u00a0mcp:write" }},
+		{"a space in an scp element", func(c map[string]any) { delete(c, "scope"); c["scp"] = []string{"mcp:use", "tenant:x mcp:write"} }},
+	} {
+		e := envOf(t, g.URL, iss.mint(with(iss.claims(g.URL, "alice", ""), tc.set)))
+		if e.ReadOnly != "1" {
+			t.Fatalf("%s: GEMGATE_READ_ONLY=%q; the token has no write scope", tc.name, e.ReadOnly)
+		}
+		if slices.Contains(strings.Fields(e.Scopes), "mcp:write") || slices.Contains(strings.Split(e.Scopes, " "), "mcp:write") {
+			t.Errorf("%s: a read-only worker is told GEMGATE_SCOPES=%q, which names mcp:write to a worker that splits it", tc.name, e.Scopes)
+		}
 	}
 }

@@ -80,7 +80,7 @@ func envReport() map[string]any {
 	}
 	slices.Sort(names)
 	r := map[string]any{"gemgate_env": names, "user": os.Getenv("GEMGATE_USER"),
-		"subject": os.Getenv("GEMGATE_SUBJECT"), "scopes": os.Getenv("GEMGATE_SCOPES"), "args": os.Args[1:]}
+		"subject": os.Getenv("GEMGATE_SUBJECT"), "scopes": os.Getenv("GEMGATE_SCOPES"), "read_only": os.Getenv("GEMGATE_READ_ONLY"), "args": os.Args[1:]}
 	// Read once, at the first call: the descriptor holds it only once.
 	credOnce.Do(func() { cred, credSource = credential() })
 	r["credential_set"] = cred != ""
