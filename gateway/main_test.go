@@ -29,6 +29,8 @@ import (
 //	echometa    answers a tools/call with the params._meta it got, as its bytes, for text
 //	askatlist   a legacy worker that asks its client roots/list at its first tools/list, as
 //	            a worker that asks at start-up does while gemgate's first call is in flight
+//	askagain    a legacy worker whose tool ask asks the client twice, the second question once
+//	            the first is answered, however (playAskAgain)
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
@@ -48,6 +50,9 @@ func playWorker(mode string) int {
 	}
 	if mode == "stubborn" || mode == "askatlist" {
 		return playStubborn(mode)
+	}
+	if mode == "askagain" {
+		return playAskAgain()
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
@@ -169,6 +174,76 @@ func playStubborn(mode string) int {
 				out(`{"jsonrpc":"2.0","id":"confirm","method":"elicitation/create","params":{"message":"Delete everything?","requestedSchema":{"type":"object","properties":{}}}}`)
 			case "roots":
 				text(msg.ID, "roots: "+roots)
+			default:
+				text(msg.ID, "unknown tool")
+			}
+		default:
+			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+		}
+	}
+	return 0
+}
+
+// playAskAgain is the askagain worker. Tools: ask asks the client a first question
+// (elicitation/create "q1") and, once that is answered, whatever the answer (an error too), a
+// second one ("q2"), as a tool that asks again when it got no usable answer does; slow logs a
+// line and runs until the second question is answered. The answer to q2 answers both calls,
+// "answer: <answer>".
+func playAskAgain() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 32<<20)
+	out := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	text := func(id json.RawMessage, s string) {
+		b, _ := json.Marshal(s)
+		out(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`, id, b)
+	}
+	const ask = `{"jsonrpc":"2.0","id":%q,"method":"elicitation/create","params":{"message":%q,"requestedSchema":{"type":"object","properties":{}}}}`
+	var asking, slow json.RawMessage
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		if msg.Method == "" {
+			answer := string(msg.Result) + string(msg.Error)
+			switch string(msg.ID) {
+			case `"q1"`:
+				fmt.Fprintln(os.Stderr, "askagain: q1 answered")
+				out(ask, "q2", "the ask call's second question")
+			case `"q2"`:
+				fmt.Fprintln(os.Stderr, "askagain: q2 answered")
+				for _, id := range []json.RawMessage{asking, slow} {
+					if id != nil {
+						text(id, "answer: "+answer)
+					}
+				}
+				asking, slow = nil, nil
+			}
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"askagain","version":"0"}}}`, msg.ID)
+		case "server/discover":
+			out(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+		case "tools/list":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ask","inputSchema":{"type":"object"}},{"name":"slow","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case "tools/call":
+			switch msg.Params.Name {
+			case "ask":
+				asking = msg.ID
+				out(ask, "q1", "the ask call's first question")
+			case "slow":
+				slow = msg.ID
+				fmt.Fprintln(os.Stderr, "askagain: slow")
 			default:
 				text(msg.ID, "unknown tool")
 			}
