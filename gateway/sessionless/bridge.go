@@ -155,8 +155,11 @@ func (p *parked) claims() stateClaims {
 
 // abandon ends a parked call, taken from the table, whose retry will not come: the worker's
 // requests get an error, the call's answer is waited for (bounded) and dropped, and the worker
-// let go.
+// let go. The call waits no more: refused, the worker may ask again for it, and that question
+// is the call's (refused too), not another call's that happens to be the only other one in
+// flight (askerLocked).
 func abandon(p *parked, why string) {
+	p.call.Waiting(false) // before the refusals: the worker's next question may follow them
 	for _, req := range p.requests {
 		p.member.Refuse(req.ID, why)
 	}
@@ -164,10 +167,16 @@ func abandon(p *parked, why string) {
 		defer p.member.Detach()
 		t := time.NewTimer(parkedDrain)
 		defer t.Stop()
-		select {
-		case <-p.call.Result():
-		case <-t.C:
-			p.call.Cancel(why)
+		for {
+			select {
+			case <-p.call.Result():
+				return
+			case req := <-p.caller.requests:
+				p.member.Refuse(req.ID, why)
+			case <-t.C:
+				p.call.Cancel(why)
+				return
+			}
 		}
 	}()
 }
