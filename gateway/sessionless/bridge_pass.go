@@ -17,25 +17,28 @@ import (
 
 var (
 	errStateTooLarge   = errors.New("the worker's requestState is too large to pass on")
+	errStateAmbiguous  = errors.New("the worker's input-required result names resultType, requestState or inputRequests twice or in another case")
 	errStateWorkerGone = errors.New("requestState names a worker that is no longer running (restarted or ended); start the request again without it")
 )
 
 // wrapInputRequired seals a sessionless worker's input-required result's requestState for the
 // client, with the claims of base, the result's keys, the worker's state and an expiry. A result
 // of another kind, or without a requestState, is returned as it is.
+//
+// The kind is read as the client reads it (resultTypeOf: a key in another case counts), and an
+// input-required result that names resultType, requestState or inputRequests twice or in
+// another case is refused: the client would take the variant, gemgate the exact key, and the
+// worker's state would reach the client unwrapped.
 func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (json.RawMessage, error) {
-	if wire.IsObject(result) {
-		if !wire.MayHaveKey(result, "resultType") {
-			return result, nil // nearly every answer: not decoded, however large
-		}
-		// Looked up as the map below would: exact key, the last one.
-		if raw, ok := wire.LastMember(result, "resultType"); !ok || raw[0] != '"' || !wire.DecodesTo(raw, "input_required") {
-			return result, nil
-		}
+	if wire.IsObject(result) && resultTypeOf(result) != "input_required" {
+		return result, nil // nearly every answer: not decoded, however large (MayHaveKey)
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(result, &fields); err != nil {
 		return nil, err
+	}
+	if obj, err := jsonrpc.ReadObject(result, "result"); err != nil || obj.Exact("resultType", "requestState", "inputRequests") != nil {
+		return nil, errStateAmbiguous
 	}
 	var kind string
 	if raw, ok := fields["resultType"]; !ok || json.Unmarshal(raw, &kind) != nil || kind != "input_required" {
