@@ -31,6 +31,8 @@ import (
 //	            a worker that asks at start-up does while gemgate's first call is in flight
 //	askagain    a legacy worker whose tool ask asks the client twice, the second question once
 //	            the first is answered, however (playAskAgain)
+//	pinger      a legacy worker that pings its client, as a go-sdk server with KeepAlive does:
+//	            its tool ping pings within the call and answers it with the ping's answer
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
@@ -53,6 +55,9 @@ func playWorker(mode string) int {
 	}
 	if mode == "askagain" {
 		return playAskAgain()
+	}
+	if mode == "pinger" {
+		return playPinger()
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
@@ -246,6 +251,58 @@ func playAskAgain() int {
 				fmt.Fprintln(os.Stderr, "askagain: slow")
 			default:
 				text(msg.ID, "unknown tool")
+			}
+		default:
+			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+		}
+	}
+	return 0
+}
+
+// playPinger is the pinger worker (TestMain's list).
+func playPinger() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 32<<20)
+	out := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	var pinging json.RawMessage
+	n := 0
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		if msg.Method == "" {
+			answer := string(msg.Result) + string(msg.Error)
+			if pinging != nil {
+				b, _ := json.Marshal("pong: " + answer)
+				out(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`, pinging, b)
+				pinging = nil
+			}
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"pinger","version":"0"}}}`, msg.ID)
+		case "server/discover":
+			out(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+		case "tools/list":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ping","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case "tools/call":
+			n++
+			switch msg.Params.Name {
+			case "ping":
+				pinging = msg.ID
+				out(`{"jsonrpc":"2.0","id":"keepalive-%d","method":"ping"}`, n)
+			default:
+				out(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"unknown tool"}]}}`, msg.ID)
 			}
 		default:
 			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
