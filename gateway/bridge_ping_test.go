@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/pool"
 )
 
@@ -30,5 +31,31 @@ func TestSessionlessWorkerPingIsNotAnInputRequest(t *testing.T) {
 	}
 	if got := toolText(t, m); !strings.Contains(got, "-32601") {
 		t.Errorf("the worker's ping was answered %q, want gemgate's -32601", got)
+	}
+}
+
+// A legacy worker's request without params (roots/list needs none) is put to the client as an
+// input request without params: "params": null is no object, and a client that checks the
+// input request's shape (params, when present, an object) refuses the whole result.
+func TestSessionlessInputRequestWithoutParamsHasNoNullParams(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.Workers = &testLauncher{mode: "pinger", dataDir: t.TempDir()}
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+	})
+	c := f.client("alice-rw")
+	meta := sessionlessMeta()
+	meta[sessionless.MetaClientCapabilities] = map[string]any{"roots": map[string]any{}}
+	r := c.sessionless("1", "tools/call", map[string]any{"name": "roots", "arguments": map[string]any{}, "_meta": meta})
+	var res struct {
+		ResultType    string                                `json:"resultType"`
+		InputRequests map[string]map[string]json.RawMessage `json:"inputRequests"`
+	}
+	if m := r.only(t); m.Error != nil || json.Unmarshal(m.Result, &res) != nil || res.ResultType != "input_required" || len(res.InputRequests) != 1 {
+		t.Fatalf("roots: %d %s, want its roots/list as an input-required result", r.status, r.body)
+	}
+	for key, req := range res.InputRequests {
+		if p, ok := req["params"]; ok && (len(p) == 0 || p[0] != '{') {
+			t.Errorf("input request %s has params %s, want an object or none", key, p)
+		}
 	}
 }

@@ -32,7 +32,8 @@ import (
 //	askagain    a legacy worker whose tool ask asks the client twice, the second question once
 //	            the first is answered, however (playAskAgain)
 //	pinger      a legacy worker that pings its client, as a go-sdk server with KeepAlive does:
-//	            its tool ping pings within the call and answers it with the ping's answer
+//	            its tool ping pings within the call and answers it with the ping's answer; its
+//	            tool roots asks roots/list without params, and answers with the answer too
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
@@ -294,13 +295,16 @@ func playPinger() int {
 		case "server/discover":
 			out(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
 		case "tools/list":
-			out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ping","inputSchema":{"type":"object"}}]}}`, msg.ID)
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ping","inputSchema":{"type":"object"}},{"name":"roots","inputSchema":{"type":"object"}}]}}`, msg.ID)
 		case "tools/call":
 			n++
 			switch msg.Params.Name {
 			case "ping":
 				pinging = msg.ID
 				out(`{"jsonrpc":"2.0","id":"keepalive-%d","method":"ping"}`, n)
+			case "roots":
+				pinging = msg.ID
+				out(`{"jsonrpc":"2.0","id":"roots-%d","method":"roots/list"}`, n)
 			default:
 				out(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"unknown tool"}]}}`, msg.ID)
 			}
