@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -117,7 +118,11 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	keys := make([]string, 0, len(p.requests))
 	for key, req := range p.requests {
 		keys = append(keys, key)
-		inputs[key] = map[string]any{"method": req.Method, "params": req.Params}
+		in := map[string]any{"method": req.Method}
+		if wire.IsObject(req.Params) { // a request without params (roots/list) has none, not null
+			in["params"] = req.Params
+		}
+		inputs[key] = in
 	}
 	timeout := a.InputRequiredTimeout
 	// The timer is made before the table has p (whose other users read the field) and runs
