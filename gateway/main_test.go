@@ -34,6 +34,9 @@ import (
 //	pinger      a legacy worker that pings its client, as a go-sdk server with KeepAlive does:
 //	            its tool ping pings within the call and answers it with the ping's answer; its
 //	            tool roots asks roots/list without params, and answers with the answer too
+//	statepass   a worker that speaks 2026-07-28 itself (playStatePass): its tool confirm answers
+//	            input_required with a requestState of its own, and the retry that brings it
+//	            back is answered "confirmed"
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
@@ -59,6 +62,9 @@ func playWorker(mode string) int {
 	}
 	if mode == "pinger" {
 		return playPinger()
+	}
+	if mode == "statepass" {
+		return playStatePass()
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
@@ -308,6 +314,52 @@ func playPinger() int {
 			default:
 				out(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"unknown tool"}]}}`, msg.ID)
 			}
+		default:
+			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+		}
+	}
+	return 0
+}
+
+// playStatePass is the statepass worker (TestMain's list).
+func playStatePass() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 32<<20)
+	out := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name         string `json:"name"`
+				RequestState string `json:"requestState"`
+				Meta         struct {
+					Version string `json:"io.modelcontextprotocol/protocolVersion"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil || msg.Method == "" {
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"statepass","version":"0"}}}`, msg.ID)
+		case "server/discover":
+			if msg.Params.Meta.Version != "2026-07-28" {
+				out(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2026-07-28"],"requested":%q}}}`, msg.ID, msg.Params.Meta.Version)
+				continue
+			}
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"statepass","version":"0"}}}`, msg.ID)
+		case "tools/list":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"confirm","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case "tools/call":
+			if msg.Params.RequestState == "ws-1" {
+				out(`{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","content":[{"type":"text","text":"confirmed"}]}}`, msg.ID)
+				continue
+			}
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"resultType":"input_required","inputRequests":{"ok":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"ws-1"}}`, msg.ID)
+		case "subscriptions/listen":
+			// gemgate's own, for the worker's life: never answered.
 		default:
 			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
 		}
