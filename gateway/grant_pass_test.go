@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/gemgate/gemgate/pool"
@@ -16,7 +17,7 @@ import (
 // it started a second worker for a request refused the moment it ran.
 func TestNarrowerGrantRefusedAtPassRetry(t *testing.T) {
 	f := grantFixture(t, pool.PerUser, "statepass")
-	admin, narrow := f.client("alice-admin"), f.client("alice-rw")
+	admin, narrow, more := f.client("alice-admin"), f.client("alice-rw"), f.client("alice-more")
 	r := admin.sessionless("2", "tools/call", map[string]any{"name": "confirm", "arguments": map[string]any{}, "_meta": elicitingMeta()})
 	var res struct {
 		ResultType    string                     `json:"resultType"`
@@ -45,8 +46,13 @@ func TestNarrowerGrantRefusedAtPassRetry(t *testing.T) {
 			"inputResponses": responses, "requestState": res.RequestState})
 	}
 	checkGrantRefusal(t, "the retry lacking files:admin", retry(narrow, "3"))
+	// A token granting more names another worker (the pool's key is the grant): refused too,
+	// with what to do, before any worker is looked for.
+	if r := retry(more, "33"); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "other scopes or audiences") {
+		t.Errorf("the retry granting more: %d %s, want 400 naming the other grant", r.status, r.body)
+	}
 	if n := started() - before; n != 0 {
-		t.Errorf("the refused retry started %d workers", n)
+		t.Errorf("the refused retries started %d workers", n)
 	}
 	if r := retry(admin, "4"); r.status != http.StatusOK || r.only(t).Error != nil || toolText(t, r.only(t)) != "confirmed" {
 		t.Errorf("the retry granting files:admin: %d %s", r.status, r.body)

@@ -34,10 +34,11 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 		ToolPages: func(ctx context.Context, m *pool.Member, page func(json.RawMessage) (bool, error)) bool {
 			return listPages(ctx, m, "tools/list", page)
 		},
-		GrantRefusal: g.grantRefusal,
-		CallError:    callError,
-		AttachError:  attachFailed,
-		Await:        g.awaitSessionless,
+		GrantRefusal:   g.grantRefusal,
+		GrantRefusalOf: g.grantRefusalOf,
+		CallError:      callError,
+		AttachError:    attachFailed,
+		Await:          g.awaitSessionless,
 		AuditCall: func(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration) {
 			g.auditCall(log, tool, readOnly, outcome, d)
 		},

@@ -6,7 +6,9 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -18,6 +20,7 @@ import (
 var (
 	errStateTooLarge   = errors.New("the worker's requestState is too large to pass on")
 	errStateAmbiguous  = errors.New("the worker's input-required result names resultType, requestState or inputRequests twice or in another case")
+	errStateOtherGrant = errors.New("requestState names the worker of a token granting other scopes or audiences; retry with that token, or start the request again without it")
 	errStateWorkerGone = errors.New("requestState names a worker that is no longer running (restarted or ended); start the request again without it")
 )
 
@@ -68,6 +71,10 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 }
 
 // openState verifies a client's requestState and that it belongs to this caller and request.
+// A sessionless worker's state is retried at the worker of the retry's token's grant: a token
+// granting less than the worker that answered is refused as the bridge's retry is (resume),
+// and one granting other scopes or audiences names another worker, so it is refused before one
+// is looked for (or started).
 func (a *Adapter) openState(q *request, state string) (stateClaims, *wire.Error) {
 	claims, err := a.key.open(state, a.Now())
 	if err == nil {
@@ -76,7 +83,28 @@ func (a *Adapter) openState(q *request, state string) (stateClaims, *wire.Error)
 	if err != nil {
 		return claims, refusal(q.msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
+	if claims.Pass && !sameGrant(claims, q.p) {
+		if he := a.Steps.GrantRefusalOf(claims.Scopes, claims.Audience, q.p, q.msg.ID,
+			"a retry of "+textclip.Quote(q.msg.Method), a.requestLog(q.p, claims.Worker)); he != nil {
+			return claims, he
+		}
+		return claims, refusal(q.msg, jsonrpc.CodeInvalidParams, errStateOtherGrant.Error())
+	}
 	return claims, nil
+}
+
+// sameGrant reports whether p's token has the grant of the worker a state names: the same
+// sets of scopes and audiences (the pool's worker key: Member.Grant's lists, sorted, without
+// repeats, nil when empty).
+func sameGrant(c stateClaims, p auth.Principal) bool {
+	return slices.Equal(grantList(p.Scopes), c.Scopes) && slices.Equal(grantList(p.Audience()), c.Audience)
+}
+
+func grantList(values []string) []string {
+	if len(values) == 0 {
+		return nil
+	}
+	return slices.Compact(slices.Sorted(slices.Values(values)))
 }
 
 // passInputRequired is a sessionless worker's answer on its way to the client: an
