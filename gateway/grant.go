@@ -23,6 +23,12 @@ func (g *Gateway) grantRefusal(m *pool.Member, p auth.Principal, id json.RawMess
 	if !ok {
 		return nil
 	}
+	return g.grantRefusalOf(scopes, audience, p, id, what, log)
+}
+
+// grantRefusalOf refuses a request whose token grants less than a worker given scopes and
+// audience (Member.Grant's) was.
+func (g *Gateway) grantRefusalOf(scopes, audience []string, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error {
 	lackScopes, lackAudience := grantShortfall(scopes, audience, p.Scopes, p.Audience(), g.opts.Policy.WriteScope())
 	if len(lackScopes) == 0 && len(lackAudience) == 0 {
 		return nil

@@ -31,6 +31,14 @@ import (
 //	            a worker that asks at start-up does while gemgate's first call is in flight
 //	askthree    a legacy worker whose every tools/call asks three questions at once
 //	            (elicitation/create q1, q2, q3) and answers with the answers (playAskThree)
+//	askagain    a legacy worker whose tool ask asks the client twice, the second question once
+//	            the first is answered, however (playAskAgain)
+//	pinger      a legacy worker that pings its client, as a go-sdk server with KeepAlive does:
+//	            its tool ping pings within the call and answers it with the ping's answer; its
+//	            tool roots asks roots/list without params, and answers with the answer too
+//	statepass   a worker that speaks 2026-07-28 itself (playStatePass): its tool confirm answers
+//	            input_required with a requestState of its own, and the retry that brings it
+//	            back is answered "confirmed"
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
@@ -51,8 +59,15 @@ func playWorker(mode string) int {
 	if mode == "stubborn" || mode == "askatlist" {
 		return playStubborn(mode)
 	}
-	if mode == "askthree" {
+	switch mode {
+	case "askthree":
 		return playAskThree()
+	case "askagain":
+		return playAskAgain()
+	case "pinger":
+		return playPinger()
+	case "statepass":
+		return playStatePass()
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
@@ -218,6 +233,177 @@ func playStubborn(mode string) int {
 			default:
 				text(msg.ID, "unknown tool")
 			}
+		default:
+			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+		}
+	}
+	return 0
+}
+
+// playAskAgain is the askagain worker. Tools: ask asks the client a first question
+// (elicitation/create "q1") and, once that is answered, whatever the answer (an error too), a
+// second one ("q2"), as a tool that asks again when it got no usable answer does; slow logs a
+// line and runs until the second question is answered. The answer to q2 answers both calls,
+// "answer: <answer>".
+func playAskAgain() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 32<<20)
+	out := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	text := func(id json.RawMessage, s string) {
+		b, _ := json.Marshal(s)
+		out(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`, id, b)
+	}
+	const ask = `{"jsonrpc":"2.0","id":%q,"method":"elicitation/create","params":{"message":%q,"requestedSchema":{"type":"object","properties":{}}}}`
+	var asking, slow json.RawMessage
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		if msg.Method == "" {
+			answer := string(msg.Result) + string(msg.Error)
+			switch string(msg.ID) {
+			case `"q1"`:
+				fmt.Fprintln(os.Stderr, "askagain: q1 answered")
+				out(ask, "q2", "the ask call's second question")
+			case `"q2"`:
+				fmt.Fprintln(os.Stderr, "askagain: q2 answered")
+				for _, id := range []json.RawMessage{asking, slow} {
+					if id != nil {
+						text(id, "answer: "+answer)
+					}
+				}
+				asking, slow = nil, nil
+			}
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"askagain","version":"0"}}}`, msg.ID)
+		case "server/discover":
+			out(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+		case "tools/list":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ask","inputSchema":{"type":"object"}},{"name":"slow","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case "tools/call":
+			switch msg.Params.Name {
+			case "ask":
+				asking = msg.ID
+				out(ask, "q1", "the ask call's first question")
+			case "slow":
+				slow = msg.ID
+				fmt.Fprintln(os.Stderr, "askagain: slow")
+			default:
+				text(msg.ID, "unknown tool")
+			}
+		default:
+			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+		}
+	}
+	return 0
+}
+
+// playPinger is the pinger worker (TestMain's list).
+func playPinger() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 32<<20)
+	out := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	var pinging json.RawMessage
+	n := 0
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		if msg.Method == "" {
+			answer := string(msg.Result) + string(msg.Error)
+			if pinging != nil {
+				b, _ := json.Marshal("pong: " + answer)
+				out(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`, pinging, b)
+				pinging = nil
+			}
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"pinger","version":"0"}}}`, msg.ID)
+		case "server/discover":
+			out(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+		case "tools/list":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ping","inputSchema":{"type":"object"}},{"name":"roots","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case "tools/call":
+			n++
+			switch msg.Params.Name {
+			case "ping":
+				pinging = msg.ID
+				out(`{"jsonrpc":"2.0","id":"keepalive-%d","method":"ping"}`, n)
+			case "roots":
+				pinging = msg.ID
+				out(`{"jsonrpc":"2.0","id":"roots-%d","method":"roots/list"}`, n)
+			default:
+				out(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"unknown tool"}]}}`, msg.ID)
+			}
+		default:
+			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+		}
+	}
+	return 0
+}
+
+// playStatePass is the statepass worker (TestMain's list).
+func playStatePass() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 32<<20)
+	out := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name         string `json:"name"`
+				RequestState string `json:"requestState"`
+				Meta         struct {
+					Version string `json:"io.modelcontextprotocol/protocolVersion"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil || msg.Method == "" {
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"statepass","version":"0"}}}`, msg.ID)
+		case "server/discover":
+			if msg.Params.Meta.Version != "2026-07-28" {
+				out(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2026-07-28"],"requested":%q}}}`, msg.ID, msg.Params.Meta.Version)
+				continue
+			}
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"statepass","version":"0"}}}`, msg.ID)
+		case "tools/list":
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"confirm","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case "tools/call":
+			if msg.Params.RequestState == "ws-1" {
+				out(`{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","content":[{"type":"text","text":"confirmed"}]}}`, msg.ID)
+				continue
+			}
+			out(`{"jsonrpc":"2.0","id":%s,"result":{"resultType":"input_required","inputRequests":{"ok":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"ws-1"}}`, msg.ID)
+		case "subscriptions/listen":
+			// gemgate's own, for the worker's life: never answered.
 		default:
 			out(`{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
 		}

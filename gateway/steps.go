@@ -34,7 +34,8 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 		ToolPages: func(ctx context.Context, m *pool.Member, page func(json.RawMessage) (bool, error)) bool {
 			return listPages(ctx, m, "tools/list", page)
 		},
-		GrantRefusal: g.grantRefusal,
+		GrantRefusal:   g.grantRefusal,
+		GrantRefusalOf: g.grantRefusalOf,
 		CallError: func(id json.RawMessage, err error) *wire.Error {
 			if errors.Is(err, pool.ErrDetached) { // no session to be gone: the worker is
 				return wire.Overloaded(id, "the worker is gone; try again", workerRetryAfter, err)

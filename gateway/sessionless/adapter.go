@@ -67,7 +67,7 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		if !strings.HasPrefix(state, statePrefix) {
 			return refusal(msg, jsonrpc.CodeInvalidParams, errStateMalformed.Error()+"; start the request again without it")
 		}
-		claims, he := a.openState(q, state)
+		claims, he := a.openState(r.Context(), q, state)
 		if he != nil {
 			return he
 		}

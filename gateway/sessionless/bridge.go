@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -117,7 +118,11 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	keys := make([]string, 0, len(p.requests))
 	for key, req := range p.requests {
 		keys = append(keys, key)
-		inputs[key] = map[string]any{"method": req.Method, "params": req.Params}
+		in := map[string]any{"method": req.Method}
+		if wire.IsObject(req.Params) { // a request without params (roots/list) has none, not null
+			in["params"] = req.Params
+		}
+		inputs[key] = in
 	}
 	timeout := a.InputRequiredTimeout
 	// The timer is made before the table has p (whose other users read the field) and runs
@@ -147,16 +152,21 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": inputs, "requestState": state})
 }
 
-// claims are what a requestState for p's retry binds: who, which worker, which request.
+// claims are what a requestState for p's retry binds: who, which worker (and its grant), which
+// request.
 func (p *parked) claims() stateClaims {
+	scopes, audience, _ := p.member.Grant()
 	return stateClaims{Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly,
-		Worker: p.member.WorkerID(), Method: p.msg.Method, Name: p.name}
+		Worker: p.member.WorkerID(), Method: p.msg.Method, Name: p.name, Scopes: scopes, Audience: audience}
 }
 
 // abandon ends a parked call, taken from the table, whose retry will not come: the worker's
 // requests get an error, the call's answer is waited for (bounded) and dropped, and the worker
-// let go.
+// let go. The call waits no more: refused, the worker may ask again for it, and that question
+// is the call's (refused too), not another call's that happens to be the only other one in
+// flight (askerLocked).
 func abandon(p *parked, why string) {
+	p.call.Waiting(false) // before the refusals: the worker's next question may follow them
 	for _, req := range p.requests {
 		p.member.Refuse(req.ID, why)
 	}
@@ -164,10 +174,16 @@ func abandon(p *parked, why string) {
 		defer p.member.Detach()
 		t := time.NewTimer(parkedDrain)
 		defer t.Stop()
-		select {
-		case <-p.call.Result():
-		case <-t.C:
-			p.call.Cancel(why)
+		for {
+			select {
+			case <-p.call.Result():
+				return
+			case req := <-p.caller.requests:
+				p.member.Refuse(req.ID, why)
+			case <-t.C:
+				p.call.Cancel(why)
+				return
+			}
 		}
 	}()
 }

@@ -1,12 +1,15 @@
 package sessionless
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
 
+	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -17,25 +20,29 @@ import (
 
 var (
 	errStateTooLarge   = errors.New("the worker's requestState is too large to pass on")
+	errStateAmbiguous  = errors.New("the worker's input-required result names resultType, requestState or inputRequests twice or in another case")
+	errStateOtherGrant = errors.New("requestState names the worker of a token granting other scopes or audiences; retry with that token, or start the request again without it")
 	errStateWorkerGone = errors.New("requestState names a worker that is no longer running (restarted or ended); start the request again without it")
 )
 
 // wrapInputRequired seals a sessionless worker's input-required result's requestState for the
 // client, with the claims of base, the result's keys, the worker's state and an expiry. A result
 // of another kind, or without a requestState, is returned as it is.
+//
+// The kind is read as the client reads it (resultTypeOf: a key in another case counts), and an
+// input-required result that names resultType, requestState or inputRequests twice or in
+// another case is refused: the client would take the variant, gemgate the exact key, and the
+// worker's state would reach the client unwrapped.
 func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (json.RawMessage, error) {
-	if wire.IsObject(result) {
-		if !wire.MayHaveKey(result, "resultType") {
-			return result, nil // nearly every answer: not decoded, however large
-		}
-		// Looked up as the map below would: exact key, the last one.
-		if raw, ok := wire.LastMember(result, "resultType"); !ok || raw[0] != '"' || !wire.DecodesTo(raw, "input_required") {
-			return result, nil
-		}
+	if wire.IsObject(result) && resultTypeOf(result) != "input_required" {
+		return result, nil // nearly every answer: not decoded, however large (MayHaveKey)
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(result, &fields); err != nil {
 		return nil, err
+	}
+	if obj, err := jsonrpc.ReadObject(result, "result"); err != nil || obj.Exact("resultType", "requestState", "inputRequests") != nil {
+		return nil, errStateAmbiguous
 	}
 	var kind string
 	if raw, ok := fields["resultType"]; !ok || json.Unmarshal(raw, &kind) != nil || kind != "input_required" {
@@ -65,7 +72,11 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 }
 
 // openState verifies a client's requestState and that it belongs to this caller and request.
-func (a *Adapter) openState(q *request, state string) (stateClaims, *wire.Error) {
+// A sessionless worker's state is retried at the worker of the retry's token's grant: a token
+// granting less than the worker that answered is refused as the bridge's retry is (resume),
+// and one granting other scopes or audiences names another worker, so it is refused before one
+// is looked for (or started).
+func (a *Adapter) openState(ctx context.Context, q *request, state string) (stateClaims, *wire.Error) {
 	claims, err := a.key.open(state, a.Now())
 	if err == nil {
 		err = claims.belongsTo(q.p, q.access.ReadOnly, q.msg.Method, q.mr.Name)
@@ -73,7 +84,28 @@ func (a *Adapter) openState(q *request, state string) (stateClaims, *wire.Error)
 	if err != nil {
 		return claims, refusal(q.msg, jsonrpc.CodeInvalidParams, err.Error())
 	}
+	if claims.Pass && !sameGrant(claims, q.p) {
+		if he := a.Steps.GrantRefusalOf(claims.Scopes, claims.Audience, q.p, q.msg.ID,
+			"a retry of "+textclip.Quote(q.msg.Method), a.requestLog(ctx, q.p, claims.Worker)); he != nil {
+			return claims, he
+		}
+		return claims, refusal(q.msg, jsonrpc.CodeInvalidParams, errStateOtherGrant.Error())
+	}
 	return claims, nil
+}
+
+// sameGrant reports whether p's token has the grant of the worker a state names: the same
+// sets of scopes and audiences (the pool's worker key: Member.Grant's lists, sorted, without
+// repeats, nil when empty).
+func sameGrant(c stateClaims, p auth.Principal) bool {
+	return slices.Equal(grantList(p.Scopes), c.Scopes) && slices.Equal(grantList(p.Audience()), c.Audience)
+}
+
+func grantList(values []string) []string {
+	if len(values) == 0 {
+		return nil
+	}
+	return slices.Compact(slices.Sorted(slices.Values(values)))
 }
 
 // passInputRequired is a sessionless worker's answer on its way to the client: an

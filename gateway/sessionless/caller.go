@@ -64,7 +64,7 @@ func (c *caller) Deliver(d pool.Delivery) {
 		if err != nil {
 			return
 		}
-		if d.Call != nil {
+		if d.Call != nil && inputRequest(req.Method) {
 			select {
 			case c.requests <- req:
 				return
@@ -74,9 +74,11 @@ func (c *caller) Deliver(d pool.Delivery) {
 		m := c.member.Load()
 		switch {
 		case m == nil:
-		case d.Call == nil:
+		case d.Call == nil || !inputRequest(req.Method):
 			// Of no call of this one's (the pool sends none such, CanTakeRequest): a 2026-07-28
-			// client is asked only within its own call. Answered as if asked and not agreed.
+			// client is asked only within its own call. Or one no input-required result can
+			// carry (a ping: a go-sdk server's KeepAlive): the client cannot answer it. Answered
+			// as if asked and not agreed.
 			m.Decline(req.ID)
 		default:
 			m.Refuse(req.ID, "too many requests to the client in one call")
@@ -98,4 +100,15 @@ func (c *caller) takes(msg []byte) bool {
 	}
 	m, err := jsonrpc.Parse(msg, jsonrpc.Options{})
 	return err != nil || m.Method != "notifications/message"
+}
+
+// inputRequest reports whether a legacy worker's request within a call is one an input-required
+// result can put to a 2026-07-28 client: elicitation, sampling or roots. Anything else (ping, or
+// a method MCP does not name) the client could not answer, and the call would wait for nothing.
+func inputRequest(method string) bool {
+	switch method {
+	case "elicitation/create", "sampling/createMessage", "roots/list":
+		return true
+	}
+	return false
 }

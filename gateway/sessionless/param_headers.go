@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/gateway/wire"
+	"github.com/gemgate/gemgate/internal/jsontext"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -165,6 +166,11 @@ func compareParam(header string, arg json.RawMessage, present bool) error {
 	v, err := plainHeaderValue(header)
 	if err != nil {
 		return err
+	}
+	if arg[0] == '"' && jsontext.HasLoneSurrogate(arg) {
+		// encoding/json reads it as U+FFFD, a worker in JavaScript or Python keeps it: no
+		// header value is the argument to both (Mcp-Name's rule, jsonrpc's Object.String).
+		return errors.New("mirrors a string with a lone UTF-16 surrogate escape")
 	}
 	var val any
 	if json.Unmarshal(arg, &val) != nil {

@@ -44,6 +44,11 @@ type stateClaims struct {
 	// parked call, and WorkerState is the worker's requestState, restored on the retry.
 	Pass        bool   `json:"x,omitempty"`
 	WorkerState string `json:"ws,omitempty"`
+	// Scopes and Audience are the grant the worker was started with (Member.Grant): a pass
+	// state's retry reaches the worker of its own token's grant, so a token granting other ones
+	// is refused before a worker is looked for.
+	Scopes   []string `json:"gs,omitempty"`
+	Audience []string `json:"ga,omitempty"`
 }
 
 // Typed refusals of a requestState; each is an invalid-params error for the client.

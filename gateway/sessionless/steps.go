@@ -33,8 +33,10 @@ type Steps struct {
 	Gate func(ctx context.Context, m *pool.Member, log func() *slog.Logger, msg *jsonrpc.Message, access policy.Access) *wire.Error
 	// ToolPages reads m's worker's tools/list page by page; false when it could not.
 	ToolPages func(ctx context.Context, m *pool.Member, page func(result json.RawMessage) (done bool, err error)) bool
-	// GrantRefusal refuses a request whose token grants less than m's worker was given.
-	GrantRefusal func(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
+	// GrantRefusal refuses a request whose token grants less than m's worker was given;
+	// GrantRefusalOf less than a worker given scopes and audience (Member.Grant's) was.
+	GrantRefusal   func(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
+	GrantRefusalOf func(scopes, audience []string, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
 	// CallError answers a request the pool could not serve (a worker gone meanwhile: 503, as
 	// there is no session to be gone); AttachError one whose worker could not be had.
 	CallError, AttachError func(id json.RawMessage, err error) *wire.Error
