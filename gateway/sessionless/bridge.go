@@ -127,8 +127,9 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	timeout := a.InputRequiredTimeout
 	// The timer is made before the table has p (whose other users read the field) and runs
 	// only once it does: fired earlier, it would find nothing to abandon and p would stay.
+	id := p.id // this park's: a retry parks p again under another (resume)
 	p.timer = time.AfterFunc(time.Duration(math.MaxInt64), func() {
-		if taken := a.parks.take(p.id); taken != nil {
+		if taken := a.parks.take(id); taken != nil {
 			abandon(taken, "the client did not answer in time")
 		}
 	})

@@ -54,10 +54,15 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	if pk == nil {
 		return refuse(errStateGone)
 	}
-	if pk.owner != o || pk.access.ReadOnly != access.ReadOnly || pk.member.WorkerID() != claims.Worker {
+	if pk.owner != o || pk.access.ReadOnly != access.ReadOnly {
 		// The MAC already bound these; a mismatch is a bug, and the call is not handed over.
 		abandon(pk, "the retry did not match the parked call")
 		return refuse(errStateNotYours)
+	}
+	if pk.member.WorkerID() != claims.Worker {
+		// The worker that asked ended (crashed, stopped) since: its questions went with it.
+		abandon(pk, "the worker that asked is no longer running")
+		return refuse(errStateWorkerGone)
 	}
 	// The policy decides on the retry again, with its token: the state binds the access mode,
 	// not the scopes a rule may require. Refused, the call is abandoned.
