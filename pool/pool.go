@@ -276,9 +276,9 @@ func (p *Pool) keyFor(id Identity, sessionless bool) Key {
 	return k
 }
 
-// grantList is a set of scopes or audiences in canonical order: sorted, without repeats; nil
-// when empty.
-func grantList(values []string) []string {
+// GrantList is a set of scopes or audiences in canonical order, as a worker's grant holds
+// them (Member.Grant): sorted, without repeats; nil when empty.
+func GrantList(values []string) []string {
 	if len(values) == 0 {
 		return nil
 	}
@@ -287,11 +287,11 @@ func grantList(values []string) []string {
 	return slices.Compact(sorted)
 }
 
-// grantSet is grantList as one string, each value prefixed with its length, so that no two
+// grantSet is GrantList as one string, each value prefixed with its length, so that no two
 // sets share a form (a scope from scp may hold a space).
 func grantSet(values []string) string {
 	var b strings.Builder
-	for _, v := range grantList(values) {
+	for _, v := range GrantList(values) {
 		b.WriteString(strconv.Itoa(len(v)))
 		b.WriteByte(':')
 		b.WriteString(v)
@@ -300,7 +300,7 @@ func grantSet(values []string) string {
 }
 
 // Grant is the scope and audience sets the member's worker was started with (its key's, as
-// grantList), shared: not to be changed. ok is false once the member is detached.
+// GrantList), shared: not to be changed. ok is false once the member is detached.
 func (m *Member) Grant() (scopes, audience []string, ok bool) {
 	s := m.s.Load()
 	if s == nil {
@@ -334,7 +334,7 @@ func (p *Pool) slotFor(key Key, id Identity) (*slot, error) {
 	}
 	s := p.slots[key]
 	if s == nil {
-		s = &slot{p: p, key: key, scopes: grantList(id.Scopes), audience: grantList(id.Audience),
+		s = &slot{p: p, key: key, scopes: GrantList(id.Scopes), audience: GrantList(id.Audience),
 			members: map[*Member]struct{}{}}
 		p.slots[key] = s
 	}

@@ -27,7 +27,7 @@ import (
 type slot struct {
 	p   *Pool
 	key Key
-	// scopes and audience are the key's sets as lists (grantList), for Member.Grant.
+	// scopes and audience are the key's sets as lists (GrantList), for Member.Grant.
 	scopes, audience []string
 
 	mu       sync.Mutex

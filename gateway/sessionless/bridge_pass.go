@@ -11,6 +11,7 @@ import (
 	"github.com/gemgate/gemgate/gateway/wire"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // A sessionless worker answers its own input-required results, which reach the client untouched
@@ -98,14 +99,7 @@ func (a *Adapter) openState(ctx context.Context, q *request, state string) (stat
 // sets of scopes and audiences (the pool's worker key: Member.Grant's lists, sorted, without
 // repeats, nil when empty).
 func sameGrant(c stateClaims, p auth.Principal) bool {
-	return slices.Equal(grantList(p.Scopes), c.Scopes) && slices.Equal(grantList(p.Audience()), c.Audience)
-}
-
-func grantList(values []string) []string {
-	if len(values) == 0 {
-		return nil
-	}
-	return slices.Compact(slices.Sorted(slices.Values(values)))
+	return slices.Equal(pool.GrantList(p.Scopes), c.Scopes) && slices.Equal(pool.GrantList(p.Audience()), c.Audience)
 }
 
 // passInputRequired is a sessionless worker's answer on its way to the client: an
