@@ -48,6 +48,8 @@ func TestMain(m *testing.M) {
 // tools/list (as a worker that asks at start-up does, while gemgate's first call is in
 // flight): the answer is recorded, "roots:<answer>", for record.
 //
+// A ping is answered and recorded ("ping") for record.
+//
 // It refuses a subscribe or unsubscribe of a URI with "refused:" in it, and holds its answer
 // to a subscribe of a URI that starts with "held:" until a release. A subscribe of
 // "dieif:<path>" makes it exit at once when the file <path> exists (a successor that dies
@@ -241,6 +243,9 @@ func scriptWorker() int {
 				text(msg.ID, "unknown tool")
 			}
 		default:
+			if msg.Method == "ping" {
+				received = append(received, "ping")
+			}
 			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{}})
 		}
 	}

@@ -392,19 +392,32 @@ func (m *Member) Ask(ctx context.Context, method string, params json.RawMessage)
 // CheckResponsive runs after a call timed out: the worker must answer a ping, as it is or
 // after an interrupt, or it is killed (reason unresponsive) and every call at it fails. One
 // check runs per worker at a time. done ends it early only with worker_per: session, since
-// a shared worker serves others.
+// a shared worker serves others. The worker is the member's at the call, so that a caller
+// that detaches at once (a 2026-07-28 request) still has it checked; the check runs on its
+// own goroutine.
 func (m *Member) CheckResponsive(done <-chan struct{}) {
 	s, w := m.current()
-	if w == nil {
+	if w == nil || !w.checking.CompareAndSwap(false, true) {
 		return
 	}
-	if !w.checking.CompareAndSwap(false, true) {
-		return
-	}
-	defer w.checking.Store(false)
 	if !s.p.PerSession() {
 		done = nil
 	}
+	go func() {
+		defer w.checking.Store(false)
+		if !w.answersPing(done) {
+			w.log.Warn("worker unresponsive after a request timeout; stopping it")
+			s.mu.Lock()
+			w.reason = ReasonUnresponsive
+			s.mu.Unlock()
+			go w.proc.Stop()
+		}
+	}()
+}
+
+// answersPing reports whether w answers a ping, as it is or after an interrupt; true as well
+// when it ended, or done was closed, meanwhile.
+func (w *wrk) answersPing(done <-chan struct{}) bool {
 	for i := range 2 {
 		if i > 0 {
 			w.log.Warn("worker did not answer a ping after a request timeout; interrupting it")
@@ -413,24 +426,20 @@ func (m *Member) CheckResponsive(done <-chan struct{}) {
 		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
 		c, err := w.proc.Send(context.Background(), &jsonrpc.Message{ID: id, Method: "ping"}, nil)
 		if err != nil {
-			return
+			return true
 		}
 		select {
 		case <-time.After(5 * time.Second):
 			c.Abandon()
 		case <-c.Result():
-			return
+			return true
 		case <-done:
-			return
+			return true
 		case <-w.proc.Done():
-			return
+			return true
 		}
 	}
-	w.log.Warn("worker unresponsive after a request timeout; stopping it")
-	s.mu.Lock()
-	w.reason = ReasonUnresponsive
-	s.mu.Unlock()
-	go w.proc.Stop()
+	return false
 }
 
 // WorkerID is the short id of the caller's current worker, "" when none runs.
