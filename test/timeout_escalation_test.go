@@ -114,6 +114,11 @@ func TestSessionlessRequestTimeoutEscalation(t *testing.T) {
 	}
 	// Two pings of 5 s each, then the staged stop: SIGTERM ignored, only SIGKILL ends it.
 	ltWaitLog(t, g, "stuck: got terminated", 30*time.Second)
+	for _, rec := range ltLog(g) {
+		if pid, ok := rec["pid"].(float64); ok && rec["msg"] == "worker started" {
+			ltWaitGone(t, int(pid), 30*time.Second)
+		}
+	}
 	ltWaitWorkerEnd(t, g, "unresponsive")
 	want := []string{"stuck: hanging on a call", "stuck: ping", "worker did not answer a ping after a request timeout; interrupting it",
 		"stuck: ping", "worker unresponsive after a request timeout; stopping it", "stuck: got terminated"}
