@@ -1,8 +1,11 @@
 package pool
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // A step-up moves a caller to its read-write worker; a call it made on the read-only worker
@@ -101,4 +104,26 @@ func TestMoveCarriesALateRefusal(t *testing.T) {
 		heard := heardOf(record(t, a), uri)
 		return !counted && len(heard) > 0 && heard[len(heard)-1] == "unsubscribe "+uri
 	})
+}
+
+// A step-up keeps the session's calls in flight at the read-only worker, and with them the
+// questions they asked the client: the client's answer, sent after the move, reaches the
+// worker that asked, which is not told the session ended (it goes on).
+func TestMoveKeepsTheQuestionsOfCallsInFlight(t *testing.T) {
+	p := newTestPool(t, Settings{WorkerPer: PerUser})
+	a := attach(t, p, "alice", true, `{"elicitation":{}}`, newCaller(time.Time{}))
+	ask := a.tool(t, "ask", map[string]any{"method": "elicitation/create"})
+	_, req := a.c.request(t)
+	rw := a.id
+	rw.ReadOnly = false
+	if err := a.m.Move(t.Context(), rw); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"action":"accept"}`)}, true)
+	if err != nil {
+		t.Errorf("the client's answer, after the move, to the question of its call still in flight: %v", err)
+	}
+	if got := answer(t, ask); got != `{"action":"accept"}` {
+		t.Errorf("the read-only worker's question of a call that went on after the move was answered %s; want the client's accept", got)
+	}
 }
