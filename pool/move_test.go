@@ -2,6 +2,7 @@ package pool
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +126,23 @@ func TestMoveKeepsTheQuestionsOfCallsInFlight(t *testing.T) {
 	}
 	if got := answer(t, ask); got != `{"action":"accept"}` {
 		t.Errorf("the read-only worker's question of a call that went on after the move was answered %s; want the client's accept", got)
+	}
+}
+
+// Those questions, unanswered, are answered with the session's end when it ends: the worker
+// it left waits for nobody.
+func TestMovedSessionsEndAnswersItsQuestionsAtTheWorkerItLeft(t *testing.T) {
+	p := newTestPool(t, Settings{WorkerPer: PerUser})
+	a := attach(t, p, "alice", true, `{"elicitation":{}}`, newCaller(time.Time{}))
+	ask := a.tool(t, "ask", map[string]any{"method": "elicitation/create"})
+	a.c.request(t)
+	rw := a.id
+	rw.ReadOnly = false
+	if err := a.m.Move(t.Context(), rw); err != nil {
+		t.Fatal(err)
+	}
+	a.m.Detach()
+	if got := answer(t, ask); !strings.Contains(got, "the session this request went to has ended") {
+		t.Errorf("the question of the ended session's call at the worker it left was answered %s; want the session's end", got)
 	}
 }
