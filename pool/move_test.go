@@ -146,3 +146,29 @@ func TestMovedSessionsEndAnswersItsQuestionsAtTheWorkerItLeft(t *testing.T) {
 		t.Errorf("the question of the ended session's call at the worker it left was answered %s; want the session's end", got)
 	}
 }
+
+// A session's calls end with it, those it kept in flight at the worker a step-up moved it from
+// too: each waiter gets the session's end with its own id, and the worker is told to cancel
+// (a shared worker must not work for nobody).
+func TestMovedSessionsEndEndsItsCallsAtTheWorkerItLeft(t *testing.T) {
+	p := newTestPool(t, Settings{WorkerPer: PerUser})
+	a := attach(t, p, "alice", true, `{}`, newCaller(time.Time{}))
+	// The read-only worker stays in use by another session: it lives on after the move.
+	b := attach(t, p, "alice", true, `{}`, newCaller(time.Time{}))
+	long := a.tool(t, "hold", map[string]any{}) // never answered
+	rw := a.id
+	rw.ReadOnly = false
+	if err := a.m.Move(t.Context(), rw); err != nil {
+		t.Fatal(err)
+	}
+	a.m.Detach()
+	select {
+	case m := <-long.Result():
+		if m.Error == nil || !strings.Contains(string(m.Error), "session ended") {
+			t.Errorf("the ended session's call at the worker it left got %s %s; want the session's end", m.Result, m.Error)
+		}
+	case <-time.After(3 * time.Second):
+		t.Errorf("the ended session's call at the worker it left (which still serves another session) is still waiting 3 s after the end; want it ended with the session")
+	}
+	_ = b
+}
