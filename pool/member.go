@@ -253,22 +253,47 @@ func (m *Member) Detach() {
 		s.detach(m, false)
 	}
 	if s := m.left.Swap(nil); s != nil {
-		s.refuseRequestsOf(m)
+		s.endLeft(m)
 	}
 }
 
-// refuseRequestsOf answers m's open worker requests here with the session's end: m left this
-// slot on a step-up, and has now ended.
-func (s *slot) refuseRequestsOf(m *Member) {
+// endLeft ends what m, which left this slot on a step-up, still has here as its session ends:
+// its calls (each waiter gets the session's end, the worker is told to cancel), as detach
+// ends them, and its questions (answered with the session's end).
+func (s *slot) endLeft(m *Member) {
+	var running, dropped []*Call
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if w := s.w; w != nil {
+		for c := range w.calls {
+			if c.m == m {
+				running = append(running, c)
+			}
+		}
+		dropped = w.queue.removeMember(m)
+		for _, c := range dropped {
+			if c.after != nil {
+				c.after(nil)
+				c.after = nil
+			}
+		}
 		for gid, pr := range w.requests {
 			if pr.m == m {
 				delete(w.requests, gid)
 				s.refuseLocked(w, sessionEndedRefusal(pr.workerID))
 			}
 		}
+	}
+	s.mu.Unlock()
+	s.p.opts.Metrics.queued(-len(dropped))
+	for _, c := range append(running, dropped...) {
+		c.finish(sessionEnded(c))
+	}
+	if len(running) > 0 {
+		go func() {
+			for _, c := range running {
+				c.Cancel("the session ended")
+			}
+		}()
 	}
 }
 
