@@ -172,3 +172,47 @@ func TestMovedSessionsEndEndsItsCallsAtTheWorkerItLeft(t *testing.T) {
 	}
 	_ = b
 }
+
+// A question the worker a step-up moved a session from asks after the move, for the session's
+// call that went on there, goes to the session as before the move, not refused as if it had
+// ended: the session goes on, and answers it.
+func TestMoveKeepsAskingForCallsInFlight(t *testing.T) {
+	p, err := New(Options{Settings: Settings{WorkerPer: PerUser}, Launcher: scriptLauncher{env: []string{"POOL_TEST_ASK_AT_LIST=1"}}, InitTimeout: waitFor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	a := attach(t, p, "alice", true, `{"roots":{}}`, newCaller(time.Time{}))
+	b := attach(t, p, "alice", true, `{}`, &fakeCaller{noStream: true, detached: make(chan string, 1)})
+	a.tool(t, "later", nil) // goes on at the read-only worker
+	rw := a.id
+	rw.ReadOnly = false
+	if err := a.m.Move(t.Context(), rw); err != nil {
+		t.Fatal(err)
+	}
+	// b's tools/list makes the read-only worker ask roots/list, while a's call is the only
+	// one there that can ask: the question is taken as that call's.
+	list, err := b.call(t, "tools/list", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer(t, list)
+	deadline := time.Now().Add(waitFor)
+	for a.c.requests() == 0 {
+		got := answer(t, b.tool(t, "record", nil))
+		if strings.Contains(got, "roots:") {
+			t.Fatalf("the question for the moved session's call was answered %q; want it asked of the session", got)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the question was neither asked of the session nor answered (recorded %q)", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, req := a.c.request(t)
+	if _, err := a.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"roots":[{"uri":"file:///a"}]}`)}, false); err != nil {
+		t.Fatalf("the session's answer: %v", err)
+	}
+	eventually(t, "the worker has the session's answer", func() bool {
+		return strings.Contains(answer(t, b.tool(t, "record", nil)), `roots:{"roots":[{"uri":"file:///a"}]}`)
+	})
+}
