@@ -248,8 +248,9 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		s.mu.Unlock()
 		return
 	}
-	if _, in := s.members[to]; !in {
-		// It detached while it was chosen, after detach refused the requests it held.
+	if _, in := s.members[to]; !in && to.left.Load() != s {
+		// It detached while it was chosen, after detach refused the requests it held. One
+		// that left on a step-up still answers for its calls that went on here (request).
 		s.refuseLocked(w, sessionEndedRefusal(msg.ID))
 		s.mu.Unlock()
 		return
