@@ -283,7 +283,9 @@ func (s *slot) endLeft(m *Member) {
 			}
 		}
 	}
+	stop, drop := s.settleLocked() // its queued calls were what kept the slot
 	s.mu.Unlock()
+	s.settle(leftToDo{stop: stop, drop: drop})
 	s.p.opts.Metrics.queued(-len(dropped))
 	for _, c := range append(running, dropped...) {
 		c.finish(sessionEnded(c))
