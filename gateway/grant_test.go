@@ -218,3 +218,25 @@ func TestGrantShortfall(t *testing.T) {
 		}
 	}
 }
+
+// A request a narrower token's grant refuses is not the session's activity: like its GET
+// (sessionGates, which touches nothing), its POST leaves the idle clock, the stream-loss clock
+// and a liveness probe in flight as they were. Else a token that may not use the session at
+// all would keep it, and its worker, alive past the idle timeout.
+func TestNarrowerGrantRefusalIsNotActivity(t *testing.T) {
+	f := grantFixture(t, pool.PerSession, "demo")
+	admin := f.client("alice-admin")
+	admin.open()
+	s := f.gw.sessions.Lookup(admin.session, owner{testIssuer, "sub-alice"})
+	if s == nil {
+		t.Fatal("no session")
+	}
+	narrow := &client{f: f, token: "alice-rw", session: admin.session, version: admin.version}
+	before := s.LastActive()
+	time.Sleep(20 * time.Millisecond)
+	checkGrantRefusal(t, "ping", narrow.rpc("2", "ping", map[string]any{}))
+	checkGrantRefusal(t, "a notification", narrow.rpc("", "notifications/roots/list_changed", map[string]any{}))
+	if after := s.LastActive(); !after.Equal(before) {
+		t.Errorf("the refused requests of a token the session's grant refuses moved its idle clock by %v; want no change", after.Sub(before))
+	}
+}

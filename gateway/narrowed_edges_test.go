@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/policy"
 )
@@ -141,5 +143,48 @@ func TestReadOnlyTokenCannotCancelReadWriteCall(t *testing.T) {
 	}
 	if st != http.StatusForbidden || cancelled {
 		t.Errorf("notifications/cancelled of the read-write delete_note with the read-only token: %d, the call's stream ended: %v; want 403 and the call going on", st, cancelled)
+	}
+}
+
+// The same rule when the step-up comes while the read-only token's GET is between its gates
+// and its stream (the user's clients race): the gates passed on a read-only session, and by
+// the time the stream asks to end at a step-up the session is read-write already. The stream
+// must end at once, not live on unwatched: a read-only token may not listen to a read-write
+// session. The test runs handleGet's steps with the step-up between them.
+func TestReadOnlyTokensStreamEndsAtStepUpDuringItsOpening(t *testing.T) {
+	f := newFixture(t)
+	ro := f.client("alice-ro")
+	openWithElicitation(t, ro)
+	rw := &client{f: f, token: "alice-rw", session: ro.session, version: ro.version}
+	var gated bool
+	var end context.Context
+	h := f.gw.opts.Authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, _, _, _ := f.gw.streamRequest(w, r)
+		if s == nil {
+			return
+		}
+		gated = true // the session is read-only: the read-only token may open its stream
+		if r := rw.callTool("2", "write_note", map[string]any{"name": "n", "text": "x"}); r.status != http.StatusOK || r.only(t).Error != nil {
+			t.Errorf("write_note with the read-write token (step-up): %d %s", r.status, r.body)
+			return
+		}
+		if s.currentAccess().ReadOnly {
+			t.Error("the session did not step up")
+			return
+		}
+		p, _ := auth.PrincipalFrom(r.Context())
+		end = f.gw.readWriteLater(s, p)
+	}))
+	req, err := ro.newRequest(t.Context(), http.MethodGet, nil, "Accept", "text/event-stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if !gated {
+		t.Fatalf("the read-only token's GET on the read-only session was refused: %d %s", rec.Code, rec.Body)
+	}
+	if end == nil || end.Err() == nil {
+		t.Errorf("the read-only token's stream, gated while its session was read-only, is not ended although the session stepped up to read-write before the stream began (readWriteLater: %v)", end)
 	}
 }

@@ -145,7 +145,7 @@ func noSessionError(msg *jsonrpc.Message) *wire.Error {
 	return e
 }
 
-// sessionOf is p's session sessionID, touched; or 404, 400 (version) or 403 (grant).
+// sessionOf is p's session sessionID, touched; or 404, 400 (version) or 403 (grant, untouched).
 func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Principal, sessionID string) (*session, *wire.Error) {
 	s := g.sessions.Lookup(sessionID, ownerOf(p))
 	if s == nil {
@@ -155,11 +155,12 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 		err.ID = msg.ID
 		return nil, err
 	}
-	if !s.isProbeAnswer(msg) && !s.touch(time.Now()) {
-		return nil, wire.SessionNotFound(msg.ID)
-	}
+	// Refused for its grant, a request is not the session's activity (as a GET is not): no touch.
 	if he := g.grantRefusal(s.member, p, msg.ID, metrics.MethodLabel(msg.Method), s.log); he != nil {
 		return nil, he
+	}
+	if !s.isProbeAnswer(msg) && !s.touch(time.Now()) {
+		return nil, wire.SessionNotFound(msg.ID)
 	}
 	return s, nil
 }

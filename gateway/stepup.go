@@ -39,7 +39,8 @@ func (g *Gateway) stepUp(r *http.Request, s *session, p auth.Principal, decided 
 	s.outbox.NoteDropped(s.log, s.outbox.Push(changed))
 }
 
-// readWriteLater ends a read-only token's stream when its session steps up; nil if moot.
+// readWriteLater ends a read-only token's stream when its session steps up; nil if moot. A
+// session read-write already stepped up since the stream's gates passed: ended at once.
 func (g *Gateway) readWriteLater(s *session, p auth.Principal) context.Context {
 	if !g.decide(p).ReadOnly {
 		return nil
@@ -47,10 +48,17 @@ func (g *Gateway) readWriteLater(s *session, p auth.Principal) context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.access.ReadOnly {
-		return nil
+		return steppedUpAlready
 	}
 	if s.steppedUp == nil {
 		s.steppedUp, s.stepUpStreams = context.WithCancel(context.Background())
 	}
 	return s.steppedUp
 }
+
+// steppedUpAlready is the end of a read-only token's stream whose session is read-write.
+var steppedUpAlready = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()

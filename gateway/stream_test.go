@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -290,5 +291,51 @@ func TestResumedGetStreamTracesItsReplay(t *testing.T) {
 	}
 	if n := traced(); n != 3 {
 		t.Errorf("%d gateway_to_client trace lines of list_changed after the replay, want 3 (the replay traced)", n)
+	}
+}
+
+// A GET whose gates pass just before its session ends (the reaper's stream_lost verdict as
+// the client reconnects, or a DELETE racing it) attaches its stream to the ended session's
+// outbox: it must end at once, as a stream open at the end does, and not stay open for good on
+// a session that is gone, its keepalives telling the client all is well. The test runs
+// handleGet's steps with the session's end between them.
+func TestGetStreamAttachedAfterItsSessionEndedEnds(t *testing.T) {
+	f := newFixture(t)
+	c := f.client("alice-rw")
+	c.open()
+	returned := make(chan struct{})
+	srv := httptest.NewServer(f.gw.opts.Authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(returned)
+		s, _, after, resumed := f.gw.streamRequest(w, r)
+		if s == nil {
+			t.Error("the GET was refused before its session ended")
+			return
+		}
+		if !f.gw.endSession(s, "deleted") {
+			t.Error("the session did not end")
+			return
+		}
+		f.gw.serveStream(w, r.Context().Done(), nil, s, after, resumed)
+	})))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set(headerSessionID, c.session)
+	req.Header.Set("Mcp-Protocol-Version", c.version)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	select {
+	case <-returned:
+	case <-time.After(3 * time.Second):
+		t.Errorf("the GET stream attached after its session ended is still open 3 s later (status %d); want it ended at once", resp.StatusCode)
 	}
 }

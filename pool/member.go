@@ -20,6 +20,9 @@ type Member struct {
 	attachedSessionless bool // attached to a sessionless worker (Attach.Sessionless): fixed for its life
 
 	s atomic.Pointer[slot] // nil once detached
+	// left is the slot a step-up moved it from (Move): its calls there go on, and so do
+	// their questions to it, which it may still answer (request) until it detaches.
+	left atomic.Pointer[slot]
 
 	// inFlight counts the member's calls at any worker (a moved member's may still run on
 	// the old one). It changes only under that worker's slot lock, so a detach that reads 0
@@ -187,18 +190,31 @@ func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 }
 
 // request hands m's unanswered worker request id to then under the slot lock, and takes it
-// out if then returns true. It returns the worker, or nil if there is no such request.
+// out if then returns true. It returns the worker, or nil if there is no such request. The
+// request may be at the worker m left on a step-up, whose calls went on.
 func (m *Member) request(id json.RawMessage, then func(*slot, *wrk, pendingRequest) bool) *wrk {
 	var gid string
 	if json.Unmarshal(id, &gid) != nil {
 		return nil
 	}
-	s, w := m.current()
+	for _, s := range [2]*slot{m.s.Load(), m.left.Load()} {
+		if s == nil {
+			continue
+		}
+		if w := s.request(m, gid, then); w != nil {
+			return w
+		}
+	}
+	return nil
+}
+
+func (s *slot) request(m *Member, gid string, then func(*slot, *wrk, pendingRequest) bool) *wrk {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.w
 	if w == nil {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	pr, ok := w.requests[gid]
 	if !ok || pr.m != m {
 		return nil
@@ -235,6 +251,51 @@ func (m *Member) Refuse(id json.RawMessage, why string) bool {
 func (m *Member) Detach() {
 	if s := m.s.Swap(nil); s != nil {
 		s.detach(m, false)
+	}
+	if s := m.left.Swap(nil); s != nil {
+		s.endLeft(m)
+	}
+}
+
+// endLeft ends what m, which left this slot on a step-up, still has here as its session ends:
+// its calls (each waiter gets the session's end, the worker is told to cancel), as detach
+// ends them, and its questions (answered with the session's end).
+func (s *slot) endLeft(m *Member) {
+	var running, dropped []*Call
+	s.mu.Lock()
+	if w := s.w; w != nil {
+		for c := range w.calls {
+			if c.m == m {
+				running = append(running, c)
+			}
+		}
+		dropped = w.queue.removeMember(m)
+		for _, c := range dropped {
+			if c.after != nil {
+				c.after(nil)
+				c.after = nil
+			}
+		}
+		for gid, pr := range w.requests {
+			if pr.m == m {
+				delete(w.requests, gid)
+				s.refuseLocked(w, sessionEndedRefusal(pr.workerID))
+			}
+		}
+	}
+	stop, drop := s.settleLocked() // its queued calls were what kept the slot
+	s.mu.Unlock()
+	s.settle(leftToDo{stop: stop, drop: drop})
+	s.p.opts.Metrics.queued(-len(dropped))
+	for _, c := range append(running, dropped...) {
+		c.finish(sessionEnded(c))
+	}
+	if len(running) > 0 {
+		go func() {
+			for _, c := range running {
+				c.Cancel("the session ended")
+			}
+		}()
 	}
 }
 
@@ -275,7 +336,7 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 			}
 		}
 		for gid, pr := range w.requests {
-			if pr.m == m {
+			if pr.m == m && !keepCalls { // a step-up's calls go on, and may be answered (request)
 				orphaned = append(orphaned, pr.workerID)
 				delete(w.requests, gid)
 			}
@@ -352,6 +413,7 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 		}
 		if !moved {
 			// Its subscriptions and logging level go with it: the session goes on.
+			m.left.Store(old)
 			uris, level = old.detach(m, true)
 			moved = true
 		}

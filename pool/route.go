@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,6 +131,17 @@ func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
 				out = append(out, target{c.m, c})
 			}
 		}
+	case msg.Method == "notifications/cancelled":
+		// The worker withdraws one of its requests, by its own id: only the client it went to
+		// was asked, and knows it by gemgate's. Any other is dropped.
+		if gid, to, ok := w.withdrawLocked(msg.Params); ok {
+			if params, err := withField(msg.Params, "requestId", json.RawMessage(strconv.Quote(gid))); err == nil {
+				restored := *msg
+				restored.Params = params
+				body = &restored
+				out = append(out, target{to, nil})
+			}
+		}
 	case msg.Method == "notifications/message":
 		level := levelOf(msg.Params)
 		for m := range s.members {
@@ -158,6 +170,27 @@ func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
 	for _, t := range out {
 		t.m.c.Deliver(Delivery{Message: enc, Call: t.call})
 	}
+}
+
+// withdrawLocked takes out the open request a worker's notifications/cancelled names (params
+// read strictly, the id as the worker wrote it in its request): gemgate's id for it, and the
+// caller it went to.
+func (w *wrk) withdrawLocked(params json.RawMessage) (gid string, to *Member, ok bool) {
+	p, err := jsonrpc.ReadObject(params, "params")
+	if err != nil || p.Exact("requestId", "reason") != nil {
+		return "", nil, false
+	}
+	id, present := p.Raw("requestId")
+	if !present {
+		return "", nil, false
+	}
+	for gid, pr := range w.requests {
+		if bytes.Equal(pr.workerID, id) {
+			delete(w.requests, gid)
+			return gid, pr.m, true
+		}
+	}
+	return "", nil, false
 }
 
 // soleCallLocked is m's call at the worker if it is m's only one there.
@@ -248,8 +281,9 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		s.mu.Unlock()
 		return
 	}
-	if _, in := s.members[to]; !in {
-		// It detached while it was chosen, after detach refused the requests it held.
+	if _, in := s.members[to]; !in && to.left.Load() != s {
+		// It detached while it was chosen, after detach refused the requests it held. One
+		// that left on a step-up still answers for its calls that went on here (request).
 		s.refuseLocked(w, sessionEndedRefusal(msg.ID))
 		s.mu.Unlock()
 		return

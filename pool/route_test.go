@@ -110,3 +110,33 @@ func TestWorkerSamplingNobodyCanAnswer(t *testing.T) {
 		t.Errorf("the member without sampling got %d requests", n)
 	}
 }
+
+// A worker that withdraws its request to a client (notifications/cancelled, as a server does
+// when the call that asked ends) names it by its own id; the client knows it by gemgate's.
+// gemgate tells the client the request went to, by gemgate's id, and nobody else, and the
+// request is no longer open: a late answer is not passed on.
+func TestWorkerCancelsItsRequestByGemgatesID(t *testing.T) {
+	p := newTestPool(t, Settings{WorkerPer: PerUser})
+	a := attach(t, p, "alice", false, `{"elicitation":{}}`, newCaller(time.Unix(1000, 0)))
+	b := attach(t, p, "alice", false, `{"elicitation":{}}`, newCaller(time.Unix(900, 0)))
+	a.tool(t, "ask", map[string]any{"method": "elicitation/create"}) // the worker's id: wr-1
+	_, req := a.c.request(t)
+	answer(t, a.tool(t, "emit", map[string]any{"method": "notifications/cancelled", "params": map[string]any{"requestId": "wr-1", "reason": "timed out"}}))
+	var got []string
+	for _, m := range a.c.deliveries(t) {
+		if m.Method == "notifications/cancelled" {
+			got = append(got, string(m.Params))
+		}
+	}
+	if want := `"requestId":` + string(req.ID); len(got) != 1 || !strings.Contains(got[0], want) {
+		t.Errorf("the client the request went to (as %s) was told of its withdrawal %q; want once, naming %s", req.ID, got, want)
+	}
+	for _, m := range b.c.deliveries(t) {
+		if m.Method == "notifications/cancelled" {
+			t.Errorf("another session was told of the withdrawal of a request it was never sent: %s", m.Params)
+		}
+	}
+	if _, err := a.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"action":"accept"}`)}, false); !errors.Is(err, ErrNoSuchRequest) {
+		t.Errorf("an answer to the withdrawn request: %v, want ErrNoSuchRequest", err)
+	}
+}

@@ -19,6 +19,7 @@ type Outbox struct {
 	bytes                  int
 	dropped                uint64
 	gen                    uint64        // generation of the current stream; 0 = none ever attached
+	closed                 bool          // the session ended: no stream is current, a later one neither
 	streams                int           // streams attached and not yet detached (0 or 1 once settled)
 	wake                   chan struct{} // closed and replaced whenever there is news for the stream
 	onDrop                 func()
@@ -93,7 +94,7 @@ type TakenEvent struct {
 func (o *Outbox) TakeLogged(gen uint64) (evs []TakenEvent, wake <-chan struct{}, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if gen != o.gen {
+	if gen != o.gen || o.closed {
 		return nil, nil, false
 	}
 	if len(o.queue) > 0 {
@@ -109,10 +110,11 @@ func (o *Outbox) TakeLogged(gen uint64) (evs []TakenEvent, wake <-chan struct{},
 
 func (o *Outbox) Store() *EventStore { return o.store }
 
-// Close wakes every stream for the last time.
+// Close wakes every stream for the last time; one attached later ends at its first take.
 func (o *Outbox) Close() {
 	o.mu.Lock()
 	o.gen++
+	o.closed = true
 	o.signalLocked()
 	o.mu.Unlock()
 }
