@@ -253,49 +253,9 @@ func (m *Member) Detach() {
 		s.detach(m, false)
 	}
 	if s := m.left.Swap(nil); s != nil {
-		s.endLeft(m)
-	}
-}
-
-// endLeft ends what m, which left this slot on a step-up, still has here as its session ends:
-// its calls (each waiter gets the session's end, the worker is told to cancel), as detach
-// ends them, and its questions (answered with the session's end).
-func (s *slot) endLeft(m *Member) {
-	var running, dropped []*Call
-	s.mu.Lock()
-	if w := s.w; w != nil {
-		for c := range w.calls {
-			if c.m == m {
-				running = append(running, c)
-			}
-		}
-		dropped = w.queue.removeMember(m)
-		for _, c := range dropped {
-			if c.after != nil {
-				c.after(nil)
-				c.after = nil
-			}
-		}
-		for gid, pr := range w.requests {
-			if pr.m == m {
-				delete(w.requests, gid)
-				s.refuseLocked(w, sessionEndedRefusal(pr.workerID))
-			}
-		}
-	}
-	stop, drop := s.settleLocked() // its queued calls were what kept the slot
-	s.mu.Unlock()
-	s.settle(leftToDo{stop: stop, drop: drop})
-	s.p.opts.Metrics.queued(-len(dropped))
-	for _, c := range append(running, dropped...) {
-		c.finish(sessionEnded(c))
-	}
-	if len(running) > 0 {
-		go func() {
-			for _, c := range running {
-				c.Cancel("the session ended")
-			}
-		}()
+		// What m kept at the worker it left on a step-up ends with it too: its calls, its
+		// questions there, the slot settled. m is no longer among that slot's members.
+		s.detach(m, false)
 	}
 }
 
