@@ -122,11 +122,15 @@ type Config struct {
 	DevJSON         bool   `key:"json" dev:"true" help:"print one JSON object with the URL and tokens once ready"`
 
 	configFiles []string
-	dev         bool // loaded for gemgate dev, whose own settings serve ignores
+	secretFiles []secretFile // the config files that set a secret setting, for warnings
+	dev         bool         // loaded for gemgate dev, whose own settings serve ignores
 	// sandboxByWorker: worker_sandbox is none because the worker kind chose it (GemStone), not
 	// the operator; the log and check say why.
 	sandboxByWorker bool
 }
+
+// secretFile is a config file and a secret setting it sets.
+type secretFile struct{ path, key string }
 
 // defaults are the settings before any source is read; those whose default depends on the
 // worker kind stay empty until byWorker chooses them.
@@ -418,6 +422,9 @@ func (c *Config) applyFile(path string) []error {
 			seen[k] = true
 			if err := f.setNode(k, v); err != nil {
 				errs = append(errs, fileError(path, "%w", err))
+			}
+			if f.secret {
+				c.secretFiles = append(c.secretFiles, secretFile{path, k})
 			}
 		}
 	}
