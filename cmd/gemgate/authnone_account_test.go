@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -48,5 +49,32 @@ func TestAuthNoneServesOnlyItsOwnAccount(t *testing.T) {
 	}
 	if got := status(65534); got != "403" {
 		t.Errorf("a request from another account (nobody) got %s, not 403: it acts as gemgate's own account", got)
+	}
+}
+
+// connOwner reads /proc/net/tcp and tcp6 alike: a connection over 127.0.0.1 and one over
+// [::1] are both found, and owned by this test's account.
+func TestConnOwnerFindsOwnSockets(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Logf("%s: %v", addr, err) // no IPv6 here
+			continue
+		}
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid, err := connOwner(s.LocalAddr(), s.RemoteAddr())
+		if err != nil || uid != uint32(os.Getuid()) {
+			t.Errorf("%s: the client end's owner is %d, %v; want %d", addr, uid, err, os.Getuid())
+		}
+		c.Close()
+		s.Close()
+		ln.Close()
 	}
 }
