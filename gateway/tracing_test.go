@@ -527,3 +527,39 @@ func TestTracingGatedRefusalInEachEra(t *testing.T) {
 		t.Errorf("audit lines of the eras %v, want one of each", eras)
 	}
 }
+
+// What a client chooses (its method, its id, its MCP-Protocol-Version header) reaches a span
+// clipped, as the audit line clips a tool's name: an unbounded span name or attribute would
+// be held by the exporter's queue (2048 spans) and sent whole to the collector, so that one
+// user's requests, a few MiB each, would cost gemgate gigabytes and make the collector refuse
+// every user's batch.
+func TestTracingClipsWhatTheClientChose(t *testing.T) {
+	f, rec := tracedFixture(t, "demo", telemetry.Settings{}, false)
+	c := f.client("alice-rw")
+	c.open()
+	long := strings.Repeat("m", 256<<10)
+	digits := strings.Repeat("7", 256<<10)
+	version := strings.Repeat("v", 32<<10)
+	c.post(`{"jsonrpc":"2.0","id":1,"method":"`+long+`","params":{}}`, "Mcp-Protocol-Version", version)
+	c.post(`{"jsonrpc":"2.0","id":` + digits + `,"method":"ping"}`)
+	eventually(t, 5*time.Second, "both server spans ended", func() bool {
+		n := 0
+		for _, s := range rec.Ended() {
+			if s.SpanKind() == trace.SpanKindServer {
+				n++
+			}
+		}
+		return n >= 3 // open's initialize, then the two above
+	})
+	const bound = 1 << 10
+	for _, s := range rec.Ended() {
+		if len(s.Name()) > bound {
+			t.Errorf("a span's name is %d bytes: %.40q...", len(s.Name()), s.Name())
+		}
+		for _, a := range s.Attributes() {
+			if v := a.Value.String(); len(v) > bound {
+				t.Errorf("span %.40q: %s is %d bytes", s.Name(), a.Key, len(v))
+			}
+		}
+	}
+}

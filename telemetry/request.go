@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // Request is the tracing of one MCP POST. Its SERVER span begins once the body is read (Begin),
@@ -74,6 +76,20 @@ type Call struct {
 	TraceParent, TraceState, Baggage string
 }
 
+// maxClientText bounds each text of a Call, which the client chose (its method, its id, its
+// MCP-Protocol-Version header, up to max_body_bytes or the header limit): a span is held by
+// the exporter's queue and sent whole to the collector. The tool's name comes clipped as the
+// audit line clips it, within this bound.
+const maxClientText = 512
+
+// clipped is c with each of its texts at most maxClientText bytes (clip.String).
+func (c Call) clipped() Call {
+	for _, s := range []*string{&c.Method, &c.Target, &c.ID, &c.Version, &c.Session, &c.User} {
+		*s = clip.String(*s, maxClientText)
+	}
+	return c
+}
+
 // Begin starts the SERVER span of c as a child of ctx's request; the returned context carries
 // it. Once only: a second call returns ctx.
 func (q *Request) Begin(ctx context.Context, c Call) context.Context {
@@ -91,6 +107,7 @@ func (q *Request) Begin(ctx context.Context, c Call) context.Context {
 	if bag := baggage.FromContext(p); bag.Len() > 0 {
 		pctx = baggage.ContextWithBaggage(pctx, bag)
 	}
+	c = c.clipped()
 	q.name, q.attrs = spanName(c, q.path), q.attributes(c)
 	ctx, q.span = q.t.tracer.Start(pctx, q.name, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(q.start), trace.WithAttributes(q.attrs...))

@@ -118,12 +118,16 @@ func NewWith(tp trace.TracerProvider, s Settings) *Tracing {
 	return &Tracing{tracer: tp.Tracer(scope), prop: prop, user: s.User}
 }
 
-// Shutdown exports what is left, for at most shutdownBound, and stops the exporter.
-func (t *Tracing) Shutdown() error {
+// Shutdown exports what is left, until deadline and for at most shutdownBound, and stops the
+// exporter.
+func (t *Tracing) Shutdown(deadline time.Time) error {
 	if t == nil || t.provider == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownBound)
+	if bound := time.Now().Add(shutdownBound); deadline.After(bound) {
+		deadline = bound
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	return t.provider.Shutdown(ctx)
 }

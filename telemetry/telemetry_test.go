@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -76,7 +77,7 @@ func TestNewExportsOverOTLPHTTP(t *testing.T) {
 	q.Verified()
 	q.Begin(ctx, Call{Method: "tools/call", Target: "echo"})
 	q.End(http.StatusOK)
-	if err := tr.Shutdown(); err != nil {
+	if err := tr.Shutdown(time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := body.Load().(string)

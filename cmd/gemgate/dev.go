@@ -155,13 +155,18 @@ func devReady(stdout io.Writer, c *Config, srv *server, issuer *devissuer.Issuer
 }
 
 // devOnlyRules are what dev refuses that serve would take: any address off loopback, a
-// public URL (dev derives it) and another issuer (dev runs its own).
+// public URL (dev derives it) and another issuer, its keys or its token endpoint (dev runs its
+// own).
 func devOnlyRules(c *Config, p *problemList) {
 	for _, addr := range []string{c.Listen, c.DevIssuerListen, c.MetricsListen} {
 		p.addIf(addr != "off" && !auth.IsLoopbackAddr(addr), "gemgate dev listens on loopback only; %q is not a loopback address", addr)
 	}
 	p.addIf(c.PublicURL != "", "public_url: gemgate dev derives it from listen")
 	p.addIf(c.Auth == "oidc" && c.Issuer != "", "issuer: gemgate dev runs its own; use gemgate serve for another")
+	// Its keys decide who is who as much as the issuer (whoever holds keys elsewhere would mint
+	// tokens dev accepts), and its token endpoint is sent the exchange secret and callers' tokens.
+	p.addIf(c.Auth == "oidc" && c.JWKSURL != "", "jwks_url: gemgate dev takes the keys of its own issuer; use gemgate serve for another")
+	p.addIf(c.Auth == "oidc" && c.ExchangeTokenURL != "", "exchange_token_url: gemgate dev exchanges tokens at its own issuer; use gemgate serve for another")
 }
 
 // devTLS sets dev's TLS files with --tls: the files given, or a loopback certificate signed

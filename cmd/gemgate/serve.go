@@ -187,8 +187,9 @@ func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol 
 	authMetrics := auth.NewMetrics(s.reg)
 	if c.Auth == "none" {
 		p := auth.Principal{Issuer: "local", Subject: osUser(), User: osUser(), Scopes: pol.ScopesSupported()}
-		opts.Authenticate = auth.LocalUser(p, log)
-		log.Warn("authentication is off (auth=none): every request acts as the local user, and requests through a proxy or to a name other than loopback are refused", "user", p.User)
+		local := auth.LocalUser(p, log)
+		opts.Authenticate = func(next http.Handler) http.Handler { return ownAccountOnly(local(next), log) }
+		log.Warn("authentication is off (auth=none): every request acts as the local user, and requests from another account of this host, through a proxy or to a name other than loopback are refused", "user", p.User)
 		return nil, nil
 	}
 	// The issuer may be down at start (compose and Kubernetes start things in any order):
@@ -290,6 +291,9 @@ func (s *server) servers() error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          s.errorLog.Logger(),
+	}
+	if c.Auth == "none" {
+		s.http.ConnContext = withPeerAccount // ownAccountOnly
 	}
 	if c.MetricsListen != "off" {
 		// dev's default metrics address may give way to a free port when taken.

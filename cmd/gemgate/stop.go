@@ -10,8 +10,14 @@ import (
 // are closed.
 const answerWriteBound = 2 * time.Second
 
+// stopTail is the allowance of the stop after shutdown_grace: the workers' stop (stdin
+// closed, SIGTERM, SIGKILL, two seconds apart) and answerWriteBound. The last spans' export
+// takes what is left of it, so that a collector that does not answer cannot lengthen the stop
+// past what docs/operations.md and the Helm chart's terminationGracePeriodSeconds allow.
+const stopTail = 4*time.Second + answerWriteBound
+
 // stop ends serving in three phases (gateway/drain.go), each bounded, so that the whole stop
-// takes at most drain_delay + shutdown_grace + the workers' stop + answerWriteBound:
+// takes at most drain_delay + shutdown_grace + stopTail (the workers' stop + answerWriteBound):
 //
 //  1. drain_delay: /readyz answers 503 while the listener stays open, so a balancer's health
 //     checks see the 503 (not a refused connection) and move traffic; new sessions and users
@@ -31,6 +37,7 @@ func (s *server) stop(broken bool) {
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
 	cut := s.http.Shutdown(sctx) != nil
+	tail := time.Now().Add(stopTail)
 	if cut {
 		s.log.Warn("in-flight requests did not finish within shutdown_grace; answering them with an error")
 	}
@@ -49,7 +56,7 @@ func (s *server) stop(broken bool) {
 		s.http.Close()
 	}
 	s.errorLog.Flush() // what the servers' error log did not write is counted before the end
-	if err := s.tracing.Shutdown(); err != nil {
+	if err := s.tracing.Shutdown(tail); err != nil {
 		s.log.Warn("spans could not be exported at shutdown", "error", err)
 	}
 	s.log.Info("stopped")

@@ -122,8 +122,20 @@ func (c *Config) validateLimits(p *problemList) {
 	_, proxyErrs := trustedPrefixes(c.TrustedProxy)
 	p.addErr(proxyErrs...)
 	for _, o := range c.Origins {
-		if u, err := url.Parse(o); o != "*" && (err != nil || u.Host == "" || u.Path != "") {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		switch {
+		case err != nil || u.Host == "" || u.Path != "":
 			p.add("allowed_origins: %q is not an origin like https://app.example.com", o)
+		case browserOrigin(u) != o:
+			// The gate compares the Origin header with the entry as written.
+			hint := ""
+			if b := browserOrigin(u); b != "" {
+				hint = fmt.Sprintf("; write %q", b)
+			}
+			p.add("allowed_origins: %q is not an origin as a browser sends it (scheme and host in lower case, no default port, nothing after the port), so it would allow no page%s", o, hint)
 		}
 	}
 	_, traceErr := c.traceLimit()
@@ -157,6 +169,26 @@ func (c *Config) validateLimits(p *problemList) {
 			p.add("metrics_listen: %q is not host:port or off", c.MetricsListen)
 		}
 	}
+}
+
+// browserOrigin is the origin of u as a browser serializes it in an Origin header (RFC 6454):
+// scheme and host in lower case, the port unless it is the scheme's default; "" when u holds
+// what no origin does (user info, a query, a fragment).
+func browserOrigin(u *url.URL) string {
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" {
+		return ""
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return scheme + "://" + host
 }
 
 // problemList collects the problems of a configuration, to be reported together.

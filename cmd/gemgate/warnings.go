@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -30,6 +31,7 @@ func (c *Config) warnings() []warning {
 		})
 	}
 	out = append(out, c.gemstoneWarnings(runningAsRoot())...)
+	out = append(out, c.secretFileWarnings()...)
 	for _, name := range c.unknownEnvironment(os.Environ()) {
 		w := warning{
 			what: "environment variable " + name + " is not a gemgate setting and is ignored",
@@ -77,4 +79,22 @@ func (c *Config) logWarnings(log *slog.Logger) {
 	for _, w := range c.warnings() {
 		log.Warn(w.what, "fix", w.fix)
 	}
+}
+
+// secretFileWarnings names each config file holding a secret setting that every account on
+// the host may read: the exposure for which a secret on the command line is refused. A file
+// its group may read is not named (root:gemgate 0640, read through gemgate's group).
+func (c *Config) secretFileWarnings() []warning {
+	var out []warning
+	for _, sf := range c.secretFiles {
+		fi, err := os.Stat(sf.path)
+		if err != nil || fi.Mode().Perm()&0o004 == 0 {
+			continue
+		}
+		out = append(out, warning{
+			what: fmt.Sprintf("config file %s holds %s and every account on this host may read it (mode %04o)", sf.path, sf.key, fi.Mode().Perm()),
+			fix:  fmt.Sprintf("chmod o-r %s (0600, or 0640 for a group of gemgate's own), or set %s in the environment instead", sf.path, envName(sf.key)),
+		})
+	}
+	return out
 }

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// With auth: none every request acts as gemgate's own account, and a loopback listener is
+// reached by every account on the host: a request is served only when the client end of its
+// connection belongs to gemgate's own account (or root's: root can act as any account
+// anyway). The kernel lists every TCP socket with its owner in /proc/net/tcp and tcp6.
+
+// peerAccountKey is the context key of a connection's *connAccount (http.Server.ConnContext).
+type peerAccountKey struct{}
+
+// connAccount is the owner of a connection's client end, looked up at its first request.
+type connAccount struct {
+	local, remote net.Addr
+	once          sync.Once
+	uid           uint32
+	err           error
+}
+
+func (ca *connAccount) get() (uint32, error) {
+	ca.once.Do(func() { ca.uid, ca.err = connOwner(ca.local, ca.remote) })
+	return ca.uid, ca.err
+}
+
+// withPeerAccount is the ConnContext of an auth: none listener: the owner of c's client end
+// is looked up once per connection, not at each of its requests.
+func withPeerAccount(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, peerAccountKey{}, &connAccount{local: c.LocalAddr(), remote: c.RemoteAddr()})
+}
+
+// requestAccount is the owner of the client end of r's connection.
+func requestAccount(r *http.Request) (uint32, error) {
+	if ca, ok := r.Context().Value(peerAccountKey{}).(*connAccount); ok {
+		return ca.get()
+	}
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if local == nil {
+		return 0, errors.New("its connection is not known")
+	}
+	return connOwner(local, stringAddr(r.RemoteAddr))
+}
+
+// stringAddr is a net.Addr of an address already written out (http.Request.RemoteAddr).
+type stringAddr string
+
+func (a stringAddr) Network() string { return "tcp" }
+func (a stringAddr) String() string  { return string(a) }
+
+// connOwner is the uid owning the client end of the TCP connection from remote to local.
+func connOwner(local, remote net.Addr) (uint32, error) {
+	l, lerr := netip.ParseAddrPort(local.String())
+	r, rerr := netip.ParseAddrPort(remote.String())
+	if lerr != nil || rerr != nil {
+		return 0, fmt.Errorf("not a TCP connection (%s)", remote)
+	}
+	return socketOwner(r, l)
+}
+
+// ownAccountOnly refuses, with 403, a request whose connection's client end is not gemgate's
+// own account's or root's, before next (auth.LocalUser) sees it.
+func ownAccountOnly(next http.Handler, log *slog.Logger) http.Handler {
+	own := uint32(os.Getuid())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		uid, err := requestAccount(r)
+		var why string
+		switch {
+		case err != nil:
+			why = "the account of its connection could not be found: " + err.Error()
+		case uid != own && uid != 0:
+			why = "this request came from another account of this host (uid " + strconv.FormatUint(uint64(uid), 10) + ")"
+		default:
+			next.ServeHTTP(w, r)
+			return
+		}
+		log.Warn("request refused: auth none serves only the local user", "reason", why)
+		body, _ := json.Marshal(map[string]string{"error": "access_denied", "error_description": "authentication is off (auth: none), so gemgate serves only its own user on this machine, and " +
+			why + "; to serve others, use auth: oidc"})
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write(append(body, '\n'))
+	})
+}
+
+// socketOwner is the uid owning the TCP socket whose local address is local and whose peer is
+// remote, from /proc/net/tcp and /proc/net/tcp6.
+func socketOwner(local, remote netip.AddrPort) (uint32, error) {
+	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
+	remote = netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		uid, found, err := findSocket(table, local, remote)
+		if err != nil {
+			return 0, err
+		}
+		if found {
+			return uid, nil
+		}
+	}
+	return 0, errors.New("its socket is not listed in /proc/net/tcp or tcp6 (another network namespace?)")
+}
+
+// findSocket looks for the socket (local, remote) in one /proc/net table.
+func findSocket(table string, local, remote netip.AddrPort) (uid uint32, found bool, err error) {
+	f, err := os.Open(table)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, false, nil // no IPv6 on this host
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan() // the header
+	for sc.Scan() {
+		// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid ...
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 8 {
+			continue
+		}
+		l, lok := procAddrPort(fields[1])
+		r, rok := procAddrPort(fields[2])
+		if !lok || !rok || l != local || r != remote {
+			continue
+		}
+		n, err := strconv.ParseUint(fields[7], 10, 32)
+		if err != nil {
+			return 0, false, fmt.Errorf("%s: uid %q: %w", table, fields[7], err)
+		}
+		return uint32(n), true, nil
+	}
+	return 0, false, sc.Err()
+}
+
+// procAddrPort reads an address of /proc/net/tcp{,6}: the address in hex, 32 bits at a time
+// in the host's byte order, a colon, and the port in hex.
+func procAddrPort(s string) (netip.AddrPort, bool) {
+	addrHex, portHex, ok := strings.Cut(s, ":")
+	if !ok || (len(addrHex) != 8 && len(addrHex) != 32) {
+		return netip.AddrPort{}, false
+	}
+	raw, err := hex.DecodeString(addrHex)
+	port, perr := strconv.ParseUint(portHex, 16, 16)
+	if err != nil || perr != nil {
+		return netip.AddrPort{}, false
+	}
+	b := make([]byte, len(raw))
+	for i := 0; i < len(raw); i += 4 {
+		binary.NativeEndian.PutUint32(b[i:], binary.BigEndian.Uint32(raw[i:]))
+	}
+	addr, _ := netip.AddrFromSlice(b)
+	return netip.AddrPortFrom(addr.Unmap(), uint16(port)), true
+}
