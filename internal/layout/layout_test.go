@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"internal/aside":                     {},                // deep work on a goroutine of its own (auth, gateway)
 	"internal/private":                   {},                // files and folders no other account may change (dev state, GemStone relay)
 	"internal/httperrorlog":              {"internal/clip"}, // the HTTP servers' ErrorLog, clipped and rate limited (cmd)
-	"telemetry":                          {},                // OpenTelemetry set-up and a request's spans (gateway, pool)
+	"telemetry":                          {"internal/clip"}, // OpenTelemetry set-up and a request's spans (gateway, pool)
 	"internal/userdir":                   {},                // the name of a user's folder of data_dir (worker, the demo worker)
 	"jsonrpc":                            {"internal/clip", "internal/jsontext"},
 	"auth":                               {"internal/clip", "internal/aside", "internal/jsontext"},
