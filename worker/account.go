@@ -59,12 +59,16 @@ func lookupAccount(name string, byID bool) (*Account, error) {
 			}
 			return &Account{Name: name, Uid: uint32(n), Gid: uint32(n), Home: "/"}, nil
 		}
-	} else if u, err = user.Lookup(name); err != nil {
+	} else if u, err = lookupUser(name); err != nil {
 		return nil, fmt.Errorf("worker account: %w", err)
 	}
 	groups, _ := u.GroupIds()
 	return accountOf(name, u, groups)
 }
+
+// lookupUser finds an account by name in the system's database (a test seam: a directory whose
+// lookups fold case is not one a test host has).
+var lookupUser = user.Lookup
 
 // ErrRootGroup refuses an account whose primary group is root's (gid 0 cannot be left out
 // as a supplementary one can): its workers would read and write what that group may.
