@@ -63,3 +63,44 @@ func TestDataDirOfAnotherAccountIsRefused(t *testing.T) {
 	t.Errorf("data_dir %s belongs to uid %d, and gemgate made alice's folder in it and started her worker; "+
 		"once that account swapped the folder for a link, alice's note went to the folder it chose: %q", data, other, b)
 }
+
+// A data_dir of root's or gemgate's, writable by all (a Kubernetes emptyDir: root's, 0777, in
+// a pod where no other account runs) is taken; one below a folder every account may write
+// without the sticky bit is not (any of them could move data_dir away); a sticky one (/tmp) is.
+func TestDataDirWritableByAllIsTakenBelowSafeFolders(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "gemgate-datadir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	volume := filepath.Join(base, "volume")
+	open := filepath.Join(base, "open")
+	for _, d := range []string{volume, filepath.Join(open, "data")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{base, volume} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(volume, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := dataDirIsOurs(volume); err != nil {
+		t.Errorf("an emptyDir-like data_dir (0777, gemgate's or root's): %v", err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := dataDirIsOurs(filepath.Join(open, "data")); err == nil {
+		t.Error("a data_dir below a folder every account may write (not sticky) is taken")
+	}
+	if err := os.Chmod(open, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if err := dataDirIsOurs(filepath.Join(open, "data")); err != nil {
+		t.Errorf("a data_dir below a sticky folder: %v", err)
+	}
+}

@@ -105,7 +105,8 @@ func within(p, dir string) bool {
 // with runAs, whose bubblewrap must pass through it). A folder that exists must be a folder
 // (not a link) of that account, or it is refused: it may have been planted when every worker
 // could write all of dataDir. It is opened without following links and given away through
-// that descriptor, so nothing swapped in its place is.
+// that descriptor, so nothing swapped in its place is. dataDir must be gemgate's own
+// (dataDirIsOurs).
 func makeUserDir(dataDir, name string, runAs *Account) error {
 	mode, uid, gid, who := os.FileMode(0o700), os.Geteuid(), os.Getegid(), "gemgate's account"
 	if runAs != nil {
@@ -113,6 +114,9 @@ func makeUserDir(dataDir, name string, runAs *Account) error {
 	}
 	if err := os.MkdirAll(dataDir, mode); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
+	}
+	if err := dataDirIsOurs(dataDir); err != nil {
+		return err
 	}
 	dfd, err := unix.Open(dataDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -148,6 +152,36 @@ func makeUserDir(dataDir, name string, runAs *Account) error {
 		return fmt.Errorf("data_dir: giving %s to %s: %w", dir, who, err)
 	}
 	return nil
+}
+
+// dataDirIsOurs refuses a data_dir that another account could rearrange: what makeUserDir
+// checks of a user's folder, bubblewrap then binds by its path, so an account that may rename
+// entries in dataDir could swap the folder checked for a link in between. dataDir, where its
+// links lead, and every folder above it must be gemgate's account's or root's, and no folder
+// above it writable by all without the sticky bit. (dataDir itself may be writable by all: a
+// Kubernetes emptyDir is root's, mode 0777, in a pod where no other account runs.)
+func dataDirIsOurs(dataDir string) error {
+	real, err := filepath.EvalSymlinks(dataDir)
+	if err != nil {
+		return fmt.Errorf("data_dir: %w", err)
+	}
+	for d := real; ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if err := unix.Lstat(d, &st); err != nil {
+			return fmt.Errorf("data_dir: %w", err)
+		}
+		switch {
+		case int(st.Uid) != os.Geteuid() && st.Uid != 0:
+			return fmt.Errorf("data_dir: %s belongs to uid %d, not to gemgate's account (uid %d) or root: that account could swap a user's folder for a link; "+
+				"use a data_dir of gemgate's account's own", d, st.Uid, os.Geteuid())
+		case d != real && st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0:
+			return fmt.Errorf("data_dir: %s may be written by every account (mode %#o, not sticky): any of them could move data_dir away; "+
+				"use a data_dir below folders others cannot write", d, st.Mode&0o7777)
+		}
+		if d == "/" {
+			return nil
+		}
+	}
 }
 
 // ProbeSandbox finds bwrap and checks, once, that it can start a confined process here as
