@@ -66,7 +66,8 @@ func TestDataDirOfAnotherAccountIsRefused(t *testing.T) {
 
 // A data_dir of root's or gemgate's, writable by all (a Kubernetes emptyDir: root's, 0777, in
 // a pod where no other account runs) is taken; one below a folder every account may write
-// without the sticky bit is not (any of them could move data_dir away); a sticky one (/tmp) is.
+// without the sticky bit is not (any of them could move data_dir away), nor one reached
+// through a link in another account's folder; below a sticky one (/tmp) it is.
 func TestDataDirWritableByAllIsTakenBelowSafeFolders(t *testing.T) {
 	base, err := os.MkdirTemp("/var/tmp", "gemgate-datadir-")
 	if err != nil {
@@ -96,6 +97,22 @@ func TestDataDirWritableByAllIsTakenBelowSafeFolders(t *testing.T) {
 	}
 	if err := dataDirIsOurs(filepath.Join(open, "data")); err == nil {
 		t.Error("a data_dir below a folder every account may write (not sticky) is taken")
+	}
+	// Reached through a link in a folder of another account's, which could re-point it.
+	theirs := filepath.Join(base, "theirs")
+	if err := os.Mkdir(theirs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(volume, filepath.Join(theirs, "data")); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(theirs, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+		if err := dataDirIsOurs(filepath.Join(theirs, "data")); err == nil {
+			t.Error("a data_dir reached through a link in another account's folder is taken")
+		}
 	}
 	if err := os.Chmod(open, 0o777|os.ModeSticky); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gemgate/gemgate/internal/private"
 )
 
 // Sandbox confines a worker with bubblewrap (bwrap): its own PID namespace and /proc, so it
@@ -156,32 +158,24 @@ func makeUserDir(dataDir, name string, runAs *Account) error {
 
 // dataDirIsOurs refuses a data_dir that another account could rearrange: what makeUserDir
 // checks of a user's folder, bubblewrap then binds by its path, so an account that may rename
-// entries in dataDir could swap the folder checked for a link in between. dataDir, where its
-// links lead, and every folder above it must be gemgate's account's or root's, and no folder
-// above it writable by all without the sticky bit. (dataDir itself may be writable by all: a
-// Kubernetes emptyDir is root's, mode 0777, in a pod where no other account runs.)
+// entries in dataDir could swap the folder checked for a link in between. Every folder on the
+// way to it, through any links, must be closed to other accounts (private.Path), and dataDir
+// itself gemgate's account's or root's. It may be writable by all: a Kubernetes emptyDir is
+// root's, mode 0777, in a pod where no other account runs.
 func dataDirIsOurs(dataDir string) error {
-	real, err := filepath.EvalSymlinks(dataDir)
+	real, err := private.Path(dataDir)
 	if err != nil {
+		return fmt.Errorf("data_dir: %w; another account could swap a user's folder for a link: use a data_dir below folders only gemgate's account or root may write", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(real, &st); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
-	for d := real; ; d = filepath.Dir(d) {
-		var st unix.Stat_t
-		if err := unix.Lstat(d, &st); err != nil {
-			return fmt.Errorf("data_dir: %w", err)
-		}
-		switch {
-		case int(st.Uid) != os.Geteuid() && st.Uid != 0:
-			return fmt.Errorf("data_dir: %s belongs to uid %d, not to gemgate's account (uid %d) or root: that account could swap a user's folder for a link; "+
-				"use a data_dir of gemgate's account's own", d, st.Uid, os.Geteuid())
-		case d != real && st.Mode&0o002 != 0 && st.Mode&unix.S_ISVTX == 0:
-			return fmt.Errorf("data_dir: %s may be written by every account (mode %#o, not sticky): any of them could move data_dir away; "+
-				"use a data_dir below folders others cannot write", d, st.Mode&0o7777)
-		}
-		if d == "/" {
-			return nil
-		}
+	if int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+		return fmt.Errorf("data_dir: %s belongs to uid %d, not to gemgate's account (uid %d) or root: that account could swap a user's folder for a link; "+
+			"use a data_dir of gemgate's account's own", real, st.Uid, os.Geteuid())
 	}
+	return nil
 }
 
 // ProbeSandbox finds bwrap and checks, once, that it can start a confined process here as
