@@ -59,12 +59,25 @@ func lookupAccount(name string, byID bool) (*Account, error) {
 			}
 			return &Account{Name: name, Uid: uint32(n), Gid: uint32(n), Home: "/"}, nil
 		}
-	} else if u, err = user.Lookup(name); err != nil {
+	} else if u, err = lookupUser(name); err != nil {
 		return nil, fmt.Errorf("worker account: %w", err)
+	} else if !byID && u.Username != name {
+		// A directory whose lookups fold case or normalise (LDAP, SSSD, winbind) finds
+		// "alice" for "Alice": two users, whose names differ, would share one account.
+		return nil, fmt.Errorf("worker account %q: the account database answers with the account %q: %w", name, u.Username, ErrOtherAccountName)
 	}
 	groups, _ := u.GroupIds()
 	return accountOf(name, u, groups)
 }
+
+// lookupUser finds an account by name in the system's database (a test seam: a directory whose
+// lookups fold case is not one a test host has).
+var lookupUser = user.Lookup
+
+// ErrOtherAccountName refuses, for a worker_user template, an account the system finds under
+// another name than the one asked for (a lookup that folds case): a per-user account is the
+// account of exactly the user's name, never one another user's name also finds.
+var ErrOtherAccountName = errors.New("a per-user account must have exactly the name worker_user makes; this one is found under another spelling")
 
 // ErrRootGroup refuses an account whose primary group is root's (gid 0 cannot be left out
 // as a supplementary one can): its workers would read and write what that group may.
@@ -151,7 +164,9 @@ type accountAnswer struct {
 var (
 	errSystemAccountUser = &UserNameError{Reason: fmt.Sprintf(
 		"names a system account (uid below %d, or 65534), which no worker may run as ({user} is in worker_user)", MinUserUID)}
-	errNoAccountUser = &UserNameError{Reason: "names a system account that does not exist ({user} is in worker_user)"}
+	errNoAccountUser    = &UserNameError{Reason: "names a system account that does not exist ({user} is in worker_user)"}
+	errOtherAccountUser = &UserNameError{Reason: "names a system account the account database finds under another spelling " +
+		"(its lookups fold case), which another user's name may also find ({user} is in worker_user)"}
 )
 
 // check reports whether AccountFor would find a regular account of name: a UserNameError if it
@@ -173,6 +188,8 @@ func (c *accountCache) check(name string) error {
 		ans = accountAnswer{err: errSystemAccountUser, until: now.Add(accountMissing)}
 	case errors.As(err, &unknown):
 		ans = accountAnswer{err: errNoAccountUser, until: now.Add(accountMissing)}
+	case errors.Is(err, ErrOtherAccountName):
+		ans = accountAnswer{err: errOtherAccountUser, until: now.Add(accountMissing)}
 	default:
 		return nil // the database could not be read: not an answer to keep or to refuse on
 	}

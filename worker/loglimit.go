@@ -66,10 +66,19 @@ func (p *Process) logSkipped(final bool) {
 }
 
 // LogQuoting logs msg at level, with key quoting worker text redacted and clipped (snippet).
-// The line counts against the worker's log rate.
+// An error among args is redacted too: one about the text may quote it (a parser's refusal
+// names a repeated key). The line counts against the worker's log rate.
 func (p *Process) LogQuoting(level slog.Level, msg, key string, text []byte, args ...any) {
 	if !p.allow(level) {
 		return
 	}
-	p.log.Log(context.Background(), level, msg, append([]any{key, p.snippet(text)}, args...)...)
+	out := make([]any, 0, 2+len(args))
+	out = append(out, key, p.snippet(text))
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			a = string(p.Redacted([]byte(err.Error())))
+		}
+		out = append(out, a)
+	}
+	p.log.Log(context.Background(), level, msg, out...)
 }

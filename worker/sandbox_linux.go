@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gemgate/gemgate/internal/private"
 )
 
 // Sandbox confines a worker with bubblewrap (bwrap): its own PID namespace and /proc, so it
@@ -105,7 +107,8 @@ func within(p, dir string) bool {
 // with runAs, whose bubblewrap must pass through it). A folder that exists must be a folder
 // (not a link) of that account, or it is refused: it may have been planted when every worker
 // could write all of dataDir. It is opened without following links and given away through
-// that descriptor, so nothing swapped in its place is.
+// that descriptor, so nothing swapped in its place is. dataDir must be gemgate's own
+// (dataDirIsOurs).
 func makeUserDir(dataDir, name string, runAs *Account) error {
 	mode, uid, gid, who := os.FileMode(0o700), os.Geteuid(), os.Getegid(), "gemgate's account"
 	if runAs != nil {
@@ -113,6 +116,9 @@ func makeUserDir(dataDir, name string, runAs *Account) error {
 	}
 	if err := os.MkdirAll(dataDir, mode); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
+	}
+	if err := dataDirIsOurs(dataDir); err != nil {
+		return err
 	}
 	dfd, err := unix.Open(dataDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -146,6 +152,28 @@ func makeUserDir(dataDir, name string, runAs *Account) error {
 	if err := unix.Fchown(fd, uid, gid); err != nil {
 		_ = unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR)
 		return fmt.Errorf("data_dir: giving %s to %s: %w", dir, who, err)
+	}
+	return nil
+}
+
+// dataDirIsOurs refuses a data_dir that another account could rearrange: what makeUserDir
+// checks of a user's folder, bubblewrap then binds by its path, so an account that may rename
+// entries in dataDir could swap the folder checked for a link in between. Every folder on the
+// way to it, through any links, must be closed to other accounts (private.Path), and dataDir
+// itself gemgate's account's or root's. It may be writable by all: a Kubernetes emptyDir is
+// root's, mode 0777, in a pod where no other account runs.
+func dataDirIsOurs(dataDir string) error {
+	real, err := private.Path(dataDir)
+	if err != nil {
+		return fmt.Errorf("data_dir: %w; another account could swap a user's folder for a link: use a data_dir below folders only gemgate's account or root may write", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(real, &st); err != nil {
+		return fmt.Errorf("data_dir: %w", err)
+	}
+	if int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+		return fmt.Errorf("data_dir: %s belongs to uid %d, not to gemgate's account (uid %d) or root: that account could swap a user's folder for a link; "+
+			"use a data_dir of gemgate's account's own", real, st.Uid, os.Geteuid())
 	}
 	return nil
 }
