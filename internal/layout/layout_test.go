@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"auth/devissuer":                     {},
 	"auth/exchange":                      {"auth", "internal/clip"},
 	"policy":                             {"jsonrpc"},
-	"worker":                             {"jsonrpc", "internal/clip", "internal/userdir"},
+	"worker":                             {"jsonrpc", "internal/clip", "internal/private", "internal/userdir"},
 	"worker/demo":                        {"internal/userdir"},
 	"worker/gemstone":                    {"worker", "internal/clip", "internal/private"},
 	"worker/gemstone/internal/fakestone": {},
