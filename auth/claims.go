@@ -123,11 +123,17 @@ func checkTime(cs claimSet, name string, now time.Time) (at time.Time, present b
 	return at, present, err
 }
 
-// subject reads sub, which must be a string, not empty.
+// subject reads sub, which must be a string, not empty, without a NUL: every worker is told
+// it in its environment (GEMGATE_SUBJECT), which cannot hold one, so its start would fail at
+// every retry.
 func subject(cs claimSet) (string, error) {
 	sub, _, err := cs.str(claimSubject)
-	if err == nil && sub == "" {
+	switch {
+	case err != nil:
+	case sub == "":
 		err = &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}
+	case strings.ContainsRune(sub, 0):
+		err = &ClaimError{Claim: claimSubject, Reason: "holds a NUL character"}
 	}
 	return sub, err
 }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -34,5 +35,19 @@ func TestScopeSplitsOnSpaceOnly(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A sub holding a NUL is refused: every worker is told the subject in its environment
+// (GEMGATE_SUBJECT), which cannot carry one, so the token would pass and every start of its
+// worker fail, retried for ever.
+func TestSubjectWithANulIsRefused(t *testing.T) {
+	kr := keyring()
+	iss := newTestIssuer(t, kr.rsa1)
+	v := newTestVerifier(t, iss, nil)
+	_, err := v.Verify(context.Background(), token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"sub": "sub\x00odd"}), nil))
+	var ce *ClaimError
+	if !errors.As(err, &ce) || ce.Claim != "sub" || ce.Reason != "holds a NUL character" {
+		t.Errorf("sub with a NUL: %v, want the claim error \"sub holds a NUL character\"", err)
 	}
 }

@@ -402,3 +402,21 @@ func TestAttackIdentityWorkerIsNotToldAWriteScopeItLacks(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackIdentitySubjectNoWorkerCanBeToldOf: the subject goes into every worker's
+// environment (GEMGATE_SUBJECT), where a NUL cannot be: a token whose sub holds one must be
+// refused for good at authentication (401, invalid_token), as a user name no worker can act
+// as is, not admitted to a start that fails every time and is retried for ever (503 with
+// Retry-After).
+func TestAttackIdentitySubjectNoWorkerCanBeToldOf(t *testing.T) {
+	t.Parallel()
+	iss := newTestIssuer(t)
+	g := startServe(t, "--issuer", iss.URL(), "--user-claim", "preferred_username",
+		"--worker", "command", "--worker-command", buildTestdata(t, "credworker"))
+	tok := iss.mint(with(iss.claims(g.URL, "sub\x00odd", "mcp:use mcp:write"), func(c map[string]any) { c["preferred_username"] = "bob" }))
+	code, h := identityInit(t, g.URL, tok)
+	if code != http.StatusUnauthorized || h.Get("Retry-After") != "" {
+		t.Errorf("a sub holding a NUL: status %d, Retry-After %q; want 401 and none (503 is a start that fails at every retry)",
+			code, h.Get("Retry-After"))
+	}
+}
