@@ -17,7 +17,9 @@ var forwardingHeaders = []string{
 // LocalUser is the `auth: none` middleware of a served gateway: every request acts as p, and
 // is served only if it is plainly the local user's own. A proxy or tunnel on this machine
 // could carry other people's requests to the loopback listener; they show it by a forwarding
-// header, or a Host that is not a loopback name, and are refused 403.
+// header, or a Host that is not a loopback name, and are refused 403. So is a request from
+// another account of the host, which reaches a loopback listener too (localpeer.go; its
+// server's ConnContext is LocalConnContext).
 func LocalUser(p Principal, log *slog.Logger) func(http.Handler) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -48,5 +50,5 @@ func notLocal(r *http.Request) string {
 	if !loopbackHostHeader(r.Host) {
 		return "this request was addressed to a name that is not loopback (its Host header)"
 	}
-	return ""
+	return otherAccount(r)
 }

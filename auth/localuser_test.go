@@ -1,8 +1,11 @@
 package auth
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -17,6 +20,24 @@ func TestForwardingHeadersAreCanonical(t *testing.T) {
 }
 
 func TestLocalUserServesOnlyTheLocalUsersOwnRequests(t *testing.T) {
+	// Each request comes on a loopback connection of this test's own account, as a local
+	// client's does (LocalConnContext); one whose connection is unknown is refused.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	own := LocalConnContext(context.Background(), conn)
 	served := 0
 	h := LocalUser(Principal{User: "me"}, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p, ok := PrincipalFrom(r.Context()); !ok || p.User != "me" {
@@ -37,7 +58,7 @@ func TestLocalUserServesOnlyTheLocalUsersOwnRequests(t *testing.T) {
 		{"localhost:8080", "Via", 403}, {"localhost:8080", "X-Real-Ip", 403},
 		{"localhost:8080", "X-Forwarded-Host", 403}, {"localhost:8080", "Cf-Connecting-Ip", 403},
 	} {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r := httptest.NewRequestWithContext(own, http.MethodPost, "/mcp", nil)
 		r.Host = tc.host
 		if tc.header != "" {
 			r.Header.Set(tc.header, "")
@@ -48,5 +69,11 @@ func TestLocalUserServesOnlyTheLocalUsersOwnRequests(t *testing.T) {
 		if rec.Code != tc.want || (served > before) != (tc.want == 200) {
 			t.Errorf("Host %q with %q: %d (served %v), want %d", tc.host, tc.header, rec.Code, served > before, tc.want)
 		}
+	}
+	rec, unknown := httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil) // no connection known
+	unknown.Host = "localhost"
+	h.ServeHTTP(rec, unknown)
+	if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "could not be found") {
+		t.Errorf("a request whose connection is unknown: %d %s, want 403", rec.Code, rec.Body)
 	}
 }

@@ -1,14 +1,12 @@
-package main
+package auth
 
 import (
 	"bufio"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -23,7 +21,7 @@ import (
 // connection belongs to gemgate's own account (or root's: root can act as any account
 // anyway). The kernel lists every TCP socket with its owner in /proc/net/tcp and tcp6.
 
-// peerAccountKey is the context key of a connection's *connAccount (http.Server.ConnContext).
+// peerAccountKey is the context key of a connection's *connAccount (LocalConnContext).
 type peerAccountKey struct{}
 
 // connAccount is the owner of a connection's client end, looked up at its first request.
@@ -39,9 +37,9 @@ func (ca *connAccount) get() (uint32, error) {
 	return ca.uid, ca.err
 }
 
-// withPeerAccount is the ConnContext of an auth: none listener: the owner of c's client end
-// is looked up once per connection, not at each of its requests.
-func withPeerAccount(ctx context.Context, c net.Conn) context.Context {
+// LocalConnContext is the http.Server.ConnContext of an auth: none listener (LocalUser): the
+// owner of c's client end is looked up once per connection, not at each of its requests.
+func LocalConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, peerAccountKey{}, &connAccount{local: c.LocalAddr(), remote: c.RemoteAddr()})
 }
 
@@ -73,32 +71,18 @@ func connOwner(local, remote net.Addr) (uint32, error) {
 	return socketOwner(r, l)
 }
 
-// ownAccountOnly refuses, with 403, a request whose connection's client end is not gemgate's
-// own account's or root's, before next (auth.LocalUser) sees it.
-func ownAccountOnly(next http.Handler, log *slog.Logger) http.Handler {
-	own := uint32(os.Getuid())
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		uid, err := requestAccount(r)
-		var why string
-		switch {
-		case err != nil:
-			why = "the account of its connection could not be found: " + err.Error()
-		case uid != own && uid != 0:
-			why = "this request came from another account of this host (uid " + strconv.FormatUint(uint64(uid), 10) + ")"
-		default:
-			next.ServeHTTP(w, r)
-			return
-		}
-		log.Warn("request refused: auth none serves only the local user", "reason", why)
-		body, _ := json.Marshal(map[string]string{"error": "access_denied", "error_description": "authentication is off (auth: none), so gemgate serves only its own user on this machine, and " +
-			why + "; to serve others, use auth: oidc"})
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write(append(body, '\n'))
-	})
+// otherAccount says why r came from another account of this host than gemgate's own (or
+// root's: root can act as any account anyway), or "" if it did not. Without LocalConnContext
+// on r's server, the owner is looked up at each request.
+func otherAccount(r *http.Request) string {
+	uid, err := requestAccount(r)
+	switch {
+	case err != nil:
+		return "the account of its connection could not be found: " + err.Error()
+	case uid != uint32(os.Getuid()) && uid != 0:
+		return "this request came from another account of this host (uid " + strconv.FormatUint(uint64(uid), 10) + ")"
+	}
+	return ""
 }
 
 // socketOwner is the uid owning the TCP socket whose local address is local and whose peer is
