@@ -115,7 +115,7 @@ func (c *waiting) wait() string {
 			}
 		case <-timeout:
 			c.call.Cancel("request timeout")
-			c.member.CheckResponsive(c.ended) // a worker that hangs is stopped, in either era
+			c.call.CheckResponsive(c.ended) // a worker that hangs is stopped, in either era
 			resp := jsonrpc.ErrorResponse(c.id, jsonrpc.CodeRequestTimeout, "request timed out", map[string]any{"kind": "timeout"})
 			c.out.answer(resp, false, http.StatusOK)
 			return "timeout"

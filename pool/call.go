@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -400,4 +401,56 @@ func (q *fairQueue) cut(i, j, k int) {
 	if q.next > i {
 		q.next--
 	}
+}
+
+// CheckResponsive runs after the call timed out: its worker (the one the call went to, which
+// a step-up may have left) must answer a ping, as it is or after an interrupt, or it is
+// killed (reason unresponsive) and every call at it fails. One check runs per worker at a
+// time, on its own goroutine. done ends it early only with worker_per: session, since a
+// shared worker serves others.
+func (c *Call) CheckResponsive(done <-chan struct{}) {
+	s, w := c.s, c.w
+	if !w.checking.CompareAndSwap(false, true) {
+		return
+	}
+	if !s.p.PerSession() {
+		done = nil
+	}
+	go func() {
+		defer w.checking.Store(false)
+		if !w.answersPing(done) {
+			w.log.Warn("worker unresponsive after a request timeout; stopping it")
+			s.mu.Lock()
+			w.reason = ReasonUnresponsive
+			s.mu.Unlock()
+			go w.proc.Stop()
+		}
+	}()
+}
+
+// answersPing reports whether w answers a ping, as it is or after an interrupt; true as well
+// when it ended, or done was closed, meanwhile.
+func (w *wrk) answersPing(done <-chan struct{}) bool {
+	for i := range 2 {
+		if i > 0 {
+			w.log.Warn("worker did not answer a ping after a request timeout; interrupting it")
+			w.proc.Interrupt()
+		}
+		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
+		c, err := w.proc.Send(context.Background(), &jsonrpc.Message{ID: id, Method: "ping"}, nil)
+		if err != nil {
+			return true
+		}
+		select {
+		case <-time.After(5 * time.Second):
+			c.Abandon()
+		case <-c.Result():
+			return true
+		case <-done:
+			return true
+		case <-w.proc.Done():
+			return true
+		}
+	}
+	return false
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 	"github.com/gemgate/gemgate/worker"
@@ -409,59 +408,6 @@ func (m *Member) Ask(ctx context.Context, method string, params json.RawMessage)
 		call.Cancel("gemgate stopped waiting for " + method)
 		return nil, false
 	}
-}
-
-// CheckResponsive runs after a call timed out: the worker must answer a ping, as it is or
-// after an interrupt, or it is killed (reason unresponsive) and every call at it fails. One
-// check runs per worker at a time. done ends it early only with worker_per: session, since
-// a shared worker serves others. The worker is the member's at the call, so that a caller
-// that detaches at once (a 2026-07-28 request) still has it checked; the check runs on its
-// own goroutine.
-func (m *Member) CheckResponsive(done <-chan struct{}) {
-	s, w := m.current()
-	if w == nil || !w.checking.CompareAndSwap(false, true) {
-		return
-	}
-	if !s.p.PerSession() {
-		done = nil
-	}
-	go func() {
-		defer w.checking.Store(false)
-		if !w.answersPing(done) {
-			w.log.Warn("worker unresponsive after a request timeout; stopping it")
-			s.mu.Lock()
-			w.reason = ReasonUnresponsive
-			s.mu.Unlock()
-			go w.proc.Stop()
-		}
-	}()
-}
-
-// answersPing reports whether w answers a ping, as it is or after an interrupt; true as well
-// when it ended, or done was closed, meanwhile.
-func (w *wrk) answersPing(done <-chan struct{}) bool {
-	for i := range 2 {
-		if i > 0 {
-			w.log.Warn("worker did not answer a ping after a request timeout; interrupting it")
-			w.proc.Interrupt()
-		}
-		id := json.RawMessage(strconv.Quote("gemgate-health-" + strconv.Itoa(i)))
-		c, err := w.proc.Send(context.Background(), &jsonrpc.Message{ID: id, Method: "ping"}, nil)
-		if err != nil {
-			return true
-		}
-		select {
-		case <-time.After(5 * time.Second):
-			c.Abandon()
-		case <-c.Result():
-			return true
-		case <-done:
-			return true
-		case <-w.proc.Done():
-			return true
-		}
-	}
-	return false
 }
 
 // WorkerID is the short id of the caller's current worker, "" when none runs.
