@@ -153,12 +153,10 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": inputs, "requestState": state})
 }
 
-// claims are what a requestState for p's retry binds: who, which worker (and its grant), which
-// request.
+// claims are what a requestState for p's retry binds: who, which worker, which request.
 func (p *parked) claims() stateClaims {
-	scopes, audience, _ := p.member.Grant()
 	return stateClaims{Issuer: p.owner.issuer, Subject: p.owner.subject, ReadOnly: p.access.ReadOnly,
-		Worker: p.member.WorkerID(), Method: p.msg.Method, Name: p.name, Scopes: scopes, Audience: audience}
+		Worker: p.member.WorkerID(), Method: p.msg.Method, Name: p.name}
 }
 
 // abandon ends a parked call, taken from the table, whose retry will not come: the worker's

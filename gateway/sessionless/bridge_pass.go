@@ -106,7 +106,11 @@ func sameGrant(c stateClaims, p auth.Principal) bool {
 // input-required result gets its requestState wrapped, or is an error for the client (the
 // worker's state is never handed out unbound). The outcome is "" when the answer's own.
 func (a *Adapter) passInputRequired(pk *parked, resp *jsonrpc.Message) (*jsonrpc.Message, string) {
-	wrapped, err := a.wrapInputRequired(pk.claims(), resp.Result)
+	// A pass state's retry reaches the worker of its own token's grant: the state binds the
+	// grant (openState). A bridge retry is checked against the parked call's worker instead.
+	base := pk.claims()
+	base.Scopes, base.Audience, _ = pk.member.Grant()
+	wrapped, err := a.wrapInputRequired(base, resp.Result)
 	if err != nil {
 		a.Log.Warn("a sessionless worker's input-required result could not be passed on", "worker", pk.member.WorkerID(), "error", err)
 		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's answer could not be passed on: "+err.Error(), nil), "error"
