@@ -43,23 +43,13 @@ func LocalConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, peerAccountKey{}, &connAccount{local: c.LocalAddr(), remote: c.RemoteAddr()})
 }
 
-// requestAccount is the owner of the client end of r's connection.
+// requestAccount is the owner of the client end of r's connection (LocalConnContext).
 func requestAccount(r *http.Request) (uint32, error) {
 	if ca, ok := r.Context().Value(peerAccountKey{}).(*connAccount); ok {
 		return ca.get()
 	}
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if local == nil {
-		return 0, errors.New("its connection is not known")
-	}
-	return connOwner(local, stringAddr(r.RemoteAddr))
+	return 0, errors.New("its connection is not known")
 }
-
-// stringAddr is a net.Addr of an address already written out (http.Request.RemoteAddr).
-type stringAddr string
-
-func (a stringAddr) Network() string { return "tcp" }
-func (a stringAddr) String() string  { return string(a) }
 
 // connOwner is the uid owning the client end of the TCP connection from remote to local.
 func connOwner(local, remote net.Addr) (uint32, error) {
@@ -72,8 +62,8 @@ func connOwner(local, remote net.Addr) (uint32, error) {
 }
 
 // otherAccount says why r came from another account of this host than gemgate's own (or
-// root's: root can act as any account anyway), or "" if it did not. Without LocalConnContext
-// on r's server, the owner is looked up at each request.
+// root's: root can act as any account anyway), or "" if it did not; a request on a server
+// without LocalConnContext is refused, as one whose owner could not be found.
 func otherAccount(r *http.Request) string {
 	uid, err := requestAccount(r)
 	switch {
