@@ -22,6 +22,10 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
+// DefaultStopGrace is how long each stage of a stop waits (closed stdin, SIGTERM, SIGKILL)
+// unless Spec.StopGrace says otherwise.
+const DefaultStopGrace = 2 * time.Second
+
 // DefaultMaxLineBytes is the longest line a worker may write on stdout.
 const DefaultMaxLineBytes = 16 << 20
 
@@ -47,7 +51,7 @@ type Spec struct {
 	StrictError string
 
 	Logger       *slog.Logger  // nil discards; carries the session and user fields
-	StopGrace    time.Duration // how long each stage of Stop waits; default 2s
+	StopGrace    time.Duration // how long each stage of Stop waits; default DefaultStopGrace
 	WriteTimeout time.Duration // bounds each write, else the worker is hung; default DefaultWriteTimeout
 
 	// Credential, if not nil, is handed to the worker on an inherited pipe (descriptor 3,
@@ -168,7 +172,7 @@ func (a answers) Deliver(m *jsonrpc.Message) { a <- m }
 // whatever it starts and it has no controlling terminal.
 func Start(spec Spec) (_ *Process, err error) {
 	if spec.StopGrace <= 0 {
-		spec.StopGrace = 2 * time.Second
+		spec.StopGrace = DefaultStopGrace
 	}
 	if spec.WriteTimeout <= 0 {
 		spec.WriteTimeout = DefaultWriteTimeout

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"time"
+
+	"github.com/gemgate/gemgate/worker"
 )
 
 // answerWriteBound is how long handlers get, once Close has answered the calls cut by the end
@@ -11,10 +13,11 @@ import (
 const answerWriteBound = 2 * time.Second
 
 // stopTail is the allowance of the stop after shutdown_grace: the workers' stop (stdin
-// closed, SIGTERM, SIGKILL, two seconds apart) and answerWriteBound. The last spans' export
-// takes what is left of it, so that a collector that does not answer cannot lengthen the stop
-// past what docs/operations.md and the Helm chart's terminationGracePeriodSeconds allow.
-const stopTail = 4*time.Second + answerWriteBound
+// closed, SIGTERM, SIGKILL, DefaultStopGrace apart) and answerWriteBound. The last spans'
+// export takes what is left of it, so that a collector that does not answer cannot lengthen
+// the stop past what docs/operations.md and the Helm chart's terminationGracePeriodSeconds
+// allow.
+const stopTail = 2*worker.DefaultStopGrace + answerWriteBound
 
 // stop ends serving in three phases (gateway/drain.go), each bounded, so that the whole stop
 // takes at most drain_delay + shutdown_grace + stopTail (the workers' stop + answerWriteBound):
