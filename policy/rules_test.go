@@ -232,6 +232,12 @@ func TestRulesFromYAML(t *testing.T) {
 		{"- name: a\n- tool: [x]\n", nil, `line 2: rule 1, key "tool": is not one of name, tools, scope, allow`},
 		{"- allow: 'true'\n  allow: 'false'\n", nil, `line 2: rule 0, key "allow": is set twice`},
 		{"- tools: x\n", nil, `rule 0, key "tools"`},
+		// A value left empty is refused, not read as a key left out; so is one of another type.
+		{"- scope: s\n  allow:\n", nil, `line 2: rule 0, key "allow": is empty (null)`},
+		{"- scope: ~\n", nil, `rule 0, key "scope": is empty (null)`},
+		{"- tools: [x, null]\n", nil, `rule 0, key "tools": is empty (null)`},
+		{"- scope: !!binary bm90ZXM6YWRtaW4=\n", nil, `key "scope": has the YAML type !!binary`},
+		{"- allow: |\n    \"admin\" in roles\n", []Rule{{Allow: "\"admin\" in roles\n"}}, ""},
 	}
 	for _, tt := range tests {
 		var doc yaml.Node

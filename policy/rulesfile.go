@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 
 	"gopkg.in/yaml.v3"
@@ -30,13 +31,13 @@ func RulesFromYAML(k Kind, n *yaml.Node) ([]Rule, error) {
 			case seen[key]:
 				err = fmt.Errorf("is set twice")
 			case key == "name":
-				err = v.Decode(&rules[i].Name)
+				err = decodePlain(v, &rules[i].Name)
 			case key == sel:
-				err = v.Decode(selector)
+				err = decodePlain(v, selector)
 			case key == "scope":
-				err = v.Decode(&rules[i].Scope)
+				err = decodePlain(v, &rules[i].Scope)
 			case key == "allow":
-				err = v.Decode(&rules[i].Allow)
+				err = decodePlain(v, &rules[i].Allow)
 			default:
 				err = fmt.Errorf("is not one of %s", keys)
 			}
@@ -47,4 +48,34 @@ func RulesFromYAML(k Kind, n *yaml.Node) ([]Rule, error) {
 		}
 	}
 	return rules, nil
+}
+
+// decodePlain decodes v into out, refusing a value, or an entry of a list, that is null or a
+// scalar of another YAML type than a plain value, as a setting's is: Decode would take a null
+// for a key left out (a rule meant to need a scope and a claim would need one) and a !!binary
+// for its bytes. What else a value may be, Decode says.
+func decodePlain(v *yaml.Node, out any) error {
+	values := []*yaml.Node{v}
+	if v.Kind == yaml.AliasNode {
+		values[0] = v.Alias
+	}
+	if values[0].Kind == yaml.SequenceNode {
+		values = values[0].Content
+	}
+	for _, e := range values {
+		if e.Kind == yaml.AliasNode {
+			e = e.Alias
+		}
+		if e.Kind != yaml.ScalarNode {
+			continue
+		}
+		switch e.ShortTag() {
+		case "!!str", "!!int", "!!float", "!!bool", "!!timestamp":
+		case "!!null":
+			return errors.New("is empty (null); write its value, or leave the key out")
+		default:
+			return fmt.Errorf("has the YAML type %s, not a plain value", e.ShortTag())
+		}
+	}
+	return v.Decode(out)
 }

@@ -411,9 +411,7 @@ func (c *Config) applyFile(path string) []error {
 			errs = append(errs, fileError(path, "%q is set twice", k))
 		case isRules:
 			seen[k] = true
-			if err := plainRuleValues(v); err != nil {
-				errs = append(errs, fileError(path, "%s: %w", k, err))
-			} else if c.Rules[kind], err = policy.RulesFromYAML(kind, v); err != nil {
+			if c.Rules[kind], err = policy.RulesFromYAML(kind, v); err != nil {
 				errs = append(errs, fileError(path, "%s: %w", k, err))
 			}
 		case !ok:
@@ -429,42 +427,6 @@ func (c *Config) applyFile(path string) []error {
 		}
 	}
 	return errs
-}
-
-// plainRuleValues refuses, in a list of rules, a value (or a list's entry) that is null or of
-// another YAML type than a plain value, as a setting's is: the rules' reader would take a
-// null for a key left out (a rule meant to need a scope and a claim would need one) and a
-// !!binary for its bytes. A rule's allow may span lines (a block scalar); what else a value
-// may be is the rules' reader's to say.
-func plainRuleValues(rules *yaml.Node) error {
-	if rules.Kind != yaml.SequenceNode {
-		return nil // the rules' reader says what it wants
-	}
-	for i, m := range rules.Content {
-		if m = resolveAlias(m); m.Kind != yaml.MappingNode {
-			continue
-		}
-		for j := 0; j+1 < len(m.Content); j += 2 {
-			key, v := m.Content[j].Value, resolveAlias(m.Content[j+1])
-			values := []*yaml.Node{v}
-			if v.Kind == yaml.SequenceNode {
-				values = v.Content
-			}
-			for _, e := range values {
-				if e = resolveAlias(e); e.Kind != yaml.ScalarNode {
-					continue
-				}
-				switch e.ShortTag() {
-				case "!!str", "!!int", "!!float", "!!bool", "!!timestamp":
-				case "!!null":
-					return fmt.Errorf("line %d: rule %d, key %q is empty (null); write its value, or leave the key out", e.Line, i, key)
-				default:
-					return fmt.Errorf("line %d: rule %d, key %q has the YAML type %s, not a plain value", e.Line, i, key, e.ShortTag())
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // fileError is a problem of the config file at path.
