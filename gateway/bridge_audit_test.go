@@ -165,3 +165,62 @@ func TestBridgeRetryAsksAgainWhatItLeftUnanswered(t *testing.T) {
 		return fmt.Sprint(outcomes) == want
 	})
 }
+
+// A question the worker withdraws (notifications/cancelled of its own request) is not asked of
+// the 2026-07-28 client again, and the withdrawal is not written to it (it has no request to
+// cancel): the retry that answers the questions left ends the call.
+func TestBridgeDoesNotAskAWithdrawnQuestion(t *testing.T) {
+	f := newFixture(t, func(o *Options) {
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = &testLauncher{mode: "askthree", dataDir: t.TempDir()}
+	})
+	c := f.client("alice-rw")
+	var parked struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	call := func(id string, responses map[string]any) reply {
+		t.Helper()
+		params := map[string]any{"name": "withdraw", "arguments": map[string]any{}, "_meta": elicitingMeta()}
+		if responses != nil {
+			params["inputResponses"], params["requestState"] = responses, parked.RequestState
+		}
+		r := c.sessionless(id, "tools/call", params)
+		if strings.Contains(string(r.body), "notifications/cancelled") {
+			t.Errorf("the worker's withdrawal reached the client: %s", r.body)
+		}
+		return r
+	}
+	keyOf := func(msg string) (string, bool) {
+		for k, req := range parked.InputRequests {
+			if strings.Contains(string(req), `"message":"`+msg+`"`) {
+				return k, true
+			}
+		}
+		return "", false
+	}
+	r := call("1", nil)
+	if err := json.Unmarshal(r.only(t).Result, &parked); err != nil || parked.ResultType != "input_required" {
+		t.Fatalf("%s, want input_required", r.body)
+	}
+	// The first round may have gathered q3 before its withdrawal was read; the second round
+	// asks again only what is still asked.
+	q1, ok1 := keyOf("first?")
+	if !ok1 {
+		t.Fatalf("q1 not asked: %s", r.body)
+	}
+	r = call("2", map[string]any{q1: map[string]any{"action": "accept", "content": map[string]any{"n": 1}}})
+	parked.InputRequests = nil
+	if err := json.Unmarshal(r.only(t).Result, &parked); err != nil || parked.ResultType != "input_required" {
+		t.Fatalf("%s, want input_required", r.body)
+	}
+	q2, ok2 := keyOf("second?")
+	if _, asked := keyOf("third?"); asked || !ok2 || len(parked.InputRequests) != 1 {
+		t.Fatalf("asked again %s, want q2 alone (q3 was withdrawn)", r.body)
+	}
+	r = call("3", map[string]any{q2: map[string]any{"action": "accept", "content": map[string]any{"n": 2}}})
+	if m := r.only(t); m.Error != nil || !strings.Contains(string(m.Result), `q1={\"action\":\"accept\",\"content\":{\"n\":1}} q2=`) {
+		t.Fatalf("the last retry: %s, want the tool's answer", r.body)
+	}
+}

@@ -122,24 +122,30 @@ func playStubborn(mode string) int {
 	return w.run()
 }
 
-// playAskThree is the askthree worker: a tools/call asks q1, q2 and q3 together, and is
-// answered "q1=<answer> q2=<answer> q3=<answer>" once all are.
+// playAskThree is the askthree worker: a tools/call of ask asks q1, q2 and q3 together, and
+// is answered "q1=<answer> q2=<answer> q3=<answer>" once all are; one of withdraw asks the
+// same and at once withdraws q3 (notifications/cancelled), and is answered once q1 and q2 are.
 func playAskThree() int {
 	var call json.RawMessage
+	want := 0
 	answers := map[string]string{}
-	w := &scripted{name: "askthree", caps: `{"tools":{}}`, tools: []string{"ask"}}
+	w := &scripted{name: "askthree", caps: `{"tools":{}}`, tools: []string{"ask", "withdraw"}}
 	w.handle = func(w *scripted, m *scriptedMsg) bool {
 		switch m.Method {
 		case "tools/call":
-			call, answers = m.ID, map[string]string{}
+			call, answers, want = m.ID, map[string]string{}, 3
 			w.elicit("q1", "first?")
 			w.elicit("q2", "second?")
 			w.elicit("q3", "third?")
+			if m.Params.Name == "withdraw" {
+				want = 2
+				w.out(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"q3","reason":"no longer needed"}}`)
+			}
 		case "": // an answer to q1, q2 or q3
 			var id string
 			_ = json.Unmarshal(m.ID, &id)
 			answers[id] = string(m.Result)
-			if len(answers) == 3 && call != nil {
+			if len(answers) == want && call != nil {
 				w.text(call, "q1="+answers["q1"]+" q2="+answers["q2"]+" q3="+answers["q3"])
 				call = nil
 			}

@@ -188,6 +188,12 @@ func (m *Member) Answer(msg *jsonrpc.Message, readOnly bool) (Answered, error) {
 	return info, w.proc.Write(context.Background(), &out)
 }
 
+// Asks reports whether the worker's request id (gemgate's for it) is open and m's to answer:
+// not answered, refused or withdrawn by the worker since.
+func (m *Member) Asks(id json.RawMessage) bool {
+	return m.request(id, func(*slot, *wrk, pendingRequest) bool { return false }) != nil
+}
+
 // request hands m's unanswered worker request id to then under the slot lock, and takes it
 // out if then returns true. It returns the worker, or nil if there is no such request. The
 // request may be at the worker m left on a step-up, whose calls went on.

@@ -22,6 +22,7 @@ const maxWorkerRequests = 64
 // pendingRequest is a worker request out to one caller.
 type pendingRequest struct {
 	m        *Member
+	call     *Call // the call it is about, nil for none: where its withdrawal goes too
 	workerID json.RawMessage
 	method   string // the worker's method, for the audit line of the answer
 }
@@ -133,13 +134,14 @@ func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
 		}
 	case msg.Method == "notifications/cancelled":
 		// The worker withdraws one of its requests, by its own id: only the client it went to
-		// was asked, and knows it by gemgate's. Any other is dropped.
-		if gid, to, ok := w.withdrawLocked(msg.Params); ok {
+		// was asked, and knows it by gemgate's, where it was asked (the call's stream). Any
+		// other is dropped.
+		if gid, pr, ok := w.withdrawLocked(msg.Params); ok {
 			if params, err := withField(msg.Params, "requestId", json.RawMessage(strconv.Quote(gid))); err == nil {
 				restored := *msg
 				restored.Params = params
 				body = &restored
-				out = append(out, target{to, nil})
+				out = append(out, target{pr.m, pr.call})
 			}
 		}
 	case msg.Method == "notifications/message":
@@ -173,24 +175,24 @@ func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
 }
 
 // withdrawLocked takes out the open request a worker's notifications/cancelled names (params
-// read strictly, the id as the worker wrote it in its request): gemgate's id for it, and the
-// caller it went to.
-func (w *wrk) withdrawLocked(params json.RawMessage) (gid string, to *Member, ok bool) {
+// read strictly, the id as the worker wrote it in its request): gemgate's id for it, and what
+// it was.
+func (w *wrk) withdrawLocked(params json.RawMessage) (gid string, pr pendingRequest, ok bool) {
 	p, err := jsonrpc.ReadObject(params, "params")
 	if err != nil || p.Exact("requestId", "reason") != nil {
-		return "", nil, false
+		return "", pr, false
 	}
 	id, present := p.Raw("requestId")
 	if !present {
-		return "", nil, false
+		return "", pr, false
 	}
 	for gid, pr := range w.requests {
 		if bytes.Equal(pr.workerID, id) {
 			delete(w.requests, gid)
-			return gid, pr.m, true
+			return gid, pr, true
 		}
 	}
-	return "", nil, false
+	return "", pr, false
 }
 
 // soleCallLocked is m's call at the worker if it is m's only one there.
@@ -289,7 +291,7 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		return
 	}
 	gid := "gemgate-w" + strconv.FormatUint(s.p.nextReq.Add(1), 10)
-	w.requests[gid] = pendingRequest{m: to, workerID: msg.ID, method: msg.Method}
+	w.requests[gid] = pendingRequest{m: to, call: call, workerID: msg.ID, method: msg.Method}
 	s.mu.Unlock()
 	out := *msg
 	out.ID = json.RawMessage(strconv.Quote(gid))

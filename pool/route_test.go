@@ -119,15 +119,20 @@ func TestWorkerCancelsItsRequestByGemgatesID(t *testing.T) {
 	p := newTestPool(t, Settings{WorkerPer: PerUser})
 	a := attach(t, p, "alice", false, `{"elicitation":{}}`, newCaller(time.Unix(1000, 0)))
 	b := attach(t, p, "alice", false, `{"elicitation":{}}`, newCaller(time.Unix(900, 0)))
-	a.tool(t, "ask", map[string]any{"method": "elicitation/create"}) // the worker's id: wr-1
+	asking := a.tool(t, "ask", map[string]any{"method": "elicitation/create"}) // the worker's id: wr-1
 	_, req := a.c.request(t)
 	answer(t, a.tool(t, "emit", map[string]any{"method": "notifications/cancelled", "params": map[string]any{"requestId": "wr-1", "reason": "timed out"}}))
 	var got []string
-	for _, m := range a.c.deliveries(t) {
-		if m.Method == "notifications/cancelled" {
+	a.c.mu.Lock()
+	for _, d := range a.c.got {
+		if m, err := jsonrpc.Parse(d.Message, jsonrpc.Options{}); err == nil && m.Method == "notifications/cancelled" {
 			got = append(got, string(m.Params))
+			if d.Call != asking { // where the question was asked: the asking call's stream
+				t.Errorf("the withdrawal went with call %p, want the asking call %p", d.Call, asking)
+			}
 		}
 	}
+	a.c.mu.Unlock()
 	if want := `"requestId":` + string(req.ID); len(got) != 1 || !strings.Contains(got[0], want) {
 		t.Errorf("the client the request went to (as %s) was told of its withdrawal %q; want once, naming %s", req.ID, got, want)
 	}

@@ -93,13 +93,18 @@ func (c *caller) Deliver(d pool.Delivery) {
 
 // takes reports whether a worker's notification about the call goes to the client: a log line
 // only when the request asked for a level (_meta logLevel), as 2026-07-28 says (a legacy worker
-// logs to every session that set one, whichever request it is about).
+// logs to every session that set one, whichever request it is about); never a worker's
+// withdrawal of its question (notifications/cancelled), which 2026-07-28 has no request for:
+// the bridge does not ask it (Wait.Park).
 func (c *caller) takes(msg []byte) bool {
-	if c.wantsLogs {
-		return true
-	}
 	m, err := jsonrpc.Parse(msg, jsonrpc.Options{})
-	return err != nil || m.Method != "notifications/message"
+	switch {
+	case err != nil:
+		return true
+	case m.Method == "notifications/message":
+		return c.wantsLogs
+	}
+	return m.Method != "notifications/cancelled"
 }
 
 // inputRequest reports whether a legacy worker's request within a call is one an input-required

@@ -121,13 +121,20 @@ func (c *Wait) ClientGone() (reason, outcome string) {
 // Park parks the call with the worker's questions sent together and returns the input-required
 // result to answer with. A question needing a capability the request did not declare is
 // refused to the worker (declared.sort); when none is left, the call ends and the client gets
-// MissingRequiredClientCapability. When the call cannot be parked, it goes on (false).
+// MissingRequiredClientCapability. A question the worker withdrew is not asked. When the call
+// cannot be parked, or nothing is left to ask, it goes on (false).
 func (c *Wait) Park(req *jsonrpc.Message) (*jsonrpc.Message, bool) {
 	pk := c.pk
 	var lacking map[string]any
 	asked := gatherRequests(req, pk.caller.requests)
 	maps.Copy(asked, c.again)
 	c.again = nil
+	maps.DeleteFunc(asked, func(_ string, r *jsonrpc.Message) bool {
+		return !pk.member.Asks(r.ID) // withdrawn by the worker (notifications/cancelled): not asked
+	})
+	if len(asked) == 0 {
+		return nil, false // all withdrawn: the call goes on
+	}
 	pk.requests, lacking = pk.declared.sort(asked, pk.member.Refuse)
 	if len(pk.requests) == 0 {
 		c.Call.Cancel("the client did not declare a capability the call needs")
