@@ -89,13 +89,13 @@ func TestDataDirWritableByAllIsTakenBelowSafeFolders(t *testing.T) {
 	if err := os.Chmod(volume, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := dataDirIsOurs(volume); err != nil {
+	if _, err := dataDirIsOurs(volume); err != nil {
 		t.Errorf("an emptyDir-like data_dir (0777, gemgate's or root's): %v", err)
 	}
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := dataDirIsOurs(filepath.Join(open, "data")); err == nil {
+	if _, err := dataDirIsOurs(filepath.Join(open, "data")); err == nil {
 		t.Error("a data_dir below a folder every account may write (not sticky) is taken")
 	}
 	// Reached through a link in a folder of another account's, which could re-point it.
@@ -110,14 +110,14 @@ func TestDataDirWritableByAllIsTakenBelowSafeFolders(t *testing.T) {
 		if err := os.Chown(theirs, 4242, 4242); err != nil {
 			t.Fatal(err)
 		}
-		if err := dataDirIsOurs(filepath.Join(theirs, "data")); err == nil {
+		if _, err := dataDirIsOurs(filepath.Join(theirs, "data")); err == nil {
 			t.Error("a data_dir reached through a link in another account's folder is taken")
 		}
 	}
 	if err := os.Chmod(open, 0o777|os.ModeSticky); err != nil {
 		t.Fatal(err)
 	}
-	if err := dataDirIsOurs(filepath.Join(open, "data")); err != nil {
+	if _, err := dataDirIsOurs(filepath.Join(open, "data")); err != nil {
 		t.Errorf("a data_dir below a sticky folder: %v", err)
 	}
 }

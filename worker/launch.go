@@ -181,13 +181,9 @@ func (l *CommandLauncher) sandbox(path, dataDir, userDir string, runAs *Account)
 	if dataDir == "" {
 		return sb, nil
 	}
-	if err := makeUserDir(dataDir, filepath.Base(userDir), runAs); err != nil {
-		return nil, err
-	}
-	// bubblewrap mounts on the folder a link leads to.
-	dir, err := filepath.EvalSymlinks(dataDir)
+	dir, err := makeUserDir(dataDir, filepath.Base(userDir), runAs) // where it leads: bubblewrap binds that
 	if err != nil {
-		return nil, fmt.Errorf("data_dir: %w", err)
+		return nil, err
 	}
 	sb.DataDir, sb.UserDir = dir, filepath.Join(dir, filepath.Base(userDir))
 	return sb, nil

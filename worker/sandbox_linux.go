@@ -108,21 +108,23 @@ func within(p, dir string) bool {
 // (not a link) of that account, or it is refused: it may have been planted when every worker
 // could write all of dataDir. It is opened without following links and given away through
 // that descriptor, so nothing swapped in its place is. dataDir must be gemgate's own
-// (dataDirIsOurs).
-func makeUserDir(dataDir, name string, runAs *Account) error {
+// (dataDirIsOurs). It returns the folder dataDir leads to, with no link left: the one
+// checked, for bubblewrap to bind.
+func makeUserDir(dataDir, name string, runAs *Account) (string, error) {
 	mode, uid, gid, who := os.FileMode(0o700), os.Geteuid(), os.Getegid(), "gemgate's account"
 	if runAs != nil {
 		mode, uid, gid, who = 0o711, int(runAs.Uid), int(runAs.Gid), runAs.Name
 	}
 	if err := os.MkdirAll(dataDir, mode); err != nil {
-		return fmt.Errorf("data_dir: %w", err)
+		return "", fmt.Errorf("data_dir: %w", err)
 	}
-	if err := dataDirIsOurs(dataDir); err != nil {
-		return err
+	dataDir, err := dataDirIsOurs(dataDir)
+	if err != nil {
+		return "", err
 	}
 	dfd, err := unix.Open(dataDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("data_dir: opening %s: %w", dataDir, err)
+		return "", fmt.Errorf("data_dir: opening %s: %w", dataDir, err)
 	}
 	defer unix.Close(dfd)
 	dir := filepath.Join(dataDir, name)
@@ -130,52 +132,52 @@ func makeUserDir(dataDir, name string, runAs *Account) error {
 	if err := unix.Mkdirat(dfd, name, 0o700); errors.Is(err, unix.EEXIST) {
 		made = false
 	} else if err != nil {
-		return fmt.Errorf("data_dir: making %s: %w", dir, err)
+		return "", fmt.Errorf("data_dir: making %s: %w", dir, err)
 	}
 	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-		return fmt.Errorf("data_dir: %s exists and is not a folder (a link or a file); remove it", dir)
+		return "", fmt.Errorf("data_dir: %s exists and is not a folder (a link or a file); remove it", dir)
 	} else if err != nil {
-		return fmt.Errorf("data_dir: opening %s: %w", dir, err)
+		return "", fmt.Errorf("data_dir: opening %s: %w", dir, err)
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("data_dir: %s: %w", dir, err)
+		return "", fmt.Errorf("data_dir: %s: %w", dir, err)
 	}
 	switch {
 	case int(st.Uid) == uid:
-		return nil
+		return dataDir, nil
 	case !made:
-		return fmt.Errorf("data_dir: %s belongs to uid %d, not to %s (uid %d), which the user's workers run as; remove it, or give it to that account", dir, st.Uid, who, uid)
+		return "", fmt.Errorf("data_dir: %s belongs to uid %d, not to %s (uid %d), which the user's workers run as; remove it, or give it to that account", dir, st.Uid, who, uid)
 	}
 	if err := unix.Fchown(fd, uid, gid); err != nil {
 		_ = unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR)
-		return fmt.Errorf("data_dir: giving %s to %s: %w", dir, who, err)
+		return "", fmt.Errorf("data_dir: giving %s to %s: %w", dir, who, err)
 	}
-	return nil
+	return dataDir, nil
 }
 
-// dataDirIsOurs refuses a data_dir that another account could rearrange: what makeUserDir
-// checks of a user's folder, bubblewrap then binds by its path, so an account that may rename
-// entries in dataDir could swap the folder checked for a link in between. Every folder on the
-// way to it, through any links, must be closed to other accounts (private.Path), and dataDir
-// itself gemgate's account's or root's. It may be writable by all: a Kubernetes emptyDir is
-// root's, mode 0777, in a pod where no other account runs.
-func dataDirIsOurs(dataDir string) error {
+// dataDirIsOurs refuses a data_dir that another account could rearrange, and answers where it
+// leads: what makeUserDir checks of a user's folder, bubblewrap then binds by its path, so an
+// account that may rename entries in dataDir could swap the folder checked for a link in
+// between. Every folder on the way to it, through any links, must be closed to other accounts
+// (private.Path), and dataDir itself gemgate's account's or root's. It may be writable by all:
+// a Kubernetes emptyDir is root's, mode 0777, in a pod where no other account runs.
+func dataDirIsOurs(dataDir string) (string, error) {
 	real, err := private.Path(dataDir)
 	if err != nil {
-		return fmt.Errorf("data_dir: %w; another account could swap a user's folder for a link: use a data_dir below folders only gemgate's account or root may write", err)
+		return "", fmt.Errorf("data_dir: %w; another account could swap a user's folder for a link: use a data_dir below folders only gemgate's account or root may write", err)
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(real, &st); err != nil {
-		return fmt.Errorf("data_dir: %w", err)
+		return "", fmt.Errorf("data_dir: %w", err)
 	}
 	if int(st.Uid) != os.Geteuid() && st.Uid != 0 {
-		return fmt.Errorf("data_dir: %s belongs to uid %d, not to gemgate's account (uid %d) or root: that account could swap a user's folder for a link; "+
+		return "", fmt.Errorf("data_dir: %s belongs to uid %d, not to gemgate's account (uid %d) or root: that account could swap a user's folder for a link; "+
 			"use a data_dir of gemgate's account's own", real, st.Uid, os.Geteuid())
 	}
-	return nil
+	return real, nil
 }
 
 // ProbeSandbox finds bwrap and checks, once, that it can start a confined process here as
