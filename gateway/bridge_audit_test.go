@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,59 +95,85 @@ func TestBridgedCallIsAuditedEachRound(t *testing.T) {
 	}
 }
 
-// A retry that answers one of the three questions a worker asked at once is parked again with
-// the other two, under a new requestState, and audited input_required; the retry that answers
-// them gets the tool's answer, which holds the three answers, each passed on once.
-func TestBridgeRetryAsksAgainWhatItLeftUnanswered(t *testing.T) {
-	f := newFixture(t, func(o *Options) {
-		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
-		o.Workers = &testLauncher{mode: "askthree", dataDir: t.TempDir()}
-	})
-	c := f.client("alice-rw")
-	var parked struct {
+// askRounds calls tool of the askthree worker sessionless, each retry with the last round's
+// requestState, and keeps the last input-required result.
+type askRounds struct {
+	t      *testing.T
+	c      *client
+	tool   string
+	parked struct {
 		ResultType    string                     `json:"resultType"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
 		RequestState  string                     `json:"requestState"`
 	}
-	call := func(id string, responses map[string]any) reply {
-		t.Helper()
-		params := map[string]any{"name": "ask", "arguments": map[string]any{}, "_meta": elicitingMeta()}
-		if responses != nil {
-			params["inputResponses"], params["requestState"] = responses, parked.RequestState
-		}
-		return c.sessionless(id, "tools/call", params)
-	}
-	park := func(r reply, want int) {
-		t.Helper()
-		parked.InputRequests = nil
-		if err := json.Unmarshal(r.only(t).Result, &parked); err != nil || parked.ResultType != "input_required" {
-			t.Fatalf("%s, want input_required", r.body)
-		}
-		if len(parked.InputRequests) != want {
-			t.Fatalf("input requests %s, want %d", r.body, want)
-		}
-	}
-	// keyOf is the key of the question whose message is msg.
-	keyOf := func(msg string) string {
-		for k, req := range parked.InputRequests {
-			if strings.Contains(string(req), `"message":"`+msg+`"`) {
-				return k
-			}
-		}
-		t.Fatalf("no question %q among %v", msg, maps.Keys(parked.InputRequests))
-		return ""
-	}
-	accept := func(n int) map[string]any {
-		return map[string]any{"action": "accept", "content": map[string]any{"n": n}}
-	}
+}
 
-	park(call("1", nil), 3)
-	first, q2, q3 := parked.RequestState, keyOf("second?"), keyOf("third?")
-	park(call("2", map[string]any{keyOf("first?"): accept(1)}), 2)
-	if parked.RequestState == first || keyOf("second?") != q2 || keyOf("third?") != q3 {
-		t.Errorf("parked again under the same requestState, or under other keys than %s and %s: %v", q2, q3, parked.InputRequests)
+func newAskRounds(t *testing.T, tool string) (*fixture, *askRounds) {
+	f := newFixture(t, func(o *Options) {
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = &testLauncher{mode: "askthree", dataDir: t.TempDir()}
+	})
+	return f, &askRounds{t: t, c: f.client("alice-rw"), tool: tool}
+}
+
+// call sends the call (the first round: responses nil) or a retry with responses.
+func (a *askRounds) call(id string, responses map[string]any) reply {
+	a.t.Helper()
+	params := map[string]any{"name": a.tool, "arguments": map[string]any{}, "_meta": elicitingMeta()}
+	if responses != nil {
+		params["inputResponses"], params["requestState"] = responses, a.parked.RequestState
 	}
-	r := call("3", map[string]any{q2: accept(2), q3: accept(3)})
+	return a.c.sessionless(id, "tools/call", params)
+}
+
+// park reads r as an input-required result asking want questions.
+func (a *askRounds) park(r reply, want int) {
+	a.t.Helper()
+	a.parked.InputRequests = nil
+	if err := json.Unmarshal(r.only(a.t).Result, &a.parked); err != nil || a.parked.ResultType != "input_required" {
+		a.t.Fatalf("%s, want input_required", r.body)
+	}
+	if want >= 0 && len(a.parked.InputRequests) != want {
+		a.t.Fatalf("input requests %s, want %d", r.body, want)
+	}
+}
+
+// keyOf is the key of the question whose message is msg, if it is asked.
+func (a *askRounds) keyOf(msg string) (string, bool) {
+	for k, req := range a.parked.InputRequests {
+		if strings.Contains(string(req), `"message":"`+msg+`"`) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// key is keyOf, which must be asked.
+func (a *askRounds) key(msg string) string {
+	a.t.Helper()
+	k, ok := a.keyOf(msg)
+	if !ok {
+		a.t.Fatalf("no question %q among %v", msg, slices.Collect(maps.Keys(a.parked.InputRequests)))
+	}
+	return k
+}
+
+func accept(n int) map[string]any {
+	return map[string]any{"action": "accept", "content": map[string]any{"n": n}}
+}
+
+// A retry that answers one of the three questions a worker asked at once is parked again with
+// the other two, under a new requestState, and audited input_required; the retry that answers
+// them gets the tool's answer, which holds the three answers, each passed on once.
+func TestBridgeRetryAsksAgainWhatItLeftUnanswered(t *testing.T) {
+	f, a := newAskRounds(t, "ask")
+	a.park(a.call("1", nil), 3)
+	first, q2, q3 := a.parked.RequestState, a.key("second?"), a.key("third?")
+	a.park(a.call("2", map[string]any{a.key("first?"): accept(1)}), 2)
+	if a.parked.RequestState == first || a.key("second?") != q2 || a.key("third?") != q3 {
+		t.Errorf("parked again under the same requestState, or under other keys than %s and %s: %v", q2, q3, a.parked.InputRequests)
+	}
+	r := a.call("3", map[string]any{q2: accept(2), q3: accept(3)})
 	m := r.only(t)
 	want := `q1={\"action\":\"accept\",\"content\":{\"n\":1}} q2={\"action\":\"accept\",\"content\":{\"n\":2}} q3={\"action\":\"accept\",\"content\":{\"n\":3}}`
 	if m.Error != nil || !strings.Contains(string(m.Result), want) {
@@ -170,56 +197,23 @@ func TestBridgeRetryAsksAgainWhatItLeftUnanswered(t *testing.T) {
 // the 2026-07-28 client again, and the withdrawal is not written to it (it has no request to
 // cancel): the retry that answers the questions left ends the call.
 func TestBridgeDoesNotAskAWithdrawnQuestion(t *testing.T) {
-	f := newFixture(t, func(o *Options) {
-		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
-		o.Workers = &testLauncher{mode: "askthree", dataDir: t.TempDir()}
-	})
-	c := f.client("alice-rw")
-	var parked struct {
-		ResultType    string                     `json:"resultType"`
-		InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		RequestState  string                     `json:"requestState"`
-	}
+	_, a := newAskRounds(t, "withdraw")
 	call := func(id string, responses map[string]any) reply {
 		t.Helper()
-		params := map[string]any{"name": "withdraw", "arguments": map[string]any{}, "_meta": elicitingMeta()}
-		if responses != nil {
-			params["inputResponses"], params["requestState"] = responses, parked.RequestState
-		}
-		r := c.sessionless(id, "tools/call", params)
+		r := a.call(id, responses)
 		if strings.Contains(string(r.body), "notifications/cancelled") {
 			t.Errorf("the worker's withdrawal reached the client: %s", r.body)
 		}
 		return r
 	}
-	keyOf := func(msg string) (string, bool) {
-		for k, req := range parked.InputRequests {
-			if strings.Contains(string(req), `"message":"`+msg+`"`) {
-				return k, true
-			}
-		}
-		return "", false
-	}
-	r := call("1", nil)
-	if err := json.Unmarshal(r.only(t).Result, &parked); err != nil || parked.ResultType != "input_required" {
-		t.Fatalf("%s, want input_required", r.body)
-	}
 	// The first round may have gathered q3 before its withdrawal was read; the second round
 	// asks again only what is still asked.
-	q1, ok1 := keyOf("first?")
-	if !ok1 {
-		t.Fatalf("q1 not asked: %s", r.body)
+	a.park(call("1", nil), -1)
+	a.park(call("2", map[string]any{a.key("first?"): accept(1)}), 1)
+	if _, asked := a.keyOf("third?"); asked {
+		t.Fatalf("asked again %v, want q2 alone (q3 was withdrawn)", a.parked.InputRequests)
 	}
-	r = call("2", map[string]any{q1: map[string]any{"action": "accept", "content": map[string]any{"n": 1}}})
-	parked.InputRequests = nil
-	if err := json.Unmarshal(r.only(t).Result, &parked); err != nil || parked.ResultType != "input_required" {
-		t.Fatalf("%s, want input_required", r.body)
-	}
-	q2, ok2 := keyOf("second?")
-	if _, asked := keyOf("third?"); asked || !ok2 || len(parked.InputRequests) != 1 {
-		t.Fatalf("asked again %s, want q2 alone (q3 was withdrawn)", r.body)
-	}
-	r = call("3", map[string]any{q2: map[string]any{"action": "accept", "content": map[string]any{"n": 2}}})
+	r := call("3", map[string]any{a.key("second?"): accept(2)})
 	if m := r.only(t); m.Error != nil || !strings.Contains(string(m.Result), `q1={\"action\":\"accept\",\"content\":{\"n\":1}} q2=`) {
 		t.Fatalf("the last retry: %s, want the tool's answer", r.body)
 	}
