@@ -230,7 +230,7 @@ func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields)
 		return
 	}
 	if err := s.member.Notify(msg); err != nil {
-		s.log.Warn("could not pass a notification to the worker", "method", msg.Method, "error", err)
+		s.log.Warn("could not pass a notification to the worker", "method", textclip.String(msg.Method, maxAuditTool), "error", err)
 	}
 }
 
