@@ -240,3 +240,22 @@ func TestNarrowerGrantRefusalIsNotActivity(t *testing.T) {
 		t.Errorf("the refused requests of a token the session's grant refuses moved its idle clock by %v; want no change", after.Sub(before))
 	}
 }
+
+// A session that is ending is gone for every token: a request whose token's grant it would
+// refuse meets 404, as any other does, not a 403 that says to retry with another token.
+func TestEndingSessionIsNotFoundWhateverTheGrant(t *testing.T) {
+	f := grantFixture(t, pool.PerSession, "demo")
+	admin := f.client("alice-admin")
+	admin.open()
+	s := f.gw.sessions.Lookup(admin.session, owner{testIssuer, "sub-alice"})
+	if s == nil {
+		t.Fatal("no session")
+	}
+	s.mu.Lock()
+	s.ending = true // the reaper's claim (markEnding), before it ends the session
+	s.mu.Unlock()
+	narrow := &client{f: f, token: "alice-rw", session: admin.session, version: admin.version}
+	if r := narrow.rpc("2", "ping", map[string]any{}); r.status != http.StatusNotFound {
+		t.Errorf("a narrower token's request to an ending session: %d %s, want 404", r.status, r.body)
+	}
+}

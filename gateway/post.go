@@ -155,6 +155,9 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 		err.ID = msg.ID
 		return nil, err
 	}
+	if s.over() { // gone, whatever the token: not a grant to retry with
+		return nil, wire.SessionNotFound(msg.ID)
+	}
 	// Refused for its grant, a request is not the session's activity (as a GET is not): no touch.
 	if he := g.grantRefusal(s.member, p, msg.ID, metrics.MethodLabel(msg.Method), s.log); he != nil {
 		return nil, he

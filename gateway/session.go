@@ -82,6 +82,13 @@ func newSessionID() string {
 }
 
 // touch records client activity; false for a session the reaper claimed (the request meets 404).
+// over reports whether the session is ending or closed: its requests meet 404.
+func (s *session) over() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ending || s.closed
+}
+
 func (s *session) touch(now time.Time) bool {
 	s.mu.Lock()
 	if s.ending || s.closed {
