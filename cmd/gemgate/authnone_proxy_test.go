@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/gemgate/gemgate/auth"
 )
 
 // With auth none every request acts as the local user, and configuration keeps gemgate on
@@ -19,7 +21,9 @@ import (
 func TestAuthNoneRefusesRequestsThroughAProxy(t *testing.T) {
 	c := mustLoad(t, unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--worker", "demo")...)
 	srv, logs := buildLoggedServer(t, c)
-	direct := httptest.NewServer(srv.gw.Handler())
+	direct := httptest.NewUnstartedServer(srv.gw.Handler())
+	direct.Config.ConnContext = auth.LocalConnContext // as serve's own server has it
+	direct.Start()
 	defer direct.Close()
 	target, _ := url.Parse(direct.URL)
 	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
