@@ -105,15 +105,20 @@ func findSocket(table string, local, remote netip.AddrPort) (uid uint32, found b
 	sc := bufio.NewScanner(f)
 	sc.Scan() // the header
 	for sc.Scan() {
-		// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid ...
+		// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 8 {
+		if len(fields) < 10 {
 			continue
 		}
 		l, lok := procAddrPort(fields[1])
 		r, rok := procAddrPort(fields[2])
 		if !lok || !rok || l != local || r != remote {
 			continue
+		}
+		if fields[9] == "0" {
+			// No process holds it: a client that closed its end (FIN_WAIT2, TIME_WAIT), which
+			// the kernel lists as uid 0. Its owner is not known, and root's it is not.
+			return 0, false, nil
 		}
 		n, err := strconv.ParseUint(fields[7], 10, 32)
 		if err != nil {
