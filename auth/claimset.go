@@ -48,11 +48,8 @@ func parseClaimSet(payload []byte) (claimSet, error) {
 	if err := dec.Decode(&cs); err != nil {
 		return nil, &MalformedTokenError{Reason: "unparsable claims"}
 	}
-	for name, v := range cs {
-		var err error
-		if cs[name], err = exactNumbers(v); err != nil {
-			return nil, &MalformedTokenError{Reason: "unparsable claims"}
-		}
+	if _, err := exactNumbers(map[string]any(cs)); err != nil {
+		return nil, &MalformedTokenError{Reason: "unparsable claims"}
 	}
 	return cs, nil
 }
