@@ -45,10 +45,7 @@ func (a *Adapter) wrapInputRequired(base stateClaims, result json.RawMessage) (j
 	if obj, err := jsonrpc.ReadObject(result, "result"); err != nil || obj.Exact("resultType", "requestState", "inputRequests") != nil {
 		return nil, errStateAmbiguous
 	}
-	var kind string
-	if raw, ok := fields["resultType"]; !ok || json.Unmarshal(raw, &kind) != nil || kind != "input_required" {
-		return result, nil
-	}
+	// One resultType, in its own case, which resultTypeOf read as input_required.
 	raw, ok := fields["requestState"]
 	if !ok {
 		return result, nil
