@@ -119,10 +119,7 @@ func TestToolCallAuditOutcomeInEachEra(t *testing.T) {
 		})
 	})
 	t.Run("legacy worker, bridged", func(t *testing.T) {
-		f := newFixture(t, func(o *Options) {
-			o.Pool = pool.Settings{WorkerPer: pool.PerUser}
-			o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
-		})
+		f := newFixture(t, perUserMode(t, "legacydemo"))
 		c := f.client("alice-rw")
 		var parked struct {
 			InputRequests map[string]json.RawMessage `json:"inputRequests"`

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/gateway/sessionless"
-	"github.com/gemgate/gemgate/pool"
 )
 
 // A parked call whose retry never comes is abandoned (input_required_timeout): its worker's
@@ -20,9 +19,7 @@ import (
 // (another client: the person's IDE and an agent of theirs), whose "accept" would then confirm
 // what the abandoned call asked; gemgate answers it itself.
 func TestSessionlessAbandonedParkedCallsNextQuestionIsNotAnotherCalls(t *testing.T) {
-	f := newFixture(t, func(o *Options) {
-		o.Workers = &testLauncher{mode: "askagain", dataDir: t.TempDir()}
-		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+	f := newFixture(t, perUserMode(t, "askagain"), func(o *Options) {
 		o.InputRequiredTimeout = 3 * time.Second
 	})
 	c := f.client("alice-rw")

@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gemgate/gemgate/gateway/sessionless"
-	"github.com/gemgate/gemgate/pool"
 	"github.com/gemgate/gemgate/telemetry"
 )
 
@@ -26,9 +25,7 @@ func TestBridgedCallIsAuditedEachRound(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
-	f := newFixture(t, func(o *Options) {
-		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
-		o.Workers = &testLauncher{mode: "legacydemo", dataDir: t.TempDir()}
+	f := newFixture(t, perUserMode(t, "legacydemo"), func(o *Options) {
 		o.Tracing = telemetry.NewWith(tp, telemetry.Settings{})
 	})
 	c := f.client("alice-rw")
@@ -109,10 +106,7 @@ type askRounds struct {
 }
 
 func newAskRounds(t *testing.T, tool string) (*fixture, *askRounds) {
-	f := newFixture(t, func(o *Options) {
-		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
-		o.Workers = &testLauncher{mode: "askthree", dataDir: t.TempDir()}
-	})
+	f := newFixture(t, perUserMode(t, "askthree"))
 	return f, &askRounds{t: t, c: f.client("alice-rw"), tool: tool}
 }
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/gemgate/gemgate/gateway/sessionless"
-	"github.com/gemgate/gemgate/pool"
 )
 
 // A worker's ping (a go-sdk server with KeepAlive pings its client, and closes the session
@@ -16,10 +15,7 @@ import (
 // and the ping would fail with an internal error. gemgate, the worker's client, answers it as
 // it answers a ping nobody can take (-32601), and the call goes on.
 func TestSessionlessWorkerPingIsNotAnInputRequest(t *testing.T) {
-	f := newFixture(t, func(o *Options) {
-		o.Workers = &testLauncher{mode: "pinger", dataDir: t.TempDir()}
-		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
-	})
+	f := newFixture(t, perUserMode(t, "pinger"))
 	c := f.client("alice-rw")
 	r := c.sessionless("1", "tools/call", map[string]any{"name": "ping", "arguments": map[string]any{}, "_meta": elicitingMeta()})
 	m := r.only(t)
@@ -38,10 +34,7 @@ func TestSessionlessWorkerPingIsNotAnInputRequest(t *testing.T) {
 // input request without params: "params": null is no object, and a client that checks the
 // input request's shape (params, when present, an object) refuses the whole result.
 func TestSessionlessInputRequestWithoutParamsHasNoNullParams(t *testing.T) {
-	f := newFixture(t, func(o *Options) {
-		o.Workers = &testLauncher{mode: "pinger", dataDir: t.TempDir()}
-		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
-	})
+	f := newFixture(t, perUserMode(t, "pinger"))
 	c := f.client("alice-rw")
 	meta := sessionlessMeta()
 	meta[sessionless.MetaClientCapabilities] = map[string]any{"roots": map[string]any{}}

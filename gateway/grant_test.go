@@ -219,11 +219,10 @@ func TestGrantShortfall(t *testing.T) {
 	}
 }
 
-// A request a narrower token's grant refuses is not the session's activity: like its GET
-// (sessionGates, which touches nothing), its POST leaves the idle clock, the stream-loss clock
-// and a liveness probe in flight as they were. Else a token that may not use the session at
-// all would keep it, and its worker, alive past the idle timeout.
-func TestNarrowerGrantRefusalIsNotActivity(t *testing.T) {
+// narrowerOnAdminSession opens a session with alice's admin token (a worker granted
+// files:admin) and returns it, with a client of alice's narrower token on it.
+func narrowerOnAdminSession(t *testing.T) (*session, *client) {
+	t.Helper()
 	f := grantFixture(t, pool.PerSession, "demo")
 	admin := f.client("alice-admin")
 	admin.open()
@@ -231,7 +230,15 @@ func TestNarrowerGrantRefusalIsNotActivity(t *testing.T) {
 	if s == nil {
 		t.Fatal("no session")
 	}
-	narrow := &client{f: f, token: "alice-rw", session: admin.session, version: admin.version}
+	return s, &client{f: f, token: "alice-rw", session: admin.session, version: admin.version}
+}
+
+// A request a narrower token's grant refuses is not the session's activity: like its GET
+// (sessionGates, which touches nothing), its POST leaves the idle clock, the stream-loss clock
+// and a liveness probe in flight as they were. Else a token that may not use the session at
+// all would keep it, and its worker, alive past the idle timeout.
+func TestNarrowerGrantRefusalIsNotActivity(t *testing.T) {
+	s, narrow := narrowerOnAdminSession(t)
 	before := s.LastActive()
 	time.Sleep(20 * time.Millisecond)
 	checkGrantRefusal(t, "ping", narrow.rpc("2", "ping", map[string]any{}))
@@ -244,17 +251,10 @@ func TestNarrowerGrantRefusalIsNotActivity(t *testing.T) {
 // A session that is ending is gone for every token: a request whose token's grant it would
 // refuse meets 404, as any other does, not a 403 that says to retry with another token.
 func TestEndingSessionIsNotFoundWhateverTheGrant(t *testing.T) {
-	f := grantFixture(t, pool.PerSession, "demo")
-	admin := f.client("alice-admin")
-	admin.open()
-	s := f.gw.sessions.Lookup(admin.session, owner{testIssuer, "sub-alice"})
-	if s == nil {
-		t.Fatal("no session")
-	}
+	s, narrow := narrowerOnAdminSession(t)
 	s.mu.Lock()
 	s.ending = true // the reaper's claim (markEnding), before it ends the session
 	s.mu.Unlock()
-	narrow := &client{f: f, token: "alice-rw", session: admin.session, version: admin.version}
 	if r := narrow.rpc("2", "ping", map[string]any{}); r.status != http.StatusNotFound {
 		t.Errorf("a narrower token's request to an ending session: %d %s, want 404", r.status, r.body)
 	}

@@ -51,6 +51,14 @@ func newSessionlessFixture(t *testing.T) *fixture {
 	return newFixture(t, func(o *Options) { o.Pool = pool.Settings{WorkerPer: pool.PerUser} })
 }
 
+// perUserMode is a newFixture mod: one worker per user, playing the test worker mode.
+func perUserMode(t *testing.T, mode string) func(*Options) {
+	return func(o *Options) {
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = &testLauncher{mode: mode, dataDir: t.TempDir()}
+	}
+}
+
 // Each rule of a sessionless request's checks, with the spec's status and code, and the request
 // id kept in every error.
 func TestSessionlessRequestChecks(t *testing.T) {
