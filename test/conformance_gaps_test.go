@@ -59,6 +59,7 @@ type confDiff struct {
 	Scenario, Check string
 	Direct, Gated   string // a status, or "" when the run had no such check
 	Message         string // the failure message through gemgate, if any
+	Details         string // the check's details through gemgate (the frames it saw), clipped
 }
 
 // gap says whether the difference is one that the test must not let pass silently: a check
@@ -100,7 +101,7 @@ func confCompare(scenarios []string, direct, gated confSuiteRun) []confDiff {
 		for _, k := range keys {
 			d, g := ds[k], gs[k]
 			if d.Status != g.Status {
-				diffs = append(diffs, confDiff{Scenario: s, Check: k, Direct: d.Status, Gated: g.Status, Message: g.ErrorMessage})
+				diffs = append(diffs, confDiff{Scenario: s, Check: k, Direct: d.Status, Gated: g.Status, Message: g.ErrorMessage, Details: confClip(string(g.Details), 4000)})
 			}
 		}
 	}
@@ -266,4 +267,12 @@ func TestConformanceGaps(t *testing.T) {
 			t.Errorf("confParseGaps(%q): no error", bad)
 		}
 	}
+}
+
+// confClip is s cut to at most n bytes, marked when cut.
+func confClip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " …(cut)"
 }

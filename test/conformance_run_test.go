@@ -47,10 +47,11 @@ type confScenario struct {
 
 // confCheck is one check of checks.json.
 type confCheck struct {
-	ID           string `json:"id"`
-	Name         string `json:"name"`
-	Status       string `json:"status"`
-	ErrorMessage string `json:"errorMessage,omitempty"`
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Status       string          `json:"status"`
+	ErrorMessage string          `json:"errorMessage,omitempty"`
+	Details      json.RawMessage `json:"details,omitempty"` // what the suite saw: logged with a new gap
 }
 
 // verdicts maps each check that carries a verdict to its status. INFO entries are the suite's

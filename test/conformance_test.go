@@ -144,6 +144,9 @@ func TestConformance(t *testing.T) {
 			}
 			for _, d := range r.New {
 				t.Errorf("%s: new gap, not in %s: %s", run, confKnownGaps, confGapLine(res.Req.Revision, w.Name, d))
+				if d.Details != "" {
+					t.Logf("%s: %s/%s through gemgate, in the first run, saw: %s", run, d.Scenario, d.Check, d.Details)
+				}
 				failed = true
 			}
 			for _, k := range r.Closed {
