@@ -215,7 +215,15 @@ func confTokenProxy(t *testing.T, target *url.URL, token string) string {
 			w.WriteHeader(http.StatusBadGateway)
 		},
 	}
-	srv := httptest.NewServer(rp)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// When a response's header goes out, net/http's HTTP/1.1 server reads what is left of
+		// the request body and closes it, unless full duplex is on. The transport may still be
+		// forwarding that body (its last Read, the one that returns EOF): the Read on the
+		// closed body ("invalid Read on closed Body") makes it drop the connection to gemgate,
+		// and a listen stream ends right after its acknowledgement. Seen in loaded runs.
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	return srv.Listener.Addr().String()
 }
