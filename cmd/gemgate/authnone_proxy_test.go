@@ -26,7 +26,13 @@ func TestAuthNoneRefusesRequestsThroughAProxy(t *testing.T) {
 	direct.Start()
 	defer direct.Close()
 	target, _ := url.Parse(direct.URL)
-	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Full duplex: else net/http may close the request body under the transport still
+		// forwarding it, and the proxy answers 502 instead of gemgate's answer.
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	}))
 	defer proxy.Close()
 
 	initialize := func(base, host string) (*http.Response, map[string]any) {
