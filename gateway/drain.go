@@ -34,6 +34,12 @@ func (g *Gateway) drainRefusal(id json.RawMessage, who pool.Identity) *wire.Erro
 	if g.pool.Serves(who, sessionless.Program(g.pool)) {
 		return nil
 	}
+	return drainRefused(id)
+}
+
+// drainRefused is the refusal of new work while draining, the same in both eras: an
+// initialize, and a 2026-07-28 request of a user without a worker here.
+func drainRefused(id json.RawMessage) *wire.Error {
 	return wire.Overloaded(id, "the gateway is shutting down; try again (another replica will answer)", drainRetryAfter, nil)
 }
 

@@ -41,7 +41,7 @@ const (
 // initialize opens a session on the caller's worker; the id is minted only on success.
 func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, p auth.Principal) error {
 	if g.closing.Load() {
-		return wire.Overloaded(msg.ID, "the gateway is shutting down", shutdownRetryAfter, nil)
+		return drainRefused(msg.ID)
 	}
 	access := g.decide(p) // postMessage checked its required scopes
 	o := ownerOf(p)

@@ -89,7 +89,7 @@ var methods = map[string]bool{
 	"resources/subscribe": true, "resources/unsubscribe": true, "prompts/list": true, "prompts/get": true,
 	"completion/complete": true, "logging/setLevel": true, "notifications/initialized": true,
 	"notifications/cancelled": true, "notifications/progress": true, "notifications/roots/list_changed": true,
-	"server/discover": true,
+	"server/discover": true, "subscriptions/listen": true,
 }
 
 // MethodLabel is m itself when one of a fixed set, "response" for no method, else "other".
