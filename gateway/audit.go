@@ -16,9 +16,12 @@ import (
 
 // auditCall writes the one audit line of every tools/call, in either era, and counts it; extra
 // is decided_by for a refusal (a rule's name or the read-only gate's reason), or refused.
-func (g *Gateway) auditCall(log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration, extra ...slog.Attr) {
+func (g *Gateway) auditCall(ctx context.Context, log *slog.Logger, tool string, readOnly bool, outcome string, d time.Duration, extra ...slog.Attr) {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		info.audited.Store(true)
+	}
 	g.metrics.ToolCall(outcome)
-	log.LogAttrs(context.Background(), slog.LevelInfo, "audit tools/call", append([]slog.Attr{
+	log.LogAttrs(ctx, slog.LevelInfo, "audit tools/call", append([]slog.Attr{
 		slog.String("tool", auditTool(tool)), slog.Bool("read_only", readOnly),
 		slog.String("outcome", outcome), slog.Duration("duration", d)}, extra...)...)
 }
@@ -35,8 +38,34 @@ func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Prin
 	} else {
 		log = log.With("session", loggedSessionID(r.Header))
 	}
-	g.auditCall(log, "", g.decide(p).ReadOnly, "malformed", 0,
+	g.auditCall(r.Context(), log, "", g.decide(p).ReadOnly, "malformed", 0,
 		slog.String("refused", textclip.String(he.Message, 200)))
+}
+
+// auditRefused audits a tools/call that no step audited: refused before its tool was weighed
+// (a drain, a full worker table, the session's call cap, an unknown session, …) or given up
+// by its client before it reached the worker. Every tools/call gets its one audit line.
+func (g *Gateway) auditRefused(r *http.Request, msg *jsonrpc.Message, p auth.Principal, err error) {
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); !ok || info.audited.Load() {
+		return
+	}
+	log := g.log.With("user", p.User)
+	if sessionless.Is(r, msg) {
+		log = log.With("era", sessionless.Version)
+	} else {
+		log = log.With("session", loggedSessionID(r.Header))
+	}
+	outcome, why := "disconnected", "the client went away before the call reached the worker"
+	if err != nil {
+		outcome, why = "refused", err.Error()
+		if he, ok := err.(*wire.Error); ok {
+			why = he.Message
+			if he.Status == http.StatusForbidden { // the token's scopes or grant
+				outcome = "forbidden"
+			}
+		}
+	}
+	g.auditCall(r.Context(), log, "", g.decide(p).ReadOnly, outcome, 0, slog.String("refused", textclip.String(why, 200)))
 }
 
 // auditAnswer audits a client's answer to a worker's request (the pool audits gemgate's own).

@@ -76,8 +76,11 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) (string, error) {
 }
 
 // postMessage decides the message's era, once, after refusing a token without required scopes.
-func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) error {
+func (g *Gateway) postMessage(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) (err error) {
 	p, _ := auth.PrincipalFrom(r.Context())
+	if msg.IsRequest() && msg.Method == "tools/call" {
+		defer func() { g.auditRefused(r, msg, p, err) }()
+	}
 	decided := g.decide(p) // the token's access; a session narrows it (forward)
 	if msg.IsRequest() && len(decided.Missing()) > 0 {
 		return g.insufficientScope(msg.ID, decided, decided.Missing(), "forbidden", "missing required scopes")

@@ -17,6 +17,8 @@ type requestInfo struct {
 	ip     netip.Addr
 	client string // the client's X-Request-Id, if it sent one
 	seq    uint64 // else the request's number in this process
+	// audited: the request's tools/call has its audit line (auditCall), which is written once
+	audited atomic.Bool
 }
 
 type requestInfoKey struct{}

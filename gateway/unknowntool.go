@@ -103,7 +103,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 		listed, hint, known = listedItem(ctx, c.member, pol, c.kind, c.access, c.name, c.log)
 	}
 	if known && !listed {
-		c.audit(g, "unknown")
+		c.audit(ctx, g, "unknown")
 		return c.unknown()
 	}
 	if c.hint == nil && c.kind == policy.KindTool {
@@ -112,7 +112,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 			return nil
 		}
 	}
-	c.audit(g, verdict.String(), slog.String("decided_by", why))
+	c.audit(ctx, g, verdict.String(), slog.String("decided_by", why))
 	noun := c.kind.String() + " " + textclip.Quote(c.name)
 	if verdict == policy.DeniedReadOnly {
 		// A session steps up with a write token (stepUp): in either era the token decides.
@@ -134,12 +134,12 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 }
 
 // audit writes the audit line of a refused call (auditCall for a tool) and counts it.
-func (c toolCall) audit(g *Gateway, outcome string, extra ...slog.Attr) {
+func (c toolCall) audit(ctx context.Context, g *Gateway, outcome string, extra ...slog.Attr) {
 	if c.kind == policy.KindTool {
-		g.auditCall(c.log, c.name, c.access.ReadOnly, outcome, 0, extra...)
+		g.auditCall(ctx, c.log, c.name, c.access.ReadOnly, outcome, 0, extra...)
 		return
 	}
-	c.log.LogAttrs(context.Background(), slog.LevelInfo, "audit "+c.method, append([]slog.Attr{
+	c.log.LogAttrs(ctx, slog.LevelInfo, "audit "+c.method, append([]slog.Attr{
 		slog.String(c.kind.String(), auditTool(c.name)), slog.Bool("read_only", c.access.ReadOnly),
 		slog.String("outcome", outcome)}, extra...)...)
 }

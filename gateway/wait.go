@@ -63,7 +63,7 @@ func (c *waiting) run(r *http.Request) {
 	}
 	telemetry.RequestFrom(r.Context()).Outcome(outcome)
 	if c.method == "tools/call" {
-		c.g.auditCall(c.audit, c.tool, c.access.ReadOnly, outcome, time.Since(started))
+		c.g.auditCall(r.Context(), c.audit, c.tool, c.access.ReadOnly, outcome, time.Since(started))
 	}
 }
 
