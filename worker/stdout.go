@@ -103,6 +103,12 @@ func (p *Process) route(m *jsonrpc.Message) {
 	case c != nil:
 		m.ID = c.clientID
 		c.to.Deliver(m)
+	case err == nil && p.spec.Strict && p.sent(id):
+		// A late answer to a call given up on (Abandon): in its place in the order, not a
+		// corrupted one, so the call behind it waits for its own.
+		if p.allow(slog.LevelDebug) {
+			p.log.Debug("late answer from worker; dropped", "id", id)
+		}
 	case p.spec.Strict:
 		p.failOldest(m.Encode())
 	case err != nil:
@@ -110,6 +116,13 @@ func (p *Process) route(m *jsonrpc.Message) {
 	case p.allow(slog.LevelDebug):
 		p.log.Debug("late or unknown answer from worker; dropped", "id", id)
 	}
+}
+
+// sent reports whether gemgate sent a call under worker id id.
+func (p *Process) sent(id int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return id > 0 && id <= p.nextID
 }
 
 // failOldest fails the oldest pending call (the least worker id) of a Strict worker with

@@ -59,15 +59,17 @@ var refusalFormat = map[string]string{
 // explainLogin turns what GemStone said about a refused JWT login into advice.
 func explainLogin(said string) string {
 	l := strings.ToLower(said)
+	// Each is looked for as whole words: GemStone's text names the user, and a name such as
+	// claude, mickey or kidd holds aud, key or kid.
 	has := func(s ...string) bool {
-		return slices.ContainsFunc(s, func(x string) bool { return strings.Contains(l, x) })
+		return slices.ContainsFunc(s, func(x string) bool { return hasWords(l, x) })
 	}
 	var why string
 	switch {
 	// NetLDI first: its refusal says "not found" too.
 	case has("netldi", "4065", "could not find server", "maximum number of users"):
 		why = "the stone could not start a session for the user (a GsTsExternalSession login forks the user's gem through a running netldi, the one GEMSTONE_NRS_ALL names, and needs a free login slot); run `gemgate check`"
-	case has("aud"):
+	case has("aud", "audience", "audiences"):
 		why = "GemStone rejected the token's audience. The token must carry aud as a single string that is listed in the user's JwtSecurityData; " +
 			"GemStone refuses an array of audiences even when one matches (Keycloak's stock \"audience resolve\" mapper adds \"account\"). " +
 			"Use worker_credential: exchange with exchange_audience set to the audience GemStone expects"
@@ -75,7 +77,7 @@ func explainLogin(said string) string {
 		why = "the token had expired when GemStone checked it; sign in again, and check the clocks of the stone host and the issuer"
 	case has("issuer", "(iss)", "iss claim"):
 		why = "GemStone does not accept the token's issuer; add it to the user's JwtSecurityData (addIssuer:)"
-	case has("signature", "kid", "key"):
+	case has("signature", "kid", "key", "keys"):
 		why = "GemStone does not trust the key that signed the token; register the issuer's keys with System addJwtKey:withId: (they are lost at every stone restart; see docs/gemstone.md)"
 	case has("not found", "no such user", "does not exist", "not enabled", "unknown user"):
 		why = "GemStone has no JWT-enabled user of that name; create it and enableJwtAuthenticationWith: (docs/gemstone.md)"
@@ -86,6 +88,25 @@ func explainLogin(said string) string {
 	}
 	return "GemStone refused the login: " + why + ". GemStone said: " + said
 }
+
+// hasWords reports whether text holds words as a whole: neither end joined to a letter or
+// digit of the text around it.
+func hasWords(text, words string) bool {
+	word := func(i int) bool { return i >= 0 && i < len(text) && isWordByte(text[i]) }
+	for i := 0; ; {
+		k := strings.Index(text[i:], words)
+		if k < 0 {
+			return false
+		}
+		k += i
+		if !(isWordByte(words[0]) && word(k-1)) && !(isWordByte(words[len(words)-1]) && word(k+len(words))) {
+			return true
+		}
+		i = k + 1
+	}
+}
+
+func isWordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }
 
 type greetingLine struct {
 	Gemgate  string `json:"gemgate"`

@@ -45,6 +45,10 @@ type Config struct {
 	// relay's visibility probe: "gem_dies_at_probe". "wait_raises": the relay's wait for a
 	// tools/call raises while the call goes on in the gem.
 	Fault string `json:"fault"`
+	// SlowFirstCallMS makes the first tools/call take this many milliseconds before it is
+	// answered, the relay ignoring the soft break (SIGINT) meanwhile: a call that outlives a
+	// request timeout and still ends.
+	SlowFirstCallMS int `json:"slow_first_call_ms"`
 	// IsLoggedIn is what GsTsExternalSession>>isLoggedIn does, a selector no public GemTalk
 	// source shows: "" answers whether the gem lives, "dnu" is not understood, "stale" answers
 	// true for a dead gem (login state read from instance variables).

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // session is the user's worker gem: its McpServer and its external-session fetch buffer.
@@ -24,6 +25,7 @@ type session struct {
 	commitsDisabled bool      // System disableCommitsWithReason: took effect
 	dead            bool      // the gem is gone
 	inFlight        bool      // a call is still in progress (the relay's wait raised under it)
+	slowed          bool      // the first tools/call took Config.SlowFirstCallMS already
 	buf             []byte
 	methods         map[string]string // compiled by compile_method: "Class>>selector" to source
 	globals         map[string]string // UserGlobals entries this session put, uncommitted: name to literal
@@ -208,6 +210,11 @@ func (s *session) logMeta(params json.RawMessage) {
 
 // fault is what the configured fault does to a tools/call; ok is false when the call goes on.
 func (s *session) fault() (answer string, o outcome, desc string, ok bool) {
+	if s.cfg.SlowFirstCallMS > 0 && !s.slowed {
+		s.slowed = true
+		signal.Ignore(syscall.SIGINT)
+		time.Sleep(time.Duration(s.cfg.SlowFirstCallMS) * time.Millisecond)
+	}
 	switch s.cfg.Fault {
 	case "crash":
 		os.Exit(1)
