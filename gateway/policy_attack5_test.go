@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,16 +16,24 @@ import (
 // is annotated readOnlyHint: true in its first tools/list only: every later list names flip
 // without annotations, so MCP's default (not read-only) holds, as for a server whose tool
 // changed between two lists.
+//
+// The worker mode listchanged (GEMGATE_TEST_WORKER=listchanged) is that worker, whose tool flip
+// is annotated readOnlyHint: true until its tool change (itself hinted read-only) is called:
+// change sends notifications/tools/list_changed, and every list after it names flip without
+// annotations.
 func init() {
-	if os.Getenv("GEMGATE_TEST_WORKER") == "relisted" {
-		os.Exit(playRelisted())
+	switch os.Getenv("GEMGATE_TEST_WORKER") {
+	case "relisted":
+		os.Exit(playRelisted(false))
+	case "listchanged":
+		os.Exit(playRelisted(true))
 	}
 }
 
-func playRelisted() int {
+func playRelisted(onChange bool) int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
-	lists := 0
+	lists, changed := 0, false
 	for in.Scan() {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
@@ -42,12 +51,17 @@ func playRelisted() int {
 		case "tools/list":
 			lists++
 			annotations := ""
-			if lists == 1 {
+			if (!onChange && lists == 1) || (onChange && !changed) {
 				annotations = `,"annotations":{"readOnlyHint":true}`
 			}
-			answer = `"result":{"tools":[{"name":"flip","inputSchema":{"type":"object"}` + annotations + `}]}`
+			answer = `"result":{"tools":[{"name":"flip","inputSchema":{"type":"object"}` + annotations + `},` +
+				`{"name":"change","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`
 		case "tools/call":
-			answer = `"result":{"content":[{"type":"text","text":"flipped"}]}`
+			if bytes.Contains(in.Bytes(), []byte(`"change"`)) {
+				changed = true
+				fmt.Println(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+			}
+			answer = `"result":{"content":[{"type":"text","text":"done"}]}`
 		}
 		fmt.Printf(`{"jsonrpc":"2.0","id":%s,%s}`+"\n", req.ID, answer)
 	}
@@ -69,11 +83,36 @@ func TestReadOnlyHintTakenBackByRelist(t *testing.T) {
 	})
 	c := f.client("alice-ro")
 	c.open()
-	if got := listedTools(t, c.rpc("2", "tools/list", map[string]any{})); !slices.Equal(got, []string{"flip"}) {
-		t.Fatalf("first tools/list: %v, want flip (hinted read-only)", got)
+	if got := listedTools(t, c.rpc("2", "tools/list", map[string]any{})); !slices.Equal(got, []string{"change", "flip"}) {
+		t.Fatalf("first tools/list: %v, want change and flip (hinted read-only)", got)
 	}
-	if got := listedTools(t, c.rpc("3", "tools/list", map[string]any{})); len(got) != 0 {
+	if got := listedTools(t, c.rpc("3", "tools/list", map[string]any{})); !slices.Equal(got, []string{"change"}) {
 		t.Fatalf("second tools/list: %v, want flip hidden (no longer hinted read-only)", got)
+	}
+	forbiddenBody(t, c.callTool("4", "flip", map[string]any{}), "4", "readOnly")
+}
+
+// A worker's notifications/tools/list_changed ends what the session's tool gate knew of its
+// tools from an earlier tools/list: the gate then decides on the worker's current list, as a
+// 2026-07-28 request's gate always does. A tool whose readOnlyHint the change took back is
+// refused to a read-only token, though the client did not list the tools again.
+func TestReadOnlyHintTakenBackByListChanged(t *testing.T) {
+	pol, err := policy.New(policy.Config{TrustReadOnlyHints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(o *Options) {
+		o.Policy = pol
+		o.Workers = &testLauncher{mode: "listchanged", dataDir: t.TempDir()}
+	})
+	c := f.client("alice-ro")
+	c.open()
+	if got := listedTools(t, c.rpc("2", "tools/list", map[string]any{})); !slices.Equal(got, []string{"change", "flip"}) {
+		t.Fatalf("tools/list: %v, want change and flip (hinted read-only)", got)
+	}
+	// The worker writes its list_changed before its answer, so the session has it by now.
+	if text := toolText(t, c.callTool("3", "change", map[string]any{}).only(t)); text != "done" {
+		t.Fatalf("change: %q", text)
 	}
 	forbiddenBody(t, c.callTool("4", "flip", map[string]any{}), "4", "readOnly")
 }
