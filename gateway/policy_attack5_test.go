@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // The worker mode relisted (GEMGATE_TEST_WORKER=relisted) is a legacy worker whose tool flip
@@ -115,4 +116,40 @@ func TestReadOnlyHintTakenBackByListChanged(t *testing.T) {
 		t.Fatalf("change: %q", text)
 	}
 	forbiddenBody(t, c.callTool("4", "flip", map[string]any{}), "4", "readOnly")
+}
+
+// A tool rule that reads annotations decides on the worker's annotations of the tool, in both
+// eras, whether or not the client listed the tools first: not on MCP's defaults, which hold
+// only for a tool listed without them. The rule here keeps the demo's closed-world tools
+// (openWorldHint: false, write_note among them) for the staff group; alice is not in it.
+func TestToolRuleReadsTheWorkersAnnotationsUnlisted(t *testing.T) {
+	pol, err := policy.New(policy.Config{
+		ReadOnlyTools:      demoReadOnlyTools,
+		TrustReadOnlyHints: true,
+		Rules:              []policy.Rule{{Name: "closed-world-for-staff", Allow: `annotations.openWorldHint || "staff" in groups`}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(o *Options) {
+		o.Policy = pol
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser} // 2026-07-28 requests too
+	})
+	args := map[string]any{"name": "n", "text": "x"}
+	refused := func(era string, r reply) {
+		t.Helper()
+		if m := r.only(t); m.Error == nil {
+			t.Errorf("%s: write_note (openWorldHint: false) ran for a token outside staff: %d %s", era, r.status, m.Result)
+		}
+	}
+	listed := f.client("alice-rw")
+	listed.open()
+	listedTools(t, listed.rpc("2", "tools/list", map[string]any{}))
+	refused("2025-06-18 session, tools listed", listed.callTool("3", "write_note", args))
+
+	unlisted := f.client("alice-rw")
+	unlisted.open()
+	refused("2025-06-18 session, tools not listed", unlisted.callTool("2", "write_note", args))
+
+	refused("2026-07-28", f.client("alice-rw").sessionless("4", "tools/call", map[string]any{"name": "write_note", "arguments": args}))
 }
