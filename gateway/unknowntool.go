@@ -86,11 +86,12 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 
 // toolGate applies the policy to c. A refusal is audited, and unknown when the worker does not
 // list it or no scope would unlock it, else 403 naming what would. Resources are not looked
-// up: their URIs need not be listed (templates).
+// up: their URIs need not be listed (templates). A tool without a hint is looked up before it
+// is allowed when a tool rule reads annotations: the worker's, not MCP's defaults, decide.
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	pol := g.opts.Policy
 	verdict, why := pol.ExplainKind(c.kind, c.access, c.name, c.hint)
-	if verdict == policy.Allowed {
+	if verdict == policy.Allowed && (c.kind != policy.KindTool || c.hint != nil || !pol.ReadsAnnotations()) {
 		telemetry.Decided(ctx, true, why)
 		return nil
 	}
