@@ -155,7 +155,7 @@ func (c toolCall) unknown() *wire.Error {
 		if !c.sessionless {
 			code = codeResourceNotFound
 		}
-		return &wire.Error{Status: status, Code: code, ID: c.id, Message: "resource not found",
+		return &wire.Error{Status: status, Code: code, ID: c.id, Message: "Resource not found", // the go-sdk's words
 			Data: map[string]any{"uri": c.name}}
 	}
 	return &wire.Error{Status: status, Code: code, ID: c.id,
