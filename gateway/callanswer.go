@@ -36,6 +36,19 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 				visible, total), "hidden", hidden, "tools", total)
 		}
 	}
+	if method == "tools/list" {
+		// A tool listed without annotations has MCP's defaults, which replace what an earlier
+		// list said of it (learnHints): a worker may take a readOnlyHint back.
+		names, _ := policy.ListNames(method, resp.Result) // FilterList read it already
+		for _, name := range names {
+			if _, ok := hints[name]; !ok {
+				if hints == nil {
+					hints = make(map[string]policy.Hints, len(names))
+				}
+				hints[name] = policy.DefaultHints()
+			}
+		}
+	}
 	out := *resp
 	out.Result = filtered
 	return &out, hints
@@ -55,7 +68,8 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 	return visible, hidden, len(names)
 }
 
-// learnHints keeps the readOnlyHints of a session's last tools/list, for its tool gate.
+// learnHints keeps the annotations of a session's last tools/list (each tool's as it was last
+// listed), for its tool gate.
 func (s *session) learnHints(hints map[string]policy.Hints) {
 	if len(hints) == 0 {
 		return

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -197,7 +198,28 @@ func (s *session) Deliver(d pool.Delivery) {
 	if d.Request && s.outbox.HasStream() {
 		inf = nil
 	}
+	if !d.Request && toolsListChanged(d.Message) {
+		s.forgetHints()
+	}
 	s.deliver(inf, d.Message)
+}
+
+// toolsListChanged reports whether a worker's message is notifications/tools/list_changed.
+func toolsListChanged(msg []byte) bool {
+	if !bytes.Contains(msg, []byte("list_changed")) { // most messages: not parsed
+		return false
+	}
+	m, err := jsonrpc.Parse(msg, jsonrpc.Options{})
+	return err == nil && m.IsNotification() && m.Method == "notifications/tools/list_changed"
+}
+
+// forgetHints forgets the annotations of the worker's tools the session's tool gate kept from
+// its tools/list answers (learnHints), when the worker says its list changed: the gate then
+// decides on the worker's current list until the client lists the tools again.
+func (s *session) forgetHints() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.hints)
 }
 
 func (s *session) LastActive() time.Time {

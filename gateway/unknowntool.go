@@ -86,11 +86,12 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 
 // toolGate applies the policy to c. A refusal is audited, and unknown when the worker does not
 // list it or no scope would unlock it, else 403 naming what would. Resources are not looked
-// up: their URIs need not be listed (templates).
+// up: their URIs need not be listed (templates). A tool without a hint is looked up before it
+// is allowed when a tool rule reads annotations: the worker's, not MCP's defaults, decide.
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	pol := g.opts.Policy
 	verdict, why := pol.ExplainKind(c.kind, c.access, c.name, c.hint)
-	if verdict == policy.Allowed {
+	if verdict == policy.Allowed && (c.kind != policy.KindTool || c.hint != nil || !pol.ReadsAnnotations()) {
 		telemetry.Decided(ctx, true, why)
 		return nil
 	}
@@ -154,7 +155,7 @@ func (c toolCall) unknown() *wire.Error {
 		if !c.sessionless {
 			code = codeResourceNotFound
 		}
-		return &wire.Error{Status: status, Code: code, ID: c.id, Message: "resource not found",
+		return &wire.Error{Status: status, Code: code, ID: c.id, Message: "Resource not found", // the go-sdk's words
 			Data: map[string]any{"uri": c.name}}
 	}
 	return &wire.Error{Status: status, Code: code, ID: c.id,

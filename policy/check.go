@@ -1,5 +1,7 @@
 package policy
 
+import "slices"
+
 // CheckTool decides whether a may list and call the tool name. h are the annotations the
 // worker declared for it, or nil when unknown. See [Policy.ExplainKind].
 func (p *Policy) CheckTool(a Access, name string, h *Hints) Verdict {
@@ -62,4 +64,12 @@ func (p *Policy) readOnlyGate(a Access, name string, h *Hints) (Verdict, string)
 		return Allowed, "trusted readOnlyHint"
 	}
 	return DeniedReadOnly, "read-only: not vouched read-only"
+}
+
+// ReadsAnnotations reports whether a tool rule reads the tool's annotations. Decided without
+// them (h nil), such a rule reads MCP's defaults, which hold for a tool listed without
+// annotations; a caller that does not know how the worker lists the tool must look it up
+// before it lets the tool be used.
+func (p *Policy) ReadsAnnotations() bool {
+	return slices.ContainsFunc(p.rules[KindTool], func(r rule) bool { return r.annotations })
 }

@@ -11,6 +11,10 @@ type Hints struct {
 // defaultHints are MCP's defaults for a tool without annotations.
 var defaultHints = Hints{Destructive: true, OpenWorld: true}
 
+// DefaultHints are MCP's defaults for a tool listed without annotations: what a worker that
+// lists a tool again without them says of it.
+func DefaultHints() Hints { return defaultHints }
+
 // and merges the hints of two listings of one name the cautious way: read-only and
 // idempotent only if both say so, destructive and open world if either does.
 func (h Hints) and(o Hints) Hints {

@@ -27,11 +27,12 @@ type Rule struct {
 }
 
 type rule struct {
-	name  string
-	kind  Kind
-	match *matcher // nil: every tool, prompt or resource
-	scope string
-	allow cel.Program
+	name        string
+	kind        Kind
+	match       *matcher // nil: every tool, prompt or resource
+	scope       string
+	allow       cel.Program
+	annotations bool // allow reads the annotations variable
 }
 
 // ruleCostLimit bounds one evaluation (CEL's cost units, about one per operation), so a rule
@@ -116,6 +117,9 @@ func compileRule(env *cel.Env, k Kind, i int, r Rule) (rule, []error) {
 				bad(".allow: %v", err)
 			}
 			out.allow = prg
+			for _, ref := range ast.NativeRep().ReferenceMap() {
+				out.annotations = out.annotations || ref.Name == "annotations"
+			}
 		}
 	}
 	return out, errs
