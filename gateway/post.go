@@ -242,7 +242,9 @@ func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields)
 
 // forward passes a request to the session's worker and answers it (await).
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, msg *jsonrpc.Message, f clientFields, p auth.Principal, decided policy.Access) error {
-	g.stepUp(r, s, p, decided)
+	if he := g.stepUp(r, s, msg.ID, p, decided); he != nil {
+		return he
+	}
 	access := s.currentAccess().Narrow(decided)
 	log := telemetry.RequestFrom(r.Context()).Log(s.log) // with the trace id when traced
 	if he := g.gate(r.Context(), s, log, msg, f, access); he != nil {

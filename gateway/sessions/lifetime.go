@@ -19,6 +19,7 @@ const (
 	ReasonUnresponsive   = "unresponsive"
 	ReasonShutdown       = "shutdown"
 	ReasonTokenExpired   = "token_expired"
+	ReasonStepUp         = "step_up" // a read-write token on a read-only session of a worker that keeps its login
 )
 
 // Lifetime is session lifetime policy. A zero duration takes DefaultLifetime's value; Never
