@@ -261,6 +261,9 @@ func (g *Gateway) endSession(s *session, reason string) bool {
 	s.closed = true
 	s.mu.Unlock()
 	s.outbox.Close()
+	if reason == sessions.ReasonShutdown {
+		s.member.EndCallsWith(stoppedCall) // as a 2026-07-28 call's: it may have taken effect
+	}
 	s.member.Detach()
 	g.metrics.SessionClosed(reason)
 	s.log.Info("session ended", "reason", reason, "lifetime", time.Since(s.opened).Round(time.Millisecond))

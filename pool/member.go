@@ -27,6 +27,23 @@ type Member struct {
 	// the old one). It changes only under that worker's slot lock, so a detach that reads 0
 	// under its slot lock need not scan the worker's calls.
 	inFlight atomic.Int32
+	// ending answers its calls when it detaches before their worker did (EndCallsWith).
+	ending atomic.Pointer[func(id json.RawMessage) *jsonrpc.Message]
+}
+
+// EndCallsWith sets the answer m's calls get when m detaches before their worker answered,
+// in place of "the session ended": the gateway's stop names itself, as it does to a
+// 2026-07-28 call.
+func (m *Member) EndCallsWith(answer func(id json.RawMessage) *jsonrpc.Message) {
+	m.ending.Store(&answer)
+}
+
+// endAnswer is what c, m's call, gets when m detaches before the worker answered it.
+func (m *Member) endAnswer(c *Call) *jsonrpc.Message {
+	if f := m.ending.Load(); f != nil {
+		return (*f)(c.out.ID)
+	}
+	return sessionEnded(c)
 }
 
 // current is the member's slot and its running worker, if one runs.
@@ -325,7 +342,7 @@ func (s *slot) detach(m *Member, keepCalls bool) (uris []string, level int) {
 	// The session's calls end with it: the worker is told to cancel each (a shared worker
 	// must not work for nobody), and any waiter gets an error with its own id.
 	for _, c := range append(running, dropped...) {
-		c.finish(sessionEnded(c))
+		c.finish(m.endAnswer(c))
 	}
 	if len(running) > 0 {
 		go func() {
