@@ -1,10 +1,6 @@
 package gateway
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -32,41 +28,30 @@ func init() {
 }
 
 func playRelisted(onChange bool) int {
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(nil, 32<<20)
 	lists, changed := 0, false
-	for in.Scan() {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
-			continue
-		}
-		answer := `"result":{}`
-		switch req.Method {
-		case "server/discover":
-			answer = `"error":{"code":-32601,"message":"method not found"}`
-		case "initialize":
-			answer = `"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"fake","version":"0"}}`
+	w := &scripted{name: "relisted", caps: `{"tools":{"listChanged":true}}`}
+	w.handle = func(w *scripted, m *scriptedMsg) bool {
+		switch m.Method {
 		case "tools/list":
 			lists++
 			annotations := ""
 			if (!onChange && lists == 1) || (onChange && !changed) {
 				annotations = `,"annotations":{"readOnlyHint":true}`
 			}
-			answer = `"result":{"tools":[{"name":"flip","inputSchema":{"type":"object"}` + annotations + `},` +
-				`{"name":"change","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`
+			w.out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"flip","inputSchema":{"type":"object"}%s},`+
+				`{"name":"change","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}`, m.ID, annotations)
 		case "tools/call":
-			if bytes.Contains(in.Bytes(), []byte(`"change"`)) {
+			if m.Params.Name == "change" {
 				changed = true
-				fmt.Println(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+				w.out(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 			}
-			answer = `"result":{"content":[{"type":"text","text":"done"}]}`
+			w.text(m.ID, "done")
+		default:
+			return false
 		}
-		fmt.Printf(`{"jsonrpc":"2.0","id":%s,%s}`+"\n", req.ID, answer)
+		return true
 	}
-	return 0
+	return w.run()
 }
 
 // A session's tool gate decides on the tool as the session's last tools/list listed it: a
