@@ -273,6 +273,9 @@ func (s *remoteKeySet) load(ctx context.Context) {
 				}
 			}
 		}
+		if ctx.Err() != nil { // select may take the timer over a cancel that came with it
+			return
+		}
 		if err := s.refresh(ctx, 0); err == nil || ctx.Err() != nil {
 			return
 		}
