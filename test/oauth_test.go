@@ -247,10 +247,22 @@ func TestSessionHijackIsNotFound(t *testing.T) {
 		t.Errorf("alice's read_note after the hijack attempts: status %d, body %s", r.status, r.body)
 	}
 	noneReachedTheWorker(t, g, marker)
+	// Bob's two tools/calls are audited as his, refused, with no worker: every tools/call has its
+	// audit line (docs/operations.md), and a hijack attempt is one an auditor wants to see.
+	bobs := 0
 	for _, ev := range g.logEvents("audit tools/call") {
-		if ev["user"] == "bob" || ev["session"] != sid {
-			t.Errorf("audit line not from alice's own calls: %v", ev)
+		switch {
+		case ev["user"] == "bob":
+			bobs++
+			if ev["outcome"] != "refused" || ev["worker"] != nil || ev["tool"] != "" {
+				t.Errorf("bob's audit line: %v, want outcome refused, no worker, no tool", ev)
+			}
+		case ev["user"] != "alice" || ev["session"] != sid:
+			t.Errorf("audit line neither alice's nor bob's refused attempt: %v", ev)
 		}
+	}
+	if bobs != 2 {
+		t.Errorf("%d audit lines of bob's, want 2 (his two tools/calls)", bobs)
 	}
 	if n := g.workers(); n != 1 {
 		t.Errorf("gemgate has %d workers, want 1 (alice's)", n)
