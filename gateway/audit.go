@@ -32,14 +32,19 @@ func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Prin
 	if msg.Method != "tools/call" {
 		return
 	}
+	g.auditUnweighed(r, p, sessionlessEra, "malformed", he.Message)
+}
+
+// auditUnweighed writes the audit line of a tools/call whose tool was not read: no tool, no
+// worker, the outcome and why it was refused.
+func (g *Gateway) auditUnweighed(r *http.Request, p auth.Principal, sessionlessEra bool, outcome, why string) {
 	log := g.log.With("user", p.User)
 	if sessionlessEra {
 		log = log.With("era", sessionless.Version)
 	} else {
 		log = log.With("session", loggedSessionID(r.Header))
 	}
-	g.auditCall(r.Context(), log, "", g.decide(p).ReadOnly, "malformed", 0,
-		slog.String("refused", textclip.String(he.Message, 200)))
+	g.auditCall(r.Context(), log, "", g.decide(p).ReadOnly, outcome, 0, slog.String("refused", textclip.String(why, 200)))
 }
 
 // auditRefused audits a tools/call that no step audited: refused before its tool was weighed
@@ -48,12 +53,6 @@ func (g *Gateway) auditUnread(r *http.Request, msg *jsonrpc.Message, p auth.Prin
 func (g *Gateway) auditRefused(r *http.Request, msg *jsonrpc.Message, p auth.Principal, err error) {
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); !ok || info.audited.Load() {
 		return
-	}
-	log := g.log.With("user", p.User)
-	if sessionless.Is(r, msg) {
-		log = log.With("era", sessionless.Version)
-	} else {
-		log = log.With("session", loggedSessionID(r.Header))
 	}
 	outcome, why := "disconnected", "the client went away before the call reached the worker"
 	if err != nil {
@@ -65,7 +64,7 @@ func (g *Gateway) auditRefused(r *http.Request, msg *jsonrpc.Message, p auth.Pri
 			}
 		}
 	}
-	g.auditCall(r.Context(), log, "", g.decide(p).ReadOnly, outcome, 0, slog.String("refused", textclip.String(why, 200)))
+	g.auditUnweighed(r, p, sessionless.Is(r, msg), outcome, why)
 }
 
 // auditAnswer audits a client's answer to a worker's request (the pool audits gemgate's own).
