@@ -77,7 +77,8 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 const HiddenMetaKey = "gemgate/hidden"
 
 // hiddenMeta is the _meta member that says why all n items (plural: "tools", "prompts"...)
-// of a list are hidden, given the distinct reasons ExplainKind gave.
+// of a list answer (one page of a paged list) are hidden, given the distinct reasons
+// ExplainKind gave.
 func (p *Policy) hiddenMeta(plural string, n int, why []string) []byte {
 	for i, w := range why {
 		if strings.HasPrefix(w, "read-only") {
@@ -85,7 +86,7 @@ func (p *Policy) hiddenMeta(plural string, n int, why []string) []byte {
 				"(read_only_tools, trust_read_only_hints, or a preset from policy/presets)"
 		}
 	}
-	msg := fmt.Sprintf("gemgate hides all %d %s of this worker from this token: %s", n, plural, strings.Join(why, "; "))
+	msg := fmt.Sprintf("gemgate hides all %d %s the worker listed in this answer from this token: %s", n, plural, strings.Join(why, "; "))
 	b, _ := json.Marshal(map[string]string{"explanation": msg})
 	return append([]byte(`"`+HiddenMetaKey+`":`), b...)
 }

@@ -40,7 +40,7 @@ func TestFilterToolsList(t *testing.T) {
 		{"read-only admin", false, []string{"mcp:use", "admin"},
 			prefix + "[" + tool(0) + "," + tool(4) + "]" + suffix},
 		{"missing required scope drops everything, and says why in _meta", false, []string{"mcp:write"},
-			prefix + "[]" + strings.Replace(suffix, `{"tools"`, `{"gemgate/hidden":{"explanation":"gemgate hides all 5 tools of this worker from this token: the token lacks a required scope"},"tools"`, 1)},
+			prefix + "[]" + strings.Replace(suffix, `{"tools"`, `{"gemgate/hidden":{"explanation":"gemgate hides all 5 tools the worker listed in this answer from this token: the token lacks a required scope"},"tools"`, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,7 +137,7 @@ func TestFilterToolsListDuplicateNames(t *testing.T) {
 		{
 			"one without hint hides both",
 			`{"tools":[{"name":"x"},{"name":"x","annotations":{"readOnlyHint":true}}]}`,
-			`{"_meta":{"gemgate/hidden":{"explanation":"gemgate hides all 2 tools of this worker from this token: the token is read-only (no scope mcp:write) and the operator vouched for none of them (read_only_tools, trust_read_only_hints, or a preset from policy/presets)"}},"tools":[]}`,
+			`{"_meta":{"gemgate/hidden":{"explanation":"gemgate hides all 2 tools the worker listed in this answer from this token: the token is read-only (no scope mcp:write) and the operator vouched for none of them (read_only_tools, trust_read_only_hints, or a preset from policy/presets)"}},"tools":[]}`,
 			map[string]bool{"x": false},
 		},
 	}

@@ -214,7 +214,7 @@ func TestFilterPromptAndResourceLists(t *testing.T) {
 		{"resources/templates/list", `{"resourceTemplates":[{"uriTemplate":"file:///a/secret/{k}","name":"s"},{"uriTemplate":"file:///docs/{p}","name":"d"}]}`,
 			`{"resourceTemplates":[{"uriTemplate":"file:///docs/{p}","name":"d"}]}`},
 		{"prompts/list", `{"prompts":[{"name":"salary"}]}`,
-			`{"_meta":{"gemgate/hidden":{"explanation":"gemgate hides all 1 prompts of this worker from this token: rule hr-prompts"}},"prompts":[]}`},
+			`{"_meta":{"gemgate/hidden":{"explanation":"gemgate hides all 1 prompts the worker listed in this answer from this token: rule hr-prompts"}},"prompts":[]}`},
 		{"resources/list", `{"resources":[{"uri":"file:///docs/a.md"}]}`, `{"resources":[{"uri":"file:///docs/a.md"}]}`},
 	}
 	for _, tt := range tests {

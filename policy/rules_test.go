@@ -203,7 +203,7 @@ func FuzzRules(f *testing.F) {
 func TestHiddenMetaPlacement(t *testing.T) {
 	p := mustNew(t, Config{})
 	ro := decide(p, []string{"mcp:use"})
-	why := `"gemgate/hidden":{"explanation":"gemgate hides all 1 tools of this worker from this token: the token is read-only (no scope mcp:write) and the operator vouched for none of them (read_only_tools, trust_read_only_hints, or a preset from policy/presets)"}`
+	why := `"gemgate/hidden":{"explanation":"gemgate hides all 1 tools the worker listed in this answer from this token: the token is read-only (no scope mcp:write) and the operator vouched for none of them (read_only_tools, trust_read_only_hints, or a preset from policy/presets)"}`
 	for in, want := range map[string]string{
 		`{"tools":[{"name":"x"}]}`:                        `{"_meta":{` + why + `},"tools":[]}`,
 		`{"tools":[{"name":"x"}],"_meta":{}}`:             `{"tools":[],"_meta":{` + why + `}}`,
