@@ -77,7 +77,7 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 	if !ok {
 		return nil
 	}
-	if v, _ := g.opts.Policy.ExplainKind(c.kind, access, c.name, nil); v == policy.Allowed {
+	if v, _ := g.opts.Policy.ExplainKind(c.kind, access, c.name, nil); v == policy.Allowed && c.uriRefusal(g.opts.Policy) == "" {
 		return nil // the common case, without making a logger
 	}
 	c.member, c.log, c.id, c.access, c.sessionless = m, log(), msg.ID, access, true
@@ -90,6 +90,10 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 // is allowed when a tool rule reads annotations: the worker's, not MCP's defaults, decide.
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	pol := g.opts.Policy
+	if why := c.uriRefusal(pol); why != "" {
+		c.audit(ctx, g, "refused", slog.String("decided_by", "a URI with "+why))
+		return c.badURI(why)
+	}
 	verdict, why := pol.ExplainKind(c.kind, c.access, c.name, c.hint)
 	if verdict == policy.Allowed && (c.kind != policy.KindTool || c.hint != nil || !pol.ReadsAnnotations()) {
 		telemetry.Decided(ctx, true, why)
@@ -160,6 +164,26 @@ func (c toolCall) unknown() *wire.Error {
 	}
 	return &wire.Error{Status: status, Code: code, ID: c.id,
 		Message: "unknown " + c.kind.String() + " " + textclip.Quote(c.name)}
+}
+
+// uriRefusal is why the policy cannot decide on c's URI (policy.URIRefusal); "" for a prompt
+// or a tool.
+func (c toolCall) uriRefusal(pol *policy.Policy) string {
+	if c.kind != policy.KindResource {
+		return ""
+	}
+	return pol.URIRefusal(c.name)
+}
+
+// badURI refuses a resource's URI the resource rules could read otherwise than the worker.
+func (c toolCall) badURI(why string) *wire.Error {
+	status := http.StatusOK
+	if c.sessionless {
+		status = http.StatusBadRequest
+	}
+	return &wire.Error{Status: status, Code: jsonrpc.CodeInvalidParams, ID: c.id, Data: map[string]any{"uri": c.name},
+		Message: "resource URI " + textclip.Quote(c.name) + " has " + why + ", which a worker may resolve to " +
+			"another resource than the resource rules decide on; send the URI in its normal form (RFC 3986 §6.2.2)"}
 }
 
 const codeResourceNotFound = -32002 // MCP 2025-x

@@ -133,7 +133,8 @@ func TestPromptAndResourceRulesBothEras(t *testing.T) {
 					strings.Count(logs, `"msg":"audit prompts/get"`) >= 4 && strings.Count(logs, `"msg":"audit resources/read"`) >= 4 &&
 					strings.Count(logs, `"msg":"audit resources/subscribe"`) >= 2 &&
 					strings.Contains(logs, `"prompt":"test_simple_prompt","read_only":true,"outcome":"forbidden"`) &&
-					strings.Contains(logs, `"resource":"test://static-binary","read_only":true,"outcome":"forbidden"`)
+					strings.Contains(logs, `"resource":"test://static-binary","read_only":true,"outcome":"forbidden"`) &&
+					strings.Count(logs, `"outcome":"refused","decided_by":"a URI with a '..' segment"`) >= 2
 			})
 		})
 	}
@@ -198,6 +199,24 @@ func checkItemRules(t *testing.T, era string, reader, admin *itemCaller) {
 	} else {
 		// A listen stream's subscription passes the gate a resources/subscribe does.
 		notFound("reader", reader, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{"test://static-binary"}}}, "")
+	}
+	// A URI a worker may resolve to another resource than its text names is refused before
+	// any rule reads it, with one text in both eras, whoever asks.
+	for _, uri := range []string{"test://template/42/../../static-binary", "test://static%2Dbinary", "test://x//static-binary"} {
+		status, _, out := admin.call("resources/read", map[string]any{"uri": uri})
+		wantStatus := 200
+		if sessionless {
+			wantStatus = 400
+		}
+		var e struct {
+			Code    int
+			Message string
+		}
+		json.Unmarshal(out["error"], &e)
+		if status != wantStatus || e.Code != -32602 || !strings.HasPrefix(e.Message, "resource URI ") ||
+			!strings.HasSuffix(e.Message, "another resource than the resource rules decide on; send the URI in its normal form (RFC 3986 §6.2.2)") {
+			t.Errorf("admin resources/read %s: %d %s; want %d, -32602 asking for the normal form", uri, status, out["error"], wantStatus)
+		}
 	}
 	resources, _ = admin.listed("resources/list", "resources", "uri")
 	has("admin", resources, "test://static-binary", "")
