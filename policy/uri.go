@@ -10,8 +10,8 @@ import (
 // with a '.' or '..' segment or an empty one (`//`), a percent-encoded unreserved character,
 // '/' or '\', a backslash, or an upper-case scheme or host names another resource than its
 // text, so `file:///docs/../hr/pay` would pass a rule on `file:///hr/`. Such a URI is
-// refused while any resource rule decides (DESIGN §9: what the gateway decides on is read
-// as the worker reads it, or refused); without one, nothing is decided and nothing refused.
+// refused while any resource rule decides (DESIGN §9, invariant 6: what the gateway decides on
+// is what the worker reads); without one, nothing is decided and nothing refused.
 func (p *Policy) URIRefusal(uri string) string {
 	if len(p.rules[KindResource]) == 0 {
 		return ""
