@@ -124,7 +124,7 @@ func AccountFor(template, gemgateUser string) (*Account, error) {
 		return nil, err
 	}
 	if !regularAccount(a) {
-		return nil, fmt.Errorf("worker account %s (uid %d) is a system account; worker_user %q must name regular accounts (uid %d or above): %w", a.Name, a.Uid, template, MinUserUID, errSystemAccount)
+		return nil, fmt.Errorf("worker account %s (uid %d) is a system account; worker_user %q must name regular accounts (uid %d or above): a system account", a.Name, a.Uid, template, MinUserUID)
 	}
 	return a, nil
 }
@@ -133,9 +133,6 @@ func AccountFor(template, gemgateUser string) (*Account, error) {
 func AccountName(template, gemgateUser string) string {
 	return strings.ReplaceAll(template, "{user}", gemgateUser)
 }
-
-// errSystemAccount is wrapped by AccountFor's refusal of an account below MinUserUID, or nobody.
-var errSystemAccount = errors.New("a system account")
 
 func regularAccount(a *Account) bool { return a.Uid >= MinUserUID && a.Uid != 65534 }
 

@@ -185,27 +185,39 @@ func Start(spec Spec) (_ *Process, err error) {
 	// The gateway keeps its ends of the pipes itself rather than through exec's helpers, so
 	// that the process can be reaped even while something it started still holds stdout.
 	// They, and the worker's cgroup, go again if the start fails.
-	var opened pipes
+	var opened []*os.File
 	var cg *cgroup
 	defer func() {
 		if err != nil {
-			closeAll(opened.files...)
+			closeAll(opened...)
 			if cg != nil {
 				_ = cg.remove()
 			}
 		}
 	}()
-	inR, inW := opened.open()
-	outR, outW := opened.open()
-	errR, errW := opened.open()
-	if opened.err != nil {
-		return nil, opened.err
+	pipe := func() (r, w *os.File) {
+		if err == nil {
+			if r, w, err = os.Pipe(); err == nil {
+				opened = append(opened, r, w)
+			}
+		}
+		return r, w
 	}
-	cmd, cg, err := command(spec, inR, outW, errW)
+	inR, inW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	// The credential is the first stdin line with CredentialStdin, else on a pipe.
+	var credLine []byte
+	var credR, credW *os.File
+	if spec.CredentialStdin && spec.Credential != nil {
+		credLine = append(slices.Clip(spec.Credential), '\n')
+	} else if spec.Credential != nil {
+		credR, credW = pipe()
+	}
 	if err != nil {
 		return nil, err
 	}
-	credLine, credW, err := credentialTo(cmd, spec, &opened)
+	cmd, cg, err := command(spec, inR, outW, errW, credR)
 	if err != nil {
 		return nil, err
 	}
@@ -215,9 +227,8 @@ func Start(spec Spec) (_ *Process, err error) {
 	if cg != nil {
 		cg.fd.Close() // again in remove: a second Close does nothing
 	}
-	closeAll(inR, outW, errW)
+	closeAll(inR, outW, errW, credR) // a nil credR's Close does nothing
 	if credW != nil {
-		closeAll(cmd.ExtraFiles...)
 		go handOver(credW, spec.Credential, spec.WriteTimeout, spec.Logger)
 	}
 	// The Process keeps none of the environment, which may name secrets, and of the
@@ -242,25 +253,10 @@ func Start(spec Spec) (_ *Process, err error) {
 	return p, nil
 }
 
-// pipes are the ends of a starting worker's pipes, all closed again if the start fails, and
-// the first error in opening them, after which open opens no more.
-type pipes struct {
-	files []*os.File
-	err   error
-}
-
-func (ps *pipes) open() (r, w *os.File) {
-	if ps.err == nil {
-		if r, w, ps.err = os.Pipe(); ps.err == nil {
-			ps.files = append(ps.files, r, w)
-		}
-	}
-	return r, w
-}
-
 // command is the worker's command on the given standard streams, with its Sandbox, Caps and
-// RunAs applied. It returns the worker's cgroup when Caps.Cgroup is set.
-func command(spec Spec, stdin, stdout, stderr *os.File) (*exec.Cmd, *cgroup, error) {
+// RunAs applied, and cred, if not nil, as descriptor 3. It returns the worker's cgroup when
+// Caps.Cgroup is set.
+func command(spec Spec, stdin, stdout, stderr, cred *os.File) (*exec.Cmd, *cgroup, error) {
 	path, args := spec.Path, spec.Args
 	if spec.Sandbox != nil {
 		path, args = spec.Sandbox.Bwrap, spec.Sandbox.args(spec.Path, spec.Args)
@@ -286,25 +282,11 @@ func command(spec Spec, stdin, stdout, stderr *os.File) (*exec.Cmd, *cgroup, err
 		cmd.SysProcAttr.Credential = spec.RunAs.credential()
 		cmd.Env = spec.RunAs.env(cmd.Env)
 	}
+	if cred != nil {
+		cmd.ExtraFiles = []*os.File{cred} // descriptor 3
+		cmd.Env = append(slices.Clip(cmd.Env), CredentialFDEnv+"=3")
+	}
 	return cmd, cg, nil
-}
-
-// credentialTo prepares the hand-over of spec's credential, if any: the first stdin line
-// with CredentialStdin, else a pipe on descriptor 3, whose write end it returns.
-func credentialTo(cmd *exec.Cmd, spec Spec, opened *pipes) (line []byte, w *os.File, err error) {
-	switch {
-	case spec.Credential == nil:
-		return nil, nil, nil
-	case spec.CredentialStdin:
-		return append(slices.Clip(spec.Credential), '\n'), nil, nil
-	}
-	r, w := opened.open()
-	if opened.err != nil {
-		return nil, nil, opened.err
-	}
-	cmd.ExtraFiles = []*os.File{r} // descriptor 3
-	cmd.Env = append(slices.Clip(cmd.Env), CredentialFDEnv+"=3")
-	return nil, w, nil
 }
 
 func closeAll(fs ...*os.File) {

@@ -2,11 +2,11 @@ package worker
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -179,12 +179,7 @@ func statIDs(pid int) (ppid, pgrp, sid int, ok bool) {
 	if err != nil || i < 0 {
 		return 0, 0, 0, false
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 4 {
-		return 0, 0, 0, false
-	}
-	ppid, err1 := strconv.Atoi(f[1])
-	pgrp, err2 := strconv.Atoi(f[2])
-	sid, err3 := strconv.Atoi(f[3])
-	return ppid, pgrp, sid, err1 == nil && err2 == nil && err3 == nil
+	var state string
+	_, err = fmt.Sscan(string(b[i+1:]), &state, &ppid, &pgrp, &sid)
+	return ppid, pgrp, sid, err == nil
 }
