@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -208,23 +209,40 @@ func TestDevMetricsAndResource(t *testing.T) {
 	}
 }
 
+// gemgate dev's default metrics address gives way to a free loopback port when busy; an
+// address the user chose is kept, busy or not.
 func TestDevMetricsListenKeepsAChosenAddress(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	if ln, err := listenMetrics(busy.Addr().String(), false); err == nil {
-		ln.Close()
-		t.Errorf("a busy address the user chose was given up for %s", ln.Addr())
+	devConfig := func(args ...string) *Config {
+		c, err := load("dev", append(unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()), args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
-	ln, err := listenMetrics(busy.Addr().String(), true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("dev's default address busy: %v, want a free port", err)
+		t.Fatal(err)
 	}
 	defer ln.Close()
-	if ln.Addr().String() == busy.Addr().String() || !strings.HasPrefix(ln.Addr().String(), "127.0.0.1:") {
-		t.Errorf("fallback listener at %s", ln.Addr())
+	c := devConfig("--metrics-listen", busy.Addr().String())
+	if srv, err := build(t.Context(), c, ln, slog.New(slog.DiscardHandler)); err == nil {
+		srv.gw.Close()
+		srv.metricsLn.Close()
+		t.Errorf("a busy address the user chose was given up for %s", srv.metricsLn.Addr())
+	}
+	// The default address, busy: held here unless another process holds it already.
+	if def, err := net.Listen("tcp", defaults().MetricsListen); err == nil {
+		defer def.Close()
+	}
+	srv := buildServer(t, devConfig())
+	defer srv.metricsLn.Close()
+	if a := srv.metricsLn.Addr().String(); a == defaults().MetricsListen || !strings.HasPrefix(a, "127.0.0.1:") {
+		t.Errorf("fallback listener at %s", a)
 	}
 }
 
