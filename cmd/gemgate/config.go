@@ -190,10 +190,7 @@ type field struct {
 
 func (c *Config) fields() []field {
 	var out []field
-	rv := reflect.ValueOf(c).Elem()
-	rt := rv.Type()
-	for i := 0; i < rt.NumField(); i++ {
-		f := rt.Field(i)
+	for f, v := range reflect.ValueOf(c).Elem().Fields() {
 		key := f.Tag.Get("key")
 		if key == "" {
 			continue
@@ -203,7 +200,7 @@ func (c *Config) fields() []field {
 			choices = strings.Split(ch, ",")
 		}
 		out = append(out, field{key: key, help: f.Tag.Get("help"), secret: f.Tag.Get("secret") == "true", dev: f.Tag.Get("dev") == "true",
-			words: f.Tag.Get("list") == "words", choices: choices, v: rv.Field(i)})
+			words: f.Tag.Get("list") == "words", choices: choices, v: v})
 	}
 	return out
 }

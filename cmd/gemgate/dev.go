@@ -190,17 +190,6 @@ func devTLS(c *Config, info *devInfo) error {
 	return nil
 }
 
-// listenMetrics opens the metrics listener at addr. With fallback (dev's default address), a
-// busy address gives way to any free loopback port, chosen by binding so that two gemgates
-// starting at once cannot pick the same one. An address the user chose is kept, busy or not.
-func listenMetrics(addr string, fallback bool) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil && fallback {
-		return net.Listen("tcp", "127.0.0.1:0")
-	}
-	return ln, err
-}
-
 // devClients are the development issuer's clients: alice and bob, one read-write client per
 // extra user, and last gemgate's own client, for exchanging a caller's token for a worker
 // credential. Secrets are fresh; startKeptIssuer replaces them with kept ones.

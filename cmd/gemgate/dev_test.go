@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -208,23 +209,32 @@ func TestDevMetricsAndResource(t *testing.T) {
 	}
 }
 
+// gemgate dev keeps a metrics address the user chose, busy or not: it does not start. (Its
+// default address gives way to a free port when busy: TestDevMetricsAndResource.)
 func TestDevMetricsListenKeepsAChosenAddress(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	if ln, err := listenMetrics(busy.Addr().String(), false); err == nil {
-		ln.Close()
-		t.Errorf("a busy address the user chose was given up for %s", ln.Addr())
-	}
-	ln, err := listenMetrics(busy.Addr().String(), true)
+	c, err := load("dev", unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
+		"--metrics-listen", busy.Addr().String()))
 	if err != nil {
-		t.Fatalf("dev's default address busy: %v, want a free port", err)
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		t.Fatal(err)
 	}
 	defer ln.Close()
-	if ln.Addr().String() == busy.Addr().String() || !strings.HasPrefix(ln.Addr().String(), "127.0.0.1:") {
-		t.Errorf("fallback listener at %s", ln.Addr())
+	srv, err := build(t.Context(), c, ln, slog.New(slog.DiscardHandler))
+	if err == nil {
+		srv.gw.Close()
+		srv.metricsLn.Close()
+		t.Fatalf("a busy address the user chose was given up for %s", srv.metricsLn.Addr())
+	}
+	if !strings.Contains(err.Error(), "metrics_listen: ") {
+		t.Errorf("build: %v, want the metrics_listen error", err)
 	}
 }
 

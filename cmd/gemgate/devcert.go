@@ -37,11 +37,6 @@ func devCertPaths(dir string) devCerts {
 	}
 }
 
-const (
-	devCALifetime   = 5 * 365 * 24 * time.Hour
-	devCertLifetime = 90 * 24 * time.Hour
-)
-
 // devCertificate makes sure dir holds a development CA and a loopback certificate it signed,
 // reusing what is there while valid, and returns the paths. Keys are written 0600. The CA may
 // only sign loopback names (X.509 name constraints), so trusting it cannot vouch for any
@@ -116,7 +111,7 @@ func newDevCA(p devCerts) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	}
 	return issue(p.CA, p.CAKey, &x509.Certificate{
 		Subject:                     pkix.Name{CommonName: who, Organization: []string{"gemgate development CA"}},
-		NotAfter:                    time.Now().Add(devCALifetime),
+		NotAfter:                    time.Now().Add(5 * 365 * 24 * time.Hour),
 		KeyUsage:                    x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		BasicConstraintsValid:       true,
 		IsCA:                        true,
@@ -130,7 +125,7 @@ func newDevCA(p devCerts) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 func newDevLeaf(p devCerts, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
 	_, _, err := issue(p.Cert, p.Key, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "gemgate dev (loopback)"},
-		NotAfter:    time.Now().Add(devCertLifetime),
+		NotAfter:    time.Now().Add(90 * 24 * time.Hour),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:    []string{"localhost"},

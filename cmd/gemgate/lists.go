@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,9 +49,6 @@ func splitWords(s string) ([]string, error) {
 	return words, nil
 }
 
-// errSeparatorInEntry is wrapped by the refusal of a YAML list entry that holds a separator.
-var errSeparatorInEntry = errors.New("contains a comma or white space, which separate the entries of this list")
-
 // checkEntries refuses YAML list entries that the one-string spelling could not express: an
 // empty entry, or one holding a separator. worker_command entries are arguments and may
 // hold anything.
@@ -65,7 +61,7 @@ func (f field) checkEntries(entries []string) error {
 			return fmt.Errorf("%s: an entry is empty", f.key)
 		}
 		if strings.ContainsAny(e, listSeparators) {
-			return fmt.Errorf("%s: entry %q %w", f.key, e, errSeparatorInEntry)
+			return fmt.Errorf("%s: entry %q contains a comma or white space, which separate the entries of this list", f.key, e)
 		}
 	}
 	return nil

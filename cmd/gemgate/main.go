@@ -48,11 +48,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		<-signalled.Done()
+	context.AfterFunc(signalled, func() {
 		stop()
 		cancel()
-	}()
+	})
 	var err error
 	if cmd == "serve" || cmd == "dev" {
 		if err := hardenGateway(); err != nil {

@@ -295,8 +295,13 @@ func (s *server) servers() error {
 		s.http.ConnContext = auth.LocalConnContext // the account check of auth.LocalUser, once per connection
 	}
 	if c.MetricsListen != "off" {
-		// dev's default metrics address may give way to a free port when taken.
-		ln, err := listenMetrics(c.MetricsListen, c.dev && c.MetricsListen == defaults().MetricsListen)
+		ln, err := net.Listen("tcp", c.MetricsListen)
+		if err != nil && c.dev && c.MetricsListen == defaults().MetricsListen {
+			// dev's default address, when busy, gives way to any free loopback port, chosen by
+			// binding so that two gemgates starting at once cannot pick the same one. An address
+			// the user chose is kept, busy or not.
+			ln, err = net.Listen("tcp", "127.0.0.1:0")
+		}
 		if err != nil {
 			return fmt.Errorf("metrics_listen: %w", err)
 		}

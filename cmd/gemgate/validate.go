@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -39,7 +40,10 @@ func (c *Config) validateEndpoint(p *problemList, loopback bool) {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		p.add("listen: %q is not host:port", c.Listen)
 	}
-	if !mcpPathPattern.MatchString(c.MCPPath) || hasDotSegment(c.MCPPath) {
+	// A "." or ".." segment is removed by clients before they send the path: the resource URL
+	// would name one path and clients reach another. With the pattern's non-empty segments,
+	// the path has one exactly when path.Clean changes it.
+	if !mcpPathPattern.MatchString(c.MCPPath) || path.Clean(c.MCPPath) != c.MCPPath {
 		p.add("mcp_path: %q must be a plain path like /mcp or /team/mcp: segments of letters, digits, '.', '_', '~' and '-', none of them . or ..", c.MCPPath)
 	} else if reservedPath(c.MCPPath) {
 		p.add("mcp_path: %q is one of gemgate's own paths (/healthz, /readyz, /.well-known/...)", c.MCPPath)
@@ -105,7 +109,7 @@ func (c *Config) validateWorker(p *problemList) {
 	// Every exchange would ask for a token gemgate itself accepts, which it refuses to hand a
 	// worker: say so now, not at each user's first request.
 	p.addIf(c.WorkerCredential == "exchange" && c.ExchangeAudience != "" &&
-		(c.ExchangeAudience == resourceURL(c, c.Listen) || slices.Contains(c.Audiences, c.ExchangeAudience)),
+		slices.Contains(c.audiences(resourceURL(c, c.Listen)), c.ExchangeAudience),
 		"exchange_audience: %q is one of gemgate's own audiences (public_url, audiences); name the backend's", c.ExchangeAudience)
 	p.addIf(c.WorkerCredential != "none" && c.Auth != "oidc", "worker_credential: %s needs auth=oidc", c.WorkerCredential)
 
@@ -342,13 +346,6 @@ func (c *Config) checkChoices() []error {
 // mcpPathPattern is a plain absolute path of one or more segments; nothing chi would read
 // as a pattern ({, *), no query, no empty segment, no trailing slash.
 var mcpPathPattern = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
-
-// hasDotSegment reports whether p has a "." or ".." segment, which clients remove before
-// they send the path: the resource URL would name one path and clients reach another.
-func hasDotSegment(p string) bool {
-	segs := strings.Split(p, "/")
-	return slices.Contains(segs, ".") || slices.Contains(segs, "..")
-}
 
 // reservedPath reports whether p is, or is under, a path gemgate serves itself.
 func reservedPath(p string) bool {
