@@ -204,7 +204,7 @@ func (s *remoteKeySet) keyIDs() []string {
 }
 
 // Ready reports whether keys are loaded. Before they are, it asks the background loader to
-// try again soon (it keeps a minimum gap) and returns a *KeysUnavailableError.
+// try again soon (it keeps a minimum gap) and returns an error wrapping ErrKeysUnavailable.
 func (s *remoteKeySet) Ready(ctx context.Context) error {
 	if s.keys.Load() != nil { // never empty: parseJWKS refuses a set without a usable key
 		return nil
@@ -219,7 +219,7 @@ func (s *remoteKeySet) unloaded() error {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return &KeysUnavailableError{Issuer: s.cfg.Issuer, Err: s.lastError()}
+	return keysUnavailableError(s.cfg.Issuer, s.lastError())
 }
 
 func (s *remoteKeySet) lastError() error {

@@ -45,7 +45,7 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 
 // StartVerifier validates cfg and makes one attempt at discovery and the keys, then retries
 // in the background until the keys load or ctx ends; until then Verify and Ready return a
-// [*KeysUnavailableError], not [ErrInvalidToken]: an issuer that is down is no reason to stop,
+// an error wrapping [ErrKeysUnavailable], not [ErrInvalidToken]: an issuer that is down is no reason to stop,
 // or to call tokens invalid. Only bad config is an error.
 func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	v, err := prepareVerifier(cfg)
@@ -84,10 +84,10 @@ func (v *Verifier) Health(ctx context.Context) error {
 // Verify checks raw and returns its principal. See [FailureReason] for the failures' labels.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if raw == "" {
-		return Principal{}, &MalformedTokenError{Reason: "empty"}
+		return Principal{}, malformedError("empty")
 	}
 	if len(raw) > maxTokenBytes {
-		return Principal{}, &MalformedTokenError{Reason: "larger than 16 KiB"}
+		return Principal{}, malformedError("larger than 16 KiB")
 	}
 	now := time.Now()
 	var key [sha256.Size]byte
@@ -99,7 +99,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		if v.keys.fresh(now) {
 			if p, live, found := v.cache.get(key, now); found {
 				if !live {
-					return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: DefaultClockSkew}
+					return Principal{}, expiredError(p.Expiry, now)
 				}
 				noteCached(ctx)
 				return p.clone(), nil
@@ -143,7 +143,7 @@ func (v *Verifier) verifyParsed(ctx context.Context, tok *parsedJWS, now time.Ti
 		if errors.Is(err, ErrInvalidToken) || errors.Is(err, ErrKeysUnavailable) || ctx.Err() != nil {
 			return Principal{}, err
 		}
-		return Principal{}, &UnknownKeyError{KeyID: tok.kid, Err: err}
+		return Principal{}, unknownKeyError(tok.kid, err)
 	}
 	if err := tok.verifySignature(pk); err != nil {
 		return Principal{}, err
