@@ -19,6 +19,11 @@ const (
 	claimConfirmation    = "cnf"
 )
 
+// notAccessToken are the values of Keycloak's "typ" claim for tokens it signs with the same
+// keys that are not access tokens ("Bearer"): with an audience of this resource (a client
+// named so, or an audience mapper) one of them would otherwise pass for an access token.
+var notAccessToken = map[string]bool{"ID": true, "Refresh": true, "Offline": true, "Logout": true}
+
 // checkClaims validates the claims of a token whose signature is verified and builds its
 // principal: no exp, no sub or no user claim means no principal.
 func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error) {
@@ -26,15 +31,6 @@ func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error)
 	if err != nil {
 		return Principal{}, err
 	}
-	return v.principal(cs, now)
-}
-
-// notAccessToken are the values of Keycloak's "typ" claim for tokens it signs with the same
-// keys that are not access tokens ("Bearer"): with an audience of this resource (a client
-// named so, or an audience mapper) one of them would otherwise pass for an access token.
-var notAccessToken = map[string]bool{"ID": true, "Refresh": true, "Offline": true, "Logout": true}
-
-func (v *Verifier) principal(cs claimSet, now time.Time) (Principal, error) {
 	iss, err := v.checkIssuer(cs)
 	if err != nil {
 		return Principal{}, err
@@ -101,7 +97,7 @@ func (v *Verifier) checkAudience(cs claimSet) ([]string, error) {
 	return aud, err
 }
 
-// timeClaims are the time claims principal and Explain check, one checkTime each, in this order.
+// timeClaims are the time claims checkClaims and Explain check, one checkTime each, in this order.
 var timeClaims = []string{claimExpiry, claimNotBefore, claimIssuedAt}
 
 // checkTime reads the time claim name and checks it against now with DefaultClockSkew: exp
