@@ -69,13 +69,29 @@ func prepareVerifier(cfg Config) (*Verifier, error) {
 	return v, nil
 }
 
-// Ready returns nil when signing keys are loaded (for /readyz).
-func (v *Verifier) Ready(ctx context.Context) error { return v.keys.Ready(ctx) }
+// Ready returns nil when signing keys are loaded (for /readyz). Before they are, it asks the
+// background loader to try again soon (it keeps a minimum gap) and returns an error wrapping
+// [ErrKeysUnavailable].
+func (v *Verifier) Ready(context.Context) error {
+	if v.keys.keys.Load() != nil { // never empty: parseJWKS refuses a set without a usable key
+		return nil
+	}
+	return v.keys.unloaded()
+}
 
-// Health returns the last attempt's error at fetching the issuer's keys (retried at most once
-// per refresh interval). Tokens keep being verified with the keys loaded either way.
+// Health returns the last attempt's error at fetching the issuer's keys. An attempt older than
+// healthInterval is repeated first, so that a probe notices an issuer gone within seconds,
+// unless one is under way (or outlives ctx): then the last finished one answers. Tokens keep
+// being verified with the keys loaded either way.
 func (v *Verifier) Health(ctx context.Context) error {
-	if err := v.keys.Health(ctx); err != nil {
+	ks := v.keys
+	var err error
+	if ks.fetching.Load() {
+		err = ks.lastError()
+	} else if err = ks.refresh(ctx, min(v.cfg.KeyRefreshInterval, healthInterval)); err != nil && ctx.Err() != nil {
+		err = ks.lastError()
+	}
+	if err != nil {
 		return fmt.Errorf("issuer keys unreachable (cached keys in use): %w", err)
 	}
 	return nil
