@@ -58,11 +58,11 @@ type refusalError struct {
 	kind   error // ErrInvalidToken, ErrUserRefused, ...; nil for a missing scope (403)
 	cause  error // wrapped too: the launcher's reason, the keys' fetch error
 	reason string
-	text   string // Error()
-	desc   string // never the token's content
-	facts  []slog.Attr
-	attrs  []slog.Attr
-	hint   string
+	text   string      // Error()
+	desc   string      // never the token's content
+	facts  []slog.Attr // what the token says of itself (withFacts), logged first
+	attrs  []slog.Attr // the refusal's own facts (expected values, times), logged next
+	hint   string      // the usual cause, logged last and shown by Explain
 }
 
 func (e *refusalError) Error() string   { return e.text }
