@@ -6,29 +6,26 @@ import (
 	"strings"
 )
 
-// requestError is a refused way of presenting a token. It wraps
-// [ErrInvalidRequest], or [ErrNoToken] for a non-Bearer scheme.
-type requestError struct {
-	msg  string
-	kind error
+// requestError is a refused way of presenting a token, which the client is told as it is.
+func requestError(msg string) error {
+	return &refusalError{kind: ErrInvalidRequest, reason: ReasonRequest, text: "auth: " + msg, desc: msg}
 }
 
-func (e *requestError) Error() string { return "auth: " + e.msg }
-func (e *requestError) Unwrap() error { return e.kind }
-
 var (
-	errTokenInQuery = &requestError{"access token in the query string is not accepted", ErrInvalidRequest}
-	errTwoHeaders   = &requestError{"more than one Authorization header", ErrInvalidRequest}
-	errEmptyToken   = &requestError{"empty bearer token", ErrInvalidRequest}
-	errNotBearer    = &requestError{"authorization scheme is not Bearer", ErrNoToken}
-	errBearerTab    = &requestError{"the Bearer scheme and its token must be separated by spaces, not a tab (RFC 7235)", ErrInvalidRequest}
+	errTokenInQuery = requestError("access token in the query string is not accepted")
+	errTwoHeaders   = requestError("more than one Authorization header")
+	errEmptyToken   = requestError("empty bearer token")
+	errBearerTab    = requestError("the Bearer scheme and its token must be separated by spaces, not a tab (RFC 7235)")
+	// Another scheme is no bearer token (RFC 6750 §3.1).
+	errNotBearer = &refusalError{kind: ErrNoToken, reason: ReasonMissing,
+		text: "auth: authorization scheme is not Bearer", desc: "bearer token required"}
 )
 
 // BearerToken returns the token of the request's single "Authorization: Bearer <token>"
 // header. It returns [ErrNoToken] when there is none, an error wrapping ErrNoToken for
 // another scheme, an error wrapping [ErrInvalidRequest] for an access_token query parameter
 // (RFC 6750 §2.3, which MCP forbids, even next to a header), two Authorization headers or an
-// empty token, and a [*MalformedTokenError] for a token not in RFC 6750 token syntax.
+// empty token, and an error wrapping [ErrInvalidToken] for a token not in RFC 6750 token syntax.
 func BearerToken(r *http.Request) (string, error) {
 	// Most requests have no query string: there is nothing to parse then.
 	if r.URL != nil && r.URL.RawQuery != "" && queryHasToken(r.URL.RawQuery) {
@@ -59,7 +56,7 @@ func BearerToken(r *http.Request) (string, error) {
 	}
 	if !IsBearerToken(token) {
 		// A malformed token, as RFC 6750 §3.1 files it under invalid_token.
-		return "", &MalformedTokenError{Reason: "not in RFC 6750 token syntax"}
+		return "", malformedError("not in RFC 6750 token syntax")
 	}
 	return token, nil
 }

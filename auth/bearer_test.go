@@ -160,9 +160,8 @@ func TestBearerTokenPadded(t *testing.T) {
 	r, _ := http.NewRequest(http.MethodPost, "https://h/mcp", nil)
 	r.Header.Set("Authorization", "Bearer ab=c")
 	got, err := BearerToken(r)
-	var malformed *MalformedTokenError
-	if got != "" || !errors.As(err, &malformed) || !errors.Is(err, ErrInvalidToken) {
-		t.Errorf("BearerToken(Bearer ab=c) = %q, %v; want a *MalformedTokenError", got, err)
+	if got != "" || FailureReason(err) != ReasonMalformed || !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("BearerToken(Bearer ab=c) = %q, %v; want a malformed token", got, err)
 	}
 }
 

@@ -19,6 +19,11 @@ const (
 	claimConfirmation    = "cnf"
 )
 
+// notAccessToken are the values of Keycloak's "typ" claim for tokens it signs with the same
+// keys that are not access tokens ("Bearer"): with an audience of this resource (a client
+// named so, or an audience mapper) one of them would otherwise pass for an access token.
+var notAccessToken = map[string]bool{"ID": true, "Refresh": true, "Offline": true, "Logout": true}
+
 // checkClaims validates the claims of a token whose signature is verified and builds its
 // principal: no exp, no sub or no user claim means no principal.
 func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error) {
@@ -26,15 +31,6 @@ func (v *Verifier) checkClaims(payload []byte, now time.Time) (Principal, error)
 	if err != nil {
 		return Principal{}, err
 	}
-	return v.principal(cs, now)
-}
-
-// notAccessToken are the values of Keycloak's "typ" claim for tokens it signs with the same
-// keys that are not access tokens ("Bearer"): with an audience of this resource (a client
-// named so, or an audience mapper) one of them would otherwise pass for an access token.
-var notAccessToken = map[string]bool{"ID": true, "Refresh": true, "Offline": true, "Logout": true}
-
-func (v *Verifier) principal(cs claimSet, now time.Time) (Principal, error) {
 	iss, err := v.checkIssuer(cs)
 	if err != nil {
 		return Principal{}, err
@@ -43,12 +39,12 @@ func (v *Verifier) principal(cs claimSet, now time.Time) (Principal, error) {
 		return Principal{}, err
 	}
 	if typ, _, err := cs.str(claimType); err == nil && notAccessToken[typ] {
-		return Principal{}, &ClaimError{Claim: claimType, Reason: "names a " + typ + " token, not an access token"}
+		return Principal{}, claimError(claimType, "names a "+typ+" token, not an access token")
 	}
 	if cs.has(claimConfirmation) {
 		// A sender-constrained token (DPoP, RFC 9449; mTLS, RFC 8705) is good only with a proof
 		// of its key, which gemgate does not check: a stolen one would work here.
-		return Principal{}, &ClaimError{Claim: claimConfirmation, Reason: "binds the token to a key gemgate cannot check the proof of (DPoP or mTLS)"}
+		return Principal{}, claimError(claimConfirmation, "binds the token to a key gemgate cannot check the proof of (DPoP or mTLS)")
 	}
 	var exp time.Time
 	for _, name := range timeClaims {
@@ -86,7 +82,7 @@ func (v *Verifier) principal(cs claimSet, now time.Time) (Principal, error) {
 func (v *Verifier) checkIssuer(cs claimSet) (string, error) {
 	iss, _, err := cs.str(claimIssuer)
 	if err == nil && iss != v.cfg.Issuer {
-		err = &InvalidIssuerError{Issuer: iss, Expected: v.cfg.Issuer}
+		err = issuerError(iss, v.cfg.Issuer)
 	}
 	return iss, err
 }
@@ -96,12 +92,12 @@ func (v *Verifier) checkAudience(cs claimSet) ([]string, error) {
 	aud, err := cs.strings(claimAudience, false)
 	if err == nil && !slices.ContainsFunc(aud, func(a string) bool { return slices.Contains(v.cfg.Audiences, a) }) {
 		azp, _, _ := cs.str(claimAuthorizedParty)
-		err = &InvalidAudienceError{Audience: aud, Expected: slices.Clone(v.cfg.Audiences), AuthorizedParty: azp}
+		err = audienceError(aud, v.cfg.Audiences, azp)
 	}
 	return aud, err
 }
 
-// timeClaims are the time claims principal and Explain check, one checkTime each, in this order.
+// timeClaims are the time claims checkClaims and Explain check, one checkTime each, in this order.
 var timeClaims = []string{claimExpiry, claimNotBefore, claimIssuedAt}
 
 // checkTime reads the time claim name and checks it against now with DefaultClockSkew: exp
@@ -113,12 +109,12 @@ func checkTime(cs claimSet, name string, now time.Time) (at time.Time, present b
 	case err != nil:
 	case name != claimExpiry:
 		if present && now.Add(skew).Before(at) {
-			err = &NotYetValidError{Claim: name, At: at, Now: now, Skew: skew}
+			err = notYetValidError(name, at, now)
 		}
 	case !present:
-		err = &ClaimError{Claim: claimExpiry, Reason: "is missing"}
+		err = claimError(claimExpiry, "is missing")
 	case !now.Before(at.Add(skew)):
-		err = &TokenExpiredError{Expiry: at, Now: now, Skew: skew}
+		err = expiredError(at, now)
 	}
 	return at, present, err
 }
@@ -131,9 +127,9 @@ func subject(cs claimSet) (string, error) {
 	switch {
 	case err != nil:
 	case sub == "":
-		err = &ClaimError{Claim: claimSubject, Reason: "is missing or empty"}
+		err = claimError(claimSubject, "is missing or empty")
 	case strings.ContainsRune(sub, 0):
-		err = &ClaimError{Claim: claimSubject, Reason: "holds a NUL character"}
+		err = claimError(claimSubject, "holds a NUL character")
 	}
 	return sub, err
 }
@@ -144,9 +140,9 @@ func requiredString(cs claimSet, name string) (string, error) {
 	case err != nil:
 		return "", err
 	case !ok:
-		return "", &ClaimError{Claim: name, Reason: "is missing"}
+		return "", claimError(name, "is missing")
 	case s == "":
-		return "", &ClaimError{Claim: name, Reason: "is empty"}
+		return "", claimError(name, "is empty")
 	}
 	return s, nil
 }
@@ -169,7 +165,7 @@ func tokenScopes(cs claimSet) ([]string, error) {
 	}
 	scp, err := cs.strings("scp", true)
 	if err != nil {
-		return nil, &ClaimError{Claim: "scp", Reason: "is not an array of strings"}
+		return nil, claimError("scp", "is not an array of strings")
 	}
 	var scopes []string
 	for _, x := range append(all, scp...) {

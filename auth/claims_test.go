@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -46,8 +45,8 @@ func TestSubjectWithANulIsRefused(t *testing.T) {
 	iss := newTestIssuer(t, kr.rsa1)
 	v := newTestVerifier(t, iss, nil)
 	_, err := v.Verify(context.Background(), token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"sub": "sub\x00odd"}), nil))
-	var ce *ClaimError
-	if !errors.As(err, &ce) || ce.Claim != "sub" || ce.Reason != "holds a NUL character" {
+	attrs := RefusalLogAttrs(err)
+	if FailureReason(err) != ReasonClaims || logAttr(attrs, "claim") != "sub" || logAttr(attrs, "problem") != "holds a NUL character" {
 		t.Errorf("sub with a NUL: %v, want the claim error \"sub holds a NUL character\"", err)
 	}
 }

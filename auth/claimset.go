@@ -30,14 +30,14 @@ const maxNumericDate = 253402300799
 // surrogate escape (encoding/json reads "\ud800" and "\udc00" alike as U+FFFD).
 type claimSet map[string]any
 
-// parseClaimSet reads payload strictly. Every error is a *MalformedTokenError with a
+// parseClaimSet reads payload strictly. Every error is a malformedError with a
 // fixed reason.
 func parseClaimSet(payload []byte) (claimSet, error) {
 	if !utf8.Valid(payload) {
-		return nil, &MalformedTokenError{Reason: "claims are not valid UTF-8"}
+		return nil, malformedError("claims are not valid UTF-8")
 	}
 	if gjsontext.HasLoneSurrogate(payload) {
-		return nil, &MalformedTokenError{Reason: "claims hold a lone UTF-16 surrogate escape"}
+		return nil, malformedError("claims hold a lone UTF-16 surrogate escape")
 	}
 	if err := checkOneObject(payload); err != nil {
 		return nil, err
@@ -46,10 +46,10 @@ func parseClaimSet(payload []byte) (claimSet, error) {
 	dec.UseNumber()
 	var cs claimSet
 	if err := dec.Decode(&cs); err != nil {
-		return nil, &MalformedTokenError{Reason: "unparsable claims"}
+		return nil, malformedError("unparsable claims")
 	}
 	if _, err := exactNumbers(map[string]any(cs)); err != nil {
-		return nil, &MalformedTokenError{Reason: "unparsable claims"}
+		return nil, malformedError("unparsable claims")
 	}
 	return cs, nil
 }
@@ -90,27 +90,27 @@ func exactNumbers(v any) (any, error) {
 // checkOneObject reads payload as exactly one object, no member name twice in any object,
 // at most maxClaimsDepth levels, nothing after it but whitespace.
 func checkOneObject(payload []byte) error {
-	notObject := &MalformedTokenError{Reason: "claims are not one JSON object"}
+	const notObject = "claims are not one JSON object"
 	dec := jsontext.NewDecoder(bytes.NewReader(payload))
 	if dec.PeekKind() != '{' {
-		return notObject
+		return malformedError(notObject)
 	}
 	for {
 		_, err := dec.ReadToken()
 		switch {
 		case errors.Is(err, jsontext.ErrDuplicateName):
-			return &MalformedTokenError{Reason: "claims name a member twice"}
+			return malformedError("claims name a member twice")
 		case err != nil:
-			return notObject
+			return malformedError(notObject)
 		case dec.StackDepth() > maxClaimsDepth:
-			return &MalformedTokenError{Reason: "claims nested too deeply"}
+			return malformedError("claims nested too deeply")
 		}
 		if dec.StackDepth() == 0 {
 			break
 		}
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
-		return &MalformedTokenError{Reason: "data after the claims object"}
+		return malformedError("data after the claims object")
 	}
 	return nil
 }
@@ -129,7 +129,7 @@ func (c claimSet) str(name string) (s string, ok bool, err error) {
 	}
 	s, isStr := v.(string)
 	if !isStr {
-		return "", true, &ClaimError{Claim: name, Reason: "is not a string"}
+		return "", true, claimError(name, "is not a string")
 	}
 	return s, true, nil
 }
@@ -152,13 +152,13 @@ func (c claimSet) strings(name string, split bool) ([]string, error) {
 		for _, e := range x {
 			s, ok := e.(string)
 			if !ok {
-				return nil, &ClaimError{Claim: name, Reason: "is not a string or an array of strings"}
+				return nil, claimError(name, "is not a string or an array of strings")
 			}
 			out = append(out, s)
 		}
 		return out, nil
 	}
-	return nil, &ClaimError{Claim: name, Reason: "is not a string or an array of strings"}
+	return nil, claimError(name, "is not a string or an array of strings")
 }
 
 // numericDate reads an RFC 7519 NumericDate: a JSON number of seconds since the epoch,
@@ -185,9 +185,9 @@ func (c claimSet) numericDate(name string) (t time.Time, ok bool, err error) {
 	}
 	switch {
 	case !isNumber:
-		return time.Time{}, true, &ClaimError{Claim: name, Reason: "is not a NumericDate (a JSON number of seconds)"}
+		return time.Time{}, true, claimError(name, "is not a NumericDate (a JSON number of seconds)")
 	case f < 0 || f > maxNumericDate:
-		return time.Time{}, true, &ClaimError{Claim: name, Reason: "is out of range"}
+		return time.Time{}, true, claimError(name, "is out of range")
 	}
 	sec, frac := math.Modf(f)
 	return time.Unix(int64(sec), int64(frac*1e9)), true, nil

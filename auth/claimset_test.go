@@ -85,7 +85,7 @@ func TestClaimsPayloadShapes(t *testing.T) {
 	tests := []struct {
 		name, tok string
 		ok        bool
-		claim     string // for ClaimError, the claim named
+		claim     string // for a claims refusal, the claim named
 	}{
 		{"plain object", sign(string(good), nil), true, ""},
 		{"surrounding whitespace", sign(" \n"+string(good)+"\n ", nil), true, ""},
@@ -116,9 +116,8 @@ func TestClaimsPayloadShapes(t *testing.T) {
 				t.Fatalf("err = %v, want a refusal wrapping ErrInvalidToken", err)
 			}
 			if tt.claim != "" {
-				var ce *ClaimError
-				if !errors.As(err, &ce) || ce.Claim != tt.claim {
-					t.Fatalf("err = %v, want a ClaimError naming %q", err, tt.claim)
+				if FailureReason(err) != ReasonClaims || logAttr(RefusalLogAttrs(err), "claim") != tt.claim {
+					t.Fatalf("err = %v, want a claims refusal naming %q", err, tt.claim)
 				}
 			}
 		})
@@ -133,7 +132,7 @@ func TestNumericDate(t *testing.T) {
 	tests := []struct {
 		raw     string
 		want    time.Time
-		wantErr string // a substring of the ClaimError's reason; "" for none
+		wantErr string // a substring of the claims refusal's problem; "" for none
 	}{
 		{"0", time.Unix(0, 0), ""},
 		{"0.0", time.Unix(0, 0), ""},
@@ -176,9 +175,9 @@ func TestNumericDate(t *testing.T) {
 				}
 				return
 			}
-			var ce *ClaimError
-			if !errors.As(err, &ce) || !strings.Contains(ce.Reason, tt.wantErr) || ce.Claim != claimExpiry {
-				t.Errorf("numericDate(%s) = %v, %v; want a ClaimError %q", tt.raw, got, err, tt.wantErr)
+			attrs := RefusalLogAttrs(err)
+			if FailureReason(err) != ReasonClaims || !strings.Contains(logAttr(attrs, "problem"), tt.wantErr) || logAttr(attrs, "claim") != claimExpiry {
+				t.Errorf("numericDate(%s) = %v, %v; want a claims refusal %q", tt.raw, got, err, tt.wantErr)
 			}
 			if !got.IsZero() {
 				t.Errorf("numericDate(%s) returned the time %v with its error", tt.raw, got)
@@ -215,8 +214,7 @@ func TestClaimsDepthLimit(t *testing.T) {
 				t.Errorf("depth %d refused: %v", maxClaimsDepth, err)
 			}
 			err := checkOneObject([]byte(over))
-			var me *MalformedTokenError
-			if !errors.As(err, &me) || !strings.Contains(me.Reason, "too deeply") {
+			if FailureReason(err) != ReasonMalformed || !strings.Contains(logAttr(RefusalLogAttrs(err), "problem"), "too deeply") {
 				t.Errorf("depth %d: %v, want nested too deeply", maxClaimsDepth+1, err)
 			}
 		})

@@ -19,7 +19,7 @@ func TestClip(t *testing.T) {
 		{s64 + strings.Repeat("b", 1000), s64 + "...(+1000 more)"},
 	}
 	for _, tt := range tests {
-		got := (&InvalidIssuerError{Issuer: tt.in}).Error()
+		got := issuerError(tt.in, "").Error()
 		if want := fmt.Sprintf("auth: token issuer %q not accepted", tt.want); got != want {
 			t.Errorf("issuer of %d bytes: %q, want %q", len(tt.in), got, want)
 		}
@@ -34,10 +34,10 @@ func TestErrorTextCarriesTheCause(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&UnknownKeyError{KeyID: "k9"}, `auth: unknown signing key "k9"`},
-		{&UnknownKeyError{KeyID: "k9", Err: cause}, `auth: unknown signing key "k9": connection refused`},
-		{&KeysUnavailableError{Issuer: "https://idp"}, `auth: signing keys of issuer "https://idp" not loaded yet`},
-		{&KeysUnavailableError{Issuer: "https://idp", Err: cause}, `auth: signing keys of issuer "https://idp" not loaded yet: connection refused`},
+		{unknownKeyError("k9", nil), `auth: unknown signing key "k9"`},
+		{unknownKeyError("k9", cause), `auth: unknown signing key "k9": connection refused`},
+		{keysUnavailableError("https://idp", nil), `auth: signing keys of issuer "https://idp" not loaded yet`},
+		{keysUnavailableError("https://idp", cause), `auth: signing keys of issuer "https://idp" not loaded yet: connection refused`},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {

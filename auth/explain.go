@@ -3,7 +3,6 @@ package auth
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -48,7 +47,7 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 	}
 	x := &explainer{v: v}
 	if len(raw) > maxTokenBytes {
-		x.Verdict = &MalformedTokenError{Reason: "larger than 16 KiB"}
+		x.Verdict = malformedError("larger than 16 KiB")
 		x.add("token", FindingProblem, "larger than 16 KiB")
 		return x.Explanation, nil
 	}
@@ -66,12 +65,7 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 
 	cs, err := parseClaimSet(tok.payload)
 	if err != nil {
-		detail := Describe(err)
-		var me *MalformedTokenError
-		if errors.As(err, &me) {
-			detail += ": " + me.Reason
-		}
-		x.problem("claims", err, detail)
+		x.problem("claims", err, strings.TrimPrefix(err.Error(), "auth: ")) // "malformed token: " and why
 		x.Verdict = x.first
 		return x.Explanation, nil
 	}
@@ -88,7 +82,7 @@ func Explain(ctx context.Context, cfg Config, raw string) (Explanation, error) {
 		x.Verdict = x.first
 	default:
 		// The claims pass; a serving gemgate would answer 503 until the keys load.
-		x.Verdict = &KeysUnavailableError{Issuer: x.v.cfg.Issuer, Err: keysErr}
+		x.Verdict = keysUnavailableError(x.v.cfg.Issuer, keysErr)
 	}
 	return x.Explanation, nil
 }
@@ -124,7 +118,7 @@ func (x *explainer) signature(ctx context.Context, tok *parsedJWS, keysErr error
 	pk, err := x.v.keys.Key(ctx, tok.kid)
 	if err != nil {
 		known := fmt.Sprintf(" (the issuer publishes %s)", strings.Join(quoteAll(x.v.keys.keyIDs()), ", "))
-		x.problem("signature", &UnknownKeyError{KeyID: tok.kid, Err: err}, fmt.Sprintf("no key of the issuer has kid %q%s", kid, known))
+		x.problem("signature", unknownKeyError(tok.kid, err), fmt.Sprintf("no key of the issuer has kid %q%s", kid, known))
 		return
 	}
 	if err := tok.verifySignature(pk); err != nil {
@@ -134,10 +128,10 @@ func (x *explainer) signature(ctx context.Context, tok *parsedJWS, keysErr error
 	x.add("signature", FindingOK, "verified with the issuer's key %q", kid)
 }
 
-// hinted is detail with the usual cause of err, when errorFacts knows it.
+// hinted is detail with the usual cause of err, a refusal that has one.
 func hinted(detail string, err error) string {
-	if _, h := errorFacts(err, true); h != "" {
-		return detail + "\n         hint: " + h
+	if e, ok := err.(*refusalError); ok && e.hint != "" {
+		return detail + "\n         hint: " + e.hint
 	}
 	return detail
 }
@@ -145,7 +139,7 @@ func hinted(detail string, err error) string {
 func (x *explainer) issuer(cs claimSet) {
 	iss, err := x.v.checkIssuer(cs)
 	switch {
-	case errAs[*InvalidIssuerError](err):
+	case FailureReason(err) == ReasonIssuer:
 		x.problem("iss", err, hinted(fmt.Sprintf("%q, but gemgate accepts %q", clip.String(iss, maxQuoted), x.v.cfg.Issuer), err))
 	case err != nil:
 		x.problem("iss", err, "is not a string")
@@ -158,7 +152,7 @@ func (x *explainer) issuer(cs claimSet) {
 func (x *explainer) audience(cs claimSet) {
 	aud, err := x.v.checkAudience(cs)
 	switch {
-	case errAs[*InvalidAudienceError](err):
+	case FailureReason(err) == ReasonAudience:
 		x.problem("aud", err, hinted(fmt.Sprintf("%s names none of %s", listOrNone(aud), strings.Join(quoteAll(x.v.cfg.Audiences), ", ")), err))
 	case err != nil:
 		x.problem("aud", err, "is not a string or an array of strings")
@@ -175,12 +169,12 @@ func (x *explainer) times(cs claimSet) {
 	for _, name := range timeClaims {
 		at, present, err := checkTime(cs, name, x.now)
 		when := at.UTC().Format(time.RFC3339)
-		switch e := err.(type) {
-		case *TokenExpiredError:
-			x.problem(name, e, fmt.Sprintf("%s: expired %s ago (allowed clock skew %s)", when, x.now.Sub(at).Truncate(time.Second), e.Skew))
-		case *NotYetValidError:
-			x.problem(name, e, fmt.Sprintf("%s is %s ahead of this clock (allowed skew %s)", when, at.Sub(x.now).Truncate(time.Second), e.Skew))
-		case nil:
+		switch FailureReason(err) {
+		case ReasonExpired:
+			x.problem(name, err, fmt.Sprintf("%s: expired %s ago (allowed clock skew %s)", when, x.now.Sub(at).Truncate(time.Second), DefaultClockSkew))
+		case ReasonNotYetValid:
+			x.problem(name, err, fmt.Sprintf("%s is %s ahead of this clock (allowed skew %s)", when, at.Sub(x.now).Truncate(time.Second), DefaultClockSkew))
+		case "":
 			if name == claimExpiry {
 				x.add(name, FindingOK, "%s: valid for another %s", when, at.Sub(x.now).Truncate(time.Second))
 			} else if present {
@@ -188,9 +182,9 @@ func (x *explainer) times(cs claimSet) {
 			}
 		default:
 			if !present {
-				x.problem(name, e, "is missing; gemgate requires it")
+				x.problem(name, err, "is missing; gemgate requires it")
 			} else {
-				x.problem(name, e, Describe(e))
+				x.problem(name, err, Describe(err))
 			}
 		}
 	}

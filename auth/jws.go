@@ -41,7 +41,7 @@ type parsedJWS struct {
 func parseJWS(raw string) (*parsedJWS, error) {
 	// Compact serialization only: a JWE has five parts, the JSON serialization none.
 	if strings.Count(raw, ".") != 2 {
-		return nil, &MalformedTokenError{Reason: "not a compact JWS"}
+		return nil, malformedError("not a compact JWS")
 	}
 	// One token, one spelling: each part base64url without padding (RFC 7515 §2), its unused
 	// bits zero. jwx also reads padding, the standard alphabet and stray bits: one signed token
@@ -49,33 +49,33 @@ func parseJWS(raw string) (*parsedJWS, error) {
 	// list) would see several tokens.
 	for part := range strings.SplitSeq(raw, ".") {
 		if _, err := base64.RawURLEncoding.Strict().DecodeString(part); err != nil || strings.ContainsAny(part, "\r\n") {
-			return nil, &MalformedTokenError{Reason: "a part is not base64url without padding"}
+			return nil, malformedError("a part is not base64url without padding")
 		}
 	}
 	msg, err := jws.Parse([]byte(raw), jws.WithCompact())
 	if err != nil {
-		return nil, &MalformedTokenError{Reason: "unparsable JWS"}
+		return nil, malformedError("unparsable JWS")
 	}
 	sigs := msg.Signatures()
 	if len(sigs) != 1 {
-		return nil, &MalformedTokenError{Reason: "not exactly one signature"}
+		return nil, malformedError("not exactly one signature")
 	}
 	h := sigs[0].ProtectedHeaders()
 	alg := h.Algorithm()
 	if !acceptedAlgorithms[alg] {
-		return nil, &AlgorithmError{Algorithm: alg.String()}
+		return nil, algorithmError(alg.String())
 	}
 	for _, name := range forbiddenHeaders {
 		if _, ok := h.Get(name); ok {
-			return nil, &ForbiddenHeaderError{Header: name}
+			return nil, headerError(name)
 		}
 	}
 	if !accessTokenType(h.Type()) {
-		return nil, &MalformedTokenError{Reason: "its typ names a kind of JWT that is not an access token"}
+		return nil, malformedError("its typ names a kind of JWT that is not an access token")
 	}
 	payload := bytes.TrimLeft(msg.Payload(), " \t\r\n")
 	if len(payload) == 0 || payload[0] != '{' {
-		return nil, &MalformedTokenError{Reason: "payload is not a JSON object"}
+		return nil, malformedError("payload is not a JSON object")
 	}
 	return &parsedJWS{
 		alg:          alg,
@@ -89,14 +89,14 @@ func parseJWS(raw string) (*parsedJWS, error) {
 // verifySignature checks the signature over the exact bytes received.
 func (t *parsedJWS) verifySignature(pk PublicKey) error {
 	if (pk.Algorithm != "" && pk.Algorithm != t.alg.String()) || !algorithmFitsKey(t.alg, pk) {
-		return &AlgorithmError{Algorithm: t.alg.String()}
+		return algorithmError(t.alg.String())
 	}
 	verifier, err := jws.NewVerifier(t.alg)
 	if err != nil {
-		return &AlgorithmError{Algorithm: t.alg.String()}
+		return algorithmError(t.alg.String())
 	}
 	if err := verifier.Verify([]byte(t.signingInput), t.signature, pk.Key); err != nil {
-		return &SignatureError{Err: err}
+		return signatureError(err)
 	}
 	return nil
 }

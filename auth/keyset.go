@@ -203,15 +203,6 @@ func (s *remoteKeySet) keyIDs() []string {
 	return slices.Sorted(maps.Keys(t.byID))
 }
 
-// Ready reports whether keys are loaded. Before they are, it asks the background loader to
-// try again soon (it keeps a minimum gap) and returns a *KeysUnavailableError.
-func (s *remoteKeySet) Ready(ctx context.Context) error {
-	if s.keys.Load() != nil { // never empty: parseJWKS refuses a set without a usable key
-		return nil
-	}
-	return s.unloaded()
-}
-
 // unloaded asks the background loader to try again soon and returns the error of a lookup
 // before keys are loaded.
 func (s *remoteKeySet) unloaded() error {
@@ -219,25 +210,13 @@ func (s *remoteKeySet) unloaded() error {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return &KeysUnavailableError{Issuer: s.cfg.Issuer, Err: s.lastError()}
+	return keysUnavailableError(s.cfg.Issuer, s.lastError())
 }
 
 func (s *remoteKeySet) lastError() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastErr
-}
-
-// Health is the last fetch's error. A fetch older than healthInterval is repeated first, so
-// that a probe notices an issuer gone within seconds, unless one is under way (or outlives
-// ctx): then the last finished fetch answers.
-func (s *remoteKeySet) Health(ctx context.Context) error {
-	if !s.fetching.Load() {
-		if err := s.refresh(ctx, min(s.cfg.KeyRefreshInterval, healthInterval)); err == nil || ctx.Err() == nil {
-			return err
-		}
-	}
-	return s.lastError()
 }
 
 // Backoff of the background loader while no key set has been loaded.

@@ -43,29 +43,15 @@ func LocalConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, peerAccountKey{}, &connAccount{local: c.LocalAddr(), remote: c.RemoteAddr()})
 }
 
-// requestAccount is the owner of the client end of r's connection (LocalConnContext).
-func requestAccount(r *http.Request) (uint32, error) {
-	if ca, ok := r.Context().Value(peerAccountKey{}).(*connAccount); ok {
-		return ca.get()
-	}
-	return 0, errors.New("its connection is not known")
-}
-
-// connOwner is the uid owning the client end of the TCP connection from remote to local.
-func connOwner(local, remote net.Addr) (uint32, error) {
-	l, lerr := netip.ParseAddrPort(local.String())
-	r, rerr := netip.ParseAddrPort(remote.String())
-	if lerr != nil || rerr != nil {
-		return 0, fmt.Errorf("not a TCP connection (%s)", remote)
-	}
-	return socketOwner(r, l)
-}
-
 // otherAccount says why r came from another account of this host than gemgate's own (or
 // root's: root can act as any account anyway), or "" if it did not; a request on a server
 // without LocalConnContext is refused, as one whose owner could not be found.
 func otherAccount(r *http.Request) string {
-	uid, err := requestAccount(r)
+	ca, ok := r.Context().Value(peerAccountKey{}).(*connAccount)
+	if !ok {
+		return "the account of its connection could not be found: its connection is not known"
+	}
+	uid, err := ca.get()
 	switch {
 	case err != nil:
 		return "the account of its connection could not be found: " + err.Error()
@@ -75,13 +61,19 @@ func otherAccount(r *http.Request) string {
 	return ""
 }
 
-// socketOwner is the uid owning the TCP socket whose local address is local and whose peer is
-// remote, from /proc/net/tcp and /proc/net/tcp6.
-func socketOwner(local, remote netip.AddrPort) (uint32, error) {
-	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
-	remote = netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
+// connOwner is the uid owning the client end of the TCP connection from remote to local, from
+// /proc/net/tcp and /proc/net/tcp6: the socket whose own address is remote and whose peer is
+// local.
+func connOwner(local, remote net.Addr) (uint32, error) {
+	l, lerr := netip.ParseAddrPort(local.String())
+	r, rerr := netip.ParseAddrPort(remote.String())
+	if lerr != nil || rerr != nil {
+		return 0, fmt.Errorf("not a TCP connection (%s)", remote)
+	}
+	client := netip.AddrPortFrom(r.Addr().Unmap(), r.Port())
+	peer := netip.AddrPortFrom(l.Addr().Unmap(), l.Port())
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		uid, found, err := findSocket(table, local, remote)
+		uid, found, err := findSocket(table, client, peer)
 		if err != nil {
 			return 0, err
 		}

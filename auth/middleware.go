@@ -94,7 +94,7 @@ func (a *Authenticator) authenticate(r *http.Request) (p Principal, raw string, 
 		return Principal{}, "", err
 	}
 	if a.o.Verifier == nil {
-		return Principal{}, "", &UnknownKeyError{Err: errors.New("no verifier configured")}
+		return Principal{}, "", unknownKeyError("", errors.New("no verifier configured"))
 	}
 	p, err = a.o.Verifier.Verify(r.Context(), raw)
 	if err != nil {
@@ -103,11 +103,11 @@ func (a *Authenticator) authenticate(r *http.Request) (p Principal, raw string, 
 	if a.o.UserName != nil {
 		// Before the scopes: a step-up would not help this token's user.
 		if err := a.o.UserName(p.User); err != nil {
-			return Principal{}, "", &UserNameError{Claim: a.o.UserClaim, User: shown(p.User), Err: err}
+			return Principal{}, "", userNameError(a.o.UserClaim, shown(p.User), err)
 		}
 	}
 	if missing := MissingScopes(p.Scopes, a.o.RequiredScopes); len(missing) > 0 {
-		return p, "", &InsufficientScopeError{Missing: missing}
+		return p, "", scopeError(missing)
 	}
 	if a.o.Users != nil {
 		if err := a.o.Users.Bind(p); err != nil {

@@ -16,16 +16,10 @@ type Principal struct {
 	claims map[string]any
 }
 
-// Claim returns the verified claim name, if the token has it. A number is an int64 (a uint64
-// past its range) when the issuer wrote an integer, else a float64. A claim that is an object
-// or an array is returned as decoded, and is shared: read it, do not change it.
-func (p Principal) Claim(name string) (any, bool) {
-	v, ok := p.claims[name]
-	return v, ok
-}
-
-// Claims returns every verified claim, for the policy's rules. The map is shared: read it,
-// do not change it, never log it.
+// Claims returns every verified claim, for the policy's rules; nil when p is not from a
+// token. A number is an int64 (a uint64 past its range) when the issuer wrote an integer,
+// else a float64. The map and the objects and arrays in it are shared: read them, do not
+// change them, never log them.
 func (p Principal) Claims() map[string]any { return p.claims }
 
 // Audience returns the token's aud claim, nil when p is not from a token.

@@ -178,9 +178,9 @@ func TestRefusalLogAttrsIssuerAndAudienceOnce(t *testing.T) {
 		err  error
 		key  string
 	}{
-		{"bare issuer error", &InvalidIssuerError{Issuer: "https://other", Expected: "https://idp"}, "iss"},
+		{"bare issuer error", issuerError("https://other", "https://idp"), "iss"},
 		{"verified issuer error", verified(map[string]any{"iss": "https://other"}), "iss"},
-		{"bare audience error", &InvalidAudienceError{Audience: []string{"x"}, Expected: []string{testResource}}, "aud"},
+		{"bare audience error", audienceError([]string{"x"}, []string{testResource}, ""), "aud"},
 		{"verified audience error", verified(map[string]any{"aud": "x"}), "aud"},
 	}
 	for _, tt := range tests {
@@ -210,7 +210,7 @@ func TestExpiredMomentsAgoHint(t *testing.T) {
 		{5 * time.Minute, false},
 		{time.Hour, false},
 	} {
-		h := logAttr(RefusalLogAttrs(&TokenExpiredError{Expiry: exp, Now: exp.Add(tt.ago), Skew: DefaultClockSkew}), "hint")
+		h := logAttr(RefusalLogAttrs(expiredError(exp, exp.Add(tt.ago))), "hint")
 		if got := strings.Contains(h, "expired moments ago"); got != tt.hint {
 			t.Errorf("expired %v ago: hint %q, want hint=%v", tt.ago, h, tt.hint)
 		}
@@ -220,11 +220,11 @@ func TestExpiredMomentsAgoHint(t *testing.T) {
 // TestAudienceHintNamesTheResource: the hint for a wrong audience names the value the token
 // should carry, the first accepted audience, and copes with none configured.
 func TestAudienceHintNamesTheResource(t *testing.T) {
-	h := logAttr(RefusalLogAttrs(&InvalidAudienceError{Audience: []string{"x"}, Expected: []string{testResource, "other"}}), "hint")
+	h := logAttr(RefusalLogAttrs(audienceError([]string{"x"}, []string{testResource, "other"}, "")), "hint")
 	if !strings.Contains(h, `"`+testResource+`"`) {
 		t.Errorf("hint %q does not name %s", h, testResource)
 	}
-	if h := logAttr(RefusalLogAttrs(&InvalidAudienceError{Audience: []string{"x"}}), "hint"); !strings.Contains(h, `""`) {
+	if h := logAttr(RefusalLogAttrs(audienceError([]string{"x"}, nil, "")), "hint"); !strings.Contains(h, `""`) {
 		t.Errorf("hint with no audiences configured = %q", h)
 	}
 }

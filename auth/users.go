@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 
@@ -11,64 +12,61 @@ import (
 )
 
 // ErrUserRefused is wrapped by the refusals of a verified token whose user gemgate will not
-// serve ([UserNameError], [UserTakenError], [SubjectNamesError]). It is not [ErrInvalidToken]:
-// a new token would carry the same name, and a 401 would loop the client through sign-in.
+// serve: one no worker can act as, one another subject holds, one new name too many. It is
+// not [ErrInvalidToken]: a new token would carry the same name, and a 401 would loop the
+// client through sign-in.
 var ErrUserRefused = errors.New("auth: the token's user is refused")
 
-// ErrUserNamesFull is wrapped by [UserNamesFullError].
+// ErrUserNamesFull is wrapped by the refusal of a new user name when [UserBindings] holds as
+// many names as it may. Forgetting one would let its name pass to another subject.
 var ErrUserNamesFull = errors.New("auth: no room to bind another user name")
-
-// UserNameError: the token's user claim holds a name no worker can act as; Err is the
-// launcher's reason (a fixed phrase). User is for the log only, quoted and clipped.
-type UserNameError struct {
-	Claim string
-	User  string
-	Err   error
-}
-
-func (e *UserNameError) Error() string {
-	return fmt.Sprintf("auth: token claim %q: %v", e.Claim, e.Err)
-}
-func (e *UserNameError) Unwrap() []error { return []error{ErrUserRefused, e.Err} }
-
-// UserTakenError: the token's user name is bound to another subject of the same issuer
-// (UserBindings). Subject is the token's, BoundTo the one the name belongs to; both are for
-// the log only.
-type UserTakenError struct {
-	Claim, User      string
-	Subject, BoundTo string
-}
-
-func (e *UserTakenError) Error() string {
-	return fmt.Sprintf("auth: user name of claim %q belongs to another subject", e.Claim)
-}
-func (e *UserTakenError) Unwrap() error { return ErrUserRefused }
-
-// SubjectNamesError: the token's user name is new, and its subject has bound
-// MaxNamesPerSubject names already (an account renamed again and again). User and Subject are
-// for the log only.
-type SubjectNamesError struct {
-	Claim, User, Subject string
-	Max                  int
-}
-
-func (e *SubjectNamesError) Error() string {
-	return fmt.Sprintf("auth: the subject has bound %d user names of claim %q already", e.Max, e.Claim)
-}
-func (e *SubjectNamesError) Unwrap() error { return ErrUserRefused }
 
 // MaxNamesPerSubject bounds the user names one subject binds, so that no one account can fill
 // max_user_names and lock every new user out.
 const MaxNamesPerSubject = 8
 
-// UserNamesFullError: the token's user name is new, and UserBindings holds as many names as
-// it may. Forgetting one would let its name pass to another subject.
-type UserNamesFullError struct{ Max int }
+// stableUserClaim is the advice of a refusal that a user_claim users can change causes.
+const stableUserClaim = "Use a user_claim the identity provider never lets users change or reuse (sub; on Keycloak, preferred_username with Edit username off)"
 
-func (e *UserNamesFullError) Error() string {
-	return fmt.Sprintf("auth: %d user names are bound already (max_user_names)", e.Max)
+// userNameError: the token's user claim holds a name no worker can act as; cause is the
+// launcher's reason (a fixed phrase). user, quoted and clipped (shown), is for the log only.
+func userNameError(claim, user string, cause error) error {
+	return &refusalError{kind: ErrUserRefused, cause: cause, reason: ReasonUserName,
+		text: fmt.Sprintf("auth: token claim %q: %v", claim, cause),
+		desc: fmt.Sprintf("token claim %s: %v; gemgate cannot run a worker as this user, so it will not serve this account", claim, cause),
+		attrs: []slog.Attr{slog.String("claim", claim), slog.String("user", user),
+			slog.String("problem", cause.Error())}}
 }
-func (e *UserNamesFullError) Unwrap() error { return ErrUserNamesFull }
+
+// userTakenError: the token's user name is bound to another subject of the same issuer;
+// subject is the token's, boundTo the one the name belongs to, both shown, for the log only.
+func userTakenError(claim, user, subject, boundTo string) error {
+	return &refusalError{kind: ErrUserRefused, reason: ReasonUserTaken,
+		text: fmt.Sprintf("auth: user name of claim %q belongs to another subject", claim),
+		desc: fmt.Sprintf("token claim %s names a user that another account (subject) holds at this gateway; ask the operator", claim),
+		attrs: []slog.Attr{slog.String("claim", claim), slog.String("user", user),
+			slog.String("subject", subject), slog.String("bound_subject", boundTo)},
+		hint: "two subjects of the issuer carry one user name; workers act as the name, so only the first is served. " + stableUserClaim}
+}
+
+// subjectNamesError: the token's user name is new, and its subject has bound
+// MaxNamesPerSubject names already (an account renamed again and again).
+func subjectNamesError(claim, user, subject string) error {
+	return &refusalError{kind: ErrUserRefused, reason: ReasonUserRenames,
+		text: fmt.Sprintf("auth: the subject has bound %d user names of claim %q already", MaxNamesPerSubject, claim),
+		desc: fmt.Sprintf("token claim %s names a new user for an account that has used %d user names at this gateway already; ask the operator", claim, MaxNamesPerSubject),
+		attrs: []slog.Attr{slog.String("claim", claim), slog.String("user", user),
+			slog.String("subject", subject), slog.Int("max_names_per_subject", MaxNamesPerSubject)},
+		hint: "one subject carries ever new user names (an account renamed again and again); each is bound to it until gemgate restarts, so past a few new ones are refused. " + stableUserClaim}
+}
+
+// userNamesFullError: the token's user name is new, and the bindings hold max names.
+func userNamesFullError(max int) error {
+	return &refusalError{kind: ErrUserNamesFull, reason: ReasonUserFull,
+		text:  fmt.Sprintf("auth: %d user names are bound already (max_user_names)", max),
+		desc:  "the gateway cannot serve a new user until its operator raises max_user_names",
+		attrs: []slog.Attr{slog.Int("max_user_names", max)}}
+}
 
 // DefaultMaxUserNames is the bound of UserBindings when none is given: about 20 MB at most.
 const DefaultMaxUserNames = 100_000
@@ -116,14 +114,14 @@ func (b *UserBindings) Bind(p Principal) error {
 		if bound.digest == digest {
 			return nil
 		}
-		return &UserTakenError{Claim: b.claim, User: shown(p.User), Subject: shown(p.Subject), BoundTo: bound.shown}
+		return userTakenError(b.claim, shown(p.User), shown(p.Subject), bound.shown)
 	}
 	subjects := b.bySubject[p.Issuer]
 	if subjects[digest] >= MaxNamesPerSubject {
-		return &SubjectNamesError{Claim: b.claim, User: shown(p.User), Subject: shown(p.Subject), Max: MaxNamesPerSubject}
+		return subjectNamesError(b.claim, shown(p.User), shown(p.Subject))
 	}
 	if b.n >= b.max {
-		return &UserNamesFullError{Max: b.max}
+		return userNamesFullError(b.max)
 	}
 	if names == nil {
 		names = map[[sha256.Size]byte]boundSubject{}

@@ -45,7 +45,7 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 
 // StartVerifier validates cfg and makes one attempt at discovery and the keys, then retries
 // in the background until the keys load or ctx ends; until then Verify and Ready return a
-// [*KeysUnavailableError], not [ErrInvalidToken]: an issuer that is down is no reason to stop,
+// an error wrapping [ErrKeysUnavailable], not [ErrInvalidToken]: an issuer that is down is no reason to stop,
 // or to call tokens invalid. Only bad config is an error.
 func StartVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	v, err := prepareVerifier(cfg)
@@ -69,13 +69,29 @@ func prepareVerifier(cfg Config) (*Verifier, error) {
 	return v, nil
 }
 
-// Ready returns nil when signing keys are loaded (for /readyz).
-func (v *Verifier) Ready(ctx context.Context) error { return v.keys.Ready(ctx) }
+// Ready returns nil when signing keys are loaded (for /readyz). Before they are, it asks the
+// background loader to try again soon (it keeps a minimum gap) and returns an error wrapping
+// [ErrKeysUnavailable].
+func (v *Verifier) Ready(context.Context) error {
+	if v.keys.keys.Load() != nil { // never empty: parseJWKS refuses a set without a usable key
+		return nil
+	}
+	return v.keys.unloaded()
+}
 
-// Health returns the last attempt's error at fetching the issuer's keys (retried at most once
-// per refresh interval). Tokens keep being verified with the keys loaded either way.
+// Health returns the last attempt's error at fetching the issuer's keys. An attempt older than
+// healthInterval is repeated first, so that a probe notices an issuer gone within seconds,
+// unless one is under way (or outlives ctx): then the last finished one answers. Tokens keep
+// being verified with the keys loaded either way.
 func (v *Verifier) Health(ctx context.Context) error {
-	if err := v.keys.Health(ctx); err != nil {
+	ks := v.keys
+	var err error
+	if ks.fetching.Load() {
+		err = ks.lastError()
+	} else if err = ks.refresh(ctx, min(v.cfg.KeyRefreshInterval, healthInterval)); err != nil && ctx.Err() != nil {
+		err = ks.lastError()
+	}
+	if err != nil {
 		return fmt.Errorf("issuer keys unreachable (cached keys in use): %w", err)
 	}
 	return nil
@@ -84,10 +100,10 @@ func (v *Verifier) Health(ctx context.Context) error {
 // Verify checks raw and returns its principal. See [FailureReason] for the failures' labels.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if raw == "" {
-		return Principal{}, &MalformedTokenError{Reason: "empty"}
+		return Principal{}, malformedError("empty")
 	}
 	if len(raw) > maxTokenBytes {
-		return Principal{}, &MalformedTokenError{Reason: "larger than 16 KiB"}
+		return Principal{}, malformedError("larger than 16 KiB")
 	}
 	now := time.Now()
 	var key [sha256.Size]byte
@@ -99,7 +115,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		if v.keys.fresh(now) {
 			if p, live, found := v.cache.get(key, now); found {
 				if !live {
-					return Principal{}, &TokenExpiredError{Expiry: p.Expiry, Now: now, Skew: DefaultClockSkew}
+					return Principal{}, expiredError(p.Expiry, now)
 				}
 				noteCached(ctx)
 				return p.clone(), nil
@@ -143,7 +159,7 @@ func (v *Verifier) verifyParsed(ctx context.Context, tok *parsedJWS, now time.Ti
 		if errors.Is(err, ErrInvalidToken) || errors.Is(err, ErrKeysUnavailable) || ctx.Err() != nil {
 			return Principal{}, err
 		}
-		return Principal{}, &UnknownKeyError{KeyID: tok.kid, Err: err}
+		return Principal{}, unknownKeyError(tok.kid, err)
 	}
 	if err := tok.verifySignature(pk); err != nil {
 		return Principal{}, err
