@@ -16,8 +16,10 @@ import (
 // Client is a registered OAuth client. Tokens it obtains with client_credentials are
 // issued for User (claims sub and preferred_username) and carry at most Scopes.
 type Client struct {
-	ID, Secret, User string
-	Scopes           []string
+	ID     string   `json:"id"`
+	Secret string   `json:"secret"`
+	User   string   `json:"user"`
+	Scopes []string `json:"scopes"`
 }
 
 // Options configures [Start]; a zero field but Audience means the documented default.

@@ -33,28 +33,20 @@ const devTokenTTL = 8 * time.Hour
 
 // devInfo is what `gemgate dev --json` prints once ready.
 type devInfo struct {
-	URL      string            `json:"url"`
-	Metadata string            `json:"metadata,omitempty"`
-	Auth     string            `json:"auth"`
-	Issuer   string            `json:"issuer,omitempty"`
-	Tokens   map[string]string `json:"tokens,omitempty"`
-	Clients  []devClient       `json:"clients,omitempty"`
-	Metrics  string            `json:"metrics,omitempty"`
-	DataDir  string            `json:"data_dir"`
-	CACert   string            `json:"ca_cert,omitempty"` // dev --tls: the development CA to trust
+	URL      string             `json:"url"`
+	Metadata string             `json:"metadata,omitempty"`
+	Auth     string             `json:"auth"`
+	Issuer   string             `json:"issuer,omitempty"`
+	Tokens   map[string]string  `json:"tokens,omitempty"`
+	Clients  []devissuer.Client `json:"clients,omitempty"`
+	Metrics  string             `json:"metrics,omitempty"`
+	DataDir  string             `json:"data_dir"`
+	CACert   string             `json:"ca_cert,omitempty"` // dev --tls: the development CA to trust
 	// Sandbox is the worker sandbox in force: bwrap, or none (workers not isolated).
 	Sandbox string `json:"sandbox"`
 	// As root with no sandbox: the account workers run as, and their data directory.
 	WorkerUser     string `json:"worker_user,omitempty"`
 	WorkersDataDir string `json:"workers_data_dir,omitempty"`
-}
-
-// devClient is a devissuer.Client as printed.
-type devClient struct {
-	ID     string   `json:"id"`
-	Secret string   `json:"secret"`
-	User   string   `json:"user"`
-	Scopes []string `json:"scopes"`
 }
 
 // devCommand runs the gateway on loopback with a development issuer and the demo worker.
@@ -203,9 +195,9 @@ func devClients(users []string) []devissuer.Client {
 
 // issuerCredentials mints a token for every client's user but gemgate's own and lists the
 // clients, for printing.
-func issuerCredentials(issuer *devissuer.Issuer) (map[string]string, []devClient, error) {
+func issuerCredentials(issuer *devissuer.Issuer) (map[string]string, []devissuer.Client, error) {
 	tokens := map[string]string{}
-	var clients []devClient
+	var clients []devissuer.Client
 	for _, cl := range issuer.Clients() {
 		if cl.ID == devGatewayClient {
 			continue
@@ -215,7 +207,7 @@ func issuerCredentials(issuer *devissuer.Issuer) (map[string]string, []devClient
 			return nil, nil, err
 		}
 		tokens[cl.User] = tok
-		clients = append(clients, devClient(cl))
+		clients = append(clients, cl)
 	}
 	return tokens, clients, nil
 }

@@ -15,13 +15,13 @@ import (
 
 // issuerInfo is what `gemgate issuer --json` prints once ready.
 type issuerInfo struct {
-	Issuer   string            `json:"issuer"`
-	Audience string            `json:"audience"`
-	Tokens   map[string]string `json:"tokens"`
-	Clients  []devClient       `json:"clients"`
+	Issuer   string             `json:"issuer"`
+	Audience string             `json:"audience"`
+	Tokens   map[string]string  `json:"tokens"`
+	Clients  []devissuer.Client `json:"clients"`
 	// ExchangeClient is gemgate's own client, for replicas run with worker_credential=exchange.
-	ExchangeClient devClient `json:"exchange_client"`
-	DataDir        string    `json:"data_dir"`
+	ExchangeClient devissuer.Client `json:"exchange_client"`
+	DataDir        string           `json:"data_dir"`
 }
 
 // issuerDefaultAudience is the public URL of a gemgate serve left at its defaults: so that
@@ -72,7 +72,7 @@ func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer issuer.Close()
 	info := issuerInfo{
 		Issuer: issuer.URL(), Audience: *audience, DataDir: *dataDir,
-		ExchangeClient: devClient(clients[len(clients)-1]), // gemgate's own (devClients)
+		ExchangeClient: clients[len(clients)-1], // gemgate's own (devClients)
 	}
 	if info.Tokens, info.Clients, err = issuerCredentials(issuer); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemgate/gemgate/auth"
+	"github.com/gemgate/gemgate/auth/devissuer"
 )
 
 // runIssuer runs gemgate issuer --json in this process until the test ends, and returns what
@@ -61,7 +62,7 @@ func TestIssuerTokensForSharedAudience(t *testing.T) {
 	}
 
 	// u02's client credentials, at the token endpoint.
-	var u02 devClient
+	var u02 devissuer.Client
 	for _, cl := range info.Clients {
 		if cl.ID == "u02" {
 			u02 = cl
@@ -136,7 +137,7 @@ func TestIssuerLogsTheTokensItIssues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var u01 devClient
+	var u01 devissuer.Client
 	for _, cl := range info.Clients {
 		if cl.ID == "u01" {
 			u01 = cl
