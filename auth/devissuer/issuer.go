@@ -51,8 +51,8 @@ const (
 // (scopes mcp:use mcp:write: read-write) and "bob" (scope mcp:use: read-only).
 func DefaultClients() []Client {
 	return []Client{
-		{ID: "alice", Secret: randomHex(16), User: "alice", Scopes: []string{"mcp:use", "mcp:write"}},
-		{ID: "bob", Secret: randomHex(16), User: "bob", Scopes: []string{"mcp:use"}},
+		{ID: "alice", Secret: NewSecret(), User: "alice", Scopes: []string{"mcp:use", "mcp:write"}},
+		{ID: "bob", Secret: NewSecret(), User: "bob", Scopes: []string{"mcp:use"}},
 	}
 }
 
@@ -181,6 +181,9 @@ func (i *Issuer) Close() error {
 	}
 	return err
 }
+
+// NewSecret is a new client secret: 16 random bytes in hexadecimal.
+func NewSecret() string { return randomHex(16) }
 
 func randomHex(n int) string {
 	b := make([]byte, n)

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,12 +19,6 @@ import (
 
 // devGatewayClient is the development issuer's client for gemgate itself.
 const devGatewayClient = "gemgate"
-
-func randomSecret() string {
-	var b [16]byte
-	rand.Read(b[:]) // never fails: crypto/rand crashes the program rather than return an error
-	return hex.EncodeToString(b[:])
-}
 
 // devTokenTTL is how long the printed tokens last: a working day.
 const devTokenTTL = 8 * time.Hour
@@ -188,9 +180,9 @@ func devTLS(c *Config, info *devInfo) error {
 func devClients(users []string) []devissuer.Client {
 	clients := devissuer.DefaultClients()
 	for _, u := range users {
-		clients = append(clients, devissuer.Client{ID: u, Secret: randomSecret(), User: u, Scopes: []string{"mcp:use", "mcp:write"}})
+		clients = append(clients, devissuer.Client{ID: u, Secret: devissuer.NewSecret(), User: u, Scopes: []string{"mcp:use", "mcp:write"}})
 	}
-	return append(clients, devissuer.Client{ID: devGatewayClient, Secret: randomSecret(), User: devGatewayClient})
+	return append(clients, devissuer.Client{ID: devGatewayClient, Secret: devissuer.NewSecret(), User: devGatewayClient})
 }
 
 // issuerCredentials mints a token for every client's user but gemgate's own and lists the
