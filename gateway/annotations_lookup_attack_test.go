@@ -1,0 +1,167 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gemgate/gemgate/policy"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// The worker mode brokenlist (GEMGATE_TEST_WORKER=brokenlist) is a legacy worker with two
+// tools: write, annotated openWorldHint: false, and trip, openWorldHint: true. Once trip is
+// called, every tools/list is answered with an error, as a worker whose backend for its list
+// went away does; its tools still run.
+//
+// The worker mode relistrace (GEMGATE_TEST_WORKER=relistrace) is a legacy worker whose first
+// tools/list annotates its tool flip readOnlyHint: true, among many tools without annotations,
+// and which takes the hint back at once: notifications/tools/list_changed follows that answer,
+// and every later list names flip without annotations.
+func init() {
+	switch os.Getenv("GEMGATE_TEST_WORKER") {
+	case "brokenlist":
+		os.Exit(playBrokenList())
+	case "relistrace":
+		os.Exit(playRelistRace())
+	}
+}
+
+func playBrokenList() int {
+	broken := false
+	w := &scripted{name: "brokenlist", caps: `{"tools":{}}`}
+	w.handle = func(w *scripted, m *scriptedMsg) bool {
+		switch m.Method {
+		case "tools/list":
+			if broken {
+				w.out(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"the tool registry is unavailable"}}`, m.ID)
+				return true
+			}
+			w.out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[`+
+				`{"name":"write","inputSchema":{"type":"object"},"annotations":{"openWorldHint":false}},`+
+				`{"name":"trip","inputSchema":{"type":"object"},"annotations":{"openWorldHint":true}}]}}`, m.ID)
+		case "tools/call":
+			if m.Params.Name == "trip" {
+				broken = true
+			}
+			w.text(m.ID, "ran "+m.Params.Name)
+		default:
+			return false
+		}
+		return true
+	}
+	return w.run()
+}
+
+func playRelistRace() int {
+	lists := 0
+	var pad strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&pad, `,{"name":"pad%d","inputSchema":{"type":"object"}}`, i)
+	}
+	w := &scripted{name: "relistrace", caps: `{"tools":{"listChanged":true}}`}
+	w.handle = func(w *scripted, m *scriptedMsg) bool {
+		switch m.Method {
+		case "tools/list":
+			lists++
+			annotations := ""
+			if lists == 1 {
+				annotations = `,"annotations":{"readOnlyHint":true}`
+			}
+			out := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"flip","inputSchema":{"type":"object"}%s}%s]}}`+"\n",
+				m.ID, annotations, pad.String())
+			if lists == 1 { // the answer and the change in one write: the change comes right after it
+				out += `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n"
+			}
+			fmt.Print(out)
+		case "tools/call":
+			w.text(m.ID, "flipped")
+		default:
+			return false
+		}
+		return true
+	}
+	return w.run()
+}
+
+// A tool rule that reads annotations decides on the worker's annotations; when gemgate cannot
+// read them (the worker's tools/list fails), the call is not let through on MCP's defaults:
+// the lookup fails closed, in either era. Here write (openWorldHint: false) is refused to a
+// token outside staff while the worker's list answers, and must stay refused once it fails.
+func TestAnnotationRuleLookupFailsClosed(t *testing.T) {
+	pol, err := policy.New(policy.Config{
+		TrustReadOnlyHints: true,
+		Rules:              []policy.Rule{{Name: "closed-world-for-staff", Allow: `annotations.openWorldHint || "staff" in groups`}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newF := func(t *testing.T) *fixture {
+		return newFixture(t, func(o *Options) {
+			o.Policy = pol
+			o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+			o.Workers = &testLauncher{mode: "brokenlist", dataDir: t.TempDir()}
+		})
+	}
+	ran := func(r reply) bool {
+		m := r.only(t)
+		return m.Error == nil && strings.Contains(string(m.Result), "ran write")
+	}
+	t.Run("2025-06-18 session, tools not listed", func(t *testing.T) {
+		c := newF(t).client("alice-rw")
+		c.open()
+		if r := c.callTool("2", "write", map[string]any{}); ran(r) {
+			t.Fatalf("write ran while the worker's list said openWorldHint false: %s", r.body)
+		}
+		if r := c.callTool("3", "trip", map[string]any{}); !strings.Contains(string(r.body), "ran trip") {
+			t.Fatalf("trip: %d %s", r.status, r.body)
+		}
+		if r := c.callTool("4", "write", map[string]any{}); ran(r) {
+			t.Errorf("write ran on MCP's defaults once the worker's tools/list failed: %d %s", r.status, r.body)
+		}
+	})
+	t.Run("2026-07-28", func(t *testing.T) {
+		c := newF(t).client("alice-rw")
+		call := func(id, name string) reply {
+			return c.sessionless(id, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}})
+		}
+		if r := call("2", "write"); ran(r) {
+			t.Fatalf("write ran while the worker's list said openWorldHint false: %s", r.body)
+		}
+		if r := call("3", "trip"); !strings.Contains(string(r.body), "ran trip") {
+			t.Fatalf("trip: %d %s", r.status, r.body)
+		}
+		if r := call("4", "write"); ran(r) {
+			t.Errorf("write ran on MCP's defaults once the worker's tools/list failed: %d %s", r.status, r.body)
+		}
+	})
+}
+
+// A tools/list answer the worker's notifications/tools/list_changed followed is out of date
+// when the session has it: the gate keeps no readOnlyHint from it, even when the request's
+// goroutine reads the answer only after the change was delivered.
+func TestReadOnlyHintOfAListAnswerTheChangeFollowed(t *testing.T) {
+	pol, err := policy.New(policy.Config{TrustReadOnlyHints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		f := newFixture(t, func(o *Options) {
+			o.Policy = pol
+			o.Workers = &testLauncher{mode: "relistrace", dataDir: t.TempDir()}
+		})
+		c := f.client("alice-ro")
+		c.open()
+		if got := listedTools(t, c.rpc("2", "tools/list", map[string]any{})); !slices.Equal(got, []string{"flip"}) {
+			t.Fatalf("tools/list: %v, want flip (hinted read-only)", got)
+		}
+		r := c.callTool("3", "flip", map[string]any{})
+		if r.status != http.StatusForbidden {
+			t.Fatalf("round %d: flip, whose readOnlyHint the worker's list_changed took back, ran for a read-only token: %d %s", i, r.status, r.body)
+		}
+		forbiddenBody(t, r, "3", "readOnly")
+	}
+}
