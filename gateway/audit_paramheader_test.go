@@ -1,0 +1,60 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
+	"github.com/gemgate/gemgate/pool"
+)
+
+// A 2026-07-28 tools/call whose header does not mirror its body is audited as the strict
+// reader's refusal, outcome malformed (docs/operations.md), whether the header is Mcp-Name or
+// an Mcp-Param-* header bound by the tool's x-mcp-header: both are refused with -32020 for
+// the same reason, a proxy in front reading another value than the worker.
+func TestHeaderMismatchIsAuditedMalformed(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header []string
+	}{
+		{"Mcp-Name", []string{"Mcp-Name", "other"}},
+		{"Mcp-Param-Region", []string{"Mcp-Param-Region", "us"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(o *Options) {
+				o.Workers = &testLauncher{mode: "numcursor", dataDir: t.TempDir()}
+				o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+			})
+			c := f.client("alice-rw")
+			// The worker first, so that its tool list (the bindings) is read.
+			if r := c.sessionless("1", "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{"region": "eu"}},
+				"Mcp-Param-Region", "eu"); r.status != http.StatusOK {
+				t.Fatalf("matching call: %d %s", r.status, r.body)
+			}
+			params := map[string]any{"name": "whoami", "arguments": map[string]any{"region": "eu"}, "_meta": sessionlessMeta()}
+			body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := map[string]string{sessionless.HeaderProtocolVersion: sessionless.Version, sessionless.HeaderMethod: "tools/call",
+				sessionless.HeaderName: "whoami", "Mcp-Param-Region": "eu"}
+			h[tc.header[0]] = tc.header[1]
+			var header []string
+			for k, v := range h {
+				header = append(header, k, v)
+			}
+			r := c.post(string(body), header...)
+			if r.status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %s", r.status, r.body)
+			}
+			_, vals := auditLines(t, f)
+			if len(vals) != 2 {
+				t.Fatalf("%d audit lines, want 2:\n%s", len(vals), f.log.String())
+			}
+			if got := vals[1]["outcome"]; got != "malformed" {
+				t.Errorf("audit outcome %v, want malformed: %v", got, vals[1])
+			}
+		})
+	}
+}
