@@ -87,7 +87,8 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 // toolGate applies the policy to c. A refusal is audited, and unknown when the worker does not
 // list it or no scope would unlock it, else 403 naming what would. Resources are not looked
 // up: their URIs need not be listed (templates). A tool without a hint is looked up before it
-// is allowed when a tool rule reads annotations: the worker's, not MCP's defaults, decide.
+// is allowed when a tool rule reads annotations: the worker's, not MCP's defaults, decide, and
+// a lookup that fails refuses the call (503).
 func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	pol := g.opts.Policy
 	verdict, why := pol.ExplainKind(c.kind, c.access, c.name, c.hint)
@@ -110,7 +111,15 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	if c.hint == nil && c.kind == policy.KindTool {
 		c.hint = hint
 		if verdict, why = pol.ExplainKind(c.kind, c.access, c.name, hint); verdict == policy.Allowed {
-			return nil
+			if known {
+				return nil
+			}
+			// Allowed on MCP's defaults only, by a rule that reads the annotations the worker's
+			// list holds and gemgate could not read: refused, not decided without them.
+			verdict, why = policy.DeniedForbidden, "annotations unknown: the worker's tools/list could not be read"
+			c.audit(ctx, g, "error", slog.String("decided_by", why))
+			return wire.Overloaded(c.id, "tool "+textclip.Quote(c.name)+" is allowed or not by its annotations, and the worker's tool list could not be read; try again",
+				workerRetryAfter, nil)
 		}
 	}
 	c.audit(ctx, g, verdict.String(), slog.String("decided_by", why))
