@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
@@ -21,12 +22,18 @@ import (
 // tools/list annotates its tool flip readOnlyHint: true, among many tools without annotations,
 // and which takes the hint back at once: notifications/tools/list_changed follows that answer,
 // and every later list names flip without annotations.
+//
+// The worker mode crashlist (GEMGATE_TEST_WORKER=crashlist) is a legacy worker whose tools are
+// peek (readOnlyHint: true), crash (readOnlyHint: true: it exits at once, unanswered) and write
+// (openWorldHint: false).
 func init() {
 	switch os.Getenv("GEMGATE_TEST_WORKER") {
 	case "brokenlist":
 		os.Exit(playBrokenList())
 	case "relistrace":
 		os.Exit(playRelistRace())
+	case "crashlist":
+		os.Exit(playCrashList())
 	}
 }
 
@@ -46,6 +53,28 @@ func playBrokenList() int {
 		case "tools/call":
 			if m.Params.Name == "trip" {
 				broken = true
+			}
+			w.text(m.ID, "ran "+m.Params.Name)
+		default:
+			return false
+		}
+		return true
+	}
+	return w.run()
+}
+
+func playCrashList() int {
+	w := &scripted{name: "crashlist", caps: `{"tools":{}}`}
+	w.handle = func(w *scripted, m *scriptedMsg) bool {
+		switch m.Method {
+		case "tools/list":
+			w.out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[`+
+				`{"name":"peek","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},`+
+				`{"name":"crash","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},`+
+				`{"name":"write","inputSchema":{"type":"object"},"annotations":{"openWorldHint":false}}]}}`, m.ID)
+		case "tools/call":
+			if m.Params.Name == "crash" {
+				os.Exit(3)
 			}
 			w.text(m.ID, "ran "+m.Params.Name)
 		default:
@@ -163,5 +192,43 @@ func TestReadOnlyHintOfAListAnswerTheChangeFollowed(t *testing.T) {
 			t.Fatalf("round %d: flip, whose readOnlyHint the worker's list_changed took back, ran for a read-only token: %d %s", i, r.status, r.body)
 		}
 		forbiddenBody(t, r, "3", "readOnly")
+	}
+}
+
+// A session outlives its worker's death (worker_per: user, on_worker_exit: keep), and its
+// next request starts a fresh worker. The tool gate's lookup of the worker's list is such a
+// request: a tool whose annotations decide is looked up in the fresh worker's list, not
+// refused because no worker ran when the lookup began. Here peek, vouched read-only by its
+// readOnlyHint and allowed by the rule (open world), runs for a read-only and a read-write
+// token after crash took the worker down, the tools never listed; write stays refused.
+func TestToolLookupAfterTheWorkerDied(t *testing.T) {
+	pol, err := policy.New(policy.Config{
+		TrustReadOnlyHints: true,
+		Rules:              []policy.Rule{{Name: "closed-world-for-staff", Allow: `annotations.openWorldHint || "staff" in groups`}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, token := range []string{"alice-ro", "alice-rw"} {
+		t.Run(token, func(t *testing.T) {
+			f := newFixture(t, func(o *Options) {
+				o.Policy = pol
+				o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+				o.Workers = &testLauncher{mode: "crashlist", dataDir: t.TempDir()}
+			})
+			c := f.client(token)
+			c.open()
+			pid := c.sessionObj().member.WorkerPid()
+			if r := c.callTool("2", "crash", map[string]any{}); r.only(t).Error == nil {
+				t.Fatalf("crash answered: %s", r.body)
+			}
+			eventually(t, 5*time.Second, "the worker to end", func() bool { return !alive(pid) && c.sessionObj().member.WorkerPid() == 0 })
+			if r := c.callTool("3", "peek", map[string]any{}); !strings.Contains(string(r.body), "ran peek") {
+				t.Errorf("peek after the worker died: %d %s", r.status, r.body)
+			}
+			if r := c.callTool("4", "write", map[string]any{}); strings.Contains(string(r.body), "ran write") {
+				t.Errorf("write ran for a token outside staff: %s", r.body)
+			}
+		})
 	}
 }
