@@ -51,16 +51,16 @@ func gatedCall(method string, f clientFields) (toolCall, bool) {
 }
 
 // gate applies the policy (toolGate) to a session's request; nil for an ungated method.
-func (g *Gateway) gate(ctx context.Context, s *session, log *slog.Logger, msg *jsonrpc.Message, f clientFields, access policy.Access) *wire.Error {
+func (g *Gateway) gate(ctx context.Context, s *session, log *slog.Logger, msg *jsonrpc.Message, f clientFields, access policy.Access, start pool.Identity) *wire.Error {
 	if msg.Method == "tools/call" {
-		return g.toolGate(ctx, toolCall{member: s.member, log: log, id: msg.ID, access: access, name: f.name, hint: s.hint(f.name)})
+		return g.toolGate(ctx, toolCall{member: s.member, log: log, id: msg.ID, access: access, name: f.name, hint: s.hint(f.name)}, &start)
 	}
 	c, ok := gatedCall(msg.Method, f)
 	if !ok {
 		return nil
 	}
 	c.member, c.log, c.id, c.access = s.member, log, msg.ID, access
-	return g.toolGate(ctx, c)
+	return g.toolGate(ctx, c, &start)
 }
 
 // sessionlessGate is gate for a 2026-07-28 request other than tools/call.
@@ -81,15 +81,16 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 		return nil // the common case, without making a logger
 	}
 	c.member, c.log, c.id, c.access, c.sessionless = m, log(), msg.ID, access, true
-	return g.toolGate(ctx, c)
+	return g.toolGate(ctx, c, nil)
 }
 
 // toolGate applies the policy to c. A refusal is audited, and unknown when the worker does not
 // list it or no scope would unlock it, else 403 naming what would. Resources are not looked
 // up: their URIs need not be listed (templates). A tool without a hint is looked up before it
 // is allowed when a tool rule reads annotations: the worker's, not MCP's defaults, decide, and
-// a lookup that fails refuses the call (503).
-func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
+// a lookup that fails refuses the call (503). start is who a worker is started for to look the
+// name up when none runs (a session's, whose next request starts one); nil: none is.
+func (g *Gateway) toolGate(ctx context.Context, c toolCall, start *pool.Identity) *wire.Error {
 	pol := g.opts.Policy
 	verdict, why := pol.ExplainKind(c.kind, c.access, c.name, c.hint)
 	if verdict == policy.Allowed && (c.kind != policy.KindTool || c.hint != nil || !pol.ReadsAnnotations()) {
@@ -102,7 +103,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	defer func() { telemetry.EndDecision(server, span, verdict == policy.Allowed, why) }()
 	listed, hint, known := false, (*policy.Hints)(nil), false
 	if c.kind != policy.KindResource {
-		listed, hint, known = listedItem(ctx, c.member, pol, c.kind, c.access, c.name, c.log)
+		listed, hint, known = listedItem(ctx, c.member, start, pol, c.kind, c.access, c.name, c.log)
 	}
 	if known && !listed {
 		c.audit(ctx, g, "unknown")
@@ -175,9 +176,10 @@ const codeResourceNotFound = -32002 // MCP 2025-x
 
 // listedItem looks name up in the worker's current list; known is false when it could not
 // tell, and the call is refused as a real tool's would be.
-func listedItem(ctx context.Context, m *pool.Member, pol *policy.Policy, k policy.Kind, access policy.Access, name string, log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
+func listedItem(ctx context.Context, m *pool.Member, start *pool.Identity, pol *policy.Policy, k policy.Kind, access policy.Access, name string,
+	log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
 	method := map[policy.Kind]string{policy.KindTool: "tools/list", policy.KindPrompt: "prompts/list"}[k]
-	known = listPages(ctx, m, method, func(result json.RawMessage) (bool, error) {
+	known = listPages(ctx, m, start, method, func(result json.RawMessage) (bool, error) {
 		names, err := policy.ListNames(method, result)
 		var hints map[string]policy.Hints
 		if err == nil {
@@ -197,13 +199,14 @@ func listedItem(ctx context.Context, m *pool.Member, pol *policy.Policy, k polic
 }
 
 // listPages reads a worker's list page by page, bounded in time and pages, until page is done
-// or the list ends; false if it got nowhere that far.
-func listPages(ctx context.Context, m *pool.Member, method string, page func(result json.RawMessage) (done bool, err error)) bool {
+// or the list ends; false if it got nowhere that far. With start, a worker is started for it
+// when none runs (Member.Ask).
+func listPages(ctx context.Context, m *pool.Member, start *pool.Identity, method string, page func(result json.RawMessage) (done bool, err error)) bool {
 	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
 	defer cancel()
 	params := json.RawMessage(`{}`)
 	for range toolLookupPages {
-		result, ok := m.Ask(ctx, method, params)
+		result, ok := m.Ask(ctx, start, method, params)
 		if !ok {
 			return false
 		}
