@@ -120,6 +120,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	if msg.Method == "tools/call" {
 		if b, ok := a.toolBindings(r.Context(), m, q.mr.Name); ok && len(b) > 0 {
 			if he := checkParamHeaders(r.Header, msg, b); he != nil {
+				a.Steps.AuditUnread(r, msg, q.p, he) // as Mcp-Name's: a header that does not mirror the body
 				return he
 			}
 		}
