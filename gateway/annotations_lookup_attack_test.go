@@ -26,6 +26,10 @@ import (
 // The worker mode crashlist (GEMGATE_TEST_WORKER=crashlist) is a legacy worker whose tools are
 // peek (readOnlyHint: true), crash (readOnlyHint: true: it exits at once, unanswered) and write
 // (openWorldHint: false).
+//
+// The worker mode pagedtwice (GEMGATE_TEST_WORKER=pagedtwice) is a legacy worker whose
+// tools/list comes in two pages, each listing its tool flip: the first annotated
+// readOnlyHint: true, the second without annotations.
 func init() {
 	switch os.Getenv("GEMGATE_TEST_WORKER") {
 	case "brokenlist":
@@ -34,6 +38,8 @@ func init() {
 		os.Exit(playRelistRace())
 	case "crashlist":
 		os.Exit(playCrashList())
+	case "pagedtwice":
+		os.Exit(playPagedTwice())
 	}
 }
 
@@ -77,6 +83,24 @@ func playCrashList() int {
 				os.Exit(3)
 			}
 			w.text(m.ID, "ran "+m.Params.Name)
+		default:
+			return false
+		}
+		return true
+	}
+	return w.run()
+}
+
+func playPagedTwice() int {
+	w := &scripted{name: "pagedtwice", caps: `{"tools":{}}`}
+	w.handle = func(w *scripted, m *scriptedMsg) bool {
+		switch {
+		case m.Method == "tools/list" && m.Params.Cursor == "":
+			w.out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"flip","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}],"nextCursor":"p2"}}`, m.ID)
+		case m.Method == "tools/list":
+			w.out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"flip","inputSchema":{"type":"object"}}]}}`, m.ID)
+		case m.Method == "tools/call":
+			w.text(m.ID, "flipped")
 		default:
 			return false
 		}
@@ -230,5 +254,39 @@ func TestToolLookupAfterTheWorkerDied(t *testing.T) {
 				t.Errorf("write ran for a token outside staff: %s", r.body)
 			}
 		})
+	}
+}
+
+// A tool the worker lists twice, once annotated readOnlyHint: true and once without
+// annotations, is read the cautious way (policy: read-only only if every listing says so),
+// whether the two listings share a page or not: the gate's lookup of a paged list does not
+// stop at the first page that names the tool. Here flip is refused to a read-only token in
+// both eras when the client did not list the tools, as it is when the client lists both pages.
+func TestToolListedTwiceAcrossPagesIsReadCautiously(t *testing.T) {
+	pol, err := policy.New(policy.Config{TrustReadOnlyHints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(o *Options) {
+		o.Policy = pol
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = &testLauncher{mode: "pagedtwice", dataDir: t.TempDir()}
+	})
+	listed := f.client("alice-ro")
+	listed.open()
+	listed.rpc("2", "tools/list", map[string]any{})
+	if got := listedTools(t, listed.rpc("3", "tools/list", map[string]any{"cursor": "p2"})); len(got) != 0 {
+		t.Fatalf("second page: %v, want flip hidden", got)
+	}
+	if r := listed.callTool("4", "flip", map[string]any{}); r.status != http.StatusForbidden {
+		t.Errorf("2025-06-18 session, both pages listed: flip %d %s, want 403", r.status, r.body)
+	}
+	unlisted := f.client("alice-ro")
+	unlisted.open()
+	if r := unlisted.callTool("2", "flip", map[string]any{}); r.status != http.StatusForbidden {
+		t.Errorf("2025-06-18 session, tools not listed: flip %d %s, want 403", r.status, r.body)
+	}
+	if r := f.client("alice-ro").sessionless("5", "tools/call", map[string]any{"name": "flip", "arguments": map[string]any{}}); r.status != http.StatusForbidden {
+		t.Errorf("2026-07-28: flip %d %s, want 403", r.status, r.body)
 	}
 }
