@@ -175,10 +175,13 @@ func (c toolCall) unknown() *wire.Error {
 const codeResourceNotFound = -32002 // MCP 2025-x
 
 // listedItem looks name up in the worker's current list; known is false when it could not
-// tell, and the call is refused as a real tool's would be.
+// tell, and the call is refused as a real tool's would be. Every page is read: a name listed
+// on two pages has the hints of both merged the cautious way, as two listings on one page do.
 func listedItem(ctx context.Context, m *pool.Member, start *pool.Identity, pol *policy.Policy, k policy.Kind, access policy.Access, name string,
 	log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
 	method := map[policy.Kind]string{policy.KindTool: "tools/list", policy.KindPrompt: "prompts/list"}[k]
+	var merged policy.Hints
+	annotated := false // a listing of name has annotations: merged holds them
 	known = listPages(ctx, m, start, method, func(result json.RawMessage) (bool, error) {
 		names, err := policy.ListNames(method, result)
 		var hints map[string]policy.Hints
@@ -189,12 +192,23 @@ func listedItem(ctx context.Context, m *pool.Member, start *pool.Identity, pol *
 			log.Warn("worker's "+method+" answer is malformed", "error", err)
 			return false, err
 		}
-		if slices.Contains(names, name) {
-			listed = true
-			hint = policy.HintOf(hints, name)
+		if !slices.Contains(names, name) {
+			return false, nil
 		}
-		return listed, nil
+		h, ok := hints[name] // this page's listings of name, merged (FilterList)
+		if !ok {
+			h = policy.DefaultHints() // listed without annotations
+		}
+		if listed {
+			h = merged.And(h)
+		}
+		merged = h
+		listed, annotated = true, annotated || ok
+		return false, nil
 	})
+	if listed && annotated {
+		hint = &merged
+	}
 	return listed, hint, known
 }
 
