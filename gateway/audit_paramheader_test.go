@@ -58,3 +58,24 @@ func TestHeaderMismatchIsAuditedMalformed(t *testing.T) {
 		})
 	}
 }
+
+// A 2026-07-28 tools/call whose params the strict reader refuses is audited with outcome
+// malformed, whichever key it trips on: a case variant of requestState, or a requestState that
+// is no string, as a case variant of arguments, or arguments that are no object.
+func TestStrictParamsRefusalsAreAuditedMalformed(t *testing.T) {
+	for _, params := range []map[string]any{
+		{"name": "whoami", "Arguments": map[string]any{}},
+		{"name": "whoami", "arguments": 5},
+		{"name": "whoami", "arguments": map[string]any{}, "RequestState": "x"},
+		{"name": "whoami", "arguments": map[string]any{}, "requestState": 5},
+	} {
+		f := newSessionlessFixture(t)
+		if r := f.client("alice-rw").sessionless("1", "tools/call", params); r.status != http.StatusBadRequest {
+			t.Fatalf("%v: status %d, want 400: %s", params, r.status, r.body)
+		}
+		_, vals := auditLines(t, f)
+		if len(vals) != 1 || vals[0]["outcome"] != "malformed" {
+			t.Errorf("%v: audit lines %v, want one, outcome malformed", params, vals)
+		}
+	}
+}
