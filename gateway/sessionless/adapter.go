@@ -61,7 +61,9 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	// wrapped: bridge_pass.go), checked before anything reaches a worker.
 	state, hasState, err := requestStateIn(mr.Params)
 	if err != nil {
-		return strictError(msg, err)
+		he := strictError(msg, err)
+		a.Steps.AuditUnread(r, msg, p, he) // as check's refusals: the strict reader's
+		return he
 	}
 	if hasState {
 		if !strings.HasPrefix(state, statePrefix) {
