@@ -79,3 +79,38 @@ func TestStrictParamsRefusalsAreAuditedMalformed(t *testing.T) {
 		}
 	}
 }
+
+// A tools/call in a protocol version gemgate does not serve is audited alike in both eras:
+// outcome refused, with why (turned away before its tool was weighed), as a 2026-07-28 one
+// refused for a worker that needs sessions is; not malformed in one era and refused in the
+// other: its params are not what the strict reader refused.
+func TestUnsupportedVersionIsAuditedAlikeInBothEras(t *testing.T) {
+	outcome := func(f *fixture, r reply) any {
+		t.Helper()
+		if r.status != http.StatusBadRequest {
+			t.Fatalf("status %d, want 400: %s", r.status, r.body)
+		}
+		_, vals := auditLines(t, f)
+		if len(vals) != 1 {
+			t.Fatalf("audit lines %v, want one", vals)
+		}
+		return vals[0]["outcome"]
+	}
+	params := map[string]any{"name": "whoami", "arguments": map[string]any{}}
+	f := newSessionlessFixture(t)
+	c := f.client("alice-rw")
+	c.open()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+	session := outcome(f, c.post(string(body), "Mcp-Session-Id", c.session, sessionless.HeaderProtocolVersion, "2099-01-01"))
+
+	f = newSessionlessFixture(t)
+	meta := sessionlessMeta()
+	meta[sessionless.MetaProtocolVersion] = "2099-01-01"
+	params["_meta"] = meta
+	body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+	modern := outcome(f, f.client("alice-rw").post(string(body), sessionless.HeaderProtocolVersion, "2099-01-01",
+		sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "whoami"))
+	if session != "refused" || modern != "refused" {
+		t.Errorf("audit outcome of an unsupported version: %v in a session, %v sessionless; want refused in both", session, modern)
+	}
+}
