@@ -34,7 +34,9 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	}
 	mr, he := check(r, msg, a.served)
 	if he != nil {
-		a.Steps.AuditUnread(r, msg, p, he)
+		if he.Code != CodeUnsupportedVersion { // a version not served is refused, as in a session
+			a.Steps.AuditUnread(r, msg, p, he)
+		}
 		return he
 	}
 	progressToken, he := a.Steps.Fields(msg)
