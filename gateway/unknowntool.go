@@ -126,15 +126,20 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall, start *pool.Identity
 	c.audit(ctx, g, verdict.String(), slog.String("decided_by", why))
 	noun := c.kind.String() + " " + textclip.Quote(c.name)
 	if verdict == policy.DeniedReadOnly {
-		// A session steps up with a write token (stepUp): in either era the token decides.
+		// A session steps up with a write token (stepUp): in either era the token decides. One
+		// whose worker keeps its login ends instead: the token is for a new session.
 		write := pol.WriteScope()
 		what, use := "can change state and this token is read-only", "call"
 		if c.kind != policy.KindTool || why != "read-only: not vouched read-only" {
 			what, use = "is for read-write tokens only ("+why+")", "use"
 		}
+		where := "on this session too"
+		if g.pool.KeepsLogin() {
+			where = "in a new session (this one ends when such a token comes)"
+		}
 		return g.insufficientScope(c.id, c.access, []string{write}, "readOnly",
 			noun+" "+what+"; a token with scope "+write+
-				" may "+use+" it, on this session too: re-authorize to get one (a token refresh cannot add a scope)")
+				" may "+use+" it, "+where+": re-authorize to get one (a token refresh cannot add a scope)")
 	}
 	needed, why := g.forbiddenChallenge(c.kind, c.access, c.name, c.hint)
 	if len(needed) == 0 {
