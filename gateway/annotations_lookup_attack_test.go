@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/gateway/sessionless"
 	"github.com/gemgate/gemgate/policy"
 	"github.com/gemgate/gemgate/pool"
 )
@@ -30,6 +33,9 @@ import (
 // The worker mode pagedtwice (GEMGATE_TEST_WORKER=pagedtwice) is a legacy worker whose
 // tools/list comes in two pages, each listing its tool flip: the first annotated
 // readOnlyHint: true, the second without annotations.
+//
+// The worker mode slowlist (GEMGATE_TEST_WORKER=slowlist) is a legacy worker whose tools/list
+// takes a second to answer; its tool peek is annotated openWorldHint: true.
 func init() {
 	switch os.Getenv("GEMGATE_TEST_WORKER") {
 	case "brokenlist":
@@ -40,6 +46,8 @@ func init() {
 		os.Exit(playCrashList())
 	case "pagedtwice":
 		os.Exit(playPagedTwice())
+	case "slowlist":
+		os.Exit(playSlowList())
 	}
 }
 
@@ -101,6 +109,23 @@ func playPagedTwice() int {
 			w.out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"flip","inputSchema":{"type":"object"}}]}}`, m.ID)
 		case m.Method == "tools/call":
 			w.text(m.ID, "flipped")
+		default:
+			return false
+		}
+		return true
+	}
+	return w.run()
+}
+
+func playSlowList() int {
+	w := &scripted{name: "slowlist", caps: `{"tools":{}}`}
+	w.handle = func(w *scripted, m *scriptedMsg) bool {
+		switch m.Method {
+		case "tools/list":
+			time.Sleep(time.Second)
+			w.out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"peek","inputSchema":{"type":"object"},"annotations":{"openWorldHint":true}}]}}`, m.ID)
+		case "tools/call":
+			w.text(m.ID, "ran "+m.Params.Name)
 		default:
 			return false
 		}
@@ -288,5 +313,54 @@ func TestToolListedTwiceAcrossPagesIsReadCautiously(t *testing.T) {
 	}
 	if r := f.client("alice-ro").sessionless("5", "tools/call", map[string]any{"name": "flip", "arguments": map[string]any{}}); r.status != http.StatusForbidden {
 		t.Errorf("2026-07-28: flip %d %s, want 403", r.status, r.body)
+	}
+}
+
+// A client that goes away while the gate looks its tool up in the worker's list (a rule reads
+// annotations) gets its call audited as disconnected, in either era, as one whose client went
+// away before its worker was had: not refused with "the worker is gone", nor an error.
+func TestClientGoneDuringTheToolLookupIsAuditedDisconnected(t *testing.T) {
+	pol, err := policy.New(policy.Config{
+		TrustReadOnlyHints: true,
+		Rules:              []policy.Rule{{Name: "closed-world-for-staff", Allow: `annotations.openWorldHint || "staff" in groups`}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, era := range []string{"2025-06-18", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			f := newFixture(t, func(o *Options) {
+				o.Policy = pol
+				o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+				o.Workers = &testLauncher{mode: "slowlist", dataDir: t.TempDir()}
+			})
+			c := f.client("alice-rw")
+			params := map[string]any{"name": "peek", "arguments": map[string]any{}}
+			var body string
+			var header []string
+			if era == "2025-06-18" {
+				c.open()
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+				body, header = string(b), []string{headerSessionID, c.session, sessionless.HeaderProtocolVersion, c.version}
+			} else {
+				params["_meta"] = sessionlessMeta()
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+				body, header = string(b), []string{sessionless.HeaderProtocolVersion, sessionless.Version,
+					sessionless.HeaderMethod, "tools/call", sessionless.HeaderName, "peek"}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			if _, err := c.do(ctx, http.MethodPost, body, header...); err == nil {
+				t.Fatal("the call was answered before the client went away")
+			}
+			var vals []map[string]any
+			eventually(t, 5*time.Second, "the call's audit line", func() bool {
+				_, vals = auditLines(t, f)
+				return len(vals) > 0
+			})
+			if len(vals) != 1 || vals[0]["outcome"] != "disconnected" {
+				t.Errorf("audit lines %v, want one, outcome disconnected", vals)
+			}
+		})
 	}
 }
