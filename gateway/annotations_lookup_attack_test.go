@@ -361,6 +361,9 @@ func TestClientGoneDuringTheToolLookupIsAuditedDisconnected(t *testing.T) {
 			if len(vals) != 1 || vals[0]["outcome"] != "disconnected" {
 				t.Errorf("audit lines %v, want one, outcome disconnected", vals)
 			}
+			if strings.Contains(f.log.String(), "the worker is gone") {
+				t.Errorf("the log blames the worker for the client's leaving:\n%s", f.log.String())
+			}
 		})
 	}
 }

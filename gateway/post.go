@@ -263,6 +263,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	call, err := s.member.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: f.progressToken, Identity: identity, Tag: inf})
 	if err != nil {
 		telemetry.EndRoundTrip(span, "error")
+		if r.Context().Err() != nil {
+			return nil // the client went away before the call was written (as attachError)
+		}
 		return callError(msg.ID, err)
 	}
 	s.setCall(inf, call)

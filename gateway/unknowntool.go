@@ -105,6 +105,12 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall, start *pool.Identity
 	if c.kind != policy.KindResource {
 		listed, hint, known = listedItem(ctx, c.member, start, pol, c.kind, c.access, c.name, c.log)
 	}
+	if !known && ctx.Err() != nil {
+		// The client went away while the list was read: nothing is decided, nor audited here
+		// (postMessage audits it disconnected), and nobody reads this answer.
+		verdict = policy.DeniedForbidden
+		return &wire.Error{Status: http.StatusServiceUnavailable, Code: jsonrpc.CodeInternalError, ID: c.id, Message: "the client went away"}
+	}
 	if known && !listed {
 		c.audit(ctx, g, "unknown")
 		return c.unknown()

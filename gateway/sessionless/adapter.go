@@ -146,6 +146,9 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: q.progressToken, Identity: q.id, Tag: c})
 	if err != nil {
 		telemetry.EndRoundTrip(span, "error")
+		if r.Context().Err() != nil {
+			return nil // the client went away before the call was written (attachError)
+		}
 		return a.Steps.CallError(msg.ID, err)
 	}
 	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name,
