@@ -49,13 +49,14 @@ func (g *Gateway) auditUnweighed(r *http.Request, p auth.Principal, sessionlessE
 
 // auditRefused audits a tools/call that no step audited: refused before its tool was weighed
 // (a drain, a full worker table, the session's call cap, an unknown session, …) or given up
-// by its client before it reached the worker. Every tools/call gets its one audit line.
+// by its client before it reached the worker (its request's context ended: nobody gets the
+// refusal, whatever it says). Every tools/call gets its one audit line.
 func (g *Gateway) auditRefused(r *http.Request, msg *jsonrpc.Message, p auth.Principal, err error) {
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); !ok || info.audited.Load() {
 		return
 	}
 	outcome, why := "disconnected", "the client went away before the call reached the worker"
-	if err != nil {
+	if err != nil && r.Context().Err() == nil {
 		outcome, why = "refused", err.Error()
 		if he, ok := err.(*wire.Error); ok {
 			why = he.Message

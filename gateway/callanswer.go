@@ -69,13 +69,18 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 }
 
 // learnHints keeps the annotations of a session's last tools/list (each tool's as it was last
-// listed), for its tool gate.
-func (s *session) learnHints(hints map[string]policy.Hints) {
+// listed), for its tool gate; not those of a request begun before the session last forgot them
+// (epoch): the worker's list_changed, or a step-up, may have come after that answer was made,
+// though the request's goroutine reads the answer later.
+func (s *session) learnHints(hints map[string]policy.Hints, epoch uint64) {
 	if len(hints) == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.hintsEpoch != epoch {
+		return
+	}
 	if s.hints == nil {
 		s.hints = make(map[string]policy.Hints, len(hints))
 	}

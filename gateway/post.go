@@ -247,7 +247,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	}
 	access := s.currentAccess().Narrow(decided)
 	log := telemetry.RequestFrom(r.Context()).Log(s.log) // with the trace id when traced
-	if he := g.gate(r.Context(), s, log, msg, f, access); he != nil {
+	identity := g.identity(r, p, access, s)
+	if he := g.gate(r.Context(), s, log, msg, f, access, identity); he != nil {
 		return he
 	}
 	inf, he := s.startCall(msg.ID, acceptsSSE(r), access.ReadOnly, g.opts.Lifetime.MaxCallsPerSession)
@@ -259,9 +260,12 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	if err != nil {
 		return fieldError(msg, err)
 	}
-	call, err := s.member.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: f.progressToken, Identity: g.identity(r, p, access, s), Tag: inf})
+	call, err := s.member.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: f.progressToken, Identity: identity, Tag: inf})
 	if err != nil {
 		telemetry.EndRoundTrip(span, "error")
+		if r.Context().Err() != nil {
+			return nil // the client went away before the call was written (as attachError)
+		}
 		return callError(msg.ID, err)
 	}
 	s.setCall(inf, call)

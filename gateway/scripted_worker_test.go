@@ -16,6 +16,7 @@ type scriptedMsg struct {
 	Method string          `json:"method"` // "" for the client's answer to a request of the worker's
 	Params struct {
 		Name         string `json:"name"`
+		Cursor       string `json:"cursor"`
 		RequestState string `json:"requestState"`
 		Meta         struct {
 			Version string `json:"io.modelcontextprotocol/protocolVersion"`

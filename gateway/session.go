@@ -52,6 +52,7 @@ type session struct {
 	currentProbe  *sessions.Probe         // the latest liveness ping, nil since the last activity
 	probeID       string                  // currentProbe's id until it is answered; else ""
 	hints         map[string]policy.Hints // per tool, from tools/list
+	hintsEpoch    uint64                  // counts the times hints were forgotten (forgetHints, a step-up)
 	lastActive    time.Time               // monotonic: a host suspend does not count as idleness
 	streamLost    time.Time               // when the last GET stream ended; zero while one is open or never
 	ending        bool                    // the reaper has claimed it; requests meet 404
@@ -70,7 +71,8 @@ type inflight struct {
 	events       wire.EventQueue // messages related to this request, for its SSE response
 	cancelled    chan struct{}   // closed when the client cancels the request
 	canStream    bool
-	readOnly     bool // made with read-only access
+	readOnly     bool   // made with read-only access
+	hintsEpoch   uint64 // session.hintsEpoch when the request began: its list answer is learnt only if still so
 	cancel       sync.Once
 }
 
@@ -128,6 +130,7 @@ func (s *session) startCall(id json.RawMessage, canStream, readOnly bool, max in
 	inf := &inflight{clientID: id, events: wire.NewEventQueue(), cancelled: make(chan struct{}), canStream: canStream, readOnly: readOnly}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	inf.hintsEpoch = s.hintsEpoch
 	if s.ending || s.closed {
 		return nil, wire.SessionNotFound(id)
 	}
@@ -215,11 +218,17 @@ func toolsListChanged(msg []byte) bool {
 
 // forgetHints forgets the annotations of the worker's tools the session's tool gate kept from
 // its tools/list answers (learnHints), when the worker says its list changed: the gate then
-// decides on the worker's current list until the client lists the tools again.
+// decides on the worker's current list until the client lists the tools again. A list answer
+// of a request begun before is not learnt either (learnHints): the change may follow it.
 func (s *session) forgetHints() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetHintsLocked()
+}
+
+func (s *session) forgetHintsLocked() {
 	clear(s.hints)
+	s.hintsEpoch++
 }
 
 func (s *session) LastActive() time.Time {

@@ -28,11 +28,11 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 		},
 		DrainRefusal: g.drainRefusal,
 		ToolGate: func(ctx context.Context, m *pool.Member, log *slog.Logger, id json.RawMessage, access policy.Access, tool string) *wire.Error {
-			return g.toolGate(ctx, toolCall{member: m, log: log, id: id, access: access, name: tool, sessionless: true})
+			return g.toolGate(ctx, toolCall{member: m, log: log, id: id, access: access, name: tool, sessionless: true}, nil)
 		},
 		Gate: g.sessionlessGate,
 		ToolPages: func(ctx context.Context, m *pool.Member, page func(json.RawMessage) (bool, error)) bool {
-			return listPages(ctx, m, "tools/list", page)
+			return listPages(ctx, m, nil, "tools/list", page)
 		},
 		GrantRefusal:   g.grantRefusal,
 		GrantRefusalOf: g.grantRefusalOf,

@@ -37,7 +37,7 @@ func (g *Gateway) stepUp(r *http.Request, s *session, id json.RawMessage, p auth
 	}
 	s.mu.Lock()
 	s.access = decided
-	clear(s.hints) // another worker's
+	s.forgetHintsLocked() // another worker's
 	if s.stepUpStreams != nil {
 		s.stepUpStreams() // a read-only token's stream may not listen to a read-write session
 	}

@@ -51,16 +51,16 @@ func gatedCall(method string, f clientFields) (toolCall, bool) {
 }
 
 // gate applies the policy (toolGate) to a session's request; nil for an ungated method.
-func (g *Gateway) gate(ctx context.Context, s *session, log *slog.Logger, msg *jsonrpc.Message, f clientFields, access policy.Access) *wire.Error {
+func (g *Gateway) gate(ctx context.Context, s *session, log *slog.Logger, msg *jsonrpc.Message, f clientFields, access policy.Access, start pool.Identity) *wire.Error {
 	if msg.Method == "tools/call" {
-		return g.toolGate(ctx, toolCall{member: s.member, log: log, id: msg.ID, access: access, name: f.name, hint: s.hint(f.name)})
+		return g.toolGate(ctx, toolCall{member: s.member, log: log, id: msg.ID, access: access, name: f.name, hint: s.hint(f.name)}, &start)
 	}
 	c, ok := gatedCall(msg.Method, f)
 	if !ok {
 		return nil
 	}
 	c.member, c.log, c.id, c.access = s.member, log, msg.ID, access
-	return g.toolGate(ctx, c)
+	return g.toolGate(ctx, c, &start)
 }
 
 // sessionlessGate is gate for a 2026-07-28 request other than tools/call.
@@ -81,14 +81,16 @@ func (g *Gateway) sessionlessGate(ctx context.Context, m *pool.Member, log func(
 		return nil // the common case, without making a logger
 	}
 	c.member, c.log, c.id, c.access, c.sessionless = m, log(), msg.ID, access, true
-	return g.toolGate(ctx, c)
+	return g.toolGate(ctx, c, nil)
 }
 
 // toolGate applies the policy to c. A refusal is audited, and unknown when the worker does not
 // list it or no scope would unlock it, else 403 naming what would. Resources are not looked
 // up: their URIs need not be listed (templates). A tool without a hint is looked up before it
-// is allowed when a tool rule reads annotations: the worker's, not MCP's defaults, decide.
-func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
+// is allowed when a tool rule reads annotations: the worker's, not MCP's defaults, decide, and
+// a lookup that fails refuses the call (503). start is who a worker is started for to look the
+// name up when none runs (a session's, whose next request starts one); nil: none is.
+func (g *Gateway) toolGate(ctx context.Context, c toolCall, start *pool.Identity) *wire.Error {
 	pol := g.opts.Policy
 	if why := c.uriRefusal(pol); why != "" {
 		c.audit(ctx, g, "refused", slog.String("decided_by", "a URI with "+why))
@@ -105,7 +107,13 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	defer func() { telemetry.EndDecision(server, span, verdict == policy.Allowed, why) }()
 	listed, hint, known := false, (*policy.Hints)(nil), false
 	if c.kind != policy.KindResource {
-		listed, hint, known = listedItem(ctx, c.member, pol, c.kind, c.access, c.name, c.log)
+		listed, hint, known = listedItem(ctx, c.member, start, pol, c.kind, c.access, c.name, c.log)
+	}
+	if !known && ctx.Err() != nil {
+		// The client went away while the list was read: nothing is decided, nor audited here
+		// (postMessage audits it disconnected), and nobody reads this answer.
+		verdict = policy.DeniedForbidden
+		return &wire.Error{Status: http.StatusServiceUnavailable, Code: jsonrpc.CodeInternalError, ID: c.id, Message: "the client went away"}
 	}
 	if known && !listed {
 		c.audit(ctx, g, "unknown")
@@ -114,21 +122,34 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall) *wire.Error {
 	if c.hint == nil && c.kind == policy.KindTool {
 		c.hint = hint
 		if verdict, why = pol.ExplainKind(c.kind, c.access, c.name, hint); verdict == policy.Allowed {
-			return nil
+			if known {
+				return nil
+			}
+			// Allowed on MCP's defaults only, by a rule that reads the annotations the worker's
+			// list holds and gemgate could not read: refused, not decided without them.
+			verdict, why = policy.DeniedForbidden, "annotations unknown: the worker's tools/list could not be read"
+			c.audit(ctx, g, "error", slog.String("decided_by", why))
+			return wire.Overloaded(c.id, "tool "+textclip.Quote(c.name)+" is allowed or not by its annotations, and the worker's tool list could not be read; try again",
+				workerRetryAfter, nil)
 		}
 	}
 	c.audit(ctx, g, verdict.String(), slog.String("decided_by", why))
 	noun := c.kind.String() + " " + textclip.Quote(c.name)
 	if verdict == policy.DeniedReadOnly {
-		// A session steps up with a write token (stepUp): in either era the token decides.
+		// A session steps up with a write token (stepUp): in either era the token decides. One
+		// whose worker keeps its login ends instead: the token is for a new session.
 		write := pol.WriteScope()
 		what, use := "can change state and this token is read-only", "call"
 		if c.kind != policy.KindTool || why != "read-only: not vouched read-only" {
 			what, use = "is for read-write tokens only ("+why+")", "use"
 		}
+		where := "on this session too"
+		if g.pool.KeepsLogin() {
+			where = "in a new session (this one ends when such a token comes)"
+		}
 		return g.insufficientScope(c.id, c.access, []string{write}, "readOnly",
 			noun+" "+what+"; a token with scope "+write+
-				" may "+use+" it, on this session too: re-authorize to get one (a token refresh cannot add a scope)")
+				" may "+use+" it, "+where+": re-authorize to get one (a token refresh cannot add a scope)")
 	}
 	needed, why := g.forbiddenChallenge(c.kind, c.access, c.name, c.hint)
 	if len(needed) == 0 {
@@ -189,10 +210,14 @@ func (c toolCall) badURI(why string) *wire.Error {
 const codeResourceNotFound = -32002 // MCP 2025-x
 
 // listedItem looks name up in the worker's current list; known is false when it could not
-// tell, and the call is refused as a real tool's would be.
-func listedItem(ctx context.Context, m *pool.Member, pol *policy.Policy, k policy.Kind, access policy.Access, name string, log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
+// tell, and the call is refused as a real tool's would be. Every page is read: a name listed
+// on two pages has the hints of both merged the cautious way, as two listings on one page do.
+func listedItem(ctx context.Context, m *pool.Member, start *pool.Identity, pol *policy.Policy, k policy.Kind, access policy.Access, name string,
+	log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
 	method := map[policy.Kind]string{policy.KindTool: "tools/list", policy.KindPrompt: "prompts/list"}[k]
-	known = listPages(ctx, m, method, func(result json.RawMessage) (bool, error) {
+	var merged policy.Hints
+	annotated := false // a listing of name has annotations: merged holds them
+	known = listPages(ctx, m, start, method, func(result json.RawMessage) (bool, error) {
 		names, err := policy.ListNames(method, result)
 		var hints map[string]policy.Hints
 		if err == nil {
@@ -202,23 +227,35 @@ func listedItem(ctx context.Context, m *pool.Member, pol *policy.Policy, k polic
 			log.Warn("worker's "+method+" answer is malformed", "error", err)
 			return false, err
 		}
-		if slices.Contains(names, name) {
-			listed = true
-			hint = policy.HintOf(hints, name)
+		if !slices.Contains(names, name) {
+			return false, nil
 		}
-		return listed, nil
+		h, ok := hints[name] // this page's listings of name, merged (FilterList)
+		if !ok {
+			h = policy.DefaultHints() // listed without annotations
+		}
+		if listed {
+			h = merged.And(h)
+		}
+		merged = h
+		listed, annotated = true, annotated || ok
+		return false, nil
 	})
+	if listed && annotated {
+		hint = &merged
+	}
 	return listed, hint, known
 }
 
 // listPages reads a worker's list page by page, bounded in time and pages, until page is done
-// or the list ends; false if it got nowhere that far.
-func listPages(ctx context.Context, m *pool.Member, method string, page func(result json.RawMessage) (done bool, err error)) bool {
+// or the list ends; false if it got nowhere that far. With start, a worker is started for it
+// when none runs (Member.Ask).
+func listPages(ctx context.Context, m *pool.Member, start *pool.Identity, method string, page func(result json.RawMessage) (done bool, err error)) bool {
 	ctx, cancel := context.WithTimeout(ctx, toolLookupTimeout)
 	defer cancel()
 	params := json.RawMessage(`{}`)
 	for range toolLookupPages {
-		result, ok := m.Ask(ctx, method, params)
+		result, ok := m.Ask(ctx, start, method, params)
 		if !ok {
 			return false
 		}

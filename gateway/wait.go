@@ -210,7 +210,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *session, inf 
 }
 
 func (c *pending) Answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string) {
-	c.s.learnHints(hints)
+	c.s.learnHints(hints, c.inf.hintsEpoch)
 	c.s.endCall(c.inf)
 	return resp, ""
 }

@@ -26,6 +26,10 @@ func (h Hints) and(o Hints) Hints {
 	}
 }
 
+// And is and: the hints of two listings of one name merged the cautious way, for a name listed
+// on two pages of a list, as FilterList merges two listings on one.
+func (h Hints) And(o Hints) Hints { return h.and(o) }
+
 // annotationNames are the annotation keys gemgate reads, as MCP spells them.
 var annotationNames = [...]string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
 

@@ -106,7 +106,7 @@ func TestSessionlessAttach(t *testing.T) {
 	if string(resp.ID) != `"c1"` || !strings.Contains(string(resp.Result), want) {
 		t.Errorf("answer %s, want id \"c1\" and seen %s", resp.Encode(), want)
 	}
-	asked, ok := m.Ask(ctx, "tools/list", json.RawMessage(`{}`))
+	asked, ok := m.Ask(ctx, nil, "tools/list", json.RawMessage(`{}`))
 	if !ok || !strings.Contains(string(asked), `"tools/list@\"2026-07-28\"","tools/list@\"2026-07-28\""`) {
 		t.Errorf("Ask without the revision's _meta: %s", asked)
 	}

@@ -34,7 +34,9 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	}
 	mr, he := check(r, msg, a.served)
 	if he != nil {
-		a.Steps.AuditUnread(r, msg, p, he)
+		if he.Code != CodeUnsupportedVersion { // a version not served is refused, as in a session
+			a.Steps.AuditUnread(r, msg, p, he)
+		}
 		return he
 	}
 	progressToken, he := a.Steps.Fields(msg)
@@ -61,7 +63,9 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	// wrapped: bridge_pass.go), checked before anything reaches a worker.
 	state, hasState, err := requestStateIn(mr.Params)
 	if err != nil {
-		return strictError(msg, err)
+		he := strictError(msg, err)
+		a.Steps.AuditUnread(r, msg, p, he) // as check's refusals: the strict reader's
+		return he
 	}
 	if hasState {
 		if !strings.HasPrefix(state, statePrefix) {
@@ -120,6 +124,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	if msg.Method == "tools/call" {
 		if b, ok := a.toolBindings(r.Context(), m, q.mr.Name); ok && len(b) > 0 {
 			if he := checkParamHeaders(r.Header, msg, b); he != nil {
+				a.Steps.AuditUnread(r, msg, q.p, he) // as Mcp-Name's: a header that does not mirror the body
 				return he
 			}
 		}
@@ -141,6 +146,9 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	call, err := m.Call(r.Context(), pool.Request{Message: fwd, ProgressToken: q.progressToken, Identity: q.id, Tag: c})
 	if err != nil {
 		telemetry.EndRoundTrip(span, "error")
+		if r.Context().Err() != nil {
+			return nil // the client went away before the call was written (attachError)
+		}
 		return a.Steps.CallError(msg.ID, err)
 	}
 	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name,

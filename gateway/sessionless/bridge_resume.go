@@ -37,7 +37,9 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	// a retry that can to finish.
 	responses, _, err := q.mr.Params.Object.Object("inputResponses")
 	if err != nil {
-		return strictError(msg, err)
+		he := strictError(msg, err)
+		a.Steps.AuditUnread(r, msg, p, he) // as check's refusals: the strict reader's
+		return he
 	}
 	// The retry's token must grant what the parked call's worker was given; refused, the call
 	// stays parked, for a retry with a token that does to finish.
