@@ -15,7 +15,8 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// originGate refuses origins nobody allowed (DNS rebinding) and repeated headers.
+// originGate refuses origins nobody allowed (DNS rebinding) before the token is looked at: the
+// MCP transport answers a present, invalid Origin with 403, whatever else the request carries.
 func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -23,6 +24,13 @@ func (g *Gateway) originGate(next http.Handler) http.Handler {
 			(&wire.Error{Status: http.StatusForbidden, Code: jsonrpc.CodeInvalidRequest, Message: "origin not allowed"}).Write(w)
 			return
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// headerGate refuses repeated headers, once the request is authenticated.
+func (g *Gateway) headerGate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if he := repeatedHeader(r.Header); he != nil {
 			he.Write(w)
 			return

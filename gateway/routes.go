@@ -59,7 +59,7 @@ func (g *Gateway) mcpEndpoint() http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		}
 	})
-	return g.cors(g.traced(g.traceRefused(g.opts.Authenticate(g.verified(g.originGate(methods))))))
+	return g.cors(g.traced(g.traceRefused(g.originGate(g.opts.Authenticate(g.verified(g.headerGate(methods)))))))
 }
 
 func servedDirect(method string) bool {

@@ -24,7 +24,7 @@ func chiOnlyRoutes(g *Gateway) http.Handler {
 		r.Handle("/.well-known/oauth-protected-resource"+g.opts.MCPPath, g.opts.Metadata)
 	}
 	r.Route(g.opts.MCPPath, func(r chi.Router) {
-		r.Use(g.cors, g.traceRefused, g.opts.Authenticate, g.originGate)
+		r.Use(g.cors, g.traceRefused, g.originGate, g.opts.Authenticate, g.headerGate)
 		r.Post("/", g.handlePost)
 		r.Get("/", sessionless.LegacyOnly(g.handleGet))
 		r.Delete("/", sessionless.LegacyOnly(g.handleDelete))

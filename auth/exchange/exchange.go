@@ -160,11 +160,18 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 		}
 		return Credential{}, e.cleanError(err, subjectToken)
 	}
-	if t, ok := tok.Extra("issued_token_type").(string); ok && t != "" && t != tokenTypeAccessToken {
-		return Credential{}, fmt.Errorf("exchange: issuer returned issued_token_type %s, want %s", e.quote(t, subjectToken), tokenTypeAccessToken)
+	// issued_token_type and token_type are the issuer's own words (oauth2's Type() would call
+	// a missing token_type Bearer), and a credential must not be expired when it is issued.
+	if v := tok.Extra("issued_token_type"); v != nil {
+		if t, ok := v.(string); !ok || (t != "" && t != tokenTypeAccessToken) {
+			return Credential{}, fmt.Errorf("exchange: issuer returned issued_token_type %s, want %s", e.quote(fmt.Sprint(v), subjectToken), tokenTypeAccessToken)
+		}
 	}
-	if !strings.EqualFold(tok.Type(), "Bearer") {
-		return Credential{}, fmt.Errorf("exchange: issuer returned token_type %s, want Bearer", e.quote(tok.Type(), subjectToken))
+	if !strings.EqualFold(tok.TokenType, "Bearer") {
+		return Credential{}, fmt.Errorf("exchange: issuer returned token_type %s, want Bearer", e.quote(tok.TokenType, subjectToken))
+	}
+	if !tok.Expiry.IsZero() && !tok.Expiry.After(time.Now()) {
+		return Credential{}, errors.New("exchange: issuer returned a token already expired (a negative expires_in)")
 	}
 	// An issuer that ignored the audience may give back the caller's own token or one for
 	// gemgate's audience, which the worker must never hold. So the token must be a bearer

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -97,18 +98,18 @@ func devListen(c *Config, info *devInfo, log *slog.Logger) (net.Listener, *devis
 	if c.Auth != "oidc" {
 		return ln, nil, nil
 	}
+	// The issuer exchanges for the backend exchange_audience names, gemstone by default.
+	backend := cmp.Or(c.ExchangeAudience, "gemstone")
 	issuer, clients, err := startKeptIssuer(c.DataDir, "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN",
-		devissuer.Options{Addr: c.DevIssuerListen, Audience: info.URL, Clients: devClients(nil), Logger: log})
+		devissuer.Options{Addr: c.DevIssuerListen, Audience: info.URL, Clients: devClients(nil), Logger: log,
+			ExchangeAudiences: []string{backend}})
 	if err != nil {
 		return ln, nil, err
 	}
 	c.Issuer = issuer.URL()
 	if c.WorkerCredential == "exchange" && c.ExchangeClientID == "" {
 		self := clients[len(clients)-1] // gemgate's own (devClients)
-		c.ExchangeClientID, c.ExchangeSecret = self.ID, self.Secret
-		if c.ExchangeAudience == "" {
-			c.ExchangeAudience = "gemstone"
-		}
+		c.ExchangeClientID, c.ExchangeSecret, c.ExchangeAudience = self.ID, self.Secret, backend
 	}
 	return ln, issuer, nil
 }

@@ -83,7 +83,10 @@ func startKeptIssuer(dataDir, addrHint string, opts devissuer.Options) (*devissu
 			clients[i].Secret = s
 		}
 	}
-	opts.Clients, opts.KeyFile, opts.ExchangeAudiences = clients, files.key, []string{"gemstone"}
+	opts.Clients, opts.KeyFile = clients, files.key
+	if len(opts.ExchangeAudiences) == 0 {
+		opts.ExchangeAudiences = []string{"gemstone"}
+	}
 	var issuer *devissuer.Issuer
 	if opts.Addr == defaults().DevIssuerListen && state.IssuerAddr != "" {
 		// The port of the last start, so the issuer URL stays the same; a free one if it is
