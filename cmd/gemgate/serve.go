@@ -266,7 +266,11 @@ func (s *server) readiness(opts *gateway.Options, verifier *auth.Verifier, launc
 
 // Bounds of the listeners beyond the configuration.
 const (
-	maxHeaderBytes        = 64 << 10 // request headers; more is answered 431
+	maxHeaderBytes = 64 << 10 // request headers; more is answered 431
+	// maxStreams is how many requests one HTTP/2 connection (gemgate's own TLS) carries at
+	// once, each with up to maxHeaderBytes of headers: net/http's 250 would let one
+	// connection hold 250 stalled requests past max_connections, sized per connection.
+	maxStreams            = 8
 	metricsMaxConnections = 16
 )
 
@@ -289,6 +293,7 @@ func (s *server) servers() error {
 		ReadHeaderTimeout: min(10*time.Second, c.ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    maxHeaderBytes,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: maxStreams},
 		ErrorLog:          s.errorLog.Logger(),
 	}
 	if c.Auth == "none" {
