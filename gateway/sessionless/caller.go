@@ -108,12 +108,7 @@ func (c *caller) takes(msg []byte) bool {
 }
 
 // inputRequest reports whether a legacy worker's request within a call is one an input-required
-// result can put to a 2026-07-28 client: elicitation, sampling or roots. Anything else (ping, or
-// a method MCP does not name) the client could not answer, and the call would wait for nothing.
-func inputRequest(method string) bool {
-	switch method {
-	case "elicitation/create", "sampling/createMessage", "roots/list":
-		return true
-	}
-	return false
-}
+// result can put to a 2026-07-28 client: one that needs a client capability (elicitation,
+// sampling or roots: declared.lacks). Anything else (ping, or a method MCP does not name) the
+// client could not answer, and the call would wait for nothing.
+func inputRequest(method string) bool { return declared{}.lacks(method) != "" }

@@ -146,7 +146,7 @@ func (c *listenCounter) release(o owner) {
 	}
 }
 
-// listenCaller is a listen stream's attachment to the worker.
+// listenCaller is a listen stream: its attachment to the worker, and what its wait needs.
 type listenCaller struct {
 	attachment
 	// filter is set once the worker's capabilities are known, after the attach: until then
@@ -154,6 +154,9 @@ type listenCaller struct {
 	filter atomic.Pointer[listenFilter]
 	subID  json.RawMessage
 	events chan []byte
+	owner  *owner       // nil until it holds one of its user's listen streams (listenCounter)
+	member *pool.Member // nil until attached
+	stream *wire.SSE
 }
 
 func (c *listenCaller) Deliver(d pool.Delivery) {
@@ -211,93 +214,81 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 // which then waits here, idle, for as long as the client listens (aside.Run,
 // TestIdleListenStackNeverDoubles).
 func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, q *request) error {
-	var l *listening
+	c := &listenCaller{attachment: newAttachment(), subID: q.msg.ID, events: make(chan []byte, eventBuffer)}
+	defer a.closeListen(c) // a panic's too: aside.Run raises it again here
+	var open bool
 	var err error
-	aside.Run(func() { l, err = a.openListen(w, r, q) })
-	if l == nil {
+	aside.Run(func() { open, err = a.openListen(w, r, q, c) })
+	if !open {
 		return err
 	}
-	defer l.release()
 	// The stream may listen for hours under frames that keep the request: its token goes
 	// from the headers, and the wait holds a done channel, not the request's context.
 	end, stop := a.Steps.StreamLife(r)
 	defer stop()
-	a.waitListen(l, r.Context().Done(), end)
+	a.waitListen(c, r.Context().Done(), end)
 	return nil
 }
 
-// listening is an open listen stream: what its wait needs.
-type listening struct {
-	stream  *wire.SSE
-	c       *listenCaller
-	release func() // detaches from the worker and gives back the user's listen slot
-}
-
-// openListen attaches a listen request to the user's worker, subscribes what it asks for and
-// starts the stream with its acknowledgement. It returns nil when the request is done: refused
-// (the error), its stream lost, or nothing agreed (then it has its result).
-func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, q *request) (*listening, error) {
+// openListen attaches a listen request's stream c to the user's worker, subscribes what it
+// asks for and starts the stream with its acknowledgement. It returns false when the request
+// is done: refused (the error), its stream lost, or nothing agreed (then it has its result).
+func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, q *request, c *listenCaller) (bool, error) {
 	msg := q.msg
 	want, err := readListenFilter(msg)
 	if err != nil {
-		return nil, strictError(msg, err)
+		return false, strictError(msg, err)
 	}
 	if len(want.ResourceSubscriptions) > maxResourceSubscriptions {
-		return nil, refusal(msg, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions")
+		return false, refusal(msg, jsonrpc.CodeInvalidParams, "too many resourceSubscriptions")
 	}
 	o := ownerOf(q.p)
 	if !a.listens.take(o) {
-		return nil, wire.TooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", a.ListenRetryAfter)
+		return false, wire.TooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", a.ListenRetryAfter)
 	}
-	// Given back on every way out but the handing over, a panic's too (aside.Run raises it
-	// again on the handler's goroutine, past the wait that would release it).
-	var m *pool.Member
-	release := func() {
-		if m != nil {
-			m.Detach() // also unsubscribes what this stream subscribed, as a session's end does
-		}
-		a.listens.release(o)
-	}
-	kept := false
-	defer func() {
-		if !kept {
-			release()
-		}
-	}()
-	c := &listenCaller{attachment: newAttachment(), subID: msg.ID, events: make(chan []byte, eventBuffer)}
-	attached, initResult, err := a.attach(r.Context(), q.id, c, &q.mr)
+	c.owner = &o
+	m, initResult, err := a.attach(r.Context(), q.id, c, &q.mr)
 	if err != nil {
-		return nil, a.attachError(msg, err)
+		return false, a.attachError(msg, err)
 	}
-	m = attached
-	l := &listening{stream: wire.NewSSE(w, a.WriteTimeout), c: c, release: release}
+	c.member, c.stream = m, wire.NewSSE(w, a.WriteTimeout)
 	agreed := want.agreed(initResult)
 	for _, uri := range agreed.ResourceSubscriptions {
 		if he := a.listenSubscribe(r.Context(), m, q, uri); he != nil {
-			return nil, he
+			return false, he
 		}
 	}
 	c.filter.Store(&agreed)
 
-	if l.stream.Start() != nil {
-		return nil, nil
+	if c.stream.Start() != nil {
+		return false, nil
 	}
 	ackParams := map[string]any{"_meta": map[string]json.RawMessage{MetaSubscriptionID: msg.ID}, "notifications": agreed}
-	if l.stream.Event(jsonrpc.Notification("notifications/subscriptions/acknowledged", ackParams).Encode()) != nil {
-		return nil, nil
+	if c.stream.Event(jsonrpc.Notification("notifications/subscriptions/acknowledged", ackParams).Encode()) != nil {
+		return false, nil
 	}
 	if agreed.empty() {
-		l.end()
-		return nil, nil
+		c.end()
+		return false, nil
 	}
-	kept = true
-	return l, nil
+	return true, nil
+}
+
+// closeListen detaches a listen stream from its worker, which also unsubscribes what it
+// subscribed (as a session's end does), and gives back its user's slot.
+func (a *Adapter) closeListen(c *listenCaller) {
+	if c.member != nil {
+		c.member.Detach()
+	}
+	if c.owner != nil {
+		a.listens.release(*c.owner)
+	}
 }
 
 // end writes the listen request's result: the stream's graceful end.
-func (l *listening) end() {
-	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{MetaSubscriptionID: l.c.subID}, "resultType": "complete"})
-	_ = l.stream.Event((&jsonrpc.Message{ID: l.c.subID, Result: res}).Encode())
+func (c *listenCaller) end() {
+	res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{MetaSubscriptionID: c.subID}, "resultType": "complete"})
+	_ = c.stream.Event((&jsonrpc.Message{ID: c.subID, Result: res}).Encode())
 }
 
 // waitListen passes the worker's notifications to the stream until done (the request's
@@ -306,17 +297,17 @@ func (l *listening) end() {
 // idle timeout would otherwise end a stream that had nothing to say.
 //
 //go:noinline
-func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
+func (a *Adapter) waitListen(c *listenCaller, done, end <-chan struct{}) {
 	tick := time.NewTicker(a.Keepalive) // unreferenced, it is collected
 	for {
 		select {
-		case ev := <-l.c.events:
+		case ev := <-c.events:
 			a.Steps.Outbound(ev)
-			if l.stream.Event(ev) != nil {
+			if c.stream.Event(ev) != nil {
 				return
 			}
 		case <-tick.C:
-			if l.stream.Comment("keepalive") != nil {
+			if c.stream.Comment("keepalive") != nil {
 				return
 			}
 		case <-done:
@@ -324,10 +315,10 @@ func (a *Adapter) waitListen(l *listening, done, end <-chan struct{}) {
 		case <-end:
 			return
 		case <-a.Stopping:
-			l.end()
+			c.end()
 			return
-		case <-l.c.detached:
-			l.end()
+		case <-c.detached:
+			c.end()
 			return
 		}
 	}

@@ -12,16 +12,6 @@ import (
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-// LastMember is obj's member key as encoding/json reads obj into a map: the last one.
-func LastMember(obj []byte, key string) (value json.RawMessage, found bool) {
-	ok := jsonrpc.EachMember(obj, func(k, v []byte) {
-		if DecodesTo(k, key) {
-			value, found = v, true
-		}
-	})
-	return value, ok && found
-}
-
 // DecodesTo reports whether the JSON string s (quoted, valid) decodes to want, an ASCII string.
 // Without an escape the bytes decide (ill-formed UTF-8 becomes U+FFFD, never ASCII).
 func DecodesTo(s []byte, want string) bool {

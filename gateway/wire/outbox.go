@@ -18,10 +18,10 @@ type Outbox struct {
 	queue                  [][]byte // oldest first; made with the first message
 	bytes                  int
 	dropped                uint64
-	gen                    uint64        // generation of the current stream; 0 = none ever attached
-	closed                 bool          // the session ended: no stream is current, a later one neither
-	streams                int           // streams attached and not yet detached (0 or 1 once settled)
-	wake                   chan struct{} // closed and replaced whenever there is news for the stream
+	gen                    uint64 // generation of the current stream; 0 = none ever attached
+	closed                 bool   // the session ended: no stream is current, a later one neither
+	streams                int    // streams attached and not yet detached (0 or 1 once settled)
+	wake                   news   // news for the stream, for TakeLogged
 	onDrop                 func()
 	onMove                 func()
 	store                  *EventStore
@@ -31,7 +31,7 @@ type Outbox struct {
 
 // NewOutbox makes a session's outbox; onDrop and onMove, if set, count its losses.
 func NewOutbox(onDrop, onMove func()) *Outbox {
-	return &Outbox{wake: make(chan struct{}), onDrop: onDrop, onMove: onMove, store: NewEventStore()}
+	return &Outbox{onDrop: onDrop, onMove: onMove, store: NewEventStore()}
 }
 
 // Push queues a message; it reports how many were dropped to make room.
@@ -46,7 +46,7 @@ func (o *Outbox) Push(msg []byte) (dropped int) {
 	}
 	o.queue = append(o.queue, msg)
 	o.bytes += len(msg)
-	o.signalLocked()
+	o.wake.signal()
 	o.mu.Unlock()
 	for i := 0; i < dropped && o.onDrop != nil; i++ {
 		o.onDrop()
@@ -60,7 +60,7 @@ func (o *Outbox) Attach() uint64 {
 	defer o.mu.Unlock()
 	o.gen++
 	o.streams++
-	o.signalLocked() // wakes the superseded stream so it can end
+	o.wake.signal() // wakes the superseded stream so it can end
 	return o.gen
 }
 
@@ -105,7 +105,7 @@ func (o *Outbox) TakeLogged(gen uint64) (evs []TakenEvent, wake <-chan struct{},
 		clear(o.queue) // the array is kept, not what it held
 		o.queue, o.bytes = o.queue[:0], 0
 	}
-	return evs, o.wake, true
+	return evs, o.wake.wait(), true
 }
 
 func (o *Outbox) Store() *EventStore { return o.store }
@@ -115,13 +115,8 @@ func (o *Outbox) Close() {
 	o.mu.Lock()
 	o.gen++
 	o.closed = true
-	o.signalLocked()
+	o.wake.signal()
 	o.mu.Unlock()
-}
-
-func (o *Outbox) signalLocked() {
-	close(o.wake)
-	o.wake = make(chan struct{})
 }
 
 // LossLogInterval spaces a session's loss lines: else a client not reading costs one a message.

@@ -47,8 +47,7 @@ type streamLog struct {
 	reader  uint64 // generation of the newest reader of a POST stream; 0 for none ever
 	readers int    // readers attached now
 	alone   time.Time
-	// wake is closed at the stream's next news; made only when a reader asks (Since).
-	wake chan struct{}
+	wake    news // the stream's news, for Since
 }
 
 // EventStore holds what a session's streams wrote, for replay; safe for concurrent use.
@@ -150,7 +149,7 @@ func (rs *EventStore) Append(sid uint64, data []byte, last bool) uint64 {
 	rs.dueLocked(now.Add(ResumeRetention))
 	rs.sweepLocked(now)
 	rs.trimLocked(l)
-	l.signal()
+	l.wake.signal()
 	return l.lastSeq
 }
 
@@ -161,22 +160,26 @@ func (rs *EventStore) Finish(sid uint64) {
 	if l := rs.streams[sid]; l != nil {
 		l.done, l.last = true, time.Now()
 		rs.dueLocked(l.last.Add(ResumeRetention))
-		l.signal()
+		l.wake.signal()
 	}
 }
 
-func (l *streamLog) signal() {
-	if l.wake != nil {
-		close(l.wake)
-		l.wake = nil
+// news is closed at its holder's next news, and made only when a reader waits for it (wait);
+// the holder's lock guards it.
+type news chan struct{}
+
+func (n *news) signal() {
+	if *n != nil {
+		close(*n)
+		*n = nil
 	}
 }
 
-func (l *streamLog) wakeLocked() chan struct{} {
-	if l.wake == nil {
-		l.wake = make(chan struct{})
+func (n *news) wait() <-chan struct{} {
+	if *n == nil {
+		*n = make(news)
 	}
-	return l.wake
+	return *n
 }
 
 func (rs *EventStore) dueLocked(t time.Time) {
@@ -246,7 +249,7 @@ func (rs *EventStore) dropLocked(sid uint64) {
 		rs.zeroSeq = l.lastSeq
 	}
 	l.done = true
-	l.signal() // a reader of a dropped stream ends
+	l.wake.signal() // a reader of a dropped stream ends
 	delete(rs.streams, sid)
 	if i := slices.Index(rs.order, sid); i >= 0 {
 		rs.order = slices.Delete(rs.order, i, i+1)
@@ -299,7 +302,7 @@ func (rs *EventStore) Since(sid, after uint64) (evs []LoggedEvent, done bool, wa
 			evs = append(evs, e)
 		}
 	}
-	return evs, l.done, l.wakeLocked(), true
+	return evs, l.done, l.wake.wait(), true
 }
 
 // Attach registers a reader of POST stream sid; the newest wins (Current). Detach ends it.
@@ -312,7 +315,7 @@ func (rs *EventStore) Attach(sid uint64) uint64 {
 	}
 	l.reader++
 	l.readers++
-	l.signal()
+	l.wake.signal()
 	return l.reader
 }
 

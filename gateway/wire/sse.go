@@ -39,10 +39,8 @@ var (
 	sseNoBuffering  = []string{"no"}
 )
 
-func (s *SSE) Start() error {
-	s.writeHeader()
-	return s.flush()
-}
+// Start writes the headers and flushes them: an empty write, which net/http does not pass on.
+func (s *SSE) Start() error { return s.Begin(nil) }
 
 func (s *SSE) writeHeader() {
 	h := s.w.Header()
@@ -180,10 +178,3 @@ func (s *SSE) WriteJSON(status int, body []byte) { WriteBodyWithin(s.w, status, 
 func (s *SSE) WriteHeader(status int) { s.w.WriteHeader(status) }
 
 func (s *SSE) Write(b []byte) error { return WriteFlushed(&s.rc, s.w, b, s.Stop, s.timeout) }
-
-func (s *SSE) flush() error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
-	err := s.rc.Flush()
-	_ = s.rc.SetWriteDeadline(time.Time{})
-	return err
-}
