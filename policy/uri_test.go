@@ -186,12 +186,13 @@ func FuzzResourceRuleReadsWhatAFileWorkerReads(f *testing.F) {
 		if err != nil || u.Scheme != "file" {
 			return
 		}
+		// A file is not opened through a trailing '/': file:///hr/a/ reads no file directly in /hr.
 		read := path.Clean(u.Path)
 		dir, _ := path.Split(read)
 		for _, c := range []struct {
 			p     *Policy
 			under bool
-		}{{glob, dir == "/hr/"}, {prefix, strings.HasPrefix(read, "/hr/")}} {
+		}{{glob, dir == "/hr/" && !strings.HasSuffix(u.Path, "/")}, {prefix, strings.HasPrefix(read, "/hr/")}} {
 			if !c.under || c.p.URIRefusal(uri) != "" {
 				continue
 			}
