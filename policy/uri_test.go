@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -202,4 +203,42 @@ func FuzzResourceRuleReadsWhatAFileWorkerReads(f *testing.F) {
 			}
 		}
 	})
+}
+
+// whatwgReadings are URIs the TypeScript SDK's McpServer (1.32.2) reads as another one: it
+// looks a resources/read up by new URL(uri).toString(), the WHATWG URL standard's reading,
+// which drops tabs and newlines anywhere and C0 controls and spaces at either end, gives a
+// special scheme's URI its "//", a file URI no localhost and a web URI no default port and a
+// '/' for an empty path. Each was read as the resource it names, registered with
+// registerResource, by a server of that SDK over its in-memory transport.
+var whatwgReadings = []struct{ uri, reads string }{
+	{" file:///hr/pay.txt", "file:///hr/pay.txt"},
+	{"file:///h\tr/pay.txt", "file:///hr/pay.txt"},
+	{"file:///hr/pay.txt\n", "file:///hr/pay.txt"},
+	{"file:/hr/pay.txt", "file:///hr/pay.txt"},
+	{"file:hr/pay.txt", "file:///hr/pay.txt"},
+	{"file://localhost/hr/pay.txt", "file:///hr/pay.txt"},
+	{"log://au\tdit", "log://audit"},
+	{"\x01log://audit", "log://audit"},
+	{"https://example.com", "https://example.com/"},
+	{"https://example.com:443/", "https://example.com/"},
+	{"https:example.com", "https://example.com/"},
+}
+
+// TestResourceRuleReadsWhatAWHATWGWorkerReads: a URI a WHATWG reader takes for a resource a rule
+// names is refused for a token without the rule's scope, before (URIRefusal) or by the rule.
+func TestResourceRuleReadsWhatAWHATWGWorkerReads(t *testing.T) {
+	for _, c := range whatwgReadings {
+		for _, rule := range []Rule{{Name: "by-uri", URIs: []string{c.reads}, Scope: "x:read"},
+			{Name: "by-prefix", Allow: `!uri.startsWith(` + strconv.Quote(c.reads) + `) || "x:read" in scopes`}} {
+			p := mustNew(t, Config{ExtraScopes: []string{"x:read"}, ResourceRules: []Rule{rule}})
+			if why := p.URIRefusal(c.uri); why != "" {
+				continue
+			}
+			a := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}})
+			if v, _ := p.ExplainKind(KindResource, a, c.uri, nil); v == Allowed {
+				t.Errorf("rule %s on %q: %q, which a WHATWG reader reads as %q, is allowed without x:read", rule.Name, c.reads, c.uri, c.reads)
+			}
+		}
+	}
 }
