@@ -42,6 +42,21 @@ var uriCases = []struct{ uri, why string }{
 	{"file:///docs/%4", "a '%' that starts no percent-encoding"},
 	{"FILE:///hr/pay.txt", "an upper-case scheme"},
 	{"https://Example.com/a", "an upper-case host"},
+	{"note://ideas/\u65e5\u672c", ""},
+	{"https://[::1]:8443/a", ""},
+	{"https://192.0.2.1/a", ""},
+	{"file:///h\tr/pay.txt", "a control character"},
+	{" file:///hr/pay.txt", "a space at either end"},
+	{"file:/hr/pay.txt", "a file URI without '//'"},
+	{"https:example.com", "a https URI without '//'"},
+	{"file://localhost/hr/pay.txt", "a file URI with a host"},
+	{"log://@audit", "an empty user or password"},
+	{"log://user:@audit", "an empty user or password"},
+	{"log://audit:", "an empty port"},
+	{"https://example.com:443/", "a port a reader writes otherwise (443)"},
+	{"log://audit:080", "a port a reader writes otherwise (080)"},
+	{"https://ex\u00e4mple.com/", "a host that is not ASCII"},
+	{"http://0x7f.1/", "an IPv4 address not in dotted decimal"},
 }
 
 func TestURIRefusal(t *testing.T) {
@@ -209,8 +224,9 @@ func FuzzResourceRuleReadsWhatAFileWorkerReads(f *testing.F) {
 // looks a resources/read up by new URL(uri).toString(), the WHATWG URL standard's reading,
 // which drops tabs and newlines anywhere and C0 controls and spaces at either end, gives a
 // special scheme's URI its "//", a file URI no localhost and a web URI no default port and a
-// '/' for an empty path. Each was read as the resource it names, registered with
-// registerResource, by a server of that SDK over its in-memory transport.
+// '/' for an empty path. Those of the file, log and https://example.com/ resources were read as
+// the resource registerResource registered, by a server of that SDK over its in-memory
+// transport; the others are new URL(uri).toString() in Node 20, the reading the server looks up.
 var whatwgReadings = []struct{ uri, reads string }{
 	{" file:///hr/pay.txt", "file:///hr/pay.txt"},
 	{"file:///h\tr/pay.txt", "file:///hr/pay.txt"},
@@ -223,6 +239,13 @@ var whatwgReadings = []struct{ uri, reads string }{
 	{"https://example.com", "https://example.com/"},
 	{"https://example.com:443/", "https://example.com/"},
 	{"https:example.com", "https://example.com/"},
+	{"log://audit:", "log://audit"},
+	{"log://@audit", "log://audit"},
+	{"log://:@audit", "log://audit"},
+	{"https://example.com:/", "https://example.com/"},
+	{"https://example.com:0443/", "https://example.com/"},
+	{"https://ex\u00e4mple.com/", "https://xn--exmple-cua.com/"},
+	{"http://0x7f.1/", "http://127.0.0.1/"},
 }
 
 // TestResourceRuleReadsWhatAWHATWGWorkerReads: a URI a WHATWG reader takes for a resource a rule
