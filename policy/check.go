@@ -1,9 +1,6 @@
 package policy
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // CheckTool decides whether a may list and call the tool name. h are the annotations the
 // worker declared for it, or nil when unknown. See [Policy.ExplainKind].
@@ -46,14 +43,13 @@ func (p *Policy) ExplainKind(k Kind, a Access, name string, h *Hints) (Verdict, 
 }
 
 // failing is the first rule of kind k that applies to name and does not pass for a; nil
-// when every one passes. A resource's URI with a query or a fragment is decided on as it is
-// and without them, since a worker may read it without them (url.Parse's Path): so
-// file:///hr/pay.txt?/ is not out of reach of a rule on file:///hr/*, nor #x of a rule on one
-// URI.
+// when every one passes. A resource's URI is decided on as it is and as a worker may read it
+// (uriReadings): so file:///hr/pay.txt?/ is not out of reach of a rule on file:///hr/*, nor
+// #x of a rule on one URI.
 func (p *Policy) failing(k Kind, a Access, name string, h *Hints) *rule {
 	names := []string{name}
-	if i := strings.IndexAny(name, "?#"); k == KindResource && i >= 0 {
-		names = append(names, name[:i])
+	if k == KindResource {
+		names = uriReadings(name)
 	}
 	for i := range p.rules[k] {
 		r := &p.rules[k][i]
