@@ -246,6 +246,15 @@ var whatwgReadings = []struct{ uri, reads string }{
 	{"https://example.com:0443/", "https://example.com/"},
 	{"https://ex\u00e4mple.com/", "https://xn--exmple-cua.com/"},
 	{"http://0x7f.1/", "http://127.0.0.1/"},
+	{"https:///example.com/a", "https://example.com/a"},
+	{"https://example.com?x", "https://example.com/?x"},
+	{"file:///hr/my pay.txt", "file:///hr/my%20pay.txt"},
+	{"file:///hr/\u00e9.txt", "file:///hr/%C3%A9.txt"},
+	{"file:///hr/{pay}.txt", "file:///hr/%7Bpay%7D.txt"},
+	// A Go worker reads the path url.Parse decodes: a rule written as the worker lists the
+	// URI, unencoded, names the resource the encoded one reads.
+	{"file:///hr/my%20pay.txt", "file:///hr/my pay.txt"},
+	{"file:///hr/%C3%A9.txt", "file:///hr/\u00e9.txt"},
 }
 
 // TestResourceRuleReadsWhatAWHATWGWorkerReads: a URI a WHATWG reader takes for a resource a rule
