@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"fmt"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -103,19 +106,47 @@ func unreserved(c byte) bool {
 var defaultPorts = map[string]string{"file": "", "http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
 
 // uriReadings are the texts resource rules decide uri on, every one of which must pass: uri,
-// and what a worker may read of it, its text without the query and fragment (url.Parse's
-// Path), and, for a web URI with an empty path, that path as '/' (a WHATWG reader's).
+// and what a worker may read of it: its text without the query and fragment (url.Parse's
+// Path); a web URI with an empty path with the path '/' (a WHATWG reader's); its
+// percent-encodings decoded (url.Parse's Path: file:///hr/a%20b is the file "a b"); and the
+// characters a WHATWG reader percent-encodes, encoded (file:///hr/a b is file:///hr/a%20b).
 func uriReadings(uri string) []string {
 	out := []string{uri}
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
 	base := uri
 	if i := strings.IndexAny(uri, "?#"); i >= 0 {
 		base = uri[:i]
-		out = append(out, base)
+		add(base)
 	}
 	if scheme, after, ok := strings.Cut(base, "://"); ok && defaultPorts[scheme] != "" && !strings.Contains(after, "/") {
-		out = append(out, base+"/")
+		add(base + "/")
+		add(base + "/" + uri[len(base):])
+	}
+	for _, s := range slices.Clone(out) {
+		if decoded, err := url.PathUnescape(s); err == nil {
+			add(decoded)
+		}
+		add(whatwgEncoded(s))
 	}
 	return out
+}
+
+// whatwgEncoded is s with what a WHATWG reader percent-encodes in a path, query or fragment
+// percent-encoded: a space, '"', '\”, '<', '>', '`', '{', '}' and every non-ASCII byte.
+func whatwgEncoded(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || strings.IndexByte(" \"'<>`{}", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // authorityRefusal says why a WHATWG reader would read an authority otherwise than its text,
@@ -138,7 +169,13 @@ func authorityRefusal(scheme, authority, host string) string {
 			return "a port a reader writes otherwise (" + port + ")"
 		}
 	}
-	if _, special := defaultPorts[scheme]; !special || name == "" || name[0] == '[' {
+	if _, special := defaultPorts[scheme]; !special || scheme == "file" {
+		return ""
+	}
+	if name == "" {
+		return "an empty host" // a WHATWG reader takes the path's first segment for it
+	}
+	if name[0] == '[' {
 		return ""
 	}
 	if strings.ContainsFunc(name, func(r rune) bool { return r >= 0x80 }) {
