@@ -13,9 +13,12 @@ import (
 // match a URI's text, and a worker may first resolve it as RFC 3986 normalizes it: a path
 // with a '.' or '..' segment or an empty one (`//`), a percent-encoded unreserved character,
 // '/' or '\', a backslash, or an upper-case scheme or host names another resource than its
-// text, so `file:///docs/../hr/pay` would pass a rule on `file:///hr/`. Such a URI is
-// refused while any resource rule decides (DESIGN §9, invariant 6: what the gateway decides on
-// is what the worker reads); without one, nothing is decided and nothing refused.
+// text, so `file:///docs/../hr/pay` would pass a rule on `file:///hr/`; so does what a WHATWG
+// reader (the TypeScript SDK's server) writes otherwise (a control character, `file:/hr/pay`,
+// `file://localhost/hr/pay`, a default port: authorityRefusal). Such a URI is refused while
+// any resource rule decides (DESIGN §9, invariant 6: what the gateway decides on is what the
+// worker reads); without one, nothing is decided and nothing refused. What a worker may read
+// of a URI it lets through, the rules decide on too (uriReadings).
 func (p *Policy) URIRefusal(uri string) string {
 	if len(p.rules[KindResource]) == 0 {
 		return ""
