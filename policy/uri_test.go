@@ -96,6 +96,17 @@ func FuzzURIRefusal(f *testing.F) {
 		if strings.ContainsFunc(u.Host, func(r rune) bool { return 'A' <= r && r <= 'Z' }) {
 			t.Fatalf("%q: host %q", uri, u.Host)
 		}
+		// What a worker reading by path (the go-sdk's file handler) or a WHATWG reader drops or
+		// adds: a file URI's host, its "//", an empty user, an empty or default port.
+		if _, special := defaultPorts[u.Scheme]; special && (u.Opaque != "" || u.OmitHost || u.Scheme == "file" && u.Host != "") {
+			t.Fatalf("%q: a %s URI read with host %q, opaque %q", uri, u.Scheme, u.Host, u.Opaque)
+		}
+		if u.User != nil && u.User.Username() == "" {
+			t.Fatalf("%q: an empty user", uri)
+		}
+		if port := u.Port(); port == defaultPorts[u.Scheme] && port != "" || strings.HasSuffix(u.Host, ":") {
+			t.Fatalf("%q: port %q", uri, port)
+		}
 		raw, decoded := u.EscapedPath(), u.Path
 		if u.Opaque != "" {
 			raw = u.Opaque
