@@ -367,3 +367,27 @@ func TestClientGoneDuringTheToolLookupIsAuditedDisconnected(t *testing.T) {
 		})
 	}
 }
+
+// A session learns a tool's annotations from every page of its worker's list it reads, merged
+// the cautious way as the gate's lookup merges them, whatever order the client reads the pages
+// in: the client, not the worker, picks the order, and listing the page that vouches a tool
+// read-only last must not let a read-only token call a tool another page lists without the
+// hint.
+func TestSessionListingPagesInAnyOrderReadsCautiously(t *testing.T) {
+	pol, err := policy.New(policy.Config{TrustReadOnlyHints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(o *Options) {
+		o.Policy = pol
+		o.Pool = pool.Settings{WorkerPer: pool.PerUser}
+		o.Workers = &testLauncher{mode: "pagedtwice", dataDir: t.TempDir()}
+	})
+	c := f.client("alice-ro")
+	c.open()
+	c.rpc("2", "tools/list", map[string]any{"cursor": "p2"})
+	c.rpc("3", "tools/list", map[string]any{})
+	if r := c.callTool("4", "flip", map[string]any{}); r.status != http.StatusForbidden {
+		t.Errorf("second page listed, then the first: flip %d %s, want 403", r.status, r.body)
+	}
+}

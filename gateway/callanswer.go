@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
 	"strings"
 
@@ -37,8 +36,8 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 		}
 	}
 	if method == "tools/list" {
-		// A tool listed without annotations has MCP's defaults, which replace what an earlier
-		// list said of it (learnHints): a worker may take a readOnlyHint back.
+		// A tool listed without annotations has MCP's defaults, which learnHints merges with
+		// what an earlier list said of it: a worker may take a readOnlyHint back.
 		names, _ := policy.ListNames(method, resp.Result) // FilterList read it already
 		for _, name := range names {
 			if _, ok := hints[name]; !ok {
@@ -68,10 +67,12 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 	return visible, hidden, len(names)
 }
 
-// learnHints keeps the annotations of a session's last tools/list (each tool's as it was last
-// listed), for its tool gate; not those of a request begun before the session last forgot them
-// (epoch): the worker's list_changed, or a step-up, may have come after that answer was made,
-// though the request's goroutine reads the answer later.
+// learnHints keeps the annotations of a session's tools/list answers, for its tool gate: each
+// tool's as every listing since the session last forgot them says, merged the cautious way
+// (Hints.And), as the gate's lookup merges a tool listed on two pages, so that the order in
+// which the client reads the pages does not decide. Not those of a request begun before the
+// session last forgot them (epoch): the worker's list_changed, or a step-up, may have come
+// after that answer was made, though the request's goroutine reads the answer later.
 func (s *session) learnHints(hints map[string]policy.Hints, epoch uint64) {
 	if len(hints) == 0 {
 		return
@@ -84,7 +85,12 @@ func (s *session) learnHints(hints map[string]policy.Hints, epoch uint64) {
 	if s.hints == nil {
 		s.hints = make(map[string]policy.Hints, len(hints))
 	}
-	maps.Copy(s.hints, hints)
+	for name, h := range hints {
+		if old, ok := s.hints[name]; ok {
+			h = old.And(h)
+		}
+		s.hints[name] = h
+	}
 }
 
 func callOutcome(method string, resp *jsonrpc.Message) string {

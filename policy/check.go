@@ -43,12 +43,20 @@ func (p *Policy) ExplainKind(k Kind, a Access, name string, h *Hints) (Verdict, 
 }
 
 // failing is the first rule of kind k that applies to name and does not pass for a; nil
-// when every one passes.
+// when every one passes. A resource's URI is decided on as it is and as a worker may read it
+// (uriReadings): so file:///hr/pay.txt?/ is not out of reach of a rule on file:///hr/*, nor
+// #x of a rule on one URI.
 func (p *Policy) failing(k Kind, a Access, name string, h *Hints) *rule {
+	names := []string{name}
+	if k == KindResource {
+		names = uriReadings(name)
+	}
 	for i := range p.rules[k] {
 		r := &p.rules[k][i]
-		if r.applies(name) && !r.passes(p, a, name, h) {
-			return r
+		for _, n := range names {
+			if r.applies(n) && !r.passes(p, a, n, h) {
+				return r
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,10 @@
 package policy
 
 import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -9,9 +13,12 @@ import (
 // match a URI's text, and a worker may first resolve it as RFC 3986 normalizes it: a path
 // with a '.' or '..' segment or an empty one (`//`), a percent-encoded unreserved character,
 // '/' or '\', a backslash, or an upper-case scheme or host names another resource than its
-// text, so `file:///docs/../hr/pay` would pass a rule on `file:///hr/`. Such a URI is
-// refused while any resource rule decides (DESIGN §9, invariant 6: what the gateway decides on
-// is what the worker reads); without one, nothing is decided and nothing refused.
+// text, so `file:///docs/../hr/pay` would pass a rule on `file:///hr/`; so does what a WHATWG
+// reader (the TypeScript SDK's server) writes otherwise (a control character, `file:/hr/pay`,
+// `file://localhost/hr/pay`, a default port: authorityRefusal). Such a URI is refused while
+// any resource rule decides (DESIGN §9, invariant 6: what the gateway decides on is what the
+// worker reads); without one, nothing is decided and nothing refused. What a worker may read
+// of a URI it lets through, the rules decide on too (uriReadings).
 func (p *Policy) URIRefusal(uri string) string {
 	if len(p.rules[KindResource]) == 0 {
 		return ""
@@ -22,6 +29,15 @@ func (p *Policy) URIRefusal(uri string) string {
 func uriRefusal(uri string) string {
 	if strings.IndexByte(uri, '\\') >= 0 {
 		return "a backslash"
+	}
+	// A WHATWG reader (the TypeScript SDK's new URL(uri)) drops tabs and newlines anywhere,
+	// and C0 controls and spaces at either end: " file:///hr/x" or "log://au\tdit" is read
+	// as the resource a rule names.
+	if strings.ContainsFunc(uri, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "a control character"
+	}
+	if strings.HasPrefix(uri, " ") || strings.HasSuffix(uri, " ") {
+		return "a space at either end"
 	}
 	for i := 0; i < len(uri); i++ {
 		if uri[i] != '%' {
@@ -46,10 +62,25 @@ func uriRefusal(uri string) string {
 		}
 		rest = after
 	}
-	if after, ok := strings.CutPrefix(rest, "//"); ok && hasScheme {
+	after, ok := strings.CutPrefix(rest, "//")
+	if _, special := defaultPorts[scheme]; hasScheme && special && !ok {
+		// A WHATWG reader gives it the "//": file:/hr/x is file:///hr/x, https:example.com is
+		// https://example.com/.
+		return "a " + scheme + " URI without '//'"
+	}
+	if ok && hasScheme {
 		authority, path, slash := strings.Cut(after, "/")
-		if host := authority[strings.LastIndexByte(authority, '@')+1:]; host != strings.ToLower(host) {
+		host := authority[strings.LastIndexByte(authority, '@')+1:]
+		if host != strings.ToLower(host) {
 			return "an upper-case host"
+		}
+		if scheme == "file" && authority != "" {
+			// Workers read a file URI by its path: the go-sdk's ignores the host, a WHATWG reader
+			// drops localhost.
+			return "a file URI with a host"
+		}
+		if why := authorityRefusal(scheme, authority, host); why != "" {
+			return why
 		}
 		rest = ""
 		if slash {
@@ -71,4 +102,93 @@ func uriRefusal(uri string) string {
 // unreserved is RFC 3986's unreserved set, which a normalized URI never percent-encodes.
 func unreserved(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0
+}
+
+// defaultPorts are the WHATWG URL standard's special schemes, whose URIs a WHATWG reader
+// normalizes, with their default ports ("" for file).
+var defaultPorts = map[string]string{"file": "", "http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
+
+// uriReadings are the texts resource rules decide uri on, every one of which must pass: uri,
+// and what a worker may read of it: its text without the query and fragment (url.Parse's
+// Path); a web URI with an empty path with the path '/' (a WHATWG reader's); its
+// percent-encodings decoded (url.Parse's Path: file:///hr/a%20b is the file "a b"); and the
+// characters a WHATWG reader percent-encodes, encoded (file:///hr/a b is file:///hr/a%20b).
+func uriReadings(uri string) []string {
+	out := []string{uri}
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	base := uri
+	if i := strings.IndexAny(uri, "?#"); i >= 0 {
+		base = uri[:i]
+		add(base)
+	}
+	if scheme, after, ok := strings.Cut(base, "://"); ok && defaultPorts[scheme] != "" && !strings.Contains(after, "/") {
+		add(base + "/")
+		add(base + "/" + uri[len(base):])
+	}
+	for _, s := range slices.Clone(out) {
+		if decoded, err := url.PathUnescape(s); err == nil {
+			add(decoded)
+		}
+		add(whatwgEncoded(s))
+	}
+	return out
+}
+
+// whatwgEncoded is s with what a WHATWG reader percent-encodes in a path, query or fragment
+// percent-encoded: a space, '"', '\”, '<', '>', '`', '{', '}' and every non-ASCII byte.
+func whatwgEncoded(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || strings.IndexByte(" \"'<>`{}", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// authorityRefusal says why a WHATWG reader would read an authority otherwise than its text,
+// or "": an empty user or password (dropped), an empty port or one with a leading zero or, for
+// a special scheme, its default port (dropped), and a special scheme's host that is not ASCII
+// (IDNA) or is an IPv4 address in another form than dotted decimal (0x7f.1).
+func authorityRefusal(scheme, authority, host string) string {
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		if user, password, _ := strings.Cut(authority[:at], ":"); user == "" || strings.HasSuffix(authority[:at], ":") && password == "" {
+			return "an empty user or password"
+		}
+	}
+	name := host
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
+		name = host[:i]
+		switch port := host[i+1:]; {
+		case port == "":
+			return "an empty port"
+		case len(port) > 1 && port[0] == '0', port == defaultPorts[scheme]:
+			return "a port a reader writes otherwise (" + port + ")"
+		}
+	}
+	if _, special := defaultPorts[scheme]; !special || scheme == "file" {
+		return ""
+	}
+	if name == "" {
+		return "an empty host" // a WHATWG reader takes the path's first segment for it
+	}
+	if name[0] == '[' {
+		return ""
+	}
+	if strings.ContainsFunc(name, func(r rune) bool { return r >= 0x80 }) {
+		return "a host that is not ASCII"
+	}
+	labels := strings.Split(strings.TrimSuffix(name, "."), ".")
+	if last := labels[len(labels)-1]; last != "" && ('0' <= last[0] && last[0] <= '9') {
+		if a, err := netip.ParseAddr(name); err != nil || !a.Is4() || a.String() != name {
+			return "an IPv4 address not in dotted decimal"
+		}
+	}
+	return ""
 }

@@ -1,10 +1,14 @@
 package policy
 
 import (
+	"context"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // uriCases are URIs a resource rule could read otherwise than a worker that normalizes them
@@ -38,6 +42,21 @@ var uriCases = []struct{ uri, why string }{
 	{"file:///docs/%4", "a '%' that starts no percent-encoding"},
 	{"FILE:///hr/pay.txt", "an upper-case scheme"},
 	{"https://Example.com/a", "an upper-case host"},
+	{"note://ideas/\u65e5\u672c", ""},
+	{"https://[::1]:8443/a", ""},
+	{"https://192.0.2.1/a", ""},
+	{"file:///h\tr/pay.txt", "a control character"},
+	{" file:///hr/pay.txt", "a space at either end"},
+	{"file:/hr/pay.txt", "a file URI without '//'"},
+	{"https:example.com", "a https URI without '//'"},
+	{"file://localhost/hr/pay.txt", "a file URI with a host"},
+	{"log://@audit", "an empty user or password"},
+	{"log://user:@audit", "an empty user or password"},
+	{"log://audit:", "an empty port"},
+	{"https://example.com:443/", "a port a reader writes otherwise (443)"},
+	{"log://audit:080", "a port a reader writes otherwise (080)"},
+	{"https://ex\u00e4mple.com/", "a host that is not ASCII"},
+	{"http://0x7f.1/", "an IPv4 address not in dotted decimal"},
 }
 
 func TestURIRefusal(t *testing.T) {
@@ -77,6 +96,17 @@ func FuzzURIRefusal(f *testing.F) {
 		if strings.ContainsFunc(u.Host, func(r rune) bool { return 'A' <= r && r <= 'Z' }) {
 			t.Fatalf("%q: host %q", uri, u.Host)
 		}
+		// What a worker reading by path (the go-sdk's file handler) or a WHATWG reader drops or
+		// adds: a file URI's host, its "//", an empty user, an empty or default port.
+		if _, special := defaultPorts[u.Scheme]; special && (u.Opaque != "" || u.OmitHost || u.Scheme == "file" && u.Host != "") {
+			t.Fatalf("%q: a %s URI read with host %q, opaque %q", uri, u.Scheme, u.Host, u.Opaque)
+		}
+		if u.User != nil && u.User.Username() == "" {
+			t.Fatalf("%q: an empty user", uri)
+		}
+		if port := u.Port(); port == defaultPorts[u.Scheme] && port != "" || strings.HasSuffix(u.Host, ":") {
+			t.Fatalf("%q: port %q", uri, port)
+		}
 		raw, decoded := u.EscapedPath(), u.Path
 		if u.Opaque != "" {
 			raw = u.Opaque
@@ -98,4 +128,160 @@ func FuzzURIRefusal(f *testing.F) {
 			t.Fatalf("%q: path %q cleans to %q", uri, decoded, clean)
 		}
 	})
+}
+
+// TestResourceRuleReadsWhatAFileWorkerReads reads URIs through a go-sdk server that serves
+// files as the SDK's own file handler does: a template file:///{+path}, whose match is the
+// SDK's dispatch, and the path url.Parse reads (u.Path, without the query and fragment). A
+// URI the worker reads under /hr/ must not reach it past the resource rules for a token
+// without hr:read: refused before a rule reads it (URIRefusal) or by the rule.
+func TestResourceRuleReadsWhatAFileWorkerReads(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
+	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "files", URITemplate: "file:///{+path}"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			u, err := url.Parse(req.Params.URI)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: path.Clean(u.Path)}}}, nil
+		})
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	policies := map[string]*Policy{
+		"uris glob": mustNew(t, Config{ExtraScopes: []string{"hr:read"},
+			ResourceRules: []Rule{{Name: "hr-files", URIs: []string{"file:///hr/*"}, Scope: "hr:read"}}}),
+		"uris name": mustNew(t, Config{ExtraScopes: []string{"hr:read"},
+			ResourceRules: []Rule{{Name: "pay", URIs: []string{"file:///hr/pay.txt"}, Scope: "hr:read"}}}),
+		"startsWith": mustNew(t, Config{ExtraScopes: []string{"hr:read"},
+			ResourceRules: []Rule{{Name: "hr-files", Allow: `!uri.startsWith("file:///hr/") || "hr:read" in scopes`}}}),
+	}
+	for _, uri := range []string{
+		"file:///hr/pay.txt", "file:///hr/pay.txt?", "file:///hr/pay.txt#", "file:///hr/pay.txt?/",
+		"file:///hr/pay.txt#/", "file:///hr/pay.txt?x=/y", "file:///hr/pay.txt#/../../docs/a",
+		"file:///hr/pay.txt?a#b/c", "file:///hr/x/..", "file:///hr/%2e", "file:///hr//pay.txt",
+	} {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(res.Contents) != 1 || !strings.HasPrefix(res.Contents[0].Text, "/hr/") {
+			continue // the worker reads nothing under /hr/
+		}
+		for name, p := range policies {
+			a := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}})
+			if why := p.URIRefusal(uri); why != "" {
+				continue
+			}
+			if v, _ := p.ExplainKind(KindResource, a, uri, nil); v == Allowed {
+				t.Errorf("%s: %q reaches the worker, which reads %s, without hr:read", name, uri, res.Contents[0].Text)
+			}
+		}
+	}
+}
+
+// FuzzResourceRuleReadsWhatAFileWorkerReads checks the resource rules against a go-sdk file
+// worker's reading of a URI (TestResourceRuleReadsWhatAFileWorkerReads): a URI its template
+// file:///{+path} matches (file:/// and then RFC 3986's reserved, unreserved and '%'
+// characters) that url.Parse reads as a path under /hr/ is refused, before or by a rule on
+// file:///hr/* (a file directly in /hr) or on the prefix file:///hr/, for a token without hr:read.
+func FuzzResourceRuleReadsWhatAFileWorkerReads(f *testing.F) {
+	for _, c := range uriCases {
+		f.Add(c.uri)
+	}
+	for _, s := range []string{"file:///hr/pay.txt?/", "file:///hr/pay.txt#/", "file:///hr/a?x=/y#z", "file:///hr/a%3F/b"} {
+		f.Add(s)
+	}
+	glob := mustNew(f, Config{ExtraScopes: []string{"hr:read"},
+		ResourceRules: []Rule{{Name: "hr-files", URIs: []string{"file:///hr/*"}, Scope: "hr:read"}}})
+	prefix := mustNew(f, Config{ExtraScopes: []string{"hr:read"},
+		ResourceRules: []Rule{{Name: "hr-tree", Allow: `!uri.startsWith("file:///hr/") || "hr:read" in scopes`}}})
+	f.Fuzz(func(t *testing.T, uri string) {
+		rest, ok := strings.CutPrefix(uri, "file:///")
+		if !ok || strings.ContainsFunc(rest, func(r rune) bool {
+			return r != '%' && (r > 0x7f || !unreserved(byte(r)) && !strings.ContainsRune(":/?#[]@!$&'()*+,;=", r))
+		}) {
+			return // the template does not match it
+		}
+		u, err := url.Parse(uri)
+		if err != nil || u.Scheme != "file" {
+			return
+		}
+		// A file is not opened through a trailing '/': file:///hr/a/ reads no file directly in /hr.
+		read := path.Clean(u.Path)
+		dir, _ := path.Split(read)
+		for _, c := range []struct {
+			p     *Policy
+			under bool
+		}{{glob, dir == "/hr/" && !strings.HasSuffix(u.Path, "/")}, {prefix, strings.HasPrefix(read, "/hr/")}} {
+			if !c.under || c.p.URIRefusal(uri) != "" {
+				continue
+			}
+			a := c.p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}})
+			if v, _ := c.p.ExplainKind(KindResource, a, uri, nil); v == Allowed {
+				t.Fatalf("%q: the worker reads %s; the rules allow it without hr:read", uri, read)
+			}
+		}
+	})
+}
+
+// whatwgReadings are URIs the TypeScript SDK's McpServer (1.32.2) reads as another one: it
+// looks a resources/read up by new URL(uri).toString(), the WHATWG URL standard's reading,
+// which drops tabs and newlines anywhere and C0 controls and spaces at either end, gives a
+// special scheme's URI its "//", a file URI no localhost and a web URI no default port and a
+// '/' for an empty path. Those of the file, log and https://example.com/ resources were read as
+// the resource registerResource registered, by a server of that SDK over its in-memory
+// transport; the others are new URL(uri).toString() in Node 20, the reading the server looks up.
+var whatwgReadings = []struct{ uri, reads string }{
+	{" file:///hr/pay.txt", "file:///hr/pay.txt"},
+	{"file:///h\tr/pay.txt", "file:///hr/pay.txt"},
+	{"file:///hr/pay.txt\n", "file:///hr/pay.txt"},
+	{"file:/hr/pay.txt", "file:///hr/pay.txt"},
+	{"file:hr/pay.txt", "file:///hr/pay.txt"},
+	{"file://localhost/hr/pay.txt", "file:///hr/pay.txt"},
+	{"log://au\tdit", "log://audit"},
+	{"\x01log://audit", "log://audit"},
+	{"https://example.com", "https://example.com/"},
+	{"https://example.com:443/", "https://example.com/"},
+	{"https:example.com", "https://example.com/"},
+	{"log://audit:", "log://audit"},
+	{"log://@audit", "log://audit"},
+	{"log://:@audit", "log://audit"},
+	{"https://example.com:/", "https://example.com/"},
+	{"https://example.com:0443/", "https://example.com/"},
+	{"https://ex\u00e4mple.com/", "https://xn--exmple-cua.com/"},
+	{"http://0x7f.1/", "http://127.0.0.1/"},
+	{"https:///example.com/a", "https://example.com/a"},
+	{"https://example.com?x", "https://example.com/?x"},
+	{"file:///hr/my pay.txt", "file:///hr/my%20pay.txt"},
+	{"file:///hr/\u00e9.txt", "file:///hr/%C3%A9.txt"},
+	{"file:///hr/{pay}.txt", "file:///hr/%7Bpay%7D.txt"},
+	// A Go worker reads the path url.Parse decodes: a rule written as the worker lists the
+	// URI, unencoded, names the resource the encoded one reads.
+	{"file:///hr/my%20pay.txt", "file:///hr/my pay.txt"},
+	{"file:///hr/%C3%A9.txt", "file:///hr/\u00e9.txt"},
+}
+
+// TestResourceRuleReadsWhatAWHATWGWorkerReads: a URI a WHATWG reader takes for a resource a rule
+// names is refused for a token without the rule's scope, before (URIRefusal) or by the rule.
+func TestResourceRuleReadsWhatAWHATWGWorkerReads(t *testing.T) {
+	for _, c := range whatwgReadings {
+		for _, rule := range []Rule{{Name: "by-uri", URIs: []string{c.reads}, Scope: "x:read"},
+			{Name: "by-prefix", Allow: `!uri.startsWith(` + strconv.Quote(c.reads) + `) || "x:read" in scopes`}} {
+			p := mustNew(t, Config{ExtraScopes: []string{"x:read"}, ResourceRules: []Rule{rule}})
+			if why := p.URIRefusal(c.uri); why != "" {
+				continue
+			}
+			a := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}})
+			if v, _ := p.ExplainKind(KindResource, a, c.uri, nil); v == Allowed {
+				t.Errorf("rule %s on %q: %q, which a WHATWG reader reads as %q, is allowed without x:read", rule.Name, c.reads, c.uri, c.reads)
+			}
+		}
+	}
 }
