@@ -66,7 +66,7 @@ func uriRefusal(uri string) string {
 	if _, special := defaultPorts[scheme]; hasScheme && special && !ok {
 		// A WHATWG reader gives it the "//": file:/hr/x is file:///hr/x, https:example.com is
 		// https://example.com/.
-		return "a " + scheme + " URI without '//'"
+		return "the scheme " + scheme + ": without '//'"
 	}
 	if ok && hasScheme {
 		authority, path, slash := strings.Cut(after, "/")
