@@ -170,13 +170,7 @@ func playRelistRace() int {
 // the lookup fails closed, in either era. Here write (openWorldHint: false) is refused to a
 // token outside staff while the worker's list answers, and must stay refused once it fails.
 func TestAnnotationRuleLookupFailsClosed(t *testing.T) {
-	pol, err := policy.New(policy.Config{
-		TrustReadOnlyHints: true,
-		Rules:              []policy.Rule{{Name: "closed-world-for-staff", Allow: `annotations.openWorldHint || "staff" in groups`}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := closedWorldForStaff(t, nil)
 	newF := func(t *testing.T) *fixture {
 		return newFixture(t, func(o *Options) {
 			o.Policy = pol
@@ -251,13 +245,7 @@ func TestReadOnlyHintOfAListAnswerTheChangeFollowed(t *testing.T) {
 // readOnlyHint and allowed by the rule (open world), runs for a read-only and a read-write
 // token after crash took the worker down, the tools never listed; write stays refused.
 func TestToolLookupAfterTheWorkerDied(t *testing.T) {
-	pol, err := policy.New(policy.Config{
-		TrustReadOnlyHints: true,
-		Rules:              []policy.Rule{{Name: "closed-world-for-staff", Allow: `annotations.openWorldHint || "staff" in groups`}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := closedWorldForStaff(t, nil)
 	for _, token := range []string{"alice-ro", "alice-rw"} {
 		t.Run(token, func(t *testing.T) {
 			f := newFixture(t, func(o *Options) {
@@ -320,13 +308,7 @@ func TestToolListedTwiceAcrossPagesIsReadCautiously(t *testing.T) {
 // annotations) gets its call audited as disconnected, in either era, as one whose client went
 // away before its worker was had: not refused with "the worker is gone", nor an error.
 func TestClientGoneDuringTheToolLookupIsAuditedDisconnected(t *testing.T) {
-	pol, err := policy.New(policy.Config{
-		TrustReadOnlyHints: true,
-		Rules:              []policy.Rule{{Name: "closed-world-for-staff", Allow: `annotations.openWorldHint || "staff" in groups`}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := closedWorldForStaff(t, nil)
 	for _, era := range []string{"2025-06-18", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
 			f := newFixture(t, func(o *Options) {
@@ -390,4 +372,20 @@ func TestSessionListingPagesInAnyOrderReadsCautiously(t *testing.T) {
 	if r := c.callTool("4", "flip", map[string]any{}); r.status != http.StatusForbidden {
 		t.Errorf("second page listed, then the first: flip %d %s, want 403", r.status, r.body)
 	}
+}
+
+// closedWorldForStaff is a policy that trusts readOnlyHint (and vouches readOnly's tools) and
+// keeps closed-world tools (openWorldHint: false) for the staff group: a rule that reads
+// annotations.
+func closedWorldForStaff(t *testing.T, readOnly []string) *policy.Policy {
+	t.Helper()
+	pol, err := policy.New(policy.Config{
+		ReadOnlyTools:      readOnly,
+		TrustReadOnlyHints: true,
+		Rules:              []policy.Rule{{Name: "closed-world-for-staff", Allow: `annotations.openWorldHint || "staff" in groups`}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pol
 }

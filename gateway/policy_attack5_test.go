@@ -108,14 +108,7 @@ func TestReadOnlyHintTakenBackByListChanged(t *testing.T) {
 // only for a tool listed without them. The rule here keeps the demo's closed-world tools
 // (openWorldHint: false, write_note among them) for the staff group; alice is not in it.
 func TestToolRuleReadsTheWorkersAnnotationsUnlisted(t *testing.T) {
-	pol, err := policy.New(policy.Config{
-		ReadOnlyTools:      demoReadOnlyTools,
-		TrustReadOnlyHints: true,
-		Rules:              []policy.Rule{{Name: "closed-world-for-staff", Allow: `annotations.openWorldHint || "staff" in groups`}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := closedWorldForStaff(t, demoReadOnlyTools)
 	f := newFixture(t, func(o *Options) {
 		o.Policy = pol
 		o.Pool = pool.Settings{WorkerPer: pool.PerUser} // 2026-07-28 requests too
