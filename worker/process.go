@@ -171,16 +171,8 @@ func (a answers) Deliver(m *jsonrpc.Message) { a <- m }
 // Start starts the worker in a session (and process group) of its own, so that Stop reaches
 // whatever it starts and it has no controlling terminal.
 func Start(spec Spec) (_ *Process, err error) {
-	if spec.StopGrace <= 0 {
-		spec.StopGrace = DefaultStopGrace
-	}
-	if spec.WriteTimeout <= 0 {
-		spec.WriteTimeout = DefaultWriteTimeout
-	}
-	spec.Logger = cmp.Or(spec.Logger, slog.New(slog.DiscardHandler))
-	if spec.CredentialStdin && bytes.ContainsAny(spec.Credential, "\r\n") {
-		// Nothing of the credential itself goes into the error, which is logged.
-		return nil, errors.New("the worker credential contains a line break, so it cannot be handed over as the first line of the worker's stdin")
+	if spec, err = spec.withDefaults(); err != nil {
+		return nil, err
 	}
 	// The gateway keeps its ends of the pipes itself rather than through exec's helpers, so
 	// that the process can be reaped even while something it started still holds stdout.
@@ -251,6 +243,23 @@ func Start(spec Spec) (_ *Process, err error) {
 	// The exit is awaited on the worker's pidfd, in the runtime's poller (exitwait_linux.go).
 	go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
 	return p, nil
+}
+
+// withDefaults is spec with its zero settings at their defaults; an error for a credential
+// that cannot be handed over as spec says.
+func (spec Spec) withDefaults() (Spec, error) {
+	if spec.StopGrace <= 0 {
+		spec.StopGrace = DefaultStopGrace
+	}
+	if spec.WriteTimeout <= 0 {
+		spec.WriteTimeout = DefaultWriteTimeout
+	}
+	spec.Logger = cmp.Or(spec.Logger, slog.New(slog.DiscardHandler))
+	if spec.CredentialStdin && bytes.ContainsAny(spec.Credential, "\r\n") {
+		// Nothing of the credential itself goes into the error, which is logged.
+		return spec, errors.New("the worker credential contains a line break, so it cannot be handed over as the first line of the worker's stdin")
+	}
+	return spec, nil
 }
 
 // command is the worker's command on the given standard streams, with its Sandbox, Caps and
