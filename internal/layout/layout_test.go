@@ -1,5 +1,6 @@
-// Package layout holds one test: the package dependencies of DESIGN §1 ("arrows go one way"),
-// read from the source tree, so that a new import across the layers fails here first.
+// Package layout holds two tests of the source tree: the package dependencies of DESIGN §1
+// ("arrows go one way"), so that a new import across the layers fails here first, and the
+// sizes of functions and packages (sizes_test.go).
 package layout
 
 import (
