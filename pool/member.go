@@ -414,11 +414,11 @@ func (m *Member) Move(ctx context.Context, id Identity) error {
 
 // Ask sends a request of gemgate's own to the current worker, outside the caller's calls,
 // and waits for its result; ok is false on an error answer, no worker, or ctx ending. With
-// start, a worker is started for it when none runs, as Call starts one for id (the first
-// request after a worker died).
+// start, the worker is had as Call has it for id: a worker started when none runs, or when
+// the one there is ending (the first request after a worker died).
 func (m *Member) Ask(ctx context.Context, start *Identity, method string, params json.RawMessage) (json.RawMessage, bool) {
 	s, w := m.current()
-	if w == nil && s != nil && start != nil {
+	if s != nil && start != nil {
 		var err error
 		if w, err = s.acquire(ctx, *start, m.params, m); err != nil {
 			return nil, false
