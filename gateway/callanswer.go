@@ -38,7 +38,7 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 	if method == "tools/list" {
 		// A tool listed without annotations has MCP's defaults, which learnHints merges with
 		// what an earlier list said of it: a worker may take a readOnlyHint back.
-		names, _ := policy.ListNames(method, resp.Result) // FilterList read it already
+		names, _, _ := policy.ListNames(method, resp.Result) // FilterList read it already
 		for _, name := range names {
 			if _, ok := hints[name]; !ok {
 				if hints == nil {
@@ -55,7 +55,7 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 
 // hiddenTools counts the tools of a list that read-only access sees and those it does not.
 func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]policy.Hints) (visible, hidden, total int) {
-	names, _ := policy.ListNames("tools/list", result) // FilterList read it already
+	names, _, _ := policy.ListNames("tools/list", result) // FilterList read it already
 	for _, name := range names {
 		switch g.opts.Policy.CheckTool(access, name, policy.HintOf(hints, name)) {
 		case policy.DeniedReadOnly:

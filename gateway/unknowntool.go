@@ -107,7 +107,7 @@ func (g *Gateway) toolGate(ctx context.Context, c toolCall, start *pool.Identity
 	defer func() { telemetry.EndDecision(server, span, verdict == policy.Allowed, why) }()
 	listed, hint, known := false, (*policy.Hints)(nil), false
 	if c.kind != policy.KindResource {
-		listed, hint, known = listedItem(ctx, c.member, start, pol, c.kind, c.access, c.name, c.log)
+		listed, hint, known = listedItem(ctx, c.member, start, c.kind, c.name, c.log)
 	}
 	if !known && ctx.Err() != nil {
 		// The client went away while the list was read: nothing is decided, nor audited here
@@ -212,17 +212,12 @@ const codeResourceNotFound = -32002 // MCP 2025-x
 // listedItem looks name up in the worker's current list; known is false when it could not
 // tell, and the call is refused as a real tool's would be. Every page is read: a name listed
 // on two pages has the hints of both merged the cautious way, as two listings on one page do.
-func listedItem(ctx context.Context, m *pool.Member, start *pool.Identity, pol *policy.Policy, k policy.Kind, access policy.Access, name string,
+func listedItem(ctx context.Context, m *pool.Member, start *pool.Identity, k policy.Kind, name string,
 	log *slog.Logger) (listed bool, hint *policy.Hints, known bool) {
 	method := map[policy.Kind]string{policy.KindTool: "tools/list", policy.KindPrompt: "prompts/list"}[k]
 	var merged policy.Hints
-	annotated := false // a listing of name has annotations: merged holds them
 	known = listPages(ctx, m, start, method, func(result json.RawMessage) (bool, error) {
-		names, err := policy.ListNames(method, result)
-		var hints map[string]policy.Hints
-		if err == nil {
-			_, hints, err = pol.FilterList(method, access, result)
-		}
+		names, hints, err := policy.ListNames(method, result)
 		if err != nil {
 			log.Warn("worker's "+method+" answer is malformed", "error", err)
 			return false, err
@@ -230,19 +225,18 @@ func listedItem(ctx context.Context, m *pool.Member, start *pool.Identity, pol *
 		if !slices.Contains(names, name) {
 			return false, nil
 		}
-		h, ok := hints[name] // this page's listings of name, merged (FilterList)
+		h, ok := hints[name] // this page's listings of name, merged
 		if !ok {
 			h = policy.DefaultHints() // listed without annotations
 		}
 		if listed {
 			h = merged.And(h)
 		}
-		merged = h
-		listed, annotated = true, annotated || ok
+		merged, listed = h, true
 		return false, nil
 	})
-	if listed && annotated {
-		hint = &merged
+	if listed {
+		hint = &merged // MCP's defaults when no listing had annotations: as a nil hint decides
 	}
 	return listed, hint, known
 }

@@ -113,14 +113,14 @@ func listHints(tools []listedTool) map[string]Hints {
 			continue
 		}
 		if prev, seen := hints[t.name]; seen {
-			hints[t.name] = prev.and(*t.hints)
+			hints[t.name] = prev.And(*t.hints)
 		} else {
 			hints[t.name] = *t.hints
 		}
 	}
 	for _, t := range tools {
 		if prev, seen := hints[t.name]; seen && t.hints == nil {
-			hints[t.name] = prev.and(defaultHints)
+			hints[t.name] = prev.And(defaultHints)
 		}
 	}
 	return hints

@@ -63,7 +63,7 @@ func FuzzFilterPromptAndResourceLists(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			names, err := ListNames(s.method, in)
+			names, _, err := ListNames(s.method, in)
 			if err != nil {
 				t.Fatalf("%s: filtered %q but ListNames: %v", s.method, in, err)
 			}

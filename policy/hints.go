@@ -15,9 +15,10 @@ var defaultHints = Hints{Destructive: true, OpenWorld: true}
 // lists a tool again without them says of it.
 func DefaultHints() Hints { return defaultHints }
 
-// and merges the hints of two listings of one name the cautious way: read-only and
-// idempotent only if both say so, destructive and open world if either does.
-func (h Hints) and(o Hints) Hints {
+// And merges the hints of two listings of one name the cautious way: read-only and
+// idempotent only if both say so, destructive and open world if either does (two listings on
+// one page of a list, or on two pages).
+func (h Hints) And(o Hints) Hints {
 	return Hints{
 		ReadOnly:    h.ReadOnly && o.ReadOnly,
 		Destructive: h.Destructive || o.Destructive,
@@ -25,10 +26,6 @@ func (h Hints) and(o Hints) Hints {
 		OpenWorld:   h.OpenWorld || o.OpenWorld,
 	}
 }
-
-// And is and: the hints of two listings of one name merged the cautious way, for a name listed
-// on two pages of a list, as FilterList merges two listings on one.
-func (h Hints) And(o Hints) Hints { return h.and(o) }
 
 // annotationNames are the annotation keys gemgate reads, as MCP spells them.
 var annotationNames = [...]string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}

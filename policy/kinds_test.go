@@ -254,16 +254,16 @@ func TestFilterPromptAndResourceLists(t *testing.T) {
 }
 
 func TestListNames(t *testing.T) {
-	got, err := ListNames("resources/list", json.RawMessage(`{"resources":[{"uri":"a:b","name":"n"},{"name":"x","uri":"c:\u0064"}]}`))
+	got, _, err := ListNames("resources/list", json.RawMessage(`{"resources":[{"uri":"a:b","name":"n"},{"name":"x","uri":"c:\u0064"}]}`))
 	if err != nil || !reflect.DeepEqual(got, []string{"a:b", "c:d"}) {
 		t.Errorf("ListNames = %v, %v", got, err)
 	}
 	for _, in := range []string{`{"resources":[{"name":"x"}]}`, `{"resources":[{"uri":""}]}`, `{"resources":{}}`, `{}`} {
-		if _, err := ListNames("resources/list", json.RawMessage(in)); err == nil {
+		if _, _, err := ListNames("resources/list", json.RawMessage(in)); err == nil {
 			t.Errorf("ListNames(%s): no error", in)
 		}
 	}
-	if _, err := ListNames("prompts/get", json.RawMessage(`{}`)); err == nil {
+	if _, _, err := ListNames("prompts/get", json.RawMessage(`{}`)); err == nil {
 		t.Error("ListNames of prompts/get")
 	}
 }

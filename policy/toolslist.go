@@ -254,19 +254,19 @@ func malformed(format string, args ...any) error {
 // ListNames lists what rules decide on of every item of result, the result object of the
 // list method's response (tools/list, prompts/list, resources/list,
 // resources/templates/list): names, URIs or URI templates, read as strictly as FilterList
-// reads them.
-func ListNames(method string, result json.RawMessage) ([]string, error) {
+// reads them; and, of a tool list, the hints FilterList returns.
+func ListNames(method string, result json.RawMessage) ([]string, map[string]Hints, error) {
 	shape, ok := shapeOf(method)
 	if !ok {
-		return nil, malformed("%s is not a list gemgate reads", method)
+		return nil, nil, malformed("%s is not a list gemgate reads", method)
 	}
 	list, err := parseList(result, shape)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names := make([]string, len(list.tools))
 	for i, t := range list.tools {
 		names[i] = t.name
 	}
-	return names, nil
+	return names, listHints(list.tools), nil
 }

@@ -28,7 +28,7 @@ func TestToolNamesWalk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ListNames("tools/list", json.RawMessage(tt.in))
+			got, _, err := ListNames("tools/list", json.RawMessage(tt.in))
 			if err != nil {
 				t.Fatalf("ToolNames(%s): %v", tt.in, err)
 			}
@@ -41,7 +41,7 @@ func TestToolNamesWalk(t *testing.T) {
 
 func TestToolNamesRefusesMalformed(t *testing.T) {
 	for _, in := range []string{``, `{"tools":[{"name":""}]}`, `{"tools":[],"Tools":[]}`, `{"x":{}}`} {
-		names, err := ListNames("tools/list", json.RawMessage(in))
+		names, _, err := ListNames("tools/list", json.RawMessage(in))
 		if !errors.Is(err, ErrMalformedList) {
 			t.Errorf("ToolNames(%s) = %q, %v; want ErrMalformedList", in, names, err)
 		}
