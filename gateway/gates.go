@@ -17,12 +17,14 @@ import (
 
 // originGate refuses origins nobody allowed (DNS rebinding) before the token is looked at: the
 // MCP transport answers a present, invalid Origin with 403, whatever else the request carries.
+// Each Origin given is checked, not the first only (two are refused after it: headerGate).
 func (g *Gateway) originGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin != "" && !g.originAllowed(origin, r.Host) {
-			(&wire.Error{Status: http.StatusForbidden, Code: jsonrpc.CodeInvalidRequest, Message: "origin not allowed"}).Write(w)
-			return
+		for _, origin := range r.Header.Values("Origin") {
+			if origin != "" && !g.originAllowed(origin, r.Host) {
+				(&wire.Error{Status: http.StatusForbidden, Code: jsonrpc.CodeInvalidRequest, Message: "origin not allowed"}).Write(w)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

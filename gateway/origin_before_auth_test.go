@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,33 @@ func TestForeignOriginIsRefusedBeforeItsToken(t *testing.T) {
 				t.Errorf("status %d, want %d (WWW-Authenticate %q, body %q)", r.status, tc.want, r.header.Get("WWW-Authenticate"), r.body)
 			}
 		})
+	}
+}
+
+// Every Origin a request carries is checked before its token: one allowed and one foreign
+// Origin is a foreign Origin (403), whichever comes first, not a request whose first value
+// alone decides and that then gets the token's 401.
+func TestEveryOriginIsCheckedBeforeTheToken(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.AllowedOrigins = []string{"https://app.example"} })
+	for _, origins := range [][]string{
+		{"https://app.example", "https://evil.example"},
+		{"", "https://evil.example"},
+		{"https://evil.example", "https://app.example"},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header["Origin"] = origins
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Origin %q: %d, want 403", origins, resp.StatusCode)
+		}
 	}
 }
