@@ -214,7 +214,7 @@ func tagSubscription(msg *jsonrpc.Message, subID json.RawMessage) ([]byte, error
 // which then waits here, idle, for as long as the client listens (aside.Run,
 // TestIdleListenStackNeverDoubles).
 func (a *Adapter) listen(w http.ResponseWriter, r *http.Request, q *request) error {
-	c := &listenCaller{attachment: newAttachment(), subID: q.msg.ID, events: make(chan []byte, eventBuffer)}
+	c := &listenCaller{subID: q.msg.ID}
 	defer a.closeListen(c) // a panic's too: aside.Run raises it again here
 	var open bool
 	var err error
@@ -247,6 +247,7 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, q *request,
 		return false, wire.TooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", a.ListenRetryAfter)
 	}
 	c.owner = &o
+	c.attachment, c.events = newAttachment(), make(chan []byte, eventBuffer) // past the cheap refusals
 	m, initResult, err := a.attach(r.Context(), q.id, c, &q.mr)
 	if err != nil {
 		return false, a.attachError(msg, err)
