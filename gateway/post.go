@@ -273,7 +273,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	return nil
 }
 
-// hint is the annotations the worker gave a tool in its last tools/list, if any.
+// hint is the annotations the worker gave a tool in the tools/list answers the session read
+// since it last forgot them (learnHints), merged; nil if none.
 func (s *session) hint(name string) *policy.Hints {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -34,7 +34,8 @@ type toolCall struct {
 	kind   policy.Kind
 	method string // for a prompt or a resource: the request's method, for its audit line
 	name   string // the body's params.name (params.uri), read strictly
-	// hint is from the session's last tools/list; without one, the current list may decide.
+	// hint is from the tools/list answers the session read (session.hint); without one, the
+	// worker's current list may decide.
 	hint        *policy.Hints
 	sessionless bool
 }
