@@ -99,7 +99,7 @@ func devListen(c *Config, info *devInfo, log *slog.Logger) (net.Listener, *devis
 		return ln, nil, nil
 	}
 	// The issuer exchanges for the backend exchange_audience names, gemstone by default.
-	backend := cmp.Or(c.ExchangeAudience, "gemstone")
+	backend := cmp.Or(c.ExchangeAudience, devExchangeAudience)
 	issuer, clients, err := startKeptIssuer(c.DataDir, "--dev-issuer-listen or GEMGATE_DEV_ISSUER_LISTEN",
 		devissuer.Options{Addr: c.DevIssuerListen, Audience: info.URL, Clients: devClients(nil), Logger: log,
 			ExchangeAudiences: []string{backend}})

@@ -64,6 +64,10 @@ func loadDevState(f devStateFiles) (devState, error) {
 	return s, nil
 }
 
+// devExchangeAudience is the backend a development issuer exchanges tokens for when
+// exchange_audience names none: GemStone's.
+const devExchangeAudience = "gemstone"
+
 // startKeptIssuer starts the development issuer of opts (gemgate dev's or gemgate issuer's)
 // with the key, address and client secrets kept in dataDir, so tokens and client credentials
 // printed before a restart keep working until they expire: secrets of clients known from the
@@ -85,7 +89,7 @@ func startKeptIssuer(dataDir, addrHint string, opts devissuer.Options) (*devissu
 	}
 	opts.Clients, opts.KeyFile = clients, files.key
 	if len(opts.ExchangeAudiences) == 0 {
-		opts.ExchangeAudiences = []string{"gemstone"}
+		opts.ExchangeAudiences = []string{devExchangeAudience}
 	}
 	var issuer *devissuer.Issuer
 	if opts.Addr == defaults().DevIssuerListen && state.IssuerAddr != "" {
