@@ -12,7 +12,7 @@ import (
 // URIRefusal says why uri cannot be decided on by resource rules, or "" when it can. Rules
 // match a URI's text, and a worker may first resolve it as RFC 3986 normalizes it: a path
 // with a '.' or '..' segment or an empty one (`//`), a percent-encoded unreserved character,
-// '/' or '\', a backslash, or an upper-case scheme or host names another resource than its
+// '/' or '\' before the query, a backslash, or an upper-case scheme or host names another resource than its
 // text, so `file:///docs/../hr/pay` would pass a rule on `file:///hr/`; so does what a WHATWG
 // reader (the TypeScript SDK's server) writes otherwise (a control character, `file:/hr/pay`,
 // `file://localhost/hr/pay`, a default port: authorityRefusal). Such a URI is refused while
@@ -39,6 +39,12 @@ func uriRefusal(uri string) string {
 	if strings.HasPrefix(uri, " ") || strings.HasSuffix(uri, " ") {
 		return "a space at either end"
 	}
+	// A query or a fragment is not resolved: a percent-encoding there ("?next=%2Fhome") is left
+	// to the readings (uriReadings), which decode it.
+	end := strings.IndexAny(uri, "?#")
+	if end < 0 {
+		end = len(uri)
+	}
 	for i := 0; i < len(uri); i++ {
 		if uri[i] != '%' {
 			continue
@@ -47,7 +53,7 @@ func uriRefusal(uri string) string {
 		switch {
 		case err != nil || i+3 > len(uri):
 			return "a '%' that starts no percent-encoding"
-		case unreserved(byte(c)) || c == '/' || c == '\\':
+		case i < end && (unreserved(byte(c)) || c == '/' || c == '\\'):
 			return "the percent-encoded character " + strings.ToUpper(uri[i:i+3])
 		}
 	}
@@ -71,7 +77,7 @@ func uriRefusal(uri string) string {
 	if ok && hasScheme {
 		authority, path, slash := strings.Cut(after, "/")
 		host := authority[strings.LastIndexByte(authority, '@')+1:]
-		if host != strings.ToLower(host) {
+		if withoutPercentEncodings(host) != strings.ToLower(withoutPercentEncodings(host)) {
 			return "an upper-case host"
 		}
 		if scheme == "file" && authority != "" {
@@ -110,7 +116,8 @@ var defaultPorts = map[string]string{"file": "", "http": "80", "https": "443", "
 
 // uriReadings are the texts resource rules decide uri on, every one of which must pass: uri,
 // and what a worker may read of it: its text without the query and fragment (url.Parse's
-// Path); a web URI with an empty path with the path '/' (a WHATWG reader's); its
+// Path); a special scheme's URI with an empty path with the path '/' (a WHATWG reader's: file:// is
+// file:///); its
 // percent-encodings decoded (url.Parse's Path: file:///hr/a%20b is the file "a b"); and the
 // characters a WHATWG reader percent-encodes, encoded (file:///hr/a b is file:///hr/a%20b).
 func uriReadings(uri string) []string {
@@ -125,7 +132,8 @@ func uriReadings(uri string) []string {
 		base = uri[:i]
 		add(base)
 	}
-	if scheme, after, ok := strings.Cut(base, "://"); ok && defaultPorts[scheme] != "" && !strings.Contains(after, "/") {
+	scheme, after, ok := strings.Cut(base, "://")
+	if _, special := defaultPorts[scheme]; ok && special && !strings.Contains(after, "/") {
 		add(base + "/")
 		add(base + "/" + uri[len(base):])
 	}
@@ -154,8 +162,9 @@ func whatwgEncoded(s string) string {
 
 // authorityRefusal says why a WHATWG reader would read an authority otherwise than its text,
 // or "": an empty user or password (dropped), an empty port or one with a leading zero or, for
-// a special scheme, its default port (dropped), and a special scheme's host that is not ASCII
-// (IDNA) or is an IPv4 address in another form than dotted decimal (0x7f.1).
+// a special scheme, its default port (dropped), an IPv6 host not in its shortest form, and a
+// special scheme's host that is not ASCII or is percent-encoded (IDNA) or is an IPv4 address
+// in another form than dotted decimal (0x7f.1).
 func authorityRefusal(scheme, authority, host string) string {
 	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
 		if user, password, _ := strings.Cut(authority[:at], ":"); user == "" || strings.HasSuffix(authority[:at], ":") && password == "" {
@@ -172,14 +181,22 @@ func authorityRefusal(scheme, authority, host string) string {
 			return "a port a reader writes otherwise (" + port + ")"
 		}
 	}
+	if strings.HasPrefix(name, "[") {
+		// A WHATWG reader writes an IPv6 address, whatever the scheme, in its shortest form
+		// ([0::1] is [::1]) and refuses a zone.
+		if a, err := netip.ParseAddr(strings.TrimSuffix(name[1:], "]")); err != nil || !a.Is6() || a.Zone() != "" || "["+whatwgIPv6(a)+"]" != name {
+			return "an IPv6 address not in its shortest form"
+		}
+		return ""
+	}
 	if _, special := defaultPorts[scheme]; !special || scheme == "file" {
 		return ""
 	}
 	if name == "" {
 		return "an empty host" // a WHATWG reader takes the path's first segment for it
 	}
-	if name[0] == '[' {
-		return ""
+	if strings.IndexByte(name, '%') >= 0 {
+		return "a percent-encoded host" // a WHATWG reader decodes it, then maps it (IDNA)
 	}
 	if strings.ContainsFunc(name, func(r rune) bool { return r >= 0x80 }) {
 		return "a host that is not ASCII"
@@ -191,4 +208,28 @@ func authorityRefusal(scheme, authority, host string) string {
 		}
 	}
 	return ""
+}
+
+// whatwgIPv6 is a as a WHATWG reader writes it: RFC 5952's form, but an IPv4-mapped address in
+// hexadecimal (::ffff:7f00:1).
+func whatwgIPv6(a netip.Addr) string {
+	if !a.Is4In6() {
+		return a.String()
+	}
+	b := a.As16()
+	return fmt.Sprintf("::ffff:%x:%x", uint16(b[12])<<8|uint16(b[13]), uint16(b[14])<<8|uint16(b[15]))
+}
+
+// withoutPercentEncodings is s without its percent-encodings, whose hexadecimal digits may be
+// upper-case in a normal form.
+func withoutPercentEncodings(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
