@@ -298,3 +298,43 @@ func TestResourceRuleReadsWhatAWHATWGWorkerReads(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceRuleReadsWhatATemplateWorkerReads reads URIs as a TypeScript SDK (1.32.2) file
+// worker does that registers the template file:///{+path} and joins its variable to its root:
+// the SDK's UriTemplate.match gives {+path} everything after file:///, the query and the
+// fragment too ("docs?/../hr/pay.txt"), and path.join resolves it, decoded
+// (decodeURIComponent) or not. Node 20 read each of these as /hr/pay.txt. A URI such a worker
+// reads under /hr/ is refused for a token without hr:read, before or by the rules.
+func TestResourceRuleReadsWhatATemplateWorkerReads(t *testing.T) {
+	policies := map[string]*Policy{
+		"uris glob": mustNew(t, Config{ExtraScopes: []string{"hr:read"},
+			ResourceRules: []Rule{{Name: "hr-files", URIs: []string{"file:///hr/*"}, Scope: "hr:read"}}}),
+		"startsWith": mustNew(t, Config{ExtraScopes: []string{"hr:read"},
+			ResourceRules: []Rule{{Name: "hr-files", Allow: `!uri.startsWith("file:///hr/") || "hr:read" in scopes`}}}),
+	}
+	for _, uri := range []string{
+		"file:///docs?/../hr/pay.txt", "file:///docs#/../hr/pay.txt", "file:///docs?/./../hr/pay.txt",
+		"file:///docs?%2F..%2Fhr%2Fpay.txt", "file:///docs?/%2E%2E/hr/pay.txt", "file:///docs#%2F..%2Fhr%2Fpay.txt",
+		"file:///docs?x/..", "file:///docs?/../hr/",
+	} {
+		v := strings.TrimPrefix(uri, "file:///")
+		decoded, err := url.PathUnescape(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range policies {
+			if p.URIRefusal(uri) != "" {
+				continue
+			}
+			a := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}})
+			for _, read := range []string{path.Join("/", v), path.Join("/", decoded)} {
+				if !strings.HasPrefix(read, "/hr/") {
+					continue
+				}
+				if verdict, _ := p.ExplainKind(KindResource, a, uri, nil); verdict == Allowed {
+					t.Errorf("%s: %q reaches the worker, which reads %s, without hr:read", name, uri, read)
+				}
+			}
+		}
+	}
+}
