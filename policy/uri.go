@@ -11,8 +11,9 @@ import (
 
 // URIRefusal says why uri cannot be decided on by resource rules, or "" when it can. Rules
 // match a URI's text, and a worker may first resolve it as RFC 3986 normalizes it: a path
-// with a '.' or '..' segment or an empty one (`//`), a percent-encoded unreserved character,
-// '/' or '\' before the query, a backslash, or an upper-case scheme or host names another resource than its
+// with a '.' or '..' segment (in the query and fragment too, decoded or not: a worker may read
+// them as a path) or an empty one (`//`), a percent-encoded '\', or unreserved character or
+// '/' before the query, a backslash, or an upper-case scheme or host names another resource than its
 // text, so `file:///docs/../hr/pay` would pass a rule on `file:///hr/`; so does what a WHATWG
 // reader (the TypeScript SDK's server) writes otherwise (a control character, `file:/hr/pay`,
 // `file://localhost/hr/pay`, a default port: authorityRefusal). Such a URI is refused while
@@ -53,7 +54,7 @@ func uriRefusal(uri string) string {
 		switch {
 		case err != nil || i+3 > len(uri):
 			return "a '%' that starts no percent-encoding"
-		case i < end && (unreserved(byte(c)) || c == '/' || c == '\\'):
+		case c == '\\' || i < end && (unreserved(byte(c)) || c == '/'):
 			return "the percent-encoded character " + strings.ToUpper(uri[i:i+3])
 		}
 	}
@@ -100,6 +101,17 @@ func uriRefusal(uri string) string {
 			return "a '" + s + "' segment"
 		case s == "" && i > 0 && i < len(segments)-1:
 			return "an empty segment ('//')"
+		}
+	}
+	// A worker on a template file:///{+path} gets the query and the fragment in its variable
+	// (the TypeScript SDK's UriTemplate.match) and may resolve them as a path, decoded or not:
+	// file:///docs?/../hr/pay is /hr/pay to it.
+	decoded, _ := url.PathUnescape(uri) // every '%' starts a percent-encoding: checked above
+	for _, text := range []string{uri, decoded} {
+		for _, s := range strings.Split(text, "/") {
+			if s == "." || s == ".." {
+				return "a '" + s + "' segment"
+			}
 		}
 	}
 	return ""

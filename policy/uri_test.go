@@ -27,6 +27,8 @@ var uriCases = []struct{ uri, why string }{
 	{"file:///docs/a%2Cb", ""},
 	{"https://example.com/login?next=%2Fhome%2Fa", ""},
 	{"https://example.com/a#%2F", ""},
+	{"https://example.com/a?next=%2F..%2Fb", "a '..' segment"},
+	{"file:///docs?%5C", "the percent-encoded character %5C"},
 	{"log://caf%C3%A9/x", ""},
 	{"file:///docs/../hr/pay.txt", "a '..' segment"},
 	{"file:///docs/..", "a '..' segment"},
