@@ -340,3 +340,24 @@ func TestResourceRuleReadsWhatATemplateWorkerReads(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceRuleReadsWhatAPythonWorkerReads: Python's urllib.parse.urlparse reads the
+// parameters of a web URI's last segment apart from its path (urlparse("https://x/a;b").path
+// is "/a"), so a rule on https://x/a is decided on that reading too. Python 3 read each of
+// these as the resource named.
+func TestResourceRuleReadsWhatAPythonWorkerReads(t *testing.T) {
+	for _, c := range []struct{ uri, reads string }{
+		{"https://example.com/a;b", "https://example.com/a"},
+		{"https://example.com/hr/pay.txt;x?y#z", "https://example.com/hr/pay.txt"},
+		{"sftp://host/hr/pay;type=a", "sftp://host/hr/pay"},
+	} {
+		p := mustNew(t, Config{ExtraScopes: []string{"x:read"}, ResourceRules: []Rule{{Name: "by-uri", URIs: []string{c.reads}, Scope: "x:read"}}})
+		if p.URIRefusal(c.uri) != "" {
+			continue
+		}
+		a := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}})
+		if v, _ := p.ExplainKind(KindResource, a, c.uri, nil); v == Allowed {
+			t.Errorf("%q, which urlparse reads as %q, is allowed without x:read", c.uri, c.reads)
+		}
+	}
+}
