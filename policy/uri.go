@@ -130,7 +130,9 @@ var defaultPorts = map[string]string{"file": "", "http": "80", "https": "443", "
 // and what a worker may read of it: its text without the query and fragment (url.Parse's
 // Path); a special scheme's URI with an empty path with the path '/' (a WHATWG reader's: file:// is
 // file:///); its
-// percent-encodings decoded (url.Parse's Path: file:///hr/a%20b is the file "a b"); and the
+// percent-encodings decoded (url.Parse's Path: file:///hr/a%20b is the file "a b"); its text
+// without the query, the fragment and the last segment's ';' parameters (Python's urlparse:
+// https://x/a;b is /a); and the
 // characters a WHATWG reader percent-encodes, encoded (file:///hr/a b is file:///hr/a%20b).
 func uriReadings(uri string) []string {
 	out := []string{uri}
@@ -143,6 +145,10 @@ func uriReadings(uri string) []string {
 	if i := strings.IndexAny(uri, "?#"); i >= 0 {
 		base = uri[:i]
 		add(base)
+	}
+	if semi := strings.IndexByte(base[strings.LastIndexByte(base, '/')+1:], ';'); semi >= 0 {
+		// Python's urlparse reads a web URI's last segment without its parameters.
+		add(base[:strings.LastIndexByte(base, '/')+1+semi])
 	}
 	scheme, after, ok := strings.Cut(base, "://")
 	if _, special := defaultPorts[scheme]; ok && special && !strings.Contains(after, "/") {
