@@ -167,10 +167,22 @@ func uriReadings(uri string) []string {
 // whatwgEncoded is s with what a WHATWG reader percent-encodes in a path, query or fragment
 // percent-encoded: a space, '"', '\”, '<', '>', '`', '{', '}' and every non-ASCII byte.
 func whatwgEncoded(s string) string {
+	encoded := func(c byte) bool { return c >= 0x80 || strings.IndexByte(" \"'<>`{}", c) >= 0 }
+	first := 0
+	for first < len(s) && !encoded(s[first]) {
+		first++
+	}
+	if first == len(s) {
+		return s
+	}
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 0x80 || strings.IndexByte(" \"'<>`{}", c) >= 0 {
-			fmt.Fprintf(&b, "%%%02X", c)
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:first])
+	for i := first; i < len(s); i++ {
+		if c := s[i]; encoded(c) {
+			b.WriteByte('%')
+			b.WriteByte("0123456789ABCDEF"[c>>4])
+			b.WriteByte("0123456789ABCDEF"[c&15])
 		} else {
 			b.WriteByte(c)
 		}
