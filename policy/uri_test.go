@@ -277,6 +277,14 @@ var whatwgReadings = []struct{ uri, reads string }{
 	{"file:///hr/my pay.txt", "file:///hr/my%20pay.txt"},
 	{"file:///hr/\u00e9.txt", "file:///hr/%C3%A9.txt"},
 	{"file:///hr/{pay}.txt", "file:///hr/%7Bpay%7D.txt"},
+	// Each part has its own set: an opaque path encodes only what is not ASCII, a query and a
+	// fragment fewer characters than a path.
+	{"note:Shopping list \u00e9", "note:Shopping list %C3%A9"},
+	{"https://example.com/a?\u00e9`{}", "https://example.com/a?%C3%A9`{}"},
+	{"https://example.com/a#\u00e9{'", "https://example.com/a#%C3%A9{'"},
+	{"log://x/a?\u00e9'", "log://x/a?%C3%A9'"},
+	{"https://example.com/a?\u00e9'", "https://example.com/a?%C3%A9%27"},
+	{"log://x/a b\u00e9{", "log://x/a%20b%C3%A9%7B"},
 	// A Go worker reads the path url.Parse decodes: a rule written as the worker lists the
 	// URI, unencoded, names the resource the encoded one reads.
 	{"file:///hr/my%20pay.txt", "file:///hr/my pay.txt"},
