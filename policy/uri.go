@@ -133,7 +133,8 @@ var defaultPorts = map[string]string{"file": "", "http": "80", "https": "443", "
 // percent-encodings decoded (url.Parse's Path: file:///hr/a%20b is the file "a b"); its text
 // without the query, the fragment and the last segment's ';' parameters (Python's urlparse:
 // https://x/a;b is /a); and the
-// characters a WHATWG reader percent-encodes, encoded (file:///hr/a b is file:///hr/a%20b).
+// characters a WHATWG reader percent-encodes, encoded (file:///hr/a b is file:///hr/a%20b,
+// note:a é is note:a %C3%A9).
 func uriReadings(uri string) []string {
 	out := []string{uri}
 	add := func(s string) {
@@ -164,28 +165,55 @@ func uriReadings(uri string) []string {
 	return out
 }
 
-// whatwgEncoded is s with what a WHATWG reader percent-encodes in a path, query or fragment
-// percent-encoded: a space, '"', '\”, '<', '>', '`', '{', '}' and every non-ASCII byte.
+// whatwgEncoded is s with what a WHATWG reader percent-encodes percent-encoded, each part by
+// its set: every byte that is not ASCII; in a path that is not opaque (an opaque one: note:x,
+// a scheme a WHATWG reader does not know without '/'), a space, '"', '<', '>', '`', '{' and
+// '}'; in a query a space, '"', '<', '>' and, for a special scheme, '\''; in a fragment a
+// space, '"', '<', '>' and '`'.
 func whatwgEncoded(s string) string {
-	encoded := func(c byte) bool { return c >= 0x80 || strings.IndexByte(" \"'<>`{}", c) >= 0 }
-	first := 0
-	for first < len(s) && !encoded(s[first]) {
-		first++
+	query, fragment := len(s), len(s)
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		query, fragment = i, i
 	}
-	if first == len(s) {
-		return s
+	if i := strings.IndexByte(s[:fragment], '?'); i >= 0 {
+		query = i
+	}
+	scheme, rest, hasScheme := strings.Cut(s[:query], ":")
+	_, special := defaultPorts[scheme]
+	pathSet := " \"<>`{}"
+	if hasScheme && !strings.ContainsAny(scheme, "/") && !special && !strings.HasPrefix(rest, "/") {
+		pathSet = "" // an opaque path
+	}
+	querySet := " \"<>"
+	if special {
+		querySet += "'"
 	}
 	var b strings.Builder
-	b.Grow(len(s) + 16)
-	b.WriteString(s[:first])
-	for i := first; i < len(s); i++ {
-		if c := s[i]; encoded(c) {
-			b.WriteByte('%')
-			b.WriteByte("0123456789ABCDEF"[c>>4])
-			b.WriteByte("0123456789ABCDEF"[c&15])
-		} else {
-			b.WriteByte(c)
+	for i := 0; i < len(s); i++ {
+		set := pathSet
+		switch {
+		case i > fragment:
+			set = " \"<>`"
+		case i > query:
+			set = querySet
 		}
+		c := s[i]
+		if c < 0x80 && strings.IndexByte(set, c) < 0 {
+			if b.Len() > 0 {
+				b.WriteByte(c)
+			}
+			continue
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s) + 16)
+			b.WriteString(s[:i])
+		}
+		b.WriteByte('%')
+		b.WriteByte("0123456789ABCDEF"[c>>4])
+		b.WriteByte("0123456789ABCDEF"[c&15])
+	}
+	if b.Len() == 0 {
+		return s
 	}
 	return b.String()
 }
