@@ -369,3 +369,13 @@ func TestResourceRuleReadsWhatAPythonWorkerReads(t *testing.T) {
 		}
 	}
 }
+
+// TestURIRefusalIsShort: the reason, which the audit line's decided_by and the error message
+// carry, quotes no unbounded part of the URI a client sent.
+func TestURIRefusalIsShort(t *testing.T) {
+	for _, uri := range []string{"log://audit:0" + strings.Repeat("9", 10000), "log://audit:0" + strings.Repeat("x", 10000) + "/a"} {
+		if why := uriRefusal(uri); why == "" || len(why) > 100 {
+			t.Errorf("uriRefusal of a %d-byte URI: %d bytes: %.80q", len(uri), len(why), why)
+		}
+	}
+}
