@@ -40,23 +40,8 @@ func uriRefusal(uri string) string {
 	if strings.HasPrefix(uri, " ") || strings.HasSuffix(uri, " ") {
 		return "a space at either end"
 	}
-	// A query or a fragment is not resolved: a percent-encoding there ("?next=%2Fhome") is left
-	// to the readings (uriReadings), which decode it.
-	end := strings.IndexAny(uri, "?#")
-	if end < 0 {
-		end = len(uri)
-	}
-	for i := 0; i < len(uri); i++ {
-		if uri[i] != '%' {
-			continue
-		}
-		c, err := strconv.ParseUint(uri[i+1:min(i+3, len(uri))], 16, 8)
-		switch {
-		case err != nil || i+3 > len(uri):
-			return "a '%' that starts no percent-encoding"
-		case c == '\\' || i < end && (unreserved(byte(c)) || c == '/'):
-			return "the percent-encoded character " + strings.ToUpper(uri[i:i+3])
-		}
+	if why := percentRefusal(uri); why != "" {
+		return why
 	}
 	// Without a scheme, a leading "//" is read as an authority by some readers and as an
 	// empty segment by others (net/url's "///x"): left a path here, its empty segment refuses it.
@@ -103,10 +88,39 @@ func uriRefusal(uri string) string {
 			return "an empty segment ('//')"
 		}
 	}
-	// A worker on a template file:///{+path} gets the query and the fragment in its variable
-	// (the TypeScript SDK's UriTemplate.match) and may resolve them as a path, decoded or not:
-	// file:///docs?/../hr/pay is /hr/pay to it.
-	decoded, _ := url.PathUnescape(uri) // every '%' starts a percent-encoding: checked above
+	return dotSegmentAnywhere(uri)
+}
+
+// percentRefusal says why a percent-encoding of uri names another resource than its text, or
+// "": a '%' that starts none, an encoded '\\', or before the query an encoded unreserved
+// character or '/'. A query or a fragment is not resolved: a percent-encoding there
+// ("?next=%2Fhome") is left to the readings (uriReadings), which decode it.
+func percentRefusal(uri string) string {
+	end := strings.IndexAny(uri, "?#")
+	if end < 0 {
+		end = len(uri)
+	}
+	for i := 0; i < len(uri); i++ {
+		if uri[i] != '%' {
+			continue
+		}
+		c, err := strconv.ParseUint(uri[i+1:min(i+3, len(uri))], 16, 8)
+		switch {
+		case err != nil || i+3 > len(uri):
+			return "a '%' that starts no percent-encoding"
+		case c == '\\' || i < end && (unreserved(byte(c)) || c == '/'):
+			return "the percent-encoded character " + strings.ToUpper(uri[i:i+3])
+		}
+	}
+	return ""
+}
+
+// dotSegmentAnywhere finds a '.' or '..' segment in the whole of uri, its query and fragment
+// too, as it is and decoded: a worker on a template file:///{+path} gets them in its variable
+// (the TypeScript SDK's UriTemplate.match) and may resolve them as a path: file:///docs?/../hr/pay
+// is /hr/pay to it.
+func dotSegmentAnywhere(uri string) string {
+	decoded, _ := url.PathUnescape(uri) // every '%' starts a percent-encoding: percentRefusal
 	for _, text := range []string{uri, decoded} {
 		for _, s := range strings.Split(text, "/") {
 			if s == "." || s == ".." {
@@ -168,7 +182,7 @@ func uriReadings(uri string) []string {
 // whatwgEncoded is s with what a WHATWG reader percent-encodes percent-encoded, each part by
 // its set: every byte that is not ASCII; in a path that is not opaque (an opaque one: note:x,
 // a scheme a WHATWG reader does not know without '/'), a space, '"', '<', '>', '`', '{' and
-// '}'; in a query a space, '"', '<', '>' and, for a special scheme, '\''; in a fragment a
+// '}'; in a query a space, '"', '<', '>' and, for a special scheme, '\”; in a fragment a
 // space, '"', '<', '>' and '`'.
 func whatwgEncoded(s string) string {
 	query, fragment := len(s), len(s)
@@ -236,6 +250,9 @@ func authorityRefusal(scheme, authority, host string) string {
 		case port == "":
 			return "an empty port"
 		case len(port) > 1 && port[0] == '0', port == defaultPorts[scheme]:
+			if len(port) > 6 {
+				port = port[:1] + "..." // the reason is quoted: bounded
+			}
 			return "a port a reader writes otherwise (" + port + ")"
 		}
 	}
