@@ -182,7 +182,7 @@ func uriReadings(uri string) []string {
 // whatwgEncoded is s with what a WHATWG reader percent-encodes percent-encoded, each part by
 // its set: every byte that is not ASCII; in a path that is not opaque (an opaque one: note:x,
 // a scheme a WHATWG reader does not know without '/'), a space, '"', '<', '>', '`', '{' and
-// '}'; in a query a space, '"', '<', '>' and, for a special scheme, '\”; in a fragment a
+// '}'; in a query a space, '"', '<', '>' and, for a special scheme, an apostrophe; in a fragment a
 // space, '"', '<', '>' and '`'.
 func whatwgEncoded(s string) string {
 	query, fragment := len(s), len(s)
