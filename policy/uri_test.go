@@ -25,6 +25,11 @@ var uriCases = []struct{ uri, why string }{
 	{"urn:isbn:0451450523", ""},
 	{"file:///my%20docs/a%C3%A9.txt", ""},
 	{"file:///docs/a%2Cb", ""},
+	{"https://example.com/login?next=%2Fhome%2Fa", ""},
+	{"https://example.com/a#%2F", ""},
+	{"https://example.com/a?next=%2F..%2Fb", "a '..' segment"},
+	{"file:///docs?%5C", "the percent-encoded character %5C"},
+	{"log://caf%C3%A9/x", ""},
 	{"file:///docs/../hr/pay.txt", "a '..' segment"},
 	{"file:///docs/..", "a '..' segment"},
 	{"file:///hr/./pay.txt", "a '.' segment"},
@@ -258,10 +263,28 @@ var whatwgReadings = []struct{ uri, reads string }{
 	{"https://ex\u00e4mple.com/", "https://xn--exmple-cua.com/"},
 	{"http://0x7f.1/", "http://127.0.0.1/"},
 	{"https:///example.com/a", "https://example.com/a"},
+	// A special scheme's host is percent-decoded, then IDNA-mapped; an empty file path is '/';
+	// an IPv6 host is written in its shortest form, whatever the scheme.
+	{"https://ex%c3%a4mple.com/x", "https://xn--exmple-cua.com/x"},
+	{"https://a%2cb.com/", "https://a,b.com/"},
+	{"file://", "file:///"},
+	{"file://?/x", "file:///?/x"},
+	{"file://#/x", "file:///"},
+	{"https://[0::1]/a", "https://[::1]/a"},
+	{"https://[::ffff:127.0.0.1]/a", "https://[::ffff:7f00:1]/a"},
+	{"log://[0:0::1]/a", "log://[::1]/a"},
 	{"https://example.com?x", "https://example.com/?x"},
 	{"file:///hr/my pay.txt", "file:///hr/my%20pay.txt"},
 	{"file:///hr/\u00e9.txt", "file:///hr/%C3%A9.txt"},
 	{"file:///hr/{pay}.txt", "file:///hr/%7Bpay%7D.txt"},
+	// Each part has its own set: an opaque path encodes only what is not ASCII, a query and a
+	// fragment fewer characters than a path.
+	{"note:Shopping list \u00e9", "note:Shopping list %C3%A9"},
+	{"https://example.com/a?\u00e9`{}", "https://example.com/a?%C3%A9`{}"},
+	{"https://example.com/a#\u00e9{'", "https://example.com/a#%C3%A9{'"},
+	{"log://x/a?\u00e9'", "log://x/a?%C3%A9'"},
+	{"https://example.com/a?\u00e9'", "https://example.com/a?%C3%A9%27"},
+	{"log://x/a b\u00e9{", "log://x/a%20b%C3%A9%7B"},
 	// A Go worker reads the path url.Parse decodes: a rule written as the worker lists the
 	// URI, unencoded, names the resource the encoded one reads.
 	{"file:///hr/my%20pay.txt", "file:///hr/my pay.txt"},
@@ -282,6 +305,77 @@ func TestResourceRuleReadsWhatAWHATWGWorkerReads(t *testing.T) {
 			if v, _ := p.ExplainKind(KindResource, a, c.uri, nil); v == Allowed {
 				t.Errorf("rule %s on %q: %q, which a WHATWG reader reads as %q, is allowed without x:read", rule.Name, c.reads, c.uri, c.reads)
 			}
+		}
+	}
+}
+
+// TestResourceRuleReadsWhatATemplateWorkerReads reads URIs as a TypeScript SDK (1.32.2) file
+// worker does that registers the template file:///{+path} and joins its variable to its root:
+// the SDK's UriTemplate.match gives {+path} everything after file:///, the query and the
+// fragment too ("docs?/../hr/pay.txt"), and path.join resolves it, decoded
+// (decodeURIComponent) or not. Node 20 read each of these as /hr/pay.txt. A URI such a worker
+// reads under /hr/ is refused for a token without hr:read, before or by the rules.
+func TestResourceRuleReadsWhatATemplateWorkerReads(t *testing.T) {
+	policies := map[string]*Policy{
+		"uris glob": mustNew(t, Config{ExtraScopes: []string{"hr:read"},
+			ResourceRules: []Rule{{Name: "hr-files", URIs: []string{"file:///hr/*"}, Scope: "hr:read"}}}),
+		"startsWith": mustNew(t, Config{ExtraScopes: []string{"hr:read"},
+			ResourceRules: []Rule{{Name: "hr-files", Allow: `!uri.startsWith("file:///hr/") || "hr:read" in scopes`}}}),
+	}
+	for _, uri := range []string{
+		"file:///docs?/../hr/pay.txt", "file:///docs#/../hr/pay.txt", "file:///docs?/./../hr/pay.txt",
+		"file:///docs?%2F..%2Fhr%2Fpay.txt", "file:///docs?/%2E%2E/hr/pay.txt", "file:///docs#%2F..%2Fhr%2Fpay.txt",
+		"file:///docs?x/..", "file:///docs?/../hr/",
+	} {
+		v := strings.TrimPrefix(uri, "file:///")
+		decoded, err := url.PathUnescape(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range policies {
+			if p.URIRefusal(uri) != "" {
+				continue
+			}
+			a := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}})
+			for _, read := range []string{path.Join("/", v), path.Join("/", decoded)} {
+				if !strings.HasPrefix(read, "/hr/") {
+					continue
+				}
+				if verdict, _ := p.ExplainKind(KindResource, a, uri, nil); verdict == Allowed {
+					t.Errorf("%s: %q reaches the worker, which reads %s, without hr:read", name, uri, read)
+				}
+			}
+		}
+	}
+}
+
+// TestResourceRuleReadsWhatAPythonWorkerReads: Python's urllib.parse.urlparse reads the
+// parameters of a web URI's last segment apart from its path (urlparse("https://x/a;b").path
+// is "/a"), so a rule on https://x/a is decided on that reading too. Python 3 read each of
+// these as the resource named.
+func TestResourceRuleReadsWhatAPythonWorkerReads(t *testing.T) {
+	for _, c := range []struct{ uri, reads string }{
+		{"https://example.com/a;b", "https://example.com/a"},
+		{"https://example.com/hr/pay.txt;x?y#z", "https://example.com/hr/pay.txt"},
+		{"sftp://host/hr/pay;type=a", "sftp://host/hr/pay"},
+	} {
+		p := mustNew(t, Config{ExtraScopes: []string{"x:read"}, ResourceRules: []Rule{{Name: "by-uri", URIs: []string{c.reads}, Scope: "x:read"}}})
+		if p.URIRefusal(c.uri) != "" {
+			continue
+		}
+		a := p.DecideToken(Token{Scopes: []string{"mcp:use", "mcp:write"}})
+		if v, _ := p.ExplainKind(KindResource, a, c.uri, nil); v == Allowed {
+			t.Errorf("%q, which urlparse reads as %q, is allowed without x:read", c.uri, c.reads)
+		}
+	}
+}
+
+// TestURIRefusalIsShort: the reason, which the audit line's decided_by and the error message
+// carry, quotes no unbounded part of the URI a client sent.
+func TestURIRefusalIsShort(t *testing.T) {
+	for _, uri := range []string{"log://audit:0" + strings.Repeat("9", 10000), "log://audit:0" + strings.Repeat("x", 10000) + "/a"} {
+		if why := uriRefusal(uri); why == "" || len(why) > 100 {
+			t.Errorf("uriRefusal of a %d-byte URI: %d bytes: %.80q", len(uri), len(why), why)
 		}
 	}
 }
