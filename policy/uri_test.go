@@ -62,6 +62,32 @@ var uriCases = []struct{ uri, why string }{
 	{"log://audit:080", "a port a reader writes otherwise (080)"},
 	{"https://ex\u00e4mple.com/", "a host that is not ASCII"},
 	{"http://0x7f.1/", "an IPv4 address not in dotted decimal"},
+	// The edges of each character class, so that a class one character wider or narrower fails.
+	{"file:///a%40b", ""},
+	{"file:///a%41b", "the percent-encoded character %41"},
+	{"file:///a%5Ab", "the percent-encoded character %5A"},
+	{"file:///a%5Bb", ""},
+	{"file:///a%60b", ""},
+	{"file:///a%61b", "the percent-encoded character %61"},
+	{"file:///a%7Ab", "the percent-encoded character %7A"},
+	{"file:///a%7Bb", ""},
+	{"file:///a%2Cb", ""},
+	{"file:///a%30b", "the percent-encoded character %30"},
+	{"file:///a%39b", "the percent-encoded character %39"},
+	{"file:///a%3Ab", ""},
+	{"file:///a%41", "the percent-encoded character %41"},
+	{"note:a\x1fb", "a control character"},
+	{"note:a b~", ""},
+	{"note:a\x7fb", "a control character"},
+	{"https://example.com:0/", ""},
+	{"https://example.com:00/", "a port a reader writes otherwise (00)"},
+	{"https://example.com:012345/", "a port a reader writes otherwise (012345)"},
+	{"https://example.com:0123456/", "a port a reader writes otherwise (0...)"},
+	{"https://a\u0080b.example/", "a host that is not ASCII"},
+	{"https://a~b.example/", ""},
+	{"http://1.2.3.00/", "an IPv4 address not in dotted decimal"},
+	{"http://1.2.3.9999/", "an IPv4 address not in dotted decimal"},
+	{"http://1.2.3.255/", ""},
 }
 
 func TestURIRefusal(t *testing.T) {
@@ -285,6 +311,8 @@ var whatwgReadings = []struct{ uri, reads string }{
 	{"log://x/a?\u00e9'", "log://x/a?%C3%A9'"},
 	{"https://example.com/a?\u00e9'", "https://example.com/a?%C3%A9%27"},
 	{"log://x/a b\u00e9{", "log://x/a%20b%C3%A9%7B"},
+	{"log://x/a\u0080", "log://x/a%C2%80"},
+	{"log://x/a~{", "log://x/a~%7B"},
 	// A Go worker reads the path url.Parse decodes: a rule written as the worker lists the
 	// URI, unencoded, names the resource the encoded one reads.
 	{"file:///hr/my%20pay.txt", "file:///hr/my pay.txt"},
