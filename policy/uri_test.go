@@ -88,6 +88,11 @@ var uriCases = []struct{ uri, why string }{
 	{"http://1.2.3.00/", "an IPv4 address not in dotted decimal"},
 	{"http://1.2.3.9999/", "an IPv4 address not in dotted decimal"},
 	{"http://1.2.3.255/", ""},
+	{"file:///a%2Db", "the percent-encoded character %2D"},
+	{"\\hr\\pay.txt", "a backslash"},
+	{"?x=%41", ""},
+	{"https://:8443/a", "an empty host"},
+	{"https://%C3%A4x.com/", "a percent-encoded host"},
 }
 
 func TestURIRefusal(t *testing.T) {
@@ -386,6 +391,7 @@ func TestResourceRuleReadsWhatAPythonWorkerReads(t *testing.T) {
 		{"https://example.com/a;b", "https://example.com/a"},
 		{"https://example.com/hr/pay.txt;x?y#z", "https://example.com/hr/pay.txt"},
 		{"sftp://host/hr/pay;type=a", "sftp://host/hr/pay"},
+		{"https://example.com/a/;b", "https://example.com/a/"},
 	} {
 		p := mustNew(t, Config{ExtraScopes: []string{"x:read"}, ResourceRules: []Rule{{Name: "by-uri", URIs: []string{c.reads}, Scope: "x:read"}}})
 		if p.URIRefusal(c.uri) != "" {
