@@ -48,7 +48,7 @@ func (p *Policy) ExplainKind(k Kind, a Access, name string, h *Hints) (Verdict, 
 // #x of a rule on one URI.
 func (p *Policy) failing(k Kind, a Access, name string, h *Hints) *rule {
 	names := []string{name}
-	if k == KindResource {
+	if k == KindResource && len(p.rules[k]) > 0 { // without a rule, nothing reads them
 		names = uriReadings(name)
 	}
 	for i := range p.rules[k] {
