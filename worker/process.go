@@ -238,7 +238,13 @@ func Start(spec Spec) (_ *Process, err error) {
 		go p.handOverLine(credLine)
 	}
 	stdoutDone := make(chan struct{})
-	go func() { defer close(stdoutDone); p.readStdout(outR) }()
+	go func() {
+		eof := p.readStdout(outR)
+		close(stdoutDone)
+		if eof {
+			p.stopWithoutStdout()
+		}
+	}()
 	go p.readStderr(errR)
 	// The exit is awaited on the worker's pidfd, in the runtime's poller (exitwait_linux.go).
 	go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()

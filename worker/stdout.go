@@ -13,12 +13,15 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-func (p *Process) readStdout(r *os.File) {
+// readStdout routes the worker's stdout until it ends, and reports whether it ended at the end
+// of input, the worker having closed it (or exited).
+func (p *Process) readStdout(r *os.File) (eof bool) {
 	defer r.Close()
 	// An idle worker's reader holds no buffer (lines.go), whatever the longest line was.
 	sc := newLineReader(r, DefaultMaxLineBytes)
@@ -27,6 +30,7 @@ func (p *Process) readStdout(r *os.File) {
 		// An owned line (lines.go) is parsed in place: the message may alias it.
 		line, owned, ok := sc.take()
 		if !ok {
+			eof = sc.err == nil
 			break
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -75,6 +79,22 @@ func (p *Process) readStdout(r *os.File) {
 		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
 		p.kill(syscall.SIGKILL)
 	}
+	return eof && !p.stdoutCut.Load()
+}
+
+// stopWithoutStdout stops a worker whose stdout has ended, unless it exits within the grace
+// (the end of stdout is most often the end of the worker): one that runs on without it can
+// never answer, so its calls would wait for ever (request_timeout is off by default).
+func (p *Process) stopWithoutStdout() {
+	t := time.NewTimer(p.spec.StopGrace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return
+	case <-t.C:
+	}
+	p.log.Warn("worker closed its stdout but runs on; stopping it", "pid", p.Pid())
+	p.Stop()
 }
 
 // validUTF8 replaces each run of invalid UTF-8 with U+FFFD, so that no client receives it:
