@@ -40,3 +40,21 @@ func TestWorkerThatClosesStdoutIsStopped(t *testing.T) {
 		t.Errorf("a call after the worker's stdout closed: %v; want ErrExited", err)
 	}
 }
+
+// A worker that closes its stdin and stays alive can never be sent a request again. A write
+// that finds the pipe closed must stop it, not leave it running: every later call would wait
+// for the worker's end, which never comes, and fail as if it had exited, while the worker
+// keeps its slot (and its user's sessions) for ever.
+func TestWorkerThatClosesStdinIsStopped(t *testing.T) {
+	p, rec := startScript(t, `exec <&-; echo '{"jsonrpc":"2.0","method":"closed"}'; exec sleep 300`, Spec{})
+	firstMessage(t, rec, "closed")
+	req := &jsonrpc.Message{ID: json.RawMessage(`"c1"`), Method: "tools/call", Params: json.RawMessage(`{}`)}
+	if _, err := p.Send(context.Background(), req, nil); err == nil {
+		t.Fatal("a call was written to a worker that closed its stdin")
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the worker that closed its stdin was not stopped")
+	}
+}
