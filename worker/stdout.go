@@ -118,6 +118,9 @@ func (p *Process) route(m *jsonrpc.Message) {
 	var c *Call
 	if err == nil {
 		c = p.forget(id)
+		if p.spec.Strict && (c != nil || p.sent(id)) {
+			p.answeredInOrder(id)
+		}
 	}
 	switch {
 	case c != nil:
@@ -145,8 +148,20 @@ func (p *Process) sent(id int64) bool {
 	return id > 0 && id <= p.nextID
 }
 
-// failOldest fails the oldest pending call (the least worker id) of a Strict worker with
-// StrictError: the line was its answer, and not a valid one.
+// answeredInOrder notes that a Strict worker answered worker id id: the calls given up on
+// before it have had their answers, or will have none.
+func (p *Process) answeredInOrder(id int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for g := range p.givenUp {
+		if g <= id {
+			delete(p.givenUp, g)
+		}
+	}
+}
+
+// failOldest fails the oldest call (the least worker id) of a Strict worker with StrictError:
+// the line was its answer, and not a valid one. When that call was given up on, nothing fails.
 func (p *Process) failOldest(line []byte) {
 	p.mu.Lock()
 	var c *Call
@@ -155,13 +170,26 @@ func (p *Process) failOldest(line []byte) {
 			c = pc
 		}
 	}
-	if c != nil {
+	var gaveUp int64 // the least call given up on, if it is older than every pending one
+	for id := range p.givenUp {
+		if (gaveUp == 0 || id < gaveUp) && (c == nil || id < c.workerID) {
+			gaveUp = id
+		}
+	}
+	if gaveUp != 0 {
+		delete(p.givenUp, gaveUp)
+		c = nil
+	} else if c != nil {
 		delete(p.pending, c.workerID)
 	}
 	p.mu.Unlock()
 	msg := cmp.Or(p.spec.StrictError, "the worker's answer is not valid JSON-RPC")
 	if p.allow(slog.LevelError) {
-		p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", p.snippet(line))
+		what := "worker answer corrupted; the call fails"
+		if gaveUp != 0 {
+			what = "worker answer corrupted, to a call given up on; dropped"
+		}
+		p.log.Error(what, "bytes", len(line), "line", p.snippet(line))
 	}
 	if c == nil {
 		return
