@@ -64,7 +64,7 @@ func (p *Process) writeOut(buf []byte) error {
 		select {
 		case <-p.done:
 		case <-time.After(2 * time.Second):
-			if errors.Is(err, syscall.EPIPE) {
+			if errors.Is(err, syscall.EPIPE) && !p.hasExited() {
 				p.log.Warn("worker closed its stdin but runs on; stopping it", "pid", p.Pid())
 				go p.Stop()
 			}
@@ -72,4 +72,14 @@ func (p *Process) writeOut(buf []byte) error {
 		return p.writeErr(ErrExited)
 	}
 	return fmt.Errorf("writing to worker: %w", err)
+}
+
+// hasExited reports whether the worker's process has exited (and been reaped).
+func (p *Process) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
 }
