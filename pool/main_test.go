@@ -187,11 +187,19 @@ func scriptWorker() int {
 			}
 			json.Unmarshal(msg.Params.Arguments, &args)
 			switch msg.Params.Name {
-			case "ask":
+			case "ask": // pad: a message of that many bytes in the request's params
+				var pad struct {
+					Pad int `json:"pad"`
+				}
+				json.Unmarshal(msg.Params.Arguments, &pad)
+				params := map[string]any{}
+				if pad.Pad > 0 {
+					params["message"] = strings.Repeat("x", pad.Pad)
+				}
 				n++
 				rid := fmt.Sprintf("wr-%d", n)
 				pending[rid] = msg.ID
-				send(map[string]any{"jsonrpc": "2.0", "id": rid, "method": args.Method, "params": map[string]any{}})
+				send(map[string]any{"jsonrpc": "2.0", "id": rid, "method": args.Method, "params": params})
 			case "emit":
 				send(map[string]any{"jsonrpc": "2.0", "method": args.Method, "params": args.Params})
 				text(msg.ID, "emitted")

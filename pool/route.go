@@ -222,6 +222,9 @@ func (w *wrk) soleCallLocked(m *Member) *Call {
 //     declared the capability and has a stream. A 2026-07-28 request has no stream outside
 //     its own call.
 func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
+	// The id is kept until the request is answered, and gemgate's answers quote it: a copy of
+	// its own, since the message's members are slices of the worker's whole line.
+	msg.ID = bytes.Clone(msg.ID)
 	s.mu.Lock()
 	if len(w.requests) >= maxWorkerRequests {
 		w.proc.LogQuoting(slog.LevelWarn, "worker has too many requests unanswered by the clients; refused", "method", []byte(msg.Method))

@@ -107,3 +107,42 @@ func TestDetachRefusesTheCallersWorkerRequests(t *testing.T) {
 		t.Fatalf("the worker's question was answered with %s, want the session's end", got)
 	}
 }
+
+// A worker request waiting for a client keeps only what gemgate needs to answer it: the
+// worker's id, not the whole line it came in (a message's members are slices of its line).
+// Else the 64 requests a worker may have waiting, each of up to 16 MiB, would hold a gigabyte
+// for as long as the clients do not answer, beyond every bound on what gemgate queues.
+func TestWaitingWorkerRequestsHoldNotTheirLines(t *testing.T) {
+	const n, pad = 16, 4 << 20
+	p := newTestPool(t, Settings{})
+	a := attach(t, p, "alice", false, `{"elicitation":{}}`, newCaller(time.Now()))
+	heap := func() uint64 {
+		// The client's copies of the requests are not gemgate's: they go first.
+		a.c.mu.Lock()
+		a.c.got = nil
+		a.c.mu.Unlock()
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	for range n {
+		a.tool(t, "ask", map[string]any{"method": "elicitation/create", "pad": pad})
+		eventually(t, "the worker's request", func() bool { return a.c.requests() > 0 })
+		a.c.mu.Lock()
+		a.c.got = nil
+		a.c.mu.Unlock()
+	}
+	s, w := a.m.current()
+	s.mu.Lock()
+	waiting := len(w.requests)
+	s.mu.Unlock()
+	if waiting != n {
+		t.Fatalf("%d worker requests wait, want %d", waiting, n)
+	}
+	if held := int64(heap()) - int64(before); held > n*pad/4 {
+		t.Errorf("%d waiting worker requests of %d MiB each hold %d MiB", n, pad>>20, held>>20)
+	}
+}

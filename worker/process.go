@@ -87,9 +87,12 @@ type Process struct {
 
 	turn chan struct{} // holds a value while a caller writes to stdin (stdin.go)
 
-	mu       sync.Mutex
-	nextID   int64
-	pending  map[int64]*Call // by worker id, given in the order sent (Strict workers answer in order)
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]*Call // by worker id, given in the order sent (Strict workers answer in order)
+	// givenUp are the worker ids of a Strict worker's calls abandoned unanswered: it still
+	// answers each in its turn, and a corrupted answer to one is that call's (failOldest).
+	givenUp  map[int64]struct{}
 	closed   bool
 	hung     bool // a write outlived WriteTimeout: the worker was stopped for it
 	badUTF8  bool // invalid UTF-8 seen (and logged) already
@@ -137,7 +140,7 @@ func (c *Call) Cancel(reason string) {
 
 // Abandon drops the call without telling the worker, reporting whether it was still pending:
 // if it was, its answer is never delivered; if not, it has been or is being delivered.
-func (c *Call) Abandon() (pending bool) { return c.p.forget(c.workerID) != nil }
+func (c *Call) Abandon() (pending bool) { return c.p.abandon(c.workerID) }
 
 // TellCancelled writes notifications/cancelled for the call (the worker's id, and reason
 // unless empty), leaving it pending: an answer that still comes is delivered.
@@ -238,7 +241,13 @@ func Start(spec Spec) (_ *Process, err error) {
 		go p.handOverLine(credLine)
 	}
 	stdoutDone := make(chan struct{})
-	go func() { defer close(stdoutDone); p.readStdout(outR) }()
+	go func() {
+		eof := p.readStdout(outR)
+		close(stdoutDone)
+		if eof {
+			p.stopWithoutStdout()
+		}
+	}()
 	go p.readStderr(errR)
 	// The exit is awaited on the worker's pidfd, in the runtime's poller (exitwait_linux.go).
 	go func() { awaitExit(cmd.Process.Pid); p.wait(stdoutDone, outR) }()
@@ -401,6 +410,26 @@ func (p *Process) hang() {
 		p.log.Error("worker stopped reading its stdin; stopping it", "pid", p.Pid(), "write_timeout", p.spec.WriteTimeout.String())
 		p.kill(syscall.SIGKILL)
 	}
+}
+
+// maxGivenUp bounds the abandoned calls a Strict worker has not answered yet that are kept
+// (givenUp); past it a corrupted answer to one fails the oldest pending call instead.
+const maxGivenUp = 1024
+
+// abandon removes the pending call of worker id id, reporting whether it was pending; a Strict
+// worker's is kept among those given up on, whose answer is still to come.
+func (p *Process) abandon(id int64) (pending bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, pending = p.pending[id]
+	delete(p.pending, id)
+	if pending && p.spec.Strict && len(p.givenUp) < maxGivenUp {
+		if p.givenUp == nil {
+			p.givenUp = make(map[int64]struct{})
+		}
+		p.givenUp[id] = struct{}{}
+	}
+	return pending
 }
 
 // forget removes the pending call of worker id id and returns it; nil if none is pending.

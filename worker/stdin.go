@@ -59,12 +59,27 @@ func (p *Process) writeOut(buf []byte) error {
 	}
 	if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
 		// The worker is gone, and its last words (a refusal) may still be in the pipe: wait,
-		// briefly, for its output to be read, so the error can say why.
+		// briefly, for its output to be read, so the error can say why. One that closed its
+		// stdin and runs on can be sent nothing again: it is stopped.
 		select {
 		case <-p.done:
 		case <-time.After(2 * time.Second):
+			if errors.Is(err, syscall.EPIPE) && !p.hasExited() {
+				p.log.Warn("worker closed its stdin but runs on; stopping it", "pid", p.Pid())
+				go p.Stop()
+			}
 		}
 		return p.writeErr(ErrExited)
 	}
 	return fmt.Errorf("writing to worker: %w", err)
+}
+
+// hasExited reports whether the worker's process has exited (and been reaped).
+func (p *Process) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
 }

@@ -13,12 +13,15 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
-func (p *Process) readStdout(r *os.File) {
+// readStdout routes the worker's stdout until it ends, and reports whether it ended at the end
+// of input, the worker having closed it (or exited).
+func (p *Process) readStdout(r *os.File) (eof bool) {
 	defer r.Close()
 	// An idle worker's reader holds no buffer (lines.go), whatever the longest line was.
 	sc := newLineReader(r, DefaultMaxLineBytes)
@@ -27,6 +30,7 @@ func (p *Process) readStdout(r *os.File) {
 		// An owned line (lines.go) is parsed in place: the message may alias it.
 		line, owned, ok := sc.take()
 		if !ok {
+			eof = sc.err == nil
 			break
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -75,6 +79,22 @@ func (p *Process) readStdout(r *os.File) {
 		p.log.Error("worker stdout unreadable; stopping the worker", "error", err)
 		p.kill(syscall.SIGKILL)
 	}
+	return eof && !p.stdoutCut.Load()
+}
+
+// stopWithoutStdout stops a worker whose stdout has ended, unless it exits within the grace
+// (the end of stdout is most often the end of the worker): one that runs on without it can
+// never answer, so its calls would wait for ever (request_timeout is off by default).
+func (p *Process) stopWithoutStdout() {
+	t := time.NewTimer(p.spec.StopGrace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return
+	case <-t.C:
+	}
+	p.log.Warn("worker closed its stdout but runs on; stopping it", "pid", p.Pid())
+	p.Stop()
 }
 
 // validUTF8 replaces each run of invalid UTF-8 with U+FFFD, so that no client receives it:
@@ -98,6 +118,9 @@ func (p *Process) route(m *jsonrpc.Message) {
 	var c *Call
 	if err == nil {
 		c = p.forget(id)
+		if p.spec.Strict && (c != nil || p.sent(id)) {
+			p.answeredInOrder(id)
+		}
 	}
 	switch {
 	case c != nil:
@@ -125,8 +148,20 @@ func (p *Process) sent(id int64) bool {
 	return id > 0 && id <= p.nextID
 }
 
-// failOldest fails the oldest pending call (the least worker id) of a Strict worker with
-// StrictError: the line was its answer, and not a valid one.
+// answeredInOrder notes that a Strict worker answered worker id id: the calls given up on
+// before it have had their answers, or will have none.
+func (p *Process) answeredInOrder(id int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for g := range p.givenUp {
+		if g <= id {
+			delete(p.givenUp, g)
+		}
+	}
+}
+
+// failOldest fails the oldest call (the least worker id) of a Strict worker with StrictError:
+// the line was its answer, and not a valid one. When that call was given up on, nothing fails.
 func (p *Process) failOldest(line []byte) {
 	p.mu.Lock()
 	var c *Call
@@ -135,13 +170,26 @@ func (p *Process) failOldest(line []byte) {
 			c = pc
 		}
 	}
-	if c != nil {
+	var gaveUp int64 // the least call given up on, if it is older than every pending one
+	for id := range p.givenUp {
+		if (gaveUp == 0 || id < gaveUp) && (c == nil || id < c.workerID) {
+			gaveUp = id
+		}
+	}
+	if gaveUp != 0 {
+		delete(p.givenUp, gaveUp)
+		c = nil
+	} else if c != nil {
 		delete(p.pending, c.workerID)
 	}
 	p.mu.Unlock()
 	msg := cmp.Or(p.spec.StrictError, "the worker's answer is not valid JSON-RPC")
 	if p.allow(slog.LevelError) {
-		p.log.Error("worker answer corrupted; the call fails", "bytes", len(line), "line", p.snippet(line))
+		what := "worker answer corrupted; the call fails"
+		if gaveUp != 0 {
+			what = "worker answer corrupted, to a call given up on; dropped"
+		}
+		p.log.Error(what, "bytes", len(line), "line", p.snippet(line))
 	}
 	if c == nil {
 		return

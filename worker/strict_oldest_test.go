@@ -72,3 +72,43 @@ exec cat >/dev/null`
 		})
 	}
 }
+
+// A Strict worker answers every call it was sent, in order, those given up on too (Abandon: a
+// tools/list whose client cancelled it, a request timeout). A corrupted answer to a call given
+// up on is that call's, not the next pending call's: the call behind it must get its own
+// answer, which follows, not the corrupted one's error (and its own answer dropped as late).
+func TestStrictCorruptAnswerOfAbandonedCallFailsNoOther(t *testing.T) {
+	const strictErr = "answer corrupted (defect 12345)"
+	script := `idof() { printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p'; }
+read -r abandoned; read -r next; read -r go
+printf '%%%% not an answer\n'
+printf '{"jsonrpc":"2.0","id":%s,"result":{"answered":"next"}}\n' "$(idof "$next")"
+exec cat >/dev/null`
+	p, err := Start(Spec{Path: "/bin/sh", Args: []string{"-c", script}, StopGrace: 200 * time.Millisecond, Strict: true, StrictError: strictErr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	send := func(id string) *Call {
+		c, err := p.Send(context.Background(), &jsonrpc.Message{ID: json.RawMessage(id), Method: "tools/list"}, nil)
+		if err != nil {
+			t.Fatalf("Send %s: %v", id, err)
+		}
+		return c
+	}
+	abandoned, next := send(`"abandoned"`), send(`"next"`)
+	if !abandoned.Abandon() {
+		t.Fatal("the first call was no longer pending")
+	}
+	if err := p.Write(context.Background(), jsonrpc.Notification("go", nil)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-next.Result():
+		if string(m.ID) != `"next"` || string(m.Result) != `{"answered":"next"}` {
+			t.Errorf("the call behind the abandoned one got %s, want its own answer", m.Encode())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer")
+	}
+}
