@@ -153,9 +153,9 @@ type listenCaller struct {
 	// (nil) nothing passes. The pool delivers from the worker's reading goroutine.
 	filter atomic.Pointer[listenFilter]
 	subID  json.RawMessage
-	events chan []byte
-	owner  *owner       // nil until it holds one of its user's listen streams (listenCounter)
-	member *pool.Member // nil until attached
+	events wire.EventQueue // the worker's notifications, as a call's events are bounded
+	owner  *owner          // nil until it holds one of its user's listen streams (listenCounter)
+	member *pool.Member    // nil until attached
 	stream *wire.SSE
 }
 
@@ -172,10 +172,9 @@ func (c *listenCaller) Deliver(d pool.Delivery) {
 	if err != nil {
 		return
 	}
-	select {
-	case c.events <- tagged:
-	default: // a client that does not read loses notifications, never gemgate's memory
-	}
+	// A client that does not read loses notifications (past eventBuffer, or a megabyte beyond
+	// the first), never gemgate's memory.
+	c.events.Push(tagged, eventBuffer)
 }
 
 // tagSubscription adds _meta subscriptionId to a notification's params.
@@ -247,7 +246,7 @@ func (a *Adapter) openListen(w http.ResponseWriter, r *http.Request, q *request,
 		return false, wire.TooManyRequests(msg.ID, "too many subscriptions/listen streams open for this user", a.ListenRetryAfter)
 	}
 	c.owner = &o
-	c.attachment, c.events = newAttachment(), make(chan []byte, eventBuffer) // past the cheap refusals
+	c.attachment, c.events = newAttachment(), wire.NewEventQueue() // past the cheap refusals
 	m, initResult, err := a.attach(r.Context(), q.id, c, &q.mr)
 	if err != nil {
 		return false, a.attachError(msg, err)
@@ -302,10 +301,12 @@ func (a *Adapter) waitListen(c *listenCaller, done, end <-chan struct{}) {
 	tick := time.NewTicker(a.Keepalive) // unreferenced, it is collected
 	for {
 		select {
-		case ev := <-c.events:
-			a.Steps.Outbound(ev)
-			if c.stream.Event(ev) != nil {
-				return
+		case <-c.events.Ready():
+			for _, ev := range c.events.Take() {
+				a.Steps.Outbound(ev)
+				if c.stream.Event(ev) != nil {
+					return
+				}
 			}
 		case <-tick.C:
 			if c.stream.Comment("keepalive") != nil {

@@ -1,9 +1,12 @@
 package sessionless
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/gemgate/gemgate/gateway/wire"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // subscriptions/listen's resourceSubscriptions are URIs gemgate subscribes the worker to, so
@@ -45,5 +48,26 @@ func TestListenAgreedReadsARepeatedCapabilityAsItsLast(t *testing.T) {
 	got := want.agreed([]byte(`{"capabilities":{"tools":null,"tools":{"listChanged":true}}}`))
 	if !got.ToolsListChanged {
 		t.Errorf("tools declared last: agreed %+v, want toolsListChanged", got)
+	}
+}
+
+// A listen stream whose client does not read holds what the worker sends it until the client
+// catches up: its queue is bounded in bytes, as every other queue of worker messages is (a
+// session's outbox 16 MiB, a call's events 1 MiB beyond the first), not only in messages, or
+// a worker's 16 MiB notifications would make gemgate hold 64 of them per stream.
+func TestListenStreamHoldsBoundedBytes(t *testing.T) {
+	c := &listenCaller{subID: []byte(`"s1"`), events: wire.NewEventQueue()}
+	c.filter.Store(&listenFilter{ToolsListChanged: true})
+	const size = 256 << 10
+	big := `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"pad":"` + strings.Repeat("x", size) + `"}}}`
+	for range eventBuffer {
+		c.Deliver(pool.Delivery{Message: []byte(big)})
+	}
+	held := 0
+	for _, ev := range c.events.Take() {
+		held += len(ev)
+	}
+	if held == 0 || held > 1<<20+size+1024 {
+		t.Errorf("a listen stream whose client does not read holds %d KiB of the worker's notifications; want some, and at most 1 MiB beyond the first", held>>10)
 	}
 }
