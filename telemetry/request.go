@@ -270,10 +270,12 @@ func EndRoundTrip(span trace.Span, outcome string) {
 	span.End()
 }
 
-// WorkerMeta is the trace context the worker's message carries in params._meta: ctx's span's
-// traceparent and tracestate, and baggage with trace_baggage; nil unless ctx's span records.
+// WorkerMeta is the trace context the worker's message carries in params._meta, in place of
+// the client's: ctx's span's traceparent and tracestate, and baggage with trace_baggage. A
+// span not recorded gives its own context, not sampled, so that a worker that traces drops the
+// trace too; nil (the client's _meta unchanged) only with tracing off.
 func (q *Request) WorkerMeta(ctx context.Context) map[string]string {
-	if q == nil || !trace.SpanFromContext(ctx).IsRecording() {
+	if q == nil {
 		return nil
 	}
 	m := propagation.MapCarrier{}

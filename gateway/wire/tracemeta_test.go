@@ -127,3 +127,26 @@ func members(o jsonrpc.Object) (n int) {
 	})
 	return n
 }
+
+// An empty carrier (tracing on, no context to give) removes the client's trace keys in any
+// case, keeps every other member, and adds no _meta to a message without one.
+func TestWithTraceMetaEmptyCarrierRemovesTheClients(t *testing.T) {
+	msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"Baggage":"k=v","traceparent":"x","progressToken":1}}}`), jsonrpc.Options{Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := WithTraceMeta(msg, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out.Params), `{"name":"x","_meta":{"progressToken":1}}`; got != want {
+		t.Errorf("params %s, want %s", got, want)
+	}
+	bare, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), jsonrpc.Options{Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := WithTraceMeta(bare, map[string]string{}); err != nil || out != bare {
+		t.Errorf("a message without params: got %v, %v; want the message itself", out, err)
+	}
+}
