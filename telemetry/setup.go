@@ -39,13 +39,23 @@ type Settings struct {
 	Log *slog.Logger
 }
 
-// Validate checks trace_endpoint: an http or https URL with a host.
-func (s Settings) Validate() error {
-	if s.Endpoint == "" {
+// Validate checks where New would send traces, whichever setting names it: the endpoint
+// (trace_endpoint, or the standard variable) an http or https URL with a host, and the
+// protocol grpc or http/protobuf; tracing off passes. getenv is os.Getenv outside tests.
+func (s Settings) Validate(getenv func(string) string) error {
+	endpoint, protocol, from := Destination(s, getenv)
+	if endpoint == "" {
 		return nil
 	}
-	if u, err := url.Parse(s.Endpoint); err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("trace_endpoint %q: want an http:// or https:// URL of an OTLP receiver", s.Endpoint)
+	if u, err := url.Parse(endpoint); err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%s %q: want an http:// or https:// URL of an OTLP receiver", from, endpoint)
+	}
+	if protocol != "grpc" && protocol != "http/protobuf" {
+		name := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+		if getenv(name) == "" {
+			name = "OTEL_EXPORTER_OTLP_PROTOCOL"
+		}
+		return fmt.Errorf("%s %q: the OTLP protocol must be grpc or http/protobuf", name, protocol)
 	}
 	return nil
 }
@@ -95,7 +105,7 @@ func New(ctx context.Context, s Settings) (*Tracing, error) {
 	if endpoint == "" {
 		return nil, nil
 	}
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(os.Getenv); err != nil {
 		return nil, err
 	}
 	if from != "trace_endpoint" {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -144,7 +145,7 @@ func (c *Config) validateLimits(p *problemList) {
 	}
 	_, traceErr := c.traceLimit()
 	_, logErr := newLogger(c, nil)
-	p.addErr(c.tracing().Validate(), traceErr, logErr)
+	p.addErr(c.tracing().Validate(os.Getenv), traceErr, logErr)
 	p.addIf(c.MaxBodyBytes <= 0, "max_body_bytes: must be positive")
 	p.addIf(c.ShutdownGrace < 0, "shutdown_grace: must not be negative")
 	p.addIf(c.DrainDelay < 0, "drain_delay: must not be negative (0 turns the drain off)")
