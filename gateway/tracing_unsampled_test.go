@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -73,5 +74,32 @@ func TestRatioSamplerDropIsWhatTheWorkerGets(t *testing.T) {
 	}
 	if n := len(rec.Ended()); n != 0 {
 		t.Errorf("%d spans recorded under a sampler of ratio 0", n)
+	}
+}
+
+// A session's notification to its worker is traced as a request is: with tracing on, the
+// worker gets gemgate's context in place of the client's trace keys, and never the client's
+// baggage without trace_baggage (docs/operations.md, "Baggage"); a malformed traceparent or a
+// case variant does not reach it either.
+func TestNotificationPassesNoClientTraceKeys(t *testing.T) {
+	f, _ := tracedFixture(t, "echometa", telemetry.Settings{}, false)
+	c := f.client("alice-rw")
+	c.open()
+	note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,` +
+		`"_meta":{"traceparent":"00-zz-bad-01","Baggage":"secret=abc","x":1}}}`
+	if r := c.post(note); r.status != http.StatusAccepted {
+		t.Fatalf("notification: %d %s", r.status, r.body)
+	}
+	meta := workerMeta(t, c.post(callBody("10", "lastnote", `{}`)))
+	for k := range meta {
+		if strings.EqualFold(k, "baggage") {
+			t.Errorf("the client's baggage reached the worker without trace_baggage: %v", meta)
+		}
+	}
+	if meta["traceparent"] == "00-zz-bad-01" {
+		t.Errorf("a malformed traceparent reached the worker: %v", meta)
+	}
+	if meta["x"] != float64(1) {
+		t.Errorf("the notification's other _meta members did not reach the worker: %v", meta)
 	}
 }
