@@ -41,7 +41,7 @@ func checkSpanUTF8(t *testing.T, s sdktrace.ReadOnlySpan) {
 		t.Errorf("span name %q is not valid UTF-8", s.Name())
 	}
 	for _, a := range s.Attributes() {
-		if v := a.Value.Emit(); !utf8.ValidString(v) {
+		if v := a.Value.String(); !utf8.ValidString(v) {
 			t.Errorf("span %q: %s = %q is not valid UTF-8", s.Name(), a.Key, v)
 		}
 	}
