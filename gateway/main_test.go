@@ -26,7 +26,8 @@ import (
 //	            tools/call it asks the client one elicitation/create (the call is parked for
 //	            the client's input), then stops reading and asks 20,000 more at once
 //	stubborn    a legacy worker that ignores notifications/cancelled (playStubborn)
-//	echometa    answers a tools/call with the params._meta it got, as its bytes, for text
+//	echometa    answers a tools/call with the params._meta it got, as its bytes, for text; a
+//	            tools/call of lastnote, with the params._meta of the last notification it got
 //	askatlist   a legacy worker that asks its client roots/list at its first tools/list, as
 //	            a worker that asks at start-up does while gemgate's first call is in flight
 //	askthree    a legacy worker whose every tools/call asks three questions at once
@@ -71,16 +72,25 @@ func playWorker(mode string) int {
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)
+	var lastNote json.RawMessage
 	for in.Scan() {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params struct {
+				Name string          `json:"name"`
 				Meta json.RawMessage `json:"_meta"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
+		if json.Unmarshal(in.Bytes(), &req) != nil {
 			continue
+		}
+		if req.ID == nil {
+			lastNote = req.Params.Meta
+			continue
+		}
+		if req.Method == "tools/call" && req.Params.Name == "lastnote" {
+			req.Params.Meta = lastNote
 		}
 		version := "2025-06-18"
 		switch {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -127,7 +128,7 @@ func (g *Gateway) sessionPost(w http.ResponseWriter, r *http.Request, msg *jsonr
 		if he := g.narrowedRefusal(s, p, "a notification to the worker"); he != nil && !s.cancelsReadOnlyCall(msg, fields) {
 			return he
 		}
-		g.notification(s, msg, fields)
+		g.notification(r.Context(), s, msg, fields)
 	default:
 		if he := g.clientAnswer(s, msg, p, decided); he != nil {
 			return he
@@ -226,7 +227,9 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return body, nil
 }
 
-func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields) {
+// notification passes a client's notification to the session's worker; with tracing on, with
+// the request's trace context in place of the client's, as a request's (roundTrip).
+func (g *Gateway) notification(ctx context.Context, s *session, msg *jsonrpc.Message, f clientFields) {
 	if msg.Method == "notifications/cancelled" {
 		if f.cancelID != nil {
 			if !s.cancelCall(f.cancelID, f.cancelReason) {
@@ -235,7 +238,11 @@ func (g *Gateway) notification(s *session, msg *jsonrpc.Message, f clientFields)
 		}
 		return
 	}
-	if err := s.member.Notify(msg); err != nil {
+	fwd, err := wire.WithTraceMeta(msg, telemetry.RequestFrom(ctx).WorkerMeta(ctx))
+	if err == nil {
+		err = s.member.Notify(fwd)
+	}
+	if err != nil {
 		s.log.Warn("could not pass a notification to the worker", "method", textclip.String(msg.Method, maxAuditTool), "error", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -82,10 +83,12 @@ type Call struct {
 // audit line clips it, within this bound.
 const maxClientText = 512
 
-// clipped is c with each of its texts at most maxClientText bytes (clip.String).
+// clipped is c with each of its texts at most maxClientText bytes (clip.String) and valid
+// UTF-8, each run of bytes that are not read as one U+FFFD: a header may hold any byte, and the
+// OTLP exporter drops a whole batch, every user's spans, for one string that is not UTF-8.
 func (c Call) clipped() Call {
 	for _, s := range []*string{&c.Method, &c.Target, &c.ID, &c.Version, &c.Session, &c.User} {
-		*s = clip.String(*s, maxClientText)
+		*s = clip.String(strings.ToValidUTF8(*s, "\uFFFD"), maxClientText)
 	}
 	return c
 }
@@ -270,10 +273,12 @@ func EndRoundTrip(span trace.Span, outcome string) {
 	span.End()
 }
 
-// WorkerMeta is the trace context the worker's message carries in params._meta: ctx's span's
-// traceparent and tracestate, and baggage with trace_baggage; nil unless ctx's span records.
+// WorkerMeta is the trace context the worker's message carries in params._meta, in place of
+// the client's: ctx's span's traceparent and tracestate, and baggage with trace_baggage. A
+// span not recorded gives its own context, not sampled, so that a worker that traces drops the
+// trace too; nil (the client's _meta unchanged) only with tracing off.
 func (q *Request) WorkerMeta(ctx context.Context) map[string]string {
-	if q == nil || !trace.SpanFromContext(ctx).IsRecording() {
+	if q == nil {
 		return nil
 	}
 	m := propagation.MapCarrier{}

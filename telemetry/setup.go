@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -16,6 +18,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/time/rate"
+
+	"github.com/gemgate/gemgate/internal/clip"
 )
 
 // Settings are gemgate's own tracing settings; everything else comes from the standard
@@ -28,15 +33,29 @@ type Settings struct {
 	User bool
 	// Baggage (trace_baggage) passes a client's W3C baggage to the worker; else it is dropped.
 	Baggage bool
+	// Log is where New sends the exporter's errors (a collector that refuses a batch or cannot
+	// be reached), at warn, at most once a minute; nil leaves OpenTelemetry's handler, Go's
+	// standard logger.
+	Log *slog.Logger
 }
 
-// Validate checks trace_endpoint: an http or https URL with a host.
-func (s Settings) Validate() error {
-	if s.Endpoint == "" {
+// Validate checks where New would send traces, whichever setting names it: the endpoint
+// (trace_endpoint, or the standard variable) an http or https URL with a host, and the
+// protocol grpc or http/protobuf; tracing off passes. getenv is os.Getenv outside tests.
+func (s Settings) Validate(getenv func(string) string) error {
+	endpoint, protocol, from := Destination(s, getenv)
+	if endpoint == "" {
 		return nil
 	}
-	if u, err := url.Parse(s.Endpoint); err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("trace_endpoint %q: want an http:// or https:// URL of an OTLP receiver", s.Endpoint)
+	if u, err := url.Parse(endpoint); err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%s %q: want an http:// or https:// URL of an OTLP receiver", from, endpoint)
+	}
+	if protocol != "grpc" && protocol != "http/protobuf" {
+		name := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+		if getenv(name) == "" {
+			name = "OTEL_EXPORTER_OTLP_PROTOCOL"
+		}
+		return fmt.Errorf("%s %q: the OTLP protocol must be grpc or http/protobuf", name, protocol)
 	}
 	return nil
 }
@@ -86,7 +105,7 @@ func New(ctx context.Context, s Settings) (*Tracing, error) {
 	if endpoint == "" {
 		return nil, nil
 	}
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(os.Getenv); err != nil {
 		return nil, err
 	}
 	if from != "trace_endpoint" {
@@ -101,6 +120,9 @@ func New(ctx context.Context, s Settings) (*Tracing, error) {
 		resource.WithTelemetrySDK(), resource.WithFromEnv())
 	if err != nil {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
+	}
+	if s.Log != nil {
+		otel.SetErrorHandler(exportErrors(s.Log))
 	}
 	// The sampler is the SDK's default: OTEL_TRACES_SAMPLER(_ARG), else parentbased_always_on.
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
@@ -160,4 +182,16 @@ func signalURL(base string) string {
 	}
 	u.Path = "/v1/traces"
 	return u.String()
+}
+
+// exportErrors logs OpenTelemetry's errors (the exporter's, once per batch it could not
+// send) to log at warn, at most once a minute, each clipped: a collector's answer is quoted in
+// them.
+func exportErrors(log *slog.Logger) otel.ErrorHandler {
+	sometimes := &rate.Sometimes{Interval: time.Minute}
+	return otel.ErrorHandlerFunc(func(err error) {
+		sometimes.Do(func() {
+			log.Warn("tracing: exporting spans failed (logged at most once a minute)", "error", clip.String(err.Error(), 1024))
+		})
+	})
 }

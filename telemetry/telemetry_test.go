@@ -46,7 +46,7 @@ func TestDestination(t *testing.T) {
 		t.Errorf("Describe: %q", d)
 	}
 	for _, bad := range []string{"c:4318", "ftp://c", "http://"} {
-		if (Settings{Endpoint: bad}).Validate() == nil {
+		if (Settings{Endpoint: bad}).Validate(env(nil)) == nil {
 			t.Errorf("trace_endpoint %q accepted", bad)
 		}
 	}

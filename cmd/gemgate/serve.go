@@ -114,7 +114,9 @@ func build(ctx context.Context, c *Config, ln net.Listener, log *slog.Logger) (*
 		return nil, err
 	}
 	opts := s.gatewayOptions(pol)
-	if opts.Tracing, err = telemetry.New(ctx, c.tracing()); err != nil {
+	ts := c.tracing()
+	ts.Log = log
+	if opts.Tracing, err = telemetry.New(ctx, ts); err != nil {
 		return nil, err
 	}
 	if s.tracing = opts.Tracing; s.tracing != nil {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -144,7 +145,7 @@ func (c *Config) validateLimits(p *problemList) {
 	}
 	_, traceErr := c.traceLimit()
 	_, logErr := newLogger(c, nil)
-	p.addErr(c.tracing().Validate(), traceErr, logErr)
+	p.addErr(c.tracing().Validate(os.Getenv), traceErr, logErr)
 	p.addIf(c.MaxBodyBytes <= 0, "max_body_bytes: must be positive")
 	p.addIf(c.ShutdownGrace < 0, "shutdown_grace: must not be negative")
 	p.addIf(c.DrainDelay < 0, "drain_delay: must not be negative (0 turns the drain off)")
@@ -164,6 +165,7 @@ func (c *Config) validateLimits(p *problemList) {
 	p.addIf(c.WorkerStartRate < 0, "worker_start_rate: must not be negative (0 lifts the limit)")
 	p.addIf(c.WorkerStartRate > 0 && c.WorkerStartBurst < 1,
 		"worker_start_burst: must be at least 1 while worker_start_rate is set")
+	p.addIf(c.InputRequiredTimeout <= 0, "input_required_timeout: must be positive (a parked call waits for its client's retry this long)")
 	p.addIf(c.ReadTimeout < time.Second,
 		"read_timeout: must be at least 1s (every request must be able to arrive, and none may take forever)")
 	_, policyErr := policy.New(c.policyConfig())

@@ -12,13 +12,18 @@ import (
 var traceKeys = []string{"traceparent", "tracestate", "baggage"}
 
 // WithTraceMeta is msg with carrier's trace context in params._meta, replacing the client's
-// in any case; every other member keeps its bytes.
+// in any case (an empty carrier removes it); every other member keeps its bytes. A nil carrier
+// (tracing off) leaves msg as it is.
 func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Message, error) {
-	if len(carrier) == 0 {
+	if carrier == nil {
 		return msg, nil
 	}
 	out := *msg
-	if len(msg.Params) == 0 || string(msg.Params) == "null" {
+	noParams := len(msg.Params) == 0 || string(msg.Params) == "null"
+	if noParams && len(carrier) == 0 {
+		return msg, nil
+	}
+	if noParams {
 		out.Params = AddMember([]byte("{}"), "_meta", string(withTrace([]byte("{}"), carrier)))
 		return &out, nil
 	}
@@ -36,6 +41,9 @@ func WithTraceMeta(msg *jsonrpc.Message, carrier map[string]string) (*jsonrpc.Me
 	meta, has, err := params.Object("_meta")
 	if err != nil {
 		return nil, err
+	}
+	if !has && len(carrier) == 0 {
+		return msg, nil
 	}
 	newMeta := []byte("{}")
 	if has {

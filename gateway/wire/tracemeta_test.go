@@ -127,3 +127,83 @@ func members(o jsonrpc.Object) (n int) {
 	})
 	return n
 }
+
+// An empty carrier (tracing on, no context to give) removes the client's trace keys in any
+// case, keeps every other member, and adds no _meta to a message without one.
+func TestWithTraceMetaEmptyCarrierRemovesTheClients(t *testing.T) {
+	msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"Baggage":"k=v","traceparent":"x","progressToken":1}}}`), jsonrpc.Options{Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := WithTraceMeta(msg, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out.Params), `{"name":"x","_meta":{"progressToken":1}}`; got != want {
+		t.Errorf("params %s, want %s", got, want)
+	}
+	bare, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), jsonrpc.Options{Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := WithTraceMeta(bare, map[string]string{}); err != nil || out != bare {
+		t.Errorf("a message without params: got %v, %v; want the message itself", out, err)
+	}
+}
+
+// FuzzWithTraceMetaEmptyCarrier: with tracing on and no context to give (an empty carrier),
+// whatever a client's params, the worker's message has no trace member in _meta in any case,
+// reads strictly, and keeps every other params member; a message left as it was had none.
+func FuzzWithTraceMetaEmptyCarrier(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"_meta":{}}`, `{"_meta":{"traceparent":"a","Baggage":"b","x":1}}`, `[1,2]`, `{"_meta":null}`,
+		`{"_meta":{"BAGGAGE":1}}`, `{"a":{"_meta":{"baggage":1}}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, params string) {
+		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":`+params+`}`), jsonrpc.Options{Client: true})
+		if err != nil {
+			return
+		}
+		out, err := WithTraceMeta(msg, map[string]string{})
+		if err != nil {
+			return // refused, as the strict reading refuses it
+		}
+		o, err := out.ParamsObject()
+		if err != nil {
+			return // params that are no object: nothing to carry it
+		}
+		meta, has, err := o.Object("_meta")
+		if err != nil {
+			t.Fatalf("_meta unreadable: %v: %s", err, out.Params)
+		}
+		if has {
+			for _, tk := range traceKeys {
+				for k := range metaKeys(t, meta) {
+					if strings.EqualFold(k, tk) {
+						t.Fatalf("%s is left in _meta: %s -> %s", k, msg.Params, out.Params)
+					}
+				}
+			}
+		}
+		if _, err := jsonrpc.ReadObject(out.Params, "params"); err != nil {
+			t.Fatalf("the worker's params are not strict: %v", err)
+		}
+		in, _ := msg.ParamsObject()
+		if members(o) < members(in) {
+			t.Fatalf("a params member was lost: %s -> %s", msg.Params, out.Params)
+		}
+	})
+}
+
+// metaKeys are the keys of a _meta object.
+func metaKeys(t *testing.T, meta jsonrpc.Object) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	meta.Edit(func(k string, v json.RawMessage) json.RawMessage {
+		keys[k] = true
+		return v
+	})
+	return keys
+}
