@@ -18,7 +18,10 @@ import (
 
 // Request is one call a caller makes.
 type Request struct {
-	Message *jsonrpc.Message // the client's request, its id the client's own
+	// Message is the client's request, its id the client's own. Its id is kept until the worker
+	// answers, a call given up on too: it should not be a slice of a larger buffer (the
+	// gateway's is a copy of its own); of the rest, nothing is kept past the call.
+	Message *jsonrpc.Message
 	// ProgressToken is params._meta.progressToken as the gateway read it strictly; nil when
 	// absent. It is replaced by a worker-unique token on the way in and restored on the way out.
 	ProgressToken json.RawMessage

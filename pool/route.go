@@ -104,7 +104,10 @@ func (w *wrk) keepAbandonedLocked(c *Call, pc *worker.Call) {
 		w.abandoned = map[*Call]struct{}{}
 	}
 	w.abandoned[c] = struct{}{}
-	c.out.Params = nil
+	// It is kept to be known as nobody's, not for the client's request: its params and their
+	// reading are slices of the client's body, and so is its progress token.
+	c.out = jsonrpc.Message{ID: c.out.ID, Method: c.out.Method}
+	c.token = bytes.Clone(c.token)
 }
 
 // onMessage routes what the worker sends on its own. It runs on the worker's reading

@@ -1,8 +1,11 @@
 package pool
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +146,52 @@ func TestWorkerCancelsItsRequestByGemgatesID(t *testing.T) {
 	}
 	if _, err := a.m.Answer(&jsonrpc.Message{ID: req.ID, Result: json.RawMessage(`{"action":"accept"}`)}, false); !errors.Is(err, ErrNoSuchRequest) {
 		t.Errorf("an answer to the withdrawn request: %v, want ErrNoSuchRequest", err)
+	}
+}
+
+// A call its client gave up stays counted at a worker that has not answered it (up to 1,024 of
+// them per worker, maxAbandoned), so that a question the worker asks later is known to be
+// nobody's. What it keeps must be what that needs, not the client's request: the gateway parses
+// a body in place (its id and params are slices of it), and a worker slow to answer cancelled
+// calls would otherwise keep every cancelled body, up to max_body_bytes each.
+func TestAbandonedCallsHoldNotTheirBodies(t *testing.T) {
+	const n, pad = 16, 512 << 10 // the test worker reads lines of up to 1 MiB
+	p := newTestPool(t, Settings{})
+	a := attach(t, p, "alice", false, `{}`, newCaller(time.Now()))
+	heap := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	before := heap()
+	for i := range n {
+		// As the gateway hands a POST body over: parsed in place, the members slices of it, the
+		// id a copy of its own (gateway's post).
+		body := []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(1000+i) + `,"method":"tools/call","params":{"name":"hold","arguments":{"pad":"` +
+			strings.Repeat("x", pad) + `"}}}`)
+		msg, err := jsonrpc.Parse(body, jsonrpc.Options{Client: true, Owned: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg.ID = bytes.Clone(msg.ID)
+		c, err := a.m.Call(t.Context(), Request{Message: msg, Identity: a.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the call written", func() bool { return a.m.inFlight.Load() == 1 })
+		c.Cancel("the client gave up")
+		eventually(t, "the call given up", func() bool { return a.m.inFlight.Load() == 0 })
+	}
+	s, w := a.m.current()
+	s.mu.Lock()
+	kept := len(w.abandoned)
+	s.mu.Unlock()
+	if kept != n {
+		t.Fatalf("%d calls given up are counted at the worker, want %d", kept, n)
+	}
+	if held := heap() - before; held > n*pad/4 {
+		t.Errorf("%d calls given up, of %d KiB each, hold %d KiB", n, pad>>10, held>>10)
 	}
 }
