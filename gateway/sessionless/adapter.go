@@ -52,11 +52,11 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		return unsupported(msg, why+": use initialize", a.Legacy, Version)
 	}
 	id := a.Steps.Identity(r, p, access)
-	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
-		return he
-	}
 	q := &request{msg: msg, mr: mr, progressToken: progressToken, p: p, access: access, id: id}
 	if msg.Method == "subscriptions/listen" {
+		if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
+			return he
+		}
 		return a.listen(w, r, q)
 	}
 	// A requestState is always gemgate's own (a parked call, or a sessionless worker's state
@@ -82,6 +82,11 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 			return a.resume(w, r.WithContext(ctx), q, claims)
 		}
 		q.pass = &claims
+	}
+	// A bridge retry (above) is served while draining: its call is parked here, it starts
+	// nothing, and no other replica has it. Anything else wants the worker of its token's.
+	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
+		return he
 	}
 	return a.call(w, r, q)
 }
