@@ -157,7 +157,7 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 		return a.Steps.CallError(msg.ID, err)
 	}
 	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name,
-		declared: declaredCaps(q.mr.Caps)}
+		declared: declaredCaps(q.mr.Caps), progressToken: q.progressToken}
 	detach = !a.await(w, r, pk, span, log, nil)
 	return nil
 }

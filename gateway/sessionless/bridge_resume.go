@@ -78,6 +78,10 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 		return he
 	}
 	pk.call.Waiting(false) // answered, the worker may ask for more within the call
+	// The retry is a request of its own: the call's progress from now on is reported under
+	// its token, or not at all.
+	pk.progressToken = q.progressToken
+	pk.call.SetProgressToken(q.progressToken)
 	missing := a.answerInputs(pk, log, access, claims, responses)
 	pk.msg = msg
 	// The round trip's span was ended by the round that parked the call; the retry's wait is
