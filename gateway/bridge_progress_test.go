@@ -10,8 +10,8 @@ import (
 )
 
 // playAskProgress is the askprogress worker: its tool ask reports progress on the call's
-// progress token and asks the client q1; once q1 is answered, it reports progress again and
-// answers "done".
+// progress token and asks the client q1; once q1 is answered, it reports progress again, logs
+// a line ("answered") and answers "done".
 func playAskProgress() int {
 	var call, token json.RawMessage
 	progress := func(w *scripted, n int) {
@@ -28,6 +28,7 @@ func playAskProgress() int {
 			w.elicit("q1", "go on?")
 		case m.Method == "" && string(m.ID) == `"q1"` && call != nil:
 			progress(w, 2)
+			w.out(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"answered"}}`)
 			w.text(call, "done")
 			call, token = nil, nil
 		default:

@@ -40,7 +40,8 @@ import (
 //	            input_required with a requestState of its own, and the retry that brings it
 //	            back is answered "confirmed"
 //	askprogress a legacy worker whose tool ask asks the client (elicitation/create q1) and,
-//	            once answered, reports progress on the call's token and answers "done"
+//	            once answered, reports progress on the call's token, logs a line and answers
+//	            "done"
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
