@@ -79,9 +79,12 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	}
 	pk.call.Waiting(false) // answered, the worker may ask for more within the call
 	// The retry is a request of its own: the call's progress from now on is reported under
-	// its token, or not at all.
+	// its token, or not at all, its log lines by its level, and the worker's next questions
+	// are put to it by its own declaration (Wait.Park).
 	pk.progressToken = q.progressToken
 	pk.call.SetProgressToken(q.progressToken)
+	pk.caller.wantsLogs.Store(q.mr.LogLevel != "")
+	pk.declared = declaredCaps(q.mr.Caps)
 	missing := a.answerInputs(pk, log, access, claims, responses)
 	pk.msg = msg
 	// The round trip's span was ended by the round that parked the call; the retry's wait is
