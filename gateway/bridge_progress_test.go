@@ -11,7 +11,8 @@ import (
 
 // playAskProgress is the askprogress worker: its tool ask reports progress on the call's
 // progress token and asks the client q1; once q1 is answered, it reports progress again, logs
-// a line ("answered") and answers "done".
+// a line ("answered") and answers "done". Its tool list binds ask's region argument to the
+// Mcp-Param-Region header (x-mcp-header).
 func playAskProgress() int {
 	var call, token json.RawMessage
 	progress := func(w *scripted, n int) {
@@ -22,6 +23,9 @@ func playAskProgress() int {
 	w := &scripted{name: "askprogress", caps: `{"tools":{}}`, tools: []string{"ask"}}
 	w.handle = func(w *scripted, m *scriptedMsg) bool {
 		switch {
+		case m.Method == "tools/list":
+			w.out(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ask","inputSchema":{"type":"object",`+
+				`"properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}}`, m.ID)
 		case m.Method == "tools/call":
 			call, token = m.ID, m.Params.Meta.ProgressToken
 			progress(w, 1)

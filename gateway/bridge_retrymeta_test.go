@@ -87,3 +87,38 @@ func TestBridgeRetryGetsLogLinesByItsOwnLevel(t *testing.T) {
 		}
 	}
 }
+
+// A retry of a bridged call is checked as every 2026-07-28 tools/call is: an Mcp-Param-*
+// header bound by the tool's x-mcp-header that does not mirror the retry's argument is refused
+// (400, -32020), as the first request's would be, and the call stays parked for a retry that
+// mirrors it.
+func TestBridgeRetryParamHeaderMirrorsItsBody(t *testing.T) {
+	f := newFixture(t, perUserMode(t, "askprogress"))
+	c := f.client("alice-rw")
+	meta := sessionlessMeta()
+	meta[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	args := map[string]any{"region": "eu"}
+	r := c.sessionless(`"1"`, "tools/call", map[string]any{"name": "ask", "arguments": args, "_meta": meta}, "Mcp-Param-Region", "eu")
+	var res struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(r.msgs[len(r.msgs)-1].Result, &res); err != nil || res.ResultType != "input_required" {
+		t.Fatalf("ask: %d %s", r.status, r.body)
+	}
+	responses := map[string]any{}
+	for k := range res.InputRequests {
+		responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
+	}
+	retry := func(id, region string) reply {
+		return c.sessionless(id, "tools/call", map[string]any{"name": "ask", "arguments": args, "_meta": meta,
+			"inputResponses": responses, "requestState": res.RequestState}, "Mcp-Param-Region", region)
+	}
+	if r := retry(`"2"`, "us"); r.status != http.StatusBadRequest || len(r.msgs) != 1 || rpcError(t, r.msgs[0]).Code != sessionless.CodeHeaderMismatch {
+		t.Fatalf("a retry whose Mcp-Param-Region says us and whose region argument eu: %d %s; want 400, %d", r.status, r.body, sessionless.CodeHeaderMismatch)
+	}
+	if r := retry(`"3"`, "eu"); r.status != http.StatusOK || r.msgs[len(r.msgs)-1].Error != nil {
+		t.Errorf("the mirroring retry after the refused one: %d %s; want the call's answer", r.status, r.body)
+	}
+}

@@ -41,7 +41,7 @@ import (
 //	            back is answered "confirmed"
 //	askprogress a legacy worker whose tool ask asks the client (elicitation/create q1) and,
 //	            once answered, reports progress on the call's token, logs a line and answers
-//	            "done"
+//	            "done"; ask's region argument is bound to Mcp-Param-Region
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
