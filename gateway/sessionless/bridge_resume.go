@@ -51,6 +51,12 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	if he := a.Steps.GrantRefusal(m, p, msg.ID, "a retry of "+textclip.Quote(msg.Method), log); he != nil {
 		return he
 	}
+	// Its headers mirror its body, as every request's of the era (call).
+	if msg.Method == "tools/call" {
+		if he := a.paramHeaderRefusal(r, q, m); he != nil {
+			return he
+		}
+	}
 	o := ownerOf(p)
 	pk := a.parks.take(claims.Park)
 	if pk == nil {
