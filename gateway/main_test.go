@@ -40,6 +40,9 @@ import (
 //	statepass   a worker that speaks 2026-07-28 itself (playStatePass): its tool confirm answers
 //	            input_required with a requestState of its own, and the retry that brings it
 //	            back is answered "confirmed"
+//	askprogress a legacy worker whose tool ask asks the client (elicitation/create q1) and,
+//	            once answered, reports progress on the call's token, logs a line and answers
+//	            "done"; ask's region argument is bound to Mcp-Param-Region
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("GEMGATE_TEST_WORKER"); mode != "" {
 		os.Exit(playWorker(mode))
@@ -69,6 +72,8 @@ func playWorker(mode string) int {
 		return playPinger()
 	case "statepass":
 		return playStatePass()
+	case "askprogress":
+		return playAskProgress()
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 32<<20)

@@ -19,7 +19,8 @@ type scriptedMsg struct {
 		Cursor       string `json:"cursor"`
 		RequestState string `json:"requestState"`
 		Meta         struct {
-			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+			Version       string          `json:"io.modelcontextprotocol/protocolVersion"`
+			ProgressToken json.RawMessage `json:"progressToken"`
 		} `json:"_meta"`
 	} `json:"params"`
 	Result json.RawMessage `json:"result"`

@@ -152,6 +152,9 @@ func (c *waiting) parkAnswer(ans *jsonrpc.Message) string {
 			return "error"
 		}
 	}
+	for _, ev := range c.events.Take() { // what the worker reported before it asked is this request's
+		c.out.event(ev)
+	}
 	c.out.answer(ans, c.out.asStream, http.StatusOK)
 	return "input_required"
 }

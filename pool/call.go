@@ -77,6 +77,19 @@ func (c *Call) Waiting(on bool) {
 	c.s.mu.Unlock()
 }
 
+// SetProgressToken sets the client's progress token the worker's progress on the call is
+// delivered under; nil (or null) drops it. A 2026-07-28 call parked for its client's input
+// has no request to report to, and the retry that resumes it is a request of its own, with its
+// own token or none. A call made without a token has none at the worker: it stays without.
+func (c *Call) SetProgressToken(token json.RawMessage) {
+	if string(token) == "null" {
+		token = nil
+	}
+	c.s.mu.Lock()
+	c.token = token
+	c.s.mu.Unlock()
+}
+
 func (c *Call) finish(m *jsonrpc.Message) {
 	c.once.Do(func() {
 		c.endQueued()

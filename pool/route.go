@@ -127,7 +127,7 @@ func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
 	switch {
 	case msg.Method == "notifications/progress":
 		tok, ok := workerToken(msg.Params)
-		if c := w.progress[tok]; ok && c != nil {
+		if c := w.progress[tok]; ok && c != nil && c.token != nil {
 			if params, err := withField(msg.Params, "progressToken", c.token); err == nil {
 				restored := *msg
 				restored.Params = params

@@ -52,11 +52,11 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		return unsupported(msg, why+": use initialize", a.Legacy, Version)
 	}
 	id := a.Steps.Identity(r, p, access)
-	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
-		return he
-	}
 	q := &request{msg: msg, mr: mr, progressToken: progressToken, p: p, access: access, id: id}
 	if msg.Method == "subscriptions/listen" {
+		if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
+			return he
+		}
 		return a.listen(w, r, q)
 	}
 	// A requestState is always gemgate's own (a parked call, or a sessionless worker's state
@@ -82,6 +82,11 @@ func (a *Adapter) Post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 			return a.resume(w, r.WithContext(ctx), q, claims)
 		}
 		q.pass = &claims
+	}
+	// A bridge retry (above) is served while draining: its call is parked here, it starts
+	// nothing, and no other replica has it. Anything else wants the worker of its token's.
+	if he := a.Steps.DrainRefusal(msg.ID, id); he != nil {
+		return he
 	}
 	return a.call(w, r, q)
 }
@@ -122,11 +127,8 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 	}
 	var log *slog.Logger // the audit's: made for a tools/call only
 	if msg.Method == "tools/call" {
-		if b, ok := a.toolBindings(r.Context(), m, q.mr.Name); ok && len(b) > 0 {
-			if he := checkParamHeaders(r.Header, msg, b); he != nil {
-				a.Steps.AuditUnread(r, msg, q.p, he) // as Mcp-Name's: a header that does not mirror the body
-				return he
-			}
+		if he := a.paramHeaderRefusal(r, q, m); he != nil {
+			return he
 		}
 		log = a.requestLog(r.Context(), q.p, m.WorkerID())
 		if he := a.Steps.ToolGate(r.Context(), m, log, msg.ID, q.access, q.mr.Name); he != nil {
@@ -152,9 +154,23 @@ func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error
 		return a.Steps.CallError(msg.ID, err)
 	}
 	pk := &parked{owner: ownerOf(q.p), access: q.access, member: m, caller: c, call: call, msg: msg, name: q.mr.Name,
-		declared: declaredCaps(q.mr.Caps)}
+		declared: declaredCaps(q.mr.Caps), progressToken: q.progressToken}
 	detach = !a.await(w, r, pk, span, log, nil)
 	return nil
+}
+
+// paramHeaderRefusal refuses a tools/call whose Mcp-Param-* headers do not mirror the
+// arguments the tool's x-mcp-header binds on m's worker, audited as Mcp-Name's refusal is.
+func (a *Adapter) paramHeaderRefusal(r *http.Request, q *request, m *pool.Member) *wire.Error {
+	b, ok := a.toolBindings(r.Context(), m, q.mr.Name)
+	if !ok || len(b) == 0 {
+		return nil
+	}
+	he := checkParamHeaders(r.Header, q.msg, b)
+	if he != nil {
+		a.Steps.AuditUnread(r, q.msg, q.p, he) // as Mcp-Name's: a header that does not mirror the body
+	}
+	return he
 }
 
 // forWorker is the request as the worker takes it: passMessageOf or legacyMessageOf.

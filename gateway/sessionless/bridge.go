@@ -51,6 +51,9 @@ type parked struct {
 	requests map[string]*jsonrpc.Message // the worker's requests by input key (gemgate's id)
 	timer    *time.Timer
 	seq      uint64 // the order it was parked in (parkTable.add)
+	// progressToken is the current request's params._meta.progressToken (nil when none): the
+	// first request's, then each retry's.
+	progressToken json.RawMessage
 }
 
 // parkTable holds parked calls; its zero value is ready.
@@ -134,10 +137,16 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 		}
 	})
 	p.call.Waiting(true) // its worker's next questions are no longer taken for its own
+	// Its progress and log lines go nowhere until the retry, a request of its own with its
+	// own token and level.
+	p.call.SetProgressToken(nil)
+	logs := p.caller.wantsLogs.Swap(false)
 	evicted, err := a.parks.add(p)
 	if err != nil {
 		p.timer.Stop()
 		p.call.Waiting(false)
+		p.call.SetProgressToken(p.progressToken) // the call goes on for its request
+		p.caller.wantsLogs.Store(logs)
 		for _, req := range p.requests {
 			p.member.Refuse(req.ID, err.Error())
 		}

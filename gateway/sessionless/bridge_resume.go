@@ -51,6 +51,12 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	if he := a.Steps.GrantRefusal(m, p, msg.ID, "a retry of "+textclip.Quote(msg.Method), log); he != nil {
 		return he
 	}
+	// Its headers mirror its body, as every request's of the era (call).
+	if msg.Method == "tools/call" {
+		if he := a.paramHeaderRefusal(r, q, m); he != nil {
+			return he
+		}
+	}
 	o := ownerOf(p)
 	pk := a.parks.take(claims.Park)
 	if pk == nil {
@@ -78,6 +84,13 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 		return he
 	}
 	pk.call.Waiting(false) // answered, the worker may ask for more within the call
+	// The retry is a request of its own: the call's progress from now on is reported under
+	// its token, or not at all, its log lines by its level, and the worker's next questions
+	// are put to it by its own declaration (Wait.Park).
+	pk.progressToken = q.progressToken
+	pk.call.SetProgressToken(q.progressToken)
+	pk.caller.wantsLogs.Store(q.mr.LogLevel != "")
+	pk.declared = declaredCaps(q.mr.Caps)
 	missing := a.answerInputs(pk, log, access, claims, responses)
 	pk.msg = msg
 	// The round trip's span was ended by the round that parked the call; the retry's wait is

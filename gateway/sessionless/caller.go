@@ -26,14 +26,16 @@ type caller struct {
 	events    wire.EventQueue       // progress and log lines, at most eventBuffer unread
 	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
 	member    atomic.Pointer[pool.Member]
-	wantsLogs bool
+	wantsLogs atomic.Bool // the current request's _meta logLevel: a bridge retry's its own (resume)
 }
 
 func newCaller(wantsLogs bool) *caller {
 	// A queue that grows with the events, not a channel of eventBuffer slots made on every
 	// call, though most calls send none.
-	return &caller{attachment: newAttachment(), events: wire.NewEventQueue(),
-		requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall), wantsLogs: wantsLogs}
+	c := &caller{attachment: newAttachment(), events: wire.NewEventQueue(),
+		requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall)}
+	c.wantsLogs.Store(wantsLogs)
+	return c
 }
 
 // attachment is what the era's pool callers share. CanTakeRequest is false: a 2026-07-28
@@ -102,7 +104,7 @@ func (c *caller) takes(msg []byte) bool {
 	case err != nil:
 		return true
 	case m.Method == "notifications/message":
-		return c.wantsLogs
+		return c.wantsLogs.Load()
 	}
 	return m.Method != "notifications/cancelled"
 }

@@ -1,0 +1,124 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/gemgate/gemgate/gateway/sessionless"
+)
+
+// A retry of a bridged call is a request of its own, and what the worker asks next is put to it
+// by its own declaration (_meta clientCapabilities), not the first request's: a retry that
+// declares no elicitation is not asked the worker's next elicitation/create. The question is
+// refused to the worker and the retry gets MissingRequiredClientCapability, as a first request
+// that declared none would.
+func TestBridgeRetryIsAskedByItsOwnDeclaration(t *testing.T) {
+	f := newFixture(t, perUserMode(t, "askagain"))
+	c := f.client("alice-rw")
+	meta := func(caps map[string]any) map[string]any {
+		m := sessionlessMeta()
+		m[sessionless.MetaClientCapabilities] = caps
+		return m
+	}
+	r := c.sessionless(`"1"`, "tools/call", map[string]any{"name": "ask",
+		"_meta": meta(map[string]any{"elicitation": map[string]any{}})})
+	var res struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(r.only(t).Result, &res); err != nil || res.ResultType != "input_required" {
+		t.Fatalf("ask: %s", r.body)
+	}
+	responses := map[string]any{}
+	for k := range res.InputRequests {
+		responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
+	}
+	retry := c.sessionless(`"2"`, "tools/call", map[string]any{"name": "ask", "_meta": meta(map[string]any{}),
+		"inputResponses": responses, "requestState": res.RequestState})
+	if retry.status != http.StatusBadRequest || len(retry.msgs) != 1 || retry.msgs[0].Error == nil {
+		t.Fatalf("a retry declaring no elicitation, whose worker asks for one: %d %s; want 400 MissingRequiredClientCapability", retry.status, retry.body)
+	}
+	if e := rpcError(t, retry.msgs[0]); e.Code != sessionless.CodeMissingCapability {
+		t.Errorf("error %d %q, want %d", e.Code, e.Message, sessionless.CodeMissingCapability)
+	}
+}
+
+// A retry of a bridged call gets the worker's log lines by its own _meta logLevel, not the first
+// request's: a retry that names none gets no log line, as any request without one.
+func TestBridgeRetryGetsLogLinesByItsOwnLevel(t *testing.T) {
+	f := newFixture(t, perUserMode(t, "askprogress"))
+	c := f.client("alice-rw")
+	meta := func(level string) map[string]any {
+		m := sessionlessMeta()
+		m[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+		if level != "" {
+			m[sessionless.MetaLogLevel] = level
+		}
+		return m
+	}
+	for _, tc := range []struct{ first, retry string }{{"info", ""}, {"", "info"}} {
+		r := c.sessionless(`"1"`, "tools/call", map[string]any{"name": "ask", "_meta": meta(tc.first)})
+		var res struct {
+			ResultType    string                     `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+		}
+		if err := json.Unmarshal(r.msgs[len(r.msgs)-1].Result, &res); err != nil || res.ResultType != "input_required" {
+			t.Fatalf("ask: %s", r.body)
+		}
+		responses := map[string]any{}
+		for k := range res.InputRequests {
+			responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
+		}
+		retry := c.sessionless(`"2"`, "tools/call", map[string]any{"name": "ask", "_meta": meta(tc.retry),
+			"inputResponses": responses, "requestState": res.RequestState})
+		if retry.status != http.StatusOK {
+			t.Fatalf("retry: %d %s", retry.status, retry.body)
+		}
+		logged := false
+		for _, m := range retry.msgs {
+			logged = logged || m.Method == "notifications/message"
+		}
+		if want := tc.retry != ""; logged != want {
+			t.Errorf("first request's logLevel %q, the retry's %q: the retry got the worker's log line: %v, want %v\n%s",
+				tc.first, tc.retry, logged, want, retry.body)
+		}
+	}
+}
+
+// A retry of a bridged call is checked as every 2026-07-28 tools/call is: an Mcp-Param-*
+// header bound by the tool's x-mcp-header that does not mirror the retry's argument is refused
+// (400, -32020), as the first request's would be, and the call stays parked for a retry that
+// mirrors it.
+func TestBridgeRetryParamHeaderMirrorsItsBody(t *testing.T) {
+	f := newFixture(t, perUserMode(t, "askprogress"))
+	c := f.client("alice-rw")
+	meta := sessionlessMeta()
+	meta[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	args := map[string]any{"region": "eu"}
+	r := c.sessionless(`"1"`, "tools/call", map[string]any{"name": "ask", "arguments": args, "_meta": meta}, "Mcp-Param-Region", "eu")
+	var res struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(r.msgs[len(r.msgs)-1].Result, &res); err != nil || res.ResultType != "input_required" {
+		t.Fatalf("ask: %d %s", r.status, r.body)
+	}
+	responses := map[string]any{}
+	for k := range res.InputRequests {
+		responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
+	}
+	retry := func(id, region string) reply {
+		return c.sessionless(id, "tools/call", map[string]any{"name": "ask", "arguments": args, "_meta": meta,
+			"inputResponses": responses, "requestState": res.RequestState}, "Mcp-Param-Region", region)
+	}
+	if r := retry(`"2"`, "us"); r.status != http.StatusBadRequest || len(r.msgs) != 1 || rpcError(t, r.msgs[0]).Code != sessionless.CodeHeaderMismatch {
+		t.Fatalf("a retry whose Mcp-Param-Region says us and whose region argument eu: %d %s; want 400, %d", r.status, r.body, sessionless.CodeHeaderMismatch)
+	}
+	if r := retry(`"3"`, "eu"); r.status != http.StatusOK || r.msgs[len(r.msgs)-1].Error != nil {
+		t.Errorf("the mirroring retry after the refused one: %d %s; want the call's answer", r.status, r.body)
+	}
+}
