@@ -3,9 +3,11 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/gemgate/gemgate/gateway/sessionless"
+	"github.com/gemgate/gemgate/policy"
 )
 
 // A retry of a bridged call is a request of its own, and what the worker asks next is put to it
@@ -120,5 +122,58 @@ func TestBridgeRetryParamHeaderMirrorsItsBody(t *testing.T) {
 	}
 	if r := retry(`"3"`, "eu"); r.status != http.StatusOK || r.msgs[len(r.msgs)-1].Error != nil {
 		t.Errorf("the mirroring retry after the refused one: %d %s; want the call's answer", r.status, r.body)
+	}
+}
+
+// A retry of a parked call is an answer to the worker's question, refused and allowed as a
+// session's answer is (DESIGN §9, invariants 10 and 11): a read-only token's retry of a call
+// parked on a read-write worker gets the 2025-x era's 403 insufficient_scope naming the write
+// scope, with its text, so that the client can authorize again; a read-write token's retry
+// of a call parked on a read-only worker is served, as its answer in a session is.
+func TestBridgeRetryOfAnotherAccessModeIsAnsweredAsInASession(t *testing.T) {
+	f := newFixture(t, perUserMode(t, "askagain"), func(o *Options) {
+		pol, err := policy.New(policy.Config{ReadOnlyTools: append([]string{"ask"}, demoReadOnlyTools...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Policy = pol
+	})
+	meta := func() map[string]any {
+		m := sessionlessMeta()
+		m[sessionless.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+		return m
+	}
+	park := func(c *client, id string) (state string, responses map[string]any) {
+		r := c.sessionless(id, "tools/call", map[string]any{"name": "ask", "_meta": meta()})
+		var res struct {
+			ResultType    string                     `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+		}
+		if err := json.Unmarshal(r.only(t).Result, &res); err != nil || res.ResultType != "input_required" {
+			t.Fatalf("ask: %s", r.body)
+		}
+		responses = map[string]any{}
+		for k := range res.InputRequests {
+			responses[k] = map[string]any{"action": "accept", "content": map[string]any{}}
+		}
+		return res.RequestState, responses
+	}
+	rw, ro := f.client("alice-rw"), f.client("alice-ro")
+
+	state, responses := park(rw, `"1"`)
+	retry := ro.sessionless(`"2"`, "tools/call", map[string]any{"name": "ask", "_meta": meta(),
+		"inputResponses": responses, "requestState": state})
+	ch := retry.header.Get("WWW-Authenticate")
+	if retry.status != http.StatusForbidden || !strings.Contains(ch, "insufficient_scope") || !strings.Contains(ch, "mcp:write") ||
+		!strings.Contains(string(retry.body), "the worker that asked is read-write and this token may only read") {
+		t.Errorf("a read-only token's retry of a read-write parked call: %d %q %s; want the 2025-x era's 403 insufficient_scope naming mcp:write", retry.status, ch, retry.body)
+	}
+
+	state, responses = park(ro, `"3"`)
+	retry = rw.sessionless(`"4"`, "tools/call", map[string]any{"name": "ask", "_meta": meta(),
+		"inputResponses": responses, "requestState": state})
+	if retry.status != http.StatusOK || len(retry.msgs) != 1 || retry.msgs[0].Error != nil {
+		t.Errorf("a read-write token's retry of a read-only parked call: %d %s; want it served", retry.status, retry.body)
 	}
 }

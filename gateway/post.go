@@ -189,11 +189,18 @@ func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principa
 		return he
 	}
 	if err := s.clientResponse(msg, decided.ReadOnly); errors.Is(err, pool.ErrNotEntitled) {
-		write := g.opts.Policy.WriteScope()
-		return g.insufficientScope(nil, s.currentAccess().Narrow(decided), []string{write}, "readOnly",
-			"the worker that asked is read-write and this token may only read: answering it needs a token with scope "+write)
+		return g.readOnlyAnswerRefusal(nil, s.currentAccess().Narrow(decided))
 	}
 	return nil
+}
+
+// readOnlyAnswerRefusal refuses a read-only token's answer to a read-write worker's question,
+// alike in both eras: a session's answer (clientAnswer), a 2026-07-28 retry of a call parked
+// on such a worker (the era's Steps.ReadOnlyAnswer).
+func (g *Gateway) readOnlyAnswerRefusal(id json.RawMessage, access policy.Access) *wire.Error {
+	write := g.opts.Policy.WriteScope()
+	return g.insufficientScope(id, access, []string{write}, "readOnly",
+		"the worker that asked is read-write and this token may only read: answering it needs a token with scope "+write)
 }
 
 // checkKind refuses a request named notifications/… and a notification named otherwise: either

@@ -36,6 +36,7 @@ func (g *Gateway) sessionlessSteps() sessionless.Steps {
 		},
 		GrantRefusal:   g.grantRefusal,
 		GrantRefusalOf: g.grantRefusalOf,
+		ReadOnlyAnswer: g.readOnlyAnswerRefusal,
 		CallError: func(id json.RawMessage, err error) *wire.Error {
 			if errors.Is(err, pool.ErrDetached) { // no session to be gone: the worker is
 				return wire.Overloaded(id, "the worker is gone; try again", workerRetryAfter, err)

@@ -73,17 +73,21 @@ func TestSessionlessWorkerInputRequiredPassesThrough(t *testing.T) {
 	}
 
 	answer1 := map[string]any{"step1": map[string]any{"action": "accept", "content": map[string]any{"name": "Ann"}}}
+	// The same user's read-only token is refused as its answer to a read-write worker's
+	// question in a session is: 403 insufficient_scope, -32003.
 	for _, tc := range []struct {
 		name, token, state, want string
+		status                   int
+		code                     string
 	}{
-		{"tampered", alice, r1.RequestState + "-TAMPERED", "verification"},
-		{"another user", bob, r1.RequestState, "does not belong"},
-		{"the same user read-only", aliceRO, r1.RequestState, "does not belong"},
-		{"the worker's own state, raw", alice, "round=1", "not one gemgate issued"},
+		{"tampered", alice, r1.RequestState + "-TAMPERED", "verification", http.StatusBadRequest, "-32602"},
+		{"another user", bob, r1.RequestState, "does not belong", http.StatusBadRequest, "-32602"},
+		{"the same user read-only", aliceRO, r1.RequestState, "the worker that asked is read-write and this token may only read", http.StatusForbidden, "-32003"},
+		{"the worker's own state, raw", alice, "round=1", "not one gemgate issued", http.StatusBadRequest, "-32602"},
 	} {
 		status, out := call(tc.token, "9", map[string]any{"inputResponses": answer1, "requestState": tc.state})
-		if body := string(out["error"]); status != http.StatusBadRequest || !strings.Contains(body, "-32602") || !strings.Contains(body, tc.want) {
-			t.Errorf("%s: %d %s %s", tc.name, status, body, out["result"])
+		if body := string(out["error"]); status != tc.status || !strings.Contains(body, tc.code) || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %s %s; want %d %s %q", tc.name, status, body, out["result"], tc.status, tc.code, tc.want)
 		}
 	}
 

@@ -79,6 +79,9 @@ func (a *Adapter) openState(ctx context.Context, q *request, state string) (stat
 	if err == nil {
 		err = claims.belongsTo(q.p, q.access.ReadOnly, q.msg.Method, q.mr.Name)
 	}
+	if errors.Is(err, errStateReadWrite) {
+		return claims, a.Steps.ReadOnlyAnswer(q.msg.ID, q.access)
+	}
 	if err != nil {
 		return claims, refusal(q.msg, jsonrpc.CodeInvalidParams, err.Error())
 	}

@@ -62,8 +62,9 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	if pk == nil {
 		return refuse(errStateGone)
 	}
-	if pk.owner != o || pk.access.ReadOnly != access.ReadOnly {
-		// The MAC already bound these; a mismatch is a bug, and the call is not handed over.
+	if pk.owner != o || access.ReadOnly && !pk.access.ReadOnly {
+		// The MAC bound the owner, and belongsTo refused a read-only token a read-write call's
+		// state: a mismatch is a bug, and the call is not handed over.
 		abandon(pk, "the retry did not match the parked call")
 		return refuse(errStateNotYours)
 	}

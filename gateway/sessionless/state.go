@@ -58,6 +58,7 @@ var (
 	errStateOtherProcess = errors.New("requestState was issued by another gemgate process; start the request again without it")
 	errStateExpired      = errors.New("requestState expired; start the request again without it")
 	errStateNotYours     = errors.New("requestState does not belong to this caller")
+	errStateReadWrite    = errors.New("requestState is a read-write worker's, and the token may only read")
 	errStateGone         = errors.New("requestState names no waiting call (answered, timed out or unknown); start the request again without it")
 )
 
@@ -124,9 +125,16 @@ func (k stateKey) open(state string, now time.Time) (stateClaims, error) {
 }
 
 // belongsTo checks the claims against the caller (p, with access readOnly) and the request
-// retried.
+// retried. A read-only token may not answer a read-write worker (errStateReadWrite); a
+// read-write token may answer a read-only one, as in a session, but retries a sessionless
+// worker's own state only at the worker of its own mode, which is another.
 func (c stateClaims) belongsTo(p auth.Principal, readOnly bool, method, name string) error {
-	if c.Issuer != p.Issuer || c.Subject != p.Subject || c.ReadOnly != readOnly {
+	switch {
+	case c.Issuer != p.Issuer || c.Subject != p.Subject:
+		return errStateNotYours
+	case readOnly && !c.ReadOnly:
+		return errStateReadWrite
+	case c.ReadOnly != readOnly && c.Pass:
 		return errStateNotYours
 	}
 	if c.Method != method || c.Name != name {

@@ -37,6 +37,9 @@ type Steps struct {
 	// GrantRefusalOf less than a worker given scopes and audience (Member.Grant's) was.
 	GrantRefusal   func(m *pool.Member, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
 	GrantRefusalOf func(scopes, audience []string, p auth.Principal, id json.RawMessage, what string, log *slog.Logger) *wire.Error
+	// ReadOnlyAnswer refuses a read-only token's answer to a read-write worker's question (a
+	// retry of a call parked on one), as the 2025-x era refuses a session's answer.
+	ReadOnlyAnswer func(id json.RawMessage, access policy.Access) *wire.Error
 	// CallError answers a request the pool could not serve (a worker gone meanwhile: 503, as
 	// there is no session to be gone); AttachError one whose worker could not be had.
 	CallError, AttachError func(id json.RawMessage, err error) *wire.Error
