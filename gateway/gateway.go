@@ -270,6 +270,13 @@ func (g *Gateway) Close() {
 	g.pool.Close()
 }
 
+// stopped reports whether Close has begun: the workers are being stopped.
+func (g *Gateway) stopped() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
 // admit makes a started session visible, unless Close has begun or its worker ended.
 func (g *Gateway) admit(s *session) string {
 	g.mu.Lock()

@@ -87,7 +87,7 @@ func (c *waiting) wait() string {
 		}
 		select {
 		case resp := <-c.call.Result():
-			return c.answer(resp)
+			return c.answer(c.cutByStop(resp))
 		case <-c.events.Ready():
 			for _, ev := range c.events.Take() {
 				if !c.out.event(ev) && !c.orphan("client stream lost") {
@@ -175,12 +175,30 @@ func (c *waiting) orphan(reason string) bool {
 	return true
 }
 
+// cutByStop is resp, unless it is the worker's exit because Close stopped it: then the stop's
+// answer (stoppedCall), which a session's call gets before its worker is stopped (endSession),
+// and a 2026-07-28 call when its detach is seen before its worker's exit.
+func (c *waiting) cutByStop(resp *jsonrpc.Message) *jsonrpc.Message {
+	if resp.Error == nil || !c.g.stopped() {
+		return resp
+	}
+	var e struct {
+		Data struct {
+			Kind string `json:"kind"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(resp.Error, &e) != nil || e.Data.Kind != "workerExit" {
+		return resp
+	}
+	return stoppedCall(c.id)
+}
+
 // workerGone answers a call its worker let go of: the answer if it came, else an error,
 // never a 503 (stoppedCall).
 func (c *waiting) workerGone() string {
 	select {
 	case resp := <-c.call.Result():
-		return c.answer(resp)
+		return c.answer(c.cutByStop(resp))
 	default:
 	}
 	c.call.Cancel("the worker let go of the request")
