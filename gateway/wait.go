@@ -179,15 +179,7 @@ func (c *waiting) orphan(reason string) bool {
 // answer (stoppedCall), which a session's call gets before its worker is stopped (endSession),
 // and a 2026-07-28 call when its detach is seen before its worker's exit.
 func (c *waiting) cutByStop(resp *jsonrpc.Message) *jsonrpc.Message {
-	if resp.Error == nil || !c.g.stopped() {
-		return resp
-	}
-	var e struct {
-		Data struct {
-			Kind string `json:"kind"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(resp.Error, &e) != nil || e.Data.Kind != "workerExit" {
+	if resp.Error == nil || !c.g.stopped() || !pool.ExitedUnasked(resp) {
 		return resp
 	}
 	return stoppedCall(c.id)

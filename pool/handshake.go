@@ -101,9 +101,9 @@ func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 	return w.initResult
 }
 
-// exitedUnasked reports whether an error answer is the worker package's note that the worker
+// ExitedUnasked reports whether an error answer is the worker package's note that the worker
 // exited before answering, rather than an answer the worker gave.
-func exitedUnasked(resp *jsonrpc.Message) bool {
+func ExitedUnasked(resp *jsonrpc.Message) bool {
 	var e struct {
 		Data struct {
 			Kind string `json:"kind"`
@@ -124,9 +124,9 @@ func (p *Pool) openingCall(ctx context.Context, proc *worker.Process, id, method
 	defer cancel()
 	select {
 	case resp := <-call.Result():
-		if resp.Error != nil && exitedUnasked(resp) {
+		if resp.Error != nil && ExitedUnasked(resp) {
 			// The text as gemgate logs it, without the credential and clipped; never taken as
-			// gemgate's own text, since a worker can forge exitedUnasked's.
+			// gemgate's own text, since a worker can forge ExitedUnasked's.
 			return nil, &StartError{Exited: true, Err: errors.New(clip.Bytes(proc.Redacted(resp.Error), 100))}
 		}
 		return resp, nil
