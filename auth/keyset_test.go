@@ -547,6 +547,36 @@ func TestRekeyedKidDropsCachedTokens(t *testing.T) {
 	})
 }
 
+// TestKeylessTokenLeavesTheCacheWithItsLookup: a token without kid is verified with the
+// issuer's only key. Once the set holds a second key, the lookup of no kid names no key and a
+// fresh such token is refused; the one verified before must not be served from the cache
+// either, which is only a shortcut of the lookup it would now fail.
+func TestKeylessTokenLeavesTheCacheWithItsLookup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring()
+		iss := newTestIssuer(t, kr.rsa1)
+		v := newTestVerifier(t, iss, nil)
+		noKid := map[string]any{"kid": nil}
+		old := token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"jti": "before", "exp": time.Now().Add(8 * time.Hour).Unix()}), noKid)
+		if _, err := v.Verify(t.Context(), old); err != nil {
+			t.Fatalf("a token without kid against a one-key set: %v", err)
+		}
+
+		iss.publish(t, kr.rsa1, kr.rsa3) // rsa1 kept, rsa3 added: no kid names no key now
+		time.Sleep(healthInterval)
+		if err := v.Health(t.Context()); err != nil { // a readiness probe refreshes the keys
+			t.Fatalf("Health: %v", err)
+		}
+		fresh := token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"jti": "after"}), noKid)
+		if _, err := v.Verify(t.Context(), fresh); err == nil {
+			t.Fatal("setup: a fresh token without kid passes against a two-key set")
+		}
+		if _, hit, err := verifyNoting(v, old); err == nil {
+			t.Errorf("a token without kid, verified while the set had one key, is still accepted (from the cache: %v) though its lookup now finds no key", hit)
+		}
+	})
+}
+
 // A key set past keyMaxAge is refreshed by the next lookup, so that a key the issuer withdrew
 // stops verifying (keyMaxAge's promise). A token the cache holds must meet the same end: the
 // cache is only a shortcut, and a verifier without it refuses the token then, since the
