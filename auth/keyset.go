@@ -171,13 +171,8 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	}
 	table.fetched = time.Now()
 	old := s.keys.Swap(table)
-	if old != nil && s.onWithdraw != nil {
-		for kid, was := range old.byID {
-			if now, kept := table.byID[kid]; !kept || !now.same(was) {
-				s.onWithdraw() // a key withdrawn, or another under its kid
-				break
-			}
-		}
+	if old != nil && s.onWithdraw != nil && withdraws(old, table) {
+		s.onWithdraw()
 	}
 	level := slog.LevelDebug
 	if old == nil {
@@ -185,6 +180,19 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	}
 	s.cfg.Logger.Log(ctx, level, "auth: signing keys loaded", slog.String("issuer", s.cfg.Issuer), slog.String("jwks_url", url), slog.Int("keys", len(table.byID)))
 	return nil
+}
+
+// withdraws reports whether next drops or changes a key of prev: a key withdrawn, another key
+// under its kid, or another answer to a token without kid (prev's only key, next's none).
+func withdraws(prev, next *keyTable) bool {
+	for kid, was := range prev.byID {
+		if now, kept := next.byID[kid]; !kept || !now.same(was) {
+			return true
+		}
+	}
+	was, ok := prev.lookup("")
+	now, kept := next.lookup("")
+	return ok && (!kept || !now.same(was))
 }
 
 // fresh reports whether the loaded key set is at most keyMaxAge old at now: younger than
