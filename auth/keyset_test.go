@@ -577,6 +577,40 @@ func TestKeylessTokenLeavesTheCacheWithItsLookup(t *testing.T) {
 	})
 }
 
+// TestIssuerWithdrawingEveryKeyIsHeard: the issuer withdraws its only signing key (leaked) and
+// publishes no other yet, or only keys this build cannot use (an "enc" key, a new kty). That
+// set is the issuer's answer, read whole, not an issuer out of reach: the withdrawn key must
+// stop verifying as a key withdrawn next to another does, fresh tokens and cached ones alike.
+func TestIssuerWithdrawingEveryKeyIsHeard(t *testing.T) {
+	for name, jwks := range map[string]string{
+		"no keys":          `{"keys":[]}`,
+		"an unusable kind": `{"keys":[{"kty":"AKP","kid":"pq","alg":"ML-DSA-65","pub":"AAAA"}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				kr := keyring()
+				iss := newTestIssuer(t, kr.rsa1)
+				v := newTestVerifier(t, iss, nil)
+				old := token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"jti": "before", "exp": time.Now().Add(8 * time.Hour).Unix()}), nil)
+				if _, err := v.Verify(t.Context(), old); err != nil {
+					t.Fatalf("token before the withdrawal: %v", err)
+				}
+
+				iss.setJWKS([]byte(jwks)) // k1 withdrawn, no usable key in its place
+				time.Sleep(keyMaxAge + time.Minute)
+				_ = v.Health(t.Context()) // a readiness probe refreshes the keys
+				fresh := token(t, kr.rsa1, iss.claims(time.Now(), map[string]any{"jti": "after"}), nil)
+				if _, err := v.Verify(t.Context(), fresh); err == nil {
+					t.Errorf("a fresh token signed with a key withdrawn %v ago is accepted", keyMaxAge+time.Minute)
+				}
+				if _, hit, err := verifyNoting(v, old); err == nil {
+					t.Errorf("a token verified before its key was withdrawn is still accepted (from the cache: %v)", hit)
+				}
+			})
+		})
+	}
+}
+
 // A key set past keyMaxAge is refreshed by the next lookup, so that a key the issuer withdrew
 // stops verifying (keyMaxAge's promise). A token the cache holds must meet the same end: the
 // cache is only a shortcut, and a verifier without it refuses the token then, since the
