@@ -39,6 +39,11 @@ func (k PublicKey) same(o PublicKey) bool {
 // errNoSuchKey is returned when a kid is not in the (possibly refreshed) set.
 var errNoSuchKey = errors.New("no such key in the issuer's key set")
 
+// errNoUsableKey: the issuer's key set, read whole, holds no key gemgate can verify with. Once
+// keys were loaded, that set withdraws them all (withdrawAll), as a set without one key
+// withdraws that one: not an issuer out of reach, whose last keys stay in use.
+var errNoUsableKey = errors.New("auth: jwks holds no usable signing key")
+
 const (
 	maxJWKSBytes = 1 << 20
 	// keyMaxAge: a key set this old is refreshed by the next lookup, so keys the issuer
@@ -167,6 +172,9 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	s.mu.Unlock()
 	if err != nil {
 		s.cfg.Logger.Warn("auth: fetching signing keys failed", slog.String("issuer", s.cfg.Issuer), slog.String("jwks_url", url), slog.Any("error", err))
+		if errors.Is(err, errNoUsableKey) {
+			s.withdrawAll()
+		}
 		return err
 	}
 	table.fetched = time.Now()
@@ -180,6 +188,19 @@ func (s *remoteKeySet) fetchIfDue(gap time.Duration) error {
 	}
 	s.cfg.Logger.Log(ctx, level, "auth: signing keys loaded", slog.String("issuer", s.cfg.Issuer), slog.String("jwks_url", url), slog.Int("keys", len(table.byID)))
 	return nil
+}
+
+// withdrawAll empties a loaded key set, for an issuer that now publishes no usable key: every
+// token is refused until it publishes one. A set never loaded stays so (Ready says not ready).
+// Called inside the singleflight group, as every change of s.keys is.
+func (s *remoteKeySet) withdrawAll() {
+	if old := s.keys.Load(); old == nil || len(old.byID) == 0 {
+		return
+	}
+	s.keys.Store(&keyTable{byID: map[string]PublicKey{}, fetched: time.Now()})
+	if s.onWithdraw != nil {
+		s.onWithdraw()
+	}
 }
 
 // withdraws reports whether next drops or changes a key of prev: a key withdrawn, another key
@@ -331,7 +352,7 @@ func parseJWKS(body []byte, logger *slog.Logger) (*keyTable, error) {
 		t.byID[k.KeyID()] = PublicKey{Key: key, Algorithm: k.Algorithm().String()}
 	}
 	if len(t.byID) == 0 {
-		return nil, errors.New("auth: jwks holds no usable signing key")
+		return nil, errNoUsableKey
 	}
 	return t, nil
 }

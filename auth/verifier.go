@@ -73,7 +73,7 @@ func prepareVerifier(cfg Config) (*Verifier, error) {
 // background loader to try again soon (it keeps a minimum gap) and returns an error wrapping
 // [ErrKeysUnavailable].
 func (v *Verifier) Ready(context.Context) error {
-	if v.keys.keys.Load() != nil { // never empty: parseJWKS refuses a set without a usable key
+	if v.keys.keys.Load() != nil { // loaded once; empty only when the issuer withdrew every key since
 		return nil
 	}
 	return v.keys.unloaded()
@@ -91,7 +91,10 @@ func (v *Verifier) Health(ctx context.Context) error {
 	} else if err = ks.refresh(ctx, min(v.cfg.KeyRefreshInterval, healthInterval)); err != nil && ctx.Err() != nil {
 		err = ks.lastError()
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoUsableKey):
+		return fmt.Errorf("issuer publishes no signing key gemgate can use (every token refused): %w", err)
+	case err != nil:
 		return fmt.Errorf("issuer keys unreachable (cached keys in use): %w", err)
 	}
 	return nil
