@@ -378,6 +378,32 @@ func TestExchangeRefusesTheSubjectTokenInDisguise(t *testing.T) {
 	}
 }
 
+// The subject token spelled in the standard base64 alphabet ('+' and '/' for '-' and '_', which
+// RFC 6750 token syntax allows) is another text, and no JWT to the strict reading of the aud
+// check, but the very token to a JWT library that reads either alphabet (jwx does) and to a
+// worker that maps it back: in a worker's hands, it is the user's token for gemgate.
+func TestExchangeRefusesTheSubjectTokenInTheStandardAlphabet(t *testing.T) {
+	b64 := base64.RawURLEncoding.EncodeToString
+	header := b64([]byte(`{"alg":"RS256","typ":"JWT"}`))
+	payload := b64([]byte(`{"iss":"https://idp","aud":"https://gemgate.example/mcp","sub":"alice","name":"~~~???>>>"}`))
+	userTok := header + "." + payload + ".c2ln"
+	std := strings.NewReplacer("-", "+", "_", "/").Replace(payload)
+	if std == payload {
+		t.Fatal("setup: the payload has no '-' or '_' to respell")
+	}
+	issued := header + "." + std + ".c2ln"
+	body := fmt.Sprintf(`{"access_token":%q,"issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer","expires_in":300}`, issued)
+	srv := tokenEndpoint(t, 200, body, new(map[string]any))
+	ex, err := New(Config{TokenURL: srv.URL + "/token", ClientID: "gemgate", ClientSecret: "s3cret", Audience: "gemstone",
+		GatewayAudiences: []string{"https://gemgate.example/mcp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cred, err := ex.Exchange(t.Context(), userTok); err == nil {
+		t.Errorf("exchange accepted %q, the subject token in the standard base64 alphabet, as the worker's credential", cred.Token)
+	}
+}
+
 // What an issuer gives for the backend passes: a JWT whose aud holds the backend's audience
 // (alone or with others), or an opaque token, whose audience only the issuer knows.
 func TestExchangeTakesTheBackendsToken(t *testing.T) {
