@@ -177,13 +177,17 @@ func (e *Exchanger) Exchange(ctx context.Context, subjectToken string) (Credenti
 	// gemgate's audience, which the worker must never hold. So the token must be a bearer
 	// token as written (no space a reader would trim), not the caller's, and, when it is a
 	// JWT, for the backend's audience.
+	// Both checks read it in the base64url alphabet without padding, as gemgate reads a JWT:
+	// in the standard one ('+', '/'; bearer syntax allows them) it is the same token to a JWT
+	// library that reads either, and to a worker that maps it back.
+	urlSpelled := strings.NewReplacer("+", "-", "/", "_").Replace(strings.TrimRight(tok.AccessToken, "="))
 	switch {
 	case !auth.IsBearerToken(tok.AccessToken):
 		return Credential{}, errors.New("exchange: the issuer returned an access_token that is not in bearer token syntax")
-	case tok.AccessToken == subjectToken:
+	case urlSpelled == subjectToken:
 		return Credential{}, errors.New("exchange: the issuer returned the caller's own token, not one for the backend audience")
 	}
-	aud, isJWT, err := auth.UnverifiedAudience(tok.AccessToken)
+	aud, isJWT, err := auth.UnverifiedAudience(urlSpelled)
 	switch {
 	case !isJWT:
 	case err != nil:
