@@ -207,6 +207,42 @@ func TestRemoteIssuerCannotNameLoopbackJWKS(t *testing.T) {
 	}
 }
 
+// TestRemoteIssuerCannotNameThisHostInAnotherSpelling: with allow_insecure_http (an http
+// issuer on a private network), a remote issuer's jwks_uri on this host is refused as one
+// on localhost is, also as an unspecified address (0.0.0.0, [::]), to which a connection
+// reaches this host.
+func TestRemoteIssuerCannotNameThisHostInAnotherSpelling(t *testing.T) {
+	var localHits atomic.Int32
+	local := httptest.NewServer(servedJWKS(t, &localHits)) // a local user's server on a high port
+	defer local.Close()
+	_, localPort, _ := net.SplitHostPort(local.Listener.Addr().String())
+	for _, host := range []string{"0.0.0.0", "[::]"} {
+		t.Run(host, func(t *testing.T) {
+			jwks := "http://" + host + ":" + localPort + "/certs"
+			const iss = "http://idp.example:8080/realms/team" // a remote issuer, over plain HTTP
+			idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(map[string]any{"issuer": iss, "jwks_uri": jwks,
+					"authorization_endpoint": iss + "/auth", "token_endpoint": iss + "/token"})
+			}))
+			defer idp.Close()
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if addr == "idp.example:8080" {
+					addr = idp.Listener.Addr().String()
+				}
+				return (&net.Dialer{}).DialContext(ctx, network, addr)
+			}
+			before := localHits.Load()
+			_, err := NewVerifier(context.Background(), Config{Issuer: iss, Audiences: []string{"https://mcp.example/mcp"},
+				HTTPClient: &http.Client{Transport: tr}, AllowInsecureHTTP: true})
+			if TrustedURL(iss, jwks, true) || err == nil || localHits.Load() > before {
+				t.Errorf("the remote issuer %s named jwks_uri %s and its keys were trusted (%d fetches from the gateway host; error: %v)", iss, jwks, localHits.Load()-before, err)
+			}
+		})
+	}
+}
+
 // TestDiscoveryDocumentIsBounded: the JWKS is read up to 1 MiB, but discovery (go-oidc's
 // NewProvider, io.ReadAll) reads the issuer's openid-configuration without any bound: an
 // issuer, a proxy in front of it or a MITM on an allow_insecure_http link that answers
