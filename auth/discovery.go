@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -89,15 +90,23 @@ func SecureURL(raw string, allowInsecure bool) bool {
 }
 
 // TrustedURL is SecureURL for a URL gemgate did not configure but was handed, by an issuer's
-// discovery document or a redirect: it must also not be on loopback unless the issuer is.
-// A remote issuer that names this host names whatever a local user listens on there.
+// discovery document or a redirect: it must also not be on this host (loopback, or an
+// unspecified address, which a connection reaches this host by) unless the issuer is. A
+// remote issuer that names this host names whatever a local user listens on there.
 func TrustedURL(issuer, raw string, allowInsecure bool) bool {
 	if !SecureURL(raw, allowInsecure) {
 		return false
 	}
 	u, _ := url.Parse(raw)
 	iss, err := url.Parse(issuer)
-	return !IsLoopbackHost(u.Hostname()) || (err == nil && IsLoopbackHost(iss.Hostname()))
+	return !namesThisHost(u.Hostname()) || (err == nil && namesThisHost(iss.Hostname()))
+}
+
+// namesThisHost reports whether a connection to host (no port, no brackets) reaches this
+// host: a loopback host, or 0.0.0.0 or ::, to which the kernel connects as to loopback.
+func namesThisHost(host string) bool {
+	ip, err := netip.ParseAddr(host)
+	return IsLoopbackHost(host) || (err == nil && ip.Unmap().IsUnspecified())
 }
 
 // GuardRedirects returns a copy of c (nil: http.DefaultClient) that follows a redirect only to
