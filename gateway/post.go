@@ -269,6 +269,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	if he := g.stepUp(r, s, msg.ID, p, decided); he != nil {
 		return he
 	}
+	if he := g.narrowedRequest(s, p, msg); he != nil {
+		return he
+	}
 	access := s.currentAccess().Narrow(decided)
 	log := telemetry.RequestFrom(r.Context()).Log(s.log) // with the trace id when traced
 	identity := g.identity(r, p, access, s)
