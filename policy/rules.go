@@ -112,7 +112,10 @@ func compileRule(env *cel.Env, k Kind, i int, r Rule) (rule, []error) {
 		case ast.OutputType() != cel.BoolType:
 			bad(".allow: is a %v, not a bool", ast.OutputType())
 		default:
-			prg, err := env.Program(ast, cel.CostLimit(ruleCostLimit))
+			// OptOptimize compiles a constant regexp (matches) here, once, not at every
+			// evaluation (one per group of a groups.exists(...)); one that does not compile
+			// is this rule's error.
+			prg, err := env.Program(ast, cel.CostLimit(ruleCostLimit), cel.EvalOptions(cel.OptOptimize))
 			if err != nil {
 				bad(".allow: %v", err)
 			}
