@@ -1,0 +1,39 @@
+package policy
+
+import (
+	"fmt"
+	"testing"
+)
+
+// A rule that reads nothing of the item (its name, URI or annotations) but only the token
+// (groups, claims, scopes) has one outcome for every item of a list: FilterList evaluates it
+// once per list, not once per item. Evaluated per item, a rule over a token's 1,000 groups
+// cost a tools/list of 100 tools 100 evaluations (twice that for a read-only token), each
+// bounded by the cost limit but together a tenth of a second of CPU and more for one request,
+// which any holder of such a token could repeat.
+func TestFilterListEvaluatesAnItemBlindRuleOnce(t *testing.T) {
+	list := realisticToolsList(100)
+	groups := func(n int) map[string]any {
+		g := make([]any, n)
+		for i := range g {
+			g[i] = fmt.Sprintf("grp-%04d", i)
+		}
+		return map[string]any{"groups": g}
+	}
+	p := mustNew(t, Config{ReadOnlyTools: []string{"*"}, Rules: []Rule{{Name: "r", Allow: `groups.exists(g, g.startsWith("eng-"))`}}})
+	for _, scopes := range [][]string{{"mcp:use", "mcp:write"}, {"mcp:use"}} {
+		few := p.DecideToken(Token{Subject: "s", Scopes: scopes, Claims: groups(10)})
+		many := p.DecideToken(Token{Subject: "s", Scopes: scopes, Claims: groups(1000)})
+		filter := func(a Access) float64 {
+			return testing.AllocsPerRun(2, func() {
+				if _, _, err := p.FilterList("tools/list", a, list); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		one := testing.AllocsPerRun(2, func() { p.ExplainKind(KindTool, many, "t", nil) })
+		if extra := filter(many) - filter(few); extra > 3*one {
+			t.Errorf("scopes %v: a tools/list of 100 tools allocates %.0f more for a token of 1,000 groups than for one of 10, one evaluation of the rule %.0f: the rule is evaluated per tool", scopes, extra, one)
+		}
+	}
+}
