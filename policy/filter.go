@@ -42,8 +42,9 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 
 	keep := make([]bool, len(list.tools))
 	var why []string
+	kn := &known{map[*rule]bool{}, map[*rule]bool{}} // one list, one access
 	for i, t := range list.tools {
-		verdict, reason := p.ExplainKind(shape.kind, a, t.name, HintOf(hints, t.name))
+		verdict, reason := p.explain(shape.kind, a, t.name, HintOf(hints, t.name), kn)
 		if keep[i] = verdict == Allowed; !keep[i] && !slices.Contains(why, reason) {
 			why = append(why, reason)
 		}

@@ -37,3 +37,25 @@ func TestFilterListEvaluatesAnItemBlindRuleOnce(t *testing.T) {
 		}
 	}
 }
+
+// A rule that reads the item, however it reaches it, is evaluated for each item of a list.
+func TestFilterListEvaluatesARuleReadingTheItemPerItem(t *testing.T) {
+	list := realisticToolsList(12)
+	for _, allow := range []string{
+		`tool.endsWith("_001") || "x" in groups`,
+		`[tool].exists(t, t.endsWith("_001"))`,
+		`groups.size() == 0 && {"n": tool}.n.endsWith("_001")`,
+		`claims.size() >= 0 ? tool in ["find_thing_001"] : false`,
+	} {
+		p := mustNew(t, Config{Rules: []Rule{{Name: "r", Allow: allow}}})
+		a := p.DecideToken(Token{Subject: "s", Scopes: []string{"mcp:use", "mcp:write"}})
+		out, _, err := p.FilterList("tools/list", a, list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, _, err := ListNames("tools/list", out)
+		if err != nil || len(names) != 1 || names[0] != "find_thing_001" {
+			t.Errorf("allow %s: FilterList kept %v (%v), want find_thing_001 only", allow, names, err)
+		}
+	}
+}
