@@ -55,16 +55,8 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 
 // hiddenTools counts the tools of a list that read-only access sees and those it does not.
 func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]policy.Hints) (visible, hidden, total int) {
-	names, _, _ := policy.ListNames("tools/list", result) // FilterList read it already
-	for _, name := range names {
-		switch g.opts.Policy.CheckTool(access, name, policy.HintOf(hints, name)) {
-		case policy.DeniedReadOnly:
-			hidden++
-		case policy.Allowed:
-			visible++
-		}
-	}
-	return visible, hidden, len(names)
+	visible, hidden, total, _ = g.opts.Policy.Tally("tools/list", access, result, hints) // FilterList read it already
+	return visible, hidden, total
 }
 
 // learnHints keeps the annotations of a session's tools/list answers, for its tool gate: each
