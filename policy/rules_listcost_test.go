@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -58,4 +61,63 @@ func TestFilterListEvaluatesARuleReadingTheItemPerItem(t *testing.T) {
 			t.Errorf("allow %s: FilterList kept %v (%v), want find_thing_001 only", allow, names, err)
 		}
 	}
+}
+
+// FuzzFilterListDecidesAsExplainKind: whatever a rule's allow expression (that compiles) and
+// whatever the listed names, FilterList keeps exactly the items ExplainKind allows one by one,
+// though it evaluates a rule it takes to read nothing of the item once per list.
+func FuzzFilterListDecidesAsExplainKind(f *testing.F) {
+	for _, allow := range []string{
+		`tool.endsWith("_1") || "x" in groups`,
+		`[tool].exists(t, t.endsWith("_1"))`,
+		`groups.exists(g, g == tool)`,
+		`"eng" in groups`,
+		`claims.size() > 1 ? tool.size() > 3 : read_only`,
+		`{"k": tool}.k == "a_1"`,
+		`groups.exists(tool, tool == "eng")`,
+		`annotations.readOnlyHint || tool == "b"`,
+	} {
+		f.Add(allow, "a_1,b,eng,c_22", "eng,ops", false)
+		f.Add(allow, "a_1,b,eng,c_22", "", true)
+	}
+	f.Fuzz(func(t *testing.T, allow, names, groups string, readOnly bool) {
+		p, err := New(Config{TrustReadOnlyHints: true, ReadOnlyTools: []string{"a_*", "eng"},
+			Rules: []Rule{{Name: "r", Allow: allow}, {Name: "s", Tools: []string{"c_*"}, Allow: `"ops" in groups`}}})
+		if err != nil {
+			return
+		}
+		scopes := "mcp:use mcp:write"
+		if readOnly {
+			scopes = "mcp:use"
+		}
+		var g []any
+		for _, s := range strings.Split(groups, ",") {
+			g = append(g, s)
+		}
+		a := p.DecideToken(tok(scopes, map[string]any{"groups": g}))
+		var items []string
+		for i, n := range strings.Split(names, ",") {
+			if n == "" {
+				continue
+			}
+			b, _ := json.Marshal(n)
+			items = append(items, fmt.Sprintf(`{"name":%s,"annotations":{"readOnlyHint":%t}}`, b, i%2 == 0))
+		}
+		list := []byte(`{"tools":[` + strings.Join(items, ",") + `]}`)
+		out, hints, err := p.FilterList("tools/list", a, list)
+		if err != nil {
+			return
+		}
+		all, _, _ := ListNames("tools/list", list)
+		var want []string
+		for _, n := range all {
+			if v, _ := p.ExplainKind(KindTool, a, n, HintOf(hints, n)); v == Allowed {
+				want = append(want, n)
+			}
+		}
+		got, _, _ := ListNames("tools/list", out)
+		if !slices.Equal(got, want) {
+			t.Fatalf("allow %q, groups %q, read-only %v: FilterList kept %q, ExplainKind allows %q", allow, groups, readOnly, got, want)
+		}
+	})
 }
