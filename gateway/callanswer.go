@@ -55,16 +55,8 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 
 // hiddenTools counts the tools of a list that read-only access sees and those it does not.
 func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]policy.Hints) (visible, hidden, total int) {
-	names, _, _ := policy.ListNames("tools/list", result) // FilterList read it already
-	for _, name := range names {
-		switch g.opts.Policy.CheckTool(access, name, policy.HintOf(hints, name)) {
-		case policy.DeniedReadOnly:
-			hidden++
-		case policy.Allowed:
-			visible++
-		}
-	}
-	return visible, hidden, len(names)
+	visible, hidden, total, _ = g.opts.Policy.Tally("tools/list", access, result, hints) // FilterList read it already
+	return visible, hidden, total
 }
 
 // learnHints keeps the annotations of a session's tools/list answers, for its tool gate: each
@@ -72,15 +64,22 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 // (Hints.And), as the gate's lookup merges a tool listed on two pages, so that the order in
 // which the client reads the pages does not decide. Not those of a request begun before the
 // session last forgot them (epoch): the worker's list_changed, or a step-up, may have come
-// after that answer was made, though the request's goroutine reads the answer later.
-func (s *session) learnHints(hints map[string]policy.Hints, epoch uint64) {
-	if len(hints) == 0 {
+// after that answer was made, though the request's goroutine reads the answer later. Nor those
+// of an answer whose worker (the one running when the request began) is not the session's
+// worker now: hints are one worker's, and a session outlives its worker (on_worker_exit: keep),
+// whose successor may list its tools otherwise.
+func (s *session) learnHints(hints map[string]policy.Hints, epoch uint64, worker string) {
+	if len(hints) == 0 || worker == "" || s.member.WorkerID() != worker {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hintsEpoch != epoch {
 		return
+	}
+	if s.hintsWorker != worker {
+		clear(s.hints) // another worker's
+		s.hintsWorker = worker
 	}
 	if s.hints == nil {
 		s.hints = make(map[string]policy.Hints, len(hints))

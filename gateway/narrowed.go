@@ -3,6 +3,7 @@ package gateway
 import (
 	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/gateway/wire"
+	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
@@ -20,6 +21,30 @@ func (g *Gateway) narrowedRefusal(s *session, p auth.Principal, what string) *wi
 	write := g.opts.Policy.WriteScope()
 	return g.insufficientScope(nil, current.Narrow(decided), []string{write}, "readOnly",
 		"this session is read-write and this token may only read: "+what+" needs a token with scope "+write)
+}
+
+// readingMethods are the requests a read-only token may send a read-write session's worker:
+// tools/call, which the tool gate decides, and those that read or concern only their caller.
+// Any other (tasks/cancel, which cancels a call as notifications/cancelled does, or a method MCP
+// does not name, which the worker may take for a write) is narrowedRequest's to refuse.
+var readingMethods = map[string]bool{
+	"ping": true, "tools/list": true, "tools/call": true, "prompts/list": true, "prompts/get": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true, "completion/complete": true,
+	"logging/setLevel": true, "tasks/get": true, "tasks/list": true, "tasks/result": true,
+}
+
+// narrowedRequest refuses a read-only token's request on a read-write session that is not one
+// of readingMethods.
+func (g *Gateway) narrowedRequest(s *session, p auth.Principal, msg *jsonrpc.Message) *wire.Error {
+	if readingMethods[msg.Method] {
+		return nil
+	}
+	he := g.narrowedRefusal(s, p, "the request "+textclip.Quote(msg.Method))
+	if he != nil {
+		he.ID = msg.ID
+	}
+	return he
 }
 
 // cancelsReadOnlyCall: msg cancels a call made with read-only access.

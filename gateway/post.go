@@ -269,6 +269,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 	if he := g.stepUp(r, s, msg.ID, p, decided); he != nil {
 		return he
 	}
+	if he := g.narrowedRequest(s, p, msg); he != nil {
+		return he
+	}
 	access := s.currentAccess().Narrow(decided)
 	log := telemetry.RequestFrom(r.Context()).Log(s.log) // with the trace id when traced
 	identity := g.identity(r, p, access, s)
@@ -280,6 +283,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 		return he
 	}
 	defer s.endCall(inf)
+	inf.worker = s.member.WorkerID()
 	span, fwd, err := roundTrip(r.Context(), msg)
 	if err != nil {
 		return fieldError(msg, err)
@@ -298,10 +302,15 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 }
 
 // hint is the annotations the worker gave a tool in the tools/list answers the session read
-// since it last forgot them (learnHints), merged; nil if none.
+// since it last forgot them (learnHints), merged; nil if none, or if they are another
+// worker's (one that died, whose successor may list its tools otherwise).
 func (s *session) hint(name string) *policy.Hints {
+	worker := s.member.WorkerID() // not under s.mu: it takes the pool's lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if worker == "" || worker != s.hintsWorker {
+		return nil
+	}
 	return policy.HintOf(s.hints, name)
 }
 

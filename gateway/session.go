@@ -52,6 +52,7 @@ type session struct {
 	currentProbe  *sessions.Probe         // the latest liveness ping, nil since the last activity
 	probeID       string                  // currentProbe's id until it is answered; else ""
 	hints         map[string]policy.Hints // per tool, from tools/list
+	hintsWorker   string                  // the worker (Member.WorkerID) whose tools/list answers hints are
 	hintsEpoch    uint64                  // counts the times hints were forgotten (forgetHints, a step-up)
 	lastActive    time.Time               // monotonic: a host suspend does not count as idleness
 	streamLost    time.Time               // when the last GET stream ended; zero while one is open or never
@@ -73,6 +74,7 @@ type inflight struct {
 	canStream    bool
 	readOnly     bool   // made with read-only access
 	hintsEpoch   uint64 // session.hintsEpoch when the request began: its list answer is learnt only if still so
+	worker       string // the worker running when the request began ("" if none): its list answer is learnt only if still so
 	cancel       sync.Once
 }
 

@@ -223,7 +223,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *session, inf 
 }
 
 func (c *pending) Answer(resp *jsonrpc.Message, hints map[string]policy.Hints) (*jsonrpc.Message, string) {
-	c.s.learnHints(hints, c.inf.hintsEpoch)
+	c.s.learnHints(hints, c.inf.hintsEpoch, c.inf.worker)
 	c.s.endCall(c.inf)
 	return resp, ""
 }

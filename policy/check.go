@@ -25,6 +25,16 @@ func (p *Policy) CheckTool(a Access, name string, h *Hints) Verdict {
 //
 // An undecided Access, one missing a required scope, or an empty name is DeniedForbidden.
 func (p *Policy) ExplainKind(k Kind, a Access, name string, h *Hints) (Verdict, string) {
+	return p.explain(k, a, name, h, nil)
+}
+
+// known are the outcomes of the rules that read nothing of the item (rule.blind), once each, for
+// an access and for it with the write scope: the same for every item of a list (FilterList).
+type known [2]map[*rule]bool
+
+// explain is ExplainKind with kn, where the outcomes of the blind rules are kept: FilterList's,
+// which a list's items share, or nil (none kept).
+func (p *Policy) explain(k Kind, a Access, name string, h *Hints, kn *known) (Verdict, string) {
 	if !a.decided || len(a.missing) > 0 || name == "" {
 		return DeniedForbidden, "the token lacks a required scope"
 	}
@@ -32,11 +42,15 @@ func (p *Policy) ExplainKind(k Kind, a Access, name string, h *Hints) (Verdict, 
 	if k == KindTool {
 		verdict, why = p.readOnlyGate(a, name, h)
 	}
-	r := p.failing(k, a, name, h)
+	var mine, wider map[*rule]bool
+	if kn != nil {
+		mine, wider = kn[0], kn[1]
+	}
+	r := p.failing(k, a, name, h, mine)
 	switch {
 	case r == nil:
 		return verdict, why
-	case a.ReadOnly && p.failing(k, p.WithScope(a, p.write), name, h) == nil:
+	case a.ReadOnly && p.failing(k, p.WithScope(a, p.write), name, h, wider) == nil:
 		return DeniedReadOnly, "rule " + r.name
 	}
 	return DeniedForbidden, "rule " + r.name
@@ -45,8 +59,9 @@ func (p *Policy) ExplainKind(k Kind, a Access, name string, h *Hints) (Verdict, 
 // failing is the first rule of kind k that applies to name and does not pass for a; nil
 // when every one passes. A resource's URI is decided on as it is and as a worker may read it
 // (uriReadings): so file:///hr/pay.txt?/ is not out of reach of a rule on file:///hr/*, nor
-// #x of a rule on one URI.
-func (p *Policy) failing(k Kind, a Access, name string, h *Hints) *rule {
+// #x of a rule on one URI. The outcome of a blind rule is taken from known when it holds it,
+// and kept there when known is not nil.
+func (p *Policy) failing(k Kind, a Access, name string, h *Hints, known map[*rule]bool) *rule {
 	names := []string{name}
 	if k == KindResource && len(p.rules[k]) > 0 { // without a rule, nothing reads them
 		names = uriReadings(name)
@@ -54,7 +69,7 @@ func (p *Policy) failing(k Kind, a Access, name string, h *Hints) *rule {
 	for i := range p.rules[k] {
 		r := &p.rules[k][i]
 		for _, n := range names {
-			if r.applies(n) && !r.passes(p, a, n, h) {
+			if r.applies(n) && !r.passesKnown(p, a, n, h, known) {
 				return r
 			}
 		}

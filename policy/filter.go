@@ -42,8 +42,9 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 
 	keep := make([]bool, len(list.tools))
 	var why []string
+	kn := &known{map[*rule]bool{}, map[*rule]bool{}} // one list, one access
 	for i, t := range list.tools {
-		verdict, reason := p.ExplainKind(shape.kind, a, t.name, HintOf(hints, t.name))
+		verdict, reason := p.explain(shape.kind, a, t.name, HintOf(hints, t.name), kn)
 		if keep[i] = verdict == Allowed; !keep[i] && !slices.Contains(why, reason) {
 			why = append(why, reason)
 		}
@@ -71,6 +72,31 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 	}
 	out = append(append(out, ']'), result[list.end:]...)
 	return slices.Clip(out), hints, nil
+}
+
+// Tally counts the items of result, the result object of the list method's response, that a
+// may use (allowed), and those that only the write scope would show it (readOnly), of total,
+// deciding as FilterList does: hints are FilterList's, and a rule that reads nothing of the
+// item is evaluated once. Malformed input is FilterList's error.
+func (p *Policy) Tally(method string, a Access, result json.RawMessage, hints map[string]Hints) (allowed, readOnly, total int, err error) {
+	shape, ok := shapeOf(method)
+	if !ok {
+		return 0, 0, 0, malformed("%s is not a list gemgate filters", method)
+	}
+	list, err := parseList(result, shape)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	kn := &known{map[*rule]bool{}, map[*rule]bool{}}
+	for _, t := range list.tools {
+		switch v, _ := p.explain(shape.kind, a, t.name, HintOf(hints, t.name), kn); v {
+		case Allowed:
+			allowed++
+		case DeniedReadOnly:
+			readOnly++
+		}
+	}
+	return allowed, readOnly, len(list.tools), nil
 }
 
 // HiddenMetaKey is the _meta key of a list result whose every item gemgate hid.

@@ -33,6 +33,7 @@ type rule struct {
 	scope       string
 	allow       cel.Program
 	annotations bool // allow reads the annotations variable
+	blind       bool // allow reads nothing of the item (its name, URI, annotations): one outcome per access
 }
 
 // ruleCostLimit bounds one evaluation (CEL's cost units, about one per operation), so a rule
@@ -112,14 +113,20 @@ func compileRule(env *cel.Env, k Kind, i int, r Rule) (rule, []error) {
 		case ast.OutputType() != cel.BoolType:
 			bad(".allow: is a %v, not a bool", ast.OutputType())
 		default:
-			prg, err := env.Program(ast, cel.CostLimit(ruleCostLimit))
+			// OptOptimize compiles a constant regexp (matches) here, once, not at every
+			// evaluation (one per group of a groups.exists(...)); one that does not compile
+			// is this rule's error.
+			prg, err := env.Program(ast, cel.CostLimit(ruleCostLimit), cel.EvalOptions(cel.OptOptimize))
 			if err != nil {
 				bad(".allow: %v", err)
 			}
 			out.allow = prg
+			item := false
 			for _, ref := range ast.NativeRep().ReferenceMap() {
 				out.annotations = out.annotations || ref.Name == "annotations"
+				item = item || ref.Name == kindNames[k].variable
 			}
+			out.blind = !item && !out.annotations
 		}
 	}
 	return out, errs
@@ -139,6 +146,20 @@ func (r *rule) passes(p *Policy, a Access, name string, h *Hints) bool {
 	}
 	out, _, err := r.allow.Eval(a.ruleVars(p, r.kind, name, h))
 	return err == nil && out == types.True
+}
+
+// passesKnown is passes, for a blind rule the outcome known holds, else evaluated and kept
+// there (when known is not nil): the same for every item.
+func (r *rule) passesKnown(p *Policy, a Access, name string, h *Hints, known map[*rule]bool) bool {
+	if known == nil || !r.blind || r.allow == nil {
+		return r.passes(p, a, name, h)
+	}
+	ok, seen := known[r]
+	if !seen {
+		ok = r.passes(p, a, name, h)
+		known[r] = ok
+	}
+	return ok
 }
 
 // ruleVars binds the variables of ruleEnv(k) for a on name.
