@@ -35,6 +35,8 @@ func TestJSONOnlyCallsQuestionIsAnsweredWithoutAGetStream(t *testing.T) {
 			if got := toolText(t, r.only(t)); !strings.Contains(got, "not deleted") {
 				t.Errorf("delete_note answered %q, want the note kept (gemgate cancels the confirmation)", got)
 			}
+			waitLog(t, f, `"msg":"audit worker request"`, `"method":"elicitation/create"`, `"answered_by":"gemgate"`,
+				`"answer":"cancel"`, `"worker_read_only":false`)
 		})
 	}
 }
