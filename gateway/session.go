@@ -39,6 +39,10 @@ type session struct {
 	logh   *sessions.Log
 	opened time.Time
 	end    func(reason string) // ends the session when the pool lets it go
+	// primes: its SSE streams start with a priming event (an id, empty data: SEP-1699), which
+	// only a client of 2025-11-25 or later expects; an earlier one parses every event's data
+	// as a message, as the reference SDK servers know (they prime from 2025-11-25 on).
+	primes bool
 
 	// Guarded by Gateway.mu (admit, endLater).
 	admitted  bool
