@@ -17,6 +17,7 @@ type answerWriter struct {
 	canStream bool             // the client accepts SSE; else events are dropped
 	asStream  bool             // an answer alone goes as a stream too
 	begun     bool
+	prime     bool // a resumable stream starts with a priming event (the session's revision expects it)
 	sid       uint64
 	primed    bool // the client holds an id it can resume from
 	live      bool // the connection still takes writes
@@ -83,7 +84,11 @@ func (p *answerWriter) begin(pe wire.PlacedEvent, last bool) bool {
 		prime := p.store.AppendID(ids[:0], p.sid, 0)
 		id := p.store.AppendID(prime[len(prime):], p.sid, seq)
 		var head [wire.MaxEventIDLen + 48]byte
-		f = pe.Frame(wire.AppendPrime(head[:0], prime, wire.SSERetry), id)
+		if p.prime {
+			f = pe.Frame(wire.AppendPrime(head[:0], prime, wire.SSERetry), id)
+		} else {
+			f = pe.Frame(nil, id)
+		}
 	}
 	if last {
 		p.live = p.st.Whole(f) == nil

@@ -36,6 +36,7 @@ func TestAnswerWriterFramesBothEras(t *testing.T) {
 	store := wire.NewEventStore()
 	rec = httptest.NewRecorder()
 	aw = g.newAnswerWriter(rec, "session", store, true)
+	aw.prime = true // a 2025-11-25 session's
 	aw.event(progress)
 	aw.answer(answer, false, http.StatusOK)
 	want = string(wire.AppendPrime(nil, store.ID(1, 0), wire.SSERetry)) +

@@ -186,7 +186,7 @@ func initParams(version string) map[string]any {
 // open initializes a session and sends notifications/initialized.
 func (c *client) open() reply {
 	c.f.t.Helper()
-	r := c.rpc("1", "initialize", initParams("2025-06-18"))
+	r := c.rpc("1", "initialize", initParams("2025-11-25"))
 	if r.status != http.StatusOK || r.header.Get(headerSessionID) == "" {
 		c.f.t.Fatalf("initialize: status %d, session %q, body %s", r.status, r.header.Get(headerSessionID), r.body)
 	}
@@ -194,7 +194,7 @@ func (c *client) open() reply {
 		c.f.t.Fatalf("initialize failed: %s", m.Error)
 	}
 	c.session = r.header.Get(headerSessionID)
-	c.version = "2025-06-18"
+	c.version = "2025-11-25"
 	if n := c.rpc("", "notifications/initialized", map[string]any{}); n.status != http.StatusAccepted {
 		c.f.t.Fatalf("notifications/initialized: status %d", n.status)
 	}

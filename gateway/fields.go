@@ -120,6 +120,9 @@ func fieldsOf(m *jsonrpc.Message, params, meta jsonrpc.Object, metaErr error) (c
 		if _, _, err := params.Object("capabilities"); err != nil {
 			return f, fieldError(m, err)
 		}
+		if _, _, err := params.Object("clientInfo"); err != nil { // as a 2026-07-28 request's
+			return f, fieldError(m, err)
+		}
 	}
 	return f, nil
 }

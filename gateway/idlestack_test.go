@@ -88,7 +88,7 @@ func (rc *rawConn) send(method, session, body string, extra ...string) *http.Res
 // rawSession opens a session over send (rawConn) as clients do, initialize then
 // notifications/initialized, and returns its id.
 func rawSession(t *testing.T, rc *rawConn) string {
-	resp := rc.send(http.MethodPost, "", rpcBody("1", "initialize", initParams("2025-06-18")))
+	resp := rc.send(http.MethodPost, "", rpcBody("1", "initialize", initParams("2025-11-25")))
 	session := resp.Header.Get(headerSessionID)
 	drain(t, resp)
 	if resp.StatusCode != http.StatusOK || session == "" {

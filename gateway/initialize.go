@@ -22,6 +22,10 @@ import (
 // supportedVersions are the protocol revisions the gateway speaks, latest first.
 var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
+// primingVersion is the first revision whose clients expect a stream's priming event (revision
+// names are dates: a later one sorts after).
+const primingVersion = "2025-11-25"
+
 func checkProtocolVersion(r *http.Request) *wire.Error {
 	v := r.Header.Get("Mcp-Protocol-Version")
 	if v == "" || slices.Contains(supportedVersions, v) {
@@ -83,6 +87,7 @@ func (g *Gateway) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		g.metrics.SessionOpened("worker_error")
 		return &wire.Error{Status: http.StatusOK, Code: jsonrpc.CodeInternalError, ID: msg.ID, Message: "the worker's initialize answer is unusable", Cause: err}
 	}
+	s.primes = version >= primingVersion
 	// Idleness counts from the open, not the worker's start: a slow login is not quiet.
 	s.mu.Lock()
 	s.lastActive = time.Now()

@@ -15,13 +15,13 @@ import (
 // client that can confirm a delete_note does.
 func openWithElicitation(t *testing.T, c *client) {
 	t.Helper()
-	params := initParams("2025-06-18")
+	params := initParams("2025-11-25")
 	params["capabilities"] = map[string]any{"elicitation": map[string]any{}}
 	r := c.rpc("1", "initialize", params)
 	if r.status != http.StatusOK || r.header.Get(headerSessionID) == "" {
 		t.Fatalf("initialize: %d %s", r.status, r.body)
 	}
-	c.session, c.version = r.header.Get(headerSessionID), "2025-06-18"
+	c.session, c.version = r.header.Get(headerSessionID), "2025-11-25"
 	if n := c.rpc("", "notifications/initialized", map[string]any{}); n.status != http.StatusAccepted {
 		t.Fatalf("notifications/initialized: %d", n.status)
 	}

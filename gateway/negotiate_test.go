@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // negotiate reads the client's protocol version strictly and passes the params on as written
@@ -37,5 +38,28 @@ func TestNegotiateKeepsTheClientsBytes(t *testing.T) {
 	}
 	if _, err := negotiate(&jsonrpc.Message{Method: "initialize"}); err == nil {
 		t.Error("negotiate without params: no error")
+	}
+}
+
+// An initialize whose clientInfo is there and not an object is refused -32602 before any
+// worker is had, as a 2026-07-28 request's _meta clientInfo is: a per-user session opened on
+// it (gemgate's own clientInfo goes to that worker), while a per-session worker got it as
+// written. A null clientInfo is none, in both eras.
+func TestInitializeClientInfoNotAnObjectIsRefused(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Pool = pool.Settings{WorkerPer: pool.PerUser} })
+	for _, info := range []any{"x", 5, []any{}, true} {
+		params := initParams("2025-11-25")
+		params["clientInfo"] = info
+		r := f.client("alice-rw").rpc("1", "initialize", params)
+		m := r.only(t)
+		if r.header.Get(headerSessionID) != "" || m.Error == nil || rpcError(t, m).Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("initialize with clientInfo %v: status %d, session %q, %s; want -32602 and no session",
+				info, r.status, r.header.Get(headerSessionID), r.body)
+		}
+	}
+	params := initParams("2025-11-25")
+	params["clientInfo"] = nil
+	if r := f.client("alice-rw").rpc("1", "initialize", params); r.header.Get(headerSessionID) == "" {
+		t.Errorf("initialize with clientInfo null: %d %s; want a session", r.status, r.body)
 	}
 }

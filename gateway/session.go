@@ -39,6 +39,10 @@ type session struct {
 	logh   *sessions.Log
 	opened time.Time
 	end    func(reason string) // ends the session when the pool lets it go
+	// primes: its SSE streams start with a priming event (an id, empty data: SEP-1699), which
+	// only a client of 2025-11-25 or later expects; an earlier one parses every event's data
+	// as a message, as the reference SDK servers know (they prime from 2025-11-25 on).
+	primes bool
 
 	// Guarded by Gateway.mu (admit, endLater).
 	admitted  bool
@@ -194,7 +198,10 @@ func (s *session) setCall(inf *inflight, call *pool.Call) {
 }
 
 // Deliver routes a worker's message: to its call's SSE response when it can take one (a
-// worker's request only while there is no GET stream), else to the outbox.
+// worker's request only while there is no GET stream), else to the outbox. A call's request
+// that neither can take (its POST answers JSON only, and no GET stream is open) is answered
+// by gemgate at once: in the outbox it would wait for a stream the client may never open,
+// and the call with it.
 func (s *session) Deliver(d pool.Delivery) {
 	var inf *inflight
 	if d.Call != nil {
@@ -202,11 +209,21 @@ func (s *session) Deliver(d pool.Delivery) {
 	}
 	if d.Request && s.outbox.HasStream() {
 		inf = nil
+	} else if d.Request && inf != nil && !inf.canStream && s.unreachable(d.Message) {
+		return
 	}
 	if !d.Request && toolsListChanged(d.Message) {
 		s.forgetHints()
 	}
 	s.deliver(inf, d.Message)
+}
+
+// unreachable answers a worker's request for a call whose POST cannot carry it, with no GET
+// stream to take it instead (Member.Unreachable); false if it is not open any more.
+func (s *session) unreachable(msg []byte) bool {
+	m, err := jsonrpc.Parse(msg, jsonrpc.Options{})
+	return err == nil && s.member.Unreachable(m.ID,
+		"the call that asked accepts only a JSON answer, and the session has no GET stream to ask on")
 }
 
 // toolsListChanged reports whether a worker's message is notifications/tools/list_changed.

@@ -80,7 +80,7 @@ func (g *Gateway) openStream(st *wire.SSE, s *session, after uint64, resumed boo
 	if !resumed {
 		after = store.Position()
 	}
-	if st.Start() != nil || st.Prime(store.ID(0, after), wire.SSERetry) != nil {
+	if st.Start() != nil || s.primes && st.Prime(store.ID(0, after), wire.SSERetry) != nil {
 		return false
 	}
 	if resumed { // what the lost stream was sent, or taken for, after its last id
@@ -163,7 +163,7 @@ func (g *Gateway) resumePost(w http.ResponseWriter, reqDone, end <-chan struct{}
 	st := g.newSSE(w)
 	var opened bool
 	aside.Run(func() { // as in serveStream
-		opened = st.Start() == nil && st.Prime(store.ID(sid, after), wire.SSERetry) == nil
+		opened = st.Start() == nil && (!s.primes || st.Prime(store.ID(sid, after), wire.SSERetry) == nil)
 	})
 	if !opened {
 		return

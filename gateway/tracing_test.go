@@ -138,7 +138,7 @@ func TestTracingSessionCall(t *testing.T) {
 	}
 	wantAttrs(t, server, map[string]string{
 		"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "gen_ai.operation.name": "execute_tool",
-		"jsonrpc.request.id": "7", "mcp.protocol.version": "2025-06-18", "mcp.session.id": c.session,
+		"jsonrpc.request.id": "7", "mcp.protocol.version": "2025-11-25", "mcp.session.id": c.session,
 		"network.transport": "tcp", "gemgate.era": "2025", "gemgate.outcome": "ok", "http.response.status_code": "200",
 	})
 	if _, ok := attrs(server)["gemgate.user"]; ok {

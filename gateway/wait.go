@@ -219,6 +219,7 @@ func (g *Gateway) await(w http.ResponseWriter, r *http.Request, s *session, inf 
 		span: span, audit: audit, tool: tool,
 		cancelled: inf.cancelled, ended: s.done, gone: r.Context().Done(),
 	}
+	wt.out.prime = s.primes
 	wt.run(r)
 }
 

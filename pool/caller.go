@@ -37,6 +37,8 @@ type Delivery struct {
 type Capabilities struct{ Sampling, Elicitation, Roots bool }
 
 // ClientCapabilities reads them from initialize params; what cannot be read is not declared.
+// A capability is declared when its member is an object, as a go-sdk server reads it and as
+// a 2026-07-28 request's clientCapabilities are read: "elicitation": null declares nothing.
 func ClientCapabilities(params json.RawMessage) Capabilities {
 	p, err := jsonrpc.ReadObject(params, "params")
 	if err != nil {
@@ -46,7 +48,11 @@ func ClientCapabilities(params json.RawMessage) Capabilities {
 	if !ok || err != nil {
 		return Capabilities{}
 	}
-	return Capabilities{Sampling: caps.Has("sampling"), Elicitation: caps.Has("elicitation"), Roots: caps.Has("roots")}
+	declared := func(key string) bool {
+		raw, ok := caps.Raw(key)
+		return ok && len(raw) > 0 && raw[0] == '{'
+	}
+	return Capabilities{Sampling: declared("sampling"), Elicitation: declared("elicitation"), Roots: declared("roots")}
 }
 
 // allows reports whether the caller declared what a worker request of method needs of it.

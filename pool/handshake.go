@@ -83,12 +83,14 @@ func protocolVersion(b json.RawMessage) (string, error) {
 }
 
 // resultFor is the worker's InitializeResult as one session sees it (worker_per: user): the
-// session's own protocol version when gemgate and the worker both speak it, else the one the
-// worker agreed with gemgate.
+// session's own protocol version when gemgate and the worker both speak it (gemgate serves
+// it, and it is not later than the one the worker agreed with gemgate: a worker speaks the
+// revisions before its own), else the one the worker agreed.
 func (p *Pool) resultFor(w *wrk, clientParams json.RawMessage) json.RawMessage {
 	asked, _ := protocolVersion(clientParams)
 	v := w.version
-	if w.version == p.opts.Versions[0] && slices.Contains(p.opts.Versions, asked) {
+	// Versions are latest first: a later index is an earlier revision.
+	if i := slices.Index(p.opts.Versions, asked); i >= 0 && i > slices.Index(p.opts.Versions, w.version) {
 		v = asked
 	}
 	if v == w.version {

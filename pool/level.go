@@ -4,16 +4,20 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // setLevelLocked sets the worker to the most verbose logging level any of its callers asked
-// for; when that leaves the worker's level as it is, gemgate answers.
+// for; when that leaves the worker's level as it is, gemgate answers. A level gemgate cannot
+// read is refused here, never passed on: a worker that reads it leniently (params.Level, a
+// name in capitals) would change the level the user's sessions share behind w.level.
 func (w *wrk) setLevelLocked(c *Call) *jsonrpc.Message {
 	level := slices.Index(levelNames, levelName(c.out.Params))
 	if level < 0 {
-		return nil // the worker answers a malformed one
+		return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInvalidParams,
+			"logging/setLevel needs params.level, one of "+strings.Join(levelNames, ", "), nil)
 	}
 	w.levels[c.m] = level
 	most := w.mostVerboseLocked()

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gemgate/gemgate/jsonrpc"
 )
 
 // TestDebugLevelOutlivesTheWorker: the most verbose level, debug, is carried over to a dead
@@ -95,5 +97,38 @@ func TestLoggingLevelIsTheMostVerboseAsked(t *testing.T) {
 		if got := levels(s.c); got != want {
 			t.Errorf("session %s got messages %q, want %q", s.id.Session, got, want)
 		}
+	}
+}
+
+// A logging/setLevel whose level gemgate cannot read (a key in another case, a level name in
+// another case, none) is refused by gemgate, never passed on: a worker that reads keys or
+// names leniently (encoding/json folds case) would set the level of the worker every session
+// of the user shares to one gemgate does not know of. Another session's debug lines would
+// stop, and its own setLevel debug, answered by gemgate since the worker "is" at debug
+// already, could not bring them back.
+func TestUnreadableSetLevelDoesNotReachTheSharedWorker(t *testing.T) {
+	p := newTestPool(t, Settings{})
+	debug, other := attach(t, p, "alice", false, `{}`, newCaller(time.Time{})), attach(t, p, "alice", false, `{}`, newCaller(time.Time{}))
+	c, err := debug.call(t, "logging/setLevel", map[string]string{"level": "debug"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := answer(t, c); got != `{}` {
+		t.Fatalf("setLevel debug: %s", got)
+	}
+	for _, params := range []any{map[string]string{"Level": "emergency"}, map[string]string{"level": "EMERGENCY"}, map[string]string{"level": "verbose"}, map[string]any{}} {
+		c, err := other.call(t, "logging/setLevel", params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Code int64 `json:"code"`
+		}
+		if got := answer(t, c); json.Unmarshal([]byte(got), &e) != nil || e.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("setLevel %v answered %s, want gemgate's -32602", params, got)
+		}
+	}
+	if heard := record(t, other); heard != "setLevel debug" {
+		t.Errorf("the shared worker heard %q, want only the level debug", heard)
 	}
 }

@@ -97,3 +97,18 @@ func TestClientCapabilities(t *testing.T) {
 		t.Error("allows")
 	}
 }
+
+// A session's capability is declared when its member of capabilities is an object, as a go-sdk
+// server reads it and as gemgate reads a 2026-07-28 request's clientCapabilities: a client
+// that wrote "elicitation": null (or false) declared nothing, and is not asked.
+func TestClientCapabilityIsDeclaredByAnObject(t *testing.T) {
+	for _, v := range []string{`null`, `false`, `true`, `0`, `"yes"`, `[]`} {
+		c := ClientCapabilities(json.RawMessage(`{"capabilities":{"sampling":` + v + `,"elicitation":` + v + `,"roots":` + v + `}}`))
+		if c.Sampling || c.Elicitation || c.Roots {
+			t.Errorf("capabilities of %s each: %+v, want none declared", v, c)
+		}
+	}
+	if c := ClientCapabilities(json.RawMessage(`{"capabilities":{"sampling": {} ,"elicitation":{"form":{}},"roots":	{}}}`)); !c.Sampling || !c.Elicitation || !c.Roots {
+		t.Errorf("capabilities of objects: %+v, want all declared", c)
+	}
+}

@@ -17,7 +17,7 @@ import (
 )
 
 // protocolVersion is the revision the raw-HTTP tests speak.
-const protocolVersion = "2025-06-18"
+const protocolVersion = "2025-11-25"
 
 // rawClient speaks Streamable HTTP by hand, to see statuses, headers and ids the SDK hides.
 type rawClient struct {
