@@ -44,6 +44,11 @@ func (o Object) Edit(edit func(key string, value json.RawMessage) json.RawMessag
 	return append(out, '}')
 }
 
+// DropParams forgets m's params and Parse's reading of them, and only those fields: a message
+// kept past its request (a call its client gave up, until the worker answers) keeps none of
+// the request's body through them, while its id may still be read elsewhere.
+func (m *Message) DropParams() { m.Params, m.params, m.paramsRead, m.paramsSum = nil, nil, nil, 0 }
+
 // ParamsObject is m.Params read strictly, as ReadObject(m.Params, "params") reads them. It
 // reuses Parse's reading while Params are still the bytes Parse read.
 func (m *Message) ParamsObject() (Object, error) {

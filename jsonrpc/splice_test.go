@@ -134,3 +134,22 @@ func FuzzParamsObjectAgrees(f *testing.F) {
 		}
 	})
 }
+
+// DropParams forgets the params and Parse's reading of them: ParamsObject then finds none of
+// them, and the id and method stay.
+func TestDropParamsForgetsTheReading(t *testing.T) {
+	m, err := Parse([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`), Options{Client: true, Owned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.DropParams()
+	if m.Params != nil || m.params != nil || m.paramsRead != nil || m.paramsSum != 0 {
+		t.Errorf("after DropParams: params %q, %d members read, reading %q, sum %d", m.Params, len(m.params), m.paramsRead, m.paramsSum)
+	}
+	if string(m.ID) != "7" || m.Method != "tools/call" {
+		t.Errorf("after DropParams: id %s, method %q", m.ID, m.Method)
+	}
+	if o, _ := m.ParamsObject(); o.Has("name") {
+		t.Errorf("ParamsObject after DropParams still reads the dropped params")
+	}
+}

@@ -105,8 +105,9 @@ func (w *wrk) keepAbandonedLocked(c *Call, pc *worker.Call) {
 	}
 	w.abandoned[c] = struct{}{}
 	// It is kept to be known as nobody's, not for the client's request: its params and their
-	// reading are slices of the client's body, and so is its progress token.
-	c.out = jsonrpc.Message{ID: c.out.ID, Method: c.out.Method}
+	// reading are slices of the client's body, and so is its progress token. Its id, which the
+	// gateway copied (ownID), is read without the slot's lock (sessionEnded): left as it is.
+	c.out.DropParams()
 	c.token = bytes.Clone(c.token)
 }
 
