@@ -236,6 +236,11 @@ EOF2
 		"$REPO" >/dev/null
 	took "built gemgate:demo from the Dockerfile"
 	"$DOCKER_CLI" image prune -f >/dev/null # the previous run's images these tags replaced
+	# Each run's build of the shipped Dockerfile leaves its layers in BuildKit's cache: bounded,
+	# or a contributor's runs fill the disk (50 GB after a few days of runs); and the contexts
+	# made above go (half a gigabyte each).
+	"$DOCKER_CLI" builder prune -f --keep-storage 4000000000 >/dev/null
+	rm -rf "$work"
 	"$DOCKER_CLI" image ls >&2
 }
 
