@@ -69,7 +69,7 @@ func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hint
 // worker now: hints are one worker's, and a session outlives its worker (on_worker_exit: keep),
 // whose successor may list its tools otherwise.
 func (s *session) learnHints(hints map[string]policy.Hints, epoch uint64, worker string) {
-	if len(hints) == 0 || worker == "" || s.member.WorkerID() != worker {
+	if len(hints) == 0 || worker == "" || s.member.RunningWorkerID() != worker {
 		return
 	}
 	s.mu.Lock()

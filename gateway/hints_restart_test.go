@@ -82,4 +82,8 @@ func TestToolHintsOfADeadWorkerDoNotDecide(t *testing.T) {
 	if got := listedTools(t, c.rpc("5", "tools/list", map[string]any{})); !slices.Equal(got, []string{"die"}) {
 		t.Errorf("fresh worker's tools/list: %v, want flip hidden (not hinted read-only)", got)
 	}
+	// The fresh worker's first list is learnt: the call that asked it was made at that worker.
+	if h := c.sessionObj().hint("die"); h == nil {
+		t.Errorf("after the fresh worker's tools/list the session holds no hints of its tools")
+	}
 }

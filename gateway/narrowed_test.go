@@ -69,7 +69,13 @@ func TestReadOnlyTokenCannotAnswerReadWriteWorker(t *testing.T) {
 
 	ro := &client{f: f, token: "alice-ro", session: rw.session, version: rw.version}
 	answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{}}}`, ask.ID)
-	roStatus := ro.post(answer).status
+	roReply := ro.post(answer)
+	roStatus := roReply.status
+	// The same refusal, with the same text, as a 2026-07-28 retry's of a read-write worker's
+	// question (TestBridgeRetryOfAnotherAccessModeIsAnsweredAsInASession).
+	if roStatus == http.StatusForbidden && !strings.Contains(string(roReply.body), "the worker that asked is read-write and this token may only read") {
+		t.Errorf("the read-only token's answer was refused with %s; want the text a 2026-07-28 retry gets", roReply.body)
+	}
 	if roStatus != http.StatusAccepted {
 		// Refused: the read-write client declines, so that the call ends.
 		rw.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"decline"}}`, ask.ID))

@@ -185,8 +185,8 @@ func (g *Gateway) sessionOf(r *http.Request, msg *jsonrpc.Message, p auth.Princi
 // clientAnswer passes the client's answer to a worker's request, if its token may.
 func (g *Gateway) clientAnswer(s *session, msg *jsonrpc.Message, p auth.Principal, decided policy.Access) *wire.Error {
 	if he := g.narrowedRefusal(s, p, "answering the worker's request"); he != nil {
-		auditAnswer(s.log, pool.Answered{}, true, "refused") // not looked up: method unknown
-		return he
+		auditAnswer(s.log, pool.Answered{}, true, "refused")                   // not looked up: method unknown
+		return g.readOnlyAnswerRefusal(nil, s.currentAccess().Narrow(decided)) // a 2026-07-28 retry's text
 	}
 	if err := s.clientResponse(msg, decided.ReadOnly); errors.Is(err, pool.ErrNotEntitled) {
 		return g.readOnlyAnswerRefusal(nil, s.currentAccess().Narrow(decided))
@@ -283,7 +283,6 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 		return he
 	}
 	defer s.endCall(inf)
-	inf.worker = s.member.WorkerID()
 	span, fwd, err := roundTrip(r.Context(), msg)
 	if err != nil {
 		return fieldError(msg, err)
@@ -297,6 +296,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 		return callError(msg.ID, err)
 	}
 	s.setCall(inf, call)
+	inf.worker = call.WorkerID() // the one started for it, if its predecessor had died
 	g.await(w, r, s, inf, msg.Method, access, span, log, f.name)
 	return nil
 }
@@ -305,7 +305,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *session, ms
 // since it last forgot them (learnHints), merged; nil if none, or if they are another
 // worker's (one that died, whose successor may list its tools otherwise).
 func (s *session) hint(name string) *policy.Hints {
-	worker := s.member.WorkerID() // not under s.mu: it takes the pool's lock
+	worker := s.member.RunningWorkerID() // not under s.mu: it takes the pool's lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if worker == "" || worker != s.hintsWorker {

@@ -78,7 +78,7 @@ type inflight struct {
 	canStream    bool
 	readOnly     bool   // made with read-only access
 	hintsEpoch   uint64 // session.hintsEpoch when the request began: its list answer is learnt only if still so
-	worker       string // the worker running when the request began ("" if none): its list answer is learnt only if still so
+	worker       string // the worker the call was made at: its list answer is learnt only if still the running one
 	cancel       sync.Once
 }
 

@@ -90,6 +90,9 @@ func (c *Call) SetProgressToken(token json.RawMessage) {
 	c.s.mu.Unlock()
 }
 
+// WorkerID is the id of the worker the call was made at (Member.WorkerID's then).
+func (c *Call) WorkerID() string { return c.w.id }
+
 func (c *Call) finish(m *jsonrpc.Message) {
 	c.once.Do(func() {
 		c.endQueued()

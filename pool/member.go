@@ -473,6 +473,16 @@ func (m *Member) WorkerID() string {
 	return ""
 }
 
+// RunningWorkerID is WorkerID, or "" while the worker's process is ending: it exited, or is
+// being stopped, before the pool has let it go. What its answers said (a session's tool hints)
+// is then of a worker the caller's next request will not reach.
+func (m *Member) RunningWorkerID() string {
+	if _, w := m.current(); w != nil && !w.proc.Closing() {
+		return w.id
+	}
+	return ""
+}
+
 // WorkerPid is the process id of the caller's current worker, 0 when none runs.
 func (m *Member) WorkerPid() int {
 	if _, w := m.current(); w != nil {
