@@ -48,6 +48,12 @@ func ClientCapabilities(params json.RawMessage) Capabilities {
 	if !ok || err != nil {
 		return Capabilities{}
 	}
+	return DeclaredIn(caps)
+}
+
+// DeclaredIn is what a clientCapabilities object declares, in either era (initialize params,
+// a 2026-07-28 request's _meta): a capability whose member is an object.
+func DeclaredIn(caps jsonrpc.Object) Capabilities {
 	declared := func(key string) bool {
 		raw, ok := caps.Raw(key)
 		return ok && len(raw) > 0 && raw[0] == '{'

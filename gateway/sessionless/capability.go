@@ -13,11 +13,8 @@ import (
 type declared struct{ sampling, elicitation, roots bool }
 
 func declaredCaps(caps jsonrpc.Object) declared {
-	isObject := func(k string) bool {
-		raw, ok := caps.Raw(k)
-		return ok && len(raw) > 0 && raw[0] == '{'
-	}
-	return declared{sampling: isObject("sampling"), elicitation: isObject("elicitation"), roots: isObject("roots")}
+	c := pool.DeclaredIn(caps) // as a session's initialize declares them
+	return declared{sampling: c.Sampling, elicitation: c.Elicitation, roots: c.Roots}
 }
 
 // askAll are the capabilities a sessionless caller is attached with: every worker question
