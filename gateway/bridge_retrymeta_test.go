@@ -48,7 +48,8 @@ func TestBridgeRetryIsAskedByItsOwnDeclaration(t *testing.T) {
 }
 
 // A retry of a bridged call gets the worker's log lines by its own _meta logLevel, not the first
-// request's: a retry that names none gets no log line, as any request without one.
+// request's: a retry that names none gets no log line, as any request without one, and one that
+// names a more severe level than the line's gets none either.
 func TestBridgeRetryGetsLogLinesByItsOwnLevel(t *testing.T) {
 	f := newFixture(t, perUserMode(t, "askprogress"))
 	c := f.client("alice-rw")
@@ -60,7 +61,10 @@ func TestBridgeRetryGetsLogLinesByItsOwnLevel(t *testing.T) {
 		}
 		return m
 	}
-	for _, tc := range []struct{ first, retry string }{{"info", ""}, {"", "info"}} {
+	for _, tc := range []struct {
+		first, retry string
+		logged       bool // the worker's info line
+	}{{"info", "", false}, {"", "info", true}, {"debug", "error", false}} {
 		r := c.sessionless(`"1"`, "tools/call", map[string]any{"name": "ask", "_meta": meta(tc.first)})
 		var res struct {
 			ResultType    string                     `json:"resultType"`
@@ -83,9 +87,9 @@ func TestBridgeRetryGetsLogLinesByItsOwnLevel(t *testing.T) {
 		for _, m := range retry.msgs {
 			logged = logged || m.Method == "notifications/message"
 		}
-		if want := tc.retry != ""; logged != want {
-			t.Errorf("first request's logLevel %q, the retry's %q: the retry got the worker's log line: %v, want %v\n%s",
-				tc.first, tc.retry, logged, want, retry.body)
+		if logged != tc.logged {
+			t.Errorf("first request's logLevel %q, the retry's %q: the retry got the worker's info line: %v, want %v\n%s",
+				tc.first, tc.retry, logged, tc.logged, retry.body)
 		}
 	}
 }

@@ -14,10 +14,10 @@ import (
 // read is refused here, never passed on: a worker that reads it leniently (params.Level, a
 // name in capitals) would change the level the user's sessions share behind w.level.
 func (w *wrk) setLevelLocked(c *Call) *jsonrpc.Message {
-	level := slices.Index(levelNames, levelName(c.out.Params))
+	level := LogLevel(levelName(c.out.Params))
 	if level < 0 {
 		return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInvalidParams,
-			"logging/setLevel needs params.level, one of "+strings.Join(levelNames, ", "), nil)
+			"logging/setLevel needs params.level, one of "+LogLevels(), nil)
 	}
 	w.levels[c.m] = level
 	most := w.mostVerboseLocked()
@@ -46,6 +46,13 @@ func stringParams(key, value string) json.RawMessage {
 // The syslog levels of MCP logging, most verbose first.
 var levelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
+// LogLevel is the rank of a level's name, spelled exactly (0 is debug, the most verbose); -1
+// when name is not one of MCP's eight.
+func LogLevel(name string) int { return slices.Index(levelNames, name) }
+
+// LogLevels are MCP's level names, most verbose first, for a refusal's text.
+func LogLevels() string { return strings.Join(levelNames, ", ") }
+
 // levelName is params.level, read strictly; "" when it is not one of levelNames.
 func levelName(params json.RawMessage) string {
 	p, err := jsonrpc.ReadObject(params, "params")
@@ -59,9 +66,9 @@ func levelName(params json.RawMessage) string {
 	return name
 }
 
-// levelOf is the rank of params.level; an unknown level counts as the most severe, so that
-// no caller misses it.
-func levelOf(params json.RawMessage) int {
+// LevelOf is the rank of a log line's params.level; an unknown level counts as the most
+// severe, so that no caller misses it.
+func LevelOf(params json.RawMessage) int {
 	if i := slices.Index(levelNames, levelName(params)); i >= 0 {
 		return i
 	}

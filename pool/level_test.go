@@ -41,16 +41,16 @@ func TestLevelNames(t *testing.T) {
 		if got := levelName(params); got != name {
 			t.Errorf("levelName(%s) = %q", params, got)
 		}
-		if got := levelOf(params); got != i {
-			t.Errorf("levelOf(%s) = %d, want %d", params, got, i)
+		if got := LevelOf(params); got != i {
+			t.Errorf("LevelOf(%s) = %d, want %d", params, got, i)
 		}
 	}
 	for _, params := range []string{`{"level":"DEBUG"}`, `{"level":"verbose"}`, `{"level":""}`, `{}`, `{"level":1}`, `not json`} {
 		if got := levelName(json.RawMessage(params)); got != "" {
 			t.Errorf("levelName(%s) = %q, want none", params, got)
 		}
-		if got := levelOf(json.RawMessage(params)); got != 7 {
-			t.Errorf("levelOf(%s) = %d, want 7 (emergency)", params, got)
+		if got := LevelOf(json.RawMessage(params)); got != 7 {
+			t.Errorf("LevelOf(%s) = %d, want 7 (emergency)", params, got)
 		}
 	}
 }

@@ -149,7 +149,7 @@ func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
 			}
 		}
 	case msg.Method == "notifications/message":
-		level := levelOf(msg.Params)
+		level := LevelOf(msg.Params)
 		for m := range s.members {
 			if want, set := w.levels[m]; set && level < want {
 				continue

@@ -82,8 +82,8 @@ func TestLogLevels(t *testing.T) {
 		{`{"level":"debug"}`, 0}, {`{"level":"error"}`, 4}, {`{"level":"loud"}`, 7}, {`{"level":"debug","Level":"error"}`, 7},
 	}
 	for _, c := range cases {
-		if got := levelOf(json.RawMessage(c.params)); got != c.want {
-			t.Errorf("levelOf(%s) = %d, want %d", c.params, got, c.want)
+		if got := LevelOf(json.RawMessage(c.params)); got != c.want {
+			t.Errorf("LevelOf(%s) = %d, want %d", c.params, got, c.want)
 		}
 	}
 }

@@ -107,7 +107,7 @@ type request struct {
 // worker's own discover answer or its InitializeResult.
 func (a *Adapter) call(w http.ResponseWriter, r *http.Request, q *request) error {
 	msg := q.msg
-	c := newCaller(q.mr.LogLevel != "")
+	c := newCaller(q.mr.LogLevel)
 	m, initResult, err := a.attach(r.Context(), q.id, c, &q.mr)
 	if err != nil {
 		return a.attachError(msg, err)

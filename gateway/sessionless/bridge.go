@@ -140,13 +140,13 @@ func (a *Adapter) park(p *parked) (json.RawMessage, error) {
 	// Its progress and log lines go nowhere until the retry, a request of its own with its
 	// own token and level.
 	p.call.SetProgressToken(nil)
-	logs := p.caller.wantsLogs.Swap(false)
+	logs := p.caller.logLevel.Swap(-1)
 	evicted, err := a.parks.add(p)
 	if err != nil {
 		p.timer.Stop()
 		p.call.Waiting(false)
 		p.call.SetProgressToken(p.progressToken) // the call goes on for its request
-		p.caller.wantsLogs.Store(logs)
+		p.caller.logLevel.Store(logs)
 		for _, req := range p.requests {
 			p.member.Refuse(req.ID, err.Error())
 		}

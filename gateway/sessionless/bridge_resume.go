@@ -90,7 +90,7 @@ func (a *Adapter) resume(w http.ResponseWriter, r *http.Request, q *request, cla
 	// are put to it by its own declaration (Wait.Park).
 	pk.progressToken = q.progressToken
 	pk.call.SetProgressToken(q.progressToken)
-	pk.caller.wantsLogs.Store(q.mr.LogLevel != "")
+	pk.caller.logLevel.Store(int32(pool.LogLevel(q.mr.LogLevel)))
 	pk.declared = declaredCaps(q.mr.Caps)
 	missing := a.answerInputs(pk, log, access, claims, responses)
 	pk.msg = msg

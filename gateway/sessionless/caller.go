@@ -23,18 +23,19 @@ const (
 // for them) and nothing of the user's other callers.
 type caller struct {
 	attachment
-	events    wire.EventQueue       // progress and log lines, at most eventBuffer unread
-	requests  chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
-	member    atomic.Pointer[pool.Member]
-	wantsLogs atomic.Bool // the current request's _meta logLevel: a bridge retry's its own (resume)
+	events   wire.EventQueue       // progress and log lines, at most eventBuffer unread
+	requests chan *jsonrpc.Message // the worker's requests for the bridge (bridge.go)
+	member   atomic.Pointer[pool.Member]
+	logLevel atomic.Int32 // the current request's _meta logLevel (pool.LogLevel; -1: none): a bridge retry's its own (resume)
 }
 
-func newCaller(wantsLogs bool) *caller {
+// newCaller is a caller of a request whose _meta logLevel is level ("" for none).
+func newCaller(level string) *caller {
 	// A queue that grows with the events, not a channel of eventBuffer slots made on every
 	// call, though most calls send none.
 	c := &caller{attachment: newAttachment(), events: wire.NewEventQueue(),
 		requests: make(chan *jsonrpc.Message, maxWorkerRequestsPerCall)}
-	c.wantsLogs.Store(wantsLogs)
+	c.logLevel.Store(int32(pool.LogLevel(level)))
 	return c
 }
 
@@ -94,8 +95,9 @@ func (c *caller) Deliver(d pool.Delivery) {
 }
 
 // takes reports whether a worker's notification about the call goes to the client: a log line
-// only when the request asked for a level (_meta logLevel), as 2026-07-28 says (a legacy worker
-// logs to every session that set one, whichever request it is about); never a worker's
+// only when the request asked for a level (_meta logLevel), as 2026-07-28 says, and only at
+// that level or a more severe one, as a session's lines are by its logging/setLevel (a legacy
+// worker logs to every session that set one, whichever request it is about); never a worker's
 // withdrawal of its question (notifications/cancelled), which 2026-07-28 has no request for:
 // the bridge does not ask it (Wait.Park).
 func (c *caller) takes(msg []byte) bool {
@@ -104,7 +106,8 @@ func (c *caller) takes(msg []byte) bool {
 	case err != nil:
 		return true
 	case m.Method == "notifications/message":
-		return c.wantsLogs.Load()
+		least := c.logLevel.Load()
+		return least >= 0 && pool.LevelOf(m.Params) >= int(least)
 	}
 	return m.Method != "notifications/cancelled"
 }

@@ -15,7 +15,7 @@ func TestSessionlessCallerIsSmall(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := range keep {
-		keep[i] = newCaller(false)
+		keep[i] = newCaller("")
 	}
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(keep)

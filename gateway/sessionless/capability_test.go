@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/gemgate/gemgate/jsonrpc"
@@ -123,21 +124,29 @@ func sortedKeys[V any](m map[string]V) []string {
 // TestLogLevelDecidesLogs: a request's log lines reach it only when its _meta names a level
 // (as a string); a case variant or duplicate of the key is refused.
 func TestLogLevelDecidesLogs(t *testing.T) {
-	logLine := jsonrpc.Notification("notifications/message", map[string]any{"level": "info", "data": "x"}).Encode()
+	logLine := func(level string) []byte {
+		return jsonrpc.Notification("notifications/message", map[string]any{"level": level, "data": "x"}).Encode()
+	}
 	progress := jsonrpc.Notification("notifications/progress", map[string]any{"progressToken": 1, "progress": 1}).Encode()
 	key := `"` + MetaLogLevel + `":`
 	for _, c := range []struct {
 		member string
 		ok     bool
-		logs   bool
+		logs   []string // the levels of the lines that pass, of info, warning and error
 	}{
-		{"", true, false},
-		{key + `"info"`, true, true},
-		{key + `"debug"`, true, true},
-		{key + `null`, true, false},
-		{key + `5`, true, false},
-		{key + `"info",` + key + `"info"`, false, false},
-		{`"io.modelcontextprotocol/LogLevel":"info"`, false, false},
+		{"", true, nil},
+		{key + `"info"`, true, []string{"info", "warning", "error"}},
+		{key + `"debug"`, true, []string{"info", "warning", "error"}},
+		{key + `"warning"`, true, []string{"warning", "error"}},
+		{key + `"emergency"`, true, nil},
+		{key + `null`, true, nil},
+		// A level gemgate cannot read is refused, as a session's logging/setLevel is.
+		{key + `5`, false, nil},
+		{key + `"verbose"`, false, nil},
+		{key + `"INFO"`, false, nil},
+		{key + `""`, false, nil},
+		{key + `"info",` + key + `"info"`, false, nil},
+		{`"io.modelcontextprotocol/LogLevel":"info"`, false, nil},
 	} {
 		mr, ok := checkCaps(t, `{}`, c.member)
 		if ok != c.ok {
@@ -147,9 +156,15 @@ func TestLogLevelDecidesLogs(t *testing.T) {
 		if !ok {
 			continue
 		}
-		cl := newCaller(mr.LogLevel != "")
-		if got := cl.takes(logLine); got != c.logs {
-			t.Errorf("%s: log line passed %v, want %v", c.member, got, c.logs)
+		cl := newCaller(mr.LogLevel)
+		var passed []string
+		for _, level := range []string{"info", "warning", "error"} {
+			if cl.takes(logLine(level)) {
+				passed = append(passed, level)
+			}
+		}
+		if !slices.Equal(passed, c.logs) {
+			t.Errorf("%s: log lines of levels %v passed, want %v", c.member, passed, c.logs)
 		}
 		if !cl.takes(progress) {
 			t.Errorf("%s: progress dropped", c.member)

@@ -9,6 +9,7 @@ import (
 	"github.com/gemgate/gemgate/gateway/wire"
 	textclip "github.com/gemgate/gemgate/internal/clip"
 	"github.com/gemgate/gemgate/jsonrpc"
+	"github.com/gemgate/gemgate/pool"
 )
 
 // The 2026-07-28 revision is sessionless: every request names its protocol version, client
@@ -88,7 +89,7 @@ type checks struct {
 	Params     requestParams  // every later check and edit uses this reading
 	Caps       jsonrpc.Object // _meta clientCapabilities
 	ClientInfo []byte         // _meta clientInfo, raw; nil when absent
-	LogLevel   string         // _meta logLevel; "" means no log messages for this request
+	LogLevel   string         // _meta logLevel, one of MCP's levels; "" means no log messages for this request
 	Name       string         // params.name or params.uri for the named methods
 }
 
@@ -147,9 +148,14 @@ func check(r *http.Request, msg *jsonrpc.Message, served []string) (checks, *wir
 	} else if ok {
 		mr.ClientInfo, _ = meta.Raw(MetaClientInfo)
 	}
-	if lvl, _, err := meta.String(MetaLogLevel); err == nil {
-		mr.LogLevel = lvl
+	// A level gemgate cannot read is refused, as a session's logging/setLevel is (pool): null
+	// counts as absent.
+	lvl, set, err := meta.String(MetaLogLevel)
+	if err != nil || set && pool.LogLevel(lvl) < 0 {
+		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams,
+			"invalid _meta field "+textclip.Quote(MetaLogLevel)+": one of "+pool.LogLevels())
 	}
+	mr.LogLevel = lvl
 	if he := checkMirrorHeaders(r, msg, &mr); he != nil {
 		return checks{}, he
 	}
