@@ -9,10 +9,12 @@ import (
 
 // TestOversizeAnswerFailsOnlyItsCall: an answer longer than the longest line gemgate reads
 // from a worker (worker.DefaultMaxLineBytes) fails its call, naming the size, and the session
-// goes on. A client's argument can ask for one (execute_code printing a long String, a broad
-// search_method_source on a large image); were the line written, gemgate would stop the relay
-// for it, and the user's GemStone session would go with it: uncommitted work, locks and all,
-// for one call's answer, the client told only that the worker exited.
+// goes on. A client's argument can ask for one: the native server caps execute_code's result
+// (50,000 characters) and its searches, not its listings and sources (list_dictionary_entries
+// of a dictionary a user filled with a million globals). Were the line written, gemgate would
+// stop the relay for it, and the user's GemStone session would go with it: uncommitted work,
+// locks and all, for one call's answer, the client told only that the worker exited. (The
+// fake's execute_code, which has no cap, stands in for such a tool.)
 func TestOversizeAnswerFailsOnlyItsCall(t *testing.T) {
 	s := newStone(t, nil)
 	p := startRelay(t, s, "alice", token(goodClaims("alice")), false)
