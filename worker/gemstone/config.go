@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+
+	"github.com/gemgate/gemgate/worker"
 )
 
 // Config is the GemStone worker's configuration.
@@ -92,12 +95,15 @@ func (r *Relay) Command() []string {
 
 // Env is what the relay needs besides gemgate's own GEMGATE_* variables. The NetLDI the
 // user's gem is forked through is not in it: SessionNRS finds it at each session's start.
+// GEMGATE_MAX_ANSWER_BYTES is the longest line gemgate reads from a worker: the relay fails a
+// call whose answer is longer rather than write it, which would end the user's session.
 func (r *Relay) Env() []string {
 	env := []string{
 		"GEMSTONE=" + r.Home,
 		"GEMSTONE_GLOBAL_DIR=" + r.GlobalDir.Dir,
 		"PATH=" + filepath.Join(r.Home, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"LC_ALL=C",
+		"GEMGATE_MAX_ANSWER_BYTES=" + strconv.Itoa(worker.DefaultMaxLineBytes),
 	}
 	if r.GemConfig != "" {
 		env = append(env, "GEMGATE_GEM_CONFIG="+r.GemConfig)

@@ -40,6 +40,9 @@ type relayScript struct {
 	// readOnlySource is the Smalltalk the relay runs in the user's session of a read-only
 	// session (the literal of `readOnly ifTrue: [[call value: '...']`), "" when there is none.
 	readOnlySource string
+	// boundsAnswers: an answer longer than GEMGATE_MAX_ANSWER_BYTES is not written; the call
+	// is answered with an answerTooLarge error instead.
+	boundsAnswers bool
 }
 
 // liveness is the terms of the script's `alive` block, all of which must hold.
@@ -132,6 +135,9 @@ func (r *relayScript) readStatements(body string) {
 		}
 	}
 	r.readOnlyVar = defs["readOnly"] == "(System gemEnvironmentVariable: 'GEMGATE_READ_ONLY') = '1'"
+	r.boundsAnswers = strings.Contains(body, "(maxAnswer notNil and: [result size > maxAnswer])") &&
+		strings.Contains(body, "maxAnswer := System gemEnvironmentVariable: 'GEMGATE_MAX_ANSWER_BYTES'.") &&
+		strings.Contains(body, `"kind":"answerTooLarge"`)
 	for _, st := range stmts {
 		if rest, ok := strings.CutPrefix(st, "readOnly ifTrue: [ [call value: "); ok {
 			r.readOnlySource, _ = stringLiteral(rest)

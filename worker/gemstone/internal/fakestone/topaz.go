@@ -459,9 +459,25 @@ func (t *topazRun) round(s *session, line string, n int) (end bool, code int) {
 		return false, 0
 	}
 	if r := strings.TrimSuffix(fetched, nonce); r != "" {
-		t.say(r)
+		t.answer(line, r)
 	}
 	return false, 0
+}
+
+// answer writes the answer to a request line, unless the script bounds answers
+// (GEMGATE_MAX_ANSWER_BYTES) and it is longer: then the call's error, naming the size.
+func (t *topazRun) answer(line, r string) {
+	max, err := strconv.Atoi(os.Getenv("GEMGATE_MAX_ANSWER_BYTES"))
+	if !t.rs.boundsAnswers || err != nil || len(r) <= max {
+		t.say(r)
+		return
+	}
+	if id := requestID(line); id != nil {
+		msg := fmt.Sprintf("the answer is %d bytes, longer than the %d gemgate takes from GemStone; it was not relayed, and the session goes on", len(r), max)
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+			"error": map[string]any{"code": -32603, "message": msg, "data": map[string]any{"kind": "answerTooLarge", "bytes": len(r)}}})
+		t.say(string(b))
+	}
 }
 
 // requestID is the request's id as JsonParser reads it: nil when absent or unreadable.
