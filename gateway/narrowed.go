@@ -35,9 +35,11 @@ var readingMethods = map[string]bool{
 }
 
 // narrowedRequest refuses a read-only token's request on a read-write session that is not one
-// of readingMethods.
+// of readingMethods, and its every tools/call where the worker keeps the user's login
+// (GemStone): there what makes a tool safe for a read-only token is a login whose commits are
+// disabled, and this session's login may commit.
 func (g *Gateway) narrowedRequest(s *session, p auth.Principal, msg *jsonrpc.Message) *wire.Error {
-	if readingMethods[msg.Method] {
+	if readingMethods[msg.Method] && (msg.Method != "tools/call" || !g.pool.KeepsLogin()) {
 		return nil
 	}
 	he := g.narrowedRefusal(s, p, "the request "+textclip.Quote(msg.Method))
