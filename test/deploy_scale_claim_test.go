@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -44,7 +45,8 @@ func TestDeployScaleComposeHashesOnTheUserClaim(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	if _, ok := c.Services["haproxy"].Environment["GEMGATE_USER_CLAIM"]; !ok {
-		t.Setenv("GEMGATE_USER_CLAIM", "")
+		t.Setenv("GEMGATE_USER_CLAIM", "") // restored after the test
+		os.Unsetenv("GEMGATE_USER_CLAIM")
 	}
 
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
