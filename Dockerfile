@@ -44,9 +44,12 @@ RUN if ! command -v bwrap >/dev/null || [ ! -s /etc/ssl/certs/ca-certificates.cr
  && groupadd --gid 65532 nonroot \
  && useradd --uid 65532 --gid 65532 --home-dir /data --no-create-home --shell /usr/sbin/nologin nonroot
 COPY --from=build /out/gemgate /usr/local/bin/gemgate
-# Writable home for the demo worker's per-user store.
+# Writable home of the account, and the data_dir (the workers' files, the demo's notes) that
+# the compose files (GEMGATE_DATA_DIR) and the Helm chart (data_dir in its config file) give
+# gemgate. No ENV GEMGATE_DATA_DIR here: the environment wins over a config file
+# (docs/configuration.md), so it would override the data_dir of every config file given to
+# the image.
 COPY --from=build --chown=65532:65532 /out/data /data
-ENV GEMGATE_DATA_DIR=/data
 USER 65532:65532
 EXPOSE 8080 9464
 # Exec form: the image has no curl, so gemgate probes its own /healthz.

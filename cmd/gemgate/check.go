@@ -163,11 +163,15 @@ func (r *checkReport) listeners(c *Config) {
 }
 
 // healthCheck is `gemgate check --health URL`: a container health check for images without a
-// shell or curl. It exits 0 only when the URL answers 200.
+// shell or curl. It exits 0 only when the URL answers 200, 1 when it does not, and 2 when URL
+// is not an http or https URL with a host (a health check written wrong, not a replica down).
 func healthCheck(ctx context.Context, url string, stdout io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err == nil && ((req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "") {
+		err = fmt.Errorf("%q is not an http or https URL with a host, e.g. http://127.0.0.1:8080/healthz", url)
+	}
 	if err != nil {
 		fmt.Fprintf(stdout, "PROBLEM  %v\n", err)
 		return 2
