@@ -89,7 +89,7 @@ func TestComposeUpScale(t *testing.T) {
 	bobToken := d.login(t, "bob", "openid mcp:use")
 
 	// alice's sessions, however many she opens, all land on one replica (HAProxy hashes her
-	// token's sub), and every call of a session reaches it (any other answers 404).
+	// token's user claim, the replicas' preferred_username), and every call of a session reaches it (any other answers 404).
 	before := d.sessionsOpen(t, "")
 	first := d.open(t, aliceToken)
 	home := holder(t, before, d.sessionsOpen(t, ""))
