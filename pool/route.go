@@ -277,11 +277,8 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		if why == "" {
 			why = "no session can answer the worker's request"
 		}
-		answer, named := unanswerable(msg)
-		w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(msg.Method),
-			"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", s.key.ReadOnly)
 		s.mu.Lock()
-		s.refuseLocked(w, answer)
+		s.refuseUnaskedLocked(w, msg, why)
 		s.mu.Unlock()
 		return
 	}
@@ -325,6 +322,15 @@ func (s *slot) refuseLocked(w *wrk, answer *jsonrpc.Message) {
 		w.refusing = true
 		go s.writeRefusals(w)
 	}
+}
+
+// refuseUnaskedLocked gives a worker's request that nobody is asked the safe refusal
+// (unanswerable), audited as gemgate's answer, for why.
+func (s *slot) refuseUnaskedLocked(w *wrk, msg *jsonrpc.Message, why string) {
+	answer, named := unanswerable(msg)
+	w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(msg.Method),
+		"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", s.key.ReadOnly)
+	s.refuseLocked(w, answer)
 }
 
 // writeRefusals writes the worker's queued refusals until none is left.
