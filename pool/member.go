@@ -480,16 +480,16 @@ func (m *Member) WorkerPid() int {
 
 // FirstTime reports true once per worker for a topic: for log lines said once per worker.
 func (m *Member) FirstTime(topic string) bool {
-	s, w := m.current()
-	if w == nil {
+	s := m.s.Load()
+	if s == nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w.once[topic] {
+	if s.w == nil || s.w.once[topic] {
 		return false
 	}
-	w.once[topic] = true
+	s.w.once[topic] = true
 	return true
 }
 
