@@ -54,10 +54,7 @@ func (p *Process) readStdout(r *os.File) (eof bool) {
 			greeted = done
 			continue
 		}
-		m, err := jsonrpc.Parse(line, jsonrpc.Options{Owned: owned})
-		if err == nil && p.spec.Strict && !m.IsResponse() && m.Method == "" {
-			err = jsonrpc.ErrInvalid
-		}
+		m, err := jsonrpc.Parse(line, jsonrpc.Options{Owned: owned}) // a request, notification or response
 		if err != nil {
 			if p.spec.Strict {
 				p.failOldest(line)
