@@ -64,12 +64,6 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 		return result, hints, n, nil
 	}
 
-	if !slices.Contains(keep, true) && list.metaAt >= 0 {
-		result = withHiddenMeta(result, list.metaAt, p.hiddenMeta(shape.plural, len(list.tools), why))
-		if list, err = parseList(result, shape); err != nil {
-			return nil, nil, n, err
-		}
-	}
 	out := append(make([]byte, 0, len(result)), result[:list.start+1]...) // through the array's '['
 	items := len(out)
 	for i, t := range list.tools {
@@ -82,6 +76,12 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 		out = append(out, result[t.start:t.end]...)
 	}
 	out = append(append(out, ']'), result[list.end:]...)
+	if at := list.metaAt; !slices.Contains(keep, true) && at >= 0 {
+		if at > list.start { // after the array, which is now "[]"
+			at -= list.end - list.start - 2
+		}
+		out = withHiddenMeta(out, at, p.hiddenMeta(shape.plural, len(list.tools), why))
+	}
 	return slices.Clip(out), hints, n, nil
 }
 
