@@ -23,17 +23,14 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 	if !policy.Filters(method) || resp.Result == nil {
 		return resp, nil
 	}
-	filtered, hints, err := g.opts.Policy.FilterList(method, access, resp.Result)
+	filtered, hints, n, err := g.opts.Policy.FilterList(method, access, resp.Result)
 	if err != nil {
 		log.Warn("worker's "+method+" answer is malformed; refused", "error", err)
 		return jsonrpc.ErrorResponse(resp.ID, jsonrpc.CodeInternalError, "the worker's "+strings.TrimSuffix(method, "/list")+" list is malformed", nil), nil
 	}
-	if access.ReadOnly && method == "tools/list" {
-		visible, hidden, total := g.hiddenTools(access, resp.Result, hints)
-		if hidden > 0 && m.FirstTime("read-only tools hidden") {
-			log.Info(fmt.Sprintf("read-only sessions see %d of %d tools of this worker; list the safe ones in read_only_tools (policy/presets has some servers' lists) or set trust_read_only_hints",
-				visible, total), "hidden", hidden, "tools", total)
-		}
+	if access.ReadOnly && method == "tools/list" && n.ReadOnly > 0 && m.FirstTime("read-only tools hidden") {
+		log.Info(fmt.Sprintf("read-only sessions see %d of %d tools of this worker; list the safe ones in read_only_tools (policy/presets has some servers' lists) or set trust_read_only_hints",
+			n.Allowed, n.Total), "hidden", n.ReadOnly, "tools", n.Total)
 	}
 	if method == "tools/list" {
 		// A tool listed without annotations has MCP's defaults, which learnHints merges with
@@ -51,12 +48,6 @@ func (g *Gateway) filterTools(log *slog.Logger, m *pool.Member, method string, a
 	out := *resp
 	out.Result = filtered
 	return &out, hints
-}
-
-// hiddenTools counts the tools of a list that read-only access sees and those it does not.
-func (g *Gateway) hiddenTools(access policy.Access, result json.RawMessage, hints map[string]policy.Hints) (visible, hidden, total int) {
-	visible, hidden, total, _ = g.opts.Policy.Tally("tools/list", access, result, hints) // FilterList read it already
-	return visible, hidden, total
 }
 
 // learnHints keeps the annotations of a session's tools/list answers, for its tool gate: each

@@ -14,7 +14,7 @@ func TestRealisticToolsList(t *testing.T) {
 		t.Fatal("benchmark input is not valid JSON")
 	}
 	p := mustNew(t, Config{ReadOnlyTools: []string{"list_*", "find_*"}})
-	out, hints, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), in)
+	out, hints, _, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func BenchmarkFilterToolsList(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := p.FilterList("tools/list", a, in); err != nil {
+				if _, _, _, err := p.FilterList("tools/list", a, in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -100,7 +100,7 @@ func BenchmarkFilterResourcesList(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := p.FilterList("resources/list", a, in); err != nil {
+				if _, _, _, err := p.FilterList("resources/list", a, in); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -24,41 +24,46 @@ import (
 // once gets the cautious merge of its listings (read-only only if every listing says so),
 // and the filter decides on that value.
 //
+// n counts the items a may use (Allowed), those only the write scope would show it
+// (ReadOnly), and all of them (Total); a list of a kind nothing decides on is not read, and
+// its counts are zero.
+//
 // Malformed input returns an error wrapping [ErrMalformedList]; the caller must then refuse
 // rather than pass the result on.
-func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]Hints, err error) {
+func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (filtered json.RawMessage, hints map[string]Hints, n ListCounts, err error) {
 	shape, ok := shapeOf(method)
 	if !ok {
-		return nil, nil, malformed("%s is not a list gemgate filters", method)
+		return nil, nil, n, malformed("%s is not a list gemgate filters", method)
 	}
 	if shape.kind != KindTool && len(p.rules[shape.kind]) == 0 {
-		return result, nil, nil // nothing decides on it: no read-only gate, no rule
+		return result, nil, n, nil // nothing decides on it: no read-only gate, no rule
 	}
 	list, err := parseList(result, shape)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, n, err
 	}
 	hints = listHints(list.tools)
 
 	keep := make([]bool, len(list.tools))
 	var why []string
 	kn := &known{map[*rule]bool{}, map[*rule]bool{}} // one list, one access
+	n.Total = len(list.tools)
 	for i, t := range list.tools {
 		verdict, reason := p.explain(shape.kind, a, t.name, HintOf(hints, t.name), kn)
+		switch verdict {
+		case Allowed:
+			n.Allowed++
+		case DeniedReadOnly:
+			n.ReadOnly++
+		}
 		if keep[i] = verdict == Allowed; !keep[i] && !slices.Contains(why, reason) {
 			why = append(why, reason)
 		}
 	}
 	if len(why) == 0 {
-		return result, hints, nil
+		return result, hints, n, nil
 	}
 
-	if !slices.Contains(keep, true) && list.metaAt >= 0 {
-		result = withHiddenMeta(result, list.metaAt, p.hiddenMeta(shape.plural, len(list.tools), why))
-		if list, err = parseList(result, shape); err != nil {
-			return nil, nil, err
-		}
-	}
 	out := append(make([]byte, 0, len(result)), result[:list.start+1]...) // through the array's '['
 	items := len(out)
 	for i, t := range list.tools {
@@ -71,33 +76,17 @@ func (p *Policy) FilterList(method string, a Access, result json.RawMessage) (fi
 		out = append(out, result[t.start:t.end]...)
 	}
 	out = append(append(out, ']'), result[list.end:]...)
-	return slices.Clip(out), hints, nil
+	if at := list.metaAt; !slices.Contains(keep, true) && at >= 0 {
+		if at > list.start { // after the array, which is now "[]"
+			at -= list.end - list.start - 2
+		}
+		out = withHiddenMeta(out, at, p.hiddenMeta(shape.plural, len(list.tools), why))
+	}
+	return slices.Clip(out), hints, n, nil
 }
 
-// Tally counts the items of result, the result object of the list method's response, that a
-// may use (allowed), and those that only the write scope would show it (readOnly), of total,
-// deciding as FilterList does: hints are FilterList's, and a rule that reads nothing of the
-// item is evaluated once. Malformed input is FilterList's error.
-func (p *Policy) Tally(method string, a Access, result json.RawMessage, hints map[string]Hints) (allowed, readOnly, total int, err error) {
-	shape, ok := shapeOf(method)
-	if !ok {
-		return 0, 0, 0, malformed("%s is not a list gemgate filters", method)
-	}
-	list, err := parseList(result, shape)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	kn := &known{map[*rule]bool{}, map[*rule]bool{}}
-	for _, t := range list.tools {
-		switch v, _ := p.explain(shape.kind, a, t.name, HintOf(hints, t.name), kn); v {
-		case Allowed:
-			allowed++
-		case DeniedReadOnly:
-			readOnly++
-		}
-	}
-	return allowed, readOnly, len(list.tools), nil
-}
+// ListCounts are what FilterList decided of a list's items.
+type ListCounts struct{ Allowed, ReadOnly, Total int }
 
 // HiddenMetaKey is the _meta key of a list result whose every item gemgate hid.
 const HiddenMetaKey = "gemgate/hidden"

@@ -30,24 +30,28 @@ func TestFilterToolsList(t *testing.T) {
 		trust  bool
 		scopes []string
 		want   string
+		counts ListCounts // a rule's refusal counts as neither allowed nor read-only
 	}{
 		{"read-write keeps all but rule-gated", false, []string{"mcp:use", "mcp:write"},
-			prefix + "[" + tool(0) + "," + tool(1) + "," + tool(2) + "," + tool(4) + "]" + suffix},
+			prefix + "[" + tool(0) + "," + tool(1) + "," + tool(2) + "," + tool(4) + "]" + suffix, ListCounts{4, 0, 5}},
 		{"read-only keeps safe list", false, []string{"mcp:use"},
-			prefix + "[" + tool(0) + "," + tool(4) + "]" + suffix},
+			prefix + "[" + tool(0) + "," + tool(4) + "]" + suffix, ListCounts{2, 2, 5}},
 		{"read-only trusted hints", true, []string{"mcp:use"},
-			prefix + "[" + tool(0) + "," + tool(2) + "," + tool(4) + "]" + suffix},
+			prefix + "[" + tool(0) + "," + tool(2) + "," + tool(4) + "]" + suffix, ListCounts{3, 1, 5}},
 		{"read-only admin", false, []string{"mcp:use", "admin"},
-			prefix + "[" + tool(0) + "," + tool(4) + "]" + suffix},
+			prefix + "[" + tool(0) + "," + tool(4) + "]" + suffix, ListCounts{2, 3, 5}},
 		{"missing required scope drops everything, and says why in _meta", false, []string{"mcp:write"},
-			prefix + "[]" + strings.Replace(suffix, `{"tools"`, `{"gemgate/hidden":{"explanation":"gemgate hides all 5 tools the worker listed in this answer from this token: the token lacks a required scope"},"tools"`, 1)},
+			prefix + "[]" + strings.Replace(suffix, `{"tools"`, `{"gemgate/hidden":{"explanation":"gemgate hides all 5 tools the worker listed in this answer from this token: the token lacks a required scope"},"tools"`, 1), ListCounts{0, 0, 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filterPolicy(t, tt.trust)
-			got, hints, err := p.FilterList("tools/list", decide(p, tt.scopes), json.RawMessage(untidyResult))
+			got, hints, counts, err := p.FilterList("tools/list", decide(p, tt.scopes), json.RawMessage(untidyResult))
 			if err != nil {
 				t.Fatalf("FilterToolsList: %v", err)
+			}
+			if counts != tt.counts {
+				t.Errorf("counts %+v, want %+v", counts, tt.counts)
 			}
 			if string(got) != tt.want {
 				t.Errorf("result:\n got %s\nwant %s", got, tt.want)
@@ -65,7 +69,7 @@ func TestFilterToolsList(t *testing.T) {
 func TestFilterToolsListKeepsAllUnchanged(t *testing.T) {
 	p := filterPolicy(t, false)
 	a := decide(p, []string{"mcp:use", "mcp:write", "admin"})
-	got, _, err := p.FilterList("tools/list", a, json.RawMessage(untidyResult))
+	got, _, _, err := p.FilterList("tools/list", a, json.RawMessage(untidyResult))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +81,7 @@ func TestFilterToolsListKeepsAllUnchanged(t *testing.T) {
 func TestFilterToolsListNextCursor(t *testing.T) {
 	p := filterPolicy(t, false)
 	in := `{"tools":[{"name":"list_a"},{"name":"write_b"}],"nextCursor":"abc=="}`
-	got, _, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
+	got, _, _, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +93,7 @@ func TestFilterToolsListNextCursor(t *testing.T) {
 func TestFilterToolsListEscapes(t *testing.T) {
 	p := filterPolicy(t, false)
 	in := `{"t\u006fols":[{"n\u0061me":"list_\u0061"},{"name":"exec\"ute"},{"name":"list_b","d":"\\\"\\"}]}`
-	got, _, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
+	got, _, _, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +106,7 @@ func TestFilterToolsListEscapes(t *testing.T) {
 func TestFilterToolsListEmpty(t *testing.T) {
 	p := filterPolicy(t, false)
 	for _, in := range []string{`{"tools":[]}`, `{"tools": [ ] , "nextCursor": null}`, " {\"tools\":[]}\n"} {
-		got, hints, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
+		got, hints, _, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
 		if err != nil {
 			t.Errorf("%s: %v", in, err)
 			continue
@@ -143,7 +147,7 @@ func TestFilterToolsListDuplicateNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, hints, err := p.FilterList("tools/list", ro, json.RawMessage(tt.in))
+			got, hints, _, err := p.FilterList("tools/list", ro, json.RawMessage(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +198,7 @@ func TestFilterToolsListMalformed(t *testing.T) {
 		"skipped field not UTF-8": "{\"tools\":[{\"name\":\"x\",\"description\":\"\xff\"}]}",
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, hints, err := p.FilterList("tools/list", a, json.RawMessage(in))
+			got, hints, _, err := p.FilterList("tools/list", a, json.RawMessage(in))
 			if err == nil {
 				t.Fatalf("FilterToolsList(%s) = %s, %v; want error", in, got, hints)
 			}

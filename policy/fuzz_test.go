@@ -15,7 +15,7 @@ func FuzzFilterToolsList(f *testing.F) {
 	p := filterPolicy(f, true)
 	ro := decide(p, []string{"mcp:use"})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, hints, err := p.FilterList("tools/list", ro, in)
+		out, hints, _, err := p.FilterList("tools/list", ro, in)
 		if err != nil {
 			return
 		}
@@ -59,7 +59,7 @@ func FuzzFilterPromptAndResourceLists(f *testing.F) {
 	ro := p.DecideToken(tok("mcp:use", nil))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, s := range listShapes[1:] {
-			out, _, err := p.FilterList(s.method, ro, in)
+			out, _, _, err := p.FilterList(s.method, ro, in)
 			if err != nil {
 				continue
 			}

@@ -218,7 +218,7 @@ func TestFilterPromptAndResourceLists(t *testing.T) {
 		{"resources/list", `{"resources":[{"uri":"file:///docs/a.md"}]}`, `{"resources":[{"uri":"file:///docs/a.md"}]}`},
 	}
 	for _, tt := range tests {
-		got, hints, err := p.FilterList(tt.method, ro, json.RawMessage(tt.in))
+		got, hints, _, err := p.FilterList(tt.method, ro, json.RawMessage(tt.in))
 		if err != nil || string(got) != tt.want || hints == nil {
 			t.Errorf("FilterList(%s, %s) = %s, %v, %v; want %s", tt.method, tt.in, got, hints, err, tt.want)
 		}
@@ -230,17 +230,17 @@ func TestFilterPromptAndResourceLists(t *testing.T) {
 		"tools/list":               `{"prompts":[]}`,
 		"ping":                     `{}`,
 	} {
-		if got, _, err := p.FilterList(method, ro, json.RawMessage(in)); !errors.Is(err, ErrMalformedList) || got != nil {
+		if got, _, _, err := p.FilterList(method, ro, json.RawMessage(in)); !errors.Is(err, ErrMalformedList) || got != nil {
 			t.Errorf("FilterList(%s, %s) = %s, %v; want an error", method, in, got, err)
 		}
 	}
 	// Without rules of its kind a list is not read: nothing decides on it.
 	plain := mustNew(t, Config{PromptRules: []Rule{{Scope: "s"}}})
 	odd := `{"resources":[{"uri":1}]}`
-	if got, _, err := plain.FilterList("resources/list", ro, json.RawMessage(odd)); err != nil || string(got) != odd {
+	if got, _, _, err := plain.FilterList("resources/list", ro, json.RawMessage(odd)); err != nil || string(got) != odd {
 		t.Errorf("unruled list: %s, %v", got, err)
 	}
-	if _, _, err := plain.FilterList("prompts/list", ro, json.RawMessage(`{"prompts":[{"name":1}]}`)); !errors.Is(err, ErrMalformedList) {
+	if _, _, _, err := plain.FilterList("prompts/list", ro, json.RawMessage(`{"prompts":[{"name":1}]}`)); !errors.Is(err, ErrMalformedList) {
 		t.Errorf("ruled list: %v", err)
 	}
 	for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {

@@ -138,7 +138,7 @@ func TestRuleCostLimitDenies(t *testing.T) {
 func TestHiddenToolsSayWhy(t *testing.T) {
 	p := rulesPolicy(t)
 	list := `{"tools":[{"name":"write_note","annotations":{"destructiveHint":false}},{"name":"drop"}]}`
-	out, _, err := p.FilterList("tools/list", p.DecideToken(tok("mcp:use", nil)), json.RawMessage(list))
+	out, _, _, err := p.FilterList("tools/list", p.DecideToken(tok("mcp:use", nil)), json.RawMessage(list))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestHiddenMetaPlacement(t *testing.T) {
 		`{"tools":[{"name":"x"}],"_meta":[1]}`:            `{"tools":[],"_meta":[1]}`,
 		`{"tools":[{"name":"x"}],"_meta":{"k":1},"n":2} `: `{"tools":[],"_meta":{` + why + `,"k":1},"n":2} `,
 	} {
-		got, _, err := p.FilterList("tools/list", ro, json.RawMessage(in))
+		got, _, _, err := p.FilterList("tools/list", ro, json.RawMessage(in))
 		if err != nil || string(got) != want || !json.Valid(got) {
 			t.Errorf("FilterToolsList(%s) = %s, %v; want %s", in, got, err, want)
 		}

@@ -56,7 +56,7 @@ func TestToolNamesRefusesMalformed(t *testing.T) {
 func TestFilterToolsListEmptyAnnotations(t *testing.T) {
 	p := filterPolicy(t, true)
 	in := `{"tools":[{"annotations":{},"name":"list_a"},{"name":"x","annotations":{ }}]}`
-	got, hints, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
+	got, hints, _, err := p.FilterList("tools/list", decide(p, []string{"mcp:use"}), json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,17 @@ func stringParams(key, value string) json.RawMessage {
 	return b
 }
 
+// paramString is params.key, read strictly: ok is false when params are not an object with a
+// string key, spelled exactly, once (a URI, a progress token, a level).
+func paramString(params json.RawMessage, key string) (string, bool) {
+	p, err := jsonrpc.ReadObject(params, "params")
+	if err != nil || p.Exact(key) != nil {
+		return "", false
+	}
+	s, present, err := p.String(key)
+	return s, present && err == nil
+}
+
 // The syslog levels of MCP logging, most verbose first.
 var levelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
@@ -55,15 +66,10 @@ func LogLevels() string { return strings.Join(levelNames, ", ") }
 
 // levelName is params.level, read strictly; "" when it is not one of levelNames.
 func levelName(params json.RawMessage) string {
-	p, err := jsonrpc.ReadObject(params, "params")
-	if err != nil || p.Exact("level") != nil {
-		return ""
+	if name, _ := paramString(params, "level"); slices.Contains(levelNames, name) {
+		return name
 	}
-	name, _, err := p.String("level")
-	if err != nil || !slices.Contains(levelNames, name) {
-		return ""
-	}
-	return name
+	return ""
 }
 
 // LevelOf is the rank of a log line's params.level; an unknown level counts as the most

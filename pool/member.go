@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"strconv"
 	"sync/atomic"
 
@@ -263,22 +262,10 @@ func (m *Member) Decline(id json.RawMessage) bool {
 // one the pool finds nobody to ask for. It reports whether the request was open and the
 // caller's.
 func (m *Member) Unreachable(id json.RawMessage, why string) bool {
-	var w *wrk
-	var method, named string
-	var readOnly bool
-	w = m.request(id, func(s *slot, w *wrk, pr pendingRequest) bool {
-		var answer *jsonrpc.Message
-		answer, named = unanswerable(&jsonrpc.Message{ID: pr.workerID, Method: pr.method})
-		method, readOnly = pr.method, s.key.ReadOnly
-		s.refuseLocked(w, answer)
+	return m.request(id, func(s *slot, w *wrk, pr pendingRequest) bool {
+		s.refuseUnaskedLocked(w, &jsonrpc.Message{ID: pr.workerID, Method: pr.method}, why)
 		return true
-	})
-	if w == nil {
-		return false
-	}
-	w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(method),
-		"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", readOnly)
-	return true
+	}) != nil
 }
 
 // Refuse answers a worker request delivered to the caller with an error. It never blocks:
@@ -493,16 +480,16 @@ func (m *Member) WorkerPid() int {
 
 // FirstTime reports true once per worker for a topic: for log lines said once per worker.
 func (m *Member) FirstTime(topic string) bool {
-	s, w := m.current()
-	if w == nil {
+	s := m.s.Load()
+	if s == nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w.once[topic] {
+	if s.w == nil || s.w.once[topic] {
 		return false
 	}
-	w.once[topic] = true
+	s.w.once[topic] = true
 	return true
 }
 

@@ -252,14 +252,14 @@ func New(o Options) (*Pool, error) {
 // PerSession reports whether each session has a worker of its own.
 func (p *Pool) PerSession() bool { return p.opts.WorkerPer == PerSession }
 
-// SessionlessRefused is why a sessionless request has no worker here, "" when it has one (the
-// user's): Settings.SessionsOnly, or with worker_per: session, that every worker is a
-// session's.
 // KeepsLogin reports whether the pool's workers keep state between calls that only their
 // session knows (Settings.SessionsOnly: GemStone's login): such a session is never moved to
 // another worker.
 func (p *Pool) KeepsLogin() bool { return p.opts.SessionsOnly != "" }
 
+// SessionlessRefused is why a sessionless request has no worker here, "" when it has one (the
+// user's): Settings.SessionsOnly, or with worker_per: session, that every worker is a
+// session's.
 func (p *Pool) SessionlessRefused() string {
 	switch {
 	case p.opts.SessionsOnly != "":

@@ -157,7 +157,7 @@ func (s *slot) onMessage(w *wrk, msg *jsonrpc.Message) {
 			out = append(out, target{m, w.soleCallLocked(m)})
 		}
 	case msg.Method == "notifications/resources/updated":
-		uri, _ := uriOf(msg.Params) // "" when unreadable: then it reaches no subscriber
+		uri, _ := paramString(msg.Params, "uri") // "" when unreadable: then it reaches no subscriber
 		for m := range w.subs[uri] {
 			if _, in := s.members[m]; in {
 				out = append(out, target{m, nil})
@@ -277,11 +277,8 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 		if why == "" {
 			why = "no session can answer the worker's request"
 		}
-		answer, named := unanswerable(msg)
-		w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(msg.Method),
-			"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", s.key.ReadOnly)
 		s.mu.Lock()
-		s.refuseLocked(w, answer)
+		s.refuseUnaskedLocked(w, msg, why)
 		s.mu.Unlock()
 		return
 	}
@@ -327,6 +324,15 @@ func (s *slot) refuseLocked(w *wrk, answer *jsonrpc.Message) {
 	}
 }
 
+// refuseUnaskedLocked gives a worker's request that nobody is asked the safe refusal
+// (unanswerable), audited as gemgate's answer, for why.
+func (s *slot) refuseUnaskedLocked(w *wrk, msg *jsonrpc.Message, why string) {
+	answer, named := unanswerable(msg)
+	w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(msg.Method),
+		"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", s.key.ReadOnly)
+	s.refuseLocked(w, answer)
+}
+
 // writeRefusals writes the worker's queued refusals until none is left.
 func (s *slot) writeRefusals(w *wrk) {
 	for {
@@ -362,15 +368,8 @@ func unanswerable(msg *jsonrpc.Message) (answer *jsonrpc.Message, named string) 
 // workerToken reads params.progressToken of a worker's progress notification as strictly as
 // the client's was read: an ambiguous one routes nowhere.
 func workerToken(params json.RawMessage) (string, bool) {
-	p, err := jsonrpc.ReadObject(params, "params")
-	if err != nil || p.Exact("progressToken") != nil {
-		return "", false
-	}
-	tok, ok, err := p.String("progressToken")
-	if err != nil || !ok || !strings.HasPrefix(tok, "gemgate-p") {
-		return "", false
-	}
-	return tok, true
+	tok, ok := paramString(params, "progressToken")
+	return tok, ok && strings.HasPrefix(tok, "gemgate-p")
 }
 
 // sessionEndedRefusal answers a worker's request whose session ended before a client answered.

@@ -44,7 +44,7 @@ func okAnswer(c *Call) *jsonrpc.Message {
 // worker might read differently is refused, or two callers asking for different things would
 // share one count.
 func (w *wrk) subscribeLocked(c *Call) *jsonrpc.Message {
-	uri, readable := uriOf(c.out.Params)
+	uri, readable := paramString(c.out.Params, "uri")
 	switch {
 	case !readable:
 		return jsonrpc.ErrorResponse(c.out.ID, jsonrpc.CodeInvalidParams, c.out.Method+" needs params.uri, a string", nil)
@@ -248,15 +248,4 @@ func (w *wrk) dropSubLocked(uri string, m *Member) (none bool) {
 	}
 	delete(w.subs, uri)
 	return true
-}
-
-// uriOf is params.uri, read strictly; ok is false when params are not an object with a
-// string uri, spelled exactly, once.
-func uriOf(params json.RawMessage) (uri string, ok bool) {
-	p, err := jsonrpc.ReadObject(params, "params")
-	if err != nil || p.Exact("uri") != nil {
-		return "", false
-	}
-	uri, present, err := p.String("uri")
-	return uri, present && err == nil
 }

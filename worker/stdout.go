@@ -54,10 +54,7 @@ func (p *Process) readStdout(r *os.File) (eof bool) {
 			greeted = done
 			continue
 		}
-		m, err := jsonrpc.Parse(line, jsonrpc.Options{Owned: owned})
-		if err == nil && p.spec.Strict && !m.IsResponse() && m.Method == "" {
-			err = jsonrpc.ErrInvalid
-		}
+		m, err := jsonrpc.Parse(line, jsonrpc.Options{Owned: owned}) // a request, notification or response
 		if err != nil {
 			if p.spec.Strict {
 				p.failOldest(line)
@@ -116,17 +113,15 @@ func (p *Process) route(m *jsonrpc.Message) {
 	}
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	var c *Call
+	var sent bool
 	if err == nil {
-		c = p.forget(id)
-		if p.spec.Strict && (c != nil || p.sent(id)) {
-			p.answeredInOrder(id)
-		}
+		c, sent = p.answered(id)
 	}
 	switch {
 	case c != nil:
 		m.ID = c.clientID
 		c.to.Deliver(m)
-	case err == nil && p.spec.Strict && p.sent(id):
+	case sent && p.spec.Strict:
 		// A late answer to a call given up on (Abandon): in its place in the order, not a
 		// corrupted one, so the call behind it waits for its own.
 		if p.allow(slog.LevelDebug) {
@@ -141,23 +136,23 @@ func (p *Process) route(m *jsonrpc.Message) {
 	}
 }
 
-// sent reports whether gemgate sent a call under worker id id.
-func (p *Process) sent(id int64) bool {
+// answered takes the pending call that worker id id answers (nil if none), and reports
+// whether gemgate sent a call under that id. A Strict worker's answer to one tells that the
+// calls given up on before it have had their answers, or will have none.
+func (p *Process) answered(id int64) (c *Call, sent bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return id > 0 && id <= p.nextID
-}
-
-// answeredInOrder notes that a Strict worker answered worker id id: the calls given up on
-// before it have had their answers, or will have none.
-func (p *Process) answeredInOrder(id int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for g := range p.givenUp {
-		if g <= id {
-			delete(p.givenUp, g)
+	c = p.pending[id]
+	delete(p.pending, id)
+	sent = id > 0 && id <= p.nextID // a pending call's id too
+	if sent && p.spec.Strict {
+		for g := range p.givenUp {
+			if g <= id {
+				delete(p.givenUp, g)
+			}
 		}
 	}
+	return c, sent
 }
 
 // failOldest fails the oldest call (the least worker id) of a Strict worker with StrictError:
