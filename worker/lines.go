@@ -25,6 +25,7 @@ type lineReader struct {
 	buf  []byte // nil while idle; unread bytes are buf[r:w]; always a pooled buffer
 	r, w int
 	eof  bool
+	cut  bool  // the last line take returned ended the input without its newline
 	err  error // the error that ended the reading: bufio.ErrTooLong, a read error, or SyscallConn's
 
 	// parts are the full buffers of a line that did not fit in one; it goes on in buf[r:w],
@@ -86,6 +87,7 @@ func (l *lineReader) take() (line []byte, owned, ok bool) {
 					line = l.buf[l.r:end]
 				}
 				l.r = min(end+1, l.w)
+				l.cut = i < 0
 				return bytes.TrimSuffix(line, []byte{'\r'}), owned, true
 			}
 		}

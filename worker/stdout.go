@@ -54,6 +54,12 @@ func (p *Process) readStdout(r *os.File) (eof bool) {
 			greeted = done
 			continue
 		}
+		if p.spec.Strict && sc.cut {
+			// Half a line, and then the end of stdout: the worker died while it wrote. Its
+			// calls fail with the exit's reason (wait), not as answered with a corrupted one.
+			p.log.Warn("worker stdout ended in the middle of a line; dropped", "bytes", len(line))
+			continue
+		}
 		m, err := jsonrpc.Parse(line, jsonrpc.Options{Owned: owned}) // a request, notification or response
 		if err != nil {
 			if p.spec.Strict {

@@ -43,7 +43,8 @@ type Config struct {
 	// Fault at every tools/call: "crash" (topaz dies), "stall" (the user's gem never answers,
 	// and the relay ignores the soft break), "gem_dies" (the user's gem dies mid-call). At the
 	// relay's visibility probe: "gem_dies_at_probe". "wait_raises": the relay's wait for a
-	// tools/call raises while the call goes on in the gem.
+	// tools/call raises while the call goes on in the gem. "dies_mid_answer": topaz dies
+	// (killed, out of memory) while it writes a tools/call's answer, half of it written.
 	Fault string `json:"fault"`
 	// SlowFirstCallMS makes the first tools/call take this many milliseconds before it is
 	// answered, the relay ignoring the soft break (SIGINT) meanwhile: a call that outlives a

@@ -458,7 +458,13 @@ func (t *topazRun) round(s *session, line string, n int) (end bool, code int) {
 		t.say(fmt.Sprintf(`{"gemgate":"corrupt","defect":51438,"bytes":%d}`, len(fetched)))
 		return false, 0
 	}
-	if r := strings.TrimSuffix(fetched, nonce); r != "" {
+	r := strings.TrimSuffix(fetched, nonce)
+	if t.c.Fault == "dies_mid_answer" && strings.Contains(line, `"tools/call"`) {
+		t.out.WriteString(r[:len(r)/2]) // the rest, and the newline, never come
+		t.out.Flush()
+		os.Exit(137)
+	}
+	if r != "" {
 		t.answer(line, r)
 	}
 	return false, 0
