@@ -282,15 +282,8 @@ func (p *Pool) keyFor(id Identity, sessionless bool) Key {
 }
 
 // GrantList is a set of scopes or audiences in canonical order, as a worker's grant holds
-// them (Member.Grant): sorted, without repeats; nil when empty.
-func GrantList(values []string) []string {
-	if len(values) == 0 {
-		return nil
-	}
-	sorted := slices.Clone(values)
-	slices.Sort(sorted)
-	return slices.Compact(sorted)
-}
+// them (Member.Grant) and the worker is told its scopes: worker.GrantList.
+func GrantList(values []string) []string { return worker.GrantList(values) }
 
 // grantSet is GrantList as one string, each value prefixed with its length, so that no two
 // sets share a form (a scope from scp may hold a space).

@@ -119,7 +119,7 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 		"GEMGATE_USER="+user,
 		"GEMGATE_SUBJECT="+id.Subject,
 		"GEMGATE_READ_ONLY="+readOnly,
-		"GEMGATE_SCOPES="+strings.Join(scopeSet(id.Scopes), " "),
+		"GEMGATE_SCOPES="+strings.Join(GrantList(id.Scopes), " "),
 		"GEMGATE_SESSION="+id.Session,
 	)
 	var dataDir, userDir string
@@ -159,12 +159,16 @@ func (l *CommandLauncher) Launch(ctx context.Context, id Identity) (Launch, erro
 	return Launch{Spec: spec, CredentialExpiry: expiry}, nil
 }
 
-// scopeSet is the scope set a worker is told: every caller of the worker holds exactly it
-// (Key.Scopes), in whatever order its token listed it.
-func scopeSet(scopes []string) []string {
-	s := slices.Clone(scopes)
-	slices.Sort(s)
-	return slices.Compact(s)
+// GrantList is a set of scopes or audiences in canonical order: sorted, without repeats; nil
+// when empty. A worker is told its scope set so: every caller of the worker holds exactly it
+// (the pool keys workers on it), in whatever order its token listed it.
+func GrantList(values []string) []string {
+	if len(values) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	return slices.Compact(sorted)
 }
 
 // sandbox is the launcher's sandbox completed for one worker: its executable and the template's
