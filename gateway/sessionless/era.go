@@ -148,18 +148,26 @@ func check(r *http.Request, msg *jsonrpc.Message, served []string) (checks, *wir
 	} else if ok {
 		mr.ClientInfo, _ = meta.Raw(MetaClientInfo)
 	}
-	// A level gemgate cannot read is refused, as a session's logging/setLevel is (pool): null
-	// counts as absent.
-	lvl, set, err := meta.String(MetaLogLevel)
-	if err != nil || set && pool.LogLevel(lvl) < 0 {
-		return checks{}, refusal(msg, jsonrpc.CodeInvalidParams,
-			"invalid _meta field "+textclip.Quote(MetaLogLevel)+": one of "+pool.LogLevels())
+	if he := readLogLevel(msg, meta, &mr); he != nil {
+		return checks{}, he
 	}
-	mr.LogLevel = lvl
 	if he := checkMirrorHeaders(r, msg, &mr); he != nil {
 		return checks{}, he
 	}
 	return mr, nil
+}
+
+// readLogLevel sets mr.LogLevel from _meta logLevel. A level gemgate cannot read is refused, as
+// a session's logging/setLevel is (pool); null counts as absent. (A function of its own: check's
+// frame is on the stack of every idle listen stream.)
+func readLogLevel(msg *jsonrpc.Message, meta jsonrpc.Object, mr *checks) *wire.Error {
+	lvl, set, err := meta.String(MetaLogLevel)
+	if err != nil || set && pool.LogLevel(lvl) < 0 {
+		return refusal(msg, jsonrpc.CodeInvalidParams,
+			"invalid _meta field "+textclip.Quote(MetaLogLevel)+": one of "+pool.LogLevels())
+	}
+	mr.LogLevel = lvl
+	return nil
 }
 
 // checkMirrorHeaders: Mcp-Method must equal the body's method, and for the named methods
