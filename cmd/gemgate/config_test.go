@@ -214,3 +214,23 @@ func TestChoices(t *testing.T) {
 		t.Errorf("choice errors (-want +got):\n%s", diff)
 	}
 }
+
+// A config file that sets the exchange client and audience and leaves the secret to the
+// environment (docs/gemstone.md's example) is told which setting is missing, and where the
+// secret goes.
+func TestExchangeProblemNamesWhatIsMissing(t *testing.T) {
+	c, err := load("serve", []string{"--issuer", "https://id.example", "--worker-credential", "exchange",
+		"--exchange-client-id", "gemgate", "--exchange-audience", "gemstone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := configErrors(c.validate()).Error()
+	for _, want := range []string{"exchange_client_secret not set", "GEMGATE_EXCHANGE_CLIENT_SECRET"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("problems lack %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "exchange_client_id not set") || strings.Contains(text, "exchange_audience, ") {
+		t.Errorf("problems name a setting that is set:\n%s", text)
+	}
+}

@@ -105,8 +105,19 @@ func (c *Config) validateWorker(p *problemList) {
 	}
 	// The token endpoint is sent gemgate's client secret and each caller's token.
 	p.addErr(c.secureURL("exchange_token_url", c.ExchangeTokenURL))
-	p.addIf(c.WorkerCredential == "exchange" && (c.ExchangeClientID == "" || c.ExchangeSecret == "" || c.ExchangeAudience == ""),
-		"worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience")
+	if c.WorkerCredential == "exchange" {
+		var missing []string
+		for _, s := range []struct{ key, value string }{{"exchange_client_id", c.ExchangeClientID},
+			{"exchange_client_secret", c.ExchangeSecret}, {"exchange_audience", c.ExchangeAudience}} {
+			if s.value == "" {
+				missing = append(missing, s.key)
+			}
+		}
+		// Name what is missing: a config file that sets the id and audience and leaves the
+		// secret to the environment meets this when the variable did not reach gemgate.
+		p.addIf(len(missing) > 0, "worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience; %s not set%s",
+			strings.Join(missing, ", "), exchangeSecretHint(missing))
+	}
 	// Every exchange would ask for a token gemgate itself accepts, which it refuses to hand a
 	// worker: say so now, not at each user's first request.
 	p.addIf(c.WorkerCredential == "exchange" && c.ExchangeAudience != "" &&
@@ -364,4 +375,13 @@ func (c *Config) secureURL(key, raw string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %q must be an https URL (http only on loopback or with allow_insecure_http)", key, raw)
+}
+
+// exchangeSecretHint says where the exchange client's secret goes when it is missing: the
+// command line refuses it.
+func exchangeSecretHint(missing []string) string {
+	if slices.Contains(missing, "exchange_client_secret") {
+		return " (give the secret as GEMGATE_EXCHANGE_CLIENT_SECRET, or in a config file only gemgate may read)"
+	}
+	return ""
 }
