@@ -90,6 +90,9 @@ func checkToken(ctx context.Context, c *Config, raw, toolsFile string, stdout io
 	}
 	if err != nil {
 		fmt.Fprintf(stdout, "--tools: %v\n", err)
+		if errors.Is(err, policy.ErrMalformedList) {
+			fmt.Fprintln(stdout, `         give the list's result object, {"tools": [...]} (or prompts, resources, resourceTemplates), as the MCP Inspector CLI prints it; of a whole JSON-RPC answer, only its "result"`)
+		}
 		return 2
 	}
 	return 0

@@ -166,3 +166,26 @@ func TestPromptAndResourceRulesSettings(t *testing.T) {
 		}
 	}
 }
+
+// A --tools file holding a whole JSON-RPC answer (what curl saves) is refused with the shape
+// that is wanted.
+func TestCheckTokenToolsFileShapeHint(t *testing.T) {
+	iss, err := devissuer.Start(devissuer.Options{Audience: "http://127.0.0.1:8080/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iss.Close() })
+	tok, err := iss.Mint("alice", []string{"mcp:use"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, "answer.json", `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`)
+	var out bytes.Buffer
+	code := checkCommand(context.Background(), []string{"--issuer", iss.URL(), "--listen", "127.0.0.1:8080", "--worker", "demo", "--token", tok, "--tools", file}, &out, &out)
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	if want := `only its "result"`; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+}
