@@ -110,6 +110,15 @@ func (r *checkReport) issuer(ctx context.Context, c *Config) {
 	defer cancel()
 	// NewVerifier fails unless it loads the keys; the audience is of no account here.
 	_, err := auth.NewVerifier(ctx, auth.Config{Issuer: c.Issuer, JWKSURL: c.JWKSURL, Audiences: []string{"check"}, AllowInsecureHTTP: c.AllowInsecure})
+	if c.JWKSURL != "" {
+		// With jwks_url no discovery document is read: the keys URL is what must answer.
+		if err != nil {
+			r.bad(fmt.Sprintf("issuer %s: %v", c.Issuer, err), "make sure jwks_url ("+c.JWKSURL+") is right and reachable from here and serves the issuer's JWKS, or leave jwks_url out to find the keys through the issuer's discovery document")
+			return
+		}
+		r.ok("issuer " + c.Issuer + ": signing keys loaded from jwks_url " + c.JWKSURL)
+		return
+	}
 	if err != nil {
 		r.bad(fmt.Sprintf("issuer %s: %v", c.Issuer, err), "make sure the issuer URL is right and reachable from here, and that it serves /.well-known/openid-configuration and its JWKS")
 		return

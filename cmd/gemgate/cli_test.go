@@ -129,3 +129,22 @@ func TestWorkerRunsOnOneProcUnlessTold(t *testing.T) {
 		}
 	}
 }
+
+// With jwks_url set no discovery document is read, so check's fix for keys it cannot load
+// names jwks_url, not the issuer's discovery document (the compose demo's setting, run
+// outside its network).
+func TestCheckUnreachableJWKSURLNamesIt(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	var out, errb bytes.Buffer
+	code := checkCommand(context.Background(), unsandboxed("--issuer", "http://127.0.0.1:8081/realms/x",
+		"--jwks-url", "http://"+closed+"/certs", "--listen", "127.0.0.1:0", "--metrics-listen", "off"), &out, &errb)
+	if code != 1 || !strings.Contains(out.String(), "make sure jwks_url (http://"+closed+"/certs) is right") ||
+		strings.Contains(out.String(), "openid-configuration and its JWKS") {
+		t.Errorf("check: exit %d:\n%s", code, out.String())
+	}
+}
