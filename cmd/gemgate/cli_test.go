@@ -148,3 +148,20 @@ func TestCheckUnreachableJWKSURLNamesIt(t *testing.T) {
 		t.Errorf("check: exit %d:\n%s", code, out.String())
 	}
 }
+
+// A flag that does not parse is reported once, with a pointer to -h, not buried in the
+// whole usage.
+func TestBadFlagIsNotBuriedInTheUsage(t *testing.T) {
+	for _, args := range [][]string{{"serve", "--idle-timeout", "10"}, {"dev", "--no-such-flag"}, {"check", "--no-such-flag"}} {
+		var errb bytes.Buffer
+		var code int
+		usage := captureStderr(t, func() {
+			var out bytes.Buffer
+			code = run(args, &out, &errb)
+		})
+		text := usage + errb.String()
+		if code == 0 || strings.Count(text, "\n") != 1 || !strings.Contains(text, "gemgate "+args[0]+" -h lists every setting") {
+			t.Errorf("%v: exit %d, stderr:\n%s", args, code, text)
+		}
+	}
+}

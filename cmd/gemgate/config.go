@@ -308,7 +308,11 @@ func load(name string, args []string) (*Config, error) {
 		c.DrainDelay = 0 // one local gateway, no balancer to tell
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() { commandUsage(fs) }
+	// The flag package prints a parse error and then the whole usage, over a hundred lines
+	// that bury the error: the caller prints the error once, with a pointer to -h, and -h
+	// alone prints the usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.Func("config", "YAML config file; repeat to layer several (later files win), e.g. a policy preset and your own", func(v string) error {
 		c.configFiles = append(c.configFiles, v)
 		return nil
@@ -325,8 +329,12 @@ func load(name string, args []string) (*Config, error) {
 	}
 	// Flags first, to learn the config files; the files and the environment are then applied
 	// beneath them by parsing the flags again.
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(nil) // standard error
+		commandUsage(fs)
 		return nil, err
+	} else if err != nil {
+		return nil, fmt.Errorf("%w (gemgate %s -h lists every setting)", err, name)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
