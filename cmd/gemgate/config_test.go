@@ -225,12 +225,12 @@ func TestExchangeProblemNamesWhatIsMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := configErrors(c.validate()).Error()
-	for _, want := range []string{"exchange_client_secret not set", "GEMGATE_EXCHANGE_CLIENT_SECRET"} {
+	for _, want := range []string{"not set: exchange_client_secret (", "GEMGATE_EXCHANGE_CLIENT_SECRET"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("problems lack %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "exchange_client_id not set") || strings.Contains(text, "exchange_audience, ") {
+	if strings.Contains(text, "not set: exchange_client_id") || strings.Contains(text, "exchange_audience, ") {
 		t.Errorf("problems name a setting that is set:\n%s", text)
 	}
 }

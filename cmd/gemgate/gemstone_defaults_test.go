@@ -141,3 +141,15 @@ func TestGemStoneRunsUnsandboxedByDefault(t *testing.T) {
 		}
 	}
 }
+
+// check names a missing gemstone_home once: the configuration's problem, not again as a
+// failed live check.
+func TestCheckNamesAMissingGemStoneHomeOnce(t *testing.T) {
+	t.Setenv("GEMSTONE", "")
+	var out, errb strings.Builder
+	code := checkCommand(context.Background(), unsandboxed("--worker", "gemstone", "--auth", "none", "--worker-credential", "none",
+		"--gemstone-service-ini", "/nonexistent/svc.ini", "--listen", "127.0.0.1:0", "--metrics-listen", "off"), &out, &errb)
+	if code != 1 || strings.Count(out.String(), "gemstone_home") != 1 {
+		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+}

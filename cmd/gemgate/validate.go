@@ -115,8 +115,12 @@ func (c *Config) validateWorker(p *problemList) {
 		}
 		// Name what is missing: a config file that sets the id and audience and leaves the
 		// secret to the environment meets this when the variable did not reach gemgate.
-		p.addIf(len(missing) > 0, "worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience; %s not set%s",
-			strings.Join(missing, ", "), exchangeSecretHint(missing))
+		notSet := "; not set: " + strings.Join(missing, ", ")
+		if len(missing) == 3 {
+			notSet = ""
+		}
+		p.addIf(len(missing) > 0, "worker_credential: exchange needs exchange_client_id, exchange_client_secret and exchange_audience%s%s",
+			notSet, exchangeSecretHint(missing))
 	}
 	// Every exchange would ask for a token gemgate itself accepts, which it refuses to hand a
 	// worker: say so now, not at each user's first request.
