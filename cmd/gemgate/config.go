@@ -210,6 +210,10 @@ func (c *Config) settings() []field {
 	return slices.DeleteFunc(c.fields(), func(f field) bool { return f.dev && !c.dev })
 }
 
+// devOnlyHint is what serve takes instead of a setting of gemgate dev only, where it has one.
+var devOnlyHint = map[string]string{"tls": " (serve takes a certificate of its own: tls_cert and tls_key)",
+	"dev_issuer_listen": " (serve takes your identity provider: issuer)"}
+
 // flagAliases are short flag spellings kept for convenience, by key: --data for --data-dir.
 var flagAliases = map[string]string{"data_dir": "data"}
 
@@ -419,6 +423,8 @@ func (c *Config) applyFile(path string) []error {
 			if c.Rules[kind], err = policy.RulesFromYAML(kind, v); err != nil {
 				errs = append(errs, fileError(path, "%s: %w", k, err))
 			}
+		case !ok && slices.ContainsFunc(c.fields(), func(f field) bool { return f.dev && f.key == k }):
+			errs = append(errs, fileError(path, "unknown setting %q: a setting of gemgate dev only%s", k, devOnlyHint[k]))
 		case !ok:
 			errs = append(errs, fileError(path, "unknown setting %q", k))
 		default:

@@ -234,3 +234,16 @@ func TestExchangeProblemNamesWhatIsMissing(t *testing.T) {
 		t.Errorf("problems name a setting that is set:\n%s", text)
 	}
 }
+
+// A setting of gemgate dev in serve's config file is refused as unknown, saying whose it is
+// and what serve takes instead.
+func TestDevSettingInServeFileSaysWhose(t *testing.T) {
+	file := writeFile(t, "dev.yaml", "tls: true\n")
+	_, err := load("serve", []string{"--config", file})
+	if err == nil || !strings.Contains(err.Error(), `unknown setting "tls": a setting of gemgate dev only (serve takes a certificate of its own: tls_cert and tls_key)`) {
+		t.Errorf("got %v", err)
+	}
+	if c, err := load("dev", []string{"--config", file}); err != nil || !c.DevTLS {
+		t.Errorf("dev: %v", err)
+	}
+}
