@@ -181,3 +181,17 @@ func TestDevBannerSaysUnsandboxed(t *testing.T) {
 		t.Errorf("banner of a sandboxed dev:\n%s", b.String())
 	}
 }
+
+// The banner's Inspector command names the Inspector 2.x: on a Node older than 22.19 a bare
+// `npx @modelcontextprotocol/inspector` resolves to 0.15, which reads --header as arguments
+// for a stdio server and stops ("Arguments cannot be passed to a URL-based MCP server").
+func TestDevBannerInspectorIsVersion2(t *testing.T) {
+	for _, info := range []devInfo{{URL: "http://127.0.0.1:1/mcp", Auth: "none"},
+		{URL: "http://127.0.0.1:1/mcp", Auth: "oidc", Issuer: "http://127.0.0.1:2", Tokens: map[string]string{"alice": "t"}}} {
+		var b bytes.Buffer
+		printDevInfo(&b, info)
+		if strings.Count(b.String(), "npx -y @modelcontextprotocol/inspector@2 --cli ") != 1 {
+			t.Errorf("banner:\n%s", b.String())
+		}
+	}
+}

@@ -231,7 +231,7 @@ func printDevInfo(w io.Writer, info devInfo) {
 		fmt.Fprintf(&b, "  auth           none: every request acts as the local user\n\n")
 		printTrust(&b, info)
 		fmt.Fprintf(&b, "Claude Code:     claude mcp add --transport http gemgate %s\n", info.URL)
-		fmt.Fprintf(&b, "MCP Inspector:   %snpx @modelcontextprotocol/inspector --cli %s --transport http --method tools/list\n", inspectorEnv, info.URL)
+		fmt.Fprintf(&b, "MCP Inspector:   %snpx -y @modelcontextprotocol/inspector@2 --cli %s --transport http --method tools/list\n", inspectorEnv, info.URL)
 		io.WriteString(w, b.String())
 		return
 	}
@@ -248,7 +248,7 @@ func printDevInfo(w io.Writer, info devInfo) {
 	}
 	alice := info.Tokens["alice"]
 	fmt.Fprintf(&b, "Claude Code (as alice):\n  claude mcp add --transport http gemgate %s --header \"Authorization: Bearer %s\"\n\n", info.URL, alice)
-	fmt.Fprintf(&b, "MCP Inspector (as alice):\n  %snpx @modelcontextprotocol/inspector --cli %s --transport http --header \"Authorization: Bearer %s\" --method tools/list\n", inspectorEnv, info.URL, alice)
+	fmt.Fprintf(&b, "MCP Inspector (as alice):\n  %snpx -y @modelcontextprotocol/inspector@2 --cli %s --transport http --header \"Authorization: Bearer %s\" --method tools/list\n", inspectorEnv, info.URL, alice)
 	io.WriteString(w, b.String())
 }
 
