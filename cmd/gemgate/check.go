@@ -25,6 +25,13 @@ func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(args) == 2 && (args[0] == "--health" || args[0] == "-health") {
 		return healthCheck(ctx, args[1], stdout)
 	}
+	if len(args) == 1 {
+		for _, prefix := range []string{"--health=", "-health="} {
+			if url, ok := strings.CutPrefix(args[0], prefix); ok {
+				return healthCheck(ctx, url, stdout)
+			}
+		}
+	}
 	token, args, explain, err := takeFlag(args, "token", "a JWT, or - to read it from stdin")
 	toolsFile := ""
 	if err == nil {
@@ -178,7 +185,9 @@ func healthCheck(ctx context.Context, url string, stdout io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err == nil && ((req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "") {
+	if err != nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
+		// net/url's own words ("first path segment in URL cannot contain colon", for a URL
+		// without its scheme) do not say what to write.
 		err = fmt.Errorf("%q is not an http or https URL with a host, e.g. http://127.0.0.1:8080/healthz", url)
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +23,24 @@ func TestHealthCheck(t *testing.T) {
 	}
 	if code := checkCommand(context.Background(), []string{"--health", "http://127.0.0.1:1/healthz"}, &out, &out); code != 1 {
 		t.Errorf("unreachable: exit %d", code)
+	}
+}
+
+// --health=URL is the same as --health URL, and a URL without its scheme is told what to
+// write, not net/url's parse error.
+func TestHealthCheckSpellings(t *testing.T) {
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }))
+	defer ok.Close()
+	for _, arg := range []string{"--health=" + ok.URL, "-health=" + ok.URL} {
+		var out bytes.Buffer
+		if code := checkCommand(context.Background(), []string{arg}, &out, &out); code != 0 {
+			t.Errorf("%s: exit %d: %s", arg, code, out.String())
+		}
+	}
+	var out bytes.Buffer
+	bare := strings.TrimPrefix(ok.URL, "http://") + "/healthz"
+	if code := checkCommand(context.Background(), []string{"--health", bare}, &out, &out); code != 2 ||
+		!strings.Contains(out.String(), "is not an http or https URL with a host, e.g. http://127.0.0.1:8080/healthz") {
+		t.Errorf("%s: exit %d: %s", bare, code, out.String())
 	}
 }
