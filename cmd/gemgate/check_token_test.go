@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -187,5 +188,24 @@ func TestCheckTokenToolsFileShapeHint(t *testing.T) {
 	}
 	if want := `only its "result"`; !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+}
+
+// An issuer spelt otherwise than the identity provider names itself (localhost for
+// 127.0.0.1) answers, so check's fix names the spelling to set, not reachability.
+func TestCheckIssuerNamedOtherwise(t *testing.T) {
+	iss, err := devissuer.Start(devissuer.Options{Audience: "http://127.0.0.1:8080/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iss.Close() })
+	other := strings.Replace(iss.URL(), "127.0.0.1", "localhost", 1)
+	var out bytes.Buffer
+	code := checkCommand(context.Background(), unsandboxed("--issuer", other, "--listen", "127.0.0.1:0", "--metrics-listen", "off"), &out, &out)
+	if want := "fix: set issuer to \"" + iss.URL() + "\", exactly as the identity provider names itself"; code != 1 || !strings.Contains(out.String(), want) {
+		t.Errorf("exit %d, want 1 and %q:\n%s", code, want, out.String())
+	}
+	if _, ok := issuerNamedOtherwise(errors.New("dial tcp: connection refused")); ok {
+		t.Error("an unreachable issuer read as one named otherwise")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -203,7 +204,13 @@ func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol 
 		return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
 	}
 	if err := verifier.Ready(ctx); err != nil {
-		log.Warn("issuer unreachable at start; serving anyway (503 for tokens, /readyz not ready) and retrying in the background", "issuer", c.Issuer, "error", err)
+		if named, ok := issuerNamedOtherwise(err); ok {
+			// The issuer answered: waiting will not help, the setting must change.
+			log.Warn("issuer names itself otherwise in its discovery document; serving anyway (503 for tokens, /readyz not ready) and retrying in the background",
+				"issuer", c.Issuer, "issuer_named", named, "fix", "set issuer to "+strconv.Quote(named)+", exactly as the identity provider names itself (tokens carry it in iss)", "error", err)
+		} else {
+			log.Warn("issuer unreachable at start; serving anyway (503 for tokens, /readyz not ready) and retrying in the background", "issuer", c.Issuer, "error", err)
+		}
 	}
 	var users *auth.UserBindings
 	if c.UserClaim != "sub" {
