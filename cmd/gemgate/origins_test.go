@@ -16,6 +16,8 @@ func TestAllowedOriginsAreWrittenAsBrowsersSendThem(t *testing.T) {
 		{"HTTPS://app.example.com", "https://app.example.com"},
 		{"https://app.example.com:443", "https://app.example.com"},
 		{"http://localhost:80", "http://localhost"},
+		{"https://app.example.com/", "https://app.example.com"}, // copied from the address bar
+		{"https://App.example.com:443/app", "https://app.example.com"},
 		{"https://app.example.com?x=1", ""},
 		{"https://app.example.com#top", ""},
 		{"https://user@app.example.com", ""},

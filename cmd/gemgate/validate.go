@@ -147,10 +147,11 @@ func (c *Config) validateLimits(p *problemList) {
 		}
 		u, err := url.Parse(o)
 		switch {
-		case err != nil || u.Host == "" || u.Path != "":
+		case err != nil || u.Host == "":
 			p.add("allowed_origins: %q is not an origin like https://app.example.com", o)
 		case browserOrigin(u) != o:
-			// The gate compares the Origin header with the entry as written.
+			// The gate compares the Origin header with the entry as written. A path (a URL
+			// copied from the address bar ends in /) is what is after the port.
 			hint := ""
 			if b := browserOrigin(u); b != "" {
 				hint = fmt.Sprintf("; write %q", b)
