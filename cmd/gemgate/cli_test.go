@@ -105,6 +105,11 @@ func TestBusyPortNamesTheSetting(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr:\n%s", args[0], code, errb.String())
 		}
 	}
+	var serveErr bytes.Buffer
+	if code := run(unsandboxed("serve", "--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", addr), &bytes.Buffer{}, &serveErr); code == 0 ||
+		!strings.Contains(serveErr.String(), "already in use") || !strings.Contains(serveErr.String(), "--metrics-listen (GEMGATE_METRICS_LISTEN)") {
+		t.Errorf("serve with metrics_listen busy: exit %d, stderr:\n%s", code, serveErr.String())
+	}
 	var out, errb bytes.Buffer
 	code := checkCommand(context.Background(), unsandboxed("--auth", "none", "--listen", "127.0.0.1:0", "--metrics-listen", addr), &out, &errb)
 	if code == 0 || !strings.Contains(out.String(), "change metrics_listen (--metrics-listen, GEMGATE_METRICS_LISTEN)") || !strings.Contains(out.String(), "\n1 problem found.") {

@@ -317,7 +317,7 @@ func (s *server) servers() error {
 			ln, err = net.Listen("tcp", "127.0.0.1:0")
 		}
 		if err != nil {
-			return fmt.Errorf("metrics_listen: %w", err)
+			return listenError("metrics_listen", c.MetricsListen, err)
 		}
 		// A scraper makes a request every few seconds; nobody needs more than a few
 		// connections, each bounded in time, out of the descriptors the caps were sized from.
