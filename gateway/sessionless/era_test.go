@@ -28,6 +28,9 @@ func TestPlainHeaderValue(t *testing.T) {
 		{"=?base64?ZWNobx==?=", "", errBadBase64},
 		{"=?base64?ZWNobw?=", "", errBadBase64},
 		{"=?base64?ZWNobw==", "=?base64?ZWNobw==", nil}, // not the sentinel form: taken as written
+		{"~echo~", "~echo~", nil},                       // 0x7e, the last visible ASCII
+		{"=?base64??=", "", nil},                        // the sentinel form of the empty value
+		{"=?base64?=", "=?base64?=", nil},               // prefix and suffix overlap: not the form, as written
 	} {
 		got, err := plainHeaderValue(tc.in)
 		if got != tc.want || !errors.Is(err, tc.err) {
