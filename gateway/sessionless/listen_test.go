@@ -71,3 +71,44 @@ func TestListenStreamHoldsBoundedBytes(t *testing.T) {
 		t.Errorf("a listen stream whose client does not read holds %d KiB of the worker's notifications; want some, and at most 1 MiB beyond the first", held>>10)
 	}
 }
+
+// TestReadListenFilter: subscriptions/listen's notifications are read strictly: the flags as
+// booleans, the subscriptions as an array of strings (null: none), a key in another case
+// refused; the stream gets the notifications asked for and no others.
+func TestReadListenFilter(t *testing.T) {
+	read := func(n string) (listenFilter, error) {
+		t.Helper()
+		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":`+n+`}}`), jsonrpc.Options{Client: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return readListenFilter(msg)
+	}
+	f, err := read(`{"toolsListChanged":true,"promptsListChanged":false,"resourcesListChanged":true,"resourceSubscriptions":["res://a","res://b"]}`)
+	if err != nil || !f.ToolsListChanged || f.PromptsListChanged || !f.ResourcesListChanged || strings.Join(f.ResourceSubscriptions, " ") != "res://a res://b" {
+		t.Errorf("filter %+v, %v", f, err)
+	}
+	for method, want := range map[string]bool{
+		"notifications/tools/list_changed": true, "notifications/prompts/list_changed": false,
+		"notifications/resources/list_changed": true, "notifications/resources/updated": true, "notifications/message": false,
+	} {
+		if f.wants(method) != want {
+			t.Errorf("%s passes: %v, want %v", method, !want, want)
+		}
+	}
+	if f, err := read(`{"promptsListChanged":true,"resourceSubscriptions":null}`); err != nil || !f.PromptsListChanged || f.ToolsListChanged || f.ResourceSubscriptions != nil ||
+		f.wants("notifications/resources/updated") || f.empty() {
+		t.Errorf("prompts only: %+v, %v", f, err)
+	}
+	if f, err := read(`{}`); err != nil || !f.empty() {
+		t.Errorf("nothing asked: %+v, %v; want an empty filter", f, err)
+	}
+	for _, bad := range []string{
+		`{"toolsListChanged":"yes"}`, `{"promptsListChanged":1}`,
+		`{"resourceSubscriptions":"res://a"}`, `{"resourceSubscriptions":[1]}`, `{"ToolsListChanged":true}`, `[]`,
+	} {
+		if f, err := read(bad); err == nil {
+			t.Errorf("%s read as %+v, want refused", bad, f)
+		}
+	}
+}
