@@ -1,6 +1,7 @@
 package sessionless
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -109,6 +110,42 @@ func TestReadListenFilter(t *testing.T) {
 	} {
 		if f, err := read(bad); err == nil {
 			t.Errorf("%s read as %+v, want refused", bad, f)
+		}
+	}
+}
+
+// TestListenTagsEveryNotification: each notification a listen stream passes on names its
+// subscription in params._meta, whether the worker sent no params (list_changed usually has
+// none), null, or params with a _meta of their own (kept).
+func TestListenTagsEveryNotification(t *testing.T) {
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":null}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"x":1},"y":2}}`,
+	} {
+		c := &listenCaller{subID: []byte(`"s1"`), events: wire.NewEventQueue()}
+		c.filter.Store(&listenFilter{ToolsListChanged: true})
+		c.Deliver(pool.Delivery{Message: []byte(in)})
+		evs := c.events.Take()
+		if len(evs) != 1 {
+			t.Errorf("%s: %d events passed on, want 1", in, len(evs))
+			continue
+		}
+		var got struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+				Y    json.RawMessage            `json:"y"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(evs[0], &got); err != nil {
+			t.Fatalf("%s: passed on as %s: %v", in, evs[0], err)
+		}
+		if got.Method != "notifications/tools/list_changed" || string(got.Params.Meta[MetaSubscriptionID]) != `"s1"` {
+			t.Errorf("%s: passed on as %s, want it tagged with subscription s1", in, evs[0])
+		}
+		if strings.Contains(in, `"y"`) && (string(got.Params.Meta["x"]) != "1" || string(got.Params.Y) != "2") {
+			t.Errorf("%s: the worker's params changed: %s", in, evs[0])
 		}
 	}
 }
