@@ -91,3 +91,84 @@ func TestCheckMirrorHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestIs: a POST is of the 2026-07-28 era when it carries no session id and its
+// MCP-Protocol-Version header, or else its _meta protocolVersion, names 2026-07-28 or later
+// (a later one, or one that is no date, is then refused as unsupported); anything else is the
+// legacy era's.
+func TestIs(t *testing.T) {
+	meta := func(v string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"` + MetaProtocolVersion + `":"` + v + `"}}}`
+	}
+	const noMeta = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, tt := range []struct {
+		name, session, header, body string
+		want                        bool
+	}{
+		{"the header names it", "", Version, noMeta, true},
+		{"a later revision", "", "2027-01-01", noMeta, true},
+		{"no date at all", "", "v999.0.0", noMeta, true},
+		{"an earlier revision", "", "2025-11-25", noMeta, false},
+		{"a session id", "s1", Version, meta(Version), false},
+		{"_meta names it", "", "", meta(Version), true},
+		{"_meta names an earlier one", "", "", meta("2025-11-25"), false},
+		{"_meta empty", "", "", meta(""), false},
+		{"neither", "", "", noMeta, false},
+		{"an earlier header, _meta the era's", "", "2025-11-25", meta(Version), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			msg, err := jsonrpc.Parse([]byte(tt.body), jsonrpc.Options{Client: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+			if tt.session != "" {
+				r.Header.Set(HeaderSessionID, tt.session)
+			}
+			if tt.header != "" {
+				r.Header.Set(HeaderProtocolVersion, tt.header)
+			}
+			if got := Is(r, msg); got != tt.want {
+				t.Errorf("Is = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLegacyOnly: GET and DELETE exist for legacy sessions only: without a session id and
+// naming 2026-07-28 or later they are 405 with Allow: POST; a session's, or a legacy
+// client's, reach the handler.
+func TestLegacyOnly(t *testing.T) {
+	h := LegacyOnly(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	for _, tt := range []struct {
+		session, version string
+		want             int
+	}{
+		{"", Version, http.StatusMethodNotAllowed},
+		{"", "2099-01-01", http.StatusMethodNotAllowed},
+		{"s1", Version, http.StatusNoContent},
+		{"", "2025-11-25", http.StatusNoContent},
+		{"", "", http.StatusNoContent},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+		if tt.session != "" {
+			r.Header.Set(HeaderSessionID, tt.session)
+		}
+		if tt.version != "" {
+			r.Header.Set(HeaderProtocolVersion, tt.version)
+		}
+		rec := httptest.NewRecorder()
+		h(rec, r)
+		if rec.Code != tt.want || (tt.want == http.StatusMethodNotAllowed && rec.Header().Get("Allow") != "POST") {
+			t.Errorf("session %q, version %q: %d, Allow %q; want %d", tt.session, tt.version, rec.Code, rec.Header().Get("Allow"), tt.want)
+		}
+	}
+}
+
+// TestEraErrorCodes: the numbers the 2026-07-28 revision gives its errors, which clients
+// match on (basic/index.mdx, Error Codes).
+func TestEraErrorCodes(t *testing.T) {
+	if CodeHeaderMismatch != -32020 || CodeMissingCapability != -32021 || CodeUnsupportedVersion != -32022 {
+		t.Errorf("codes %d %d %d, want -32020 -32021 -32022", CodeHeaderMismatch, CodeMissingCapability, CodeUnsupportedVersion)
+	}
+}
