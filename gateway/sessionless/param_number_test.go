@@ -46,6 +46,10 @@ func TestParamIntegerHasOneSpelling(t *testing.T) {
 		"0":                {"00", "-00", "+0", "0x0", ".0", "0.", "-"},
 		"-10000":           {"10000", "-010000", "--10000"},
 		"9007199254740991": {"9007199254740991.0000000001", "9007199254740992"},
+		// Past 2^53-1 a JSON number has no one value: 2^53+1 reads as 2^53 in a float64 and
+		// as itself in an int64, so no header can say which one the worker got.
+		"9007199254740992": {"9007199254740992"},
+		"9007199254740993": {"9007199254740992", "9007199254740993"},
 	} {
 		for _, header := range headers {
 			he := check(amount, header)
