@@ -107,3 +107,28 @@ func TestWrapInputRequiredAtTheBound(t *testing.T) {
 		t.Errorf("a worker state a byte larger: %v, want errStateTooLarge", err)
 	}
 }
+
+// TestInputRequiredTimeoutDefault: with no input_required_timeout set, a client has the
+// documented two minutes to retry with the requestState it was handed.
+func TestInputRequiredTimeoutDefault(t *testing.T) {
+	for _, set := range []time.Duration{0, -time.Second} {
+		a := New(Config{InputRequiredTimeout: set})
+		now := time.Unix(1_800_000_000, 0)
+		a.Now = func() time.Time { return now }
+		out, err := a.wrapInputRequired(stateClaims{Issuer: "iss", Subject: "alice"},
+			json.RawMessage(`{"resultType":"input_required","inputRequests":{},"requestState":"ws"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct{ RequestState string }
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.key.open(res.RequestState, now.Add(2*time.Minute)); err != nil {
+			t.Errorf("timeout %v: a retry after 2 minutes: %v, want it taken", set, err)
+		}
+		if _, err := a.key.open(res.RequestState, now.Add(2*time.Minute+time.Second)); !errors.Is(err, errStateExpired) {
+			t.Errorf("timeout %v: a retry after 2 minutes and a second: %v, want it expired", set, err)
+		}
+	}
+}
