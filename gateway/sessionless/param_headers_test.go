@@ -79,3 +79,21 @@ func TestBindingsFromToolsList(t *testing.T) {
 		t.Errorf("a page that is no tools list added bindings: %v", into)
 	}
 }
+
+// TestBindingsDepth: x-mcp-header bindings are read nine properties deep, the binding's own
+// included, and no deeper: a worker's schema cannot make gemgate recurse without bound.
+func TestBindingsDepth(t *testing.T) {
+	nested := func(depth int) json.RawMessage {
+		s := `{"type":"string","x-mcp-header":"Deep"}`
+		for range depth - 1 {
+			s = `{"properties":{"p":` + s + `}}`
+		}
+		return json.RawMessage(`{"properties":{"p":` + s + `}}`)
+	}
+	if b := schemaBindings(nested(9), nil, nil); len(b) != 1 || len(b[0].path) != 9 {
+		t.Errorf("a binding 9 deep: %v, want it read", b)
+	}
+	if b := schemaBindings(nested(10), nil, nil); len(b) != 0 {
+		t.Errorf("a binding 10 deep: %v, want none read", b)
+	}
+}
