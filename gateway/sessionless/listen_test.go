@@ -149,3 +149,36 @@ func TestListenTagsEveryNotification(t *testing.T) {
 		}
 	}
 }
+
+// TestListenCounterBound: a user holds at most MaxListensPerUser (16) listen streams at once;
+// another user is not held by them; a stream that ends gives back one place, and no more.
+func TestListenCounterBound(t *testing.T) {
+	var c listenCounter
+	alice, bob := owner{"iss", "alice"}, owner{"iss", "bob"}
+	for i := range 16 {
+		if !c.take(alice) {
+			t.Fatalf("listen stream %d of 16 refused", i+1)
+		}
+	}
+	if c.take(alice) {
+		t.Fatal("a 17th listen stream was allowed")
+	}
+	if !c.take(bob) {
+		t.Error("bob is refused for alice's streams")
+	}
+	c.release(alice)
+	if !c.take(alice) {
+		t.Error("a stream that ended gave back no place")
+	}
+	if c.take(alice) {
+		t.Error("a stream that ended gave back more than one place")
+	}
+	for range 16 {
+		c.release(alice)
+	}
+	for i := range 16 {
+		if !c.take(alice) {
+			t.Fatalf("after every stream ended, stream %d of 16 refused", i+1)
+		}
+	}
+}
