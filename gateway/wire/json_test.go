@@ -10,7 +10,7 @@ import (
 // UTF-8 included), DecodesTo says what decoding it says.
 func FuzzDecodesToAgreesWithDecoding(f *testing.F) {
 	for _, s := range []string{`"input_required"`, `"input\u005frequired"`, `"input_required\ud800"`,
-		"\"input_required\xff\"", `"INPUT_REQUIRED"`, `""`, `"task"`} {
+		"\"input_required\xff\"", `"INPUT_REQUIRED"`, `""`, `"task"`, `"\u0069nput_required"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -70,6 +70,12 @@ func TestMayHaveKey(t *testing.T) {
 			t.Errorf("MayHaveKey(%s) = %v, want %v", tt.raw, got, tt.want)
 		}
 	}
+	// Every ASCII letter folds, A and Z too; the characters either side of them do not.
+	for raw, want := range map[string]bool{`{"AZ":1}`: true, `{"aZ":1}`: true, `{"Az":1}`: true, `{"@Z":1}`: false, `{"A[":1}`: false} {
+		if got := MayHaveKey([]byte(raw), "az"); got != want {
+			t.Errorf("MayHaveKey(%s, az) = %v, want %v", raw, got, want)
+		}
+	}
 }
 
 // TestLastFoldedString: the resultType a struct decoding reads: the last string member whose
@@ -81,6 +87,7 @@ func TestLastFoldedString(t *testing.T) {
 		{`{"resultType":"complete","RESULTTYPE":"input_required"}`, "input_required"},
 		{`{"ResultType":"input_required","resultType":"complete"}`, "complete"},
 		{`{"result\u0054ype":"input\u005frequired"}`, "input_required"},
+		{`{"\u0072esultType":"\u0069nput_required"}`, "input_required"}, // escapes first
 		{`{"re\u017fultType":"task"}`, "task"},
 		{`{"reſultType":"task"}`, "task"},
 		{`{"resultType":"complete","resultType":7}`, "complete"},
