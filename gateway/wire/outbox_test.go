@@ -151,3 +151,24 @@ func (o *Outbox) Take(gen uint64) ([][]byte, <-chan struct{}, bool) {
 	}
 	return msgs, wake, ok
 }
+
+// TestOutboxKeepsExactly16MiB: a session's queue holds 16 MiB, exactly that included; the byte
+// after pushes out the oldest message.
+func TestOutboxKeepsExactly16MiB(t *testing.T) {
+	o := NewOutbox(nil, nil)
+	gen := o.Attach()
+	for range 16 {
+		if n := o.Push(make([]byte, 1<<20)); n != 0 {
+			t.Fatalf("within 16 MiB, %d messages dropped", n)
+		}
+	}
+	if n := o.Push(nil); n != 0 {
+		t.Errorf("at exactly 16 MiB, an empty message dropped %d", n)
+	}
+	if n := o.Push([]byte("x")); n != 1 {
+		t.Errorf("a byte past 16 MiB dropped %d messages, want the oldest", n)
+	}
+	if msgs, _, _ := o.Take(gen); len(msgs) != 17 {
+		t.Errorf("%d messages delivered, want 17", len(msgs))
+	}
+}

@@ -282,3 +282,22 @@ func TestReviewResumeWakeLosesNothing(t *testing.T) {
 		t.Fatalf("read %d events, want %d", got, n)
 	}
 }
+
+// TestResumeIDLengthBound: a Last-Event-ID of up to 64 bytes is read (numbers may carry
+// leading zeros), a longer one is refused as malformed without being parsed.
+func TestResumeIDLengthBound(t *testing.T) {
+	rs := NewEventStore()
+	sid := rs.Open()
+	rs.record(sid, []byte("e"), false)
+	id := func(n int) string { // the id of (sid, 1), n bytes long
+		s := rs.ID(sid, 1)
+		tag, rest, _ := strings.Cut(s, "_")
+		return tag + "_" + strings.Repeat("0", n-len(s)) + rest
+	}
+	if got, after, err := rs.Resolve(id(MaxEventIDLen)); err != nil || got != sid || after != 1 {
+		t.Errorf("a 64-byte id: stream %d after %d, %v; want stream %d after 1", got, after, err, sid)
+	}
+	if _, _, err := rs.Resolve(id(MaxEventIDLen + 1)); !errors.Is(err, errEventIDMalformed) {
+		t.Errorf("a 65-byte id: %v, want malformed", err)
+	}
+}
