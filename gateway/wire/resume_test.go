@@ -301,3 +301,24 @@ func TestResumeIDLengthBound(t *testing.T) {
 		t.Errorf("a 65-byte id: %v, want malformed", err)
 	}
 }
+
+// TestResumeAbandonedCountsFromTheLastReader: a stream is abandoned a retention after its last
+// reader left, not a nanosecond sooner, whenever its connection was lost.
+func TestResumeAbandonedCountsFromTheLastReader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := NewEventStore()
+		sid := rs.Open()
+		lost := time.Now()
+		rs.Attach(sid)
+		time.Sleep(2 * ResumeRetention)
+		rs.Detach(sid)
+		time.Sleep(ResumeRetention)
+		if rs.Abandoned(sid, lost) {
+			t.Fatal("abandoned exactly a retention after its reader left")
+		}
+		time.Sleep(time.Nanosecond)
+		if !rs.Abandoned(sid, lost) {
+			t.Fatal("not abandoned a retention and a nanosecond after its reader left")
+		}
+	})
+}
