@@ -180,3 +180,27 @@ func TestReplayEndedStreamGoesAfter60s(t *testing.T) {
 		}
 	})
 }
+
+// TestReplayPushesOutAFinishedStreamFirst: past 32 streams, the oldest finished one goes
+// before an older one still running, whose answer its client may yet resume.
+func TestReplayPushesOutAFinishedStreamFirst(t *testing.T) {
+	rs := NewEventStore()
+	running := rs.Open()
+	rs.record(running, []byte("progress"), false)
+	var finished []uint64
+	for range 31 {
+		sid := rs.Open()
+		rs.record(sid, []byte("answer"), true)
+		finished = append(finished, sid)
+	}
+	rs.Open() // the 33rd
+	if _, _, err := rs.Resolve(rs.ID(running, 1)); err != nil {
+		t.Errorf("the oldest stream, still running: %v, want it kept", err)
+	}
+	if _, _, err := rs.Resolve(rs.ID(finished[0], 1)); !errors.Is(err, errEventIDUnknown) {
+		t.Errorf("the oldest finished stream: %v, want it gone", err)
+	}
+	if _, _, err := rs.Resolve(rs.ID(finished[1], 1)); err != nil {
+		t.Errorf("the second oldest finished stream: %v, want it kept", err)
+	}
+}

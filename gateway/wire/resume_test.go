@@ -322,3 +322,21 @@ func TestResumeAbandonedCountsFromTheLastReader(t *testing.T) {
 		}
 	})
 }
+
+// TestResumeNewestReaderIsCurrent: of a POST stream's readers the newest is current, an
+// earlier one no longer is, and a stream that is gone has none.
+func TestResumeNewestReaderIsCurrent(t *testing.T) {
+	rs := NewEventStore()
+	sid := rs.Open()
+	first := rs.Attach(sid)
+	if !rs.Current(sid, first) {
+		t.Error("the only reader is not current")
+	}
+	second := rs.Attach(sid)
+	if rs.Current(sid, first) || !rs.Current(sid, second) {
+		t.Errorf("after a second reader: first current %v, second %v; want only the second", rs.Current(sid, first), rs.Current(sid, second))
+	}
+	if rs.Current(sid+1, 0) || rs.Attach(sid+1) != 0 {
+		t.Error("a stream that does not exist has a current reader")
+	}
+}
