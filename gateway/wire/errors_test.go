@@ -188,3 +188,19 @@ func TestStatusRecorder(t *testing.T) {
 		t.Errorf("a body, then 418: %d, want 200", r.Status())
 	}
 }
+
+// TestWriteBodyBoundsALargeAnswer: an answer larger than net/http buffers is written within the
+// write bounds (WriteFlushed): a client reading 21 KiB/s does not get a 1 MiB answer, and does
+// not hold the handler past the bound.
+func TestWriteBodyBoundsALargeAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &slowConn{perChunk: 3 * time.Second, h: http.Header{}}
+		body := make([]byte, 1<<20)
+		start := time.Now()
+		WriteBodyWithin(c, http.StatusOK, body, WriteTimeout)
+		limit := WriteTimeout + time.Duration(len(body))*time.Second/MinWriteRate
+		if c.written >= len(body) || time.Since(start) > limit+c.perChunk {
+			t.Errorf("21 KiB/s: %d of %d bytes written in %v, want it cut within %v", c.written, len(body), time.Since(start), limit)
+		}
+	})
+}

@@ -53,6 +53,8 @@ func TestMayHaveKey(t *testing.T) {
 		{`{"resultType":"complete"}`, true},
 		{`{"RESULTTYPE":1}`, true},
 		{`{"result\u0054ype":1}`, true},
+		{`{"\u0072esultType":1}`, true}, // an escape first
+		{`{"":1,"a":""}`, false},
 		{`{"re\u017fultType":1}`, true},
 		{`{"reſultType":1}`, true},
 		{`{"a":"resultType"}`, true},
