@@ -39,7 +39,10 @@ func (c Capacity) MaxConnections(maxSessions int) int {
 }
 
 // HostCapacity reads the open-files limit and the memory available to this process.
-func HostCapacity() Capacity {
+func HostCapacity() Capacity { return hostCapacity("") }
+
+// hostCapacity is HostCapacity with the cgroup files read under root ("" is /): a test seam.
+func hostCapacity(root string) Capacity {
 	c := Capacity{OpenFiles: 1024, MemoryBytes: 1 << 30} // conservative when nothing can be read
 	var rl syscall.Rlimit
 	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil && rl.Cur > 0 {
@@ -49,17 +52,17 @@ func HostCapacity() Capacity {
 	if syscall.Sysinfo(&si) == nil && si.Totalram > 0 {
 		c.MemoryBytes = int64(si.Totalram) * int64(max(si.Unit, 1))
 	}
-	if limit, ok := cgroupMemoryLimit(); ok && limit < c.MemoryBytes {
+	if limit, ok := cgroupMemoryLimit(root); ok && limit < c.MemoryBytes {
 		c.MemoryBytes = limit
 	}
 	return c
 }
 
 // cgroupMemoryLimit is this process's cgroup memory limit (v2 or v1), seen from a container
-// (the mount's root) or a host (/proc/self/cgroup).
-func cgroupMemoryLimit() (int64, bool) {
+// (the mount's root) or a host (/proc/self/cgroup), under root.
+func cgroupMemoryLimit(root string) (int64, bool) {
 	candidates := []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
-	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+	if b, err := os.ReadFile(root + "/proc/self/cgroup"); err == nil {
 		for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
 			parts := strings.SplitN(line, ":", 3)
 			if len(parts) != 3 || strings.Contains(parts[2], "..") {
@@ -75,7 +78,7 @@ func cgroupMemoryLimit() (int64, bool) {
 	}
 	best, found := int64(0), false
 	for _, p := range candidates {
-		b, err := os.ReadFile(p)
+		b, err := os.ReadFile(root + p)
 		if err != nil {
 			continue
 		}

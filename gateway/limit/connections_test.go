@@ -190,3 +190,26 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestConnectionCapZeroIsNoCap: a cap of 0 (or less) lets every connection through; none is
+// refused with 503.
+func TestConnectionCapZeroIsNoCap(t *testing.T) {
+	for _, max := range []int{0, -1} {
+		raw, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })}
+		go func() { _ = srv.Serve(Connections(raw, ConnectionCap{Max: max})) }()
+		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := client.Get("http://" + raw.Addr().String() + "/")
+		if err != nil {
+			t.Fatalf("max %d: %v", max, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("max %d: status %d, want 200 (no cap)", max, resp.StatusCode)
+		}
+		srv.Close()
+	}
+}

@@ -38,3 +38,36 @@ func TestLimitsDefaults(t *testing.T) {
 		t.Error("a negative burst is accepted")
 	}
 }
+
+// TestLimitsZeroIsValid: a zero burst is the default (8), not an error: a gateway configured
+// with no limits at all starts. Only a negative burst is refused.
+func TestLimitsZeroIsValid(t *testing.T) {
+	if err := (Settings{}).Validate(); err != nil {
+		t.Errorf("the zero Settings is refused: %v", err)
+	}
+}
+
+// TestLimitsGatewayCapLiftedKeepsPerUserCap: lifting the gateway-wide cap does not lift the
+// per-user one: one user still cannot take every worker the host can run.
+func TestLimitsGatewayCapLiftedKeepsPerUserCap(t *testing.T) {
+	host := Capacity{OpenFiles: 65536, MemoryBytes: 8 * gib}
+	got := Settings{Capacity: host, MaxSessions: None}.WithDefaults()
+	if got.MaxSessions != 0 || got.MaxSessionsPerUser != defaultMaxSessionsPerUser {
+		t.Errorf("gateway cap lifted: MaxSessions %d, MaxSessionsPerUser %d; want 0 (none), %d",
+			got.MaxSessions, got.MaxSessionsPerUser, defaultMaxSessionsPerUser)
+	}
+}
+
+// TestLimitsDefaultCapIsTheHosts: with no Capacity given, the default gateway cap is the
+// host's, whether or not the per-user cap is set: never the floor of an empty Capacity (1).
+func TestLimitsDefaultCapIsTheHosts(t *testing.T) {
+	want := HostCapacity().MaxSessions()
+	if want <= 1 {
+		t.Skipf("this host allows %d session: nothing to tell apart", want)
+	}
+	for _, in := range []Settings{{}, {MaxSessionsPerUser: 3}} {
+		if got := in.WithDefaults().MaxSessions; got != want {
+			t.Errorf("%+v: default MaxSessions %d, want the host's %d", in, got, want)
+		}
+	}
+}

@@ -67,3 +67,68 @@ func TestWrapInputRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapInputRequiredAtTheBound: a worker's requestState is passed on while gemgate's state
+// wrapping it is at most maxStateLen bytes, exactly that long included: the largest state
+// handed out is maxStateLen long, and a byte more of the worker's is refused.
+func TestWrapInputRequiredAtTheBound(t *testing.T) {
+	a := New(Config{})
+	now := time.Unix(1_800_000_000, 0)
+	a.Now = func() time.Time { return now }
+	base := stateClaims{Issuer: "iss", Subject: "alice", Worker: "w0002", Method: "tools/call", Name: "ask"}
+	wrap := func(n int) (string, error) {
+		out, err := a.wrapInputRequired(base, json.RawMessage(`{"resultType":"input_required","inputRequests":{},"requestState":"`+strings.Repeat("x", n)+`"}`))
+		if err != nil {
+			return "", err
+		}
+		var res struct{ RequestState string }
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.RequestState, nil
+	}
+	// The largest worker state that is passed on, by bisection: lo wraps, hi does not.
+	lo, hi := 0, maxStateLen
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; func() bool { _, err := wrap(mid); return err == nil }() {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	state, err := wrap(lo)
+	if err != nil || len(state) != maxStateLen {
+		t.Errorf("the largest state handed out is %d bytes (%v), want exactly maxStateLen, %d", len(state), err, maxStateLen)
+	}
+	if _, err := a.key.open(state, now); err != nil {
+		t.Errorf("the state at the bound is not taken back: %v", err)
+	}
+	if _, err := wrap(hi); !errors.Is(err, errStateTooLarge) {
+		t.Errorf("a worker state a byte larger: %v, want errStateTooLarge", err)
+	}
+}
+
+// TestInputRequiredTimeoutDefault: with no input_required_timeout set, a client has the
+// documented two minutes to retry with the requestState it was handed.
+func TestInputRequiredTimeoutDefault(t *testing.T) {
+	for _, set := range []time.Duration{0, -time.Second} {
+		a := New(Config{InputRequiredTimeout: set})
+		now := time.Unix(1_800_000_000, 0)
+		a.Now = func() time.Time { return now }
+		out, err := a.wrapInputRequired(stateClaims{Issuer: "iss", Subject: "alice"},
+			json.RawMessage(`{"resultType":"input_required","inputRequests":{},"requestState":"ws"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct{ RequestState string }
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.key.open(res.RequestState, now.Add(2*time.Minute)); err != nil {
+			t.Errorf("timeout %v: a retry after 2 minutes: %v, want it taken", set, err)
+		}
+		if _, err := a.key.open(res.RequestState, now.Add(2*time.Minute+time.Second)); !errors.Is(err, errStateExpired) {
+			t.Errorf("timeout %v: a retry after 2 minutes and a second: %v, want it expired", set, err)
+		}
+	}
+}

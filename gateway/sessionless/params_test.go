@@ -162,3 +162,40 @@ func sessionlessCallBody(n int) []byte {
 		strings.Repeat("x", n) + `"},"_meta":{"` + MetaProtocolVersion + `":"` + Version + `","` +
 		MetaClientCapabilities + `":{},"` + MetaClientInfo + `":{"name":"bench","version":"1"}}}}`)
 }
+
+// TestRequestStateIn: a retry's requestState is read when it is a string, is absent when the
+// member is; a case variant of requestState, inputResponses or task (which gemgate replaces or
+// removes, and a worker could read for the real one) and a requestState that is no string are
+// refused.
+func TestRequestStateIn(t *testing.T) {
+	tests := []struct {
+		params  string
+		want    string
+		present bool
+		refused bool
+	}{
+		{`{"name":"echo","requestState":"gg1.x","inputResponses":{"k":{}}}`, "gg1.x", true, false},
+		{`{"name":"echo"}`, "", false, false},
+		{`{"name":"echo","RequestState":"gg1.x"}`, "", false, true},
+		{`{"name":"echo","requestState":"gg1.x","inputresponses":{}}`, "", false, true},
+		{`{"name":"echo","Task":{}}`, "", false, true},
+		{`{"name":"echo","requestState":7}`, "", false, true},
+	}
+	for _, tt := range tests {
+		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+tt.params+`}`), jsonrpc.Options{Client: true})
+		if err != nil {
+			t.Fatalf("%s: not a message: %v", tt.params, err)
+		}
+		params, err := msg.ParamsObject()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, ok, err := requestStateIn(requestParams{Object: params, Present: true})
+		if s != tt.want || ok != tt.present || (err != nil) != tt.refused {
+			t.Errorf("%s: requestState %q, present %v, error %v; want %q, %v, refused %v", tt.params, s, ok, err, tt.want, tt.present, tt.refused)
+		}
+	}
+	if s, ok, err := requestStateIn(requestParams{}); s != "" || ok || err != nil {
+		t.Errorf("no params: %q %v %v, want none", s, ok, err)
+	}
+}

@@ -52,6 +52,14 @@ func TestRequestState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Valid through the second of its expiry, expired the second after.
+	atExpiry := time.Unix(claims.Expires, 999_999_999)
+	if _, err := k.open(good, atExpiry); err != nil {
+		t.Errorf("open in the second of its expiry: %v, want it valid", err)
+	}
+	if _, err := k.open(good, atExpiry.Add(time.Nanosecond)); !errors.Is(err, errStateExpired) {
+		t.Errorf("open the second after its expiry: %v, want %v", err, errStateExpired)
+	}
 	if err := c.belongsTo(auth.Principal{Issuer: "iss", Subject: "alice"}, false, "tools/call", "ask"); err != nil {
 		t.Errorf("own state refused: %v", err)
 	}

@@ -88,6 +88,7 @@ func TestVerdict(t *testing.T) {
 		{"max lifetime reached", capped, st(time.Second, with(streaming, func(s *State) { s.Opened = t0.Add(-8 * time.Hour) })), ReasonExpired, false},
 		{"no cap by default", l, st(time.Second, with(streaming, func(s *State) { s.Opened = t0.Add(-1000 * time.Hour) })), "", false},
 		{"idle_timeout 0 never idles", never, st(1000*time.Hour, streaming), "", false},
+		{"idle_timeout 0 never idles a streamless session", never, st(1000*time.Hour, nil), "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,6 +113,13 @@ func TestLifetimeValidate(t *testing.T) {
 		{"probe lead not shorter than idle", Lifetime{IdleTimeout: time.Minute, ProbeLead: time.Minute}, []string{"probe_lead must be shorter than idle_timeout"}},
 		{"streamless longer than idle", Lifetime{IdleTimeout: time.Hour, StreamlessIdleTimeout: 2 * time.Hour}, []string{"streamless_idle_timeout must not exceed idle_timeout"}},
 		{"negative limits", Lifetime{MaxCallsPerSession: -1}, []string{"max_calls_per_session must not be negative"}},
+		// With idle_timeout off no probe goes out and no session idles: the probe and streamless
+		// settings have nothing to be shorter than.
+		{"idle off, the default streamless limit", Lifetime{IdleTimeout: Never}, nil},
+		{"idle off, any probe timings", Lifetime{IdleTimeout: Never, ProbeLead: time.Second, ProbeTimeout: time.Minute}, nil},
+		{"probes off", Lifetime{ProbeLead: Never}, nil},
+		{"probe timeout equal to the lead", Lifetime{IdleTimeout: time.Hour, ProbeLead: time.Minute, ProbeTimeout: time.Minute},
+			[]string{"probe_timeout must be shorter than probe_lead"}},
 		{"several at once", Lifetime{IdleTimeout: time.Minute, ProbeLead: time.Hour, StreamlessIdleTimeout: time.Hour, MaxCallsPerSession: -1},
 			[]string{"probe_lead", "streamless_idle_timeout", "max_calls_per_session"}},
 	}

@@ -32,3 +32,18 @@ func TestReap(t *testing.T) {
 		}
 	})
 }
+
+// TestReapAtTheDefaultTick: the reaper of a default Lifetime looks twice a second, so a
+// session is ended within half a second of its deadline.
+func TestReapAtTheDefaultTick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var passes atomic.Int64
+		stop := Reap(Lifetime{}.WithDefaults().Tick, func(time.Time) { passes.Add(1) })
+		defer stop()
+		time.Sleep(1100 * time.Millisecond)
+		synctest.Wait()
+		if n := passes.Load(); n != 2 {
+			t.Errorf("%d passes in 1.1s, want 2 (one every 500ms)", n)
+		}
+	})
+}

@@ -159,3 +159,32 @@ func TestTableGatewayCapCountsOpenSessions(t *testing.T) {
 		t.Errorf("reserved %d, open %d; want 0 and 3", tb.reserved, len(tb.byID))
 	}
 }
+
+// TestTableLookupIsTheOwners: a session is found by its id for its owner only; another user
+// who knows or guesses the id finds nothing, as for an id that was never issued, and a removed
+// session is gone for its owner too.
+func TestTableLookupIsTheOwners(t *testing.T) {
+	alice, mallory := owner{"i", "alice"}, owner{"i", "mallory"}
+	otherIssuer := owner{"j", "alice"} // the same subject at another issuer is another user
+	tb := newTable(10, 10)
+	if err := tb.Reserve(alice); err != nil {
+		t.Fatal(err)
+	}
+	s := &session{id: "s1", owner: alice}
+	tb.Commit(s)
+	if got := tb.Lookup("s1", alice); got != s {
+		t.Errorf("the owner's lookup = %v, want the session", got)
+	}
+	for _, o := range []owner{mallory, otherIssuer} {
+		if got := tb.Lookup("s1", o); got != nil {
+			t.Errorf("%v found alice's session", o)
+		}
+	}
+	if got := tb.Lookup("s2", alice); got != nil {
+		t.Errorf("an id never issued found %v", got)
+	}
+	tb.Remove(s)
+	if got := tb.Lookup("s1", alice); got != nil {
+		t.Errorf("a removed session is still found")
+	}
+}

@@ -1,8 +1,13 @@
 package wire
 
 import (
+	"bytes"
+	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -150,4 +155,67 @@ func (o *Outbox) Take(gen uint64) ([][]byte, <-chan struct{}, bool) {
 		msgs = append(msgs, e.Data)
 	}
 	return msgs, wake, ok
+}
+
+// TestOutboxKeepsExactly16MiB: a session's queue holds 16 MiB, exactly that included; the byte
+// after pushes out the oldest message.
+func TestOutboxKeepsExactly16MiB(t *testing.T) {
+	o := NewOutbox(nil, nil)
+	gen := o.Attach()
+	for range 16 {
+		if n := o.Push(make([]byte, 1<<20)); n != 0 {
+			t.Fatalf("within 16 MiB, %d messages dropped", n)
+		}
+	}
+	if n := o.Push(nil); n != 0 {
+		t.Errorf("at exactly 16 MiB, an empty message dropped %d", n)
+	}
+	if n := o.Push([]byte("x")); n != 1 {
+		t.Errorf("a byte past 16 MiB dropped %d messages, want the oldest", n)
+	}
+	if msgs, _, _ := o.Take(gen); len(msgs) != 17 {
+		t.Errorf("%d messages delivered, want 17", len(msgs))
+	}
+}
+
+// TestOutboxLossLinesAreSpaced: a client not reading costs one log line per 10 s, not one a
+// message: the first loss is logged at once, those within the next 10 s are counted into the
+// line after them; a move is counted and logged like a drop.
+func TestOutboxLossLinesAreSpaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				return a
+			}}))
+		moves := 0
+		o := NewOutbox(nil, func() { moves++ })
+		lines := func() []string { return strings.Split(strings.TrimSpace(buf.String()), "\n") }
+
+		o.NoteDropped(log, 0) // nothing lost: nothing to say
+		if buf.Len() != 0 {
+			t.Fatalf("no loss logged: %s", buf.String())
+		}
+		o.NoteDropped(log, 2)
+		if n := len(lines()); n != 1 || !strings.Contains(lines()[0], "dropped=2 moved_to_session_stream=0") {
+			t.Fatalf("first loss: %q, want one line with dropped=2", lines())
+		}
+		time.Sleep(LossLogInterval - time.Nanosecond)
+		o.NoteDropped(log, 3)
+		o.Moved(log)
+		if n := len(lines()); n != 1 {
+			t.Fatalf("losses within 10 s logged at once: %q", lines())
+		}
+		time.Sleep(time.Nanosecond)
+		o.Moved(log)
+		if l := lines(); len(l) != 2 || !strings.Contains(l[1], "dropped=3 moved_to_session_stream=2") {
+			t.Errorf("10 s on: %q, want a second line with dropped=3 and 2 moved", l)
+		}
+		if moves != 2 {
+			t.Errorf("%d moves counted, want 2", moves)
+		}
+	})
 }

@@ -282,3 +282,61 @@ func TestReviewResumeWakeLosesNothing(t *testing.T) {
 		t.Fatalf("read %d events, want %d", got, n)
 	}
 }
+
+// TestResumeIDLengthBound: a Last-Event-ID of up to 64 bytes is read (numbers may carry
+// leading zeros), a longer one is refused as malformed without being parsed.
+func TestResumeIDLengthBound(t *testing.T) {
+	rs := NewEventStore()
+	sid := rs.Open()
+	rs.record(sid, []byte("e"), false)
+	id := func(n int) string { // the id of (sid, 1), n bytes long
+		s := rs.ID(sid, 1)
+		tag, rest, _ := strings.Cut(s, "_")
+		return tag + "_" + strings.Repeat("0", n-len(s)) + rest
+	}
+	if got, after, err := rs.Resolve(id(MaxEventIDLen)); err != nil || got != sid || after != 1 {
+		t.Errorf("a 64-byte id: stream %d after %d, %v; want stream %d after 1", got, after, err, sid)
+	}
+	if _, _, err := rs.Resolve(id(MaxEventIDLen + 1)); !errors.Is(err, errEventIDMalformed) {
+		t.Errorf("a 65-byte id: %v, want malformed", err)
+	}
+}
+
+// TestResumeAbandonedCountsFromTheLastReader: a stream is abandoned a retention after its last
+// reader left, not a nanosecond sooner, whenever its connection was lost.
+func TestResumeAbandonedCountsFromTheLastReader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := NewEventStore()
+		sid := rs.Open()
+		lost := time.Now()
+		rs.Attach(sid)
+		time.Sleep(2 * ResumeRetention)
+		rs.Detach(sid)
+		time.Sleep(ResumeRetention)
+		if rs.Abandoned(sid, lost) {
+			t.Fatal("abandoned exactly a retention after its reader left")
+		}
+		time.Sleep(time.Nanosecond)
+		if !rs.Abandoned(sid, lost) {
+			t.Fatal("not abandoned a retention and a nanosecond after its reader left")
+		}
+	})
+}
+
+// TestResumeNewestReaderIsCurrent: of a POST stream's readers the newest is current, an
+// earlier one no longer is, and a stream that is gone has none.
+func TestResumeNewestReaderIsCurrent(t *testing.T) {
+	rs := NewEventStore()
+	sid := rs.Open()
+	first := rs.Attach(sid)
+	if !rs.Current(sid, first) {
+		t.Error("the only reader is not current")
+	}
+	second := rs.Attach(sid)
+	if rs.Current(sid, first) || !rs.Current(sid, second) {
+		t.Errorf("after a second reader: first current %v, second %v; want only the second", rs.Current(sid, first), rs.Current(sid, second))
+	}
+	if rs.Current(sid+1, 0) || rs.Attach(sid+1) != 0 {
+		t.Error("a stream that does not exist has a current reader")
+	}
+}

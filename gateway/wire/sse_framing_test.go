@@ -123,3 +123,18 @@ func TestPlacedEventFramesAsAppendEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestCopiedEventFramesAsAppendEvent: a message with no room in front is framed as
+// AppendEvent frames it, a tiny one without a head or an id too.
+func TestCopiedEventFramesAsAppendEvent(t *testing.T) {
+	for _, msg := range []string{"{}", "", "{\n}", strings.Repeat("z", 200)} {
+		for _, head := range [][]byte{nil, []byte(": hi\n\n")} {
+			for _, id := range []string{"", "0123456789ab_1_1"} {
+				want := AppendEvent(append([]byte(nil), head...), id, []byte(msg))
+				if got := CopiedEvent([]byte(msg)).Frame(head, []byte(id)); !bytes.Equal(got, want) {
+					t.Errorf("message %q, head %q, id %q: frame %q, want %q", msg, head, id, got, want)
+				}
+			}
+		}
+	}
+}

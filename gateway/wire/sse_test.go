@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -69,4 +70,17 @@ func FuzzSSEEvent(f *testing.F) {
 			t.Fatalf("event(%q) parsed back as %q", data, events)
 		}
 	})
+}
+
+// TestEventWithTheLongestID: an event with an id of the longest length gemgate reads back
+// (64 bytes) and a tiny message is written whole.
+func TestEventWithTheLongestID(t *testing.T) {
+	rec := httptest.NewRecorder()
+	id := strings.Repeat("7", MaxEventIDLen)
+	if err := NewSSE(rec, WriteTimeout).EventID(id, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if want := "id: " + id + "\nevent: message\ndata: {}\n\n"; rec.Body.String() != want {
+		t.Errorf("wrote %q, want %q", rec.Body, want)
+	}
 }
