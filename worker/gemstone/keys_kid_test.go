@@ -1,15 +1,10 @@
 package gemstone
 
 import (
-	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestJwtKeysKidCannotAddTopazCommands: gemstone-jwt-keys writes each key's kid, a string the
@@ -32,11 +27,7 @@ func TestJwtKeysKidCannotAddTopazCommands(t *testing.T) {
 	}
 	srv := httptest.NewServer(issuer)
 	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "python3", "scripts/gemstone-jwt-keys", "--dry-run", srv.URL)
-	cmd.Env = append(os.Environ(), "TMPDIR="+keysTmp(t, s), "GEMGATE_JWT_KEYS_STATE="+filepath.Join(t.TempDir(), "state.json"))
-	out, err := cmd.Output()
+	out, err := dryRunKeys(t, s, srv.URL)
 	if err != nil {
 		t.Fatalf("--dry-run: %v\n%s", err, out)
 	}
