@@ -29,13 +29,13 @@ func TestJwtKeysFindsTheJWKSOfAnIssuerWhoseURLIsNoJSON(t *testing.T) {
 		{"an HTML page", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("<html>issuer</html>")) }},
 	} {
 		mux := http.NewServeMux()
-		var srv *httptest.Server
 		mux.HandleFunc("/", root.serve)
-		mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
-			w.Write([]byte(`{"issuer":"` + srv.URL + `","jwks_uri":"` + srv.URL + `/keys"}`))
+		mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+			url := "http://" + r.Host
+			w.Write([]byte(`{"issuer":"` + url + `","jwks_uri":"` + url + `/keys"}`))
 		})
 		mux.Handle("/keys", issuer)
-		srv = httptest.NewServer(mux)
+		srv := httptest.NewServer(mux)
 		out, err := dryRunKeys(t, s, srv.URL)
 		srv.Close()
 		if err != nil || !strings.Contains(out, "withId: 'k1'") {
