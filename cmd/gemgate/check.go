@@ -211,24 +211,26 @@ func healthCheck(ctx context.Context, url string, stdout io.Writer) int {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
 		// net/url's own words ("first path segment in URL cannot contain colon", for a URL
-		// without its scheme) do not say what to write.
-		err = fmt.Errorf("%q is not an http or https URL with a host, e.g. http://127.0.0.1:8080/healthz", url)
-	}
-	if err != nil {
-		fmt.Fprintf(stdout, "PROBLEM  %v\n", err)
+		// without its scheme) do not say what to write. The URL is shown without a password
+		// it may hold, and not at all when it does not parse.
+		shown := "the health URL"
+		if req != nil {
+			shown = strconv.Quote(req.URL.Redacted())
+		}
+		fmt.Fprintf(stdout, "PROBLEM  %s is not an http or https URL with a host, e.g. http://127.0.0.1:8080/healthz\n", shown)
 		return 2
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err == nil {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("%s answered %s", url, resp.Status)
+			err = fmt.Errorf("%s answered %s", req.URL.Redacted(), resp.Status)
 		}
 	}
 	if err != nil {
 		fmt.Fprintf(stdout, "PROBLEM  %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "OK       %s\n", url)
+	fmt.Fprintf(stdout, "OK       %s\n", req.URL.Redacted())
 	return 0
 }

@@ -43,4 +43,13 @@ func TestHealthCheckSpellings(t *testing.T) {
 		!strings.Contains(out.String(), "is not an http or https URL with a host, e.g. http://127.0.0.1:8080/healthz") {
 		t.Errorf("%s: exit %d: %s", bare, code, out.String())
 	}
+	// A password in the URL is never printed, whichever way the check ends.
+	for _, u := range []string{"ftp://user:s3cretpw@127.0.0.1/healthz", "http://user:s3cretpw@" + strings.TrimPrefix(ok.URL, "http://"),
+		"http://user:s3cretpw@127.0.0.1:1/healthz", "http://user:s3cretpw@[::1/healthz"} {
+		out.Reset()
+		checkCommand(context.Background(), []string{"--health", u}, &out, &out)
+		if strings.Contains(out.String(), "s3cretpw") {
+			t.Errorf("check --health %s printed its password: %s", u, out.String())
+		}
+	}
 }
