@@ -95,7 +95,7 @@ type Config struct {
 	TLSCert       string   `key:"tls_cert" help:"TLS certificate file (PEM)"`
 	TLSKey        string   `key:"tls_key" help:"TLS key file (PEM)"`
 	TrustedProxy  []string `key:"trusted_proxies" help:"CIDRs of proxies whose X-Forwarded-For is believed (for logs)"`
-	AllowInsecure bool     `key:"allow_insecure_http" help:"serve plain HTTP on a non-loopback address (a proxy terminates TLS)"`
+	AllowInsecure bool     `key:"allow_insecure_http" help:"serve plain HTTP on a non-loopback address with an http public_url (the compose demo); not needed behind a TLS proxy, where an https public_url allows the plain hop"`
 	Origins       []string `key:"allowed_origins" help:"browser origins allowed to call the endpoint"`
 
 	IdleTimeout          time.Duration `key:"idle_timeout" help:"end a session after this long without client traffic"`
