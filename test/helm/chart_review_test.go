@@ -215,3 +215,17 @@ func TestChartRefusesAPublicURLWithoutAPath(t *testing.T) {
 		}
 	}
 }
+
+// publicURL is an http or https URL with a host: without its scheme it has no host, and the
+// Ingress would route every host of a shared controller to gemgate, which then refuses to
+// start. The chart refuses it with what to write.
+func TestChartRefusesAPublicURLWithoutSchemeOrHost(t *testing.T) {
+	for _, u := range []string{"mcp.example.com/mcp", "ftp://mcp.example.com/mcp", "https:///mcp"} {
+		cmd := exec.Command("go", "tool", "helm", "template", "gm", chart, "--kube-version", kubernetesVersion,
+			"-f", filepath.Join(chart, "ci", "minimal-values.yaml"), "--set", "publicURL="+u)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "must be an http or https URL with a host") {
+			t.Errorf("publicURL %s: err %v, output:\n%s", u, err, out)
+		}
+	}
+}

@@ -40,7 +40,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if not .Values.publicURL }}
 {{- $errs = append $errs "publicURL is required: the MCP URL clients use, e.g. https://mcp.example.com/mcp" }}
 {{- else }}
-{{- $path := (urlParse .Values.publicURL).path }}
+{{- $u := urlParse .Values.publicURL }}
+{{- if or (not (has $u.scheme (list "http" "https"))) (not $u.host) }}
+{{- $errs = append $errs (printf "publicURL %q must be an http or https URL with a host, e.g. https://mcp.example.com/mcp (gemgate refuses any other, and the Ingress would route every host)" .Values.publicURL) }}
+{{- end }}
+{{- $path := $u.path }}
 {{- if or (not $path) (eq $path "/") (hasSuffix "/" $path) }}
 {{- $errs = append $errs (printf "publicURL %q must name the MCP endpoint's path, without a trailing slash, e.g. https://mcp.example.com/mcp (gemgate serves that path)" .Values.publicURL) }}
 {{- end }}
