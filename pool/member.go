@@ -262,10 +262,17 @@ func (m *Member) Decline(id json.RawMessage) bool {
 // one the pool finds nobody to ask for. It reports whether the request was open and the
 // caller's.
 func (m *Member) Unreachable(id json.RawMessage, why string) bool {
-	return m.request(id, func(s *slot, w *wrk, pr pendingRequest) bool {
-		s.refuseUnaskedLocked(w, &jsonrpc.Message{ID: pr.workerID, Method: pr.method}, why)
+	var audit func() // once the slot's lock is let go
+	m.request(id, func(s *slot, w *wrk, pr pendingRequest) bool {
+		named := s.refuseUnaskedLocked(w, &jsonrpc.Message{ID: pr.workerID, Method: pr.method})
+		audit = func() { s.auditUnasked(w, pr.method, named, why) }
 		return true
-	}) != nil
+	})
+	if audit == nil {
+		return false
+	}
+	audit()
+	return true
 }
 
 // Refuse answers a worker request delivered to the caller with an error. It never blocks:

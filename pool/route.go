@@ -278,8 +278,9 @@ func (s *slot) workerRequest(w *wrk, msg *jsonrpc.Message) {
 			why = "no session can answer the worker's request"
 		}
 		s.mu.Lock()
-		s.refuseUnaskedLocked(w, msg, why)
+		named := s.refuseUnaskedLocked(w, msg)
 		s.mu.Unlock()
+		s.auditUnasked(w, msg.Method, named, why)
 		return
 	}
 	s.mu.Lock()
@@ -325,12 +326,19 @@ func (s *slot) refuseLocked(w *wrk, answer *jsonrpc.Message) {
 }
 
 // refuseUnaskedLocked gives a worker's request that nobody is asked the safe refusal
-// (unanswerable), audited as gemgate's answer, for why.
-func (s *slot) refuseUnaskedLocked(w *wrk, msg *jsonrpc.Message, why string) {
+// (unanswerable), named by the answer it returns; the caller audits it (auditUnasked) once it
+// holds no lock.
+func (s *slot) refuseUnaskedLocked(w *wrk, msg *jsonrpc.Message) (named string) {
 	answer, named := unanswerable(msg)
-	w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(msg.Method),
-		"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", s.key.ReadOnly)
 	s.refuseLocked(w, answer)
+	return named
+}
+
+// auditUnasked writes the audit line of a worker's request refuseUnaskedLocked answered, as
+// gemgate's answer, for why.
+func (s *slot) auditUnasked(w *wrk, method, named, why string) {
+	w.proc.LogQuoting(slog.LevelInfo, "audit worker request", "method", []byte(method),
+		"answered_by", "gemgate", "answer", named, "reason", why, "worker_read_only", s.key.ReadOnly)
 }
 
 // writeRefusals writes the worker's queued refusals until none is left.
