@@ -33,9 +33,30 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Pr
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("auth: discovery for issuer %q: %w", issuer, ctxErr)
 		}
-		return nil, fmt.Errorf("auth: discovery for issuer %q: %s", issuer, clip.String(err.Error(), maxDiscoveryErrorText))
+		return nil, &discoveryError{fmt.Sprintf("auth: discovery for issuer %q: %s", issuer, clip.String(err.Error(), maxDiscoveryErrorText)), err}
 	}
 	return provider, nil
+}
+
+// discoveryError is a failed discovery's clipped text, with go-oidc's error behind it.
+type discoveryError struct {
+	text string
+	err  error
+}
+
+func (e *discoveryError) Error() string { return e.text }
+func (e *discoveryError) Unwrap() error { return e.err }
+
+// IssuerNamedOtherwise is the issuer named by the discovery document err is about, when it
+// names another issuer than the one configured (localhost for 127.0.0.1, a trailing slash):
+// the setting's fix, which waiting for the issuer will not bring. ok is false for any other
+// error, and for a name too long to be one.
+func IssuerNamedOtherwise(err error) (named string, ok bool) {
+	var m *oidc.IssuerMismatchError
+	if !errors.As(err, &m) || len(m.Discovered) > maxDiscoveryErrorText {
+		return "", false
+	}
+	return m.Discovered, true
 }
 
 // discoverJWKSURL reads jwks_uri from the issuer's OpenID configuration.

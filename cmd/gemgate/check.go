@@ -127,7 +127,7 @@ func (r *checkReport) issuer(ctx context.Context, c *Config) {
 		r.ok("issuer " + c.Issuer + ": signing keys loaded from jwks_url " + c.JWKSURL)
 		return
 	}
-	if named, ok := issuerNamedOtherwise(err); ok {
+	if named, ok := auth.IssuerNamedOtherwise(err); ok {
 		r.bad(fmt.Sprintf("issuer %s: %v", c.Issuer, err), "set issuer to "+strconv.Quote(named)+", exactly as the identity provider names itself (tokens carry it in iss)")
 		return
 	}
@@ -136,25 +136,6 @@ func (r *checkReport) issuer(ctx context.Context, c *Config) {
 		return
 	}
 	r.ok("issuer " + c.Issuer + " reachable; signing keys loaded")
-}
-
-// issuerNamedOtherwise reads, from the error of a discovery whose document names another
-// issuer than the one configured, the issuer the document names. go-oidc says so only in
-// its error's text.
-func issuerNamedOtherwise(err error) (string, bool) {
-	if err == nil {
-		return "", false
-	}
-	_, rest, ok := strings.Cut(err.Error(), "did not match the issuer URL returned by provider (")
-	if !ok {
-		return "", false
-	}
-	named, err := strconv.QuotedPrefix(rest)
-	if err != nil {
-		return "", false
-	}
-	named, err = strconv.Unquote(named)
-	return named, err == nil
 }
 
 func (r *checkReport) worker(ctx context.Context, c *Config) {

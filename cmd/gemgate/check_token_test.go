@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gemgate/gemgate/auth"
 	"github.com/gemgate/gemgate/auth/devissuer"
 	"github.com/gemgate/gemgate/policy"
 )
@@ -205,7 +208,22 @@ func TestCheckIssuerNamedOtherwise(t *testing.T) {
 	if want := "fix: set issuer to \"" + iss.URL() + "\", exactly as the identity provider names itself"; code != 1 || !strings.Contains(out.String(), want) {
 		t.Errorf("exit %d, want 1 and %q:\n%s", code, want, out.String())
 	}
-	if _, ok := issuerNamedOtherwise(errors.New("dial tcp: connection refused")); ok {
+	if _, ok := auth.IssuerNamedOtherwise(errors.New("dial tcp: connection refused")); ok {
 		t.Error("an unreachable issuer read as one named otherwise")
+	}
+
+	// Both names long enough that the error's text is clipped: the fix is still read, from
+	// the error itself, not its text.
+	long := "/realms/" + strings.Repeat("a", 150)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, port, _ := strings.Cut(r.Host, ":") // asked as localhost, it names itself 127.0.0.1
+		w.Write([]byte(`{"issuer":"http://127.0.0.1:` + port + long + `","jwks_uri":"http://` + r.Host + `/keys"}`))
+	}))
+	defer srv.Close()
+	out.Reset()
+	other = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + long
+	code = checkCommand(context.Background(), unsandboxed("--issuer", other, "--listen", "127.0.0.1:0", "--metrics-listen", "off"), &out, &out)
+	if want := "fix: set issuer to \"" + srv.URL + long + "\""; code != 1 || !strings.Contains(out.String(), want) {
+		t.Errorf("long issuer names: exit %d, want 1 and %q:\n%s", code, want, out.String())
 	}
 }

@@ -204,7 +204,7 @@ func (s *server) authentication(ctx context.Context, opts *gateway.Options, pol 
 		return nil, fmt.Errorf("issuer %s: %w", c.Issuer, err)
 	}
 	if err := verifier.Ready(ctx); err != nil {
-		if named, ok := issuerNamedOtherwise(err); ok {
+		if named, ok := auth.IssuerNamedOtherwise(err); ok {
 			// The issuer answered: waiting will not help, the setting must change.
 			log.Warn("issuer names itself otherwise in its discovery document; serving anyway (503 for tokens, /readyz not ready) and retrying in the background",
 				"issuer", c.Issuer, "issuer_named", named, "fix", "set issuer to "+strconv.Quote(named)+", exactly as the identity provider names itself (tokens carry it in iss)", "error", err)
