@@ -23,15 +23,8 @@ import (
 // prints one line per check. It exits 0 only when everything is in order. With --token it
 // explains instead whether that token would be accepted (check_token.go).
 func checkCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 2 && (args[0] == "--health" || args[0] == "-health") {
-		return healthCheck(ctx, args[1], stdout)
-	}
-	if len(args) == 1 {
-		for _, prefix := range []string{"--health=", "-health="} {
-			if url, ok := strings.CutPrefix(args[0], prefix); ok {
-				return healthCheck(ctx, url, stdout)
-			}
-		}
+	if url, rest, found, err := takeFlag(args, "health", "a URL"); found && err == nil && len(rest) == 0 {
+		return healthCheck(ctx, url, stdout)
 	}
 	token, args, explain, err := takeFlag(args, "token", "a JWT, or - to read it from stdin")
 	toolsFile := ""
