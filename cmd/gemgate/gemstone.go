@@ -125,9 +125,6 @@ func (l gemstoneLauncher) Launch(ctx context.Context, id worker.Identity) (worke
 
 // gemstone adds the GemStone environment to `gemgate check`.
 func (r *checkReport) gemstone(ctx context.Context, c *Config) {
-	if c.gemstoneConfig().HomeOrEnv() == "" {
-		return // the configuration's own problem (gemstone_home: required) says so already
-	}
 	for _, f := range gemstone.Check(ctx, c.gemstoneConfig()) {
 		if f.OK {
 			r.ok("gemstone: " + f.What)

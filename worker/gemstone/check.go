@@ -26,7 +26,8 @@ type Finding struct {
 
 // Check looks at everything a GemStone session needs, without logging in: topaz, the
 // version, the product against the stone's version, the stone under the resolved
-// GEMSTONE_GLOBAL_DIR, a netldi, the service ini.
+// GEMSTONE_GLOBAL_DIR, a netldi, the service ini. Nothing when no product directory is set:
+// the configuration's check names that.
 func Check(ctx context.Context, c Config) []Finding {
 	var out []Finding
 	ok := func(format string, a ...any) { out = append(out, Finding{OK: true, What: fmt.Sprintf(format, a...)}) }
@@ -35,8 +36,7 @@ func Check(ctx context.Context, c Config) []Finding {
 	}
 	home := c.HomeOrEnv()
 	if home == "" {
-		bad("set gemstone_home to the GemStone product directory ($GEMSTONE)", "gemstone_home is not set and neither is GEMSTONE")
-		return out
+		return nil // the configuration's own problem (gemstone_home: required) says so
 	}
 	topaz := filepath.Join(home, "bin", "topaz")
 	if fi, err := os.Stat(topaz); err != nil || fi.Mode()&0o111 == 0 {
