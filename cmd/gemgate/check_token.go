@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,12 +92,27 @@ func checkToken(ctx context.Context, c *Config, raw, toolsFile string, stdout io
 	}
 	if err != nil {
 		fmt.Fprintf(stdout, "--tools: %v\n", err)
-		if errors.Is(err, policy.ErrMalformedList) {
+		if errors.Is(err, policy.ErrMalformedList) && !isListResult(b) {
 			fmt.Fprintln(stdout, `         give the list's result object, {"tools": [...]} (or prompts, resources, resourceTemplates), as the MCP Inspector CLI prints it; of a whole JSON-RPC answer, only its "result"`)
 		}
 		return 2
 	}
 	return 0
+}
+
+// isListResult: b is a JSON object with a list of a list result (its shape is right, and what
+// is malformed is in an item).
+func isListResult(b []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return false
+	}
+	for _, key := range []string{"tools", "prompts", "resources", "resourceTemplates"} {
+		if v := bytes.TrimSpace(top[key]); len(v) > 0 && v[0] == '[' {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenVerdict prints what serving would do with the token ex explains, after the checks

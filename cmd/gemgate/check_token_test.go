@@ -192,6 +192,14 @@ func TestCheckTokenToolsFileShapeHint(t *testing.T) {
 	if want := `only its "result"`; !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
+	// A list result whose shape is right and one of whose items is not: the hint would send
+	// the user looking for what is not wrong.
+	file = writeFile(t, "result.json", `{"tools":[{"name":7}]}`)
+	out.Reset()
+	code = checkCommand(context.Background(), []string{"--issuer", iss.URL(), "--listen", "127.0.0.1:8080", "--worker", "demo", "--token", tok, "--tools", file}, &out, &out)
+	if code != 2 || strings.Contains(out.String(), `only its "result"`) {
+		t.Errorf("a list result with a malformed item: exit %d (want 2), and no hint about the result's shape:\n%s", code, out.String())
+	}
 }
 
 // An issuer spelt otherwise than the identity provider names itself (localhost for
