@@ -157,7 +157,7 @@ func TestCheckUnreachableJWKSURLNamesIt(t *testing.T) {
 // A flag that does not parse is reported once, with a pointer to -h, not buried in the
 // whole usage.
 func TestBadFlagIsNotBuriedInTheUsage(t *testing.T) {
-	for _, args := range [][]string{{"serve", "--idle-timeout", "10"}, {"dev", "--no-such-flag"}, {"check", "--no-such-flag"}} {
+	for _, args := range [][]string{{"serve", "--idle-timeout", "10"}, {"dev", "--no-such-flag"}, {"check", "--no-such-flag"}, {"issuer", "--no-such-flag"}} {
 		var errb bytes.Buffer
 		var code int
 		usage := captureStderr(t, func() {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,7 +43,7 @@ flags:
 // issuerCommand runs the development issuer until ctx ends.
 func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("issuer", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // a flag that does not parse is reported once, below; -h prints the usage
 	listen := fs.String("listen", defaults().DevIssuerListen, "loopback address to listen on; 127.0.0.1:0 means the port of the last start, else a free one")
 	audience := fs.String("audience", issuerDefaultAudience, "the aud of every token: the replicas' shared public_url (the balancer's MCP URL)")
 	users := fs.String("users", "", "extra read-write users (comma-separated), each with a client and a ready token, besides alice and bob")
@@ -52,8 +53,12 @@ func issuerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprint(fs.Output(), issuerUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stderr)
+		fs.Usage()
 		return err
+	} else if err != nil {
+		return fmt.Errorf("%w (gemgate issuer -h lists every setting)", err)
 	}
 	extra, errs := issuerChecks(fs.Args(), *listen, *audience, *users)
 	if len(errs) > 0 {
